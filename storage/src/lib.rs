@@ -1,0 +1,23 @@
+//! `tollgate-storage`: the embedded store behind Tollgate's own API.
+//!
+//! Everything the service persists goes through this crate: typed records in a versioned
+//! envelope ([`Record`], [`codec`]), secondary indexes with per-tenant counters and unique
+//! constraints written in the *same* transaction as the record ([`Batch`]), paginated range
+//! reads over those indexes ([`PageQuery`]), and group-commit durability
+//! ([`Store::durable`]). sled is an implementation detail: no sled type appears in this API,
+//! so another transactional key-value engine can replace it.
+
+pub mod codec;
+mod error;
+mod flusher;
+pub mod keys;
+mod record;
+mod store;
+
+pub use error::StorageError;
+pub use flusher::{DurabilityMode, DurableFuture};
+pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
+pub use store::{Batch, Committed, Direction, IndexReport, Page, PageQuery, Store, StoreConfig};
+
+#[cfg(test)]
+mod store_tests;

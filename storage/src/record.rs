@@ -1,0 +1,117 @@
+use crate::StorageError;
+
+/// A type the store can persist: a collection of records keyed by id, each with the
+/// secondary index entries and unique keys derived from it.
+///
+/// The store writes the record, removes the index entries and unique keys of the previous
+/// revision, writes the new ones and adjusts the per-tenant counters, all in one
+/// transaction (garage's `TableSchema::updated` idea).
+pub trait Record: Sized + Send + Sync + 'static {
+    /// Collection name: the key prefix of this type's records. Unique per type.
+    const COLLECTION: &'static str;
+    /// Format version that [`Record::encode`] writes.
+    const VERSION: u16;
+    /// Index names this type writes; used to verify and rebuild them.
+    const INDEXES: &'static [&'static str] = &[];
+    /// Unique constraint names this type writes; used to verify and rebuild them.
+    const UNIQUES: &'static [&'static str] = &[];
+
+    /// The primary key inside the collection (usually the 16 bytes of a UUID).
+    fn id_key(&self) -> Vec<u8>;
+    /// The payload for format version [`Record::VERSION`].
+    fn encode(&self) -> Result<Vec<u8>, StorageError>;
+    /// Reads a payload of any format version this build supports (migrating old ones).
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError>;
+    /// The secondary index entries of this revision.
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        Vec::new()
+    }
+    /// The unique keys this revision claims.
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        Vec::new()
+    }
+}
+
+/// One entry in a sorted secondary index: `index | tenant | sort | id`.
+/// Each (index, tenant) pair has a counter of its entries, so lists know `total_count`
+/// without scanning.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IndexEntry {
+    pub index: &'static str,
+    pub tenant: Vec<u8>,
+    pub sort: Vec<u8>,
+}
+
+impl IndexEntry {
+    pub fn new(index: &'static str, tenant: impl Into<Vec<u8>>, sort: impl Into<Vec<u8>>) -> Self {
+        Self {
+            index,
+            tenant: tenant.into(),
+            sort: sort.into(),
+        }
+    }
+}
+
+/// A value that at most one record may hold within a tenant (a slug, an e-mail address,
+/// a token hash). Doubles as a lookup from the value to the record's id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UniqueKey {
+    pub name: &'static str,
+    pub tenant: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+impl UniqueKey {
+    pub fn new(name: &'static str, tenant: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
+        Self {
+            name,
+            tenant: tenant.into(),
+            value: value.into(),
+        }
+    }
+}
+
+/// A record as stored, with the revision that conditional writes compare against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored<R> {
+    pub rev: u64,
+    pub value: R,
+}
+
+/// The condition a write puts on the record's current revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Write whatever is there.
+    Any,
+    /// The record must not exist yet (a create).
+    Absent,
+    /// The record must be at exactly this revision (compare-and-swap).
+    Rev(u64),
+}
+
+impl Expect {
+    pub(crate) fn check(
+        self,
+        collection: &'static str,
+        found: Option<u64>,
+    ) -> Result<(), StorageError> {
+        let ok = match self {
+            Expect::Any => true,
+            Expect::Absent => found.is_none(),
+            Expect::Rev(r) => found == Some(r),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(StorageError::Conflict {
+                collection,
+                expected: match self {
+                    Expect::Any => "any".into(),
+                    Expect::Absent => "absent".into(),
+                    Expect::Rev(r) => format!("revision {r}"),
+                },
+                found,
+            })
+        }
+    }
+}

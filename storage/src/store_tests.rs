@@ -1,0 +1,425 @@
+use serde::{Deserialize, Serialize};
+
+use crate::keys::KeyBuf;
+use crate::*;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Item {
+    id: u64,
+    tenant: u8,
+    name: String,
+    rank: i64,
+}
+
+impl Record for Item {
+    const COLLECTION: &'static str = "item";
+    const VERSION: u16 = 1;
+    const INDEXES: &'static [&'static str] = &["item_by_rank", "item_by_name"];
+    const UNIQUES: &'static [&'static str] = &["item_name"];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.to_be_bytes().to_vec()
+    }
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        codec::encode(self)
+    }
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => codec::decode(Self::COLLECTION, version, payload),
+            v => Err(codec::unknown_version(Self::COLLECTION, v)),
+        }
+    }
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        vec![
+            IndexEntry::new(
+                "item_by_rank",
+                vec![self.tenant],
+                KeyBuf::new().i64(self.rank),
+            ),
+            IndexEntry::new(
+                "item_by_name",
+                vec![self.tenant],
+                KeyBuf::new().str(&self.name),
+            ),
+        ]
+    }
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        vec![UniqueKey::new(
+            "item_name",
+            vec![self.tenant],
+            self.name.to_lowercase(),
+        )]
+    }
+}
+
+fn item(id: u64, tenant: u8, name: &str, rank: i64) -> Item {
+    Item {
+        id,
+        tenant,
+        name: name.into(),
+        rank,
+    }
+}
+
+fn put(store: &Store, i: &Item, expect: Expect) -> Result<Committed, StorageError> {
+    let mut b = Batch::new();
+    b.put(i, expect)?;
+    store.commit(&b)
+}
+
+fn ids(page: &Page) -> Vec<u64> {
+    page.ids
+        .iter()
+        .map(|k| u64::from_be_bytes(k.as_slice().try_into().unwrap()))
+        .collect()
+}
+
+fn page(
+    store: &Store,
+    index: &'static str,
+    tenants: &[Vec<u8>],
+    direction: Direction,
+    offset: u64,
+    limit: u64,
+) -> Page {
+    store
+        .page(&PageQuery {
+            index,
+            tenants,
+            direction,
+            offset,
+            limit,
+        })
+        .unwrap()
+}
+
+#[test]
+fn put_get_and_revisions() {
+    let store = Store::temporary().unwrap();
+    let a = item(1, 1, "alpha", 5);
+    let c = put(&store, &a, Expect::Absent).unwrap();
+    assert_eq!(c.revs, vec![1]);
+    let got = store.get::<Item>(&a.id_key()).unwrap().unwrap();
+    assert_eq!(
+        got,
+        Stored {
+            rev: 1,
+            value: a.clone()
+        }
+    );
+    let b = Item {
+        rank: 6,
+        ..a.clone()
+    };
+    assert_eq!(put(&store, &b, Expect::Rev(1)).unwrap().revs, vec![2]);
+    assert_eq!(store.get::<Item>(&a.id_key()).unwrap().unwrap().rev, 2);
+    assert!(store.get::<Item>(&9u64.to_be_bytes()).unwrap().is_none());
+}
+
+#[test]
+fn conditional_writes_detect_conflicts() {
+    let store = Store::temporary().unwrap();
+    let a = item(1, 1, "alpha", 5);
+    put(&store, &a, Expect::Absent).unwrap();
+    assert!(matches!(
+        put(&store, &a, Expect::Absent),
+        Err(StorageError::Conflict { found: Some(1), .. })
+    ));
+    assert!(matches!(
+        put(&store, &a, Expect::Rev(7)),
+        Err(StorageError::Conflict { found: Some(1), .. })
+    ));
+    let missing = item(2, 1, "beta", 1);
+    assert!(matches!(
+        put(&store, &missing, Expect::Rev(1)),
+        Err(StorageError::Conflict { found: None, .. })
+    ));
+    // A failed write leaves the record as it was.
+    assert_eq!(store.get::<Item>(&a.id_key()).unwrap().unwrap().rev, 1);
+}
+
+#[test]
+fn a_batch_is_all_or_nothing() {
+    let store = Store::temporary().unwrap();
+    put(&store, &item(1, 1, "alpha", 1), Expect::Absent).unwrap();
+    let mut b = Batch::new();
+    b.put(&item(2, 1, "beta", 2), Expect::Absent).unwrap();
+    // Same name in the same tenant: violates the unique key, so the whole batch aborts.
+    b.put(&item(3, 1, "ALPHA", 3), Expect::Absent).unwrap();
+    assert_eq!(
+        store.commit(&b),
+        Err(StorageError::Unique {
+            constraint: "item_name"
+        })
+    );
+    assert!(store.get::<Item>(&2u64.to_be_bytes()).unwrap().is_none());
+    assert_eq!(store.count("item_by_rank", &[1]).unwrap(), 1);
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+}
+
+#[test]
+fn unique_keys_are_per_tenant_and_move_with_the_record() {
+    let store = Store::temporary().unwrap();
+    put(&store, &item(1, 1, "alpha", 1), Expect::Absent).unwrap();
+    // Another tenant may use the same name.
+    put(&store, &item(2, 2, "alpha", 1), Expect::Absent).unwrap();
+    let key = UniqueKey::new("item_name", vec![1], "alpha");
+    assert_eq!(
+        store.lookup_unique(&key).unwrap(),
+        Some(1u64.to_be_bytes().to_vec())
+    );
+    // Renaming frees the old name.
+    put(&store, &item(1, 1, "gamma", 1), Expect::Rev(1)).unwrap();
+    assert_eq!(store.lookup_unique(&key).unwrap(), None);
+    put(&store, &item(3, 1, "alpha", 1), Expect::Absent).unwrap();
+    assert_eq!(
+        store.lookup_unique(&key).unwrap(),
+        Some(3u64.to_be_bytes().to_vec())
+    );
+}
+
+#[test]
+fn pages_are_sorted_counted_and_offset() {
+    let store = Store::temporary().unwrap();
+    for n in 0..25u64 {
+        let rank = (n as i64 * 7) % 25 - 12; // a permutation of -12..=12
+        put(
+            &store,
+            &item(n, 1, &format!("n{n:02}"), rank),
+            Expect::Absent,
+        )
+        .unwrap();
+    }
+    put(&store, &item(100, 2, "other", 0), Expect::Absent).unwrap();
+    let t1 = vec![vec![1u8]];
+    let p = page(&store, "item_by_rank", &t1, Direction::Asc, 0, 10);
+    assert_eq!(p.total, 25);
+    let all: Vec<Item> = store
+        .get_many::<Item>(&page(&store, "item_by_rank", &t1, Direction::Asc, 0, 100).ids)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.value)
+        .collect();
+    let ranks: Vec<i64> = all.iter().map(|i| i.rank).collect();
+    assert_eq!(ranks, (-12..=12).collect::<Vec<_>>());
+    assert_eq!(p.ids.len(), 10);
+    // Third page of 10 has the last 5.
+    let p3 = page(&store, "item_by_rank", &t1, Direction::Asc, 20, 10);
+    assert_eq!(p3.ids.len(), 5);
+    assert_eq!(p3.total, 25);
+    // Descending is the reverse.
+    let desc = page(&store, "item_by_name", &t1, Direction::Desc, 0, 3);
+    assert_eq!(ids(&desc), vec![24, 23, 22]);
+    // Past the end: empty, same total.
+    let past = page(&store, "item_by_name", &t1, Direction::Asc, 50, 10);
+    assert!(past.ids.is_empty());
+    assert_eq!(past.total, 25);
+}
+
+#[test]
+fn pages_merge_several_tenants() {
+    let store = Store::temporary().unwrap();
+    for (id, tenant, rank) in [
+        (1u64, 1u8, 5i64),
+        (2, 2, 1),
+        (3, 1, 3),
+        (4, 3, 2),
+        (5, 2, 4),
+    ] {
+        put(
+            &store,
+            &item(id, tenant, &format!("i{id}"), rank),
+            Expect::Absent,
+        )
+        .unwrap();
+    }
+    let tenants = vec![vec![1u8], vec![2u8]];
+    let p = page(&store, "item_by_rank", &tenants, Direction::Asc, 0, 10);
+    assert_eq!(ids(&p), vec![2, 3, 5, 1]);
+    assert_eq!(p.total, 4);
+    let p = page(&store, "item_by_rank", &tenants, Direction::Desc, 1, 2);
+    assert_eq!(ids(&p), vec![5, 3]);
+}
+
+#[test]
+fn updates_and_deletes_maintain_indexes_and_counters() {
+    let store = Store::temporary().unwrap();
+    put(&store, &item(1, 1, "a", 1), Expect::Absent).unwrap();
+    put(&store, &item(2, 1, "b", 2), Expect::Absent).unwrap();
+    // Move item 1 to tenant 2 and change its rank.
+    put(&store, &item(1, 2, "a", 9), Expect::Rev(1)).unwrap();
+    assert_eq!(store.count("item_by_rank", &[1]).unwrap(), 1);
+    assert_eq!(store.count("item_by_rank", &[2]).unwrap(), 1);
+    let mut b = Batch::new();
+    b.delete::<Item>(&2u64.to_be_bytes(), Expect::Rev(1));
+    store.commit(&b).unwrap();
+    assert_eq!(store.count("item_by_rank", &[1]).unwrap(), 0);
+    assert!(store.get::<Item>(&2u64.to_be_bytes()).unwrap().is_none());
+    assert!(
+        page(&store, "item_by_rank", &[vec![1]], Direction::Asc, 0, 10)
+            .ids
+            .is_empty()
+    );
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+    // Deleting with a stale revision is refused.
+    let mut b = Batch::new();
+    b.delete::<Item>(&1u64.to_be_bytes(), Expect::Rev(1));
+    assert!(matches!(
+        store.commit(&b),
+        Err(StorageError::Conflict { .. })
+    ));
+}
+
+#[test]
+fn index_range_reads_a_window() {
+    let store = Store::temporary().unwrap();
+    for n in 0..10u64 {
+        put(
+            &store,
+            &item(n, 1, &format!("n{n}"), n as i64),
+            Expect::Absent,
+        )
+        .unwrap();
+    }
+    let from = KeyBuf::new().i64(3).into_vec();
+    let to = KeyBuf::new().i64(6).into_vec();
+    let got = store
+        .index_range("item_by_rank", &[1], &from, Some(&to))
+        .unwrap();
+    let got: Vec<u64> = got
+        .iter()
+        .map(|k| u64::from_be_bytes(k.as_slice().try_into().unwrap()))
+        .collect();
+    assert_eq!(got, vec![3, 4, 5]);
+}
+
+#[test]
+fn verify_detects_damage_and_rebuild_repairs_it() {
+    let store = Store::temporary().unwrap();
+    for n in 0..20u64 {
+        put(
+            &store,
+            &item(n, (n % 3) as u8, &format!("n{n}"), n as i64),
+            Expect::Absent,
+        )
+        .unwrap();
+    }
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+    // Damage: drop one index entry, add a stray one, break a counter.
+    let some_key = store.inner_index_keys().into_iter().next().unwrap();
+    store.inner_remove_index(&some_key);
+    store.inner_insert_index(b"item_by_rank\0\x01\x07stray".to_vec());
+    store.inner_set_counter(b"item_by_name\0\x01\x00".to_vec(), 99);
+    let report = store.verify_indexes::<Item>().unwrap();
+    assert_eq!(report.missing, vec![some_key]);
+    assert_eq!(report.extra.len(), 1);
+    assert!(!report.wrong_counters.is_empty());
+    store.rebuild_indexes::<Item>().unwrap();
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+    assert_eq!(
+        page(&store, "item_by_rank", &[vec![0]], Direction::Asc, 0, 100).total,
+        7
+    );
+}
+
+#[test]
+fn unknown_format_versions_are_refused() {
+    assert!(matches!(
+        Item::decode(2, &[]),
+        Err(StorageError::Codec { version: 2, .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_committed_together_share_one_flush() {
+    let store = Store::temporary().unwrap();
+    let before = store.flush_count();
+    let mut seqs = Vec::new();
+    for n in 0..100u64 {
+        seqs.push(
+            put(&store, &item(n, 1, &format!("n{n}"), 0), Expect::Absent)
+                .unwrap()
+                .seq,
+        );
+    }
+    // Every write above finished before any waiter registered, so the first flush that
+    // starts covers all of them.
+    let waits: Vec<_> = seqs.iter().map(|s| store.durable(*s)).collect();
+    for w in waits {
+        w.await.unwrap();
+    }
+    let flushes = store.flush_count() - before;
+    assert!(
+        (1..=2).contains(&flushes),
+        "{flushes} flushes for 100 writes"
+    );
+    // Already durable: resolves without another flush.
+    store.durable(seqs[0]).await.unwrap();
+    store.read_barrier().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_durable_writers_all_complete() {
+    let store = Store::temporary().unwrap();
+    let mut tasks = Vec::new();
+    for w in 0..32u64 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for n in 0..20u64 {
+                let id = w * 1000 + n;
+                let mut b = Batch::new();
+                b.put(
+                    &item(id, (w % 4) as u8, &format!("w{id}"), n as i64),
+                    Expect::Absent,
+                )
+                .unwrap();
+                store.commit_durable(&b).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let total: u64 = (0..4u8)
+        .map(|t| store.count("item_by_rank", &[t]).unwrap())
+        .sum();
+    assert_eq!(total, 640);
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_writes_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path());
+    {
+        let store = Store::open(&config).unwrap();
+        let mut b = Batch::new();
+        b.put(&item(1, 1, "kept", 3), Expect::Absent).unwrap();
+        b.put_meta("secret", vec![1, 2, 3]);
+        store.commit_durable(&b).await.unwrap();
+    }
+    let store = Store::open(&config).unwrap();
+    assert_eq!(
+        store
+            .get::<Item>(&1u64.to_be_bytes())
+            .unwrap()
+            .unwrap()
+            .value
+            .name,
+        "kept"
+    );
+    assert_eq!(store.get_meta("secret").unwrap(), Some(vec![1, 2, 3]));
+    assert_eq!(store.count("item_by_rank", &[1]).unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn power_durability_flushes_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = StoreConfig::new(dir.path());
+    config.durability = DurabilityMode::Power;
+    let store = Store::open(&config).unwrap();
+    let mut b = Batch::new();
+    b.put(&item(1, 1, "p", 3), Expect::Absent).unwrap();
+    store.commit_durable(&b).await.unwrap();
+    assert!(store.flush_count() >= 1);
+}
