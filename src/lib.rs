@@ -1,1 +1,16 @@
+//! Tollgate: checkout sessions, orders, subscriptions, organizations and license keys behind
+//! Polar's /v1 API.
 
+pub mod api;
+pub mod auth;
+pub mod bootstrap;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod routes;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+pub mod validate;

@@ -1,0 +1,103 @@
+//! JSON request and response types in Polar's shapes. Serde attributes live here only.
+
+pub mod organization;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A PATCH field: absent (leave as is), explicit `null` (clear), or a value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Maybe<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Maybe<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            Some(v) => Maybe::Value(v),
+            None => Maybe::Null,
+        })
+    }
+}
+
+impl<T> Maybe<T> {
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Maybe::Absent)
+    }
+
+    /// `Some(new value)` when the field was sent (`Some(None)` for an explicit null).
+    pub fn into_update(self) -> Option<Option<T>> {
+        match self {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(v) => Some(Some(v)),
+        }
+    }
+
+    pub fn as_value(&self) -> Option<&T> {
+        match self {
+            Maybe::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Pagination {
+    pub total_count: u64,
+    pub max_page: u64,
+}
+
+impl Pagination {
+    /// Polar's numbers: `max_page = ceil(total / limit)`, 0 when there is nothing.
+    pub fn new(total_count: u64, limit: u64) -> Self {
+        let max_page = if limit == 0 {
+            0
+        } else {
+            total_count.div_ceil(limit)
+        };
+        Self {
+            total_count,
+            max_page,
+        }
+    }
+}
+
+/// `{items, pagination}`: the body of every list response.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListResource<T> {
+    pub items: Vec<T>,
+    pub pagination: Pagination,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_page_is_polars() {
+        assert_eq!(Pagination::new(0, 10).max_page, 0);
+        assert_eq!(Pagination::new(1, 10).max_page, 1);
+        assert_eq!(Pagination::new(10, 10).max_page, 1);
+        assert_eq!(Pagination::new(11, 10).max_page, 2);
+        assert_eq!(Pagination::new(250, 100).max_page, 3);
+    }
+
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(default)]
+        a: Maybe<i64>,
+    }
+
+    #[test]
+    fn maybe_tells_absent_from_null() {
+        let p: P = serde_json::from_str("{}").unwrap();
+        assert_eq!(p.a, Maybe::Absent);
+        let p: P = serde_json::from_str("{\"a\": null}").unwrap();
+        assert_eq!(p.a, Maybe::Null);
+        let p: P = serde_json::from_str("{\"a\": 3}").unwrap();
+        assert_eq!(p.a, Maybe::Value(3));
+    }
+}

@@ -1,0 +1,326 @@
+//! Settings: defaults in code < `config.toml` < `TOLLGATE__<SECTION>__<KEY>` environment
+//! variables. Unknown keys, in the file or the environment, are errors that name the key.
+
+use std::path::{Path, PathBuf};
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+use tollgate_storage::{DurabilityMode, StoreConfig};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub storage: StorageSettings,
+    pub auth: AuthSettings,
+    pub actors: ActorSettings,
+    pub log: LogSettings,
+    pub bootstrap: BootstrapSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Address and port to listen on; port 0 picks a free port.
+    pub bind: String,
+    /// The service's public base URL; derived from the bind address when empty.
+    pub public_url: String,
+    /// HTTP worker threads; 0 means one per core.
+    pub workers: usize,
+    /// Largest accepted request body, in bytes.
+    pub body_limit_bytes: usize,
+    /// Seconds to let in-flight requests finish on shutdown.
+    pub shutdown_timeout_secs: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8000".into(),
+            public_url: String::new(),
+            workers: 0,
+            body_limit_bytes: 64 * 1024,
+            shutdown_timeout_secs: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageSettings {
+    pub data_dir: PathBuf,
+    /// "process" (survives kill -9) or "power" (also fdatasync; survives power loss).
+    pub durability: Durability,
+    pub cache_capacity_mb: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    #[default]
+    Process,
+    Power,
+}
+
+impl Default for StorageSettings {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            durability: Durability::Process,
+            cache_capacity_mb: 128,
+        }
+    }
+}
+
+impl StorageSettings {
+    pub fn store_config(&self) -> StoreConfig {
+        StoreConfig {
+            data_dir: self.data_dir.clone(),
+            durability: match self.durability {
+                Durability::Process => DurabilityMode::Process,
+                Durability::Power => DurabilityMode::Power,
+            },
+            cache_capacity_mb: self.cache_capacity_mb,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSettings {
+    /// Key for the HMAC-SHA256 hashes of tokens. Empty: generated on first start and kept
+    /// in the store.
+    pub secret: String,
+    /// Base URL of the browser-facing authorization pages; empty means `public_url`.
+    pub auth_url: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActorSettings {
+    /// Arbiters (threads) aggregate actors are spread over; 0 means one per core.
+    pub arbiters: usize,
+    pub mailbox_capacity: usize,
+    /// How long a request waits for an actor's reply before answering 503.
+    pub send_timeout_ms: u64,
+    /// Actors idle this long are evicted from memory.
+    pub idle_timeout_secs: u64,
+}
+
+impl Default for ActorSettings {
+    fn default() -> Self {
+        Self {
+            arbiters: 0,
+            mailbox_capacity: 256,
+            send_timeout_ms: 5000,
+            idle_timeout_secs: 300,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSettings {
+    /// Filter in `RUST_LOG` syntax; `RUST_LOG` itself wins when set.
+    pub level: String,
+    /// "pretty" or "json".
+    pub format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Pretty,
+    Json,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self {
+            level: "info".into(),
+            format: LogFormat::Pretty,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BootstrapSettings {
+    /// E-mail of the admin user created on first start with an empty store.
+    pub admin_email: String,
+}
+
+impl Default for BootstrapSettings {
+    fn default() -> Self {
+        Self {
+            admin_email: "admin@tollgate.localhost".into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration file {0} does not exist")]
+    Missing(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Settings {
+    /// Loads `path` (skipped when `required` is false and it does not exist), then the
+    /// environment.
+    pub fn load(path: &Path, required: bool) -> Result<Settings, ConfigError> {
+        if required && !path.exists() {
+            return Err(ConfigError::Missing(path.to_path_buf()));
+        }
+        Self::from_figment(
+            Figment::from(Serialized::defaults(Settings::default()))
+                .merge(Toml::file(path))
+                .merge(Env::prefixed("TOLLGATE__").split("__")),
+        )
+    }
+
+    fn from_figment(figment: Figment) -> Result<Settings, ConfigError> {
+        let settings: Settings = figment.extract().map_err(|e| {
+            let messages: Vec<String> = e
+                .into_iter()
+                .map(|e| {
+                    let key = e.path.join(".");
+                    if key.is_empty() {
+                        e.kind.to_string()
+                    } else {
+                        format!("{key}: {}", e.kind)
+                    }
+                })
+                .collect();
+            ConfigError::Invalid(messages.join("; "))
+        })?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.server.bind.parse::<std::net::SocketAddr>().is_err()
+            && !self.server.bind.contains(':')
+        {
+            return Err(ConfigError::Invalid(format!(
+                "server.bind: expected address:port, got {:?}",
+                self.server.bind
+            )));
+        }
+        if self.server.body_limit_bytes == 0 {
+            return Err(ConfigError::Invalid(
+                "server.body_limit_bytes: must be > 0".into(),
+            ));
+        }
+        if self.actors.mailbox_capacity == 0 {
+            return Err(ConfigError::Invalid(
+                "actors.mailbox_capacity: must be > 0".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Settings for tests: port 0 on loopback, data in `data_dir`.
+    pub fn for_tests(data_dir: &Path) -> Settings {
+        let mut s = Settings::default();
+        s.server.bind = "127.0.0.1:0".into();
+        s.server.workers = 2;
+        s.storage.data_dir = data_dir.to_path_buf();
+        s.storage.cache_capacity_mb = 16;
+        s.log.level = "warn".into();
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_str(toml: &str, env: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        let mut f =
+            Figment::from(Serialized::defaults(Settings::default())).merge(Toml::string(toml));
+        // Same env mapping as `load`, from a fixed list instead of the process environment.
+        for (k, v) in env {
+            let key = k
+                .strip_prefix("TOLLGATE__")
+                .unwrap()
+                .to_lowercase()
+                .replace("__", ".");
+            f = f.merge(Serialized::default(&key, v));
+        }
+        Settings::from_figment(f)
+    }
+
+    #[test]
+    fn defaults() {
+        let s = load_str("", &[]).unwrap();
+        assert_eq!(s.server.bind, "127.0.0.1:8000");
+        assert_eq!(s.storage.data_dir, PathBuf::from("./data"));
+        assert_eq!(s.storage.durability, Durability::Process);
+    }
+
+    #[test]
+    fn file_values_apply() {
+        let s = load_str(
+            "[server]\nbind = \"0.0.0.0:9000\"\n[storage]\ndurability = \"power\"\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(s.server.bind, "0.0.0.0:9000");
+        assert_eq!(s.storage.durability, Durability::Power);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = load_str("[server]\nbnd = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bnd"), "{err}");
+        let err = load_str("[servr]\nbind = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("servr"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let err = load_str("[storage]\ndurability = \"disk\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("durability"), "{err}");
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment::Error is large; the closure signature is fixed.
+    fn the_real_environment_overrides_the_file() {
+        // figment::Jail isolates environment changes to this closure.
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("config.toml", "[server]\nbind = \"127.0.0.1:7000\"\n")?;
+            jail.set_env("TOLLGATE__SERVER__BIND", "127.0.0.1:7001");
+            jail.set_env("TOLLGATE__STORAGE__DATA_DIR", "/tmp/tollgate-x");
+            let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+            assert_eq!(s.server.bind, "127.0.0.1:7001");
+            assert_eq!(s.storage.data_dir, PathBuf::from("/tmp/tollgate-x"));
+            jail.set_env("TOLLGATE__SERVER__NOPE", "1");
+            let err = Settings::load(Path::new("config.toml"), true)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("nope"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_shipped_config_file_parses_and_matches_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let s = load_str(&text, &[]).unwrap();
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            serde_json::to_value(Settings::default()).unwrap()
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! Plain records written directly through storage (no actor): users, personal access
+//! tokens, organizations and memberships. Each is the current snapshot format of its
+//! collection; a golden-bytes test pins it, and an incompatible change adds a version.
+
+pub mod ids;
+pub mod membership;
+pub mod organization;
+pub mod pat;
+pub mod user;
+
+use chrono::{DateTime, Utc};
+use tollgate_storage::keys::KeyBuf;
+
+/// Sort key of a timestamp (microseconds since the epoch, order-preserving).
+pub fn time_key(t: DateTime<Utc>) -> Vec<u8> {
+    KeyBuf::new().i64(t.timestamp_micros()).into_vec()
+}
+
+/// Encodes and decodes a record whose only format so far is version 1.
+#[macro_export]
+macro_rules! record_v1 {
+    ($ty:ty, $collection:literal) => {
+        const COLLECTION: &'static str = $collection;
+        const VERSION: u16 = 1;
+        fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+            tollgate_storage::codec::encode(self)
+        }
+        fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+            match version {
+                1 => tollgate_storage::codec::decode($collection, version, payload),
+                v => Err(tollgate_storage::codec::unknown_version($collection, v)),
+            }
+        }
+    };
+}

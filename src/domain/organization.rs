@@ -1,0 +1,252 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::{Record, UniqueKey};
+
+use super::ids::OrganizationId;
+
+/// A seller. Slugs are unique across all organizations (deleted ones included),
+/// case-insensitively.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Organization {
+    pub id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub name: String,
+    pub slug: String,
+    pub avatar_url: Option<String>,
+    pub bio: Option<String>,
+    pub company: Option<String>,
+    pub blog: Option<String>,
+    pub location: Option<String>,
+    pub email: Option<String>,
+    pub twitter_username: Option<String>,
+    pub pledge_minimum_amount: i64,
+    pub pledge_badge_show_amount: bool,
+    pub default_upfront_split_to_contributors: Option<i64>,
+    pub billing_email: Option<String>,
+    pub default_badge_custom_content: Option<String>,
+    pub total_monthly_spending_limit: Option<i64>,
+    pub per_user_monthly_spending_limit: Option<i64>,
+    pub profile_settings: ProfileSettings,
+    pub feature_settings: FeatureSettings,
+    pub subscription_settings: SubscriptionSettings,
+    pub blocked_at: Option<DateTime<Utc>>,
+    pub deleted_at: Option<DateTime<Utc>>,
+}
+
+/// Public profile settings. Unset keys are omitted from responses, as Polar stores them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSettings {
+    pub enabled: Option<bool>,
+    pub description: Option<String>,
+    pub featured_projects: Option<Vec<uuid::Uuid>>,
+    pub featured_organizations: Option<Vec<uuid::Uuid>>,
+    pub links: Option<Vec<String>>,
+    pub subscribe: Option<SubscribeSettings>,
+    pub accent_color: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeSettings {
+    pub promote: bool,
+    pub show_count: bool,
+    pub count_free: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FeatureSettings {
+    pub issue_funding_enabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionSettings {
+    pub allow_multiple_subscriptions: bool,
+    pub allow_customer_updates: bool,
+    pub proration_behavior: ProrationBehavior,
+}
+
+impl Default for SubscriptionSettings {
+    fn default() -> Self {
+        Self {
+            allow_multiple_subscriptions: false,
+            allow_customer_updates: true,
+            proration_behavior: ProrationBehavior::Prorate,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProrationBehavior {
+    Invoice,
+    Prorate,
+}
+
+pub const ORG_SLUG: &str = "org_slug";
+
+/// Slugs no organization may take (Polar's list).
+pub const RESERVED_SLUGS: &[&str] = &[
+    "benefits",
+    "donations",
+    "issue-funding",
+    "newsletters",
+    "products",
+    "careers",
+    "legal",
+    "docs",
+    "login",
+    "signup",
+    "oauth2",
+    "checkout",
+    "embed",
+    "maintainer",
+    "dashboard",
+    "feed",
+    "for-you",
+    "posts",
+    "purchases",
+    "funding",
+    "rewards",
+    "settings",
+    "backoffice",
+    "finance",
+    ".well-known",
+];
+
+/// Why a slug was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlugError {
+    TooShort,
+    NotASlug,
+    Reserved,
+}
+
+/// Lowercases and checks a slug: ASCII letters and digits in groups joined by single
+/// hyphens, at least 3 characters, not reserved.
+pub fn parse_slug(input: &str) -> Result<String, SlugError> {
+    let slug = input.to_lowercase();
+    if slug.chars().count() < 3 {
+        return Err(SlugError::TooShort);
+    }
+    if RESERVED_SLUGS.contains(&slug.as_str()) {
+        return Err(SlugError::Reserved);
+    }
+    let well_formed = slug.split('-').all(|part| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    });
+    if !well_formed {
+        return Err(SlugError::NotASlug);
+    }
+    Ok(slug)
+}
+
+impl Organization {
+    pub fn new(id: OrganizationId, name: String, slug: String, now: DateTime<Utc>) -> Self {
+        Self {
+            id,
+            created_at: now,
+            modified_at: None,
+            name,
+            slug,
+            avatar_url: None,
+            bio: None,
+            company: None,
+            blog: None,
+            location: None,
+            email: None,
+            twitter_username: None,
+            pledge_minimum_amount: 2000,
+            pledge_badge_show_amount: false,
+            default_upfront_split_to_contributors: None,
+            billing_email: None,
+            default_badge_custom_content: None,
+            total_monthly_spending_limit: None,
+            per_user_monthly_spending_limit: None,
+            profile_settings: ProfileSettings::default(),
+            feature_settings: FeatureSettings::default(),
+            subscription_settings: SubscriptionSettings::default(),
+            blocked_at: None,
+            deleted_at: None,
+        }
+    }
+
+    pub fn slug_key(slug: &str) -> UniqueKey {
+        UniqueKey::new(ORG_SLUG, Vec::new(), slug.to_lowercase())
+    }
+
+    pub fn is_visible(&self) -> bool {
+        self.deleted_at.is_none() && self.blocked_at.is_none()
+    }
+}
+
+impl Record for Organization {
+    crate::record_v1!(Organization, "organization");
+    const UNIQUES: &'static [&'static str] = &[ORG_SLUG];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    /// The slug stays taken after a soft delete, as in Polar.
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        vec![Organization::slug_key(&self.slug)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn slugs_polar_accepts() {
+        assert_eq!(
+            parse_slug("polar-software-inc").unwrap(),
+            "polar-software-inc"
+        );
+        assert_eq!(parse_slug("slug-with-dashes").unwrap(), "slug-with-dashes");
+        assert_eq!(parse_slug("Acme-42").unwrap(), "acme-42");
+    }
+
+    #[test]
+    fn slugs_polar_rejects() {
+        assert_eq!(parse_slug(""), Err(SlugError::TooShort));
+        assert_eq!(parse_slug("a"), Err(SlugError::TooShort));
+        assert_eq!(parse_slug("ab"), Err(SlugError::TooShort));
+        assert_eq!(
+            parse_slug("Polar Software Inc 🌀"),
+            Err(SlugError::NotASlug)
+        );
+        assert_eq!(parse_slug("slug/with/slashes"), Err(SlugError::NotASlug));
+        assert_eq!(parse_slug("-abc"), Err(SlugError::NotASlug));
+        assert_eq!(parse_slug("abc-"), Err(SlugError::NotASlug));
+        assert_eq!(parse_slug("a--b"), Err(SlugError::NotASlug));
+        assert_eq!(parse_slug("café"), Err(SlugError::NotASlug));
+        for r in RESERVED_SLUGS {
+            assert_eq!(parse_slug(r), Err(SlugError::Reserved), "{r}");
+        }
+        assert_eq!(parse_slug("Dashboard"), Err(SlugError::Reserved));
+    }
+
+    #[test]
+    fn round_trip_and_golden_prefix() {
+        let org = Organization::new(
+            OrganizationId(uuid::Uuid::from_u128(7)),
+            "Acme".into(),
+            "acme".into(),
+            Utc.timestamp_opt(0, 0).unwrap(),
+        );
+        let bytes = org.encode().unwrap();
+        assert_eq!(Organization::decode(1, &bytes).unwrap(), org);
+        // Pin the format: id (len 16 + bytes), then the timestamp string.
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "100000000000000000000000000000000714313937302d30312d30315430303a30303a30305a00\
+             0441636d650461636d6500000000000000fba00f00000000000000000000000000000001010000"
+        );
+    }
+}

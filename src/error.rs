@@ -1,0 +1,232 @@
+//! The one place where errors become HTTP responses.
+//!
+//! Every error body has the same shape, Polar's: `{"error": "<Kind>", "detail": <message>}`.
+//! Validation errors are 422 with `detail` a list of `{type, loc, msg, input}` (FastAPI's
+//! shape, which Polar's SDKs parse). Bearer-token errors keep the RFC 6750 names in
+//! `error` and also carry `error_description`, plus a `WWW-Authenticate` header.
+//! 5xx bodies are generic; the cause goes to the log only.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::{json, Value};
+use tollgate_storage::StorageError;
+
+/// One item of a 422 body.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FieldError {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub loc: Vec<Value>,
+    pub msg: String,
+    pub input: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctx: Option<Value>,
+}
+
+impl FieldError {
+    pub fn new(kind: &str, loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
+        Self {
+            kind: kind.into(),
+            loc,
+            msg: msg.into(),
+            input,
+            ctx: None,
+        }
+    }
+
+    pub fn with_ctx(mut self, ctx: Value) -> Self {
+        self.ctx = Some(ctx);
+        self
+    }
+}
+
+/// Builds a `loc` array: `loc!["body", "slug"]`.
+#[macro_export]
+macro_rules! loc {
+    ($($part:expr),* $(,)?) => {
+        vec![$(serde_json::Value::from($part)),*]
+    };
+}
+
+/// Why a bearer credential was refused (RFC 6750 error codes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BearerError {
+    /// The token is unknown, expired or revoked.
+    InvalidToken,
+    /// The token's subject type is not allowed on this endpoint.
+    InvalidSubject { allowed: String },
+    /// The token lacks every scope the endpoint accepts.
+    InsufficientScope { required: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No credentials where some are required.
+    #[error("unauthorized")]
+    Unauthorized,
+    #[error("bearer token refused: {0:?}")]
+    Bearer(BearerError),
+    #[error("not permitted: {0}")]
+    NotPermitted(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("request body too large")]
+    PayloadTooLarge { limit: usize },
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("too many requests")]
+    TooManyRequests { retry_after_secs: u64 },
+    /// An actor did not answer in time, or its mailbox was full or closed.
+    #[error("temporarily unavailable")]
+    Unavailable,
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn not_found() -> Self {
+        ApiError::NotFound("Not found".into())
+    }
+
+    pub fn validation(error: FieldError) -> Self {
+        ApiError::Validation(vec![error])
+    }
+
+    /// A 422 for one field, with Polar's `value_error` type.
+    pub fn invalid(loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
+        ApiError::validation(FieldError::new("value_error", loc, msg, input))
+    }
+
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Conflict { .. } => ApiError::Conflict(
+                "The resource was modified concurrently; retry the request.".into(),
+            ),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Every error kind with its status, for documentation and tests.
+pub const ERROR_TABLE: &[(&str, u16)] = &[
+    ("Unauthorized", 401),
+    ("invalid_token", 401),
+    ("insufficient_scope", 403),
+    ("NotPermitted", 403),
+    ("ResourceNotFound", 404),
+    ("BadRequest", 400),
+    ("RequestValidationError", 422),
+    ("ResourceAlreadyExists", 409),
+    ("PayloadTooLarge", 413),
+    ("MethodNotAllowed", 405),
+    ("TooManyRequests", 429),
+    ("ServiceUnavailable", 503),
+    ("InternalServerError", 500),
+];
+
+const INVALID_TOKEN: &str =
+    "The access token provided is expired, revoked, malformed, or invalid for other reasons.";
+const INVALID_SUBJECT: &str = "The subject of this access token is not valid for this endpoint.";
+const INSUFFICIENT_SCOPE: &str =
+    "The request requires higher privileges than provided by the access token.";
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Bearer(BearerError::InsufficientScope { .. }) => StatusCode::FORBIDDEN,
+            ApiError::Bearer(_) => StatusCode::UNAUTHORIZED,
+            ApiError::NotPermitted(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        let mut res = HttpResponse::build(status);
+        let body = match self {
+            ApiError::Unauthorized => {
+                res.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"polar\""),
+                ));
+                json!({"error": "Unauthorized", "detail": "Unauthorized"})
+            }
+            ApiError::Bearer(b) => {
+                let (code, description, extra) = match b {
+                    BearerError::InvalidToken => ("invalid_token", INVALID_TOKEN, String::new()),
+                    BearerError::InvalidSubject { allowed } => (
+                        "invalid_token",
+                        INVALID_SUBJECT,
+                        format!(", allowed_subjects=\"{allowed}\""),
+                    ),
+                    BearerError::InsufficientScope { required } => (
+                        "insufficient_scope",
+                        INSUFFICIENT_SCOPE,
+                        format!(", scope=\"{required}\""),
+                    ),
+                };
+                let header = format!(
+                    "Bearer realm=\"polar\"{extra}, error=\"{code}\", error_description=\"{description}\""
+                );
+                if let Ok(v) = HeaderValue::from_str(&header) {
+                    res.insert_header((header::WWW_AUTHENTICATE, v));
+                }
+                json!({"error": code, "error_description": description, "detail": description})
+            }
+            ApiError::NotPermitted(m) => json!({"error": "NotPermitted", "detail": m}),
+            ApiError::NotFound(m) => json!({"error": "ResourceNotFound", "detail": m}),
+            ApiError::BadRequest(m) => json!({"error": "BadRequest", "detail": m}),
+            ApiError::Validation(items) => {
+                json!({"error": "RequestValidationError", "detail": items})
+            }
+            ApiError::Conflict(m) => json!({"error": "ResourceAlreadyExists", "detail": m}),
+            ApiError::PayloadTooLarge { limit } => json!({
+                "error": "PayloadTooLarge",
+                "detail": format!("The request body is larger than the limit of {limit} bytes."),
+            }),
+            ApiError::MethodNotAllowed => {
+                json!({"error": "MethodNotAllowed", "detail": "Method Not Allowed"})
+            }
+            ApiError::TooManyRequests { retry_after_secs } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+                json!({"error": "TooManyRequests", "detail": "Too many requests; retry later."})
+            }
+            ApiError::Unavailable => {
+                res.insert_header((header::RETRY_AFTER, "1"));
+                json!({"error": "ServiceUnavailable", "detail": "The service is busy; retry shortly."})
+            }
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                json!({"error": "InternalServerError", "detail": "An internal error occurred."})
+            }
+        };
+        res.json(body)
+    }
+}
+
+/// A domain error that maps onto an [`ApiError`] (implemented next to each error enum's
+/// mapping below, so that this file stays the only place that knows statuses).
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,288 @@
+//! Who is calling, and may they call this endpoint (Polar's rules, reference 6.1):
+//!
+//! 1. `Authorization: Bearer <token>` is resolved to a subject and its scopes; a bearer
+//!    token that matches nothing is 401 `invalid_token`. No credentials: anonymous.
+//! 2. Anonymous where not allowed: 401 `Unauthorized` with `WWW-Authenticate`.
+//! 3. A subject type the endpoint does not accept: 401 `invalid_token` naming the allowed
+//!    subjects.
+//! 4. None of the endpoint's scopes: 403 `insufficient_scope`. Any one scope suffices.
+//!
+//! Each endpoint declares its rule as a type: `Auth<OrganizationsRead>`.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest};
+
+use crate::auth::tokens::PAT_PREFIX;
+use crate::auth::{Scope, ScopeSet};
+use crate::domain::ids::{OrganizationId, UserId};
+use crate::domain::pat::PersonalAccessToken;
+use crate::error::{ApiError, BearerError};
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Anonymous,
+    User(UserId),
+    Organization(OrganizationId),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    Anonymous,
+    User,
+    Organization,
+}
+
+impl SubjectKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            SubjectKind::Anonymous => "anonymous",
+            SubjectKind::User => "user",
+            SubjectKind::Organization => "organization",
+        }
+    }
+}
+
+impl Subject {
+    pub fn kind(&self) -> SubjectKind {
+        match self {
+            Subject::Anonymous => SubjectKind::Anonymous,
+            Subject::User(_) => SubjectKind::User,
+            Subject::Organization(_) => SubjectKind::Organization,
+        }
+    }
+}
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    None,
+    PersonalAccessToken,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Principal {
+    pub subject: Subject,
+    pub scopes: ScopeSet,
+    pub method: AuthMethod,
+}
+
+impl Principal {
+    pub fn anonymous() -> Self {
+        Self {
+            subject: Subject::Anonymous,
+            scopes: ScopeSet::empty(),
+            method: AuthMethod::None,
+        }
+    }
+}
+
+/// An endpoint's rule: which subjects it accepts and which scopes (any one) it needs.
+pub trait Requirement: 'static {
+    const SUBJECTS: &'static [SubjectKind];
+    const SCOPES: &'static [Scope];
+}
+
+macro_rules! requirement {
+    ($(#[$doc:meta])* $name:ident: [$($subject:ident),+] => [$($scope:ident),*]) => {
+        $(#[$doc])*
+        pub struct $name;
+        impl Requirement for $name {
+            const SUBJECTS: &'static [SubjectKind] = &[$(SubjectKind::$subject),+];
+            const SCOPES: &'static [Scope] = &[$(Scope::$scope),*];
+        }
+    };
+}
+
+requirement!(OrganizationsRead: [User, Organization] => [WebDefault, OrganizationsRead, OrganizationsWrite]);
+requirement!(OrganizationsWrite: [User, Organization] => [WebDefault, OrganizationsWrite]);
+requirement!(
+    /// Creating an organization: users only.
+    OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]
+);
+
+/// The authenticated caller of an endpoint whose rule is `R`.
+#[derive(Debug)]
+pub struct Auth<R> {
+    pub principal: Principal,
+    _rule: PhantomData<R>,
+}
+
+impl<R> Auth<R> {
+    pub fn subject(&self) -> Subject {
+        self.principal.subject
+    }
+}
+
+impl<R: Requirement> FromRequest for Auth<R> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = bearer_token(req);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
+            let principal = match token {
+                None => Principal::anonymous(),
+                Some(token) => {
+                    resolve(&state, &token)?.ok_or(ApiError::Bearer(BearerError::InvalidToken))?
+                }
+            };
+            authorize::<R>(&principal)?;
+            Ok(Auth {
+                principal,
+                _rule: PhantomData,
+            })
+        })
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header; other schemes count as no credentials.
+pub fn bearer_token(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    Some(token.trim().to_string())
+}
+
+/// Applies an endpoint's rule to a principal.
+pub fn authorize<R: Requirement>(p: &Principal) -> Result<(), ApiError> {
+    let kind = p.subject.kind();
+    if kind == SubjectKind::Anonymous && !R::SUBJECTS.contains(&SubjectKind::Anonymous) {
+        return Err(ApiError::Unauthorized);
+    }
+    if !R::SUBJECTS.contains(&kind) {
+        let allowed: Vec<&str> = R::SUBJECTS.iter().map(|s| s.as_str()).collect();
+        return Err(ApiError::Bearer(BearerError::InvalidSubject {
+            allowed: allowed.join(" "),
+        }));
+    }
+    if kind != SubjectKind::Anonymous && !R::SCOPES.is_empty() && !p.scopes.contains_any(R::SCOPES)
+    {
+        let required: Vec<&str> = R::SCOPES.iter().map(|s| s.as_str()).collect();
+        return Err(ApiError::Bearer(BearerError::InsufficientScope {
+            required: required.join(" "),
+        }));
+    }
+    Ok(())
+}
+
+/// Resolves a bearer token to a principal; `None` when it matches no live credential.
+pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+    if token.starts_with(PAT_PREFIX) {
+        let hash = state.hasher.hash(token);
+        let Some(id) = state
+            .store
+            .lookup_unique(&PersonalAccessToken::token_key(&hash))?
+        else {
+            return Ok(None);
+        };
+        let Some(pat) = state.store.get::<PersonalAccessToken>(&id)? else {
+            return Ok(None);
+        };
+        let now = state.now();
+        if !pat.value.is_usable(now) || !state.hasher.verify(token, &pat.value.token_hash) {
+            return Ok(None);
+        }
+        let principal = Principal {
+            subject: Subject::User(pat.value.user_id),
+            scopes: pat.value.scopes,
+            method: AuthMethod::PersonalAccessToken,
+        };
+        record_use(state, pat, now);
+        return Ok(Some(principal));
+    }
+    Ok(None)
+}
+
+/// Records `last_used_at` at most once a minute per token, without delaying the request.
+fn record_use(
+    state: &AppState,
+    pat: tollgate_storage::Stored<PersonalAccessToken>,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let stale = pat
+        .value
+        .last_used_at
+        .is_none_or(|t| now - t > chrono::Duration::seconds(60));
+    if !stale {
+        return;
+    }
+    let mut updated = pat.value;
+    updated.last_used_at = Some(now);
+    let mut batch = tollgate_storage::Batch::new();
+    // A concurrent use may have written first; losing that race is harmless.
+    if batch
+        .put(&updated, tollgate_storage::Expect::Rev(pat.rev))
+        .is_ok()
+    {
+        let _ = state.store.commit(&batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(subject: Subject, scopes: &[Scope]) -> Principal {
+        Principal {
+            subject,
+            scopes: scopes.iter().copied().collect(),
+            method: AuthMethod::PersonalAccessToken,
+        }
+    }
+
+    #[test]
+    fn anonymous_is_unauthorized() {
+        assert!(matches!(
+            authorize::<OrganizationsRead>(&Principal::anonymous()),
+            Err(ApiError::Unauthorized)
+        ));
+    }
+
+    #[test]
+    fn wrong_subject_is_invalid_token() {
+        let org = principal(
+            Subject::Organization(OrganizationId::new()),
+            &[Scope::OrganizationsWrite],
+        );
+        match authorize::<OrganizationsCreate>(&org) {
+            Err(ApiError::Bearer(BearerError::InvalidSubject { allowed })) => {
+                assert_eq!(allowed, "user")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn any_one_scope_suffices_and_none_is_forbidden() {
+        let user = UserId::new();
+        assert!(authorize::<OrganizationsRead>(&principal(
+            Subject::User(user),
+            &[Scope::OrganizationsWrite]
+        ))
+        .is_ok());
+        assert!(authorize::<OrganizationsRead>(&principal(
+            Subject::User(user),
+            &[Scope::OrganizationsRead]
+        ))
+        .is_ok());
+        match authorize::<OrganizationsWrite>(&principal(
+            Subject::User(user),
+            &[Scope::OrganizationsRead],
+        )) {
+            Err(ApiError::Bearer(BearerError::InsufficientScope { required })) => {
+                assert_eq!(required, "web_default organizations:write")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,460 @@
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::Value;
+use tollgate_storage::{Batch, Direction, Expect, PageQuery, StorageError};
+
+use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
+use crate::api::{ListResource, Maybe, Pagination};
+use crate::domain::ids::OrganizationId;
+use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
+use crate::domain::organization::{
+    parse_slug, FeatureSettings, Organization, SlugError, SubscribeSettings,
+};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::auth::{OrganizationsCreate, OrganizationsRead, OrganizationsWrite};
+use crate::extract::{
+    path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
+};
+use crate::loc;
+use crate::routes::access::{is_member, organization_for};
+use crate::state::AppState;
+use crate::validate::Validator;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/v1/organizations/")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/v1/organizations/{id}")
+            .route(web::get().to(get))
+            .route(web::patch().to(update)),
+    );
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OrgSort {
+    CreatedAt,
+    /// Polar's `name` sorts by slug.
+    Name,
+}
+
+impl SortField for OrgSort {
+    const FIELDS: &'static [(&'static str, OrgSort)] =
+        &[("created_at", OrgSort::CreatedAt), ("name", OrgSort::Name)];
+}
+
+async fn list(
+    auth: Auth<OrganizationsRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let slug = q.string("slug");
+    let sorting = Sorting::<OrgSort>::from_query(&mut q, (OrgSort::CreatedAt, false));
+    q.finish()?;
+    state.store.read_barrier().await?;
+
+    let (orgs, total) = match (auth.subject(), slug) {
+        // A slug names at most one organization: look it up, then check access.
+        (subject, Some(slug)) => {
+            let found = match state.store.lookup_unique(&Organization::slug_key(&slug))? {
+                Some(id) => OrganizationId::from_key(&id)
+                    .and_then(|id| organization_for(&state, subject, id).ok()),
+                None => None,
+            };
+            let all: Vec<Organization> = found.into_iter().map(|s| s.value).collect();
+            let total = all.len() as u64;
+            (
+                all.into_iter().skip(params.offset() as usize).collect(),
+                total,
+            )
+        }
+        (Subject::Organization(own), None) => {
+            let all: Vec<Organization> = organization_for(&state, auth.subject(), own)
+                .into_iter()
+                .map(|s| s.value)
+                .collect();
+            let total = all.len() as u64;
+            (
+                all.into_iter().skip(params.offset() as usize).collect(),
+                total,
+            )
+        }
+        (Subject::User(user), None) => {
+            // Slugs and creation times are unique per organization (ties break on the id),
+            // so the first criterion decides the whole order.
+            let (field, desc) = sorting.primary();
+            let index = match field {
+                OrgSort::CreatedAt => MEMBER_ORGS_BY_CREATED,
+                OrgSort::Name => MEMBER_ORGS_BY_SLUG,
+            };
+            let tenants = [user.key()];
+            let page = state.store.page(&PageQuery {
+                index,
+                tenants: &tenants,
+                direction: if desc {
+                    Direction::Desc
+                } else {
+                    Direction::Asc
+                },
+                offset: params.offset(),
+                limit: params.limit,
+            })?;
+            let ids: Vec<Vec<u8>> = page
+                .ids
+                .iter()
+                .filter_map(|k| k.get(16..32).map(<[u8]>::to_vec))
+                .collect();
+            let orgs: Vec<Organization> = state
+                .store
+                .get_many::<Organization>(&ids)?
+                .into_iter()
+                .map(|s| s.value)
+                .collect();
+            (orgs, page.total)
+        }
+        (Subject::Anonymous, None) => return Err(ApiError::Unauthorized),
+    };
+    let items: Vec<OrganizationView> = orgs
+        .iter()
+        .take(params.limit as usize)
+        .map(OrganizationView::from)
+        .collect();
+    Ok(HttpResponse::Ok().json(ListResource {
+        items,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+fn slug_error(e: SlugError, input: &str) -> FieldError {
+    let msg = match e {
+        SlugError::TooShort => {
+            return FieldError::new(
+                "string_too_short",
+                loc!["body", "slug"],
+                "String should have at least 3 characters",
+                Value::from(input),
+            )
+            .with_ctx(serde_json::json!({"min_length": 3}))
+        }
+        SlugError::NotASlug => {
+            "Value error, The slug can only contain ASCII letters, numbers and hyphens."
+        }
+        SlugError::Reserved => "Value error, This slug is reserved.",
+    };
+    FieldError::new("value_error", loc!["body", "slug"], msg, Value::from(input))
+}
+
+fn slug_taken(slug: &str) -> ApiError {
+    ApiError::invalid(
+        loc!["body", "slug"],
+        "An organization with this slug already exists.",
+        Value::from(slug),
+    )
+}
+
+async fn create(
+    auth: Auth<OrganizationsCreate>,
+    state: web::Data<AppState>,
+    body: ValidJson<OrganizationCreate>,
+) -> ApiResult<HttpResponse> {
+    let Subject::User(user) = auth.subject() else {
+        return Err(ApiError::Unauthorized);
+    };
+    let input = body.into_inner();
+    let mut v = Validator::new();
+    let name = input.name.trim().to_string();
+    v.min_chars(loc!["body", "name"], &name, 3);
+    let slug = match parse_slug(&input.slug) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            v.push(slug_error(e, &input.slug));
+            None
+        }
+    };
+    if let Some(url) = &input.avatar_url {
+        v.http_url(loc!["body", "avatar_url"], url);
+    }
+    v.finish()?;
+    let Some(slug) = slug else {
+        return Err(ApiError::internal("slug validated but missing"));
+    };
+    if state
+        .store
+        .lookup_unique(&Organization::slug_key(&slug))?
+        .is_some()
+    {
+        return Err(slug_taken(&slug));
+    }
+
+    let now = state.now();
+    let mut org = Organization::new(OrganizationId::new(), name, slug.clone(), now);
+    org.avatar_url = input.avatar_url;
+    if let Some(f) = input.feature_settings {
+        org.feature_settings = FeatureSettings {
+            issue_funding_enabled: Some(f.issue_funding_enabled),
+        };
+    }
+    if let Some(s) = input.subscription_settings {
+        org.subscription_settings = s.into();
+    }
+    let membership = Membership {
+        user_id: user,
+        organization_id: org.id,
+        organization_created_at: org.created_at,
+        organization_slug: org.slug.clone(),
+        created_at: now,
+    };
+    let mut batch = Batch::new();
+    batch.put(&org, Expect::Absent)?;
+    batch.put(&membership, Expect::Absent)?;
+    match state.store.commit_durable(&batch).await {
+        Ok(_) => {}
+        // Lost a race for the slug to a concurrent create.
+        Err(StorageError::Unique { .. }) => return Err(slug_taken(&slug)),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(HttpResponse::Created().json(OrganizationView::from(&org)))
+}
+
+async fn get(
+    auth: Auth<OrganizationsRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: OrganizationId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let org = organization_for(&state, auth.subject(), id)?;
+    Ok(HttpResponse::Ok().json(OrganizationView::from(&org.value)))
+}
+
+fn set_string(target: &mut Option<String>, update: Maybe<String>) {
+    if let Some(v) = update.into_update() {
+        *target = v.filter(|s| !s.trim().is_empty());
+    }
+}
+
+fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<(), ApiError> {
+    let mut v = Validator::new();
+    if let Maybe::Value(name) = &input.name {
+        let name = name.trim();
+        // A blank name means "unchanged", as in Polar.
+        if !name.is_empty() && v.min_chars(loc!["body", "name"], name, 3) {
+            org.name = name.to_string();
+        }
+    }
+    match &input.avatar_url {
+        Maybe::Value(url) => {
+            if v.http_url(loc!["body", "avatar_url"], url) {
+                org.avatar_url = Some(url.clone());
+            }
+        }
+        Maybe::Null => org.avatar_url = None,
+        Maybe::Absent => {}
+    }
+    match input.default_upfront_split_to_contributors {
+        Maybe::Value(n) => {
+            if v.int_range(
+                loc!["body", "default_upfront_split_to_contributors"],
+                n,
+                Some(0),
+                Some(100),
+            ) {
+                org.default_upfront_split_to_contributors = Some(n);
+            }
+        }
+        Maybe::Null => org.default_upfront_split_to_contributors = None,
+        Maybe::Absent => {}
+    }
+    if let Maybe::Value(b) = input.pledge_badge_show_amount {
+        org.pledge_badge_show_amount = b;
+    }
+    if let Maybe::Value(n) = input.pledge_minimum_amount {
+        if v.int_range(loc!["body", "pledge_minimum_amount"], n, Some(0), None) {
+            org.pledge_minimum_amount = n;
+        }
+    }
+    match &input.billing_email {
+        Maybe::Value(e) => {
+            if v.email(loc!["body", "billing_email"], e) {
+                org.billing_email = Some(e.clone());
+            }
+        }
+        Maybe::Null => org.billing_email = None,
+        Maybe::Absent => {}
+    }
+    match &input.email {
+        Maybe::Value(e) => {
+            if v.email(loc!["body", "email"], e) {
+                org.email = Some(e.clone());
+            }
+        }
+        Maybe::Null => org.email = None,
+        Maybe::Absent => {}
+    }
+    for (field, target, value, max) in [
+        ("bio", &mut org.bio, &input.bio, 1000usize),
+        ("company", &mut org.company, &input.company, 200),
+        ("blog", &mut org.blog, &input.blog, 500),
+        ("location", &mut org.location, &input.location, 200),
+        (
+            "twitter_username",
+            &mut org.twitter_username,
+            &input.twitter_username,
+            50,
+        ),
+        (
+            "default_badge_custom_content",
+            &mut org.default_badge_custom_content,
+            &input.default_badge_custom_content,
+            500,
+        ),
+    ] {
+        if let Maybe::Value(s) = value {
+            if !v.max_chars(loc!["body", field], s, max) {
+                continue;
+            }
+        }
+        set_string(target, value.clone());
+    }
+    let total = match input.total_monthly_spending_limit {
+        Maybe::Absent => org.total_monthly_spending_limit,
+        Maybe::Null => None,
+        Maybe::Value(n) => {
+            v.int_range(
+                loc!["body", "total_monthly_spending_limit"],
+                n,
+                Some(0),
+                None,
+            );
+            Some(n)
+        }
+    };
+    let per_user = match input.per_user_monthly_spending_limit {
+        Maybe::Absent => org.per_user_monthly_spending_limit,
+        Maybe::Null => None,
+        Maybe::Value(n) => {
+            v.int_range(
+                loc!["body", "per_user_monthly_spending_limit"],
+                n,
+                Some(0),
+                None,
+            );
+            Some(n)
+        }
+    };
+    if let Some(p) = per_user {
+        match total {
+            None => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "per_user_monthly_spending_limit"],
+                "Value error, Per user spending limit requires a total spending limit.",
+                Value::from(p),
+            )),
+            Some(t) if p > t => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "per_user_monthly_spending_limit"],
+                "Value error, Per user spending limit cannot exceed the total spending limit.",
+                Value::from(p),
+            )),
+            _ => {}
+        }
+    }
+    org.total_monthly_spending_limit = total;
+    org.per_user_monthly_spending_limit = per_user;
+    if let Maybe::Value(p) = &input.profile_settings {
+        let s = &mut org.profile_settings;
+        if let Some(x) = p.enabled.clone().into_update() {
+            s.enabled = x;
+        }
+        if let Some(x) = p.description.clone().into_update() {
+            if let Some(d) = &x {
+                v.max_chars(loc!["body", "profile_settings", "description"], d, 160);
+            }
+            s.description = x;
+        }
+        if let Some(x) = p.featured_projects.clone().into_update() {
+            s.featured_projects = x;
+        }
+        if let Some(x) = p.featured_organizations.clone().into_update() {
+            s.featured_organizations = x;
+        }
+        if let Some(x) = p.links.clone().into_update() {
+            if let Some(links) = &x {
+                for (i, l) in links.iter().enumerate() {
+                    v.http_url(loc!["body", "profile_settings", "links", i], l);
+                }
+            }
+            s.links = x;
+        }
+        if let Some(x) = p.accent_color.clone().into_update() {
+            s.accent_color = x;
+        }
+        match &p.subscribe {
+            Maybe::Value(sub) => {
+                s.subscribe = Some(SubscribeSettings {
+                    promote: sub.promote,
+                    show_count: sub.show_count,
+                    count_free: sub.count_free,
+                })
+            }
+            Maybe::Null => s.subscribe = None,
+            Maybe::Absent => {}
+        }
+    }
+    if let Maybe::Value(f) = &input.feature_settings {
+        if let Some(x) = f.issue_funding_enabled.clone().into_update() {
+            org.feature_settings.issue_funding_enabled = x;
+        }
+    }
+    if let Maybe::Value(s) = &input.subscription_settings {
+        org.subscription_settings = crate::domain::organization::SubscriptionSettings {
+            allow_multiple_subscriptions: s.allow_multiple_subscriptions,
+            allow_customer_updates: s.allow_customer_updates,
+            proration_behavior: s.proration_behavior,
+        };
+    }
+    v.finish()
+}
+
+async fn update(
+    auth: Auth<OrganizationsWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<OrganizationUpdate>,
+) -> ApiResult<HttpResponse> {
+    let id: OrganizationId = path_id("id", &id)?;
+    let input = body.into_inner();
+    // Compare-and-swap on the revision; retry a few times if a concurrent edit wins.
+    for _ in 0..5 {
+        let current = organization_for(&state, auth.subject(), id)?;
+        let mut org = current.value.clone();
+        apply_update(&mut org, &input)?;
+        org.modified_at = Some(state.now());
+        let mut batch = Batch::new();
+        batch.put(&org, Expect::Rev(current.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(HttpResponse::Ok().json(OrganizationView::from(&org))),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Conflict(
+        "The organization is being modified concurrently; retry.".into(),
+    ))
+}
+
+/// Users who may act on an organization's behalf (for other resources' checks).
+pub fn user_can_access(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+) -> Result<bool, ApiError> {
+    Ok(match subject {
+        Subject::User(u) => is_member(state, u, org)?,
+        Subject::Organization(o) => o == org,
+        Subject::Anonymous => false,
+    })
+}

@@ -1,0 +1,92 @@
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use tollgate_storage::Store;
+
+use crate::auth::TokenHasher;
+use crate::config::Settings;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The running service: bound, wired, serving until SIGTERM/SIGINT or [`Application::stop`].
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let store = Store::open(&settings.storage.store_config())?;
+        let secret = crate::bootstrap::server_secret(&store, &settings.auth.secret).await?;
+        let hasher = TokenHasher::new(&secret);
+        crate::bootstrap::run(
+            &store,
+            &hasher,
+            &settings.storage.data_dir,
+            &settings.bootstrap.admin_email,
+        )
+        .await?;
+
+        let listener = TcpListener::bind(&settings.server.bind)?;
+        let addr = listener.local_addr()?;
+        let public_url = if settings.server.public_url.is_empty() {
+            format!("http://{addr}")
+        } else {
+            settings.server.public_url.trim_end_matches('/').to_string()
+        };
+        let settings = Arc::new(settings);
+        let state = web::Data::new(AppState::new(store, hasher, settings.clone(), public_url));
+
+        let app_state = state.clone();
+        let body_limit = settings.server.body_limit_bytes;
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(app_state.clone())
+                .app_data(web::PayloadConfig::new(body_limit))
+                .wrap(from_fn(crate::middleware::log_and_shape_errors))
+                .configure(crate::routes::configure)
+                .default_service(web::to(|| async {
+                    Err::<actix_web::HttpResponse, _>(ApiError::not_found())
+                }))
+        })
+        .listen(listener)?
+        .shutdown_timeout(settings.server.shutdown_timeout_secs);
+        if settings.server.workers > 0 {
+            server = server.workers(settings.server.workers);
+        }
+        let server = server.run();
+        state.set_ready(true);
+        tracing::info!(%addr, "listening");
+        Ok(Self {
+            port: addr.port(),
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    /// A handle that stops the server gracefully (as SIGTERM does).
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until stopped, drains in-flight requests, then flushes the store.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        self.server.await?;
+        self.state.set_ready(false);
+        self.state.store.flush_blocking()?;
+        tracing::info!("stopped; store flushed");
+        Ok(())
+    }
+}
