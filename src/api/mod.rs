@@ -1,5 +1,7 @@
 //! JSON request and response types in Polar's shapes. Serde attributes live here only.
 
+pub mod benefit;
+pub mod metadata;
 pub mod organization;
 
 use serde::{Deserialize, Deserializer, Serialize};

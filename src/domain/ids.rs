@@ -53,3 +53,9 @@ macro_rules! typed_id {
 typed_id!(UserId);
 typed_id!(OrganizationId);
 typed_id!(PatId);
+typed_id!(BenefitId);
+typed_id!(ProductId);
+typed_id!(PriceId);
+typed_id!(DiscountId);
+typed_id!(CustomerId);
+typed_id!(CustomFieldId);

@@ -2,8 +2,10 @@
 //! tokens, organizations and memberships. Each is the current snapshot format of its
 //! collection; a golden-bytes test pins it, and an incompatible change adds a version.
 
+pub mod benefit;
 pub mod ids;
 pub mod membership;
+pub mod metadata;
 pub mod organization;
 pub mod pat;
 pub mod user;

@@ -101,6 +101,16 @@ macro_rules! requirement {
 
 requirement!(OrganizationsRead: [User, Organization] => [WebDefault, OrganizationsRead, OrganizationsWrite]);
 requirement!(OrganizationsWrite: [User, Organization] => [WebDefault, OrganizationsWrite]);
+requirement!(BenefitsRead: [User, Organization] => [WebDefault, BenefitsRead, BenefitsWrite]);
+requirement!(BenefitsWrite: [User, Organization] => [WebDefault, BenefitsWrite]);
+requirement!(ProductsRead: [User, Organization] => [WebDefault, ProductsRead, ProductsWrite]);
+requirement!(ProductsWrite: [User, Organization] => [WebDefault, ProductsWrite]);
+requirement!(DiscountsRead: [User, Organization] => [WebDefault, DiscountsRead, DiscountsWrite]);
+requirement!(DiscountsWrite: [User, Organization] => [WebDefault, DiscountsWrite]);
+requirement!(CustomersRead: [User, Organization] => [WebDefault, CustomersRead, CustomersWrite]);
+requirement!(CustomersWrite: [User, Organization] => [WebDefault, CustomersWrite]);
+requirement!(CustomFieldsRead: [User, Organization] => [WebDefault, CustomFieldsRead, CustomFieldsWrite]);
+requirement!(CustomFieldsWrite: [User, Organization] => [WebDefault, CustomFieldsWrite]);
 requirement!(
     /// Creating an organization: users only.
     OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]

@@ -54,3 +54,82 @@ pub fn user_organizations(state: &AppState, user: UserId) -> Result<Vec<Organiza
         .filter_map(|k| k.get(16..32).and_then(OrganizationId::from_key))
         .collect())
 }
+
+/// The organization a created record belongs to (Polar's rule, reference 5): user tokens
+/// must name one they are a member of; organization tokens must not name any.
+pub fn organization_for_create(
+    state: &AppState,
+    subject: Subject,
+    requested: Option<uuid::Uuid>,
+) -> Result<OrganizationId, ApiError> {
+    use crate::error::FieldError;
+    use serde_json::Value;
+    match (subject, requested) {
+        (Subject::Organization(own), None) => Ok(own),
+        (Subject::Organization(_), Some(id)) => Err(ApiError::validation(FieldError::new(
+            "organization_token",
+            crate::loc!["body", "organization_id"],
+            "Setting organization_id is disallowed when using an organization token.",
+            Value::from(id.to_string()),
+        ))),
+        (Subject::User(_), None) => Err(ApiError::validation(FieldError::new(
+            "missing",
+            crate::loc!["body", "organization_id"],
+            "organization_id is required.",
+            Value::Null,
+        ))),
+        (Subject::User(user), Some(id)) => {
+            let org = OrganizationId(id);
+            let visible = is_member(state, user, org)?
+                && state
+                    .store
+                    .get::<Organization>(&org.key())?
+                    .is_some_and(|o| o.value.is_visible());
+            if visible {
+                Ok(org)
+            } else {
+                Err(ApiError::invalid(
+                    crate::loc!["body", "organization_id"],
+                    "Organization not found.",
+                    Value::from(id.to_string()),
+                ))
+            }
+        }
+        (Subject::Anonymous, _) => Err(ApiError::Unauthorized),
+    }
+}
+
+/// The organizations a list covers: those the subject reaches, narrowed to the requested
+/// ones when an `organization_id` filter is given.
+pub fn organizations_for_list(
+    state: &AppState,
+    subject: Subject,
+    requested: &[OrganizationId],
+) -> Result<Vec<OrganizationId>, ApiError> {
+    let reachable = match subject {
+        Subject::User(user) => user_organizations(state, user)?,
+        Subject::Organization(own) => vec![own],
+        Subject::Anonymous => Vec::new(),
+    };
+    Ok(if requested.is_empty() {
+        reachable
+    } else {
+        reachable
+            .into_iter()
+            .filter(|o| requested.contains(o))
+            .collect()
+    })
+}
+
+/// Whether the subject reaches records of this organization.
+pub fn can_access(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+) -> Result<bool, ApiError> {
+    Ok(match subject {
+        Subject::User(user) => is_member(state, user, org)?,
+        Subject::Organization(own) => own == org,
+        Subject::Anonymous => false,
+    })
+}

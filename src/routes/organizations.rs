@@ -15,7 +15,7 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::{is_member, organization_for};
+use crate::routes::access::organization_for;
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -444,17 +444,4 @@ async fn update(
     Err(ApiError::Conflict(
         "The organization is being modified concurrently; retry.".into(),
     ))
-}
-
-/// Users who may act on an organization's behalf (for other resources' checks).
-pub fn user_can_access(
-    state: &AppState,
-    subject: Subject,
-    org: OrganizationId,
-) -> Result<bool, ApiError> {
-    Ok(match subject {
-        Subject::User(u) => is_member(state, u, org)?,
-        Subject::Organization(o) => o == org,
-        Subject::Anonymous => false,
-    })
 }

@@ -17,7 +17,9 @@ mod store;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
-pub use store::{Batch, Committed, Direction, IndexReport, Page, PageQuery, Store, StoreConfig};
+pub use store::{
+    Batch, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Store, StoreConfig,
+};
 
 #[cfg(test)]
 mod store_tests;

@@ -577,60 +577,52 @@ impl Store {
     /// `offset + limit` and the number of tenants, never with the size of the store.
     pub fn page(&self, q: &PageQuery<'_>) -> Result<Page, StorageError> {
         let mut total = 0u64;
-        let mut iters = Vec::with_capacity(q.tenants.len());
         for tenant in q.tenants {
             total += self.count(q.index, tenant)?;
-            let prefix = tenant_prefix(q.index, tenant)?;
+        }
+        let mut ids = Vec::new();
+        let wanted = q.offset.saturating_add(q.limit);
+        for (n, id) in self
+            .index_iter(q.index, q.tenants, q.direction)?
+            .enumerate()
+        {
+            let n = n as u64;
+            if n >= wanted {
+                break;
+            }
+            let id = id?;
+            if n >= q.offset {
+                ids.push(id);
+            }
+        }
+        Ok(Page { ids, total })
+    }
+
+    /// Record ids of an index in sort order, merged over the given tenants; lazy, so a caller
+    /// that filters can stop as soon as it has what it needs.
+    pub fn index_iter(
+        &self,
+        index: &'static str,
+        tenants: &[Vec<u8>],
+        direction: Direction,
+    ) -> Result<IndexIter, StorageError> {
+        let mut heads = Vec::with_capacity(tenants.len());
+        for tenant in tenants {
+            let prefix = tenant_prefix(index, tenant)?;
             let plen = prefix.len();
             let iter = self.inner.index.scan_prefix(prefix);
-            let iter: Box<dyn Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>> =
-                match q.direction {
+            let iter: Box<dyn Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>> + Send> =
+                match direction {
                     Direction::Asc => Box::new(iter),
                     Direction::Desc => Box::new(iter.rev()),
                 };
-            iters.push(
-                iter.map(move |r| r.map(|(k, v)| (k.subslice(plen, k.len() - plen), v)))
-                    .peekable(),
-            );
+            heads.push(Head {
+                plen,
+                iter,
+                peeked: None,
+            });
         }
-        let wanted = q.offset.saturating_add(q.limit);
-        let mut ids = Vec::new();
-        let mut seen = 0u64;
-        while seen < wanted {
-            // Pick the head that comes first in the requested direction.
-            let mut best: Option<(usize, sled::IVec)> = None;
-            for (n, it) in iters.iter_mut().enumerate() {
-                match it.peek() {
-                    Some(Ok((suffix, _))) => {
-                        let better = match &best {
-                            None => true,
-                            Some((_, b)) => match q.direction {
-                                Direction::Asc => suffix < b,
-                                Direction::Desc => suffix > b,
-                            },
-                        };
-                        if better {
-                            best = Some((n, suffix.clone()));
-                        }
-                    }
-                    Some(Err(_)) => {
-                        if let Some(Err(e)) = it.next() {
-                            return Err(e.into());
-                        }
-                    }
-                    None => {}
-                }
-            }
-            let Some((n, _)) = best else { break };
-            let Some(Some(Ok((_, id)))) = iters.get_mut(n).map(|it| it.next()) else {
-                break;
-            };
-            if seen >= q.offset {
-                ids.push(id.to_vec());
-            }
-            seen += 1;
-        }
-        Ok(Page { ids, total })
+        Ok(IndexIter { heads, direction })
     }
 
     /// Ids in one tenant of an index whose sort key lies in `[from, to)`, ascending.
@@ -808,5 +800,62 @@ impl Store {
             .counters
             .insert(key, &value.to_be_bytes())
             .unwrap();
+    }
+}
+
+struct Head {
+    plen: usize,
+    iter: Box<dyn Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>> + Send>,
+    /// The next (sort suffix, id) of this tenant, already read.
+    peeked: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Head {
+    fn fill(&mut self) -> Result<(), StorageError> {
+        if self.peeked.is_none() {
+            if let Some(item) = self.iter.next() {
+                let (k, v) = item?;
+                let suffix = k.get(self.plen..).unwrap_or_default().to_vec();
+                self.peeked = Some((suffix, v.to_vec()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Ids of index entries in sort order over several tenants (see [`Store::index_iter`]).
+pub struct IndexIter {
+    heads: Vec<Head>,
+    direction: Direction,
+}
+
+impl Iterator for IndexIter {
+    type Item = Result<Vec<u8>, StorageError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        for head in self.heads.iter_mut() {
+            if let Err(e) = head.fill() {
+                return Some(Err(e));
+            }
+        }
+        let mut best: Option<(usize, &[u8])> = None;
+        for (n, head) in self.heads.iter().enumerate() {
+            let Some((suffix, _)) = &head.peeked else {
+                continue;
+            };
+            let better = match best {
+                None => true,
+                Some((_, b)) => match self.direction {
+                    Direction::Asc => suffix.as_slice() < b,
+                    Direction::Desc => suffix.as_slice() > b,
+                },
+            };
+            if better {
+                best = Some((n, suffix.as_slice()));
+            }
+        }
+        let best = best.map(|(n, _)| n);
+        let head = self.heads.get_mut(best?)?;
+        head.peeked.take().map(|(_, id)| Ok(id))
     }
 }

@@ -1,0 +1,147 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record};
+
+use super::ids::{BenefitId, OrganizationId};
+
+/// Something a product grants its buyers. Only the kinds that need no outside service can
+/// be created here: custom notes, ads and license keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Benefit {
+    pub id: BenefitId,
+    pub organization_id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub description: String,
+    pub selectable: bool,
+    pub deletable: bool,
+    pub properties: BenefitProperties,
+    pub deleted_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum BenefitProperties {
+    Custom { note: Option<String> },
+    Ads { image_height: i64, image_width: i64 },
+    LicenseKeys(LicenseKeyProperties),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BenefitType {
+    Custom,
+    Ads,
+    Discord,
+    GithubRepository,
+    Downloadables,
+    LicenseKeys,
+}
+
+impl BenefitType {
+    /// Polar's declaration order, which its lists sort by.
+    pub const ALL: &'static [(&'static str, BenefitType)] = &[
+        ("custom", BenefitType::Custom),
+        ("ads", BenefitType::Ads),
+        ("discord", BenefitType::Discord),
+        ("github_repository", BenefitType::GithubRepository),
+        ("downloadables", BenefitType::Downloadables),
+        ("license_keys", BenefitType::LicenseKeys),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        BenefitType::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("custom")
+    }
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LicenseKeyProperties {
+    pub prefix: Option<String>,
+    pub expires: Option<KeyExpiry>,
+    pub activations: Option<KeyActivations>,
+    pub limit_usage: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyExpiry {
+    pub ttl: i64,
+    pub timeframe: Timeframe,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timeframe {
+    Year,
+    Month,
+    Day,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyActivations {
+    pub limit: i64,
+    pub enable_customer_admin: bool,
+}
+
+impl BenefitProperties {
+    pub fn kind(&self) -> BenefitType {
+        match self {
+            BenefitProperties::Custom { .. } => BenefitType::Custom,
+            BenefitProperties::Ads { .. } => BenefitType::Ads,
+            BenefitProperties::LicenseKeys(_) => BenefitType::LicenseKeys,
+        }
+    }
+}
+
+pub const BENEFIT_BY_TYPE: &str = "benefit_by_type";
+pub const BENEFIT_OF_TYPE: &str = "benefit_of_type";
+
+impl Benefit {
+    pub fn kind(&self) -> BenefitType {
+        self.properties.kind()
+    }
+
+    fn sort_key(&self) -> Vec<u8> {
+        KeyBuf::new()
+            .u8(self.kind().code())
+            .i64(self.created_at.timestamp_micros())
+            .into_vec()
+    }
+
+    pub fn type_tenant(org: OrganizationId, kind: BenefitType) -> Vec<u8> {
+        let mut t = org.key();
+        t.push(kind.code());
+        t
+    }
+}
+
+impl Record for Benefit {
+    crate::record_v1!(Benefit, "benefit");
+    const INDEXES: &'static [&'static str] = &[BENEFIT_BY_TYPE, BENEFIT_OF_TYPE];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    /// Deleted benefits leave every list. Both indexes sort by (type, created_at), Polar's
+    /// order; the second is split by type for the `type` filter.
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        if self.deleted_at.is_some() {
+            return Vec::new();
+        }
+        vec![
+            IndexEntry::new(BENEFIT_BY_TYPE, self.organization_id.key(), self.sort_key()),
+            IndexEntry::new(
+                BENEFIT_OF_TYPE,
+                Benefit::type_tenant(self.organization_id, self.kind()),
+                self.sort_key(),
+            ),
+        ]
+    }
+}
