@@ -1,8 +1,13 @@
 //! JSON request and response types in Polar's shapes. Serde attributes live here only.
 
 pub mod benefit;
+pub mod custom_field;
+pub mod custom_field_data;
+pub mod customer;
+pub mod discount;
 pub mod metadata;
 pub mod organization;
+pub mod product;
 
 use serde::{Deserialize, Deserializer, Serialize};
 

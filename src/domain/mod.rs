@@ -3,11 +3,15 @@
 //! collection; a golden-bytes test pins it, and an incompatible change adds a version.
 
 pub mod benefit;
+pub mod custom_field;
+pub mod customer;
+pub mod discount;
 pub mod ids;
 pub mod membership;
 pub mod metadata;
 pub mod organization;
 pub mod pat;
+pub mod product;
 pub mod user;
 
 use chrono::{DateTime, Utc};

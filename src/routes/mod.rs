@@ -3,9 +3,13 @@
 
 pub mod access;
 pub mod benefits;
+pub mod custom_fields;
+pub mod customers;
+pub mod discounts;
 pub mod health;
 pub mod listing;
 pub mod organizations;
+pub mod products;
 
 use actix_web::web;
 
@@ -13,4 +17,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
     organizations::configure(cfg);
     benefits::configure(cfg);
+    products::configure(cfg);
+    discounts::configure(cfg);
+    customers::configure(cfg);
+    custom_fields::configure(cfg);
 }
