@@ -1,0 +1,460 @@
+//! The generic entity shell: one actor per aggregate instance, holding its state in memory.
+//!
+//! An aggregate plugs in with an [`Entity`] impl (how to load and insert its snapshot) and
+//! one `Handler` per message on [`EntityActor<ItsEntity>`]. A handler stays a few lines: it
+//! calls the aggregate's pure `decide` through [`EntityActor::execute`] or answers a query
+//! through [`EntityActor::read`]; the shell does the rest:
+//!
+//! * **Durable replies without holding the mailbox** (`ARCHITECTURE.md`): `execute` commits
+//!   the batch synchronously (an in-memory append), swaps in the new state, and returns an
+//!   [`ActorResponse`] future that awaits the group-commit flush of *that* write before it
+//!   replies. The entity handles its next message meanwhile. A failed commit leaves the state
+//!   as it was and replies with the error (a `Conflict` also reloads the state, since someone
+//!   else wrote the record). A failed flush fails the reply and reloads the state from the
+//!   store.
+//! * **Reads never reveal what a crash could undo**: `read` (and a domain rejection, which
+//!   also reveals state) replies once everything this entity has written is durable. That is
+//!   usually already true, and then the reply is immediate. Right after a load, the entity
+//!   does not know which sequence number covers its snapshot, so its first read waits for a
+//!   store-wide read barrier.
+//! * **Passivation** (STYLE 4.4, 4.5): after `idle_timeout` without messages, or on
+//!   [`Passivate`], the entity sets `passivated`, cancels its timers and removes its own
+//!   registry entry if the incarnation still matches. It never calls `ctx.stop()`: the
+//!   Supervisor would restart it while any `Addr` is alive, and two live actors for one id
+//!   could then both write. Messages that still reach a passivated entity are bounced,
+//!   unhandled, to the registry, which spawns a fresh incarnation and retries once. The old
+//!   actor stops by itself when its last `Addr` is dropped and its pending replies are sent.
+//! * **Supervision**: entities run under `actix::Supervisor`; if one stops itself while
+//!   addressed, [`Supervised::restarting`] reloads the last persisted snapshot, so no
+//!   half-applied in-memory change survives. A panic kills the actor for good (actix does not
+//!   restart on panic); the registry notices the closed mailbox and respawns from storage.
+
+use std::fmt;
+use std::hash::Hash;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::dev::MessageResponse;
+use actix::prelude::*;
+use chrono::{DateTime, Utc};
+use futures_util::FutureExt;
+use tollgate_storage::{Batch, Committed, DurableFuture, StorageError, Store};
+
+use crate::error::ActorError;
+use crate::mailbox::Mail;
+use crate::registry::Shared;
+
+/// What the runtime needs to know about an aggregate.
+///
+/// Implement it on a marker type (`pub enum CheckoutEntity {}`) or on the model itself.
+pub trait Entity: Sized + 'static {
+    /// The aggregate's typed id (see [`crate::typed_id!`]).
+    type Id: Copy + Eq + Hash + fmt::Display + fmt::Debug + Send + Sync + Unpin + 'static;
+    /// The in-memory state: the decoded snapshot, plus whatever the shell needs to write
+    /// the next one (typically its stored revision, for `Expect::Rev`).
+    type State: Send + Unpin + 'static;
+    /// For logs.
+    const NAME: &'static str;
+
+    /// Reads the snapshot of `id`; `None` if there is none. Runs on the spawner, so it must
+    /// be a plain store read (microseconds), never a network call.
+    fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError>;
+
+    /// Writes a brand-new snapshot into `batch`, with `Expect::Absent` (the create path of
+    /// [`crate::Registry::create`]).
+    fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError>;
+
+    /// Called on the new state once its batch is committed, before it is swapped in: the
+    /// place to record the revisions the write produced (`committed.revs`).
+    fn on_commit(state: &mut Self::State, committed: &Committed) {
+        let _ = (state, committed);
+    }
+}
+
+/// What a command handler decided.
+pub enum Outcome<S, R> {
+    /// Nothing to write; reply with this (after the read barrier).
+    Reply(R),
+    /// Commit `batch`, then hold `state` and reply with `reply` once the batch is durable.
+    Commit { batch: Batch, state: S, reply: R },
+}
+
+impl<S, R> Outcome<S, R> {
+    pub fn reply(reply: R) -> Self {
+        Outcome::Reply(reply)
+    }
+
+    pub fn commit(batch: Batch, state: S, reply: R) -> Self {
+        Outcome::Commit {
+            batch,
+            state,
+            reply,
+        }
+    }
+}
+
+/// The response type of an entity handler: immediate when it can be, a future otherwise.
+pub type Reply<E, T> = ActorResponse<EntityActor<E>, T>;
+/// The response type of a command or query handler built with the helpers below.
+pub type CommandReply<E, T, Er> = Reply<E, Result<T, ActorError<Er>>>;
+
+/// Passivates the entity now (tests, shutdown, admin). Replies `false` if it already was.
+#[derive(Debug, Clone, Copy)]
+pub struct Passivate;
+
+impl Message for Passivate {
+    type Result = bool;
+}
+
+/// Re-reads the entity's snapshot from the store (after a write that bypassed the actor).
+/// Replies `false` if the entity is passivated or the reload failed (it then passivates).
+#[derive(Debug, Clone, Copy)]
+pub struct Reload;
+
+impl Message for Reload {
+    type Result = bool;
+}
+
+/// The actor of one aggregate instance. See the module docs.
+pub struct EntityActor<E: Entity> {
+    id: E::Id,
+    state: E::State,
+    incarnation: u64,
+    shared: Arc<Shared<E>>,
+    /// Sequence number of this entity's last write; `None` right after a load, when the
+    /// snapshot's own number is unknown and the next read waits for a store-wide barrier.
+    last_seq: Option<u64>,
+    /// Bumped by every load, so a read barrier started before a reload cannot vouch for
+    /// the reloaded snapshot.
+    load_epoch: u64,
+    passivated: bool,
+    last_activity: Instant,
+    idle_timer: Option<SpawnHandle>,
+    _entity: PhantomData<fn() -> E>,
+}
+
+impl<E: Entity> EntityActor<E> {
+    pub(crate) fn new(
+        id: E::Id,
+        state: E::State,
+        incarnation: u64,
+        shared: Arc<Shared<E>>,
+        last_seq: Option<u64>,
+    ) -> Self {
+        shared.stats.running.fetch_add(1, Ordering::Relaxed);
+        Self {
+            id,
+            state,
+            incarnation,
+            shared,
+            last_seq,
+            load_epoch: 0,
+            passivated: false,
+            last_activity: Instant::now(),
+            idle_timer: None,
+            _entity: PhantomData,
+        }
+    }
+
+    pub fn id(&self) -> E::Id {
+        self.id
+    }
+
+    pub fn state(&self) -> &E::State {
+        &self.state
+    }
+
+    /// Which spawn of this id this actor is (unique per registry).
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
+    }
+
+    /// The current time from the registry's clock; domain code gets it as an argument.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.shared.clock.now()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    /// Runs a command: `decide` sees the current state and the time and returns an
+    /// [`Outcome`] (or an error, replied after the read barrier). A commit is applied as
+    /// described in the module docs.
+    pub fn execute<R, Er, F>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        decide: F,
+    ) -> CommandReply<E, R, Er>
+    where
+        R: 'static,
+        Er: 'static,
+        F: FnOnce(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>,
+    {
+        let now = self.now();
+        match decide(&self.state, now) {
+            Ok(Outcome::Commit {
+                batch,
+                state,
+                reply,
+            }) => self.commit(ctx, batch, state, reply),
+            Ok(Outcome::Reply(reply)) => self.reply(Ok(reply)),
+            Err(e) => self.reply(Err(e)),
+        }
+    }
+
+    /// Answers a query from the current state, once that state is durable.
+    pub fn read<T, Er, F>(&mut self, query: F) -> CommandReply<E, T, Er>
+    where
+        T: 'static,
+        Er: 'static,
+        F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>>,
+    {
+        let now = self.now();
+        let value = query(&self.state, now);
+        self.reply(value)
+    }
+
+    /// Commits `batch`; on success holds `state` and replies `reply` once the write is
+    /// durable. On a commit error the state is unchanged and the error is the reply.
+    pub fn commit<R, Er>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        batch: Batch,
+        mut state: E::State,
+        reply: R,
+    ) -> CommandReply<E, R, Er>
+    where
+        R: 'static,
+        Er: 'static,
+    {
+        let committed = match self.shared.store.commit(&batch) {
+            Ok(committed) => committed,
+            Err(e) => {
+                if matches!(e, StorageError::Conflict { .. }) {
+                    // Another writer changed the record: our copy is stale.
+                    self.reload(ctx);
+                }
+                return ActorResponse::reply(Err(ActorError::Storage(e)));
+            }
+        };
+        E::on_commit(&mut state, &committed);
+        self.state = state;
+        self.last_seq = Some(committed.seq);
+        let durable = self.shared.store.durable(committed.seq);
+        ActorResponse::r#async(
+            durable
+                .into_actor(self)
+                .map(move |res, act, ctx| match res {
+                    Ok(()) => Ok(reply),
+                    Err(e) => {
+                        act.flush_failed(ctx, &e);
+                        Err(ActorError::Storage(e))
+                    }
+                }),
+        )
+    }
+
+    /// Replies with `value` once every write this entity's state reflects is durable:
+    /// immediately if it already is.
+    pub fn reply<T, Er>(&mut self, value: Result<T, ActorError<Er>>) -> CommandReply<E, T, Er>
+    where
+        T: 'static,
+        Er: 'static,
+    {
+        let (mut barrier, epoch): (DurableFuture, Option<u64>) = match self.last_seq {
+            Some(seq) => (self.shared.store.durable(seq), None),
+            None => (self.shared.store.read_barrier(), Some(self.load_epoch)),
+        };
+        match (&mut barrier).now_or_never() {
+            Some(Ok(())) => {
+                self.barrier_passed(epoch);
+                ActorResponse::reply(value)
+            }
+            Some(Err(e)) => ActorResponse::reply(Err(ActorError::Storage(e))),
+            None => {
+                ActorResponse::r#async(barrier.into_actor(self).map(
+                    move |res, act, ctx| match res {
+                        Ok(()) => {
+                            act.barrier_passed(epoch);
+                            value
+                        }
+                        Err(e) => {
+                            act.flush_failed(ctx, &e);
+                            Err(ActorError::Storage(e))
+                        }
+                    },
+                ))
+            }
+        }
+    }
+
+    /// A read barrier started at load `epoch` resolved: the loaded snapshot is durable.
+    fn barrier_passed(&mut self, epoch: Option<u64>) {
+        if let Some(epoch) = epoch {
+            if self.load_epoch == epoch && self.last_seq.is_none() {
+                self.last_seq = Some(0);
+            }
+        }
+    }
+
+    fn flush_failed(&mut self, ctx: &mut Context<Self>, e: &StorageError) {
+        tracing::error!(entity = E::NAME, id = %self.id, error = %e, "flush failed; reloading");
+        self.reload(ctx);
+    }
+
+    /// Replaces the in-memory state with the stored snapshot. If it cannot be read (or no
+    /// longer exists), the entity passivates: the next request goes through the spawner,
+    /// which loads again and reports the error to its caller.
+    pub(crate) fn reload(&mut self, ctx: &mut Context<Self>) -> bool {
+        if self.passivated {
+            return false;
+        }
+        match E::load(&self.shared.store, self.id) {
+            Ok(Some(state)) => {
+                self.state = state;
+                self.last_seq = None;
+                self.load_epoch += 1;
+                true
+            }
+            Ok(None) => {
+                tracing::warn!(entity = E::NAME, id = %self.id, "snapshot vanished; passivating");
+                self.passivate(ctx);
+                false
+            }
+            Err(e) => {
+                tracing::error!(entity = E::NAME, id = %self.id, error = %e,
+                    "cannot reload snapshot; passivating");
+                self.passivate(ctx);
+                false
+            }
+        }
+    }
+
+    /// See the module docs: never `ctx.stop()`.
+    pub(crate) fn passivate(&mut self, ctx: &mut Context<Self>) {
+        if self.passivated {
+            return;
+        }
+        self.passivated = true;
+        if let Some(timer) = self.idle_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        let incarnation = self.incarnation;
+        self.shared
+            .map
+            .remove_if(&self.id, |_, entry| entry.incarnation == incarnation);
+        self.shared
+            .stats
+            .passivations
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(entity = E::NAME, id = %self.id, incarnation, "passivated");
+    }
+
+    fn arm_idle_timer(&mut self, ctx: &mut Context<Self>) {
+        let Some(idle) = self.shared.config.idle_timeout else {
+            return;
+        };
+        if let Some(timer) = self.idle_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        // Checked a few times per period, so an entity passivates between 1 and 1.25 idle
+        // periods after its last message, without re-arming a timer per message.
+        let tick = (idle / 4).max(Duration::from_millis(1));
+        self.idle_timer = Some(ctx.run_interval(tick, move |act, ctx| {
+            if act.last_activity.elapsed() >= idle {
+                act.passivate(ctx);
+            }
+        }));
+    }
+
+    #[cfg(test)]
+    pub(crate) fn state_mut(&mut self) -> &mut E::State {
+        &mut self.state
+    }
+}
+
+impl<E: Entity> Actor for EntityActor<E> {
+    type Context = Context<Self>;
+
+    /// Also runs after every supervisor restart.
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Kept for fidelity; the effective bound is the registry's per-entity slot counter
+        // (see `mailbox`), since actix applies this capacity per `Addr` clone.
+        ctx.set_mailbox_capacity(self.shared.config.mailbox_capacity);
+        if !self.passivated {
+            self.arm_idle_timer(ctx);
+        }
+    }
+
+    /// Also runs before every supervisor restart, so it must not touch the registry entry.
+    /// (An entity stops for good only once no `Addr` is left, i.e. after it left the map.)
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(entity = E::NAME, id = %self.id, incarnation = self.incarnation,
+            passivated = self.passivated, "stopped");
+    }
+}
+
+impl<E: Entity> Supervised for EntityActor<E> {
+    fn restarting(&mut self, ctx: &mut Self::Context) {
+        self.shared.stats.restarts.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(entity = E::NAME, id = %self.id, "restarting from the stored snapshot");
+        self.idle_timer = None; // the restart cancelled every context future
+        self.reload(ctx);
+    }
+}
+
+impl<E: Entity> Drop for EntityActor<E> {
+    fn drop(&mut self) {
+        self.shared.stats.running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl<E, M> Handler<Mail<M>> for EntityActor<E>
+where
+    E: Entity,
+    M: Message + Send + 'static,
+    M::Result: Send,
+    // The `Actor<Context = ..>` bound restates what the impl above says: without it, the
+    // `Handler<M>` bound hides that impl and rustc cannot normalize `Self::Context`.
+    Self: Handler<M> + Actor<Context = Context<Self>>,
+{
+    type Result = ();
+
+    fn handle(&mut self, mut mail: Mail<M>, ctx: &mut Context<Self>) {
+        mail.release_slot();
+        if self.passivated {
+            // Dropping the unopened mail bounces the message to the registry, which retries
+            // it on a fresh incarnation.
+            return;
+        }
+        let Some((msg, reply)) = mail.open() else {
+            return;
+        };
+        self.last_activity = Instant::now();
+        let response = <Self as Handler<M>>::handle(self, msg, ctx);
+        MessageResponse::<Self, M>::handle(response, ctx, Some(reply));
+    }
+}
+
+impl<E: Entity> Handler<Passivate> for EntityActor<E> {
+    type Result = bool;
+
+    fn handle(&mut self, _: Passivate, ctx: &mut Context<Self>) -> bool {
+        if self.passivated {
+            return false;
+        }
+        self.passivate(ctx);
+        true
+    }
+}
+
+impl<E: Entity> Handler<Reload> for EntityActor<E> {
+    type Result = bool;
+
+    fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) -> bool {
+        self.reload(ctx)
+    }
+}

@@ -1,0 +1,135 @@
+//! Typed ids: one newtype over [`uuid::Uuid`] per kind of record, so that a `LicenseKeyId`
+//! can never be passed where a `CheckoutId` is expected (STYLE 3.2).
+//!
+//! ```
+//! tollgate_actors::typed_id!(
+//!     /// The id of a widget.
+//!     pub WidgetId
+//! );
+//! let id = WidgetId::new();
+//! let parsed: WidgetId = id.to_string().parse().unwrap();
+//! assert_eq!(id, parsed);
+//! assert_eq!(id.key().len(), 16);
+//! ```
+//!
+//! The generated type derives serde's traits with `#[serde(transparent)]` (JSON: the plain
+//! UUID string), so the crate invoking the macro must depend on `serde` (with `derive`).
+
+#[doc(hidden)]
+pub mod __private {
+    pub use uuid;
+}
+
+/// Declares a typed id: a `Copy` newtype over a UUID with `new()` (random, v4), `Display`
+/// and `FromStr` (the hyphenated UUID), `as_bytes()`/`key()` (the 16 big-endian bytes used as
+/// storage keys), `from_key`, ordering, hashing and transparent serde.
+#[macro_export]
+macro_rules! typed_id {
+    ($(#[$meta:meta])* $vis:vis $name:ident) => {
+        $(#[$meta])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
+            serde::Serialize, serde::Deserialize,
+        )]
+        #[serde(transparent)]
+        $vis struct $name($crate::ids::__private::uuid::Uuid);
+
+        // Generated helpers: not every id type uses every one of them.
+        #[allow(dead_code)]
+        impl $name {
+            /// A new random (version 4) id.
+            // A random value is not a sensible `Default`.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                Self($crate::ids::__private::uuid::Uuid::new_v4())
+            }
+
+            pub const fn from_uuid(uuid: $crate::ids::__private::uuid::Uuid) -> Self {
+                Self(uuid)
+            }
+
+            pub const fn uuid(&self) -> $crate::ids::__private::uuid::Uuid {
+                self.0
+            }
+
+            /// The 16 bytes of the UUID, in its big-endian (RFC 9562) order.
+            pub const fn as_bytes(&self) -> [u8; 16] {
+                *self.0.as_bytes()
+            }
+
+            /// The storage key: the 16 bytes of [`Self::as_bytes`].
+            pub fn key(&self) -> ::std::vec::Vec<u8> {
+                self.as_bytes().to_vec()
+            }
+
+            /// Reads a key written by [`Self::key`]; `None` unless it is exactly 16 bytes.
+            pub fn from_key(key: &[u8]) -> ::std::option::Option<Self> {
+                <[u8; 16]>::try_from(key)
+                    .ok()
+                    .map(|b| Self($crate::ids::__private::uuid::Uuid::from_bytes(b)))
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Display::fmt(&self.0.hyphenated(), f)
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::ids::__private::uuid::Error;
+
+            fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                $crate::ids::__private::uuid::Uuid::parse_str(s).map(Self)
+            }
+        }
+
+        impl ::std::convert::From<$name> for $crate::ids::__private::uuid::Uuid {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    crate::typed_id!(
+        /// An id for these tests.
+        pub SampleId
+    );
+    crate::typed_id!(OtherId);
+
+    #[test]
+    fn display_parse_round_trip() {
+        let id = SampleId::new();
+        let text = id.to_string();
+        assert_eq!(text.len(), 36);
+        assert_eq!(text.parse::<SampleId>().unwrap(), id);
+        assert!("not-a-uuid".parse::<SampleId>().is_err());
+    }
+
+    #[test]
+    fn key_is_the_16_uuid_bytes() {
+        let id = SampleId::new();
+        assert_eq!(id.key(), id.uuid().as_bytes().to_vec());
+        assert_eq!(SampleId::from_key(&id.key()), Some(id));
+        assert_eq!(SampleId::from_key(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn serde_is_transparent() {
+        let id = SampleId::new();
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(json, format!("\"{id}\""));
+        assert_eq!(serde_json::from_str::<SampleId>(&json).unwrap(), id);
+    }
+
+    #[test]
+    fn ids_are_distinct_types_and_ordered_by_bytes() {
+        let a = SampleId::from_uuid(uuid::Uuid::from_bytes([0; 16]));
+        let b = SampleId::from_uuid(uuid::Uuid::from_bytes([1; 16]));
+        assert!(a < b);
+        let _other: OtherId = OtherId::new();
+    }
+}

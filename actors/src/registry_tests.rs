@@ -1,0 +1,405 @@
+//! Tests of the registry and the entity shell, with the counter of `testkit`.
+//! No timing assertions: eviction is forced with `Passivate`; the only deliberate delays
+//! are the slow handler of the timeout test and the idle timer of the idle test.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::{join, join_all};
+use tokio::sync::oneshot;
+use tollgate_storage::{Expect, StorageError, Store};
+
+use crate::clock::SystemClock;
+use crate::error::{ActorError, Unavailable};
+use crate::registry::{Registry, RegistryConfig};
+use crate::testkit::*;
+
+fn config() -> RegistryConfig {
+    RegistryConfig {
+        arbiters: 2,
+        mailbox_capacity: 128,
+        send_timeout: Duration::from_secs(10),
+        idle_timeout: None,
+    }
+}
+
+fn registry_with(config: RegistryConfig) -> (Registry<Counter>, Store) {
+    let store = Store::temporary().unwrap();
+    let registry = Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
+    (registry, store)
+}
+
+fn registry() -> (Registry<Counter>, Store) {
+    registry_with(config())
+}
+
+/// A counter stored directly (not through the registry), so the first send must load it.
+async fn stored_counter(store: &Store, limit: u64) -> CounterId {
+    let id = CounterId::new();
+    let record = CounterRecord {
+        id,
+        value: 0,
+        limit,
+    };
+    put_counter(store, &record, Expect::Absent).await;
+    id
+}
+
+/// Waits (bounded) for a condition that an arbiter thread makes true asynchronously.
+async fn eventually(mut condition: impl FnMut() -> bool) {
+    for _ in 0..1000 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not reached within 10 s");
+}
+
+#[actix::test]
+async fn same_id_finds_the_same_actor() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let first = registry.lookup(id).unwrap();
+    assert_eq!(registry.call(id, Increment).await, Ok(2));
+    let second = registry.lookup(id).unwrap();
+
+    assert_eq!(first.incarnation, second.incarnation);
+    assert_eq!(first.addr, second.addr);
+    let stats = registry.stats();
+    assert_eq!((stats.spawned_total, stats.live), (1, 1));
+}
+
+#[actix::test]
+async fn concurrent_first_requests_spawn_one_actor_and_apply_each_once() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 1_000).await;
+
+    let replies = join_all((0..50).map(|_| registry.call(id, Increment))).await;
+
+    let mut values: Vec<u64> = replies.into_iter().map(Result::unwrap).collect();
+    values.sort_unstable();
+    assert_eq!(values, (1..=50).collect::<Vec<_>>());
+    assert_eq!(registry.stats().spawned_total, 1);
+    assert_eq!(stored(&store, id).unwrap().0.value, 50);
+}
+
+#[actix::test]
+async fn every_acknowledged_increment_is_persisted() {
+    let (registry, store) = registry();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(stored_counter(&store, 1_000).await);
+    }
+    let flushes_before = store.flush_count();
+
+    let sends = ids.iter().flat_map(|&id| {
+        let registry = registry.clone();
+        let store = store.clone();
+        (0..10).map(move |_| {
+            let registry = registry.clone();
+            let store = store.clone();
+            async move {
+                let value = registry.call(id, Increment).await.unwrap();
+                // Acknowledged => already in the store (and flushed: the reply waited for it).
+                let persisted = stored(&store, id).unwrap().0.value;
+                assert!(persisted >= value, "acked {value}, stored {persisted}");
+            }
+        })
+    });
+    join_all(sends).await;
+
+    for &id in &ids {
+        assert_eq!(stored(&store, id).unwrap().0.value, 10);
+    }
+    assert!(store.flush_count() > flushes_before);
+}
+
+#[actix::test]
+async fn concurrent_increments_never_exceed_the_limit() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 10).await;
+
+    let replies = join_all((0..40).map(|_| registry.call(id, Increment))).await;
+
+    let accepted = replies.iter().filter(|r| r.is_ok()).count();
+    let rejected = replies
+        .iter()
+        .filter(|r| matches!(r, Err(ActorError::Domain(CounterError::LimitReached))))
+        .count();
+    assert_eq!((accepted, rejected), (10, 30));
+    assert_eq!(stored(&store, id).unwrap().0.value, 10);
+}
+
+#[actix::test]
+async fn unknown_id_is_not_found_and_create_makes_it() {
+    let (registry, store) = registry();
+    let id = CounterId::new();
+
+    assert_eq!(registry.call(id, Get).await, Err(ActorError::NotFound));
+    assert_eq!(registry.stats().spawned_total, 0);
+    assert_eq!(registry.live_count(), 0);
+
+    registry.create(id, CounterState::new(id, 5)).await.unwrap();
+    let (record, rev) = stored(&store, id).unwrap();
+    assert_eq!((record.value, record.limit, rev), (0, 5, 1));
+    assert!(registry.is_live(id));
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let state = registry.call(id, Get).await.unwrap();
+    assert_eq!(state.rev, 2);
+
+    // Twice: while live, and (from the store) after passivation.
+    let again = registry.create(id, CounterState::new(id, 5)).await;
+    assert_eq!(again, Err(ActorError::AlreadyExists));
+    assert!(registry.passivate(id).await.unwrap());
+    let again = registry.create(id, CounterState::new(id, 5)).await;
+    assert_eq!(again, Err(ActorError::AlreadyExists));
+    assert_eq!(stored(&store, id).unwrap().0.value, 1);
+}
+
+#[actix::test]
+async fn passivated_entity_respawns_with_identical_state() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    for _ in 0..3 {
+        registry.call(id, Increment).await.unwrap();
+    }
+    let before = registry.call(id, Get).await.unwrap();
+    let old = registry.lookup(id).unwrap();
+
+    assert!(registry.passivate(id).await.unwrap());
+    assert_eq!(registry.live_count(), 0);
+    assert!(!registry.passivate(id).await.unwrap());
+    assert_eq!(registry.stats().passivations_total, 1);
+
+    let after = registry.call(id, Get).await.unwrap();
+    assert_eq!(after, before);
+    assert_eq!(
+        (after.record.clone(), after.rev),
+        stored(&store, id).unwrap()
+    );
+    let new = registry.lookup(id).unwrap();
+    assert_ne!(new.incarnation, old.incarnation);
+    assert_eq!(registry.stats().spawned_total, 2);
+    assert_eq!(registry.live_count(), 1);
+}
+
+#[actix::test]
+async fn passivated_actor_stops_once_unreferenced() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    registry.call(id, Increment).await.unwrap();
+    assert_eq!(registry.stats().running, 1);
+
+    assert!(registry.passivate(id).await.unwrap());
+
+    // Its timer is cancelled and no Addr is left: actix stops it (no leak).
+    eventually(|| registry.stats().running == 0).await;
+    assert_eq!(registry.stats().restarts_total, 0);
+}
+
+#[actix::test]
+async fn message_to_a_passivated_actor_is_retried_transparently() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let stale = registry.lookup(id).unwrap();
+    assert!(registry.passivate(id).await.unwrap());
+    // A caller that read the map just before the entity passivated still holds its entry.
+    registry.insert_stale_entry(id, stale.clone());
+
+    assert_eq!(registry.call(id, Increment).await, Ok(2));
+
+    let fresh = registry.lookup(id).unwrap();
+    assert_ne!(fresh.incarnation, stale.incarnation);
+    assert_eq!(registry.stats().spawned_total, 2);
+    assert_eq!(stored(&store, id).unwrap().0.value, 2);
+}
+
+#[actix::test]
+async fn dead_actor_is_replaced_from_storage() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let dead = registry.lookup(id).unwrap();
+
+    // The panicking handler took the message: its outcome is unknown, so no retry.
+    assert_eq!(
+        registry.send(id, Panic).await,
+        Err(ActorError::Unavailable(Unavailable::ReplyLost))
+    );
+    // The next message finds a closed mailbox (or is bounced from it) and is retried on a
+    // fresh incarnation loaded from storage.
+    assert_eq!(registry.call(id, Increment).await, Ok(2));
+    assert_ne!(registry.lookup(id).unwrap().incarnation, dead.incarnation);
+    assert_eq!(registry.stats().spawned_total, 2);
+    assert_eq!(stored(&store, id).unwrap().0.value, 2);
+}
+
+#[actix::test]
+async fn supervisor_restart_reloads_the_persisted_snapshot() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    for _ in 0..3 {
+        registry.call(id, Increment).await.unwrap();
+    }
+    let incarnation = registry.lookup(id).unwrap().incarnation;
+
+    // Corrupts the in-memory value without persisting it, then stops while addressed.
+    registry
+        .send(id, Crash { set_value_to: 999 })
+        .await
+        .unwrap();
+
+    let state = registry.call(id, Get).await.unwrap();
+    assert_eq!(state.record.value, 3);
+    assert_eq!(
+        (state.record.clone(), state.rev),
+        stored(&store, id).unwrap()
+    );
+    let stats = registry.stats();
+    assert_eq!((stats.restarts_total, stats.spawned_total), (1, 1));
+    assert_eq!(registry.lookup(id).unwrap().incarnation, incarnation);
+    // Still fully working after the restart.
+    assert_eq!(registry.call(id, Increment).await, Ok(4));
+}
+
+#[actix::test]
+async fn send_timeout_is_unavailable() {
+    let (registry, store) = registry_with(RegistryConfig {
+        send_timeout: Duration::from_millis(200),
+        ..config()
+    });
+    let id = stored_counter(&store, 100).await;
+
+    let slow = registry.send(id, Slow(Duration::from_secs(30))).await;
+    assert_eq!(slow, Err(ActorError::Unavailable(Unavailable::Timeout)));
+
+    // The slow reply holds neither the thread nor the mailbox.
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+}
+
+#[actix::test]
+async fn full_mailbox_is_unavailable() {
+    let capacity = 4;
+    let (registry, store) = registry_with(RegistryConfig {
+        mailbox_capacity: capacity,
+        ..config()
+    });
+    let id = stored_counter(&store, 100).await;
+
+    let (entered_tx, entered_rx) = oneshot::channel();
+    let (release_tx, release_rx) = oneshot::channel();
+    let held = actix::spawn({
+        let registry = registry.clone();
+        let hold = Hold {
+            entered: entered_tx,
+            release: release_rx,
+        };
+        async move { registry.send(id, hold).await }
+    });
+    entered_rx.await.unwrap();
+
+    // Every send is enqueued (or refused) on its first poll, before the release below.
+    let sends = join_all((0..=capacity).map(|_| registry.call(id, Increment)));
+    let (replies, ()) = join(sends, async move {
+        let _ = release_tx.send(());
+    })
+    .await;
+
+    let full = replies
+        .iter()
+        .filter(|r| **r == Err(ActorError::Unavailable(Unavailable::MailboxFull)))
+        .count();
+    assert_eq!(full, 1);
+    assert_eq!(replies.iter().filter(|r| r.is_ok()).count(), capacity);
+    held.await.unwrap().unwrap();
+    assert_eq!(stored(&store, id).unwrap().0.value, capacity as u64);
+}
+
+#[actix::test]
+async fn idle_entity_passivates_itself() {
+    let (registry, store) = registry_with(RegistryConfig {
+        idle_timeout: Some(Duration::from_millis(50)),
+        ..config()
+    });
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+
+    eventually(|| registry.live_count() == 0).await;
+    eventually(|| registry.stats().running == 0).await;
+
+    assert_eq!(registry.call(id, Increment).await, Ok(2));
+    assert_eq!(registry.stats().spawned_total, 2);
+}
+
+#[actix::test]
+async fn conflicting_outside_write_fails_then_reloads() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+
+    // Another writer bumps the record behind the actor's back.
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 40;
+    put_counter(&store, &record, Expect::Any).await;
+
+    // The conditional write fails; the entity reloads and the next command succeeds.
+    let conflict = registry.call(id, Increment).await;
+    assert!(matches!(
+        conflict,
+        Err(ActorError::Storage(StorageError::Conflict { .. }))
+    ));
+    assert_eq!(registry.call(id, Increment).await, Ok(41));
+    assert_eq!(stored(&store, id).unwrap().0.value, 41);
+}
+
+#[actix::test]
+async fn reload_picks_up_an_outside_write() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 7;
+    let rev = put_counter(&store, &record, Expect::Any).await;
+
+    assert!(registry.reload(id).await.unwrap());
+    let state = registry.call(id, Get).await.unwrap();
+    assert_eq!((state.record.value, state.rev), (7, rev));
+    assert!(!registry.reload(CounterId::new()).await.unwrap());
+}
+
+#[actix::test]
+async fn registry_is_shared_across_clones_and_threads() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 1_000).await;
+    let registry = Arc::new(registry);
+
+    // Senders on other arbiters (as HTTP workers would be).
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        let registry = registry.clone();
+        let (tx, rx) = oneshot::channel();
+        let arbiter = actix::Arbiter::new();
+        arbiter.spawn(async move {
+            let mut ok = 0;
+            for _ in 0..10 {
+                if registry.call(id, Increment).await.is_ok() {
+                    ok += 1;
+                }
+            }
+            let _ = tx.send(ok);
+        });
+        handles.push((arbiter, rx));
+    }
+    let mut total = 0;
+    for (arbiter, rx) in handles {
+        total += rx.await.unwrap();
+        arbiter.stop();
+    }
+    assert_eq!(total, 40);
+    assert_eq!(stored(&store, id).unwrap().0.value, 40);
+    assert_eq!(registry.stats().spawned_total, 1);
+}
