@@ -32,7 +32,7 @@ macro_rules! typed_id {
             serde::Serialize, serde::Deserialize,
         )]
         #[serde(transparent)]
-        $vis struct $name($crate::ids::__private::uuid::Uuid);
+        $vis struct $name(pub $crate::ids::__private::uuid::Uuid);
 
         // Generated helpers: not every id type uses every one of them.
         #[allow(dead_code)]
@@ -132,4 +132,23 @@ mod tests {
         assert!(a < b);
         let _other: OtherId = OtherId::new();
     }
+}
+
+/// The ids of every entity Tollgate stores.
+pub mod entity {
+    crate::typed_id!(pub UserId);
+    crate::typed_id!(pub OrganizationId);
+    crate::typed_id!(pub PatId);
+    crate::typed_id!(pub BenefitId);
+    crate::typed_id!(pub ProductId);
+    crate::typed_id!(pub PriceId);
+    crate::typed_id!(pub DiscountId);
+    crate::typed_id!(pub CustomerId);
+    crate::typed_id!(pub CustomFieldId);
+    crate::typed_id!(pub CheckoutId);
+    crate::typed_id!(pub OrderId);
+    crate::typed_id!(pub SubscriptionId);
+    crate::typed_id!(pub LicenseKeyId);
+    crate::typed_id!(pub ActivationId);
+    crate::typed_id!(pub CustomerSessionId);
 }
