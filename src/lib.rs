@@ -9,6 +9,7 @@ pub mod domain;
 pub mod error;
 pub mod extract;
 pub mod middleware;
+pub mod payments;
 pub mod routes;
 pub mod startup;
 pub mod state;

@@ -11,6 +11,27 @@ use crate::config::Settings;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// No route matched: redirect (307) when the other spelling of a trailing slash exists, as
+/// Starlette does for Polar; otherwise 404.
+async fn unmatched(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    let path = req.path();
+    let other = match path.strip_suffix('/') {
+        Some(stripped) if !stripped.is_empty() => stripped.to_string(),
+        Some(_) => return Err(ApiError::not_found()),
+        None => format!("{path}/"),
+    };
+    if req.resource_map().has_resource(&other) {
+        let location = match req.query_string() {
+            "" => other,
+            q => format!("{other}?{q}"),
+        };
+        return Ok(actix_web::HttpResponse::TemporaryRedirect()
+            .insert_header((actix_web::http::header::LOCATION, location))
+            .finish());
+    }
+    Err(ApiError::not_found())
+}
+
 /// The running service: bound, wired, serving until SIGTERM/SIGINT or [`Application::stop`].
 pub struct Application {
     port: u16,
@@ -49,9 +70,7 @@ impl Application {
                 .app_data(web::PayloadConfig::new(body_limit))
                 .wrap(from_fn(crate::middleware::log_and_shape_errors))
                 .configure(crate::routes::configure)
-                .default_service(web::to(|| async {
-                    Err::<actix_web::HttpResponse, _>(ApiError::not_found())
-                }))
+                .default_service(web::to(unmatched))
         })
         .listen(listener)?
         .shutdown_timeout(settings.server.shutdown_timeout_secs);

@@ -4,8 +4,8 @@ use serde_json::json;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz));
+    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
+        .service(web::resource("/readyz").route(web::get().to(readyz)));
 }
 
 /// The process is up and serving HTTP.

@@ -1,1 +1,8 @@
-fn main() {}
+//! Black-box tests of the HTTP API: a real `Application` on a free port, driven by reqwest.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod crash;
+mod errors;
+mod health;
+mod helpers;
+mod organizations;
