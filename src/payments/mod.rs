@@ -96,9 +96,13 @@ mod tests {
     #[actix_web::test]
     async fn approves_and_declines_by_token() {
         let p = TestProcessor;
-        assert!(matches!(p.charge(request(Some("tok_visa"))).await, Ok(ChargeOutcome::Succeeded { .. })));
         assert!(matches!(
-            p.charge(request(Some("tok_decline_insufficient_funds"))).await,
+            p.charge(request(Some("tok_visa"))).await,
+            Ok(ChargeOutcome::Succeeded { .. })
+        ));
+        assert!(matches!(
+            p.charge(request(Some("tok_decline_insufficient_funds")))
+                .await,
             Ok(ChargeOutcome::Declined { .. })
         ));
     }
@@ -106,7 +110,10 @@ mod tests {
     #[actix_web::test]
     async fn is_deterministic_per_idempotency_key() {
         let p = TestProcessor;
-        assert_eq!(p.charge(request(Some("tok_visa"))).await, p.charge(request(Some("tok_visa"))).await);
+        assert_eq!(
+            p.charge(request(Some("tok_visa"))).await,
+            p.charge(request(Some("tok_visa"))).await
+        );
     }
 
     #[test]
