@@ -1,5 +1,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
 
 use super::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
 use super::metadata::Metadata;
@@ -96,7 +98,10 @@ impl AmountType {
 
 impl PriceKind {
     pub fn is_recurring(&self) -> bool {
-        matches!(self, PriceKind::RecurringFixed { .. } | PriceKind::RecurringFree { .. })
+        matches!(
+            self,
+            PriceKind::RecurringFixed { .. } | PriceKind::RecurringFree { .. }
+        )
     }
 
     pub fn amount_type(&self) -> AmountType {
@@ -109,7 +114,9 @@ impl PriceKind {
 
     pub fn interval(&self) -> Option<RecurringInterval> {
         match self {
-            PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => Some(*interval),
+            PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => {
+                Some(*interval)
+            }
             _ => None,
         }
     }
@@ -126,7 +133,9 @@ impl PriceKind {
     /// The fixed amount, if this price has one.
     pub fn fixed_amount(&self) -> Option<i64> {
         match self {
-            PriceKind::RecurringFixed { amount, .. } | PriceKind::OneTimeFixed { amount, .. } => Some(*amount),
+            PriceKind::RecurringFixed { amount, .. } | PriceKind::OneTimeFixed { amount, .. } => {
+                Some(*amount)
+            }
             _ => None,
         }
     }
@@ -147,5 +156,297 @@ impl Product {
     /// The first price that is not archived (what a checkout by product id sells).
     pub fn first_active_price(&self) -> Option<&Price> {
         self.prices.iter().find(|p| !p.is_archived)
+    }
+}
+
+pub const PRODUCT_BY_CREATED: &str = "product_by_created";
+pub const PRODUCT_BY_NAME: &str = "product_by_name";
+pub const PRODUCT_BY_PRICE_TYPE: &str = "product_by_price_type";
+pub const PRODUCT_BY_PRICE_AMOUNT_TYPE: &str = "product_by_price_amount_type";
+pub const PRODUCT_BY_PRICE_AMOUNT: &str = "product_by_price_amount";
+/// Tenant: a benefit id; sorted by creation time. Serves the `benefit_id` list filter.
+pub const PRODUCT_BY_BENEFIT: &str = "product_by_benefit";
+/// Tenant: empty; value: a price id (any price, archived ones too). Resolves a price to
+/// its product.
+pub const PRICE_ID: &str = "price_id";
+
+/// Names longer than this sort by their first characters only (ties break on creation).
+const NAME_SORT_CHARS: usize = 200;
+
+/// Polar's `ProductSortProperty`. The price criteria look at the product's oldest
+/// non-archived price; a product without one sorts last ascending, first descending
+/// (PostgreSQL's NULL order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProductSort {
+    CreatedAt,
+    Name,
+    PriceType,
+    PriceAmountType,
+    PriceAmount,
+}
+
+impl ProductSort {
+    pub const ALL: &'static [(&'static str, ProductSort)] = &[
+        ("created_at", ProductSort::CreatedAt),
+        ("name", ProductSort::Name),
+        ("price_type", ProductSort::PriceType),
+        ("price_amount_type", ProductSort::PriceAmountType),
+        ("price_amount", ProductSort::PriceAmount),
+    ];
+
+    /// The per-organization index that serves this order.
+    pub fn index(self) -> &'static str {
+        match self {
+            ProductSort::CreatedAt => PRODUCT_BY_CREATED,
+            ProductSort::Name => PRODUCT_BY_NAME,
+            ProductSort::PriceType => PRODUCT_BY_PRICE_TYPE,
+            ProductSort::PriceAmountType => PRODUCT_BY_PRICE_AMOUNT_TYPE,
+            ProductSort::PriceAmount => PRODUCT_BY_PRICE_AMOUNT,
+        }
+    }
+}
+
+impl PriceKind {
+    /// Polar's `price_type` sort value: one-time before recurring.
+    fn type_rank(&self) -> i64 {
+        if self.is_recurring() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Polar's `price_amount_type` sort value: free, custom, fixed.
+    fn amount_type_rank(&self) -> i64 {
+        match self.amount_type() {
+            AmountType::Free => 1,
+            AmountType::Custom => 2,
+            AmountType::Fixed => 3,
+        }
+    }
+
+    /// Polar's `price_amount` sort value: free is -2, custom its minimum (or -1), fixed
+    /// its amount.
+    fn amount_rank(&self) -> i64 {
+        match self {
+            PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => -2,
+            PriceKind::OneTimeCustom { minimum_amount, .. } => minimum_amount.unwrap_or(-1),
+            PriceKind::RecurringFixed { amount, .. } | PriceKind::OneTimeFixed { amount, .. } => {
+                *amount
+            }
+        }
+    }
+}
+
+impl Product {
+    /// The prices on sale, in creation order (what the Product schema lists).
+    pub fn active_prices(&self) -> impl Iterator<Item = &Price> {
+        self.prices.iter().filter(|p| !p.is_archived)
+    }
+
+    /// A non-archived price of this product.
+    pub fn active_price(&self, id: PriceId) -> Option<&Price> {
+        self.active_prices().find(|p| p.id == id)
+    }
+
+    /// The unique key that maps a price id to its product.
+    pub fn price_key(id: PriceId) -> UniqueKey {
+        UniqueKey::new(PRICE_ID, Vec::new(), id.key())
+    }
+
+    /// The sort key of this product in the index of `field`: the criterion, then the
+    /// creation time (the store appends the id, so equal keys still sort stably).
+    pub fn sort_key(&self, field: ProductSort) -> Vec<u8> {
+        let created = self.created_at.timestamp_micros();
+        let price = self.first_active_price().map(|p| &p.kind);
+        let key = match field {
+            ProductSort::CreatedAt => KeyBuf::new(),
+            ProductSort::Name => {
+                let name: String = self
+                    .name
+                    .to_lowercase()
+                    .chars()
+                    .take(NAME_SORT_CHARS)
+                    .collect();
+                KeyBuf::new().str(&name)
+            }
+            ProductSort::PriceType => KeyBuf::new().opt_i64(price.map(PriceKind::type_rank)),
+            ProductSort::PriceAmountType => {
+                KeyBuf::new().opt_i64(price.map(PriceKind::amount_type_rank))
+            }
+            ProductSort::PriceAmount => KeyBuf::new().opt_i64(price.map(PriceKind::amount_rank)),
+        };
+        key.i64(created).into_vec()
+    }
+}
+
+impl Record for Product {
+    crate::record_v1!(Product, "product");
+    const INDEXES: &'static [&'static str] = &[
+        PRODUCT_BY_CREATED,
+        PRODUCT_BY_NAME,
+        PRODUCT_BY_PRICE_TYPE,
+        PRODUCT_BY_PRICE_AMOUNT_TYPE,
+        PRODUCT_BY_PRICE_AMOUNT,
+        PRODUCT_BY_BENEFIT,
+    ];
+    const UNIQUES: &'static [&'static str] = &[PRICE_ID];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    /// One entry per sort order in the organization's tenant, and one per granted benefit.
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        let org = self.organization_id.key();
+        let mut entries: Vec<IndexEntry> = ProductSort::ALL
+            .iter()
+            .map(|(_, field)| IndexEntry::new(field.index(), org.clone(), self.sort_key(*field)))
+            .collect();
+        let created = self.sort_key(ProductSort::CreatedAt);
+        for benefit in &self.benefit_ids {
+            entries.push(IndexEntry::new(
+                PRODUCT_BY_BENEFIT,
+                benefit.key(),
+                created.clone(),
+            ));
+        }
+        entries
+    }
+
+    /// Every price ever created, so that a price id always resolves to its product.
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        self.prices
+            .iter()
+            .map(|p| Product::price_key(p.id))
+            .collect()
+    }
+}
+
+/// The product that owns a price (archived prices included), if any.
+pub fn product_for_price(
+    store: &Store,
+    id: PriceId,
+) -> Result<Option<Stored<Product>>, StorageError> {
+    match store.lookup_unique(&Product::price_key(id))? {
+        Some(product_id) => store.get::<Product>(&product_id),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn price(kind: PriceKind, archived: bool) -> Price {
+        Price {
+            id: PriceId::new(),
+            created_at: Utc
+                .timestamp_opt(1_700_000_000, 0)
+                .single()
+                .unwrap_or_default(),
+            modified_at: None,
+            is_archived: archived,
+            kind,
+        }
+    }
+
+    fn product(name: &str, secs: i64, prices: Vec<Price>) -> Product {
+        Product {
+            id: ProductId::new(),
+            organization_id: OrganizationId::new(),
+            created_at: Utc.timestamp_opt(secs, 0).single().unwrap_or_default(),
+            modified_at: None,
+            name: name.into(),
+            description: None,
+            is_recurring: false,
+            is_archived: false,
+            is_tax_applicable: true,
+            metadata: Metadata::default(),
+            prices,
+            benefit_ids: Vec::new(),
+            media_ids: Vec::new(),
+            attached_custom_fields: Vec::new(),
+        }
+    }
+
+    fn fixed(amount: i64) -> PriceKind {
+        PriceKind::OneTimeFixed {
+            currency: "usd".into(),
+            amount,
+        }
+    }
+
+    fn order(products: &[Product], field: ProductSort) -> Vec<String> {
+        let mut keyed: Vec<(Vec<u8>, String)> = products
+            .iter()
+            .map(|p| (p.sort_key(field), p.name.clone()))
+            .collect();
+        keyed.sort();
+        keyed.into_iter().map(|(_, n)| n).collect()
+    }
+
+    #[test]
+    fn price_amount_uses_the_first_active_price_and_puts_none_last() {
+        let products = vec![
+            product("big", 1, vec![price(fixed(9000), false)]),
+            product(
+                "archived-first",
+                2,
+                vec![price(fixed(1), true), price(fixed(5000), false)],
+            ),
+            product("free", 3, vec![price(PriceKind::OneTimeFree, false)]),
+            product(
+                "custom",
+                4,
+                vec![price(
+                    PriceKind::OneTimeCustom {
+                        currency: "usd".into(),
+                        minimum_amount: None,
+                        maximum_amount: None,
+                        preset_amount: None,
+                    },
+                    false,
+                )],
+            ),
+            product("none", 5, vec![price(fixed(10), true)]),
+        ];
+        assert_eq!(
+            order(&products, ProductSort::PriceAmount),
+            vec!["free", "custom", "archived-first", "big", "none"]
+        );
+        assert_eq!(
+            order(&products, ProductSort::PriceAmountType),
+            vec!["free", "custom", "big", "archived-first", "none"]
+        );
+    }
+
+    #[test]
+    fn names_sort_case_insensitively_then_by_creation() {
+        let products = [
+            product("beta", 1, vec![]),
+            product("Alpha", 3, vec![]),
+            product("alpha", 2, vec![]),
+        ];
+        let mut keyed: Vec<(Vec<u8>, i64)> = products
+            .iter()
+            .map(|p| (p.sort_key(ProductSort::Name), p.created_at.timestamp()))
+            .collect();
+        keyed.sort();
+        let got: Vec<i64> = keyed.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(got, vec![2, 3, 1]);
+    }
+
+    #[test]
+    fn every_price_claims_a_unique_key() {
+        let p = product(
+            "x",
+            1,
+            vec![price(fixed(100), true), price(fixed(200), false)],
+        );
+        let keys = p.unique_keys();
+        assert_eq!(keys.len(), 2);
+        assert_eq!(keys[0], Product::price_key(p.prices[0].id));
     }
 }

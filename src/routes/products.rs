@@ -1,3 +1,599 @@
-use actix_web::web;
+//! `/v1/products/`: list, create, get, update and the benefits a product grants.
+//!
+//! Also the helpers other resources reuse: [`product_for`], [`product_for_price`] and the
+//! renderings [`product_view`] (full `Product`), [`checkout_product_view`]
+//! (`CheckoutProduct`), [`order_product_view`] (`OrderProduct`) and [`price_view`].
 
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+use std::collections::HashSet;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::Value;
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
+
+use crate::api::metadata::parse_metadata;
+use crate::api::product::{
+    self as view, check_price_set, parse_price, AttachedCustomFieldCreate, PriceInput,
+    ProductBenefitsUpdate, ProductCreate, ProductUpdate, NAME_MIN_CHARS,
+};
+use crate::api::{ListResource, Pagination};
+use crate::domain::benefit::Benefit;
+use crate::domain::custom_field::CustomField;
+use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
+use crate::domain::metadata::Metadata;
+use crate::domain::product::{
+    AttachedCustomField, Price, PriceKind, Product, ProductSort, PRODUCT_BY_BENEFIT,
+};
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::auth::{ProductsRead, ProductsWrite};
+use crate::extract::{
+    path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
+};
+use crate::loc;
+use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
+use crate::routes::listing::page_of;
+use crate::state::AppState;
+use crate::validate::Validator;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/v1/products/")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/v1/products/{id}")
+            .route(web::get().to(get))
+            .route(web::patch().to(update)),
+    )
+    .service(web::resource("/v1/products/{id}/benefits").route(web::post().to(update_benefits)));
+}
+
+impl SortField for ProductSort {
+    const FIELDS: &'static [(&'static str, ProductSort)] = ProductSort::ALL;
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers for other resources
+// ---------------------------------------------------------------------------------------
+
+/// A product the subject may see, else 404.
+pub fn product_for(
+    state: &AppState,
+    subject: Subject,
+    id: ProductId,
+) -> Result<Stored<Product>, ApiError> {
+    match state.store.get::<Product>(&id.key())? {
+        Some(p) if can_access(state, subject, p.value.organization_id)? => Ok(p),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// The product owning a price (archived prices included), whoever may see it; callers
+/// check access and whether the price is still on sale (`Product::active_price`).
+pub fn product_for_price(
+    state: &AppState,
+    id: PriceId,
+) -> Result<Option<Stored<Product>>, ApiError> {
+    Ok(crate::domain::product::product_for_price(&state.store, id)?)
+}
+
+/// The benefit records a product refers to (deleted ones included; renderers skip them).
+pub fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
+    let keys: Vec<Vec<u8>> = p.benefit_ids.iter().map(|b| b.key()).collect();
+    Ok(state
+        .store
+        .get_many::<Benefit>(&keys)?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+/// The custom field records a product refers to.
+pub fn product_custom_fields(state: &AppState, p: &Product) -> Result<Vec<CustomField>, ApiError> {
+    let keys: Vec<Vec<u8>> = p
+        .attached_custom_fields
+        .iter()
+        .map(|a| a.custom_field_id.key())
+        .collect();
+    Ok(state
+        .store
+        .get_many::<CustomField>(&keys)?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+/// The full `Product` schema (with metadata, prices, benefits, medias and attached custom
+/// fields), as products, subscriptions and checkouts' `attached_custom_fields` need it.
+pub fn product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    let benefits = product_benefits(state, p)?;
+    let fields = product_custom_fields(state, p)?;
+    Ok(view::product_json(p, &benefits, &fields))
+}
+
+/// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
+pub fn checkout_product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    let benefits = product_benefits(state, p)?;
+    Ok(view::checkout_product_json(p, &benefits))
+}
+
+/// `OrderProduct`: the product without prices, benefits or medias.
+pub fn order_product_view(p: &Product) -> Value {
+    view::order_product_json(p)
+}
+
+/// One price as the `ProductPrice` union.
+pub fn price_view(p: &Product, price: &Price) -> Value {
+    view::price_json(p.id, price)
+}
+
+/// `attached_custom_fields` of a product, as checkouts render them.
+pub fn attached_custom_fields_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    let fields = product_custom_fields(state, p)?;
+    Ok(view::attached_custom_fields_json(p, &fields))
+}
+
+// ---------------------------------------------------------------------------------------
+// Handlers
+// ---------------------------------------------------------------------------------------
+
+async fn list(
+    auth: Auth<ProductsRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let orgs: Vec<OrganizationId> = q.ids("organization_id");
+    let query = q.string("query");
+    let is_archived = q.bool("is_archived");
+    let is_recurring = q.bool("is_recurring");
+    let benefits: Vec<BenefitId> = q.ids("benefit_id");
+    let sorting = Sorting::<ProductSort>::from_query(&mut q, (ProductSort::CreatedAt, true));
+    q.finish()?;
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let (field, descending) = sorting.primary();
+    let needle = query.map(|s| s.to_lowercase());
+    let filtered = needle.is_some() || is_archived.is_some() || is_recurring.is_some();
+    let keep = |p: &Product| {
+        needle
+            .as_ref()
+            .is_none_or(|n| p.name.to_lowercase().contains(n.as_str()))
+            && is_archived.is_none_or(|a| p.is_archived == a)
+            && is_recurring.is_none_or(|r| p.is_recurring == r)
+    };
+    let (items, total) = if benefits.is_empty() {
+        let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+        let filter: Option<&dyn Fn(&Product) -> bool> = if filtered { Some(&keep) } else { None };
+        page_of::<Product>(&state, field.index(), &tenants, descending, params, filter)?
+    } else {
+        granting_products(&state, &benefits, &orgs, (field, descending), params, &keep)?
+    };
+    let items = items
+        .iter()
+        .map(|p| product_view(&state, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(HttpResponse::Ok().json(ListResource {
+        items,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+/// One page of the products granting any of `benefits`, in the requested order. The cost
+/// grows with the number of products granting those benefits.
+fn granting_products(
+    state: &AppState,
+    benefits: &[BenefitId],
+    orgs: &[OrganizationId],
+    (field, descending): (ProductSort, bool),
+    params: ListParams,
+    keep: &dyn Fn(&Product) -> bool,
+) -> Result<(Vec<Product>, u64), ApiError> {
+    let tenants: Vec<Vec<u8>> = benefits.iter().map(|b| b.key()).collect();
+    let mut seen = HashSet::new();
+    let mut found: Vec<(Vec<u8>, Product)> = Vec::new();
+    for id in state
+        .store
+        .index_iter(PRODUCT_BY_BENEFIT, &tenants, Direction::Asc)?
+    {
+        let id = id?;
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let Some(p) = state.store.get::<Product>(&id)? else {
+            continue;
+        };
+        if !orgs.contains(&p.value.organization_id) || !keep(&p.value) {
+            continue;
+        }
+        let mut key = p.value.sort_key(field);
+        key.extend_from_slice(&id);
+        found.push((key, p.value));
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    if descending {
+        found.reverse();
+    }
+    let total = found.len() as u64;
+    let items = found
+        .into_iter()
+        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
+        .take(params.limit as usize)
+        .map(|(_, p)| p)
+        .collect();
+    Ok((items, total))
+}
+
+/// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`.
+fn body_metadata(v: &mut Validator, raw: &Value, null_is_absent: bool) -> Option<Metadata> {
+    match raw.get("metadata") {
+        None => None,
+        Some(Value::Null) if null_is_absent => None,
+        Some(m) => match parse_metadata("metadata", m) {
+            Ok(m) => Some(m),
+            Err(errors) => {
+                for e in errors {
+                    v.push(e);
+                }
+                None
+            }
+        },
+    }
+}
+
+/// Parses every item of `prices`; `None` if any is invalid (the errors are in `v`).
+fn parse_prices(
+    v: &mut Validator,
+    prices: &[Value],
+    allow_existing: bool,
+) -> Option<Vec<PriceInput>> {
+    let mut out = Vec::with_capacity(prices.len());
+    let mut ok = true;
+    for (i, raw) in prices.iter().enumerate() {
+        let loc = loc!["body", "prices", i];
+        match parse_price(v, &loc, raw, allow_existing) {
+            Some(p) => out.push(p),
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+/// There is no file service: no file id names an uploaded product media.
+fn check_medias(v: &mut Validator, medias: Option<&Vec<uuid::Uuid>>) {
+    for (i, id) in medias.into_iter().flatten().enumerate() {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "medias", i],
+            "File does not exist or is not yet uploaded.",
+            Value::from(id.to_string()),
+        ));
+    }
+}
+
+/// The custom fields to attach, in the order given; each must be a live custom field of
+/// the product's organization, attached once.
+fn attached_fields(
+    state: &AppState,
+    v: &mut Validator,
+    organization_id: OrganizationId,
+    list: &[AttachedCustomFieldCreate],
+) -> Result<Vec<AttachedCustomField>, ApiError> {
+    let mut out: Vec<AttachedCustomField> = Vec::with_capacity(list.len());
+    for (i, a) in list.iter().enumerate() {
+        let id = CustomFieldId(a.custom_field_id);
+        let exists = state.store.get::<CustomField>(&id.key())?.is_some_and(|f| {
+            f.value.organization_id == organization_id && f.value.deleted_at.is_none()
+        });
+        let input = Value::from(id.to_string());
+        if !exists {
+            v.push(FieldError::new(
+                "value_error",
+                loc!["body", "attached_custom_fields", i],
+                "Custom field does not exist.",
+                input,
+            ));
+        } else if out.iter().any(|o| o.custom_field_id == id) {
+            v.push(FieldError::new(
+                "value_error",
+                loc!["body", "attached_custom_fields", i],
+                "Custom field is already attached.",
+                input,
+            ));
+        } else {
+            out.push(AttachedCustomField {
+                custom_field_id: id,
+                required: a.required,
+                order: i as i64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
+    Price {
+        id: PriceId::new(),
+        created_at: now,
+        modified_at: None,
+        is_archived: false,
+        kind,
+    }
+}
+
+async fn create(
+    auth: Auth<ProductsWrite>,
+    state: web::Data<AppState>,
+    body: ValidJson<ProductCreate>,
+) -> ApiResult<HttpResponse> {
+    let raw = body.raw.clone();
+    let input = body.into_inner();
+    let mut v = Validator::new();
+    v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS);
+    let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false).map(|ps| {
+        ps.into_iter()
+            .filter_map(|p| match p {
+                PriceInput::New(k) => Some(k),
+                PriceInput::Existing(_) => None,
+            })
+            .collect()
+    });
+    if let Some(kinds) = &kinds {
+        let refs: Vec<&PriceKind> = kinds.iter().collect();
+        check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
+    }
+    let metadata = body_metadata(&mut v, &raw, false).unwrap_or_default();
+    v.finish()?;
+    let kinds = kinds.unwrap_or_default();
+
+    let organization_id = organization_for_create(&state, auth.subject(), input.organization_id)?;
+    let mut v = Validator::new();
+    check_medias(&mut v, input.medias.as_ref());
+    let attached = attached_fields(
+        &state,
+        &mut v,
+        organization_id,
+        input.attached_custom_fields.as_deref().unwrap_or_default(),
+    )?;
+    v.finish()?;
+
+    let now = state.now();
+    let product = Product {
+        id: ProductId::new(),
+        organization_id,
+        created_at: now,
+        modified_at: None,
+        name: input.name,
+        description: input.description.filter(|d| !d.is_empty()),
+        is_recurring: kinds.iter().all(PriceKind::is_recurring),
+        is_archived: false,
+        is_tax_applicable: true,
+        metadata,
+        prices: kinds.into_iter().map(|k| new_price(k, now)).collect(),
+        benefit_ids: Vec::new(),
+        media_ids: Vec::new(),
+        attached_custom_fields: attached,
+    };
+    let mut batch = Batch::new();
+    batch.put(&product, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    Ok(HttpResponse::Created().json(product_view(&state, &product)?))
+}
+
+async fn get(
+    auth: Auth<ProductsRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: ProductId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let product = product_for(&state, auth.subject(), id)?;
+    Ok(HttpResponse::Ok().json(product_view(&state, &product.value)?))
+}
+
+/// Applies `prices` of an update: listed existing prices stay, new ones are added, every
+/// other non-archived price is archived. The resulting set must be a valid price set.
+fn apply_prices(
+    v: &mut Validator,
+    product: &mut Product,
+    inputs: &[PriceInput],
+    raw: &Value,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    if inputs.is_empty() {
+        v.push(FieldError::new(
+            "too_short",
+            loc!["body", "prices"],
+            "At least one price is required.",
+            raw.clone(),
+        ));
+        return;
+    }
+    let mut kept: HashSet<PriceId> = HashSet::new();
+    let mut added: Vec<PriceKind> = Vec::new();
+    let mut unknown = false;
+    for (i, input) in inputs.iter().enumerate() {
+        match input {
+            PriceInput::Existing(id) => {
+                if product.active_price(*id).is_some() {
+                    kept.insert(*id);
+                } else {
+                    unknown = true;
+                    v.push(FieldError::new(
+                        "value_error",
+                        loc!["body", "prices", i],
+                        "Price does not exist.",
+                        Value::from(id.to_string()),
+                    ));
+                }
+            }
+            PriceInput::New(kind) => added.push(kind.clone()),
+        }
+    }
+    if unknown {
+        return;
+    }
+    let resulting: Vec<&PriceKind> = product
+        .active_prices()
+        .filter(|p| kept.contains(&p.id))
+        .map(|p| &p.kind)
+        .chain(added.iter())
+        .collect();
+    check_price_set(v, &resulting, raw);
+    if v.has_errors() {
+        return;
+    }
+    for price in product.prices.iter_mut() {
+        if !price.is_archived && !kept.contains(&price.id) {
+            price.is_archived = true;
+            price.modified_at = Some(now);
+        }
+    }
+    product
+        .prices
+        .extend(added.into_iter().map(|k| new_price(k, now)));
+    let recurring = product.active_prices().all(|p| p.kind.is_recurring());
+    product.is_recurring = recurring;
+}
+
+async fn update(
+    auth: Auth<ProductsWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<ProductUpdate>,
+) -> ApiResult<HttpResponse> {
+    let id: ProductId = path_id("id", &id)?;
+    let raw = body.raw.clone();
+    let input = body.into_inner();
+    let mut v = Validator::new();
+    if let Some(name) = &input.name {
+        v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS);
+    }
+    let prices = match &input.prices {
+        Some(list) => parse_prices(&mut v, list, true),
+        None => None,
+    };
+    let metadata = body_metadata(&mut v, &raw, true);
+    v.finish()?;
+    let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
+
+    for _ in 0..5 {
+        let current = product_for(&state, auth.subject(), id)?;
+        let mut product = current.value.clone();
+        let now = state.now();
+        let mut v = Validator::new();
+        if let Some(inputs) = &prices {
+            apply_prices(&mut v, &mut product, inputs, &raw_prices, now);
+        }
+        if input.medias.is_some() {
+            check_medias(&mut v, input.medias.as_ref());
+        }
+        if let Some(list) = &input.attached_custom_fields {
+            product.attached_custom_fields =
+                attached_fields(&state, &mut v, product.organization_id, list)?;
+        }
+        v.finish()?;
+        if let Some(name) = &input.name {
+            product.name = name.clone();
+        }
+        if let Some(d) = input.description.as_ref().filter(|d| !d.is_empty()) {
+            product.description = Some(d.clone());
+        }
+        if let Some(archived) = input.is_archived {
+            product.is_archived = archived;
+        }
+        if let Some(m) = &metadata {
+            product.metadata = m.clone();
+        }
+        product.modified_at = Some(now);
+        let mut batch = Batch::new();
+        batch.put(&product, Expect::Rev(current.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(HttpResponse::Ok().json(product_view(&state, &product)?)),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Conflict(
+        "The product is being modified concurrently; retry.".into(),
+    ))
+}
+
+/// `POST /v1/products/{id}/benefits`: replaces the set of benefits, in the order given.
+async fn update_benefits(
+    auth: Auth<ProductsWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<ProductBenefitsUpdate>,
+) -> ApiResult<HttpResponse> {
+    let id: ProductId = path_id("id", &id)?;
+    let requested: Vec<BenefitId> = body
+        .into_inner()
+        .benefits
+        .into_iter()
+        .map(BenefitId)
+        .collect();
+    for _ in 0..5 {
+        let current = product_for(&state, auth.subject(), id)?;
+        let mut product = current.value.clone();
+        let previous = &current.value.benefit_ids;
+        let mut v = Validator::new();
+        let mut next: Vec<BenefitId> = Vec::with_capacity(requested.len());
+        for (i, benefit_id) in requested.iter().enumerate() {
+            let input = Value::from(benefit_id.to_string());
+            let benefit = state
+                .store
+                .get::<Benefit>(&benefit_id.key())?
+                .map(|b| b.value)
+                .filter(|b| b.deleted_at.is_none() && b.organization_id == product.organization_id);
+            match benefit {
+                None => v.push(FieldError::new(
+                    "value_error",
+                    loc!["body", "benefits", i],
+                    "Benefit does not exist.",
+                    input,
+                )),
+                Some(b) if !b.selectable && !previous.contains(&b.id) => v.push(FieldError::new(
+                    "value_error",
+                    loc!["body", "benefits", i],
+                    "Benefit is not selectable.",
+                    input,
+                )),
+                Some(b) => {
+                    if !next.contains(&b.id) {
+                        next.push(b.id);
+                    }
+                }
+            }
+        }
+        // A benefit that can't be selected can't be removed either.
+        for removed in previous.iter().filter(|b| !requested.contains(b)) {
+            let locked = state
+                .store
+                .get::<Benefit>(&removed.key())?
+                .is_some_and(|b| b.value.deleted_at.is_none() && !b.value.selectable);
+            if locked {
+                v.push(FieldError::new(
+                    "value_error",
+                    loc!["body", "benefits"],
+                    "Benefit is not selectable.",
+                    Value::from(removed.to_string()),
+                ));
+            }
+        }
+        v.finish()?;
+        // Polar keeps `modified_at`: only the association rows change.
+        product.benefit_ids = next;
+        let mut batch = Batch::new();
+        batch.put(&product, Expect::Rev(current.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(HttpResponse::Ok().json(product_view(&state, &product)?)),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Conflict(
+        "The product is being modified concurrently; retry.".into(),
+    ))
+}
