@@ -1,1 +1,388 @@
-//! (in progress)
+//! Customer request bodies, the `Address` and tax-id inputs checkouts share, and the
+//! `Customer` shape (also `OrderCustomer`, `SubscriptionCustomer`, `LicenseKeyCustomer`).
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::Maybe;
+use crate::domain::customer::{
+    validate_tax_id, Address, AddressIssue, Customer, TaxId, TaxIdFormat,
+};
+use crate::error::FieldError;
+
+#[derive(Debug, Deserialize)]
+pub struct CustomerCreate {
+    pub email: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub billing_address: Option<Value>,
+    #[serde(default)]
+    pub tax_id: Option<Value>,
+    #[serde(default)]
+    pub organization_id: Option<uuid::Uuid>,
+    #[serde(default)]
+    pub metadata: Option<Value>,
+}
+
+/// Every field optional; `null` clears `name`, `billing_address` and `tax_id`, and leaves
+/// `email` and `metadata` as they are.
+#[derive(Debug, Default, Deserialize)]
+pub struct CustomerUpdate {
+    #[serde(default)]
+    pub email: Maybe<String>,
+    #[serde(default)]
+    pub name: Maybe<String>,
+    #[serde(default)]
+    pub billing_address: Maybe<Value>,
+    #[serde(default)]
+    pub tax_id: Maybe<Value>,
+    #[serde(default)]
+    pub metadata: Maybe<Value>,
+}
+
+fn at(loc: &[Value], field: &str) -> Vec<Value> {
+    let mut l = loc.to_vec();
+    l.push(Value::from(field));
+    l
+}
+
+/// Parses an `Address` object found at `loc` (e.g. `["body", "billing_address"]`):
+/// `country` is required and must be an ISO 3166-1 alpha-2 code; the other lines are
+/// optional strings (blank ones become null); a US or CA `state` must be a subdivision
+/// (`NY` and `US-NY` both give `US-NY`).
+pub fn parse_address(value: &Value, loc: Vec<Value>) -> Result<Address, Vec<FieldError>> {
+    let Value::Object(map) = value else {
+        return Err(vec![FieldError::new(
+            "model_type",
+            loc,
+            "Input should be a valid dictionary or instance of Address",
+            value.clone(),
+        )]);
+    };
+    let mut errors = Vec::new();
+    let mut line = |field: &str| -> Option<String> {
+        match map.get(field) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                errors.push(FieldError::new(
+                    "string_type",
+                    at(&loc, field),
+                    "Input should be a valid string",
+                    other.clone(),
+                ));
+                None
+            }
+        }
+    };
+    let line1 = line("line1");
+    let line2 = line("line2");
+    let postal_code = line("postal_code");
+    let city = line("city");
+    let state = line("state");
+    let country = match map.get("country") {
+        None => {
+            errors.push(FieldError::new(
+                "missing",
+                at(&loc, "country"),
+                "Field required",
+                value.clone(),
+            ));
+            None
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            errors.push(FieldError::new(
+                "string_type",
+                at(&loc, "country"),
+                "Input should be a valid string",
+                other.clone(),
+            ));
+            None
+        }
+    };
+    let Some(country) = country else {
+        return Err(errors);
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Address::new(
+        line1.as_deref(),
+        line2.as_deref(),
+        postal_code.as_deref(),
+        city.as_deref(),
+        state.as_deref(),
+        &country,
+    )
+    .map_err(|issue| {
+        vec![match issue {
+            AddressIssue::UnknownCountry => FieldError::new(
+                "country_alpha2",
+                at(&loc, "country"),
+                "Invalid country alpha2 code",
+                Value::from(country.as_str()),
+            ),
+            AddressIssue::InvalidUsState => FieldError::new(
+                "value_error",
+                loc.clone(),
+                "Value error, Invalid US state",
+                value.clone(),
+            ),
+            AddressIssue::InvalidCaSubdivision => FieldError::new(
+                "value_error",
+                loc.clone(),
+                "Value error, Invalid CA subdivision",
+                value.clone(),
+            ),
+        }]
+    })
+}
+
+/// Reads a tax-id input: a string (blank means none), or Polar's stored pair
+/// `[number, format]` whose format is checked but whose number is revalidated like a
+/// string.
+pub fn parse_tax_id_input(
+    value: &Value,
+    loc: Vec<Value>,
+) -> Result<Option<String>, Vec<FieldError>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
+        Value::Array(pair) if pair.len() == 2 => {
+            let number = pair.first().and_then(Value::as_str);
+            let format = pair.get(1).and_then(Value::as_str);
+            match (number, format.map(TaxIdFormat::parse)) {
+                (Some(n), Some(Some(_))) => {
+                    Ok(Some(n.trim().to_string()).filter(|s| !s.is_empty()))
+                }
+                (None, _) => {
+                    let mut l = loc;
+                    l.push(Value::from(0));
+                    Err(vec![FieldError::new(
+                        "string_type",
+                        l,
+                        "Input should be a valid string",
+                        pair.first().cloned().unwrap_or(Value::Null),
+                    )])
+                }
+                (Some(_), _) => {
+                    let mut l = loc;
+                    l.push(Value::from(1));
+                    let names: Vec<String> = TaxIdFormat::ALL
+                        .iter()
+                        .map(|(n, _)| format!("'{n}'"))
+                        .collect();
+                    let (last, rest) = match names.split_last() {
+                        Some((last, rest)) => (last.as_str(), rest),
+                        None => ("", &[][..]),
+                    };
+                    Err(vec![FieldError::new(
+                        "enum",
+                        l,
+                        format!("Input should be {} or {last}", rest.join(", ")),
+                        pair.get(1).cloned().unwrap_or(Value::Null),
+                    )])
+                }
+            }
+        }
+        other => Err(vec![FieldError::new(
+            "string_type",
+            loc,
+            "Input should be a valid string",
+            other.clone(),
+        )]),
+    }
+}
+
+/// Validates a tax-id number against the country of `address` (Polar's rule, reference
+/// 1.2 step 6): no address is a `missing` error at `address_loc`; a number the country
+/// does not accept is "Invalid tax ID." at `tax_loc`.
+pub fn check_tax_id(
+    number: &str,
+    address: Option<&Address>,
+    address_loc: Vec<Value>,
+    tax_loc: Vec<Value>,
+) -> Result<TaxId, Vec<FieldError>> {
+    let Some(address) = address else {
+        return Err(vec![FieldError::new(
+            "missing",
+            address_loc,
+            "Country is required to validate tax ID.",
+            Value::Null,
+        )]);
+    };
+    validate_tax_id(number, &address.country).map_err(|_| {
+        vec![FieldError::new(
+            "value_error",
+            tax_loc,
+            "Invalid tax ID.",
+            Value::from(number),
+        )]
+    })
+}
+
+/// `Address` as Polar renders it: every line, null when unset.
+pub fn address_json(a: &Address) -> Value {
+    json!({
+        "line1": a.line1,
+        "line2": a.line2,
+        "postal_code": a.postal_code,
+        "city": a.city,
+        "state": a.state,
+        "country": a.country,
+    })
+}
+
+/// A tax id as `[number, format]`, or null.
+pub fn tax_id_json(t: Option<&TaxId>) -> Value {
+    match t {
+        Some(t) => json!([t.value, t.format.as_str()]),
+        None => Value::Null,
+    }
+}
+
+/// The `Customer` schema (the same keys as `OrderCustomer`).
+pub fn customer_json(c: &Customer) -> Value {
+    json!({
+        "id": c.id.0,
+        "created_at": c.created_at,
+        "modified_at": c.modified_at,
+        "metadata": c.metadata.to_json(),
+        "email": c.email,
+        "email_verified": c.email_verified,
+        "name": c.name,
+        "billing_address": c.billing_address.as_ref().map(address_json),
+        "tax_id": tax_id_json(c.tax_id.as_ref()),
+        "organization_id": c.organization_id.0,
+        "avatar_url": c.avatar_url(),
+    })
+}
+
+/// An e-mail address as stored: trimmed, with a lower-cased domain.
+pub fn normalize_email_input(email: &str) -> String {
+    let email = email.trim();
+    match email.rsplit_once('@') {
+        Some((local, domain)) => format!("{local}@{}", domain.to_lowercase()),
+        None => email.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::{CustomerId, OrganizationId};
+    use chrono::Utc;
+    use std::collections::BTreeSet;
+
+    fn loc() -> Vec<Value> {
+        crate::loc!["body", "billing_address"]
+    }
+
+    #[test]
+    fn customer_has_exactly_the_schema_keys() {
+        let c = Customer::new(
+            CustomerId::new(),
+            OrganizationId::new(),
+            "a@b.co".into(),
+            Utc::now(),
+        );
+        let v = customer_json(&c);
+        let keys: BTreeSet<&str> = v
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let expected: BTreeSet<&str> = [
+            "id",
+            "created_at",
+            "modified_at",
+            "metadata",
+            "email",
+            "email_verified",
+            "name",
+            "billing_address",
+            "tax_id",
+            "organization_id",
+            "avatar_url",
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(keys, expected);
+        assert_eq!(v["email_verified"], false);
+        assert_eq!(v["tax_id"], Value::Null);
+    }
+
+    #[test]
+    fn addresses() {
+        let a = parse_address(&json!({"country": "fr", "line1": " 1 rue X "}), loc());
+        let a = a.unwrap_or_default();
+        assert_eq!(a.country, "FR");
+        assert_eq!(
+            address_json(&a),
+            json!({"line1": "1 rue X", "line2": null, "postal_code": null, "city": null, "state": null, "country": "FR"})
+        );
+        let e = parse_address(&json!({"line1": "x"}), loc())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(e[0].kind, "missing");
+        assert_eq!(e[0].loc, crate::loc!["body", "billing_address", "country"]);
+        let e = parse_address(&json!({"country": "XX"}), loc())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(e[0].kind, "country_alpha2");
+        let e = parse_address(&json!({"country": "US", "state": "ZZ"}), loc())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(e[0].msg, "Value error, Invalid US state");
+        assert_eq!(e[0].loc, loc());
+        let e = parse_address(&json!("FR"), loc()).err().unwrap_or_default();
+        assert_eq!(e[0].kind, "model_type");
+        let e = parse_address(&json!({"country": 3, "city": 4}), loc())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(e.len(), 2);
+    }
+
+    #[test]
+    fn tax_ids() {
+        let fr = parse_address(&json!({"country": "FR"}), loc()).ok();
+        let t = check_tax_id(
+            "FR61954506077",
+            fr.as_ref(),
+            loc(),
+            crate::loc!["body", "tax_id"],
+        );
+        assert_eq!(
+            t.map(|t| tax_id_json(Some(&t))),
+            Ok(json!(["FR61954506077", "eu_vat"]))
+        );
+        let e = check_tax_id("123", fr.as_ref(), loc(), crate::loc!["body", "tax_id"]);
+        assert_eq!(
+            e.err().map(|e| e[0].msg.clone()),
+            Some("Invalid tax ID.".into())
+        );
+        let e = check_tax_id("FR61954506077", None, loc(), crate::loc!["body", "tax_id"]);
+        let e = e.err();
+        assert_eq!(e.as_ref().map(|e| e[0].kind.as_str()), Some("missing"));
+        assert_eq!(e.map(|e| e[0].loc.clone()), Some(loc()));
+
+        let l = || crate::loc!["body", "tax_id"];
+        assert_eq!(parse_tax_id_input(&json!(" x "), l()), Ok(Some("x".into())));
+        assert_eq!(parse_tax_id_input(&json!(""), l()), Ok(None));
+        assert_eq!(
+            parse_tax_id_input(&json!(["FR61954506077", "eu_vat"]), l()),
+            Ok(Some("FR61954506077".into()))
+        );
+        assert!(parse_tax_id_input(&json!(["x", "nope"]), l()).is_err());
+        assert!(parse_tax_id_input(&json!(5), l()).is_err());
+    }
+
+    #[test]
+    fn emails_keep_their_local_part() {
+        assert_eq!(
+            normalize_email_input(" Jane@Example.COM "),
+            "Jane@example.com"
+        );
+    }
+}

@@ -1,1 +1,426 @@
-//! (in progress)
+//! Discounts: a fixed amount or a percentage off, for one invoice, every invoice or a number
+//! of months, optionally behind a code customers type at checkout, limited in time and in
+//! redemptions, and optionally restricted to some products of the organization.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
+
+use super::ids::{DiscountId, OrganizationId, ProductId};
+use super::metadata::Metadata;
+use super::product::Product;
+use super::time_key;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Discount {
+    pub id: DiscountId,
+    pub organization_id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    /// Shown to the customer when the discount applies.
+    pub name: String,
+    /// Typed by customers at checkout; unique per organization, case-insensitively, while
+    /// the discount is not deleted.
+    pub code: Option<String>,
+    pub kind: DiscountKind,
+    pub duration: DiscountDuration,
+    /// Redeemable from this instant on.
+    pub starts_at: Option<DateTime<Utc>>,
+    /// Not redeemable after this instant.
+    pub ends_at: Option<DateTime<Utc>>,
+    pub max_redemptions: Option<i64>,
+    pub redemptions_count: i64,
+    /// The products it applies to; empty means every product of the organization.
+    pub product_ids: Vec<ProductId>,
+    pub metadata: Metadata,
+    pub deleted_at: Option<DateTime<Utc>>,
+}
+
+/// What the discount takes off. Amounts are in the currency's minor unit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DiscountKind {
+    Fixed {
+        amount: i64,
+        currency: String,
+    },
+    /// 1 basis point = 0.01 %; 10 000 is 100 %.
+    Percentage {
+        basis_points: i64,
+    },
+}
+
+/// For subscriptions: which invoices the discount applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DiscountDuration {
+    Once,
+    Forever,
+    Repeating { months: i64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscountType {
+    Fixed,
+    Percentage,
+}
+
+impl DiscountType {
+    pub const ALL: &'static [(&'static str, DiscountType)] = &[
+        ("fixed", DiscountType::Fixed),
+        ("percentage", DiscountType::Percentage),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiscountType::Fixed => "fixed",
+            DiscountType::Percentage => "percentage",
+        }
+    }
+}
+
+impl DiscountKind {
+    pub fn discount_type(&self) -> DiscountType {
+        match self {
+            DiscountKind::Fixed { .. } => DiscountType::Fixed,
+            DiscountKind::Percentage { .. } => DiscountType::Percentage,
+        }
+    }
+}
+
+impl DiscountDuration {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiscountDuration::Once => "once",
+            DiscountDuration::Forever => "forever",
+            DiscountDuration::Repeating { .. } => "repeating",
+        }
+    }
+
+    pub fn months(self) -> Option<i64> {
+        match self {
+            DiscountDuration::Repeating { months } => Some(months),
+            _ => None,
+        }
+    }
+}
+
+pub const DISCOUNT_BY_CREATED: &str = "discount_by_created";
+pub const DISCOUNT_BY_NAME: &str = "discount_by_name";
+pub const DISCOUNT_BY_CODE: &str = "discount_by_code";
+pub const DISCOUNT_BY_REDEMPTIONS: &str = "discount_by_redemptions";
+pub const DISCOUNT_CODE: &str = "discount_code";
+
+/// Codes are compared case-insensitively.
+pub fn normalize_code(code: &str) -> String {
+    code.to_lowercase()
+}
+
+impl Discount {
+    pub fn discount_type(&self) -> DiscountType {
+        self.kind.discount_type()
+    }
+
+    pub fn is_deleted(&self) -> bool {
+        self.deleted_at.is_some()
+    }
+
+    /// Whether a checkout may apply it at `now`: within its dates and below its redemption
+    /// limit (Polar's `is_redeemable_discount`; both bounds inclusive).
+    pub fn is_redeemable(&self, now: DateTime<Utc>) -> bool {
+        if self.is_deleted() {
+            return false;
+        }
+        if self.starts_at.is_some_and(|s| s > now) {
+            return false;
+        }
+        if self.ends_at.is_some_and(|e| e < now) {
+            return false;
+        }
+        match self.max_redemptions {
+            Some(max) => self.redemptions_count < max,
+            None => true,
+        }
+    }
+
+    /// Whether it may be applied to this product (no restriction means every product).
+    pub fn applies_to(&self, product_id: ProductId) -> bool {
+        self.product_ids.is_empty() || self.product_ids.contains(&product_id)
+    }
+
+    /// How much it takes off `amount`: a fixed discount never more than the amount; a
+    /// percentage rounded half up.
+    pub fn discount_amount(&self, amount: i64) -> i64 {
+        match &self.kind {
+            DiscountKind::Fixed { amount: off, .. } => (*off).min(amount),
+            DiscountKind::Percentage { basis_points } => {
+                let product = i128::from(amount) * i128::from(*basis_points);
+                let whole = product.div_euclid(10_000);
+                let rest = product.rem_euclid(10_000);
+                let rounded = if rest * 2 >= 10_000 { whole + 1 } else { whole };
+                i64::try_from(rounded).unwrap_or(i64::MAX)
+            }
+        }
+    }
+
+    /// Counts one more redemption (a confirmed checkout that applied it).
+    pub fn record_redemption(&mut self) {
+        self.redemptions_count = self.redemptions_count.saturating_add(1);
+    }
+
+    pub fn code_key(org: OrganizationId, code: &str) -> UniqueKey {
+        UniqueKey::new(DISCOUNT_CODE, org.key(), normalize_code(code))
+    }
+
+    fn created_sort(&self) -> KeyBuf {
+        KeyBuf::new().i64(self.created_at.timestamp_micros())
+    }
+}
+
+impl Record for Discount {
+    crate::record_v1!(Discount, "discount");
+    const INDEXES: &'static [&'static str] = &[
+        DISCOUNT_BY_CREATED,
+        DISCOUNT_BY_NAME,
+        DISCOUNT_BY_CODE,
+        DISCOUNT_BY_REDEMPTIONS,
+    ];
+    const UNIQUES: &'static [&'static str] = &[DISCOUNT_CODE];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    /// One index per sortable field, each split by organization; ties sort by creation time
+    /// (then id). Deleted discounts leave every list.
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        if self.is_deleted() {
+            return Vec::new();
+        }
+        let tenant = self.organization_id.key();
+        let code = match &self.code {
+            // Polar (PostgreSQL) sorts nulls last in ascending order.
+            Some(c) => KeyBuf::new().u8(0).str(&normalize_code(c)),
+            None => KeyBuf::new().u8(1),
+        };
+        vec![
+            IndexEntry::new(
+                DISCOUNT_BY_CREATED,
+                tenant.clone(),
+                time_key(self.created_at),
+            ),
+            IndexEntry::new(
+                DISCOUNT_BY_NAME,
+                tenant.clone(),
+                KeyBuf::new()
+                    .str(&self.name.to_lowercase())
+                    .fixed(self.created_sort().as_slice())
+                    .into_vec(),
+            ),
+            IndexEntry::new(
+                DISCOUNT_BY_CODE,
+                tenant.clone(),
+                code.fixed(self.created_sort().as_slice()).into_vec(),
+            ),
+            IndexEntry::new(
+                DISCOUNT_BY_REDEMPTIONS,
+                tenant,
+                KeyBuf::new()
+                    .i64(self.redemptions_count)
+                    .fixed(self.created_sort().as_slice())
+                    .into_vec(),
+            ),
+        ]
+    }
+
+    /// A deleted discount frees its code, as Polar's code lookup ignores deleted ones.
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        match (&self.code, self.is_deleted()) {
+            (Some(code), false) => vec![Discount::code_key(self.organization_id, code)],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A discount that is not deleted, by id.
+pub fn discount_by_id(
+    store: &Store,
+    id: DiscountId,
+) -> Result<Option<Stored<Discount>>, StorageError> {
+    Ok(store
+        .get::<Discount>(&id.key())?
+        .filter(|d| !d.value.is_deleted()))
+}
+
+/// The organization's discount with this code (case-insensitive), if any and not deleted.
+/// Whether it is redeemable or applies to a product is for the caller to check.
+pub fn discount_by_code(
+    store: &Store,
+    org: OrganizationId,
+    code: &str,
+) -> Result<Option<Stored<Discount>>, StorageError> {
+    let Some(id) = store.lookup_unique(&Discount::code_key(org, code))? else {
+        return Ok(None);
+    };
+    let Some(id) = DiscountId::from_key(&id) else {
+        return Ok(None);
+    };
+    Ok(discount_by_id(store, id)?.filter(|d| d.value.organization_id == org))
+}
+
+/// The products a discount is restricted to, in the order they were given (products that
+/// no longer exist are skipped).
+pub fn discount_products(store: &Store, discount: &Discount) -> Result<Vec<Product>, StorageError> {
+    if discount.product_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Vec<u8>> = discount.product_ids.iter().map(|p| p.key()).collect();
+    Ok(store
+        .get_many::<Product>(&ids)?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone};
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(secs, 0).single().unwrap_or_default()
+    }
+
+    fn discount(kind: DiscountKind) -> Discount {
+        Discount {
+            id: DiscountId(uuid::Uuid::from_u128(1)),
+            organization_id: OrganizationId(uuid::Uuid::from_u128(2)),
+            created_at: at(0),
+            modified_at: None,
+            name: "Launch".into(),
+            code: Some("LAUNCH".into()),
+            kind,
+            duration: DiscountDuration::Once,
+            starts_at: None,
+            ends_at: None,
+            max_redemptions: None,
+            redemptions_count: 0,
+            product_ids: Vec::new(),
+            metadata: Metadata::default(),
+            deleted_at: None,
+        }
+    }
+
+    fn fixed(amount: i64) -> Discount {
+        discount(DiscountKind::Fixed {
+            amount,
+            currency: "usd".into(),
+        })
+    }
+
+    fn percent(basis_points: i64) -> Discount {
+        discount(DiscountKind::Percentage { basis_points })
+    }
+
+    #[test]
+    fn fixed_amount_never_exceeds_the_amount() {
+        assert_eq!(fixed(500).discount_amount(2000), 500);
+        assert_eq!(fixed(500).discount_amount(300), 300);
+        assert_eq!(fixed(0).discount_amount(300), 0);
+        assert_eq!(fixed(500).discount_amount(0), 0);
+    }
+
+    #[test]
+    fn percentage_rounds_half_up() {
+        assert_eq!(percent(2500).discount_amount(1000), 250);
+        assert_eq!(percent(10_000).discount_amount(1999), 1999);
+        // 1 % of 150 = 1.5 → 2; of 149 = 1.49 → 1; of 250 = 2.5 → 3.
+        assert_eq!(percent(100).discount_amount(150), 2);
+        assert_eq!(percent(100).discount_amount(149), 1);
+        assert_eq!(percent(100).discount_amount(250), 3);
+        // 33.33 % of 1000 = 333.3 → 333; 12.34 % of 4321 = 533.2114 → 533.
+        assert_eq!(percent(3333).discount_amount(1000), 333);
+        assert_eq!(percent(1234).discount_amount(4321), 533);
+        assert_eq!(percent(1).discount_amount(0), 0);
+        assert_eq!(percent(10_000).discount_amount(i64::MAX), i64::MAX);
+    }
+
+    #[test]
+    fn redeemable_between_its_dates() {
+        let now = at(1_000_000);
+        let mut d = fixed(100);
+        assert!(d.is_redeemable(now));
+        d.starts_at = Some(now + Duration::seconds(1));
+        assert!(!d.is_redeemable(now));
+        d.starts_at = Some(now);
+        assert!(d.is_redeemable(now));
+        d.ends_at = Some(now - Duration::seconds(1));
+        assert!(!d.is_redeemable(now));
+        d.ends_at = Some(now);
+        assert!(d.is_redeemable(now));
+    }
+
+    #[test]
+    fn redeemable_below_its_redemption_limit() {
+        let now = at(0);
+        let mut d = percent(1000);
+        d.max_redemptions = Some(2);
+        assert!(d.is_redeemable(now));
+        d.record_redemption();
+        assert!(d.is_redeemable(now));
+        d.record_redemption();
+        assert_eq!(d.redemptions_count, 2);
+        assert!(!d.is_redeemable(now));
+        d.max_redemptions = None;
+        assert!(d.is_redeemable(now));
+        d.deleted_at = Some(now);
+        assert!(!d.is_redeemable(now));
+    }
+
+    #[test]
+    fn applies_to_its_products_only() {
+        let a = ProductId(uuid::Uuid::from_u128(10));
+        let b = ProductId(uuid::Uuid::from_u128(11));
+        let mut d = fixed(100);
+        assert!(d.applies_to(a) && d.applies_to(b));
+        d.product_ids = vec![a];
+        assert!(d.applies_to(a));
+        assert!(!d.applies_to(b));
+    }
+
+    #[test]
+    fn code_is_unique_case_insensitively_until_deleted() {
+        let mut d = fixed(100);
+        assert_eq!(
+            d.unique_keys(),
+            vec![Discount::code_key(d.organization_id, "launch")]
+        );
+        assert_eq!(
+            Discount::code_key(d.organization_id, "LaUnCh"),
+            Discount::code_key(d.organization_id, "launch")
+        );
+        d.deleted_at = Some(at(5));
+        assert!(d.unique_keys().is_empty());
+        assert!(d.index_entries().is_empty());
+        d.deleted_at = None;
+        d.code = None;
+        assert!(d.unique_keys().is_empty());
+        assert_eq!(d.index_entries().len(), 4);
+    }
+
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let mut d = percent(2550);
+        d.duration = DiscountDuration::Repeating { months: 3 };
+        d.max_redemptions = Some(7);
+        d.product_ids = vec![ProductId(uuid::Uuid::from_u128(3))];
+        let bytes = d.encode().unwrap_or_default();
+        assert_eq!(Discount::decode(1, &bytes).ok(), Some(d.clone()));
+        let f = fixed(500);
+        let fb = f.encode().unwrap_or_default();
+        assert_eq!(Discount::decode(1, &fb).ok(), Some(f));
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN_V1, "discount format v1 changed");
+    }
+
+    const GOLDEN_V1: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00064c61756e636801064c41554e434801fbec1302060000010e000110000000000000000000000000000000030000";
+}

@@ -1,3 +1,377 @@
-use actix_web::web;
+//! `/v1/customers/`: list, create, get, update and (soft) delete customers
+//! (Polar's `customer/endpoints.py` and `service.py`).
 
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::Value;
+use tollgate_storage::{Batch, Expect, StorageError, Stored};
+
+use crate::api::customer::{
+    check_tax_id, customer_json, normalize_email_input, parse_address, parse_tax_id_input,
+    CustomerCreate, CustomerUpdate,
+};
+use crate::api::metadata::parse_metadata;
+use crate::api::{ListResource, Maybe, Pagination};
+use crate::domain::customer::{
+    customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
+    CUSTOMER_BY_NAME,
+};
+use crate::domain::ids::{CustomerId, OrganizationId};
+use crate::domain::metadata::Metadata;
+use crate::error::{ApiError, ApiResult, FieldError};
+use crate::extract::auth::{CustomersRead, CustomersWrite};
+use crate::extract::{
+    path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
+};
+use crate::loc;
+use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
+use crate::routes::listing::page_of;
+use crate::state::AppState;
+use crate::validate::Validator;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/v1/customers/")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/v1/customers/{id}")
+            .route(web::get().to(get))
+            .route(web::patch().to(update))
+            .route(web::delete().to(delete)),
+    );
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CustomerSort {
+    CreatedAt,
+    Email,
+    Name,
+}
+
+impl SortField for CustomerSort {
+    const FIELDS: &'static [(&'static str, CustomerSort)] = &[
+        ("created_at", CustomerSort::CreatedAt),
+        ("email", CustomerSort::Email),
+        ("name", CustomerSort::Name),
+    ];
+}
+
+async fn list(
+    auth: Auth<CustomersRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let orgs: Vec<OrganizationId> = q.ids("organization_id");
+    let query = q.string("query");
+    let sorting = Sorting::<CustomerSort>::from_query(&mut q, (CustomerSort::CreatedAt, true));
+    q.finish()?;
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+    // The first criterion is served by an index; equal values follow creation order.
+    let (field, desc) = sorting.primary();
+    let index = match field {
+        CustomerSort::CreatedAt => CUSTOMER_BY_CREATED,
+        CustomerSort::Email => CUSTOMER_BY_EMAIL,
+        CustomerSort::Name => CUSTOMER_BY_NAME,
+    };
+    // Polar's `query`: a case-insensitive substring of the e-mail address or the name.
+    let needle = query.map(|s| s.to_lowercase());
+    let matches = |c: &Customer| match &needle {
+        Some(n) => {
+            c.email.to_lowercase().contains(n.as_str())
+                || c.name
+                    .as_ref()
+                    .is_some_and(|m| m.to_lowercase().contains(n.as_str()))
+        }
+        None => true,
+    };
+    let filter: Option<&dyn Fn(&Customer) -> bool> = if needle.is_some() {
+        Some(&matches)
+    } else {
+        None
+    };
+    let (items, total) = page_of::<Customer>(&state, index, &tenants, desc, params, filter)?;
+    Ok(HttpResponse::Ok().json(ListResource {
+        items: items.iter().map(customer_json).collect(),
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+/// A customer the subject may see, else 404.
+pub fn customer_for(
+    state: &AppState,
+    subject: Subject,
+    id: CustomerId,
+) -> Result<Stored<Customer>, ApiError> {
+    match state.store.get::<Customer>(&id.key())? {
+        Some(c)
+            if !c.value.is_deleted() && can_access(state, subject, c.value.organization_id)? =>
+        {
+            Ok(c)
+        }
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+fn email_taken(email: &str) -> ApiError {
+    ApiError::invalid(
+        loc!["body", "email"],
+        "A customer with this email address already exists.",
+        Value::from(email),
+    )
+}
+
+fn check_email(v: &mut Validator, raw: &str) -> Option<String> {
+    let email = normalize_email_input(raw);
+    v.email(loc!["body", "email"], &email).then_some(email)
+}
+
+fn check_address(v: &mut Validator, value: &Value) -> Option<Address> {
+    match parse_address(value, loc!["body", "billing_address"]) {
+        Ok(a) => Some(a),
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            None
+        }
+    }
+}
+
+fn check_tax_input(v: &mut Validator, value: &Value) -> Option<String> {
+    match parse_tax_id_input(value, loc!["body", "tax_id"]) {
+        Ok(t) => t,
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            None
+        }
+    }
+}
+
+fn check_metadata(v: &mut Validator, value: &Value) -> Metadata {
+    match parse_metadata("metadata", value) {
+        Ok(m) => m,
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            Metadata::default()
+        }
+    }
+}
+
+fn tax_error(errors: Vec<FieldError>) -> ApiError {
+    ApiError::Validation(errors)
+}
+
+async fn create(
+    auth: Auth<CustomersWrite>,
+    state: web::Data<AppState>,
+    body: ValidJson<CustomerCreate>,
+) -> ApiResult<HttpResponse> {
+    let input = body.into_inner();
+    let mut v = Validator::new();
+    let email = check_email(&mut v, &input.email);
+    let billing_address = match &input.billing_address {
+        Some(Value::Null) | None => None,
+        Some(value) => check_address(&mut v, value),
+    };
+    let tax_number = input
+        .tax_id
+        .as_ref()
+        .and_then(|value| check_tax_input(&mut v, value));
+    let metadata = input
+        .metadata
+        .as_ref()
+        .map(|m| check_metadata(&mut v, m))
+        .unwrap_or_default();
+    v.finish()?;
+    let Some(email) = email else {
+        return Err(ApiError::internal("email validated but missing"));
+    };
+
+    let organization_id = organization_for_create(&state, auth.subject(), input.organization_id)?;
+    if customer_by_email(&state.store, organization_id, &email)?.is_some() {
+        return Err(email_taken(&email));
+    }
+    let tax_id = match &tax_number {
+        Some(number) => Some(
+            check_tax_id(
+                number,
+                billing_address.as_ref(),
+                loc!["body", "billing_address"],
+                loc!["body", "tax_id"],
+            )
+            .map_err(tax_error)?,
+        ),
+        None => None,
+    };
+    let mut customer = Customer::new(CustomerId::new(), organization_id, email, state.now());
+    customer.name = input.name;
+    customer.billing_address = billing_address;
+    customer.tax_id = tax_id;
+    customer.metadata = metadata;
+    let mut batch = Batch::new();
+    batch.put(&customer, Expect::Absent)?;
+    match state.store.commit_durable(&batch).await {
+        Ok(_) => {}
+        // Lost a race for the address to a concurrent create.
+        Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(HttpResponse::Created().json(customer_json(&customer)))
+}
+
+async fn get(
+    auth: Auth<CustomersRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: CustomerId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let customer = customer_for(&state, auth.subject(), id)?;
+    Ok(HttpResponse::Ok().json(customer_json(&customer.value)))
+}
+
+/// An update's fields, checked on their own (before the customer is looked up).
+struct Changes {
+    email: Option<String>,
+    billing_address: Option<Option<Address>>,
+    /// `Some(None)` clears the tax id.
+    tax_number: Option<Option<String>>,
+    metadata: Option<Metadata>,
+}
+
+fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
+    let mut v = Validator::new();
+    let email = input.email.as_value().and_then(|e| check_email(&mut v, e));
+    let billing_address = match &input.billing_address {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(value) => Some(check_address(&mut v, value)),
+    };
+    let tax_number = match &input.tax_id {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(value) => Some(check_tax_input(&mut v, value)),
+    };
+    let metadata = input.metadata.as_value().map(|m| check_metadata(&mut v, m));
+    v.finish()?;
+    Ok(Changes {
+        email,
+        billing_address,
+        tax_number,
+        metadata,
+    })
+}
+
+/// Applies an update to a copy of the customer. A new e-mail address must be free in the
+/// organization and resets `email_verified`; a new tax id, or a new billing address under
+/// an existing one, is validated against the resulting country.
+fn apply_update(
+    state: &AppState,
+    current: &Customer,
+    input: &CustomerUpdate,
+    changes: &Changes,
+) -> Result<Customer, ApiError> {
+    let mut c = current.clone();
+    if let Some(email) = &changes.email {
+        if normalize_email(email) != normalize_email(&c.email) {
+            let taken = customer_by_email(&state.store, c.organization_id, email)?
+                .is_some_and(|other| other.value.id != c.id);
+            if taken {
+                return Err(email_taken(email));
+            }
+            c.email_verified = false;
+        }
+        c.email = email.clone();
+    }
+    if let Some(name) = input.name.clone().into_update() {
+        c.name = name;
+    }
+    if let Some(address) = &changes.billing_address {
+        c.billing_address = address.clone();
+    }
+    let address_loc = || loc!["body", "billing_address"];
+    let tax_loc = || loc!["body", "tax_id"];
+    match &changes.tax_number {
+        Some(None) => c.tax_id = None,
+        Some(Some(number)) => {
+            c.tax_id = Some(
+                check_tax_id(number, c.billing_address.as_ref(), address_loc(), tax_loc())
+                    .map_err(tax_error)?,
+            );
+        }
+        None => {
+            if changes.billing_address.is_some() {
+                if let Some(existing) = &c.tax_id {
+                    c.tax_id = Some(
+                        check_tax_id(
+                            &existing.value,
+                            c.billing_address.as_ref(),
+                            address_loc(),
+                            tax_loc(),
+                        )
+                        .map_err(tax_error)?,
+                    );
+                }
+            }
+        }
+    }
+    if let Some(m) = &changes.metadata {
+        c.metadata = m.clone();
+    }
+    Ok(c)
+}
+
+async fn update(
+    auth: Auth<CustomersWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<CustomerUpdate>,
+) -> ApiResult<HttpResponse> {
+    let id: CustomerId = path_id("id", &id)?;
+    let input = body.into_inner();
+    let changes = check_update(&input)?;
+    for _ in 0..5 {
+        let current = customer_for(&state, auth.subject(), id)?;
+        let mut customer = apply_update(&state, &current.value, &input, &changes)?;
+        customer.modified_at = Some(state.now());
+        let mut batch = Batch::new();
+        batch.put(&customer, Expect::Rev(current.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(HttpResponse::Ok().json(customer_json(&customer))),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Conflict(
+        "The customer is being modified concurrently; retry.".into(),
+    ))
+}
+
+async fn delete(
+    auth: Auth<CustomersWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: CustomerId = path_id("id", &id)?;
+    for _ in 0..5 {
+        let current = customer_for(&state, auth.subject(), id)?;
+        let mut customer = current.value;
+        let now = state.now();
+        customer.deleted_at = Some(now);
+        customer.modified_at = Some(now);
+        let mut batch = Batch::new();
+        batch.put(&customer, Expect::Rev(current.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(HttpResponse::NoContent().finish()),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Conflict(
+        "The customer is being modified concurrently; retry.".into(),
+    ))
+}

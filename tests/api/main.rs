@@ -2,7 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod crash;
+mod custom_fields;
+mod customers;
+mod discounts;
 mod errors;
 mod health;
 mod helpers;
 mod organizations;
+mod products;
