@@ -140,6 +140,17 @@ impl Batch {
         self.ops.is_empty()
     }
 
+    /// Number of operations (the position of each write's revision in [`Committed::revs`]).
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Moves every operation of `other` to the end of this batch.
+    pub fn append(&mut self, mut other: Batch) -> &mut Self {
+        self.ops.append(&mut other.ops);
+        self
+    }
+
     /// Writes `record` (creating or replacing it) if its current revision matches `expect`.
     pub fn put<R: Record>(
         &mut self,
