@@ -10,3 +10,4 @@ mod health;
 mod helpers;
 mod organizations;
 mod products;
+mod catalog_setup;
