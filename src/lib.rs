@@ -5,7 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod bootstrap;
 pub mod config;
-pub mod domain;
+pub use tollgate_actors::domain;
 pub mod error;
 pub mod extract;
 pub mod middleware;

@@ -56,12 +56,15 @@
 //! }
 //! ```
 
+pub mod checkout;
 pub mod clock;
+pub mod domain;
 pub mod entity;
 pub mod error;
 pub mod ids;
 mod mailbox;
 pub mod registry;
+pub mod tax;
 
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use entity::{CommandReply, Entity, EntityActor, Outcome, Passivate, Reload, Reply};

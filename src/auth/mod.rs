@@ -2,7 +2,7 @@
 //! behind them (users, personal access tokens).
 
 pub mod password;
-pub mod scope;
+pub use tollgate_actors::domain::scope;
 pub mod service;
 pub mod tokens;
 

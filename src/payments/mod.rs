@@ -63,20 +63,7 @@ impl PaymentProcessor for TestProcessor {
     }
 }
 
-/// Computes tax on a checkout's subtotal.
-pub trait TaxCalculator: Send + Sync + 'static {
-    fn tax(&self, subtotal: i64, currency: &str, country: Option<&str>) -> i64;
-}
-
-/// The default: no tax.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoTax;
-
-impl TaxCalculator for NoTax {
-    fn tax(&self, _subtotal: i64, _currency: &str, _country: Option<&str>) -> i64 {
-        0
-    }
-}
+pub use tollgate_actors::tax::{NoTax, TaxCalculator};
 
 #[cfg(test)]
 mod tests {

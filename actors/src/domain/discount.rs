@@ -150,18 +150,26 @@ impl Discount {
     /// How much it takes off `amount`: a fixed discount never more than the amount; a
     /// percentage rounded half up.
     pub fn discount_amount(&self, amount: i64) -> i64 {
-        match &self.kind {
-            DiscountKind::Fixed { amount: off, .. } => (*off).min(amount),
-            DiscountKind::Percentage { basis_points } => {
-                let product = i128::from(amount) * i128::from(*basis_points);
-                let whole = product.div_euclid(10_000);
-                let rest = product.rem_euclid(10_000);
-                let rounded = if rest * 2 >= 10_000 { whole + 1 } else { whole };
-                i64::try_from(rounded).unwrap_or(i64::MAX)
-            }
+        amount_off(&self.kind, amount)
+    }
+}
+
+/// What a discount of this kind takes off `amount`: a fixed discount never more than the
+/// amount; a percentage rounded half up, in integer arithmetic.
+pub fn amount_off(kind: &DiscountKind, amount: i64) -> i64 {
+    match kind {
+        DiscountKind::Fixed { amount: off, .. } => (*off).min(amount),
+        DiscountKind::Percentage { basis_points } => {
+            let product = i128::from(amount) * i128::from(*basis_points);
+            let whole = product.div_euclid(10_000);
+            let rest = product.rem_euclid(10_000);
+            let rounded = if rest * 2 >= 10_000 { whole + 1 } else { whole };
+            i64::try_from(rounded).unwrap_or(i64::MAX)
         }
     }
+}
 
+impl Discount {
     /// Counts one more redemption (a confirmed checkout that applied it).
     pub fn record_redemption(&mut self) {
         self.redemptions_count = self.redemptions_count.saturating_add(1);

@@ -12,6 +12,7 @@ pub mod metadata;
 pub mod organization;
 pub mod pat;
 pub mod product;
+pub mod scope;
 pub mod user;
 
 use chrono::{DateTime, Utc};

@@ -1,4 +1,4 @@
 //! Typed ids: a `UserId` can never be passed where an `OrganizationId` is expected.
 //! Defined in `tollgate-actors`, whose aggregates use them too.
 
-pub use tollgate_actors::ids::entity::*;
+pub use crate::ids::entity::*;

@@ -3,8 +3,8 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
 use super::ids::{PatId, UserId};
+use super::scope::ScopeSet;
 use super::time_key;
-use crate::auth::ScopeSet;
 
 /// A personal access token. Only the keyed hash of the token is stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,301 @@
+//! The checkout session aggregate: its pure model, its stored form and indexes, and the
+//! actor shell that applies one command at a time.
+
+pub mod model;
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{
+    Batch, Committed, Expect, IndexEntry, Record, StorageError, Store, Stored, UniqueKey,
+};
+
+use crate::domain::ids::{CheckoutId, CustomerId, SubscriptionId};
+use crate::entity::{CommandReply, Entity, EntityActor, Outcome};
+use crate::error::ActorError;
+use crate::tax::TaxCalculator;
+pub use model::{
+    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, ConfirmContext, Issue,
+    NewCheckout,
+};
+
+pub const CHECKOUT_BY_CREATED: &str = "checkout_by_created";
+pub const CHECKOUT_BY_EXPIRES: &str = "checkout_by_expires";
+pub const CHECKOUT_PRODUCT_BY_CREATED: &str = "checkout_product_by_created";
+pub const CHECKOUT_PRODUCT_BY_EXPIRES: &str = "checkout_product_by_expires";
+/// Open checkouts by expiry time: what the expiry sweep walks.
+pub const CHECKOUT_OPEN_BY_EXPIRY: &str = "checkout_open_by_expiry";
+/// Confirmed checkouts whose payment is not settled: what recovery completes on start-up.
+pub const CHECKOUT_CONFIRMED: &str = "checkout_confirmed";
+pub const CHECKOUT_SECRET: &str = "checkout_secret";
+
+fn time(t: chrono::DateTime<chrono::Utc>) -> Vec<u8> {
+    KeyBuf::new().i64(t.timestamp_micros()).into_vec()
+}
+
+impl Checkout {
+    pub fn secret_key(secret: &str) -> UniqueKey {
+        UniqueKey::new(CHECKOUT_SECRET, Vec::new(), secret.as_bytes().to_vec())
+    }
+}
+
+impl Record for Checkout {
+    crate::record_v1!(Checkout, "checkout");
+    const INDEXES: &'static [&'static str] = &[
+        CHECKOUT_BY_CREATED,
+        CHECKOUT_BY_EXPIRES,
+        CHECKOUT_PRODUCT_BY_CREATED,
+        CHECKOUT_PRODUCT_BY_EXPIRES,
+        CHECKOUT_OPEN_BY_EXPIRY,
+        CHECKOUT_CONFIRMED,
+    ];
+    const UNIQUES: &'static [&'static str] = &[CHECKOUT_SECRET];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        let org = self.organization_id.key();
+        let product = self.product_id.key();
+        let mut entries = vec![
+            IndexEntry::new(CHECKOUT_BY_CREATED, org.clone(), time(self.created_at)),
+            IndexEntry::new(CHECKOUT_BY_EXPIRES, org, time(self.expires_at)),
+            IndexEntry::new(
+                CHECKOUT_PRODUCT_BY_CREATED,
+                product.clone(),
+                time(self.created_at),
+            ),
+            IndexEntry::new(CHECKOUT_PRODUCT_BY_EXPIRES, product, time(self.expires_at)),
+        ];
+        match self.status {
+            CheckoutStatus::Open => entries.push(IndexEntry::new(
+                CHECKOUT_OPEN_BY_EXPIRY,
+                Vec::new(),
+                time(self.expires_at),
+            )),
+            CheckoutStatus::Confirmed => entries.push(IndexEntry::new(
+                CHECKOUT_CONFIRMED,
+                Vec::new(),
+                time(self.created_at),
+            )),
+            _ => {}
+        }
+        entries
+    }
+
+    fn unique_keys(&self) -> Vec<UniqueKey> {
+        vec![Checkout::secret_key(&self.client_secret)]
+    }
+}
+
+/// The checkout actor's entity: its state is the stored snapshot with its revision.
+pub enum CheckoutEntity {}
+
+impl Entity for CheckoutEntity {
+    type Id = CheckoutId;
+    type State = Stored<Checkout>;
+    const NAME: &'static str = "checkout";
+
+    fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
+        store.get(&id.key())
+    }
+
+    fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
+        batch.put(&state.value, Expect::Absent).map(|_| ())
+    }
+
+    /// The checkout is always the first write of its batches.
+    fn on_commit(state: &mut Self::State, committed: &Committed) {
+        if let Some(rev) = committed.revs.first() {
+            state.rev = *rev;
+        }
+    }
+}
+
+pub type CheckoutReply = Result<Checkout, ActorError<CheckoutError>>;
+
+/// Reads the checkout (its status as seen now).
+#[derive(Message)]
+#[rtype(result = "CheckoutReply")]
+pub struct GetCheckout;
+
+#[derive(Message)]
+#[rtype(result = "CheckoutReply")]
+pub struct UpdateCheckout {
+    pub changes: Changes,
+    pub tax: Arc<dyn TaxCalculator>,
+}
+
+/// Records the confirmed checkout's side effects: builds, from the confirmed checkout, the
+/// writes that go into the same transaction (customer found or created, discount
+/// redemption, customer session) and names the customer.
+pub type Attach =
+    Box<dyn FnOnce(&Checkout) -> Result<(CustomerId, Batch), ActorError<CheckoutError>> + Send>;
+
+#[derive(Message)]
+#[rtype(result = "CheckoutReply")]
+pub struct ConfirmCheckout {
+    pub changes: Changes,
+    pub confirmation_token: Option<String>,
+    pub discount_redeemable: bool,
+    pub price_archived: bool,
+    pub tax: Arc<dyn TaxCalculator>,
+    pub attach: Attach,
+}
+
+/// How a confirmed checkout's payment ended.
+#[derive(Debug, Clone)]
+pub enum Settlement {
+    Succeeded {
+        intent: Option<String>,
+        subscription: Option<SubscriptionId>,
+    },
+    /// Declined while confirming: the checkout is open again.
+    Reopen,
+    Failed,
+}
+
+/// Builds the writes that settle a checkout, from the settled checkout.
+pub type Build = Box<dyn FnOnce(&Checkout) -> Result<Batch, ActorError<CheckoutError>> + Send>;
+
+/// Settles a confirmed checkout; `build` adds the records of the outcome (order,
+/// subscription, license keys; or undoing a discount redemption) to the same transaction.
+#[derive(Message)]
+#[rtype(result = "CheckoutReply")]
+pub struct SettleCheckout {
+    pub settlement: Settlement,
+    pub build: Build,
+}
+
+/// Persists expiry if the checkout is open and past `expires_at`.
+#[derive(Message)]
+#[rtype(result = "CheckoutReply")]
+pub struct ExpireCheckout;
+
+fn domain(e: CheckoutError) -> ActorError<CheckoutError> {
+    ActorError::Domain(e)
+}
+
+impl Handler<GetCheckout> for EntityActor<CheckoutEntity> {
+    type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
+
+    fn handle(&mut self, _: GetCheckout, _: &mut Context<Self>) -> Self::Result {
+        self.read(|s, now| {
+            let mut c = s.value.clone();
+            c.status = c.effective_status(now);
+            Ok(c)
+        })
+    }
+}
+
+impl Handler<UpdateCheckout> for EntityActor<CheckoutEntity> {
+    type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
+
+    fn handle(&mut self, msg: UpdateCheckout, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let next = s
+                .value
+                .update(msg.changes, now, msg.tax.as_ref())
+                .map_err(domain)?;
+            let mut batch = Batch::new();
+            batch.put(&next, Expect::Rev(s.rev))?;
+            let reply = next.clone();
+            Ok(Outcome::commit(
+                batch,
+                Stored {
+                    rev: s.rev,
+                    value: next,
+                },
+                reply,
+            ))
+        })
+    }
+}
+
+impl Handler<ConfirmCheckout> for EntityActor<CheckoutEntity> {
+    type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
+
+    fn handle(&mut self, msg: ConfirmCheckout, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let context = ConfirmContext {
+                confirmation_token: msg.confirmation_token.as_deref(),
+                discount_redeemable: msg.discount_redeemable,
+                price_archived: msg.price_archived,
+            };
+            let confirmed = s
+                .value
+                .confirm(msg.changes, context, now, msg.tax.as_ref())
+                .map_err(domain)?;
+            let (customer, extra) = (msg.attach)(&confirmed)?;
+            let next = confirmed.with_customer(customer);
+            let mut batch = Batch::new();
+            batch.put(&next, Expect::Rev(s.rev))?;
+            batch.append(extra);
+            let reply = next.clone();
+            Ok(Outcome::commit(
+                batch,
+                Stored {
+                    rev: s.rev,
+                    value: next,
+                },
+                reply,
+            ))
+        })
+    }
+}
+
+impl Handler<SettleCheckout> for EntityActor<CheckoutEntity> {
+    type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
+
+    fn handle(&mut self, msg: SettleCheckout, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let next = match &msg.settlement {
+                Settlement::Succeeded {
+                    intent,
+                    subscription,
+                } => s.value.succeed(intent.as_deref(), *subscription, now),
+                Settlement::Reopen => s.value.reopen(now),
+                Settlement::Failed => s.value.fail(now),
+            }
+            .map_err(domain)?;
+            let extra = (msg.build)(&next)?;
+            let mut batch = Batch::new();
+            batch.put(&next, Expect::Rev(s.rev))?;
+            batch.append(extra);
+            let reply = next.clone();
+            Ok(Outcome::commit(
+                batch,
+                Stored {
+                    rev: s.rev,
+                    value: next,
+                },
+                reply,
+            ))
+        })
+    }
+}
+
+impl Handler<ExpireCheckout> for EntityActor<CheckoutEntity> {
+    type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
+
+    fn handle(&mut self, _: ExpireCheckout, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| match s.value.expire(now) {
+            Some(next) => {
+                let mut batch = Batch::new();
+                batch.put(&next, Expect::Rev(s.rev))?;
+                let reply = next.clone();
+                Ok(Outcome::commit(
+                    batch,
+                    Stored {
+                        rev: s.rev,
+                        value: next,
+                    },
+                    reply,
+                ))
+            }
+            None => Ok(Outcome::reply(s.value.clone())),
+        })
+    }
+}
