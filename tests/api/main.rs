@@ -1,6 +1,7 @@
 //! Black-box tests of the HTTP API: a real `Application` on a free port, driven by reqwest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod catalog_setup;
 mod crash;
 mod custom_fields;
 mod customers;
@@ -10,4 +11,3 @@ mod health;
 mod helpers;
 mod organizations;
 mod products;
-mod catalog_setup;
