@@ -17,6 +17,37 @@ pub struct Settings {
     pub actors: ActorSettings,
     pub log: LogSettings,
     pub bootstrap: BootstrapSettings,
+    pub checkout: CheckoutSettings,
+    pub jobs: JobSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckoutSettings {
+    /// Seconds a new checkout stays open (Polar: 30 minutes).
+    pub ttl_secs: u64,
+}
+
+impl Default for CheckoutSettings {
+    fn default() -> Self {
+        Self { ttl_secs: 1800 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JobSettings {
+    /// Seconds between sweeps: expiring checkouts, renewing or ending subscriptions,
+    /// revoking the license keys of ended subscriptions.
+    pub sweep_interval_secs: u64,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        Self {
+            sweep_interval_secs: 15,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

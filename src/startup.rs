@@ -41,6 +41,14 @@ pub struct Application {
 
 impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, tollgate_actors::SystemClock::shared()).await
+    }
+
+    /// Builds the service with a given clock (tests pass a `ManualClock`).
+    pub async fn build_with_clock(
+        settings: Settings,
+        clock: tollgate_actors::SharedClock,
+    ) -> anyhow::Result<Self> {
         let store = Store::open(&settings.storage.store_config())?;
         let secret = crate::bootstrap::server_secret(&store, &settings.auth.secret).await?;
         let hasher = TokenHasher::new(&secret);
@@ -59,8 +67,38 @@ impl Application {
         } else {
             settings.server.public_url.trim_end_matches('/').to_string()
         };
+        let registry = tollgate_actors::RegistryConfig {
+            arbiters: settings.actors.arbiters,
+            mailbox_capacity: settings.actors.mailbox_capacity,
+            send_timeout: std::time::Duration::from_millis(settings.actors.send_timeout_ms),
+            idle_timeout: Some(std::time::Duration::from_secs(
+                settings.actors.idle_timeout_secs,
+            )),
+        };
+        let services = crate::state::Services {
+            checkouts: tollgate_actors::Registry::start(
+                store.clone(),
+                clock.clone(),
+                registry.clone(),
+            )?,
+            subscriptions: tollgate_actors::Registry::start(
+                store.clone(),
+                clock.clone(),
+                registry.clone(),
+            )?,
+            license_keys: tollgate_actors::Registry::start(store.clone(), clock.clone(), registry)?,
+            processor: Arc::new(crate::payments::TestProcessor),
+            tax: Arc::new(crate::payments::NoTax),
+            clock,
+        };
         let settings = Arc::new(settings);
-        let state = web::Data::new(AppState::new(store, hasher, settings.clone(), public_url));
+        let state = web::Data::new(AppState::new(
+            store,
+            hasher,
+            settings.clone(),
+            public_url,
+            services,
+        ));
 
         let app_state = state.clone();
         let body_limit = settings.server.body_limit_bytes;

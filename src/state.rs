@@ -2,10 +2,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use tollgate_actors::checkout::CheckoutEntity;
+use tollgate_actors::license_key::LicenseKeyEntity;
+use tollgate_actors::subscription::SubscriptionEntity;
+use tollgate_actors::{Registry, SharedClock};
 use tollgate_storage::Store;
 
 use crate::auth::TokenHasher;
 use crate::config::Settings;
+use crate::payments::{PaymentProcessor, TaxCalculator};
 
 /// Everything a handler needs, shared by all workers.
 pub struct AppState {
@@ -14,7 +19,23 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Base URL of this service as clients reach it.
     pub public_url: String,
+    pub clock: SharedClock,
+    pub processor: Arc<dyn PaymentProcessor>,
+    pub tax: Arc<dyn TaxCalculator>,
+    pub checkouts: Registry<CheckoutEntity>,
+    pub subscriptions: Registry<SubscriptionEntity>,
+    pub license_keys: Registry<LicenseKeyEntity>,
     ready: AtomicBool,
+}
+
+/// The parts of [`AppState`] that are built before it.
+pub struct Services {
+    pub clock: SharedClock,
+    pub processor: Arc<dyn PaymentProcessor>,
+    pub tax: Arc<dyn TaxCalculator>,
+    pub checkouts: Registry<CheckoutEntity>,
+    pub subscriptions: Registry<SubscriptionEntity>,
+    pub license_keys: Registry<LicenseKeyEntity>,
 }
 
 impl AppState {
@@ -23,18 +44,26 @@ impl AppState {
         hasher: TokenHasher,
         settings: Arc<Settings>,
         public_url: String,
+        services: Services,
     ) -> Self {
         Self {
             store,
             hasher,
             settings,
             public_url,
+            clock: services.clock,
+            processor: services.processor,
+            tax: services.tax,
+            checkouts: services.checkouts,
+            subscriptions: services.subscriptions,
+            license_keys: services.license_keys,
             ready: AtomicBool::new(false),
         }
     }
 
+    /// The current time, from the injectable clock (tests move it by hand).
     pub fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        self.clock.now()
     }
 
     pub fn is_ready(&self) -> bool {

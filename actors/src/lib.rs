@@ -62,8 +62,10 @@ pub mod domain;
 pub mod entity;
 pub mod error;
 pub mod ids;
+pub mod license_key;
 mod mailbox;
 pub mod registry;
+pub mod subscription;
 pub mod tax;
 
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};

@@ -1,13 +1,17 @@
 //! JSON request and response types in Polar's shapes. Serde attributes live here only.
 
 pub mod benefit;
+pub mod checkout;
 pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
 pub mod discount;
+pub mod license_key;
 pub mod metadata;
+pub mod order;
 pub mod organization;
 pub mod product;
+pub mod subscription;
 
 use serde::{Deserialize, Deserializer, Serialize};
 

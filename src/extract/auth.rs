@@ -17,9 +17,10 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 
-use crate::auth::tokens::PAT_PREFIX;
+use crate::auth::tokens::{CUSTOMER_SESSION_PREFIX, PAT_PREFIX};
 use crate::auth::{Scope, ScopeSet};
-use crate::domain::ids::{OrganizationId, UserId};
+use crate::domain::customer_session::CustomerSession;
+use crate::domain::ids::{CustomerId, OrganizationId, UserId};
 use crate::domain::pat::PersonalAccessToken;
 use crate::error::{ApiError, BearerError};
 use crate::state::AppState;
@@ -29,6 +30,8 @@ pub enum Subject {
     Anonymous,
     User(UserId),
     Organization(OrganizationId),
+    /// A buyer holding a customer session token (`polar_cst_`).
+    Customer(CustomerId),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +39,7 @@ pub enum SubjectKind {
     Anonymous,
     User,
     Organization,
+    Customer,
 }
 
 impl SubjectKind {
@@ -44,6 +48,7 @@ impl SubjectKind {
             SubjectKind::Anonymous => "anonymous",
             SubjectKind::User => "user",
             SubjectKind::Organization => "organization",
+            SubjectKind::Customer => "customer",
         }
     }
 }
@@ -54,6 +59,7 @@ impl Subject {
             Subject::Anonymous => SubjectKind::Anonymous,
             Subject::User(_) => SubjectKind::User,
             Subject::Organization(_) => SubjectKind::Organization,
+            Subject::Customer(_) => SubjectKind::Customer,
         }
     }
 }
@@ -63,6 +69,7 @@ impl Subject {
 pub enum AuthMethod {
     None,
     PersonalAccessToken,
+    CustomerSession,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +118,18 @@ requirement!(CustomersRead: [User, Organization] => [WebDefault, CustomersRead, 
 requirement!(CustomersWrite: [User, Organization] => [WebDefault, CustomersWrite]);
 requirement!(CustomFieldsRead: [User, Organization] => [WebDefault, CustomFieldsRead, CustomFieldsWrite]);
 requirement!(CustomFieldsWrite: [User, Organization] => [WebDefault, CustomFieldsWrite]);
+requirement!(
+    /// The organizer checkout endpoints do not accept web sessions (Polar).
+    CheckoutsRead: [User, Organization] => [CheckoutsRead, CheckoutsWrite]
+);
+requirement!(CheckoutsWrite: [User, Organization] => [CheckoutsWrite]);
+requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead]);
+requirement!(SubscriptionsRead: [User, Organization] => [WebDefault, SubscriptionsRead, SubscriptionsWrite]);
+requirement!(SubscriptionsWrite: [User, Organization] => [WebDefault, SubscriptionsWrite]);
+requirement!(LicenseKeysRead: [User, Organization] => [WebDefault, LicenseKeysRead, LicenseKeysWrite]);
+requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysWrite]);
+requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
+requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(
     /// Creating an organization: users only.
     OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]
@@ -209,6 +228,30 @@ pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiEr
         };
         record_use(state, pat, now);
         return Ok(Some(principal));
+    }
+    if token.starts_with(CUSTOMER_SESSION_PREFIX) {
+        let hash = state.hasher.hash(token);
+        let Some(id) = state
+            .store
+            .lookup_unique(&CustomerSession::token_key(&hash))?
+        else {
+            return Ok(None);
+        };
+        let Some(session) = state.store.get::<CustomerSession>(&id)? else {
+            return Ok(None);
+        };
+        if state.now() >= session.value.expires_at
+            || !state.hasher.verify(token, &session.value.token_hash)
+        {
+            return Ok(None);
+        }
+        return Ok(Some(Principal {
+            subject: Subject::Customer(session.value.customer_id),
+            scopes: [crate::auth::Scope::CustomerPortalWrite]
+                .into_iter()
+                .collect(),
+            method: AuthMethod::CustomerSession,
+        }));
     }
     Ok(None)
 }

@@ -27,7 +27,7 @@ pub fn organization_for(
     let allowed = match subject {
         Subject::User(user) => is_member(state, user, id)?,
         Subject::Organization(own) => own == id,
-        Subject::Anonymous => false,
+        Subject::Anonymous | Subject::Customer(_) => false,
     };
     if !allowed {
         return Err(ApiError::not_found());
@@ -95,7 +95,7 @@ pub fn organization_for_create(
                 ))
             }
         }
-        (Subject::Anonymous, _) => Err(ApiError::Unauthorized),
+        (Subject::Anonymous | Subject::Customer(_), _) => Err(ApiError::Unauthorized),
     }
 }
 
@@ -109,7 +109,7 @@ pub fn organizations_for_list(
     let reachable = match subject {
         Subject::User(user) => user_organizations(state, user)?,
         Subject::Organization(own) => vec![own],
-        Subject::Anonymous => Vec::new(),
+        Subject::Anonymous | Subject::Customer(_) => Vec::new(),
     };
     Ok(if requested.is_empty() {
         reachable
@@ -130,6 +130,6 @@ pub fn can_access(
     Ok(match subject {
         Subject::User(user) => is_member(state, user, org)?,
         Subject::Organization(own) => own == org,
-        Subject::Anonymous => false,
+        Subject::Anonymous | Subject::Customer(_) => false,
     })
 }

@@ -115,7 +115,7 @@ async fn list(
                 .collect();
             (orgs, page.total)
         }
-        (Subject::Anonymous, None) => return Err(ApiError::Unauthorized),
+        (Subject::Anonymous | Subject::Customer(_), None) => return Err(ApiError::Unauthorized),
     };
     let items: Vec<OrganizationView> = orgs
         .iter()

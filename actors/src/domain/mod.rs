@@ -5,10 +5,12 @@
 pub mod benefit;
 pub mod custom_field;
 pub mod customer;
+pub mod customer_session;
 pub mod discount;
 pub mod ids;
 pub mod membership;
 pub mod metadata;
+pub mod order;
 pub mod organization;
 pub mod pat;
 pub mod product;
