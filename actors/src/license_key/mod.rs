@@ -78,3 +78,36 @@ impl crate::entity::Entity for LicenseKeyEntity {
         }
     }
 }
+
+/// Revokes a granted key (its subscription ended). Idempotent: a key that is already
+/// revoked or disabled is left as it is. Replies with the key as it now is.
+#[derive(actix::Message)]
+#[rtype(result = "Result<LicenseKey, crate::error::ActorError>")]
+pub struct RevokeLicenseKey;
+
+impl actix::Handler<RevokeLicenseKey> for crate::entity::EntityActor<LicenseKeyEntity> {
+    type Result =
+        crate::entity::CommandReply<LicenseKeyEntity, LicenseKey, std::convert::Infallible>;
+
+    fn handle(&mut self, _: RevokeLicenseKey, ctx: &mut actix::Context<Self>) -> Self::Result {
+        self.execute(ctx, |s, now| {
+            if s.value.status != KeyStatus::Granted {
+                return Ok(crate::entity::Outcome::reply(s.value.clone()));
+            }
+            let mut next = s.value.clone();
+            next.status = KeyStatus::Revoked;
+            next.modified_at = Some(now);
+            let mut batch = tollgate_storage::Batch::new();
+            batch.put(&next, tollgate_storage::Expect::Rev(s.rev))?;
+            let reply = next.clone();
+            Ok(crate::entity::Outcome::commit(
+                batch,
+                tollgate_storage::Stored {
+                    rev: s.rev,
+                    value: next,
+                },
+                reply,
+            ))
+        })
+    }
+}
