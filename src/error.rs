@@ -72,6 +72,12 @@ pub enum ApiError {
     NotPermitted(String),
     #[error("not found: {0}")]
     NotFound(String),
+    /// An update or confirm of a checkout that is not open (Polar's 403 `NotOpenCheckout`).
+    #[error("checkout {id} is not open: {status}")]
+    NotOpenCheckout { id: String, status: String },
+    /// The payment processor declined (Polar's 400 `PaymentError`).
+    #[error("payment failed: {0}")]
+    PaymentError(String),
     #[error("bad request: {0}")]
     BadRequest(String),
     #[error("validation failed")]
@@ -128,6 +134,8 @@ pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("insufficient_scope", 403),
     ("NotPermitted", 403),
     ("ResourceNotFound", 404),
+    ("NotOpenCheckout", 403),
+    ("PaymentError", 400),
     ("BadRequest", 400),
     ("RequestValidationError", 422),
     ("ResourceAlreadyExists", 409),
@@ -152,6 +160,8 @@ impl ResponseError for ApiError {
             ApiError::Bearer(_) => StatusCode::UNAUTHORIZED,
             ApiError::NotPermitted(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotOpenCheckout { .. } => StatusCode::FORBIDDEN,
+            ApiError::PaymentError(_) => StatusCode::BAD_REQUEST,
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -198,6 +208,11 @@ impl ResponseError for ApiError {
             }
             ApiError::NotPermitted(m) => json!({"error": "NotPermitted", "detail": m}),
             ApiError::NotFound(m) => json!({"error": "ResourceNotFound", "detail": m}),
+            ApiError::NotOpenCheckout { id, status } => json!({
+                "error": "NotOpenCheckout",
+                "detail": format!("Checkout {id} is not open: {status}"),
+            }),
+            ApiError::PaymentError(m) => json!({"error": "PaymentError", "detail": m}),
             ApiError::BadRequest(m) => json!({"error": "BadRequest", "detail": m}),
             ApiError::Validation(items) => {
                 json!({"error": "RequestValidationError", "detail": items})

@@ -32,6 +32,21 @@ async fn unmatched(req: actix_web::HttpRequest) -> Result<actix_web::HttpRespons
     Err(ApiError::not_found())
 }
 
+/// Background sweeps, every `jobs.sweep_interval_secs`: persisting checkout expiry.
+fn spawn_sweeps(state: web::Data<AppState>) {
+    let every = std::time::Duration::from_secs(state.settings.jobs.sweep_interval_secs.max(1));
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(every);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            if let Err(e) = crate::routes::checkouts::sweep_expired(&state).await {
+                tracing::warn!(error = %e, "checkout expiry sweep failed");
+            }
+        }
+    });
+}
+
 /// The running service: bound, wired, serving until SIGTERM/SIGINT or [`Application::stop`].
 pub struct Application {
     port: u16,
@@ -116,6 +131,15 @@ impl Application {
             server = server.workers(settings.server.workers);
         }
         let server = server.run();
+        // Checkouts a crash left confirmed are completed before the service reports ready.
+        let recovered = crate::routes::checkouts::recover(&state).await?;
+        if recovered > 0 {
+            tracing::info!(
+                recovered,
+                "completed confirmed checkouts left by a previous run"
+            );
+        }
+        spawn_sweeps(state.clone());
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

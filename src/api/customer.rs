@@ -269,6 +269,26 @@ pub fn normalize_email_input(email: &str) -> String {
     }
 }
 
+/// The deprecated `user` object of orders, subscriptions and license keys, built from the
+/// customer as Polar does: the customer's id, e-mail, and the first letter of the name (or
+/// e-mail) as `public_name`.
+pub fn customer_user_json(c: &crate::domain::customer::Customer) -> Value {
+    let public_name: String = c
+        .name
+        .as_deref()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or(&c.email)
+        .chars()
+        .take(1)
+        .collect();
+    serde_json::json!({
+        "id": c.id.0,
+        "email": c.email,
+        "public_name": public_name,
+        "avatar_url": c.avatar_url(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,24 +405,4 @@ mod tests {
             "Jane@example.com"
         );
     }
-}
-
-/// The deprecated `user` object of orders, subscriptions and license keys, built from the
-/// customer as Polar does: the customer's id, e-mail, and the first letter of the name (or
-/// e-mail) as `public_name`.
-pub fn customer_user_json(c: &crate::domain::customer::Customer) -> Value {
-    let public_name: String = c
-        .name
-        .as_deref()
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or(&c.email)
-        .chars()
-        .take(1)
-        .collect();
-    serde_json::json!({
-        "id": c.id.0,
-        "email": c.email,
-        "public_name": public_name,
-        "avatar_url": c.avatar_url(),
-    })
 }

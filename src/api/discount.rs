@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::Maybe;
-use crate::domain::discount::{Discount, DiscountKind};
+use crate::domain::discount::{Discount, DiscountDuration, DiscountKind};
 use crate::domain::product::Product;
 use crate::error::FieldError;
 
@@ -181,9 +181,15 @@ pub fn discount_product_json(p: &Product) -> Value {
 /// The type- and duration-dependent fields: `amount` + `currency` or `basis_points`, and
 /// `duration_in_months` for repeating discounts.
 fn variant_fields(out: &mut Map<String, Value>, d: &Discount) {
-    out.insert("type".into(), Value::from(d.discount_type().as_str()));
-    out.insert("duration".into(), Value::from(d.duration.as_str()));
-    match &d.kind {
+    kind_fields(out, &d.kind, d.duration);
+}
+
+/// The fields that depend on a discount's type and duration: `type`, `duration`, then
+/// `amount`+`currency` or `basis_points`, then `duration_in_months` when repeating.
+pub fn kind_fields(out: &mut Map<String, Value>, kind: &DiscountKind, duration: DiscountDuration) {
+    out.insert("type".into(), Value::from(kind.discount_type().as_str()));
+    out.insert("duration".into(), Value::from(duration.as_str()));
+    match kind {
         DiscountKind::Fixed { amount, currency } => {
             out.insert("amount".into(), Value::from(*amount));
             out.insert("currency".into(), Value::from(currency.as_str()));
@@ -192,7 +198,7 @@ fn variant_fields(out: &mut Map<String, Value>, d: &Discount) {
             out.insert("basis_points".into(), Value::from(*basis_points));
         }
     }
-    if let Some(months) = d.duration.months() {
+    if let Some(months) = duration.months() {
         out.insert("duration_in_months".into(), Value::from(months));
     }
 }
