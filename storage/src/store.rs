@@ -198,6 +198,13 @@ impl Batch {
 
 trait Op: Send + Sync {
     fn apply(&self, tx: &Tx<'_>) -> TxResult<u64>;
+
+    /// Applies the operation without a transaction when it touches nothing but its own
+    /// record (no index entry, unique key or counter changes): one compare-and-swap.
+    /// `None`: it needs a transaction.
+    fn apply_alone(&self, _records: &sled::Tree) -> Result<Option<u64>, StorageError> {
+        Ok(None)
+    }
 }
 
 struct EncodedIndex {
@@ -216,6 +223,23 @@ struct PutOp<R> {
 }
 
 impl<R: Record> Op for PutOp<R> {
+    fn apply_alone(&self, records: &sled::Tree) -> Result<Option<u64>, StorageError> {
+        let Some(old) = records.get(&self.key)? else {
+            return Ok(None);
+        };
+        let (rev, same) = self.same_keys_as(&old)?;
+        if !same {
+            return Ok(None);
+        }
+        self.expect.check(R::COLLECTION, Some(rev))?;
+        let new = codec::seal(rev + 1, R::VERSION, &self.payload);
+        match records.compare_and_swap(&self.key, Some(old), Some(new))? {
+            Ok(()) => Ok(Some(rev + 1)),
+            // Changed under us: let the transaction decide (it reports the conflict).
+            Err(_) => Ok(None),
+        }
+    }
+
     fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
         let old = tx.records.get(&self.key)?;
         let (old_rev, old_index, old_uniques) = match old {
@@ -278,6 +302,19 @@ impl<R: Record> Op for PutOp<R> {
             tx.uniques.insert(u.as_slice(), self.id.as_slice())?;
         }
         Ok(rev)
+    }
+}
+
+impl<R: Record> PutOp<R> {
+    /// The stored record's revision and whether this write keeps its index entries and
+    /// unique keys exactly as they are.
+    fn same_keys_as(&self, old: &[u8]) -> Result<(u64, bool), StorageError> {
+        let (rev, version, payload) = codec::open(old)?;
+        let previous = R::decode(version, payload)?;
+        let (index, uniques) = derived_keys(&previous, &previous.id_key())?;
+        let same_index = index.len() == self.index.len()
+            && index.iter().zip(&self.index).all(|(a, b)| a.key == b.key);
+        Ok((rev, same_index && uniques == self.uniques))
     }
 }
 
@@ -470,8 +507,23 @@ impl Store {
     /// Applies every operation of `batch` atomically, or none of them. The write is visible
     /// to readers at once but not yet durable: await [`Store::durable`] with the returned
     /// sequence number before acknowledging it.
+    ///
+    /// A batch of one write that changes no index entry, unique key or counter (a counter
+    /// update of an aggregate, the hot path) is a single compare-and-swap on its record:
+    /// it takes no transaction, so it never waits for a flush in progress (sled's
+    /// transactions hold a lock that its flush holds too). Each aggregate has one writer,
+    /// its actor, and a transaction excludes every compare-and-swap while it runs, so the
+    /// two kinds of write stay serializable.
     pub fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let i = &self.inner;
+        if let [op] = batch.ops.as_slice() {
+            if let Some(rev) = op.apply_alone(&i.records)? {
+                return Ok(Committed {
+                    seq: i.flusher.committed(),
+                    revs: vec![rev],
+                });
+            }
+        }
         let result = (&i.records, &i.index, &i.counters, &i.uniques, &i.meta).transaction(
             |(records, index, counters, uniques, meta)| {
                 let tx = Tx {

@@ -423,3 +423,27 @@ async fn power_durability_flushes_too() {
     store.commit_durable(&b).await.unwrap();
     assert!(store.flush_count() >= 1);
 }
+
+#[test]
+fn a_write_that_keeps_its_keys_takes_the_fast_path_and_stays_conditional() {
+    let store = Store::temporary().unwrap();
+    let a = item(1, 1, "alpha", 5);
+    put(&store, &a, Expect::Absent).unwrap();
+    // Same index entries and unique keys: a compare-and-swap on the record.
+    let renamed_payload_only = Item { ..a.clone() };
+    assert_eq!(
+        put(&store, &renamed_payload_only, Expect::Rev(1))
+            .unwrap()
+            .revs,
+        vec![2]
+    );
+    assert!(matches!(
+        put(&store, &renamed_payload_only, Expect::Rev(1)),
+        Err(StorageError::Conflict { found: Some(2), .. })
+    ));
+    // A change of sort key goes through the transaction and keeps the indexes right.
+    put(&store, &item(1, 1, "alpha", 9), Expect::Rev(2)).unwrap();
+    assert_eq!(store.get::<Item>(&a.id_key()).unwrap().unwrap().rev, 3);
+    assert!(store.verify_indexes::<Item>().unwrap().is_clean());
+    assert_eq!(store.count("item_by_rank", &[1]).unwrap(), 1);
+}
