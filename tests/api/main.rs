@@ -11,3 +11,4 @@ mod health;
 mod helpers;
 mod organizations;
 mod products;
+mod benefits;
