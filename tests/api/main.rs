@@ -1,6 +1,7 @@
 //! Black-box tests of the HTTP API: a real `Application` on a free port, driven by reqwest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod benefits;
 mod catalog_setup;
 mod crash;
 mod custom_fields;
@@ -11,4 +12,3 @@ mod health;
 mod helpers;
 mod organizations;
 mod products;
-mod benefits;
