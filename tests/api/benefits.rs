@@ -230,7 +230,7 @@ async fn list_filters_orders_and_pages() {
     assert_eq!(page3.items().len(), 1);
     assert_eq!(page3.items()[0]["description"], "Key 6");
     let keys = app
-        .get(&format!("/v1/benefits/?type=license_keys&limit=100"), t)
+        .get("/v1/benefits/?type=license_keys&limit=100", t)
         .await;
     assert_eq!(keys.total_count(), 7);
     let both = app
