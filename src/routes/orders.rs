@@ -1,3 +1,252 @@
-use actix_web::web;
+//! `/v1/orders/`: list and get orders (Polar's `order/endpoints.py` and `service.py`).
+//! Orders are written by checkout completion and subscription renewals, never here.
+//!
+//! Also [`filtered_page`], the in-memory page of records gathered from filter indexes,
+//! shared with the subscription list.
 
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+use std::collections::HashSet;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::Value;
+use tollgate_storage::{Direction, Record};
+
+use crate::api::order::{order_json, OrderRefs};
+use crate::api::{ListResource, Pagination};
+use crate::domain::customer::Customer;
+use crate::domain::discount::Discount;
+use crate::domain::ids::{CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
+use crate::domain::order::{
+    Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
+};
+use crate::domain::product::Product;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::auth::OrdersRead;
+use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject};
+use crate::routes::access::{can_access, organizations_for_list};
+use crate::routes::listing::page_of;
+use crate::state::AppState;
+use tollgate_actors::subscription::Subscription;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/v1/orders/").route(web::get().to(list)))
+        .service(web::resource("/v1/orders/{id}").route(web::get().to(get)));
+}
+
+impl SortField for OrderSort {
+    const FIELDS: &'static [(&'static str, OrderSort)] = OrderSort::ALL;
+}
+
+/// Polar's `ProductPriceType`, the `product_price_type` filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PriceType {
+    OneTime,
+    Recurring,
+}
+
+const PRICE_TYPES: &[(&str, PriceType)] = &[
+    ("one_time", PriceType::OneTime),
+    ("recurring", PriceType::Recurring),
+];
+
+/// One page of the records reachable through a filter index (`tenants`: the filter's
+/// values), kept by `keep`, in the order of `key` (read backwards if `backwards`). The
+/// cost grows with the number of records carrying those filter values, not with the store.
+pub fn filtered_page<R: Record>(
+    state: &AppState,
+    index: &'static str,
+    tenants: &[Vec<u8>],
+    keep: &dyn Fn(&R) -> bool,
+    key: &dyn Fn(&R) -> Vec<u8>,
+    backwards: bool,
+    params: ListParams,
+) -> Result<(Vec<R>, u64), ApiError> {
+    let mut seen = HashSet::new();
+    let mut found: Vec<(Vec<u8>, R)> = Vec::new();
+    for id in state.store.index_iter(index, tenants, Direction::Asc)? {
+        let id = id?;
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let Some(record) = state.store.get::<R>(&id)? else {
+            continue;
+        };
+        if !keep(&record.value) {
+            continue;
+        }
+        let mut k = key(&record.value);
+        k.extend_from_slice(&id);
+        found.push((k, record.value));
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    if backwards {
+        found.reverse();
+    }
+    let total = found.len() as u64;
+    let items = found
+        .into_iter()
+        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
+        .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
+        .map(|(_, r)| r)
+        .collect();
+    Ok((items, total))
+}
+
+/// A filter served by an index: the index and the filter's values as its tenants.
+pub type IndexFilter = (&'static str, Vec<Vec<u8>>);
+
+/// Of several filters served by an index each, the one with the fewest entries (read
+/// from the per-tenant counters, no scan); `None` if no filter is given.
+pub fn narrowest_filter(
+    state: &AppState,
+    filters: &[IndexFilter],
+) -> Result<Option<IndexFilter>, ApiError> {
+    let mut best: Option<(u64, &'static str, Vec<Vec<u8>>)> = None;
+    for (index, tenants) in filters {
+        if tenants.is_empty() {
+            continue;
+        }
+        let mut count = 0u64;
+        for t in tenants {
+            count = count.saturating_add(state.store.count(index, t)?);
+        }
+        if best.as_ref().is_none_or(|(c, _, _)| count < *c) {
+            best = Some((count, index, tenants.clone()));
+        }
+    }
+    Ok(best.map(|(_, index, tenants)| (index, tenants)))
+}
+
+async fn list(
+    auth: Auth<OrdersRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let orgs: Vec<OrganizationId> = q.ids("organization_id");
+    let products: Vec<ProductId> = q.ids("product_id");
+    let price_types = q.enums("product_price_type", PRICE_TYPES);
+    let discounts: Vec<DiscountId> = q.ids("discount_id");
+    let customers: Vec<CustomerId> = q.ids("customer_id");
+    let sorting = Sorting::<OrderSort>::from_query(&mut q, (OrderSort::CreatedAt, true));
+    q.finish()?;
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    // The first criterion is served by an index; equal values follow creation order.
+    let (field, descending) = sorting.primary();
+    let price_type_ok = |o: &Order| {
+        price_types.is_empty()
+            || price_types.contains(&if o.recurring {
+                PriceType::Recurring
+            } else {
+                PriceType::OneTime
+            })
+    };
+    let keep = |o: &Order| {
+        orgs.contains(&o.organization_id)
+            && (products.is_empty() || products.contains(&o.product_id))
+            && (customers.is_empty() || customers.contains(&o.customer_id))
+            && (discounts.is_empty() || o.discount_id.is_some_and(|d| discounts.contains(&d)))
+            && price_type_ok(o)
+    };
+    let filter = narrowest_filter(
+        &state,
+        &[
+            (
+                ORDER_OF_CUSTOMER,
+                customers.iter().map(|c| c.key()).collect(),
+            ),
+            (
+                ORDER_OF_DISCOUNT,
+                discounts.iter().map(|d| d.key()).collect(),
+            ),
+            (ORDER_OF_PRODUCT, products.iter().map(|p| p.key()).collect()),
+        ],
+    )?;
+    let (items, total) = match filter {
+        Some((index, tenants)) => filtered_page::<Order>(
+            &state,
+            index,
+            &tenants,
+            &keep,
+            &|o: &Order| o.sort_key(field),
+            descending,
+            params,
+        )?,
+        None => {
+            let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+            let filter: Option<&dyn Fn(&Order) -> bool> = if price_types.is_empty() {
+                None
+            } else {
+                Some(&price_type_ok)
+            };
+            page_of::<Order>(&state, field.index(), &tenants, descending, params, filter)?
+        }
+    };
+    let items = items
+        .iter()
+        .map(|o| order_view(&state, o))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(HttpResponse::Ok().json(ListResource {
+        items,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+/// An order the subject may see, else 404.
+pub fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, ApiError> {
+    match state.store.get::<Order>(&id.key())? {
+        Some(o) if can_access(state, subject, o.value.organization_id)? => Ok(o.value),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!("{what} {id} is missing"))
+}
+
+/// The `Order` rendering with the records it embeds.
+pub fn order_view(state: &AppState, o: &Order) -> Result<Value, ApiError> {
+    let customer = state
+        .store
+        .get::<Customer>(&o.customer_id.key())?
+        .ok_or_else(|| missing("customer", o.customer_id))?
+        .value;
+    let product = state
+        .store
+        .get::<Product>(&o.product_id.key())?
+        .ok_or_else(|| missing("product", o.product_id))?
+        .value;
+    let price = product
+        .price(o.product_price_id)
+        .ok_or_else(|| missing("price", o.product_price_id))?;
+    let discount = match o.discount_id {
+        Some(id) => state.store.get::<Discount>(&id.key())?.map(|d| d.value),
+        None => None,
+    };
+    let subscription = match o.subscription_id {
+        Some(id) => state.store.get::<Subscription>(&id.key())?.map(|s| s.value),
+        None => None,
+    };
+    Ok(order_json(
+        o,
+        &OrderRefs {
+            customer: &customer,
+            product: &product,
+            price,
+            discount: discount.as_ref(),
+            subscription: subscription.as_ref(),
+        },
+    ))
+}
+
+async fn get(
+    auth: Auth<OrdersRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: OrderId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let order = order_for(&state, auth.subject(), id)?;
+    Ok(HttpResponse::Ok().json(order_view(&state, &order)?))
+}

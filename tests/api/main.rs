@@ -3,6 +3,8 @@
 
 mod benefits;
 mod catalog_setup;
+mod checkout_crash;
+mod checkouts;
 mod crash;
 mod custom_fields;
 mod customers;
@@ -10,5 +12,7 @@ mod discounts;
 mod errors;
 mod health;
 mod helpers;
+mod orders;
 mod organizations;
 mod products;
+mod subscriptions;

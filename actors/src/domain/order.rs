@@ -4,12 +4,16 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 use super::custom_field::CustomFieldData;
-use super::customer::Address;
+use super::customer::{Address, Customer};
 use super::ids::{
     CheckoutId, CustomerId, DiscountId, OrderId, OrganizationId, PriceId, ProductId, SubscriptionId,
 };
 use super::metadata::Metadata;
 use super::time_key;
+use crate::checkout::Checkout;
+
+/// The currency of orders whose checkout had none (free prices).
+pub const DEFAULT_CURRENCY: &str = "usd";
 
 /// A paid purchase: the first payment of a checkout, or a subscription renewal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,9 +96,120 @@ pub const ORDER_OF_CUSTOMER: &str = "order_of_customer";
 pub const ORDER_OF_PRODUCT: &str = "order_of_product";
 pub const ORDER_OF_DISCOUNT: &str = "order_of_discount";
 
+/// Polar's `OrderSortProperty`; each is an index per organization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderSort {
+    CreatedAt,
+    Amount,
+    /// By customer e-mail address.
+    Customer,
+    /// By product name.
+    Product,
+    /// By discount name; orders without a discount sort last ascending.
+    Discount,
+    /// By subscription id; one-time orders sort last ascending.
+    Subscription,
+}
+
+impl OrderSort {
+    pub const ALL: &'static [(&'static str, OrderSort)] = &[
+        ("created_at", OrderSort::CreatedAt),
+        ("amount", OrderSort::Amount),
+        ("customer", OrderSort::Customer),
+        ("product", OrderSort::Product),
+        ("discount", OrderSort::Discount),
+        ("subscription", OrderSort::Subscription),
+    ];
+
+    pub fn index(self) -> &'static str {
+        match self {
+            OrderSort::CreatedAt => ORDER_BY_CREATED,
+            OrderSort::Amount => ORDER_BY_AMOUNT,
+            OrderSort::Customer => ORDER_BY_CUSTOMER,
+            OrderSort::Product => ORDER_BY_PRODUCT,
+            OrderSort::Discount => ORDER_BY_DISCOUNT,
+            OrderSort::Subscription => ORDER_BY_SUBSCRIPTION,
+        }
+    }
+}
+
 impl Order {
     fn created(&self) -> KeyBuf {
         KeyBuf::new().i64(self.created_at.timestamp_micros())
+    }
+
+    /// The sort key of this order in the index of `sort` (ascending; a descending list
+    /// reads the index backwards). Ties break on creation time, then id.
+    pub fn sort_key(&self, sort: OrderSort) -> Vec<u8> {
+        let then = |k: KeyBuf| {
+            let mut v = k.into_vec();
+            v.extend_from_slice(self.created().as_slice());
+            v
+        };
+        match sort {
+            OrderSort::CreatedAt => time_key(self.created_at),
+            OrderSort::Amount => then(KeyBuf::new().i64(self.amount)),
+            OrderSort::Customer => then(KeyBuf::new().str(&self.customer_email.to_lowercase())),
+            OrderSort::Product => then(KeyBuf::new().str(&self.product_name.to_lowercase())),
+            OrderSort::Discount => then(match &self.discount_name {
+                Some(n) => KeyBuf::new().u8(0).str(&n.to_lowercase()),
+                None => KeyBuf::new().u8(1),
+            }),
+            OrderSort::Subscription => then(match &self.subscription_id {
+                Some(s) => KeyBuf::new().u8(0).fixed(&s.key()),
+                None => KeyBuf::new().u8(1),
+            }),
+        }
+    }
+
+    /// The first order of a settled checkout: `purchase`, or `subscription_create` for a
+    /// recurring price (with the subscription it created). Its amount is the checkout's
+    /// subtotal (after discount, before tax).
+    pub fn from_checkout(
+        id: OrderId,
+        checkout: &Checkout,
+        customer: &Customer,
+        product_name: &str,
+        subscription_id: Option<SubscriptionId>,
+        now: DateTime<Utc>,
+    ) -> Order {
+        let recurring = checkout.price.kind.is_recurring();
+        Order {
+            id,
+            organization_id: checkout.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: OrderStatus::Paid,
+            amount: checkout.subtotal_amount().unwrap_or(0),
+            tax_amount: checkout.tax_amount.unwrap_or(0),
+            refunded_amount: 0,
+            refunded_tax_amount: 0,
+            currency: checkout
+                .currency
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+            billing_reason: if recurring {
+                BillingReason::SubscriptionCreate
+            } else {
+                BillingReason::Purchase
+            },
+            billing_address: checkout
+                .customer_billing_address
+                .clone()
+                .or_else(|| customer.billing_address.clone()),
+            customer_id: customer.id,
+            product_id: checkout.product_id,
+            product_price_id: checkout.price.id,
+            recurring,
+            discount_id: checkout.discount.as_ref().map(|d| d.id),
+            subscription_id: subscription_id.filter(|_| recurring),
+            checkout_id: Some(checkout.id),
+            metadata: checkout.metadata.clone(),
+            custom_field_data: checkout.custom_field_data.clone(),
+            customer_email: customer.email.clone(),
+            product_name: product_name.to_string(),
+            discount_name: checkout.discount.as_ref().map(|d| d.name.clone()),
+        }
     }
 }
 
@@ -120,50 +235,178 @@ impl Record for Order {
     fn index_entries(&self) -> Vec<IndexEntry> {
         let org = self.organization_id.key();
         let created = self.created().into_vec();
-        let then = |k: KeyBuf| {
-            let mut v = k.into_vec();
-            v.extend_from_slice(&created);
-            v
-        };
-        let mut entries = vec![
-            IndexEntry::new(ORDER_BY_CREATED, org.clone(), time_key(self.created_at)),
-            IndexEntry::new(
-                ORDER_BY_AMOUNT,
-                org.clone(),
-                then(KeyBuf::new().i64(self.amount)),
-            ),
-            IndexEntry::new(
-                ORDER_BY_CUSTOMER,
-                org.clone(),
-                then(KeyBuf::new().str(&self.customer_email.to_lowercase())),
-            ),
-            IndexEntry::new(
-                ORDER_BY_PRODUCT,
-                org.clone(),
-                then(KeyBuf::new().str(&self.product_name.to_lowercase())),
-            ),
-            IndexEntry::new(
-                ORDER_BY_DISCOUNT,
-                org.clone(),
-                then(match &self.discount_name {
-                    Some(n) => KeyBuf::new().u8(0).str(&n.to_lowercase()),
-                    None => KeyBuf::new().u8(1),
-                }),
-            ),
-            IndexEntry::new(
-                ORDER_BY_SUBSCRIPTION,
-                org,
-                then(match &self.subscription_id {
-                    Some(s) => KeyBuf::new().u8(0).fixed(&s.key()),
-                    None => KeyBuf::new().u8(1),
-                }),
-            ),
-            IndexEntry::new(ORDER_OF_CUSTOMER, self.customer_id.key(), created.clone()),
-            IndexEntry::new(ORDER_OF_PRODUCT, self.product_id.key(), created.clone()),
-        ];
+        let mut entries: Vec<IndexEntry> = OrderSort::ALL
+            .iter()
+            .map(|&(_, sort)| IndexEntry::new(sort.index(), org.clone(), self.sort_key(sort)))
+            .collect();
+        entries.push(IndexEntry::new(
+            ORDER_OF_CUSTOMER,
+            self.customer_id.key(),
+            created.clone(),
+        ));
+        entries.push(IndexEntry::new(
+            ORDER_OF_PRODUCT,
+            self.product_id.key(),
+            created.clone(),
+        ));
         if let Some(d) = self.discount_id {
             entries.push(IndexEntry::new(ORDER_OF_DISCOUNT, d.key(), created));
         }
         entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkout::{AppliedDiscount, NewCheckout};
+    use crate::domain::discount::{DiscountDuration, DiscountKind};
+    use crate::domain::product::{Price, PriceKind, RecurringInterval};
+    use crate::subscription::{Purchase, Subscription};
+    use crate::tax::NoTax;
+    use chrono::{Duration, TimeZone};
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
+    }
+
+    fn checkout(kind: PriceKind, discount: Option<AppliedDiscount>) -> Checkout {
+        let n = NewCheckout {
+            id: CheckoutId::new(),
+            organization_id: OrganizationId::new(),
+            client_secret: "polar_c_x".into(),
+            expires_at: t0() + Duration::minutes(30),
+            product_id: ProductId::new(),
+            price: Price {
+                id: PriceId::new(),
+                created_at: t0(),
+                modified_at: None,
+                is_archived: false,
+                kind,
+            },
+            amount: None,
+            discount,
+            allow_discount_codes: true,
+            customer_id: None,
+            customer_name: None,
+            customer_email: Some("jane@example.com".into()),
+            customer_ip_address: None,
+            customer_billing_address: None,
+            customer_tax_id: None,
+            customer_metadata: Metadata::default(),
+            metadata: Metadata::default(),
+            custom_field_data: CustomFieldData::default(),
+            success_url: None,
+            embed_origin: None,
+            subscription_id: None,
+        };
+        Checkout::create(n, t0(), &NoTax).unwrap()
+    }
+
+    fn customer(c: &Checkout) -> Customer {
+        let mut customer = Customer::new(
+            CustomerId::new(),
+            c.organization_id,
+            "jane@example.com".into(),
+            t0(),
+        );
+        customer.billing_address = Some(Address {
+            country: "FR".into(),
+            ..Default::default()
+        });
+        customer
+    }
+
+    #[test]
+    fn a_one_time_checkout_makes_a_purchase_order() {
+        let c = checkout(
+            PriceKind::OneTimeFixed {
+                currency: "usd".into(),
+                amount: 2000,
+            },
+            Some(AppliedDiscount {
+                id: DiscountId::new(),
+                name: "Launch".into(),
+                code: None,
+                kind: DiscountKind::Fixed {
+                    amount: 500,
+                    currency: "usd".into(),
+                },
+                duration: DiscountDuration::Once,
+            }),
+        );
+        let cu = customer(&c);
+        let id = OrderId::new();
+        let o = Order::from_checkout(id, &c, &cu, "Widget", Some(SubscriptionId::new()), t0());
+        assert_eq!(o.id, id);
+        assert_eq!(
+            (o.amount, o.tax_amount, o.currency.as_str()),
+            (1500, 0, "usd")
+        );
+        assert_eq!(o.billing_reason, BillingReason::Purchase);
+        assert!(!o.recurring);
+        assert_eq!(
+            o.subscription_id, None,
+            "a one-time order has no subscription"
+        );
+        assert_eq!(o.checkout_id, Some(c.id));
+        assert_eq!(o.discount_name.as_deref(), Some("Launch"));
+        assert_eq!(o.billing_address.map(|a| a.country), Some("FR".into()));
+        assert_eq!(o.customer_email, "jane@example.com");
+    }
+
+    #[test]
+    fn a_recurring_checkout_makes_a_subscription_and_its_first_order() {
+        let c = checkout(
+            PriceKind::RecurringFixed {
+                interval: RecurringInterval::Month,
+                currency: "usd".into(),
+                amount: 1500,
+            },
+            None,
+        );
+        let cu = customer(&c);
+        let sid = SubscriptionId::new();
+        let s = Subscription::new_from_purchase(
+            sid,
+            Purchase::from_checkout(&c, cu.id, &cu.email, "Pro", Some("tok_visa".into()), vec![]),
+            t0(),
+        )
+        .unwrap();
+        assert_eq!((s.amount, s.checkout_id), (Some(1500), Some(c.id)));
+        assert_eq!(s.payment_token.as_deref(), Some("tok_visa"));
+        let o = Order::from_checkout(OrderId::new(), &c, &cu, "Pro", Some(sid), t0());
+        assert_eq!(o.billing_reason, BillingReason::SubscriptionCreate);
+        assert_eq!(o.subscription_id, Some(sid));
+        assert!(o.recurring);
+        assert_eq!(o.amount, s.amount.unwrap());
+    }
+
+    #[test]
+    fn sort_keys_order_as_polar_does() {
+        let c = checkout(
+            PriceKind::OneTimeFixed {
+                currency: "usd".into(),
+                amount: 100,
+            },
+            None,
+        );
+        let cu = customer(&c);
+        let a = Order::from_checkout(OrderId::new(), &c, &cu, "b", None, t0());
+        let mut b = a.clone();
+        b.amount = 50;
+        b.discount_name = Some("z".into());
+        b.product_name = "A".into();
+        b.created_at = t0() + Duration::seconds(1);
+        assert!(b.sort_key(OrderSort::Amount) < a.sort_key(OrderSort::Amount));
+        assert!(b.sort_key(OrderSort::Product) < a.sort_key(OrderSort::Product));
+        // No discount sorts after any discount ascending.
+        assert!(b.sort_key(OrderSort::Discount) < a.sort_key(OrderSort::Discount));
+        assert!(a.sort_key(OrderSort::CreatedAt) < b.sort_key(OrderSort::CreatedAt));
+        // Every ordering is an index of the record.
+        let names: Vec<&str> = a.index_entries().iter().map(|e| e.index).collect();
+        for &(_, sort) in OrderSort::ALL {
+            assert!(names.contains(&sort.index()));
+        }
     }
 }

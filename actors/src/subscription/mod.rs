@@ -1,21 +1,169 @@
-//! The subscription aggregate.
+//! The subscription aggregate: its pure model, its stored form and indexes, and the actor
+//! shell that applies one command at a time.
 
+pub mod actor;
 pub mod model;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
-pub use model::{Subscription, SubscriptionStatus};
+pub use actor::{
+    ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
+    UpdateSubscription,
+};
+pub use model::{
+    add_intervals, renewal_order_id, Change, PaymentOutcome, Purchase, Renewal, RenewalCharge,
+    RenewalPlan, RenewalTerms, Subscription, SubscriptionError, SubscriptionStatus,
+};
+
+use crate::domain::product::RecurringInterval;
 
 /// Started subscriptions per organization by `started_at` (the default list order).
 pub const SUBSCRIPTION_BY_STARTED: &str = "subscription_by_started";
-/// Subscriptions with a period to renew or end, by `current_period_end`: what the renewal
-/// sweep walks.
+/// The other orderings of `GET /v1/subscriptions/`, per organization, started ones only.
+pub const SUBSCRIPTION_BY_CUSTOMER: &str = "subscription_by_customer";
+pub const SUBSCRIPTION_BY_STATUS: &str = "subscription_by_status";
+pub const SUBSCRIPTION_BY_PERIOD_END: &str = "subscription_by_period_end";
+/// Amount per month ascending, nulls last.
+pub const SUBSCRIPTION_BY_AMOUNT: &str = "subscription_by_amount";
+/// Amount per month descending, nulls still last (Polar's `nulls_last()`), read forwards.
+pub const SUBSCRIPTION_BY_AMOUNT_DESC: &str = "subscription_by_amount_desc";
+pub const SUBSCRIPTION_BY_PRODUCT: &str = "subscription_by_product";
+pub const SUBSCRIPTION_BY_DISCOUNT: &str = "subscription_by_discount";
+/// Started subscriptions of one customer, product or discount, by `started_at` (filters).
+pub const SUBSCRIPTION_OF_CUSTOMER: &str = "subscription_of_customer";
+pub const SUBSCRIPTION_OF_PRODUCT: &str = "subscription_of_product";
+pub const SUBSCRIPTION_OF_DISCOUNT: &str = "subscription_of_discount";
+/// Subscriptions with a period to renew or end, by when that is due: what the renewal
+/// sweep walks (tenant: empty).
 pub const SUBSCRIPTION_DUE: &str = "subscription_due";
+/// Subscriptions with license keys still to revoke (tenant: empty).
+pub const SUBSCRIPTION_REVOKING: &str = "subscription_revoking";
+
+/// Names longer than this sort by their first characters only (ties break on start time).
+const NAME_SORT_CHARS: usize = 200;
+
+/// Polar's `SubscriptionSortProperty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscriptionSort {
+    Customer,
+    Status,
+    StartedAt,
+    CurrentPeriodEnd,
+    Amount,
+    Product,
+    Discount,
+}
+
+impl SubscriptionSort {
+    pub const ALL: &'static [(&'static str, SubscriptionSort)] = &[
+        ("customer", SubscriptionSort::Customer),
+        ("status", SubscriptionSort::Status),
+        ("started_at", SubscriptionSort::StartedAt),
+        ("current_period_end", SubscriptionSort::CurrentPeriodEnd),
+        ("amount", SubscriptionSort::Amount),
+        ("product", SubscriptionSort::Product),
+        ("discount", SubscriptionSort::Discount),
+    ];
+
+    /// The index serving this order, and whether it is read backwards.
+    pub fn index(self, descending: bool) -> (&'static str, bool) {
+        match self {
+            SubscriptionSort::Customer => (SUBSCRIPTION_BY_CUSTOMER, descending),
+            SubscriptionSort::Status => (SUBSCRIPTION_BY_STATUS, descending),
+            SubscriptionSort::StartedAt => (SUBSCRIPTION_BY_STARTED, descending),
+            SubscriptionSort::CurrentPeriodEnd => (SUBSCRIPTION_BY_PERIOD_END, descending),
+            SubscriptionSort::Amount if descending => (SUBSCRIPTION_BY_AMOUNT_DESC, false),
+            SubscriptionSort::Amount => (SUBSCRIPTION_BY_AMOUNT, false),
+            SubscriptionSort::Product => (SUBSCRIPTION_BY_PRODUCT, descending),
+            SubscriptionSort::Discount => (SUBSCRIPTION_BY_DISCOUNT, descending),
+        }
+    }
+}
+
+fn name_key(name: &str) -> KeyBuf {
+    let folded: String = name.to_lowercase().chars().take(NAME_SORT_CHARS).collect();
+    KeyBuf::new().str(&folded)
+}
+
+impl Subscription {
+    /// Polar's status order: incomplete < incomplete_expired < trialing < active <
+    /// active and set to cancel < past_due < canceled < unpaid.
+    pub fn status_rank(&self) -> u8 {
+        match self.status {
+            SubscriptionStatus::Incomplete => 1,
+            SubscriptionStatus::IncompleteExpired => 2,
+            SubscriptionStatus::Trialing => 3,
+            SubscriptionStatus::Active if self.cancel_at_period_end => 5,
+            SubscriptionStatus::Active => 4,
+            SubscriptionStatus::PastDue => 6,
+            SubscriptionStatus::Canceled => 7,
+            SubscriptionStatus::Unpaid => 8,
+        }
+    }
+
+    /// The amount per month (a yearly amount divided by 12, in integer arithmetic as
+    /// PostgreSQL divides integers), `None` for a free subscription.
+    pub fn monthly_amount(&self) -> Option<i64> {
+        self.amount.map(|a| match self.recurring_interval {
+            RecurringInterval::Month => a,
+            RecurringInterval::Year => a / 12,
+        })
+    }
+
+    fn started_key(&self) -> KeyBuf {
+        KeyBuf::new().i64(self.started_at.map_or(i64::MIN, |t| t.timestamp_micros()))
+    }
+
+    /// The sort key of this subscription in the index of `sort` read in direction
+    /// `descending` (see [`SubscriptionSort::index`]); ties break on `started_at`.
+    pub fn sort_key(&self, sort: SubscriptionSort, descending: bool) -> Vec<u8> {
+        let then = |k: KeyBuf| {
+            let mut v = k.into_vec();
+            v.extend_from_slice(self.started_key().as_slice());
+            v
+        };
+        match sort {
+            SubscriptionSort::StartedAt => self.started_key().into_vec(),
+            SubscriptionSort::Customer => then(name_key(&self.customer_email)),
+            SubscriptionSort::Status => then(KeyBuf::new().u8(self.status_rank())),
+            SubscriptionSort::CurrentPeriodEnd => {
+                then(KeyBuf::new().opt_i64(self.current_period_end.map(|t| t.timestamp_micros())))
+            }
+            SubscriptionSort::Amount => match (descending, self.monthly_amount()) {
+                (false, amount) => then(KeyBuf::new().opt_i64(amount)),
+                (true, Some(a)) => KeyBuf::new()
+                    .u8(0)
+                    .desc(KeyBuf::new().i64(a).fixed(self.started_key().as_slice()))
+                    .into_vec(),
+                (true, None) => KeyBuf::new().u8(1).desc(self.started_key()).into_vec(),
+            },
+            SubscriptionSort::Product => then(name_key(&self.product_name)),
+            SubscriptionSort::Discount => then(match &self.discount_name {
+                Some(n) => KeyBuf::new().u8(0).fixed(name_key(n).as_slice()),
+                None => KeyBuf::new().u8(1),
+            }),
+        }
+    }
+}
 
 impl Record for Subscription {
     crate::record_v1!(Subscription, "subscription");
-    const INDEXES: &'static [&'static str] = &[SUBSCRIPTION_BY_STARTED, SUBSCRIPTION_DUE];
+    const INDEXES: &'static [&'static str] = &[
+        SUBSCRIPTION_BY_STARTED,
+        SUBSCRIPTION_BY_CUSTOMER,
+        SUBSCRIPTION_BY_STATUS,
+        SUBSCRIPTION_BY_PERIOD_END,
+        SUBSCRIPTION_BY_AMOUNT,
+        SUBSCRIPTION_BY_AMOUNT_DESC,
+        SUBSCRIPTION_BY_PRODUCT,
+        SUBSCRIPTION_BY_DISCOUNT,
+        SUBSCRIPTION_OF_CUSTOMER,
+        SUBSCRIPTION_OF_PRODUCT,
+        SUBSCRIPTION_OF_DISCOUNT,
+        SUBSCRIPTION_DUE,
+        SUBSCRIPTION_REVOKING,
+    ];
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()
@@ -23,22 +171,52 @@ impl Record for Subscription {
 
     fn index_entries(&self) -> Vec<IndexEntry> {
         let mut entries = Vec::new();
-        if let Some(started) = self.started_at {
+        // Polar lists started subscriptions only.
+        if self.started_at.is_some() {
+            let org = self.organization_id.key();
+            for &(_, sort) in SubscriptionSort::ALL {
+                for descending in [false, true] {
+                    let (index, _) = sort.index(descending);
+                    entries.push(IndexEntry::new(
+                        index,
+                        org.clone(),
+                        self.sort_key(sort, descending),
+                    ));
+                }
+            }
+            let started = self.started_key().into_vec();
             entries.push(IndexEntry::new(
-                SUBSCRIPTION_BY_STARTED,
-                self.organization_id.key(),
-                KeyBuf::new().i64(started.timestamp_micros()).into_vec(),
+                SUBSCRIPTION_OF_CUSTOMER,
+                self.customer_id.key(),
+                started.clone(),
             ));
+            entries.push(IndexEntry::new(
+                SUBSCRIPTION_OF_PRODUCT,
+                self.product_id.key(),
+                started.clone(),
+            ));
+            if let Some(d) = self.discount_id {
+                entries.push(IndexEntry::new(SUBSCRIPTION_OF_DISCOUNT, d.key(), started));
+            }
         }
-        let renewing = matches!(
-            self.status,
-            SubscriptionStatus::Active | SubscriptionStatus::Trialing | SubscriptionStatus::PastDue
-        );
-        if let (true, Some(end)) = (renewing, self.current_period_end) {
+        if let Some(due) = self.due_at() {
             entries.push(IndexEntry::new(
                 SUBSCRIPTION_DUE,
                 Vec::new(),
-                KeyBuf::new().i64(end.timestamp_micros()).into_vec(),
+                KeyBuf::new().i64(due.timestamp_micros()).into_vec(),
+            ));
+        }
+        if !self.pending_revocations.is_empty() {
+            entries.push(IndexEntry::new(
+                SUBSCRIPTION_REVOKING,
+                Vec::new(),
+                KeyBuf::new()
+                    .i64(
+                        self.modified_at
+                            .unwrap_or(self.created_at)
+                            .timestamp_micros(),
+                    )
+                    .into_vec(),
             ));
         }
         entries
@@ -74,5 +252,114 @@ impl crate::entity::Entity for SubscriptionEntity {
         if let Some(rev) = committed.revs.first() {
             state.rev = *rev;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::custom_field::CustomFieldData;
+    use crate::domain::ids::{CustomerId, OrganizationId, PriceId, ProductId, SubscriptionId};
+    use crate::domain::metadata::Metadata;
+    use crate::domain::product::{Price, PriceKind};
+    use chrono::{Duration, TimeZone, Utc};
+
+    fn sub(amount: Option<i64>, interval: RecurringInterval) -> Subscription {
+        let t0 = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap();
+        let kind = match amount {
+            Some(amount) => PriceKind::RecurringFixed {
+                interval,
+                currency: "usd".into(),
+                amount,
+            },
+            None => PriceKind::RecurringFree { interval },
+        };
+        let p = Purchase {
+            organization_id: OrganizationId::new(),
+            customer_id: CustomerId::new(),
+            customer_email: "a@b.co".into(),
+            product_id: ProductId::new(),
+            product_name: "P".into(),
+            price: Price {
+                id: PriceId::new(),
+                created_at: t0,
+                modified_at: None,
+                is_archived: false,
+                kind,
+            },
+            amount: None,
+            discount: None,
+            checkout_id: None,
+            metadata: Metadata::default(),
+            custom_field_data: CustomFieldData::default(),
+            payment_token: None,
+            license_key_ids: Vec::new(),
+        };
+        Subscription::new_from_purchase(SubscriptionId::new(), p, t0).unwrap()
+    }
+
+    fn sorted(subs: &[Subscription], sort: SubscriptionSort, descending: bool) -> Vec<usize> {
+        let (_, backwards) = sort.index(descending);
+        let mut keyed: Vec<(Vec<u8>, usize)> = subs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.sort_key(sort, descending), i))
+            .collect();
+        keyed.sort();
+        if backwards {
+            keyed.reverse();
+        }
+        keyed.into_iter().map(|(_, i)| i).collect()
+    }
+
+    #[test]
+    fn amount_sorts_per_month_with_nulls_last_both_ways() {
+        let subs = [
+            sub(Some(1000), RecurringInterval::Month),
+            sub(None, RecurringInterval::Month),
+            sub(Some(6000), RecurringInterval::Year), // 500 per month
+            sub(Some(2000), RecurringInterval::Month),
+        ];
+        assert_eq!(sorted(&subs, SubscriptionSort::Amount, false), [2, 0, 3, 1]);
+        assert_eq!(sorted(&subs, SubscriptionSort::Amount, true), [3, 0, 2, 1]);
+    }
+
+    #[test]
+    fn status_sorts_in_polar_order() {
+        let active = sub(Some(1), RecurringInterval::Month);
+        let mut canceling = active.clone();
+        canceling.cancel_at_period_end = true;
+        let mut past_due = active.clone();
+        past_due.status = SubscriptionStatus::PastDue;
+        let mut canceled = active.clone();
+        canceled.status = SubscriptionStatus::Canceled;
+        let subs = [canceled, past_due, canceling, active];
+        assert_eq!(sorted(&subs, SubscriptionSort::Status, false), [3, 2, 1, 0]);
+        assert_eq!(sorted(&subs, SubscriptionSort::Status, true), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn only_started_subscriptions_are_listed_and_only_live_ones_are_due() {
+        let s = sub(Some(1), RecurringInterval::Month);
+        let names: Vec<&str> = s.index_entries().iter().map(|e| e.index).collect();
+        assert!(names.contains(&SUBSCRIPTION_BY_STARTED));
+        assert!(names.contains(&SUBSCRIPTION_DUE));
+        assert!(!names.contains(&SUBSCRIPTION_REVOKING));
+        assert!(!names.contains(&SUBSCRIPTION_OF_DISCOUNT));
+
+        let mut incomplete = s.clone();
+        incomplete.started_at = None;
+        incomplete.status = SubscriptionStatus::Incomplete;
+        assert!(incomplete.index_entries().is_empty());
+
+        let mut revoked = s.clone();
+        revoked.license_key_ids = vec![crate::domain::ids::LicenseKeyId::new()];
+        let revoked = revoked
+            .revoke(None, None, s.created_at + Duration::days(1))
+            .unwrap();
+        let names: Vec<&str> = revoked.index_entries().iter().map(|e| e.index).collect();
+        assert!(!names.contains(&SUBSCRIPTION_DUE));
+        assert!(names.contains(&SUBSCRIPTION_REVOKING));
+        assert!(names.contains(&SUBSCRIPTION_BY_STARTED));
     }
 }
