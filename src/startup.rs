@@ -32,7 +32,8 @@ async fn unmatched(req: actix_web::HttpRequest) -> Result<actix_web::HttpRespons
     Err(ApiError::not_found())
 }
 
-/// Background sweeps, every `jobs.sweep_interval_secs`: persisting checkout expiry.
+/// Background sweeps, every `jobs.sweep_interval_secs`: persisting checkout expiry;
+/// renewing, ending and dunning subscriptions and revoking the keys of ended ones.
 fn spawn_sweeps(state: web::Data<AppState>) {
     let every = std::time::Duration::from_secs(state.settings.jobs.sweep_interval_secs.max(1));
     actix_web::rt::spawn(async move {
@@ -42,6 +43,10 @@ fn spawn_sweeps(state: web::Data<AppState>) {
             ticker.tick().await;
             if let Err(e) = crate::routes::checkouts::sweep_expired(&state).await {
                 tracing::warn!(error = %e, "checkout expiry sweep failed");
+            }
+            match crate::routes::subscriptions::sweep_subscriptions(&state).await {
+                Ok(report) => tracing::debug!(?report, "subscription sweep"),
+                Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),
             }
         }
     });

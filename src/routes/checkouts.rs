@@ -15,7 +15,7 @@ use tollgate_actors::checkout::{
 };
 use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
-use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
+use tollgate_actors::subscription::{Purchase, Subscription};
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
@@ -39,7 +39,7 @@ use crate::domain::ids::{
     PriceId, ProductId, SubscriptionId,
 };
 use crate::domain::metadata::Metadata;
-use crate::domain::order::{BillingReason, Order, OrderStatus};
+use crate::domain::order::Order;
 use crate::domain::organization::Organization;
 use crate::domain::product::{Price, Product, RecurringInterval};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -960,9 +960,14 @@ async fn confirm(
             }
             None => true,
         };
-        let price_archived = product_of(state, checkout)?
-            .price(checkout.price.id)
-            .is_none_or(|p| p.is_archived);
+        // The price being paid: the one the body switches to (already checked), else the
+        // checkout's, which may have been archived since it was selected.
+        let price_archived = match &changes.price {
+            Some(p) => p.is_archived,
+            None => product_of(state, checkout)?
+                .price(checkout.price.id)
+                .is_none_or(|p| p.is_archived),
+        };
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
         let attach = {
             let store = state.store.clone();
@@ -1227,7 +1232,6 @@ fn completion(
         .get::<Customer>(&customer_id.key())?
         .ok_or_else(|| missing("customer record"))?
         .value;
-    let discount_name = c.discount.as_ref().map(|d| d.name.clone());
     let recurring = c.price.kind.is_recurring();
     let order_id = OrderId(derived_uuid(c.id.0, "order"));
     let subscription_id = c.subscription_id.filter(|_| recurring);
@@ -1264,73 +1268,22 @@ fn completion(
         batch.put(&key, Expect::Absent)?;
     }
 
-    if let (Some(sid), Some(interval)) = (subscription_id, c.price.kind.interval()) {
-        let subscription = Subscription {
-            id: sid,
-            organization_id: c.organization_id,
-            created_at: now,
-            modified_at: None,
-            amount: c.subtotal_amount(),
-            currency: c.currency.clone(),
-            recurring_interval: interval,
-            status: SubscriptionStatus::Active,
-            current_period_start: now,
-            current_period_end: period_end(now, interval),
-            cancel_at_period_end: false,
-            canceled_at: None,
-            started_at: Some(now),
-            ends_at: None,
-            ended_at: None,
+    if let Some(sid) = subscription_id {
+        let purchase = Purchase::from_checkout(
+            c,
             customer_id,
-            product_id: c.product_id,
-            price_id: c.price.id,
-            discount_id: c.discount.as_ref().map(|d| d.id),
-            checkout_id: Some(c.id),
-            metadata: c.metadata.clone(),
-            custom_field_data: c.custom_field_data.clone(),
-            customer_cancellation_reason: None,
-            customer_cancellation_comment: None,
-            license_key_ids: key_ids,
-            pending_revocations: Vec::new(),
-            cycles: 0,
+            &customer.email,
+            &product.name,
             payment_token,
-            customer_email: customer.email.clone(),
-            product_name: product.name.clone(),
-            discount_name: discount_name.clone(),
-        };
+            key_ids,
+        );
+        let subscription = Subscription::new_from_purchase(sid, purchase, now).map_err(|e| {
+            ActorError::Storage(StorageError::Corrupt(format!("checkout {}: {e}", c.id)))
+        })?;
         batch.put(&subscription, Expect::Absent)?;
     }
 
-    let order = Order {
-        id: order_id,
-        organization_id: c.organization_id,
-        created_at: now,
-        modified_at: None,
-        status: OrderStatus::Paid,
-        amount: c.subtotal_amount().unwrap_or(0),
-        tax_amount: c.tax_amount.unwrap_or(0),
-        refunded_amount: 0,
-        refunded_tax_amount: 0,
-        currency: c.currency.clone().unwrap_or_else(|| "usd".into()),
-        billing_reason: if recurring {
-            BillingReason::SubscriptionCreate
-        } else {
-            BillingReason::Purchase
-        },
-        billing_address: c.customer_billing_address.clone(),
-        customer_id,
-        product_id: c.product_id,
-        product_price_id: c.price.id,
-        recurring,
-        discount_id: c.discount.as_ref().map(|d| d.id),
-        subscription_id,
-        checkout_id: Some(c.id),
-        metadata: c.metadata.clone(),
-        custom_field_data: c.custom_field_data.clone(),
-        customer_email: customer.email,
-        product_name: product.name,
-        discount_name,
-    };
+    let order = Order::from_checkout(order_id, c, &customer, &product.name, subscription_id, now);
     batch.put(&order, Expect::Absent)?;
     Ok(batch)
 }
@@ -1377,10 +1330,13 @@ pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
 
 /// Persists the expiry of open checkouts past `expires_at`. Returns how many expired.
 pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
-    let now = KeyBuf::new().i64(state.now().timestamp_micros()).into_vec();
+    // Everything with `expires_at <= now` (the range's end is exclusive).
+    let until = KeyBuf::new()
+        .i64(state.now().timestamp_micros().saturating_add(1))
+        .into_vec();
     let ids = state
         .store
-        .index_range(CHECKOUT_OPEN_BY_EXPIRY, &[], &[], Some(&now))?;
+        .index_range(CHECKOUT_OPEN_BY_EXPIRY, &[], &[], Some(&until))?;
     let mut expired = 0;
     for id in ids {
         let Some(id) = CheckoutId::from_key(&id) else {

@@ -103,6 +103,9 @@ pub struct Checkout {
     pub subscription_id: Option<SubscriptionId>,
     /// Kept from confirm until the charge is settled, so recovery can charge again.
     pub confirmation_token: Option<String>,
+    /// The customer before confirm resolved one: restored if the payment is declined, so
+    /// the buyer can still correct the e-mail address.
+    pub customer_id_before_confirm: Option<CustomerId>,
 }
 
 /// One rule a request broke, before it becomes a 422 item.
@@ -229,6 +232,7 @@ impl Checkout {
             payment_processor_metadata: BTreeMap::new(),
             subscription_id: n.subscription_id,
             confirmation_token: None,
+            customer_id_before_confirm: None,
         };
         let mut issues = Vec::new();
         c.select_price(n.price, n.amount, &mut issues, "product_price_id");
@@ -573,6 +577,7 @@ impl Checkout {
 
     /// Ties the confirmed checkout to the customer it resolved or created.
     pub fn with_customer(mut self, customer: CustomerId) -> Checkout {
+        self.customer_id_before_confirm = self.customer_id;
         self.customer_id = Some(customer);
         self
     }
@@ -618,6 +623,7 @@ impl Checkout {
         let mut c = self.clone();
         c.status = CheckoutStatus::Open;
         c.confirmation_token = None;
+        c.customer_id = c.customer_id_before_confirm;
         c.modified_at = Some(now);
         Ok(c)
     }
