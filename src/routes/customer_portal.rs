@@ -1,3 +1,269 @@
-use actix_web::web;
+//! The customer portal's license-key endpoints (reference 3.5).
+//!
+//! * `POST /v1/customer-portal/license-keys/validate`, `/activate`, `/deactivate` (also under
+//!   Polar's deprecated `/v1/users/license-keys/`): no authentication at all; an
+//!   `Authorization` header is not even read. This is the hot path: `(organization_id, key)`
+//!   → id from the in-memory [`KeyDirectory`] (the store's unique index on a miss), then the
+//!   key's actor, which applies the rules and replies once its write is durable.
+//! * `GET /v1/customer-portal/license-keys/` and `/{id}`: a customer (session token) sees
+//!   its own keys. Tollgate does not link users to customers, so a user sees none.
 
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use actix::prelude::*;
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+use tollgate_actors::license_key::{
+    ActivateLicenseKey, DeactivateLicenseKey, KeyDirectory, KeyReply, LicenseKey, LicenseKeyEntity,
+    LicenseKeyError, ValidateLicenseKey, LICENSE_KEY_BY_CUSTOMER,
+};
+use tollgate_actors::{ActorError, EntityActor};
+
+use crate::api::license_key::{
+    key_error, ActivationReadView, LicenseKeyActivate, LicenseKeyDeactivate, LicenseKeyValidate,
+    LicenseKeyView,
+};
+use crate::domain::benefit::{Benefit, BenefitProperties};
+use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::auth::CustomerPortalRead;
+use crate::extract::json::parse_body;
+use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
+use crate::routes::license_keys::{customer_of, render_keys};
+use crate::routes::listing::{page_of, render};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {
+        cfg.service(web::resource(format!("{prefix}/validate")).route(web::post().to(validate)))
+            .service(web::resource(format!("{prefix}/activate")).route(web::post().to(activate)))
+            .service(
+                web::resource(format!("{prefix}/deactivate")).route(web::post().to(deactivate)),
+            );
+    }
+    cfg.service(web::resource("/v1/customer-portal/license-keys/").route(web::get().to(list)))
+        .service(web::resource("/v1/customer-portal/license-keys/{id}").route(web::get().to(get)));
+}
+
+/// A JSON body on the hot path: deserialized straight from the bytes. Only a body that
+/// this fails on goes through the shared parser (`ValidJson`'s), which gives the exact 422;
+/// so the errors are the same and a valid body skips the intermediate `serde_json::Value`.
+struct HotJson<T>(T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for HotJson<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req
+            .app_data::<web::Data<AppState>>()
+            .map(|s| s.settings.server.body_limit_bytes)
+            .unwrap_or(64 * 1024);
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.to_ascii_lowercase());
+        let declared_len = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if declared_len.is_some_and(|n| n > limit) {
+                return Err(ApiError::PayloadTooLarge { limit });
+            }
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| {
+                    ApiError::BadRequest(format!("Could not read the request body: {e}"))
+                })?;
+                if body.len() + chunk.len() > limit {
+                    return Err(ApiError::PayloadTooLarge { limit });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let plain_json = content_type
+                .as_deref()
+                .is_none_or(|ct| ct.split(';').next().map(str::trim) == Some("application/json"));
+            // An object (serde would also read a struct from an array, which the API refuses).
+            let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+            if plain_json && object {
+                if let Ok(value) = serde_json::from_slice::<T>(&body) {
+                    return Ok(HotJson(value));
+                }
+            }
+            parse_body::<T>(content_type.as_deref(), &body).map(|v| HotJson(v.value))
+        })
+    }
+}
+
+/// The process's key directory.
+///
+/// One per process rather than one per `AppState`, because `AppState` is built elsewhere
+/// and the route modules cannot add to it. That is safe even with several applications in
+/// one process (the tests): an entry is only a hint that the key's actor verifies (see
+/// `KeyDirectory`), and organization ids are random, so stores never share entries.
+pub fn directory() -> &'static KeyDirectory {
+    static DIRECTORY: OnceLock<KeyDirectory> = OnceLock::new();
+    DIRECTORY.get_or_init(KeyDirectory::new)
+}
+
+/// Sends a command to the actor of the key `(organization_id, key)`. A key this
+/// organization does not have is "Not found". A directory entry that led to another key
+/// (see `KeyDirectory`) is dropped, and the store's answer is tried once.
+async fn call_by_key<M, T>(
+    state: &AppState,
+    organization_id: OrganizationId,
+    key: &str,
+    make: impl Fn() -> M,
+) -> Result<T, ApiError>
+where
+    M: Message<Result = KeyReply<T>> + Send + 'static,
+    T: Send + 'static,
+    EntityActor<LicenseKeyEntity>: Handler<M>,
+{
+    let dir = directory();
+    let Some(id) = dir.resolve(&state.store, organization_id, key)? else {
+        return Err(ApiError::not_found());
+    };
+    match state.license_keys.call(id, make()).await {
+        Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) => {
+            dir.forget(organization_id, key);
+            match dir.lookup(&state.store, organization_id, key)? {
+                Some(fresh) if fresh != id => state
+                    .license_keys
+                    .call(fresh, make())
+                    .await
+                    .map_err(key_error),
+                _ => Err(ApiError::not_found()),
+            }
+        }
+        other => other.map_err(key_error),
+    }
+}
+
+async fn validate(
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyValidate>,
+) -> ApiResult<HttpResponse> {
+    let cmd = body.into_command();
+    let validated = call_by_key(&state, cmd.organization_id, &cmd.key, || {
+        ValidateLicenseKey(cmd.clone())
+    })
+    .await?;
+    let customer = customer_of(&state, &validated.key)?;
+    Ok(HttpResponse::Ok().json(LicenseKeyView::validated(
+        &validated.key,
+        &customer,
+        validated.activation.as_ref(),
+    )))
+}
+
+async fn activate(
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyActivate>,
+) -> ApiResult<HttpResponse> {
+    let cmd = body.into_command();
+    let (key, activation) = call_by_key(&state, cmd.organization_id, &cmd.key, || {
+        ActivateLicenseKey(cmd.clone())
+    })
+    .await?;
+    let customer = customer_of(&state, &key)?;
+    // 200, not 201, as in Polar.
+    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, &activation, &customer)))
+}
+
+async fn deactivate(
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyDeactivate>,
+) -> ApiResult<HttpResponse> {
+    let cmd = body.into_command();
+    call_by_key(&state, cmd.organization_id, &cmd.key, || {
+        DeactivateLicenseKey(cmd.clone())
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+async fn list(
+    auth: Auth<CustomerPortalRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let orgs: Vec<OrganizationId> = q.ids("organization_id");
+    // Single-valued in Polar: the last one wins.
+    let benefit: Option<BenefitId> = q.ids("benefit_id").pop();
+    q.finish()?;
+    let Subject::Customer(customer) = auth.subject() else {
+        return Ok(
+            HttpResponse::Ok().json(render::<LicenseKeyView, LicenseKeyView>(
+                &[],
+                0,
+                params,
+                |v| v.clone(),
+            )),
+        );
+    };
+    state.store.read_barrier().await?;
+    let tenants = [customer.key()];
+    let wanted = |k: &LicenseKey| {
+        (orgs.is_empty() || orgs.contains(&k.organization_id))
+            && benefit.is_none_or(|b| b == k.benefit_id)
+    };
+    let filter: Option<&dyn Fn(&LicenseKey) -> bool> = if orgs.is_empty() && benefit.is_none() {
+        None
+    } else {
+        Some(&wanted)
+    };
+    let (items, total) = page_of::<LicenseKey>(
+        &state,
+        LICENSE_KEY_BY_CUSTOMER,
+        &tenants,
+        false,
+        params,
+        filter,
+    )?;
+    let views = render_keys(&state, &items)?;
+    Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
+}
+
+async fn get(
+    auth: Auth<CustomerPortalRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    let Subject::Customer(customer) = auth.subject() else {
+        return Err(ApiError::not_found());
+    };
+    state.store.read_barrier().await?;
+    let key = match state.store.get::<LicenseKey>(&id.key())? {
+        Some(k) if k.value.customer_id == customer => k.value,
+        _ => return Err(ApiError::not_found()),
+    };
+    // Activations are shown to the customer only if the benefit lets them manage them.
+    let customer_admin = state
+        .store
+        .get::<Benefit>(&key.benefit_id.key())?
+        .is_some_and(|b| match &b.value.properties {
+            BenefitProperties::LicenseKeys(p) => {
+                p.activations.is_some_and(|a| a.enable_customer_admin)
+            }
+            _ => false,
+        });
+    let customer = customer_of(&state, &key)?;
+    Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(
+        &key,
+        &customer,
+        !customer_admin,
+    )))
+}

@@ -1,3 +1,159 @@
-use actix_web::web;
+//! The organizer's license-key endpoints (`/v1/license-keys`, reference 3.4): list, get,
+//! update and get an activation. Reads come from the store (behind the read barrier, so they
+//! never show a write a crash could undo); the update goes through the key's actor, which
+//! owns the key's counters.
+//!
+//! Deviation (behaviour.md): a key of an organization the caller cannot reach is 404, not
+//! Polar's 401, so that ids do not reveal whether a key exists.
 
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use tollgate_actors::license_key::{
+    live_activations, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
+};
+
+use crate::api::license_key::{key_error, ActivationReadView, LicenseKeyUpdate, LicenseKeyView};
+use crate::domain::benefit::Benefit;
+use crate::domain::customer::Customer;
+use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
+use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
+use crate::routes::access::{can_access, organizations_for_list};
+use crate::routes::listing::{page_of, render};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/v1/license-keys").route(web::get().to(list)))
+        .service(
+            web::resource("/v1/license-keys/{id}")
+                .route(web::get().to(get))
+                .route(web::patch().to(update)),
+        )
+        .service(
+            web::resource("/v1/license-keys/{id}/activations/{activation_id}")
+                .route(web::get().to(get_activation)),
+        );
+}
+
+/// The customer a key belongs to (keys always have one; customers are only soft-deleted).
+pub fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
+    state
+        .store
+        .get::<Customer>(&key.customer_id.key())?
+        .map(|c| c.value)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "license key {}: customer {} is missing",
+                key.id, key.customer_id
+            ))
+        })
+}
+
+/// Renders keys, reading each distinct customer once.
+pub fn render_keys(state: &AppState, keys: &[LicenseKey]) -> Result<Vec<LicenseKeyView>, ApiError> {
+    let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let customer = match customers.entry(key.customer_id) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(customer_of(state, key)?),
+        };
+        out.push(LicenseKeyView::read(key, customer));
+    }
+    Ok(out)
+}
+
+/// A stored key the subject may see, else 404 (also for another organization's key).
+fn key_for(state: &AppState, subject: Subject, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
+    match state.store.get::<LicenseKey>(&id.key())? {
+        Some(k) if can_access(state, subject, k.value.organization_id)? => Ok(k.value),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+async fn list(
+    auth: Auth<LicenseKeysRead>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    let mut q = QueryParams::parse(req.query_string());
+    let params = ListParams::from_query(&mut q);
+    let orgs: Vec<OrganizationId> = q.ids("organization_id");
+    let benefits: Vec<BenefitId> = q.ids("benefit_id");
+    q.finish()?;
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    // Both lists are index range reads in `created_at` order: by organization, or by the
+    // benefits (of reachable organizations) asked for.
+    let (index, tenants): (&'static str, Vec<Vec<u8>>) = if benefits.is_empty() {
+        (
+            LICENSE_KEY_BY_CREATED,
+            orgs.iter().map(|o| o.key()).collect(),
+        )
+    } else {
+        let mut tenants = Vec::new();
+        for b in &benefits {
+            let reachable = state
+                .store
+                .get::<Benefit>(&b.key())?
+                .is_some_and(|benefit| orgs.contains(&benefit.value.organization_id));
+            if reachable && !tenants.contains(&b.key()) {
+                tenants.push(b.key());
+            }
+        }
+        (LICENSE_KEY_BY_BENEFIT, tenants)
+    };
+    let (items, total) = page_of::<LicenseKey>(&state, index, &tenants, false, params, None)?;
+    let views = render_keys(&state, &items)?;
+    Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
+}
+
+async fn get(
+    auth: Auth<LicenseKeysRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let key = key_for(&state, auth.subject(), id)?;
+    let customer = customer_of(&state, &key)?;
+    Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(&key, &customer, false)))
+}
+
+async fn update(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<LicenseKeyUpdate>,
+) -> ApiResult<HttpResponse> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    let changes = body.into_inner().into_changes()?;
+    key_for(&state, auth.subject(), id)?;
+    let key = state
+        .license_keys
+        .call(id, UpdateLicenseKey(changes))
+        .await
+        .map_err(key_error)?;
+    let customer = customer_of(&state, &key)?;
+    Ok(HttpResponse::Ok().json(LicenseKeyView::read(&key, &customer)))
+}
+
+async fn get_activation(
+    auth: Auth<LicenseKeysRead>,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (id, activation_id) = path.into_inner();
+    let id: LicenseKeyId = path_id("id", &id)?;
+    let activation_id: ActivationId = path_id("activation_id", &activation_id)?;
+    state.store.read_barrier().await?;
+    let key = key_for(&state, auth.subject(), id)?;
+    let activation = live_activations(&key)
+        .find(|a| a.id == activation_id)
+        .ok_or_else(ApiError::not_found)?;
+    let customer = customer_of(&state, &key)?;
+    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, activation, &customer)))
+}

@@ -3174,3 +3174,32 @@ async fn concurrent_purchases_by_one_buyer_create_one_customer() {
     assert_eq!(customers(api, &cat.org).await.0, 1);
     assert_eq!(store_values::<Order>(&app.state.store).len(), secrets.len());
 }
+
+/// The key a purchase grants validates as soon as confirm has answered, without
+/// credentials, and counts the validation.
+#[actix_web::test]
+async fn the_granted_key_validates_the_moment_confirm_returns() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "validate-now").await;
+    let c = created(api, &by_price(&cat.monthly)).await;
+    confirm(api, &secret(&c), &buyer("fast@example.com"))
+        .await
+        .expect(200);
+    let p = purchase_of(&app.state.store, &id_of(&c));
+    let key = &p.keys[0];
+    let body = json!({"key": key.key, "organization_id": cat.org});
+    let r = app
+        .post_json("/v1/customer-portal/license-keys/validate", None, &body)
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["id"], key.id.to_string());
+    assert_eq!(r.body["validations"], 1);
+    assert_eq!(r.body["status"], "granted");
+    // The organizer sees the same key, counted.
+    let got = app
+        .get(&format!("/v1/license-keys/{}", key.id), Some(&app.token))
+        .await;
+    got.expect(200);
+    assert_eq!(got.body["validations"], 1);
+}

@@ -1,0 +1,317 @@
+//! The license key actor through the registry: concurrent increments on one key, durable
+//! counters, activation limits under concurrency, revocation.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use futures_util::future::join_all;
+use tollgate_storage::{Batch, Expect, Store};
+
+use super::*;
+use crate::clock::SystemClock;
+use crate::domain::ids::{ActivationId, BenefitId, CustomerId};
+use crate::registry::{Registry, RegistryConfig};
+
+fn registry() -> (Registry<LicenseKeyEntity>, Store) {
+    let store = Store::temporary().unwrap();
+    let config = RegistryConfig {
+        arbiters: 2,
+        mailbox_capacity: 1024,
+        send_timeout: Duration::from_secs(10),
+        idle_timeout: None,
+    };
+    let registry = Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
+    (registry, store)
+}
+
+/// A key written straight to the store, as checkout completion does.
+fn stored_key(
+    store: &Store,
+    limit_usage: Option<i64>,
+    limit_activations: Option<i64>,
+) -> LicenseKey {
+    let key = LicenseKey {
+        id: LicenseKeyId::new(),
+        organization_id: OrganizationId::new(),
+        customer_id: CustomerId::new(),
+        benefit_id: BenefitId::new(),
+        created_at: Utc::now(),
+        modified_at: None,
+        key: generate_key(Some("test")),
+        status: KeyStatus::Granted,
+        limit_activations,
+        usage: 0,
+        limit_usage,
+        validations: 0,
+        last_validated_at: None,
+        expires_at: None,
+        activations: Vec::new(),
+        subscription_id: None,
+        order_id: None,
+    };
+    let mut batch = Batch::new();
+    batch.put(&key, Expect::Absent).unwrap();
+    store.commit(&batch).unwrap();
+    key
+}
+
+fn validate(k: &LicenseKey, increment_usage: Option<i64>) -> ValidateLicenseKey {
+    ValidateLicenseKey(ValidateKey {
+        organization_id: k.organization_id,
+        key: k.key.clone(),
+        activation_id: None,
+        benefit_id: None,
+        customer_id: None,
+        increment_usage,
+        conditions: JsonObject::new(),
+    })
+}
+
+fn in_store(store: &Store, id: LicenseKeyId) -> LicenseKey {
+    store.get::<LicenseKey>(&id.key()).unwrap().unwrap().value
+}
+
+#[actix::test]
+async fn fifty_concurrent_increments_against_ten_let_exactly_ten_through() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, Some(10), None);
+    let replies = join_all((0..50).map(|_| registry.call(k.id, validate(&k, Some(1))))).await;
+    let ok = replies.iter().filter(|r| r.is_ok()).count();
+    let refused = replies
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                Err(ActorError::Domain(LicenseKeyError::InsufficientUsage {
+                    remaining: 0
+                }))
+            )
+        })
+        .count();
+    assert_eq!((ok, refused), (10, 40));
+    let mut usages: Vec<i64> = replies
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|v| v.key.usage))
+        .collect();
+    usages.sort_unstable();
+    assert_eq!(usages, (1..=10).collect::<Vec<_>>());
+    let stored = in_store(&store, k.id);
+    assert_eq!((stored.usage, stored.validations), (10, 10));
+}
+
+/// splitmix64, for deterministic random increments.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[actix::test]
+async fn concurrent_random_increments_never_pass_the_limit() {
+    let (registry, store) = registry();
+    for seed in 0..20u64 {
+        let mut rng = seed;
+        let limit = 1 + (next(&mut rng) % 30) as i64;
+        let k = stored_key(&store, Some(limit), None);
+        let increments: Vec<i64> = (0..40).map(|_| 1 + (next(&mut rng) % 5) as i64).collect();
+        let replies = join_all(
+            increments
+                .iter()
+                .map(|&inc| registry.call(k.id, validate(&k, Some(inc)))),
+        )
+        .await;
+        let mut accepted = 0;
+        for (inc, r) in increments.iter().zip(&replies) {
+            match r {
+                Ok(v) => {
+                    accepted += inc;
+                    assert!(v.key.usage <= limit, "seed {seed}");
+                }
+                Err(ActorError::Domain(LicenseKeyError::InsufficientUsage { remaining })) => {
+                    assert!(i128::from(*inc) > *remaining, "seed {seed}");
+                }
+                Err(e) => panic!("seed {seed}: {e:?}"),
+            }
+        }
+        let stored = in_store(&store, k.id);
+        assert_eq!(stored.usage, accepted, "seed {seed}");
+        assert!(stored.usage <= limit, "seed {seed}");
+    }
+}
+
+#[actix::test]
+async fn every_answered_validation_is_in_the_store() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, None);
+    let sends = (0..30).map(|_| {
+        let registry = registry.clone();
+        let store = store.clone();
+        let msg = validate(&k, Some(2));
+        async move {
+            let v = registry.call(k.id, msg).await.unwrap();
+            let stored = in_store(&store, k.id);
+            assert!(stored.validations >= v.key.validations);
+        }
+    });
+    join_all(sends).await;
+    let stored = in_store(&store, k.id);
+    assert_eq!((stored.validations, stored.usage), (30, 60));
+    assert!(stored.last_validated_at.is_some());
+}
+
+#[actix::test]
+async fn concurrent_activations_respect_the_limit() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, Some(3));
+    let replies = join_all((0..20).map(|i| {
+        registry.call(
+            k.id,
+            ActivateLicenseKey(ActivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                label: format!("machine {i}"),
+                conditions: JsonObject::new(),
+                meta: JsonObject::new(),
+            }),
+        )
+    }))
+    .await;
+    let ok: Vec<ActivationId> = replies
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|(_, a)| a.id))
+        .collect();
+    assert_eq!(ok.len(), 3);
+    assert!(replies.iter().all(|r| r.is_ok()
+        || matches!(
+            r,
+            Err(ActorError::Domain(LicenseKeyError::ActivationLimitReached))
+        )));
+    let stored = in_store(&store, k.id);
+    assert_eq!(live_activations(&stored).count(), 3);
+
+    registry
+        .call(
+            k.id,
+            DeactivateLicenseKey(DeactivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                activation_id: ok[0],
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(live_activations(&in_store(&store, k.id)).count(), 2);
+}
+
+#[actix::test]
+async fn a_stale_lookup_is_refused_as_wrong_key() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, None);
+    let other = stored_key(&store, None, None);
+    let r = registry.call(other.id, validate(&k, None)).await;
+    assert_eq!(
+        r.unwrap_err(),
+        ActorError::Domain(LicenseKeyError::WrongKey)
+    );
+    assert_eq!(in_store(&store, other.id).validations, 0);
+    let missing = registry.call(LicenseKeyId::new(), validate(&k, None)).await;
+    assert_eq!(missing.unwrap_err(), ActorError::NotFound);
+}
+
+#[actix::test]
+async fn revoke_sets_revoked_once_and_validation_then_fails() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, validate(&k, None)).await.unwrap();
+    let revoked = registry.call(k.id, RevokeLicenseKey).await.unwrap();
+    assert_eq!(revoked.status, KeyStatus::Revoked);
+    let again = registry.call(k.id, RevokeLicenseKey).await.unwrap();
+    assert_eq!(again, revoked);
+    assert_eq!(in_store(&store, k.id).status, KeyStatus::Revoked);
+    let r = registry.call(k.id, validate(&k, None)).await;
+    assert_eq!(
+        r.unwrap_err(),
+        ActorError::Domain(LicenseKeyError::NotActive)
+    );
+}
+
+#[actix::test]
+async fn update_goes_through_the_actor_and_survives_passivation() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, Some(5), None);
+    let updated = registry
+        .call(
+            k.id,
+            UpdateLicenseKey(KeyChanges {
+                usage: Some(4),
+                limit_usage: Some(Some(10)),
+                ..KeyChanges::default()
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!((updated.usage, updated.limit_usage), (4, Some(10)));
+    registry.passivate(k.id).await.unwrap();
+    let read = registry.call(k.id, GetLicenseKey).await.unwrap();
+    assert_eq!(read, updated);
+    assert_eq!(in_store(&store, k.id), updated);
+}
+
+/// Resident memory of this process in KiB (Linux).
+fn rss_kib() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// What a loaded key costs in memory, without the HTTP server or the store's cache in the
+/// way: 100,000 directory entries, then 100,000 live key actors, then the same after idle
+/// eviction. Prints bytes per key; run alone, in release:
+/// `cargo test --release -p tollgate-actors memory_per_key -- --ignored --nocapture`
+#[actix::test]
+#[ignore = "a measurement, not a check; run alone"]
+async fn memory_per_key() {
+    const N: usize = 100_000;
+    let (registry, store) = registry();
+    let keys: Vec<LicenseKey> = (0..N).map(|_| stored_key(&store, None, None)).collect();
+    let per_key = |from: i64, to: i64| (to - from) * 1024 / N as i64;
+
+    let dir = KeyDirectory::new();
+    let before = rss_kib();
+    for k in &keys {
+        dir.remember(k.organization_id, &k.key, k.id);
+    }
+    let with_directory = rss_kib();
+    println!("directory: {} B/key", per_key(before, with_directory));
+
+    for chunk in keys.chunks(1000) {
+        join_all(chunk.iter().map(|k| registry.call(k.id, GetLicenseKey))).await;
+    }
+    let live = rss_kib();
+    assert_eq!(registry.stats().live, N);
+    println!("live actors: {} B/key", per_key(with_directory, live));
+
+    for chunk in keys.chunks(1000) {
+        join_all(chunk.iter().map(|k| registry.passivate(k.id))).await;
+    }
+    for _ in 0..500 {
+        if registry.stats().running == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let evicted = rss_kib();
+    println!(
+        "after eviction: {} B/key above the directory ({} actors still running; freed memory \
+         stays with the allocator for reuse)",
+        per_key(with_directory, evicted),
+        registry.stats().running
+    );
+}

@@ -1,0 +1,380 @@
+//! The license key's rules as pure functions: no actor, no storage, no clock. Each takes the
+//! key as it is, the command and `now`, and returns the key as it must become (or why not).
+//! The checks and messages are Polar's (`polar-reference.md` 3.5), in Polar's order.
+//!
+//! The actor shell (`super`) calls these one message at a time, which is what makes
+//! `increment_usage` safe under concurrency: two requests never see the same `usage`.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::model::{Activation, KeyStatus, LicenseKey};
+use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
+
+/// A JSON object (`conditions`, `meta`).
+pub type JsonObject = Map<String, Value>;
+
+/// Deactivated activations kept in the snapshot for the record. They are invisible to the
+/// API (a deactivated activation answers "Not found" everywhere), so older ones are dropped:
+/// the snapshot, rewritten on every validation, stays bounded however often a customer
+/// activates and deactivates.
+pub const KEPT_DEACTIVATED: usize = 10;
+
+/// Why a command was refused. The HTTP layer maps [`LicenseKeyError::kind`] to a status and
+/// uses [`LicenseKeyError::message`] as the `detail`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LicenseKeyError {
+    /// The key is not this `(organization_id, key)`: a stale lookup, answered as not found.
+    #[error("Not found")]
+    WrongKey,
+    #[error("License key is no longer active.")]
+    NotActive,
+    #[error("License key has expired.")]
+    Expired,
+    /// The activation is unknown, of another key, or deactivated.
+    #[error("Not found")]
+    ActivationNotFound,
+    #[error("License key does not match required conditions")]
+    ConditionsMismatch,
+    #[error("License key does not match given benefit.")]
+    BenefitMismatch,
+    #[error("License key does not match given user.")]
+    CustomerMismatch,
+    #[error("License key only has {remaining} more usages.")]
+    InsufficientUsage { remaining: i128 },
+    /// `usage` would leave the 64-bit range (Polar's 32-bit column fails with a 500 there).
+    #[error("License key usage is out of range.")]
+    UsageOutOfRange,
+    #[error("License key does not require activation")]
+    ActivationNotRequired,
+    #[error("License key activation limit already reached")]
+    ActivationLimitReached,
+}
+
+/// The class of a refusal, which decides its HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 404 `ResourceNotFound`
+    NotFound,
+    /// 403 `NotPermitted`
+    NotPermitted,
+    /// 400 `BadRequest`
+    BadRequest,
+}
+
+impl LicenseKeyError {
+    pub fn kind(&self) -> ErrorKind {
+        use LicenseKeyError::*;
+        match self {
+            WrongKey | NotActive | Expired | ActivationNotFound | ConditionsMismatch
+            | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
+            InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
+            ActivationNotRequired | ActivationLimitReached => ErrorKind::NotPermitted,
+        }
+    }
+
+    /// The `detail` of the error body.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// `POST /validate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub activation_id: Option<ActivationId>,
+    pub benefit_id: Option<BenefitId>,
+    pub customer_id: Option<CustomerId>,
+    /// No sign check, as in Polar: a negative increment gives usages back.
+    pub increment_usage: Option<i64>,
+    pub conditions: JsonObject,
+}
+
+/// `POST /activate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub label: String,
+    pub conditions: JsonObject,
+    pub meta: JsonObject,
+}
+
+/// `POST /deactivate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeactivateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub activation_id: ActivationId,
+}
+
+/// `PATCH /v1/license-keys/{id}`: only the fields sent; `Some(None)` clears. The HTTP layer
+/// has checked the ranges (`0 < limit_activations <= 50`, `limit_usage > 0`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyChanges {
+    pub status: Option<KeyStatus>,
+    pub usage: Option<i64>,
+    pub limit_activations: Option<Option<i64>>,
+    pub limit_usage: Option<Option<i64>>,
+    pub expires_at: Option<Option<DateTime<Utc>>>,
+}
+
+/// A successful validation: the key as it now is, and the activation that was checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    pub key: LicenseKey,
+    pub activation: Option<Activation>,
+}
+
+/// Step 1 of every customer-portal command: the command names this very key.
+fn check_identity(
+    key: &LicenseKey,
+    organization_id: OrganizationId,
+    value: &str,
+) -> Result<(), LicenseKeyError> {
+    if key.organization_id == organization_id && key.key == value {
+        Ok(())
+    } else {
+        Err(LicenseKeyError::WrongKey)
+    }
+}
+
+/// The live (not deactivated) activation `id` of this key.
+fn live_activation(key: &LicenseKey, id: ActivationId) -> Result<&Activation, LicenseKeyError> {
+    key.activations
+        .iter()
+        .find(|a| a.id == id && a.deleted_at.is_none())
+        .ok_or(LicenseKeyError::ActivationNotFound)
+}
+
+/// Activations that are not deactivated, in creation order.
+pub fn live_activations(key: &LicenseKey) -> impl Iterator<Item = &Activation> {
+    key.activations.iter().filter(|a| a.deleted_at.is_none())
+}
+
+/// Validates the key (reference 3.5, checks 1 to 8, in that order) and counts the
+/// validation. Returns the key to store.
+pub fn validate(
+    key: &LicenseKey,
+    cmd: &ValidateKey,
+    now: DateTime<Utc>,
+) -> Result<Validated, LicenseKeyError> {
+    check_identity(key, cmd.organization_id, &cmd.key)?;
+    if key.status != KeyStatus::Granted {
+        return Err(LicenseKeyError::NotActive);
+    }
+    if key.expires_at.is_some_and(|at| now >= at) {
+        return Err(LicenseKeyError::Expired);
+    }
+    let activation = match cmd.activation_id {
+        Some(id) => {
+            let activation = live_activation(key, id)?;
+            let required = stored_object(&activation.conditions);
+            if !required.is_empty() && !py_object_eq(&cmd.conditions, &required) {
+                return Err(LicenseKeyError::ConditionsMismatch);
+            }
+            Some(activation.clone())
+        }
+        None => None,
+    };
+    if cmd.benefit_id.is_some_and(|b| b != key.benefit_id) {
+        return Err(LicenseKeyError::BenefitMismatch);
+    }
+    if cmd.customer_id.is_some_and(|c| c != key.customer_id) {
+        return Err(LicenseKeyError::CustomerMismatch);
+    }
+    // Python truthiness: 0 and null increment nothing; a 0 limit is no limit.
+    let increment = cmd.increment_usage.filter(|&n| n != 0);
+    if let (Some(inc), Some(limit)) = (increment, key.limit_usage.filter(|&l| l != 0)) {
+        let remaining = i128::from(limit) - i128::from(key.usage);
+        if i128::from(inc) > remaining {
+            return Err(LicenseKeyError::InsufficientUsage { remaining });
+        }
+    }
+    let usage = match increment {
+        Some(inc) => key
+            .usage
+            .checked_add(inc)
+            .ok_or(LicenseKeyError::UsageOutOfRange)?,
+        None => key.usage,
+    };
+    let mut next = key.clone();
+    next.validations = next.validations.saturating_add(1);
+    next.last_validated_at = Some(now);
+    next.usage = usage;
+    Ok(Validated {
+        key: next,
+        activation,
+    })
+}
+
+/// Activates the key on a new instance (reference 3.5 `/activate`). Neither status nor
+/// expiry is checked, and the counters do not move, as in Polar.
+pub fn activate(
+    key: &LicenseKey,
+    cmd: &ActivateKey,
+    id: ActivationId,
+    now: DateTime<Utc>,
+) -> Result<(LicenseKey, Activation), LicenseKeyError> {
+    check_identity(key, cmd.organization_id, &cmd.key)?;
+    let limit = match key.limit_activations {
+        None | Some(0) => return Err(LicenseKeyError::ActivationNotRequired),
+        Some(limit) => limit,
+    };
+    let live = live_activations(key).count();
+    if i64::try_from(live).unwrap_or(i64::MAX) >= limit {
+        return Err(LicenseKeyError::ActivationLimitReached);
+    }
+    let activation = Activation {
+        id,
+        label: cmd.label.clone(),
+        meta: Value::Object(cmd.meta.clone()).to_string(),
+        conditions: Value::Object(cmd.conditions.clone()).to_string(),
+        created_at: now,
+        modified_at: None,
+        deleted_at: None,
+    };
+    let mut next = key.clone();
+    next.activations.push(activation.clone());
+    Ok((next, activation))
+}
+
+/// Deactivates one live activation, which frees its slot (reference 3.5 `/deactivate`).
+pub fn deactivate(
+    key: &LicenseKey,
+    cmd: &DeactivateKey,
+    now: DateTime<Utc>,
+) -> Result<LicenseKey, LicenseKeyError> {
+    check_identity(key, cmd.organization_id, &cmd.key)?;
+    live_activation(key, cmd.activation_id)?;
+    let mut next = key.clone();
+    for a in next
+        .activations
+        .iter_mut()
+        .filter(|a| a.id == cmd.activation_id)
+    {
+        a.deleted_at = Some(now);
+        a.modified_at = Some(now);
+    }
+    prune_deactivated(&mut next.activations);
+    Ok(next)
+}
+
+/// Keeps the live activations and the [`KEPT_DEACTIVATED`] most recently deactivated ones,
+/// in their original order.
+fn prune_deactivated(activations: &mut Vec<Activation>) {
+    let mut deactivated: Vec<(DateTime<Utc>, ActivationId)> = activations
+        .iter()
+        .filter_map(|a| a.deleted_at.map(|at| (at, a.id)))
+        .collect();
+    if deactivated.len() <= KEPT_DEACTIVATED {
+        return;
+    }
+    deactivated.sort();
+    let drop: Vec<ActivationId> = deactivated[..deactivated.len() - KEPT_DEACTIVATED]
+        .iter()
+        .map(|(_, id)| *id)
+        .collect();
+    activations.retain(|a| !drop.contains(&a.id));
+}
+
+/// Applies an organizer's update (reference 3.4): only the fields sent, no other checks
+/// (`usage` may exceed `limit_usage`).
+pub fn update(key: &LicenseKey, changes: &KeyChanges, now: DateTime<Utc>) -> LicenseKey {
+    let mut next = key.clone();
+    if let Some(status) = changes.status {
+        next.status = status;
+    }
+    if let Some(usage) = changes.usage {
+        next.usage = usage;
+    }
+    if let Some(limit) = changes.limit_activations {
+        next.limit_activations = limit;
+    }
+    if let Some(limit) = changes.limit_usage {
+        next.limit_usage = limit;
+    }
+    if let Some(expires_at) = changes.expires_at {
+        next.expires_at = expires_at;
+    }
+    next.modified_at = Some(now);
+    next
+}
+
+/// Revokes a granted key (its grant ended). `None` when there is nothing to do: a revoked
+/// or disabled key stays as it is.
+pub fn revoke(key: &LicenseKey, now: DateTime<Utc>) -> Option<LicenseKey> {
+    if key.status != KeyStatus::Granted {
+        return None;
+    }
+    let mut next = key.clone();
+    next.status = KeyStatus::Revoked;
+    next.modified_at = Some(now);
+    Some(next)
+}
+
+/// A JSON object stored as text; anything unreadable counts as empty (no condition).
+pub fn stored_object(text: &str) -> JsonObject {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Python's `==` on two decoded JSON objects, which is how Polar compares conditions:
+/// numbers compare by value (`1 == 1.0`), and `true`/`false` equal `1`/`0`.
+pub fn py_object_eq(a: &JsonObject, b: &JsonObject) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, va)| b.get(k).is_some_and(|vb| py_eq(va, vb)))
+}
+
+fn py_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => py_object_eq(x, y),
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        _ => match (py_number(a), py_number(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        },
+    }
+}
+
+/// A number (or a bool, which Python treats as 0/1) as an exact value where possible.
+#[derive(Debug, PartialEq)]
+enum PyNumber {
+    Int(i128),
+    Float(f64),
+}
+
+fn py_number(v: &Value) -> Option<PyNumber> {
+    let n = match v {
+        Value::Bool(b) => return Some(PyNumber::Int(i128::from(*b))),
+        Value::Number(n) => n,
+        _ => return None,
+    };
+    if let Some(i) = n.as_i64() {
+        Some(PyNumber::Int(i128::from(i)))
+    } else if let Some(u) = n.as_u64() {
+        Some(PyNumber::Int(i128::from(u)))
+    } else {
+        let f = n.as_f64()?;
+        // An integral float equals the integer of the same value.
+        if f.fract() == 0.0 && f.abs() < 1e30 {
+            Some(PyNumber::Int(f as i128))
+        } else {
+            Some(PyNumber::Float(f))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;
