@@ -29,12 +29,12 @@ use crate::api::license_key::{
     LicenseKeyView,
 };
 use crate::domain::benefit::{Benefit, BenefitProperties};
-use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
+use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::CustomerPortalRead;
 use crate::extract::json::parse_body;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
-use crate::routes::license_keys::{customer_of, render_keys};
+use crate::routes::license_keys::{customer_of, durable_answer, render_keys};
 use crate::routes::listing::{page_of, render};
 use crate::state::AppState;
 
@@ -204,16 +204,21 @@ async fn list(
     let benefit: Option<BenefitId> = q.ids("benefit_id").pop();
     q.finish()?;
     let Subject::Customer(customer) = auth.subject() else {
-        return Ok(
-            HttpResponse::Ok().json(render::<LicenseKeyView, LicenseKeyView>(
-                &[],
-                0,
-                params,
-                |v| v.clone(),
-            )),
-        );
+        let none: &[LicenseKeyView] = &[];
+        return Ok(HttpResponse::Ok().json(render(none, 0, params, |v| v.clone())));
     };
-    state.store.read_barrier().await?;
+    let page = customer_page(&state, customer, &orgs, benefit, params);
+    durable_answer(&state, page).await
+}
+
+/// One page of a customer's keys, in creation order, from the customer's index.
+fn customer_page(
+    state: &AppState,
+    customer: CustomerId,
+    orgs: &[OrganizationId],
+    benefit: Option<BenefitId>,
+    params: ListParams,
+) -> ApiResult<HttpResponse> {
     let tenants = [customer.key()];
     let wanted = |k: &LicenseKey| {
         (orgs.is_empty() || orgs.contains(&k.organization_id))
@@ -225,14 +230,14 @@ async fn list(
         Some(&wanted)
     };
     let (items, total) = page_of::<LicenseKey>(
-        &state,
+        state,
         LICENSE_KEY_BY_CUSTOMER,
         &tenants,
         false,
         params,
         filter,
     )?;
-    let views = render_keys(&state, &items)?;
+    let views = render_keys(state, &items)?;
     Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
 }
 
@@ -245,12 +250,21 @@ async fn get(
     let Subject::Customer(customer) = auth.subject() else {
         return Err(ApiError::not_found());
     };
-    state.store.read_barrier().await?;
+    let answer = customer_key(&state, customer, id);
+    durable_answer(&state, answer).await
+}
+
+/// The customer's key `id` with its activations, if the benefit lets the customer manage
+/// them (else `[]`); 404 for a key of anyone else.
+fn customer_key(
+    state: &AppState,
+    customer: CustomerId,
+    id: LicenseKeyId,
+) -> ApiResult<HttpResponse> {
     let key = match state.store.get::<LicenseKey>(&id.key())? {
         Some(k) if k.value.customer_id == customer => k.value,
         _ => return Err(ApiError::not_found()),
     };
-    // Activations are shown to the customer only if the benefit lets them manage them.
     let customer_admin = state
         .store
         .get::<Benefit>(&key.benefit_id.key())?
@@ -260,10 +274,10 @@ async fn get(
             }
             _ => false,
         });
-    let customer = customer_of(&state, &key)?;
+    let owner = customer_of(state, &key)?;
     Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(
         &key,
-        &customer,
+        &owner,
         !customer_admin,
     )))
 }

@@ -66,6 +66,14 @@ pub fn render_keys(state: &AppState, keys: &[LicenseKey]) -> Result<Vec<LicenseK
     Ok(out)
 }
 
+/// Answers a read once everything it read is durable. The barrier is taken *after* the
+/// reads, so it covers every write they could have seen; one taken before them would not
+/// cover a write committed in between.
+pub async fn durable_answer<T>(state: &AppState, answer: ApiResult<T>) -> ApiResult<T> {
+    state.store.read_barrier().await?;
+    answer
+}
+
 /// A stored key the subject may see, else 404 (also for another organization's key).
 fn key_for(state: &AppState, subject: Subject, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
     match state.store.get::<LicenseKey>(&id.key())? {
@@ -84,8 +92,18 @@ async fn list(
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
     q.finish()?;
-    state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let page = list_page(&state, auth.subject(), &orgs, &benefits, params);
+    durable_answer(&state, page).await
+}
+
+fn list_page(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    benefits: &[BenefitId],
+    params: ListParams,
+) -> ApiResult<HttpResponse> {
+    let orgs = organizations_for_list(state, subject, orgs)?;
     // Both lists are index range reads in `created_at` order: by organization, or by the
     // benefits (of reachable organizations) asked for.
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if benefits.is_empty() {
@@ -95,7 +113,7 @@ async fn list(
         )
     } else {
         let mut tenants = Vec::new();
-        for b in &benefits {
+        for b in benefits {
             let reachable = state
                 .store
                 .get::<Benefit>(&b.key())?
@@ -106,8 +124,8 @@ async fn list(
         }
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
-    let (items, total) = page_of::<LicenseKey>(&state, index, &tenants, false, params, None)?;
-    let views = render_keys(&state, &items)?;
+    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None)?;
+    let views = render_keys(state, &items)?;
     Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
 }
 
@@ -117,10 +135,11 @@ async fn get(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let key = key_for(&state, auth.subject(), id)?;
-    let customer = customer_of(&state, &key)?;
-    Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(&key, &customer, false)))
+    let answer = key_for(&state, auth.subject(), id).and_then(|key| {
+        let customer = customer_of(&state, &key)?;
+        Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(&key, &customer, false)))
+    });
+    durable_answer(&state, answer).await
 }
 
 async fn update(
@@ -149,11 +168,12 @@ async fn get_activation(
     let (id, activation_id) = path.into_inner();
     let id: LicenseKeyId = path_id("id", &id)?;
     let activation_id: ActivationId = path_id("activation_id", &activation_id)?;
-    state.store.read_barrier().await?;
-    let key = key_for(&state, auth.subject(), id)?;
-    let activation = live_activations(&key)
-        .find(|a| a.id == activation_id)
-        .ok_or_else(ApiError::not_found)?;
-    let customer = customer_of(&state, &key)?;
-    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, activation, &customer)))
+    let answer = key_for(&state, auth.subject(), id).and_then(|key| {
+        let activation = live_activations(&key)
+            .find(|a| a.id == activation_id)
+            .ok_or_else(ApiError::not_found)?;
+        let customer = customer_of(&state, &key)?;
+        Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, activation, &customer)))
+    });
+    durable_answer(&state, answer).await
 }
