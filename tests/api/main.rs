@@ -18,3 +18,4 @@ mod orders;
 mod organizations;
 mod products;
 mod subscriptions;
+mod tools;
