@@ -17,17 +17,8 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/benefits/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/benefits/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
+    crate::resource!(cfg, "/v1/benefits/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/benefits/{id}", { get => get, patch => update, delete => delete });
 }
 
 pub const DESCRIPTION_MIN: usize = 3;

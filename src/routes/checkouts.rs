@@ -57,25 +57,15 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/checkouts/custom/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/checkouts/custom/client/{client_secret}")
-            .route(web::get().to(client_get))
-            .route(web::patch().to(client_update)),
-    )
-    .service(
-        web::resource("/v1/checkouts/custom/client/{client_secret}/confirm")
-            .route(web::post().to(client_confirm)),
-    )
-    .service(
-        web::resource("/v1/checkouts/custom/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update)),
-    );
+    crate::resource!(cfg, "/v1/checkouts/custom/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/checkouts/custom/client/{client_secret}", {
+        get => client_get,
+        patch => client_update,
+    });
+    crate::resource!(cfg, "/v1/checkouts/custom/client/{client_secret}/confirm", {
+        post => client_confirm,
+    });
+    crate::resource!(cfg, "/v1/checkouts/custom/{id}", { get => get, patch => update });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,17 +25,8 @@ use crate::routes::listing::{page_of, render};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/custom-fields/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/custom-fields/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
+    crate::resource!(cfg, "/v1/custom-fields/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/custom-fields/{id}", { get => get, patch => update, delete => delete });
 }
 
 impl SortField for CustomFieldSort {

@@ -40,14 +40,12 @@ use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {
-        cfg.service(web::resource(format!("{prefix}/validate")).route(web::post().to(validate)))
-            .service(web::resource(format!("{prefix}/activate")).route(web::post().to(activate)))
-            .service(
-                web::resource(format!("{prefix}/deactivate")).route(web::post().to(deactivate)),
-            );
+        crate::resource!(cfg, format!("{prefix}/validate"), { post => validate });
+        crate::resource!(cfg, format!("{prefix}/activate"), { post => activate });
+        crate::resource!(cfg, format!("{prefix}/deactivate"), { post => deactivate });
     }
-    cfg.service(web::resource("/v1/customer-portal/license-keys/").route(web::get().to(list)))
-        .service(web::resource("/v1/customer-portal/license-keys/{id}").route(web::get().to(get)));
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
 }
 
 /// A JSON body on the hot path: deserialized straight from the bytes. Only a body that

@@ -29,17 +29,8 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/customers/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/customers/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
+    crate::resource!(cfg, "/v1/customers/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/customers/{id}", { get => get, patch => update, delete => delete });
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

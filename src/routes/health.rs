@@ -4,8 +4,8 @@ use serde_json::json;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
-        .service(web::resource("/readyz").route(web::get().to(readyz)));
+    crate::resource!(cfg, "/healthz", { get => healthz });
+    crate::resource!(cfg, "/readyz", { get => readyz });
 }
 
 /// The process is up and serving HTTP.

@@ -26,16 +26,11 @@ use crate::routes::listing::{page_of, render};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/license-keys").route(web::get().to(list)))
-        .service(
-            web::resource("/v1/license-keys/{id}")
-                .route(web::get().to(get))
-                .route(web::patch().to(update)),
-        )
-        .service(
-            web::resource("/v1/license-keys/{id}/activations/{activation_id}")
-                .route(web::get().to(get_activation)),
-        );
+    crate::resource!(cfg, "/v1/license-keys", { get => list });
+    crate::resource!(cfg, "/v1/license-keys/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
+        get => get_activation,
+    });
 }
 
 /// The customer a key belongs to (keys always have one; customers are only soft-deleted).

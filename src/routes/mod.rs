@@ -16,7 +16,44 @@ pub mod organizations;
 pub mod products;
 pub mod subscriptions;
 
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
+
 use actix_web::web;
+
+/// Registers a resource with its routes, and records each `(METHOD, path)` so a test can
+/// hold the registered routes and the OpenAPI document equal:
+/// `resource!(cfg, "/v1/orders/{id}", { get => get, patch => update })`.
+#[macro_export]
+macro_rules! resource {
+    ($cfg:expr, $path:expr, { $($method:ident => $handler:expr),+ $(,)? }) => {{
+        let path: String = ($path).to_string();
+        let mut resource = actix_web::web::resource(path.as_str());
+        $(
+            $crate::routes::record(stringify!($method), &path);
+            resource = resource.route(actix_web::web::$method().to($handler));
+        )+
+        $cfg.service(resource);
+    }};
+}
+
+static REGISTERED: Mutex<BTreeSet<(String, String)>> = Mutex::new(BTreeSet::new());
+
+/// Notes a registered route (every worker registers the same ones; the set keeps one).
+pub fn record(method: &str, path: &str) {
+    REGISTERED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert((method.to_uppercase(), path.to_string()));
+}
+
+/// Every `(METHOD, path)` registered so far in this process.
+pub fn registered() -> BTreeSet<(String, String)> {
+    REGISTERED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
@@ -31,4 +68,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     customer_portal::configure(cfg);
+    crate::openapi::configure(cfg);
 }

@@ -28,8 +28,8 @@ use crate::state::AppState;
 use tollgate_actors::subscription::Subscription;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/orders/").route(web::get().to(list)))
-        .service(web::resource("/v1/orders/{id}").route(web::get().to(get)));
+    crate::resource!(cfg, "/v1/orders/", { get => list });
+    crate::resource!(cfg, "/v1/orders/{id}", { get => get });
 }
 
 impl SortField for OrderSort {

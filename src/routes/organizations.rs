@@ -20,16 +20,8 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/organizations/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/organizations/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update)),
-    );
+    crate::resource!(cfg, "/v1/organizations/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/organizations/{id}", { get => get, patch => update });
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -35,17 +35,9 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/v1/products/")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/v1/products/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update)),
-    )
-    .service(web::resource("/v1/products/{id}/benefits").route(web::post().to(update_benefits)));
+    crate::resource!(cfg, "/v1/products/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/products/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/products/{id}/benefits", { post => update_benefits });
 }
 
 impl SortField for ProductSort {

@@ -36,12 +36,8 @@ use crate::routes::products::{price_view, product_view};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/v1/subscriptions/").route(web::get().to(list)))
-        .service(
-            web::resource("/v1/subscriptions/{id}")
-                .route(web::get().to(get))
-                .route(web::patch().to(update)),
-        );
+    crate::resource!(cfg, "/v1/subscriptions/", { get => list });
+    crate::resource!(cfg, "/v1/subscriptions/{id}", { get => get, patch => update });
 }
 
 impl SortField for SubscriptionSort {

@@ -236,8 +236,16 @@ impl TestApp {
         }
     }
 
+    /// Sends a request and reads the reply, which must be what the OpenAPI document says
+    /// the operation answers (`crate::schema::check`).
     pub async fn send(&self, req: RequestBuilder) -> Reply {
-        Reply::read(req.send().await.expect("sending the request")).await
+        let (client, request) = req.build_split();
+        let request = request.expect("building the request");
+        let method = request.method().to_string();
+        let path = request.url().path().to_string();
+        let reply = Reply::read(client.execute(request).await.expect("sending the request")).await;
+        crate::schema::check(&method, &path, &reply);
+        reply
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {

@@ -1,0 +1,339 @@
+//! The OpenAPI 3.1 document (`GET /openapi.json`) and the API reference page rendered from
+//! it (`GET /docs`).
+//!
+//! Operations are declared in [`paths`], schemas in [`schemas`], both as Rust items that
+//! utoipa turns into the document. [`finish`] then applies the service-wide rules that
+//! would be noise on every operation: the bearer security scheme, the error responses
+//! (401/403 where a token is needed, 404 where the path names a resource, 422 everywhere
+//! input is read), and "every key is sent" for response schemas.
+
+mod docs;
+pub mod paths;
+pub mod schemas;
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::OnceLock;
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+use serde_json::{json, Map, Value};
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Tollgate",
+        description = "Checkout sessions, orders, subscriptions, organizations and license keys, \
+                       with Polar's /v1 API.",
+        license(name = "Apache-2.0"),
+    ),
+    paths(
+        paths::healthz,
+        paths::readyz,
+        paths::openapi_json,
+        paths::docs,
+        paths::organizations_list,
+        paths::organizations_create,
+        paths::organizations_get,
+        paths::organizations_update,
+        paths::benefits_list,
+        paths::benefits_create,
+        paths::benefits_get,
+        paths::benefits_update,
+        paths::benefits_delete,
+        paths::products_list,
+        paths::products_create,
+        paths::products_get,
+        paths::products_update,
+        paths::products_update_benefits,
+        paths::discounts_list,
+        paths::discounts_create,
+        paths::discounts_get,
+        paths::discounts_update,
+        paths::discounts_delete,
+        paths::customers_list,
+        paths::customers_create,
+        paths::customers_get,
+        paths::customers_update,
+        paths::customers_delete,
+        paths::custom_fields_list,
+        paths::custom_fields_create,
+        paths::custom_fields_get,
+        paths::custom_fields_update,
+        paths::custom_fields_delete,
+        paths::checkouts_list,
+        paths::checkouts_create,
+        paths::checkouts_get,
+        paths::checkouts_update,
+        paths::checkouts_client_get,
+        paths::checkouts_client_update,
+        paths::checkouts_client_confirm,
+        paths::orders_list,
+        paths::orders_get,
+        paths::subscriptions_list,
+        paths::subscriptions_get,
+        paths::subscriptions_update,
+        paths::license_keys_list,
+        paths::license_keys_get,
+        paths::license_keys_update,
+        paths::license_keys_get_activation,
+        paths::portal_license_keys_list,
+        paths::portal_license_keys_get,
+        paths::portal_validate,
+        paths::portal_activate,
+        paths::portal_deactivate,
+        paths::users_validate,
+        paths::users_activate,
+        paths::users_deactivate,
+    ),
+    components(schemas(schemas::Error, schemas::HTTPValidationError))
+)]
+struct ApiDoc;
+
+/// Response schemas with keys that may be left out (unset settings and properties); every
+/// other schema reachable from a response has all its keys required.
+const OPEN_SCHEMAS: &[&str] = &[
+    "OrganizationProfileSettings",
+    "OrganizationSubscribePromoteSettings",
+    "OrganizationFeatureSettings",
+    "CustomFieldProperties",
+    "CheckoutDiscount",
+];
+
+/// The document, built once.
+pub fn document() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+        finish(&mut doc);
+        doc
+    })
+}
+
+fn error_response(description: &str, schema: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}
+    })
+}
+
+/// Applies the service-wide rules (see the module documentation).
+fn finish(doc: &mut Value) {
+    doc["info"]["version"] = json!(env!("CARGO_PKG_VERSION"));
+    doc["components"]["securitySchemes"] = json!({
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A personal access token (`polar_pat_…`), an OAuth 2.0 access token \
+                            (`polar_at_u_…`, `polar_at_o_…`) or, on the customer portal, a \
+                            customer session token (`polar_cst_…`)."
+        }
+    });
+
+    let mut response_roots: Vec<String> = Vec::new();
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for (path, item) in paths.iter_mut() {
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for (method, op) in item.iter_mut() {
+                let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                for r in responses.values() {
+                    collect_refs(r, &mut response_roots);
+                }
+                let secured = op.get("security").is_some();
+                let has_body = op.get("requestBody").is_some();
+                let responses = match op.get_mut("responses").and_then(Value::as_object_mut) {
+                    Some(r) => r,
+                    None => continue,
+                };
+                let mut add = |code: &str, description: &str, schema: &str| {
+                    responses
+                        .entry(code.to_string())
+                        .or_insert_with(|| error_response(description, schema));
+                };
+                if path.starts_with("/v1/") {
+                    if secured {
+                        add("401", "Missing or invalid token", "Error");
+                        add("403", "The token lacks the scope", "Error");
+                    }
+                    if path.contains('{') {
+                        add("404", "Not found", "Error");
+                    }
+                    add("422", "Invalid input", "HTTPValidationError");
+                    add("429", "Too many requests for one resource; retry", "Error");
+                    add("503", "Overloaded or starting up; retry", "Error");
+                    if has_body {
+                        add("413", "The body is larger than the limit", "Error");
+                    }
+                    if method != "get" {
+                        add("409", "A conflicting write won; retry", "Error");
+                    }
+                }
+            }
+        }
+    }
+
+    // Every schema reachable from a response sends all its keys.
+    let mut reachable: HashSet<String> = HashSet::new();
+    let schemas = doc["components"]["schemas"].clone();
+    let mut stack = response_roots;
+    while let Some(name) = stack.pop() {
+        if !reachable.insert(name.clone()) {
+            continue;
+        }
+        let mut refs = Vec::new();
+        collect_refs(&schemas[&name], &mut refs);
+        stack.extend(refs);
+    }
+    if let Some(all) = doc["components"]["schemas"].as_object_mut() {
+        for name in reachable {
+            if OPEN_SCHEMAS.contains(&name.as_str()) {
+                continue;
+            }
+            if let Some(schema) = all.get_mut(&name) {
+                require_all(schema);
+            }
+        }
+    }
+}
+
+/// The schema names `value` refers to (`#/components/schemas/<name>`).
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                    out.push(name.to_string());
+                }
+            }
+            for v in map.values() {
+                collect_refs(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
+}
+
+/// Marks every property of an object schema (and of its inline `allOf` parts) required.
+fn require_all(schema: &mut Value) {
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        let keys: BTreeSet<String> = props.keys().cloned().collect();
+        let required: Vec<Value> = keys.into_iter().map(Value::String).collect();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("required".into(), Value::Array(required));
+        }
+    }
+    if let Some(parts) = schema.get_mut("allOf").and_then(Value::as_array_mut) {
+        parts.iter_mut().for_each(require_all);
+    }
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, "/openapi.json", { get => openapi_json });
+    crate::resource!(cfg, "/docs", { get => docs_page });
+}
+
+async fn openapi_json() -> HttpResponse {
+    static BODY: OnceLock<String> = OnceLock::new();
+    let body = BODY.get_or_init(|| document().to_string());
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body.as_str())
+}
+
+async fn docs_page() -> HttpResponse {
+    static BODY: OnceLock<String> = OnceLock::new();
+    let body = BODY.get_or_init(|| docs::render(document()));
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+        .body(body.as_str())
+}
+
+/// The operations of the document as `(METHOD, path)` pairs.
+pub fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    if let Some(paths) = doc["paths"].as_object() {
+        for (path, item) in paths {
+            if let Some(item) = item.as_object() {
+                for method in item.keys() {
+                    out.insert((method.to_uppercase(), path.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Keeps `Map` in the public surface small: the docs renderer reads schemas through this.
+fn schema_map(doc: &Value) -> Option<&Map<String, Value>> {
+    doc["components"]["schemas"].as_object()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_document_is_openapi_3_1_with_every_operation_documented() {
+        let doc = document();
+        assert_eq!(doc["openapi"], "3.1.0");
+        let ops = operations(doc);
+        assert!(ops.contains(&("POST".into(), "/v1/checkouts/custom/".into())));
+        assert!(ops.contains(&("GET".into(), "/v1/license-keys".into())));
+        // Every /v1 operation has a 422; secured ones 401 and 403; `{id}` ones 404.
+        for (method, path) in &ops {
+            let op = &doc["paths"][path][method.to_lowercase()];
+            if path.starts_with("/v1/") {
+                assert!(op["responses"]["422"].is_object(), "{method} {path}");
+                if path.contains('{') {
+                    assert!(op["responses"]["404"].is_object(), "{method} {path}");
+                }
+                if op.get("security").is_some() {
+                    assert!(op["responses"]["401"].is_object(), "{method} {path}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn response_schemas_require_every_key_but_request_schemas_do_not() {
+        let schemas = &document()["components"]["schemas"];
+        let required = |name: &str| -> Vec<String> {
+            schemas[name]["required"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // Nullable keys of a response are still required keys.
+        assert!(required("Organization").contains(&"modified_at".to_string()));
+        assert!(required("LicenseKeyRead").contains(&"expires_at".to_string()));
+        // A request's optional key stays optional.
+        assert!(!required("OrganizationCreate").contains(&"avatar_url".to_string()));
+        assert!(required("OrganizationCreate").contains(&"slug".to_string()));
+        // Open schemas keep their optional keys.
+        assert!(required("OrganizationProfileSettings").is_empty());
+    }
+
+    #[test]
+    fn every_reference_resolves() {
+        let doc = document();
+        let mut refs = Vec::new();
+        collect_refs(doc, &mut refs);
+        assert!(!refs.is_empty());
+        for name in refs {
+            assert!(
+                doc["components"]["schemas"][&name].is_object(),
+                "dangling reference to {name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! The operations of the OpenAPI document, one per route the server registers (a test
+//! holds the two lists equal). Each function only carries its `#[utoipa::path]`; the
+//! handlers live in `crate::routes`. Error responses common to every operation (401, 403,
+//! 404, 422) are added by `super::finish` from what each operation declares here.
+#![allow(dead_code)] // Documentation stubs: described, never called.
+
+use super::schemas::*;
+
+// ---------------------------------------------------------------------------------------
+// Health
+// ---------------------------------------------------------------------------------------
+
+/// Liveness: the process is up and serving HTTP.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
+fn healthz() {}
+
+/// Readiness: the store is open and start-up recovery has finished.
+#[utoipa::path(get, path = "/readyz", tag = "health", responses(
+    (status = 200, body = Health),
+    (status = 503, description = "Starting up", body = Error),
+))]
+fn readyz() {}
+
+/// This API's OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/openapi.json", tag = "meta", responses(
+    (status = 200, description = "The OpenAPI document", content_type = "application/json"),
+))]
+fn openapi_json() {}
+
+/// The API reference, rendered from the OpenAPI document.
+#[utoipa::path(get, path = "/docs", tag = "meta", responses(
+    (status = 200, description = "An HTML page", content_type = "text/html"),
+))]
+fn docs() {}
+
+// ---------------------------------------------------------------------------------------
+// Organizations
+// ---------------------------------------------------------------------------------------
+
+/// List the organizations the caller is a member of.
+#[utoipa::path(get, path = "/v1/organizations/", tag = "organizations",
+    params(
+        ("slug" = Option<String>, Query, description = "Filter by slug."),
+        ("page" = Option<u32>, Query, description = "Page number, from 1."),
+        ("limit" = Option<u32>, Query, description = "Page size, 1 to 100."),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["organizations:read"])),
+    responses((status = 200, body = ListResourceOrganization)))]
+fn organizations_list() {}
+
+/// Create an organization; the caller becomes its member.
+#[utoipa::path(post, path = "/v1/organizations/", tag = "organizations",
+    request_body = OrganizationCreate,
+    security(("bearer" = ["organizations:write"])),
+    responses((status = 201, body = Organization), (status = 409, body = Error)))]
+fn organizations_create() {}
+
+/// Get an organization.
+#[utoipa::path(get, path = "/v1/organizations/{id}", tag = "organizations",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["organizations:read"])),
+    responses((status = 200, body = Organization)))]
+fn organizations_get() {}
+
+/// Update an organization.
+#[utoipa::path(patch, path = "/v1/organizations/{id}", tag = "organizations",
+    params(("id" = Uuid, Path)),
+    request_body = OrganizationUpdate,
+    security(("bearer" = ["organizations:write"])),
+    responses((status = 200, body = Organization)))]
+fn organizations_update() {}
+
+// ---------------------------------------------------------------------------------------
+// Benefits
+// ---------------------------------------------------------------------------------------
+
+/// List benefits.
+#[utoipa::path(get, path = "/v1/benefits/", tag = "benefits",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("type" = Option<Vec<BenefitType>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["benefits:read"])),
+    responses((status = 200, body = ListResourceBenefit)))]
+fn benefits_list() {}
+
+/// Create a benefit.
+#[utoipa::path(post, path = "/v1/benefits/", tag = "benefits",
+    request_body = BenefitCreate,
+    security(("bearer" = ["benefits:write"])),
+    responses((status = 201, body = Benefit)))]
+fn benefits_create() {}
+
+/// Get a benefit.
+#[utoipa::path(get, path = "/v1/benefits/{id}", tag = "benefits",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["benefits:read"])),
+    responses((status = 200, body = Benefit)))]
+fn benefits_get() {}
+
+/// Update a benefit; `type` must be the benefit's.
+#[utoipa::path(patch, path = "/v1/benefits/{id}", tag = "benefits",
+    params(("id" = Uuid, Path)),
+    request_body = BenefitUpdate,
+    security(("bearer" = ["benefits:write"])),
+    responses((status = 200, body = Benefit), (status = 400, description = "The type of a benefit can't be changed", body = Error)))]
+fn benefits_update() {}
+
+/// Delete a benefit (soft); its grants are revoked.
+#[utoipa::path(delete, path = "/v1/benefits/{id}", tag = "benefits",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["benefits:write"])),
+    responses((status = 204, description = "Deleted")))]
+fn benefits_delete() {}
+
+// ---------------------------------------------------------------------------------------
+// Products
+// ---------------------------------------------------------------------------------------
+
+/// List products.
+#[utoipa::path(get, path = "/v1/products/", tag = "products",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("query" = Option<String>, Query, description = "Filter by name."),
+        ("is_archived" = Option<bool>, Query),
+        ("is_recurring" = Option<bool>, Query),
+        ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `price_type`, `price_amount_type`, `price_amount`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["products:read"])),
+    responses((status = 200, body = ListResourceProduct)))]
+fn products_list() {}
+
+/// Create a product with its prices.
+#[utoipa::path(post, path = "/v1/products/", tag = "products",
+    request_body = ProductCreate,
+    security(("bearer" = ["products:write"])),
+    responses((status = 201, body = Product)))]
+fn products_create() {}
+
+/// Get a product.
+#[utoipa::path(get, path = "/v1/products/{id}", tag = "products",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["products:read"])),
+    responses((status = 200, body = Product)))]
+fn products_get() {}
+
+/// Update a product; `prices` replaces the price set (existing prices by id).
+#[utoipa::path(patch, path = "/v1/products/{id}", tag = "products",
+    params(("id" = Uuid, Path)),
+    request_body = ProductUpdate,
+    security(("bearer" = ["products:write"])),
+    responses((status = 200, body = Product)))]
+fn products_update() {}
+
+/// Set the benefits of a product, in order.
+#[utoipa::path(post, path = "/v1/products/{id}/benefits", tag = "products",
+    params(("id" = Uuid, Path)),
+    request_body = ProductBenefitsUpdate,
+    security(("bearer" = ["products:write"])),
+    responses((status = 200, body = Product)))]
+fn products_update_benefits() {}
+
+// ---------------------------------------------------------------------------------------
+// Discounts
+// ---------------------------------------------------------------------------------------
+
+/// List discounts.
+#[utoipa::path(get, path = "/v1/discounts/", tag = "discounts",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("query" = Option<String>, Query, description = "Filter by name or code."),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `code`, `redemptions_count`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["discounts:read"])),
+    responses((status = 200, body = ListResourceDiscount)))]
+fn discounts_list() {}
+
+/// Create a discount.
+#[utoipa::path(post, path = "/v1/discounts/", tag = "discounts",
+    request_body = DiscountCreate,
+    security(("bearer" = ["discounts:write"])),
+    responses((status = 201, body = Discount)))]
+fn discounts_create() {}
+
+/// Get a discount.
+#[utoipa::path(get, path = "/v1/discounts/{id}", tag = "discounts",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["discounts:read"])),
+    responses((status = 200, body = Discount)))]
+fn discounts_get() {}
+
+/// Update a discount; amounts and duration are fixed once it was redeemed.
+#[utoipa::path(patch, path = "/v1/discounts/{id}", tag = "discounts",
+    params(("id" = Uuid, Path)),
+    request_body = DiscountUpdate,
+    security(("bearer" = ["discounts:write"])),
+    responses((status = 200, body = Discount)))]
+fn discounts_update() {}
+
+/// Delete a discount (soft).
+#[utoipa::path(delete, path = "/v1/discounts/{id}", tag = "discounts",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["discounts:write"])),
+    responses((status = 204, description = "Deleted")))]
+fn discounts_delete() {}
+
+// ---------------------------------------------------------------------------------------
+// Customers
+// ---------------------------------------------------------------------------------------
+
+/// List customers.
+#[utoipa::path(get, path = "/v1/customers/", tag = "customers",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("query" = Option<String>, Query, description = "Filter by e-mail or name."),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `email`, `name`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["customers:read"])),
+    responses((status = 200, body = ListResourceCustomer)))]
+fn customers_list() {}
+
+/// Create a customer.
+#[utoipa::path(post, path = "/v1/customers/", tag = "customers",
+    request_body = CustomerCreate,
+    security(("bearer" = ["customers:write"])),
+    responses((status = 201, body = Customer)))]
+fn customers_create() {}
+
+/// Get a customer.
+#[utoipa::path(get, path = "/v1/customers/{id}", tag = "customers",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["customers:read"])),
+    responses((status = 200, body = Customer)))]
+fn customers_get() {}
+
+/// Update a customer.
+#[utoipa::path(patch, path = "/v1/customers/{id}", tag = "customers",
+    params(("id" = Uuid, Path)),
+    request_body = CustomerUpdate,
+    security(("bearer" = ["customers:write"])),
+    responses((status = 200, body = Customer)))]
+fn customers_update() {}
+
+/// Delete a customer (soft).
+#[utoipa::path(delete, path = "/v1/customers/{id}", tag = "customers",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["customers:write"])),
+    responses((status = 204, description = "Deleted")))]
+fn customers_delete() {}
+
+// ---------------------------------------------------------------------------------------
+// Custom fields
+// ---------------------------------------------------------------------------------------
+
+/// List custom fields.
+#[utoipa::path(get, path = "/v1/custom-fields/", tag = "custom-fields",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("query" = Option<String>, Query, description = "Filter by name or slug."),
+        ("type" = Option<Vec<CustomFieldType>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`slug`, `created_at`, `name`, `type`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["custom_fields:read"])),
+    responses((status = 200, body = ListResourceCustomField)))]
+fn custom_fields_list() {}
+
+/// Create a custom field.
+#[utoipa::path(post, path = "/v1/custom-fields/", tag = "custom-fields",
+    request_body = CustomFieldCreate,
+    security(("bearer" = ["custom_fields:write"])),
+    responses((status = 201, body = CustomField)))]
+fn custom_fields_create() {}
+
+/// Get a custom field.
+#[utoipa::path(get, path = "/v1/custom-fields/{id}", tag = "custom-fields",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["custom_fields:read"])),
+    responses((status = 200, body = CustomField)))]
+fn custom_fields_get() {}
+
+/// Update a custom field; `type` must be the field's.
+#[utoipa::path(patch, path = "/v1/custom-fields/{id}", tag = "custom-fields",
+    params(("id" = Uuid, Path)),
+    request_body = CustomFieldUpdate,
+    security(("bearer" = ["custom_fields:write"])),
+    responses((status = 200, body = CustomField)))]
+fn custom_fields_update() {}
+
+/// Delete a custom field (soft).
+#[utoipa::path(delete, path = "/v1/custom-fields/{id}", tag = "custom-fields",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["custom_fields:write"])),
+    responses((status = 204, description = "Deleted")))]
+fn custom_fields_delete() {}
+
+// ---------------------------------------------------------------------------------------
+// Checkouts
+// ---------------------------------------------------------------------------------------
+
+/// List checkout sessions.
+#[utoipa::path(get, path = "/v1/checkouts/custom/", tag = "checkouts",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("product_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `expires_at`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["checkouts:read"])),
+    responses((status = 200, body = ListResourceCheckout)))]
+fn checkouts_list() {}
+
+/// Create a checkout session.
+#[utoipa::path(post, path = "/v1/checkouts/custom/", tag = "checkouts",
+    request_body = CheckoutCreate,
+    security(("bearer" = ["checkouts:write"])),
+    responses((status = 201, body = Checkout)))]
+fn checkouts_create() {}
+
+/// Get a checkout session.
+#[utoipa::path(get, path = "/v1/checkouts/custom/{id}", tag = "checkouts",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["checkouts:read"])),
+    responses((status = 200, body = Checkout)))]
+fn checkouts_get() {}
+
+/// Update an open checkout session.
+#[utoipa::path(patch, path = "/v1/checkouts/custom/{id}", tag = "checkouts",
+    params(("id" = Uuid, Path)),
+    request_body = CheckoutUpdate,
+    security(("bearer" = ["checkouts:write"])),
+    responses((status = 200, body = Checkout), (status = 403, body = Error)))]
+fn checkouts_update() {}
+
+/// Get a checkout session by its client secret (no authentication).
+#[utoipa::path(get, path = "/v1/checkouts/custom/client/{client_secret}", tag = "checkouts",
+    params(("client_secret" = String, Path)),
+    responses((status = 200, body = CheckoutPublic), (status = 404, body = Error)))]
+fn checkouts_client_get() {}
+
+/// Update a checkout session by its client secret (no authentication).
+#[utoipa::path(patch, path = "/v1/checkouts/custom/client/{client_secret}", tag = "checkouts",
+    params(("client_secret" = String, Path)),
+    request_body = CheckoutUpdatePublic,
+    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error)))]
+fn checkouts_client_update() {}
+
+/// Confirm a checkout session and pay (no authentication).
+#[utoipa::path(post, path = "/v1/checkouts/custom/client/{client_secret}/confirm", tag = "checkouts",
+    params(("client_secret" = String, Path)),
+    request_body = CheckoutConfirm,
+    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+fn checkouts_client_confirm() {}
+
+// ---------------------------------------------------------------------------------------
+// Orders and subscriptions
+// ---------------------------------------------------------------------------------------
+
+/// List orders.
+#[utoipa::path(get, path = "/v1/orders/", tag = "orders",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("product_id" = Option<Vec<Uuid>>, Query),
+        ("product_price_type" = Option<Vec<String>>, Query, description = "`one_time` or `recurring`."),
+        ("discount_id" = Option<Vec<Uuid>>, Query),
+        ("customer_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `customer`, `product`, `discount`, `subscription`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["orders:read"])),
+    responses((status = 200, body = ListResourceOrder)))]
+fn orders_list() {}
+
+/// Get an order.
+#[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["orders:read"])),
+    responses((status = 200, body = Order)))]
+fn orders_get() {}
+
+/// List subscriptions.
+#[utoipa::path(get, path = "/v1/subscriptions/", tag = "subscriptions",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("product_id" = Option<Vec<Uuid>>, Query),
+        ("customer_id" = Option<Vec<Uuid>>, Query),
+        ("discount_id" = Option<Vec<Uuid>>, Query),
+        ("active" = Option<bool>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`customer`, `status`, `started_at`, `current_period_end`, `amount`, `product`, `discount`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["subscriptions:read"])),
+    responses((status = 200, body = ListResourceSubscription)))]
+fn subscriptions_list() {}
+
+/// Get a subscription.
+#[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["subscriptions:read"])),
+    responses((status = 200, body = Subscription)))]
+fn subscriptions_get() {}
+
+/// Cancel (at period end) or revoke (at once) a subscription.
+#[utoipa::path(patch, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    params(("id" = Uuid, Path)),
+    request_body = SubscriptionUpdate,
+    security(("bearer" = ["subscriptions:write"])),
+    responses((status = 200, body = Subscription), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
+fn subscriptions_update() {}
+
+// ---------------------------------------------------------------------------------------
+// License keys
+// ---------------------------------------------------------------------------------------
+
+/// List license keys.
+#[utoipa::path(get, path = "/v1/license-keys", tag = "license-keys",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["license_keys:read"])),
+    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+fn license_keys_list() {}
+
+/// Get a license key with its activations.
+#[utoipa::path(get, path = "/v1/license-keys/{id}", tag = "license-keys",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["license_keys:read"])),
+    responses((status = 200, body = LicenseKeyWithActivations)))]
+fn license_keys_get() {}
+
+/// Update a license key.
+#[utoipa::path(patch, path = "/v1/license-keys/{id}", tag = "license-keys",
+    params(("id" = Uuid, Path)),
+    request_body = LicenseKeyUpdate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = LicenseKeyRead)))]
+fn license_keys_update() {}
+
+/// Get an activation of a license key.
+#[utoipa::path(get, path = "/v1/license-keys/{id}/activations/{activation_id}", tag = "license-keys",
+    params(("id" = Uuid, Path), ("activation_id" = Uuid, Path)),
+    security(("bearer" = ["license_keys:read"])),
+    responses((status = 200, body = LicenseKeyActivationRead)))]
+fn license_keys_get_activation() {}
+
+// ---------------------------------------------------------------------------------------
+// Customer portal
+// ---------------------------------------------------------------------------------------
+
+/// The customer's license keys (customer session token).
+#[utoipa::path(get, path = "/v1/customer-portal/license-keys/", tag = "customer-portal",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["customer_portal:read"])),
+    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+fn portal_license_keys_list() {}
+
+/// One of the customer's license keys (customer session token).
+#[utoipa::path(get, path = "/v1/customer-portal/license-keys/{id}", tag = "customer-portal",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["customer_portal:read"])),
+    responses((status = 200, body = LicenseKeyWithActivations)))]
+fn portal_license_keys_get() {}
+
+/// Validate a license key (no authentication).
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/validate", tag = "customer-portal",
+    request_body = LicenseKeyValidate,
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+fn portal_validate() {}
+
+/// Activate a license key on a device (no authentication).
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/activate", tag = "customer-portal",
+    request_body = LicenseKeyActivate,
+    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+fn portal_activate() {}
+
+/// Remove an activation of a license key (no authentication).
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/deactivate", tag = "customer-portal",
+    request_body = LicenseKeyDeactivate,
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, body = Error)))]
+fn portal_deactivate() {}
+
+/// Validate a license key: the older path of the same endpoint.
+#[utoipa::path(post, path = "/v1/users/license-keys/validate", tag = "customer-portal",
+    request_body = LicenseKeyValidate,
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+fn users_validate() {}
+
+/// Activate a license key: the older path of the same endpoint.
+#[utoipa::path(post, path = "/v1/users/license-keys/activate", tag = "customer-portal",
+    request_body = LicenseKeyActivate,
+    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+fn users_activate() {}
+
+/// Remove an activation: the older path of the same endpoint.
+#[utoipa::path(post, path = "/v1/users/license-keys/deactivate", tag = "customer-portal",
+    request_body = LicenseKeyDeactivate,
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, body = Error)))]
+fn users_deactivate() {}
