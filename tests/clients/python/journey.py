@@ -106,10 +106,10 @@ def organization_create():
     org = polar.organizations.create(
         request={"name": f"Compat Py {RUN}", "slug": f"compat-py-{RUN}"}
     )
+    S.org = org
     ensure(isinstance(org, models.Organization))
     equal(org.slug, f"compat-py-{RUN}", "slug")
     ensure(org.subscription_settings.proration_behavior in ("invoice", "prorate"))
-    S.org = org
 
 
 @check
@@ -274,6 +274,22 @@ def discount_percentage_create():
     equal(discount.duration_in_months, 3, "duration_in_months")
     equal([p.id for p in discount.products], [S.recurring.id], "products")
     S.percent = discount
+
+
+@check
+def catalogue_reads():
+    product = polar.products.get(id=S.recurring.id)
+    equal([b.id for b in product.benefits], [S.benefit.id], "benefits")
+    products = all_items(polar.products.list(organization_id=S.org.id, is_recurring=True))
+    equal([p.id for p in products], [S.recurring.id], "recurring products")
+    benefit = polar.benefits.get(id=S.benefit.id)
+    ensure(isinstance(benefit, models.BenefitLicenseKeys), f"got {type(benefit).__name__}")
+    benefits = all_items(polar.benefits.list(organization_id=S.org.id))
+    equal([b.id for b in benefits], [S.benefit.id], "benefits list")
+    discount = polar.discounts.get(id=S.percent.id)
+    equal(discount.id, S.percent.id, "discount id")
+    discounts = all_items(polar.discounts.list(organization_id=S.org.id))
+    equal({d.id for d in discounts}, {S.fixed.id, S.percent.id}, "discounts list")
 
 
 # --- Checkouts ------------------------------------------------------------------------------
@@ -476,12 +492,28 @@ def subscriptions_list():
     subs = all_items(polar.subscriptions.list(organization_id=S.org.id, active=True))
     equal(len(subs), 1, "subscriptions")
     sub = subs[0]
+    S.subscription = sub
     ensure(isinstance(sub, models.Subscription))
     equal(sub.status, "active", "status")
     equal(sub.product.id, S.recurring.id, "product.id")
     equal(sub.price.id, S.recurring.prices[0].id, "price.id")
     equal(sub.discount_id, S.percent.id, "discount_id")
     equal(sub.customer_id, S.customer_id, "customer_id")
+
+
+@check
+def subscription_get():
+    sub = polar.subscriptions.get(id=S.subscription.id)
+    ensure(isinstance(sub, models.Subscription))
+    equal(sub.id, S.subscription.id, "id")
+    ensure(sub.current_period_end is not None, "current_period_end")
+    equal(sub.cancel_at_period_end, False, "cancel_at_period_end")
+
+
+@check
+def orders_by_customer():
+    orders = all_items(polar.orders.list(customer_id=S.customer_id, sorting=["-created_at"]))
+    equal(len(orders), 2, "orders of the customer")
 
 
 # --- License keys (seller) ------------------------------------------------------------------
@@ -668,6 +700,19 @@ def revoked_key_no_longer_validates():
     )
 
 
+@check
+def customer_sees_own_keys():
+    # The buyer's customer session token from client_confirm opens the customer portal.
+    buyer = Polar(
+        access_token=S.customer_session_token, server_url=URL, timeout_ms=TIMEOUT_MS
+    )
+    keys = all_items(buyer.customer_portal.license_keys.list(organization_id=S.org.id))
+    equal({k.id for k in keys}, {k.id for k in S.keys}, "keys")
+    key = buyer.customer_portal.license_keys.get(id=S.key.id)
+    ensure(isinstance(key, models.LicenseKeyWithActivations))
+    equal([a.id for a in key.activations], [S.activation.id], "activations")
+
+
 # --- Error cases ----------------------------------------------------------------------------
 
 
@@ -788,6 +833,91 @@ def customer_portal_ignores_the_bearer_token():
     equal(v.id, S.key.id, "id")
     public = bad.checkouts.custom.client_get(client_secret=S.checkout_one_time.client_secret)
     equal(public.id, S.checkout_one_time.id, "id")
+
+
+# --- Other kinds of price (each with its own buyer) --------------------------------------
+
+
+def product_with(price, name):
+    return polar.products.create(
+        request={"name": f"{name} {RUN}", "organization_id": S.org.id, "prices": [price]}
+    )
+
+
+@check
+def free_product_checkout():
+    product = product_with({"type": "one_time", "amount_type": "free"}, "Free")
+    ensure(isinstance(product.prices[0], models.ProductPriceOneTimeFree))
+    checkout = polar.checkouts.custom.create(request={"product_id": product.id})
+    ensure(checkout.is_free_product_price, "is_free_product_price")
+    ensure(not checkout.is_payment_required, "is_payment_required")
+    confirmed = polar.checkouts.custom.client_confirm(
+        client_secret=checkout.client_secret,
+        checkout_confirm_stripe={"customer_email": f"free-{RUN}@example.com"},
+    )
+    equal(confirmed.STATUS, "confirmed", "status")
+    public = wait_succeeded(checkout.client_secret)
+    orders = all_items(polar.orders.list(customer_id=public.customer_id))
+    equal([o.product_id for o in orders], [product.id], "orders")
+    equal(orders[0].amount, 0, "amount")
+
+
+@check
+def pay_what_you_want_checkout():
+    product = product_with(
+        {
+            "type": "one_time",
+            "amount_type": "custom",
+            "price_currency": "usd",
+            "minimum_amount": 500,
+            "maximum_amount": 10000,
+            "preset_amount": 1000,
+        },
+        "Pay what you want",
+    )
+    ensure(isinstance(product.prices[0], models.ProductPriceOneTimeCustom))
+    checkout = polar.checkouts.custom.create(request={"product_id": product.id, "amount": 2500})
+    equal(checkout.amount, 2500, "amount")
+    public = polar.checkouts.custom.client_update(
+        client_secret=checkout.client_secret, checkout_update_public={"amount": 3000}
+    )
+    equal(public.total_amount, 3000, "total_amount")
+    polar.checkouts.custom.client_confirm(
+        client_secret=checkout.client_secret,
+        checkout_confirm_stripe={
+            "confirmation_token_id": "tok_visa",
+            "customer_email": f"pwyw-{RUN}@example.com",
+            "customer_name": "Generous",
+            "customer_billing_address": {"country": "GB"},
+        },
+    )
+    public = wait_succeeded(checkout.client_secret)
+    orders = all_items(polar.orders.list(customer_id=public.customer_id))
+    equal([o.amount for o in orders], [3000], "order amounts")
+
+
+@check
+def free_subscription():
+    product = product_with(
+        {"type": "recurring", "amount_type": "free", "recurring_interval": "year"}, "Free plan"
+    )
+    ensure(isinstance(product.prices[0], models.ProductPriceRecurringFree))
+    checkout = polar.checkouts.custom.create(request={"product_id": product.id})
+    polar.checkouts.custom.client_confirm(
+        client_secret=checkout.client_secret,
+        checkout_confirm_stripe={"customer_email": f"plan-{RUN}@example.com"},
+    )
+    public = wait_succeeded(checkout.client_secret)
+    subs = all_items(
+        polar.subscriptions.list(
+            customer_id=public.customer_id, sorting=["-started_at", "amount"]
+        )
+    )
+    equal(len(subs), 1, "subscriptions")
+    sub = polar.subscriptions.get(id=subs[0].id)
+    equal(sub.status, "active", "status")
+    equal(sub.recurring_interval, "year", "recurring_interval")
+    ensure(isinstance(sub.price, models.ProductPriceRecurringFree), type(sub.price).__name__)
 
 
 def main():
