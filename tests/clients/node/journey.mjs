@@ -480,6 +480,31 @@ check("checkout_get_after_success", async () => {
   equal(checkout.customerId, need("customerId"), "customerId");
 });
 
+check("a_closed_checkout_is_refused", async () => {
+  // Polar answers 403 NotOpenCheckout; 0.22.2 reads every 403 of these calls as
+  // AlreadyActiveSubscriptionError, whose const `error` rejects it: SDKValidationError,
+  // exactly as against Polar itself.
+  const { id, clientSecret } = need("checkoutOneTime");
+  const calls = [
+    () => polar.checkouts.custom.update({ id, checkoutUpdate: { customerName: "Late" } }),
+    () =>
+      polar.checkouts.custom.clientUpdate({
+        clientSecret,
+        checkoutUpdatePublic: { customerName: "Late" },
+      }),
+    () =>
+      polar.checkouts.custom.clientConfirm({
+        clientSecret,
+        checkoutConfirmStripe: { confirmationTokenId: "tok_visa" },
+      }),
+  ];
+  for (const call of calls) {
+    const e = await rejects(SDKValidationError, call());
+    ensure(show(e.rawValue).includes("NotOpenCheckout"), show(e.rawValue));
+  }
+  equal((await polar.checkouts.custom.get({ id })).customerName, "Ada Lovelace", "name");
+});
+
 // --- Orders and subscriptions --------------------------------------------------------------
 
 check("orders_list", async () => {

@@ -457,6 +457,30 @@ def checkout_get_after_success():
     equal(checkout.customer_id, S.customer_id, "customer_id")
 
 
+@check
+def a_closed_checkout_is_refused():
+    # Polar answers 403 NotOpenCheckout; 0.13.5 reads every 403 of these calls as
+    # AlreadyActiveSubscriptionError, whose const `error` rejects it: pydantic's
+    # ValidationError, exactly as against Polar itself.
+    calls = [
+        lambda: polar.checkouts.custom.update(
+            id=S.checkout_one_time.id, checkout_update={"customer_name": "Late"}
+        ),
+        lambda: polar.checkouts.custom.client_update(
+            client_secret=S.checkout_one_time.client_secret,
+            checkout_update_public={"customer_name": "Late"},
+        ),
+        lambda: polar.checkouts.custom.client_confirm(
+            client_secret=S.checkout_one_time.client_secret,
+            checkout_confirm_stripe={"confirmation_token_id": "tok_visa"},
+        ),
+    ]
+    for call in calls:
+        e = raises(pydantic.ValidationError, call)
+        ensure("NotOpenCheckout" in str(e), str(e))
+    equal(polar.checkouts.custom.get(id=S.checkout_one_time.id).customer_name, "Ada Lovelace")
+
+
 # --- Orders and subscriptions ---------------------------------------------------------------
 
 
