@@ -956,6 +956,72 @@ check("free_subscription", async () => {
   equal([sub.price.type, sub.price.amountType], ["recurring", "free"], "price");
 });
 
+check("optional_custom_fields", async () => {
+  const fields = [];
+  for (const kind of ["text", "number", "date"]) {
+    fields.push(
+      await polar.customFields.create({
+        type: kind,
+        slug: `${kind}${RUN}`,
+        name: `${kind} field`,
+        organizationId: need("org").id,
+        properties: {},
+      }),
+    );
+  }
+  equal(fields[0].type, "text", "type");
+  const product = await polar.products.create({
+    name: `With fields ${RUN}`,
+    organizationId: S.org.id,
+    prices: [
+      {
+        type: "recurring",
+        amountType: "fixed",
+        priceAmount: 900,
+        priceCurrency: "usd",
+        recurringInterval: "month",
+      },
+    ],
+    attachedCustomFields: fields.map((f) => ({ customFieldId: f.id, required: false })),
+  });
+  equal(
+    product.attachedCustomFields.map((a) => a.customFieldId),
+    fields.map((f) => f.id),
+    "attached fields",
+  );
+  // Only the text field is answered: the others must not come back as nulls.
+  const answers = { [`text${RUN}`]: "Acme" };
+  const checkout = await polar.checkouts.custom.create({
+    productId: product.id,
+    customFieldData: answers,
+  });
+  equal(checkout.customFieldData, answers, "customFieldData");
+  const pub = await polar.checkouts.custom.clientGet({ clientSecret: checkout.clientSecret });
+  equal(pub.customFieldData, answers, "public customFieldData");
+  await polar.checkouts.custom.clientConfirm({
+    clientSecret: checkout.clientSecret,
+    checkoutConfirmStripe: {
+      confirmationTokenId: "tok_visa",
+      customerEmail: `fields-${RUN}@example.com`,
+      customerName: "Field Tester",
+      customerBillingAddress: { country: "SE" },
+    },
+  });
+  const done = await waitSucceeded(checkout.clientSecret);
+  const orders = await allItems(polar.orders.list({ customerId: done.customerId }));
+  equal(
+    orders.map((o) => o.customFieldData),
+    [answers],
+    "order data",
+  );
+  const subs = await allItems(polar.subscriptions.list({ customerId: done.customerId }));
+  equal(
+    subs.map((x) => x.customFieldData),
+    [answers],
+    "subscription data",
+  );
+});
+
 async function main() {
   let passed = 0;
   let failed = 0;

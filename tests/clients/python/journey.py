@@ -944,6 +944,62 @@ def free_subscription():
     ensure(isinstance(sub.price, models.ProductPriceRecurringFree), type(sub.price).__name__)
 
 
+@check
+def optional_custom_fields():
+    fields = [
+        polar.custom_fields.create(
+            request={
+                "type": kind,
+                "slug": f"{kind}{RUN}",
+                "name": f"{kind} field",
+                "organization_id": S.org.id,
+                "properties": {},
+            }
+        )
+        for kind in ("text", "number", "date")
+    ]
+    ensure(isinstance(fields[0], models.CustomFieldText), type(fields[0]).__name__)
+    product = polar.products.create(
+        request={
+            "name": f"With fields {RUN}",
+            "organization_id": S.org.id,
+            "prices": [
+                {"type": "recurring", "amount_type": "fixed", "price_amount": 900,
+                 "price_currency": "usd", "recurring_interval": "month"}
+            ],
+            "attached_custom_fields": [
+                {"custom_field_id": f.id, "required": False} for f in fields
+            ],
+        }
+    )
+    equal(
+        [a.custom_field_id for a in product.attached_custom_fields],
+        [f.id for f in fields],
+        "attached fields",
+    )
+    # Only the text field is answered: the others must not come back as nulls.
+    checkout = polar.checkouts.custom.create(
+        request={"product_id": product.id, "custom_field_data": {f"text{RUN}": "Acme"}}
+    )
+    equal(checkout.custom_field_data, {f"text{RUN}": "Acme"}, "custom_field_data")
+    public = polar.checkouts.custom.client_get(client_secret=checkout.client_secret)
+    equal(public.custom_field_data, {f"text{RUN}": "Acme"}, "public custom_field_data")
+    polar.checkouts.custom.client_confirm(
+        client_secret=checkout.client_secret,
+        checkout_confirm_stripe={
+            "confirmation_token_id": "tok_visa",
+            "customer_email": f"fields-{RUN}@example.com",
+            "customer_name": "Field Tester",
+            "customer_billing_address": {"country": "SE"},
+        },
+    )
+    public = wait_succeeded(checkout.client_secret)
+    orders = all_items(polar.orders.list(customer_id=public.customer_id))
+    equal([o.custom_field_data for o in orders], [{f"text{RUN}": "Acme"}], "order data")
+    subs = all_items(polar.subscriptions.list(customer_id=public.customer_id))
+    equal([s.custom_field_data for s in subs], [{f"text{RUN}": "Acme"}], "subscription data")
+
+
 def main():
     passed = failed = 0
     for fn in CHECKS:
