@@ -164,7 +164,10 @@ pub fn base_json(c: &Checkout, ctx: &CheckoutContext) -> Map<String, Value> {
         "payment_processor_metadata".into(),
         json!(c.payment_processor_metadata),
     );
-    m.insert("custom_field_data".into(), c.custom_field_data.to_json());
+    m.insert(
+        "custom_field_data".into(),
+        super::custom_field_data::custom_field_data_json(&c.custom_field_data),
+    );
     m.insert("product".into(), ctx.product.clone());
     m.insert("product_price".into(), ctx.product_price.clone());
     m.insert(

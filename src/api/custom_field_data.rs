@@ -206,6 +206,20 @@ fn unit(n: i64) -> &'static str {
     }
 }
 
+/// `custom_field_data` as response bodies carry it: the stored answers without the `null`s
+/// of optional fields left empty. Polar's clients type the values as string, integer,
+/// boolean or date-time, never null (`polar-sdk` 0.13.5 and `@polar-sh/sdk` 0.22.2 both
+/// reject the whole Checkout, Order or Subscription over one `null`).
+pub fn custom_field_data_json(data: &CustomFieldData) -> Value {
+    Value::Object(
+        data.0
+            .iter()
+            .filter(|(_, v)| **v != FieldValue::Null)
+            .map(|(k, v)| (k.clone(), v.to_json()))
+            .collect(),
+    )
+}
+
 /// Validates a request's `custom_field_data` against the fields attached to a product
 /// (`(field, required)` pairs), returning what is stored or every problem found.
 pub fn validate_custom_field_data(
@@ -547,6 +561,24 @@ mod tests {
             )
             .unwrap(),
             json!({"text1": "abc", "number1": null, "select1": null})
+        );
+    }
+
+    #[test]
+    fn responses_leave_out_the_empty_optional_answers() {
+        let f = polar_fixture();
+        let stored = validate_custom_field_data(&json!({"text1": "abc"}), &f, PREFIX).unwrap();
+        assert_eq!(stored.get("number1"), Some(&FieldValue::Null));
+        assert_eq!(custom_field_data_json(&stored), json!({"text1": "abc"}));
+        let full = validate_custom_field_data(
+            &json!({"text1": "abc", "number1": 0, "select1": "a"}),
+            &f,
+            PREFIX,
+        )
+        .unwrap();
+        assert_eq!(
+            custom_field_data_json(&full),
+            json!({"text1": "abc", "number1": 0, "select1": "a"})
         );
     }
 

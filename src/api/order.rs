@@ -30,7 +30,10 @@ pub fn order_json(o: &Order, refs: &OrderRefs<'_>) -> Value {
     m.insert("modified_at".into(), json!(o.modified_at));
     m.insert("id".into(), json!(o.id));
     m.insert("metadata".into(), o.metadata.to_json());
-    m.insert("custom_field_data".into(), o.custom_field_data.to_json());
+    m.insert(
+        "custom_field_data".into(),
+        crate::api::custom_field_data::custom_field_data_json(&o.custom_field_data),
+    );
     m.insert("status".into(), json!(o.status.as_str()));
     m.insert("amount".into(), json!(o.amount));
     m.insert("tax_amount".into(), json!(o.tax_amount));

@@ -64,7 +64,10 @@ pub fn subscription_json(
     discount: Option<&Discount>,
 ) -> Value {
     let mut m = base(s);
-    m.insert("custom_field_data".into(), s.custom_field_data.to_json());
+    m.insert(
+        "custom_field_data".into(),
+        crate::api::custom_field_data::custom_field_data_json(&s.custom_field_data),
+    );
     m.insert("customer".into(), customer_json(customer));
     m.insert("user".into(), customer_user_json(customer));
     m.insert("product".into(), product);

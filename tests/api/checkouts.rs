@@ -1626,6 +1626,80 @@ async fn custom_field_data_is_validated_against_the_products_fields() {
     assert_eq!(o.billing_reason, BillingReason::Purchase);
 }
 
+/// Polar's clients type `custom_field_data` values as string, integer, boolean or date-time:
+/// a `null` for an optional field left empty breaks the whole Checkout, Order or
+/// Subscription for them, so responses leave those keys out (the store keeps them).
+#[actix_web::test]
+async fn empty_optional_custom_fields_are_left_out_of_responses() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "optional-fields").await;
+    let mut fields = Vec::new();
+    for (kind, slug) in [("text", "company"), ("number", "seats"), ("date", "start")] {
+        let f = api
+            .posted(
+                "/v1/custom-fields/",
+                &json!({"type": kind, "slug": slug, "name": slug, "organization_id": cat.org, "properties": {}}),
+                201,
+            )
+            .await;
+        fields.push(json!({"custom_field_id": id_of(&f), "required": false}));
+    }
+    let p = api
+        .posted(
+            "/v1/products/",
+            &json!({"name": "Team plan", "organization_id": cat.org, "prices": [monthly(900)],
+                    "attached_custom_fields": fields}),
+            201,
+        )
+        .await;
+    let price = price_id(&p, 0);
+
+    let c = created(api, &by_price(&price)).await;
+    assert_eq!(c["custom_field_data"], json!({}));
+    let c = created(
+        api,
+        &with(
+            by_price(&price),
+            json!({"custom_field_data": {"company": "Acme", "seats": null}}),
+        ),
+    )
+    .await;
+    assert_eq!(c["custom_field_data"], json!({"company": "Acme"}));
+    let id = id_of(&c);
+    let r = get_by_id(api, &id).await;
+    r.expect(200);
+    assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
+    let r = api.read(&client_path(&secret(&c))).await;
+    r.expect(200);
+    assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
+
+    let r = confirm(api, &secret(&c), &buyer("team@example.com")).await;
+    r.expect(200);
+    assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
+    let purchase = purchase_of(&app.state.store, &id);
+    // Stored as Polar stores it: every attached field's key.
+    assert_eq!(
+        purchase.order.custom_field_data.to_json(),
+        json!({"company": "Acme", "seats": null, "start": null})
+    );
+    let r = api.read(&format!("/v1/orders/{}", purchase.order.id)).await;
+    r.expect(200);
+    assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
+    let sub = purchase.subscription.expect("a subscription");
+    let r = api.read(&format!("/v1/subscriptions/{}", sub.id)).await;
+    r.expect(200);
+    assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
+    let r = api
+        .read(&format!("/v1/subscriptions/?organization_id={}", cat.org))
+        .await;
+    r.expect(200);
+    assert_eq!(
+        r.items()[0]["custom_field_data"],
+        json!({"company": "Acme"})
+    );
+}
+
 // =======================================================================================
 // List, get, tenancy and scopes.
 

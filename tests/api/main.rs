@@ -5,6 +5,7 @@ mod benefits;
 mod catalog_setup;
 mod checkout_crash;
 mod checkouts;
+mod clients;
 mod crash;
 mod custom_fields;
 mod customer_portal_keys;

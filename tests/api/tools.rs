@@ -5,7 +5,6 @@
 //! Installs go under `CARGO_TARGET_TMPDIR`, keyed by a hash of the pinned list, so a change
 //! of pins installs afresh and an unchanged list is installed once per target directory.
 //! A file lock serialises installs across test threads and processes (nextest).
-#![allow(dead_code)] // Not every test binary build uses every tool.
 
 use std::fs::{self, File};
 use std::io::Read;
