@@ -59,10 +59,20 @@ pub enum MetadataValue {
 /// Up to 50 keys of at most 40 characters; string values of at most 500 characters.
 pub type Metadata = HashMap<String, MetadataValue>;
 
-/// A custom-field value: string, integer, boolean, date-time or null.
-#[derive(Serialize, Deserialize, ToSchema)]
+/// A custom-field value as sent: string (text, select, date-time), integer or boolean.
+/// Fields left empty are not sent.
+#[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum CustomFieldValue {
+    String(String),
+    Integer(i64),
+    Boolean(bool),
+}
+
+/// A custom-field value in a request; null leaves an optional field empty.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum CustomFieldInput {
     String(String),
     Integer(i64),
     Boolean(bool),
@@ -1058,7 +1068,7 @@ pub struct CheckoutCreate {
     #[schema(nullable = false)]
     pub metadata: Option<Metadata>,
     #[schema(nullable = false)]
-    pub custom_field_data: Option<HashMap<String, CustomFieldValue>>,
+    pub custom_field_data: Option<HashMap<String, CustomFieldInput>>,
     pub discount_id: Option<Uuid>,
     #[schema(nullable = false)]
     pub allow_discount_codes: Option<bool>,
@@ -1078,7 +1088,7 @@ pub struct CheckoutCreate {
 
 #[derive(Deserialize, ToSchema)]
 pub struct CheckoutUpdate {
-    pub custom_field_data: Option<HashMap<String, CustomFieldValue>>,
+    pub custom_field_data: Option<HashMap<String, CustomFieldInput>>,
     pub product_price_id: Option<Uuid>,
     pub amount: Option<i64>,
     pub customer_name: Option<String>,
@@ -1096,7 +1106,7 @@ pub struct CheckoutUpdate {
 
 #[derive(Deserialize, ToSchema)]
 pub struct CheckoutUpdatePublic {
-    pub custom_field_data: Option<HashMap<String, CustomFieldValue>>,
+    pub custom_field_data: Option<HashMap<String, CustomFieldInput>>,
     pub product_price_id: Option<Uuid>,
     pub amount: Option<i64>,
     pub customer_name: Option<String>,
@@ -1109,7 +1119,7 @@ pub struct CheckoutUpdatePublic {
 /// Confirms a checkout: the public update fields plus the payment's confirmation token.
 #[derive(Deserialize, ToSchema)]
 pub struct CheckoutConfirm {
-    pub custom_field_data: Option<HashMap<String, CustomFieldValue>>,
+    pub custom_field_data: Option<HashMap<String, CustomFieldInput>>,
     pub product_price_id: Option<Uuid>,
     pub amount: Option<i64>,
     pub customer_name: Option<String>,

@@ -72,7 +72,7 @@ impl<'a> Api<'a> {
     }
 
     pub(crate) async fn send(&self, req: RequestBuilder) -> Reply {
-        Reply::read(req.send().await.expect("sending the request")).await
+        crate::helpers::send_checked(req).await
     }
 
     pub(crate) async fn get(&self, path: &str, token: Option<&str>) -> Reply {

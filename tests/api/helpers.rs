@@ -18,6 +18,18 @@ use tollgate::domain::ids::UserId;
 use tollgate::startup::Application;
 use tollgate::state::AppState;
 
+/// Sends a request and reads the reply, which must be what the OpenAPI document says the
+/// operation answers (`crate::schema::check`). Every test harness sends through this.
+pub async fn send_checked(req: RequestBuilder) -> Reply {
+    let (client, request) = req.build_split();
+    let request = request.expect("building the request");
+    let method = request.method().to_string();
+    let path = request.url().path().to_string();
+    let reply = Reply::read(client.execute(request).await.expect("sending the request")).await;
+    crate::schema::check(&method, &path, &reply);
+    reply
+}
+
 /// Every request a test makes gives up after this long, so a stuck server fails the test
 /// instead of hanging it.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -239,13 +251,7 @@ impl TestApp {
     /// Sends a request and reads the reply, which must be what the OpenAPI document says
     /// the operation answers (`crate::schema::check`).
     pub async fn send(&self, req: RequestBuilder) -> Reply {
-        let (client, request) = req.build_split();
-        let request = request.expect("building the request");
-        let method = request.method().to_string();
-        let path = request.url().path().to_string();
-        let reply = Reply::read(client.execute(request).await.expect("sending the request")).await;
-        crate::schema::check(&method, &path, &reply);
-        reply
+        send_checked(req).await
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {

@@ -109,7 +109,7 @@ impl KeyApp {
         if let Some(b) = body {
             req = req.json(b);
         }
-        Reply::read(req.send().await.expect("sending the request")).await
+        crate::helpers::send_checked(req).await
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {

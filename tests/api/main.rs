@@ -20,5 +20,6 @@ mod orders;
 mod organizations;
 mod products;
 mod schema;
+mod schemathesis;
 mod subscriptions;
 mod tools;

@@ -116,7 +116,7 @@ impl ClockApp {
     }
 
     pub async fn send(&self, req: RequestBuilder) -> Reply {
-        Reply::read(req.send().await.unwrap()).await
+        crate::helpers::send_checked(req).await
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
