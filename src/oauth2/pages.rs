@@ -750,7 +750,10 @@ mod tests {
         }
         .render()
         .unwrap();
-        assert!(html.contains("&lt;b&gt;"));
+        assert!(
+            !html.contains("<b>") && html.contains("&#60;b&#62;"),
+            "{html}"
+        );
         assert!(html.contains("name=\"viewport\""));
     }
 }

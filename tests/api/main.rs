@@ -14,6 +14,8 @@ mod errors;
 mod health;
 mod helpers;
 mod license_keys;
+mod oauth;
+mod oidc_e2e;
 mod orders;
 mod organizations;
 mod products;
