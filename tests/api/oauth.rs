@@ -1443,3 +1443,71 @@ async fn personal_access_tokens_from_a_web_session() {
         .await;
     assert_eq!(r.status, 403);
 }
+
+#[actix_web::test]
+async fn sign_up_creates_a_user_and_a_session() {
+    let app = spawn_app().await;
+    let mut b = Browser::new(&app);
+    let page = b.get("/oauth2/signup?next=%2Fsettings%2Ftokens").await;
+    assert_eq!(page.status, 200);
+    assert_html(&page);
+    let csrf = page.csrf();
+    let r = b
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &csrf),
+                ("email", "new@example.com"),
+                ("password", "short"),
+                ("next", "/settings/tokens"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert!(r.body.contains("8 to 1024"));
+    let r = b
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &csrf),
+                ("email", "new@example.com"),
+                ("password", PASSWORD),
+                ("next", "//evil.example/"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(
+        r.location, "/settings/tokens",
+        "open redirects are not followed"
+    );
+    assert_eq!(b.get("/settings/tokens").await.status, 200);
+    // The same address again: refused; and the new user can sign in elsewhere.
+    let mut other = Browser::new(&app);
+    let page = other.get("/oauth2/signup").await;
+    let r = other
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &page.csrf()),
+                ("email", "NEW@example.com"),
+                ("password", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 409);
+    assert_eq!(
+        other.sign_in("new@example.com", PASSWORD).await.status,
+        StatusCode::SEE_OTHER
+    );
+    // Signing out ends the session.
+    let page = b.get("/settings/tokens").await;
+    let r = b
+        .post("/oauth2/logout", &[("csrf_token", &page.csrf())])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        b.get("/settings/tokens").await.status,
+        StatusCode::SEE_OTHER
+    );
+}
