@@ -19,6 +19,37 @@ pub struct Settings {
     pub bootstrap: BootstrapSettings,
     pub checkout: CheckoutSettings,
     pub jobs: JobSettings,
+    pub oauth2: OAuth2Settings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OAuth2Settings {
+    /// Lifetime of access tokens from the authorization_code grant (Polar: 10 days).
+    pub access_token_ttl_secs: u64,
+    /// Lifetime of access tokens from the refresh_token grant (Polar: 1 hour).
+    pub refreshed_access_token_ttl_secs: u64,
+    /// Lifetime of authorization codes (single use).
+    pub authorization_code_ttl_secs: u64,
+    /// Lifetime of id_tokens; also how long a rotated signing key stays published.
+    pub id_token_ttl_secs: u64,
+    /// Lifetime of a browser session on the authorization pages.
+    pub session_ttl_secs: u64,
+    /// Size of generated RSA signing keys.
+    pub signing_key_bits: usize,
+}
+
+impl Default for OAuth2Settings {
+    fn default() -> Self {
+        Self {
+            access_token_ttl_secs: 864_000,
+            refreshed_access_token_ttl_secs: 3600,
+            authorization_code_ttl_secs: 300,
+            id_token_ttl_secs: 3600,
+            session_ttl_secs: 604_800,
+            signing_key_bits: 2048,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

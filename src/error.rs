@@ -95,6 +95,16 @@ pub enum ApiError {
     Unavailable,
     #[error("internal error: {0}")]
     Internal(String),
+    /// An RFC 6749 error of an OAuth endpoint: `{"error", "error_description"}`.
+    #[error("oauth error {error}")]
+    OAuth {
+        status: u16,
+        error: &'static str,
+        description: Option<String>,
+    },
+    /// A browser page that reports an error (the authorization pages), already rendered.
+    #[error("page error {status}")]
+    Page { status: u16, html: String },
 }
 
 impl ApiError {
@@ -109,6 +119,16 @@ impl ApiError {
     /// A 422 for one field, with Polar's `value_error` type.
     pub fn invalid(loc: Vec<Value>, msg: impl Into<String>, input: Value) -> Self {
         ApiError::validation(FieldError::new("value_error", loc, msg, input))
+    }
+
+    /// An OAuth error with status 400 (or 401 for `invalid_client`).
+    pub fn oauth(error: &'static str, description: impl Into<String>) -> Self {
+        let status = if error == "invalid_client" { 401 } else { 400 };
+        ApiError::OAuth {
+            status,
+            error,
+            description: Some(description.into()),
+        }
     }
 
     pub fn internal(e: impl std::fmt::Display) -> Self {
@@ -144,6 +164,15 @@ pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("TooManyRequests", 429),
     ("ServiceUnavailable", 503),
     ("InternalServerError", 500),
+    ("invalid_request", 400),
+    ("invalid_client", 401),
+    ("invalid_grant", 400),
+    ("unauthorized_client", 400),
+    ("unsupported_grant_type", 400),
+    ("invalid_scope", 400),
+    ("unsupported_token_type", 400),
+    ("access_denied", 400),
+    ("invalid_sub", 400),
 ];
 
 const INVALID_TOKEN: &str =
@@ -170,6 +199,9 @@ impl ResponseError for ApiError {
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::OAuth { status, .. } | ApiError::Page { status, .. } => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
         }
     }
 
@@ -236,6 +268,28 @@ impl ResponseError for ApiError {
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 json!({"error": "InternalServerError", "detail": "An internal error occurred."})
+            }
+            ApiError::OAuth {
+                error, description, ..
+            } => {
+                res.insert_header((header::CACHE_CONTROL, "no-store"));
+                res.insert_header((header::PRAGMA, "no-cache"));
+                if *error == "invalid_client" {
+                    res.insert_header((
+                        header::WWW_AUTHENTICATE,
+                        HeaderValue::from_static("Basic realm=\"polar\""),
+                    ));
+                }
+                match description {
+                    Some(d) => json!({"error": error, "error_description": d}),
+                    None => json!({"error": error}),
+                }
+            }
+            ApiError::Page { html, .. } => {
+                res.insert_header((header::CACHE_CONTROL, "no-store"));
+                return res
+                    .content_type("text/html; charset=utf-8")
+                    .body(html.clone());
             }
         };
         res.json(body)

@@ -9,6 +9,7 @@ pub use tollgate_actors::domain;
 pub mod error;
 pub mod extract;
 pub mod middleware;
+pub mod oauth2;
 pub mod openapi;
 pub mod payments;
 pub mod routes;

@@ -34,7 +34,7 @@ pub async fn log_and_shape_errors(
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/json"));
+        .is_some_and(|ct| ct.starts_with("application/json") || ct.starts_with("text/html"));
     if (status.is_client_error() || status.is_server_error()) && !is_json {
         let replacement = match status {
             StatusCode::NOT_FOUND => ApiError::not_found(),

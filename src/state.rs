@@ -25,6 +25,8 @@ pub struct AppState {
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
+    /// The RSA keys that sign id_tokens (loaded or generated on first use).
+    pub signing_keys: crate::oauth2::keys::Keyring,
     ready: AtomicBool,
 }
 
@@ -57,6 +59,7 @@ impl AppState {
             checkouts: services.checkouts,
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,
+            signing_keys: crate::oauth2::keys::Keyring::default(),
             ready: AtomicBool::new(false),
         }
     }

@@ -151,6 +151,13 @@ pub mod entity {
     crate::typed_id!(pub LicenseKeyId);
     crate::typed_id!(pub ActivationId);
     crate::typed_id!(pub CustomerSessionId);
+    crate::typed_id!(pub OAuth2ClientId);
+    crate::typed_id!(pub OAuth2TokenId);
+    crate::typed_id!(
+        /// The tokens descended from one authorization code by refresh-token rotation.
+        pub TokenFamilyId
+    );
+    crate::typed_id!(pub BrowserSessionId);
 }
 
 /// A UUID derived deterministically from a parent id and a label (e.g. the order of a

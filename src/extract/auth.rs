@@ -8,6 +8,11 @@
 //! 4. None of the endpoint's scopes: 403 `insufficient_scope`. Any one scope suffices.
 //!
 //! Each endpoint declares its rule as a type: `Auth<OrganizationsRead>`.
+//!
+//! Bearer tokens: personal access tokens (`polar_pat_`, User), OAuth2 access tokens
+//! (`polar_at_u_` User, `polar_at_o_` Organization, with the granted scopes; expired or
+//! revoked ones are refused) and customer sessions. Without a bearer header, the session
+//! cookie of the authorization pages gives a User with `web_default` (Polar's web session).
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -21,8 +26,10 @@ use crate::auth::tokens::{CUSTOMER_SESSION_PREFIX, PAT_PREFIX};
 use crate::auth::{Scope, ScopeSet};
 use crate::domain::customer_session::CustomerSession;
 use crate::domain::ids::{CustomerId, OrganizationId, UserId};
+use crate::domain::oauth2::{OAuth2Token, OAuthSub};
 use crate::domain::pat::PersonalAccessToken;
 use crate::error::{ApiError, BearerError};
+use crate::oauth2::{ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX};
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +77,10 @@ pub enum AuthMethod {
     None,
     PersonalAccessToken,
     CustomerSession,
+    /// An OAuth2 access token (`polar_at_u_…`, `polar_at_o_…`).
+    OAuth2,
+    /// The session cookie of the authorization pages.
+    WebSession,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +142,11 @@ requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysW
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(
+    /// Managing OAuth2 clients and personal access tokens: users only, any scope (the
+    /// handlers refuse OAuth2 access tokens).
+    UserAccount: [User] => []
+);
+requirement!(
     /// Creating an organization: users only.
     OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]
 );
@@ -155,10 +171,18 @@ impl<R: Requirement> FromRequest for Auth<R> {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let token = bearer_token(req);
+        let req = req.clone();
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
             let principal = match token {
-                None => Principal::anonymous(),
+                None => match crate::oauth2::session::current(&state, &req)? {
+                    Some(session) => Principal {
+                        subject: Subject::User(session.value.user_id),
+                        scopes: [Scope::WebDefault].into_iter().collect(),
+                        method: AuthMethod::WebSession,
+                    },
+                    None => Principal::anonymous(),
+                },
                 Some(token) => {
                     resolve(&state, &token)?.ok_or(ApiError::Bearer(BearerError::InvalidToken))?
                 }
@@ -206,6 +230,9 @@ pub fn authorize<R: Requirement>(p: &Principal) -> Result<(), ApiError> {
 
 /// Resolves a bearer token to a principal; `None` when it matches no live credential.
 pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+    if token.starts_with(ACCESS_TOKEN_USER_PREFIX) || token.starts_with(ACCESS_TOKEN_ORG_PREFIX) {
+        return Ok(resolve_oauth2(state, token)?.map(|(principal, _)| principal));
+    }
     if token.starts_with(PAT_PREFIX) {
         let hash = state.hasher.hash(token);
         let Some(id) = state
@@ -254,6 +281,40 @@ pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiEr
         }));
     }
     Ok(None)
+}
+
+/// Resolves an OAuth2 access token to its principal and token record; `None` when it is
+/// unknown, expired or revoked.
+pub fn resolve_oauth2(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<(Principal, OAuth2Token)>, ApiError> {
+    let hash = state.hasher.hash(token);
+    let Some(id) = state.store.lookup_unique(&OAuth2Token::access_key(&hash))? else {
+        return Ok(None);
+    };
+    let Some(row) = state.store.get::<OAuth2Token>(&id)? else {
+        return Ok(None);
+    };
+    let row = row.value;
+    if !row.access_usable(state.now()) || !state.hasher.verify(token, &row.access_token_hash) {
+        return Ok(None);
+    }
+    let subject = match row.sub {
+        OAuthSub::User(u) if token.starts_with(ACCESS_TOKEN_USER_PREFIX) => Subject::User(u),
+        OAuthSub::Organization(o) if token.starts_with(ACCESS_TOKEN_ORG_PREFIX) => {
+            Subject::Organization(o)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some((
+        Principal {
+            subject,
+            scopes: row.scopes,
+            method: AuthMethod::OAuth2,
+        },
+        row,
+    )))
 }
 
 /// Records `last_used_at` at most once a minute per token, without delaying the request.

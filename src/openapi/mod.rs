@@ -85,6 +85,31 @@ use utoipa::OpenApi;
         paths::users_validate,
         paths::users_activate,
         paths::users_deactivate,
+        paths::oauth2_register,
+        paths::oauth2_clients_list,
+        paths::oauth2_client_get,
+        paths::oauth2_client_update,
+        paths::oauth2_client_delete,
+        paths::oauth2_token,
+        paths::oauth2_introspect,
+        paths::oauth2_revoke,
+        paths::oauth2_userinfo_get,
+        paths::oauth2_userinfo_post,
+        paths::openid_configuration,
+        paths::jwks,
+        paths::pats_list,
+        paths::pats_create,
+        paths::pats_delete,
+        paths::page_authorize,
+        paths::page_consent,
+        paths::page_login,
+        paths::page_login_post,
+        paths::page_signup,
+        paths::page_signup_post,
+        paths::page_logout,
+        paths::page_tokens,
+        paths::page_tokens_create,
+        paths::page_tokens_revoke,
     ),
     components(schemas(schemas::Error, schemas::HTTPValidationError))
 )]
@@ -98,6 +123,8 @@ const OPEN_SCHEMAS: &[&str] = &[
     "OrganizationFeatureSettings",
     "CustomFieldProperties",
     "CheckoutDiscount",
+    "OAuth2Error",
+    "UserInfo",
 ];
 
 /// The document, built once.
@@ -127,6 +154,12 @@ fn finish(doc: &mut Value) {
             "description": "A personal access token (`polar_pat_…`), an OAuth 2.0 access token \
                             (`polar_at_u_…`, `polar_at_o_…`) or, on the customer portal, a \
                             customer session token (`polar_cst_…`)."
+        },
+        "session": {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": "tollgate_session",
+            "description": "The browser session of the sign-in pages."
         }
     });
 

@@ -1387,3 +1387,240 @@ pub struct LicenseKeyDeactivate {
 pub struct Health {
     pub status: String,
 }
+
+// ---------------------------------------------------------------------------------------
+// OAuth 2.0 / OpenID Connect and personal access tokens
+// ---------------------------------------------------------------------------------------
+
+/// An RFC 6749 error of the OAuth endpoints.
+#[derive(Serialize, ToSchema)]
+pub struct OAuth2Error {
+    /// E.g. `invalid_grant`, `invalid_client`, `invalid_request`, `unsupported_grant_type`.
+    pub error: String,
+    #[schema(required = false)]
+    pub error_description: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenEndpointAuthMethod {
+    ClientSecretBasic,
+    ClientSecretPost,
+    None,
+}
+
+/// RFC 7591 client metadata.
+#[derive(Deserialize, ToSchema)]
+pub struct OAuth2ClientConfiguration {
+    /// https, or http on localhost and loopback addresses.
+    pub redirect_uris: Vec<String>,
+    pub client_name: String,
+    #[schema(nullable = false)]
+    pub token_endpoint_auth_method: Option<TokenEndpointAuthMethod>,
+    #[schema(nullable = false)]
+    pub grant_types: Option<Vec<String>>,
+    #[schema(nullable = false)]
+    pub response_types: Option<Vec<String>>,
+    /// Space-separated scopes the client may ask for.
+    #[schema(nullable = false)]
+    pub scope: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    /// On update: must be the client's id.
+    #[schema(nullable = false)]
+    pub client_id: Option<String>,
+}
+
+/// A registered client. `client_secret` is only shown when the client is created; reads
+/// send an empty string.
+#[derive(Serialize, ToSchema)]
+pub struct OAuth2Client {
+    pub client_id: String,
+    pub client_secret: String,
+    pub client_id_issued_at: i64,
+    pub client_secret_expires_at: i64,
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+    pub token_endpoint_auth_method: TokenEndpointAuthMethod,
+    pub grant_types: Vec<String>,
+    pub response_types: Vec<String>,
+    pub scope: String,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+}
+
+/// A newly registered client, with its registration access token (RFC 7592).
+#[derive(Serialize, ToSchema)]
+pub struct OAuth2ClientCreated {
+    pub client_id: String,
+    pub client_secret: String,
+    pub client_id_issued_at: i64,
+    pub client_secret_expires_at: i64,
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+    pub token_endpoint_auth_method: TokenEndpointAuthMethod,
+    pub grant_types: Vec<String>,
+    pub response_types: Vec<String>,
+    pub scope: String,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub registration_access_token: String,
+    pub registration_client_uri: String,
+}
+
+list_resource! {
+    ListResourceOAuth2Client => OAuth2Client,
+    ListResourcePersonalAccessToken => PersonalAccessToken,
+}
+
+/// A token request: `authorization_code` (with `code`, `redirect_uri` and, when a
+/// challenge was sent, `code_verifier`) or `refresh_token` (with `refresh_token`, and
+/// optionally a narrower `scope`). Clients authenticate with these fields or HTTP Basic.
+#[derive(Deserialize, ToSchema)]
+pub struct TokenRequest {
+    pub grant_type: String,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub code: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub code_verifier: Option<String>,
+    pub refresh_token: Option<String>,
+    pub scope: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TokenResponse {
+    pub access_token: String,
+    pub token_type: String,
+    pub expires_in: i64,
+    pub refresh_token: Option<String>,
+    pub scope: String,
+    pub id_token: String,
+}
+
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenTypeHint {
+    AccessToken,
+    RefreshToken,
+}
+
+/// Introspection or revocation of a token by the client it was issued to.
+#[derive(Deserialize, ToSchema)]
+pub struct TokenIntrospectionRequest {
+    pub token: String,
+    pub token_type_hint: Option<TokenTypeHint>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubType {
+    User,
+    Organization,
+}
+
+/// RFC 7662; an inactive token has `active: false` and empty values in the other fields.
+#[derive(Serialize, ToSchema)]
+pub struct IntrospectTokenResponse {
+    pub active: bool,
+    pub client_id: String,
+    pub token_type: TokenTypeHint,
+    pub scope: String,
+    pub sub_type: SubType,
+    pub sub: String,
+    pub aud: String,
+    pub iss: String,
+    pub exp: i64,
+    pub iat: i64,
+}
+
+/// Always `{}`.
+#[derive(Serialize, ToSchema)]
+pub struct RevokeTokenResponse {}
+
+/// The claims the token's scopes allow: `email` for users, the organization's `name`.
+#[derive(Serialize, ToSchema)]
+pub struct UserInfo {
+    pub sub: String,
+    #[schema(required = false)]
+    pub name: Option<String>,
+    #[schema(required = false)]
+    pub email: Option<String>,
+    #[schema(required = false)]
+    pub email_verified: Option<bool>,
+}
+
+/// OpenID Provider metadata.
+#[derive(Serialize, ToSchema)]
+pub struct OpenIdConfiguration {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub jwks_uri: String,
+    pub userinfo_endpoint: String,
+    pub registration_endpoint: String,
+    pub revocation_endpoint: String,
+    pub introspection_endpoint: String,
+    pub scopes_supported: Vec<String>,
+    pub response_types_supported: Vec<String>,
+    pub grant_types_supported: Vec<String>,
+    pub token_endpoint_auth_methods_supported: Vec<String>,
+    pub subject_types_supported: Vec<String>,
+    pub id_token_signing_alg_values_supported: Vec<String>,
+    pub code_challenge_methods_supported: Vec<String>,
+}
+
+/// An RSA public key of the id_token signatures.
+#[derive(Serialize, ToSchema)]
+pub struct Jwk {
+    pub kty: String,
+    #[serde(rename = "use")]
+    pub usage: String,
+    pub alg: String,
+    pub kid: String,
+    pub n: String,
+    pub e: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JwkSet {
+    pub keys: Vec<Jwk>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct PersonalAccessToken {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub scopes: Vec<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub comment: String,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct PersonalAccessTokenCreate {
+    pub comment: String,
+    pub scopes: Vec<String>,
+    /// Lifetime in seconds; none for a token that does not expire.
+    pub expires_in: Option<i64>,
+}
+
+/// The new token, shown once.
+#[derive(Serialize, ToSchema)]
+pub struct PersonalAccessTokenCreateResponse {
+    pub personal_access_token: PersonalAccessToken,
+    pub token: String,
+}

@@ -68,5 +68,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     customer_portal::configure(cfg);
+    crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);
 }

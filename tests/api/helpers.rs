@@ -232,6 +232,25 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// A `TestApp` over an application the test built itself (e.g. with a `ManualClock`).
+    pub fn from_parts(
+        address: String,
+        client: reqwest::Client,
+        token: String,
+        state: web::Data<AppState>,
+        handle: ServerHandle,
+        dir: TempDir,
+    ) -> Self {
+        TestApp {
+            address,
+            client,
+            token,
+            state,
+            handle,
+            _dir: dir,
+        }
+    }
+
     pub fn data_dir(&self) -> &std::path::Path {
         self._dir.path()
     }

@@ -15,6 +15,8 @@ mod errors;
 mod health;
 mod helpers;
 mod license_keys;
+mod oauth;
+mod oidc_e2e;
 mod openapi;
 mod orders;
 mod organizations;

@@ -10,6 +10,7 @@ pub mod discount;
 pub mod ids;
 pub mod membership;
 pub mod metadata;
+pub mod oauth2;
 pub mod order;
 pub mod organization;
 pub mod pat;

@@ -1,0 +1,65 @@
+//! The OAuth 2.0 / OpenID Connect authorization server (reference 6.5, 6.6; behaviour.md
+//! "Authentication"): client registration, the browser pages at
+//! `{auth_url}/oauth2/authorize`, the token, introspection, revocation and userinfo
+//! endpoints, discovery and the JWKS; plus the personal-access-token API and settings page
+//! that a signed-in browser uses.
+
+pub mod clients;
+pub mod endpoints;
+pub mod id_token;
+pub mod keys;
+pub mod pages;
+pub mod pats;
+pub mod pkce;
+pub mod redirect;
+pub mod scopes;
+pub mod session;
+
+use std::collections::HashMap;
+
+use actix_web::web;
+
+pub const CLIENT_ID_PREFIX: &str = "polar_ci_";
+pub const CLIENT_SECRET_PREFIX: &str = "polar_cs_";
+pub const REGISTRATION_TOKEN_PREFIX: &str = "polar_crt_";
+pub const AUTHORIZATION_CODE_PREFIX: &str = "polar_ac_";
+pub const ACCESS_TOKEN_USER_PREFIX: &str = "polar_at_u_";
+pub const ACCESS_TOKEN_ORG_PREFIX: &str = "polar_at_o_";
+pub const REFRESH_TOKEN_USER_PREFIX: &str = "polar_rt_u_";
+pub const REFRESH_TOKEN_ORG_PREFIX: &str = "polar_rt_o_";
+
+/// Reads an `application/x-www-form-urlencoded` body (or query string). A name sent twice
+/// keeps its first value; [`duplicated`] tells whether one was.
+pub fn parse_form(bytes: &[u8]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for (k, v) in form_urlencoded::parse(bytes) {
+        out.entry(k.into_owned()).or_insert_with(|| v.into_owned());
+    }
+    out
+}
+
+/// A non-empty form value.
+pub fn field<'a>(form: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
+    form.get(name).map(String::as_str).filter(|v| !v.is_empty())
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    endpoints::configure(cfg);
+    clients::configure(cfg);
+    pages::configure(cfg);
+    pats::configure(cfg);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_keep_the_first_value_and_decode() {
+        let f = parse_form(b"a=1&b=x+y%21&a=2&c=");
+        assert_eq!(f["a"], "1");
+        assert_eq!(f["b"], "x y!");
+        assert_eq!(field(&f, "c"), None);
+        assert_eq!(field(&f, "b"), Some("x y!"));
+    }
+}

@@ -1,0 +1,756 @@
+//! The browser pages at `{auth_url}/oauth2/…`: sign in, sign up, sign out, and the
+//! authorization request with its consent page and organization picker.
+//!
+//! Errors that cannot be trusted to a redirect (unknown client, unregistered redirect URI)
+//! are shown as a page; every other error of an authorization request is a redirect to the
+//! client with `error`, `error_description` and `state` (RFC 6749 4.1.2.1).
+
+use std::collections::HashMap;
+
+use actix_web::cookie::Cookie;
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
+use chrono::Duration;
+use tollgate_storage::{Batch, Expect, Stored};
+
+use super::endpoints::find_client;
+use super::session::{self, csrf_ok, csrf_token, safe_next};
+use super::{field, parse_form, pkce, scopes, AUTHORIZATION_CODE_PREFIX};
+use crate::auth::password;
+use crate::auth::service::{create_user, new_user, UserError};
+use crate::auth::ScopeSet;
+use crate::domain::ids::OrganizationId;
+use crate::domain::oauth2::{
+    AuthorizationCode, BrowserSession, OAuth2Client, OAuth2Grant, OAuthSub,
+};
+use crate::domain::organization::Organization;
+use crate::domain::user::User;
+use crate::error::ApiError;
+use crate::routes::access::{is_member, user_organizations};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, "/oauth2/authorize", { get => authorize, post => consent });
+    crate::resource!(cfg, "/oauth2/login", { get => login_page, post => login });
+    crate::resource!(cfg, "/oauth2/signup", { get => signup_page, post => signup });
+    crate::resource!(cfg, "/oauth2/logout", { post => logout });
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage<'a> {
+    csrf: &'a str,
+    next: &'a str,
+    next_encoded: String,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "signup.html")]
+struct SignupPage<'a> {
+    csrf: &'a str,
+    next: &'a str,
+    next_encoded: String,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "consent.html")]
+struct ConsentPage {
+    csrf: String,
+    client_name: String,
+    client_uri: Option<String>,
+    logo_uri: Option<String>,
+    tos_uri: Option<String>,
+    policy_uri: Option<String>,
+    user_email: String,
+    scopes: Vec<(String, &'static str)>,
+    hidden: Vec<(String, String)>,
+    org_picker: bool,
+    /// (id, slug, selected)
+    orgs: Vec<(String, String, bool)>,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    title: &'a str,
+    message: &'a str,
+}
+
+fn encode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// An HTML response: never cached, never framed (no clickjacking of the consent page).
+pub fn html(status: u16, body: String, cookies: Vec<Cookie<'static>>) -> HttpResponse {
+    let mut res = HttpResponse::build(
+        actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
+    );
+    res.insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors 'none'",
+        ));
+    for c in cookies {
+        res.cookie(c);
+    }
+    res.content_type("text/html; charset=utf-8").body(body)
+}
+
+fn render<T: Template>(t: &T) -> Result<String, ApiError> {
+    t.render().map_err(ApiError::internal)
+}
+
+/// An error page as an `ApiError` (status and rendered body).
+pub fn error_page(status: u16, title: &str, message: &str) -> ApiError {
+    match render(&ErrorPage { title, message }) {
+        Ok(html) => ApiError::Page { status, html },
+        Err(e) => e,
+    }
+}
+
+fn see_other(location: &str, cookies: Vec<Cookie<'static>>) -> HttpResponse {
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((header::LOCATION, location.to_string()))
+        .insert_header((header::CACHE_CONTROL, "no-store"));
+    for c in cookies {
+        res.cookie(c);
+    }
+    res.finish()
+}
+
+/// The parameters of an authorization request that survive the consent form.
+const PARAMS: &[&str] = &[
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "nonce",
+    "prompt",
+    "sub_type",
+    "code_challenge",
+    "code_challenge_method",
+];
+
+struct Validated {
+    client: OAuth2Client,
+    redirect_uri: String,
+    redirect_uri_sent: bool,
+    scopes: ScopeSet,
+    state: Option<String>,
+    nonce: Option<String>,
+    challenge: Option<String>,
+    prompt: Option<String>,
+    organization: bool,
+    sub: Option<String>,
+}
+
+/// The redirect back to the client carrying `params` (and `state`).
+fn client_redirect(
+    redirect_uri: &str,
+    state: Option<&str>,
+    params: &[(&str, &str)],
+) -> HttpResponse {
+    let location = match url::Url::parse(redirect_uri) {
+        Ok(mut url) => {
+            {
+                let mut q = url.query_pairs_mut();
+                for (k, v) in params {
+                    q.append_pair(k, v);
+                }
+                if let Some(s) = state {
+                    q.append_pair("state", s);
+                }
+            }
+            url.to_string()
+        }
+        Err(_) => redirect_uri.to_string(),
+    };
+    HttpResponse::Found()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+fn redirect_error(v: &Validated, error: &str, description: &str) -> HttpResponse {
+    client_redirect(
+        &v.redirect_uri,
+        v.state.as_deref(),
+        &[("error", error), ("error_description", description)],
+    )
+}
+
+/// Validates an authorization request. `Err` is the response to give instead.
+fn validate(
+    state: &AppState,
+    p: &HashMap<String, String>,
+) -> Result<Result<Validated, HttpResponse>, ApiError> {
+    let Some(client_id) = field(p, "client_id") else {
+        return Err(error_page(
+            400,
+            "Invalid request",
+            "invalid_client: missing \"client_id\".",
+        ));
+    };
+    let Some(client) = find_client(state, client_id)? else {
+        return Err(error_page(
+            400,
+            "Invalid request",
+            "invalid_client: unknown client.",
+        ));
+    };
+    let client = client.value;
+    let (redirect_uri, redirect_uri_sent) = match field(p, "redirect_uri") {
+        Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => (uri.to_string(), true),
+        Some(_) => {
+            return Err(error_page(
+                400,
+                "Invalid request",
+                "invalid_request: the redirect_uri is not registered for this client.",
+            ))
+        }
+        None => match client.redirect_uris.first() {
+            Some(uri) => (uri.clone(), false),
+            None => {
+                return Err(error_page(
+                    400,
+                    "Invalid request",
+                    "invalid_request: no redirect_uri.",
+                ))
+            }
+        },
+    };
+    let sub_type = field(p, "sub_type").unwrap_or("user");
+    let organization = match sub_type {
+        "user" => false,
+        "organization" => true,
+        _ => {
+            return Err(error_page(
+                400,
+                "Invalid request",
+                "invalid_request: Invalid \"sub_type\".",
+            ))
+        }
+    };
+    let sub = field(p, "sub").map(str::to_string);
+    if sub.is_some() && !organization {
+        return Err(error_page(
+            400,
+            "Invalid request",
+            "invalid_request: \"sub\" requires sub_type=organization.",
+        ));
+    }
+    let mut v = Validated {
+        client,
+        redirect_uri,
+        redirect_uri_sent,
+        scopes: ScopeSet::empty(),
+        state: field(p, "state").map(str::to_string),
+        nonce: field(p, "nonce").map(str::to_string),
+        challenge: None,
+        prompt: field(p, "prompt").map(str::to_string),
+        organization,
+        sub,
+    };
+    if field(p, "response_type") != Some("code") {
+        return Ok(Err(redirect_error(
+            &v,
+            "unsupported_response_type",
+            "Only response_type=code is supported.",
+        )));
+    }
+    let Some(scope) = field(p, "scope") else {
+        return Ok(Err(redirect_error(
+            &v,
+            "invalid_scope",
+            "Missing \"scope\".",
+        )));
+    };
+    match scopes::parse_requested(scope) {
+        Ok(s) if s.is_subset_of(v.client.scopes) => v.scopes = s,
+        _ => {
+            return Ok(Err(redirect_error(
+                &v,
+                "invalid_scope",
+                "The requested scope is invalid, unknown, or not allowed for this client.",
+            )))
+        }
+    }
+    if !matches!(
+        v.prompt.as_deref(),
+        None | Some("none" | "login" | "consent")
+    ) {
+        return Ok(Err(redirect_error(
+            &v,
+            "invalid_request",
+            "Invalid \"prompt\".",
+        )));
+    }
+    match pkce::check_challenge(
+        field(p, "code_challenge"),
+        field(p, "code_challenge_method"),
+        v.client.is_public(),
+    ) {
+        Ok(c) => v.challenge = c,
+        Err(e) => return Ok(Err(redirect_error(&v, "invalid_request", e.description()))),
+    }
+    Ok(Ok(v))
+}
+
+fn query_map(req: &HttpRequest) -> HashMap<String, String> {
+    parse_form(req.query_string().as_bytes())
+}
+
+/// The authorize URL for `next`, without `prompt=login` (once signed in, the user is not
+/// asked again).
+fn authorize_next(p: &HashMap<String, String>) -> String {
+    let mut s = form_urlencoded::Serializer::new(String::new());
+    for name in PARAMS.iter().chain(["sub"].iter()) {
+        if let Some(v) = field(p, name) {
+            if *name == "prompt" && v == "login" {
+                continue;
+            }
+            s.append_pair(name, v);
+        }
+    }
+    format!("/oauth2/authorize?{}", s.finish())
+}
+
+fn login_response(
+    state: &AppState,
+    req: &HttpRequest,
+    next: &str,
+    email: &str,
+    error: Option<&str>,
+    status: u16,
+) -> Result<HttpResponse, ApiError> {
+    let (csrf, cookie) = csrf_token(state, req);
+    let body = render(&LoginPage {
+        csrf: &csrf,
+        next,
+        next_encoded: encode(next),
+        email,
+        error,
+    })?;
+    Ok(html(status, body, cookie.into_iter().collect()))
+}
+
+/// Issues a code for a consented request and redirects to the client with it.
+async fn issue_code(
+    state: &AppState,
+    v: &Validated,
+    sub: OAuthSub,
+    session: &BrowserSession,
+) -> Result<HttpResponse, ApiError> {
+    let code = crate::auth::tokens::generate(AUTHORIZATION_CODE_PREFIX, 32);
+    let now = state.now();
+    let record = AuthorizationCode {
+        code_hash: state.hasher.hash(&code).to_vec(),
+        client_id: v.client.client_id.clone(),
+        redirect_uri: v.redirect_uri.clone(),
+        redirect_uri_sent: v.redirect_uri_sent,
+        scopes: v.scopes,
+        sub,
+        user_id: session.user_id,
+        nonce: v.nonce.clone(),
+        code_challenge: v.challenge.clone(),
+        auth_time: session.auth_time,
+        created_at: now,
+        expires_at: now
+            + Duration::seconds(state.settings.oauth2.authorization_code_ttl_secs as i64),
+    };
+    let mut batch = Batch::new();
+    batch.put(&record, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    Ok(client_redirect(
+        &v.redirect_uri,
+        v.state.as_deref(),
+        &[("code", &code)],
+    ))
+}
+
+fn grant_covers(state: &AppState, sub: &OAuthSub, v: &Validated) -> Result<bool, ApiError> {
+    Ok(state
+        .store
+        .get::<OAuth2Grant>(&OAuth2Grant::key(sub, &v.client.client_id))?
+        .is_some_and(|g| v.scopes.is_subset_of(g.value.scopes)))
+}
+
+/// The organization a consent names, if the user is a member of it.
+fn member_org(
+    state: &AppState,
+    session: &BrowserSession,
+    sub: Option<&str>,
+) -> Result<Option<OrganizationId>, ApiError> {
+    let Some(org) = sub.and_then(|s| s.parse::<OrganizationId>().ok()) else {
+        return Ok(None);
+    };
+    let visible = state
+        .store
+        .get::<Organization>(&org.key())?
+        .is_some_and(|o| o.value.is_visible());
+    Ok((visible && is_member(state, session.user_id, org)?).then_some(org))
+}
+
+fn invalid_sub() -> ApiError {
+    ApiError::OAuth {
+        status: 400,
+        error: "invalid_sub",
+        description: Some("Choose an organization you are a member of.".into()),
+    }
+}
+
+async fn authorize(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let p = query_map(&req);
+    let v = match validate(&state, &p)? {
+        Ok(v) => v,
+        Err(res) => return Ok(res),
+    };
+    let current = session::current(&state, &req)?;
+    let next = authorize_next(&p);
+    let session = match (current, v.prompt.as_deref()) {
+        (None, Some("none")) => {
+            return Ok(redirect_error(
+                &v,
+                "login_required",
+                "The user is not signed in.",
+            ))
+        }
+        (_, Some("login")) | (None, _) => {
+            return login_response(&state, &req, &next, "", None, 200)
+        }
+        (Some(s), _) => s.value,
+    };
+    let org = if v.organization {
+        match v.sub.as_deref() {
+            Some(sub) => Some(member_org(&state, &session, Some(sub))?.ok_or_else(invalid_sub)?),
+            None => None,
+        }
+    } else {
+        None
+    };
+    let grant_sub = match (v.organization, org) {
+        (false, _) => Some(OAuthSub::User(session.user_id)),
+        (true, Some(o)) => Some(OAuthSub::Organization(o)),
+        (true, None) => None,
+    };
+    if let Some(sub) = grant_sub {
+        if v.prompt.as_deref() != Some("consent") && grant_covers(&state, &sub, &v)? {
+            return issue_code(&state, &v, sub, &session).await;
+        }
+    }
+    if v.prompt.as_deref() == Some("none") {
+        return Ok(redirect_error(
+            &v,
+            "consent_required",
+            "The user has not consented to this request.",
+        ));
+    }
+    consent_page(&state, &req, &p, &v, &session, org)
+}
+
+fn consent_page(
+    state: &AppState,
+    req: &HttpRequest,
+    p: &HashMap<String, String>,
+    v: &Validated,
+    session: &BrowserSession,
+    chosen: Option<OrganizationId>,
+) -> Result<HttpResponse, ApiError> {
+    let (csrf, cookie) = csrf_token(state, req);
+    let user_email = state
+        .store
+        .get::<User>(&session.user_id.key())?
+        .map(|u| u.value.email)
+        .unwrap_or_default();
+    let mut orgs = Vec::new();
+    if v.organization {
+        for id in user_organizations(state, session.user_id)? {
+            if let Some(o) = state.store.get::<Organization>(&id.key())? {
+                if o.value.is_visible() {
+                    orgs.push((id.to_string(), o.value.slug, chosen == Some(id)));
+                }
+            }
+        }
+    }
+    let hidden = PARAMS
+        .iter()
+        .filter_map(|name| field(p, name).map(|v| (name.to_string(), v.to_string())))
+        .filter(|(name, value)| !(name == "prompt" && value == "login"))
+        .collect();
+    let page = ConsentPage {
+        csrf,
+        client_name: v.client.client_name.clone(),
+        client_uri: v.client.client_uri.clone(),
+        logo_uri: v.client.logo_uri.clone(),
+        tos_uri: v.client.tos_uri.clone(),
+        policy_uri: v.client.policy_uri.clone(),
+        user_email,
+        scopes: v
+            .scopes
+            .iter()
+            .map(|s| (s.as_str().to_string(), scopes::describe(s)))
+            .collect(),
+        hidden,
+        org_picker: v.organization,
+        orgs,
+    };
+    Ok(html(200, render(&page)?, cookie.into_iter().collect()))
+}
+
+fn csrf_failure() -> ApiError {
+    error_page(403, "Request refused", "The form has expired or did not come from this site (CSRF check failed). Go back, reload the page and try again.")
+}
+
+async fn consent(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form = parse_form(&body);
+    if !csrf_ok(&req, field(&form, "csrf_token")) {
+        return Err(csrf_failure());
+    }
+    let Some(session) = session::current(&state, &req)? else {
+        return Err(error_page(
+            401,
+            "Sign in required",
+            "Your session has ended; sign in again.",
+        ));
+    };
+    let session = session.value;
+    let v = match validate(&state, &form)? {
+        Ok(v) => v,
+        Err(res) => return Ok(res),
+    };
+    match field(&form, "action") {
+        Some("deny") => Ok(redirect_error(
+            &v,
+            "access_denied",
+            "The user denied the request.",
+        )),
+        Some("allow") => {
+            let sub = if v.organization {
+                let org =
+                    member_org(&state, &session, v.sub.as_deref())?.ok_or_else(invalid_sub)?;
+                OAuthSub::Organization(org)
+            } else {
+                OAuthSub::User(session.user_id)
+            };
+            let now = state.now();
+            let key = OAuth2Grant::key(&sub, &v.client.client_id);
+            let existing: Option<Stored<OAuth2Grant>> = state.store.get(&key)?;
+            let grant = OAuth2Grant {
+                sub,
+                client_id: v.client.client_id.clone(),
+                scopes: v.scopes,
+                created_at: existing.as_ref().map(|g| g.value.created_at).unwrap_or(now),
+                modified_at: existing.as_ref().map(|_| now),
+            };
+            let mut batch = Batch::new();
+            batch.put(&grant, Expect::Any)?;
+            state.store.commit_durable(&batch).await?;
+            issue_code(&state, &v, sub, &session).await
+        }
+        _ => Err(error_page(400, "Invalid request", "Choose Allow or Deny.")),
+    }
+}
+
+async fn login_page(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = query_map(&req);
+    let next = safe_next(field(&q, "next"));
+    login_response(&state, &req, &next, "", None, 200)
+}
+
+async fn login(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form = parse_form(&body);
+    if !csrf_ok(&req, field(&form, "csrf_token")) {
+        return Err(csrf_failure());
+    }
+    let next = safe_next(field(&form, "next"));
+    let email = field(&form, "email").unwrap_or("").trim().to_string();
+    let password = field(&form, "password").unwrap_or("").to_string();
+    let user = match state.store.lookup_unique(&User::email_key(&email))? {
+        Some(id) => state.store.get::<User>(&id)?.map(|u| u.value),
+        None => None,
+    };
+    let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
+    let ok = match stored_hash {
+        Some(hash) => web::block(move || password::verify(&password, &hash))
+            .await
+            .map_err(ApiError::internal)?,
+        None => false,
+    };
+    match user {
+        Some(u) if ok => {
+            let cookie = session::start(&state, u.id, state.now()).await?;
+            Ok(see_other(&next, vec![cookie]))
+        }
+        _ => login_response(
+            &state,
+            &req,
+            &next,
+            &email,
+            Some("Invalid e-mail or password."),
+            401,
+        ),
+    }
+}
+
+fn signup_response(
+    state: &AppState,
+    req: &HttpRequest,
+    next: &str,
+    email: &str,
+    error: Option<&str>,
+    status: u16,
+) -> Result<HttpResponse, ApiError> {
+    let (csrf, cookie) = csrf_token(state, req);
+    let body = render(&SignupPage {
+        csrf: &csrf,
+        next,
+        next_encoded: encode(next),
+        email,
+        error,
+    })?;
+    Ok(html(status, body, cookie.into_iter().collect()))
+}
+
+async fn signup_page(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = query_map(&req);
+    let next = safe_next(field(&q, "next"));
+    signup_response(&state, &req, &next, "", None, 200)
+}
+
+fn plausible_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && email.len() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+async fn signup(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form = parse_form(&body);
+    if !csrf_ok(&req, field(&form, "csrf_token")) {
+        return Err(csrf_failure());
+    }
+    let next = safe_next(field(&form, "next"));
+    let email = field(&form, "email").unwrap_or("").trim().to_string();
+    let password = field(&form, "password").unwrap_or("").to_string();
+    if !plausible_email(&email) {
+        return signup_response(
+            &state,
+            &req,
+            &next,
+            &email,
+            Some("Enter a valid e-mail address."),
+            422,
+        );
+    }
+    if password.chars().count() < 8 || password.len() > 1024 {
+        return signup_response(
+            &state,
+            &req,
+            &next,
+            &email,
+            Some("The password must have 8 to 1024 characters."),
+            422,
+        );
+    }
+    let hash = web::block(move || password::hash(&password))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    let user = new_user(&email, Some(hash), false, state.now());
+    match create_user(&state.store, &user).await {
+        Ok(()) => {}
+        Err(UserError::EmailTaken) => {
+            return signup_response(
+                &state,
+                &req,
+                &next,
+                &email,
+                Some("An account with this e-mail address already exists."),
+                409,
+            )
+        }
+        Err(UserError::Storage(e)) => return Err(e.into()),
+    }
+    let cookie = session::start(&state, user.id, state.now()).await?;
+    Ok(see_other(&next, vec![cookie]))
+}
+
+async fn logout(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form = parse_form(&body);
+    if !csrf_ok(&req, field(&form, "csrf_token")) {
+        return Err(csrf_failure());
+    }
+    let cookie = session::end(&state, &req).await?;
+    Ok(see_other("/oauth2/login", vec![cookie]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_checked_loosely() {
+        assert!(plausible_email("a@b.co"));
+        assert!(!plausible_email("a@b"));
+        assert!(!plausible_email("@b.co"));
+        assert!(!plausible_email("a b@c.co"));
+    }
+
+    #[test]
+    fn next_drops_prompt_login() {
+        let p = parse_form(b"client_id=c&prompt=login&scope=openid&state=s");
+        let next = authorize_next(&p);
+        assert!(next.starts_with("/oauth2/authorize?"));
+        assert!(next.contains("client_id=c"));
+        assert!(!next.contains("prompt"));
+    }
+
+    #[test]
+    fn pages_escape_and_carry_their_fields() {
+        let html = ErrorPage {
+            title: "<b>",
+            message: "x",
+        }
+        .render()
+        .unwrap();
+        assert!(
+            !html.contains("<b>") && html.contains("&#60;b&#62;"),
+            "{html}"
+        );
+        assert!(html.contains("name=\"viewport\""));
+    }
+}

@@ -1,0 +1,338 @@
+//! Personal access tokens for a signed-in browser: the `/v1/personal_access_tokens/` API
+//! (reference 6.2; web session only, like Polar) and the settings page behind it.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
+use chrono::{DateTime, Duration, Utc};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tollgate_storage::{Batch, Direction, Expect, PageQuery};
+
+use super::pages::{error_page, html};
+use super::session::{self, csrf_ok, csrf_token};
+use crate::api::Pagination;
+use crate::auth::service::new_pat;
+use crate::auth::{Scope, ScopeSet};
+use crate::domain::ids::{PatId, UserId};
+use crate::domain::pat::{PersonalAccessToken, PAT_BY_USER};
+use crate::domain::user::User;
+use crate::error::{ApiError, BearerError};
+use crate::extract::auth::{AuthMethod, UserAccount};
+use crate::extract::{Auth, Subject, ValidJson};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, "/v1/personal_access_tokens/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/personal_access_tokens/{id}", { delete => delete });
+    crate::resource!(cfg, "/settings/tokens", { get => settings_page, post => settings_create });
+    crate::resource!(cfg, "/settings/tokens/{id}/revoke", { post => settings_revoke });
+}
+
+/// The web-session user; tokens cannot manage tokens (Polar: `web_default` only).
+fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
+    match (auth.principal.subject, auth.principal.method) {
+        (Subject::User(u), AuthMethod::WebSession) => Ok(u),
+        _ => Err(ApiError::Bearer(BearerError::InsufficientScope {
+            required: "web_default".into(),
+        })),
+    }
+}
+
+fn pat_json(p: &PersonalAccessToken) -> Value {
+    json!({
+        "id": p.id,
+        "created_at": p.created_at,
+        "modified_at": p.modified_at,
+        "scopes": p.scopes.iter().map(Scope::as_str).collect::<Vec<_>>(),
+        "expires_at": p.expires_at,
+        "comment": p.comment,
+        "last_used_at": p.last_used_at,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct CreatePat {
+    comment: String,
+    scopes: Vec<String>,
+    expires_in: Option<i64>,
+}
+
+fn parse_scopes(names: &[String]) -> Result<ScopeSet, ApiError> {
+    let mut set = ScopeSet::empty();
+    for (i, n) in names.iter().enumerate() {
+        match Scope::parse(n) {
+            Some(s) if !s.is_reserved() => set.insert(s),
+            _ => {
+                return Err(ApiError::invalid(
+                    crate::loc!["body", "scopes", i],
+                    "Input should be a supported scope",
+                    Value::from(n.clone()),
+                ))
+            }
+        }
+    }
+    Ok(set)
+}
+
+async fn store_pat(
+    state: &AppState,
+    user: UserId,
+    scopes: ScopeSet,
+    comment: &str,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(PersonalAccessToken, String), ApiError> {
+    let (pat, token) = new_pat(
+        &state.hasher,
+        user,
+        scopes,
+        comment,
+        expires_at,
+        state.now(),
+    );
+    let mut batch = Batch::new();
+    batch.put(&pat, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    Ok((pat, token))
+}
+
+async fn create(
+    state: web::Data<AppState>,
+    auth: Auth<UserAccount>,
+    body: ValidJson<CreatePat>,
+) -> Result<HttpResponse, ApiError> {
+    let user = web_user(&auth)?;
+    let scopes = parse_scopes(&body.value.scopes)?;
+    let expires_at = match body.value.expires_in {
+        None => None,
+        Some(s) if s > 0 => Some(state.now() + Duration::seconds(s)),
+        Some(s) => {
+            return Err(ApiError::invalid(
+                crate::loc!["body", "expires_in"],
+                "Input should be greater than 0",
+                Value::from(s),
+            ))
+        }
+    };
+    let (pat, token) = store_pat(&state, user, scopes, &body.value.comment, expires_at).await?;
+    Ok(HttpResponse::Created()
+        .json(json!({"personal_access_token": pat_json(&pat), "token": token})))
+}
+
+fn user_pats(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, ApiError> {
+    let tenants = [user.key()];
+    let page = state.store.page(&PageQuery {
+        index: PAT_BY_USER,
+        tenants: &tenants,
+        direction: Direction::Desc,
+        offset: 0,
+        limit: 1000,
+    })?;
+    Ok(state
+        .store
+        .get_many::<PersonalAccessToken>(&page.ids)?
+        .into_iter()
+        .map(|p| p.value)
+        .filter(|p| p.deleted_at.is_none())
+        .collect())
+}
+
+async fn list(
+    state: web::Data<AppState>,
+    auth: Auth<UserAccount>,
+) -> Result<HttpResponse, ApiError> {
+    let user = web_user(&auth)?;
+    let pats = user_pats(&state, user)?;
+    let total = pats.len() as u64;
+    Ok(HttpResponse::Ok().json(json!({
+        "items": pats.iter().map(pat_json).collect::<Vec<_>>(),
+        "pagination": Pagination { total_count: total, max_page: u64::from(total > 0) },
+    })))
+}
+
+async fn revoke_pat(state: &AppState, user: UserId, id: &str) -> Result<bool, ApiError> {
+    let Ok(id) = id.parse::<PatId>() else {
+        return Ok(false);
+    };
+    let Some(stored) = state.store.get::<PersonalAccessToken>(&id.key())? else {
+        return Ok(false);
+    };
+    if stored.value.user_id != user || stored.value.deleted_at.is_some() {
+        return Ok(false);
+    }
+    let mut pat = stored.value;
+    pat.deleted_at = Some(state.now());
+    let mut batch = Batch::new();
+    batch.put(&pat, Expect::Rev(stored.rev))?;
+    state.store.commit_durable(&batch).await?;
+    Ok(true)
+}
+
+async fn delete(
+    state: web::Data<AppState>,
+    auth: Auth<UserAccount>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let user = web_user(&auth)?;
+    if revoke_pat(&state, user, &path).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::not_found())
+    }
+}
+
+struct TokenRow {
+    id: String,
+    comment: String,
+    expires: String,
+    scopes: String,
+}
+
+#[derive(Template)]
+#[template(path = "tokens.html")]
+struct TokensPage {
+    csrf: String,
+    user_email: String,
+    tokens: Vec<TokenRow>,
+    new_token: Option<String>,
+    error: Option<String>,
+    all_scopes: Vec<&'static str>,
+}
+
+async fn render_settings(
+    state: &AppState,
+    req: &HttpRequest,
+    user: UserId,
+    new_token: Option<String>,
+    error: Option<String>,
+    status: u16,
+) -> Result<HttpResponse, ApiError> {
+    let (csrf, cookie) = csrf_token(state, req);
+    let user_email = state
+        .store
+        .get::<User>(&user.key())?
+        .map(|u| u.value.email)
+        .unwrap_or_default();
+    let tokens = user_pats(state, user)?
+        .into_iter()
+        .map(|p| TokenRow {
+            id: p.id.to_string(),
+            comment: p.comment,
+            expires: p
+                .expires_at
+                .map(|e| e.format("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_else(|| "never".into()),
+            scopes: p.scopes.to_space_separated(),
+        })
+        .collect();
+    let page = TokensPage {
+        csrf,
+        user_email,
+        tokens,
+        new_token,
+        error,
+        all_scopes: ScopeSet::all_grantable()
+            .iter()
+            .map(Scope::as_str)
+            .collect(),
+    };
+    let body = page.render().map_err(ApiError::internal)?;
+    Ok(html(status, body, cookie.into_iter().collect()))
+}
+
+fn to_login() -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            "/oauth2/login?next=%2Fsettings%2Ftokens",
+        ))
+        .finish()
+}
+
+async fn settings_page(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    match session::current(&state, &req)? {
+        Some(s) => render_settings(&state, &req, s.value.user_id, None, None, 200).await,
+        None => Ok(to_login()),
+    }
+}
+
+async fn settings_create(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let get = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    if !csrf_ok(&req, get("csrf_token")) {
+        return Err(error_page(
+            403,
+            "Request refused",
+            "CSRF check failed; reload the page and try again.",
+        ));
+    }
+    let Some(s) = session::current(&state, &req)? else {
+        return Ok(to_login());
+    };
+    let user = s.value.user_id;
+    let names: Vec<String> = pairs
+        .iter()
+        .filter(|(k, _)| k == "scope")
+        .map(|(_, v)| v.clone())
+        .collect();
+    let Ok(scopes) = parse_scopes(&names) else {
+        return render_settings(&state, &req, user, None, Some("Unknown scope.".into()), 422).await;
+    };
+    let comment = get("comment").unwrap_or("").trim().to_string();
+    let expires_at = match get("expires_in_days")
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        None => None,
+        Some(d) => match d.parse::<i64>() {
+            Ok(d) if (1..=3650).contains(&d) => Some(state.now() + Duration::days(d)),
+            _ => {
+                return render_settings(
+                    &state,
+                    &req,
+                    user,
+                    None,
+                    Some("Expiry must be 1 to 3650 days.".into()),
+                    422,
+                )
+                .await
+            }
+        },
+    };
+    let (_, token) = store_pat(&state, user, scopes, &comment, expires_at).await?;
+    render_settings(&state, &req, user, Some(token), None, 200).await
+}
+
+async fn settings_revoke(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form = super::parse_form(&body);
+    if !csrf_ok(&req, super::field(&form, "csrf_token")) {
+        return Err(error_page(
+            403,
+            "Request refused",
+            "CSRF check failed; reload the page and try again.",
+        ));
+    }
+    let Some(s) = session::current(&state, &req)? else {
+        return Ok(to_login());
+    };
+    revoke_pat(&state, s.value.user_id, &path).await?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((actix_web::http::header::LOCATION, "/settings/tokens"))
+        .finish())
+}

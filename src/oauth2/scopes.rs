@@ -1,0 +1,80 @@
+//! Scope strings of OAuth requests and client registrations.
+
+use crate::auth::{Scope, ScopeSet};
+
+/// Scopes Polar's SDK of that era names by default that this service does not serve: a
+/// registration carrying them is accepted and they are dropped (nothing can be granted).
+const IGNORED_ON_REGISTRATION: &[&str] = &[
+    "events:read",
+    "events:write",
+    "meters:read",
+    "meters:write",
+    "refunds:read",
+    "refunds:write",
+];
+
+/// Every scope a client may be registered for or request (`scopes_supported`).
+pub fn supported() -> ScopeSet {
+    ScopeSet::all_grantable()
+}
+
+/// A space-separated request scope: every name must be supported. Returns the refused names.
+pub fn parse_requested(s: &str) -> Result<ScopeSet, Vec<String>> {
+    let set = ScopeSet::parse_space_separated(s)?;
+    let reserved: Vec<String> = set
+        .iter()
+        .filter(|s| s.is_reserved())
+        .map(|s| s.as_str().to_string())
+        .collect();
+    if reserved.is_empty() {
+        Ok(set)
+    } else {
+        Err(reserved)
+    }
+}
+
+/// A registration's `scope`: like [`parse_requested`], except that the SDK's default names
+/// for resources this service lacks are dropped instead of refused.
+pub fn parse_registered(s: &str) -> Result<ScopeSet, Vec<String>> {
+    let kept: Vec<&str> = s
+        .split_whitespace()
+        .filter(|n| !IGNORED_ON_REGISTRATION.contains(n))
+        .collect();
+    parse_requested(&kept.join(" "))
+}
+
+/// A human description of a scope for the consent page.
+pub fn describe(s: Scope) -> &'static str {
+    match s {
+        Scope::Openid => "Know who you are",
+        Scope::Profile => "Read your profile",
+        Scope::Email => "Read your e-mail address",
+        Scope::UserRead => "Read your user account",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requested_scopes_must_be_known_and_not_reserved() {
+        let s = parse_requested("openid email").unwrap();
+        assert!(s.contains(Scope::Openid) && s.contains(Scope::Email));
+        assert_eq!(parse_requested("openid nope").unwrap_err(), vec!["nope"]);
+        assert_eq!(
+            parse_requested("openid web_default").unwrap_err(),
+            vec!["web_default"]
+        );
+        assert_eq!(parse_requested("").unwrap(), ScopeSet::empty());
+    }
+
+    #[test]
+    fn registration_drops_the_sdk_defaults_we_lack() {
+        let s = parse_registered("openid events:read refunds:write").unwrap();
+        assert_eq!(s.to_space_separated(), "openid");
+        assert!(parse_registered("openid admin").is_err());
+        assert!(parse_registered("openid bogus:read").is_err());
+    }
+}

@@ -1,0 +1,1527 @@
+//! The OAuth2 / OIDC server end to end over HTTP: registration, the browser pages (driven
+//! by form posts with a cookie-keeping client that does not follow redirects), the token,
+//! introspection, revocation and userinfo endpoints, discovery and the JWKS, and OAuth
+//! access tokens on the API.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tollgate::auth::password;
+use tollgate::auth::service::{create_user, new_user};
+use tollgate::auth::Scope;
+use tollgate::config::Settings;
+use tollgate::startup::Application;
+use tollgate_actors::ManualClock;
+
+use crate::helpers::{client, spawn_app, Reply, TestApp, CLIENT_TIMEOUT};
+
+pub const REDIRECT: &str = "http://localhost:8000/callback";
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A browser: keeps cookies, never follows redirects.
+pub struct Browser {
+    http: reqwest::Client,
+    base: String,
+    cookies: HashMap<String, String>,
+}
+
+pub struct Page {
+    pub status: StatusCode,
+    pub location: String,
+    pub content_type: String,
+    pub body: String,
+}
+
+impl Page {
+    /// The value of a hidden or text input named `name`.
+    pub fn input(&self, name: &str) -> Option<String> {
+        let needle = format!("name=\"{name}\" value=\"");
+        let start = self.body.find(&needle)? + needle.len();
+        let end = self.body[start..].find('"')?;
+        Some(self.body[start..start + end].to_string())
+    }
+
+    pub fn csrf(&self) -> String {
+        self.input("csrf_token")
+            .unwrap_or_else(|| panic!("no csrf_token in page:\n{}", self.body))
+    }
+
+    /// A query parameter of the `Location` header.
+    pub fn location_param(&self, name: &str) -> Option<String> {
+        let url = url::Url::parse(&self.location).ok()?;
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    }
+}
+
+impl Browser {
+    pub fn new(app: &TestApp) -> Self {
+        Self {
+            http: reqwest::Client::builder()
+                .timeout(CLIENT_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: app.address.clone(),
+            cookies: HashMap::new(),
+        }
+    }
+
+    async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
+        let cookie: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let req = if cookie.is_empty() {
+            req
+        } else {
+            req.header(COOKIE, cookie.join("; "))
+        };
+        let resp = req.send().await.unwrap();
+        for value in resp.headers().get_all(SET_COOKIE) {
+            let value = value.to_str().unwrap();
+            assert!(
+                value.contains("HttpOnly"),
+                "cookie without HttpOnly: {value}"
+            );
+            assert!(
+                value.contains("SameSite=Lax"),
+                "cookie without SameSite: {value}"
+            );
+            let pair = value.split(';').next().unwrap();
+            let (k, v) = pair.split_once('=').unwrap();
+            if v.is_empty() {
+                self.cookies.remove(k);
+            } else {
+                self.cookies.insert(k.to_string(), v.to_string());
+            }
+        }
+        let status = resp.status();
+        let header = |n| {
+            resp.headers()
+                .get(n)
+                .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        let location = header(LOCATION);
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        Page {
+            status,
+            location,
+            content_type,
+            body: resp.text().await.unwrap(),
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Page {
+        let url = if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{}", self.base, path)
+        };
+        let req = self.http.get(url);
+        self.send(req).await
+    }
+
+    pub async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let req = self.http.post(format!("{}{}", self.base, path)).form(form);
+        self.send(req).await
+    }
+
+    /// Signs in through the sign-in page.
+    pub async fn sign_in(&mut self, email: &str, password: &str) -> Page {
+        let page = self.get("/oauth2/login").await;
+        let csrf = page.csrf();
+        self.post(
+            "/oauth2/login",
+            &[
+                ("csrf_token", &csrf),
+                ("email", email),
+                ("password", password),
+                ("next", "/settings/tokens"),
+            ],
+        )
+        .await
+    }
+}
+
+/// A user who can sign in with [`PASSWORD`].
+pub async fn user_with_password(app: &TestApp, email: &str) -> tollgate::domain::ids::UserId {
+    let hash = password::hash(PASSWORD).unwrap();
+    let user = new_user(email, Some(hash), false, Utc::now());
+    create_user(&app.state.store, &user).await.unwrap();
+    user.id
+}
+
+/// Registers a client as the bootstrap admin; returns the registration response.
+pub async fn register(app: &TestApp, body: Value) -> Reply {
+    app.post_json("/v1/oauth2/register", Some(&app.token), &body)
+        .await
+}
+
+/// `at_hash` computed independently of the server.
+fn at_hash(token: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(token.as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&d[..16])
+}
+
+/// Verifies an id_token against the published JWKS and returns its claims.
+async fn verified_claims(app: &TestApp, id_token: &str, aud: &str) -> Value {
+    use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
+    let kid = decode_header(id_token).unwrap().kid.expect("kid");
+    let jwks = app.get("/.well-known/jwks.json", None).await;
+    jwks.expect(200);
+    let key = jwks.body["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == kid.as_str())
+        .expect("kid published")
+        .clone();
+    assert!(key.get("d").is_none());
+    let dk =
+        DecodingKey::from_rsa_components(key["n"].as_str().unwrap(), key["e"].as_str().unwrap())
+            .unwrap();
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_audience(&[aud]);
+    v.set_issuer(&[app.address.as_str()]);
+    decode::<Value>(id_token, &dk, &v).unwrap().claims
+}
+
+pub async fn registered(app: &TestApp, auth_method: &str, scope: &str) -> Value {
+    let r = register(
+        app,
+        json!({
+            "client_name": "Acme <Reader>",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": auth_method,
+            "scope": scope,
+            "client_uri": "https://acme.example",
+            "tos_uri": "https://acme.example/tos",
+            "policy_uri": "https://acme.example/privacy",
+        }),
+    )
+    .await;
+    r.expect(200);
+    r.body
+}
+
+pub fn authorize_path(client_id: &str, scope: &str, extra: &[(&str, &str)]) -> String {
+    let mut s = form_urlencoded::Serializer::new(String::new());
+    s.append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", REDIRECT)
+        .append_pair("scope", scope)
+        .append_pair("state", "st-1");
+    for (k, v) in extra {
+        s.append_pair(k, v);
+    }
+    format!("/oauth2/authorize?{}", s.finish())
+}
+
+/// The hidden fields of a consent page plus `action` (and optional extras).
+pub fn consent_form(page: &Page, action: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut form: Vec<(String, String)> = [
+        "csrf_token",
+        "response_type",
+        "client_id",
+        "redirect_uri",
+        "scope",
+        "state",
+        "nonce",
+        "prompt",
+        "sub_type",
+        "code_challenge",
+        "code_challenge_method",
+    ]
+    .iter()
+    .filter_map(|n| page.input(n).map(|v| (n.to_string(), v)))
+    .collect();
+    form.push(("action".into(), action.into()));
+    for (k, v) in extra {
+        form.push((k.to_string(), v.to_string()));
+    }
+    form
+}
+
+pub async fn post_consent(b: &mut Browser, form: &[(String, String)]) -> Page {
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    b.post("/oauth2/authorize", &pairs).await
+}
+
+/// Signs in, consents, and returns the code.
+pub async fn obtain_code(
+    app: &TestApp,
+    b: &mut Browser,
+    client_id: &str,
+    scope: &str,
+    extra: &[(&str, &str)],
+) -> String {
+    let _ = app;
+    let page = b.get(&authorize_path(client_id, scope, extra)).await;
+    if page.status == StatusCode::FOUND {
+        return page.location_param("code").expect("code in redirect");
+    }
+    assert_eq!(page.status, 200, "{}", page.body);
+    let consent = post_consent(b, &consent_form(&page, "allow", &[])).await;
+    assert_eq!(consent.status, StatusCode::FOUND, "{}", consent.body);
+    assert!(
+        consent.location.starts_with(REDIRECT),
+        "{}",
+        consent.location
+    );
+    assert_eq!(consent.location_param("state").as_deref(), Some("st-1"));
+    consent.location_param("code").expect("code")
+}
+
+pub async fn token_request(app: &TestApp, form: &[(&str, &str)]) -> Reply {
+    // Polar's SDK sends its bearer token on the token endpoint too; it must be ignored.
+    app.send(
+        app.client
+            .post(app.url("/v1/oauth2/token"))
+            .bearer_auth("polar_pat_ignored")
+            .form(form),
+    )
+    .await
+}
+
+fn oauth_error(r: &Reply, status: u16, error: &str) {
+    assert_eq!(r.status.as_u16(), status, "body: {}", r.body);
+    assert_eq!(r.body["error"], error, "body: {}", r.body);
+    assert!(r.body["error_description"].is_string(), "body: {}", r.body);
+}
+
+struct Flow {
+    client_id: String,
+    secret: String,
+    browser: Browser,
+}
+
+async fn signed_in_flow(app: &TestApp, email: &str, method: &str, scope: &str) -> Flow {
+    let client = registered(app, method, scope).await;
+    user_with_password(app, email).await;
+    let mut browser = Browser::new(app);
+    let signed = browser.sign_in(email, PASSWORD).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
+    Flow {
+        client_id: client["client_id"].as_str().unwrap().to_string(),
+        secret: client["client_secret"].as_str().unwrap().to_string(),
+        browser,
+    }
+}
+
+async fn exchange(app: &TestApp, f: &Flow, code: &str) -> Reply {
+    token_request(
+        app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await
+}
+
+// ---------------------------------------------------------------- registration
+
+#[actix_web::test]
+async fn registration_validates_redirect_uris_and_scopes() {
+    let app = spawn_app().await;
+    for bad in ["http://example.com", "foobar", "https://example.com/cb#x"] {
+        let r = register(&app, json!({"client_name": "x", "redirect_uris": [bad]})).await;
+        r.expect_invalid_at(json!(["body", "redirect_uris", 0]));
+    }
+    let r = register(&app, json!({"client_name": "x", "redirect_uris": ["https://a.example/cb"], "scope": "openid admin"})).await;
+    r.expect_invalid_at(json!(["body", "scope"]));
+    let r = register(&app, json!({"client_name": "x", "redirect_uris": ["https://a.example/cb"], "scope": "openid bogus:read"})).await;
+    r.expect_invalid_at(json!(["body", "scope"]));
+
+    for ok in [
+        "https://example.com",
+        "http://localhost:8000/callback",
+        "http://127.0.0.1:8000/callback",
+    ] {
+        let r = register(
+            &app,
+            json!({"client_name": "x", "redirect_uris": [ok], "scope": "openid email"}),
+        )
+        .await;
+        r.expect(200);
+        assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_post");
+        assert_eq!(r.body["scope"], "openid email");
+        assert!(r.body["client_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("polar_ci_"));
+        assert!(r.body["client_secret"]
+            .as_str()
+            .unwrap()
+            .starts_with("polar_cs_"));
+        assert!(r.body["registration_access_token"]
+            .as_str()
+            .unwrap()
+            .starts_with("polar_crt_"));
+        assert_eq!(r.body["client_secret_expires_at"], 0);
+    }
+    // The SDK's default scope list names resources this service lacks: dropped, not refused.
+    let r = register(&app, json!({"client_name": "x", "redirect_uris": ["https://a.example"], "scope": "openid events:read"})).await;
+    r.expect(200);
+    assert_eq!(r.body["scope"], "openid");
+
+    // Anonymous and organization tokens cannot register.
+    let r = app
+        .post_json(
+            "/v1/oauth2/register",
+            None,
+            &json!({"client_name": "x", "redirect_uris": ["https://a.example"]}),
+        )
+        .await;
+    assert_eq!(r.expect_error(401), "Unauthorized");
+}
+
+#[actix_web::test]
+async fn client_configuration_needs_the_owner_or_the_registration_token() {
+    let app = spawn_app().await;
+    let c = registered(&app, "client_secret_post", "openid email").await;
+    let id = c["client_id"].as_str().unwrap();
+    let rat = c["registration_access_token"].as_str().unwrap();
+    let path = format!("/v1/oauth2/register/{id}");
+
+    let r = app.get(&path, None).await;
+    oauth_error(&r, 400, "access_denied");
+    let r = app.get(&path, Some("polar_crt_wrong")).await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app
+        .get("/v1/oauth2/register/polar_ci_unknown", Some(rat))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let (_, other) = app
+        .new_user_with_scopes("other@example.com", &[Scope::OrganizationsRead])
+        .await;
+    let r = app.get(&path, Some(&other)).await;
+    oauth_error(&r, 401, "invalid_client");
+    // A non-owner's browser session is refused too; the owner's token and the registration
+    // token are accepted.
+    user_with_password(&app, "browser@example.com").await;
+    let mut b = Browser::new(&app);
+    b.sign_in("browser@example.com", PASSWORD).await;
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 401, "{}", page.body);
+    let r = app.get(&path, Some(rat)).await;
+    r.expect(200);
+    assert_eq!(r.body["client_id"], id);
+    assert_eq!(r.body["client_secret"], "");
+    app.get(&path, Some(&app.token)).await.expect(200);
+
+    let update = json!({"client_id": id, "client_name": "Renamed", "redirect_uris": ["https://new.example/cb"]});
+    let r = app
+        .send(
+            app.request(reqwest::Method::PUT, &path, Some(rat))
+                .json(&update),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["redirect_uris"], json!(["https://new.example/cb"]));
+    let r = app
+        .send(
+            app.request(reqwest::Method::PUT, &path, Some(&other))
+                .json(&update),
+        )
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+
+    // The owner's list shows it; another user's list is empty; deleted clients are hidden.
+    let r = app.get("/v1/oauth2/", Some(&app.token)).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 1);
+    assert_eq!(app.get("/v1/oauth2/", Some(&other)).await.total_count(), 0);
+    let r = app.get("/v1/oauth2/", None).await;
+    assert_eq!(r.expect_error(401), "Unauthorized");
+    let r = app
+        .send(app.request(reqwest::Method::DELETE, &path, Some(&other)))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app
+        .send(app.request(reqwest::Method::DELETE, &path, Some(rat)))
+        .await;
+    assert_eq!(r.status, 204);
+    assert_eq!(
+        app.get("/v1/oauth2/", Some(&app.token)).await.total_count(),
+        0
+    );
+    let r = app.get(&path, Some(rat)).await;
+    oauth_error(&r, 401, "invalid_client");
+}
+
+// ---------------------------------------------------------------- pages
+
+fn assert_html(page: &Page) {
+    assert!(
+        page.content_type.starts_with("text/html"),
+        "{}",
+        page.content_type
+    );
+    assert!(page.body.contains("name=\"viewport\""));
+    // Crude well-formedness: every opened container element is closed.
+    for tag in [
+        "html", "head", "body", "main", "form", "ul", "p", "select", "label", "h1",
+    ] {
+        let opened = page.body.matches(&format!("<{tag}>")).count()
+            + page.body.matches(&format!("<{tag} ")).count();
+        let closed = page.body.matches(&format!("</{tag}>")).count();
+        assert_eq!(opened, closed, "unbalanced <{tag}> in\n{}", page.body);
+    }
+}
+
+#[actix_web::test]
+async fn pages_render_sign_in_consent_and_organization_picker() {
+    let app = spawn_app().await;
+    let c = registered(
+        &app,
+        "client_secret_post",
+        "openid email organizations:read",
+    )
+    .await;
+    let id = c["client_id"].as_str().unwrap();
+    let mut b = Browser::new(&app);
+
+    // Not signed in: the sign-in page, returning to the request afterwards.
+    let page = b.get(&authorize_path(id, "openid email", &[])).await;
+    assert_eq!(page.status, 200);
+    assert_html(&page);
+    assert!(page.body.contains("name=\"email\""));
+    assert!(page.body.contains("name=\"password\""));
+    assert_eq!(page.csrf().len(), 43);
+    assert!(page
+        .input("next")
+        .unwrap()
+        .starts_with("/oauth2/authorize?"));
+
+    let uid = user_with_password(&app, "picker@example.com").await;
+    let _ = uid;
+    let signed = b.sign_in("picker@example.com", PASSWORD).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER);
+    let page = b.get(&authorize_path(id, "openid email", &[])).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_html(&page);
+    assert!(
+        page.body.contains("Acme &#60;Reader&#62;"),
+        "client name escaped: {}",
+        page.body
+    );
+    assert!(page.body.contains("https://acme.example/tos"));
+    assert!(page.body.contains("https://acme.example/privacy"));
+    assert!(page.body.contains("<code>openid</code>") && page.body.contains("<code>email</code>"));
+    assert!(page.body.contains("value=\"allow\"") && page.body.contains("value=\"deny\""));
+    assert_eq!(page.input("client_id").as_deref(), Some(id));
+
+    // The organization picker lists the user's organizations.
+    let (_, token) = app.new_user_with_scopes("x@example.com", &[]).await;
+    let _ = token;
+    let pat = app.issue_token(uid, &[Scope::OrganizationsWrite]).await;
+    let org = app.created_org_as(&pat, "Picked", "picked-org").await;
+    let page = b
+        .get(&authorize_path(
+            id,
+            "openid",
+            &[("sub_type", "organization")],
+        ))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_html(&page);
+    assert!(page.body.contains("name=\"sub\""));
+    assert!(page.body.contains(org["id"].as_str().unwrap()));
+    assert!(page.body.contains("picked-org"));
+}
+
+#[actix_web::test]
+async fn consent_without_a_matching_csrf_token_is_refused() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(&app, "csrf@example.com", "client_secret_post", "openid").await;
+    let page = f
+        .browser
+        .get(&authorize_path(&f.client_id, "openid", &[]))
+        .await;
+    let mut form = consent_form(&page, "allow", &[]);
+    for (k, v) in form.iter_mut() {
+        if k == "csrf_token" {
+            *v = "A".repeat(43);
+        }
+    }
+    let r = post_consent(&mut f.browser, &form).await;
+    assert_eq!(r.status, 403);
+    assert!(r.content_type.starts_with("text/html"));
+    assert!(r.body.contains("CSRF"));
+    assert!(r.location.is_empty());
+    // Without the field at all, and on the sign-in form too.
+    form.retain(|(k, _)| k != "csrf_token");
+    assert_eq!(post_consent(&mut f.browser, &form).await.status, 403);
+    let r = f
+        .browser
+        .post(
+            "/oauth2/login",
+            &[("email", "csrf@example.com"), ("password", PASSWORD)],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}
+
+#[actix_web::test]
+async fn authorize_prompts_grants_and_denials() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "prompt@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let id = f.client_id.clone();
+
+    // Unregistered redirect URI: an error page, never a redirect.
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[]).replace("localhost%3A8000", "evil.example"))
+        .await;
+    assert_eq!(page.status, 400);
+    assert!(page.location.is_empty());
+    assert!(page.body.contains("redirect_uri"));
+    // Scope outside the client's list, missing scope, sub_type=foo, plain PKCE.
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid orders:read", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND);
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("invalid_scope")
+    );
+    assert_eq!(page.location_param("state").as_deref(), Some("st-1"));
+    let page = f
+        .browser
+        .get(&format!(
+            "/oauth2/authorize?response_type=code&client_id={id}"
+        ))
+        .await;
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("invalid_scope")
+    );
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[("sub_type", "foo")]))
+        .await;
+    assert_eq!(page.status, 400);
+    assert!(page.body.contains("sub_type"));
+    let verifier = "A".repeat(43);
+    let page = f
+        .browser
+        .get(&authorize_path(
+            &id,
+            "openid",
+            &[
+                ("code_challenge", &verifier),
+                ("code_challenge_method", "plain"),
+            ],
+        ))
+        .await;
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("invalid_request")
+    );
+    assert!(page
+        .location_param("error_description")
+        .unwrap()
+        .contains("code_challenge_method"));
+
+    // prompt=none without a grant: consent_required; deny: access_denied.
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[("prompt", "none")]))
+        .await;
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("consent_required")
+    );
+    let page = f.browser.get(&authorize_path(&id, "openid", &[])).await;
+    let denied = post_consent(&mut f.browser, &consent_form(&page, "deny", &[])).await;
+    assert_eq!(denied.status, StatusCode::FOUND);
+    assert_eq!(
+        denied.location_param("error").as_deref(),
+        Some("access_denied")
+    );
+
+    // Allow, then the grant covers narrower requests: automatic redirect, also with
+    // prompt=none; prompt=consent shows the page again.
+    obtain_code(&app, &mut f.browser, &id, "openid email", &[]).await;
+    let page = f.browser.get(&authorize_path(&id, "openid", &[])).await;
+    assert_eq!(page.status, StatusCode::FOUND);
+    assert!(page
+        .location_param("code")
+        .unwrap()
+        .starts_with("polar_ac_"));
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[("prompt", "none")]))
+        .await;
+    assert!(page.location_param("code").is_some());
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[("prompt", "consent")]))
+        .await;
+    assert_eq!(page.status, 200);
+    // prompt=login asks for the password again.
+    let page = f
+        .browser
+        .get(&authorize_path(&id, "openid", &[("prompt", "login")]))
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("name=\"password\""));
+    assert!(!page.input("next").unwrap().contains("prompt"));
+
+    // A new browser without a session: prompt=none gives login_required.
+    let mut anon = Browser::new(&app);
+    let page = anon
+        .get(&authorize_path(&id, "openid", &[("prompt", "none")]))
+        .await;
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("login_required")
+    );
+    // A wrong password is refused.
+    let r = anon.sign_in("prompt@example.com", "wrong password").await;
+    assert_eq!(r.status, 401);
+    assert!(r.body.contains("Invalid e-mail or password"));
+}
+
+// ---------------------------------------------------------------- token endpoint
+
+#[actix_web::test]
+async fn code_exchange_issues_tokens_with_an_id_token_and_is_single_use() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "code@example.com",
+        "client_secret_post",
+        "openid email organizations:read",
+    )
+    .await;
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email organizations:read",
+        &[("nonce", "n-0S6")],
+    )
+    .await;
+    assert!(code.starts_with("polar_ac_"));
+
+    // Wrong secret, wrong redirect URI (which also burns the code), replay.
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &f.client_id),
+            ("client_secret", "polar_cs_wrong"),
+        ],
+    )
+    .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = exchange(&app, &f, &code).await;
+    r.expect(200);
+    assert_eq!(r.header("cache-control"), "no-store");
+    assert_eq!(r.header("pragma"), "no-cache");
+    let access = r.body["access_token"].as_str().unwrap().to_string();
+    assert!(access.starts_with("polar_at_u_"));
+    assert!(r.body["refresh_token"]
+        .as_str()
+        .unwrap()
+        .starts_with("polar_rt_u_"));
+    assert_eq!(r.body["token_type"], "Bearer");
+    assert_eq!(r.body["expires_in"], 864000);
+    assert_eq!(r.body["scope"], "openid email organizations:read");
+    let claims = verified_claims(&app, r.body["id_token"].as_str().unwrap(), &f.client_id).await;
+    assert_eq!(claims["nonce"], "n-0S6");
+    assert_eq!(claims["at_hash"], at_hash(&access));
+    assert_eq!(claims["email"], "code@example.com");
+    assert!(claims["auth_time"].as_i64().unwrap() <= claims["iat"].as_i64().unwrap());
+
+    let replay = exchange(&app, &f, &code).await;
+    oauth_error(&replay, 400, "invalid_grant");
+    assert_eq!(
+        replay.body["error_description"],
+        "Invalid \"code\" in request."
+    );
+
+    let code = obtain_code(&app, &mut f.browser, &f.client_id.clone(), "openid", &[]).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "http://localhost:8000/other"),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    oauth_error(&r, 400, "invalid_grant");
+    assert_eq!(
+        r.body["error_description"],
+        "Invalid \"redirect_uri\" in request."
+    );
+    oauth_error(&exchange(&app, &f, &code).await, 400, "invalid_grant");
+
+    // The access token works on the API with its scopes, and on userinfo.
+    let r = app.list_orgs(&access, "").await;
+    r.expect(200);
+    let r = app.get("/v1/oauth2/userinfo", Some(&access)).await;
+    r.expect(200);
+    assert_eq!(r.body["email"], "code@example.com");
+    assert_eq!(r.body["email_verified"], false);
+    let r = app
+        .send(app.request(reqwest::Method::POST, "/v1/oauth2/userinfo", Some(&access)))
+        .await;
+    r.expect(200);
+    // PATs are not OAuth tokens: userinfo refuses them.
+    let r = app.get("/v1/oauth2/userinfo", Some(&app.token)).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.body["error"], "invalid_token");
+}
+
+#[actix_web::test]
+async fn public_clients_need_s256_pkce() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(&app, "pkce@example.com", "none", "openid").await;
+    let id = f.client_id.clone();
+    // No challenge at all.
+    let page = f.browser.get(&authorize_path(&id, "openid", &[])).await;
+    assert_eq!(
+        page.location_param("error").as_deref(),
+        Some("invalid_request")
+    );
+    assert_eq!(
+        page.location_param("error_description").as_deref(),
+        Some("Missing \"code_challenge\"")
+    );
+
+    let verifier = "A".repeat(43);
+    let challenge = {
+        use base64::Engine;
+        use sha2::Digest;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(verifier.as_bytes()))
+    };
+    let pkce = [
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    // Mismatch.
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &pkce).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &id),
+            ("code_verifier", &"B".repeat(43)),
+        ],
+    )
+    .await;
+    oauth_error(&r, 400, "invalid_grant");
+    assert_eq!(r.body["error_description"], "Code challenge failed.");
+    // Missing verifier.
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &pkce).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &id),
+        ],
+    )
+    .await;
+    oauth_error(&r, 400, "invalid_request");
+    // Right verifier, no secret.
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &pkce).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &id),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    r.expect(200);
+    assert!(r.body["access_token"]
+        .as_str()
+        .unwrap()
+        .starts_with("polar_at_u_"));
+    // A public client may refresh (behaviour.md).
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", r.body["refresh_token"].as_str().unwrap()),
+            ("client_id", &id),
+        ],
+    )
+    .await;
+    r.expect(200);
+}
+
+#[actix_web::test]
+async fn refresh_rotates_narrows_and_reuse_revokes_the_family() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "refresh@example.com",
+        "client_secret_basic",
+        "openid email",
+    )
+    .await;
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email",
+        &[],
+    )
+    .await;
+    let basic = |app: &TestApp, form: &[(&str, &str)]| {
+        app.client
+            .post(app.url("/v1/oauth2/token"))
+            .basic_auth(&f.client_id, Some(&f.secret))
+            .form(form)
+    };
+    // Registered for basic: post is refused.
+    oauth_error(&exchange(&app, &f, &code).await, 401, "invalid_client");
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email",
+        &[],
+    )
+    .await;
+    let first = app
+        .send(basic(
+            &app,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", REDIRECT),
+            ],
+        ))
+        .await;
+    first.expect(200);
+    let rt1 = first.body["refresh_token"].as_str().unwrap().to_string();
+    let at1 = first.body["access_token"].as_str().unwrap().to_string();
+
+    // Widening is refused; narrowing works and rotates.
+    let r = app
+        .send(basic(
+            &app,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", &rt1),
+                ("scope", "openid email orders:read"),
+            ],
+        ))
+        .await;
+    oauth_error(&r, 400, "invalid_scope");
+    let second = app
+        .send(basic(
+            &app,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", &rt1),
+                ("scope", "openid"),
+            ],
+        ))
+        .await;
+    second.expect(200);
+    assert_eq!(second.body["scope"], "openid");
+    assert_eq!(second.body["expires_in"], 3600);
+    assert!(second.body["id_token"].is_string());
+    let rt2 = second.body["refresh_token"].as_str().unwrap().to_string();
+    let at2 = second.body["access_token"].as_str().unwrap().to_string();
+    assert!(rt2.starts_with("polar_rt_u_") && rt2 != rt1);
+    // The rotated pair's access token is dead; the new one works.
+    assert_eq!(app.get("/v1/oauth2/userinfo", Some(&at1)).await.status, 401);
+    app.get("/v1/oauth2/userinfo", Some(&at2)).await.expect(200);
+
+    // Reusing the rotated refresh token revokes the whole family.
+    let r = app
+        .send(basic(
+            &app,
+            &[("grant_type", "refresh_token"), ("refresh_token", &rt1)],
+        ))
+        .await;
+    oauth_error(&r, 400, "invalid_grant");
+    let r = app.get("/v1/oauth2/userinfo", Some(&at2)).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.body["error"], "invalid_token");
+    let r = app
+        .send(basic(
+            &app,
+            &[("grant_type", "refresh_token"), ("refresh_token", &rt2)],
+        ))
+        .await;
+    oauth_error(&r, 400, "invalid_grant");
+}
+
+#[actix_web::test]
+async fn introspection_and_revocation() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "intro@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email",
+        &[],
+    )
+    .await;
+    let tokens = exchange(&app, &f, &code).await;
+    let at = tokens.body["access_token"].as_str().unwrap().to_string();
+    let rt = tokens.body["refresh_token"].as_str().unwrap().to_string();
+    let post = |path: &str, form: &[(&str, &str)]| {
+        app.client
+            .post(app.url(path))
+            .bearer_auth(&app.token)
+            .form(form)
+    };
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", &at),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["active"], true);
+    assert_eq!(r.body["token_type"], "access_token");
+    assert_eq!(r.body["sub_type"], "user");
+    assert_eq!(r.body["aud"], f.client_id.as_str());
+    assert_eq!(r.body["iss"], app.address.as_str());
+    assert_eq!(r.body["scope"], "openid email");
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", &rt),
+                ("token_type_hint", "refresh_token"),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    assert_eq!(r.body["token_type"], "refresh_token");
+    assert_eq!(r.body["active"], true);
+    // Unknown token: inactive, with every field the SDKs require.
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", "polar_at_u_nope"),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["active"], false);
+    for k in [
+        "client_id",
+        "token_type",
+        "scope",
+        "sub_type",
+        "sub",
+        "aud",
+        "iss",
+        "exp",
+        "iat",
+    ] {
+        assert!(r.body.get(k).is_some(), "{k} missing: {}", r.body);
+    }
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", &at),
+                ("token_type_hint", "bogus"),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    oauth_error(&r, 400, "unsupported_token_type");
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", &at),
+                ("client_id", &f.client_id),
+                ("client_secret", "polar_cs_bad"),
+            ],
+        ))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+
+    // Another client can neither see nor revoke it.
+    let other = registered(&app, "client_secret_post", "openid").await;
+    let (oid, osec) = (
+        other["client_id"].as_str().unwrap(),
+        other["client_secret"].as_str().unwrap(),
+    );
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[("token", &at), ("client_id", oid), ("client_secret", osec)],
+        ))
+        .await;
+    assert_eq!(r.body["active"], false);
+    let r = app
+        .send(post(
+            "/v1/oauth2/revoke",
+            &[("token", &at), ("client_id", oid), ("client_secret", osec)],
+        ))
+        .await;
+    oauth_error(&r, 400, "invalid_grant");
+
+    // Revocation: unknown tokens are fine; a revoked token is refused everywhere.
+    let r = app
+        .send(post(
+            "/v1/oauth2/revoke",
+            &[
+                ("token", "polar_at_u_nope"),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body, json!({}));
+    let r = app
+        .send(post(
+            "/v1/oauth2/revoke",
+            &[
+                ("token", &rt),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    r.expect(200);
+    let r = app.list_orgs(&at, "").await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.body["error"], "invalid_token");
+    let r = app
+        .send(post(
+            "/v1/oauth2/introspect",
+            &[
+                ("token", &at),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        ))
+        .await;
+    assert_eq!(r.body["active"], false);
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &rt),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    oauth_error(&r, 400, "invalid_grant");
+}
+
+#[actix_web::test]
+async fn organization_tokens_act_on_their_organization_only() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "orgtok@example.com",
+        "client_secret_post",
+        "openid organizations:read organizations:write",
+    )
+    .await;
+    let user = app
+        .state
+        .store
+        .lookup_unique(&tollgate::domain::user::User::email_key(
+            "orgtok@example.com",
+        ))
+        .unwrap()
+        .unwrap();
+    let user = tollgate::domain::ids::UserId::from_key(&user).unwrap();
+    let pat = app.issue_token(user, &[Scope::OrganizationsWrite]).await;
+    let mine = app.created_org_as(&pat, "Mine", "mine-org").await;
+    app.created_org_as(&pat, "Second", "second-org").await;
+    let mine_id = mine["id"].as_str().unwrap();
+
+    // Choosing no organization, or one the user is not a member of: invalid_sub.
+    let page = f
+        .browser
+        .get(&authorize_path(
+            &f.client_id,
+            "openid organizations:read",
+            &[("sub_type", "organization")],
+        ))
+        .await;
+    assert_eq!(page.status, 200);
+    let r = post_consent(&mut f.browser, &consent_form(&page, "allow", &[])).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body.contains("invalid_sub"), "{}", r.body);
+    let foreign = app.create_org("Foreign", "foreign-org").await.body;
+    let r = post_consent(
+        &mut f.browser,
+        &consent_form(&page, "allow", &[("sub", foreign["id"].as_str().unwrap())]),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+
+    let r = post_consent(
+        &mut f.browser,
+        &consent_form(&page, "allow", &[("sub", mine_id)]),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FOUND, "{}", r.body);
+    let code = r.location_param("code").unwrap();
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let at = tokens.body["access_token"].as_str().unwrap().to_string();
+    assert!(at.starts_with("polar_at_o_"));
+    assert!(tokens.body["refresh_token"]
+        .as_str()
+        .unwrap()
+        .starts_with("polar_rt_o_"));
+
+    // Lists show that organization only; the other one is 404; creating is user-only.
+    let r = app.list_orgs(&at, "").await;
+    r.expect(200);
+    assert_eq!(r.slugs(), vec!["mine-org"]);
+    app.get_org(mine_id, &at).await.expect(200);
+    let second = app.list_orgs(&pat, "").await;
+    let second_id = second
+        .items()
+        .iter()
+        .find(|o| o["slug"] == "second-org")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        app.get_org(&second_id, &at).await.expect_error(404),
+        "ResourceNotFound"
+    );
+    let r = app.create_org_as(&at, "Nope", "nope-org").await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.body["error"], "invalid_token");
+    assert!(r.www_authenticate().contains("allowed_subjects=\"user\""));
+    // Organization tokens cannot manage clients either.
+    let r = app.get("/v1/oauth2/", Some(&at)).await;
+    assert_eq!(r.status, 401);
+    // Userinfo names the organization.
+    let r = app.get("/v1/oauth2/userinfo", Some(&at)).await;
+    r.expect(200);
+    assert_eq!(r.body["sub"], mine_id);
+    assert_eq!(r.body["name"], "mine-org");
+    // Refresh keeps the organization prefixes.
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            (
+                "refresh_token",
+                tokens.body["refresh_token"].as_str().unwrap(),
+            ),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    r.expect(200);
+    assert!(r.body["access_token"]
+        .as_str()
+        .unwrap()
+        .starts_with("polar_at_o_"));
+}
+
+#[actix_web::test]
+async fn expired_tokens_and_codes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = Settings::for_tests(dir.path());
+    settings.oauth2.signing_key_bits = 2048;
+    let start = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap();
+    let (clock, shared): (Arc<ManualClock>, _) = ManualClock::shared(start);
+    let application = Application::build_with_clock(settings, shared)
+        .await
+        .unwrap();
+    let port = application.port();
+    let state = application.state();
+    let handle = application.handle();
+    actix_web::rt::spawn(async move {
+        let _ = application.run_until_stopped().await;
+    });
+    let token = std::fs::read_to_string(dir.path().join(tollgate::bootstrap::TOKEN_FILE))
+        .unwrap()
+        .trim()
+        .to_string();
+    let app = crate::helpers::TestApp::from_parts(
+        format!("http://127.0.0.1:{port}"),
+        client(),
+        token,
+        state,
+        handle,
+        dir,
+    );
+
+    let mut f = signed_in_flow(&app, "expiry@example.com", "client_secret_post", "openid").await;
+    // A code older than 5 minutes is refused.
+    let code = obtain_code(&app, &mut f.browser, &f.client_id.clone(), "openid", &[]).await;
+    clock.advance(chrono::Duration::seconds(301));
+    oauth_error(&exchange(&app, &f, &code).await, 400, "invalid_grant");
+    // An access token past expires_in is refused on the API, userinfo and introspection.
+    let code = obtain_code(&app, &mut f.browser, &f.client_id.clone(), "openid", &[]).await;
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let at = tokens.body["access_token"].as_str().unwrap().to_string();
+    app.get("/v1/oauth2/userinfo", Some(&at)).await.expect(200);
+    clock.advance(chrono::Duration::seconds(864_000));
+    let r = app.get("/v1/oauth2/userinfo", Some(&at)).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.body["error"], "invalid_token");
+    let r = app.list_orgs(&at, "").await;
+    assert_eq!(r.status, 401);
+    let r = app
+        .send(app.client.post(app.url("/v1/oauth2/introspect")).form(&[
+            ("token", at.as_str()),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ]))
+        .await;
+    assert_eq!(r.body["active"], false);
+    // The refresh token still works (it does not expire) and gives a fresh pair.
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            (
+                "refresh_token",
+                tokens.body["refresh_token"].as_str().unwrap(),
+            ),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    r.expect(200);
+}
+
+#[actix_web::test]
+async fn discovery_and_jwks() {
+    let app = spawn_app().await;
+    let r = app.get("/.well-known/openid-configuration", None).await;
+    r.expect(200);
+    assert_eq!(r.body["issuer"], app.address.as_str());
+    assert_eq!(
+        r.body["authorization_endpoint"],
+        format!("{}/oauth2/authorize", app.address)
+    );
+    assert_eq!(
+        r.body["token_endpoint"],
+        format!("{}/v1/oauth2/token", app.address)
+    );
+    assert_eq!(r.body["code_challenge_methods_supported"], json!(["S256"]));
+    assert!(!r.body["revocation_endpoint_auth_methods_supported"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(!r.body["introspection_endpoint_auth_methods_supported"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let scopes = r.body["scopes_supported"].as_array().unwrap();
+    assert!(
+        scopes.contains(&json!("openid"))
+            && !scopes.contains(&json!("admin"))
+            && !scopes.contains(&json!("web_default"))
+    );
+    let jwks = app.get("/.well-known/jwks.json", None).await;
+    jwks.expect(200);
+    let keys = jwks.body["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert!(keys[0]["kid"].is_string());
+    assert!(keys[0].get("d").is_none());
+    assert_eq!(keys[0]["alg"], "RS256");
+}
+
+#[actix_web::test]
+async fn personal_access_tokens_from_a_web_session() {
+    let app = spawn_app().await;
+    user_with_password(&app, "pat@example.com").await;
+    let mut b = Browser::new(&app);
+    // Not signed in: the settings page sends the browser to sign in.
+    let page = b.get("/settings/tokens").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    b.sign_in("pat@example.com", PASSWORD).await;
+    let page = b.get("/settings/tokens").await;
+    assert_eq!(page.status, 200);
+    assert_html(&page);
+    let csrf = page.csrf();
+    let page = b
+        .post(
+            "/settings/tokens",
+            &[
+                ("csrf_token", &csrf),
+                ("comment", "ci"),
+                ("scope", "orders:read"),
+                ("scope", "organizations:read"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let start = page.body.find("polar_pat_").expect("new token shown");
+    let token = &page.body[start..start + 53];
+    app.list_orgs(token, "").await.expect(200);
+    // The JSON API takes the web session, not tokens.
+    let r = b.get("/v1/personal_access_tokens/").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let list: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(list["pagination"]["total_count"], 1);
+    let id = list["items"][0]["id"].as_str().unwrap().to_string();
+    let r = app.get("/v1/personal_access_tokens/", Some(token)).await;
+    assert_eq!(r.status, 403);
+    // Revoke from the page: the token stops working.
+    let r = b
+        .post(
+            &format!("/settings/tokens/{id}/revoke"),
+            &[("csrf_token", &csrf)],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(app.list_orgs(token, "").await.status, 401);
+    let r = b
+        .post(
+            &format!("/settings/tokens/{id}/revoke"),
+            &[("csrf_token", "x")],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}
+
+#[actix_web::test]
+async fn sign_up_creates_a_user_and_a_session() {
+    let app = spawn_app().await;
+    let mut b = Browser::new(&app);
+    let page = b.get("/oauth2/signup?next=%2Fsettings%2Ftokens").await;
+    assert_eq!(page.status, 200);
+    assert_html(&page);
+    let csrf = page.csrf();
+    let r = b
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &csrf),
+                ("email", "new@example.com"),
+                ("password", "short"),
+                ("next", "/settings/tokens"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert!(r.body.contains("8 to 1024"));
+    let r = b
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &csrf),
+                ("email", "new@example.com"),
+                ("password", PASSWORD),
+                ("next", "//evil.example/"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(
+        r.location, "/settings/tokens",
+        "open redirects are not followed"
+    );
+    assert_eq!(b.get("/settings/tokens").await.status, 200);
+    // The same address again: refused; and the new user can sign in elsewhere.
+    let mut other = Browser::new(&app);
+    let page = other.get("/oauth2/signup").await;
+    let r = other
+        .post(
+            "/oauth2/signup",
+            &[
+                ("csrf_token", &page.csrf()),
+                ("email", "NEW@example.com"),
+                ("password", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 409);
+    assert_eq!(
+        other.sign_in("new@example.com", PASSWORD).await.status,
+        StatusCode::SEE_OTHER
+    );
+    // Signing out ends the session.
+    let page = b.get("/settings/tokens").await;
+    let r = b
+        .post("/oauth2/logout", &[("csrf_token", &page.csrf())])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        b.get("/settings/tokens").await.status,
+        StatusCode::SEE_OTHER
+    );
+}
+
+#[actix_web::test]
+async fn listing_clients_validates_its_query_like_every_list() {
+    let app = spawn_app().await;
+    let token = Some(app.token.as_str());
+    let r = app.get("/v1/oauth2/?page=null&page=null", token).await;
+    let item = r.expect_invalid_at(serde_json::json!(["query", "page"]));
+    assert_eq!(item["type"], "int_parsing", "{item}");
+    let r = app.get("/v1/oauth2/?limit=0", token).await;
+    r.expect_invalid_at(serde_json::json!(["query", "limit"]));
+    let r = app.get("/v1/oauth2/?page=1&limit=5", token).await;
+    r.expect(200);
+    assert_eq!(r.body["pagination"]["total_count"], 0);
+}
