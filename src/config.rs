@@ -37,6 +37,9 @@ pub struct OAuth2Settings {
     pub session_ttl_secs: u64,
     /// Size of generated RSA signing keys.
     pub signing_key_bits: usize,
+    /// Generate the signing key at the first start (else when first needed; tests use this
+    /// to skip RSA key generation in the many servers that never sign a token).
+    pub generate_signing_key_on_start: bool,
 }
 
 impl Default for OAuth2Settings {
@@ -48,6 +51,7 @@ impl Default for OAuth2Settings {
             id_token_ttl_secs: 3600,
             session_ttl_secs: 604_800,
             signing_key_bits: 2048,
+            generate_signing_key_on_start: true,
         }
     }
 }
@@ -293,6 +297,7 @@ impl Settings {
         s.storage.data_dir = data_dir.to_path_buf();
         s.storage.cache_capacity_mb = 16;
         s.log.level = "warn".into();
+        s.oauth2.generate_signing_key_on_start = false;
         s
     }
 }

@@ -144,6 +144,13 @@ impl Application {
                 "completed confirmed checkouts left by a previous run"
             );
         }
+        // The id_token signing key exists from the first start on, stored and published.
+        if settings.oauth2.generate_signing_key_on_start {
+            state
+                .signing_keys
+                .ensure(&state.store, settings.oauth2.signing_key_bits, state.now())
+                .await?;
+        }
         spawn_sweeps(state.clone());
         state.set_ready(true);
         tracing::info!(%addr, "listening");

@@ -1525,3 +1525,43 @@ async fn listing_clients_validates_its_query_like_every_list() {
     r.expect(200);
     assert_eq!(r.body["pagination"]["total_count"], 0);
 }
+
+/// The signing key is made at the first start and stored: a keyring loading the same store
+/// (as a restart does) publishes the same key and makes no new one.
+#[actix_web::test]
+async fn the_signing_key_is_generated_at_first_start_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = Settings::for_tests(dir.path());
+    settings.oauth2.generate_signing_key_on_start = true;
+    let application = Application::build(settings).await.unwrap();
+    let state = application.state();
+    let port = application.port();
+    let handle = application.handle();
+    actix_web::rt::spawn(application.run_until_stopped());
+    // Published before any token was asked for.
+    let r = client()
+        .get(format!("http://127.0.0.1:{port}/.well-known/jwks.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let jwks: Value = r.json().await.unwrap();
+    let keys = jwks["keys"].as_array().unwrap().clone();
+    assert_eq!(keys.len(), 1, "{jwks}");
+    assert_eq!(keys[0]["kty"], "RSA");
+    assert!(
+        keys[0].get("d").is_none(),
+        "private parts published: {jwks}"
+    );
+
+    let reloaded = tollgate::oauth2::keys::Keyring::default();
+    reloaded
+        .ensure(&state.store, 2048, Utc::now())
+        .await
+        .unwrap();
+    let again = reloaded.jwks(Utc::now());
+    assert_eq!(again["keys"].as_array().unwrap().len(), 1, "{again}");
+    assert_eq!(again["keys"][0]["kid"], keys[0]["kid"]);
+    assert_eq!(again["keys"][0]["n"], keys[0]["n"]);
+    handle.stop(true).await;
+}
