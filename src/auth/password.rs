@@ -22,6 +22,22 @@ pub fn verify(password: &str, stored: &str) -> bool {
     }
 }
 
+/// Verifies `password` against `stored`, or, when there is no stored hash (unknown
+/// account, or one without a password), against a fixed hash that never matches, so that
+/// the answer takes as long either way and does not reveal which accounts exist.
+pub fn verify_or_burn(password: &str, stored: Option<&str>) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    match stored {
+        Some(hash) => verify(password, hash),
+        None => {
+            let dummy =
+                DUMMY.get_or_init(|| hash("no account has this password").unwrap_or_default());
+            let _ = verify(password, dummy);
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +49,14 @@ mod tests {
         assert!(verify("correct horse", &h));
         assert!(!verify("wrong", &h));
         assert!(!verify("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn no_stored_hash_never_verifies() {
+        assert!(!verify_or_burn("no account has this password", None));
+        assert!(!verify_or_burn("", None));
+        let h = hash("pw").unwrap();
+        assert!(verify_or_burn("pw", Some(&h)));
+        assert!(!verify_or_burn("px", Some(&h)));
     }
 }

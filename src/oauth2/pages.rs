@@ -588,12 +588,10 @@ async fn login(
         None => None,
     };
     let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
-    let ok = match stored_hash {
-        Some(hash) => web::block(move || password::verify(&password, &hash))
-            .await
-            .map_err(ApiError::internal)?,
-        None => false,
-    };
+    // Unknown accounts cost an argon2 check too: timing does not reveal who has one.
+    let ok = web::block(move || password::verify_or_burn(&password, stored_hash.as_deref()))
+        .await
+        .map_err(ApiError::internal)?;
     match user {
         Some(u) if ok => {
             let cookie = session::start(&state, u.id, state.now()).await?;
