@@ -21,6 +21,7 @@
 #   BENCH_IDLE_SECS [10] (actors.idle_timeout_secs, so eviction can be observed)
 #   BENCH_SEED_CLIENTS [16]  BENCH_KEEP [unset: remove the temporary directory]
 #   BENCH_PORT [a free port]
+#   BENCH_CACHE_MB [config.toml's storage.cache_capacity_mb, 128] (the store's page cache)
 set -euo pipefail
 
 KEYS=${BENCH_KEYS:-100000}
@@ -63,11 +64,12 @@ PORT=${BENCH_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.
 BASE="http://127.0.0.1:$PORT"
 log "starting tollgate on $BASE, data in $WORK/data (durability=$DURABILITY, idle eviction after ${IDLE}s)"
 # Log level warn: the per-request info line would measure the terminal, not the service.
-TOLLGATE__SERVER__BIND="127.0.0.1:$PORT" \
-TOLLGATE__STORAGE__DATA_DIR="$WORK/data" \
-TOLLGATE__STORAGE__DURABILITY="$DURABILITY" \
-TOLLGATE__ACTORS__IDLE_TIMEOUT_SECS="$IDLE" \
-TOLLGATE__LOG__LEVEL=warn \
+env TOLLGATE__SERVER__BIND="127.0.0.1:$PORT" \
+    TOLLGATE__STORAGE__DATA_DIR="$WORK/data" \
+    TOLLGATE__STORAGE__DURABILITY="$DURABILITY" \
+    TOLLGATE__ACTORS__IDLE_TIMEOUT_SECS="$IDLE" \
+    ${BENCH_CACHE_MB:+TOLLGATE__STORAGE__CACHE_CAPACITY_MB="$BENCH_CACHE_MB"} \
+    TOLLGATE__LOG__LEVEL=warn \
     "$BIN" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 200); do

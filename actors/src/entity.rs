@@ -97,8 +97,88 @@ impl<S, R> Outcome<S, R> {
 
 /// The response type of an entity handler: immediate when it can be, a future otherwise.
 pub type Reply<E, T> = ActorResponse<EntityActor<E>, T>;
-/// The response type of a command or query handler built with the helpers below.
-pub type CommandReply<E, T, Er> = Reply<E, Result<T, ActorError<Er>>>;
+/// The response type of a command or query handler built with the helpers below: an
+/// actor response, or an answer that the flusher thread sends to the caller itself once
+/// the write it depends on is durable (one thread hop fewer than waking the actor first).
+pub struct CommandReply<E: Entity, T, Er> {
+    inner: ReplyKind<E, T, Er>,
+}
+
+enum ReplyKind<E: Entity, T, Er> {
+    Actor(Reply<E, Result<T, ActorError<Er>>>),
+    OnDurable {
+        seq: u64,
+        value: Result<T, ActorError<Er>>,
+        store: Store,
+        entity: Addr<EntityActor<E>>,
+    },
+}
+
+impl<E: Entity, T, Er> CommandReply<E, T, Er> {
+    fn actor(r: Reply<E, Result<T, ActorError<Er>>>) -> Self {
+        CommandReply {
+            inner: ReplyKind::Actor(r),
+        }
+    }
+
+    /// An immediate reply.
+    pub fn now(value: Result<T, ActorError<Er>>) -> Self {
+        Self::actor(ActorResponse::reply(value))
+    }
+}
+
+impl<E, M, T, Er> MessageResponse<EntityActor<E>, M> for CommandReply<E, T, Er>
+where
+    E: Entity,
+    M: Message<Result = Result<T, ActorError<Er>>>,
+    T: Send + 'static,
+    Er: Send + 'static,
+{
+    fn handle(
+        self,
+        ctx: &mut Context<EntityActor<E>>,
+        tx: Option<actix::dev::OneshotSender<M::Result>>,
+    ) {
+        match self.inner {
+            ReplyKind::Actor(r) => <Reply<E, Result<T, ActorError<Er>>> as MessageResponse<
+                EntityActor<E>,
+                M,
+            >>::handle(r, ctx, tx),
+            ReplyKind::OnDurable {
+                seq,
+                value,
+                store,
+                entity,
+            } => store.on_durable(seq, move |flushed| {
+                let answer = match flushed {
+                    Ok(()) => value,
+                    Err(e) => {
+                        entity.do_send(FlushFailed(e.clone()));
+                        Err(ActorError::Storage(e))
+                    }
+                };
+                if let Some(tx) = tx {
+                    let _ = tx.send(answer);
+                }
+            }),
+        }
+    }
+}
+
+/// A flush the entity's last reply waited for failed: reload the state from the store.
+struct FlushFailed(StorageError);
+
+impl Message for FlushFailed {
+    type Result = ();
+}
+
+impl<E: Entity> Handler<FlushFailed> for EntityActor<E> {
+    type Result = ();
+
+    fn handle(&mut self, msg: FlushFailed, ctx: &mut Context<Self>) {
+        self.flush_failed(ctx, &msg.0);
+    }
+}
 
 /// Passivates the entity now (tests, shutdown, admin). Replies `false` if it already was.
 #[derive(Debug, Clone, Copy)]
@@ -237,24 +317,20 @@ impl<E: Entity> EntityActor<E> {
                     // Another writer changed the record: our copy is stale.
                     self.reload(ctx);
                 }
-                return ActorResponse::reply(Err(ActorError::Storage(e)));
+                return CommandReply::now(Err(ActorError::Storage(e)));
             }
         };
         E::on_commit(&mut state, &committed);
         self.state = state;
         self.last_seq = Some(committed.seq);
-        let durable = self.shared.store.durable(committed.seq);
-        ActorResponse::r#async(
-            durable
-                .into_actor(self)
-                .map(move |res, act, ctx| match res {
-                    Ok(()) => Ok(reply),
-                    Err(e) => {
-                        act.flush_failed(ctx, &e);
-                        Err(ActorError::Storage(e))
-                    }
-                }),
-        )
+        CommandReply {
+            inner: ReplyKind::OnDurable {
+                seq: committed.seq,
+                value: Ok(reply),
+                store: self.shared.store.clone(),
+                entity: ctx.address(),
+            },
+        }
     }
 
     /// Replies with `value` once every write this entity's state reflects is durable:
@@ -271,23 +347,21 @@ impl<E: Entity> EntityActor<E> {
         match (&mut barrier).now_or_never() {
             Some(Ok(())) => {
                 self.barrier_passed(epoch);
-                ActorResponse::reply(value)
+                CommandReply::now(value)
             }
-            Some(Err(e)) => ActorResponse::reply(Err(ActorError::Storage(e))),
-            None => {
-                ActorResponse::r#async(barrier.into_actor(self).map(
-                    move |res, act, ctx| match res {
-                        Ok(()) => {
-                            act.barrier_passed(epoch);
-                            value
-                        }
-                        Err(e) => {
-                            act.flush_failed(ctx, &e);
-                            Err(ActorError::Storage(e))
-                        }
-                    },
-                ))
-            }
+            Some(Err(e)) => CommandReply::now(Err(ActorError::Storage(e))),
+            None => CommandReply::actor(ActorResponse::r#async(barrier.into_actor(self).map(
+                move |res, act, ctx| match res {
+                    Ok(()) => {
+                        act.barrier_passed(epoch);
+                        value
+                    }
+                    Err(e) => {
+                        act.flush_failed(ctx, &e);
+                        Err(ActorError::Storage(e))
+                    }
+                },
+            ))),
         }
     }
 

@@ -56,6 +56,9 @@ pub fn registered() -> BTreeSet<(String, String)> {
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // The license-key hot path first: actix tries routes in registration order, and every
+    // dynamic route before a match costs a regex test.
+    customer_portal::configure(cfg);
     health::configure(cfg);
     organizations::configure(cfg);
     benefits::configure(cfg);
@@ -67,7 +70,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     orders::configure(cfg);
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
-    customer_portal::configure(cfg);
     crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);
 }

@@ -29,7 +29,32 @@ pub enum DurabilityMode {
     Power,
 }
 
-type Waiter = (u64, oneshot::Sender<Result<(), StorageError>>);
+/// Who to tell when a flush covers a write: a future's channel, or a callback run on the
+/// flusher thread (so an answer can go straight to whoever waits for it).
+pub(crate) enum Notify {
+    Channel(oneshot::Sender<Result<(), StorageError>>),
+    Call(Box<dyn FnOnce(Result<(), StorageError>) + Send>),
+}
+
+impl Notify {
+    fn send(self, result: Result<(), StorageError>) {
+        match self {
+            Notify::Channel(tx) => {
+                let _ = tx.send(result);
+            }
+            Notify::Call(f) => f(result),
+        }
+    }
+}
+
+type Waiter = (u64, Notify);
+
+/// The waiters, and whether the flusher sleeps waiting for one (only then does a new
+/// waiter need to wake it: a wake-up is a system call).
+struct Queue {
+    waiters: Vec<Waiter>,
+    sleeping: bool,
+}
 
 pub(crate) struct Flusher {
     shared: Arc<Shared>,
@@ -41,13 +66,13 @@ struct Shared {
     committed: AtomicU64,
     /// Every write with a sequence number up to this one is durable.
     durable: AtomicU64,
-    waiters: Mutex<Vec<Waiter>>,
+    queue: Mutex<Queue>,
     wake: Condvar,
     closing: AtomicBool,
     flushes: AtomicU64,
 }
 
-fn lock(m: &Mutex<Vec<Waiter>>) -> MutexGuard<'_, Vec<Waiter>> {
+fn lock(m: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -60,7 +85,10 @@ impl Flusher {
         let shared = Arc::new(Shared {
             committed: AtomicU64::new(0),
             durable: AtomicU64::new(0),
-            waiters: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queue {
+                waiters: Vec::new(),
+                sleeping: false,
+            }),
             wake: Condvar::new(),
             closing: AtomicBool::new(false),
             flushes: AtomicU64::new(0),
@@ -105,17 +133,41 @@ impl Flusher {
             return DurableFuture::Ready(Some(Err(StorageError::Closed)));
         } else {
             let (tx, rx) = oneshot::channel();
-            lock(&self.shared.waiters).push((seq, tx));
-            self.shared.wake.notify_one();
+            self.enqueue(seq, Notify::Channel(tx));
             Some(rx)
         };
         DurableFuture::Wait(rx)
     }
 
+    /// Calls `f` once every write up to `seq` is durable (or with the error of the flush
+    /// that failed): at once, on this thread, if they already are; else on the flusher
+    /// thread, right after the flush. `f` must be quick and must not block.
+    pub(crate) fn on_durable(&self, seq: u64, f: Box<dyn FnOnce(Result<(), StorageError>) + Send>) {
+        if self.shared.durable.load(Ordering::SeqCst) >= seq {
+            f(Ok(()))
+        } else if self.shared.closing.load(Ordering::SeqCst) {
+            f(Err(StorageError::Closed))
+        } else {
+            self.enqueue(seq, Notify::Call(f));
+        }
+    }
+
+    fn enqueue(&self, seq: u64, notify: Notify) {
+        let mut queue = lock(&self.shared.queue);
+        queue.waiters.push((seq, notify));
+        if queue.sleeping {
+            queue.sleeping = false;
+            self.shared.wake.notify_one();
+        }
+    }
+
     /// Stops the thread after a last flush that covers every committed write.
     pub(crate) fn shutdown(&self) {
         self.shared.closing.store(true, Ordering::SeqCst);
-        self.shared.wake.notify_all();
+        {
+            let _queue = lock(&self.shared.queue);
+            self.shared.wake.notify_all();
+        }
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(handle) = handle {
             let _ = handle.join();
@@ -132,10 +184,12 @@ impl Drop for Flusher {
 fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>) {
     loop {
         {
-            let mut waiters = lock(&shared.waiters);
-            while waiters.is_empty() && !shared.closing.load(Ordering::SeqCst) {
-                waiters = shared.wake.wait(waiters).unwrap_or_else(|p| p.into_inner());
+            let mut queue = lock(&shared.queue);
+            while queue.waiters.is_empty() && !shared.closing.load(Ordering::SeqCst) {
+                queue.sleeping = true;
+                queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
             }
+            queue.sleeping = false;
         }
         // Every write numbered up to `target` finished before this flush starts.
         let target = shared.committed.load(Ordering::SeqCst);
@@ -147,15 +201,15 @@ fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>) {
             tracing::error!(error = ?result, "store flush failed");
         }
         let ready: Vec<Waiter> = {
-            let mut waiters = lock(&shared.waiters);
-            let (ready, pending) = waiters.drain(..).partition(|(seq, _)| *seq <= target);
-            *waiters = pending;
+            let mut queue = lock(&shared.queue);
+            let (ready, pending) = queue.waiters.drain(..).partition(|(seq, _)| *seq <= target);
+            queue.waiters = pending;
             ready
         };
-        for (_, tx) in ready {
-            let _ = tx.send(result.clone());
+        for (_, notify) in ready {
+            notify.send(result.clone());
         }
-        if shared.closing.load(Ordering::SeqCst) && lock(&shared.waiters).is_empty() {
+        if shared.closing.load(Ordering::SeqCst) && lock(&shared.queue).waiters.is_empty() {
             // A last flush for writes that nobody waited for.
             let _ = flush(&db, log.as_ref());
             break;

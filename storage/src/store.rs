@@ -556,6 +556,13 @@ impl Store {
         self.inner.flusher.wait(seq)
     }
 
+    /// Calls `f` once every write up to `seq` is durable, with the error of the flush if it
+    /// failed: at once if they already are, else on the flusher thread right after the
+    /// flush, so an answer can be sent without another thread hop. `f` must not block.
+    pub fn on_durable(&self, seq: u64, f: impl FnOnce(Result<(), StorageError>) + Send + 'static) {
+        self.inner.flusher.on_durable(seq, Box::new(f))
+    }
+
     /// Commits `batch` and waits until it is durable.
     pub async fn commit_durable(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let committed = self.commit(batch)?;

@@ -387,6 +387,59 @@ async fn concurrent_durable_writers_all_complete() {
     assert!(store.verify_indexes::<Item>().unwrap().is_clean());
 }
 
+#[test]
+fn on_durable_calls_back_once_per_write_after_its_flush() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{mpsc, Arc};
+    let store = Store::temporary().unwrap();
+    let called = Arc::new(AtomicU64::new(0));
+    let (tx, rx) = mpsc::channel();
+    let writers: Vec<_> = (0..8u64)
+        .map(|w| {
+            let store = store.clone();
+            let called = called.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for n in 0..50u64 {
+                    let id = w * 1000 + n;
+                    let seq = put(&store, &item(id, 1, &format!("c{id}"), 0), Expect::Absent)
+                        .unwrap()
+                        .seq;
+                    let (called, tx, flusher_store) = (called.clone(), tx.clone(), store.clone());
+                    store.on_durable(seq, move |flushed| {
+                        flushed.unwrap();
+                        // Called only once the write's flush is done: a read barrier now
+                        // has nothing left to wait for.
+                        assert!(matches!(
+                            flusher_store.durable(seq),
+                            DurableFuture::Wait(None)
+                        ));
+                        called.fetch_add(1, Ordering::SeqCst);
+                        tx.send(seq).unwrap();
+                    });
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..400 {
+        let seq = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert!(seen.insert(seq), "called twice for {seq}");
+    }
+    assert_eq!(called.load(Ordering::SeqCst), 400);
+    // Already durable: called at once, on this thread.
+    let here = std::thread::current().id();
+    let (tx, rx) = mpsc::channel();
+    store.on_durable(1, move |r| {
+        r.unwrap();
+        tx.send(std::thread::current().id()).unwrap();
+    });
+    assert_eq!(rx.try_recv().unwrap(), here);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn durable_writes_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
