@@ -90,7 +90,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
 log "seeding $KEYS keys through checkouts ($SEED_CLIENTS clients)"
 SEED_START=$(date +%s)
 python3 - "$BASE" "$(cat "$WORK/data/bootstrap-token")" "$KEYS" "$SEED_CLIENTS" "$WORK" <<'PY'
-import http.client, json, sys, threading, urllib.parse
+import http.client, json, sys, threading, time, urllib.parse
 
 base, token, n, clients, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 host = urllib.parse.urlparse(base)
@@ -98,16 +98,43 @@ host = urllib.parse.urlparse(base)
 def connect():
     return http.client.HTTPConnection(host.hostname, host.port, timeout=60)
 
-def call(conn, method, path, body=None, auth=True, expect=(200, 201)):
+def raw(conn, method, path, body=None, auth=True):
     headers = {"content-type": "application/json"}
     if auth:
         headers["authorization"] = "Bearer " + token
     conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
     r = conn.getresponse()
-    data = r.read()
-    if r.status not in expect:
-        raise SystemExit(f"{method} {path}: {r.status} {data[:300]!r}")
-    return json.loads(data) if data else None
+    return r.status, r.read()
+
+def call(conn, method, path, body=None, auth=True, expect=(200, 201)):
+    # A busy server answers 503/429 with Retry-After: back off and retry, as a client would.
+    for attempt in range(30):
+        status, data = raw(conn, method, path, body, auth)
+        if status in (429, 503) and attempt < 29:
+            time.sleep(0.1 * (attempt + 1))
+            continue
+        if status not in expect:
+            raise SystemExit(f"{method} {path}: {status} {data[:300]!r}")
+        return json.loads(data) if data else None
+
+def confirm(conn, secret, body):
+    """The confirm's answer, or None when a retried confirm found the checkout already
+    confirmed by an attempt whose answer was a 503 (the buyer's other purchases give the
+    session token)."""
+    for attempt in range(30):
+        status, data = raw(conn, "POST", f"/v1/checkouts/custom/client/{secret}/confirm", body, auth=False)
+        if status == 200:
+            return json.loads(data)
+        if status in (403, 429, 503):
+            state = call(conn, "GET", f"/v1/checkouts/custom/client/{secret}", auth=False)["status"]
+            if state in ("confirmed", "succeeded"):
+                return None
+            if status == 403:
+                raise SystemExit(f"confirm {secret}: 403 in state {state}: {data[:300]!r}")
+            time.sleep(0.1 * (attempt + 1))
+            continue
+        raise SystemExit(f"confirm {secret}: {status} {data[:300]!r}")
+    raise SystemExit(f"confirm {secret}: still busy")
 
 c = connect()
 org = call(c, "POST", "/v1/organizations/", {"name": "Bench", "slug": "bench"})["id"]
@@ -129,12 +156,13 @@ def buy(worker):
         for i in range(worker, n, clients):
             co = call(conn, "POST", "/v1/checkouts/custom/", {"payment_processor": "stripe", "product_price_id": price})
             email = f"buyer{i % customers}@bench.example"
-            done = call(conn, "POST", f"/v1/checkouts/custom/client/{co['client_secret']}/confirm",
-                        {"customer_email": email, "customer_name": "Bench Buyer",
-                         "confirmation_token_id": "tok_bench",
-                         "customer_billing_address": {"country": "US", "state": "NY"}}, auth=False)
-            with lock:
-                sessions[email] = done["customer_session_token"]
+            done = confirm(conn, co['client_secret'],
+                           {"customer_email": email, "customer_name": "Bench Buyer",
+                            "confirmation_token_id": "tok_bench",
+                            "customer_billing_address": {"country": "US", "state": "NY"}})
+            if done is not None:
+                with lock:
+                    sessions[email] = done["customer_session_token"]
     except BaseException as e:  # report from the main thread
         errors.append(repr(e))
 
@@ -201,7 +229,7 @@ ts = [threading.Thread(target=run, args=(toks[w::clients],)) for w in range(clie
 PY
 validate_all() {
     python3 - "$BASE" "$ORG" "$WORK/keys.txt" "$SEED_CLIENTS" <<'PY'
-import http.client, json, sys, threading, urllib.parse
+import http.client, json, sys, threading, time, urllib.parse
 base, org, path, clients = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 u = urllib.parse.urlparse(base)
 keys = [k for k in open(path).read().split() if k]
@@ -209,9 +237,12 @@ bad = []
 def run(part):
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     for k in part:
-        c.request("POST", "/v1/customer-portal/license-keys/validate",
-                  body=json.dumps({"key": k, "organization_id": org}), headers={"content-type": "application/json"})
-        r = c.getresponse(); r.read()
+        for attempt in range(30):
+            c.request("POST", "/v1/customer-portal/license-keys/validate",
+                      body=json.dumps({"key": k, "organization_id": org}), headers={"content-type": "application/json"})
+            r = c.getresponse(); r.read()
+            if r.status not in (429, 503): break
+            time.sleep(0.1 * (attempt + 1))  # busy: back off and retry, as a client would
         if r.status != 200: bad.append(r.status)
 ts = [threading.Thread(target=run, args=(keys[w::clients],)) for w in range(clients)]
 [t.start() for t in ts]; [t.join() for t in ts]
