@@ -142,9 +142,9 @@ requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysW
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(
-    /// Managing OAuth2 clients and personal access tokens: users only, any scope (the
-    /// handlers refuse OAuth2 access tokens).
-    UserAccount: [User] => []
+    /// Managing OAuth2 clients and personal access tokens: a user's browser session only
+    /// (`web_default`, which no token carries: PATs and OAuth2 tokens get 403).
+    UserAccount: [User] => [WebDefault]
 );
 requirement!(
     /// Creating an organization: users only.

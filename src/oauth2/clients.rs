@@ -1,9 +1,10 @@
 //! Dynamic client registration (RFC 7591) and client configuration (RFC 7592).
 //!
-//! `POST /v1/oauth2/register` and `GET /v1/oauth2/` take a signed-in user: the browser
-//! session, or the user's personal access token (Polar's SDK sends one). `GET`, `PUT` and
-//! `DELETE /v1/oauth2/register/{client_id}` take the owner (session or token) or the
-//! client's registration access token. The client secret and registration token are shown
+//! `POST /v1/oauth2/register` and `GET /v1/oauth2/` take the browser session of a signed-in
+//! user only (Polar: web session User); a personal access token gets 403
+//! `insufficient_scope`, like the token endpoints. `GET`, `PUT` and
+//! `DELETE /v1/oauth2/register/{client_id}` take the owner's browser session or the
+//! client's registration access token; any other bearer token is 401 `invalid_client`. The client secret and registration token are shown
 //! once, at registration; only their keyed hashes are stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -16,10 +17,10 @@ use super::{redirect, scopes, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATI
 use crate::api::Pagination;
 use crate::auth::tokens::generate;
 use crate::domain::ids::{OAuth2ClientId, UserId};
-use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAUTH2_CLIENT_BY_OWNER};
-use crate::error::{ApiError, BearerError, FieldError};
-use crate::extract::auth::{bearer_token, resolve, AuthMethod, UserAccount};
-use crate::extract::{Auth, Subject, ValidJson};
+use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAuth2Grant, OAUTH2_CLIENT_BY_OWNER};
+use crate::error::{ApiError, FieldError};
+use crate::extract::auth::{bearer_token, UserAccount};
+use crate::extract::{Auth, ValidJson};
 use crate::extract::{ListParams, QueryParams};
 use crate::state::AppState;
 
@@ -207,23 +208,12 @@ pub fn client_json(c: &OAuth2Client, secret: Option<&str>) -> Value {
     })
 }
 
-/// The signed-in user managing clients; OAuth2 access tokens may not (Polar: web only).
-fn account_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
-    match (auth.principal.subject, auth.principal.method) {
-        (_, AuthMethod::OAuth2) => Err(ApiError::Bearer(BearerError::InsufficientScope {
-            required: "web_default".into(),
-        })),
-        (Subject::User(u), _) => Ok(u),
-        _ => Err(ApiError::Unauthorized),
-    }
-}
-
 async fn create(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
     body: ValidJson<ClientConfiguration>,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = account_user(&auth)?;
+    let owner = super::pats::web_user(&auth)?;
     let meta = validate(&body.value)?;
     let secret = generate(CLIENT_SECRET_PREFIX, 32);
     let registration_token = generate(REGISTRATION_TOKEN_PREFIX, 32);
@@ -265,7 +255,7 @@ async fn list(
     auth: Auth<UserAccount>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = account_user(&auth)?;
+    let owner = super::pats::web_user(&auth)?;
     let mut q = QueryParams::parse(req.query_string());
     let ListParams { page, limit } = ListParams::from_query(&mut q);
     q.finish()?;
@@ -310,13 +300,9 @@ fn managed_client(
                     .verify(&token, &c.value.registration_token_hash)
             })
         }
-        Some(token) => match resolve(state, &token)? {
-            Some(p) if p.method != AuthMethod::OAuth2 => match p.subject {
-                Subject::User(u) => owner_ok(u),
-                _ => false,
-            },
-            _ => false,
-        },
+        // Only the registration access token: personal access tokens and OAuth2 access
+        // tokens never manage clients.
+        Some(_) => false,
         None => match super::session::current(state, req)? {
             Some(s) => owner_ok(s.value.user_id),
             None => {
@@ -361,6 +347,9 @@ async fn update(
     }
     let meta = validate(&body.value)?;
     let mut c = stored.value;
+    // Consent was given to the client as it was: a new redirect URI or a new way to
+    // authenticate must be consented to again, not reached by a silent redirect.
+    let reconsent = c.redirect_uris != meta.redirect_uris || c.auth_method != meta.auth_method;
     c.client_name = meta.client_name;
     c.redirect_uris = meta.redirect_uris;
     c.auth_method = meta.auth_method;
@@ -374,8 +363,24 @@ async fn update(
     c.modified_at = Some(state.now());
     let mut batch = Batch::new();
     batch.put(&c, Expect::Rev(stored.rev))?;
+    if reconsent {
+        forget_grants(&state, &c.client_id, &mut batch)?;
+    }
     state.store.commit_durable(&batch).await?;
     Ok(HttpResponse::Ok().json(client_json(&c, None)))
+}
+
+/// Adds the removal of every consent given to `client_id` to `batch`. Grants are keyed by
+/// subject, so this scans them; client updates are rare.
+fn forget_grants(state: &AppState, client_id: &str, batch: &mut Batch) -> Result<(), ApiError> {
+    for grant in state.store.scan::<OAuth2Grant>() {
+        let grant = grant?;
+        if grant.value.client_id == client_id {
+            batch
+                .delete::<OAuth2Grant>(&OAuth2Grant::key(&grant.value.sub, client_id), Expect::Any);
+        }
+    }
+    Ok(())
 }
 
 async fn delete(

@@ -28,8 +28,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/settings/tokens/{id}/revoke", { post => settings_revoke });
 }
 
-/// The web-session user; tokens cannot manage tokens (Polar: `web_default` only).
-fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
+/// The web-session user; tokens cannot manage tokens or OAuth2 clients (Polar:
+/// `web_default`, which only a browser session carries).
+pub(super) fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
     match (auth.principal.subject, auth.principal.method) {
         (Subject::User(u), AuthMethod::WebSession) => Ok(u),
         _ => Err(ApiError::Bearer(BearerError::InsufficientScope {

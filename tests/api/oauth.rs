@@ -17,7 +17,7 @@ use tollgate::config::Settings;
 use tollgate::startup::Application;
 use tollgate_actors::ManualClock;
 
-use crate::helpers::{client, spawn_app, Reply, TestApp, CLIENT_TIMEOUT};
+use crate::helpers::{client, send_checked, spawn_app, Reply, TestApp, CLIENT_TIMEOUT};
 
 pub const REDIRECT: &str = "http://localhost:8000/callback";
 pub const PASSWORD: &str = "correct horse battery";
@@ -135,6 +135,24 @@ impl Browser {
         self.send(req).await
     }
 
+    /// A JSON API call carrying this browser's cookies (its session), checked against the
+    /// OpenAPI document like every other API call.
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Reply {
+        let mut req = self.http.request(method, format!("{}{}", self.base, path));
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let cookie: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if !cookie.is_empty() {
+            req = req.header(COOKIE, cookie.join("; "));
+        }
+        send_checked(req).await
+    }
+
     /// Signs in through the sign-in page.
     pub async fn sign_in(&mut self, email: &str, password: &str) -> Page {
         let page = self.get("/oauth2/login").await;
@@ -160,9 +178,32 @@ pub async fn user_with_password(app: &TestApp, email: &str) -> tollgate::domain:
     user.id
 }
 
-/// Registers a client as the bootstrap admin; returns the registration response.
+/// The user who registers the test clients.
+pub const OWNER: &str = "owner@example.com";
+
+/// A browser signed in as `email` (a user created with [`PASSWORD`] if there is none yet).
+pub async fn signed_in(app: &TestApp, email: &str) -> Browser {
+    let exists = app
+        .state
+        .store
+        .lookup_unique(&tollgate::domain::user::User::email_key(email))
+        .unwrap()
+        .is_some();
+    if !exists {
+        user_with_password(app, email).await;
+    }
+    let mut b = Browser::new(app);
+    let page = b.sign_in(email, PASSWORD).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    b
+}
+
+/// Registers a client from the browser session of [`OWNER`] (registration takes a web
+/// session only); returns the registration response.
 pub async fn register(app: &TestApp, body: Value) -> Reply {
-    app.post_json("/v1/oauth2/register", Some(&app.token), &body)
+    let owner = signed_in(app, OWNER).await;
+    owner
+        .api(reqwest::Method::POST, "/v1/oauth2/register", Some(&body))
         .await
 }
 
@@ -303,6 +344,7 @@ fn oauth_error(r: &Reply, status: u16, error: &str) {
 struct Flow {
     client_id: String,
     secret: String,
+    registration_token: String,
     browser: Browser,
 }
 
@@ -315,6 +357,10 @@ async fn signed_in_flow(app: &TestApp, email: &str, method: &str, scope: &str) -
     Flow {
         client_id: client["client_id"].as_str().unwrap().to_string(),
         secret: client["client_secret"].as_str().unwrap().to_string(),
+        registration_token: client["registration_access_token"]
+            .as_str()
+            .unwrap()
+            .to_string(),
         browser,
     }
 }
@@ -392,11 +438,13 @@ async fn registration_validates_redirect_uris_and_scopes() {
 
 #[actix_web::test]
 async fn client_configuration_needs_the_owner_or_the_registration_token() {
+    use reqwest::Method;
     let app = spawn_app().await;
     let c = registered(&app, "client_secret_post", "openid email").await;
     let id = c["client_id"].as_str().unwrap();
     let rat = c["registration_access_token"].as_str().unwrap();
     let path = format!("/v1/oauth2/register/{id}");
+    let owner = signed_in(&app, OWNER).await;
 
     let r = app.get(&path, None).await;
     oauth_error(&r, 400, "access_denied");
@@ -406,63 +454,216 @@ async fn client_configuration_needs_the_owner_or_the_registration_token() {
         .get("/v1/oauth2/register/polar_ci_unknown", Some(rat))
         .await;
     oauth_error(&r, 401, "invalid_client");
-    let (_, other) = app
-        .new_user_with_scopes("other@example.com", &[Scope::OrganizationsRead])
-        .await;
-    let r = app.get(&path, Some(&other)).await;
+    // A non-owner's browser session is refused.
+    let other = signed_in(&app, "browser@example.com").await;
+    let r = other.api(Method::GET, &path, None).await;
     oauth_error(&r, 401, "invalid_client");
-    // A non-owner's browser session is refused too; the owner's token and the registration
-    // token are accepted.
-    user_with_password(&app, "browser@example.com").await;
-    let mut b = Browser::new(&app);
-    b.sign_in("browser@example.com", PASSWORD).await;
-    let page = b.get(&path).await;
-    assert_eq!(page.status, 401, "{}", page.body);
+    // The registration token and the owner's session are accepted.
     let r = app.get(&path, Some(rat)).await;
     r.expect(200);
     assert_eq!(r.body["client_id"], id);
     assert_eq!(r.body["client_secret"], "");
-    app.get(&path, Some(&app.token)).await.expect(200);
+    let r = owner.api(Method::GET, &path, None).await;
+    r.expect(200);
+    assert_eq!(r.body["client_id"], id);
 
     let update = json!({"client_id": id, "client_name": "Renamed", "redirect_uris": ["https://new.example/cb"]});
     let r = app
-        .send(
-            app.request(reqwest::Method::PUT, &path, Some(rat))
-                .json(&update),
-        )
+        .send(app.request(Method::PUT, &path, Some(rat)).json(&update))
         .await;
     r.expect(200);
     assert_eq!(r.body["client_name"], "Renamed");
     assert_eq!(r.body["redirect_uris"], json!(["https://new.example/cb"]));
-    let r = app
-        .send(
-            app.request(reqwest::Method::PUT, &path, Some(&other))
-                .json(&update),
+    let r = other.api(Method::PUT, &path, Some(&update)).await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = owner
+        .api(
+            Method::PUT,
+            &path,
+            Some(&json!({"client_id": id, "client_name": "By the owner", "redirect_uris": ["https://new.example/cb"]})),
         )
         .await;
-    oauth_error(&r, 401, "invalid_client");
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "By the owner");
 
     // The owner's list shows it; another user's list is empty; deleted clients are hidden.
-    let r = app.get("/v1/oauth2/", Some(&app.token)).await;
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
     r.expect(200);
     assert_eq!(r.total_count(), 1);
-    assert_eq!(app.get("/v1/oauth2/", Some(&other)).await.total_count(), 0);
+    assert_eq!(r.items()[0]["client_id"], id);
+    let r = other.api(Method::GET, "/v1/oauth2/", None).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 0);
     let r = app.get("/v1/oauth2/", None).await;
     assert_eq!(r.expect_error(401), "Unauthorized");
-    let r = app
-        .send(app.request(reqwest::Method::DELETE, &path, Some(&other)))
-        .await;
+    let r = other.api(Method::DELETE, &path, None).await;
     oauth_error(&r, 401, "invalid_client");
     let r = app
-        .send(app.request(reqwest::Method::DELETE, &path, Some(rat)))
+        .send(app.request(Method::DELETE, &path, Some(rat)))
         .await;
     assert_eq!(r.status, 204);
-    assert_eq!(
-        app.get("/v1/oauth2/", Some(&app.token)).await.total_count(),
-        0
-    );
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
+    assert_eq!(r.total_count(), 0);
     let r = app.get(&path, Some(rat)).await;
     oauth_error(&r, 401, "invalid_client");
+}
+
+/// Personal access tokens (even the owner's, with every scope) and OAuth2 access tokens
+/// manage no clients: registration and the list are web-session only (403
+/// `insufficient_scope`), a client's configuration takes only the owner's session or that
+/// client's registration token (401 `invalid_client`).
+#[actix_web::test]
+async fn tokens_cannot_manage_clients_only_sessions_and_registration_tokens_can() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let owner_id = user_with_password(&app, OWNER).await;
+    let owner = signed_in(&app, OWNER).await;
+    let body = json!({"client_name": "x", "redirect_uris": [REDIRECT], "scope": "openid email"});
+    let r = owner
+        .api(Method::POST, "/v1/oauth2/register", Some(&body))
+        .await;
+    r.expect(200);
+    let id = r.body["client_id"].as_str().unwrap().to_string();
+    let rat = r.body["registration_access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/v1/oauth2/register/{id}");
+    let second = owner
+        .api(Method::POST, "/v1/oauth2/register", Some(&body))
+        .await;
+    second.expect(200);
+    let second_id = second.body["client_id"].as_str().unwrap().to_string();
+
+    let secret = r.body["client_secret"].as_str().unwrap().to_string();
+
+    // The owner's PAT with every grantable scope, the bootstrap admin's token, and an
+    // OAuth2 access token of the owner.
+    let all: Vec<Scope> = tollgate::auth::ScopeSet::all_grantable().iter().collect();
+    let pat = app.issue_token(owner_id, &all).await;
+    let mut flow_browser = signed_in(&app, OWNER).await;
+    let code = obtain_code(&app, &mut flow_browser, &id, "openid email", &[]).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &id),
+            ("client_secret", &secret),
+        ],
+    )
+    .await;
+    r.expect(200);
+    let access = r.body["access_token"].as_str().unwrap().to_string();
+    for token in [pat.as_str(), app.token.as_str(), access.as_str()] {
+        let r = app
+            .post_json("/v1/oauth2/register", Some(token), &body)
+            .await;
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "insufficient_scope", "{}", r.body);
+        let r = app.get("/v1/oauth2/", Some(token)).await;
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "insufficient_scope", "{}", r.body);
+        let r = app.get(&path, Some(token)).await;
+        oauth_error(&r, 401, "invalid_client");
+        let update = json!({"client_id": id, "client_name": "Hijacked", "redirect_uris": ["https://evil.example/cb"]});
+        let r = app
+            .send(app.request(Method::PUT, &path, Some(token)).json(&update))
+            .await;
+        oauth_error(&r, 401, "invalid_client");
+        let r = app
+            .send(app.request(Method::DELETE, &path, Some(token)))
+            .await;
+        oauth_error(&r, 401, "invalid_client");
+    }
+    // A registration token manages its own client only.
+    let r = app
+        .get(&format!("/v1/oauth2/register/{second_id}"), Some(&rat))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app
+        .send(app.request(
+            Method::DELETE,
+            &format!("/v1/oauth2/register/{second_id}"),
+            Some(&rat),
+        ))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app.get(&path, Some(&rat)).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "x");
+    // Nothing was changed by the refused calls; the owner's session sees both clients.
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 2);
+}
+
+/// Changing a client's redirect URIs or authentication method forgets the consents given
+/// to it: the next authorization shows the consent page instead of redirecting silently.
+#[actix_web::test]
+async fn changing_redirect_uris_or_auth_method_asks_for_consent_again() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let f = signed_in_flow(
+        &app,
+        "consent@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let mut b = f.browser;
+    let rat = f.registration_token.clone();
+    let path = format!("/v1/oauth2/register/{}", f.client_id);
+    obtain_code(&app, &mut b, &f.client_id, "openid email", &[]).await;
+    // Consented: the next request redirects at once.
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    // A rename keeps the consent.
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed", "redirect_uris": [REDIRECT],
+        })))
+        .await;
+    r.expect(200);
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    // A new redirect URI list forgets it.
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed",
+            "redirect_uris": [REDIRECT, "https://other.example/cb"],
+        })))
+        .await;
+    r.expect(200);
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.location);
+    assert!(page.body.contains("csrf_token"), "{}", page.body);
+    // Consent again, then change the authentication method: asked again.
+    obtain_code(&app, &mut b, &f.client_id, "openid email", &[]).await;
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed",
+            "redirect_uris": [REDIRECT, "https://other.example/cb"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        })))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.location);
 }
 
 // ---------------------------------------------------------------- pages
@@ -1514,14 +1715,19 @@ async fn sign_up_creates_a_user_and_a_session() {
 
 #[actix_web::test]
 async fn listing_clients_validates_its_query_like_every_list() {
+    use reqwest::Method;
     let app = spawn_app().await;
-    let token = Some(app.token.as_str());
-    let r = app.get("/v1/oauth2/?page=null&page=null", token).await;
+    let owner = signed_in(&app, OWNER).await;
+    let r = owner
+        .api(Method::GET, "/v1/oauth2/?page=null&page=null", None)
+        .await;
     let item = r.expect_invalid_at(serde_json::json!(["query", "page"]));
     assert_eq!(item["type"], "int_parsing", "{item}");
-    let r = app.get("/v1/oauth2/?limit=0", token).await;
+    let r = owner.api(Method::GET, "/v1/oauth2/?limit=0", None).await;
     r.expect_invalid_at(serde_json::json!(["query", "limit"]));
-    let r = app.get("/v1/oauth2/?page=1&limit=5", token).await;
+    let r = owner
+        .api(Method::GET, "/v1/oauth2/?page=1&limit=5", None)
+        .await;
     r.expect(200);
     assert_eq!(r.body["pagination"]["total_count"], 0);
 }
