@@ -668,6 +668,53 @@ async fn changing_redirect_uris_or_auth_method_asks_for_consent_again() {
 
 // ---------------------------------------------------------------- pages
 
+/// `next` after sign-in stays on these pages: tabs (`/%09/evil.com`), backslashes, `//host`
+/// and absolute URLs fall back to the settings page.
+#[actix_web::test]
+async fn sign_in_never_redirects_off_site() {
+    let app = spawn_app().await;
+    user_with_password(&app, "next@example.com").await;
+    for bad in [
+        "/%09/evil.com",
+        "/%5C/evil.com",
+        "/%5Cevil.com",
+        "//evil.com",
+        "https://evil.com",
+        "/%0a/evil.com",
+    ] {
+        let mut b = Browser::new(&app);
+        let page = b.get(&format!("/oauth2/login?next={bad}")).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.input("next").as_deref(),
+            Some("/settings/tokens"),
+            "{bad}"
+        );
+        let decoded: String = form_urlencoded::parse(format!("n={bad}").as_bytes())
+            .map(|(_, v)| v.into_owned())
+            .collect();
+        let csrf = page.csrf();
+        let signed = b
+            .post(
+                "/oauth2/login",
+                &[
+                    ("csrf_token", csrf.as_str()),
+                    ("email", "next@example.com"),
+                    ("password", PASSWORD),
+                    ("next", decoded.as_str()),
+                ],
+            )
+            .await;
+        assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
+        assert_eq!(signed.location, "/settings/tokens", "{bad}");
+    }
+    let mut b = Browser::new(&app);
+    let page = b
+        .get("/oauth2/login?next=%2Foauth2%2Fauthorize%3Fx%3D1")
+        .await;
+    assert_eq!(page.input("next").as_deref(), Some("/oauth2/authorize?x=1"));
+}
+
 fn assert_html(page: &Page) {
     assert!(
         page.content_type.starts_with("text/html"),
