@@ -304,7 +304,10 @@ fn managed_client(
         // tokens never manage clients.
         Some(_) => false,
         None => match super::session::current(state, req)? {
-            Some(s) => owner_ok(s.value.user_id),
+            Some(s) => {
+                crate::extract::auth::same_origin_json(state, req)?;
+                owner_ok(s.value.user_id)
+            }
             None => {
                 return Err(ApiError::oauth(
                     "access_denied",

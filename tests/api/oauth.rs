@@ -135,20 +135,31 @@ impl Browser {
         self.send(req).await
     }
 
-    /// A JSON API call carrying this browser's cookies (its session), checked against the
-    /// OpenAPI document like every other API call.
-    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Reply {
-        let mut req = self.http.request(method, format!("{}{}", self.base, path));
-        if let Some(body) = body {
-            req = req.json(body);
-        }
+    /// A request to `path` carrying this browser's cookies (its session).
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let req = self.http.request(method, format!("{}{}", self.base, path));
         let cookie: Vec<String> = self
             .cookies
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        if !cookie.is_empty() {
-            req = req.header(COOKIE, cookie.join("; "));
+        if cookie.is_empty() {
+            req
+        } else {
+            req.header(COOKIE, cookie.join("; "))
+        }
+    }
+
+    /// A JSON API call carrying this browser's cookies (its session), as the pages' own
+    /// scripts make it: `Content-Type: application/json` on anything but a GET. Checked
+    /// against the OpenAPI document like every other API call.
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Reply {
+        let get = method == reqwest::Method::GET;
+        let mut req = self.request(method, path);
+        if let Some(body) = body {
+            req = req.json(body);
+        } else if !get {
+            req = req.header(reqwest::header::CONTENT_TYPE, "application/json");
         }
         send_checked(req).await
     }
@@ -664,6 +675,127 @@ async fn changing_redirect_uris_or_auth_method_asks_for_consent_again() {
         .get(&authorize_path(&f.client_id, "openid email", &[]))
         .await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.location);
+}
+
+/// API calls authenticated by the session cookie that may change something need
+/// `Content-Type: application/json` and, when the browser names them, the service's own
+/// origin: a cross-site form or script gets 403 `NotPermitted`. Bearer calls are unaffected.
+#[actix_web::test]
+async fn cookie_authenticated_writes_must_be_same_origin_json() {
+    use reqwest::header::{CONTENT_TYPE, ORIGIN};
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let b = signed_in(&app, OWNER).await;
+    let pat_body = json!({"comment": "x", "scopes": ["organizations:read"]});
+    let raw = serde_json::to_string(&pat_body).unwrap();
+    let not_permitted = |r: &Reply| {
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "NotPermitted", "{}", r.body);
+        assert!(r.body["detail"].is_string(), "{}", r.body);
+    };
+    let pats = "/v1/personal_access_tokens/";
+    // No content type (a form or `fetch` with a string body), or a form's type.
+    let r = send_checked(b.request(Method::POST, pats).body(raw.clone())).await;
+    not_permitted(&r);
+    for ct in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header(CONTENT_TYPE, ct)
+                .body(raw.clone()),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    // JSON from another origin, or a browser that says the call is cross-site.
+    for origin in ["https://evil.example", "null", "http://127.0.0.1:1"] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header(ORIGIN, origin)
+                .json(&pat_body),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    for site in ["cross-site", "same-site"] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header("sec-fetch-site", site)
+                .json(&pat_body),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    let reg = json!({"client_name": "x", "redirect_uris": [REDIRECT]});
+    let r = send_checked(
+        b.request(Method::POST, "/v1/oauth2/register")
+            .header(ORIGIN, "https://evil.example")
+            .json(&reg),
+    )
+    .await;
+    not_permitted(&r);
+    assert_eq!(b.api(Method::GET, pats, None).await.total_count(), 0);
+
+    // Same-origin JSON works (with or without the browser's headers).
+    let r = send_checked(
+        b.request(Method::POST, pats)
+            .header(ORIGIN, app.address.as_str())
+            .header("sec-fetch-site", "same-origin")
+            .json(&pat_body),
+    )
+    .await;
+    r.expect(201);
+    let pat_id = r.body["personal_access_token"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = b.api(Method::POST, "/v1/oauth2/register", Some(&reg)).await;
+    r.expect(200);
+    let client_path = format!(
+        "/v1/oauth2/register/{}",
+        r.body["client_id"].as_str().unwrap()
+    );
+    let update =
+        json!({"client_id": r.body["client_id"], "client_name": "y", "redirect_uris": [REDIRECT]});
+    // Client configuration by the owner's session follows the same rule.
+    let r = send_checked(
+        b.request(Method::PUT, &client_path)
+            .header(ORIGIN, "https://evil.example")
+            .json(&update),
+    )
+    .await;
+    not_permitted(&r);
+    let r = send_checked(b.request(Method::DELETE, &client_path)).await;
+    not_permitted(&r);
+    b.api(Method::PUT, &client_path, Some(&update))
+        .await
+        .expect(200);
+    // A DELETE without a content type is refused too; with JSON it works.
+    let pat_path = format!("{pats}{pat_id}");
+    let r = send_checked(b.request(Method::DELETE, &pat_path)).await;
+    not_permitted(&r);
+    let r = b.api(Method::DELETE, &pat_path, None).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    // Reads need nothing more.
+    let r = send_checked(
+        b.request(Method::GET, pats)
+            .header(ORIGIN, "https://evil.example"),
+    )
+    .await;
+    r.expect(200);
+
+    // Bearer calls are unaffected: no content type (read as JSON) and a foreign origin.
+    let r = app
+        .send(
+            app.request(Method::POST, "/v1/organizations/", Some(&app.token))
+                .header(ORIGIN, "https://evil.example")
+                .body(r#"{"name": "Bearer Org", "slug": "bearer-org"}"#),
+        )
+        .await;
+    r.expect(201);
 }
 
 // ---------------------------------------------------------------- pages
