@@ -50,6 +50,51 @@ pub struct ClientConfiguration {
     pub client_id: Option<String>,
 }
 
+/// The body of `PUT /v1/oauth2/register/{client_id}` (`OAuth2ClientConfigurationUpdate`):
+/// fields left out (or null) keep their stored values, as Polar merges the update into the
+/// client; an empty link clears it.
+#[derive(Debug, Deserialize)]
+pub struct ClientUpdate {
+    pub client_id: Option<String>,
+    pub redirect_uris: Option<Vec<String>>,
+    pub client_name: Option<String>,
+    pub token_endpoint_auth_method: Option<String>,
+    pub grant_types: Option<Vec<String>>,
+    pub response_types: Option<Vec<String>>,
+    pub scope: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+}
+
+impl ClientUpdate {
+    /// The client's configuration with this update merged in.
+    fn merged(self, c: &OAuth2Client) -> ClientConfiguration {
+        ClientConfiguration {
+            redirect_uris: self
+                .redirect_uris
+                .unwrap_or_else(|| c.redirect_uris.clone()),
+            client_name: self.client_name.unwrap_or_else(|| c.client_name.clone()),
+            token_endpoint_auth_method: Some(
+                self.token_endpoint_auth_method
+                    .unwrap_or_else(|| c.auth_method.as_str().to_string()),
+            ),
+            grant_types: Some(self.grant_types.unwrap_or_else(|| c.grant_types.clone())),
+            response_types: Some(
+                self.response_types
+                    .unwrap_or_else(|| c.response_types.clone()),
+            ),
+            scope: Some(self.scope.unwrap_or_else(|| c.scopes.to_space_separated())),
+            client_uri: self.client_uri.or_else(|| c.client_uri.clone()),
+            logo_uri: self.logo_uri.or_else(|| c.logo_uri.clone()),
+            tos_uri: self.tos_uri.or_else(|| c.tos_uri.clone()),
+            policy_uri: self.policy_uri.or_else(|| c.policy_uri.clone()),
+            client_id: self.client_id,
+        }
+    }
+}
+
 /// The validated metadata of a configuration.
 struct Metadata {
     client_name: String,
@@ -338,7 +383,7 @@ async fn update(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-    body: ValidJson<ClientConfiguration>,
+    body: ValidJson<ClientUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     let stored = managed_client(&state, &req, &path)?;
     if body.value.client_id.as_deref() != Some(path.as_str()) {
@@ -348,7 +393,7 @@ async fn update(
             body.raw.get("client_id").cloned().unwrap_or(Value::Null),
         ));
     }
-    let meta = validate(&body.value)?;
+    let meta = validate(&body.value.merged(&stored.value))?;
     let mut c = stored.value;
     // Consent was given to the client as it was: a new redirect URI or a new way to
     // authenticate must be consented to again, not reached by a silent redirect.

@@ -540,10 +540,10 @@ fn oauth2_clients_list() {}
     ))]
 fn oauth2_client_get() {}
 
-/// Replace a client's configuration (RFC 7592).
+/// Update a client's configuration (RFC 7592): fields left out keep their values.
 #[utoipa::path(put, path = "/v1/oauth2/register/{client_id}", tag = "oauth2",
     params(("client_id" = String, Path)),
-    request_body = OAuth2ClientConfiguration,
+    request_body = OAuth2ClientConfigurationUpdate,
     security(("session" = []), ("bearer" = [])),
     responses(
         (status = 200, body = OAuth2Client),

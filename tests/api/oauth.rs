@@ -610,6 +610,59 @@ async fn tokens_cannot_manage_clients_only_sessions_and_registration_tokens_can(
     assert_eq!(r.total_count(), 2);
 }
 
+/// `PUT /v1/oauth2/register/{client_id}` merges: fields left out keep their values (the
+/// scope is not widened to every scope, the method not reset, links not cleared).
+#[actix_web::test]
+async fn client_update_merges_into_the_stored_configuration() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let c = registered(&app, "client_secret_basic", "openid email").await;
+    let id = c["client_id"].as_str().unwrap();
+    let rat = c["registration_access_token"].as_str().unwrap();
+    let path = format!("/v1/oauth2/register/{id}");
+    let put = |body: Value| app.send(app.request(Method::PUT, &path, Some(rat)).json(&body));
+    let r = put(json!({"client_id": id, "client_name": "Renamed"})).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["redirect_uris"], json!([REDIRECT]));
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    assert_eq!(r.body["scope"], "openid email");
+    assert_eq!(
+        r.body["grant_types"],
+        json!(["authorization_code", "refresh_token"])
+    );
+    assert_eq!(r.body["response_types"], json!(["code"]));
+    assert_eq!(r.body["client_uri"], "https://acme.example");
+    assert_eq!(r.body["tos_uri"], "https://acme.example/tos");
+    assert_eq!(r.body["policy_uri"], "https://acme.example/privacy");
+    assert!(r.body["modified_at"].is_string(), "{}", r.body);
+    // Only the fields sent change; an empty link clears it; null keeps it.
+    let r =
+        put(json!({"client_id": id, "scope": "openid", "client_uri": "", "tos_uri": null})).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["scope"], "openid");
+    assert_eq!(r.body["client_uri"], Value::Null);
+    assert_eq!(r.body["tos_uri"], "https://acme.example/tos");
+    // The read agrees with what the update answered.
+    let r = app.get(&path, Some(rat)).await;
+    r.expect(200);
+    assert_eq!(r.body["scope"], "openid");
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    // Merged values are validated like a registration; client_id stays required.
+    let r = put(json!({"client_id": id, "redirect_uris": ["http://example.com/cb"]})).await;
+    r.expect_invalid_at(json!(["body", "redirect_uris", 0]));
+    let r = put(json!({"client_id": id, "scope": "openid admin"})).await;
+    r.expect_invalid_at(json!(["body", "scope"]));
+    let r = put(json!({"client_name": "No id"})).await;
+    r.expect_invalid_at(json!(["body", "client_id"]));
+    let r = put(json!({"client_id": "polar_ci_other", "client_name": "Wrong id"})).await;
+    r.expect_invalid_at(json!(["body", "client_id"]));
+    let r = app.get(&path, Some(rat)).await;
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["redirect_uris"], json!([REDIRECT]));
+}
+
 /// Changing a client's redirect URIs or authentication method forgets the consents given
 /// to it: the next authorization shows the consent page instead of redirecting silently.
 #[actix_web::test]
