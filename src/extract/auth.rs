@@ -345,7 +345,7 @@ pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiEr
 }
 
 /// Resolves an OAuth2 access token to its principal and token record; `None` when it is
-/// unknown, expired or revoked.
+/// unknown, expired or revoked, or its client was deleted.
 pub fn resolve_oauth2(
     state: &AppState,
     token: &str,
@@ -359,6 +359,10 @@ pub fn resolve_oauth2(
     };
     let row = row.value;
     if !row.access_usable(state.now()) || !state.hasher.verify(token, &row.access_token_hash) {
+        return Ok(None);
+    }
+    // The tokens of a deleted client die with it.
+    if crate::oauth2::endpoints::find_client(state, &row.client_id)?.is_none() {
         return Ok(None);
     }
     let subject = match row.sub {

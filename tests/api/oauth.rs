@@ -1423,6 +1423,96 @@ async fn refresh_rotates_narrows_and_reuse_revokes_the_family() {
     oauth_error(&r, 400, "invalid_grant");
 }
 
+/// Deleting a client ends its tokens: the access token gets 401 on the API and userinfo,
+/// the refresh token is refused, and introspection no longer reports them active.
+#[actix_web::test]
+async fn tokens_of_a_deleted_client_stop_working() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "deleted@example.com",
+        "client_secret_post",
+        "openid email organizations:read",
+    )
+    .await;
+    let client_id = f.client_id.clone();
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &client_id,
+        "openid email organizations:read",
+        &[],
+    )
+    .await;
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let at = tokens.body["access_token"].as_str().unwrap().to_string();
+    let rt = tokens.body["refresh_token"].as_str().unwrap().to_string();
+    app.get("/v1/organizations/", Some(&at)).await.expect(200);
+    app.get("/v1/oauth2/userinfo", Some(&at)).await.expect(200);
+    let introspect = |token: String| {
+        let form = vec![
+            ("token".to_string(), token),
+            ("client_id".to_string(), f.client_id.clone()),
+            ("client_secret".to_string(), f.secret.clone()),
+        ];
+        app.send(
+            app.client
+                .post(app.url("/v1/oauth2/introspect"))
+                .form(&form),
+        )
+    };
+    let r = introspect(at.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["active"], true);
+
+    let path = format!("/v1/oauth2/register/{client_id}");
+    let r = app
+        .send(app.request(Method::DELETE, &path, Some(&f.registration_token)))
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+
+    let r = app.get("/v1/organizations/", Some(&at)).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(r.body["error"], "invalid_token", "{}", r.body);
+    let r = app.get("/v1/oauth2/userinfo", Some(&at)).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(r.body["error"], "invalid_token", "{}", r.body);
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &rt),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    oauth_error(&r, 401, "invalid_client");
+    // The deleted client cannot introspect any more; another client sees the tokens as
+    // inactive.
+    let r = introspect(at.clone()).await;
+    oauth_error(&r, 401, "invalid_client");
+    let other = registered(&app, "client_secret_post", "openid").await;
+    for token in [&at, &rt] {
+        let form = [
+            ("token", token.as_str()),
+            ("client_id", other["client_id"].as_str().unwrap()),
+            ("client_secret", other["client_secret"].as_str().unwrap()),
+        ];
+        let r = app
+            .send(
+                app.client
+                    .post(app.url("/v1/oauth2/introspect"))
+                    .form(&form),
+            )
+            .await;
+        r.expect(200);
+        assert_eq!(r.body["active"], false, "{}", r.body);
+    }
+}
+
 #[actix_web::test]
 async fn introspection_and_revocation() {
     let app = spawn_app().await;
