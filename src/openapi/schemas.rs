@@ -1639,7 +1639,9 @@ pub struct PersonalAccessToken {
 pub struct PersonalAccessTokenCreate {
     pub comment: String,
     pub scopes: Vec<String>,
-    /// Lifetime in seconds; none for a token that does not expire.
+    /// Lifetime in seconds, 1 to 315360000 (ten years); none for a token that does not
+    /// expire.
+    #[schema(minimum = 1, maximum = 315360000)]
     pub expires_in: Option<i64>,
 }
 

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{TimeZone, Utc};
+use chrono::{Datelike, TimeZone, Utc};
 use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -1965,6 +1965,59 @@ async fn personal_access_tokens_from_a_web_session() {
         )
         .await;
     assert_eq!(r.status, 403);
+}
+
+/// `expires_in` of a new personal access token: 1 second to ten years; a huge value is a
+/// 422 at `["body", "expires_in"]`, not a crash.
+#[actix_web::test]
+async fn personal_access_token_expiry_is_bounded() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let b = signed_in(&app, "expiry@example.com").await;
+    let pats = "/v1/personal_access_tokens/";
+    for bad in [
+        json!(10_000_000_000_000_000_i64),
+        json!(i64::MAX),
+        json!(315_360_001),
+        json!(0),
+        json!(-5),
+    ] {
+        let r = b
+            .api(
+                Method::POST,
+                pats,
+                Some(&json!({"comment": "x", "scopes": [], "expires_in": bad})),
+            )
+            .await;
+        let item = r.expect_invalid_at(json!(["body", "expires_in"]));
+        assert_eq!(item["input"], bad, "{item}");
+    }
+    // The service is still up, and the bounds themselves are accepted.
+    let r = b
+        .api(
+            Method::POST,
+            pats,
+            Some(&json!({"comment": "x", "scopes": [], "expires_in": 315_360_000})),
+        )
+        .await;
+    r.expect(201);
+    let expires = r.body["personal_access_token"]["expires_at"]
+        .as_str()
+        .unwrap();
+    assert!(
+        expires.starts_with(&(Utc::now().year_ce().1 + 9).to_string())
+            || expires.starts_with(&(Utc::now().year_ce().1 + 10).to_string()),
+        "{expires}"
+    );
+    let r = b
+        .api(
+            Method::POST,
+            pats,
+            Some(&json!({"comment": "y", "scopes": [], "expires_in": 1})),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(b.api(Method::GET, pats, None).await.total_count(), 2);
 }
 
 #[actix_web::test]
