@@ -219,6 +219,14 @@ async fn authorization_code_grant(
                 "Missing \"code_verifier\"",
             ))
         }
+        // A verifier for a code issued without a challenge: the request and the exchange
+        // disagree (a PKCE downgrade), so the code is refused (RFC 9700 2.1.1).
+        (None, Some(_)) => {
+            return Err(ApiError::oauth(
+                "invalid_grant",
+                "The code was issued without a code challenge.",
+            ))
+        }
         (Some(challenge), Some(v)) => {
             if !pkce::is_valid_value(v) {
                 return Err(ApiError::oauth(

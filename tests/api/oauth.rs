@@ -1236,6 +1236,47 @@ async fn code_exchange_issues_tokens_with_an_id_token_and_is_single_use() {
     assert_eq!(r.body["error"], "invalid_token");
 }
 
+/// A `code_verifier` sent for a code that was issued without a challenge is refused
+/// (`invalid_grant`): an attacker who stripped the challenge from the authorization request
+/// cannot pass the exchange off as PKCE-protected. The code is spent.
+#[actix_web::test]
+async fn a_verifier_for_a_code_without_a_challenge_is_refused() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "downgrade@example.com",
+        "client_secret_post",
+        "openid",
+    )
+    .await;
+    let id = f.client_id.clone();
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &[]).await;
+    let form = |code: &str| {
+        vec![
+            ("grant_type".to_string(), "authorization_code".to_string()),
+            ("code".to_string(), code.to_string()),
+            ("redirect_uri".to_string(), REDIRECT.to_string()),
+            ("client_id".to_string(), f.client_id.clone()),
+            ("client_secret".to_string(), f.secret.clone()),
+        ]
+    };
+    let mut with_verifier = form(&code);
+    with_verifier.push(("code_verifier".into(), "A".repeat(43)));
+    let pairs: Vec<(&str, &str)> = with_verifier
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = token_request(&app, &pairs).await;
+    oauth_error(&r, 400, "invalid_grant");
+    assert!(r.body.get("access_token").is_none());
+    // Spent: the same code without the verifier is refused too.
+    let r = exchange(&app, &f, &code).await;
+    oauth_error(&r, 400, "invalid_grant");
+    // A fresh code without a verifier still works for a confidential client.
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &[]).await;
+    exchange(&app, &f, &code).await.expect(200);
+}
+
 #[actix_web::test]
 async fn public_clients_need_s256_pkce() {
     let app = spawn_app().await;
