@@ -314,6 +314,7 @@ async fn refresh_token_grant(
         RefreshDecision::Rotate => {}
     }
     let old = stored.value.clone();
+    let family = old.family;
     let scopes = match field(form, "scope") {
         None => old.scopes,
         Some(s) => {
@@ -349,8 +350,13 @@ async fn refresh_token_grant(
     batch.put(&row, Expect::Absent)?;
     match state.store.commit_durable(&batch).await {
         Ok(_) => Ok(response),
-        // A concurrent refresh with the same token won the race.
-        Err(StorageError::Conflict { .. }) => Err(invalid_refresh()),
+        // A concurrent refresh with the same token won the race: the token was used twice,
+        // which is reuse like any other, so the family goes (the winner's pair included).
+        Err(StorageError::Conflict { .. }) => {
+            revoke_family(state, family, now).await?;
+            tracing::warn!(client_id = %client.client_id, "refresh token used concurrently; token family revoked");
+            Err(invalid_refresh())
+        }
         Err(e) => Err(e.into()),
     }
 }

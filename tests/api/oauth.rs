@@ -1363,6 +1363,62 @@ async fn public_clients_need_s256_pkce() {
     r.expect(200);
 }
 
+/// Two refreshes with the same token at once: one may win the race, but the token was
+/// used twice, so the family is revoked either way (a rotation conflict counts as reuse):
+/// whatever pair the winner got stops working.
+#[actix_web::test]
+async fn concurrent_refreshes_with_one_token_revoke_the_family() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "race@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email",
+        &[],
+    )
+    .await;
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let rt = tokens.body["refresh_token"].as_str().unwrap().to_string();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", rt.as_str()),
+        ("client_id", f.client_id.as_str()),
+        ("client_secret", f.secret.as_str()),
+    ];
+    let (a, b) =
+        futures_util::future::join(token_request(&app, &form), token_request(&app, &form)).await;
+    let winners: Vec<&Reply> = [&a, &b].into_iter().filter(|r| r.status == 200).collect();
+    assert!(winners.len() <= 1, "{} / {}", a.body, b.body);
+    for r in [&a, &b].into_iter().filter(|r| r.status != 200) {
+        oauth_error(r, 400, "invalid_grant");
+    }
+    for w in winners {
+        let at = w.body["access_token"].as_str().unwrap();
+        let r = app.get("/v1/oauth2/userinfo", Some(at)).await;
+        assert_eq!(r.status, 401, "{}", r.body);
+        let rt2 = w.body["refresh_token"].as_str().unwrap();
+        let r = token_request(
+            &app,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", rt2),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        )
+        .await;
+        oauth_error(&r, 400, "invalid_grant");
+    }
+}
+
 #[actix_web::test]
 async fn refresh_rotates_narrows_and_reuse_revokes_the_family() {
     let app = spawn_app().await;
