@@ -33,6 +33,7 @@ pub struct Page {
     pub status: StatusCode,
     pub location: String,
     pub content_type: String,
+    pub headers: reqwest::header::HeaderMap,
     pub body: String,
 }
 
@@ -112,10 +113,12 @@ impl Browser {
         };
         let location = header(LOCATION);
         let content_type = header(reqwest::header::CONTENT_TYPE);
+        let headers = resp.headers().clone();
         Page {
             status,
             location,
             content_type,
+            headers,
             body: resp.text().await.unwrap(),
         }
     }
@@ -900,12 +903,29 @@ async fn sign_in_never_redirects_off_site() {
     assert_eq!(page.input("next").as_deref(), Some("/oauth2/authorize?x=1"));
 }
 
+/// An HTML page may not be framed, cached or run anything (error pages included).
+fn assert_page_headers(page: &Page) {
+    let h = |n: &str| {
+        page.headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(h("x-frame-options"), "DENY", "{:?}", page.headers);
+    assert_eq!(h("cache-control"), "no-store", "{:?}", page.headers);
+    let csp = h("content-security-policy");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+}
+
 fn assert_html(page: &Page) {
     assert!(
         page.content_type.starts_with("text/html"),
         "{}",
         page.content_type
     );
+    assert_page_headers(page);
     assert!(page.body.contains("name=\"viewport\""));
     // Crude well-formedness: every opened container element is closed.
     for tag in [
@@ -977,6 +997,34 @@ async fn pages_render_sign_in_consent_and_organization_picker() {
     assert!(page.body.contains("name=\"sub\""));
     assert!(page.body.contains(org["id"].as_str().unwrap()));
     assert!(page.body.contains("picked-org"));
+}
+
+/// Error pages (a refused CSRF check, a bad authorization request) carry the same
+/// anti-framing and content-security headers as the pages themselves.
+#[actix_web::test]
+async fn error_pages_cannot_be_framed() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, "frames@example.com").await;
+    let page = b
+        .post("/settings/tokens", &[("csrf_token", "x"), ("comment", "c")])
+        .await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(
+        page.content_type.starts_with("text/html"),
+        "{}",
+        page.content_type
+    );
+    assert_page_headers(&page);
+    let page = b
+        .get("/oauth2/authorize?response_type=code&client_id=polar_ci_unknown")
+        .await;
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(
+        page.content_type.starts_with("text/html"),
+        "{}",
+        page.content_type
+    );
+    assert_page_headers(&page);
 }
 
 #[actix_web::test]
