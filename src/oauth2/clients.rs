@@ -230,8 +230,9 @@ fn validate(c: &ClientConfiguration) -> Result<Metadata, ApiError> {
     })
 }
 
-/// The `OAuth2Client` shape. The secret is only known at registration; later reads show
-/// an empty string in its place (it is stored hashed).
+/// The `OAuth2Client` shape. The secret is only known when it is issued (registration, or
+/// an update that makes a public client confidential); other reads, and public clients,
+/// show an empty string in its place (it is stored hashed).
 pub fn client_json(c: &OAuth2Client, secret: Option<&str>) -> Value {
     json!({
         "client_id": c.client_id,
@@ -260,7 +261,15 @@ async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let owner = super::pats::web_user(&auth)?;
     let meta = validate(&body.value)?;
+    // A public client (`none`) gets no secret: the field is an empty string (the SDK's
+    // `OAuth2Client.client_secret` is a required string) and the stored hash is of a value
+    // nobody knows.
     let secret = generate(CLIENT_SECRET_PREFIX, 32);
+    let shown_secret = if meta.auth_method == ClientAuthMethod::None {
+        ""
+    } else {
+        secret.as_str()
+    };
     let registration_token = generate(REGISTRATION_TOKEN_PREFIX, 32);
     let client = OAuth2Client {
         id: OAuth2ClientId::new(),
@@ -285,7 +294,7 @@ async fn create(
     let mut batch = Batch::new();
     batch.put(&client, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    let mut body = client_json(&client, Some(&secret));
+    let mut body = client_json(&client, Some(shown_secret));
     body["registration_access_token"] = Value::from(registration_token);
     body["registration_client_uri"] = Value::from(format!(
         "{}/v1/oauth2/register/{}",
@@ -398,6 +407,24 @@ async fn update(
     // Consent was given to the client as it was: a new redirect URI or a new way to
     // authenticate must be consented to again, not reached by a silent redirect.
     let reconsent = c.redirect_uris != meta.redirect_uris || c.auth_method != meta.auth_method;
+    // A client that becomes confidential needs a secret, shown in this response only; one
+    // that becomes public loses its secret.
+    let new_secret = match (c.auth_method, meta.auth_method) {
+        (ClientAuthMethod::None, m) if m != ClientAuthMethod::None => {
+            Some(generate(CLIENT_SECRET_PREFIX, 32))
+        }
+        (m, ClientAuthMethod::None) if m != ClientAuthMethod::None => {
+            c.client_secret_hash = state
+                .hasher
+                .hash(&generate(CLIENT_SECRET_PREFIX, 32))
+                .to_vec();
+            None
+        }
+        _ => None,
+    };
+    if let Some(secret) = &new_secret {
+        c.client_secret_hash = state.hasher.hash(secret).to_vec();
+    }
     c.client_name = meta.client_name;
     c.redirect_uris = meta.redirect_uris;
     c.auth_method = meta.auth_method;
@@ -415,7 +442,7 @@ async fn update(
         forget_grants(&state, &c.client_id, &mut batch)?;
     }
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Ok().json(client_json(&c, None)))
+    Ok(HttpResponse::Ok().json(client_json(&c, new_secret.as_deref())))
 }
 
 /// Adds the removal of every consent given to `client_id` to `batch`. Grants are keyed by

@@ -1325,6 +1325,81 @@ async fn a_verifier_for_a_code_without_a_challenge_is_refused() {
     exchange(&app, &f, &code).await.expect(200);
 }
 
+/// A public client (`none`) is issued no secret (an empty `client_secret`); made
+/// confidential by an update, it gets one, shown in that response, which then
+/// authenticates it; made public again, the secret stops working.
+#[actix_web::test]
+async fn public_clients_have_no_secret_until_they_become_confidential() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let c = registered(&app, "none", "openid").await;
+    assert_eq!(c["client_secret"], "");
+    assert_eq!(c["token_endpoint_auth_method"], "none");
+    let id = c["client_id"].as_str().unwrap();
+    let rat = c["registration_access_token"].as_str().unwrap();
+    let path = format!("/v1/oauth2/register/{id}");
+    let introspect = |secret: String| {
+        let form = vec![
+            ("token".to_string(), "polar_at_u_unknown".to_string()),
+            ("client_id".to_string(), id.to_string()),
+            ("client_secret".to_string(), secret),
+        ];
+        app.send(
+            app.client
+                .post(app.url("/v1/oauth2/introspect"))
+                .form(&form),
+        )
+    };
+    // An empty secret authenticates nothing.
+    oauth_error(&introspect(String::new()).await, 401, "invalid_client");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat)).json(
+                &json!({"client_id": id, "token_endpoint_auth_method": "client_secret_post"}),
+            ),
+        )
+        .await;
+    r.expect(200);
+    let secret = r.body["client_secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("polar_cs_"), "{}", r.body);
+    let r = introspect(secret.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["active"], false);
+    // Later reads and updates do not show it again.
+    let r = app.get(&path, Some(rat)).await;
+    assert_eq!(r.body["client_secret"], "");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat))
+                .json(&json!({"client_id": id, "client_name": "Again"})),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["client_secret"], "");
+    introspect(secret.clone()).await.expect(200);
+    // Public again: the secret is gone.
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat))
+                .json(&json!({"client_id": id, "token_endpoint_auth_method": "none"})),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["client_secret"], "");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat)).json(
+                &json!({"client_id": id, "token_endpoint_auth_method": "client_secret_post"}),
+            ),
+        )
+        .await;
+    r.expect(200);
+    let newer = r.body["client_secret"].as_str().unwrap().to_string();
+    assert_ne!(newer, secret);
+    oauth_error(&introspect(secret).await, 401, "invalid_client");
+    introspect(newer).await.expect(200);
+}
+
 #[actix_web::test]
 async fn public_clients_need_s256_pkce() {
     let app = spawn_app().await;
