@@ -1,11 +1,12 @@
 //! Dynamic client registration (RFC 7591) and client configuration (RFC 7592).
 //!
 //! `POST /v1/oauth2/register` and `GET /v1/oauth2/` take the browser session of a signed-in
-//! user only (Polar: web session User); a personal access token gets 403
-//! `insufficient_scope`, like the token endpoints. `GET`, `PUT` and
-//! `DELETE /v1/oauth2/register/{client_id}` take the owner's browser session or the
-//! client's registration access token; any other bearer token is 401 `invalid_client`. The client secret and registration token are shown
-//! once, at registration; only their keyed hashes are stored.
+//! user only (Polar: web session User); a personal access token or an OAuth2 access token
+//! gets 403 `insufficient_scope`, as on the personal access token endpoints. `GET`, `PUT`
+//! and `DELETE /v1/oauth2/register/{client_id}` take the owner's browser session or the
+//! client's registration access token; any other bearer token is 401 `invalid_client`.
+//! The client secret and registration token are shown once, when issued; only their keyed
+//! hashes are stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
