@@ -286,7 +286,7 @@ impl ResponseError for ApiError {
                 }
             }
             ApiError::Page { html, .. } => {
-                res.insert_header((header::CACHE_CONTROL, "no-store"));
+                page_headers(&mut res);
                 return res
                     .content_type("text/html; charset=utf-8")
                     .body(html.clone());
@@ -294,6 +294,17 @@ impl ResponseError for ApiError {
         };
         res.json(body)
     }
+}
+
+/// The headers of every HTML page (the sign-in, consent and settings pages and their error
+/// pages): never cached, never framed (no clickjacking), no scripts or foreign content.
+pub fn page_headers(res: &mut actix_web::HttpResponseBuilder) {
+    res.insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors 'none'",
+        ));
 }
 
 /// A domain error that maps onto an [`ApiError`] (implemented next to each error enum's

@@ -12,7 +12,8 @@
 //! Bearer tokens: personal access tokens (`polar_pat_`, User), OAuth2 access tokens
 //! (`polar_at_u_` User, `polar_at_o_` Organization, with the granted scopes; expired or
 //! revoked ones are refused) and customer sessions. Without a bearer header, the session
-//! cookie of the authorization pages gives a User with `web_default` (Polar's web session).
+//! cookie of the authorization pages gives a User with `web_default` (Polar's web session);
+//! such calls are CSRF-checked ([`same_origin_json`]).
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -142,9 +143,9 @@ requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysW
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(
-    /// Managing OAuth2 clients and personal access tokens: users only, any scope (the
-    /// handlers refuse OAuth2 access tokens).
-    UserAccount: [User] => []
+    /// Managing OAuth2 clients and personal access tokens: a user's browser session only
+    /// (`web_default`, which no token carries: PATs and OAuth2 tokens get 403).
+    UserAccount: [User] => [WebDefault]
 );
 requirement!(
     /// Creating an organization: users only.
@@ -176,11 +177,14 @@ impl<R: Requirement> FromRequest for Auth<R> {
             let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
             let principal = match token {
                 None => match crate::oauth2::session::current(&state, &req)? {
-                    Some(session) => Principal {
-                        subject: Subject::User(session.value.user_id),
-                        scopes: [Scope::WebDefault].into_iter().collect(),
-                        method: AuthMethod::WebSession,
-                    },
+                    Some(session) => {
+                        same_origin_json(&state, &req)?;
+                        Principal {
+                            subject: Subject::User(session.value.user_id),
+                            scopes: [Scope::WebDefault].into_iter().collect(),
+                            method: AuthMethod::WebSession,
+                        }
+                    }
                     None => Principal::anonymous(),
                 },
                 Some(token) => {
@@ -194,6 +198,63 @@ impl<R: Requirement> FromRequest for Auth<R> {
             })
         })
     }
+}
+
+/// CSRF protection of API calls authenticated by the session cookie (which the browser
+/// sends by itself): a call that may change something (any method but GET, HEAD and
+/// OPTIONS) must declare `Content-Type: application/json`, which a cross-site form cannot
+/// send and a cross-site script cannot send without a CORS preflight; a missing type is
+/// refused. An `Origin` header, when present, must be this service's (its API or its
+/// pages), and `Sec-Fetch-Site`, when present, `same-origin`. Otherwise 403 `NotPermitted`.
+/// Bearer-token calls are not affected: no browser attaches a token by itself.
+pub fn same_origin_json(state: &AppState, req: &HttpRequest) -> Result<(), ApiError> {
+    use actix_web::http::Method;
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(());
+    }
+    let refuse = |why: &str| Err(ApiError::NotPermitted(why.to_string()));
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    if content_type.as_deref() != Some("application/json") {
+        return refuse(
+            "A request authenticated by the session cookie must send Content-Type: application/json.",
+        );
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let own = [
+            state.public_url.clone(),
+            crate::oauth2::session::auth_url(state),
+        ];
+        let same = origin.to_str().ok().is_some_and(|o| {
+            let o = o.trim().trim_end_matches('/');
+            own.iter()
+                .any(|u| origin_of(u).is_some_and(|mine| mine == o))
+        });
+        if !same {
+            return refuse("Cross-origin requests may not use the session cookie.");
+        }
+    }
+    if let Some(site) = req.headers().get("sec-fetch-site") {
+        if site.as_bytes() != b"same-origin" {
+            return refuse("Cross-origin requests may not use the session cookie.");
+        }
+    }
+    Ok(())
+}
+
+/// The origin (`scheme://host[:port]`) of a URL, as an `Origin` header names it.
+fn origin_of(url: &str) -> Option<String> {
+    let origin = url::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 /// The token of an `Authorization: Bearer …` header; other schemes count as no credentials.
@@ -284,7 +345,7 @@ pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiEr
 }
 
 /// Resolves an OAuth2 access token to its principal and token record; `None` when it is
-/// unknown, expired or revoked.
+/// unknown, expired or revoked, or its client was deleted.
 pub fn resolve_oauth2(
     state: &AppState,
     token: &str,
@@ -298,6 +359,10 @@ pub fn resolve_oauth2(
     };
     let row = row.value;
     if !row.access_usable(state.now()) || !state.hasher.verify(token, &row.access_token_hash) {
+        return Ok(None);
+    }
+    // The tokens of a deleted client die with it.
+    if crate::oauth2::endpoints::find_client(state, &row.client_id)?.is_none() {
         return Ok(None);
     }
     let subject = match row.sub {

@@ -1,10 +1,12 @@
 //! Dynamic client registration (RFC 7591) and client configuration (RFC 7592).
 //!
-//! `POST /v1/oauth2/register` and `GET /v1/oauth2/` take a signed-in user: the browser
-//! session, or the user's personal access token (Polar's SDK sends one). `GET`, `PUT` and
-//! `DELETE /v1/oauth2/register/{client_id}` take the owner (session or token) or the
-//! client's registration access token. The client secret and registration token are shown
-//! once, at registration; only their keyed hashes are stored.
+//! `POST /v1/oauth2/register` and `GET /v1/oauth2/` take the browser session of a signed-in
+//! user only (Polar: web session User); a personal access token or an OAuth2 access token
+//! gets 403 `insufficient_scope`, as on the personal access token endpoints. `GET`, `PUT`
+//! and `DELETE /v1/oauth2/register/{client_id}` take the owner's browser session or the
+//! client's registration access token; any other bearer token is 401 `invalid_client`.
+//! The client secret and registration token are shown once, when issued; only their keyed
+//! hashes are stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
@@ -16,10 +18,10 @@ use super::{redirect, scopes, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATI
 use crate::api::Pagination;
 use crate::auth::tokens::generate;
 use crate::domain::ids::{OAuth2ClientId, UserId};
-use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAUTH2_CLIENT_BY_OWNER};
-use crate::error::{ApiError, BearerError, FieldError};
-use crate::extract::auth::{bearer_token, resolve, AuthMethod, UserAccount};
-use crate::extract::{Auth, Subject, ValidJson};
+use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAuth2Grant, OAUTH2_CLIENT_BY_OWNER};
+use crate::error::{ApiError, FieldError};
+use crate::extract::auth::{bearer_token, UserAccount};
+use crate::extract::{Auth, ValidJson};
 use crate::extract::{ListParams, QueryParams};
 use crate::state::AppState;
 
@@ -47,6 +49,51 @@ pub struct ClientConfiguration {
     pub tos_uri: Option<String>,
     pub policy_uri: Option<String>,
     pub client_id: Option<String>,
+}
+
+/// The body of `PUT /v1/oauth2/register/{client_id}` (`OAuth2ClientConfigurationUpdate`):
+/// fields left out (or null) keep their stored values, as Polar merges the update into the
+/// client; an empty link clears it.
+#[derive(Debug, Deserialize)]
+pub struct ClientUpdate {
+    pub client_id: Option<String>,
+    pub redirect_uris: Option<Vec<String>>,
+    pub client_name: Option<String>,
+    pub token_endpoint_auth_method: Option<String>,
+    pub grant_types: Option<Vec<String>>,
+    pub response_types: Option<Vec<String>>,
+    pub scope: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+}
+
+impl ClientUpdate {
+    /// The client's configuration with this update merged in.
+    fn merged(self, c: &OAuth2Client) -> ClientConfiguration {
+        ClientConfiguration {
+            redirect_uris: self
+                .redirect_uris
+                .unwrap_or_else(|| c.redirect_uris.clone()),
+            client_name: self.client_name.unwrap_or_else(|| c.client_name.clone()),
+            token_endpoint_auth_method: Some(
+                self.token_endpoint_auth_method
+                    .unwrap_or_else(|| c.auth_method.as_str().to_string()),
+            ),
+            grant_types: Some(self.grant_types.unwrap_or_else(|| c.grant_types.clone())),
+            response_types: Some(
+                self.response_types
+                    .unwrap_or_else(|| c.response_types.clone()),
+            ),
+            scope: Some(self.scope.unwrap_or_else(|| c.scopes.to_space_separated())),
+            client_uri: self.client_uri.or_else(|| c.client_uri.clone()),
+            logo_uri: self.logo_uri.or_else(|| c.logo_uri.clone()),
+            tos_uri: self.tos_uri.or_else(|| c.tos_uri.clone()),
+            policy_uri: self.policy_uri.or_else(|| c.policy_uri.clone()),
+            client_id: self.client_id,
+        }
+    }
 }
 
 /// The validated metadata of a configuration.
@@ -184,8 +231,9 @@ fn validate(c: &ClientConfiguration) -> Result<Metadata, ApiError> {
     })
 }
 
-/// The `OAuth2Client` shape. The secret is only known at registration; later reads show
-/// an empty string in its place (it is stored hashed).
+/// The `OAuth2Client` shape. The secret is only known when it is issued (registration, or
+/// an update that makes a public client confidential); other reads, and public clients,
+/// show an empty string in its place (it is stored hashed).
 pub fn client_json(c: &OAuth2Client, secret: Option<&str>) -> Value {
     json!({
         "client_id": c.client_id,
@@ -207,25 +255,22 @@ pub fn client_json(c: &OAuth2Client, secret: Option<&str>) -> Value {
     })
 }
 
-/// The signed-in user managing clients; OAuth2 access tokens may not (Polar: web only).
-fn account_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
-    match (auth.principal.subject, auth.principal.method) {
-        (_, AuthMethod::OAuth2) => Err(ApiError::Bearer(BearerError::InsufficientScope {
-            required: "web_default".into(),
-        })),
-        (Subject::User(u), _) => Ok(u),
-        _ => Err(ApiError::Unauthorized),
-    }
-}
-
 async fn create(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
     body: ValidJson<ClientConfiguration>,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = account_user(&auth)?;
+    let owner = super::pats::web_user(&auth)?;
     let meta = validate(&body.value)?;
+    // A public client (`none`) gets no secret: the field is an empty string (the SDK's
+    // `OAuth2Client.client_secret` is a required string) and the stored hash is of a value
+    // nobody knows.
     let secret = generate(CLIENT_SECRET_PREFIX, 32);
+    let shown_secret = if meta.auth_method == ClientAuthMethod::None {
+        ""
+    } else {
+        secret.as_str()
+    };
     let registration_token = generate(REGISTRATION_TOKEN_PREFIX, 32);
     let client = OAuth2Client {
         id: OAuth2ClientId::new(),
@@ -250,7 +295,7 @@ async fn create(
     let mut batch = Batch::new();
     batch.put(&client, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    let mut body = client_json(&client, Some(&secret));
+    let mut body = client_json(&client, Some(shown_secret));
     body["registration_access_token"] = Value::from(registration_token);
     body["registration_client_uri"] = Value::from(format!(
         "{}/v1/oauth2/register/{}",
@@ -265,7 +310,7 @@ async fn list(
     auth: Auth<UserAccount>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = account_user(&auth)?;
+    let owner = super::pats::web_user(&auth)?;
     let mut q = QueryParams::parse(req.query_string());
     let ListParams { page, limit } = ListParams::from_query(&mut q);
     q.finish()?;
@@ -310,15 +355,14 @@ fn managed_client(
                     .verify(&token, &c.value.registration_token_hash)
             })
         }
-        Some(token) => match resolve(state, &token)? {
-            Some(p) if p.method != AuthMethod::OAuth2 => match p.subject {
-                Subject::User(u) => owner_ok(u),
-                _ => false,
-            },
-            _ => false,
-        },
+        // Only the registration access token: personal access tokens and OAuth2 access
+        // tokens never manage clients.
+        Some(_) => false,
         None => match super::session::current(state, req)? {
-            Some(s) => owner_ok(s.value.user_id),
+            Some(s) => {
+                crate::extract::auth::same_origin_json(state, req)?;
+                owner_ok(s.value.user_id)
+            }
             None => {
                 return Err(ApiError::oauth(
                     "access_denied",
@@ -349,7 +393,7 @@ async fn update(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-    body: ValidJson<ClientConfiguration>,
+    body: ValidJson<ClientUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     let stored = managed_client(&state, &req, &path)?;
     if body.value.client_id.as_deref() != Some(path.as_str()) {
@@ -359,8 +403,29 @@ async fn update(
             body.raw.get("client_id").cloned().unwrap_or(Value::Null),
         ));
     }
-    let meta = validate(&body.value)?;
+    let meta = validate(&body.value.merged(&stored.value))?;
     let mut c = stored.value;
+    // Consent was given to the client as it was: a new redirect URI or a new way to
+    // authenticate must be consented to again, not reached by a silent redirect.
+    let reconsent = c.redirect_uris != meta.redirect_uris || c.auth_method != meta.auth_method;
+    // A client that becomes confidential needs a secret, shown in this response only; one
+    // that becomes public loses its secret.
+    let new_secret = match (c.auth_method, meta.auth_method) {
+        (ClientAuthMethod::None, m) if m != ClientAuthMethod::None => {
+            Some(generate(CLIENT_SECRET_PREFIX, 32))
+        }
+        (m, ClientAuthMethod::None) if m != ClientAuthMethod::None => {
+            c.client_secret_hash = state
+                .hasher
+                .hash(&generate(CLIENT_SECRET_PREFIX, 32))
+                .to_vec();
+            None
+        }
+        _ => None,
+    };
+    if let Some(secret) = &new_secret {
+        c.client_secret_hash = state.hasher.hash(secret).to_vec();
+    }
     c.client_name = meta.client_name;
     c.redirect_uris = meta.redirect_uris;
     c.auth_method = meta.auth_method;
@@ -374,8 +439,24 @@ async fn update(
     c.modified_at = Some(state.now());
     let mut batch = Batch::new();
     batch.put(&c, Expect::Rev(stored.rev))?;
+    if reconsent {
+        forget_grants(&state, &c.client_id, &mut batch)?;
+    }
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Ok().json(client_json(&c, None)))
+    Ok(HttpResponse::Ok().json(client_json(&c, new_secret.as_deref())))
+}
+
+/// Adds the removal of every consent given to `client_id` to `batch`. Grants are keyed by
+/// subject, so this scans them; client updates are rare.
+fn forget_grants(state: &AppState, client_id: &str, batch: &mut Batch) -> Result<(), ApiError> {
+    for grant in state.store.scan::<OAuth2Grant>() {
+        let grant = grant?;
+        if grant.value.client_id == client_id {
+            batch
+                .delete::<OAuth2Grant>(&OAuth2Grant::key(&grant.value.sub, client_id), Expect::Any);
+        }
+    }
+    Ok(())
 }
 
 async fn delete(

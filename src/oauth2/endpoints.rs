@@ -219,6 +219,14 @@ async fn authorization_code_grant(
                 "Missing \"code_verifier\"",
             ))
         }
+        // A verifier for a code issued without a challenge: the request and the exchange
+        // disagree (a PKCE downgrade), so the code is refused (RFC 9700 2.1.1).
+        (None, Some(_)) => {
+            return Err(ApiError::oauth(
+                "invalid_grant",
+                "The code was issued without a code challenge.",
+            ))
+        }
         (Some(challenge), Some(v)) => {
             if !pkce::is_valid_value(v) {
                 return Err(ApiError::oauth(
@@ -306,6 +314,7 @@ async fn refresh_token_grant(
         RefreshDecision::Rotate => {}
     }
     let old = stored.value.clone();
+    let family = old.family;
     let scopes = match field(form, "scope") {
         None => old.scopes,
         Some(s) => {
@@ -341,8 +350,13 @@ async fn refresh_token_grant(
     batch.put(&row, Expect::Absent)?;
     match state.store.commit_durable(&batch).await {
         Ok(_) => Ok(response),
-        // A concurrent refresh with the same token won the race.
-        Err(StorageError::Conflict { .. }) => Err(invalid_refresh()),
+        // A concurrent refresh with the same token won the race: the token was used twice,
+        // which is reuse like any other, so the family goes (the winner's pair included).
+        Err(StorageError::Conflict { .. }) => {
+            revoke_family(state, family, now).await?;
+            tracing::warn!(client_id = %client.client_id, "refresh token used concurrently; token family revoked");
+            Err(invalid_refresh())
+        }
         Err(e) => Err(e.into()),
     }
 }

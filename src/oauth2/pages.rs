@@ -90,12 +90,7 @@ pub fn html(status: u16, body: String, cookies: Vec<Cookie<'static>>) -> HttpRes
     let mut res = HttpResponse::build(
         actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
     );
-    res.insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors 'none'",
-        ));
+    crate::error::page_headers(&mut res);
     for c in cookies {
         res.cookie(c);
     }

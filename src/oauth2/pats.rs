@@ -28,8 +28,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/settings/tokens/{id}/revoke", { post => settings_revoke });
 }
 
-/// The web-session user; tokens cannot manage tokens (Polar: `web_default` only).
-fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
+/// The web-session user; tokens cannot manage tokens or OAuth2 clients (Polar:
+/// `web_default`, which only a browser session carries).
+pub(super) fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
     match (auth.principal.subject, auth.principal.method) {
         (Subject::User(u), AuthMethod::WebSession) => Ok(u),
         _ => Err(ApiError::Bearer(BearerError::InsufficientScope {
@@ -104,18 +105,37 @@ async fn create(
     let scopes = parse_scopes(&body.value.scopes)?;
     let expires_at = match body.value.expires_in {
         None => None,
-        Some(s) if s > 0 => Some(state.now() + Duration::seconds(s)),
-        Some(s) => {
-            return Err(ApiError::invalid(
-                crate::loc!["body", "expires_in"],
-                "Input should be greater than 0",
-                Value::from(s),
-            ))
-        }
+        Some(s) => Some(expiry(state.now(), s)?),
     };
     let (pat, token) = store_pat(&state, user, scopes, &body.value.comment, expires_at).await?;
     Ok(HttpResponse::Created()
         .json(json!({"personal_access_token": pat_json(&pat), "token": token})))
+}
+
+/// The longest lifetime a token may be given: ten years (the settings page's 3650 days).
+const MAX_EXPIRES_IN_SECS: i64 = 3650 * 24 * 60 * 60;
+
+/// When a token created at `now` with `expires_in` seconds expires: 1 second to ten years,
+/// else 422 at `["body", "expires_in"]` (never an overflowing date).
+fn expiry(now: DateTime<Utc>, expires_in: i64) -> Result<DateTime<Utc>, ApiError> {
+    let invalid = |msg: &str| {
+        ApiError::invalid(
+            crate::loc!["body", "expires_in"],
+            msg,
+            Value::from(expires_in),
+        )
+    };
+    if expires_in <= 0 {
+        return Err(invalid("Input should be greater than 0"));
+    }
+    if expires_in > MAX_EXPIRES_IN_SECS {
+        return Err(invalid(&format!(
+            "Input should be less than or equal to {MAX_EXPIRES_IN_SECS}"
+        )));
+    }
+    chrono::TimeDelta::try_seconds(expires_in)
+        .and_then(|d| now.checked_add_signed(d))
+        .ok_or_else(|| invalid("Input is out of range"))
 }
 
 fn user_pats(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, ApiError> {
@@ -335,4 +355,29 @@ async fn settings_revoke(
     Ok(HttpResponse::SeeOther()
         .insert_header((actix_web::http::header::LOCATION, "/settings/tokens"))
         .finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_is_bounded_and_never_overflows() {
+        let now = Utc::now();
+        assert_eq!(expiry(now, 60).unwrap(), now + Duration::seconds(60));
+        assert!(expiry(now, MAX_EXPIRES_IN_SECS).is_ok());
+        for bad in [
+            0,
+            -1,
+            MAX_EXPIRES_IN_SECS + 1,
+            10_000_000_000_000_000,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            match expiry(now, bad) {
+                Err(ApiError::Validation(errors)) => assert_eq!(errors.len(), 1),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
 }

@@ -139,12 +139,24 @@ pub fn csrf_ok(req: &HttpRequest, posted: Option<&str>) -> bool {
     }
 }
 
-/// A local path to return to after signing in; anything else (another origin, `//host`)
-/// becomes the settings page.
+/// Where a sign-in may return to by default.
+const DEFAULT_NEXT: &str = "/settings/tokens";
+
+/// A path of these pages to return to after signing in; anything else becomes the settings
+/// page. Only paths under `/oauth2/` and `/settings/` are accepted, and none with a control
+/// character, whitespace or a backslash: browsers drop tabs and newlines from a URL and read
+/// `\` as `/`, so `/\t/evil.com` or `/\\evil.com` would leave the site.
 pub fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
-        _ => "/settings/tokens".to_string(),
+        Some(n)
+            if (n.starts_with("/oauth2/") || n.starts_with("/settings/"))
+                && !n
+                    .chars()
+                    .any(|c| c.is_control() || c.is_whitespace() || c == '\\') =>
+        {
+            n.to_string()
+        }
+        _ => DEFAULT_NEXT.to_string(),
     }
 }
 
@@ -162,6 +174,46 @@ mod tests {
         assert_eq!(safe_next(Some("https://evil.com/")), "/settings/tokens");
         assert_eq!(safe_next(Some("/\\evil.com")), "/settings/tokens");
         assert_eq!(safe_next(None), "/settings/tokens");
+    }
+
+    #[test]
+    fn next_refuses_every_way_out_of_the_site() {
+        for bad in [
+            "",
+            "/",
+            "//evil.com",
+            "///evil.com",
+            "/\\evil.com",
+            "\\\\evil.com",
+            "/\t/evil.com",
+            "/\n/evil.com",
+            "/\r/evil.com",
+            " /oauth2/authorize",
+            "/oauth2/authorize x",
+            "/oauth2/\\/evil.com",
+            "/oauth2/\u{0}",
+            "/\u{a0}/evil.com",
+            "https://evil.com",
+            "http:/evil.com",
+            "javascript:alert(1)",
+            "evil.com",
+            "/evil",
+            "/oauth2",
+        ] {
+            assert_eq!(safe_next(Some(bad)), "/settings/tokens", "{bad:?}");
+        }
+        // `/%09/evil.com` arrives decoded.
+        let decoded: String = form_urlencoded::parse(b"next=/%09/evil.com")
+            .map(|(_, v)| v.into_owned())
+            .collect();
+        assert_eq!(decoded, "/\t/evil.com");
+        assert_eq!(safe_next(Some(&decoded)), "/settings/tokens");
+        for good in [
+            "/oauth2/authorize?response_type=code&client_id=polar_ci_x",
+            "/settings/tokens",
+        ] {
+            assert_eq!(safe_next(Some(good)), good);
+        }
     }
 
     #[test]

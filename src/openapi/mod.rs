@@ -159,7 +159,10 @@ fn finish(doc: &mut Value) {
             "type": "apiKey",
             "in": "cookie",
             "name": "tollgate_session",
-            "description": "The browser session of the sign-in pages."
+            "description": "The browser session of the sign-in pages. Calls other than GET, HEAD \
+                            and OPTIONS made with it need `Content-Type: application/json` and, \
+                            when sent, the service's own `Origin` and `Sec-Fetch-Site: \
+                            same-origin` (else 403 `NotPermitted`)."
         }
     });
 

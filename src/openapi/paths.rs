@@ -513,51 +513,53 @@ fn users_deactivate() {}
 // OAuth 2.0 / OpenID Connect
 // ---------------------------------------------------------------------------------------
 
-/// Register an OAuth 2.0 client (RFC 7591). Answers 200, as Polar's SDK expects.
+/// Register an OAuth 2.0 client (RFC 7591): a signed-in browser session only (a token gets
+/// 403). Answers 200, as Polar's SDK expects.
 #[utoipa::path(post, path = "/v1/oauth2/register", tag = "oauth2",
     request_body = OAuth2ClientConfiguration,
-    security(("bearer" = [])),
+    security(("session" = [])),
     responses((status = 200, body = OAuth2ClientCreated)))]
 fn oauth2_register() {}
 
-/// The signed-in user's clients.
+/// The signed-in user's clients: a browser session only (a token gets 403).
 #[utoipa::path(get, path = "/v1/oauth2/", tag = "oauth2",
     params(("page" = Option<u32>, Query), ("limit" = Option<u32>, Query)),
-    security(("bearer" = [])),
+    security(("session" = [])),
     responses((status = 200, body = ListResourceOAuth2Client)))]
 fn oauth2_clients_list() {}
 
-/// Read a client's configuration (RFC 7592): its owner, or its registration access token.
+/// Read a client's configuration (RFC 7592): the owner's browser session, or the client's
+/// registration access token as the bearer token.
 #[utoipa::path(get, path = "/v1/oauth2/register/{client_id}", tag = "oauth2",
     params(("client_id" = String, Path)),
-    security(("bearer" = [])),
+    security(("session" = []), ("bearer" = [])),
     responses(
         (status = 200, body = OAuth2Client),
         (status = 400, description = "No credentials", body = OAuth2Error),
-        (status = 401, description = "Unknown client, or not the owner's credentials", body = OAuth2Error),
+        (status = 401, description = "Unknown client, or neither the owner's session nor the client's registration access token", body = OAuth2Error),
     ))]
 fn oauth2_client_get() {}
 
-/// Replace a client's configuration (RFC 7592).
+/// Update a client's configuration (RFC 7592): fields left out keep their values.
 #[utoipa::path(put, path = "/v1/oauth2/register/{client_id}", tag = "oauth2",
     params(("client_id" = String, Path)),
-    request_body = OAuth2ClientConfiguration,
-    security(("bearer" = [])),
+    request_body = OAuth2ClientConfigurationUpdate,
+    security(("session" = []), ("bearer" = [])),
     responses(
         (status = 200, body = OAuth2Client),
         (status = 400, description = "No credentials", body = OAuth2Error),
-        (status = 401, description = "Unknown client, or not the owner's credentials", body = OAuth2Error),
+        (status = 401, description = "Unknown client, or neither the owner's session nor the client's registration access token", body = OAuth2Error),
     ))]
 fn oauth2_client_update() {}
 
 /// Delete a client (RFC 7592); its tokens stop working.
 #[utoipa::path(delete, path = "/v1/oauth2/register/{client_id}", tag = "oauth2",
     params(("client_id" = String, Path)),
-    security(("bearer" = [])),
+    security(("session" = []), ("bearer" = [])),
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "No credentials", body = OAuth2Error),
-        (status = 401, description = "Unknown client, or not the owner's credentials", body = OAuth2Error),
+        (status = 401, description = "Unknown client, or neither the owner's session nor the client's registration access token", body = OAuth2Error),
     ))]
 fn oauth2_client_delete() {}
 

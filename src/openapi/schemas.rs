@@ -1433,6 +1433,31 @@ pub struct OAuth2ClientConfiguration {
     pub client_id: Option<String>,
 }
 
+/// RFC 7592 client update: `client_id` names the client; every other field left out keeps
+/// its stored value (Polar merges). An empty link clears it.
+#[derive(Deserialize, ToSchema)]
+pub struct OAuth2ClientConfigurationUpdate {
+    /// Must be the client's id.
+    pub client_id: String,
+    #[schema(nullable = false)]
+    pub redirect_uris: Option<Vec<String>>,
+    #[schema(nullable = false)]
+    pub client_name: Option<String>,
+    #[schema(nullable = false)]
+    pub token_endpoint_auth_method: Option<TokenEndpointAuthMethod>,
+    #[schema(nullable = false)]
+    pub grant_types: Option<Vec<String>>,
+    #[schema(nullable = false)]
+    pub response_types: Option<Vec<String>>,
+    /// Space-separated scopes the client may ask for.
+    #[schema(nullable = false)]
+    pub scope: Option<String>,
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+}
+
 /// A registered client. `client_secret` is only shown when the client is created; reads
 /// send an empty string.
 #[derive(Serialize, ToSchema)]
@@ -1614,7 +1639,9 @@ pub struct PersonalAccessToken {
 pub struct PersonalAccessTokenCreate {
     pub comment: String,
     pub scopes: Vec<String>,
-    /// Lifetime in seconds; none for a token that does not expire.
+    /// Lifetime in seconds, 1 to 315360000 (ten years); none for a token that does not
+    /// expire.
+    #[schema(minimum = 1, maximum = 315360000)]
     pub expires_in: Option<i64>,
 }
 

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{TimeZone, Utc};
+use chrono::{Datelike, TimeZone, Utc};
 use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -17,7 +17,7 @@ use tollgate::config::Settings;
 use tollgate::startup::Application;
 use tollgate_actors::ManualClock;
 
-use crate::helpers::{client, spawn_app, Reply, TestApp, CLIENT_TIMEOUT};
+use crate::helpers::{client, send_checked, spawn_app, Reply, TestApp, CLIENT_TIMEOUT};
 
 pub const REDIRECT: &str = "http://localhost:8000/callback";
 pub const PASSWORD: &str = "correct horse battery";
@@ -33,6 +33,7 @@ pub struct Page {
     pub status: StatusCode,
     pub location: String,
     pub content_type: String,
+    pub headers: reqwest::header::HeaderMap,
     pub body: String,
 }
 
@@ -112,10 +113,12 @@ impl Browser {
         };
         let location = header(LOCATION);
         let content_type = header(reqwest::header::CONTENT_TYPE);
+        let headers = resp.headers().clone();
         Page {
             status,
             location,
             content_type,
+            headers,
             body: resp.text().await.unwrap(),
         }
     }
@@ -133,6 +136,35 @@ impl Browser {
     pub async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let req = self.http.post(format!("{}{}", self.base, path)).form(form);
         self.send(req).await
+    }
+
+    /// A request to `path` carrying this browser's cookies (its session).
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        let cookie: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if cookie.is_empty() {
+            req
+        } else {
+            req.header(COOKIE, cookie.join("; "))
+        }
+    }
+
+    /// A JSON API call carrying this browser's cookies (its session), as the pages' own
+    /// scripts make it: `Content-Type: application/json` on anything but a GET. Checked
+    /// against the OpenAPI document like every other API call.
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Reply {
+        let get = method == reqwest::Method::GET;
+        let mut req = self.request(method, path);
+        if let Some(body) = body {
+            req = req.json(body);
+        } else if !get {
+            req = req.header(reqwest::header::CONTENT_TYPE, "application/json");
+        }
+        send_checked(req).await
     }
 
     /// Signs in through the sign-in page.
@@ -160,9 +192,32 @@ pub async fn user_with_password(app: &TestApp, email: &str) -> tollgate::domain:
     user.id
 }
 
-/// Registers a client as the bootstrap admin; returns the registration response.
+/// The user who registers the test clients.
+pub const OWNER: &str = "owner@example.com";
+
+/// A browser signed in as `email` (a user created with [`PASSWORD`] if there is none yet).
+pub async fn signed_in(app: &TestApp, email: &str) -> Browser {
+    let exists = app
+        .state
+        .store
+        .lookup_unique(&tollgate::domain::user::User::email_key(email))
+        .unwrap()
+        .is_some();
+    if !exists {
+        user_with_password(app, email).await;
+    }
+    let mut b = Browser::new(app);
+    let page = b.sign_in(email, PASSWORD).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    b
+}
+
+/// Registers a client from the browser session of [`OWNER`] (registration takes a web
+/// session only); returns the registration response.
 pub async fn register(app: &TestApp, body: Value) -> Reply {
-    app.post_json("/v1/oauth2/register", Some(&app.token), &body)
+    let owner = signed_in(app, OWNER).await;
+    owner
+        .api(reqwest::Method::POST, "/v1/oauth2/register", Some(&body))
         .await
 }
 
@@ -303,6 +358,7 @@ fn oauth_error(r: &Reply, status: u16, error: &str) {
 struct Flow {
     client_id: String,
     secret: String,
+    registration_token: String,
     browser: Browser,
 }
 
@@ -315,6 +371,10 @@ async fn signed_in_flow(app: &TestApp, email: &str, method: &str, scope: &str) -
     Flow {
         client_id: client["client_id"].as_str().unwrap().to_string(),
         secret: client["client_secret"].as_str().unwrap().to_string(),
+        registration_token: client["registration_access_token"]
+            .as_str()
+            .unwrap()
+            .to_string(),
         browser,
     }
 }
@@ -392,11 +452,13 @@ async fn registration_validates_redirect_uris_and_scopes() {
 
 #[actix_web::test]
 async fn client_configuration_needs_the_owner_or_the_registration_token() {
+    use reqwest::Method;
     let app = spawn_app().await;
     let c = registered(&app, "client_secret_post", "openid email").await;
     let id = c["client_id"].as_str().unwrap();
     let rat = c["registration_access_token"].as_str().unwrap();
     let path = format!("/v1/oauth2/register/{id}");
+    let owner = signed_in(&app, OWNER).await;
 
     let r = app.get(&path, None).await;
     oauth_error(&r, 400, "access_denied");
@@ -406,66 +468,456 @@ async fn client_configuration_needs_the_owner_or_the_registration_token() {
         .get("/v1/oauth2/register/polar_ci_unknown", Some(rat))
         .await;
     oauth_error(&r, 401, "invalid_client");
-    let (_, other) = app
-        .new_user_with_scopes("other@example.com", &[Scope::OrganizationsRead])
-        .await;
-    let r = app.get(&path, Some(&other)).await;
+    // A non-owner's browser session is refused.
+    let other = signed_in(&app, "browser@example.com").await;
+    let r = other.api(Method::GET, &path, None).await;
     oauth_error(&r, 401, "invalid_client");
-    // A non-owner's browser session is refused too; the owner's token and the registration
-    // token are accepted.
-    user_with_password(&app, "browser@example.com").await;
-    let mut b = Browser::new(&app);
-    b.sign_in("browser@example.com", PASSWORD).await;
-    let page = b.get(&path).await;
-    assert_eq!(page.status, 401, "{}", page.body);
+    // The registration token and the owner's session are accepted.
     let r = app.get(&path, Some(rat)).await;
     r.expect(200);
     assert_eq!(r.body["client_id"], id);
     assert_eq!(r.body["client_secret"], "");
-    app.get(&path, Some(&app.token)).await.expect(200);
+    let r = owner.api(Method::GET, &path, None).await;
+    r.expect(200);
+    assert_eq!(r.body["client_id"], id);
 
     let update = json!({"client_id": id, "client_name": "Renamed", "redirect_uris": ["https://new.example/cb"]});
     let r = app
-        .send(
-            app.request(reqwest::Method::PUT, &path, Some(rat))
-                .json(&update),
-        )
+        .send(app.request(Method::PUT, &path, Some(rat)).json(&update))
         .await;
     r.expect(200);
     assert_eq!(r.body["client_name"], "Renamed");
     assert_eq!(r.body["redirect_uris"], json!(["https://new.example/cb"]));
-    let r = app
-        .send(
-            app.request(reqwest::Method::PUT, &path, Some(&other))
-                .json(&update),
+    let r = other.api(Method::PUT, &path, Some(&update)).await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = owner
+        .api(
+            Method::PUT,
+            &path,
+            Some(&json!({"client_id": id, "client_name": "By the owner", "redirect_uris": ["https://new.example/cb"]})),
         )
         .await;
-    oauth_error(&r, 401, "invalid_client");
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "By the owner");
 
     // The owner's list shows it; another user's list is empty; deleted clients are hidden.
-    let r = app.get("/v1/oauth2/", Some(&app.token)).await;
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
     r.expect(200);
     assert_eq!(r.total_count(), 1);
-    assert_eq!(app.get("/v1/oauth2/", Some(&other)).await.total_count(), 0);
+    assert_eq!(r.items()[0]["client_id"], id);
+    let r = other.api(Method::GET, "/v1/oauth2/", None).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 0);
     let r = app.get("/v1/oauth2/", None).await;
     assert_eq!(r.expect_error(401), "Unauthorized");
-    let r = app
-        .send(app.request(reqwest::Method::DELETE, &path, Some(&other)))
-        .await;
+    let r = other.api(Method::DELETE, &path, None).await;
     oauth_error(&r, 401, "invalid_client");
     let r = app
-        .send(app.request(reqwest::Method::DELETE, &path, Some(rat)))
+        .send(app.request(Method::DELETE, &path, Some(rat)))
         .await;
     assert_eq!(r.status, 204);
-    assert_eq!(
-        app.get("/v1/oauth2/", Some(&app.token)).await.total_count(),
-        0
-    );
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
+    assert_eq!(r.total_count(), 0);
     let r = app.get(&path, Some(rat)).await;
     oauth_error(&r, 401, "invalid_client");
 }
 
+/// Personal access tokens (even the owner's, with every scope) and OAuth2 access tokens
+/// manage no clients: registration and the list are web-session only (403
+/// `insufficient_scope`), a client's configuration takes only the owner's session or that
+/// client's registration token (401 `invalid_client`).
+#[actix_web::test]
+async fn tokens_cannot_manage_clients_only_sessions_and_registration_tokens_can() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let owner_id = user_with_password(&app, OWNER).await;
+    let owner = signed_in(&app, OWNER).await;
+    let body = json!({"client_name": "x", "redirect_uris": [REDIRECT], "scope": "openid email"});
+    let r = owner
+        .api(Method::POST, "/v1/oauth2/register", Some(&body))
+        .await;
+    r.expect(200);
+    let id = r.body["client_id"].as_str().unwrap().to_string();
+    let rat = r.body["registration_access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/v1/oauth2/register/{id}");
+    let second = owner
+        .api(Method::POST, "/v1/oauth2/register", Some(&body))
+        .await;
+    second.expect(200);
+    let second_id = second.body["client_id"].as_str().unwrap().to_string();
+
+    let secret = r.body["client_secret"].as_str().unwrap().to_string();
+
+    // The owner's PAT with every grantable scope, the bootstrap admin's token, and an
+    // OAuth2 access token of the owner.
+    let all: Vec<Scope> = tollgate::auth::ScopeSet::all_grantable().iter().collect();
+    let pat = app.issue_token(owner_id, &all).await;
+    let mut flow_browser = signed_in(&app, OWNER).await;
+    let code = obtain_code(&app, &mut flow_browser, &id, "openid email", &[]).await;
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &id),
+            ("client_secret", &secret),
+        ],
+    )
+    .await;
+    r.expect(200);
+    let access = r.body["access_token"].as_str().unwrap().to_string();
+    for token in [pat.as_str(), app.token.as_str(), access.as_str()] {
+        let r = app
+            .post_json("/v1/oauth2/register", Some(token), &body)
+            .await;
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "insufficient_scope", "{}", r.body);
+        let r = app.get("/v1/oauth2/", Some(token)).await;
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "insufficient_scope", "{}", r.body);
+        let r = app.get(&path, Some(token)).await;
+        oauth_error(&r, 401, "invalid_client");
+        let update = json!({"client_id": id, "client_name": "Hijacked", "redirect_uris": ["https://evil.example/cb"]});
+        let r = app
+            .send(app.request(Method::PUT, &path, Some(token)).json(&update))
+            .await;
+        oauth_error(&r, 401, "invalid_client");
+        let r = app
+            .send(app.request(Method::DELETE, &path, Some(token)))
+            .await;
+        oauth_error(&r, 401, "invalid_client");
+    }
+    // A registration token manages its own client only.
+    let r = app
+        .get(&format!("/v1/oauth2/register/{second_id}"), Some(&rat))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app
+        .send(app.request(
+            Method::DELETE,
+            &format!("/v1/oauth2/register/{second_id}"),
+            Some(&rat),
+        ))
+        .await;
+    oauth_error(&r, 401, "invalid_client");
+    let r = app.get(&path, Some(&rat)).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "x");
+    // Nothing was changed by the refused calls; the owner's session sees both clients.
+    let r = owner.api(Method::GET, "/v1/oauth2/", None).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 2);
+}
+
+/// `PUT /v1/oauth2/register/{client_id}` merges: fields left out keep their values (the
+/// scope is not widened to every scope, the method not reset, links not cleared).
+#[actix_web::test]
+async fn client_update_merges_into_the_stored_configuration() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let c = registered(&app, "client_secret_basic", "openid email").await;
+    let id = c["client_id"].as_str().unwrap();
+    let rat = c["registration_access_token"].as_str().unwrap();
+    let path = format!("/v1/oauth2/register/{id}");
+    let put = |body: Value| app.send(app.request(Method::PUT, &path, Some(rat)).json(&body));
+    let r = put(json!({"client_id": id, "client_name": "Renamed"})).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["redirect_uris"], json!([REDIRECT]));
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    assert_eq!(r.body["scope"], "openid email");
+    assert_eq!(
+        r.body["grant_types"],
+        json!(["authorization_code", "refresh_token"])
+    );
+    assert_eq!(r.body["response_types"], json!(["code"]));
+    assert_eq!(r.body["client_uri"], "https://acme.example");
+    assert_eq!(r.body["tos_uri"], "https://acme.example/tos");
+    assert_eq!(r.body["policy_uri"], "https://acme.example/privacy");
+    assert!(r.body["modified_at"].is_string(), "{}", r.body);
+    // Only the fields sent change; an empty link clears it; null keeps it.
+    let r =
+        put(json!({"client_id": id, "scope": "openid", "client_uri": "", "tos_uri": null})).await;
+    r.expect(200);
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["scope"], "openid");
+    assert_eq!(r.body["client_uri"], Value::Null);
+    assert_eq!(r.body["tos_uri"], "https://acme.example/tos");
+    // The read agrees with what the update answered.
+    let r = app.get(&path, Some(rat)).await;
+    r.expect(200);
+    assert_eq!(r.body["scope"], "openid");
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    // Merged values are validated like a registration; client_id stays required.
+    let r = put(json!({"client_id": id, "redirect_uris": ["http://example.com/cb"]})).await;
+    r.expect_invalid_at(json!(["body", "redirect_uris", 0]));
+    let r = put(json!({"client_id": id, "scope": "openid admin"})).await;
+    r.expect_invalid_at(json!(["body", "scope"]));
+    let r = put(json!({"client_name": "No id"})).await;
+    r.expect_invalid_at(json!(["body", "client_id"]));
+    let r = put(json!({"client_id": "polar_ci_other", "client_name": "Wrong id"})).await;
+    r.expect_invalid_at(json!(["body", "client_id"]));
+    let r = app.get(&path, Some(rat)).await;
+    assert_eq!(r.body["client_name"], "Renamed");
+    assert_eq!(r.body["redirect_uris"], json!([REDIRECT]));
+}
+
+/// Changing a client's redirect URIs or authentication method forgets the consents given
+/// to it: the next authorization shows the consent page instead of redirecting silently.
+#[actix_web::test]
+async fn changing_redirect_uris_or_auth_method_asks_for_consent_again() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let f = signed_in_flow(
+        &app,
+        "consent@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let mut b = f.browser;
+    let rat = f.registration_token.clone();
+    let path = format!("/v1/oauth2/register/{}", f.client_id);
+    obtain_code(&app, &mut b, &f.client_id, "openid email", &[]).await;
+    // Consented: the next request redirects at once.
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    // A rename keeps the consent.
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed", "redirect_uris": [REDIRECT],
+        })))
+        .await;
+    r.expect(200);
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    // A new redirect URI list forgets it.
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed",
+            "redirect_uris": [REDIRECT, "https://other.example/cb"],
+        })))
+        .await;
+    r.expect(200);
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.location);
+    assert!(page.body.contains("csrf_token"), "{}", page.body);
+    // Consent again, then change the authentication method: asked again.
+    obtain_code(&app, &mut b, &f.client_id, "openid email", &[]).await;
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::FOUND, "{}", page.body);
+    let r = app
+        .send(app.request(Method::PUT, &path, Some(&rat)).json(&json!({
+            "client_id": f.client_id, "client_name": "Renamed",
+            "redirect_uris": [REDIRECT, "https://other.example/cb"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        })))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["token_endpoint_auth_method"], "client_secret_basic");
+    let page = b
+        .get(&authorize_path(&f.client_id, "openid email", &[]))
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.location);
+}
+
+/// API calls authenticated by the session cookie that may change something need
+/// `Content-Type: application/json` and, when the browser names them, the service's own
+/// origin: a cross-site form or script gets 403 `NotPermitted`. Bearer calls are unaffected.
+#[actix_web::test]
+async fn cookie_authenticated_writes_must_be_same_origin_json() {
+    use reqwest::header::{CONTENT_TYPE, ORIGIN};
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let b = signed_in(&app, OWNER).await;
+    let pat_body = json!({"comment": "x", "scopes": ["organizations:read"]});
+    let raw = serde_json::to_string(&pat_body).unwrap();
+    let not_permitted = |r: &Reply| {
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["error"], "NotPermitted", "{}", r.body);
+        assert!(r.body["detail"].is_string(), "{}", r.body);
+    };
+    let pats = "/v1/personal_access_tokens/";
+    // No content type (a form or `fetch` with a string body), or a form's type.
+    let r = send_checked(b.request(Method::POST, pats).body(raw.clone())).await;
+    not_permitted(&r);
+    for ct in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header(CONTENT_TYPE, ct)
+                .body(raw.clone()),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    // JSON from another origin, or a browser that says the call is cross-site.
+    for origin in ["https://evil.example", "null", "http://127.0.0.1:1"] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header(ORIGIN, origin)
+                .json(&pat_body),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    for site in ["cross-site", "same-site"] {
+        let r = send_checked(
+            b.request(Method::POST, pats)
+                .header("sec-fetch-site", site)
+                .json(&pat_body),
+        )
+        .await;
+        not_permitted(&r);
+    }
+    let reg = json!({"client_name": "x", "redirect_uris": [REDIRECT]});
+    let r = send_checked(
+        b.request(Method::POST, "/v1/oauth2/register")
+            .header(ORIGIN, "https://evil.example")
+            .json(&reg),
+    )
+    .await;
+    not_permitted(&r);
+    assert_eq!(b.api(Method::GET, pats, None).await.total_count(), 0);
+
+    // Same-origin JSON works (with or without the browser's headers).
+    let r = send_checked(
+        b.request(Method::POST, pats)
+            .header(ORIGIN, app.address.as_str())
+            .header("sec-fetch-site", "same-origin")
+            .json(&pat_body),
+    )
+    .await;
+    r.expect(201);
+    let pat_id = r.body["personal_access_token"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = b.api(Method::POST, "/v1/oauth2/register", Some(&reg)).await;
+    r.expect(200);
+    let client_path = format!(
+        "/v1/oauth2/register/{}",
+        r.body["client_id"].as_str().unwrap()
+    );
+    let update =
+        json!({"client_id": r.body["client_id"], "client_name": "y", "redirect_uris": [REDIRECT]});
+    // Client configuration by the owner's session follows the same rule.
+    let r = send_checked(
+        b.request(Method::PUT, &client_path)
+            .header(ORIGIN, "https://evil.example")
+            .json(&update),
+    )
+    .await;
+    not_permitted(&r);
+    let r = send_checked(b.request(Method::DELETE, &client_path)).await;
+    not_permitted(&r);
+    b.api(Method::PUT, &client_path, Some(&update))
+        .await
+        .expect(200);
+    // A DELETE without a content type is refused too; with JSON it works.
+    let pat_path = format!("{pats}{pat_id}");
+    let r = send_checked(b.request(Method::DELETE, &pat_path)).await;
+    not_permitted(&r);
+    let r = b.api(Method::DELETE, &pat_path, None).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    // Reads need nothing more.
+    let r = send_checked(
+        b.request(Method::GET, pats)
+            .header(ORIGIN, "https://evil.example"),
+    )
+    .await;
+    r.expect(200);
+
+    // Bearer calls are unaffected: no content type (read as JSON) and a foreign origin.
+    let r = app
+        .send(
+            app.request(Method::POST, "/v1/organizations/", Some(&app.token))
+                .header(ORIGIN, "https://evil.example")
+                .body(r#"{"name": "Bearer Org", "slug": "bearer-org"}"#),
+        )
+        .await;
+    r.expect(201);
+}
+
 // ---------------------------------------------------------------- pages
+
+/// `next` after sign-in stays on these pages: tabs (`/%09/evil.com`), backslashes, `//host`
+/// and absolute URLs fall back to the settings page.
+#[actix_web::test]
+async fn sign_in_never_redirects_off_site() {
+    let app = spawn_app().await;
+    user_with_password(&app, "next@example.com").await;
+    for bad in [
+        "/%09/evil.com",
+        "/%5C/evil.com",
+        "/%5Cevil.com",
+        "//evil.com",
+        "https://evil.com",
+        "/%0a/evil.com",
+    ] {
+        let mut b = Browser::new(&app);
+        let page = b.get(&format!("/oauth2/login?next={bad}")).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.input("next").as_deref(),
+            Some("/settings/tokens"),
+            "{bad}"
+        );
+        let decoded: String = form_urlencoded::parse(format!("n={bad}").as_bytes())
+            .map(|(_, v)| v.into_owned())
+            .collect();
+        let csrf = page.csrf();
+        let signed = b
+            .post(
+                "/oauth2/login",
+                &[
+                    ("csrf_token", csrf.as_str()),
+                    ("email", "next@example.com"),
+                    ("password", PASSWORD),
+                    ("next", decoded.as_str()),
+                ],
+            )
+            .await;
+        assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
+        assert_eq!(signed.location, "/settings/tokens", "{bad}");
+    }
+    let mut b = Browser::new(&app);
+    let page = b
+        .get("/oauth2/login?next=%2Foauth2%2Fauthorize%3Fx%3D1")
+        .await;
+    assert_eq!(page.input("next").as_deref(), Some("/oauth2/authorize?x=1"));
+}
+
+/// An HTML page may not be framed, cached or run anything (error pages included).
+fn assert_page_headers(page: &Page) {
+    let h = |n: &str| {
+        page.headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(h("x-frame-options"), "DENY", "{:?}", page.headers);
+    assert_eq!(h("cache-control"), "no-store", "{:?}", page.headers);
+    let csp = h("content-security-policy");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+}
 
 fn assert_html(page: &Page) {
     assert!(
@@ -473,6 +925,7 @@ fn assert_html(page: &Page) {
         "{}",
         page.content_type
     );
+    assert_page_headers(page);
     assert!(page.body.contains("name=\"viewport\""));
     // Crude well-formedness: every opened container element is closed.
     for tag in [
@@ -544,6 +997,34 @@ async fn pages_render_sign_in_consent_and_organization_picker() {
     assert!(page.body.contains("name=\"sub\""));
     assert!(page.body.contains(org["id"].as_str().unwrap()));
     assert!(page.body.contains("picked-org"));
+}
+
+/// Error pages (a refused CSRF check, a bad authorization request) carry the same
+/// anti-framing and content-security headers as the pages themselves.
+#[actix_web::test]
+async fn error_pages_cannot_be_framed() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, "frames@example.com").await;
+    let page = b
+        .post("/settings/tokens", &[("csrf_token", "x"), ("comment", "c")])
+        .await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(
+        page.content_type.starts_with("text/html"),
+        "{}",
+        page.content_type
+    );
+    assert_page_headers(&page);
+    let page = b
+        .get("/oauth2/authorize?response_type=code&client_id=polar_ci_unknown")
+        .await;
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(
+        page.content_type.starts_with("text/html"),
+        "{}",
+        page.content_type
+    );
+    assert_page_headers(&page);
 }
 
 #[actix_web::test]
@@ -803,6 +1284,122 @@ async fn code_exchange_issues_tokens_with_an_id_token_and_is_single_use() {
     assert_eq!(r.body["error"], "invalid_token");
 }
 
+/// A `code_verifier` sent for a code that was issued without a challenge is refused
+/// (`invalid_grant`): an attacker who stripped the challenge from the authorization request
+/// cannot pass the exchange off as PKCE-protected. The code is spent.
+#[actix_web::test]
+async fn a_verifier_for_a_code_without_a_challenge_is_refused() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "downgrade@example.com",
+        "client_secret_post",
+        "openid",
+    )
+    .await;
+    let id = f.client_id.clone();
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &[]).await;
+    let form = |code: &str| {
+        vec![
+            ("grant_type".to_string(), "authorization_code".to_string()),
+            ("code".to_string(), code.to_string()),
+            ("redirect_uri".to_string(), REDIRECT.to_string()),
+            ("client_id".to_string(), f.client_id.clone()),
+            ("client_secret".to_string(), f.secret.clone()),
+        ]
+    };
+    let mut with_verifier = form(&code);
+    with_verifier.push(("code_verifier".into(), "A".repeat(43)));
+    let pairs: Vec<(&str, &str)> = with_verifier
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = token_request(&app, &pairs).await;
+    oauth_error(&r, 400, "invalid_grant");
+    assert!(r.body.get("access_token").is_none());
+    // Spent: the same code without the verifier is refused too.
+    let r = exchange(&app, &f, &code).await;
+    oauth_error(&r, 400, "invalid_grant");
+    // A fresh code without a verifier still works for a confidential client.
+    let code = obtain_code(&app, &mut f.browser, &id, "openid", &[]).await;
+    exchange(&app, &f, &code).await.expect(200);
+}
+
+/// A public client (`none`) is issued no secret (an empty `client_secret`); made
+/// confidential by an update, it gets one, shown in that response, which then
+/// authenticates it; made public again, the secret stops working.
+#[actix_web::test]
+async fn public_clients_have_no_secret_until_they_become_confidential() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let c = registered(&app, "none", "openid").await;
+    assert_eq!(c["client_secret"], "");
+    assert_eq!(c["token_endpoint_auth_method"], "none");
+    let id = c["client_id"].as_str().unwrap();
+    let rat = c["registration_access_token"].as_str().unwrap();
+    let path = format!("/v1/oauth2/register/{id}");
+    let introspect = |secret: String| {
+        let form = vec![
+            ("token".to_string(), "polar_at_u_unknown".to_string()),
+            ("client_id".to_string(), id.to_string()),
+            ("client_secret".to_string(), secret),
+        ];
+        app.send(
+            app.client
+                .post(app.url("/v1/oauth2/introspect"))
+                .form(&form),
+        )
+    };
+    // An empty secret authenticates nothing.
+    oauth_error(&introspect(String::new()).await, 401, "invalid_client");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat)).json(
+                &json!({"client_id": id, "token_endpoint_auth_method": "client_secret_post"}),
+            ),
+        )
+        .await;
+    r.expect(200);
+    let secret = r.body["client_secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("polar_cs_"), "{}", r.body);
+    let r = introspect(secret.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["active"], false);
+    // Later reads and updates do not show it again.
+    let r = app.get(&path, Some(rat)).await;
+    assert_eq!(r.body["client_secret"], "");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat))
+                .json(&json!({"client_id": id, "client_name": "Again"})),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["client_secret"], "");
+    introspect(secret.clone()).await.expect(200);
+    // Public again: the secret is gone.
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat))
+                .json(&json!({"client_id": id, "token_endpoint_auth_method": "none"})),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["client_secret"], "");
+    let r = app
+        .send(
+            app.request(Method::PUT, &path, Some(rat)).json(
+                &json!({"client_id": id, "token_endpoint_auth_method": "client_secret_post"}),
+            ),
+        )
+        .await;
+    r.expect(200);
+    let newer = r.body["client_secret"].as_str().unwrap().to_string();
+    assert_ne!(newer, secret);
+    oauth_error(&introspect(secret).await, 401, "invalid_client");
+    introspect(newer).await.expect(200);
+}
+
 #[actix_web::test]
 async fn public_clients_need_s256_pkce() {
     let app = spawn_app().await;
@@ -887,6 +1484,62 @@ async fn public_clients_need_s256_pkce() {
     )
     .await;
     r.expect(200);
+}
+
+/// Two refreshes with the same token at once: one may win the race, but the token was
+/// used twice, so the family is revoked either way (a rotation conflict counts as reuse):
+/// whatever pair the winner got stops working.
+#[actix_web::test]
+async fn concurrent_refreshes_with_one_token_revoke_the_family() {
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "race@example.com",
+        "client_secret_post",
+        "openid email",
+    )
+    .await;
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &f.client_id.clone(),
+        "openid email",
+        &[],
+    )
+    .await;
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let rt = tokens.body["refresh_token"].as_str().unwrap().to_string();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", rt.as_str()),
+        ("client_id", f.client_id.as_str()),
+        ("client_secret", f.secret.as_str()),
+    ];
+    let (a, b) =
+        futures_util::future::join(token_request(&app, &form), token_request(&app, &form)).await;
+    let winners: Vec<&Reply> = [&a, &b].into_iter().filter(|r| r.status == 200).collect();
+    assert!(winners.len() <= 1, "{} / {}", a.body, b.body);
+    for r in [&a, &b].into_iter().filter(|r| r.status != 200) {
+        oauth_error(r, 400, "invalid_grant");
+    }
+    for w in winners {
+        let at = w.body["access_token"].as_str().unwrap();
+        let r = app.get("/v1/oauth2/userinfo", Some(at)).await;
+        assert_eq!(r.status, 401, "{}", r.body);
+        let rt2 = w.body["refresh_token"].as_str().unwrap();
+        let r = token_request(
+            &app,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", rt2),
+                ("client_id", &f.client_id),
+                ("client_secret", &f.secret),
+            ],
+        )
+        .await;
+        oauth_error(&r, 400, "invalid_grant");
+    }
 }
 
 #[actix_web::test]
@@ -988,6 +1641,96 @@ async fn refresh_rotates_narrows_and_reuse_revokes_the_family() {
         ))
         .await;
     oauth_error(&r, 400, "invalid_grant");
+}
+
+/// Deleting a client ends its tokens: the access token gets 401 on the API and userinfo,
+/// the refresh token is refused, and introspection no longer reports them active.
+#[actix_web::test]
+async fn tokens_of_a_deleted_client_stop_working() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let mut f = signed_in_flow(
+        &app,
+        "deleted@example.com",
+        "client_secret_post",
+        "openid email organizations:read",
+    )
+    .await;
+    let client_id = f.client_id.clone();
+    let code = obtain_code(
+        &app,
+        &mut f.browser,
+        &client_id,
+        "openid email organizations:read",
+        &[],
+    )
+    .await;
+    let tokens = exchange(&app, &f, &code).await;
+    tokens.expect(200);
+    let at = tokens.body["access_token"].as_str().unwrap().to_string();
+    let rt = tokens.body["refresh_token"].as_str().unwrap().to_string();
+    app.get("/v1/organizations/", Some(&at)).await.expect(200);
+    app.get("/v1/oauth2/userinfo", Some(&at)).await.expect(200);
+    let introspect = |token: String| {
+        let form = vec![
+            ("token".to_string(), token),
+            ("client_id".to_string(), f.client_id.clone()),
+            ("client_secret".to_string(), f.secret.clone()),
+        ];
+        app.send(
+            app.client
+                .post(app.url("/v1/oauth2/introspect"))
+                .form(&form),
+        )
+    };
+    let r = introspect(at.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["active"], true);
+
+    let path = format!("/v1/oauth2/register/{client_id}");
+    let r = app
+        .send(app.request(Method::DELETE, &path, Some(&f.registration_token)))
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+
+    let r = app.get("/v1/organizations/", Some(&at)).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(r.body["error"], "invalid_token", "{}", r.body);
+    let r = app.get("/v1/oauth2/userinfo", Some(&at)).await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(r.body["error"], "invalid_token", "{}", r.body);
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &rt),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    oauth_error(&r, 401, "invalid_client");
+    // The deleted client cannot introspect any more; another client sees the tokens as
+    // inactive.
+    let r = introspect(at.clone()).await;
+    oauth_error(&r, 401, "invalid_client");
+    let other = registered(&app, "client_secret_post", "openid").await;
+    for token in [&at, &rt] {
+        let form = [
+            ("token", token.as_str()),
+            ("client_id", other["client_id"].as_str().unwrap()),
+            ("client_secret", other["client_secret"].as_str().unwrap()),
+        ];
+        let r = app
+            .send(
+                app.client
+                    .post(app.url("/v1/oauth2/introspect"))
+                    .form(&form),
+            )
+            .await;
+        r.expect(200);
+        assert_eq!(r.body["active"], false, "{}", r.body);
+    }
 }
 
 #[actix_web::test]
@@ -1444,6 +2187,59 @@ async fn personal_access_tokens_from_a_web_session() {
     assert_eq!(r.status, 403);
 }
 
+/// `expires_in` of a new personal access token: 1 second to ten years; a huge value is a
+/// 422 at `["body", "expires_in"]`, not a crash.
+#[actix_web::test]
+async fn personal_access_token_expiry_is_bounded() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let b = signed_in(&app, "expiry@example.com").await;
+    let pats = "/v1/personal_access_tokens/";
+    for bad in [
+        json!(10_000_000_000_000_000_i64),
+        json!(i64::MAX),
+        json!(315_360_001),
+        json!(0),
+        json!(-5),
+    ] {
+        let r = b
+            .api(
+                Method::POST,
+                pats,
+                Some(&json!({"comment": "x", "scopes": [], "expires_in": bad})),
+            )
+            .await;
+        let item = r.expect_invalid_at(json!(["body", "expires_in"]));
+        assert_eq!(item["input"], bad, "{item}");
+    }
+    // The service is still up, and the bounds themselves are accepted.
+    let r = b
+        .api(
+            Method::POST,
+            pats,
+            Some(&json!({"comment": "x", "scopes": [], "expires_in": 315_360_000})),
+        )
+        .await;
+    r.expect(201);
+    let expires = r.body["personal_access_token"]["expires_at"]
+        .as_str()
+        .unwrap();
+    assert!(
+        expires.starts_with(&(Utc::now().year_ce().1 + 9).to_string())
+            || expires.starts_with(&(Utc::now().year_ce().1 + 10).to_string()),
+        "{expires}"
+    );
+    let r = b
+        .api(
+            Method::POST,
+            pats,
+            Some(&json!({"comment": "y", "scopes": [], "expires_in": 1})),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(b.api(Method::GET, pats, None).await.total_count(), 2);
+}
+
 #[actix_web::test]
 async fn sign_up_creates_a_user_and_a_session() {
     let app = spawn_app().await;
@@ -1514,14 +2310,19 @@ async fn sign_up_creates_a_user_and_a_session() {
 
 #[actix_web::test]
 async fn listing_clients_validates_its_query_like_every_list() {
+    use reqwest::Method;
     let app = spawn_app().await;
-    let token = Some(app.token.as_str());
-    let r = app.get("/v1/oauth2/?page=null&page=null", token).await;
+    let owner = signed_in(&app, OWNER).await;
+    let r = owner
+        .api(Method::GET, "/v1/oauth2/?page=null&page=null", None)
+        .await;
     let item = r.expect_invalid_at(serde_json::json!(["query", "page"]));
     assert_eq!(item["type"], "int_parsing", "{item}");
-    let r = app.get("/v1/oauth2/?limit=0", token).await;
+    let r = owner.api(Method::GET, "/v1/oauth2/?limit=0", None).await;
     r.expect_invalid_at(serde_json::json!(["query", "limit"]));
-    let r = app.get("/v1/oauth2/?page=1&limit=5", token).await;
+    let r = owner
+        .api(Method::GET, "/v1/oauth2/?page=1&limit=5", None)
+        .await;
     r.expect(200);
     assert_eq!(r.body["pagination"]["total_count"], 0);
 }

@@ -17,7 +17,6 @@ async fn authlib_completes_the_oidc_flow() {
     let mut cmd = Command::new(python);
     cmd.arg(crate::tools::repo_root().join("tests/clients/oidc/e2e.py"))
         .env("TOLLGATE_URL", &app.address)
-        .env("TOLLGATE_TOKEN", &app.token)
         .env("OIDC_EMAIL", "authlib@example.com")
         .env("OIDC_PASSWORD", PASSWORD);
     let out = run_async(cmd, Duration::from_secs(120)).await;

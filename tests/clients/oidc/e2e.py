@@ -1,6 +1,6 @@
 """End-to-end check of Tollgate's OpenID Connect server with Authlib, a client library we
-did not write. Environment: TOLLGATE_URL (base URL), TOLLGATE_TOKEN (a personal access
-token that may register clients), OIDC_EMAIL / OIDC_PASSWORD (a user who can sign in).
+did not write. Environment: TOLLGATE_URL (base URL), OIDC_EMAIL / OIDC_PASSWORD (a user
+who can sign in; registration takes that user's browser session, as in Polar).
 
 Each check prints one line; the last line is exactly `N passed, M failed`.
 """
@@ -19,7 +19,6 @@ from authlib.jose import JsonWebKey, jwt
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 BASE = os.environ["TOLLGATE_URL"].rstrip("/")
-TOKEN = os.environ["TOLLGATE_TOKEN"]
 EMAIL = os.environ["OIDC_EMAIL"]
 PASSWORD = os.environ["OIDC_PASSWORD"]
 REDIRECT = "http://localhost:8765/callback"
@@ -57,9 +56,35 @@ def _():
     ctx["meta"] = meta
 
 
-@check("client registration")
+def form_value(html, name):
+    m = re.search(r'name="%s" value="([^"]*)"' % re.escape(name), html)
+    assert m, f"no {name} in page"
+    return m.group(1).replace("&#38;", "&").replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'")
+
+
+def sign_in(browser):
+    """Signs `browser` in through the sign-in form."""
+    page = browser.get(f"{BASE}/oauth2/login", allow_redirects=False, timeout=TIMEOUT)
+    assert page.status_code == 200, page.status_code
+    signed = browser.post(
+        f"{BASE}/oauth2/login",
+        data={
+            "csrf_token": form_value(page.text, "csrf_token"),
+            "email": EMAIL,
+            "password": PASSWORD,
+            "next": "/settings/tokens",
+        },
+        allow_redirects=False,
+        timeout=TIMEOUT,
+    )
+    assert signed.status_code == 303, signed.status_code
+
+
+@check("client registration (from a signed-in browser session)")
 def _():
-    r = requests.post(
+    owner = requests.Session()
+    sign_in(owner)
+    r = owner.post(
         ctx["meta"]["registration_endpoint"],
         json={
             "client_name": "Authlib e2e",
@@ -67,7 +92,6 @@ def _():
             "token_endpoint_auth_method": "client_secret_basic",
             "scope": "openid email profile organizations:read",
         },
-        headers={"Authorization": f"Bearer {TOKEN}"},
         timeout=TIMEOUT,
     )
     assert r.status_code == 200, r.text
@@ -84,12 +108,6 @@ def session(**kw):
         code_challenge_method="S256",
         **kw,
     )
-
-
-def form_value(html, name):
-    m = re.search(r'name="%s" value="([^"]*)"' % re.escape(name), html)
-    assert m, f"no {name} in page"
-    return m.group(1).replace("&#38;", "&").replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'")
 
 
 @check("authorization code flow with PKCE (sign in, consent)")
