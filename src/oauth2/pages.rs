@@ -317,7 +317,17 @@ fn authorize_next(p: &HashMap<String, String>) -> String {
     format!("/oauth2/authorize?{}", s.finish())
 }
 
-fn login_response(
+/// Which e-mail + password form to show.
+#[derive(Clone, Copy)]
+enum CredentialsForm {
+    Login,
+    Signup,
+}
+
+/// The sign-in or sign-up page, with a fresh CSRF token, the `next` page and the problem
+/// to show (if any).
+fn credentials_response(
+    form: CredentialsForm,
     state: &AppState,
     req: &HttpRequest,
     next: &str,
@@ -326,14 +336,43 @@ fn login_response(
     status: u16,
 ) -> Result<HttpResponse, ApiError> {
     let (csrf, cookie) = csrf_token(state, req);
-    let body = render(&LoginPage {
-        csrf: &csrf,
+    let next_encoded = encode(next);
+    let body = match form {
+        CredentialsForm::Login => render(&LoginPage {
+            csrf: &csrf,
+            next,
+            next_encoded,
+            email,
+            error,
+        })?,
+        CredentialsForm::Signup => render(&SignupPage {
+            csrf: &csrf,
+            next,
+            next_encoded,
+            email,
+            error,
+        })?,
+    };
+    Ok(html(status, body, cookie.into_iter().collect()))
+}
+
+fn login_response(
+    state: &AppState,
+    req: &HttpRequest,
+    next: &str,
+    email: &str,
+    error: Option<&str>,
+    status: u16,
+) -> Result<HttpResponse, ApiError> {
+    credentials_response(
+        CredentialsForm::Login,
+        state,
+        req,
         next,
-        next_encoded: encode(next),
         email,
         error,
-    })?;
-    Ok(html(status, body, cookie.into_iter().collect()))
+        status,
+    )
 }
 
 /// Issues a code for a consented request and redirects to the client with it.
@@ -611,15 +650,15 @@ fn signup_response(
     error: Option<&str>,
     status: u16,
 ) -> Result<HttpResponse, ApiError> {
-    let (csrf, cookie) = csrf_token(state, req);
-    let body = render(&SignupPage {
-        csrf: &csrf,
+    credentials_response(
+        CredentialsForm::Signup,
+        state,
+        req,
         next,
-        next_encoded: encode(next),
         email,
         error,
-    })?;
-    Ok(html(status, body, cookie.into_iter().collect()))
+        status,
+    )
 }
 
 async fn signup_page(
