@@ -20,6 +20,103 @@ pub struct Settings {
     pub checkout: CheckoutSettings,
     pub jobs: JobSettings,
     pub oauth2: OAuth2Settings,
+    pub payments: PaymentSettings,
+}
+
+/// Which payment processor charges buyers, and its credentials.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PaymentSettings {
+    /// `test` (built in, no network) or `stripe`.
+    pub processor: ProcessorKind,
+    /// Stripe secret key (`sk_…`); required with `processor = "stripe"`.
+    pub stripe_secret_key: String,
+    /// Stripe publishable key (`pk_…`), given to the hosted checkout page.
+    pub stripe_publishable_key: String,
+    /// Signing secret of the Stripe webhook endpoint (`whsec_…`).
+    pub stripe_webhook_secret: String,
+    /// Base URL of Stripe's API (tests point it at a local fake).
+    pub stripe_api_base: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessorKind {
+    #[default]
+    Test,
+    Stripe,
+}
+
+/// Stripe's own API.
+pub const STRIPE_API_BASE: &str = "https://api.stripe.com";
+
+impl Default for PaymentSettings {
+    fn default() -> Self {
+        Self {
+            processor: ProcessorKind::Test,
+            stripe_secret_key: String::new(),
+            stripe_publishable_key: String::new(),
+            stripe_webhook_secret: String::new(),
+            stripe_api_base: STRIPE_API_BASE.into(),
+        }
+    }
+}
+
+/// Keys never reach a log line, not even through `{:?}` of the settings.
+impl std::fmt::Debug for PaymentSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |s: &str| {
+            if s.is_empty() {
+                "<unset>"
+            } else {
+                "<redacted>"
+            }
+        };
+        f.debug_struct("PaymentSettings")
+            .field("processor", &self.processor)
+            .field("stripe_secret_key", &set(&self.stripe_secret_key))
+            .field("stripe_publishable_key", &set(&self.stripe_publishable_key))
+            .field("stripe_webhook_secret", &set(&self.stripe_webhook_secret))
+            .field("stripe_api_base", &self.stripe_api_base)
+            .finish()
+    }
+}
+
+impl PaymentSettings {
+    /// A processor that cannot work stops start-up with a message naming the key.
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.processor != ProcessorKind::Stripe {
+            return Ok(());
+        }
+        let bad = |key: &str, why: &str| {
+            Err(ConfigError::Invalid(format!(
+                "payments.{key}: {why} (needed with payments.processor = \"stripe\")"
+            )))
+        };
+        if !(self.stripe_secret_key.starts_with("sk_") || self.stripe_secret_key.starts_with("rk_"))
+        {
+            return bad(
+                "stripe_secret_key",
+                "expected a Stripe secret key (sk_… or rk_…)",
+            );
+        }
+        if !self.stripe_publishable_key.starts_with("pk_") {
+            return bad(
+                "stripe_publishable_key",
+                "expected a Stripe publishable key (pk_…)",
+            );
+        }
+        if !self.stripe_webhook_secret.starts_with("whsec_") {
+            return bad(
+                "stripe_webhook_secret",
+                "expected a webhook signing secret (whsec_…)",
+            );
+        }
+        match url::Url::parse(&self.stripe_api_base) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
+            _ => bad("stripe_api_base", "expected an http(s) URL"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -286,7 +383,7 @@ impl Settings {
                 "actors.mailbox_capacity: must be > 0".into(),
             ));
         }
-        Ok(())
+        self.payments.validate()
     }
 
     /// Settings for tests: port 0 on loopback, data in `data_dir`.
@@ -350,6 +447,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("servr"), "{err}");
+    }
+
+    #[test]
+    fn a_misconfigured_stripe_processor_is_refused_with_the_key_named() {
+        let err = load_str("[payments]\nprocessor = \"stripe\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("payments.stripe_secret_key"), "{err}");
+        let ok = "[payments]\nprocessor = \"stripe\"\nstripe_secret_key = \"sk_test_1\"\n\
+                  stripe_publishable_key = \"pk_test_1\"\nstripe_webhook_secret = \"whsec_1\"\n";
+        let s = load_str(ok, &[]).unwrap();
+        assert_eq!(s.payments.processor, ProcessorKind::Stripe);
+        assert_eq!(s.payments.stripe_api_base, STRIPE_API_BASE);
+        let err = load_str(&ok.replace("whsec_1", "nope"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("payments.stripe_webhook_secret"), "{err}");
+        // The keys never show in a debug print of the settings.
+        let printed = format!("{s:?}");
+        assert!(
+            !printed.contains("sk_test_1") && !printed.contains("whsec_1"),
+            "{printed}"
+        );
+        let err = load_str("[payments]\nprocessor = \"paypal\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("processor"), "{err}");
     }
 
     #[test]

@@ -52,6 +52,23 @@ fn spawn_sweeps(state: web::Data<AppState>) {
     });
 }
 
+/// The configured payment processor (`payments.processor`).
+fn payment_processor(
+    settings: &Settings,
+    store: &Store,
+) -> anyhow::Result<Arc<dyn crate::payments::PaymentProcessor>> {
+    Ok(match settings.payments.processor {
+        crate::config::ProcessorKind::Test => Arc::new(crate::payments::TestProcessor),
+        crate::config::ProcessorKind::Stripe => {
+            tracing::info!(api = %settings.payments.stripe_api_base, "payments go through Stripe");
+            Arc::new(crate::payments::stripe::StripeProcessor::new(
+                &settings.payments,
+                store.clone(),
+            )?)
+        }
+    })
+}
+
 /// The running service: bound, wired, serving until SIGTERM/SIGINT or [`Application::stop`].
 pub struct Application {
     port: u16,
@@ -107,7 +124,7 @@ impl Application {
                 registry.clone(),
             )?,
             license_keys: tollgate_actors::Registry::start(store.clone(), clock.clone(), registry)?,
-            processor: Arc::new(crate::payments::TestProcessor),
+            processor: payment_processor(&settings, &store)?,
             tax: Arc::new(crate::payments::NoTax),
             clock,
         };

@@ -32,6 +32,7 @@ use utoipa::OpenApi;
         paths::readyz,
         paths::openapi_json,
         paths::docs,
+        paths::stripe_webhook,
         paths::organizations_list,
         paths::organizations_create,
         paths::organizations_get,

@@ -21,6 +21,19 @@ fn healthz() {}
 ))]
 fn readyz() {}
 
+/// Stripe's events about the payments Tollgate started (register this URL in Stripe with
+/// the `payment_intent.succeeded` and `payment_intent.payment_failed` events). Verified by
+/// the `Stripe-Signature` header; 404 unless `payments.processor = "stripe"`.
+#[utoipa::path(post, path = "/v1/integrations/stripe/webhook", tag = "integrations",
+    request_body(content = Object, content_type = "application/json", description = "A Stripe event"),
+    params(("Stripe-Signature" = String, Header, description = "Stripe's signature of the body")),
+    responses(
+        (status = 200, description = "Handled, or a duplicate", body = Object),
+        (status = 400, description = "Bad signature or not an event", body = Error),
+        (status = 404, description = "Stripe is not the configured processor", body = Error),
+))]
+fn stripe_webhook() {}
+
 /// This API's OpenAPI 3.1 document.
 #[utoipa::path(get, path = "/openapi.json", tag = "meta", responses(
     (status = 200, description = "The OpenAPI document", content_type = "application/json"),

@@ -1,30 +1,62 @@
 //! Payments and tax behind traits, so checkouts complete for real without a card network.
 //!
-//! The built-in [`TestProcessor`] approves every confirmation token except those starting
-//! with `tok_decline`, and is deterministic per idempotency key, so a checkout whose charge
-//! is retried after a crash gets the same answer. A real processor (Stripe) is future work
-//! and fits the same trait.
+//! Two processors implement [`PaymentProcessor`]: the built-in [`TestProcessor`] approves
+//! every confirmation token except those starting with `tok_decline`, deterministically per
+//! idempotency key, so a charge retried after a crash gets the same answer; and
+//! [`stripe::StripeProcessor`], which charges through Stripe PaymentIntents and verifies
+//! Stripe's webhooks. `payments.processor` in `config.toml` picks one.
+
+pub mod stripe;
 
 use std::future::Future;
 use std::pin::Pin;
 
-/// What to charge. `idempotency_key` is the checkout id: charging twice with the same key
-/// must not take the money twice.
+use tollgate_actors::domain::ids::CustomerId;
+
+/// What to charge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChargeRequest {
+    /// Charging twice with the same key must not take the money twice: a checkout's
+    /// first charge uses `<checkout id>:<confirmation token>` (one key per attempt, so a
+    /// buyer can retry with another card after a decline), a renewal
+    /// `<subscription id>:<cycle>`.
     pub idempotency_key: String,
     pub amount: i64,
     pub currency: String,
+    /// The buyer's payment: a test token, a Stripe ConfirmationToken (`ctoken_…`) or a
+    /// Stripe PaymentMethod (`pm_…`; what renewals charge).
     pub confirmation_token: Option<String>,
     /// A recurring price: keep the payment method for renewals.
     pub setup_future_usage: bool,
+    /// The buyer is not there (renewals): charge the saved method without them.
+    pub off_session: bool,
+    /// Our customer; the processor keeps its own customer per one of ours.
+    pub customer_id: CustomerId,
     pub customer_email: String,
+    pub customer_name: Option<String>,
+    /// Recorded on the processor's side (Stripe metadata), e.g. `checkout_id`.
+    pub metadata: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChargeOutcome {
-    Succeeded { intent_id: String },
-    Declined { message: Option<String> },
+    Succeeded {
+        intent_id: String,
+        /// The payment method later charges reuse (Stripe `pm_…`), when there is one.
+        payment_method: Option<String>,
+    },
+    /// The buyer must act (3-D Secure), or the payment settles later: the checkout stays
+    /// `confirmed` until the processor tells how it ended.
+    Pending {
+        intent_id: String,
+        /// The processor's own status (`requires_action`, `processing`).
+        status: String,
+        /// What the page needs to run the next action (Stripe's intent client secret).
+        client_secret: Option<String>,
+    },
+    Declined {
+        message: Option<String>,
+    },
 }
 
 /// The processor failed to answer (not a decline): the charge may be retried.
@@ -34,13 +66,35 @@ pub struct ProcessorError(pub String);
 
 pub type ChargeFuture = Pin<Box<dyn Future<Output = Result<ChargeOutcome, ProcessorError>> + Send>>;
 
+/// What the hosted checkout page needs to collect a payment in the browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessorClient {
+    /// A plain text field for a test token.
+    Test,
+    /// Stripe.js with a card element.
+    Stripe {
+        publishable_key: String,
+        /// Where Stripe.js is loaded from (`https://js.stripe.com/v3/`, or the fake's).
+        js_url: String,
+        /// Origins the page's script talks to (for the Content-Security-Policy).
+        origins: Vec<String>,
+    },
+}
+
 pub trait PaymentProcessor: Send + Sync + 'static {
     /// The value of `payment_processor` in API bodies (Polar's clients only know `stripe`).
     fn name(&self) -> &'static str {
         "stripe"
     }
 
+    /// How the hosted checkout page collects a payment.
+    fn client(&self) -> ProcessorClient;
+
     fn charge(&self, request: ChargeRequest) -> ChargeFuture;
+
+    /// The current state of an intent this processor answered `Pending` for (recovery and
+    /// polling): `Pending` again while it is unsettled.
+    fn intent(&self, intent_id: &str) -> ChargeFuture;
 }
 
 pub const DECLINE_PREFIX: &str = "tok_decline";
@@ -50,17 +104,38 @@ pub const DECLINE_PREFIX: &str = "tok_decline";
 pub struct TestProcessor;
 
 impl PaymentProcessor for TestProcessor {
+    fn client(&self) -> ProcessorClient {
+        ProcessorClient::Test
+    }
+
     fn charge(&self, request: ChargeRequest) -> ChargeFuture {
         let outcome = match &request.confirmation_token {
             Some(t) if t.starts_with(DECLINE_PREFIX) => ChargeOutcome::Declined {
                 message: Some("Your card was declined.".into()),
             },
-            _ => ChargeOutcome::Succeeded {
-                intent_id: format!("pi_test_{}", request.idempotency_key.replace('-', "")),
+            token => ChargeOutcome::Succeeded {
+                intent_id: format!("pi_test_{}", test_intent_suffix(&request.idempotency_key)),
+                payment_method: token.clone(),
             },
         };
         Box::pin(async move { Ok(outcome) })
     }
+
+    /// The test processor never leaves a payment pending.
+    fn intent(&self, intent_id: &str) -> ChargeFuture {
+        let outcome = ChargeOutcome::Succeeded {
+            intent_id: intent_id.to_string(),
+            payment_method: None,
+        };
+        Box::pin(async move { Ok(outcome) })
+    }
+}
+
+/// A stable, id-like suffix for the test processor's intent ids.
+fn test_intent_suffix(key: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(key.as_bytes());
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub use tollgate_actors::tax::{NoTax, TaxCalculator};
@@ -76,7 +151,11 @@ mod tests {
             currency: "usd".into(),
             confirmation_token: token.map(Into::into),
             setup_future_usage: false,
+            off_session: false,
+            customer_id: CustomerId::new(),
             customer_email: "a@b.co".into(),
+            customer_name: None,
+            metadata: Vec::new(),
         }
     }
 

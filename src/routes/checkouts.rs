@@ -909,12 +909,13 @@ async fn client_confirm(
         tracing::warn!("fault point {FAULT_AFTER_CONFIRM} reached: aborting");
         std::process::abort();
     }
-    settle(&state, confirmed.id).await?;
-    // The confirm response shows the checkout as confirmed (Polar's clients expect that);
-    // a later read shows it succeeded.
+    let settled = settle(&state, confirmed.id).await?;
+    // The confirm response shows the checkout as confirmed (Polar's clients expect that),
+    // with the processor's intent: a page runs its next action (3-D Secure) from
+    // `payment_processor_metadata`. A later read shows it succeeded.
     Ok(HttpResponse::Ok().json(render_public(
         &state,
-        &confirmed,
+        &settled,
         CheckoutStatus::Confirmed,
         Some(&session_token),
     )?))
@@ -1083,43 +1084,82 @@ fn attach_confirmation(
 // Settling a confirmed checkout: charge, then one write of everything the purchase creates.
 
 /// Charges a confirmed checkout and records the outcome. Safe to repeat: the charge is
-/// idempotent per checkout, and a checkout no longer `confirmed` is left as it is.
+/// idempotent per checkout and confirmation token, a checkout that already waits on an
+/// intent asks the processor how it stands instead of charging again, and a checkout no
+/// longer `confirmed` is left as it is.
 pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiError> {
     let checkout = load(state, id).await?;
     if checkout.status != CheckoutStatus::Confirmed {
         return Ok(checkout);
     }
-    let outcome = if checkout.is_payment_required() {
-        let request = ChargeRequest {
-            idempotency_key: checkout.id.to_string(),
-            amount: checkout.total_amount().unwrap_or(0),
-            currency: checkout.currency.clone().unwrap_or_else(|| "usd".into()),
-            confirmation_token: checkout.confirmation_token.clone(),
-            setup_future_usage: checkout.price.kind.is_recurring(),
-            customer_email: checkout.customer_email.clone().unwrap_or_default(),
-        };
-        match state.processor.charge(request).await {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                // Left confirmed: recovery charges again later.
-                tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
-                return Err(ApiError::Unavailable);
-            }
-        }
+    let outcome = if let Some(intent) = checkout.pending_intent() {
+        state.processor.intent(intent).await
+    } else if checkout.is_payment_required() {
+        state.processor.charge(charge_request(&checkout)?).await
     } else {
-        ChargeOutcome::Succeeded {
+        Ok(ChargeOutcome::Succeeded {
             intent_id: String::new(),
-        }
+            payment_method: None,
+        })
     };
     match outcome {
-        ChargeOutcome::Succeeded { intent_id } => {
+        Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
+        Err(e) => {
+            // Left confirmed: recovery (or the processor's webhook) settles it later.
+            tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
+            Err(ApiError::Unavailable)
+        }
+    }
+}
+
+/// The charge of a confirmed checkout.
+fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
+    let customer_id = c
+        .customer_id
+        .ok_or_else(|| ApiError::internal("a confirmed checkout has no customer"))?;
+    let token = c.confirmation_token.clone();
+    Ok(ChargeRequest {
+        // One key per attempt: a retried confirm of the same attempt charges once, and a
+        // buyer whose card was declined can pay with another.
+        idempotency_key: format!("{}:{}", c.id, token.as_deref().unwrap_or("")),
+        amount: c.total_amount().unwrap_or(0),
+        currency: c.currency.clone().unwrap_or_else(|| "usd".into()),
+        confirmation_token: token,
+        setup_future_usage: c.price.kind.is_recurring(),
+        off_session: false,
+        customer_id,
+        customer_email: c.customer_email.clone().unwrap_or_default(),
+        customer_name: c.customer_name.clone(),
+        metadata: vec![
+            ("checkout_id".into(), c.id.to_string()),
+            ("organization_id".into(), c.organization_id.to_string()),
+        ],
+    })
+}
+
+/// Records what the processor said about a confirmed checkout's payment: paid → the
+/// purchase is completed (exactly once, whoever gets there first); under way → the intent
+/// is recorded and the checkout stays confirmed; declined → it is open again and the
+/// answer is 400 `PaymentError`.
+pub async fn apply_outcome(
+    state: &AppState,
+    checkout: &Checkout,
+    outcome: ChargeOutcome,
+) -> Result<Checkout, ApiError> {
+    let id = checkout.id;
+    match outcome {
+        ChargeOutcome::Succeeded {
+            intent_id,
+            payment_method,
+        } => {
             let subscription = checkout
                 .price
                 .kind
                 .is_recurring()
                 .then(|| SubscriptionId(derived_uuid(checkout.id.0, "subscription")));
             let store = state.store.clone();
-            let token = checkout.confirmation_token.clone();
+            // Renewals charge the method the processor kept, else the buyer's token.
+            let token = payment_method.or_else(|| checkout.confirmation_token.clone());
             let settled = state
                 .checkouts
                 .call(
@@ -1140,10 +1180,41 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
                 Err(e) => Err(checkout_error(e)),
             }
         }
+        ChargeOutcome::Pending {
+            intent_id,
+            status,
+            client_secret,
+        } => {
+            let m = &checkout.payment_processor_metadata;
+            if checkout.pending_intent() == Some(intent_id.as_str())
+                && m.get("intent_status") == Some(&status)
+            {
+                return Ok(checkout.clone());
+            }
+            let settled = state
+                .checkouts
+                .call(
+                    id,
+                    SettleCheckout {
+                        settlement: Settlement::AwaitPayment {
+                            intent: intent_id,
+                            status,
+                            client_secret,
+                        },
+                        build: Box::new(|_: &Checkout| Ok(Batch::new())),
+                    },
+                )
+                .await;
+            match settled {
+                Ok(c) => Ok(c),
+                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
+                Err(e) => Err(checkout_error(e)),
+            }
+        }
         ChargeOutcome::Declined { message } => {
             let store = state.store.clone();
             let discount = checkout.discount.as_ref().map(|d| d.id);
-            state
+            let reopened = state
                 .checkouts
                 .call(
                     id,
@@ -1152,8 +1223,15 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
                         build: Box::new(move |_: &Checkout| undo_redemption(&store, discount)),
                     },
                 )
-                .await
-                .map_err(checkout_error)?;
+                .await;
+            match reopened {
+                Ok(_) => {}
+                // Settled meanwhile (a webhook, a concurrent retry): report what it is.
+                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => {
+                    return load(state, id).await
+                }
+                Err(e) => return Err(checkout_error(e)),
+            }
             let detail = match message {
                 Some(m) => format!(
                     "The payment failed: {m} Please try again with a different payment method."

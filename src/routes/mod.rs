@@ -14,6 +14,7 @@ pub mod listing;
 pub mod orders;
 pub mod organizations;
 pub mod products;
+pub mod stripe_webhook;
 pub mod subscriptions;
 
 use std::collections::BTreeSet;
@@ -70,6 +71,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     orders::configure(cfg);
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
+    stripe_webhook::configure(cfg);
     crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);
 }

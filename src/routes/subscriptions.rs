@@ -380,7 +380,7 @@ async fn renew(
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
             RenewalPlan::End => None,
-            RenewalPlan::Charge(charge) => Some(charge_renewal(state, charge).await?),
+            RenewalPlan::Charge(charge) => Some(charge_renewal(state, id, charge).await?),
         };
         let declined = outcome == Some(PaymentOutcome::Declined);
         let renewed = state
@@ -417,6 +417,7 @@ async fn renew(
 /// answer is an error: the renewal stays due and is charged again with the same key.
 async fn charge_renewal(
     state: &AppState,
+    id: SubscriptionId,
     charge: &RenewalCharge,
 ) -> Result<PaymentOutcome, ApiError> {
     let billing_address = state
@@ -445,14 +446,26 @@ async fn charge_renewal(
         currency: charge.currency.clone(),
         confirmation_token: charge.payment_token.clone(),
         setup_future_usage: true,
+        // The buyer is not there: the saved payment method is charged off-session.
+        off_session: true,
+        customer_id: charge.customer_id,
         customer_email: charge.customer_email.clone(),
+        customer_name: None,
+        metadata: vec![
+            ("subscription_id".into(), id.to_string()),
+            ("idempotency_key".into(), charge.idempotency_key.clone()),
+        ],
     };
     match state.processor.charge(request).await {
         Ok(ChargeOutcome::Succeeded { .. }) => Ok(PaymentOutcome::Paid {
             tax_amount,
             billing_address,
         }),
-        Ok(ChargeOutcome::Declined { .. }) => Ok(PaymentOutcome::Declined),
+        // An off-session charge that needs the buyer (authentication) did not pay: the
+        // subscription goes past due and is retried like a decline.
+        Ok(ChargeOutcome::Declined { .. } | ChargeOutcome::Pending { .. }) => {
+            Ok(PaymentOutcome::Declined)
+        }
         Err(e) => Err(ApiError::internal(e)),
     }
 }

@@ -154,6 +154,12 @@ pub enum Settlement {
     },
     /// Declined while confirming: the checkout is open again.
     Reopen,
+    /// The payment is under way: stays confirmed, with the intent recorded.
+    AwaitPayment {
+        intent: String,
+        status: String,
+        client_secret: Option<String>,
+    },
     Failed,
 }
 
@@ -257,6 +263,13 @@ impl Handler<SettleCheckout> for EntityActor<CheckoutEntity> {
                     subscription,
                 } => s.value.succeed(intent.as_deref(), *subscription, now),
                 Settlement::Reopen => s.value.reopen(now),
+                Settlement::AwaitPayment {
+                    intent,
+                    status,
+                    client_secret,
+                } => s
+                    .value
+                    .await_payment(intent, status, client_secret.as_deref(), now),
                 Settlement::Failed => s.value.fail(now),
             }
             .map_err(domain)?;

@@ -610,11 +610,45 @@ impl Checkout {
             c.payment_processor_metadata
                 .insert("intent_id".into(), intent.to_string());
         }
+        c.payment_processor_metadata.remove("intent_client_secret");
         if let Some(s) = subscription {
             c.subscription_id = Some(s);
         }
         c.modified_at = Some(now);
         Ok(c)
+    }
+
+    /// The payment is under way (the buyer must authenticate, or it settles later): the
+    /// checkout stays `confirmed`, with the processor's intent in
+    /// `payment_processor_metadata` (`intent_id`, `intent_status` and, for the page's next
+    /// action, `intent_client_secret`), as Polar does. Recovery and the processor's
+    /// webhook settle it from there.
+    pub fn await_payment(
+        &self,
+        intent: &str,
+        status: &str,
+        client_secret: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Checkout, CheckoutError> {
+        self.expect(CheckoutStatus::Confirmed)?;
+        let mut c = self.clone();
+        let m = &mut c.payment_processor_metadata;
+        m.insert("intent_id".into(), intent.to_string());
+        m.insert("intent_status".into(), status.to_string());
+        match client_secret {
+            Some(secret) => m.insert("intent_client_secret".into(), secret.to_string()),
+            None => m.remove("intent_client_secret"),
+        };
+        c.modified_at = Some(now);
+        Ok(c)
+    }
+
+    /// The processor's intent this confirmed checkout waits on, if any.
+    pub fn pending_intent(&self) -> Option<&str> {
+        (self.status == CheckoutStatus::Confirmed)
+            .then(|| self.payment_processor_metadata.get("intent_id"))
+            .flatten()
+            .map(String::as_str)
     }
 
     /// Payment declined while confirming: back to `open`, as if confirm never happened.
@@ -624,6 +658,8 @@ impl Checkout {
         c.status = CheckoutStatus::Open;
         c.confirmation_token = None;
         c.customer_id = c.customer_id_before_confirm;
+        // A new attempt makes a new intent.
+        c.payment_processor_metadata.clear();
         c.modified_at = Some(now);
         Ok(c)
     }
@@ -1175,6 +1211,46 @@ mod tests {
         ));
         assert!(matches!(
             reopened.reopen(t0()),
+            Err(CheckoutError::WrongStatus { .. })
+        ));
+    }
+
+    #[test]
+    fn awaiting_a_payment_keeps_the_checkout_confirmed_with_its_intent() {
+        let confirmed = create(fixed(1000))
+            .confirm(ready(), ctx(Some("pm_card")), t0(), &NoTax)
+            .unwrap();
+        assert_eq!(confirmed.pending_intent(), None);
+        let waiting = confirmed
+            .await_payment("pi_3ds", "requires_action", Some("pi_3ds_secret"), t0())
+            .unwrap();
+        assert_eq!(waiting.status, CheckoutStatus::Confirmed);
+        assert_eq!(waiting.pending_intent(), Some("pi_3ds"));
+        let meta = |c: &Checkout, k: &str| c.payment_processor_metadata.get(k).cloned();
+        assert_eq!(
+            meta(&waiting, "intent_status").as_deref(),
+            Some("requires_action")
+        );
+        assert_eq!(
+            meta(&waiting, "intent_client_secret").as_deref(),
+            Some("pi_3ds_secret")
+        );
+        // Settled later: the secret is dropped once paid; a decline reopens afresh.
+        let paid = waiting.succeed(Some("pi_3ds"), None, t0()).unwrap();
+        assert_eq!(paid.status, CheckoutStatus::Succeeded);
+        assert_eq!(paid.pending_intent(), None);
+        assert_eq!(meta(&paid, "intent_client_secret"), None);
+        assert_eq!(meta(&paid, "intent_status").as_deref(), Some("succeeded"));
+        let reopened = waiting.reopen(t0()).unwrap();
+        assert_eq!(reopened.status, CheckoutStatus::Open);
+        assert!(reopened.payment_processor_metadata.is_empty());
+        // Only a confirmed checkout can wait on a payment.
+        assert!(matches!(
+            reopened.await_payment("pi_x", "processing", None, t0()),
+            Err(CheckoutError::WrongStatus { .. })
+        ));
+        assert!(matches!(
+            paid.await_payment("pi_x", "processing", None, t0()),
             Err(CheckoutError::WrongStatus { .. })
         ));
     }

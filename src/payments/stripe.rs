@@ -1,0 +1,602 @@
+//! Stripe: charges through PaymentIntents, and the verification of Stripe's webhooks.
+//!
+//! A charge creates (once per customer of ours, remembered in the store) a Stripe customer,
+//! then a PaymentIntent with `confirm=true` for the amount, the buyer's ConfirmationToken
+//! (`ctoken_…`) or PaymentMethod (`pm_…`), `setup_future_usage=off_session` for recurring
+//! prices (renewals then charge the saved method with `off_session=true`), the checkout in
+//! its metadata and the charge's idempotency key as Stripe's `Idempotency-Key`, so a
+//! retried confirm never charges twice. The intent's status maps to a [`ChargeOutcome`].
+//!
+//! Webhooks are verified as Stripe documents it: the `Stripe-Signature` header carries
+//! `t=<unix time>` and one or more `v1=<hex HMAC-SHA256 of "t.body">`; the timestamp must be
+//! within [`SIGNATURE_TOLERANCE_SECS`] and one signature must match, compared in constant
+//! time.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+use tollgate_storage::{Batch, Store};
+
+use super::{
+    ChargeFuture, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorClient, ProcessorError,
+};
+use crate::config::{PaymentSettings, STRIPE_API_BASE};
+use tollgate_actors::domain::ids::CustomerId;
+
+/// How far a webhook's signed timestamp may be from now (Stripe's libraries: 300 s).
+pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
+
+/// Stripe's API version these requests and the parsed objects follow.
+pub const STRIPE_VERSION: &str = "2024-06-20";
+
+pub struct StripeProcessor {
+    http: reqwest::Client,
+    api_base: String,
+    secret_key: String,
+    publishable_key: String,
+    store: Store,
+}
+
+impl StripeProcessor {
+    pub fn new(settings: &PaymentSettings, store: Store) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(40))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
+            http,
+            api_base: settings.stripe_api_base.trim_end_matches('/').to_string(),
+            secret_key: settings.stripe_secret_key.clone(),
+            publishable_key: settings.stripe_publishable_key.clone(),
+            store,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.api_base)
+    }
+
+    /// Sends one API request and parses the answer: the object on 2xx, a decline on a
+    /// card error, [`ProcessorError`] when Stripe cannot be reached or refuses our keys.
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        form: &[(String, String)],
+        idempotency_key: Option<&str>,
+    ) -> Result<Result<serde_json::Value, StripeApiError>, ProcessorError> {
+        let mut req = self
+            .http
+            .request(method.clone(), self.url(path))
+            .bearer_auth(&self.secret_key)
+            .header("Stripe-Version", STRIPE_VERSION);
+        if let Some(key) = idempotency_key {
+            req = req.header("Idempotency-Key", key);
+        }
+        if method == reqwest::Method::POST {
+            req = req.form(form);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| ProcessorError(format!("{path}: {}", e.without_url())))?;
+        let status = resp.status();
+        let body: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| ProcessorError(format!("{path}: unreadable answer ({status}): {e}")))?;
+        if status.is_success() {
+            return Ok(Ok(body));
+        }
+        let error: StripeApiError = body
+            .get("error")
+            .cloned()
+            .and_then(|e| serde_json::from_value(e).ok())
+            .unwrap_or_default();
+        // Our keys, Stripe's limits or Stripe itself: nothing the buyer can fix; retry later.
+        if matches!(status.as_u16(), 401 | 403 | 429) || status.is_server_error() {
+            return Err(ProcessorError(format!(
+                "{path}: {status} {}",
+                error.message.as_deref().unwrap_or("")
+            )));
+        }
+        Ok(Err(error))
+    }
+
+    /// The Stripe customer of one of ours: created on first use, then remembered.
+    async fn stripe_customer(&self, request: &ChargeRequest) -> Result<String, ProcessorError> {
+        let meta_key = customer_meta_key(request.customer_id);
+        let stored = self
+            .store
+            .get_meta(&meta_key)
+            .map_err(|e| ProcessorError(e.to_string()))?;
+        if let Some(id) = stored.and_then(|v| String::from_utf8(v).ok()) {
+            return Ok(id);
+        }
+        let mut form = vec![
+            ("email".to_string(), request.customer_email.clone()),
+            (
+                "metadata[tollgate_customer_id]".to_string(),
+                request.customer_id.to_string(),
+            ),
+        ];
+        if let Some(name) = &request.customer_name {
+            form.push(("name".into(), name.clone()));
+        }
+        // The idempotency key makes a crash between creating and remembering harmless.
+        let key = format!("customer:{}", request.customer_id);
+        let customer = self
+            .call(reqwest::Method::POST, "/v1/customers", &form, Some(&key))
+            .await?
+            .map_err(|e| ProcessorError(format!("creating a customer: {}", e.describe())))?;
+        let id = customer
+            .get("id")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| ProcessorError("Stripe customer without an id".into()))?
+            .to_string();
+        let mut batch = Batch::new();
+        batch.put_meta(&meta_key, id.clone().into_bytes());
+        self.store
+            .commit_durable(&batch)
+            .await
+            .map_err(|e| ProcessorError(e.to_string()))?;
+        Ok(id)
+    }
+}
+
+pub fn customer_meta_key(customer: CustomerId) -> String {
+    format!("stripe_customer:{customer}")
+}
+
+/// The form of the PaymentIntent a charge creates.
+pub fn intent_form(request: &ChargeRequest, stripe_customer: &str) -> Vec<(String, String)> {
+    let mut form = vec![
+        ("amount".to_string(), request.amount.to_string()),
+        ("currency".to_string(), request.currency.to_lowercase()),
+        ("customer".to_string(), stripe_customer.to_string()),
+        ("confirm".to_string(), "true".to_string()),
+        // Cards only: no redirect-based method, so no return_url is needed.
+        ("payment_method_types[]".to_string(), "card".to_string()),
+    ];
+    match request.confirmation_token.as_deref() {
+        Some(t) if t.starts_with("ctoken_") => {
+            form.push(("confirmation_token".into(), t.to_string()));
+        }
+        Some(t) => form.push(("payment_method".into(), t.to_string())),
+        None => {}
+    }
+    if request.off_session {
+        form.push(("off_session".into(), "true".into()));
+    } else if request.setup_future_usage {
+        form.push(("setup_future_usage".into(), "off_session".into()));
+    }
+    for (k, v) in &request.metadata {
+        form.push((format!("metadata[{k}]"), v.clone()));
+    }
+    form
+}
+
+/// What Stripe says in `error` of a failed request.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct StripeApiError {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub code: Option<String>,
+    pub decline_code: Option<String>,
+    pub message: Option<String>,
+    pub payment_intent: Option<serde_json::Value>,
+}
+
+impl StripeApiError {
+    fn describe(&self) -> String {
+        self.message
+            .clone()
+            .or_else(|| self.code.clone())
+            .unwrap_or_else(|| "unknown error".into())
+    }
+}
+
+/// The parts of a PaymentIntent Tollgate reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaymentIntent {
+    pub id: String,
+    pub status: String,
+    pub client_secret: Option<String>,
+    pub payment_method: Option<serde_json::Value>,
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
+    pub last_payment_error: Option<StripeApiError>,
+}
+
+impl PaymentIntent {
+    pub fn payment_method_id(&self) -> Option<String> {
+        match &self.payment_method {
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(serde_json::Value::Object(o)) => {
+                o.get("id").and_then(|v| v.as_str()).map(str::to_string)
+            }
+            _ => None,
+        }
+    }
+
+    /// What the intent's status means for the checkout or renewal it pays.
+    pub fn outcome(&self) -> ChargeOutcome {
+        match self.status.as_str() {
+            "succeeded" => ChargeOutcome::Succeeded {
+                intent_id: self.id.clone(),
+                payment_method: self.payment_method_id(),
+            },
+            // Authorized with manual capture is as good as paid for us: we never hold it.
+            "requires_capture" => ChargeOutcome::Succeeded {
+                intent_id: self.id.clone(),
+                payment_method: self.payment_method_id(),
+            },
+            "requires_action" | "processing" | "requires_confirmation" => ChargeOutcome::Pending {
+                intent_id: self.id.clone(),
+                status: self.status.clone(),
+                client_secret: self.client_secret.clone(),
+            },
+            // `requires_payment_method` after an attempt (declined or failed authentication)
+            // or `canceled`.
+            _ => ChargeOutcome::Declined {
+                message: self
+                    .last_payment_error
+                    .as_ref()
+                    .and_then(|e| e.message.clone()),
+            },
+        }
+    }
+}
+
+fn parse_intent(value: serde_json::Value) -> Result<PaymentIntent, ProcessorError> {
+    serde_json::from_value(value)
+        .map_err(|e| ProcessorError(format!("unexpected PaymentIntent from Stripe: {e}")))
+}
+
+impl PaymentProcessor for StripeProcessor {
+    fn client(&self) -> ProcessorClient {
+        let (js_url, origins) = if self.api_base == STRIPE_API_BASE {
+            (
+                "https://js.stripe.com/v3/".to_string(),
+                vec![
+                    "https://js.stripe.com".to_string(),
+                    "https://api.stripe.com".to_string(),
+                    "https://hooks.stripe.com".to_string(),
+                    "https://m.stripe.network".to_string(),
+                ],
+            )
+        } else {
+            // A fake Stripe (localstripe) serves its own Stripe.js under its API base.
+            let origin = url::Url::parse(&self.api_base)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|_| self.api_base.clone());
+            (format!("{}/js.stripe.com/v3/", self.api_base), vec![origin])
+        };
+        ProcessorClient::Stripe {
+            publishable_key: self.publishable_key.clone(),
+            js_url,
+            origins,
+        }
+    }
+
+    fn charge(&self, request: ChargeRequest) -> ChargeFuture {
+        let this = self.clone_handle();
+        Box::pin(async move {
+            let customer = this.stripe_customer(&request).await?;
+            let form = intent_form(&request, &customer);
+            let answer = this
+                .call(
+                    reqwest::Method::POST,
+                    "/v1/payment_intents",
+                    &form,
+                    Some(&request.idempotency_key),
+                )
+                .await?;
+            match answer {
+                Ok(intent) => Ok(parse_intent(intent)?.outcome()),
+                Err(error) => {
+                    // A declined confirmation comes back as an error carrying the intent.
+                    if let Some(intent) = error.payment_intent.clone() {
+                        if let Ok(intent) = parse_intent(intent) {
+                            if let ChargeOutcome::Pending { .. } = intent.outcome() {
+                                return Ok(intent.outcome());
+                            }
+                        }
+                    }
+                    Ok(ChargeOutcome::Declined {
+                        message: Some(error.describe()),
+                    })
+                }
+            }
+        })
+    }
+
+    fn intent(&self, intent_id: &str) -> ChargeFuture {
+        let this = self.clone_handle();
+        let path = format!("/v1/payment_intents/{intent_id}");
+        Box::pin(async move {
+            match this.call(reqwest::Method::GET, &path, &[], None).await? {
+                Ok(intent) => Ok(parse_intent(intent)?.outcome()),
+                Err(e) => Err(ProcessorError(format!("{path}: {}", e.describe()))),
+            }
+        })
+    }
+}
+
+impl StripeProcessor {
+    /// A copy sharing the HTTP client's pool, for the `'static` futures.
+    fn clone_handle(&self) -> StripeProcessor {
+        StripeProcessor {
+            http: self.http.clone(),
+            api_base: self.api_base.clone(),
+            secret_key: self.secret_key.clone(),
+            publishable_key: self.publishable_key.clone(),
+            store: self.store.clone(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Webhooks
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("missing Stripe-Signature header")]
+    Missing,
+    #[error("malformed Stripe-Signature header")]
+    Malformed,
+    #[error("timestamp outside the tolerance")]
+    Stale,
+    #[error("no signature matches")]
+    Mismatch,
+}
+
+/// Checks a `Stripe-Signature` header against the raw body.
+pub fn verify_signature(
+    header: Option<&str>,
+    body: &[u8],
+    secret: &str,
+    now: DateTime<Utc>,
+) -> Result<(), SignatureError> {
+    let header = header.ok_or(SignatureError::Missing)?;
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        let Some((k, v)) = part.trim().split_once('=') else {
+            continue;
+        };
+        match k {
+            "t" => timestamp = v.parse::<i64>().ok(),
+            "v1" => {
+                if let Some(bytes) = hex_decode(v) {
+                    signatures.push(bytes);
+                }
+            }
+            _ => {}
+        }
+    }
+    let timestamp = timestamp.ok_or(SignatureError::Malformed)?;
+    if signatures.is_empty() {
+        return Err(SignatureError::Malformed);
+    }
+    if (now.timestamp() - timestamp).abs() > SIGNATURE_TOLERANCE_SECS {
+        return Err(SignatureError::Stale);
+    }
+    for signature in signatures {
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.as_bytes()) else {
+            return Err(SignatureError::Mismatch);
+        };
+        mac.update(timestamp.to_string().as_bytes());
+        mac.update(b".");
+        mac.update(body);
+        // `verify_slice` compares in constant time.
+        if mac.verify_slice(&signature).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(SignatureError::Mismatch)
+}
+
+/// `t=…,v1=…` for `body` at `timestamp` (tests, and the documentation of the format).
+pub fn sign(body: &[u8], secret: &str, timestamp: i64) -> String {
+    let mut mac = match Hmac::<Sha256>::new_from_slice(secret.as_bytes()) {
+        Ok(mac) => mac,
+        Err(_) => return String::new(),
+    };
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("t={timestamp},v1={hex}")
+}
+
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+        .collect()
+}
+
+/// A Stripe event, with the object it carries.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Event {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub data: EventData,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct EventData {
+    pub object: serde_json::Value,
+}
+
+/// The store key that marks an event as handled.
+pub fn event_meta_key(event_id: &str) -> String {
+    format!("stripe_event:{event_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(token: Option<&str>) -> ChargeRequest {
+        ChargeRequest {
+            idempotency_key: "k".into(),
+            amount: 1500,
+            currency: "USD".into(),
+            confirmation_token: token.map(Into::into),
+            setup_future_usage: false,
+            off_session: false,
+            customer_id: CustomerId::new(),
+            customer_email: "buyer@example.com".into(),
+            customer_name: None,
+            metadata: vec![("checkout_id".into(), "c-1".into())],
+        }
+    }
+
+    fn value<'a>(form: &'a [(String, String)], key: &str) -> Option<&'a str> {
+        form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn a_confirmation_token_is_sent_as_one_and_a_payment_method_as_payment_method() {
+        let form = intent_form(&request(Some("ctoken_123")), "cus_1");
+        assert_eq!(value(&form, "confirmation_token"), Some("ctoken_123"));
+        assert_eq!(value(&form, "payment_method"), None);
+        let form = intent_form(&request(Some("pm_123")), "cus_1");
+        assert_eq!(value(&form, "payment_method"), Some("pm_123"));
+        assert_eq!(value(&form, "confirmation_token"), None);
+        assert_eq!(value(&form, "amount"), Some("1500"));
+        assert_eq!(value(&form, "currency"), Some("usd"));
+        assert_eq!(value(&form, "customer"), Some("cus_1"));
+        assert_eq!(value(&form, "confirm"), Some("true"));
+        assert_eq!(value(&form, "metadata[checkout_id]"), Some("c-1"));
+    }
+
+    #[test]
+    fn recurring_prices_keep_the_method_and_renewals_charge_it_off_session() {
+        let mut r = request(Some("ctoken_1"));
+        assert_eq!(value(&intent_form(&r, "cus_1"), "setup_future_usage"), None);
+        r.setup_future_usage = true;
+        let form = intent_form(&r, "cus_1");
+        assert_eq!(value(&form, "setup_future_usage"), Some("off_session"));
+        assert_eq!(value(&form, "off_session"), None);
+        r.off_session = true;
+        r.confirmation_token = Some("pm_saved".into());
+        let form = intent_form(&r, "cus_1");
+        assert_eq!(value(&form, "off_session"), Some("true"));
+        assert_eq!(value(&form, "payment_method"), Some("pm_saved"));
+        // Stripe refuses setup_future_usage together with off_session.
+        assert_eq!(value(&form, "setup_future_usage"), None);
+    }
+
+    fn intent(status: &str) -> PaymentIntent {
+        serde_json::from_value(serde_json::json!({
+            "id": "pi_1", "status": status, "client_secret": "pi_1_secret_x",
+            "payment_method": "pm_1",
+            "last_payment_error": {"message": "Your card was declined.", "type": "card_error"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn intent_statuses_map_to_outcomes() {
+        assert_eq!(
+            intent("succeeded").outcome(),
+            ChargeOutcome::Succeeded {
+                intent_id: "pi_1".into(),
+                payment_method: Some("pm_1".into())
+            }
+        );
+        assert_eq!(
+            intent("requires_action").outcome(),
+            ChargeOutcome::Pending {
+                intent_id: "pi_1".into(),
+                status: "requires_action".into(),
+                client_secret: Some("pi_1_secret_x".into())
+            }
+        );
+        assert!(matches!(
+            intent("processing").outcome(),
+            ChargeOutcome::Pending { .. }
+        ));
+        assert_eq!(
+            intent("requires_payment_method").outcome(),
+            ChargeOutcome::Declined {
+                message: Some("Your card was declined.".into())
+            }
+        );
+        assert!(matches!(
+            intent("canceled").outcome(),
+            ChargeOutcome::Declined { .. }
+        ));
+    }
+
+    #[test]
+    fn signatures_verify_and_everything_else_is_refused() {
+        let now = Utc::now();
+        let body = br#"{"id":"evt_1"}"#;
+        let header = sign(body, "whsec_abc", now.timestamp());
+        assert_eq!(
+            verify_signature(Some(&header), body, "whsec_abc", now),
+            Ok(())
+        );
+        // Another secret, another body.
+        assert_eq!(
+            verify_signature(Some(&header), body, "whsec_other", now),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify_signature(Some(&header), b"{}", "whsec_abc", now),
+            Err(SignatureError::Mismatch)
+        );
+        // Too old, or from the future.
+        let old = sign(
+            body,
+            "whsec_abc",
+            now.timestamp() - SIGNATURE_TOLERANCE_SECS - 1,
+        );
+        assert_eq!(
+            verify_signature(Some(&old), body, "whsec_abc", now),
+            Err(SignatureError::Stale)
+        );
+        let future = sign(
+            body,
+            "whsec_abc",
+            now.timestamp() + SIGNATURE_TOLERANCE_SECS + 1,
+        );
+        assert_eq!(
+            verify_signature(Some(&future), body, "whsec_abc", now),
+            Err(SignatureError::Stale)
+        );
+        assert_eq!(
+            verify_signature(None, body, "whsec_abc", now),
+            Err(SignatureError::Missing)
+        );
+        assert_eq!(
+            verify_signature(Some("v1=zz"), body, "whsec_abc", now),
+            Err(SignatureError::Malformed)
+        );
+        // One good signature among several (secret rotation) is enough.
+        let good = header.split(",v1=").nth(1).unwrap();
+        let t = now.timestamp();
+        let rotated = format!("t={t},v1={},v1={good}", "00".repeat(32));
+        assert_eq!(
+            verify_signature(Some(&rotated), body, "whsec_abc", now),
+            Ok(())
+        );
+    }
+}
