@@ -364,7 +364,9 @@ impl Settings {
         Ok(settings)
     }
 
-    fn validate(&self) -> Result<(), ConfigError> {
+    /// Checks what serde cannot: `load` calls it, and so does `Application::build` for
+    /// settings made in code.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.server.bind.parse::<std::net::SocketAddr>().is_err()
             && !self.server.bind.contains(':')
         {

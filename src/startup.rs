@@ -86,6 +86,7 @@ impl Application {
         settings: Settings,
         clock: tollgate_actors::SharedClock,
     ) -> anyhow::Result<Self> {
+        settings.validate()?;
         let store = Store::open(&settings.storage.store_config())?;
         let secret = crate::bootstrap::server_secret(&store, &settings.auth.secret).await?;
         let hasher = TokenHasher::new(&secret);

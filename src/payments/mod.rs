@@ -17,9 +17,8 @@ use tollgate_actors::domain::ids::CustomerId;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChargeRequest {
     /// Charging twice with the same key must not take the money twice: a checkout's
-    /// first charge uses `<checkout id>:<confirmation token>` (one key per attempt, so a
-    /// buyer can retry with another card after a decline), a renewal
-    /// `<subscription id>:<cycle>`.
+    /// first charge uses `<checkout id>:<confirmed at>` (one key per attempt, so a buyer
+    /// can pay again after a decline), a renewal `<subscription id>:<cycle>`.
     pub idempotency_key: String,
     pub amount: i64,
     pub currency: String,

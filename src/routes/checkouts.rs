@@ -1119,9 +1119,9 @@ fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
         .ok_or_else(|| ApiError::internal("a confirmed checkout has no customer"))?;
     let token = c.confirmation_token.clone();
     Ok(ChargeRequest {
-        // One key per attempt: a retried confirm of the same attempt charges once, and a
-        // buyer whose card was declined can pay with another.
-        idempotency_key: format!("{}:{}", c.id, token.as_deref().unwrap_or("")),
+        // One key per attempt: a retried charge of the same attempt is taken once, and a
+        // buyer whose card was declined can pay again, even with the same card.
+        idempotency_key: c.charge_key(),
         amount: c.total_amount().unwrap_or(0),
         currency: c.currency.clone().unwrap_or_else(|| "usd".into()),
         confirmation_token: token,

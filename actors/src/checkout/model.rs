@@ -575,6 +575,15 @@ impl Checkout {
         Ok(c)
     }
 
+    /// The idempotency key of this confirmation's charge: the checkout id and the moment
+    /// it was confirmed (`modified_at`, which nothing changes while a charge is due: the
+    /// next transition is the settlement). A charge retried after a crash is the same
+    /// request, never a second payment; an attempt after a decline is a new one.
+    pub fn charge_key(&self) -> String {
+        let at = self.modified_at.unwrap_or(self.created_at);
+        format!("{}:{}", self.id, at.timestamp_micros())
+    }
+
     /// Ties the confirmed checkout to the customer it resolved or created.
     pub fn with_customer(mut self, customer: CustomerId) -> Checkout {
         self.customer_id_before_confirm = self.customer_id;
@@ -1213,6 +1222,28 @@ mod tests {
             reopened.reopen(t0()),
             Err(CheckoutError::WrongStatus { .. })
         ));
+    }
+
+    #[test]
+    fn each_confirmation_has_its_own_charge_key_and_keeps_it() {
+        let open = create(fixed(1000));
+        let first = open
+            .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+            .unwrap();
+        let key = first.charge_key();
+        assert!(key.starts_with(&first.id.to_string()), "{key}");
+        assert_eq!(
+            first.clone().with_customer(CustomerId::new()).charge_key(),
+            key
+        );
+        // Declined, then confirmed again with the same card: a new attempt, a new key.
+        let later = t0() + Duration::seconds(5);
+        let second = first
+            .reopen(later)
+            .unwrap()
+            .confirm(ready(), ctx(Some("pm_1")), later, &NoTax)
+            .unwrap();
+        assert_ne!(second.charge_key(), key);
     }
 
     #[test]
