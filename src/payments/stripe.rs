@@ -420,7 +420,7 @@ pub fn sign(body: &[u8], secret: &str, timestamp: i64) -> String {
 }
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

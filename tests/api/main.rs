@@ -23,5 +23,6 @@ mod organizations;
 mod products;
 mod schema;
 mod schemathesis;
+mod stripe;
 mod subscriptions;
 mod tools;

@@ -1,0 +1,1268 @@
+//! The Stripe payment processor end to end, against localstripe (a stateful fake Stripe,
+//! pinned in `tests/clients/stripe/requirements.txt`, started per test by
+//! `tests/clients/stripe/run_localstripe.py`, which patches in what it lacks:
+//! `setup_future_usage`, and saving a method for off-session charges).
+//!
+//! Each test runs the real application with `payments.processor = "stripe"` pointed at its
+//! own localstripe, whose webhook is registered for the application's
+//! `/v1/integrations/stripe/webhook`. Buyers' cards are PaymentMethods created in
+//! localstripe with the secret key; their `pm_…` ids are the confirm's
+//! `confirmation_token_id`. What a purchase creates is read through the API (orders,
+//! license keys, validation) and what was charged through localstripe's API.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::rt::time::sleep;
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use reqwest::header::CONTENT_TYPE;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use sha2::Sha256;
+use tempfile::TempDir;
+use tollgate::bootstrap::TOKEN_FILE;
+use tollgate::config::{ProcessorKind, Settings};
+use tollgate::payments::stripe::event_meta_key;
+use tollgate::routes::subscriptions::sweep_subscriptions;
+use tollgate::startup::Application;
+use tollgate_actors::ManualClock;
+
+use crate::checkouts::{
+    buyer, by_price, client_get, confirm, created, get_by_id, id_of, secret, seed, Api, Catalog,
+};
+use crate::helpers::{client, send_checked, Reply, TestApp};
+use crate::tools;
+
+const SECRET_KEY: &str = "sk_test_tollgate_localstripe";
+const PUBLISHABLE_KEY: &str = "pk_test_tollgate_localstripe";
+const WEBHOOK_SECRET: &str = "whsec_tollgate_localstripe";
+const WEBHOOK_PATH: &str = "/v1/integrations/stripe/webhook";
+/// The id of our endpoint among localstripe's webhooks (registering it again replaces it).
+const WEBHOOK_ID: &str = "tollgate";
+
+/// localstripe's cards (`resources.py`, `PaymentMethod`).
+const CARD_OK: &str = "4242424242424242";
+const CARD_DECLINED: &str = "4000000000000341";
+const CARD_3DS: &str = "4000000000003220";
+const CARD_3DS_2: &str = "4000002760003184";
+
+/// localstripe answers within this once started (first start includes Python's imports).
+const START_DEADLINE: Duration = Duration::from_secs(30);
+/// localstripe delivers a webhook ~1 s after the event; this is plenty.
+const WEBHOOK_DEADLINE: Duration = Duration::from_secs(20);
+/// The launcher exits on its own after this, should everything else fail to stop it.
+const LOCALSTRIPE_MAX_SECONDS: u64 = 600;
+
+// ---------------------------------------------------------------------------------------
+// localstripe
+
+/// A running localstripe. Dropping it closes its stdin (the launcher then exits) and kills
+/// it, so a failing test never leaves one behind.
+struct LocalStripe {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// `http://127.0.0.1:<port>`
+    base: String,
+    http: reqwest::Client,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+impl Drop for LocalStripe {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl LocalStripe {
+    /// Installs localstripe on first use, starts it on a free loopback port and waits until
+    /// it answers.
+    async fn start() -> LocalStripe {
+        let python = tools::python_venv("tests/clients/stripe/requirements.txt");
+        let dir = tempfile::tempdir().expect("creating localstripe's directory");
+        let log = dir.path().join("localstripe.log");
+        let mut child = Command::new(python)
+            .arg(tools::repo_root().join("tests/clients/stripe/run_localstripe.py"))
+            .args(["--max-seconds", &LOCALSTRIPE_MAX_SECONDS.to_string()])
+            .current_dir(dir.path())
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("creating localstripe's log"))
+            .spawn()
+            .expect("starting localstripe");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("localstripe's stdout");
+        // The launcher prints `PORT <n>` once it listens; the rest of stdout is drained.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let mut ls = LocalStripe {
+            child,
+            stdin,
+            base: String::new(),
+            http: client(),
+            log,
+            _dir: dir,
+        };
+        let line = rx.recv_timeout(START_DEADLINE).unwrap_or_else(|_| {
+            panic!(
+                "localstripe printed no port within {START_DEADLINE:?}; log:\n{}",
+                ls.log_text()
+            )
+        });
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}; log:\n{}", ls.log_text()));
+        ls.base = format!("http://127.0.0.1:{port}");
+        ls.wait_ready().await;
+        ls
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    async fn wait_ready(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("polling localstripe") {
+                panic!(
+                    "localstripe exited ({status}) before answering; log:\n{}",
+                    self.log_text()
+                );
+            }
+            let ready = self
+                .http
+                .get(self.url("/js.stripe.com/v3/"))
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == 200);
+            if ready {
+                return;
+            }
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "localstripe did not answer within {START_DEADLINE:?}; log:\n{}",
+                self.log_text()
+            );
+            sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn read(resp: reqwest::Response) -> (StatusCode, Value) {
+        let status = resp.status();
+        let text = resp.text().await.expect("reading localstripe's answer");
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, body)
+    }
+
+    /// A form POST with the secret key, as Stripe's clients send.
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, Value) {
+        let resp = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(SECRET_KEY)
+            .form(form)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path} to localstripe: {e}"));
+        Self::read(resp).await
+    }
+
+    /// A GET with the secret key that must answer 200.
+    async fn get(&self, path: &str) -> Value {
+        let resp = self
+            .http
+            .get(self.url(path))
+            .bearer_auth(SECRET_KEY)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path} from localstripe: {e}"));
+        let (status, body) = Self::read(resp).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    /// A card PaymentMethod, as Stripe.js would create it in the buyer's browser.
+    async fn card(&self, number: &str) -> String {
+        let (status, body) = self
+            .post(
+                "/v1/payment_methods",
+                &[
+                    ("type", "card"),
+                    ("card[number]", number),
+                    ("card[exp_month]", "12"),
+                    ("card[exp_year]", "2034"),
+                    ("card[cvc]", "123"),
+                ],
+            )
+            .await;
+        assert_eq!(status, 200, "creating a card: {body}");
+        id_of(&body)
+    }
+
+    /// Sends our events to `url` signed with [`WEBHOOK_SECRET`] (all events, or `events`).
+    async fn register_webhook(&self, url: &str, events: Option<&[&str]>) {
+        let mut body = json!({"url": url, "secret": WEBHOOK_SECRET});
+        if let Some(events) = events {
+            body["events"] = json!(events);
+        }
+        let resp = self
+            .http
+            .post(self.url(&format!("/_config/webhooks/{WEBHOOK_ID}")))
+            .json(&body)
+            .send()
+            .await
+            .expect("registering the webhook");
+        assert_eq!(resp.status(), 200, "registering the webhook");
+    }
+
+    async fn intent(&self, id: &str) -> Value {
+        self.get(&format!("/v1/payment_intents/{id}")).await
+    }
+
+    /// Every PaymentIntent, oldest first.
+    async fn intents(&self) -> Vec<Value> {
+        let mut all = list(&self.get("/v1/payment_intents?limit=100").await);
+        all.sort_by_key(|i| i["created"].as_i64());
+        all
+    }
+
+    async fn customers(&self) -> Vec<Value> {
+        list(&self.get("/v1/customers?limit=100").await)
+    }
+
+    /// Events of one type.
+    async fn events(&self, kind: &str) -> Vec<Value> {
+        list(&self.get(&format!("/v1/events?type={kind}&limit=100")).await)
+    }
+
+    /// The event of `kind` about the intent `intent`.
+    async fn event_for(&self, kind: &str, intent: &str) -> Value {
+        let events = self.events(kind).await;
+        let mine: Vec<Value> = events
+            .into_iter()
+            .filter(|e| e["data"]["object"]["id"] == intent)
+            .collect();
+        assert_eq!(mine.len(), 1, "{kind} events for {intent}: {mine:?}");
+        mine[0].clone()
+    }
+
+    /// 3-D Secure, as the buyer's browser does it with the publishable key.
+    async fn authenticate(&self, intent: &str, client_secret: &str, success: bool) -> Value {
+        let resp = self
+            .http
+            .post(self.url(&format!(
+                "/v1/payment_intents/{intent}/_authenticate?success={success}"
+            )))
+            .json(&json!({"key": PUBLISHABLE_KEY, "client_secret": client_secret}))
+            .send()
+            .await
+            .expect("authenticating in localstripe");
+        let (status, body) = Self::read(resp).await;
+        assert_eq!(status, 200, "authenticating {intent}: {body}");
+        body
+    }
+}
+
+fn list(body: &Value) -> Vec<Value> {
+    assert_eq!(body["has_more"], false, "more than one page: {body}");
+    body["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {body}"))
+        .clone()
+}
+
+// ---------------------------------------------------------------------------------------
+// The application, paying through localstripe
+
+/// Settings of a server that charges through the localstripe at `api_base`.
+fn stripe_settings(data_dir: &Path, api_base: &str) -> Settings {
+    let mut settings = Settings::for_tests(data_dir);
+    settings.payments.processor = ProcessorKind::Stripe;
+    settings.payments.stripe_secret_key = SECRET_KEY.into();
+    settings.payments.stripe_publishable_key = PUBLISHABLE_KEY.into();
+    settings.payments.stripe_webhook_secret = WEBHOOK_SECRET.into();
+    settings.payments.stripe_api_base = api_base.into();
+    settings
+}
+
+/// The application (declared first: it stops before localstripe goes) and its localstripe.
+struct Shop {
+    app: TestApp,
+    ls: LocalStripe,
+    /// Set when the shop runs on a manual clock.
+    clock: Option<Arc<ManualClock>>,
+}
+
+/// A server charging through a fresh localstripe, whose webhook points at it; on the
+/// system clock, or on a manual one starting now (webhooks are signed with the real time).
+async fn spawn_shop(manual_clock: bool) -> Shop {
+    let ls = LocalStripe::start().await;
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let settings = stripe_settings(dir.path(), &ls.base);
+    let (clock, shared) = if manual_clock {
+        let (clock, shared) = ManualClock::shared(Utc::now());
+        (Some(clock), shared)
+    } else {
+        (None, tollgate_actors::SystemClock::shared())
+    };
+    let app = Application::build_with_clock(settings, shared)
+        .await
+        .expect("building the application");
+    let port = app.port();
+    let state = app.state();
+    let handle = app.handle();
+    actix_web::rt::spawn(async move {
+        if let Err(e) = app.run_until_stopped().await {
+            eprintln!("test server stopped with an error: {e:#}");
+        }
+    });
+    let token = std::fs::read_to_string(dir.path().join(TOKEN_FILE))
+        .expect("reading the bootstrap token")
+        .trim()
+        .to_string();
+    let app = TestApp::from_parts(
+        format!("http://127.0.0.1:{port}"),
+        client(),
+        token,
+        state,
+        handle,
+        dir,
+    );
+    ls.register_webhook(&app.url(WEBHOOK_PATH), None).await;
+    Shop { app, ls, clock }
+}
+
+impl Shop {
+    fn api(&self) -> Api<'_> {
+        Api::of(&self.app)
+    }
+
+    /// Orders of `org` (through the API), oldest first.
+    async fn orders(&self, org: &str) -> Vec<Value> {
+        let r = self
+            .api()
+            .read(&format!(
+                "/v1/orders/?organization_id={org}&limit=100&sorting=created_at"
+            ))
+            .await;
+        r.expect(200);
+        r.items()
+    }
+
+    async fn license_keys(&self, org: &str) -> Vec<Value> {
+        let r = self
+            .api()
+            .read(&format!("/v1/license-keys?organization_id={org}&limit=100"))
+            .await;
+        r.expect(200);
+        r.items()
+    }
+
+    /// Validates a key as a customer's app would; returns the key as validated.
+    async fn validate(&self, key: &str, org: &str) -> Value {
+        let r = self
+            .app
+            .post_json(
+                "/v1/customer-portal/license-keys/validate",
+                None,
+                &json!({"key": key, "organization_id": org}),
+            )
+            .await;
+        r.expect(200);
+        r.body
+    }
+
+    /// Whether the server has recorded the event as handled.
+    fn handled(&self, event_id: &str) -> bool {
+        self.app
+            .state
+            .store
+            .get_meta(&event_meta_key(event_id))
+            .expect("reading the store")
+            .is_some()
+    }
+
+    /// Waits (bounded) until localstripe's delivery of `event_id` has been handled.
+    async fn wait_handled(&self, event_id: &str) {
+        let started = Instant::now();
+        while !self.handled(event_id) {
+            assert!(
+                started.elapsed() < WEBHOOK_DEADLINE,
+                "event {event_id} was not handled within {WEBHOOK_DEADLINE:?}; localstripe log:\n{}",
+                self.ls.log_text()
+            );
+            sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Posts a webhook body with the given `Stripe-Signature` header (or none).
+    async fn deliver(&self, body: &[u8], signature: Option<&str>) -> Reply {
+        let mut req = self
+            .app
+            .client
+            .post(self.app.url(WEBHOOK_PATH))
+            .header(CONTENT_TYPE, "application/json; charset=utf-8")
+            .body(body.to_vec());
+        if let Some(signature) = signature {
+            req = req.header("Stripe-Signature", signature);
+        }
+        send_checked(req).await
+    }
+
+    /// Creates a checkout for `price` and confirms it, paying with the card `pm`.
+    async fn buy(&self, price: &str, email: &str, pm: &str) -> (Value, Reply) {
+        let c = created(self.api(), &by_price(price)).await;
+        let r = confirm(self.api(), &secret(&c), &paying(email, pm)).await;
+        (c, r)
+    }
+}
+
+/// The confirm body of a buyer paying with the PaymentMethod `pm`.
+fn paying(email: &str, pm: &str) -> Value {
+    let mut body = buyer(email);
+    body["confirmation_token_id"] = json!(pm);
+    body
+}
+
+/// `t=<timestamp>,v1=<hex HMAC-SHA256 of "t.body">`, as Stripe signs (computed here, not
+/// with Tollgate's own helper).
+fn stripe_signature(body: &[u8], secret: &str, timestamp: i64) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("an HMAC key");
+    mac.update(format!("{timestamp}.").as_bytes());
+    mac.update(body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("t={timestamp},v1={hex}")
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no string {key} in {v}"))
+}
+
+/// The intent a confirmed (or settled) checkout names.
+fn intent_of(checkout: &Value) -> String {
+    str_of(&checkout["payment_processor_metadata"], "intent_id").to_string()
+}
+
+/// Polls the checkout (by its client secret) until it is `status`, bounded.
+async fn wait_status(shop: &Shop, client_secret: &str, status: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let r = client_get(shop.api(), client_secret).await;
+        r.expect(200);
+        if r.body["status"] == status {
+            return r.body;
+        }
+        assert!(
+            started.elapsed() < WEBHOOK_DEADLINE,
+            "the checkout is still {} after {WEBHOOK_DEADLINE:?}; localstripe log:\n{}",
+            r.body["status"],
+            shop.ls.log_text()
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The orders of one checkout.
+fn orders_of<'a>(orders: &'a [Value], checkout: &str) -> Vec<&'a Value> {
+    orders
+        .iter()
+        .filter(|o| o["checkout_id"] == checkout)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests
+
+#[actix_web::test]
+async fn an_approved_card_pays_and_the_stripe_customer_is_created_once() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat: Catalog = seed(api, "stripe-ok").await;
+    let pm = shop.ls.card(CARD_OK).await;
+
+    let (c, r) = shop.buy(&cat.ebook_price, "ada@example.com", &pm).await;
+    r.expect(200);
+    let id = id_of(&c);
+    assert_eq!(r.body["status"], "confirmed", "{}", r.body);
+    assert_eq!(r.body["payment_processor"], "stripe");
+    let meta = &r.body["payment_processor_metadata"];
+    assert_eq!(meta["intent_status"], "succeeded", "{}", r.body);
+    let intent_id = intent_of(&r.body);
+    assert!(intent_id.starts_with("pi_"), "{intent_id}");
+    let customer_id = str_of(&r.body, "customer_id").to_string();
+
+    // Succeeded on every read.
+    let g = client_get(api, &secret(&c)).await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "succeeded");
+    let g = get_by_id(api, &id).await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "succeeded");
+    assert_eq!(intent_of(&g.body), intent_id);
+
+    // One order, for the price, and a key that validates.
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    let o = &orders[0];
+    assert_eq!(o["checkout_id"], id.as_str());
+    assert_eq!(o["amount"], 2500);
+    assert_eq!(o["currency"], "usd");
+    assert_eq!(o["billing_reason"], "purchase");
+    assert_eq!(o["customer_id"], customer_id.as_str());
+    let keys = shop.license_keys(&cat.org).await;
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let v = shop.validate(str_of(&keys[0], "key"), &cat.org).await;
+    assert_eq!(v["status"], "granted");
+    assert_eq!(v["customer_id"], customer_id.as_str());
+
+    // In Stripe: the amount, our checkout, the card and a customer with the buyer's e-mail.
+    let pi = shop.ls.intent(&intent_id).await;
+    assert_eq!(pi["status"], "succeeded", "{pi}");
+    assert_eq!(pi["amount"], 2500);
+    assert_eq!(pi["currency"], "usd");
+    assert_eq!(pi["payment_method"], pm.as_str());
+    assert_eq!(pi["metadata"]["checkout_id"], id.as_str());
+    assert_eq!(pi["metadata"]["organization_id"], cat.org.as_str());
+    // A one-time price keeps nothing for later.
+    assert_eq!(pi["setup_future_usage"], Value::Null, "{pi}");
+    assert_eq!(pi["off_session"], false, "{pi}");
+    let cus = str_of(&pi, "customer").to_string();
+    assert!(cus.starts_with("cus_"), "{pi}");
+    let customer = shop.ls.get(&format!("/v1/customers/{cus}")).await;
+    assert_eq!(customer["email"], "ada@example.com");
+    assert_eq!(customer["name"], "Ada Lovelace");
+    assert_eq!(
+        customer["metadata"]["tollgate_customer_id"],
+        customer_id.as_str()
+    );
+
+    // localstripe's payment_intent.succeeded arrives after the checkout has succeeded:
+    // acknowledged, nothing more.
+    let event = shop
+        .ls
+        .event_for("payment_intent.succeeded", &intent_id)
+        .await;
+    shop.wait_handled(str_of(&event, "id")).await;
+    assert_eq!(shop.orders(&cat.org).await.len(), 1);
+
+    // The same buyer again (another purchase, another card): the same Stripe customer.
+    let pm2 = shop.ls.card(CARD_OK).await;
+    let (c2, r) = shop.buy(&cat.monthly, "ada@example.com", &pm2).await;
+    r.expect(200);
+    assert_eq!(r.body["customer_id"], customer_id.as_str());
+    let pi2 = shop.ls.intent(&intent_of(&r.body)).await;
+    assert_ne!(pi2["id"], pi["id"]);
+    assert_eq!(pi2["customer"], cus.as_str(), "{pi2}");
+    assert_eq!(pi2["metadata"]["checkout_id"], id_of(&c2).as_str());
+    assert_eq!(pi2["amount"], 1500);
+    let customers = shop.ls.customers().await;
+    assert_eq!(customers.len(), 1, "Stripe customers: {customers:?}");
+    assert_eq!(
+        client_get(api, &secret(&c2)).await.body["status"],
+        "succeeded"
+    );
+    assert_eq!(shop.orders(&cat.org).await.len(), 2);
+
+    // Another buyer gets a customer of their own.
+    let pm3 = shop.ls.card(CARD_OK).await;
+    let (_, r) = shop.buy(&cat.ebook_price, "grace@example.com", &pm3).await;
+    r.expect(200);
+    let pi3 = shop.ls.intent(&intent_of(&r.body)).await;
+    assert_ne!(pi3["customer"], cus.as_str());
+    let customers = shop.ls.customers().await;
+    assert_eq!(customers.len(), 2, "Stripe customers: {customers:?}");
+    let cus3 = shop
+        .ls
+        .get(&format!("/v1/customers/{}", str_of(&pi3, "customer")))
+        .await;
+    assert_eq!(cus3["email"], "grace@example.com");
+}
+
+#[actix_web::test]
+async fn a_declined_card_reopens_the_checkout_and_another_card_pays_it() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-declined").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    let (id, s) = (id_of(&c), secret(&c));
+
+    let bad = shop.ls.card(CARD_DECLINED).await;
+    let r = confirm(api, &s, &paying("ada@example.com", &bad)).await;
+    assert_eq!(r.expect_error(400), "PaymentError", "{}", r.body);
+    assert_eq!(
+        r.body["detail"],
+        "The payment failed: Your card was declined. Please try again with a different payment method."
+    );
+    let g = client_get(api, &s).await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "open");
+    assert_eq!(g.body["payment_processor_metadata"], json!({}));
+    assert!(shop.orders(&cat.org).await.is_empty());
+    assert!(shop.license_keys(&cat.org).await.is_empty());
+    // Stripe has the failed attempt, for our checkout.
+    let intents = shop.ls.intents().await;
+    assert_eq!(intents.len(), 1, "{intents:?}");
+    let failed = &intents[0];
+    assert_eq!(failed["status"], "requires_payment_method", "{failed}");
+    assert_eq!(failed["metadata"]["checkout_id"], id.as_str());
+    assert_eq!(failed["last_payment_error"]["code"], "card_declined");
+
+    // The same checkout, a good card: paid.
+    let good = shop.ls.card(CARD_OK).await;
+    let r = confirm(api, &s, &paying("ada@example.com", &good)).await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "confirmed");
+    let paid = intent_of(&r.body);
+    assert_ne!(paid, str_of(failed, "id"));
+    assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(orders[0]["checkout_id"], id.as_str());
+    assert_eq!(orders[0]["amount"], 2500);
+    let keys = shop.license_keys(&cat.org).await;
+    assert_eq!(keys.len(), 1);
+    shop.validate(str_of(&keys[0], "key"), &cat.org).await;
+    let pi = shop.ls.intent(&paid).await;
+    assert_eq!(pi["status"], "succeeded");
+    assert_eq!(pi["payment_method"], good.as_str());
+    // Both attempts charged the same Stripe customer.
+    assert_eq!(pi["customer"], failed["customer"]);
+
+    // The failed attempt's payment_intent.payment_failed, arriving late, changes nothing.
+    let event = shop
+        .ls
+        .event_for("payment_intent.payment_failed", str_of(failed, "id"))
+        .await;
+    shop.wait_handled(str_of(&event, "id")).await;
+    let event = shop.ls.event_for("payment_intent.succeeded", &paid).await;
+    shop.wait_handled(str_of(&event, "id")).await;
+    let g = get_by_id(api, &id).await;
+    assert_eq!(g.body["status"], "succeeded");
+    assert_eq!(intent_of(&g.body), paid);
+    assert_eq!(shop.orders(&cat.org).await.len(), 1);
+}
+
+/// Confirms a checkout of `price` with a 3-D Secure card: it stays `confirmed`, waiting on
+/// the intent. Returns the checkout, its client secret, the intent and its client secret.
+async fn confirm_3ds(shop: &Shop, price: &str, card: &str) -> (Value, String, String, String) {
+    let api = shop.api();
+    let c = created(api, &by_price(price)).await;
+    let s = secret(&c);
+    let pm = shop.ls.card(card).await;
+    let r = confirm(api, &s, &paying("ada@example.com", &pm)).await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "confirmed", "{}", r.body);
+    let meta = &r.body["payment_processor_metadata"];
+    assert_eq!(meta["intent_status"], "requires_action", "{}", r.body);
+    let intent = intent_of(&r.body);
+    let intent_secret = str_of(meta, "intent_client_secret").to_string();
+    assert!(
+        intent_secret.starts_with(&format!("{intent}_secret_")),
+        "{intent_secret}"
+    );
+    let pi = shop.ls.intent(&intent).await;
+    assert_eq!(pi["status"], "requires_action", "{pi}");
+    assert_eq!(pi["client_secret"], intent_secret.as_str());
+    assert_eq!(pi["metadata"]["checkout_id"], id_of(&c).as_str());
+    (c, s, intent, intent_secret)
+}
+
+#[actix_web::test]
+async fn a_3d_secure_payment_completes_through_the_signed_webhook() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-3ds").await;
+    let (c, s, intent, intent_secret) = confirm_3ds(&shop, &cat.ebook_price, CARD_3DS).await;
+    let id = id_of(&c);
+
+    // Waiting on the buyer: confirmed, nothing bought yet.
+    let g = get_by_id(api, &id).await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "confirmed");
+    assert_eq!(
+        g.body["payment_processor_metadata"]["intent_status"],
+        "requires_action"
+    );
+    let g = client_get(api, &s).await;
+    assert_eq!(g.body["status"], "confirmed");
+    assert_eq!(
+        g.body["payment_processor_metadata"]["intent_client_secret"],
+        intent_secret.as_str()
+    );
+    assert!(shop.orders(&cat.org).await.is_empty());
+    assert!(shop.license_keys(&cat.org).await.is_empty());
+
+    // The buyer authenticates; Stripe tells us through the webhook.
+    let pi = shop.ls.authenticate(&intent, &intent_secret, true).await;
+    assert_eq!(pi["status"], "succeeded", "{pi}");
+    let g = wait_status(&shop, &s, "succeeded").await;
+    assert_eq!(intent_of(&g), intent);
+    let event = shop.ls.event_for("payment_intent.succeeded", &intent).await;
+    assert!(shop.handled(str_of(&event, "id")));
+
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(orders[0]["checkout_id"], id.as_str());
+    assert_eq!(orders[0]["amount"], 2500);
+    let g = get_by_id(api, &id).await;
+    assert_eq!(g.body["status"], "succeeded");
+    assert_eq!(
+        g.body["payment_processor_metadata"]["intent_status"],
+        "succeeded"
+    );
+    assert!(g.body["payment_processor_metadata"]
+        .get("intent_client_secret")
+        .is_none());
+    let keys = shop.license_keys(&cat.org).await;
+    assert_eq!(keys.len(), 1);
+    let v = shop.validate(str_of(&keys[0], "key"), &cat.org).await;
+    assert_eq!(v["status"], "granted");
+
+    // Another 3-D Secure card, whose authentication fails: Stripe's
+    // payment_intent.payment_failed reopens the checkout, and the buyer pays with a card
+    // that needs no authentication.
+    let (c2, s2, intent2, secret2) = confirm_3ds(&shop, &cat.ebook_price, CARD_3DS_2).await;
+    let id2 = id_of(&c2);
+    let pi = shop.ls.authenticate(&intent2, &secret2, false).await;
+    assert_eq!(pi["status"], "requires_payment_method", "{pi}");
+    let g = wait_status(&shop, &s2, "open").await;
+    assert_eq!(g["payment_processor_metadata"], json!({}), "{g}");
+    let event = shop
+        .ls
+        .event_for("payment_intent.payment_failed", &intent2)
+        .await;
+    assert!(shop.handled(str_of(&event, "id")));
+    assert!(orders_of(&shop.orders(&cat.org).await, &id2).is_empty());
+    let good = shop.ls.card(CARD_OK).await;
+    let r = confirm(api, &s2, &paying("ada@example.com", &good)).await;
+    r.expect(200);
+    assert_eq!(
+        r.body["payment_processor_metadata"]["intent_status"],
+        "succeeded"
+    );
+    assert_eq!(client_get(api, &s2).await.body["status"], "succeeded");
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders_of(&orders, &id2).len(), 1, "{orders:?}");
+    assert_eq!(orders.len(), 2);
+}
+
+#[actix_web::test]
+async fn webhooks_without_a_valid_signature_change_nothing_and_replays_are_acknowledged() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-hooks").await;
+    // localstripe keeps its payment_intent.succeeded to itself: this test delivers it.
+    shop.ls
+        .register_webhook(&shop.app.url(WEBHOOK_PATH), Some(&["customer.created"]))
+        .await;
+    let (c, s, intent, intent_secret) = confirm_3ds(&shop, &cat.ebook_price, CARD_3DS).await;
+    let id = id_of(&c);
+    shop.ls.authenticate(&intent, &intent_secret, true).await;
+    let event = shop.ls.event_for("payment_intent.succeeded", &intent).await;
+    let event_id = str_of(&event, "id").to_string();
+    let body = serde_json::to_vec_pretty(&event).unwrap();
+    let now = Utc::now().timestamp();
+
+    let refused = |r: &Reply, why: &str| {
+        assert_eq!(r.expect_error(400), "BadRequest", "{why}: {}", r.body);
+        let detail = r.body["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("Stripe signature"), "{why}: {detail}");
+    };
+    let cases: Vec<(&str, Option<String>, Vec<u8>)> = vec![
+        ("no signature", None, body.clone()),
+        (
+            "another secret",
+            Some(stripe_signature(&body, "whsec_someone_else", now)),
+            body.clone(),
+        ),
+        (
+            "a stale timestamp",
+            Some(stripe_signature(&body, WEBHOOK_SECRET, now - 3600)),
+            body.clone(),
+        ),
+        (
+            "a timestamp from the future",
+            Some(stripe_signature(&body, WEBHOOK_SECRET, now + 3600)),
+            body.clone(),
+        ),
+        (
+            "another body",
+            Some(stripe_signature(&body, WEBHOOK_SECRET, now)),
+            String::from_utf8(body.clone())
+                .unwrap()
+                .replace("2500", "1")
+                .into_bytes(),
+        ),
+        (
+            "no v1 signature",
+            Some(format!("t={now},v0=abc")),
+            body.clone(),
+        ),
+        ("garbage", Some("not a signature".into()), body.clone()),
+    ];
+    for (why, signature, body) in &cases {
+        let r = shop.deliver(body, signature.as_deref()).await;
+        refused(&r, why);
+    }
+    // Nothing changed.
+    assert_eq!(client_get(api, &s).await.body["status"], "confirmed");
+    assert!(shop.orders(&cat.org).await.is_empty());
+    assert!(!shop.handled(&event_id));
+
+    // Signed: the checkout completes.
+    let r = shop
+        .deliver(&body, Some(&stripe_signature(&body, WEBHOOK_SECRET, now)))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body, json!({"received": true, "duplicate": false}));
+    assert_eq!(get_by_id(api, &id).await.body["status"], "succeeded");
+    assert_eq!(shop.orders(&cat.org).await.len(), 1);
+    assert!(shop.handled(&event_id));
+
+    // Replayed (signed again, later): acknowledged as a duplicate, nothing created.
+    let later = Utc::now().timestamp() + 5;
+    let r = shop
+        .deliver(&body, Some(&stripe_signature(&body, WEBHOOK_SECRET, later)))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body, json!({"received": true, "duplicate": true}));
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(shop.license_keys(&cat.org).await.len(), 1);
+}
+
+#[actix_web::test]
+async fn one_event_delivered_twice_at_once_completes_the_checkout_once() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-race").await;
+    shop.ls
+        .register_webhook(&shop.app.url(WEBHOOK_PATH), Some(&["customer.created"]))
+        .await;
+    let (c, s, intent, intent_secret) = confirm_3ds(&shop, &cat.monthly, CARD_3DS).await;
+    let id = id_of(&c);
+    shop.ls.authenticate(&intent, &intent_secret, true).await;
+    let event = shop.ls.event_for("payment_intent.succeeded", &intent).await;
+    let body = serde_json::to_vec(&event).unwrap();
+    let signature = stripe_signature(&body, WEBHOOK_SECRET, Utc::now().timestamp());
+
+    let (a, b) = futures_util::future::join(
+        shop.deliver(&body, Some(&signature)),
+        shop.deliver(&body, Some(&signature)),
+    )
+    .await;
+    a.expect(200);
+    b.expect(200);
+    assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(orders[0]["checkout_id"], id.as_str());
+    assert_eq!(orders[0]["billing_reason"], "subscription_create");
+    // One subscription, one key per benefit (the plan has two).
+    let subs = api
+        .read(&format!(
+            "/v1/subscriptions/?organization_id={}&limit=100",
+            cat.org
+        ))
+        .await;
+    subs.expect(200);
+    assert_eq!(subs.items().len(), 1, "{}", subs.body);
+    assert_eq!(shop.license_keys(&cat.org).await.len(), 2);
+
+    // And once more each, concurrently: duplicates.
+    let later = stripe_signature(&body, WEBHOOK_SECRET, Utc::now().timestamp() + 1);
+    let (a, b) = futures_util::future::join(
+        shop.deliver(&body, Some(&later)),
+        shop.deliver(&body, Some(&later)),
+    )
+    .await;
+    assert_eq!(a.body["duplicate"], true, "{}", a.body);
+    assert_eq!(b.body["duplicate"], true, "{}", b.body);
+    assert_eq!(shop.orders(&cat.org).await.len(), 1);
+}
+
+#[actix_web::test]
+async fn a_subscription_keeps_the_card_and_renews_off_session() {
+    let shop = spawn_shop(true).await;
+    let clock = shop.clock.clone().expect("a manual clock");
+    let api = shop.api();
+    let cat = seed(api, "stripe-renew").await;
+    let pm = shop.ls.card(CARD_OK).await;
+    let (c, r) = shop.buy(&cat.monthly, "ada@example.com", &pm).await;
+    r.expect(200);
+    let id = id_of(&c);
+    let first = shop.ls.intent(&intent_of(&r.body)).await;
+    assert_eq!(first["status"], "succeeded", "{first}");
+    assert_eq!(first["amount"], 1500);
+    // Kept for renewals, as Stripe needs for a later off-session charge.
+    assert_eq!(first["setup_future_usage"], "off_session", "{first}");
+    assert_eq!(first["off_session"], false);
+    let cus = str_of(&first, "customer").to_string();
+    let method = shop.ls.get(&format!("/v1/payment_methods/{pm}")).await;
+    assert_eq!(
+        method["customer"],
+        cus.as_str(),
+        "saved for the customer: {method}"
+    );
+    // localstripe's own payment_intent.succeeded, handled before the clock moves on (its
+    // signature would look stale to a clock a month ahead).
+    let event = shop
+        .ls
+        .event_for("payment_intent.succeeded", str_of(&first, "id"))
+        .await;
+    shop.wait_handled(str_of(&event, "id")).await;
+
+    let subs = api
+        .read(&format!(
+            "/v1/subscriptions/?organization_id={}&limit=100",
+            cat.org
+        ))
+        .await;
+    subs.expect(200);
+    let sub = subs.items()[0].clone();
+    assert_eq!(sub["checkout_id"], id.as_str());
+    assert_eq!(sub["status"], "active");
+    let period_end: DateTime<Utc> = str_of(&sub, "current_period_end").parse().unwrap();
+
+    // A month later the sweep renews it: a charge of the saved card, off-session.
+    clock.set(period_end + chrono::Duration::minutes(1));
+    sweep_subscriptions(&shop.app.state)
+        .await
+        .expect("sweeping subscriptions");
+    let intents = shop.ls.intents().await;
+    assert_eq!(intents.len(), 2, "{intents:?}");
+    let renewal = &intents[1];
+    assert_ne!(renewal["id"], first["id"]);
+    assert_eq!(renewal["status"], "succeeded", "{renewal}");
+    assert_eq!(renewal["off_session"], true, "{renewal}");
+    assert_eq!(renewal["setup_future_usage"], Value::Null, "{renewal}");
+    assert_eq!(renewal["payment_method"], pm.as_str());
+    assert_eq!(renewal["customer"], cus.as_str());
+    assert_eq!(renewal["amount"], 1500);
+    assert_eq!(renewal["currency"], "usd");
+    assert_eq!(renewal["metadata"]["subscription_id"], sub["id"]);
+    assert!(
+        renewal["metadata"].get("checkout_id").is_none(),
+        "{renewal}"
+    );
+
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders.len(), 2, "{orders:?}");
+    let cycle: Vec<&Value> = orders
+        .iter()
+        .filter(|o| o["billing_reason"] == "subscription_cycle")
+        .collect();
+    assert_eq!(cycle.len(), 1, "{orders:?}");
+    assert_eq!(cycle[0]["amount"], 1500);
+    assert_eq!(cycle[0]["subscription_id"], sub["id"]);
+    let g = api
+        .read(&format!("/v1/subscriptions/{}", str_of(&sub, "id")))
+        .await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "active");
+    let new_end: DateTime<Utc> = str_of(&g.body, "current_period_end").parse().unwrap();
+    assert!(new_end > period_end, "{}", g.body);
+
+    // The same sweep again charges nothing more.
+    sweep_subscriptions(&shop.app.state)
+        .await
+        .expect("sweeping subscriptions");
+    assert_eq!(shop.ls.intents().await.len(), 2);
+    assert_eq!(shop.orders(&cat.org).await.len(), 2);
+}
+
+#[actix_web::test]
+async fn a_stripe_processor_without_keys_is_refused_at_start() {
+    // From the configuration file: refused, naming the key.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[payments]\nprocessor = \"stripe\"\n").unwrap();
+    let err = Settings::load(&config, true).expect_err("a Stripe processor without keys");
+    assert!(
+        err.to_string().contains("payments.stripe_secret_key"),
+        "{err}"
+    );
+    std::fs::write(
+        &config,
+        "[payments]\nprocessor = \"stripe\"\nstripe_secret_key = \"sk_test_1\"\n\
+         stripe_publishable_key = \"pk_test_1\"\n",
+    )
+    .unwrap();
+    let err =
+        Settings::load(&config, true).expect_err("a Stripe processor without a webhook secret");
+    assert!(
+        err.to_string().contains("payments.stripe_webhook_secret"),
+        "{err}"
+    );
+
+    // Settings built in code are checked too when the application is built.
+    let data = tempfile::tempdir().unwrap();
+    let mut settings = Settings::for_tests(data.path());
+    settings.payments.processor = ProcessorKind::Stripe;
+    let err = Application::build(settings)
+        .await
+        .err()
+        .expect("an application charging Stripe without a key");
+    assert!(format!("{err:#}").contains("stripe_secret_key"), "{err:#}");
+    let data = tempfile::tempdir().unwrap();
+    let mut settings = stripe_settings(data.path(), "http://127.0.0.1:9");
+    settings.payments.stripe_webhook_secret = String::new();
+    let err = Application::build(settings)
+        .await
+        .err()
+        .expect("an application taking unsigned webhooks");
+    assert!(
+        format!("{err:#}").contains("stripe_webhook_secret"),
+        "{err:#}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up reconciliation, on the real binary over a kept data directory
+
+/// How long the binary may take to report ready (start-up recovery included).
+const READY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A running `tollgate` process charging through `ls`. Dropping it kills it.
+struct Binary {
+    child: Child,
+    address: String,
+    log: PathBuf,
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Binary {
+    /// Starts the binary over `root/data` (settings from the environment, as deployed), and
+    /// waits until `/readyz` answers.
+    async fn start(root: &Path, run: u32, ls: &LocalStripe) -> Binary {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let log = root.join(format!("server-{run}.log"));
+        let out = File::create(&log).expect("creating the log file");
+        let err = out.try_clone().expect("cloning the log file handle");
+        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .current_dir(root)
+            .env_remove("RUST_LOG")
+            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
+            .env("TOLLGATE__SERVER__WORKERS", "2")
+            .env("TOLLGATE__STORAGE__DATA_DIR", root.join("data"))
+            .env("TOLLGATE__LOG__LEVEL", "info")
+            .env("TOLLGATE__PAYMENTS__PROCESSOR", "stripe")
+            .env("TOLLGATE__PAYMENTS__STRIPE_SECRET_KEY", SECRET_KEY)
+            .env(
+                "TOLLGATE__PAYMENTS__STRIPE_PUBLISHABLE_KEY",
+                PUBLISHABLE_KEY,
+            )
+            .env("TOLLGATE__PAYMENTS__STRIPE_WEBHOOK_SECRET", WEBHOOK_SECRET)
+            .env("TOLLGATE__PAYMENTS__STRIPE_API_BASE", &ls.base)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("starting the tollgate binary");
+        let mut server = Binary {
+            child,
+            address: format!("http://127.0.0.1:{port}"),
+            log,
+        };
+        let http = client();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = server.child.try_wait().expect("polling tollgate") {
+                panic!("tollgate exited ({status}); log:\n{}", server.log_text());
+            }
+            let ready = http
+                .get(format!("{}/readyz", server.address))
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == 200);
+            if ready {
+                return server;
+            }
+            assert!(
+                started.elapsed() < READY_DEADLINE,
+                "tollgate was not ready within {READY_DEADLINE:?}; log:\n{}",
+                server.log_text()
+            );
+            sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+#[actix_web::test]
+async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_start() {
+    let ls = LocalStripe::start().await;
+    let root = tempfile::tempdir().expect("creating a temporary directory");
+    let http = client();
+    let server = Binary::start(root.path(), 1, &ls).await;
+    let token = std::fs::read_to_string(root.path().join("data").join(TOKEN_FILE))
+        .expect("reading the bootstrap token")
+        .trim()
+        .to_string();
+    ls.register_webhook(&format!("{}{WEBHOOK_PATH}", server.address), None)
+        .await;
+
+    // Three buyers reach 3-D Secure; then the server goes away (kill -9).
+    let (cat, waiting) = {
+        let api = Api {
+            base: &server.address,
+            client: &http,
+            token: &token,
+        };
+        let cat = seed(api, "stripe-restart").await;
+        let mut waiting = Vec::new();
+        for (i, card) in [CARD_3DS, CARD_3DS_2, CARD_3DS].into_iter().enumerate() {
+            let c = created(api, &by_price(&cat.ebook_price)).await;
+            let pm = ls.card(card).await;
+            let r = confirm(api, &secret(&c), &paying(&format!("b{i}@example.com"), &pm)).await;
+            r.expect(200);
+            let meta = &r.body["payment_processor_metadata"];
+            assert_eq!(meta["intent_status"], "requires_action", "{}", r.body);
+            waiting.push((
+                id_of(&c),
+                secret(&c),
+                intent_of(&r.body),
+                str_of(meta, "intent_client_secret").to_string(),
+            ));
+        }
+        (cat, waiting)
+    };
+    drop(server);
+
+    // Meanwhile in Stripe: the first buyer authenticates, the second fails to, the third
+    // does nothing. The webhooks find nobody to deliver to.
+    ls.authenticate(&waiting[0].2, &waiting[0].3, true).await;
+    ls.authenticate(&waiting[1].2, &waiting[1].3, false).await;
+    sleep(Duration::from_millis(1500)).await;
+
+    // The next start asks Stripe how each stands before it reports ready (the webhook
+    // still points at the old address, so nothing else can settle them).
+    let server = Binary::start(root.path(), 2, &ls).await;
+    let api = Api {
+        base: &server.address,
+        client: &http,
+        token: &token,
+    };
+    assert!(
+        server
+            .log_text()
+            .contains("completed confirmed checkouts left by a previous run"),
+        "{}",
+        server.log_text()
+    );
+    let (paid, failed, pending) = (&waiting[0], &waiting[1], &waiting[2]);
+    let g = get_by_id(api, &paid.0).await;
+    g.expect(200);
+    assert_eq!(g.body["status"], "succeeded", "{}", g.body);
+    assert_eq!(
+        g.body["payment_processor_metadata"]["intent_id"],
+        paid.2.as_str()
+    );
+    let g = get_by_id(api, &failed.0).await;
+    assert_eq!(g.body["status"], "open", "{}", g.body);
+    let g = get_by_id(api, &pending.0).await;
+    assert_eq!(g.body["status"], "confirmed", "{}", g.body);
+    assert_eq!(
+        g.body["payment_processor_metadata"]["intent_status"],
+        "requires_action"
+    );
+    let r = api
+        .read(&format!(
+            "/v1/orders/?organization_id={}&limit=100",
+            cat.org
+        ))
+        .await;
+    r.expect(200);
+    let orders = r.items();
+    assert_eq!(orders.len(), 1, "{orders:?}");
+    assert_eq!(orders[0]["checkout_id"], paid.0.as_str());
+    assert_eq!(orders[0]["amount"], 2500);
+
+    // The one still waiting completes through the webhook, once registered again.
+    ls.register_webhook(&format!("{}{WEBHOOK_PATH}", server.address), None)
+        .await;
+    ls.authenticate(&pending.2, &pending.3, true).await;
+    let started = Instant::now();
+    loop {
+        let r = client_get(api, &pending.1).await;
+        if r.body["status"] == "succeeded" {
+            break;
+        }
+        assert!(
+            started.elapsed() < WEBHOOK_DEADLINE,
+            "still {} after {WEBHOOK_DEADLINE:?}; server log:\n{}",
+            r.body["status"],
+            server.log_text()
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+    // The buyer whose authentication failed pays with another card.
+    let good = ls.card(CARD_OK).await;
+    let r = confirm(api, &failed.1, &paying("b1@example.com", &good)).await;
+    r.expect(200);
+    let r = api
+        .read(&format!(
+            "/v1/orders/?organization_id={}&limit=100",
+            cat.org
+        ))
+        .await;
+    assert_eq!(r.items().len(), 3, "{}", r.body);
+
+    // A third start has nothing left to reconcile.
+    drop(server);
+    let server = Binary::start(root.path(), 3, &ls).await;
+    let api = Api {
+        base: &server.address,
+        client: &http,
+        token: &token,
+    };
+    let r = api
+        .read(&format!(
+            "/v1/orders/?organization_id={}&limit=100",
+            cat.org
+        ))
+        .await;
+    assert_eq!(r.items().len(), 3, "{}", r.body);
+}

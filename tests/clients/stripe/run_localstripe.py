@@ -1,0 +1,140 @@
+"""Starts localstripe (a stateful fake Stripe) for tests/api/stripe.rs.
+
+Usage: python run_localstripe.py [--max-seconds N]
+
+Binds 127.0.0.1 on a free port, prints `PORT <n>` on stdout once it listens, and serves
+until stdin is closed (the test that started it has gone), a SIGTERM/SIGKILL, or
+--max-seconds have passed, whichever comes first.
+
+localstripe 1.15.10 is patched at start, before serving, where it lacks what real Stripe
+does and Tollgate relies on:
+
+- its store is kept in memory only (it pickles every write to /tmp/localstripe.pickle,
+  a file every instance would share);
+- `POST /v1/payment_intents` accepts `setup_future_usage` (`on_session`/`off_session`),
+  records it on the intent (exported, as Stripe does), and once the intent succeeds
+  attaches its PaymentMethod to its customer, as Stripe does for a method saved for
+  later;
+- a failed 3-D Secure authentication sends `payment_intent.payment_failed`, as Stripe
+  does (localstripe only sends it for invoices' intents);
+- `off_session=true` is recorded on the intent (exported as `off_session`, which real
+  Stripe does not show: for the tests' eyes only) and, as in Stripe, is refused unless
+  the PaymentMethod is attached to the intent's customer.
+"""
+
+import argparse
+import logging
+import os
+import socket
+import sys
+import threading
+
+from aiohttp import web
+
+from localstripe import resources
+from localstripe.errors import UserError
+from localstripe.webhooks import schedule_webhook
+
+
+def patch():
+    resources.Store.dump_to_disk = lambda self: None
+    resources.Store.try_load_from_disk = lambda self: None
+
+    PaymentIntent = resources.PaymentIntent
+    PaymentMethod = resources.PaymentMethod
+    original_init = PaymentIntent.__init__
+    original_on_success = PaymentIntent._on_success
+
+    def init(self, setup_future_usage=None, **kwargs):
+        if setup_future_usage not in (None, "on_session", "off_session"):
+            raise UserError(400, "Invalid setup_future_usage: %r" % (setup_future_usage,))
+        original_init(self, **kwargs)
+        self.setup_future_usage = setup_future_usage
+        self.off_session = False
+
+    @classmethod
+    def api_create(cls, confirm=None, off_session=None, **data):
+        # As localstripe's own `_api_create`, plus the bookkeeping above.
+        confirm = resources.try_convert_to_bool(confirm)
+        off_session = resources.try_convert_to_bool(off_session)
+        if confirm is not None and type(confirm) is not bool:
+            raise UserError(400, "Bad request")
+        if off_session is not None and (type(off_session) is not bool or confirm is not True):
+            raise UserError(400, "Bad request")
+        if off_session:
+            method = data.get("payment_method")
+            customer = data.get("customer")
+            if not method or not customer:
+                raise UserError(400, "off_session needs a customer and a payment_method")
+            attached = PaymentMethod._api_retrieve(method).customer
+            if attached != customer:
+                raise UserError(
+                    400,
+                    "The provided PaymentMethod %s is not attached to customer %s."
+                    % (method, customer),
+                    {"code": "payment_method_not_attached"},
+                )
+            if data.get("setup_future_usage") is not None:
+                raise UserError(400, "setup_future_usage cannot be used with off_session")
+        obj = cls(**data)
+        obj.off_session = bool(off_session)
+        if confirm:
+            obj._confirm(on_failure_now=obj._report_failure)
+        return obj
+
+    def on_success(self):
+        if self.setup_future_usage and self.customer and self.payment_method:
+            PaymentMethod._api_retrieve(self.payment_method).customer = self.customer
+        original_on_success(self)
+
+    original_authenticate = PaymentIntent._api_authenticate.__func__
+
+    @classmethod
+    def api_authenticate(cls, id, **kwargs):
+        obj = original_authenticate(cls, id, **kwargs)
+        if obj._authentication_failed and not obj.invoice:
+            schedule_webhook(resources.Event("payment_intent.payment_failed", obj))
+        return obj
+
+    PaymentIntent.__init__ = init
+    PaymentIntent._api_create = api_create
+    PaymentIntent._on_success = on_success
+    PaymentIntent._api_authenticate = api_authenticate
+    # The server module registers the routes of `extra_apis` when imported: after this.
+    resources.extra_apis[:] = [
+        (method, url, PaymentIntent._api_authenticate if url.endswith("/_authenticate") else func)
+        for method, url, func in resources.extra_apis
+    ]
+
+
+def exit_when_stdin_closes():
+    try:
+        sys.stdin.buffer.read()
+    finally:
+        os._exit(0)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-seconds", type=float, default=900)
+    args = parser.parse_args()
+    patch()
+    from localstripe import server
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+
+    threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
+    deadline = threading.Timer(args.max_seconds, lambda: os._exit(3))
+    deadline.daemon = True
+    deadline.start()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+
+    print("PORT %d" % sock.getsockname()[1], flush=True)
+    web.run_app(server.app, sock=sock, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()
