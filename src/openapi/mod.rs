@@ -111,6 +111,9 @@ use utoipa::OpenApi;
         paths::page_tokens,
         paths::page_tokens_create,
         paths::page_tokens_revoke,
+        paths::page_checkout,
+        paths::page_checkout_confirmation,
+        paths::page_checkout_script,
     ),
     components(schemas(schemas::Error, schemas::HTTPValidationError))
 )]

@@ -753,3 +753,30 @@ fn page_tokens_create() {}
         (status = 404, description = "No such token", content_type = "text/html"),
     ))]
 fn page_tokens_revoke() {}
+
+/// The hosted checkout page of a checkout session (its `url`): the product, the price, the
+/// buyer's details and the payment form, which confirms through the client endpoints.
+#[utoipa::path(get, path = "/checkout/{client_secret}", tag = "pages",
+    params(("client_secret" = String, Path, description = "The checkout's client secret")),
+    responses(
+        (status = 200, description = "The checkout page", content_type = "text/html"),
+        (status = 303, description = "Already confirmed: to the confirmation page"),
+        (status = 404, description = "Unknown, expired or failed checkout", content_type = "text/html"),
+    ))]
+fn page_checkout() {}
+
+/// The confirmation page (the default `success_url`): the payment in progress (refreshes
+/// itself), or the order summary with the license keys the purchase granted.
+#[utoipa::path(get, path = "/checkout/{client_secret}/confirmation", tag = "pages",
+    params(("client_secret" = String, Path, description = "The checkout's client secret")),
+    responses(
+        (status = 200, description = "Processing, succeeded or failed", content_type = "text/html"),
+        (status = 303, description = "Not confirmed yet: to the checkout page"),
+        (status = 404, description = "Unknown or expired checkout", content_type = "text/html"),
+    ))]
+fn page_checkout_confirmation() {}
+
+/// The script of the checkout pages (cached for a year; its URL carries a version).
+#[utoipa::path(get, path = "/checkout/assets/checkout.js", tag = "pages",
+    responses((status = 200, description = "JavaScript", content_type = "text/javascript")))]
+fn page_checkout_script() {}

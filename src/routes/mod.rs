@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod benefits;
+pub mod checkout_pages;
 pub mod checkouts;
 pub mod custom_fields;
 pub mod customer_portal;
@@ -72,6 +73,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);
+    checkout_pages::configure(cfg);
     crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);
 }

@@ -2,8 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod benefits;
+mod browser;
 mod catalog_setup;
 mod checkout_crash;
+mod checkout_pages;
 mod checkouts;
 mod clients;
 mod crash;

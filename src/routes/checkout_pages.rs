@@ -1,0 +1,679 @@
+//! The hosted checkout page a checkout session's `url` points to, its confirmation page
+//! (the default `success_url`), and the page's script.
+//!
+//! The pages are rendered on the server from the stored checkout; the script only talks to
+//! the client-secret endpoints (`PATCH …/client/{secret}` for a discount code, `POST
+//! …/client/{secret}/confirm` to pay), so the API stays the one place that validates. An
+//! unknown or expired client secret is a 404 page, never JSON.
+
+use std::sync::OnceLock;
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+use askama::Template;
+use chrono::DateTime;
+use tollgate_actors::checkout::{Checkout, CheckoutStatus};
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::{KeyStatus, LicenseKey};
+
+use crate::domain::benefit::BenefitProperties;
+use crate::domain::custom_field::{CustomFieldData, CustomFieldProperties, FieldValue};
+use crate::domain::customer::{CA_SUBDIVISIONS, COUNTRIES, US_STATES};
+use crate::domain::ids::{CheckoutId, LicenseKeyId};
+use crate::domain::organization::Organization;
+use crate::domain::product::{PriceKind, Product};
+use crate::error::{ApiError, ApiResult};
+use crate::oauth2::pages::error_page;
+use crate::payments::ProcessorClient;
+use crate::routes::custom_fields::attached_custom_fields;
+use crate::routes::products::product_benefits;
+use crate::state::AppState;
+
+pub const SCRIPT_PATH: &str = "/checkout/assets/checkout.js";
+const SCRIPT: &str = include_str!("../../templates/checkout.js");
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, SCRIPT_PATH, { get => script });
+    crate::resource!(cfg, "/checkout/{client_secret}", { get => checkout_page });
+    crate::resource!(cfg, "/checkout/{client_secret}/confirmation", { get => confirmation_page });
+}
+
+// ---------------------------------------------------------------------------------------
+// Money.
+
+/// Currencies without a minor unit (Stripe's list).
+const ZERO_DECIMAL: &[&str] = &[
+    "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv",
+    "xaf", "xof", "xpf",
+];
+
+fn minor_digits(currency: &str) -> u32 {
+    if ZERO_DECIMAL.contains(&currency.to_ascii_lowercase().as_str()) {
+        0
+    } else {
+        2
+    }
+}
+
+/// `1050, "usd"` → `$10.50`; other currencies as `CHF 10.50`.
+pub fn money(amount: i64, currency: &str) -> String {
+    let digits = minor_digits(currency);
+    let factor = 10_i64.pow(digits);
+    let sign = if amount < 0 { "-" } else { "" };
+    let abs = amount.unsigned_abs();
+    let factor_u = factor.unsigned_abs();
+    let number = if digits == 0 {
+        group(abs)
+    } else {
+        format!("{}.{:02}", group(abs / factor_u), abs % factor_u)
+    };
+    let symbol = match currency.to_ascii_lowercase().as_str() {
+        "usd" => "$",
+        "eur" => "€",
+        "gbp" => "£",
+        "jpy" => "¥",
+        "cad" => "CA$",
+        "aud" => "A$",
+        _ => "",
+    };
+    if symbol.is_empty() {
+        format!("{sign}{} {number}", currency.to_ascii_uppercase())
+    } else {
+        format!("{sign}{symbol}{number}")
+    }
+}
+
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// An amount in major units for a number input (`4242` → `42.42`).
+fn major(amount: i64, currency: &str) -> String {
+    let digits = minor_digits(currency);
+    if digits == 0 {
+        return amount.to_string();
+    }
+    format!("{}.{:02}", amount / 100, (amount % 100).abs())
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the checkout.
+
+/// The checkout of a client secret, from the store (no actor is started for a page view).
+fn by_secret(state: &AppState, secret: &str) -> ApiResult<Option<Checkout>> {
+    let Some(id) = state.store.lookup_unique(&Checkout::secret_key(secret))? else {
+        return Ok(None);
+    };
+    let Some(id) = CheckoutId::from_key(&id) else {
+        return Err(ApiError::internal("bad checkout id in the secret index"));
+    };
+    Ok(state.store.get::<Checkout>(&id.key())?.map(|s| s.value))
+}
+
+fn not_found() -> ApiError {
+    error_page(
+        404,
+        "Checkout not found",
+        "This checkout link is unknown or has expired. Go back to the seller's site to start again.",
+    )
+}
+
+fn product_of(state: &AppState, c: &Checkout) -> ApiResult<Product> {
+    state
+        .store
+        .get::<Product>(&c.product_id.key())?
+        .map(|p| p.value)
+        .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
+}
+
+struct Seller {
+    name: String,
+    avatar_url: Option<String>,
+}
+
+fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
+    let org = state
+        .store
+        .get::<Organization>(&c.organization_id.key())?
+        .map(|o| o.value);
+    Ok(Seller {
+        name: org.as_ref().map(|o| o.name.clone()).unwrap_or_default(),
+        avatar_url: org
+            .and_then(|o| o.avatar_url)
+            .filter(|u| u.starts_with("https://")),
+    })
+}
+
+fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<String>> {
+    Ok(product_benefits(state, p)?
+        .into_iter()
+        .filter(|b| b.deleted_at.is_none())
+        .map(|b| b.description)
+        .collect())
+}
+
+fn interval_of(kind: &PriceKind) -> Option<&'static str> {
+    match kind {
+        PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => {
+            Some(interval.as_str())
+        }
+        _ => None,
+    }
+}
+
+fn redirect(location: String) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+/// An HTML page of ours: never cached or framed, no referrer (the URL holds the client
+/// secret), and scripts from this service only, plus the payment processor's origins when
+/// the page loads its script.
+fn page(status: u16, body: String, origins: &[String]) -> HttpResponse {
+    let extra = origins.join(" ");
+    let (script, connect, frame) = if origins.is_empty() {
+        (
+            "'self'".to_string(),
+            "'self'".to_string(),
+            "'none'".to_string(),
+        )
+    } else {
+        (
+            format!("'self' {extra}"),
+            format!("'self' {extra}"),
+            extra.clone(),
+        )
+    };
+    let csp = format!(
+        "default-src 'none'; script-src {script}; connect-src {connect}; frame-src {frame}; \
+         style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; \
+         form-action 'none'; frame-ancestors 'none'"
+    );
+    HttpResponse::build(
+        actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
+    )
+    .insert_header((header::CACHE_CONTROL, "no-store"))
+    .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+    .insert_header((header::REFERRER_POLICY, "same-origin"))
+    .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+    .insert_header((header::CONTENT_SECURITY_POLICY, csp))
+    .content_type("text/html; charset=utf-8")
+    .body(body)
+}
+
+fn render<T: Template>(t: &T) -> ApiResult<String> {
+    t.render().map_err(ApiError::internal)
+}
+
+/// The script's URL, versioned by its content so it can be cached for a year.
+fn script_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(SCRIPT.as_bytes());
+        let v: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{SCRIPT_PATH}?v={v}")
+    })
+}
+
+async fn script() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .content_type("text/javascript; charset=utf-8")
+        .body(SCRIPT)
+}
+
+// ---------------------------------------------------------------------------------------
+// The checkout page.
+
+struct FieldView {
+    slug: String,
+    label: String,
+    /// `text`, `textarea`, `number`, `date`, `checkbox` or `select`.
+    kind: &'static str,
+    required: bool,
+    help: Option<String>,
+    placeholder: String,
+    options: Vec<(String, String)>,
+    min: String,
+    max: String,
+    /// What the checkout already holds for the field.
+    value: String,
+    checked: bool,
+}
+
+struct Processor {
+    /// `test`, `stripe` or `none` (nothing to pay).
+    kind: &'static str,
+    publishable_key: String,
+    js_url: String,
+}
+
+#[derive(Template)]
+#[template(path = "checkout.html")]
+struct CheckoutPage {
+    secret: String,
+    script_url: &'static str,
+    seller: Seller,
+    product_name: String,
+    product_description: Option<String>,
+    benefits: Vec<String>,
+    currency: String,
+    factor: i64,
+    interval: Option<&'static str>,
+    price_label: String,
+    /// `pay`, `subscribe` or `free`.
+    mode: &'static str,
+    button_label: String,
+    custom: bool,
+    custom_value: String,
+    custom_min: String,
+    custom_max: String,
+    custom_hint: String,
+    discount_box: bool,
+    discount_code: String,
+    amount: String,
+    discount: Option<String>,
+    subtotal: String,
+    tax: Option<String>,
+    total: String,
+    form_required: bool,
+    email: String,
+    name: String,
+    country: String,
+    state: String,
+    line1: String,
+    line2: String,
+    postal_code: String,
+    city: String,
+    tax_id: String,
+    countries: &'static [&'static str],
+    us_states: &'static [&'static str],
+    ca_subdivisions: &'static [&'static str],
+    fields: Vec<FieldView>,
+    processor: Processor,
+}
+
+fn field_views(state: &AppState, p: &Product, data: &CustomFieldData) -> ApiResult<Vec<FieldView>> {
+    let mut out = Vec::new();
+    for (field, attached) in attached_custom_fields(state, &p.attached_custom_fields)? {
+        let (kind, form, options, min, max) = match &field.properties {
+            CustomFieldProperties::Text {
+                form,
+                textarea,
+                min_length: _,
+                max_length: _,
+            } => (
+                if textarea.unwrap_or(false) {
+                    "textarea"
+                } else {
+                    "text"
+                },
+                form,
+                Vec::new(),
+                String::new(),
+                String::new(),
+            ),
+            CustomFieldProperties::Number { form, ge, le } => (
+                "number",
+                form,
+                Vec::new(),
+                ge.map(|v| v.to_string()).unwrap_or_default(),
+                le.map(|v| v.to_string()).unwrap_or_default(),
+            ),
+            CustomFieldProperties::Date { form, ge, le } => {
+                let day = |b: &Option<i64>| {
+                    b.and_then(|t| DateTime::from_timestamp(t, 0))
+                        .map(|d| d.format("%Y-%m-%d").to_string())
+                        .unwrap_or_default()
+                };
+                ("date", form, Vec::new(), day(ge), day(le))
+            }
+            CustomFieldProperties::Checkbox { form } => {
+                ("checkbox", form, Vec::new(), String::new(), String::new())
+            }
+            CustomFieldProperties::Select { form, options } => (
+                "select",
+                form,
+                options
+                    .iter()
+                    .map(|o| (o.value.clone(), o.label.clone()))
+                    .collect(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        let (value, checked) = match data.0.get(&field.slug) {
+            Some(FieldValue::Str(s)) => (s.clone(), false),
+            Some(FieldValue::Int(i)) => (i.to_string(), false),
+            Some(FieldValue::Bool(b)) => (String::new(), *b),
+            Some(FieldValue::Date(d)) => (d.chars().take(10).collect(), false),
+            _ => (String::new(), false),
+        };
+        out.push(FieldView {
+            value,
+            checked,
+            slug: field.slug.clone(),
+            label: form
+                .form_label
+                .clone()
+                .unwrap_or_else(|| field.name.clone()),
+            kind,
+            required: attached.required,
+            help: form.form_help_text.clone(),
+            placeholder: form.form_placeholder.clone().unwrap_or_default(),
+            options,
+            min,
+            max,
+        });
+    }
+    Ok(out)
+}
+
+async fn checkout_page(
+    state: web::Data<AppState>,
+    secret: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let Some(c) = by_secret(&state, &secret)? else {
+        return Err(not_found());
+    };
+    match c.effective_status(state.now()) {
+        CheckoutStatus::Open => {}
+        CheckoutStatus::Confirmed | CheckoutStatus::Succeeded => {
+            return Ok(redirect(format!("/checkout/{}/confirmation", c.client_secret)))
+        }
+        CheckoutStatus::Expired => return Err(not_found()),
+        CheckoutStatus::Failed => {
+            return Err(error_page(
+                404,
+                "Checkout closed",
+                "The payment of this checkout failed and it is closed. Go back to the seller's site to start again.",
+            ))
+        }
+    }
+    let product = product_of(&state, &c)?;
+    let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
+    let interval = interval_of(&c.price.kind);
+    let amount = c.amount.unwrap_or(0);
+    let total = c.total_amount().unwrap_or(0);
+    let per = interval.map(|i| format!("/{i}")).unwrap_or_default();
+    let (price_label, custom, custom_min, custom_max, custom_hint) = match &c.price.kind {
+        PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => (
+            format!(
+                "Free{}",
+                interval.map(|i| format!(" / {i}")).unwrap_or_default()
+            ),
+            false,
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
+        PriceKind::OneTimeCustom {
+            minimum_amount,
+            maximum_amount,
+            ..
+        } => {
+            let hint = match (minimum_amount, maximum_amount) {
+                (Some(lo), Some(hi)) => {
+                    format!(
+                        "Between {} and {}.",
+                        money(*lo, &currency),
+                        money(*hi, &currency)
+                    )
+                }
+                (Some(lo), None) => format!("At least {}.", money(*lo, &currency)),
+                (None, Some(hi)) => format!("At most {}.", money(*hi, &currency)),
+                (None, None) => String::new(),
+            };
+            (
+                "Pay what you want".to_string(),
+                true,
+                minimum_amount
+                    .map(|v| major(v, &currency))
+                    .unwrap_or_default(),
+                maximum_amount
+                    .map(|v| major(v, &currency))
+                    .unwrap_or_default(),
+                hint,
+            )
+        }
+        _ => (
+            format!("{}{}", money(amount, &currency), per),
+            false,
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
+    };
+    let mode = if !c.is_payment_form_required() {
+        "free"
+    } else if interval.is_some() {
+        "subscribe"
+    } else {
+        "pay"
+    };
+    let button_label = match mode {
+        "free" => "Get it free".to_string(),
+        "subscribe" => format!("Subscribe {}{}", money(total, &currency), per),
+        _ => format!("Pay {}", money(total, &currency)),
+    };
+    let none = |kind| Processor {
+        kind,
+        publishable_key: String::new(),
+        js_url: String::new(),
+    };
+    let (processor, origins) = if mode == "free" {
+        (none("none"), Vec::new())
+    } else {
+        match state.processor.client() {
+            ProcessorClient::Test => (none("test"), Vec::new()),
+            ProcessorClient::Stripe {
+                publishable_key,
+                js_url,
+                origins,
+            } => (
+                Processor {
+                    kind: "stripe",
+                    publishable_key,
+                    js_url,
+                },
+                origins,
+            ),
+        }
+    };
+    let address = c.customer_billing_address.clone().unwrap_or_default();
+    let discount_amount = c.discount_amount();
+    let view = CheckoutPage {
+        secret: c.client_secret.clone(),
+        script_url: script_url(),
+        seller: seller(&state, &c)?,
+        product_name: product.name.clone(),
+        product_description: product.description.clone().filter(|d| !d.trim().is_empty()),
+        benefits: benefit_descriptions(&state, &product)?,
+        factor: 10_i64.pow(minor_digits(&currency)),
+        interval,
+        price_label,
+        mode,
+        button_label,
+        custom,
+        custom_value: if custom {
+            major(amount, &currency)
+        } else {
+            String::new()
+        },
+        custom_min,
+        custom_max,
+        custom_hint,
+        discount_box: c.allow_discount_codes && c.is_discount_applicable(),
+        discount_code: c
+            .discount
+            .as_ref()
+            .and_then(|d| d.code.clone())
+            .unwrap_or_default(),
+        amount: money(amount, &currency),
+        discount: (discount_amount > 0).then(|| money(-discount_amount, &currency)),
+        subtotal: money(c.subtotal_amount().unwrap_or(0), &currency),
+        tax: c.tax_amount.filter(|t| *t > 0).map(|t| money(t, &currency)),
+        total: money(total, &currency),
+        form_required: c.is_payment_form_required(),
+        email: c.customer_email.clone().unwrap_or_default(),
+        name: c.customer_name.clone().unwrap_or_default(),
+        country: address.country.clone(),
+        state: address
+            .state
+            .as_deref()
+            .and_then(|s| s.split_once('-').map(|(_, s)| s.to_string()))
+            .unwrap_or_default(),
+        line1: address.line1.clone().unwrap_or_default(),
+        line2: address.line2.clone().unwrap_or_default(),
+        postal_code: address.postal_code.clone().unwrap_or_default(),
+        city: address.city.clone().unwrap_or_default(),
+        tax_id: c
+            .customer_tax_id
+            .as_ref()
+            .map(|t| t.value.clone())
+            .unwrap_or_default(),
+        countries: COUNTRIES,
+        us_states: US_STATES,
+        ca_subdivisions: CA_SUBDIVISIONS,
+        fields: field_views(&state, &product, &c.custom_field_data)?,
+        processor,
+        currency,
+    };
+    Ok(page(200, render(&view)?, &origins))
+}
+
+// ---------------------------------------------------------------------------------------
+// The confirmation page.
+
+struct KeyView {
+    key: String,
+    benefit: String,
+    status: &'static str,
+    expires: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "checkout_confirmation.html")]
+struct ConfirmationPage {
+    script_url: &'static str,
+    seller: Seller,
+    /// `processing`, `succeeded` or `failed`.
+    state: &'static str,
+    product_name: String,
+    interval: Option<&'static str>,
+    email: String,
+    amount: String,
+    discount: Option<String>,
+    tax: String,
+    total: String,
+    keys: Vec<KeyView>,
+    benefits: Vec<String>,
+    success_url: Option<String>,
+}
+
+/// The license keys a purchase created: their ids derive from the checkout's.
+fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<Vec<KeyView>> {
+    let mut out = Vec::new();
+    for benefit in product_benefits(state, p)? {
+        if !matches!(benefit.properties, BenefitProperties::LicenseKeys(_)) {
+            continue;
+        }
+        let id = LicenseKeyId(derived_uuid(c.id.0, &format!("license_key:{}", benefit.id)));
+        if let Some(k) = state.store.get::<LicenseKey>(&id.key())? {
+            let k = k.value;
+            out.push(KeyView {
+                key: k.key,
+                benefit: benefit.description.clone(),
+                status: match k.status {
+                    KeyStatus::Granted => "granted",
+                    KeyStatus::Revoked => "revoked",
+                    KeyStatus::Disabled => "disabled",
+                },
+                expires: k.expires_at.map(|e| e.format("%Y-%m-%d").to_string()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+async fn confirmation_page(
+    state: web::Data<AppState>,
+    secret: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let Some(mut c) = by_secret(&state, &secret)? else {
+        return Err(not_found());
+    };
+    if c.status == CheckoutStatus::Confirmed && c.pending_intent().is_some() {
+        // The buyer may just have finished 3-D Secure: ask the processor how it stands
+        // (idempotent; an unreachable processor leaves the checkout confirmed).
+        match crate::routes::checkouts::settle(&state, c.id).await {
+            Ok(settled) => c = settled,
+            Err(e) => tracing::debug!(checkout = %c.id, error = %e, "settle from the page"),
+        }
+    }
+    let page_state = match c.effective_status(state.now()) {
+        CheckoutStatus::Open => {
+            return Ok(redirect(format!("/checkout/{}", c.client_secret)));
+        }
+        CheckoutStatus::Expired => return Err(not_found()),
+        CheckoutStatus::Confirmed => "processing",
+        CheckoutStatus::Succeeded => "succeeded",
+        CheckoutStatus::Failed => "failed",
+    };
+    let product = product_of(&state, &c)?;
+    let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
+    let discount_amount = c.discount_amount();
+    let keys = if page_state == "succeeded" {
+        granted_keys(&state, &c, &product)?
+    } else {
+        Vec::new()
+    };
+    let view = ConfirmationPage {
+        script_url: script_url(),
+        seller: seller(&state, &c)?,
+        state: page_state,
+        product_name: product.name.clone(),
+        interval: interval_of(&c.price.kind),
+        email: c.customer_email.clone().unwrap_or_default(),
+        amount: money(c.amount.unwrap_or(0), &currency),
+        discount: (discount_amount > 0).then(|| money(-discount_amount, &currency)),
+        tax: money(c.tax_amount.unwrap_or(0), &currency),
+        total: money(c.total_amount().unwrap_or(0), &currency),
+        keys,
+        benefits: benefit_descriptions(&state, &product)?,
+        success_url: c
+            .success_url
+            .is_some()
+            .then(|| c.success_url(""))
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
+    };
+    Ok(page(200, render(&view)?, &[]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_money() {
+        assert_eq!(money(1050, "usd"), "$10.50");
+        assert_eq!(money(-500, "usd"), "-$5.00");
+        assert_eq!(money(123456789, "eur"), "€1,234,567.89");
+        assert_eq!(money(1000, "jpy"), "¥1,000");
+        assert_eq!(money(5, "chf"), "CHF 0.05");
+        assert_eq!(major(4242, "usd"), "42.42");
+        assert_eq!(major(1000, "jpy"), "1000");
+    }
+}

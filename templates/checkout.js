@@ -1,0 +1,352 @@
+// Tollgate's hosted checkout page and its confirmation page. Everything is checked by
+// the API: this script sends the form and shows the answers next to the fields.
+(function () {
+  "use strict";
+
+  // The confirmation page: copy buttons for license keys.
+  document.querySelectorAll("button.copy").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var target = document.getElementById(button.getAttribute("data-copy"));
+      if (!target) return;
+      var text = target.textContent.trim();
+      var done = function () {
+        button.textContent = "Copied";
+        setTimeout(function () { button.textContent = "Copy"; }, 2000);
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(text).then(done, function () { selectText(target); });
+      } else {
+        selectText(target);
+      }
+    });
+  });
+
+  function selectText(el) {
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+
+  var form = document.getElementById("checkout");
+  if (!form) return;
+
+  var secret = form.dataset.secret;
+  var currency = form.dataset.currency || "usd";
+  var factor = parseInt(form.dataset.factor || "100", 10);
+  var interval = form.dataset.interval || "";
+  var mode = form.dataset.mode;
+  var processor = form.dataset.processor;
+  var api = "/v1/checkouts/custom/client/" + encodeURIComponent(secret);
+  var confirmationUrl = "/checkout/" + encodeURIComponent(secret) + "/confirmation";
+  var payButton = document.getElementById("pay");
+  var payStatus = document.getElementById("pay-status");
+  var busy = false;
+  var leaving = false;
+  var total = null;
+
+  var formatter;
+  try {
+    formatter = new Intl.NumberFormat("en-US", { style: "currency", currency: currency.toUpperCase() });
+  } catch (e) {
+    formatter = null;
+  }
+  function money(minor) {
+    var value = minor / factor;
+    if (formatter) return formatter.format(value);
+    return currency.toUpperCase() + " " + value.toFixed(factor === 1 ? 0 : 2);
+  }
+  function per() { return interval ? "/" + interval : ""; }
+
+  function setText(id, text) {
+    var el = document.getElementById(id);
+    if (el) el.textContent = text;
+  }
+
+  function updateButton() {
+    if (mode === "free") { payButton.textContent = "Get it free"; return; }
+    if (total === null) return;
+    payButton.textContent = (mode === "subscribe" ? "Subscribe " + money(total) + per() : "Pay " + money(total));
+  }
+
+  // The summary from a checkout as the API renders it.
+  function showTotals(c) {
+    var amount = c.amount || 0;
+    var subtotal = c.subtotal_amount === null || c.subtotal_amount === undefined ? amount : c.subtotal_amount;
+    var discount = amount - subtotal;
+    var tax = c.tax_amount || 0;
+    total = c.total_amount === null || c.total_amount === undefined ? subtotal + tax : c.total_amount;
+    setText("summary-amount", money(amount) + per());
+    setText("summary-discount", money(-discount));
+    document.getElementById("row-discount").hidden = discount <= 0;
+    setText("summary-subtotal", money(subtotal));
+    setText("summary-tax", money(tax));
+    document.getElementById("row-tax").hidden = tax <= 0;
+    setText("summary-total", money(total) + per());
+    updateButton();
+  }
+
+  // ----- Errors next to the fields.
+  function clearErrors() {
+    form.querySelectorAll(".field-error, #form-error").forEach(function (el) {
+      el.textContent = "";
+      el.hidden = true;
+    });
+    form.querySelectorAll("[aria-invalid]").forEach(function (el) { el.removeAttribute("aria-invalid"); });
+  }
+
+  function showError(id, message) {
+    var el = document.getElementById(id);
+    if (!el) el = document.getElementById("form-error");
+    if (el.textContent) el.textContent += " ";
+    el.textContent += message;
+    el.hidden = false;
+    var input = form.querySelector('[aria-describedby~="' + CSS.escape(id) + '"]');
+    if (input) input.setAttribute("aria-invalid", "true");
+  }
+
+  // A 422 item's `loc` (["body", "customer_billing_address", "country"]) names the
+  // element `err-customer_billing_address.country`; the nearest shown parent otherwise.
+  function errorTarget(loc) {
+    var parts = (loc || []).slice(loc && loc[0] === "body" ? 1 : 0).map(String);
+    if (parts[0] === "confirmation_token_id") return "card-error";
+    if (parts[0] === "customer_billing_address" && parts[1] === "state") return "err-customer_billing_address.state";
+    for (var n = parts.length; n > 0; n--) {
+      var id = "err-" + parts.slice(0, n).join(".");
+      if (document.getElementById(id)) return id;
+    }
+    return "form-error";
+  }
+
+  function showValidation(detail) {
+    if (!Array.isArray(detail)) {
+      showError("form-error", String(detail || "Please check the form."));
+      return;
+    }
+    var first = null;
+    detail.forEach(function (item) {
+      var id = errorTarget(item.loc);
+      showError(id, item.msg || "Invalid value.");
+      if (!first) first = id;
+    });
+    var el = document.getElementById(first);
+    if (el && el.scrollIntoView) el.scrollIntoView({ block: "center" });
+  }
+
+  function readJson(res) {
+    return res.text().then(function (text) {
+      try { return JSON.parse(text); } catch (e) { return {}; }
+    });
+  }
+
+  function send(method, url, body) {
+    return fetch(url, {
+      method: method,
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+    }).then(function (res) {
+      return readJson(res).then(function (data) { return { status: res.status, data: data }; });
+    });
+  }
+
+  // ----- The custom amount.
+  var amountInput = document.getElementById("amount");
+  function customAmount() {
+    var raw = amountInput.value.trim();
+    var value = parseFloat(raw);
+    if (raw === "" || isNaN(value)) return raw;
+    return Math.round(value * factor);
+  }
+  if (amountInput) {
+    var onAmount = function () {
+      var a = customAmount();
+      if (typeof a === "number") showTotals({ amount: a, subtotal_amount: a, tax_amount: 0, total_amount: a });
+    };
+    amountInput.addEventListener("input", onAmount);
+    onAmount();
+  }
+
+  // ----- The discount code.
+  var discountButton = document.getElementById("apply-discount");
+  if (discountButton) {
+    var codeInput = document.getElementById("discount_code");
+    var applyCode = function () {
+      var code = codeInput.value.trim();
+      var ok = document.getElementById("discount-ok");
+      var err = document.getElementById("err-discount_code");
+      err.hidden = true; err.textContent = ""; ok.hidden = true;
+      codeInput.removeAttribute("aria-invalid");
+      discountButton.disabled = true;
+      send("PATCH", api, { discount_code: code || null }).then(function (r) {
+        if (r.status === 200) {
+          showTotals(r.data);
+          if (r.data.discount) {
+            ok.textContent = "Code " + (r.data.discount.code || code) + " applied.";
+            ok.hidden = false;
+          }
+        } else if (r.status === 422 && Array.isArray(r.data.detail)) {
+          showError("err-discount_code", r.data.detail.map(function (d) { return d.msg; }).join(" "));
+        } else if (r.status === 404 || r.status === 403) {
+          window.location.reload();
+        } else {
+          showError("err-discount_code", (r.data && typeof r.data.detail === "string") ? r.data.detail : "The code could not be applied; try again.");
+        }
+      }, function () {
+        showError("err-discount_code", "Network error; try again.");
+      }).then(function () { discountButton.disabled = false; });
+    };
+    discountButton.addEventListener("click", applyCode);
+    codeInput.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { e.preventDefault(); applyCode(); }
+    });
+  }
+
+  // ----- The state of a US or Canadian address.
+  var country = document.getElementById("country");
+  function stateSelect() {
+    var c = country ? country.value : "";
+    return (c === "US" || c === "CA") ? document.getElementById("state-" + c) : null;
+  }
+  function showStates() {
+    if (!country) return;
+    var row = document.getElementById("state-row");
+    var current = stateSelect();
+    row.hidden = !current;
+    ["US", "CA"].forEach(function (c) {
+      var shown = current && current.id === "state-" + c;
+      document.getElementById("state-" + c).hidden = !shown;
+      document.getElementById("state-" + c + "-label").hidden = !shown;
+    });
+  }
+  if (country) {
+    country.addEventListener("change", showStates);
+    showStates();
+  }
+
+  // ----- The card.
+  var stripe = null;
+  var card = null;
+  if (processor === "stripe") {
+    if (typeof window.Stripe === "function") {
+      stripe = window.Stripe(form.dataset.stripeKey);
+      card = stripe.elements().create("card", { hidePostalCode: true });
+      card.mount("#card-element");
+      card.on("change", function (e) {
+        var el = document.getElementById("card-error");
+        el.textContent = e.error ? e.error.message : "";
+        el.hidden = !e.error;
+      });
+    } else {
+      showError("card-error", "The card form could not be loaded. Check your connection and reload the page.");
+    }
+  }
+
+  function value(id) {
+    var el = document.getElementById(id);
+    return el ? el.value.trim() : "";
+  }
+
+  function collect() {
+    var body = {};
+    body.customer_email = value("customer_email");
+    var name = value("customer_name");
+    if (name) body.customer_name = name;
+    if (amountInput) body.amount = customAmount();
+    if (country) {
+      var address = { country: country.value };
+      ["line1", "line2", "postal_code", "city"].forEach(function (k) {
+        var v = value(k);
+        if (v) address[k] = v;
+      });
+      var s = stateSelect();
+      if (s && s.value) address.state = country.value + "-" + s.value;
+      if (address.country || Object.keys(address).length > 1) body.customer_billing_address = address;
+      var taxId = value("customer_tax_id");
+      if (taxId) body.customer_tax_id = taxId;
+    }
+    var fields = form.querySelectorAll("[data-slug]");
+    if (fields.length) {
+      var data = {};
+      fields.forEach(function (el) {
+        var slug = el.getAttribute("data-slug");
+        var kind = el.getAttribute("data-kind");
+        if (kind === "checkbox") { data[slug] = el.checked; return; }
+        var v = el.value.trim();
+        if (v === "") { data[slug] = null; return; }
+        if (kind === "number") { var n = Number(v); data[slug] = (Number.isInteger(n) ? n : v); return; }
+        data[slug] = v;
+      });
+      body.custom_field_data = data;
+    }
+    return body;
+  }
+
+  function leave() {
+    leaving = true;
+    window.location.assign(confirmationUrl);
+  }
+
+  function paymentToken() {
+    if (mode === "free") return Promise.resolve(null);
+    if (processor === "test") return Promise.resolve(value("test-card"));
+    if (!stripe || !card) return Promise.reject(new Error("The card form is not loaded."));
+    return stripe.createPaymentMethod({ type: "card", card: card }).then(function (r) {
+      if (r.error) throw new Error(r.error.message || "Your card could not be used.");
+      return r.paymentMethod.id;
+    });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (busy || leaving) return;
+    busy = true;
+    payButton.disabled = true;
+    payButton.setAttribute("aria-busy", "true");
+    payStatus.textContent = "Processing…";
+    clearErrors();
+    var body = collect();
+    paymentToken().then(function (token) {
+      if (token !== null) body.confirmation_token_id = token;
+      return send("POST", api + "/confirm", body).then(function (r) {
+        if (r.status === 200) {
+          var meta = r.data.payment_processor_metadata || {};
+          if (meta.intent_status === "requires_action" && stripe && meta.intent_client_secret) {
+            leaving = true;
+            return stripe.confirmCardPayment(meta.intent_client_secret).then(leave, leave);
+          }
+          leave();
+        } else if (r.status === 422) {
+          showValidation(r.data.detail);
+        } else if (r.status === 400 && r.data.error === "PaymentError") {
+          showError("card-error", r.data.detail || "Your payment was declined.");
+          document.getElementById("card-error").scrollIntoView({ block: "center" });
+        } else if (r.status === 403 && r.data.error === "NotOpenCheckout") {
+          leave();
+        } else if (r.status === 404) {
+          leaving = true;
+          window.location.reload();
+        } else {
+          showError("form-error", (typeof r.data.detail === "string" ? r.data.detail : "Something went wrong.") + " Please try again.");
+        }
+      });
+    }, function (e) {
+      showError("card-error", e.message);
+    }).catch(function () {
+      showError("form-error", "Network error: the payment was not sent. Please try again.");
+    }).then(function () {
+      busy = false;
+      payStatus.textContent = "";
+      if (!leaving) {
+        payButton.disabled = false;
+        payButton.removeAttribute("aria-busy");
+      } else {
+        payStatus.textContent = "Redirecting…";
+      }
+    });
+  });
+
+  updateButton();
+})();

@@ -1,0 +1,124 @@
+//! The hosted checkout page in a real browser: `tests/clients/browser/checkout.py` drives
+//! headless Chromium (Debian's `chromium` and `chromium-driver`) with pinned selenium
+//! through a purchase with a discount code and a declined card, against a fresh server, and
+//! must end with `N passed, 0 failed`. Screenshots of the checkout and confirmation pages
+//! at phone and desktop sizes are left under `<CARGO_TARGET_TMPDIR>/browser-screenshots`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::checkouts::{by_price, created, seed, Api};
+use crate::helpers::spawn_app;
+use crate::tools;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// The whole script takes seconds; this only stops a hung browser.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
+const APT_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// Fewer checks than this means the script stopped early.
+const MIN_CHECKS: u32 = 25;
+
+fn is_root() -> bool {
+    let out = tools::run_with_timeout(Command::new("id").arg("-u"), Duration::from_secs(10));
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+/// Installs Debian's Chromium and its driver when they are missing (as root), else fails
+/// with what to install.
+fn ensure_chromium() {
+    if Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists() {
+        return;
+    }
+    assert!(
+        is_root(),
+        "the browser test needs {CHROMIUM} and {CHROMEDRIVER}: install them with \
+         `apt-get install -y chromium chromium-driver` (as root), then run the test again"
+    );
+    let install = || {
+        tools::run_with_timeout(
+            Command::new("apt-get")
+                .args([
+                    "install",
+                    "-y",
+                    "--no-install-recommends",
+                    "chromium",
+                    "chromium-driver",
+                ])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            APT_TIMEOUT,
+        )
+    };
+    let mut out = install();
+    if !out.status.success() {
+        let update = tools::run_with_timeout(Command::new("apt-get").arg("update"), APT_TIMEOUT);
+        assert!(
+            update.status.success(),
+            "apt-get update failed:\n{}",
+            String::from_utf8_lossy(&update.stderr)
+        );
+        out = install();
+    }
+    assert!(
+        out.status.success() && Path::new(CHROMEDRIVER).exists(),
+        "apt-get install chromium chromium-driver failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn screenshot_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots")
+}
+
+#[actix_web::test]
+async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
+    ensure_chromium();
+    let python = tools::python_venv("tests/clients/browser/requirements.txt");
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    // An organization, a license-key benefit (`ACME-…` keys), a one-time product at $25
+    // with that benefit, and the code LAUNCH ($5 off).
+    let cat = seed(api, "browser").await;
+    let checkout = created(api, &by_price(&cat.ebook_price)).await;
+    let declined = created(api, &by_price(&cat.ebook_price)).await;
+    let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
+
+    let shots = screenshot_dir();
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).expect("creating the screenshot directory");
+
+    let mut cmd = Command::new(python);
+    cmd.arg(tools::repo_root().join("tests/clients/browser/checkout.py"))
+        .env("CHECKOUT_URL", url(&checkout))
+        .env("DECLINE_URL", url(&declined))
+        .env("TOLLGATE_URL", &app.address)
+        .env("ORG_ID", &cat.org)
+        .env("DISCOUNT_CODE", "LAUNCH")
+        .env("SCREENSHOT_DIR", &shots)
+        .env("CHROMIUM", CHROMIUM)
+        .env("CHROMEDRIVER", CHROMEDRIVER)
+        .env("PYTHONUNBUFFERED", "1");
+    let out = tools::run_async(cmd, SCRIPT_TIMEOUT).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = format!(
+        "browser suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{report}");
+    println!("screenshots: {}", shots.display());
+    match tools::tally(&stdout) {
+        Some((passed, 0)) => {
+            assert!(passed >= MIN_CHECKS, "only {passed} checks ran\n{report}");
+            assert!(
+                out.status.success(),
+                "non-zero exit with 0 failed\n{report}"
+            );
+        }
+        tally => panic!("tally {tally:?}\n{report}"),
+    }
+}
