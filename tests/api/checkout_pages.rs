@@ -5,10 +5,8 @@
 use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{json, Value};
-use tollgate::bootstrap::TOKEN_FILE;
 use tollgate::config::Settings;
 use tollgate::domain::ids::CheckoutId;
-use tollgate::startup::Application;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus};
 use tollgate_actors::license_key::LicenseKey;
 use tollgate_actors::ManualClock;
@@ -17,7 +15,7 @@ use tollgate_storage::{Batch, Expect};
 use crate::checkouts::{
     buyer, by_price, confirm, create_org, created, id_of, product, secret, seed, with, Api,
 };
-use crate::helpers::{client, send_checked, spawn_app, Reply, TestApp};
+use crate::helpers::{send_checked, spawn_app, spawn_app_with, Reply, TestApp};
 
 /// Pages are read without following redirects, through the OpenAPI check.
 async fn page(app: &TestApp, path: &str) -> Reply {
@@ -293,27 +291,7 @@ async fn expired_checkouts_get_a_404_page_but_a_paid_one_keeps_its_confirmation(
     let mut settings = Settings::for_tests(dir.path());
     settings.jobs.sweep_interval_secs = 24 * 3600;
     let (clock, shared) = ManualClock::shared(Utc::now());
-    let built = Application::build_with_clock(settings, shared)
-        .await
-        .unwrap();
-    let port = built.port();
-    let state = built.state();
-    let handle = built.handle();
-    actix_web::rt::spawn(async move {
-        let _ = built.run_until_stopped().await;
-    });
-    let token = std::fs::read_to_string(dir.path().join(TOKEN_FILE))
-        .unwrap()
-        .trim()
-        .to_string();
-    let app = TestApp::from_parts(
-        format!("http://127.0.0.1:{port}"),
-        client(),
-        token,
-        state,
-        handle,
-        dir,
-    );
+    let app = spawn_app_with(dir, settings, shared).await;
     let api = Api::of(&app);
     let cat = seed(api, "expiry").await;
     let open = created(api, &by_price(&cat.ebook_price)).await;

@@ -199,7 +199,17 @@ pub fn client() -> reqwest::Client {
 pub async fn spawn_app() -> TestApp {
     let dir = tempfile::tempdir().expect("creating the data directory");
     let settings = Settings::for_tests(dir.path());
-    let app = Application::build(settings)
+    spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await
+}
+
+/// Starts the real application with these settings (whose data directory is `dir`) and
+/// clock (tests that move time pass a `ManualClock`).
+pub async fn spawn_app_with(
+    dir: TempDir,
+    settings: Settings,
+    clock: tollgate_actors::SharedClock,
+) -> TestApp {
+    let app = Application::build_with_clock(settings, clock)
         .await
         .expect("building the application");
     let port = app.port();
@@ -232,25 +242,6 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
-    /// A `TestApp` over an application the test built itself (e.g. with a `ManualClock`).
-    pub fn from_parts(
-        address: String,
-        client: reqwest::Client,
-        token: String,
-        state: web::Data<AppState>,
-        handle: ServerHandle,
-        dir: TempDir,
-    ) -> Self {
-        TestApp {
-            address,
-            client,
-            token,
-            state,
-            handle,
-            _dir: dir,
-        }
-    }
-
     pub fn data_dir(&self) -> &std::path::Path {
         self._dir.path()
     }

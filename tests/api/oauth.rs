@@ -2031,27 +2031,7 @@ async fn expired_tokens_and_codes_are_refused() {
     settings.oauth2.signing_key_bits = 2048;
     let start = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).unwrap();
     let (clock, shared): (Arc<ManualClock>, _) = ManualClock::shared(start);
-    let application = Application::build_with_clock(settings, shared)
-        .await
-        .unwrap();
-    let port = application.port();
-    let state = application.state();
-    let handle = application.handle();
-    actix_web::rt::spawn(async move {
-        let _ = application.run_until_stopped().await;
-    });
-    let token = std::fs::read_to_string(dir.path().join(tollgate::bootstrap::TOKEN_FILE))
-        .unwrap()
-        .trim()
-        .to_string();
-    let app = crate::helpers::TestApp::from_parts(
-        format!("http://127.0.0.1:{port}"),
-        client(),
-        token,
-        state,
-        handle,
-        dir,
-    );
+    let app = crate::helpers::spawn_app_with(dir, settings, shared).await;
 
     let mut f = signed_in_flow(&app, "expiry@example.com", "client_secret_post", "openid").await;
     // A code older than 5 minutes is refused.

@@ -35,7 +35,7 @@ use tollgate_actors::ManualClock;
 use crate::checkouts::{
     buyer, by_price, client_get, confirm, created, get_by_id, id_of, secret, seed, Api, Catalog,
 };
-use crate::helpers::{client, send_checked, Reply, TestApp};
+use crate::helpers::{client, send_checked, spawn_app_with, Reply, TestApp};
 use crate::tools;
 
 const SECRET_KEY: &str = "sk_test_tollgate_localstripe";
@@ -327,29 +327,7 @@ async fn spawn_shop(manual_clock: bool) -> Shop {
     } else {
         (None, tollgate_actors::SystemClock::shared())
     };
-    let app = Application::build_with_clock(settings, shared)
-        .await
-        .expect("building the application");
-    let port = app.port();
-    let state = app.state();
-    let handle = app.handle();
-    actix_web::rt::spawn(async move {
-        if let Err(e) = app.run_until_stopped().await {
-            eprintln!("test server stopped with an error: {e:#}");
-        }
-    });
-    let token = std::fs::read_to_string(dir.path().join(TOKEN_FILE))
-        .expect("reading the bootstrap token")
-        .trim()
-        .to_string();
-    let app = TestApp::from_parts(
-        format!("http://127.0.0.1:{port}"),
-        client(),
-        token,
-        state,
-        handle,
-        dir,
-    );
+    let app = spawn_app_with(dir, settings, shared).await;
     ls.register_webhook(&app.url(WEBHOOK_PATH), None).await;
     Shop { app, ls, clock }
 }
