@@ -1355,6 +1355,8 @@ pub struct LicenseKeyValidate {
     pub activation_id: Option<Uuid>,
     pub benefit_id: Option<Uuid>,
     pub customer_id: Option<Uuid>,
+    /// Added to the key's usage; never negative (Tollgate refuses what Polar accepts).
+    #[schema(minimum = 0)]
     pub increment_usage: Option<i64>,
     /// Must equal the conditions the activation was made with.
     #[schema(value_type = Option<Object>)]

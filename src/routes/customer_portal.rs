@@ -30,7 +30,7 @@ use crate::api::license_key::{
 };
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::CustomerPortalRead;
 use crate::extract::json::parse_body;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
@@ -151,6 +151,16 @@ async fn validate(
     state: web::Data<AppState>,
     HotJson(body): HotJson<LicenseKeyValidate>,
 ) -> ApiResult<HttpResponse> {
+    // Usage only grows: a negative increment would let a key holder reset it and pass
+    // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
+    if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
+        return Err(ApiError::Validation(vec![FieldError::new(
+            "greater_than_equal",
+            vec!["body".into(), "increment_usage".into()],
+            "Input should be greater than or equal to 0",
+            n.into(),
+        )]));
+    }
     let cmd = body.into_command();
     let validated = call_by_key(&state, cmd.organization_id, &cmd.key, || {
         ValidateLicenseKey(cmd.clone())

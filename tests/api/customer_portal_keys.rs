@@ -220,6 +220,15 @@ async fn usage_limit_sequence() {
     let r = app.validate(&s.body(json!({"increment_usage": 1}))).await;
     assert_eq!(r.expect(200).body["usage"], 10);
     assert_eq!(r.body["validations"], 3);
+    // A negative increment cannot lower the usage to get past the limit (a deviation
+    // from Polar, which accepts one); nothing is counted.
+    let r = app.validate(&s.body(json!({"increment_usage": -10}))).await;
+    let item = r.expect_invalid_at(json!(["body", "increment_usage"]));
+    assert_eq!(item["type"], "greater_than_equal", "{item}");
+    assert_eq!(item["input"], -10, "{item}");
+    let r = app.validate(&s.body(json!({}))).await;
+    assert_eq!(r.expect(200).body["usage"], 10);
+    assert_eq!(r.body["validations"], 4);
 }
 
 #[actix_web::test]
