@@ -21,6 +21,120 @@ pub struct Settings {
     pub jobs: JobSettings,
     pub oauth2: OAuth2Settings,
     pub payments: PaymentSettings,
+    pub rate_limits: RateLimitSettings,
+    pub cors: CorsSettings,
+    pub retention: RetentionSettings,
+    pub idempotency: IdempotencySettings,
+}
+
+/// `requests` per `per_secs` seconds, with bursts up to `requests`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limit {
+    pub requests: u32,
+    pub per_secs: u64,
+}
+
+impl Limit {
+    pub const fn new(requests: u32, per_secs: u64) -> Self {
+        Self { requests, per_secs }
+    }
+}
+
+/// Rate limits (429 with `Retry-After`, `RateLimit` and `RateLimit-Policy`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateLimitSettings {
+    /// `false` turns every limit off (load tests, benchmarks).
+    pub enabled: bool,
+    /// Sign-in attempts per client address.
+    pub sign_in_per_ip: Limit,
+    /// Sign-in attempts per account (e-mail address).
+    pub sign_in_per_account: Limit,
+    /// Milliseconds a failed sign-in of an account delays the next one, doubled for each
+    /// further failure up to `sign_in_backoff_max_ms`; a success resets it.
+    pub sign_in_backoff_base_ms: u64,
+    pub sign_in_backoff_max_ms: u64,
+    /// Sign-ups per client address.
+    pub sign_up_per_ip: Limit,
+    /// Token, introspection and revocation requests per client address.
+    pub oauth_per_ip: Limit,
+    /// Token, introspection and revocation requests per OAuth client.
+    pub oauth_per_client: Limit,
+    /// Public license-key validate/activate/deactivate per client address.
+    pub license_keys_per_ip: Limit,
+    /// Public license-key validate/activate/deactivate per key.
+    pub license_keys_per_key: Limit,
+    /// Authenticated API calls per token.
+    pub api_per_token: Limit,
+}
+
+impl Default for RateLimitSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            sign_in_per_ip: Limit::new(30, 60),
+            sign_in_per_account: Limit::new(10, 60),
+            sign_in_backoff_base_ms: 500,
+            sign_in_backoff_max_ms: 30_000,
+            sign_up_per_ip: Limit::new(20, 3600),
+            oauth_per_ip: Limit::new(300, 60),
+            oauth_per_client: Limit::new(600, 60),
+            license_keys_per_ip: Limit::new(100, 1),
+            license_keys_per_key: Limit::new(50, 1),
+            api_per_token: Limit::new(100, 1),
+        }
+    }
+}
+
+/// Cross-origin requests from browser apps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorsSettings {
+    /// Origins (`https://app.example.com`) allowed to call the rest of the API from a
+    /// browser; the public license-key, token, introspection, revocation, userinfo and
+    /// `/.well-known/*` endpoints allow any origin.
+    pub allowed_origins: Vec<String>,
+}
+
+/// What is purged, and when.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionSettings {
+    /// Seconds between purges.
+    pub interval_secs: u64,
+    /// Hours a used or expired authorization code, an expired session, a revoked or expired
+    /// token, or an expired checkout's transient data is kept before it is purged.
+    pub grace_hours: u64,
+    /// OAuth clients one user may register.
+    pub max_oauth_clients_per_user: u32,
+    /// Personal access tokens one user may hold.
+    pub max_personal_access_tokens_per_user: u32,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        Self {
+            interval_secs: 3600,
+            grace_hours: 24,
+            max_oauth_clients_per_user: 50,
+            max_personal_access_tokens_per_user: 100,
+        }
+    }
+}
+
+/// `Idempotency-Key` on POST requests.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdempotencySettings {
+    /// Hours a stored response answers a repeated key.
+    pub ttl_hours: u64,
+}
+
+impl Default for IdempotencySettings {
+    fn default() -> Self {
+        Self { ttl_hours: 24 }
+    }
 }
 
 /// Which payment processor charges buyers, and its credentials.
@@ -195,6 +309,17 @@ pub struct ServerSettings {
     pub body_limit_bytes: usize,
     /// Seconds to let in-flight requests finish on shutdown.
     pub shutdown_timeout_secs: u64,
+    /// Milliseconds a client has to send a request's head (line and headers).
+    pub request_head_timeout_ms: u64,
+    /// Seconds a client has to send a request's body.
+    pub body_timeout_secs: u64,
+    /// Seconds an idle keep-alive connection stays open.
+    pub keep_alive_secs: u64,
+    /// Connections one client address may hold open at once.
+    pub max_connections_per_ip: usize,
+    /// Addresses (or CIDR ranges) of reverse proxies whose `X-Forwarded-For` is believed;
+    /// empty: the client address is always the peer's.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServerSettings {
@@ -205,6 +330,11 @@ impl Default for ServerSettings {
             workers: 0,
             body_limit_bytes: 64 * 1024,
             shutdown_timeout_secs: 10,
+            request_head_timeout_ms: 5000,
+            body_timeout_secs: 30,
+            keep_alive_secs: 5,
+            max_connections_per_ip: 256,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -249,7 +379,7 @@ impl StorageSettings {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSettings {
     /// Key for the HMAC-SHA256 hashes of tokens. Empty: generated on first start and kept
@@ -257,6 +387,21 @@ pub struct AuthSettings {
     pub secret: String,
     /// Base URL of the browser-facing authorization pages; empty means `public_url`.
     pub auth_url: String,
+    /// Password hashes (argon2id, 19 MiB each) computed at once; 0 means one per core.
+    pub password_hash_concurrency: usize,
+    /// Password checks that may wait for a hashing slot; more answer 503 at once.
+    pub password_hash_queue: usize,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self {
+            secret: String::new(),
+            auth_url: String::new(),
+            password_hash_concurrency: 0,
+            password_hash_queue: 32,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
