@@ -12,6 +12,7 @@ pub mod middleware;
 pub mod oauth2;
 pub mod openapi;
 pub mod payments;
+pub mod retention;
 pub mod routes;
 pub mod startup;
 pub mod state;

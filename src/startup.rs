@@ -69,6 +69,26 @@ fn payment_processor(
     })
 }
 
+/// The retention purge, every `retention.interval_secs` (the first one a full interval
+/// after start-up).
+fn spawn_retention(state: web::Data<AppState>) {
+    let every = std::time::Duration::from_secs(state.settings.retention.interval_secs.max(1));
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(every);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            match crate::retention::purge(&state).await {
+                Ok(report) if report.total() > 0 => {
+                    tracing::info!(?report, "retention purge")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "retention purge failed"),
+            }
+        }
+    });
+}
+
 /// The running service: bound, wired, serving until SIGTERM/SIGINT or [`Application::stop`].
 pub struct Application {
     port: u16,
@@ -170,6 +190,7 @@ impl Application {
                 .await?;
         }
         spawn_sweeps(state.clone());
+        spawn_retention(state.clone());
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

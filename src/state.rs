@@ -10,6 +10,7 @@ use tollgate_storage::Store;
 
 use crate::auth::TokenHasher;
 use crate::config::Settings;
+use crate::domain::ids::UserId;
 use crate::payments::{PaymentProcessor, TaxCalculator};
 
 /// Everything a handler needs, shared by all workers.
@@ -27,6 +28,9 @@ pub struct AppState {
     pub license_keys: Registry<LicenseKeyEntity>,
     /// The RSA keys that sign id_tokens (loaded or generated on first use).
     pub signing_keys: crate::oauth2::keys::Keyring,
+    /// Serializes a user's creations that a per-user cap bounds (OAuth clients, personal
+    /// access tokens), so concurrent requests cannot pass the cap together.
+    pub user_caps: dashmap::DashMap<UserId, Arc<tokio::sync::Mutex<()>>>,
     ready: AtomicBool,
 }
 
@@ -60,6 +64,7 @@ impl AppState {
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,
             signing_keys: crate::oauth2::keys::Keyring::default(),
+            user_caps: dashmap::DashMap::new(),
             ready: AtomicBool::new(false),
         }
     }
@@ -75,5 +80,11 @@ impl AppState {
 
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// Holds the user's cap lock: count, then create, while it is held.
+    pub async fn lock_user_caps(&self, user: UserId) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = self.user_caps.entry(user).or_default().clone();
+        lock.lock_owned().await
     }
 }

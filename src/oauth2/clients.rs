@@ -262,6 +262,13 @@ async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let owner = super::pats::web_user(&auth)?;
     let meta = validate(&body.value)?;
+    let _cap = state.lock_user_caps(owner).await;
+    let max = state.settings.retention.max_oauth_clients_per_user;
+    if state.store.count(OAUTH2_CLIENT_BY_OWNER, &owner.key())? >= u64::from(max) {
+        return Err(ApiError::NotPermitted(format!(
+            "You have reached the limit of {max} OAuth clients; delete one first."
+        )));
+    }
     // A public client (`none`) gets no secret: the field is an empty string (the SDK's
     // `OAuth2Client.client_secret` is a required string) and the stored hash is of a value
     // nobody knows.

@@ -82,6 +82,13 @@ async fn store_pat(
     comment: &str,
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(PersonalAccessToken, String), ApiError> {
+    let _cap = state.lock_user_caps(user).await;
+    let max = state.settings.retention.max_personal_access_tokens_per_user;
+    if state.store.count(PAT_BY_USER, &user.key())? >= u64::from(max) {
+        return Err(ApiError::NotPermitted(format!(
+            "You have reached the limit of {max} personal access tokens; delete one first."
+        )));
+    }
     let (pat, token) = new_pat(
         &state.hasher,
         user,

@@ -23,6 +23,7 @@ mod openapi;
 mod orders;
 mod organizations;
 mod products;
+mod retention;
 mod schema;
 mod schemathesis;
 mod stripe;

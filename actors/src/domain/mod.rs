@@ -15,6 +15,7 @@ pub mod order;
 pub mod organization;
 pub mod pat;
 pub mod product;
+pub mod retention;
 pub mod scope;
 pub mod user;
 
