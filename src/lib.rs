@@ -5,6 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod bootstrap;
 pub mod config;
+pub mod cors;
 pub use tollgate_actors::domain;
 pub mod error;
 pub mod extract;

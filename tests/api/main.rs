@@ -16,6 +16,7 @@ mod discounts;
 mod errors;
 mod health;
 mod helpers;
+mod http_hardening;
 mod license_keys;
 mod oauth;
 mod oidc_e2e;
