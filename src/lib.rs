@@ -9,6 +9,7 @@ pub mod cors;
 pub use tollgate_actors::domain;
 pub mod error;
 pub mod extract;
+pub mod idempotency;
 pub mod middleware;
 pub mod oauth2;
 pub mod openapi;

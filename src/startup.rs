@@ -144,12 +144,15 @@ impl Application {
         let connections =
             crate::middleware::ConnectionCounter::new(settings.server.max_connections_per_ip);
         let server_settings = &settings.server;
+        let inflight = web::Data::new(crate::idempotency::InFlight::new());
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(app_state.clone())
                 .app_data(cors.clone())
+                .app_data(inflight.clone())
                 .app_data(web::PayloadConfig::new(body_limit))
                 .wrap(from_fn(crate::middleware::log_and_shape_errors))
+                .wrap(from_fn(crate::idempotency::idempotency))
                 .wrap(from_fn(crate::middleware::guard_connections))
                 .wrap(from_fn(crate::cors::cors))
                 .configure(crate::routes::configure)
@@ -191,6 +194,7 @@ impl Application {
                 .await?;
         }
         spawn_sweeps(state.clone());
+        crate::idempotency::spawn_purge(state.clone());
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {
