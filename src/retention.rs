@@ -2,7 +2,8 @@
 //! have been of no use for `retention.grace_hours` (see
 //! `tollgate_actors::domain::retention::Expiring`) are deleted, with their index entries
 //! and unique keys, in batches that each wait for durability. A record changed meanwhile
-//! (its revision moved on) is left for the next purge.
+//! (its revision moved on) is left for the next purge. Expired `Idempotency-Key` answers
+//! go in the same pass.
 
 use chrono::Duration;
 use serde::Serialize;
@@ -12,6 +13,7 @@ use tollgate_actors::domain::pat::PersonalAccessToken;
 use tollgate_actors::domain::retention::{purgeable, Expiring};
 use tollgate_storage::{Batch, Expect, StorageError};
 
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Deletes per batch: bounded so that one purge never holds the store for long.
@@ -25,6 +27,8 @@ pub struct PurgeReport {
     pub customer_sessions: u64,
     pub oauth2_tokens: u64,
     pub personal_access_tokens: u64,
+    /// Stored answers of expired `Idempotency-Key`s.
+    pub idempotency_keys: u64,
 }
 
 impl PurgeReport {
@@ -34,11 +38,12 @@ impl PurgeReport {
             + self.customer_sessions
             + self.oauth2_tokens
             + self.personal_access_tokens
+            + self.idempotency_keys
     }
 }
 
 /// Runs one purge at `state.now()`.
-pub async fn purge(state: &AppState) -> Result<PurgeReport, StorageError> {
+pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
     let hours = i64::try_from(state.settings.retention.grace_hours).unwrap_or(i64::MAX);
     let grace = Duration::try_hours(hours).unwrap_or(Duration::MAX);
     Ok(PurgeReport {
@@ -47,6 +52,7 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, StorageError> {
         customer_sessions: purge_kind::<CustomerSession>(state, grace).await?,
         oauth2_tokens: purge_kind::<OAuth2Token>(state, grace).await?,
         personal_access_tokens: purge_kind::<PersonalAccessToken>(state, grace).await?,
+        idempotency_keys: crate::idempotency::purge_expired(state).await? as u64,
     })
 }
 

@@ -160,14 +160,38 @@ impl Application {
 
         let app_state = state.clone();
         let body_limit = settings.server.body_limit_bytes;
+        let cors = web::Data::new(crate::cors::CorsPolicy::new(&settings.cors.allowed_origins));
+        let connections =
+            crate::middleware::ConnectionCounter::new(settings.server.max_connections_per_ip);
+        let server_settings = &settings.server;
+        let inflight = web::Data::new(crate::idempotency::InFlight::new());
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(app_state.clone())
+                .app_data(cors.clone())
+                .app_data(inflight.clone())
                 .app_data(web::PayloadConfig::new(body_limit))
                 .wrap(from_fn(crate::middleware::log_and_shape_errors))
+                .wrap(from_fn(crate::idempotency::idempotency))
+                .wrap(from_fn(crate::middleware::guard_connections))
+                .wrap(from_fn(crate::cors::cors))
                 .configure(crate::routes::configure)
                 .default_service(web::to(unmatched))
         })
+        .on_connect(move |io, data| {
+            let peer = io
+                .downcast_ref::<actix_web::rt::net::TcpStream>()
+                .and_then(|s| s.peer_addr().ok());
+            if let Some(peer) = peer {
+                data.insert(connections.open(peer.ip()));
+            }
+        })
+        .client_request_timeout(std::time::Duration::from_millis(
+            server_settings.request_head_timeout_ms,
+        ))
+        .keep_alive(std::time::Duration::from_secs(
+            server_settings.keep_alive_secs,
+        ))
         .listen(listener)?
         .shutdown_timeout(settings.server.shutdown_timeout_secs);
         if settings.server.workers > 0 {

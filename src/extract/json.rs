@@ -119,15 +119,149 @@ pub fn parse_body<T: DeserializeOwned>(
             raw,
         )));
     }
-    let value = serde_path_to_error::deserialize::<_, T>(raw.clone())
-        .map_err(|e| ApiError::validation(serde_error_to_field(&raw, e)))?;
+    let value = deserialize_all_errors::<T>(&raw).map_err(ApiError::Validation)?;
     Ok(ValidJson { value, raw })
+}
+
+/// Most deserialization passes one body may take while collecting its errors.
+const MAX_PASSES: usize = 256;
+
+/// Values tried in place of a field that is missing or invalid, so that deserialization can
+/// go on past it: one of them satisfies nearly every field type (absent for optional
+/// fields, then the usual shapes: null, string, number, boolean, list, object, UUID,
+/// timestamp).
+fn stand_ins() -> [Option<Value>; 10] {
+    [
+        None,
+        Some(Value::Null),
+        Some(Value::from("")),
+        Some(Value::from(0)),
+        Some(Value::from(false)),
+        Some(json!([])),
+        Some(json!({})),
+        Some(Value::from("00000000-0000-0000-0000-000000000000")),
+        Some(Value::from("1970-01-01T00:00:00Z")),
+        Some(Value::from(0.5)),
+    ]
+}
+
+/// Deserializes `raw` into `T`, reporting every missing or invalid field at once, as
+/// pydantic does, rather than serde's first error only.
+///
+/// serde stops at the first error, so the body is repaired and deserialized again: a new
+/// error is recorded and the value at its location replaced by the first stand-in (see
+/// [`stand_ins`]); when an error comes back at a replaced location, the next stand-in is
+/// tried there; an error inside a stand-in (the fields of an object put in place of a
+/// missing one) is repaired the same way without being reported. This ends when the body
+/// deserializes, when no stand-in is left for a location, or after [`MAX_PASSES`]; the
+/// errors recorded until then are reported. The first error is serde's own first error; a
+/// valid body costs one pass. It works for every `Deserialize` type, with no list of
+/// fields to keep in step.
+pub fn deserialize_all_errors<T: DeserializeOwned>(raw: &Value) -> Result<T, Vec<FieldError>> {
+    let mut work = raw.clone();
+    let mut errors: Vec<FieldError> = Vec::new();
+    // Locations replaced so far, with the index of the stand-in in place.
+    let mut replaced: Vec<(Vec<Value>, usize)> = Vec::new();
+    for _ in 0..MAX_PASSES {
+        let e = match serde_path_to_error::deserialize::<_, T>(&work) {
+            Ok(value) if errors.is_empty() => return Ok(value),
+            Ok(_) => return Err(errors),
+            Err(e) => e,
+        };
+        let error = serde_error_to_field(raw, &e);
+        let at = error.loc.clone();
+        let start = match replaced.iter().position(|(loc, _)| *loc == at) {
+            // The stand-in there did not fit: the next one.
+            Some(i) => {
+                replaced[i].1 += 1;
+                replaced[i].1
+            }
+            None => {
+                // A location inside a stand-in is repaired silently; any other is reported.
+                if !replaced.iter().any(|(loc, _)| starts_with(&at, loc)) {
+                    errors.push(error);
+                }
+                replaced.push((at.clone(), 0));
+                0
+            }
+        };
+        if at.len() <= 1 {
+            return Err(errors);
+        }
+        let candidates = stand_ins();
+        let mut placed = false;
+        for (index, stand_in) in candidates.into_iter().enumerate().skip(start) {
+            if set_at(&mut work, &at[1..], stand_in) {
+                if let Some(entry) = replaced.iter_mut().find(|(loc, _)| *loc == at) {
+                    entry.1 = index;
+                }
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            return Err(errors);
+        }
+    }
+    Err(errors)
+}
+
+fn starts_with(loc: &[Value], prefix: &[Value]) -> bool {
+    loc.len() >= prefix.len() && loc[..prefix.len()] == *prefix
+}
+
+/// Puts `value` at `path` (object keys and array indexes) in `doc`, creating the last
+/// object member when missing; `None` removes an object member. False when the path does
+/// not lead anywhere (or would remove an array element, which would shift its siblings).
+fn set_at(doc: &mut Value, path: &[Value], value: Option<Value>) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut node = doc;
+    for segment in parents {
+        let next = match (node, segment) {
+            (Value::Object(map), Value::String(key)) => map.get_mut(key),
+            (Value::Array(items), Value::Number(n)) => n
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| items.get_mut(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    match (node, last, value) {
+        (Value::Object(map), Value::String(key), Some(v)) => {
+            map.insert(key.clone(), v);
+            true
+        }
+        (Value::Object(map), Value::String(key), None) => {
+            map.remove(key);
+            true
+        }
+        (Value::Array(items), Value::Number(n), Some(v)) => {
+            match n
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| items.get_mut(i))
+            {
+                Some(slot) => {
+                    *slot = v;
+                    true
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Turns a serde error at a path into one pydantic-style error item.
 fn serde_error_to_field(
     raw: &Value,
-    e: serde_path_to_error::Error<serde_json::Error>,
+    e: &serde_path_to_error::Error<serde_json::Error>,
 ) -> FieldError {
     let mut loc = vec![Value::from("body")];
     let mut pointer = String::new();
@@ -266,6 +400,104 @@ mod tests {
         assert_eq!(e.kind, "missing");
         assert_eq!(e.loc, crate::loc!["body", "name"]);
         assert_eq!(e.msg, "Field required");
+    }
+
+    fn all(body: &str) -> Vec<(String, Vec<Value>)> {
+        match parse_body::<Body>(None, body.as_bytes()) {
+            Err(ApiError::Validation(items)) => {
+                items.into_iter().map(|i| (i.kind, i.loc)).collect()
+            }
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Org {
+        name: String,
+        slug: String,
+        size: Option<u32>,
+        owner: Owner,
+        tags: Option<Vec<String>>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Owner {
+        email: String,
+        id: uuid::Uuid,
+    }
+
+    fn org_errors(body: &str) -> Vec<(String, Vec<Value>)> {
+        match parse_body::<Org>(None, body.as_bytes()) {
+            Err(ApiError::Validation(items)) => {
+                items.into_iter().map(|i| (i.kind, i.loc)).collect()
+            }
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_missing_field_is_listed() {
+        let got = org_errors("{}");
+        assert_eq!(
+            got,
+            vec![
+                ("missing".to_string(), crate::loc!["body", "name"]),
+                ("missing".to_string(), crate::loc!["body", "slug"]),
+                ("missing".to_string(), crate::loc!["body", "owner"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn type_errors_and_missing_fields_together() {
+        let got = org_errors(
+            r#"{"name": 1, "size": "big", "owner": {"id": "nope"}, "tags": ["a", 2, 3]}"#,
+        );
+        let locs: Vec<Vec<Value>> = got.iter().map(|(_, l)| l.clone()).collect();
+        for expected in [
+            crate::loc!["body", "name"],
+            crate::loc!["body", "slug"],
+            crate::loc!["body", "size"],
+            crate::loc!["body", "owner", "id"],
+            crate::loc!["body", "owner", "email"],
+            crate::loc!["body", "tags", 1],
+            crate::loc!["body", "tags", 2],
+        ] {
+            assert!(locs.contains(&expected), "{expected:?} not in {got:?}");
+        }
+        assert_eq!(got.len(), 7, "{got:?}");
+        let kind = |loc: Vec<Value>| {
+            got.iter()
+                .find(|(_, l)| *l == loc)
+                .map(|(k, _)| k.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(kind(crate::loc!["body", "name"]), "string_type");
+        assert_eq!(kind(crate::loc!["body", "slug"]), "missing");
+        assert_eq!(kind(crate::loc!["body", "size"]), "int_type");
+        assert_eq!(kind(crate::loc!["body", "owner", "id"]), "uuid_parsing");
+        assert_eq!(kind(crate::loc!["body", "tags", 2]), "string_type");
+    }
+
+    #[test]
+    fn a_wrong_object_is_one_error_not_its_fields() {
+        let got = org_errors(r#"{"name": "a", "slug": "b", "owner": 5}"#);
+        assert_eq!(
+            got,
+            vec![("model_type".to_string(), crate::loc!["body", "owner"])]
+        );
+        assert_eq!(
+            all(r#"{"nested": {"flag": "x"}}"#),
+            vec![
+                (
+                    "bool_type".to_string(),
+                    crate::loc!["body", "nested", "flag"]
+                ),
+                ("missing".to_string(), crate::loc!["body", "name"]),
+            ]
+        );
     }
 
     #[test]

@@ -185,6 +185,9 @@ fn finish(doc: &mut Value) {
                 }
                 let secured = op.get("security").is_some();
                 let has_body = op.get("requestBody").is_some();
+                if path.starts_with("/v1/") && method == "post" {
+                    add_idempotency_key(op);
+                }
                 let responses = match op.get_mut("responses").and_then(Value::as_object_mut) {
                     Some(r) => r,
                     None => continue,
@@ -207,6 +210,12 @@ fn finish(doc: &mut Value) {
                     add("503", "Overloaded or starting up; retry", "Error");
                     if has_body {
                         add("413", "The body is larger than the limit", "Error");
+                        add(
+                            "408",
+                            "The body did not arrive within server.body_timeout_secs; the \
+                             connection is closed",
+                            "Error",
+                        );
                     }
                     if method != "get" {
                         add("409", "A conflicting write won; retry", "Error");
@@ -237,6 +246,28 @@ fn finish(doc: &mut Value) {
                 require_all(schema);
             }
         }
+    }
+}
+
+/// The `Idempotency-Key` header of every POST of the API (see `crate::idempotency`).
+fn add_idempotency_key(op: &mut Value) {
+    let Some(op) = op.as_object_mut() else {
+        return;
+    };
+    let params = op.entry("parameters").or_insert_with(|| json!([]));
+    if let Some(list) = params.as_array_mut() {
+        list.push(json!({
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": false,
+            "description": "Makes a retry safe: the same key with the same request within \
+                            `idempotency.ttl_hours` answers the stored response (with \
+                            `Idempotency-Replayed: true`) without doing the work again; the \
+                            same key with another request is 422; a duplicate sent while the \
+                            first runs waits for it, or gets 409. Keys are per caller.",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 255,
+                       "pattern": "^[\\x20-\\x7E]+$"}
+        }));
     }
 }
 

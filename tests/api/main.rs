@@ -16,6 +16,8 @@ mod discounts;
 mod errors;
 mod health;
 mod helpers;
+mod http_hardening;
+mod idempotency;
 mod license_keys;
 mod oauth;
 mod oidc_e2e;
