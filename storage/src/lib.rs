@@ -15,7 +15,7 @@ mod record;
 mod store;
 
 pub use error::StorageError;
-pub use flusher::{DurabilityMode, DurableFuture};
+pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 pub use store::{
     Batch, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Store, StoreConfig,

@@ -7,7 +7,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionError, Transact
 use sled::Transactional;
 
 use crate::codec;
-use crate::flusher::{DurabilityMode, DurableFuture, Flusher};
+use crate::flusher::{DurabilityMode, DurableFuture, Flusher, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 use crate::keys::push_len_prefixed;
 use crate::record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 use crate::StorageError;
@@ -24,6 +24,14 @@ pub struct StoreConfig {
     /// Size of the engine's page cache, in MiB.
     #[serde(default = "default_cache_mb")]
     pub cache_capacity_mb: u64,
+    /// How long a write or read barrier may wait for its flush (not a setting: tests
+    /// shorten it).
+    #[serde(skip, default = "default_flush_deadline")]
+    pub flush_deadline: std::time::Duration,
+}
+
+fn default_flush_deadline() -> std::time::Duration {
+    DEFAULT_FLUSH_DEADLINE
 }
 
 fn default_cache_mb() -> u64 {
@@ -36,6 +44,7 @@ impl StoreConfig {
             data_dir: data_dir.into(),
             durability: DurabilityMode::Process,
             cache_capacity_mb: default_cache_mb(),
+            flush_deadline: DEFAULT_FLUSH_DEADLINE,
         }
     }
 }
@@ -471,26 +480,32 @@ impl Store {
             .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
             .mode(sled::Mode::HighThroughput)
             .open()?;
-        Self::from_db(db, config.durability, Some(config.data_dir.clone()))
+        Self::from_db(
+            db,
+            config.durability,
+            Some(config.data_dir.clone()),
+            config.flush_deadline,
+        )
     }
 
     /// A store in a temporary directory that is removed when the store is dropped.
     pub fn temporary() -> Result<Self, StorageError> {
         let db = sled::Config::new().temporary(true).open()?;
-        Self::from_db(db, DurabilityMode::Process, None)
+        Self::from_db(db, DurabilityMode::Process, None, DEFAULT_FLUSH_DEADLINE)
     }
 
     fn from_db(
         db: sled::Db,
         mode: DurabilityMode,
         dir: Option<PathBuf>,
+        deadline: std::time::Duration,
     ) -> Result<Self, StorageError> {
         let records = db.open_tree("records")?;
         let index = db.open_tree("index")?;
         let counters = db.open_tree("counters")?;
         let uniques = db.open_tree("uniques")?;
         let meta = db.open_tree("meta")?;
-        let flusher = Flusher::start(db.clone(), mode, dir)?;
+        let flusher = Flusher::start(db.clone(), mode, dir, deadline)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
@@ -514,8 +529,12 @@ impl Store {
     /// transactions hold a lock that its flush holds too). Each aggregate has one writer,
     /// its actor, and a transaction excludes every compare-and-swap while it runs, so the
     /// two kinds of write stay serializable.
+    ///
+    /// Once a flush has failed the store acknowledges nothing more: every commit fails at
+    /// once with [`StorageError::Unavailable`] (see [`Store::health`]).
     pub fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let i = &self.inner;
+        i.flusher.check_writable()?;
         if let [op] = batch.ops.as_slice() {
             if let Some(rev) = op.apply_alone(&i.records)? {
                 return Ok(Committed {
@@ -574,6 +593,12 @@ impl Store {
     /// answering, so that no client is told about a write a crash could still undo.
     pub fn read_barrier(&self) -> DurableFuture {
         self.inner.flusher.wait(self.inner.flusher.last_committed())
+    }
+
+    /// Whether the store acknowledges writes; after a failed flush it never does again in
+    /// this process (see [`StoreHealth`]).
+    pub fn health(&self) -> StoreHealth {
+        self.inner.flusher.health()
     }
 
     /// How many flushes the flusher has run (for benchmarks and tests of group commit).
@@ -851,6 +876,9 @@ impl Store {
 
 #[cfg(test)]
 impl Store {
+    pub(crate) fn test_hooks(&self) -> &crate::flusher::TestHooks {
+        self.inner.flusher.test_hooks()
+    }
     pub(crate) fn inner_index_keys(&self) -> Vec<Vec<u8>> {
         self.inner
             .index
