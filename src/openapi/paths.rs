@@ -14,10 +14,12 @@ use super::schemas::*;
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
 fn healthz() {}
 
-/// Readiness: the store is open and start-up recovery has finished.
+/// Readiness: the store is open, start-up recovery has finished and the store acknowledges
+/// writes (a storage failure such as a full disk answers 503).
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, body = Health),
-    (status = 503, description = "Starting up", body = Error),
+    (status = 503, description = "Starting up, or a storage failure", body = Error,
+        headers(("Retry-After" = String, description = "Seconds to wait"))),
 ))]
 fn readyz() {}
 

@@ -263,6 +263,14 @@ impl Flusher {
         Ok(())
     }
 
+    /// The engine refused a write (an I/O error outside a flush): enter the failed state,
+    /// as a failed flush does, and let the flusher fail the waiters and start probing.
+    pub(crate) fn fail(&self, cause: &str) {
+        self.shared.fail(cause);
+        let _queue = lock(&self.shared.queue);
+        self.shared.wake.notify_all();
+    }
+
     /// Records that a write completed and returns its sequence number.
     pub(crate) fn committed(&self) -> u64 {
         self.shared.committed.fetch_add(1, Ordering::SeqCst) + 1
@@ -435,8 +443,7 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Pass {
     }
     #[cfg(test)]
     {
-        while shared.test.stall.load(Ordering::SeqCst) && !shared.closing.load(Ordering::SeqCst)
-        {
+        while shared.test.stall.load(Ordering::SeqCst) && !shared.closing.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(5));
         }
         if shared.test.panic_next.swap(false, Ordering::SeqCst) {

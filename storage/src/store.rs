@@ -535,6 +535,15 @@ impl Store {
     pub fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let i = &self.inner;
         i.flusher.check_writable()?;
+        self.commit_inner(batch).inspect_err(|e| {
+            if let StorageError::Io(cause) = e {
+                i.flusher.fail(cause);
+            }
+        })
+    }
+
+    fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
+        let i = &self.inner;
         if let [op] = batch.ops.as_slice() {
             if let Some(rev) = op.apply_alone(&i.records)? {
                 return Ok(Committed {

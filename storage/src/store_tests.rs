@@ -529,7 +529,9 @@ async fn a_hung_flush_fails_its_waiters_at_the_deadline_and_the_store_goes_on() 
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_deadline(dir.path(), 200);
     store.test_hooks().stall.store(true, Ordering::SeqCst);
-    let seq = put(&store, &item(1, 1, "a", 0), Expect::Absent).unwrap().seq;
+    let seq = put(&store, &item(1, 1, "a", 0), Expect::Absent)
+        .unwrap()
+        .seq;
     // A future and a callback, both bounded by the deadline (the test's own timeout is
     // only a guard against a hang).
     let (tx, rx) = std::sync::mpsc::channel();
@@ -558,19 +560,26 @@ async fn a_failed_flush_fails_safe_and_asks_for_a_restart_once_the_disk_takes_wr
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_deadline(dir.path(), 5_000);
     let mut b = Batch::new();
-    b.put(&item(1, 1, "acknowledged", 0), Expect::Absent).unwrap();
+    b.put(&item(1, 1, "acknowledged", 0), Expect::Absent)
+        .unwrap();
     store.commit_durable(&b).await.unwrap();
 
     *store.test_hooks().fail_next.lock().unwrap() = Some("No space left on device".into());
     let mut b = Batch::new();
     b.put(&item(2, 1, "refused", 0), Expect::Absent).unwrap();
     let r = store.commit_durable(&b).await;
-    assert!(matches!(&r, Err(StorageError::Io(m)) if m.contains("No space")), "{r:?}");
+    assert!(
+        matches!(&r, Err(StorageError::Io(m)) if m.contains("No space")),
+        "{r:?}"
+    );
     // From now on nothing is acknowledged, and nothing waits.
     let mut b = Batch::new();
     b.put(&item(3, 1, "later", 0), Expect::Absent).unwrap();
     let r = store.commit(&b);
-    assert!(matches!(&r, Err(StorageError::Unavailable(m)) if m.contains("No space")), "{r:?}");
+    assert!(
+        matches!(&r, Err(StorageError::Unavailable(m)) if m.contains("No space")),
+        "{r:?}"
+    );
     assert!(store.read_barrier().await.is_err());
     let (tx, rx) = std::sync::mpsc::channel();
     store.on_durable(u64::MAX, move |r| tx.send(r).unwrap());
@@ -691,7 +700,8 @@ async fn on_a_full_disk_sled_stays_failed_until_reopened_and_loses_nothing_ackno
         );
     }
     let mut b = Batch::new();
-    b.put(&item(999_999, 1, "after", 0), Expect::Absent).unwrap();
+    b.put(&item(999_999, 1, "after", 0), Expect::Absent)
+        .unwrap();
     store.commit_durable(&b).await.unwrap();
     assert!(store.verify_indexes::<Item>().unwrap().is_clean());
 }

@@ -13,6 +13,7 @@ mod custom_fields;
 mod customer_portal_keys;
 mod customers;
 mod discounts;
+mod disk_full;
 mod errors;
 mod health;
 mod helpers;
