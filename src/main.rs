@@ -29,6 +29,31 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (the default).
     Serve,
+    /// Copy the running service's store into DIR (a consistent snapshot, over HTTP).
+    Backup {
+        /// Directory to write `tollgate.snapshot` into (created if missing).
+        #[arg(long)]
+        to: PathBuf,
+        /// The running service (default: server.public_url, else http://server.bind).
+        #[arg(long)]
+        url: Option<String>,
+        /// File holding an admin's personal access token (default: the bootstrap token,
+        /// <data_dir>/bootstrap-token).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+    },
+    /// Load a backup into an empty data directory (storage.data_dir; the service stopped).
+    Restore {
+        /// Directory a backup wrote.
+        #[arg(long)]
+        from: PathBuf,
+    },
+    /// Verify every index against its records (the service stopped); exit 1 if damaged.
+    Check {
+        /// Rebuild the indexes that are wrong.
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -47,6 +72,22 @@ fn main() -> ExitCode {
     tollgate::telemetry::init(&settings.log);
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(settings),
+        Command::Backup {
+            to,
+            url,
+            token_file,
+        } => backup(&settings, &to, url, token_file),
+        Command::Restore { from } => {
+            tollgate::admin::restore_from(&from, &settings.storage.store_config()).map(|n| {
+                write_stdout(&format!(
+                    "restored {n} records from {} into {}",
+                    from.display(),
+                    settings.storage.data_dir.display()
+                ));
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Check { repair } => check(&settings, repair),
     };
     match result {
         Ok(code) => code,
@@ -56,6 +97,51 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn write_stdout(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+}
+
+fn backup(
+    settings: &Settings,
+    to: &std::path::Path,
+    url: Option<String>,
+    token_file: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let url = url.unwrap_or_else(|| tollgate::admin::default_url(settings));
+    let token_file = token_file.unwrap_or_else(|| tollgate::admin::default_token_file(settings));
+    let token = std::fs::read_to_string(&token_file)
+        .with_context(|| format!("cannot read the admin token from {}", token_file.display()))?;
+    let records = actix_web::rt::System::new().block_on(tollgate::admin::backup_to(
+        &url,
+        token.trim(),
+        to,
+    ))?;
+    write_stdout(&format!(
+        "backed up {records} records into {}",
+        to.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let store =
+        tollgate_storage::Store::open(&settings.storage.store_config()).with_context(|| {
+            "cannot open the store (is the service still running? stop it first)".to_string()
+        })?;
+    let (text, clean) = tollgate::admin::describe(&tollgate::admin::check(&store, repair)?);
+    write_stdout(text.trim_end());
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        write_stdout("indexes are damaged: run `tollgate check --repair`");
+        ExitCode::FAILURE
+    })
 }
 
 /// Runs the service until it is stopped, or until its store fails and the data directory

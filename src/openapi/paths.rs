@@ -23,6 +23,15 @@ fn healthz() {}
 ))]
 fn readyz() {}
 
+/// A consistent snapshot of the whole store, for `tollgate backup` (binary; only a personal
+/// access token of an admin user, such as the bootstrap token, may take one).
+#[utoipa::path(get, path = "/v1/admin/backup", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The snapshot", content_type = "application/octet-stream"),
+))]
+fn admin_backup() {}
+
 /// Stripe's events about the payments Tollgate started (register this URL in Stripe with
 /// the `payment_intent.succeeded` and `payment_intent.payment_failed` events). Verified by
 /// the `Stripe-Signature` header; 404 unless `payments.processor = "stripe"`.

@@ -705,3 +705,61 @@ async fn on_a_full_disk_sled_stays_failed_until_reopened_and_loses_nothing_ackno
     store.commit_durable(&b).await.unwrap();
     assert!(store.verify_indexes::<Item>().unwrap().is_clean());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_under_write_load_is_consistent_and_restores_into_an_empty_store_only() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let store = Store::temporary().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let acknowledged = Arc::new(AtomicU64::new(0));
+    let mut writers = Vec::new();
+    for w in 0..4u64 {
+        let (store, stop, acknowledged) = (store.clone(), stop.clone(), acknowledged.clone());
+        writers.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) && n < 5_000 {
+                let id = w * 1_000_000 + n;
+                let mut b = Batch::new();
+                b.put(
+                    &item(id, (w % 2) as u8, &format!("w{id}"), n as i64),
+                    Expect::Absent,
+                )
+                .unwrap();
+                store.commit_durable(&b).await.unwrap();
+                acknowledged.fetch_add(1, Ordering::SeqCst);
+                n += 1;
+                tokio::task::yield_now().await;
+            }
+            n
+        }));
+    }
+    while acknowledged.load(Ordering::SeqCst) < 200 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let before = acknowledged.load(Ordering::SeqCst);
+    let snapshot = store.snapshot().unwrap();
+    stop.store(true, Ordering::SeqCst);
+    for w in writers {
+        w.await.unwrap();
+    }
+    assert!(snapshot.record_count() as u64 >= before);
+
+    let mut bytes = Vec::new();
+    snapshot.write_to(&mut bytes).unwrap();
+    let read = Snapshot::read_from(&mut bytes.as_slice()).unwrap();
+    assert_eq!(read, snapshot);
+    assert!(Snapshot::read_from(&mut &bytes[..bytes.len() - 3]).is_err());
+
+    let restored = Store::temporary().unwrap();
+    restored.restore(&read).unwrap();
+    assert!(restored.verify_indexes::<Item>().unwrap().is_clean());
+    let counted: u64 = (0..2u8)
+        .map(|t| restored.count("item_by_rank", &[t]).unwrap())
+        .sum();
+    assert_eq!(counted, snapshot.record_count() as u64);
+    assert!(matches!(
+        restored.restore(&read),
+        Err(StorageError::Conflict { .. })
+    ));
+}

@@ -24,7 +24,7 @@ const EXIT_RESTART: i32 = 75;
 
 /// A tmpfs mounted on a temporary directory; unmounted (lazily, so a process still holding
 /// a file cannot block it) when dropped.
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
@@ -58,9 +58,9 @@ impl Drop for Tmpfs {
     }
 }
 
-struct Server {
+pub(crate) struct Server {
+    pub(crate) address: String,
     child: Child,
-    address: String,
     log: PathBuf,
 }
 
@@ -72,7 +72,7 @@ impl Drop for Server {
 }
 
 impl Server {
-    async fn start(root: &Path, log: PathBuf) -> Server {
+    pub(crate) async fn start(root: &Path, log: PathBuf) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -131,7 +131,7 @@ impl Server {
     }
 
     /// The status of a GET, `None` if the server did not answer (exited).
-    async fn status(&self, path: &str) -> Option<u16> {
+    pub(crate) async fn status(&self, path: &str) -> Option<u16> {
         Self::client()
             .get(format!("{}{path}", self.address))
             .send()
@@ -142,7 +142,11 @@ impl Server {
 
     /// POSTs an organization: (status, body), or `None` if the connection failed. A
     /// timeout fails the test: a request must never hang.
-    async fn create(&self, token: &str, slug: &str) -> Option<(u16, serde_json::Value, String)> {
+    pub(crate) async fn create(
+        &self,
+        token: &str,
+        slug: &str,
+    ) -> Option<(u16, serde_json::Value, String)> {
         let sent = Self::client()
             .post(format!("{}/v1/organizations/", self.address))
             .bearer_auth(token)
@@ -165,7 +169,7 @@ impl Server {
         Some((status, body, retry_after))
     }
 
-    async fn get_org(&self, token: &str, id: &str) -> Option<u16> {
+    pub(crate) async fn get_org(&self, token: &str, id: &str) -> Option<u16> {
         let sent = Self::client()
             .get(format!("{}/v1/organizations/{id}", self.address))
             .bearer_auth(token)
