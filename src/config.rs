@@ -375,6 +375,7 @@ impl StorageSettings {
                 Durability::Power => DurabilityMode::Power,
             },
             cache_capacity_mb: self.cache_capacity_mb,
+            flush_deadline: tollgate_storage::DEFAULT_FLUSH_DEADLINE,
         }
     }
 }

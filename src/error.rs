@@ -93,6 +93,10 @@ pub enum ApiError {
     /// An actor did not answer in time, or its mailbox was full or closed.
     #[error("temporarily unavailable")]
     Unavailable,
+    /// The store cannot write now (see `tollgate_storage::StoreHealth`); the cause is
+    /// logged, the client gets a generic 503.
+    #[error("storage unavailable: {0}")]
+    StorageUnavailable(String),
     #[error("internal error: {0}")]
     Internal(String),
     /// An RFC 6749 error of an OAuth endpoint: `{"error", "error_description"}`.
@@ -142,6 +146,11 @@ impl From<StorageError> for ApiError {
             StorageError::Conflict { .. } => ApiError::Conflict(
                 "The resource was modified concurrently; retry the request.".into(),
             ),
+            // A full disk, a read-only file system, a flush that did not finish in time:
+            // the request may succeed later (and /readyz says when).
+            StorageError::Io(_) | StorageError::Unavailable(_) | StorageError::Closed => {
+                ApiError::StorageUnavailable(e.to_string())
+            }
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -197,7 +206,9 @@ impl ResponseError for ApiError {
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable | ApiError::StorageUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::OAuth { status, .. } | ApiError::Page { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
@@ -264,6 +275,14 @@ impl ResponseError for ApiError {
             ApiError::Unavailable => {
                 res.insert_header((header::RETRY_AFTER, "1"));
                 json!({"error": "ServiceUnavailable", "detail": "The service is busy; retry shortly."})
+            }
+            ApiError::StorageUnavailable(cause) => {
+                tracing::warn!(%cause, "storage unavailable");
+                res.insert_header((header::RETRY_AFTER, "5"));
+                json!({
+                    "error": "ServiceUnavailable",
+                    "detail": "The service cannot store data right now (a storage failure such as a full disk); retry later.",
+                })
             }
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");

@@ -1,6 +1,7 @@
 //! Tollgate: checkout sessions, orders, subscriptions, organizations and license keys behind
 //! Polar's /v1 API.
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod bootstrap;

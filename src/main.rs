@@ -1,8 +1,18 @@
 use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use tollgate::config::Settings;
 use tollgate::startup::Application;
+use tollgate::telemetry::write_stderr;
+use tollgate_storage::StoreHealth;
+
+/// Exit code when the store failed and the process must be restarted to reopen it
+/// (EX_TEMPFAIL: a supervisor should restart the service).
+const EXIT_RESTART: u8 = 75;
 
 /// Tollgate: sells software through Polar's /v1 API.
 #[derive(Parser)]
@@ -19,20 +29,154 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (the default).
     Serve,
+    /// Copy the running service's store into DIR (a consistent snapshot, over HTTP).
+    Backup {
+        /// Directory to write `tollgate.snapshot` into (created if missing).
+        #[arg(long)]
+        to: PathBuf,
+        /// The running service (default: server.public_url, else http://server.bind).
+        #[arg(long)]
+        url: Option<String>,
+        /// File holding an admin's personal access token (default: the bootstrap token,
+        /// <data_dir>/bootstrap-token).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+    },
+    /// Load a backup into an empty data directory (storage.data_dir; the service stopped).
+    Restore {
+        /// Directory a backup wrote.
+        #[arg(long)]
+        from: PathBuf,
+    },
+    /// Verify every index against its records (the service stopped); exit 1 if damaged.
+    Check {
+        /// Rebuild the indexes that are wrong.
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let (path, required) = match cli.config {
         Some(p) => (p, true),
         None => (PathBuf::from("config.toml"), false),
     };
-    let settings = Settings::load(&path, required)?;
+    let settings = match Settings::load(&path, required) {
+        Ok(s) => s,
+        Err(e) => {
+            write_stderr(&format!("Error: {e:#}"));
+            return ExitCode::FAILURE;
+        }
+    };
     tollgate::telemetry::init(&settings.log);
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => actix_web::rt::System::new().block_on(async move {
-            let app = Application::build(settings).await?;
-            app.run_until_stopped().await
-        }),
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(settings),
+        Command::Backup {
+            to,
+            url,
+            token_file,
+        } => backup(&settings, &to, url, token_file),
+        Command::Restore { from } => {
+            tollgate::admin::restore_from(&from, &settings.storage.store_config()).map(|n| {
+                write_stdout(&format!(
+                    "restored {n} records from {} into {}",
+                    from.display(),
+                    settings.storage.data_dir.display()
+                ));
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Check { repair } => check(&settings, repair),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!(error = format!("{e:#}"), "exiting on error");
+            write_stderr(&format!("Error: {e:#}"));
+            ExitCode::FAILURE
+        }
     }
+}
+
+fn write_stdout(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+}
+
+fn backup(
+    settings: &Settings,
+    to: &std::path::Path,
+    url: Option<String>,
+    token_file: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let url = url.unwrap_or_else(|| tollgate::admin::default_url(settings));
+    let token_file = token_file.unwrap_or_else(|| tollgate::admin::default_token_file(settings));
+    let token = std::fs::read_to_string(&token_file)
+        .with_context(|| format!("cannot read the admin token from {}", token_file.display()))?;
+    let records = actix_web::rt::System::new().block_on(tollgate::admin::backup_to(
+        &url,
+        token.trim(),
+        to,
+    ))?;
+    write_stdout(&format!(
+        "backed up {records} records into {}",
+        to.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let store =
+        tollgate_storage::Store::open(&settings.storage.store_config()).with_context(|| {
+            "cannot open the store (is the service still running? stop it first)".to_string()
+        })?;
+    let (text, clean) = tollgate::admin::describe(&tollgate::admin::check(&store, repair)?);
+    write_stdout(text.trim_end());
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        write_stdout("indexes are damaged: run `tollgate check --repair`");
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs the service until it is stopped, or until its store fails and the data directory
+/// accepts writes again: then it stops and exits with [`EXIT_RESTART`] so that a supervisor
+/// restarts it and the store reopens (nothing acknowledged is lost).
+fn serve(settings: Settings) -> anyhow::Result<ExitCode> {
+    actix_web::rt::System::new().block_on(async move {
+        let app = Application::build(settings).await?;
+        let state = app.state();
+        let handle = app.handle();
+        let restart = Arc::new(AtomicBool::new(false));
+        let flag = restart.clone();
+        actix_web::rt::spawn(async move {
+            loop {
+                actix_web::rt::time::sleep(Duration::from_millis(250)).await;
+                if let StoreHealth::NeedsRestart { error } = state.store.health() {
+                    let message = format!(
+                        "the store failed ({error}) and cannot recover in this process; the \
+                         disk accepts writes again, so the service stops with exit code \
+                         {EXIT_RESTART} for its supervisor to restart it (nothing acknowledged \
+                         is lost)"
+                    );
+                    tracing::error!("{message}");
+                    write_stderr(&format!("tollgate: {message}"));
+                    flag.store(true, Ordering::SeqCst);
+                    handle.stop(true).await;
+                    return;
+                }
+            }
+        });
+        let served = app.run_until_stopped().await;
+        if restart.load(Ordering::SeqCst) {
+            // The final flush of a failed store fails too; that is expected here.
+            return Ok(ExitCode::from(EXIT_RESTART));
+        }
+        served.map(|()| ExitCode::SUCCESS)
+    })
 }

@@ -14,12 +14,23 @@ use super::schemas::*;
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
 fn healthz() {}
 
-/// Readiness: the store is open and start-up recovery has finished.
+/// Readiness: the store is open, start-up recovery has finished and the store acknowledges
+/// writes (a storage failure such as a full disk answers 503).
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, body = Health),
-    (status = 503, description = "Starting up", body = Error),
+    (status = 503, description = "Starting up, or a storage failure", body = Error,
+        headers(("Retry-After" = String, description = "Seconds to wait"))),
 ))]
 fn readyz() {}
+
+/// A consistent snapshot of the whole store, for `tollgate backup` (binary; only a personal
+/// access token of an admin user, such as the bootstrap token, may take one).
+#[utoipa::path(get, path = "/v1/admin/backup", tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The snapshot", content_type = "application/octet-stream"),
+))]
+fn admin_backup() {}
 
 /// Stripe's events about the payments Tollgate started (register this URL in Stripe with
 /// the `payment_intent.succeeded` and `payment_intent.payment_failed` events). Verified by

@@ -1,5 +1,7 @@
+use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use serde_json::json;
+use tollgate_storage::StoreHealth;
 
 use crate::state::AppState;
 
@@ -13,12 +15,28 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// The store is open and start-up recovery has finished.
+/// The store is open, start-up recovery has finished and the store acknowledges writes
+/// (a failed flush, e.g. on a full disk, makes this 503 until the process restarts).
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    if state.is_ready() {
-        HttpResponse::Ok().json(json!({"status": "ready"}))
-    } else {
-        HttpResponse::ServiceUnavailable()
-            .json(json!({"error": "ServiceUnavailable", "detail": "Starting up"}))
+    if !state.is_ready() {
+        return HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "1"))
+            .json(json!({"error": "ServiceUnavailable", "detail": "Starting up"}));
+    }
+    match state.store.health() {
+        StoreHealth::Healthy => HttpResponse::Ok().json(json!({"status": "ready"})),
+        StoreHealth::Failed { .. } => HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .json(json!({
+                "error": "ServiceUnavailable",
+                "detail": "Storage failure (e.g. a full disk): writes are refused; the service \
+                           restarts once the disk accepts writes again",
+            })),
+        StoreHealth::NeedsRestart { .. } => HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .json(json!({
+                "error": "ServiceUnavailable",
+                "detail": "Storage failure: the service is restarting",
+            })),
     }
 }

@@ -76,4 +76,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     checkout_pages::configure(cfg);
     crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);
+    crate::admin::configure(cfg);
 }

@@ -323,6 +323,7 @@ fn main() -> Result<(), BoxError> {
             data_dir: dir.path().join("store"),
             durability: case.mode,
             cache_capacity_mb: 128,
+            flush_deadline: tollgate_storage::DEFAULT_FLUSH_DEADLINE,
         };
         let store = Store::open(&config)?;
         let outcome = runtime.block_on(run_case(&store, case, &timing))?;

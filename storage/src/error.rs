@@ -26,6 +26,10 @@ pub enum StorageError {
     /// Stored data does not have the shape this code expects.
     #[error("corrupt data: {0}")]
     Corrupt(String),
+    /// The store cannot acknowledge writes now: a flush failed (disk full, read-only, I/O
+    /// error) or did not finish before its deadline. Retry later.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
     /// The store is shutting down and accepts no more work.
     #[error("the store is closed")]
     Closed,

@@ -1,4 +1,4 @@
-//! Group-commit durability.
+//! Group-commit durability, and what happens when the disk refuses a write.
 //!
 //! sled's `insert` is only in memory until its log is flushed: an acknowledged write that
 //! was not flushed is lost on `kill -9`. Every writer therefore waits, before it replies,
@@ -6,17 +6,49 @@
 //! back to back while anyone waits and never on a timer, so one flush serves every write
 //! that was waiting when it started (group commit). `sled::Db::flush_async` is never used:
 //! in sled 0.34.7 it deadlocks under concurrent callers.
+//!
+//! **Failures.** A flush that fails (disk full, read-only file system, I/O error) puts the
+//! store in the *failed* state for good: every waiter gets the error, every later commit
+//! and every wait for a write that is not durable fails at once with
+//! [`StorageError::Unavailable`], and [`crate::Store::health`] reports it (`/readyz` turns
+//! 503). It is sticky because neither step can be retried safely: sled 0.34 keeps the
+//! first write error as a "global error" that only reopening the database clears (every
+//! later flush returns it, even once space is back: `store_tests` shows it), and after a
+//! failed `fdatasync` the kernel may have dropped the dirty pages, so a later successful
+//! one proves nothing. What was acknowledged before is on disk and stays there.
+//! The flusher thread then probes, with a growing pause (100 ms up to 5 s), whether the
+//! data directory accepts writes again; once it does, the health turns to
+//! [`StoreHealth::NeedsRestart`]: the process should exit so that a supervisor restarts it
+//! and sled reopens (and recovers) its log. `tollgate serve` does that, with exit code 75.
+//!
+//! **Deadlines.** No wait on the flusher is unbounded: a watchdog thread fails every
+//! waiter (future or callback) still waiting after the flush deadline with
+//! [`StorageError::Unavailable`], even if a flush hangs in the kernel. The flusher thread
+//! never dies: a panic in a pass is caught, reported, counted as a failure and the loop
+//! goes on.
 
 use std::fs::File;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::io::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use crate::StorageError;
+
+/// How long a write or a read barrier may wait for its flush before it fails.
+pub const DEFAULT_FLUSH_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Size of the file written to learn whether the data directory accepts writes again.
+const PROBE_BYTES: usize = 1 << 20;
+const PROBE_FILE: &str = ".tollgate-write-probe";
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// How far a flush goes before writes are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -28,6 +60,28 @@ pub enum DurabilityMode {
     /// sled's flush followed by `fdatasync` of its log: survives a power cut.
     Power,
 }
+
+/// Whether the store can acknowledge writes (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreHealth {
+    /// Flushes succeed.
+    Healthy,
+    /// A flush failed: no write is acknowledged any more; the cause may still be there.
+    Failed { error: String },
+    /// A flush failed and the data directory accepts writes again, but the engine cannot
+    /// recover in this process: restart it (nothing acknowledged is lost).
+    NeedsRestart { error: String },
+}
+
+impl StoreHealth {
+    pub fn is_healthy(&self) -> bool {
+        matches!(self, StoreHealth::Healthy)
+    }
+}
+
+const HEALTHY: u8 = 0;
+const FAILED: u8 = 1;
+const NEEDS_RESTART: u8 = 2;
 
 /// Who to tell when a flush covers a write: a future's channel, or a callback run on the
 /// flusher thread (so an answer can go straight to whoever waits for it).
@@ -42,12 +96,21 @@ impl Notify {
             Notify::Channel(tx) => {
                 let _ = tx.send(result);
             }
-            Notify::Call(f) => f(result),
+            Notify::Call(f) => {
+                // A callback that panics must not take the flusher (or the watchdog) down.
+                if catch_unwind(AssertUnwindSafe(move || f(result))).is_err() {
+                    tracing::error!("a durability callback panicked");
+                }
+            }
         }
     }
 }
 
-type Waiter = (u64, Notify);
+struct Waiter {
+    seq: u64,
+    deadline: Instant,
+    notify: Notify,
+}
 
 /// The waiters, and whether the flusher sleeps waiting for one (only then does a new
 /// waiter need to wake it: a wake-up is a system call).
@@ -58,7 +121,7 @@ struct Queue {
 
 pub(crate) struct Flusher {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 struct Shared {
@@ -70,10 +133,66 @@ struct Shared {
     wake: Condvar,
     closing: AtomicBool,
     flushes: AtomicU64,
+    deadline: Duration,
+    health: AtomicU8,
+    /// The first failure, for [`StoreHealth`] and error messages.
+    failure: Mutex<Option<String>>,
+    /// The watchdog's sleep, cut short on shutdown.
+    watchdog: (Mutex<()>, Condvar),
+    #[cfg(test)]
+    test: TestHooks,
 }
 
-fn lock(m: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct TestHooks {
+    /// While set, the flusher does not flush (a flush that hangs).
+    pub(crate) stall: AtomicBool,
+    /// The next flush fails with this error.
+    pub(crate) fail_next: Mutex<Option<String>>,
+    /// The next flush pass panics.
+    pub(crate) panic_next: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    fn health(&self) -> StoreHealth {
+        let error = || lock(&self.failure).clone().unwrap_or_default();
+        match self.health.load(Ordering::SeqCst) {
+            HEALTHY => StoreHealth::Healthy,
+            NEEDS_RESTART => StoreHealth::NeedsRestart { error: error() },
+            _ => StoreHealth::Failed { error: error() },
+        }
+    }
+
+    fn unavailable(&self) -> StorageError {
+        let cause = lock(&self.failure).clone().unwrap_or_default();
+        StorageError::Unavailable(format!("an earlier flush failed ({cause})"))
+    }
+
+    /// Enters the failed state (once: the first cause is kept) and reports it.
+    fn fail(&self, cause: &str) {
+        {
+            let mut failure = lock(&self.failure);
+            if failure.is_none() {
+                *failure = Some(cause.to_string());
+            }
+        }
+        if self
+            .health
+            .compare_exchange(HEALTHY, FAILED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            tracing::error!(
+                error = cause,
+                "store flush failed: no write is acknowledged any more; requests answer 503 \
+                 until the process restarts (it exits by itself once the disk accepts writes)"
+            );
+        }
+    }
 }
 
 impl Flusher {
@@ -81,6 +200,7 @@ impl Flusher {
         db: sled::Db,
         mode: DurabilityMode,
         dir: Option<PathBuf>,
+        deadline: Duration,
     ) -> Result<Self, StorageError> {
         let shared = Arc::new(Shared {
             committed: AtomicU64::new(0),
@@ -92,8 +212,14 @@ impl Flusher {
             wake: Condvar::new(),
             closing: AtomicBool::new(false),
             flushes: AtomicU64::new(0),
+            deadline,
+            health: AtomicU8::new(HEALTHY),
+            failure: Mutex::new(None),
+            watchdog: (Mutex::new(()), Condvar::new()),
+            #[cfg(test)]
+            test: TestHooks::default(),
         });
-        let log = match (mode, dir) {
+        let log = match (mode, &dir) {
             (DurabilityMode::Power, Some(dir)) => {
                 Some(File::open(dir.join("db")).map_err(|e| {
                     StorageError::Io(format!("cannot open the log for fdatasync: {e}"))
@@ -102,14 +228,47 @@ impl Flusher {
             _ => None,
         };
         let thread_shared = shared.clone();
-        let thread = std::thread::Builder::new()
+        let flusher = std::thread::Builder::new()
             .name("tollgate-flusher".into())
-            .spawn(move || run(thread_shared, db, log))
+            .spawn(move || run(thread_shared, db, log, dir))
             .map_err(|e| StorageError::Io(format!("cannot start the flusher thread: {e}")))?;
+        let watchdog_shared = shared.clone();
+        let watchdog = std::thread::Builder::new()
+            .name("tollgate-flush-watchdog".into())
+            .spawn(move || watchdog(watchdog_shared))
+            .map_err(|e| StorageError::Io(format!("cannot start the flush watchdog: {e}")))?;
         Ok(Self {
             shared,
-            thread: Mutex::new(Some(thread)),
+            threads: Mutex::new(vec![flusher, watchdog]),
         })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn test_hooks(&self) -> &TestHooks {
+        &self.shared.test
+    }
+
+    pub(crate) fn health(&self) -> StoreHealth {
+        self.shared.health()
+    }
+
+    /// `Err` when the store accepts no more writes (see the module docs).
+    pub(crate) fn check_writable(&self) -> Result<(), StorageError> {
+        if self.shared.health.load(Ordering::SeqCst) != HEALTHY {
+            return Err(self.shared.unavailable());
+        }
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(StorageError::Closed);
+        }
+        Ok(())
+    }
+
+    /// The engine refused a write (an I/O error outside a flush): enter the failed state,
+    /// as a failed flush does, and let the flusher fail the waiters and start probing.
+    pub(crate) fn fail(&self, cause: &str) {
+        self.shared.fail(cause);
+        let _queue = lock(&self.shared.queue);
+        self.shared.wake.notify_all();
     }
 
     /// Records that a write completed and returns its sequence number.
@@ -125,51 +284,68 @@ impl Flusher {
         self.shared.flushes.load(Ordering::Relaxed)
     }
 
-    /// Resolves once every write up to `seq` is durable.
-    pub(crate) fn wait(&self, seq: u64) -> DurableFuture {
-        let rx = if self.shared.durable.load(Ordering::SeqCst) >= seq {
-            None
+    /// The error of a wait that cannot succeed now, if any.
+    fn refuse(&self, seq: u64) -> Option<Result<(), StorageError>> {
+        if self.shared.durable.load(Ordering::SeqCst) >= seq {
+            Some(Ok(()))
+        } else if self.shared.health.load(Ordering::SeqCst) != HEALTHY {
+            Some(Err(self.shared.unavailable()))
         } else if self.shared.closing.load(Ordering::SeqCst) {
-            return DurableFuture::Ready(Some(Err(StorageError::Closed)));
+            Some(Err(StorageError::Closed))
         } else {
-            let (tx, rx) = oneshot::channel();
-            self.enqueue(seq, Notify::Channel(tx));
-            Some(rx)
-        };
-        DurableFuture::Wait(rx)
+            None
+        }
+    }
+
+    /// Resolves once every write up to `seq` is durable, or fails (flush error, deadline).
+    pub(crate) fn wait(&self, seq: u64) -> DurableFuture {
+        match self.refuse(seq) {
+            Some(Ok(())) => DurableFuture::Wait(None),
+            Some(Err(e)) => DurableFuture::Ready(Some(Err(e))),
+            None => {
+                let (tx, rx) = oneshot::channel();
+                self.enqueue(seq, Notify::Channel(tx));
+                DurableFuture::Wait(Some(rx))
+            }
+        }
     }
 
     /// Calls `f` once every write up to `seq` is durable (or with the error of the flush
-    /// that failed): at once, on this thread, if they already are; else on the flusher
-    /// thread, right after the flush. `f` must be quick and must not block.
+    /// that failed, or at the deadline): at once, on this thread, if that is known now;
+    /// else on the flusher or watchdog thread. `f` must be quick and must not block.
     pub(crate) fn on_durable(&self, seq: u64, f: Box<dyn FnOnce(Result<(), StorageError>) + Send>) {
-        if self.shared.durable.load(Ordering::SeqCst) >= seq {
-            f(Ok(()))
-        } else if self.shared.closing.load(Ordering::SeqCst) {
-            f(Err(StorageError::Closed))
-        } else {
-            self.enqueue(seq, Notify::Call(f));
+        match self.refuse(seq) {
+            Some(result) => f(result),
+            None => self.enqueue(seq, Notify::Call(f)),
         }
     }
 
     fn enqueue(&self, seq: u64, notify: Notify) {
         let mut queue = lock(&self.shared.queue);
-        queue.waiters.push((seq, notify));
+        queue.waiters.push(Waiter {
+            seq,
+            deadline: Instant::now() + self.shared.deadline,
+            notify,
+        });
         if queue.sleeping {
             queue.sleeping = false;
             self.shared.wake.notify_one();
         }
     }
 
-    /// Stops the thread after a last flush that covers every committed write.
+    /// Stops the threads after a last flush that covers every committed write.
     pub(crate) fn shutdown(&self) {
         self.shared.closing.store(true, Ordering::SeqCst);
         {
             let _queue = lock(&self.shared.queue);
             self.shared.wake.notify_all();
         }
-        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = handle {
+        {
+            let _w = lock(&self.shared.watchdog.0);
+            self.shared.watchdog.1.notify_all();
+        }
+        let handles: Vec<_> = lock(&self.threads).drain(..).collect();
+        for handle in handles {
             let _ = handle.join();
         }
     }
@@ -181,43 +357,191 @@ impl Drop for Flusher {
     }
 }
 
-fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>) {
-    loop {
+/// Fails waiters whose deadline passed, whatever the flusher is doing.
+fn watchdog(shared: Arc<Shared>) {
+    let tick = (shared.deadline / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
+    while !shared.closing.load(Ordering::SeqCst) {
         {
+            let guard = lock(&shared.watchdog.0);
+            let _ = shared.watchdog.1.wait_timeout(guard, tick);
+        }
+        let now = Instant::now();
+        let expired: Vec<Waiter> = {
             let mut queue = lock(&shared.queue);
-            while queue.waiters.is_empty() && !shared.closing.load(Ordering::SeqCst) {
-                queue.sleeping = true;
-                queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
+            if queue.waiters.iter().all(|w| w.deadline > now) {
+                continue;
             }
-            queue.sleeping = false;
-        }
-        // Every write numbered up to `target` finished before this flush starts.
-        let target = shared.committed.load(Ordering::SeqCst);
-        let result = flush(&db, log.as_ref());
-        shared.flushes.fetch_add(1, Ordering::Relaxed);
-        if result.is_ok() {
-            shared.durable.fetch_max(target, Ordering::SeqCst);
-        } else {
-            tracing::error!(error = ?result, "store flush failed");
-        }
-        let ready: Vec<Waiter> = {
-            let mut queue = lock(&shared.queue);
-            let (ready, pending) = queue.waiters.drain(..).partition(|(seq, _)| *seq <= target);
+            let (expired, pending) = queue.waiters.drain(..).partition(|w| w.deadline <= now);
             queue.waiters = pending;
-            ready
+            expired
         };
-        for (_, notify) in ready {
-            notify.send(result.clone());
-        }
-        if shared.closing.load(Ordering::SeqCst) && lock(&shared.queue).waiters.is_empty() {
-            // A last flush for writes that nobody waited for.
-            let _ = flush(&db, log.as_ref());
-            break;
+        tracing::warn!(
+            waiters = expired.len(),
+            deadline_ms = shared.deadline.as_millis() as u64,
+            "writes waited too long for their flush; failing them"
+        );
+        for w in expired {
+            w.notify.send(Err(StorageError::Unavailable(
+                "the flush did not finish in time".into(),
+            )));
         }
     }
 }
 
-fn flush(db: &sled::Db, log: Option<&File>) -> Result<(), StorageError> {
+fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>, dir: Option<PathBuf>) {
+    let mut backoff = BACKOFF_MIN;
+    loop {
+        let pass = catch_unwind(AssertUnwindSafe(|| {
+            if shared.health.load(Ordering::SeqCst) == HEALTHY {
+                flush_pass(&shared, &db, log.as_ref())
+            } else {
+                fail_all(&shared);
+                probe_pass(&shared, dir.as_deref());
+                Pass::Sleep
+            }
+        }));
+        let next = match pass {
+            Ok(next) => next,
+            Err(_) => {
+                shared.fail("the flusher panicked");
+                fail_all(&shared);
+                Pass::Sleep
+            }
+        };
+        match next {
+            Pass::Stop => break,
+            Pass::Again => backoff = BACKOFF_MIN,
+            Pass::Sleep => {
+                if shared.closing.load(Ordering::SeqCst) {
+                    fail_all(&shared);
+                    break;
+                }
+                let queue = lock(&shared.queue);
+                let _ = shared.wake.wait_timeout(queue, backoff);
+                backoff = (backoff * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+enum Pass {
+    /// Look for waiters again.
+    Again,
+    /// Failed: pause (with backoff) before the next probe.
+    Sleep,
+    Stop,
+}
+
+fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Pass {
+    {
+        let mut queue = lock(&shared.queue);
+        while queue.waiters.is_empty() && !shared.closing.load(Ordering::SeqCst) {
+            queue.sleeping = true;
+            queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
+        }
+        queue.sleeping = false;
+    }
+    #[cfg(test)]
+    {
+        while shared.test.stall.load(Ordering::SeqCst) && !shared.closing.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if shared.test.panic_next.swap(false, Ordering::SeqCst) {
+            #[allow(clippy::panic)]
+            {
+                panic!("test: the flusher panics");
+            }
+        }
+    }
+    // Every write numbered up to `target` finished before this flush starts.
+    let target = shared.committed.load(Ordering::SeqCst);
+    let result = flush(shared, db, log);
+    shared.flushes.fetch_add(1, Ordering::Relaxed);
+    match &result {
+        Ok(()) => {
+            shared.durable.fetch_max(target, Ordering::SeqCst);
+        }
+        Err(e) => shared.fail(&e.to_string()),
+    }
+    let ready: Vec<Waiter> = {
+        let mut queue = lock(&shared.queue);
+        let (ready, pending) = queue
+            .waiters
+            .drain(..)
+            .partition(|w| w.seq <= target || result.is_err());
+        queue.waiters = pending;
+        ready
+    };
+    for w in ready {
+        w.notify.send(result.clone());
+    }
+    if result.is_err() {
+        return Pass::Sleep;
+    }
+    if shared.closing.load(Ordering::SeqCst) && lock(&shared.queue).waiters.is_empty() {
+        // A last flush for writes that nobody waited for.
+        let _ = flush(shared, db, log);
+        return Pass::Stop;
+    }
+    Pass::Again
+}
+
+/// Fails every waiter at once (the store is failed or closing).
+fn fail_all(shared: &Shared) {
+    let waiters: Vec<Waiter> = lock(&shared.queue).waiters.drain(..).collect();
+    for w in waiters {
+        let error = if shared.health.load(Ordering::SeqCst) == HEALTHY {
+            StorageError::Closed
+        } else {
+            shared.unavailable()
+        };
+        w.notify.send(Err(error));
+    }
+}
+
+/// In the failed state: does the data directory accept writes again? Then the process
+/// should restart (see the module docs).
+fn probe_pass(shared: &Shared, dir: Option<&Path>) {
+    if shared.health.load(Ordering::SeqCst) == NEEDS_RESTART {
+        return;
+    }
+    let writable = match dir {
+        Some(dir) => match probe_write(dir) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!(error = %e, "the data directory still refuses writes");
+                false
+            }
+        },
+        // A temporary store has nothing to come back to.
+        None => true,
+    };
+    if writable {
+        shared.health.store(NEEDS_RESTART, Ordering::SeqCst);
+        tracing::error!(
+            "the data directory accepts writes again, but the store cannot recover from its \
+             failed flush in this process: restart the service (nothing acknowledged is lost)"
+        );
+    }
+}
+
+fn probe_write(dir: &Path) -> std::io::Result<()> {
+    let path = dir.join(PROBE_FILE);
+    let result = (|| {
+        let mut f = File::create(&path)?;
+        f.write_all(&vec![0u8; PROBE_BYTES])?;
+        f.sync_all()
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+fn flush(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Result<(), StorageError> {
+    #[cfg(test)]
+    if let Some(e) = lock(&shared.test.fail_next).take() {
+        return Err(StorageError::Io(e));
+    }
+    let _ = shared;
     db.flush()?;
     if let Some(log) = log {
         log.sync_data()
@@ -226,7 +550,9 @@ fn flush(db: &sled::Db, log: Option<&File>) -> Result<(), StorageError> {
     Ok(())
 }
 
-/// Resolves when the writes it waits for are durable (see [`crate::Store::durable`]).
+/// Resolves when the writes it waits for are durable (see [`crate::Store::durable`]), or
+/// with an error: the flush failed, the store is failed or closing, or the flush deadline
+/// passed. It never waits longer than the deadline.
 #[must_use = "a write is not durable until this future resolves"]
 pub enum DurableFuture {
     Ready(Option<Result<(), StorageError>>),

@@ -15,10 +15,11 @@ mod record;
 mod store;
 
 pub use error::StorageError;
-pub use flusher::{DurabilityMode, DurableFuture};
+pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 pub use store::{
-    Batch, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Store, StoreConfig,
+    Batch, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Snapshot, Store,
+    StoreConfig,
 };
 
 #[cfg(test)]

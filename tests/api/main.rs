@@ -1,6 +1,7 @@
 //! Black-box tests of the HTTP API: a real `Application` on a free port, driven by reqwest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod backup;
 mod benefits;
 mod browser;
 mod catalog_setup;
@@ -13,6 +14,7 @@ mod custom_fields;
 mod customer_portal_keys;
 mod customers;
 mod discounts;
+mod disk_full;
 mod errors;
 mod health;
 mod helpers;

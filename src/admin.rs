@@ -1,0 +1,236 @@
+//! Backups, restores and index checks (`tollgate backup`, `restore`, `check`).
+//!
+//! sled locks its directory, so a running service's store cannot be opened by another
+//! process. A backup therefore asks the running service over HTTP:
+//! `GET /v1/admin/backup`, allowed only to a personal access token of an admin user (the
+//! bootstrap token), answers a consistent snapshot of the whole store
+//! ([`tollgate_storage::Store::snapshot`]: commits pause while every tree is copied). The
+//! CLI writes it to `DIR/tollgate.snapshot` (then fsyncs it). Nothing is written on the
+//! server's side, so a token cannot make the server write files. `restore` and `check`
+//! open the store directly: the service must be stopped.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use anyhow::{bail, Context};
+use tollgate_storage::{IndexReport, Record, Snapshot, Store};
+
+use crate::domain::scope::Scope;
+use crate::domain::user::User;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::auth::{AuthMethod, Requirement, SubjectKind};
+use crate::extract::{Auth, Subject};
+use crate::state::AppState;
+
+/// The file a backup directory holds.
+pub const SNAPSHOT_FILE: &str = "tollgate.snapshot";
+
+/// A user's personal access token; [`backup`] also requires the user to be an admin.
+pub struct AdminToken;
+
+impl Requirement for AdminToken {
+    const SUBJECTS: &'static [SubjectKind] = &[SubjectKind::User];
+    const SCOPES: &'static [Scope] = &[Scope::OrganizationsWrite];
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, "/v1/admin/backup", { get => backup });
+}
+
+/// A consistent snapshot of the whole store, for `tollgate backup`.
+async fn backup(auth: Auth<AdminToken>, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    let Subject::User(user) = auth.subject() else {
+        return Err(ApiError::NotPermitted(
+            "Only an admin may take a backup.".into(),
+        ));
+    };
+    let is_admin = state
+        .store
+        .get::<User>(&user.key())?
+        .is_some_and(|u| u.value.is_admin);
+    if !is_admin || auth.principal.method != AuthMethod::PersonalAccessToken {
+        return Err(ApiError::NotPermitted(
+            "A backup needs a personal access token of an admin user.".into(),
+        ));
+    }
+    let store = state.store.clone();
+    let bytes = web::block(move || -> Result<(Vec<u8>, usize), ApiError> {
+        let snapshot = store.snapshot()?;
+        let mut bytes = Vec::new();
+        snapshot.write_to(&mut bytes).map_err(ApiError::internal)?;
+        Ok((bytes, snapshot.record_count()))
+    })
+    .await
+    .map_err(ApiError::internal)??;
+    tracing::info!(
+        records = bytes.1,
+        bytes = bytes.0.len(),
+        "backup snapshot taken"
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("application/octet-stream")
+        .insert_header(("Cache-Control", "no-store"))
+        .body(bytes.0))
+}
+
+/// `tollgate backup --to DIR`: fetches a snapshot from the running service at `url`.
+pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usize> {
+    let file = dir.join(SNAPSHOT_FILE);
+    if file.exists() {
+        bail!(
+            "{} already exists; choose an empty directory",
+            file.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .connect_timeout(Duration::from_secs(10))
+        .build()?;
+    let resp = client
+        .get(format!("{}/v1/admin/backup", url.trim_end_matches('/')))
+        .bearer_auth(token)
+        .send()
+        .await
+        .with_context(|| format!("cannot reach the service at {url}"))?;
+    let status = resp.status();
+    let bytes = resp.bytes().await.context("reading the snapshot")?;
+    if !status.is_success() {
+        bail!(
+            "the service refused the backup ({status}): {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    let snapshot = Snapshot::read_from(&mut bytes.as_ref()).context("checking the snapshot")?;
+    let partial = dir.join(format!("{SNAPSHOT_FILE}.partial"));
+    {
+        let mut f = std::fs::File::create(&partial)
+            .with_context(|| format!("cannot write {}", partial.display()))?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&partial, &file)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(snapshot.record_count())
+}
+
+/// `tollgate restore --from DIR`: loads a backup into an empty (or missing) data dir.
+pub fn restore_from(dir: &Path, config: &tollgate_storage::StoreConfig) -> anyhow::Result<usize> {
+    let file = dir.join(SNAPSHOT_FILE);
+    let mut f =
+        std::fs::File::open(&file).with_context(|| format!("cannot open {}", file.display()))?;
+    let snapshot = Snapshot::read_from(&mut std::io::BufReader::new(&mut f))?;
+    let data = &config.data_dir;
+    if data.exists()
+        && std::fs::read_dir(data)
+            .with_context(|| format!("cannot read {}", data.display()))?
+            .next()
+            .is_some()
+    {
+        bail!(
+            "the data directory {} is not empty; restore only into an empty one",
+            data.display()
+        );
+    }
+    let store = Store::open(config).context("opening the new store")?;
+    store.restore(&snapshot)?;
+    Ok(snapshot.record_count())
+}
+
+/// What `tollgate check` found for one record type.
+#[derive(Debug)]
+pub struct CheckLine {
+    pub collection: &'static str,
+    pub report: IndexReport,
+    pub repaired: bool,
+}
+
+fn check_one<R: Record>(store: &Store, repair: bool) -> anyhow::Result<CheckLine> {
+    let report = store.verify_indexes::<R>()?;
+    let repaired = repair && !report.is_clean();
+    if repaired {
+        store.rebuild_indexes::<R>()?;
+        let again = store.verify_indexes::<R>()?;
+        if !again.is_clean() {
+            bail!(
+                "the indexes of {} are still wrong after a rebuild",
+                R::COLLECTION
+            );
+        }
+    }
+    Ok(CheckLine {
+        collection: R::COLLECTION,
+        report,
+        repaired,
+    })
+}
+
+/// Verifies (and with `repair`, rebuilds) the indexes, counters and unique keys of every
+/// record type against its records.
+pub fn check(store: &Store, repair: bool) -> anyhow::Result<Vec<CheckLine>> {
+    use crate::domain::*;
+    use tollgate_actors::{checkout, license_key, subscription};
+    Ok(vec![
+        check_one::<organization::Organization>(store, repair)?,
+        check_one::<membership::Membership>(store, repair)?,
+        check_one::<user::User>(store, repair)?,
+        check_one::<pat::PersonalAccessToken>(store, repair)?,
+        check_one::<benefit::Benefit>(store, repair)?,
+        check_one::<product::Product>(store, repair)?,
+        check_one::<discount::Discount>(store, repair)?,
+        check_one::<customer::Customer>(store, repair)?,
+        check_one::<customer_session::CustomerSession>(store, repair)?,
+        check_one::<custom_field::CustomField>(store, repair)?,
+        check_one::<order::Order>(store, repair)?,
+        check_one::<oauth2::OAuth2Client>(store, repair)?,
+        check_one::<oauth2::OAuth2Grant>(store, repair)?,
+        check_one::<oauth2::AuthorizationCode>(store, repair)?,
+        check_one::<oauth2::OAuth2Token>(store, repair)?,
+        check_one::<oauth2::SigningKey>(store, repair)?,
+        check_one::<oauth2::BrowserSession>(store, repair)?,
+        check_one::<checkout::Checkout>(store, repair)?,
+        check_one::<subscription::Subscription>(store, repair)?,
+        check_one::<license_key::LicenseKey>(store, repair)?,
+    ])
+}
+
+/// The text `tollgate check` prints, and whether the store is (now) clean.
+pub fn describe(lines: &[CheckLine]) -> (String, bool) {
+    let mut out = String::new();
+    let mut clean = true;
+    for l in lines {
+        let r = &l.report;
+        if r.is_clean() {
+            out.push_str(&format!("{}: ok\n", l.collection));
+            continue;
+        }
+        if !l.repaired {
+            clean = false;
+        }
+        out.push_str(&format!(
+            "{}: {} missing, {} extra index entries, {} wrong counters{}\n",
+            l.collection,
+            r.missing.len(),
+            r.extra.len(),
+            r.wrong_counters.len(),
+            if l.repaired { " (repaired)" } else { "" }
+        ));
+    }
+    (out, clean)
+}
+
+/// Where the CLI finds the running service and the admin token.
+pub fn default_url(settings: &crate::config::Settings) -> String {
+    if !settings.server.public_url.is_empty() {
+        return settings.server.public_url.clone();
+    }
+    format!("http://{}", settings.server.bind)
+}
+
+pub fn default_token_file(settings: &crate::config::Settings) -> PathBuf {
+    settings.storage.data_dir.join(crate::bootstrap::TOKEN_FILE)
+}

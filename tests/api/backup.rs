@@ -1,0 +1,216 @@
+//! `tollgate backup`, `restore` and `check` with the real binary: a backup taken while
+//! writes go on holds everything acknowledged before it started, restores into a new data
+//! directory (never into one with data), serves, and verifies clean; `check` finds a
+//! deliberately broken index and `--repair` fixes it.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tollgate::bootstrap::TOKEN_FILE;
+use tollgate_storage::{Record, Store, StoreConfig};
+
+use crate::disk_full::Server;
+
+/// Runs the CLI with a deadline (killed past it: a hang fails the test).
+fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .current_dir(root)
+        .env_remove("RUST_LOG")
+        .env("TOLLGATE__STORAGE__DATA_DIR", data)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the CLI");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("polling").is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("tollgate {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("the CLI's output")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[actix_web::test]
+async fn a_backup_under_write_load_restores_everything_acknowledged_and_checks_clean() {
+    let first = tempfile::tempdir().unwrap();
+    let root = first.path();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    let server = Server::start(root, root.join("server.log")).await;
+    let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
+        .unwrap()
+        .trim()
+        .to_string();
+
+    let mut before = Vec::new();
+    for n in 0..30 {
+        let (status, body, _) = server.create(&token, &format!("before-{n}")).await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        before.push(body["id"].as_str().unwrap().to_string());
+    }
+
+    // Concurrent creates while the backup runs.
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = Arc::new(server);
+    let mut load = Vec::new();
+    for w in 0..4 {
+        let (server, token, stop) = (server.clone(), token.clone(), stop.clone());
+        load.push(actix_web::rt::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let (status, body, _) = server
+                    .create(&token, &format!("during-{w}-{n}"))
+                    .await
+                    .expect("an answer");
+                assert_eq!(status, 201, "{body}");
+                n += 1;
+            }
+            n
+        }));
+    }
+    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    let backup_dir = root.join("backup");
+    let (address, cli_root, data) = (
+        server.address.clone(),
+        root.to_path_buf(),
+        root.join("data"),
+    );
+    let bdir = backup_dir.clone();
+    let out = actix_web::rt::task::spawn_blocking(move || {
+        cli(
+            &cli_root,
+            &data,
+            &["backup", "--to", bdir.to_str().unwrap(), "--url", &address],
+        )
+    })
+    .await
+    .unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let mut during = 0;
+    for l in load {
+        during += l.await.unwrap();
+    }
+    assert!(out.status.success(), "backup failed: {}", text(&out));
+    assert!(text(&out).contains("backed up"), "{}", text(&out));
+
+    // A second backup into the same directory is refused (nothing is overwritten).
+    let again = cli(
+        root,
+        &root.join("data"),
+        &[
+            "backup",
+            "--to",
+            backup_dir.to_str().unwrap(),
+            "--url",
+            &server.address,
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(text(&again).contains("already exists"), "{}", text(&again));
+
+    // A token that is not an admin's PAT is refused by the service.
+    let refused = reqwest::Client::new()
+        .get(format!("{}/v1/admin/backup", server.address))
+        .bearer_auth("polar_pat_not-a-token")
+        .timeout(Duration::from_secs(20))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+
+    // Restore: never into a directory with data.
+    let restore_into_existing = cli(
+        root,
+        &root.join("data"),
+        &["restore", "--from", backup_dir.to_str().unwrap()],
+    );
+    assert!(!restore_into_existing.status.success());
+    assert!(
+        text(&restore_into_existing).contains("not empty"),
+        "{}",
+        text(&restore_into_existing)
+    );
+    drop(server);
+
+    let second = tempfile::tempdir().unwrap();
+    let root2 = second.path();
+    let data2 = root2.join("data");
+    let out = cli(
+        root2,
+        &data2,
+        &["restore", "--from", backup_dir.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "restore failed: {}", text(&out));
+    let out = cli(root2, &data2, &["check"]);
+    assert!(
+        out.status.success(),
+        "check of the restored store: {}",
+        text(&out)
+    );
+    assert!(text(&out).contains("organization: ok"), "{}", text(&out));
+
+    let server = Server::start(root2, root2.join("server.log")).await;
+    for id in &before {
+        assert_eq!(
+            server.get_org(&token, id).await,
+            Some(200),
+            "organization {id}, acknowledged before the backup, is missing"
+        );
+    }
+    let (status, body, _) = server.create(&token, "after-restore").await.unwrap();
+    assert_eq!(status, 201, "{body}");
+    println!(
+        "backup: {} created before, {during} during the backup",
+        before.len()
+    );
+}
+
+#[actix_web::test]
+async fn check_reports_a_broken_index_and_repair_fixes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    let server = Server::start(root, root.join("server.log")).await;
+    let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
+        .unwrap()
+        .trim()
+        .to_string();
+    for n in 0..3 {
+        let (status, _, _) = server.create(&token, &format!("org-{n}")).await.unwrap();
+        assert_eq!(status, 201);
+    }
+    drop(server);
+    // Damage one index entry of the stopped service's store.
+    let index = tollgate::domain::membership::Membership::INDEXES[0];
+    {
+        let store = Store::open(&StoreConfig::new(root.join("data"))).unwrap();
+        assert!(store.damage_index_for_tests(index).unwrap());
+    }
+    let out = cli(root, &root.join("data"), &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("membership: 1 missing"),
+        "{}",
+        text(&out)
+    );
+    let out = cli(root, &root.join("data"), &["check", "--repair"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("(repaired)"), "{}", text(&out));
+    let out = cli(root, &root.join("data"), &["check"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("missing"), "{}", text(&out));
+}
