@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod bootstrap;
+pub mod client_ip;
 pub mod config;
 pub use tollgate_actors::domain;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod middleware;
 pub mod oauth2;
 pub mod openapi;
 pub mod payments;
+pub mod ratelimit;
 pub mod routes;
 pub mod startup;
 pub mod state;

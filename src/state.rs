@@ -27,6 +27,12 @@ pub struct AppState {
     pub license_keys: Registry<LicenseKeyEntity>,
     /// The RSA keys that sign id_tokens (loaded or generated on first use).
     pub signing_keys: crate::oauth2::keys::Keyring,
+    /// Every rate limit (`[rate_limits]`).
+    pub limits: crate::ratelimit::RateLimits,
+    /// The bounded pool password hashes run on (`auth.password_hash_*`).
+    pub password_pool: crate::auth::password::HashPool,
+    /// `server.trusted_proxies`, parsed (validated with the settings).
+    pub trusted_proxies: crate::client_ip::TrustedProxies,
     ready: AtomicBool,
 }
 
@@ -48,6 +54,15 @@ impl AppState {
         public_url: String,
         services: Services,
     ) -> Self {
+        let limits = crate::ratelimit::RateLimits::new(&settings.rate_limits);
+        let password_pool = crate::auth::password::HashPool::new(
+            settings.auth.password_hash_concurrency,
+            settings.auth.password_hash_queue,
+        );
+        // Validated with the settings (`Settings::validate`), so this never falls back.
+        let trusted_proxies =
+            crate::client_ip::TrustedProxies::parse(&settings.server.trusted_proxies)
+                .unwrap_or_default();
         Self {
             store,
             hasher,
@@ -60,6 +75,9 @@ impl AppState {
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,
             signing_keys: crate::oauth2::keys::Keyring::default(),
+            limits,
+            password_pool,
+            trusted_proxies,
             ready: AtomicBool::new(false),
         }
     }

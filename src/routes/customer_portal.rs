@@ -147,10 +147,24 @@ where
     }
 }
 
+/// The rate limits of the public key endpoints: per client address and per key (hashed,
+/// within its organization). Cheap: two sharded-map updates, no allocation.
+fn limit(
+    state: &AppState,
+    req: &HttpRequest,
+    organization_id: &impl std::hash::Hash,
+    key: &str,
+) -> Result<crate::ratelimit::Report, ApiError> {
+    let ip = crate::client_ip::client_ip(state, req);
+    Ok(state.limits.license_key(ip, organization_id, key)?)
+}
+
 async fn validate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
 ) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
     // Usage only grows: a negative increment would let a key holder reset it and pass
     // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
     if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
@@ -167,7 +181,9 @@ async fn validate(
     })
     .await?;
     let customer = customer_of(&state, &validated.key)?;
-    Ok(HttpResponse::Ok().json(LicenseKeyView::validated(
+    let mut res = HttpResponse::Ok();
+    crate::error::rate_limit_headers(&mut res, &report);
+    Ok(res.json(LicenseKeyView::validated(
         &validated.key,
         &customer,
         validated.activation.as_ref(),
@@ -176,8 +192,10 @@ async fn validate(
 
 async fn activate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
 ) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
     let cmd = body.into_command();
     let (key, activation) = call_by_key(&state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
@@ -185,19 +203,25 @@ async fn activate(
     .await?;
     let customer = customer_of(&state, &key)?;
     // 200, not 201, as in Polar.
-    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, &activation, &customer)))
+    let mut res = HttpResponse::Ok();
+    crate::error::rate_limit_headers(&mut res, &report);
+    Ok(res.json(ActivationReadView::new(&key, &activation, &customer)))
 }
 
 async fn deactivate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyDeactivate>,
 ) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
     let cmd = body.into_command();
     call_by_key(&state, cmd.organization_id, &cmd.key, || {
         DeactivateLicenseKey(cmd.clone())
     })
     .await?;
-    Ok(HttpResponse::NoContent().finish())
+    let mut res = HttpResponse::NoContent();
+    crate::error::rate_limit_headers(&mut res, &report);
+    Ok(res.finish())
 }
 
 async fn list(
