@@ -159,12 +159,27 @@ fn limit(
     Ok(state.limits.license_key(ip, organization_id, key)?)
 }
 
+/// An answer, success or error, with the `RateLimit` fields of the policies that applied.
+fn with_limits(answer: ApiResult<HttpResponse>, report: &crate::ratelimit::Report) -> HttpResponse {
+    use actix_web::ResponseError;
+    let mut res = answer.unwrap_or_else(|e| e.error_response());
+    crate::error::add_rate_limit_headers(&mut res, report);
+    res
+}
+
 async fn validate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
 ) -> ApiResult<HttpResponse> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(validate_inner(state, body).await, &report))
+}
+
+async fn validate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyValidate,
+) -> ApiResult<HttpResponse> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
     // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
     if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
@@ -181,9 +196,7 @@ async fn validate(
     })
     .await?;
     let customer = customer_of(&state, &validated.key)?;
-    let mut res = HttpResponse::Ok();
-    crate::error::rate_limit_headers(&mut res, &report);
-    Ok(res.json(LicenseKeyView::validated(
+    Ok(HttpResponse::Ok().json(LicenseKeyView::validated(
         &validated.key,
         &customer,
         validated.activation.as_ref(),
@@ -196,6 +209,13 @@ async fn activate(
     HotJson(body): HotJson<LicenseKeyActivate>,
 ) -> ApiResult<HttpResponse> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(activate_inner(state, body).await, &report))
+}
+
+async fn activate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyActivate,
+) -> ApiResult<HttpResponse> {
     let cmd = body.into_command();
     let (key, activation) = call_by_key(&state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
@@ -203,9 +223,7 @@ async fn activate(
     .await?;
     let customer = customer_of(&state, &key)?;
     // 200, not 201, as in Polar.
-    let mut res = HttpResponse::Ok();
-    crate::error::rate_limit_headers(&mut res, &report);
-    Ok(res.json(ActivationReadView::new(&key, &activation, &customer)))
+    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, &activation, &customer)))
 }
 
 async fn deactivate(
@@ -214,14 +232,19 @@ async fn deactivate(
     HotJson(body): HotJson<LicenseKeyDeactivate>,
 ) -> ApiResult<HttpResponse> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(deactivate_inner(state, body).await, &report))
+}
+
+async fn deactivate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyDeactivate,
+) -> ApiResult<HttpResponse> {
     let cmd = body.into_command();
     call_by_key(&state, cmd.organization_id, &cmd.key, || {
         DeactivateLicenseKey(cmd.clone())
     })
     .await?;
-    let mut res = HttpResponse::NoContent();
-    crate::error::rate_limit_headers(&mut res, &report);
-    Ok(res.finish())
+    Ok(HttpResponse::NoContent().finish())
 }
 
 async fn list(

@@ -23,6 +23,7 @@ mod openapi;
 mod orders;
 mod organizations;
 mod products;
+mod rate_limits;
 mod schema;
 mod schemathesis;
 mod stripe;

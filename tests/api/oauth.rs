@@ -73,6 +73,15 @@ impl Browser {
         }
     }
 
+    /// The `Cookie` header this browser sends.
+    pub fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
         let cookie: Vec<String> = self
             .cookies
