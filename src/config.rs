@@ -27,7 +27,8 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
 }
 
-/// `requests` per `per_secs` seconds, with bursts up to `requests`.
+/// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
+/// the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limit {
@@ -49,7 +50,7 @@ pub struct RateLimitSettings {
     pub enabled: bool,
     /// Sign-in attempts per client address.
     pub sign_in_per_ip: Limit,
-    /// Sign-in attempts per account (e-mail address).
+    /// Sign-in (and sign-up) attempts per account (e-mail address).
     pub sign_in_per_account: Limit,
     /// Milliseconds a failed sign-in of an account delays the next one, doubled for each
     /// further failure up to `sign_in_backoff_max_ms`; a success resets it.
@@ -84,6 +85,34 @@ impl Default for RateLimitSettings {
             license_keys_per_key: Limit::new(50, 1),
             api_per_token: Limit::new(100, 1),
         }
+    }
+}
+
+impl RateLimitSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let limits = [
+            ("sign_in_per_ip", self.sign_in_per_ip),
+            ("sign_in_per_account", self.sign_in_per_account),
+            ("sign_up_per_ip", self.sign_up_per_ip),
+            ("oauth_per_ip", self.oauth_per_ip),
+            ("oauth_per_client", self.oauth_per_client),
+            ("license_keys_per_ip", self.license_keys_per_ip),
+            ("license_keys_per_key", self.license_keys_per_key),
+            ("api_per_token", self.api_per_token),
+        ];
+        for (name, limit) in limits {
+            if limit.per_secs == 0 {
+                return Err(ConfigError::Invalid(format!(
+                    "rate_limits.{name}.per_secs: must be > 0 (set requests = 0 to lift the limit)"
+                )));
+            }
+        }
+        if self.sign_in_backoff_max_ms < self.sign_in_backoff_base_ms {
+            return Err(ConfigError::Invalid(
+                "rate_limits.sign_in_backoff_max_ms: must be >= sign_in_backoff_base_ms".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -531,6 +560,9 @@ impl Settings {
                 "actors.mailbox_capacity: must be > 0".into(),
             ));
         }
+        crate::client_ip::TrustedProxies::parse(&self.server.trusted_proxies)
+            .map_err(ConfigError::Invalid)?;
+        self.rate_limits.validate()?;
         self.payments.validate()
     }
 

@@ -90,6 +90,9 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("too many requests")]
     TooManyRequests { retry_after_secs: u64 },
+    /// A rate limit ran out: 429 with `Retry-After`, `RateLimit-Policy` and `RateLimit`.
+    #[error("rate limited")]
+    RateLimited(Box<crate::ratelimit::Denied>),
     /// An actor did not answer in time, or its mailbox was full or closed.
     #[error("temporarily unavailable")]
     Unavailable,
@@ -205,7 +208,9 @@ impl ResponseError for ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Unavailable | ApiError::StorageUnavailable(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -272,6 +277,15 @@ impl ResponseError for ApiError {
                 res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
                 json!({"error": "TooManyRequests", "detail": "Too many requests; retry later."})
             }
+            ApiError::RateLimited(denied) => {
+                let secs = denied.retry_after_secs;
+                res.insert_header((header::RETRY_AFTER, secs.to_string()));
+                rate_limit_headers(&mut res, &denied.report);
+                json!({
+                    "error": "TooManyRequests",
+                    "detail": format!("Too many requests; retry in {secs} s."),
+                })
+            }
             ApiError::Unavailable => {
                 res.insert_header((header::RETRY_AFTER, "1"));
                 json!({"error": "ServiceUnavailable", "detail": "The service is busy; retry shortly."})
@@ -312,6 +326,49 @@ impl ResponseError for ApiError {
             }
         };
         res.json(body)
+    }
+}
+
+impl From<crate::auth::password::Busy> for ApiError {
+    fn from(_: crate::auth::password::Busy) -> Self {
+        ApiError::Unavailable
+    }
+}
+
+impl From<crate::ratelimit::Denied> for ApiError {
+    fn from(d: crate::ratelimit::Denied) -> Self {
+        ApiError::RateLimited(Box::new(d))
+    }
+}
+
+/// `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10) for the
+/// policies that applied to a request, on a 429 or a successful answer.
+pub fn rate_limit_headers(
+    res: &mut actix_web::HttpResponseBuilder,
+    report: &crate::ratelimit::Report,
+) {
+    if report.is_empty() {
+        return;
+    }
+    if let Ok(v) = HeaderValue::from_str(&report.policy_header()) {
+        res.insert_header(("ratelimit-policy", v));
+    }
+    if let Ok(v) = HeaderValue::from_str(&report.state_header()) {
+        res.insert_header(("ratelimit", v));
+    }
+}
+
+/// The same fields added to a response already built.
+pub fn add_rate_limit_headers(res: &mut HttpResponse, report: &crate::ratelimit::Report) {
+    if report.is_empty() {
+        return;
+    }
+    let headers = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&report.policy_header()) {
+        headers.insert(header::HeaderName::from_static("ratelimit-policy"), v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&report.state_header()) {
+        headers.insert(header::HeaderName::from_static("ratelimit"), v);
     }
 }
 

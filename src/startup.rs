@@ -52,6 +52,18 @@ fn spawn_sweeps(state: web::Data<AppState>) {
     });
 }
 
+/// Forgets idle rate-limit keys every minute, so the limiters hold the recent clients only.
+fn spawn_limit_purge(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(std::time::Duration::from_secs(60));
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            state.limits.purge();
+        }
+    });
+}
+
 /// The configured payment processor (`payments.processor`).
 fn payment_processor(
     settings: &Settings,
@@ -215,6 +227,7 @@ impl Application {
         }
         spawn_sweeps(state.clone());
         spawn_retention(state.clone());
+        spawn_limit_purge(state.clone());
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

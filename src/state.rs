@@ -31,6 +31,12 @@ pub struct AppState {
     /// Serializes a user's creations that a per-user cap bounds (OAuth clients, personal
     /// access tokens), so concurrent requests cannot pass the cap together.
     pub user_caps: dashmap::DashMap<UserId, Arc<tokio::sync::Mutex<()>>>,
+    /// Every rate limit (`[rate_limits]`).
+    pub limits: crate::ratelimit::RateLimits,
+    /// The bounded pool password hashes run on (`auth.password_hash_*`).
+    pub password_pool: crate::auth::password::HashPool,
+    /// `server.trusted_proxies`, parsed (validated with the settings).
+    pub trusted_proxies: crate::client_ip::TrustedProxies,
     ready: AtomicBool,
 }
 
@@ -52,6 +58,15 @@ impl AppState {
         public_url: String,
         services: Services,
     ) -> Self {
+        let limits = crate::ratelimit::RateLimits::new(&settings.rate_limits);
+        let password_pool = crate::auth::password::HashPool::new(
+            settings.auth.password_hash_concurrency,
+            settings.auth.password_hash_queue,
+        );
+        // Validated with the settings (`Settings::validate`), so this never falls back.
+        let trusted_proxies =
+            crate::client_ip::TrustedProxies::parse(&settings.server.trusted_proxies)
+                .unwrap_or_default();
         Self {
             store,
             hasher,
@@ -65,6 +80,9 @@ impl AppState {
             license_keys: services.license_keys,
             signing_keys: crate::oauth2::keys::Keyring::default(),
             user_caps: dashmap::DashMap::new(),
+            limits,
+            password_pool,
+            trusted_proxies,
             ready: AtomicBool::new(false),
         }
     }

@@ -188,7 +188,12 @@ impl<R: Requirement> FromRequest for Auth<R> {
                     None => Principal::anonymous(),
                 },
                 Some(token) => {
-                    resolve(&state, &token)?.ok_or(ApiError::Bearer(BearerError::InvalidToken))?
+                    let principal = resolve(&state, &token)?
+                        .ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
+                    // Per token, once it is known to be one (a made-up token costs a lookup
+                    // and gets a 401, and never takes a bucket).
+                    state.limits.api_token(&token)?;
+                    principal
                 }
             };
             authorize::<R>(&principal)?;

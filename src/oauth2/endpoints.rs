@@ -114,6 +114,20 @@ pub fn find_client(
         .filter(|c| c.value.deleted_at.is_none()))
 }
 
+/// The rate limits of the token, introspection and revocation endpoints: per client address,
+/// then per the client the request names (before it is authenticated, so guessing a
+/// client's secret is limited too).
+fn limit(
+    state: &AppState,
+    req: &HttpRequest,
+    body: &web::Bytes,
+) -> Result<crate::ratelimit::Report, ApiError> {
+    let ip = crate::client_ip::client_ip(state, req);
+    let form = parse_form(body);
+    let client_id = client_credentials(req, &form).ok().map(|(id, _, _)| id);
+    Ok(state.limits.oauth(ip, client_id.as_deref())?)
+}
+
 async fn read_form(body: web::Bytes) -> HashMap<String, String> {
     parse_form(&body)
 }
@@ -134,6 +148,17 @@ pub fn issuer(state: &AppState) -> String {
 }
 
 async fn token(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let report = limit(&state, &req, &body)?;
+    let mut res = token_inner(state, req, body).await?;
+    crate::error::add_rate_limit_headers(&mut res, &report);
+    Ok(res)
+}
+
+async fn token_inner(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
@@ -534,6 +559,17 @@ async fn introspect(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
+    let report = limit(&state, &req, &body)?;
+    let mut res = introspect_inner(state, req, body).await?;
+    crate::error::add_rate_limit_headers(&mut res, &report);
+    Ok(res)
+}
+
+async fn introspect_inner(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
     let form = read_form(body).await;
     let client = authenticate_client(&state, &req, &form, false)?;
     let token = field(&form, "token")
@@ -581,6 +617,17 @@ async fn introspect(
 }
 
 async fn revoke(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let report = limit(&state, &req, &body)?;
+    let mut res = revoke_inner(state, req, body).await?;
+    crate::error::add_rate_limit_headers(&mut res, &report);
+    Ok(res)
+}
+
+async fn revoke_inner(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,

@@ -41,6 +41,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[template(path = "login.html")]
 struct LoginPage<'a> {
     csrf: &'a str,
+    notice: Option<&'a str>,
     next: &'a str,
     next_encoded: String,
     email: &'a str,
@@ -326,6 +327,7 @@ enum CredentialsForm {
 
 /// The sign-in or sign-up page, with a fresh CSRF token, the `next` page and the problem
 /// to show (if any).
+#[allow(clippy::too_many_arguments)]
 fn credentials_response(
     form: CredentialsForm,
     state: &AppState,
@@ -333,6 +335,7 @@ fn credentials_response(
     next: &str,
     email: &str,
     error: Option<&str>,
+    notice: Option<&str>,
     status: u16,
 ) -> Result<HttpResponse, ApiError> {
     let (csrf, cookie) = csrf_token(state, req);
@@ -340,6 +343,7 @@ fn credentials_response(
     let body = match form {
         CredentialsForm::Login => render(&LoginPage {
             csrf: &csrf,
+            notice,
             next,
             next_encoded,
             email,
@@ -371,6 +375,7 @@ fn login_response(
         next,
         email,
         error,
+        None,
         status,
     )
 }
@@ -596,13 +601,29 @@ async fn consent(
     }
 }
 
+/// What the sign-in page says after a sign-up.
+const SIGNED_UP: &str = "Your account is ready: sign in with your e-mail address and \
+password. If you already had an account with this address, it is unchanged: sign in with \
+its password.";
+
 async fn login_page(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let q = query_map(&req);
     let next = safe_next(field(&q, "next"));
-    login_response(&state, &req, &next, "", None, 200)
+    // After a sign-up, which answers the same whether the address was free or not.
+    let notice = (field(&q, "signed_up") == Some("1")).then_some(SIGNED_UP);
+    credentials_response(
+        CredentialsForm::Login,
+        &state,
+        &req,
+        &next,
+        "",
+        None,
+        notice,
+        200,
+    )
 }
 
 async fn login(
@@ -617,28 +638,37 @@ async fn login(
     let next = safe_next(field(&form, "next"));
     let email = field(&form, "email").unwrap_or("").trim().to_string();
     let password = field(&form, "password").unwrap_or("").to_string();
+    // Per address and per account, and the account's delay after failures; unknown
+    // accounts count the same, so a 429 does not tell who has one.
+    let ip = crate::client_ip::client_ip(&state, &req);
+    state.limits.sign_in(ip, &email)?;
     let user = match state.store.lookup_unique(&User::email_key(&email))? {
         Some(id) => state.store.get::<User>(&id)?.map(|u| u.value),
         None => None,
     };
     let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
     // Unknown accounts cost an argon2 check too: timing does not reveal who has one.
-    let ok = web::block(move || password::verify_or_burn(&password, stored_hash.as_deref()))
-        .await
-        .map_err(ApiError::internal)?;
+    let ok = state
+        .password_pool
+        .run(move || password::verify_or_burn(&password, stored_hash.as_deref()))
+        .await?;
     match user {
         Some(u) if ok => {
+            state.limits.sign_in_succeeded(&email);
             let cookie = session::start(&state, u.id, state.now()).await?;
             Ok(see_other(&next, vec![cookie]))
         }
-        _ => login_response(
-            &state,
-            &req,
-            &next,
-            &email,
-            Some("Invalid e-mail or password."),
-            401,
-        ),
+        _ => {
+            state.limits.sign_in_failed(&email);
+            login_response(
+                &state,
+                &req,
+                &next,
+                &email,
+                Some("Invalid e-mail or password."),
+                401,
+            )
+        }
     }
 }
 
@@ -657,6 +687,7 @@ fn signup_response(
         next,
         email,
         error,
+        None,
         status,
     )
 }
@@ -694,6 +725,8 @@ async fn signup(
     let next = safe_next(field(&form, "next"));
     let email = field(&form, "email").unwrap_or("").trim().to_string();
     let password = field(&form, "password").unwrap_or("").to_string();
+    let ip = crate::client_ip::client_ip(&state, &req);
+    state.limits.sign_up(ip, &email)?;
     if !plausible_email(&email) {
         return signup_response(
             &state,
@@ -714,27 +747,29 @@ async fn signup(
             422,
         );
     }
-    let hash = web::block(move || password::hash(&password))
-        .await
-        .map_err(ApiError::internal)?
+    // A taken address answers exactly as a free one (the same redirect, after the same
+    // argon2 work and a durable write's wait), so sign-up does not reveal who has an
+    // account; the new user is asked to sign in, which the real owner of a taken address
+    // does with their own password, their account untouched.
+    let hash = state
+        .password_pool
+        .run(move || password::hash(&password))
+        .await?
         .map_err(ApiError::internal)?;
     let user = new_user(&email, Some(hash), false, state.now());
     match create_user(&state.store, &user).await {
         Ok(()) => {}
         Err(UserError::EmailTaken) => {
-            return signup_response(
-                &state,
-                &req,
-                &next,
-                &email,
-                Some("An account with this e-mail address already exists."),
-                409,
-            )
+            tracing::info!("sign-up with an address that has an account; nothing created");
+            // What a successful write waits for: a flush of the store's log.
+            state.store.read_barrier().await?;
         }
         Err(UserError::Storage(e)) => return Err(e.into()),
     }
-    let cookie = session::start(&state, user.id, state.now()).await?;
-    Ok(see_other(&next, vec![cookie]))
+    Ok(see_other(
+        &format!("/oauth2/login?signed_up=1&next={}", encode(&next)),
+        Vec::new(),
+    ))
 }
 
 async fn logout(

@@ -711,6 +711,8 @@ fn page_login() {}
         (status = 400, description = "The form again, with the problem", content_type = "text/html"),
         (status = 401, description = "Wrong e-mail or password", content_type = "text/html"),
         (status = 403, description = "CSRF check failed", content_type = "text/html"),
+        (status = 429, description = "Too many attempts from this address or for this account, or the account's delay after failed attempts runs (`Retry-After`, `RateLimit-Policy`, `RateLimit`)", body = Error),
+        (status = 503, description = "Too many password checks at once (`Retry-After`)", body = Error),
     ))]
 fn page_login_post() {}
 
@@ -719,13 +721,16 @@ fn page_login_post() {}
     responses((status = 200, description = "The sign-up form", content_type = "text/html")))]
 fn page_signup() {}
 
-/// Create an account and sign in.
+/// Create an account. A taken e-mail address answers the same (and creates nothing), so
+/// the page does not reveal who has an account.
 #[utoipa::path(post, path = "/oauth2/signup", tag = "pages",
     responses(
-        (status = 303, description = "Signed up; on to the next page"),
+        (status = 303, description = "To the sign-in page (`/oauth2/login?signed_up=1&next=…`)"),
         (status = 400, description = "The form again, with the problem", content_type = "text/html"),
         (status = 403, description = "CSRF check failed", content_type = "text/html"),
-        (status = 409, description = "The e-mail address is taken", content_type = "text/html"),
+        (status = 422, description = "The form again: an implausible e-mail address or a bad password", content_type = "text/html"),
+        (status = 429, description = "Too many sign-ups from this address (`Retry-After`, `RateLimit-Policy`, `RateLimit`)", body = Error),
+        (status = 503, description = "Too many password hashes at once (`Retry-After`)", body = Error),
     ))]
 fn page_signup_post() {}
 

@@ -147,9 +147,38 @@ where
     }
 }
 
+/// The rate limits of the public key endpoints: per client address and per key (hashed,
+/// within its organization). Cheap: two sharded-map updates, no allocation.
+fn limit(
+    state: &AppState,
+    req: &HttpRequest,
+    organization_id: &impl std::hash::Hash,
+    key: &str,
+) -> Result<crate::ratelimit::Report, ApiError> {
+    let ip = crate::client_ip::client_ip(state, req);
+    Ok(state.limits.license_key(ip, organization_id, key)?)
+}
+
+/// An answer, success or error, with the `RateLimit` fields of the policies that applied.
+fn with_limits(answer: ApiResult<HttpResponse>, report: &crate::ratelimit::Report) -> HttpResponse {
+    use actix_web::ResponseError;
+    let mut res = answer.unwrap_or_else(|e| e.error_response());
+    crate::error::add_rate_limit_headers(&mut res, report);
+    res
+}
+
 async fn validate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
+) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(validate_inner(state, body).await, &report))
+}
+
+async fn validate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyValidate,
 ) -> ApiResult<HttpResponse> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
     // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
@@ -176,7 +205,16 @@ async fn validate(
 
 async fn activate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
+) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(activate_inner(state, body).await, &report))
+}
+
+async fn activate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyActivate,
 ) -> ApiResult<HttpResponse> {
     let cmd = body.into_command();
     let (key, activation) = call_by_key(&state, cmd.organization_id, &cmd.key, || {
@@ -190,7 +228,16 @@ async fn activate(
 
 async fn deactivate(
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyDeactivate>,
+) -> ApiResult<HttpResponse> {
+    let report = limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(with_limits(deactivate_inner(state, body).await, &report))
+}
+
+async fn deactivate_inner(
+    state: web::Data<AppState>,
+    body: LicenseKeyDeactivate,
 ) -> ApiResult<HttpResponse> {
     let cmd = body.into_command();
     call_by_key(&state, cmd.organization_id, &cmd.key, || {

@@ -27,6 +27,7 @@ mod openapi;
 mod orders;
 mod organizations;
 mod products;
+mod rate_limits;
 mod retention;
 mod schema;
 mod schemathesis;
