@@ -11,6 +11,7 @@ pub mod cors;
 pub use tollgate_actors::domain;
 pub mod error;
 pub mod extract;
+pub mod http_io;
 pub mod idempotency;
 pub mod middleware;
 pub mod oauth2;

@@ -1,9 +1,14 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix_web::dev::Server;
+use actix_http::error::DispatchError;
+use actix_service::{fn_service, map_config, IntoServiceFactory, ServiceFactoryExt};
+use actix_web::dev::{AppConfig, Server};
 use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpServer};
+use actix_web::rt::net::TcpStream;
+use actix_web::{web, App};
+
+use crate::http_io::ShapedIo;
 use tollgate_storage::Store;
 
 use crate::auth::TokenHasher;
@@ -177,7 +182,7 @@ impl Application {
             crate::middleware::ConnectionCounter::new(settings.server.max_connections_per_ip);
         let server_settings = &settings.server;
         let inflight = web::Data::new(crate::idempotency::InFlight::new());
-        let mut server = HttpServer::new(move || {
+        let make_app = move || {
             App::new()
                 .app_data(app_state.clone())
                 .app_data(cors.clone())
@@ -189,27 +194,42 @@ impl Application {
                 .wrap(from_fn(crate::cors::cors))
                 .configure(crate::routes::configure)
                 .default_service(web::to(unmatched))
-        })
-        .on_connect(move |io, data| {
-            let peer = io
-                .downcast_ref::<actix_web::rt::net::TcpStream>()
-                .and_then(|s| s.peer_addr().ok());
-            if let Some(peer) = peer {
-                data.insert(connections.open(peer.ip()));
-            }
-        })
-        .client_request_timeout(std::time::Duration::from_millis(
-            server_settings.request_head_timeout_ms,
-        ))
-        .keep_alive(std::time::Duration::from_secs(
-            server_settings.keep_alive_secs,
-        ))
-        .listen(listener)?
-        .shutdown_timeout(settings.server.shutdown_timeout_secs);
+        };
+        // actix-web's `HttpServer`, assembled by hand so that every connection goes
+        // through `ShapedIo` (JSON bodies for the errors actix-http writes by itself).
+        let head_timeout =
+            std::time::Duration::from_millis(server_settings.request_head_timeout_ms);
+        let keep_alive = std::time::Duration::from_secs(server_settings.keep_alive_secs);
+        let mut builder =
+            actix_server::Server::build().shutdown_timeout(settings.server.shutdown_timeout_secs);
         if settings.server.workers > 0 {
-            server = server.workers(settings.server.workers);
+            builder = builder.workers(settings.server.workers);
         }
-        let server = server.run();
+        let server = builder
+            .listen("tollgate", listener, move || {
+                let connections = connections.clone();
+                let app = make_app()
+                    .into_factory()
+                    .map_err(|err: actix_web::Error| err.error_response());
+                let http = actix_http::HttpService::build()
+                    .keep_alive(keep_alive)
+                    .client_request_timeout(head_timeout)
+                    .local_addr(addr)
+                    .on_connect_ext(move |io: &ShapedIo<TcpStream>, data| {
+                        if let Some(peer) = io.peer_addr() {
+                            data.insert(connections.open(peer.ip()));
+                        }
+                    })
+                    // actix-web's own host/address fallback (its constructor is private);
+                    // nothing here builds URLs from it: links use `server.public_url`.
+                    .h1(map_config(app, |_| AppConfig::default()));
+                fn_service(|io: TcpStream| async move {
+                    let peer = io.peer_addr().ok();
+                    Ok::<_, DispatchError>((ShapedIo::new(io), peer))
+                })
+                .and_then(http)
+            })?
+            .run();
         // Checkouts a crash left confirmed are completed before the service reports ready.
         let recovered = crate::routes::checkouts::recover(&state).await?;
         if recovered > 0 {

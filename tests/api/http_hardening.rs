@@ -363,9 +363,67 @@ async fn a_head_trickled_a_byte_a_second_is_cut_off() {
             .await
             .unwrap();
     assert!(closed, "the connection stays open: {text}");
-    // actix-http answers this itself, before the application sees a request: 408, empty.
+    // actix-http answers this itself, before the application sees a request; the
+    // connection wrapper gives it the JSON error body.
     assert_eq!(status_of(&text), 408, "{text}");
+    assert_eq!(json_body(&text)["error"], "RequestTimeout", "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{text}"
+    );
     let _ = trickle.join();
+}
+
+/// Sends `request` on a fresh connection and reads until the server closes it.
+async fn raw_exchange(app: &TestApp, request: Vec<u8>) -> String {
+    let mut stream = connect(app);
+    actix_web::rt::task::spawn_blocking(move || {
+        // The server may answer and close before it has read everything.
+        let _ = stream.write_all(&request);
+        let (text, closed) = read_until_closed(&mut stream);
+        assert!(closed, "the connection stays open: {text}");
+        text
+    })
+    .await
+    .unwrap()
+}
+
+#[actix_web::test]
+async fn errors_the_http_layer_answers_itself_are_json_too() {
+    let app = spawn_app().await;
+    // Over 96 headers, and a head over 128 KiB: 431.
+    let mut many = b"GET /healthz HTTP/1.1\r\nHost: x\r\n".to_vec();
+    for i in 0..120 {
+        many.extend_from_slice(format!("X-H{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"\r\n");
+    let mut long = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: ".to_vec();
+    long.extend(std::iter::repeat_n(b'a', 140 * 1024));
+    long.extend_from_slice(b"\r\n\r\n");
+    for request in [many, long] {
+        let text = raw_exchange(&app, request).await;
+        assert_eq!(status_of(&text), 431, "{text}");
+        let body = json_body(&text);
+        assert_eq!(body["error"], "RequestHeaderFieldsTooLarge", "{text}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("96 headers"),
+            "{text}"
+        );
+    }
+    // A head that is not HTTP: 400.
+    let text = raw_exchange(
+        &app,
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n".to_vec(),
+    )
+    .await;
+    assert_eq!(status_of(&text), 400, "{text}");
+    assert_eq!(json_body(&text)["error"], "BadRequest", "{text}");
+    // The connection wrapper leaves ordinary answers alone, kept alive or not.
+    let (text, _) = get_healthz(&app).await;
+    assert_eq!(status_of(&text), 200, "{text}");
+    let r = app.get("/v1/organizations/", None).await;
+    assert_eq!(r.expect_error(401), "Unauthorized");
 }
 
 #[actix_web::test]
