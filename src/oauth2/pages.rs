@@ -360,6 +360,37 @@ fn credentials_response(
     Ok(html(status, body, cookie.into_iter().collect()))
 }
 
+/// A refusal of a sign-in or sign-up (rate limited, or no password-hashing slot free) as
+/// the form itself with a message, keeping the status and the `Retry-After` /
+/// `RateLimit` headers of the JSON answer; any other error is returned as it is.
+fn refusal_page(
+    error: ApiError,
+    render: impl FnOnce(&str, u16) -> Result<HttpResponse, ApiError>,
+) -> Result<HttpResponse, ApiError> {
+    let message = match &error {
+        ApiError::RateLimited(denied) => format!(
+            "Too many attempts. Try again in {} second{}.",
+            denied.retry_after_secs,
+            if denied.retry_after_secs == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ),
+        ApiError::Unavailable => "The service is busy. Try again in a moment.".to_string(),
+        _ => return Err(error),
+    };
+    let json = actix_web::ResponseError::error_response(&error);
+    let mut page = render(&message, json.status().as_u16())?;
+    for name in ["retry-after", "ratelimit", "ratelimit-policy"] {
+        if let Some(v) = json.headers().get(name) {
+            page.headers_mut()
+                .insert(header::HeaderName::from_static(name), v.clone());
+        }
+    }
+    Ok(page)
+}
+
 fn login_response(
     state: &AppState,
     req: &HttpRequest,
@@ -641,17 +672,29 @@ async fn login(
     // Per address and per account, and the account's delay after failures; unknown
     // accounts count the same, so a 429 does not tell who has one.
     let ip = crate::client_ip::client_ip(&state, &req);
-    state.limits.sign_in(ip, &email)?;
+    if let Err(e) = state.limits.sign_in(ip, &email) {
+        return refusal_page(e.into(), |msg, status| {
+            login_response(&state, &req, &next, &email, Some(msg), status)
+        });
+    }
     let user = match state.store.lookup_unique(&User::email_key(&email))? {
         Some(id) => state.store.get::<User>(&id)?.map(|u| u.value),
         None => None,
     };
     let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());
     // Unknown accounts cost an argon2 check too: timing does not reveal who has one.
-    let ok = state
+    let verified = state
         .password_pool
         .run(move || password::verify_or_burn(&password, stored_hash.as_deref()))
-        .await?;
+        .await;
+    let ok = match verified {
+        Ok(ok) => ok,
+        Err(e) => {
+            return refusal_page(e.into(), |msg, status| {
+                login_response(&state, &req, &next, &email, Some(msg), status)
+            })
+        }
+    };
     match user {
         Some(u) if ok => {
             state.limits.sign_in_succeeded(&email);
@@ -726,7 +769,11 @@ async fn signup(
     let email = field(&form, "email").unwrap_or("").trim().to_string();
     let password = field(&form, "password").unwrap_or("").to_string();
     let ip = crate::client_ip::client_ip(&state, &req);
-    state.limits.sign_up(ip, &email)?;
+    if let Err(e) = state.limits.sign_up(ip, &email) {
+        return refusal_page(e.into(), |msg, status| {
+            signup_response(&state, &req, &next, &email, Some(msg), status)
+        });
+    }
     if !plausible_email(&email) {
         return signup_response(
             &state,
@@ -751,11 +798,18 @@ async fn signup(
     // argon2 work and a durable write's wait), so sign-up does not reveal who has an
     // account; the new user is asked to sign in, which the real owner of a taken address
     // does with their own password, their account untouched.
-    let hash = state
+    let hashed = state
         .password_pool
         .run(move || password::hash(&password))
-        .await?
-        .map_err(ApiError::internal)?;
+        .await;
+    let hash = match hashed {
+        Ok(hash) => hash.map_err(ApiError::internal)?,
+        Err(e) => {
+            return refusal_page(e.into(), |msg, status| {
+                signup_response(&state, &req, &next, &email, Some(msg), status)
+            })
+        }
+    };
     let user = new_user(&email, Some(hash), false, state.now());
     match create_user(&state.store, &user).await {
         Ok(()) => {}
