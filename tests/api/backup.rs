@@ -50,7 +50,7 @@ async fn a_backup_under_write_load_restores_everything_acknowledged_and_checks_c
     let first = tempfile::tempdir().unwrap();
     let root = first.path();
     std::fs::create_dir_all(root.join("data")).unwrap();
-    let server = Server::start(root, root.join("server.log")).await;
+    let server = Server::start(root, "server.log").await;
     let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
         .unwrap()
         .trim()
@@ -163,7 +163,7 @@ async fn a_backup_under_write_load_restores_everything_acknowledged_and_checks_c
     );
     assert!(text(&out).contains("organization: ok"), "{}", text(&out));
 
-    let server = Server::start(root2, root2.join("server.log")).await;
+    let server = Server::start(root2, "server.log").await;
     for id in &before {
         assert_eq!(
             server.get_org(&token, id).await,
@@ -184,7 +184,7 @@ async fn check_reports_a_broken_index_and_repair_fixes_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("data")).unwrap();
-    let server = Server::start(root, root.join("server.log")).await;
+    let server = Server::start(root, "server.log").await;
     let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
         .unwrap()
         .trim()

@@ -3,13 +3,9 @@
 //! start-up, exactly once; and a purchase acknowledged before `kill -9` is all there after a
 //! restart (order, subscription, license keys).
 
-use std::fs::File;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use actix_web::rt::time::sleep;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 use tollgate::bootstrap::TOKEN_FILE;
@@ -21,6 +17,7 @@ use tollgate_actors::license_key::LicenseKey;
 use tollgate_actors::subscription::Subscription;
 use tollgate_storage::{Store, StoreConfig};
 
+use crate::binary::Binary;
 use crate::checkouts::{
     assert_acme_key, assert_subscription_purchase, buyer, by_price, check_purchase_endpoints,
     client_get, confirm, confirm_path, created, get_by_id, id_of, purchase_of, secret, seed,
@@ -31,83 +28,6 @@ use crate::helpers::client;
 const READY_DEADLINE: Duration = Duration::from_secs(30);
 const EXIT_DEADLINE: Duration = Duration::from_secs(20);
 const LOG_RECOVERED: &str = "completed confirmed checkouts left by a previous run";
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("binding a free port");
-    listener.local_addr().expect("local address").port()
-}
-
-/// A running `tollgate` process. Dropping it kills it, so a failing test never leaves a
-/// server behind.
-struct Server {
-    child: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Polls `/readyz` until 200, with a deadline; fails if the process exits first.
-    async fn wait_ready(&mut self) {
-        let client = client();
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("polling the child") {
-                panic!(
-                    "tollgate exited before it was ready ({status}); log:\n{}",
-                    self.log_text()
-                );
-            }
-            let ready = client
-                .get(format!("{}/readyz", self.address))
-                .timeout(Duration::from_secs(2))
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == 200);
-            if ready {
-                return;
-            }
-            assert!(
-                started.elapsed() < READY_DEADLINE,
-                "tollgate was not ready within {READY_DEADLINE:?}; log:\n{}",
-                self.log_text()
-            );
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Waits for the process to exit on its own, within a deadline.
-    async fn wait_exit(&mut self) -> ExitStatus {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("polling the child") {
-                return status;
-            }
-            assert!(
-                started.elapsed() < EXIT_DEADLINE,
-                "tollgate did not exit within {EXIT_DEADLINE:?}; log:\n{}",
-                self.log_text()
-            );
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// SIGKILL (`kill -9`), then reap the process.
-    fn kill_9(&mut self) {
-        self.child.kill().expect("killing the server");
-        self.child.wait().expect("reaping the server");
-    }
-}
 
 /// A data directory with the servers' logs beside it.
 struct Harness {
@@ -140,35 +60,21 @@ impl Harness {
 
     /// Starts the binary over the data directory; `fault`: with the test-only fault point
     /// that aborts the process right after a confirm is durable.
-    async fn start(&mut self, fault: bool) -> Server {
+    async fn start(&mut self, fault: bool) -> Binary {
         self.runs += 1;
-        let root: &Path = self.root.path();
-        let port = free_port();
-        let log = root.join(format!("server-{}.log", self.runs));
-        let out = File::create(&log).expect("creating the log file");
-        let err = out.try_clone().expect("cloning the log file handle");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tollgate"));
-        cmd.current_dir(root)
-            .env_remove("RUST_LOG")
-            .env_remove(FAULT_AFTER_CONFIRM)
-            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("TOLLGATE__SERVER__WORKERS", "2")
-            .env("TOLLGATE__STORAGE__DATA_DIR", self.data_dir())
-            .env("TOLLGATE__LOG__LEVEL", "info")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        if fault {
-            cmd.env(FAULT_AFTER_CONFIRM, "1");
-        }
-        let child = cmd.spawn().expect("starting the tollgate binary");
-        let mut server = Server {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            log,
+        let env: &[(&str, &str)] = if fault {
+            &[(FAULT_AFTER_CONFIRM, "1")]
+        } else {
+            &[]
         };
-        server.wait_ready().await;
-        server
+        Binary::start(
+            self.root.path(),
+            &self.data_dir(),
+            &format!("server-{}.log", self.runs),
+            env,
+            READY_DEADLINE,
+        )
+        .await
     }
 
     /// Opens the store of a stopped server (the caller drops it before the next start).
@@ -177,7 +83,7 @@ impl Harness {
     }
 }
 
-fn api<'a>(server: &'a Server, h: &'a Harness, token: &'a str) -> Api<'a> {
+fn api<'a>(server: &'a Binary, h: &'a Harness, token: &'a str) -> Api<'a> {
     Api {
         base: &server.address,
         client: &h.client,
@@ -239,7 +145,7 @@ async fn a_crash_between_confirm_and_settlement_is_completed_once_on_restart() {
             resp.text().await
         ),
     }
-    let exit = server.wait_exit().await;
+    let exit = server.wait_exit(EXIT_DEADLINE).await;
     assert!(!exit.success(), "the fault point aborts: {exit}");
     assert!(
         server.log_text().contains("fault point"),

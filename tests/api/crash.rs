@@ -3,10 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use actix_web::rt::time::sleep;
@@ -15,117 +12,11 @@ use serde_json::json;
 use tempfile::TempDir;
 use tollgate::bootstrap::TOKEN_FILE;
 
+use crate::binary::Binary;
 use crate::helpers::{client, Reply};
 
 const READY_DEADLINE: Duration = Duration::from_secs(20);
 const EXIT_DEADLINE: Duration = Duration::from_secs(20);
-
-/// A free loopback port: bind port 0, read the port, let it go.
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("binding a free port");
-    listener.local_addr().expect("local address").port()
-}
-
-/// A running `tollgate` child process. Dropping it kills it, so a failing test never leaves
-/// a server behind.
-struct Server {
-    child: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Starts the binary over `data_dir` on a fresh port and waits until `/readyz` is 200.
-    async fn start(root: &Path, data_dir: &Path, run: u32) -> Server {
-        let port = free_port();
-        let log = root.join(format!("server-{run}.log"));
-        let out = File::create(&log).expect("creating the log file");
-        let err = out.try_clone().expect("cloning the log file handle");
-        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            // No config.toml here: defaults, plus the environment below.
-            .current_dir(root)
-            .env_remove("RUST_LOG")
-            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("TOLLGATE__SERVER__WORKERS", "2")
-            .env("TOLLGATE__STORAGE__DATA_DIR", data_dir)
-            .env("TOLLGATE__LOG__LEVEL", "info")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("starting the tollgate binary");
-        let mut server = Server {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        server.wait_ready().await;
-        server
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    async fn wait_ready(&mut self) {
-        let client = client();
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("polling the child") {
-                panic!(
-                    "tollgate exited before it was ready ({status}); log:\n{}",
-                    self.log_text()
-                );
-            }
-            let ready = client
-                .get(format!("{}/readyz", self.address))
-                .timeout(Duration::from_secs(2))
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == 200);
-            if ready {
-                return;
-            }
-            if started.elapsed() > READY_DEADLINE {
-                panic!(
-                    "tollgate was not ready within {READY_DEADLINE:?}; log:\n{}",
-                    self.log_text()
-                );
-            }
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// SIGKILL (`kill -9`), then reap the process.
-    fn kill_9(&mut self) {
-        self.child.kill().expect("killing the server");
-        self.child.wait().expect("reaping the server");
-    }
-
-    /// Waits for the process to exit on its own, within a deadline.
-    async fn wait_exit(&mut self) -> ExitStatus {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("polling the child") {
-                return status;
-            }
-            if started.elapsed() > EXIT_DEADLINE {
-                panic!(
-                    "tollgate did not exit within {EXIT_DEADLINE:?}; log:\n{}",
-                    self.log_text()
-                );
-            }
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
 
 /// A data directory, the log files beside it, and a client.
 struct Harness {
@@ -166,12 +57,20 @@ impl Harness {
             .collect()
     }
 
-    async fn start(&mut self) -> Server {
+    /// Starts the binary over the data directory and waits until `/readyz` is 200.
+    async fn start(&mut self) -> Binary {
         self.runs += 1;
-        Server::start(self.root.path(), &self.data_dir(), self.runs).await
+        Binary::start(
+            self.root.path(),
+            &self.data_dir(),
+            &format!("server-{}.log", self.runs),
+            &[],
+            READY_DEADLINE,
+        )
+        .await
     }
 
-    async fn create(&self, server: &Server, token: &str, slug: &str) -> reqwest::Result<Reply> {
+    async fn create(&self, server: &Binary, token: &str, slug: &str) -> reqwest::Result<Reply> {
         let resp = self
             .client
             .post(format!("{}/v1/organizations/", server.address))
@@ -182,7 +81,7 @@ impl Harness {
         Ok(Reply::read(resp).await)
     }
 
-    async fn get(&self, server: &Server, token: &str, path: &str) -> Reply {
+    async fn get(&self, server: &Binary, token: &str, path: &str) -> Reply {
         let resp = self
             .client
             .get(format!("{}{path}", server.address))
@@ -194,7 +93,7 @@ impl Harness {
     }
 
     /// Every organization the token's user can list, across all pages: (total, id → slug).
-    async fn list_all(&self, server: &Server, token: &str) -> (u64, HashMap<String, String>) {
+    async fn list_all(&self, server: &Binary, token: &str) -> (u64, HashMap<String, String>) {
         let mut all = HashMap::new();
         let mut total = None;
         for page in 1.. {
@@ -454,13 +353,8 @@ async fn sigterm_stops_gracefully_and_keeps_the_data() {
     r.expect(201);
     let id = r.id();
 
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(server.child.id().to_string())
-        .status()
-        .expect("running kill -TERM");
-    assert!(status.success());
-    let exit = server.wait_exit().await;
+    server.sigterm();
+    let exit = server.wait_exit(EXIT_DEADLINE).await;
     assert!(exit.success(), "exit status after SIGTERM: {exit}");
     drop(server);
 

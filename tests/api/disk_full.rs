@@ -6,14 +6,15 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::net::TcpListener;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use actix_web::rt::time::sleep;
 use serde_json::json;
 use tollgate::bootstrap::TOKEN_FILE;
+
+use crate::binary::Binary;
 
 /// Every client call of this test has this timeout: a hang is a failure, not a stall.
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
@@ -58,68 +59,41 @@ impl Drop for Tmpfs {
     }
 }
 
-pub(crate) struct Server {
-    pub(crate) address: String,
-    child: Child,
-    log: PathBuf,
+/// The binary over `root/data`, with its log under `root` too, and the calls these tests make
+/// to it. Dereferences to the [`Binary`].
+pub(crate) struct Server(Binary);
+
+impl Deref for Server {
+    type Target = Binary;
+
+    fn deref(&self) -> &Binary {
+        &self.0
+    }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Binary {
+        &mut self.0
     }
 }
 
 impl Server {
-    pub(crate) async fn start(root: &Path, log: PathBuf) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let out = File::create(&log).expect("creating the log file");
-        let err = out.try_clone().expect("cloning the log file handle");
-        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .current_dir(root)
-            .env_remove("RUST_LOG")
-            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("TOLLGATE__SERVER__WORKERS", "2")
-            .env("TOLLGATE__STORAGE__DATA_DIR", root.join("data"))
-            .env("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16")
-            .env("TOLLGATE__LOG__LEVEL", "info")
-            .env("TOLLGATE__RATE_LIMITS__ENABLED", "false")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("starting the tollgate binary");
-        let mut server = Server {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        let started = Instant::now();
-        loop {
-            if let Some(status) = server.child.try_wait().expect("polling the child") {
-                panic!(
-                    "tollgate exited at start ({status}):\n{}",
-                    server.log_text()
-                );
-            }
-            if server.status("/readyz").await == Some(200) {
-                return server;
-            }
-            assert!(
-                started.elapsed() < READY_DEADLINE,
-                "not ready in time:\n{}",
-                server.log_text()
-            );
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+    /// Starts the binary over `root/data`, logging to `root/<log_name>`, and waits until
+    /// `/readyz` is 200.
+    pub(crate) async fn start(root: &Path, log_name: &str) -> Server {
+        Server(
+            Binary::start(
+                root,
+                &root.join("data"),
+                log_name,
+                &[
+                    ("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16"),
+                    ("TOLLGATE__RATE_LIMITS__ENABLED", "false"),
+                ],
+                READY_DEADLINE,
+            )
+            .await,
+        )
     }
 
     fn client() -> reqwest::Client {
@@ -181,21 +155,6 @@ impl Server {
             Err(_) => None,
         }
     }
-
-    async fn wait_exit(&mut self) -> ExitStatus {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("polling the child") {
-                return status;
-            }
-            assert!(
-                started.elapsed() < EXIT_DEADLINE,
-                "tollgate neither recovered nor exited in time:\n{}",
-                self.log_text()
-            );
-            sleep(Duration::from_millis(100)).await;
-        }
-    }
 }
 
 /// Writes a filler file until the file system refuses more.
@@ -226,7 +185,7 @@ async fn a_full_disk_answers_503_never_hangs_and_the_service_comes_back_with_all
     };
     let root = fs.path().to_path_buf();
     std::fs::create_dir_all(root.join("data")).unwrap();
-    let mut server = Server::start(&root, root.join("server-1.log")).await;
+    let mut server = Server::start(&root, "server-1.log").await;
     let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
         .unwrap()
         .trim()
@@ -286,7 +245,7 @@ async fn a_full_disk_answers_503_never_hangs_and_the_service_comes_back_with_all
     // Space is back: the service exits with its restart code (sled cannot reopen itself
     // in-process) and says why, in the log that lives on the same disk.
     std::fs::remove_file(&filler).unwrap();
-    let status = server.wait_exit().await;
+    let status = server.wait_exit(EXIT_DEADLINE).await;
     let log = server.log_text();
     assert_eq!(
         status.code(),
@@ -304,7 +263,7 @@ async fn a_full_disk_answers_503_never_hangs_and_the_service_comes_back_with_all
     drop(server);
 
     // A supervisor restarts it: everything acknowledged is there, and it works.
-    let server = Server::start(&root, root.join("server-2.log")).await;
+    let server = Server::start(&root, "server-2.log").await;
     for id in &acknowledged {
         assert_eq!(
             server.get_org(&token, id).await,

@@ -8,10 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::fs::File;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
@@ -38,6 +35,7 @@ use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
 use tollgate_actors::SharedClock;
 use tollgate_storage::{Batch, Expect, Store, StoreConfig};
 
+use crate::binary::Binary;
 use crate::helpers::{assert_utc_timestamp, client, Reply};
 
 // ---------------------------------------------------------------------------------------
@@ -802,161 +800,97 @@ async fn fifty_parallel_increments_against_a_limit_of_ten() {
 // ---------------------------------------------------------------------------------------
 
 const READY_DEADLINE: Duration = Duration::from_secs(20);
+const EXIT_DEADLINE: Duration = Duration::from_secs(20);
 
-/// A running `tollgate` process; dropping it kills it.
-struct Process {
-    child: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Process {
-    async fn start(root: &Path, data: &Path, run: u32) -> Process {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = root.join(format!("server-{run}.log"));
-        let out = File::create(&log).unwrap();
-        let err = out.try_clone().unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .current_dir(root)
-            .env_remove("RUST_LOG")
-            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("TOLLGATE__SERVER__WORKERS", "2")
-            .env("TOLLGATE__STORAGE__DATA_DIR", data)
-            .env("TOLLGATE__LOG__LEVEL", "warn")
+/// Starts the binary over `data`, logging to `root/server-<run>.log`, and waits until it is
+/// ready.
+async fn start(root: &Path, data: &Path, run: u32) -> Binary {
+    Binary::start(
+        root,
+        data,
+        &format!("server-{run}.log"),
+        &[
+            ("TOLLGATE__LOG__LEVEL", "warn"),
             // A load test: hundreds of validations of a few keys from one address a second.
-            .env("TOLLGATE__RATE_LIMITS__ENABLED", "false")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("starting the tollgate binary");
-        let mut p = Process {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        let client = client();
-        let started = Instant::now();
-        loop {
-            if let Some(status) = p.child.try_wait().unwrap() {
-                panic!(
-                    "tollgate exited ({status}): {}",
-                    std::fs::read_to_string(&p.log).unwrap_or_default()
-                );
-            }
-            let ready = client
-                .get(format!("{}/readyz", p.address))
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == 200);
-            if ready {
-                return p;
-            }
-            assert!(started.elapsed() < READY_DEADLINE, "not ready in time");
-            sleep(Duration::from_millis(50)).await;
-        }
-    }
+            ("TOLLGATE__RATE_LIMITS__ENABLED", "false"),
+        ],
+        READY_DEADLINE,
+    )
+    .await
+}
 
-    fn kill_9(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
+/// SIGTERM, then wait for the process to exit.
+async fn terminate(p: &mut Binary) {
+    p.sigterm();
+    p.wait_exit(EXIT_DEADLINE).await;
+}
 
-    async fn terminate(&mut self) {
-        let ok = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let started = Instant::now();
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "no exit after SIGTERM"
-            );
-            sleep(Duration::from_millis(50)).await;
-        }
+/// One request to the binary `p`.
+async fn call(
+    p: &Binary,
+    client: &reqwest::Client,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> reqwest::Result<Reply> {
+    let mut req = client.request(method, format!("{}{path}", p.address));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
     }
-
-    async fn call(
-        &self,
-        client: &reqwest::Client,
-        method: Method,
-        path: &str,
-        token: Option<&str>,
-        body: Option<&Value>,
-    ) -> reqwest::Result<Reply> {
-        let mut req = client.request(method, format!("{}{path}", self.address));
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        Ok(Reply::read(req.send().await?).await)
+    if let Some(b) = body {
+        req = req.json(b);
     }
+    Ok(Reply::read(req.send().await?).await)
 }
 
 /// Keys seeded into a stopped server's store: organization, benefit and customer through
 /// the API, then the keys written to the store while no server holds it.
 async fn seed_offline(root: &Path, data: &Path, keys: usize) -> (String, Vec<LicenseKey>) {
-    let mut p = Process::start(root, data, 0).await;
+    let mut p = start(root, data, 0).await;
     let token = std::fs::read_to_string(data.join(TOKEN_FILE))
         .unwrap()
         .trim()
         .to_string();
     let c = client();
-    let org = p
-        .call(
-            &c,
-            Method::POST,
-            "/v1/organizations/",
-            Some(&token),
-            Some(&json!({"name": "Crash", "slug": "crash"})),
-        )
-        .await
-        .unwrap();
+    let org = call(
+        &p,
+        &c,
+        Method::POST,
+        "/v1/organizations/",
+        Some(&token),
+        Some(&json!({"name": "Crash", "slug": "crash"})),
+    )
+    .await
+    .unwrap();
     org.expect(201);
     let org = org.id();
-    let benefit = p
-        .call(
-            &c,
-            Method::POST,
-            "/v1/benefits/",
-            Some(&token),
-            Some(
-                &json!({"type": "license_keys", "description": "Crash keys", "organization_id": org,
+    let benefit = call(
+        &p,
+        &c,
+        Method::POST,
+        "/v1/benefits/",
+        Some(&token),
+        Some(
+            &json!({"type": "license_keys", "description": "Crash keys", "organization_id": org,
                 "properties": {"activations": {"limit": 50, "enable_customer_admin": true}}}),
-            ),
-        )
-        .await
-        .unwrap();
+        ),
+    )
+    .await
+    .unwrap();
     benefit.expect(201);
-    let customer = p
-        .call(
-            &c,
-            Method::POST,
-            "/v1/customers/",
-            Some(&token),
-            Some(&json!({"email": "c@crash.example", "organization_id": org})),
-        )
-        .await
-        .unwrap();
+    let customer = call(
+        &p,
+        &c,
+        Method::POST,
+        "/v1/customers/",
+        Some(&token),
+        Some(&json!({"email": "c@crash.example", "organization_id": org})),
+    )
+    .await
+    .unwrap();
     customer.expect(201);
-    p.terminate().await;
+    terminate(&mut p).await;
     drop(p);
 
     let store = Store::open(&StoreConfig::new(data)).expect("opening the stopped server's store");
@@ -980,7 +914,7 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
     let (org, keys) = seed_offline(root.path(), &data, KEYS).await;
-    let mut p = Process::start(root.path(), &data, 1).await;
+    let mut p = start(root.path(), &data, 1).await;
     let c = client();
 
     // Every key: concurrent validations with increments, and activations, all answered.
@@ -992,18 +926,16 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
         async move {
             for round in 0..ROUNDS {
                 let inc = ((w + round) % 3) as i64;
-                let r = p
-                    .call(
-                        c,
-                        Method::POST,
-                        "/v1/customer-portal/license-keys/validate",
-                        None,
-                        Some(
-                            &json!({"key": k.key, "organization_id": org, "increment_usage": inc}),
-                        ),
-                    )
-                    .await
-                    .unwrap();
+                let r = call(
+                    p,
+                    c,
+                    Method::POST,
+                    "/v1/customer-portal/license-keys/validate",
+                    None,
+                    Some(&json!({"key": k.key, "organization_id": org, "increment_usage": inc})),
+                )
+                .await
+                .unwrap();
                 r.expect(200);
                 {
                     let mut v = validations.borrow_mut();
@@ -1012,8 +944,7 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
                     e.1 += inc;
                 }
                 if round % 5 == w % 5 {
-                    let r = p
-                        .call(c, Method::POST, "/v1/customer-portal/license-keys/activate", None,
+                    let r = call(p, c, Method::POST, "/v1/customer-portal/license-keys/activate", None,
                             Some(&json!({"key": k.key, "organization_id": org, "label": format!("w{w} r{round}")})))
                         .await
                         .unwrap();
@@ -1033,23 +964,23 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
     p.kill_9();
     drop(p);
 
-    let p = Process::start(root.path(), &data, 2).await;
+    let p = start(root.path(), &data, 2).await;
     let token = std::fs::read_to_string(data.join(TOKEN_FILE))
         .unwrap()
         .trim()
         .to_string();
     let validations = validations.into_inner();
     for k in &keys {
-        let r = p
-            .call(
-                &c,
-                Method::GET,
-                &format!("/v1/license-keys/{}", k.id),
-                Some(&token),
-                None,
-            )
-            .await
-            .unwrap();
+        let r = call(
+            &p,
+            &c,
+            Method::GET,
+            &format!("/v1/license-keys/{}", k.id),
+            Some(&token),
+            None,
+        )
+        .await
+        .unwrap();
         r.expect(200);
         let (count, usage) = validations[&k.id];
         assert_eq!(
@@ -1064,7 +995,8 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
     let activations = activations.into_inner();
     assert!(activations.len() >= KEYS * 2 * ROUNDS / 5);
     for (key, activation) in &activations {
-        p.call(
+        call(
+            &p,
             &c,
             Method::GET,
             &format!("/v1/license-keys/{key}/activations/{activation}"),
@@ -1076,16 +1008,16 @@ async fn every_answered_validation_and_activation_survives_kill_9() {
         .expect(200);
     }
     // And the keys still validate.
-    let r = p
-        .call(
-            &c,
-            Method::POST,
-            "/v1/customer-portal/license-keys/validate",
-            None,
-            Some(&json!({"key": keys[0].key, "organization_id": org})),
-        )
-        .await
-        .unwrap();
+    let r = call(
+        &p,
+        &c,
+        Method::POST,
+        "/v1/customer-portal/license-keys/validate",
+        None,
+        Some(&json!({"key": keys[0].key, "organization_id": org})),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         r.expect(200).body["validations"].as_i64(),
         Some(validations[&keys[0].id].0 + 1)
@@ -1098,7 +1030,7 @@ async fn kill_9_with_validations_in_flight_loses_no_answered_one() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
     let (org, keys) = seed_offline(root.path(), &data, 4).await;
-    let p = RefCell::new(Process::start(root.path(), &data, 1).await);
+    let p = RefCell::new(start(root.path(), &data, 1).await);
     let c = client();
     let answered: RefCell<HashMap<LicenseKeyId, i64>> = RefCell::new(HashMap::new());
     let attempted: RefCell<HashMap<LicenseKeyId, i64>> = RefCell::new(HashMap::new());
@@ -1152,23 +1084,23 @@ async fn kill_9_with_validations_in_flight_loses_no_answered_one() {
     join(killer, join_all(workers)).await;
     drop(p);
 
-    let p = Process::start(root.path(), &data, 2).await;
+    let p = start(root.path(), &data, 2).await;
     let token = std::fs::read_to_string(data.join(TOKEN_FILE))
         .unwrap()
         .trim()
         .to_string();
     let (answered, attempted) = (answered.into_inner(), attempted.into_inner());
     for k in &keys {
-        let r = p
-            .call(
-                &c,
-                Method::GET,
-                &format!("/v1/license-keys/{}", k.id),
-                Some(&token),
-                None,
-            )
-            .await
-            .unwrap();
+        let r = call(
+            &p,
+            &c,
+            Method::GET,
+            &format!("/v1/license-keys/{}", k.id),
+            Some(&token),
+            None,
+        )
+        .await
+        .unwrap();
         let stored = r.expect(200).body["validations"].as_i64().unwrap();
         let (acked, tried) = (answered.get(&k.id).copied().unwrap_or(0), attempted[&k.id]);
         assert!(

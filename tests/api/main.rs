@@ -3,6 +3,7 @@
 
 mod backup;
 mod benefits;
+mod binary;
 mod browser;
 mod catalog_setup;
 mod checkout_crash;

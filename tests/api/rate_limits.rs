@@ -467,7 +467,13 @@ async fn password_checks_beyond_the_pool_and_its_queue_answer_503_at_once() {
         !refused.is_empty(),
         "16 at once with 1 slot and 1 waiter: some are refused"
     );
-    assert!(checked >= 2, "the slot and the waiter are served");
+    // At least the first is served; whether the waiter's place was free when the second
+    // came depends on how fast the hashing thread took the first from the queue (the
+    // unit test of the pool pins that down deterministically).
+    assert!(
+        checked >= 1,
+        "the first password check is served: {replies:?}"
+    );
     assert_eq!(refused.len() + checked, 16, "{replies:?}");
     for (_, retry, body) in refused {
         // The page again, with the reason, and the JSON answer's Retry-After.

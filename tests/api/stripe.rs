@@ -32,6 +32,7 @@ use tollgate::routes::subscriptions::sweep_subscriptions;
 use tollgate::startup::Application;
 use tollgate_actors::ManualClock;
 
+use crate::binary::Binary;
 use crate::checkouts::{
     buyer, by_price, client_get, confirm, created, get_by_id, id_of, secret, seed, Api, Catalog,
 };
@@ -1030,83 +1031,26 @@ async fn a_stripe_processor_without_keys_is_refused_at_start() {
 /// How long the binary may take to report ready (start-up recovery included).
 const READY_DEADLINE: Duration = Duration::from_secs(30);
 
-/// A running `tollgate` process charging through `ls`. Dropping it kills it.
-struct Binary {
-    child: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Binary {
-    /// Starts the binary over `root/data` (settings from the environment, as deployed), and
-    /// waits until `/readyz` answers.
-    async fn start(root: &Path, run: u32, ls: &LocalStripe) -> Binary {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let log = root.join(format!("server-{run}.log"));
-        let out = File::create(&log).expect("creating the log file");
-        let err = out.try_clone().expect("cloning the log file handle");
-        let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .current_dir(root)
-            .env_remove("RUST_LOG")
-            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
-            .env("TOLLGATE__SERVER__WORKERS", "2")
-            .env("TOLLGATE__STORAGE__DATA_DIR", root.join("data"))
-            .env("TOLLGATE__LOG__LEVEL", "info")
-            .env("TOLLGATE__PAYMENTS__PROCESSOR", "stripe")
-            .env("TOLLGATE__PAYMENTS__STRIPE_SECRET_KEY", SECRET_KEY)
-            .env(
+/// Starts the binary over `root/data` (settings from the environment, as deployed), charging
+/// through `ls`, and waits until `/readyz` answers.
+async fn start_binary(root: &Path, run: u32, ls: &LocalStripe) -> Binary {
+    Binary::start(
+        root,
+        &root.join("data"),
+        &format!("server-{run}.log"),
+        &[
+            ("TOLLGATE__PAYMENTS__PROCESSOR", "stripe"),
+            ("TOLLGATE__PAYMENTS__STRIPE_SECRET_KEY", SECRET_KEY),
+            (
                 "TOLLGATE__PAYMENTS__STRIPE_PUBLISHABLE_KEY",
                 PUBLISHABLE_KEY,
-            )
-            .env("TOLLGATE__PAYMENTS__STRIPE_WEBHOOK_SECRET", WEBHOOK_SECRET)
-            .env("TOLLGATE__PAYMENTS__STRIPE_API_BASE", &ls.base)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("starting the tollgate binary");
-        let mut server = Binary {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        let http = client();
-        let started = Instant::now();
-        loop {
-            if let Some(status) = server.child.try_wait().expect("polling tollgate") {
-                panic!("tollgate exited ({status}); log:\n{}", server.log_text());
-            }
-            let ready = http
-                .get(format!("{}/readyz", server.address))
-                .timeout(Duration::from_secs(2))
-                .send()
-                .await
-                .is_ok_and(|r| r.status() == 200);
-            if ready {
-                return server;
-            }
-            assert!(
-                started.elapsed() < READY_DEADLINE,
-                "tollgate was not ready within {READY_DEADLINE:?}; log:\n{}",
-                server.log_text()
-            );
-            sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
+            ),
+            ("TOLLGATE__PAYMENTS__STRIPE_WEBHOOK_SECRET", WEBHOOK_SECRET),
+            ("TOLLGATE__PAYMENTS__STRIPE_API_BASE", &ls.base),
+        ],
+        READY_DEADLINE,
+    )
+    .await
 }
 
 #[actix_web::test]
@@ -1114,7 +1058,7 @@ async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_s
     let ls = LocalStripe::start().await;
     let root = tempfile::tempdir().expect("creating a temporary directory");
     let http = client();
-    let server = Binary::start(root.path(), 1, &ls).await;
+    let server = start_binary(root.path(), 1, &ls).await;
     let token = std::fs::read_to_string(root.path().join("data").join(TOKEN_FILE))
         .expect("reading the bootstrap token")
         .trim()
@@ -1157,7 +1101,7 @@ async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_s
 
     // The next start asks Stripe how each stands before it reports ready (the webhook
     // still points at the old address, so nothing else can settle them).
-    let server = Binary::start(root.path(), 2, &ls).await;
+    let server = start_binary(root.path(), 2, &ls).await;
     let api = Api {
         base: &server.address,
         client: &http,
@@ -1230,7 +1174,7 @@ async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_s
 
     // A third start has nothing left to reconcile.
     drop(server);
-    let server = Binary::start(root.path(), 3, &ls).await;
+    let server = start_binary(root.path(), 3, &ls).await;
     let api = Api {
         base: &server.address,
         client: &http,
@@ -1243,4 +1187,14 @@ async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_s
         ))
         .await;
     assert_eq!(r.items().len(), 3, "{}", r.body);
+    // Three starts, charges, webhooks and reconciliations: no key ever reached a log.
+    drop(server);
+    for run in 1..=3 {
+        let log = std::fs::read_to_string(root.path().join(format!("server-{run}.log")))
+            .expect("reading a server log");
+        assert!(log.contains("payments go through Stripe"), "{log}");
+        for secret in [SECRET_KEY, WEBHOOK_SECRET] {
+            assert!(!log.contains(secret), "a Stripe key is in the log:\n{log}");
+        }
+    }
 }
