@@ -230,12 +230,13 @@ impl Flusher {
         let thread_shared = shared.clone();
         let flusher = std::thread::Builder::new()
             .name("tollgate-flusher".into())
-            .spawn(move || run(thread_shared, db, log, dir))
+            .spawn(move || run(thread_shared, db, log))
             .map_err(|e| StorageError::Io(format!("cannot start the flusher thread: {e}")))?;
         let watchdog_shared = shared.clone();
+        let watchdog_dir = dir.clone();
         let watchdog = std::thread::Builder::new()
             .name("tollgate-flush-watchdog".into())
-            .spawn(move || watchdog(watchdog_shared))
+            .spawn(move || watchdog(watchdog_shared, watchdog_dir))
             .map_err(|e| StorageError::Io(format!("cannot start the flush watchdog: {e}")))?;
         Ok(Self {
             shared,
@@ -345,8 +346,18 @@ impl Flusher {
             self.shared.watchdog.1.notify_all();
         }
         let handles: Vec<_> = lock(&self.threads).drain(..).collect();
+        // A failed store's flusher may be stuck in sled's flush for good: give the threads
+        // a moment, then leave them, so that stopping never hangs (nothing they hold was
+        // acknowledged).
+        let failed = self.shared.health.load(Ordering::SeqCst) != HEALTHY;
+        let give_up = Instant::now() + Duration::from_secs(2);
         for handle in handles {
-            let _ = handle.join();
+            while failed && !handle.is_finished() && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if !failed || handle.is_finished() {
+                let _ = handle.join();
+            }
         }
     }
 }
@@ -357,15 +368,26 @@ impl Drop for Flusher {
     }
 }
 
-/// Fails waiters whose deadline passed, whatever the flusher is doing.
-fn watchdog(shared: Arc<Shared>) {
+/// Fails waiters whose deadline passed, whatever the flusher is doing; and, once the store
+/// has failed, probes (with backoff) whether the data directory accepts writes again. The
+/// probing lives here, not in the flusher, because after a failed write sled's own flush
+/// may never return: the flusher thread can be stuck for good, this one never is.
+fn watchdog(shared: Arc<Shared>, dir: Option<PathBuf>) {
     let tick = (shared.deadline / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
+    let mut backoff = BACKOFF_MIN;
+    let mut next_probe = Instant::now();
     while !shared.closing.load(Ordering::SeqCst) {
         {
             let guard = lock(&shared.watchdog.0);
-            let _ = shared.watchdog.1.wait_timeout(guard, tick);
+            let _ = shared.watchdog.1.wait_timeout(guard, tick.min(backoff));
         }
         let now = Instant::now();
+        if shared.health.load(Ordering::SeqCst) == FAILED && now >= next_probe {
+            fail_all(&shared);
+            probe_pass(&shared, dir.as_deref());
+            next_probe = now + backoff;
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
         let expired: Vec<Waiter> = {
             let mut queue = lock(&shared.queue);
             if queue.waiters.iter().all(|w| w.deadline > now) {
@@ -388,15 +410,15 @@ fn watchdog(shared: Arc<Shared>) {
     }
 }
 
-fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>, dir: Option<PathBuf>) {
+fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>) {
     let mut backoff = BACKOFF_MIN;
     loop {
         let pass = catch_unwind(AssertUnwindSafe(|| {
             if shared.health.load(Ordering::SeqCst) == HEALTHY {
                 flush_pass(&shared, &db, log.as_ref())
             } else {
+                // The watchdog probes the disk; this thread only answers waiters.
                 fail_all(&shared);
-                probe_pass(&shared, dir.as_deref());
                 Pass::Sleep
             }
         }));

@@ -50,8 +50,9 @@ impl Binary {
     ///
     /// The environment: `RUST_LOG` and the test-only fault points removed, then
     /// `TOLLGATE__SERVER__BIND` (the free port), `TOLLGATE__SERVER__WORKERS=2`,
-    /// `TOLLGATE__STORAGE__DATA_DIR` and `TOLLGATE__LOG__LEVEL=info`, then `extra_env`,
-    /// which may override any of them.
+    /// `TOLLGATE__STORAGE__DATA_DIR`, `TOLLGATE__LOG__LEVEL=info` and
+    /// `TOLLGATE__RATE_LIMITS__ENABLED=false` (these tests load the server on purpose;
+    /// the limits have their own tests), then `extra_env`, which may override any of them.
     pub(crate) fn spawn(
         root: &Path,
         data_dir: &Path,
@@ -70,6 +71,7 @@ impl Binary {
             .env("TOLLGATE__SERVER__WORKERS", "2")
             .env("TOLLGATE__STORAGE__DATA_DIR", data_dir)
             .env("TOLLGATE__LOG__LEVEL", "info")
+            .env("TOLLGATE__RATE_LIMITS__ENABLED", "false")
             .envs(extra_env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
@@ -148,6 +150,15 @@ impl Binary {
 
     /// Waits for the process to exit on its own. Panics, with the log, if `deadline` passes.
     pub(crate) async fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+        self.wait_exit_or(deadline, String::new).await
+    }
+
+    /// [`Binary::wait_exit`], adding `diagnose()` to the failure message.
+    pub(crate) async fn wait_exit_or(
+        &mut self,
+        deadline: Duration,
+        diagnose: impl Fn() -> String,
+    ) -> ExitStatus {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("polling the child") {
@@ -155,7 +166,8 @@ impl Binary {
             }
             assert!(
                 started.elapsed() < deadline,
-                "tollgate did not exit within {deadline:?}; log:\n{}",
+                "tollgate did not exit within {deadline:?}; {}\nlog:\n{}",
+                diagnose(),
                 self.log_text()
             );
             sleep(POLL).await;

@@ -86,10 +86,7 @@ impl Server {
                 root,
                 &root.join("data"),
                 log_name,
-                &[
-                    ("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16"),
-                    ("TOLLGATE__RATE_LIMITS__ENABLED", "false"),
-                ],
+                &[("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16")],
                 READY_DEADLINE,
             )
             .await,
@@ -245,7 +242,24 @@ async fn a_full_disk_answers_503_never_hangs_and_the_service_comes_back_with_all
     // Space is back: the service exits with its restart code (sled cannot reopen itself
     // in-process) and says why, in the log that lives on the same disk.
     std::fs::remove_file(&filler).unwrap();
-    let status = server.wait_exit(EXIT_DEADLINE).await;
+    let mount = root.clone();
+    let status = server
+        .wait_exit_or(EXIT_DEADLINE, move || {
+            let run = |cmd: &str, args: &[&str]| {
+                std::process::Command::new(cmd)
+                    .args(args)
+                    .arg(&mount)
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+                    .unwrap_or_default()
+            };
+            format!(
+                "disk:\n{}\nfiles:\n{}",
+                run("df", &["-k"]),
+                run("du", &["-ak"])
+            )
+        })
+        .await;
     let log = server.log_text();
     assert_eq!(
         status.code(),

@@ -809,11 +809,7 @@ async fn start(root: &Path, data: &Path, run: u32) -> Binary {
         root,
         data,
         &format!("server-{run}.log"),
-        &[
-            ("TOLLGATE__LOG__LEVEL", "warn"),
-            // A load test: hundreds of validations of a few keys from one address a second.
-            ("TOLLGATE__RATE_LIMITS__ENABLED", "false"),
-        ],
+        &[("TOLLGATE__LOG__LEVEL", "warn")],
         READY_DEADLINE,
     )
     .await
