@@ -13,6 +13,8 @@ pub mod organization;
 pub mod product;
 pub mod subscription;
 
+use actix_web::body::BoxBody;
+use actix_web::{HttpRequest, HttpResponse, Responder};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A PATCH field: absent (leave as is), explicit `null` (clear), or a value.
@@ -55,7 +57,7 @@ impl<T> Maybe<T> {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Pagination {
     pub total_count: u64,
     pub max_page: u64,
@@ -77,10 +79,23 @@ impl Pagination {
 }
 
 /// `{items, pagination}`: the body of every list response.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ListResource<T> {
     pub items: Vec<T>,
     pub pagination: Pagination,
+}
+
+/// A `201 Created` answer whose body is the typed view `T` (the 200 answers are
+/// `actix_web::web::Json<T>`).
+#[derive(Debug, Clone)]
+pub struct Created<T>(pub T);
+
+impl<T: Serialize> Responder for Created<T> {
+    type Body = BoxBody;
+
+    fn respond_to(self, _req: &HttpRequest) -> HttpResponse<BoxBody> {
+        HttpResponse::Created().json(self.0)
+    }
 }
 
 #[cfg(test)]
