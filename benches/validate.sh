@@ -49,7 +49,7 @@ command -v curl >/dev/null || { echo "curl is required" >&2; exit 2; }
 
 log "building the release binary"
 (cd "$ROOT" && cargo build --release --quiet --bin tollgate)
-BIN="$ROOT/target/release/tollgate"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/tollgate"
 
 # --- server -----------------------------------------------------------------------------
 WORK=$(mktemp -d -t tollgate-bench-XXXXXX)
@@ -294,16 +294,24 @@ LUA
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+# The server's CPU time so far (user + system, in clock ticks), from /proc/<pid>/stat.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 # run NAME CONNECTIONS URL [wrk script args...]
 run() {
     local name=$1 conns=$2 url=$3; shift 3
     local script=()
     [[ $# -gt 0 ]] && script=(-s "$WORK/validate.lua" "$url" -- "$@") || script=("$url")
     wrk -t"$THREADS" -c"$conns" -d"${WARMUP}s" "${script[@]}" >/dev/null
+    local cpu_before cpu_after
+    cpu_before=$(cpu_ticks)
     wrk -t"$THREADS" -c"$conns" -d"${SECS}s" --latency "${script[@]}" >"$WORK/wrk-$name-$conns.txt"
-    python3 - "$WORK/wrk-$name-$conns.txt" "$name" "$conns" >>"$RESULTS" <<'PY'
+    cpu_after=$(cpu_ticks)
+    python3 - "$WORK/wrk-$name-$conns.txt" "$name" "$conns" "$((cpu_after - cpu_before))" "$(getconf CLK_TCK)" >>"$RESULTS" <<'PY'
 import re, sys
 text, name, conns = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+ticks, hz = int(sys.argv[4]), int(sys.argv[5])
+done = int(re.search(r"(\d+) requests in", text).group(1))
+cpu_us = ticks / hz * 1e6 / done if done else 0.0
 def ms(label):
     m = re.search(r"^\s*" + label + r"%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
     v, unit = float(m.group(1)), m.group(2)
@@ -311,7 +319,7 @@ def ms(label):
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
 errs = re.search(r"Socket errors:.*", text)
-print(f"{name}\t{conns}\t{rps:.0f}\t{ms('50'):.2f}\t{ms('99'):.2f}\t{bad.group(1) if bad else 0}\t{errs.group(0) if errs else ''}")
+print(f"{name}\t{conns}\t{rps:.0f}\t{ms('50'):.2f}\t{ms('99'):.2f}\t{cpu_us:.1f}\t{bad.group(1) if bad else 0}\t{errs.group(0) if errs else ''}")
 PY
 }
 
@@ -339,11 +347,11 @@ r0, r1, r2, r3, r4 = (int(x) for x in sys.argv[5:10])
 label = {"a": "(a) GET /healthz", "b": f"(b) validate, {distinct} keys", "c": "(c) validate, one key",
          "d": f"(d) validate +usage, {distinct} keys"}
 print(f"\nlicense-key validation, durability={durability}")
-print(f"{'case':<32}{'conns':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
+print(f"{'case':<32}{'conns':>6}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'cpu us/req':>11}{'non-2xx':>9}")
 by = {}
-for name, conns, rps, p50, p99, bad, errs in rows:
+for name, conns, rps, p50, p99, cpu, bad, errs in rows:
     by[(name, conns)] = float(rps)
-    print(f"{label[name]:<32}{conns:>6}{float(rps):>10.0f}{float(p50):>9.2f}{float(p99):>9.2f}{bad:>9}  {errs}")
+    print(f"{label[name]:<32}{conns:>6}{float(rps):>10.0f}{float(p50):>9.2f}{float(p99):>9.2f}{float(cpu):>11.1f}{bad:>9}  {errs}")
 print()
 for conns in sorted({c for _, c in by}, key=int):
     a, b, c = by.get(("a", conns)), by.get(("b", conns)), by.get(("c", conns))
