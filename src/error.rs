@@ -10,19 +10,75 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tollgate_storage::StorageError;
+use utoipa::ToSchema;
 
-/// One item of a 422 body.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One item of a 422 body (FastAPI's `ValidationError`). `input` and `ctx` are free-form:
+/// whatever was sent, and the rule's parameters.
+#[derive(Debug, Clone, Serialize, PartialEq, ToSchema)]
+#[schema(as = ValidationError)]
 pub struct FieldError {
     #[serde(rename = "type")]
     pub kind: String,
+    /// Where the problem is: `["body", "prices", 0, "price_amount"]`.
+    #[schema(value_type = Vec<LocItem>)]
     pub loc: Vec<Value>,
     pub msg: String,
     pub input: Value,
+    /// Sent only by the rules that have parameters (pydantic's `ctx`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(ignore)]
     pub ctx: Option<Value>,
+}
+
+/// One step of a `loc` path: an object key or an array index.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum LocItem {
+    Key(String),
+    Index(i64),
+}
+
+/// `Error`: the body of every error but a 422 and the OAuth endpoints' own.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody {
+    /// E.g. `ResourceNotFound`, `NotPermitted`, `Unauthorized`, `invalid_token`.
+    pub error: String,
+    pub detail: String,
+    /// Bearer-token refusals only (RFC 6750): the same text as `detail`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(ignore)]
+    pub error_description: Option<String>,
+}
+
+impl ErrorBody {
+    fn new(error: &str, detail: impl Into<String>) -> Self {
+        ErrorBody {
+            error: error.into(),
+            detail: detail.into(),
+            error_description: None,
+        }
+    }
+}
+
+/// `HTTPValidationError`: a 422 with every problem found in the request.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = HTTPValidationError)]
+pub struct ValidationErrorBody {
+    /// Always `RequestValidationError`.
+    pub error: String,
+    pub detail: Vec<FieldError>,
+}
+
+/// An RFC 6749 error of the OAuth endpoints: `{"error", "error_description"}`, the
+/// description left out when there is none.
+#[derive(Debug, Clone, Serialize)]
+struct OAuthErrorBody<'a> {
+    error: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_description: Option<&'a str>,
 }
 
 impl FieldError {
@@ -230,7 +286,7 @@ impl ResponseError for ApiError {
                     header::WWW_AUTHENTICATE,
                     HeaderValue::from_static("Bearer realm=\"polar\""),
                 ));
-                json!({"error": "Unauthorized", "detail": "Unauthorized"})
+                ErrorBody::new("Unauthorized", "Unauthorized")
             }
             ApiError::Bearer(b) => {
                 let (code, description, extra) = match b {
@@ -252,55 +308,59 @@ impl ResponseError for ApiError {
                 if let Ok(v) = HeaderValue::from_str(&header) {
                     res.insert_header((header::WWW_AUTHENTICATE, v));
                 }
-                json!({"error": code, "error_description": description, "detail": description})
+                ErrorBody {
+                    error_description: Some(description.into()),
+                    ..ErrorBody::new(code, description)
+                }
             }
-            ApiError::NotPermitted(m) => json!({"error": "NotPermitted", "detail": m}),
-            ApiError::NotFound(m) => json!({"error": "ResourceNotFound", "detail": m}),
-            ApiError::NotOpenCheckout { id, status } => json!({
-                "error": "NotOpenCheckout",
-                "detail": format!("Checkout {id} is not open: {status}"),
-            }),
-            ApiError::PaymentError(m) => json!({"error": "PaymentError", "detail": m}),
-            ApiError::BadRequest(m) => json!({"error": "BadRequest", "detail": m}),
+            ApiError::NotPermitted(m) => ErrorBody::new("NotPermitted", m),
+            ApiError::NotFound(m) => ErrorBody::new("ResourceNotFound", m),
+            ApiError::NotOpenCheckout { id, status } => ErrorBody::new(
+                "NotOpenCheckout",
+                format!("Checkout {id} is not open: {status}"),
+            ),
+            ApiError::PaymentError(m) => ErrorBody::new("PaymentError", m),
+            ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
             ApiError::Validation(items) => {
-                json!({"error": "RequestValidationError", "detail": items})
+                return res.json(ValidationErrorBody {
+                    error: "RequestValidationError".into(),
+                    detail: items.clone(),
+                });
             }
-            ApiError::Conflict(m) => json!({"error": "ResourceAlreadyExists", "detail": m}),
-            ApiError::PayloadTooLarge { limit } => json!({
-                "error": "PayloadTooLarge",
-                "detail": format!("The request body is larger than the limit of {limit} bytes."),
-            }),
-            ApiError::MethodNotAllowed => {
-                json!({"error": "MethodNotAllowed", "detail": "Method Not Allowed"})
-            }
+            ApiError::Conflict(m) => ErrorBody::new("ResourceAlreadyExists", m),
+            ApiError::PayloadTooLarge { limit } => ErrorBody::new(
+                "PayloadTooLarge",
+                format!("The request body is larger than the limit of {limit} bytes."),
+            ),
+            ApiError::MethodNotAllowed => ErrorBody::new("MethodNotAllowed", "Method Not Allowed"),
             ApiError::TooManyRequests { retry_after_secs } => {
                 res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
-                json!({"error": "TooManyRequests", "detail": "Too many requests; retry later."})
+                ErrorBody::new("TooManyRequests", "Too many requests; retry later.")
             }
             ApiError::RateLimited(denied) => {
                 let secs = denied.retry_after_secs;
                 res.insert_header((header::RETRY_AFTER, secs.to_string()));
                 rate_limit_headers(&mut res, &denied.report);
-                json!({
-                    "error": "TooManyRequests",
-                    "detail": format!("Too many requests; retry in {secs} s."),
-                })
+                ErrorBody::new(
+                    "TooManyRequests",
+                    format!("Too many requests; retry in {secs} s."),
+                )
             }
             ApiError::Unavailable => {
                 res.insert_header((header::RETRY_AFTER, "1"));
-                json!({"error": "ServiceUnavailable", "detail": "The service is busy; retry shortly."})
+                ErrorBody::new("ServiceUnavailable", "The service is busy; retry shortly.")
             }
             ApiError::StorageUnavailable(cause) => {
                 tracing::warn!(%cause, "storage unavailable");
                 res.insert_header((header::RETRY_AFTER, "5"));
-                json!({
-                    "error": "ServiceUnavailable",
-                    "detail": "The service cannot store data right now (a storage failure such as a full disk); retry later.",
-                })
+                ErrorBody::new(
+                    "ServiceUnavailable",
+                    "The service cannot store data right now (a storage failure such as a full disk); retry later.",
+                )
             }
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
-                json!({"error": "InternalServerError", "detail": "An internal error occurred."})
+                ErrorBody::new("InternalServerError", "An internal error occurred.")
             }
             ApiError::OAuth {
                 error, description, ..
@@ -313,10 +373,10 @@ impl ResponseError for ApiError {
                         HeaderValue::from_static("Basic realm=\"polar\""),
                     ));
                 }
-                match description {
-                    Some(d) => json!({"error": error, "error_description": d}),
-                    None => json!({"error": error}),
-                }
+                return res.json(OAuthErrorBody {
+                    error,
+                    error_description: description.as_deref(),
+                });
             }
             ApiError::Page { html, .. } => {
                 page_headers(&mut res);

@@ -116,7 +116,7 @@ use utoipa::OpenApi;
         paths::page_checkout_confirmation,
         paths::page_checkout_script,
     ),
-    components(schemas(schemas::Error, schemas::HTTPValidationError))
+    components(schemas(crate::error::ErrorBody, crate::error::ValidationErrorBody))
 )]
 struct ApiDoc;
 

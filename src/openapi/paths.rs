@@ -5,6 +5,7 @@
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
 use super::schemas::*;
+use crate::error::ErrorBody as Error;
 
 // ---------------------------------------------------------------------------------------
 // Health

@@ -138,42 +138,6 @@ pub struct AddressInput {
 }
 
 // ---------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------
-
-/// A 401, 403, 404 or 409: the error's class name and a message.
-#[derive(Serialize, ToSchema)]
-pub struct Error {
-    /// E.g. `ResourceNotFound`, `NotPermitted`, `Unauthorized`, `invalid_token`.
-    pub error: String,
-    pub detail: String,
-}
-
-/// One problem of a request (FastAPI's shape).
-#[derive(Serialize, ToSchema)]
-pub struct ValidationError {
-    pub loc: Vec<LocItem>,
-    pub msg: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub input: serde_json::Value,
-}
-
-#[derive(Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum LocItem {
-    Key(String),
-    Index(i64),
-}
-
-/// A 422: every problem found in the request.
-#[derive(Serialize, ToSchema)]
-pub struct HTTPValidationError {
-    pub error: String,
-    pub detail: Vec<ValidationError>,
-}
-
-// ---------------------------------------------------------------------------------------
 // Organizations
 // ---------------------------------------------------------------------------------------
 
