@@ -332,7 +332,7 @@ benefit_bodies!(
     "a license-key benefit"
 );
 
-/// `BenefitCreate`: `type` picks the variant (and its properties).
+/// Creates a benefit; `type` picks the properties.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BenefitCreate {
@@ -341,7 +341,7 @@ pub enum BenefitCreate {
     LicenseKeys(BenefitLicenseKeysCreate),
 }
 
-/// `BenefitUpdate`: `type` must be the benefit's.
+/// Updates a benefit; `type` must be the benefit's.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BenefitUpdate {

@@ -25,7 +25,8 @@ use crate::error::FieldError;
 /// so upper-case letters are refused.
 pub const SLUG_PATTERN: &str = "^[a-z0-9-_]+$";
 
-/// A parsed, schema-valid `CustomFieldCreate` (read by [`parse_create`]).
+/// Creates a custom field; `type` picks the keys of `properties`.
+// The parsed, schema-valid body (read by [`parse_create`]).
 #[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldCreate {
     #[serde(rename = "type")]
@@ -35,15 +36,16 @@ pub struct CustomFieldCreate {
     pub name: String,
     #[schema(value_type = crate::openapi::schemas::Metadata, required = false)]
     pub metadata: Metadata,
-    /// The keys of the field's `type` (see `CustomFieldProperties`).
+    // The keys of the field's `type` (those of `CustomFieldProperties`).
     #[schema(value_type = Object)]
     pub properties: CustomFieldProperties,
     #[schema(nullable = false)]
     pub organization_id: Option<Uuid>,
 }
 
-/// A parsed, schema-valid `CustomFieldUpdate` (read by [`parse_update`]): `None` leaves a
-/// field unchanged (an explicit `null` counts as not sent).
+/// Updates a custom field; `type` must be the field's. A field left out or `null` is
+/// unchanged.
+// The parsed, schema-valid body (read by [`parse_update`]).
 #[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldUpdate {
     #[serde(rename = "type")]

@@ -20,18 +20,18 @@ pub struct CustomerCreate {
     pub email: String,
     #[serde(default)]
     pub name: Option<String>,
-    /// Parsed with [`parse_address`].
+    // Parsed with [`parse_address`].
     #[serde(default)]
     #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
     pub billing_address: Option<Value>,
-    /// Parsed with [`parse_tax_id_input`].
+    // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub tax_id: Option<Value>,
     #[serde(default)]
     #[schema(nullable = false)]
     pub organization_id: Option<Uuid>,
-    /// Parsed with [`super::metadata::parse_metadata`].
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
     #[schema(value_type = crate::openapi::schemas::Metadata)]
     pub metadata: Option<Value>,
@@ -47,15 +47,15 @@ pub struct CustomerUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub name: Maybe<String>,
-    /// Parsed with [`parse_address`].
+    // Parsed with [`parse_address`].
     #[serde(default)]
     #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
     pub billing_address: Maybe<Value>,
-    /// Parsed with [`parse_tax_id_input`].
+    // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub tax_id: Maybe<Value>,
-    /// Parsed with [`super::metadata::parse_metadata`].
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
     #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
     pub metadata: Maybe<Value>,

@@ -58,11 +58,11 @@ pub struct DiscountCreate {
     pub basis_points: Option<i64>,
     #[serde(default)]
     pub code: Option<String>,
-    /// Parsed with [`parse_datetime`].
+    // Parsed with [`parse_datetime`].
     #[serde(default)]
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub starts_at: Option<Value>,
-    /// Parsed with [`parse_datetime`].
+    // Parsed with [`parse_datetime`].
     #[serde(default)]
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub ends_at: Option<Value>,
@@ -73,7 +73,7 @@ pub struct DiscountCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub organization_id: Option<Uuid>,
-    /// Parsed with [`super::metadata::parse_metadata`].
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
     #[schema(value_type = crate::openapi::schemas::Metadata)]
     pub metadata: Option<Value>,

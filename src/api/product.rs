@@ -21,7 +21,7 @@ use crate::validate::Validator;
 
 /// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
 macro_rules! tag {
-    ($name:ident = $value:literal) => {
+    ($name:ident = $value:tt) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
         pub enum $name {
             #[serde(rename = $value)]
@@ -59,13 +59,14 @@ impl From<domain::RecurringInterval> for RecurringInterval {
     }
 }
 
-/// `ProductRecurringCreate` / `ProductOneTimeCreate`: which one is decided by the prices.
+/// Creates a product with its prices (recurring or one-time, as the prices are).
+// Polar's `ProductRecurringCreate` / `ProductOneTimeCreate`, told apart by the prices.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductCreate {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
-    /// Parsed item by item with [`parse_price`], for precise error locations.
+    // Parsed item by item with [`parse_price`], for precise error locations.
     #[schema(value_type = Vec<ProductPriceCreate>)]
     pub prices: Vec<Value>,
     #[serde(default)]
@@ -74,7 +75,7 @@ pub struct ProductCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
-    /// Parsed with [`super::metadata::parse_metadata`].
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
     #[schema(value_type = crate::openapi::schemas::Metadata)]
     pub metadata: Maybe<Value>,
@@ -84,8 +85,9 @@ pub struct ProductCreate {
 }
 
 /// A new price: `type` (`recurring`, `one_time`) with `amount_type` (`fixed`, `free`,
-/// `custom`) and their amounts; `recurring_interval` for recurring prices. Read from the
-/// raw item by [`parse_price`] (pydantic's errors for the union), which this describes.
+/// `custom`) and their amounts; `recurring_interval` for recurring prices.
+// Read from the raw item by [`parse_price`] (pydantic's errors for the union); this type
+// describes what it reads.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductPriceCreate {
     #[serde(rename = "type")]
@@ -108,7 +110,7 @@ pub struct AttachedCustomFieldCreate {
     pub required: bool,
 }
 
-/// `ProductUpdate`: every field optional; `null` leaves a field as it is.
+/// Updates a product: every field optional; `null` leaves a field as it is.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductUpdate {
     #[serde(default)]
@@ -125,13 +127,13 @@ pub struct ProductUpdate {
     pub medias: Option<Vec<Uuid>>,
     #[serde(default)]
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
-    /// Parsed with [`super::metadata::parse_metadata`].
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
     #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
-/// `ProductBenefitsUpdate`.
+/// The benefits a product grants, in order.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductBenefitsUpdate {
     pub benefits: Vec<Uuid>,
