@@ -685,8 +685,12 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         ));
         out.push((
             "AttachedCustomField",
-            serde_json::to_value(AttachedCustomFieldView::new(cf, i as i64, i % 2 == 0))
-                .unwrap_or_default(),
+            serde_json::to_value(AttachedCustomFieldView::new(
+                cf,
+                i as i64,
+                i.is_multiple_of(2),
+            ))
+            .unwrap_or_default(),
         ));
     }
     out

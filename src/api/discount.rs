@@ -297,7 +297,10 @@ macro_rules! discount_variant {
         }
 
         impl $checkout {
-            fn build(id: DiscountId, name: &str, code: Option<&str>, $($field: $ty),*) -> Self {
+            fn build(
+                (id, name, code): (DiscountId, &str, Option<&str>),
+                $($field: $ty),*
+            ) -> Self {
                 Self {
                     id: id.0,
                     name: name.to_string(),
@@ -479,7 +482,7 @@ impl CheckoutDiscount {
                 CheckoutDiscountPercentageOnceForeverDuration,
                 CheckoutDiscountPercentageRepeatingDuration,
             },
-            (id, name, code)
+            ((id, name, code))
         )
     }
 }
@@ -530,7 +533,7 @@ pub(crate) fn sample_discounts() -> Vec<Discount> {
         created_at: now,
         modified_at: Some(now),
         name: format!("Launch {n}"),
-        code: (n % 2 == 0).then(|| format!("LAUNCH{n}")),
+        code: n.is_multiple_of(2).then(|| format!("LAUNCH{n}")),
         kind,
         duration,
         starts_at: Some(now),
