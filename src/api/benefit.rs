@@ -1,105 +1,123 @@
+//! Benefits in Polar's shapes: the `Benefit` union (one variant per `type`), the
+//! `BenefitBase` summary checkouts embed, and the `BenefitCreate` / `BenefitUpdate` bodies
+//! (tagged by `type`), whose properties are the same objects the views send.
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
+use super::product::{tag, TagCustom};
 use crate::domain::benefit::{
-    Benefit, BenefitProperties, KeyActivations, KeyExpiry, LicenseKeyProperties, Timeframe,
+    self as domain, Benefit, BenefitProperties, KeyActivations, KeyExpiry, LicenseKeyProperties,
 };
 
-/// `BenefitCreate` / `BenefitUpdate`, tagged by `type`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum BenefitCreate {
-    Custom(Create<CustomProps>),
-    Ads(Create<AdsProps>),
-    LicenseKeys(Create<LicenseKeysProps>),
+tag!(TagAds = "ads");
+tag!(TagLicenseKeys = "license_keys");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BenefitType {
+    Custom,
+    Ads,
+    Discord,
+    GithubRepository,
+    Downloadables,
+    LicenseKeys,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct Create<P> {
-    pub description: String,
-    pub organization_id: Option<uuid::Uuid>,
-    pub properties: P,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum BenefitUpdate {
-    Custom(Update<CustomProps>),
-    Ads(Update<AdsProps>),
-    LicenseKeys(Update<LicenseKeysProps>),
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Update<P> {
-    pub description: Option<String>,
-    pub properties: Option<P>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct CustomProps {
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct AdsProps {
-    #[serde(default = "default_ad_size")]
-    pub image_height: i64,
-    #[serde(default = "default_ad_size")]
-    pub image_width: i64,
-}
-
-fn default_ad_size() -> i64 {
-    400
-}
-
-#[derive(Debug, Deserialize)]
-pub struct LicenseKeysProps {
-    #[serde(default)]
-    pub prefix: Option<String>,
-    #[serde(default)]
-    pub expires: Option<ExpiresInput>,
-    #[serde(default)]
-    pub activations: Option<ActivationsInput>,
-    #[serde(default)]
-    pub limit_usage: Option<i64>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ExpiresInput {
-    pub ttl: i64,
-    pub timeframe: Timeframe,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ActivationsInput {
-    pub limit: i64,
-    pub enable_customer_admin: bool,
-}
-
-impl From<CustomProps> for BenefitProperties {
-    fn from(p: CustomProps) -> Self {
-        BenefitProperties::Custom { note: p.note }
-    }
-}
-
-impl From<AdsProps> for BenefitProperties {
-    fn from(p: AdsProps) -> Self {
-        BenefitProperties::Ads {
-            image_height: p.image_height,
-            image_width: p.image_width,
+impl From<domain::BenefitType> for BenefitType {
+    fn from(t: domain::BenefitType) -> Self {
+        match t {
+            domain::BenefitType::Custom => BenefitType::Custom,
+            domain::BenefitType::Ads => BenefitType::Ads,
+            domain::BenefitType::Discord => BenefitType::Discord,
+            domain::BenefitType::GithubRepository => BenefitType::GithubRepository,
+            domain::BenefitType::Downloadables => BenefitType::Downloadables,
+            domain::BenefitType::LicenseKeys => BenefitType::LicenseKeys,
         }
     }
 }
 
-impl From<LicenseKeysProps> for BenefitProperties {
-    fn from(p: LicenseKeysProps) -> Self {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Timeframe {
+    Year,
+    Month,
+    Day,
+}
+
+impl From<domain::Timeframe> for Timeframe {
+    fn from(t: domain::Timeframe) -> Self {
+        match t {
+            domain::Timeframe::Year => Timeframe::Year,
+            domain::Timeframe::Month => Timeframe::Month,
+            domain::Timeframe::Day => Timeframe::Day,
+        }
+    }
+}
+
+impl From<Timeframe> for domain::Timeframe {
+    fn from(t: Timeframe) -> Self {
+        match t {
+            Timeframe::Year => domain::Timeframe::Year,
+            Timeframe::Month => domain::Timeframe::Month,
+            Timeframe::Day => domain::Timeframe::Day,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BenefitLicenseKeyExpirationProperties {
+    pub ttl: i64,
+    pub timeframe: Timeframe,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BenefitLicenseKeyActivationProperties {
+    pub limit: i64,
+    pub enable_customer_admin: bool,
+}
+
+/// The properties of a license-key benefit; in a body, every key is optional.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BenefitLicenseKeysProperties {
+    #[serde(default)]
+    pub prefix: Option<String>,
+    #[serde(default)]
+    pub expires: Option<BenefitLicenseKeyExpirationProperties>,
+    #[serde(default)]
+    pub activations: Option<BenefitLicenseKeyActivationProperties>,
+    #[serde(default)]
+    pub limit_usage: Option<i64>,
+}
+
+impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
+    fn from(k: &LicenseKeyProperties) -> Self {
+        Self {
+            prefix: k.prefix.clone(),
+            expires: k.expires.map(|e| BenefitLicenseKeyExpirationProperties {
+                ttl: e.ttl,
+                timeframe: e.timeframe.into(),
+            }),
+            activations: k
+                .activations
+                .map(|a| BenefitLicenseKeyActivationProperties {
+                    limit: a.limit,
+                    enable_customer_admin: a.enable_customer_admin,
+                }),
+            limit_usage: k.limit_usage,
+        }
+    }
+}
+
+impl From<BenefitLicenseKeysProperties> for BenefitProperties {
+    fn from(p: BenefitLicenseKeysProperties) -> Self {
         BenefitProperties::LicenseKeys(LicenseKeyProperties {
             prefix: p.prefix,
             expires: p.expires.map(|e| KeyExpiry {
                 ttl: e.ttl,
-                timeframe: e.timeframe,
+                timeframe: e.timeframe.into(),
             }),
             activations: p.activations.map(|a| KeyActivations {
                 limit: a.limit,
@@ -110,54 +128,359 @@ impl From<LicenseKeysProps> for BenefitProperties {
     }
 }
 
-/// The Benefit schema (one of its variants, chosen by `type`).
-#[derive(Debug, Serialize)]
-pub struct BenefitView {
-    pub id: uuid::Uuid,
-    pub created_at: DateTime<Utc>,
-    pub modified_at: Option<DateTime<Utc>>,
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub description: String,
-    pub selectable: bool,
-    pub deletable: bool,
-    pub organization_id: uuid::Uuid,
-    pub properties: Value,
-    /// Deprecated in Polar, still part of `BenefitCustom`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_tax_applicable: Option<bool>,
+/// The properties of a custom benefit: a note shown to the buyer.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BenefitCustomProperties {
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
-pub fn properties_json(p: &BenefitProperties) -> Value {
-    match p {
-        BenefitProperties::Custom { note } => json!({ "note": note }),
-        BenefitProperties::Ads {
-            image_height,
-            image_width,
-        } => json!({"image_height": image_height, "image_width": image_width}),
-        BenefitProperties::LicenseKeys(k) => json!({
-            "prefix": k.prefix,
-            "expires": k.expires.map(|e| json!({"ttl": e.ttl, "timeframe": e.timeframe})),
-            "activations": k.activations.map(|a| json!({"limit": a.limit, "enable_customer_admin": a.enable_customer_admin})),
-            "limit_usage": k.limit_usage,
-        }),
+impl From<BenefitCustomProperties> for BenefitProperties {
+    fn from(p: BenefitCustomProperties) -> Self {
+        BenefitProperties::Custom { note: p.note }
     }
+}
+
+/// The properties of an ads benefit; in a body, a size left out is 400.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct BenefitAdsProperties {
+    #[serde(default = "default_ad_size")]
+    pub image_height: i64,
+    #[serde(default = "default_ad_size")]
+    pub image_width: i64,
+}
+
+fn default_ad_size() -> i64 {
+    400
+}
+
+impl From<BenefitAdsProperties> for BenefitProperties {
+    fn from(p: BenefitAdsProperties) -> Self {
+        BenefitProperties::Ads {
+            image_height: p.image_height,
+            image_width: p.image_width,
+        }
+    }
+}
+
+/// One variant of the `Benefit` union: the fields every benefit has, its `type` tag, its
+/// properties and the variant's own fields; `build` fills the common fields from the record.
+macro_rules! benefit_variant {
+    ($(#[$doc:meta])* $name:ident, $tag:ty, $props:ty $(, $(#[$xdoc:meta])* $extra:ident : $xty:ty)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $name {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            #[serde(rename = "type")]
+            pub kind: $tag,
+            pub description: String,
+            pub selectable: bool,
+            pub deletable: bool,
+            pub organization_id: Uuid,
+            pub properties: $props,
+            $($(#[$xdoc])* pub $extra: $xty,)*
+        }
+
+        impl $name {
+            fn build(b: &Benefit, kind: $tag, properties: $props $(, $extra: $xty)*) -> Self {
+                Self {
+                    id: b.id.0,
+                    created_at: b.created_at,
+                    modified_at: b.modified_at,
+                    kind,
+                    description: b.description.clone(),
+                    selectable: b.selectable,
+                    deletable: b.deletable,
+                    organization_id: b.organization_id.0,
+                    properties,
+                    $($extra,)*
+                }
+            }
+        }
+    };
+}
+
+benefit_variant!(
+    /// A benefit granting license keys.
+    BenefitLicenseKeys,
+    TagLicenseKeys,
+    BenefitLicenseKeysProperties
+);
+benefit_variant!(
+    /// A custom benefit: a note shown to the buyer.
+    BenefitCustom,
+    TagCustom,
+    BenefitCustomProperties,
+    /// Deprecated; always false.
+    is_tax_applicable: bool
+);
+benefit_variant!(
+    /// An ads benefit.
+    BenefitAds,
+    TagAds,
+    BenefitAdsProperties
+);
+
+/// The `Benefit` schema: a benefit, its variant named by `type`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+#[schema(as = Benefit)]
+pub enum BenefitView {
+    LicenseKeys(BenefitLicenseKeys),
+    Custom(BenefitCustom),
+    Ads(BenefitAds),
 }
 
 impl From<&Benefit> for BenefitView {
     fn from(b: &Benefit) -> Self {
-        BenefitView {
+        match &b.properties {
+            BenefitProperties::LicenseKeys(k) => BenefitView::LicenseKeys(
+                BenefitLicenseKeys::build(b, TagLicenseKeys::Value, k.into()),
+            ),
+            BenefitProperties::Custom { note } => BenefitView::Custom(BenefitCustom::build(
+                b,
+                TagCustom::Value,
+                BenefitCustomProperties { note: note.clone() },
+                false,
+            )),
+            BenefitProperties::Ads {
+                image_height,
+                image_width,
+            } => BenefitView::Ads(BenefitAds::build(
+                b,
+                TagAds::Value,
+                BenefitAdsProperties {
+                    image_height: *image_height,
+                    image_width: *image_width,
+                },
+            )),
+        }
+    }
+}
+
+/// The fields every benefit has (the benefits of a checkout's product).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BenefitBase {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    #[serde(rename = "type")]
+    pub kind: BenefitType,
+    pub description: String,
+    pub selectable: bool,
+    pub deletable: bool,
+    pub organization_id: Uuid,
+}
+
+impl From<&Benefit> for BenefitBase {
+    fn from(b: &Benefit) -> Self {
+        Self {
             id: b.id.0,
             created_at: b.created_at,
             modified_at: b.modified_at,
-            kind: b.kind().as_str(),
+            kind: b.kind().into(),
             description: b.description.clone(),
             selectable: b.selectable,
             deletable: b.deletable,
             organization_id: b.organization_id.0,
-            properties: properties_json(&b.properties),
-            is_tax_applicable: matches!(b.properties, BenefitProperties::Custom { .. })
-                .then_some(false),
         }
+    }
+}
+
+/// The create and update bodies of one benefit type.
+macro_rules! benefit_bodies {
+    ($create:ident, $update:ident, $props:ty, $what:literal) => {
+        #[doc = concat!("Creates ", $what, ".")]
+        #[derive(Debug, Deserialize, ToSchema)]
+        pub struct $create {
+            /// 3 to 42 characters.
+            pub description: String,
+            #[schema(nullable = false)]
+            pub organization_id: Option<Uuid>,
+            pub properties: $props,
+        }
+
+        #[doc = concat!("Updates ", $what, "; a field left out is unchanged.")]
+        #[derive(Debug, Deserialize, ToSchema)]
+        pub struct $update {
+            #[schema(nullable = false)]
+            pub description: Option<String>,
+            #[schema(nullable = false)]
+            pub properties: Option<$props>,
+        }
+    };
+}
+
+benefit_bodies!(
+    BenefitCustomCreate,
+    BenefitCustomUpdate,
+    BenefitCustomProperties,
+    "a custom benefit"
+);
+benefit_bodies!(
+    BenefitAdsCreate,
+    BenefitAdsUpdate,
+    BenefitAdsProperties,
+    "an ads benefit"
+);
+benefit_bodies!(
+    BenefitLicenseKeysCreate,
+    BenefitLicenseKeysUpdate,
+    BenefitLicenseKeysProperties,
+    "a license-key benefit"
+);
+
+/// Creates a benefit; `type` picks the properties.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BenefitCreate {
+    Custom(BenefitCustomCreate),
+    Ads(BenefitAdsCreate),
+    LicenseKeys(BenefitLicenseKeysCreate),
+}
+
+/// Updates a benefit; `type` must be the benefit's.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BenefitUpdate {
+    Custom(BenefitCustomUpdate),
+    Ads(BenefitAdsUpdate),
+    LicenseKeys(BenefitLicenseKeysUpdate),
+}
+
+#[cfg(test)]
+pub(crate) fn sample_benefits() -> Vec<Benefit> {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::{BenefitId, OrganizationId};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let benefit = |n: u128, description: &str, properties| Benefit {
+        id: BenefitId(Uuid::from_u128(0xbe00 + n)),
+        organization_id: OrganizationId(Uuid::from_u128(0x0a)),
+        created_at: now,
+        modified_at: None,
+        description: description.into(),
+        selectable: true,
+        deletable: true,
+        properties,
+        deleted_at: None,
+    };
+    vec![
+        benefit(
+            1,
+            "License key",
+            BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                prefix: Some("ACME".into()),
+                expires: Some(KeyExpiry {
+                    ttl: 1,
+                    timeframe: domain::Timeframe::Year,
+                }),
+                activations: Some(KeyActivations {
+                    limit: 3,
+                    enable_customer_admin: true,
+                }),
+                limit_usage: None,
+            }),
+        ),
+        benefit(
+            2,
+            "Thank-you note",
+            BenefitProperties::Custom {
+                note: Some("Thanks!".into()),
+            },
+        ),
+        benefit(
+            3,
+            "Sponsor ads",
+            BenefitProperties::Ads {
+                image_height: 400,
+                image_width: 400,
+            },
+        ),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    let mut out = Vec::new();
+    for b in sample_benefits() {
+        out.push((
+            "Benefit",
+            serde_json::to_value(BenefitView::from(&b)).unwrap_or_default(),
+        ));
+        out.push((
+            "BenefitBase",
+            serde_json::to_value(BenefitBase::from(&b)).unwrap_or_default(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn benefit_variants_have_polars_keys() {
+        let views: Vec<serde_json::Value> = sample_benefits()
+            .iter()
+            .map(|b| serde_json::to_value(BenefitView::from(b)).unwrap())
+            .collect();
+        assert_eq!(views[0]["type"], "license_keys");
+        assert_eq!(
+            views[0]["properties"],
+            json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
+                   "activations": {"limit": 3, "enable_customer_admin": true},
+                   "limit_usage": null})
+        );
+        assert!(views[0].get("is_tax_applicable").is_none());
+        assert_eq!(views[1]["type"], "custom");
+        assert_eq!(views[1]["properties"], json!({"note": "Thanks!"}));
+        assert_eq!(views[1]["is_tax_applicable"], false);
+        assert_eq!(views[2]["type"], "ads");
+        assert!(views[2].get("is_tax_applicable").is_none());
+        assert_eq!(views[2]["modified_at"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn benefit_bodies_read_every_type() {
+        let b: BenefitCreate =
+            serde_json::from_value(json!({"type": "ads", "description": "Ads", "properties": {}}))
+                .unwrap();
+        assert!(matches!(
+            b,
+            BenefitCreate::Ads(BenefitAdsCreate {
+                properties: BenefitAdsProperties {
+                    image_height: 400,
+                    image_width: 400
+                },
+                ..
+            })
+        ));
+        let b: BenefitUpdate =
+            serde_json::from_value(json!({"type": "license_keys", "properties": {"prefix": "X"}}))
+                .unwrap();
+        assert!(matches!(b, BenefitUpdate::LicenseKeys(u) if u.description.is_none()));
+    }
+
+    #[test]
+    fn samples_cover_every_benefit_variant() {
+        let types: std::collections::BTreeSet<String> = samples()
+            .iter()
+            .filter(|(name, _)| *name == "Benefit")
+            .filter_map(|(_, v)| v["type"].as_str().map(String::from))
+            .collect();
+        let expected: std::collections::BTreeSet<String> = ["ads", "custom", "license_keys"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(types, expected);
     }
 }

@@ -1,14 +1,20 @@
 //! Custom fields in Polar's shapes: `CustomFieldCreate` / `CustomFieldUpdate` (discriminated
-//! unions on `type`) and the `CustomField` output schema.
+//! unions on `type`) and the `CustomField` / `AttachedCustomField` views.
 //!
 //! Bodies are read from the raw JSON rather than through serde, so that every problem is
 //! reported at once with pydantic's error types, and with pydantic's `loc` for tagged unions:
 //! the tag follows `body` (`["body", "text", "slug"]`). Polar's own checks (organization,
-//! duplicate slug, type change) use `["body", <field>]`, as Polar raises them.
+//! duplicate slug, type change) use `["body", <field>]`, as Polar raises them. The parsed
+//! bodies derive only their schema: its keys are the ones the parser reads.
 
-use serde_json::{json, Map, Value};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
 use super::custom_field_data::{lax_bool, lax_int, strict_str, Rejection};
+use super::metadata::{metadata_map, MetadataMap};
 use crate::domain::custom_field::{
     CustomField, CustomFieldProperties, CustomFieldType, FormProperties, SelectOption,
 };
@@ -19,25 +25,37 @@ use crate::error::FieldError;
 /// so upper-case letters are refused.
 pub const SLUG_PATTERN: &str = "^[a-z0-9-_]+$";
 
-/// A parsed, schema-valid `CustomFieldCreate`.
-#[derive(Debug, Clone, PartialEq)]
+/// Creates a custom field; `type` picks the keys of `properties`.
+// The parsed, schema-valid body (read by [`parse_create`]).
+#[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldCreate {
+    #[serde(rename = "type")]
+    #[schema(value_type = CustomFieldTypeView)]
     pub kind: CustomFieldType,
     pub slug: String,
     pub name: String,
-    pub organization_id: Option<uuid::Uuid>,
+    #[schema(value_type = crate::openapi::schemas::Metadata, required = false)]
     pub metadata: Metadata,
+    // The keys of the field's `type` (those of `CustomFieldProperties`).
+    #[schema(value_type = Object)]
     pub properties: CustomFieldProperties,
+    #[schema(nullable = false)]
+    pub organization_id: Option<Uuid>,
 }
 
-/// A parsed, schema-valid `CustomFieldUpdate`: `None` leaves a field unchanged (an explicit
-/// `null` counts as not sent).
-#[derive(Debug, Clone, PartialEq)]
+/// Updates a custom field; `type` must be the field's. A field left out or `null` is
+/// unchanged.
+// The parsed, schema-valid body (read by [`parse_update`]).
+#[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldUpdate {
+    #[serde(rename = "type")]
+    #[schema(value_type = CustomFieldTypeView)]
     pub kind: CustomFieldType,
     pub slug: Option<String>,
     pub name: Option<String>,
+    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
     pub metadata: Option<Metadata>,
+    #[schema(value_type = Option<Object>)]
     pub properties: Option<CustomFieldProperties>,
 }
 
@@ -424,96 +442,263 @@ pub fn parse_update(body: &Value) -> Result<CustomFieldUpdate, Vec<FieldError>> 
     }))
 }
 
-/// A field's `properties` with only the keys that are set, as Polar stores them.
-pub fn properties_json(p: &CustomFieldProperties) -> Value {
-    let mut m = Map::new();
-    let form = match p {
-        CustomFieldProperties::Text { form, .. }
-        | CustomFieldProperties::Number { form, .. }
-        | CustomFieldProperties::Date { form, .. }
-        | CustomFieldProperties::Checkbox { form }
-        | CustomFieldProperties::Select { form, .. } => form,
-    };
-    for (key, value) in [
-        ("form_label", &form.form_label),
-        ("form_help_text", &form.form_help_text),
-        ("form_placeholder", &form.form_placeholder),
-    ] {
-        if let Some(v) = value {
-            m.insert(key.into(), Value::from(v.as_str()));
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = CustomFieldType)]
+pub enum CustomFieldTypeView {
+    Text,
+    Number,
+    Date,
+    Checkbox,
+    Select,
+}
+
+impl From<CustomFieldType> for CustomFieldTypeView {
+    fn from(t: CustomFieldType) -> Self {
+        match t {
+            CustomFieldType::Text => CustomFieldTypeView::Text,
+            CustomFieldType::Number => CustomFieldTypeView::Number,
+            CustomFieldType::Date => CustomFieldTypeView::Date,
+            CustomFieldType::Checkbox => CustomFieldTypeView::Checkbox,
+            CustomFieldType::Select => CustomFieldTypeView::Select,
         }
     }
-    let put_int = |m: &mut Map<String, Value>, key: &str, v: &Option<i64>| {
-        if let Some(v) = v {
-            m.insert(key.into(), Value::from(*v));
-        }
-    };
-    match p {
-        CustomFieldProperties::Text {
-            textarea,
-            min_length,
-            max_length,
-            ..
-        } => {
-            if let Some(t) = textarea {
-                m.insert("textarea".into(), Value::from(*t));
-            }
-            put_int(&mut m, "min_length", min_length);
-            put_int(&mut m, "max_length", max_length);
-        }
-        CustomFieldProperties::Number { ge, le, .. }
-        | CustomFieldProperties::Date { ge, le, .. } => {
-            put_int(&mut m, "ge", ge);
-            put_int(&mut m, "le", le);
-        }
-        CustomFieldProperties::Checkbox { .. } => {}
-        CustomFieldProperties::Select { options, .. } => {
-            m.insert(
-                "options".into(),
-                Value::Array(
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomFieldSelectOption {
+    pub value: String,
+    pub label: String,
+}
+
+/// The properties of a field; which keys appear depends on `type`, unset ones are left
+/// out (Polar stores them as a JSON object holding the keys it was given).
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[schema(as = CustomFieldProperties)]
+pub struct CustomFieldPropertiesView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub form_label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub form_help_text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub form_placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub textarea: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub min_length: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub max_length: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub ge: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub le: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub options: Option<Vec<CustomFieldSelectOption>>,
+}
+
+impl From<&CustomFieldProperties> for CustomFieldPropertiesView {
+    fn from(p: &CustomFieldProperties) -> Self {
+        let form = match p {
+            CustomFieldProperties::Text { form, .. }
+            | CustomFieldProperties::Number { form, .. }
+            | CustomFieldProperties::Date { form, .. }
+            | CustomFieldProperties::Checkbox { form }
+            | CustomFieldProperties::Select { form, .. } => form,
+        };
+        let view = CustomFieldPropertiesView {
+            form_label: form.form_label.clone(),
+            form_help_text: form.form_help_text.clone(),
+            form_placeholder: form.form_placeholder.clone(),
+            ..CustomFieldPropertiesView::default()
+        };
+        match p {
+            CustomFieldProperties::Text {
+                textarea,
+                min_length,
+                max_length,
+                ..
+            } => CustomFieldPropertiesView {
+                textarea: *textarea,
+                min_length: *min_length,
+                max_length: *max_length,
+                ..view
+            },
+            CustomFieldProperties::Number { ge, le, .. }
+            | CustomFieldProperties::Date { ge, le, .. } => CustomFieldPropertiesView {
+                ge: *ge,
+                le: *le,
+                ..view
+            },
+            CustomFieldProperties::Checkbox { .. } => view,
+            CustomFieldProperties::Select { options, .. } => CustomFieldPropertiesView {
+                options: Some(
                     options
                         .iter()
-                        .map(|o| json!({"value": o.value, "label": o.label}))
+                        .map(|o| CustomFieldSelectOption {
+                            value: o.value.clone(),
+                            label: o.label.clone(),
+                        })
                         .collect(),
                 ),
-            );
+                ..view
+            },
         }
     }
-    Value::Object(m)
 }
 
-/// The `CustomField` schema (the variant named by `type`). Products and checkouts embed it
-/// in `attached_custom_fields`.
-pub fn custom_field_json(cf: &CustomField) -> Value {
-    json!({
-        "created_at": cf.created_at,
-        "modified_at": cf.modified_at,
-        "id": cf.id.0,
-        "metadata": cf.metadata.to_json(),
-        "type": cf.kind().as_str(),
-        "slug": cf.slug,
-        "name": cf.name,
-        "organization_id": cf.organization_id.0,
-        "properties": properties_json(&cf.properties),
-    })
+/// The `CustomField` schema. Products and checkouts embed it in `attached_custom_fields`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = CustomField)]
+pub struct CustomFieldView {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    pub metadata: MetadataMap,
+    #[serde(rename = "type")]
+    pub kind: CustomFieldTypeView,
+    pub slug: String,
+    pub name: String,
+    pub organization_id: Uuid,
+    pub properties: CustomFieldPropertiesView,
 }
 
-/// One `AttachedCustomField`: `{custom_field_id, custom_field, order, required}`.
-pub fn attached_custom_field_json(cf: &CustomField, order: i64, required: bool) -> Value {
-    json!({
-        "custom_field_id": cf.id.0,
-        "custom_field": custom_field_json(cf),
-        "order": order,
-        "required": required,
-    })
+impl From<&CustomField> for CustomFieldView {
+    fn from(cf: &CustomField) -> Self {
+        CustomFieldView {
+            id: cf.id.0,
+            created_at: cf.created_at,
+            modified_at: cf.modified_at,
+            metadata: metadata_map(&cf.metadata),
+            kind: cf.kind().into(),
+            slug: cf.slug.clone(),
+            name: cf.name.clone(),
+            organization_id: cf.organization_id.0,
+            properties: (&cf.properties).into(),
+        }
+    }
+}
+
+/// The `AttachedCustomField` schema: a field as a product attaches it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = AttachedCustomField)]
+pub struct AttachedCustomFieldView {
+    pub custom_field_id: Uuid,
+    pub custom_field: CustomFieldView,
+    pub order: i64,
+    pub required: bool,
+}
+
+impl AttachedCustomFieldView {
+    pub fn new(cf: &CustomField, order: i64, required: bool) -> Self {
+        AttachedCustomFieldView {
+            custom_field_id: cf.id.0,
+            custom_field: cf.into(),
+            order,
+            required,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn sample_custom_fields() -> Vec<CustomField> {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::{CustomFieldId, OrganizationId};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let field = |n: u128, slug: &str, properties| CustomField {
+        id: CustomFieldId(Uuid::from_u128(0xcf00 + n)),
+        organization_id: OrganizationId(Uuid::from_u128(0x0a)),
+        created_at: now,
+        modified_at: None,
+        slug: slug.into(),
+        name: slug.to_uppercase(),
+        metadata: Metadata::default(),
+        properties,
+        deleted_at: None,
+    };
+    let form = FormProperties {
+        form_label: Some("Your answer".into()),
+        ..FormProperties::default()
+    };
+    vec![
+        field(
+            1,
+            "company",
+            CustomFieldProperties::Text {
+                form: form.clone(),
+                textarea: Some(false),
+                min_length: Some(1),
+                max_length: None,
+            },
+        ),
+        field(
+            2,
+            "seats",
+            CustomFieldProperties::Number {
+                form: FormProperties::default(),
+                ge: Some(1),
+                le: Some(100),
+            },
+        ),
+        field(
+            3,
+            "size",
+            CustomFieldProperties::Select {
+                form,
+                options: vec![SelectOption {
+                    value: "s".into(),
+                    label: "Small".into(),
+                }],
+            },
+        ),
+        field(
+            4,
+            "terms",
+            CustomFieldProperties::Checkbox {
+                form: FormProperties::default(),
+            },
+        ),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let mut out = Vec::new();
+    for (i, cf) in sample_custom_fields().iter().enumerate() {
+        out.push((
+            "CustomField",
+            serde_json::to_value(CustomFieldView::from(cf)).unwrap_or_default(),
+        ));
+        out.push((
+            "AttachedCustomField",
+            serde_json::to_value(AttachedCustomFieldView::new(
+                cf,
+                i as i64,
+                i.is_multiple_of(2),
+            ))
+            .unwrap_or_default(),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{TimeZone, Utc};
-
-    use crate::domain::ids::{CustomFieldId, OrganizationId};
 
     fn base(extra: Value) -> Value {
         let mut b =
@@ -701,57 +886,42 @@ mod tests {
 
     #[test]
     fn custom_field_renders_only_set_properties() {
-        let cf = CustomField {
-            id: CustomFieldId(uuid::Uuid::from_u128(1)),
-            organization_id: OrganizationId(uuid::Uuid::from_u128(2)),
-            created_at: Utc.timestamp_opt(0, 0).single().unwrap_or_default(),
-            modified_at: None,
-            slug: "size".into(),
-            name: "Size".into(),
-            metadata: Metadata::default(),
-            properties: CustomFieldProperties::Text {
-                form: FormProperties {
-                    form_label: Some("Your size".into()),
-                    ..FormProperties::default()
-                },
-                textarea: None,
-                min_length: Some(0),
-                max_length: None,
-            },
-            deleted_at: None,
-        };
-        let v = custom_field_json(&cf);
+        let fields = sample_custom_fields();
+        let v = serde_json::to_value(CustomFieldView::from(&fields[0])).unwrap();
         assert_eq!(v["type"], "text");
         assert_eq!(
             v["properties"],
-            json!({"form_label": "Your size", "min_length": 0})
+            json!({"form_label": "Your answer", "textarea": false, "min_length": 1})
         );
         assert_eq!(v["metadata"], json!({}));
         assert_eq!(v["modified_at"], Value::Null);
-        assert_eq!(v["organization_id"], "00000000-0000-0000-0000-000000000002");
-        let a = attached_custom_field_json(&cf, 3, true);
+        assert_eq!(v["organization_id"], "00000000-0000-0000-0000-00000000000a");
+        let a = serde_json::to_value(AttachedCustomFieldView::new(&fields[0], 3, true)).unwrap();
         assert_eq!(a["custom_field_id"], v["id"]);
         assert_eq!(a["custom_field"], v);
         assert_eq!(
             (a["order"].clone(), a["required"].clone()),
             (json!(3), json!(true))
         );
-        let select = CustomFieldProperties::Select {
-            form: FormProperties::default(),
-            options: vec![SelectOption {
-                value: "s".into(),
-                label: "S".into(),
-            }],
+        let properties = |cf: &CustomField| {
+            serde_json::to_value(CustomFieldPropertiesView::from(&cf.properties)).unwrap()
         };
+        assert_eq!(properties(&fields[1]), json!({"ge": 1, "le": 100}));
         assert_eq!(
-            properties_json(&select),
-            json!({"options": [{"value": "s", "label": "S"}]})
+            properties(&fields[2]),
+            json!({"form_label": "Your answer", "options": [{"value": "s", "label": "Small"}]})
         );
+        assert_eq!(properties(&fields[3]), json!({}));
+    }
+
+    #[test]
+    fn samples_cover_every_shape() {
+        let samples = samples();
+        let names: std::collections::BTreeSet<&str> = samples.iter().map(|(n, _)| *n).collect();
         assert_eq!(
-            properties_json(&CustomFieldProperties::Checkbox {
-                form: FormProperties::default()
-            }),
-            json!({})
+            names,
+            ["AttachedCustomField", "CustomField"].into_iter().collect()
         );
+        assert!(samples.iter().all(|(_, v)| v.is_object()));
     }
 }

@@ -1,43 +1,63 @@
 //! Customer request bodies, the `Address` and tax-id inputs checkouts share, and the
-//! `Customer` shape (also `OrderCustomer`, `SubscriptionCustomer`, `LicenseKeyCustomer`).
+//! `Customer` view (also `OrderCustomer`, `SubscriptionCustomer`, `LicenseKeyCustomer`) with
+//! the deprecated `user` object built from it.
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
 
+use super::metadata::{metadata_map, MetadataMap};
 use super::Maybe;
 use crate::domain::customer::{
     validate_tax_id, Address, AddressIssue, Customer, TaxId, TaxIdFormat,
 };
 use crate::error::FieldError;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct CustomerCreate {
     pub email: String,
     #[serde(default)]
     pub name: Option<String>,
+    // Parsed with [`parse_address`].
     #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
     pub billing_address: Option<Value>,
+    // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub tax_id: Option<Value>,
     #[serde(default)]
-    pub organization_id: Option<uuid::Uuid>,
+    #[schema(nullable = false)]
+    pub organization_id: Option<Uuid>,
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
     pub metadata: Option<Value>,
 }
 
 /// Every field optional; `null` clears `name`, `billing_address` and `tax_id`, and leaves
 /// `email` and `metadata` as they are.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CustomerUpdate {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub email: Maybe<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub name: Maybe<String>,
+    // Parsed with [`parse_address`].
     #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
     pub billing_address: Maybe<Value>,
+    // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub tax_id: Maybe<Value>,
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
@@ -223,41 +243,123 @@ pub fn check_tax_id(
     })
 }
 
-/// `Address` as Polar renders it: every line, null when unset.
-pub fn address_json(a: &Address) -> Value {
-    json!({
-        "line1": a.line1,
-        "line2": a.line2,
-        "postal_code": a.postal_code,
-        "city": a.city,
-        "state": a.state,
-        "country": a.country,
-    })
+/// A postal address; every line is sent, null when unset.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Address)]
+pub struct AddressView {
+    pub line1: Option<String>,
+    pub line2: Option<String>,
+    pub postal_code: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    pub country: String,
 }
 
-/// A tax id as `[number, format]`, or null.
-pub fn tax_id_json(t: Option<&TaxId>) -> Value {
-    match t {
-        Some(t) => json!([t.value, t.format.as_str()]),
-        None => Value::Null,
+impl From<&Address> for AddressView {
+    fn from(a: &Address) -> Self {
+        AddressView {
+            line1: a.line1.clone(),
+            line2: a.line2.clone(),
+            postal_code: a.postal_code.clone(),
+            city: a.city.clone(),
+            state: a.state.clone(),
+            country: a.country.clone(),
+        }
+    }
+}
+
+/// A tax id and its format, e.g. `["FR61954506077", "eu_vat"]`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = TaxId)]
+pub struct TaxIdView(pub String, pub String);
+
+impl From<&TaxId> for TaxIdView {
+    fn from(t: &TaxId) -> Self {
+        TaxIdView(t.value.clone(), t.format.as_str().to_string())
     }
 }
 
 /// The `Customer` schema (the same keys as `OrderCustomer`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Customer)]
+pub struct CustomerView {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    pub metadata: MetadataMap,
+    pub email: String,
+    pub email_verified: bool,
+    pub name: Option<String>,
+    pub billing_address: Option<AddressView>,
+    pub tax_id: Option<TaxIdView>,
+    pub organization_id: Uuid,
+    pub avatar_url: String,
+}
+
+impl From<&Customer> for CustomerView {
+    fn from(c: &Customer) -> Self {
+        CustomerView {
+            id: c.id.0,
+            created_at: c.created_at,
+            modified_at: c.modified_at,
+            metadata: metadata_map(&c.metadata),
+            email: c.email.clone(),
+            email_verified: c.email_verified,
+            name: c.name.clone(),
+            billing_address: c.billing_address.as_ref().map(AddressView::from),
+            tax_id: c.tax_id.as_ref().map(TaxIdView::from),
+            organization_id: c.organization_id.0,
+            avatar_url: c.avatar_url(),
+        }
+    }
+}
+
+/// The deprecated `user` of orders, subscriptions and license keys, built from the
+/// customer as Polar does: the customer's id, e-mail, and the first letter of the name (or
+/// e-mail) as `public_name`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerUser {
+    pub id: Uuid,
+    pub email: String,
+    pub public_name: String,
+    #[schema(value_type = Option<String>)]
+    pub avatar_url: String,
+}
+
+impl From<&Customer> for CustomerUser {
+    fn from(c: &Customer) -> Self {
+        let public_name: String = c
+            .name
+            .as_deref()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(&c.email)
+            .chars()
+            .take(1)
+            .collect();
+        CustomerUser {
+            id: c.id.0,
+            email: c.email.clone(),
+            public_name,
+            avatar_url: c.avatar_url(),
+        }
+    }
+}
+
+// merge shim: remove once callers use the typed view
+pub fn address_json(a: &Address) -> Value {
+    serde_json::to_value(AddressView::from(a)).unwrap_or_default()
+}
+
+// merge shim: remove once callers use the typed view
 pub fn customer_json(c: &Customer) -> Value {
-    json!({
-        "id": c.id.0,
-        "created_at": c.created_at,
-        "modified_at": c.modified_at,
-        "metadata": c.metadata.to_json(),
-        "email": c.email,
-        "email_verified": c.email_verified,
-        "name": c.name,
-        "billing_address": c.billing_address.as_ref().map(address_json),
-        "tax_id": tax_id_json(c.tax_id.as_ref()),
-        "organization_id": c.organization_id.0,
-        "avatar_url": c.avatar_url(),
-    })
+    serde_json::to_value(CustomerView::from(c)).unwrap_or_default()
+}
+
+// merge shim: remove once callers use the typed view
+pub fn customer_user_json(c: &Customer) -> Value {
+    serde_json::to_value(CustomerUser::from(c)).unwrap_or_default()
 }
 
 /// An e-mail address as stored: trimmed, with a lower-cased domain.
@@ -269,31 +371,69 @@ pub fn normalize_email_input(email: &str) -> String {
     }
 }
 
-/// The deprecated `user` object of orders, subscriptions and license keys, built from the
-/// customer as Polar does: the customer's id, e-mail, and the first letter of the name (or
-/// e-mail) as `public_name`.
-pub fn customer_user_json(c: &crate::domain::customer::Customer) -> Value {
-    let public_name: String = c
-        .name
-        .as_deref()
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or(&c.email)
-        .chars()
-        .take(1)
-        .collect();
-    serde_json::json!({
-        "id": c.id.0,
-        "email": c.email,
-        "public_name": public_name,
-        "avatar_url": c.avatar_url(),
-    })
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    use chrono::TimeZone;
+
+    use crate::domain::customer::TaxIdFormat;
+    use crate::domain::ids::{CustomerId, OrganizationId};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let mut full = Customer::new(
+        CustomerId(Uuid::from_u128(0xc0)),
+        OrganizationId(Uuid::from_u128(0x0a)),
+        "jane@example.com".into(),
+        now,
+    );
+    full.name = Some("Jane Doe".into());
+    full.modified_at = Some(now);
+    full.billing_address = Address::new(
+        Some("1 rue de la Paix"),
+        None,
+        Some("75002"),
+        Some("Paris"),
+        None,
+        "FR",
+    )
+    .ok();
+    full.tax_id = TaxIdFormat::parse("eu_vat").map(|format| TaxId {
+        value: "FR61954506077".into(),
+        format,
+    });
+    let bare = Customer::new(
+        CustomerId(Uuid::from_u128(0xc1)),
+        OrganizationId(Uuid::from_u128(0x0a)),
+        "bob@example.com".into(),
+        now,
+    );
+    let mut out = Vec::new();
+    for c in [&full, &bare] {
+        out.push((
+            "Customer",
+            serde_json::to_value(CustomerView::from(c)).unwrap_or_default(),
+        ));
+        out.push((
+            "CustomerUser",
+            serde_json::to_value(CustomerUser::from(c)).unwrap_or_default(),
+        ));
+    }
+    if let Some(a) = &full.billing_address {
+        out.push((
+            "Address",
+            serde_json::to_value(AddressView::from(a)).unwrap_or_default(),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::ids::{CustomerId, OrganizationId};
-    use chrono::Utc;
+    use serde_json::json;
     use std::collections::BTreeSet;
 
     fn loc() -> Vec<Value> {
@@ -308,7 +448,7 @@ mod tests {
             "a@b.co".into(),
             Utc::now(),
         );
-        let v = customer_json(&c);
+        let v = serde_json::to_value(CustomerView::from(&c)).unwrap();
         let keys: BTreeSet<&str> = v
             .as_object()
             .map(|m| m.keys().map(String::as_str).collect())
@@ -339,7 +479,7 @@ mod tests {
         let a = a.unwrap_or_default();
         assert_eq!(a.country, "FR");
         assert_eq!(
-            address_json(&a),
+            serde_json::to_value(AddressView::from(&a)).unwrap(),
             json!({"line1": "1 rue X", "line2": null, "postal_code": null, "city": null, "state": null, "country": "FR"})
         );
         let e = parse_address(&json!({"line1": "x"}), loc())
@@ -374,7 +514,7 @@ mod tests {
             crate::loc!["body", "tax_id"],
         );
         assert_eq!(
-            t.map(|t| tax_id_json(Some(&t))),
+            t.map(|t| serde_json::to_value(TaxIdView::from(&t)).unwrap()),
             Ok(json!(["FR61954506077", "eu_vat"]))
         );
         let e = check_tax_id("123", fr.as_ref(), loc(), crate::loc!["body", "tax_id"]);
@@ -404,5 +544,20 @@ mod tests {
             normalize_email_input(" Jane@Example.COM "),
             "Jane@example.com"
         );
+    }
+
+    #[test]
+    fn samples_cover_every_shape() {
+        let samples = samples();
+        let names: BTreeSet<&str> = samples.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["Address", "Customer", "CustomerUser"]
+                .into_iter()
+                .collect()
+        );
+        assert_eq!(samples[0].1["tax_id"], json!(["FR61954506077", "eu_vat"]));
+        assert_eq!(samples[0].1["billing_address"]["country"], "FR");
+        assert_eq!(samples[1].1["public_name"], "J");
     }
 }

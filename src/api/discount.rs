@@ -1,92 +1,126 @@
 //! Discount request bodies and the discount shapes responses embed: the full `Discount`
-//! (with `products`), the `…Base` form inside orders and subscriptions, and the checkout
-//! summary.
+//! union (with `products`), the `DiscountBase` union inside orders and subscriptions, and
+//! the `CheckoutDiscount` union of checkouts; each has one variant per `type` and
+//! `duration` family.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
+use super::metadata::{metadata_map, MetadataMap};
+use super::product::{tag, ProductBase, TagFixed};
 use super::Maybe;
 use crate::domain::discount::{Discount, DiscountDuration, DiscountKind};
+use crate::domain::ids::DiscountId;
 use crate::domain::product::Product;
 use crate::error::FieldError;
+use tollgate_actors::checkout::AppliedDiscount;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(as = DiscountType)]
 pub enum DiscountTypeInput {
     Fixed,
     Percentage,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(as = DiscountDuration)]
 pub enum DurationInput {
     Once,
     Forever,
     Repeating,
 }
 
-/// `DiscountCreate`: one of four shapes chosen by `type` and `duration`; the fields of the
-/// other shapes are ignored.
-#[derive(Debug, Deserialize)]
+/// Creates a discount: `fixed` takes `amount` (and `currency`), `percentage` takes
+/// `basis_points`; `repeating` takes `duration_in_months`. The fields of the other shapes
+/// are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct DiscountCreate {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: DiscountTypeInput,
     pub duration: DurationInput,
     #[serde(default)]
+    #[schema(nullable = false)]
     pub duration_in_months: Option<i64>,
     #[serde(default)]
+    #[schema(nullable = false)]
     pub amount: Option<i64>,
     #[serde(default)]
+    #[schema(nullable = false)]
     pub currency: Option<String>,
     #[serde(default)]
+    #[schema(nullable = false)]
     pub basis_points: Option<i64>,
     #[serde(default)]
     pub code: Option<String>,
+    // Parsed with [`parse_datetime`].
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub starts_at: Option<Value>,
+    // Parsed with [`parse_datetime`].
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub ends_at: Option<Value>,
     #[serde(default)]
     pub max_redemptions: Option<i64>,
     #[serde(default)]
-    pub products: Option<Vec<uuid::Uuid>>,
+    pub products: Option<Vec<Uuid>>,
     #[serde(default)]
-    pub organization_id: Option<uuid::Uuid>,
+    #[schema(nullable = false)]
+    pub organization_id: Option<Uuid>,
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
     pub metadata: Option<Value>,
 }
 
 /// `DiscountUpdate`: every field optional; `null` clears `code`, `starts_at`, `ends_at` and
 /// `max_redemptions`, and leaves the other fields as they are.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct DiscountUpdate {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub name: Maybe<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub code: Maybe<String>,
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub starts_at: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub ends_at: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub max_redemptions: Maybe<i64>,
     #[serde(default)]
+    #[schema(value_type = Option<DurationInput>)]
     pub duration: Maybe<DurationInput>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub duration_in_months: Maybe<i64>,
     #[serde(default, rename = "type")]
+    #[schema(value_type = Option<DiscountTypeInput>)]
     pub kind: Maybe<DiscountTypeInput>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub amount: Maybe<i64>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub currency: Maybe<String>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub basis_points: Maybe<i64>,
     #[serde(default)]
-    pub products: Maybe<Vec<uuid::Uuid>>,
+    #[schema(value_type = Option<Vec<Uuid>>)]
+    pub products: Maybe<Vec<Uuid>>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
@@ -164,92 +198,394 @@ fn parse_datetime_str(s: &str) -> Option<DateTime<Utc>> {
         })
 }
 
-/// `DiscountProduct` (Polar's `ProductBase`).
-pub fn discount_product_json(p: &Product) -> Value {
-    json!({
-        "id": p.id.0,
-        "created_at": p.created_at,
-        "modified_at": p.modified_at,
-        "name": p.name,
-        "description": p.description,
-        "is_recurring": p.is_recurring,
-        "is_archived": p.is_archived,
-        "organization_id": p.organization_id.0,
-    })
+tag!(TagPercentage = "percentage");
+tag!(TagRepeating = "repeating");
+
+/// The `duration` of the `once` and `forever` variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscountOnceForever {
+    Once,
+    Forever,
 }
 
-/// The type- and duration-dependent fields: `amount` + `currency` or `basis_points`, and
-/// `duration_in_months` for repeating discounts.
-fn variant_fields(out: &mut Map<String, Value>, d: &Discount) {
-    kind_fields(out, &d.kind, d.duration);
-}
-
-/// The fields that depend on a discount's type and duration: `type`, `duration`, then
-/// `amount`+`currency` or `basis_points`, then `duration_in_months` when repeating.
-pub fn kind_fields(out: &mut Map<String, Value>, kind: &DiscountKind, duration: DiscountDuration) {
-    out.insert("type".into(), Value::from(kind.discount_type().as_str()));
-    out.insert("duration".into(), Value::from(duration.as_str()));
-    match kind {
-        DiscountKind::Fixed { amount, currency } => {
-            out.insert("amount".into(), Value::from(*amount));
-            out.insert("currency".into(), Value::from(currency.as_str()));
+/// The three forms of one variant (type and duration family): the full discount, the
+/// `…Base` form without `products`, and the checkout summary. Each `build` takes the
+/// variant's own fields after the record's.
+macro_rules! discount_variant {
+    ($full:ident, $base:ident, $checkout:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $base {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            pub metadata: MetadataMap,
+            pub name: String,
+            pub code: Option<String>,
+            pub starts_at: Option<DateTime<Utc>>,
+            pub ends_at: Option<DateTime<Utc>>,
+            pub max_redemptions: Option<i64>,
+            pub redemptions_count: i64,
+            pub organization_id: Uuid,
+            $(pub $field: $ty,)*
         }
-        DiscountKind::Percentage { basis_points } => {
-            out.insert("basis_points".into(), Value::from(*basis_points));
+
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $full {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            pub metadata: MetadataMap,
+            pub name: String,
+            pub code: Option<String>,
+            pub starts_at: Option<DateTime<Utc>>,
+            pub ends_at: Option<DateTime<Utc>>,
+            pub max_redemptions: Option<i64>,
+            pub redemptions_count: i64,
+            pub organization_id: Uuid,
+            $(pub $field: $ty,)*
+            pub products: Vec<ProductBase>,
         }
+
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $checkout {
+            pub id: Uuid,
+            pub name: String,
+            pub code: Option<String>,
+            $(pub $field: $ty,)*
+        }
+
+        impl $base {
+            fn build(d: &Discount, $($field: $ty),*) -> Self {
+                Self {
+                    id: d.id.0,
+                    created_at: d.created_at,
+                    modified_at: d.modified_at,
+                    metadata: metadata_map(&d.metadata),
+                    name: d.name.clone(),
+                    code: d.code.clone(),
+                    starts_at: d.starts_at,
+                    ends_at: d.ends_at,
+                    max_redemptions: d.max_redemptions,
+                    redemptions_count: d.redemptions_count,
+                    organization_id: d.organization_id.0,
+                    $($field,)*
+                }
+            }
+        }
+
+        impl $full {
+            fn build(d: &Discount, products: Vec<ProductBase>, $($field: $ty),*) -> Self {
+                Self {
+                    id: d.id.0,
+                    created_at: d.created_at,
+                    modified_at: d.modified_at,
+                    metadata: metadata_map(&d.metadata),
+                    name: d.name.clone(),
+                    code: d.code.clone(),
+                    starts_at: d.starts_at,
+                    ends_at: d.ends_at,
+                    max_redemptions: d.max_redemptions,
+                    redemptions_count: d.redemptions_count,
+                    organization_id: d.organization_id.0,
+                    $($field,)*
+                    products,
+                }
+            }
+        }
+
+        impl $checkout {
+            fn build(
+                (id, name, code): (DiscountId, &str, Option<&str>),
+                $($field: $ty),*
+            ) -> Self {
+                Self {
+                    id: id.0,
+                    name: name.to_string(),
+                    code: code.map(str::to_string),
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+discount_variant!(
+    DiscountFixedOnceForeverDuration,
+    DiscountFixedOnceForeverDurationBase,
+    CheckoutDiscountFixedOnceForeverDuration {
+        r#type: TagFixed,
+        duration: DiscountOnceForever,
+        amount: i64,
+        currency: String,
     }
-    if let Some(months) = duration.months() {
-        out.insert("duration_in_months".into(), Value::from(months));
+);
+discount_variant!(
+    DiscountFixedRepeatingDuration,
+    DiscountFixedRepeatingDurationBase,
+    CheckoutDiscountFixedRepeatingDuration {
+        r#type: TagFixed,
+        duration: TagRepeating,
+        duration_in_months: i64,
+        amount: i64,
+        currency: String,
+    }
+);
+discount_variant!(
+    DiscountPercentageOnceForeverDuration,
+    DiscountPercentageOnceForeverDurationBase,
+    CheckoutDiscountPercentageOnceForeverDuration {
+        r#type: TagPercentage,
+        duration: DiscountOnceForever,
+        basis_points: i64,
+    }
+);
+discount_variant!(
+    DiscountPercentageRepeatingDuration,
+    DiscountPercentageRepeatingDurationBase,
+    CheckoutDiscountPercentageRepeatingDuration {
+        r#type: TagPercentage,
+        duration: TagRepeating,
+        duration_in_months: i64,
+        basis_points: i64,
+    }
+);
+
+/// Builds the variant of `$union` for a discount's kind and duration: `$form::build` gets
+/// `$args`, then the variant's own fields.
+macro_rules! by_variant {
+    ($kind:expr, $duration:expr, $union:ident {
+        $fo:ident, $fr:ident, $po:ident, $pr:ident $(,)?
+    }, ($($args:expr),*)) => {{
+        let once_forever = match $duration {
+            DiscountDuration::Once => Ok(DiscountOnceForever::Once),
+            DiscountDuration::Forever => Ok(DiscountOnceForever::Forever),
+            DiscountDuration::Repeating { months } => Err(months),
+        };
+        match ($kind, once_forever) {
+            (DiscountKind::Fixed { amount, currency }, Ok(duration)) => $union::FixedOnceForever(
+                $fo::build($($args,)* TagFixed::Value, duration, *amount, currency.clone()),
+            ),
+            (DiscountKind::Fixed { amount, currency }, Err(months)) => $union::FixedRepeating(
+                $fr::build(
+                    $($args,)*
+                    TagFixed::Value,
+                    TagRepeating::Value,
+                    months,
+                    *amount,
+                    currency.clone(),
+                ),
+            ),
+            (DiscountKind::Percentage { basis_points }, Ok(duration)) => {
+                $union::PercentageOnceForever($po::build(
+                    $($args,)*
+                    TagPercentage::Value,
+                    duration,
+                    *basis_points,
+                ))
+            }
+            (DiscountKind::Percentage { basis_points }, Err(months)) => {
+                $union::PercentageRepeating($pr::build(
+                    $($args,)*
+                    TagPercentage::Value,
+                    TagRepeating::Value,
+                    months,
+                    *basis_points,
+                ))
+            }
+        }
+    }};
+}
+
+/// The `Discount` schema: a discount, its variant named by `type` and `duration`, with the
+/// products it is restricted to.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+#[schema(as = Discount)]
+pub enum DiscountView {
+    FixedOnceForever(DiscountFixedOnceForeverDuration),
+    FixedRepeating(DiscountFixedRepeatingDuration),
+    PercentageOnceForever(DiscountPercentageOnceForeverDuration),
+    PercentageRepeating(DiscountPercentageRepeatingDuration),
+}
+
+impl DiscountView {
+    /// `products` are the products the discount is restricted to, in order.
+    pub fn new(d: &Discount, products: &[Product]) -> Self {
+        let products: Vec<ProductBase> = products.iter().map(ProductBase::from).collect();
+        by_variant!(
+            &d.kind,
+            d.duration,
+            DiscountView {
+                DiscountFixedOnceForeverDuration,
+                DiscountFixedRepeatingDuration,
+                DiscountPercentageOnceForeverDuration,
+                DiscountPercentageRepeatingDuration,
+            },
+            (d, products)
+        )
     }
 }
 
-/// The `Discount…Base` shapes (orders and subscriptions embed these): every field but
-/// `products`.
+/// A discount without its products (in orders and subscriptions).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum DiscountBase {
+    FixedOnceForever(DiscountFixedOnceForeverDurationBase),
+    FixedRepeating(DiscountFixedRepeatingDurationBase),
+    PercentageOnceForever(DiscountPercentageOnceForeverDurationBase),
+    PercentageRepeating(DiscountPercentageRepeatingDurationBase),
+}
+
+impl From<&Discount> for DiscountBase {
+    fn from(d: &Discount) -> Self {
+        by_variant!(
+            &d.kind,
+            d.duration,
+            DiscountBase {
+                DiscountFixedOnceForeverDurationBase,
+                DiscountFixedRepeatingDurationBase,
+                DiscountPercentageOnceForeverDurationBase,
+                DiscountPercentageRepeatingDurationBase,
+            },
+            (d)
+        )
+    }
+}
+
+/// The discount applied to a checkout: id, name, code and the variant's fields.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CheckoutDiscount {
+    FixedOnceForever(CheckoutDiscountFixedOnceForeverDuration),
+    FixedRepeating(CheckoutDiscountFixedRepeatingDuration),
+    PercentageOnceForever(CheckoutDiscountPercentageOnceForeverDuration),
+    PercentageRepeating(CheckoutDiscountPercentageRepeatingDuration),
+}
+
+impl CheckoutDiscount {
+    pub fn new(
+        id: DiscountId,
+        name: &str,
+        code: Option<&str>,
+        kind: &DiscountKind,
+        duration: DiscountDuration,
+    ) -> Self {
+        by_variant!(
+            kind,
+            duration,
+            CheckoutDiscount {
+                CheckoutDiscountFixedOnceForeverDuration,
+                CheckoutDiscountFixedRepeatingDuration,
+                CheckoutDiscountPercentageOnceForeverDuration,
+                CheckoutDiscountPercentageRepeatingDuration,
+            },
+            ((id, name, code))
+        )
+    }
+}
+
+impl From<&AppliedDiscount> for CheckoutDiscount {
+    fn from(d: &AppliedDiscount) -> Self {
+        CheckoutDiscount::new(d.id, &d.name, d.code.as_deref(), &d.kind, d.duration)
+    }
+}
+
+impl From<&Discount> for CheckoutDiscount {
+    fn from(d: &Discount) -> Self {
+        CheckoutDiscount::new(d.id, &d.name, d.code.as_deref(), &d.kind, d.duration)
+    }
+}
+
+// merge shim: remove once callers use the typed view
 pub fn discount_base_json(d: &Discount) -> Value {
-    let mut out = Map::new();
-    out.insert("id".into(), json!(d.id.0));
-    out.insert("created_at".into(), json!(d.created_at));
-    out.insert("modified_at".into(), json!(d.modified_at));
-    out.insert("metadata".into(), d.metadata.to_json());
-    out.insert("name".into(), Value::from(d.name.as_str()));
-    out.insert("code".into(), json!(d.code));
-    out.insert("starts_at".into(), json!(d.starts_at));
-    out.insert("ends_at".into(), json!(d.ends_at));
-    out.insert("max_redemptions".into(), json!(d.max_redemptions));
-    out.insert("redemptions_count".into(), Value::from(d.redemptions_count));
-    out.insert("organization_id".into(), json!(d.organization_id.0));
-    variant_fields(&mut out, d);
-    Value::Object(out)
+    serde_json::to_value(DiscountBase::from(d)).unwrap_or_default()
 }
 
-/// The full `Discount` schema: the base form plus the `products` it is restricted to.
-pub fn discount_json(d: &Discount, products: &[Product]) -> Value {
-    let mut out = discount_base_json(d);
-    if let Value::Object(map) = &mut out {
-        map.insert(
-            "products".into(),
-            Value::Array(products.iter().map(discount_product_json).collect()),
+// merge shim: remove once callers use the typed view
+/// The fields that depend on a discount's type and duration (those of a
+/// `CheckoutDiscount` but its id, name and code), added to `out`.
+pub fn kind_fields(out: &mut Map<String, Value>, kind: &DiscountKind, duration: DiscountDuration) {
+    let summary = CheckoutDiscount::new(DiscountId(Uuid::nil()), "", None, kind, duration);
+    if let Ok(Value::Object(fields)) = serde_json::to_value(summary) {
+        out.extend(
+            fields
+                .into_iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "id" | "name" | "code")),
         );
     }
-    out
 }
 
-/// The `CheckoutDiscount…` shapes: id, name, type, duration, code and the variant fields.
-pub fn checkout_discount_json(d: &Discount) -> Value {
-    let mut out = Map::new();
-    out.insert("id".into(), json!(d.id.0));
-    out.insert("name".into(), Value::from(d.name.as_str()));
-    out.insert("code".into(), json!(d.code));
-    variant_fields(&mut out, d);
-    Value::Object(out)
+#[cfg(test)]
+pub(crate) fn sample_discounts() -> Vec<Discount> {
+    use crate::domain::ids::OrganizationId;
+    use crate::domain::metadata::{MetaValue, Metadata};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let discount = |n: u128, kind, duration| Discount {
+        id: DiscountId(Uuid::from_u128(0xd100 + n)),
+        organization_id: OrganizationId(Uuid::from_u128(0x0a)),
+        created_at: now,
+        modified_at: Some(now),
+        name: format!("Launch {n}"),
+        code: n.is_multiple_of(2).then(|| format!("LAUNCH{n}")),
+        kind,
+        duration,
+        starts_at: Some(now),
+        ends_at: None,
+        max_redemptions: Some(100),
+        redemptions_count: 3,
+        product_ids: Vec::new(),
+        metadata: Metadata(
+            [("campaign".to_string(), MetaValue::Str("spring".into()))]
+                .into_iter()
+                .collect(),
+        ),
+        deleted_at: None,
+    };
+    let fixed = || DiscountKind::Fixed {
+        amount: 500,
+        currency: "usd".into(),
+    };
+    let percentage = || DiscountKind::Percentage { basis_points: 2500 };
+    vec![
+        discount(1, fixed(), DiscountDuration::Once),
+        discount(2, fixed(), DiscountDuration::Repeating { months: 3 }),
+        discount(3, percentage(), DiscountDuration::Forever),
+        discount(4, percentage(), DiscountDuration::Repeating { months: 12 }),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let products = super::product::sample_products();
+    let mut out = Vec::new();
+    for d in sample_discounts() {
+        let view = DiscountView::new(&d, &products);
+        out.push(("Discount", serde_json::to_value(view).unwrap_or_default()));
+        out.push((
+            "DiscountBase",
+            serde_json::to_value(DiscountBase::from(&d)).unwrap_or_default(),
+        ));
+        out.push((
+            "CheckoutDiscount",
+            serde_json::to_value(CheckoutDiscount::from(&d)).unwrap_or_default(),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::discount::DiscountDuration;
-    use crate::domain::ids::{DiscountId, OrganizationId};
+    use crate::domain::ids::OrganizationId;
     use crate::domain::metadata::Metadata;
+    use serde_json::json;
     use std::collections::BTreeSet;
 
     fn discount(kind: DiscountKind, duration: DiscountDuration) -> Discount {
@@ -307,11 +643,23 @@ mod tests {
             },
             DiscountDuration::Once,
         );
+        let value = |v: Result<Value, serde_json::Error>| v.unwrap();
         let mut expected = set(BASE);
         expected.extend(set(&["amount", "currency"]));
-        assert_eq!(keys(&discount_base_json(&fixed_once)), expected);
+        assert_eq!(
+            keys(&value(serde_json::to_value(DiscountBase::from(
+                &fixed_once
+            )))),
+            expected
+        );
         expected.insert("products".into());
-        assert_eq!(keys(&discount_json(&fixed_once, &[])), expected);
+        assert_eq!(
+            keys(&value(serde_json::to_value(DiscountView::new(
+                &fixed_once,
+                &[]
+            )))),
+            expected
+        );
 
         let pct_repeat = discount(
             DiscountKind::Percentage { basis_points: 2500 },
@@ -319,14 +667,15 @@ mod tests {
         );
         let mut expected = set(BASE);
         expected.extend(set(&["basis_points", "duration_in_months", "products"]));
-        let full = discount_json(&pct_repeat, &[]);
+        let full = value(serde_json::to_value(DiscountView::new(&pct_repeat, &[])));
         assert_eq!(keys(&full), expected);
         assert_eq!(full["duration"], "repeating");
         assert_eq!(full["duration_in_months"], 3);
         assert_eq!(full["type"], "percentage");
 
+        let checkout = |d: &Discount| value(serde_json::to_value(CheckoutDiscount::from(d)));
         assert_eq!(
-            keys(&checkout_discount_json(&pct_repeat)),
+            keys(&checkout(&pct_repeat)),
             set(&[
                 "id",
                 "name",
@@ -338,8 +687,15 @@ mod tests {
             ])
         );
         assert_eq!(
-            keys(&checkout_discount_json(&fixed_once)),
+            keys(&checkout(&fixed_once)),
             set(&["id", "name", "type", "duration", "code", "amount", "currency"])
+        );
+        let mut fields = Map::new();
+        kind_fields(&mut fields, &pct_repeat.kind, pct_repeat.duration);
+        assert_eq!(
+            Value::Object(fields),
+            json!({"type": "percentage", "duration": "repeating", "basis_points": 2500,
+                   "duration_in_months": 3})
         );
     }
 
@@ -373,5 +729,17 @@ mod tests {
         );
         assert!(parse_datetime(loc(), &json!("tomorrow")).is_err());
         assert!(parse_datetime(loc(), &json!(true)).is_err());
+    }
+
+    #[test]
+    fn samples_cover_every_discount_variant() {
+        for schema in ["Discount", "DiscountBase", "CheckoutDiscount"] {
+            let variants: BTreeSet<String> = samples()
+                .iter()
+                .filter(|(name, _)| *name == schema)
+                .map(|(_, v)| format!("{}/{}", v["type"], v["duration_in_months"].is_null()))
+                .collect();
+            assert_eq!(variants.len(), 4, "{schema}");
+        }
     }
 }

@@ -1,11 +1,24 @@
-//! Metadata in request bodies, with pydantic's error shapes.
+//! Metadata: the JSON object responses carry, and the parsing of request bodies with
+//! pydantic's error shapes.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::domain::metadata::{
     self, Metadata, MetadataIssue, MAX_KEY_CHARS, MAX_PAIRS, MAX_VALUE_CHARS,
 };
 use crate::error::FieldError;
+
+/// A `metadata` field of a response: a free-form JSON object (string, integer and boolean
+/// values), described in the document as `crate::openapi::schemas::Metadata`.
+pub type MetadataMap = Map<String, Value>;
+
+/// The JSON object of stored metadata.
+pub fn metadata_map(m: &Metadata) -> MetadataMap {
+    match m.to_json() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
 
 /// Parses `value` (the field `field` of the body) into metadata, or the 422 items.
 pub fn parse_metadata(field: &str, value: &Value) -> Result<Metadata, Vec<FieldError>> {

@@ -1,112 +1,112 @@
+//! Organizations in Polar's shapes: the `Organization` view with its settings objects, and
+//! the `OrganizationCreate` / `OrganizationUpdate` bodies.
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::Maybe;
-use crate::domain::organization::{Organization, ProrationBehavior, SubscriptionSettings};
+use crate::domain::organization::{
+    self as domain, FeatureSettings, Organization, ProfileSettings, SubscribeSettings,
+};
 
-#[derive(Debug, Deserialize)]
-pub struct OrganizationCreate {
-    pub name: String,
-    pub slug: String,
-    #[serde(default)]
-    pub avatar_url: Option<String>,
-    #[serde(default)]
-    pub feature_settings: Option<FeatureSettingsInput>,
-    #[serde(default)]
-    pub subscription_settings: Option<SubscriptionSettingsInput>,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProrationBehavior {
+    Invoice,
+    Prorate,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct OrganizationUpdate {
-    #[serde(default)]
-    pub name: Maybe<String>,
-    #[serde(default)]
-    pub avatar_url: Maybe<String>,
-    #[serde(default)]
-    pub default_upfront_split_to_contributors: Maybe<i64>,
-    #[serde(default)]
-    pub pledge_badge_show_amount: Maybe<bool>,
-    #[serde(default)]
-    pub pledge_minimum_amount: Maybe<i64>,
-    #[serde(default)]
-    pub billing_email: Maybe<String>,
-    #[serde(default)]
-    pub default_badge_custom_content: Maybe<String>,
-    #[serde(default)]
-    pub total_monthly_spending_limit: Maybe<i64>,
-    #[serde(default)]
-    pub per_user_monthly_spending_limit: Maybe<i64>,
-    #[serde(default)]
-    pub profile_settings: Maybe<ProfileSettingsInput>,
-    #[serde(default)]
-    pub feature_settings: Maybe<FeatureSettingsUpdate>,
-    #[serde(default)]
-    pub subscription_settings: Maybe<SubscriptionSettingsInput>,
-    // Public profile fields Polar shows but edits elsewhere; accepted here so they can be set.
-    #[serde(default)]
-    pub bio: Maybe<String>,
-    #[serde(default)]
-    pub company: Maybe<String>,
-    #[serde(default)]
-    pub blog: Maybe<String>,
-    #[serde(default)]
-    pub location: Maybe<String>,
-    #[serde(default)]
-    pub email: Maybe<String>,
-    #[serde(default)]
-    pub twitter_username: Maybe<String>,
+impl From<domain::ProrationBehavior> for ProrationBehavior {
+    fn from(p: domain::ProrationBehavior) -> Self {
+        match p {
+            domain::ProrationBehavior::Invoice => ProrationBehavior::Invoice,
+            domain::ProrationBehavior::Prorate => ProrationBehavior::Prorate,
+        }
+    }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct FeatureSettingsInput {
-    #[serde(default)]
-    pub issue_funding_enabled: bool,
+impl From<ProrationBehavior> for domain::ProrationBehavior {
+    fn from(p: ProrationBehavior) -> Self {
+        match p {
+            ProrationBehavior::Invoice => domain::ProrationBehavior::Invoice,
+            ProrationBehavior::Prorate => domain::ProrationBehavior::Prorate,
+        }
+    }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct FeatureSettingsUpdate {
-    #[serde(default)]
-    pub issue_funding_enabled: Maybe<bool>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct SubscriptionSettingsInput {
+/// Sent in every organization, and accepted whole by create and update.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationSubscriptionSettings {
     pub allow_multiple_subscriptions: bool,
     pub allow_customer_updates: bool,
     pub proration_behavior: ProrationBehavior,
 }
 
-impl From<SubscriptionSettingsInput> for SubscriptionSettings {
-    fn from(s: SubscriptionSettingsInput) -> Self {
-        SubscriptionSettings {
+impl From<&domain::SubscriptionSettings> for OrganizationSubscriptionSettings {
+    fn from(s: &domain::SubscriptionSettings) -> Self {
+        Self {
             allow_multiple_subscriptions: s.allow_multiple_subscriptions,
             allow_customer_updates: s.allow_customer_updates,
-            proration_behavior: s.proration_behavior,
+            proration_behavior: s.proration_behavior.into(),
         }
     }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct ProfileSettingsInput {
-    #[serde(default)]
-    pub enabled: Maybe<bool>,
-    #[serde(default)]
-    pub description: Maybe<String>,
-    #[serde(default)]
-    pub featured_projects: Maybe<Vec<uuid::Uuid>>,
-    #[serde(default)]
-    pub featured_organizations: Maybe<Vec<uuid::Uuid>>,
-    #[serde(default)]
-    pub links: Maybe<Vec<String>>,
-    #[serde(default)]
-    pub subscribe: Maybe<SubscribeInput>,
-    #[serde(default)]
-    pub accent_color: Maybe<String>,
+impl From<&OrganizationSubscriptionSettings> for domain::SubscriptionSettings {
+    fn from(s: &OrganizationSubscriptionSettings) -> Self {
+        Self {
+            allow_multiple_subscriptions: s.allow_multiple_subscriptions,
+            allow_customer_updates: s.allow_customer_updates,
+            proration_behavior: s.proration_behavior.into(),
+        }
+    }
 }
 
-#[derive(Debug, Deserialize)]
-pub struct SubscribeInput {
+/// The public profile; only the keys that were set are sent (Polar stores the settings as
+/// a JSON object holding the keys it was given, hence the left-out keys).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationProfileSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub enabled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub featured_projects: Option<Vec<uuid::Uuid>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub featured_organizations: Option<Vec<uuid::Uuid>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub links: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub subscribe: Option<OrganizationSubscribePromoteSettings>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub accent_color: Option<String>,
+}
+
+impl From<&ProfileSettings> for OrganizationProfileSettings {
+    fn from(p: &ProfileSettings) -> Self {
+        Self {
+            enabled: p.enabled,
+            description: p.description.clone(),
+            featured_projects: p.featured_projects.clone(),
+            featured_organizations: p.featured_organizations.clone(),
+            links: p.links.clone(),
+            subscribe: p.subscribe.as_ref().map(Into::into),
+            accent_color: p.accent_color.clone(),
+        }
+    }
+}
+
+/// `profile_settings.subscribe`; in a request, a key left out is true.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationSubscribePromoteSettings {
     #[serde(default = "yes")]
     pub promote: bool,
     #[serde(default = "yes")]
@@ -119,8 +119,46 @@ fn yes() -> bool {
     true
 }
 
-/// The Organization schema.
-#[derive(Debug, Serialize)]
+impl From<&SubscribeSettings> for OrganizationSubscribePromoteSettings {
+    fn from(s: &SubscribeSettings) -> Self {
+        Self {
+            promote: s.promote,
+            show_count: s.show_count,
+            count_free: s.count_free,
+        }
+    }
+}
+
+impl From<&OrganizationSubscribePromoteSettings> for SubscribeSettings {
+    fn from(s: &OrganizationSubscribePromoteSettings) -> Self {
+        Self {
+            promote: s.promote,
+            show_count: s.show_count,
+            count_free: s.count_free,
+        }
+    }
+}
+
+/// The feature flags; only the keys that were set are sent (see
+/// [`OrganizationProfileSettings`]).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationFeatureSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub issue_funding_enabled: Option<bool>,
+}
+
+impl From<&FeatureSettings> for OrganizationFeatureSettings {
+    fn from(f: &FeatureSettings) -> Self {
+        Self {
+            issue_funding_enabled: f.issue_funding_enabled,
+        }
+    }
+}
+
+/// The `Organization` schema.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Organization)]
 pub struct OrganizationView {
     pub id: uuid::Uuid,
     pub created_at: DateTime<Utc>,
@@ -137,21 +175,9 @@ pub struct OrganizationView {
     pub pledge_minimum_amount: i64,
     pub pledge_badge_show_amount: bool,
     pub default_upfront_split_to_contributors: Option<i64>,
-    pub profile_settings: Value,
-    pub feature_settings: Value,
-    pub subscription_settings: SubscriptionSettings,
-}
-
-/// A settings object with its unset keys left out, as Polar stores and returns them.
-fn without_nulls<T: Serialize>(value: &T) -> Value {
-    match serde_json::to_value(value) {
-        Ok(Value::Object(map)) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .collect::<Map<_, _>>(),
-        ),
-        _ => Value::Object(Map::new()),
-    }
+    pub profile_settings: OrganizationProfileSettings,
+    pub feature_settings: OrganizationFeatureSettings,
+    pub subscription_settings: OrganizationSubscriptionSettings,
 }
 
 impl From<&Organization> for OrganizationView {
@@ -172,9 +198,198 @@ impl From<&Organization> for OrganizationView {
             pledge_minimum_amount: o.pledge_minimum_amount,
             pledge_badge_show_amount: o.pledge_badge_show_amount,
             default_upfront_split_to_contributors: o.default_upfront_split_to_contributors,
-            profile_settings: without_nulls(&o.profile_settings),
-            feature_settings: without_nulls(&o.feature_settings),
-            subscription_settings: o.subscription_settings.clone(),
+            profile_settings: (&o.profile_settings).into(),
+            feature_settings: (&o.feature_settings).into(),
+            subscription_settings: (&o.subscription_settings).into(),
         }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct OrganizationCreate {
+    /// At least 3 characters.
+    pub name: String,
+    /// Lower-case letters, digits and dashes; at least 3 characters; not a reserved word.
+    pub slug: String,
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub avatar_url: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = OrganizationFeatureSettings)]
+    pub feature_settings: Option<FeatureSettingsInput>,
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub subscription_settings: Option<OrganizationSubscriptionSettings>,
+}
+
+/// Every field optional; an explicit `null` clears the nullable ones.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct OrganizationUpdate {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub name: Maybe<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub avatar_url: Maybe<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub default_upfront_split_to_contributors: Maybe<i64>,
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub pledge_badge_show_amount: Maybe<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub pledge_minimum_amount: Maybe<i64>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub billing_email: Maybe<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub default_badge_custom_content: Maybe<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub total_monthly_spending_limit: Maybe<i64>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub per_user_monthly_spending_limit: Maybe<i64>,
+    #[serde(default)]
+    #[schema(value_type = Option<OrganizationProfileSettings>)]
+    pub profile_settings: Maybe<ProfileSettingsInput>,
+    #[serde(default)]
+    #[schema(value_type = Option<OrganizationFeatureSettings>)]
+    pub feature_settings: Maybe<FeatureSettingsUpdate>,
+    #[serde(default)]
+    #[schema(value_type = Option<OrganizationSubscriptionSettings>)]
+    pub subscription_settings: Maybe<OrganizationSubscriptionSettings>,
+    // Public profile fields Polar shows but edits elsewhere (not in its `OrganizationUpdate`
+    // schema); accepted here so they can be set.
+    #[serde(default)]
+    #[schema(ignore)]
+    pub bio: Maybe<String>,
+    #[serde(default)]
+    #[schema(ignore)]
+    pub company: Maybe<String>,
+    #[serde(default)]
+    #[schema(ignore)]
+    pub blog: Maybe<String>,
+    #[serde(default)]
+    #[schema(ignore)]
+    pub location: Maybe<String>,
+    #[serde(default)]
+    #[schema(ignore)]
+    pub email: Maybe<String>,
+    #[serde(default)]
+    #[schema(ignore)]
+    pub twitter_username: Maybe<String>,
+}
+
+/// `feature_settings` of a create (the document's `OrganizationFeatureSettings`): a flag
+/// left out is false.
+#[derive(Debug, Deserialize)]
+pub struct FeatureSettingsInput {
+    #[serde(default)]
+    pub issue_funding_enabled: bool,
+}
+
+/// `feature_settings` of an update: a flag left out is unchanged, `null` unsets it.
+#[derive(Debug, Deserialize)]
+pub struct FeatureSettingsUpdate {
+    #[serde(default)]
+    pub issue_funding_enabled: Maybe<bool>,
+}
+
+/// `profile_settings` of an update (the document's `OrganizationProfileSettings`): a key
+/// left out is unchanged, `null` unsets it.
+#[derive(Debug, Deserialize)]
+pub struct ProfileSettingsInput {
+    #[serde(default)]
+    pub enabled: Maybe<bool>,
+    #[serde(default)]
+    pub description: Maybe<String>,
+    #[serde(default)]
+    pub featured_projects: Maybe<Vec<uuid::Uuid>>,
+    #[serde(default)]
+    pub featured_organizations: Maybe<Vec<uuid::Uuid>>,
+    #[serde(default)]
+    pub links: Maybe<Vec<String>>,
+    #[serde(default)]
+    pub subscribe: Maybe<OrganizationSubscribePromoteSettings>,
+    #[serde(default)]
+    pub accent_color: Maybe<String>,
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::OrganizationId;
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let mut org = Organization::new(
+        OrganizationId(uuid::Uuid::from_u128(0x0a)),
+        "Acme Inc.".into(),
+        "acme".into(),
+        now,
+    );
+    org.modified_at = Some(now);
+    org.avatar_url = Some("https://example.com/acme.png".into());
+    org.profile_settings = ProfileSettings {
+        enabled: Some(true),
+        description: Some("Tools for makers".into()),
+        links: Some(vec!["https://example.com".into()]),
+        subscribe: Some(SubscribeSettings {
+            promote: true,
+            show_count: false,
+            count_free: true,
+        }),
+        ..ProfileSettings::default()
+    };
+    org.feature_settings = FeatureSettings {
+        issue_funding_enabled: Some(false),
+    };
+    let bare = Organization::new(
+        OrganizationId(uuid::Uuid::from_u128(0x0b)),
+        "Bare".into(),
+        "bare".into(),
+        now,
+    );
+    let to_value = |o: &Organization| serde_json::to_value(OrganizationView::from(o));
+    vec![
+        ("Organization", to_value(&org).unwrap_or_default()),
+        ("Organization", to_value(&bare).unwrap_or_default()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn organization_settings_leave_out_unset_keys() {
+        let samples = samples();
+        let full = &samples[0].1;
+        assert_eq!(
+            full["profile_settings"],
+            json!({"enabled": true, "description": "Tools for makers",
+                   "links": ["https://example.com"],
+                   "subscribe": {"promote": true, "show_count": false, "count_free": true}})
+        );
+        assert_eq!(
+            full["feature_settings"],
+            json!({"issue_funding_enabled": false})
+        );
+        let bare = &samples[1].1;
+        assert_eq!(bare["profile_settings"], json!({}));
+        assert_eq!(bare["feature_settings"], json!({}));
+        assert_eq!(bare["modified_at"], serde_json::Value::Null);
+        assert_eq!(
+            bare["subscription_settings"],
+            json!({"allow_multiple_subscriptions": false, "allow_customer_updates": true,
+                   "proration_behavior": "prorate"})
+        );
     }
 }

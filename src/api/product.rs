@@ -1,18 +1,41 @@
 //! Products and prices in Polar's shapes: the create/update bodies, the price union parsed
-//! with pydantic-style errors, and the three product renderings (full `Product`,
-//! `CheckoutProduct`, `OrderProduct`) plus the `ProductPrice*` union.
+//! with pydantic-style errors, and the product renderings (full `Product`,
+//! `CheckoutProduct`, `ProductBase`) with the `ProductPrice` union.
 
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
-use crate::api::benefit::BenefitView;
-use crate::api::custom_field::attached_custom_field_json;
+use super::benefit::{BenefitBase, BenefitView};
+use super::custom_field::AttachedCustomFieldView;
+use super::metadata::{metadata_map, MetadataMap};
+use super::Maybe;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{PriceId, ProductId};
-use crate::domain::product::{Price, PriceKind, Product, RecurringInterval};
+use crate::domain::product::{self as domain, Price, PriceKind, Product};
 use crate::error::FieldError;
 use crate::validate::Validator;
+
+/// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
+macro_rules! tag {
+    ($name:ident = $value:tt) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+        pub enum $name {
+            #[serde(rename = $value)]
+            Value,
+        }
+    };
+}
+pub(crate) use tag;
+
+tag!(TagRecurring = "recurring");
+tag!(TagOneTime = "one_time");
+tag!(TagFixed = "fixed");
+tag!(TagFree = "free");
+tag!(TagCustom = "custom");
 
 pub const NAME_MIN_CHARS: usize = 3;
 /// Stripe's bounds, which Polar applies to every amount (in cents).
@@ -20,30 +43,75 @@ pub const MINIMUM_PRICE_AMOUNT: i64 = 50;
 pub const MAXIMUM_PRICE_AMOUNT: i64 = 99_999_999;
 pub const CURRENCY: &str = "usd";
 
-/// `ProductRecurringCreate` / `ProductOneTimeCreate`: which one is decided by the prices.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecurringInterval {
+    Month,
+    Year,
+}
+
+impl From<domain::RecurringInterval> for RecurringInterval {
+    fn from(i: domain::RecurringInterval) -> Self {
+        match i {
+            domain::RecurringInterval::Month => RecurringInterval::Month,
+            domain::RecurringInterval::Year => RecurringInterval::Year,
+        }
+    }
+}
+
+/// Creates a product with its prices (recurring or one-time, as the prices are).
+// Polar's `ProductRecurringCreate` / `ProductOneTimeCreate`, told apart by the prices.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductCreate {
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
-    /// Parsed item by item with [`parse_price`], for precise error locations.
+    // Parsed item by item with [`parse_price`], for precise error locations.
+    #[schema(value_type = Vec<ProductPriceCreate>)]
     pub prices: Vec<Value>,
     #[serde(default)]
-    pub medias: Option<Vec<uuid::Uuid>>,
+    #[schema(nullable = false)]
+    pub medias: Option<Vec<Uuid>>,
     #[serde(default)]
+    #[schema(nullable = false)]
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
+    // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    pub organization_id: Option<uuid::Uuid>,
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    pub metadata: Maybe<Value>,
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub organization_id: Option<Uuid>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A new price: `type` (`recurring`, `one_time`) with `amount_type` (`fixed`, `free`,
+/// `custom`) and their amounts; `recurring_interval` for recurring prices.
+// Read from the raw item by [`parse_price`] (pydantic's errors for the union); this type
+// describes what it reads.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProductPriceCreate {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub amount_type: String,
+    #[schema(nullable = false)]
+    pub price_amount: Option<i64>,
+    #[schema(nullable = false)]
+    pub price_currency: Option<String>,
+    #[schema(nullable = false)]
+    pub recurring_interval: Option<RecurringInterval>,
+    pub minimum_amount: Option<i64>,
+    pub maximum_amount: Option<i64>,
+    pub preset_amount: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct AttachedCustomFieldCreate {
-    pub custom_field_id: uuid::Uuid,
+    pub custom_field_id: Uuid,
     pub required: bool,
 }
 
-/// `ProductUpdate`: every field optional; `null` leaves a field as it is.
-#[derive(Debug, Deserialize)]
+/// Updates a product: every field optional; `null` leaves a field as it is.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductUpdate {
     #[serde(default)]
     pub name: Option<String>,
@@ -53,17 +121,22 @@ pub struct ProductUpdate {
     pub is_archived: Option<bool>,
     /// Each item is an existing price (`{"id": …}`) or a new price.
     #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub prices: Option<Vec<Value>>,
     #[serde(default)]
-    pub medias: Option<Vec<uuid::Uuid>>,
+    pub medias: Option<Vec<Uuid>>,
     #[serde(default)]
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
+    // Parsed with [`super::metadata::parse_metadata`].
+    #[serde(default)]
+    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    pub metadata: Maybe<Value>,
 }
 
-/// `ProductBenefitsUpdate`.
-#[derive(Debug, Deserialize)]
+/// The benefits a product grants, in order.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductBenefitsUpdate {
-    pub benefits: Vec<uuid::Uuid>,
+    pub benefits: Vec<Uuid>,
 }
 
 /// One item of `prices` in a create or an update.
@@ -204,15 +277,15 @@ fn currency(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<String> {
     }
 }
 
-fn interval(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<RecurringInterval> {
+fn interval(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<domain::RecurringInterval> {
     let loc = at(loc, "recurring_interval");
     match obj.get("recurring_interval") {
         None => {
             v.push(missing(loc, obj));
             None
         }
-        Some(Value::String(s)) if s == "month" => Some(RecurringInterval::Month),
-        Some(Value::String(s)) if s == "year" => Some(RecurringInterval::Year),
+        Some(Value::String(s)) if s == "month" => Some(domain::RecurringInterval::Month),
+        Some(Value::String(s)) if s == "year" => Some(domain::RecurringInterval::Year),
         Some(value) => {
             v.push(
                 FieldError::new(
@@ -411,7 +484,8 @@ pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
         v.push(too_long(2));
         return;
     }
-    let mut intervals: Vec<RecurringInterval> = kinds.iter().filter_map(|k| k.interval()).collect();
+    let mut intervals: Vec<domain::RecurringInterval> =
+        kinds.iter().filter_map(|k| k.interval()).collect();
     intervals.sort_by_key(|i| i.as_str());
     intervals.dedup();
     if intervals.len() != kinds.len() {
@@ -424,68 +498,229 @@ pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
     }
 }
 
-/// One price as Polar's `ProductPrice` union (`ProductPrice{Recurring,OneTime}{Fixed,Free,Custom}`).
-pub fn price_json(product_id: ProductId, p: &Price) -> Value {
-    let mut m = Map::new();
-    m.insert("created_at".into(), json!(p.created_at));
-    m.insert("modified_at".into(), json!(p.modified_at));
-    m.insert("id".into(), json!(p.id));
-    m.insert("amount_type".into(), json!(p.kind.amount_type().as_str()));
-    m.insert("is_archived".into(), json!(p.is_archived));
-    m.insert("product_id".into(), json!(product_id));
-    let kind = if p.kind.is_recurring() {
-        "recurring"
-    } else {
-        "one_time"
+/// One variant of the `ProductPrice` union: the fields every price has, its two tags and
+/// the variant's own fields; `build` fills the common fields from the record.
+macro_rules! price_variant {
+    ($(#[$doc:meta])* $name:ident, $amount_type:ident, $kind:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $name {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            pub amount_type: $amount_type,
+            #[serde(rename = "type")]
+            pub kind: $kind,
+            pub is_archived: bool,
+            pub product_id: Uuid,
+            $(pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn build(product_id: ProductId, p: &Price, $($field: $ty),*) -> Self {
+                Self {
+                    id: p.id.0,
+                    created_at: p.created_at,
+                    modified_at: p.modified_at,
+                    amount_type: $amount_type::Value,
+                    kind: $kind::Value,
+                    is_archived: p.is_archived,
+                    product_id: product_id.0,
+                    $($field,)*
+                }
+            }
+        }
     };
-    m.insert("type".into(), json!(kind));
-    if let Some(interval) = p.kind.interval() {
-        m.insert("recurring_interval".into(), json!(interval.as_str()));
-    }
-    match &p.kind {
-        PriceKind::RecurringFixed {
-            currency, amount, ..
-        }
-        | PriceKind::OneTimeFixed { currency, amount } => {
-            m.insert("price_currency".into(), json!(currency));
-            m.insert("price_amount".into(), json!(amount));
-        }
-        PriceKind::OneTimeCustom {
-            currency,
-            minimum_amount,
-            maximum_amount,
-            preset_amount,
-        } => {
-            m.insert("price_currency".into(), json!(currency));
-            m.insert("minimum_amount".into(), json!(minimum_amount));
-            m.insert("maximum_amount".into(), json!(maximum_amount));
-            m.insert("preset_amount".into(), json!(preset_amount));
-        }
-        PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => {}
-    }
-    Value::Object(m)
 }
 
-/// `ProductBase` fields, shared by every rendering.
-fn product_base(p: &Product) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("created_at".into(), json!(p.created_at));
-    m.insert("modified_at".into(), json!(p.modified_at));
-    m.insert("id".into(), json!(p.id));
-    m.insert("name".into(), json!(p.name));
-    m.insert("description".into(), json!(p.description));
-    m.insert("is_recurring".into(), json!(p.is_recurring));
-    m.insert("is_archived".into(), json!(p.is_archived));
-    m.insert("organization_id".into(), json!(p.organization_id));
-    m
+price_variant!(
+    ProductPriceRecurringFixed,
+    TagFixed,
+    TagRecurring {
+        price_currency: String,
+        price_amount: i64,
+        recurring_interval: RecurringInterval,
+    }
+);
+price_variant!(
+    ProductPriceRecurringFree,
+    TagFree,
+    TagRecurring {
+        recurring_interval: RecurringInterval,
+    }
+);
+price_variant!(
+    ProductPriceOneTimeFixed,
+    TagFixed,
+    TagOneTime {
+        price_currency: String,
+        price_amount: i64,
+    }
+);
+price_variant!(ProductPriceOneTimeFree, TagFree, TagOneTime {});
+price_variant!(
+    /// Pay what you want, between the bounds.
+    ProductPriceOneTimeCustom, TagCustom, TagOneTime {
+        price_currency: String,
+        minimum_amount: Option<i64>,
+        maximum_amount: Option<i64>,
+        preset_amount: Option<i64>,
+    }
+);
+
+/// A price, its variant named by `type` and `amount_type`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ProductPrice {
+    RecurringFixed(ProductPriceRecurringFixed),
+    RecurringFree(ProductPriceRecurringFree),
+    OneTimeFixed(ProductPriceOneTimeFixed),
+    OneTimeFree(ProductPriceOneTimeFree),
+    OneTimeCustom(ProductPriceOneTimeCustom),
 }
 
-fn prices_json(p: &Product) -> Value {
-    Value::Array(
-        p.active_prices()
-            .map(|price| price_json(p.id, price))
-            .collect(),
-    )
+impl ProductPrice {
+    /// A price of the product `product_id`.
+    pub fn new(product_id: ProductId, p: &Price) -> Self {
+        match &p.kind {
+            PriceKind::RecurringFixed {
+                interval,
+                currency,
+                amount,
+            } => ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
+                product_id,
+                p,
+                currency.clone(),
+                *amount,
+                (*interval).into(),
+            )),
+            PriceKind::RecurringFree { interval } => ProductPrice::RecurringFree(
+                ProductPriceRecurringFree::build(product_id, p, (*interval).into()),
+            ),
+            PriceKind::OneTimeFixed { currency, amount } => ProductPrice::OneTimeFixed(
+                ProductPriceOneTimeFixed::build(product_id, p, currency.clone(), *amount),
+            ),
+            PriceKind::OneTimeFree => {
+                ProductPrice::OneTimeFree(ProductPriceOneTimeFree::build(product_id, p))
+            }
+            PriceKind::OneTimeCustom {
+                currency,
+                minimum_amount,
+                maximum_amount,
+                preset_amount,
+            } => ProductPrice::OneTimeCustom(ProductPriceOneTimeCustom::build(
+                product_id,
+                p,
+                currency.clone(),
+                *minimum_amount,
+                *maximum_amount,
+                *preset_amount,
+            )),
+        }
+    }
+}
+
+/// A recurring price (of a subscription).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ProductPriceRecurring {
+    Fixed(ProductPriceRecurringFixed),
+    Free(ProductPriceRecurringFree),
+}
+
+impl ProductPriceRecurring {
+    /// A price of the product `product_id`; `None` for a one-time price.
+    pub fn new(product_id: ProductId, p: &Price) -> Option<Self> {
+        match ProductPrice::new(product_id, p) {
+            ProductPrice::RecurringFixed(fixed) => Some(ProductPriceRecurring::Fixed(fixed)),
+            ProductPrice::RecurringFree(free) => Some(ProductPriceRecurring::Free(free)),
+            _ => None,
+        }
+    }
+}
+
+/// A product media (the lists are always empty: Tollgate stores no files).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProductMediaFileRead {
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub name: String,
+    pub path: String,
+    pub mime_type: String,
+    pub size: i64,
+    pub created_at: DateTime<Utc>,
+    pub public_url: String,
+}
+
+/// A product rendering: the `ProductBase` fields, then its own; `build` fills the base
+/// fields from the record.
+macro_rules! product_schema {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        $(#[$doc])*
+        pub struct $name {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            pub name: String,
+            pub description: Option<String>,
+            pub is_recurring: bool,
+            pub is_archived: bool,
+            pub organization_id: Uuid,
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn build(p: &Product, $($field: $ty),*) -> Self {
+                Self {
+                    id: p.id.0,
+                    created_at: p.created_at,
+                    modified_at: p.modified_at,
+                    name: p.name.clone(),
+                    description: p.description.clone(),
+                    is_recurring: p.is_recurring,
+                    is_archived: p.is_archived,
+                    organization_id: p.organization_id.0,
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+product_schema!(
+    /// The `Product` schema.
+    #[schema(as = Product)]
+    ProductView {
+        #[schema(value_type = crate::openapi::schemas::Metadata)]
+        metadata: MetadataMap,
+        prices: Vec<ProductPrice>,
+        benefits: Vec<BenefitView>,
+        medias: Vec<ProductMediaFileRead>,
+        attached_custom_fields: Vec<AttachedCustomFieldView>,
+    }
+);
+
+product_schema!(
+    /// A product without prices, benefits or medias (in orders and discounts).
+    ProductBase {}
+);
+
+product_schema!(
+    /// The product inside a checkout: prices, benefits as `BenefitBase`, medias; no
+    /// metadata.
+    CheckoutProduct {
+        prices: Vec<ProductPrice>,
+        benefits: Vec<BenefitBase>,
+        medias: Vec<ProductMediaFileRead>,
+    }
+);
+
+/// The prices on sale.
+fn active_prices(p: &Product) -> Vec<ProductPrice> {
+    p.active_prices()
+        .map(|price| ProductPrice::new(p.id, price))
+        .collect()
 }
 
 /// The product's benefits in its order, skipping deleted and unknown ones.
@@ -497,70 +732,231 @@ fn ordered_benefits<'a>(p: &Product, benefits: &'a [Benefit]) -> Vec<&'a Benefit
         .collect()
 }
 
-/// `OrderProduct` (and `DiscountProduct`): the product without prices, benefits or medias.
-pub fn order_product_json(p: &Product) -> Value {
-    Value::Object(product_base(p))
+impl ProductView {
+    /// The full product. `benefits` and `custom_fields` hold (at least) the records the
+    /// product refers to, in any order; deleted ones are left out.
+    pub fn new(p: &Product, benefits: &[Benefit], custom_fields: &[CustomField]) -> Self {
+        ProductView::build(
+            p,
+            metadata_map(&p.metadata),
+            active_prices(p),
+            ordered_benefits(p, benefits)
+                .into_iter()
+                .map(BenefitView::from)
+                .collect(),
+            Vec::new(),
+            attached_custom_fields(p, custom_fields),
+        )
+    }
 }
 
-/// `CheckoutProduct`: prices, benefits as `BenefitBase`, medias; no metadata.
-/// `benefits` holds (at least) the product's benefit records, in any order.
-pub fn checkout_product_json(p: &Product, benefits: &[Benefit]) -> Value {
-    let mut m = product_base(p);
-    m.insert("prices".into(), prices_json(p));
-    let benefits: Vec<Value> = ordered_benefits(p, benefits)
-        .into_iter()
-        .map(|b| {
-            json!({
-                "created_at": b.created_at,
-                "modified_at": b.modified_at,
-                "id": b.id,
-                "type": b.kind().as_str(),
-                "description": b.description,
-                "selectable": b.selectable,
-                "deletable": b.deletable,
-                "organization_id": b.organization_id,
-            })
-        })
-        .collect();
-    m.insert("benefits".into(), Value::Array(benefits));
-    m.insert("medias".into(), json!([]));
-    Value::Object(m)
+impl From<&Product> for ProductBase {
+    fn from(p: &Product) -> Self {
+        ProductBase::build(p)
+    }
 }
 
-/// The full `Product` schema. `benefits` and `custom_fields` hold (at least) the records
-/// the product refers to, in any order; deleted ones are left out.
-pub fn product_json(p: &Product, benefits: &[Benefit], custom_fields: &[CustomField]) -> Value {
-    let mut m = product_base(p);
-    m.insert("metadata".into(), p.metadata.to_json());
-    m.insert("prices".into(), prices_json(p));
-    let benefits: Vec<BenefitView> = ordered_benefits(p, benefits)
-        .into_iter()
-        .map(BenefitView::from)
-        .collect();
-    m.insert("benefits".into(), json!(benefits));
-    m.insert("medias".into(), json!([]));
-    m.insert(
-        "attached_custom_fields".into(),
-        attached_custom_fields_json(p, custom_fields),
-    );
-    Value::Object(m)
+impl CheckoutProduct {
+    /// `benefits` holds (at least) the product's benefit records, in any order.
+    pub fn new(p: &Product, benefits: &[Benefit]) -> Self {
+        CheckoutProduct::build(
+            p,
+            active_prices(p),
+            ordered_benefits(p, benefits)
+                .into_iter()
+                .map(BenefitBase::from)
+                .collect(),
+            Vec::new(),
+        )
+    }
 }
 
-/// `[AttachedCustomField]`: `{custom_field_id, custom_field, order, required}` in order.
-pub fn attached_custom_fields_json(p: &Product, custom_fields: &[CustomField]) -> Value {
+/// The product's `attached_custom_fields`, in order; deleted fields are left out.
+pub fn attached_custom_fields(
+    p: &Product,
+    custom_fields: &[CustomField],
+) -> Vec<AttachedCustomFieldView> {
     let mut attached: Vec<_> = p.attached_custom_fields.iter().collect();
     attached.sort_by_key(|a| a.order);
-    Value::Array(
-        attached
+    attached
+        .into_iter()
+        .filter_map(|a| {
+            let field = custom_fields
+                .iter()
+                .find(|f| f.id == a.custom_field_id && f.deleted_at.is_none())?;
+            Some(AttachedCustomFieldView::new(field, a.order, a.required))
+        })
+        .collect()
+}
+
+// merge shim: remove once callers use the typed view
+pub fn price_json(product_id: ProductId, p: &Price) -> Value {
+    serde_json::to_value(ProductPrice::new(product_id, p)).unwrap_or_default()
+}
+
+// merge shim: remove once callers use the typed view
+pub fn order_product_json(p: &Product) -> Value {
+    serde_json::to_value(ProductBase::from(p)).unwrap_or_default()
+}
+
+#[cfg(test)]
+pub(crate) fn sample_products() -> Vec<Product> {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::{CustomFieldId, OrganizationId};
+    use crate::domain::metadata::{MetaValue, Metadata};
+    use crate::domain::product::AttachedCustomField;
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let price = |n: u128, kind| Price {
+        id: PriceId(Uuid::from_u128(0x9000 + n)),
+        created_at: now,
+        modified_at: None,
+        is_archived: false,
+        kind,
+    };
+    let product = |n: u128, name: &str, prices: Vec<Price>| Product {
+        id: ProductId(Uuid::from_u128(0x9900 + n)),
+        organization_id: OrganizationId(Uuid::from_u128(0x0a)),
+        created_at: now,
+        modified_at: None,
+        name: name.into(),
+        description: None,
+        is_recurring: prices.iter().all(|p| p.kind.is_recurring()),
+        is_archived: false,
+        is_tax_applicable: true,
+        metadata: Metadata::default(),
+        prices,
+        benefit_ids: Vec::new(),
+        media_ids: Vec::new(),
+        attached_custom_fields: Vec::new(),
+    };
+    let month = domain::RecurringInterval::Month;
+    let mut archived = price(
+        3,
+        PriceKind::RecurringFixed {
+            interval: month,
+            currency: CURRENCY.into(),
+            amount: 900,
+        },
+    );
+    archived.is_archived = true;
+    let mut pro = product(
+        1,
+        "Pro",
+        vec![
+            price(
+                1,
+                PriceKind::RecurringFixed {
+                    interval: month,
+                    currency: CURRENCY.into(),
+                    amount: 1000,
+                },
+            ),
+            price(
+                2,
+                PriceKind::RecurringFixed {
+                    interval: domain::RecurringInterval::Year,
+                    currency: CURRENCY.into(),
+                    amount: 10_000,
+                },
+            ),
+            archived,
+        ],
+    );
+    pro.description = Some("Everything, monthly or yearly".into());
+    pro.modified_at = Some(now);
+    pro.metadata = Metadata(
+        [("tier".to_string(), MetaValue::Int(2))]
             .into_iter()
-            .filter_map(|a| {
-                let field = custom_fields
-                    .iter()
-                    .find(|f| f.id == a.custom_field_id && f.deleted_at.is_none())?;
-                Some(attached_custom_field_json(field, a.order, a.required))
-            })
             .collect(),
-    )
+    );
+    pro.benefit_ids = super::benefit::sample_benefits()
+        .iter()
+        .map(|b| b.id)
+        .collect();
+    pro.attached_custom_fields = super::custom_field::sample_custom_fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| AttachedCustomField {
+            custom_field_id: CustomFieldId(f.id.0),
+            required: i == 0,
+            order: i as i64,
+        })
+        .collect();
+    vec![
+        pro,
+        product(
+            2,
+            "Donation",
+            vec![price(
+                4,
+                PriceKind::OneTimeCustom {
+                    currency: CURRENCY.into(),
+                    minimum_amount: Some(100),
+                    maximum_amount: None,
+                    preset_amount: Some(500),
+                },
+            )],
+        ),
+        product(
+            3,
+            "E-book",
+            vec![price(
+                5,
+                PriceKind::OneTimeFixed {
+                    currency: CURRENCY.into(),
+                    amount: 2500,
+                },
+            )],
+        ),
+        product(4, "Sample", vec![price(6, PriceKind::OneTimeFree)]),
+        product(
+            5,
+            "Newsletter",
+            vec![price(7, PriceKind::RecurringFree { interval: month })],
+        ),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let benefits = super::benefit::sample_benefits();
+    let fields = super::custom_field::sample_custom_fields();
+    let mut out = Vec::new();
+    for p in sample_products() {
+        let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
+        out.push((
+            "Product",
+            to_value(serde_json::to_value(ProductView::new(
+                &p, &benefits, &fields,
+            ))),
+        ));
+        out.push((
+            "CheckoutProduct",
+            to_value(serde_json::to_value(CheckoutProduct::new(&p, &benefits))),
+        ));
+        out.push((
+            "ProductBase",
+            to_value(serde_json::to_value(ProductBase::from(&p))),
+        ));
+        for price in &p.prices {
+            out.push((
+                "ProductPrice",
+                to_value(serde_json::to_value(ProductPrice::new(p.id, price))),
+            ));
+            if let Some(recurring) = ProductPriceRecurring::new(p.id, price) {
+                out.push((
+                    "ProductPriceRecurring",
+                    to_value(serde_json::to_value(recurring)),
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -583,7 +979,7 @@ mod tests {
     fn parses_every_price_shape() {
         assert_eq!(
             parse(json!({"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "month"}), false).unwrap(),
-            Some(PriceInput::New(PriceKind::RecurringFixed { interval: RecurringInterval::Month, currency: "usd".into(), amount: 1000 }))
+            Some(PriceInput::New(PriceKind::RecurringFixed { interval: domain::RecurringInterval::Month, currency: "usd".into(), amount: 1000 }))
         );
         assert_eq!(
             parse(
@@ -626,12 +1022,12 @@ mod tests {
     #[test]
     fn price_sets() {
         let month = PriceKind::RecurringFixed {
-            interval: RecurringInterval::Month,
+            interval: domain::RecurringInterval::Month,
             currency: "usd".into(),
             amount: 100,
         };
         let year = PriceKind::RecurringFixed {
-            interval: RecurringInterval::Year,
+            interval: domain::RecurringInterval::Year,
             currency: "usd".into(),
             amount: 1000,
         };
@@ -649,10 +1045,62 @@ mod tests {
         assert!(check(&[
             &month,
             &PriceKind::RecurringFree {
-                interval: RecurringInterval::Year
+                interval: domain::RecurringInterval::Year
             }
         ])
         .is_some());
         assert!(check(&[]).is_some());
+    }
+
+    #[test]
+    fn products_render_polars_keys() {
+        let benefits = crate::api::benefit::sample_benefits();
+        let fields = crate::api::custom_field::sample_custom_fields();
+        let products = sample_products();
+        let pro = serde_json::to_value(ProductView::new(&products[0], &benefits, &fields)).unwrap();
+        // The archived price is left out; benefits and fields keep the product's order.
+        assert_eq!(pro["prices"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            pro["prices"][0],
+            json!({"id": "00000000-0000-0000-0000-000000009001",
+                   "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
+                   "amount_type": "fixed", "type": "recurring", "is_archived": false,
+                   "product_id": "00000000-0000-0000-0000-000000009901",
+                   "price_currency": "usd", "price_amount": 1000, "recurring_interval": "month"})
+        );
+        assert_eq!(pro["benefits"].as_array().map(Vec::len), Some(3));
+        assert_eq!(pro["benefits"][1]["is_tax_applicable"], false);
+        assert_eq!(pro["attached_custom_fields"][0]["required"], true);
+        assert_eq!(pro["metadata"], json!({"tier": 2}));
+        assert_eq!(pro["medias"], json!([]));
+        let checkout = serde_json::to_value(CheckoutProduct::new(&products[0], &benefits)).unwrap();
+        assert!(checkout.get("metadata").is_none());
+        assert!(checkout["benefits"][0].get("properties").is_none());
+        assert_eq!(checkout["benefits"][0]["type"], "license_keys");
+        let base = serde_json::to_value(ProductBase::from(&products[1])).unwrap();
+        assert_eq!(base.as_object().map(|m| m.len()), Some(8));
+        assert_eq!(
+            price_json(products[1].id, &products[1].prices[0]),
+            json!({"id": "00000000-0000-0000-0000-000000009004",
+                   "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
+                   "amount_type": "custom", "type": "one_time", "is_archived": false,
+                   "product_id": "00000000-0000-0000-0000-000000009902", "price_currency": "usd",
+                   "minimum_amount": 100, "maximum_amount": null, "preset_amount": 500})
+        );
+        let free = &products[3];
+        assert!(ProductPriceRecurring::new(free.id, &free.prices[0]).is_none());
+    }
+
+    #[test]
+    fn samples_cover_every_price_variant() {
+        let variants = |schema: &str| -> std::collections::BTreeSet<String> {
+            samples()
+                .iter()
+                .filter(|(name, _)| *name == schema)
+                .map(|(_, v)| format!("{}/{}", v["type"], v["amount_type"]))
+                .collect()
+        };
+        assert_eq!(variants("ProductPrice").len(), 5);
+        assert_eq!(variants("ProductPriceRecurring").len(), 2);
     }
 }

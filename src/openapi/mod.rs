@@ -127,7 +127,6 @@ const OPEN_SCHEMAS: &[&str] = &[
     "OrganizationSubscribePromoteSettings",
     "OrganizationFeatureSettings",
     "CustomFieldProperties",
-    "CheckoutDiscount",
     "OAuth2Error",
     "UserInfo",
 ];
@@ -301,6 +300,14 @@ fn require_all(schema: &mut Value) {
     }
     if let Some(parts) = schema.get_mut("allOf").and_then(Value::as_array_mut) {
         parts.iter_mut().for_each(require_all);
+    }
+    // A generic `ListResource<T>` inlines `T` as the schema of `items`: its keys are sent too.
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for items in props.values_mut().filter_map(|p| p.get_mut("items")) {
+            if items.get("properties").is_some() {
+                require_all(items);
+            }
+        }
     }
 }
 

@@ -6,6 +6,15 @@
 
 use super::schemas::*;
 use crate::error::ErrorBody as Error;
+use crate::api::benefit::{BenefitCreate, BenefitType, BenefitUpdate, BenefitView};
+use crate::api::custom_field::{
+    CustomFieldCreate, CustomFieldTypeView, CustomFieldUpdate, CustomFieldView,
+};
+use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
+use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
+use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
+use crate::api::ListResource;
 
 // ---------------------------------------------------------------------------------------
 // Health
@@ -71,21 +80,21 @@ fn docs() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `-` prefix for descending."),
     ),
     security(("bearer" = ["organizations:read"])),
-    responses((status = 200, body = ListResourceOrganization)))]
+    responses((status = 200, body = ListResource<OrganizationView>)))]
 fn organizations_list() {}
 
 /// Create an organization; the caller becomes its member.
 #[utoipa::path(post, path = "/v1/organizations/", tag = "organizations",
     request_body = OrganizationCreate,
     security(("bearer" = ["organizations:write"])),
-    responses((status = 201, body = Organization), (status = 409, body = Error)))]
+    responses((status = 201, body = OrganizationView), (status = 409, body = Error)))]
 fn organizations_create() {}
 
 /// Get an organization.
 #[utoipa::path(get, path = "/v1/organizations/{id}", tag = "organizations",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["organizations:read"])),
-    responses((status = 200, body = Organization)))]
+    responses((status = 200, body = OrganizationView)))]
 fn organizations_get() {}
 
 /// Update an organization.
@@ -93,7 +102,7 @@ fn organizations_get() {}
     params(("id" = Uuid, Path)),
     request_body = OrganizationUpdate,
     security(("bearer" = ["organizations:write"])),
-    responses((status = 200, body = Organization)))]
+    responses((status = 200, body = OrganizationView)))]
 fn organizations_update() {}
 
 // ---------------------------------------------------------------------------------------
@@ -108,21 +117,21 @@ fn organizations_update() {}
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["benefits:read"])),
-    responses((status = 200, body = ListResourceBenefit)))]
+    responses((status = 200, body = ListResource<BenefitView>)))]
 fn benefits_list() {}
 
 /// Create a benefit.
 #[utoipa::path(post, path = "/v1/benefits/", tag = "benefits",
     request_body = BenefitCreate,
     security(("bearer" = ["benefits:write"])),
-    responses((status = 201, body = Benefit)))]
+    responses((status = 201, body = BenefitView)))]
 fn benefits_create() {}
 
 /// Get a benefit.
 #[utoipa::path(get, path = "/v1/benefits/{id}", tag = "benefits",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["benefits:read"])),
-    responses((status = 200, body = Benefit)))]
+    responses((status = 200, body = BenefitView)))]
 fn benefits_get() {}
 
 /// Update a benefit; `type` must be the benefit's.
@@ -130,7 +139,7 @@ fn benefits_get() {}
     params(("id" = Uuid, Path)),
     request_body = BenefitUpdate,
     security(("bearer" = ["benefits:write"])),
-    responses((status = 200, body = Benefit), (status = 400, description = "The type of a benefit can't be changed", body = Error)))]
+    responses((status = 200, body = BenefitView), (status = 400, description = "The type of a benefit can't be changed", body = Error)))]
 fn benefits_update() {}
 
 /// Delete a benefit (soft); its grants are revoked.
@@ -156,21 +165,21 @@ fn benefits_delete() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `price_type`, `price_amount_type`, `price_amount`, `-` prefix for descending."),
     ),
     security(("bearer" = ["products:read"])),
-    responses((status = 200, body = ListResourceProduct)))]
+    responses((status = 200, body = ListResource<ProductView>)))]
 fn products_list() {}
 
 /// Create a product with its prices.
 #[utoipa::path(post, path = "/v1/products/", tag = "products",
     request_body = ProductCreate,
     security(("bearer" = ["products:write"])),
-    responses((status = 201, body = Product)))]
+    responses((status = 201, body = ProductView)))]
 fn products_create() {}
 
 /// Get a product.
 #[utoipa::path(get, path = "/v1/products/{id}", tag = "products",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["products:read"])),
-    responses((status = 200, body = Product)))]
+    responses((status = 200, body = ProductView)))]
 fn products_get() {}
 
 /// Update a product; `prices` replaces the price set (existing prices by id).
@@ -178,7 +187,7 @@ fn products_get() {}
     params(("id" = Uuid, Path)),
     request_body = ProductUpdate,
     security(("bearer" = ["products:write"])),
-    responses((status = 200, body = Product)))]
+    responses((status = 200, body = ProductView)))]
 fn products_update() {}
 
 /// Set the benefits of a product, in order.
@@ -186,7 +195,7 @@ fn products_update() {}
     params(("id" = Uuid, Path)),
     request_body = ProductBenefitsUpdate,
     security(("bearer" = ["products:write"])),
-    responses((status = 200, body = Product)))]
+    responses((status = 200, body = ProductView)))]
 fn products_update_benefits() {}
 
 // ---------------------------------------------------------------------------------------
@@ -202,21 +211,21 @@ fn products_update_benefits() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `name`, `code`, `redemptions_count`, `-` prefix for descending."),
     ),
     security(("bearer" = ["discounts:read"])),
-    responses((status = 200, body = ListResourceDiscount)))]
+    responses((status = 200, body = ListResource<DiscountView>)))]
 fn discounts_list() {}
 
 /// Create a discount.
 #[utoipa::path(post, path = "/v1/discounts/", tag = "discounts",
     request_body = DiscountCreate,
     security(("bearer" = ["discounts:write"])),
-    responses((status = 201, body = Discount)))]
+    responses((status = 201, body = DiscountView)))]
 fn discounts_create() {}
 
 /// Get a discount.
 #[utoipa::path(get, path = "/v1/discounts/{id}", tag = "discounts",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["discounts:read"])),
-    responses((status = 200, body = Discount)))]
+    responses((status = 200, body = DiscountView)))]
 fn discounts_get() {}
 
 /// Update a discount; amounts and duration are fixed once it was redeemed.
@@ -224,7 +233,7 @@ fn discounts_get() {}
     params(("id" = Uuid, Path)),
     request_body = DiscountUpdate,
     security(("bearer" = ["discounts:write"])),
-    responses((status = 200, body = Discount)))]
+    responses((status = 200, body = DiscountView)))]
 fn discounts_update() {}
 
 /// Delete a discount (soft).
@@ -247,21 +256,21 @@ fn discounts_delete() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `email`, `name`, `-` prefix for descending."),
     ),
     security(("bearer" = ["customers:read"])),
-    responses((status = 200, body = ListResourceCustomer)))]
+    responses((status = 200, body = ListResource<CustomerView>)))]
 fn customers_list() {}
 
 /// Create a customer.
 #[utoipa::path(post, path = "/v1/customers/", tag = "customers",
     request_body = CustomerCreate,
     security(("bearer" = ["customers:write"])),
-    responses((status = 201, body = Customer)))]
+    responses((status = 201, body = CustomerView)))]
 fn customers_create() {}
 
 /// Get a customer.
 #[utoipa::path(get, path = "/v1/customers/{id}", tag = "customers",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["customers:read"])),
-    responses((status = 200, body = Customer)))]
+    responses((status = 200, body = CustomerView)))]
 fn customers_get() {}
 
 /// Update a customer.
@@ -269,7 +278,7 @@ fn customers_get() {}
     params(("id" = Uuid, Path)),
     request_body = CustomerUpdate,
     security(("bearer" = ["customers:write"])),
-    responses((status = 200, body = Customer)))]
+    responses((status = 200, body = CustomerView)))]
 fn customers_update() {}
 
 /// Delete a customer (soft).
@@ -288,26 +297,26 @@ fn customers_delete() {}
     params(
         ("organization_id" = Option<Vec<Uuid>>, Query),
         ("query" = Option<String>, Query, description = "Filter by name or slug."),
-        ("type" = Option<Vec<CustomFieldType>>, Query),
+        ("type" = Option<Vec<CustomFieldTypeView>>, Query),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
         ("sorting" = Option<Vec<String>>, Query, description = "`slug`, `created_at`, `name`, `type`, `-` prefix for descending."),
     ),
     security(("bearer" = ["custom_fields:read"])),
-    responses((status = 200, body = ListResourceCustomField)))]
+    responses((status = 200, body = ListResource<CustomFieldView>)))]
 fn custom_fields_list() {}
 
 /// Create a custom field.
 #[utoipa::path(post, path = "/v1/custom-fields/", tag = "custom-fields",
     request_body = CustomFieldCreate,
     security(("bearer" = ["custom_fields:write"])),
-    responses((status = 201, body = CustomField)))]
+    responses((status = 201, body = CustomFieldView)))]
 fn custom_fields_create() {}
 
 /// Get a custom field.
 #[utoipa::path(get, path = "/v1/custom-fields/{id}", tag = "custom-fields",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["custom_fields:read"])),
-    responses((status = 200, body = CustomField)))]
+    responses((status = 200, body = CustomFieldView)))]
 fn custom_fields_get() {}
 
 /// Update a custom field; `type` must be the field's.
@@ -315,7 +324,7 @@ fn custom_fields_get() {}
     params(("id" = Uuid, Path)),
     request_body = CustomFieldUpdate,
     security(("bearer" = ["custom_fields:write"])),
-    responses((status = 200, body = CustomField)))]
+    responses((status = 200, body = CustomFieldView)))]
 fn custom_fields_update() {}
 
 /// Delete a custom field (soft).

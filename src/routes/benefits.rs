@@ -2,7 +2,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::benefit::{BenefitCreate, BenefitUpdate, BenefitView, LicenseKeysProps};
+use crate::api::benefit::{
+    BenefitCreate, BenefitLicenseKeysProperties, BenefitUpdate, BenefitView,
+};
+use crate::api::{Created, ListResource};
 use crate::domain::benefit::{
     Benefit, BenefitProperties, BenefitType, BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
@@ -28,7 +31,7 @@ async fn list(
     auth: Auth<BenefitsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<BenefitView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -47,7 +50,9 @@ async fn list(
         )
     };
     let (items, total) = page_of::<Benefit>(&state, index, &tenants, false, params, None)?;
-    Ok(HttpResponse::Ok().json(render(&items, total, params, |b| BenefitView::from(b))))
+    Ok(web::Json(render(&items, total, params, |b| {
+        BenefitView::from(b)
+    })))
 }
 
 /// A benefit the subject may see, else 404.
@@ -113,7 +118,7 @@ pub fn greater_than_zero(loc: Vec<Value>, input: i64) -> crate::error::FieldErro
     .with_ctx(serde_json::json!({"gt": 0}))
 }
 
-fn license_props(p: LicenseKeysProps) -> BenefitProperties {
+fn license_props(p: BenefitLicenseKeysProperties) -> BenefitProperties {
     p.into()
 }
 
@@ -121,7 +126,7 @@ async fn create(
     auth: Auth<BenefitsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<BenefitCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<BenefitView>> {
     let (description, organization_id, properties) = match body.into_inner() {
         BenefitCreate::Custom(c) => (c.description, c.organization_id, c.properties.into()),
         BenefitCreate::Ads(c) => (c.description, c.organization_id, c.properties.into()),
@@ -152,18 +157,18 @@ async fn create(
     let mut batch = Batch::new();
     batch.put(&benefit, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Created().json(BenefitView::from(&benefit)))
+    Ok(Created(BenefitView::from(&benefit)))
 }
 
 async fn get(
     auth: Auth<BenefitsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<BenefitView>> {
     let id: BenefitId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let benefit = benefit_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(BenefitView::from(&benefit.value)))
+    Ok(web::Json(BenefitView::from(&benefit.value)))
 }
 
 async fn update(
@@ -171,7 +176,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<BenefitUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<BenefitView>> {
     let id: BenefitId = path_id("id", &id)?;
     let (kind, description, properties) = match body.into_inner() {
         BenefitUpdate::Custom(u) => (
@@ -215,7 +220,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&benefit, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(BenefitView::from(&benefit))),
+            Ok(_) => return Ok(web::Json(BenefitView::from(&benefit))),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }

@@ -8,9 +8,9 @@ use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::custom_field::{
-    custom_field_json, parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate,
+    parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate, CustomFieldView,
 };
-use crate::api::{ListResource, Pagination};
+use crate::api::{Created, ListResource, Pagination};
 use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
 use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
@@ -71,7 +71,7 @@ pub fn custom_field_in_organization(
 /// The fields behind a product's attachments, in `order`, each with its attachment. Deleted
 /// or missing fields are left out: deleting a field detaches it everywhere, as in Polar.
 /// Feed `(field, attachment.required)` pairs to `validate_custom_field_data`, and render
-/// with `attached_custom_field_json`.
+/// with `crate::api::custom_field::AttachedCustomFieldView::new`.
 pub fn attached_custom_fields(
     state: &AppState,
     attached: &[AttachedCustomField],
@@ -172,7 +172,7 @@ async fn list(
     auth: Auth<CustomFieldsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<CustomFieldView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let sorting = Sorting::<CustomFieldSort>::from_query(&mut q, (CustomFieldSort::Slug, false));
@@ -205,7 +205,9 @@ async fn list(
             .as_ref()
             .map(|_| &matches as &dyn Fn(&CustomField) -> bool);
         let (items, total) = page_of::<CustomField>(&state, index, &tenants, desc, params, filter)?;
-        return Ok(HttpResponse::Ok().json(render(&items, total, params, custom_field_json)));
+        return Ok(web::Json(render(&items, total, params, |cf| {
+            CustomFieldView::from(cf)
+        })));
     }
 
     // Several criteria: read the organizations' fields in the first criterion's order, then
@@ -225,13 +227,13 @@ async fn list(
     }
     all.sort_by(|a, b| compare(a, b, &sorting.criteria));
     let total = all.len() as u64;
-    let items: Vec<Value> = all
+    let items: Vec<CustomFieldView> = all
         .iter()
         .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
         .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
-        .map(custom_field_json)
+        .map(CustomFieldView::from)
         .collect();
-    Ok(HttpResponse::Ok().json(ListResource {
+    Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
     }))
@@ -262,7 +264,7 @@ async fn create(
     auth: Auth<CustomFieldsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<Value>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<CustomFieldView>> {
     let CustomFieldCreate {
         kind: _,
         slug,
@@ -294,18 +296,18 @@ async fn create(
         Err(StorageError::Unique { .. }) => return Err(slug_taken(&cf.slug)),
         Err(e) => return Err(e.into()),
     }
-    Ok(HttpResponse::Created().json(custom_field_json(&cf)))
+    Ok(Created(CustomFieldView::from(&cf)))
 }
 
 async fn get(
     auth: Auth<CustomFieldsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let cf = custom_field_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(custom_field_json(&cf.value)))
+    Ok(web::Json(CustomFieldView::from(&cf.value)))
 }
 
 async fn update(
@@ -313,7 +315,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<Value>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
     let CustomFieldUpdate {
         kind,
@@ -353,7 +355,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&cf, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(custom_field_json(&cf))),
+            Ok(_) => return Ok(web::Json(CustomFieldView::from(&cf))),
             Err(StorageError::Conflict { .. }) => continue,
             Err(StorageError::Unique { .. }) => return Err(slug_taken(&cf.slug)),
             Err(e) => return Err(e.into()),

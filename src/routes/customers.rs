@@ -6,11 +6,11 @@ use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::customer::{
-    check_tax_id, customer_json, normalize_email_input, parse_address, parse_tax_id_input,
-    CustomerCreate, CustomerUpdate,
+    check_tax_id, normalize_email_input, parse_address, parse_tax_id_input, CustomerCreate,
+    CustomerUpdate, CustomerView,
 };
 use crate::api::metadata::parse_metadata;
-use crate::api::{ListResource, Maybe, Pagination};
+use crate::api::{Created, ListResource, Maybe, Pagination};
 use crate::domain::customer::{
     customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
     CUSTOMER_BY_NAME,
@@ -52,7 +52,7 @@ async fn list(
     auth: Auth<CustomersRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<CustomerView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -86,8 +86,8 @@ async fn list(
         None
     };
     let (items, total) = page_of::<Customer>(&state, index, &tenants, desc, params, filter)?;
-    Ok(HttpResponse::Ok().json(ListResource {
-        items: items.iter().map(customer_json).collect(),
+    Ok(web::Json(ListResource {
+        items: items.iter().map(CustomerView::from).collect(),
         pagination: Pagination::new(total, params.limit),
     }))
 }
@@ -159,7 +159,7 @@ async fn create(
     auth: Auth<CustomersWrite>,
     state: web::Data<AppState>,
     body: ValidJson<CustomerCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<CustomerView>> {
     let input = body.into_inner();
     let mut v = Validator::new();
     let email = check_email(&mut v, &input.email);
@@ -210,18 +210,18 @@ async fn create(
         Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
         Err(e) => return Err(e.into()),
     }
-    Ok(HttpResponse::Created().json(customer_json(&customer)))
+    Ok(Created(CustomerView::from(&customer)))
 }
 
 async fn get(
     auth: Auth<CustomersRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let customer = customer_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(customer_json(&customer.value)))
+    Ok(web::Json(CustomerView::from(&customer.value)))
 }
 
 /// An update's fields, checked on their own (before the customer is looked up).
@@ -320,7 +320,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<CustomerUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
     let input = body.into_inner();
     let changes = check_update(&input)?;
@@ -331,7 +331,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&customer, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(customer_json(&customer))),
+            Ok(_) => return Ok(web::Json(CustomerView::from(&customer))),
             Err(StorageError::Conflict { .. }) => continue,
             Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
             Err(e) => return Err(e.into()),

@@ -7,11 +7,11 @@ use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::discount::{
-    discount_json, parse_code, parse_datetime, DiscountCreate, DiscountTypeInput, DiscountUpdate,
+    parse_code, parse_datetime, DiscountCreate, DiscountTypeInput, DiscountUpdate, DiscountView,
     DurationInput,
 };
 use crate::api::metadata::parse_metadata;
-use crate::api::Maybe;
+use crate::api::{Created, ListResource, Maybe, Pagination};
 use crate::domain::discount::{
     discount_by_code, discount_products, normalize_code, Discount, DiscountDuration, DiscountKind,
     DiscountType, DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
@@ -54,16 +54,16 @@ impl SortField for DiscountSort {
 }
 
 /// The discount with the products it is restricted to, as the API renders it.
-pub fn render(state: &AppState, discount: &Discount) -> Result<Value, ApiError> {
+pub fn render(state: &AppState, discount: &Discount) -> Result<DiscountView, ApiError> {
     let products = discount_products(&state.store, discount)?;
-    Ok(discount_json(discount, &products))
+    Ok(DiscountView::new(discount, &products))
 }
 
 async fn list(
     auth: Auth<DiscountsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<DiscountView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -102,9 +102,9 @@ async fn list(
         .iter()
         .map(|d| render(&state, d))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(HttpResponse::Ok().json(crate::api::ListResource {
+    Ok(web::Json(ListResource {
         items,
-        pagination: crate::api::Pagination::new(total, params.limit),
+        pagination: Pagination::new(total, params.limit),
     }))
 }
 
@@ -235,7 +235,7 @@ async fn create(
     auth: Auth<DiscountsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<DiscountCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<DiscountView>> {
     let raw = body.raw.clone();
     let input = body.into_inner();
     let mut v = Validator::new();
@@ -353,18 +353,18 @@ async fn create(
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(HttpResponse::Created().json(render(&state, &discount)?))
+    Ok(Created(render(&state, &discount)?))
 }
 
 async fn get(
     auth: Auth<DiscountsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let discount = discount_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(render(&state, &discount.value)?))
+    Ok(web::Json(render(&state, &discount.value)?))
 }
 
 /// An update's fields, checked on their own (before the discount is looked up).
@@ -570,7 +570,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<DiscountUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
     let raw = body.raw.clone();
     let input = body.into_inner();
@@ -582,7 +582,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&discount, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(render(&state, &discount)?)),
+            Ok(_) => return Ok(web::Json(render(&state, &discount)?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(StorageError::Unique { .. }) => {
                 return Err(code_taken(discount.code.as_deref().unwrap_or_default()))

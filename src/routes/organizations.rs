@@ -1,9 +1,9 @@
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use serde_json::Value;
 use tollgate_storage::{Batch, Direction, Expect, PageQuery, StorageError};
 
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
-use crate::api::{ListResource, Maybe, Pagination};
+use crate::api::{Created, ListResource, Maybe, Pagination};
 use crate::domain::ids::OrganizationId;
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
 use crate::domain::organization::{
@@ -40,7 +40,7 @@ async fn list(
     auth: Auth<OrganizationsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<OrganizationView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let slug = q.string("slug");
@@ -114,7 +114,7 @@ async fn list(
         .take(params.limit as usize)
         .map(OrganizationView::from)
         .collect();
-    Ok(HttpResponse::Ok().json(ListResource {
+    Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
     }))
@@ -151,7 +151,7 @@ async fn create(
     auth: Auth<OrganizationsCreate>,
     state: web::Data<AppState>,
     body: ValidJson<OrganizationCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<OrganizationView>> {
     let Subject::User(user) = auth.subject() else {
         return Err(ApiError::Unauthorized);
     };
@@ -190,7 +190,7 @@ async fn create(
         };
     }
     if let Some(s) = input.subscription_settings {
-        org.subscription_settings = s.into();
+        org.subscription_settings = (&s).into();
     }
     let membership = Membership {
         user_id: user,
@@ -208,18 +208,18 @@ async fn create(
         Err(StorageError::Unique { .. }) => return Err(slug_taken(&slug)),
         Err(e) => return Err(e.into()),
     }
-    Ok(HttpResponse::Created().json(OrganizationView::from(&org)))
+    Ok(Created(OrganizationView::from(&org)))
 }
 
 async fn get(
     auth: Auth<OrganizationsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<OrganizationView>> {
     let id: OrganizationId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let org = organization_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(OrganizationView::from(&org.value)))
+    Ok(web::Json(OrganizationView::from(&org.value)))
 }
 
 fn set_string(target: &mut Option<String>, update: Maybe<String>) {
@@ -385,13 +385,7 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
             s.accent_color = x;
         }
         match &p.subscribe {
-            Maybe::Value(sub) => {
-                s.subscribe = Some(SubscribeSettings {
-                    promote: sub.promote,
-                    show_count: sub.show_count,
-                    count_free: sub.count_free,
-                })
-            }
+            Maybe::Value(sub) => s.subscribe = Some(SubscribeSettings::from(sub)),
             Maybe::Null => s.subscribe = None,
             Maybe::Absent => {}
         }
@@ -402,11 +396,7 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
         }
     }
     if let Maybe::Value(s) = &input.subscription_settings {
-        org.subscription_settings = crate::domain::organization::SubscriptionSettings {
-            allow_multiple_subscriptions: s.allow_multiple_subscriptions,
-            allow_customer_updates: s.allow_customer_updates,
-            proration_behavior: s.proration_behavior,
-        };
+        org.subscription_settings = s.into();
     }
     v.finish()
 }
@@ -416,7 +406,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<OrganizationUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<OrganizationView>> {
     let id: OrganizationId = path_id("id", &id)?;
     let input = body.into_inner();
     // Compare-and-swap on the revision; retry a few times if a concurrent edit wins.
@@ -428,7 +418,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&org, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(OrganizationView::from(&org))),
+            Ok(_) => return Ok(web::Json(OrganizationView::from(&org))),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }

@@ -1,21 +1,24 @@
 //! `/v1/products/`: list, create, get, update and the benefits a product grants.
 //!
 //! Also the helpers other resources reuse: [`product_for`], [`product_for_price`] and the
-//! renderings [`product_view`] (full `Product`), [`checkout_product_view`]
-//! (`CheckoutProduct`), [`order_product_view`] (`OrderProduct`) and [`price_view`].
+//! renderings [`render_product`] (full `Product`), [`render_checkout_product`]
+//! (`CheckoutProduct`) and [`render_attached_custom_fields`]; `ProductBase::from` and
+//! `ProductPrice::new` need no store.
 
 use std::collections::HashSet;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use serde_json::Value;
 use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
+use crate::api::custom_field::AttachedCustomFieldView;
 use crate::api::metadata::parse_metadata;
 use crate::api::product::{
-    self as view, check_price_set, parse_price, AttachedCustomFieldCreate, PriceInput,
-    ProductBenefitsUpdate, ProductCreate, ProductUpdate, NAME_MIN_CHARS,
+    self as view, check_price_set, parse_price, AttachedCustomFieldCreate, CheckoutProduct,
+    PriceInput, ProductBenefitsUpdate, ProductCreate, ProductPrice, ProductUpdate, ProductView,
+    NAME_MIN_CHARS,
 };
-use crate::api::{ListResource, Pagination};
+use crate::api::{Created, ListResource, Maybe, Pagination};
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
@@ -95,34 +98,47 @@ pub fn product_custom_fields(state: &AppState, p: &Product) -> Result<Vec<Custom
         .collect())
 }
 
-/// The full `Product` schema (with metadata, prices, benefits, medias and attached custom
-/// fields), as products, subscriptions and checkouts' `attached_custom_fields` need it.
-pub fn product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+/// The full `Product` (with metadata, prices, benefits, medias and attached custom fields),
+/// as products and subscriptions render it.
+pub fn render_product(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
     let benefits = product_benefits(state, p)?;
     let fields = product_custom_fields(state, p)?;
-    Ok(view::product_json(p, &benefits, &fields))
+    Ok(ProductView::new(p, &benefits, &fields))
 }
 
 /// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
-pub fn checkout_product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+pub fn render_checkout_product(state: &AppState, p: &Product) -> Result<CheckoutProduct, ApiError> {
     let benefits = product_benefits(state, p)?;
-    Ok(view::checkout_product_json(p, &benefits))
-}
-
-/// `OrderProduct`: the product without prices, benefits or medias.
-pub fn order_product_view(p: &Product) -> Value {
-    view::order_product_json(p)
-}
-
-/// One price as the `ProductPrice` union.
-pub fn price_view(p: &Product, price: &Price) -> Value {
-    view::price_json(p.id, price)
+    Ok(CheckoutProduct::new(p, &benefits))
 }
 
 /// `attached_custom_fields` of a product, as checkouts render them.
-pub fn attached_custom_fields_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+pub fn render_attached_custom_fields(
+    state: &AppState,
+    p: &Product,
+) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
     let fields = product_custom_fields(state, p)?;
-    Ok(view::attached_custom_fields_json(p, &fields))
+    Ok(view::attached_custom_fields(p, &fields))
+}
+
+// merge shim: remove once callers use the typed view
+pub fn product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    Ok(serde_json::to_value(render_product(state, p)?).unwrap_or_default())
+}
+
+// merge shim: remove once callers use the typed view
+pub fn checkout_product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    Ok(serde_json::to_value(render_checkout_product(state, p)?).unwrap_or_default())
+}
+
+// merge shim: remove once callers use the typed view
+pub fn price_view(p: &Product, price: &Price) -> Value {
+    serde_json::to_value(ProductPrice::new(p.id, price)).unwrap_or_default()
+}
+
+// merge shim: remove once callers use the typed view
+pub fn attached_custom_fields_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
+    Ok(serde_json::to_value(render_attached_custom_fields(state, p)?).unwrap_or_default())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -133,7 +149,7 @@ async fn list(
     auth: Auth<ProductsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<ProductView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -164,9 +180,9 @@ async fn list(
     };
     let items = items
         .iter()
-        .map(|p| product_view(&state, p))
+        .map(|p| render_product(&state, p))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(HttpResponse::Ok().json(ListResource {
+    Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
     }))
@@ -218,10 +234,16 @@ fn granting_products(
 }
 
 /// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`.
-fn body_metadata(v: &mut Validator, raw: &Value, null_is_absent: bool) -> Option<Metadata> {
-    match raw.get("metadata") {
+fn body_metadata(v: &mut Validator, sent: &Maybe<Value>, null_is_absent: bool) -> Option<Metadata> {
+    let null = Value::Null;
+    let raw = match sent {
+        Maybe::Absent => None,
+        Maybe::Null if null_is_absent => None,
+        Maybe::Null => Some(&null),
+        Maybe::Value(m) => Some(m),
+    };
+    match raw {
         None => None,
-        Some(Value::Null) if null_is_absent => None,
         Some(m) => match parse_metadata("metadata", m) {
             Ok(m) => Some(m),
             Err(errors) => {
@@ -318,7 +340,7 @@ async fn create(
     auth: Auth<ProductsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<ProductCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<ProductView>> {
     let raw = body.raw.clone();
     let input = body.into_inner();
     let mut v = Validator::new();
@@ -335,7 +357,7 @@ async fn create(
         let refs: Vec<&PriceKind> = kinds.iter().collect();
         check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
     }
-    let metadata = body_metadata(&mut v, &raw, false).unwrap_or_default();
+    let metadata = body_metadata(&mut v, &input.metadata, false).unwrap_or_default();
     v.finish()?;
     let kinds = kinds.unwrap_or_default();
 
@@ -370,18 +392,18 @@ async fn create(
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Created().json(product_view(&state, &product)?))
+    Ok(Created(render_product(&state, &product)?))
 }
 
 async fn get(
     auth: Auth<ProductsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let product = product_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(product_view(&state, &product.value)?))
+    Ok(web::Json(render_product(&state, &product.value)?))
 }
 
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
@@ -454,7 +476,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<ProductUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
     let raw = body.raw.clone();
     let input = body.into_inner();
@@ -466,7 +488,7 @@ async fn update(
         Some(list) => parse_prices(&mut v, list, true),
         None => None,
     };
-    let metadata = body_metadata(&mut v, &raw, true);
+    let metadata = body_metadata(&mut v, &input.metadata, true);
     v.finish()?;
     let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
 
@@ -502,7 +524,7 @@ async fn update(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(product_view(&state, &product)?)),
+            Ok(_) => return Ok(web::Json(render_product(&state, &product)?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }
@@ -518,7 +540,7 @@ async fn update_benefits(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<ProductBenefitsUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
     let requested: Vec<BenefitId> = body
         .into_inner()
@@ -580,7 +602,7 @@ async fn update_benefits(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::Ok().json(product_view(&state, &product)?)),
+            Ok(_) => return Ok(web::Json(render_product(&state, &product)?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }
