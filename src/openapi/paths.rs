@@ -5,7 +5,6 @@
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
 use super::schemas::*;
-use crate::error::ErrorBody as Error;
 use crate::api::benefit::{BenefitCreate, BenefitType, BenefitUpdate, BenefitView};
 use crate::api::custom_field::{
     CustomFieldCreate, CustomFieldTypeView, CustomFieldUpdate, CustomFieldView,
@@ -15,6 +14,7 @@ use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
 use crate::api::ListResource;
+use crate::error::ErrorBody as Error;
 
 // ---------------------------------------------------------------------------------------
 // Health
