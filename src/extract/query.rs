@@ -2,6 +2,8 @@
 //! (`organization_id=a&organization_id=b`, `sorting=-created_at&sorting=name`), `true`/`false`
 //! booleans, and `page`/`limit` on every list call. Errors name `["query", key, (index)]`.
 
+use std::cmp::Ordering;
+
 use serde_json::Value;
 
 use crate::error::{ApiError, FieldError};
@@ -186,12 +188,23 @@ impl ListParams {
 pub trait SortField: Copy + PartialEq + 'static {
     /// (name, field) pairs; `-name` sorts descending.
     const FIELDS: &'static [(&'static str, Self)];
+
+    /// Whether no two records of a list share this field's value, so that the criteria
+    /// after it can never break a tie (an organization's slug, for example).
+    fn is_unique(self) -> bool {
+        false
+    }
 }
+
+/// An order of records: how `a` compares with `b`.
+pub type Compare<'a, R> = dyn Fn(&R, &R) -> Ordering + 'a;
 
 /// The `sorting` parameter: criteria in order, each ascending or descending.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sorting<F> {
-    /// Never empty: the default applies when the query names no criterion.
+    /// Never empty: the default applies when the query names no criterion. A criterion
+    /// that could never break a tie (a repeated field, or one after a unique field) is
+    /// left out, so that one criterion left means the index on it serves the whole order.
     pub criteria: Vec<(F, bool)>,
     default: (F, bool),
 }
@@ -200,14 +213,19 @@ impl<F: SortField> Sorting<F> {
     /// Parses `sorting`; `default` applies when none is given. `bool` is "descending".
     pub fn from_query(q: &mut QueryParams, default: (F, bool)) -> Sorting<F> {
         let values = q.values("sorting");
-        let mut criteria = Vec::new();
+        let mut criteria: Vec<(F, bool)> = Vec::new();
         for (i, raw) in values.iter().enumerate() {
             let (desc, name) = match raw.strip_prefix('-') {
                 Some(n) => (true, n),
                 None => (false, raw.as_str()),
             };
             match F::FIELDS.iter().find(|(n, _)| *n == name) {
-                Some((_, f)) => criteria.push((*f, desc)),
+                Some((_, f)) => {
+                    let decided = criteria.iter().any(|(c, _)| c == f || c.is_unique());
+                    if !decided {
+                        criteria.push((*f, desc));
+                    }
+                }
                 None => {
                     let mut names = Vec::new();
                     for (n, _) in F::FIELDS {
@@ -233,6 +251,27 @@ impl<F: SortField> Sorting<F> {
     pub fn primary(&self) -> (F, bool) {
         self.criteria.first().copied().unwrap_or(self.default)
     }
+
+    /// Compares two records by every criterion in turn: a later criterion decides only
+    /// where the earlier ones tie. `by(field, descending, a, b)` compares one field in the
+    /// given direction (see `routes::listing::directed`).
+    pub fn compare<R>(&self, a: &R, b: &R, by: impl Fn(F, bool, &R, &R) -> Ordering) -> Ordering {
+        self.criteria
+            .iter()
+            .map(|&(field, desc)| by(field, desc, a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
+
+    /// All the criteria as one comparison, for a page sorted in memory, when there are
+    /// several; `None` when the first criterion is the whole order, which its index serves.
+    pub fn several<'a, R>(
+        &'a self,
+        by: impl Fn(F, bool, &R, &R) -> Ordering + 'a,
+    ) -> Option<Box<Compare<'a, R>>> {
+        (self.criteria.len() > 1)
+            .then(|| Box::new(move |a: &R, b: &R| self.compare(a, b, &by)) as Box<Compare<'a, R>>)
+    }
 }
 
 #[cfg(test)]
@@ -248,6 +287,82 @@ mod tests {
     impl SortField for F {
         const FIELDS: &'static [(&'static str, F)] =
             &[("created_at", F::Created), ("name", F::Name)];
+    }
+
+    /// Like `F`, but no two records share a name.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum U {
+        Created,
+        Name,
+    }
+
+    impl SortField for U {
+        const FIELDS: &'static [(&'static str, U)] =
+            &[("created_at", U::Created), ("name", U::Name)];
+
+        fn is_unique(self) -> bool {
+            self == U::Name
+        }
+    }
+
+    /// (created, name) records, compared field by field.
+    fn by(field: F, desc: bool, a: &(u8, &str), b: &(u8, &str)) -> Ordering {
+        let o = match field {
+            F::Created => a.0.cmp(&b.0),
+            F::Name => a.1.cmp(b.1),
+        };
+        if desc {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+
+    #[test]
+    fn criteria_that_cannot_break_a_tie_are_left_out() {
+        let mut q = QueryParams::parse("sorting=name&sorting=-created_at&sorting=-name");
+        let s = Sorting::<F>::from_query(&mut q, (F::Created, false));
+        assert_eq!(s.criteria, vec![(F::Name, false), (F::Created, true)]);
+        let mut q = QueryParams::parse("sorting=-name&sorting=name");
+        let s = Sorting::<F>::from_query(&mut q, (F::Created, false));
+        assert_eq!(s.criteria, vec![(F::Name, true)]);
+        assert!(
+            s.several(by).is_none(),
+            "one criterion: the index serves it"
+        );
+        // After a unique field nothing can tie; before it, it still decides first.
+        let mut q = QueryParams::parse("sorting=-name&sorting=created_at");
+        let s = Sorting::<U>::from_query(&mut q, (U::Created, false));
+        assert_eq!(s.criteria, vec![(U::Name, true)]);
+        let mut q = QueryParams::parse("sorting=created_at&sorting=name");
+        let s = Sorting::<U>::from_query(&mut q, (U::Created, false));
+        assert_eq!(s.criteria, vec![(U::Created, false), (U::Name, false)]);
+        // A rejected value is reported and does not count as a criterion.
+        let mut q = QueryParams::parse("sorting=bogus&sorting=name");
+        let s = Sorting::<F>::from_query(&mut q, (F::Created, false));
+        assert_eq!(s.criteria, vec![(F::Name, false)]);
+        assert!(q.finish().is_err());
+    }
+
+    #[test]
+    fn later_criteria_break_the_ties_of_earlier_ones() {
+        let mut q = QueryParams::parse("sorting=-created_at&sorting=name");
+        let s = Sorting::<F>::from_query(&mut q, (F::Created, false));
+        let several = s.several(by).expect("two criteria");
+        let (old_b, new_a, new_b) = ((1, "b"), (2, "a"), (2, "b"));
+        assert_eq!(
+            several(&new_a, &old_b),
+            Ordering::Less,
+            "created descending"
+        );
+        assert_eq!(
+            several(&new_a, &new_b),
+            Ordering::Less,
+            "then name ascending"
+        );
+        assert_eq!(several(&new_b, &new_a), Ordering::Greater);
+        assert_eq!(several(&new_b, &new_b), Ordering::Equal);
+        assert_eq!(s.compare(&old_b, &new_b, by), Ordering::Greater);
     }
 
     #[test]

@@ -51,7 +51,7 @@ use crate::loc;
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::routes::access::{can_access, organizations_for_list};
 use crate::routes::custom_fields::attached_custom_fields;
-use crate::routes::listing::page_of;
+use crate::routes::listing::{compare_times, directed, sorted_page_of};
 use crate::routes::products::{attached_custom_fields_view, checkout_product_view, price_view};
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -463,6 +463,8 @@ async fn list(
     q.finish()?;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    // The first criterion is served by an index (equal values follow the id), the others
+    // in memory.
     let (field, desc) = sorting.primary();
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if products.is_empty() {
         let index = match field {
@@ -486,7 +488,22 @@ async fn list(
         };
         (index, tenants)
     };
-    let (items, total) = page_of::<Checkout>(&state, index, &tenants, desc, params, None)?;
+    let several = sorting.several(|field, desc, a: &Checkout, b: &Checkout| {
+        let ordering = match field {
+            CheckoutSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+            CheckoutSort::ExpiresAt => compare_times(&a.expires_at, &b.expires_at),
+        };
+        directed(ordering, desc)
+    });
+    let (items, total) = sorted_page_of::<Checkout>(
+        &state,
+        index,
+        &tenants,
+        desc,
+        params,
+        None,
+        several.as_deref(),
+    )?;
     let items = items
         .iter()
         .map(|c| render(&state, c))

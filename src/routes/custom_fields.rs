@@ -10,7 +10,7 @@ use tollgate_storage::{Batch, Expect, StorageError, Stored};
 use crate::api::custom_field::{
     parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate, CustomFieldView,
 };
-use crate::api::{Created, ListResource, Pagination};
+use crate::api::{Created, ListResource};
 use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
 use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
@@ -21,7 +21,7 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{page_of, render};
+use crate::routes::listing::{compare_times, directed, render, sorted_page_of};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -150,22 +150,18 @@ impl Ilike {
     }
 }
 
-fn compare(a: &CustomField, b: &CustomField, criteria: &[(CustomFieldSort, bool)]) -> Ordering {
-    for &(field, desc) in criteria {
-        let o = match field {
-            CustomFieldSort::CreatedAt => a.created_at.cmp(&b.created_at),
-            CustomFieldSort::Slug => a.slug.cmp(&b.slug),
-            CustomFieldSort::Name => {
-                (a.name.to_lowercase(), &a.name).cmp(&(b.name.to_lowercase(), &b.name))
-            }
-            CustomFieldSort::Type => a.kind().as_str().cmp(b.kind().as_str()),
-        };
-        let o = if desc { o.reverse() } else { o };
-        if o != Ordering::Equal {
-            return o;
+/// One criterion of the custom field list, as its index orders it (names case-folded
+/// first, types alphabetically).
+fn compare(field: CustomFieldSort, descending: bool, a: &CustomField, b: &CustomField) -> Ordering {
+    let ordering = match field {
+        CustomFieldSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        CustomFieldSort::Slug => a.slug.cmp(&b.slug),
+        CustomFieldSort::Name => {
+            (a.name.to_lowercase(), &a.name).cmp(&(b.name.to_lowercase(), &b.name))
         }
-    }
-    Ordering::Equal
+        CustomFieldSort::Type => a.kind().as_str().cmp(b.kind().as_str()),
+    };
+    directed(ordering, descending)
 }
 
 async fn list(
@@ -199,44 +195,24 @@ async fn list(
             .is_none_or(|p| p.matches(&cf.name) || p.matches(&cf.slug))
     };
 
-    if sorting.criteria.len() <= 1 {
-        // The index order is the whole order (ties fall back to the slug).
-        let filter: Option<&dyn Fn(&CustomField) -> bool> = pattern
-            .as_ref()
-            .map(|_| &matches as &dyn Fn(&CustomField) -> bool);
-        let (items, total) = page_of::<CustomField>(&state, index, &tenants, desc, params, filter)?;
-        return Ok(web::Json(render(&items, total, params, |cf| {
-            CustomFieldView::from(cf)
-        })));
-    }
-
-    // Several criteria: read the organizations' fields in the first criterion's order, then
-    // order ties by the others (the cost grows with those organizations' fields only).
-    let direction = if desc {
-        tollgate_storage::Direction::Desc
-    } else {
-        tollgate_storage::Direction::Asc
-    };
-    let mut all = Vec::new();
-    for id in state.store.index_iter(index, &tenants, direction)? {
-        if let Some(cf) = state.store.get::<CustomField>(&id?)? {
-            if matches(&cf.value) {
-                all.push(cf.value);
-            }
-        }
-    }
-    all.sort_by(|a, b| compare(a, b, &sorting.criteria));
-    let total = all.len() as u64;
-    let items: Vec<CustomFieldView> = all
-        .iter()
-        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
-        .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
-        .map(CustomFieldView::from)
-        .collect();
-    Ok(web::Json(ListResource {
-        items,
-        pagination: Pagination::new(total, params.limit),
-    }))
+    let filter: Option<&dyn Fn(&CustomField) -> bool> = pattern
+        .as_ref()
+        .map(|_| &matches as &dyn Fn(&CustomField) -> bool);
+    // The first criterion is served by an index (equal values follow the slug), the others
+    // in memory.
+    let several = sorting.several(compare);
+    let (items, total) = sorted_page_of::<CustomField>(
+        &state,
+        index,
+        &tenants,
+        desc,
+        params,
+        filter,
+        several.as_deref(),
+    )?;
+    Ok(web::Json(render(&items, total, params, |cf| {
+        CustomFieldView::from(cf)
+    })))
 }
 
 fn slug_taken(slug: &str) -> ApiError {

@@ -1,6 +1,8 @@
 //! `/v1/customers/`: list, create, get, update and (soft) delete customers
 //! (Polar's `customer/endpoints.py` and `service.py`).
 
+use std::cmp::Ordering;
+
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
@@ -24,7 +26,7 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::page_of;
+use crate::routes::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -48,6 +50,20 @@ impl SortField for CustomerSort {
     ];
 }
 
+/// One criterion of the customer list, as its index orders it (names case-folded, no name
+/// last ascending).
+fn compare(field: CustomerSort, descending: bool, a: &Customer, b: &Customer) -> Ordering {
+    let ordering = match field {
+        CustomerSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        CustomerSort::Email => normalize_email(&a.email).cmp(&normalize_email(&b.email)),
+        CustomerSort::Name => nulls_last(
+            a.name.as_ref().map(|n| n.to_lowercase()),
+            b.name.as_ref().map(|n| n.to_lowercase()),
+        ),
+    };
+    directed(ordering, descending)
+}
+
 async fn list(
     auth: Auth<CustomersRead>,
     state: web::Data<AppState>,
@@ -62,7 +78,8 @@ async fn list(
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    // The first criterion is served by an index; equal values follow creation order.
+    // The first criterion is served by an index (equal values follow creation order), the
+    // others in memory.
     let (field, desc) = sorting.primary();
     let index = match field {
         CustomerSort::CreatedAt => CUSTOMER_BY_CREATED,
@@ -85,7 +102,16 @@ async fn list(
     } else {
         None
     };
-    let (items, total) = page_of::<Customer>(&state, index, &tenants, desc, params, filter)?;
+    let several = sorting.several(compare);
+    let (items, total) = sorted_page_of::<Customer>(
+        &state,
+        index,
+        &tenants,
+        desc,
+        params,
+        filter,
+        several.as_deref(),
+    )?;
     Ok(web::Json(ListResource {
         items: items.iter().map(CustomerView::from).collect(),
         pagination: Pagination::new(total, params.limit),

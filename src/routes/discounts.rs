@@ -1,6 +1,8 @@
 //! `/v1/discounts/`: list, create, get, update and (soft) delete discounts
 //! (Polar's `discount/endpoints.py` and `service.py`).
 
+use std::cmp::Ordering;
+
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -25,7 +27,7 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::page_of;
+use crate::routes::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -59,6 +61,21 @@ pub fn render(state: &AppState, discount: &Discount) -> Result<DiscountView, Api
     Ok(DiscountView::new(discount, &products))
 }
 
+/// One criterion of the discount list, as its index orders it (names and codes
+/// case-folded, no code last ascending).
+fn compare(field: DiscountSort, descending: bool, a: &Discount, b: &Discount) -> Ordering {
+    let ordering = match field {
+        DiscountSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        DiscountSort::Name => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
+        DiscountSort::Code => nulls_last(
+            a.code.as_deref().map(normalize_code),
+            b.code.as_deref().map(normalize_code),
+        ),
+        DiscountSort::RedemptionsCount => a.redemptions_count.cmp(&b.redemptions_count),
+    };
+    directed(ordering, descending)
+}
+
 async fn list(
     auth: Auth<DiscountsRead>,
     state: web::Data<AppState>,
@@ -73,7 +90,8 @@ async fn list(
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    // The first criterion is served by an index; equal values follow creation order.
+    // The first criterion is served by an index (equal values follow creation order), the
+    // others in memory.
     let (field, desc) = sorting.primary();
     let index = match field {
         DiscountSort::CreatedAt => DISCOUNT_BY_CREATED,
@@ -97,7 +115,16 @@ async fn list(
     } else {
         None
     };
-    let (items, total) = page_of::<Discount>(&state, index, &tenants, desc, params, filter)?;
+    let several = sorting.several(compare);
+    let (items, total) = sorted_page_of::<Discount>(
+        &state,
+        index,
+        &tenants,
+        desc,
+        params,
+        filter,
+        several.as_deref(),
+    )?;
     let items = items
         .iter()
         .map(|d| render(&state, d))

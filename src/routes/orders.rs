@@ -1,14 +1,13 @@
 //! `/v1/orders/`: list and get orders (Polar's `order/endpoints.py` and `service.py`).
 //! Orders are written by checkout completion and subscription renewals, never here.
 //!
-//! Also [`filtered_page`], the in-memory page of records gathered from filter indexes,
-//! shared with the subscription list.
+//! Also [`narrowest_filter`], the choice of the filter index to gather a page from, shared
+//! with the subscription list.
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
-use tollgate_storage::{Direction, Record};
 
 use crate::api::order::{order_json, OrderRefs};
 use crate::api::{ListResource, Pagination};
@@ -23,7 +22,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::OrdersRead;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject};
 use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::page_of;
+use crate::routes::listing::{
+    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
+};
 use crate::state::AppState;
 use tollgate_actors::subscription::Subscription;
 
@@ -47,49 +48,6 @@ const PRICE_TYPES: &[(&str, PriceType)] = &[
     ("one_time", PriceType::OneTime),
     ("recurring", PriceType::Recurring),
 ];
-
-/// One page of the records reachable through a filter index (`tenants`: the filter's
-/// values), kept by `keep`, in the order of `key` (read backwards if `backwards`). The
-/// cost grows with the number of records carrying those filter values, not with the store.
-pub fn filtered_page<R: Record>(
-    state: &AppState,
-    index: &'static str,
-    tenants: &[Vec<u8>],
-    keep: &dyn Fn(&R) -> bool,
-    key: &dyn Fn(&R) -> Vec<u8>,
-    backwards: bool,
-    params: ListParams,
-) -> Result<(Vec<R>, u64), ApiError> {
-    let mut seen = HashSet::new();
-    let mut found: Vec<(Vec<u8>, R)> = Vec::new();
-    for id in state.store.index_iter(index, tenants, Direction::Asc)? {
-        let id = id?;
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let Some(record) = state.store.get::<R>(&id)? else {
-            continue;
-        };
-        if !keep(&record.value) {
-            continue;
-        }
-        let mut k = key(&record.value);
-        k.extend_from_slice(&id);
-        found.push((k, record.value));
-    }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    if backwards {
-        found.reverse();
-    }
-    let total = found.len() as u64;
-    let items = found
-        .into_iter()
-        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
-        .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
-        .map(|(_, r)| r)
-        .collect();
-    Ok((items, total))
-}
 
 /// A filter served by an index: the index and the filter's values as its tenants.
 pub type IndexFilter = (&'static str, Vec<Vec<u8>>);
@@ -116,6 +74,27 @@ pub fn narrowest_filter(
     Ok(best.map(|(_, index, tenants)| (index, tenants)))
 }
 
+/// One criterion of the order list, as its index orders it (e-mail addresses and names
+/// case-folded; no discount, or no subscription, last ascending).
+fn compare(field: OrderSort, descending: bool, a: &Order, b: &Order) -> Ordering {
+    let folded = |name: &Option<String>| name.as_ref().map(|n| n.to_lowercase());
+    let ordering = match field {
+        OrderSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        OrderSort::Amount => a.amount.cmp(&b.amount),
+        OrderSort::Customer => a
+            .customer_email
+            .to_lowercase()
+            .cmp(&b.customer_email.to_lowercase()),
+        OrderSort::Product => a
+            .product_name
+            .to_lowercase()
+            .cmp(&b.product_name.to_lowercase()),
+        OrderSort::Discount => nulls_last(folded(&a.discount_name), folded(&b.discount_name)),
+        OrderSort::Subscription => nulls_last(a.subscription_id, b.subscription_id),
+    };
+    directed(ordering, descending)
+}
+
 async fn list(
     auth: Auth<OrdersRead>,
     state: web::Data<AppState>,
@@ -132,8 +111,10 @@ async fn list(
     q.finish()?;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
-    // The first criterion is served by an index; equal values follow creation order.
+    // The first criterion is served by an index (equal values follow creation order), the
+    // others in memory.
     let (field, descending) = sorting.primary();
+    let several = sorting.several(compare);
     let price_type_ok = |o: &Order| {
         price_types.is_empty()
             || price_types.contains(&if o.recurring {
@@ -169,8 +150,11 @@ async fn list(
             index,
             &tenants,
             &keep,
-            &|o: &Order| o.sort_key(field),
-            descending,
+            KeyOrder {
+                key: &|o: &Order| o.sort_key(field),
+                backwards: descending,
+                several: several.as_deref(),
+            },
             params,
         )?,
         None => {
@@ -180,7 +164,15 @@ async fn list(
             } else {
                 Some(&price_type_ok)
             };
-            page_of::<Order>(&state, field.index(), &tenants, descending, params, filter)?
+            sorted_page_of::<Order>(
+                &state,
+                field.index(),
+                &tenants,
+                descending,
+                params,
+                filter,
+                several.as_deref(),
+            )?
         }
     };
     let items = items

@@ -1,6 +1,6 @@
 use actix_web::{web, HttpRequest};
 use serde_json::Value;
-use tollgate_storage::{Batch, Direction, Expect, PageQuery, StorageError};
+use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::{Created, ListResource, Maybe, Pagination};
@@ -16,6 +16,7 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::routes::access::organization_for;
+use crate::routes::listing::{compare_times, directed, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -34,6 +35,11 @@ enum OrgSort {
 impl SortField for OrgSort {
     const FIELDS: &'static [(&'static str, OrgSort)] =
         &[("created_at", OrgSort::CreatedAt), ("name", OrgSort::Name)];
+
+    /// Slugs are unique.
+    fn is_unique(self) -> bool {
+        self == OrgSort::Name
+    }
 }
 
 async fn list(
@@ -75,29 +81,35 @@ async fn list(
             )
         }
         (Subject::User(user), None) => {
-            // Slugs and creation times are unique per organization (ties break on the id),
-            // so the first criterion decides the whole order.
+            // The user's memberships carry the organizations' sort fields: the first
+            // criterion is served by an index (equal values follow the id), the others in
+            // memory.
             let (field, desc) = sorting.primary();
             let index = match field {
                 OrgSort::CreatedAt => MEMBER_ORGS_BY_CREATED,
                 OrgSort::Name => MEMBER_ORGS_BY_SLUG,
             };
-            let tenants = [user.key()];
-            let page = state.store.page(&PageQuery {
+            let several = sorting.several(|field, desc, a: &Membership, b: &Membership| {
+                let ordering = match field {
+                    OrgSort::CreatedAt => {
+                        compare_times(&a.organization_created_at, &b.organization_created_at)
+                    }
+                    OrgSort::Name => a.organization_slug.cmp(&b.organization_slug),
+                };
+                directed(ordering, desc)
+            });
+            let (memberships, total) = sorted_page_of::<Membership>(
+                &state,
                 index,
-                tenants: &tenants,
-                direction: if desc {
-                    Direction::Desc
-                } else {
-                    Direction::Asc
-                },
-                offset: params.offset(),
-                limit: params.limit,
-            })?;
-            let ids: Vec<Vec<u8>> = page
-                .ids
+                &[user.key()],
+                desc,
+                params,
+                None,
+                several.as_deref(),
+            )?;
+            let ids: Vec<Vec<u8>> = memberships
                 .iter()
-                .filter_map(|k| k.get(16..32).map(<[u8]>::to_vec))
+                .map(|m| m.organization_id.key())
                 .collect();
             let orgs: Vec<Organization> = state
                 .store
@@ -105,7 +117,7 @@ async fn list(
                 .into_iter()
                 .map(|s| s.value)
                 .collect();
-            (orgs, page.total)
+            (orgs, total)
         }
         (Subject::Anonymous | Subject::Customer(_), None) => return Err(ApiError::Unauthorized),
     };

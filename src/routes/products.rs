@@ -5,11 +5,12 @@
 //! (`CheckoutProduct`) and [`render_attached_custom_fields`]; `ProductBase::from` and
 //! `ProductPrice::new` need no store.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use actix_web::{web, HttpRequest};
 use serde_json::Value;
-use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
+use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::custom_field::AttachedCustomFieldView;
 use crate::api::metadata::parse_metadata;
@@ -33,7 +34,9 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::page_of;
+use crate::routes::listing::{
+    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
+};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -145,6 +148,30 @@ pub fn attached_custom_fields_view(state: &AppState, p: &Product) -> Result<Valu
 // Handlers
 // ---------------------------------------------------------------------------------------
 
+/// One criterion of the product list, as its index orders it: names case-folded, the price
+/// criteria by the oldest price on sale, a product without one last ascending.
+fn compare(field: ProductSort, descending: bool, a: &Product, b: &Product) -> Ordering {
+    let rank = |p: &Product, rank: fn(&PriceKind) -> i64| {
+        p.first_active_price().map(|price| rank(&price.kind))
+    };
+    let ordering = match field {
+        ProductSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        ProductSort::Name => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
+        ProductSort::PriceType => {
+            nulls_last(rank(a, PriceKind::type_rank), rank(b, PriceKind::type_rank))
+        }
+        ProductSort::PriceAmountType => nulls_last(
+            rank(a, PriceKind::amount_type_rank),
+            rank(b, PriceKind::amount_type_rank),
+        ),
+        ProductSort::PriceAmount => nulls_last(
+            rank(a, PriceKind::amount_rank),
+            rank(b, PriceKind::amount_rank),
+        ),
+    };
+    directed(ordering, descending)
+}
+
 async fn list(
     auth: Auth<ProductsRead>,
     state: web::Data<AppState>,
@@ -161,7 +188,10 @@ async fn list(
     q.finish()?;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    // The first criterion is served by an index (equal values follow creation order), the
+    // others in memory.
     let (field, descending) = sorting.primary();
+    let several = sorting.several(compare);
     let needle = query.map(|s| s.to_lowercase());
     let filtered = needle.is_some() || is_archived.is_some() || is_recurring.is_some();
     let keep = |p: &Product| {
@@ -174,9 +204,30 @@ async fn list(
     let (items, total) = if benefits.is_empty() {
         let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
         let filter: Option<&dyn Fn(&Product) -> bool> = if filtered { Some(&keep) } else { None };
-        page_of::<Product>(&state, field.index(), &tenants, descending, params, filter)?
+        sorted_page_of::<Product>(
+            &state,
+            field.index(),
+            &tenants,
+            descending,
+            params,
+            filter,
+            several.as_deref(),
+        )?
     } else {
-        granting_products(&state, &benefits, &orgs, (field, descending), params, &keep)?
+        // The products granting any of the benefits: the cost grows with their number.
+        let tenants: Vec<Vec<u8>> = benefits.iter().map(|b| b.key()).collect();
+        filtered_page::<Product>(
+            &state,
+            PRODUCT_BY_BENEFIT,
+            &tenants,
+            &|p: &Product| orgs.contains(&p.organization_id) && keep(p),
+            KeyOrder {
+                key: &|p: &Product| p.sort_key(field),
+                backwards: descending,
+                several: several.as_deref(),
+            },
+            params,
+        )?
     };
     let items = items
         .iter()
@@ -186,51 +237,6 @@ async fn list(
         items,
         pagination: Pagination::new(total, params.limit),
     }))
-}
-
-/// One page of the products granting any of `benefits`, in the requested order. The cost
-/// grows with the number of products granting those benefits.
-fn granting_products(
-    state: &AppState,
-    benefits: &[BenefitId],
-    orgs: &[OrganizationId],
-    (field, descending): (ProductSort, bool),
-    params: ListParams,
-    keep: &dyn Fn(&Product) -> bool,
-) -> Result<(Vec<Product>, u64), ApiError> {
-    let tenants: Vec<Vec<u8>> = benefits.iter().map(|b| b.key()).collect();
-    let mut seen = HashSet::new();
-    let mut found: Vec<(Vec<u8>, Product)> = Vec::new();
-    for id in state
-        .store
-        .index_iter(PRODUCT_BY_BENEFIT, &tenants, Direction::Asc)?
-    {
-        let id = id?;
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let Some(p) = state.store.get::<Product>(&id)? else {
-            continue;
-        };
-        if !orgs.contains(&p.value.organization_id) || !keep(&p.value) {
-            continue;
-        }
-        let mut key = p.value.sort_key(field);
-        key.extend_from_slice(&id);
-        found.push((key, p.value));
-    }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    if descending {
-        found.reverse();
-    }
-    let total = found.len() as u64;
-    let items = found
-        .into_iter()
-        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
-        .take(params.limit as usize)
-        .map(|(_, p)| p)
-        .collect();
-    Ok((items, total))
 }
 
 /// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`.

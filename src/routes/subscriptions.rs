@@ -3,7 +3,10 @@
 //! Polar added them in January 2025), and [`sweep_subscriptions`], the job that renews,
 //! ends and revokes.
 
+use std::cmp::Ordering;
+
 use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use tollgate_actors::license_key::RevokeLicenseKey;
@@ -30,8 +33,8 @@ use crate::extract::{
 use crate::loc;
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::page_of;
-use crate::routes::orders::{filtered_page, narrowest_filter};
+use crate::routes::listing::{directed, filtered_page, nulls_last, sorted_page_of, KeyOrder};
+use crate::routes::orders::narrowest_filter;
 use crate::routes::products::{price_view, product_view};
 use crate::state::AppState;
 
@@ -109,6 +112,45 @@ pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<Value, Ap
     ))
 }
 
+/// One criterion of the subscription list, as its indexes order it: Polar's status rank,
+/// names and e-mail addresses case-folded, the monthly amount with no amount last both
+/// ways, no period end or no discount last ascending.
+fn compare(
+    field: SubscriptionSort,
+    descending: bool,
+    a: &Subscription,
+    b: &Subscription,
+) -> Ordering {
+    let folded = |name: &Option<String>| name.as_ref().map(|n| n.to_lowercase());
+    let micros = |t: Option<DateTime<Utc>>| t.map(|t| t.timestamp_micros());
+    let ordering = match field {
+        SubscriptionSort::Customer => a
+            .customer_email
+            .to_lowercase()
+            .cmp(&b.customer_email.to_lowercase()),
+        SubscriptionSort::Status => a.status_rank().cmp(&b.status_rank()),
+        SubscriptionSort::StartedAt => micros(a.started_at).cmp(&micros(b.started_at)),
+        SubscriptionSort::CurrentPeriodEnd => {
+            nulls_last(micros(a.current_period_end), micros(b.current_period_end))
+        }
+        SubscriptionSort::Amount if descending => {
+            return nulls_last(
+                a.monthly_amount().map(std::cmp::Reverse),
+                b.monthly_amount().map(std::cmp::Reverse),
+            )
+        }
+        SubscriptionSort::Amount => nulls_last(a.monthly_amount(), b.monthly_amount()),
+        SubscriptionSort::Product => a
+            .product_name
+            .to_lowercase()
+            .cmp(&b.product_name.to_lowercase()),
+        SubscriptionSort::Discount => {
+            nulls_last(folded(&a.discount_name), folded(&b.discount_name))
+        }
+    };
+    directed(ordering, descending)
+}
+
 async fn list(
     auth: Auth<SubscriptionsRead>,
     state: web::Data<AppState>,
@@ -126,9 +168,11 @@ async fn list(
     q.finish()?;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
-    // The first criterion is served by an index; equal values follow `started_at`.
+    // The first criterion is served by an index (equal values follow `started_at`), the
+    // others in memory.
     let (field, descending) = sorting.primary();
     let (index, backwards) = field.index(descending);
+    let several = sorting.several(compare);
     // `active=true`: trialing or active; `false`: past due, canceled or unpaid.
     let active_ok = |s: &Subscription| match active {
         None => true,
@@ -166,8 +210,11 @@ async fn list(
             filter_index,
             &tenants,
             &keep,
-            &|s: &Subscription| s.sort_key(field, descending),
-            backwards,
+            KeyOrder {
+                key: &|s: &Subscription| s.sort_key(field, descending),
+                backwards,
+                several: several.as_deref(),
+            },
             params,
         )?,
         None => {
@@ -177,7 +224,15 @@ async fn list(
             } else {
                 None
             };
-            page_of::<Subscription>(&state, index, &tenants, backwards, params, filter)?
+            sorted_page_of::<Subscription>(
+                &state,
+                index,
+                &tenants,
+                backwards,
+                params,
+                filter,
+                several.as_deref(),
+            )?
         }
     };
     let items = items

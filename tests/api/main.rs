@@ -32,6 +32,7 @@ mod rate_limits;
 mod retention;
 mod schema;
 mod schemathesis;
+mod sorting;
 mod stripe;
 mod subscriptions;
 mod tools;

@@ -208,7 +208,7 @@ impl ProductSort {
 
 impl PriceKind {
     /// Polar's `price_type` sort value: one-time before recurring.
-    fn type_rank(&self) -> i64 {
+    pub fn type_rank(&self) -> i64 {
         if self.is_recurring() {
             2
         } else {
@@ -217,7 +217,7 @@ impl PriceKind {
     }
 
     /// Polar's `price_amount_type` sort value: free, custom, fixed.
-    fn amount_type_rank(&self) -> i64 {
+    pub fn amount_type_rank(&self) -> i64 {
         match self.amount_type() {
             AmountType::Free => 1,
             AmountType::Custom => 2,
@@ -227,7 +227,7 @@ impl PriceKind {
 
     /// Polar's `price_amount` sort value: free is -2, custom its minimum (or -1), fixed
     /// its amount.
-    fn amount_rank(&self) -> i64 {
+    pub fn amount_rank(&self) -> i64 {
         match self {
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => -2,
             PriceKind::OneTimeCustom { minimum_amount, .. } => minimum_amount.unwrap_or(-1),
