@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::product::{tag, TagCustom};
+use super::price::{tag, TagCustom};
 use crate::domain::benefit::{
     self as domain, Benefit, BenefitProperties, KeyActivations, KeyExpiry, LicenseKeyProperties,
 };

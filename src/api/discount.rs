@@ -10,7 +10,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::metadata::{metadata_map, MetadataMap};
-use super::product::{tag, ProductBase, TagFixed};
+use super::price::{tag, TagFixed};
+use super::product::ProductBase;
 use super::Maybe;
 use crate::domain::discount::{Discount, DiscountDuration, DiscountKind};
 use crate::domain::ids::DiscountId;

@@ -10,6 +10,7 @@ pub mod license_key;
 pub mod metadata;
 pub mod order;
 pub mod organization;
+pub mod price;
 pub mod product;
 pub mod subscription;
 

@@ -4,7 +4,8 @@ use serde_json::{json, Map, Value};
 
 use crate::api::customer::{address_json, customer_json, customer_user_json};
 use crate::api::discount::discount_base_json;
-use crate::api::product::{order_product_json, price_json};
+use crate::api::price::price_json;
+use crate::api::product::order_product_json;
 use crate::api::subscription::subscription_base_json;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;

@@ -132,10 +132,9 @@ pub use crate::api::discount::{CheckoutDiscount, DiscountBase};
 #[allow(unused_imports)]
 pub use crate::api::organization::OrganizationView as Organization;
 #[allow(unused_imports)]
-pub use crate::api::product::{
-    CheckoutProduct, ProductBase, ProductPrice, ProductPriceRecurring, ProductView as Product,
-    RecurringInterval,
-};
+pub use crate::api::price::{ProductPrice, ProductPriceRecurring, RecurringInterval};
+#[allow(unused_imports)]
+pub use crate::api::product::{CheckoutProduct, ProductBase, ProductView as Product};
 
 // ---------------------------------------------------------------------------------------
 // Checkouts

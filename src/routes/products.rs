@@ -14,10 +14,10 @@ use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::custom_field::AttachedCustomFieldView;
 use crate::api::metadata::parse_metadata;
+use crate::api::price::{check_price_set, parse_price, PriceInput, ProductPrice};
 use crate::api::product::{
-    self as view, check_price_set, parse_price, AttachedCustomFieldCreate, CheckoutProduct,
-    PriceInput, ProductBenefitsUpdate, ProductCreate, ProductPrice, ProductUpdate, ProductView,
-    NAME_MIN_CHARS,
+    self as view, AttachedCustomFieldCreate, CheckoutProduct, ProductBenefitsUpdate, ProductCreate,
+    ProductUpdate, ProductView, NAME_MIN_CHARS,
 };
 use crate::api::{Created, ListResource, Maybe, Pagination};
 use crate::domain::benefit::Benefit;

@@ -1,0 +1,672 @@
+//! Prices in Polar's shapes: the price union of a create or update body, parsed with
+//! pydantic-style errors ([`parse_price`]) and checked as a set ([`check_price_set`]), and
+//! its renderings, the `ProductPrice` union and its recurring half.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::domain::ids::{PriceId, ProductId};
+use crate::domain::product::{self as domain, Price, PriceKind};
+use crate::error::FieldError;
+use crate::validate::Validator;
+
+/// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
+macro_rules! tag {
+    ($name:ident = $value:tt) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+        pub enum $name {
+            #[serde(rename = $value)]
+            Value,
+        }
+    };
+}
+pub(crate) use tag;
+
+tag!(TagRecurring = "recurring");
+tag!(TagOneTime = "one_time");
+tag!(TagFixed = "fixed");
+tag!(TagFree = "free");
+tag!(TagCustom = "custom");
+
+/// Stripe's bounds, which Polar applies to every amount (in cents).
+pub const MINIMUM_PRICE_AMOUNT: i64 = 50;
+pub const MAXIMUM_PRICE_AMOUNT: i64 = 99_999_999;
+pub const CURRENCY: &str = "usd";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecurringInterval {
+    Month,
+    Year,
+}
+
+impl From<domain::RecurringInterval> for RecurringInterval {
+    fn from(i: domain::RecurringInterval) -> Self {
+        match i {
+            domain::RecurringInterval::Month => RecurringInterval::Month,
+            domain::RecurringInterval::Year => RecurringInterval::Year,
+        }
+    }
+}
+
+/// A new price: `type` (`recurring`, `one_time`) with `amount_type` (`fixed`, `free`,
+/// `custom`) and their amounts; `recurring_interval` for recurring prices.
+// Read from the raw item by [`parse_price`] (pydantic's errors for the union); this type
+// describes what it reads.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProductPriceCreate {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub amount_type: String,
+    #[schema(nullable = false)]
+    pub price_amount: Option<i64>,
+    #[schema(nullable = false)]
+    pub price_currency: Option<String>,
+    #[schema(nullable = false)]
+    pub recurring_interval: Option<RecurringInterval>,
+    pub minimum_amount: Option<i64>,
+    pub maximum_amount: Option<i64>,
+    pub preset_amount: Option<i64>,
+}
+
+/// One item of `prices` in a create or an update.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PriceInput {
+    /// `ExistingProductPrice`: keep this price (other keys are ignored).
+    Existing(PriceId),
+    New(PriceKind),
+}
+
+fn at(loc: &[Value], key: &str) -> Vec<Value> {
+    let mut l = loc.to_vec();
+    l.push(Value::from(key));
+    l
+}
+
+fn quoted_or(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+fn literal_error(loc: Vec<Value>, expected: &[&str], input: &Value) -> FieldError {
+    let expected = quoted_or(expected);
+    FieldError::new(
+        "literal_error",
+        loc,
+        format!("Input should be {expected}"),
+        input.clone(),
+    )
+    .with_ctx(json!({ "expected": expected }))
+}
+
+fn missing(loc: Vec<Value>, parent: &Value) -> FieldError {
+    FieldError::new("missing", loc, "Field required", parent.clone())
+}
+
+/// A required or optional integer, with pydantic's lax JSON rules (integral floats and
+/// numeric strings are accepted).
+fn integer(
+    v: &mut Validator,
+    obj: &Value,
+    loc: &[Value],
+    key: &str,
+    required: bool,
+) -> Option<i64> {
+    let loc = at(loc, key);
+    let value = match obj.get(key) {
+        None => {
+            if required {
+                v.push(missing(loc, obj));
+            }
+            return None;
+        }
+        Some(Value::Null) if !required => return None,
+        Some(value) => value,
+    };
+    let parsed = match value {
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Ok(i),
+            // Beyond i64: certainly above the maximum.
+            (None, _) if n.is_u64() => Ok(i64::MAX),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+            (None, Some(_)) => Err(FieldError::new(
+                "int_from_float",
+                loc.clone(),
+                "Input should be a valid integer, got a number with a fractional part",
+                value.clone(),
+            )),
+            _ => Err(FieldError::new(
+                "int_type",
+                loc.clone(),
+                "Input should be a valid integer",
+                value.clone(),
+            )),
+        },
+        Value::String(s) => s.trim().parse::<i64>().map_err(|_| {
+            FieldError::new(
+                "int_parsing",
+                loc.clone(),
+                "Input should be a valid integer, unable to parse string as an integer",
+                value.clone(),
+            )
+        }),
+        _ => Err(FieldError::new(
+            "int_type",
+            loc.clone(),
+            "Input should be a valid integer",
+            value.clone(),
+        )),
+    };
+    match parsed {
+        Ok(i) => v
+            .int_range(
+                loc,
+                i,
+                Some(MINIMUM_PRICE_AMOUNT),
+                Some(MAXIMUM_PRICE_AMOUNT),
+            )
+            .then_some(i),
+        Err(e) => {
+            v.push(e);
+            None
+        }
+    }
+}
+
+/// `price_currency`: defaults to `usd`, the only currency accepted.
+fn currency(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<String> {
+    let loc = at(loc, "price_currency");
+    match obj.get("price_currency") {
+        None => Some(CURRENCY.to_string()),
+        Some(Value::String(s)) if s == CURRENCY => Some(s.clone()),
+        Some(value @ Value::String(_)) => {
+            v.push(
+                FieldError::new(
+                    "string_pattern_mismatch",
+                    loc,
+                    format!("String should match pattern '{CURRENCY}'"),
+                    value.clone(),
+                )
+                .with_ctx(json!({ "pattern": CURRENCY })),
+            );
+            None
+        }
+        Some(value) => {
+            v.push(FieldError::new(
+                "string_type",
+                loc,
+                "Input should be a valid string",
+                value.clone(),
+            ));
+            None
+        }
+    }
+}
+
+fn interval(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<domain::RecurringInterval> {
+    let loc = at(loc, "recurring_interval");
+    match obj.get("recurring_interval") {
+        None => {
+            v.push(missing(loc, obj));
+            None
+        }
+        Some(Value::String(s)) if s == "month" => Some(domain::RecurringInterval::Month),
+        Some(Value::String(s)) if s == "year" => Some(domain::RecurringInterval::Year),
+        Some(value) => {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc,
+                    "Input should be 'month' or 'year'",
+                    value.clone(),
+                )
+                .with_ctx(json!({"expected": "'month' or 'year'"})),
+            );
+            None
+        }
+    }
+}
+
+/// Parses one item of `prices` at `loc` (`["body", "prices", i]`). Errors go to `v`.
+/// With `allow_existing`, an object with an `id` is an existing price to keep.
+pub fn parse_price(
+    v: &mut Validator,
+    loc: &[Value],
+    raw: &Value,
+    allow_existing: bool,
+) -> Option<PriceInput> {
+    if !raw.is_object() {
+        v.push(FieldError::new(
+            "model_type",
+            loc.to_vec(),
+            "Input should be a valid dictionary or object",
+            raw.clone(),
+        ));
+        return None;
+    }
+    if allow_existing {
+        if let Some(id) = raw.get("id") {
+            return match id.as_str().map(uuid::Uuid::parse_str) {
+                Some(Ok(id)) => Some(PriceInput::Existing(PriceId(id))),
+                Some(Err(e)) => {
+                    v.push(FieldError::new(
+                        "uuid_parsing",
+                        at(loc, "id"),
+                        format!("Input should be a valid UUID, {e}"),
+                        id.clone(),
+                    ));
+                    None
+                }
+                None => {
+                    v.push(FieldError::new(
+                        "string_type",
+                        at(loc, "id"),
+                        "Input should be a valid string",
+                        id.clone(),
+                    ));
+                    None
+                }
+            };
+        }
+    }
+    let recurring = match raw.get("type") {
+        None => {
+            v.push(missing(at(loc, "type"), raw));
+            None
+        }
+        Some(Value::String(t)) if t == "recurring" => Some(true),
+        Some(Value::String(t)) if t == "one_time" => Some(false),
+        Some(t) => {
+            v.push(literal_error(
+                at(loc, "type"),
+                &["recurring", "one_time"],
+                t,
+            ));
+            None
+        }
+    };
+    let amount_type = match raw.get("amount_type") {
+        None => {
+            v.push(missing(at(loc, "amount_type"), raw));
+            None
+        }
+        Some(a) => {
+            let allowed: &[&str] = if recurring == Some(true) {
+                // Recurring prices can't be pay-what-you-want.
+                &["fixed", "free"]
+            } else {
+                &["fixed", "custom", "free"]
+            };
+            match a.as_str().filter(|s| allowed.contains(s)) {
+                Some(s) => Some(s),
+                None => {
+                    v.push(literal_error(at(loc, "amount_type"), allowed, a));
+                    None
+                }
+            }
+        }
+    };
+    let (recurring, amount_type) = (recurring?, amount_type?);
+    let kind = match (recurring, amount_type) {
+        (true, "fixed") => {
+            let amount = integer(v, raw, loc, "price_amount", true);
+            let currency = currency(v, raw, loc);
+            let interval = interval(v, raw, loc);
+            PriceKind::RecurringFixed {
+                interval: interval?,
+                currency: currency?,
+                amount: amount?,
+            }
+        }
+        (true, _) => PriceKind::RecurringFree {
+            interval: interval(v, raw, loc)?,
+        },
+        (false, "fixed") => {
+            let amount = integer(v, raw, loc, "price_amount", true);
+            let currency = currency(v, raw, loc);
+            PriceKind::OneTimeFixed {
+                currency: currency?,
+                amount: amount?,
+            }
+        }
+        (false, "custom") => {
+            // An invalid bound is reported in `v` (failing the request) and reads as unset.
+            let currency = currency(v, raw, loc);
+            let minimum_amount = integer(v, raw, loc, "minimum_amount", false);
+            let maximum_amount = integer(v, raw, loc, "maximum_amount", false);
+            let preset_amount = integer(v, raw, loc, "preset_amount", false);
+            PriceKind::OneTimeCustom {
+                currency: currency?,
+                minimum_amount,
+                maximum_amount,
+                preset_amount,
+            }
+        }
+        (false, _) => PriceKind::OneTimeFree,
+    };
+    Some(PriceInput::New(kind))
+}
+
+/// The rules on a product's set of (non-archived) prices: 1–2 recurring fixed prices
+/// with distinct intervals, or exactly one recurring free price, or exactly one one-time
+/// price. `input` is the `prices` list as sent, echoed in the errors.
+pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
+    let loc = crate::loc!["body", "prices"];
+    let too_short = |min: usize| {
+        FieldError::new(
+            "too_short",
+            loc.clone(),
+            format!(
+                "List should have at least {min} item after validation, not {}",
+                kinds.len()
+            ),
+            input.clone(),
+        )
+        .with_ctx(json!({"field_type": "List", "min_length": min, "actual_length": kinds.len()}))
+    };
+    let too_long = |max: usize| {
+        let unit = if max == 1 { "item" } else { "items" };
+        FieldError::new(
+            "too_long",
+            loc.clone(),
+            format!(
+                "List should have at most {max} {unit} after validation, not {}",
+                kinds.len()
+            ),
+            input.clone(),
+        )
+        .with_ctx(json!({"field_type": "List", "max_length": max, "actual_length": kinds.len()}))
+    };
+    if kinds.is_empty() {
+        v.push(too_short(1));
+        return;
+    }
+    let recurring = kinds.iter().filter(|k| k.is_recurring()).count();
+    if recurring != 0 && recurring != kinds.len() {
+        v.push(FieldError::new(
+            "value_error",
+            loc,
+            "Value error, Recurring and one-time prices can't be mixed.",
+            input.clone(),
+        ));
+        return;
+    }
+    if recurring == 0 {
+        if kinds.len() > 1 {
+            v.push(too_long(1));
+        }
+        return;
+    }
+    let free = kinds
+        .iter()
+        .any(|k| matches!(k, PriceKind::RecurringFree { .. }));
+    if free {
+        if kinds.len() > 1 {
+            v.push(too_long(1));
+        }
+        return;
+    }
+    if kinds.len() > 2 {
+        v.push(too_long(2));
+        return;
+    }
+    let mut intervals: Vec<domain::RecurringInterval> =
+        kinds.iter().filter_map(|k| k.interval()).collect();
+    intervals.sort_by_key(|i| i.as_str());
+    intervals.dedup();
+    if intervals.len() != kinds.len() {
+        v.push(FieldError::new(
+            "value_error",
+            loc,
+            "Value error, Only one price per interval is allowed.",
+            input.clone(),
+        ));
+    }
+}
+
+/// One variant of the `ProductPrice` union: the fields every price has, its two tags and
+/// the variant's own fields; `build` fills the common fields from the record.
+macro_rules! price_variant {
+    ($(#[$doc:meta])* $name:ident, $amount_type:ident, $kind:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        pub struct $name {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            pub amount_type: $amount_type,
+            #[serde(rename = "type")]
+            pub kind: $kind,
+            pub is_archived: bool,
+            pub product_id: Uuid,
+            $(pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn build(product_id: ProductId, p: &Price, $($field: $ty),*) -> Self {
+                Self {
+                    id: p.id.0,
+                    created_at: p.created_at,
+                    modified_at: p.modified_at,
+                    amount_type: $amount_type::Value,
+                    kind: $kind::Value,
+                    is_archived: p.is_archived,
+                    product_id: product_id.0,
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+price_variant!(
+    ProductPriceRecurringFixed,
+    TagFixed,
+    TagRecurring {
+        price_currency: String,
+        price_amount: i64,
+        recurring_interval: RecurringInterval,
+    }
+);
+price_variant!(
+    ProductPriceRecurringFree,
+    TagFree,
+    TagRecurring {
+        recurring_interval: RecurringInterval,
+    }
+);
+price_variant!(
+    ProductPriceOneTimeFixed,
+    TagFixed,
+    TagOneTime {
+        price_currency: String,
+        price_amount: i64,
+    }
+);
+price_variant!(ProductPriceOneTimeFree, TagFree, TagOneTime {});
+price_variant!(
+    /// Pay what you want, between the bounds.
+    ProductPriceOneTimeCustom, TagCustom, TagOneTime {
+        price_currency: String,
+        minimum_amount: Option<i64>,
+        maximum_amount: Option<i64>,
+        preset_amount: Option<i64>,
+    }
+);
+
+/// A price, its variant named by `type` and `amount_type`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ProductPrice {
+    RecurringFixed(ProductPriceRecurringFixed),
+    RecurringFree(ProductPriceRecurringFree),
+    OneTimeFixed(ProductPriceOneTimeFixed),
+    OneTimeFree(ProductPriceOneTimeFree),
+    OneTimeCustom(ProductPriceOneTimeCustom),
+}
+
+impl ProductPrice {
+    /// A price of the product `product_id`.
+    pub fn new(product_id: ProductId, p: &Price) -> Self {
+        match &p.kind {
+            PriceKind::RecurringFixed {
+                interval,
+                currency,
+                amount,
+            } => ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
+                product_id,
+                p,
+                currency.clone(),
+                *amount,
+                (*interval).into(),
+            )),
+            PriceKind::RecurringFree { interval } => ProductPrice::RecurringFree(
+                ProductPriceRecurringFree::build(product_id, p, (*interval).into()),
+            ),
+            PriceKind::OneTimeFixed { currency, amount } => ProductPrice::OneTimeFixed(
+                ProductPriceOneTimeFixed::build(product_id, p, currency.clone(), *amount),
+            ),
+            PriceKind::OneTimeFree => {
+                ProductPrice::OneTimeFree(ProductPriceOneTimeFree::build(product_id, p))
+            }
+            PriceKind::OneTimeCustom {
+                currency,
+                minimum_amount,
+                maximum_amount,
+                preset_amount,
+            } => ProductPrice::OneTimeCustom(ProductPriceOneTimeCustom::build(
+                product_id,
+                p,
+                currency.clone(),
+                *minimum_amount,
+                *maximum_amount,
+                *preset_amount,
+            )),
+        }
+    }
+}
+
+/// A recurring price (of a subscription).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ProductPriceRecurring {
+    Fixed(ProductPriceRecurringFixed),
+    Free(ProductPriceRecurringFree),
+}
+
+impl ProductPriceRecurring {
+    /// A price of the product `product_id`; `None` for a one-time price.
+    pub fn new(product_id: ProductId, p: &Price) -> Option<Self> {
+        match ProductPrice::new(product_id, p) {
+            ProductPrice::RecurringFixed(fixed) => Some(ProductPriceRecurring::Fixed(fixed)),
+            ProductPrice::RecurringFree(free) => Some(ProductPriceRecurring::Free(free)),
+            _ => None,
+        }
+    }
+}
+
+// merge shim: remove once callers use the typed view
+pub fn price_json(product_id: ProductId, p: &Price) -> Value {
+    serde_json::to_value(ProductPrice::new(product_id, p)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ApiError;
+
+    fn parse(raw: Value, existing: bool) -> Result<Option<PriceInput>, Vec<FieldError>> {
+        let mut v = Validator::new();
+        let loc = crate::loc!["body", "prices", 0];
+        let out = parse_price(&mut v, &loc, &raw, existing);
+        match v.finish() {
+            Ok(()) => Ok(out),
+            Err(ApiError::Validation(items)) => Err(items),
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_every_price_shape() {
+        assert_eq!(
+            parse(json!({"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "month"}), false).unwrap(),
+            Some(PriceInput::New(PriceKind::RecurringFixed { interval: domain::RecurringInterval::Month, currency: "usd".into(), amount: 1000 }))
+        );
+        assert_eq!(
+            parse(
+                json!({"type": "one_time", "amount_type": "custom", "minimum_amount": 100}),
+                false
+            )
+            .unwrap(),
+            Some(PriceInput::New(PriceKind::OneTimeCustom {
+                currency: "usd".into(),
+                minimum_amount: Some(100),
+                maximum_amount: None,
+                preset_amount: None
+            }))
+        );
+        assert_eq!(
+            parse(json!({"type": "one_time", "amount_type": "free"}), false).unwrap(),
+            Some(PriceInput::New(PriceKind::OneTimeFree))
+        );
+        let id = uuid::Uuid::new_v4();
+        assert_eq!(
+            parse(json!({"id": id.to_string(), "type": "one_time"}), true).unwrap(),
+            Some(PriceInput::Existing(PriceId(id)))
+        );
+    }
+
+    #[test]
+    fn reports_each_bad_field() {
+        let e = parse(json!({"type": "recurring", "amount_type": "custom"}), false).unwrap_err();
+        assert_eq!(e[0].kind, "literal_error");
+        assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);
+        let e = parse(json!({"type": "one_time", "amount_type": "fixed", "price_amount": 49, "price_currency": "eur"}), false).unwrap_err();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].kind, "greater_than_equal");
+        assert_eq!(e[1].kind, "string_pattern_mismatch");
+        let e = parse(json!({"type": "one_time"}), false).unwrap_err();
+        assert_eq!(e[0].kind, "missing");
+        assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);
+    }
+
+    #[test]
+    fn price_sets() {
+        let month = PriceKind::RecurringFixed {
+            interval: domain::RecurringInterval::Month,
+            currency: "usd".into(),
+            amount: 100,
+        };
+        let year = PriceKind::RecurringFixed {
+            interval: domain::RecurringInterval::Year,
+            currency: "usd".into(),
+            amount: 1000,
+        };
+        let check = |kinds: &[&PriceKind]| {
+            let mut v = Validator::new();
+            check_price_set(&mut v, kinds, &Value::Null);
+            v.finish().err()
+        };
+        assert!(check(&[&month, &year]).is_none());
+        assert!(check(&[&month, &month]).is_some());
+        assert!(check(&[&month, &year, &month]).is_some());
+        assert!(check(&[&PriceKind::OneTimeFree]).is_none());
+        assert!(check(&[&PriceKind::OneTimeFree, &PriceKind::OneTimeFree]).is_some());
+        assert!(check(&[&month, &PriceKind::OneTimeFree]).is_some());
+        assert!(check(&[
+            &month,
+            &PriceKind::RecurringFree {
+                interval: domain::RecurringInterval::Year
+            }
+        ])
+        .is_some());
+        assert!(check(&[]).is_some());
+    }
+}
