@@ -13,14 +13,17 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tollgate_storage::{Batch, Direction, Expect, PageQuery, Stored};
 
-use super::endpoints::find_client;
-use super::{redirect, scopes, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATION_TOKEN_PREFIX};
+use super::{redirect, scopes};
 use crate::api::Pagination;
-use crate::auth::tokens::generate;
+use crate::auth::bearer::find_client;
+use crate::auth::tokens::{
+    generate, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATION_TOKEN_PREFIX,
+};
+use crate::auth::{bearer_token, session};
 use crate::domain::ids::{OAuth2ClientId, UserId};
 use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAuth2Grant, OAUTH2_CLIENT_BY_OWNER};
 use crate::error::{ApiError, FieldError};
-use crate::extract::auth::{bearer_token, UserAccount};
+use crate::extract::auth::UserAccount;
 use crate::extract::{Auth, ValidJson};
 use crate::extract::{ListParams, QueryParams};
 use crate::state::AppState;
@@ -365,9 +368,9 @@ fn managed_client(
         // Only the registration access token: personal access tokens and OAuth2 access
         // tokens never manage clients.
         Some(_) => false,
-        None => match super::session::current(state, req)? {
+        None => match session::current(state, req)? {
             Some(s) => {
-                crate::extract::auth::same_origin_json(state, req)?;
+                session::same_origin_json(state, req)?;
                 owner_ok(s.value.user_id)
             }
             None => {

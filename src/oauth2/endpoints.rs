@@ -12,7 +12,12 @@ use tollgate_storage::{Batch, Direction, Expect, PageQuery, StorageError, Stored
 
 use super::id_token::{self, IdTokenInput};
 use super::{field, parse_form, pkce, scopes};
-use crate::auth::{Scope, ScopeSet};
+use crate::auth::bearer::find_client;
+use crate::auth::tokens::{
+    ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, REFRESH_TOKEN_ORG_PREFIX,
+    REFRESH_TOKEN_USER_PREFIX,
+};
+use crate::auth::{bearer_token, resolve_oauth2, Scope, ScopeSet};
 use crate::domain::ids::{OAuth2TokenId, TokenFamilyId, UserId};
 use crate::domain::oauth2::{
     AuthorizationCode, ClientAuthMethod, OAuth2Client, OAuth2Token, OAuthSub,
@@ -21,7 +26,6 @@ use crate::domain::oauth2::{
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
 use crate::error::{ApiError, BearerError};
-use crate::extract::auth::{bearer_token, resolve_oauth2};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -95,23 +99,6 @@ pub fn authenticate_client(
         }
     }
     Ok(client)
-}
-
-/// A live (not deleted) client by its public id.
-pub fn find_client(
-    state: &AppState,
-    client_id: &str,
-) -> Result<Option<Stored<OAuth2Client>>, ApiError> {
-    let Some(id) = state
-        .store
-        .lookup_unique(&OAuth2Client::client_id_key(client_id))?
-    else {
-        return Ok(None);
-    };
-    Ok(state
-        .store
-        .get::<OAuth2Client>(&id)?
-        .filter(|c| c.value.deleted_at.is_none()))
 }
 
 /// The rate limits of the token, introspection and revocation endpoints: per client address,
@@ -430,14 +417,8 @@ async fn prepare_tokens(
     now: DateTime<Utc>,
 ) -> Result<(OAuth2Token, Value), ApiError> {
     let (at_prefix, rt_prefix) = match issue.sub {
-        OAuthSub::User(_) => (
-            super::ACCESS_TOKEN_USER_PREFIX,
-            super::REFRESH_TOKEN_USER_PREFIX,
-        ),
-        OAuthSub::Organization(_) => (
-            super::ACCESS_TOKEN_ORG_PREFIX,
-            super::REFRESH_TOKEN_ORG_PREFIX,
-        ),
+        OAuthSub::User(_) => (ACCESS_TOKEN_USER_PREFIX, REFRESH_TOKEN_USER_PREFIX),
+        OAuthSub::Organization(_) => (ACCESS_TOKEN_ORG_PREFIX, REFRESH_TOKEN_ORG_PREFIX),
     };
     let access = crate::auth::tokens::generate(at_prefix, 32);
     let refresh = issue
@@ -677,7 +658,7 @@ async fn userinfo(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRe
 
 async fn openid_configuration(state: web::Data<AppState>) -> HttpResponse {
     let base = issuer(&state);
-    let auth = super::session::auth_url(&state);
+    let auth = crate::auth::session::auth_url(&state);
     let scopes: Vec<&str> = scopes::supported().iter().map(Scope::as_str).collect();
     HttpResponse::Ok().json(json!({
         "issuer": base,

@@ -8,17 +8,18 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tollgate_storage::{Batch, Direction, Expect, PageQuery};
 
+use super::forms::{csrf_ok, csrf_token};
 use super::pages::{error_page, html};
-use super::session::{self, csrf_ok, csrf_token};
 use crate::api::Pagination;
 use crate::auth::service::new_pat;
-use crate::auth::{Scope, ScopeSet};
+use crate::auth::session;
+use crate::auth::{AuthMethod, Scope, ScopeSet, Subject};
 use crate::domain::ids::{PatId, UserId};
 use crate::domain::pat::{PersonalAccessToken, PAT_BY_USER};
 use crate::domain::user::User;
 use crate::error::{ApiError, BearerError};
-use crate::extract::auth::{AuthMethod, UserAccount};
-use crate::extract::{Auth, Subject, ValidJson};
+use crate::extract::auth::UserAccount;
+use crate::extract::{Auth, ValidJson};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
