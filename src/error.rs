@@ -72,13 +72,16 @@ pub struct ValidationErrorBody {
     pub detail: Vec<FieldError>,
 }
 
-/// An RFC 6749 error of the OAuth endpoints: `{"error", "error_description"}`, the
-/// description left out when there is none.
-#[derive(Debug, Clone, Serialize)]
-struct OAuthErrorBody<'a> {
-    error: &'a str,
+/// An RFC 6749 error of the OAuth endpoints; `error_description` is left out when there is
+/// none (RFC 6749 5.2).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = OAuth2Error)]
+pub struct OAuthErrorBody<'a> {
+    /// E.g. `invalid_grant`, `invalid_client`, `invalid_request`, `unsupported_grant_type`.
+    pub error: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error_description: Option<&'a str>,
+    #[schema(required = false)]
+    pub error_description: Option<&'a str>,
 }
 
 impl FieldError {

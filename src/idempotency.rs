@@ -36,8 +36,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tollgate_storage::{Batch, Expect, IndexEntry, Record};
 
+use crate::auth::{bearer_token, resolve, Subject};
 use crate::error::{ApiError, FieldError};
-use crate::extract::auth::{bearer_token, resolve, Subject};
 use crate::state::AppState;
 
 /// The request header.
@@ -140,7 +140,7 @@ fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>, ApiE
             Some(p) => p.subject,
             None => return Ok(None),
         },
-        None => match crate::oauth2::session::current(state, req.request())? {
+        None => match crate::auth::session::current(state, req.request())? {
             Some(session) => Subject::User(session.value.user_id),
             None => Subject::Anonymous,
         },

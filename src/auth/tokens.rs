@@ -13,6 +13,19 @@ use sha2::Sha256;
 pub const PAT_PREFIX: &str = "polar_pat_";
 pub const CUSTOMER_SESSION_PREFIX: &str = "polar_cst_";
 pub const CHECKOUT_SECRET_PREFIX: &str = "polar_c_";
+/// The session cookie of the authorization pages.
+pub const BROWSER_SESSION_PREFIX: &str = "tollgate_s_";
+
+// OAuth 2.0: the client's credentials, authorization codes, and the access and refresh
+// tokens of a user (`_u_`) or an organization (`_o_`).
+pub const CLIENT_ID_PREFIX: &str = "polar_ci_";
+pub const CLIENT_SECRET_PREFIX: &str = "polar_cs_";
+pub const REGISTRATION_TOKEN_PREFIX: &str = "polar_crt_";
+pub const AUTHORIZATION_CODE_PREFIX: &str = "polar_ac_";
+pub const ACCESS_TOKEN_USER_PREFIX: &str = "polar_at_u_";
+pub const ACCESS_TOKEN_ORG_PREFIX: &str = "polar_at_o_";
+pub const REFRESH_TOKEN_USER_PREFIX: &str = "polar_rt_u_";
+pub const REFRESH_TOKEN_ORG_PREFIX: &str = "polar_rt_o_";
 
 /// `prefix` followed by `bytes` random bytes in unpadded base64url.
 pub fn generate(prefix: &str, bytes: usize) -> String {

@@ -9,18 +9,24 @@
 //! hashes are stored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tollgate_storage::{Batch, Direction, Expect, PageQuery, Stored};
 
-use super::endpoints::find_client;
-use super::{redirect, scopes, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATION_TOKEN_PREFIX};
-use crate::api::Pagination;
-use crate::auth::tokens::generate;
+use super::{redirect, scopes};
+use crate::api::oauth2::{
+    OAuth2ClientConfiguration as ClientConfiguration,
+    OAuth2ClientConfigurationUpdate as ClientUpdate, OAuth2ClientCreated, OAuth2ClientView,
+};
+use crate::api::{ListResource, Pagination};
+use crate::auth::bearer::find_client;
+use crate::auth::tokens::{
+    generate, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATION_TOKEN_PREFIX,
+};
+use crate::auth::{bearer_token, session};
 use crate::domain::ids::{OAuth2ClientId, UserId};
 use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAuth2Grant, OAUTH2_CLIENT_BY_OWNER};
 use crate::error::{ApiError, FieldError};
-use crate::extract::auth::{bearer_token, UserAccount};
+use crate::extract::auth::UserAccount;
 use crate::extract::{Auth, ValidJson};
 use crate::extract::{ListParams, QueryParams};
 use crate::state::AppState;
@@ -33,67 +39,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         put => update,
         delete => delete,
     });
-}
-
-/// `OAuth2ClientConfiguration` (and `…Update`, which adds `client_id`).
-#[derive(Debug, Deserialize)]
-pub struct ClientConfiguration {
-    pub redirect_uris: Vec<String>,
-    pub client_name: String,
-    pub token_endpoint_auth_method: Option<String>,
-    pub grant_types: Option<Vec<String>>,
-    pub response_types: Option<Vec<String>>,
-    pub scope: Option<String>,
-    pub client_uri: Option<String>,
-    pub logo_uri: Option<String>,
-    pub tos_uri: Option<String>,
-    pub policy_uri: Option<String>,
-    pub client_id: Option<String>,
-}
-
-/// The body of `PUT /v1/oauth2/register/{client_id}` (`OAuth2ClientConfigurationUpdate`):
-/// fields left out (or null) keep their stored values, as Polar merges the update into the
-/// client; an empty link clears it.
-#[derive(Debug, Deserialize)]
-pub struct ClientUpdate {
-    pub client_id: Option<String>,
-    pub redirect_uris: Option<Vec<String>>,
-    pub client_name: Option<String>,
-    pub token_endpoint_auth_method: Option<String>,
-    pub grant_types: Option<Vec<String>>,
-    pub response_types: Option<Vec<String>>,
-    pub scope: Option<String>,
-    pub client_uri: Option<String>,
-    pub logo_uri: Option<String>,
-    pub tos_uri: Option<String>,
-    pub policy_uri: Option<String>,
-}
-
-impl ClientUpdate {
-    /// The client's configuration with this update merged in.
-    fn merged(self, c: &OAuth2Client) -> ClientConfiguration {
-        ClientConfiguration {
-            redirect_uris: self
-                .redirect_uris
-                .unwrap_or_else(|| c.redirect_uris.clone()),
-            client_name: self.client_name.unwrap_or_else(|| c.client_name.clone()),
-            token_endpoint_auth_method: Some(
-                self.token_endpoint_auth_method
-                    .unwrap_or_else(|| c.auth_method.as_str().to_string()),
-            ),
-            grant_types: Some(self.grant_types.unwrap_or_else(|| c.grant_types.clone())),
-            response_types: Some(
-                self.response_types
-                    .unwrap_or_else(|| c.response_types.clone()),
-            ),
-            scope: Some(self.scope.unwrap_or_else(|| c.scopes.to_space_separated())),
-            client_uri: self.client_uri.or_else(|| c.client_uri.clone()),
-            logo_uri: self.logo_uri.or_else(|| c.logo_uri.clone()),
-            tos_uri: self.tos_uri.or_else(|| c.tos_uri.clone()),
-            policy_uri: self.policy_uri.or_else(|| c.policy_uri.clone()),
-            client_id: self.client_id,
-        }
-    }
 }
 
 /// The validated metadata of a configuration.
@@ -231,35 +176,11 @@ fn validate(c: &ClientConfiguration) -> Result<Metadata, ApiError> {
     })
 }
 
-/// The `OAuth2Client` shape. The secret is only known when it is issued (registration, or
-/// an update that makes a public client confidential); other reads, and public clients,
-/// show an empty string in its place (it is stored hashed).
-pub fn client_json(c: &OAuth2Client, secret: Option<&str>) -> Value {
-    json!({
-        "client_id": c.client_id,
-        "client_secret": secret.unwrap_or(""),
-        "client_id_issued_at": c.created_at.timestamp(),
-        "client_secret_expires_at": 0,
-        "client_name": c.client_name,
-        "redirect_uris": c.redirect_uris,
-        "token_endpoint_auth_method": c.auth_method.as_str(),
-        "grant_types": c.grant_types,
-        "response_types": c.response_types,
-        "scope": c.scopes.to_space_separated(),
-        "client_uri": c.client_uri,
-        "logo_uri": c.logo_uri,
-        "tos_uri": c.tos_uri,
-        "policy_uri": c.policy_uri,
-        "created_at": c.created_at,
-        "modified_at": c.modified_at,
-    })
-}
-
 async fn create(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
     body: ValidJson<ClientConfiguration>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<OAuth2ClientCreated>, ApiError> {
     let owner = super::pats::web_user(&auth)?;
     let meta = validate(&body.value)?;
     let _cap = state.lock_user_caps(owner).await;
@@ -302,21 +223,20 @@ async fn create(
     let mut batch = Batch::new();
     batch.put(&client, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    let mut body = client_json(&client, Some(shown_secret));
-    body["registration_access_token"] = Value::from(registration_token);
-    body["registration_client_uri"] = Value::from(format!(
-        "{}/v1/oauth2/register/{}",
-        state.public_url, client.client_id
-    ));
     // 200, not Polar's 201: Polar's SDK accepts only 200 here.
-    Ok(HttpResponse::Ok().json(body))
+    Ok(web::Json(OAuth2ClientCreated::new(
+        &client,
+        shown_secret,
+        registration_token,
+        &state.public_url,
+    )))
 }
 
 async fn list(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
     req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<ListResource<OAuth2ClientView>>, ApiError> {
     let owner = super::pats::web_user(&auth)?;
     let mut q = QueryParams::parse(req.query_string());
     let ListParams { page, limit } = ListParams::from_query(&mut q);
@@ -329,19 +249,16 @@ async fn list(
         offset: (page - 1).saturating_mul(limit),
         limit,
     })?;
-    let items: Vec<Value> = state
+    let items = state
         .store
         .get_many::<OAuth2Client>(&result.ids)?
         .iter()
-        .map(|c| client_json(&c.value, None))
+        .map(|c| OAuth2ClientView::new(&c.value, None))
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "items": items,
-        "pagination": Pagination {
-            total_count: result.total,
-            max_page: result.total.div_ceil(limit),
-        },
-    })))
+    Ok(web::Json(ListResource {
+        items,
+        pagination: Pagination::new(result.total, limit),
+    }))
 }
 
 /// The client named in the path, if the caller may manage it (RFC 7592 rules, Polar's
@@ -365,9 +282,9 @@ fn managed_client(
         // Only the registration access token: personal access tokens and OAuth2 access
         // tokens never manage clients.
         Some(_) => false,
-        None => match super::session::current(state, req)? {
+        None => match session::current(state, req)? {
             Some(s) => {
-                crate::extract::auth::same_origin_json(state, req)?;
+                session::same_origin_json(state, req)?;
                 owner_ok(s.value.user_id)
             }
             None => {
@@ -391,9 +308,9 @@ async fn get(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<OAuth2ClientView>, ApiError> {
     let client = managed_client(&state, &req, &path)?;
-    Ok(HttpResponse::Ok().json(client_json(&client.value, None)))
+    Ok(web::Json(OAuth2ClientView::new(&client.value, None)))
 }
 
 async fn update(
@@ -401,7 +318,7 @@ async fn update(
     req: HttpRequest,
     path: web::Path<String>,
     body: ValidJson<ClientUpdate>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<OAuth2ClientView>, ApiError> {
     let stored = managed_client(&state, &req, &path)?;
     if body.value.client_id.as_deref() != Some(path.as_str()) {
         return Err(ApiError::invalid(
@@ -450,7 +367,7 @@ async fn update(
         forget_grants(&state, &c.client_id, &mut batch)?;
     }
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Ok().json(client_json(&c, new_secret.as_deref())))
+    Ok(web::Json(OAuth2ClientView::new(&c, new_secret.as_deref())))
 }
 
 /// Adds the removal of every consent given to `client_id` to `batch`. Grants are keyed by

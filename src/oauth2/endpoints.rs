@@ -7,12 +7,20 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chrono::{DateTime, Duration, Utc};
-use serde_json::{json, Value};
 use tollgate_storage::{Batch, Direction, Expect, PageQuery, StorageError, Stored};
 
 use super::id_token::{self, IdTokenInput};
 use super::{field, parse_form, pkce, scopes};
-use crate::auth::{Scope, ScopeSet};
+use crate::api::oauth2::{
+    IntrospectTokenResponse, JwkSet, OpenIdConfiguration, RevokeTokenResponse,
+    TokenIntrospectionRequest, TokenRequest, TokenResponse, TokenTypeHint, UserInfo,
+};
+use crate::auth::bearer::find_client;
+use crate::auth::tokens::{
+    ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, REFRESH_TOKEN_ORG_PREFIX,
+    REFRESH_TOKEN_USER_PREFIX,
+};
+use crate::auth::{bearer_token, resolve_oauth2, Scope, ScopeSet};
 use crate::domain::ids::{OAuth2TokenId, TokenFamilyId, UserId};
 use crate::domain::oauth2::{
     AuthorizationCode, ClientAuthMethod, OAuth2Client, OAuth2Token, OAuthSub,
@@ -21,7 +29,6 @@ use crate::domain::oauth2::{
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
 use crate::error::{ApiError, BearerError};
-use crate::extract::auth::{bearer_token, resolve_oauth2};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -39,10 +46,12 @@ fn invalid_client() -> ApiError {
 
 /// The client credentials of a request: `client_secret_basic` (an `Authorization: Basic`
 /// header) or `client_secret_post` / `none` (form fields). A bearer header (Polar's SDK
-/// sends one everywhere) is not a client credential and is ignored.
+/// sends one everywhere) is not a client credential and is ignored. `client_id` and
+/// `client_secret` are the form's fields.
 fn client_credentials(
     req: &HttpRequest,
-    form: &HashMap<String, String>,
+    client_id: Option<&str>,
+    client_secret: Option<&str>,
 ) -> Result<(String, Option<String>, ClientAuthMethod), ApiError> {
     let basic = req
         .headers()
@@ -65,8 +74,8 @@ fn client_credentials(
             .unwrap_or_default();
         return Ok((id, Some(secret), ClientAuthMethod::ClientSecretBasic));
     }
-    let id = field(form, "client_id").ok_or_else(invalid_client)?;
-    match field(form, "client_secret") {
+    let id = client_id.ok_or_else(invalid_client)?;
+    match client_secret {
         Some(secret) => Ok((
             id.to_string(),
             Some(secret.to_string()),
@@ -81,10 +90,11 @@ fn client_credentials(
 pub fn authenticate_client(
     state: &AppState,
     req: &HttpRequest,
-    form: &HashMap<String, String>,
+    client_id: Option<&str>,
+    client_secret: Option<&str>,
     allow_public: bool,
 ) -> Result<OAuth2Client, ApiError> {
-    let (id, secret, method) = client_credentials(req, form)?;
+    let (id, secret, method) = client_credentials(req, client_id, client_secret)?;
     let client = find_client(state, &id)?.ok_or_else(invalid_client)?.value;
     if method != client.auth_method || (method == ClientAuthMethod::None && !allow_public) {
         return Err(invalid_client());
@@ -97,23 +107,6 @@ pub fn authenticate_client(
     Ok(client)
 }
 
-/// A live (not deleted) client by its public id.
-pub fn find_client(
-    state: &AppState,
-    client_id: &str,
-) -> Result<Option<Stored<OAuth2Client>>, ApiError> {
-    let Some(id) = state
-        .store
-        .lookup_unique(&OAuth2Client::client_id_key(client_id))?
-    else {
-        return Ok(None);
-    };
-    Ok(state
-        .store
-        .get::<OAuth2Client>(&id)?
-        .filter(|c| c.value.deleted_at.is_none()))
-}
-
 /// The rate limits of the token, introspection and revocation endpoints: per client address,
 /// then per the client the request names (before it is authenticated, so guessing a
 /// client's secret is limited too).
@@ -124,7 +117,13 @@ fn limit(
 ) -> Result<crate::ratelimit::Report, ApiError> {
     let ip = crate::client_ip::client_ip(state, req);
     let form = parse_form(body);
-    let client_id = client_credentials(req, &form).ok().map(|(id, _, _)| id);
+    let client_id = client_credentials(
+        req,
+        field(&form, "client_id"),
+        field(&form, "client_secret"),
+    )
+    .ok()
+    .map(|(id, _, _)| id);
     Ok(state.limits.oauth(ip, client_id.as_deref())?)
 }
 
@@ -163,9 +162,17 @@ async fn token_inner(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let form = read_form(body).await;
-    let client = authenticate_client(&state, &req, &form, true)?;
-    let grant = field(&form, "grant_type")
+    let form = TokenRequest::from_form(&read_form(body).await);
+    let client = authenticate_client(
+        &state,
+        &req,
+        form.client_id.as_deref(),
+        form.client_secret.as_deref(),
+        true,
+    )?;
+    let grant = form
+        .grant_type
+        .as_deref()
         .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"grant_type\" in request."))?;
     let body = match grant {
         "authorization_code" | "refresh_token" if !client.allows_grant(grant) => {
@@ -193,9 +200,11 @@ fn invalid_code() -> ApiError {
 async fn authorization_code_grant(
     state: &AppState,
     client: &OAuth2Client,
-    form: &HashMap<String, String>,
-) -> Result<Value, ApiError> {
-    let code = field(form, "code")
+    form: &TokenRequest,
+) -> Result<TokenResponse, ApiError> {
+    let code = form
+        .code
+        .as_deref()
         .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"code\" in request."))?;
     let hash = state.hasher.hash(code);
     let stored = state
@@ -219,7 +228,7 @@ async fn authorization_code_grant(
     if now >= code.expires_at {
         return Err(invalid_code());
     }
-    let sent_uri = field(form, "redirect_uri");
+    let sent_uri = form.redirect_uri.as_deref();
     let uri_ok = match sent_uri {
         Some(uri) => uri == code.redirect_uri,
         None => !code.redirect_uri_sent,
@@ -230,7 +239,7 @@ async fn authorization_code_grant(
             "Invalid \"redirect_uri\" in request.",
         ));
     }
-    let verifier = field(form, "code_verifier");
+    let verifier = form.code_verifier.as_deref();
     match (&code.code_challenge, verifier) {
         (Some(_), None) => {
             return Err(ApiError::oauth(
@@ -314,9 +323,9 @@ pub fn decide_refresh(row: &OAuth2Token, client_id: &str) -> RefreshDecision {
 async fn refresh_token_grant(
     state: &AppState,
     client: &OAuth2Client,
-    form: &HashMap<String, String>,
-) -> Result<Value, ApiError> {
-    let presented = field(form, "refresh_token").ok_or_else(|| {
+    form: &TokenRequest,
+) -> Result<TokenResponse, ApiError> {
+    let presented = form.refresh_token.as_deref().ok_or_else(|| {
         ApiError::oauth("invalid_request", "Missing \"refresh_token\" in request.")
     })?;
     let hash = state.hasher.hash(presented);
@@ -340,7 +349,7 @@ async fn refresh_token_grant(
     }
     let old = stored.value.clone();
     let family = old.family;
-    let scopes = match field(form, "scope") {
+    let scopes = match form.scope.as_deref() {
         None => old.scopes,
         Some(s) => {
             let requested = scopes::parse_requested(s)
@@ -428,16 +437,10 @@ async fn prepare_tokens(
     state: &AppState,
     issue: Issue<'_>,
     now: DateTime<Utc>,
-) -> Result<(OAuth2Token, Value), ApiError> {
+) -> Result<(OAuth2Token, TokenResponse), ApiError> {
     let (at_prefix, rt_prefix) = match issue.sub {
-        OAuthSub::User(_) => (
-            super::ACCESS_TOKEN_USER_PREFIX,
-            super::REFRESH_TOKEN_USER_PREFIX,
-        ),
-        OAuthSub::Organization(_) => (
-            super::ACCESS_TOKEN_ORG_PREFIX,
-            super::REFRESH_TOKEN_ORG_PREFIX,
-        ),
+        OAuthSub::User(_) => (ACCESS_TOKEN_USER_PREFIX, REFRESH_TOKEN_USER_PREFIX),
+        OAuthSub::Organization(_) => (ACCESS_TOKEN_ORG_PREFIX, REFRESH_TOKEN_ORG_PREFIX),
     };
     let access = crate::auth::tokens::generate(at_prefix, 32);
     let refresh = issue
@@ -482,14 +485,7 @@ async fn prepare_tokens(
         .signing_keys
         .sign(&claims)
         .map_err(ApiError::internal)?;
-    let response = json!({
-        "access_token": access,
-        "token_type": "Bearer",
-        "expires_in": issue.ttl_secs,
-        "refresh_token": refresh,
-        "scope": issue.scopes.to_space_separated(),
-        "id_token": id_token,
-    });
+    let response = TokenResponse::new(access, issue.ttl_secs, refresh, issue.scopes, id_token);
     Ok((row, response))
 }
 
@@ -520,19 +516,19 @@ fn subject_claims(
 fn find_token(
     state: &AppState,
     token: &str,
-    hint: Option<&str>,
-) -> Result<Option<(Stored<OAuth2Token>, &'static str)>, ApiError> {
+    hint: Option<TokenTypeHint>,
+) -> Result<Option<(Stored<OAuth2Token>, TokenTypeHint)>, ApiError> {
+    use TokenTypeHint::{AccessToken, RefreshToken};
     let hash = state.hasher.hash(token);
-    let order: [&'static str; 2] = if hint == Some("refresh_token") {
-        ["refresh_token", "access_token"]
+    let order = if hint == Some(RefreshToken) {
+        [RefreshToken, AccessToken]
     } else {
-        ["access_token", "refresh_token"]
+        [AccessToken, RefreshToken]
     };
     for kind in order {
-        let key = if kind == "access_token" {
-            OAuth2Token::access_key(&hash)
-        } else {
-            OAuth2Token::refresh_key(&hash)
+        let key = match kind {
+            AccessToken => OAuth2Token::access_key(&hash),
+            RefreshToken => OAuth2Token::refresh_key(&hash),
         };
         if let Some(id) = state.store.lookup_unique(&key)? {
             if let Some(row) = state.store.get::<OAuth2Token>(&id)? {
@@ -543,15 +539,37 @@ fn find_token(
     Ok(None)
 }
 
-fn check_hint(form: &HashMap<String, String>) -> Result<Option<&str>, ApiError> {
-    match field(form, "token_type_hint") {
+fn check_hint(form: &TokenIntrospectionRequest) -> Result<Option<TokenTypeHint>, ApiError> {
+    match form.token_type_hint.as_deref() {
         None => Ok(None),
-        Some(h @ ("access_token" | "refresh_token")) => Ok(Some(h)),
+        Some("access_token") => Ok(Some(TokenTypeHint::AccessToken)),
+        Some("refresh_token") => Ok(Some(TokenTypeHint::RefreshToken)),
         Some(_) => Err(ApiError::oauth(
             "unsupported_token_type",
             "Unsupported \"token_type_hint\".",
         )),
     }
+}
+
+/// The authenticated client and the token of an introspection or revocation request.
+fn read_token_request(
+    state: &AppState,
+    req: &HttpRequest,
+    form: &TokenIntrospectionRequest,
+    allow_public: bool,
+) -> Result<(OAuth2Client, String), ApiError> {
+    let client = authenticate_client(
+        state,
+        req,
+        form.client_id.as_deref(),
+        form.client_secret.as_deref(),
+        allow_public,
+    )?;
+    let token = form
+        .token
+        .clone()
+        .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"token\" in request."))?;
+    Ok((client, token))
 }
 
 async fn introspect(
@@ -570,48 +588,19 @@ async fn introspect_inner(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let form = read_form(body).await;
-    let client = authenticate_client(&state, &req, &form, false)?;
-    let token = field(&form, "token")
-        .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"token\" in request."))?;
+    let form = TokenIntrospectionRequest::from_form(&read_form(body).await);
+    let (client, token) = read_token_request(&state, &req, &form, false)?;
     let hint = check_hint(&form)?;
     let now = state.now();
-    let found = find_token(&state, token, hint)?.filter(|(row, kind)| {
+    let found = find_token(&state, &token, hint)?.filter(|(row, kind)| {
         let row = &row.value;
         row.client_id == client.client_id
             && !row.is_revoked()
-            && (*kind == "refresh_token" || now < row.expires_at)
+            && (*kind == TokenTypeHint::RefreshToken || now < row.expires_at)
     });
     let body = match found {
-        Some((row, kind)) => {
-            let row = row.value;
-            json!({
-                "active": true,
-                "client_id": row.client_id,
-                "token_type": kind,
-                "scope": row.scopes.to_space_separated(),
-                "sub_type": row.sub.sub_type(),
-                "sub": row.sub.id_string(),
-                "aud": row.client_id,
-                "iss": issuer(&state),
-                "exp": row.expires_at.timestamp(),
-                "iat": row.issued_at.timestamp(),
-            })
-        }
-        // RFC 7662 says nothing more about an inactive token; Polar's SDKs still require
-        // every field, so they are present with empty values that reveal nothing.
-        None => json!({
-            "active": false,
-            "client_id": client.client_id,
-            "token_type": hint.unwrap_or("access_token"),
-            "scope": "",
-            "sub_type": "user",
-            "sub": "",
-            "aud": client.client_id,
-            "iss": issuer(&state),
-            "exp": 0,
-            "iat": 0,
-        }),
+        Some((row, kind)) => IntrospectTokenResponse::active(&row.value, kind, issuer(&state)),
+        None => IntrospectTokenResponse::inactive(&client.client_id, hint, issuer(&state)),
     };
     Ok(no_store(HttpResponse::Ok().json(body)))
 }
@@ -632,13 +621,11 @@ async fn revoke_inner(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let form = read_form(body).await;
-    let client = authenticate_client(&state, &req, &form, true)?;
-    let token = field(&form, "token")
-        .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"token\" in request."))?;
+    let form = TokenIntrospectionRequest::from_form(&read_form(body).await);
+    let (client, token) = read_token_request(&state, &req, &form, true)?;
     let hint = check_hint(&form)?;
-    let Some((row, _)) = find_token(&state, token, hint)? else {
-        return Ok(no_store(HttpResponse::Ok().json(json!({}))));
+    let Some((row, _)) = find_token(&state, &token, hint)? else {
+        return Ok(no_store(HttpResponse::Ok().json(RevokeTokenResponse {})));
     };
     if row.value.client_id != client.client_id {
         return Err(ApiError::oauth(
@@ -649,68 +636,43 @@ async fn revoke_inner(
     let now = state.now();
     let mut t = row.value;
     t.access_revoked_at.get_or_insert(now);
-    if hint != Some("access_token") {
+    if hint != Some(TokenTypeHint::AccessToken) {
         t.refresh_revoked_at.get_or_insert(now);
     }
     let mut batch = Batch::new();
     batch.put(&t, Expect::Any)?;
     state.store.commit_durable(&batch).await?;
-    Ok(no_store(HttpResponse::Ok().json(json!({}))))
+    Ok(no_store(HttpResponse::Ok().json(RevokeTokenResponse {})))
 }
 
 /// `GET|POST /v1/oauth2/userinfo`: OAuth2 access tokens only (not PATs).
-async fn userinfo(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+async fn userinfo(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<web::Json<UserInfo>, ApiError> {
     let token = bearer_token(&req).ok_or(ApiError::Unauthorized)?;
     let (_, row) =
         resolve_oauth2(&state, &token)?.ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
-    let mut body = json!({ "sub": row.sub.id_string() });
     let (email, name) = subject_claims(&state, &row.sub, row.scopes)?;
-    if let Some((email, verified)) = email {
-        body["email"] = Value::from(email);
-        body["email_verified"] = Value::from(verified);
-    }
-    if let Some(name) = name {
-        body["name"] = Value::from(name);
-    }
-    Ok(HttpResponse::Ok().json(body))
+    Ok(web::Json(UserInfo::new(row.sub.id_string(), email, name)))
 }
 
-async fn openid_configuration(state: web::Data<AppState>) -> HttpResponse {
-    let base = issuer(&state);
-    let auth = super::session::auth_url(&state);
-    let scopes: Vec<&str> = scopes::supported().iter().map(Scope::as_str).collect();
-    HttpResponse::Ok().json(json!({
-        "issuer": base,
-        "authorization_endpoint": format!("{auth}/oauth2/authorize"),
-        "token_endpoint": format!("{base}/v1/oauth2/token"),
-        "jwks_uri": format!("{base}/.well-known/jwks.json"),
-        "userinfo_endpoint": format!("{base}/v1/oauth2/userinfo"),
-        "registration_endpoint": format!("{base}/v1/oauth2/register"),
-        "scopes_supported": scopes,
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-        "service_documentation": "https://polar.sh/docs",
-        "revocation_endpoint": format!("{base}/v1/oauth2/revoke"),
-        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-        "introspection_endpoint": format!("{base}/v1/oauth2/introspect"),
-        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-        "code_challenge_methods_supported": ["S256"],
-        "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["RS256"],
-        "claims_supported": ["sub", "name", "email", "email_verified"],
-    }))
+async fn openid_configuration(state: web::Data<AppState>) -> web::Json<OpenIdConfiguration> {
+    web::Json(OpenIdConfiguration::new(
+        &issuer(&state),
+        &crate::auth::session::auth_url(&state),
+        scopes::supported(),
+    ))
 }
 
-async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+async fn jwks(state: web::Data<AppState>) -> Result<web::Json<JwkSet>, ApiError> {
     let now = state.now();
     state
         .signing_keys
         .ensure(&state.store, state.settings.oauth2.signing_key_bits, now)
         .await
         .map_err(ApiError::internal)?;
-    Ok(HttpResponse::Ok().json(state.signing_keys.jwks(now)))
+    Ok(web::Json(state.signing_keys.jwk_set(now)))
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@ use rsa::pkcs1::{DecodeRsaPrivateKey, EncodeRsaPrivateKey};
 use rsa::traits::PublicKeyParts;
 use rsa::RsaPrivateKey;
 use serde::Serialize;
-use serde_json::{json, Value};
 use tollgate_storage::{Batch, Expect, StorageError, Store};
 
+use crate::api::oauth2::{Jwk, JwkSet};
 use crate::domain::oauth2::SigningKey;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,15 +50,8 @@ impl LoadedKey {
         })
     }
 
-    fn jwk(&self) -> Value {
-        json!({
-            "kty": "RSA",
-            "use": "sig",
-            "alg": "RS256",
-            "kid": self.record.kid,
-            "n": self.n,
-            "e": self.e,
-        })
+    fn jwk(&self) -> Jwk {
+        Jwk::rs256(&self.record.kid, &self.n, &self.e)
     }
 }
 
@@ -212,9 +205,9 @@ impl Keyring {
             .map_err(|e| KeyError::Key(e.to_string()))
     }
 
-    /// The published public keys (`{"keys": [...]}`), newest first; no private parts.
-    pub fn jwks(&self, now: DateTime<Utc>) -> Value {
-        let keys: Vec<Value> = self
+    /// The published public keys, newest first; no private parts.
+    pub fn jwk_set(&self, now: DateTime<Utc>) -> JwkSet {
+        let keys: Vec<Jwk> = self
             .keys
             .read()
             .map(|k| {
@@ -226,7 +219,13 @@ impl Keyring {
                     .collect()
             })
             .unwrap_or_default();
-        json!({ "keys": keys })
+        JwkSet { keys }
+    }
+
+    /// [`Keyring::jwk_set`] as the JSON document `/.well-known/jwks.json` sends
+    /// (`{"keys": [...]}`), for tools and tests that read it as JSON.
+    pub fn jwks(&self, now: DateTime<Utc>) -> serde_json::Value {
+        serde_json::to_value(self.jwk_set(now)).unwrap_or_default()
     }
 }
 
@@ -234,6 +233,7 @@ impl Keyring {
 mod tests {
     use super::*;
     use jsonwebtoken::{decode, decode_header, DecodingKey, Validation};
+    use serde_json::{json, Value};
 
     #[actix_web::test]
     async fn keys_are_created_once_rotated_and_retired() {

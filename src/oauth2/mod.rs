@@ -2,10 +2,12 @@
 //! "Authentication"): client registration, the browser pages at
 //! `{auth_url}/oauth2/authorize`, the token, introspection, revocation and userinfo
 //! endpoints, discovery and the JWKS; plus the personal-access-token API and settings page
-//! that a signed-in browser uses.
+//! that a signed-in browser uses. This is the protocol only: which tokens and sessions are
+//! live, and whom they name, is decided in `crate::auth`.
 
 pub mod clients;
 pub mod endpoints;
+pub mod forms;
 pub mod id_token;
 pub mod keys;
 pub mod pages;
@@ -13,20 +15,10 @@ pub mod pats;
 pub mod pkce;
 pub mod redirect;
 pub mod scopes;
-pub mod session;
 
 use std::collections::HashMap;
 
 use actix_web::web;
-
-pub const CLIENT_ID_PREFIX: &str = "polar_ci_";
-pub const CLIENT_SECRET_PREFIX: &str = "polar_cs_";
-pub const REGISTRATION_TOKEN_PREFIX: &str = "polar_crt_";
-pub const AUTHORIZATION_CODE_PREFIX: &str = "polar_ac_";
-pub const ACCESS_TOKEN_USER_PREFIX: &str = "polar_at_u_";
-pub const ACCESS_TOKEN_ORG_PREFIX: &str = "polar_at_o_";
-pub const REFRESH_TOKEN_USER_PREFIX: &str = "polar_rt_u_";
-pub const REFRESH_TOKEN_ORG_PREFIX: &str = "polar_rt_o_";
 
 /// Reads an `application/x-www-form-urlencoded` body (or query string). A name sent twice
 /// keeps its first value; [`duplicated`] tells whether one was.

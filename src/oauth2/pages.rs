@@ -14,11 +14,13 @@ use askama::Template;
 use chrono::Duration;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use super::endpoints::find_client;
-use super::session::{self, csrf_ok, csrf_token, safe_next};
-use super::{field, parse_form, pkce, scopes, AUTHORIZATION_CODE_PREFIX};
+use super::forms::{csrf_ok, csrf_token, safe_next};
+use super::{field, parse_form, pkce, scopes};
+use crate::auth::bearer::find_client;
 use crate::auth::password;
 use crate::auth::service::{create_user, new_user, UserError};
+use crate::auth::session;
+use crate::auth::tokens::AUTHORIZATION_CODE_PREFIX;
 use crate::auth::ScopeSet;
 use crate::domain::ids::OrganizationId;
 use crate::domain::oauth2::{

@@ -4,21 +4,25 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, Duration, Utc};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tollgate_storage::{Batch, Direction, Expect, PageQuery};
 
+use super::forms::{csrf_ok, csrf_token};
 use super::pages::{error_page, html};
-use super::session::{self, csrf_ok, csrf_token};
-use crate::api::Pagination;
+use crate::api::oauth2::{
+    PersonalAccessTokenCreate as CreatePat, PersonalAccessTokenCreateResponse,
+    PersonalAccessTokenView,
+};
+use crate::api::{Created, ListResource, Pagination};
 use crate::auth::service::new_pat;
-use crate::auth::{Scope, ScopeSet};
+use crate::auth::session;
+use crate::auth::{AuthMethod, Scope, ScopeSet, Subject};
 use crate::domain::ids::{PatId, UserId};
 use crate::domain::pat::{PersonalAccessToken, PAT_BY_USER};
 use crate::domain::user::User;
 use crate::error::{ApiError, BearerError};
-use crate::extract::auth::{AuthMethod, UserAccount};
-use crate::extract::{Auth, Subject, ValidJson};
+use crate::extract::auth::UserAccount;
+use crate::extract::{Auth, ValidJson};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -37,25 +41,6 @@ pub(super) fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
             required: "web_default".into(),
         })),
     }
-}
-
-fn pat_json(p: &PersonalAccessToken) -> Value {
-    json!({
-        "id": p.id,
-        "created_at": p.created_at,
-        "modified_at": p.modified_at,
-        "scopes": p.scopes.iter().map(Scope::as_str).collect::<Vec<_>>(),
-        "expires_at": p.expires_at,
-        "comment": p.comment,
-        "last_used_at": p.last_used_at,
-    })
-}
-
-#[derive(Debug, Deserialize)]
-struct CreatePat {
-    comment: String,
-    scopes: Vec<String>,
-    expires_in: Option<i64>,
 }
 
 fn parse_scopes(names: &[String]) -> Result<ScopeSet, ApiError> {
@@ -107,7 +92,7 @@ async fn create(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
     body: ValidJson<CreatePat>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<PersonalAccessTokenCreateResponse>, ApiError> {
     let user = web_user(&auth)?;
     let scopes = parse_scopes(&body.value.scopes)?;
     let expires_at = match body.value.expires_in {
@@ -115,8 +100,7 @@ async fn create(
         Some(s) => Some(expiry(state.now(), s)?),
     };
     let (pat, token) = store_pat(&state, user, scopes, &body.value.comment, expires_at).await?;
-    Ok(HttpResponse::Created()
-        .json(json!({"personal_access_token": pat_json(&pat), "token": token})))
+    Ok(Created(PersonalAccessTokenCreateResponse::new(&pat, token)))
 }
 
 /// The longest lifetime a token may be given: ten years (the settings page's 3650 days).
@@ -166,14 +150,18 @@ fn user_pats(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>,
 async fn list(
     state: web::Data<AppState>,
     auth: Auth<UserAccount>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<ListResource<PersonalAccessTokenView>>, ApiError> {
     let user = web_user(&auth)?;
     let pats = user_pats(&state, user)?;
     let total = pats.len() as u64;
-    Ok(HttpResponse::Ok().json(json!({
-        "items": pats.iter().map(pat_json).collect::<Vec<_>>(),
-        "pagination": Pagination { total_count: total, max_page: u64::from(total > 0) },
-    })))
+    // One page holds them all (at most the per-user cap).
+    Ok(web::Json(ListResource {
+        items: pats.iter().map(PersonalAccessTokenView::from).collect(),
+        pagination: Pagination {
+            total_count: total,
+            max_page: u64::from(total > 0),
+        },
+    }))
 }
 
 async fn revoke_pat(state: &AppState, user: UserId, id: &str) -> Result<bool, ApiError> {

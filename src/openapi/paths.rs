@@ -11,10 +11,20 @@ use crate::api::custom_field::{
 };
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::health::Health;
+use crate::api::oauth2::{
+    IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
+    OAuth2ClientCreated, OAuth2ClientView, OpenIdConfiguration, PersonalAccessTokenCreate,
+    PersonalAccessTokenCreateResponse, PersonalAccessTokenView, RevokeTokenResponse,
+    TokenIntrospectionRequest, TokenRequest, TokenResponse, UserInfo,
+};
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
 use crate::api::ListResource;
 use crate::error::ErrorBody as Error;
+
+/// The body of the OAuth endpoints' errors.
+type OAuth2Error = crate::error::OAuthErrorBody<'static>;
 
 // ---------------------------------------------------------------------------------------
 // Health
@@ -559,7 +569,7 @@ fn oauth2_register() {}
 #[utoipa::path(get, path = "/v1/oauth2/", tag = "oauth2",
     params(("page" = Option<u32>, Query), ("limit" = Option<u32>, Query)),
     security(("session" = [])),
-    responses((status = 200, body = ListResourceOAuth2Client)))]
+    responses((status = 200, body = ListResource<OAuth2ClientView>)))]
 fn oauth2_clients_list() {}
 
 /// Read a client's configuration (RFC 7592): the owner's browser session, or the client's
@@ -568,7 +578,7 @@ fn oauth2_clients_list() {}
     params(("client_id" = String, Path)),
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, body = OAuth2Client),
+        (status = 200, body = OAuth2ClientView),
         (status = 400, description = "No credentials", body = OAuth2Error),
         (status = 401, description = "Unknown client, or neither the owner's session nor the client's registration access token", body = OAuth2Error),
     ))]
@@ -580,7 +590,7 @@ fn oauth2_client_get() {}
     request_body = OAuth2ClientConfigurationUpdate,
     security(("session" = []), ("bearer" = [])),
     responses(
-        (status = 200, body = OAuth2Client),
+        (status = 200, body = OAuth2ClientView),
         (status = 400, description = "No credentials", body = OAuth2Error),
         (status = 401, description = "Unknown client, or neither the owner's session nor the client's registration access token", body = OAuth2Error),
     ))]
@@ -656,7 +666,7 @@ fn jwks() {}
 /// The signed-in user's personal access tokens.
 #[utoipa::path(get, path = "/v1/personal_access_tokens/", tag = "personal-access-tokens",
     security(("session" = [])),
-    responses((status = 200, body = ListResourcePersonalAccessToken)))]
+    responses((status = 200, body = ListResource<PersonalAccessTokenView>)))]
 fn pats_list() {}
 
 /// Create a personal access token; the token is shown once.

@@ -1,8 +1,8 @@
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 use tollgate_storage::StoreHealth;
 
+use crate::api::health::{not_ready, Health};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -11,8 +11,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// The process is up and serving HTTP.
-async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+async fn healthz() -> web::Json<Health> {
+    web::Json(Health::ok())
 }
 
 /// The store is open, start-up recovery has finished and the store acknowledges writes
@@ -21,22 +21,18 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if !state.is_ready() {
         return HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "1"))
-            .json(json!({"error": "ServiceUnavailable", "detail": "Starting up"}));
+            .json(not_ready("Starting up"));
     }
     match state.store.health() {
-        StoreHealth::Healthy => HttpResponse::Ok().json(json!({"status": "ready"})),
+        StoreHealth::Healthy => HttpResponse::Ok().json(Health::ready()),
         StoreHealth::Failed { .. } => HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))
-            .json(json!({
-                "error": "ServiceUnavailable",
-                "detail": "Storage failure (e.g. a full disk): writes are refused; the service \
-                           restarts once the disk accepts writes again",
-            })),
+            .json(not_ready(
+                "Storage failure (e.g. a full disk): writes are refused; the service \
+                 restarts once the disk accepts writes again",
+            )),
         StoreHealth::NeedsRestart { .. } => HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))
-            .json(json!({
-                "error": "ServiceUnavailable",
-                "detail": "Storage failure: the service is restarting",
-            })),
+            .json(not_ready("Storage failure: the service is restarting")),
     }
 }

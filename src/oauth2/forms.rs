@@ -1,121 +1,16 @@
-//! Browser sessions of the authorization pages, and CSRF protection of their forms.
+//! The forms of the authorization pages: CSRF protection, and where a sign-in returns to.
 //!
-//! The session cookie holds a random token whose keyed hash finds the session record; it is
-//! HttpOnly, SameSite=Lax, and Secure when the pages are served over https. Every form also
-//! carries a CSRF token that must equal the value of a separate HttpOnly cookie (a
-//! double-submit cookie, which works before sign-in too); cross-site pages can neither read
-//! that cookie nor set it.
+//! Every form carries a CSRF token that must equal the value of a separate HttpOnly cookie
+//! (a double-submit cookie, which works before sign-in too); cross-site pages can neither
+//! read that cookie nor set it. The session cookie itself is `crate::auth::session`'s.
 
-use actix_web::cookie::{Cookie, SameSite};
+use actix_web::cookie::Cookie;
 use actix_web::HttpRequest;
-use chrono::{DateTime, Duration, Utc};
-use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::domain::ids::{BrowserSessionId, UserId};
-use crate::domain::oauth2::BrowserSession;
-use crate::error::ApiError;
+use crate::auth::session::cookie;
 use crate::state::AppState;
 
-pub const SESSION_COOKIE: &str = "tollgate_session";
 pub const CSRF_COOKIE: &str = "tollgate_csrf";
-const SESSION_PREFIX: &str = "tollgate_s_";
-
-fn secure(state: &AppState) -> bool {
-    auth_url(state).starts_with("https://")
-}
-
-/// Base URL of the browser pages.
-pub fn auth_url(state: &AppState) -> String {
-    let configured = state.settings.auth.auth_url.trim_end_matches('/');
-    if configured.is_empty() {
-        state.public_url.clone()
-    } else {
-        configured.to_string()
-    }
-}
-
-fn cookie(
-    state: &AppState,
-    name: &'static str,
-    value: String,
-    max_age: Option<Duration>,
-) -> Cookie<'static> {
-    let mut c = Cookie::build(name, value)
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(secure(state))
-        .finish();
-    if let Some(age) =
-        max_age.and_then(|a| actix_web::cookie::time::Duration::try_from(a.to_std().ok()?).ok())
-    {
-        c.set_max_age(age);
-    }
-    c
-}
-
-/// The signed-in user of this browser, if any.
-pub fn current(
-    state: &AppState,
-    req: &HttpRequest,
-) -> Result<Option<Stored<BrowserSession>>, ApiError> {
-    let Some(c) = req.cookie(SESSION_COOKIE) else {
-        return Ok(None);
-    };
-    let token = c.value();
-    if !token.starts_with(SESSION_PREFIX) {
-        return Ok(None);
-    }
-    let hash = state.hasher.hash(token);
-    let Some(id) = state
-        .store
-        .lookup_unique(&BrowserSession::token_key(&hash))?
-    else {
-        return Ok(None);
-    };
-    let Some(session) = state.store.get::<BrowserSession>(&id)? else {
-        return Ok(None);
-    };
-    if state.now() >= session.value.expires_at
-        || !state.hasher.verify(token, &session.value.token_hash)
-    {
-        return Ok(None);
-    }
-    Ok(Some(session))
-}
-
-/// Starts a session for `user` (after a password check) and returns its cookie.
-pub async fn start(
-    state: &AppState,
-    user: UserId,
-    now: DateTime<Utc>,
-) -> Result<Cookie<'static>, ApiError> {
-    let token = crate::auth::tokens::generate(SESSION_PREFIX, 32);
-    let ttl = Duration::seconds(state.settings.oauth2.session_ttl_secs as i64);
-    let session = BrowserSession {
-        id: BrowserSessionId::new(),
-        token_hash: state.hasher.hash(&token).to_vec(),
-        user_id: user,
-        auth_time: now,
-        expires_at: now + ttl,
-    };
-    let mut batch = Batch::new();
-    batch.put(&session, Expect::Absent)?;
-    state.store.commit_durable(&batch).await?;
-    Ok(cookie(state, SESSION_COOKIE, token, Some(ttl)))
-}
-
-/// Ends the session of this browser; returns the cookie that clears it.
-pub async fn end(state: &AppState, req: &HttpRequest) -> Result<Cookie<'static>, ApiError> {
-    if let Some(s) = current(state, req)? {
-        let mut batch = Batch::new();
-        batch.delete::<BrowserSession>(&s.value.id.key(), Expect::Any);
-        state.store.commit_durable(&batch).await?;
-    }
-    let mut c = cookie(state, SESSION_COOKIE, String::new(), None);
-    c.make_removal();
-    Ok(c)
-}
 
 /// The CSRF token of this browser, and the cookie to set when it had none.
 pub fn csrf_token(state: &AppState, req: &HttpRequest) -> (String, Option<Cookie<'static>>) {

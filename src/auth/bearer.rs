@@ -1,0 +1,200 @@
+//! Bearer tokens: reading `Authorization: Bearer …` and resolving a token to the principal
+//! it names, with the expiry and revocation rules of each kind.
+//!
+//! - personal access tokens (`polar_pat_`): a User with the token's scopes, unless the token
+//!   expired or was deleted; each use is recorded (`last_used_at`, at most once a minute);
+//! - OAuth2 access tokens (`polar_at_u_` User, `polar_at_o_` Organization): the granted
+//!   scopes, unless the token expired, was revoked, or its client was deleted;
+//! - customer sessions (`polar_cst_`): the Customer with `customer_portal:write`, until the
+//!   session expires.
+//!
+//! Anything else resolves to nothing; what that means (401, or no idempotency) is the
+//! caller's business.
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+use chrono::{DateTime, Utc};
+use tollgate_storage::{Batch, Expect, Stored};
+
+use super::principal::{AuthMethod, Principal, Subject};
+use super::tokens::{
+    ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, CUSTOMER_SESSION_PREFIX, PAT_PREFIX,
+};
+use super::Scope;
+use crate::domain::customer_session::CustomerSession;
+use crate::domain::oauth2::{OAuth2Client, OAuth2Token, OAuthSub};
+use crate::domain::pat::PersonalAccessToken;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The token of an `Authorization: Bearer …` header; other schemes count as no credentials.
+pub fn bearer_token(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    Some(token.trim().to_string())
+}
+
+/// Resolves a bearer token to a principal; `None` when it matches no live credential.
+pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+    if token.starts_with(ACCESS_TOKEN_USER_PREFIX) || token.starts_with(ACCESS_TOKEN_ORG_PREFIX) {
+        return Ok(resolve_oauth2(state, token)?.map(|(principal, _)| principal));
+    }
+    if token.starts_with(PAT_PREFIX) {
+        return resolve_pat(state, token);
+    }
+    if token.starts_with(CUSTOMER_SESSION_PREFIX) {
+        return resolve_customer_session(state, token);
+    }
+    Ok(None)
+}
+
+/// A personal access token's user, unless the token expired or was deleted.
+fn resolve_pat(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+    let hash = state.hasher.hash(token);
+    let Some(id) = state
+        .store
+        .lookup_unique(&PersonalAccessToken::token_key(&hash))?
+    else {
+        return Ok(None);
+    };
+    let Some(pat) = state.store.get::<PersonalAccessToken>(&id)? else {
+        return Ok(None);
+    };
+    let now = state.now();
+    if !pat.value.is_usable(now) || !state.hasher.verify(token, &pat.value.token_hash) {
+        return Ok(None);
+    }
+    let principal = Principal {
+        subject: Subject::User(pat.value.user_id),
+        scopes: pat.value.scopes,
+        method: AuthMethod::PersonalAccessToken,
+    };
+    record_use(state, pat, now);
+    Ok(Some(principal))
+}
+
+/// A customer session's customer, until the session expires.
+fn resolve_customer_session(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+    let hash = state.hasher.hash(token);
+    let Some(id) = state
+        .store
+        .lookup_unique(&CustomerSession::token_key(&hash))?
+    else {
+        return Ok(None);
+    };
+    let Some(session) = state.store.get::<CustomerSession>(&id)? else {
+        return Ok(None);
+    };
+    if state.now() >= session.value.expires_at
+        || !state.hasher.verify(token, &session.value.token_hash)
+    {
+        return Ok(None);
+    }
+    Ok(Some(Principal {
+        subject: Subject::Customer(session.value.customer_id),
+        scopes: [Scope::CustomerPortalWrite].into_iter().collect(),
+        method: AuthMethod::CustomerSession,
+    }))
+}
+
+/// Resolves an OAuth2 access token to its principal and token record; `None` when it is
+/// unknown, expired or revoked, or its client was deleted.
+pub fn resolve_oauth2(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<(Principal, OAuth2Token)>, ApiError> {
+    let hash = state.hasher.hash(token);
+    let Some(id) = state.store.lookup_unique(&OAuth2Token::access_key(&hash))? else {
+        return Ok(None);
+    };
+    let Some(row) = state.store.get::<OAuth2Token>(&id)? else {
+        return Ok(None);
+    };
+    let row = row.value;
+    if !row.access_usable(state.now()) || !state.hasher.verify(token, &row.access_token_hash) {
+        return Ok(None);
+    }
+    // The tokens of a deleted client die with it.
+    if find_client(state, &row.client_id)?.is_none() {
+        return Ok(None);
+    }
+    let subject = match row.sub {
+        OAuthSub::User(u) if token.starts_with(ACCESS_TOKEN_USER_PREFIX) => Subject::User(u),
+        OAuthSub::Organization(o) if token.starts_with(ACCESS_TOKEN_ORG_PREFIX) => {
+            Subject::Organization(o)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some((
+        Principal {
+            subject,
+            scopes: row.scopes,
+            method: AuthMethod::OAuth2,
+        },
+        row,
+    )))
+}
+
+/// A live (not deleted) OAuth2 client by its public id.
+pub fn find_client(
+    state: &AppState,
+    client_id: &str,
+) -> Result<Option<Stored<OAuth2Client>>, ApiError> {
+    let Some(id) = state
+        .store
+        .lookup_unique(&OAuth2Client::client_id_key(client_id))?
+    else {
+        return Ok(None);
+    };
+    Ok(state
+        .store
+        .get::<OAuth2Client>(&id)?
+        .filter(|c| c.value.deleted_at.is_none()))
+}
+
+/// Records `last_used_at` at most once a minute per token, without delaying the request.
+fn record_use(state: &AppState, pat: Stored<PersonalAccessToken>, now: DateTime<Utc>) {
+    let stale = pat
+        .value
+        .last_used_at
+        .is_none_or(|t| now - t > chrono::Duration::seconds(60));
+    if !stale {
+        return;
+    }
+    let mut updated = pat.value;
+    updated.last_used_at = Some(now);
+    let mut batch = Batch::new();
+    // A concurrent use may have written first; losing that race is harmless.
+    if batch.put(&updated, Expect::Rev(pat.rev)).is_ok() {
+        let _ = state.store.commit(&batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_bearer_scheme_carries_a_token() {
+        let with = |value: &str| {
+            actix_web::test::TestRequest::default()
+                .insert_header((header::AUTHORIZATION, value))
+                .to_http_request()
+        };
+        assert_eq!(
+            bearer_token(&with("Bearer polar_pat_x")).as_deref(),
+            Some("polar_pat_x")
+        );
+        assert_eq!(
+            bearer_token(&with("bearer  polar_pat_x ")).as_deref(),
+            Some("polar_pat_x")
+        );
+        assert_eq!(bearer_token(&with("Basic YTpi")), None);
+        assert_eq!(bearer_token(&with("Bearer")), None);
+        let bare = actix_web::test::TestRequest::default().to_http_request();
+        assert_eq!(bearer_token(&bare), None);
+    }
+}

@@ -1,0 +1,75 @@
+//! Who a request's credentials name: the subject, its scopes, and how it authenticated.
+//! [`crate::auth::bearer`] and [`crate::auth::session`] produce them; the extractors in
+//! `crate::extract::auth` check them against an endpoint's rule.
+
+use super::ScopeSet;
+use crate::domain::ids::{CustomerId, OrganizationId, UserId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Anonymous,
+    User(UserId),
+    Organization(OrganizationId),
+    /// A buyer holding a customer session token (`polar_cst_`).
+    Customer(CustomerId),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    Anonymous,
+    User,
+    Organization,
+    Customer,
+}
+
+impl SubjectKind {
+    /// The name Polar's errors give the subject type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubjectKind::Anonymous => "anonymous",
+            SubjectKind::User => "user",
+            SubjectKind::Organization => "organization",
+            SubjectKind::Customer => "customer",
+        }
+    }
+}
+
+impl Subject {
+    pub fn kind(&self) -> SubjectKind {
+        match self {
+            Subject::Anonymous => SubjectKind::Anonymous,
+            Subject::User(_) => SubjectKind::User,
+            Subject::Organization(_) => SubjectKind::Organization,
+            Subject::Customer(_) => SubjectKind::Customer,
+        }
+    }
+}
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    None,
+    PersonalAccessToken,
+    CustomerSession,
+    /// An OAuth2 access token (`polar_at_u_…`, `polar_at_o_…`).
+    OAuth2,
+    /// The session cookie of the authorization pages.
+    WebSession,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Principal {
+    pub subject: Subject,
+    pub scopes: ScopeSet,
+    pub method: AuthMethod,
+}
+
+impl Principal {
+    pub fn anonymous() -> Self {
+        Self {
+            subject: Subject::Anonymous,
+            scopes: ScopeSet::empty(),
+            method: AuthMethod::None,
+        }
+    }
+}
