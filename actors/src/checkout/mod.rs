@@ -1,6 +1,8 @@
-//! The checkout session aggregate: its pure model, its stored form and indexes, and the
+//! The checkout session aggregate: its pure model (`model.rs`: the state machine;
+//! `amounts.rs`: amounts, prices and validation), its stored form and indexes, and the
 //! actor shell that applies one command at a time.
 
+mod amounts;
 pub mod model;
 
 use std::sync::Arc;
