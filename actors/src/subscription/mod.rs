@@ -1,8 +1,10 @@
-//! The subscription aggregate: its pure model, its stored form and indexes, and the actor
-//! shell that applies one command at a time.
+//! The subscription aggregate: its pure model (`model.rs`: the state machine;
+//! `renewal.rs`: periods, renewal charges and dunning), its stored form and indexes, and
+//! the actor shell that applies one command at a time.
 
 pub mod actor;
 pub mod model;
+mod renewal;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
