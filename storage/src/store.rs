@@ -187,6 +187,14 @@ impl Store {
         self.inner.flusher.test_hooks()
     }
 
+    pub(crate) fn inner_records(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.inner
+            .records
+            .iter()
+            .map(|kv| kv.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+            .collect()
+    }
+
     pub(crate) fn inner_index_keys(&self) -> Vec<Vec<u8>> {
         self.inner
             .index
