@@ -76,6 +76,8 @@ pub use mailbox::Mail;
 pub use registry::{Registry, RegistryConfig, RegistryStats};
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod registry_tests;
 #[cfg(test)]
 mod testkit;

@@ -322,6 +322,36 @@ fn verify_detects_damage_and_rebuild_repairs_it() {
     );
 }
 
+/// How a record lies on disk, whatever its type: key `collection 0 id`, value
+/// `[u64 revision][u16 format version][payload]`, big-endian (`codec::seal`). The golden
+/// tests of each record type pin its payload and version; this pins what surrounds them.
+#[test]
+fn a_record_is_stored_in_its_envelope_golden() {
+    let store = Store::temporary().unwrap();
+    let a = item(1, 2, "ab", -3);
+    put(&store, &a, Expect::Absent).unwrap();
+    put(&store, &a, Expect::Rev(1)).unwrap();
+    let hex = |b: &[u8]| -> String { b.iter().map(|b| format!("{b:02x}")).collect() };
+    let rows: Vec<(String, String)> = store
+        .inner_records()
+        .iter()
+        .map(|(k, v)| (hex(k), hex(v)))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![(
+            // "item" 0, then the id (8 bytes, big-endian).
+            "6974656d000000000000000001".to_string(),
+            // Revision 2, format version 1, then bincode: id 1, tenant 2, "ab", rank -3.
+            "00000000000000020001010202616205".to_string(),
+        )]
+    );
+    assert_eq!(
+        store.get::<Item>(&a.id_key()).unwrap(),
+        Some(Stored { rev: 2, value: a })
+    );
+}
+
 #[test]
 fn unknown_format_versions_are_refused() {
     assert!(matches!(

@@ -409,4 +409,60 @@ mod tests {
             assert!(names.contains(&sort.index()));
         }
     }
+
+    /// Every optional field set, a partial refund of a renewal (the enum variants last in
+    /// their lists), and metadata and custom field data of every value kind.
+    fn full_order() -> Order {
+        use crate::golden::{address, at, custom_field_data, metadata, uuid};
+        Order {
+            id: OrderId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(0),
+            modified_at: Some(at(60)),
+            status: OrderStatus::PartiallyRefunded,
+            amount: 1500,
+            tax_amount: 300,
+            refunded_amount: 500,
+            refunded_tax_amount: 100,
+            currency: "usd".into(),
+            billing_reason: BillingReason::SubscriptionUpdate,
+            billing_address: Some(address()),
+            customer_id: CustomerId(uuid(3)),
+            product_id: ProductId(uuid(4)),
+            product_price_id: PriceId(uuid(5)),
+            recurring: true,
+            discount_id: Some(DiscountId(uuid(6))),
+            subscription_id: Some(SubscriptionId(uuid(7))),
+            checkout_id: Some(CheckoutId(uuid(8))),
+            metadata: metadata(),
+            custom_field_data: custom_field_data(),
+            customer_email: "jane@example.com".into(),
+            product_name: "Pro".into(),
+            discount_name: Some("Launch".into()),
+        }
+    }
+
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let o = full_order();
+        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 1));
+        let bytes = o.encode().unwrap_or_default();
+        assert_eq!(Order::decode(1, &bytes).ok(), Some(o));
+        assert_eq!(
+            crate::golden::hex(&bytes),
+            GOLDEN_V1,
+            "order format v1 changed"
+        );
+    }
+
+    const GOLDEN_V1: &str = "\
+        1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\
+        315430303a30303a30305a0114313937302d30312d30315430303a30313a30305a02fbb80bfb5802fbe803c8\
+        037573640301010931204d61696e2053740105417074203201074832582031593401084d6f6e747265616c01\
+        0543412d51430243411000000000000000000000000000000003100000000000000000000000000000000410\
+        0000000000000000000000000000000501011000000000000000000000000000000006011000000000000000\
+        0000000000000000070110000000000000000000000000000000080304706c616e000370726f057365617473\
+        010505747269616c020105056167726565030004626f726e0414323032342d30352d30315430303a30303a30\
+        305a05636f756e74020e05656d70747900046e6f746501026869106a616e65406578616d706c652e636f6d03\
+        50726f01064c61756e6368";
 }

@@ -1,8 +1,10 @@
-//! The subscription aggregate: its pure model, its stored form and indexes, and the actor
-//! shell that applies one command at a time.
+//! The subscription aggregate: its pure model (`model.rs`: the state machine;
+//! `renewal.rs`: periods, renewal charges and dunning), its stored form and indexes, and
+//! the actor shell that applies one command at a time.
 
 pub mod actor;
 pub mod model;
+mod renewal;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
@@ -362,4 +364,74 @@ mod tests {
         assert!(names.contains(&SUBSCRIPTION_REVOKING));
         assert!(names.contains(&SUBSCRIPTION_BY_STARTED));
     }
+
+    /// Every optional field set, a past-due yearly subscription set to cancel, keys granted
+    /// and still to revoke, and metadata and custom field data of every value kind.
+    fn full_subscription() -> Subscription {
+        use crate::domain::ids::{CheckoutId, DiscountId, LicenseKeyId};
+        use crate::golden::{at, custom_field_data, metadata, uuid};
+        Subscription {
+            id: SubscriptionId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(0),
+            modified_at: Some(at(60)),
+            amount: Some(1500),
+            currency: Some("usd".into()),
+            recurring_interval: RecurringInterval::Year,
+            status: SubscriptionStatus::PastDue,
+            current_period_start: at(120),
+            current_period_end: Some(at(180)),
+            cancel_at_period_end: true,
+            canceled_at: Some(at(240)),
+            started_at: Some(at(300)),
+            ends_at: Some(at(360)),
+            ended_at: Some(at(420)),
+            customer_id: CustomerId(uuid(3)),
+            product_id: ProductId(uuid(4)),
+            price_id: PriceId(uuid(5)),
+            discount_id: Some(DiscountId(uuid(6))),
+            checkout_id: Some(CheckoutId(uuid(7))),
+            metadata: metadata(),
+            custom_field_data: custom_field_data(),
+            customer_cancellation_reason: Some("too_expensive".into()),
+            customer_cancellation_comment: Some("Later".into()),
+            license_key_ids: vec![LicenseKeyId(uuid(8)), LicenseKeyId(uuid(9))],
+            pending_revocations: vec![LicenseKeyId(uuid(9))],
+            cycles: 3,
+            payment_token: Some("tok_visa".into()),
+            customer_email: "jane@example.com".into(),
+            product_name: "Pro".into(),
+            discount_name: Some("Launch".into()),
+        }
+    }
+
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let s = full_subscription();
+        assert_eq!(
+            (Subscription::COLLECTION, Subscription::VERSION),
+            ("subscription", 1)
+        );
+        let bytes = s.encode().unwrap_or_default();
+        assert_eq!(Subscription::decode(1, &bytes).ok(), Some(s));
+        assert_eq!(
+            crate::golden::hex(&bytes),
+            GOLDEN_V1,
+            "subscription format v1 changed"
+        );
+    }
+
+    const GOLDEN_V1: &str = "\
+        1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\
+        315430303a30303a30305a0114313937302d30312d30315430303a30313a30305a01fbb80b01037573640104\
+        14313937302d30312d30315430303a30323a30305a0114313937302d30312d30315430303a30333a30305a01\
+        0114313937302d30312d30315430303a30343a30305a0114313937302d30312d30315430303a30353a30305a\
+        0114313937302d30312d30315430303a30363a30305a0114313937302d30312d30315430303a30373a30305a\
+        1000000000000000000000000000000003100000000000000000000000000000000410000000000000000000\
+        0000000000000501100000000000000000000000000000000601100000000000000000000000000000000703\
+        04706c616e000370726f057365617473010505747269616c020105056167726565030004626f726e04143230\
+        32342d30352d30315430303a30303a30305a05636f756e74020e05656d70747900046e6f746501026869010d\
+        746f6f5f657870656e7369766501054c61746572021000000000000000000000000000000008100000000000\
+        0000000000000000000009011000000000000000000000000000000009030108746f6b5f76697361106a616e\
+        65406578616d706c652e636f6d0350726f01064c61756e6368";
 }

@@ -1,0 +1,249 @@
+//! What a checkout costs and what it requires: the selected price and its amount (custom
+//! amounts within their bounds), the applied discount, tax, subtotal and total, whether a
+//! payment (or a payment method) is needed, and the validation rules behind the 422 issues
+//! of an update or a confirm (amount bounds, discount applicability, tax id, the fields a
+//! confirm requires). The transitions that use them are in [`super::model`].
+
+use crate::domain::customer::validate_tax_id;
+use crate::domain::discount::amount_off;
+use crate::domain::product::{AmountType, Price, PriceKind};
+use crate::tax::TaxCalculator;
+
+use super::model::{AppliedDiscount, Checkout, Issue};
+
+/// Custom prices without a preset start at this amount (Polar's default).
+pub const DEFAULT_CUSTOM_AMOUNT: i64 = 1000;
+
+impl Checkout {
+    pub fn amount_type(&self) -> AmountType {
+        self.price.kind.amount_type()
+    }
+
+    pub fn is_free_product_price(&self) -> bool {
+        self.amount_type() == AmountType::Free
+    }
+
+    pub fn is_discount_applicable(&self) -> bool {
+        self.amount_type() == AmountType::Fixed
+    }
+
+    pub fn discount_amount(&self) -> i64 {
+        match (&self.discount, self.amount) {
+            (Some(d), Some(amount)) if self.is_discount_applicable() => amount_off(&d.kind, amount),
+            _ => 0,
+        }
+    }
+
+    pub fn subtotal_amount(&self) -> Option<i64> {
+        self.amount.map(|a| a - self.discount_amount())
+    }
+
+    pub fn total_amount(&self) -> Option<i64> {
+        self.subtotal_amount()
+            .map(|s| s + self.tax_amount.unwrap_or(0))
+    }
+
+    pub fn is_payment_required(&self) -> bool {
+        self.total_amount().is_some_and(|t| t > 0)
+    }
+
+    pub fn is_payment_setup_required(&self) -> bool {
+        self.price.kind.is_recurring() && !self.is_free_product_price()
+    }
+
+    pub fn is_payment_form_required(&self) -> bool {
+        self.is_payment_required() || self.is_payment_setup_required()
+    }
+
+    pub(super) fn select_price(
+        &mut self,
+        price: Price,
+        amount: Option<i64>,
+        issues: &mut Vec<Issue>,
+        _field: &str,
+    ) {
+        match &price.kind {
+            PriceKind::RecurringFixed {
+                currency,
+                amount: a,
+                ..
+            }
+            | PriceKind::OneTimeFixed {
+                currency,
+                amount: a,
+            } => {
+                self.amount = Some(*a);
+                self.currency = Some(currency.clone());
+            }
+            PriceKind::OneTimeCustom {
+                currency,
+                minimum_amount,
+                maximum_amount,
+                preset_amount,
+            } => {
+                let chosen = amount
+                    .or(self
+                        .amount
+                        .filter(|_| self.price.kind.amount_type() == AmountType::Custom))
+                    .or(*preset_amount)
+                    .unwrap_or(DEFAULT_CUSTOM_AMOUNT);
+                if minimum_amount.is_some_and(|m| chosen < m) {
+                    issues.push(Issue::new(
+                        &["amount"],
+                        "greater_than_equal",
+                        "Amount is below minimum.",
+                    ));
+                } else if maximum_amount.is_some_and(|m| chosen > m) {
+                    issues.push(Issue::new(
+                        &["amount"],
+                        "less_than_equal",
+                        "Amount is above maximum.",
+                    ));
+                }
+                self.amount = Some(chosen);
+                self.currency = Some(currency.clone());
+            }
+            PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => {
+                self.amount = None;
+                self.currency = None;
+            }
+        }
+        self.price = price;
+        if !self.is_discount_applicable() {
+            self.discount = None;
+        }
+    }
+
+    pub(super) fn apply_discount(
+        &mut self,
+        discount: Option<AppliedDiscount>,
+        field: &'static str,
+        issues: &mut Vec<Issue>,
+    ) {
+        match discount {
+            None => self.discount = None,
+            Some(d) => {
+                if self.is_discount_applicable() {
+                    self.discount = Some(d);
+                } else {
+                    issues.push(Issue::new(
+                        &[field],
+                        "value_error",
+                        "Discounts are only applicable to fixed prices.",
+                    ));
+                }
+            }
+        }
+    }
+
+    pub(super) fn recompute_tax(&mut self, tax: &dyn TaxCalculator) {
+        self.tax_amount = match (self.subtotal_amount(), &self.currency) {
+            (Some(subtotal), Some(currency)) => Some(
+                tax.tax(
+                    subtotal,
+                    currency,
+                    self.customer_billing_address
+                        .as_ref()
+                        .map(|a| a.country.as_str()),
+                ),
+            ),
+            _ => None,
+        };
+    }
+
+    /// Applies the tax id of an update (`Some(None)` or blank: clear it), validated
+    /// against the billing country; a changed country revalidates the current one.
+    pub(super) fn apply_tax_id(
+        &mut self,
+        change: Option<Option<String>>,
+        country_changed: bool,
+        issues: &mut Vec<Issue>,
+    ) {
+        let tax_input = match change {
+            Some(None) => {
+                self.customer_tax_id = None;
+                None
+            }
+            Some(Some(raw)) if raw.trim().is_empty() => {
+                self.customer_tax_id = None;
+                None
+            }
+            Some(Some(raw)) => Some(raw),
+            None if country_changed => self.customer_tax_id.as_ref().map(|t| t.value.clone()),
+            None => None,
+        };
+        if let Some(raw) = tax_input {
+            match self
+                .customer_billing_address
+                .as_ref()
+                .map(|a| a.country.clone())
+            {
+                None => issues.push(Issue::new(
+                    &["customer_billing_address"],
+                    "missing",
+                    "Country is required to validate tax ID.",
+                )),
+                Some(country) => match validate_tax_id(&raw, &country) {
+                    Ok(t) => self.customer_tax_id = Some(t),
+                    Err(_) => issues.push(Issue::new(
+                        &["customer_tax_id"],
+                        "value_error",
+                        "Invalid tax ID.",
+                    )),
+                },
+            }
+        }
+    }
+
+    /// What a confirm still misses (reported all at once, reference 1.7): the amount of a
+    /// custom price, a price that is not archived, the e-mail address, the name and billing
+    /// address when a payment form is shown, and a confirmation token when a payment is due.
+    pub(super) fn confirm_issues(&self, price_archived: bool, has_token: bool) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        if self.amount_type() == AmountType::Custom && self.amount.is_none() {
+            issues.push(Issue::new(
+                &["amount"],
+                "missing",
+                "Amount is required for custom prices.",
+            ));
+        }
+        if price_archived {
+            issues.push(Issue::new(
+                &["product_price_id"],
+                "value_error",
+                "Price is archived.",
+            ));
+        }
+        if self.customer_email.is_none() {
+            issues.push(Issue::new(
+                &["customer_email"],
+                "missing",
+                "Field is required.",
+            ));
+        }
+        if self.is_payment_form_required() {
+            if self.customer_name.is_none() {
+                issues.push(Issue::new(
+                    &["customer_name"],
+                    "missing",
+                    "Field is required.",
+                ));
+            }
+            if self.customer_billing_address.is_none() {
+                issues.push(Issue::new(
+                    &["customer_billing_address"],
+                    "missing",
+                    "Field is required.",
+                ));
+            }
+        }
+        if self.is_payment_required() && !has_token {
+            issues.push(Issue::new(
+                &["confirmation_token_id"],
+                "missing",
+                "Confirmation token is required.",
+            ));
+        }
+        issues
+    }
+}

@@ -1,0 +1,604 @@
+//! Unit tests of the checkout state machine ([`super`]) and of its amounts and validation
+//! rules (`amounts.rs`): creation, updates, confirm, settlement and expiry.
+
+use super::*;
+use crate::domain::ids::PriceId;
+use crate::domain::product::PriceKind;
+use crate::domain::product::RecurringInterval;
+use crate::tax::NoTax;
+use chrono::{Duration, TimeZone};
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
+}
+
+fn price(kind: PriceKind) -> Price {
+    Price {
+        id: PriceId::new(),
+        created_at: t0(),
+        modified_at: None,
+        is_archived: false,
+        kind,
+    }
+}
+
+fn fixed(amount: i64) -> Price {
+    price(PriceKind::OneTimeFixed {
+        currency: "usd".into(),
+        amount,
+    })
+}
+
+fn monthly(amount: i64) -> Price {
+    price(PriceKind::RecurringFixed {
+        interval: RecurringInterval::Month,
+        currency: "usd".into(),
+        amount,
+    })
+}
+
+fn custom(min: Option<i64>, max: Option<i64>, preset: Option<i64>) -> Price {
+    price(PriceKind::OneTimeCustom {
+        currency: "usd".into(),
+        minimum_amount: min,
+        maximum_amount: max,
+        preset_amount: preset,
+    })
+}
+
+fn new(p: Price) -> NewCheckout {
+    NewCheckout {
+        id: CheckoutId::new(),
+        organization_id: OrganizationId::new(),
+        client_secret: "polar_c_x".into(),
+        expires_at: t0() + Duration::minutes(30),
+        product_id: ProductId::new(),
+        price: p,
+        amount: None,
+        discount: None,
+        allow_discount_codes: true,
+        customer_id: None,
+        customer_name: None,
+        customer_email: None,
+        customer_ip_address: None,
+        customer_billing_address: None,
+        customer_tax_id: None,
+        customer_metadata: Metadata::default(),
+        metadata: Metadata::default(),
+        custom_field_data: CustomFieldData::default(),
+        success_url: None,
+        embed_origin: None,
+        subscription_id: None,
+    }
+}
+
+fn create(p: Price) -> Checkout {
+    Checkout::create(new(p), t0(), &NoTax).unwrap()
+}
+
+fn discount_fixed(amount: i64) -> AppliedDiscount {
+    AppliedDiscount {
+        id: DiscountId::new(),
+        name: "Launch".into(),
+        code: Some("LAUNCH".into()),
+        kind: DiscountKind::Fixed {
+            amount,
+            currency: "usd".into(),
+        },
+        duration: DiscountDuration::Once,
+    }
+}
+
+fn percent(bp: i64) -> AppliedDiscount {
+    AppliedDiscount {
+        kind: DiscountKind::Percentage { basis_points: bp },
+        ..discount_fixed(0)
+    }
+}
+
+fn address(country: &str) -> Address {
+    Address {
+        line1: None,
+        line2: None,
+        postal_code: None,
+        city: None,
+        state: None,
+        country: country.into(),
+    }
+}
+
+fn ready() -> Changes {
+    Changes {
+        customer_name: Some(Some("Ada".into())),
+        customer_email: Some(Some("ada@example.com".into())),
+        customer_billing_address: Some(Some(address("FR"))),
+        ..Changes::default()
+    }
+}
+
+fn ctx(token: Option<&str>) -> ConfirmContext<'_> {
+    ConfirmContext {
+        confirmation_token: token,
+        discount_redeemable: true,
+        price_archived: false,
+    }
+}
+
+fn invalid(r: Result<Checkout, CheckoutError>) -> Vec<(String, &'static str, String)> {
+    match r {
+        Err(CheckoutError::Invalid(issues)) => issues
+            .into_iter()
+            .map(|i| (i.loc.join("."), i.kind, i.msg))
+            .collect(),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn create_fixed_price_takes_the_price_amount() {
+    let mut n = new(fixed(1500));
+    n.amount = Some(99);
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    assert_eq!(c.status, CheckoutStatus::Open);
+    assert_eq!((c.amount, c.currency.as_deref()), (Some(1500), Some("usd")));
+    assert_eq!(
+        (c.subtotal_amount(), c.tax_amount, c.total_amount()),
+        (Some(1500), Some(0), Some(1500))
+    );
+    assert!(c.is_payment_required() && c.is_discount_applicable() && !c.is_free_product_price());
+    assert!(!c.is_payment_setup_required());
+}
+
+#[test]
+fn create_free_price_has_no_amount() {
+    let c = create(price(PriceKind::OneTimeFree));
+    assert_eq!(
+        (c.amount, c.currency.clone(), c.tax_amount, c.total_amount()),
+        (None, None, None, None)
+    );
+    assert!(c.is_free_product_price() && !c.is_payment_required() && !c.is_payment_form_required());
+    let c = create(price(PriceKind::RecurringFree {
+        interval: RecurringInterval::Month,
+    }));
+    assert!(!c.is_payment_setup_required());
+}
+
+#[test]
+fn create_custom_price_uses_amount_then_preset_then_default() {
+    assert_eq!(create(custom(None, None, Some(4242))).amount, Some(4242));
+    assert_eq!(
+        create(custom(None, None, None)).amount,
+        Some(DEFAULT_CUSTOM_AMOUNT)
+    );
+    let mut n = new(custom(Some(1000), Some(5000), Some(4242)));
+    n.amount = Some(1000);
+    assert_eq!(
+        Checkout::create(n, t0(), &NoTax).unwrap().amount,
+        Some(1000)
+    );
+}
+
+#[test]
+fn create_custom_price_out_of_bounds_is_refused() {
+    for (amount, kind, msg) in [
+        (500, "greater_than_equal", "Amount is below minimum."),
+        (10000, "less_than_equal", "Amount is above maximum."),
+    ] {
+        let mut n = new(custom(Some(1000), Some(5000), None));
+        n.amount = Some(amount);
+        assert_eq!(
+            invalid(Checkout::create(n, t0(), &NoTax)),
+            vec![("amount".to_string(), kind, msg.to_string())]
+        );
+    }
+}
+
+#[test]
+fn discounts_reduce_the_subtotal() {
+    let mut n = new(fixed(1000));
+    n.discount = Some(discount_fixed(300));
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    assert_eq!(
+        (c.subtotal_amount(), c.total_amount()),
+        (Some(700), Some(700))
+    );
+    // A fixed discount never takes more than the amount.
+    let mut n = new(fixed(200));
+    n.discount = Some(discount_fixed(300));
+    assert_eq!(
+        Checkout::create(n, t0(), &NoTax).unwrap().subtotal_amount(),
+        Some(0)
+    );
+    // Percentages round half up.
+    let mut n = new(fixed(1005));
+    n.discount = Some(percent(5000));
+    assert_eq!(
+        Checkout::create(n, t0(), &NoTax).unwrap().subtotal_amount(),
+        Some(502)
+    );
+}
+
+#[test]
+fn discounts_need_a_fixed_price() {
+    let mut n = new(custom(None, None, None));
+    n.discount = Some(discount_fixed(100));
+    assert_eq!(
+        invalid(Checkout::create(n, t0(), &NoTax)),
+        vec![(
+            "discount_id".to_string(),
+            "value_error",
+            "Discounts are only applicable to fixed prices.".to_string()
+        )]
+    );
+}
+
+#[test]
+fn a_full_percentage_discount_on_a_subscription_still_needs_setup() {
+    let mut n = new(monthly(1000));
+    n.discount = Some(percent(10000));
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    assert_eq!(c.total_amount(), Some(0));
+    assert!(!c.is_payment_required());
+    assert!(c.is_payment_setup_required() && c.is_payment_form_required());
+}
+
+#[test]
+fn expiry_is_seen_at_once_and_persisted_by_expire() {
+    let c = create(fixed(1000));
+    assert_eq!(
+        c.effective_status(t0() + Duration::minutes(29)),
+        CheckoutStatus::Open
+    );
+    let later = t0() + Duration::minutes(30);
+    assert_eq!(c.effective_status(later), CheckoutStatus::Expired);
+    assert!(c.expire(t0()).is_none());
+    assert_eq!(c.expire(later).unwrap().status, CheckoutStatus::Expired);
+    assert_eq!(
+        c.update(Changes::default(), later, &NoTax),
+        Err(CheckoutError::NotOpen(CheckoutStatus::Expired))
+    );
+}
+
+#[test]
+fn update_changes_price_amount_and_fields() {
+    let c = create(fixed(1000));
+    let other = fixed(2500);
+    let u = c
+        .update(
+            Changes {
+                price: Some(other.clone()),
+                customer_name: Some(Some("  ".into())),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!((u.price.id, u.amount), (other.id, Some(2500)));
+    assert_eq!(u.customer_name, None);
+    assert_eq!(u.modified_at, Some(t0()));
+    // An amount on a fixed price is ignored; on a custom price it applies, with bounds.
+    let u2 = u
+        .update(
+            Changes {
+                amount: Some(1),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(u2.amount, Some(2500));
+    let c = create(custom(Some(1000), None, None));
+    let u = c
+        .update(
+            Changes {
+                amount: Some(3000),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(u.amount, Some(3000));
+    assert_eq!(
+        invalid(c.update(
+            Changes {
+                amount: Some(10),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax
+        ))[0]
+            .0,
+        "amount"
+    );
+    // Switching to a free price clears the amount and any discount.
+    let mut n = new(fixed(1000));
+    n.discount = Some(discount_fixed(100));
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let u = c
+        .update(
+            Changes {
+                price: Some(price(PriceKind::OneTimeFree)),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!((u.amount, u.discount.clone()), (None, None));
+}
+
+#[test]
+fn email_of_a_checkout_with_a_customer_is_kept() {
+    let mut n = new(fixed(1000));
+    n.customer_id = Some(CustomerId::new());
+    n.customer_email = Some("owner@example.com".into());
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let u = c
+        .update(
+            Changes {
+                customer_email: Some(Some("other@example.com".into())),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(u.customer_email.as_deref(), Some("owner@example.com"));
+}
+
+#[test]
+fn tax_ids_are_checked_against_the_country() {
+    let c = create(fixed(1000));
+    let issues = invalid(c.update(
+        Changes {
+            customer_tax_id: Some(Some("123".into())),
+            ..Changes::default()
+        },
+        t0(),
+        &NoTax,
+    ));
+    assert_eq!(issues[0].0, "customer_billing_address");
+    assert_eq!(issues[0].2, "Country is required to validate tax ID.");
+    let u = c
+        .update(
+            Changes {
+                customer_billing_address: Some(Some(address("FR"))),
+                customer_tax_id: Some(Some("FR61954506077".into())),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(
+        u.customer_tax_id.as_ref().map(|t| t.value.as_str()),
+        Some("FR61954506077")
+    );
+    // Changing the country alone revalidates the stored tax id.
+    let issues = invalid(u.update(
+        Changes {
+            customer_billing_address: Some(Some(address("US"))),
+            ..Changes::default()
+        },
+        t0(),
+        &NoTax,
+    ));
+    assert_eq!(
+        issues[0],
+        (
+            "customer_tax_id".into(),
+            "value_error",
+            "Invalid tax ID.".into()
+        )
+    );
+    // An explicit null clears it.
+    let cleared = u
+        .update(
+            Changes {
+                customer_tax_id: Some(None),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(cleared.customer_tax_id, None);
+}
+
+#[test]
+fn confirm_reports_every_missing_field() {
+    let c = create(monthly(1000));
+    let issues = invalid(c.confirm(Changes::default(), ctx(None), t0(), &NoTax));
+    let locs: Vec<&str> = issues.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(
+        locs,
+        vec![
+            "customer_email",
+            "customer_name",
+            "customer_billing_address",
+            "confirmation_token_id"
+        ]
+    );
+    assert!(issues.iter().all(|i| i.1 == "missing"));
+    assert_eq!(issues[3].2, "Confirmation token is required.");
+}
+
+#[test]
+fn confirm_moves_to_confirmed_and_keeps_the_token() {
+    let c = create(fixed(1000));
+    let confirmed = c
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax)
+        .unwrap();
+    assert_eq!(confirmed.status, CheckoutStatus::Confirmed);
+    assert_eq!(confirmed.confirmation_token.as_deref(), Some("tok_visa"));
+    // Not open any more.
+    assert_eq!(
+        confirmed.confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax),
+        Err(CheckoutError::NotOpen(CheckoutStatus::Confirmed))
+    );
+    assert_eq!(
+        confirmed.update(Changes::default(), t0(), &NoTax),
+        Err(CheckoutError::NotOpen(CheckoutStatus::Confirmed))
+    );
+}
+
+#[test]
+fn a_free_checkout_confirms_with_an_email_only() {
+    let c = create(price(PriceKind::OneTimeFree));
+    let confirmed = c
+        .confirm(
+            Changes {
+                customer_email: Some(Some("a@b.co".into())),
+                ..Changes::default()
+            },
+            ctx(None),
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(confirmed.status, CheckoutStatus::Confirmed);
+}
+
+#[test]
+fn confirm_rechecks_discount_price_and_amount() {
+    let mut n = new(fixed(1000));
+    n.discount = Some(discount_fixed(100));
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let mut x = ctx(Some("tok_visa"));
+    x.discount_redeemable = false;
+    assert_eq!(
+        invalid(c.confirm(ready(), x, t0(), &NoTax)),
+        vec![(
+            "discount_id".to_string(),
+            "value_error",
+            "Discount is no longer redeemable.".to_string()
+        )]
+    );
+    let mut x = ctx(Some("tok_visa"));
+    x.price_archived = true;
+    assert_eq!(
+        invalid(c.confirm(ready(), x, t0(), &NoTax))[0].2,
+        "Price is archived."
+    );
+}
+
+#[test]
+fn settle_transitions() {
+    let confirmed = create(monthly(1000))
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax)
+        .unwrap();
+    let sub = SubscriptionId::new();
+    let ok = confirmed.succeed(Some("pi_1"), Some(sub), t0()).unwrap();
+    assert_eq!(
+        (ok.status, ok.subscription_id, ok.confirmation_token.clone()),
+        (CheckoutStatus::Succeeded, Some(sub), None)
+    );
+    assert_eq!(
+        ok.payment_processor_metadata
+            .get("intent_status")
+            .map(String::as_str),
+        Some("succeeded")
+    );
+    assert!(matches!(
+        ok.succeed(None, None, t0()),
+        Err(CheckoutError::WrongStatus { .. })
+    ));
+    let reopened = confirmed.reopen(t0()).unwrap();
+    assert_eq!(
+        (reopened.status, reopened.confirmation_token.clone()),
+        (CheckoutStatus::Open, None)
+    );
+    assert_eq!(confirmed.fail(t0()).unwrap().status, CheckoutStatus::Failed);
+    assert!(matches!(
+        reopened.fail(t0()),
+        Err(CheckoutError::WrongStatus { .. })
+    ));
+    assert!(matches!(
+        reopened.reopen(t0()),
+        Err(CheckoutError::WrongStatus { .. })
+    ));
+}
+
+#[test]
+fn each_confirmation_has_its_own_charge_key_and_keeps_it() {
+    let open = create(fixed(1000));
+    let first = open
+        .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+        .unwrap();
+    let key = first.charge_key();
+    assert!(key.starts_with(&first.id.to_string()), "{key}");
+    assert_eq!(
+        first.clone().with_customer(CustomerId::new()).charge_key(),
+        key
+    );
+    // Declined, then confirmed again with the same card: a new attempt, a new key.
+    let later = t0() + Duration::seconds(5);
+    let second = first
+        .reopen(later)
+        .unwrap()
+        .confirm(ready(), ctx(Some("pm_1")), later, &NoTax)
+        .unwrap();
+    assert_ne!(second.charge_key(), key);
+}
+
+#[test]
+fn awaiting_a_payment_keeps_the_checkout_confirmed_with_its_intent() {
+    let confirmed = create(fixed(1000))
+        .confirm(ready(), ctx(Some("pm_card")), t0(), &NoTax)
+        .unwrap();
+    assert_eq!(confirmed.pending_intent(), None);
+    let waiting = confirmed
+        .await_payment("pi_3ds", "requires_action", Some("pi_3ds_secret"), t0())
+        .unwrap();
+    assert_eq!(waiting.status, CheckoutStatus::Confirmed);
+    assert_eq!(waiting.pending_intent(), Some("pi_3ds"));
+    let meta = |c: &Checkout, k: &str| c.payment_processor_metadata.get(k).cloned();
+    assert_eq!(
+        meta(&waiting, "intent_status").as_deref(),
+        Some("requires_action")
+    );
+    assert_eq!(
+        meta(&waiting, "intent_client_secret").as_deref(),
+        Some("pi_3ds_secret")
+    );
+    // Settled later: the secret is dropped once paid; a decline reopens afresh.
+    let paid = waiting.succeed(Some("pi_3ds"), None, t0()).unwrap();
+    assert_eq!(paid.status, CheckoutStatus::Succeeded);
+    assert_eq!(paid.pending_intent(), None);
+    assert_eq!(meta(&paid, "intent_client_secret"), None);
+    assert_eq!(meta(&paid, "intent_status").as_deref(), Some("succeeded"));
+    let reopened = waiting.reopen(t0()).unwrap();
+    assert_eq!(reopened.status, CheckoutStatus::Open);
+    assert!(reopened.payment_processor_metadata.is_empty());
+    // Only a confirmed checkout can wait on a payment.
+    assert!(matches!(
+        reopened.await_payment("pi_x", "processing", None, t0()),
+        Err(CheckoutError::WrongStatus { .. })
+    ));
+    assert!(matches!(
+        paid.await_payment("pi_x", "processing", None, t0()),
+        Err(CheckoutError::WrongStatus { .. })
+    ));
+}
+
+#[test]
+fn success_url_substitutes_the_checkout_id_only() {
+    let mut n = new(fixed(1000));
+    n.success_url =
+        Some("https://x.test/ok?checkout_id={CHECKOUT_ID}&s={CHECKOUT_SESSION_ID}".into());
+    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    assert_eq!(
+        c.success_url("unused"),
+        format!(
+            "https://x.test/ok?checkout_id={}&s={{CHECKOUT_SESSION_ID}}",
+            c.id
+        )
+    );
+    assert_eq!(
+        create(fixed(1)).success_url("https://d.test/"),
+        "https://d.test/"
+    );
+}

@@ -1,0 +1,294 @@
+//! Renewal billing of a subscription: its billing periods (counted from the start so that
+//! month ends do not drift), when the next renewal or end is due, what a renewal charges
+//! (and whether the discount still applies to that period), the dunning schedule of a
+//! declined renewal, and the order a paid renewal writes. The subscription's commands
+//! (purchase, cancel, uncancel, revoke) are in [`super::model`].
+
+use chrono::{DateTime, Duration, Months, Utc};
+
+use crate::domain::customer::Address;
+use crate::domain::discount::DiscountDuration;
+use crate::domain::ids::{CustomerId, OrderId, SubscriptionId};
+use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
+use crate::domain::product::RecurringInterval;
+use crate::ids::derived_uuid;
+
+use super::model::{union, Subscription, SubscriptionError, SubscriptionStatus};
+
+/// A past-due renewal is charged again this long after its last attempt.
+pub const RENEWAL_RETRY_DELAY: Duration = Duration::days(3);
+/// A renewal still declined this long after the period end cancels the subscription
+/// (four attempts with the default retry delay, as Stripe's default retry schedule).
+pub const DUNNING_PERIOD: Duration = Duration::days(9);
+
+/// What a renewal needs from the catalog, read when it is planned: prices never change
+/// their amount (a new price replaces them), and a discount's duration cannot change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenewalTerms {
+    /// The price's amount per period before any discount; `None` for a free price.
+    pub price_amount: Option<i64>,
+    /// The duration of the subscription's discount; `None` if it has none or the record
+    /// is gone (the current amount is then kept).
+    pub discount_duration: Option<DiscountDuration>,
+}
+
+/// The next renewal step of a subscription at a given time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewalPlan {
+    NotDue,
+    /// `cancel_at_period_end` and the period is over: the subscription ends, no charge.
+    End,
+    Charge(RenewalCharge),
+}
+
+/// The charge of the period `cycle`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenewalCharge {
+    /// The period this charge pays for (`cycles + 1`).
+    pub cycle: u32,
+    /// Before tax; 0 for a free subscription (nothing to charge, an order of 0 is still
+    /// written, as Stripe's zero invoices make Polar do).
+    pub amount: i64,
+    pub currency: String,
+    /// The subscription's discount applies to this period.
+    pub discounted: bool,
+    /// `<subscription id>:<cycle>` for the first attempt, with `:<last attempt time>`
+    /// appended for retries: a retried charge of the same attempt can never be taken twice.
+    pub idempotency_key: String,
+    pub payment_token: Option<String>,
+    pub customer_id: CustomerId,
+    pub customer_email: String,
+}
+
+/// How the charge of a renewal ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaymentOutcome {
+    Paid {
+        tax_amount: i64,
+        billing_address: Option<Address>,
+    },
+    Declined,
+}
+
+/// The state after a renewal step, and the order it wrote (paid renewals only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Renewal {
+    pub subscription: Subscription,
+    pub order: Option<Order>,
+}
+
+/// `start + n` intervals, counted from `start` so that month ends do not drift
+/// (Jan 31 → Feb 28 → Mar 31).
+pub fn add_intervals(start: DateTime<Utc>, interval: RecurringInterval, n: u32) -> DateTime<Utc> {
+    let months = match interval {
+        RecurringInterval::Month => n,
+        RecurringInterval::Year => n.saturating_mul(12),
+    };
+    start
+        .checked_add_months(Months::new(months))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// The id of the renewal order of period `cycle`: derived, so a retried renewal write can
+/// never create a second order.
+pub fn renewal_order_id(subscription: SubscriptionId, cycle: u32) -> OrderId {
+    OrderId(derived_uuid(subscription.0, &format!("renewal:{cycle}")))
+}
+
+impl Subscription {
+    /// Where the billing periods are counted from.
+    fn anchor(&self) -> DateTime<Utc> {
+        self.started_at.unwrap_or(self.current_period_start)
+    }
+
+    /// When the renewal (or the end) is due: the period end while active, the next retry
+    /// while past due; `None` once ended or not started.
+    pub fn due_at(&self) -> Option<DateTime<Utc>> {
+        if self.ended_at.is_some() || self.started_at.is_none() {
+            return None;
+        }
+        match self.status {
+            SubscriptionStatus::Active | SubscriptionStatus::Trialing => self.current_period_end,
+            SubscriptionStatus::PastDue => {
+                let last = self.modified_at.unwrap_or(self.current_period_start);
+                let retry = last + RENEWAL_RETRY_DELAY;
+                Some(self.current_period_end.map_or(retry, |end| retry.max(end)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the discount still applies to the period starting at `start`.
+    fn discount_applies(&self, start: DateTime<Utc>, terms: &RenewalTerms) -> bool {
+        if self.discount_id.is_none() {
+            return false;
+        }
+        match terms.discount_duration {
+            // The record is gone: keep what the subscription has.
+            None | Some(DiscountDuration::Forever) => true,
+            Some(DiscountDuration::Once) => start <= self.anchor(),
+            Some(DiscountDuration::Repeating { months }) => {
+                let months = u32::try_from(months.max(0)).unwrap_or(u32::MAX);
+                let until = self
+                    .anchor()
+                    .checked_add_months(Months::new(months))
+                    .unwrap_or(DateTime::<Utc>::MAX_UTC);
+                start < until
+            }
+        }
+    }
+
+    /// The next renewal step at `now`.
+    pub fn plan_renewal(&self, now: DateTime<Utc>, terms: &RenewalTerms) -> RenewalPlan {
+        match self.due_at() {
+            Some(due) if due <= now => {}
+            _ => return RenewalPlan::NotDue,
+        }
+        if self.cancel_at_period_end && self.status.is_active() {
+            return RenewalPlan::End;
+        }
+        let cycle = self.cycles.saturating_add(1);
+        let start = add_intervals(self.anchor(), self.recurring_interval, cycle);
+        let discounted = self.discount_applies(start, terms);
+        let amount = if discounted || self.discount_id.is_none() {
+            self.amount
+        } else {
+            terms.price_amount.or(self.amount)
+        };
+        let idempotency_key = match (self.status, self.modified_at) {
+            (SubscriptionStatus::PastDue, Some(last)) => {
+                format!("{}:{cycle}:{}", self.id, last.timestamp_micros())
+            }
+            _ => format!("{}:{cycle}", self.id),
+        };
+        RenewalPlan::Charge(RenewalCharge {
+            cycle,
+            amount: amount.unwrap_or(0).max(0),
+            currency: self
+                .currency
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+            discounted,
+            idempotency_key,
+            payment_token: self.payment_token.clone(),
+            customer_id: self.customer_id,
+            customer_email: self.customer_email.clone(),
+        })
+    }
+
+    /// Applies the renewal step due at `now` with the charge's outcome (ignored when the
+    /// subscription ends at the period end):
+    /// - `cancel_at_period_end` → `canceled`, ended at the period end, keys to revoke;
+    /// - paid → the next period, `cycles` + 1, `active`, and the renewal order; the
+    ///   amount loses a discount that no longer applies;
+    /// - declined → `past_due` (retried later), or `canceled` with the keys to revoke once
+    ///   [`DUNNING_PERIOD`] has passed since the period end.
+    pub fn renew(
+        &self,
+        now: DateTime<Utc>,
+        terms: &RenewalTerms,
+        outcome: Option<PaymentOutcome>,
+    ) -> Result<Renewal, SubscriptionError> {
+        let charge = match self.plan_renewal(now, terms) {
+            RenewalPlan::NotDue => return Err(SubscriptionError::StaleRenewal),
+            RenewalPlan::End => {
+                let mut next = self.clone();
+                let end = self.current_period_end.unwrap_or(now);
+                next.status = SubscriptionStatus::Canceled;
+                next.ended_at = Some(end);
+                next.ends_at = Some(end);
+                next.canceled_at = next.canceled_at.or(Some(now));
+                next.modified_at = Some(now);
+                union(&mut next.pending_revocations, &self.license_key_ids);
+                return Ok(Renewal {
+                    subscription: next,
+                    order: None,
+                });
+            }
+            RenewalPlan::Charge(charge) => charge,
+        };
+        let mut next = self.clone();
+        next.modified_at = Some(now);
+        match outcome.ok_or(SubscriptionError::MissingOutcome)? {
+            PaymentOutcome::Paid {
+                tax_amount,
+                billing_address,
+            } => {
+                let order = self.renewal_order(&charge, tax_amount, billing_address, now);
+                next.cycles = charge.cycle;
+                next.current_period_start =
+                    add_intervals(self.anchor(), self.recurring_interval, charge.cycle);
+                next.current_period_end = Some(add_intervals(
+                    self.anchor(),
+                    self.recurring_interval,
+                    charge.cycle.saturating_add(1),
+                ));
+                next.status = SubscriptionStatus::Active;
+                if !charge.discounted && self.discount_id.is_some() {
+                    next.discount_id = None;
+                    next.discount_name = None;
+                    next.amount = terms.price_amount.or(self.amount);
+                }
+                Ok(Renewal {
+                    subscription: next,
+                    order: Some(order),
+                })
+            }
+            PaymentOutcome::Declined => {
+                let given_up = self
+                    .current_period_end
+                    .is_some_and(|end| now >= end + DUNNING_PERIOD);
+                if given_up {
+                    next.status = SubscriptionStatus::Canceled;
+                    next.ended_at = Some(now);
+                    next.ends_at = Some(now);
+                    next.canceled_at = next.canceled_at.or(Some(now));
+                    union(&mut next.pending_revocations, &self.license_key_ids);
+                } else {
+                    next.status = SubscriptionStatus::PastDue;
+                }
+                Ok(Renewal {
+                    subscription: next,
+                    order: None,
+                })
+            }
+        }
+    }
+
+    /// The order of a paid renewal, as the subscription was when it was charged.
+    pub fn renewal_order(
+        &self,
+        charge: &RenewalCharge,
+        tax_amount: i64,
+        billing_address: Option<Address>,
+        now: DateTime<Utc>,
+    ) -> Order {
+        let discount_id = self.discount_id.filter(|_| charge.discounted);
+        Order {
+            id: renewal_order_id(self.id, charge.cycle),
+            organization_id: self.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: OrderStatus::Paid,
+            amount: charge.amount,
+            tax_amount,
+            refunded_amount: 0,
+            refunded_tax_amount: 0,
+            currency: charge.currency.clone(),
+            billing_reason: BillingReason::SubscriptionCycle,
+            billing_address,
+            customer_id: self.customer_id,
+            product_id: self.product_id,
+            product_price_id: self.price_id,
+            recurring: true,
+            discount_id,
+            subscription_id: Some(self.id),
+            checkout_id: None,
+            metadata: self.metadata.clone(),
+            custom_field_data: self.custom_field_data.clone(),
+            customer_email: self.customer_email.clone(),
+            product_name: self.product_name.clone(),
+            discount_name: self.discount_name.clone().filter(|_| charge.discounted),
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Atomic writes: a [`Batch`] of record puts, deletes and meta writes, applied by
+//! [`Store::commit`] in one sled transaction that also moves the records' index entries,
+//! counters and unique keys (or, when a write changes none of them, as a single
+//! compare-and-swap on its record).
+
+use std::collections::BTreeSet;
+
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use sled::Transactional;
+
+use super::layout::{
+    decode_counter, derived_keys, encode_index_entries, encode_uniques, record_key, EncodedIndex,
+};
+use super::Store;
+use crate::codec;
+use crate::record::{Expect, Record};
+use crate::StorageError;
+
+/// The result of a committed batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed {
+    /// Sequence number to pass to [`Store::durable`].
+    pub seq: u64,
+    /// The new revision of each record written, in the order of the batch's operations
+    /// (0 for deletes and meta writes).
+    pub revs: Vec<u64>,
+}
+
+type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
+
+fn abort<T>(e: StorageError) -> TxResult<T> {
+    Err(ConflictableTransactionError::Abort(e))
+}
+
+struct Tx<'a> {
+    records: &'a TransactionalTree,
+    index: &'a TransactionalTree,
+    counters: &'a TransactionalTree,
+    uniques: &'a TransactionalTree,
+    meta: &'a TransactionalTree,
+}
+
+/// The operations of one atomic write. Build it, then [`Store::commit`] it.
+#[derive(Default)]
+pub struct Batch {
+    ops: Vec<Box<dyn Op>>,
+}
+
+impl Batch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Number of operations (the position of each write's revision in [`Committed::revs`]).
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Moves every operation of `other` to the end of this batch.
+    pub fn append(&mut self, mut other: Batch) -> &mut Self {
+        self.ops.append(&mut other.ops);
+        self
+    }
+
+    /// Writes `record` (creating or replacing it) if its current revision matches `expect`.
+    pub fn put<R: Record>(
+        &mut self,
+        record: &R,
+        expect: Expect,
+    ) -> Result<&mut Self, StorageError> {
+        let id = record.id_key();
+        let mut index = record.index_entries();
+        index.sort();
+        index.dedup();
+        let mut uniques = record.unique_keys();
+        uniques.sort();
+        uniques.dedup();
+        self.ops.push(Box::new(PutOp::<R> {
+            key: record_key(R::COLLECTION, &id),
+            payload: record.encode()?,
+            index: encode_index_entries(&index, &id)?,
+            uniques: encode_uniques(&uniques)?,
+            id,
+            expect,
+            _r: std::marker::PhantomData,
+        }));
+        Ok(self)
+    }
+
+    /// Removes the record with this id (and all its index entries and unique keys).
+    pub fn delete<R: Record>(&mut self, id: &[u8], expect: Expect) -> &mut Self {
+        self.ops.push(Box::new(DeleteOp::<R> {
+            key: record_key(R::COLLECTION, id),
+            expect,
+            _r: std::marker::PhantomData,
+        }));
+        self
+    }
+
+    /// Writes a small system value (a generated secret, a bootstrap marker).
+    pub fn put_meta(&mut self, key: &str, value: Vec<u8>) -> &mut Self {
+        self.ops.push(Box::new(MetaOp {
+            key: key.as_bytes().to_vec(),
+            value,
+        }));
+        self
+    }
+}
+
+trait Op: Send + Sync {
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64>;
+
+    /// Applies the operation without a transaction when it touches nothing but its own
+    /// record (no index entry, unique key or counter changes): one compare-and-swap.
+    /// `None`: it needs a transaction.
+    fn apply_alone(&self, _records: &sled::Tree) -> Result<Option<u64>, StorageError> {
+        Ok(None)
+    }
+}
+
+struct PutOp<R> {
+    key: Vec<u8>,
+    id: Vec<u8>,
+    payload: Vec<u8>,
+    index: Vec<EncodedIndex>,
+    uniques: Vec<Vec<u8>>,
+    expect: Expect,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Record> Op for PutOp<R> {
+    fn apply_alone(&self, records: &sled::Tree) -> Result<Option<u64>, StorageError> {
+        let Some(old) = records.get(&self.key)? else {
+            return Ok(None);
+        };
+        let (rev, same) = self.same_keys_as(&old)?;
+        if !same {
+            return Ok(None);
+        }
+        self.expect.check(R::COLLECTION, Some(rev))?;
+        let new = codec::seal(rev + 1, R::VERSION, &self.payload);
+        match records.compare_and_swap(&self.key, Some(old), Some(new))? {
+            Ok(()) => Ok(Some(rev + 1)),
+            // Changed under us: let the transaction decide (it reports the conflict).
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
+        let old = tx.records.get(&self.key)?;
+        let (old_rev, old_index, old_uniques) = match old {
+            Some(bytes) => {
+                let (rev, version, payload) = match codec::open(&bytes) {
+                    Ok(v) => v,
+                    Err(e) => return abort(e),
+                };
+                let previous = match R::decode(version, payload) {
+                    Ok(p) => p,
+                    Err(e) => return abort(e),
+                };
+                let id = previous.id_key();
+                let derived = derived_keys(&previous, &id);
+                match derived {
+                    Ok((i, u)) => (Some(rev), i, u),
+                    Err(e) => return abort(e),
+                }
+            }
+            None => (None, Vec::new(), Vec::new()),
+        };
+        if let Err(e) = self.expect.check(R::COLLECTION, old_rev) {
+            return abort(e);
+        }
+        let rev = old_rev.unwrap_or(0) + 1;
+        tx.records.insert(
+            self.key.as_slice(),
+            codec::seal(rev, R::VERSION, &self.payload),
+        )?;
+        let old_keys: BTreeSet<&[u8]> = old_index.iter().map(|e| e.key.as_slice()).collect();
+        let new_keys: BTreeSet<&[u8]> = self.index.iter().map(|e| e.key.as_slice()).collect();
+        for e in &old_index {
+            if !new_keys.contains(e.key.as_slice()) {
+                tx.index.remove(e.key.as_slice())?;
+                add_to_counter(tx, &e.counter, -1)?;
+            }
+        }
+        for e in &self.index {
+            if !old_keys.contains(e.key.as_slice()) {
+                tx.index.insert(e.key.as_slice(), self.id.as_slice())?;
+                add_to_counter(tx, &e.counter, 1)?;
+            }
+        }
+        for u in &old_uniques {
+            if !self.uniques.contains(u) {
+                tx.uniques.remove(u.as_slice())?;
+            }
+        }
+        for u in &self.uniques {
+            if old_uniques.contains(u) {
+                continue;
+            }
+            if let Some(holder) = tx.uniques.get(u.as_slice())? {
+                if holder.as_ref() != self.id.as_slice() {
+                    return abort(StorageError::Unique {
+                        constraint: unique_name::<R>(u),
+                    });
+                }
+            }
+            tx.uniques.insert(u.as_slice(), self.id.as_slice())?;
+        }
+        Ok(rev)
+    }
+}
+
+impl<R: Record> PutOp<R> {
+    /// The stored record's revision and whether this write keeps its index entries and
+    /// unique keys exactly as they are.
+    fn same_keys_as(&self, old: &[u8]) -> Result<(u64, bool), StorageError> {
+        let (rev, version, payload) = codec::open(old)?;
+        let previous = R::decode(version, payload)?;
+        let (index, uniques) = derived_keys(&previous, &previous.id_key())?;
+        let same_index = index.len() == self.index.len()
+            && index.iter().zip(&self.index).all(|(a, b)| a.key == b.key);
+        Ok((rev, same_index && uniques == self.uniques))
+    }
+}
+
+/// The static name of the unique constraint an encoded unique key belongs to.
+fn unique_name<R: Record>(encoded: &[u8]) -> &'static str {
+    R::UNIQUES
+        .iter()
+        .find(|n| encoded.starts_with(n.as_bytes()) && encoded.get(n.len()) == Some(&0))
+        .copied()
+        .unwrap_or("unique")
+}
+
+struct DeleteOp<R> {
+    key: Vec<u8>,
+    expect: Expect,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Record> Op for DeleteOp<R> {
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
+        let Some(bytes) = tx.records.get(&self.key)? else {
+            if let Err(e) = self.expect.check(R::COLLECTION, None) {
+                return abort(e);
+            }
+            return Ok(0);
+        };
+        let (rev, version, payload) = match codec::open(&bytes) {
+            Ok(v) => v,
+            Err(e) => return abort(e),
+        };
+        if let Err(e) = self.expect.check(R::COLLECTION, Some(rev)) {
+            return abort(e);
+        }
+        let previous = match R::decode(version, payload) {
+            Ok(p) => p,
+            Err(e) => return abort(e),
+        };
+        let id = previous.id_key();
+        let (index, uniques) = match derived_keys(&previous, &id) {
+            Ok(v) => v,
+            Err(e) => return abort(e),
+        };
+        tx.records.remove(self.key.as_slice())?;
+        for e in &index {
+            tx.index.remove(e.key.as_slice())?;
+            add_to_counter(tx, &e.counter, -1)?;
+        }
+        for u in &uniques {
+            tx.uniques.remove(u.as_slice())?;
+        }
+        Ok(0)
+    }
+}
+
+struct MetaOp {
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl Op for MetaOp {
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
+        tx.meta.insert(self.key.as_slice(), self.value.as_slice())?;
+        Ok(0)
+    }
+}
+
+fn add_to_counter(tx: &Tx<'_>, key: &[u8], delta: i64) -> TxResult<()> {
+    let current = match tx.counters.get(key)? {
+        Some(v) => match decode_counter(&v) {
+            Ok(c) => c,
+            Err(e) => return abort(e),
+        },
+        None => 0,
+    };
+    let next = current.saturating_add_signed(delta);
+    if next == 0 {
+        tx.counters.remove(key)?;
+    } else {
+        tx.counters.insert(key, &next.to_be_bytes())?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Applies every operation of `batch` atomically, or none of them. The write is visible
+    /// to readers at once but not yet durable: await [`Store::durable`] with the returned
+    /// sequence number before acknowledging it.
+    ///
+    /// A batch of one write that changes no index entry, unique key or counter (a counter
+    /// update of an aggregate, the hot path) is a single compare-and-swap on its record:
+    /// it takes no transaction, so it never waits for a flush in progress (sled's
+    /// transactions hold a lock that its flush holds too). Each aggregate has one writer,
+    /// its actor, and a transaction excludes every compare-and-swap while it runs, so the
+    /// two kinds of write stay serializable.
+    ///
+    /// Once a flush has failed the store acknowledges nothing more: every commit fails at
+    /// once with [`StorageError::Unavailable`] (see [`Store::health`]).
+    pub fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
+        let i = &self.inner;
+        i.flusher.check_writable()?;
+        let _shared = i.gate.read().unwrap_or_else(|p| p.into_inner());
+        self.commit_inner(batch).inspect_err(|e| {
+            if let StorageError::Io(cause) = e {
+                i.flusher.fail(cause);
+            }
+        })
+    }
+
+    fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
+        let i = &self.inner;
+        if let [op] = batch.ops.as_slice() {
+            if let Some(rev) = op.apply_alone(&i.records)? {
+                return Ok(Committed {
+                    seq: i.flusher.committed(),
+                    revs: vec![rev],
+                });
+            }
+        }
+        let result = (&i.records, &i.index, &i.counters, &i.uniques, &i.meta).transaction(
+            |(records, index, counters, uniques, meta)| {
+                let tx = Tx {
+                    records,
+                    index,
+                    counters,
+                    uniques,
+                    meta,
+                };
+                batch
+                    .ops
+                    .iter()
+                    .map(|op| op.apply(&tx))
+                    .collect::<TxResult<Vec<u64>>>()
+            },
+        );
+        match result {
+            Ok(revs) => Ok(Committed {
+                seq: i.flusher.committed(),
+                revs,
+            }),
+            Err(TransactionError::Abort(e)) => Err(e),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+        }
+    }
+
+    /// Commits `batch` and waits until it is durable.
+    pub async fn commit_durable(&self, batch: &Batch) -> Result<Committed, StorageError> {
+        let committed = self.commit(batch)?;
+        self.durable(committed.seq).await?;
+        Ok(committed)
+    }
+}

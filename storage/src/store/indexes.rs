@@ -1,0 +1,144 @@
+//! Checking and repairing the derived keys of a record type: [`Store::verify_indexes`]
+//! compares the stored index entries, counters and unique keys with the ones the records
+//! derive, and [`Store::rebuild_indexes`] rewrites them (`tollgate check`).
+
+use std::collections::BTreeMap;
+
+use super::layout::{decode_counter, derived_keys};
+use super::Store;
+use crate::record::Record;
+use crate::StorageError;
+
+/// What [`Store::verify_indexes`] found: entries that should exist and do not, and entries
+/// that exist and should not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexReport {
+    pub missing: Vec<Vec<u8>>,
+    pub extra: Vec<Vec<u8>>,
+    pub wrong_counters: Vec<Vec<u8>>,
+}
+
+impl IndexReport {
+    pub fn is_clean(&self) -> bool {
+        self.missing.is_empty() && self.extra.is_empty() && self.wrong_counters.is_empty()
+    }
+}
+
+impl Store {
+    /// Compares the stored index entries, counters and unique keys of `R` with the ones its
+    /// records derive.
+    pub fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
+        let (expected_index, expected_counters, expected_uniques) = self.expected_keys::<R>()?;
+        let mut report = IndexReport::default();
+        let actual_index = self.keys_under(&self.inner.index, R::INDEXES)?;
+        let actual_uniques = self.keys_under(&self.inner.uniques, R::UNIQUES)?;
+        report.missing.extend(
+            expected_index
+                .keys()
+                .filter(|k| !actual_index.contains_key(*k))
+                .cloned(),
+        );
+        report.missing.extend(
+            expected_uniques
+                .keys()
+                .filter(|k| !actual_uniques.contains_key(*k))
+                .cloned(),
+        );
+        report.extra.extend(
+            actual_index
+                .keys()
+                .filter(|k| !expected_index.contains_key(*k))
+                .cloned(),
+        );
+        report.extra.extend(
+            actual_uniques
+                .keys()
+                .filter(|k| !expected_uniques.contains_key(*k))
+                .cloned(),
+        );
+        let actual_counters = self.keys_under(&self.inner.counters, R::INDEXES)?;
+        for (k, v) in &actual_counters {
+            let expected = expected_counters.get(k).copied().unwrap_or(0);
+            if decode_counter(v)? != expected {
+                report.wrong_counters.push(k.clone());
+            }
+        }
+        for k in expected_counters.keys() {
+            if !actual_counters.contains_key(k) {
+                report.wrong_counters.push(k.clone());
+            }
+        }
+        Ok(report)
+    }
+
+    /// Drops and rewrites every index entry, counter and unique key of `R` from its records.
+    pub fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
+        let (index, counters, uniques) = self.expected_keys::<R>()?;
+        for (tree, names) in [
+            (&self.inner.index, R::INDEXES),
+            (&self.inner.counters, R::INDEXES),
+            (&self.inner.uniques, R::UNIQUES),
+        ] {
+            for k in self.keys_under(tree, names)?.keys() {
+                tree.remove(k)?;
+            }
+        }
+        for (k, v) in index {
+            self.inner.index.insert(k, v)?;
+        }
+        for (k, v) in counters {
+            self.inner.counters.insert(k, &v.to_be_bytes())?;
+        }
+        for (k, v) in uniques {
+            self.inner.uniques.insert(k, v)?;
+        }
+        self.inner.db.flush()?;
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn expected_keys<R: Record>(
+        &self,
+    ) -> Result<
+        (
+            BTreeMap<Vec<u8>, Vec<u8>>,
+            BTreeMap<Vec<u8>, u64>,
+            BTreeMap<Vec<u8>, Vec<u8>>,
+        ),
+        StorageError,
+    > {
+        let mut index = BTreeMap::new();
+        let mut counters = BTreeMap::new();
+        let mut uniques = BTreeMap::new();
+        for record in self.scan::<R>() {
+            let record = record?.value;
+            let id = record.id_key();
+            let (i, u) = derived_keys(&record, &id)?;
+            for e in i {
+                *counters.entry(e.counter).or_insert(0) += 1;
+                index.insert(e.key, id.clone());
+            }
+            for k in u {
+                uniques.insert(k, id.clone());
+            }
+        }
+        Ok((index, counters, uniques))
+    }
+
+    fn keys_under(
+        &self,
+        tree: &sled::Tree,
+        names: &[&str],
+    ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StorageError> {
+        let mut out = BTreeMap::new();
+        for name in names {
+            let mut prefix = name.as_bytes().to_vec();
+            prefix.push(0);
+            for item in tree.scan_prefix(prefix) {
+                let (k, v) = item?;
+                out.insert(k.to_vec(), v.to_vec());
+            }
+        }
+        Ok(out)
+    }
+}
