@@ -11,8 +11,10 @@ use crate::api::custom_field::{
 };
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
+use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::ListResource;
 use crate::error::ErrorBody as Error;
 
@@ -408,14 +410,14 @@ fn checkouts_client_confirm() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `customer`, `product`, `discount`, `subscription`, `-` prefix for descending."),
     ),
     security(("bearer" = ["orders:read"])),
-    responses((status = 200, body = ListResourceOrder)))]
+    responses((status = 200, body = ListResource<OrderView>)))]
 fn orders_list() {}
 
 /// Get an order.
 #[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["orders:read"])),
-    responses((status = 200, body = Order)))]
+    responses((status = 200, body = OrderView)))]
 fn orders_get() {}
 
 /// List subscriptions.
@@ -430,14 +432,14 @@ fn orders_get() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`customer`, `status`, `started_at`, `current_period_end`, `amount`, `product`, `discount`, `-` prefix for descending."),
     ),
     security(("bearer" = ["subscriptions:read"])),
-    responses((status = 200, body = ListResourceSubscription)))]
+    responses((status = 200, body = ListResource<SubscriptionView>)))]
 fn subscriptions_list() {}
 
 /// Get a subscription.
 #[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["subscriptions:read"])),
-    responses((status = 200, body = Subscription)))]
+    responses((status = 200, body = SubscriptionView)))]
 fn subscriptions_get() {}
 
 /// Cancel (at period end) or revoke (at once) a subscription.
@@ -445,7 +447,7 @@ fn subscriptions_get() {}
     params(("id" = Uuid, Path)),
     request_body = SubscriptionUpdate,
     security(("bearer" = ["subscriptions:write"])),
-    responses((status = 200, body = Subscription), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
+    responses((status = 200, body = SubscriptionView), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
 fn subscriptions_update() {}
 
 // ---------------------------------------------------------------------------------------
