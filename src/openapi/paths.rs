@@ -11,6 +11,10 @@ use crate::api::custom_field::{
 };
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::license_key::{
+    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+};
 use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
@@ -462,7 +466,7 @@ fn subscriptions_update() {}
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),
-    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn license_keys_list() {}
 
 /// Get a license key with its activations.
@@ -499,7 +503,7 @@ fn license_keys_get_activation() {}
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["customer_portal:read"])),
-    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn portal_license_keys_list() {}
 
 /// One of the customer's license keys (customer session token).

@@ -78,7 +78,6 @@ macro_rules! list_resource {
 
 list_resource! {
     ListResourceCheckout => Checkout,
-    ListResourceLicenseKeyRead => LicenseKeyRead,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -294,125 +293,6 @@ pub struct CheckoutConfirm {
     pub discount_code: Option<String>,
     /// The payment method, confirmed by the payment processor's client.
     pub confirmation_token_id: Option<String>,
-}
-
-// ---------------------------------------------------------------------------------------
-// License keys
-// ---------------------------------------------------------------------------------------
-
-#[derive(Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LicenseKeyStatus {
-    Granted,
-    Revoked,
-    Disabled,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct LicenseKeyActivationBase {
-    pub id: Uuid,
-    pub license_key_id: Uuid,
-    pub label: String,
-    #[schema(value_type = Object)]
-    pub meta: serde_json::Value,
-    pub created_at: DateTime<Utc>,
-    pub modified_at: Option<DateTime<Utc>>,
-}
-
-/// The fields of every license-key form.
-macro_rules! license_key_schema {
-    ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Serialize, ToSchema)]
-        pub struct $name {
-            pub id: Uuid,
-            pub organization_id: Uuid,
-            /// Deprecated: the customer's id.
-            pub user_id: Uuid,
-            pub customer_id: Uuid,
-            pub user: CustomerUser,
-            pub customer: Customer,
-            pub benefit_id: Uuid,
-            pub key: String,
-            pub display_key: String,
-            pub status: LicenseKeyStatus,
-            pub limit_activations: Option<i64>,
-            pub usage: i64,
-            pub limit_usage: Option<i64>,
-            pub validations: i64,
-            pub last_validated_at: Option<DateTime<Utc>>,
-            pub expires_at: Option<DateTime<Utc>>,
-            $(pub $field: $ty,)*
-        }
-    };
-}
-
-license_key_schema!(LicenseKeyRead {});
-license_key_schema!(LicenseKeyWithActivations {
-    activations: Vec<LicenseKeyActivationBase>
-});
-license_key_schema!(
-    /// The validated key, with the activation that was checked (if any).
-    ValidatedLicenseKey {
-        activation: Option<LicenseKeyActivationBase>
-    }
-);
-
-#[derive(Serialize, ToSchema)]
-pub struct LicenseKeyActivationRead {
-    pub id: Uuid,
-    pub license_key_id: Uuid,
-    pub label: String,
-    #[schema(value_type = Object)]
-    pub meta: serde_json::Value,
-    pub created_at: DateTime<Utc>,
-    pub modified_at: Option<DateTime<Utc>>,
-    pub license_key: LicenseKeyRead,
-}
-
-/// Changes a key; an explicit null clears a limit or the expiry.
-#[derive(Deserialize, ToSchema)]
-pub struct LicenseKeyUpdate {
-    #[schema(nullable = false)]
-    pub status: Option<LicenseKeyStatus>,
-    #[schema(nullable = false)]
-    pub usage: Option<i64>,
-    pub limit_activations: Option<i64>,
-    pub limit_usage: Option<i64>,
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct LicenseKeyValidate {
-    pub key: String,
-    pub organization_id: Uuid,
-    pub activation_id: Option<Uuid>,
-    pub benefit_id: Option<Uuid>,
-    pub customer_id: Option<Uuid>,
-    /// Added to the key's usage; never negative (Tollgate refuses what Polar accepts).
-    #[schema(minimum = 0)]
-    pub increment_usage: Option<i64>,
-    /// Must equal the conditions the activation was made with.
-    #[schema(value_type = Option<Object>)]
-    pub conditions: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct LicenseKeyActivate {
-    pub key: String,
-    pub organization_id: Uuid,
-    pub label: String,
-    #[schema(value_type = Option<Object>)]
-    pub conditions: Option<serde_json::Value>,
-    #[schema(value_type = Option<Object>)]
-    pub meta: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub struct LicenseKeyDeactivate {
-    pub key: String,
-    pub organization_id: Uuid,
-    pub activation_id: Uuid,
 }
 
 // ---------------------------------------------------------------------------------------
