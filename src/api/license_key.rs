@@ -645,9 +645,15 @@ mod tests {
         assert_eq!(granted["status"], "granted");
         assert_eq!(granted["display_key"], "****-00ABCD");
         assert_eq!(granted["user_id"], granted["customer_id"]);
-        assert_eq!(granted["user"]["avatar_url"], granted["customer"]["avatar_url"]);
+        assert_eq!(
+            granted["user"]["avatar_url"],
+            granted["customer"]["avatar_url"]
+        );
         // Live activations only; hidden ones are `[]`.
-        assert_eq!(samples[1].1["activations"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            samples[1].1["activations"].as_array().map(Vec::len),
+            Some(2)
+        );
         assert_eq!(samples[2].1["activations"], json!([]));
         assert_eq!(samples[3].1["activation"], Value::Null);
         assert_eq!(
@@ -662,7 +668,10 @@ mod tests {
         assert_eq!(read["license_key"]["id"], read["license_key_id"]);
         assert!(read.get("conditions").is_none());
         let revoked = samples.iter().rev().find(|(n, _)| *n == "LicenseKeyRead");
-        assert_eq!(revoked.map(|(_, v)| v["status"].clone()), Some(json!("revoked")));
+        assert_eq!(
+            revoked.map(|(_, v)| v["status"].clone()),
+            Some(json!("revoked"))
+        );
     }
 
     fn changes(body: Value) -> Result<KeyChanges, Vec<FieldError>> {

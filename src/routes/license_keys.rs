@@ -15,7 +15,8 @@ use tollgate_actors::license_key::{
 };
 
 use crate::api::license_key::{
-    key_error, LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyWithActivations,
+    key_error, LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate,
+    LicenseKeyWithActivations,
 };
 use crate::api::{ListResource, Pagination};
 use crate::domain::benefit::Benefit;

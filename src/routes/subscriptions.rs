@@ -86,10 +86,7 @@ fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
 }
 
 /// The `Subscription` rendering with the records it embeds.
-pub fn subscription_view(
-    state: &AppState,
-    s: &Subscription,
-) -> Result<SubscriptionView, ApiError> {
+pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<SubscriptionView, ApiError> {
     let customer = state
         .store
         .get::<Customer>(&s.customer_id.key())?
