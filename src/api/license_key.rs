@@ -8,12 +8,14 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 use tollgate_actors::error::ActorError;
 use tollgate_actors::license_key::{
-    decide::stored_object, ActivateKey, Activation, DeactivateKey, ErrorKind, JsonObject,
-    KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
+    decide::stored_object, live_activations, ActivateKey, Activation, DeactivateKey, ErrorKind,
+    JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
 };
+use utoipa::ToSchema;
+use uuid::Uuid;
 
 use super::custom_field_data::{lax_datetime, lax_int};
-use super::customer::customer_json;
+use super::customer::{CustomerUser, CustomerView};
 use super::Maybe;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
@@ -23,116 +25,173 @@ use crate::error::{ApiError, FieldError};
 // Responses
 // ---------------------------------------------------------------------------------------
 
-/// `LicenseKeyActivationBase`. The stored `conditions` are never shown.
-#[derive(Debug, Clone, Serialize)]
-pub struct ActivationView {
-    pub id: ActivationId,
-    pub license_key_id: uuid::Uuid,
-    pub label: String,
-    pub meta: JsonObject,
-    pub created_at: DateTime<Utc>,
-    pub modified_at: Option<DateTime<Utc>>,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LicenseKeyStatus {
+    Granted,
+    Revoked,
+    Disabled,
 }
 
-impl ActivationView {
+impl From<KeyStatus> for LicenseKeyStatus {
+    fn from(s: KeyStatus) -> Self {
+        match s {
+            KeyStatus::Granted => LicenseKeyStatus::Granted,
+            KeyStatus::Revoked => LicenseKeyStatus::Revoked,
+            KeyStatus::Disabled => LicenseKeyStatus::Disabled,
+        }
+    }
+}
+
+/// An activation rendering: the fields of `LicenseKeyActivationBase`, then the form's own;
+/// `build` fills the common fields from the records. The stored `conditions` are never
+/// shown.
+macro_rules! activation_schema {
+    ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        $(#[$doc])*
+        pub struct $name {
+            pub id: Uuid,
+            pub license_key_id: Uuid,
+            pub label: String,
+            #[schema(value_type = Object)]
+            pub meta: JsonObject,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            $(pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn build(key: &LicenseKey, a: &Activation, $($field: $ty),*) -> Self {
+                Self {
+                    id: a.id.0,
+                    license_key_id: key.id.0,
+                    label: a.label.clone(),
+                    meta: stored_object(&a.meta),
+                    created_at: a.created_at,
+                    modified_at: a.modified_at,
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+activation_schema!(LicenseKeyActivationBase {});
+activation_schema!(LicenseKeyActivationRead {
+    license_key: LicenseKeyRead
+});
+
+impl LicenseKeyActivationBase {
     pub fn new(key: &LicenseKey, a: &Activation) -> Self {
-        ActivationView {
-            id: a.id,
-            license_key_id: key.id.0,
-            label: a.label.clone(),
-            meta: stored_object(&a.meta),
-            created_at: a.created_at,
-            modified_at: a.modified_at,
-        }
+        LicenseKeyActivationBase::build(key, a)
     }
 }
 
-/// `LicenseKeyRead`, plus `activations` (`LicenseKeyWithActivations`) or `activation`
-/// (`ValidatedLicenseKey`) when set.
-#[derive(Debug, Clone, Serialize)]
-pub struct LicenseKeyView {
-    pub id: uuid::Uuid,
-    pub organization_id: uuid::Uuid,
-    /// Deprecated in Polar: the customer's legacy user id; Tollgate has none, so the
-    /// customer id (Polar's fallback).
-    pub user_id: uuid::Uuid,
-    pub customer_id: uuid::Uuid,
-    pub user: Value,
-    pub customer: Value,
-    pub benefit_id: uuid::Uuid,
-    pub key: String,
-    pub display_key: String,
-    pub status: &'static str,
-    pub limit_activations: Option<i64>,
-    pub usage: i64,
-    pub limit_usage: Option<i64>,
-    pub validations: i64,
-    pub last_validated_at: Option<DateTime<Utc>>,
-    pub expires_at: Option<DateTime<Utc>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub activations: Option<Vec<ActivationView>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub activation: Option<Option<ActivationView>>,
+impl LicenseKeyActivationRead {
+    pub fn new(key: &LicenseKey, a: &Activation, customer: &Customer) -> Self {
+        LicenseKeyActivationRead::build(key, a, LicenseKeyRead::new(key, customer))
+    }
 }
 
-impl LicenseKeyView {
-    /// `LicenseKeyRead`.
-    pub fn read(key: &LicenseKey, customer: &Customer) -> Self {
-        let customer_value = customer_json(customer);
-        LicenseKeyView {
-            id: key.id.0,
-            organization_id: key.organization_id.0,
-            user_id: key.customer_id.0,
-            customer_id: key.customer_id.0,
-            user: user_json(customer, &customer_value),
-            customer: customer_value,
-            benefit_id: key.benefit_id.0,
-            key: key.key.clone(),
-            display_key: key.display_key(),
-            status: key.status.as_str(),
-            limit_activations: key.limit_activations,
-            usage: key.usage,
-            limit_usage: key.limit_usage,
-            validations: key.validations,
-            last_validated_at: key.last_validated_at,
-            expires_at: key.expires_at,
-            activations: None,
-            activation: None,
+/// A license-key rendering: the fields of `LicenseKeyRead`, then the form's own; `build`
+/// fills the common fields from the key and its customer.
+macro_rules! license_key_schema {
+    ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        $(#[$doc])*
+        pub struct $name {
+            pub id: Uuid,
+            pub organization_id: Uuid,
+            /// Deprecated: the customer's id.
+            pub user_id: Uuid,
+            pub customer_id: Uuid,
+            pub user: CustomerUser,
+            pub customer: CustomerView,
+            pub benefit_id: Uuid,
+            pub key: String,
+            pub display_key: String,
+            pub status: LicenseKeyStatus,
+            pub limit_activations: Option<i64>,
+            pub usage: i64,
+            pub limit_usage: Option<i64>,
+            pub validations: i64,
+            pub last_validated_at: Option<DateTime<Utc>>,
+            pub expires_at: Option<DateTime<Utc>>,
+            $(pub $field: $ty,)*
         }
-    }
 
-    /// `LicenseKeyWithActivations`: `activations` are the live ones, unless `hide` (the
-    /// customer portal without `enable_customer_admin`), then `[]`.
-    pub fn with_activations(key: &LicenseKey, customer: &Customer, hide: bool) -> Self {
+        impl $name {
+            fn build(key: &LicenseKey, customer: &Customer, $($field: $ty),*) -> Self {
+                let customer_view = CustomerView::from(customer);
+                Self {
+                    id: key.id.0,
+                    organization_id: key.organization_id.0,
+                    // Polar's legacy user id; Tollgate has none, so the customer's.
+                    user_id: key.customer_id.0,
+                    customer_id: key.customer_id.0,
+                    user: user_of(customer, &customer_view),
+                    customer: customer_view,
+                    benefit_id: key.benefit_id.0,
+                    key: key.key.clone(),
+                    display_key: key.display_key(),
+                    status: key.status.into(),
+                    limit_activations: key.limit_activations,
+                    usage: key.usage,
+                    limit_usage: key.limit_usage,
+                    validations: key.validations,
+                    last_validated_at: key.last_validated_at,
+                    expires_at: key.expires_at,
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+license_key_schema!(LicenseKeyRead {});
+license_key_schema!(LicenseKeyWithActivations {
+    activations: Vec<LicenseKeyActivationBase>
+});
+license_key_schema!(
+    /// The validated key, with the activation that was checked (if any).
+    ValidatedLicenseKey {
+        activation: Option<LicenseKeyActivationBase>
+    }
+);
+
+impl LicenseKeyRead {
+    pub fn new(key: &LicenseKey, customer: &Customer) -> Self {
+        LicenseKeyRead::build(key, customer)
+    }
+}
+
+impl LicenseKeyWithActivations {
+    /// `activations` are the live ones, unless `hide` (the customer portal without
+    /// `enable_customer_admin`), then `[]`.
+    pub fn new(key: &LicenseKey, customer: &Customer, hide: bool) -> Self {
         let activations = if hide {
             Vec::new()
         } else {
-            tollgate_actors::license_key::live_activations(key)
-                .map(|a| ActivationView::new(key, a))
+            live_activations(key)
+                .map(|a| LicenseKeyActivationBase::new(key, a))
                 .collect()
         };
-        LicenseKeyView {
-            activations: Some(activations),
-            ..Self::read(key, customer)
-        }
-    }
-
-    /// `ValidatedLicenseKey`.
-    pub fn validated(
-        key: &LicenseKey,
-        customer: &Customer,
-        activation: Option<&Activation>,
-    ) -> Self {
-        LicenseKeyView {
-            activation: Some(activation.map(|a| ActivationView::new(key, a))),
-            ..Self::read(key, customer)
-        }
+        LicenseKeyWithActivations::build(key, customer, activations)
     }
 }
 
-/// `LicenseKeyUser`: `customer_user_json` without computing the avatar a second time (it
-/// is the customer's, already rendered). A test keeps the two identical.
-fn user_json(customer: &Customer, rendered: &Value) -> Value {
+impl ValidatedLicenseKey {
+    pub fn new(key: &LicenseKey, customer: &Customer, activation: Option<&Activation>) -> Self {
+        let activation = activation.map(|a| LicenseKeyActivationBase::new(key, a));
+        ValidatedLicenseKey::build(key, customer, activation)
+    }
+}
+
+/// `CustomerUser::from(customer)` without computing the avatar a second time (it is the
+/// customer's, already in `view`): a SHA-256 saved on every validation. A test keeps the
+/// two identical.
+fn user_of(customer: &Customer, view: &CustomerView) -> CustomerUser {
     let public_name: String = customer
         .name
         .as_deref()
@@ -141,28 +200,11 @@ fn user_json(customer: &Customer, rendered: &Value) -> Value {
         .chars()
         .take(1)
         .collect();
-    json!({
-        "id": customer.id.0,
-        "email": customer.email,
-        "public_name": public_name,
-        "avatar_url": rendered["avatar_url"],
-    })
-}
-
-/// `LicenseKeyActivationRead`.
-#[derive(Debug, Clone, Serialize)]
-pub struct ActivationReadView {
-    #[serde(flatten)]
-    pub activation: ActivationView,
-    pub license_key: LicenseKeyView,
-}
-
-impl ActivationReadView {
-    pub fn new(key: &LicenseKey, activation: &Activation, customer: &Customer) -> Self {
-        ActivationReadView {
-            activation: ActivationView::new(key, activation),
-            license_key: LicenseKeyView::read(key, customer),
-        }
+    CustomerUser {
+        id: customer.id.0,
+        email: customer.email.clone(),
+        public_name,
+        avatar_url: view.avatar_url.clone(),
     }
 }
 
@@ -196,20 +238,24 @@ fn lax_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error>
     }
 }
 
-/// `LicenseKeyValidate`. Unknown fields (e.g. `label`) are ignored, as in Polar.
-#[derive(Debug, Deserialize)]
+// Polar's `LicenseKeyValidate`. Unknown fields (e.g. `label`) are ignored, as in Polar.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyValidate {
     pub key: String,
-    pub organization_id: uuid::Uuid,
+    pub organization_id: Uuid,
     #[serde(default)]
-    pub activation_id: Option<uuid::Uuid>,
+    pub activation_id: Option<Uuid>,
     #[serde(default)]
-    pub benefit_id: Option<uuid::Uuid>,
+    pub benefit_id: Option<Uuid>,
     #[serde(default)]
-    pub customer_id: Option<uuid::Uuid>,
+    pub customer_id: Option<Uuid>,
+    /// Added to the key's usage; never negative (Tollgate refuses what Polar accepts).
     #[serde(default, deserialize_with = "lax_opt_int")]
+    #[schema(minimum = 0)]
     pub increment_usage: Option<i64>,
+    /// Must equal the conditions the activation was made with.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub conditions: JsonObject,
 }
 
@@ -227,15 +273,17 @@ impl LicenseKeyValidate {
     }
 }
 
-/// `LicenseKeyActivate`.
-#[derive(Debug, Deserialize)]
+// Polar's `LicenseKeyActivate`.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyActivate {
     pub key: String,
-    pub organization_id: uuid::Uuid,
+    pub organization_id: Uuid,
     pub label: String,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub conditions: JsonObject,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub meta: JsonObject,
 }
 
@@ -251,12 +299,12 @@ impl LicenseKeyActivate {
     }
 }
 
-/// `LicenseKeyDeactivate`.
-#[derive(Debug, Deserialize)]
+// Polar's `LicenseKeyDeactivate`.
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyDeactivate {
     pub key: String,
-    pub organization_id: uuid::Uuid,
-    pub activation_id: uuid::Uuid,
+    pub organization_id: Uuid,
+    pub activation_id: Uuid,
 }
 
 impl LicenseKeyDeactivate {
@@ -269,19 +317,26 @@ impl LicenseKeyDeactivate {
     }
 }
 
-/// `LicenseKeyUpdate`: every field optional; only the fields sent are applied, and an
-/// explicit `null` clears `limit_activations`, `limit_usage` and `expires_at`.
-#[derive(Debug, Default, Deserialize)]
+/// Changes a key; an explicit null clears a limit or the expiry.
+// Every field optional; only the fields sent are applied, and an explicit `null` clears
+// `limit_activations`, `limit_usage` and `expires_at`. The values are read by
+// [`LicenseKeyUpdate::into_changes`] with pydantic's rules and errors.
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct LicenseKeyUpdate {
     #[serde(default)]
+    #[schema(value_type = LicenseKeyStatus)]
     pub status: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = i64)]
     pub usage: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub limit_activations: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     pub limit_usage: Maybe<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub expires_at: Maybe<Value>,
 }
 
@@ -417,10 +472,207 @@ impl LicenseKeyUpdate {
     }
 }
 
+/// A granted key with limits, two live activations and a deactivated one, and a revoked
+/// key without any.
+#[cfg(test)]
+pub(crate) fn sample_keys() -> Vec<LicenseKey> {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::LicenseKeyId;
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let customer = super::subscription::sample_customer();
+    let benefit = super::benefit::sample_benefits()
+        .first()
+        .map_or(BenefitId(Uuid::nil()), |b| b.id);
+    let activation = |n: u128, meta: &str, deleted: bool| Activation {
+        id: ActivationId(Uuid::from_u128(0xac00 + n)),
+        label: format!("laptop {n}"),
+        meta: meta.into(),
+        conditions: r#"{"major": 2}"#.into(),
+        created_at: now,
+        modified_at: deleted.then_some(now),
+        deleted_at: deleted.then_some(now),
+    };
+    let key = |n: u128| LicenseKey {
+        id: LicenseKeyId(Uuid::from_u128(0x1c00 + n)),
+        organization_id: customer.organization_id,
+        customer_id: customer.id,
+        benefit_id: benefit,
+        created_at: now,
+        modified_at: None,
+        key: format!("TOLL-0000000{n}-0000-4000-8000-00000000ABCD"),
+        status: KeyStatus::Granted,
+        limit_activations: None,
+        usage: 0,
+        limit_usage: None,
+        validations: 0,
+        last_validated_at: None,
+        expires_at: None,
+        activations: Vec::new(),
+        subscription_id: None,
+        order_id: None,
+    };
+    let mut granted = key(1);
+    granted.modified_at = Some(now);
+    granted.limit_activations = Some(3);
+    granted.usage = 4;
+    granted.limit_usage = Some(10);
+    granted.validations = 12;
+    granted.last_validated_at = Some(now);
+    granted.expires_at = Some(now + chrono::Duration::days(365));
+    granted.activations = vec![
+        activation(1, r#"{"host": "a", "cores": 8}"#, false),
+        activation(2, "{}", true),
+        activation(3, r#"{"nested": {"ok": true}}"#, false),
+    ];
+    let mut revoked = key(2);
+    revoked.status = KeyStatus::Revoked;
+    vec![granted, revoked]
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let customer = super::subscription::sample_customer();
+    let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
+    let mut out = Vec::new();
+    for key in sample_keys() {
+        out.push((
+            "LicenseKeyRead",
+            to_value(serde_json::to_value(LicenseKeyRead::new(&key, &customer))),
+        ));
+        for hide in [false, true] {
+            out.push((
+                "LicenseKeyWithActivations",
+                to_value(serde_json::to_value(LicenseKeyWithActivations::new(
+                    &key, &customer, hide,
+                ))),
+            ));
+        }
+        out.push((
+            "ValidatedLicenseKey",
+            to_value(serde_json::to_value(ValidatedLicenseKey::new(
+                &key, &customer, None,
+            ))),
+        ));
+        for a in live_activations(&key) {
+            out.push((
+                "ValidatedLicenseKey",
+                to_value(serde_json::to_value(ValidatedLicenseKey::new(
+                    &key,
+                    &customer,
+                    Some(a),
+                ))),
+            ));
+            out.push((
+                "LicenseKeyActivationBase",
+                to_value(serde_json::to_value(LicenseKeyActivationBase::new(&key, a))),
+            ));
+            out.push((
+                "LicenseKeyActivationRead",
+                to_value(serde_json::to_value(LicenseKeyActivationRead::new(
+                    &key, a, &customer,
+                ))),
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::customer::customer_user_json;
+    use std::collections::BTreeSet;
+
+    fn keys(v: &Value) -> BTreeSet<&str> {
+        v.as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    const READ_KEYS: [&str; 16] = [
+        "id",
+        "organization_id",
+        "user_id",
+        "customer_id",
+        "user",
+        "customer",
+        "benefit_id",
+        "key",
+        "display_key",
+        "status",
+        "limit_activations",
+        "usage",
+        "limit_usage",
+        "validations",
+        "last_validated_at",
+        "expires_at",
+    ];
+
+    const ACTIVATION_KEYS: [&str; 6] = [
+        "id",
+        "license_key_id",
+        "label",
+        "meta",
+        "created_at",
+        "modified_at",
+    ];
+
+    #[test]
+    fn every_form_has_exactly_its_keys() {
+        let samples = samples();
+        let with = |extra: &[&'static str], base: &[&'static str]| -> BTreeSet<&'static str> {
+            base.iter().chain(extra).copied().collect()
+        };
+        let mut names = BTreeSet::new();
+        for (name, v) in &samples {
+            let expected = match *name {
+                "LicenseKeyRead" => with(&[], &READ_KEYS),
+                "LicenseKeyWithActivations" => with(&["activations"], &READ_KEYS),
+                "ValidatedLicenseKey" => with(&["activation"], &READ_KEYS),
+                "LicenseKeyActivationBase" => with(&[], &ACTIVATION_KEYS),
+                "LicenseKeyActivationRead" => with(&["license_key"], &ACTIVATION_KEYS),
+                other => panic!("{other}"),
+            };
+            assert_eq!(keys(v), expected, "{name}");
+            names.insert(*name);
+        }
+        assert_eq!(names.len(), 5);
+        let granted = &samples[0].1;
+        assert_eq!(granted["status"], "granted");
+        assert_eq!(granted["display_key"], "****-00ABCD");
+        assert_eq!(granted["user_id"], granted["customer_id"]);
+        assert_eq!(
+            granted["user"]["avatar_url"],
+            granted["customer"]["avatar_url"]
+        );
+        // Live activations only; hidden ones are `[]`.
+        assert_eq!(
+            samples[1].1["activations"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert_eq!(samples[2].1["activations"], json!([]));
+        assert_eq!(samples[3].1["activation"], Value::Null);
+        assert_eq!(
+            samples[4].1["activation"]["meta"],
+            json!({"host": "a", "cores": 8})
+        );
+        let read = samples
+            .iter()
+            .find(|(n, _)| *n == "LicenseKeyActivationRead")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert_eq!(read["license_key"]["id"], read["license_key_id"]);
+        assert!(read.get("conditions").is_none());
+        let revoked = samples.iter().rev().find(|(n, _)| *n == "LicenseKeyRead");
+        assert_eq!(
+            revoked.map(|(_, v)| v["status"].clone()),
+            Some(json!("revoked"))
+        );
+    }
 
     fn changes(body: Value) -> Result<KeyChanges, Vec<FieldError>> {
         let update: LicenseKeyUpdate = serde_json::from_value(body).unwrap();
@@ -431,7 +683,7 @@ mod tests {
     }
 
     #[test]
-    fn the_user_summary_is_customer_user_json() {
+    fn the_user_summary_is_customer_users() {
         let org = OrganizationId::new();
         let mut c = Customer::new(
             CustomerId::new(),
@@ -441,7 +693,11 @@ mod tests {
         );
         for name in [None, Some("  "), Some("Émile")] {
             c.name = name.map(String::from);
-            assert_eq!(user_json(&c, &customer_json(&c)), customer_user_json(&c));
+            let view = CustomerView::from(&c);
+            assert_eq!(
+                serde_json::to_value(user_of(&c, &view)).unwrap(),
+                serde_json::to_value(CustomerUser::from(&c)).unwrap()
+            );
         }
     }
 

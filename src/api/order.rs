@@ -1,17 +1,60 @@
-//! Orders in Polar's `Order` shape: every key present, nullable ones as `null`.
+//! Orders in Polar's `Order` shape (with the `OrderStatus` and `BillingReason` enums):
+//! every key present, nullable ones as `null`.
 
-use serde_json::{json, Map, Value};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
 
-use crate::api::customer::{address_json, customer_json, customer_user_json};
-use crate::api::discount::discount_base_json;
-use crate::api::price::price_json;
-use crate::api::product::order_product_json;
-use crate::api::subscription::subscription_base_json;
+use super::customer::{AddressView, CustomerUser, CustomerView};
+use super::discount::DiscountBase;
+use super::metadata::{metadata_map, MetadataMap};
+use super::product::{ProductBase, ProductPrice};
+use super::subscription::{custom_field_data_map, CustomFieldDataMap, OrderSubscription};
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::domain::order::Order;
+use crate::domain::order::{self as domain, Order};
 use crate::domain::product::{Price, Product};
+use crate::openapi::schemas::CustomFieldValue;
 use tollgate_actors::subscription::Subscription;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    Paid,
+    Refunded,
+    PartiallyRefunded,
+}
+
+impl From<domain::OrderStatus> for OrderStatus {
+    fn from(s: domain::OrderStatus) -> Self {
+        match s {
+            domain::OrderStatus::Paid => OrderStatus::Paid,
+            domain::OrderStatus::Refunded => OrderStatus::Refunded,
+            domain::OrderStatus::PartiallyRefunded => OrderStatus::PartiallyRefunded,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BillingReason {
+    Purchase,
+    SubscriptionCreate,
+    SubscriptionCycle,
+    SubscriptionUpdate,
+}
+
+impl From<domain::BillingReason> for BillingReason {
+    fn from(r: domain::BillingReason) -> Self {
+        match r {
+            domain::BillingReason::Purchase => BillingReason::Purchase,
+            domain::BillingReason::SubscriptionCreate => BillingReason::SubscriptionCreate,
+            domain::BillingReason::SubscriptionCycle => BillingReason::SubscriptionCycle,
+            domain::BillingReason::SubscriptionUpdate => BillingReason::SubscriptionUpdate,
+        }
+    }
+}
 
 /// The records an order refers to, as its rendering embeds them.
 pub struct OrderRefs<'a> {
@@ -22,52 +65,249 @@ pub struct OrderRefs<'a> {
     pub subscription: Option<&'a Subscription>,
 }
 
-/// The `Order` schema: `customer` (`OrderCustomer`), the deprecated `user_id`/`user`
-/// built from the customer, `product` (`OrderProduct`), `product_price`, `discount`
-/// (`OrderDiscount`, a `Discount…Base` form) and `subscription` (`OrderSubscription`).
-pub fn order_json(o: &Order, refs: &OrderRefs<'_>) -> Value {
-    let mut m = Map::new();
-    m.insert("created_at".into(), json!(o.created_at));
-    m.insert("modified_at".into(), json!(o.modified_at));
-    m.insert("id".into(), json!(o.id));
-    m.insert("metadata".into(), o.metadata.to_json());
-    m.insert(
-        "custom_field_data".into(),
-        crate::api::custom_field_data::custom_field_data_json(&o.custom_field_data),
-    );
-    m.insert("status".into(), json!(o.status.as_str()));
-    m.insert("amount".into(), json!(o.amount));
-    m.insert("tax_amount".into(), json!(o.tax_amount));
-    m.insert("refunded_amount".into(), json!(o.refunded_amount));
-    m.insert("refunded_tax_amount".into(), json!(o.refunded_tax_amount));
-    m.insert("currency".into(), json!(o.currency));
-    m.insert("billing_reason".into(), json!(o.billing_reason.as_str()));
-    m.insert(
-        "billing_address".into(),
-        o.billing_address.as_ref().map_or(Value::Null, address_json),
-    );
-    m.insert("customer_id".into(), json!(o.customer_id));
-    m.insert("product_id".into(), json!(o.product_id));
-    m.insert("product_price_id".into(), json!(o.product_price_id));
-    m.insert("discount_id".into(), json!(o.discount_id));
-    m.insert("subscription_id".into(), json!(o.subscription_id));
-    m.insert("checkout_id".into(), json!(o.checkout_id));
-    m.insert("customer".into(), customer_json(refs.customer));
-    m.insert("user_id".into(), json!(refs.customer.id));
-    m.insert("user".into(), customer_user_json(refs.customer));
-    m.insert("product".into(), order_product_json(refs.product));
-    m.insert(
-        "product_price".into(),
-        price_json(refs.product.id, refs.price),
-    );
-    m.insert(
-        "discount".into(),
-        refs.discount.map_or(Value::Null, discount_base_json),
-    );
-    m.insert(
-        "subscription".into(),
-        refs.subscription
-            .map_or(Value::Null, subscription_base_json),
-    );
-    Value::Object(m)
+// The `Order` schema: `customer` (`OrderCustomer`), the deprecated `user_id`/`user` built
+// from the customer, `product` (`OrderProduct`), `product_price`, `discount`
+// (`OrderDiscount`, a `Discount…Base` form) and `subscription` (`OrderSubscription`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Order)]
+pub struct OrderView {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    pub metadata: MetadataMap,
+    #[schema(value_type = std::collections::HashMap<String, CustomFieldValue>)]
+    pub custom_field_data: CustomFieldDataMap,
+    pub status: OrderStatus,
+    pub amount: i64,
+    pub tax_amount: i64,
+    pub refunded_amount: i64,
+    pub refunded_tax_amount: i64,
+    pub currency: String,
+    pub billing_reason: BillingReason,
+    pub billing_address: Option<AddressView>,
+    pub customer_id: Uuid,
+    pub product_id: Uuid,
+    pub product_price_id: Uuid,
+    pub discount_id: Option<Uuid>,
+    pub subscription_id: Option<Uuid>,
+    pub checkout_id: Option<Uuid>,
+    pub customer: CustomerView,
+    /// Deprecated: the customer's id.
+    pub user_id: Uuid,
+    pub user: CustomerUser,
+    pub product: ProductBase,
+    pub product_price: ProductPrice,
+    pub discount: Option<DiscountBase>,
+    pub subscription: Option<OrderSubscription>,
+}
+
+impl OrderView {
+    pub fn new(o: &Order, refs: &OrderRefs<'_>) -> Self {
+        OrderView {
+            id: o.id.0,
+            created_at: o.created_at,
+            modified_at: o.modified_at,
+            metadata: metadata_map(&o.metadata),
+            custom_field_data: custom_field_data_map(&o.custom_field_data),
+            status: o.status.into(),
+            amount: o.amount,
+            tax_amount: o.tax_amount,
+            refunded_amount: o.refunded_amount,
+            refunded_tax_amount: o.refunded_tax_amount,
+            currency: o.currency.clone(),
+            billing_reason: o.billing_reason.into(),
+            billing_address: o.billing_address.as_ref().map(AddressView::from),
+            customer_id: o.customer_id.0,
+            product_id: o.product_id.0,
+            product_price_id: o.product_price_id.0,
+            discount_id: o.discount_id.map(|d| d.0),
+            subscription_id: o.subscription_id.map(|s| s.0),
+            checkout_id: o.checkout_id.map(|c| c.0),
+            customer: CustomerView::from(refs.customer),
+            // Polar's legacy user id; Tollgate has none, so the customer's.
+            user_id: refs.customer.id.0,
+            user: CustomerUser::from(refs.customer),
+            product: ProductBase::from(refs.product),
+            product_price: ProductPrice::new(refs.product.id, refs.price),
+            discount: refs.discount.map(DiscountBase::from),
+            subscription: refs.subscription.map(OrderSubscription::from),
+        }
+    }
+}
+
+/// Orders of the sample products' prices: a one-time purchase with a billing address and a
+/// discount, and the first order of each sample subscription.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    use chrono::TimeZone;
+
+    use crate::domain::custom_field::{CustomFieldData, FieldValue};
+    use crate::domain::customer::Address;
+    use crate::domain::ids::{CheckoutId, OrderId};
+    use crate::domain::metadata::{MetaValue, Metadata};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let customer = super::subscription::sample_customer();
+    let products = super::product::sample_products();
+    let discounts = super::discount::sample_discounts();
+    let subscriptions = super::subscription::sample_subscriptions();
+    let order = |n: u128, product: &Product, price: &Price| Order {
+        id: OrderId(Uuid::from_u128(0x0d00 + n)),
+        organization_id: customer.organization_id,
+        created_at: now,
+        modified_at: None,
+        status: domain::OrderStatus::Paid,
+        amount: price.kind.fixed_amount().unwrap_or(0),
+        tax_amount: 0,
+        refunded_amount: 0,
+        refunded_tax_amount: 0,
+        currency: "usd".into(),
+        billing_reason: domain::BillingReason::Purchase,
+        billing_address: None,
+        customer_id: customer.id,
+        product_id: product.id,
+        product_price_id: price.id,
+        recurring: price.kind.is_recurring(),
+        discount_id: None,
+        subscription_id: None,
+        checkout_id: Some(CheckoutId(Uuid::from_u128(0xc400 + n))),
+        metadata: Metadata::default(),
+        custom_field_data: CustomFieldData::default(),
+        customer_email: customer.email.clone(),
+        product_name: product.name.clone(),
+        discount_name: None,
+    };
+    let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
+    let mut refunded = false;
+    for (n, p) in products.iter().enumerate() {
+        let Some(price) = p.prices.first() else {
+            continue;
+        };
+        let mut o = order(n as u128, p, price);
+        match subscriptions.iter().find(|s| s.product_id == p.id) {
+            Some(s) => {
+                o.billing_reason = domain::BillingReason::SubscriptionCreate;
+                o.subscription_id = Some(s.id);
+                o.discount_id = s.discount_id;
+                records.push((o, Some(s)));
+            }
+            None if !p.is_recurring && !refunded => {
+                refunded = true;
+                o.status = domain::OrderStatus::PartiallyRefunded;
+                o.amount = 2000;
+                o.tax_amount = 400;
+                o.refunded_amount = 500;
+                o.refunded_tax_amount = 100;
+                o.modified_at = Some(now);
+                o.billing_address =
+                    Address::new(Some("1 rue de la Paix"), None, None, None, None, "FR").ok();
+                o.discount_id = discounts.get(2).map(|d| d.id);
+                o.metadata = Metadata(
+                    [("source".to_string(), MetaValue::Str("ads".into()))]
+                        .into_iter()
+                        .collect(),
+                );
+                o.custom_field_data = CustomFieldData(
+                    [("terms".to_string(), FieldValue::Bool(true))]
+                        .into_iter()
+                        .collect(),
+                );
+                records.push((o, None));
+            }
+            None => records.push((o, None)),
+        }
+    }
+    let mut out = Vec::new();
+    for (o, subscription) in &records {
+        let Some(product) = products.iter().find(|p| p.id == o.product_id) else {
+            continue;
+        };
+        let Some(price) = product.price(o.product_price_id) else {
+            continue;
+        };
+        let refs = OrderRefs {
+            customer: &customer,
+            product,
+            price,
+            discount: discounts.iter().find(|d| Some(d.id) == o.discount_id),
+            subscription: *subscription,
+        };
+        out.push((
+            "Order",
+            serde_json::to_value(OrderView::new(o, &refs)).unwrap_or_default(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn orders_have_every_key_of_the_sdk_model() {
+        let samples = samples();
+        assert_eq!(samples.len(), 5);
+        for (name, v) in &samples {
+            assert_eq!(*name, "Order");
+            let keys: BTreeSet<&str> = v
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            assert_eq!(keys.len(), 26, "{keys:?}");
+            assert_eq!(v["user_id"], v["customer_id"]);
+            assert_eq!(v["user"]["id"], v["customer"]["id"]);
+            assert_eq!(v["product"]["id"], v["product_id"]);
+            assert_eq!(v["product_price"]["id"], v["product_price_id"]);
+        }
+        let refunded = samples
+            .iter()
+            .map(|(_, v)| v)
+            .find(|v| v["status"] == "partially_refunded")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(refunded["billing_reason"], "purchase");
+        assert_eq!(refunded["billing_address"]["country"], "FR");
+        assert_eq!(refunded["discount"]["duration"], "forever");
+        assert_eq!(refunded["subscription"], Value::Null);
+        assert_eq!(refunded["custom_field_data"], json!({"terms": true}));
+        let renewal = samples
+            .iter()
+            .map(|(_, v)| v)
+            .find(|v| v["subscription"].is_object())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(renewal["billing_reason"], "subscription_create");
+        assert_eq!(renewal["subscription"]["id"], renewal["subscription_id"]);
+        assert_eq!(renewal["subscription"]["status"], "active");
+        assert_eq!(renewal["billing_address"], Value::Null);
+    }
+
+    #[test]
+    fn statuses_and_reasons_are_the_domains_names() {
+        use domain::{BillingReason as R, OrderStatus as S};
+        for s in [S::Paid, S::Refunded, S::PartiallyRefunded] {
+            assert_eq!(
+                serde_json::to_value(OrderStatus::from(s)).unwrap(),
+                json!(s.as_str())
+            );
+        }
+        for r in [
+            R::Purchase,
+            R::SubscriptionCreate,
+            R::SubscriptionCycle,
+            R::SubscriptionUpdate,
+        ] {
+            assert_eq!(
+                serde_json::to_value(BillingReason::from(r)).unwrap(),
+                json!(r.as_str())
+            );
+        }
+    }
 }

@@ -1,88 +1,70 @@
 //! Subscriptions in Polar's shapes: the `Subscription` schema (lists, get, update), the
-//! `OrderSubscription` base form embedded in orders, and the `PATCH` body.
+//! `OrderSubscription` base form embedded in orders, the `SubscriptionStatus` and
+//! `CustomerCancellationReason` enums, and the `PATCH` body (`SubscriptionUpdate`).
 
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
-use crate::api::customer::{customer_json, customer_user_json};
-use crate::api::discount::discount_base_json;
+use super::custom_field_data::custom_field_data_json;
+use super::customer::{CustomerUser, CustomerView};
+use super::discount::DiscountBase;
+use super::metadata::{metadata_map, MetadataMap};
+use super::product::{ProductPriceRecurring, ProductView, RecurringInterval};
+use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use tollgate_actors::subscription::Subscription;
+use crate::openapi::schemas::CustomFieldValue;
+use tollgate_actors::subscription::{self as domain, Subscription};
 
-/// `OrderSubscription` (Polar's `SubscriptionBase` + `metadata` + `user_id`): every key
-/// present, nullable ones as `null`.
-pub fn subscription_base_json(s: &Subscription) -> Value {
-    Value::Object(base(s))
+/// A `custom_field_data` field of a response: a free-form JSON object (string, integer,
+/// boolean or date-time values), described in the document as a map of `CustomFieldValue`.
+pub type CustomFieldDataMap = Map<String, Value>;
+
+/// The JSON object of stored custom-field answers, as responses carry it (see
+/// `custom_field_data_json`: the `null`s of optional fields left empty are left out).
+pub fn custom_field_data_map(data: &CustomFieldData) -> CustomFieldDataMap {
+    match custom_field_data_json(data) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
-fn base(s: &Subscription) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("created_at".into(), json!(s.created_at));
-    m.insert("modified_at".into(), json!(s.modified_at));
-    m.insert("id".into(), json!(s.id));
-    m.insert("amount".into(), json!(s.amount));
-    m.insert("currency".into(), json!(s.currency));
-    m.insert(
-        "recurring_interval".into(),
-        json!(s.recurring_interval.as_str()),
-    );
-    m.insert("status".into(), json!(s.status.as_str()));
-    m.insert("current_period_start".into(), json!(s.current_period_start));
-    m.insert("current_period_end".into(), json!(s.current_period_end));
-    m.insert("cancel_at_period_end".into(), json!(s.cancel_at_period_end));
-    m.insert("canceled_at".into(), json!(s.canceled_at));
-    m.insert("started_at".into(), json!(s.started_at));
-    m.insert("ends_at".into(), json!(s.ends_at));
-    m.insert("ended_at".into(), json!(s.ended_at));
-    m.insert("customer_id".into(), json!(s.customer_id));
-    m.insert("product_id".into(), json!(s.product_id));
-    m.insert("price_id".into(), json!(s.price_id));
-    m.insert("discount_id".into(), json!(s.discount_id));
-    m.insert("checkout_id".into(), json!(s.checkout_id));
-    m.insert(
-        "customer_cancellation_reason".into(),
-        json!(s.customer_cancellation_reason),
-    );
-    m.insert(
-        "customer_cancellation_comment".into(),
-        json!(s.customer_cancellation_comment),
-    );
-    m.insert("metadata".into(), s.metadata.to_json());
-    // Deprecated alias of the customer (Polar's legacy user id, here the customer's).
-    m.insert("user_id".into(), json!(s.customer_id));
-    m
-}
-
-/// The full `Subscription` schema. `product` is the full `Product` rendering and `price`
-/// the `ProductPriceRecurring` one (both need the store, so the caller renders them).
-pub fn subscription_json(
-    s: &Subscription,
-    customer: &Customer,
-    product: Value,
-    price: Value,
-    discount: Option<&Discount>,
-) -> Value {
-    let mut m = base(s);
-    m.insert(
-        "custom_field_data".into(),
-        crate::api::custom_field_data::custom_field_data_json(&s.custom_field_data),
-    );
-    m.insert("customer".into(), customer_json(customer));
-    m.insert("user".into(), customer_user_json(customer));
-    m.insert("product".into(), product);
-    m.insert("price".into(), price);
-    m.insert(
-        "discount".into(),
-        discount.map_or(Value::Null, discount_base_json),
-    );
-    Value::Object(m)
-}
-
-/// Polar's `CustomerCancellationReason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum CancellationReason {
+pub enum SubscriptionStatus {
+    Incomplete,
+    IncompleteExpired,
+    Trialing,
+    Active,
+    PastDue,
+    Canceled,
+    Unpaid,
+}
+
+impl From<domain::SubscriptionStatus> for SubscriptionStatus {
+    fn from(s: domain::SubscriptionStatus) -> Self {
+        use domain::SubscriptionStatus as S;
+        match s {
+            S::Incomplete => SubscriptionStatus::Incomplete,
+            S::IncompleteExpired => SubscriptionStatus::IncompleteExpired,
+            S::Trialing => SubscriptionStatus::Trialing,
+            S::Active => SubscriptionStatus::Active,
+            S::PastDue => SubscriptionStatus::PastDue,
+            S::Canceled => SubscriptionStatus::Canceled,
+            S::Unpaid => SubscriptionStatus::Unpaid,
+        }
+    }
+}
+
+// Polar's `CustomerCancellationReason`: read from `PATCH` bodies, stored as its `as_str`
+// and sent back in subscriptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CustomerCancellationReason {
     CustomerService,
     LowQuality,
     MissingFeatures,
@@ -93,46 +75,307 @@ pub enum CancellationReason {
     Other,
 }
 
-impl CancellationReason {
+impl CustomerCancellationReason {
+    pub const ALL: [CustomerCancellationReason; 8] = [
+        CustomerCancellationReason::CustomerService,
+        CustomerCancellationReason::LowQuality,
+        CustomerCancellationReason::MissingFeatures,
+        CustomerCancellationReason::SwitchedService,
+        CustomerCancellationReason::TooComplex,
+        CustomerCancellationReason::TooExpensive,
+        CustomerCancellationReason::Unused,
+        CustomerCancellationReason::Other,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
-            CancellationReason::CustomerService => "customer_service",
-            CancellationReason::LowQuality => "low_quality",
-            CancellationReason::MissingFeatures => "missing_features",
-            CancellationReason::SwitchedService => "switched_service",
-            CancellationReason::TooComplex => "too_complex",
-            CancellationReason::TooExpensive => "too_expensive",
-            CancellationReason::Unused => "unused",
-            CancellationReason::Other => "other",
+            CustomerCancellationReason::CustomerService => "customer_service",
+            CustomerCancellationReason::LowQuality => "low_quality",
+            CustomerCancellationReason::MissingFeatures => "missing_features",
+            CustomerCancellationReason::SwitchedService => "switched_service",
+            CustomerCancellationReason::TooComplex => "too_complex",
+            CustomerCancellationReason::TooExpensive => "too_expensive",
+            CustomerCancellationReason::Unused => "unused",
+            CustomerCancellationReason::Other => "other",
         }
+    }
+
+    /// A stored reason (always written by [`as_str`](Self::as_str)); `None` for any other
+    /// text.
+    pub fn parse(stored: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == stored)
     }
 }
 
-/// `PATCH /v1/subscriptions/{id}` (Polar's `SubscriptionCancel`): `cancel_at_period_end`
-/// true or false, or `revoke: true`; unknown fields are ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// A subscription rendering: the fields every form has (Polar's `SubscriptionBase` with
+/// `metadata` and the deprecated `user_id`), then the form's own; `build` fills the common
+/// fields from the record.
+macro_rules! subscription_schema {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Clone, Serialize, ToSchema)]
+        $(#[$doc])*
+        pub struct $name {
+            pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
+            pub amount: Option<i64>,
+            pub currency: Option<String>,
+            pub recurring_interval: RecurringInterval,
+            pub status: SubscriptionStatus,
+            pub current_period_start: DateTime<Utc>,
+            pub current_period_end: Option<DateTime<Utc>>,
+            pub cancel_at_period_end: bool,
+            pub canceled_at: Option<DateTime<Utc>>,
+            pub started_at: Option<DateTime<Utc>>,
+            pub ends_at: Option<DateTime<Utc>>,
+            pub ended_at: Option<DateTime<Utc>>,
+            pub customer_id: Uuid,
+            pub product_id: Uuid,
+            pub price_id: Uuid,
+            pub discount_id: Option<Uuid>,
+            pub checkout_id: Option<Uuid>,
+            pub customer_cancellation_reason: Option<CustomerCancellationReason>,
+            pub customer_cancellation_comment: Option<String>,
+            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            pub metadata: MetadataMap,
+            /// Deprecated: the customer's id.
+            pub user_id: Uuid,
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn build(s: &Subscription, $($field: $ty),*) -> Self {
+                Self {
+                    id: s.id.0,
+                    created_at: s.created_at,
+                    modified_at: s.modified_at,
+                    amount: s.amount,
+                    currency: s.currency.clone(),
+                    recurring_interval: s.recurring_interval.into(),
+                    status: s.status.into(),
+                    current_period_start: s.current_period_start,
+                    current_period_end: s.current_period_end,
+                    cancel_at_period_end: s.cancel_at_period_end,
+                    canceled_at: s.canceled_at,
+                    started_at: s.started_at,
+                    ends_at: s.ends_at,
+                    ended_at: s.ended_at,
+                    customer_id: s.customer_id.0,
+                    product_id: s.product_id.0,
+                    price_id: s.price_id.0,
+                    discount_id: s.discount_id.map(|d| d.0),
+                    checkout_id: s.checkout_id.map(|c| c.0),
+                    customer_cancellation_reason: s
+                        .customer_cancellation_reason
+                        .as_deref()
+                        .and_then(CustomerCancellationReason::parse),
+                    customer_cancellation_comment: s.customer_cancellation_comment.clone(),
+                    metadata: metadata_map(&s.metadata),
+                    // Polar's legacy user id; Tollgate has none, so the customer's.
+                    user_id: s.customer_id.0,
+                    $($field,)*
+                }
+            }
+        }
+    };
+}
+
+subscription_schema!(
+    /// A subscription without its related objects (inside orders).
+    OrderSubscription {}
+);
+
+subscription_schema!(
+    #[schema(as = Subscription)]
+    SubscriptionView {
+        #[schema(value_type = std::collections::HashMap<String, CustomFieldValue>)]
+        custom_field_data: CustomFieldDataMap,
+        customer: CustomerView,
+        user: CustomerUser,
+        product: ProductView,
+        price: ProductPriceRecurring,
+        discount: Option<DiscountBase>,
+    }
+);
+
+impl From<&Subscription> for OrderSubscription {
+    fn from(s: &Subscription) -> Self {
+        OrderSubscription::build(s)
+    }
+}
+
+impl SubscriptionView {
+    /// The full subscription. `product` is the full `Product` rendering and `price` the
+    /// subscription's price (both need the store, so the caller renders them).
+    pub fn new(
+        s: &Subscription,
+        customer: &Customer,
+        product: ProductView,
+        price: ProductPriceRecurring,
+        discount: Option<&Discount>,
+    ) -> Self {
+        SubscriptionView::build(
+            s,
+            custom_field_data_map(&s.custom_field_data),
+            CustomerView::from(customer),
+            CustomerUser::from(customer),
+            product,
+            price,
+            discount.map(DiscountBase::from),
+        )
+    }
+}
+
+/// Cancels at the end of the period (`cancel_at_period_end`) or revokes at once
+/// (`revoke: true`), with the customer's reason.
+// Polar's `SubscriptionCancel` / `SubscriptionRevoke`: `cancel_at_period_end` true or
+// false, or `revoke: true`; unknown fields are ignored.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct SubscriptionUpdate {
+    /// Accepted and ignored: Tollgate does not change a subscription's price.
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>)]
+    pub product_price_id: Option<IgnoredAny>,
     #[serde(default)]
     pub cancel_at_period_end: Option<bool>,
-    /// `Literal[True] | None`: `false` is refused by the handler.
+    // `Literal[True] | None`: `false` is refused by the handler.
     #[serde(default)]
     pub revoke: Option<bool>,
     #[serde(default)]
-    pub customer_cancellation_reason: Option<CancellationReason>,
+    pub customer_cancellation_reason: Option<CustomerCancellationReason>,
     #[serde(default)]
     pub customer_cancellation_comment: Option<String>,
 }
 
 #[cfg(test)]
+pub(crate) fn sample_customer() -> Customer {
+    use chrono::TimeZone;
+
+    use crate::domain::ids::{CustomerId, OrganizationId};
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let mut c = Customer::new(
+        CustomerId(Uuid::from_u128(0xc0)),
+        OrganizationId(Uuid::from_u128(0x0a)),
+        "jane@example.com".into(),
+        now,
+    );
+    c.name = Some("Jane Doe".into());
+    c
+}
+
+/// Subscriptions to the sample products' recurring prices (fixed and free), the first with
+/// a discount, a cancellation reason and custom-field answers.
+#[cfg(test)]
+pub(crate) fn sample_subscriptions() -> Vec<Subscription> {
+    use chrono::TimeZone;
+
+    use crate::domain::custom_field::FieldValue;
+    use crate::domain::ids::{CheckoutId, SubscriptionId};
+    use crate::domain::metadata::{MetaValue, Metadata};
+    use tollgate_actors::subscription::Purchase;
+
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let customer = sample_customer();
+    let discount = super::discount::sample_discounts().into_iter().next();
+    let mut out = Vec::new();
+    for (n, p) in super::product::sample_products().into_iter().enumerate() {
+        let Some(price) = p.prices.iter().find(|price| price.kind.is_recurring()) else {
+            continue;
+        };
+        let first = out.is_empty();
+        let purchase = Purchase {
+            organization_id: customer.organization_id,
+            customer_id: customer.id,
+            customer_email: customer.email.clone(),
+            product_id: p.id,
+            product_name: p.name.clone(),
+            price: price.clone(),
+            amount: None,
+            discount: None,
+            checkout_id: first.then(|| CheckoutId(Uuid::from_u128(0xc4))),
+            metadata: Metadata(
+                [("plan".to_string(), MetaValue::Str("team".into()))]
+                    .into_iter()
+                    .collect(),
+            ),
+            custom_field_data: CustomFieldData(
+                [
+                    ("seats".to_string(), FieldValue::Int(3)),
+                    ("notes".to_string(), FieldValue::Null),
+                ]
+                .into_iter()
+                .collect(),
+            ),
+            payment_token: None,
+            license_key_ids: Vec::new(),
+        };
+        let id = SubscriptionId(Uuid::from_u128(0x5000 + n as u128));
+        let Ok(mut s) = Subscription::new_from_purchase(id, purchase, now) else {
+            continue;
+        };
+        if first {
+            s.discount_id = discount.as_ref().map(|d| d.id);
+            s.discount_name = discount.as_ref().map(|d| d.name.clone());
+            s.cancel_at_period_end = true;
+            s.canceled_at = Some(now);
+            s.ends_at = s.current_period_end;
+            s.customer_cancellation_reason = Some("too_expensive".into());
+            s.customer_cancellation_comment = Some("Later".into());
+        }
+        out.push(s);
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let customer = sample_customer();
+    let products = super::product::sample_products();
+    let benefits = super::benefit::sample_benefits();
+    let fields = super::custom_field::sample_custom_fields();
+    let discounts = super::discount::sample_discounts();
+    let mut out = Vec::new();
+    for s in sample_subscriptions() {
+        out.push((
+            "OrderSubscription",
+            serde_json::to_value(OrderSubscription::from(&s)).unwrap_or_default(),
+        ));
+        let Some(product) = products.iter().find(|p| p.id == s.product_id) else {
+            continue;
+        };
+        let Some(price) = product
+            .price(s.price_id)
+            .and_then(|price| ProductPriceRecurring::new(product.id, price))
+        else {
+            continue;
+        };
+        let view = SubscriptionView::new(
+            &s,
+            &customer,
+            ProductView::new(product, &benefits, &fields),
+            price,
+            discounts.iter().find(|d| Some(d.id) == s.discount_id),
+        );
+        out.push((
+            "Subscription",
+            serde_json::to_value(view).unwrap_or_default(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::custom_field::CustomFieldData;
-    use crate::domain::ids::{CustomerId, OrganizationId, PriceId, ProductId, SubscriptionId};
-    use crate::domain::metadata::Metadata;
-    use crate::domain::product::{Price, PriceKind, RecurringInterval};
-    use chrono::{TimeZone, Utc};
+    use serde_json::json;
     use std::collections::BTreeSet;
-    use tollgate_actors::subscription::Purchase;
 
     fn keys(v: &Value) -> BTreeSet<String> {
         v.as_object()
@@ -140,76 +383,37 @@ mod tests {
             .unwrap_or_default()
     }
 
+    const BASE_KEYS: [&str; 23] = [
+        "created_at",
+        "modified_at",
+        "id",
+        "amount",
+        "currency",
+        "recurring_interval",
+        "status",
+        "current_period_start",
+        "current_period_end",
+        "cancel_at_period_end",
+        "canceled_at",
+        "started_at",
+        "ends_at",
+        "ended_at",
+        "customer_id",
+        "product_id",
+        "price_id",
+        "discount_id",
+        "checkout_id",
+        "customer_cancellation_reason",
+        "customer_cancellation_comment",
+        "metadata",
+        "user_id",
+    ];
+
     #[test]
     fn the_renderings_have_every_key_of_the_sdk_models() {
-        let now = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap();
-        let customer = Customer::new(
-            CustomerId::new(),
-            OrganizationId::new(),
-            "a@b.co".into(),
-            now,
-        );
-        let p = Purchase {
-            organization_id: customer.organization_id,
-            customer_id: customer.id,
-            customer_email: customer.email.clone(),
-            product_id: ProductId::new(),
-            product_name: "Pro".into(),
-            price: Price {
-                id: PriceId::new(),
-                created_at: now,
-                modified_at: None,
-                is_archived: false,
-                kind: PriceKind::RecurringFixed {
-                    interval: RecurringInterval::Month,
-                    currency: "usd".into(),
-                    amount: 900,
-                },
-            },
-            amount: None,
-            discount: None,
-            checkout_id: None,
-            metadata: Metadata::default(),
-            custom_field_data: CustomFieldData::default(),
-            payment_token: None,
-            license_key_ids: Vec::new(),
-        };
-        let s = Subscription::new_from_purchase(SubscriptionId::new(), p, now).unwrap();
-        let base = subscription_base_json(&s);
-        let expected_base: BTreeSet<String> = [
-            "created_at",
-            "modified_at",
-            "id",
-            "amount",
-            "currency",
-            "recurring_interval",
-            "status",
-            "current_period_start",
-            "current_period_end",
-            "cancel_at_period_end",
-            "canceled_at",
-            "started_at",
-            "ends_at",
-            "ended_at",
-            "customer_id",
-            "product_id",
-            "price_id",
-            "discount_id",
-            "checkout_id",
-            "customer_cancellation_reason",
-            "customer_cancellation_comment",
-            "metadata",
-            "user_id",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect();
-        assert_eq!(keys(&base), expected_base);
-        assert_eq!(base["status"], "active");
-        assert_eq!(base["user_id"], json!(customer.id));
-
-        let full = subscription_json(&s, &customer, json!({}), json!({}), None);
-        let mut expected = expected_base;
+        let samples = samples();
+        let expected_base: BTreeSet<String> = BASE_KEYS.into_iter().map(String::from).collect();
+        let mut expected_full = expected_base.clone();
         for k in [
             "custom_field_data",
             "customer",
@@ -218,10 +422,71 @@ mod tests {
             "price",
             "discount",
         ] {
-            expected.insert(k.into());
+            expected_full.insert(k.into());
         }
-        assert_eq!(keys(&full), expected);
-        assert_eq!(full["discount"], Value::Null);
-        assert_eq!(full["user"]["id"], json!(customer.id));
+        let mut seen = BTreeSet::new();
+        for (name, v) in &samples {
+            let expected = match *name {
+                "OrderSubscription" => &expected_base,
+                _ => &expected_full,
+            };
+            assert_eq!(&keys(v), expected, "{name}");
+            assert_eq!(v["status"], "active");
+            assert_eq!(v["user_id"], v["customer_id"]);
+            seen.insert(*name);
+        }
+        assert_eq!(
+            seen,
+            ["OrderSubscription", "Subscription"].into_iter().collect()
+        );
+        let full: Vec<&Value> = samples
+            .iter()
+            .filter(|(n, _)| *n == "Subscription")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(full.len(), 2);
+        assert_eq!(full[0]["price"]["amount_type"], "fixed");
+        assert_eq!(full[1]["price"]["amount_type"], "free");
+        assert_eq!(full[0]["discount"]["id"], json!(Uuid::from_u128(0xd101)));
+        assert_eq!(full[1]["discount"], Value::Null);
+        assert_eq!(full[0]["customer_cancellation_reason"], "too_expensive");
+        assert_eq!(full[1]["customer_cancellation_reason"], Value::Null);
+        // The empty optional answer is left out, as in `custom_field_data_json`.
+        assert_eq!(full[0]["custom_field_data"], json!({"seats": 3}));
+        assert_eq!(full[0]["metadata"], json!({"plan": "team"}));
+        assert_eq!(full[0]["user"]["id"], full[0]["customer"]["id"]);
+        assert_eq!(full[0]["user"]["public_name"], "J");
+    }
+
+    #[test]
+    fn cancellation_reasons_round_trip_through_their_stored_text() {
+        for r in CustomerCancellationReason::ALL {
+            assert_eq!(CustomerCancellationReason::parse(r.as_str()), Some(r));
+            assert_eq!(serde_json::to_value(r).unwrap(), json!(r.as_str()));
+            let back: CustomerCancellationReason =
+                serde_json::from_value(json!(r.as_str())).unwrap();
+            assert_eq!(back, r);
+        }
+        assert_eq!(CustomerCancellationReason::parse("bored"), None);
+    }
+
+    #[test]
+    fn statuses_are_the_domains_names() {
+        for s in domain::SubscriptionStatus::ALL {
+            assert_eq!(
+                serde_json::to_value(SubscriptionStatus::from(*s)).unwrap(),
+                json!(s.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn the_update_ignores_a_price_change_and_unknown_fields() {
+        let u: SubscriptionUpdate = serde_json::from_value(json!({
+            "product_price_id": "not even a uuid", "other": 1, "revoke": true
+        }))
+        .unwrap();
+        assert_eq!(u.revoke, Some(true));
+        assert!(u.product_price_id.is_some());
     }
 }

@@ -12,14 +12,20 @@ use crate::api::custom_field::{
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
+use crate::api::license_key::{
+    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+};
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
     OAuth2ClientCreated, OAuth2ClientView, OpenIdConfiguration, PersonalAccessTokenCreate,
     PersonalAccessTokenCreateResponse, PersonalAccessTokenView, RevokeTokenResponse,
     TokenIntrospectionRequest, TokenRequest, TokenResponse, UserInfo,
 };
+use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
+use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::ListResource;
 use crate::error::ErrorBody as Error;
 
@@ -418,14 +424,14 @@ fn checkouts_client_confirm() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `customer`, `product`, `discount`, `subscription`, `-` prefix for descending."),
     ),
     security(("bearer" = ["orders:read"])),
-    responses((status = 200, body = ListResourceOrder)))]
+    responses((status = 200, body = ListResource<OrderView>)))]
 fn orders_list() {}
 
 /// Get an order.
 #[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["orders:read"])),
-    responses((status = 200, body = Order)))]
+    responses((status = 200, body = OrderView)))]
 fn orders_get() {}
 
 /// List subscriptions.
@@ -440,14 +446,14 @@ fn orders_get() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`customer`, `status`, `started_at`, `current_period_end`, `amount`, `product`, `discount`, `-` prefix for descending."),
     ),
     security(("bearer" = ["subscriptions:read"])),
-    responses((status = 200, body = ListResourceSubscription)))]
+    responses((status = 200, body = ListResource<SubscriptionView>)))]
 fn subscriptions_list() {}
 
 /// Get a subscription.
 #[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["subscriptions:read"])),
-    responses((status = 200, body = Subscription)))]
+    responses((status = 200, body = SubscriptionView)))]
 fn subscriptions_get() {}
 
 /// Cancel (at period end) or revoke (at once) a subscription.
@@ -455,7 +461,7 @@ fn subscriptions_get() {}
     params(("id" = Uuid, Path)),
     request_body = SubscriptionUpdate,
     security(("bearer" = ["subscriptions:write"])),
-    responses((status = 200, body = Subscription), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
+    responses((status = 200, body = SubscriptionView), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
 fn subscriptions_update() {}
 
 // ---------------------------------------------------------------------------------------
@@ -470,7 +476,7 @@ fn subscriptions_update() {}
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),
-    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn license_keys_list() {}
 
 /// Get a license key with its activations.
@@ -507,7 +513,7 @@ fn license_keys_get_activation() {}
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["customer_portal:read"])),
-    responses((status = 200, body = ListResourceLicenseKeyRead)))]
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn portal_license_keys_list() {}
 
 /// One of the customer's license keys (customer session token).

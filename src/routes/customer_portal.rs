@@ -13,9 +13,10 @@ use std::pin::Pin;
 use std::sync::OnceLock;
 
 use actix::prelude::*;
+use actix_web::body::BoxBody;
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse, Responder};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use tollgate_actors::license_key::{
@@ -25,9 +26,10 @@ use tollgate_actors::license_key::{
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    key_error, ActivationReadView, LicenseKeyActivate, LicenseKeyDeactivate, LicenseKeyValidate,
-    LicenseKeyView,
+    key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
 };
+use crate::api::{ListResource, Pagination};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -35,7 +37,7 @@ use crate::extract::auth::CustomerPortalRead;
 use crate::extract::json::parse_body;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
 use crate::routes::license_keys::{customer_of, durable_answer, render_keys};
-use crate::routes::listing::{page_of, render};
+use crate::routes::listing::page_of;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -160,26 +162,42 @@ fn limit(
 }
 
 /// An answer, success or error, with the `RateLimit` fields of the policies that applied.
-fn with_limits(answer: ApiResult<HttpResponse>, report: &crate::ratelimit::Report) -> HttpResponse {
-    use actix_web::ResponseError;
-    let mut res = answer.unwrap_or_else(|e| e.error_response());
-    crate::error::add_rate_limit_headers(&mut res, report);
-    res
+struct Limited<R> {
+    answer: ApiResult<R>,
+    report: crate::ratelimit::Report,
+}
+
+impl<R: Responder> Responder for Limited<R> {
+    type Body = BoxBody;
+
+    fn respond_to(self, req: &HttpRequest) -> HttpResponse<BoxBody> {
+        use actix_web::ResponseError;
+        let mut res = match self.answer {
+            Ok(answer) => answer.respond_to(req).map_into_boxed_body(),
+            Err(e) => e.error_response(),
+        };
+        crate::error::add_rate_limit_headers(&mut res, &self.report);
+        res
+    }
 }
 
 async fn validate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Limited<web::Json<ValidatedLicenseKey>>> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
-    Ok(with_limits(validate_inner(state, body).await, &report))
+    Ok(Limited {
+        answer: validate_inner(state, body).await,
+        report,
+    })
 }
 
+/// The validated key, serialized straight from its typed view (no intermediate JSON tree).
 async fn validate_inner(
     state: web::Data<AppState>,
     body: LicenseKeyValidate,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ValidatedLicenseKey>> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
     // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
     if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
@@ -196,7 +214,7 @@ async fn validate_inner(
     })
     .await?;
     let customer = customer_of(&state, &validated.key)?;
-    Ok(HttpResponse::Ok().json(LicenseKeyView::validated(
+    Ok(web::Json(ValidatedLicenseKey::new(
         &validated.key,
         &customer,
         validated.activation.as_ref(),
@@ -207,15 +225,18 @@ async fn activate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Limited<web::Json<LicenseKeyActivationRead>>> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
-    Ok(with_limits(activate_inner(state, body).await, &report))
+    Ok(Limited {
+        answer: activate_inner(state, body).await,
+        report,
+    })
 }
 
 async fn activate_inner(
     state: web::Data<AppState>,
     body: LicenseKeyActivate,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyActivationRead>> {
     let cmd = body.into_command();
     let (key, activation) = call_by_key(&state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
@@ -223,16 +244,23 @@ async fn activate_inner(
     .await?;
     let customer = customer_of(&state, &key)?;
     // 200, not 201, as in Polar.
-    Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, &activation, &customer)))
+    Ok(web::Json(LicenseKeyActivationRead::new(
+        &key,
+        &activation,
+        &customer,
+    )))
 }
 
 async fn deactivate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyDeactivate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Limited<HttpResponse>> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
-    Ok(with_limits(deactivate_inner(state, body).await, &report))
+    Ok(Limited {
+        answer: deactivate_inner(state, body).await,
+        report,
+    })
 }
 
 async fn deactivate_inner(
@@ -251,7 +279,7 @@ async fn list(
     auth: Auth<CustomerPortalRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -259,8 +287,10 @@ async fn list(
     let benefit: Option<BenefitId> = q.ids("benefit_id").pop();
     q.finish()?;
     let Subject::Customer(customer) = auth.subject() else {
-        let none: &[LicenseKeyView] = &[];
-        return Ok(HttpResponse::Ok().json(render(none, 0, params, |v| v.clone())));
+        return Ok(web::Json(ListResource {
+            items: Vec::new(),
+            pagination: Pagination::new(0, params.limit),
+        }));
     };
     let page = customer_page(&state, customer, &orgs, benefit, params);
     durable_answer(&state, page).await
@@ -273,7 +303,7 @@ fn customer_page(
     orgs: &[OrganizationId],
     benefit: Option<BenefitId>,
     params: ListParams,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
     let tenants = [customer.key()];
     let wanted = |k: &LicenseKey| {
         (orgs.is_empty() || orgs.contains(&k.organization_id))
@@ -292,15 +322,14 @@ fn customer_page(
         params,
         filter,
     )?;
-    let views = render_keys(state, &items)?;
-    Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
+    Ok(web::Json(render_keys(state, &items, total, params)?))
 }
 
 async fn get(
     auth: Auth<CustomerPortalRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
     let Subject::Customer(customer) = auth.subject() else {
         return Err(ApiError::not_found());
@@ -315,7 +344,7 @@ fn customer_key(
     state: &AppState,
     customer: CustomerId,
     id: LicenseKeyId,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let key = match state.store.get::<LicenseKey>(&id.key())? {
         Some(k) if k.value.customer_id == customer => k.value,
         _ => return Err(ApiError::not_found()),
@@ -330,7 +359,7 @@ fn customer_key(
             _ => false,
         });
     let owner = customer_of(state, &key)?;
-    Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(
+    Ok(web::Json(LicenseKeyWithActivations::new(
         &key,
         &owner,
         !customer_admin,

@@ -9,12 +9,16 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use tollgate_actors::license_key::{
     live_activations, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
 };
 
-use crate::api::license_key::{key_error, ActivationReadView, LicenseKeyUpdate, LicenseKeyView};
+use crate::api::license_key::{
+    key_error, LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate,
+    LicenseKeyWithActivations,
+};
+use crate::api::{ListResource, Pagination};
 use crate::domain::benefit::Benefit;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
@@ -22,7 +26,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::{page_of, render};
+use crate::routes::listing::page_of;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -47,8 +51,13 @@ pub fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiEr
         })
 }
 
-/// Renders keys, reading each distinct customer once.
-pub fn render_keys(state: &AppState, keys: &[LicenseKey]) -> Result<Vec<LicenseKeyView>, ApiError> {
+/// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
+pub fn render_keys(
+    state: &AppState,
+    keys: &[LicenseKey],
+    total: u64,
+    params: ListParams,
+) -> Result<ListResource<LicenseKeyRead>, ApiError> {
     let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
@@ -56,9 +65,12 @@ pub fn render_keys(state: &AppState, keys: &[LicenseKey]) -> Result<Vec<LicenseK
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(customer_of(state, key)?),
         };
-        out.push(LicenseKeyView::read(key, customer));
+        out.push(LicenseKeyRead::new(key, customer));
     }
-    Ok(out)
+    Ok(ListResource {
+        items: out,
+        pagination: Pagination::new(total, params.limit),
+    })
 }
 
 /// Answers a read once everything it read is durable. The barrier is taken *after* the
@@ -81,7 +93,7 @@ async fn list(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -97,7 +109,7 @@ fn list_page(
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
     params: ListParams,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
     let orgs = organizations_for_list(state, subject, orgs)?;
     // Both lists are index range reads in `created_at` order: by organization, or by the
     // benefits (of reachable organizations) asked for.
@@ -120,19 +132,20 @@ fn list_page(
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
     let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None)?;
-    let views = render_keys(state, &items)?;
-    Ok(HttpResponse::Ok().json(render(&views, total, params, |v| v.clone())))
+    Ok(web::Json(render_keys(state, &items, total, params)?))
 }
 
 async fn get(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
     let answer = key_for(&state, auth.subject(), id).and_then(|key| {
         let customer = customer_of(&state, &key)?;
-        Ok(HttpResponse::Ok().json(LicenseKeyView::with_activations(&key, &customer, false)))
+        Ok(web::Json(LicenseKeyWithActivations::new(
+            &key, &customer, false,
+        )))
     });
     durable_answer(&state, answer).await
 }
@@ -142,7 +155,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<LicenseKeyUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyRead>> {
     let id: LicenseKeyId = path_id("id", &id)?;
     let changes = body.into_inner().into_changes()?;
     key_for(&state, auth.subject(), id)?;
@@ -152,14 +165,14 @@ async fn update(
         .await
         .map_err(key_error)?;
     let customer = customer_of(&state, &key)?;
-    Ok(HttpResponse::Ok().json(LicenseKeyView::read(&key, &customer)))
+    Ok(web::Json(LicenseKeyRead::new(&key, &customer)))
 }
 
 async fn get_activation(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<LicenseKeyActivationRead>> {
     let (id, activation_id) = path.into_inner();
     let id: LicenseKeyId = path_id("id", &id)?;
     let activation_id: ActivationId = path_id("activation_id", &activation_id)?;
@@ -168,7 +181,9 @@ async fn get_activation(
             .find(|a| a.id == activation_id)
             .ok_or_else(ApiError::not_found)?;
         let customer = customer_of(&state, &key)?;
-        Ok(HttpResponse::Ok().json(ActivationReadView::new(&key, activation, &customer)))
+        Ok(web::Json(LicenseKeyActivationRead::new(
+            &key, activation, &customer,
+        )))
     });
     durable_answer(&state, answer).await
 }

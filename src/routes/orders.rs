@@ -6,10 +6,9 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::Value;
+use actix_web::{web, HttpRequest};
 
-use crate::api::order::{order_json, OrderRefs};
+use crate::api::order::{OrderRefs, OrderView};
 use crate::api::{ListResource, Pagination};
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
@@ -99,7 +98,7 @@ async fn list(
     auth: Auth<OrdersRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<OrderView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -179,7 +178,7 @@ async fn list(
         .iter()
         .map(|o| order_view(&state, o))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(HttpResponse::Ok().json(ListResource {
+    Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
     }))
@@ -198,7 +197,7 @@ fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
 }
 
 /// The `Order` rendering with the records it embeds.
-pub fn order_view(state: &AppState, o: &Order) -> Result<Value, ApiError> {
+pub fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
     let customer = state
         .store
         .get::<Customer>(&o.customer_id.key())?
@@ -220,7 +219,7 @@ pub fn order_view(state: &AppState, o: &Order) -> Result<Value, ApiError> {
         Some(id) => state.store.get::<Subscription>(&id.key())?.map(|s| s.value),
         None => None,
     };
-    Ok(order_json(
+    Ok(OrderView::new(
         o,
         &OrderRefs {
             customer: &customer,
@@ -236,9 +235,9 @@ async fn get(
     auth: Auth<OrdersRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<OrderView>> {
     let id: OrderId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let order = order_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(order_view(&state, &order)?))
+    Ok(web::Json(order_view(&state, &order)?))
 }

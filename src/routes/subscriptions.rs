@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -19,7 +19,8 @@ use tollgate_actors::subscription::{
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 
-use crate::api::subscription::{subscription_json, SubscriptionUpdate};
+use crate::api::product::ProductPriceRecurring;
+use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::{ListResource, Pagination};
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
@@ -35,7 +36,7 @@ use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::routes::access::{can_access, organizations_for_list};
 use crate::routes::listing::{directed, filtered_page, nulls_last, sorted_page_of, KeyOrder};
 use crate::routes::orders::narrowest_filter;
-use crate::routes::products::{price_view, product_view};
+use crate::routes::products::render_product;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -85,7 +86,7 @@ fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
 }
 
 /// The `Subscription` rendering with the records it embeds.
-pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<Value, ApiError> {
+pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<SubscriptionView, ApiError> {
     let customer = state
         .store
         .get::<Customer>(&s.customer_id.key())?
@@ -99,15 +100,22 @@ pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<Value, Ap
     let price = product
         .price(s.price_id)
         .ok_or_else(|| missing("price", s.price_id))?;
+    // Subscriptions are only ever made of recurring prices.
+    let price = ProductPriceRecurring::new(product.id, price).ok_or_else(|| {
+        ApiError::internal(format!(
+            "subscription {}: price {} is not recurring",
+            s.id, s.price_id
+        ))
+    })?;
     let discount = match s.discount_id {
         Some(id) => state.store.get::<Discount>(&id.key())?.map(|d| d.value),
         None => None,
     };
-    Ok(subscription_json(
+    Ok(SubscriptionView::new(
         s,
         &customer,
-        product_view(state, &product)?,
-        price_view(&product, price),
+        render_product(state, &product)?,
+        price,
         discount.as_ref(),
     ))
 }
@@ -155,7 +163,7 @@ async fn list(
     auth: Auth<SubscriptionsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<SubscriptionView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -239,7 +247,7 @@ async fn list(
         .iter()
         .map(|s| subscription_view(&state, s))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(HttpResponse::Ok().json(ListResource {
+    Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
     }))
@@ -249,11 +257,11 @@ async fn get(
     auth: Auth<SubscriptionsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<SubscriptionView>> {
     let id: SubscriptionId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let s = subscription_for(&state, auth.subject(), id)?;
-    Ok(HttpResponse::Ok().json(subscription_view(&state, &s)?))
+    Ok(web::Json(subscription_view(&state, &s)?))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -265,7 +273,7 @@ async fn update(
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ValidJson<SubscriptionUpdate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<SubscriptionView>> {
     let id: SubscriptionId = path_id("id", &id)?;
     let input = body.into_inner();
     // `revoke` is `Literal[True] | None`.
@@ -300,7 +308,7 @@ async fn update(
         Some(true) => Change::CancelAtPeriodEnd { reason, comment },
         None if revoke => Change::Revoke { reason, comment },
         // Nothing to change: Polar answers with the subscription as it is.
-        None => return Ok(HttpResponse::Ok().json(subscription_view(&state, &current)?)),
+        None => return Ok(web::Json(subscription_view(&state, &current)?)),
     };
     let mut updated = state
         .subscriptions
@@ -317,7 +325,7 @@ async fn update(
                 "license keys left for the sweep to revoke"),
         }
     }
-    Ok(HttpResponse::Ok().json(subscription_view(&state, &updated)?))
+    Ok(web::Json(subscription_view(&state, &updated)?))
 }
 
 // ---------------------------------------------------------------------------------------
