@@ -352,16 +352,6 @@ pub fn address_json(a: &Address) -> Value {
     serde_json::to_value(AddressView::from(a)).unwrap_or_default()
 }
 
-// merge shim: remove once callers use the typed view
-pub fn customer_json(c: &Customer) -> Value {
-    serde_json::to_value(CustomerView::from(c)).unwrap_or_default()
-}
-
-// merge shim: remove once callers use the typed view
-pub fn customer_user_json(c: &Customer) -> Value {
-    serde_json::to_value(CustomerUser::from(c)).unwrap_or_default()
-}
-
 /// An e-mail address as stored: trimmed, with a lower-cased domain.
 pub fn normalize_email_input(email: &str) -> String {
     let email = email.trim();

@@ -501,11 +501,6 @@ impl From<&Discount> for CheckoutDiscount {
 }
 
 // merge shim: remove once callers use the typed view
-pub fn discount_base_json(d: &Discount) -> Value {
-    serde_json::to_value(DiscountBase::from(d)).unwrap_or_default()
-}
-
-// merge shim: remove once callers use the typed view
 /// The fields that depend on a discount's type and duration (those of a
 /// `CheckoutDiscount` but its id, name and code), added to `out`.
 pub fn kind_fields(out: &mut Map<String, Value>, kind: &DiscountKind, duration: DiscountDuration) {

@@ -572,11 +572,6 @@ impl ProductPriceRecurring {
     }
 }
 
-// merge shim: remove once callers use the typed view
-pub fn price_json(product_id: ProductId, p: &Price) -> Value {
-    serde_json::to_value(ProductPrice::new(product_id, p)).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

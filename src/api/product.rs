@@ -231,11 +231,6 @@ pub fn attached_custom_fields(
         .collect()
 }
 
-// merge shim: remove once callers use the typed view
-pub fn order_product_json(p: &Product) -> Value {
-    serde_json::to_value(ProductBase::from(p)).unwrap_or_default()
-}
-
 #[cfg(test)]
 pub(crate) fn sample_products() -> Vec<Product> {
     use super::price::CURRENCY;

@@ -125,11 +125,6 @@ pub fn render_attached_custom_fields(
 }
 
 // merge shim: remove once callers use the typed view
-pub fn product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
-    Ok(serde_json::to_value(render_product(state, p)?).unwrap_or_default())
-}
-
-// merge shim: remove once callers use the typed view
 pub fn checkout_product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
     Ok(serde_json::to_value(render_checkout_product(state, p)?).unwrap_or_default())
 }
