@@ -1,0 +1,530 @@
+//! Completing a purchase: confirm (customer, discount redemption and customer session in
+//! one write), charge, then settle the processor's outcome (`apply_outcome`) with one
+//! atomic write of the order, subscription and license keys granted by the product's
+//! benefits. Also the start-up recovery of confirmed checkouts and the expiry sweep.
+
+use chrono::{DateTime, Duration, Months, Utc};
+use tollgate_actors::checkout::{
+    Checkout, CheckoutError, CheckoutStatus, ConfirmCheckout, ExpireCheckout, Issue,
+    SettleCheckout, Settlement, CHECKOUT_CONFIRMED, CHECKOUT_OPEN_BY_EXPIRY,
+};
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_actors::subscription::{Purchase, Subscription};
+use tollgate_actors::ActorError;
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{Batch, Expect, StorageError};
+
+use crate::api::checkout::CheckoutChanges;
+use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
+use crate::domain::benefit::{BenefitProperties, Timeframe};
+use crate::domain::customer::{customer_by_email, customer_by_id, Customer};
+use crate::domain::customer_session::CustomerSession;
+use crate::domain::discount::{discount_by_id, Discount};
+use crate::domain::ids::{
+    CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, OrderId, SubscriptionId,
+};
+use crate::domain::order::Order;
+use crate::domain::product::{Product, RecurringInterval};
+use crate::error::ApiError;
+use crate::payments::{ChargeOutcome, ChargeRequest};
+use crate::state::AppState;
+
+use super::fields::resolve_changes;
+use super::{checkout_error, load, product_of, with_id};
+
+/// Confirms a checkout: applies the body, checks it can be paid, and writes in one
+/// transaction the confirmed checkout, its customer (found by e-mail or created), the
+/// discount redemption and the customer session. Returns the session token.
+pub(super) async fn confirm(
+    state: &AppState,
+    checkout: &Checkout,
+    input: CheckoutChanges,
+    token: Option<String>,
+) -> Result<(Checkout, String), ApiError> {
+    let mut last_error = None;
+    // A concurrent confirm may take the customer's e-mail or the discount's revision
+    // first; the second attempt sees its write.
+    for _ in 0..3 {
+        let changes = resolve_changes(state, checkout, clone_changes(&input), true)?;
+        let preview_discount = changes
+            .discount
+            .as_ref()
+            .map(|(d, _)| d.clone())
+            .unwrap_or_else(|| checkout.discount.clone());
+        let now = state.now();
+        let discount_redeemable = match &preview_discount {
+            Some(d) => {
+                discount_by_id(&state.store, d.id)?.is_some_and(|s| s.value.is_redeemable(now))
+            }
+            None => true,
+        };
+        // The price being paid: the one the body switches to (already checked), else the
+        // checkout's, which may have been archived since it was selected.
+        let price_archived = match &changes.price {
+            Some(p) => p.is_archived,
+            None => product_of(state, checkout)?
+                .price(checkout.price.id)
+                .is_none_or(|p| p.is_archived),
+        };
+        let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
+        let attach = {
+            let store = state.store.clone();
+            let token_hash = state.hasher.hash(&session_token).to_vec();
+            Box::new(move |c: &Checkout| attach_confirmation(&store, c, token_hash, now))
+                as tollgate_actors::checkout::Attach
+        };
+        let result = state
+            .checkouts
+            .call(
+                checkout.id,
+                ConfirmCheckout {
+                    changes,
+                    confirmation_token: token.clone(),
+                    discount_redeemable,
+                    price_archived,
+                    tax: state.tax.clone(),
+                    attach,
+                },
+            )
+            .await;
+        match result {
+            Ok(c) => return Ok((c, session_token)),
+            Err(ActorError::Storage(
+                StorageError::Unique { .. } | StorageError::Conflict { .. },
+            )) => {
+                last_error = Some(ApiError::Conflict(
+                    "The checkout is being confirmed concurrently; retry.".into(),
+                ));
+                continue;
+            }
+            Err(e) => return Err(with_id(checkout_error(e), checkout.id)),
+        }
+    }
+    Err(last_error.unwrap_or(ApiError::Unavailable))
+}
+
+fn clone_changes(c: &CheckoutChanges) -> CheckoutChanges {
+    CheckoutChanges {
+        product_price_id: c.product_price_id.clone(),
+        amount: c.amount.clone(),
+        customer_name: c.customer_name.clone(),
+        customer_email: c.customer_email.clone(),
+        customer_billing_address: c.customer_billing_address.clone(),
+        customer_tax_id: c.customer_tax_id.clone(),
+        custom_field_data: c.custom_field_data.clone(),
+        discount_code: c.discount_code.clone(),
+        ..CheckoutChanges::default()
+    }
+}
+
+/// The writes that go with a confirmation (runs inside the checkout actor, on the
+/// checkout as confirmed).
+fn attach_confirmation(
+    store: &tollgate_storage::Store,
+    c: &Checkout,
+    token_hash: Vec<u8>,
+    now: DateTime<Utc>,
+) -> Result<(CustomerId, Batch), ActorError<CheckoutError>> {
+    let mut batch = Batch::new();
+    let email = c.customer_email.clone().unwrap_or_default();
+    let existing = match c.customer_id {
+        Some(id) => customer_by_id(store, id)?,
+        None => customer_by_email(store, c.organization_id, &email)?,
+    };
+    let customer = match existing {
+        Some(stored) => {
+            let mut customer = stored.value;
+            customer.metadata.merge(&c.customer_metadata);
+            if customer.name.is_none() {
+                customer.name = c.customer_name.clone();
+            }
+            if c.customer_billing_address.is_some() {
+                customer.billing_address = c.customer_billing_address.clone();
+            }
+            if c.customer_tax_id.is_some() {
+                customer.tax_id = c.customer_tax_id.clone();
+            }
+            customer.modified_at = Some(now);
+            batch.put(&customer, Expect::Rev(stored.rev))?;
+            customer
+        }
+        None => {
+            let mut customer =
+                Customer::new(CustomerId::new(), c.organization_id, email.clone(), now);
+            customer.name = c.customer_name.clone();
+            customer.billing_address = c.customer_billing_address.clone();
+            customer.tax_id = c.customer_tax_id.clone();
+            customer.metadata = c.customer_metadata.clone();
+            batch.put(&customer, Expect::Absent)?;
+            customer
+        }
+    };
+    if let Some(applied) = &c.discount {
+        let stored = discount_by_id(store, applied.id)?;
+        match stored {
+            Some(mut d) if d.value.is_redeemable(now) => {
+                d.value.record_redemption();
+                batch.put(&d.value, Expect::Rev(d.rev))?;
+            }
+            _ => {
+                return Err(ActorError::Domain(CheckoutError::Invalid(vec![Issue {
+                    loc: vec!["discount_id".into()],
+                    kind: "value_error",
+                    msg: "Discount is no longer redeemable.".into(),
+                }])))
+            }
+        }
+    }
+    let session = CustomerSession {
+        id: CustomerSessionId::new(),
+        customer_id: customer.id,
+        organization_id: c.organization_id,
+        token_hash,
+        created_at: now,
+        expires_at: now + Duration::hours(1),
+    };
+    batch.put(&session, Expect::Absent)?;
+    Ok((customer.id, batch))
+}
+
+// ---------------------------------------------------------------------------------------
+// Settling a confirmed checkout: charge, then one write of everything the purchase creates.
+
+/// Charges a confirmed checkout and records the outcome. Safe to repeat: the charge is
+/// idempotent per checkout and confirmation token, a checkout that already waits on an
+/// intent asks the processor how it stands instead of charging again, and a checkout no
+/// longer `confirmed` is left as it is.
+pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiError> {
+    let checkout = load(state, id).await?;
+    if checkout.status != CheckoutStatus::Confirmed {
+        return Ok(checkout);
+    }
+    let outcome = if let Some(intent) = checkout.pending_intent() {
+        state.processor.intent(intent).await
+    } else if checkout.is_payment_required() {
+        state.processor.charge(charge_request(&checkout)?).await
+    } else {
+        Ok(ChargeOutcome::Succeeded {
+            intent_id: String::new(),
+            payment_method: None,
+        })
+    };
+    match outcome {
+        Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
+        Err(e) => {
+            // Left confirmed: recovery (or the processor's webhook) settles it later.
+            tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
+            Err(ApiError::Unavailable)
+        }
+    }
+}
+
+/// The charge of a confirmed checkout.
+fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
+    let customer_id = c
+        .customer_id
+        .ok_or_else(|| ApiError::internal("a confirmed checkout has no customer"))?;
+    let token = c.confirmation_token.clone();
+    Ok(ChargeRequest {
+        // One key per attempt: a retried charge of the same attempt is taken once, and a
+        // buyer whose card was declined can pay again, even with the same card.
+        idempotency_key: c.charge_key(),
+        amount: c.total_amount().unwrap_or(0),
+        currency: c.currency.clone().unwrap_or_else(|| "usd".into()),
+        confirmation_token: token,
+        setup_future_usage: c.price.kind.is_recurring(),
+        off_session: false,
+        customer_id,
+        customer_email: c.customer_email.clone().unwrap_or_default(),
+        customer_name: c.customer_name.clone(),
+        metadata: vec![
+            ("checkout_id".into(), c.id.to_string()),
+            ("organization_id".into(), c.organization_id.to_string()),
+        ],
+    })
+}
+
+/// Records what the processor said about a confirmed checkout's payment: paid → the
+/// purchase is completed (exactly once, whoever gets there first); under way → the intent
+/// is recorded and the checkout stays confirmed; declined → it is open again and the
+/// answer is 400 `PaymentError`.
+pub async fn apply_outcome(
+    state: &AppState,
+    checkout: &Checkout,
+    outcome: ChargeOutcome,
+) -> Result<Checkout, ApiError> {
+    let id = checkout.id;
+    match outcome {
+        ChargeOutcome::Succeeded {
+            intent_id,
+            payment_method,
+        } => {
+            let subscription = checkout
+                .price
+                .kind
+                .is_recurring()
+                .then(|| SubscriptionId(derived_uuid(checkout.id.0, "subscription")));
+            let store = state.store.clone();
+            // Renewals charge the method the processor kept, else the buyer's token.
+            let token = payment_method.or_else(|| checkout.confirmation_token.clone());
+            let settled = state
+                .checkouts
+                .call(
+                    id,
+                    SettleCheckout {
+                        settlement: Settlement::Succeeded {
+                            intent: (!intent_id.is_empty()).then_some(intent_id),
+                            subscription,
+                        },
+                        build: Box::new(move |c: &Checkout| completion(&store, c, token)),
+                    },
+                )
+                .await;
+            match settled {
+                Ok(c) => Ok(c),
+                // Someone else settled it first.
+                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
+                Err(e) => Err(checkout_error(e)),
+            }
+        }
+        ChargeOutcome::Pending {
+            intent_id,
+            status,
+            client_secret,
+        } => {
+            let m = &checkout.payment_processor_metadata;
+            if checkout.pending_intent() == Some(intent_id.as_str())
+                && m.get("intent_status") == Some(&status)
+            {
+                return Ok(checkout.clone());
+            }
+            let settled = state
+                .checkouts
+                .call(
+                    id,
+                    SettleCheckout {
+                        settlement: Settlement::AwaitPayment {
+                            intent: intent_id,
+                            status,
+                            client_secret,
+                        },
+                        build: Box::new(|_: &Checkout| Ok(Batch::new())),
+                    },
+                )
+                .await;
+            match settled {
+                Ok(c) => Ok(c),
+                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
+                Err(e) => Err(checkout_error(e)),
+            }
+        }
+        ChargeOutcome::Declined { message } => {
+            let store = state.store.clone();
+            let discount = checkout.discount.as_ref().map(|d| d.id);
+            let reopened = state
+                .checkouts
+                .call(
+                    id,
+                    SettleCheckout {
+                        settlement: Settlement::Reopen,
+                        build: Box::new(move |_: &Checkout| undo_redemption(&store, discount)),
+                    },
+                )
+                .await;
+            match reopened {
+                Ok(_) => {}
+                // Settled meanwhile (a webhook, a concurrent retry): report what it is.
+                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => {
+                    return load(state, id).await
+                }
+                Err(e) => return Err(checkout_error(e)),
+            }
+            let detail = match message {
+                Some(m) => format!(
+                    "The payment failed: {m} Please try again with a different payment method."
+                ),
+                None => {
+                    "The payment failed. Please try again with a different payment method.".into()
+                }
+            };
+            Err(ApiError::PaymentError(detail))
+        }
+    }
+}
+
+fn undo_redemption(
+    store: &tollgate_storage::Store,
+    discount: Option<DiscountId>,
+) -> Result<Batch, ActorError<CheckoutError>> {
+    let mut batch = Batch::new();
+    if let Some(id) = discount {
+        if let Some(mut d) = store.get::<Discount>(&id.key())? {
+            d.value.redemptions_count = (d.value.redemptions_count - 1).max(0);
+            batch.put(&d.value, Expect::Rev(d.rev))?;
+        }
+    }
+    Ok(batch)
+}
+
+/// When a key granted now expires: `ttl` calendar years, months or days from now.
+pub fn key_expiry(now: DateTime<Utc>, ttl: i64, timeframe: Timeframe) -> Option<DateTime<Utc>> {
+    let n = u32::try_from(ttl).ok()?;
+    match timeframe {
+        Timeframe::Day => now.checked_add_signed(Duration::days(ttl)),
+        Timeframe::Month => now.checked_add_months(Months::new(n)),
+        Timeframe::Year => now.checked_add_months(Months::new(n.checked_mul(12)?)),
+    }
+}
+
+/// The end of a subscription period that starts at `start`.
+pub fn period_end(start: DateTime<Utc>, interval: RecurringInterval) -> Option<DateTime<Utc>> {
+    match interval {
+        RecurringInterval::Month => start.checked_add_months(Months::new(1)),
+        RecurringInterval::Year => start.checked_add_months(Months::new(12)),
+    }
+}
+
+/// Everything a successful purchase creates, with ids derived from the checkout's, so
+/// that a repeated completion can never create anything twice (`Expect::Absent`).
+fn completion(
+    store: &tollgate_storage::Store,
+    c: &Checkout,
+    payment_token: Option<String>,
+) -> Result<Batch, ActorError<CheckoutError>> {
+    let now = c.modified_at.unwrap_or(c.created_at);
+    let missing = |what: &str| {
+        ActorError::Storage(StorageError::Corrupt(format!(
+            "checkout {}: {what} is missing",
+            c.id
+        )))
+    };
+    let product = store
+        .get::<Product>(&c.product_id.key())?
+        .ok_or_else(|| missing("product"))?
+        .value;
+    let customer_id = c.customer_id.ok_or_else(|| missing("customer"))?;
+    let customer = store
+        .get::<Customer>(&customer_id.key())?
+        .ok_or_else(|| missing("customer record"))?
+        .value;
+    let recurring = c.price.kind.is_recurring();
+    let order_id = OrderId(derived_uuid(c.id.0, "order"));
+    let subscription_id = c.subscription_id.filter(|_| recurring);
+    let mut batch = Batch::new();
+
+    let mut key_ids = Vec::new();
+    for benefit in product_benefit_records(store, &product)? {
+        let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
+            continue;
+        };
+        let id = LicenseKeyId(derived_uuid(c.id.0, &format!("license_key:{}", benefit.id)));
+        key_ids.push(id);
+        let key = LicenseKey {
+            id,
+            organization_id: c.organization_id,
+            customer_id,
+            benefit_id: benefit.id,
+            created_at: now,
+            modified_at: None,
+            key: generate_key(props.prefix.as_deref()),
+            status: KeyStatus::Granted,
+            limit_activations: props.activations.map(|a| a.limit),
+            usage: 0,
+            limit_usage: props.limit_usage,
+            validations: 0,
+            last_validated_at: None,
+            expires_at: props
+                .expires
+                .and_then(|e| key_expiry(now, e.ttl, e.timeframe)),
+            activations: Vec::new(),
+            subscription_id,
+            order_id: subscription_id.is_none().then_some(order_id),
+        };
+        batch.put(&key, Expect::Absent)?;
+    }
+
+    if let Some(sid) = subscription_id {
+        let purchase = Purchase::from_checkout(
+            c,
+            customer_id,
+            &customer.email,
+            &product.name,
+            payment_token,
+            key_ids,
+        );
+        let subscription = Subscription::new_from_purchase(sid, purchase, now).map_err(|e| {
+            ActorError::Storage(StorageError::Corrupt(format!("checkout {}: {e}", c.id)))
+        })?;
+        batch.put(&subscription, Expect::Absent)?;
+    }
+
+    let order = Order::from_checkout(order_id, c, &customer, &product.name, subscription_id, now);
+    batch.put(&order, Expect::Absent)?;
+    Ok(batch)
+}
+
+fn product_benefit_records(
+    store: &tollgate_storage::Store,
+    product: &Product,
+) -> Result<Vec<crate::domain::benefit::Benefit>, StorageError> {
+    let mut out = Vec::new();
+    for id in &product.benefit_ids {
+        if let Some(b) = store.get::<crate::domain::benefit::Benefit>(&id.key())? {
+            if b.value.deleted_at.is_none() {
+                out.push(b.value);
+            }
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up recovery and the expiry sweep.
+
+/// Completes every checkout left `confirmed` by a crash (run before the service reports
+/// ready). Returns how many it settled.
+pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
+    let ids = state
+        .store
+        .index_range(CHECKOUT_CONFIRMED, &[], &[], None)?;
+    let mut settled = 0;
+    for id in ids {
+        let Some(id) = CheckoutId::from_key(&id) else {
+            continue;
+        };
+        match settle(state, id).await {
+            Ok(_) => settled += 1,
+            Err(ApiError::PaymentError(_)) => settled += 1,
+            Err(e) => {
+                tracing::error!(checkout = %id, error = %e, "could not settle a confirmed checkout")
+            }
+        }
+    }
+    Ok(settled)
+}
+
+/// Persists the expiry of open checkouts past `expires_at`. Returns how many expired.
+pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
+    // Everything with `expires_at <= now` (the range's end is exclusive).
+    let until = KeyBuf::new()
+        .i64(state.now().timestamp_micros().saturating_add(1))
+        .into_vec();
+    let ids = state
+        .store
+        .index_range(CHECKOUT_OPEN_BY_EXPIRY, &[], &[], Some(&until))?;
+    let mut expired = 0;
+    for id in ids {
+        let Some(id) = CheckoutId::from_key(&id) else {
+            continue;
+        };
+        match state.checkouts.call(id, ExpireCheckout).await {
+            Ok(c) if c.status == CheckoutStatus::Expired => expired += 1,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(checkout = %id, error = %checkout_error(e), "could not expire a checkout")
+            }
+        }
+    }
+    Ok(expired)
+}
