@@ -72,6 +72,39 @@ pub struct ValidationErrorBody {
     pub detail: Vec<FieldError>,
 }
 
+/// One instance of each error body, for the document test in `crate::openapi`.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let field = FieldError::new(
+        "string_too_short",
+        crate::loc!["body", "prices", 0, "name"],
+        "String should have at least 1 character",
+        Value::from(""),
+    )
+    .with_ctx(serde_json::json!({"min_length": 1}));
+    let bearer = ErrorBody {
+        error_description: Some("The access token is invalid.".into()),
+        ..ErrorBody::new("invalid_token", "The access token is invalid.")
+    };
+    [
+        (
+            "Error",
+            serde_json::to_value(ErrorBody::new("ResourceNotFound", "Not found")),
+        ),
+        ("Error", serde_json::to_value(bearer)),
+        (
+            "HTTPValidationError",
+            serde_json::to_value(ValidationErrorBody {
+                error: "RequestValidationError".into(),
+                detail: vec![field],
+            }),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, v)| (name, v.unwrap_or_default()))
+    .collect()
+}
+
 /// An RFC 6749 error of the OAuth endpoints; `error_description` is left out when there is
 /// none (RFC 6749 5.2).
 #[derive(Debug, Clone, Serialize, ToSchema)]
