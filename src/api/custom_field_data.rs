@@ -15,7 +15,7 @@
 //! request parser.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::domain::custom_field::{
     CustomField, CustomFieldData, CustomFieldProperties, FieldValue, SelectOption,
@@ -206,18 +206,21 @@ fn unit(n: i64) -> &'static str {
     }
 }
 
+/// A `custom_field_data` field of a response: a free-form JSON object (string, integer,
+/// boolean or date-time values), described in the document as a map of
+/// `crate::openapi::schemas::CustomFieldValue`.
+pub type CustomFieldDataMap = Map<String, Value>;
+
 /// `custom_field_data` as response bodies carry it: the stored answers without the `null`s
 /// of optional fields left empty. Polar's clients type the values as string, integer,
 /// boolean or date-time, never null (`polar-sdk` 0.13.5 and `@polar-sh/sdk` 0.22.2 both
 /// reject the whole Checkout, Order or Subscription over one `null`).
-pub fn custom_field_data_json(data: &CustomFieldData) -> Value {
-    Value::Object(
-        data.0
-            .iter()
-            .filter(|(_, v)| **v != FieldValue::Null)
-            .map(|(k, v)| (k.clone(), v.to_json()))
-            .collect(),
-    )
+pub fn custom_field_data_json(data: &CustomFieldData) -> CustomFieldDataMap {
+    data.0
+        .iter()
+        .filter(|(_, v)| **v != FieldValue::Null)
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect()
 }
 
 /// Validates a request's `custom_field_data` against the fields attached to a product
@@ -569,7 +572,10 @@ mod tests {
         let f = polar_fixture();
         let stored = validate_custom_field_data(&json!({"text1": "abc"}), &f, PREFIX).unwrap();
         assert_eq!(stored.get("number1"), Some(&FieldValue::Null));
-        assert_eq!(custom_field_data_json(&stored), json!({"text1": "abc"}));
+        assert_eq!(
+            Value::Object(custom_field_data_json(&stored)),
+            json!({"text1": "abc"})
+        );
         let full = validate_custom_field_data(
             &json!({"text1": "abc", "number1": 0, "select1": "a"}),
             &f,
@@ -577,7 +583,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            custom_field_data_json(&full),
+            Value::Object(custom_field_data_json(&full)),
             json!({"text1": "abc", "number1": 0, "select1": "a"})
         );
     }

@@ -347,11 +347,6 @@ impl From<&Customer> for CustomerUser {
     }
 }
 
-// merge shim: remove once callers use the typed view
-pub fn address_json(a: &Address) -> Value {
-    serde_json::to_value(AddressView::from(a)).unwrap_or_default()
-}
-
 /// An e-mail address as stored: trimmed, with a lower-cased domain.
 pub fn normalize_email_input(email: &str) -> String {
     let email = email.trim();

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -500,20 +500,6 @@ impl From<&Discount> for CheckoutDiscount {
     }
 }
 
-// merge shim: remove once callers use the typed view
-/// The fields that depend on a discount's type and duration (those of a
-/// `CheckoutDiscount` but its id, name and code), added to `out`.
-pub fn kind_fields(out: &mut Map<String, Value>, kind: &DiscountKind, duration: DiscountDuration) {
-    let summary = CheckoutDiscount::new(DiscountId(Uuid::nil()), "", None, kind, duration);
-    if let Ok(Value::Object(fields)) = serde_json::to_value(summary) {
-        out.extend(
-            fields
-                .into_iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "id" | "name" | "code")),
-        );
-    }
-}
-
 #[cfg(test)]
 pub(crate) fn sample_discounts() -> Vec<Discount> {
     use crate::domain::ids::OrganizationId;
@@ -685,13 +671,6 @@ mod tests {
         assert_eq!(
             keys(&checkout(&fixed_once)),
             set(&["id", "name", "type", "duration", "code", "amount", "currency"])
-        );
-        let mut fields = Map::new();
-        kind_fields(&mut fields, &pct_repeat.kind, pct_repeat.duration);
-        assert_eq!(
-            Value::Object(fields),
-            json!({"type": "percentage", "duration": "repeating", "basis_points": 2500,
-                   "duration_in_months": 3})
         );
     }
 

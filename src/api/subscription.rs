@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -20,17 +19,12 @@ use crate::domain::discount::Discount;
 use crate::openapi::schemas::CustomFieldValue;
 use tollgate_actors::subscription::{self as domain, Subscription};
 
-/// A `custom_field_data` field of a response: a free-form JSON object (string, integer,
-/// boolean or date-time values), described in the document as a map of `CustomFieldValue`.
-pub type CustomFieldDataMap = Map<String, Value>;
+pub use super::custom_field_data::CustomFieldDataMap;
 
 /// The JSON object of stored custom-field answers, as responses carry it (see
 /// `custom_field_data_json`: the `null`s of optional fields left empty are left out).
 pub fn custom_field_data_map(data: &CustomFieldData) -> CustomFieldDataMap {
-    match custom_field_data_json(data) {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
+    custom_field_data_json(data)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -335,7 +329,7 @@ pub(crate) fn sample_subscriptions() -> Vec<Subscription> {
 }
 
 #[cfg(test)]
-pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let customer = sample_customer();
     let products = super::product::sample_products();
     let benefits = super::benefit::sample_benefits();
@@ -374,7 +368,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
     use std::collections::BTreeSet;
 
     fn keys(v: &Value) -> BTreeSet<String> {

@@ -4,8 +4,11 @@
 //! 404, 422) are added by `super::finish` from what each operation declares here.
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
-use super::schemas::*;
 use crate::api::benefit::{BenefitCreate, BenefitType, BenefitUpdate, BenefitView};
+use crate::api::checkout::{
+    CheckoutConfirm, CheckoutCreate, CheckoutPublic, CheckoutPublicConfirmed, CheckoutUpdate,
+    CheckoutUpdatePublic, CheckoutView,
+};
 use crate::api::custom_field::{
     CustomFieldCreate, CustomFieldTypeView, CustomFieldUpdate, CustomFieldView,
 };
@@ -363,21 +366,21 @@ fn custom_fields_delete() {}
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `expires_at`, `-` prefix for descending."),
     ),
     security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = ListResourceCheckout)))]
+    responses((status = 200, body = ListResource<CheckoutView>)))]
 fn checkouts_list() {}
 
 /// Create a checkout session.
 #[utoipa::path(post, path = "/v1/checkouts/custom/", tag = "checkouts",
     request_body = CheckoutCreate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 201, body = Checkout)))]
+    responses((status = 201, body = CheckoutView)))]
 fn checkouts_create() {}
 
 /// Get a checkout session.
 #[utoipa::path(get, path = "/v1/checkouts/custom/{id}", tag = "checkouts",
     params(("id" = Uuid, Path)),
     security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = Checkout)))]
+    responses((status = 200, body = CheckoutView)))]
 fn checkouts_get() {}
 
 /// Update an open checkout session.
@@ -385,7 +388,7 @@ fn checkouts_get() {}
     params(("id" = Uuid, Path)),
     request_body = CheckoutUpdate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 200, body = Checkout), (status = 403, body = Error)))]
+    responses((status = 200, body = CheckoutView), (status = 403, body = Error)))]
 fn checkouts_update() {}
 
 /// Get a checkout session by its client secret (no authentication).

@@ -14,7 +14,7 @@ use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::api::custom_field::AttachedCustomFieldView;
 use crate::api::metadata::parse_metadata;
-use crate::api::price::{check_price_set, parse_price, PriceInput, ProductPrice};
+use crate::api::price::{check_price_set, parse_price, PriceInput};
 use crate::api::product::{
     self as view, AttachedCustomFieldCreate, CheckoutProduct, ProductBenefitsUpdate, ProductCreate,
     ProductUpdate, ProductView, NAME_MIN_CHARS,
@@ -122,21 +122,6 @@ pub fn render_attached_custom_fields(
 ) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
     let fields = product_custom_fields(state, p)?;
     Ok(view::attached_custom_fields(p, &fields))
-}
-
-// merge shim: remove once callers use the typed view
-pub fn checkout_product_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
-    Ok(serde_json::to_value(render_checkout_product(state, p)?).unwrap_or_default())
-}
-
-// merge shim: remove once callers use the typed view
-pub fn price_view(p: &Product, price: &Price) -> Value {
-    serde_json::to_value(ProductPrice::new(p.id, price)).unwrap_or_default()
-}
-
-// merge shim: remove once callers use the typed view
-pub fn attached_custom_fields_view(state: &AppState, p: &Product) -> Result<Value, ApiError> {
-    Ok(serde_json::to_value(render_attached_custom_fields(state, p)?).unwrap_or_default())
 }
 
 // ---------------------------------------------------------------------------------------

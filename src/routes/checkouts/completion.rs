@@ -46,7 +46,7 @@ pub(super) async fn confirm(
     // A concurrent confirm may take the customer's e-mail or the discount's revision
     // first; the second attempt sees its write.
     for _ in 0..3 {
-        let changes = resolve_changes(state, checkout, clone_changes(&input), true)?;
+        let changes = resolve_changes(state, checkout, input.clone(), true)?;
         let preview_discount = changes
             .discount
             .as_ref()
@@ -102,20 +102,6 @@ pub(super) async fn confirm(
         }
     }
     Err(last_error.unwrap_or(ApiError::Unavailable))
-}
-
-fn clone_changes(c: &CheckoutChanges) -> CheckoutChanges {
-    CheckoutChanges {
-        product_price_id: c.product_price_id.clone(),
-        amount: c.amount.clone(),
-        customer_name: c.customer_name.clone(),
-        customer_email: c.customer_email.clone(),
-        customer_billing_address: c.customer_billing_address.clone(),
-        customer_tax_id: c.customer_tax_id.clone(),
-        custom_field_data: c.custom_field_data.clone(),
-        discount_code: c.discount_code.clone(),
-        ..CheckoutChanges::default()
-    }
 }
 
 /// The writes that go with a confirmation (runs inside the checkout actor, on the

@@ -21,15 +21,18 @@ use serde_json::Value;
 use tollgate_actors::checkout::{Checkout, CheckoutError, CheckoutStatus, GetCheckout, Issue};
 use tollgate_actors::ActorError;
 
-use crate::api::checkout::{checkout_json, checkout_public_json, CheckoutContext};
+use crate::api::checkout::{
+    CheckoutContext, CheckoutPublic, CheckoutPublicConfirmed, CheckoutView,
+};
 use crate::api::organization::OrganizationView;
+use crate::api::product::ProductPrice;
 use crate::domain::ids::CheckoutId;
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
 use crate::error::{ApiError, FieldError};
 use crate::extract::Subject;
 use crate::routes::access::can_access;
-use crate::routes::products::{attached_custom_fields_view, checkout_product_view, price_view};
+use crate::routes::products::{render_attached_custom_fields, render_checkout_product};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -158,39 +161,57 @@ fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiError> {
         .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
 }
 
-fn context(
-    state: &AppState,
-    c: &Checkout,
-    status: CheckoutStatus,
-) -> Result<CheckoutContext, ApiError> {
+/// The product, URLs and custom fields a rendering shows, as they are now.
+fn context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
     let product = product_of(state, c)?;
     let base = &state.public_url;
     Ok(CheckoutContext {
-        status: status.as_str(),
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
-        product: checkout_product_view(state, &product)?,
-        product_price: price_view(&product, &c.price),
-        attached_custom_fields: attached_custom_fields_view(state, &product)?,
+        product: render_checkout_product(state, &product)?,
+        product_price: ProductPrice::new(product.id, &c.price),
+        attached_custom_fields: render_attached_custom_fields(state, &product)?,
     })
 }
 
-fn render(state: &AppState, c: &Checkout) -> Result<Value, ApiError> {
-    let ctx = context(state, c, c.effective_status(state.now()))?;
-    Ok(checkout_json(c, &ctx))
+fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, ApiError> {
+    state
+        .store
+        .get::<Organization>(&c.organization_id.key())?
+        .map(|o| OrganizationView::from(&o.value))
+        .ok_or_else(|| ApiError::internal("a checkout's organization is missing"))
 }
 
+/// `Checkout`, with its status as seen now.
+fn render(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
+    let status = c.effective_status(state.now());
+    Ok(CheckoutView::new(c, status, context(state, c)?))
+}
+
+/// `CheckoutPublic`, showing `status`.
 fn render_public(
     state: &AppState,
     c: &Checkout,
     status: CheckoutStatus,
-    session: Option<&str>,
-) -> Result<Value, ApiError> {
-    let ctx = context(state, c, status)?;
-    let org = state
-        .store
-        .get::<Organization>(&c.organization_id.key())?
-        .map(|o| serde_json::to_value(OrganizationView::from(&o.value)).unwrap_or(Value::Null))
-        .unwrap_or(Value::Null);
-    Ok(checkout_public_json(c, &ctx, org, session))
+) -> Result<CheckoutPublic, ApiError> {
+    Ok(CheckoutPublic::new(
+        c,
+        status,
+        context(state, c)?,
+        organization_of(state, c)?,
+    ))
+}
+
+/// `CheckoutPublicConfirmed`: the confirm answer, with the customer session's token.
+fn render_confirmed(
+    state: &AppState,
+    c: &Checkout,
+    session_token: String,
+) -> Result<CheckoutPublicConfirmed, ApiError> {
+    Ok(CheckoutPublicConfirmed::new(
+        c,
+        context(state, c)?,
+        organization_of(state, c)?,
+        session_token,
+    ))
 }

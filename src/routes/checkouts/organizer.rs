@@ -1,7 +1,7 @@
 //! The organizer endpoints, `/v1/checkouts/custom/` and `/v1/checkouts/custom/{id}`:
 //! list, read, create and update checkouts with an access token.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest};
 use chrono::Duration;
 use serde_json::Value;
 use tollgate_actors::checkout::{
@@ -12,7 +12,8 @@ use tollgate_actors::checkout::{
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
 
-use crate::api::checkout::{CheckoutChanges, CheckoutCreate};
+use crate::api::checkout::{CheckoutCreate, CheckoutUpdate, CheckoutView};
+use crate::api::{Created, ListResource, Pagination};
 use crate::auth::tokens::{generate, CHECKOUT_SECRET_PREFIX};
 use crate::domain::customer::customer_by_id;
 use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrganizationId, ProductId};
@@ -52,7 +53,7 @@ pub(super) async fn list(
     auth: Auth<CheckoutsRead>,
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<ListResource<CheckoutView>>> {
     let mut q = QueryParams::parse(req.query_string());
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -106,27 +107,27 @@ pub(super) async fn list(
         .iter()
         .map(|c| render(&state, c))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({
-        "items": items,
-        "pagination": crate::api::Pagination::new(total, params.limit),
-    })))
+    Ok(web::Json(ListResource {
+        items,
+        pagination: Pagination::new(total, params.limit),
+    }))
 }
 
 pub(super) async fn get(
     auth: Auth<CheckoutsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
     let checkout = checkout_for(&state, auth.subject(), id).await?;
-    Ok(HttpResponse::Ok().json(render(&state, &checkout)?))
+    Ok(web::Json(render(&state, &checkout)?))
 }
 
 pub(super) async fn create(
     auth: Auth<CheckoutsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<CheckoutCreate>,
-) -> ApiResult<HttpResponse> {
+) -> ApiResult<Created<CheckoutView>> {
     let input = body.into_inner();
     let now = state.now();
     let mut v = Validator::new();
@@ -284,22 +285,22 @@ pub(super) async fn create(
         )
         .await
         .map_err(|e| checkout_error(widen(e)))?;
-    Ok(HttpResponse::Created().json(render(&state, &checkout)?))
+    Ok(Created(render(&state, &checkout)?))
 }
 
 pub(super) async fn update(
     auth: Auth<CheckoutsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    body: ValidJson<CheckoutChanges>,
-) -> ApiResult<HttpResponse> {
+    body: ValidJson<CheckoutUpdate>,
+) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
     let checkout = checkout_for(&state, auth.subject(), id).await?;
     let status = checkout.effective_status(state.now());
     if status != CheckoutStatus::Open {
         return Err(not_open(&checkout, status));
     }
-    let changes = resolve_changes(&state, &checkout, body.into_inner(), false)?;
+    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), false)?;
     let updated = state
         .checkouts
         .call(
@@ -311,5 +312,5 @@ pub(super) async fn update(
         )
         .await
         .map_err(|e| with_id(checkout_error(e), id))?;
-    Ok(HttpResponse::Ok().json(render(&state, &updated)?))
+    Ok(web::Json(render(&state, &updated)?))
 }
