@@ -18,7 +18,7 @@ use super::metadata::{metadata_map, MetadataMap};
 use super::organization::OrganizationView;
 use super::product::{CheckoutProduct, ProductPrice};
 use super::Maybe;
-use crate::openapi::schemas::CustomFieldValue;
+use crate::api::free_form::CustomFieldValue;
 use tollgate_actors::checkout::{self as domain, Checkout};
 
 /// Creates a checkout for a price (`product_price_id`) or for a product's first price
@@ -41,21 +41,21 @@ pub struct CheckoutCreate {
     pub customer_email: Option<String>,
     pub customer_ip_address: Option<String>,
     // Parsed with [`super::customer::parse_address`].
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub customer_billing_address: Option<Value>,
     pub customer_tax_id: Option<String>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub customer_metadata: Option<Value>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: Option<Value>,
     // Checked against the product's fields with
     // [`super::custom_field_data::validate_custom_field_data`].
     #[serde(default)]
-    #[schema(value_type = std::collections::HashMap<String, crate::openapi::schemas::CustomFieldInput>)]
+    #[schema(value_type = std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>)]
     pub custom_field_data: Option<Value>,
     pub subscription_id: Option<Uuid>,
     pub success_url: Option<String>,
@@ -69,7 +69,7 @@ pub struct CheckoutCreate {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CheckoutUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<std::collections::HashMap<String, crate::openapi::schemas::CustomFieldInput>>)]
+    #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
@@ -84,13 +84,13 @@ pub struct CheckoutUpdate {
     #[schema(value_type = Option<String>)]
     pub customer_email: Maybe<String>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub customer_billing_address: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub customer_tax_id: Maybe<String>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
@@ -102,7 +102,7 @@ pub struct CheckoutUpdate {
     #[schema(value_type = Option<String>)]
     pub customer_ip_address: Maybe<String>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub customer_metadata: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -117,7 +117,7 @@ pub struct CheckoutUpdate {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CheckoutUpdatePublic {
     #[serde(default)]
-    #[schema(value_type = Option<std::collections::HashMap<String, crate::openapi::schemas::CustomFieldInput>>)]
+    #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
@@ -132,7 +132,7 @@ pub struct CheckoutUpdatePublic {
     #[schema(value_type = Option<String>)]
     pub customer_email: Maybe<String>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub customer_billing_address: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -146,7 +146,7 @@ pub struct CheckoutUpdatePublic {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CheckoutConfirm {
     #[serde(default)]
-    #[schema(value_type = Option<std::collections::HashMap<String, crate::openapi::schemas::CustomFieldInput>>)]
+    #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
@@ -161,7 +161,7 @@ pub struct CheckoutConfirm {
     #[schema(value_type = Option<String>)]
     pub customer_email: Maybe<String>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub customer_billing_address: Maybe<Value>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -406,9 +406,9 @@ checkout_schema!(
     #[schema(as = Checkout)]
     CheckoutView {
         status: CheckoutStatus,
-        #[schema(value_type = crate::openapi::schemas::Metadata)]
+        #[schema(value_type = crate::api::free_form::Metadata)]
         metadata: MetadataMap,
-        #[schema(value_type = crate::openapi::schemas::Metadata)]
+        #[schema(value_type = crate::api::free_form::Metadata)]
         customer_metadata: MetadataMap,
         subscription_id: Option<Uuid>,
     }

@@ -34,7 +34,7 @@ pub struct CustomFieldCreate {
     pub kind: CustomFieldType,
     pub slug: String,
     pub name: String,
-    #[schema(value_type = crate::openapi::schemas::Metadata, required = false)]
+    #[schema(value_type = crate::api::free_form::Metadata, required = false)]
     pub metadata: Metadata,
     // The keys of the field's `type` (those of `CustomFieldProperties`).
     #[schema(value_type = Object)]
@@ -53,7 +53,7 @@ pub struct CustomFieldUpdate {
     pub kind: CustomFieldType,
     pub slug: Option<String>,
     pub name: Option<String>,
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Option<Metadata>,
     #[schema(value_type = Option<Object>)]
     pub properties: Option<CustomFieldProperties>,
@@ -562,7 +562,7 @@ pub struct CustomFieldView {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
     pub modified_at: Option<DateTime<Utc>>,
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: MetadataMap,
     #[serde(rename = "type")]
     pub kind: CustomFieldTypeView,

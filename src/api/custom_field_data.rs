@@ -208,7 +208,7 @@ fn unit(n: i64) -> &'static str {
 
 /// A `custom_field_data` field of a response: a free-form JSON object (string, integer,
 /// boolean or date-time values), described in the document as a map of
-/// `crate::openapi::schemas::CustomFieldValue`.
+/// `crate::api::free_form::CustomFieldValue`.
 pub type CustomFieldDataMap = Map<String, Value>;
 
 /// `custom_field_data` as response bodies carry it: the stored answers without the `null`s

@@ -22,7 +22,7 @@ pub struct CustomerCreate {
     pub name: Option<String>,
     // Parsed with [`parse_address`].
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub billing_address: Option<Value>,
     // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
@@ -33,7 +33,7 @@ pub struct CustomerCreate {
     pub organization_id: Option<Uuid>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: Option<Value>,
 }
 
@@ -49,7 +49,7 @@ pub struct CustomerUpdate {
     pub name: Maybe<String>,
     // Parsed with [`parse_address`].
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::AddressInput>)]
+    #[schema(value_type = Option<crate::api::free_form::AddressInput>)]
     pub billing_address: Maybe<Value>,
     // Parsed with [`parse_tax_id_input`].
     #[serde(default)]
@@ -57,7 +57,7 @@ pub struct CustomerUpdate {
     pub tax_id: Maybe<Value>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
@@ -287,7 +287,7 @@ pub struct CustomerView {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
     pub modified_at: Option<DateTime<Utc>>,
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: MetadataMap,
     pub email: String,
     pub email_verified: bool,

@@ -76,7 +76,7 @@ pub struct DiscountCreate {
     pub organization_id: Option<Uuid>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: Option<Value>,
 }
 
@@ -121,7 +121,7 @@ pub struct DiscountUpdate {
     #[schema(value_type = Option<Vec<Uuid>>)]
     pub products: Maybe<Vec<Uuid>>,
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
@@ -220,7 +220,7 @@ macro_rules! discount_variant {
             pub id: Uuid,
             pub created_at: DateTime<Utc>,
             pub modified_at: Option<DateTime<Utc>>,
-            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            #[schema(value_type = crate::api::free_form::Metadata)]
             pub metadata: MetadataMap,
             pub name: String,
             pub code: Option<String>,
@@ -237,7 +237,7 @@ macro_rules! discount_variant {
             pub id: Uuid,
             pub created_at: DateTime<Utc>,
             pub modified_at: Option<DateTime<Utc>>,
-            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            #[schema(value_type = crate::api::free_form::Metadata)]
             pub metadata: MetadataMap,
             pub name: String,
             pub code: Option<String>,

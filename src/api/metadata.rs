@@ -9,7 +9,7 @@ use crate::domain::metadata::{
 use crate::error::FieldError;
 
 /// A `metadata` field of a response: a free-form JSON object (string, integer and boolean
-/// values), described in the document as `crate::openapi::schemas::Metadata`.
+/// values), described in the document as `crate::api::free_form::Metadata`.
 pub type MetadataMap = Map<String, Value>;
 
 /// The JSON object of stored metadata.

@@ -6,6 +6,7 @@ pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
 pub mod discount;
+pub mod free_form;
 pub mod health;
 pub mod license_key;
 pub mod metadata;

@@ -11,11 +11,11 @@ use super::discount::DiscountBase;
 use super::metadata::{metadata_map, MetadataMap};
 use super::product::{ProductBase, ProductPrice};
 use super::subscription::{custom_field_data_map, CustomFieldDataMap, OrderSubscription};
+use crate::api::free_form::CustomFieldValue;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::order::{self as domain, Order};
 use crate::domain::product::{Price, Product};
-use crate::openapi::schemas::CustomFieldValue;
 use tollgate_actors::subscription::Subscription;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -74,7 +74,7 @@ pub struct OrderView {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
     pub modified_at: Option<DateTime<Utc>>,
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: MetadataMap,
     #[schema(value_type = std::collections::HashMap<String, CustomFieldValue>)]
     pub custom_field_data: CustomFieldDataMap,

@@ -39,7 +39,7 @@ pub struct ProductCreate {
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = crate::openapi::schemas::Metadata)]
+    #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: Maybe<Value>,
     #[serde(default)]
     #[schema(nullable = false)]
@@ -71,7 +71,7 @@ pub struct ProductUpdate {
     pub attached_custom_fields: Option<Vec<AttachedCustomFieldCreate>>,
     // Parsed with [`super::metadata::parse_metadata`].
     #[serde(default)]
-    #[schema(value_type = Option<crate::openapi::schemas::Metadata>)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
 }
 
@@ -134,7 +134,7 @@ product_schema!(
     /// The `Product` schema.
     #[schema(as = Product)]
     ProductView {
-        #[schema(value_type = crate::openapi::schemas::Metadata)]
+        #[schema(value_type = crate::api::free_form::Metadata)]
         metadata: MetadataMap,
         prices: Vec<ProductPrice>,
         benefits: Vec<BenefitView>,

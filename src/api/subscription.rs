@@ -13,10 +13,10 @@ use super::customer::{CustomerUser, CustomerView};
 use super::discount::DiscountBase;
 use super::metadata::{metadata_map, MetadataMap};
 use super::product::{ProductPriceRecurring, ProductView, RecurringInterval};
+use crate::api::free_form::CustomFieldValue;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::openapi::schemas::CustomFieldValue;
 use tollgate_actors::subscription::{self as domain, Subscription};
 
 pub use super::custom_field_data::CustomFieldDataMap;
@@ -130,7 +130,7 @@ macro_rules! subscription_schema {
             pub checkout_id: Option<Uuid>,
             pub customer_cancellation_reason: Option<CustomerCancellationReason>,
             pub customer_cancellation_comment: Option<String>,
-            #[schema(value_type = crate::openapi::schemas::Metadata)]
+            #[schema(value_type = crate::api::free_form::Metadata)]
             pub metadata: MetadataMap,
             /// Deprecated: the customer's id.
             pub user_id: Uuid,

@@ -1,8 +1,8 @@
-//! The schemas of the OpenAPI document that no Rust view builds: the free-form values
-//! (metadata, custom-field answers) and the address input, which the request bodies and views
-//! in `crate::api` name with `#[schema(value_type = …)]` because they carry them as JSON and
-//! parse them by hand (for pydantic's error locations). Every other schema is derived from
-//! the type the service sends or reads, in `crate::api`.
+//! How the document describes the free-form values (metadata, custom-field answers) and the
+//! address input: the request bodies and views in `crate::api` carry these as JSON maps or
+//! values and parse them by hand (for pydantic's error locations), and name these types with
+//! `#[schema(value_type = …)]`. Every other schema is derived from the type the service
+//! sends or reads.
 #![allow(dead_code)] // Documentation types: they are described, never built.
 
 use std::collections::HashMap;
