@@ -54,7 +54,7 @@ pub struct ErrorBody {
 }
 
 impl ErrorBody {
-    fn new(error: &str, detail: impl Into<String>) -> Self {
+    pub fn new(error: &str, detail: impl Into<String>) -> Self {
         ErrorBody {
             error: error.into(),
             detail: detail.into(),

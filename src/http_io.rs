@@ -141,7 +141,7 @@ pub fn shape(buf: &[u8]) -> Option<Vec<u8>> {
     if !has("content-length", "0") || !has("connection", "close") {
         return None;
     }
-    let body = serde_json::json!({"error": error, "detail": detail}).to_string();
+    let body = serde_json::to_string(&crate::error::ErrorBody::new(error, detail)).ok()?;
     let mut out = String::with_capacity(end + body.len() + 64);
     out.push_str(lines.first()?);
     out.push_str("\r\n");

@@ -171,10 +171,10 @@ use std::future::Future as _;
 fn request_timeout(secs: u64) -> actix_web::HttpResponse {
     let mut res = actix_web::HttpResponse::build(StatusCode::REQUEST_TIMEOUT);
     res.force_close();
-    res.json(serde_json::json!({
-        "error": "RequestTimeout",
-        "detail": format!("The request body did not arrive within {secs} seconds."),
-    }))
+    res.json(crate::error::ErrorBody::new(
+        "RequestTimeout",
+        format!("The request body did not arrive within {secs} seconds."),
+    ))
 }
 
 /// Slow and greedy clients: a connection over `server.max_connections_per_ip` gets 429 and

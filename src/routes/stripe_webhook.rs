@@ -13,7 +13,6 @@
 //! Every other event is acknowledged and ignored.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::json;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus, GetCheckout};
 use tollgate_storage::Batch;
 
@@ -53,13 +52,19 @@ async fn receive(
         .map_err(|e| ApiError::BadRequest(format!("Not a Stripe event: {e}.")))?;
     let marker = event_meta_key(&event.id);
     if state.store.get_meta(&marker)?.is_some() {
-        return Ok(HttpResponse::Ok().json(json!({"received": true, "duplicate": true})));
+        return Ok(HttpResponse::Ok().json(Received {
+            received: true,
+            duplicate: true,
+        }));
     }
     handle(&state, &event).await?;
     let mut batch = Batch::new();
     batch.put_meta(&marker, state.now().to_rfc3339().into_bytes());
     state.store.commit_durable(&batch).await?;
-    Ok(HttpResponse::Ok().json(json!({"received": true, "duplicate": false})))
+    Ok(HttpResponse::Ok().json(Received {
+        received: true,
+        duplicate: false,
+    }))
 }
 
 /// Acts on one verified event. An error makes Stripe deliver it again later.
@@ -119,4 +124,11 @@ async fn current(state: &AppState, id: CheckoutId) -> Result<Option<Checkout>, A
             tollgate_actors::ActorError::Storage(s) => s.into(),
             _ => ApiError::internal("could not read a checkout"),
         })
+}
+
+/// The acknowledgement Stripe receives: whether this event id was already handled.
+#[derive(serde::Serialize)]
+struct Received {
+    received: bool,
+    duplicate: bool,
 }
