@@ -18,7 +18,7 @@ pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 pub use store::{
-    Batch, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Snapshot, Store,
+    Batch, Change, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Snapshot, Store,
     StoreConfig,
 };
 

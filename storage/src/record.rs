@@ -16,6 +16,18 @@ pub trait Record: Sized + Send + Sync + 'static {
     /// Unique constraint names this type writes; used to verify and rebuild them.
     const UNIQUES: &'static [&'static str] = &[];
 
+    /// Whether writes of this type are recorded in the store's change feed (see
+    /// [`crate::Store::changes`]): its creation, its deletion, and every change of
+    /// [`Record::feed_digest`].
+    const FEED: bool = false;
+
+    /// The part of the record whose change is worth a feed entry: a write that leaves it
+    /// as it was records nothing (a validation counter, a timestamp of last use). `None`
+    /// (the default): every change of the stored payload counts.
+    fn feed_digest(&self) -> Option<Vec<u8>> {
+        None
+    }
+
     /// The primary key inside the collection (usually the 16 bytes of a UUID).
     fn id_key(&self) -> Vec<u8>;
     /// The payload for format version [`Record::VERSION`].

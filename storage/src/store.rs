@@ -17,12 +17,14 @@ use crate::flusher::{DurabilityMode, DurableFuture, Flusher, StoreHealth, DEFAUL
 use crate::StorageError;
 
 mod batch;
+mod feed;
 mod indexes;
 mod layout;
 mod reads;
 mod snapshot;
 
 pub use batch::{Batch, Committed};
+pub use feed::Change;
 pub use indexes::IndexReport;
 pub use reads::{Direction, IndexIter, Page, PageQuery};
 pub use snapshot::Snapshot;
@@ -77,6 +79,10 @@ struct Inner {
     counters: sled::Tree,
     uniques: sled::Tree,
     meta: sled::Tree,
+    /// The change feed: `seq (u64 BE) -> Change`, see [`Store::changes`].
+    feed: sled::Tree,
+    /// Woken by every commit that wrote to the feed.
+    feed_signal: tokio::sync::Notify,
     flusher: Flusher,
     /// Commits share it; [`Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
@@ -124,6 +130,7 @@ impl Store {
         let counters = db.open_tree("counters")?;
         let uniques = db.open_tree("uniques")?;
         let meta = db.open_tree("meta")?;
+        let feed = db.open_tree("feed")?;
         let flusher = Flusher::start(db.clone(), mode, dir, deadline)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -133,6 +140,8 @@ impl Store {
                 counters,
                 uniques,
                 meta,
+                feed,
+                feed_signal: tokio::sync::Notify::new(),
                 flusher,
                 gate: std::sync::RwLock::new(()),
             }),

@@ -793,3 +793,131 @@ async fn a_snapshot_under_write_load_is_consistent_and_restores_into_an_empty_st
         Err(StorageError::Conflict { .. })
     ));
 }
+
+/// A record in the change feed whose `hits` counter is not worth an entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Fed {
+    id: u64,
+    status: String,
+    hits: u64,
+}
+
+impl Record for Fed {
+    const COLLECTION: &'static str = "fed";
+    const VERSION: u16 = 1;
+    const FEED: bool = true;
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.to_be_bytes().to_vec()
+    }
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        codec::encode(self)
+    }
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        codec::decode(Self::COLLECTION, version, payload)
+    }
+    fn feed_digest(&self) -> Option<Vec<u8>> {
+        Some(self.status.as_bytes().to_vec())
+    }
+}
+
+fn fed(id: u64, status: &str, hits: u64) -> Fed {
+    Fed {
+        id,
+        status: status.into(),
+        hits,
+    }
+}
+
+#[test]
+fn the_feed_records_creations_digest_changes_and_deletions_in_order() {
+    let store = Store::temporary().unwrap();
+    let mut b = Batch::new();
+    b.put(&fed(1, "active", 0), Expect::Absent).unwrap();
+    store.commit(&b).unwrap();
+    // A counter-only change: no entry, and no transaction needed.
+    let mut b = Batch::new();
+    b.put(&fed(1, "active", 5), Expect::Rev(1)).unwrap();
+    store.commit(&b).unwrap();
+    let mut b = Batch::new();
+    b.put(&fed(1, "revoked", 5), Expect::Rev(2)).unwrap();
+    store.commit(&b).unwrap();
+    // Types outside the feed record nothing.
+    put(&store, &item(9, 1, "nine", 9), Expect::Absent).unwrap();
+    let mut b = Batch::new();
+    b.delete::<Fed>(&1u64.to_be_bytes(), Expect::Rev(3));
+    store.commit(&b).unwrap();
+
+    let changes = store.changes(None, 10).unwrap();
+    assert_eq!(changes.len(), 3);
+    assert!(changes.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert!(changes.iter().all(|c| c.is::<Fed>() && !c.is::<Item>()));
+    assert_eq!(changes[0].before::<Fed>().unwrap(), None);
+    assert_eq!(
+        changes[0].after::<Fed>().unwrap(),
+        Some(fed(1, "active", 0))
+    );
+    assert_eq!(
+        changes[1].before::<Fed>().unwrap(),
+        Some(fed(1, "active", 5))
+    );
+    assert_eq!(
+        changes[1].after::<Fed>().unwrap(),
+        Some(fed(1, "revoked", 5))
+    );
+    assert_eq!(
+        changes[2].before::<Fed>().unwrap(),
+        Some(fed(1, "revoked", 5))
+    );
+    assert_eq!(changes[2].after::<Fed>().unwrap(), None);
+    // Paging after a sequence number.
+    let rest = store.changes(Some(changes[0].seq), 10).unwrap();
+    assert_eq!(rest, changes[1..].to_vec());
+}
+
+#[test]
+fn a_failed_write_records_nothing_and_consuming_removes_entries_atomically() {
+    let store = Store::temporary().unwrap();
+    let mut b = Batch::new();
+    b.put(&fed(1, "active", 0), Expect::Absent).unwrap();
+    store.commit(&b).unwrap();
+    // A conflicting batch aborts whole: neither record nor feed entry.
+    let mut b = Batch::new();
+    b.put(&fed(2, "active", 0), Expect::Absent).unwrap();
+    b.put(&fed(1, "revoked", 0), Expect::Rev(7)).unwrap();
+    assert!(store.commit(&b).is_err());
+    let changes = store.changes(None, 10).unwrap();
+    assert_eq!(changes.len(), 1);
+
+    let mut b = Batch::new();
+    b.notice("fed.refused", vec![1], b"{}".to_vec());
+    b.consume_changes(&[changes[0].seq]);
+    store.commit(&b).unwrap();
+    let left = store.changes(None, 10).unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].collection, "fed.refused");
+    assert_eq!(left[0].notice(), Some(&b"{}"[..]));
+    assert_eq!(store.pending_changes(), 1);
+}
+
+#[tokio::test]
+async fn the_feed_survives_a_snapshot_and_wakes_its_consumer() {
+    let store = Store::temporary().unwrap();
+    let waiter = {
+        let store = store.clone();
+        tokio::spawn(async move { store.changes_written().await })
+    };
+    let mut b = Batch::new();
+    b.put(&fed(1, "active", 0), Expect::Absent).unwrap();
+    store.commit(&b).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+        .await
+        .unwrap()
+        .unwrap();
+    let copy = Store::temporary().unwrap();
+    copy.restore(&store.snapshot().unwrap()).unwrap();
+    assert_eq!(
+        copy.changes(None, 10).unwrap(),
+        store.changes(None, 10).unwrap()
+    );
+}

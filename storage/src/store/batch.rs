@@ -38,6 +38,7 @@ struct Tx<'a> {
     counters: &'a TransactionalTree,
     uniques: &'a TransactionalTree,
     meta: &'a TransactionalTree,
+    feed: &'a TransactionalTree,
 }
 
 /// The operations of one atomic write. Build it, then [`Store::commit`] it.
@@ -79,9 +80,11 @@ impl Batch {
         let mut uniques = record.unique_keys();
         uniques.sort();
         uniques.dedup();
+        let payload = record.encode()?;
         self.ops.push(Box::new(PutOp::<R> {
             key: record_key(R::COLLECTION, &id),
-            payload: record.encode()?,
+            digest: R::FEED.then(|| record.feed_digest()),
+            payload,
             index: encode_index_entries(&index, &id)?,
             uniques: encode_uniques(&uniques)?,
             id,
@@ -99,6 +102,27 @@ impl Batch {
             _r: std::marker::PhantomData,
         }));
         self
+    }
+
+    /// Appends a notice to the change feed: something worth telling that changed no
+    /// record (a refused activation). `topic` plays the part of a collection name.
+    pub fn notice(&mut self, topic: &'static str, id: Vec<u8>, payload: Vec<u8>) -> &mut Self {
+        self.ops.push(Box::new(NoticeOp { topic, id, payload }));
+        self
+    }
+
+    /// Removes the change-feed entries `seqs` (handled by their consumer), in the same
+    /// transaction as whatever else the batch writes.
+    pub fn consume_changes(&mut self, seqs: &[u64]) -> &mut Self {
+        self.ops.push(Box::new(ConsumeOp {
+            seqs: seqs.to_vec(),
+        }));
+        self
+    }
+
+    /// Whether committing this batch may add entries to the change feed.
+    pub(super) fn feeds(&self) -> bool {
+        self.ops.iter().any(|op| op.feeds())
     }
 
     /// Writes a small system value (a generated secret, a bootstrap marker).
@@ -120,12 +144,19 @@ trait Op: Send + Sync {
     fn apply_alone(&self, _records: &sled::Tree) -> Result<Option<u64>, StorageError> {
         Ok(None)
     }
+
+    /// Whether the operation may write to the change feed.
+    fn feeds(&self) -> bool {
+        false
+    }
 }
 
 struct PutOp<R> {
     key: Vec<u8>,
     id: Vec<u8>,
     payload: Vec<u8>,
+    /// `Some` when `R` feeds the change feed: the new revision's digest.
+    digest: Option<Option<Vec<u8>>>,
     index: Vec<EncodedIndex>,
     uniques: Vec<Vec<u8>>,
     expect: Expect,
@@ -133,12 +164,21 @@ struct PutOp<R> {
 }
 
 impl<R: Record> Op for PutOp<R> {
+    fn feeds(&self) -> bool {
+        self.digest.is_some()
+    }
+
     fn apply_alone(&self, records: &sled::Tree) -> Result<Option<u64>, StorageError> {
         let Some(old) = records.get(&self.key)? else {
             return Ok(None);
         };
-        let (rev, same) = self.same_keys_as(&old)?;
-        if !same {
+        let (rev, version, payload) = codec::open(&old)?;
+        let previous = R::decode(version, payload)?;
+        if !self.same_keys_as(&previous)? {
+            return Ok(None);
+        }
+        if self.changes_digest(&previous, version, payload) {
+            // The feed entry must be written with the record: take the transaction.
             return Ok(None);
         }
         self.expect.check(R::COLLECTION, Some(rev))?;
@@ -152,7 +192,7 @@ impl<R: Record> Op for PutOp<R> {
 
     fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
         let old = tx.records.get(&self.key)?;
-        let (old_rev, old_index, old_uniques) = match old {
+        let (old_rev, old_index, old_uniques) = match &old {
             Some(bytes) => {
                 let (rev, version, payload) = match codec::open(&bytes) {
                     Ok(v) => v,
@@ -175,10 +215,24 @@ impl<R: Record> Op for PutOp<R> {
             return abort(e);
         }
         let rev = old_rev.unwrap_or(0) + 1;
-        tx.records.insert(
-            self.key.as_slice(),
-            codec::seal(rev, R::VERSION, &self.payload),
-        )?;
+        let sealed = codec::seal(rev, R::VERSION, &self.payload);
+        let changed = match &old {
+            None => self.digest.is_some(),
+            Some(bytes) => match self.feeds_change(bytes) {
+                Ok(c) => c,
+                Err(e) => return abort(e),
+            },
+        };
+        if changed {
+            append_change(
+                tx,
+                R::COLLECTION,
+                &self.id,
+                old.as_deref(),
+                Some(sealed.as_slice()),
+            )?;
+        }
+        tx.records.insert(self.key.as_slice(), sealed)?;
         let old_keys: BTreeSet<&[u8]> = old_index.iter().map(|e| e.key.as_slice()).collect();
         let new_keys: BTreeSet<&[u8]> = self.index.iter().map(|e| e.key.as_slice()).collect();
         for e in &old_index {
@@ -216,15 +270,35 @@ impl<R: Record> Op for PutOp<R> {
 }
 
 impl<R: Record> PutOp<R> {
-    /// The stored record's revision and whether this write keeps its index entries and
-    /// unique keys exactly as they are.
-    fn same_keys_as(&self, old: &[u8]) -> Result<(u64, bool), StorageError> {
-        let (rev, version, payload) = codec::open(old)?;
+    /// Whether replacing the stored record `old` with this write is a change the feed
+    /// records (always `false` for a type outside the feed).
+    fn feeds_change(&self, old: &[u8]) -> Result<bool, StorageError> {
+        if self.digest.is_none() {
+            return Ok(false);
+        }
+        let (_, version, payload) = codec::open(old)?;
         let previous = R::decode(version, payload)?;
-        let (index, uniques) = derived_keys(&previous, &previous.id_key())?;
+        Ok(self.changes_digest(&previous, version, payload))
+    }
+
+    /// [`Self::feeds_change`] over the decoded previous revision.
+    fn changes_digest(&self, previous: &R, version: u16, payload: &[u8]) -> bool {
+        let Some(digest) = &self.digest else {
+            return false;
+        };
+        match (previous.feed_digest(), digest) {
+            (Some(a), Some(b)) => a != *b,
+            (None, None) => payload != self.payload.as_slice() || version != R::VERSION,
+            _ => true,
+        }
+    }
+
+    /// Whether this write keeps the index entries and unique keys of `previous` as they are.
+    fn same_keys_as(&self, previous: &R) -> Result<bool, StorageError> {
+        let (index, uniques) = derived_keys(previous, &previous.id_key())?;
         let same_index = index.len() == self.index.len()
             && index.iter().zip(&self.index).all(|(a, b)| a.key == b.key);
-        Ok((rev, same_index && uniques == self.uniques))
+        Ok(same_index && uniques == self.uniques)
     }
 }
 
@@ -267,6 +341,9 @@ impl<R: Record> Op for DeleteOp<R> {
             Ok(v) => v,
             Err(e) => return abort(e),
         };
+        if R::FEED {
+            append_change(tx, R::COLLECTION, &id, Some(&bytes), None)?;
+        }
         tx.records.remove(self.key.as_slice())?;
         for e in &index {
             tx.index.remove(e.key.as_slice())?;
@@ -277,6 +354,55 @@ impl<R: Record> Op for DeleteOp<R> {
         }
         Ok(0)
     }
+}
+
+struct NoticeOp {
+    topic: &'static str,
+    id: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+impl Op for NoticeOp {
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
+        append_change(tx, self.topic, &self.id, None, Some(&self.payload))?;
+        Ok(0)
+    }
+
+    fn feeds(&self) -> bool {
+        true
+    }
+}
+
+struct ConsumeOp {
+    seqs: Vec<u64>,
+}
+
+impl Op for ConsumeOp {
+    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
+        for seq in &self.seqs {
+            tx.feed.remove(&seq.to_be_bytes())?;
+        }
+        Ok(0)
+    }
+}
+
+/// Appends one entry to the change feed under the next sequence number. Inside the
+/// transaction: a retried transaction draws a new number, so entries of one record are
+/// numbered in the order their writes committed.
+fn append_change(
+    tx: &Tx<'_>,
+    collection: &str,
+    id: &[u8],
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) -> TxResult<()> {
+    let seq = tx.feed.generate_id()?;
+    let entry = match super::feed::encode_entry(collection, id, before, after) {
+        Ok(e) => e,
+        Err(e) => return abort(e),
+    };
+    tx.feed.insert(&seq.to_be_bytes(), entry)?;
+    Ok(())
 }
 
 struct MetaOp {
@@ -343,27 +469,37 @@ impl Store {
                 });
             }
         }
-        let result = (&i.records, &i.index, &i.counters, &i.uniques, &i.meta).transaction(
-            |(records, index, counters, uniques, meta)| {
-                let tx = Tx {
-                    records,
-                    index,
-                    counters,
-                    uniques,
-                    meta,
-                };
-                batch
-                    .ops
-                    .iter()
-                    .map(|op| op.apply(&tx))
-                    .collect::<TxResult<Vec<u64>>>()
-            },
+        let trees = (
+            &i.records,
+            &i.index,
+            &i.counters,
+            &i.uniques,
+            &i.meta,
+            &i.feed,
         );
+        let result = trees.transaction(|(records, index, counters, uniques, meta, feed)| {
+            let tx = Tx {
+                records,
+                index,
+                counters,
+                uniques,
+                meta,
+                feed,
+            };
+            batch
+                .ops
+                .iter()
+                .map(|op| op.apply(&tx))
+                .collect::<TxResult<Vec<u64>>>()
+        });
         match result {
-            Ok(revs) => Ok(Committed {
-                seq: i.flusher.committed(),
-                revs,
-            }),
+            Ok(revs) => {
+                let seq = i.flusher.committed();
+                if batch.feeds() {
+                    i.feed_signal.notify_one();
+                }
+                Ok(Committed { seq, revs })
+            }
             Err(TransactionError::Abort(e)) => Err(e),
             Err(TransactionError::Storage(e)) => Err(e.into()),
         }

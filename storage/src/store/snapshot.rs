@@ -6,7 +6,7 @@ use super::Store;
 use crate::StorageError;
 
 /// The trees of a store, in the order a [`Snapshot`] holds them.
-const TREES: [&str; 5] = ["records", "index", "counters", "uniques", "meta"];
+const TREES: [&str; 6] = ["records", "index", "counters", "uniques", "meta", "feed"];
 const SNAPSHOT_MAGIC: &[u8] = b"TOLLGATE-SNAPSHOT-1\n";
 const SNAPSHOT_END: &[u8] = b"END\n";
 
@@ -168,6 +168,7 @@ impl Store {
             "index" => &i.index,
             "counters" => &i.counters,
             "uniques" => &i.uniques,
+            "feed" => &i.feed,
             _ => &i.meta,
         }
     }

@@ -1,0 +1,124 @@
+//! The change feed: an ordered log, written in the same transaction as the records it
+//! describes, of every creation, change and deletion of the record types that opt in
+//! ([`crate::Record::FEED`]), plus notices that change no record ([`super::Batch::notice`]).
+//!
+//! It is the outbox of transactional messaging: a consumer (the webhook dispatcher) reads
+//! the entries in order, does its work and removes them with
+//! [`super::Batch::consume_changes`] in the transaction that records its own results, so
+//! an acknowledged write always yields its entry, even across `kill -9`, and a failed one
+//! yields none.
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::record::Record;
+use crate::{codec, StorageError};
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    collection: String,
+    id: Vec<u8>,
+    before: Option<Vec<u8>>,
+    after: Option<Vec<u8>>,
+}
+
+pub(super) fn encode_entry(
+    collection: &str,
+    id: &[u8],
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) -> Result<Vec<u8>, StorageError> {
+    codec::encode(&Entry {
+        collection: collection.to_string(),
+        id: id.to_vec(),
+        before: before.map(<[u8]>::to_vec),
+        after: after.map(<[u8]>::to_vec),
+    })
+}
+
+/// One entry of the change feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Position in the feed: entries of one record are numbered in commit order.
+    pub seq: u64,
+    /// The record's collection, or a notice's topic.
+    pub collection: String,
+    /// The record's id key (a notice's own id).
+    pub id: Vec<u8>,
+    before: Option<Vec<u8>>,
+    after: Option<Vec<u8>>,
+}
+
+impl Change {
+    /// Whether this entry is about records of type `R`.
+    pub fn is<R: Record>(&self) -> bool {
+        self.collection == R::COLLECTION
+    }
+
+    /// The record before the write (`None`: it was created).
+    pub fn before<R: Record>(&self) -> Result<Option<R>, StorageError> {
+        self.before.as_deref().map(Self::open::<R>).transpose()
+    }
+
+    /// The record after the write (`None`: it was deleted).
+    pub fn after<R: Record>(&self) -> Result<Option<R>, StorageError> {
+        self.after.as_deref().map(Self::open::<R>).transpose()
+    }
+
+    /// A notice's payload.
+    pub fn notice(&self) -> Option<&[u8]> {
+        match (&self.before, &self.after) {
+            (None, Some(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn open<R: Record>(sealed: &[u8]) -> Result<R, StorageError> {
+        let (_, version, payload) = codec::open(sealed)?;
+        R::decode(version, payload)
+    }
+}
+
+impl Store {
+    /// Up to `limit` entries of the change feed with a sequence number above `after`
+    /// (from the start with `None`), in order. An entry read here may not be durable yet:
+    /// await [`Store::read_barrier`] before acting on it.
+    pub fn changes(&self, after: Option<u64>, limit: usize) -> Result<Vec<Change>, StorageError> {
+        let start = match after {
+            Some(seq) => match seq.checked_add(1) {
+                Some(next) => next.to_be_bytes().to_vec(),
+                None => return Ok(Vec::new()),
+            },
+            None => Vec::new(),
+        };
+        let mut out = Vec::new();
+        for item in self.inner.feed.range(start..).take(limit) {
+            let (k, v) = item?;
+            let seq = u64::from_be_bytes(
+                k.as_ref()
+                    .try_into()
+                    .map_err(|_| StorageError::Corrupt("feed key is not 8 bytes".into()))?,
+            );
+            let e: Entry = codec::decode("feed", 1, &v)?;
+            out.push(Change {
+                seq,
+                collection: e.collection,
+                id: e.id,
+                before: e.before,
+                after: e.after,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Number of entries waiting in the change feed.
+    pub fn pending_changes(&self) -> usize {
+        self.inner.feed.len()
+    }
+
+    /// Resolves when a commit has written to the change feed since the last call returned
+    /// (at once if one has): the consumer's wake-up.
+    pub async fn changes_written(&self) {
+        self.inner.feed_signal.notified().await
+    }
+}
