@@ -25,6 +25,7 @@ pub struct Settings {
     pub cors: CorsSettings,
     pub retention: RetentionSettings,
     pub idempotency: IdempotencySettings,
+    pub webhooks: WebhookSettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -163,6 +164,67 @@ pub struct IdempotencySettings {
 impl Default for IdempotencySettings {
     fn default() -> Self {
         Self { ttl_hours: 24 }
+    }
+}
+
+/// Delivery of webhook events to sellers' endpoints.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhookSettings {
+    /// Allow endpoints on loopback, private, link-local and other non-public addresses
+    /// (tests, local development). Tollgate's own address is refused regardless.
+    pub allow_private_targets: bool,
+    /// Seconds one delivery attempt may take, connection included.
+    pub timeout_secs: f64,
+    /// Seconds before each retry after a failed attempt (each with ±20% jitter); after
+    /// the last one fails, the event is marked failed.
+    pub retry_delays_secs: Vec<f64>,
+    /// An endpoint is disabled after this many failed attempts in a row...
+    pub disable_after_failures: u32,
+    /// ...spanning at least this many hours without a success.
+    pub disable_after_hours: f64,
+    /// Days events and their delivery log are kept (Polar: 90).
+    pub retention_days: u64,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        Self {
+            allow_private_targets: false,
+            timeout_secs: 10.0,
+            retry_delays_secs: vec![5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0],
+            disable_after_failures: 20,
+            disable_after_hours: 24.0,
+            retention_days: 90,
+        }
+    }
+}
+
+impl WebhookSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad =
+            |key: &str, why: &str| Err(ConfigError::Invalid(format!("webhooks.{key}: {why}")));
+        if !(self.timeout_secs.is_finite() && self.timeout_secs > 0.0 && self.timeout_secs <= 300.0)
+        {
+            return bad("timeout_secs", "must be > 0 and <= 300");
+        }
+        if self
+            .retry_delays_secs
+            .iter()
+            .any(|d| !(d.is_finite() && *d >= 0.0 && *d <= 7.0 * 86400.0))
+        {
+            return bad(
+                "retry_delays_secs",
+                "each delay must be between 0 and one week",
+            );
+        }
+        if !(self.disable_after_hours.is_finite() && self.disable_after_hours >= 0.0) {
+            return bad("disable_after_hours", "must be >= 0");
+        }
+        if self.retention_days == 0 {
+            return bad("retention_days", "must be > 0");
+        }
+        Ok(())
     }
 }
 
@@ -563,6 +625,7 @@ impl Settings {
         crate::client_ip::TrustedProxies::parse(&self.server.trusted_proxies)
             .map_err(ConfigError::Invalid)?;
         self.rate_limits.validate()?;
+        self.webhooks.validate()?;
         self.payments.validate()
     }
 

@@ -24,3 +24,4 @@ pub mod startup;
 pub mod state;
 pub mod telemetry;
 pub mod validate;
+pub mod webhooks;

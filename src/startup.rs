@@ -102,6 +102,11 @@ fn spawn_retention(state: web::Data<AppState>) {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "retention purge failed"),
             }
+            match crate::webhooks::purge(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(events = n, "webhook history purged"),
+                Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
+            }
         }
     });
 }
@@ -164,6 +169,14 @@ impl Application {
             license_keys: tollgate_actors::Registry::start(store.clone(), clock.clone(), registry)?,
             processor: payment_processor(&settings, &store)?,
             tax: Arc::new(crate::payments::NoTax),
+            webhooks: crate::webhooks::delivery::Hub::new(
+                &settings.webhooks,
+                crate::webhooks::target::TargetPolicy::new(
+                    settings.webhooks.allow_private_targets,
+                    &public_url,
+                    Some(addr),
+                ),
+            )?,
             clock,
         };
         let settings = Arc::new(settings);
@@ -248,6 +261,8 @@ impl Application {
         spawn_sweeps(state.clone());
         spawn_retention(state.clone());
         spawn_limit_purge(state.clone());
+        crate::webhooks::dispatch::start(state.clone());
+        crate::webhooks::delivery::start(state.clone())?;
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

@@ -37,6 +37,9 @@ pub struct AppState {
     pub password_pool: crate::auth::password::HashPool,
     /// `server.trusted_proxies`, parsed (validated with the settings).
     pub trusted_proxies: crate::client_ip::TrustedProxies,
+    /// Webhook delivery: wakes the endpoints' workers, holds the HTTP client and the
+    /// target policy.
+    pub webhooks: crate::webhooks::delivery::Hub,
     ready: AtomicBool,
 }
 
@@ -48,6 +51,7 @@ pub struct Services {
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
+    pub webhooks: crate::webhooks::delivery::Hub,
 }
 
 impl AppState {
@@ -83,6 +87,7 @@ impl AppState {
             limits,
             password_pool,
             trusted_proxies,
+            webhooks: services.webhooks,
             ready: AtomicBool::new(false),
         }
     }

@@ -158,6 +158,12 @@ pub mod entity {
         pub TokenFamilyId
     );
     crate::typed_id!(pub BrowserSessionId);
+    crate::typed_id!(pub WebhookEndpointId);
+    crate::typed_id!(
+        /// One event for one endpoint: the `webhook-id` every attempt carries.
+        pub WebhookEventId
+    );
+    crate::typed_id!(pub WebhookDeliveryId);
 }
 
 /// A UUID derived deterministically from a parent id and a label (e.g. the order of a

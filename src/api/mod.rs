@@ -16,6 +16,7 @@ pub mod organization;
 pub mod price;
 pub mod product;
 pub mod subscription;
+pub mod webhook;
 
 use actix_web::body::BoxBody;
 use actix_web::{HttpRequest, HttpResponse, Responder};

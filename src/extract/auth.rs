@@ -65,6 +65,8 @@ requirement!(SubscriptionsRead: [User, Organization] => [WebDefault, Subscriptio
 requirement!(SubscriptionsWrite: [User, Organization] => [WebDefault, SubscriptionsWrite]);
 requirement!(LicenseKeysRead: [User, Organization] => [WebDefault, LicenseKeysRead, LicenseKeysWrite]);
 requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysWrite]);
+requirement!(WebhooksRead: [User, Organization] => [WebDefault, WebhooksRead, WebhooksWrite]);
+requirement!(WebhooksWrite: [User, Organization] => [WebDefault, WebhooksWrite]);
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(

@@ -115,8 +115,20 @@ use utoipa::OpenApi;
         paths::page_checkout,
         paths::page_checkout_confirmation,
         paths::page_checkout_script,
+        paths::webhooks_endpoints_list,
+        paths::webhooks_endpoints_create,
+        paths::webhooks_endpoints_get,
+        paths::webhooks_endpoints_update,
+        paths::webhooks_endpoints_delete,
+        paths::webhooks_deliveries_list,
+        paths::webhooks_events_redeliver,
     ),
-    components(schemas(crate::error::ErrorBody, crate::error::ValidationErrorBody))
+    components(schemas(
+        crate::error::ErrorBody,
+        crate::error::ValidationErrorBody,
+        crate::api::webhook::WebhookEventType,
+        crate::api::webhook::BenefitGrantView,
+    ))
 )]
 struct ApiDoc;
 
@@ -437,6 +449,7 @@ mod tests {
             crate::api::oauth2::samples(),
             crate::api::health::samples(),
             crate::api::checkout::samples(),
+            crate::api::webhook::samples(),
         ]
         .into_iter()
         .flatten()

@@ -29,6 +29,9 @@ use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
 use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
+use crate::api::webhook::{
+    WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointView,
+};
 use crate::api::ListResource;
 use crate::error::ErrorBody as Error;
 
@@ -825,3 +828,69 @@ fn page_checkout_confirmation() {}
 #[utoipa::path(get, path = "/checkout/assets/checkout.js", tag = "pages",
     responses((status = 200, description = "JavaScript", content_type = "text/javascript")))]
 fn page_checkout_script() {}
+
+// ---------------------------------------------------------------------------------------
+// Webhooks
+// ---------------------------------------------------------------------------------------
+
+/// List webhook endpoints, newest first.
+#[utoipa::path(get, path = "/v1/webhooks/endpoints", tag = "webhooks",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, body = ListResource<WebhookEndpointView>)))]
+fn webhooks_endpoints_list() {}
+
+/// Create a webhook endpoint. The URL must be `https://` (or `http://` on localhost when
+/// private targets are allowed) and must not point at a private, loopback or link-local
+/// address; the signing secret is generated unless given, and shown in the answer.
+#[utoipa::path(post, path = "/v1/webhooks/endpoints", tag = "webhooks",
+    request_body = WebhookEndpointCreate,
+    security(("bearer" = ["webhooks:write"])),
+    responses((status = 201, body = WebhookEndpointView)))]
+fn webhooks_endpoints_create() {}
+
+/// Get a webhook endpoint.
+#[utoipa::path(get, path = "/v1/webhooks/endpoints/{id}", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, body = WebhookEndpointView)))]
+fn webhooks_endpoints_get() {}
+
+/// Update a webhook endpoint; `enabled` pauses or resumes it.
+#[utoipa::path(patch, path = "/v1/webhooks/endpoints/{id}", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    request_body = WebhookEndpointUpdate,
+    security(("bearer" = ["webhooks:write"])),
+    responses((status = 200, body = WebhookEndpointView)))]
+fn webhooks_endpoints_update() {}
+
+/// Delete a webhook endpoint; its undelivered events are dropped.
+#[utoipa::path(delete, path = "/v1/webhooks/endpoints/{id}", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["webhooks:write"])),
+    responses((status = 204, description = "Deleted")))]
+fn webhooks_endpoints_delete() {}
+
+/// The delivery log: every attempt, newest first, with its event.
+#[utoipa::path(get, path = "/v1/webhooks/deliveries", tag = "webhooks",
+    params(
+        ("endpoint_id" = Option<Vec<Uuid>>, Query),
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["webhooks:read"])),
+    responses((status = 200, body = ListResource<WebhookDeliveryView>)))]
+fn webhooks_deliveries_list() {}
+
+/// Send an event again (with the same `webhook-id`), whatever became of it.
+#[utoipa::path(post, path = "/v1/webhooks/events/{id}/redeliver", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 202, description = "Queued for delivery"),
+        (status = 409, description = "The event is archived", body = Error),
+))]
+fn webhooks_events_redeliver() {}

@@ -145,7 +145,15 @@ where
                 _ => Err(ApiError::not_found()),
             }
         }
-        other => other.map_err(key_error),
+        other => {
+            if let Err(ActorError::Domain(
+                LicenseKeyError::ActivationLimitReached | LicenseKeyError::InsufficientUsage { .. },
+            )) = &other
+            {
+                crate::webhooks::limit_reached(state, id);
+            }
+            other.map_err(key_error)
+        }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod organizations;
 pub mod products;
 pub mod stripe_webhook;
 pub mod subscriptions;
+pub mod webhooks;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
@@ -73,6 +74,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);
+    webhooks::configure(cfg);
     checkout_pages::configure(cfg);
     crate::oauth2::configure(cfg);
     crate::openapi::configure(cfg);

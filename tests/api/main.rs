@@ -36,3 +36,4 @@ mod sorting;
 mod stripe;
 mod subscriptions;
 mod tools;
+mod webhooks;

@@ -44,6 +44,8 @@ impl Checkout {
 
 impl Record for Checkout {
     crate::record_v1!(Checkout, "checkout");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         CHECKOUT_BY_CREATED,
         CHECKOUT_BY_EXPIRES,

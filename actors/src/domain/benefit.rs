@@ -123,6 +123,8 @@ impl Benefit {
 
 impl Record for Benefit {
     crate::record_v1!(Benefit, "benefit");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[BENEFIT_BY_TYPE, BENEFIT_OF_TYPE];
 
     fn id_key(&self) -> Vec<u8> {

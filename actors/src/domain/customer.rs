@@ -90,6 +90,8 @@ impl Customer {
 
 impl Record for Customer {
     crate::record_v1!(Customer, "customer");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] =
         &[CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME];
     const UNIQUES: &'static [&'static str] = &[CUSTOMER_EMAIL];

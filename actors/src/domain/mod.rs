@@ -18,6 +18,7 @@ pub mod product;
 pub mod retention;
 pub mod scope;
 pub mod user;
+pub mod webhook;
 
 use chrono::{DateTime, Utc};
 use tollgate_storage::keys::KeyBuf;

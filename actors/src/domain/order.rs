@@ -215,6 +215,8 @@ impl Order {
 
 impl Record for Order {
     crate::record_v1!(Order, "order");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         ORDER_BY_CREATED,
         ORDER_BY_AMOUNT,

@@ -184,6 +184,8 @@ impl Organization {
 
 impl Record for Organization {
     crate::record_v1!(Organization, "organization");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const UNIQUES: &'static [&'static str] = &[ORG_SLUG];
 
     fn id_key(&self) -> Vec<u8> {

@@ -282,6 +282,8 @@ impl Product {
 
 impl Record for Product {
     crate::record_v1!(Product, "product");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         PRODUCT_BY_CREATED,
         PRODUCT_BY_NAME,

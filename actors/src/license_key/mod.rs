@@ -43,6 +43,9 @@ impl LicenseKey {
 
 impl Record for LicenseKey {
     crate::record_v1!(LicenseKey, "license_key");
+    /// Its changes are webhook events, except the validation counters (`usage`,
+    /// `validations`, `last_validated_at`): the hot path stays a compare-and-swap.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         LICENSE_KEY_BY_CREATED,
         LICENSE_KEY_BY_BENEFIT,
@@ -75,6 +78,20 @@ impl Record for LicenseKey {
 
     fn unique_keys(&self) -> Vec<UniqueKey> {
         vec![LicenseKey::value_key(self.organization_id, &self.key)]
+    }
+
+    fn feed_digest(&self) -> Option<Vec<u8>> {
+        let watched = (
+            self.status,
+            self.limit_activations,
+            self.limit_usage,
+            self.expires_at,
+            &self.activations,
+            &self.customer_id,
+        );
+        // Encoding a value that was just encoded as part of the record cannot fail; if it
+        // ever did, the whole payload counts.
+        tollgate_storage::codec::encode(&watched).ok()
     }
 }
 

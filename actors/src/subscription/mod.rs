@@ -151,6 +151,8 @@ impl Subscription {
 
 impl Record for Subscription {
     crate::record_v1!(Subscription, "subscription");
+    /// Its changes are webhook events.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         SUBSCRIPTION_BY_STARTED,
         SUBSCRIPTION_BY_CUSTOMER,

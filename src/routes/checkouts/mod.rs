@@ -183,7 +183,7 @@ fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, A
 }
 
 /// `Checkout`, with its status as seen now.
-fn render(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
+pub(crate) fn render(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
     let status = c.effective_status(state.now());
     Ok(CheckoutView::new(c, status, context(state, c)?))
 }

@@ -194,7 +194,7 @@ impl<R: Record> Op for PutOp<R> {
         let old = tx.records.get(&self.key)?;
         let (old_rev, old_index, old_uniques) = match &old {
             Some(bytes) => {
-                let (rev, version, payload) = match codec::open(&bytes) {
+                let (rev, version, payload) = match codec::open(bytes) {
                     Ok(v) => v,
                     Err(e) => return abort(e),
                 };

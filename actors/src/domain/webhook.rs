@@ -1,0 +1,209 @@
+//! Webhooks: the endpoints a seller registers, the events queued for each endpoint, and
+//! the log of every delivery attempt. Plain records; the delivery engine in the server
+//! crate moves events through their states.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record};
+
+use super::ids::{OrganizationId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use super::time_key;
+
+/// Tenant: an organization; sorted by creation time.
+pub const WEBHOOK_ENDPOINT_BY_CREATED: &str = "webhook_endpoint_by_created";
+/// Tenant: none; sorted by creation time. Every endpoint (the workers started at boot).
+pub const WEBHOOK_ENDPOINT_ALL: &str = "webhook_endpoint_all";
+/// Tenant: an endpoint; sorted by the event's feed position. Holds the events still to
+/// deliver (pending or waiting for a retry): what the endpoint's worker walks.
+pub const WEBHOOK_EVENT_PENDING: &str = "webhook_event_pending";
+/// Tenant: none; sorted by creation time. What the retention purge walks.
+pub const WEBHOOK_EVENT_BY_CREATED: &str = "webhook_event_by_created";
+/// Tenant: an organization; sorted by creation time.
+pub const WEBHOOK_DELIVERY_BY_ORG: &str = "webhook_delivery_by_org";
+/// Tenant: an endpoint; sorted by creation time.
+pub const WEBHOOK_DELIVERY_BY_ENDPOINT: &str = "webhook_delivery_by_endpoint";
+/// Tenant: an event; sorted by creation time (the attempts of one event, purged with it).
+pub const WEBHOOK_DELIVERY_BY_EVENT: &str = "webhook_delivery_by_event";
+
+/// How a payload is shaped for its receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WebhookFormat {
+    Raw,
+    Discord,
+    Slack,
+}
+
+impl WebhookFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookFormat::Raw => "raw",
+            WebhookFormat::Discord => "discord",
+            WebhookFormat::Slack => "slack",
+        }
+    }
+}
+
+/// A URL a seller's organization receives events at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookEndpoint {
+    pub id: WebhookEndpointId,
+    pub organization_id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub url: String,
+    pub name: Option<String>,
+    pub format: WebhookFormat,
+    /// The signing secret; its UTF-8 bytes are the HMAC key (Polar's encoding).
+    pub secret: String,
+    /// The subscribed event types.
+    pub events: Vec<String>,
+    pub enabled: bool,
+    /// Failed attempts in a row, across events; reset by any success.
+    pub consecutive_failures: u32,
+    /// When the current run of failures began.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why the service disabled it (`None` when the seller did, or it is enabled).
+    pub disabled_reason: Option<String>,
+}
+
+impl WebhookEndpoint {
+    pub fn subscribes_to(&self, event_type: &str) -> bool {
+        self.events.iter().any(|e| e == event_type)
+    }
+}
+
+impl Record for WebhookEndpoint {
+    crate::record_v1!(WebhookEndpoint, "webhook_endpoint");
+    const INDEXES: &'static [&'static str] = &[WEBHOOK_ENDPOINT_BY_CREATED, WEBHOOK_ENDPOINT_ALL];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        vec![
+            IndexEntry::new(
+                WEBHOOK_ENDPOINT_BY_CREATED,
+                self.organization_id.key(),
+                time_key(self.created_at),
+            ),
+            IndexEntry::new(WEBHOOK_ENDPOINT_ALL, Vec::new(), time_key(self.created_at)),
+        ]
+    }
+}
+
+/// Where an event stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WebhookEventState {
+    /// To deliver at `next_attempt_at` (or as soon as the events of the same resource
+    /// before it are done).
+    Pending,
+    /// A receiver answered 2xx.
+    Succeeded,
+    /// Every attempt failed.
+    Failed,
+    /// The endpoint was disabled when the event happened: recorded, not sent.
+    Skipped,
+}
+
+/// One event for one endpoint. Its id is the `webhook-id` of every attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookEvent {
+    pub id: WebhookEventId,
+    pub organization_id: OrganizationId,
+    pub endpoint_id: WebhookEndpointId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub event_type: String,
+    /// The resource the event is about (`collection:id`): events of one resource reach an
+    /// endpoint in the order they happened.
+    pub resource: String,
+    /// Position of the change in the store's feed: the order of events.
+    pub seq: u64,
+    /// The body sent, byte for byte on every attempt.
+    pub payload: String,
+    pub state: WebhookEventState,
+    pub attempts: u32,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub last_http_code: Option<u16>,
+    /// The payload was purged: the event can no longer be redelivered.
+    pub archived: bool,
+}
+
+impl WebhookEvent {
+    pub fn is_pending(&self) -> bool {
+        self.state == WebhookEventState::Pending
+    }
+}
+
+impl Record for WebhookEvent {
+    crate::record_v1!(WebhookEvent, "webhook_event");
+    const INDEXES: &'static [&'static str] = &[WEBHOOK_EVENT_PENDING, WEBHOOK_EVENT_BY_CREATED];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        let mut entries = vec![IndexEntry::new(
+            WEBHOOK_EVENT_BY_CREATED,
+            Vec::new(),
+            time_key(self.created_at),
+        )];
+        if self.is_pending() {
+            entries.push(IndexEntry::new(
+                WEBHOOK_EVENT_PENDING,
+                self.endpoint_id.key(),
+                KeyBuf::new().u64(self.seq).into_vec(),
+            ));
+        }
+        entries
+    }
+}
+
+/// One attempt to deliver an event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookDelivery {
+    pub id: WebhookDeliveryId,
+    pub organization_id: OrganizationId,
+    pub endpoint_id: WebhookEndpointId,
+    pub event_id: WebhookEventId,
+    pub created_at: DateTime<Utc>,
+    pub succeeded: bool,
+    /// `None`: no HTTP answer (refused, timed out, blocked address).
+    pub http_code: Option<u16>,
+    /// The start of the response body, or what went wrong.
+    pub response: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl Record for WebhookDelivery {
+    crate::record_v1!(WebhookDelivery, "webhook_delivery");
+    const INDEXES: &'static [&'static str] = &[
+        WEBHOOK_DELIVERY_BY_ORG,
+        WEBHOOK_DELIVERY_BY_ENDPOINT,
+        WEBHOOK_DELIVERY_BY_EVENT,
+    ];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        let at = time_key(self.created_at);
+        vec![
+            IndexEntry::new(
+                WEBHOOK_DELIVERY_BY_ORG,
+                self.organization_id.key(),
+                at.clone(),
+            ),
+            IndexEntry::new(
+                WEBHOOK_DELIVERY_BY_ENDPOINT,
+                self.endpoint_id.key(),
+                at.clone(),
+            ),
+            IndexEntry::new(WEBHOOK_DELIVERY_BY_EVENT, self.event_id.key(), at),
+        ]
+    }
+}

@@ -1,0 +1,199 @@
+//! The fan-out: from the store's change feed to one event per subscribed endpoint.
+//!
+//! The feed is written in the same transaction as every change, so nothing that was
+//! acknowledged can be missed; each pass waits until the entries it read are durable
+//! (a change a crash could undo produces no event), records the events, and removes the
+//! entries in that same write. A crash in between replays the entries: the events'
+//! ids are derived from (entry, endpoint, position), so the replay writes the same events
+//! again instead of new ones.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use actix_web::web;
+use tollgate_storage::{Batch, Change, Direction, Expect, StorageError};
+
+use super::events::{events_of, is_event_source, Event};
+use crate::api::webhook::WebhookEventType;
+use crate::domain::ids::{OrganizationId, WebhookEventId};
+use crate::domain::webhook::{
+    WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat, WEBHOOK_ENDPOINT_BY_CREATED,
+};
+use crate::state::AppState;
+use tollgate_actors::ids::derived_uuid;
+
+/// Feed entries handled per pass.
+const BATCH: usize = 256;
+
+/// Runs the fan-out until the process ends. Call once.
+pub fn start(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        loop {
+            match pass(&state).await {
+                Ok(0) => {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(5), state.store.changes_written())
+                            .await;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook fan-out failed; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}
+
+/// One pass over the head of the feed; returns how many entries it consumed.
+pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
+    let changes = state.store.changes(None, BATCH)?;
+    if changes.is_empty() {
+        return Ok(0);
+    }
+    // Only act on what a crash can no longer undo.
+    state.store.read_barrier().await?;
+    let mut endpoints: HashMap<OrganizationId, Vec<WebhookEndpoint>> = HashMap::new();
+    let mut batch = Batch::new();
+    let mut woken = HashSet::new();
+    let mut seqs = Vec::with_capacity(changes.len());
+    for change in &changes {
+        seqs.push(change.seq);
+        if !is_event_source(&change.collection) {
+            continue;
+        }
+        let events = match events_of(state, change) {
+            Ok(events) => events,
+            Err(e) => {
+                // A record that cannot be rendered (its product vanished) must not stop
+                // every later event.
+                tracing::warn!(collection = %change.collection, error = %e, "cannot render a webhook event; skipped");
+                continue;
+            }
+        };
+        for (position, event) in events.iter().enumerate() {
+            let subscribed = match endpoints.get(&event.organization_id) {
+                Some(list) => list,
+                None => {
+                    let list = endpoints_of(state, event.organization_id)?;
+                    endpoints.entry(event.organization_id).or_insert(list)
+                }
+            };
+            for endpoint in subscribed
+                .iter()
+                .filter(|e| e.subscribes_to(event.event_type.as_str()))
+            {
+                let record = event_for(state, change, position, event, endpoint);
+                batch.put(&record, Expect::Any)?;
+                if endpoint.enabled {
+                    woken.insert(endpoint.id);
+                }
+            }
+        }
+    }
+    batch.consume_changes(&seqs);
+    state.store.commit_durable(&batch).await?;
+    for id in woken {
+        state.webhooks.wake(id);
+    }
+    Ok(changes.len())
+}
+
+fn endpoints_of(
+    state: &AppState,
+    organization_id: OrganizationId,
+) -> Result<Vec<WebhookEndpoint>, StorageError> {
+    let tenants = [organization_id.key()];
+    let mut out = Vec::new();
+    for id in state
+        .store
+        .index_iter(WEBHOOK_ENDPOINT_BY_CREATED, &tenants, Direction::Asc)?
+    {
+        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?)? {
+            out.push(e.value);
+        }
+    }
+    Ok(out)
+}
+
+fn event_for(
+    state: &AppState,
+    change: &Change,
+    position: usize,
+    event: &Event,
+    endpoint: &WebhookEndpoint,
+) -> WebhookEvent {
+    let now = state.now();
+    let id = derived_uuid(
+        endpoint.id.uuid(),
+        &format!("webhook_event:{}:{position}", change.seq),
+    );
+    WebhookEvent {
+        id: WebhookEventId(id),
+        organization_id: endpoint.organization_id,
+        endpoint_id: endpoint.id,
+        created_at: now,
+        modified_at: None,
+        event_type: event.event_type.as_str().to_string(),
+        resource: event.resource.clone(),
+        seq: change
+            .seq
+            .saturating_mul(256)
+            .saturating_add(position as u64),
+        payload: format_body(endpoint.format, event),
+        state: if endpoint.enabled {
+            WebhookEventState::Pending
+        } else {
+            WebhookEventState::Skipped
+        },
+        attempts: 0,
+        next_attempt_at: None,
+        last_http_code: None,
+        archived: false,
+    }
+}
+
+/// The body in the endpoint's format: the event itself (`raw`), or a chat message for a
+/// Discord or Slack incoming webhook.
+pub fn format_body(format: WebhookFormat, event: &Event) -> String {
+    match format {
+        WebhookFormat::Raw => event.body.to_string(),
+        WebhookFormat::Discord => serde_json::json!({
+            "content": summary(event),
+            "username": "Tollgate",
+        })
+        .to_string(),
+        WebhookFormat::Slack => serde_json::json!({ "text": summary(event) }).to_string(),
+    }
+}
+
+/// One line saying what happened, for chat formats.
+fn summary(event: &Event) -> String {
+    let data = &event.body["data"];
+    let id = data["id"].as_str().unwrap_or_default();
+    let detail = match event.event_type {
+        WebhookEventType::OrderCreated | WebhookEventType::OrderPaid => format!(
+            "{} bought {} ({} {})",
+            data["customer"]["email"].as_str().unwrap_or("a customer"),
+            data["product"]["name"].as_str().unwrap_or("a product"),
+            data["amount"]
+                .as_i64()
+                .map(|a| format!("{:.2}", a as f64 / 100.0))
+                .unwrap_or_default(),
+            data["currency"].as_str().unwrap_or_default().to_uppercase(),
+        ),
+        WebhookEventType::SubscriptionCreated
+        | WebhookEventType::SubscriptionActive
+        | WebhookEventType::SubscriptionCanceled
+        | WebhookEventType::SubscriptionUncanceled
+        | WebhookEventType::SubscriptionRevoked
+        | WebhookEventType::SubscriptionUpdated => format!(
+            "{} – {} ({})",
+            data["customer"]["email"].as_str().unwrap_or("a customer"),
+            data["product"]["name"].as_str().unwrap_or("a product"),
+            data["status"].as_str().unwrap_or_default(),
+        ),
+        _ => id.to_string(),
+    };
+    format!("Tollgate: {} – {detail}", event.event_type.as_str())
+}

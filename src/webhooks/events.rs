@@ -1,0 +1,548 @@
+//! What happened: the webhook events a change-feed entry stands for, each with its body
+//! rendered exactly as the API renders the resource.
+//!
+//! A change carries the record before and after one atomic write; comparing the two says
+//! which events it is (a subscription whose `cancel_at_period_end` went up was canceled).
+//! Related records (a subscription's product, a key's customer) are read as they are when
+//! the event is rendered, right after the write.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::{Change, Direction, Record};
+
+use crate::api::benefit::BenefitView;
+use crate::api::customer::CustomerView;
+use crate::api::license_key::{LicenseKeyActivationRead, LicenseKeyRead};
+use crate::api::organization::OrganizationView;
+use crate::api::webhook::{
+    BenefitGrantProperties, BenefitGrantView, WebhookEventType as T, WebhookPayload,
+};
+use crate::domain::benefit::{Benefit, BenefitType};
+use crate::domain::customer::Customer;
+use crate::domain::ids::{BenefitId, LicenseKeyId, OrderId, OrganizationId, SubscriptionId};
+use crate::domain::order::{Order, OrderStatus};
+use crate::domain::organization::Organization;
+use crate::domain::product::Product;
+use crate::error::ApiError;
+use crate::state::AppState;
+use tollgate_actors::checkout::Checkout;
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
+use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
+
+/// The topic of the notice a refused activation or usage increment writes.
+pub const LIMIT_REACHED: &str = "license_key.limit_reached";
+
+/// The notice's payload.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LimitReached {
+    pub license_key_id: LicenseKeyId,
+}
+
+/// One event, rendered.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub event_type: T,
+    pub organization_id: OrganizationId,
+    /// `collection:id`: events of one resource reach an endpoint in order.
+    pub resource: String,
+    /// The `raw` body: `{"type", "timestamp", "data"}`.
+    pub body: serde_json::Value,
+}
+
+struct Out<'a> {
+    events: Vec<Event>,
+    organization_id: OrganizationId,
+    now: DateTime<Utc>,
+    resource: String,
+    _state: std::marker::PhantomData<&'a ()>,
+}
+
+impl Out<'_> {
+    fn push<D: Serialize>(&mut self, event_type: T, data: &D) -> Result<(), ApiError> {
+        self.push_for(event_type, self.resource.clone(), data)
+    }
+
+    fn push_for<D: Serialize>(
+        &mut self,
+        event_type: T,
+        resource: String,
+        data: &D,
+    ) -> Result<(), ApiError> {
+        let body = serde_json::to_value(WebhookPayload {
+            event_type: event_type.as_str(),
+            timestamp: self.now,
+            data,
+        })
+        .map_err(|e| ApiError::internal(format!("rendering {}: {e}", event_type.as_str())))?;
+        self.events.push(Event {
+            event_type,
+            organization_id: self.organization_id,
+            resource,
+            body,
+        });
+        Ok(())
+    }
+}
+
+fn out<'a>(
+    organization_id: OrganizationId,
+    collection: &str,
+    id: impl std::fmt::Display,
+    now: DateTime<Utc>,
+) -> Out<'a> {
+    Out {
+        events: Vec::new(),
+        organization_id,
+        now,
+        resource: format!("{collection}:{id}"),
+        _state: std::marker::PhantomData,
+    }
+}
+
+/// The events `change` stands for, in the order they happened (none for a change no
+/// event describes).
+pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiError> {
+    let now = state.now();
+    if change.collection == LIMIT_REACHED {
+        return limit_reached(state, change, now);
+    }
+    if change.is::<Organization>() {
+        let (Some(_), Some(after)) = (
+            change.before::<Organization>()?,
+            change.after::<Organization>()?,
+        ) else {
+            return Ok(Vec::new());
+        };
+        let mut o = out(after.id, "organization", after.id, now);
+        o.push(T::OrganizationUpdated, &OrganizationView::from(&after))?;
+        return Ok(o.events);
+    }
+    if change.is::<Product>() {
+        let Some(after) = change.after::<Product>()? else {
+            return Ok(Vec::new());
+        };
+        let created = change.before::<Product>()?.is_none();
+        let mut o = out(after.organization_id, "product", after.id, now);
+        let view = crate::routes::products::render_product(state, &after)?;
+        o.push(
+            if created {
+                T::ProductCreated
+            } else {
+                T::ProductUpdated
+            },
+            &view,
+        )?;
+        return Ok(o.events);
+    }
+    if change.is::<Benefit>() {
+        let Some(after) = change.after::<Benefit>()? else {
+            return Ok(Vec::new());
+        };
+        let created = change.before::<Benefit>()?.is_none();
+        let mut o = out(after.organization_id, "benefit", after.id, now);
+        o.push(
+            if created {
+                T::BenefitCreated
+            } else {
+                T::BenefitUpdated
+            },
+            &BenefitView::from(&after),
+        )?;
+        return Ok(o.events);
+    }
+    if change.is::<Customer>() {
+        let Some(after) = change.after::<Customer>()? else {
+            return Ok(Vec::new());
+        };
+        let created = change.before::<Customer>()?.is_none();
+        let mut o = out(after.organization_id, "customer", after.id, now);
+        o.push(
+            if created {
+                T::CustomerCreated
+            } else {
+                T::CustomerUpdated
+            },
+            &CustomerView::from(&after),
+        )?;
+        return Ok(o.events);
+    }
+    if change.is::<Checkout>() {
+        let Some(after) = change.after::<Checkout>()? else {
+            return Ok(Vec::new());
+        };
+        let created = change.before::<Checkout>()?.is_none();
+        let mut o = out(after.organization_id, "checkout", after.id, now);
+        let view = crate::routes::checkouts::render(state, &after)?;
+        o.push(
+            if created {
+                T::CheckoutCreated
+            } else {
+                T::CheckoutUpdated
+            },
+            &view,
+        )?;
+        return Ok(o.events);
+    }
+    if change.is::<Order>() {
+        return order_events(
+            state,
+            change.before::<Order>()?,
+            change.after::<Order>()?,
+            now,
+        );
+    }
+    if change.is::<Subscription>() {
+        return subscription_events(
+            state,
+            change.before::<Subscription>()?,
+            change.after::<Subscription>()?,
+            now,
+        );
+    }
+    if change.is::<LicenseKey>() {
+        return license_key_events(
+            state,
+            change.before::<LicenseKey>()?,
+            change.after::<LicenseKey>()?,
+            now,
+        );
+    }
+    Ok(Vec::new())
+}
+
+fn order_events(
+    state: &AppState,
+    before: Option<Order>,
+    after: Option<Order>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Event>, ApiError> {
+    let Some(after) = after else {
+        return Ok(Vec::new());
+    };
+    let view = crate::routes::orders::order_view(state, &after)?;
+    let mut o = out(after.organization_id, "order", after.id, now);
+    match before {
+        None => {
+            o.push(T::OrderCreated, &view)?;
+            if after.status == OrderStatus::Paid {
+                o.push(T::OrderPaid, &view)?;
+            }
+            // A one-time purchase grants its benefits itself (a subscription's grants
+            // come with the subscription).
+            if after.subscription_id.is_none() {
+                grants(
+                    state,
+                    &mut o,
+                    Purchase::Order(after.id),
+                    &after.product_id,
+                    after.customer_id,
+                    after.created_at,
+                    None,
+                )?;
+            }
+        }
+        Some(before) => {
+            o.push(T::OrderUpdated, &view)?;
+            let refunded = |s: OrderStatus| {
+                matches!(s, OrderStatus::Refunded | OrderStatus::PartiallyRefunded)
+            };
+            if after.refunded_amount > before.refunded_amount
+                || (refunded(after.status) && !refunded(before.status))
+            {
+                o.push(T::OrderRefunded, &view)?;
+            }
+        }
+    }
+    Ok(o.events)
+}
+
+fn subscription_events(
+    state: &AppState,
+    before: Option<Subscription>,
+    after: Option<Subscription>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Event>, ApiError> {
+    let Some(after) = after else {
+        return Ok(Vec::new());
+    };
+    let view = crate::routes::subscriptions::subscription_view(state, &after)?;
+    let mut o = out(after.organization_id, "subscription", after.id, now);
+    let active = |s: &Subscription| {
+        matches!(
+            s.status,
+            SubscriptionStatus::Active | SubscriptionStatus::Trialing
+        )
+    };
+    let purchase = Purchase::Subscription(after.id);
+    match before {
+        None => {
+            o.push(T::SubscriptionCreated, &view)?;
+            if active(&after) {
+                o.push(T::SubscriptionActive, &view)?;
+            }
+            grants(
+                state,
+                &mut o,
+                purchase,
+                &after.product_id,
+                after.customer_id,
+                after.created_at,
+                None,
+            )?;
+        }
+        Some(before) => {
+            o.push(T::SubscriptionUpdated, &view)?;
+            if active(&after) && !active(&before) {
+                o.push(T::SubscriptionActive, &view)?;
+            }
+            let canceled = |s: &Subscription| {
+                s.cancel_at_period_end || s.status == SubscriptionStatus::Canceled
+            };
+            if canceled(&after) && !canceled(&before) {
+                o.push(T::SubscriptionCanceled, &view)?;
+            }
+            if before.cancel_at_period_end
+                && !after.cancel_at_period_end
+                && after.status != SubscriptionStatus::Canceled
+            {
+                o.push(T::SubscriptionUncanceled, &view)?;
+            }
+            if after.ended_at.is_some() && before.ended_at.is_none() {
+                o.push(T::SubscriptionRevoked, &view)?;
+                grants(
+                    state,
+                    &mut o,
+                    purchase,
+                    &after.product_id,
+                    after.customer_id,
+                    after.created_at,
+                    after.ended_at.or(Some(now)),
+                )?;
+            } else if after.current_period_start != before.current_period_start
+                && after.ended_at.is_none()
+            {
+                // A renewal grants the benefits for the new period.
+                let mut renewed = Vec::new();
+                std::mem::swap(&mut renewed, &mut o.events);
+                grants(
+                    state,
+                    &mut o,
+                    purchase,
+                    &after.product_id,
+                    after.customer_id,
+                    after.created_at,
+                    None,
+                )?;
+                for e in &mut o.events {
+                    e.event_type = T::BenefitGrantUpdated;
+                    e.body["type"] = serde_json::Value::from(T::BenefitGrantUpdated.as_str());
+                    e.body["data"]["modified_at"] = serde_json::to_value(now).unwrap_or_default();
+                }
+                renewed.append(&mut o.events);
+                o.events = renewed;
+            }
+        }
+    }
+    Ok(o.events)
+}
+
+#[derive(Clone, Copy)]
+enum Purchase {
+    Order(OrderId),
+    Subscription(SubscriptionId),
+}
+
+/// `benefit_grant.created` (or, with `revoked_at`, `benefit_grant.revoked`) for each
+/// benefit of the product a purchase granted.
+fn grants(
+    state: &AppState,
+    o: &mut Out<'_>,
+    purchase: Purchase,
+    product_id: &crate::domain::ids::ProductId,
+    customer_id: crate::domain::ids::CustomerId,
+    granted_at: DateTime<Utc>,
+    revoked_at: Option<DateTime<Utc>>,
+) -> Result<(), ApiError> {
+    let Some(product) = state.store.get::<Product>(&product_id.key())? else {
+        return Ok(());
+    };
+    let Some(customer) = state.store.get::<Customer>(&customer_id.key())? else {
+        return Ok(());
+    };
+    let customer = customer.value;
+    let (parent, subscription_id, order_id) = match purchase {
+        Purchase::Order(id) => (id.uuid(), None, Some(id.uuid())),
+        Purchase::Subscription(id) => (id.uuid(), Some(id.uuid()), None),
+    };
+    for benefit_id in &product.value.benefit_ids {
+        let Some(benefit) = state.store.get::<Benefit>(&benefit_id.key())? else {
+            continue;
+        };
+        let benefit = benefit.value;
+        let mut properties = BenefitGrantProperties::default();
+        if benefit.kind() == BenefitType::LicenseKeys {
+            if let Some(key) = granted_key(state, &customer, *benefit_id, purchase)? {
+                properties.license_key_id = Some(key.id.uuid());
+                properties.display_key = Some(key.display_key());
+            }
+        }
+        let id = derived_uuid(parent, &format!("benefit_grant:{benefit_id}"));
+        let view = BenefitGrantView {
+            created_at: granted_at,
+            modified_at: revoked_at,
+            id,
+            granted_at: revoked_at.is_none().then_some(granted_at),
+            is_granted: revoked_at.is_none(),
+            revoked_at,
+            is_revoked: revoked_at.is_some(),
+            subscription_id,
+            order_id,
+            customer_id: customer.id.uuid(),
+            user_id: customer.id.uuid(),
+            benefit_id: benefit_id.uuid(),
+            customer: CustomerView::from(&customer),
+            properties,
+            benefit: BenefitView::from(&benefit),
+            previous_properties: None,
+        };
+        let event_type = if revoked_at.is_some() {
+            T::BenefitGrantRevoked
+        } else {
+            T::BenefitGrantCreated
+        };
+        o.push_for(event_type, format!("benefit_grant:{id}"), &view)?;
+    }
+    Ok(())
+}
+
+/// The key a purchase's license-key benefit created, if any.
+fn granted_key(
+    state: &AppState,
+    customer: &Customer,
+    benefit_id: BenefitId,
+    purchase: Purchase,
+) -> Result<Option<LicenseKey>, ApiError> {
+    let tenants = [customer.id.key()];
+    for id in state
+        .store
+        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Desc)?
+    {
+        let Some(key) = state.store.get::<LicenseKey>(&id?)? else {
+            continue;
+        };
+        let key = key.value;
+        let from_purchase = match purchase {
+            Purchase::Order(id) => key.order_id == Some(id),
+            Purchase::Subscription(id) => key.subscription_id == Some(id),
+        };
+        if key.benefit_id == benefit_id && from_purchase {
+            return Ok(Some(key));
+        }
+    }
+    Ok(None)
+}
+
+fn license_key_events(
+    state: &AppState,
+    before: Option<LicenseKey>,
+    after: Option<LicenseKey>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Event>, ApiError> {
+    let Some(after) = after else {
+        return Ok(Vec::new());
+    };
+    let customer = crate::routes::license_keys::customer_of(state, &after)?;
+    let view = LicenseKeyRead::new(&after, &customer);
+    let mut o = out(after.organization_id, "license_key", after.id, now);
+    let Some(before) = before else {
+        o.push(T::LicenseKeyCreated, &view)?;
+        return Ok(o.events);
+    };
+    let live = |k: &LicenseKey| -> Vec<crate::domain::ids::ActivationId> {
+        k.activations
+            .iter()
+            .filter(|a| a.deleted_at.is_none())
+            .map(|a| a.id)
+            .collect()
+    };
+    let (was, is) = (live(&before), live(&after));
+    for a in after
+        .activations
+        .iter()
+        .filter(|a| a.deleted_at.is_none() && !was.contains(&a.id))
+    {
+        o.push(
+            T::LicenseKeyActivated,
+            &LicenseKeyActivationRead::new(&after, a, &customer),
+        )?;
+    }
+    for id in was.iter().filter(|id| !is.contains(id)) {
+        let gone = after
+            .activations
+            .iter()
+            .chain(before.activations.iter())
+            .find(|a| a.id == *id);
+        if let Some(a) = gone {
+            o.push(
+                T::LicenseKeyDeactivated,
+                &LicenseKeyActivationRead::new(&after, a, &customer),
+            )?;
+        }
+    }
+    let revoked = after.status == KeyStatus::Revoked && before.status != KeyStatus::Revoked;
+    if revoked {
+        o.push(T::LicenseKeyRevoked, &view)?;
+    }
+    let settings_changed = (after.status != before.status && !revoked)
+        || after.expires_at != before.expires_at
+        || after.limit_activations != before.limit_activations
+        || after.limit_usage != before.limit_usage
+        || after.customer_id != before.customer_id;
+    if settings_changed {
+        o.push(T::LicenseKeyUpdated, &view)?;
+    }
+    Ok(o.events)
+}
+
+fn limit_reached(
+    state: &AppState,
+    change: &Change,
+    now: DateTime<Utc>,
+) -> Result<Vec<Event>, ApiError> {
+    let Some(payload) = change.notice() else {
+        return Ok(Vec::new());
+    };
+    let notice: LimitReached = serde_json::from_slice(payload)
+        .map_err(|e| ApiError::internal(format!("limit notice: {e}")))?;
+    let Some(key) = state
+        .store
+        .get::<LicenseKey>(&notice.license_key_id.key())?
+    else {
+        return Ok(Vec::new());
+    };
+    let key = key.value;
+    let customer = crate::routes::license_keys::customer_of(state, &key)?;
+    let mut o = out(key.organization_id, "license_key", key.id, now);
+    o.push(
+        T::LicenseKeyLimitReached,
+        &LicenseKeyRead::new(&key, &customer),
+    )?;
+    Ok(o.events)
+}
+
+/// Whether a record type's changes can be events (the dispatcher skips the rest cheaply).
+pub fn is_event_source(collection: &str) -> bool {
+    collection == LIMIT_REACHED
+        || [
+            Organization::COLLECTION,
+            Product::COLLECTION,
+            Benefit::COLLECTION,
+            Customer::COLLECTION,
+            Checkout::COLLECTION,
+            Order::COLLECTION,
+            Subscription::COLLECTION,
+            LicenseKey::COLLECTION,
+        ]
+        .contains(&collection)
+}

@@ -1,0 +1,110 @@
+//! Webhooks: telling a seller's backend what happened, signed, in order, never lost.
+//!
+//! * [`events`]: which events a change of the store stands for, rendered as the API
+//!   renders the resource.
+//! * [`dispatch`]: the fan-out. It reads the store's change feed (the outbox, written in
+//!   the same transaction as each change), turns each entry into one event per subscribed
+//!   endpoint, and removes the entry in the transaction that records those events.
+//! * [`delivery`]: one worker per endpoint sends its events, signed with Standard
+//!   Webhooks headers, retries with backoff and jitter, and logs every attempt.
+//! * [`target`]: what a URL may point at (no private or loopback address, no Tollgate).
+
+pub mod delivery;
+pub mod dispatch;
+pub mod events;
+pub mod target;
+
+use std::time::{Duration, Instant};
+
+use tollgate_storage::Batch;
+
+use crate::domain::ids::LicenseKeyId;
+use crate::state::AppState;
+
+/// A refused activation or usage increment: records a `license_key.limit_reached` notice,
+/// at most one per key per [`LIMIT_NOTICE_EVERY`] (a client retrying in a loop must not
+/// flood the seller).
+pub fn limit_reached(state: &AppState, key: LicenseKeyId) {
+    let now = Instant::now();
+    let mut fresh = false;
+    state
+        .webhooks
+        .limit_notices
+        .entry(key)
+        .and_modify(|last| {
+            if now.duration_since(*last) >= LIMIT_NOTICE_EVERY {
+                *last = now;
+                fresh = true;
+            }
+        })
+        .or_insert_with(|| {
+            fresh = true;
+            now
+        });
+    if !fresh {
+        return;
+    }
+    let notice = events::LimitReached {
+        license_key_id: key,
+    };
+    let Ok(payload) = serde_json::to_vec(&notice) else {
+        return;
+    };
+    let mut batch = Batch::new();
+    batch.notice(events::LIMIT_REACHED, key.key(), payload);
+    // The refusal does not wait for it: a crash may lose this notice, never a change.
+    if let Err(e) = state.store.commit(&batch) {
+        tracing::warn!(error = %e, "cannot record a limit notice");
+    }
+}
+
+/// The least time between two `license_key.limit_reached` events of one key.
+pub const LIMIT_NOTICE_EVERY: Duration = Duration::from_secs(60);
+
+/// Deletes settled events older than `webhooks.retention_days`, with their delivery log;
+/// returns how many events went. Pending events stay until they settle.
+pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageError> {
+    use crate::domain::webhook::{
+        WebhookDelivery, WebhookEvent, WEBHOOK_DELIVERY_BY_EVENT, WEBHOOK_EVENT_BY_CREATED,
+    };
+    use tollgate_storage::{Direction, Expect};
+
+    let days = i64::try_from(state.settings.webhooks.retention_days).unwrap_or(i64::MAX);
+    let cutoff = state.now() - chrono::Duration::days(days.min(100_000));
+    let mut purged = 0;
+    let mut batch = Batch::new();
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(WEBHOOK_EVENT_BY_CREATED, &[Vec::new()], Direction::Asc)?
+        .take(10_000)
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        let Some(event) = state.store.get::<WebhookEvent>(&id)? else {
+            continue;
+        };
+        if event.value.created_at >= cutoff {
+            break;
+        }
+        if event.value.is_pending() {
+            continue;
+        }
+        let tenants = [event.value.id.key()];
+        for delivery in
+            state
+                .store
+                .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?
+        {
+            batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
+        }
+        batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));
+        purged += 1;
+        if batch.len() >= 200 {
+            state.store.commit_durable(&batch).await?;
+            batch = Batch::new();
+        }
+    }
+    if !batch.is_empty() {
+        state.store.commit_durable(&batch).await?;
+    }
+    Ok(purged)
+}

@@ -1,0 +1,104 @@
+"""A webhook receiver for Tollgate's tests: verifies every delivery with the pinned
+`standardwebhooks` reference library and, for the event types the pinned polar-sdk knows,
+with Polar's own helper (`polar_sdk.webhooks.validate_event`), and appends one JSON line
+per request to the log file.
+
+Usage: receiver.py --secret S --log FILE [--fail-first N] [--max-seconds T]
+Prints `PORT <n>` once it listens. `--fail-first N` answers 500 to the first N attempts of
+each `webhook-id`, then 200.
+"""
+
+import argparse
+import base64
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from standardwebhooks.webhooks import Webhook
+
+from polar_sdk.webhooks import validate_event
+
+# The event types the pinned polar-sdk (0.13.5) parses; the others are Tollgate's own.
+SDK_TYPES = {
+    "benefit.created", "benefit.updated",
+    "benefit_grant.created", "benefit_grant.updated", "benefit_grant.revoked",
+    "checkout.created", "checkout.updated",
+    "order.created",
+    "organization.updated",
+    "product.created", "product.updated",
+    "subscription.active", "subscription.canceled", "subscription.created",
+    "subscription.revoked", "subscription.updated",
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--secret", required=True)
+    p.add_argument("--log", required=True)
+    p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--max-seconds", type=float, default=600)
+    args = p.parse_args()
+
+    # Polar's encoding: the secret's UTF-8 bytes are the key, given base64-encoded.
+    wh = Webhook(base64.b64encode(args.secret.encode()).decode())
+    seen = {}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            entry = {
+                "t": time.time(),
+                "id": headers.get("webhook-id"),
+                "timestamp": headers.get("webhook-timestamp"),
+                "signature": headers.get("webhook-signature"),
+                "content_type": headers.get("content-type"),
+            }
+            try:
+                entry["body"] = wh.verify(body, headers)
+                entry["verified"] = True
+            except Exception as e:  # noqa: BLE001
+                entry["verified"] = False
+                entry["error"] = f"standardwebhooks: {e!r}"
+                try:
+                    entry["body"] = json.loads(body)
+                except Exception:  # noqa: BLE001
+                    entry["body"] = body.decode(errors="replace")
+            kind = entry["body"].get("type") if isinstance(entry["body"], dict) else None
+            entry["type"] = kind
+            if kind in SDK_TYPES:
+                try:
+                    parsed = validate_event(body, headers, args.secret)
+                    entry["sdk"] = type(parsed).__name__
+                except Exception as e:  # noqa: BLE001
+                    entry["sdk"] = f"error: {e!r}"[:4000]
+            with lock:
+                n = seen.get(entry["id"], 0) + 1
+                seen[entry["id"]] = n
+                entry["attempt"] = n
+                status = 500 if n <= args.fail_first else 200
+                entry["answered"] = status
+                with open(args.log, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(entry) + "\n")
+            self.send_response(status)
+            self.send_header("content-type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"ok" if status == 200 else b"try again")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    timer = threading.Timer(args.max_seconds, server.shutdown)
+    timer.daemon = True
+    timer.start()
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
