@@ -62,7 +62,20 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         if !is_event_source(&change.collection) {
             continue;
         }
-        let events = match events_of(state, change) {
+        let mut failed = None;
+        let mut listening = |org: OrganizationId| match endpoints_cached(state, &mut endpoints, org)
+        {
+            Ok(list) => !list.is_empty(),
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        };
+        let events = events_of(state, change, &mut listening);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let events = match events {
             Ok(events) => events,
             Err(e) => {
                 // A record that cannot be rendered (its product vanished) must not stop
@@ -72,13 +85,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
             }
         };
         for (position, event) in events.iter().enumerate() {
-            let subscribed = match endpoints.get(&event.organization_id) {
-                Some(list) => list,
-                None => {
-                    let list = endpoints_of(state, event.organization_id)?;
-                    endpoints.entry(event.organization_id).or_insert(list)
-                }
-            };
+            let subscribed = endpoints_cached(state, &mut endpoints, event.organization_id)?;
             for endpoint in subscribed
                 .iter()
                 .filter(|e| e.subscribes_to(event.event_type.as_str()))
@@ -97,6 +104,18 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         state.webhooks.wake(id);
     }
     Ok(changes.len())
+}
+
+fn endpoints_cached<'a>(
+    state: &AppState,
+    cache: &'a mut HashMap<OrganizationId, Vec<WebhookEndpoint>>,
+    organization_id: OrganizationId,
+) -> Result<&'a Vec<WebhookEndpoint>, StorageError> {
+    if !cache.contains_key(&organization_id) {
+        let list = endpoints_of(state, organization_id)?;
+        cache.insert(organization_id, list);
+    }
+    Ok(cache.entry(organization_id).or_default())
 }
 
 fn endpoints_of(

@@ -101,11 +101,16 @@ fn out<'a>(
 }
 
 /// The events `change` stands for, in the order they happened (none for a change no
-/// event describes).
-pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiError> {
+/// event describes, or of an organization `listening` says has no endpoint: nothing is
+/// rendered for nobody).
+pub fn events_of(
+    state: &AppState,
+    change: &Change,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
+) -> Result<Vec<Event>, ApiError> {
     let now = state.now();
     if change.collection == LIMIT_REACHED {
-        return limit_reached(state, change, now);
+        return limit_reached(state, change, now, listening);
     }
     if change.is::<Organization>() {
         let (Some(_), Some(after)) = (
@@ -114,6 +119,9 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
         ) else {
             return Ok(Vec::new());
         };
+        if !listening(after.id) {
+            return Ok(Vec::new());
+        }
         let mut o = out(after.id, "organization", after.id, now);
         o.push(T::OrganizationUpdated, &OrganizationView::from(&after))?;
         return Ok(o.events);
@@ -122,6 +130,9 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
         let Some(after) = change.after::<Product>()? else {
             return Ok(Vec::new());
         };
+        if !listening(after.organization_id) {
+            return Ok(Vec::new());
+        }
         let created = change.before::<Product>()?.is_none();
         let mut o = out(after.organization_id, "product", after.id, now);
         let view = crate::routes::products::render_product(state, &after)?;
@@ -139,6 +150,9 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
         let Some(after) = change.after::<Benefit>()? else {
             return Ok(Vec::new());
         };
+        if !listening(after.organization_id) {
+            return Ok(Vec::new());
+        }
         let created = change.before::<Benefit>()?.is_none();
         let mut o = out(after.organization_id, "benefit", after.id, now);
         o.push(
@@ -155,6 +169,9 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
         let Some(after) = change.after::<Customer>()? else {
             return Ok(Vec::new());
         };
+        if !listening(after.organization_id) {
+            return Ok(Vec::new());
+        }
         let created = change.before::<Customer>()?.is_none();
         let mut o = out(after.organization_id, "customer", after.id, now);
         o.push(
@@ -171,6 +188,9 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
         let Some(after) = change.after::<Checkout>()? else {
             return Ok(Vec::new());
         };
+        if !listening(after.organization_id) {
+            return Ok(Vec::new());
+        }
         let created = change.before::<Checkout>()?.is_none();
         let mut o = out(after.organization_id, "checkout", after.id, now);
         let view = crate::routes::checkouts::render(state, &after)?;
@@ -190,6 +210,7 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
             change.before::<Order>()?,
             change.after::<Order>()?,
             now,
+            listening,
         );
     }
     if change.is::<Subscription>() {
@@ -198,6 +219,7 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
             change.before::<Subscription>()?,
             change.after::<Subscription>()?,
             now,
+            listening,
         );
     }
     if change.is::<LicenseKey>() {
@@ -206,6 +228,7 @@ pub fn events_of(state: &AppState, change: &Change) -> Result<Vec<Event>, ApiErr
             change.before::<LicenseKey>()?,
             change.after::<LicenseKey>()?,
             now,
+            listening,
         );
     }
     Ok(Vec::new())
@@ -216,10 +239,14 @@ fn order_events(
     before: Option<Order>,
     after: Option<Order>,
     now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let Some(after) = after else {
         return Ok(Vec::new());
     };
+    if !listening(after.organization_id) {
+        return Ok(Vec::new());
+    }
     let view = crate::routes::orders::order_view(state, &after)?;
     let mut o = out(after.organization_id, "order", after.id, now);
     match before {
@@ -262,10 +289,14 @@ fn subscription_events(
     before: Option<Subscription>,
     after: Option<Subscription>,
     now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let Some(after) = after else {
         return Ok(Vec::new());
     };
+    if !listening(after.organization_id) {
+        return Ok(Vec::new());
+    }
     let view = crate::routes::subscriptions::subscription_view(state, &after)?;
     let mut o = out(after.organization_id, "subscription", after.id, now);
     let active = |s: &Subscription| {
@@ -448,10 +479,14 @@ fn license_key_events(
     before: Option<LicenseKey>,
     after: Option<LicenseKey>,
     now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let Some(after) = after else {
         return Ok(Vec::new());
     };
+    if !listening(after.organization_id) {
+        return Ok(Vec::new());
+    }
     let customer = crate::routes::license_keys::customer_of(state, &after)?;
     let view = LicenseKeyRead::new(&after, &customer);
     let mut o = out(after.organization_id, "license_key", after.id, now);
@@ -509,6 +544,7 @@ fn limit_reached(
     state: &AppState,
     change: &Change,
     now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let Some(payload) = change.notice() else {
         return Ok(Vec::new());
@@ -522,6 +558,9 @@ fn limit_reached(
         return Ok(Vec::new());
     };
     let key = key.value;
+    if !listening(key.organization_id) {
+        return Ok(Vec::new());
+    }
     let customer = crate::routes::license_keys::customer_of(state, &key)?;
     let mut o = out(key.organization_id, "license_key", key.id, now);
     o.push(

@@ -85,7 +85,13 @@ pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageE
         if event.value.created_at >= cutoff {
             break;
         }
-        if event.value.is_pending() {
+        // Pending events wait to settle, unless their endpoint is gone.
+        if event.value.is_pending()
+            && state
+                .store
+                .get::<crate::domain::webhook::WebhookEndpoint>(&event.value.endpoint_id.key())?
+                .is_some()
+        {
             continue;
         }
         let tenants = [event.value.id.key()];

@@ -612,3 +612,65 @@ async fn events_of_acknowledged_purchases_survive_kill_9() {
     assert_eq!(ids.len(), 5, "one event per order: {got:?}");
     eprintln!("kill -9: {before} of 5 delivered before the kill, the rest after the restart");
 }
+
+#[actix_web::test]
+async fn an_endpoint_that_keeps_failing_is_disabled_and_can_be_enabled_again() {
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let mut s = settings(dir.path());
+    s.webhooks.disable_after_failures = 3;
+    s.webhooks.disable_after_hours = 0.0;
+    s.webhooks.retry_delays_secs = vec![0.05; 10];
+    let app = spawn_app_with(dir, s, tollgate_actors::SystemClock::shared()).await;
+    let api = Api::of(&app);
+    let org = crate::checkouts::create_org(api, "failing").await;
+    // A port nobody listens on: every attempt is refused.
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("binding");
+        l.local_addr().expect("address").port()
+    };
+    let (id, _) = endpoint(
+        api,
+        &org,
+        &format!("http://localhost:{closed}/hooks"),
+        &["customer.created"],
+    )
+    .await;
+    api.posted(
+        "/v1/customers/",
+        &json!({"email": "nobody@example.com", "organization_id": org}),
+        201,
+    )
+    .await;
+    let path = format!("/v1/webhooks/endpoints/{id}");
+    let start = Instant::now();
+    loop {
+        let e = app.get(&path, Some(&app.token)).await;
+        e.expect(200);
+        if e.body["enabled"] == false {
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "never disabled: {}", e.body);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = app
+        .get(
+            &format!("/v1/webhooks/deliveries?endpoint_id={id}"),
+            Some(&app.token),
+        )
+        .await;
+    let attempts = log.items();
+    assert!(attempts.len() >= 3, "{attempts:?}");
+    assert!(attempts
+        .iter()
+        .all(|a| a["succeeded"] == false && a["http_code"].is_null()));
+    assert!(attempts[0]["response"]
+        .as_str()
+        .unwrap()
+        .starts_with("Could not connect"));
+    // The seller turns it back on.
+    let r = app
+        .patch_json(&path, Some(&app.token), &json!({"enabled": true}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["enabled"], true);
+}
