@@ -111,11 +111,12 @@ fn endpoints_cached<'a>(
     cache: &'a mut HashMap<OrganizationId, Vec<WebhookEndpoint>>,
     organization_id: OrganizationId,
 ) -> Result<&'a Vec<WebhookEndpoint>, StorageError> {
-    if !cache.contains_key(&organization_id) {
-        let list = endpoints_of(state, organization_id)?;
-        cache.insert(organization_id, list);
-    }
-    Ok(cache.entry(organization_id).or_default())
+    Ok(match cache.entry(organization_id) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(endpoints_of(state, organization_id)?)
+        }
+    })
 }
 
 fn endpoints_of(
