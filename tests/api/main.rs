@@ -36,4 +36,5 @@ mod sorting;
 mod stripe;
 mod subscriptions;
 mod tools;
+mod webhook_endpoints;
 mod webhooks;
