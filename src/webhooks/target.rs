@@ -246,6 +246,25 @@ mod tests {
         assert!(p.check("http://10.0.0.5/hook").is_err());
     }
 
+    /// At delivery time the resolver drops what the policy refuses: a public-looking name
+    /// that resolves to loopback (here `localhost`, from /etc/hosts) yields no address.
+    #[actix_web::test]
+    async fn the_delivery_resolver_refuses_names_that_resolve_to_private_addresses() {
+        use reqwest::dns::Resolve;
+        use std::str::FromStr;
+
+        let name = || reqwest::dns::Name::from_str("localhost").unwrap();
+        let strict = TargetPolicy::new(false, "https://pay.example.com", None).resolver();
+        let err = match strict.resolve(name()).await {
+            Ok(_) => panic!("localhost must not resolve for a strict policy"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("no public address"), "{err}");
+        let lax = TargetPolicy::new(true, "https://pay.example.com", None).resolver();
+        let addrs: Vec<SocketAddr> = lax.resolve(name()).await.unwrap().collect();
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty());
+    }
+
     #[test]
     fn public_addresses() {
         for ok in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {

@@ -674,3 +674,168 @@ async fn an_endpoint_that_keeps_failing_is_disabled_and_can_be_enabled_again() {
     r.expect(200);
     assert_eq!(r.body["enabled"], true);
 }
+
+#[actix_web::test]
+async fn the_lifecycle_of_a_catalog_a_subscription_and_its_keys_is_told_in_order() {
+    let app = app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "lifecycle").await;
+    let hook_secret = "lifecycle_secret_of_at_least_32_characters";
+    let receiver = Receiver::start(hook_secret, 0);
+    let events = [
+        "organization.updated",
+        "benefit.created",
+        "benefit.updated",
+        "product.created",
+        "product.updated",
+        "customer.updated",
+        "subscription.created",
+        "subscription.updated",
+        "subscription.active",
+        "subscription.canceled",
+        "subscription.uncanceled",
+        "subscription.revoked",
+        "benefit_grant.revoked",
+        "license_key.updated",
+        "license_key.revoked",
+    ];
+    api.posted(
+        "/v1/webhooks/endpoints",
+        &json!({"url": receiver.url(), "format": "raw", "events": events, "organization_id": cat.org, "secret": hook_secret}),
+        201,
+    )
+    .await;
+    let token = Some(app.token.as_str());
+
+    // The catalog.
+    app.patch_json(
+        &format!("/v1/organizations/{}", cat.org),
+        token,
+        &json!({"name": "Lifecycle Inc"}),
+    )
+    .await
+    .expect(200);
+    let benefit = api
+        .posted(
+            "/v1/benefits/",
+            &json!({"type": "custom", "description": "Support", "organization_id": cat.org, "properties": {"note": "Write to us"}}),
+            201,
+        )
+        .await;
+    app.patch_json(
+        &format!("/v1/benefits/{}", id_of(&benefit)),
+        token,
+        &json!({"type": "custom", "description": "Priority support"}),
+    )
+    .await
+    .expect(200);
+    let product = api
+        .posted(
+            "/v1/products/",
+            &json!({"name": "Add-on", "organization_id": cat.org, "prices": [{"type": "one_time", "amount_type": "fixed", "price_amount": 900, "price_currency": "usd"}]}),
+            201,
+        )
+        .await;
+    app.patch_json(
+        &format!("/v1/products/{}", id_of(&product)),
+        token,
+        &json!({"name": "Add-on Plus"}),
+    )
+    .await
+    .expect(200);
+
+    // A subscription, its keys, then cancel, uncancel and revoke.
+    let c = created(api, &by_price(&cat.monthly)).await;
+    confirm(api, &secret(&c), &buyer("lin@example.com"))
+        .await
+        .expect(200);
+    let subscription_id = {
+        let r = app.get("/v1/subscriptions/", token).await;
+        id_of(&r.items()[0])
+    };
+    let keys = app.get("/v1/license-keys/", token).await.items();
+    let key_id = id_of(&keys[0]);
+    let key_path = format!("/v1/license-keys/{key_id}");
+    app.patch_json(&key_path, token, &json!({"limit_activations": 5}))
+        .await
+        .expect(200);
+    app.patch_json(&key_path, token, &json!({"status": "revoked"}))
+        .await
+        .expect(200);
+    let sub_path = format!("/v1/subscriptions/{subscription_id}");
+    for body in [
+        json!({"cancel_at_period_end": true}),
+        json!({"cancel_at_period_end": false}),
+        json!({"revoke": true}),
+    ] {
+        app.patch_json(&sub_path, token, &body).await.expect(200);
+    }
+
+    let got = receiver
+        .wait_for("the lifecycle", |got| {
+            !of_type(got, "subscription.revoked").is_empty()
+                && of_type(got, "benefit_grant.revoked").len() == 2
+                && !of_type(got, "license_key.revoked").is_empty()
+        })
+        .await;
+    assert_verified(&got);
+    let kinds = |prefix: &str, id: &str| -> Vec<String> {
+        got.iter()
+            .filter(|v| {
+                v["type"].as_str().unwrap().starts_with(prefix) && v["body"]["data"]["id"] == id
+            })
+            .map(|v| v["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds("organization.", &cat.org), ["organization.updated"]);
+    assert_eq!(
+        of_type(&got, "organization.updated")[0]["body"]["data"]["name"],
+        "Lifecycle Inc"
+    );
+    assert_eq!(
+        kinds("benefit.", &id_of(&benefit)),
+        ["benefit.created", "benefit.updated"]
+    );
+    assert_eq!(
+        kinds("product.", &id_of(&product)),
+        ["product.created", "product.updated"]
+    );
+    assert_eq!(
+        of_type(&got, "product.updated")[0]["body"]["data"]["name"],
+        "Add-on Plus"
+    );
+    assert_eq!(
+        kinds("subscription.", &subscription_id),
+        [
+            "subscription.created",
+            "subscription.active",
+            "subscription.updated",
+            "subscription.canceled",
+            "subscription.updated",
+            "subscription.uncanceled",
+            "subscription.updated",
+            "subscription.canceled",
+            "subscription.revoked",
+        ]
+    );
+    let revoked = &of_type(&got, "subscription.revoked")[0]["body"]["data"];
+    assert_eq!(revoked["status"], "canceled");
+    assert!(revoked["ended_at"].is_string());
+    assert_eq!(
+        kinds("license_key.", &key_id),
+        ["license_key.updated", "license_key.revoked"]
+    );
+    let updated = &of_type(&got, "license_key.updated")[0]["body"]["data"];
+    assert_eq!(updated["limit_activations"], 5);
+    for grant in of_type(&got, "benefit_grant.revoked") {
+        let g = &grant["body"]["data"];
+        assert_eq!(g["is_revoked"], true);
+        assert_eq!(g["is_granted"], false);
+        assert_eq!(g["subscription_id"], subscription_id.as_str());
+        assert_eq!(grant["sdk"], "WebhookBenefitGrantRevokedPayload");
+    }
+    // Nothing the endpoint did not subscribe to.
+    assert!(got
+        .iter()
+        .all(|v| events.contains(&v["type"].as_str().unwrap())));
+}

@@ -151,7 +151,9 @@ impl Subscription {
 
 impl Record for Subscription {
     crate::record_v1!(Subscription, "subscription");
-    /// Its changes are webhook events.
+    /// Its changes are webhook events, except the bookkeeping a customer never sees (the
+    /// key revocations still to run, the saved payment method, and the `modified_at` such
+    /// bookkeeping bumps).
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         SUBSCRIPTION_BY_STARTED,
@@ -224,6 +226,15 @@ impl Record for Subscription {
             ));
         }
         entries
+    }
+
+    fn feed_digest(&self) -> Option<Vec<u8>> {
+        let mut visible = self.clone();
+        visible.pending_revocations.clear();
+        visible.payment_token = None;
+        // A write that changes nothing else (the bookkeeping above) is no event.
+        visible.modified_at = None;
+        tollgate_storage::codec::encode(&visible).ok()
     }
 }
 
