@@ -217,3 +217,39 @@ fn summary(event: &Event) -> String {
     };
     format!("Tollgate: {} – {detail}", event.event_type.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order_event() -> Event {
+        Event {
+            event_type: WebhookEventType::OrderCreated,
+            organization_id: OrganizationId::new(),
+            resource: "order:1".into(),
+            body: serde_json::json!({
+                "type": "order.created",
+                "timestamp": "2025-01-02T03:04:05Z",
+                "data": {"id": "o1", "amount": 2500, "currency": "usd",
+                         "customer": {"email": "ada@example.com"}, "product": {"name": "Ebook"}},
+            }),
+        }
+    }
+
+    #[test]
+    fn raw_is_the_event_and_chat_formats_are_one_line_messages() {
+        let e = order_event();
+        let raw: serde_json::Value =
+            serde_json::from_str(&format_body(WebhookFormat::Raw, &e)).unwrap();
+        assert_eq!(raw, e.body);
+        let discord: serde_json::Value =
+            serde_json::from_str(&format_body(WebhookFormat::Discord, &e)).unwrap();
+        assert_eq!(
+            discord["content"],
+            "Tollgate: order.created – ada@example.com bought Ebook (25.00 USD)"
+        );
+        let slack: serde_json::Value =
+            serde_json::from_str(&format_body(WebhookFormat::Slack, &e)).unwrap();
+        assert_eq!(slack["text"], discord["content"]);
+    }
+}

@@ -839,3 +839,110 @@ async fn the_lifecycle_of_a_catalog_a_subscription_and_its_keys_is_told_in_order
         .iter()
         .all(|v| events.contains(&v["type"].as_str().unwrap())));
 }
+
+/// A bare HTTP server that answers every request with `response`; counts requests.
+fn canned(response: Vec<u8>) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("binding");
+    let port = listener.local_addr().expect("address").port();
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(50) {
+            let Ok(mut s) = stream else { continue };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // Headers, then the body its Content-Length announces.
+            loop {
+                let Ok(n) = s.read(&mut chunk) else { break };
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).to_lowercase();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = s.write_all(&response);
+        }
+    });
+    (port, hits)
+}
+
+#[actix_web::test]
+async fn redirects_are_not_followed_and_answers_are_read_up_to_a_cap() {
+    let app = app().await;
+    let api = Api::of(&app);
+    let org = crate::checkouts::create_org(api, "redirects").await;
+    let receiver = Receiver::start("redirect_target_secret_of_32_characters!", 0);
+    let redirect = format!(
+        "HTTP/1.1 302 Found\r\nLocation: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        receiver.url()
+    );
+    let (redirecting, _) = canned(redirect.into_bytes());
+    let mut big =
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n".to_vec();
+    big.extend(std::iter::repeat_n(b'x', 1_000_000));
+    let (chatty, _) = canned(big);
+    let (redirect_id, _) = endpoint(
+        api,
+        &org,
+        &format!("http://localhost:{redirecting}/hooks"),
+        &["customer.created"],
+    )
+    .await;
+    let (chatty_id, _) = endpoint(
+        api,
+        &org,
+        &format!("http://localhost:{chatty}/hooks"),
+        &["customer.created"],
+    )
+    .await;
+    api.posted(
+        "/v1/customers/",
+        &json!({"email": "hops@example.com", "organization_id": org}),
+        201,
+    )
+    .await;
+    let attempts = |id: String| {
+        let app = &app;
+        async move {
+            let start = Instant::now();
+            loop {
+                let log = app
+                    .get(
+                        &format!("/v1/webhooks/deliveries?endpoint_id={id}"),
+                        Some(&app.token),
+                    )
+                    .await;
+                log.expect(200);
+                let items = log.items();
+                if !items.is_empty() {
+                    return items;
+                }
+                assert!(start.elapsed() < DEADLINE, "no attempt for {id}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let redirected = attempts(redirect_id).await;
+    assert_eq!(redirected[0]["http_code"], 302);
+    assert_eq!(redirected[0]["succeeded"], false);
+    let answered = attempts(chatty_id).await;
+    assert_eq!(answered[0]["succeeded"], true);
+    assert_eq!(answered[0]["response"].as_str().unwrap().len(), 2048);
+    // The redirect's target never heard of it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(receiver.received().is_empty());
+}

@@ -315,3 +315,46 @@ async fn memory_per_key() {
         registry.stats().running
     );
 }
+
+/// The change feed (the webhooks' outbox) records what a seller is told about, and the
+/// validation hot path writes nothing to it: counters stay a compare-and-swap.
+#[actix::test]
+async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in_it() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, Some(100), Some(2));
+    let created = store.changes(None, 10).unwrap();
+    assert_eq!(created.len(), 1);
+    assert_eq!(created[0].before::<LicenseKey>().unwrap(), None);
+
+    let validations = join_all((0..20).map(|_| registry.call(k.id, validate(&k, Some(1))))).await;
+    assert!(validations.iter().all(|r| r.is_ok()));
+    assert_eq!(in_store(&store, k.id).usage, 20);
+    assert_eq!(
+        store.changes(None, 10).unwrap(),
+        created,
+        "validations fed nothing"
+    );
+
+    let (_, activation) = registry
+        .call(
+            k.id,
+            ActivateLicenseKey(ActivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                label: "laptop".into(),
+                conditions: JsonObject::new(),
+                meta: JsonObject::new(),
+            }),
+        )
+        .await
+        .unwrap();
+    let changes = store.changes(Some(created[0].seq), 10).unwrap();
+    assert_eq!(changes.len(), 1);
+    let before = changes[0].before::<LicenseKey>().unwrap().unwrap();
+    let after = changes[0].after::<LicenseKey>().unwrap().unwrap();
+    assert!(before.activations.is_empty());
+    assert_eq!(after.activations.len(), 1);
+    assert_eq!(after.activations[0].id, activation.id);
+    // The entry carries the whole record, counters included, as of that write.
+    assert_eq!(after.usage, 20);
+}
