@@ -855,8 +855,7 @@ fn canned(response: Vec<u8>) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUs
             let mut buf = Vec::new();
             let mut chunk = [0u8; 4096];
             // Headers, then the body its Content-Length announces.
-            loop {
-                let Ok(n) = s.read(&mut chunk) else { break };
+            while let Ok(n) = s.read(&mut chunk) {
                 if n == 0 {
                     break;
                 }
