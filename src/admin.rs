@@ -195,6 +195,9 @@ pub fn check(store: &Store, repair: bool) -> anyhow::Result<Vec<CheckLine>> {
         check_one::<checkout::Checkout>(store, repair)?,
         check_one::<subscription::Subscription>(store, repair)?,
         check_one::<license_key::LicenseKey>(store, repair)?,
+        check_one::<webhook::WebhookEndpoint>(store, repair)?,
+        check_one::<webhook::WebhookEvent>(store, repair)?,
+        check_one::<webhook::WebhookDelivery>(store, repair)?,
     ])
 }
 

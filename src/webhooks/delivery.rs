@@ -48,8 +48,10 @@ use crate::state::AppState;
 pub const PARALLEL: usize = 8;
 /// Bytes of a receiver's answer read (and kept in the delivery log, up to 2 KiB).
 pub const RESPONSE_CAP: usize = 2048;
-/// Pending events a worker looks at per pass.
-const WINDOW: usize = 512;
+/// Pending events a worker looks at per pass, at most: it stops as soon as it has
+/// [`PARALLEL`] to send, so a long queue behind one failing resource costs one scan per
+/// retry, and never hides the events of other resources.
+const WINDOW: usize = 100_000;
 
 /// Wakes endpoint workers; owned by [`AppState`].
 pub struct Hub {
@@ -190,8 +192,9 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
         match event.value.next_attempt_at {
             Some(at) if at > now => next = Some(next.map_or(at, |n| n.min(at))),
             _ => {
-                if ready.len() < PARALLEL {
-                    ready.push(event);
+                ready.push(event);
+                if ready.len() == PARALLEL {
+                    break;
                 }
             }
         }

@@ -945,3 +945,63 @@ async fn redirects_are_not_followed_and_answers_are_read_up_to_a_cap() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(receiver.received().is_empty());
 }
+
+#[actix_web::test]
+async fn delivered_events_and_their_log_are_purged_after_the_retention_period() {
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let s = settings(dir.path());
+    let (clock, shared) = tollgate_actors::ManualClock::shared(chrono::Utc::now());
+    let app = spawn_app_with(dir, s, shared).await;
+    let api = Api::of(&app);
+    let org = crate::checkouts::create_org(api, "retention").await;
+    let hook_secret = "retention_secret_of_at_least_32_chars";
+    let receiver = Receiver::start(hook_secret, 0);
+    let e = api
+        .posted(
+            "/v1/webhooks/endpoints",
+            &json!({"url": receiver.url(), "format": "raw", "events": ["customer.created"], "organization_id": org, "secret": hook_secret}),
+            201,
+        )
+        .await;
+    let log_path = format!("/v1/webhooks/deliveries?endpoint_id={}", id_of(&e));
+    let customer = |email: &'static str| {
+        let org = org.clone();
+        async move {
+            api.posted(
+                "/v1/customers/",
+                &json!({"email": email, "organization_id": org}),
+                201,
+            )
+            .await
+        }
+    };
+    customer("old@example.com").await;
+    receiver
+        .wait_for("the first event", |got| got.len() == 1)
+        .await;
+    // 89 days later, a second one; then past 90 days for the first only.
+    clock.advance(chrono::Duration::days(89));
+    customer("new@example.com").await;
+    receiver
+        .wait_for("the second event", |got| got.len() == 2)
+        .await;
+    let deliveries = || async {
+        let r = app.get(&log_path, Some(&app.token)).await;
+        r.expect(200);
+        r.items()
+    };
+    assert_eq!(deliveries().await.len(), 2);
+    clock.advance(chrono::Duration::days(2));
+    let purged = tollgate::webhooks::purge(&app.state)
+        .await
+        .expect("purging");
+    assert_eq!(purged, 1);
+    let left = deliveries().await;
+    assert_eq!(left.len(), 1);
+    assert!(left[0]["webhook_event"]["payload"]
+        .as_str()
+        .unwrap()
+        .contains("new@example.com"));
+    // Nothing more to purge until the second one is old enough.
+    assert_eq!(tollgate::webhooks::purge(&app.state).await.unwrap(), 0);
+}
