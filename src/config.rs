@@ -26,6 +26,7 @@ pub struct Settings {
     pub retention: RetentionSettings,
     pub idempotency: IdempotencySettings,
     pub webhooks: WebhookSettings,
+    pub license_keys: LicenseKeySettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -164,6 +165,26 @@ pub struct IdempotencySettings {
 impl Default for IdempotencySettings {
     fn default() -> Self {
         Self { ttl_hours: 24 }
+    }
+}
+
+/// License-key validation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LicenseKeySettings {
+    /// Milliseconds a key's validation statistics (`validations`, `last_validated_at`)
+    /// may stay in memory before they are written: 0 = strict (every validation is durable
+    /// before its reply); > 0 = batched (one write per key per interval; `kill -9` loses at
+    /// most this interval's counts). Usage increments, activations and status changes are
+    /// durable before their reply in both modes.
+    pub stats_flush_ms: u64,
+}
+
+impl Default for LicenseKeySettings {
+    fn default() -> Self {
+        Self {
+            stats_flush_ms: 1000,
+        }
     }
 }
 

@@ -154,6 +154,7 @@ impl Application {
             idle_timeout: Some(std::time::Duration::from_secs(
                 settings.actors.idle_timeout_secs,
             )),
+            write_back: None,
         };
         let services = crate::state::Services {
             checkouts: tollgate_actors::Registry::start(
@@ -166,7 +167,16 @@ impl Application {
                 clock.clone(),
                 registry.clone(),
             )?,
-            license_keys: tollgate_actors::Registry::start(store.clone(), clock.clone(), registry)?,
+            license_keys: tollgate_actors::Registry::start(
+                store.clone(),
+                clock.clone(),
+                tollgate_actors::RegistryConfig {
+                    write_back: (settings.license_keys.stats_flush_ms > 0).then(|| {
+                        std::time::Duration::from_millis(settings.license_keys.stats_flush_ms)
+                    }),
+                    ..registry
+                },
+            )?,
             processor: payment_processor(&settings, &store)?,
             tax: Arc::new(crate::payments::NoTax),
             webhooks: crate::webhooks::delivery::Hub::new(
@@ -295,6 +305,9 @@ impl Application {
             tracing::warn!("stopped without a final flush: the store has failed");
             return Ok(());
         }
+        // Validation counters held in memory (batched mode) are written before the flush.
+        let keys = self.state.license_keys.passivate_all().await;
+        tracing::debug!(keys, "license keys passivated");
         self.state.store.flush_blocking()?;
         tracing::info!("stopped; store flushed");
         Ok(())

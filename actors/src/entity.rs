@@ -71,6 +71,14 @@ pub trait Entity: Sized + 'static {
     fn on_commit(state: &mut Self::State, committed: &Committed) {
         let _ = (state, committed);
     }
+
+    /// Writes the state held in memory over the stored snapshot: the deferred write of
+    /// [`EntityActor::defer`]. Entities that never defer keep the default, which writes
+    /// nothing.
+    fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
+        let _ = (state, batch);
+        Ok(())
+    }
 }
 
 /// What a command handler decided.
@@ -212,6 +220,9 @@ pub struct EntityActor<E: Entity> {
     passivated: bool,
     last_activity: Instant,
     idle_timer: Option<SpawnHandle>,
+    /// The state holds changes not written yet (see [`EntityActor::defer`]).
+    dirty: bool,
+    write_back_timer: Option<SpawnHandle>,
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -234,6 +245,8 @@ impl<E: Entity> EntityActor<E> {
             passivated: false,
             last_activity: Instant::now(),
             idle_timer: None,
+            dirty: false,
+            write_back_timer: None,
             _entity: PhantomData,
         }
     }
@@ -323,6 +336,8 @@ impl<E: Entity> EntityActor<E> {
         E::on_commit(&mut state, &committed);
         self.state = state;
         self.last_seq = Some(committed.seq);
+        // The snapshot just written carries every deferred change too.
+        self.clean(ctx);
         CommandReply {
             inner: ReplyKind::OnDurable {
                 seq: committed.seq,
@@ -330,6 +345,86 @@ impl<E: Entity> EntityActor<E> {
                 store: self.shared.store.clone(),
                 entity: ctx.address(),
             },
+        }
+    }
+
+    /// Holds `state` in memory without writing it now: a change whose loss a crash may
+    /// cause (statistics such as validation counters). It is written back at most
+    /// [`crate::RegistryConfig::write_back`] later, with whatever else changed meanwhile
+    /// (one write per interval, however many changes), by the next durable command, at
+    /// passivation, and when the registry stops gracefully. Without a `write_back`
+    /// interval the change is written at once (without waiting for durability).
+    pub fn defer(&mut self, ctx: &mut Context<Self>, state: E::State) {
+        self.state = state;
+        self.dirty = true;
+        match self.shared.config.write_back {
+            Some(interval) => {
+                if self.write_back_timer.is_none() {
+                    self.write_back_timer = Some(ctx.run_later(interval, |act, ctx| {
+                        act.write_back_timer = None;
+                        act.write_back(ctx);
+                    }));
+                }
+            }
+            None => {
+                self.write_back(ctx);
+            }
+        }
+    }
+
+    /// Whether deferred writes are batched (`write_back` is set).
+    pub fn defers_writes(&self) -> bool {
+        self.shared.config.write_back.is_some()
+    }
+
+    /// Writes deferred changes now, if there are any. Returns `false` if the write failed
+    /// (a conflict reloads the stored snapshot, losing the deferred changes; another
+    /// error keeps them for the next attempt).
+    pub fn write_back(&mut self, ctx: &mut Context<Self>) -> bool {
+        if !self.dirty {
+            return true;
+        }
+        let mut batch = Batch::new();
+        let written =
+            E::write_back(&self.state, &mut batch).and_then(|()| self.shared.store.commit(&batch));
+        match written {
+            Ok(committed) => {
+                E::on_commit(&mut self.state, &committed);
+                self.last_seq = Some(committed.seq);
+                self.shared
+                    .stats
+                    .write_backs
+                    .fetch_add(1, Ordering::Relaxed);
+                self.clean(ctx);
+                true
+            }
+            Err(StorageError::Conflict { .. }) => {
+                tracing::warn!(entity = E::NAME, id = %self.id,
+                    "deferred write conflicted; reloading the stored snapshot");
+                self.clean(ctx);
+                self.reload(ctx);
+                false
+            }
+            Err(e) => {
+                tracing::warn!(entity = E::NAME, id = %self.id, error = %e,
+                    "deferred write failed; retrying later");
+                if let (Some(interval), None) =
+                    (self.shared.config.write_back, &self.write_back_timer)
+                {
+                    self.write_back_timer = Some(ctx.run_later(interval, |act, ctx| {
+                        act.write_back_timer = None;
+                        act.write_back(ctx);
+                    }));
+                }
+                false
+            }
+        }
+    }
+
+    fn clean(&mut self, ctx: &mut Context<Self>) {
+        self.dirty = false;
+        if let Some(timer) = self.write_back_timer.take() {
+            ctx.cancel_future(timer);
         }
     }
 
@@ -412,6 +507,9 @@ impl<E: Entity> EntityActor<E> {
         if self.passivated {
             return;
         }
+        // Deferred changes go to the store before the entry leaves the map, so the next
+        // incarnation loads them.
+        self.write_back(ctx);
         self.passivated = true;
         if let Some(timer) = self.idle_timer.take() {
             ctx.cancel_future(timer);

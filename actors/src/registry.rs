@@ -53,6 +53,9 @@ pub struct RegistryConfig {
     pub send_timeout: Duration,
     /// An entity with no message for this long passivates; `None`: never.
     pub idle_timeout: Option<Duration>,
+    /// How long a deferred change ([`EntityActor::defer`]) may stay in memory before it is
+    /// written; `None`: deferred changes are written at once.
+    pub write_back: Option<Duration>,
 }
 
 impl Default for RegistryConfig {
@@ -62,6 +65,7 @@ impl Default for RegistryConfig {
             mailbox_capacity: 256,
             send_timeout: Duration::from_secs(5),
             idle_timeout: Some(Duration::from_secs(300)),
+            write_back: None,
         }
     }
 }
@@ -76,6 +80,8 @@ pub struct RegistryStats {
     pub spawned_total: u64,
     pub restarts_total: u64,
     pub passivations_total: u64,
+    /// Deferred changes written (one per entity and interval at most).
+    pub write_backs_total: u64,
 }
 
 #[derive(Default)]
@@ -83,6 +89,7 @@ pub(crate) struct Counters {
     pub(crate) spawned: AtomicU64,
     pub(crate) restarts: AtomicU64,
     pub(crate) passivations: AtomicU64,
+    pub(crate) write_backs: AtomicU64,
     pub(crate) running: AtomicUsize,
 }
 
@@ -264,6 +271,19 @@ impl<E: Entity> Registry<E> {
         }
     }
 
+    /// Passivates every live entity, each writing its deferred changes first (a graceful
+    /// stop). Returns how many were passivated.
+    pub async fn passivate_all(&self) -> usize {
+        let ids: Vec<E::Id> = self.shared().map.iter().map(|e| *e.key()).collect();
+        let mut n = 0;
+        for chunk in ids.chunks(256) {
+            let results =
+                futures_util::future::join_all(chunk.iter().map(|id| self.passivate(*id))).await;
+            n += results.iter().filter(|r| matches!(r, Ok(true))).count();
+        }
+        n
+    }
+
     /// Makes the live entity `id`, if any, re-read its snapshot (after a write that did not
     /// go through it). Returns whether a live entity reloaded.
     pub async fn reload(&self, id: E::Id) -> Result<bool, ActorError> {
@@ -302,6 +322,7 @@ impl<E: Entity> Registry<E> {
             spawned_total: shared.stats.spawned.load(Ordering::Relaxed),
             restarts_total: shared.stats.restarts.load(Ordering::Relaxed),
             passivations_total: shared.stats.passivations.load(Ordering::Relaxed),
+            write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
         }
     }
 

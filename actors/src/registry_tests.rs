@@ -20,6 +20,7 @@ fn config() -> RegistryConfig {
         mailbox_capacity: 128,
         send_timeout: Duration::from_secs(10),
         idle_timeout: None,
+        write_back: None,
     }
 }
 

@@ -342,21 +342,25 @@ async fn get(
     let Subject::Customer(customer) = auth.subject() else {
         return Err(ApiError::not_found());
     };
-    let answer = customer_key(&state, customer, id);
+    match state.store.get::<LicenseKey>(&id.key())? {
+        Some(k) if k.value.customer_id == customer => {}
+        _ => return Err(ApiError::not_found()),
+    }
+    let key = crate::routes::license_keys::live_key(&state, id).await?;
+    let answer = customer_key(&state, customer, key);
     durable_answer(&state, answer).await
 }
 
-/// The customer's key `id` with its activations, if the benefit lets the customer manage
+/// The customer's key with its activations, if the benefit lets the customer manage
 /// them (else `[]`); 404 for a key of anyone else.
 fn customer_key(
     state: &AppState,
     customer: CustomerId,
-    id: LicenseKeyId,
+    key: LicenseKey,
 ) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
-    let key = match state.store.get::<LicenseKey>(&id.key())? {
-        Some(k) if k.value.customer_id == customer => k.value,
-        _ => return Err(ApiError::not_found()),
-    };
+    if key.customer_id != customer {
+        return Err(ApiError::not_found());
+    }
     let customer_admin = state
         .store
         .get::<Benefit>(&key.benefit_id.key())?

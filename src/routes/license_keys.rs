@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use actix_web::{web, HttpRequest};
 use tollgate_actors::license_key::{
-    live_activations, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
+    live_activations, GetLicenseKey, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT,
+    LICENSE_KEY_BY_CREATED,
 };
 
 use crate::api::license_key::{
@@ -89,6 +90,16 @@ fn key_for(state: &AppState, subject: Subject, id: LicenseKeyId) -> Result<Licen
     }
 }
 
+/// The key as its actor holds it: with the validation counters it has answered so far,
+/// which batched mode (`license_keys.stats_flush_ms`) writes to the store only later.
+pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
+    state
+        .license_keys
+        .call(id, GetLicenseKey)
+        .await
+        .map_err(key_error)
+}
+
 async fn list(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
@@ -141,12 +152,10 @@ async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let answer = key_for(&state, auth.subject(), id).and_then(|key| {
-        let customer = customer_of(&state, &key)?;
-        Ok(web::Json(LicenseKeyWithActivations::new(
-            &key, &customer, false,
-        )))
-    });
+    key_for(&state, auth.subject(), id)?;
+    let key = live_key(&state, id).await?;
+    let answer = customer_of(&state, &key)
+        .map(|customer| web::Json(LicenseKeyWithActivations::new(&key, &customer, false)));
     durable_answer(&state, answer).await
 }
 

@@ -803,13 +803,17 @@ const READY_DEADLINE: Duration = Duration::from_secs(20);
 const EXIT_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Starts the binary over `data`, logging to `root/server-<run>.log`, and waits until it is
-/// ready.
+/// ready. Strict counters: these tests hold every answered validation to be durable
+/// (batched mode has its own tests in `validation_crash.rs`).
 async fn start(root: &Path, data: &Path, run: u32) -> Binary {
     Binary::start(
         root,
         data,
         &format!("server-{run}.log"),
-        &[("TOLLGATE__LOG__LEVEL", "warn")],
+        &[
+            ("TOLLGATE__LOG__LEVEL", "warn"),
+            ("TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS", "0"),
+        ],
         READY_DEADLINE,
     )
     .await

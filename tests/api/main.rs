@@ -36,5 +36,6 @@ mod sorting;
 mod stripe;
 mod subscriptions;
 mod tools;
+mod validation_crash;
 mod webhook_endpoints;
 mod webhooks;

@@ -13,12 +13,19 @@ use crate::domain::ids::{ActivationId, BenefitId, CustomerId};
 use crate::registry::{Registry, RegistryConfig};
 
 fn registry() -> (Registry<LicenseKeyEntity>, Store) {
+    registry_batching(None)
+}
+
+/// A registry whose keys write their validation counters back every `interval`
+/// (`None`: strict, every validation written before its reply).
+fn registry_batching(interval: Option<Duration>) -> (Registry<LicenseKeyEntity>, Store) {
     let store = Store::temporary().unwrap();
     let config = RegistryConfig {
         arbiters: 2,
         mailbox_capacity: 1024,
         send_timeout: Duration::from_secs(10),
         idle_timeout: None,
+        write_back: interval,
     };
     let registry = Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
     (registry, store)
@@ -357,4 +364,114 @@ async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in
     assert_eq!(after.activations[0].id, activation.id);
     // The entry carries the whole record, counters included, as of that write.
     assert_eq!(after.usage, 20);
+}
+
+#[actix::test]
+async fn strict_mode_writes_every_validation_before_its_reply() {
+    let (registry, store) = registry_batching(None);
+    let k = stored_key(&store, None, None);
+    for n in 1..=5 {
+        let v = registry.call(k.id, validate(&k, None)).await.unwrap();
+        assert_eq!(v.key.validations, n);
+        assert_eq!(in_store(&store, k.id).validations, n);
+    }
+    assert_eq!(registry.stats().write_backs_total, 0);
+}
+
+#[actix::test]
+async fn batched_validations_are_coalesced_into_one_write_per_interval() {
+    let (registry, store) = registry_batching(Some(Duration::from_millis(300)));
+    let k = stored_key(&store, None, None);
+    let rev_before = store.get::<LicenseKey>(&k.id.key()).unwrap().unwrap().rev;
+    let replies = join_all((0..40).map(|_| registry.call(k.id, validate(&k, None)))).await;
+    let mut seen: Vec<i64> = replies
+        .iter()
+        .map(|r| r.as_ref().unwrap().key.validations)
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        (1..=40).collect::<Vec<_>>(),
+        "each reply counts itself"
+    );
+    // Answered from memory: nothing written yet, and reads through the actor are live.
+    assert_eq!(in_store(&store, k.id).validations, 0);
+    let live = registry.call(k.id, GetLicenseKey).await.unwrap();
+    assert_eq!(live.validations, 40);
+    // One write for the whole interval.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let stored = store.get::<LicenseKey>(&k.id.key()).unwrap().unwrap();
+    assert_eq!(stored.value.validations, 40);
+    assert!(stored.value.last_validated_at.is_some());
+    assert_eq!(stored.rev, rev_before + 1);
+    assert_eq!(registry.stats().write_backs_total, 1);
+    // A quiet key writes nothing more.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(registry.stats().write_backs_total, 1);
+}
+
+#[actix::test]
+async fn batched_counters_are_written_at_eviction_and_at_a_graceful_stop() {
+    let (registry, store) = registry_batching(Some(Duration::from_secs(3600)));
+    let a = stored_key(&store, None, None);
+    let b = stored_key(&store, None, None);
+    for _ in 0..3 {
+        registry.call(a.id, validate(&a, None)).await.unwrap();
+        registry.call(b.id, validate(&b, None)).await.unwrap();
+    }
+    assert_eq!(in_store(&store, a.id).validations, 0);
+    // Eviction of one key writes its counters before it leaves.
+    assert!(registry.passivate(a.id).await.unwrap());
+    assert_eq!(in_store(&store, a.id).validations, 3);
+    // The next incarnation starts from them.
+    let v = registry.call(a.id, validate(&a, None)).await.unwrap();
+    assert_eq!(v.key.validations, 4);
+    // A graceful stop passivates (and so writes) every live key.
+    assert_eq!(registry.passivate_all().await, 2);
+    assert_eq!(in_store(&store, a.id).validations, 4);
+    assert_eq!(in_store(&store, b.id).validations, 3);
+}
+
+#[actix::test]
+async fn batched_mode_keeps_usage_increments_and_activations_durable_before_the_reply() {
+    let (registry, store) = registry_batching(Some(Duration::from_secs(3600)));
+    let k = stored_key(&store, Some(5), Some(1));
+    registry.call(k.id, validate(&k, None)).await.unwrap();
+    registry.call(k.id, validate(&k, None)).await.unwrap();
+    let v = registry.call(k.id, validate(&k, Some(2))).await.unwrap();
+    assert_eq!(v.key.usage, 2);
+    // The increment is in the store at once, with the counters it carried along.
+    let stored = in_store(&store, k.id);
+    assert_eq!((stored.usage, stored.validations), (2, 3));
+    // Never more usage than the limit, batched or not.
+    let over = registry.call(k.id, validate(&k, Some(4))).await;
+    assert!(matches!(
+        over,
+        Err(ActorError::Domain(
+            LicenseKeyError::InsufficientUsage { .. }
+        ))
+    ));
+    // A refused validation changes nothing, not even the counters.
+    assert_eq!(
+        registry
+            .call(k.id, GetLicenseKey)
+            .await
+            .unwrap()
+            .validations,
+        3
+    );
+    registry
+        .call(
+            k.id,
+            ActivateLicenseKey(ActivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                label: "desk".into(),
+                conditions: JsonObject::new(),
+                meta: JsonObject::new(),
+            }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(live_activations(&in_store(&store, k.id)).count(), 1);
 }

@@ -117,6 +117,11 @@ impl Entity for LicenseKeyEntity {
             state.rev = *rev;
         }
     }
+
+    /// The validation counters held in memory (batched mode), over the stored key.
+    fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
+        batch.put(&state.value, Expect::Rev(state.rev)).map(|_| ())
+    }
 }
 
 /// What the customer-portal and organizer commands reply.
@@ -145,8 +150,13 @@ fn refused(e: LicenseKeyError) -> ActorError<LicenseKeyError> {
     ActorError::Domain(e)
 }
 
-/// `POST /v1/customer-portal/license-keys/validate`: counts the validation (and the usage)
-/// durably before replying.
+/// `POST /v1/customer-portal/license-keys/validate`: counts the validation, and the usage.
+///
+/// The usage (`increment_usage`) is durable before the reply, always. A plain validation
+/// changes only statistics (`validations`, `last_validated_at`): in batched mode (the
+/// registry's `write_back` interval, `license_keys.stats_flush_ms`) they change in memory
+/// and the reply goes at once, the counters following within one interval; in strict mode
+/// they are durable before the reply too.
 #[derive(Message)]
 #[rtype(result = "KeyReply<Validated>")]
 pub struct ValidateLicenseKey(pub ValidateKey);
@@ -155,6 +165,26 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<Validated>;
 
     fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
+        let plain = msg.0.increment_usage.is_none_or(|n| n == 0);
+        if plain && self.defers_writes() {
+            let now = self.now();
+            return match decide::validate(&self.state().value, &msg.0, now) {
+                Ok(validated) => {
+                    let rev = self.state().rev;
+                    self.defer(
+                        ctx,
+                        Stored {
+                            rev,
+                            value: validated.key.clone(),
+                        },
+                    );
+                    // Once whatever durable change the key shows is durable (at once,
+                    // unless a write of this key is still being flushed).
+                    self.reply(Ok(validated))
+                }
+                Err(e) => self.reply(Err(refused(e))),
+            };
+        }
         self.execute(ctx, move |s, now| {
             let validated = decide::validate(&s.value, &msg.0, now).map_err(refused)?;
             let next = validated.key.clone();

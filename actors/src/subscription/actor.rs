@@ -188,6 +188,7 @@ mod tests {
             mailbox_capacity: 16,
             send_timeout: Duration::from_secs(10),
             idle_timeout: None,
+            write_back: None,
         }
     }
 
