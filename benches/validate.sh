@@ -18,6 +18,8 @@
 #   BENCH_KEYS [100000]  BENCH_DISTINCT [10000]  BENCH_SECS [10]  BENCH_WARMUP_SECS [2]
 #   BENCH_CONNECTIONS ["64 256"]  BENCH_THREADS [2] (wrk threads)
 #   BENCH_DURABILITY [process] (process|power: storage.durability)
+#   BENCH_STATS_FLUSH_MS [config.toml's license_keys.stats_flush_ms, 1000] (0 = strict
+#   validation counters, > 0 = batched; see README "Durability")
 #   BENCH_IDLE_SECS [10] (actors.idle_timeout_secs, so eviction can be observed)
 #   BENCH_SEED_CLIENTS [16]  BENCH_KEEP [unset: remove the temporary directory]
 #   BENCH_PORT [a free port]
@@ -69,6 +71,7 @@ env TOLLGATE__SERVER__BIND="127.0.0.1:$PORT" \
     TOLLGATE__STORAGE__DURABILITY="$DURABILITY" \
     TOLLGATE__ACTORS__IDLE_TIMEOUT_SECS="$IDLE" \
     ${BENCH_CACHE_MB:+TOLLGATE__STORAGE__CACHE_CAPACITY_MB="$BENCH_CACHE_MB"} \
+    ${BENCH_STATS_FLUSH_MS:+TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS="$BENCH_STATS_FLUSH_MS"} \
     TOLLGATE__LOG__LEVEL=warn \
     TOLLGATE__RATE_LIMITS__ENABLED=false \
     "$BIN" >"$WORK/server.log" 2>&1 &
@@ -339,7 +342,7 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 # --- report -----------------------------------------------------------------------------
 echo
 echo "machine: $(nproc) cores; load average before the load runs: $LOAD_BEFORE, after: $LOAD_AFTER"
-python3 - "$RESULTS" "$KEYS" "$DURABILITY" "$DISTINCT" "$R0" "$R1" "$R2" "$R3" "$R4" <<'PY'
+python3 - "$RESULTS" "$KEYS" "$DURABILITY, stats_flush_ms=${BENCH_STATS_FLUSH_MS:-1000}" "$DISTINCT" "$R0" "$R1" "$R2" "$R3" "$R4" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 keys, durability, distinct = int(sys.argv[2]), sys.argv[3], sys.argv[4]
