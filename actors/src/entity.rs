@@ -57,6 +57,10 @@ pub trait Entity: Sized + 'static {
     type State: Send + Unpin + 'static;
     /// For logs.
     const NAME: &'static str;
+    /// Shared by every entity of one registry and by its callers
+    /// ([`crate::Registry::extension`]): what an entity publishes for readers that do not
+    /// go through its mailbox. `()` for most aggregates.
+    type Extension: Default + Send + Sync + 'static;
 
     /// Reads the snapshot of `id`; `None` if there is none. Runs on the spawner, so it must
     /// be a plain store read (microseconds), never a network call.
@@ -70,6 +74,35 @@ pub trait Entity: Sized + 'static {
     /// place to record the revisions the write produced (`committed.revs`).
     fn on_commit(state: &mut Self::State, committed: &Committed) {
         let _ = (state, committed);
+    }
+
+    /// The entity's state is now `state`, durable once the store's sequence number
+    /// `durable_after` is (readers outside the mailbox must not act on it before). `wake`
+    /// asks the entity to absorb what such readers recorded ([`Entity::absorb`]) and to
+    /// write it back within its interval.
+    fn publish(
+        ext: &Self::Extension,
+        id: Self::Id,
+        state: &Self::State,
+        durable_after: u64,
+        wake: &Recipient<AbsorbSoon>,
+    ) {
+        let _ = (ext, id, state, durable_after, wake);
+    }
+
+    /// Moves into `state` what readers outside the mailbox recorded (counters); returns
+    /// whether `state` changed, i.e. now holds changes to write back.
+    fn absorb(ext: &Self::Extension, id: Self::Id, state: &mut Self::State) -> bool {
+        let _ = (ext, id, state);
+        false
+    }
+
+    /// The entity leaves memory: from now on readers go through the mailbox (which spawns
+    /// a new incarnation). Like [`Entity::absorb`], moves what they recorded into `state`
+    /// (atomically with closing) and returns whether `state` changed.
+    fn retire(ext: &Self::Extension, id: Self::Id, state: &mut Self::State) -> bool {
+        let _ = (ext, id, state);
+        false
     }
 
     /// Writes the state held in memory over the stored snapshot: the deferred write of
@@ -188,6 +221,28 @@ impl<E: Entity> Handler<FlushFailed> for EntityActor<E> {
     }
 }
 
+/// Readers outside the mailbox recorded something (see [`Entity::absorb`]): take it in now
+/// and write it back within the registry's `write_back` interval.
+#[derive(Debug, Clone, Copy)]
+pub struct AbsorbSoon;
+
+impl Message for AbsorbSoon {
+    type Result = ();
+}
+
+impl<E: Entity> Handler<AbsorbSoon> for EntityActor<E> {
+    type Result = ();
+
+    fn handle(&mut self, _: AbsorbSoon, ctx: &mut Context<Self>) {
+        if self.passivated {
+            return;
+        }
+        // Not absorbed now (that would take one message per validation): the write-back
+        // absorbs, at most one interval later.
+        self.arm_write_back(ctx);
+    }
+}
+
 /// Passivates the entity now (tests, shutdown, admin). Replies `false` if it already was.
 #[derive(Debug, Clone, Copy)]
 pub struct Passivate;
@@ -223,6 +278,8 @@ pub struct EntityActor<E: Entity> {
     /// The state holds changes not written yet (see [`EntityActor::defer`]).
     dirty: bool,
     write_back_timer: Option<SpawnHandle>,
+    /// The sequence number the published state is durable after.
+    published_after: u64,
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -247,6 +304,7 @@ impl<E: Entity> EntityActor<E> {
             idle_timer: None,
             dirty: false,
             write_back_timer: None,
+            published_after: 0,
             _entity: PhantomData,
         }
     }
@@ -286,6 +344,7 @@ impl<E: Entity> EntityActor<E> {
         Er: 'static,
         F: FnOnce(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>,
     {
+        self.absorb(ctx);
         let now = self.now();
         match decide(&self.state, now) {
             Ok(Outcome::Commit {
@@ -298,13 +357,15 @@ impl<E: Entity> EntityActor<E> {
         }
     }
 
-    /// Answers a query from the current state, once that state is durable.
-    pub fn read<T, Er, F>(&mut self, query: F) -> CommandReply<E, T, Er>
+    /// Answers a query from the current state (with whatever readers outside the mailbox
+    /// recorded), once that state is durable.
+    pub fn read<T, Er, F>(&mut self, ctx: &mut Context<Self>, query: F) -> CommandReply<E, T, Er>
     where
         T: 'static,
         Er: 'static,
         F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>>,
     {
+        self.absorb(ctx);
         let now = self.now();
         let value = query(&self.state, now);
         self.reply(value)
@@ -338,6 +399,7 @@ impl<E: Entity> EntityActor<E> {
         self.last_seq = Some(committed.seq);
         // The snapshot just written carries every deferred change too.
         self.clean(ctx);
+        self.publish(ctx, committed.seq);
         CommandReply {
             inner: ReplyKind::OnDurable {
                 seq: committed.seq,
@@ -356,7 +418,18 @@ impl<E: Entity> EntityActor<E> {
     /// interval the change is written at once (without waiting for durability).
     pub fn defer(&mut self, ctx: &mut Context<Self>, state: E::State) {
         self.state = state;
+        self.publish(ctx, self.published_after);
+        self.mark_dirty(ctx);
+    }
+
+    /// The state holds changes to write back: within the interval, or now without one.
+    fn mark_dirty(&mut self, ctx: &mut Context<Self>) {
         self.dirty = true;
+        self.arm_write_back(ctx);
+    }
+
+    /// A write-back within the interval (at once without one).
+    fn arm_write_back(&mut self, ctx: &mut Context<Self>) {
         match self.shared.config.write_back {
             Some(interval) => {
                 if self.write_back_timer.is_none() {
@@ -381,6 +454,9 @@ impl<E: Entity> EntityActor<E> {
     /// (a conflict reloads the stored snapshot, losing the deferred changes; another
     /// error keeps them for the next attempt).
     pub fn write_back(&mut self, ctx: &mut Context<Self>) -> bool {
+        if E::absorb(&self.shared.ext, self.id, &mut self.state) {
+            self.dirty = true;
+        }
         if !self.dirty {
             return true;
         }
@@ -419,6 +495,25 @@ impl<E: Entity> EntityActor<E> {
                 false
             }
         }
+    }
+
+    /// Takes in what readers outside the mailbox recorded.
+    fn absorb(&mut self, ctx: &mut Context<Self>) {
+        if E::absorb(&self.shared.ext, self.id, &mut self.state) {
+            self.publish(ctx, self.published_after);
+            self.mark_dirty(ctx);
+        }
+    }
+
+    /// Publishes the current state for readers outside the mailbox: only when deferred
+    /// writes are batched (what such readers record is then written back in time).
+    fn publish(&mut self, ctx: &mut Context<Self>, durable_after: u64) {
+        self.published_after = durable_after;
+        if self.shared.config.write_back.is_none() || self.passivated {
+            return;
+        }
+        let wake = ctx.address().recipient::<AbsorbSoon>();
+        E::publish(&self.shared.ext, self.id, &self.state, durable_after, &wake);
     }
 
     fn clean(&mut self, ctx: &mut Context<Self>) {
@@ -486,6 +581,8 @@ impl<E: Entity> EntityActor<E> {
                 self.state = state;
                 self.last_seq = None;
                 self.load_epoch += 1;
+                let after = self.shared.store.last_committed();
+                self.publish(ctx, after);
                 true
             }
             Ok(None) => {
@@ -507,8 +604,12 @@ impl<E: Entity> EntityActor<E> {
         if self.passivated {
             return;
         }
-        // Deferred changes go to the store before the entry leaves the map, so the next
-        // incarnation loads them.
+        // Readers outside the mailbox go through it again from now on; what they recorded
+        // and every deferred change go to the store before the entry leaves the map, so
+        // the next incarnation loads them.
+        if E::retire(&self.shared.ext, self.id, &mut self.state) {
+            self.dirty = true;
+        }
         self.write_back(ctx);
         self.passivated = true;
         if let Some(timer) = self.idle_timer.take() {
@@ -558,6 +659,12 @@ impl<E: Entity> Actor for EntityActor<E> {
         ctx.set_mailbox_capacity(self.shared.config.mailbox_capacity);
         if !self.passivated {
             self.arm_idle_timer(ctx);
+            // Durable once everything committed so far is (the loaded snapshot's own
+            // sequence number is unknown).
+            let after = self
+                .last_seq
+                .unwrap_or_else(|| self.shared.store.last_committed());
+            self.publish(ctx, after);
         }
     }
 

@@ -119,6 +119,8 @@ pub(crate) struct Shared<E: Entity> {
     pub(crate) config: RegistryConfig,
     pub(crate) map: DashMap<E::Id, Entry<E>>,
     pub(crate) stats: Counters,
+    /// See [`Entity::Extension`].
+    pub(crate) ext: E::Extension,
     next_incarnation: AtomicU64,
 }
 
@@ -180,6 +182,7 @@ impl<E: Entity> Registry<E> {
             clock,
             config,
             map: DashMap::new(),
+            ext: E::Extension::default(),
             stats: Counters::default(),
             next_incarnation: AtomicU64::new(0),
         });
@@ -324,6 +327,16 @@ impl<E: Entity> Registry<E> {
             passivations_total: shared.stats.passivations.load(Ordering::Relaxed),
             write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
         }
+    }
+
+    /// What the entities publish for readers outside their mailboxes.
+    pub fn extension(&self) -> &E::Extension {
+        &self.shared().ext
+    }
+
+    /// The store the entities write to.
+    pub fn store(&self) -> &Store {
+        &self.shared().store
     }
 
     pub fn config(&self) -> &RegistryConfig {

@@ -74,6 +74,7 @@ impl Entity for Counter {
     type Id = CounterId;
     type State = CounterState;
     const NAME: &'static str = "counter";
+    type Extension = ();
 
     fn load(store: &Store, id: CounterId) -> Result<Option<CounterState>, StorageError> {
         Ok(store
@@ -138,8 +139,8 @@ pub struct Get;
 impl Handler<Get> for EntityActor<Counter> {
     type Result = CommandReply<Counter, CounterState, CounterError>;
 
-    fn handle(&mut self, _: Get, _ctx: &mut Context<Self>) -> Self::Result {
-        self.read(|s, _now| Ok(s.clone()))
+    fn handle(&mut self, _: Get, ctx: &mut Context<Self>) -> Self::Result {
+        self.read(ctx, |s, _now| Ok(s.clone()))
     }
 }
 

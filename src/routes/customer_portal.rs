@@ -21,7 +21,7 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, DeactivateLicenseKey, KeyDirectory, KeyReply, LicenseKey, LicenseKeyEntity,
-    LicenseKeyError, ValidateLicenseKey, LICENSE_KEY_BY_CUSTOMER,
+    LicenseKeyError, ValidateKey, ValidateLicenseKey, Validated, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::{ActorError, EntityActor};
 
@@ -217,16 +217,39 @@ async fn validate_inner(
         )]));
     }
     let cmd = body.into_command();
-    let validated = call_by_key(&state, cmd.organization_id, &cmd.key, || {
-        ValidateLicenseKey(cmd.clone())
-    })
-    .await?;
+    let validated = match fast_validate(&state, &cmd)? {
+        Some(validated) => validated,
+        None => {
+            call_by_key(&state, cmd.organization_id, &cmd.key, || {
+                ValidateLicenseKey(cmd.clone())
+            })
+            .await?
+        }
+    };
     let customer = customer_of(&state, &validated.key)?;
     Ok(web::Json(ValidatedLicenseKey::new(
         &validated.key,
         &customer,
         validated.activation.as_ref(),
     )))
+}
+
+/// A plain validation of a key whose actor is live, answered on this thread (batched mode,
+/// see `tollgate_actors::license_key::live`); `None`: go through the actor.
+fn fast_validate(state: &AppState, cmd: &ValidateKey) -> Result<Option<Validated>, ApiError> {
+    let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
+        return Ok(None);
+    };
+    match state
+        .license_keys
+        .extension()
+        .validate(&state.store, id, cmd, state.now())
+    {
+        Some(Ok(validated)) => Ok(Some(validated)),
+        // A stale directory entry: the actor path refreshes it.
+        Some(Err(LicenseKeyError::WrongKey)) | None => Ok(None),
+        Some(Err(e)) => Err(key_error(ActorError::Domain(e))),
+    }
 }
 
 async fn activate(

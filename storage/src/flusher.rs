@@ -281,6 +281,10 @@ impl Flusher {
         self.shared.committed.load(Ordering::SeqCst)
     }
 
+    pub(crate) fn is_durable(&self, seq: u64) -> bool {
+        self.shared.durable.load(Ordering::SeqCst) >= seq
+    }
+
     pub(crate) fn flush_count(&self) -> u64 {
         self.shared.flushes.load(Ordering::Relaxed)
     }

@@ -167,6 +167,16 @@ impl Store {
         self.inner.flusher.wait(self.inner.flusher.last_committed())
     }
 
+    /// The sequence number of the last write committed so far.
+    pub fn last_committed(&self) -> u64 {
+        self.inner.flusher.last_committed()
+    }
+
+    /// Whether every write up to `seq` is durable now (no waiting).
+    pub fn is_durable(&self, seq: u64) -> bool {
+        self.inner.flusher.is_durable(seq)
+    }
+
     /// Whether the store acknowledges writes; after a failed flush it never does again in
     /// this process (see [`StoreHealth`]).
     pub fn health(&self) -> StoreHealth {

@@ -101,6 +101,7 @@ impl Entity for CheckoutEntity {
     type Id = CheckoutId;
     type State = Stored<Checkout>;
     const NAME: &'static str = "checkout";
+    type Extension = ();
 
     fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
         store.get(&id.key())
@@ -191,8 +192,8 @@ fn domain(e: CheckoutError) -> ActorError<CheckoutError> {
 impl Handler<GetCheckout> for EntityActor<CheckoutEntity> {
     type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
 
-    fn handle(&mut self, _: GetCheckout, _: &mut Context<Self>) -> Self::Result {
-        self.read(|s, now| {
+    fn handle(&mut self, _: GetCheckout, ctx: &mut Context<Self>) -> Self::Result {
+        self.read(ctx, |s, now| {
             let mut c = s.value.clone();
             c.status = c.effective_status(now);
             Ok(c)

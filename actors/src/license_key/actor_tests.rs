@@ -475,3 +475,103 @@ async fn batched_mode_keeps_usage_increments_and_activations_durable_before_the_
         .unwrap();
     assert_eq!(live_activations(&in_store(&store, k.id)).count(), 1);
 }
+
+fn cmd(k: &LicenseKey, increment_usage: Option<i64>) -> ValidateKey {
+    validate(k, increment_usage).0
+}
+
+#[actix::test]
+async fn batched_plain_validations_are_answered_without_the_mailbox_and_written_back() {
+    let (registry, store) = registry_batching(Some(Duration::from_millis(200)));
+    let k = stored_key(&store, Some(10), None);
+    let live = registry.extension();
+    // Nothing published until the key's actor is live.
+    assert!(live
+        .validate(&store, k.id, &cmd(&k, None), Utc::now())
+        .is_none());
+    registry.call(k.id, GetLicenseKey).await.unwrap();
+    // Published once its state is durable (the read above waited for that).
+    for n in 1..=30 {
+        let v = live
+            .validate(&store, k.id, &cmd(&k, None), Utc::now())
+            .expect("answered without the actor")
+            .unwrap();
+        assert_eq!(v.key.validations, n, "every answer counts itself");
+    }
+    // Increments always go through the actor.
+    assert!(live
+        .validate(&store, k.id, &cmd(&k, Some(1)), Utc::now())
+        .is_none());
+    // A refusal is answered too, and counts nothing.
+    let mut wrong = cmd(&k, None);
+    wrong.benefit_id = Some(BenefitId::new());
+    assert_eq!(
+        live.validate(&store, k.id, &wrong, Utc::now()),
+        Some(Err(LicenseKeyError::BenefitMismatch))
+    );
+    // Reads through the actor see the counts; the store within one interval.
+    assert_eq!(
+        registry
+            .call(k.id, GetLicenseKey)
+            .await
+            .unwrap()
+            .validations,
+        30
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(in_store(&store, k.id).validations, 30);
+    // A durable command carries later counts along.
+    live.validate(&store, k.id, &cmd(&k, None), Utc::now())
+        .unwrap()
+        .unwrap();
+    let v = registry.call(k.id, validate(&k, Some(2))).await.unwrap();
+    assert_eq!((v.key.validations, v.key.usage), (32, 2));
+    let stored = in_store(&store, k.id);
+    assert_eq!((stored.validations, stored.usage), (32, 2));
+}
+
+#[actix::test]
+async fn counts_taken_without_the_mailbox_are_written_at_passivation() {
+    let (registry, store) = registry_batching(Some(Duration::from_secs(3600)));
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, GetLicenseKey).await.unwrap();
+    let live = registry.extension();
+    let answered = join_all((0..8).map(|_| {
+        let store = store.clone();
+        let c = cmd(&k, None);
+        async move {
+            let mut n = 0;
+            for _ in 0..50 {
+                if let Some(r) = live.validate(&store, k.id, &c, Utc::now()) {
+                    r.unwrap();
+                    n += 1;
+                }
+                tokio::task::yield_now().await;
+            }
+            n
+        }
+    }))
+    .await;
+    let total: i64 = answered.iter().sum();
+    assert_eq!(total, 400);
+    assert!(registry.passivate(k.id).await.unwrap());
+    // Closed: the next validation goes through the mailbox (a new incarnation).
+    assert!(live
+        .validate(&store, k.id, &cmd(&k, None), Utc::now())
+        .is_none());
+    assert_eq!(in_store(&store, k.id).validations, 400);
+    let v = registry.call(k.id, validate(&k, None)).await.unwrap();
+    assert_eq!(v.key.validations, 401);
+}
+
+#[actix::test]
+async fn strict_mode_publishes_nothing() {
+    let (registry, store) = registry_batching(None);
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, GetLicenseKey).await.unwrap();
+    assert!(registry.extension().is_empty());
+    assert!(registry
+        .extension()
+        .validate(&store, k.id, &cmd(&k, None), Utc::now())
+        .is_none());
+}

@@ -8,6 +8,7 @@
 
 pub mod decide;
 pub mod directory;
+pub mod live;
 pub mod model;
 
 use actix::prelude::*;
@@ -102,6 +103,7 @@ impl Entity for LicenseKeyEntity {
     type Id = LicenseKeyId;
     type State = Stored<LicenseKey>;
     const NAME: &'static str = "license_key";
+    type Extension = live::LiveKeys;
 
     fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError> {
         store.get(&id.key())
@@ -116,6 +118,24 @@ impl Entity for LicenseKeyEntity {
         if let Some(rev) = committed.revs.first() {
             state.rev = *rev;
         }
+    }
+
+    fn publish(
+        ext: &live::LiveKeys,
+        id: LicenseKeyId,
+        state: &Self::State,
+        durable_after: u64,
+        wake: &actix::Recipient<crate::entity::AbsorbSoon>,
+    ) {
+        ext.publish(id, &state.value, durable_after, wake);
+    }
+
+    fn absorb(ext: &live::LiveKeys, id: LicenseKeyId, state: &mut Self::State) -> bool {
+        ext.absorb(id, &mut state.value)
+    }
+
+    fn retire(ext: &live::LiveKeys, id: LicenseKeyId, state: &mut Self::State) -> bool {
+        ext.retire(id, &mut state.value)
     }
 
     /// The validation counters held in memory (batched mode), over the stored key.
@@ -253,8 +273,8 @@ pub struct GetLicenseKey;
 impl Handler<GetLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<LicenseKey>;
 
-    fn handle(&mut self, _: GetLicenseKey, _: &mut Context<Self>) -> Self::Result {
-        self.read(|s, _| Ok(s.value.clone()))
+    fn handle(&mut self, _: GetLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
+        self.read(ctx, |s, _| Ok(s.value.clone()))
     }
 }
 

@@ -89,8 +89,8 @@ fn commit(
 impl Handler<GetSubscription> for EntityActor<SubscriptionEntity> {
     type Result = CommandReply<SubscriptionEntity, Subscription, SubscriptionError>;
 
-    fn handle(&mut self, _: GetSubscription, _: &mut Context<Self>) -> Self::Result {
-        self.read(|s, _| Ok(s.value.clone()))
+    fn handle(&mut self, _: GetSubscription, ctx: &mut Context<Self>) -> Self::Result {
+        self.read(ctx, |s, _| Ok(s.value.clone()))
     }
 }
 
@@ -110,8 +110,8 @@ impl Handler<UpdateSubscription> for EntityActor<SubscriptionEntity> {
 impl Handler<PlanRenewal> for EntityActor<SubscriptionEntity> {
     type Result = CommandReply<SubscriptionEntity, RenewalPlan, SubscriptionError>;
 
-    fn handle(&mut self, msg: PlanRenewal, _: &mut Context<Self>) -> Self::Result {
-        self.read(move |s, now| Ok(s.value.plan_renewal(now, &msg.terms)))
+    fn handle(&mut self, msg: PlanRenewal, ctx: &mut Context<Self>) -> Self::Result {
+        self.read(ctx, move |s, now| Ok(s.value.plan_renewal(now, &msg.terms)))
     }
 }
 

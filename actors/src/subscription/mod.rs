@@ -245,6 +245,7 @@ impl crate::entity::Entity for SubscriptionEntity {
     type Id = crate::domain::ids::SubscriptionId;
     type State = tollgate_storage::Stored<Subscription>;
     const NAME: &'static str = "subscription";
+    type Extension = ();
 
     fn load(
         store: &tollgate_storage::Store,
