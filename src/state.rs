@@ -40,6 +40,8 @@ pub struct AppState {
     /// Webhook delivery: wakes the endpoints' workers, holds the HTTP client and the
     /// target policy.
     pub webhooks: crate::webhooks::delivery::Hub,
+    /// Customers as license keys render them, for the validation hot path.
+    pub customers: Arc<crate::api::license_key::CustomerCache>,
     ready: AtomicBool,
 }
 
@@ -71,7 +73,14 @@ impl AppState {
         let trusted_proxies =
             crate::client_ip::TrustedProxies::parse(&settings.server.trusted_proxies)
                 .unwrap_or_default();
+        let customers = Arc::new(crate::api::license_key::CustomerCache::default());
+        let invalidate = customers.clone();
+        store.watch(
+            <crate::domain::customer::Customer as tollgate_storage::Record>::COLLECTION,
+            move |id| invalidate.invalidate(id),
+        );
         Self {
+            customers,
             store,
             hasher,
             settings,

@@ -2,6 +2,8 @@
 //! `LicenseKeyWithActivations`, `ValidatedLicenseKey`, `LicenseKeyActivationBase`,
 //! `LicenseKeyActivationRead`) and the request bodies of the license-key endpoints.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -106,8 +108,10 @@ macro_rules! license_key_schema {
             /// Deprecated: the customer's id.
             pub user_id: Uuid,
             pub customer_id: Uuid,
-            pub user: CustomerUser,
-            pub customer: CustomerView,
+            #[schema(value_type = CustomerUser)]
+            pub user: Arc<CustomerUser>,
+            #[schema(value_type = CustomerView)]
+            pub customer: Arc<CustomerView>,
             pub benefit_id: Uuid,
             pub key: String,
             pub display_key: String,
@@ -122,16 +126,15 @@ macro_rules! license_key_schema {
         }
 
         impl $name {
-            fn build(key: &LicenseKey, customer: &Customer, $($field: $ty),*) -> Self {
-                let customer_view = CustomerView::from(customer);
+            fn build(key: &LicenseKey, customer: &CustomerParts, $($field: $ty),*) -> Self {
                 Self {
                     id: key.id.0,
                     organization_id: key.organization_id.0,
                     // Polar's legacy user id; Tollgate has none, so the customer's.
                     user_id: key.customer_id.0,
                     customer_id: key.customer_id.0,
-                    user: user_of(customer, &customer_view),
-                    customer: customer_view,
+                    user: customer.user.clone(),
+                    customer: customer.view.clone(),
                     benefit_id: key.benefit_id.0,
                     key: key.key.clone(),
                     display_key: key.display_key(),
@@ -160,9 +163,78 @@ license_key_schema!(
     }
 );
 
+/// A customer as license keys show it (`customer` and the deprecated `user`), rendered
+/// once and shared: the validation hot path keeps them in [`CustomerCache`].
+#[derive(Debug, Clone)]
+pub struct CustomerParts {
+    pub view: Arc<CustomerView>,
+    pub user: Arc<CustomerUser>,
+}
+
+impl From<&Customer> for CustomerParts {
+    fn from(customer: &Customer) -> Self {
+        let view = CustomerView::from(customer);
+        let user = user_of(customer, &view);
+        CustomerParts {
+            view: Arc::new(view),
+            user: Arc::new(user),
+        }
+    }
+}
+
+/// Rendered customers by id, for the validation hot path. Every write of a customer
+/// invalidates its entry (`Store::watch`); an entry is only inserted if no customer was
+/// written while it was being read, so a stale rendering can never stay.
+#[derive(Default)]
+pub struct CustomerCache {
+    entries: dashmap::DashMap<CustomerId, CustomerParts>,
+    /// Bumped by every customer write, before its entry is removed.
+    epoch: std::sync::atomic::AtomicU64,
+}
+
+impl CustomerCache {
+    /// At most this many customers are kept (beyond it, the cache is emptied).
+    const CAPACITY: usize = 100_000;
+
+    /// Invalidates `id` (a customer write just committed).
+    pub fn invalidate(&self, id: &[u8]) {
+        use std::sync::atomic::Ordering;
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        if let Ok(bytes) = <[u8; 16]>::try_from(id) {
+            self.entries
+                .remove(&CustomerId(uuid::Uuid::from_bytes(bytes)));
+        }
+    }
+
+    /// The rendered customer `id`, from the cache or `load`.
+    pub fn get<E>(
+        &self,
+        id: CustomerId,
+        load: impl FnOnce() -> Result<Customer, E>,
+    ) -> Result<CustomerParts, E> {
+        use std::sync::atomic::Ordering;
+        if let Some(parts) = self.entries.get(&id) {
+            return Ok(parts.clone());
+        }
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let parts = CustomerParts::from(&load()?);
+        if self.entries.len() >= Self::CAPACITY {
+            self.entries.clear();
+        }
+        // Under the entry's shard lock: an invalidation either bumped the epoch before this
+        // check (nothing is inserted) or removes the entry after this insert.
+        if let dashmap::Entry::Vacant(slot) = self.entries.entry(id) {
+            if self.epoch.load(Ordering::SeqCst) == epoch {
+                slot.insert(parts.clone());
+            }
+        }
+        Ok(parts)
+    }
+}
+
 impl LicenseKeyRead {
     pub fn new(key: &LicenseKey, customer: &Customer) -> Self {
-        LicenseKeyRead::build(key, customer)
+        LicenseKeyRead::build(key, &CustomerParts::from(customer))
     }
 }
 
@@ -177,12 +249,16 @@ impl LicenseKeyWithActivations {
                 .map(|a| LicenseKeyActivationBase::new(key, a))
                 .collect()
         };
-        LicenseKeyWithActivations::build(key, customer, activations)
+        LicenseKeyWithActivations::build(key, &CustomerParts::from(customer), activations)
     }
 }
 
 impl ValidatedLicenseKey {
-    pub fn new(key: &LicenseKey, customer: &Customer, activation: Option<&Activation>) -> Self {
+    pub fn new(
+        key: &LicenseKey,
+        customer: &CustomerParts,
+        activation: Option<&Activation>,
+    ) -> Self {
         let activation = activation.map(|a| LicenseKeyActivationBase::new(key, a));
         ValidatedLicenseKey::build(key, customer, activation)
     }
@@ -555,7 +631,9 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         out.push((
             "ValidatedLicenseKey",
             to_value(serde_json::to_value(ValidatedLicenseKey::new(
-                &key, &customer, None,
+                &key,
+                &CustomerParts::from(&customer),
+                None,
             ))),
         ));
         for a in live_activations(&key) {
@@ -563,7 +641,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
                 "ValidatedLicenseKey",
                 to_value(serde_json::to_value(ValidatedLicenseKey::new(
                     &key,
-                    &customer,
+                    &CustomerParts::from(&customer),
                     Some(a),
                 ))),
             ));
@@ -584,6 +662,32 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_customer_cache_never_keeps_a_rendering_older_than_a_write() {
+        let c = crate::api::subscription::sample_customer();
+        let cache = CustomerCache::default();
+        // A write while loading: the rendering is served but not kept.
+        let parts = cache
+            .get::<()>(c.id, || {
+                cache.invalidate(&c.id.key());
+                Ok(c.clone())
+            })
+            .unwrap();
+        assert_eq!(parts.view.email, c.email);
+        assert!(cache.entries.is_empty());
+        // Kept otherwise, until the next write.
+        cache.get::<()>(c.id, || Ok(c.clone())).unwrap();
+        assert_eq!(cache.entries.len(), 1);
+        let mut renamed = c.clone();
+        renamed.name = Some("Other".into());
+        let hit = cache.get::<()>(c.id, || Ok(renamed.clone())).unwrap();
+        assert_eq!(hit.view.name, c.name, "served from the cache");
+        cache.invalidate(&c.id.key());
+        let fresh = cache.get::<()>(c.id, || Ok(renamed.clone())).unwrap();
+        assert_eq!(fresh.view.name.as_deref(), Some("Other"));
+    }
+
     use super::*;
     use std::collections::BTreeSet;
 

@@ -226,7 +226,9 @@ async fn validate_inner(
             .await?
         }
     };
-    let customer = customer_of(&state, &validated.key)?;
+    let customer = state.customers.get(validated.key.customer_id, || {
+        customer_of(&state, &validated.key)
+    })?;
     Ok(web::Json(ValidatedLicenseKey::new(
         &validated.key,
         &customer,

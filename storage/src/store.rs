@@ -66,6 +66,9 @@ impl StoreConfig {
     }
 }
 
+/// A callback of [`Store::watch`].
+type Watcher = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 /// The handle to the store. Cheap to clone; every clone shares one engine and one flusher.
 #[derive(Clone)]
 pub struct Store {
@@ -83,6 +86,9 @@ struct Inner {
     feed: sled::Tree,
     /// Woken by every commit that wrote to the feed.
     feed_signal: tokio::sync::Notify,
+    /// See [`Store::watch`].
+    watchers: std::sync::RwLock<Vec<(&'static str, Watcher)>>,
+    watching: std::sync::atomic::AtomicBool,
     flusher: Flusher,
     /// Commits share it; [`Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
@@ -142,6 +148,8 @@ impl Store {
                 meta,
                 feed,
                 feed_signal: tokio::sync::Notify::new(),
+                watchers: std::sync::RwLock::new(Vec::new()),
+                watching: std::sync::atomic::AtomicBool::new(false),
                 flusher,
                 gate: std::sync::RwLock::new(()),
             }),

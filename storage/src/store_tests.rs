@@ -921,3 +921,27 @@ async fn the_feed_survives_a_snapshot_and_wakes_its_consumer() {
         store.changes(None, 10).unwrap()
     );
 }
+
+#[test]
+fn watchers_see_every_write_and_delete_of_their_collection() {
+    use std::sync::{Arc, Mutex};
+    let store = Store::temporary().unwrap();
+    let seen: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let sink = seen.clone();
+    store.watch(Item::COLLECTION, move |id| {
+        sink.lock().unwrap().push(id.to_vec())
+    });
+    put(&store, &item(1, 1, "one", 1), Expect::Absent).unwrap();
+    // Another collection, and a failed write: nothing.
+    let mut b = Batch::new();
+    b.put(&fed(5, "x", 0), Expect::Absent).unwrap();
+    store.commit(&b).unwrap();
+    assert!(put(&store, &item(1, 1, "one", 1), Expect::Absent).is_err());
+    // The compare-and-swap path too.
+    put(&store, &item(1, 1, "one", 1), Expect::Rev(1)).unwrap();
+    let mut b = Batch::new();
+    b.delete::<Item>(&1u64.to_be_bytes(), Expect::Any);
+    store.commit(&b).unwrap();
+    let one = 1u64.to_be_bytes().to_vec();
+    assert_eq!(*seen.lock().unwrap(), vec![one.clone(), one.clone(), one]);
+}

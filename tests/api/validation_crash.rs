@@ -261,3 +261,41 @@ async fn batched_counters_are_all_written_on_a_graceful_stop() {
     let listed = api.read("/v1/license-keys/").await.items()[0].clone();
     assert_eq!(listed["validations"], 25);
 }
+
+/// The validation hot path renders customers from a cache; a change of the customer shows
+/// in the very next validation.
+#[actix_web::test]
+async fn a_customer_change_shows_in_the_next_validation() {
+    let app = crate::helpers::spawn_app().await;
+    let api = Api::of(&app);
+    let cat = crate::checkouts::seed(api, "cached").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    confirm(api, &secret(&c), &buyer("cache@example.com"))
+        .await
+        .expect(200);
+    let key = api.read("/v1/license-keys/").await.items()[0].clone();
+    let body = json!({"key": key["key"], "organization_id": cat.org});
+    let validate = || async {
+        let r = api
+            .post("/v1/customer-portal/license-keys/validate", None, &body)
+            .await;
+        r.expect(200);
+        r.body
+    };
+    let first = validate().await;
+    assert_eq!(first["customer"]["name"], "Ada Lovelace");
+    assert_eq!(validate().await["customer"]["name"], "Ada Lovelace");
+    api.patch(
+        &format!("/v1/customers/{}", key["customer_id"].as_str().unwrap()),
+        Some(api.token),
+        &json!({"name": "Grace Hopper", "email": "grace@example.com"}),
+    )
+    .await
+    .expect(200);
+    let after = validate().await;
+    assert_eq!(after["customer"]["name"], "Grace Hopper");
+    assert_eq!(after["customer"]["email"], "grace@example.com");
+    assert_eq!(after["user"]["email"], "grace@example.com");
+    assert_eq!(after["user"]["public_name"], "G");
+    assert_eq!(after["validations"], 3);
+}

@@ -98,6 +98,7 @@ impl Batch {
     pub fn delete<R: Record>(&mut self, id: &[u8], expect: Expect) -> &mut Self {
         self.ops.push(Box::new(DeleteOp::<R> {
             key: record_key(R::COLLECTION, id),
+            id: id.to_vec(),
             expect,
             _r: std::marker::PhantomData,
         }));
@@ -149,6 +150,11 @@ trait Op: Send + Sync {
     fn feeds(&self) -> bool {
         false
     }
+
+    /// The record this operation writes or deletes: (collection, id).
+    fn written(&self) -> Option<(&'static str, &[u8])> {
+        None
+    }
 }
 
 struct PutOp<R> {
@@ -166,6 +172,10 @@ struct PutOp<R> {
 impl<R: Record> Op for PutOp<R> {
     fn feeds(&self) -> bool {
         self.digest.is_some()
+    }
+
+    fn written(&self) -> Option<(&'static str, &[u8])> {
+        Some((R::COLLECTION, &self.id))
     }
 
     fn apply_alone(&self, records: &sled::Tree) -> Result<Option<u64>, StorageError> {
@@ -313,11 +323,16 @@ fn unique_name<R: Record>(encoded: &[u8]) -> &'static str {
 
 struct DeleteOp<R> {
     key: Vec<u8>,
+    id: Vec<u8>,
     expect: Expect,
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
 impl<R: Record> Op for DeleteOp<R> {
+    fn written(&self) -> Option<(&'static str, &[u8])> {
+        Some((R::COLLECTION, &self.id))
+    }
+
     fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
         let Some(bytes) = tx.records.get(&self.key)? else {
             if let Err(e) = self.expect.check(R::COLLECTION, None) {
@@ -452,11 +467,50 @@ impl Store {
         let i = &self.inner;
         i.flusher.check_writable()?;
         let _shared = i.gate.read().unwrap_or_else(|p| p.into_inner());
-        self.commit_inner(batch).inspect_err(|e| {
+        let committed = self.commit_inner(batch).inspect_err(|e| {
             if let StorageError::Io(cause) = e {
                 i.flusher.fail(cause);
             }
-        })
+        })?;
+        self.notify_watchers(batch);
+        Ok(committed)
+    }
+
+    /// Calls `f` with the id of every record of `collection` a commit writes or deletes,
+    /// right after the commit (on the committing thread; `f` must be quick and must not
+    /// write). For caches of records: invalidate in `f`.
+    pub fn watch(&self, collection: &'static str, f: impl Fn(&[u8]) + Send + Sync + 'static) {
+        let mut w = self
+            .inner
+            .watchers
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        w.push((collection, Box::new(f)));
+        self.inner
+            .watching
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn notify_watchers(&self, batch: &Batch) {
+        if !self
+            .inner
+            .watching
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let watchers = self
+            .inner
+            .watchers
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        for (collection, id) in batch.ops.iter().filter_map(|op| op.written()) {
+            for (watched, f) in watchers.iter() {
+                if *watched == collection {
+                    f(id);
+                }
+            }
+        }
     }
 
     fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
