@@ -103,6 +103,30 @@ impl<T: Serialize> Responder for Created<T> {
     }
 }
 
+/// A `200 OK` JSON answer serialized into a buffer of `CAP` bytes reserved up front (the
+/// hot path's answers have a known size: no reallocation while writing them).
+#[derive(Debug, Clone)]
+pub struct PresizedJson<T, const CAP: usize>(pub T);
+
+impl<T: Serialize, const CAP: usize> Responder for PresizedJson<T, CAP> {
+    type Body = BoxBody;
+
+    fn respond_to(self, _req: &HttpRequest) -> HttpResponse<BoxBody> {
+        let mut body = Vec::with_capacity(CAP);
+        match serde_json::to_writer(&mut body, &self.0) {
+            Ok(()) => HttpResponse::Ok()
+                .insert_header((
+                    actix_web::http::header::CONTENT_TYPE,
+                    actix_web::http::header::HeaderValue::from_static("application/json"),
+                ))
+                .body(body),
+            Err(e) => actix_web::ResponseError::error_response(&crate::error::ApiError::internal(
+                format!("serializing an answer: {e}"),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

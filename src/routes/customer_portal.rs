@@ -19,9 +19,10 @@ use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, Responder};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
+use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, DeactivateLicenseKey, KeyDirectory, KeyReply, LicenseKey, LicenseKeyEntity,
-    LicenseKeyError, ValidateKey, ValidateLicenseKey, Validated, LICENSE_KEY_BY_CUSTOMER,
+    LicenseKeyError, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::{ActorError, EntityActor};
 
@@ -29,7 +30,10 @@ use crate::api::license_key::{
     key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
     LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
 };
-use crate::api::{ListResource, Pagination};
+use crate::api::{ListResource, Pagination, PresizedJson};
+
+/// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
+const VALIDATED_CAP: usize = 2048;
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -193,7 +197,7 @@ async fn validate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
-) -> ApiResult<Limited<web::Json<ValidatedLicenseKey>>> {
+) -> ApiResult<Limited<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>>> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
     Ok(Limited {
         answer: validate_inner(state, body).await,
@@ -205,7 +209,7 @@ async fn validate(
 async fn validate_inner(
     state: web::Data<AppState>,
     body: LicenseKeyValidate,
-) -> ApiResult<web::Json<ValidatedLicenseKey>> {
+) -> ApiResult<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
     // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
     if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
@@ -217,19 +221,23 @@ async fn validate_inner(
         )]));
     }
     let cmd = body.into_command();
-    let validated = match fast_validate(&state, &cmd)? {
-        Some(validated) => validated,
-        None => {
-            call_by_key(&state, cmd.organization_id, &cmd.key, || {
-                ValidateLicenseKey(cmd.clone())
-            })
-            .await?
-        }
-    };
+    if let Some(live) = fast_validate(&state, &cmd)? {
+        let customer = state
+            .customers
+            .get(live.key.customer_id, || customer_of(&state, &live.key))?;
+        let mut answer = ValidatedLicenseKey::new(&live.key, &customer, live.activation.as_ref());
+        answer.validations = live.validations;
+        answer.last_validated_at = Some(live.last_validated_at);
+        return Ok(PresizedJson(answer));
+    }
+    let validated = call_by_key(&state, cmd.organization_id, &cmd.key, || {
+        ValidateLicenseKey(cmd.clone())
+    })
+    .await?;
     let customer = state.customers.get(validated.key.customer_id, || {
         customer_of(&state, &validated.key)
     })?;
-    Ok(web::Json(ValidatedLicenseKey::new(
+    Ok(PresizedJson(ValidatedLicenseKey::new(
         &validated.key,
         &customer,
         validated.activation.as_ref(),
@@ -238,7 +246,7 @@ async fn validate_inner(
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,
 /// see `tollgate_actors::license_key::live`); `None`: go through the actor.
-fn fast_validate(state: &AppState, cmd: &ValidateKey) -> Result<Option<Validated>, ApiError> {
+fn fast_validate(state: &AppState, cmd: &ValidateKey) -> Result<Option<LiveValidated>, ApiError> {
     let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
         return Ok(None);
     };

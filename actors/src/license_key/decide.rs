@@ -161,6 +161,33 @@ pub fn validate(
     cmd: &ValidateKey,
     now: DateTime<Utc>,
 ) -> Result<Validated, LicenseKeyError> {
+    let checked = check_validation(key, cmd, now)?;
+    let activation = checked.activation.cloned();
+    let mut next = key.clone();
+    next.validations = next.validations.saturating_add(1);
+    next.last_validated_at = Some(now);
+    next.usage = checked.usage;
+    Ok(Validated {
+        key: next,
+        activation,
+    })
+}
+
+/// What a validation that passes every check gives, before anything is counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked<'k> {
+    /// The activation the command named, if any.
+    pub activation: Option<&'k Activation>,
+    /// The key's usage once the command's increment is added.
+    pub usage: i64,
+}
+
+/// The checks of [`validate`], without counting: the key may be shared (see `live`).
+pub fn check_validation<'k>(
+    key: &'k LicenseKey,
+    cmd: &ValidateKey,
+    now: DateTime<Utc>,
+) -> Result<Checked<'k>, LicenseKeyError> {
     check_identity(key, cmd.organization_id, &cmd.key)?;
     if key.status != KeyStatus::Granted {
         return Err(LicenseKeyError::NotActive);
@@ -175,7 +202,7 @@ pub fn validate(
             if !required.is_empty() && !py_object_eq(&cmd.conditions, &required) {
                 return Err(LicenseKeyError::ConditionsMismatch);
             }
-            Some(activation.clone())
+            Some(activation)
         }
         None => None,
     };
@@ -200,14 +227,7 @@ pub fn validate(
             .ok_or(LicenseKeyError::UsageOutOfRange)?,
         None => key.usage,
     };
-    let mut next = key.clone();
-    next.validations = next.validations.saturating_add(1);
-    next.last_validated_at = Some(now);
-    next.usage = usage;
-    Ok(Validated {
-        key: next,
-        activation,
-    })
+    Ok(Checked { activation, usage })
 }
 
 /// Activates the key on a new instance (reference 3.5 `/activate`). Neither status nor

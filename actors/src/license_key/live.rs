@@ -21,10 +21,21 @@ use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use tollgate_storage::Store;
 
-use super::decide::{self, LicenseKeyError, ValidateKey, Validated};
-use super::LicenseKey;
+use super::decide::{self, LicenseKeyError, ValidateKey};
+use super::{Activation, LicenseKey};
 use crate::domain::ids::LicenseKeyId;
 use crate::entity::AbsorbSoon;
+
+/// A validation answered here: the shared key, with the counts this answer shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveValidated {
+    /// The key as published (its own `validations` and `last_validated_at` are older:
+    /// show the two fields below instead).
+    pub key: Arc<LicenseKey>,
+    pub validations: i64,
+    pub last_validated_at: DateTime<Utc>,
+    pub activation: Option<Activation>,
+}
 
 /// The published keys of one registry (its `Entity::Extension`).
 #[derive(Default)]
@@ -136,7 +147,7 @@ impl LiveKeys {
         id: LicenseKeyId,
         cmd: &ValidateKey,
         now: DateTime<Utc>,
-    ) -> Option<Result<Validated, LicenseKeyError>> {
+    ) -> Option<Result<LiveValidated, LicenseKeyError>> {
         if cmd.increment_usage.is_some_and(|n| n != 0) {
             return None;
         }
@@ -145,16 +156,21 @@ impl LiveKeys {
         if !p.open || !store.is_durable(p.durable_after) {
             return None;
         }
-        Some(decide::validate(&p.key, cmd, now).map(|mut v| {
+        Some(decide::check_validation(&p.key, cmd, now).map(|checked| {
+            let activation = checked.activation.cloned();
             let before = live.validations.fetch_add(1, Ordering::SeqCst);
             live.last_validated
                 .fetch_max(now.timestamp_micros(), Ordering::SeqCst);
-            v.key.validations = p.key.validations.saturating_add(before + 1);
             if before == 0 {
                 // The first count since the last absorb: have it written within the interval.
                 p.wake.do_send(AbsorbSoon);
             }
-            v
+            LiveValidated {
+                key: p.key.clone(),
+                validations: p.key.validations.saturating_add(before + 1),
+                last_validated_at: now,
+                activation,
+            }
         }))
     }
 }
