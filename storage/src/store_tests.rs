@@ -945,3 +945,37 @@ fn watchers_see_every_write_and_delete_of_their_collection() {
     let one = 1u64.to_be_bytes().to_vec();
     assert_eq!(*seen.lock().unwrap(), vec![one.clone(), one.clone(), one]);
 }
+
+#[test]
+fn a_put_keeping_keys_is_a_plain_compare_and_swap() {
+    let store = Store::temporary().unwrap();
+    let mut b = Batch::new();
+    b.put(&fed(1, "active", 0), Expect::Absent).unwrap();
+    store.commit(&b).unwrap();
+    let mut b = Batch::new();
+    b.put_keeping_keys(&fed(1, "active", 9), Expect::Rev(1))
+        .unwrap();
+    assert_eq!(store.commit(&b).unwrap().revs, vec![2]);
+    assert_eq!(
+        store
+            .get::<Fed>(&1u64.to_be_bytes())
+            .unwrap()
+            .unwrap()
+            .value
+            .hits,
+        9
+    );
+    // The revision is still checked.
+    let mut b = Batch::new();
+    b.put_keeping_keys(&fed(1, "active", 10), Expect::Rev(1))
+        .unwrap();
+    assert!(matches!(
+        store.commit(&b),
+        Err(StorageError::Conflict { .. })
+    ));
+    assert_eq!(
+        store.changes(None, 10).unwrap().len(),
+        1,
+        "only the creation"
+    );
+}

@@ -138,9 +138,12 @@ impl Entity for LicenseKeyEntity {
         ext.retire(id, &mut state.value)
     }
 
-    /// The validation counters held in memory (batched mode), over the stored key.
+    /// The validation counters held in memory (batched mode), over the stored key: only
+    /// counters changed, so no index entry, unique key or feed digest does.
     fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
-        batch.put(&state.value, Expect::Rev(state.rev)).map(|_| ())
+        batch
+            .put_keeping_keys(&state.value, Expect::Rev(state.rev))
+            .map(|_| ())
     }
 }
 
@@ -207,8 +210,14 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
         }
         self.execute(ctx, move |s, now| {
             let validated = decide::validate(&s.value, &msg.0, now).map_err(refused)?;
-            let next = validated.key.clone();
-            store_and_reply(s, next, validated)
+            // Counters and usage only: none of the key's derived keys changes.
+            let mut batch = Batch::new();
+            batch.put_keeping_keys(&validated.key, Expect::Rev(s.rev))?;
+            let state = Stored {
+                rev: s.rev,
+                value: validated.key.clone(),
+            };
+            Ok(Outcome::commit(batch, state, validated))
         })
     }
 }
