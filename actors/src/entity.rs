@@ -237,6 +237,9 @@ impl<E: Entity> Handler<AbsorbSoon> for EntityActor<E> {
         if self.passivated {
             return;
         }
+        // Traffic answered outside the mailbox keeps the entity live: this message comes
+        // once per write-back interval while there is any.
+        self.last_activity = Instant::now();
         // Not absorbed now (that would take one message per validation): the write-back
         // absorbs, at most one interval later.
         self.arm_write_back(ctx);

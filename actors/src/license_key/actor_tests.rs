@@ -575,3 +575,38 @@ async fn strict_mode_publishes_nothing() {
         .validate(&store, k.id, &cmd(&k, None), Utc::now())
         .is_none());
 }
+
+#[actix::test]
+async fn a_key_validated_only_without_the_mailbox_stays_live() {
+    let store = Store::temporary().unwrap();
+    let config = RegistryConfig {
+        arbiters: 1,
+        mailbox_capacity: 64,
+        send_timeout: Duration::from_secs(10),
+        idle_timeout: Some(Duration::from_millis(800)),
+        write_back: Some(Duration::from_millis(50)),
+    };
+    let registry: Registry<LicenseKeyEntity> =
+        Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, GetLicenseKey).await.unwrap();
+    let mut answered = 0;
+    for _ in 0..60 {
+        if let Some(r) = registry
+            .extension()
+            .validate(&store, k.id, &cmd(&k, None), Utc::now())
+        {
+            r.unwrap();
+            answered += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    // 2.4 s of traffic, three idle timeouts: never evicted, every answer from the fast path.
+    assert_eq!(answered, 60);
+    assert!(registry.is_live(k.id));
+    assert_eq!(registry.stats().spawned_total, 1);
+    // Once traffic stops, it is evicted, its counts written.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(!registry.is_live(k.id));
+    assert_eq!(in_store(&store, k.id).validations, 60);
+}
