@@ -307,7 +307,11 @@ impl Application {
         }
         // Validation counters held in memory (batched mode) are written before the flush.
         let keys = self.state.license_keys.passivate_all().await;
-        tracing::debug!(keys, "license keys passivated");
+        tracing::info!(
+            keys,
+            write_backs = self.state.license_keys.stats().write_backs_total,
+            "license keys passivated"
+        );
         self.state.store.flush_blocking()?;
         tracing::info!("stopped; store flushed");
         Ok(())

@@ -613,8 +613,9 @@ impl<E: Entity> EntityActor<E> {
         if E::retire(&self.shared.ext, self.id, &mut self.state) {
             self.dirty = true;
         }
-        self.write_back(ctx);
+        // Passivated first: nothing below may publish this state again.
         self.passivated = true;
+        self.write_back(ctx);
         if let Some(timer) = self.idle_timer.take() {
             ctx.cancel_future(timer);
         }

@@ -251,6 +251,7 @@ async fn batched_counters_are_all_written_on_a_graceful_stop() {
     server.sigterm();
     let status = server.wait_exit(Duration::from_secs(20)).await;
     assert!(status.success(), "{status:?}");
+    let first_log = server.log_text();
     drop(server);
     let server = Binary::start(root.path(), &data, "second.log", env, READY).await;
     let api = Api {
@@ -259,7 +260,10 @@ async fn batched_counters_are_all_written_on_a_graceful_stop() {
         token: &token,
     };
     let listed = api.read("/v1/license-keys/").await.items()[0].clone();
-    assert_eq!(listed["validations"], 25);
+    assert_eq!(
+        listed["validations"], 25,
+        "the first server's log:\n{first_log}"
+    );
 }
 
 /// The validation hot path renders customers from a cache; a change of the customer shows

@@ -73,12 +73,12 @@ impl LiveKeys {
     pub(crate) fn publish(
         &self,
         id: LicenseKeyId,
-        key: &LicenseKey,
+        key: Arc<LicenseKey>,
         durable_after: u64,
         wake: &Recipient<AbsorbSoon>,
     ) {
         let published = Published {
-            key: Arc::new(key.clone()),
+            key,
             durable_after,
             wake: wake.clone(),
             open: true,
@@ -101,7 +101,7 @@ impl LiveKeys {
 
     /// Moves the counts recorded here into `key` (and republishes it, so readers never see a
     /// count go backwards). Returns whether there were any.
-    pub(crate) fn absorb(&self, id: LicenseKeyId, key: &mut LicenseKey) -> bool {
+    pub(crate) fn absorb(&self, id: LicenseKeyId, key: &mut Arc<LicenseKey>) -> bool {
         let Some(live) = self.keys.get(&id).map(|l| l.clone()) else {
             return false;
         };
@@ -110,26 +110,29 @@ impl LiveKeys {
     }
 
     /// Under the entry's write lock: moves its counts into `key`.
-    fn take(live: &LiveKey, p: &mut Published, key: &mut LicenseKey) -> bool {
+    fn take(live: &LiveKey, p: &mut Published, key: &mut Arc<LicenseKey>) -> bool {
         let n = live.validations.swap(0, Ordering::SeqCst);
         let last = live.last_validated.swap(i64::MIN, Ordering::SeqCst);
         if n == 0 {
             return false;
         }
-        key.validations = key.validations.saturating_add(n);
+        // The state is shared with its publication: this copies it once, then shares the
+        // new one again.
+        let k = Arc::make_mut(key);
+        k.validations = k.validations.saturating_add(n);
         if let Some(at) = DateTime::<Utc>::from_timestamp_micros(last) {
-            if key.last_validated_at.is_none_or(|t| t < at) {
-                key.last_validated_at = Some(at);
+            if k.last_validated_at.is_none_or(|t| t < at) {
+                k.last_validated_at = Some(at);
             }
         }
-        p.key = Arc::new(key.clone());
+        p.key = key.clone();
         true
     }
 
     /// The actor passivates: close the entry and take its counts into `key`, under one
     /// write lock (a reader that counted did so before; one after sees it closed and goes
     /// through the mailbox). Returns whether there were counts.
-    pub(crate) fn retire(&self, id: LicenseKeyId, key: &mut LicenseKey) -> bool {
+    pub(crate) fn retire(&self, id: LicenseKeyId, key: &mut Arc<LicenseKey>) -> bool {
         let Some((_, live)) = self.keys.remove(&id) else {
             return false;
         };

@@ -11,6 +11,8 @@ pub mod directory;
 pub mod live;
 pub mod model;
 
+use std::sync::Arc;
+
 use actix::prelude::*;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -96,21 +98,29 @@ impl Record for LicenseKey {
     }
 }
 
-/// The actor entity of this aggregate: its state is the stored snapshot with its revision.
+/// The actor entity of this aggregate: its state is the stored snapshot with its revision,
+/// shared (`Arc`) with its publication for the validation fast path (`live`), so a live
+/// key is held once.
 pub enum LicenseKeyEntity {}
+
+/// A license key actor's state.
+pub type KeyState = Stored<Arc<LicenseKey>>;
 
 impl Entity for LicenseKeyEntity {
     type Id = LicenseKeyId;
-    type State = Stored<LicenseKey>;
+    type State = KeyState;
     const NAME: &'static str = "license_key";
     type Extension = live::LiveKeys;
 
     fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError> {
-        store.get(&id.key())
+        Ok(store.get::<LicenseKey>(&id.key())?.map(|s| Stored {
+            rev: s.rev,
+            value: Arc::new(s.value),
+        }))
     }
 
     fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
-        batch.put(&state.value, Expect::Absent).map(|_| ())
+        batch.put(&*state.value, Expect::Absent).map(|_| ())
     }
 
     /// The aggregate is always the first write of its batches.
@@ -127,7 +137,7 @@ impl Entity for LicenseKeyEntity {
         durable_after: u64,
         wake: &actix::Recipient<crate::entity::AbsorbSoon>,
     ) {
-        ext.publish(id, &state.value, durable_after, wake);
+        ext.publish(id, state.value.clone(), durable_after, wake);
     }
 
     fn absorb(ext: &live::LiveKeys, id: LicenseKeyId, state: &mut Self::State) -> bool {
@@ -142,7 +152,7 @@ impl Entity for LicenseKeyEntity {
     /// counters changed, so no index entry, unique key or feed digest does.
     fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
         batch
-            .put_keeping_keys(&state.value, Expect::Rev(state.rev))
+            .put_keeping_keys(&*state.value, Expect::Rev(state.rev))
             .map(|_| ())
     }
 }
@@ -153,17 +163,17 @@ type Handled<T> = CommandReply<LicenseKeyEntity, T, LicenseKeyError>;
 
 /// Writes `next` over the snapshot `s` and replies `reply` once that is durable.
 fn store_and_reply<R, Er>(
-    s: &Stored<LicenseKey>,
+    s: &KeyState,
     next: LicenseKey,
     reply: R,
-) -> Result<Outcome<Stored<LicenseKey>, R>, ActorError<Er>> {
+) -> Result<Outcome<KeyState, R>, ActorError<Er>> {
     let mut batch = Batch::new();
     batch.put(&next, Expect::Rev(s.rev))?;
     Ok(Outcome::commit(
         batch,
         Stored {
             rev: s.rev,
-            value: next,
+            value: Arc::new(next),
         },
         reply,
     ))
@@ -198,7 +208,7 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
                         ctx,
                         Stored {
                             rev,
-                            value: validated.key.clone(),
+                            value: Arc::new(validated.key.clone()),
                         },
                     );
                     // Once whatever durable change the key shows is durable (at once,
@@ -215,7 +225,7 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
             batch.put_keeping_keys(&validated.key, Expect::Rev(s.rev))?;
             let state = Stored {
                 rev: s.rev,
-                value: validated.key.clone(),
+                value: Arc::new(validated.key.clone()),
             };
             Ok(Outcome::commit(batch, state, validated))
         })
@@ -283,7 +293,7 @@ impl Handler<GetLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<LicenseKey>;
 
     fn handle(&mut self, _: GetLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.read(ctx, |s, _| Ok(s.value.clone()))
+        self.read(ctx, |s, _| Ok((*s.value).clone()))
     }
 }
 
@@ -298,7 +308,7 @@ impl Handler<RevokeLicenseKey> for EntityActor<LicenseKeyEntity> {
 
     fn handle(&mut self, _: RevokeLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
         self.execute(ctx, |s, now| match decide::revoke(&s.value, now) {
-            None => Ok(Outcome::reply(s.value.clone())),
+            None => Ok(Outcome::reply((*s.value).clone())),
             Some(next) => {
                 let reply = next.clone();
                 store_and_reply(s, next, reply)
