@@ -86,6 +86,30 @@ fn payment_processor(
     })
 }
 
+/// SIGTERM and SIGINT stop the HTTP server gracefully (in-flight requests get
+/// `server.shutdown_timeout_secs`), SIGQUIT at once; [`Application::run_until_stopped`] then
+/// writes what is held in memory and flushes the store before returning.
+fn spawn_signal_handler(handle: actix_web::dev::ServerHandle) {
+    actix_web::rt::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int), Ok(mut quit)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::quit()),
+        ) else {
+            tracing::error!("cannot install the signal handlers");
+            return;
+        };
+        let graceful = tokio::select! {
+            _ = term.recv() => true,
+            _ = int.recv() => true,
+            _ = quit.recv() => false,
+        };
+        tracing::info!(graceful, "stop signal received");
+        handle.stop(graceful).await;
+    });
+}
+
 /// The retention purge, every `retention.interval_secs` (the first one a full interval
 /// after start-up).
 fn spawn_retention(state: web::Data<AppState>) {
@@ -223,8 +247,12 @@ impl Application {
         let head_timeout =
             std::time::Duration::from_millis(server_settings.request_head_timeout_ms);
         let keep_alive = std::time::Duration::from_secs(server_settings.keep_alive_secs);
-        let mut builder =
-            actix_server::Server::build().shutdown_timeout(settings.server.shutdown_timeout_secs);
+        // Signals are handled below, not by actix-server: after a signal it stops the whole
+        // actix System 300 ms after the HTTP server, which would race the work that follows
+        // the server's stop (writing the license keys' batched counters, the final flush).
+        let mut builder = actix_server::Server::build()
+            .shutdown_timeout(settings.server.shutdown_timeout_secs)
+            .disable_signals();
         if settings.server.workers > 0 {
             builder = builder.workers(settings.server.workers);
         }
@@ -253,6 +281,7 @@ impl Application {
                 .and_then(http)
             })?
             .run();
+        spawn_signal_handler(server.handle());
         // Checkouts a crash left confirmed are completed before the service reports ready.
         let recovered = crate::routes::checkouts::recover(&state).await?;
         if recovered > 0 {
