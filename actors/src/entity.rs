@@ -487,13 +487,9 @@ impl<E: Entity> EntityActor<E> {
             Err(e) => {
                 tracing::warn!(entity = E::NAME, id = %self.id, error = %e,
                     "deferred write failed; retrying later");
-                if let (Some(interval), None) =
-                    (self.shared.config.write_back, &self.write_back_timer)
-                {
-                    self.write_back_timer = Some(ctx.run_later(interval, |act, ctx| {
-                        act.write_back_timer = None;
-                        act.write_back(ctx);
-                    }));
+                // Without an interval the next deferred change retries (not a loop here).
+                if self.defers_writes() {
+                    self.arm_write_back(ctx);
                 }
                 false
             }

@@ -21,8 +21,8 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
-    ActivateLicenseKey, DeactivateLicenseKey, KeyDirectory, KeyReply, LicenseKey, LicenseKeyEntity,
-    LicenseKeyError, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_CUSTOMER,
+    ActivateLicenseKey, Activation, DeactivateLicenseKey, KeyDirectory, KeyReply, LicenseKey,
+    LicenseKeyEntity, LicenseKeyError, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::{ActorError, EntityActor};
 
@@ -133,10 +133,26 @@ where
     T: Send + 'static,
     EntityActor<LicenseKeyEntity>: Handler<M>,
 {
-    let dir = directory();
-    let Some(id) = dir.resolve(&state.store, organization_id, key)? else {
+    let Some(id) = directory().resolve(&state.store, organization_id, key)? else {
         return Err(ApiError::not_found());
     };
+    call_resolved(state, organization_id, key, id, make).await
+}
+
+/// [`call_by_key`] once the directory resolved the key to `id`.
+async fn call_resolved<M, T>(
+    state: &AppState,
+    organization_id: OrganizationId,
+    key: &str,
+    id: LicenseKeyId,
+    make: impl Fn() -> M,
+) -> Result<T, ApiError>
+where
+    M: Message<Result = KeyReply<T>> + Send + 'static,
+    T: Send + 'static,
+    EntityActor<LicenseKeyEntity>: Handler<M>,
+{
+    let dir = directory();
     match state.license_keys.call(id, make()).await {
         Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) => {
             dir.forget(organization_id, key);
@@ -221,35 +237,27 @@ async fn validate_inner(
         )]));
     }
     let cmd = body.into_command();
-    if let Some(live) = fast_validate(&state, &cmd)? {
-        let customer = state
-            .customers
-            .get(live.key.customer_id, || customer_of(&state, &live.key))?;
-        let mut answer = ValidatedLicenseKey::new(&live.key, &customer, live.activation.as_ref());
-        answer.validations = live.validations;
-        answer.last_validated_at = Some(live.last_validated_at);
-        return Ok(PresizedJson(answer));
+    let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
+        return Err(ApiError::not_found());
+    };
+    if let Some(live) = fast_validate(&state, id, &cmd)? {
+        let counts = (live.validations, live.last_validated_at);
+        return validated_answer(&state, &live.key, live.activation.as_ref(), Some(counts));
     }
-    let validated = call_by_key(&state, cmd.organization_id, &cmd.key, || {
+    let validated = call_resolved(&state, cmd.organization_id, &cmd.key, id, || {
         ValidateLicenseKey(cmd.clone())
     })
     .await?;
-    let customer = state.customers.get(validated.key.customer_id, || {
-        customer_of(&state, &validated.key)
-    })?;
-    Ok(PresizedJson(ValidatedLicenseKey::new(
-        &validated.key,
-        &customer,
-        validated.activation.as_ref(),
-    )))
+    validated_answer(&state, &validated.key, validated.activation.as_ref(), None)
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,
 /// see `tollgate_actors::license_key::live`); `None`: go through the actor.
-fn fast_validate(state: &AppState, cmd: &ValidateKey) -> Result<Option<LiveValidated>, ApiError> {
-    let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
-        return Ok(None);
-    };
+fn fast_validate(
+    state: &AppState,
+    id: LicenseKeyId,
+    cmd: &ValidateKey,
+) -> Result<Option<LiveValidated>, ApiError> {
     match state
         .license_keys
         .extension()
@@ -260,6 +268,25 @@ fn fast_validate(state: &AppState, cmd: &ValidateKey) -> Result<Option<LiveValid
         Some(Err(LicenseKeyError::WrongKey)) | None => Ok(None),
         Some(Err(e)) => Err(key_error(ActorError::Domain(e))),
     }
+}
+
+/// The answer to a validation; `counts`: the validation counts the fast path gives, which
+/// its shared key does not hold yet.
+fn validated_answer(
+    state: &AppState,
+    key: &LicenseKey,
+    activation: Option<&Activation>,
+    counts: Option<(i64, chrono::DateTime<chrono::Utc>)>,
+) -> ApiResult<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>> {
+    let customer = state
+        .customers
+        .get(key.customer_id, || customer_of(state, key))?;
+    let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
+    if let Some((validations, at)) = counts {
+        answer.validations = validations;
+        answer.last_validated_at = Some(at);
+    }
+    Ok(PresizedJson(answer))
 }
 
 async fn activate(

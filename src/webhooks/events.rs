@@ -50,15 +50,14 @@ pub struct Event {
     pub body: serde_json::Value,
 }
 
-struct Out<'a> {
+struct Out {
     events: Vec<Event>,
     organization_id: OrganizationId,
     now: DateTime<Utc>,
     resource: String,
-    _state: std::marker::PhantomData<&'a ()>,
 }
 
-impl Out<'_> {
+impl Out {
     fn push<D: Serialize>(&mut self, event_type: T, data: &D) -> Result<(), ApiError> {
         self.push_for(event_type, self.resource.clone(), data)
     }
@@ -85,19 +84,45 @@ impl Out<'_> {
     }
 }
 
-fn out<'a>(
+fn out(
     organization_id: OrganizationId,
     collection: &str,
     id: impl std::fmt::Display,
     now: DateTime<Utc>,
-) -> Out<'a> {
+) -> Out {
     Out {
         events: Vec::new(),
         organization_id,
         now,
         resource: format!("{collection}:{id}"),
-        _state: std::marker::PhantomData,
     }
+}
+
+/// `created` or `updated` of a record whose changes tell nothing more (organizations have
+/// no `created`: nobody can listen before one exists).
+fn created_or_updated<R: Record, D: Serialize>(
+    change: &Change,
+    now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
+    kinds: (Option<T>, T),
+    owner: impl Fn(&R) -> (OrganizationId, String),
+    render: impl FnOnce(&R) -> Result<D, ApiError>,
+) -> Result<Vec<Event>, ApiError> {
+    let Some(after) = change.after::<R>()? else {
+        return Ok(Vec::new());
+    };
+    let kind = match (change.before::<R>()?, kinds) {
+        (None, (Some(created), _)) => created,
+        (None, (None, _)) => return Ok(Vec::new()),
+        (Some(_), (_, updated)) => updated,
+    };
+    let (organization_id, id) = owner(&after);
+    if !listening(organization_id) {
+        return Ok(Vec::new());
+    }
+    let mut o = out(organization_id, R::COLLECTION, id, now);
+    o.push(kind, &render(&after)?)?;
+    Ok(o.events)
 }
 
 /// The events `change` stands for, in the order they happened (none for a change no
@@ -113,96 +138,54 @@ pub fn events_of(
         return limit_reached(state, change, now, listening);
     }
     if change.is::<Organization>() {
-        let (Some(_), Some(after)) = (
-            change.before::<Organization>()?,
-            change.after::<Organization>()?,
-        ) else {
-            return Ok(Vec::new());
-        };
-        if !listening(after.id) {
-            return Ok(Vec::new());
-        }
-        let mut o = out(after.id, "organization", after.id, now);
-        o.push(T::OrganizationUpdated, &OrganizationView::from(&after))?;
-        return Ok(o.events);
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (None, T::OrganizationUpdated),
+            |o: &Organization| (o.id, o.id.to_string()),
+            |o| Ok(OrganizationView::from(o)),
+        );
     }
     if change.is::<Product>() {
-        let Some(after) = change.after::<Product>()? else {
-            return Ok(Vec::new());
-        };
-        if !listening(after.organization_id) {
-            return Ok(Vec::new());
-        }
-        let created = change.before::<Product>()?.is_none();
-        let mut o = out(after.organization_id, "product", after.id, now);
-        let view = crate::routes::products::render_product(state, &after)?;
-        o.push(
-            if created {
-                T::ProductCreated
-            } else {
-                T::ProductUpdated
-            },
-            &view,
-        )?;
-        return Ok(o.events);
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (Some(T::ProductCreated), T::ProductUpdated),
+            |p: &Product| (p.organization_id, p.id.to_string()),
+            |p| crate::routes::products::render_product(state, p),
+        );
     }
     if change.is::<Benefit>() {
-        let Some(after) = change.after::<Benefit>()? else {
-            return Ok(Vec::new());
-        };
-        if !listening(after.organization_id) {
-            return Ok(Vec::new());
-        }
-        let created = change.before::<Benefit>()?.is_none();
-        let mut o = out(after.organization_id, "benefit", after.id, now);
-        o.push(
-            if created {
-                T::BenefitCreated
-            } else {
-                T::BenefitUpdated
-            },
-            &BenefitView::from(&after),
-        )?;
-        return Ok(o.events);
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (Some(T::BenefitCreated), T::BenefitUpdated),
+            |b: &Benefit| (b.organization_id, b.id.to_string()),
+            |b| Ok(BenefitView::from(b)),
+        );
     }
     if change.is::<Customer>() {
-        let Some(after) = change.after::<Customer>()? else {
-            return Ok(Vec::new());
-        };
-        if !listening(after.organization_id) {
-            return Ok(Vec::new());
-        }
-        let created = change.before::<Customer>()?.is_none();
-        let mut o = out(after.organization_id, "customer", after.id, now);
-        o.push(
-            if created {
-                T::CustomerCreated
-            } else {
-                T::CustomerUpdated
-            },
-            &CustomerView::from(&after),
-        )?;
-        return Ok(o.events);
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (Some(T::CustomerCreated), T::CustomerUpdated),
+            |c: &Customer| (c.organization_id, c.id.to_string()),
+            |c| Ok(CustomerView::from(c)),
+        );
     }
     if change.is::<Checkout>() {
-        let Some(after) = change.after::<Checkout>()? else {
-            return Ok(Vec::new());
-        };
-        if !listening(after.organization_id) {
-            return Ok(Vec::new());
-        }
-        let created = change.before::<Checkout>()?.is_none();
-        let mut o = out(after.organization_id, "checkout", after.id, now);
-        let view = crate::routes::checkouts::render(state, &after)?;
-        o.push(
-            if created {
-                T::CheckoutCreated
-            } else {
-                T::CheckoutUpdated
-            },
-            &view,
-        )?;
-        return Ok(o.events);
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (Some(T::CheckoutCreated), T::CheckoutUpdated),
+            |c: &Checkout| (c.organization_id, c.id.to_string()),
+            |c| crate::routes::checkouts::render(state, c),
+        );
     }
     if change.is::<Order>() {
         return order_events(
@@ -258,15 +241,13 @@ fn order_events(
             // A one-time purchase grants its benefits itself (a subscription's grants
             // come with the subscription).
             if after.subscription_id.is_none() {
-                grants(
-                    state,
-                    &mut o,
-                    Purchase::Order(after.id),
-                    &after.product_id,
-                    after.customer_id,
-                    after.created_at,
-                    None,
-                )?;
+                let grantor = Grantor {
+                    purchase: Purchase::Order(after.id),
+                    product_id: after.product_id,
+                    customer_id: after.customer_id,
+                    granted_at: after.created_at,
+                };
+                grants(state, &mut o, &grantor, GrantChange::Created)?;
             }
         }
         Some(before) => {
@@ -305,22 +286,19 @@ fn subscription_events(
             SubscriptionStatus::Active | SubscriptionStatus::Trialing
         )
     };
-    let purchase = Purchase::Subscription(after.id);
+    let grantor = Grantor {
+        purchase: Purchase::Subscription(after.id),
+        product_id: after.product_id,
+        customer_id: after.customer_id,
+        granted_at: after.created_at,
+    };
     match before {
         None => {
             o.push(T::SubscriptionCreated, &view)?;
             if active(&after) {
                 o.push(T::SubscriptionActive, &view)?;
             }
-            grants(
-                state,
-                &mut o,
-                purchase,
-                &after.product_id,
-                after.customer_id,
-                after.created_at,
-                None,
-            )?;
+            grants(state, &mut o, &grantor, GrantChange::Created)?;
         }
         Some(before) => {
             o.push(T::SubscriptionUpdated, &view)?;
@@ -341,37 +319,13 @@ fn subscription_events(
             }
             if after.ended_at.is_some() && before.ended_at.is_none() {
                 o.push(T::SubscriptionRevoked, &view)?;
-                grants(
-                    state,
-                    &mut o,
-                    purchase,
-                    &after.product_id,
-                    after.customer_id,
-                    after.created_at,
-                    after.ended_at.or(Some(now)),
-                )?;
+                let at = after.ended_at.unwrap_or(now);
+                grants(state, &mut o, &grantor, GrantChange::Revoked(at))?;
             } else if after.current_period_start != before.current_period_start
                 && after.ended_at.is_none()
             {
                 // A renewal grants the benefits for the new period.
-                let mut renewed = Vec::new();
-                std::mem::swap(&mut renewed, &mut o.events);
-                grants(
-                    state,
-                    &mut o,
-                    purchase,
-                    &after.product_id,
-                    after.customer_id,
-                    after.created_at,
-                    None,
-                )?;
-                for e in &mut o.events {
-                    e.event_type = T::BenefitGrantUpdated;
-                    e.body["type"] = serde_json::Value::from(T::BenefitGrantUpdated.as_str());
-                    e.body["data"]["modified_at"] = serde_json::to_value(now).unwrap_or_default();
-                }
-                renewed.append(&mut o.events);
-                o.events = renewed;
+                grants(state, &mut o, &grantor, GrantChange::Renewed(now))?;
             }
         }
     }
@@ -384,17 +338,42 @@ enum Purchase {
     Subscription(SubscriptionId),
 }
 
-/// `benefit_grant.created` (or, with `revoked_at`, `benefit_grant.revoked`) for each
-/// benefit of the product a purchase granted.
-fn grants(
-    state: &AppState,
-    o: &mut Out<'_>,
+/// A purchase as its benefit grants show it.
+struct Grantor {
     purchase: Purchase,
-    product_id: &crate::domain::ids::ProductId,
+    product_id: crate::domain::ids::ProductId,
     customer_id: crate::domain::ids::CustomerId,
     granted_at: DateTime<Utc>,
-    revoked_at: Option<DateTime<Utc>>,
+}
+
+/// What happened to a purchase's grants.
+#[derive(Clone, Copy)]
+enum GrantChange {
+    Created,
+    /// Granted again for a new period, at this time.
+    Renewed(DateTime<Utc>),
+    Revoked(DateTime<Utc>),
+}
+
+/// `benefit_grant.created`, `.updated` or `.revoked` for each benefit of the product a
+/// purchase granted.
+fn grants(
+    state: &AppState,
+    o: &mut Out,
+    grantor: &Grantor,
+    change: GrantChange,
 ) -> Result<(), ApiError> {
+    let Grantor {
+        purchase,
+        product_id,
+        customer_id,
+        granted_at,
+    } = *grantor;
+    let (event_type, modified_at, revoked_at) = match change {
+        GrantChange::Created => (T::BenefitGrantCreated, None, None),
+        GrantChange::Renewed(at) => (T::BenefitGrantUpdated, Some(at), None),
+        GrantChange::Revoked(at) => (T::BenefitGrantRevoked, Some(at), Some(at)),
+    };
     let Some(product) = state.store.get::<Product>(&product_id.key())? else {
         return Ok(());
     };
@@ -421,7 +400,7 @@ fn grants(
         let id = derived_uuid(parent, &format!("benefit_grant:{benefit_id}"));
         let view = BenefitGrantView {
             created_at: granted_at,
-            modified_at: revoked_at,
+            modified_at,
             id,
             granted_at: revoked_at.is_none().then_some(granted_at),
             is_granted: revoked_at.is_none(),
@@ -436,11 +415,6 @@ fn grants(
             properties,
             benefit: BenefitView::from(&benefit),
             previous_properties: None,
-        };
-        let event_type = if revoked_at.is_some() {
-            T::BenefitGrantRevoked
-        } else {
-            T::BenefitGrantCreated
         };
         o.push_for(event_type, format!("benefit_grant:{id}"), &view)?;
     }

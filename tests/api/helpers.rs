@@ -195,6 +195,14 @@ pub fn client() -> reqwest::Client {
         .expect("building the HTTP client")
 }
 
+/// The admin's token the first start wrote into `data_dir`.
+pub fn bootstrap_token(data_dir: &std::path::Path) -> String {
+    std::fs::read_to_string(data_dir.join(TOKEN_FILE))
+        .expect("reading the bootstrap token")
+        .trim()
+        .to_string()
+}
+
 /// Starts the real application on a free loopback port over a fresh data directory.
 pub async fn spawn_app() -> TestApp {
     let dir = tempfile::tempdir().expect("creating the data directory");
@@ -220,10 +228,7 @@ pub async fn spawn_app_with(
             eprintln!("test server stopped with an error: {e:#}");
         }
     });
-    let token = std::fs::read_to_string(dir.path().join(TOKEN_FILE))
-        .expect("reading the bootstrap token")
-        .trim()
-        .to_string();
+    let token = bootstrap_token(dir.path());
     TestApp {
         address: format!("http://127.0.0.1:{port}"),
         client: client(),

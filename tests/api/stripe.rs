@@ -11,7 +11,6 @@
 //! license keys, validation) and what was charged through localstripe's API.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
@@ -100,16 +99,8 @@ impl LocalStripe {
             .spawn()
             .expect("starting localstripe");
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("localstripe's stdout");
-        // The launcher prints `PORT <n>` once it listens; the rest of stdout is drained.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        });
+        // The launcher prints `PORT <n>` once it listens.
+        let port = tools::announced_port(&mut child, START_DEADLINE);
         let mut ls = LocalStripe {
             child,
             stdin,
@@ -118,17 +109,7 @@ impl LocalStripe {
             log,
             _dir: dir,
         };
-        let line = rx.recv_timeout(START_DEADLINE).unwrap_or_else(|_| {
-            panic!(
-                "localstripe printed no port within {START_DEADLINE:?}; log:\n{}",
-                ls.log_text()
-            )
-        });
-        let port: u16 = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}; log:\n{}", ls.log_text()));
+        let port = port.unwrap_or_else(|e| panic!("localstripe: {e}; log:\n{}", ls.log_text()));
         ls.base = format!("http://127.0.0.1:{port}");
         ls.wait_ready().await;
         ls

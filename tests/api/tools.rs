@@ -199,6 +199,31 @@ pub fn tally(stdout: &str) -> Option<(u32, u32)> {
     Some((passed, failed))
 }
 
+/// The port a child process announces as its first line of stdout, `PORT <n>` (the rest of
+/// its stdout is drained); `Err` with what went wrong if it says nothing else in `deadline`.
+pub fn announced_port(child: &mut std::process::Child, deadline: Duration) -> Result<u16, String> {
+    use std::io::{BufRead, BufReader};
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or("the child's stdout is not piped")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = rx
+        .recv_timeout(deadline)
+        .map_err(|_| format!("no port announced within {deadline:?}"))?;
+    line.trim()
+        .strip_prefix("PORT ")
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| format!("unexpected first line {line:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,10 +34,7 @@ async fn crash_under_load(stats_flush_ms: u64) {
     let flush = stats_flush_ms.to_string();
     let env: &[(&str, &str)] = &[("TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS", flush.as_str())];
     let server = RefCell::new(Binary::start(root.path(), &data, "first.log", env, READY).await);
-    let token = std::fs::read_to_string(data.join(tollgate::bootstrap::TOKEN_FILE))
-        .expect("the bootstrap token")
-        .trim()
-        .to_string();
+    let token = crate::helpers::bootstrap_token(&data);
     let http = client();
     let address = server.borrow().address.clone();
     let api = Api {
@@ -220,10 +217,7 @@ async fn batched_counters_are_all_written_on_a_graceful_stop() {
     std::fs::create_dir_all(&data).expect("creating the data directory");
     let env: &[(&str, &str)] = &[("TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS", "3600000")];
     let mut server = Binary::start(root.path(), &data, "first.log", env, READY).await;
-    let token = std::fs::read_to_string(data.join(tollgate::bootstrap::TOKEN_FILE))
-        .expect("the bootstrap token")
-        .trim()
-        .to_string();
+    let token = crate::helpers::bootstrap_token(&data);
     let http = client();
     let address = server.address.clone();
     let api = Api {

@@ -4,7 +4,6 @@
 //! a dead endpoint beside a healthy one.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -57,26 +56,12 @@ impl Receiver {
             .stderr(File::create(&stderr).expect("creating the receiver's stderr"))
             .spawn()
             .expect("starting the receiver");
-        let stdout = child.stdout.take().expect("the receiver's stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        });
-        let line = rx.recv_timeout(RECEIVER_START).unwrap_or_else(|_| {
+        let port = tools::announced_port(&mut child, RECEIVER_START).unwrap_or_else(|e| {
             panic!(
-                "the receiver printed no port; stderr:\n{}",
+                "the receiver: {e}; stderr:\n{}",
                 std::fs::read_to_string(&stderr).unwrap_or_default()
             )
         });
-        let port = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
         Receiver {
             child,
             port,
@@ -564,10 +549,7 @@ async fn events_of_acknowledged_purchases_survive_kill_9() {
     ];
     let deadline = Duration::from_secs(30);
     let mut server = Binary::start(root.path(), &data, "first.log", env, deadline).await;
-    let token = std::fs::read_to_string(data.join(tollgate::bootstrap::TOKEN_FILE))
-        .expect("the bootstrap token")
-        .trim()
-        .to_string();
+    let token = crate::helpers::bootstrap_token(&data);
     let http = client();
     let api = Api {
         base: &server.address,

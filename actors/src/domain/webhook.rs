@@ -34,16 +34,6 @@ pub enum WebhookFormat {
     Slack,
 }
 
-impl WebhookFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WebhookFormat::Raw => "raw",
-            WebhookFormat::Discord => "discord",
-            WebhookFormat::Slack => "slack",
-        }
-    }
-}
-
 /// A URL a seller's organization receives events at.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WebhookEndpoint {

@@ -61,11 +61,7 @@ struct Published {
 }
 
 impl LiveKeys {
-    /// Number of keys published (live actors in batched mode).
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
+    /// Whether no key is published (no live actor in batched mode).
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
