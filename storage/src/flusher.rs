@@ -113,11 +113,22 @@ struct Waiter {
 }
 
 /// The waiters, and whether the flusher sleeps waiting for one (only then does a new
-/// waiter need to wake it: a wake-up is a system call).
+/// waiter need to wake it: a wake-up is a system call), or gathers them until there are
+/// `gather` (see [`GATHER_WINDOW`]).
 struct Queue {
     waiters: Vec<Waiter>,
     sleeping: bool,
+    /// While the flusher gathers: the count of waiters at which it flushes at once.
+    gather: usize,
 }
+
+/// How long the flusher may hold a flush to let it serve more writes (group commit under
+/// load). A flush costs far more than the write it makes durable (sled hands the log
+/// buffer to its IO thread pool, whose idle threads all wake up for each one), so, when
+/// the last flush served several writers and followed the one before closely, the next
+/// one waits until as many writers wait again, or at most this long. A lone writer, or
+/// the first write after a quiet moment, is flushed at once.
+const GATHER_WINDOW: Duration = Duration::from_micros(400);
 
 pub(crate) struct Flusher {
     shared: Arc<Shared>,
@@ -208,6 +219,7 @@ impl Flusher {
             queue: Mutex::new(Queue {
                 waiters: Vec::new(),
                 sleeping: false,
+                gather: 0,
             }),
             wake: Condvar::new(),
             closing: AtomicBool::new(false),
@@ -335,6 +347,9 @@ impl Flusher {
         if queue.sleeping {
             queue.sleeping = false;
             self.shared.wake.notify_one();
+        } else if queue.gather > 0 && queue.waiters.len() >= queue.gather {
+            queue.gather = 0;
+            self.shared.wake.notify_one();
         }
     }
 
@@ -416,10 +431,11 @@ fn watchdog(shared: Arc<Shared>, dir: Option<PathBuf>) {
 
 fn run(shared: Arc<Shared>, db: sled::Db, log: Option<File>) {
     let mut backoff = BACKOFF_MIN;
+    let mut last = LastFlush::default();
     loop {
         let pass = catch_unwind(AssertUnwindSafe(|| {
             if shared.health.load(Ordering::SeqCst) == HEALTHY {
-                flush_pass(&shared, &db, log.as_ref())
+                flush_pass(&shared, &db, log.as_ref(), &mut last)
             } else {
                 // The watchdog probes the disk; this thread only answers waiters.
                 fail_all(&shared);
@@ -458,7 +474,29 @@ enum Pass {
     Stop,
 }
 
-fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Pass {
+/// What the flusher remembers of its previous flush, to decide whether to gather.
+#[derive(Default)]
+struct LastFlush {
+    /// Waiters it served.
+    served: usize,
+    /// When it finished.
+    ended: Option<Instant>,
+}
+
+impl LastFlush {
+    /// How many waiters the next flush should wait for (at most [`GATHER_WINDOW`]): as many
+    /// as the last one served if it ended less than a window ago, else none.
+    fn gather_target(&self, now: Instant) -> usize {
+        match self.ended {
+            Some(ended) if self.served > 1 && now.duration_since(ended) < GATHER_WINDOW => {
+                self.served
+            }
+            _ => 0,
+        }
+    }
+}
+
+fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>, last: &mut LastFlush) -> Pass {
     {
         let mut queue = lock(&shared.queue);
         while queue.waiters.is_empty() && !shared.closing.load(Ordering::SeqCst) {
@@ -466,6 +504,22 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Pass {
             queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
         }
         queue.sleeping = false;
+        let start = Instant::now();
+        let target = last.gather_target(start);
+        let until = start + GATHER_WINDOW;
+        while queue.waiters.len() < target && !shared.closing.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            queue.gather = target;
+            queue = shared
+                .wake
+                .wait_timeout(queue, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        queue.gather = 0;
     }
     #[cfg(test)]
     {
@@ -498,9 +552,11 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>) -> Pass {
         queue.waiters = pending;
         ready
     };
+    last.served = ready.len();
     for w in ready {
         w.notify.send(result.clone());
     }
+    last.ended = Some(Instant::now());
     if result.is_err() {
         return Pass::Sleep;
     }
@@ -603,5 +659,45 @@ impl std::future::Future for DurableFuture {
                 Poll::Ready(Err(_)) => Poll::Ready(Err(StorageError::Closed)),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod gather_tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_writer_or_a_quiet_store_is_flushed_at_once() {
+        let now = Instant::now();
+        assert_eq!(LastFlush::default().gather_target(now), 0, "first flush");
+        let lone = LastFlush {
+            served: 1,
+            ended: Some(now),
+        };
+        assert_eq!(
+            lone.gather_target(now),
+            0,
+            "one writer never waits for others"
+        );
+        let quiet = LastFlush {
+            served: 40,
+            ended: Some(now),
+        };
+        let later = now + GATHER_WINDOW + Duration::from_micros(1);
+        assert_eq!(
+            quiet.gather_target(later),
+            0,
+            "a quiet moment ends gathering"
+        );
+    }
+
+    #[test]
+    fn under_load_the_next_flush_waits_for_as_many_writers_as_the_last() {
+        let now = Instant::now();
+        let busy = LastFlush {
+            served: 40,
+            ended: Some(now),
+        };
+        assert_eq!(busy.gather_target(now + GATHER_WINDOW / 2), 40);
     }
 }
