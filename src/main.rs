@@ -56,6 +56,12 @@ enum Command {
     },
 }
 
+/// jemalloc instead of glibc's allocator: it returns the memory of evicted actors to the
+/// OS within seconds (glibc kept the peak of every key ever live: ~2.2 KiB per idle key
+/// against ~0.4 KiB; benches/README.md, "validate.sh").
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (path, required) = match cli.config {
