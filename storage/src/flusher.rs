@@ -3,8 +3,10 @@
 //! sled's `insert` is only in memory until its log is flushed: an acknowledged write that
 //! was not flushed is lost on `kill -9`. Every writer therefore waits, before it replies,
 //! for a flush that *began after its write*. One dedicated OS thread does all flushing,
-//! back to back while anyone waits and never on a timer, so one flush serves every write
-//! that was waiting when it started (group commit). `sled::Db::flush_async` is never used:
+//! back to back while anyone waits, with no fixed interval, so one flush serves every write
+//! that was waiting when it started (group commit). Under load it may hold a flush briefly
+//! (at most [`GATHER_WINDOW`]) until as many writers wait as the last flush served; a lone
+//! writer is flushed at once. `sled::Db::flush_async` is never used:
 //! in sled 0.34.7 it deadlocks under concurrent callers.
 //!
 //! **Failures.** A flush that fails (disk full, read-only file system, I/O error) puts the
