@@ -27,6 +27,7 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
     pub webhooks: WebhookSettings,
     pub license_keys: LicenseKeySettings,
+    pub metrics: MetricsSettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -166,6 +167,14 @@ impl Default for IdempotencySettings {
     fn default() -> Self {
         Self { ttl_hours: 24 }
     }
+}
+
+/// `GET /metrics` (Prometheus text format).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsSettings {
+    /// Bearer token a scrape must send; empty (the default): `/metrics` answers 404.
+    pub token: String,
 }
 
 /// License-key validation.

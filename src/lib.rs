@@ -13,6 +13,7 @@ pub mod error;
 pub mod extract;
 pub mod http_io;
 pub mod idempotency;
+pub mod metrics;
 pub mod middleware;
 pub mod oauth2;
 pub mod openapi;

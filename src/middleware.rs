@@ -25,8 +25,14 @@ pub async fn log_and_shape_errors(
         .app_data::<actix_web::web::Data<crate::state::AppState>>()
         .map(|s| s.settings.server.body_limit_bytes)
         .unwrap_or(0);
+    let metrics = req
+        .app_data::<actix_web::web::Data<crate::metrics::Metrics>>()
+        .cloned();
     let res = next.call(req).await?;
     let status = res.status();
+    if let Some(metrics) = metrics {
+        metrics.request(method.as_str(), &route, status.as_u16(), started.elapsed());
+    }
     tracing::info!(
         method = %method,
         route = %route,

@@ -63,6 +63,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     // dynamic route before a match costs a regex test.
     customer_portal::configure(cfg);
     health::configure(cfg);
+    crate::metrics::configure(cfg);
     organizations::configure(cfg);
     benefits::configure(cfg);
     products::configure(cfg);

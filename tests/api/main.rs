@@ -22,6 +22,7 @@ mod helpers;
 mod http_hardening;
 mod idempotency;
 mod license_keys;
+mod metrics;
 mod oauth;
 mod oidc_e2e;
 mod openapi;

@@ -1,0 +1,189 @@
+//! Metrics for operators: `GET /metrics` in the Prometheus text format.
+//!
+//! Off unless `[metrics] token` is set (`TOLLGATE__METRICS__TOKEN`): without a token the
+//! route answers 404, so nothing is public by default; with one, a scrape must send it as
+//! `Authorization: Bearer <token>` (401 otherwise). Counters live in one registry per
+//! process, encoded by the `prometheus` crate.
+
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+use crate::error::ApiError;
+
+/// The service's metrics.
+pub struct Metrics {
+    registry: Registry,
+    /// The process collector's own names (`process_*`), without the `tollgate_` prefix.
+    process: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    validations: IntCounterVec,
+}
+
+/// Request latency buckets, in seconds (100 µs to 10 s).
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+impl Metrics {
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new_custom(Some("tollgate".into()), None)?;
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "http_requests_total",
+                "HTTP requests answered, by method, route template and status class",
+            ),
+            &["method", "route", "status"],
+        )?;
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "Time from a request's arrival at the application to its answer, by route template",
+            )
+            .buckets(LATENCY_BUCKETS.to_vec()),
+            &["route"],
+        )?;
+        let validations = IntCounterVec::new(
+            Opts::new(
+                "license_validations_total",
+                "License-key validations by outcome: valid, refused (inactive, expired, \
+                 usage, conditions, ...), not_found, invalid (422), rate_limited, unavailable",
+            ),
+            &["outcome"],
+        )?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(latency.clone()))?;
+        registry.register(Box::new(validations.clone()))?;
+        // Resident and virtual memory, CPU seconds, open files and threads of this process.
+        let process = Registry::new();
+        process.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+        Ok(Self {
+            registry,
+            process,
+            requests,
+            latency,
+            validations,
+        })
+    }
+
+    /// One answered request (the logging middleware calls it for every request).
+    pub fn request(&self, method: &str, route: &str, status: u16, took: Duration) {
+        let class = match status {
+            100..=199 => "1xx",
+            200..=299 => "2xx",
+            300..=399 => "3xx",
+            400..=499 => "4xx",
+            _ => "5xx",
+        };
+        self.requests
+            .with_label_values(&[method, route, class])
+            .inc();
+        self.latency
+            .with_label_values(&[route])
+            .observe(took.as_secs_f64());
+    }
+
+    /// One license-key validation, by the status of its answer.
+    pub fn validation(&self, status: u16) {
+        let outcome = match status {
+            200 => "valid",
+            404 => "not_found",
+            422 => "invalid",
+            429 => "rate_limited",
+            500..=599 => "unavailable",
+            _ => "refused",
+        };
+        self.validations.with_label_values(&[outcome]).inc();
+    }
+
+    /// The text exposition of every metric.
+    pub fn render(&self) -> Result<String, prometheus::Error> {
+        let mut families = self.registry.gather();
+        families.extend(self.process.gather());
+        let mut out = Vec::new();
+        TextEncoder::new().encode(&families, &mut out)?;
+        String::from_utf8(out).map_err(|e| prometheus::Error::Msg(e.to_string()))
+    }
+}
+
+/// `GET /metrics`: 404 unless `[metrics] token` is set; then 401 without that bearer token.
+pub async fn scrape(
+    req: HttpRequest,
+    state: web::Data<crate::state::AppState>,
+    metrics: web::Data<Metrics>,
+) -> Result<HttpResponse, ApiError> {
+    let token = state.settings.metrics.token.as_bytes();
+    if token.is_empty() {
+        return Err(ApiError::not_found());
+    }
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::as_bytes)
+        .unwrap_or_default();
+    if !constant_time_eq(given, token) {
+        return Err(ApiError::Unauthorized);
+    }
+    let body = metrics
+        .render()
+        .map_err(|e| ApiError::Internal(format!("cannot encode the metrics: {e}")))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, TextEncoder::new().format_type()))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body))
+}
+
+/// Compares without stopping at the first difference (the token is a secret).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    crate::resource!(cfg, "/metrics", { get => scrape });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_validations_are_counted_by_label() {
+        let m = Metrics::new().unwrap();
+        m.request("GET", "/healthz", 200, Duration::from_micros(300));
+        m.request("GET", "/healthz", 204, Duration::from_micros(300));
+        m.request("POST", "/v1/products/", 422, Duration::from_millis(3));
+        m.validation(200);
+        m.validation(403);
+        m.validation(404);
+        let text = m.render().unwrap();
+        for line in [
+            r#"tollgate_http_requests_total{method="GET",route="/healthz",status="2xx"} 2"#,
+            r#"tollgate_http_requests_total{method="POST",route="/v1/products/",status="4xx"} 1"#,
+            r#"tollgate_http_request_duration_seconds_bucket{route="/healthz",le="0.0005"} 2"#,
+            r#"tollgate_license_validations_total{outcome="valid"} 1"#,
+            r#"tollgate_license_validations_total{outcome="refused"} 1"#,
+            r#"tollgate_license_validations_total{outcome="not_found"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} missing from:\n{text}");
+        }
+        assert!(text.contains("process_resident_memory_bytes "), "{text}");
+    }
+
+    #[test]
+    fn the_token_comparison_needs_every_byte() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"secret"));
+    }
+}

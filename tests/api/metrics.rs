@@ -1,0 +1,142 @@
+//! `GET /metrics`: off without `[metrics] token`, bearer-protected with one, and parsed by a
+//! Prometheus text-format parser (prometheus-parse) as a scraper would.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+use tollgate::config::Settings;
+
+use crate::helpers::{spawn_app, spawn_app_with, TestApp};
+
+const TOKEN: &str = "scrape-me-0123456789";
+
+async fn app_with_token() -> TestApp {
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let mut settings = Settings::for_tests(dir.path());
+    settings.metrics.token = TOKEN.into();
+    spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await
+}
+
+async fn raw_get(app: &TestApp, path: &str, token: Option<&str>) -> (u16, String, String) {
+    let mut req = app.client.get(app.url(path));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.expect("sending the request");
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    (status, ct, resp.text().await.expect("reading the body"))
+}
+
+/// Every sample of a scrape, keyed by metric name and sorted labels.
+async fn scrape(app: &TestApp) -> HashMap<String, f64> {
+    let (status, ct, text) = raw_get(app, "/metrics", Some(TOKEN)).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(ct.starts_with("text/plain; version=0.0.4"), "{ct}");
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let parsed = prometheus_parse::Scrape::parse(lines).expect("a valid exposition");
+    parsed
+        .samples
+        .into_iter()
+        .map(|s| {
+            let mut labels: Vec<String> =
+                s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            labels.sort();
+            let value = match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                prometheus_parse::Value::Histogram(_) | prometheus_parse::Value::Summary(_) => {
+                    f64::NAN
+                }
+            };
+            (format!("{}{{{}}}", s.metric, labels.join(",")), value)
+        })
+        .collect()
+}
+
+fn value(samples: &HashMap<String, f64>, key: &str) -> f64 {
+    samples.get(key).copied().unwrap_or(0.0)
+}
+
+#[actix_web::test]
+async fn without_a_token_configured_metrics_do_not_exist() {
+    let app = spawn_app().await;
+    let (status, ct, body) = raw_get(&app, "/metrics", None).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(ct.starts_with("application/json"), "{ct}");
+    let (status, _, _) = raw_get(&app, "/metrics", Some(&app.token)).await;
+    assert_eq!(status, 404, "not even for the admin's token");
+}
+
+#[actix_web::test]
+async fn a_scrape_needs_the_configured_bearer_token() {
+    let app = app_with_token().await;
+    for token in [
+        None,
+        Some("wrong"),
+        Some(app.token.as_str()),
+        Some("scrape-me-012345678"),
+    ] {
+        let (status, ct, body) = raw_get(&app, "/metrics", token).await;
+        assert_eq!(status, 401, "{token:?}: {body}");
+        assert!(ct.starts_with("application/json"), "{ct}");
+    }
+}
+
+#[actix_web::test]
+async fn counters_move_with_traffic() {
+    let app = app_with_token().await;
+    let before = scrape(&app).await;
+    for _ in 0..3 {
+        let (status, _, _) = raw_get(&app, "/healthz", None).await;
+        assert_eq!(status, 200);
+    }
+    let org = uuid::Uuid::new_v4().to_string();
+    for body in [
+        json!({"key": "NOPE", "organization_id": org}),
+        json!({"key": "NOPE", "organization_id": org}),
+        json!({"key": "NOPE", "organization_id": org, "increment_usage": -1}),
+    ] {
+        let resp = app
+            .client
+            .post(app.url("/v1/customer-portal/license-keys/validate"))
+            .json(&body)
+            .send()
+            .await
+            .expect("validating");
+        assert!(resp.status().is_client_error());
+    }
+    let after = scrape(&app).await;
+    let healthz = r#"tollgate_http_requests_total{method=GET,route=/healthz,status=2xx}"#;
+    assert_eq!(value(&after, healthz) - value(&before, healthz), 3.0);
+    let latency = r#"tollgate_http_request_duration_seconds_count{route=/healthz}"#;
+    assert_eq!(value(&after, latency) - value(&before, latency), 3.0);
+    let validate = r#"tollgate_http_requests_total{method=POST,route=/v1/customer-portal/license-keys/validate,status=4xx}"#;
+    assert_eq!(value(&after, validate), 3.0);
+    assert_eq!(
+        value(
+            &after,
+            r#"tollgate_license_validations_total{outcome=not_found}"#
+        ),
+        2.0
+    );
+    assert_eq!(
+        value(
+            &after,
+            r#"tollgate_license_validations_total{outcome=invalid}"#
+        ),
+        1.0
+    );
+    assert!(value(&after, "process_resident_memory_bytes{}") > 1e6);
+    // The scrape itself is counted by its template, and never by a raw path.
+    assert!(
+        after.keys().all(|k| !k.contains(&org)),
+        "no raw path in labels"
+    );
+}
