@@ -9,9 +9,13 @@ use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
+use std::sync::Mutex;
+
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Counter, Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
+use tollgate_actors::RegistryStats;
 
 use crate::error::ApiError;
 
@@ -23,6 +27,28 @@ pub struct Metrics {
     requests: IntCounterVec,
     latency: HistogramVec,
     validations: IntCounterVec,
+    payments: IntCounterVec,
+    /// Read from the actors' registries and the store at each scrape.
+    sampled: Mutex<Sampled>,
+}
+
+/// Metrics whose source keeps its own totals: copied in at each scrape (under one lock, so
+/// two concurrent scrapes never add the same delta twice).
+struct Sampled {
+    actors_live: IntGaugeVec,
+    actors_running: IntGaugeVec,
+    actor_events: IntCounterVec,
+    flushes: IntCounter,
+    flush_waiters: IntCounter,
+    flush_seconds: Counter,
+}
+
+/// Raises a counter to a total kept elsewhere (totals only grow).
+fn raise_to(counter: &IntCounter, total: u64) {
+    let now = counter.get();
+    if total > now {
+        counter.inc_by(total - now);
+    }
 }
 
 /// Request latency buckets, in seconds (100 µs to 10 s).
@@ -60,6 +86,55 @@ impl Metrics {
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(validations.clone()))?;
+        let payments = IntCounterVec::new(
+            Opts::new(
+                "checkout_payments_total",
+                "What the payment processor answered for confirmed checkouts: succeeded \
+                 (the purchase is completed), pending, declined, or error (processor \
+                 unavailable; recovery settles it later)",
+            ),
+            &["outcome"],
+        )?;
+        registry.register(Box::new(payments.clone()))?;
+        let sampled = Sampled {
+            actors_live: IntGaugeVec::new(
+                Opts::new(
+                    "actors_live",
+                    "Aggregate actors accepting messages, by kind",
+                ),
+                &["kind"],
+            )?,
+            actors_running: IntGaugeVec::new(
+                Opts::new(
+                    "actors_running",
+                    "Aggregate actors that exist (passivating ones included), by kind",
+                ),
+                &["kind"],
+            )?,
+            actor_events: IntCounterVec::new(
+                Opts::new(
+                    "actor_events_total",
+                    "Actor life-cycle events by kind: spawned, restarted (after a panic), \
+                     passivated, write_back (deferred counters written)",
+                ),
+                &["kind", "event"],
+            )?,
+            flushes: IntCounter::new("store_flushes_total", "Group-commit flushes of the store")?,
+            flush_waiters: IntCounter::new(
+                "store_flush_waiters_total",
+                "Durable writes the flushes answered (per flush: divide by store_flushes_total)",
+            )?,
+            flush_seconds: Counter::new(
+                "store_flush_seconds_total",
+                "Seconds spent in store flushes (per flush: divide by store_flushes_total)",
+            )?,
+        };
+        registry.register(Box::new(sampled.actors_live.clone()))?;
+        registry.register(Box::new(sampled.actors_running.clone()))?;
+        registry.register(Box::new(sampled.actor_events.clone()))?;
+        registry.register(Box::new(sampled.flushes.clone()))?;
+        registry.register(Box::new(sampled.flush_waiters.clone()))?;
+        registry.register(Box::new(sampled.flush_seconds.clone()))?;
         // Resident and virtual memory, CPU seconds, open files and threads of this process.
         let process = Registry::new();
         process.register(Box::new(
@@ -71,6 +146,8 @@ impl Metrics {
             requests,
             latency,
             validations,
+            payments,
+            sampled: Mutex::new(sampled),
         })
     }
 
@@ -104,6 +181,45 @@ impl Metrics {
         self.validations.with_label_values(&[outcome]).inc();
     }
 
+    /// Copies the actors' and the store's own totals in.
+    fn sample(&self, state: &crate::state::AppState) {
+        let s = self.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        let kinds: [(&str, RegistryStats); 3] = [
+            ("checkout", state.checkouts.stats()),
+            ("subscription", state.subscriptions.stats()),
+            ("license_key", state.license_keys.stats()),
+        ];
+        for (kind, stats) in kinds {
+            s.actors_live
+                .with_label_values(&[kind])
+                .set(i64::try_from(stats.live).unwrap_or(i64::MAX));
+            s.actors_running
+                .with_label_values(&[kind])
+                .set(i64::try_from(stats.running).unwrap_or(i64::MAX));
+            for (event, total) in [
+                ("spawned", stats.spawned_total),
+                ("restarted", stats.restarts_total),
+                ("passivated", stats.passivations_total),
+                ("write_back", stats.write_backs_total),
+            ] {
+                raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
+            }
+        }
+        let flush = state.store.flush_stats();
+        raise_to(&s.flushes, flush.flushes);
+        raise_to(&s.flush_waiters, flush.waiters_served);
+        let seconds = s.flush_seconds.get();
+        if flush.flush_seconds > seconds {
+            s.flush_seconds.inc_by(flush.flush_seconds - seconds);
+        }
+    }
+
+    /// One answer of the payment processor about a confirmed checkout (`succeeded`,
+    /// `pending`, `declined` or `error`).
+    pub fn payment(&self, outcome: &str) {
+        self.payments.with_label_values(&[outcome]).inc();
+    }
+
     /// The text exposition of every metric.
     pub fn render(&self) -> Result<String, prometheus::Error> {
         let mut families = self.registry.gather();
@@ -118,8 +234,8 @@ impl Metrics {
 pub async fn scrape(
     req: HttpRequest,
     state: web::Data<crate::state::AppState>,
-    metrics: web::Data<Metrics>,
 ) -> Result<HttpResponse, ApiError> {
+    let metrics = &state.metrics;
     let token = state.settings.metrics.token.as_bytes();
     if token.is_empty() {
         return Err(ApiError::not_found());
@@ -134,6 +250,7 @@ pub async fn scrape(
     if !constant_time_eq(given, token) {
         return Err(ApiError::Unauthorized);
     }
+    metrics.sample(&state);
     let body = metrics
         .render()
         .map_err(|e| ApiError::Internal(format!("cannot encode the metrics: {e}")))?;

@@ -21,17 +21,19 @@ pub async fn log_and_shape_errors(
     let route = req
         .match_pattern()
         .unwrap_or_else(|| "<unmatched>".to_string());
-    let body_limit = req
+    let state = req
         .app_data::<actix_web::web::Data<crate::state::AppState>>()
+        .cloned();
+    let body_limit = state
+        .as_ref()
         .map(|s| s.settings.server.body_limit_bytes)
         .unwrap_or(0);
-    let metrics = req
-        .app_data::<actix_web::web::Data<crate::metrics::Metrics>>()
-        .cloned();
     let res = next.call(req).await?;
     let status = res.status();
-    if let Some(metrics) = metrics {
-        metrics.request(method.as_str(), &route, status.as_u16(), started.elapsed());
+    if let Some(state) = &state {
+        state
+            .metrics
+            .request(method.as_str(), &route, status.as_u16(), started.elapsed());
     }
     tracing::info!(
         method = %method,

@@ -211,6 +211,7 @@ impl Application {
                     Some(addr),
                 ),
             )?,
+            metrics: Arc::new(crate::metrics::Metrics::new()?),
             clock,
         };
         let settings = Arc::new(settings);
@@ -229,11 +230,9 @@ impl Application {
             crate::middleware::ConnectionCounter::new(settings.server.max_connections_per_ip);
         let server_settings = &settings.server;
         let inflight = web::Data::new(crate::idempotency::InFlight::new());
-        let metrics = web::Data::new(crate::metrics::Metrics::new()?);
         let make_app = move || {
             App::new()
                 .app_data(app_state.clone())
-                .app_data(metrics.clone())
                 .app_data(cors.clone())
                 .app_data(inflight.clone())
                 .app_data(web::PayloadConfig::new(body_limit))

@@ -42,6 +42,8 @@ pub struct AppState {
     pub webhooks: crate::webhooks::delivery::Hub,
     /// Customers as license keys render them, for the validation hot path.
     pub customers: Arc<crate::api::license_key::CustomerCache>,
+    /// What `GET /metrics` exposes.
+    pub metrics: Arc<crate::metrics::Metrics>,
     ready: AtomicBool,
 }
 
@@ -54,6 +56,7 @@ pub struct Services {
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
     pub webhooks: crate::webhooks::delivery::Hub,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -97,6 +100,7 @@ impl AppState {
             password_pool,
             trusted_proxies,
             webhooks: services.webhooks,
+            metrics: services.metrics,
             ready: AtomicBool::new(false),
         }
     }

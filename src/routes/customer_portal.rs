@@ -214,23 +214,19 @@ async fn validate(
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
 ) -> ApiResult<Limited<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>>> {
-    let metrics = req.app_data::<web::Data<crate::metrics::Metrics>>();
+    let metrics = state.metrics.clone();
     let report = match limit(&state, &req, &body.organization_id, &body.key) {
         Ok(report) => report,
         Err(e) => {
-            if let Some(m) = metrics {
-                m.validation(actix_web::ResponseError::status_code(&e).as_u16());
-            }
+            metrics.validation(actix_web::ResponseError::status_code(&e).as_u16());
             return Err(e);
         }
     };
     let answer = validate_inner(state, body).await;
-    if let Some(m) = metrics {
-        m.validation(match &answer {
-            Ok(_) => 200,
-            Err(e) => actix_web::ResponseError::status_code(e).as_u16(),
-        });
-    }
+    metrics.validation(match &answer {
+        Ok(_) => 200,
+        Err(e) => actix_web::ResponseError::status_code(e).as_u16(),
+    });
     Ok(Limited { answer, report })
 }
 

@@ -146,6 +146,10 @@ struct Shared {
     wake: Condvar,
     closing: AtomicBool,
     flushes: AtomicU64,
+    /// Waiters the flushes served (writes made durable, counted by who waited for them).
+    flushed_waiters: AtomicU64,
+    /// Time spent in flushes, in nanoseconds.
+    flush_nanos: AtomicU64,
     deadline: Duration,
     health: AtomicU8,
     /// The first failure, for [`StoreHealth`] and error messages.
@@ -226,6 +230,8 @@ impl Flusher {
             wake: Condvar::new(),
             closing: AtomicBool::new(false),
             flushes: AtomicU64::new(0),
+            flushed_waiters: AtomicU64::new(0),
+            flush_nanos: AtomicU64::new(0),
             deadline,
             health: AtomicU8::new(HEALTHY),
             failure: Mutex::new(None),
@@ -301,6 +307,14 @@ impl Flusher {
 
     pub(crate) fn flush_count(&self) -> u64 {
         self.shared.flushes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn stats(&self) -> crate::FlushStats {
+        crate::FlushStats {
+            flushes: self.shared.flushes.load(Ordering::Relaxed),
+            waiters_served: self.shared.flushed_waiters.load(Ordering::Relaxed),
+            flush_seconds: self.shared.flush_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        }
     }
 
     /// The error of a wait that cannot succeed now, if any.
@@ -537,7 +551,10 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>, last: &mut Las
     }
     // Every write numbered up to `target` finished before this flush starts.
     let target = shared.committed.load(Ordering::SeqCst);
+    let began = Instant::now();
     let result = flush(shared, db, log);
+    let took = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    shared.flush_nanos.fetch_add(took, Ordering::Relaxed);
     shared.flushes.fetch_add(1, Ordering::Relaxed);
     match &result {
         Ok(()) => {
@@ -555,6 +572,9 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>, last: &mut Las
         ready
     };
     last.served = ready.len();
+    shared
+        .flushed_waiters
+        .fetch_add(ready.len() as u64, Ordering::Relaxed);
     for w in ready {
         w.notify.send(result.clone());
     }

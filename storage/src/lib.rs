@@ -24,3 +24,14 @@ pub use store::{
 
 #[cfg(test)]
 mod store_tests;
+
+/// What the group-commit flusher did since the store opened ([`Store::flush_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FlushStats {
+    /// Flushes run.
+    pub flushes: u64,
+    /// Waits for durability they answered (writes per flush = this / `flushes`).
+    pub waiters_served: u64,
+    /// Seconds spent flushing.
+    pub flush_seconds: f64,
+}

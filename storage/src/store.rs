@@ -196,6 +196,11 @@ impl Store {
         self.inner.flusher.flush_count()
     }
 
+    /// Totals of the group-commit flusher since the store opened (for metrics).
+    pub fn flush_stats(&self) -> crate::FlushStats {
+        self.inner.flusher.stats()
+    }
+
     /// Flushes everything now and waits for it (used on shutdown).
     pub fn flush_blocking(&self) -> Result<(), StorageError> {
         self.inner.db.flush()?;

@@ -90,6 +90,79 @@ async fn a_scrape_needs_the_configured_bearer_token() {
 }
 
 #[actix_web::test]
+async fn store_flushes_follow_durable_writes() {
+    let app = app_with_token().await;
+    let before = scrape(&app).await;
+    app.create_org("Metrics", "metrics").await.expect(201);
+    let after = scrape(&app).await;
+    let flushes = "tollgate_store_flushes_total{}";
+    assert!(
+        value(&after, flushes) > value(&before, flushes),
+        "creating an organization is a durable write"
+    );
+}
+
+#[actix_web::test]
+async fn payments_and_key_actors_are_counted() {
+    use crate::checkouts::{buyer, by_price, confirm, created, secret, seed, Api};
+    let app = app_with_token().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "metrics-pay").await;
+    let before = scrape(&app).await;
+
+    let paid = created(api, &by_price(&cat.ebook_price)).await;
+    confirm(api, &secret(&paid), &buyer("ada@example.com"))
+        .await
+        .expect(200);
+    let declined = created(api, &by_price(&cat.ebook_price)).await;
+    let mut card = buyer("bob@example.com");
+    card["confirmation_token_id"] = json!("tok_decline_insufficient_funds");
+    confirm(api, &secret(&declined), &card).await.expect(400);
+
+    let after = scrape(&app).await;
+    let delta = |k: &str| value(&after, k) - value(&before, k);
+    assert_eq!(
+        delta("tollgate_checkout_payments_total{outcome=succeeded}"),
+        1.0
+    );
+    assert_eq!(
+        delta("tollgate_checkout_payments_total{outcome=declined}"),
+        1.0
+    );
+    // The purchase granted a license key; its actor is spawned when the key is first used.
+    let keys = app
+        .client
+        .get(app.url("/v1/license-keys/?limit=1"))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .expect("listing keys");
+    let keys: serde_json::Value = keys.json().await.expect("keys");
+    let key = keys["items"][0]["key"].as_str().expect("a key").to_string();
+    let r = app
+        .client
+        .post(app.url("/v1/customer-portal/license-keys/validate"))
+        .json(&json!({"key": key, "organization_id": cat.org}))
+        .send()
+        .await
+        .expect("validating");
+    assert_eq!(r.status(), 200);
+    let after = scrape(&app).await;
+    assert_eq!(value(&after, "tollgate_actors_live{kind=license_key}"), 1.0);
+    assert_eq!(
+        value(
+            &after,
+            "tollgate_actor_events_total{event=spawned,kind=license_key}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(&after, "tollgate_license_validations_total{outcome=valid}"),
+        1.0
+    );
+}
+
+#[actix_web::test]
 async fn counters_move_with_traffic() {
     let app = app_with_token().await;
     let before = scrape(&app).await;
@@ -134,7 +207,20 @@ async fn counters_move_with_traffic() {
         1.0
     );
     assert!(value(&after, "process_resident_memory_bytes{}") > 1e6);
-    // The scrape itself is counted by its template, and never by a raw path.
+    // Sampled from the store and the registries: start-up (bootstrap) already flushed.
+    assert!(value(&after, "tollgate_store_flushes_total{}") >= 1.0);
+    assert!(
+        value(&after, "tollgate_store_flush_waiters_total{}")
+            >= value(&after, "tollgate_store_flushes_total{}")
+    );
+    assert!(value(&after, "tollgate_store_flush_seconds_total{}") > 0.0);
+    for kind in ["checkout", "subscription", "license_key"] {
+        assert!(
+            after.contains_key(&format!("tollgate_actors_live{{kind={kind}}}")),
+            "{kind}"
+        );
+    }
+    // Labels are templates, never a raw path.
     assert!(
         after.keys().all(|k| !k.contains(&org)),
         "no raw path in labels"

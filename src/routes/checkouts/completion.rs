@@ -199,6 +199,7 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
     match outcome {
         Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
         Err(e) => {
+            state.metrics.payment("error");
             // Left confirmed: recovery (or the processor's webhook) settles it later.
             tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
             Err(ApiError::Unavailable)
@@ -241,6 +242,11 @@ pub async fn apply_outcome(
     outcome: ChargeOutcome,
 ) -> Result<Checkout, ApiError> {
     let id = checkout.id;
+    state.metrics.payment(match &outcome {
+        ChargeOutcome::Succeeded { .. } => "succeeded",
+        ChargeOutcome::Pending { .. } => "pending",
+        ChargeOutcome::Declined { .. } => "declined",
+    });
     match outcome {
         ChargeOutcome::Succeeded {
             intent_id,
