@@ -30,6 +30,7 @@ use utoipa::OpenApi;
     paths(
         paths::healthz,
         paths::readyz,
+        paths::metrics,
         paths::admin_backup,
         paths::openapi_json,
         paths::docs,

@@ -55,6 +55,17 @@ fn healthz() {}
 ))]
 fn readyz() {}
 
+/// Metrics for operators in the Prometheus text format (version 0.0.4). Off (404) unless
+/// `[metrics] token` is set; then only with that token as the bearer (401 otherwise).
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The metrics", content_type = "text/plain; version=0.0.4", body = String),
+        (status = 401, description = "Missing or wrong token", body = Error),
+        (status = 404, description = "No token configured: metrics are off", body = Error),
+))]
+fn metrics() {}
+
 /// A consistent snapshot of the whole store, for `tollgate backup` (binary; only a personal
 /// access token of an admin user, such as the bootstrap token, may take one).
 #[utoipa::path(get, path = "/v1/admin/backup", tag = "admin",
