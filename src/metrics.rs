@@ -12,8 +12,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use std::sync::Mutex;
 
 use prometheus::{
-    Counter, Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Counter, CounterVec, Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use tollgate_actors::RegistryStats;
 
@@ -38,6 +38,9 @@ struct Sampled {
     actors_live: IntGaugeVec,
     actors_running: IntGaugeVec,
     actor_events: IntCounterVec,
+    actor_sends: IntCounterVec,
+    actor_send_seconds: CounterVec,
+    actor_unavailable: IntCounterVec,
     flushes: IntCounter,
     flush_waiters: IntCounter,
     flush_seconds: Counter,
@@ -45,6 +48,14 @@ struct Sampled {
 
 /// Raises a counter to a total kept elsewhere (totals only grow).
 fn raise_to(counter: &IntCounter, total: u64) {
+    let now = counter.get();
+    if total > now {
+        counter.inc_by(total - now);
+    }
+}
+
+/// [`raise_to`] for a counter of seconds.
+fn raise_to_f64(counter: &Counter, total: f64) {
     let now = counter.get();
     if total > now {
         counter.inc_by(total - now);
@@ -119,6 +130,30 @@ impl Metrics {
                 ),
                 &["kind", "event"],
             )?,
+            actor_sends: IntCounterVec::new(
+                Opts::new(
+                    "actor_sends_total",
+                    "Messages sent to aggregate actors, by kind",
+                ),
+                &["kind"],
+            )?,
+            actor_send_seconds: CounterVec::new(
+                Opts::new(
+                    "actor_send_seconds_total",
+                    "Time from sending a message to an actor to its reply (mailbox wait, \
+                     handling, and the durable write the reply waits for), by kind; per \
+                     message: divide by actor_sends_total",
+                ),
+                &["kind"],
+            )?,
+            actor_unavailable: IntCounterVec::new(
+                Opts::new(
+                    "actor_unavailable_total",
+                    "Messages refused with 503, by kind and reason (mailbox_full, timeout, \
+                     closed, passivated, reply_lost)",
+                ),
+                &["kind", "reason"],
+            )?,
             flushes: IntCounter::new("store_flushes_total", "Group-commit flushes of the store")?,
             flush_waiters: IntCounter::new(
                 "store_flush_waiters_total",
@@ -132,6 +167,9 @@ impl Metrics {
         registry.register(Box::new(sampled.actors_live.clone()))?;
         registry.register(Box::new(sampled.actors_running.clone()))?;
         registry.register(Box::new(sampled.actor_events.clone()))?;
+        registry.register(Box::new(sampled.actor_sends.clone()))?;
+        registry.register(Box::new(sampled.actor_send_seconds.clone()))?;
+        registry.register(Box::new(sampled.actor_unavailable.clone()))?;
         registry.register(Box::new(sampled.flushes.clone()))?;
         registry.register(Box::new(sampled.flush_waiters.clone()))?;
         registry.register(Box::new(sampled.flush_seconds.clone()))?;
@@ -204,14 +242,22 @@ impl Metrics {
             ] {
                 raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
             }
+            raise_to(&s.actor_sends.with_label_values(&[kind]), stats.sends_total);
+            raise_to_f64(
+                &s.actor_send_seconds.with_label_values(&[kind]),
+                stats.send_seconds_total,
+            );
+            for (reason, total) in stats.unavailable_total {
+                raise_to(
+                    &s.actor_unavailable.with_label_values(&[kind, reason]),
+                    total,
+                );
+            }
         }
         let flush = state.store.flush_stats();
         raise_to(&s.flushes, flush.flushes);
         raise_to(&s.flush_waiters, flush.waiters_served);
-        let seconds = s.flush_seconds.get();
-        if flush.flush_seconds > seconds {
-            s.flush_seconds.inc_by(flush.flush_seconds - seconds);
-        }
+        raise_to_f64(&s.flush_seconds, flush.flush_seconds);
     }
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,

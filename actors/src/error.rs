@@ -33,6 +33,32 @@ pub enum Unavailable {
     ReplyLost,
 }
 
+impl Unavailable {
+    /// Every reason, in a fixed order (metrics).
+    pub const ALL: [Unavailable; 5] = [
+        Unavailable::MailboxFull,
+        Unavailable::Timeout,
+        Unavailable::Closed,
+        Unavailable::Passivated,
+        Unavailable::ReplyLost,
+    ];
+
+    /// A short name (a metrics label).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Unavailable::MailboxFull => "mailbox_full",
+            Unavailable::Timeout => "timeout",
+            Unavailable::Closed => "closed",
+            Unavailable::Passivated => "passivated",
+            Unavailable::ReplyLost => "reply_lost",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// The error of a command sent through the registry.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ActorError<E = Infallible> {

@@ -71,7 +71,7 @@ impl Default for RegistryConfig {
 }
 
 /// Gauges and counters of one registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RegistryStats {
     /// Entities in the map, i.e. accepting messages.
     pub live: usize,
@@ -82,6 +82,13 @@ pub struct RegistryStats {
     pub passivations_total: u64,
     /// Deferred changes written (one per entity and interval at most).
     pub write_backs_total: u64,
+    /// Messages sent through [`Registry::send`] (and `call`), answered or not.
+    pub sends_total: u64,
+    /// Their total time, from the send to the reply (mailbox wait, handling and the durable
+    /// write the reply waits for), in seconds.
+    pub send_seconds_total: f64,
+    /// Sends refused as unavailable (503), by reason ([`Unavailable::ALL`] order).
+    pub unavailable_total: [(&'static str, u64); 5],
 }
 
 #[derive(Default)]
@@ -91,6 +98,9 @@ pub(crate) struct Counters {
     pub(crate) passivations: AtomicU64,
     pub(crate) write_backs: AtomicU64,
     pub(crate) running: AtomicUsize,
+    pub(crate) sends: AtomicU64,
+    pub(crate) send_nanos: AtomicU64,
+    pub(crate) unavailable: [AtomicU64; 5],
 }
 
 /// A live entity as the map holds it.
@@ -221,11 +231,24 @@ impl<E: Entity> Registry<E> {
         M::Result: Send,
         EntityActor<E>: Handler<M> + Actor<Context = Context<EntityActor<E>>>,
     {
-        let timeout = self.shared().config.send_timeout;
-        match tokio::time::timeout(timeout, self.send_with_retry(id, msg)).await {
-            Ok(result) => result,
-            Err(_elapsed) => Err(ActorError::Unavailable(Unavailable::Timeout)),
+        let shared = self.shared();
+        let started = std::time::Instant::now();
+        let result =
+            match tokio::time::timeout(shared.config.send_timeout, self.send_with_retry(id, msg))
+                .await
+            {
+                Ok(result) => result,
+                Err(_elapsed) => Err(ActorError::Unavailable(Unavailable::Timeout)),
+            };
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        shared.stats.sends.fetch_add(1, Ordering::Relaxed);
+        shared.stats.send_nanos.fetch_add(took, Ordering::Relaxed);
+        if let Err(ActorError::Unavailable(why)) = &result {
+            if let Some(n) = shared.stats.unavailable.get(why.index()) {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
         }
+        result
     }
 
     /// [`Registry::send`] for a command or query that replies `Result<T, ActorError<Er>>`:
@@ -326,6 +349,16 @@ impl<E: Entity> Registry<E> {
             restarts_total: shared.stats.restarts.load(Ordering::Relaxed),
             passivations_total: shared.stats.passivations.load(Ordering::Relaxed),
             write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
+            sends_total: shared.stats.sends.load(Ordering::Relaxed),
+            send_seconds_total: shared.stats.send_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            unavailable_total: Unavailable::ALL.map(|why| {
+                let n = shared
+                    .stats
+                    .unavailable
+                    .get(why.index())
+                    .map_or(0, |n| n.load(Ordering::Relaxed));
+                (why.reason(), n)
+            }),
         }
     }
 

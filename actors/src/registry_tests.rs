@@ -280,6 +280,17 @@ async fn send_timeout_is_unavailable() {
 
     // The slow reply holds neither the thread nor the mailbox.
     assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let stats = registry.stats();
+    assert_eq!(stats.sends_total, 2);
+    assert!(stats.send_seconds_total >= 0.2, "{stats:?}");
+    assert!(
+        stats.unavailable_total.contains(&("timeout", 1)),
+        "{stats:?}"
+    );
+    assert!(
+        stats.unavailable_total.contains(&("mailbox_full", 0)),
+        "{stats:?}"
+    );
 }
 
 #[actix::test]
@@ -318,6 +329,12 @@ async fn full_mailbox_is_unavailable() {
     assert_eq!(replies.iter().filter(|r| r.is_ok()).count(), capacity);
     held.await.unwrap().unwrap();
     assert_eq!(stored(&store, id).unwrap().0.value, capacity as u64);
+    let stats = registry.stats();
+    assert!(
+        stats.unavailable_total.contains(&("mailbox_full", 1)),
+        "{stats:?}"
+    );
+    assert_eq!(stats.sends_total, capacity as u64 + 2);
 }
 
 #[actix::test]

@@ -160,6 +160,17 @@ async fn payments_and_key_actors_are_counted() {
         value(&after, "tollgate_license_validations_total{outcome=valid}"),
         1.0
     );
+    // The checkouts went through their actors; none was refused.
+    assert!(value(&after, "tollgate_actor_sends_total{kind=checkout}") >= 2.0);
+    assert!(value(&after, "tollgate_actor_send_seconds_total{kind=checkout}") > 0.0);
+    assert_eq!(
+        value(
+            &after,
+            "tollgate_actor_unavailable_total{kind=checkout,reason=mailbox_full}"
+        ),
+        0.0
+    );
+    assert!(after.contains_key("tollgate_actor_unavailable_total{kind=license_key,reason=timeout}"));
 }
 
 #[actix_web::test]
