@@ -47,15 +47,11 @@ struct Sampled {
 }
 
 /// Raises a counter to a total kept elsewhere (totals only grow).
-fn raise_to(counter: &IntCounter, total: u64) {
-    let now = counter.get();
-    if total > now {
-        counter.inc_by(total - now);
-    }
-}
-
-/// [`raise_to`] for a counter of seconds.
-fn raise_to_f64(counter: &Counter, total: f64) {
+fn raise_to<P>(counter: &prometheus::core::GenericCounter<P>, total: P::T)
+where
+    P: prometheus::core::Atomic,
+    P::T: PartialOrd + std::ops::Sub<Output = P::T>,
+{
     let now = counter.get();
     if total > now {
         counter.inc_by(total - now);
@@ -243,7 +239,7 @@ impl Metrics {
                 raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
             }
             raise_to(&s.actor_sends.with_label_values(&[kind]), stats.sends_total);
-            raise_to_f64(
+            raise_to(
                 &s.actor_send_seconds.with_label_values(&[kind]),
                 stats.send_seconds_total,
             );
@@ -257,7 +253,7 @@ impl Metrics {
         let flush = state.store.flush_stats();
         raise_to(&s.flushes, flush.flushes);
         raise_to(&s.flush_waiters, flush.waiters_served);
-        raise_to_f64(&s.flush_seconds, flush.flush_seconds);
+        raise_to(&s.flush_seconds, flush.flush_seconds);
     }
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,
