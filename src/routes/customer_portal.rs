@@ -16,7 +16,7 @@ use actix::prelude::*;
 use actix_web::body::BoxBody;
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest, HttpResponse, Responder};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse, Responder, ResponseError};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use tollgate_actors::license_key::live::LiveValidated;
@@ -214,25 +214,22 @@ async fn validate(
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
 ) -> ApiResult<Limited<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>>> {
-    let metrics = state.metrics.clone();
-    let report = match limit(&state, &req, &body.organization_id, &body.key) {
-        Ok(report) => report,
-        Err(e) => {
-            metrics.validation(actix_web::ResponseError::status_code(&e).as_u16());
-            return Err(e);
-        }
-    };
-    let answer = validate_inner(state, body).await;
-    metrics.validation(match &answer {
+    let report = limit(&state, &req, &body.organization_id, &body.key).inspect_err(|e| {
+        state
+            .metrics
+            .validation(ResponseError::status_code(e).as_u16())
+    })?;
+    let answer = validate_inner(&state, body).await;
+    state.metrics.validation(match &answer {
         Ok(_) => 200,
-        Err(e) => actix_web::ResponseError::status_code(e).as_u16(),
+        Err(e) => ResponseError::status_code(e).as_u16(),
     });
     Ok(Limited { answer, report })
 }
 
 /// The validated key, serialized straight from its typed view (no intermediate JSON tree).
 async fn validate_inner(
-    state: web::Data<AppState>,
+    state: &AppState,
     body: LicenseKeyValidate,
 ) -> ApiResult<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
@@ -249,15 +246,15 @@ async fn validate_inner(
     let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
         return Err(ApiError::not_found());
     };
-    if let Some(live) = fast_validate(&state, id, &cmd)? {
+    if let Some(live) = fast_validate(state, id, &cmd)? {
         let counts = (live.validations, live.last_validated_at);
-        return validated_answer(&state, &live.key, live.activation.as_ref(), Some(counts));
+        return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts));
     }
-    let validated = call_resolved(&state, cmd.organization_id, &cmd.key, id, || {
+    let validated = call_resolved(state, cmd.organization_id, &cmd.key, id, || {
         ValidateLicenseKey(cmd.clone())
     })
     .await?;
-    validated_answer(&state, &validated.key, validated.activation.as_ref(), None)
+    validated_answer(state, &validated.key, validated.activation.as_ref(), None)
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,

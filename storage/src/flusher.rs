@@ -305,10 +305,6 @@ impl Flusher {
         self.shared.durable.load(Ordering::SeqCst) >= seq
     }
 
-    pub(crate) fn flush_count(&self) -> u64 {
-        self.shared.flushes.load(Ordering::Relaxed)
-    }
-
     pub(crate) fn stats(&self) -> crate::FlushStats {
         crate::FlushStats {
             flushes: self.shared.flushes.load(Ordering::Relaxed),

@@ -193,7 +193,7 @@ impl Store {
 
     /// How many flushes the flusher has run (for benchmarks and tests of group commit).
     pub fn flush_count(&self) -> u64 {
-        self.inner.flusher.flush_count()
+        self.flush_stats().flushes
     }
 
     /// Totals of the group-commit flusher since the store opened (for metrics).
