@@ -71,6 +71,9 @@ pub struct RateLimitSettings {
     pub license_keys_per_key: Limit,
     /// Authenticated API calls per token.
     pub api_per_token: Limit,
+    /// Checkout links followed (`GET /buy/{product_id}`, each creates a checkout) per
+    /// client address.
+    pub checkout_links_per_ip: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -87,6 +90,7 @@ impl Default for RateLimitSettings {
             license_keys_per_ip: Limit::new(100, 1),
             license_keys_per_key: Limit::new(50, 1),
             api_per_token: Limit::new(100, 1),
+            checkout_links_per_ip: Limit::new(60, 60),
         }
     }
 }
@@ -102,6 +106,7 @@ impl RateLimitSettings {
             ("license_keys_per_ip", self.license_keys_per_ip),
             ("license_keys_per_key", self.license_keys_per_key),
             ("api_per_token", self.api_per_token),
+            ("checkout_links_per_ip", self.checkout_links_per_ip),
         ];
         for (name, limit) in limits {
             if limit.per_secs == 0 {

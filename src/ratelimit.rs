@@ -173,6 +173,7 @@ pub struct RateLimits {
     sign_in_ip: Policy<IpAddr>,
     sign_in_account: Policy<u64>,
     sign_up_ip: Policy<IpAddr>,
+    checkout_link_ip: Policy<IpAddr>,
     oauth_ip: Policy<IpAddr>,
     oauth_client: Policy<u64>,
     license_keys_ip: Policy<IpAddr>,
@@ -192,6 +193,7 @@ impl RateLimits {
             sign_in_ip: Policy::new("ip", s.sign_in_per_ip, on),
             sign_in_account: Policy::new("account", s.sign_in_per_account, on),
             sign_up_ip: Policy::new("ip", s.sign_up_per_ip, on),
+            checkout_link_ip: Policy::new("ip", s.checkout_links_per_ip, on),
             oauth_ip: Policy::new("ip", s.oauth_per_ip, on),
             oauth_client: Policy::new("client", s.oauth_per_client, on),
             license_keys_ip: Policy::new("ip", s.license_keys_per_ip, on),
@@ -307,6 +309,11 @@ impl RateLimits {
         )
     }
 
+    /// A checkout link followed from `ip` (it creates a checkout).
+    pub fn checkout_link(&self, ip: IpAddr) -> Result<Report, Denied> {
+        self.two::<IpAddr, IpAddr>((&self.checkout_link_ip, &ip), None)
+    }
+
     /// A token, introspection or revocation request from `ip`, for `client_id` when the
     /// request names one.
     pub fn oauth(&self, ip: IpAddr, client_id: Option<&str>) -> Result<Report, Denied> {
@@ -353,6 +360,7 @@ impl RateLimits {
         self.sign_in_ip.purge();
         self.sign_in_account.purge();
         self.sign_up_ip.purge();
+        self.checkout_link_ip.purge();
         self.oauth_ip.purge();
         self.oauth_client.purge();
         self.license_keys_ip.purge();
@@ -371,6 +379,7 @@ impl RateLimits {
         self.sign_in_ip.len()
             + self.sign_in_account.len()
             + self.sign_up_ip.len()
+            + self.checkout_link_ip.len()
             + self.oauth_ip.len()
             + self.oauth_client.len()
             + self.license_keys_ip.len()

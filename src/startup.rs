@@ -302,6 +302,7 @@ impl Application {
         spawn_retention(state.clone());
         spawn_limit_purge(state.clone());
         crate::webhooks::dispatch::start(state.clone());
+        crate::stats::start(state.clone());
         crate::webhooks::delivery::start(state.clone())?;
         state.set_ready(true);
         tracing::info!(%addr, "listening");
@@ -342,6 +343,9 @@ impl Application {
             write_backs = self.state.license_keys.stats().write_backs_total,
             "license keys passivated"
         );
+        if let Err(e) = self.state.validation_counts.flush(&self.state.store).await {
+            tracing::warn!(error = %e, "validation day counters not written at shutdown");
+        }
         self.state.store.flush_blocking()?;
         tracing::info!("stopped; store flushed");
         Ok(())

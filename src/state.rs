@@ -44,6 +44,8 @@ pub struct AppState {
     pub customers: Arc<crate::api::license_key::CustomerCache>,
     /// What `GET /metrics` exposes.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Validation outcomes per organization and day, for the dashboard's chart.
+    pub validation_counts: crate::stats::ValidationCounters,
     ready: AtomicBool,
 }
 
@@ -101,6 +103,7 @@ impl AppState {
             trusted_proxies,
             webhooks: services.webhooks,
             metrics: services.metrics,
+            validation_counts: crate::stats::ValidationCounters::default(),
             ready: AtomicBool::new(false),
         }
     }

@@ -29,6 +29,23 @@ impl<T> ValidJson<T> {
     }
 }
 
+impl<T: DeserializeOwned> ValidJson<T> {
+    /// A body built in-process (the dashboard's forms), read by the same rules and with the
+    /// same errors as one sent over HTTP.
+    pub fn from_value(raw: Value) -> Result<Self, ApiError> {
+        if !raw.is_object() {
+            return Err(ApiError::validation(FieldError::new(
+                "model_attributes_type",
+                crate::loc!["body"],
+                "Input should be a valid dictionary or object to extract fields from",
+                raw,
+            )));
+        }
+        let value = deserialize_all_errors::<T>(&raw).map_err(ApiError::Validation)?;
+        Ok(ValidJson { value, raw })
+    }
+}
+
 impl<T: DeserializeOwned + 'static> FromRequest for ValidJson<T> {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
@@ -111,16 +128,7 @@ pub fn parse_body<T: DeserializeOwned>(
             .with_ctx(json!({"error": e.to_string()})),
         )
     })?;
-    if !raw.is_object() {
-        return Err(ApiError::validation(FieldError::new(
-            "model_attributes_type",
-            crate::loc!["body"],
-            "Input should be a valid dictionary or object to extract fields from",
-            raw,
-        )));
-    }
-    let value = deserialize_all_errors::<T>(&raw).map_err(ApiError::Validation)?;
-    Ok(ValidJson { value, raw })
+    ValidJson::from_value(raw)
 }
 
 /// Most deserialization passes one body may take while collecting its errors.

@@ -9,4 +9,4 @@ pub mod query;
 pub use auth::{Auth, Principal, Subject};
 pub use json::ValidJson;
 pub use path::path_id;
-pub use query::{ListParams, QueryParams, SortField, Sorting};
+pub use query::{ListParams, QueryParams, RawQuery, SortField, Sorting};

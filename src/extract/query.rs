@@ -8,6 +8,19 @@ use serde_json::Value;
 
 use crate::error::{ApiError, FieldError};
 
+/// The raw query string of a request (the dashboard passes one it built itself).
+#[derive(Debug, Clone, Default)]
+pub struct RawQuery(pub String);
+
+impl actix_web::FromRequest for RawQuery {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &actix_web::HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        std::future::ready(Ok(RawQuery(req.query_string().to_string())))
+    }
+}
+
 pub struct QueryParams {
     pairs: Vec<(String, String)>,
     errors: Vec<FieldError>,

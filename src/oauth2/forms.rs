@@ -34,17 +34,21 @@ pub fn csrf_ok(req: &HttpRequest, posted: Option<&str>) -> bool {
     }
 }
 
-/// Where a sign-in may return to by default.
-const DEFAULT_NEXT: &str = "/settings/tokens";
+/// Where a sign-in returns to by default: the seller's dashboard.
+const DEFAULT_NEXT: &str = "/dashboard";
 
-/// A path of these pages to return to after signing in; anything else becomes the settings
-/// page. Only paths under `/oauth2/` and `/settings/` are accepted, and none with a control
+/// A path of these pages to return to after signing in; anything else becomes the dashboard.
+/// Only `/dashboard` and paths under `/dashboard/`, `/oauth2/` and `/settings/` are accepted, and none with a control
 /// character, whitespace or a backslash: browsers drop tabs and newlines from a URL and read
 /// `\` as `/`, so `/\t/evil.com` or `/\\evil.com` would leave the site.
 pub fn safe_next(next: Option<&str>) -> String {
     match next {
         Some(n)
-            if (n.starts_with("/oauth2/") || n.starts_with("/settings/"))
+            if (n.starts_with("/oauth2/")
+                || n.starts_with("/settings/")
+                || n == "/dashboard"
+                || n.starts_with("/dashboard/")
+                || n.starts_with("/dashboard?"))
                 && !n
                     .chars()
                     .any(|c| c.is_control() || c.is_whitespace() || c == '\\') =>
@@ -65,10 +69,12 @@ mod tests {
             safe_next(Some("/oauth2/authorize?x=1")),
             "/oauth2/authorize?x=1"
         );
-        assert_eq!(safe_next(Some("//evil.com/")), "/settings/tokens");
-        assert_eq!(safe_next(Some("https://evil.com/")), "/settings/tokens");
-        assert_eq!(safe_next(Some("/\\evil.com")), "/settings/tokens");
-        assert_eq!(safe_next(None), "/settings/tokens");
+        assert_eq!(safe_next(Some("//evil.com/")), "/dashboard");
+        assert_eq!(safe_next(Some("https://evil.com/")), "/dashboard");
+        assert_eq!(safe_next(Some("/\\evil.com")), "/dashboard");
+        assert_eq!(safe_next(None), "/dashboard");
+        assert_eq!(safe_next(Some("/dashboard/x/orders?page=2")), "/dashboard/x/orders?page=2");
+        assert_eq!(safe_next(Some("/dashboardx")), "/dashboard");
     }
 
     #[test]
@@ -95,14 +101,14 @@ mod tests {
             "/evil",
             "/oauth2",
         ] {
-            assert_eq!(safe_next(Some(bad)), "/settings/tokens", "{bad:?}");
+            assert_eq!(safe_next(Some(bad)), "/dashboard", "{bad:?}");
         }
         // `/%09/evil.com` arrives decoded.
         let decoded: String = form_urlencoded::parse(b"next=/%09/evil.com")
             .map(|(_, v)| v.into_owned())
             .collect();
         assert_eq!(decoded, "/\t/evil.com");
-        assert_eq!(safe_next(Some(&decoded)), "/settings/tokens");
+        assert_eq!(safe_next(Some(&decoded)), "/dashboard");
         for good in [
             "/oauth2/authorize?response_type=code&client_id=polar_ci_x",
             "/settings/tokens",

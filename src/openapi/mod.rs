@@ -149,9 +149,43 @@ pub fn document() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+        add_dashboard(&mut doc);
         finish(&mut doc);
         doc
     })
+}
+
+/// The dashboard's pages ([`crate::dashboard::ROUTES`]): HTML behind the browser session,
+/// forms CSRF-checked.
+fn add_dashboard(doc: &mut Value) {
+    for (method, path, summary) in crate::dashboard::ROUTES {
+        let parameters: Vec<Value> = path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        let html = |d: &str| json!({"description": d, "content": {"text/html": {"schema": {"type": "string"}}}});
+        let mut responses = json!({
+            "303": {"description": "Done (to the next page), or to sign in without a session"},
+            "404": html("Not found, or not the user's organization"),
+        });
+        if *method == "get" {
+            responses["200"] = html("The page");
+        } else {
+            responses["403"] = html("CSRF check failed");
+            responses["422"] = html("The form again, with each problem");
+        }
+        if path.starts_with("/buy/") {
+            responses["429"] = html("Too many checkout links followed from this address");
+        }
+        doc["paths"][*path][*method] = json!({
+            "tags": [if path.starts_with("/buy/") { "pages" } else { "dashboard" }],
+            "summary": summary,
+            "operationId": format!("dashboard_{method}_{}", path.trim_start_matches('/').replace(['/', '{', '}', '-'], "_")),
+            "parameters": parameters,
+            "responses": responses,
+        });
+    }
 }
 
 fn error_response(description: &str, schema: &str) -> Value {

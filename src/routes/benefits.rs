@@ -1,4 +1,4 @@
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
@@ -12,6 +12,7 @@ use crate::domain::benefit::{
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{BenefitsRead, BenefitsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::loc;
 use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
@@ -27,12 +28,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const DESCRIPTION_MIN: usize = 3;
 pub const DESCRIPTION_MAX: usize = 42;
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<BenefitsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<BenefitView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let types = q.enums("type", BenefitType::ALL);
@@ -122,7 +123,7 @@ fn license_props(p: BenefitLicenseKeysProperties) -> BenefitProperties {
     p.into()
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<BenefitsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<BenefitCreate>,
@@ -160,7 +161,7 @@ async fn create(
     Ok(Created(BenefitView::from(&benefit)))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<BenefitsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -171,7 +172,7 @@ async fn get(
     Ok(web::Json(BenefitView::from(&benefit.value)))
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<BenefitsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -230,7 +231,7 @@ async fn update(
     ))
 }
 
-async fn delete(
+pub(crate) async fn delete(
     auth: Auth<BenefitsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
@@ -16,6 +16,7 @@ use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{CustomFieldsRead, CustomFieldsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -164,12 +165,12 @@ fn compare(field: CustomFieldSort, descending: bool, a: &CustomField, b: &Custom
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<CustomFieldsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<CustomFieldView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let sorting = Sorting::<CustomFieldSort>::from_query(&mut q, (CustomFieldSort::Slug, false));
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
@@ -236,7 +237,7 @@ fn slug_held_by_other(
         .is_some_and(|holder| own.is_none_or(|id| holder != id.key())))
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<CustomFieldsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<Value>,
@@ -275,7 +276,7 @@ async fn create(
     Ok(Created(CustomFieldView::from(&cf)))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<CustomFieldsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -286,7 +287,7 @@ async fn get(
     Ok(web::Json(CustomFieldView::from(&cf.value)))
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<CustomFieldsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -342,7 +343,7 @@ async fn update(
     ))
 }
 
-async fn delete(
+pub(crate) async fn delete(
     auth: Auth<CustomFieldsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

@@ -246,15 +246,27 @@ async fn validate_inner(
     let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
         return Err(ApiError::not_found());
     };
-    if let Some(live) = fast_validate(state, id, &cmd)? {
-        let counts = (live.validations, live.last_validated_at);
-        return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts));
+    let answer = async {
+        if let Some(live) = fast_validate(state, id, &cmd)? {
+            let counts = (live.validations, live.last_validated_at);
+            return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts));
+        }
+        let validated = call_resolved(state, cmd.organization_id, &cmd.key, id, || {
+            ValidateLicenseKey(cmd.clone())
+        })
+        .await?;
+        validated_answer(state, &validated.key, validated.activation.as_ref(), None)
     }
-    let validated = call_resolved(state, cmd.organization_id, &cmd.key, id, || {
-        ValidateLicenseKey(cmd.clone())
-    })
-    .await?;
-    validated_answer(state, &validated.key, validated.activation.as_ref(), None)
+    .await;
+    // The day counters of the dashboard: an existing key's answer, valid or refused (a
+    // service that could not answer, 503 or 500, counts neither way).
+    match &answer {
+        Err(ApiError::Unavailable | ApiError::StorageUnavailable(_) | ApiError::Internal(_)) => {}
+        _ => state
+            .validation_counts
+            .record(cmd.organization_id, state.now(), answer.is_ok()),
+    }
+    answer
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,
@@ -337,7 +349,7 @@ async fn deactivate(
     })
 }
 
-async fn deactivate_inner(
+pub(crate) async fn deactivate_inner(
     state: web::Data<AppState>,
     body: LicenseKeyDeactivate,
 ) -> ApiResult<HttpResponse> {
@@ -349,12 +361,12 @@ async fn deactivate_inner(
     Ok(HttpResponse::NoContent().finish())
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<CustomerPortalRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: crate::extract::RawQuery,
 ) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     // Single-valued in Polar: the last one wins.

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
@@ -21,6 +21,7 @@ use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::domain::metadata::Metadata;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::{CustomersRead, CustomersWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -64,12 +65,12 @@ fn compare(field: CustomerSort, descending: bool, a: &Customer, b: &Customer) ->
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<CustomersRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<CustomerView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let query = q.string("query");
@@ -181,7 +182,7 @@ fn tax_error(errors: Vec<FieldError>) -> ApiError {
     ApiError::Validation(errors)
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<CustomersWrite>,
     state: web::Data<AppState>,
     body: ValidJson<CustomerCreate>,
@@ -239,7 +240,7 @@ async fn create(
     Ok(Created(CustomerView::from(&customer)))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<CustomersRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -341,7 +342,7 @@ fn apply_update(
     Ok(c)
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<CustomersWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -368,7 +369,7 @@ async fn update(
     ))
 }
 
-async fn delete(
+pub(crate) async fn delete(
     auth: Auth<CustomersWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
@@ -22,6 +22,7 @@ use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
 use crate::domain::product::Product;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::{DiscountsRead, DiscountsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -76,12 +77,12 @@ fn compare(field: DiscountSort, descending: bool, a: &Discount, b: &Discount) ->
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<DiscountsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<DiscountView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let query = q.string("query");
@@ -258,7 +259,7 @@ fn check_dates(
     }
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<DiscountsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<DiscountCreate>,
@@ -383,7 +384,7 @@ async fn create(
     Ok(Created(render(&state, &discount)?))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<DiscountsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -592,7 +593,7 @@ fn apply_update(
     Ok(d)
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<DiscountsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -622,7 +623,7 @@ async fn update(
     ))
 }
 
-async fn delete(
+pub(crate) async fn delete(
     auth: Auth<DiscountsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

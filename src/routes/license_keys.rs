@@ -9,7 +9,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use tollgate_actors::license_key::{
     live_activations, GetLicenseKey, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT,
     LICENSE_KEY_BY_CREATED,
@@ -25,6 +25,7 @@ use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
+use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::routes::access::{can_access, organizations_for_list};
 use crate::routes::listing::page_of;
@@ -100,12 +101,12 @@ pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, 
         .map_err(key_error)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
@@ -146,7 +147,7 @@ fn list_page(
     Ok(web::Json(render_keys(state, &items, total, params)?))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -159,7 +160,7 @@ async fn get(
     durable_answer(&state, answer).await
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -177,7 +178,7 @@ async fn update(
     Ok(web::Json(LicenseKeyRead::new(&key, &customer)))
 }
 
-async fn get_activation(
+pub(crate) async fn get_activation(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,

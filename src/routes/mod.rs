@@ -78,6 +78,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     webhooks::configure(cfg);
     checkout_pages::configure(cfg);
     crate::oauth2::configure(cfg);
+    crate::dashboard::configure(cfg);
     crate::openapi::configure(cfg);
     crate::admin::configure(cfg);
 }

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 
 use crate::api::order::{OrderRefs, OrderView};
 use crate::api::{ListResource, Pagination};
@@ -19,6 +19,7 @@ use crate::domain::order::{
 use crate::domain::product::Product;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::OrdersRead;
+use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject};
 use crate::routes::access::{can_access, organizations_for_list};
 use crate::routes::listing::{
@@ -94,12 +95,12 @@ fn compare(field: OrderSort, descending: bool, a: &Order, b: &Order) -> Ordering
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<OrdersRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<OrderView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let products: Vec<ProductId> = q.ids("product_id");
@@ -231,7 +232,7 @@ pub fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
     ))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<OrdersRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,

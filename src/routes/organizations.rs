@@ -1,4 +1,4 @@
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError};
 
@@ -11,6 +11,7 @@ use crate::domain::organization::{
 };
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::{OrganizationsCreate, OrganizationsRead, OrganizationsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -42,12 +43,12 @@ impl SortField for OrgSort {
     }
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<OrganizationsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<OrganizationView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let slug = q.string("slug");
     let sorting = Sorting::<OrgSort>::from_query(&mut q, (OrgSort::CreatedAt, false));
@@ -159,7 +160,7 @@ fn slug_taken(slug: &str) -> ApiError {
     )
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<OrganizationsCreate>,
     state: web::Data<AppState>,
     body: ValidJson<OrganizationCreate>,
@@ -223,7 +224,7 @@ async fn create(
     Ok(Created(OrganizationView::from(&org)))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<OrganizationsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -413,7 +414,7 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
     v.finish()
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<OrganizationsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

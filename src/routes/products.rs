@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
@@ -29,6 +29,7 @@ use crate::domain::product::{
 };
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::{ProductsRead, ProductsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -152,12 +153,12 @@ fn compare(field: ProductSort, descending: bool, a: &Product, b: &Product) -> Or
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<ProductsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<ProductView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let query = q.string("query");
@@ -322,7 +323,7 @@ fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
     }
 }
 
-async fn create(
+pub(crate) async fn create(
     auth: Auth<ProductsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<ProductCreate>,
@@ -381,7 +382,7 @@ async fn create(
     Ok(Created(render_product(&state, &product)?))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<ProductsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -457,7 +458,7 @@ fn apply_prices(
     product.is_recurring = recurring;
 }
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<ProductsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -521,7 +522,7 @@ async fn update(
 }
 
 /// `POST /v1/products/{id}/benefits`: replaces the set of benefits, in the order given.
-async fn update_benefits(
+pub(crate) async fn update_benefits(
     auth: Auth<ProductsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,

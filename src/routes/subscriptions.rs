@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -28,6 +28,7 @@ use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, Subs
 use crate::domain::product::Product;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::{SubscriptionsRead, SubscriptionsWrite};
+use crate::extract::RawQuery;
 use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
@@ -159,12 +160,12 @@ fn compare(
     directed(ordering, descending)
 }
 
-async fn list(
+pub(crate) async fn list(
     auth: Auth<SubscriptionsRead>,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    query: RawQuery,
 ) -> ApiResult<web::Json<ListResource<SubscriptionView>>> {
-    let mut q = QueryParams::parse(req.query_string());
+    let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let products: Vec<ProductId> = q.ids("product_id");
@@ -253,7 +254,7 @@ async fn list(
     }))
 }
 
-async fn get(
+pub(crate) async fn get(
     auth: Auth<SubscriptionsRead>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -268,7 +269,7 @@ async fn get(
 // Update
 // ---------------------------------------------------------------------------------------
 
-async fn update(
+pub(crate) async fn update(
     auth: Auth<SubscriptionsWrite>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -423,7 +424,7 @@ fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, Api
     })
 }
 
-async fn renew(
+pub(crate) async fn renew(
     state: &AppState,
     id: SubscriptionId,
     report: &mut SweepReport,
@@ -478,7 +479,7 @@ async fn renew(
 
 /// Charges a renewal (amount plus tax) through the processor. A processor that does not
 /// answer is an error: the renewal stays due and is charged again with the same key.
-async fn charge_renewal(
+pub(crate) async fn charge_renewal(
     state: &AppState,
     id: SubscriptionId,
     charge: &RenewalCharge,
@@ -535,7 +536,7 @@ async fn charge_renewal(
 
 /// Revokes the keys a subscription still has to revoke, then clears them from it.
 /// Returns the subscription as it then is (`None` if there was nothing to clear).
-async fn revoke_pending(
+pub(crate) async fn revoke_pending(
     state: &AppState,
     id: SubscriptionId,
     report: &mut SweepReport,

@@ -57,8 +57,14 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
     let mut seqs = Vec::with_capacity(changes.len());
+    // The dashboard's day counters, written with the consumption (see `crate::stats`).
+    let mut projection = crate::stats::Projection::default();
+    let now = state.now();
     for change in &changes {
         seqs.push(change.seq);
+        if let Err(e) = projection.add(change, now) {
+            tracing::warn!(collection = %change.collection, error = %e, "cannot count a change in the day counters; skipped");
+        }
         if !is_event_source(&change.collection) {
             continue;
         }
@@ -98,6 +104,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
             }
         }
     }
+    projection.write(&state.store, &mut batch)?;
     batch.consume_changes(&seqs);
     state.store.commit_durable(&batch).await?;
     for id in woken {

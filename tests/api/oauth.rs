@@ -884,7 +884,7 @@ async fn sign_in_never_redirects_off_site() {
         assert_eq!(page.status, 200);
         assert_eq!(
             page.input("next").as_deref(),
-            Some("/settings/tokens"),
+            Some("/dashboard"),
             "{bad}"
         );
         let decoded: String = form_urlencoded::parse(format!("n={bad}").as_bytes())
@@ -903,7 +903,7 @@ async fn sign_in_never_redirects_off_site() {
             )
             .await;
         assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
-        assert_eq!(signed.location, "/settings/tokens", "{bad}");
+        assert_eq!(signed.location, "/dashboard", "{bad}");
     }
     let mut b = Browser::new(&app);
     let page = b

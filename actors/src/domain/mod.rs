@@ -17,6 +17,7 @@ pub mod pat;
 pub mod product;
 pub mod retention;
 pub mod scope;
+pub mod stats;
 pub mod user;
 pub mod webhook;
 

@@ -11,7 +11,7 @@
 mod client;
 mod completion;
 mod fields;
-mod organizer;
+pub(crate) mod organizer;
 
 pub use client::FAULT_AFTER_CONFIRM;
 pub use completion::{apply_outcome, key_expiry, period_end, recover, settle, sweep_expired};

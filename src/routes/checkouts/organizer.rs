@@ -123,7 +123,7 @@ pub(super) async fn get(
     Ok(web::Json(render(&state, &checkout)?))
 }
 
-pub(super) async fn create(
+pub(crate) async fn create(
     auth: Auth<CheckoutsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<CheckoutCreate>,

@@ -1,0 +1,322 @@
+//! The dashboard's day counters ([`crate::domain::stats`]): how they are kept and read.
+//!
+//! - Orders, revenue and subscription starts/ends are projected from the store's change
+//!   feed by the webhook fan-out ([`Projection`]), in the transaction that consumes the
+//!   entries: every acknowledged order is counted exactly once, `kill -9` included.
+//! - Validations are counted in memory on the hot path (one map lookup and an atomic add)
+//!   and written at most [`VALIDATION_FLUSH`] later and at shutdown ([`ValidationCounters`]);
+//!   `kill -9` can lose the last second's counts of the chart, never a key's own counters.
+//!
+//! Charts read one record per day of their range, never orders or keys.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use actix_web::web;
+use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+use tollgate_storage::{Batch, Change, Expect, StorageError, Store};
+
+use crate::domain::ids::OrganizationId;
+use crate::domain::order::Order;
+use crate::domain::stats::{day_number, SalesDay, SalesTotals, ValidationDay};
+use crate::state::AppState;
+use tollgate_actors::subscription::model::Subscription;
+
+/// How often validation counts are written.
+pub const VALIDATION_FLUSH: Duration = Duration::from_secs(1);
+
+// ---------------------------------------------------------------------------------------
+// Sales: projected from the change feed
+// ---------------------------------------------------------------------------------------
+
+/// The counter changes of one pass over the feed.
+#[derive(Debug, Default)]
+pub struct Projection {
+    days: HashMap<(OrganizationId, i64), SalesDelta>,
+    active: HashMap<OrganizationId, i64>,
+}
+
+#[derive(Debug, Default)]
+struct SalesDelta {
+    orders: u64,
+    revenue: HashMap<String, i64>,
+    started: u64,
+    ended: u64,
+}
+
+impl Projection {
+    /// Counts one feed entry; `now`: when a subscription's change is attributed.
+    pub fn add(&mut self, change: &Change, now: DateTime<Utc>) -> Result<(), StorageError> {
+        if change.is::<Order>() {
+            // An order counts on the day it was created, once: at its creation.
+            if let (None, Some(order)) = (change.before::<Order>()?, change.after::<Order>()?) {
+                let d = self.day(order.organization_id, day_number(order.created_at));
+                d.orders += 1;
+                *d.revenue.entry(order.currency.to_lowercase()).or_default() += order.amount;
+            }
+        } else if change.is::<Subscription>() {
+            let active = |s: &Option<Subscription>| {
+                s.as_ref()
+                    .is_some_and(|s| s.status.is_active() && s.ended_at.is_none())
+            };
+            let (before, after) = (
+                change.before::<Subscription>()?,
+                change.after::<Subscription>()?,
+            );
+            let Some(org) = after
+                .as_ref()
+                .or(before.as_ref())
+                .map(|s| s.organization_id)
+            else {
+                return Ok(());
+            };
+            match (active(&before), active(&after)) {
+                (false, true) => {
+                    self.day(org, day_number(now)).started += 1;
+                    *self.active.entry(org).or_default() += 1;
+                }
+                (true, false) => {
+                    self.day(org, day_number(now)).ended += 1;
+                    *self.active.entry(org).or_default() -= 1;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn day(&mut self, org: OrganizationId, day: i64) -> &mut SalesDelta {
+        self.days.entry((org, day)).or_default()
+    }
+
+    /// Adds the counts to the stored records, in `batch` (the projector is their only
+    /// writer, so a read and a put cannot race).
+    pub fn write(self, store: &Store, batch: &mut Batch) -> Result<(), StorageError> {
+        for ((org, day), delta) in self.days {
+            let mut rec = store
+                .get::<SalesDay>(&SalesDay::key(org, day))?
+                .map(|s| s.value)
+                .unwrap_or_else(|| SalesDay::empty(org, day));
+            rec.orders += delta.orders;
+            for (currency, amount) in delta.revenue {
+                *rec.revenue.entry(currency).or_default() += amount;
+            }
+            rec.subscriptions_started += delta.started;
+            rec.subscriptions_ended += delta.ended;
+            batch.put(&rec, Expect::Any)?;
+        }
+        for (org, delta) in self.active {
+            let mut rec = store
+                .get::<SalesTotals>(&org.key())?
+                .map(|s| s.value)
+                .unwrap_or(SalesTotals {
+                    organization_id: org,
+                    active_subscriptions: 0,
+                });
+            rec.active_subscriptions += delta;
+            batch.put(&rec, Expect::Any)?;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Validations: counted in memory, written every second
+// ---------------------------------------------------------------------------------------
+
+/// Validation outcomes not yet written, per organization and day.
+#[derive(Debug, Default)]
+pub struct ValidationCounters {
+    pending: DashMap<(OrganizationId, i64), [AtomicU64; 2]>,
+}
+
+impl ValidationCounters {
+    /// Counts one validation of a key of `org`: valid, or refused.
+    pub fn record(&self, org: OrganizationId, now: DateTime<Utc>, valid: bool) {
+        let key = (org, day_number(now));
+        let slot = usize::from(!valid);
+        if let Some(c) = self.pending.get(&key) {
+            c[slot].fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.pending.entry(key).or_default()[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts not yet written for one day: (succeeded, refused).
+    pub fn pending(&self, org: OrganizationId, day: i64) -> (u64, u64) {
+        self.pending
+            .get(&(org, day))
+            .map(|c| (c[0].load(Ordering::Relaxed), c[1].load(Ordering::Relaxed)))
+            .unwrap_or_default()
+    }
+
+    /// Writes the pending counts (durably) and forgets them; returns how many days it
+    /// wrote. Counts that arrive meanwhile stay pending for the next flush; on a failed
+    /// write they are put back.
+    pub async fn flush(&self, store: &Store) -> Result<usize, StorageError> {
+        let keys: Vec<(OrganizationId, i64)> = self.pending.iter().map(|e| *e.key()).collect();
+        let mut taken = Vec::with_capacity(keys.len());
+        for key in keys {
+            // Removing the entry, not zeroing it: a day that saw no new validation since
+            // the last flush leaves the map.
+            if let Some((_, c)) = self.pending.remove(&key) {
+                let [ok, refused] = c.map(AtomicU64::into_inner);
+                if ok + refused > 0 {
+                    taken.push((key, ok, refused));
+                }
+            }
+        }
+        if taken.is_empty() {
+            return Ok(0);
+        }
+        let result = async {
+            let mut batch = Batch::new();
+            for ((org, day), ok, refused) in &taken {
+                let mut rec = store
+                    .get::<ValidationDay>(&ValidationDay::key(*org, *day))?
+                    .map(|s| s.value)
+                    .unwrap_or_else(|| ValidationDay::empty(*org, *day));
+                rec.succeeded += ok;
+                rec.refused += refused;
+                batch.put(&rec, Expect::Any)?;
+            }
+            store.commit_durable(&batch).await
+        }
+        .await;
+        match result {
+            Ok(_) => Ok(taken.len()),
+            Err(e) => {
+                for ((org, day), ok, refused) in taken {
+                    let c = self.pending.entry((org, day)).or_default();
+                    c[0].fetch_add(ok, Ordering::Relaxed);
+                    c[1].fetch_add(refused, Ordering::Relaxed);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Writes validation counts every [`VALIDATION_FLUSH`] until the process ends.
+pub fn start(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut tick = tokio::time::interval(VALIDATION_FLUSH);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = state.validation_counts.flush(&state.store).await {
+                tracing::warn!(error = %e, "writing validation day counters failed; retrying");
+            }
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------------------
+
+/// One day of the charts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayPoint {
+    pub day: i64,
+    pub orders: u64,
+    /// Revenue in the chart's currency (cents).
+    pub revenue: i64,
+    pub active_subscriptions: i64,
+    pub validations_succeeded: u64,
+    pub validations_refused: u64,
+}
+
+/// The days `from..=to` of an organization (at most a few hundred: the caller bounds the
+/// range); `today` anchors the running subscription total. Revenue is in `currency`.
+pub fn days(
+    state: &AppState,
+    org: OrganizationId,
+    from: i64,
+    to: i64,
+    today: i64,
+    currency: &str,
+) -> Result<Vec<DayPoint>, StorageError> {
+    let store = &state.store;
+    let sales = |day: i64| -> Result<Option<SalesDay>, StorageError> {
+        Ok(store.get::<SalesDay>(&SalesDay::key(org, day))?.map(|s| s.value))
+    };
+    // Active at the end of day D = active now - (started - ended) on the days after D.
+    let mut active = store
+        .get::<SalesTotals>(&org.key())?
+        .map(|s| s.value.active_subscriptions)
+        .unwrap_or(0);
+    let mut day = today;
+    while day > to {
+        if let Some(s) = sales(day)? {
+            active -= s.subscriptions_started as i64 - s.subscriptions_ended as i64;
+        }
+        day -= 1;
+    }
+    let mut out = Vec::with_capacity(usize::try_from(to - from + 1).unwrap_or(0));
+    for day in (from..=to).rev() {
+        let s = sales(day)?;
+        let v = store
+            .get::<ValidationDay>(&ValidationDay::key(org, day))?
+            .map(|s| s.value);
+        let (pending_ok, pending_refused) = state.validation_counts.pending(org, day);
+        out.push(DayPoint {
+            day,
+            orders: s.as_ref().map_or(0, |s| s.orders),
+            revenue: s
+                .as_ref()
+                .and_then(|s| s.revenue.get(currency).copied())
+                .unwrap_or(0),
+            active_subscriptions: active.max(0),
+            validations_succeeded: v.as_ref().map_or(0, |v| v.succeeded) + pending_ok,
+            validations_refused: v.as_ref().map_or(0, |v| v.refused) + pending_refused,
+        });
+        if let Some(s) = &s {
+            active -= s.subscriptions_started as i64 - s.subscriptions_ended as i64;
+        }
+    }
+    out.reverse();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_web::test]
+    async fn validation_counts_flush_add_up_and_keep_what_arrives_later() {
+        let store = Store::temporary().unwrap();
+        let counters = ValidationCounters::default();
+        let org = OrganizationId::new();
+        let now = Utc::now();
+        let day = day_number(now);
+        for _ in 0..3 {
+            counters.record(org, now, true);
+        }
+        counters.record(org, now, false);
+        assert_eq!(counters.pending(org, day), (3, 1));
+        assert_eq!(counters.flush(&store).await.unwrap(), 1);
+        assert_eq!(counters.pending(org, day), (0, 0));
+        counters.record(org, now, true);
+        assert_eq!(counters.flush(&store).await.unwrap(), 1);
+        assert_eq!(counters.flush(&store).await.unwrap(), 0);
+        let rec = store
+            .get::<ValidationDay>(&ValidationDay::key(org, day))
+            .unwrap()
+            .unwrap()
+            .value;
+        assert_eq!((rec.succeeded, rec.refused), (4, 1));
+        // Another organization's counts are its own.
+        let other = OrganizationId::new();
+        counters.record(other, now, false);
+        counters.flush(&store).await.unwrap();
+        let rec = store
+            .get::<ValidationDay>(&ValidationDay::key(other, day))
+            .unwrap()
+            .unwrap()
+            .value;
+        assert_eq!((rec.succeeded, rec.refused), (0, 1));
+    }
+}
