@@ -230,18 +230,32 @@ pub struct DayPoint {
 }
 
 /// The days `from..=to` of an organization (at most a few hundred: the caller bounds the
-/// range); `today` anchors the running subscription total. Revenue is in `currency`.
+/// range); `today` anchors the running subscription total.
 pub fn days(
     state: &AppState,
     org: OrganizationId,
     from: i64,
     to: i64,
     today: i64,
-    currency: &str,
 ) -> Result<Vec<DayPoint>, StorageError> {
-    let store = &state.store;
+    days_in(&state.store, &state.validation_counts, org, from, to, today)
+}
+
+/// [`days`] over a store and the validation counts not yet written to it. Revenue is in
+/// the service's currency.
+fn days_in(
+    store: &Store,
+    counts: &ValidationCounters,
+    org: OrganizationId,
+    from: i64,
+    to: i64,
+    today: i64,
+) -> Result<Vec<DayPoint>, StorageError> {
+    let currency = crate::api::price::CURRENCY;
     let sales = |day: i64| -> Result<Option<SalesDay>, StorageError> {
-        Ok(store.get::<SalesDay>(&SalesDay::key(org, day))?.map(|s| s.value))
+        Ok(store
+            .get::<SalesDay>(&SalesDay::key(org, day))?
+            .map(|s| s.value))
     };
     // Active at the end of day D = active now - (started - ended) on the days after D.
     let mut active = store
@@ -261,7 +275,7 @@ pub fn days(
         let v = store
             .get::<ValidationDay>(&ValidationDay::key(org, day))?
             .map(|s| s.value);
-        let (pending_ok, pending_refused) = state.validation_counts.pending(org, day);
+        let (pending_ok, pending_refused) = counts.pending(org, day);
         out.push(DayPoint {
             day,
             orders: s.as_ref().map_or(0, |s| s.orders),
@@ -284,6 +298,175 @@ pub fn days(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::order::{BillingReason, OrderStatus};
+    use tollgate_actors::subscription::model::SubscriptionStatus;
+
+    fn order(org: OrganizationId, amount: i64, at: DateTime<Utc>) -> Order {
+        let customer = crate::api::subscription::sample_customer();
+        let sub = &crate::api::subscription::sample_subscriptions()[0];
+        Order {
+            id: crate::domain::ids::OrderId::new(),
+            organization_id: org,
+            created_at: at,
+            modified_at: None,
+            status: OrderStatus::Paid,
+            amount,
+            tax_amount: 0,
+            refunded_amount: 0,
+            refunded_tax_amount: 0,
+            currency: "usd".into(),
+            billing_reason: BillingReason::Purchase,
+            billing_address: None,
+            customer_id: customer.id,
+            product_id: sub.product_id,
+            product_price_id: sub.price_id,
+            recurring: false,
+            discount_id: None,
+            subscription_id: None,
+            checkout_id: None,
+            metadata: Default::default(),
+            custom_field_data: Default::default(),
+            customer_email: customer.email,
+            product_name: "Pro".into(),
+            discount_name: None,
+        }
+    }
+
+    /// Writes `batch`, then projects and consumes every feed entry, as the fan-out does.
+    async fn project(store: &Store, batch: Batch, now: DateTime<Utc>) {
+        store.commit_durable(&batch).await.unwrap();
+        let changes = store.changes(None, 100).unwrap();
+        let mut p = Projection::default();
+        let mut out = Batch::new();
+        for c in &changes {
+            p.add(c, now).unwrap();
+        }
+        p.write(store, &mut out).unwrap();
+        out.consume_changes(&changes.iter().map(|c| c.seq).collect::<Vec<_>>());
+        store.commit_durable(&out).await.unwrap();
+    }
+
+    fn sales(store: &Store, org: OrganizationId, day: i64) -> SalesDay {
+        store
+            .get::<SalesDay>(&SalesDay::key(org, day))
+            .unwrap()
+            .map(|s| s.value)
+            .unwrap_or_else(|| SalesDay::empty(org, day))
+    }
+
+    fn active(store: &Store, org: OrganizationId) -> i64 {
+        store
+            .get::<SalesTotals>(&org.key())
+            .unwrap()
+            .map_or(0, |s| s.value.active_subscriptions)
+    }
+
+    #[actix_web::test]
+    async fn orders_count_once_on_their_day_and_subscriptions_move_the_active_total() {
+        let store = Store::temporary().unwrap();
+        let org = OrganizationId::new();
+        let now = Utc::now();
+        let today = day_number(now);
+        let yesterday = now - chrono::Duration::days(1);
+        // Two orders today, one yesterday; an update of an order counts nothing.
+        let mut b = Batch::new();
+        let mut first = order(org, 2500, now);
+        b.put(&first, Expect::Absent).unwrap();
+        b.put(&order(org, 1000, now), Expect::Absent).unwrap();
+        b.put(&order(org, 700, yesterday), Expect::Absent).unwrap();
+        project(&store, b, now).await;
+        first.status = OrderStatus::Refunded;
+        first.refunded_amount = 2500;
+        let mut b = Batch::new();
+        b.put(&first, Expect::Any).unwrap();
+        project(&store, b, now).await;
+        let day = sales(&store, org, today);
+        assert_eq!(
+            (day.orders, day.revenue.get("usd").copied()),
+            (2, Some(3500))
+        );
+        assert_eq!(sales(&store, org, today - 1).orders, 1);
+        // Another organization's counters are untouched.
+        assert_eq!(sales(&store, OrganizationId::new(), today).orders, 0);
+
+        // A subscription created active counts +1; canceled, -1; a change that keeps it
+        // active counts nothing.
+        let mut sub = crate::api::subscription::sample_subscriptions()[0].clone();
+        sub.organization_id = org;
+        sub.status = SubscriptionStatus::Active;
+        sub.ended_at = None;
+        let mut b = Batch::new();
+        b.put(&sub, Expect::Any).unwrap();
+        project(&store, b, now).await;
+        assert_eq!(active(&store, org), 1);
+        sub.cancel_at_period_end = true;
+        let mut b = Batch::new();
+        b.put(&sub, Expect::Any).unwrap();
+        project(&store, b, now).await;
+        assert_eq!(active(&store, org), 1);
+        sub.status = SubscriptionStatus::Canceled;
+        sub.ended_at = Some(now);
+        let mut b = Batch::new();
+        b.put(&sub, Expect::Any).unwrap();
+        project(&store, b, now).await;
+        assert_eq!(active(&store, org), 0);
+        let day = sales(&store, org, today);
+        assert_eq!((day.subscriptions_started, day.subscriptions_ended), (1, 1));
+    }
+
+    #[actix_web::test]
+    async fn the_chart_days_rebuild_the_active_total_backwards() {
+        let store = Store::temporary().unwrap();
+        let org = OrganizationId::new();
+        let today = 20_000;
+        // Two started three days ago, one more yesterday, one ended today: 2 active now.
+        let put = |day: i64, started: u64, ended: u64| {
+            let mut s = SalesDay::empty(org, day);
+            s.subscriptions_started = started;
+            s.subscriptions_ended = ended;
+            s
+        };
+        let mut b = Batch::new();
+        b.put(&put(today - 3, 2, 0), Expect::Any).unwrap();
+        b.put(&put(today - 1, 1, 0), Expect::Any).unwrap();
+        b.put(&put(today, 0, 1), Expect::Any).unwrap();
+        b.put(
+            &SalesTotals {
+                organization_id: org,
+                active_subscriptions: 2,
+            },
+            Expect::Any,
+        )
+        .unwrap();
+        store.commit_durable(&b).await.unwrap();
+        let active: Vec<i64> = days_in(
+            &store,
+            &ValidationCounters::default(),
+            org,
+            today - 4,
+            today,
+            today,
+        )
+        .unwrap()
+        .iter()
+        .map(|p| p.active_subscriptions)
+        .collect();
+        assert_eq!(active, vec![0, 2, 2, 3, 2]);
+        // A range ending before today counts back from today.
+        let earlier: Vec<i64> = days_in(
+            &store,
+            &ValidationCounters::default(),
+            org,
+            today - 4,
+            today - 2,
+            today,
+        )
+        .unwrap()
+        .iter()
+        .map(|p| p.active_subscriptions)
+        .collect();
+        assert_eq!(earlier, vec![0, 2, 2]);
+    }
 
     #[actix_web::test]
     async fn validation_counts_flush_add_up_and_keep_what_arrives_later() {

@@ -90,7 +90,14 @@ pub async fn org_create(
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             let layout = dash.bare_layout("new-org", "New organization").await?;
-            dash.page(status, &OrgNewPage { layout, form, errors })
+            dash.page(
+                status,
+                &OrgNewPage {
+                    layout,
+                    form,
+                    errors,
+                },
+            )
         }
     }
 }
@@ -120,13 +127,9 @@ fn settings_form(org: &Row) -> Form {
 
 async fn org_row(dash: &Dash, org: &str) -> Result<Row, Fail> {
     Ok(Row::of(
-        &organizations::get(
-            dash.auth()?,
-            dash.data(),
-            web::Path::from(org.to_string()),
-        )
-        .await?
-        .into_inner(),
+        &organizations::get(dash.auth()?, dash.data(), web::Path::from(org.to_string()))
+            .await?
+            .into_inner(),
     ))
 }
 
@@ -171,7 +174,8 @@ pub async fn settings_save(
     });
     let mut sub = org.0["subscription_settings"].clone();
     if sub.is_object() {
-        sub["allow_multiple_subscriptions"] = Value::from(form.checked("allow_multiple_subscriptions"));
+        sub["allow_multiple_subscriptions"] =
+            Value::from(form.checked("allow_multiple_subscriptions"));
         sub["allow_customer_updates"] = Value::from(form.checked("allow_customer_updates"));
         raw["subscription_settings"] = sub;
     }
@@ -243,7 +247,7 @@ pub async fn overview(
         .unwrap_or(30);
     let today = day_number(state.now());
     let from = today - days + 1;
-    let points = crate::stats::days(&state, org, from, today, today, crate::api::price::CURRENCY)?;
+    let points = crate::stats::days(&state, org, from, today, today)?;
     let labels: Vec<String> = points
         .iter()
         .map(|p| day_date(p.day).format("%b %d").to_string())

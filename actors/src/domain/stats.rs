@@ -121,6 +121,58 @@ impl Record for ValidationDay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::golden::{hex, uuid};
+
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let org = OrganizationId(uuid(1));
+        let mut sales = SalesDay::empty(org, 20_417);
+        sales.orders = 3;
+        sales.revenue.insert("usd".into(), 7_500);
+        sales.revenue.insert("eur".into(), -100);
+        sales.subscriptions_started = 2;
+        sales.subscriptions_ended = 1;
+        let totals = SalesTotals {
+            organization_id: org,
+            active_subscriptions: -1,
+        };
+        let validations = ValidationDay {
+            organization_id: org,
+            day: -1,
+            succeeded: 70_000,
+            refused: 5,
+        };
+        let (a, b, c) = (
+            sales.encode().unwrap_or_default(),
+            totals.encode().unwrap_or_default(),
+            validations.encode().unwrap_or_default(),
+        );
+        assert_eq!(SalesDay::decode(1, &a).ok(), Some(sales));
+        assert_eq!(SalesTotals::decode(1, &b).ok(), Some(totals));
+        assert_eq!(ValidationDay::decode(1, &c).ok(), Some(validations));
+        assert_eq!(
+            (
+                SalesDay::COLLECTION,
+                SalesTotals::COLLECTION,
+                ValidationDay::COLLECTION
+            ),
+            (
+                "stats_sales_day",
+                "stats_sales_totals",
+                "stats_validation_day"
+            )
+        );
+        assert_eq!(
+            [hex(&a), hex(&b), hex(&c)],
+            [GOLDEN_SALES, GOLDEN_TOTALS, GOLDEN_VALIDATIONS],
+            "stats formats v1 changed"
+        );
+    }
+
+    const GOLDEN_SALES: &str =
+        "1000000000000000000000000000000001fb829f030203657572c703757364fb983a0201";
+    const GOLDEN_TOTALS: &str = "100000000000000000000000000000000101";
+    const GOLDEN_VALIDATIONS: &str = "100000000000000000000000000000000101fc7011010005";
 
     #[test]
     fn day_numbers_are_utc_days_and_keys_sort_by_day() {
@@ -131,7 +183,10 @@ mod tests {
         assert_eq!(day_number(t + chrono::Duration::seconds(1)), d + 1);
         assert_eq!(day_date(d).to_string(), "2026-11-25");
         assert_eq!(day_number(DateTime::<Utc>::UNIX_EPOCH), 0);
-        assert_eq!(day_number(DateTime::<Utc>::UNIX_EPOCH - chrono::Duration::seconds(1)), -1);
+        assert_eq!(
+            day_number(DateTime::<Utc>::UNIX_EPOCH - chrono::Duration::seconds(1)),
+            -1
+        );
         let org = OrganizationId::new();
         assert!(SalesDay::key(org, -1) < SalesDay::key(org, 0));
         assert!(SalesDay::key(org, d) < SalesDay::key(org, d + 1));
