@@ -44,6 +44,93 @@ struct Sampled {
     flushes: IntCounter,
     flush_waiters: IntCounter,
     flush_seconds: Counter,
+    flush_histograms: FlushHistograms,
+}
+
+/// The flusher's per-flush batch sizes and durations as two Prometheus histograms, from the
+/// bucket counts the store keeps (`tollgate_storage::FlushStats`), copied at each scrape.
+#[derive(Clone)]
+struct FlushHistograms {
+    last: std::sync::Arc<Mutex<tollgate_storage::FlushStats>>,
+    descs: Vec<prometheus::core::Desc>,
+}
+
+const FLUSH_BATCH: (&str, &str) = (
+    "store_flush_batch_size",
+    "Durable writes answered per store flush",
+);
+const FLUSH_DURATION: (&str, &str) = (
+    "store_flush_duration_seconds",
+    "Duration of each store flush (fsync included)",
+);
+
+impl FlushHistograms {
+    fn new() -> prometheus::Result<Self> {
+        let desc = |(name, help): (&str, &str)| {
+            prometheus::core::Desc::new(name.into(), help.into(), Vec::new(), Default::default())
+        };
+        Ok(FlushHistograms {
+            last: Default::default(),
+            descs: vec![desc(FLUSH_BATCH)?, desc(FLUSH_DURATION)?],
+        })
+    }
+
+    fn family(
+        (name, help): (&str, &str),
+        bounds: &[f64],
+        counts: &[u64],
+        sum: f64,
+    ) -> prometheus::proto::MetricFamily {
+        use prometheus::proto::{Bucket, Histogram, Metric, MetricFamily, MetricType};
+        let mut cumulative = 0;
+        let buckets: Vec<Bucket> = bounds
+            .iter()
+            .zip(counts)
+            .map(|(bound, n)| {
+                cumulative += n;
+                let mut b = Bucket::default();
+                b.set_upper_bound(*bound);
+                b.set_cumulative_count(cumulative);
+                b
+            })
+            .collect();
+        let mut h = Histogram::default();
+        h.set_sample_count(counts.iter().sum());
+        h.set_sample_sum(sum);
+        h.set_bucket(buckets);
+        let mut m = Metric::default();
+        m.set_histogram(h);
+        let mut f = MetricFamily::default();
+        f.set_name(name.into());
+        f.set_help(help.into());
+        f.set_field_type(MetricType::HISTOGRAM);
+        f.set_metric(vec![m]);
+        f
+    }
+}
+
+impl prometheus::core::Collector for FlushHistograms {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let s = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        vec![
+            Self::family(
+                FLUSH_BATCH,
+                &tollgate_storage::FLUSH_SIZE_BOUNDS,
+                &s.sizes,
+                s.waiters_served as f64,
+            ),
+            Self::family(
+                FLUSH_DURATION,
+                &tollgate_storage::FLUSH_SECONDS_BOUNDS,
+                &s.durations,
+                s.flush_seconds,
+            ),
+        ]
+    }
 }
 
 /// Raises a counter to a total kept elsewhere (totals only grow).
@@ -159,6 +246,7 @@ impl Metrics {
                 "store_flush_seconds_total",
                 "Seconds spent in store flushes (per flush: divide by store_flushes_total)",
             )?,
+            flush_histograms: FlushHistograms::new()?,
         };
         registry.register(Box::new(sampled.actors_live.clone()))?;
         registry.register(Box::new(sampled.actors_running.clone()))?;
@@ -167,6 +255,7 @@ impl Metrics {
         registry.register(Box::new(sampled.actor_send_seconds.clone()))?;
         registry.register(Box::new(sampled.actor_unavailable.clone()))?;
         registry.register(Box::new(sampled.flushes.clone()))?;
+        registry.register(Box::new(sampled.flush_histograms.clone()))?;
         registry.register(Box::new(sampled.flush_waiters.clone()))?;
         registry.register(Box::new(sampled.flush_seconds.clone()))?;
         // Resident and virtual memory, CPU seconds, open files and threads of this process.
@@ -254,6 +343,10 @@ impl Metrics {
         raise_to(&s.flushes, flush.flushes);
         raise_to(&s.flush_waiters, flush.waiters_served);
         raise_to(&s.flush_seconds, flush.flush_seconds);
+        *s.flush_histograms
+            .last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = flush;
     }
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,

@@ -150,6 +150,9 @@ struct Shared {
     flushed_waiters: AtomicU64,
     /// Time spent in flushes, in nanoseconds.
     flush_nanos: AtomicU64,
+    /// Flushes per batch-size and duration bucket (see [`crate::FlushStats`]).
+    size_buckets: [AtomicU64; 10],
+    duration_buckets: [AtomicU64; 10],
     deadline: Duration,
     health: AtomicU8,
     /// The first failure, for [`StoreHealth`] and error messages.
@@ -232,6 +235,8 @@ impl Flusher {
             flushes: AtomicU64::new(0),
             flushed_waiters: AtomicU64::new(0),
             flush_nanos: AtomicU64::new(0),
+            size_buckets: Default::default(),
+            duration_buckets: Default::default(),
             deadline,
             health: AtomicU8::new(HEALTHY),
             failure: Mutex::new(None),
@@ -310,6 +315,16 @@ impl Flusher {
             flushes: self.shared.flushes.load(Ordering::Relaxed),
             waiters_served: self.shared.flushed_waiters.load(Ordering::Relaxed),
             flush_seconds: self.shared.flush_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            sizes: self
+                .shared
+                .size_buckets
+                .each_ref()
+                .map(|b| b.load(Ordering::Relaxed)),
+            durations: self
+                .shared
+                .duration_buckets
+                .each_ref()
+                .map(|b| b.load(Ordering::Relaxed)),
         }
     }
 
@@ -571,6 +586,10 @@ fn flush_pass(shared: &Shared, db: &sled::Db, log: Option<&File>, last: &mut Las
     shared
         .flushed_waiters
         .fetch_add(ready.len() as u64, Ordering::Relaxed);
+    shared.size_buckets[crate::bucket_of(&crate::FLUSH_SIZE_BOUNDS, ready.len() as f64)]
+        .fetch_add(1, Ordering::Relaxed);
+    shared.duration_buckets[crate::bucket_of(&crate::FLUSH_SECONDS_BOUNDS, took as f64 / 1e9)]
+        .fetch_add(1, Ordering::Relaxed);
     for w in ready {
         w.notify.send(result.clone());
     }

@@ -25,6 +25,14 @@ pub use store::{
 #[cfg(test)]
 mod store_tests;
 
+/// Upper bounds of the flush batch-size buckets ([`FlushStats::sizes`]): writes answered
+/// by one flush.
+pub const FLUSH_SIZE_BOUNDS: [f64; 9] = [0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+/// Upper bounds of the flush duration buckets ([`FlushStats::durations`]), in seconds.
+pub const FLUSH_SECONDS_BOUNDS: [f64; 9] = [
+    0.000_25, 0.000_5, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1.0,
+];
+
 /// What the group-commit flusher did since the store opened ([`Store::flush_stats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FlushStats {
@@ -34,4 +42,17 @@ pub struct FlushStats {
     pub waiters_served: u64,
     /// Seconds spent flushing.
     pub flush_seconds: f64,
+    /// Flushes by writes answered: `sizes[i]` counts those of at most
+    /// `FLUSH_SIZE_BOUNDS[i]` (and more than the bound before); the last, more than all.
+    pub sizes: [u64; 10],
+    /// Flushes by duration, bucketed by [`FLUSH_SECONDS_BOUNDS`] the same way.
+    pub durations: [u64; 10],
+}
+
+/// The bucket of `value` among ascending `bounds` (`bounds.len()`: above them all).
+pub fn bucket_of(bounds: &[f64], value: f64) -> usize {
+    bounds
+        .iter()
+        .position(|b| value <= *b)
+        .unwrap_or(bounds.len())
 }

@@ -383,6 +383,18 @@ async fn writes_committed_together_share_one_flush() {
         (1..=2).contains(&flushes),
         "{flushes} flushes for 100 writes"
     );
+    // The histograms count every flush once; the one that answered the 100 waiters falls
+    // in the (64, 128] batch-size bucket.
+    let stats = store.flush_stats();
+    assert_eq!(stats.sizes.iter().sum::<u64>(), stats.flushes);
+    assert_eq!(stats.durations.iter().sum::<u64>(), stats.flushes);
+    assert!(
+        stats.sizes[bucket_of(&FLUSH_SIZE_BOUNDS, 100.0)] >= 1,
+        "{stats:?}"
+    );
+    assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 100.0), 8);
+    assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 0.0), 0);
+    assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 1000.0), 9);
     // Already durable: resolves without another flush.
     store.durable(seqs[0]).await.unwrap();
     store.read_barrier().await.unwrap();

@@ -100,6 +100,31 @@ async fn store_flushes_follow_durable_writes() {
         value(&after, flushes) > value(&before, flushes),
         "creating an organization is a durable write"
     );
+    // Per-flush batch sizes and durations: histograms whose counts are the flushes, read
+    // from the same snapshot as the totals.
+    let (_, _, text) = raw_get(&app, "/metrics", Some(TOKEN)).await;
+    let line = |name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+    };
+    let flushes = line("tollgate_store_flushes_total ");
+    assert!(flushes >= 1.0);
+    assert_eq!(line("tollgate_store_flush_batch_size_count "), flushes);
+    assert_eq!(
+        line("tollgate_store_flush_duration_seconds_count "),
+        flushes
+    );
+    assert_eq!(
+        line("tollgate_store_flush_batch_size_sum "),
+        line("tollgate_store_flush_waiters_total ")
+    );
+    assert_eq!(
+        line("tollgate_store_flush_batch_size_bucket{le=\"+Inf\"} "),
+        flushes
+    );
+    assert!(text.contains("# TYPE tollgate_store_flush_duration_seconds histogram"));
+    assert!(text.contains("tollgate_store_flush_batch_size_bucket{le=\"1\"} "));
 }
 
 #[actix_web::test]
