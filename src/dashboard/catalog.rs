@@ -18,7 +18,9 @@ use crate::extract::auth::{
     DiscountsRead, DiscountsWrite, Principal, ProductsRead, ProductsWrite,
 };
 use crate::extract::{path_id, Auth};
-use crate::routes::{benefits as benefits_api, custom_fields, discounts as discounts_api, products as products_api};
+use crate::routes::{
+    benefits as benefits_api, custom_fields, discounts as discounts_api, products as products_api,
+};
 use crate::state::AppState;
 
 // ---------------------------------------------------------------------------------------
@@ -167,7 +169,14 @@ pub async fn product_create(
         Ok(p) => Ok(see_other(&layout.at(&format!("/products/{}", p.0.id)))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
-            dash.page(status, &ProductNewPage { layout, form, errors })
+            dash.page(
+                status,
+                &ProductNewPage {
+                    layout,
+                    form,
+                    errors,
+                },
+            )
         }
     }
 }
@@ -457,7 +466,10 @@ pub async fn buy(
         ))
     };
     let id: ProductId = path_id("product_id", &path).map_err(|_| not_found())?;
-    let Some(product) = state.store.get::<crate::domain::product::Product>(&id.key())? else {
+    let Some(product) = state
+        .store
+        .get::<crate::domain::product::Product>(&id.key())?
+    else {
         return Err(not_found());
     };
     let product = product.value;
@@ -568,14 +580,28 @@ async fn org_products(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
 
 fn discount_form(d: &Row) -> Form {
     let mut f = Form::default();
-    for k in ["name", "code", "type", "duration", "duration_in_months", "max_redemptions", "basis_points"] {
+    for k in [
+        "name",
+        "code",
+        "type",
+        "duration",
+        "duration_in_months",
+        "max_redemptions",
+        "basis_points",
+    ] {
         f.set(k, d.s(k));
     }
     f.set("amount", d.units("amount"));
     f.set("starts_at", d.day("starts_at"));
     f.set("ends_at", d.day("ends_at"));
     if d.is("basis_points") {
-        f.set("percent", format!("{}", d.0["basis_points"].as_i64().unwrap_or(0) as f64 / 100.0));
+        f.set(
+            "percent",
+            format!(
+                "{}",
+                d.0["basis_points"].as_i64().unwrap_or(0) as f64 / 100.0
+            ),
+        );
     }
     for p in d.rows("products") {
         f.pairs.push(("product".into(), p.s("id")));
@@ -668,7 +694,9 @@ pub async fn discount_create(
     }
     .await;
     match created {
-        Ok(d) => Ok(see_other(&layout.at(&format!("/discounts/{}?saved=1", Row::of(&d.0).s("id"))))),
+        Ok(d) => Ok(see_other(
+            &layout.at(&format!("/discounts/{}?saved=1", Row::of(&d.0).s("id"))),
+        )),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             let products = org_products(&dash, &layout).await?;
@@ -914,7 +942,9 @@ pub async fn field_new(
     path: web::Path<String>,
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
-    let layout = dash.layout(&path, "custom-fields", "New custom field").await?;
+    let layout = dash
+        .layout(&path, "custom-fields", "New custom field")
+        .await?;
     let mut form = Form::default();
     form.set("type", "text");
     dash.page(
@@ -937,7 +967,9 @@ pub async fn field_create(
 ) -> PageResult {
     let form = Form::parse(&bytes);
     let dash = Dash::posted(&state, &req, &form)?;
-    let layout = dash.layout(&path, "custom-fields", "New custom field").await?;
+    let layout = dash
+        .layout(&path, "custom-fields", "New custom field")
+        .await?;
     let raw = field_body(&form, Some(&layout.org_id));
     let created = async {
         custom_fields::create(
@@ -949,7 +981,9 @@ pub async fn field_create(
     }
     .await;
     match created {
-        Ok(f) => Ok(see_other(&layout.at(&format!("/custom-fields/{}?saved=1", f.0.id)))),
+        Ok(f) => Ok(see_other(
+            &layout.at(&format!("/custom-fields/{}?saved=1", f.0.id)),
+        )),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             dash.page(
@@ -987,7 +1021,9 @@ pub async fn field(
     path: web::Path<(String, String)>,
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
-    let layout = dash.layout(&path.0, "custom-fields", "Custom field").await?;
+    let layout = dash
+        .layout(&path.0, "custom-fields", "Custom field")
+        .await?;
     let f = field_row(&dash, &layout, &path.1).await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
     dash.page(
@@ -1027,7 +1063,9 @@ pub async fn field_save(
     }
     .await;
     match saved {
-        Ok(_) => Ok(see_other(&layout.at(&format!("/custom-fields/{id}?saved=1")))),
+        Ok(_) => Ok(see_other(
+            &layout.at(&format!("/custom-fields/{id}?saved=1")),
+        )),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             dash.page(

@@ -25,7 +25,12 @@ fn escape(s: &str) -> String {
 
 /// The SVG of a chart over `labels` (one per day); `format` prints a value (axis and
 /// tooltips). Values below zero are drawn as zero.
-pub fn bars(title: &str, labels: &[String], series: &[Series], format: &dyn Fn(f64) -> String) -> String {
+pub fn bars(
+    title: &str,
+    labels: &[String],
+    series: &[Series],
+    format: &dyn Fn(f64) -> String,
+) -> String {
     let n = labels.len().max(1);
     let totals: Vec<f64> = (0..n)
         .map(|i| {

@@ -266,11 +266,13 @@ impl Dash {
             q => format!("{}?{q}", req.path()),
         };
         let Some(session) = session::current(state, req)? else {
-            return Err(Fail::SignIn(if req.method() == actix_web::http::Method::GET {
-                path
-            } else {
-                "/dashboard".into()
-            }));
+            return Err(Fail::SignIn(
+                if req.method() == actix_web::http::Method::GET {
+                    path
+                } else {
+                    "/dashboard".into()
+                },
+            ));
         };
         let user = session.value.user_id;
         let (csrf, cookie) = csrf_token(state, req);
@@ -504,7 +506,9 @@ impl Form {
     pub fn int(&self, name: &str) -> Value {
         match self.opt(name) {
             None => Value::Null,
-            Some(v) => v.parse::<i64>().map_or_else(|_| Value::from(v), Value::from),
+            Some(v) => v
+                .parse::<i64>()
+                .map_or_else(|_| Value::from(v), Value::from),
         }
     }
 
@@ -739,7 +743,16 @@ mod tests {
         assert_eq!(parse_cents("12.5"), Some(1250));
         assert_eq!(parse_cents("0.05"), Some(5));
         assert_eq!(parse_cents("12.50"), Some(1250));
-        for bad in ["", ".5", "-1", "1.234", "1e3", "12,50", " 1", "99999999999999999999"] {
+        for bad in [
+            "",
+            ".5",
+            "-1",
+            "1.234",
+            "1e3",
+            "12,50",
+            " 1",
+            "99999999999999999999",
+        ] {
             assert_eq!(parse_cents(bad), None, "{bad}");
         }
         assert_eq!(major_units(1250), "12.50");

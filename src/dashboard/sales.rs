@@ -5,7 +5,9 @@ use actix_web::{web, HttpRequest};
 use askama::Template;
 use serde_json::{json, Value};
 
-use super::{body, form_problem, query, see_other, Dash, Fail, Form, Layout, PageResult, Pager, Row};
+use super::{
+    body, form_problem, query, see_other, Dash, Fail, Form, Layout, PageResult, Pager, Row,
+};
 use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyUpdate};
 use crate::api::subscription::SubscriptionUpdate;
 use crate::auth::{Scope, Subject};
@@ -242,7 +244,9 @@ pub async fn subscription(
     path: web::Path<(String, String)>,
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
-    let layout = dash.layout(&path.0, "subscriptions", "Subscription").await?;
+    let layout = dash
+        .layout(&path.0, "subscriptions", "Subscription")
+        .await?;
     let sub = subscription_row(&dash, &layout, &path.1).await?;
     dash.page(
         200,
@@ -286,7 +290,14 @@ pub async fn subscription_action(
         Ok(_) => Ok(see_other(&layout.at(&format!("/subscriptions/{id}")))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
-            dash.page(status, &SubscriptionPage { layout, sub, errors })
+            dash.page(
+                status,
+                &SubscriptionPage {
+                    layout,
+                    sub,
+                    errors,
+                },
+            )
         }
     }
 }
@@ -349,7 +360,11 @@ struct CustomerPage {
 
 /// The license keys of a customer of the page's organization, through the customer
 /// portal's list as that customer sees it (the same index and rendering).
-async fn customer_keys(state: &web::Data<AppState>, customer: &Row, layout: &Layout) -> Result<Vec<Row>, Fail> {
+async fn customer_keys(
+    state: &web::Data<AppState>,
+    customer: &Row,
+    layout: &Layout,
+) -> Result<Vec<Row>, Fail> {
     let id: CustomerId = path_id("id", &customer.s("id"))?;
     let principal = Principal {
         subject: Subject::Customer(id),
@@ -385,14 +400,22 @@ pub async fn customer(
     let orders = orders_api::list(
         dash.auth::<OrdersRead>()?,
         dash.data(),
-        query(&[("organization_id", &layout.org_id), ("customer_id", &id), ("limit", "100")]),
+        query(&[
+            ("organization_id", &layout.org_id),
+            ("customer_id", &id),
+            ("limit", "100"),
+        ]),
     )
     .await?
     .into_inner();
     let subscriptions = subs_api::list(
         dash.auth::<SubscriptionsRead>()?,
         dash.data(),
-        query(&[("organization_id", &layout.org_id), ("customer_id", &id), ("limit", "100")]),
+        query(&[
+            ("organization_id", &layout.org_id),
+            ("customer_id", &id),
+            ("limit", "100"),
+        ]),
     )
     .await?
     .into_inner();
@@ -447,7 +470,11 @@ pub async fn license_keys(
         let found = customers_api::list(
             dash.auth::<CustomersRead>()?,
             dash.data(),
-            query(&[("organization_id", &layout.org_id), ("query", needle), ("limit", "20")]),
+            query(&[
+                ("organization_id", &layout.org_id),
+                ("query", needle),
+                ("limit", "20"),
+            ]),
         )
         .await?
         .into_inner();
@@ -468,7 +495,11 @@ pub async fn license_keys(
     dash.page(
         200,
         &KeysPage {
-            keys: if searched { Vec::new() } else { Row::many(&list.items) },
+            keys: if searched {
+                Vec::new()
+            } else {
+                Row::many(&list.items)
+            },
             customers,
             searched,
             pager,
@@ -578,7 +609,9 @@ pub async fn license_key_save(
     }
     .await;
     match saved {
-        Ok(_) => Ok(see_other(&layout.at(&format!("/license-keys/{id}?saved=1")))),
+        Ok(_) => Ok(see_other(
+            &layout.at(&format!("/license-keys/{id}?saved=1")),
+        )),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             dash.page(
@@ -614,7 +647,11 @@ pub async fn deactivate(
         "activation_id": activation,
     });
     let done = async {
-        customer_portal::deactivate_inner(dash.data(), body::<LicenseKeyDeactivate>(raw)?.into_inner()).await
+        customer_portal::deactivate_inner(
+            dash.data(),
+            body::<LicenseKeyDeactivate>(raw)?.into_inner(),
+        )
+        .await
     }
     .await;
     match done {

@@ -73,7 +73,10 @@ mod tests {
         assert_eq!(safe_next(Some("https://evil.com/")), "/dashboard");
         assert_eq!(safe_next(Some("/\\evil.com")), "/dashboard");
         assert_eq!(safe_next(None), "/dashboard");
-        assert_eq!(safe_next(Some("/dashboard/x/orders?page=2")), "/dashboard/x/orders?page=2");
+        assert_eq!(
+            safe_next(Some("/dashboard/x/orders?page=2")),
+            "/dashboard/x/orders?page=2"
+        );
         assert_eq!(safe_next(Some("/dashboardx")), "/dashboard");
     }
 

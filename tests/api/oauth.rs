@@ -882,11 +882,7 @@ async fn sign_in_never_redirects_off_site() {
         let mut b = Browser::new(&app);
         let page = b.get(&format!("/oauth2/login?next={bad}")).await;
         assert_eq!(page.status, 200);
-        assert_eq!(
-            page.input("next").as_deref(),
-            Some("/dashboard"),
-            "{bad}"
-        );
+        assert_eq!(page.input("next").as_deref(), Some("/dashboard"), "{bad}");
         let decoded: String = form_urlencoded::parse(format!("n={bad}").as_bytes())
             .map(|(_, v)| v.into_owned())
             .collect();
