@@ -165,7 +165,16 @@ impl ResponseError for Fail {
                     messages: describe(e),
                 };
                 let body = page.render().unwrap_or_else(|_| title.to_string());
-                crate::oauth2::pages::html(status.as_u16(), body, Vec::new())
+                let mut res = crate::oauth2::pages::html(status.as_u16(), body, Vec::new());
+                if let ApiError::RateLimited(denied) = e {
+                    if let Ok(v) =
+                        header::HeaderValue::from_str(&denied.retry_after_secs.to_string())
+                    {
+                        res.headers_mut().insert(header::RETRY_AFTER, v);
+                    }
+                    crate::error::add_rate_limit_headers(&mut res, &denied.report);
+                }
+                res
             }
         }
     }

@@ -2260,10 +2260,7 @@ async fn sign_up_creates_a_user_and_a_session() {
     // Signed up: on to the sign-in page (a taken address answers the same, see
     // tests/api/rate_limits.rs), whose `next` is safe: open redirects are not followed.
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
-    assert_eq!(
-        r.location,
-        "/oauth2/login?signed_up=1&next=%2Fsettings%2Ftokens"
-    );
+    assert_eq!(r.location, "/oauth2/login?signed_up=1&next=%2Fdashboard");
     let page = b.get(&r.location).await;
     assert!(page.body.contains("Your account is ready"), "{}", page.body);
     assert_eq!(
