@@ -317,7 +317,7 @@ impl Dash {
 
     /// The API endpoint's rule `R`, applied to this user's session.
     pub fn auth<R: Requirement>(&self) -> Result<Auth<R>, ApiError> {
-        Auth::on_behalf(self.principal.clone())
+        Auth::on_behalf(self.principal)
     }
 
     pub fn data(&self) -> web::Data<AppState> {
