@@ -75,6 +75,15 @@ pub async fn products(
     )
 }
 
+/// The amount fields of the price form, with their labels.
+const PRICE_AMOUNTS: &[(&str, &str)] = &[
+    ("amount", "Price"),
+    ("yearly_amount", "Yearly price"),
+    ("minimum_amount", "Minimum"),
+    ("maximum_amount", "Maximum"),
+    ("preset_amount", "Suggested"),
+];
+
 /// The `prices` of a product form: billing (`one_time`, `month`, `year` or `month_year`),
 /// amount type (`fixed`, `custom`, `free`) and the amounts, in major units.
 fn prices_of(form: &Form) -> Value {
@@ -157,6 +166,7 @@ pub async fn product_create(
         "prices": prices_of(&form),
     });
     let created = async {
+        form.amounts(PRICE_AMOUNTS)?;
         products_api::create(
             dash.auth::<ProductsWrite>()?,
             dash.data(),
@@ -298,6 +308,9 @@ pub async fn product_save(
         raw["prices"] = prices_of(&form);
     }
     let saved = async {
+        if form.checked("replace_prices") {
+            form.amounts(PRICE_AMOUNTS)?;
+        }
         products_api::update(
             dash.auth::<ProductsWrite>()?,
             dash.data(),
@@ -685,6 +698,7 @@ pub async fn discount_create(
         raw["basis_points"] = basis_points(&form);
     }
     let created = async {
+        form.amounts(&[("amount", "USD off"), ("percent", "Percent off")])?;
         discounts_api::create(
             dash.auth::<DiscountsWrite>()?,
             dash.data(),

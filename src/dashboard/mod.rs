@@ -530,6 +530,30 @@ impl Form {
         }
     }
 
+    /// Amount fields (`(name, label)`) typed in major units that do not read as one: a 422
+    /// naming each, before anything is sent to the API (which counts in cents).
+    pub fn amounts(&self, fields: &[(&str, &str)]) -> Result<(), ApiError> {
+        let errors: Vec<crate::error::FieldError> = fields
+            .iter()
+            .filter_map(|(name, label)| {
+                let typed = self.opt(name)?;
+                parse_cents(typed).is_none().then(|| {
+                    crate::error::FieldError::new(
+                        "decimal_parsing",
+                        crate::loc!["body", *label],
+                        "Enter an amount like 19 or 19.99",
+                        Value::from(typed),
+                    )
+                })
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(errors))
+        }
+    }
+
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
         self.pairs.retain(|(k, _)| k != name);
         self.pairs.push((name.to_string(), value.into()));
@@ -782,6 +806,29 @@ mod tests {
         assert_eq!(f.cents("price"), Value::from(999));
         assert!(f.checked("box") && !f.checked("nope"));
         assert!(f.has("n", "13") && !f.has("n", "14"));
+    }
+
+    #[test]
+    fn amounts_that_do_not_read_are_named_before_the_api_is_called() {
+        let f = Form::parse(b"amount=19.999&yearly_amount=&minimum_amount=abc&maximum_amount=20");
+        match f.amounts(&[
+            ("amount", "Price"),
+            ("yearly_amount", "Yearly price"),
+            ("minimum_amount", "Minimum"),
+            ("maximum_amount", "Maximum"),
+        ]) {
+            Err(e) => assert_eq!(
+                describe(&e),
+                vec![
+                    "Price: Enter an amount like 19 or 19.99",
+                    "Minimum: Enter an amount like 19 or 19.99"
+                ]
+            ),
+            Ok(()) => panic!("19.999 and abc are not amounts"),
+        }
+        assert!(Form::parse(b"amount=19.99")
+            .amounts(&[("amount", "Price")])
+            .is_ok());
     }
 
     #[test]
