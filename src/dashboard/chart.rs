@@ -10,11 +10,13 @@ pub struct Series {
     pub values: Vec<f64>,
 }
 
-const W: f64 = 640.0;
+// A small canvas, so that text stays readable when a phone scales the chart down.
+const W: f64 = 420.0;
 const H: f64 = 180.0;
-const LEFT: f64 = 48.0;
-const BOTTOM: f64 = 22.0;
-const TOP: f64 = 8.0;
+const LEFT: f64 = 58.0;
+const BOTTOM: f64 = 24.0;
+const TOP: f64 = 10.0;
+const FONT: f64 = 13.0;
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -57,10 +59,10 @@ pub fn bars(
         let y = TOP + plot_h * (1.0 - frac);
         let _ = write!(
             svg,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e3e5e8"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#5f6670">{}</text>"##,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e3e5e8"/><text x="{:.1}" y="{:.1}" font-size="{FONT}" text-anchor="end" fill="#5f6670">{}</text>"##,
             W - 4.0,
             LEFT - 4.0,
-            y + 3.0,
+            y + 4.0,
             escape(&format(top * frac))
         );
     }
@@ -111,7 +113,7 @@ pub fn bars(
             };
             let _ = write!(
                 svg,
-                r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="{anchor}" fill="#5f6670">{}</text>"##,
+                r##"<text x="{x:.1}" y="{:.1}" font-size="{FONT}" text-anchor="{anchor}" fill="#5f6670">{}</text>"##,
                 H - 6.0,
                 escape(label)
             );

@@ -121,8 +121,20 @@ pub enum Fail {
 }
 
 impl From<ApiError> for Fail {
+    /// A malformed id in a page's path is a page that does not exist: 404, not the API's
+    /// 422 about the path.
     fn from(e: ApiError) -> Self {
-        Fail::Api(e)
+        match &e {
+            ApiError::Validation(errors)
+                if !errors.is_empty()
+                    && errors
+                        .iter()
+                        .all(|f| f.loc.first().and_then(Value::as_str) == Some("path")) =>
+            {
+                Fail::Api(ApiError::not_found())
+            }
+            _ => Fail::Api(e),
+        }
     }
 }
 

@@ -252,7 +252,14 @@ pub async fn overview(
         .iter()
         .map(|p| day_date(p.day).format("%b %d").to_string())
         .collect();
-    let count = |v: f64| format!("{v:.0}");
+    // Whole counts print without decimals; an axis half-way mark may need one (0.5, 2.5).
+    let count = |v: f64| {
+        if v.fract().abs() < 1e-9 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
     let dollars = |v: f64| money(v.round() as i64, crate::api::price::CURRENCY);
     let revenue_chart = bars(
         "Revenue per day",

@@ -12,8 +12,8 @@ use crate::checkouts::{by_price, created, seed, Api};
 use crate::helpers::spawn_app;
 use crate::tools;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// The whole script takes seconds; this only stops a hung browser.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -29,7 +29,7 @@ fn is_root() -> bool {
 
 /// Installs Debian's Chromium and its driver when they are missing (as root), else fails
 /// with what to install.
-fn ensure_chromium() {
+pub(crate) fn ensure_chromium() {
     if Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists() {
         return;
     }

@@ -5,6 +5,7 @@ mod backup;
 mod benefits;
 mod binary;
 mod browser;
+mod browser_dashboard;
 mod catalog_setup;
 mod checkout_crash;
 mod checkout_pages;
