@@ -593,8 +593,12 @@ pub async fn license_key_save(
             "limit_activations": form.int("limit_activations"),
             "expires_at": expiry_value(&form),
         });
+        // A blank usage keeps the key's; an expiry left on its day keeps its time.
         if raw["usage"].is_null() {
-            raw["usage"] = Value::from(0);
+            raw["usage"] = key.0["usage"].clone();
+        }
+        if form.get("expires_at") == key.day("expires_at") {
+            raw["expires_at"] = key.0["expires_at"].clone();
         }
         raw
     };
