@@ -6,7 +6,8 @@ use askama::Template;
 use serde_json::{json, Value};
 
 use super::{
-    body, form_problem, query, see_other, Dash, Fail, Form, Layout, PageResult, Pager, Row,
+    body, choices, form_problem, listing, see_other, Dash, Fail, Form, Layout, PageResult, Pager,
+    Row,
 };
 use crate::api::benefit::BenefitCreate;
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
@@ -43,31 +44,29 @@ pub async fn products(
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path, "products", "Products").await?;
+    let auth = dash.auth::<ProductsRead>()?;
     let q = Form::of_query(req.query_string());
     let archived = match q.get("archived") {
         "all" => "",
         "yes" => "true",
         _ => "false",
     };
-    let list = products_api::list(
-        dash.auth::<ProductsRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
+    let (products, pager) = listing(
+        &layout,
+        &q,
+        "/products",
+        &[
             ("is_archived", archived),
             ("query", q.get("query").trim()),
-            ("page", q.get("page")),
-            ("limit", "20"),
             ("sorting", "-created_at"),
-        ]),
+        ],
+        |qs| products_api::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/products"), &q);
+    .await?;
     dash.page(
         200,
         &ProductsPage {
-            products: Row::many(&list.items),
+            products,
             pager,
             layout,
             q,
@@ -229,14 +228,8 @@ async fn product_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail
 }
 
 async fn org_benefits(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
-    let list = benefits_api::list(
-        dash.auth::<BenefitsRead>()?,
-        dash.data(),
-        query(&[("organization_id", &layout.org_id), ("limit", "100")]),
-    )
-    .await?
-    .into_inner();
-    Ok(Row::many(&list.items))
+    let auth = dash.auth::<BenefitsRead>()?;
+    choices(layout, &[], |qs| benefits_api::list(auth, dash.data(), qs)).await
 }
 
 fn product_form(p: &Row) -> Form {
@@ -538,25 +531,20 @@ pub async fn discounts(
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path, "discounts", "Discounts").await?;
+    let auth = dash.auth::<DiscountsRead>()?;
     let q = Form::of_query(req.query_string());
-    let list = discounts_api::list(
-        dash.auth::<DiscountsRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
-            ("query", q.get("query").trim()),
-            ("page", q.get("page")),
-            ("limit", "20"),
-            ("sorting", "-created_at"),
-        ]),
+    let (discounts, pager) = listing(
+        &layout,
+        &q,
+        "/discounts",
+        &[("query", q.get("query").trim()), ("sorting", "-created_at")],
+        |qs| discounts_api::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/discounts"), &q);
+    .await?;
     dash.page(
         200,
         &DiscountsPage {
-            discounts: Row::many(&list.items),
+            discounts,
             pager,
             layout,
             q,
@@ -576,19 +564,13 @@ struct DiscountPage {
     saved: bool,
 }
 
-async fn org_products(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
-    let list = products_api::list(
-        dash.auth::<ProductsRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
-            ("is_archived", "false"),
-            ("limit", "100"),
-        ]),
-    )
-    .await?
-    .into_inner();
-    Ok(Row::many(&list.items))
+/// The products on sale, for a form's choices.
+pub(super) async fn org_products(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
+    let auth = dash.auth::<ProductsRead>()?;
+    choices(layout, &[("is_archived", "false")], |qs| {
+        products_api::list(auth, dash.data(), qs)
+    })
+    .await
 }
 
 fn discount_form(d: &Row) -> Form {
@@ -838,24 +820,20 @@ pub async fn custom_fields(
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path, "custom-fields", "Custom fields").await?;
+    let auth = dash.auth::<CustomFieldsRead>()?;
     let q = Form::of_query(req.query_string());
-    let list = custom_fields::list(
-        dash.auth::<CustomFieldsRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
-            ("query", q.get("query").trim()),
-            ("page", q.get("page")),
-            ("limit", "20"),
-        ]),
+    let (fields, pager) = listing(
+        &layout,
+        &q,
+        "/custom-fields",
+        &[("query", q.get("query").trim())],
+        |qs| custom_fields::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/custom-fields"), &q);
+    .await?;
     dash.page(
         200,
         &FieldsPage {
-            fields: Row::many(&list.items),
+            fields,
             pager,
             layout,
             q,

@@ -769,6 +769,54 @@ impl Pager {
     }
 }
 
+/// One page of an API list for a list page of the current organization: `call` gets the
+/// query (the organization, the page's `page`, 20 items a page, and `pairs`); returns the
+/// items and the pager of the page at `rest` (under the organization).
+pub async fn listing<T, F, Fut>(
+    layout: &Layout,
+    q: &Form,
+    rest: &str,
+    pairs: &[(&str, &str)],
+    call: F,
+) -> Result<(Vec<Row>, Pager), Fail>
+where
+    T: serde::Serialize,
+    F: FnOnce(RawQuery) -> Fut,
+    Fut: std::future::Future<Output = Result<web::Json<ListResource<T>>, ApiError>>,
+{
+    let mut all = vec![
+        ("organization_id", layout.org_id.as_str()),
+        ("page", q.get("page")),
+        ("limit", "20"),
+    ];
+    all.extend_from_slice(pairs);
+    let list = call(query(&all)).await?.into_inner();
+    Ok((
+        Row::many(&list.items),
+        Pager::new(&list, &layout.at(rest), q),
+    ))
+}
+
+/// The first hundred items of an API list of the current organization (the choices of a
+/// form: its products, its benefits).
+pub async fn choices<T, F, Fut>(
+    layout: &Layout,
+    pairs: &[(&str, &str)],
+    call: F,
+) -> Result<Vec<Row>, Fail>
+where
+    T: serde::Serialize,
+    F: FnOnce(RawQuery) -> Fut,
+    Fut: std::future::Future<Output = Result<web::Json<ListResource<T>>, ApiError>>,
+{
+    let mut all = vec![
+        ("organization_id", layout.org_id.as_str()),
+        ("limit", "100"),
+    ];
+    all.extend_from_slice(pairs);
+    Ok(Row::many(&call(query(&all)).await?.into_inner().items))
+}
+
 /// A query string for an API list: the pairs with a value.
 pub fn query(pairs: &[(&str, &str)]) -> RawQuery {
     RawQuery(

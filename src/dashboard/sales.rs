@@ -6,7 +6,8 @@ use askama::Template;
 use serde_json::{json, Value};
 
 use super::{
-    body, form_problem, query, see_other, Dash, Fail, Form, Layout, PageResult, Pager, Row,
+    body, choices, form_problem, listing, query, see_other, Dash, Fail, Form, Layout, PageResult,
+    Pager, Row,
 };
 use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyUpdate};
 use crate::api::subscription::SubscriptionUpdate;
@@ -38,14 +39,8 @@ fn of_org(row: Row, layout: &Layout) -> Result<Row, Fail> {
 }
 
 async fn product_choices(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
-    let list = products_api::list(
-        dash.auth::<ProductsRead>()?,
-        dash.data(),
-        query(&[("organization_id", &layout.org_id), ("limit", "100")]),
-    )
-    .await?
-    .into_inner();
-    Ok(Row::many(&list.items))
+    let auth = dash.auth::<ProductsRead>()?;
+    choices(layout, &[], |qs| products_api::list(auth, dash.data(), qs)).await
 }
 
 // ---------------------------------------------------------------------------------------
@@ -98,26 +93,24 @@ pub async fn orders(
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path, "orders", "Orders").await?;
     let q = Form::of_query(req.query_string());
-    let list = orders_api::list(
-        dash.auth::<OrdersRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
+    let auth = dash.auth::<OrdersRead>()?;
+    let (orders, pager) = listing(
+        &layout,
+        &q,
+        "/orders",
+        &[
             ("product_id", q.get("product_id")),
             ("customer_id", q.get("customer_id")),
             ("sorting", sorting(&q, ORDER_SORTS)),
-            ("page", q.get("page")),
-            ("limit", "20"),
-        ]),
+        ],
+        |qs| orders_api::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/orders"), &q);
+    .await?;
     let products = product_choices(&dash, &layout).await?;
     dash.page(
         200,
         &OrdersPage {
-            orders: Row::many(&list.items),
+            orders,
             products,
             pager,
             layout,
@@ -190,27 +183,25 @@ pub async fn subscriptions(
         "no" => "false",
         _ => "",
     };
-    let list = subs_api::list(
-        dash.auth::<SubscriptionsRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
+    let auth = dash.auth::<SubscriptionsRead>()?;
+    let (subscriptions, pager) = listing(
+        &layout,
+        &q,
+        "/subscriptions",
+        &[
             ("product_id", q.get("product_id")),
             ("customer_id", q.get("customer_id")),
             ("active", active),
             ("sorting", sorting(&q, SUBSCRIPTION_SORTS)),
-            ("page", q.get("page")),
-            ("limit", "20"),
-        ]),
+        ],
+        |qs| subs_api::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/subscriptions"), &q);
+    .await?;
     let products = product_choices(&dash, &layout).await?;
     dash.page(
         200,
         &SubscriptionsPage {
-            subscriptions: Row::many(&list.items),
+            subscriptions,
             products,
             pager,
             layout,
@@ -323,24 +314,19 @@ pub async fn customers(
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path, "customers", "Customers").await?;
     let q = Form::of_query(req.query_string());
-    let list = customers_api::list(
-        dash.auth::<CustomersRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
-            ("query", q.get("query").trim()),
-            ("page", q.get("page")),
-            ("limit", "20"),
-            ("sorting", "-created_at"),
-        ]),
+    let auth = dash.auth::<CustomersRead>()?;
+    let (customers, pager) = listing(
+        &layout,
+        &q,
+        "/customers",
+        &[("query", q.get("query").trim()), ("sorting", "-created_at")],
+        |qs| customers_api::list(auth, dash.data(), qs),
     )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/customers"), &q);
+    .await?;
     dash.page(
         200,
         &CustomersPage {
-            customers: Row::many(&list.items),
+            customers,
             pager,
             layout,
             q,
@@ -480,26 +466,15 @@ pub async fn license_keys(
         .into_inner();
         customers = Row::many(&found.items);
     }
-    let list = keys_api::list(
-        dash.auth::<LicenseKeysRead>()?,
-        dash.data(),
-        query(&[
-            ("organization_id", &layout.org_id),
-            ("page", q.get("page")),
-            ("limit", "20"),
-        ]),
-    )
-    .await?
-    .into_inner();
-    let pager = Pager::new(&list, &layout.at("/license-keys"), &q);
+    let auth = dash.auth::<LicenseKeysRead>()?;
+    let (keys, pager) = listing(&layout, &q, "/license-keys", &[], |qs| {
+        keys_api::list(auth, dash.data(), qs)
+    })
+    .await?;
     dash.page(
         200,
         &KeysPage {
-            keys: if searched {
-                Vec::new()
-            } else {
-                Row::many(&list.items)
-            },
+            keys: if searched { Vec::new() } else { keys },
             customers,
             searched,
             pager,
