@@ -127,9 +127,14 @@ impl Projection {
 // ---------------------------------------------------------------------------------------
 
 /// Validation outcomes not yet written, per organization and day.
+///
+/// A flush writes the counts and takes them out of the pending map in one step under
+/// `flushing`, which readers hold too ([`ValidationCounters::read`]): a chart never sees a
+/// count twice (stored and pending) or not at all. Counting never takes that lock.
 #[derive(Debug, Default)]
 pub struct ValidationCounters {
     pending: DashMap<(OrganizationId, i64), [AtomicU64; 2]>,
+    flushing: std::sync::Mutex<()>,
 }
 
 impl ValidationCounters {
@@ -144,6 +149,13 @@ impl ValidationCounters {
         self.pending.entry(key).or_default()[slot].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Runs `f` (reads of stored counts and [`Self::pending`]) while no flush moves counts
+    /// from one to the other.
+    pub fn read<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
+        let _moving = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
+        f(self)
+    }
+
     /// Counts not yet written for one day: (succeeded, refused).
     pub fn pending(&self, org: OrganizationId, day: i64) -> (u64, u64) {
         self.pending
@@ -152,48 +164,54 @@ impl ValidationCounters {
             .unwrap_or_default()
     }
 
-    /// Writes the pending counts (durably) and forgets them; returns how many days it
-    /// wrote. Counts that arrive meanwhile stay pending for the next flush; on a failed
-    /// write they are put back.
+    /// Writes the pending counts (durably before it returns) and takes them out of the
+    /// pending map; returns how many days it wrote. Counts that arrive meanwhile stay
+    /// pending for the next flush; a write the store refuses leaves every count pending.
     pub async fn flush(&self, store: &Store) -> Result<usize, StorageError> {
-        let keys: Vec<(OrganizationId, i64)> = self.pending.iter().map(|e| *e.key()).collect();
-        let mut taken = Vec::with_capacity(keys.len());
-        for key in keys {
-            // Removing the entry, not zeroing it: a day that saw no new validation since
-            // the last flush leaves the map.
-            if let Some((_, c)) = self.pending.remove(&key) {
-                let [ok, refused] = c.map(AtomicU64::into_inner);
-                if ok + refused > 0 {
-                    taken.push((key, ok, refused));
+        let written = {
+            let _moving = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
+            let taken: Vec<((OrganizationId, i64), u64, u64)> = self
+                .pending
+                .iter()
+                .map(|e| {
+                    let c = e.value();
+                    (*e.key(), c[0].load(Ordering::Relaxed), c[1].load(Ordering::Relaxed))
+                })
+                .filter(|(_, ok, refused)| ok + refused > 0)
+                .collect();
+            if taken.is_empty() {
+                None
+            } else {
+                let mut batch = Batch::new();
+                for ((org, day), ok, refused) in &taken {
+                    let mut rec = store
+                        .get::<ValidationDay>(&ValidationDay::key(*org, *day))?
+                        .map(|s| s.value)
+                        .unwrap_or_else(|| ValidationDay::empty(*org, *day));
+                    rec.succeeded += ok;
+                    rec.refused += refused;
+                    batch.put(&rec, Expect::Any)?;
                 }
-            }
-        }
-        if taken.is_empty() {
-            return Ok(0);
-        }
-        let result = async {
-            let mut batch = Batch::new();
-            for ((org, day), ok, refused) in &taken {
-                let mut rec = store
-                    .get::<ValidationDay>(&ValidationDay::key(*org, *day))?
-                    .map(|s| s.value)
-                    .unwrap_or_else(|| ValidationDay::empty(*org, *day));
-                rec.succeeded += ok;
-                rec.refused += refused;
-                batch.put(&rec, Expect::Any)?;
-            }
-            store.commit_durable(&batch).await
-        }
-        .await;
-        match result {
-            Ok(_) => Ok(taken.len()),
-            Err(e) => {
-                for ((org, day), ok, refused) in taken {
-                    let c = self.pending.entry((org, day)).or_default();
-                    c[0].fetch_add(ok, Ordering::Relaxed);
-                    c[1].fetch_add(refused, Ordering::Relaxed);
+                // Visible at once; the counts leave the pending map in the same step.
+                let committed = store.commit(&batch)?;
+                for (key, ok, refused) in &taken {
+                    if let Some(c) = self.pending.get(key) {
+                        c[0].fetch_sub(*ok, Ordering::Relaxed);
+                        c[1].fetch_sub(*refused, Ordering::Relaxed);
+                    }
                 }
-                Err(e)
+                Some((committed.seq, taken.len()))
+            }
+        };
+        // Days with nothing pending leave the map (an increment holds the entry's shard, so
+        // none is lost between the check and the removal).
+        self.pending
+            .retain(|_, c| c[0].load(Ordering::Relaxed) + c[1].load(Ordering::Relaxed) > 0);
+        match written {
+            None => Ok(0),
+            Some((seq, days)) => {
+                store.durable(seq).await?;
+                Ok(days)
             }
         }
     }
@@ -272,10 +290,13 @@ fn days_in(
     let mut out = Vec::with_capacity(usize::try_from(to - from + 1).unwrap_or(0));
     for day in (from..=to).rev() {
         let s = sales(day)?;
-        let v = store
-            .get::<ValidationDay>(&ValidationDay::key(org, day))?
-            .map(|s| s.value);
-        let (pending_ok, pending_refused) = counts.pending(org, day);
+        let (v, (pending_ok, pending_refused)) = counts.read(|c| {
+            let stored = store
+                .get::<ValidationDay>(&ValidationDay::key(org, day))
+                .map(|r| r.map(|s| s.value));
+            (stored, c.pending(org, day))
+        });
+        let v = v?;
         out.push(DayPoint {
             day,
             orders: s.as_ref().map_or(0, |s| s.orders),
@@ -359,6 +380,75 @@ mod tests {
             .get::<SalesTotals>(&org.key())
             .unwrap()
             .map_or(0, |s| s.value.active_subscriptions)
+    }
+
+    /// What a chart reads for one day: stored plus pending, under the readers' lock.
+    fn seen(store: &Store, c: &ValidationCounters, org: OrganizationId, day: i64) -> (u64, u64) {
+        c.read(|c| {
+            let stored = store
+                .get::<ValidationDay>(&ValidationDay::key(org, day))
+                .unwrap()
+                .map_or((0, 0), |s| (s.value.succeeded, s.value.refused));
+            let pending = c.pending(org, day);
+            (stored.0 + pending.0, stored.1 + pending.1)
+        })
+    }
+
+    #[actix_web::test]
+    async fn readers_never_see_a_count_twice_or_not_at_all_while_flushes_run() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let store = Store::temporary().unwrap();
+        let counters = Arc::new(ValidationCounters::default());
+        let org = OrganizationId::new();
+        let now = Utc::now();
+        let day = day_number(now);
+        // Counted so far (raised before each count), and a reader on another thread that
+        // checks what a chart would show: never less than before (a count briefly lost),
+        // never more than counted (a count seen twice).
+        let recorded = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (store, counters, recorded, stop) =
+                (store.clone(), counters.clone(), recorded.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (mut last, mut reads) = (0, 0u64);
+                while !stop.load(Ordering::SeqCst) {
+                    let (ok, refused) = seen(&store, &counters, org, day);
+                    let total = ok + refused;
+                    assert!(total >= last, "a count vanished: {total} after {last}");
+                    assert!(
+                        total <= recorded.load(Ordering::SeqCst),
+                        "a count seen twice: {total}"
+                    );
+                    last = total;
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        let mut expected = (0, 0);
+        for round in 0..200u64 {
+            for i in 0..(round % 7 + 1) {
+                let valid = i % 3 != 0;
+                // Raised first: what the reader compares with is never below what it
+                // may see.
+                recorded.fetch_add(1, Ordering::SeqCst);
+                counters.record(org, now, valid);
+                if valid {
+                    expected.0 += 1;
+                } else {
+                    expected.1 += 1;
+                }
+            }
+            counters.flush(&store).await.unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        assert!(reader.join().unwrap() > 0);
+        assert_eq!(seen(&store, &counters, org, day), expected);
+        // Everything written, nothing left pending, and the map holds no empty day.
+        assert_eq!(counters.pending(org, day), (0, 0));
+        assert!(counters.pending.is_empty());
     }
 
     #[actix_web::test]
