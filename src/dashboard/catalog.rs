@@ -165,7 +165,6 @@ pub async fn product_create(
         "prices": prices_of(&form),
     });
     let created = async {
-        form.amounts(PRICE_AMOUNTS)?;
         products_api::create(
             dash.auth::<ProductsWrite>()?,
             dash.data(),
@@ -173,7 +172,8 @@ pub async fn product_create(
         )
         .await
     }
-    .await;
+    .await
+    .map_err(|e| form.explain_amounts(e, PRICE_AMOUNTS));
     match created {
         Ok(p) => Ok(see_other(&layout.at(&format!("/products/{}", p.0.id)))),
         Err(e) => {
@@ -301,9 +301,6 @@ pub async fn product_save(
         raw["prices"] = prices_of(&form);
     }
     let saved = async {
-        if form.checked("replace_prices") {
-            form.amounts(PRICE_AMOUNTS)?;
-        }
         products_api::update(
             dash.auth::<ProductsWrite>()?,
             dash.data(),
@@ -312,7 +309,8 @@ pub async fn product_save(
         )
         .await
     }
-    .await;
+    .await
+    .map_err(|e| form.explain_amounts(e, PRICE_AMOUNTS));
     match saved {
         Ok(_) => Ok(see_other(&layout.at(&format!("/products/{id}?saved=1")))),
         Err(e) => {
@@ -485,7 +483,16 @@ pub async fn buy(
     let q = Form::of_query(req.query_string());
     let mut raw = json!({ "customer_ip_address": ip.to_string() });
     match q.opt("price_id") {
-        Some(price) => raw["product_price_id"] = Value::from(price),
+        // A price of this product only: the link names the product.
+        Some(price) => {
+            let ours = price
+                .parse::<crate::domain::ids::PriceId>()
+                .is_ok_and(|id| product.prices.iter().any(|p| p.id == id));
+            if !ours {
+                return Err(not_found());
+            }
+            raw["product_price_id"] = Value::from(price);
+        }
         None => raw["product_id"] = Value::from(product.id.to_string()),
     }
     // The organization itself creates the checkout, as a server of the seller would with
@@ -680,7 +687,6 @@ pub async fn discount_create(
         raw["basis_points"] = basis_points(&form);
     }
     let created = async {
-        form.amounts(&[("amount", "USD off"), ("percent", "Percent off")])?;
         discounts_api::create(
             dash.auth::<DiscountsWrite>()?,
             dash.data(),
@@ -688,7 +694,8 @@ pub async fn discount_create(
         )
         .await
     }
-    .await;
+    .await
+    .map_err(|e| form.explain_amounts(e, &[("amount", "USD off"), ("percent", "Percent off")]));
     match created {
         Ok(d) => Ok(see_other(
             &layout.at(&format!("/discounts/{}?saved=1", Row::of(&d.0).s("id"))),

@@ -542,28 +542,30 @@ impl Form {
         }
     }
 
-    /// Amount fields (`(name, label)`) typed in major units that do not read as one: a 422
-    /// naming each, before anything is sent to the API (which counts in cents).
-    pub fn amounts(&self, fields: &[(&str, &str)]) -> Result<(), ApiError> {
-        let errors: Vec<crate::error::FieldError> = fields
-            .iter()
-            .filter_map(|(name, label)| {
-                let typed = self.opt(name)?;
-                parse_cents(typed).is_none().then(|| {
-                    crate::error::FieldError::new(
-                        "decimal_parsing",
-                        crate::loc!["body", *label],
-                        "Enter an amount like 19 or 19.99",
-                        Value::from(typed),
-                    )
-                })
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(errors))
+    /// An API error about a form with amount fields (`(name, label)`, typed in major
+    /// units): each amount that does not read as one (sent as typed, so the API refused it
+    /// as "not an integer") is named by its label with what to type instead; the API's
+    /// other problems stay as they are.
+    pub fn explain_amounts(&self, e: ApiError, fields: &[(&str, &str)]) -> ApiError {
+        let ApiError::Validation(mut errors) = e else {
+            return e;
+        };
+        for (name, label) in fields {
+            let Some(typed) = self.opt(name).filter(|t| parse_cents(t).is_none()) else {
+                continue;
+            };
+            let before = errors.len();
+            errors.retain(|f| f.input.as_str() != Some(typed));
+            if errors.len() < before {
+                errors.push(crate::error::FieldError::new(
+                    "decimal_parsing",
+                    crate::loc!["body", *label],
+                    "Enter an amount like 19 or 19.99",
+                    Value::from(typed),
+                ));
+            }
         }
+        ApiError::Validation(errors)
     }
 
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
@@ -869,26 +871,48 @@ mod tests {
     }
 
     #[test]
-    fn amounts_that_do_not_read_are_named_before_the_api_is_called() {
+    fn amounts_that_do_not_read_are_named_by_their_label_with_the_other_problems() {
         let f = Form::parse(b"amount=19.999&yearly_amount=&minimum_amount=abc&maximum_amount=20");
-        match f.amounts(&[
+        let field = |loc: Vec<Value>, msg: &str, input: &str| {
+            crate::error::FieldError::new("int_parsing", loc, msg, Value::from(input))
+        };
+        // What the API answers for the body the form made (amounts sent as typed).
+        let api = ApiError::Validation(vec![
+            field(
+                crate::loc!["body", "name"],
+                "String should have at least 3 characters",
+                "x",
+            ),
+            field(
+                crate::loc!["body", "prices", 0, "price_amount"],
+                "Input should be a valid integer",
+                "19.999",
+            ),
+            field(
+                crate::loc!["body", "prices", 0, "minimum_amount"],
+                "Input should be a valid integer",
+                "abc",
+            ),
+        ]);
+        let fields = [
             ("amount", "Price"),
             ("yearly_amount", "Yearly price"),
             ("minimum_amount", "Minimum"),
             ("maximum_amount", "Maximum"),
-        ]) {
-            Err(e) => assert_eq!(
-                describe(&e),
-                vec![
-                    "Price: Enter an amount like 19 or 19.99",
-                    "Minimum: Enter an amount like 19 or 19.99"
-                ]
-            ),
-            Ok(()) => panic!("19.999 and abc are not amounts"),
-        }
-        assert!(Form::parse(b"amount=19.99")
-            .amounts(&[("amount", "Price")])
-            .is_ok());
+        ];
+        assert_eq!(
+            describe(&f.explain_amounts(api, &fields)),
+            vec![
+                "name: String should have at least 3 characters",
+                "Price: Enter an amount like 19 or 19.99",
+                "Minimum: Enter an amount like 19 or 19.99"
+            ]
+        );
+        // Other errors pass through.
+        assert!(matches!(
+            f.explain_amounts(ApiError::Conflict("x".into()), &fields),
+            ApiError::Conflict(_)
+        ));
     }
 
     #[test]
