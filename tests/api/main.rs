@@ -15,6 +15,7 @@ mod crash;
 mod custom_fields;
 mod customer_portal_keys;
 mod customers;
+mod dashboard;
 mod discounts;
 mod disk_full;
 mod errors;
