@@ -175,7 +175,11 @@ impl ValidationCounters {
                 .iter()
                 .map(|e| {
                     let c = e.value();
-                    (*e.key(), c[0].load(Ordering::Relaxed), c[1].load(Ordering::Relaxed))
+                    (
+                        *e.key(),
+                        c[0].load(Ordering::Relaxed),
+                        c[1].load(Ordering::Relaxed),
+                    )
                 })
                 .filter(|(_, ok, refused)| ok + refused > 0)
                 .collect();
@@ -409,8 +413,12 @@ mod tests {
         let recorded = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let reader = {
-            let (store, counters, recorded, stop) =
-                (store.clone(), counters.clone(), recorded.clone(), stop.clone());
+            let (store, counters, recorded, stop) = (
+                store.clone(),
+                counters.clone(),
+                recorded.clone(),
+                stop.clone(),
+            );
             std::thread::spawn(move || {
                 let (mut last, mut reads) = (0, 0u64);
                 while !stop.load(Ordering::SeqCst) {

@@ -9,7 +9,7 @@ use super::{
     body, choices, form_problem, listing, see_other, Dash, Fail, Form, Layout, PageResult, Pager,
     Row,
 };
-use crate::api::benefit::BenefitCreate;
+use crate::api::benefit::{BenefitCreate, BenefitUpdate};
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate};
 use crate::auth::{Scope, Subject};
@@ -387,15 +387,8 @@ pub async fn benefits(
     )
 }
 
-pub async fn benefit_create(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    path: web::Path<String>,
-    bytes: web::Bytes,
-) -> PageResult {
-    let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
-    let layout = dash.layout(&path, "benefits", "Benefits").await?;
+/// The body of a license-key benefit form (create and update).
+fn license_key_benefit(form: &Form) -> Value {
     let expires = match form.opt("ttl") {
         None => Value::Null,
         Some(_) => json!({ "ttl": form.int("ttl"), "timeframe": form.get("timeframe") }),
@@ -407,17 +400,140 @@ pub async fn benefit_create(
             "enable_customer_admin": form.checked("enable_customer_admin"),
         }),
     };
-    let raw = json!({
+    json!({
         "type": "license_keys",
         "description": form.get("description").trim(),
-        "organization_id": layout.org_id,
         "properties": {
             "prefix": form.text("prefix"),
             "expires": expires,
             "activations": activations,
             "limit_usage": form.int("limit_usage"),
         },
-    });
+    })
+}
+
+/// The form of a benefit as stored.
+fn benefit_form(b: &Row) -> Form {
+    let mut f = Form::default();
+    f.set("description", b.s("description"));
+    f.set("prefix", b.s("properties.prefix"));
+    f.set("limit_usage", b.s("properties.limit_usage"));
+    f.set("ttl", b.s("properties.expires.ttl"));
+    f.set(
+        "timeframe",
+        b.opt_s("properties.expires.timeframe")
+            .unwrap_or_else(|| "year".into()),
+    );
+    f.set("activations", b.s("properties.activations.limit"));
+    if b.is("properties.activations.enable_customer_admin") {
+        f.set("enable_customer_admin", "on");
+    }
+    f
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/benefit.html")]
+struct BenefitPage {
+    layout: Layout,
+    benefit: Row,
+    form: Form,
+    errors: Vec<String>,
+    saved: bool,
+}
+
+async fn benefit_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
+    let b = benefits_api::get(
+        dash.auth::<BenefitsRead>()?,
+        dash.data(),
+        web::Path::from(id.to_string()),
+    )
+    .await?
+    .into_inner();
+    let row = Row::of(&b);
+    if row.s("organization_id") != layout.org_id {
+        return Err(Fail::Api(crate::error::ApiError::not_found()));
+    }
+    Ok(row)
+}
+
+pub async fn benefit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req)?;
+    let layout = dash.layout(&path.0, "benefits", "Benefit").await?;
+    let benefit = benefit_row(&dash, &layout, &path.1).await?;
+    let saved = Form::of_query(req.query_string()).checked("saved");
+    dash.page(
+        200,
+        &BenefitPage {
+            form: benefit_form(&benefit),
+            benefit,
+            layout,
+            errors: Vec::new(),
+            saved,
+        },
+    )
+}
+
+/// Saves a benefit: a license-key benefit's description and properties (keys already
+/// granted keep theirs, as with the API); another type's description.
+pub async fn benefit_save(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let form = Form::parse(&bytes);
+    let dash = Dash::posted(&state, &req, &form)?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "benefits", "Benefit").await?;
+    let benefit = benefit_row(&dash, &layout, &id).await?;
+    let raw = if benefit.s("type") == "license_keys" {
+        license_key_benefit(&form)
+    } else {
+        json!({ "type": benefit.s("type"), "description": form.get("description").trim() })
+    };
+    let saved = async {
+        benefits_api::update(
+            dash.auth::<BenefitsWrite>()?,
+            dash.data(),
+            web::Path::from(id.clone()),
+            body::<BenefitUpdate>(raw)?,
+        )
+        .await
+    }
+    .await;
+    match saved {
+        Ok(_) => Ok(see_other(&layout.at(&format!("/benefits/{id}?saved=1")))),
+        Err(e) => {
+            let (status, errors) = form_problem(e)?;
+            dash.page(
+                status,
+                &BenefitPage {
+                    layout,
+                    benefit,
+                    form,
+                    errors,
+                    saved: false,
+                },
+            )
+        }
+    }
+}
+
+pub async fn benefit_create(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let form = Form::parse(&bytes);
+    let dash = Dash::posted(&state, &req, &form)?;
+    let layout = dash.layout(&path, "benefits", "Benefits").await?;
+    let mut raw = license_key_benefit(&form);
+    raw["organization_id"] = Value::from(layout.org_id.as_str());
     let created = async {
         benefits_api::create(
             dash.auth::<BenefitsWrite>()?,

@@ -55,6 +55,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/dashboard/{org}/products/{id}/benefits", "Set the benefits a product grants."),
     ("get", "/dashboard/{org}/benefits", "Benefits, and the form to create a license-key benefit."),
     ("post", "/dashboard/{org}/benefits", "Create a license-key benefit."),
+    ("get", "/dashboard/{org}/benefits/{id}", "Form: edit a benefit."),
+    ("post", "/dashboard/{org}/benefits/{id}", "Save a benefit (a license-key benefit's prefix, expiry and limits)."),
     ("get", "/dashboard/{org}/orders", "Orders (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/orders/{id}", "An order."),
     ("get", "/dashboard/{org}/subscriptions", "Subscriptions (filters, sorting, pages)."),
@@ -90,6 +92,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/products/{id}", { get => catalog::product, post => catalog::product_save });
     resource!(cfg, "/dashboard/{org}/products/{id}/benefits", { post => catalog::product_benefits });
     resource!(cfg, "/dashboard/{org}/benefits", { get => catalog::benefits, post => catalog::benefit_create });
+    resource!(cfg, "/dashboard/{org}/benefits/{id}", { get => catalog::benefit, post => catalog::benefit_save });
     resource!(cfg, "/dashboard/{org}/orders", { get => sales::orders });
     resource!(cfg, "/dashboard/{org}/orders/{id}", { get => sales::order });
     resource!(cfg, "/dashboard/{org}/subscriptions", { get => sales::subscriptions });
@@ -654,6 +657,11 @@ impl Row {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         }
+    }
+
+    /// A value as text, `None` when null or empty.
+    pub fn opt_s(&self, path: &str) -> Option<String> {
+        Some(self.s(path)).filter(|s| !s.is_empty())
     }
 
     /// Whether a value is present and not false, 0 or empty.

@@ -546,6 +546,15 @@ fn pages_of(s: &Sold) -> Vec<PageCase> {
             vec!["Alpha license".into(), "prefix ALPHA".into()],
         ),
         (
+            "/dashboard/{org}/benefits/{id}",
+            at(&format!("/benefits/{}", s.shop.benefit)),
+            vec![
+                "<h1>Benefit Alpha license</h1>".into(),
+                r#"name="prefix" value="ALPHA""#.into(),
+                r#"name="activations" value="3""#.into(),
+            ],
+        ),
+        (
             "/dashboard/{org}/orders",
             at("/orders"),
             vec![ADA.into(), GRACE.into(), EBOOK.into(), "$25.00".into()],
@@ -657,6 +666,11 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             "/dashboard/{org}/benefits",
             at("/benefits"),
             vec![("description", "Intruder".into())],
+        ),
+        (
+            "/dashboard/{org}/benefits/{id}",
+            at(&format!("/benefits/{}", s.shop.benefit)),
+            vec![("description", "Taken Over".into())],
         ),
         (
             "/dashboard/{org}/subscriptions/{id}",
@@ -1485,6 +1499,94 @@ async fn the_product_forms_create_edit_replace_prices_and_archive() {
     let page = b.get(&path).await;
     assert!(!page.body.contains(r#"<span class="badge">archived</span>"#));
     checkout_secret(&Browser::new(&app).get(&format!("/buy/{ebook}")).await);
+}
+
+#[actix_web::test]
+async fn a_benefit_is_edited_validated_and_csrf_checked() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "benefit-edit@example.com", SHOP).await;
+    let shop = shop(&mut b, &org).await;
+    let path = format!("/dashboard/{org}/benefits/{}", shop.benefit);
+    let page = b.get(&path).await;
+    assert_html(&page);
+    assert_eq!(page.input("prefix").as_deref(), Some("ALPHA"));
+    assert!(checked(&page, "enable_customer_admin"));
+
+    // Saved: new prefix, an expiry, no activation limit, a usage limit.
+    let page = form_post(
+        &mut b,
+        &path,
+        &[
+            ("description", "Alpha license v2"),
+            ("prefix", "ALPHA2"),
+            ("ttl", "1"),
+            ("timeframe", "year"),
+            ("activations", ""),
+            ("limit_usage", "500"),
+        ],
+    )
+    .await;
+    assert_eq!(redirected(&page), format!("{path}?saved=1"));
+    let page = b.get(&format!("{path}?saved=1")).await;
+    assert!(saved(&page));
+    assert_eq!(page.input("prefix").as_deref(), Some("ALPHA2"));
+    assert_eq!(page.input("ttl").as_deref(), Some("1"));
+    assert_eq!(page.input("activations").as_deref(), Some(""));
+    assert_eq!(page.input("limit_usage").as_deref(), Some("500"));
+    assert!(page.body.contains(r#"<option value="year" selected>"#));
+    // The API reads the same benefit.
+    let api = app.state.store.get::<tollgate::domain::benefit::Benefit>(
+        &shop
+            .benefit
+            .parse::<tollgate::domain::ids::BenefitId>()
+            .unwrap()
+            .key(),
+    );
+    let stored = api.unwrap().unwrap().value;
+    assert_eq!(stored.description, "Alpha license v2");
+
+    // Invalid: named, the form as typed, nothing saved.
+    let page = form_post(
+        &mut b,
+        &path,
+        &[
+            ("description", "Alpha license v3"),
+            ("activations", "-1"),
+            ("timeframe", "year"),
+        ],
+    )
+    .await;
+    assert_invalid(&page, "properties › activations › limit");
+    assert_eq!(
+        page.input("description").as_deref(),
+        Some("Alpha license v3")
+    );
+    let page = form_post(&mut b, &path, &[("description", "")]).await;
+    assert_invalid(&page, "description");
+
+    // CSRF: refused, nothing changed.
+    assert_csrf_refused(&mut b, &path, &[("description", "Forged")]).await;
+    let page = b.get(&path).await;
+    assert_eq!(
+        page.input("description").as_deref(),
+        Some("Alpha license v2")
+    );
+
+    // Another seller: 404 on the page and the form.
+    let (mut other, other_org) = seller(&app, "benefit-other@example.com", "Other Shop").await;
+    assert_not_found(&other.get(&path).await);
+    assert_not_found(
+        &other
+            .get(&format!("/dashboard/{other_org}/benefits/{}", shop.benefit))
+            .await,
+    );
+    let page = form_post(
+        &mut other,
+        &format!("/dashboard/{other_org}/benefits/{}", shop.benefit),
+        &[("description", "Taken Over")],
+    )
+    .await;
+    assert_not_found(&page);
 }
 
 #[actix_web::test]
