@@ -470,8 +470,58 @@ def revoke_the_key(d):
     shoot(d, "overview")
 
 
+def the_other_sections(d):
+    """The pages the sale did not pass through: each used once, phone width checked."""
+    section(d, "Subscriptions")
+    check("no subscription yet", "No subscriptions." in text(d, "main"))
+    shoot(d, "subscriptions")
+
+    section(d, "Discounts")
+    follow(d, "New discount")
+    fill(d, "name", "Launch")
+    fill(d, "code", "LAUNCH")
+    fill(d, "percent", "20")
+    submit(d, "Create discount")
+    check("the discount is saved", "Saved." in text(d, "main"), d.current_url)
+    no_horizontal_scroll(d, "the discount page")
+    shoot(d, "discount")
+    section(d, "Discounts")
+    check("the discount is listed", "LAUNCH" in text(d, "main"))
+    shoot(d, "discounts")
+
+    section(d, "Custom fields")
+    follow(d, "New custom field")
+    Select(d.find_element(By.ID, "type")).select_by_value("select")
+    fill(d, "name", "Seats")
+    fill(d, "slug", "seats")
+    fill(d, "options", "1: One seat\n5: Five seats")
+    submit(d, "Create custom field")
+    check("the custom field is saved", "Saved." in text(d, "main"), d.current_url)
+    shoot(d, "custom-field")
+    section(d, "Custom fields")
+    check("the custom field is listed", "seats" in text(d, "main"))
+    shoot(d, "custom-fields")
+
+    section(d, "Benefits")
+    follow(d, BENEFIT)
+    fill(d, "limit_usage", "250")
+    submit(d, "Save benefit")
+    check("the benefit is saved", "Saved." in text(d, "main"), d.current_url)
+    check("the new usage limit is shown",
+          d.find_element(By.ID, "limit_usage").get_attribute("value") == "250")
+    shoot(d, "benefit")
+
+    section(d, "Settings")
+    fill(d, "bio", "We make tools.")
+    submit(d, "Save settings")
+    check("the settings are saved", "Saved." in text(d, "main"), d.current_url)
+    no_horizontal_scroll(d, "the settings page")
+    shoot(d, "settings")
+
+
 STEPS = (sign_up_and_in, create_organization, create_benefit, create_product,
-         buy_through_the_link, find_the_sale, validations_reach_the_overview, revoke_the_key)
+         buy_through_the_link, find_the_sale, validations_reach_the_overview, revoke_the_key,
+         the_other_sections)
 
 
 def main():
