@@ -6,8 +6,8 @@ use askama::Template;
 use serde_json::{json, Value};
 
 use super::{
-    body, choices, form_problem, listing, see_other, Dash, Fail, Form, Layout, PageResult, Pager,
-    Row,
+    body, choices, form_problem, listing, record, see_other, Dash, Fail, Form, Layout, PageResult,
+    Pager, Row,
 };
 use crate::api::benefit::{BenefitCreate, BenefitUpdate};
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
@@ -213,18 +213,12 @@ impl ProductPage {
 
 /// A product of the page's organization (else the API's 404).
 async fn product_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let p = products_api::get(
-        dash.auth::<ProductsRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<ProductsRead>()?;
+    record(
+        layout,
+        products_api::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    let row = Row::of(&p);
-    if row.s("organization_id") != layout.org_id {
-        return Err(Fail::Api(crate::error::ApiError::not_found()));
-    }
-    Ok(row)
+    .await
 }
 
 async fn org_benefits(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
@@ -442,18 +436,12 @@ struct BenefitPage {
 }
 
 async fn benefit_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let b = benefits_api::get(
-        dash.auth::<BenefitsRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<BenefitsRead>()?;
+    record(
+        layout,
+        benefits_api::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    let row = Row::of(&b);
-    if row.s("organization_id") != layout.org_id {
-        return Err(Fail::Api(crate::error::ApiError::not_found()));
-    }
-    Ok(row)
+    .await
 }
 
 pub async fn benefit(
@@ -835,18 +823,12 @@ pub async fn discount_create(
 }
 
 async fn discount_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let d = discounts_api::get(
-        dash.auth::<DiscountsRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<DiscountsRead>()?;
+    record(
+        layout,
+        discounts_api::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    let row = Row::of(&d);
-    if row.s("organization_id") != layout.org_id {
-        return Err(Fail::Api(crate::error::ApiError::not_found()));
-    }
-    Ok(row)
+    .await
 }
 
 pub async fn discount(
@@ -1116,18 +1098,12 @@ pub async fn field_create(
 }
 
 async fn field_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let f = custom_fields::get(
-        dash.auth::<CustomFieldsRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<CustomFieldsRead>()?;
+    record(
+        layout,
+        custom_fields::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    let row = Row::of(&f);
-    if row.s("organization_id") != layout.org_id {
-        return Err(Fail::Api(crate::error::ApiError::not_found()));
-    }
-    Ok(row)
+    .await
 }
 
 pub async fn field(

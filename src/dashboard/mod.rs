@@ -827,6 +827,27 @@ where
     Ok(Row::many(&call(query(&all)).await?.into_inner().items))
 }
 
+/// A record of the current organization, from an API `get` (which applies the API's
+/// tenancy); one of another organization of the same member is a 404 here too, so each
+/// organization's records are reached under its own pages only. Orders and subscriptions
+/// name their organization through their product.
+pub async fn record<T, Fut>(layout: &Layout, get: Fut) -> Result<Row, Fail>
+where
+    T: serde::Serialize,
+    Fut: std::future::Future<Output = Result<web::Json<T>, ApiError>>,
+{
+    let row = Row::of(&get.await?.into_inner());
+    let org = match row.s("organization_id") {
+        o if o.is_empty() => row.s("product.organization_id"),
+        o => o,
+    };
+    if org == layout.org_id {
+        Ok(row)
+    } else {
+        Err(Fail::Api(ApiError::not_found()))
+    }
+}
+
 /// A query string for an API list: the pairs with a value.
 pub fn query(pairs: &[(&str, &str)]) -> RawQuery {
     RawQuery(

@@ -6,14 +6,13 @@ use askama::Template;
 use serde_json::{json, Value};
 
 use super::{
-    body, choices, form_problem, listing, query, see_other, Dash, Fail, Form, Layout, PageResult,
-    Pager, Row,
+    body, choices, form_problem, listing, query, record, see_other, Dash, Fail, Form, Layout,
+    PageResult, Pager, Row,
 };
 use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyUpdate};
 use crate::api::subscription::SubscriptionUpdate;
 use crate::auth::{Scope, Subject};
 use crate::domain::ids::{CustomerId, OrganizationId};
-use crate::error::ApiError;
 use crate::extract::auth::{
     AuthMethod, CustomerPortalRead, CustomersRead, LicenseKeysRead, LicenseKeysWrite, OrdersRead,
     Principal, ProductsRead, SubscriptionsRead, SubscriptionsWrite,
@@ -22,21 +21,6 @@ use crate::extract::{path_id, Auth};
 use crate::routes::{customer_portal, customers as customers_api, license_keys as keys_api};
 use crate::routes::{orders as orders_api, products as products_api, subscriptions as subs_api};
 use crate::state::AppState;
-
-/// A record of the page's organization, else the API's 404 (a member of several
-/// organizations reaches each one's records under its own pages only).
-fn of_org(row: Row, layout: &Layout) -> Result<Row, Fail> {
-    // Orders and subscriptions name their organization through their product.
-    let org = match row.s("organization_id") {
-        o if o.is_empty() => row.s("product.organization_id"),
-        o => o,
-    };
-    if org == layout.org_id {
-        Ok(row)
-    } else {
-        Err(Fail::Api(ApiError::not_found()))
-    }
-}
 
 async fn product_choices(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
     let auth = dash.auth::<ProductsRead>()?;
@@ -139,14 +123,12 @@ pub async fn order(
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path.0, "orders", "Order").await?;
-    let order = orders_api::get(
-        dash.auth::<OrdersRead>()?,
-        dash.data(),
-        web::Path::from(path.1.clone()),
+    let auth = dash.auth::<OrdersRead>()?;
+    let order = record(
+        &layout,
+        orders_api::get(auth, dash.data(), web::Path::from(path.1.clone())),
     )
-    .await?
-    .into_inner();
-    let order = of_org(Row::of(&order), &layout)?;
+    .await?;
     dash.page(200, &OrderPage { layout, order })
 }
 
@@ -219,14 +201,12 @@ struct SubscriptionPage {
 }
 
 async fn subscription_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let s = subs_api::get(
-        dash.auth::<SubscriptionsRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<SubscriptionsRead>()?;
+    record(
+        layout,
+        subs_api::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    of_org(Row::of(&s), layout)
+    .await
 }
 
 pub async fn subscription(
@@ -374,14 +354,12 @@ pub async fn customer(
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
     let layout = dash.layout(&path.0, "customers", "Customer").await?;
-    let customer = customers_api::get(
-        dash.auth::<CustomersRead>()?,
-        dash.data(),
-        web::Path::from(path.1.clone()),
+    let auth = dash.auth::<CustomersRead>()?;
+    let customer = record(
+        &layout,
+        customers_api::get(auth, dash.data(), web::Path::from(path.1.clone())),
     )
-    .await?
-    .into_inner();
-    let customer = of_org(Row::of(&customer), &layout)?;
+    .await?;
     let id = customer.s("id");
     let orders = orders_api::list(
         dash.auth::<OrdersRead>()?,
@@ -495,14 +473,12 @@ struct KeyPage {
 }
 
 async fn key_row(dash: &Dash, layout: &Layout, id: &str) -> Result<Row, Fail> {
-    let k = keys_api::get(
-        dash.auth::<LicenseKeysRead>()?,
-        dash.data(),
-        web::Path::from(id.to_string()),
+    let auth = dash.auth::<LicenseKeysRead>()?;
+    record(
+        layout,
+        keys_api::get(auth, dash.data(), web::Path::from(id.to_string())),
     )
-    .await?
-    .into_inner();
-    of_org(Row::of(&k), layout)
+    .await
 }
 
 fn key_form(k: &Row) -> Form {
