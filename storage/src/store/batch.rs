@@ -207,6 +207,9 @@ impl<R: Record> Op for PutOp<R> {
             return Ok(None);
         };
         let (rev, version, payload) = codec::open(&old)?;
+        // The condition first: a record another writer changed may differ in anything
+        // (its keys too), and is a conflict whatever the rest says.
+        self.expect.check(R::COLLECTION, Some(rev))?;
         if self.keeps_keys {
             debug_assert!(
                 R::decode(version, payload)
@@ -225,7 +228,6 @@ impl<R: Record> Op for PutOp<R> {
                 return Ok(None);
             }
         }
-        self.expect.check(R::COLLECTION, Some(rev))?;
         let new = codec::seal(rev + 1, R::VERSION, &self.payload);
         match records.compare_and_swap(&self.key, Some(old), Some(new))? {
             Ok(()) => Ok(Some(rev + 1)),
