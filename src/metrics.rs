@@ -209,7 +209,8 @@ impl Metrics {
                 Opts::new(
                     "actor_events_total",
                     "Actor life-cycle events by kind: spawned, restarted (after a panic), \
-                     passivated, write_back (deferred counters written)",
+                     passivated, write_back (deferred counters written), redecide (a command \
+                     decided again after its conditional write lost to another writer)",
                 ),
                 &["kind", "event"],
             )?,
@@ -324,6 +325,7 @@ impl Metrics {
                 ("restarted", stats.restarts_total),
                 ("passivated", stats.passivations_total),
                 ("write_back", stats.write_backs_total),
+                ("redecide", stats.redecides_total),
             ] {
                 raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
             }

@@ -9,9 +9,12 @@
 //!   the batch synchronously (an in-memory append), swaps in the new state, and returns an
 //!   [`ActorResponse`] future that awaits the group-commit flush of *that* write before it
 //!   replies. The entity handles its next message meanwhile. A failed commit leaves the state
-//!   as it was and replies with the error (a `Conflict` also reloads the state, since someone
-//!   else wrote the record). A failed flush fails the reply and reloads the state from the
-//!   store.
+//!   as it was and replies with the error. A failed flush fails the reply and reloads the
+//!   state from the store.
+//! * **The store decides** (`design/scale-out.md`): a commit that loses its conditional write
+//!   to another writer (another node) reloads the stored snapshot and decides the command
+//!   again on it, before any reply leaves, up to [`MAX_DECIDES`] times (then 503
+//!   `Contended`): a stale cache costs a retry, never a wrong answer.
 //! * **Reads never reveal what a crash could undo**: `read` (and a domain rejection, which
 //!   also reveals state) replies once everything this entity has written is durable. That is
 //!   usually already true, and then the reply is immediate. Right after a load, the entity
@@ -42,9 +45,13 @@ use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
 use tollgate_storage::{Batch, Committed, DurableFuture, StorageError, Store};
 
-use crate::error::ActorError;
+use crate::error::{ActorError, Unavailable};
 use crate::mailbox::Mail;
 use crate::registry::Shared;
+
+/// How many times [`EntityActor::execute`] decides a command (the first time, then after
+/// each conflict with another writer) before it answers [`Unavailable::Contended`].
+pub const MAX_DECIDES: usize = 3;
 
 /// What the runtime needs to know about an aggregate.
 ///
@@ -337,27 +344,51 @@ impl<E: Entity> EntityActor<E> {
     /// Runs a command: `decide` sees the current state and the time and returns an
     /// [`Outcome`] (or an error, replied after the read barrier). A commit is applied as
     /// described in the module docs.
+    ///
+    /// **The store decides.** Every write of an aggregate is conditional on the revision
+    /// its state was read at. If another writer (another node, or a handler writing the
+    /// record directly) got there first, the commit fails with a conflict before any reply
+    /// has left: the entity reloads the stored snapshot and runs `decide` again on it, up
+    /// to [`MAX_DECIDES`] times, then answers [`Unavailable::Contended`] (a 503). A stale
+    /// in-memory state can cost a retry, never a wrong answer.
     pub fn execute<R, Er, F>(
         &mut self,
         ctx: &mut Context<Self>,
-        decide: F,
+        mut decide: F,
     ) -> CommandReply<E, R, Er>
     where
         R: 'static,
         Er: 'static,
-        F: FnOnce(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>,
+        F: FnMut(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>,
     {
         self.absorb(ctx);
-        let now = self.now();
-        match decide(&self.state, now) {
-            Ok(Outcome::Commit {
-                batch,
-                state,
-                reply,
-            }) => self.commit(ctx, batch, state, reply),
-            Ok(Outcome::Reply(reply)) => self.reply(Ok(reply)),
-            Err(e) => self.reply(Err(e)),
+        for _ in 0..MAX_DECIDES {
+            let now = self.now();
+            match decide(&self.state, now) {
+                Ok(Outcome::Commit {
+                    batch,
+                    state,
+                    reply,
+                }) => match self.apply(ctx, &batch, state) {
+                    Ok(seq) => return self.on_durable(ctx, seq, reply),
+                    Err(StorageError::Conflict { .. }) => {
+                        self.shared.stats.redecides.fetch_add(1, Ordering::Relaxed);
+                        // Another writer changed the record: decide again on what it wrote.
+                        if !self.reload(ctx) {
+                            return CommandReply::now(Err(ActorError::Unavailable(
+                                Unavailable::Passivated,
+                            )));
+                        }
+                    }
+                    Err(e) => return CommandReply::now(Err(ActorError::Storage(e))),
+                },
+                Ok(Outcome::Reply(reply)) => return self.reply(Ok(reply)),
+                Err(e) => return self.reply(Err(e)),
+            }
         }
+        tracing::warn!(entity = E::NAME, id = %self.id,
+            "the record kept changing under concurrent writers; refusing the command");
+        CommandReply::now(Err(ActorError::Unavailable(Unavailable::Contended)))
     }
 
     /// Answers a query from the current state (with whatever readers outside the mailbox
@@ -375,37 +406,63 @@ impl<E: Entity> EntityActor<E> {
     }
 
     /// Commits `batch`; on success holds `state` and replies `reply` once the write is
-    /// durable. On a commit error the state is unchanged and the error is the reply.
+    /// durable. On a commit error the state is unchanged and the error is the reply (a
+    /// conflict also reloads the stored snapshot: ours is stale). Commands go through
+    /// [`Self::execute`], which decides again after a conflict instead.
     pub fn commit<R, Er>(
         &mut self,
         ctx: &mut Context<Self>,
         batch: Batch,
-        mut state: E::State,
+        state: E::State,
         reply: R,
     ) -> CommandReply<E, R, Er>
     where
         R: 'static,
         Er: 'static,
     {
-        let committed = match self.shared.store.commit(&batch) {
-            Ok(committed) => committed,
+        match self.apply(ctx, &batch, state) {
+            Ok(seq) => self.on_durable(ctx, seq, reply),
             Err(e) => {
                 if matches!(e, StorageError::Conflict { .. }) {
-                    // Another writer changed the record: our copy is stale.
                     self.reload(ctx);
                 }
-                return CommandReply::now(Err(ActorError::Storage(e)));
+                CommandReply::now(Err(ActorError::Storage(e)))
             }
-        };
+        }
+    }
+
+    /// Commits `batch` and, once it is in, holds `state`; returns the write's sequence
+    /// number. On an error nothing changes.
+    fn apply(
+        &mut self,
+        ctx: &mut Context<Self>,
+        batch: &Batch,
+        mut state: E::State,
+    ) -> Result<u64, StorageError> {
+        let committed = self.shared.store.commit(batch)?;
         E::on_commit(&mut state, &committed);
         self.state = state;
         self.last_seq = Some(committed.seq);
         // The snapshot just written carries every deferred change too.
         self.clean(ctx);
         self.publish(ctx, committed.seq);
+        Ok(committed.seq)
+    }
+
+    /// `reply`, once the write numbered `seq` is durable.
+    fn on_durable<R, Er>(
+        &self,
+        ctx: &mut Context<Self>,
+        seq: u64,
+        reply: R,
+    ) -> CommandReply<E, R, Er>
+    where
+        R: 'static,
+        Er: 'static,
+    {
         CommandReply {
             inner: ReplyKind::OnDurable {
-                seq: committed.seq,
+                seq,
                 value: Ok(reply),
                 store: self.shared.store.clone(),
                 entity: ctx.address(),

@@ -31,16 +31,22 @@ pub enum Unavailable {
     /// the reply was pending): the outcome is unknown, so the message is not retried.
     #[error("the entity stopped before replying")]
     ReplyLost,
+    /// The record kept changing under concurrent writers: the command lost its conditional
+    /// write [`crate::entity::MAX_DECIDES`] times in a row, decided again each time on the
+    /// newest snapshot. Nothing was written; retrying is safe.
+    #[error("the record kept changing under concurrent writers")]
+    Contended,
 }
 
 impl Unavailable {
     /// Every reason, in a fixed order (metrics).
-    pub const ALL: [Unavailable; 5] = [
+    pub const ALL: [Unavailable; 6] = [
         Unavailable::MailboxFull,
         Unavailable::Timeout,
         Unavailable::Closed,
         Unavailable::Passivated,
         Unavailable::ReplyLost,
+        Unavailable::Contended,
     ];
 
     /// A short name (a metrics label).
@@ -51,6 +57,7 @@ impl Unavailable {
             Unavailable::Closed => "closed",
             Unavailable::Passivated => "passivated",
             Unavailable::ReplyLost => "reply_lost",
+            Unavailable::Contended => "contended",
         }
     }
 

@@ -88,7 +88,9 @@ pub struct RegistryStats {
     /// write the reply waits for), in seconds.
     pub send_seconds_total: f64,
     /// Sends refused as unavailable (503), by reason ([`Unavailable::ALL`] order).
-    pub unavailable_total: [(&'static str, u64); 5],
+    pub unavailable_total: [(&'static str, u64); 6],
+    /// Commands decided again after their conditional write lost to another writer.
+    pub redecides_total: u64,
 }
 
 #[derive(Default)]
@@ -100,7 +102,8 @@ pub(crate) struct Counters {
     pub(crate) running: AtomicUsize,
     pub(crate) sends: AtomicU64,
     pub(crate) send_nanos: AtomicU64,
-    pub(crate) unavailable: [AtomicU64; 5],
+    pub(crate) unavailable: [AtomicU64; 6],
+    pub(crate) redecides: AtomicU64,
 }
 
 /// A live entity as the map holds it.
@@ -349,6 +352,7 @@ impl<E: Entity> Registry<E> {
             restarts_total: shared.stats.restarts.load(Ordering::Relaxed),
             passivations_total: shared.stats.passivations.load(Ordering::Relaxed),
             write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
+            redecides_total: shared.stats.redecides.load(Ordering::Relaxed),
             sends_total: shared.stats.sends.load(Ordering::Relaxed),
             send_seconds_total: shared.stats.send_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             unavailable_total: Unavailable::ALL.map(|why| {

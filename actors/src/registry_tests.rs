@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::future::{join, join_all};
 use tokio::sync::oneshot;
-use tollgate_storage::{Expect, StorageError, Store};
+use tollgate_storage::{Expect, Store};
 
 use crate::clock::SystemClock;
 use crate::error::{ActorError, Unavailable};
@@ -354,24 +354,66 @@ async fn idle_entity_passivates_itself() {
 }
 
 #[actix::test]
-async fn conflicting_outside_write_fails_then_reloads() {
+async fn a_command_that_loses_to_an_outside_write_is_decided_again_on_it() {
     let (registry, store) = registry();
     let id = stored_counter(&store, 100).await;
     assert_eq!(registry.call(id, Increment).await, Ok(1));
 
-    // Another writer bumps the record behind the actor's back.
+    // Another writer (another node) bumps the record behind the actor's back.
     let (mut record, _) = stored(&store, id).unwrap();
     record.value = 40;
     put_counter(&store, &record, Expect::Any).await;
 
-    // The conditional write fails; the entity reloads and the next command succeeds.
-    let conflict = registry.call(id, Increment).await;
-    assert!(matches!(
-        conflict,
-        Err(ActorError::Storage(StorageError::Conflict { .. }))
-    ));
+    // The conditional write loses; before any reply the entity reloads and decides again
+    // on what the other writer wrote: 41, never a stale 2.
     assert_eq!(registry.call(id, Increment).await, Ok(41));
     assert_eq!(stored(&store, id).unwrap().0.value, 41);
+    assert_eq!(registry.stats().redecides_total, 1);
+    assert_eq!(registry.call(id, Increment).await, Ok(42));
+    assert_eq!(registry.stats().redecides_total, 1);
+}
+
+#[actix::test]
+async fn an_outside_write_that_makes_the_command_invalid_gets_a_refusal_and_no_write() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 10).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    // The other node used the rest of the limit.
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 10;
+    let rev = put_counter(&store, &record, Expect::Any).await;
+    assert_eq!(
+        registry.call(id, Increment).await,
+        Err(ActorError::Domain(CounterError::LimitReached))
+    );
+    assert_eq!(stored(&store, id).unwrap(), (record, rev));
+}
+
+#[actix::test]
+async fn racing_writers_cost_retries_then_a_503_never_a_wrong_answer() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 1_000).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    // Two lost races (values 11 and 21 written by the racer): the third decision wins.
+    assert_eq!(
+        registry.call(id, IncrementAgainstRacer { races: 2 }).await,
+        Ok(22)
+    );
+    assert_eq!(stored(&store, id).unwrap().0.value, 22);
+    // Losing every race: refused as contended (503), and only the racer's writes stand.
+    let lost = registry
+        .call(
+            id,
+            IncrementAgainstRacer {
+                races: crate::entity::MAX_DECIDES,
+            },
+        )
+        .await;
+    assert_eq!(lost, Err(ActorError::Unavailable(Unavailable::Contended)));
+    assert_eq!(stored(&store, id).unwrap().0.value, 52);
+    assert_eq!(registry.stats().redecides_total, 2 + 3);
+    // The entity holds the newest snapshot: the next command is decided on it.
+    assert_eq!(registry.call(id, Increment).await, Ok(53));
 }
 
 #[actix::test]

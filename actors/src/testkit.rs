@@ -131,6 +131,42 @@ impl Handler<Increment> for EntityActor<Counter> {
     }
 }
 
+/// Probe: an increment whose record another writer (another node) changes, by +10, while
+/// the first `races` decisions are made: each of those conditional writes loses.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<u64, ActorError<CounterError>>")]
+pub struct IncrementAgainstRacer {
+    pub races: usize,
+}
+
+impl Handler<IncrementAgainstRacer> for EntityActor<Counter> {
+    type Result = CommandReply<Counter, u64, CounterError>;
+
+    fn handle(&mut self, msg: IncrementAgainstRacer, ctx: &mut Context<Self>) -> Self::Result {
+        let store = self.store().clone();
+        let mut raced = 0;
+        self.execute(ctx, move |s, _now| {
+            if raced < msg.races {
+                raced += 1;
+                let mut theirs = s.record.clone();
+                theirs.value += 10;
+                let mut batch = Batch::new();
+                batch.put(&theirs, Expect::Any)?;
+                store.commit(&batch)?;
+            }
+            let next = increment(&s.record).map_err(ActorError::Domain)?;
+            let mut batch = Batch::new();
+            batch.put(&next, Expect::Rev(s.rev))?;
+            let value = next.value;
+            let state = CounterState {
+                record: next,
+                rev: s.rev,
+            };
+            Ok(Outcome::commit(batch, state, value))
+        })
+    }
+}
+
 /// The whole in-memory state.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "Result<CounterState, ActorError<CounterError>>")]

@@ -196,6 +196,10 @@ async fn payments_and_key_actors_are_counted() {
         0.0
     );
     assert!(after.contains_key("tollgate_actor_unavailable_total{kind=license_key,reason=timeout}"));
+    assert!(
+        after.contains_key("tollgate_actor_unavailable_total{kind=license_key,reason=contended}")
+    );
+    assert!(after.contains_key("tollgate_actor_events_total{event=redecide,kind=license_key}"));
 }
 
 #[actix_web::test]

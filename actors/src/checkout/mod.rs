@@ -137,7 +137,7 @@ pub struct UpdateCheckout {
 /// writes that go into the same transaction (customer found or created, discount
 /// redemption, customer session) and names the customer.
 pub type Attach =
-    Box<dyn FnOnce(&Checkout) -> Result<(CustomerId, Batch), ActorError<CheckoutError>> + Send>;
+    Box<dyn FnMut(&Checkout) -> Result<(CustomerId, Batch), ActorError<CheckoutError>> + Send>;
 
 #[derive(Message)]
 #[rtype(result = "CheckoutReply")]
@@ -169,7 +169,7 @@ pub enum Settlement {
 }
 
 /// Builds the writes that settle a checkout, from the settled checkout.
-pub type Build = Box<dyn FnOnce(&Checkout) -> Result<Batch, ActorError<CheckoutError>> + Send>;
+pub type Build = Box<dyn FnMut(&Checkout) -> Result<Batch, ActorError<CheckoutError>> + Send>;
 
 /// Settles a confirmed checkout; `build` adds the records of the outcome (order,
 /// subscription, license keys; or undoing a discount redemption) to the same transaction.
@@ -208,7 +208,7 @@ impl Handler<UpdateCheckout> for EntityActor<CheckoutEntity> {
         self.execute(ctx, move |s, now| {
             let next = s
                 .value
-                .update(msg.changes, now, msg.tax.as_ref())
+                .update(msg.changes.clone(), now, msg.tax.as_ref())
                 .map_err(domain)?;
             let mut batch = Batch::new();
             batch.put(&next, Expect::Rev(s.rev))?;
@@ -228,7 +228,7 @@ impl Handler<UpdateCheckout> for EntityActor<CheckoutEntity> {
 impl Handler<ConfirmCheckout> for EntityActor<CheckoutEntity> {
     type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
 
-    fn handle(&mut self, msg: ConfirmCheckout, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut msg: ConfirmCheckout, ctx: &mut Context<Self>) -> Self::Result {
         self.execute(ctx, move |s, now| {
             let context = ConfirmContext {
                 confirmation_token: msg.confirmation_token.as_deref(),
@@ -237,7 +237,7 @@ impl Handler<ConfirmCheckout> for EntityActor<CheckoutEntity> {
             };
             let confirmed = s
                 .value
-                .confirm(msg.changes, context, now, msg.tax.as_ref())
+                .confirm(msg.changes.clone(), context, now, msg.tax.as_ref())
                 .map_err(domain)?;
             let (customer, extra) = (msg.attach)(&confirmed)?;
             let next = confirmed.with_customer(customer);
@@ -260,7 +260,7 @@ impl Handler<ConfirmCheckout> for EntityActor<CheckoutEntity> {
 impl Handler<SettleCheckout> for EntityActor<CheckoutEntity> {
     type Result = CommandReply<CheckoutEntity, Checkout, CheckoutError>;
 
-    fn handle(&mut self, msg: SettleCheckout, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut msg: SettleCheckout, ctx: &mut Context<Self>) -> Self::Result {
         self.execute(ctx, move |s, now| {
             let next = match &msg.settlement {
                 Settlement::Succeeded {

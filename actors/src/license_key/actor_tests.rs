@@ -610,3 +610,50 @@ async fn a_key_validated_only_without_the_mailbox_stays_live() {
     assert!(!registry.is_live(k.id));
     assert_eq!(in_store(&store, k.id).validations, 60);
 }
+
+/// Another node's write, straight to the store, behind this node's cached actor.
+fn write_behind(store: &Store, id: LicenseKeyId, change: impl FnOnce(&mut LicenseKey)) {
+    let stored = store.get::<LicenseKey>(&id.key()).unwrap().unwrap();
+    let mut key = stored.value;
+    change(&mut key);
+    let mut batch = Batch::new();
+    batch.put(&key, Expect::Rev(stored.rev)).unwrap();
+    store.commit(&batch).unwrap();
+}
+
+#[actix::test]
+async fn an_increment_after_another_writer_counts_from_what_it_wrote() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, Some(10), None);
+    let first = registry.call(k.id, validate(&k, Some(1))).await.unwrap();
+    assert_eq!(first.key.usage, 1);
+    // Another node used 7 more.
+    write_behind(&store, k.id, |key| key.usage = 8);
+    let second = registry.call(k.id, validate(&k, Some(1))).await.unwrap();
+    assert_eq!(second.key.usage, 9);
+    assert_eq!(in_store(&store, k.id).usage, 9);
+    // The limit counts what the other node used: 1 more passes, then none.
+    assert!(registry.call(k.id, validate(&k, Some(1))).await.is_ok());
+    assert!(matches!(
+        registry.call(k.id, validate(&k, Some(1))).await,
+        Err(ActorError::Domain(LicenseKeyError::InsufficientUsage {
+            remaining: 0
+        }))
+    ));
+    assert_eq!(in_store(&store, k.id).usage, 10);
+    assert!(registry.stats().redecides_total >= 1);
+}
+
+#[actix::test]
+async fn a_key_revoked_by_another_writer_refuses_the_next_increment() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, validate(&k, Some(1))).await.unwrap();
+    write_behind(&store, k.id, |key| key.status = KeyStatus::Revoked);
+    assert!(matches!(
+        registry.call(k.id, validate(&k, Some(1))).await,
+        Err(ActorError::Domain(LicenseKeyError::NotActive))
+    ));
+    let stored = in_store(&store, k.id);
+    assert_eq!((stored.status, stored.usage), (KeyStatus::Revoked, 1));
+}

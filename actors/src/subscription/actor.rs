@@ -99,7 +99,7 @@ impl Handler<UpdateSubscription> for EntityActor<SubscriptionEntity> {
 
     fn handle(&mut self, msg: UpdateSubscription, ctx: &mut Context<Self>) -> Self::Result {
         self.execute(ctx, move |s, now| {
-            let next = s.value.change(msg.0, now).map_err(domain)?;
+            let next = s.value.change(msg.0.clone(), now).map_err(domain)?;
             let reply = next.clone();
             let (batch, state) = commit(s, next, None)?;
             Ok(Outcome::commit(batch, state, reply))
@@ -132,7 +132,7 @@ impl Handler<Renew> for EntityActor<SubscriptionEntity> {
             {
                 return stale();
             }
-            let renewal = match s.value.renew(now, &msg.terms, msg.outcome) {
+            let renewal = match s.value.renew(now, &msg.terms, msg.outcome.clone()) {
                 Ok(r) => r,
                 Err(SubscriptionError::StaleRenewal) => return stale(),
                 Err(e) => return Err(domain(e)),

@@ -71,7 +71,7 @@ pub(super) async fn confirm(
         let attach = {
             let store = state.store.clone();
             let token_hash = state.hasher.hash(&session_token).to_vec();
-            Box::new(move |c: &Checkout| attach_confirmation(&store, c, token_hash, now))
+            Box::new(move |c: &Checkout| attach_confirmation(&store, c, token_hash.clone(), now))
                 as tollgate_actors::checkout::Attach
         };
         let result = state
@@ -269,7 +269,7 @@ pub async fn apply_outcome(
                             intent: (!intent_id.is_empty()).then_some(intent_id),
                             subscription,
                         },
-                        build: Box::new(move |c: &Checkout| completion(&store, c, token)),
+                        build: Box::new(move |c: &Checkout| completion(&store, c, token.clone())),
                     },
                 )
                 .await;
