@@ -412,12 +412,18 @@ pub struct JobSettings {
     /// Seconds between sweeps: expiring checkouts, renewing or ending subscriptions,
     /// revoking the license keys of ended subscriptions.
     pub sweep_interval_secs: u64,
+    /// Seconds a checkout may stay `confirmed` (paid for, not yet completed) before a sweep
+    /// completes it: the confirm that should have (its node died between the charge and the
+    /// completion, or the processor did not answer) is given up on. The completion is safe
+    /// to run twice (one order, one charge per idempotency key).
+    pub confirmed_grace_secs: u64,
 }
 
 impl Default for JobSettings {
     fn default() -> Self {
         Self {
             sweep_interval_secs: 15,
+            confirmed_grace_secs: 60,
         }
     }
 }

@@ -49,6 +49,11 @@ fn spawn_sweeps(state: web::Data<AppState>) {
             if let Err(e) = crate::routes::checkouts::sweep_expired(&state).await {
                 tracing::warn!(error = %e, "checkout expiry sweep failed");
             }
+            match crate::routes::checkouts::complete_stale_confirmed(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
+                Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
+            }
             match crate::routes::subscriptions::sweep_subscriptions(&state).await {
                 Ok(report) => tracing::debug!(?report, "subscription sweep"),
                 Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),
@@ -75,7 +80,7 @@ fn payment_processor(
     store: &Store,
 ) -> anyhow::Result<Arc<dyn crate::payments::PaymentProcessor>> {
     Ok(match settings.payments.processor {
-        crate::config::ProcessorKind::Test => Arc::new(crate::payments::TestProcessor),
+        crate::config::ProcessorKind::Test => Arc::new(crate::payments::TestProcessor::default()),
         crate::config::ProcessorKind::Stripe => {
             tracing::info!(api = %settings.payments.stripe_api_base, "payments go through Stripe");
             Arc::new(crate::payments::stripe::StripeProcessor::new(

@@ -2,7 +2,9 @@
 //!
 //! Two processors implement [`PaymentProcessor`]: the built-in [`TestProcessor`] approves
 //! every confirmation token except those starting with `tok_decline`, deterministically per
-//! idempotency key, so a charge retried after a crash gets the same answer; and
+//! idempotency key, so a charge retried after a crash gets the same answer (`tok_unavailable`
+//! plays an outage: the first charge of each idempotency key fails as unavailable, a retry
+//! succeeds); and
 //! [`stripe::StripeProcessor`], which charges through Stripe PaymentIntents and verifies
 //! Stripe's webhooks. `payments.processor` in `config.toml` picks one.
 
@@ -98,9 +100,16 @@ pub trait PaymentProcessor: Send + Sync + 'static {
 
 pub const DECLINE_PREFIX: &str = "tok_decline";
 
+/// The test token of a processor outage: the first charge of an idempotency key fails as
+/// unavailable, the next one succeeds.
+pub const UNAVAILABLE_ONCE: &str = "tok_unavailable";
+
 /// Approves every token but `tok_decline…`; needs no network.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct TestProcessor;
+#[derive(Debug, Default)]
+pub struct TestProcessor {
+    /// Idempotency keys already refused once by [`UNAVAILABLE_ONCE`].
+    outages: dashmap::DashSet<String>,
+}
 
 impl PaymentProcessor for TestProcessor {
     fn client(&self) -> ProcessorClient {
@@ -108,6 +117,11 @@ impl PaymentProcessor for TestProcessor {
     }
 
     fn charge(&self, request: ChargeRequest) -> ChargeFuture {
+        if request.confirmation_token.as_deref() == Some(UNAVAILABLE_ONCE)
+            && self.outages.insert(request.idempotency_key.clone())
+        {
+            return Box::pin(async { Err(ProcessorError("test outage".into())) });
+        }
         let outcome = match &request.confirmation_token {
             Some(t) if t.starts_with(DECLINE_PREFIX) => ChargeOutcome::Declined {
                 message: Some("Your card was declined.".into()),
@@ -160,7 +174,7 @@ mod tests {
 
     #[actix_web::test]
     async fn approves_and_declines_by_token() {
-        let p = TestProcessor;
+        let p = TestProcessor::default();
         assert!(matches!(
             p.charge(request(Some("tok_visa"))).await,
             Ok(ChargeOutcome::Succeeded { .. })
@@ -174,10 +188,26 @@ mod tests {
 
     #[actix_web::test]
     async fn is_deterministic_per_idempotency_key() {
-        let p = TestProcessor;
+        let p = TestProcessor::default();
         assert_eq!(
             p.charge(request(Some("tok_visa"))).await,
             p.charge(request(Some("tok_visa"))).await
+        );
+    }
+
+    #[actix_web::test]
+    async fn an_outage_token_fails_once_per_key_then_charges() {
+        let p = TestProcessor::default();
+        let mut first = request(Some(UNAVAILABLE_ONCE));
+        assert!(p.charge(first.clone()).await.is_err());
+        assert!(matches!(
+            p.charge(first.clone()).await,
+            Ok(ChargeOutcome::Succeeded { .. })
+        ));
+        first.idempotency_key = "c2".into();
+        assert!(
+            p.charge(first).await.is_err(),
+            "another attempt has its own outage"
         );
     }
 

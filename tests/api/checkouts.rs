@@ -3277,3 +3277,90 @@ async fn the_granted_key_validates_the_moment_confirm_returns() {
     got.expect(200);
     assert_eq!(got.body["validations"], 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// Checkouts left confirmed.
+
+/// The orders of `checkout`, and the license keys of their customers.
+async fn purchase_counts(api: Api<'_>, org: &str, checkout: &str) -> (usize, usize) {
+    let orders = api
+        .read(&format!("/v1/orders/?organization_id={org}&limit=100"))
+        .await;
+    orders.expect(200);
+    let mine: Vec<Value> = orders
+        .items()
+        .into_iter()
+        .filter(|o| o["checkout_id"] == checkout)
+        .collect();
+    let keys = api
+        .read(&format!("/v1/license-keys?organization_id={org}&limit=100"))
+        .await;
+    keys.expect(200);
+    // Each test buyer buys once: their keys are this purchase's.
+    let customers: Vec<&Value> = mine.iter().map(|o| &o["customer_id"]).collect();
+    let key_count = keys
+        .items()
+        .iter()
+        .filter(|k| customers.contains(&&k["customer_id"]))
+        .count();
+    (mine.len(), key_count)
+}
+
+#[actix_web::test]
+async fn a_checkout_the_processor_did_not_answer_is_completed_by_a_sweep_after_the_grace() {
+    let app = spawn_app_with_clock(Utc::now()).await;
+    let api = app.api();
+    let cat = seed(api, "outage").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    let id = c["id"].as_str().expect("an id").to_string();
+    let mut card = buyer("ada@example.com");
+    card["confirmation_token_id"] = json!(tollgate::payments::UNAVAILABLE_ONCE);
+    // The processor does not answer: 503, and the checkout stays confirmed (paid for or
+    // not, nobody knows yet).
+    confirm(api, &secret(&c), &card).await.expect(503);
+    assert_eq!(get_by_id(api, &id).await.body["status"], "confirmed");
+
+    // Within the grace a confirm may still be under way: left alone.
+    let complete = || tollgate::routes::checkouts::complete_stale_confirmed(&app.state);
+    assert_eq!(complete().await.unwrap(), 0);
+    app.clock.advance(Duration::seconds(30));
+    assert_eq!(complete().await.unwrap(), 0);
+    assert_eq!(get_by_id(api, &id).await.body["status"], "confirmed");
+
+    // Past it: the sweep charges again under the same idempotency key and completes it,
+    // once.
+    app.clock.advance(Duration::seconds(31));
+    assert_eq!(complete().await.unwrap(), 1);
+    assert_eq!(get_by_id(api, &id).await.body["status"], "succeeded");
+    assert_eq!(purchase_counts(api, &cat.org, &id).await, (1, 1));
+    assert_eq!(complete().await.unwrap(), 0);
+    assert_eq!(purchase_counts(api, &cat.org, &id).await, (1, 1));
+}
+
+#[actix_web::test]
+async fn the_background_sweep_completes_checkouts_left_confirmed() {
+    let dir = tempfile::tempdir().expect("a data directory");
+    let mut settings = Settings::for_tests(dir.path());
+    settings.jobs.sweep_interval_secs = 1;
+    settings.jobs.confirmed_grace_secs = 0;
+    let app =
+        crate::helpers::spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let api = Api::of(&app);
+    let cat = seed(api, "outage-sweep").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    let id = c["id"].as_str().expect("an id").to_string();
+    let mut card = buyer("grace@example.com");
+    card["confirmation_token_id"] = json!(tollgate::payments::UNAVAILABLE_ONCE);
+    confirm(api, &secret(&c), &card).await.expect(503);
+    // Polled (bounded): the sweep runs every second.
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = get_by_id(api, &id).await.body["status"].clone();
+        if status == "succeeded" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "succeeded");
+    assert_eq!(purchase_counts(api, &cat.org, &id).await, (1, 1));
+}

@@ -477,6 +477,27 @@ fn product_benefit_records(
 /// Completes every checkout left `confirmed` by a crash (run before the service reports
 /// ready). Returns how many it settled.
 pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
+    settle_confirmed(state, None).await
+}
+
+/// Completes the checkouts `confirmed` for longer than `jobs.confirmed_grace_secs` (run by
+/// every sweep): the confirm that should have completed one died between the charge and
+/// the completion (on this node or another), or the processor did not answer it. Returns
+/// how many it settled. Safe next to a confirm still under way: the charge is idempotent
+/// per attempt and the completion happens once, whoever gets there first. A payment the
+/// processor reported under way is left to its webhook (and to start-up recovery).
+pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, ApiError> {
+    let grace = chrono::Duration::seconds(
+        i64::try_from(state.settings.jobs.confirmed_grace_secs).unwrap_or(i64::MAX),
+    );
+    settle_confirmed(state, state.now().checked_sub_signed(grace)).await
+}
+
+/// Settles the confirmed checkouts last changed before `before` (all of them: `None`).
+async fn settle_confirmed(
+    state: &AppState,
+    before: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<usize, ApiError> {
     let ids = state
         .store
         .index_range(CHECKOUT_CONFIRMED, &[], &[], None)?;
@@ -485,6 +506,18 @@ pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
         let Some(id) = CheckoutId::from_key(&id) else {
             continue;
         };
+        if let Some(before) = before {
+            // Recent ones may still be settled by their confirm; one whose payment the
+            // processor reported under way (3-D Secure, processing) is settled by its
+            // webhook, not polled by every sweep.
+            let leave = state.store.get::<Checkout>(&id.key())?.is_none_or(|c| {
+                c.value.modified_at.unwrap_or(c.value.created_at) > before
+                    || c.value.pending_intent().is_some()
+            });
+            if leave {
+                continue;
+            }
+        }
         match settle(state, id).await {
             Ok(_) => settled += 1,
             Err(ApiError::PaymentError(_)) => settled += 1,

@@ -14,7 +14,9 @@ mod fields;
 pub(crate) mod organizer;
 
 pub use client::FAULT_AFTER_CONFIRM;
-pub use completion::{apply_outcome, key_expiry, period_end, recover, settle, sweep_expired};
+pub use completion::{
+    apply_outcome, complete_stale_confirmed, key_expiry, period_end, recover, settle, sweep_expired,
+};
 
 use actix_web::web;
 use serde_json::Value;
