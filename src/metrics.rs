@@ -210,7 +210,8 @@ impl Metrics {
                     "actor_events_total",
                     "Actor life-cycle events by kind: spawned, restarted (after a panic), \
                      passivated, write_back (deferred counters written), redecide (a command \
-                     decided again after its conditional write lost to another writer)",
+                     decided again after its conditional write lost to another writer), refresh \
+                     (a snapshot reloaded because another writer changed it)",
                 ),
                 &["kind", "event"],
             )?,
@@ -326,6 +327,7 @@ impl Metrics {
                 ("passivated", stats.passivations_total),
                 ("write_back", stats.write_backs_total),
                 ("redecide", stats.redecides_total),
+                ("refresh", stats.refreshes_total),
             ] {
                 raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
             }

@@ -184,6 +184,8 @@ impl Application {
                 settings.actors.idle_timeout_secs,
             )),
             write_back: None,
+            // This process alone writes the embedded store.
+            check_freshness: false,
         };
         let services = crate::state::Services {
             checkouts: tollgate_actors::Registry::start(

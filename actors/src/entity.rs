@@ -73,6 +73,19 @@ pub trait Entity: Sized + 'static {
     /// be a plain store read (microseconds), never a network call.
     fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError>;
 
+    /// The stored revision `state` was read at or written as, for the freshness checks of
+    /// [`crate::RegistryConfig::check_freshness`]; `None` (the default): not checked.
+    fn revision(state: &Self::State) -> Option<u64> {
+        let _ = state;
+        None
+    }
+
+    /// The revision of `id` in the store now (`None`: no snapshot, or not checked).
+    fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
+        let _ = (store, id);
+        Ok(None)
+    }
+
     /// Writes a brand-new snapshot into `batch`, with `Expect::Absent` (the create path of
     /// [`crate::Registry::create`]).
     fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError>;
@@ -382,8 +395,19 @@ impl<E: Entity> EntityActor<E> {
                     }
                     Err(e) => return CommandReply::now(Err(ActorError::Storage(e))),
                 },
-                Ok(Outcome::Reply(reply)) => return self.reply(Ok(reply)),
-                Err(e) => return self.reply(Err(e)),
+                // An answer that writes nothing (a refusal, a no-op) proves nothing about
+                // the state it was decided on: when another writer may exist, decide again
+                // if that state is stale.
+                Ok(Outcome::Reply(reply)) => {
+                    if !self.refresh(ctx) {
+                        return self.reply(Ok(reply));
+                    }
+                }
+                Err(e) => {
+                    if !self.refresh(ctx) {
+                        return self.reply(Err(e));
+                    }
+                }
             }
         }
         tracing::warn!(entity = E::NAME, id = %self.id,
@@ -400,9 +424,35 @@ impl<E: Entity> EntityActor<E> {
         F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>>,
     {
         self.absorb(ctx);
+        self.refresh(ctx);
         let now = self.now();
         let value = query(&self.state, now);
         self.reply(value)
+    }
+
+    /// With [`crate::RegistryConfig::check_freshness`]: reloads the stored snapshot if
+    /// another writer changed it since this entity read or wrote it; returns whether it
+    /// did. A failed check answers from the state held (and is logged): a read then shows
+    /// what this node last knew, and every write is still conditional on the revision.
+    pub fn refresh(&mut self, ctx: &mut Context<Self>) -> bool {
+        if !self.shared.config.check_freshness {
+            return false;
+        }
+        let Some(held) = E::revision(&self.state) else {
+            return false;
+        };
+        match E::stored_revision(&self.shared.store, self.id) {
+            Ok(Some(stored)) if stored == held => false,
+            Ok(_) => {
+                self.shared.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+                self.reload(ctx)
+            }
+            Err(e) => {
+                tracing::warn!(entity = E::NAME, id = %self.id, error = %e,
+                    "cannot check the stored revision; answering from memory");
+                false
+            }
+        }
     }
 
     /// Commits `batch`; on success holds `state` and replies `reply` once the write is

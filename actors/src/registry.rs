@@ -56,6 +56,11 @@ pub struct RegistryConfig {
     /// How long a deferred change ([`EntityActor::defer`]) may stay in memory before it is
     /// written; `None`: deferred changes are written at once.
     pub write_back: Option<Duration>,
+    /// Other writers may change the records (several nodes on one database): before an
+    /// answer that writes nothing (a read, a refusal, a no-op), an entity checks that its
+    /// revision is the stored one, and reloads (and decides again) if not. Off for a store
+    /// this process alone writes, where it could only cost a read.
+    pub check_freshness: bool,
 }
 
 impl Default for RegistryConfig {
@@ -66,6 +71,7 @@ impl Default for RegistryConfig {
             send_timeout: Duration::from_secs(5),
             idle_timeout: Some(Duration::from_secs(300)),
             write_back: None,
+            check_freshness: false,
         }
     }
 }
@@ -91,6 +97,9 @@ pub struct RegistryStats {
     pub unavailable_total: [(&'static str, u64); 6],
     /// Commands decided again after their conditional write lost to another writer.
     pub redecides_total: u64,
+    /// Snapshots reloaded because another writer changed them before an answer that
+    /// writes nothing (with `check_freshness`).
+    pub refreshes_total: u64,
 }
 
 #[derive(Default)]
@@ -104,6 +113,7 @@ pub(crate) struct Counters {
     pub(crate) send_nanos: AtomicU64,
     pub(crate) unavailable: [AtomicU64; 6],
     pub(crate) redecides: AtomicU64,
+    pub(crate) refreshes: AtomicU64,
 }
 
 /// A live entity as the map holds it.
@@ -353,6 +363,7 @@ impl<E: Entity> Registry<E> {
             passivations_total: shared.stats.passivations.load(Ordering::Relaxed),
             write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
             redecides_total: shared.stats.redecides.load(Ordering::Relaxed),
+            refreshes_total: shared.stats.refreshes.load(Ordering::Relaxed),
             sends_total: shared.stats.sends.load(Ordering::Relaxed),
             send_seconds_total: shared.stats.send_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             unavailable_total: Unavailable::ALL.map(|why| {

@@ -21,6 +21,7 @@ fn config() -> RegistryConfig {
         send_timeout: Duration::from_secs(10),
         idle_timeout: None,
         write_back: None,
+        check_freshness: false,
     }
 }
 
@@ -462,4 +463,56 @@ async fn registry_is_shared_across_clones_and_threads() {
     assert_eq!(total, 40);
     assert_eq!(stored(&store, id).unwrap().0.value, 40);
     assert_eq!(registry.stats().spawned_total, 1);
+}
+
+fn checking_freshness() -> (Registry<Counter>, Store) {
+    registry_with(RegistryConfig {
+        check_freshness: true,
+        ..config()
+    })
+}
+
+#[actix::test]
+async fn with_freshness_checks_a_read_shows_what_another_writer_stored() {
+    let (registry, store) = checking_freshness();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 7;
+    let rev = put_counter(&store, &record, Expect::Any).await;
+    let state = registry.call(id, Get).await.unwrap();
+    assert_eq!((state.record.value, state.rev), (7, rev));
+    assert_eq!(registry.stats().refreshes_total, 1);
+    // Current again: no further reload.
+    registry.call(id, Get).await.unwrap();
+    assert_eq!(registry.stats().refreshes_total, 1);
+}
+
+#[actix::test]
+async fn with_freshness_checks_a_stale_refusal_is_decided_again() {
+    let (registry, store) = checking_freshness();
+    let id = stored_counter(&store, 2).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    assert_eq!(registry.call(id, Increment).await, Ok(2));
+    // The cached counter is at its limit; another writer lowered it and raised the limit.
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 0;
+    record.limit = 5;
+    put_counter(&store, &record, Expect::Any).await;
+    // The refusal the cache would give is not sent: decided again on the stored record.
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    assert_eq!(stored(&store, id).unwrap().0.value, 1);
+}
+
+#[actix::test]
+async fn without_freshness_checks_a_single_writer_answers_from_memory() {
+    let (registry, store) = registry();
+    let id = stored_counter(&store, 100).await;
+    assert_eq!(registry.call(id, Increment).await, Ok(1));
+    let (mut record, _) = stored(&store, id).unwrap();
+    record.value = 7;
+    put_counter(&store, &record, Expect::Any).await;
+    // One process writing its own store: the cache is the truth, nothing is re-read.
+    assert_eq!(registry.call(id, Get).await.unwrap().record.value, 1);
+    assert_eq!(registry.stats().refreshes_total, 0);
 }

@@ -90,6 +90,14 @@ impl Entity for Counter {
         Ok(())
     }
 
+    fn revision(state: &CounterState) -> Option<u64> {
+        Some(state.rev)
+    }
+
+    fn stored_revision(store: &Store, id: CounterId) -> Result<Option<u64>, StorageError> {
+        store.revision::<CounterRecord>(&id.key())
+    }
+
     fn on_commit(state: &mut CounterState, committed: &Committed) {
         if let Some(rev) = committed.revs.first() {
             state.rev = *rev;

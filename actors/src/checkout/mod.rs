@@ -111,6 +111,14 @@ impl Entity for CheckoutEntity {
         batch.put(&state.value, Expect::Absent).map(|_| ())
     }
 
+    fn revision(state: &Self::State) -> Option<u64> {
+        Some(state.rev)
+    }
+
+    fn stored_revision(store: &Store, id: CheckoutId) -> Result<Option<u64>, StorageError> {
+        store.revision::<Checkout>(&id.key())
+    }
+
     /// The checkout is always the first write of its batches.
     fn on_commit(state: &mut Self::State, committed: &Committed) {
         if let Some(rev) = committed.revs.first() {

@@ -26,6 +26,7 @@ fn registry_batching(interval: Option<Duration>) -> (Registry<LicenseKeyEntity>,
         send_timeout: Duration::from_secs(10),
         idle_timeout: None,
         write_back: interval,
+        check_freshness: false,
     };
     let registry = Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
     (registry, store)
@@ -585,6 +586,7 @@ async fn a_key_validated_only_without_the_mailbox_stays_live() {
         send_timeout: Duration::from_secs(10),
         idle_timeout: Some(Duration::from_millis(800)),
         write_back: Some(Duration::from_millis(50)),
+        check_freshness: false,
     };
     let registry: Registry<LicenseKeyEntity> =
         Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
@@ -656,4 +658,33 @@ async fn a_key_revoked_by_another_writer_refuses_the_next_increment() {
     ));
     let stored = in_store(&store, k.id);
     assert_eq!((stored.status, stored.usage), (KeyStatus::Revoked, 1));
+}
+
+#[actix::test]
+async fn with_freshness_checks_a_key_revoked_elsewhere_is_refused_at_once_even_batched() {
+    let store = Store::temporary().unwrap();
+    let config = RegistryConfig {
+        arbiters: 2,
+        mailbox_capacity: 1024,
+        send_timeout: Duration::from_secs(10),
+        idle_timeout: None,
+        write_back: Some(Duration::from_secs(3600)),
+        check_freshness: true,
+    };
+    let registry =
+        Registry::<LicenseKeyEntity>::start(store.clone(), SystemClock::shared(), config).unwrap();
+    let k = stored_key(&store, None, None);
+    // Live and cached on this node; plain validations answered from memory.
+    registry.call(k.id, validate(&k, None)).await.unwrap();
+    registry.call(k.id, validate(&k, None)).await.unwrap();
+    // Another node revokes it.
+    write_behind(&store, k.id, |key| key.status = KeyStatus::Revoked);
+    assert!(matches!(
+        registry.call(k.id, validate(&k, None)).await,
+        Err(ActorError::Domain(LicenseKeyError::NotActive))
+    ));
+    assert!(matches!(
+        registry.call(k.id, GetLicenseKey).await,
+        Ok(key) if key.status == KeyStatus::Revoked
+    ));
 }

@@ -123,6 +123,14 @@ impl Entity for LicenseKeyEntity {
         batch.put(&*state.value, Expect::Absent).map(|_| ())
     }
 
+    fn revision(state: &Self::State) -> Option<u64> {
+        Some(state.rev)
+    }
+
+    fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
+        store.revision::<LicenseKey>(&id.key())
+    }
+
     /// The aggregate is always the first write of its batches.
     fn on_commit(state: &mut Self::State, committed: &Committed) {
         if let Some(rev) = committed.revs.first() {
@@ -200,6 +208,8 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
     fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
         let plain = msg.0.increment_usage.is_none_or(|n| n == 0);
         if plain && self.defers_writes() {
+            // Answered from memory: first make sure memory is what is stored.
+            self.refresh(ctx);
             let now = self.now();
             return match decide::validate(&self.state().value, &msg.0, now) {
                 Ok(validated) => {

@@ -189,6 +189,7 @@ mod tests {
             send_timeout: Duration::from_secs(10),
             idle_timeout: None,
             write_back: None,
+            check_freshness: false,
         }
     }
 

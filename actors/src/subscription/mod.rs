@@ -263,6 +263,17 @@ impl crate::entity::Entity for SubscriptionEntity {
             .map(|_| ())
     }
 
+    fn revision(state: &Self::State) -> Option<u64> {
+        Some(state.rev)
+    }
+
+    fn stored_revision(
+        store: &tollgate_storage::Store,
+        id: Self::Id,
+    ) -> Result<Option<u64>, tollgate_storage::StorageError> {
+        store.revision::<Subscription>(&id.key())
+    }
+
     /// The aggregate is always the first write of its batches.
     fn on_commit(state: &mut Self::State, committed: &tollgate_storage::Committed) {
         if let Some(rev) = committed.revs.first() {

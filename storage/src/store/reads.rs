@@ -46,6 +46,14 @@ impl Store {
         }
     }
 
+    /// The stored revision of a record, without decoding it (`None`: no such record).
+    pub fn revision<R: Record>(&self, id: &[u8]) -> Result<Option<u64>, StorageError> {
+        match self.inner.records.get(record_key(R::COLLECTION, id))? {
+            Some(bytes) => Ok(Some(codec::open(&bytes)?.0)),
+            None => Ok(None),
+        }
+    }
+
     /// Records of the given ids, in order, skipping ids that no longer exist.
     pub fn get_many<R: Record>(&self, ids: &[Vec<u8>]) -> Result<Vec<Stored<R>>, StorageError> {
         let mut out = Vec::with_capacity(ids.len());
