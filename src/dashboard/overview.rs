@@ -213,6 +213,50 @@ pub async fn settings_save(
 
 /// The ranges a seller can pick (days, ending today).
 const RANGES: &[i64] = &[7, 30, 90, 365];
+/// The longest range of days a chart shows.
+const MAX_DAYS: i64 = 366;
+/// How far back a range may start (the active-subscription total is counted back from
+/// today, one record per day).
+const MAX_BACK_DAYS: i64 = 3 * 366;
+
+/// The days a chart covers, as day numbers `(from, to)`: `from`/`to` dates
+/// (`YYYY-MM-DD`, either may be left out: `to` is then today and `from` 29 days before
+/// `to`) or one of [`RANGES`] ending today (`days`, default 30). A range must run forward,
+/// end by today, span at most [`MAX_DAYS`] and start at most [`MAX_BACK_DAYS`] ago.
+fn chart_range(q: &Form, today: i64) -> Result<(i64, i64), String> {
+    let date = |name: &str| -> Result<Option<i64>, String> {
+        match q.opt(name) {
+            None => Ok(None),
+            Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .map(|d| Some(day_number(d.and_time(chrono::NaiveTime::MIN).and_utc())))
+                .map_err(|_| format!("{name}: enter a date as YYYY-MM-DD")),
+        }
+    };
+    let (from, to) = (date("from")?, date("to")?);
+    if from.is_none() && to.is_none() {
+        let days = q
+            .opt("days")
+            .and_then(|d| d.parse::<i64>().ok())
+            .filter(|d| RANGES.contains(d))
+            .unwrap_or(30);
+        return Ok((today - days + 1, today));
+    }
+    let to = to.unwrap_or(today);
+    let from = from.unwrap_or(to - 29);
+    if from > to {
+        return Err("The range must start before it ends.".into());
+    }
+    if to > today {
+        return Err("The range must end by today.".into());
+    }
+    if to - from + 1 > MAX_DAYS {
+        return Err(format!("A range spans at most {MAX_DAYS} days."));
+    }
+    if today - from > MAX_BACK_DAYS {
+        return Err(format!("A range starts at most {MAX_BACK_DAYS} days ago."));
+    }
+    Ok((from, to))
+}
 
 #[derive(Template)]
 #[template(path = "dashboard/overview.html")]
@@ -220,6 +264,11 @@ struct OverviewPage {
     layout: Layout,
     days: i64,
     ranges: &'static [i64],
+    /// The range shown, for the date inputs.
+    from_date: String,
+    to_date: String,
+    /// Why the range asked for was not shown (the default one is).
+    range_error: Option<String>,
     revenue_total: String,
     orders_total: u64,
     active_now: i64,
@@ -240,14 +289,14 @@ pub async fn overview(
     let layout = dash.layout(&path, "overview", "Overview").await?;
     let org: OrganizationId = path_id("org", &path)?;
     let q = Form::of_query(req.query_string());
-    let days = q
-        .opt("days")
-        .and_then(|d| d.parse::<i64>().ok())
-        .filter(|d| RANGES.contains(d))
-        .unwrap_or(30);
     let today = day_number(state.now());
-    let from = today - days + 1;
-    let points = crate::stats::days(&state, org, from, today, today)?;
+    let (range, range_error) = match chart_range(&q, today) {
+        Ok(range) => (range, None),
+        Err(why) => ((today - 29, today), Some(why)),
+    };
+    let (from, to) = range;
+    let days = to - from + 1;
+    let points = crate::stats::days(&state, org, from, to, today)?;
     let labels: Vec<String> = points
         .iter()
         .map(|p| day_date(p.day).format("%b %d").to_string())
@@ -320,6 +369,9 @@ pub async fn overview(
     let page = OverviewPage {
         days,
         ranges: RANGES,
+        from_date: day_date(from).to_string(),
+        to_date: day_date(to).to_string(),
+        range_error: range_error.clone(),
         revenue_total: money(
             points.iter().map(|p| p.revenue).sum(),
             crate::api::price::CURRENCY,
@@ -334,12 +386,53 @@ pub async fn overview(
         validations_chart,
         layout,
     };
-    dash.page(200, &page)
+    dash.page(if range_error.is_some() { 422 } else { 200 }, &page)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chart_ranges_are_presets_or_bounded_dates() {
+        let today = day_number(
+            chrono::DateTime::parse_from_rfc3339("2026-11-25T12:00:00Z")
+                .unwrap()
+                .with_timezone(&chrono::Utc),
+        );
+        let range = |q: &str| chart_range(&Form::of_query(q), today);
+        assert_eq!(range(""), Ok((today - 29, today)));
+        assert_eq!(range("days=7"), Ok((today - 6, today)));
+        assert_eq!(
+            range("days=8"),
+            Ok((today - 29, today)),
+            "not a preset: the default"
+        );
+        assert_eq!(
+            range("from=2026-11-01&to=2026-11-10"),
+            Ok((today - 24, today - 15))
+        );
+        assert_eq!(range("from=2026-11-20"), Ok((today - 5, today)));
+        assert_eq!(range("to=2026-11-10"), Ok((today - 44, today - 15)));
+        assert_eq!(range("from=2026-11-25&to=2026-11-25"), Ok((today, today)));
+        assert!(range("from=2026-11-10&to=2026-11-01").is_err());
+        assert!(
+            range("to=2026-11-26").is_err(),
+            "the future has no data yet"
+        );
+        assert!(
+            range("from=2025-01-01&to=2026-11-25").is_err(),
+            "over 366 days"
+        );
+        assert!(
+            range("from=2021-01-01&to=2021-01-02").is_err(),
+            "too far back"
+        );
+        assert_eq!(
+            range("from=2026-13-01"),
+            Err("from: enter a date as YYYY-MM-DD".into())
+        );
+    }
 
     #[test]
     fn slugs_from_names() {

@@ -888,6 +888,42 @@ async fn every_page_renders_for_a_member() {
         }
     }
 
+    // A range of dates: one bar a day, the dates kept in the form; a range that cannot be
+    // shown is said so (422) and the last 30 days are shown instead.
+    let today = chrono::Utc::now().date_naive();
+    let from = (today - chrono::Duration::days(9)).to_string();
+    let page = b
+        .get(&format!("/dashboard/{org}?from={from}&to={today}"))
+        .await;
+    assert_html(&page);
+    let at = page.body.find(r#"<section id="chart-orders">"#).unwrap();
+    let chart = &page.body[at..];
+    let chart = &chart[..chart.find("</section>").unwrap()];
+    assert_eq!(chart.matches("<g><title>").count(), 10);
+    assert_eq!(page.input("from").as_deref(), Some(from.as_str()));
+    for (query, why) in [
+        (
+            format!("from={today}&to={from}"),
+            "The range must start before it ends.",
+        ),
+        (
+            "from=someday".to_string(),
+            "from: enter a date as YYYY-MM-DD",
+        ),
+        (
+            format!("to={}", today + chrono::Duration::days(1)),
+            "The range must end by today.",
+        ),
+    ] {
+        let page = b.get(&format!("/dashboard/{org}?{query}")).await;
+        assert_status(&page, 422);
+        assert!(page.body.contains(why), "{query}: {}", main_of(&page));
+        let at = page.body.find(r#"<section id="chart-orders">"#).unwrap();
+        let chart = &page.body[at..];
+        let chart = &chart[..chart.find("</section>").unwrap()];
+        assert_eq!(chart.matches("<g><title>").count(), 30, "{query}");
+    }
+
     // A record id that is not one: the API's 422 or 404, as a page.
     let page = b.get(&format!("/dashboard/{org}/products/not-an-id")).await;
     assert!(page.status == 404 || page.status == 422, "{}", page.status);
