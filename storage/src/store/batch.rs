@@ -2,6 +2,11 @@
 //! [`Store::commit`] in one sled transaction that also moves the records' index entries,
 //! counters and unique keys (or, when a write changes none of them, as a single
 //! compare-and-swap on its record).
+//!
+//! Each operation turns the stored value of the record it reads into a [`Plan`]: the
+//! record to write or delete, the index entries and unique keys to remove and add, the
+//! counters they move, the feed entry. Plans say nothing of sled, so a second engine
+//! (`design/scale-out.md`) applies the same plans in its own transaction.
 
 use std::collections::BTreeSet;
 
@@ -158,8 +163,38 @@ impl Batch {
     }
 }
 
+/// What one operation writes, given the stored value of the record it reads (if any):
+/// engine-neutral, so every engine applies the same plan. Index entries come with the
+/// key of their (index, tenant) counter; unique keys claimed come with the constraint's
+/// name (for the error) and are refused if another record holds them.
+#[derive(Default)]
+pub(super) struct Plan {
+    /// The operation's reply in [`Committed::revs`].
+    pub(super) rev: u64,
+    /// `(record key, new sealed value)`; `None` value: delete.
+    pub(super) record: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The id the index entries and unique keys point to.
+    pub(super) id: Vec<u8>,
+    pub(super) index_remove: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(super) index_add: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(super) unique_remove: Vec<Vec<u8>>,
+    pub(super) unique_add: Vec<(Vec<u8>, &'static str)>,
+    /// A change-feed entry (the engine numbers it): an encoded `feed::Entry`.
+    pub(super) feed: Option<Vec<u8>>,
+    /// Change-feed entries consumed.
+    pub(super) consume: Vec<u64>,
+    /// `(key, value)` of a meta write.
+    pub(super) meta: Option<(Vec<u8>, Vec<u8>)>,
+}
+
 trait Op: Send + Sync {
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64>;
+    /// The key of the record this operation reads before it writes, if any.
+    fn reads(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// What the operation writes, given the stored value of [`Op::reads`].
+    fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError>;
 
     /// Applies the operation without a transaction when it touches nothing but its own
     /// record (no index entry, unique key or counter changes): one compare-and-swap.
@@ -236,82 +271,68 @@ impl<R: Record> Op for PutOp<R> {
         }
     }
 
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
-        let old = tx.records.get(&self.key)?;
-        let (old_rev, old_index, old_uniques) = match &old {
+    fn reads(&self) -> Option<&[u8]> {
+        Some(&self.key)
+    }
+
+    fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError> {
+        let (old_rev, old_index, old_uniques) = match old {
             Some(bytes) => {
-                let (rev, version, payload) = match codec::open(bytes) {
-                    Ok(v) => v,
-                    Err(e) => return abort(e),
-                };
-                let previous = match R::decode(version, payload) {
-                    Ok(p) => p,
-                    Err(e) => return abort(e),
-                };
-                let id = previous.id_key();
-                let derived = derived_keys(&previous, &id);
-                match derived {
-                    Ok((i, u)) => (Some(rev), i, u),
-                    Err(e) => return abort(e),
-                }
+                let (rev, version, payload) = codec::open(bytes)?;
+                let previous = R::decode(version, payload)?;
+                let (index, uniques) = derived_keys(&previous, &previous.id_key())?;
+                (Some(rev), index, uniques)
             }
             None => (None, Vec::new(), Vec::new()),
         };
-        if let Err(e) = self.expect.check(R::COLLECTION, old_rev) {
-            return abort(e);
-        }
+        self.expect.check(R::COLLECTION, old_rev)?;
         let rev = old_rev.unwrap_or(0) + 1;
         let sealed = codec::seal(rev, R::VERSION, &self.payload);
-        let changed = match &old {
+        let changed = match old {
             None => self.digest.is_some(),
-            Some(bytes) => match self.feeds_change(bytes) {
-                Ok(c) => c,
-                Err(e) => return abort(e),
-            },
+            Some(bytes) => self.feeds_change(bytes)?,
         };
-        if changed {
-            append_change(
-                tx,
+        let feed = if changed {
+            Some(super::feed::encode_entry(
                 R::COLLECTION,
                 &self.id,
-                old.as_deref(),
+                old,
                 Some(sealed.as_slice()),
-            )?;
-        }
-        tx.records.insert(self.key.as_slice(), sealed)?;
+            )?)
+        } else {
+            None
+        };
         let old_keys: BTreeSet<&[u8]> = old_index.iter().map(|e| e.key.as_slice()).collect();
         let new_keys: BTreeSet<&[u8]> = self.index.iter().map(|e| e.key.as_slice()).collect();
-        for e in &old_index {
-            if !new_keys.contains(e.key.as_slice()) {
-                tx.index.remove(e.key.as_slice())?;
-                add_to_counter(tx, &e.counter, -1)?;
-            }
-        }
-        for e in &self.index {
-            if !old_keys.contains(e.key.as_slice()) {
-                tx.index.insert(e.key.as_slice(), self.id.as_slice())?;
-                add_to_counter(tx, &e.counter, 1)?;
-            }
-        }
-        for u in &old_uniques {
-            if !self.uniques.contains(u) {
-                tx.uniques.remove(u.as_slice())?;
-            }
-        }
-        for u in &self.uniques {
-            if old_uniques.contains(u) {
-                continue;
-            }
-            if let Some(holder) = tx.uniques.get(u.as_slice())? {
-                if holder.as_ref() != self.id.as_slice() {
-                    return abort(StorageError::Unique {
-                        constraint: unique_name::<R>(u),
-                    });
-                }
-            }
-            tx.uniques.insert(u.as_slice(), self.id.as_slice())?;
-        }
-        Ok(rev)
+        Ok(Plan {
+            rev,
+            record: Some((self.key.clone(), Some(sealed))),
+            id: self.id.clone(),
+            index_remove: old_index
+                .iter()
+                .filter(|e| !new_keys.contains(e.key.as_slice()))
+                .map(|e| (e.key.clone(), e.counter.clone()))
+                .collect(),
+            index_add: self
+                .index
+                .iter()
+                .filter(|e| !old_keys.contains(e.key.as_slice()))
+                .map(|e| (e.key.clone(), e.counter.clone()))
+                .collect(),
+            unique_remove: old_uniques
+                .iter()
+                .filter(|u| !self.uniques.contains(u))
+                .cloned()
+                .collect(),
+            unique_add: self
+                .uniques
+                .iter()
+                .filter(|u| !old_uniques.contains(u))
+                .map(|u| (u.clone(), unique_name::<R>(u)))
+                .collect(),
+            feed,
+            ..Plan::default()
+        })
     }
 }
 
@@ -369,41 +390,38 @@ impl<R: Record> Op for DeleteOp<R> {
         Some((R::COLLECTION, &self.id))
     }
 
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
-        let Some(bytes) = tx.records.get(&self.key)? else {
-            if let Err(e) = self.expect.check(R::COLLECTION, None) {
-                return abort(e);
-            }
-            return Ok(0);
+    fn reads(&self) -> Option<&[u8]> {
+        Some(&self.key)
+    }
+
+    fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError> {
+        let Some(bytes) = old else {
+            self.expect.check(R::COLLECTION, None)?;
+            return Ok(Plan::default());
         };
-        let (rev, version, payload) = match codec::open(&bytes) {
-            Ok(v) => v,
-            Err(e) => return abort(e),
-        };
-        if let Err(e) = self.expect.check(R::COLLECTION, Some(rev)) {
-            return abort(e);
-        }
-        let previous = match R::decode(version, payload) {
-            Ok(p) => p,
-            Err(e) => return abort(e),
-        };
+        let (rev, version, payload) = codec::open(bytes)?;
+        self.expect.check(R::COLLECTION, Some(rev))?;
+        let previous = R::decode(version, payload)?;
         let id = previous.id_key();
-        let (index, uniques) = match derived_keys(&previous, &id) {
-            Ok(v) => v,
-            Err(e) => return abort(e),
+        let (index, uniques) = derived_keys(&previous, &id)?;
+        let feed = if R::FEED {
+            Some(super::feed::encode_entry(
+                R::COLLECTION,
+                &id,
+                Some(bytes),
+                None,
+            )?)
+        } else {
+            None
         };
-        if R::FEED {
-            append_change(tx, R::COLLECTION, &id, Some(&bytes), None)?;
-        }
-        tx.records.remove(self.key.as_slice())?;
-        for e in &index {
-            tx.index.remove(e.key.as_slice())?;
-            add_to_counter(tx, &e.counter, -1)?;
-        }
-        for u in &uniques {
-            tx.uniques.remove(u.as_slice())?;
-        }
-        Ok(0)
+        Ok(Plan {
+            record: Some((self.key.clone(), None)),
+            id,
+            index_remove: index.into_iter().map(|e| (e.key, e.counter)).collect(),
+            unique_remove: uniques,
+            feed,
+            ..Plan::default()
+        })
     }
 }
 
@@ -414,9 +432,16 @@ struct NoticeOp {
 }
 
 impl Op for NoticeOp {
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
-        append_change(tx, self.topic, &self.id, None, Some(&self.payload))?;
-        Ok(0)
+    fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
+        Ok(Plan {
+            feed: Some(super::feed::encode_entry(
+                self.topic,
+                &self.id,
+                None,
+                Some(&self.payload),
+            )?),
+            ..Plan::default()
+        })
     }
 
     fn feeds(&self) -> bool {
@@ -429,31 +454,65 @@ struct ConsumeOp {
 }
 
 impl Op for ConsumeOp {
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
-        for seq in &self.seqs {
-            tx.feed.remove(&seq.to_be_bytes())?;
-        }
-        Ok(0)
+    fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
+        Ok(Plan {
+            consume: self.seqs.clone(),
+            ..Plan::default()
+        })
     }
 }
 
-/// Appends one entry to the change feed under the next sequence number. Inside the
-/// transaction: a retried transaction draws a new number, so entries of one record are
-/// numbered in the order their writes committed.
-fn append_change(
-    tx: &Tx<'_>,
-    collection: &str,
-    id: &[u8],
-    before: Option<&[u8]>,
-    after: Option<&[u8]>,
-) -> TxResult<()> {
-    let seq = tx.feed.generate_id()?;
-    let entry = match super::feed::encode_entry(collection, id, before, after) {
-        Ok(e) => e,
+/// Applies one operation's plan in a sled transaction: reads its record, plans, writes.
+fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
+    let old = match op.reads() {
+        Some(key) => tx.records.get(key)?,
+        None => None,
+    };
+    let plan = match op.plan(old.as_deref()) {
+        Ok(p) => p,
         Err(e) => return abort(e),
     };
-    tx.feed.insert(&seq.to_be_bytes(), entry)?;
-    Ok(())
+    if let Some(entry) = &plan.feed {
+        // Numbered inside the transaction: a retried transaction draws a new number, so
+        // entries of one record are numbered in the order their writes committed.
+        let seq = tx.feed.generate_id()?;
+        tx.feed.insert(&seq.to_be_bytes(), entry.as_slice())?;
+    }
+    for seq in &plan.consume {
+        tx.feed.remove(&seq.to_be_bytes())?;
+    }
+    if let Some((key, value)) = &plan.meta {
+        tx.meta.insert(key.as_slice(), value.as_slice())?;
+    }
+    match &plan.record {
+        Some((key, Some(value))) => {
+            tx.records.insert(key.as_slice(), value.as_slice())?;
+        }
+        Some((key, None)) => {
+            tx.records.remove(key.as_slice())?;
+        }
+        None => {}
+    }
+    for (key, counter) in &plan.index_remove {
+        tx.index.remove(key.as_slice())?;
+        add_to_counter(tx, counter, -1)?;
+    }
+    for (key, counter) in &plan.index_add {
+        tx.index.insert(key.as_slice(), plan.id.as_slice())?;
+        add_to_counter(tx, counter, 1)?;
+    }
+    for key in &plan.unique_remove {
+        tx.uniques.remove(key.as_slice())?;
+    }
+    for (key, constraint) in &plan.unique_add {
+        if let Some(holder) = tx.uniques.get(key.as_slice())? {
+            if holder.as_ref() != plan.id.as_slice() {
+                return abort(StorageError::Unique { constraint });
+            }
+        }
+        tx.uniques.insert(key.as_slice(), plan.id.as_slice())?;
+    }
+    Ok(plan.rev)
 }
 
 struct MetaOp {
@@ -462,9 +521,11 @@ struct MetaOp {
 }
 
 impl Op for MetaOp {
-    fn apply(&self, tx: &Tx<'_>) -> TxResult<u64> {
-        tx.meta.insert(self.key.as_slice(), self.value.as_slice())?;
-        Ok(0)
+    fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
+        Ok(Plan {
+            meta: Some((self.key.clone(), self.value.clone())),
+            ..Plan::default()
+        })
     }
 }
 
@@ -579,7 +640,7 @@ impl Store {
             batch
                 .ops
                 .iter()
-                .map(|op| op.apply(&tx))
+                .map(|op| apply(&tx, op.as_ref()))
                 .collect::<TxResult<Vec<u64>>>()
         });
         match result {
