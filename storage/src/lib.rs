@@ -17,6 +17,8 @@ mod store;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
+#[cfg(feature = "postgres")]
+pub use store::pg::PgEngine;
 pub use store::{
     Batch, Change, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Snapshot, Store,
     StoreConfig,

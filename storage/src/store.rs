@@ -20,6 +20,8 @@ mod batch;
 mod feed;
 mod indexes;
 mod layout;
+#[cfg(feature = "postgres")]
+pub(crate) mod pg;
 mod reads;
 mod snapshot;
 

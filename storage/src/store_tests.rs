@@ -4,11 +4,11 @@ use crate::keys::KeyBuf;
 use crate::*;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Item {
-    id: u64,
-    tenant: u8,
-    name: String,
-    rank: i64,
+pub(crate) struct Item {
+    pub(crate) id: u64,
+    pub(crate) tenant: u8,
+    pub(crate) name: String,
+    pub(crate) rank: i64,
 }
 
 impl Record for Item {
@@ -52,7 +52,7 @@ impl Record for Item {
     }
 }
 
-fn item(id: u64, tenant: u8, name: &str, rank: i64) -> Item {
+pub(crate) fn item(id: u64, tenant: u8, name: &str, rank: i64) -> Item {
     Item {
         id,
         tenant,
@@ -808,10 +808,10 @@ async fn a_snapshot_under_write_load_is_consistent_and_restores_into_an_empty_st
 
 /// A record in the change feed whose `hits` counter is not worth an entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Fed {
-    id: u64,
-    status: String,
-    hits: u64,
+pub(crate) struct Fed {
+    pub(crate) id: u64,
+    pub(crate) status: String,
+    pub(crate) hits: u64,
 }
 
 impl Record for Fed {

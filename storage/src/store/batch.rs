@@ -49,7 +49,7 @@ struct Tx<'a> {
 /// The operations of one atomic write. Build it, then [`Store::commit`] it.
 #[derive(Default)]
 pub struct Batch {
-    ops: Vec<Box<dyn Op>>,
+    pub(super) ops: Vec<Box<dyn Op>>,
 }
 
 impl Batch {
@@ -187,7 +187,7 @@ pub(super) struct Plan {
     pub(super) meta: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-trait Op: Send + Sync {
+pub(super) trait Op: Send + Sync {
     /// The key of the record this operation reads before it writes, if any.
     fn reads(&self) -> Option<&[u8]> {
         None

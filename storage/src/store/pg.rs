@@ -1,0 +1,423 @@
+//! The PostgreSQL engine (feature `postgres`, `design/scale-out.md`): the store's layout
+//! in six tables of one schema, so several Tollgate nodes share one database.
+//!
+//! The tables hold exactly the keys and values the embedded engine holds in its trees
+//! (`records`, `idx`, `counters`, `uniques`, `meta`, `feed`); PostgreSQL compares `bytea`
+//! bytewise, as sled does, so index ranges and pages come out in the same order on both.
+//! A batch is one transaction that applies the engine-neutral plans of its operations
+//! (`batch::Plan`) in order: each operation first locks the record it reads
+//! (`SELECT … FOR UPDATE`), so writers of one record serialize and the revision check of
+//! its plan is exact; a record created concurrently is a conflict (its primary key), a
+//! unique key held by another record is `StorageError::Unique`, counters are atomic
+//! upserts. READ COMMITTED suffices: every read that decides is a locked row. A commit is
+//! durable when it returns (the database's own WAL flush).
+//!
+//! Not wired into [`crate::Store`] yet: the store's API becomes async first (the next step
+//! of the design); until then this engine is exercised by its own tests.
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{NoTls, Transaction};
+
+use super::batch::{Batch, Plan};
+use super::layout::{encode_uniques, record_key, tenant_prefix};
+use crate::codec;
+use crate::record::{Record, Stored, UniqueKey};
+use crate::StorageError;
+
+/// A pool of connections to one schema of a PostgreSQL database.
+pub struct PgEngine {
+    pool: Pool,
+    schema: String,
+}
+
+fn io(e: impl std::fmt::Display) -> StorageError {
+    StorageError::Io(e.to_string())
+}
+
+fn sql_error(e: tokio_postgres::Error) -> StorageError {
+    match e.code() {
+        // The database refused rather than failed: retrying the whole write may succeed.
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED =>
+        {
+            StorageError::Unavailable(e.to_string())
+        }
+        _ => io(e),
+    }
+}
+
+/// A schema name: lower-case ASCII letters, digits and `_`, not starting with a digit, at
+/// most 63 bytes (it is written into SQL, so nothing else is accepted).
+fn valid_schema(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl PgEngine {
+    /// Connects to `url` (`postgres://user:password@host:port/database`), creates the
+    /// schema and its tables if they are missing, and keeps up to `pool_size` connections.
+    pub async fn connect(url: &str, schema: &str, pool_size: usize) -> Result<Self, StorageError> {
+        if !valid_schema(schema) {
+            return Err(StorageError::Corrupt(format!(
+                "storage schema {schema:?}: use lower-case letters, digits and _"
+            )));
+        }
+        let config: tokio_postgres::Config = url.parse().map_err(io)?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .build()
+            .map_err(io)?;
+        let engine = PgEngine {
+            pool,
+            schema: schema.to_string(),
+        };
+        engine.create_tables().await?;
+        Ok(engine)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StorageError> {
+        self.pool.get().await.map_err(io)
+    }
+
+    async fn create_tables(&self) -> Result<(), StorageError> {
+        let s = &self.schema;
+        let client = self.client().await?;
+        client
+            .batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {s};
+                 CREATE TABLE IF NOT EXISTS {s}.records (k bytea PRIMARY KEY, v bytea NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.idx (k bytea PRIMARY KEY, id bytea NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.counters (k bytea PRIMARY KEY, n bigint NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.uniques (k bytea PRIMARY KEY, id bytea NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.meta (k bytea PRIMARY KEY, v bytea NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);"
+            ))
+            .await
+            .map_err(|e| {
+                // Two nodes starting at once may race to create the same table.
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    StorageError::Unavailable(e.to_string())
+                } else {
+                    io(e)
+                }
+            })
+    }
+
+    /// Applies every operation of `batch` in one transaction, or none of them; returns
+    /// each operation's new revision (0 for deletes, notices and meta writes), as
+    /// [`crate::Committed::revs`]. Durable when it returns.
+    pub async fn commit(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(sql_error)?;
+        let mut revs = Vec::with_capacity(batch.ops.len());
+        for op in &batch.ops {
+            let old: Option<Vec<u8>> = match op.reads() {
+                Some(key) => tx
+                    .query_opt(
+                        &format!(
+                            "SELECT v FROM {}.records WHERE k = $1 FOR UPDATE",
+                            self.schema
+                        ),
+                        &[&key],
+                    )
+                    .await
+                    .map_err(sql_error)?
+                    .map(|row| row.get(0)),
+                None => None,
+            };
+            let plan = op.plan(old.as_deref())?;
+            let collection = op.written().map_or("record", |(c, _)| c);
+            self.apply(&tx, &plan, old.is_some(), collection).await?;
+            revs.push(plan.rev);
+        }
+        tx.commit().await.map_err(sql_error)?;
+        Ok(revs)
+    }
+
+    async fn apply(
+        &self,
+        tx: &Transaction<'_>,
+        plan: &Plan,
+        existed: bool,
+        collection: &'static str,
+    ) -> Result<(), StorageError> {
+        let s = &self.schema;
+        if let Some(entry) = &plan.feed {
+            tx.execute(&format!("INSERT INTO {s}.feed (v) VALUES ($1)"), &[entry])
+                .await
+                .map_err(sql_error)?;
+        }
+        for seq in &plan.consume {
+            let seq = i64::try_from(*seq).unwrap_or(i64::MAX);
+            tx.execute(&format!("DELETE FROM {s}.feed WHERE seq = $1"), &[&seq])
+                .await
+                .map_err(sql_error)?;
+        }
+        if let Some((key, value)) = &plan.meta {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.meta (k, v) VALUES ($1, $2)
+                     ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
+                ),
+                &[key, value],
+            )
+            .await
+            .map_err(sql_error)?;
+        }
+        match &plan.record {
+            Some((key, Some(value))) if existed => {
+                tx.execute(
+                    &format!("UPDATE {s}.records SET v = $2 WHERE k = $1"),
+                    &[key, value],
+                )
+                .await
+                .map_err(sql_error)?;
+            }
+            Some((key, Some(value))) => {
+                // Absent when read (nothing to lock): a concurrent create of the same
+                // record wins, and this one is the conflict its plan would have seen.
+                tx.execute(
+                    &format!("INSERT INTO {s}.records (k, v) VALUES ($1, $2)"),
+                    &[key, value],
+                )
+                .await
+                .map_err(|e| {
+                    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                        StorageError::Conflict {
+                            collection,
+                            expected: "absent".into(),
+                            found: None,
+                        }
+                    } else {
+                        sql_error(e)
+                    }
+                })?;
+            }
+            Some((key, None)) => {
+                tx.execute(&format!("DELETE FROM {s}.records WHERE k = $1"), &[key])
+                    .await
+                    .map_err(sql_error)?;
+            }
+            None => {}
+        }
+        for (key, counter) in &plan.index_remove {
+            tx.execute(&format!("DELETE FROM {s}.idx WHERE k = $1"), &[key])
+                .await
+                .map_err(sql_error)?;
+            self.add_to_counter(tx, counter, -1).await?;
+        }
+        for (key, counter) in &plan.index_add {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.idx (k, id) VALUES ($1, $2)
+                     ON CONFLICT (k) DO UPDATE SET id = EXCLUDED.id"
+                ),
+                &[key, &plan.id],
+            )
+            .await
+            .map_err(sql_error)?;
+            self.add_to_counter(tx, counter, 1).await?;
+        }
+        for key in &plan.unique_remove {
+            tx.execute(&format!("DELETE FROM {s}.uniques WHERE k = $1"), &[key])
+                .await
+                .map_err(sql_error)?;
+        }
+        for (key, constraint) in &plan.unique_add {
+            // Claimed, or already this record's; held by another record: refused (a
+            // concurrent claim waits for the other transaction, then sees its row).
+            let held = tx
+                .query_opt(
+                    &format!(
+                        "INSERT INTO {s}.uniques (k, id) VALUES ($1, $2)
+                         ON CONFLICT (k) DO UPDATE SET id = EXCLUDED.id
+                         WHERE {s}.uniques.id = EXCLUDED.id
+                         RETURNING id"
+                    ),
+                    &[key, &plan.id],
+                )
+                .await
+                .map_err(sql_error)?;
+            if held.is_none() {
+                return Err(StorageError::Unique { constraint });
+            }
+        }
+        Ok(())
+    }
+
+    async fn add_to_counter(
+        &self,
+        tx: &Transaction<'_>,
+        key: &[u8],
+        delta: i64,
+    ) -> Result<(), StorageError> {
+        let s = &self.schema;
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.counters (k, n) VALUES ($1, $2)
+                 ON CONFLICT (k) DO UPDATE SET n = {s}.counters.n + EXCLUDED.n"
+            ),
+            &[&key, &delta],
+        )
+        .await
+        .map_err(sql_error)?;
+        tx.execute(
+            &format!("DELETE FROM {s}.counters WHERE k = $1 AND n <= 0"),
+            &[&key],
+        )
+        .await
+        .map_err(sql_error)?;
+        Ok(())
+    }
+
+    /// A record and its revision.
+    pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.records WHERE k = $1", self.schema),
+                &[&record_key(R::COLLECTION, id)],
+            )
+            .await
+            .map_err(sql_error)?;
+        match row {
+            Some(row) => {
+                let bytes: Vec<u8> = row.get(0);
+                let (rev, version, payload) = codec::open(&bytes)?;
+                Ok(Some(Stored {
+                    rev,
+                    value: R::decode(version, payload)?,
+                }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The id holding a unique key, if any.
+    pub async fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
+        let k = encode_uniques(std::slice::from_ref(key))?;
+        let Some(k) = k.first() else {
+            return Ok(None);
+        };
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT id FROM {}.uniques WHERE k = $1", self.schema),
+                &[k],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Number of entries of an index for one tenant, from its counter.
+    pub async fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT n FROM {}.counters WHERE k = $1", self.schema),
+                &[&tenant_prefix(index, tenant)?],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
+    /// The ids of one tenant's index entries whose sort key is in `from..to` (`to`: `None`,
+    /// to the end), in ascending order, as `Store::index_range` gives them.
+    pub async fn index_range(
+        &self,
+        index: &'static str,
+        tenant: &[u8],
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> Result<Vec<Vec<u8>>, StorageError> {
+        let prefix = tenant_prefix(index, tenant)?;
+        let mut start = prefix.clone();
+        start.extend_from_slice(from);
+        let end = match to {
+            Some(to) => {
+                let mut e = prefix.clone();
+                e.extend_from_slice(to);
+                e
+            }
+            None => prefix_end(&prefix),
+        };
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT id FROM {}.idx WHERE k >= $1 AND k < $2 ORDER BY k",
+                    self.schema
+                ),
+                &[&start, &end],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
+    }
+
+    /// A meta value.
+    pub async fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.meta WHERE k = $1", self.schema),
+                &[&key.as_bytes()],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// The sequence numbers of the change feed's entries, oldest first.
+    pub async fn feed_seqs(&self, limit: i64) -> Result<Vec<u64>, StorageError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!("SELECT seq FROM {}.feed ORDER BY seq LIMIT $1", self.schema),
+                &[&limit],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))
+            .collect())
+    }
+}
+
+/// The first key after every key starting with `prefix` (a prefix of `0xFF` bytes only
+/// has no such key: then one past the longest key, which is long enough in practice).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0xFF; prefix.len() + 1024]
+}
+
+#[cfg(test)]
+mod tests;

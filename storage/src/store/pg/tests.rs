@@ -1,0 +1,314 @@
+//! The PostgreSQL engine against a real database: `TOLLGATE_TEST_DATABASE_URL`, or the
+//! `PG*` variables `pg_virtualenv` sets (`.ci/run` starts one). Without a database a test
+//! says "skipped" on a developer machine and fails under `CI=true`. Each test works in a
+//! schema of its own, dropped at the end.
+
+use std::sync::Arc;
+
+use super::PgEngine;
+use crate::store_tests::{item, Fed, Item};
+use crate::{Batch, Expect, StorageError, Store};
+
+/// The test database's URL, if there is one.
+fn database_url() -> Option<String> {
+    if let Ok(url) = std::env::var("TOLLGATE_TEST_DATABASE_URL") {
+        return Some(url);
+    }
+    let host = std::env::var("PGHOST").ok()?;
+    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
+    let password = std::env::var("PGPASSWORD").ok();
+    Some(format!(
+        "postgres://{}{}@{}:{}/{}",
+        var("PGUSER", "postgres"),
+        password.map(|p| format!(":{p}")).unwrap_or_default(),
+        host,
+        var("PGPORT", "5432"),
+        var("PGDATABASE", "postgres"),
+    ))
+}
+
+/// A fresh schema on the test database; `None` (skipped) on a developer machine without
+/// one. Under `CI=true` a missing database fails the test.
+async fn engine(test: &str) -> Option<(PgEngine, Dropper)> {
+    let Some(url) = database_url() else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI=true but no database: set TOLLGATE_TEST_DATABASE_URL or run under pg_virtualenv"
+        );
+        eprintln!("skipped: {test} needs PostgreSQL (TOLLGATE_TEST_DATABASE_URL or PGHOST)");
+        return None;
+    };
+    let schema = format!(
+        "t_{}_{:x}",
+        test.chars().take(24).collect::<String>(),
+        std::process::id() as u64 * 1_000_003 + rand_suffix()
+    );
+    let engine = PgEngine::connect(&url, &schema, 8)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach the test database at {url}: {e}"));
+    Some((engine, Dropper { url, schema }))
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    h.finish() % 1_000_000
+}
+
+/// Drops a test's schema when the test ends.
+struct Dropper {
+    url: String,
+    schema: String,
+}
+
+impl Drop for Dropper {
+    fn drop(&mut self) {
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        // On its own thread and runtime: the test's runtime may be shutting down.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(rt) = rt {
+                rt.block_on(async move {
+                    if let Ok((client, conn)) =
+                        tokio_postgres::connect(&url, tokio_postgres::NoTls).await
+                    {
+                        tokio::spawn(conn);
+                        let _ = client
+                            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                            .await;
+                    }
+                });
+            }
+        })
+        .join();
+    }
+}
+
+async fn put(engine: &PgEngine, i: &Item, expect: Expect) -> Result<u64, StorageError> {
+    let mut b = Batch::new();
+    b.put(i, expect)?;
+    Ok(engine.commit(&b).await?[0])
+}
+
+fn ids(raw: &[Vec<u8>]) -> Vec<u64> {
+    raw.iter()
+        .map(|id| u64::from_be_bytes(id.as_slice().try_into().unwrap()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conditional_writes_count_revisions_and_refuse_stale_ones() {
+    let Some((pg, _drop)) = engine("conditional").await else {
+        return;
+    };
+    let a = item(1, 0, "alpha", 5);
+    assert_eq!(put(&pg, &a, Expect::Absent).await, Ok(1));
+    assert!(matches!(
+        put(&pg, &a, Expect::Absent).await,
+        Err(StorageError::Conflict { found: Some(1), .. })
+    ));
+    assert_eq!(put(&pg, &a, Expect::Rev(1)).await, Ok(2));
+    assert!(matches!(
+        put(&pg, &a, Expect::Rev(1)).await,
+        Err(StorageError::Conflict { found: Some(2), .. })
+    ));
+    assert_eq!(put(&pg, &a, Expect::Any).await, Ok(3));
+    let stored = pg.get::<Item>(&a.id.to_be_bytes()).await.unwrap().unwrap();
+    assert_eq!((stored.rev, stored.value), (3, a.clone()));
+    assert!(pg.get::<Item>(&9u64.to_be_bytes()).await.unwrap().is_none());
+    // A delete checks its revision too, and takes the record's keys with it.
+    let mut b = Batch::new();
+    b.delete::<Item>(&a.id.to_be_bytes(), Expect::Rev(2));
+    assert!(matches!(
+        pg.commit(&b).await,
+        Err(StorageError::Conflict { .. })
+    ));
+    let mut b = Batch::new();
+    b.delete::<Item>(&a.id.to_be_bytes(), Expect::Rev(3));
+    pg.commit(&b).await.unwrap();
+    assert!(pg.get::<Item>(&a.id.to_be_bytes()).await.unwrap().is_none());
+    assert_eq!(pg.count("item_by_rank", &[0]).await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexes_counters_and_uniques_move_with_their_record_in_the_embedded_order() {
+    let Some((pg, _drop)) = engine("indexes").await else {
+        return;
+    };
+    let sled = Store::temporary().unwrap();
+    // Ranks that sort differently as bytes and as text, negative ones included.
+    let items = [
+        item(1, 0, "delta", -300),
+        item(2, 0, "alpha", 70_000),
+        item(3, 0, "charlie", 0),
+        item(4, 0, "bravo", -1),
+        item(5, 1, "alpha", 1),
+    ];
+    for i in &items {
+        put(&pg, i, Expect::Absent).await.unwrap();
+        let mut b = Batch::new();
+        b.put(i, Expect::Absent).unwrap();
+        sled.commit(&b).unwrap();
+    }
+    for index in ["item_by_rank", "item_by_name"] {
+        for tenant in [0u8, 1] {
+            let on_pg = pg.index_range(index, &[tenant], &[], None).await.unwrap();
+            let on_sled = sled.index_range(index, &[tenant], &[], None).unwrap();
+            assert_eq!(on_pg, on_sled, "{index} of tenant {tenant}");
+            assert_eq!(
+                pg.count(index, &[tenant]).await.unwrap(),
+                sled.count(index, &[tenant]).unwrap()
+            );
+        }
+    }
+    assert_eq!(
+        ids(&pg
+            .index_range("item_by_rank", &[0], &[], None)
+            .await
+            .unwrap()),
+        vec![1, 4, 3, 2]
+    );
+    // A name is unique per tenant: taken in tenant 0, free in tenant 1.
+    let clash = item(6, 0, "ALPHA", 9);
+    assert_eq!(
+        put(&pg, &clash, Expect::Absent).await,
+        Err(StorageError::Unique {
+            constraint: "item_name"
+        })
+    );
+    // The failed batch wrote nothing: no record, no index entry, no counter change.
+    assert!(pg.get::<Item>(&6u64.to_be_bytes()).await.unwrap().is_none());
+    assert_eq!(pg.count("item_by_rank", &[0]).await.unwrap(), 4);
+    // Renamed, the old name is free again and the index follows.
+    let mut renamed = items[1].clone();
+    renamed.name = "echo".into();
+    renamed.rank = -1_000;
+    put(&pg, &renamed, Expect::Rev(1)).await.unwrap();
+    put(&pg, &clash, Expect::Absent).await.unwrap();
+    assert_eq!(
+        ids(&pg
+            .index_range("item_by_rank", &[0], &[], None)
+            .await
+            .unwrap()),
+        vec![2, 1, 4, 3, 6]
+    );
+    let holder = pg
+        .lookup_unique(&crate::UniqueKey::new("item_name", vec![0], "alpha"))
+        .await
+        .unwrap();
+    assert_eq!(holder, Some(6u64.to_be_bytes().to_vec()));
+    assert_eq!(pg.count("item_by_rank", &[0]).await.unwrap(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_of_one_record_serialize_and_none_is_lost() {
+    let Some((pg, _drop)) = engine("concurrent").await else {
+        return;
+    };
+    let pg = Arc::new(pg);
+    put(&pg, &item(1, 0, "counter", 0), Expect::Absent)
+        .await
+        .unwrap();
+    // 40 increments from 8 tasks, each a read, then a write conditional on what it read,
+    // retried on a conflict: the database decides, every increment lands once.
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let pg = pg.clone();
+            tokio::spawn(async move {
+                let mut conflicts = 0;
+                for _ in 0..5 {
+                    loop {
+                        let s = pg.get::<Item>(&1u64.to_be_bytes()).await.unwrap().unwrap();
+                        let mut next = s.value.clone();
+                        next.rank += 1;
+                        match put(&pg, &next, Expect::Rev(s.rev)).await {
+                            Ok(_) => break,
+                            Err(StorageError::Conflict { .. }) => conflicts += 1,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+                conflicts
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let s = pg.get::<Item>(&1u64.to_be_bytes()).await.unwrap().unwrap();
+    assert_eq!((s.value.rank, s.rev), (40, 41));
+
+    // Twelve nodes create the same record at once: exactly one wins.
+    let creates: Vec<_> = (0..12)
+        .map(|n| {
+            let pg = pg.clone();
+            tokio::spawn(
+                async move { put(&pg, &item(7, 0, &format!("n{n}"), n), Expect::Absent).await },
+            )
+        })
+        .collect();
+    let mut won = 0;
+    for c in creates {
+        match c.await.unwrap() {
+            Ok(_) => won += 1,
+            Err(StorageError::Conflict { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(pg.count("item_by_name", &[0]).await.unwrap(), 2);
+    // Twelve records claim one name at once: exactly one holds it.
+    let claims: Vec<_> = (0..12u64)
+        .map(|n| {
+            let pg = pg.clone();
+            tokio::spawn(
+                async move { put(&pg, &item(100 + n, 0, "taken", 0), Expect::Absent).await },
+            )
+        })
+        .collect();
+    let mut claimed = 0;
+    for c in claims {
+        match c.await.unwrap() {
+            Ok(_) => claimed += 1,
+            Err(StorageError::Unique { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(claimed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_feed_and_meta_are_written_with_the_batch() {
+    let Some((pg, _drop)) = engine("feed").await else {
+        return;
+    };
+    let fed = |status: &str, hits: u64| Fed {
+        id: 1,
+        status: status.into(),
+        hits,
+    };
+    let mut b = Batch::new();
+    b.put(&fed("new", 0), Expect::Absent).unwrap();
+    b.put_meta("marker", b"1".to_vec());
+    pg.commit(&b).await.unwrap();
+    assert_eq!(pg.get_meta("marker").await.unwrap(), Some(b"1".to_vec()));
+    // A change of the digest (status) is an entry; one of `hits` alone is not.
+    let mut b = Batch::new();
+    b.put(&fed("new", 5), Expect::Rev(1)).unwrap();
+    pg.commit(&b).await.unwrap();
+    let mut b = Batch::new();
+    b.put(&fed("done", 5), Expect::Rev(2)).unwrap();
+    pg.commit(&b).await.unwrap();
+    let seqs = pg.feed_seqs(10).await.unwrap();
+    assert_eq!(seqs.len(), 2, "{seqs:?}");
+    assert!(seqs[0] < seqs[1]);
+    // Consumed in the transaction of the consumer's own write.
+    let mut b = Batch::new();
+    b.consume_changes(&seqs[..1]);
+    b.put_meta("consumer", b"done".to_vec());
+    pg.commit(&b).await.unwrap();
+    assert_eq!(pg.feed_seqs(10).await.unwrap(), seqs[1..].to_vec());
+}
