@@ -49,6 +49,18 @@ pub struct Change {
     after: Option<Vec<u8>>,
 }
 
+/// The entry numbered `seq`, from its stored bytes (any engine).
+pub(super) fn change_from(seq: u64, bytes: &[u8]) -> Result<Change, StorageError> {
+    let e: Entry = codec::decode("feed", 1, bytes)?;
+    Ok(Change {
+        seq,
+        collection: e.collection,
+        id: e.id,
+        before: e.before,
+        after: e.after,
+    })
+}
+
 impl Change {
     /// Whether this entry is about records of type `R`.
     pub fn is<R: Record>(&self) -> bool {
@@ -99,14 +111,7 @@ impl Store {
                     .try_into()
                     .map_err(|_| StorageError::Corrupt("feed key is not 8 bytes".into()))?,
             );
-            let e: Entry = codec::decode("feed", 1, &v)?;
-            out.push(Change {
-                seq,
-                collection: e.collection,
-                id: e.id,
-                before: e.before,
-                after: e.after,
-            });
+            out.push(change_from(seq, &v)?);
         }
         Ok(out)
     }

@@ -24,56 +24,106 @@ impl IndexReport {
     }
 }
 
+/// The index entries (key → id), counters (key → count) and unique keys (key → id) that
+/// records derive: what the stored ones must be.
+pub(super) type ExpectedKeys = (
+    BTreeMap<Vec<u8>, Vec<u8>>,
+    BTreeMap<Vec<u8>, u64>,
+    BTreeMap<Vec<u8>, Vec<u8>>,
+);
+
+/// The derived keys of `records` (any engine's scan of one type).
+pub(super) fn expected_keys<R: Record>(
+    records: impl IntoIterator<Item = Result<R, StorageError>>,
+) -> Result<ExpectedKeys, StorageError> {
+    let mut index = BTreeMap::new();
+    let mut counters = BTreeMap::new();
+    let mut uniques = BTreeMap::new();
+    for record in records {
+        let record = record?;
+        let id = record.id_key();
+        let (i, u) = derived_keys(&record, &id)?;
+        for e in i {
+            *counters.entry(e.counter).or_insert(0) += 1;
+            index.insert(e.key, id.clone());
+        }
+        for k in u {
+            uniques.insert(k, id.clone());
+        }
+    }
+    Ok((index, counters, uniques))
+}
+
+/// What differs between the derived keys and the stored ones (any engine's).
+pub(super) fn compare(
+    expected: &ExpectedKeys,
+    actual_index: &BTreeMap<Vec<u8>, Vec<u8>>,
+    actual_uniques: &BTreeMap<Vec<u8>, Vec<u8>>,
+    actual_counters: &BTreeMap<Vec<u8>, u64>,
+) -> IndexReport {
+    let (expected_index, expected_counters, expected_uniques) = expected;
+    let mut report = IndexReport::default();
+    report.missing.extend(
+        expected_index
+            .keys()
+            .filter(|k| !actual_index.contains_key(*k))
+            .cloned(),
+    );
+    report.missing.extend(
+        expected_uniques
+            .keys()
+            .filter(|k| !actual_uniques.contains_key(*k))
+            .cloned(),
+    );
+    report.extra.extend(
+        actual_index
+            .keys()
+            .filter(|k| !expected_index.contains_key(*k))
+            .cloned(),
+    );
+    report.extra.extend(
+        actual_uniques
+            .keys()
+            .filter(|k| !expected_uniques.contains_key(*k))
+            .cloned(),
+    );
+    for (k, n) in actual_counters {
+        if expected_counters.get(k).copied().unwrap_or(0) != *n {
+            report.wrong_counters.push(k.clone());
+        }
+    }
+    for k in expected_counters.keys() {
+        if !actual_counters.contains_key(k) {
+            report.wrong_counters.push(k.clone());
+        }
+    }
+    report
+}
+
 impl Store {
     /// Compares the stored index entries, counters and unique keys of `R` with the ones its
     /// records derive.
     pub fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
-        let (expected_index, expected_counters, expected_uniques) = self.expected_keys::<R>()?;
-        let mut report = IndexReport::default();
+        let expected = expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
         let actual_index = self.keys_under(&self.inner.index, R::INDEXES)?;
         let actual_uniques = self.keys_under(&self.inner.uniques, R::UNIQUES)?;
-        report.missing.extend(
-            expected_index
-                .keys()
-                .filter(|k| !actual_index.contains_key(*k))
-                .cloned(),
-        );
-        report.missing.extend(
-            expected_uniques
-                .keys()
-                .filter(|k| !actual_uniques.contains_key(*k))
-                .cloned(),
-        );
-        report.extra.extend(
-            actual_index
-                .keys()
-                .filter(|k| !expected_index.contains_key(*k))
-                .cloned(),
-        );
-        report.extra.extend(
-            actual_uniques
-                .keys()
-                .filter(|k| !expected_uniques.contains_key(*k))
-                .cloned(),
-        );
-        let actual_counters = self.keys_under(&self.inner.counters, R::INDEXES)?;
-        for (k, v) in &actual_counters {
-            let expected = expected_counters.get(k).copied().unwrap_or(0);
-            if decode_counter(v)? != expected {
-                report.wrong_counters.push(k.clone());
-            }
-        }
-        for k in expected_counters.keys() {
-            if !actual_counters.contains_key(k) {
-                report.wrong_counters.push(k.clone());
-            }
-        }
-        Ok(report)
+        let actual_counters = self
+            .keys_under(&self.inner.counters, R::INDEXES)?
+            .into_iter()
+            .map(|(k, v)| Ok((k, decode_counter(&v)?)))
+            .collect::<Result<BTreeMap<_, _>, StorageError>>()?;
+        Ok(compare(
+            &expected,
+            &actual_index,
+            &actual_uniques,
+            &actual_counters,
+        ))
     }
 
     /// Drops and rewrites every index entry, counter and unique key of `R` from its records.
     pub fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
-        let (index, counters, uniques) = self.expected_keys::<R>()?;
+        let (index, counters, uniques) =
+            expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
         for (tree, names) in [
             (&self.inner.index, R::INDEXES),
             (&self.inner.counters, R::INDEXES),
@@ -94,35 +144,6 @@ impl Store {
         }
         self.inner.db.flush()?;
         Ok(())
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn expected_keys<R: Record>(
-        &self,
-    ) -> Result<
-        (
-            BTreeMap<Vec<u8>, Vec<u8>>,
-            BTreeMap<Vec<u8>, u64>,
-            BTreeMap<Vec<u8>, Vec<u8>>,
-        ),
-        StorageError,
-    > {
-        let mut index = BTreeMap::new();
-        let mut counters = BTreeMap::new();
-        let mut uniques = BTreeMap::new();
-        for record in self.scan::<R>() {
-            let record = record?.value;
-            let id = record.id_key();
-            let (i, u) = derived_keys(&record, &id)?;
-            for e in i {
-                *counters.entry(e.counter).or_insert(0) += 1;
-                index.insert(e.key, id.clone());
-            }
-            for k in u {
-                uniques.insert(k, id.clone());
-            }
-        }
-        Ok((index, counters, uniques))
     }
 
     fn keys_under(

@@ -12,6 +12,11 @@
 //! upserts. READ COMMITTED suffices: every read that decides is a locked row. A commit is
 //! durable when it returns (the database's own WAL flush).
 //!
+//! Reads give what the embedded engine gives: records, revisions, unique holders, counts,
+//! index ranges, pages merged over tenants (one query: each tenant's entries ordered by
+//! what follows its prefix), scans, the change feed, and index verification over the same
+//! derived keys (`indexes::expected_keys`).
+//!
 //! Not wired into [`crate::Store`] yet: the store's API becomes async first (the next step
 //! of the design); until then this engine is exercised by its own tests.
 
@@ -19,8 +24,13 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Transaction};
 
+use std::collections::BTreeMap;
+
 use super::batch::{Batch, Plan};
+use super::feed::{change_from, Change};
+use super::indexes::{compare, expected_keys, IndexReport};
 use super::layout::{encode_uniques, record_key, tenant_prefix};
+use super::reads::{Direction, Page, PageQuery};
 use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
@@ -305,6 +315,226 @@ impl PgEngine {
             }
             None => Ok(None),
         }
+    }
+
+    /// The stored revision of a record, without decoding it.
+    pub async fn revision<R: Record>(&self, id: &[u8]) -> Result<Option<u64>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.records WHERE k = $1", self.schema),
+                &[&record_key(R::COLLECTION, id)],
+            )
+            .await
+            .map_err(sql_error)?;
+        match row {
+            Some(row) => Ok(Some(codec::open(row.get::<_, &[u8]>(0))?.0)),
+            None => Ok(None),
+        }
+    }
+
+    /// Records of the given ids, in order, skipping ids that no longer exist.
+    pub async fn get_many<R: Record>(
+        &self,
+        ids: &[Vec<u8>],
+    ) -> Result<Vec<Stored<R>>, StorageError> {
+        let keys: Vec<Vec<u8>> = ids.iter().map(|id| record_key(R::COLLECTION, id)).collect();
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!("SELECT k, v FROM {}.records WHERE k = ANY($1)", self.schema),
+                &[&keys],
+            )
+            .await
+            .map_err(sql_error)?;
+        let mut found: BTreeMap<Vec<u8>, Vec<u8>> =
+            rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for key in &keys {
+            if let Some(bytes) = found.remove(key) {
+                let (rev, version, payload) = codec::open(&bytes)?;
+                out.push(Stored {
+                    rev,
+                    value: R::decode(version, payload)?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record of a type, in primary-key order (recovery, index checks, copies).
+    pub async fn scan<R: Record>(&self) -> Result<Vec<Stored<R>>, StorageError> {
+        let prefix = record_key(R::COLLECTION, &[]);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT v FROM {}.records WHERE k >= $1 AND k < $2 ORDER BY k",
+                    self.schema
+                ),
+                &[&prefix, &prefix_end(&prefix)],
+            )
+            .await
+            .map_err(sql_error)?;
+        rows.iter()
+            .map(|row| {
+                let (rev, version, payload) = codec::open(row.get::<_, &[u8]>(0))?;
+                Ok(Stored {
+                    rev,
+                    value: R::decode(version, payload)?,
+                })
+            })
+            .collect()
+    }
+
+    /// One page of an index merged over the given tenants in sort order, as
+    /// `Store::page` gives it: the entries of each tenant ordered by what follows the
+    /// tenant's prefix (sort key, then id), in one query.
+    pub async fn page(&self, q: &PageQuery<'_>) -> Result<Page, StorageError> {
+        let mut total = 0u64;
+        for tenant in q.tenants {
+            total += self.count(q.index, tenant).await?;
+        }
+        if q.tenants.is_empty() || q.limit == 0 {
+            return Ok(Page {
+                ids: Vec::new(),
+                total,
+            });
+        }
+        let mut params: Vec<Vec<u8>> = Vec::new();
+        let mut branches = Vec::new();
+        for tenant in q.tenants {
+            let prefix = tenant_prefix(q.index, tenant)?;
+            let skip = prefix.len() + 1;
+            branches.push(format!(
+                "SELECT id, substring(k from {skip}) AS suffix FROM {}.idx WHERE k >= ${} AND k < ${}",
+                self.schema,
+                params.len() + 1,
+                params.len() + 2
+            ));
+            let end = prefix_end(&prefix);
+            params.push(prefix);
+            params.push(end);
+        }
+        let order = match q.direction {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        };
+        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        let sql = format!(
+            "SELECT id FROM ({}) AS merged ORDER BY suffix {order} OFFSET {offset} LIMIT {limit}",
+            branches.join(" UNION ALL ")
+        );
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = self
+            .client()
+            .await?
+            .query(&sql, &refs)
+            .await
+            .map_err(sql_error)?;
+        Ok(Page {
+            ids: rows.into_iter().map(|r| r.get(0)).collect(),
+            total,
+        })
+    }
+
+    /// Up to `limit` entries of the change feed above `after`, in order, as
+    /// `Store::changes` gives them.
+    pub async fn changes(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Change>, StorageError> {
+        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT seq, v FROM {}.feed WHERE seq > $1 ORDER BY seq LIMIT $2",
+                    self.schema
+                ),
+                &[&after, &limit],
+            )
+            .await
+            .map_err(sql_error)?;
+        rows.iter()
+            .map(|r| {
+                let seq = u64::try_from(r.get::<_, i64>(0)).unwrap_or(0);
+                change_from(seq, r.get::<_, &[u8]>(1))
+            })
+            .collect()
+    }
+
+    /// The stored keys of one table under the given names (`name 0 …`).
+    async fn keys_under(
+        &self,
+        table: &str,
+        value: &str,
+        names: &[&str],
+    ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StorageError> {
+        let client = self.client().await?;
+        let mut out = BTreeMap::new();
+        for name in names {
+            let mut prefix = name.as_bytes().to_vec();
+            prefix.push(0);
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT k, {value} FROM {}.{table} WHERE k >= $1 AND k < $2",
+                        self.schema
+                    ),
+                    &[&prefix, &prefix_end(&prefix)],
+                )
+                .await
+                .map_err(sql_error)?;
+            for r in rows {
+                out.insert(r.get(0), r.get(1));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Compares the stored index entries, counters and unique keys of `R` with the ones its
+    /// records derive, as `Store::verify_indexes` does.
+    pub async fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
+        let records = self.scan::<R>().await?;
+        let expected = expected_keys(records.into_iter().map(|s| Ok(s.value)))?;
+        let actual_index = self.keys_under("idx", "id", R::INDEXES).await?;
+        let actual_uniques = self.keys_under("uniques", "id", R::UNIQUES).await?;
+        let client = self.client().await?;
+        let mut actual_counters = BTreeMap::new();
+        for name in R::INDEXES {
+            let mut prefix = name.as_bytes().to_vec();
+            prefix.push(0);
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT k, n FROM {}.counters WHERE k >= $1 AND k < $2",
+                        self.schema
+                    ),
+                    &[&prefix, &prefix_end(&prefix)],
+                )
+                .await
+                .map_err(sql_error)?;
+            for r in rows {
+                actual_counters.insert(r.get(0), u64::try_from(r.get::<_, i64>(1)).unwrap_or(0));
+            }
+        }
+        Ok(compare(
+            &expected,
+            &actual_index,
+            &actual_uniques,
+            &actual_counters,
+        ))
     }
 
     /// The id holding a unique key, if any.
