@@ -31,6 +31,7 @@ use super::feed::{change_from, Change};
 use super::indexes::{compare, expected_keys, IndexReport};
 use super::layout::{encode_uniques, record_key, tenant_prefix};
 use super::reads::{Direction, Page, PageQuery};
+use super::snapshot::Snapshot;
 use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
@@ -293,6 +294,115 @@ impl PgEngine {
         Ok(())
     }
 
+    /// Loads a snapshot of the embedded store (`Store::snapshot`) into this schema, which
+    /// must hold no record yet, in one transaction: every record with its revision, and
+    /// every index entry, counter, unique key, meta value and feed entry as it is (feed
+    /// numbers kept; new ones continue after them). Returns the number of records.
+    pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
+        let s = &self.schema;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(sql_error)?;
+        let occupied: bool = tx
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {s}.records)"), &[])
+            .await
+            .map_err(sql_error)?
+            .get(0);
+        if occupied {
+            return Err(StorageError::Conflict {
+                collection: "records",
+                expected: "an empty schema".into(),
+                found: None,
+            });
+        }
+        const CHUNK: usize = 1000;
+        for (tree, entries) in &snapshot.trees {
+            for chunk in entries.chunks(CHUNK) {
+                let keys: Vec<&[u8]> = chunk.iter().map(|(k, _)| k.as_slice()).collect();
+                let values: Vec<&[u8]> = chunk.iter().map(|(_, v)| v.as_slice()).collect();
+                match tree.as_str() {
+                    "records" | "meta" => {
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO {s}.{tree} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])"
+                            ),
+                            &[&keys, &values],
+                        )
+                        .await
+                        .map_err(sql_error)?;
+                    }
+                    "index" | "uniques" => {
+                        let table = if tree == "index" { "idx" } else { "uniques" };
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO {s}.{table} (k, id) SELECT * FROM unnest($1::bytea[], $2::bytea[])"
+                            ),
+                            &[&keys, &values],
+                        )
+                        .await
+                        .map_err(sql_error)?;
+                    }
+                    "counters" => {
+                        let counts = values
+                            .iter()
+                            .map(|v| {
+                                let n = super::layout::decode_counter(v)?;
+                                i64::try_from(n)
+                                    .map_err(|_| StorageError::Corrupt("counter too large".into()))
+                            })
+                            .collect::<Result<Vec<i64>, StorageError>>()?;
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO {s}.counters (k, n) SELECT * FROM unnest($1::bytea[], $2::int8[])"
+                            ),
+                            &[&keys, &counts],
+                        )
+                        .await
+                        .map_err(sql_error)?;
+                    }
+                    "feed" => {
+                        let seqs = keys
+                            .iter()
+                            .map(|k| {
+                                let arr: [u8; 8] = (*k).try_into().map_err(|_| {
+                                    StorageError::Corrupt("feed key is not 8 bytes".into())
+                                })?;
+                                i64::try_from(u64::from_be_bytes(arr)).map_err(|_| {
+                                    StorageError::Corrupt("feed number too large".into())
+                                })
+                            })
+                            .collect::<Result<Vec<i64>, StorageError>>()?;
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO {s}.feed (seq, v) SELECT * FROM unnest($1::int8[], $2::bytea[])"
+                            ),
+                            &[&seqs, &values],
+                        )
+                        .await
+                        .map_err(sql_error)?;
+                    }
+                    other => {
+                        return Err(StorageError::Corrupt(format!(
+                            "snapshot tree {other} is unknown to this engine"
+                        )))
+                    }
+                }
+            }
+        }
+        // New feed entries are numbered after the copied ones.
+        tx.execute(
+            &format!(
+                "SELECT setval(pg_get_serial_sequence('{s}.feed', 'seq'),
+                               GREATEST((SELECT COALESCE(max(seq), 0) FROM {s}.feed), 1),
+                               (SELECT max(seq) IS NOT NULL FROM {s}.feed))"
+            ),
+            &[],
+        )
+        .await
+        .map_err(sql_error)?;
+        tx.commit().await.map_err(sql_error)?;
+        Ok(snapshot.record_count())
+    }
+
     /// A record and its revision.
     pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
         let row = self
@@ -452,7 +562,8 @@ impl PgEngine {
         after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<Change>, StorageError> {
-        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        // From the start: numbers begin at 0 in a copy of the embedded store.
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
             .client()

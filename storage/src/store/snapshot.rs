@@ -13,7 +13,7 @@ const SNAPSHOT_END: &[u8] = b"END\n";
 /// A consistent copy of every key of a store (see [`Store::snapshot`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
-    trees: Vec<(String, Vec<KeyValue>)>,
+    pub(super) trees: Vec<(String, Vec<KeyValue>)>,
 }
 
 type KeyValue = (Vec<u8>, Vec<u8>);

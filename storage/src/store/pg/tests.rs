@@ -432,3 +432,111 @@ async fn changes_are_read_in_order_with_their_records() {
     assert_eq!(later.len(), 2);
     assert_eq!(pg.changes(None, 1).await.unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
+    let Some((pg, _drop)) = engine("import").await else {
+        return;
+    };
+    let sled = Store::temporary().unwrap();
+    for n in 0..40u64 {
+        let i = item(
+            n + 1,
+            (n % 4) as u8,
+            &format!("copy{n}"),
+            (n as i64 * 7) % 13,
+        );
+        let mut b = Batch::new();
+        b.put(&i, Expect::Absent).unwrap();
+        sled.commit(&b).unwrap();
+    }
+    // Some records rewritten: their revisions must survive the copy.
+    for n in [3u64, 9] {
+        let s = sled.get::<Item>(&n.to_be_bytes()).unwrap().unwrap();
+        let mut b = Batch::new();
+        b.put(&s.value, Expect::Rev(s.rev)).unwrap();
+        sled.commit(&b).unwrap();
+    }
+    for status in ["new", "paid"] {
+        let mut b = Batch::new();
+        b.put(
+            &Fed {
+                id: 1,
+                status: status.into(),
+                hits: 0,
+            },
+            Expect::Any,
+        )
+        .unwrap();
+        b.put_meta("marker", status.as_bytes().to_vec());
+        sled.commit(&b).unwrap();
+    }
+    let snapshot = sled.snapshot().unwrap();
+    assert_eq!(pg.import(&snapshot).await.unwrap(), 41);
+
+    for n in 1..=40u64 {
+        let on_pg = pg.get::<Item>(&n.to_be_bytes()).await.unwrap().unwrap();
+        let on_sled = sled.get::<Item>(&n.to_be_bytes()).unwrap().unwrap();
+        assert_eq!((on_pg.rev, on_pg.value), (on_sled.rev, on_sled.value));
+    }
+    assert_eq!(
+        pg.revision::<Item>(&3u64.to_be_bytes()).await.unwrap(),
+        Some(2)
+    );
+    assert!(pg.verify_indexes::<Item>().await.unwrap().is_clean());
+    let tenants: Vec<Vec<u8>> = (0..4u8).map(|t| vec![t]).collect();
+    let q = crate::PageQuery {
+        index: "item_by_name",
+        tenants: &tenants,
+        direction: crate::Direction::Desc,
+        offset: 5,
+        limit: 20,
+    };
+    assert_eq!(pg.page(&q).await.unwrap(), sled.page(&q).unwrap());
+    assert_eq!(pg.get_meta("marker").await.unwrap(), Some(b"paid".to_vec()));
+    let copied: Vec<u64> = pg
+        .changes(None, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.seq)
+        .collect();
+    let original: Vec<u64> = sled
+        .changes(None, 10)
+        .unwrap()
+        .iter()
+        .map(|c| c.seq)
+        .collect();
+    assert_eq!(copied, original);
+    // The copy goes on: a write there is numbered after the copied feed entries, and a
+    // uniqueness the copy carries is enforced.
+    let mut b = Batch::new();
+    b.put(
+        &Fed {
+            id: 1,
+            status: "done".into(),
+            hits: 0,
+        },
+        Expect::Rev(2),
+    )
+    .unwrap();
+    pg.commit(&b).await.unwrap();
+    let after: Vec<u64> = pg
+        .changes(None, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.seq)
+        .collect();
+    assert_eq!(after.len(), copied.len() + 1);
+    assert!(after.last() > copied.last());
+    assert!(matches!(
+        put(&pg, &item(99, 0, "copy0", 1), Expect::Absent).await,
+        Err(StorageError::Unique { .. })
+    ));
+    // Only into an empty schema.
+    assert!(matches!(
+        pg.import(&snapshot).await,
+        Err(StorageError::Conflict { .. })
+    ));
+}
