@@ -169,36 +169,112 @@ fn check_one<R: Record>(store: &Store, repair: bool) -> anyhow::Result<CheckLine
     })
 }
 
+/// Something done once per record type the service stores ([`each_record_type`]).
+pub trait RecordTypes {
+    fn visit<R: Record>(&mut self);
+}
+
+/// Calls `v.visit::<R>()` for every record type the service stores: the one list that
+/// whole-store checks and copies go through.
+pub fn each_record_type(v: &mut impl RecordTypes) {
+    use crate::domain::*;
+    use tollgate_actors::{checkout, license_key, subscription};
+    v.visit::<organization::Organization>();
+    v.visit::<membership::Membership>();
+    v.visit::<user::User>();
+    v.visit::<pat::PersonalAccessToken>();
+    v.visit::<benefit::Benefit>();
+    v.visit::<product::Product>();
+    v.visit::<discount::Discount>();
+    v.visit::<customer::Customer>();
+    v.visit::<customer_session::CustomerSession>();
+    v.visit::<custom_field::CustomField>();
+    v.visit::<order::Order>();
+    v.visit::<oauth2::OAuth2Client>();
+    v.visit::<oauth2::OAuth2Grant>();
+    v.visit::<oauth2::AuthorizationCode>();
+    v.visit::<oauth2::OAuth2Token>();
+    v.visit::<oauth2::SigningKey>();
+    v.visit::<oauth2::BrowserSession>();
+    v.visit::<checkout::Checkout>();
+    v.visit::<subscription::Subscription>();
+    v.visit::<license_key::LicenseKey>();
+    v.visit::<webhook::WebhookEndpoint>();
+    v.visit::<webhook::WebhookEvent>();
+    v.visit::<webhook::WebhookDelivery>();
+    v.visit::<stats::SalesDay>();
+    v.visit::<stats::SalesTotals>();
+    v.visit::<stats::ValidationDay>();
+}
+
 /// Verifies (and with `repair`, rebuilds) the indexes, counters and unique keys of every
 /// record type against its records.
 pub fn check(store: &Store, repair: bool) -> anyhow::Result<Vec<CheckLine>> {
-    use crate::domain::*;
-    use tollgate_actors::{checkout, license_key, subscription};
-    Ok(vec![
-        check_one::<organization::Organization>(store, repair)?,
-        check_one::<membership::Membership>(store, repair)?,
-        check_one::<user::User>(store, repair)?,
-        check_one::<pat::PersonalAccessToken>(store, repair)?,
-        check_one::<benefit::Benefit>(store, repair)?,
-        check_one::<product::Product>(store, repair)?,
-        check_one::<discount::Discount>(store, repair)?,
-        check_one::<customer::Customer>(store, repair)?,
-        check_one::<customer_session::CustomerSession>(store, repair)?,
-        check_one::<custom_field::CustomField>(store, repair)?,
-        check_one::<order::Order>(store, repair)?,
-        check_one::<oauth2::OAuth2Client>(store, repair)?,
-        check_one::<oauth2::OAuth2Grant>(store, repair)?,
-        check_one::<oauth2::AuthorizationCode>(store, repair)?,
-        check_one::<oauth2::OAuth2Token>(store, repair)?,
-        check_one::<oauth2::SigningKey>(store, repair)?,
-        check_one::<oauth2::BrowserSession>(store, repair)?,
-        check_one::<checkout::Checkout>(store, repair)?,
-        check_one::<subscription::Subscription>(store, repair)?,
-        check_one::<license_key::LicenseKey>(store, repair)?,
-        check_one::<webhook::WebhookEndpoint>(store, repair)?,
-        check_one::<webhook::WebhookEvent>(store, repair)?,
-        check_one::<webhook::WebhookDelivery>(store, repair)?,
-    ])
+    struct Checks<'a> {
+        store: &'a Store,
+        repair: bool,
+        lines: Vec<anyhow::Result<CheckLine>>,
+    }
+    impl RecordTypes for Checks<'_> {
+        fn visit<R: Record>(&mut self) {
+            self.lines.push(check_one::<R>(self.store, self.repair));
+        }
+    }
+    let mut checks = Checks {
+        store,
+        repair,
+        lines: Vec::new(),
+    };
+    each_record_type(&mut checks);
+    checks.lines.into_iter().collect()
+}
+
+/// `tollgate storage copy --to postgres://…`: copies this (stopped) embedded store into an
+/// empty PostgreSQL schema in one transaction, revisions kept, then verifies every record
+/// type's index entries, counters and unique keys there. Returns the number of records and
+/// the verification's lines.
+pub async fn copy_to_postgres(
+    store: &Store,
+    url: &str,
+    schema: &str,
+) -> anyhow::Result<(usize, Vec<CheckLine>)> {
+    use std::future::Future;
+    use std::pin::Pin;
+    use tollgate_storage::PgEngine;
+    type Verify =
+        for<'a> fn(&'a PgEngine) -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + 'a>>;
+    fn verify<R: Record>(
+        pg: &PgEngine,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + '_>> {
+        Box::pin(async move {
+            Ok(CheckLine {
+                collection: R::COLLECTION,
+                report: pg.verify_indexes::<R>().await?,
+                repaired: false,
+            })
+        })
+    }
+    struct Verifiers(Vec<Verify>);
+    impl RecordTypes for Verifiers {
+        fn visit<R: Record>(&mut self) {
+            self.0.push(verify::<R>);
+        }
+    }
+    let snapshot = store.snapshot().context("reading the embedded store")?;
+    let pg = PgEngine::connect(url, schema, 2)
+        .await
+        .with_context(|| format!("cannot reach the database (schema {schema})"))?;
+    let records = pg
+        .import(&snapshot)
+        .await
+        .with_context(|| format!("copying into schema {schema}"))?;
+    let mut verifiers = Verifiers(Vec::new());
+    each_record_type(&mut verifiers);
+    let mut lines = Vec::with_capacity(verifiers.0.len());
+    for v in verifiers.0 {
+        lines.push(v(&pg).await?);
+    }
+    Ok((records, lines))
 }
 
 /// The text `tollgate check` prints, and whether the store is (now) clean.

@@ -54,6 +54,26 @@ enum Command {
         #[arg(long)]
         repair: bool,
     },
+    /// Move the store between engines.
+    Storage {
+        #[command(subcommand)]
+        action: StorageCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StorageCommand {
+    /// Copy the embedded store (storage.data_dir, the service stopped) into an empty
+    /// PostgreSQL schema, revisions kept, then verify every index there; exit 1 if a
+    /// check fails.
+    Copy {
+        /// The database: postgres://user:password@host:port/database
+        #[arg(long)]
+        to: String,
+        /// The schema to create the tables in (must hold no records yet).
+        #[arg(long, default_value = "tollgate")]
+        schema: String,
+    },
 }
 
 /// jemalloc instead of glibc's allocator: it returns the memory of evicted actors to the
@@ -94,6 +114,9 @@ fn main() -> ExitCode {
             })
         }
         Command::Check { repair } => check(&settings, repair),
+        Command::Storage {
+            action: StorageCommand::Copy { to, schema },
+        } => copy_to_postgres(&settings, &to, &schema),
     };
     match result {
         Ok(code) => code,
@@ -146,6 +169,31 @@ fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         write_stdout("indexes are damaged: run `tollgate check --repair`");
+        ExitCode::FAILURE
+    })
+}
+
+fn copy_to_postgres(settings: &Settings, url: &str, schema: &str) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let store =
+        tollgate_storage::Store::open(&settings.storage.store_config()).with_context(|| {
+            "cannot open the store (is the service still running? stop it first)".to_string()
+        })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (records, lines) =
+        runtime.block_on(tollgate::admin::copy_to_postgres(&store, url, schema))?;
+    let (text, clean) = tollgate::admin::describe(&lines);
+    write_stdout(text.trim_end());
+    write_stdout(&format!(
+        "copied {records} records into schema {schema}{}",
+        if clean { "; every index verified" } else { "" }
+    ));
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        write_stdout("the copy's indexes differ from its records: do not use it");
         ExitCode::FAILURE
     })
 }

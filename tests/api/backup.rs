@@ -214,3 +214,82 @@ async fn check_reports_a_broken_index_and_repair_fixes_it() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(!text(&out).contains("missing"), "{}", text(&out));
 }
+
+#[actix_web::test]
+async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
+    let Some(url) = crate::helpers::test_database_url("storage copy") else {
+        return;
+    };
+    let schema = format!("copy_{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    let server = Server::start(root, "server.log").await;
+    let token = std::fs::read_to_string(root.join("data").join(TOKEN_FILE))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut orgs = Vec::new();
+    for n in 0..5 {
+        let (status, body, _) = server.create(&token, &format!("moving-{n}")).await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        orgs.push(body["id"].as_str().unwrap().to_string());
+    }
+    // Not while the service holds the store.
+    let out = cli(
+        root,
+        &root.join("data"),
+        &["storage", "copy", "--to", &url, "--schema", &schema],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("stop it first"), "{}", text(&out));
+    drop(server);
+
+    let out = cli(
+        root,
+        &root.join("data"),
+        &["storage", "copy", "--to", &url, "--schema", &schema],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("every index verified"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("organization: ok"), "{}", text(&out));
+
+    // What the database holds: the same records at the same revisions.
+    let store = Store::open(&StoreConfig::new(root.join("data"))).unwrap();
+    let pg = tollgate_storage::PgEngine::connect(&url, &schema, 1)
+        .await
+        .unwrap();
+    for id in &orgs {
+        let id: tollgate::domain::ids::OrganizationId = id.parse().unwrap();
+        let local = store
+            .get::<tollgate::domain::organization::Organization>(&id.key())
+            .unwrap()
+            .unwrap();
+        let copied = pg
+            .get::<tollgate::domain::organization::Organization>(&id.key())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((copied.rev, copied.value), (local.rev, local.value));
+    }
+    drop(store);
+    // Only into an empty schema: a second copy is refused and changes nothing.
+    let out = cli(
+        root,
+        &root.join("data"),
+        &["storage", "copy", "--to", &url, "--schema", &schema],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("an empty schema"), "{}", text(&out));
+    // The test's schema goes.
+    if let Ok((client, conn)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+        actix_web::rt::spawn(conn);
+        let _ = client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .await;
+    }
+}
