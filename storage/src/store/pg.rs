@@ -403,6 +403,24 @@ impl PgEngine {
         Ok(snapshot.record_count())
     }
 
+    /// Takes the database-wide lock `name` (of this schema) if no other node holds it:
+    /// what keeps background sweeps from running on several nodes at once. Held until the
+    /// [`JobLock`] is dropped, or its node dies (the lock is its connection's: PostgreSQL
+    /// frees it when the connection ends). `None`: another node holds it. Correctness never
+    /// depends on it (every sweep is safe to run twice); it only saves double work.
+    pub async fn try_lock(&self, name: &str) -> Result<Option<JobLock>, StorageError> {
+        let client = self.client().await?;
+        let key = lock_key(&self.schema, name);
+        let got: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .await
+            .map_err(sql_error)?
+            .get(0);
+        Ok(got.then(|| JobLock {
+            client: Some(client),
+        }))
+    }
+
     /// A record and its revision.
     pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
         let row = self
@@ -745,6 +763,31 @@ impl PgEngine {
             .map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))
             .collect())
     }
+}
+
+/// A lock taken with [`PgEngine::try_lock`]. Dropping it closes its connection, which is
+/// what frees the lock (a connection returned to the pool would keep it).
+pub struct JobLock {
+    client: Option<deadpool_postgres::Object>,
+}
+
+impl Drop for JobLock {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
+}
+
+/// The advisory-lock key of `name` in `schema`: a stable 64-bit hash (FNV-1a), the same on
+/// every node and every build.
+fn lock_key(schema: &str, name: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in schema.bytes().chain([0]).chain(name.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(h.to_ne_bytes())
 }
 
 /// The first key after every key starting with `prefix` (a prefix of `0xFF` bytes only

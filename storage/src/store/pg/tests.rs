@@ -540,3 +540,34 @@ async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
         Err(StorageError::Conflict { .. })
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_node_at_a_time_holds_a_job_lock_and_a_dead_node_frees_it() {
+    let Some((a, _drop)) = engine("locks").await else {
+        return;
+    };
+    // Another node: its own pool on the same schema.
+    let url = database_url().expect("the same database");
+    let b = PgEngine::connect(&url, &_drop.schema, 2).await.unwrap();
+    let held = a.try_lock("sweeps").await.unwrap().expect("free at first");
+    assert!(b.try_lock("sweeps").await.unwrap().is_none(), "held by a");
+    // Another job's lock is its own.
+    let other = b
+        .try_lock("renewals")
+        .await
+        .unwrap()
+        .expect("a different lock");
+    // The holder goes (its connection closes, as when its node dies): free again.
+    drop(held);
+    let mut taken = None;
+    for _ in 0..50 {
+        taken = b.try_lock("sweeps").await.unwrap();
+        if taken.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(taken.is_some(), "freed when its holder's connection closed");
+    assert!(a.try_lock("sweeps").await.unwrap().is_none());
+    drop(other);
+}
