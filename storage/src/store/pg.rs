@@ -36,6 +36,10 @@ use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
 
+/// How many times a transaction the database aborted (deadlock, serialization failure) is
+/// run before the error is returned.
+pub const COMMIT_ATTEMPTS: usize = 5;
+
 /// A pool of connections to one schema of a PostgreSQL database.
 pub struct PgEngine {
     pool: Pool,
@@ -46,6 +50,14 @@ fn io(e: impl std::fmt::Display) -> StorageError {
     StorageError::Io(e.to_string())
 }
 
+/// What the database said (its SQLSTATE and message), or the client's error.
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
+
 fn sql_error(e: tokio_postgres::Error) -> StorageError {
     match e.code() {
         // The database refused rather than failed: retrying the whole write may succeed.
@@ -53,9 +65,9 @@ fn sql_error(e: tokio_postgres::Error) -> StorageError {
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
                 || *c == SqlState::T_R_DEADLOCK_DETECTED =>
         {
-            StorageError::Unavailable(e.to_string())
+            StorageError::Unavailable(describe(&e))
         }
-        _ => io(e),
+        _ => StorageError::Io(describe(&e)),
     }
 }
 
@@ -130,7 +142,26 @@ impl PgEngine {
     /// Applies every operation of `batch` in one transaction, or none of them; returns
     /// each operation's new revision (0 for deletes, notices and meta writes), as
     /// [`crate::Committed::revs`]. Durable when it returns.
+    ///
+    /// A transaction the database aborts to resolve a deadlock (two batches locking records
+    /// in opposite orders) or a serialization failure (the SERIALIZABLE default of
+    /// distributed engines) is run again, from its reads, up to [`COMMIT_ATTEMPTS`] times:
+    /// its plans are decided anew on what it reads then.
     pub async fn commit(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
+        let mut attempt = 1;
+        loop {
+            match self.commit_once(batch).await {
+                // Within a commit, only a deadlock or a serialization failure maps to this.
+                Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
+                    tracing::debug!(attempt, %why, "transaction aborted by the database; retrying");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn commit_once(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(sql_error)?;
         let mut revs = Vec::with_capacity(batch.ops.len());

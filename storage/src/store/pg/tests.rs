@@ -571,3 +571,42 @@ async fn one_node_at_a_time_holds_a_job_lock_and_a_dead_node_frees_it() {
     assert!(a.try_lock("sweeps").await.unwrap().is_none());
     drop(other);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_locking_records_in_opposite_orders_both_land() {
+    let Some((pg, _drop)) = engine("deadlock").await else {
+        return;
+    };
+    let pg = Arc::new(pg);
+    put(&pg, &item(1, 0, "left", 0), Expect::Absent)
+        .await
+        .unwrap();
+    put(&pg, &item(2, 0, "right", 0), Expect::Absent)
+        .await
+        .unwrap();
+    // Pairs of batches writing 1 then 2, and 2 then 1: PostgreSQL aborts one of a
+    // deadlocked pair; it is run again and lands.
+    let tasks: Vec<_> = (0..6)
+        .map(|n| {
+            let pg = pg.clone();
+            tokio::spawn(async move {
+                let order: [u64; 2] = if n % 2 == 0 { [1, 2] } else { [2, 1] };
+                let mut b = Batch::new();
+                for id in order {
+                    let s = pg.get::<Item>(&id.to_be_bytes()).await.unwrap().unwrap();
+                    let mut next = s.value.clone();
+                    next.rank += 1;
+                    b.put(&next, Expect::Any).unwrap();
+                }
+                pg.commit(&b).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    for id in [1u64, 2] {
+        let s = pg.get::<Item>(&id.to_be_bytes()).await.unwrap().unwrap();
+        assert_eq!(s.rev, 7, "six writes of record {id} after its creation");
+    }
+}
