@@ -38,7 +38,17 @@ use crate::StorageError;
 
 /// How many times a transaction the database aborted (deadlock, serialization failure) is
 /// run before the error is returned.
-pub const COMMIT_ATTEMPTS: usize = 5;
+pub const COMMIT_ATTEMPTS: usize = 8;
+
+/// A random delay before attempt `attempt + 1`: up to 5 ms, doubling per attempt (at most
+/// 320 ms), so transactions that aborted each other do not meet again.
+fn retry_delay(attempt: usize) -> std::time::Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(attempt);
+    let ceiling_us = 5_000u64 << attempt.min(6);
+    std::time::Duration::from_micros(h.finish() % ceiling_us)
+}
 
 /// A pool of connections to one schema of a PostgreSQL database.
 pub struct PgEngine {
@@ -145,8 +155,8 @@ impl PgEngine {
     ///
     /// A transaction the database aborts to resolve a deadlock (two batches locking records
     /// in opposite orders) or a serialization failure (the SERIALIZABLE default of
-    /// distributed engines) is run again, from its reads, up to [`COMMIT_ATTEMPTS`] times:
-    /// its plans are decided anew on what it reads then.
+    /// distributed engines) is run again, from its reads, after a random growing delay, up
+    /// to [`COMMIT_ATTEMPTS`] times: its plans are decided anew on what it reads then.
     pub async fn commit(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
         let mut attempt = 1;
         loop {
@@ -154,6 +164,9 @@ impl PgEngine {
                 // Within a commit, only a deadlock or a serialization failure maps to this.
                 Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
                     tracing::debug!(attempt, %why, "transaction aborted by the database; retrying");
+                    // Apart by a random, growing delay: run again at once, the same
+                    // transactions would meet in the same deadlock.
+                    tokio::time::sleep(retry_delay(attempt)).await;
                     attempt += 1;
                 }
                 other => return other,
