@@ -708,6 +708,58 @@ impl PgEngine {
         ))
     }
 
+    /// Drops and rewrites every index entry, counter and unique key of `R` from its
+    /// records, in one transaction, as `Store::rebuild_indexes` does.
+    pub async fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
+        let s = &self.schema;
+        let records = self.scan::<R>().await?;
+        let (index, counters, uniques) = expected_keys(records.into_iter().map(|r| Ok(r.value)))?;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(sql_error)?;
+        for (table, names) in [
+            ("idx", R::INDEXES),
+            ("counters", R::INDEXES),
+            ("uniques", R::UNIQUES),
+        ] {
+            for name in names {
+                let mut prefix = name.as_bytes().to_vec();
+                prefix.push(0);
+                tx.execute(
+                    &format!("DELETE FROM {s}.{table} WHERE k >= $1 AND k < $2"),
+                    &[&prefix, &prefix_end(&prefix)],
+                )
+                .await
+                .map_err(sql_error)?;
+            }
+        }
+        for (table, rows) in [("idx", &index), ("uniques", &uniques)] {
+            let keys: Vec<&[u8]> = rows.keys().map(Vec::as_slice).collect();
+            let ids: Vec<&[u8]> = rows.values().map(Vec::as_slice).collect();
+            tx.execute(
+                &format!("INSERT INTO {s}.{table} (k, id) SELECT * FROM unnest($1::bytea[], $2::bytea[])"),
+                &[&keys, &ids],
+            )
+            .await
+            .map_err(sql_error)?;
+        }
+        let keys: Vec<&[u8]> = counters.keys().map(Vec::as_slice).collect();
+        let counts = counters
+            .values()
+            .map(|n| {
+                i64::try_from(*n).map_err(|_| StorageError::Corrupt("counter too large".into()))
+            })
+            .collect::<Result<Vec<i64>, StorageError>>()?;
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.counters (k, n) SELECT * FROM unnest($1::bytea[], $2::int8[])"
+            ),
+            &[&keys, &counts],
+        )
+        .await
+        .map_err(sql_error)?;
+        tx.commit().await.map_err(sql_error)
+    }
+
     /// The id holding a unique key, if any.
     pub async fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
         let k = encode_uniques(std::slice::from_ref(key))?;

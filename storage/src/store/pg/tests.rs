@@ -610,3 +610,55 @@ async fn batches_locking_records_in_opposite_orders_both_land() {
         assert_eq!(s.rev, 7, "six writes of record {id} after its creation");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_index_is_found_and_rebuilt_from_the_records() {
+    let Some((pg, drop_schema)) = engine("rebuild").await else {
+        return;
+    };
+    for n in 0..12u64 {
+        put(
+            &pg,
+            &item(n + 1, (n % 3) as u8, &format!("r{n}"), n as i64),
+            Expect::Absent,
+        )
+        .await
+        .unwrap();
+    }
+    assert!(pg.verify_indexes::<Item>().await.unwrap().is_clean());
+    // Damage: an index entry and a unique key gone, a counter wrong.
+    let url = database_url().expect("the same database");
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let s = &drop_schema.schema;
+    client
+        .batch_execute(&format!(
+            "DELETE FROM {s}.idx WHERE k = (SELECT k FROM {s}.idx ORDER BY k LIMIT 1);
+             DELETE FROM {s}.uniques WHERE k = (SELECT k FROM {s}.uniques ORDER BY k DESC LIMIT 1);
+             UPDATE {s}.counters SET n = n + 5
+              WHERE k = (SELECT k FROM {s}.counters ORDER BY k LIMIT 1);"
+        ))
+        .await
+        .unwrap();
+    let report = pg.verify_indexes::<Item>().await.unwrap();
+    assert_eq!(
+        (
+            report.missing.len(),
+            report.extra.len(),
+            report.wrong_counters.len()
+        ),
+        (2, 0, 1),
+        "{report:?}"
+    );
+    pg.rebuild_indexes::<Item>().await.unwrap();
+    assert!(pg.verify_indexes::<Item>().await.unwrap().is_clean());
+    assert_eq!(pg.count("item_by_rank", &[0]).await.unwrap(), 4);
+    assert_eq!(
+        pg.lookup_unique(&crate::UniqueKey::new("item_name", vec![2], "r11"))
+            .await
+            .unwrap(),
+        Some(12u64.to_be_bytes().to_vec())
+    );
+}
