@@ -455,32 +455,6 @@ impl<E: Entity> EntityActor<E> {
         }
     }
 
-    /// Commits `batch`; on success holds `state` and replies `reply` once the write is
-    /// durable. On a commit error the state is unchanged and the error is the reply (a
-    /// conflict also reloads the stored snapshot: ours is stale). Commands go through
-    /// [`Self::execute`], which decides again after a conflict instead.
-    pub fn commit<R, Er>(
-        &mut self,
-        ctx: &mut Context<Self>,
-        batch: Batch,
-        state: E::State,
-        reply: R,
-    ) -> CommandReply<E, R, Er>
-    where
-        R: 'static,
-        Er: 'static,
-    {
-        match self.apply(ctx, &batch, state) {
-            Ok(seq) => self.on_durable(ctx, seq, reply),
-            Err(e) => {
-                if matches!(e, StorageError::Conflict { .. }) {
-                    self.reload(ctx);
-                }
-                CommandReply::now(Err(ActorError::Storage(e)))
-            }
-        }
-    }
-
     /// Commits `batch` and, once it is in, holds `state`; returns the write's sequence
     /// number. On an error nothing changes.
     fn apply(

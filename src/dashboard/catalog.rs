@@ -676,7 +676,7 @@ struct DiscountPage {
 }
 
 /// The products on sale, for a form's choices.
-pub(super) async fn org_products(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
+async fn org_products(dash: &Dash, layout: &Layout) -> Result<Vec<Row>, Fail> {
     let auth = dash.auth::<ProductsRead>()?;
     choices(layout, &[("is_archived", "false")], |qs| {
         products_api::list(auth, dash.data(), qs)

@@ -358,6 +358,17 @@ impl Dash {
         active: &'static str,
         title: impl Into<String>,
     ) -> Result<Layout, Fail> {
+        Ok(self.org_layout(org, active, title).await?.0)
+    }
+
+    /// [`Self::layout`], and the organization as the API renders it (for the pages that
+    /// show it: one read, not two).
+    pub async fn org_layout(
+        &self,
+        org: &str,
+        active: &'static str,
+        title: impl Into<String>,
+    ) -> Result<(Layout, Row), Fail> {
         let current = crate::routes::organizations::get(
             self.auth::<OrganizationsRead>()?,
             self.data(),
@@ -369,7 +380,7 @@ impl Dash {
         layout.org_id = current.id.to_string();
         layout.org_name = current.name.clone();
         layout.org_slug = current.slug.clone();
-        Ok(layout)
+        Ok((layout, Row::of(&current)))
     }
 
     /// The layout of a page outside any organization.

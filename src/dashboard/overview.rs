@@ -6,7 +6,7 @@ use askama::Template;
 use serde_json::{json, Value};
 
 use super::chart::{bars, Series};
-use super::{body, form_problem, money, see_other, Dash, Fail, Form, Layout, PageResult, Row};
+use super::{body, form_problem, money, see_other, Dash, Form, Layout, PageResult, Row};
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate};
 use crate::domain::ids::OrganizationId;
 use crate::domain::stats::{day_date, day_number};
@@ -125,22 +125,13 @@ fn settings_form(org: &Row) -> Form {
     f
 }
 
-async fn org_row(dash: &Dash, org: &str) -> Result<Row, Fail> {
-    Ok(Row::of(
-        &organizations::get(dash.auth()?, dash.data(), web::Path::from(org.to_string()))
-            .await?
-            .into_inner(),
-    ))
-}
-
 pub async fn settings(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
     let dash = Dash::of(&state, &req)?;
-    let layout = dash.layout(&path, "settings", "Settings").await?;
-    let org = org_row(&dash, &path).await?;
+    let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
     dash.page(
         200,
@@ -162,8 +153,7 @@ pub async fn settings_save(
 ) -> PageResult {
     let form = Form::parse(&bytes);
     let dash = Dash::posted(&state, &req, &form)?;
-    let layout = dash.layout(&path, "settings", "Settings").await?;
-    let org = org_row(&dash, &path).await?;
+    let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
     let mut raw = json!({
         "name": form.get("name").trim(),
         "avatar_url": form.text("avatar_url"),

@@ -12,8 +12,8 @@ use crate::checkouts::{by_price, created, seed, Api};
 use crate::helpers::spawn_app;
 use crate::tools;
 
-pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
-pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// The whole script takes seconds; this only stops a hung browser.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -77,7 +77,6 @@ fn screenshot_dir() -> PathBuf {
 #[actix_web::test]
 async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
     ensure_chromium();
-    let python = tools::python_venv("tests/clients/browser/requirements.txt");
     let app = spawn_app().await;
     let api = Api::of(&app);
     // An organization, a license-key benefit (`ACME-…` keys), a one-time product at $25
@@ -87,25 +86,50 @@ async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
     let declined = created(api, &by_price(&cat.ebook_price)).await;
     let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
 
-    let shots = screenshot_dir();
-    let _ = std::fs::remove_dir_all(&shots);
-    std::fs::create_dir_all(&shots).expect("creating the screenshot directory");
+    run_script(
+        "checkout.py",
+        &screenshot_dir(),
+        &[
+            ("CHECKOUT_URL", url(&checkout).as_str()),
+            ("DECLINE_URL", url(&declined).as_str()),
+            ("TOLLGATE_URL", app.address.as_str()),
+            ("ORG_ID", cat.org.as_str()),
+            ("DISCOUNT_CODE", "LAUNCH"),
+        ],
+        SCRIPT_TIMEOUT,
+        MIN_CHECKS,
+    )
+    .await;
+}
 
+/// Runs `tests/clients/browser/<script>` with the pinned selenium, Debian's Chromium and
+/// `env`, screenshots into `shots` (emptied first), within `timeout`; it must end with
+/// `N passed, 0 failed`, `N` at least `min_checks`, and exit 0.
+pub(crate) async fn run_script(
+    script: &str,
+    shots: &Path,
+    env: &[(&str, &str)],
+    timeout: Duration,
+    min_checks: u32,
+) {
+    let python = tools::python_venv("tests/clients/browser/requirements.txt");
+    let _ = std::fs::remove_dir_all(shots);
+    std::fs::create_dir_all(shots).expect("creating the screenshot directory");
     let mut cmd = Command::new(python);
-    cmd.arg(tools::repo_root().join("tests/clients/browser/checkout.py"))
-        .env("CHECKOUT_URL", url(&checkout))
-        .env("DECLINE_URL", url(&declined))
-        .env("TOLLGATE_URL", &app.address)
-        .env("ORG_ID", &cat.org)
-        .env("DISCOUNT_CODE", "LAUNCH")
-        .env("SCREENSHOT_DIR", &shots)
-        .env("CHROMIUM", CHROMIUM)
-        .env("CHROMEDRIVER", CHROMEDRIVER)
-        .env("PYTHONUNBUFFERED", "1");
-    let out = tools::run_async(cmd, SCRIPT_TIMEOUT).await;
+    cmd.arg(
+        tools::repo_root()
+            .join("tests/clients/browser")
+            .join(script),
+    )
+    .envs(env.iter().copied())
+    .env("SCREENSHOT_DIR", shots)
+    .env("CHROMIUM", CHROMIUM)
+    .env("CHROMEDRIVER", CHROMEDRIVER)
+    .env("PYTHONUNBUFFERED", "1");
+    let out = tools::run_async(cmd, timeout).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report = format!(
-        "browser suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+        "browser suite {script} ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -113,7 +137,7 @@ async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
     println!("screenshots: {}", shots.display());
     match tools::tally(&stdout) {
         Some((passed, 0)) => {
-            assert!(passed >= MIN_CHECKS, "only {passed} checks ran\n{report}");
+            assert!(passed >= min_checks, "only {passed} checks ran\n{report}");
             assert!(
                 out.status.success(),
                 "non-zero exit with 0 failed\n{report}"

@@ -8,12 +8,10 @@
 //! desktop sizes are left under `<CARGO_TARGET_TMPDIR>/dashboard-screenshots`.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::browser::{ensure_chromium, CHROMEDRIVER, CHROMIUM};
+use crate::browser::{ensure_chromium, run_script};
 use crate::helpers::spawn_app;
-use crate::tools;
 
 /// The whole script takes well under a minute; this only stops a hung browser.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -28,37 +26,13 @@ fn screenshot_dir() -> PathBuf {
 #[actix_web::test]
 async fn a_seller_runs_the_shop_from_the_dashboard_in_a_real_browser() {
     ensure_chromium();
-    let python = tools::python_venv("tests/clients/browser/requirements.txt");
     let app = spawn_app().await;
-
-    let shots = screenshot_dir();
-    let _ = std::fs::remove_dir_all(&shots);
-    std::fs::create_dir_all(&shots).expect("creating the screenshot directory");
-
-    let mut cmd = Command::new(python);
-    cmd.arg(tools::repo_root().join("tests/clients/browser/dashboard.py"))
-        .env("TOLLGATE_URL", &app.address)
-        .env("SCREENSHOT_DIR", &shots)
-        .env("CHROMIUM", CHROMIUM)
-        .env("CHROMEDRIVER", CHROMEDRIVER)
-        .env("PYTHONUNBUFFERED", "1");
-    let out = tools::run_async(cmd, SCRIPT_TIMEOUT).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report = format!(
-        "dashboard browser suite ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    println!("{report}");
-    println!("screenshots: {}", shots.display());
-    match tools::tally(&stdout) {
-        Some((passed, 0)) => {
-            assert!(passed >= MIN_CHECKS, "only {passed} checks ran\n{report}");
-            assert!(
-                out.status.success(),
-                "non-zero exit with 0 failed\n{report}"
-            );
-        }
-        tally => panic!("tally {tally:?}\n{report}"),
-    }
+    run_script(
+        "dashboard.py",
+        &screenshot_dir(),
+        &[("TOLLGATE_URL", app.address.as_str())],
+        SCRIPT_TIMEOUT,
+        MIN_CHECKS,
+    )
+    .await;
 }

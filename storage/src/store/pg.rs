@@ -386,11 +386,7 @@ impl PgEngine {
                     "counters" => {
                         let counts = values
                             .iter()
-                            .map(|v| {
-                                let n = super::layout::decode_counter(v)?;
-                                i64::try_from(n)
-                                    .map_err(|_| StorageError::Corrupt("counter too large".into()))
-                            })
+                            .map(|v| counter_value(super::layout::decode_counter(v)?))
                             .collect::<Result<Vec<i64>, StorageError>>()?;
                         tx.execute(
                             &format!(
@@ -645,25 +641,28 @@ impl PgEngine {
             .collect()
     }
 
-    /// The stored keys of one table under the given names (`name 0 …`).
-    async fn keys_under(
+    /// The stored keys of one table under the given names (`name 0 …`), with the value
+    /// of its column `value`.
+    async fn keys_under<T>(
         &self,
         table: &str,
         value: &str,
         names: &[&str],
-    ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StorageError> {
+    ) -> Result<BTreeMap<Vec<u8>, T>, StorageError>
+    where
+        T: for<'a> tokio_postgres::types::FromSql<'a>,
+    {
         let client = self.client().await?;
         let mut out = BTreeMap::new();
         for name in names {
-            let mut prefix = name.as_bytes().to_vec();
-            prefix.push(0);
+            let (lo, hi) = name_range(name);
             let rows = client
                 .query(
                     &format!(
                         "SELECT k, {value} FROM {}.{table} WHERE k >= $1 AND k < $2",
                         self.schema
                     ),
-                    &[&prefix, &prefix_end(&prefix)],
+                    &[&lo, &hi],
                 )
                 .await
                 .map_err(sql_error)?;
@@ -681,25 +680,12 @@ impl PgEngine {
         let expected = expected_keys(records.into_iter().map(|s| Ok(s.value)))?;
         let actual_index = self.keys_under("idx", "id", R::INDEXES).await?;
         let actual_uniques = self.keys_under("uniques", "id", R::UNIQUES).await?;
-        let client = self.client().await?;
-        let mut actual_counters = BTreeMap::new();
-        for name in R::INDEXES {
-            let mut prefix = name.as_bytes().to_vec();
-            prefix.push(0);
-            let rows = client
-                .query(
-                    &format!(
-                        "SELECT k, n FROM {}.counters WHERE k >= $1 AND k < $2",
-                        self.schema
-                    ),
-                    &[&prefix, &prefix_end(&prefix)],
-                )
-                .await
-                .map_err(sql_error)?;
-            for r in rows {
-                actual_counters.insert(r.get(0), u64::try_from(r.get::<_, i64>(1)).unwrap_or(0));
-            }
-        }
+        let actual_counters: BTreeMap<Vec<u8>, u64> = self
+            .keys_under::<i64>("counters", "n", R::INDEXES)
+            .await?
+            .into_iter()
+            .map(|(k, n)| (k, u64::try_from(n).unwrap_or(0)))
+            .collect();
         Ok(compare(
             &expected,
             &actual_index,
@@ -722,11 +708,10 @@ impl PgEngine {
             ("uniques", R::UNIQUES),
         ] {
             for name in names {
-                let mut prefix = name.as_bytes().to_vec();
-                prefix.push(0);
+                let (lo, hi) = name_range(name);
                 tx.execute(
                     &format!("DELETE FROM {s}.{table} WHERE k >= $1 AND k < $2"),
-                    &[&prefix, &prefix_end(&prefix)],
+                    &[&lo, &hi],
                 )
                 .await
                 .map_err(sql_error)?;
@@ -745,9 +730,7 @@ impl PgEngine {
         let keys: Vec<&[u8]> = counters.keys().map(Vec::as_slice).collect();
         let counts = counters
             .values()
-            .map(|n| {
-                i64::try_from(*n).map_err(|_| StorageError::Corrupt("counter too large".into()))
-            })
+            .map(|n| counter_value(*n))
             .collect::<Result<Vec<i64>, StorageError>>()?;
         tx.execute(
             &format!(
@@ -882,6 +865,20 @@ fn lock_key(schema: &str, name: &str) -> i64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     i64::from_ne_bytes(h.to_ne_bytes())
+}
+
+/// The keys of one index or unique constraint `name`: from `name 0` up to (excluded) the
+/// first key after them.
+fn name_range(name: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut prefix = name.as_bytes().to_vec();
+    prefix.push(0);
+    let end = prefix_end(&prefix);
+    (prefix, end)
+}
+
+/// A stored counter as PostgreSQL's `bigint`.
+fn counter_value(n: u64) -> Result<i64, StorageError> {
+    i64::try_from(n).map_err(|_| StorageError::Corrupt("counter too large".into()))
 }
 
 /// The first key after every key starting with `prefix` (a prefix of `0xFF` bytes only
