@@ -9,8 +9,10 @@
 //! server's side, so a token cannot make the server write files. `restore` and `check`
 //! open the store directly: the service must be stopped.
 
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
@@ -48,7 +50,8 @@ async fn backup(auth: Auth<AdminToken>, state: web::Data<AppState>) -> ApiResult
     };
     let is_admin = state
         .store
-        .get::<User>(&user.key())?
+        .get::<User>(&user.key())
+        .await?
         .is_some_and(|u| u.value.is_admin);
     if !is_admin || auth.principal.method != AuthMethod::PersonalAccessToken {
         return Err(ApiError::NotPermitted(
@@ -119,7 +122,10 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
 }
 
 /// `tollgate restore --from DIR`: loads a backup into an empty (or missing) data dir.
-pub fn restore_from(dir: &Path, config: &tollgate_storage::StoreConfig) -> anyhow::Result<usize> {
+pub async fn restore_from(
+    dir: &Path,
+    config: &tollgate_storage::StoreConfig,
+) -> anyhow::Result<usize> {
     let file = dir.join(SNAPSHOT_FILE);
     let mut f =
         std::fs::File::open(&file).with_context(|| format!("cannot open {}", file.display()))?;
@@ -137,7 +143,7 @@ pub fn restore_from(dir: &Path, config: &tollgate_storage::StoreConfig) -> anyho
         );
     }
     let store = Store::open(config).context("opening the new store")?;
-    store.restore(&snapshot)?;
+    store.restore(&snapshot).await?;
     Ok(snapshot.record_count())
 }
 
@@ -149,12 +155,12 @@ pub struct CheckLine {
     pub repaired: bool,
 }
 
-fn check_one<R: Record>(store: &Store, repair: bool) -> anyhow::Result<CheckLine> {
-    let report = store.verify_indexes::<R>()?;
+async fn check_one<R: Record>(store: &Store, repair: bool) -> anyhow::Result<CheckLine> {
+    let report = store.verify_indexes::<R>().await?;
     let repaired = repair && !report.is_clean();
     if repaired {
-        store.rebuild_indexes::<R>()?;
-        let again = store.verify_indexes::<R>()?;
+        store.rebuild_indexes::<R>().await?;
+        let again = store.verify_indexes::<R>().await?;
         if !again.is_clean() {
             bail!(
                 "the indexes of {} are still wrong after a rebuild",
@@ -208,25 +214,32 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
 }
 
 /// Verifies (and with `repair`, rebuilds) the indexes, counters and unique keys of every
-/// record type against its records.
-pub fn check(store: &Store, repair: bool) -> anyhow::Result<Vec<CheckLine>> {
-    struct Checks<'a> {
-        store: &'a Store,
+/// record type against its records, on either engine.
+pub async fn check(store: &Store, repair: bool) -> anyhow::Result<Vec<CheckLine>> {
+    type Check = for<'a> fn(
+        &'a Store,
+        bool,
+    )
+        -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + Send + 'a>>;
+    fn one<R: Record>(
+        store: &Store,
         repair: bool,
-        lines: Vec<anyhow::Result<CheckLine>>,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + Send + '_>> {
+        Box::pin(check_one::<R>(store, repair))
     }
-    impl RecordTypes for Checks<'_> {
+    struct Checks(Vec<Check>);
+    impl RecordTypes for Checks {
         fn visit<R: Record>(&mut self) {
-            self.lines.push(check_one::<R>(self.store, self.repair));
+            self.0.push(one::<R>);
         }
     }
-    let mut checks = Checks {
-        store,
-        repair,
-        lines: Vec::new(),
-    };
+    let mut checks = Checks(Vec::new());
     each_record_type(&mut checks);
-    checks.lines.into_iter().collect()
+    let mut lines = Vec::with_capacity(checks.0.len());
+    for check in checks.0 {
+        lines.push(check(store, repair).await?);
+    }
+    Ok(lines)
 }
 
 /// `tollgate storage copy --to postgres://…`: copies this (stopped) embedded store into an
@@ -238,43 +251,15 @@ pub async fn copy_to_postgres(
     url: &str,
     schema: &str,
 ) -> anyhow::Result<(usize, Vec<CheckLine>)> {
-    use std::future::Future;
-    use std::pin::Pin;
-    use tollgate_storage::PgEngine;
-    type Verify =
-        for<'a> fn(&'a PgEngine) -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + 'a>>;
-    fn verify<R: Record>(
-        pg: &PgEngine,
-    ) -> Pin<Box<dyn Future<Output = anyhow::Result<CheckLine>> + '_>> {
-        Box::pin(async move {
-            Ok(CheckLine {
-                collection: R::COLLECTION,
-                report: pg.verify_indexes::<R>().await?,
-                repaired: false,
-            })
-        })
-    }
-    struct Verifiers(Vec<Verify>);
-    impl RecordTypes for Verifiers {
-        fn visit<R: Record>(&mut self) {
-            self.0.push(verify::<R>);
-        }
-    }
     let snapshot = store.snapshot().context("reading the embedded store")?;
-    let pg = PgEngine::connect(url, schema, 2)
+    let pg = Store::postgres(url, schema, 2)
         .await
         .with_context(|| format!("cannot reach the database (schema {schema})"))?;
-    let records = pg
-        .import(&snapshot)
+    pg.restore(&snapshot)
         .await
         .with_context(|| format!("copying into schema {schema}"))?;
-    let mut verifiers = Verifiers(Vec::new());
-    each_record_type(&mut verifiers);
-    let mut lines = Vec::with_capacity(verifiers.0.len());
-    for v in verifiers.0 {
-        lines.push(v(&pg).await?);
-    }
-    Ok((records, lines))
+    let lines = check(&pg, false).await?;
+    Ok((snapshot.record_count(), lines))
 }
 
 /// The text `tollgate check` prints, and whether the store is (now) clean.

@@ -20,7 +20,7 @@ pub async fn server_secret(store: &Store, configured: &str) -> anyhow::Result<Ve
     if !configured.is_empty() {
         return Ok(configured.as_bytes().to_vec());
     }
-    if let Some(secret) = store.get_meta(SECRET)? {
+    if let Some(secret) = store.get_meta(SECRET).await? {
         return Ok(secret);
     }
     let secret = crate::auth::tokens::generate_secret();
@@ -37,13 +37,14 @@ pub async fn run(
     data_dir: &Path,
     admin_email: &str,
 ) -> anyhow::Result<Option<PathBuf>> {
-    if store.get_meta(MARKER)?.is_some() {
+    if store.get_meta(MARKER).await?.is_some() {
         return Ok(None);
     }
     let now = chrono::Utc::now();
-    let user = match store.lookup_unique(&User::email_key(admin_email))? {
+    let user = match store.lookup_unique(&User::email_key(admin_email)).await? {
         Some(id) => store
-            .get::<User>(&id)?
+            .get::<User>(&id)
+            .await?
             .map(|u| u.value)
             .ok_or_else(|| anyhow::anyhow!("user index points at a missing user"))?,
         None => {

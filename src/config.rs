@@ -474,10 +474,29 @@ impl Default for ServerSettings {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageSettings {
+    /// "embedded" (sled under `data_dir`, one node; the default) or "postgres" (one
+    /// schema of a PostgreSQL database, shared by every node configured alike).
+    pub backend: StorageBackend,
     pub data_dir: PathBuf,
     /// "process" (survives kill -9) or "power" (also fdatasync; survives power loss).
+    /// Embedded only: PostgreSQL's commit is its own durability point.
     pub durability: Durability,
     pub cache_capacity_mb: u64,
+    /// With `backend = "postgres"`: `postgres://user:password@host:port/database`.
+    pub url: String,
+    /// With `backend = "postgres"`: the schema holding Tollgate's tables (created if
+    /// missing). Lower-case letters, digits and `_`.
+    pub schema: String,
+    /// With `backend = "postgres"`: connections per node.
+    pub pool_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    #[default]
+    Embedded,
+    Postgres,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -491,14 +510,64 @@ pub enum Durability {
 impl Default for StorageSettings {
     fn default() -> Self {
         Self {
+            backend: StorageBackend::Embedded,
             data_dir: PathBuf::from("./data"),
             durability: Durability::Process,
             cache_capacity_mb: 128,
+            url: String::new(),
+            schema: "tollgate".into(),
+            pool_size: 16,
         }
     }
 }
 
 impl StorageSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.backend != StorageBackend::Postgres {
+            return Ok(());
+        }
+        if !(self.url.starts_with("postgres://") || self.url.starts_with("postgresql://")) {
+            return Err(ConfigError::Invalid(
+                "storage.url: with storage.backend = \"postgres\", expected postgres://user:password@host:port/database".into(),
+            ));
+        }
+        let schema_ok = !self.schema.is_empty()
+            && self.schema.len() <= 63
+            && self
+                .schema
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+            && self
+                .schema
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !schema_ok {
+            return Err(ConfigError::Invalid(format!(
+                "storage.schema: expected lower-case letters, digits and _, got {:?}",
+                self.schema
+            )));
+        }
+        if self.pool_size == 0 {
+            return Err(ConfigError::Invalid(
+                "storage.pool_size: must be > 0".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The engine these settings name.
+    pub fn backend(&self) -> tollgate_storage::Backend {
+        match self.backend {
+            StorageBackend::Embedded => tollgate_storage::Backend::Embedded,
+            StorageBackend::Postgres => tollgate_storage::Backend::Postgres {
+                url: self.url.clone(),
+                schema: self.schema.clone(),
+                pool_size: self.pool_size,
+            },
+        }
+    }
+
     pub fn store_config(&self) -> StoreConfig {
         StoreConfig {
             data_dir: self.data_dir.clone(),
@@ -508,6 +577,7 @@ impl StorageSettings {
             },
             cache_capacity_mb: self.cache_capacity_mb,
             flush_deadline: tollgate_storage::DEFAULT_FLUSH_DEADLINE,
+            backend: self.backend(),
         }
     }
 }
@@ -667,6 +737,7 @@ impl Settings {
             .map_err(ConfigError::Invalid)?;
         self.rate_limits.validate()?;
         self.webhooks.validate()?;
+        self.storage.validate()?;
         self.payments.validate()
     }
 

@@ -134,13 +134,13 @@ fn key_error(msg: &str, kind: &str, input: &str) -> ApiError {
 }
 
 /// The caller's scope, or `None` when the credentials are unknown (no idempotency then).
-fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>, ApiError> {
+async fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>, ApiError> {
     let subject = match bearer_token(req.request()) {
-        Some(token) => match resolve(state, &token)? {
+        Some(token) => match resolve(state, &token).await? {
             Some(p) => p.subject,
             None => return Ok(None),
         },
-        None => match crate::auth::session::current(state, req.request())? {
+        None => match crate::auth::session::current(state, req.request()).await? {
             Some(session) => Subject::User(session.value.user_id),
             None => Subject::Anonymous,
         },
@@ -189,10 +189,11 @@ fn replay(stored: &IdempotentResponse) -> HttpResponse {
     res.body(stored.body.clone())
 }
 
-fn live(state: &AppState, id: &[u8]) -> Result<Option<IdempotentResponse>, ApiError> {
+async fn live(state: &AppState, id: &[u8]) -> Result<Option<IdempotentResponse>, ApiError> {
     Ok(state
         .store
-        .get::<IdempotentResponse>(id)?
+        .get::<IdempotentResponse>(id)
+        .await?
         .map(|s| s.value)
         .filter(|r| r.expires_at > state.now()))
 }
@@ -253,7 +254,7 @@ pub async fn idempotency(
             return early(req, e.error_response());
         }
     };
-    let scope = match scope(&state, &req) {
+    let scope = match scope(&state, &req).await {
         Ok(Some(scope)) => scope,
         Ok(None) => return Ok(next.call(req).await?.map_into_left_body()),
         Err(e) => return early(req, e.error_response()),
@@ -291,7 +292,7 @@ pub async fn idempotency(
 
     // A stored answer, or the first request still running: wait for it.
     let claim = loop {
-        match live(&state, &id) {
+        match live(&state, &id).await {
             Ok(Some(stored)) => return early(req, answer_stored(&stored, &fingerprint, &key)),
             Ok(None) => {}
             Err(e) => return early(req, e.error_response()),
@@ -300,7 +301,7 @@ pub async fn idempotency(
             Ok(claim) => break claim,
             Err(mut first) => {
                 let finished = actix_web::rt::time::timeout(WAIT_FOR_FIRST, first.changed()).await;
-                let stored = match live(&state, &id) {
+                let stored = match live(&state, &id).await {
                     Ok(stored) => stored,
                     Err(e) => return early(req, e.error_response()),
                 };
@@ -380,7 +381,10 @@ pub async fn idempotency(
 /// Deletes the stored answers whose keys have expired (run by the retention purge).
 pub async fn purge_expired(state: &AppState) -> Result<usize, ApiError> {
     let now = tollgate_actors::domain::time_key(state.now());
-    let ids = state.store.index_range(BY_EXPIRY, &[], &[], Some(&now))?;
+    let ids = state
+        .store
+        .index_range(BY_EXPIRY, &[], &[], Some(&now))
+        .await?;
     let mut purged = 0;
     for chunk in ids.chunks(500) {
         let mut batch = Batch::new();

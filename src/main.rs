@@ -104,14 +104,20 @@ fn main() -> ExitCode {
             token_file,
         } => backup(&settings, &to, url, token_file),
         Command::Restore { from } => {
-            tollgate::admin::restore_from(&from, &settings.storage.store_config()).map(|n| {
-                write_stdout(&format!(
-                    "restored {n} records from {} into {}",
-                    from.display(),
-                    settings.storage.data_dir.display()
-                ));
-                ExitCode::SUCCESS
-            })
+            let config = settings.storage.store_config();
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(tollgate::admin::restore_from(&from, &config)))
+                .map(|n| {
+                    write_stdout(&format!(
+                        "restored {n} records from {} into {}",
+                        from.display(),
+                        settings.storage.data_dir.display()
+                    ));
+                    ExitCode::SUCCESS
+                })
         }
         Command::Check { repair } => check(&settings, repair),
         Command::Storage {
@@ -163,7 +169,11 @@ fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
         tollgate_storage::Store::open(&settings.storage.store_config()).with_context(|| {
             "cannot open the store (is the service still running? stop it first)".to_string()
         })?;
-    let (text, clean) = tollgate::admin::describe(&tollgate::admin::check(&store, repair)?);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let lines = runtime.block_on(tollgate::admin::check(&store, repair))?;
+    let (text, clean) = tollgate::admin::describe(&lines);
     write_stdout(text.trim_end());
     Ok(if clean {
         ExitCode::SUCCESS

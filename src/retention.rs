@@ -59,8 +59,7 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
 async fn purge_kind<R: Expiring>(state: &AppState, grace: Duration) -> Result<u64, StorageError> {
     let now = state.now();
     let mut doomed = Vec::new();
-    for stored in state.store.scan::<R>() {
-        let stored = stored?;
+    for stored in state.store.scan::<R>().await? {
         if purgeable(stored.value.dead_since(), now, grace) {
             doomed.push((stored.value.id_key(), stored.rev));
         }

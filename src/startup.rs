@@ -46,6 +46,11 @@ fn spawn_sweeps(state: web::Data<AppState>) {
         ticker.tick().await;
         loop {
             ticker.tick().await;
+            // On a shared database one node sweeps at a time (every sweep is safe twice;
+            // this only saves the work).
+            if !state.jobs.lead(&state.store, "sweeps").await {
+                continue;
+            }
             if let Err(e) = crate::routes::checkouts::sweep_expired(&state).await {
                 tracing::warn!(error = %e, "checkout expiry sweep failed");
             }
@@ -124,6 +129,9 @@ fn spawn_retention(state: web::Data<AppState>) {
         ticker.tick().await;
         loop {
             ticker.tick().await;
+            if !state.jobs.lead(&state.store, "retention").await {
+                continue;
+            }
             match crate::retention::purge(&state).await {
                 Ok(report) if report.total() > 0 => {
                     tracing::info!(?report, "retention purge")
@@ -158,7 +166,8 @@ impl Application {
         clock: tollgate_actors::SharedClock,
     ) -> anyhow::Result<Self> {
         settings.validate()?;
-        let store = Store::open(&settings.storage.store_config())?;
+        let store = Store::connect(&settings.storage.store_config()).await?;
+        tracing::info!(engine = store.engine_name(), "store open");
         let secret = crate::bootstrap::server_secret(&store, &settings.auth.secret).await?;
         let hasher = TokenHasher::new(&secret);
         crate::bootstrap::run(
@@ -184,8 +193,9 @@ impl Application {
                 settings.actors.idle_timeout_secs,
             )),
             write_back: None,
-            // This process alone writes the embedded store.
-            check_freshness: false,
+            // This process alone writes the embedded store; a shared database has other
+            // writers, so answers that write nothing check their revision first.
+            check_freshness: !store.is_embedded(),
         };
         let services = crate::state::Services {
             checkouts: tollgate_actors::Registry::start(
@@ -310,7 +320,7 @@ impl Application {
         spawn_limit_purge(state.clone());
         crate::webhooks::dispatch::start(state.clone());
         crate::stats::start(state.clone());
-        crate::webhooks::delivery::start(state.clone())?;
+        crate::webhooks::delivery::start(state.clone()).await?;
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

@@ -44,6 +44,8 @@ pub struct AppState {
     pub customers: Arc<crate::api::license_key::CustomerCache>,
     /// What `GET /metrics` exposes.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Background jobs this node leads (see [`Leadership`]).
+    pub jobs: Leadership,
     /// Validation outcomes per organization and day, for the dashboard's chart.
     pub validation_counts: crate::stats::ValidationCounters,
     ready: AtomicBool,
@@ -78,7 +80,12 @@ impl AppState {
         let trusted_proxies =
             crate::client_ip::TrustedProxies::parse(&settings.server.trusted_proxies)
                 .unwrap_or_default();
-        let customers = Arc::new(crate::api::license_key::CustomerCache::default());
+        // Other nodes' customer writes invalidate nothing here: expire entries too.
+        let customers = Arc::new(if store.is_embedded() {
+            crate::api::license_key::CustomerCache::default()
+        } else {
+            crate::api::license_key::CustomerCache::expiring(std::time::Duration::from_secs(2))
+        });
         let invalidate = customers.clone();
         store.watch(
             <crate::domain::customer::Customer as tollgate_storage::Record>::COLLECTION,
@@ -103,6 +110,7 @@ impl AppState {
             trusted_proxies,
             webhooks: services.webhooks,
             metrics: services.metrics,
+            jobs: Leadership::default(),
             validation_counts: crate::stats::ValidationCounters::default(),
             ready: AtomicBool::new(false),
         }
@@ -125,5 +133,40 @@ impl AppState {
     pub async fn lock_user_caps(&self, user: UserId) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = self.user_caps.entry(user).or_default().clone();
         lock.lock_owned().await
+    }
+}
+
+/// Which background jobs this node runs. On the embedded store there is one node and it
+/// runs them all. On a shared database a job runs on the node holding its store lock
+/// ([`Store::try_lock`]): taken by the first node that asks, kept while that node lives,
+/// freed by the database when it dies, then taken by the next node that asks. Every job is
+/// safe to run on two nodes at once (conditional writes, derived ids, idempotency keys);
+/// the lock only keeps them from doing the same work twice.
+#[derive(Default)]
+pub struct Leadership {
+    held: tokio::sync::Mutex<std::collections::HashMap<&'static str, tollgate_storage::JobLock>>,
+}
+
+impl Leadership {
+    /// Whether this node runs job `name` now (taking its lock if it is free).
+    pub async fn lead(&self, store: &Store, name: &'static str) -> bool {
+        let mut held = self.held.lock().await;
+        if held.contains_key(name) {
+            return true;
+        }
+        match store.try_lock(name).await {
+            Ok(Some(lock)) => {
+                if !store.is_embedded() {
+                    tracing::info!(job = name, "this node now runs the job");
+                }
+                held.insert(name, lock);
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(job = name, error = %e, "cannot take the job's lock");
+                false
+            }
+        }
     }
 }

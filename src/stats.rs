@@ -93,30 +93,33 @@ impl Projection {
 
     /// Adds the counts to the stored records, in `batch` (the projector is their only
     /// writer, so a read and a put cannot race).
-    pub fn write(self, store: &Store, batch: &mut Batch) -> Result<(), StorageError> {
+    pub async fn write(self, store: &Store, batch: &mut Batch) -> Result<(), StorageError> {
         for ((org, day), delta) in self.days {
-            let mut rec = store
-                .get::<SalesDay>(&SalesDay::key(org, day))?
-                .map(|s| s.value)
-                .unwrap_or_else(|| SalesDay::empty(org, day));
+            let (mut rec, expect) = match store.get::<SalesDay>(&SalesDay::key(org, day)).await? {
+                Some(s) => (s.value, Expect::Rev(s.rev)),
+                None => (SalesDay::empty(org, day), Expect::Absent),
+            };
             rec.orders += delta.orders;
             for (currency, amount) in delta.revenue {
                 *rec.revenue.entry(currency).or_default() += amount;
             }
             rec.subscriptions_started += delta.started;
             rec.subscriptions_ended += delta.ended;
-            batch.put(&rec, Expect::Any)?;
+            batch.put(&rec, expect)?;
         }
         for (org, delta) in self.active {
-            let mut rec = store
-                .get::<SalesTotals>(&org.key())?
-                .map(|s| s.value)
-                .unwrap_or(SalesTotals {
-                    organization_id: org,
-                    active_subscriptions: 0,
-                });
+            let (mut rec, expect) = match store.get::<SalesTotals>(&org.key()).await? {
+                Some(s) => (s.value, Expect::Rev(s.rev)),
+                None => (
+                    SalesTotals {
+                        organization_id: org,
+                        active_subscriptions: 0,
+                    },
+                    Expect::Absent,
+                ),
+            };
             rec.active_subscriptions += delta;
-            batch.put(&rec, Expect::Any)?;
+            batch.put(&rec, expect)?;
         }
         Ok(())
     }
@@ -134,7 +137,7 @@ impl Projection {
 #[derive(Debug, Default)]
 pub struct ValidationCounters {
     pending: DashMap<(OrganizationId, i64), [AtomicU64; 2]>,
-    flushing: std::sync::Mutex<()>,
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl ValidationCounters {
@@ -149,11 +152,10 @@ impl ValidationCounters {
         self.pending.entry(key).or_default()[slot].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Runs `f` (reads of stored counts and [`Self::pending`]) while no flush moves counts
-    /// from one to the other.
-    pub fn read<R>(&self, f: impl FnOnce(&Self) -> R) -> R {
-        let _moving = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
-        f(self)
+    /// Held while reading stored counts and [`Self::pending`]: no flush moves counts from
+    /// one to the other meanwhile.
+    pub async fn reading(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.flushing.lock().await
     }
 
     /// Counts not yet written for one day: (succeeded, refused).
@@ -169,7 +171,7 @@ impl ValidationCounters {
     /// pending for the next flush; a write the store refuses leaves every count pending.
     pub async fn flush(&self, store: &Store) -> Result<usize, StorageError> {
         let written = {
-            let _moving = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
+            let _moving = self.flushing.lock().await;
             let taken: Vec<((OrganizationId, i64), u64, u64)> = self
                 .pending
                 .iter()
@@ -188,16 +190,21 @@ impl ValidationCounters {
             } else {
                 let mut batch = Batch::new();
                 for ((org, day), ok, refused) in &taken {
-                    let mut rec = store
-                        .get::<ValidationDay>(&ValidationDay::key(*org, *day))?
-                        .map(|s| s.value)
-                        .unwrap_or_else(|| ValidationDay::empty(*org, *day));
+                    // Conditional: on a shared database another node flushes its own
+                    // counts of the same day; a lost race leaves these pending.
+                    let (mut rec, expect) = match store
+                        .get::<ValidationDay>(&ValidationDay::key(*org, *day))
+                        .await?
+                    {
+                        Some(s) => (s.value, Expect::Rev(s.rev)),
+                        None => (ValidationDay::empty(*org, *day), Expect::Absent),
+                    };
                     rec.succeeded += ok;
                     rec.refused += refused;
-                    batch.put(&rec, Expect::Any)?;
+                    batch.put(&rec, expect)?;
                 }
                 // Visible at once; the counts leave the pending map in the same step.
-                let committed = store.commit(&batch)?;
+                let committed = store.commit(&batch).await?;
                 for (key, ok, refused) in &taken {
                     if let Some(c) = self.pending.get(key) {
                         c[0].fetch_sub(*ok, Ordering::Relaxed);
@@ -253,19 +260,19 @@ pub struct DayPoint {
 
 /// The days `from..=to` of an organization (at most a few hundred: the caller bounds the
 /// range); `today` anchors the running subscription total.
-pub fn days(
+pub async fn days(
     state: &AppState,
     org: OrganizationId,
     from: i64,
     to: i64,
     today: i64,
 ) -> Result<Vec<DayPoint>, StorageError> {
-    days_in(&state.store, &state.validation_counts, org, from, to, today)
+    days_in(&state.store, &state.validation_counts, org, from, to, today).await
 }
 
 /// [`days`] over a store and the validation counts not yet written to it. Revenue is in
 /// the service's currency.
-fn days_in(
+async fn days_in(
     store: &Store,
     counts: &ValidationCounters,
     org: OrganizationId,
@@ -274,32 +281,38 @@ fn days_in(
     today: i64,
 ) -> Result<Vec<DayPoint>, StorageError> {
     let currency = crate::api::price::CURRENCY;
-    let sales = |day: i64| -> Result<Option<SalesDay>, StorageError> {
-        Ok(store
-            .get::<SalesDay>(&SalesDay::key(org, day))?
-            .map(|s| s.value))
+    let sales = |day: i64| async move {
+        Ok::<_, StorageError>(
+            store
+                .get::<SalesDay>(&SalesDay::key(org, day))
+                .await?
+                .map(|s| s.value),
+        )
     };
     // Active at the end of day D = active now - (started - ended) on the days after D.
     let mut active = store
-        .get::<SalesTotals>(&org.key())?
+        .get::<SalesTotals>(&org.key())
+        .await?
         .map(|s| s.value.active_subscriptions)
         .unwrap_or(0);
     let mut day = today;
     while day > to {
-        if let Some(s) = sales(day)? {
+        if let Some(s) = sales(day).await? {
             active -= s.subscriptions_started as i64 - s.subscriptions_ended as i64;
         }
         day -= 1;
     }
     let mut out = Vec::with_capacity(usize::try_from(to - from + 1).unwrap_or(0));
     for day in (from..=to).rev() {
-        let s = sales(day)?;
-        let (v, (pending_ok, pending_refused)) = counts.read(|c| {
+        let s = sales(day).await?;
+        let (v, (pending_ok, pending_refused)) = {
+            let _reading = counts.reading().await;
             let stored = store
                 .get::<ValidationDay>(&ValidationDay::key(org, day))
+                .await
                 .map(|r| r.map(|s| s.value));
-            (stored, c.pending(org, day))
-        });
+            (stored, counts.pending(org, day))
+        };
         let v = v?;
         out.push(DayPoint {
             day,
@@ -360,42 +373,49 @@ mod tests {
     /// Writes `batch`, then projects and consumes every feed entry, as the fan-out does.
     async fn project(store: &Store, batch: Batch, now: DateTime<Utc>) {
         store.commit_durable(&batch).await.unwrap();
-        let changes = store.changes(None, 100).unwrap();
+        let changes = store.changes(None, 100).await.unwrap();
         let mut p = Projection::default();
         let mut out = Batch::new();
         for c in &changes {
             p.add(c, now).unwrap();
         }
-        p.write(store, &mut out).unwrap();
+        p.write(store, &mut out).await.unwrap();
         out.consume_changes(&changes.iter().map(|c| c.seq).collect::<Vec<_>>());
         store.commit_durable(&out).await.unwrap();
     }
 
-    fn sales(store: &Store, org: OrganizationId, day: i64) -> SalesDay {
+    async fn sales(store: &Store, org: OrganizationId, day: i64) -> SalesDay {
         store
             .get::<SalesDay>(&SalesDay::key(org, day))
+            .await
             .unwrap()
             .map(|s| s.value)
             .unwrap_or_else(|| SalesDay::empty(org, day))
     }
 
-    fn active(store: &Store, org: OrganizationId) -> i64 {
+    async fn active(store: &Store, org: OrganizationId) -> i64 {
         store
             .get::<SalesTotals>(&org.key())
+            .await
             .unwrap()
             .map_or(0, |s| s.value.active_subscriptions)
     }
 
     /// What a chart reads for one day: stored plus pending, under the readers' lock.
-    fn seen(store: &Store, c: &ValidationCounters, org: OrganizationId, day: i64) -> (u64, u64) {
-        c.read(|c| {
-            let stored = store
-                .get::<ValidationDay>(&ValidationDay::key(org, day))
-                .unwrap()
-                .map_or((0, 0), |s| (s.value.succeeded, s.value.refused));
-            let pending = c.pending(org, day);
-            (stored.0 + pending.0, stored.1 + pending.1)
-        })
+    async fn seen(
+        store: &Store,
+        c: &ValidationCounters,
+        org: OrganizationId,
+        day: i64,
+    ) -> (u64, u64) {
+        let _reading = c.reading().await;
+        let stored = store
+            .get::<ValidationDay>(&ValidationDay::key(org, day))
+            .await
+            .unwrap()
+            .map_or((0, 0), |s| (s.value.succeeded, s.value.refused));
+        let pending = c.pending(org, day);
+        (stored.0 + pending.0, stored.1 + pending.1)
     }
 
     #[actix_web::test]
@@ -420,9 +440,12 @@ mod tests {
                 stop.clone(),
             );
             std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
                 let (mut last, mut reads) = (0, 0u64);
                 while !stop.load(Ordering::SeqCst) {
-                    let (ok, refused) = seen(&store, &counters, org, day);
+                    let (ok, refused) = runtime.block_on(seen(&store, &counters, org, day));
                     let total = ok + refused;
                     assert!(total >= last, "a count vanished: {total} after {last}");
                     assert!(
@@ -453,7 +476,7 @@ mod tests {
         }
         stop.store(true, Ordering::SeqCst);
         assert!(reader.join().unwrap() > 0);
-        assert_eq!(seen(&store, &counters, org, day), expected);
+        assert_eq!(seen(&store, &counters, org, day).await, expected);
         // Everything written, nothing left pending, and the map holds no empty day.
         assert_eq!(counters.pending(org, day), (0, 0));
         assert!(counters.pending.is_empty());
@@ -478,14 +501,14 @@ mod tests {
         let mut b = Batch::new();
         b.put(&first, Expect::Any).unwrap();
         project(&store, b, now).await;
-        let day = sales(&store, org, today);
+        let day = sales(&store, org, today).await;
         assert_eq!(
             (day.orders, day.revenue.get("usd").copied()),
             (2, Some(3500))
         );
-        assert_eq!(sales(&store, org, today - 1).orders, 1);
+        assert_eq!(sales(&store, org, today - 1).await.orders, 1);
         // Another organization's counters are untouched.
-        assert_eq!(sales(&store, OrganizationId::new(), today).orders, 0);
+        assert_eq!(sales(&store, OrganizationId::new(), today).await.orders, 0);
 
         // A subscription created active counts +1; canceled, -1; a change that keeps it
         // active counts nothing.
@@ -496,19 +519,19 @@ mod tests {
         let mut b = Batch::new();
         b.put(&sub, Expect::Any).unwrap();
         project(&store, b, now).await;
-        assert_eq!(active(&store, org), 1);
+        assert_eq!(active(&store, org).await, 1);
         sub.cancel_at_period_end = true;
         let mut b = Batch::new();
         b.put(&sub, Expect::Any).unwrap();
         project(&store, b, now).await;
-        assert_eq!(active(&store, org), 1);
+        assert_eq!(active(&store, org).await, 1);
         sub.status = SubscriptionStatus::Canceled;
         sub.ended_at = Some(now);
         let mut b = Batch::new();
         b.put(&sub, Expect::Any).unwrap();
         project(&store, b, now).await;
-        assert_eq!(active(&store, org), 0);
-        let day = sales(&store, org, today);
+        assert_eq!(active(&store, org).await, 0);
+        let day = sales(&store, org, today).await;
         assert_eq!((day.subscriptions_started, day.subscriptions_ended), (1, 1));
     }
 
@@ -545,6 +568,7 @@ mod tests {
             today,
             today,
         )
+        .await
         .unwrap()
         .iter()
         .map(|p| p.active_subscriptions)
@@ -559,6 +583,7 @@ mod tests {
             today - 2,
             today,
         )
+        .await
         .unwrap()
         .iter()
         .map(|p| p.active_subscriptions)
@@ -585,6 +610,7 @@ mod tests {
         assert_eq!(counters.flush(&store).await.unwrap(), 0);
         let rec = store
             .get::<ValidationDay>(&ValidationDay::key(org, day))
+            .await
             .unwrap()
             .unwrap()
             .value;
@@ -595,6 +621,7 @@ mod tests {
         counters.flush(&store).await.unwrap();
         let rec = store
             .get::<ValidationDay>(&ValidationDay::key(other, day))
+            .await
             .unwrap()
             .unwrap()
             .value;

@@ -33,6 +33,7 @@
 //!   restart on panic); the registry notices the closed mailbox and respawns from storage.
 
 use std::fmt;
+use std::future::Future;
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
@@ -49,6 +50,8 @@ use crate::error::{ActorError, Unavailable};
 use crate::mailbox::Mail;
 use crate::registry::Shared;
 
+mod remote;
+
 /// How many times [`EntityActor::execute`] decides a command (the first time, then after
 /// each conflict with another writer) before it answers [`Unavailable::Contended`].
 pub const MAX_DECIDES: usize = 3;
@@ -64,14 +67,28 @@ pub trait Entity: Sized + 'static {
     type State: Send + Unpin + 'static;
     /// For logs.
     const NAME: &'static str;
+    /// The store collection of the aggregate's own record: a conflict there means another
+    /// writer changed the aggregate (decide again on its snapshot); a conflict on another
+    /// record of the batch goes back to the caller, whose inputs were stale. `None`: every
+    /// conflict is the aggregate's.
+    const COLLECTION: Option<&'static str> = None;
+
+    /// Whether a write conflict on `collection` is one on the aggregate's own record.
+    fn owns(collection: &str) -> bool {
+        Self::COLLECTION.is_none_or(|own| own == collection)
+    }
     /// Shared by every entity of one registry and by its callers
     /// ([`crate::Registry::extension`]): what an entity publishes for readers that do not
     /// go through its mailbox. `()` for most aggregates.
     type Extension: Default + Send + Sync + 'static;
 
-    /// Reads the snapshot of `id`; `None` if there is none. Runs on the spawner, so it must
-    /// be a plain store read (microseconds), never a network call.
-    fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError>;
+    /// Reads the snapshot of `id`; `None` if there is none. A plain store read: ready at
+    /// once on the embedded store (the spawner and the shell use it in place), one round
+    /// trip on PostgreSQL.
+    fn load(
+        store: &Store,
+        id: Self::Id,
+    ) -> impl Future<Output = Result<Option<Self::State>, StorageError>> + Send;
 
     /// The stored revision `state` was read at or written as, for the freshness checks of
     /// [`crate::RegistryConfig::check_freshness`]; `None` (the default): not checked.
@@ -81,9 +98,12 @@ pub trait Entity: Sized + 'static {
     }
 
     /// The revision of `id` in the store now (`None`: no snapshot, or not checked).
-    fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
+    fn stored_revision(
+        store: &Store,
+        id: Self::Id,
+    ) -> impl Future<Output = Result<Option<u64>, StorageError>> + Send {
         let _ = (store, id);
-        Ok(None)
+        std::future::ready(Ok(None))
     }
 
     /// Writes a brand-new snapshot into `batch`, with `Expect::Absent` (the create path of
@@ -303,6 +323,8 @@ pub struct EntityActor<E: Entity> {
     write_back_timer: Option<SpawnHandle>,
     /// The sequence number the published state is durable after.
     published_after: u64,
+    /// Commands waiting for, or decided in, the write in flight (remote stores only).
+    remote: remote::Pipeline<E>,
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -328,6 +350,7 @@ impl<E: Entity> EntityActor<E> {
             dirty: false,
             write_back_timer: None,
             published_after: 0,
+            remote: remote::Pipeline::default(),
             _entity: PhantomData,
         }
     }
@@ -372,8 +395,18 @@ impl<E: Entity> EntityActor<E> {
     where
         R: 'static,
         Er: 'static,
-        F: FnMut(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>,
+        F: FnMut(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>
+            + 'static,
     {
+        if !self.shared.store.is_embedded() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let command = remote::Command {
+                decide,
+                held: None,
+                tx,
+            };
+            return self.enqueue(ctx, Box::new(command), rx);
+        }
         self.absorb(ctx);
         for _ in 0..MAX_DECIDES {
             let now = self.now();
@@ -384,7 +417,7 @@ impl<E: Entity> EntityActor<E> {
                     reply,
                 }) => match self.apply(ctx, &batch, state) {
                     Ok(seq) => return self.on_durable(ctx, seq, reply),
-                    Err(StorageError::Conflict { .. }) => {
+                    Err(StorageError::Conflict { collection, .. }) if E::owns(collection) => {
                         self.shared.stats.redecides.fetch_add(1, Ordering::Relaxed);
                         // Another writer changed the record: decide again on what it wrote.
                         if !self.reload(ctx) {
@@ -421,8 +454,16 @@ impl<E: Entity> EntityActor<E> {
     where
         T: 'static,
         Er: 'static,
-        F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>>,
+        F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>> + 'static,
     {
+        if !self.shared.store.is_embedded() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let query = remote::Query {
+                query: Some(query),
+                tx,
+            };
+            return self.enqueue(ctx, Box::new(query), rx);
+        }
         self.absorb(ctx);
         self.refresh(ctx);
         let now = self.now();
@@ -435,13 +476,14 @@ impl<E: Entity> EntityActor<E> {
     /// did. A failed check answers from the state held (and is logged): a read then shows
     /// what this node last knew, and every write is still conditional on the revision.
     pub fn refresh(&mut self, ctx: &mut Context<Self>) -> bool {
-        if !self.shared.config.check_freshness {
+        // On a remote store the command pipeline checks (see `remote`).
+        if !self.shared.config.check_freshness || !self.shared.store.is_embedded() {
             return false;
         }
         let Some(held) = E::revision(&self.state) else {
             return false;
         };
-        match E::stored_revision(&self.shared.store, self.id) {
+        match in_place(E::stored_revision(&self.shared.store, self.id)) {
             Ok(Some(stored)) if stored == held => false,
             Ok(_) => {
                 self.shared.stats.refreshes.fetch_add(1, Ordering::Relaxed);
@@ -463,7 +505,10 @@ impl<E: Entity> EntityActor<E> {
         batch: &Batch,
         mut state: E::State,
     ) -> Result<u64, StorageError> {
-        let committed = self.shared.store.commit(batch)?;
+        let committed = match self.shared.store.commit_in_place(batch) {
+            Some(result) => result?,
+            None => return Err(not_in_place()),
+        };
         E::on_commit(&mut state, &committed);
         self.state = state;
         self.last_seq = Some(committed.seq);
@@ -514,7 +559,7 @@ impl<E: Entity> EntityActor<E> {
 
     /// A write-back within the interval (at once without one).
     fn arm_write_back(&mut self, ctx: &mut Context<Self>) {
-        match self.shared.config.write_back {
+        match self.write_back_interval() {
             Some(interval) => {
                 if self.write_back_timer.is_none() {
                     self.write_back_timer = Some(ctx.run_later(interval, |act, ctx| {
@@ -531,7 +576,17 @@ impl<E: Entity> EntityActor<E> {
 
     /// Whether deferred writes are batched (`write_back` is set).
     pub fn defers_writes(&self) -> bool {
-        self.shared.config.write_back.is_some()
+        self.write_back_interval().is_some()
+    }
+
+    /// The registry's `write_back` interval, on the embedded store. A store other nodes
+    /// write too gets every change written before its reply: a change held in memory here
+    /// would be lost to their conditional writes.
+    fn write_back_interval(&self) -> Option<Duration> {
+        self.shared
+            .config
+            .write_back
+            .filter(|_| self.shared.store.is_embedded())
     }
 
     /// Writes deferred changes now, if there are any. Returns `false` if the write failed
@@ -545,8 +600,13 @@ impl<E: Entity> EntityActor<E> {
             return true;
         }
         let mut batch = Batch::new();
-        let written =
-            E::write_back(&self.state, &mut batch).and_then(|()| self.shared.store.commit(&batch));
+        // Only the embedded store defers writes (`defers_writes`).
+        let written = E::write_back(&self.state, &mut batch).and_then(|()| {
+            self.shared
+                .store
+                .commit_in_place(&batch)
+                .unwrap_or_else(|| Err(not_in_place()))
+        });
         match written {
             Ok(committed) => {
                 E::on_commit(&mut self.state, &committed);
@@ -589,7 +649,7 @@ impl<E: Entity> EntityActor<E> {
     /// writes are batched (what such readers record is then written back in time).
     fn publish(&mut self, ctx: &mut Context<Self>, durable_after: u64) {
         self.published_after = durable_after;
-        if self.shared.config.write_back.is_none() || self.passivated {
+        if self.write_back_interval().is_none() || self.passivated {
             return;
         }
         let wake = ctx.address().recipient::<AbsorbSoon>();
@@ -656,7 +716,33 @@ impl<E: Entity> EntityActor<E> {
         if self.passivated {
             return false;
         }
-        match E::load(&self.shared.store, self.id) {
+        if !self.shared.store.is_embedded() {
+            // A network read: the mailbox waits for it, so no message sees a stale state.
+            let store = self.shared.store.clone();
+            let id = self.id;
+            ctx.wait(
+                async move { E::load(&store, id).await }
+                    .into_actor(self)
+                    .map(|loaded, act, ctx| {
+                        act.reloaded(ctx, loaded);
+                    }),
+            );
+            return true;
+        }
+        let loaded = in_place(E::load(&self.shared.store, self.id));
+        self.reloaded(ctx, loaded)
+    }
+
+    /// Holds a snapshot just read by a reload (or passivates if there is none).
+    fn reloaded(
+        &mut self,
+        ctx: &mut Context<Self>,
+        loaded: Result<Option<E::State>, StorageError>,
+    ) -> bool {
+        if self.passivated {
+            return false;
+        }
+        match loaded {
             Ok(Some(state)) => {
                 self.state = state;
                 self.last_seq = None;
@@ -692,6 +778,7 @@ impl<E: Entity> EntityActor<E> {
         }
         // Passivated first: nothing below may publish this state again.
         self.passivated = true;
+        self.abandon_queue();
         self.write_back(ctx);
         if let Some(timer) = self.idle_timer.take() {
             ctx.cancel_future(timer);
@@ -814,7 +901,18 @@ impl<E: Entity> Handler<Passivate> for EntityActor<E> {
 impl<E: Entity> Handler<Reload> for EntityActor<E> {
     type Result = bool;
 
+    /// On a remote store the reload is under way when this answers (the mailbox waits
+    /// for it, so the next message sees the reloaded state).
     fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) -> bool {
         self.reload(ctx)
     }
+}
+
+/// The output of a store future the embedded engine answers at its first poll.
+fn in_place<T>(f: impl Future<Output = Result<T, StorageError>>) -> Result<T, StorageError> {
+    f.now_or_never().unwrap_or_else(|| Err(not_in_place()))
+}
+
+fn not_in_place() -> StorageError {
+    StorageError::Unavailable("a remote store's answer was awaited in place".into())
 }

@@ -34,6 +34,7 @@ use std::time::Duration;
 use actix::dev::SendError;
 use actix::prelude::*;
 use dashmap::DashMap;
+use futures_util::FutureExt;
 use tokio::sync::oneshot;
 use tollgate_storage::{Batch, StorageError, Store};
 
@@ -540,7 +541,7 @@ impl<E: Entity> Message for GetOrSpawn<E> {
 impl<E: Entity> Handler<GetOrSpawn<E>> for Spawner<E> {
     type Result = ActorResponse<Self, Result<Entry<E>, ActorError>>;
 
-    fn handle(&mut self, msg: GetOrSpawn<E>, _ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: GetOrSpawn<E>, ctx: &mut Context<Self>) -> Self::Result {
         let GetOrSpawn { id, create } = msg;
         let existing = self.shared.map.get(&id).map(|entry| entry.value().clone());
         if let Some(entry) = existing {
@@ -554,18 +555,82 @@ impl<E: Entity> Handler<GetOrSpawn<E>> for Spawner<E> {
             let dead = entry.incarnation;
             self.shared.map.remove_if(&id, |_, e| e.incarnation == dead);
         }
+        if !self.shared.store.is_embedded() {
+            return self.remote(ctx, id, create);
+        }
         match create {
-            None => ActorResponse::reply(match E::load(&self.shared.store, id) {
-                Ok(Some(state)) => Ok(self.start(id, state, None)),
-                Ok(None) => Err(ActorError::NotFound),
-                Err(e) => Err(ActorError::Storage(e)),
-            }),
+            None => {
+                let loaded = E::load(&self.shared.store, id)
+                    .now_or_never()
+                    .unwrap_or_else(|| Err(StorageError::Unavailable("load not ready".into())));
+                ActorResponse::reply(self.loaded(id, loaded))
+            }
             Some(state) => self.create(id, state),
         }
     }
 }
 
 impl<E: Entity> Spawner<E> {
+    /// Starts the entity of a snapshot just read.
+    fn loaded(
+        &mut self,
+        id: E::Id,
+        loaded: Result<Option<E::State>, StorageError>,
+    ) -> Result<Entry<E>, ActorError> {
+        match loaded {
+            Ok(Some(state)) => Ok(self.start(id, state, None)),
+            Ok(None) => Err(ActorError::NotFound),
+            Err(e) => Err(ActorError::Storage(e)),
+        }
+    }
+
+    /// Loads or creates on a remote store: the spawner's mailbox waits for the round trip
+    /// (`ctx.wait`), so two requests for one id still start one entity.
+    fn remote(
+        &mut self,
+        ctx: &mut Context<Self>,
+        id: E::Id,
+        create: Option<E::State>,
+    ) -> ActorResponse<Self, Result<Entry<E>, ActorError>> {
+        let (tx, rx) = oneshot::channel();
+        let store = self.shared.store.clone();
+        match create {
+            None => ctx.wait(
+                async move { E::load(&store, id).await }
+                    .into_actor(self)
+                    .map(move |loaded, act, _| {
+                        let _ = tx.send(act.loaded(id, loaded));
+                    }),
+            ),
+            Some(mut state) => {
+                let mut batch = Batch::new();
+                if let Err(e) = E::insert(&state, &mut batch) {
+                    return ActorResponse::reply(Err(e.into()));
+                }
+                ctx.wait(
+                    async move { store.commit(&batch).await }
+                        .into_actor(self)
+                        .map(move |committed, act, _| {
+                            let answer = match committed {
+                                Ok(committed) => {
+                                    E::on_commit(&mut state, &committed);
+                                    Ok(act.start(id, state, Some(committed.seq)))
+                                }
+                                Err(StorageError::Conflict { .. }) => {
+                                    Err(ActorError::AlreadyExists)
+                                }
+                                Err(e) => Err(e.into()),
+                            };
+                            let _ = tx.send(answer);
+                        }),
+                )
+            }
+        }
+        ActorResponse::r#async(rx.into_actor(self).map(|answer, _, _| {
+            answer.unwrap_or(Err(ActorError::Unavailable(Unavailable::Closed)))
+        }))
+    }
+
     fn create(
         &mut self,
         id: E::Id,
@@ -575,12 +640,13 @@ impl<E: Entity> Spawner<E> {
         if let Err(e) = E::insert(&state, &mut batch) {
             return ActorResponse::reply(Err(e.into()));
         }
-        let committed = match self.shared.store.commit(&batch) {
-            Ok(committed) => committed,
-            Err(StorageError::Conflict { .. }) => {
+        let committed = match self.shared.store.commit_in_place(&batch) {
+            Some(Ok(committed)) => committed,
+            Some(Err(StorageError::Conflict { .. })) => {
                 return ActorResponse::reply(Err(ActorError::AlreadyExists))
             }
-            Err(e) => return ActorResponse::reply(Err(e.into())),
+            Some(Err(e)) => return ActorResponse::reply(Err(e.into())),
+            None => return self.create_remote_unreachable(),
         };
         E::on_commit(&mut state, &committed);
         let entry = self.start(id, state, Some(committed.seq));
@@ -590,6 +656,13 @@ impl<E: Entity> Spawner<E> {
                 .into_actor(self)
                 .map(move |res, _, _| res.map(|()| entry).map_err(ActorError::Storage)),
         )
+    }
+
+    /// `create` is only reached on the embedded store (remote stores take `remote`).
+    fn create_remote_unreachable(&self) -> ActorResponse<Self, Result<Entry<E>, ActorError>> {
+        ActorResponse::reply(Err(ActorError::Storage(StorageError::Unavailable(
+            "a remote store's commit was awaited in place".into(),
+        ))))
     }
 
     fn start(&mut self, id: E::Id, state: E::State, last_seq: Option<u64>) -> Entry<E> {

@@ -85,7 +85,7 @@ async fn concurrent_first_requests_spawn_one_actor_and_apply_each_once() {
     values.sort_unstable();
     assert_eq!(values, (1..=50).collect::<Vec<_>>());
     assert_eq!(registry.stats().spawned_total, 1);
-    assert_eq!(stored(&store, id).unwrap().0.value, 50);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 50);
 }
 
 #[actix::test]
@@ -106,7 +106,7 @@ async fn every_acknowledged_increment_is_persisted() {
             async move {
                 let value = registry.call(id, Increment).await.unwrap();
                 // Acknowledged => already in the store (and flushed: the reply waited for it).
-                let persisted = stored(&store, id).unwrap().0.value;
+                let persisted = stored(&store, id).await.unwrap().0.value;
                 assert!(persisted >= value, "acked {value}, stored {persisted}");
             }
         })
@@ -114,7 +114,7 @@ async fn every_acknowledged_increment_is_persisted() {
     join_all(sends).await;
 
     for &id in &ids {
-        assert_eq!(stored(&store, id).unwrap().0.value, 10);
+        assert_eq!(stored(&store, id).await.unwrap().0.value, 10);
     }
     assert!(store.flush_count() > flushes_before);
 }
@@ -132,7 +132,7 @@ async fn concurrent_increments_never_exceed_the_limit() {
         .filter(|r| matches!(r, Err(ActorError::Domain(CounterError::LimitReached))))
         .count();
     assert_eq!((accepted, rejected), (10, 30));
-    assert_eq!(stored(&store, id).unwrap().0.value, 10);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 10);
 }
 
 #[actix::test]
@@ -145,7 +145,7 @@ async fn unknown_id_is_not_found_and_create_makes_it() {
     assert_eq!(registry.live_count(), 0);
 
     registry.create(id, CounterState::new(id, 5)).await.unwrap();
-    let (record, rev) = stored(&store, id).unwrap();
+    let (record, rev) = stored(&store, id).await.unwrap();
     assert_eq!((record.value, record.limit, rev), (0, 5, 1));
     assert!(registry.is_live(id));
     assert_eq!(registry.call(id, Increment).await, Ok(1));
@@ -158,7 +158,7 @@ async fn unknown_id_is_not_found_and_create_makes_it() {
     assert!(registry.passivate(id).await.unwrap());
     let again = registry.create(id, CounterState::new(id, 5)).await;
     assert_eq!(again, Err(ActorError::AlreadyExists));
-    assert_eq!(stored(&store, id).unwrap().0.value, 1);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 1);
 }
 
 #[actix::test]
@@ -180,7 +180,7 @@ async fn passivated_entity_respawns_with_identical_state() {
     assert_eq!(after, before);
     assert_eq!(
         (after.record.clone(), after.rev),
-        stored(&store, id).unwrap()
+        stored(&store, id).await.unwrap()
     );
     let new = registry.lookup(id).unwrap();
     assert_ne!(new.incarnation, old.incarnation);
@@ -217,7 +217,7 @@ async fn message_to_a_passivated_actor_is_retried_transparently() {
     let fresh = registry.lookup(id).unwrap();
     assert_ne!(fresh.incarnation, stale.incarnation);
     assert_eq!(registry.stats().spawned_total, 2);
-    assert_eq!(stored(&store, id).unwrap().0.value, 2);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 2);
 }
 
 #[actix::test]
@@ -237,7 +237,7 @@ async fn dead_actor_is_replaced_from_storage() {
     assert_eq!(registry.call(id, Increment).await, Ok(2));
     assert_ne!(registry.lookup(id).unwrap().incarnation, dead.incarnation);
     assert_eq!(registry.stats().spawned_total, 2);
-    assert_eq!(stored(&store, id).unwrap().0.value, 2);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 2);
 }
 
 #[actix::test]
@@ -259,7 +259,7 @@ async fn supervisor_restart_reloads_the_persisted_snapshot() {
     assert_eq!(state.record.value, 3);
     assert_eq!(
         (state.record.clone(), state.rev),
-        stored(&store, id).unwrap()
+        stored(&store, id).await.unwrap()
     );
     let stats = registry.stats();
     assert_eq!((stats.restarts_total, stats.spawned_total), (1, 1));
@@ -329,7 +329,7 @@ async fn full_mailbox_is_unavailable() {
     assert_eq!(full, 1);
     assert_eq!(replies.iter().filter(|r| r.is_ok()).count(), capacity);
     held.await.unwrap().unwrap();
-    assert_eq!(stored(&store, id).unwrap().0.value, capacity as u64);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, capacity as u64);
     let stats = registry.stats();
     assert!(
         stats.unavailable_total.contains(&("mailbox_full", 1)),
@@ -361,14 +361,14 @@ async fn a_command_that_loses_to_an_outside_write_is_decided_again_on_it() {
     assert_eq!(registry.call(id, Increment).await, Ok(1));
 
     // Another writer (another node) bumps the record behind the actor's back.
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 40;
     put_counter(&store, &record, Expect::Any).await;
 
     // The conditional write loses; before any reply the entity reloads and decides again
     // on what the other writer wrote: 41, never a stale 2.
     assert_eq!(registry.call(id, Increment).await, Ok(41));
-    assert_eq!(stored(&store, id).unwrap().0.value, 41);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 41);
     assert_eq!(registry.stats().redecides_total, 1);
     assert_eq!(registry.call(id, Increment).await, Ok(42));
     assert_eq!(registry.stats().redecides_total, 1);
@@ -380,14 +380,14 @@ async fn an_outside_write_that_makes_the_command_invalid_gets_a_refusal_and_no_w
     let id = stored_counter(&store, 10).await;
     assert_eq!(registry.call(id, Increment).await, Ok(1));
     // The other node used the rest of the limit.
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 10;
     let rev = put_counter(&store, &record, Expect::Any).await;
     assert_eq!(
         registry.call(id, Increment).await,
         Err(ActorError::Domain(CounterError::LimitReached))
     );
-    assert_eq!(stored(&store, id).unwrap(), (record, rev));
+    assert_eq!(stored(&store, id).await.unwrap(), (record, rev));
 }
 
 #[actix::test]
@@ -400,7 +400,7 @@ async fn racing_writers_cost_retries_then_a_503_never_a_wrong_answer() {
         registry.call(id, IncrementAgainstRacer { races: 2 }).await,
         Ok(22)
     );
-    assert_eq!(stored(&store, id).unwrap().0.value, 22);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 22);
     // Losing every race: refused as contended (503), and only the racer's writes stand.
     let lost = registry
         .call(
@@ -411,7 +411,7 @@ async fn racing_writers_cost_retries_then_a_503_never_a_wrong_answer() {
         )
         .await;
     assert_eq!(lost, Err(ActorError::Unavailable(Unavailable::Contended)));
-    assert_eq!(stored(&store, id).unwrap().0.value, 52);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 52);
     assert_eq!(registry.stats().redecides_total, 2 + 3);
     // The entity holds the newest snapshot: the next command is decided on it.
     assert_eq!(registry.call(id, Increment).await, Ok(53));
@@ -422,7 +422,7 @@ async fn reload_picks_up_an_outside_write() {
     let (registry, store) = registry();
     let id = stored_counter(&store, 100).await;
     assert_eq!(registry.call(id, Increment).await, Ok(1));
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 7;
     let rev = put_counter(&store, &record, Expect::Any).await;
 
@@ -461,7 +461,7 @@ async fn registry_is_shared_across_clones_and_threads() {
         arbiter.stop();
     }
     assert_eq!(total, 40);
-    assert_eq!(stored(&store, id).unwrap().0.value, 40);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 40);
     assert_eq!(registry.stats().spawned_total, 1);
 }
 
@@ -477,7 +477,7 @@ async fn with_freshness_checks_a_read_shows_what_another_writer_stored() {
     let (registry, store) = checking_freshness();
     let id = stored_counter(&store, 100).await;
     assert_eq!(registry.call(id, Increment).await, Ok(1));
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 7;
     let rev = put_counter(&store, &record, Expect::Any).await;
     let state = registry.call(id, Get).await.unwrap();
@@ -495,13 +495,13 @@ async fn with_freshness_checks_a_stale_refusal_is_decided_again() {
     assert_eq!(registry.call(id, Increment).await, Ok(1));
     assert_eq!(registry.call(id, Increment).await, Ok(2));
     // The cached counter is at its limit; another writer lowered it and raised the limit.
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 0;
     record.limit = 5;
     put_counter(&store, &record, Expect::Any).await;
     // The refusal the cache would give is not sent: decided again on the stored record.
     assert_eq!(registry.call(id, Increment).await, Ok(1));
-    assert_eq!(stored(&store, id).unwrap().0.value, 1);
+    assert_eq!(stored(&store, id).await.unwrap().0.value, 1);
 }
 
 #[actix::test]
@@ -509,7 +509,7 @@ async fn without_freshness_checks_a_single_writer_answers_from_memory() {
     let (registry, store) = registry();
     let id = stored_counter(&store, 100).await;
     assert_eq!(registry.call(id, Increment).await, Ok(1));
-    let (mut record, _) = stored(&store, id).unwrap();
+    let (mut record, _) = stored(&store, id).await.unwrap();
     record.value = 7;
     put_counter(&store, &record, Expect::Any).await;
     // One process writing its own store: the cache is the truth, nothing is re-read.

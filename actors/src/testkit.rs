@@ -76,9 +76,10 @@ impl Entity for Counter {
     const NAME: &'static str = "counter";
     type Extension = ();
 
-    fn load(store: &Store, id: CounterId) -> Result<Option<CounterState>, StorageError> {
+    async fn load(store: &Store, id: CounterId) -> Result<Option<CounterState>, StorageError> {
         Ok(store
-            .get::<CounterRecord>(&id.key())?
+            .get::<CounterRecord>(&id.key())
+            .await?
             .map(|stored| CounterState {
                 record: stored.value,
                 rev: stored.rev,
@@ -94,8 +95,8 @@ impl Entity for Counter {
         Some(state.rev)
     }
 
-    fn stored_revision(store: &Store, id: CounterId) -> Result<Option<u64>, StorageError> {
-        store.revision::<CounterRecord>(&id.key())
+    async fn stored_revision(store: &Store, id: CounterId) -> Result<Option<u64>, StorageError> {
+        store.revision::<CounterRecord>(&id.key()).await
     }
 
     fn on_commit(state: &mut CounterState, committed: &Committed) {
@@ -160,7 +161,7 @@ impl Handler<IncrementAgainstRacer> for EntityActor<Counter> {
                 theirs.value += 10;
                 let mut batch = Batch::new();
                 batch.put(&theirs, Expect::Any)?;
-                store.commit(&batch)?;
+                ready(store.commit(&batch))?;
             }
             let next = increment(&s.record).map_err(ActorError::Domain)?;
             let mut batch = Batch::new();
@@ -258,9 +259,18 @@ pub async fn put_counter(store: &Store, record: &CounterRecord, expect: Expect) 
 }
 
 /// The stored counter.
-pub fn stored(store: &Store, id: CounterId) -> Option<(CounterRecord, u64)> {
+pub async fn stored(store: &Store, id: CounterId) -> Option<(CounterRecord, u64)> {
     store
         .get::<CounterRecord>(&id.key())
+        .await
         .unwrap()
         .map(|s| (s.value, s.rev))
+}
+
+/// The output of a store future on the embedded store, which answers at its first poll
+/// (tests run there).
+pub fn ready<T>(f: impl std::future::Future<Output = T>) -> T {
+    use futures_util::FutureExt;
+    f.now_or_never()
+        .expect("the embedded store answers at the first poll")
 }

@@ -38,29 +38,32 @@ pub fn bearer_token(req: &HttpRequest) -> Option<String> {
 }
 
 /// Resolves a bearer token to a principal; `None` when it matches no live credential.
-pub fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+pub async fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
     if token.starts_with(ACCESS_TOKEN_USER_PREFIX) || token.starts_with(ACCESS_TOKEN_ORG_PREFIX) {
-        return Ok(resolve_oauth2(state, token)?.map(|(principal, _)| principal));
+        return Ok(resolve_oauth2(state, token)
+            .await?
+            .map(|(principal, _)| principal));
     }
     if token.starts_with(PAT_PREFIX) {
-        return resolve_pat(state, token);
+        return resolve_pat(state, token).await;
     }
     if token.starts_with(CUSTOMER_SESSION_PREFIX) {
-        return resolve_customer_session(state, token);
+        return resolve_customer_session(state, token).await;
     }
     Ok(None)
 }
 
 /// A personal access token's user, unless the token expired or was deleted.
-fn resolve_pat(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+async fn resolve_pat(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
     let hash = state.hasher.hash(token);
     let Some(id) = state
         .store
-        .lookup_unique(&PersonalAccessToken::token_key(&hash))?
+        .lookup_unique(&PersonalAccessToken::token_key(&hash))
+        .await?
     else {
         return Ok(None);
     };
-    let Some(pat) = state.store.get::<PersonalAccessToken>(&id)? else {
+    let Some(pat) = state.store.get::<PersonalAccessToken>(&id).await? else {
         return Ok(None);
     };
     let now = state.now();
@@ -72,20 +75,24 @@ fn resolve_pat(state: &AppState, token: &str) -> Result<Option<Principal>, ApiEr
         scopes: pat.value.scopes,
         method: AuthMethod::PersonalAccessToken,
     };
-    record_use(state, pat, now);
+    record_use(state, pat, now).await;
     Ok(Some(principal))
 }
 
 /// A customer session's customer, until the session expires.
-fn resolve_customer_session(state: &AppState, token: &str) -> Result<Option<Principal>, ApiError> {
+async fn resolve_customer_session(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<Principal>, ApiError> {
     let hash = state.hasher.hash(token);
     let Some(id) = state
         .store
-        .lookup_unique(&CustomerSession::token_key(&hash))?
+        .lookup_unique(&CustomerSession::token_key(&hash))
+        .await?
     else {
         return Ok(None);
     };
-    let Some(session) = state.store.get::<CustomerSession>(&id)? else {
+    let Some(session) = state.store.get::<CustomerSession>(&id).await? else {
         return Ok(None);
     };
     if state.now() >= session.value.expires_at
@@ -102,15 +109,19 @@ fn resolve_customer_session(state: &AppState, token: &str) -> Result<Option<Prin
 
 /// Resolves an OAuth2 access token to its principal and token record; `None` when it is
 /// unknown, expired or revoked, or its client was deleted.
-pub fn resolve_oauth2(
+pub async fn resolve_oauth2(
     state: &AppState,
     token: &str,
 ) -> Result<Option<(Principal, OAuth2Token)>, ApiError> {
     let hash = state.hasher.hash(token);
-    let Some(id) = state.store.lookup_unique(&OAuth2Token::access_key(&hash))? else {
+    let Some(id) = state
+        .store
+        .lookup_unique(&OAuth2Token::access_key(&hash))
+        .await?
+    else {
         return Ok(None);
     };
-    let Some(row) = state.store.get::<OAuth2Token>(&id)? else {
+    let Some(row) = state.store.get::<OAuth2Token>(&id).await? else {
         return Ok(None);
     };
     let row = row.value;
@@ -118,7 +129,7 @@ pub fn resolve_oauth2(
         return Ok(None);
     }
     // The tokens of a deleted client die with it.
-    if find_client(state, &row.client_id)?.is_none() {
+    if find_client(state, &row.client_id).await?.is_none() {
         return Ok(None);
     }
     let subject = match row.sub {
@@ -139,24 +150,26 @@ pub fn resolve_oauth2(
 }
 
 /// A live (not deleted) OAuth2 client by its public id.
-pub fn find_client(
+pub async fn find_client(
     state: &AppState,
     client_id: &str,
 ) -> Result<Option<Stored<OAuth2Client>>, ApiError> {
     let Some(id) = state
         .store
-        .lookup_unique(&OAuth2Client::client_id_key(client_id))?
+        .lookup_unique(&OAuth2Client::client_id_key(client_id))
+        .await?
     else {
         return Ok(None);
     };
     Ok(state
         .store
-        .get::<OAuth2Client>(&id)?
+        .get::<OAuth2Client>(&id)
+        .await?
         .filter(|c| c.value.deleted_at.is_none()))
 }
 
-/// Records `last_used_at` at most once a minute per token, without delaying the request.
-fn record_use(state: &AppState, pat: Stored<PersonalAccessToken>, now: DateTime<Utc>) {
+/// Records `last_used_at` at most once a minute per token (not waiting for durability).
+async fn record_use(state: &AppState, pat: Stored<PersonalAccessToken>, now: DateTime<Utc>) {
     let stale = pat
         .value
         .last_used_at
@@ -169,7 +182,7 @@ fn record_use(state: &AppState, pat: Stored<PersonalAccessToken>, now: DateTime<
     let mut batch = Batch::new();
     // A concurrent use may have written first; losing that race is harmless.
     if batch.put(&updated, Expect::Rev(pat.rev)).is_ok() {
-        let _ = state.store.commit(&batch);
+        let _ = state.store.commit(&batch).await;
     }
 }
 

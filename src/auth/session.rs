@@ -59,7 +59,7 @@ pub fn cookie(
 }
 
 /// The signed-in user's session in this browser, if any (unexpired).
-pub fn current(
+pub async fn current(
     state: &AppState,
     req: &HttpRequest,
 ) -> Result<Option<Stored<BrowserSession>>, ApiError> {
@@ -73,11 +73,12 @@ pub fn current(
     let hash = state.hasher.hash(token);
     let Some(id) = state
         .store
-        .lookup_unique(&BrowserSession::token_key(&hash))?
+        .lookup_unique(&BrowserSession::token_key(&hash))
+        .await?
     else {
         return Ok(None);
     };
-    let Some(session) = state.store.get::<BrowserSession>(&id)? else {
+    let Some(session) = state.store.get::<BrowserSession>(&id).await? else {
         return Ok(None);
     };
     if state.now() >= session.value.expires_at
@@ -90,8 +91,8 @@ pub fn current(
 
 /// The principal of an API call without a bearer token: the session's user with
 /// `web_default`, once the call passed [`same_origin_json`]; `None` without a session.
-pub fn principal(state: &AppState, req: &HttpRequest) -> Result<Option<Principal>, ApiError> {
-    let Some(session) = current(state, req)? else {
+pub async fn principal(state: &AppState, req: &HttpRequest) -> Result<Option<Principal>, ApiError> {
+    let Some(session) = current(state, req).await? else {
         return Ok(None);
     };
     same_origin_json(state, req)?;
@@ -125,7 +126,7 @@ pub async fn start(
 
 /// Ends the session of this browser; returns the cookie that clears it.
 pub async fn end(state: &AppState, req: &HttpRequest) -> Result<Cookie<'static>, ApiError> {
-    if let Some(s) = current(state, req)? {
+    if let Some(s) = current(state, req).await? {
         let mut batch = Batch::new();
         batch.delete::<BrowserSession>(&s.value.id.key(), Expect::Any);
         state.store.commit_durable(&batch).await?;

@@ -42,7 +42,7 @@ pub async fn products(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "products", "Products").await?;
     let auth = dash.auth::<ProductsRead>()?;
     let q = Form::of_query(req.query_string());
@@ -134,7 +134,7 @@ pub async fn product_new(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "products", "New product").await?;
     let mut form = Form::default();
     form.set("billing", "one_time");
@@ -156,7 +156,7 @@ pub async fn product_create(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let layout = dash.layout(&path, "products", "New product").await?;
     let raw = json!({
         "name": form.get("name").trim(),
@@ -269,7 +269,7 @@ pub async fn product(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
     let page = product_page(&dash, &path.0, &path.1, None, Vec::new(), saved).await?;
     dash.page(200, &page)
@@ -282,7 +282,7 @@ pub async fn product_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "products", "Product").await?;
     let current = product_row(&dash, &layout, &id).await?;
@@ -322,7 +322,7 @@ pub async fn product_benefits(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "products", "Product").await?;
     let current = product_row(&dash, &layout, &id).await?;
@@ -365,7 +365,7 @@ pub async fn benefits(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "benefits", "Benefits").await?;
     let benefits = org_benefits(&dash, &layout).await?;
     let mut form = Form::default();
@@ -449,7 +449,7 @@ pub async fn benefit(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "benefits", "Benefit").await?;
     let benefit = benefit_row(&dash, &layout, &path.1).await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
@@ -474,7 +474,7 @@ pub async fn benefit_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "benefits", "Benefit").await?;
     let benefit = benefit_row(&dash, &layout, &id).await?;
@@ -518,7 +518,7 @@ pub async fn benefit_create(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let layout = dash.layout(&path, "benefits", "Benefits").await?;
     let mut raw = license_key_benefit(&form);
     raw["organization_id"] = Value::from(layout.org_id.as_str());
@@ -576,7 +576,8 @@ pub async fn buy(
     let id: ProductId = path_id("product_id", &path).map_err(|_| not_found())?;
     let Some(product) = state
         .store
-        .get::<crate::domain::product::Product>(&id.key())?
+        .get::<crate::domain::product::Product>(&id.key())
+        .await?
     else {
         return Err(not_found());
     };
@@ -640,7 +641,7 @@ pub async fn discounts(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "discounts", "Discounts").await?;
     let auth = dash.auth::<DiscountsRead>()?;
     let q = Form::of_query(req.query_string());
@@ -742,7 +743,7 @@ pub async fn discount_new(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "discounts", "New discount").await?;
     let products = org_products(&dash, &layout).await?;
     let mut form = Form::default();
@@ -768,7 +769,7 @@ pub async fn discount_create(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let layout = dash.layout(&path, "discounts", "New discount").await?;
     let mut raw = json!({
         "name": form.get("name").trim(),
@@ -836,7 +837,7 @@ pub async fn discount(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "discounts", "Discount").await?;
     let d = discount_row(&dash, &layout, &path.1).await?;
     let products = org_products(&dash, &layout).await?;
@@ -861,7 +862,7 @@ pub async fn discount_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "discounts", "Discount").await?;
     let d = discount_row(&dash, &layout, &id).await?;
@@ -923,7 +924,7 @@ pub async fn custom_fields(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "custom-fields", "Custom fields").await?;
     let auth = dash.auth::<CustomFieldsRead>()?;
     let q = Form::of_query(req.query_string());
@@ -1038,7 +1039,7 @@ pub async fn field_new(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash
         .layout(&path, "custom-fields", "New custom field")
         .await?;
@@ -1063,7 +1064,7 @@ pub async fn field_create(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let layout = dash
         .layout(&path, "custom-fields", "New custom field")
         .await?;
@@ -1111,7 +1112,7 @@ pub async fn field(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash
         .layout(&path.0, "custom-fields", "Custom field")
         .await?;
@@ -1136,7 +1137,7 @@ pub async fn field_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let mut form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "custom-fields", "Custom field").await?;
     let f = field_row(&dash, &layout, &id).await?;

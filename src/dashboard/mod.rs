@@ -284,12 +284,12 @@ pub struct Dash {
 
 impl Dash {
     /// The session's user, or [`Fail::SignIn`] back to this page.
-    pub fn of(state: &web::Data<AppState>, req: &HttpRequest) -> Result<Dash, Fail> {
+    pub async fn of(state: &web::Data<AppState>, req: &HttpRequest) -> Result<Dash, Fail> {
         let path = match req.query_string() {
             "" => req.path().to_string(),
             q => format!("{}?{q}", req.path()),
         };
-        let Some(session) = session::current(state, req)? else {
+        let Some(session) = session::current(state, req).await? else {
             return Err(Fail::SignIn(
                 if req.method() == actix_web::http::Method::GET {
                     path
@@ -315,7 +315,7 @@ impl Dash {
     }
 
     /// The session's user for a form post: the CSRF token must match first (403).
-    pub fn posted(
+    pub async fn posted(
         state: &web::Data<AppState>,
         req: &HttpRequest,
         form: &Form,
@@ -327,7 +327,7 @@ impl Dash {
                 "CSRF check failed; reload the page and try again.",
             )));
         }
-        Dash::of(state, req)
+        Dash::of(state, req).await
     }
 
     /// The API endpoint's rule `R`, applied to this user's session.
@@ -393,7 +393,8 @@ impl Dash {
         let user_email = self
             .state
             .store
-            .get::<crate::domain::user::User>(&self.user.key())?
+            .get::<crate::domain::user::User>(&self.user.key())
+            .await?
             .map(|u| u.value.email)
             .unwrap_or_default();
         Ok(Layout {

@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 /// `GET /dashboard`: the first organization's overview, or the form to create one.
 pub async fn home(state: web::Data<AppState>, req: HttpRequest) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     // The organization switcher: `?org=` (an id, so the redirect stays in the dashboard).
     if let Some(org) = Form::of_query(req.query_string()).opt("org") {
         let id: OrganizationId = path_id("org", org)?;
@@ -39,7 +39,7 @@ struct OrgNewPage {
 }
 
 pub async fn org_new(state: web::Data<AppState>, req: HttpRequest) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.bare_layout("new-org", "New organization").await?;
     dash.page(
         200,
@@ -70,7 +70,7 @@ pub async fn org_create(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let slug = form
         .opt("slug")
         .map(str::to_string)
@@ -130,7 +130,7 @@ pub async fn settings(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
     dash.page(
@@ -152,7 +152,7 @@ pub async fn settings_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
     let mut raw = json!({
         "name": form.get("name").trim(),
@@ -275,7 +275,7 @@ pub async fn overview(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "overview", "Overview").await?;
     let org: OrganizationId = path_id("org", &path)?;
     let q = Form::of_query(req.query_string());
@@ -286,7 +286,7 @@ pub async fn overview(
     };
     let (from, to) = range;
     let days = to - from + 1;
-    let points = crate::stats::days(&state, org, from, to, today)?;
+    let points = crate::stats::days(&state, org, from, to, today).await?;
     let labels: Vec<String> = points
         .iter()
         .map(|p| day_date(p.day).format("%b %d").to_string())

@@ -74,7 +74,7 @@ pub async fn orders(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "orders", "Orders").await?;
     let q = Form::of_query(req.query_string());
     let auth = dash.auth::<OrdersRead>()?;
@@ -121,7 +121,7 @@ pub async fn order(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "orders", "Order").await?;
     let auth = dash.auth::<OrdersRead>()?;
     let order = record(
@@ -157,7 +157,7 @@ pub async fn subscriptions(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "subscriptions", "Subscriptions").await?;
     let q = Form::of_query(req.query_string());
     let active = match q.get("active") {
@@ -214,7 +214,7 @@ pub async fn subscription(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash
         .layout(&path.0, "subscriptions", "Subscription")
         .await?;
@@ -237,7 +237,7 @@ pub async fn subscription_action(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "subscriptions", "Subscription").await?;
     let sub = subscription_row(&dash, &layout, &id).await?;
@@ -291,7 +291,7 @@ pub async fn customers(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "customers", "Customers").await?;
     let q = Form::of_query(req.query_string());
     let auth = dash.auth::<CustomersRead>()?;
@@ -352,7 +352,7 @@ pub async fn customer(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "customers", "Customer").await?;
     let auth = dash.auth::<CustomersRead>()?;
     let customer = record(
@@ -421,14 +421,17 @@ pub async fn license_keys(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "license-keys", "License keys").await?;
     let q = Form::of_query(req.query_string());
     let mut customers = Vec::new();
     let searched = q.opt("query").is_some();
     if let Some(needle) = q.opt("query") {
         let org: OrganizationId = path_id("org", &layout.org_id)?;
-        if let Some(id) = customer_portal::directory().resolve(&state.store, org, needle)? {
+        if let Some(id) = customer_portal::directory()
+            .resolve(&state.store, org, needle)
+            .await?
+        {
             return Ok(see_other(&layout.at(&format!("/license-keys/{id}"))));
         }
         let found = customers_api::list(
@@ -495,7 +498,7 @@ pub async fn license_key(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> PageResult {
-    let dash = Dash::of(&state, &req)?;
+    let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "license-keys", "License key").await?;
     let key = key_row(&dash, &layout, &path.1).await?;
     let saved = Form::of_query(req.query_string()).checked("saved");
@@ -529,7 +532,7 @@ pub async fn license_key_save(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "license-keys", "License key").await?;
     let key = key_row(&dash, &layout, &id).await?;
@@ -592,7 +595,7 @@ pub async fn deactivate(
     bytes: web::Bytes,
 ) -> PageResult {
     let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form)?;
+    let dash = Dash::posted(&state, &req, &form).await?;
     let (org, id, activation) = path.into_inner();
     let layout = dash.layout(&org, "license-keys", "License key").await?;
     let key = key_row(&dash, &layout, &id).await?;

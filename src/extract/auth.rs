@@ -115,10 +115,12 @@ impl<R: Requirement> FromRequest for Auth<R> {
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
             let principal = match token {
-                None => crate::auth::session::principal(&state, &req)?
+                None => crate::auth::session::principal(&state, &req)
+                    .await?
                     .unwrap_or_else(Principal::anonymous),
                 Some(token) => {
-                    let principal = crate::auth::resolve(&state, &token)?
+                    let principal = crate::auth::resolve(&state, &token)
+                        .await?
                         .ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
                     // Per token, once it is known to be one (a made-up token costs a lookup
                     // and gets a 401, and never takes a bucket).

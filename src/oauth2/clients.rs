@@ -185,7 +185,12 @@ async fn create(
     let meta = validate(&body.value)?;
     let _cap = state.lock_user_caps(owner).await;
     let max = state.settings.retention.max_oauth_clients_per_user;
-    if state.store.count(OAUTH2_CLIENT_BY_OWNER, &owner.key())? >= u64::from(max) {
+    if state
+        .store
+        .count(OAUTH2_CLIENT_BY_OWNER, &owner.key())
+        .await?
+        >= u64::from(max)
+    {
         return Err(ApiError::NotPermitted(format!(
             "You have reached the limit of {max} OAuth clients; delete one first."
         )));
@@ -242,16 +247,20 @@ async fn list(
     let ListParams { page, limit } = ListParams::from_query(&mut q);
     q.finish()?;
     let tenants = [owner.key()];
-    let result = state.store.page(&PageQuery {
-        index: OAUTH2_CLIENT_BY_OWNER,
-        tenants: &tenants,
-        direction: Direction::Desc,
-        offset: (page - 1).saturating_mul(limit),
-        limit,
-    })?;
+    let result = state
+        .store
+        .page(&PageQuery {
+            index: OAUTH2_CLIENT_BY_OWNER,
+            tenants: &tenants,
+            direction: Direction::Desc,
+            offset: (page - 1).saturating_mul(limit),
+            limit,
+        })
+        .await?;
     let items = state
         .store
-        .get_many::<OAuth2Client>(&result.ids)?
+        .get_many::<OAuth2Client>(&result.ids)
+        .await?
         .iter()
         .map(|c| OAuth2ClientView::new(&c.value, None))
         .collect();
@@ -264,12 +273,12 @@ async fn list(
 /// The client named in the path, if the caller may manage it (RFC 7592 rules, Polar's
 /// statuses): no credentials 400 `access_denied`; an unknown client, a wrong token or a
 /// non-owner 401 `invalid_client`.
-fn managed_client(
+async fn managed_client(
     state: &AppState,
     req: &HttpRequest,
     client_id: &str,
 ) -> Result<Stored<OAuth2Client>, ApiError> {
-    let client = find_client(state, client_id)?;
+    let client = find_client(state, client_id).await?;
     let owner_ok = |user: UserId| client.as_ref().is_some_and(|c| c.value.owner == user);
     let allowed = match bearer_token(req) {
         Some(token) if token.starts_with(REGISTRATION_TOKEN_PREFIX) => {
@@ -282,7 +291,7 @@ fn managed_client(
         // Only the registration access token: personal access tokens and OAuth2 access
         // tokens never manage clients.
         Some(_) => false,
-        None => match session::current(state, req)? {
+        None => match session::current(state, req).await? {
             Some(s) => {
                 session::same_origin_json(state, req)?;
                 owner_ok(s.value.user_id)
@@ -309,7 +318,7 @@ async fn get(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<web::Json<OAuth2ClientView>, ApiError> {
-    let client = managed_client(&state, &req, &path)?;
+    let client = managed_client(&state, &req, &path).await?;
     Ok(web::Json(OAuth2ClientView::new(&client.value, None)))
 }
 
@@ -319,7 +328,7 @@ async fn update(
     path: web::Path<String>,
     body: ValidJson<ClientUpdate>,
 ) -> Result<web::Json<OAuth2ClientView>, ApiError> {
-    let stored = managed_client(&state, &req, &path)?;
+    let stored = managed_client(&state, &req, &path).await?;
     if body.value.client_id.as_deref() != Some(path.as_str()) {
         return Err(ApiError::invalid(
             crate::loc!["body", "client_id"],
@@ -364,7 +373,7 @@ async fn update(
     let mut batch = Batch::new();
     batch.put(&c, Expect::Rev(stored.rev))?;
     if reconsent {
-        forget_grants(&state, &c.client_id, &mut batch)?;
+        forget_grants(&state, &c.client_id, &mut batch).await?;
     }
     state.store.commit_durable(&batch).await?;
     Ok(web::Json(OAuth2ClientView::new(&c, new_secret.as_deref())))
@@ -372,9 +381,12 @@ async fn update(
 
 /// Adds the removal of every consent given to `client_id` to `batch`. Grants are keyed by
 /// subject, so this scans them; client updates are rare.
-fn forget_grants(state: &AppState, client_id: &str, batch: &mut Batch) -> Result<(), ApiError> {
-    for grant in state.store.scan::<OAuth2Grant>() {
-        let grant = grant?;
+async fn forget_grants(
+    state: &AppState,
+    client_id: &str,
+    batch: &mut Batch,
+) -> Result<(), ApiError> {
+    for grant in state.store.scan::<OAuth2Grant>().await? {
         if grant.value.client_id == client_id {
             batch
                 .delete::<OAuth2Grant>(&OAuth2Grant::key(&grant.value.sub, client_id), Expect::Any);
@@ -388,7 +400,7 @@ async fn delete(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let stored = managed_client(&state, &req, &path)?;
+    let stored = managed_client(&state, &req, &path).await?;
     let mut c = stored.value;
     c.deleted_at = Some(state.now());
     let mut batch = Batch::new();

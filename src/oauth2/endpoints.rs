@@ -87,7 +87,7 @@ fn client_credentials(
 
 /// Authenticates the calling client with its registered method. `allow_public` lets a
 /// public client identify itself by `client_id` alone.
-pub fn authenticate_client(
+pub async fn authenticate_client(
     state: &AppState,
     req: &HttpRequest,
     client_id: Option<&str>,
@@ -95,7 +95,10 @@ pub fn authenticate_client(
     allow_public: bool,
 ) -> Result<OAuth2Client, ApiError> {
     let (id, secret, method) = client_credentials(req, client_id, client_secret)?;
-    let client = find_client(state, &id)?.ok_or_else(invalid_client)?.value;
+    let client = find_client(state, &id)
+        .await?
+        .ok_or_else(invalid_client)?
+        .value;
     if method != client.auth_method || (method == ClientAuthMethod::None && !allow_public) {
         return Err(invalid_client());
     }
@@ -169,7 +172,8 @@ async fn token_inner(
         form.client_id.as_deref(),
         form.client_secret.as_deref(),
         true,
-    )?;
+    )
+    .await?;
     let grant = form
         .grant_type
         .as_deref()
@@ -209,7 +213,8 @@ async fn authorization_code_grant(
     let hash = state.hasher.hash(code);
     let stored = state
         .store
-        .get::<AuthorizationCode>(&hash)?
+        .get::<AuthorizationCode>(&hash)
+        .await?
         .ok_or_else(invalid_code)?;
     if stored.value.client_id != client.client_id {
         return Err(invalid_code());
@@ -331,11 +336,13 @@ async fn refresh_token_grant(
     let hash = state.hasher.hash(presented);
     let id = state
         .store
-        .lookup_unique(&OAuth2Token::refresh_key(&hash))?
+        .lookup_unique(&OAuth2Token::refresh_key(&hash))
+        .await?
         .ok_or_else(invalid_refresh)?;
     let stored = state
         .store
-        .get::<OAuth2Token>(&id)?
+        .get::<OAuth2Token>(&id)
+        .await?
         .ok_or_else(invalid_refresh)?;
     let now = state.now();
     match decide_refresh(&stored.value, &client.client_id) {
@@ -402,15 +409,18 @@ pub async fn revoke_family(
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
     let tenants = [family.key()];
-    let page = state.store.page(&PageQuery {
-        index: OAUTH2_TOKEN_BY_FAMILY,
-        tenants: &tenants,
-        direction: Direction::Asc,
-        offset: 0,
-        limit: u64::MAX,
-    })?;
+    let page = state
+        .store
+        .page(&PageQuery {
+            index: OAUTH2_TOKEN_BY_FAMILY,
+            tenants: &tenants,
+            direction: Direction::Asc,
+            offset: 0,
+            limit: u64::MAX,
+        })
+        .await?;
     let mut batch = Batch::new();
-    for row in state.store.get_many::<OAuth2Token>(&page.ids)? {
+    for row in state.store.get_many::<OAuth2Token>(&page.ids).await? {
         let mut t = row.value;
         t.access_revoked_at.get_or_insert(now);
         t.refresh_revoked_at.get_or_insert(now);
@@ -462,7 +472,7 @@ async fn prepare_tokens(
         refresh_revoked_at: None,
         rotated_at: None,
     };
-    let (email, name) = subject_claims(state, &row.sub, row.scopes)?;
+    let (email, name) = subject_claims(state, &row.sub, row.scopes).await?;
     let settings = &state.settings.oauth2;
     state
         .signing_keys
@@ -494,18 +504,18 @@ type SubjectClaims = (Option<(String, bool)>, Option<String>);
 
 /// The userinfo claims a subject's granted scopes allow: `(email, email_verified)` with the
 /// `email` scope for users; the organization's slug as `name` with `openid`.
-fn subject_claims(
+async fn subject_claims(
     state: &AppState,
     sub: &OAuthSub,
     scopes: ScopeSet,
 ) -> Result<SubjectClaims, ApiError> {
     match sub {
         OAuthSub::User(u) if scopes.contains(Scope::Email) => {
-            let user = state.store.get::<User>(&u.key())?;
+            let user = state.store.get::<User>(&u.key()).await?;
             Ok((user.map(|u| (u.value.email, u.value.email_verified)), None))
         }
         OAuthSub::Organization(o) if scopes.contains(Scope::Openid) => {
-            let org = state.store.get::<Organization>(&o.key())?;
+            let org = state.store.get::<Organization>(&o.key()).await?;
             Ok((None, org.map(|o| o.value.slug)))
         }
         _ => Ok((None, None)),
@@ -513,7 +523,7 @@ fn subject_claims(
 }
 
 /// A token presented to introspection or revocation: its row and which kind it is.
-fn find_token(
+async fn find_token(
     state: &AppState,
     token: &str,
     hint: Option<TokenTypeHint>,
@@ -530,8 +540,8 @@ fn find_token(
             AccessToken => OAuth2Token::access_key(&hash),
             RefreshToken => OAuth2Token::refresh_key(&hash),
         };
-        if let Some(id) = state.store.lookup_unique(&key)? {
-            if let Some(row) = state.store.get::<OAuth2Token>(&id)? {
+        if let Some(id) = state.store.lookup_unique(&key).await? {
+            if let Some(row) = state.store.get::<OAuth2Token>(&id).await? {
                 return Ok(Some((row, kind)));
             }
         }
@@ -552,7 +562,7 @@ fn check_hint(form: &TokenIntrospectionRequest) -> Result<Option<TokenTypeHint>,
 }
 
 /// The authenticated client and the token of an introspection or revocation request.
-fn read_token_request(
+async fn read_token_request(
     state: &AppState,
     req: &HttpRequest,
     form: &TokenIntrospectionRequest,
@@ -564,7 +574,8 @@ fn read_token_request(
         form.client_id.as_deref(),
         form.client_secret.as_deref(),
         allow_public,
-    )?;
+    )
+    .await?;
     let token = form
         .token
         .clone()
@@ -589,15 +600,17 @@ async fn introspect_inner(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = TokenIntrospectionRequest::from_form(&read_form(body).await);
-    let (client, token) = read_token_request(&state, &req, &form, false)?;
+    let (client, token) = read_token_request(&state, &req, &form, false).await?;
     let hint = check_hint(&form)?;
     let now = state.now();
-    let found = find_token(&state, &token, hint)?.filter(|(row, kind)| {
-        let row = &row.value;
-        row.client_id == client.client_id
-            && !row.is_revoked()
-            && (*kind == TokenTypeHint::RefreshToken || now < row.expires_at)
-    });
+    let found = find_token(&state, &token, hint)
+        .await?
+        .filter(|(row, kind)| {
+            let row = &row.value;
+            row.client_id == client.client_id
+                && !row.is_revoked()
+                && (*kind == TokenTypeHint::RefreshToken || now < row.expires_at)
+        });
     let body = match found {
         Some((row, kind)) => IntrospectTokenResponse::active(&row.value, kind, issuer(&state)),
         None => IntrospectTokenResponse::inactive(&client.client_id, hint, issuer(&state)),
@@ -622,9 +635,9 @@ async fn revoke_inner(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = TokenIntrospectionRequest::from_form(&read_form(body).await);
-    let (client, token) = read_token_request(&state, &req, &form, true)?;
+    let (client, token) = read_token_request(&state, &req, &form, true).await?;
     let hint = check_hint(&form)?;
-    let Some((row, _)) = find_token(&state, &token, hint)? else {
+    let Some((row, _)) = find_token(&state, &token, hint).await? else {
         return Ok(no_store(HttpResponse::Ok().json(RevokeTokenResponse {})));
     };
     if row.value.client_id != client.client_id {
@@ -651,9 +664,10 @@ async fn userinfo(
     req: HttpRequest,
 ) -> Result<web::Json<UserInfo>, ApiError> {
     let token = bearer_token(&req).ok_or(ApiError::Unauthorized)?;
-    let (_, row) =
-        resolve_oauth2(&state, &token)?.ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
-    let (email, name) = subject_claims(&state, &row.sub, row.scopes)?;
+    let (_, row) = resolve_oauth2(&state, &token)
+        .await?
+        .ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
+    let (email, name) = subject_claims(&state, &row.sub, row.scopes).await?;
     Ok(web::Json(UserInfo::new(row.sub.id_string(), email, name)))
 }
 

@@ -85,13 +85,13 @@ impl std::fmt::Debug for Keyring {
 }
 
 impl Keyring {
-    fn load(&self, store: &Store) -> Result<(), KeyError> {
+    async fn load(&self, store: &Store) -> Result<(), KeyError> {
         if self.keys.read().map(|k| k.is_some()).unwrap_or(false) {
             return Ok(());
         }
         let mut loaded = Vec::new();
-        for record in store.scan::<SigningKey>() {
-            loaded.push(LoadedKey::from_record(record?.value)?);
+        for record in store.scan::<SigningKey>().await? {
+            loaded.push(LoadedKey::from_record(record.value)?);
         }
         loaded.sort_by_key(|k| k.record.created_at);
         if let Ok(mut guard) = self.keys.write() {
@@ -119,7 +119,7 @@ impl Keyring {
         bits: usize,
         now: DateTime<Utc>,
     ) -> Result<(), KeyError> {
-        self.load(store)?;
+        self.load(store).await?;
         if self.has_signer() {
             return Ok(());
         }
@@ -158,7 +158,7 @@ impl Keyring {
         now: DateTime<Utc>,
         keep_published: Duration,
     ) -> Result<(), KeyError> {
-        self.load(store)?;
+        self.load(store).await?;
         let _guard = self.generating.lock().await;
         let to_retire: Vec<SigningKey> = self
             .keys
@@ -281,6 +281,6 @@ mod tests {
         let again = Keyring::default();
         again.ensure(&store, 1024, t0).await.unwrap();
         assert_eq!(again.jwks(t0)["keys"].as_array().unwrap().len(), 2);
-        assert_eq!(store.scan::<SigningKey>().count(), 2);
+        assert_eq!(store.scan::<SigningKey>().await.unwrap().len(), 2);
     }
 }

@@ -185,7 +185,7 @@ fn redirect_error(v: &Validated, error: &str, description: &str) -> HttpResponse
 }
 
 /// Validates an authorization request. `Err` is the response to give instead.
-fn validate(
+async fn validate(
     state: &AppState,
     p: &HashMap<String, String>,
 ) -> Result<Result<Validated, HttpResponse>, ApiError> {
@@ -196,7 +196,7 @@ fn validate(
             "invalid_client: missing \"client_id\".",
         ));
     };
-    let Some(client) = find_client(state, client_id)? else {
+    let Some(client) = find_client(state, client_id).await? else {
         return Err(error_page(
             400,
             "Invalid request",
@@ -447,15 +447,16 @@ async fn issue_code(
     ))
 }
 
-fn grant_covers(state: &AppState, sub: &OAuthSub, v: &Validated) -> Result<bool, ApiError> {
+async fn grant_covers(state: &AppState, sub: &OAuthSub, v: &Validated) -> Result<bool, ApiError> {
     Ok(state
         .store
-        .get::<OAuth2Grant>(&OAuth2Grant::key(sub, &v.client.client_id))?
+        .get::<OAuth2Grant>(&OAuth2Grant::key(sub, &v.client.client_id))
+        .await?
         .is_some_and(|g| v.scopes.is_subset_of(g.value.scopes)))
 }
 
 /// The organization a consent names, if the user is a member of it.
-fn member_org(
+async fn member_org(
     state: &AppState,
     session: &BrowserSession,
     sub: Option<&str>,
@@ -465,9 +466,10 @@ fn member_org(
     };
     let visible = state
         .store
-        .get::<Organization>(&org.key())?
+        .get::<Organization>(&org.key())
+        .await?
         .is_some_and(|o| o.value.is_visible());
-    Ok((visible && is_member(state, session.user_id, org)?).then_some(org))
+    Ok((visible && is_member(state, session.user_id, org).await?).then_some(org))
 }
 
 fn invalid_sub() -> ApiError {
@@ -480,11 +482,11 @@ fn invalid_sub() -> ApiError {
 
 async fn authorize(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let p = query_map(&req);
-    let v = match validate(&state, &p)? {
+    let v = match validate(&state, &p).await? {
         Ok(v) => v,
         Err(res) => return Ok(res),
     };
-    let current = session::current(&state, &req)?;
+    let current = session::current(&state, &req).await?;
     let next = authorize_next(&p);
     let session = match (current, v.prompt.as_deref()) {
         (None, Some("none")) => {
@@ -501,7 +503,11 @@ async fn authorize(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
     };
     let org = if v.organization {
         match v.sub.as_deref() {
-            Some(sub) => Some(member_org(&state, &session, Some(sub))?.ok_or_else(invalid_sub)?),
+            Some(sub) => Some(
+                member_org(&state, &session, Some(sub))
+                    .await?
+                    .ok_or_else(invalid_sub)?,
+            ),
             None => None,
         }
     } else {
@@ -513,7 +519,7 @@ async fn authorize(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
         (true, None) => None,
     };
     if let Some(sub) = grant_sub {
-        if v.prompt.as_deref() != Some("consent") && grant_covers(&state, &sub, &v)? {
+        if v.prompt.as_deref() != Some("consent") && grant_covers(&state, &sub, &v).await? {
             return issue_code(&state, &v, sub, &session).await;
         }
     }
@@ -524,10 +530,10 @@ async fn authorize(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
             "The user has not consented to this request.",
         ));
     }
-    consent_page(&state, &req, &p, &v, &session, org)
+    consent_page(&state, &req, &p, &v, &session, org).await
 }
 
-fn consent_page(
+async fn consent_page(
     state: &AppState,
     req: &HttpRequest,
     p: &HashMap<String, String>,
@@ -538,13 +544,14 @@ fn consent_page(
     let (csrf, cookie) = csrf_token(state, req);
     let user_email = state
         .store
-        .get::<User>(&session.user_id.key())?
+        .get::<User>(&session.user_id.key())
+        .await?
         .map(|u| u.value.email)
         .unwrap_or_default();
     let mut orgs = Vec::new();
     if v.organization {
-        for id in user_organizations(state, session.user_id)? {
-            if let Some(o) = state.store.get::<Organization>(&id.key())? {
+        for id in user_organizations(state, session.user_id).await? {
+            if let Some(o) = state.store.get::<Organization>(&id.key()).await? {
                 if o.value.is_visible() {
                     orgs.push((id.to_string(), o.value.slug, chosen == Some(id)));
                 }
@@ -589,7 +596,7 @@ async fn consent(
     if !csrf_ok(&req, field(&form, "csrf_token")) {
         return Err(csrf_failure());
     }
-    let Some(session) = session::current(&state, &req)? else {
+    let Some(session) = session::current(&state, &req).await? else {
         return Err(error_page(
             401,
             "Sign in required",
@@ -597,7 +604,7 @@ async fn consent(
         ));
     };
     let session = session.value;
-    let v = match validate(&state, &form)? {
+    let v = match validate(&state, &form).await? {
         Ok(v) => v,
         Err(res) => return Ok(res),
     };
@@ -609,15 +616,16 @@ async fn consent(
         )),
         Some("allow") => {
             let sub = if v.organization {
-                let org =
-                    member_org(&state, &session, v.sub.as_deref())?.ok_or_else(invalid_sub)?;
+                let org = member_org(&state, &session, v.sub.as_deref())
+                    .await?
+                    .ok_or_else(invalid_sub)?;
                 OAuthSub::Organization(org)
             } else {
                 OAuthSub::User(session.user_id)
             };
             let now = state.now();
             let key = OAuth2Grant::key(&sub, &v.client.client_id);
-            let existing: Option<Stored<OAuth2Grant>> = state.store.get(&key)?;
+            let existing: Option<Stored<OAuth2Grant>> = state.store.get(&key).await?;
             let grant = OAuth2Grant {
                 sub,
                 client_id: v.client.client_id.clone(),
@@ -679,8 +687,8 @@ async fn login(
             login_response(&state, &req, &next, &email, Some(msg), status)
         });
     }
-    let user = match state.store.lookup_unique(&User::email_key(&email))? {
-        Some(id) => state.store.get::<User>(&id)?.map(|u| u.value),
+    let user = match state.store.lookup_unique(&User::email_key(&email)).await? {
+        Some(id) => state.store.get::<User>(&id).await?.map(|u| u.value),
         None => None,
     };
     let stored_hash = user.as_ref().and_then(|u| u.password_hash.clone());

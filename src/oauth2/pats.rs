@@ -69,7 +69,7 @@ async fn store_pat(
 ) -> Result<(PersonalAccessToken, String), ApiError> {
     let _cap = state.lock_user_caps(user).await;
     let max = state.settings.retention.max_personal_access_tokens_per_user;
-    if state.store.count(PAT_BY_USER, &user.key())? >= u64::from(max) {
+    if state.store.count(PAT_BY_USER, &user.key()).await? >= u64::from(max) {
         return Err(ApiError::NotPermitted(format!(
             "You have reached the limit of {max} personal access tokens; delete one first."
         )));
@@ -129,18 +129,22 @@ fn expiry(now: DateTime<Utc>, expires_in: i64) -> Result<DateTime<Utc>, ApiError
         .ok_or_else(|| invalid("Input is out of range"))
 }
 
-fn user_pats(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, ApiError> {
+async fn user_pats(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, ApiError> {
     let tenants = [user.key()];
-    let page = state.store.page(&PageQuery {
-        index: PAT_BY_USER,
-        tenants: &tenants,
-        direction: Direction::Desc,
-        offset: 0,
-        limit: 1000,
-    })?;
+    let page = state
+        .store
+        .page(&PageQuery {
+            index: PAT_BY_USER,
+            tenants: &tenants,
+            direction: Direction::Desc,
+            offset: 0,
+            limit: 1000,
+        })
+        .await?;
     Ok(state
         .store
-        .get_many::<PersonalAccessToken>(&page.ids)?
+        .get_many::<PersonalAccessToken>(&page.ids)
+        .await?
         .into_iter()
         .map(|p| p.value)
         .filter(|p| p.deleted_at.is_none())
@@ -152,7 +156,7 @@ async fn list(
     auth: Auth<UserAccount>,
 ) -> Result<web::Json<ListResource<PersonalAccessTokenView>>, ApiError> {
     let user = web_user(&auth)?;
-    let pats = user_pats(&state, user)?;
+    let pats = user_pats(&state, user).await?;
     let total = pats.len() as u64;
     // One page holds them all (at most the per-user cap).
     Ok(web::Json(ListResource {
@@ -168,7 +172,7 @@ async fn revoke_pat(state: &AppState, user: UserId, id: &str) -> Result<bool, Ap
     let Ok(id) = id.parse::<PatId>() else {
         return Ok(false);
     };
-    let Some(stored) = state.store.get::<PersonalAccessToken>(&id.key())? else {
+    let Some(stored) = state.store.get::<PersonalAccessToken>(&id.key()).await? else {
         return Ok(false);
     };
     if stored.value.user_id != user || stored.value.deleted_at.is_some() {
@@ -224,10 +228,12 @@ async fn render_settings(
     let (csrf, cookie) = csrf_token(state, req);
     let user_email = state
         .store
-        .get::<User>(&user.key())?
+        .get::<User>(&user.key())
+        .await?
         .map(|u| u.value.email)
         .unwrap_or_default();
-    let tokens = user_pats(state, user)?
+    let tokens = user_pats(state, user)
+        .await?
         .into_iter()
         .map(|p| TokenRow {
             id: p.id.to_string(),
@@ -267,7 +273,7 @@ async fn settings_page(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    match session::current(&state, &req)? {
+    match session::current(&state, &req).await? {
         Some(s) => render_settings(&state, &req, s.value.user_id, None, None, 200).await,
         None => Ok(to_login()),
     }
@@ -292,7 +298,7 @@ async fn settings_create(
             "CSRF check failed; reload the page and try again.",
         ));
     }
-    let Some(s) = session::current(&state, &req)? else {
+    let Some(s) = session::current(&state, &req).await? else {
         return Ok(to_login());
     };
     let user = s.value.user_id;
@@ -343,7 +349,7 @@ async fn settings_revoke(
             "CSRF check failed; reload the page and try again.",
         ));
     }
-    let Some(s) = session::current(&state, &req)? else {
+    let Some(s) = session::current(&state, &req).await? else {
         return Ok(to_login());
     };
     revoke_pat(&state, s.value.user_id, &path).await?;

@@ -113,6 +113,7 @@ impl StripeProcessor {
         let stored = self
             .store
             .get_meta(&meta_key)
+            .await
             .map_err(|e| ProcessorError(e.to_string()))?;
         if let Some(id) = stored.and_then(|v| String::from_utf8(v).ok()) {
             return Ok(id);

@@ -11,43 +11,54 @@ use crate::error::ApiError;
 use crate::extract::Subject;
 use crate::state::AppState;
 
-pub fn is_member(state: &AppState, user: UserId, org: OrganizationId) -> Result<bool, ApiError> {
+pub async fn is_member(
+    state: &AppState,
+    user: UserId,
+    org: OrganizationId,
+) -> Result<bool, ApiError> {
     Ok(state
         .store
-        .get::<Membership>(&Membership::key(user, org))?
+        .get::<Membership>(&Membership::key(user, org))
+        .await?
         .is_some())
 }
 
 /// The organization if the subject may see it, else 404.
-pub fn organization_for(
+pub async fn organization_for(
     state: &AppState,
     subject: Subject,
     id: OrganizationId,
 ) -> Result<Stored<Organization>, ApiError> {
     let allowed = match subject {
-        Subject::User(user) => is_member(state, user, id)?,
+        Subject::User(user) => is_member(state, user, id).await?,
         Subject::Organization(own) => own == id,
         Subject::Anonymous | Subject::Customer(_) => false,
     };
     if !allowed {
         return Err(ApiError::not_found());
     }
-    match state.store.get::<Organization>(&id.key())? {
+    match state.store.get::<Organization>(&id.key()).await? {
         Some(org) if org.value.is_visible() => Ok(org),
         _ => Err(ApiError::not_found()),
     }
 }
 
 /// Every organization a user belongs to (users belong to few organizations).
-pub fn user_organizations(state: &AppState, user: UserId) -> Result<Vec<OrganizationId>, ApiError> {
+pub async fn user_organizations(
+    state: &AppState,
+    user: UserId,
+) -> Result<Vec<OrganizationId>, ApiError> {
     let tenants = [user.key()];
-    let page = state.store.page(&PageQuery {
-        index: MEMBER_ORGS_BY_CREATED,
-        tenants: &tenants,
-        direction: Direction::Asc,
-        offset: 0,
-        limit: u64::MAX,
-    })?;
+    let page = state
+        .store
+        .page(&PageQuery {
+            index: MEMBER_ORGS_BY_CREATED,
+            tenants: &tenants,
+            direction: Direction::Asc,
+            offset: 0,
+            limit: u64::MAX,
+        })
+        .await?;
     Ok(page
         .ids
         .iter()
@@ -57,7 +68,7 @@ pub fn user_organizations(state: &AppState, user: UserId) -> Result<Vec<Organiza
 
 /// The organization a created record belongs to (Polar's rule, reference 5): user tokens
 /// must name one they are a member of; organization tokens must not name any.
-pub fn organization_for_create(
+pub async fn organization_for_create(
     state: &AppState,
     subject: Subject,
     requested: Option<uuid::Uuid>,
@@ -80,10 +91,11 @@ pub fn organization_for_create(
         ))),
         (Subject::User(user), Some(id)) => {
             let org = OrganizationId(id);
-            let visible = is_member(state, user, org)?
+            let visible = is_member(state, user, org).await?
                 && state
                     .store
-                    .get::<Organization>(&org.key())?
+                    .get::<Organization>(&org.key())
+                    .await?
                     .is_some_and(|o| o.value.is_visible());
             if visible {
                 Ok(org)
@@ -101,13 +113,13 @@ pub fn organization_for_create(
 
 /// The organizations a list covers: those the subject reaches, narrowed to the requested
 /// ones when an `organization_id` filter is given.
-pub fn organizations_for_list(
+pub async fn organizations_for_list(
     state: &AppState,
     subject: Subject,
     requested: &[OrganizationId],
 ) -> Result<Vec<OrganizationId>, ApiError> {
     let reachable = match subject {
-        Subject::User(user) => user_organizations(state, user)?,
+        Subject::User(user) => user_organizations(state, user).await?,
         Subject::Organization(own) => vec![own],
         Subject::Anonymous | Subject::Customer(_) => Vec::new(),
     };
@@ -122,13 +134,13 @@ pub fn organizations_for_list(
 }
 
 /// Whether the subject reaches records of this organization.
-pub fn can_access(
+pub async fn can_access(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
 ) -> Result<bool, ApiError> {
     Ok(match subject {
-        Subject::User(user) => is_member(state, user, org)?,
+        Subject::User(user) => is_member(state, user, org).await?,
         Subject::Organization(own) => own == org,
         Subject::Anonymous | Subject::Customer(_) => false,
     })

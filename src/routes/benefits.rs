@@ -39,7 +39,7 @@ pub(crate) async fn list(
     let types = q.enums("type", BenefitType::ALL);
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if types.is_empty() {
         (BENEFIT_BY_TYPE, orgs.iter().map(|o| o.key()).collect())
     } else {
@@ -50,22 +50,22 @@ pub(crate) async fn list(
                 .collect(),
         )
     };
-    let (items, total) = page_of::<Benefit>(&state, index, &tenants, false, params, None)?;
+    let (items, total) = page_of::<Benefit>(&state, index, &tenants, false, params, None).await?;
     Ok(web::Json(render(&items, total, params, |b| {
         BenefitView::from(b)
     })))
 }
 
 /// A benefit the subject may see, else 404.
-pub fn benefit_for(
+pub async fn benefit_for(
     state: &AppState,
     subject: Subject,
     id: BenefitId,
 ) -> Result<Stored<Benefit>, ApiError> {
-    match state.store.get::<Benefit>(&id.key())? {
+    match state.store.get::<Benefit>(&id.key()).await? {
         Some(b)
             if b.value.deleted_at.is_none()
-                && can_access(state, subject, b.value.organization_id)? =>
+                && can_access(state, subject, b.value.organization_id).await? =>
         {
             Ok(b)
         }
@@ -143,7 +143,7 @@ pub(crate) async fn create(
     }
     check_properties(&mut v, &properties);
     v.finish()?;
-    let organization_id = organization_for_create(&state, auth.subject(), organization_id)?;
+    let organization_id = organization_for_create(&state, auth.subject(), organization_id).await?;
     let benefit = Benefit {
         id: BenefitId::new(),
         organization_id,
@@ -168,7 +168,7 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<BenefitView>> {
     let id: BenefitId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let benefit = benefit_for(&state, auth.subject(), id)?;
+    let benefit = benefit_for(&state, auth.subject(), id).await?;
     Ok(web::Json(BenefitView::from(&benefit.value)))
 }
 
@@ -197,7 +197,7 @@ pub(crate) async fn update(
         ),
     };
     for _ in 0..5 {
-        let current = benefit_for(&state, auth.subject(), id)?;
+        let current = benefit_for(&state, auth.subject(), id).await?;
         if current.value.kind() != kind {
             return Err(ApiError::BadRequest(
                 "The type of a benefit can't be changed.".into(),
@@ -237,7 +237,7 @@ pub(crate) async fn delete(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: BenefitId = path_id("id", &id)?;
-    let current = benefit_for(&state, auth.subject(), id)?;
+    let current = benefit_for(&state, auth.subject(), id).await?;
     if !current.value.deletable {
         return Err(ApiError::NotPermitted(
             "This benefit can't be deleted.".into(),

@@ -108,14 +108,22 @@ fn major(amount: i64, currency: &str) -> String {
 // Reading the checkout.
 
 /// The checkout of a client secret, from the store (no actor is started for a page view).
-fn by_secret(state: &AppState, secret: &str) -> ApiResult<Option<Checkout>> {
-    let Some(id) = state.store.lookup_unique(&Checkout::secret_key(secret))? else {
+async fn by_secret(state: &AppState, secret: &str) -> ApiResult<Option<Checkout>> {
+    let Some(id) = state
+        .store
+        .lookup_unique(&Checkout::secret_key(secret))
+        .await?
+    else {
         return Ok(None);
     };
     let Some(id) = CheckoutId::from_key(&id) else {
         return Err(ApiError::internal("bad checkout id in the secret index"));
     };
-    Ok(state.store.get::<Checkout>(&id.key())?.map(|s| s.value))
+    Ok(state
+        .store
+        .get::<Checkout>(&id.key())
+        .await?
+        .map(|s| s.value))
 }
 
 fn not_found() -> ApiError {
@@ -126,10 +134,11 @@ fn not_found() -> ApiError {
     )
 }
 
-fn product_of(state: &AppState, c: &Checkout) -> ApiResult<Product> {
+async fn product_of(state: &AppState, c: &Checkout) -> ApiResult<Product> {
     state
         .store
-        .get::<Product>(&c.product_id.key())?
+        .get::<Product>(&c.product_id.key())
+        .await?
         .map(|p| p.value)
         .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
 }
@@ -139,10 +148,11 @@ struct Seller {
     avatar_url: Option<String>,
 }
 
-fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
+async fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
     let org = state
         .store
-        .get::<Organization>(&c.organization_id.key())?
+        .get::<Organization>(&c.organization_id.key())
+        .await?
         .map(|o| o.value);
     Ok(Seller {
         name: org.as_ref().map(|o| o.name.clone()).unwrap_or_default(),
@@ -152,8 +162,9 @@ fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
     })
 }
 
-fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<String>> {
-    Ok(product_benefits(state, p)?
+async fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<String>> {
+    Ok(product_benefits(state, p)
+        .await?
         .into_iter()
         .filter(|b| b.deleted_at.is_none())
         .map(|b| b.description)
@@ -305,9 +316,13 @@ struct CheckoutPage {
     processor: Processor,
 }
 
-fn field_views(state: &AppState, p: &Product, data: &CustomFieldData) -> ApiResult<Vec<FieldView>> {
+async fn field_views(
+    state: &AppState,
+    p: &Product,
+    data: &CustomFieldData,
+) -> ApiResult<Vec<FieldView>> {
     let mut out = Vec::new();
-    for (field, attached) in attached_custom_fields(state, &p.attached_custom_fields)? {
+    for (field, attached) in attached_custom_fields(state, &p.attached_custom_fields).await? {
         let (kind, form, options, min, max) = match &field.properties {
             CustomFieldProperties::Text {
                 form,
@@ -385,7 +400,7 @@ async fn checkout_page(
     state: web::Data<AppState>,
     secret: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let Some(c) = by_secret(&state, &secret)? else {
+    let Some(c) = by_secret(&state, &secret).await? else {
         return Err(not_found());
     };
     match c.effective_status(state.now()) {
@@ -402,7 +417,7 @@ async fn checkout_page(
             ))
         }
     }
-    let product = product_of(&state, &c)?;
+    let product = product_of(&state, &c).await?;
     let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
     let interval = interval_of(&c.price.kind);
     let amount = c.amount.unwrap_or(0);
@@ -497,10 +512,10 @@ async fn checkout_page(
     let view = CheckoutPage {
         secret: c.client_secret.clone(),
         script_url: script_url(),
-        seller: seller(&state, &c)?,
+        seller: seller(&state, &c).await?,
         product_name: product.name.clone(),
         product_description: product.description.clone().filter(|d| !d.trim().is_empty()),
-        benefits: benefit_descriptions(&state, &product)?,
+        benefits: benefit_descriptions(&state, &product).await?,
         factor: 10_i64.pow(minor_digits(&currency)),
         interval,
         price_label,
@@ -547,7 +562,7 @@ async fn checkout_page(
         countries: COUNTRIES,
         us_states: US_STATES,
         ca_subdivisions: CA_SUBDIVISIONS,
-        fields: field_views(&state, &product, &c.custom_field_data)?,
+        fields: field_views(&state, &product, &c.custom_field_data).await?,
         processor,
         currency,
     };
@@ -584,14 +599,14 @@ struct ConfirmationPage {
 }
 
 /// The license keys a purchase created: their ids derive from the checkout's.
-fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<Vec<KeyView>> {
+async fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<Vec<KeyView>> {
     let mut out = Vec::new();
-    for benefit in product_benefits(state, p)? {
+    for benefit in product_benefits(state, p).await? {
         if !matches!(benefit.properties, BenefitProperties::LicenseKeys(_)) {
             continue;
         }
         let id = LicenseKeyId(derived_uuid(c.id.0, &format!("license_key:{}", benefit.id)));
-        if let Some(k) = state.store.get::<LicenseKey>(&id.key())? {
+        if let Some(k) = state.store.get::<LicenseKey>(&id.key()).await? {
             let k = k.value;
             out.push(KeyView {
                 key: k.key,
@@ -612,7 +627,7 @@ async fn confirmation_page(
     state: web::Data<AppState>,
     secret: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let Some(mut c) = by_secret(&state, &secret)? else {
+    let Some(mut c) = by_secret(&state, &secret).await? else {
         return Err(not_found());
     };
     if c.status == CheckoutStatus::Confirmed && c.pending_intent().is_some() {
@@ -632,17 +647,17 @@ async fn confirmation_page(
         CheckoutStatus::Succeeded => "succeeded",
         CheckoutStatus::Failed => "failed",
     };
-    let product = product_of(&state, &c)?;
+    let product = product_of(&state, &c).await?;
     let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
     let discount_amount = c.discount_amount();
     let keys = if page_state == "succeeded" {
-        granted_keys(&state, &c, &product)?
+        granted_keys(&state, &c, &product).await?
     } else {
         Vec::new()
     };
     let view = ConfirmationPage {
         script_url: script_url(),
-        seller: seller(&state, &c)?,
+        seller: seller(&state, &c).await?,
         state: page_state,
         product_name: product.name.clone(),
         interval: interval_of(&c.price.kind),
@@ -652,7 +667,7 @@ async fn confirmation_page(
         tax: money(c.tax_amount.unwrap_or(0), &currency),
         total: money(c.total_amount().unwrap_or(0), &currency),
         keys,
-        benefits: benefit_descriptions(&state, &product)?,
+        benefits: benefit_descriptions(&state, &product).await?,
         success_url: c
             .success_url
             .is_some()

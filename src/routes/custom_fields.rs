@@ -40,15 +40,15 @@ impl SortField for CustomFieldSort {
 }
 
 /// A custom field the subject may see (not deleted, in a reachable organization), else 404.
-pub fn custom_field_for(
+pub async fn custom_field_for(
     state: &AppState,
     subject: Subject,
     id: CustomFieldId,
 ) -> Result<Stored<CustomField>, ApiError> {
-    match state.store.get::<CustomField>(&id.key())? {
+    match state.store.get::<CustomField>(&id.key()).await? {
         Some(cf)
             if cf.value.deleted_at.is_none()
-                && can_access(state, subject, cf.value.organization_id)? =>
+                && can_access(state, subject, cf.value.organization_id).await? =>
         {
             Ok(cf)
         }
@@ -57,14 +57,15 @@ pub fn custom_field_for(
 }
 
 /// A live custom field of this organization (what a product may attach), else `None`.
-pub fn custom_field_in_organization(
+pub async fn custom_field_in_organization(
     state: &AppState,
     organization_id: OrganizationId,
     id: CustomFieldId,
 ) -> Result<Option<CustomField>, ApiError> {
     Ok(state
         .store
-        .get::<CustomField>(&id.key())?
+        .get::<CustomField>(&id.key())
+        .await?
         .map(|s| s.value)
         .filter(|cf| cf.deleted_at.is_none() && cf.organization_id == organization_id))
 }
@@ -73,13 +74,17 @@ pub fn custom_field_in_organization(
 /// or missing fields are left out: deleting a field detaches it everywhere, as in Polar.
 /// Feed `(field, attachment.required)` pairs to `validate_custom_field_data`, and render
 /// with `crate::api::custom_field::AttachedCustomFieldView::new`.
-pub fn attached_custom_fields(
+pub async fn attached_custom_fields(
     state: &AppState,
     attached: &[AttachedCustomField],
 ) -> Result<Vec<(CustomField, AttachedCustomField)>, ApiError> {
     let mut out = Vec::with_capacity(attached.len());
     for a in attached {
-        if let Some(cf) = state.store.get::<CustomField>(&a.custom_field_id.key())? {
+        if let Some(cf) = state
+            .store
+            .get::<CustomField>(&a.custom_field_id.key())
+            .await?
+        {
             if cf.value.deleted_at.is_none() {
                 out.push((cf.value, a.clone()));
             }
@@ -178,7 +183,7 @@ pub(crate) async fn list(
     let types = q.enums("type", CustomFieldType::ALL);
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     let by_type = !types.is_empty();
     let tenants: Vec<Vec<u8>> = if by_type {
         orgs.iter()
@@ -210,7 +215,8 @@ pub(crate) async fn list(
         params,
         filter,
         several.as_deref(),
-    )?;
+    )
+    .await?;
     Ok(web::Json(render(&items, total, params, |cf| {
         CustomFieldView::from(cf)
     })))
@@ -225,7 +231,7 @@ fn slug_taken(slug: &str) -> ApiError {
 }
 
 /// Whether another custom field of the organization (deleted ones included) holds `slug`.
-fn slug_held_by_other(
+async fn slug_held_by_other(
     state: &AppState,
     organization_id: OrganizationId,
     slug: &str,
@@ -233,7 +239,8 @@ fn slug_held_by_other(
 ) -> Result<bool, ApiError> {
     Ok(state
         .store
-        .lookup_unique(&CustomField::slug_key(organization_id, slug))?
+        .lookup_unique(&CustomField::slug_key(organization_id, slug))
+        .await?
         .is_some_and(|holder| own.is_none_or(|id| holder != id.key())))
 }
 
@@ -250,8 +257,8 @@ pub(crate) async fn create(
         metadata,
         properties,
     } = parse_create(&body.into_inner()).map_err(ApiError::Validation)?;
-    let organization_id = organization_for_create(&state, auth.subject(), organization_id)?;
-    if slug_held_by_other(&state, organization_id, &slug, None)? {
+    let organization_id = organization_for_create(&state, auth.subject(), organization_id).await?;
+    if slug_held_by_other(&state, organization_id, &slug, None).await? {
         return Err(slug_taken(&slug));
     }
     let cf = CustomField {
@@ -283,7 +290,7 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let cf = custom_field_for(&state, auth.subject(), id)?;
+    let cf = custom_field_for(&state, auth.subject(), id).await?;
     Ok(web::Json(CustomFieldView::from(&cf.value)))
 }
 
@@ -302,7 +309,7 @@ pub(crate) async fn update(
         properties,
     } = parse_update(&body.into_inner()).map_err(ApiError::Validation)?;
     for _ in 0..5 {
-        let current = custom_field_for(&state, auth.subject(), id)?;
+        let current = custom_field_for(&state, auth.subject(), id).await?;
         if current.value.kind() != kind {
             return Err(ApiError::invalid(
                 loc!["body", "type"],
@@ -313,7 +320,7 @@ pub(crate) async fn update(
         let mut cf = current.value.clone();
         if let Some(slug) = &slug {
             if *slug != cf.slug {
-                if slug_held_by_other(&state, cf.organization_id, slug, Some(cf.id))? {
+                if slug_held_by_other(&state, cf.organization_id, slug, Some(cf.id)).await? {
                     return Err(slug_taken(slug));
                 }
                 cf.slug = slug.clone();
@@ -349,7 +356,7 @@ pub(crate) async fn delete(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: CustomFieldId = path_id("id", &id)?;
-    let current = custom_field_for(&state, auth.subject(), id)?;
+    let current = custom_field_for(&state, auth.subject(), id).await?;
     let mut cf = current.value;
     let now = state.now();
     cf.deleted_at = Some(now);

@@ -133,7 +133,10 @@ where
     T: Send + 'static,
     EntityActor<LicenseKeyEntity>: Handler<M>,
 {
-    let Some(id) = directory().resolve(&state.store, organization_id, key)? else {
+    let Some(id) = directory()
+        .resolve(&state.store, organization_id, key)
+        .await?
+    else {
         return Err(ApiError::not_found());
     };
     call_resolved(state, organization_id, key, id, make).await
@@ -156,7 +159,7 @@ where
     match state.license_keys.call(id, make()).await {
         Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) => {
             dir.forget(organization_id, key);
-            match dir.lookup(&state.store, organization_id, key)? {
+            match dir.lookup(&state.store, organization_id, key).await? {
                 Some(fresh) if fresh != id => state
                     .license_keys
                     .call(fresh, make())
@@ -170,7 +173,7 @@ where
                 LicenseKeyError::ActivationLimitReached | LicenseKeyError::InsufficientUsage { .. },
             )) = &other
             {
-                crate::webhooks::limit_reached(state, id);
+                crate::webhooks::limit_reached(state, id).await;
             }
             other.map_err(key_error)
         }
@@ -243,19 +246,23 @@ async fn validate_inner(
         )]));
     }
     let cmd = body.into_command();
-    let Some(id) = directory().resolve(&state.store, cmd.organization_id, &cmd.key)? else {
+    let Some(id) = directory()
+        .resolve(&state.store, cmd.organization_id, &cmd.key)
+        .await?
+    else {
         return Err(ApiError::not_found());
     };
     let answer = async {
         if let Some(live) = fast_validate(state, id, &cmd)? {
             let counts = (live.validations, live.last_validated_at);
-            return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts));
+            return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts))
+                .await;
         }
         let validated = call_resolved(state, cmd.organization_id, &cmd.key, id, || {
             ValidateLicenseKey(cmd.clone())
         })
         .await?;
-        validated_answer(state, &validated.key, validated.activation.as_ref(), None)
+        validated_answer(state, &validated.key, validated.activation.as_ref(), None).await
     }
     .await;
     // The day counters of the dashboard: an existing key's answer, valid or refused (a
@@ -294,7 +301,7 @@ fn fast_validate(
 
 /// The answer to a validation; `counts`: the validation counts the fast path gives, which
 /// its shared key does not hold yet.
-fn validated_answer(
+async fn validated_answer(
     state: &AppState,
     key: &LicenseKey,
     activation: Option<&Activation>,
@@ -302,7 +309,8 @@ fn validated_answer(
 ) -> ApiResult<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>> {
     let customer = state
         .customers
-        .get(key.customer_id, || customer_of(state, key))?;
+        .get(key.customer_id, || customer_of(state, key))
+        .await?;
     let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
     if let Some((validations, at)) = counts {
         answer.validations = validations;
@@ -332,7 +340,7 @@ async fn activate_inner(
         ActivateLicenseKey(cmd.clone())
     })
     .await?;
-    let customer = customer_of(&state, &key)?;
+    let customer = customer_of(&state, &key).await?;
     // 200, not 201, as in Polar.
     Ok(web::Json(LicenseKeyActivationRead::new(
         &key,
@@ -382,12 +390,12 @@ pub(crate) async fn list(
             pagination: Pagination::new(0, params.limit),
         }));
     };
-    let page = customer_page(&state, customer, &orgs, benefit, params);
+    let page = customer_page(&state, customer, &orgs, benefit, params).await;
     durable_answer(&state, page).await
 }
 
 /// One page of a customer's keys, in creation order, from the customer's index.
-fn customer_page(
+async fn customer_page(
     state: &AppState,
     customer: CustomerId,
     orgs: &[OrganizationId],
@@ -411,8 +419,9 @@ fn customer_page(
         false,
         params,
         filter,
-    )?;
-    Ok(web::Json(render_keys(state, &items, total, params)?))
+    )
+    .await?;
+    Ok(web::Json(render_keys(state, &items, total, params).await?))
 }
 
 async fn get(
@@ -424,18 +433,18 @@ async fn get(
     let Subject::Customer(customer) = auth.subject() else {
         return Err(ApiError::not_found());
     };
-    match state.store.get::<LicenseKey>(&id.key())? {
+    match state.store.get::<LicenseKey>(&id.key()).await? {
         Some(k) if k.value.customer_id == customer => {}
         _ => return Err(ApiError::not_found()),
     }
     let key = crate::routes::license_keys::live_key(&state, id).await?;
-    let answer = customer_key(&state, customer, key);
+    let answer = customer_key(&state, customer, key).await;
     durable_answer(&state, answer).await
 }
 
 /// The customer's key with its activations, if the benefit lets the customer manage
 /// them (else `[]`); 404 for a key of anyone else.
-fn customer_key(
+async fn customer_key(
     state: &AppState,
     customer: CustomerId,
     key: LicenseKey,
@@ -445,14 +454,15 @@ fn customer_key(
     }
     let customer_admin = state
         .store
-        .get::<Benefit>(&key.benefit_id.key())?
+        .get::<Benefit>(&key.benefit_id.key())
+        .await?
         .is_some_and(|b| match &b.value.properties {
             BenefitProperties::LicenseKeys(p) => {
                 p.activations.is_some_and(|a| a.enable_customer_admin)
             }
             _ => false,
         });
-    let owner = customer_of(state, &key)?;
+    let owner = customer_of(state, &key).await?;
     Ok(web::Json(LicenseKeyWithActivations::new(
         &key,
         &owner,

@@ -77,7 +77,7 @@ pub(crate) async fn list(
     let sorting = Sorting::<CustomerSort>::from_query(&mut q, (CustomerSort::CreatedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
@@ -112,7 +112,8 @@ pub(crate) async fn list(
         params,
         filter,
         several.as_deref(),
-    )?;
+    )
+    .await?;
     Ok(web::Json(ListResource {
         items: items.iter().map(CustomerView::from).collect(),
         pagination: Pagination::new(total, params.limit),
@@ -120,14 +121,15 @@ pub(crate) async fn list(
 }
 
 /// A customer the subject may see, else 404.
-pub fn customer_for(
+pub async fn customer_for(
     state: &AppState,
     subject: Subject,
     id: CustomerId,
 ) -> Result<Stored<Customer>, ApiError> {
-    match state.store.get::<Customer>(&id.key())? {
+    match state.store.get::<Customer>(&id.key()).await? {
         Some(c)
-            if !c.value.is_deleted() && can_access(state, subject, c.value.organization_id)? =>
+            if !c.value.is_deleted()
+                && can_access(state, subject, c.value.organization_id).await? =>
         {
             Ok(c)
         }
@@ -208,8 +210,12 @@ pub(crate) async fn create(
         return Err(ApiError::internal("email validated but missing"));
     };
 
-    let organization_id = organization_for_create(&state, auth.subject(), input.organization_id)?;
-    if customer_by_email(&state.store, organization_id, &email)?.is_some() {
+    let organization_id =
+        organization_for_create(&state, auth.subject(), input.organization_id).await?;
+    if customer_by_email(&state.store, organization_id, &email)
+        .await?
+        .is_some()
+    {
         return Err(email_taken(&email));
     }
     let tax_id = match &tax_number {
@@ -247,7 +253,7 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let customer = customer_for(&state, auth.subject(), id)?;
+    let customer = customer_for(&state, auth.subject(), id).await?;
     Ok(web::Json(CustomerView::from(&customer.value)))
 }
 
@@ -286,7 +292,7 @@ fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
 /// Applies an update to a copy of the customer. A new e-mail address must be free in the
 /// organization and resets `email_verified`; a new tax id, or a new billing address under
 /// an existing one, is validated against the resulting country.
-fn apply_update(
+async fn apply_update(
     state: &AppState,
     current: &Customer,
     input: &CustomerUpdate,
@@ -295,7 +301,8 @@ fn apply_update(
     let mut c = current.clone();
     if let Some(email) = &changes.email {
         if normalize_email(email) != normalize_email(&c.email) {
-            let taken = customer_by_email(&state.store, c.organization_id, email)?
+            let taken = customer_by_email(&state.store, c.organization_id, email)
+                .await?
                 .is_some_and(|other| other.value.id != c.id);
             if taken {
                 return Err(email_taken(email));
@@ -352,8 +359,8 @@ pub(crate) async fn update(
     let input = body.into_inner();
     let changes = check_update(&input)?;
     for _ in 0..5 {
-        let current = customer_for(&state, auth.subject(), id)?;
-        let mut customer = apply_update(&state, &current.value, &input, &changes)?;
+        let current = customer_for(&state, auth.subject(), id).await?;
+        let mut customer = apply_update(&state, &current.value, &input, &changes).await?;
         customer.modified_at = Some(state.now());
         let mut batch = Batch::new();
         batch.put(&customer, Expect::Rev(current.rev))?;
@@ -376,7 +383,7 @@ pub(crate) async fn delete(
 ) -> ApiResult<HttpResponse> {
     let id: CustomerId = path_id("id", &id)?;
     for _ in 0..5 {
-        let current = customer_for(&state, auth.subject(), id)?;
+        let current = customer_for(&state, auth.subject(), id).await?;
         let mut customer = current.value;
         let now = state.now();
         customer.deleted_at = Some(now);

@@ -57,8 +57,8 @@ impl SortField for DiscountSort {
 }
 
 /// The discount with the products it is restricted to, as the API renders it.
-pub fn render(state: &AppState, discount: &Discount) -> Result<DiscountView, ApiError> {
-    let products = discount_products(&state.store, discount)?;
+pub async fn render(state: &AppState, discount: &Discount) -> Result<DiscountView, ApiError> {
+    let products = discount_products(&state.store, discount).await?;
     Ok(DiscountView::new(discount, &products))
 }
 
@@ -89,7 +89,7 @@ pub(crate) async fn list(
     let sorting = Sorting::<DiscountSort>::from_query(&mut q, (DiscountSort::CreatedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
@@ -125,11 +125,9 @@ pub(crate) async fn list(
         params,
         filter,
         several.as_deref(),
-    )?;
-    let items = items
-        .iter()
-        .map(|d| render(&state, d))
-        .collect::<Result<Vec<_>, _>>()?;
+    )
+    .await?;
+    let items = futures_util::future::try_join_all(items.iter().map(|d| render(&state, d))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -137,14 +135,15 @@ pub(crate) async fn list(
 }
 
 /// A discount the subject may see, else 404.
-pub fn discount_for(
+pub async fn discount_for(
     state: &AppState,
     subject: Subject,
     id: DiscountId,
 ) -> Result<Stored<Discount>, ApiError> {
-    match state.store.get::<Discount>(&id.key())? {
+    match state.store.get::<Discount>(&id.key()).await? {
         Some(d)
-            if !d.value.is_deleted() && can_access(state, subject, d.value.organization_id)? =>
+            if !d.value.is_deleted()
+                && can_access(state, subject, d.value.organization_id).await? =>
         {
             Ok(d)
         }
@@ -161,18 +160,20 @@ fn code_taken(code: &str) -> ApiError {
 }
 
 /// Another live discount of the organization holds this code (case-insensitively).
-fn code_in_use(
+async fn code_in_use(
     state: &AppState,
     org: OrganizationId,
     code: &str,
     except: Option<DiscountId>,
 ) -> Result<bool, ApiError> {
-    Ok(discount_by_code(&state.store, org, code)?.is_some_and(|d| Some(d.value.id) != except))
+    Ok(discount_by_code(&state.store, org, code)
+        .await?
+        .is_some_and(|d| Some(d.value.id) != except))
 }
 
 /// The products a discount is restricted to: each must be a product of the organization
 /// (422 "Product not found." at its index); repeated ids count once.
-fn check_products(
+async fn check_products(
     state: &AppState,
     org: OrganizationId,
     ids: &[uuid::Uuid],
@@ -182,7 +183,8 @@ fn check_products(
         let pid = ProductId(*id);
         let found = state
             .store
-            .get::<Product>(&pid.key())?
+            .get::<Product>(&pid.key())
+            .await?
             .is_some_and(|p| p.value.organization_id == org);
         if !found {
             return Err(ApiError::invalid(
@@ -343,9 +345,10 @@ pub(crate) async fn create(
         return Err(ApiError::internal("discount validated but incomplete"));
     };
 
-    let organization_id = organization_for_create(&state, auth.subject(), input.organization_id)?;
+    let organization_id =
+        organization_for_create(&state, auth.subject(), input.organization_id).await?;
     if let Some(code) = &code {
-        if code_in_use(&state, organization_id, code, None)? {
+        if code_in_use(&state, organization_id, code, None).await? {
             return Err(code_taken(code));
         }
     }
@@ -353,7 +356,8 @@ pub(crate) async fn create(
         &state,
         organization_id,
         input.products.as_deref().unwrap_or(&[]),
-    )?;
+    )
+    .await?;
     let discount = Discount {
         id: DiscountId::new(),
         organization_id,
@@ -381,7 +385,7 @@ pub(crate) async fn create(
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(Created(render(&state, &discount)?))
+    Ok(Created(render(&state, &discount).await?))
 }
 
 pub(crate) async fn get(
@@ -391,8 +395,8 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let discount = discount_for(&state, auth.subject(), id)?;
-    Ok(web::Json(render(&state, &discount.value)?))
+    let discount = discount_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(render(&state, &discount.value).await?))
 }
 
 /// An update's fields, checked on their own (before the discount is looked up).
@@ -481,7 +485,7 @@ fn redeemed_error(field: &str, current: Value) -> FieldError {
 
 /// Applies an update to a copy of the discount: type and duration cannot change, and the
 /// amount cannot change once the discount has been redeemed.
-fn apply_update(
+async fn apply_update(
     state: &AppState,
     current: &Discount,
     input: &DiscountUpdate,
@@ -566,7 +570,7 @@ fn apply_update(
                 .code
                 .as_deref()
                 .is_some_and(|old| normalize_code(old) == normalize_code(c));
-            if !unchanged && code_in_use(state, d.organization_id, c, Some(d.id))? {
+            if !unchanged && code_in_use(state, d.organization_id, c, Some(d.id)).await? {
                 return Err(code_taken(c));
             }
         }
@@ -585,7 +589,7 @@ fn apply_update(
     check_dates(&mut v, d.starts_at, d.ends_at, raw);
     v.finish()?;
     if let Maybe::Value(ids) = &input.products {
-        d.product_ids = check_products(state, d.organization_id, ids)?;
+        d.product_ids = check_products(state, d.organization_id, ids).await?;
     }
     if let Some(m) = &changes.metadata {
         d.metadata = m.clone();
@@ -604,13 +608,13 @@ pub(crate) async fn update(
     let input = body.into_inner();
     let changes = check_update(&input)?;
     for _ in 0..5 {
-        let current = discount_for(&state, auth.subject(), id)?;
-        let mut discount = apply_update(&state, &current.value, &input, &changes, &raw)?;
+        let current = discount_for(&state, auth.subject(), id).await?;
+        let mut discount = apply_update(&state, &current.value, &input, &changes, &raw).await?;
         discount.modified_at = Some(state.now());
         let mut batch = Batch::new();
         batch.put(&discount, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render(&state, &discount)?)),
+            Ok(_) => return Ok(web::Json(render(&state, &discount).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(StorageError::Unique { .. }) => {
                 return Err(code_taken(discount.code.as_deref().unwrap_or_default()))
@@ -630,7 +634,7 @@ pub(crate) async fn delete(
 ) -> ApiResult<HttpResponse> {
     let id: DiscountId = path_id("id", &id)?;
     for _ in 0..5 {
-        let current = discount_for(&state, auth.subject(), id)?;
+        let current = discount_for(&state, auth.subject(), id).await?;
         let mut discount = current.value;
         let now = state.now();
         discount.deleted_at = Some(now);

@@ -40,10 +40,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// The customer a key belongs to (keys always have one; customers are only soft-deleted).
-pub fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
+pub async fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
     state
         .store
-        .get::<Customer>(&key.customer_id.key())?
+        .get::<Customer>(&key.customer_id.key())
+        .await?
         .map(|c| c.value)
         .ok_or_else(|| {
             ApiError::internal(format!(
@@ -54,7 +55,7 @@ pub fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiEr
 }
 
 /// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
-pub fn render_keys(
+pub async fn render_keys(
     state: &AppState,
     keys: &[LicenseKey],
     total: u64,
@@ -65,7 +66,7 @@ pub fn render_keys(
     for key in keys {
         let customer = match customers.entry(key.customer_id) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(customer_of(state, key)?),
+            Entry::Vacant(e) => e.insert(customer_of(state, key).await?),
         };
         out.push(LicenseKeyRead::new(key, customer));
     }
@@ -84,9 +85,13 @@ pub async fn durable_answer<T>(state: &AppState, answer: ApiResult<T>) -> ApiRes
 }
 
 /// A stored key the subject may see, else 404 (also for another organization's key).
-fn key_for(state: &AppState, subject: Subject, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
-    match state.store.get::<LicenseKey>(&id.key())? {
-        Some(k) if can_access(state, subject, k.value.organization_id)? => Ok(k.value),
+async fn key_for(
+    state: &AppState,
+    subject: Subject,
+    id: LicenseKeyId,
+) -> Result<LicenseKey, ApiError> {
+    match state.store.get::<LicenseKey>(&id.key()).await? {
+        Some(k) if can_access(state, subject, k.value.organization_id).await? => Ok(k.value),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -111,18 +116,18 @@ pub(crate) async fn list(
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
     q.finish()?;
-    let page = list_page(&state, auth.subject(), &orgs, &benefits, params);
+    let page = list_page(&state, auth.subject(), &orgs, &benefits, params).await;
     durable_answer(&state, page).await
 }
 
-fn list_page(
+async fn list_page(
     state: &AppState,
     subject: Subject,
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
     params: ListParams,
 ) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
-    let orgs = organizations_for_list(state, subject, orgs)?;
+    let orgs = organizations_for_list(state, subject, orgs).await?;
     // Both lists are index range reads in `created_at` order: by organization, or by the
     // benefits (of reachable organizations) asked for.
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if benefits.is_empty() {
@@ -135,7 +140,8 @@ fn list_page(
         for b in benefits {
             let reachable = state
                 .store
-                .get::<Benefit>(&b.key())?
+                .get::<Benefit>(&b.key())
+                .await?
                 .is_some_and(|benefit| orgs.contains(&benefit.value.organization_id));
             if reachable && !tenants.contains(&b.key()) {
                 tenants.push(b.key());
@@ -143,8 +149,8 @@ fn list_page(
         }
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
-    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None)?;
-    Ok(web::Json(render_keys(state, &items, total, params)?))
+    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None).await?;
+    Ok(web::Json(render_keys(state, &items, total, params).await?))
 }
 
 pub(crate) async fn get(
@@ -153,9 +159,10 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    key_for(&state, auth.subject(), id)?;
+    key_for(&state, auth.subject(), id).await?;
     let key = live_key(&state, id).await?;
     let answer = customer_of(&state, &key)
+        .await
         .map(|customer| web::Json(LicenseKeyWithActivations::new(&key, &customer, false)));
     durable_answer(&state, answer).await
 }
@@ -168,13 +175,13 @@ pub(crate) async fn update(
 ) -> ApiResult<web::Json<LicenseKeyRead>> {
     let id: LicenseKeyId = path_id("id", &id)?;
     let changes = body.into_inner().into_changes()?;
-    key_for(&state, auth.subject(), id)?;
+    key_for(&state, auth.subject(), id).await?;
     let key = state
         .license_keys
         .call(id, UpdateLicenseKey(changes))
         .await
         .map_err(key_error)?;
-    let customer = customer_of(&state, &key)?;
+    let customer = customer_of(&state, &key).await?;
     Ok(web::Json(LicenseKeyRead::new(&key, &customer)))
 }
 
@@ -186,14 +193,16 @@ pub(crate) async fn get_activation(
     let (id, activation_id) = path.into_inner();
     let id: LicenseKeyId = path_id("id", &id)?;
     let activation_id: ActivationId = path_id("activation_id", &activation_id)?;
-    let answer = key_for(&state, auth.subject(), id).and_then(|key| {
+    let answer = async {
+        let key = key_for(&state, auth.subject(), id).await?;
         let activation = live_activations(&key)
             .find(|a| a.id == activation_id)
             .ok_or_else(ApiError::not_found)?;
-        let customer = customer_of(&state, &key)?;
+        let customer = customer_of(&state, &key).await?;
         Ok(web::Json(LicenseKeyActivationRead::new(
             &key, activation, &customer,
         )))
-    });
+    }
+    .await;
     durable_answer(&state, answer).await
 }

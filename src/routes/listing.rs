@@ -19,7 +19,7 @@ use crate::state::AppState;
 /// counters, so the cost grows with `page × limit`, never with the store. With a filter
 /// (a predicate no index serves), the tenants' entries are scanned in order and counted,
 /// so the cost grows with the size of those tenants only.
-pub fn page_of<R: Record>(
+pub async fn page_of<R: Record>(
     state: &AppState,
     index: &'static str,
     tenants: &[Vec<u8>],
@@ -28,16 +28,20 @@ pub fn page_of<R: Record>(
     filter: Option<&dyn Fn(&R) -> bool>,
 ) -> Result<(Vec<R>, u64), ApiError> {
     let Some(filter) = filter else {
-        let page = state.store.page(&PageQuery {
-            index,
-            tenants,
-            direction: direction(descending),
-            offset: params.offset(),
-            limit: params.limit,
-        })?;
+        let page = state
+            .store
+            .page(&PageQuery {
+                index,
+                tenants,
+                direction: direction(descending),
+                offset: params.offset(),
+                limit: params.limit,
+            })
+            .await?;
         let items = state
             .store
-            .get_many::<R>(&page.ids)?
+            .get_many::<R>(&page.ids)
+            .await?
             .into_iter()
             .map(|s| s.value)
             .collect();
@@ -47,13 +51,13 @@ pub fn page_of<R: Record>(
     let mut total = 0u64;
     let start = params.offset();
     let end = start.saturating_add(params.limit);
-    for record in records(state, index, tenants, descending, filter)? {
-        let record = record?;
+    each_record(state, index, tenants, descending, filter, |record| {
         if total >= start && total < end {
             items.push(record);
         }
         total += 1;
-    }
+    })
+    .await?;
     Ok((items, total))
 }
 
@@ -65,7 +69,7 @@ pub fn page_of<R: Record>(
 /// several, the tenants' records that `filter` keeps (the set [`page_of`]'s filtered scan
 /// reads) are read from the index and the page is selected by `several`, ties keeping the
 /// index order: the cost grows with those tenants' records, the memory with the page's end.
-pub fn sorted_page_of<R: Record>(
+pub async fn sorted_page_of<R: Record>(
     state: &AppState,
     index: &'static str,
     tenants: &[Vec<u8>],
@@ -75,16 +79,16 @@ pub fn sorted_page_of<R: Record>(
     several: Option<&Compare<'_, R>>,
 ) -> Result<(Vec<R>, u64), ApiError> {
     let Some(several) = several else {
-        return page_of(state, index, tenants, backwards, params, filter);
+        return page_of(state, index, tenants, backwards, params, filter).await;
     };
     let all = |_: &R| true;
     let keep = filter.unwrap_or(&all);
-    let page = select_page(
-        records(state, index, tenants, backwards, keep)?,
-        several,
-        params,
-    );
-    page
+    let mut selector = Selector::new(several, params);
+    each_record(state, index, tenants, backwards, keep, |record| {
+        selector.push(record)
+    })
+    .await?;
+    Ok(selector.finish())
 }
 
 /// The order of a page gathered from a filter index: the index key of the first criterion
@@ -100,7 +104,7 @@ pub struct KeyOrder<'a, R> {
 /// values; a record reached through several counts once), kept by `keep`, in `order`. The
 /// cost grows with the number of records carrying those filter values, not with the
 /// store; the memory with the page's end.
-pub fn filtered_page<R: Record>(
+pub async fn filtered_page<R: Record>(
     state: &AppState,
     index: &'static str,
     tenants: &[Vec<u8>],
@@ -109,34 +113,28 @@ pub fn filtered_page<R: Record>(
     params: ListParams,
 ) -> Result<(Vec<R>, u64), ApiError> {
     let mut seen = HashSet::new();
-    let found = state
-        .store
-        .index_iter(index, tenants, Direction::Asc)?
-        .filter_map(|id| {
-            let id = match id {
-                Ok(id) => id,
-                Err(e) => return Some(Err(ApiError::from(e))),
-            };
-            if !seen.insert(id.clone()) {
-                return None;
-            }
-            match state.store.get::<R>(&id) {
-                Ok(Some(record)) if keep(&record.value) => {
-                    let mut key = (order.key)(&record.value);
-                    key.extend_from_slice(&id);
-                    Some(Ok((key, record.value)))
-                }
-                Ok(_) => None,
-                Err(e) => Some(Err(e.into())),
-            }
-        });
     let compare = |a: &(Vec<u8>, R), b: &(Vec<u8>, R)| {
         order
             .several
             .map_or(Ordering::Equal, |several| several(&a.1, &b.1))
             .then_with(|| directed(a.0.cmp(&b.0), order.backwards))
     };
-    let (items, total) = select_page(found, &compare, params)?;
+    let mut selector = Selector::new(&compare, params);
+    let mut ids = state.store.index_iter(index, tenants, Direction::Asc)?;
+    while let Some(id) = ids.next().await {
+        let id = id?;
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        if let Some(record) = state.store.get::<R>(&id).await? {
+            if keep(&record.value) {
+                let mut key = (order.key)(&record.value);
+                key.extend_from_slice(&id);
+                selector.push((key, record.value));
+            }
+        }
+    }
+    let (items, total) = selector.finish();
     Ok((items.into_iter().map(|(_, r)| r).collect(), total))
 }
 
@@ -151,28 +149,62 @@ pub fn select_page<T>(
     compare: &dyn Fn(&T, &T) -> Ordering,
     params: ListParams,
 ) -> Result<(Vec<T>, u64), ApiError> {
-    let offset = usize::try_from(params.offset()).unwrap_or(usize::MAX);
-    let limit = usize::try_from(params.limit).unwrap_or(usize::MAX);
-    let end = offset.saturating_add(limit);
-    let order = |a: &(u64, T), b: &(u64, T)| compare(&a.1, &b.1).then(a.0.cmp(&b.0));
-    let mut kept: Vec<(u64, T)> = Vec::new();
-    let mut total = 0u64;
+    let mut selector = Selector::new(compare, params);
     for item in items {
-        kept.push((total, item?));
-        total += 1;
-        if end > 0 && kept.len() >= end.saturating_mul(2) {
-            kept.select_nth_unstable_by(end, order);
-            kept.truncate(end);
+        selector.push(item?);
+    }
+    Ok(selector.finish())
+}
+
+/// [`select_page`] fed one item at a time.
+pub struct Selector<'a, T> {
+    compare: &'a dyn Fn(&T, &T) -> Ordering,
+    offset: usize,
+    limit: usize,
+    end: usize,
+    kept: Vec<(u64, T)>,
+    total: u64,
+}
+
+impl<'a, T> Selector<'a, T> {
+    pub fn new(compare: &'a dyn Fn(&T, &T) -> Ordering, params: ListParams) -> Self {
+        let offset = usize::try_from(params.offset()).unwrap_or(usize::MAX);
+        let limit = usize::try_from(params.limit).unwrap_or(usize::MAX);
+        Selector {
+            compare,
+            offset,
+            limit,
+            end: offset.saturating_add(limit),
+            kept: Vec::new(),
+            total: 0,
         }
     }
-    kept.sort_unstable_by(order);
-    let page = kept
-        .into_iter()
-        .skip(offset)
-        .take(limit)
-        .map(|(_, item)| item)
-        .collect();
-    Ok((page, total))
+
+    pub fn push(&mut self, item: T) {
+        self.kept.push((self.total, item));
+        self.total += 1;
+        if self.end > 0 && self.kept.len() >= self.end.saturating_mul(2) {
+            let compare = self.compare;
+            let order = |a: &(u64, T), b: &(u64, T)| compare(&a.1, &b.1).then(a.0.cmp(&b.0));
+            self.kept.select_nth_unstable_by(self.end, order);
+            self.kept.truncate(self.end);
+        }
+    }
+
+    /// The page and how many items there were.
+    pub fn finish(mut self) -> (Vec<T>, u64) {
+        let compare = self.compare;
+        let order = |a: &(u64, T), b: &(u64, T)| compare(&a.1, &b.1).then(a.0.cmp(&b.0));
+        self.kept.sort_unstable_by(order);
+        let page = self
+            .kept
+            .into_iter()
+            .skip(self.offset)
+            .take(self.limit)
+            .map(|(_, item)| item)
+            .collect();
+        (page, self.total)
+    }
 }
 
 /// `ordering` as a descending criterion sees it when `descending`.
@@ -208,27 +240,27 @@ fn direction(descending: bool) -> Direction {
     }
 }
 
-/// The tenants' records that `keep` keeps, in index order (backwards if `descending`).
-fn records<'a, R: Record>(
-    state: &'a AppState,
+/// Calls `f` with the tenants' records that `keep` keeps, in index order (backwards if
+/// `descending`), read in chunks.
+async fn each_record<R: Record>(
+    state: &AppState,
     index: &'static str,
     tenants: &[Vec<u8>],
     descending: bool,
-    keep: &'a dyn Fn(&R) -> bool,
-) -> Result<impl Iterator<Item = Result<R, ApiError>> + 'a, ApiError> {
-    let ids = state
+    keep: &dyn Fn(&R) -> bool,
+    mut f: impl FnMut(R),
+) -> Result<(), ApiError> {
+    let mut ids = state
         .store
         .index_iter(index, tenants, direction(descending))?;
-    Ok(ids.filter_map(move |id| {
-        let record = id
-            .map_err(ApiError::from)
-            .and_then(|id| Ok(state.store.get::<R>(&id)?));
-        match record {
-            Ok(Some(record)) if keep(&record.value) => Some(Ok(record.value)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
+    while let Some(id) = ids.next().await {
+        if let Some(record) = state.store.get::<R>(&id?).await? {
+            if keep(&record.value) {
+                f(record.value);
+            }
         }
-    }))
+    }
+    Ok(())
 }
 
 /// Renders a page as `{items, pagination}`.

@@ -54,7 +54,7 @@ pub type IndexFilter = (&'static str, Vec<Vec<u8>>);
 
 /// Of several filters served by an index each, the one with the fewest entries (read
 /// from the per-tenant counters, no scan); `None` if no filter is given.
-pub fn narrowest_filter(
+pub async fn narrowest_filter(
     state: &AppState,
     filters: &[IndexFilter],
 ) -> Result<Option<IndexFilter>, ApiError> {
@@ -65,7 +65,7 @@ pub fn narrowest_filter(
         }
         let mut count = 0u64;
         for t in tenants {
-            count = count.saturating_add(state.store.count(index, t)?);
+            count = count.saturating_add(state.store.count(index, t).await?);
         }
         if best.as_ref().is_none_or(|(c, _, _)| count < *c) {
             best = Some((count, index, tenants.clone()));
@@ -110,7 +110,7 @@ pub(crate) async fn list(
     let sorting = Sorting::<OrderSort>::from_query(&mut q, (OrderSort::CreatedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
     let (field, descending) = sorting.primary();
@@ -143,20 +143,24 @@ pub(crate) async fn list(
             ),
             (ORDER_OF_PRODUCT, products.iter().map(|p| p.key()).collect()),
         ],
-    )?;
+    )
+    .await?;
     let (items, total) = match filter {
-        Some((index, tenants)) => filtered_page::<Order>(
-            &state,
-            index,
-            &tenants,
-            &keep,
-            KeyOrder {
-                key: &|o: &Order| o.sort_key(field),
-                backwards: descending,
-                several: several.as_deref(),
-            },
-            params,
-        )?,
+        Some((index, tenants)) => {
+            filtered_page::<Order>(
+                &state,
+                index,
+                &tenants,
+                &keep,
+                KeyOrder {
+                    key: &|o: &Order| o.sort_key(field),
+                    backwards: descending,
+                    several: several.as_deref(),
+                },
+                params,
+            )
+            .await?
+        }
         None => {
             let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
             let filter: Option<&dyn Fn(&Order) -> bool> = if price_types.is_empty() {
@@ -172,13 +176,12 @@ pub(crate) async fn list(
                 params,
                 filter,
                 several.as_deref(),
-            )?
+            )
+            .await?
         }
     };
-    let items = items
-        .iter()
-        .map(|o| order_view(&state, o))
-        .collect::<Result<Vec<_>, _>>()?;
+    let items =
+        futures_util::future::try_join_all(items.iter().map(|o| order_view(&state, o))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -186,9 +189,9 @@ pub(crate) async fn list(
 }
 
 /// An order the subject may see, else 404.
-pub fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, ApiError> {
-    match state.store.get::<Order>(&id.key())? {
-        Some(o) if can_access(state, subject, o.value.organization_id)? => Ok(o.value),
+pub async fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, ApiError> {
+    match state.store.get::<Order>(&id.key()).await? {
+        Some(o) if can_access(state, subject, o.value.organization_id).await? => Ok(o.value),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -198,26 +201,36 @@ fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
 }
 
 /// The `Order` rendering with the records it embeds.
-pub fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
+pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
     let customer = state
         .store
-        .get::<Customer>(&o.customer_id.key())?
+        .get::<Customer>(&o.customer_id.key())
+        .await?
         .ok_or_else(|| missing("customer", o.customer_id))?
         .value;
     let product = state
         .store
-        .get::<Product>(&o.product_id.key())?
+        .get::<Product>(&o.product_id.key())
+        .await?
         .ok_or_else(|| missing("product", o.product_id))?
         .value;
     let price = product
         .price(o.product_price_id)
         .ok_or_else(|| missing("price", o.product_price_id))?;
     let discount = match o.discount_id {
-        Some(id) => state.store.get::<Discount>(&id.key())?.map(|d| d.value),
+        Some(id) => state
+            .store
+            .get::<Discount>(&id.key())
+            .await?
+            .map(|d| d.value),
         None => None,
     };
     let subscription = match o.subscription_id {
-        Some(id) => state.store.get::<Subscription>(&id.key())?.map(|s| s.value),
+        Some(id) => state
+            .store
+            .get::<Subscription>(&id.key())
+            .await?
+            .map(|s| s.value),
         None => None,
     };
     Ok(OrderView::new(
@@ -239,6 +252,6 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<OrderView>> {
     let id: OrderId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let order = order_for(&state, auth.subject(), id)?;
-    Ok(web::Json(order_view(&state, &order)?))
+    let order = order_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(order_view(&state, &order).await?))
 }

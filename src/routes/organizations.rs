@@ -58,9 +58,13 @@ pub(crate) async fn list(
     let (orgs, total) = match (auth.subject(), slug) {
         // A slug names at most one organization: look it up, then check access.
         (subject, Some(slug)) => {
-            let found = match state.store.lookup_unique(&Organization::slug_key(&slug))? {
-                Some(id) => OrganizationId::from_key(&id)
-                    .and_then(|id| organization_for(&state, subject, id).ok()),
+            let found = match state
+                .store
+                .lookup_unique(&Organization::slug_key(&slug))
+                .await?
+                .and_then(|id| OrganizationId::from_key(&id))
+            {
+                Some(id) => organization_for(&state, subject, id).await.ok(),
                 None => None,
             };
             let all: Vec<Organization> = found.into_iter().map(|s| s.value).collect();
@@ -72,6 +76,7 @@ pub(crate) async fn list(
         }
         (Subject::Organization(own), None) => {
             let all: Vec<Organization> = organization_for(&state, auth.subject(), own)
+                .await
                 .into_iter()
                 .map(|s| s.value)
                 .collect();
@@ -107,14 +112,16 @@ pub(crate) async fn list(
                 params,
                 None,
                 several.as_deref(),
-            )?;
+            )
+            .await?;
             let ids: Vec<Vec<u8>> = memberships
                 .iter()
                 .map(|m| m.organization_id.key())
                 .collect();
             let orgs: Vec<Organization> = state
                 .store
-                .get_many::<Organization>(&ids)?
+                .get_many::<Organization>(&ids)
+                .await?
                 .into_iter()
                 .map(|s| s.value)
                 .collect();
@@ -188,7 +195,8 @@ pub(crate) async fn create(
     };
     if state
         .store
-        .lookup_unique(&Organization::slug_key(&slug))?
+        .lookup_unique(&Organization::slug_key(&slug))
+        .await?
         .is_some()
     {
         return Err(slug_taken(&slug));
@@ -231,7 +239,7 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<OrganizationView>> {
     let id: OrganizationId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let org = organization_for(&state, auth.subject(), id)?;
+    let org = organization_for(&state, auth.subject(), id).await?;
     Ok(web::Json(OrganizationView::from(&org.value)))
 }
 
@@ -424,7 +432,7 @@ pub(crate) async fn update(
     let input = body.into_inner();
     // Compare-and-swap on the revision; retry a few times if a concurrent edit wins.
     for _ in 0..5 {
-        let current = organization_for(&state, auth.subject(), id)?;
+        let current = organization_for(&state, auth.subject(), id).await?;
         let mut org = current.value.clone();
         apply_update(&mut org, &input)?;
         org.modified_at = Some(state.now());

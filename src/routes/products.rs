@@ -56,39 +56,43 @@ impl SortField for ProductSort {
 // ---------------------------------------------------------------------------------------
 
 /// A product the subject may see, else 404.
-pub fn product_for(
+pub async fn product_for(
     state: &AppState,
     subject: Subject,
     id: ProductId,
 ) -> Result<Stored<Product>, ApiError> {
-    match state.store.get::<Product>(&id.key())? {
-        Some(p) if can_access(state, subject, p.value.organization_id)? => Ok(p),
+    match state.store.get::<Product>(&id.key()).await? {
+        Some(p) if can_access(state, subject, p.value.organization_id).await? => Ok(p),
         _ => Err(ApiError::not_found()),
     }
 }
 
 /// The product owning a price (archived prices included), whoever may see it; callers
 /// check access and whether the price is still on sale (`Product::active_price`).
-pub fn product_for_price(
+pub async fn product_for_price(
     state: &AppState,
     id: PriceId,
 ) -> Result<Option<Stored<Product>>, ApiError> {
-    Ok(crate::domain::product::product_for_price(&state.store, id)?)
+    Ok(crate::domain::product::product_for_price(&state.store, id).await?)
 }
 
 /// The benefit records a product refers to (deleted ones included; renderers skip them).
-pub fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
+pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
     let keys: Vec<Vec<u8>> = p.benefit_ids.iter().map(|b| b.key()).collect();
     Ok(state
         .store
-        .get_many::<Benefit>(&keys)?
+        .get_many::<Benefit>(&keys)
+        .await?
         .into_iter()
         .map(|s| s.value)
         .collect())
 }
 
 /// The custom field records a product refers to.
-pub fn product_custom_fields(state: &AppState, p: &Product) -> Result<Vec<CustomField>, ApiError> {
+pub async fn product_custom_fields(
+    state: &AppState,
+    p: &Product,
+) -> Result<Vec<CustomField>, ApiError> {
     let keys: Vec<Vec<u8>> = p
         .attached_custom_fields
         .iter()
@@ -96,7 +100,8 @@ pub fn product_custom_fields(state: &AppState, p: &Product) -> Result<Vec<Custom
         .collect();
     Ok(state
         .store
-        .get_many::<CustomField>(&keys)?
+        .get_many::<CustomField>(&keys)
+        .await?
         .into_iter()
         .map(|s| s.value)
         .collect())
@@ -104,24 +109,27 @@ pub fn product_custom_fields(state: &AppState, p: &Product) -> Result<Vec<Custom
 
 /// The full `Product` (with metadata, prices, benefits, medias and attached custom fields),
 /// as products and subscriptions render it.
-pub fn render_product(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
-    let benefits = product_benefits(state, p)?;
-    let fields = product_custom_fields(state, p)?;
+pub async fn render_product(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
+    let benefits = product_benefits(state, p).await?;
+    let fields = product_custom_fields(state, p).await?;
     Ok(ProductView::new(p, &benefits, &fields))
 }
 
 /// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
-pub fn render_checkout_product(state: &AppState, p: &Product) -> Result<CheckoutProduct, ApiError> {
-    let benefits = product_benefits(state, p)?;
+pub async fn render_checkout_product(
+    state: &AppState,
+    p: &Product,
+) -> Result<CheckoutProduct, ApiError> {
+    let benefits = product_benefits(state, p).await?;
     Ok(CheckoutProduct::new(p, &benefits))
 }
 
 /// `attached_custom_fields` of a product, as checkouts render them.
-pub fn render_attached_custom_fields(
+pub async fn render_attached_custom_fields(
     state: &AppState,
     p: &Product,
 ) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
-    let fields = product_custom_fields(state, p)?;
+    let fields = product_custom_fields(state, p).await?;
     Ok(view::attached_custom_fields(p, &fields))
 }
 
@@ -168,7 +176,7 @@ pub(crate) async fn list(
     let sorting = Sorting::<ProductSort>::from_query(&mut q, (ProductSort::CreatedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
     let (field, descending) = sorting.primary();
@@ -193,7 +201,8 @@ pub(crate) async fn list(
             params,
             filter,
             several.as_deref(),
-        )?
+        )
+        .await?
     } else {
         // The products granting any of the benefits: the cost grows with their number.
         let tenants: Vec<Vec<u8>> = benefits.iter().map(|b| b.key()).collect();
@@ -208,12 +217,11 @@ pub(crate) async fn list(
                 several: several.as_deref(),
             },
             params,
-        )?
+        )
+        .await?
     };
-    let items = items
-        .iter()
-        .map(|p| render_product(&state, p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let items =
+        futures_util::future::try_join_all(items.iter().map(|p| render_product(&state, p))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -275,7 +283,7 @@ fn check_medias(v: &mut Validator, medias: Option<&Vec<uuid::Uuid>>) {
 
 /// The custom fields to attach, in the order given; each must be a live custom field of
 /// the product's organization, attached once.
-fn attached_fields(
+async fn attached_fields(
     state: &AppState,
     v: &mut Validator,
     organization_id: OrganizationId,
@@ -284,9 +292,13 @@ fn attached_fields(
     let mut out: Vec<AttachedCustomField> = Vec::with_capacity(list.len());
     for (i, a) in list.iter().enumerate() {
         let id = CustomFieldId(a.custom_field_id);
-        let exists = state.store.get::<CustomField>(&id.key())?.is_some_and(|f| {
-            f.value.organization_id == organization_id && f.value.deleted_at.is_none()
-        });
+        let exists = state
+            .store
+            .get::<CustomField>(&id.key())
+            .await?
+            .is_some_and(|f| {
+                f.value.organization_id == organization_id && f.value.deleted_at.is_none()
+            });
         let input = Value::from(id.to_string());
         if !exists {
             v.push(FieldError::new(
@@ -348,7 +360,8 @@ pub(crate) async fn create(
     v.finish()?;
     let kinds = kinds.unwrap_or_default();
 
-    let organization_id = organization_for_create(&state, auth.subject(), input.organization_id)?;
+    let organization_id =
+        organization_for_create(&state, auth.subject(), input.organization_id).await?;
     let mut v = Validator::new();
     check_medias(&mut v, input.medias.as_ref());
     let attached = attached_fields(
@@ -356,7 +369,8 @@ pub(crate) async fn create(
         &mut v,
         organization_id,
         input.attached_custom_fields.as_deref().unwrap_or_default(),
-    )?;
+    )
+    .await?;
     v.finish()?;
 
     let now = state.now();
@@ -379,7 +393,7 @@ pub(crate) async fn create(
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    Ok(Created(render_product(&state, &product)?))
+    Ok(Created(render_product(&state, &product).await?))
 }
 
 pub(crate) async fn get(
@@ -389,8 +403,8 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let product = product_for(&state, auth.subject(), id)?;
-    Ok(web::Json(render_product(&state, &product.value)?))
+    let product = product_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(render_product(&state, &product.value).await?))
 }
 
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
@@ -480,7 +494,7 @@ pub(crate) async fn update(
     let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
 
     for _ in 0..5 {
-        let current = product_for(&state, auth.subject(), id)?;
+        let current = product_for(&state, auth.subject(), id).await?;
         let mut product = current.value.clone();
         let now = state.now();
         let mut v = Validator::new();
@@ -492,7 +506,7 @@ pub(crate) async fn update(
         }
         if let Some(list) = &input.attached_custom_fields {
             product.attached_custom_fields =
-                attached_fields(&state, &mut v, product.organization_id, list)?;
+                attached_fields(&state, &mut v, product.organization_id, list).await?;
         }
         v.finish()?;
         if let Some(name) = &input.name {
@@ -511,7 +525,7 @@ pub(crate) async fn update(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render_product(&state, &product)?)),
+            Ok(_) => return Ok(web::Json(render_product(&state, &product).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }
@@ -536,7 +550,7 @@ pub(crate) async fn update_benefits(
         .map(BenefitId)
         .collect();
     for _ in 0..5 {
-        let current = product_for(&state, auth.subject(), id)?;
+        let current = product_for(&state, auth.subject(), id).await?;
         let mut product = current.value.clone();
         let previous = &current.value.benefit_ids;
         let mut v = Validator::new();
@@ -545,7 +559,8 @@ pub(crate) async fn update_benefits(
             let input = Value::from(benefit_id.to_string());
             let benefit = state
                 .store
-                .get::<Benefit>(&benefit_id.key())?
+                .get::<Benefit>(&benefit_id.key())
+                .await?
                 .map(|b| b.value)
                 .filter(|b| b.deleted_at.is_none() && b.organization_id == product.organization_id);
             match benefit {
@@ -572,7 +587,8 @@ pub(crate) async fn update_benefits(
         for removed in previous.iter().filter(|b| !requested.contains(b)) {
             let locked = state
                 .store
-                .get::<Benefit>(&removed.key())?
+                .get::<Benefit>(&removed.key())
+                .await?
                 .is_some_and(|b| b.value.deleted_at.is_none() && !b.value.selectable);
             if locked {
                 v.push(FieldError::new(
@@ -589,7 +605,7 @@ pub(crate) async fn update_benefits(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render_product(&state, &product)?)),
+            Ok(_) => return Ok(web::Json(render_product(&state, &product).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }

@@ -51,7 +51,7 @@ async fn receive(
     let event: Event = serde_json::from_slice(&body)
         .map_err(|e| ApiError::BadRequest(format!("Not a Stripe event: {e}.")))?;
     let marker = event_meta_key(&event.id);
-    if state.store.get_meta(&marker)?.is_some() {
+    if state.store.get_meta(&marker).await?.is_some() {
         return Ok(HttpResponse::Ok().json(Received {
             received: true,
             duplicate: true,
@@ -111,7 +111,7 @@ async fn handle(state: &AppState, event: &Event) -> Result<(), ApiError> {
 }
 
 async fn current(state: &AppState, id: CheckoutId) -> Result<Option<Checkout>, ApiError> {
-    if state.store.get::<Checkout>(&id.key())?.is_none() {
+    if state.store.get::<Checkout>(&id.key()).await?.is_none() {
         return Ok(None);
     }
     state

@@ -71,13 +71,13 @@ pub fn subscription_error(e: ActorError<SubscriptionError>) -> ApiError {
 // ---------------------------------------------------------------------------------------
 
 /// A subscription the subject may see, else 404.
-pub fn subscription_for(
+pub async fn subscription_for(
     state: &AppState,
     subject: Subject,
     id: SubscriptionId,
 ) -> Result<Subscription, ApiError> {
-    match state.store.get::<Subscription>(&id.key())? {
-        Some(s) if can_access(state, subject, s.value.organization_id)? => Ok(s.value),
+    match state.store.get::<Subscription>(&id.key()).await? {
+        Some(s) if can_access(state, subject, s.value.organization_id).await? => Ok(s.value),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -87,15 +87,20 @@ fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
 }
 
 /// The `Subscription` rendering with the records it embeds.
-pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<SubscriptionView, ApiError> {
+pub async fn subscription_view(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<SubscriptionView, ApiError> {
     let customer = state
         .store
-        .get::<Customer>(&s.customer_id.key())?
+        .get::<Customer>(&s.customer_id.key())
+        .await?
         .ok_or_else(|| missing("customer", s.customer_id))?
         .value;
     let product = state
         .store
-        .get::<Product>(&s.product_id.key())?
+        .get::<Product>(&s.product_id.key())
+        .await?
         .ok_or_else(|| missing("product", s.product_id))?
         .value;
     let price = product
@@ -109,13 +114,17 @@ pub fn subscription_view(state: &AppState, s: &Subscription) -> Result<Subscript
         ))
     })?;
     let discount = match s.discount_id {
-        Some(id) => state.store.get::<Discount>(&id.key())?.map(|d| d.value),
+        Some(id) => state
+            .store
+            .get::<Discount>(&id.key())
+            .await?
+            .map(|d| d.value),
         None => None,
     };
     Ok(SubscriptionView::new(
         s,
         &customer,
-        render_product(state, &product)?,
+        render_product(state, &product).await?,
         price,
         discount.as_ref(),
     ))
@@ -176,7 +185,7 @@ pub(crate) async fn list(
         Sorting::<SubscriptionSort>::from_query(&mut q, (SubscriptionSort::StartedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     // The first criterion is served by an index (equal values follow `started_at`), the
     // others in memory.
     let (field, descending) = sorting.primary();
@@ -212,20 +221,24 @@ pub(crate) async fn list(
                 products.iter().map(|p| p.key()).collect(),
             ),
         ],
-    )?;
+    )
+    .await?;
     let (items, total) = match filter {
-        Some((filter_index, tenants)) => filtered_page::<Subscription>(
-            &state,
-            filter_index,
-            &tenants,
-            &keep,
-            KeyOrder {
-                key: &|s: &Subscription| s.sort_key(field, descending),
-                backwards,
-                several: several.as_deref(),
-            },
-            params,
-        )?,
+        Some((filter_index, tenants)) => {
+            filtered_page::<Subscription>(
+                &state,
+                filter_index,
+                &tenants,
+                &keep,
+                KeyOrder {
+                    key: &|s: &Subscription| s.sort_key(field, descending),
+                    backwards,
+                    several: several.as_deref(),
+                },
+                params,
+            )
+            .await?
+        }
         None => {
             let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
             let filter: Option<&dyn Fn(&Subscription) -> bool> = if active.is_some() {
@@ -241,13 +254,13 @@ pub(crate) async fn list(
                 params,
                 filter,
                 several.as_deref(),
-            )?
+            )
+            .await?
         }
     };
-    let items = items
-        .iter()
-        .map(|s| subscription_view(&state, s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let items =
+        futures_util::future::try_join_all(items.iter().map(|s| subscription_view(&state, s)))
+            .await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -261,8 +274,8 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<SubscriptionView>> {
     let id: SubscriptionId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let s = subscription_for(&state, auth.subject(), id)?;
-    Ok(web::Json(subscription_view(&state, &s)?))
+    let s = subscription_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(subscription_view(&state, &s).await?))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -290,7 +303,7 @@ pub(crate) async fn update(
         ));
     }
     state.store.read_barrier().await?;
-    let current = subscription_for(&state, auth.subject(), id)?;
+    let current = subscription_for(&state, auth.subject(), id).await?;
     let revoke = input.revoke == Some(true);
     let reason = input
         .customer_cancellation_reason
@@ -309,7 +322,7 @@ pub(crate) async fn update(
         Some(true) => Change::CancelAtPeriodEnd { reason, comment },
         None if revoke => Change::Revoke { reason, comment },
         // Nothing to change: Polar answers with the subscription as it is.
-        None => return Ok(web::Json(subscription_view(&state, &current)?)),
+        None => return Ok(web::Json(subscription_view(&state, &current).await?)),
     };
     let mut updated = state
         .subscriptions
@@ -326,7 +339,7 @@ pub(crate) async fn update(
                 "license keys left for the sweep to revoke"),
         }
     }
-    Ok(web::Json(subscription_view(&state, &updated)?))
+    Ok(web::Json(subscription_view(&state, &updated).await?))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -372,7 +385,8 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiErr
         .into_vec();
     let due = state
         .store
-        .index_range(SUBSCRIPTION_DUE, &[], &[], Some(&upto))?;
+        .index_range(SUBSCRIPTION_DUE, &[], &[], Some(&upto))
+        .await?;
     for key in due {
         let Some(id) = SubscriptionId::from_key(&key) else {
             continue;
@@ -384,7 +398,8 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiErr
     }
     let revoking = state
         .store
-        .index_range(SUBSCRIPTION_REVOKING, &[], &[], None)?;
+        .index_range(SUBSCRIPTION_REVOKING, &[], &[], None)
+        .await?;
     for key in revoking {
         let Some(id) = SubscriptionId::from_key(&key) else {
             continue;
@@ -402,10 +417,11 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiErr
 
 /// The catalog terms of a subscription's renewal: its price's amount and its discount's
 /// duration, as stored now.
-fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, ApiError> {
+async fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, ApiError> {
     let price_amount = state
         .store
-        .get::<Product>(&s.product_id.key())?
+        .get::<Product>(&s.product_id.key())
+        .await?
         .and_then(|p| {
             p.value
                 .price(s.price_id)
@@ -414,7 +430,8 @@ fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, Api
     let discount_duration = match s.discount_id {
         Some(id) => state
             .store
-            .get::<Discount>(&id.key())?
+            .get::<Discount>(&id.key())
+            .await?
             .map(|d| d.value.duration),
         None => None,
     };
@@ -435,7 +452,7 @@ pub(crate) async fn renew(
             .call(id, GetSubscription)
             .await
             .map_err(subscription_error)?;
-        let terms = renewal_terms(state, &current)?;
+        let terms = renewal_terms(state, &current).await?;
         let plan = state
             .subscriptions
             .call(id, PlanRenewal { terms })
@@ -486,7 +503,8 @@ pub(crate) async fn charge_renewal(
 ) -> Result<PaymentOutcome, ApiError> {
     let billing_address = state
         .store
-        .get::<Customer>(&charge.customer_id.key())?
+        .get::<Customer>(&charge.customer_id.key())
+        .await?
         .and_then(|c| c.value.billing_address);
     let tax_amount = if charge.amount > 0 {
         state.tax.tax(

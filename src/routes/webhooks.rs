@@ -86,13 +86,13 @@ fn event_names(events: &[WebhookEventType]) -> Vec<String> {
 }
 
 /// An endpoint the subject may see, else 404.
-fn endpoint_for(
+async fn endpoint_for(
     state: &AppState,
     subject: Subject,
     id: WebhookEndpointId,
 ) -> Result<Stored<WebhookEndpoint>, ApiError> {
-    match state.store.get::<WebhookEndpoint>(&id.key())? {
-        Some(e) if can_access(state, subject, e.value.organization_id)? => Ok(e),
+    match state.store.get::<WebhookEndpoint>(&id.key()).await? {
+        Some(e) if can_access(state, subject, e.value.organization_id).await? => Ok(e),
         _ => Err(ApiError::not_found()),
     }
 }
@@ -107,7 +107,7 @@ async fn list_endpoints(
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
     let (items, total) = page_of::<WebhookEndpoint>(
         &state,
@@ -116,7 +116,8 @@ async fn list_endpoints(
         true,
         params,
         None,
-    )?;
+    )
+    .await?;
     Ok(web::Json(crate::routes::listing::render(
         &items,
         total,
@@ -145,7 +146,7 @@ async fn create_endpoint(
     if let Some(name) = &name {
         check_name(name)?;
     }
-    let organization_id = organization_for_create(&state, auth.subject(), organization_id)?;
+    let organization_id = organization_for_create(&state, auth.subject(), organization_id).await?;
     let endpoint = WebhookEndpoint {
         id: WebhookEndpointId::new(),
         organization_id,
@@ -175,7 +176,7 @@ async fn get_endpoint(
 ) -> ApiResult<web::Json<WebhookEndpointView>> {
     let id: WebhookEndpointId = path_id("id", &id)?;
     state.store.read_barrier().await?;
-    let e = endpoint_for(&state, auth.subject(), id)?;
+    let e = endpoint_for(&state, auth.subject(), id).await?;
     Ok(web::Json(WebhookEndpointView::from(&e.value)))
 }
 
@@ -205,7 +206,7 @@ async fn update_endpoint(
         check_name(name)?;
     }
     for _ in 0..5 {
-        let current = endpoint_for(&state, auth.subject(), id)?;
+        let current = endpoint_for(&state, auth.subject(), id).await?;
         let mut e = current.value.clone();
         if let Some(url) = &url {
             e.url = url.clone();
@@ -254,7 +255,7 @@ async fn delete_endpoint(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: WebhookEndpointId = path_id("id", &id)?;
-    let current = endpoint_for(&state, auth.subject(), id)?;
+    let current = endpoint_for(&state, auth.subject(), id).await?;
     let mut batch = Batch::new();
     batch.delete::<WebhookEndpoint>(&id.key(), Expect::Rev(current.rev));
     state.store.commit_durable(&batch).await?;
@@ -275,7 +276,7 @@ async fn list_deliveries(
     q.finish()?;
     state.store.read_barrier().await?;
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if endpoints.is_empty() {
-        let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+        let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
         (
             WEBHOOK_DELIVERY_BY_ORG,
             orgs.iter().map(|o| o.key()).collect(),
@@ -284,7 +285,7 @@ async fn list_deliveries(
         let mut tenants = Vec::new();
         for id in endpoints {
             // An endpoint the caller cannot see filters to nothing, like an unknown id.
-            if let Ok(e) = endpoint_for(&state, auth.subject(), id) {
+            if let Ok(e) = endpoint_for(&state, auth.subject(), id).await {
                 if orgs.is_empty() || orgs.contains(&e.value.organization_id) {
                     tenants.push(id.key());
                 }
@@ -292,10 +293,11 @@ async fn list_deliveries(
         }
         (WEBHOOK_DELIVERY_BY_ENDPOINT, tenants)
     };
-    let (items, total) = page_of::<WebhookDelivery>(&state, index, &tenants, true, params, None)?;
+    let (items, total) =
+        page_of::<WebhookDelivery>(&state, index, &tenants, true, params, None).await?;
     let mut views = Vec::with_capacity(items.len());
     for d in &items {
-        let Some(event) = state.store.get::<WebhookEvent>(&d.event_id.key())? else {
+        let Some(event) = state.store.get::<WebhookEvent>(&d.event_id.key()).await? else {
             continue;
         };
         if let Some(view) = WebhookDeliveryView::new(d, &event.value) {
@@ -315,10 +317,10 @@ async fn redeliver(
 ) -> ApiResult<HttpResponse> {
     let id: WebhookEventId = path_id("id", &id)?;
     for _ in 0..5 {
-        let Some(current) = state.store.get::<WebhookEvent>(&id.key())? else {
+        let Some(current) = state.store.get::<WebhookEvent>(&id.key()).await? else {
             return Err(ApiError::not_found());
         };
-        if !can_access(&state, auth.subject(), current.value.organization_id)? {
+        if !can_access(&state, auth.subject(), current.value.organization_id).await? {
             return Err(ApiError::not_found());
         }
         if current.value.archived {
@@ -328,7 +330,8 @@ async fn redeliver(
         }
         if state
             .store
-            .get::<WebhookEndpoint>(&current.value.endpoint_id.key())?
+            .get::<WebhookEndpoint>(&current.value.endpoint_id.key())
+            .await?
             .is_none()
         {
             return Err(ApiError::not_found());

@@ -91,7 +91,7 @@ impl Hub {
 
 /// Starts the worker supervisor and wakes every endpoint, so events a previous run left
 /// pending go out. Call once, on the system arbiter.
-pub fn start(state: web::Data<AppState>) -> Result<(), StorageError> {
+pub async fn start(state: web::Data<AppState>) -> Result<(), StorageError> {
     let Some(mut rx) = state
         .webhooks
         .wake_rx
@@ -121,11 +121,11 @@ pub fn start(state: web::Data<AppState>) -> Result<(), StorageError> {
             }
         }
     });
-    for id in state
+    let mut ids = state
         .store
-        .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?
-    {
-        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?)? {
+        .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?;
+    while let Some(id) = ids.next().await {
+        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?).await? {
             state.webhooks.wake(e.value.id);
         }
     }
@@ -165,7 +165,7 @@ enum Pass {
 }
 
 async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass, StorageError> {
-    let Some(endpoint) = state.store.get::<WebhookEndpoint>(&id.key())? else {
+    let Some(endpoint) = state.store.get::<WebhookEndpoint>(&id.key()).await? else {
         return Ok(Pass::Gone);
     };
     let idle = Duration::from_secs(60);
@@ -177,12 +177,13 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
     let mut ready: Vec<Stored<WebhookEvent>> = Vec::new();
     let mut next: Option<DateTime<Utc>> = None;
     let tenants = [id.key()];
-    for event_id in state
+    let window = state
         .store
         .index_iter(WEBHOOK_EVENT_PENDING, &tenants, Direction::Asc)?
         .take(WINDOW)
-    {
-        let Some(event) = state.store.get::<WebhookEvent>(&event_id?)? else {
+        .await?;
+    for event_id in window {
+        let Some(event) = state.store.get::<WebhookEvent>(&event_id).await? else {
             continue;
         };
         // Only the first pending event of a resource may go: the rest wait their turn.
@@ -403,7 +404,7 @@ async fn update_health(
 ) -> Result<(), StorageError> {
     let settings = &state.settings.webhooks;
     for _ in 0..5 {
-        let Some(current) = state.store.get::<WebhookEndpoint>(&id.key())? else {
+        let Some(current) = state.store.get::<WebhookEndpoint>(&id.key()).await? else {
             return Ok(());
         };
         let mut e = current.value.clone();

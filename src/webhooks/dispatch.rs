@@ -17,7 +17,7 @@ use super::events::{events_of, is_event_source, Event};
 use crate::api::webhook::WebhookEventType;
 use crate::domain::ids::{OrganizationId, WebhookEventId};
 use crate::domain::webhook::{
-    WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat, WEBHOOK_ENDPOINT_BY_CREATED,
+    WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat, WEBHOOK_ENDPOINT_ALL,
 };
 use crate::state::AppState;
 use tollgate_actors::ids::derived_uuid;
@@ -47,13 +47,26 @@ pub fn start(state: web::Data<AppState>) {
 
 /// One pass over the head of the feed; returns how many entries it consumed.
 pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
-    let changes = state.store.changes(None, BATCH)?;
+    let changes = state.store.changes(None, BATCH).await?;
     if changes.is_empty() {
         return Ok(0);
     }
     // Only act on what a crash can no longer undo.
     state.store.read_barrier().await?;
+    // Every organization's endpoints, read once: whether anyone listens decides whether a
+    // change is rendered at all.
     let mut endpoints: HashMap<OrganizationId, Vec<WebhookEndpoint>> = HashMap::new();
+    let mut all = state
+        .store
+        .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?;
+    while let Some(id) = all.next().await {
+        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?).await? {
+            endpoints
+                .entry(e.value.organization_id)
+                .or_default()
+                .push(e.value);
+        }
+    }
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
     let mut seqs = Vec::with_capacity(changes.len());
@@ -68,19 +81,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         if !is_event_source(&change.collection) {
             continue;
         }
-        let mut failed = None;
-        let mut listening = |org: OrganizationId| match endpoints_cached(state, &mut endpoints, org)
-        {
-            Ok(list) => !list.is_empty(),
-            Err(e) => {
-                failed = Some(e);
-                true
-            }
-        };
-        let events = events_of(state, change, &mut listening);
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        let mut listening =
+            |org: OrganizationId| endpoints.get(&org).is_some_and(|list| !list.is_empty());
+        let events = events_of(state, change, &mut listening).await;
         let events = match events {
             Ok(events) => events,
             Err(e) => {
@@ -91,7 +94,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
             }
         };
         for (position, event) in events.iter().enumerate() {
-            let subscribed = endpoints_cached(state, &mut endpoints, event.organization_id)?;
+            let Some(subscribed) = endpoints.get(&event.organization_id) else {
+                continue;
+            };
             for endpoint in subscribed
                 .iter()
                 .filter(|e| e.subscribes_to(event.event_type.as_str()))
@@ -104,43 +109,13 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
             }
         }
     }
-    projection.write(&state.store, &mut batch)?;
+    projection.write(&state.store, &mut batch).await?;
     batch.consume_changes(&seqs);
     state.store.commit_durable(&batch).await?;
     for id in woken {
         state.webhooks.wake(id);
     }
     Ok(changes.len())
-}
-
-fn endpoints_cached<'a>(
-    state: &AppState,
-    cache: &'a mut HashMap<OrganizationId, Vec<WebhookEndpoint>>,
-    organization_id: OrganizationId,
-) -> Result<&'a Vec<WebhookEndpoint>, StorageError> {
-    Ok(match cache.entry(organization_id) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            e.insert(endpoints_of(state, organization_id)?)
-        }
-    })
-}
-
-fn endpoints_of(
-    state: &AppState,
-    organization_id: OrganizationId,
-) -> Result<Vec<WebhookEndpoint>, StorageError> {
-    let tenants = [organization_id.key()];
-    let mut out = Vec::new();
-    for id in state
-        .store
-        .index_iter(WEBHOOK_ENDPOINT_BY_CREATED, &tenants, Direction::Asc)?
-    {
-        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?)? {
-            out.push(e.value);
-        }
-    }
-    Ok(out)
 }
 
 fn event_for(

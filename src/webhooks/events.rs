@@ -100,14 +100,17 @@ fn out(
 
 /// `created` or `updated` of a record whose changes tell nothing more (organizations have
 /// no `created`: nobody can listen before one exists).
-fn created_or_updated<R: Record, D: Serialize>(
+async fn created_or_updated<R: Record, D: Serialize, F>(
     change: &Change,
     now: DateTime<Utc>,
     listening: &mut dyn FnMut(OrganizationId) -> bool,
     kinds: (Option<T>, T),
     owner: impl Fn(&R) -> (OrganizationId, String),
-    render: impl FnOnce(&R) -> Result<D, ApiError>,
-) -> Result<Vec<Event>, ApiError> {
+    render: impl FnOnce(R) -> F,
+) -> Result<Vec<Event>, ApiError>
+where
+    F: std::future::Future<Output = Result<D, ApiError>>,
+{
     let Some(after) = change.after::<R>()? else {
         return Ok(Vec::new());
     };
@@ -121,21 +124,21 @@ fn created_or_updated<R: Record, D: Serialize>(
         return Ok(Vec::new());
     }
     let mut o = out(organization_id, R::COLLECTION, id, now);
-    o.push(kind, &render(&after)?)?;
+    o.push(kind, &render(after).await?)?;
     Ok(o.events)
 }
 
 /// The events `change` stands for, in the order they happened (none for a change no
 /// event describes, or of an organization `listening` says has no endpoint: nothing is
 /// rendered for nobody).
-pub fn events_of(
+pub async fn events_of(
     state: &AppState,
     change: &Change,
     listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let now = state.now();
     if change.collection == LIMIT_REACHED {
-        return limit_reached(state, change, now, listening);
+        return limit_reached(state, change, now, listening).await;
     }
     if change.is::<Organization>() {
         return created_or_updated(
@@ -144,8 +147,9 @@ pub fn events_of(
             listening,
             (None, T::OrganizationUpdated),
             |o: &Organization| (o.id, o.id.to_string()),
-            |o| Ok(OrganizationView::from(o)),
-        );
+            |o| async move { Ok(OrganizationView::from(&o)) },
+        )
+        .await;
     }
     if change.is::<Product>() {
         return created_or_updated(
@@ -154,8 +158,9 @@ pub fn events_of(
             listening,
             (Some(T::ProductCreated), T::ProductUpdated),
             |p: &Product| (p.organization_id, p.id.to_string()),
-            |p| crate::routes::products::render_product(state, p),
-        );
+            |p| async move { crate::routes::products::render_product(state, &p).await },
+        )
+        .await;
     }
     if change.is::<Benefit>() {
         return created_or_updated(
@@ -164,8 +169,9 @@ pub fn events_of(
             listening,
             (Some(T::BenefitCreated), T::BenefitUpdated),
             |b: &Benefit| (b.organization_id, b.id.to_string()),
-            |b| Ok(BenefitView::from(b)),
-        );
+            |b| async move { Ok(BenefitView::from(&b)) },
+        )
+        .await;
     }
     if change.is::<Customer>() {
         return created_or_updated(
@@ -174,8 +180,9 @@ pub fn events_of(
             listening,
             (Some(T::CustomerCreated), T::CustomerUpdated),
             |c: &Customer| (c.organization_id, c.id.to_string()),
-            |c| Ok(CustomerView::from(c)),
-        );
+            |c| async move { Ok(CustomerView::from(&c)) },
+        )
+        .await;
     }
     if change.is::<Checkout>() {
         return created_or_updated(
@@ -184,8 +191,9 @@ pub fn events_of(
             listening,
             (Some(T::CheckoutCreated), T::CheckoutUpdated),
             |c: &Checkout| (c.organization_id, c.id.to_string()),
-            |c| crate::routes::checkouts::render(state, c),
-        );
+            |c| async move { crate::routes::checkouts::render(state, &c).await },
+        )
+        .await;
     }
     if change.is::<Order>() {
         return order_events(
@@ -194,7 +202,8 @@ pub fn events_of(
             change.after::<Order>()?,
             now,
             listening,
-        );
+        )
+        .await;
     }
     if change.is::<Subscription>() {
         return subscription_events(
@@ -203,7 +212,8 @@ pub fn events_of(
             change.after::<Subscription>()?,
             now,
             listening,
-        );
+        )
+        .await;
     }
     if change.is::<LicenseKey>() {
         return license_key_events(
@@ -212,12 +222,13 @@ pub fn events_of(
             change.after::<LicenseKey>()?,
             now,
             listening,
-        );
+        )
+        .await;
     }
     Ok(Vec::new())
 }
 
-fn order_events(
+async fn order_events(
     state: &AppState,
     before: Option<Order>,
     after: Option<Order>,
@@ -230,7 +241,7 @@ fn order_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let view = crate::routes::orders::order_view(state, &after)?;
+    let view = crate::routes::orders::order_view(state, &after).await?;
     let mut o = out(after.organization_id, "order", after.id, now);
     match before {
         None => {
@@ -247,7 +258,7 @@ fn order_events(
                     customer_id: after.customer_id,
                     granted_at: after.created_at,
                 };
-                grants(state, &mut o, &grantor, GrantChange::Created)?;
+                grants(state, &mut o, &grantor, GrantChange::Created).await?;
             }
         }
         Some(before) => {
@@ -265,7 +276,7 @@ fn order_events(
     Ok(o.events)
 }
 
-fn subscription_events(
+async fn subscription_events(
     state: &AppState,
     before: Option<Subscription>,
     after: Option<Subscription>,
@@ -278,7 +289,7 @@ fn subscription_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let view = crate::routes::subscriptions::subscription_view(state, &after)?;
+    let view = crate::routes::subscriptions::subscription_view(state, &after).await?;
     let mut o = out(after.organization_id, "subscription", after.id, now);
     let active = |s: &Subscription| {
         matches!(
@@ -298,7 +309,7 @@ fn subscription_events(
             if active(&after) {
                 o.push(T::SubscriptionActive, &view)?;
             }
-            grants(state, &mut o, &grantor, GrantChange::Created)?;
+            grants(state, &mut o, &grantor, GrantChange::Created).await?;
         }
         Some(before) => {
             o.push(T::SubscriptionUpdated, &view)?;
@@ -320,12 +331,12 @@ fn subscription_events(
             if after.ended_at.is_some() && before.ended_at.is_none() {
                 o.push(T::SubscriptionRevoked, &view)?;
                 let at = after.ended_at.unwrap_or(now);
-                grants(state, &mut o, &grantor, GrantChange::Revoked(at))?;
+                grants(state, &mut o, &grantor, GrantChange::Revoked(at)).await?;
             } else if after.current_period_start != before.current_period_start
                 && after.ended_at.is_none()
             {
                 // A renewal grants the benefits for the new period.
-                grants(state, &mut o, &grantor, GrantChange::Renewed(now))?;
+                grants(state, &mut o, &grantor, GrantChange::Renewed(now)).await?;
             }
         }
     }
@@ -357,7 +368,7 @@ enum GrantChange {
 
 /// `benefit_grant.created`, `.updated` or `.revoked` for each benefit of the product a
 /// purchase granted.
-fn grants(
+async fn grants(
     state: &AppState,
     o: &mut Out,
     grantor: &Grantor,
@@ -374,10 +385,10 @@ fn grants(
         GrantChange::Renewed(at) => (T::BenefitGrantUpdated, Some(at), None),
         GrantChange::Revoked(at) => (T::BenefitGrantRevoked, Some(at), Some(at)),
     };
-    let Some(product) = state.store.get::<Product>(&product_id.key())? else {
+    let Some(product) = state.store.get::<Product>(&product_id.key()).await? else {
         return Ok(());
     };
-    let Some(customer) = state.store.get::<Customer>(&customer_id.key())? else {
+    let Some(customer) = state.store.get::<Customer>(&customer_id.key()).await? else {
         return Ok(());
     };
     let customer = customer.value;
@@ -386,13 +397,13 @@ fn grants(
         Purchase::Subscription(id) => (id.uuid(), Some(id.uuid()), None),
     };
     for benefit_id in &product.value.benefit_ids {
-        let Some(benefit) = state.store.get::<Benefit>(&benefit_id.key())? else {
+        let Some(benefit) = state.store.get::<Benefit>(&benefit_id.key()).await? else {
             continue;
         };
         let benefit = benefit.value;
         let mut properties = BenefitGrantProperties::default();
         if benefit.kind() == BenefitType::LicenseKeys {
-            if let Some(key) = granted_key(state, &customer, *benefit_id, purchase)? {
+            if let Some(key) = granted_key(state, &customer, *benefit_id, purchase).await? {
                 properties.license_key_id = Some(key.id.uuid());
                 properties.display_key = Some(key.display_key());
             }
@@ -422,18 +433,18 @@ fn grants(
 }
 
 /// The key a purchase's license-key benefit created, if any.
-fn granted_key(
+async fn granted_key(
     state: &AppState,
     customer: &Customer,
     benefit_id: BenefitId,
     purchase: Purchase,
 ) -> Result<Option<LicenseKey>, ApiError> {
     let tenants = [customer.id.key()];
-    for id in state
+    let mut ids = state
         .store
-        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Desc)?
-    {
-        let Some(key) = state.store.get::<LicenseKey>(&id?)? else {
+        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Desc)?;
+    while let Some(id) = ids.next().await {
+        let Some(key) = state.store.get::<LicenseKey>(&id?).await? else {
             continue;
         };
         let key = key.value;
@@ -448,7 +459,7 @@ fn granted_key(
     Ok(None)
 }
 
-fn license_key_events(
+async fn license_key_events(
     state: &AppState,
     before: Option<LicenseKey>,
     after: Option<LicenseKey>,
@@ -461,7 +472,7 @@ fn license_key_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let customer = crate::routes::license_keys::customer_of(state, &after)?;
+    let customer = crate::routes::license_keys::customer_of(state, &after).await?;
     let view = LicenseKeyRead::new(&after, &customer);
     let mut o = out(after.organization_id, "license_key", after.id, now);
     let Some(before) = before else {
@@ -514,7 +525,7 @@ fn license_key_events(
     Ok(o.events)
 }
 
-fn limit_reached(
+async fn limit_reached(
     state: &AppState,
     change: &Change,
     now: DateTime<Utc>,
@@ -527,7 +538,8 @@ fn limit_reached(
         .map_err(|e| ApiError::internal(format!("limit notice: {e}")))?;
     let Some(key) = state
         .store
-        .get::<LicenseKey>(&notice.license_key_id.key())?
+        .get::<LicenseKey>(&notice.license_key_id.key())
+        .await?
     else {
         return Ok(Vec::new());
     };
@@ -535,7 +547,7 @@ fn limit_reached(
     if !listening(key.organization_id) {
         return Ok(Vec::new());
     }
-    let customer = crate::routes::license_keys::customer_of(state, &key)?;
+    let customer = crate::routes::license_keys::customer_of(state, &key).await?;
     let mut o = out(key.organization_id, "license_key", key.id, now);
     o.push(
         T::LicenseKeyLimitReached,

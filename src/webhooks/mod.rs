@@ -24,7 +24,7 @@ use crate::state::AppState;
 /// A refused activation or usage increment: records a `license_key.limit_reached` notice,
 /// at most one per key per [`LIMIT_NOTICE_EVERY`] (a client retrying in a loop must not
 /// flood the seller).
-pub fn limit_reached(state: &AppState, key: LicenseKeyId) {
+pub async fn limit_reached(state: &AppState, key: LicenseKeyId) {
     let now = Instant::now();
     let mut fresh = false;
     state
@@ -53,7 +53,7 @@ pub fn limit_reached(state: &AppState, key: LicenseKeyId) {
     let mut batch = Batch::new();
     batch.notice(events::LIMIT_REACHED, key.key(), payload);
     // The refusal does not wait for it: a crash may lose this notice, never a change.
-    if let Err(e) = state.store.commit(&batch) {
+    if let Err(e) = state.store.commit(&batch).await {
         tracing::warn!(error = %e, "cannot record a limit notice");
     }
 }
@@ -77,9 +77,9 @@ pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageE
         .store
         .index_iter(WEBHOOK_EVENT_BY_CREATED, &[Vec::new()], Direction::Asc)?
         .take(10_000)
-        .collect::<Result<_, _>>()?;
+        .await?;
     for id in ids {
-        let Some(event) = state.store.get::<WebhookEvent>(&id)? else {
+        let Some(event) = state.store.get::<WebhookEvent>(&id).await? else {
             continue;
         };
         if event.value.created_at >= cutoff {
@@ -89,17 +89,18 @@ pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageE
         if event.value.is_pending()
             && state
                 .store
-                .get::<crate::domain::webhook::WebhookEndpoint>(&event.value.endpoint_id.key())?
+                .get::<crate::domain::webhook::WebhookEndpoint>(&event.value.endpoint_id.key())
+                .await?
                 .is_some()
         {
             continue;
         }
         let tenants = [event.value.id.key()];
-        for delivery in
+        let mut deliveries =
             state
                 .store
-                .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?
-        {
+                .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?;
+        while let Some(delivery) = deliveries.next().await {
             batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
         }
         batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));

@@ -185,8 +185,9 @@ async fn writer(
                 store.commit_durable(&batch).await?;
             }
             Strategy::NoWait => {
-                store.commit(&batch)?;
-                // No await point otherwise: let the other writers run.
+                store.commit(&batch).await?;
+                // No await point otherwise (the embedded commit is ready at once): let the
+                // other writers run.
                 tokio::task::yield_now().await;
             }
         }
@@ -320,10 +321,9 @@ fn main() -> Result<(), BoxError> {
             None => tempfile::tempdir()?,
         };
         let config = StoreConfig {
-            data_dir: dir.path().join("store"),
             durability: case.mode,
             cache_capacity_mb: 128,
-            flush_deadline: tollgate_storage::DEFAULT_FLUSH_DEADLINE,
+            ..StoreConfig::new(dir.path().join("store"))
         };
         let store = Store::open(&config)?;
         let outcome = runtime.block_on(run_case(&store, case, &timing))?;

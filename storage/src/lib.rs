@@ -18,10 +18,10 @@ pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 #[cfg(feature = "postgres")]
-pub use store::pg::{JobLock, PgEngine};
+pub use store::pg::PgEngine;
 pub use store::{
-    Batch, Change, Committed, Direction, IndexIter, IndexReport, Page, PageQuery, Snapshot, Store,
-    StoreConfig,
+    Backend, Batch, Change, Committed, Direction, IndexIter, IndexReport, JobLock, Page, PageQuery,
+    Snapshot, Store, StoreConfig,
 };
 
 #[cfg(test)]

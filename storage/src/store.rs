@@ -8,14 +8,15 @@
 //! file format, restore) and `layout` (how records, index entries, counters and unique keys
 //! are laid out as keys and values).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::flusher::{DurabilityMode, DurableFuture, Flusher, StoreHealth, DEFAULT_FLUSH_DEADLINE};
+use crate::flusher::{DurabilityMode, Flusher, DEFAULT_FLUSH_DEADLINE};
 use crate::StorageError;
 
+mod api;
 mod batch;
 mod feed;
 mod indexes;
@@ -25,10 +26,11 @@ pub(crate) mod pg;
 mod reads;
 mod snapshot;
 
+pub use api::{IndexIter, JobLock};
 pub use batch::{Batch, Committed};
 pub use feed::Change;
 pub use indexes::IndexReport;
-pub use reads::{Direction, IndexIter, Page, PageQuery};
+pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
 
 /// Settings for opening a [`Store`].
@@ -47,6 +49,24 @@ pub struct StoreConfig {
     /// shorten it).
     #[serde(skip, default = "default_flush_deadline")]
     pub flush_deadline: std::time::Duration,
+    /// Which engine holds the data ([`Store::connect`]); the embedded one by default.
+    #[serde(skip)]
+    pub backend: Backend,
+}
+
+/// The engine a [`StoreConfig`] names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// sled in `data_dir`: one node, nothing to install.
+    #[default]
+    Embedded,
+    /// One schema of a PostgreSQL database, shared by every node configured alike.
+    Postgres {
+        /// `postgres://user:password@host:port/database`.
+        url: String,
+        schema: String,
+        pool_size: usize,
+    },
 }
 
 fn default_flush_deadline() -> std::time::Duration {
@@ -64,6 +84,7 @@ impl StoreConfig {
             durability: DurabilityMode::Process,
             cache_capacity_mb: default_cache_mb(),
             flush_deadline: DEFAULT_FLUSH_DEADLINE,
+            backend: Backend::Embedded,
         }
     }
 }
@@ -71,9 +92,50 @@ impl StoreConfig {
 /// A callback of [`Store::watch`].
 type Watcher = Box<dyn Fn(&[u8]) + Send + Sync>;
 
-/// The handle to the store. Cheap to clone; every clone shares one engine and one flusher.
+/// The handle to the store. Cheap to clone; every clone shares one engine.
+///
+/// Two engines behind one API (`design/scale-out.md` 4.2): the embedded one (sled, one
+/// node, the default) and PostgreSQL (several nodes on one database, feature `postgres`).
+/// Reads and commits are async; on the embedded engine their futures are ready at the
+/// first poll (the work is done synchronously inside it), so its path costs what it cost
+/// before. The embedded engine's commit is visible at once and durable after a group-commit
+/// flush ([`Store::durable`]); PostgreSQL's is durable when it returns, and the durability
+/// calls answer at once there.
 #[derive(Clone)]
 pub struct Store {
+    engine: Engine,
+    common: Arc<Common>,
+}
+
+#[derive(Clone)]
+enum Engine {
+    Embedded(Embedded),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<pg::PgEngine>),
+}
+
+/// What both engines share in this process: commit notifications.
+struct Common {
+    /// Woken by every commit of this process that wrote to the feed.
+    feed_signal: tokio::sync::Notify,
+    /// See [`Store::watch`].
+    watchers: std::sync::RwLock<Vec<(&'static str, Watcher)>>,
+    watching: std::sync::atomic::AtomicBool,
+}
+
+impl Common {
+    fn new() -> Arc<Self> {
+        Arc::new(Common {
+            feed_signal: tokio::sync::Notify::new(),
+            watchers: std::sync::RwLock::new(Vec::new()),
+            watching: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// The embedded engine: sled's trees and the group-commit flusher.
+#[derive(Clone)]
+pub(crate) struct Embedded {
     inner: Arc<Inner>,
 }
 
@@ -86,11 +148,6 @@ struct Inner {
     meta: sled::Tree,
     /// The change feed: `seq (u64 BE) -> Change`, see [`Store::changes`].
     feed: sled::Tree,
-    /// Woken by every commit that wrote to the feed.
-    feed_signal: tokio::sync::Notify,
-    /// See [`Store::watch`].
-    watchers: std::sync::RwLock<Vec<(&'static str, Watcher)>>,
-    watching: std::sync::atomic::AtomicBool,
     flusher: Flusher,
     /// Commits share it; [`Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
@@ -102,31 +159,7 @@ impl Drop for Inner {
     }
 }
 
-impl Store {
-    /// Opens (or creates) the store in `config.data_dir`.
-    pub fn open(config: &StoreConfig) -> Result<Self, StorageError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            StorageError::Io(format!("cannot create {}: {e}", config.data_dir.display()))
-        })?;
-        let db = sled::Config::new()
-            .path(&config.data_dir)
-            .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
-            .mode(sled::Mode::HighThroughput)
-            .open()?;
-        Self::from_db(
-            db,
-            config.durability,
-            Some(config.data_dir.clone()),
-            config.flush_deadline,
-        )
-    }
-
-    /// A store in a temporary directory that is removed when the store is dropped.
-    pub fn temporary() -> Result<Self, StorageError> {
-        let db = sled::Config::new().temporary(true).open()?;
-        Self::from_db(db, DurabilityMode::Process, None, DEFAULT_FLUSH_DEADLINE)
-    }
-
+impl Embedded {
     fn from_db(
         db: sled::Db,
         mode: DurabilityMode,
@@ -149,74 +182,15 @@ impl Store {
                 uniques,
                 meta,
                 feed,
-                feed_signal: tokio::sync::Notify::new(),
-                watchers: std::sync::RwLock::new(Vec::new()),
-                watching: std::sync::atomic::AtomicBool::new(false),
                 flusher,
                 gate: std::sync::RwLock::new(()),
             }),
         })
     }
-
-    /// Resolves once every write up to sequence number `seq` is durable. Writes that were
-    /// committed concurrently share one flush.
-    pub fn durable(&self, seq: u64) -> DurableFuture {
-        self.inner.flusher.wait(seq)
-    }
-
-    /// Calls `f` once every write up to `seq` is durable, with the error of the flush if it
-    /// failed: at once if they already are, else on the flusher thread right after the
-    /// flush, so an answer can be sent without another thread hop. `f` must not block.
-    pub fn on_durable(&self, seq: u64, f: impl FnOnce(Result<(), StorageError>) + Send + 'static) {
-        self.inner.flusher.on_durable(seq, Box::new(f))
-    }
-
-    /// Resolves once every write committed so far is durable. A reader awaits this before
-    /// answering, so that no client is told about a write a crash could still undo.
-    pub fn read_barrier(&self) -> DurableFuture {
-        self.inner.flusher.wait(self.inner.flusher.last_committed())
-    }
-
-    /// The sequence number of the last write committed so far.
-    pub fn last_committed(&self) -> u64 {
-        self.inner.flusher.last_committed()
-    }
-
-    /// Whether every write up to `seq` is durable now (no waiting).
-    pub fn is_durable(&self, seq: u64) -> bool {
-        self.inner.flusher.is_durable(seq)
-    }
-
-    /// Whether the store acknowledges writes; after a failed flush it never does again in
-    /// this process (see [`StoreHealth`]).
-    pub fn health(&self) -> StoreHealth {
-        self.inner.flusher.health()
-    }
-
-    /// How many flushes the flusher has run (for benchmarks and tests of group commit).
-    pub fn flush_count(&self) -> u64 {
-        self.flush_stats().flushes
-    }
-
-    /// Totals of the group-commit flusher since the store opened (for metrics).
-    pub fn flush_stats(&self) -> crate::FlushStats {
-        self.inner.flusher.stats()
-    }
-
-    /// Flushes everything now and waits for it (used on shutdown).
-    pub fn flush_blocking(&self) -> Result<(), StorageError> {
-        self.inner.db.flush()?;
-        Ok(())
-    }
-
-    /// The directory the store lives in, if it is not temporary.
-    pub fn exists(path: &Path) -> bool {
-        path.join("db").exists()
-    }
 }
 
 #[cfg(test)]
-impl Store {
+impl Embedded {
     pub(crate) fn test_hooks(&self) -> &crate::flusher::TestHooks {
         self.inner.flusher.test_hooks()
     }

@@ -267,6 +267,7 @@ async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
         let id: tollgate::domain::ids::OrganizationId = id.parse().unwrap();
         let local = store
             .get::<tollgate::domain::organization::Organization>(&id.key())
+            .await
             .unwrap()
             .unwrap();
         let copied = pg

@@ -91,10 +91,11 @@ fn api<'a>(server: &'a Binary, h: &'a Harness, token: &'a str) -> Api<'a> {
     }
 }
 
-fn redemptions(store: &Store, discount: &str) -> i64 {
+async fn redemptions(store: &Store, discount: &str) -> i64 {
     let key = uuid::Uuid::parse_str(discount).unwrap().as_bytes().to_vec();
     store
         .get::<Discount>(&key)
+        .await
         .unwrap()
         .expect("the discount is stored")
         .value
@@ -102,11 +103,11 @@ fn redemptions(store: &Store, discount: &str) -> i64 {
 }
 
 /// Every record of the three kinds a purchase creates: (orders, subscriptions, keys).
-fn totals(store: &Store) -> (usize, usize, usize) {
+async fn totals(store: &Store) -> (usize, usize, usize) {
     (
-        store_values::<Order>(store).len(),
-        store_values::<Subscription>(store).len(),
-        store_values::<LicenseKey>(store).len(),
+        store_values::<Order>(store).await.len(),
+        store_values::<Subscription>(store).await.len(),
+        store_values::<LicenseKey>(store).await.len(),
     )
 }
 
@@ -157,15 +158,15 @@ async fn a_crash_between_confirm_and_settlement_is_completed_once_on_restart() {
     // Between the two writes: confirmed, redeemed, nothing bought yet.
     {
         let store = h.open_store();
-        let c = stored_checkout(&store, &id);
+        let c = stored_checkout(&store, &id).await;
         assert_eq!(c.status, CheckoutStatus::Confirmed, "{c:#?}");
         assert!(
             c.customer_id.is_some(),
             "the customer is part of the confirm write"
         );
         assert_eq!(c.confirmation_token.as_deref(), Some("tok_visa"));
-        assert_eq!(totals(&store), (0, 0, 0));
-        assert_eq!(redemptions(&store, &cat.discount), 1);
+        assert_eq!(totals(&store).await, (0, 0, 0));
+        assert_eq!(redemptions(&store, &cat.discount).await, 1);
     }
 
     // Restart without the fault point: start-up recovery completes the purchase before
@@ -202,7 +203,7 @@ async fn a_crash_between_confirm_and_settlement_is_completed_once_on_restart() {
 
     let purchase = {
         let store = h.open_store();
-        let p = purchase_of(&store, &id);
+        let p = purchase_of(&store, &id).await;
         assert_subscription_purchase(
             &p,
             &id,
@@ -211,12 +212,16 @@ async fn a_crash_between_confirm_and_settlement_is_completed_once_on_restart() {
             Some(cat.plain_benefit.as_str()),
         );
         assert_eq!(p.order.metadata.to_json(), json!({"run": "fault"}));
-        assert_eq!(totals(&store), (1, 1, 2), "exactly one of each (two keys)");
         assert_eq!(
-            stored_checkout(&store, &id).status,
+            totals(&store).await,
+            (1, 1, 2),
+            "exactly one of each (two keys)"
+        );
+        assert_eq!(
+            stored_checkout(&store, &id).await.status,
             CheckoutStatus::Succeeded
         );
-        assert_eq!(redemptions(&store, &cat.discount), 1);
+        assert_eq!(redemptions(&store, &cat.discount).await, 1);
         p
     };
 
@@ -234,8 +239,8 @@ async fn a_crash_between_confirm_and_settlement_is_completed_once_on_restart() {
     }
     drop(server);
     let store = h.open_store();
-    assert_eq!(totals(&store), (1, 1, 2));
-    let again = purchase_of(&store, &id);
+    assert_eq!(totals(&store).await, (1, 1, 2));
+    let again = purchase_of(&store, &id).await;
     assert_eq!(again.order, purchase.order);
     assert_eq!(again.subscription, purchase.subscription);
     let keys = |p: &crate::checkouts::Purchase| {
@@ -279,7 +284,7 @@ async fn a_purchase_acknowledged_before_kill_9_is_all_there_after_restart() {
 
     let (sub_purchase, one_purchase) = {
         let store = h.open_store();
-        let sub = purchase_of(&store, &sub_id);
+        let sub = purchase_of(&store, &sub_id).await;
         assert_subscription_purchase(
             &sub,
             &sub_id,
@@ -287,15 +292,15 @@ async fn a_purchase_acknowledged_before_kill_9_is_all_there_after_restart() {
             &cat.acme_benefit,
             Some(cat.plain_benefit.as_str()),
         );
-        let one = purchase_of(&store, &one_id);
+        let one = purchase_of(&store, &one_id).await;
         assert!(one.subscription.is_none());
         assert_eq!(one.order.amount, 2500);
         assert_eq!(one.keys.len(), 1);
         assert_acme_key(&one.keys[0]);
-        assert_eq!(totals(&store), (2, 1, 3));
+        assert_eq!(totals(&store).await, (2, 1, 3));
         for id in [&sub_id, &one_id] {
             assert_eq!(
-                stored_checkout(&store, id).status,
+                stored_checkout(&store, id).await.status,
                 CheckoutStatus::Succeeded
             );
         }

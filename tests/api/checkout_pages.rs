@@ -227,12 +227,16 @@ async fn the_confirmation_page_follows_the_checkout() {
 
     let r = page(&app, &confirmation_path(&c)).await;
     let body = assert_page(&r, 200);
+    let customer = r_customer(&app, &c).await;
     let key = app
         .state
         .store
         .scan::<LicenseKey>()
-        .map(|k| k.unwrap().value)
-        .find(|k| k.customer_id.to_string() == r_customer(&app, &c))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| k.value)
+        .find(|k| k.customer_id.to_string() == customer)
         .expect("the purchase's license key");
     assert!(body.contains(&key.key), "{} not in {body}", key.key);
     assert!(body.contains("Thank you"), "{body}");
@@ -248,9 +252,15 @@ async fn the_confirmation_page_follows_the_checkout() {
     assert!(!body.contains("http-equiv=\"refresh\""), "{body}");
 }
 
-fn r_customer(app: &TestApp, c: &Value) -> String {
+async fn r_customer(app: &TestApp, c: &Value) -> String {
     let id = CheckoutId(id_of(c).parse().unwrap());
-    let stored = app.state.store.get::<Checkout>(&id.key()).unwrap().unwrap();
+    let stored = app
+        .state
+        .store
+        .get::<Checkout>(&id.key())
+        .await
+        .unwrap()
+        .unwrap();
     stored.value.customer_id.unwrap().to_string()
 }
 
@@ -269,7 +279,13 @@ async fn a_confirmed_checkout_shows_a_processing_page_that_refreshes_itself() {
     let c = created(api, &by_price(p["prices"][0]["id"].as_str().unwrap())).await;
     // A payment still settling (as with 3-D Secure): the checkout is `confirmed`.
     let id = CheckoutId(id_of(&c).parse().unwrap());
-    let stored = app.state.store.get::<Checkout>(&id.key()).unwrap().unwrap();
+    let stored = app
+        .state
+        .store
+        .get::<Checkout>(&id.key())
+        .await
+        .unwrap()
+        .unwrap();
     let mut confirmed = stored.value.clone();
     confirmed.status = CheckoutStatus::Confirmed;
     let mut batch = Batch::new();

@@ -636,10 +636,13 @@ fn assert_token_format(token: &Value, prefix: &str) {
 // ---------------------------------------------------------------------------------------
 // What a purchase created, read from the store.
 
-pub(crate) fn store_values<R: tollgate_storage::Record>(store: &Store) -> Vec<R> {
+pub(crate) async fn store_values<R: tollgate_storage::Record>(store: &Store) -> Vec<R> {
     store
         .scan::<R>()
-        .map(|r| r.expect("scanning the store").value)
+        .await
+        .expect("scanning the store")
+        .into_iter()
+        .map(|r| r.value)
         .collect()
 }
 
@@ -647,9 +650,10 @@ fn checkout_key(id: &str) -> Vec<u8> {
     CheckoutId(uuid::Uuid::parse_str(id).unwrap()).key()
 }
 
-pub(crate) fn stored_checkout(store: &Store, id: &str) -> Checkout {
+pub(crate) async fn stored_checkout(store: &Store, id: &str) -> Checkout {
     store
         .get::<Checkout>(&checkout_key(id))
+        .await
         .unwrap()
         .unwrap_or_else(|| panic!("checkout {id} is not stored"))
         .value
@@ -665,15 +669,17 @@ pub(crate) struct Purchase {
 
 /// What the checkout `id` created, failing unless there is exactly one order and at most
 /// one subscription.
-pub(crate) fn purchase_of(store: &Store, id: &str) -> Purchase {
+pub(crate) async fn purchase_of(store: &Store, id: &str) -> Purchase {
     let mine = |c: Option<CheckoutId>| c.map(|c| c.to_string()).as_deref() == Some(id);
     let orders: Vec<Order> = store_values::<Order>(store)
+        .await
         .into_iter()
         .filter(|o| mine(o.checkout_id))
         .collect();
     assert_eq!(orders.len(), 1, "orders of checkout {id}: {orders:#?}");
     let order = orders.into_iter().next().unwrap();
     let subscriptions: Vec<Subscription> = store_values::<Subscription>(store)
+        .await
         .into_iter()
         .filter(|s| mine(s.checkout_id))
         .collect();
@@ -684,6 +690,7 @@ pub(crate) fn purchase_of(store: &Store, id: &str) -> Purchase {
     let subscription = subscriptions.into_iter().next();
     let sub_id = subscription.as_ref().map(|s| s.id);
     let keys = store_values::<LicenseKey>(store)
+        .await
         .into_iter()
         .filter(|k| {
             k.order_id == Some(order.id) || (sub_id.is_some() && k.subscription_id == sub_id)
@@ -1486,7 +1493,7 @@ async fn a_customer_prefills_the_buyer_fields() {
     .await;
     r.expect(200);
     assert_eq!(r.body["customer_id"], customer_id.as_str());
-    let p = purchase_of(&app.state.store, &id_of(&c));
+    let p = purchase_of(&app.state.store, &id_of(&c)).await;
     assert_eq!(p.order.customer_id.to_string(), customer_id);
     assert_eq!(customers(api, &cat.org).await.0, 1);
 }
@@ -1620,7 +1627,7 @@ async fn custom_field_data_is_validated_against_the_products_fields() {
     // The order carries the data and the metadata.
     let r = confirm(api, &secret(&c), &buyer("b2b@example.com")).await;
     r.expect(200);
-    let o = purchase_of(&app.state.store, &id).order;
+    let o = purchase_of(&app.state.store, &id).await.order;
     assert_eq!(o.custom_field_data.to_json(), json!({"company": "New Co"}));
     assert_eq!(o.metadata.to_json(), json!({"deal": "d-1"}));
     assert_eq!(o.billing_reason, BillingReason::Purchase);
@@ -1677,7 +1684,7 @@ async fn empty_optional_custom_fields_are_left_out_of_responses() {
     let r = confirm(api, &secret(&c), &buyer("team@example.com")).await;
     r.expect(200);
     assert_eq!(r.body["custom_field_data"], json!({"company": "Acme"}));
-    let purchase = purchase_of(&app.state.store, &id);
+    let purchase = purchase_of(&app.state.store, &id).await;
     // Stored as Polar stores it: every attached field's key.
     assert_eq!(
         purchase.order.custom_field_data.to_json(),
@@ -2332,13 +2339,17 @@ async fn a_declined_payment_leaves_the_checkout_open() {
     assert_eq!(g.body["status"], "open");
     assert_eq!(get_by_id(api, &id).await.body["status"], "open");
     assert_eq!(
-        stored_checkout(&app.state.store, &id).status,
+        stored_checkout(&app.state.store, &id).await.status,
         CheckoutStatus::Open
     );
     assert_eq!(discount_redemptions(api, &cat.discount).await, 0);
-    assert!(store_values::<Order>(&app.state.store).is_empty());
-    assert!(store_values::<Subscription>(&app.state.store).is_empty());
-    assert!(store_values::<LicenseKey>(&app.state.store).is_empty());
+    assert!(store_values::<Order>(&app.state.store).await.is_empty());
+    assert!(store_values::<Subscription>(&app.state.store)
+        .await
+        .is_empty());
+    assert!(store_values::<LicenseKey>(&app.state.store)
+        .await
+        .is_empty());
 
     // Declined again, then approved.
     let mut declined = buyer("ada@example.com");
@@ -2352,7 +2363,7 @@ async fn a_declined_payment_leaves_the_checkout_open() {
     assert_eq!(r.body["status"], "confirmed");
     assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
     assert_eq!(discount_redemptions(api, &cat.discount).await, 1);
-    let p = purchase_of(&app.state.store, &id);
+    let p = purchase_of(&app.state.store, &id).await;
     assert_subscription_purchase(
         &p,
         &id,
@@ -2382,7 +2393,7 @@ async fn a_declined_confirm_does_not_bind_the_checkout_to_a_customer() {
     // The buyer fixes the e-mail and pays with another card: the purchase is theirs.
     let r = confirm(api, &s, &buyer("ada@example.com")).await;
     r.expect(200);
-    let order = purchase_of(&app.state.store, &id).order;
+    let order = purchase_of(&app.state.store, &id).await.order;
     let (_, emails) = customers(api, &cat.org).await;
 
     let mut problems = Vec::new();
@@ -2454,7 +2465,7 @@ async fn a_discount_past_its_max_redemptions_is_refused_at_confirm() {
     confirm(api, &secret(&b), &buyer("second@example.com"))
         .await
         .expect(200);
-    let o = purchase_of(&app.state.store, &id_of(&b)).order;
+    let o = purchase_of(&app.state.store, &id_of(&b)).await.order;
     assert_eq!((o.amount, o.discount_id), (2500, None));
     assert_eq!(discount_redemptions(api, &once).await, 1);
 
@@ -2519,13 +2530,13 @@ async fn confirm_rechecks_that_the_price_is_not_archived() {
         "Price is archived.",
     );
     assert_eq!(client_get(api, &secret(&c)).await.body["status"], "open");
-    assert!(store_values::<Order>(&app.state.store).is_empty());
+    assert!(store_values::<Order>(&app.state.store).await.is_empty());
     // Switching to the active price makes it payable again.
     let r = client_update(api, &secret(&c), &json!({"product_price_id": cat.monthly})).await;
     r.expect(200);
     let r = confirm(api, &secret(&c), &buyer("late@example.com")).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let o = purchase_of(&app.state.store, &id_of(&c)).order;
+    let o = purchase_of(&app.state.store, &id_of(&c)).await.order;
     assert_eq!(o.product_price_id.to_string(), cat.monthly);
     assert_eq!(o.amount, 1500);
 }
@@ -2550,7 +2561,7 @@ async fn confirm_that_switches_to_an_active_price_is_not_refused_for_the_old_one
     let r = confirm(api, &secret(&c), &body).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["product_price_id"], cat.monthly.as_str());
-    let o = purchase_of(&app.state.store, &id_of(&c)).order;
+    let o = purchase_of(&app.state.store, &id_of(&c)).await.order;
     assert_eq!(
         (o.product_price_id.to_string(), o.amount),
         (cat.monthly.clone(), 1500)
@@ -2604,7 +2615,7 @@ async fn a_fully_discounted_or_free_subscription_needs_no_payment_token() {
     body["confirmation_token_id"] = Value::Null;
     let r = confirm(api, &secret(&c), &body).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let p = purchase_of(&app.state.store, &id_of(&c));
+    let p = purchase_of(&app.state.store, &id_of(&c)).await;
     assert_subscription_purchase(
         &p,
         &id_of(&c),
@@ -2630,7 +2641,7 @@ async fn a_fully_discounted_or_free_subscription_needs_no_payment_token() {
     )
     .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let p = purchase_of(&app.state.store, &id_of(&f));
+    let p = purchase_of(&app.state.store, &id_of(&f)).await;
     assert_eq!(p.order.billing_reason, BillingReason::SubscriptionCreate);
     assert_eq!(p.order.amount, 0);
     let s = p
@@ -2840,7 +2851,7 @@ async fn a_subscription_purchase_completes_before_confirm_returns() {
 
     // The order, the subscription and one key per license-key benefit.
     let store = &app.state.store;
-    let p = purchase_of(store, &id);
+    let p = purchase_of(store, &id).await;
     assert_subscription_purchase(
         &p,
         &id,
@@ -2856,9 +2867,9 @@ async fn a_subscription_purchase_completes_before_confirm_returns() {
     );
     let sub = p.subscription.as_ref().unwrap();
     assert_eq!(g.body["subscription_id"], sub.id.to_string());
-    assert_eq!(store_values::<Order>(store).len(), 1);
-    assert_eq!(store_values::<Subscription>(store).len(), 1);
-    assert_eq!(store_values::<LicenseKey>(store).len(), 2);
+    assert_eq!(store_values::<Order>(store).await.len(), 1);
+    assert_eq!(store_values::<Subscription>(store).await.len(), 1);
+    assert_eq!(store_values::<LicenseKey>(store).await.len(), 2);
     check_purchase_endpoints(api, &cat.org, &id, &p).await;
 
     // The customer session token is a bearer token of the customer portal.
@@ -2898,7 +2909,7 @@ async fn a_one_time_purchase_creates_an_order_and_keys_without_a_subscription() 
     r.expect(200);
     assert_eq!(r.body["status"], "confirmed");
 
-    let p = purchase_of(&app.state.store, &id);
+    let p = purchase_of(&app.state.store, &id).await;
     assert!(p.subscription.is_none(), "{:#?}", p.subscription);
     let o = &p.order;
     assert_eq!(o.billing_reason, BillingReason::Purchase);
@@ -2912,7 +2923,9 @@ async fn a_one_time_purchase_creates_an_order_and_keys_without_a_subscription() 
     assert_eq!(k.subscription_id, None);
     assert_eq!(k.benefit_id.to_string(), cat.acme_benefit);
     assert_eq!(k.customer_id, o.customer_id);
-    assert!(store_values::<Subscription>(&app.state.store).is_empty());
+    assert!(store_values::<Subscription>(&app.state.store)
+        .await
+        .is_empty());
     let g = get_by_id(api, &id).await;
     assert_eq!(g.body["status"], "succeeded");
     assert_eq!(g.body["subscription_id"], Value::Null);
@@ -2934,7 +2947,7 @@ async fn a_custom_price_is_charged_the_amount_chosen() {
     let r = confirm(api, &secret(&c), &body).await;
     r.expect(200);
     assert_eq!(r.body["amount"], 4000);
-    let o = purchase_of(&app.state.store, &id_of(&c)).order;
+    let o = purchase_of(&app.state.store, &id_of(&c)).await.order;
     assert_eq!(
         (o.amount, o.billing_reason),
         (4000, BillingReason::Purchase)
@@ -2964,7 +2977,7 @@ async fn a_free_product_confirms_with_an_email_only() {
     assert_eq!(r.body["amount"], Value::Null);
     assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
 
-    let p = purchase_of(&app.state.store, &id);
+    let p = purchase_of(&app.state.store, &id).await;
     assert_eq!(p.order.amount, 0);
     assert_eq!(p.order.billing_reason, BillingReason::Purchase);
     assert!(p.subscription.is_none());
@@ -2990,15 +3003,15 @@ async fn the_same_email_in_another_case_reuses_the_customer() {
     assert_eq!(r.body["customer_id"], customer.as_str());
 
     assert_eq!(customers(api, &cat.org).await.0, 1);
-    let a = purchase_of(&app.state.store, &id_of(&first));
-    let b = purchase_of(&app.state.store, &id_of(&second));
+    let a = purchase_of(&app.state.store, &id_of(&first)).await;
+    let b = purchase_of(&app.state.store, &id_of(&second)).await;
     assert_eq!(a.order.customer_id.to_string(), customer);
     assert_eq!(b.order.customer_id.to_string(), customer);
     assert_ne!(a.order.id, b.order.id);
     // Each purchase grants its own keys.
     assert_eq!(a.keys.len(), 1);
     assert_eq!(b.keys.len(), 2);
-    assert_eq!(store_values::<LicenseKey>(&app.state.store).len(), 3);
+    assert_eq!(store_values::<LicenseKey>(&app.state.store).await.len(), 3);
 
     // Another organization's buyer with the same e-mail is another customer.
     let cat2 = seed(api, "same-buyer-2").await;
@@ -3084,10 +3097,16 @@ async fn an_open_checkout_expires_after_30_minutes() {
     assert_eq!(item["status"], "expired");
 
     // Seen as expired, but only the sweep persists it.
-    assert_eq!(stored_checkout(store, &id).status, CheckoutStatus::Open);
+    assert_eq!(
+        stored_checkout(store, &id).await.status,
+        CheckoutStatus::Open
+    );
     let swept = sweep_expired(&app.state).await.expect("sweeping");
     assert_eq!(swept, 1, "only the one open checkout past its expiry");
-    assert_eq!(stored_checkout(store, &id).status, CheckoutStatus::Expired);
+    assert_eq!(
+        stored_checkout(store, &id).await.status,
+        CheckoutStatus::Expired
+    );
     assert_eq!(sweep_expired(&app.state).await.expect("sweeping"), 0);
     assert_eq!(get_by_id(api, &id).await.body["status"], "expired");
     assert_not_open(&update_by_id(api, &id, &json!({})).await, &id, "expired");
@@ -3097,7 +3116,7 @@ async fn an_open_checkout_expires_after_30_minutes() {
     l.expect(200);
     assert_eq!(l.body["status"], "open");
     assert_eq!(
-        stored_checkout(store, &id_of(&later)).status,
+        stored_checkout(store, &id_of(&later)).await.status,
         CheckoutStatus::Open
     );
 
@@ -3106,7 +3125,7 @@ async fn an_open_checkout_expires_after_30_minutes() {
     assert_eq!(d.body["status"], "succeeded");
     assert_not_found(&client_get(api, &secret(&done)).await);
     assert_eq!(
-        stored_checkout(store, &id_of(&done)).status,
+        stored_checkout(store, &id_of(&done)).await.status,
         CheckoutStatus::Succeeded
     );
 
@@ -3123,7 +3142,7 @@ async fn an_open_checkout_expires_after_30_minutes() {
     assert_not_found(&client_get(api, &secret(&later)).await);
     assert_eq!(sweep_expired(&app.state).await.expect("sweeping"), 1);
     assert_eq!(
-        stored_checkout(store, &id_of(&later)).status,
+        stored_checkout(store, &id_of(&later)).await.status,
         CheckoutStatus::Expired
     );
 }
@@ -3151,7 +3170,7 @@ async fn a_checkout_is_expired_from_the_instant_of_its_expires_at() {
         "the sweep persists what reads already show"
     );
     assert_eq!(
-        stored_checkout(&app.state.store, &id).status,
+        stored_checkout(&app.state.store, &id).await.status,
         CheckoutStatus::Expired
     );
 }
@@ -3202,7 +3221,7 @@ async fn concurrent_confirms_of_one_checkout_settle_it_once() {
 
     assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
     let store = &app.state.store;
-    let p = purchase_of(store, &id);
+    let p = purchase_of(store, &id).await;
     assert_subscription_purchase(
         &p,
         &id,
@@ -3210,9 +3229,9 @@ async fn concurrent_confirms_of_one_checkout_settle_it_once() {
         &cat.acme_benefit,
         Some(cat.plain_benefit.as_str()),
     );
-    assert_eq!(store_values::<Order>(store).len(), 1);
-    assert_eq!(store_values::<Subscription>(store).len(), 1);
-    assert_eq!(store_values::<LicenseKey>(store).len(), 2);
+    assert_eq!(store_values::<Order>(store).await.len(), 1);
+    assert_eq!(store_values::<Subscription>(store).await.len(), 1);
+    assert_eq!(store_values::<LicenseKey>(store).await.len(), 2);
     assert_eq!(customers(api, &cat.org).await.0, 1);
     assert_eq!(discount_redemptions(api, &cat.discount).await, 1);
 }
@@ -3246,7 +3265,10 @@ async fn concurrent_purchases_by_one_buyer_create_one_customer() {
         .collect();
     assert_eq!(customer_ids.len(), 1, "one customer for one e-mail");
     assert_eq!(customers(api, &cat.org).await.0, 1);
-    assert_eq!(store_values::<Order>(&app.state.store).len(), secrets.len());
+    assert_eq!(
+        store_values::<Order>(&app.state.store).await.len(),
+        secrets.len()
+    );
 }
 
 /// The key a purchase grants validates as soon as confirm has answered, without
@@ -3260,7 +3282,7 @@ async fn the_granted_key_validates_the_moment_confirm_returns() {
     confirm(api, &secret(&c), &buyer("fast@example.com"))
         .await
         .expect(200);
-    let p = purchase_of(&app.state.store, &id_of(&c));
+    let p = purchase_of(&app.state.store, &id_of(&c)).await;
     let key = &p.keys[0];
     let body = json!({"key": key.key, "organization_id": cat.org});
     let r = app

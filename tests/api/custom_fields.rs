@@ -714,6 +714,11 @@ async fn lists_span_every_organization_of_the_user() {
     created(&app, &token, &org_b, "checkbox", "b-field", "B too").await;
     let r = list(&app, &token, "query=b-field").await;
     assert_eq!(r.total_count(), 2);
-    let report = app.state.store.verify_indexes::<CustomField>().unwrap();
+    let report = app
+        .state
+        .store
+        .verify_indexes::<CustomField>()
+        .await
+        .unwrap();
     assert!(report.is_clean(), "{report:?}");
 }

@@ -88,7 +88,13 @@ fn gravatar(email: &str) -> String {
 
 async fn edit_customer(app: &TestApp, id: &str, f: impl FnOnce(&mut Customer)) {
     let key = uuid::Uuid::parse_str(id).unwrap().as_bytes().to_vec();
-    let stored = app.state.store.get::<Customer>(&key).unwrap().unwrap();
+    let stored = app
+        .state
+        .store
+        .get::<Customer>(&key)
+        .await
+        .unwrap()
+        .unwrap();
     let mut c = stored.value;
     f(&mut c);
     let mut batch = Batch::new();
@@ -385,11 +391,13 @@ async fn emails_are_unique_per_organization_case_insensitively() {
     // The lookup checkouts use is case-insensitive and per organization.
     let org_id = OrganizationId(uuid::Uuid::parse_str(&org).unwrap());
     let found = customer_by_email(&app.state.store, org_id, "JANE@example.COM")
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(found.value.id.to_string(), first["id"].as_str().unwrap());
     assert!(
         customer_by_email(&app.state.store, org_id, "john@example.com")
+            .await
             .unwrap()
             .is_none()
     );
@@ -449,6 +457,7 @@ async fn emails_are_unique_per_organization_case_insensitively() {
         .expect(204);
     assert!(
         customer_by_email(&app.state.store, org_id, "jane@example.com")
+            .await
             .unwrap()
             .is_none()
     );
@@ -664,6 +673,7 @@ async fn delete_is_soft_and_hides_the_customer() {
         .state
         .store
         .get::<Customer>(&CustomerId(uuid::Uuid::parse_str(id).unwrap()).key())
+        .await
         .unwrap()
         .unwrap();
     assert!(stored.value.deleted_at.is_some());
@@ -946,7 +956,7 @@ async fn indexes_stay_consistent_through_updates_and_deletes() {
     delete(&app, Some(&app.token), b["id"].as_str().unwrap())
         .await
         .expect(204);
-    let report = app.state.store.verify_indexes::<Customer>().unwrap();
+    let report = app.state.store.verify_indexes::<Customer>().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
     let r = list(&app, &app.token, "sorting=email").await;
     assert_eq!(emails(&r), vec!["z@example.com"]);

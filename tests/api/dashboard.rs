@@ -1207,6 +1207,7 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
                 .unwrap()
                 .key(),
         )
+        .await
         .unwrap()
         .unwrap()
         .value;
@@ -1571,13 +1572,17 @@ async fn a_benefit_is_edited_validated_and_csrf_checked() {
     assert_eq!(page.input("limit_usage").as_deref(), Some("500"));
     assert!(page.body.contains(r#"<option value="year" selected>"#));
     // The API reads the same benefit.
-    let api = app.state.store.get::<tollgate::domain::benefit::Benefit>(
-        &shop
-            .benefit
-            .parse::<tollgate::domain::ids::BenefitId>()
-            .unwrap()
-            .key(),
-    );
+    let api = app
+        .state
+        .store
+        .get::<tollgate::domain::benefit::Benefit>(
+            &shop
+                .benefit
+                .parse::<tollgate::domain::ids::BenefitId>()
+                .unwrap()
+                .key(),
+        )
+        .await;
     let stored = api.unwrap().unwrap().value;
     assert_eq!(stored.description, "Alpha license v2");
 

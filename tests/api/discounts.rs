@@ -121,7 +121,13 @@ async fn create_product(app: &TestApp, org: &str, name: &str) -> String {
 /// Rewrites a stored discount (redemptions only change through checkouts).
 async fn edit_discount(app: &TestApp, id: &str, f: impl FnOnce(&mut Discount)) {
     let key = uuid::Uuid::parse_str(id).unwrap().as_bytes().to_vec();
-    let stored = app.state.store.get::<Discount>(&key).unwrap().unwrap();
+    let stored = app
+        .state
+        .store
+        .get::<Discount>(&key)
+        .await
+        .unwrap()
+        .unwrap();
     let mut d = stored.value;
     f(&mut d);
     let mut batch = Batch::new();
@@ -527,10 +533,12 @@ async fn codes_are_unique_per_organization_case_insensitively() {
     // The lookup other modules use is case-insensitive and per organization.
     let org_id = OrganizationId(uuid::Uuid::parse_str(&org).unwrap());
     let found = discount_by_code(&app.state.store, org_id, "sUmMeR24")
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(found.value.id.to_string(), first["id"].as_str().unwrap());
     assert!(discount_by_code(&app.state.store, org_id, "WINTER")
+        .await
         .unwrap()
         .is_none());
 
@@ -570,6 +578,7 @@ async fn codes_are_unique_per_organization_case_insensitively() {
         .await
         .expect(204);
     assert!(discount_by_code(&app.state.store, org_id, "summer24")
+        .await
         .unwrap()
         .is_none());
     created(
@@ -926,6 +935,7 @@ async fn delete_is_soft_and_hides_the_discount() {
         .state
         .store
         .get::<Discount>(&DiscountId(uuid::Uuid::parse_str(id).unwrap()).key())
+        .await
         .unwrap()
         .unwrap();
     assert!(stored.value.deleted_at.is_some());
@@ -1224,7 +1234,7 @@ async fn indexes_stay_consistent_through_updates_and_deletes() {
     delete(&app, Some(&app.token), b["id"].as_str().unwrap())
         .await
         .expect(204);
-    let report = app.state.store.verify_indexes::<Discount>().unwrap();
+    let report = app.state.store.verify_indexes::<Discount>().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
     let r = list(&app, &app.token, "sorting=code").await;
     assert_eq!(names(&r), vec!["Z"]);

@@ -205,7 +205,7 @@ impl KeyApp {
 
     /// Grants a key of `benefit` to `customer`, as checkout completion does.
     pub async fn grant(&self, org: &str, benefit: &str, customer: &str) -> LicenseKey {
-        let key = grant_key(&self.state.store, self.state.now(), org, benefit, customer);
+        let key = grant_key(&self.state.store, self.state.now(), org, benefit, customer).await;
         let mut batch = Batch::new();
         batch.put(&key, Expect::Absent).unwrap();
         self.state.store.commit_durable(&batch).await.unwrap();
@@ -262,7 +262,7 @@ impl Seeded {
 
 /// The key a checkout grants for this benefit (reference 3.2), built from the benefit's
 /// stored properties.
-pub fn grant_key(
+pub async fn grant_key(
     store: &Store,
     now: DateTime<Utc>,
     org: &str,
@@ -272,6 +272,7 @@ pub fn grant_key(
     let benefit_id: BenefitId = benefit.parse().unwrap();
     let stored = store
         .get::<Benefit>(&benefit_id.key())
+        .await
         .unwrap()
         .expect("the benefit");
     let BenefitProperties::LicenseKeys(props) = stored.value.properties else {
@@ -897,7 +898,7 @@ async fn seed_offline(root: &Path, data: &Path, keys: usize) -> (String, Vec<Lic
     let mut granted = Vec::new();
     let mut batch = Batch::new();
     for _ in 0..keys {
-        let key = grant_key(&store, Utc::now(), &org, &benefit.id(), &customer.id());
+        let key = grant_key(&store, Utc::now(), &org, &benefit.id(), &customer.id()).await;
         batch.put(&key, Expect::Absent).unwrap();
         granted.push(key);
     }

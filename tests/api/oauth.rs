@@ -210,6 +210,7 @@ pub async fn signed_in(app: &TestApp, email: &str) -> Browser {
         .state
         .store
         .lookup_unique(&tollgate::domain::user::User::email_key(email))
+        .await
         .unwrap()
         .is_some();
     if !exists {
@@ -1933,6 +1934,7 @@ async fn organization_tokens_act_on_their_organization_only() {
         .lookup_unique(&tollgate::domain::user::User::email_key(
             "orgtok@example.com",
         ))
+        .await
         .unwrap()
         .unwrap();
     let user = tollgate::domain::ids::UserId::from_key(&user).unwrap();

@@ -378,7 +378,7 @@ async fn the_list_filters_sorts_and_pages_orders() {
     assert_eq!(r.total_count(), 3);
     assert_eq!(r.items()[0]["billing_reason"], "subscription_cycle");
     assert_eq!(r.items()[0]["amount"], 1200);
-    let report = app.state.store.verify_indexes::<Order>().unwrap();
+    let report = app.state.store.verify_indexes::<Order>().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
 }
 

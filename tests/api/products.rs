@@ -135,7 +135,7 @@ async fn create_benefit(app: &TestApp, org: &str, description: &str) -> String {
 /// Rewrites a stored benefit (there is no API to make one non-selectable).
 async fn edit_benefit(app: &TestApp, id: &str, f: impl FnOnce(&mut Benefit)) {
     let key = uuid::Uuid::parse_str(id).unwrap().as_bytes().to_vec();
-    let stored = app.state.store.get::<Benefit>(&key).unwrap().unwrap();
+    let stored = app.state.store.get::<Benefit>(&key).await.unwrap().unwrap();
     let mut b = stored.value;
     f(&mut b);
     let mut batch = Batch::new();
@@ -351,7 +351,7 @@ async fn every_price_resolves_to_its_product() {
     let p = created(&app, &org, "Plan", json!([monthly(1000)])).await;
     let price_id = p["prices"][0]["id"].as_str().unwrap().to_string();
     let pid = PriceId(uuid::Uuid::parse_str(&price_id).unwrap());
-    let found = product_for_price(&app.state, pid).unwrap().unwrap();
+    let found = product_for_price(&app.state, pid).await.unwrap().unwrap();
     assert_eq!(found.value.id.to_string(), p["id"].as_str().unwrap());
 
     // Still resolves once archived by an update.
@@ -362,9 +362,10 @@ async fn every_price_resolves_to_its_product() {
     )
     .await
     .expect(200);
-    let found = product_for_price(&app.state, pid).unwrap().unwrap();
+    let found = product_for_price(&app.state, pid).await.unwrap().unwrap();
     assert!(found.value.price(pid).unwrap().is_archived);
     assert!(product_for_price(&app.state, PriceId::new())
+        .await
         .unwrap()
         .is_none());
 }
@@ -903,7 +904,7 @@ async fn update_archives_omitted_prices_and_adds_new_ones() {
 
     // The archived price still resolves to the product.
     let year = PriceId(uuid::Uuid::parse_str(&year_id).unwrap());
-    let stored = product_for_price(&app.state, year).unwrap().unwrap();
+    let stored = product_for_price(&app.state, year).await.unwrap().unwrap();
     assert!(stored.value.price(year).unwrap().is_archived);
 
     // Adding a second monthly price breaks the one-per-interval rule.

@@ -496,21 +496,23 @@ async fn sign_up_with_a_taken_address_answers_the_same_and_changes_nothing() {
     let app = app_with(|s| s.rate_limits.sign_in_backoff_base_ms = 0).await;
     let owner = "owner@example.com";
     let owner_id = user_with_password(&app, owner).await;
-    let stored = |app: &TestApp| {
+    let stored = async |app: &TestApp| {
         let id = app
             .state
             .store
             .lookup_unique(&tollgate::domain::user::User::email_key(owner))
+            .await
             .unwrap()
             .unwrap();
         app.state
             .store
             .get::<tollgate::domain::user::User>(&id)
+            .await
             .unwrap()
             .unwrap()
             .value
     };
-    let before = stored(&app);
+    let before = stored(&app).await;
     let signup = |email: &'static str| {
         let app = &app;
         async move {
@@ -545,7 +547,7 @@ async fn sign_up_with_a_taken_address_answers_the_same_and_changes_nothing() {
     assert!(page.body.contains("Your account is ready"), "{}", page.body);
     assert!(page.body.contains("it is unchanged"), "{}", page.body);
     // The owner's account is untouched: same record, old password in, new one out.
-    let after = stored(&app);
+    let after = stored(&app).await;
     assert_eq!(after.id, owner_id);
     assert_eq!(after.password_hash, before.password_hash);
     assert_eq!(after.modified_at, before.modified_at);

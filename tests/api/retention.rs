@@ -76,8 +76,13 @@ async fn put<R: Record>(app: &TestApp, records: &[R]) {
     app.state.store.commit_durable(&batch).await.unwrap();
 }
 
-fn exists<R: Record>(app: &TestApp, r: &R) -> bool {
-    app.state.store.get::<R>(&r.id_key()).unwrap().is_some()
+async fn exists<R: Record>(app: &TestApp, r: &R) -> bool {
+    app.state
+        .store
+        .get::<R>(&r.id_key())
+        .await
+        .unwrap()
+        .is_some()
 }
 
 #[actix_web::test]
@@ -153,11 +158,11 @@ async fn dead_records_are_purged_after_the_grace_period_and_live_ones_kept() {
     assert_eq!(report.customer_sessions, 1, "{report:?}");
     assert_eq!(report.oauth2_tokens, 1, "{report:?}");
     assert_eq!(report.personal_access_tokens, 1, "{report:?}");
-    assert!(!exists(&app, &dead_code) && exists(&app, &live_code));
-    assert!(!exists(&app, &dead_session) && exists(&app, &live_session));
-    assert!(!exists(&app, &revoked) && exists(&app, &rotated));
-    assert!(!exists(&app, &deleted_pat) && exists(&app, &expired_pat));
-    assert!(!exists(&app, &customer_session));
+    assert!(!exists(&app, &dead_code).await && exists(&app, &live_code).await);
+    assert!(!exists(&app, &dead_session).await && exists(&app, &live_session).await);
+    assert!(!exists(&app, &revoked).await && exists(&app, &rotated).await);
+    assert!(!exists(&app, &deleted_pat).await && exists(&app, &expired_pat).await);
+    assert!(!exists(&app, &customer_session).await);
 
     clock.advance(Duration::hours(1));
     let report = purge(&app.state).await.unwrap();
@@ -166,35 +171,39 @@ async fn dead_records_are_purged_after_the_grace_period_and_live_ones_kept() {
         (1, 1),
         "{report:?}"
     );
-    assert!(!exists(&app, &rotated) && !exists(&app, &expired_pat));
+    assert!(!exists(&app, &rotated).await && !exists(&app, &expired_pat).await);
     // What may still be used stays, however old.
     clock.advance(Duration::days(365));
     purge(&app.state).await.unwrap();
-    assert!(exists(&app, &live_refresh) && exists(&app, &forever_pat));
+    assert!(exists(&app, &live_refresh).await && exists(&app, &forever_pat).await);
 
     // The unique keys and index entries went with the records.
     let store = &app.state.store;
     assert!(store
         .lookup_unique(&BrowserSession::token_key(&dead_session.token_hash))
+        .await
         .unwrap()
         .is_none());
     assert!(store
         .lookup_unique(&OAuth2Token::access_key(&revoked.access_token_hash))
+        .await
         .unwrap()
         .is_none());
     assert!(store
         .lookup_unique(&PersonalAccessToken::token_key(&expired_pat.token_hash))
+        .await
         .unwrap()
         .is_none());
     assert!(store
         .lookup_unique(&OAuth2Token::access_key(&live_refresh.access_token_hash))
+        .await
         .unwrap()
         .is_some());
     for report in [
-        store.verify_indexes::<OAuth2Token>().unwrap(),
-        store.verify_indexes::<PersonalAccessToken>().unwrap(),
-        store.verify_indexes::<BrowserSession>().unwrap(),
-        store.verify_indexes::<CustomerSession>().unwrap(),
+        store.verify_indexes::<OAuth2Token>().await.unwrap(),
+        store.verify_indexes::<PersonalAccessToken>().await.unwrap(),
+        store.verify_indexes::<BrowserSession>().await.unwrap(),
+        store.verify_indexes::<CustomerSession>().await.unwrap(),
     ] {
         assert!(report.is_clean(), "{report:?}");
     }
@@ -280,7 +289,7 @@ async fn the_purge_runs_on_its_own_schedule() {
     clock.advance(Duration::hours(2));
     // The background purge (every second here) removes it without being called.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while exists(&app, &dead) {
+    while exists(&app, &dead).await {
         assert!(
             std::time::Instant::now() < deadline,
             "the scheduled purge did not run"

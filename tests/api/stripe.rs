@@ -355,11 +355,12 @@ impl Shop {
     }
 
     /// Whether the server has recorded the event as handled.
-    fn handled(&self, event_id: &str) -> bool {
+    async fn handled(&self, event_id: &str) -> bool {
         self.app
             .state
             .store
             .get_meta(&event_meta_key(event_id))
+            .await
             .expect("reading the store")
             .is_some()
     }
@@ -367,7 +368,7 @@ impl Shop {
     /// Waits (bounded) until localstripe's delivery of `event_id` has been handled.
     async fn wait_handled(&self, event_id: &str) {
         let started = Instant::now();
-        while !self.handled(event_id) {
+        while !self.handled(event_id).await {
             assert!(
                 started.elapsed() < WEBHOOK_DEADLINE,
                 "event {event_id} was not handled within {WEBHOOK_DEADLINE:?}; localstripe log:\n{}",
@@ -687,7 +688,7 @@ async fn a_3d_secure_payment_completes_through_the_signed_webhook() {
     let g = wait_status(&shop, &s, "succeeded").await;
     assert_eq!(intent_of(&g), intent);
     let event = shop.ls.event_for("payment_intent.succeeded", &intent).await;
-    assert!(shop.handled(str_of(&event, "id")));
+    assert!(shop.handled(str_of(&event, "id")).await);
 
     let orders = shop.orders(&cat.org).await;
     assert_eq!(orders.len(), 1, "{orders:?}");
@@ -720,7 +721,7 @@ async fn a_3d_secure_payment_completes_through_the_signed_webhook() {
         .ls
         .event_for("payment_intent.payment_failed", &intent2)
         .await;
-    assert!(shop.handled(str_of(&event, "id")));
+    assert!(shop.handled(str_of(&event, "id")).await);
     assert!(orders_of(&shop.orders(&cat.org).await, &id2).is_empty());
     let good = shop.ls.card(CARD_OK).await;
     let r = confirm(api, &s2, &paying("ada@example.com", &good)).await;
@@ -796,7 +797,7 @@ async fn webhooks_without_a_valid_signature_change_nothing_and_replays_are_ackno
     // Nothing changed.
     assert_eq!(client_get(api, &s).await.body["status"], "confirmed");
     assert!(shop.orders(&cat.org).await.is_empty());
-    assert!(!shop.handled(&event_id));
+    assert!(!shop.handled(&event_id).await);
 
     // Signed: the checkout completes.
     let r = shop
@@ -806,7 +807,7 @@ async fn webhooks_without_a_valid_signature_change_nothing_and_replays_are_ackno
     assert_eq!(r.body, json!({"received": true, "duplicate": false}));
     assert_eq!(get_by_id(api, &id).await.body["status"], "succeeded");
     assert_eq!(shop.orders(&cat.org).await.len(), 1);
-    assert!(shop.handled(&event_id));
+    assert!(shop.handled(&event_id).await);
 
     // Replayed (signed again, later): acknowledged as a duplicate, nothing created.
     let later = Utc::now().timestamp() + 5;

@@ -183,6 +183,7 @@ impl ClockApp {
         self.state
             .store
             .get::<Product>(&id.key())
+            .await
             .unwrap()
             .unwrap()
             .value
@@ -218,6 +219,7 @@ impl ClockApp {
         self.state
             .store
             .get::<Customer>(&id.key())
+            .await
             .unwrap()
             .unwrap()
             .value
@@ -232,6 +234,7 @@ impl ClockApp {
         self.state
             .store
             .get::<Discount>(&id.key())
+            .await
             .unwrap()
             .unwrap()
             .value
@@ -276,29 +279,32 @@ impl ClockApp {
         id
     }
 
-    pub fn key_status(&self, id: LicenseKeyId) -> KeyStatus {
+    pub async fn key_status(&self, id: LicenseKeyId) -> KeyStatus {
         self.state
             .store
             .get::<LicenseKey>(&id.key())
+            .await
             .unwrap()
             .unwrap()
             .value
             .status
     }
 
-    pub fn stored(&self, id: SubscriptionId) -> Subscription {
+    pub async fn stored(&self, id: SubscriptionId) -> Subscription {
         self.state
             .store
             .get::<Subscription>(&id.key())
+            .await
             .unwrap()
             .unwrap()
             .value
     }
 
-    pub fn order(&self, id: OrderId) -> Option<Order> {
+    pub async fn order(&self, id: OrderId) -> Option<Order> {
         self.state
             .store
             .get::<Order>(&id.key())
+            .await
             .unwrap()
             .map(|o| o.value)
     }
@@ -517,12 +523,12 @@ async fn the_sweep_renews_at_the_period_end_with_a_cycle_order() {
     // Not due yet.
     app.clock.set(end - Duration::seconds(1));
     assert_eq!(app.sweep().await.renewed, 0);
-    assert!(app.order(renewal_order_id(s.id, 1)).is_none());
+    assert!(app.order(renewal_order_id(s.id, 1)).await.is_none());
 
     app.clock.set(end + Duration::hours(1));
     let report = app.sweep().await;
     assert_eq!((report.renewed, report.errors), (1, 0));
-    let order = app.order(renewal_order_id(s.id, 1)).unwrap();
+    let order = app.order(renewal_order_id(s.id, 1)).await.unwrap();
     assert_eq!(order.amount, 1500);
     assert_eq!(order.subscription_id, Some(s.id));
 
@@ -566,8 +572,8 @@ async fn the_sweep_renews_at_the_period_end_with_a_cycle_order() {
     app.clock
         .set(Utc.with_ymd_and_hms(2025, 5, 1, 0, 0, 0).unwrap());
     assert_eq!(app.sweep().await.renewed, 2);
-    assert_eq!(app.stored(s.id).cycles, 3);
-    assert!(app.order(renewal_order_id(s.id, 3)).is_some());
+    assert_eq!(app.stored(s.id).await.cycles, 3);
+    assert!(app.order(renewal_order_id(s.id, 3)).await.is_some());
 }
 
 #[actix_web::test]
@@ -585,7 +591,7 @@ async fn concurrent_sweeps_write_one_order_per_period() {
     )
     .await;
     assert_eq!(a.unwrap().renewed + b.unwrap().renewed, 1);
-    assert_eq!(app.stored(s.id).cycles, 1);
+    assert_eq!(app.stored(s.id).await.cycles, 1);
     let orders = app.get("/v1/orders/", Some(&app.token)).await;
     assert_eq!(orders.total_count(), 1);
 }
@@ -636,22 +642,24 @@ async fn discounts_last_their_duration_at_renewal() {
         (Some(750), Some(1000), Some(1350))
     );
 
-    let amounts = |s: &Subscription, cycle: u32| {
-        let o = app.order(renewal_order_id(s.id, cycle)).unwrap();
+    let amounts = async |s: &Subscription, cycle: u32| {
+        let o = app.order(renewal_order_id(s.id, cycle)).await.unwrap();
         (o.amount, o.discount_id.is_some())
     };
     // Three renewals: Feb 28, Mar 31, Apr 30.
     app.clock
         .set(Utc.with_ymd_and_hms(2025, 4, 30, 13, 0, 0).unwrap());
     assert_eq!(app.sweep().await.renewed, 9);
-    let once_orders: Vec<_> = (1..=3).map(|n| amounts(&a, n)).collect();
+    let once_orders: Vec<_> = futures_util::future::join_all((1..=3).map(|n| amounts(&a, n))).await;
     assert_eq!(once_orders, [(1500, false), (1500, false), (1500, false)]);
-    let repeating_orders: Vec<_> = (1..=3).map(|n| amounts(&b, n)).collect();
+    let repeating_orders: Vec<_> =
+        futures_util::future::join_all((1..=3).map(|n| amounts(&b, n))).await;
     assert_eq!(
         repeating_orders,
         [(1000, true), (1500, false), (1500, false)]
     );
-    let forever_orders: Vec<_> = (1..=3).map(|n| amounts(&c, n)).collect();
+    let forever_orders: Vec<_> =
+        futures_util::future::join_all((1..=3).map(|n| amounts(&c, n))).await;
     assert_eq!(forever_orders, [(1350, true), (1350, true), (1350, true)]);
 
     // A discount that ended is gone from the subscription.
@@ -682,8 +690,8 @@ async fn a_declined_renewal_is_past_due_then_canceled_with_its_keys_revoked() {
     assert_eq!((report.declined, report.renewed), (1, 0));
     let r = app.get(&path(id), Some(&app.token)).await;
     assert_eq!(r.body["status"], "past_due");
-    assert_eq!(app.key_status(key), KeyStatus::Granted);
-    assert!(app.order(renewal_order_id(id, 1)).is_none());
+    assert_eq!(app.key_status(key).await, KeyStatus::Granted);
+    assert!(app.order(renewal_order_id(id, 1)).await.is_none());
     // Listed as inactive.
     let inactive = app
         .get(&format!("{SUBSCRIPTIONS}?active=false"), Some(&app.token))
@@ -695,7 +703,7 @@ async fn a_declined_renewal_is_past_due_then_canceled_with_its_keys_revoked() {
     app.clock
         .set(end + Duration::days(3) + Duration::minutes(2));
     assert_eq!(app.sweep().await.declined, 1);
-    assert_eq!(app.stored(id).status, SubscriptionStatus::PastDue);
+    assert_eq!(app.stored(id).await.status, SubscriptionStatus::PastDue);
 
     // Still declined after the dunning period: canceled, keys revoked.
     for day in [6, 9] {
@@ -703,13 +711,18 @@ async fn a_declined_renewal_is_past_due_then_canceled_with_its_keys_revoked() {
             .set(end + Duration::days(day) + Duration::minutes(3 + day));
         app.sweep().await;
     }
-    let gone = app.stored(id);
+    let gone = app.stored(id).await;
     assert_eq!(gone.status, SubscriptionStatus::Canceled);
     assert!(gone.ended_at.is_some());
     assert!(gone.pending_revocations.is_empty());
-    assert_eq!(app.key_status(key), KeyStatus::Revoked);
-    assert!(app.order(renewal_order_id(id, 1)).is_none());
-    let report = app.state.store.verify_indexes::<Subscription>().unwrap();
+    assert_eq!(app.key_status(key).await, KeyStatus::Revoked);
+    assert!(app.order(renewal_order_id(id, 1)).await.is_none());
+    let report = app
+        .state
+        .store
+        .verify_indexes::<Subscription>()
+        .await
+        .unwrap();
     assert!(report.is_clean(), "{report:?}");
 }
 
@@ -746,7 +759,7 @@ async fn cancel_at_period_end_ends_it_at_the_period_end_and_revokes_its_keys() {
     assert!(r.body["ended_at"].is_null());
     assert_eq!(r.body["customer_cancellation_reason"], "too_expensive");
     assert_eq!(r.body["customer_cancellation_comment"], "Pricey");
-    assert_eq!(app.key_status(key), KeyStatus::Granted);
+    assert_eq!(app.key_status(key).await, KeyStatus::Granted);
 
     // Twice: Polar's 403.
     let again = app
@@ -780,9 +793,9 @@ async fn cancel_at_period_end_ends_it_at_the_period_end_and_revokes_its_keys() {
     assert_eq!(r.body["status"], "canceled");
     let ended = DateTime::parse_from_rfc3339(r.body["ended_at"].as_str().unwrap()).unwrap();
     assert_eq!(ended, end);
-    assert_eq!(app.key_status(key), KeyStatus::Revoked);
-    assert!(app.order(renewal_order_id(id, 1)).is_none());
-    assert!(app.stored(id).pending_revocations.is_empty());
+    assert_eq!(app.key_status(key).await, KeyStatus::Revoked);
+    assert!(app.order(renewal_order_id(id, 1)).await.is_none());
+    assert!(app.stored(id).await.pending_revocations.is_empty());
 
     // Nothing more happens, ever.
     app.clock.set(end + Duration::days(400));
@@ -842,7 +855,7 @@ async fn uncancel_restores_the_renewal() {
     app.clock
         .set(s.current_period_end.unwrap() + Duration::minutes(1));
     assert_eq!(app.sweep().await.renewed, 1);
-    assert_eq!(app.stored(s.id).status, SubscriptionStatus::Active);
+    assert_eq!(app.stored(s.id).await.status, SubscriptionStatus::Active);
 }
 
 #[actix_web::test]
@@ -897,8 +910,8 @@ async fn revoke_ends_now_and_revokes_the_keys_at_once() {
     assert_eq!(ended, now);
     assert_eq!(r.body["ends_at"], r.body["ended_at"]);
     assert_eq!(r.body["canceled_at"], r.body["ended_at"]);
-    assert_eq!(app.key_status(key), KeyStatus::Revoked);
-    assert!(app.stored(id).pending_revocations.is_empty());
+    assert_eq!(app.key_status(key).await, KeyStatus::Revoked);
+    assert!(app.stored(id).await.pending_revocations.is_empty());
 
     let again = app
         .patch_json(&path(id), Some(&app.token), &json!({"revoke": true}))
@@ -934,8 +947,8 @@ async fn revocations_interrupted_by_a_crash_are_finished_by_the_sweep() {
         )
         .await
         .unwrap();
-    assert_eq!(app.stored(id).pending_revocations, keys);
-    assert_eq!(app.key_status(keys[0]), KeyStatus::Granted);
+    assert_eq!(app.stored(id).await.pending_revocations, keys);
+    assert_eq!(app.key_status(keys[0]).await, KeyStatus::Granted);
     // One key was revoked before the crash: revoking it again is harmless.
     app.state
         .license_keys
@@ -945,10 +958,10 @@ async fn revocations_interrupted_by_a_crash_are_finished_by_the_sweep() {
 
     let report = app.sweep().await;
     assert_eq!((report.keys_revoked, report.errors), (2, 0));
-    assert!(keys
-        .iter()
-        .all(|k| app.key_status(*k) == KeyStatus::Revoked));
-    assert!(app.stored(id).pending_revocations.is_empty());
+    for k in &keys {
+        assert_eq!(app.key_status(*k).await, KeyStatus::Revoked);
+    }
+    assert!(app.stored(id).await.pending_revocations.is_empty());
     assert_eq!(app.sweep().await, Default::default());
 }
 
@@ -1156,7 +1169,12 @@ async fn the_list_filters_sorts_and_pages_started_subscriptions() {
     bad.expect_invalid_at(json!(["query", "active"]));
 
     // The indexes match the records.
-    let report = app.state.store.verify_indexes::<Subscription>().unwrap();
+    let report = app
+        .state
+        .store
+        .verify_indexes::<Subscription>()
+        .await
+        .unwrap();
     assert!(report.is_clean(), "{report:?}");
 }
 
@@ -1232,7 +1250,7 @@ async fn subscriptions_need_a_token_with_subscription_scopes_and_stay_in_their_o
         .patch_json(&path(UNKNOWN_ID), Some(&app.token), &cancel)
         .await;
     assert_eq!(r.expect_error(404), "ResourceNotFound");
-    assert!(!app.stored(s.id).cancel_at_period_end);
+    assert!(!app.stored(s.id).await.cancel_at_period_end);
 
     // The rival's own subscription is theirs alone.
     let product = app.monthly(&reader, rival, "Rival Pro", 700).await;

@@ -101,10 +101,12 @@ impl Entity for CheckoutEntity {
     type Id = CheckoutId;
     type State = Stored<Checkout>;
     const NAME: &'static str = "checkout";
+    const COLLECTION: Option<&'static str> =
+        Some(<Checkout as tollgate_storage::Record>::COLLECTION);
     type Extension = ();
 
-    fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
-        store.get(&id.key())
+    async fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
+        store.get(&id.key()).await
     }
 
     fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
@@ -115,8 +117,8 @@ impl Entity for CheckoutEntity {
         Some(state.rev)
     }
 
-    fn stored_revision(store: &Store, id: CheckoutId) -> Result<Option<u64>, StorageError> {
-        store.revision::<Checkout>(&id.key())
+    async fn stored_revision(store: &Store, id: CheckoutId) -> Result<Option<u64>, StorageError> {
+        store.revision::<Checkout>(&id.key()).await
     }
 
     /// The checkout is always the first write of its batches.

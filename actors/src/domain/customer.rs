@@ -145,28 +145,34 @@ impl Record for Customer {
 }
 
 /// A customer that is not deleted, by id.
-pub fn customer_by_id(
+pub async fn customer_by_id(
     store: &Store,
     id: CustomerId,
 ) -> Result<Option<Stored<Customer>>, StorageError> {
     Ok(store
-        .get::<Customer>(&id.key())?
+        .get::<Customer>(&id.key())
+        .await?
         .filter(|c| !c.value.is_deleted()))
 }
 
 /// The organization's customer with this e-mail address (case-insensitive), if any.
-pub fn customer_by_email(
+pub async fn customer_by_email(
     store: &Store,
     org: OrganizationId,
     email: &str,
 ) -> Result<Option<Stored<Customer>>, StorageError> {
-    let Some(id) = store.lookup_unique(&Customer::email_key(org, email))? else {
+    let Some(id) = store
+        .lookup_unique(&Customer::email_key(org, email))
+        .await?
+    else {
         return Ok(None);
     };
     let Some(id) = CustomerId::from_key(&id) else {
         return Ok(None);
     };
-    Ok(customer_by_id(store, id)?.filter(|c| c.value.organization_id == org))
+    Ok(customer_by_id(store, id)
+        .await?
+        .filter(|c| c.value.organization_id == org))
 }
 
 #[cfg(test)]

@@ -250,40 +250,47 @@ impl Record for Discount {
 }
 
 /// A discount that is not deleted, by id.
-pub fn discount_by_id(
+pub async fn discount_by_id(
     store: &Store,
     id: DiscountId,
 ) -> Result<Option<Stored<Discount>>, StorageError> {
     Ok(store
-        .get::<Discount>(&id.key())?
+        .get::<Discount>(&id.key())
+        .await?
         .filter(|d| !d.value.is_deleted()))
 }
 
 /// The organization's discount with this code (case-insensitive), if any and not deleted.
 /// Whether it is redeemable or applies to a product is for the caller to check.
-pub fn discount_by_code(
+pub async fn discount_by_code(
     store: &Store,
     org: OrganizationId,
     code: &str,
 ) -> Result<Option<Stored<Discount>>, StorageError> {
-    let Some(id) = store.lookup_unique(&Discount::code_key(org, code))? else {
+    let Some(id) = store.lookup_unique(&Discount::code_key(org, code)).await? else {
         return Ok(None);
     };
     let Some(id) = DiscountId::from_key(&id) else {
         return Ok(None);
     };
-    Ok(discount_by_id(store, id)?.filter(|d| d.value.organization_id == org))
+    Ok(discount_by_id(store, id)
+        .await?
+        .filter(|d| d.value.organization_id == org))
 }
 
 /// The products a discount is restricted to, in the order they were given (products that
 /// no longer exist are skipped).
-pub fn discount_products(store: &Store, discount: &Discount) -> Result<Vec<Product>, StorageError> {
+pub async fn discount_products(
+    store: &Store,
+    discount: &Discount,
+) -> Result<Vec<Product>, StorageError> {
     if discount.product_ids.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<Vec<u8>> = discount.product_ids.iter().map(|p| p.key()).collect();
     Ok(store
-        .get_many::<Product>(&ids)?
+        .get_many::<Product>(&ids)
+        .await?
         .into_iter()
         .map(|s| s.value)
         .collect())

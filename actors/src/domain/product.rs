@@ -326,12 +326,12 @@ impl Record for Product {
 }
 
 /// The product that owns a price (archived prices included), if any.
-pub fn product_for_price(
+pub async fn product_for_price(
     store: &Store,
     id: PriceId,
 ) -> Result<Option<Stored<Product>>, StorageError> {
-    match store.lookup_unique(&Product::price_key(id))? {
-        Some(product_id) => store.get::<Product>(&product_id),
+    match store.lookup_unique(&Product::price_key(id)).await? {
+        Some(product_id) => store.get::<Product>(&product_id).await,
         None => Ok(None),
     }
 }

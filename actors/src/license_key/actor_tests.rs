@@ -11,6 +11,7 @@ use super::*;
 use crate::clock::SystemClock;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId};
 use crate::registry::{Registry, RegistryConfig};
+use crate::testkit::ready;
 
 fn registry() -> (Registry<LicenseKeyEntity>, Store) {
     registry_batching(None)
@@ -59,7 +60,7 @@ fn stored_key(
     };
     let mut batch = Batch::new();
     batch.put(&key, Expect::Absent).unwrap();
-    store.commit(&batch).unwrap();
+    ready(store.commit(&batch)).unwrap();
     key
 }
 
@@ -76,7 +77,10 @@ fn validate(k: &LicenseKey, increment_usage: Option<i64>) -> ValidateLicenseKey 
 }
 
 fn in_store(store: &Store, id: LicenseKeyId) -> LicenseKey {
-    store.get::<LicenseKey>(&id.key()).unwrap().unwrap().value
+    ready(store.get::<LicenseKey>(&id.key()))
+        .unwrap()
+        .unwrap()
+        .value
 }
 
 #[actix::test]
@@ -330,7 +334,7 @@ async fn memory_per_key() {
 async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in_it() {
     let (registry, store) = registry();
     let k = stored_key(&store, Some(100), Some(2));
-    let created = store.changes(None, 10).unwrap();
+    let created = ready(store.changes(None, 10)).unwrap();
     assert_eq!(created.len(), 1);
     assert_eq!(created[0].before::<LicenseKey>().unwrap(), None);
 
@@ -338,7 +342,7 @@ async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in
     assert!(validations.iter().all(|r| r.is_ok()));
     assert_eq!(in_store(&store, k.id).usage, 20);
     assert_eq!(
-        store.changes(None, 10).unwrap(),
+        ready(store.changes(None, 10)).unwrap(),
         created,
         "validations fed nothing"
     );
@@ -356,7 +360,7 @@ async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in
         )
         .await
         .unwrap();
-    let changes = store.changes(Some(created[0].seq), 10).unwrap();
+    let changes = ready(store.changes(Some(created[0].seq), 10)).unwrap();
     assert_eq!(changes.len(), 1);
     let before = changes[0].before::<LicenseKey>().unwrap().unwrap();
     let after = changes[0].after::<LicenseKey>().unwrap().unwrap();
@@ -383,7 +387,10 @@ async fn strict_mode_writes_every_validation_before_its_reply() {
 async fn batched_validations_are_coalesced_into_one_write_per_interval() {
     let (registry, store) = registry_batching(Some(Duration::from_millis(300)));
     let k = stored_key(&store, None, None);
-    let rev_before = store.get::<LicenseKey>(&k.id.key()).unwrap().unwrap().rev;
+    let rev_before = ready(store.get::<LicenseKey>(&k.id.key()))
+        .unwrap()
+        .unwrap()
+        .rev;
     let replies = join_all((0..40).map(|_| registry.call(k.id, validate(&k, None)))).await;
     let mut seen: Vec<i64> = replies
         .iter()
@@ -401,7 +408,9 @@ async fn batched_validations_are_coalesced_into_one_write_per_interval() {
     assert_eq!(live.validations, 40);
     // One write for the whole interval.
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let stored = store.get::<LicenseKey>(&k.id.key()).unwrap().unwrap();
+    let stored = ready(store.get::<LicenseKey>(&k.id.key()))
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.value.validations, 40);
     assert!(stored.value.last_validated_at.is_some());
     assert_eq!(stored.rev, rev_before + 1);
@@ -615,12 +624,12 @@ async fn a_key_validated_only_without_the_mailbox_stays_live() {
 
 /// Another node's write, straight to the store, behind this node's cached actor.
 fn write_behind(store: &Store, id: LicenseKeyId, change: impl FnOnce(&mut LicenseKey)) {
-    let stored = store.get::<LicenseKey>(&id.key()).unwrap().unwrap();
+    let stored = ready(store.get::<LicenseKey>(&id.key())).unwrap().unwrap();
     let mut key = stored.value;
     change(&mut key);
     let mut batch = Batch::new();
     batch.put(&key, Expect::Rev(stored.rev)).unwrap();
-    store.commit(&batch).unwrap();
+    ready(store.commit(&batch)).unwrap();
 }
 
 #[actix::test]

@@ -81,7 +81,7 @@ impl KeyDirectory {
 
     /// The id of the key: from memory, else from the store's unique index (and then
     /// remembered). `None` if the store has no such key.
-    pub fn resolve(
+    pub async fn resolve(
         &self,
         store: &Store,
         organization_id: OrganizationId,
@@ -90,18 +90,19 @@ impl KeyDirectory {
         if let Some(id) = self.cached(organization_id, key) {
             return Ok(Some(id));
         }
-        self.lookup(store, organization_id, key)
+        self.lookup(store, organization_id, key).await
     }
 
     /// Asks the store (never the memory) and remembers the answer if there is one.
-    pub fn lookup(
+    pub async fn lookup(
         &self,
         store: &Store,
         organization_id: OrganizationId,
         key: &str,
     ) -> Result<Option<LicenseKeyId>, StorageError> {
         let found = store
-            .lookup_unique(&LicenseKey::value_key(organization_id, key))?
+            .lookup_unique(&LicenseKey::value_key(organization_id, key))
+            .await?
             .and_then(|bytes| LicenseKeyId::from_key(&bytes));
         if let Some(id) = found {
             self.remember(organization_id, key, id);
@@ -137,7 +138,7 @@ mod tests {
     use crate::domain::ids::{BenefitId, CustomerId};
     use crate::license_key::KeyStatus;
 
-    fn stored_key(store: &Store, org: OrganizationId, value: &str) -> LicenseKeyId {
+    async fn stored_key(store: &Store, org: OrganizationId, value: &str) -> LicenseKeyId {
         let key = LicenseKey {
             id: LicenseKeyId::new(),
             organization_id: org,
@@ -159,47 +160,49 @@ mod tests {
         };
         let mut batch = Batch::new();
         batch.put(&key, Expect::Absent).unwrap();
-        store.commit(&batch).unwrap();
+        store.commit(&batch).await.unwrap();
         key.id
     }
 
-    #[test]
-    fn resolves_from_the_store_then_from_memory() {
+    #[actix_web::test]
+    async fn resolves_from_the_store_then_from_memory() {
         let store = Store::temporary().unwrap();
         let dir = KeyDirectory::new();
         let org = OrganizationId::new();
-        let id = stored_key(&store, org, "KEY-1");
+        let id = stored_key(&store, org, "KEY-1").await;
         assert_eq!(dir.cached(org, "KEY-1"), None);
-        assert_eq!(dir.resolve(&store, org, "KEY-1").unwrap(), Some(id));
+        assert_eq!(dir.resolve(&store, org, "KEY-1").await.unwrap(), Some(id));
         assert_eq!(dir.cached(org, "KEY-1"), Some(id));
         assert_eq!(dir.len(), 1);
         // Same key text in another organization: another entry, not found.
         assert_eq!(
-            dir.resolve(&store, OrganizationId::new(), "KEY-1").unwrap(),
+            dir.resolve(&store, OrganizationId::new(), "KEY-1")
+                .await
+                .unwrap(),
             None
         );
     }
 
-    #[test]
-    fn a_miss_is_not_remembered() {
+    #[actix_web::test]
+    async fn a_miss_is_not_remembered() {
         let store = Store::temporary().unwrap();
         let dir = KeyDirectory::new();
         let org = OrganizationId::new();
-        assert_eq!(dir.resolve(&store, org, "LATER").unwrap(), None);
+        assert_eq!(dir.resolve(&store, org, "LATER").await.unwrap(), None);
         assert!(dir.is_empty());
-        let id = stored_key(&store, org, "LATER");
-        assert_eq!(dir.resolve(&store, org, "LATER").unwrap(), Some(id));
+        let id = stored_key(&store, org, "LATER").await;
+        assert_eq!(dir.resolve(&store, org, "LATER").await.unwrap(), Some(id));
     }
 
-    #[test]
-    fn forget_drops_a_misleading_entry() {
+    #[actix_web::test]
+    async fn forget_drops_a_misleading_entry() {
         let store = Store::temporary().unwrap();
         let dir = KeyDirectory::new();
         let org = OrganizationId::new();
-        let real = stored_key(&store, org, "REAL");
+        let real = stored_key(&store, org, "REAL").await;
         dir.remember(org, "REAL", LicenseKeyId::new());
         dir.forget(org, "REAL");
         assert_eq!(dir.cached(org, "REAL"), None);
-        assert_eq!(dir.lookup(&store, org, "REAL").unwrap(), Some(real));
+        assert_eq!(dir.lookup(&store, org, "REAL").await.unwrap(), Some(real));
     }
 }

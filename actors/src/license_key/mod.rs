@@ -110,10 +110,12 @@ impl Entity for LicenseKeyEntity {
     type Id = LicenseKeyId;
     type State = KeyState;
     const NAME: &'static str = "license_key";
+    const COLLECTION: Option<&'static str> =
+        Some(<LicenseKey as tollgate_storage::Record>::COLLECTION);
     type Extension = live::LiveKeys;
 
-    fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError> {
-        Ok(store.get::<LicenseKey>(&id.key())?.map(|s| Stored {
+    async fn load(store: &Store, id: Self::Id) -> Result<Option<Self::State>, StorageError> {
+        Ok(store.get::<LicenseKey>(&id.key()).await?.map(|s| Stored {
             rev: s.rev,
             value: Arc::new(s.value),
         }))
@@ -127,8 +129,8 @@ impl Entity for LicenseKeyEntity {
         Some(state.rev)
     }
 
-    fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
-        store.revision::<LicenseKey>(&id.key())
+    async fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
+        store.revision::<LicenseKey>(&id.key()).await
     }
 
     /// The aggregate is always the first write of its batches.

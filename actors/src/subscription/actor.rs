@@ -269,12 +269,16 @@ mod tests {
         let first = reg.call(s.id, renew()).await.unwrap();
         assert!(first.applied);
         let order = first.order.unwrap();
-        assert!(store.get::<Order>(&order.id.key()).unwrap().is_some());
+        assert!(store.get::<Order>(&order.id.key()).await.unwrap().is_some());
         // A repeated step (a retried sweep) writes nothing.
         let again = reg.call(s.id, renew()).await.unwrap();
         assert!(!again.applied);
         assert_eq!(again.subscription.cycles, 1);
-        let stored = store.get::<Subscription>(&s.id.key()).unwrap().unwrap();
+        let stored = store
+            .get::<Subscription>(&s.id.key())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stored.value.cycles, 1);
     }
 
@@ -299,6 +303,7 @@ mod tests {
         assert_eq!(revoked.pending_revocations, s.license_key_ids);
         let pending = store
             .index_range(SUBSCRIPTION_REVOKING, &[], &[], None)
+            .await
             .unwrap();
         assert_eq!(pending, vec![s.id.key()]);
         let again = reg
@@ -326,6 +331,7 @@ mod tests {
         assert!(cleared.pending_revocations.is_empty());
         assert!(store
             .index_range(SUBSCRIPTION_REVOKING, &[], &[], None)
+            .await
             .unwrap()
             .is_empty());
     }

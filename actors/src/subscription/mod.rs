@@ -245,13 +245,15 @@ impl crate::entity::Entity for SubscriptionEntity {
     type Id = crate::domain::ids::SubscriptionId;
     type State = tollgate_storage::Stored<Subscription>;
     const NAME: &'static str = "subscription";
+    const COLLECTION: Option<&'static str> =
+        Some(<Subscription as tollgate_storage::Record>::COLLECTION);
     type Extension = ();
 
-    fn load(
+    async fn load(
         store: &tollgate_storage::Store,
         id: Self::Id,
     ) -> Result<Option<Self::State>, tollgate_storage::StorageError> {
-        store.get(&id.key())
+        store.get(&id.key()).await
     }
 
     fn insert(
@@ -267,11 +269,11 @@ impl crate::entity::Entity for SubscriptionEntity {
         Some(state.rev)
     }
 
-    fn stored_revision(
+    async fn stored_revision(
         store: &tollgate_storage::Store,
         id: Self::Id,
     ) -> Result<Option<u64>, tollgate_storage::StorageError> {
-        store.revision::<Subscription>(&id.key())
+        store.revision::<Subscription>(&id.key()).await
     }
 
     /// The aggregate is always the first write of its batches.

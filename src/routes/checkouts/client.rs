@@ -26,7 +26,7 @@ pub(super) async fn client_get(
 ) -> ApiResult<web::Json<CheckoutPublic>> {
     let checkout = checkout_by_secret(&state, &secret).await?;
     let status = checkout.effective_status(state.now());
-    Ok(web::Json(render_public(&state, &checkout, status)?))
+    Ok(web::Json(render_public(&state, &checkout, status).await?))
 }
 
 pub(super) async fn client_update(
@@ -39,7 +39,7 @@ pub(super) async fn client_update(
     if status != CheckoutStatus::Open {
         return Err(not_open(&checkout, status));
     }
-    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), true)?;
+    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), true).await?;
     let updated = state
         .checkouts
         .call(
@@ -52,7 +52,7 @@ pub(super) async fn client_update(
         .await
         .map_err(|e| with_id(checkout_error(e), checkout.id))?;
     let status = updated.effective_status(state.now());
-    Ok(web::Json(render_public(&state, &updated, status)?))
+    Ok(web::Json(render_public(&state, &updated, status).await?))
 }
 
 pub(super) async fn client_confirm(
@@ -76,11 +76,9 @@ pub(super) async fn client_confirm(
     // The confirm response shows the checkout as confirmed (Polar's clients expect that),
     // with the processor's intent: a page runs its next action (3-D Secure) from
     // `payment_processor_metadata`. A later read shows it succeeded.
-    Ok(web::Json(render_confirmed(
-        &state,
-        &settled,
-        session_token,
-    )?))
+    Ok(web::Json(
+        render_confirmed(&state, &settled, session_token).await?,
+    ))
 }
 
 /// Set (to anything) to abort the process right after a confirm is durable, before its

@@ -18,7 +18,7 @@ use tollgate_storage::{Batch, Expect, StorageError};
 use crate::api::checkout::CheckoutChanges;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::domain::benefit::{BenefitProperties, Timeframe};
-use crate::domain::customer::{customer_by_email, customer_by_id, Customer};
+use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
 use crate::domain::customer_session::CustomerSession;
 use crate::domain::discount::{discount_by_id, Discount};
 use crate::domain::ids::{
@@ -33,6 +33,10 @@ use crate::state::AppState;
 use super::fields::resolve_changes;
 use super::{checkout_error, load, product_of, with_id};
 
+/// How many times a confirm that lost a race for the customer or the discount reads again
+/// and retries.
+const CONFIRM_ATTEMPTS: u32 = 6;
+
 /// Confirms a checkout: applies the body, checks it can be paid, and writes in one
 /// transaction the confirmed checkout, its customer (found by e-mail or created), the
 /// discount redemption and the customer session. Returns the session token.
@@ -44,9 +48,16 @@ pub(super) async fn confirm(
 ) -> Result<(Checkout, String), ApiError> {
     let mut last_error = None;
     // A concurrent confirm may take the customer's e-mail or the discount's revision
-    // first; the second attempt sees its write.
-    for _ in 0..3 {
-        let changes = resolve_changes(state, checkout, input.clone(), true)?;
+    // first; the next attempt reads again and sees its write.
+    for attempt in 0..CONFIRM_ATTEMPTS {
+        if attempt > 0 {
+            // Apart, so that confirms of one buyer racing each other do not meet again.
+            tokio::time::sleep(std::time::Duration::from_millis(
+                (rand::random::<u64>() % 5 + 1) << attempt.min(4),
+            ))
+            .await;
+        }
+        let changes = resolve_changes(state, checkout, input.clone(), true).await?;
         let preview_discount = changes
             .discount
             .as_ref()
@@ -54,24 +65,41 @@ pub(super) async fn confirm(
             .unwrap_or_else(|| checkout.discount.clone());
         let now = state.now();
         let discount_redeemable = match &preview_discount {
-            Some(d) => {
-                discount_by_id(&state.store, d.id)?.is_some_and(|s| s.value.is_redeemable(now))
-            }
+            Some(d) => discount_by_id(&state.store, d.id)
+                .await?
+                .is_some_and(|s| s.value.is_redeemable(now)),
             None => true,
         };
         // The price being paid: the one the body switches to (already checked), else the
         // checkout's, which may have been archived since it was selected.
         let price_archived = match &changes.price {
             Some(p) => p.is_archived,
-            None => product_of(state, checkout)?
+            None => product_of(state, checkout)
+                .await?
                 .price(checkout.price.id)
                 .is_none_or(|p| p.is_archived),
         };
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
+        // What the confirmation's write reads, read now: the actor decides without I/O.
+        // The checkout as confirmed may name another customer or discount than these
+        // (a concurrent update): its write then fails as a conflict, and the loop retries.
+        let mut reads = Reads::default();
+        let emails = [
+            changes.customer_email.clone().flatten(),
+            checkout.customer_email.clone(),
+        ];
+        for email in emails.into_iter().flatten() {
+            reads.email(state, checkout.organization_id, &email).await?;
+        }
+        if let Some(id) = checkout.customer_id {
+            reads.customer(state, id).await?;
+        }
+        if let Some(d) = &preview_discount {
+            reads.discount(state, d.id).await?;
+        }
         let attach = {
-            let store = state.store.clone();
             let token_hash = state.hasher.hash(&session_token).to_vec();
-            Box::new(move |c: &Checkout| attach_confirmation(&store, c, token_hash.clone(), now))
+            Box::new(move |c: &Checkout| attach_confirmation(&reads, c, token_hash.clone(), now))
                 as tollgate_actors::checkout::Attach
         };
         let result = state
@@ -107,7 +135,7 @@ pub(super) async fn confirm(
 /// The writes that go with a confirmation (runs inside the checkout actor, on the
 /// checkout as confirmed).
 fn attach_confirmation(
-    store: &tollgate_storage::Store,
+    reads: &Reads,
     c: &Checkout,
     token_hash: Vec<u8>,
     now: DateTime<Utc>,
@@ -115,8 +143,12 @@ fn attach_confirmation(
     let mut batch = Batch::new();
     let email = c.customer_email.clone().unwrap_or_default();
     let existing = match c.customer_id {
-        Some(id) => customer_by_id(store, id)?,
-        None => customer_by_email(store, c.organization_id, &email)?,
+        Some(id) => reads.customers.get(&id).ok_or_else(unread)?.clone(),
+        None => reads
+            .by_email
+            .get(&(c.organization_id, normalize_email(&email)))
+            .ok_or_else(unread)?
+            .clone(),
     };
     let customer = match existing {
         Some(stored) => {
@@ -147,7 +179,7 @@ fn attach_confirmation(
         }
     };
     if let Some(applied) = &c.discount {
-        let stored = discount_by_id(store, applied.id)?;
+        let stored = reads.discounts.get(&applied.id).ok_or_else(unread)?.clone();
         match stored {
             Some(mut d) if d.value.is_redeemable(now) => {
                 d.value.record_redemption();
@@ -257,7 +289,7 @@ pub async fn apply_outcome(
                 .kind
                 .is_recurring()
                 .then(|| SubscriptionId(derived_uuid(checkout.id.0, "subscription")));
-            let store = state.store.clone();
+            let reads = Reads::for_completion(state, checkout).await?;
             // Renewals charge the method the processor kept, else the buyer's token.
             let token = payment_method.or_else(|| checkout.confirmation_token.clone());
             let settled = state
@@ -269,7 +301,7 @@ pub async fn apply_outcome(
                             intent: (!intent_id.is_empty()).then_some(intent_id),
                             subscription,
                         },
-                        build: Box::new(move |c: &Checkout| completion(&store, c, token.clone())),
+                        build: Box::new(move |c: &Checkout| completion(&reads, c, token.clone())),
                     },
                 )
                 .await;
@@ -312,15 +344,18 @@ pub async fn apply_outcome(
             }
         }
         ChargeOutcome::Declined { message } => {
-            let store = state.store.clone();
             let discount = checkout.discount.as_ref().map(|d| d.id);
+            let mut reads = Reads::default();
+            if let Some(id) = discount {
+                reads.discount(state, id).await?;
+            }
             let reopened = state
                 .checkouts
                 .call(
                     id,
                     SettleCheckout {
                         settlement: Settlement::Reopen,
-                        build: Box::new(move |_: &Checkout| undo_redemption(&store, discount)),
+                        build: Box::new(move |_: &Checkout| undo_redemption(&reads, discount)),
                     },
                 )
                 .await;
@@ -346,12 +381,12 @@ pub async fn apply_outcome(
 }
 
 fn undo_redemption(
-    store: &tollgate_storage::Store,
+    reads: &Reads,
     discount: Option<DiscountId>,
 ) -> Result<Batch, ActorError<CheckoutError>> {
     let mut batch = Batch::new();
     if let Some(id) = discount {
-        if let Some(mut d) = store.get::<Discount>(&id.key())? {
+        if let Some(mut d) = reads.discounts.get(&id).ok_or_else(unread)?.clone() {
             d.value.redemptions_count = (d.value.redemptions_count - 1).max(0);
             batch.put(&d.value, Expect::Rev(d.rev))?;
         }
@@ -380,7 +415,7 @@ pub fn period_end(start: DateTime<Utc>, interval: RecurringInterval) -> Option<D
 /// Everything a successful purchase creates, with ids derived from the checkout's, so
 /// that a repeated completion can never create anything twice (`Expect::Absent`).
 fn completion(
-    store: &tollgate_storage::Store,
+    reads: &Reads,
     c: &Checkout,
     payment_token: Option<String>,
 ) -> Result<Batch, ActorError<CheckoutError>> {
@@ -391,13 +426,14 @@ fn completion(
             c.id
         )))
     };
-    let product = store
-        .get::<Product>(&c.product_id.key())?
-        .ok_or_else(|| missing("product"))?
-        .value;
+    let (product, benefits) = reads.products.get(&c.product_id).ok_or_else(unread)?;
+    let product = product.clone().ok_or_else(|| missing("product"))?;
     let customer_id = c.customer_id.ok_or_else(|| missing("customer"))?;
-    let customer = store
-        .get::<Customer>(&customer_id.key())?
+    let customer = reads
+        .customers
+        .get(&customer_id)
+        .ok_or_else(unread)?
+        .clone()
         .ok_or_else(|| missing("customer record"))?
         .value;
     let recurring = c.price.kind.is_recurring();
@@ -406,7 +442,7 @@ fn completion(
     let mut batch = Batch::new();
 
     let mut key_ids = Vec::new();
-    for benefit in product_benefit_records(store, &product)? {
+    for benefit in benefits {
         let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
             continue;
         };
@@ -456,13 +492,89 @@ fn completion(
     Ok(batch)
 }
 
-fn product_benefit_records(
+/// Records the checkout actor's writes are built from, read before it decides (it does
+/// no I/O of its own). A builder that needs a record not read here fails as a conflict,
+/// which its caller retries with fresh reads.
+#[derive(Default)]
+struct Reads {
+    customers: std::collections::HashMap<CustomerId, Option<tollgate_storage::Stored<Customer>>>,
+    /// By (organization, lower-cased e-mail).
+    by_email: std::collections::HashMap<
+        (crate::domain::ids::OrganizationId, String),
+        Option<tollgate_storage::Stored<Customer>>,
+    >,
+    discounts: std::collections::HashMap<DiscountId, Option<tollgate_storage::Stored<Discount>>>,
+    /// A product and its live benefits.
+    products: std::collections::HashMap<
+        crate::domain::ids::ProductId,
+        (Option<Product>, Vec<crate::domain::benefit::Benefit>),
+    >,
+}
+
+impl Reads {
+    async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), ApiError> {
+        let found = customer_by_id(&state.store, id).await?;
+        self.customers.insert(id, found);
+        Ok(())
+    }
+
+    async fn email(
+        &mut self,
+        state: &AppState,
+        org: crate::domain::ids::OrganizationId,
+        email: &str,
+    ) -> Result<(), ApiError> {
+        let found = customer_by_email(&state.store, org, email).await?;
+        self.by_email.insert((org, normalize_email(email)), found);
+        Ok(())
+    }
+
+    async fn discount(&mut self, state: &AppState, id: DiscountId) -> Result<(), ApiError> {
+        let found = discount_by_id(&state.store, id).await?;
+        self.discounts.insert(id, found);
+        Ok(())
+    }
+
+    /// What a completion of `c` reads: its product, the product's benefits, its customer.
+    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, ApiError> {
+        let mut reads = Reads::default();
+        let product = state.store.get::<Product>(&c.product_id.key()).await?;
+        let benefits = match &product {
+            Some(p) => product_benefit_records(&state.store, &p.value).await?,
+            None => Vec::new(),
+        };
+        reads
+            .products
+            .insert(c.product_id, (product.map(|p| p.value), benefits));
+        if let Some(id) = c.customer_id {
+            let found = state.store.get::<Customer>(&id.key()).await?;
+            reads.customers.insert(id, found);
+        }
+        Ok(reads)
+    }
+}
+
+/// A builder needed a record its caller did not read: the checkout changed since.
+fn unread() -> ActorError<CheckoutError> {
+    ActorError::Storage(StorageError::Conflict {
+        // Not the checkout's own collection: the caller's inputs were stale, not the
+        // actor's state (see `Entity::owns`).
+        collection: "checkout inputs",
+        expected: "the records read before deciding".into(),
+        found: None,
+    })
+}
+
+async fn product_benefit_records(
     store: &tollgate_storage::Store,
     product: &Product,
 ) -> Result<Vec<crate::domain::benefit::Benefit>, StorageError> {
     let mut out = Vec::new();
     for id in &product.benefit_ids {
-        if let Some(b) = store.get::<crate::domain::benefit::Benefit>(&id.key())? {
+        if let Some(b) = store
+            .get::<crate::domain::benefit::Benefit>(&id.key())
+            .await?
+        {
             if b.value.deleted_at.is_none() {
                 out.push(b.value);
             }
@@ -500,7 +612,8 @@ async fn settle_confirmed(
 ) -> Result<usize, ApiError> {
     let ids = state
         .store
-        .index_range(CHECKOUT_CONFIRMED, &[], &[], None)?;
+        .index_range(CHECKOUT_CONFIRMED, &[], &[], None)
+        .await?;
     let mut settled = 0;
     for id in ids {
         let Some(id) = CheckoutId::from_key(&id) else {
@@ -510,10 +623,14 @@ async fn settle_confirmed(
             // Recent ones may still be settled by their confirm; one whose payment the
             // processor reported under way (3-D Secure, processing) is settled by its
             // webhook, not polled by every sweep.
-            let leave = state.store.get::<Checkout>(&id.key())?.is_none_or(|c| {
-                c.value.modified_at.unwrap_or(c.value.created_at) > before
-                    || c.value.pending_intent().is_some()
-            });
+            let leave = state
+                .store
+                .get::<Checkout>(&id.key())
+                .await?
+                .is_none_or(|c| {
+                    c.value.modified_at.unwrap_or(c.value.created_at) > before
+                        || c.value.pending_intent().is_some()
+                });
             if leave {
                 continue;
             }
@@ -537,7 +654,8 @@ pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
         .into_vec();
     let ids = state
         .store
-        .index_range(CHECKOUT_OPEN_BY_EXPIRY, &[], &[], Some(&until))?;
+        .index_range(CHECKOUT_OPEN_BY_EXPIRY, &[], &[], Some(&until))
+        .await?;
     let mut expired = 0;
     for id in ids {
         let Some(id) = CheckoutId::from_key(&id) else {

@@ -83,25 +83,26 @@ pub(super) fn address_field(
     }
 }
 
-fn custom_fields_of(
+async fn custom_fields_of(
     state: &AppState,
     product: &Product,
 ) -> Result<Vec<(crate::domain::custom_field::CustomField, bool)>, ApiError> {
     Ok(
-        attached_custom_fields(state, &product.attached_custom_fields)?
+        attached_custom_fields(state, &product.attached_custom_fields)
+            .await?
             .into_iter()
             .map(|(cf, a)| (cf, a.required))
             .collect(),
     )
 }
 
-pub(super) fn custom_field_data(
+pub(super) async fn custom_field_data(
     v: &mut Validator,
     state: &AppState,
     product: &Product,
     value: &Value,
 ) -> Result<Option<CustomFieldData>, ApiError> {
-    let fields = custom_fields_of(state, product)?;
+    let fields = custom_fields_of(state, product).await?;
     Ok(
         match validate_custom_field_data(value, &fields, &["body", "custom_field_data"]) {
             Ok(d) => Some(d),
@@ -117,13 +118,14 @@ pub(super) fn custom_field_data(
 
 /// A discount given by id: it must be the organization's, apply to the product and be
 /// redeemable now.
-pub(super) fn discount_for_checkout(
+pub(super) async fn discount_for_checkout(
     state: &AppState,
     org: OrganizationId,
     product: ProductId,
     id: DiscountId,
 ) -> Result<Result<Discount, FieldError>, ApiError> {
-    let found = discount_by_id(&state.store, id)?
+    let found = discount_by_id(&state.store, id)
+        .await?
         .map(|d| d.value)
         .filter(|d| {
             d.organization_id == org && d.applies_to(product) && d.is_redeemable(state.now())
@@ -138,13 +140,14 @@ pub(super) fn discount_for_checkout(
     }))
 }
 
-fn discount_for_code(
+async fn discount_for_code(
     state: &AppState,
     org: OrganizationId,
     product: ProductId,
     code: &str,
 ) -> Result<Result<Discount, FieldError>, ApiError> {
-    let found = discount_by_code(&state.store, org, code)?
+    let found = discount_by_code(&state.store, org, code)
+        .await?
         .map(|d| d.value)
         .filter(|d| d.applies_to(product) && d.is_redeemable(state.now()));
     Ok(found.ok_or_else(|| {
@@ -159,7 +162,7 @@ fn discount_for_code(
 
 /// The price a checkout is created for: by price id or by product id (its first active
 /// price), readable by the subject, neither archived (reference 1.2 steps 1–2).
-pub(super) fn price_for_create(
+pub(super) async fn price_for_create(
     state: &AppState,
     subject: Subject,
     input: &CheckoutCreate,
@@ -172,10 +175,18 @@ pub(super) fn price_for_create(
                 Value::from(price_id.to_string()),
             )
         };
-        let product = crate::domain::product::product_for_price(&state.store, PriceId(price_id))?
-            .map(|p| p.value)
-            .filter(|p| can_access(state, subject, p.organization_id).unwrap_or(false))
-            .ok_or_else(not_found)?;
+        let product =
+            match crate::domain::product::product_for_price(&state.store, PriceId(price_id)).await?
+            {
+                Some(p)
+                    if can_access(state, subject, p.value.organization_id)
+                        .await
+                        .unwrap_or(false) =>
+                {
+                    p.value
+                }
+                _ => return Err(not_found()),
+            };
         let price = product
             .price(PriceId(price_id))
             .cloned()
@@ -204,12 +215,20 @@ pub(super) fn price_for_create(
                 Value::from(product_id.to_string()),
             )
         };
-        let product = state
+        let product = match state
             .store
-            .get::<Product>(&ProductId(product_id).key())?
-            .map(|p| p.value)
-            .filter(|p| can_access(state, subject, p.organization_id).unwrap_or(false))
-            .ok_or_else(not_found)?;
+            .get::<Product>(&ProductId(product_id).key())
+            .await?
+        {
+            Some(p)
+                if can_access(state, subject, p.value.organization_id)
+                    .await
+                    .unwrap_or(false) =>
+            {
+                p.value
+            }
+            _ => return Err(not_found()),
+        };
         if product.is_archived {
             return Err(ApiError::invalid(
                 loc!["body", "product_id"],
@@ -248,13 +267,13 @@ pub(super) fn optional_string(value: Option<String>) -> Option<String> {
 
 /// The changes a request asks for, resolved against the checkout's product and organization.
 /// `public`: the client-secret variant (no metadata, discount by code only).
-pub(super) fn resolve_changes(
+pub(super) async fn resolve_changes(
     state: &AppState,
     checkout: &Checkout,
     input: CheckoutChanges,
     public: bool,
 ) -> Result<Changes, ApiError> {
-    let product = product_of(state, checkout)?;
+    let product = product_of(state, checkout).await?;
     let mut v = Validator::new();
     let mut ch = Changes::default();
     match input.product_price_id {
@@ -273,7 +292,8 @@ pub(super) fn resolve_changes(
                 None => {
                     // Another product's price, or no price at all.
                     let other =
-                        crate::domain::product::product_for_price(&state.store, PriceId(id))?
+                        crate::domain::product::product_for_price(&state.store, PriceId(id))
+                            .await?
                             .filter(|p| p.value.organization_id == checkout.organization_id);
                     let msg = if other.is_some() {
                         "Price does not belong to the product."
@@ -328,7 +348,7 @@ pub(super) fn resolve_changes(
     if let Maybe::Value(data) = &input.custom_field_data {
         let non_empty = data.as_object().is_some_and(|m| !m.is_empty());
         if non_empty || !data.is_object() {
-            ch.custom_field_data = custom_field_data(&mut v, state, &product, data)?;
+            ch.custom_field_data = custom_field_data(&mut v, state, &product, data).await?;
         }
     }
     if public {
@@ -340,7 +360,9 @@ pub(super) fn resolve_changes(
                     checkout.organization_id,
                     checkout.product_id,
                     &code,
-                )? {
+                )
+                .await?
+                {
                     Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_code")),
                     Err(e) => v.push(e),
                 },
@@ -355,7 +377,9 @@ pub(super) fn resolve_changes(
                 checkout.organization_id,
                 checkout.product_id,
                 DiscountId(id),
-            )? {
+            )
+            .await?
+            {
                 Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_id")),
                 Err(e) => v.push(e),
             },

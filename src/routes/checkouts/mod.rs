@@ -132,10 +132,10 @@ async fn checkout_for(
     id: CheckoutId,
 ) -> Result<Checkout, ApiError> {
     // Read the record first so that an unknown id never spawns an actor.
-    let Some(stored) = state.store.get::<Checkout>(&id.key())? else {
+    let Some(stored) = state.store.get::<Checkout>(&id.key()).await? else {
         return Err(ApiError::not_found());
     };
-    if !can_access(state, subject, stored.value.organization_id)? {
+    if !can_access(state, subject, stored.value.organization_id).await? {
         return Err(ApiError::not_found());
     }
     load(state, id).await
@@ -143,7 +143,11 @@ async fn checkout_for(
 
 /// The checkout of a client secret; 404 once it has expired, whatever its status (Polar).
 async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checkout, ApiError> {
-    let Some(id) = state.store.lookup_unique(&Checkout::secret_key(secret))? else {
+    let Some(id) = state
+        .store
+        .lookup_unique(&Checkout::secret_key(secret))
+        .await?
+    else {
         return Err(ApiError::not_found());
     };
     let id = CheckoutId::from_key(&id)
@@ -155,43 +159,45 @@ async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checkout, 
     Ok(checkout)
 }
 
-fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiError> {
+async fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiError> {
     state
         .store
-        .get::<Product>(&c.product_id.key())?
+        .get::<Product>(&c.product_id.key())
+        .await?
         .map(|p| p.value)
         .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
 }
 
 /// The product, URLs and custom fields a rendering shows, as they are now.
-fn context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
-    let product = product_of(state, c)?;
+async fn context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
+    let product = product_of(state, c).await?;
     let base = &state.public_url;
     Ok(CheckoutContext {
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
-        product: render_checkout_product(state, &product)?,
+        product: render_checkout_product(state, &product).await?,
         product_price: ProductPrice::new(product.id, &c.price),
-        attached_custom_fields: render_attached_custom_fields(state, &product)?,
+        attached_custom_fields: render_attached_custom_fields(state, &product).await?,
     })
 }
 
-fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, ApiError> {
+async fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, ApiError> {
     state
         .store
-        .get::<Organization>(&c.organization_id.key())?
+        .get::<Organization>(&c.organization_id.key())
+        .await?
         .map(|o| OrganizationView::from(&o.value))
         .ok_or_else(|| ApiError::internal("a checkout's organization is missing"))
 }
 
 /// `Checkout`, with its status as seen now.
-pub(crate) fn render(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
+pub(crate) async fn render(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
     let status = c.effective_status(state.now());
-    Ok(CheckoutView::new(c, status, context(state, c)?))
+    Ok(CheckoutView::new(c, status, context(state, c).await?))
 }
 
 /// `CheckoutPublic`, showing `status`.
-fn render_public(
+async fn render_public(
     state: &AppState,
     c: &Checkout,
     status: CheckoutStatus,
@@ -199,21 +205,21 @@ fn render_public(
     Ok(CheckoutPublic::new(
         c,
         status,
-        context(state, c)?,
-        organization_of(state, c)?,
+        context(state, c).await?,
+        organization_of(state, c).await?,
     ))
 }
 
 /// `CheckoutPublicConfirmed`: the confirm answer, with the customer session's token.
-fn render_confirmed(
+async fn render_confirmed(
     state: &AppState,
     c: &Checkout,
     session_token: String,
 ) -> Result<CheckoutPublicConfirmed, ApiError> {
     Ok(CheckoutPublicConfirmed::new(
         c,
-        context(state, c)?,
-        organization_of(state, c)?,
+        context(state, c).await?,
+        organization_of(state, c).await?,
         session_token,
     ))
 }

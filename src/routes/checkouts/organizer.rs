@@ -61,7 +61,7 @@ pub(super) async fn list(
     let sorting = Sorting::<CheckoutSort>::from_query(&mut q, (CheckoutSort::CreatedAt, true));
     q.finish()?;
     state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs)?;
+    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
     // The first criterion is served by an index (equal values follow the id), the others
     // in memory.
     let (field, desc) = sorting.primary();
@@ -75,7 +75,7 @@ pub(super) async fn list(
         // Only products of the organizations the subject reaches.
         let mut tenants = Vec::new();
         for p in &products {
-            if let Some(product) = state.store.get::<Product>(&p.key())? {
+            if let Some(product) = state.store.get::<Product>(&p.key()).await? {
                 if orgs.contains(&product.value.organization_id) {
                     tenants.push(p.key());
                 }
@@ -102,11 +102,9 @@ pub(super) async fn list(
         params,
         None,
         several.as_deref(),
-    )?;
-    let items = items
-        .iter()
-        .map(|c| render(&state, c))
-        .collect::<Result<Vec<_>, _>>()?;
+    )
+    .await?;
+    let items = futures_util::future::try_join_all(items.iter().map(|c| render(&state, c))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -120,7 +118,7 @@ pub(super) async fn get(
 ) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
     let checkout = checkout_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(render(&state, &checkout)?))
+    Ok(web::Json(render(&state, &checkout).await?))
 }
 
 pub(crate) async fn create(
@@ -183,11 +181,11 @@ pub(crate) async fn create(
     };
     v.finish()?;
 
-    let (product, price) = price_for_create(&state, auth.subject(), &input)?;
+    let (product, price) = price_for_create(&state, auth.subject(), &input).await?;
     let org = product.organization_id;
     let mut v = Validator::new();
     let discount = match input.discount_id {
-        Some(id) => match discount_for_checkout(&state, org, product.id, DiscountId(id))? {
+        Some(id) => match discount_for_checkout(&state, org, product.id, DiscountId(id)).await? {
             Ok(d) => Some(AppliedDiscount::from(&d)),
             Err(e) => {
                 v.push(e);
@@ -197,13 +195,16 @@ pub(crate) async fn create(
         None => None,
     };
     let custom_field_data = match &input.custom_field_data {
-        Some(data) => custom_field_data(&mut v, &state, &product, data)?,
-        None => custom_field_data(&mut v, &state, &product, &Value::Object(Default::default()))?,
+        Some(data) => custom_field_data(&mut v, &state, &product, data).await?,
+        None => {
+            custom_field_data(&mut v, &state, &product, &Value::Object(Default::default())).await?
+        }
     }
     .unwrap_or_default();
     // A customer fills the fields the checkout leaves empty.
     let customer = match input.customer_id {
-        Some(id) => match customer_by_id(&state.store, CustomerId(id))?
+        Some(id) => match customer_by_id(&state.store, CustomerId(id))
+            .await?
             .filter(|c| c.value.organization_id == org)
         {
             Some(c) => Some(c.value),
@@ -285,7 +286,7 @@ pub(crate) async fn create(
         )
         .await
         .map_err(|e| checkout_error(widen(e)))?;
-    Ok(Created(render(&state, &checkout)?))
+    Ok(Created(render(&state, &checkout).await?))
 }
 
 pub(super) async fn update(
@@ -300,7 +301,7 @@ pub(super) async fn update(
     if status != CheckoutStatus::Open {
         return Err(not_open(&checkout, status));
     }
-    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), false)?;
+    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), false).await?;
     let updated = state
         .checkouts
         .call(
@@ -312,5 +313,5 @@ pub(super) async fn update(
         )
         .await
         .map_err(|e| with_id(checkout_error(e), id))?;
-    Ok(web::Json(render(&state, &updated)?))
+    Ok(web::Json(render(&state, &updated).await?))
 }

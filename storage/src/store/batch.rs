@@ -16,7 +16,7 @@ use sled::Transactional;
 use super::layout::{
     decode_counter, derived_keys, encode_index_entries, encode_uniques, record_key, EncodedIndex,
 };
-use super::Store;
+use super::Embedded;
 use crate::codec;
 use crate::record::{Expect, Record};
 use crate::StorageError;
@@ -149,6 +149,60 @@ impl Batch {
     }
 
     /// Whether committing this batch may add entries to the change feed.
+    /// The revisions [`Store::commit`] will report for this batch if it succeeds; `None`
+    /// when one depends on what is stored (an unconditional put).
+    ///
+    /// [`Store::commit`]: crate::Store::commit
+    pub fn predicted_revs(&self) -> Option<Vec<u64>> {
+        self.ops.iter().map(|op| op.predicted_rev()).collect()
+    }
+
+    /// One batch doing what `parts` do in order, all or nothing (`None`: nothing to do).
+    /// When every part is one [`Batch::put_keeping_keys`] of the same record (statistics
+    /// of one aggregate, each on top of the one before), only the last is written, under
+    /// the first one's condition: one write instead of many, with the same outcome.
+    pub fn coalesce(mut parts: Vec<Batch>) -> Option<Batch> {
+        let mut first: Option<(Vec<u8>, Expect)> = None;
+        let mut collapsible = parts.len() > 1;
+        for part in parts.iter_mut() {
+            let [op] = part.ops.as_mut_slice() else {
+                collapsible = false;
+                break;
+            };
+            let Some((key, expect)) = op.counter_put() else {
+                collapsible = false;
+                break;
+            };
+            match &first {
+                None => first = Some((key.to_vec(), *expect)),
+                Some((k, _)) if k.as_slice() == key => {}
+                Some(_) => {
+                    collapsible = false;
+                    break;
+                }
+            }
+        }
+        if collapsible {
+            let mut last = parts.pop()?;
+            if let (Some((_, expect)), Some(op)) = (first, last.ops.first_mut()) {
+                if let Some((_, e)) = op.counter_put() {
+                    *e = expect;
+                }
+            }
+            return Some(last);
+        }
+        let mut all = Batch::new();
+        for part in parts {
+            all.append(part);
+        }
+        (!all.is_empty()).then_some(all)
+    }
+
+    /// The records the batch writes or deletes: (collection, id).
+    pub(super) fn written(&self) -> impl Iterator<Item = (&'static str, &[u8])> {
+        self.ops.iter().filter_map(|op| op.written())
+    }
+
     pub(super) fn feeds(&self) -> bool {
         self.ops.iter().any(|op| op.feeds())
     }
@@ -212,6 +266,17 @@ pub(super) trait Op: Send + Sync {
     fn written(&self) -> Option<(&'static str, &[u8])> {
         None
     }
+
+    /// The revision the operation will report if it succeeds (`None`: it depends on what
+    /// is stored, an unconditional put).
+    fn predicted_rev(&self) -> Option<u64> {
+        Some(0)
+    }
+
+    /// For a [`Batch::put_keeping_keys`]: its record key and condition.
+    fn counter_put(&mut self) -> Option<(&[u8], &mut Expect)> {
+        None
+    }
 }
 
 struct PutOp<R> {
@@ -229,6 +294,19 @@ struct PutOp<R> {
 }
 
 impl<R: Record> Op for PutOp<R> {
+    fn predicted_rev(&self) -> Option<u64> {
+        match self.expect {
+            Expect::Any => None,
+            Expect::Absent => Some(1),
+            Expect::Rev(rev) => Some(rev + 1),
+        }
+    }
+
+    fn counter_put(&mut self) -> Option<(&[u8], &mut Expect)> {
+        self.keeps_keys
+            .then_some((self.key.as_slice(), &mut self.expect))
+    }
+
     fn feeds(&self) -> bool {
         self.digest.is_some()
     }
@@ -546,68 +624,18 @@ fn add_to_counter(tx: &Tx<'_>, key: &[u8], delta: i64) -> TxResult<()> {
     Ok(())
 }
 
-impl Store {
-    /// Applies every operation of `batch` atomically, or none of them. The write is visible
-    /// to readers at once but not yet durable: await [`Store::durable`] with the returned
-    /// sequence number before acknowledging it.
-    ///
-    /// A batch of one write that changes no index entry, unique key or counter (a counter
-    /// update of an aggregate, the hot path) is a single compare-and-swap on its record:
-    /// it takes no transaction, so it never waits for a flush in progress (sled's
-    /// transactions hold a lock that its flush holds too). Each aggregate has one writer,
-    /// its actor, and a transaction excludes every compare-and-swap while it runs, so the
-    /// two kinds of write stay serializable.
-    ///
-    /// Once a flush has failed the store acknowledges nothing more: every commit fails at
-    /// once with [`StorageError::Unavailable`] (see [`Store::health`]).
-    pub fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
+impl Embedded {
+    /// See [`Store::commit`]: sled's synchronous commit, visible at once, durable after
+    /// the flush that covers its sequence number.
+    pub(crate) fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let i = &self.inner;
         i.flusher.check_writable()?;
         let _shared = i.gate.read().unwrap_or_else(|p| p.into_inner());
-        let committed = self.commit_inner(batch).inspect_err(|e| {
+        self.commit_inner(batch).inspect_err(|e| {
             if let StorageError::Io(cause) = e {
                 i.flusher.fail(cause);
             }
-        })?;
-        self.notify_watchers(batch);
-        Ok(committed)
-    }
-
-    /// Calls `f` with the id of every record of `collection` a commit writes or deletes,
-    /// right after the commit (on the committing thread; `f` must be quick and must not
-    /// write). For caches of records: invalidate in `f`.
-    pub fn watch(&self, collection: &'static str, f: impl Fn(&[u8]) + Send + Sync + 'static) {
-        let mut w = self
-            .inner
-            .watchers
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        w.push((collection, Box::new(f)));
-        self.inner
-            .watching
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn notify_watchers(&self, batch: &Batch) {
-        if !self
-            .inner
-            .watching
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            return;
-        }
-        let watchers = self
-            .inner
-            .watchers
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        for (collection, id) in batch.ops.iter().filter_map(|op| op.written()) {
-            for (watched, f) in watchers.iter() {
-                if *watched == collection {
-                    f(id);
-                }
-            }
-        }
+        })
     }
 
     fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
@@ -644,22 +672,12 @@ impl Store {
                 .collect::<TxResult<Vec<u64>>>()
         });
         match result {
-            Ok(revs) => {
-                let seq = i.flusher.committed();
-                if batch.feeds() {
-                    i.feed_signal.notify_one();
-                }
-                Ok(Committed { seq, revs })
-            }
+            Ok(revs) => Ok(Committed {
+                seq: i.flusher.committed(),
+                revs,
+            }),
             Err(TransactionError::Abort(e)) => Err(e),
             Err(TransactionError::Storage(e)) => Err(e.into()),
         }
-    }
-
-    /// Commits `batch` and waits until it is durable.
-    pub async fn commit_durable(&self, batch: &Batch) -> Result<Committed, StorageError> {
-        let committed = self.commit(batch)?;
-        self.durable(committed.seq).await?;
-        Ok(committed)
     }
 }

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Store;
+use super::Embedded;
 use crate::record::Record;
 use crate::{codec, StorageError};
 
@@ -91,11 +91,15 @@ impl Change {
     }
 }
 
-impl Store {
+impl Embedded {
     /// Up to `limit` entries of the change feed with a sequence number above `after`
     /// (from the start with `None`), in order. An entry read here may not be durable yet:
     /// await [`Store::read_barrier`] before acting on it.
-    pub fn changes(&self, after: Option<u64>, limit: usize) -> Result<Vec<Change>, StorageError> {
+    pub(crate) fn changes(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Change>, StorageError> {
         let start = match after {
             Some(seq) => match seq.checked_add(1) {
                 Some(next) => next.to_be_bytes().to_vec(),
@@ -114,16 +118,5 @@ impl Store {
             out.push(change_from(seq, &v)?);
         }
         Ok(out)
-    }
-
-    /// Number of entries waiting in the change feed.
-    pub fn pending_changes(&self) -> usize {
-        self.inner.feed.len()
-    }
-
-    /// Resolves when a commit has written to the change feed since the last call returned
-    /// (at once if one has): the consumer's wake-up.
-    pub async fn changes_written(&self) {
-        self.inner.feed_signal.notified().await
     }
 }

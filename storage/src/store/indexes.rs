@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::layout::{decode_counter, derived_keys};
-use super::Store;
+use super::Embedded;
 use crate::record::Record;
 use crate::StorageError;
 
@@ -100,7 +100,7 @@ pub(super) fn compare(
     report
 }
 
-impl Store {
+impl Embedded {
     /// Compares the stored index entries, counters and unique keys of `R` with the ones its
     /// records derive.
     pub fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {

@@ -17,8 +17,7 @@
 //! what follows its prefix), scans, the change feed, and index verification over the same
 //! derived keys (`indexes::expected_keys`).
 //!
-//! Not wired into [`crate::Store`] yet: the store's API becomes async first (the next step
-//! of the design); until then this engine is exercised by its own tests.
+//! [`crate::Store`] holds it as its second engine (`storage.backend = "postgres"`).
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
@@ -217,9 +216,19 @@ impl PgEngine {
         }
         for seq in &plan.consume {
             let seq = i64::try_from(*seq).unwrap_or(i64::MAX);
-            tx.execute(&format!("DELETE FROM {s}.feed WHERE seq = $1"), &[&seq])
+            let gone = tx
+                .execute(&format!("DELETE FROM {s}.feed WHERE seq = $1"), &[&seq])
                 .await
                 .map_err(sql_error)?;
+            // Consumed by another node's consumer meanwhile: this consumer's whole batch
+            // (what it derived from the entry) must not land a second time.
+            if gone != 1 {
+                return Err(StorageError::Conflict {
+                    collection: "feed",
+                    expected: format!("entry {seq}"),
+                    found: None,
+                });
+            }
         }
         if let Some((key, value)) = &plan.meta {
             tx.execute(
@@ -808,6 +817,68 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         Ok(rows.into_iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Up to `limit` index entries under `prefix` after (in `direction`) the full key
+    /// `after`: (full key, id) pairs, for [`crate::IndexIter`]'s keyset reads.
+    pub(crate) async fn index_chunk(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        direction: Direction,
+        limit: i64,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+        // Keyset bounds: ascending, from just after `after`; descending, below it.
+        let (lo, lo_op, hi) = match (direction, after) {
+            (Direction::Asc, None) => (prefix.to_vec(), ">=", prefix_end(prefix)),
+            (Direction::Asc, Some(after)) => (after.to_vec(), ">", prefix_end(prefix)),
+            (Direction::Desc, None) => (prefix.to_vec(), ">=", prefix_end(prefix)),
+            (Direction::Desc, Some(after)) => (prefix.to_vec(), ">=", after.to_vec()),
+        };
+        let order = match direction {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        };
+        let sql = format!(
+            "SELECT k, id FROM {}.idx WHERE k {lo_op} $1 AND k < $2 ORDER BY k {order} LIMIT $3",
+            self.schema
+        );
+        let rows = self
+            .client()
+            .await?
+            .query(&sql, &[&lo, &hi, &limit])
+            .await
+            .map_err(sql_error)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Number of entries in the change feed.
+    pub(crate) async fn feed_len(&self) -> Result<usize, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_one(&format!("SELECT count(*) FROM {}.feed", self.schema), &[])
+            .await
+            .map_err(sql_error)?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+
+    /// Whether no table of the schema holds anything.
+    pub(crate) async fn is_empty(&self) -> Result<bool, StorageError> {
+        let s = &self.schema;
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                &format!(
+                    "SELECT NOT EXISTS (SELECT 1 FROM {s}.records) AND NOT EXISTS (SELECT 1 FROM {s}.meta)
+                     AND NOT EXISTS (SELECT 1 FROM {s}.uniques) AND NOT EXISTS (SELECT 1 FROM {s}.idx)"
+                ),
+                &[],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.get(0))
     }
 
     /// A meta value.

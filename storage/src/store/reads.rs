@@ -3,7 +3,7 @@
 //! with the size of the store).
 
 use super::layout::{decode_counter, encode_uniques, record_key, tenant_prefix};
-use super::Store;
+use super::Embedded;
 use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
@@ -32,7 +32,7 @@ pub struct Page {
     pub total: u64,
 }
 
-impl Store {
+impl Embedded {
     pub fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
         match self.inner.records.get(record_key(R::COLLECTION, id))? {
             Some(bytes) => {
@@ -129,7 +129,7 @@ impl Store {
         index: &'static str,
         tenants: &[Vec<u8>],
         direction: Direction,
-    ) -> Result<IndexIter, StorageError> {
+    ) -> Result<SledIndexIter, StorageError> {
         let mut heads = Vec::with_capacity(tenants.len());
         for tenant in tenants {
             let prefix = tenant_prefix(index, tenant)?;
@@ -146,7 +146,7 @@ impl Store {
                 peeked: None,
             });
         }
-        Ok(IndexIter { heads, direction })
+        Ok(SledIndexIter { heads, direction })
     }
 
     /// Ids in one tenant of an index whose sort key lies in `[from, to)`, ascending.
@@ -201,13 +201,13 @@ impl Head {
     }
 }
 
-/// Ids of index entries in sort order over several tenants (see [`Store::index_iter`]).
-pub struct IndexIter {
+/// Ids of index entries in sort order over several tenants (see `Store::index_iter`), on the embedded engine.
+pub(crate) struct SledIndexIter {
     heads: Vec<Head>,
     direction: Direction,
 }
 
-impl Iterator for IndexIter {
+impl Iterator for SledIndexIter {
     type Item = Result<Vec<u8>, StorageError>;
 
     fn next(&mut self) -> Option<Self::Item> {

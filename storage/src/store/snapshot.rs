@@ -2,7 +2,7 @@
 //! ([`Snapshot::write_to`], [`Snapshot::read_from`]) and [`Store::restore`] into an empty
 //! store: what backups and `tollgate` export/import use.
 
-use super::Store;
+use super::Embedded;
 use crate::StorageError;
 
 /// The trees of a store, in the order a [`Snapshot`] holds them.
@@ -101,7 +101,7 @@ impl Snapshot {
     }
 }
 
-impl Store {
+impl Embedded {
     /// A consistent copy of the whole store: commits wait while it is read (every tree
     /// at one point in time, so records, indexes, counters and unique keys agree).
     /// It holds every committed write, so every acknowledged one. In memory: meant for

@@ -1,90 +1,24 @@
 //! The PostgreSQL engine against a real database: `TOLLGATE_TEST_DATABASE_URL`, or the
 //! `PG*` variables `pg_virtualenv` sets (`.ci/run` starts one). Without a database a test
 //! says "skipped" on a developer machine and fails under `CI=true`. Each test works in a
-//! schema of its own, dropped at the end.
+//! schema of its own, dropped at the end (`crate::store_tests::test_db`, which the store's
+//! own suite shares to run on this engine too).
 
 use std::sync::Arc;
 
 use super::PgEngine;
+use crate::store_tests::test_db::{database_url, fresh_schema, Dropper};
 use crate::store_tests::{item, Fed, Item};
 use crate::{Batch, Expect, StorageError, Store};
 
-/// The test database's URL, if there is one.
-fn database_url() -> Option<String> {
-    if let Ok(url) = std::env::var("TOLLGATE_TEST_DATABASE_URL") {
-        return Some(url);
-    }
-    let host = std::env::var("PGHOST").ok()?;
-    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
-    let password = std::env::var("PGPASSWORD").ok();
-    Some(format!(
-        "postgres://{}{}@{}:{}/{}",
-        var("PGUSER", "postgres"),
-        password.map(|p| format!(":{p}")).unwrap_or_default(),
-        host,
-        var("PGPORT", "5432"),
-        var("PGDATABASE", "postgres"),
-    ))
-}
-
-/// A fresh schema on the test database; `None` (skipped) on a developer machine without
-/// one. Under `CI=true` a missing database fails the test.
+/// A fresh schema on the test database, with the engine's tables; `None` (skipped) on a
+/// developer machine without one. Under `CI=true` a missing database fails the test.
 async fn engine(test: &str) -> Option<(PgEngine, Dropper)> {
-    let Some(url) = database_url() else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI=true but no database: set TOLLGATE_TEST_DATABASE_URL or run under pg_virtualenv"
-        );
-        eprintln!("skipped: {test} needs PostgreSQL (TOLLGATE_TEST_DATABASE_URL or PGHOST)");
-        return None;
-    };
-    let schema = format!(
-        "t_{}_{:x}",
-        test.chars().take(24).collect::<String>(),
-        std::process::id() as u64 * 1_000_003 + rand_suffix()
-    );
-    let engine = PgEngine::connect(&url, &schema, 8)
+    let schema = fresh_schema(test)?;
+    let engine = PgEngine::connect(&schema.url, &schema.schema, 8)
         .await
-        .unwrap_or_else(|e| panic!("cannot reach the test database at {url}: {e}"));
-    Some((engine, Dropper { url, schema }))
-}
-
-fn rand_suffix() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0);
-    h.finish() % 1_000_000
-}
-
-/// Drops a test's schema when the test ends.
-struct Dropper {
-    url: String,
-    schema: String,
-}
-
-impl Drop for Dropper {
-    fn drop(&mut self) {
-        let (url, schema) = (self.url.clone(), self.schema.clone());
-        // On its own thread and runtime: the test's runtime may be shutting down.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build();
-            if let Ok(rt) = rt {
-                rt.block_on(async move {
-                    if let Ok((client, conn)) =
-                        tokio_postgres::connect(&url, tokio_postgres::NoTls).await
-                    {
-                        tokio::spawn(conn);
-                        let _ = client
-                            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                            .await;
-                    }
-                });
-            }
-        })
-        .join();
-    }
+        .unwrap_or_else(|e| panic!("cannot reach the test database at {}: {e}", schema.url));
+    Some((engine, schema))
 }
 
 async fn put(engine: &PgEngine, i: &Item, expect: Expect) -> Result<u64, StorageError> {
@@ -151,16 +85,16 @@ async fn indexes_counters_and_uniques_move_with_their_record_in_the_embedded_ord
         put(&pg, i, Expect::Absent).await.unwrap();
         let mut b = Batch::new();
         b.put(i, Expect::Absent).unwrap();
-        sled.commit(&b).unwrap();
+        sled.commit(&b).await.unwrap();
     }
     for index in ["item_by_rank", "item_by_name"] {
         for tenant in [0u8, 1] {
             let on_pg = pg.index_range(index, &[tenant], &[], None).await.unwrap();
-            let on_sled = sled.index_range(index, &[tenant], &[], None).unwrap();
+            let on_sled = sled.index_range(index, &[tenant], &[], None).await.unwrap();
             assert_eq!(on_pg, on_sled, "{index} of tenant {tenant}");
             assert_eq!(
                 pg.count(index, &[tenant]).await.unwrap(),
-                sled.count(index, &[tenant]).unwrap()
+                sled.count(index, &[tenant]).await.unwrap()
             );
         }
     }
@@ -334,7 +268,7 @@ async fn reads_give_what_the_embedded_engine_gives() {
         put(&pg, i, Expect::Absent).await.unwrap();
         let mut b = Batch::new();
         b.put(i, Expect::Absent).unwrap();
-        sled.commit(&b).unwrap();
+        sled.commit(&b).await.unwrap();
     }
     let tenants: Vec<Vec<u8>> = vec![vec![0], vec![2]];
     for direction in [crate::Direction::Asc, crate::Direction::Desc] {
@@ -348,7 +282,7 @@ async fn reads_give_what_the_embedded_engine_gives() {
             };
             assert_eq!(
                 pg.page(&q).await.unwrap(),
-                sled.page(&q).unwrap(),
+                sled.page(&q).await.unwrap(),
                 "{direction:?} {offset}+{limit}"
             );
         }
@@ -382,7 +316,13 @@ async fn reads_give_what_the_embedded_engine_gives() {
         .iter()
         .map(|s| s.value.id)
         .collect();
-    let embedded: Vec<u64> = sled.scan::<Item>().map(|s| s.unwrap().value.id).collect();
+    let embedded: Vec<u64> = sled
+        .scan::<Item>()
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.value.id)
+        .collect();
     assert_eq!(scanned, embedded);
     assert_eq!(scanned.len(), 30);
     // The derived keys are all there, and nothing else.
@@ -448,14 +388,14 @@ async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
         );
         let mut b = Batch::new();
         b.put(&i, Expect::Absent).unwrap();
-        sled.commit(&b).unwrap();
+        sled.commit(&b).await.unwrap();
     }
     // Some records rewritten: their revisions must survive the copy.
     for n in [3u64, 9] {
-        let s = sled.get::<Item>(&n.to_be_bytes()).unwrap().unwrap();
+        let s = sled.get::<Item>(&n.to_be_bytes()).await.unwrap().unwrap();
         let mut b = Batch::new();
         b.put(&s.value, Expect::Rev(s.rev)).unwrap();
-        sled.commit(&b).unwrap();
+        sled.commit(&b).await.unwrap();
     }
     for status in ["new", "paid"] {
         let mut b = Batch::new();
@@ -469,14 +409,14 @@ async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
         )
         .unwrap();
         b.put_meta("marker", status.as_bytes().to_vec());
-        sled.commit(&b).unwrap();
+        sled.commit(&b).await.unwrap();
     }
     let snapshot = sled.snapshot().unwrap();
     assert_eq!(pg.import(&snapshot).await.unwrap(), 41);
 
     for n in 1..=40u64 {
         let on_pg = pg.get::<Item>(&n.to_be_bytes()).await.unwrap().unwrap();
-        let on_sled = sled.get::<Item>(&n.to_be_bytes()).unwrap().unwrap();
+        let on_sled = sled.get::<Item>(&n.to_be_bytes()).await.unwrap().unwrap();
         assert_eq!((on_pg.rev, on_pg.value), (on_sled.rev, on_sled.value));
     }
     assert_eq!(
@@ -492,7 +432,7 @@ async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
         offset: 5,
         limit: 20,
     };
-    assert_eq!(pg.page(&q).await.unwrap(), sled.page(&q).unwrap());
+    assert_eq!(pg.page(&q).await.unwrap(), sled.page(&q).await.unwrap());
     assert_eq!(pg.get_meta("marker").await.unwrap(), Some(b"paid".to_vec()));
     let copied: Vec<u64> = pg
         .changes(None, 10)
@@ -503,6 +443,7 @@ async fn a_copy_of_the_embedded_store_keeps_revisions_keys_and_the_feed() {
         .collect();
     let original: Vec<u64> = sled
         .changes(None, 10)
+        .await
         .unwrap()
         .iter()
         .map(|c| c.seq)
