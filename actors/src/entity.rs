@@ -44,7 +44,7 @@ use actix::dev::MessageResponse;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use futures_util::FutureExt;
-use tollgate_storage::{Batch, Committed, DurableFuture, StorageError, Store};
+use tollgate_storage::{Batch, Committed, DurableFuture, Holding, StorageError, Store};
 
 use crate::error::{ActorError, Unavailable};
 use crate::mailbox::Mail;
@@ -106,6 +106,18 @@ pub trait Entity: Sized + 'static {
         std::future::ready(Ok(None))
     }
 
+    /// The snapshot of `id`, read in a transaction that holds it locked until the returned
+    /// [`Holding`] commits or is released ([`Store::hold`]); `None`: the store needs no
+    /// such lock (the embedded one), or this entity does not take one (the shell then
+    /// decides optimistically and retries on a conflict).
+    fn hold(
+        store: &Store,
+        id: Self::Id,
+    ) -> impl Future<Output = Result<Option<Held<Self::State>>, StorageError>> + Send {
+        let _ = (store, id);
+        std::future::ready(Ok(None))
+    }
+
     /// Writes a brand-new snapshot into `batch`, with `Expect::Absent` (the create path of
     /// [`crate::Registry::create`]).
     fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError>;
@@ -153,6 +165,9 @@ pub trait Entity: Sized + 'static {
         Ok(())
     }
 }
+
+/// A snapshot read under a lock, and the lock ([`Entity::hold`]); `None`: no snapshot.
+pub type Held<S> = (Option<S>, Holding);
 
 /// What a command handler decided.
 pub enum Outcome<S, R> {

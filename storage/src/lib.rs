@@ -20,8 +20,8 @@ pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
 #[cfg(feature = "postgres")]
 pub use store::pg::PgEngine;
 pub use store::{
-    Backend, Batch, Change, Committed, Direction, IndexIter, IndexReport, JobLock, Page, PageQuery,
-    Snapshot, Store, StoreConfig,
+    Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,
+    PageQuery, Snapshot, Store, StoreConfig,
 };
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub(crate) mod pg;
 mod reads;
 mod snapshot;
 
-pub use api::{IndexIter, JobLock};
+pub use api::{Holding, IndexIter, JobLock};
 pub use batch::{Batch, Committed};
 pub use feed::Change;
 pub use indexes::IndexReport;

@@ -132,6 +132,17 @@ impl Binary {
         }
     }
 
+    /// SIGKILL (`kill -9`) without reaping: for a process other tasks still address
+    /// (dropping the [`Binary`] reaps it).
+    pub(crate) fn kill_9_now(&self) {
+        let status = Command::new("kill")
+            .arg("-KILL")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("running kill -KILL");
+        assert!(status.success(), "kill -KILL failed: {status}");
+    }
+
     /// SIGKILL (`kill -9`), then reap the process.
     pub(crate) fn kill_9(&mut self) {
         self.child.kill().expect("killing the server");

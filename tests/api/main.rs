@@ -25,6 +25,7 @@ mod http_hardening;
 mod idempotency;
 mod license_keys;
 mod metrics;
+mod nodes;
 mod oauth;
 mod oidc_e2e;
 mod openapi;

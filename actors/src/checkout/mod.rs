@@ -117,6 +117,13 @@ impl Entity for CheckoutEntity {
         Some(state.rev)
     }
 
+    async fn hold(
+        store: &Store,
+        id: CheckoutId,
+    ) -> Result<Option<(Option<Self::State>, tollgate_storage::Holding)>, StorageError> {
+        store.hold::<Checkout>(&id.key()).await
+    }
+
     async fn stored_revision(store: &Store, id: CheckoutId) -> Result<Option<u64>, StorageError> {
         store.revision::<Checkout>(&id.key()).await
     }

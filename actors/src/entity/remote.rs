@@ -10,7 +10,7 @@
 //! * **The database decides.** Every write is conditional on the revision the group was
 //!   decided on. If another node got there first the commit conflicts, nothing of the group
 //!   has been answered yet, and the whole group is decided again on the reloaded snapshot
-//!   (up to [`MAX_DECIDES`] times, then `Contended`).
+//!   after a short random delay (up to `REMOTE_MAX_DECIDES` times, then `Contended`).
 //! * **Answers that write nothing prove nothing**: a group without writes (reads,
 //!   refusals, no-ops) first compares its revision with the stored one (one round trip for
 //!   the whole group) and is decided again on the stored snapshot if it was stale.
@@ -23,11 +23,27 @@ use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use tollgate_storage::{Batch, Committed, StorageError};
 
-use super::{CommandReply, Entity, EntityActor, Outcome, ReplyKind, MAX_DECIDES};
+use super::{CommandReply, Entity, EntityActor, Held, Outcome, ReplyKind, MAX_DECIDES};
 use crate::error::{ActorError, Unavailable};
 
 /// Most commands decided into one write.
 const MAX_GROUP: usize = 256;
+
+/// How many times a group is decided before its commands are answered `Contended`. Higher
+/// than the embedded store's [`MAX_DECIDES`]: on a shared database two nodes writing one hot
+/// record conflict routinely, and each retry waits a random, growing delay first, so that
+/// the nodes stop meeting.
+const REMOTE_MAX_DECIDES: usize = 4 * MAX_DECIDES;
+
+/// A random delay before decision `attempt + 1`: up to 1 ms, doubling per attempt (at most
+/// 32 ms).
+fn retry_delay(attempt: usize) -> std::time::Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(attempt);
+    let ceiling_us = 1_000u64 << attempt.min(5);
+    std::time::Duration::from_micros(h.finish() % ceiling_us + 1)
+}
 
 /// The entity's queue of commands for a remote store.
 pub(crate) struct Pipeline<E: Entity> {
@@ -68,6 +84,9 @@ pub(crate) trait Pending<E: Entity> {
     /// nothing (kept until the group is through).
     fn decide(&mut self, state: &E::State, now: DateTime<Utc>) -> Option<(Batch, E::State)>;
 
+    /// Whether it may write (a command); a query never does.
+    fn writes(&self) -> bool;
+
     /// Answers: with what was decided (a query evaluates itself on `state`, the state once
     /// the group is through), or with the group's failure.
     fn finish(self: Box<Self>, outcome: Result<&E::State, Failure>, now: DateTime<Utc>);
@@ -106,6 +125,10 @@ where
         }
     }
 
+    fn writes(&self) -> bool {
+        true
+    }
+
     fn finish(self: Box<Self>, outcome: Result<&E::State, Failure>, _now: DateTime<Utc>) {
         let answer = match outcome {
             Ok(_) => self
@@ -132,6 +155,10 @@ where
         None
     }
 
+    fn writes(&self) -> bool {
+        false
+    }
+
     fn finish(mut self: Box<Self>, outcome: Result<&E::State, Failure>, now: DateTime<Utc>) {
         let answer = match (outcome, self.query.take()) {
             (Ok(state), Some(query)) => query(state, now),
@@ -140,6 +167,14 @@ where
         };
         let _ = self.tx.send(answer);
     }
+}
+
+/// A group decided: the state after its last write, the write, and whether the commit's
+/// revisions are the state's (else they were predicted exactly).
+struct Decided<S> {
+    next: Option<S>,
+    write: Option<Batch>,
+    exact: bool,
 }
 
 /// What the round trip of a group found.
@@ -199,13 +234,96 @@ impl<E: Entity> EntityActor<E> {
     }
 
     /// Decides `group` on the current state and sends its write (or its freshness check).
+    /// Runs `group`. With at least one command, on a store that can hold a record: its
+    /// snapshot is read in a transaction that holds it locked, the group is decided on
+    /// that and written in the same transaction, so no other node's write can slip in
+    /// between (no conflict, no retry). Otherwise (reads only, or no holding): decided on
+    /// the state in memory, the write conditional on its revision, or the revision
+    /// compared first for a group that writes nothing.
     fn run_group(
         &mut self,
         ctx: &mut Context<Self>,
-        mut group: Vec<Box<dyn Pending<E>>>,
+        group: Vec<Box<dyn Pending<E>>>,
         attempt: usize,
     ) {
         self.remote.busy = true;
+        if !group.iter().any(|p| p.writes()) {
+            return self.run_optimistic(ctx, group, attempt);
+        }
+        let store = self.shared.store.clone();
+        let id = self.id;
+        ctx.spawn(
+            async move { E::hold(&store, id).await }
+                .into_actor(self)
+                .map(move |held, act, ctx| act.decide_held(ctx, group, held, attempt)),
+        );
+    }
+
+    fn decide_held(
+        &mut self,
+        ctx: &mut Context<Self>,
+        mut group: Vec<Box<dyn Pending<E>>>,
+        held: Result<Option<Held<E::State>>, StorageError>,
+        attempt: usize,
+    ) {
+        let (fresh, holding) = match held {
+            Ok(Some(held)) => held,
+            Ok(None) => return self.run_optimistic(ctx, group, attempt),
+            Err(e) => {
+                let now = self.now();
+                for pending in group {
+                    pending.finish(Err(Failure::Storage(e.clone())), now);
+                }
+                return self.idle(ctx);
+            }
+        };
+        let Some(fresh) = fresh else {
+            actix::spawn(holding.release());
+            tracing::warn!(entity = E::NAME, id = %self.id, "snapshot vanished; passivating");
+            let now = self.now();
+            for pending in group {
+                pending.finish(Err(Failure::Unavailable(Unavailable::Passivated)), now);
+            }
+            self.passivate(ctx);
+            return self.idle(ctx);
+        };
+        if E::revision(&fresh) != E::revision(&self.state) {
+            // Another node wrote it since this one read it.
+            self.shared.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.state = fresh;
+        self.last_seq = Some(0);
+        let decided = self.decide_group(&mut group);
+        match decided.write {
+            None => {
+                // Reads and refusals only: decided on the stored state.
+                actix::spawn(holding.release());
+                let now = self.now();
+                for pending in group {
+                    pending.finish(Ok(&self.state), now);
+                }
+                self.idle(ctx);
+            }
+            Some(batch) => {
+                ctx.spawn(
+                    async move {
+                        match holding.commit(&batch).await {
+                            Ok(committed) => Step::Committed(committed),
+                            Err(e) => Step::Failed(e),
+                        }
+                    }
+                    .into_actor(self)
+                    .map(move |step, act, ctx| {
+                        act.group_done(ctx, group, decided.next, step, attempt, decided.exact)
+                    }),
+                );
+            }
+        }
+    }
+
+    /// Decides `group` in order, each command on the state the one before produced; takes
+    /// out (back to the queue) the commands after a write whose revisions cannot be known.
+    fn decide_group(&mut self, group: &mut Vec<Box<dyn Pending<E>>>) -> Decided<E::State> {
         let now = self.now();
         let mut next: Option<E::State> = None;
         let mut parts: Vec<Batch> = Vec::new();
@@ -240,9 +358,26 @@ impl<E: Entity> EntityActor<E> {
         let single_write = parts.len() == 1;
         let write = Batch::coalesce(parts);
         let collapsed = write.as_ref().is_some_and(|b| b.len() == 1);
+        Decided {
+            next,
+            write,
+            // Revisions to take from the commit: one write's, or a collapsed one's.
+            exact: single_write || collapsed,
+        }
+    }
+
+    /// The optimistic path: see [`Self::run_group`].
+    fn run_optimistic(
+        &mut self,
+        ctx: &mut Context<Self>,
+        mut group: Vec<Box<dyn Pending<E>>>,
+        attempt: usize,
+    ) {
+        let decided = self.decide_group(&mut group);
         let held = E::revision(&self.state);
         let store = self.shared.store.clone();
         let id = self.id;
+        let write = decided.write;
         let round_trip = async move {
             match write {
                 Some(batch) => match store.commit(&batch).await {
@@ -259,11 +394,18 @@ impl<E: Entity> EntityActor<E> {
                 },
             }
         };
-        ctx.spawn(round_trip.into_actor(self).map(move |step, act, ctx| {
-            // Revisions to take from the commit: one write's, or a collapsed one's.
-            let exact = single_write || collapsed;
-            act.group_done(ctx, group, next, step, attempt, exact)
-        }));
+        let (next, exact) = (decided.next, decided.exact);
+        ctx.spawn(
+            round_trip
+                .into_actor(self)
+                .map(move |step, act, ctx| act.group_done(ctx, group, next, step, attempt, exact)),
+        );
+    }
+
+    /// Nothing in flight any more: start the next group, if any.
+    fn idle(&mut self, ctx: &mut Context<Self>) {
+        self.remote.busy = false;
+        self.pump(ctx);
     }
 
     fn group_done(
@@ -304,11 +446,19 @@ impl<E: Entity> EntityActor<E> {
                 };
                 counter.fetch_add(1, Ordering::Relaxed);
                 match loaded {
-                    Ok(Some(state)) if attempt < MAX_DECIDES => {
+                    Ok(Some(state)) if attempt < REMOTE_MAX_DECIDES => {
                         self.state = state;
                         self.last_seq = Some(0);
                         self.load_epoch += 1;
-                        self.run_group(ctx, group, attempt + 1);
+                        if next.is_none() {
+                            // A stale read or refusal: decide again at once.
+                            self.run_group(ctx, group, attempt + 1);
+                        } else {
+                            // A lost write: the other writer is busy with this record.
+                            ctx.run_later(retry_delay(attempt), move |act, ctx| {
+                                act.run_group(ctx, group, attempt + 1)
+                            });
+                        }
                         return;
                     }
                     Ok(Some(state)) => {
@@ -335,7 +485,6 @@ impl<E: Entity> EntityActor<E> {
                 finish_all(group, Err(Failure::Storage(e)));
             }
         }
-        self.remote.busy = false;
-        self.pump(ctx);
+        self.idle(ctx);
     }
 }

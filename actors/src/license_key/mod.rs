@@ -129,6 +129,22 @@ impl Entity for LicenseKeyEntity {
         Some(state.rev)
     }
 
+    async fn hold(
+        store: &Store,
+        id: Self::Id,
+    ) -> Result<Option<(Option<Self::State>, tollgate_storage::Holding)>, StorageError> {
+        Ok(store
+            .hold::<LicenseKey>(&id.key())
+            .await?
+            .map(|(stored, holding)| {
+                let state = stored.map(|s| Stored {
+                    rev: s.rev,
+                    value: Arc::new(s.value),
+                });
+                (state, holding)
+            }))
+    }
+
     async fn stored_revision(store: &Store, id: Self::Id) -> Result<Option<u64>, StorageError> {
         store.revision::<LicenseKey>(&id.key()).await
     }

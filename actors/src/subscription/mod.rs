@@ -269,6 +269,16 @@ impl crate::entity::Entity for SubscriptionEntity {
         Some(state.rev)
     }
 
+    async fn hold(
+        store: &tollgate_storage::Store,
+        id: Self::Id,
+    ) -> Result<
+        Option<(Option<Self::State>, tollgate_storage::Holding)>,
+        tollgate_storage::StorageError,
+    > {
+        store.hold::<Subscription>(&id.key()).await
+    }
+
     async fn stored_revision(
         store: &tollgate_storage::Store,
         id: Self::Id,

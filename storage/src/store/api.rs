@@ -160,6 +160,44 @@ impl Store {
         Ok(committed)
     }
 
+    /// Opens a transaction holding the record `id` of `R` locked, and reads it: until the
+    /// [`Holding`] commits or is released, no other writer (no other node) changes it, so
+    /// what is decided on it cannot conflict. `None` on the embedded store, whose single
+    /// writer per aggregate needs no lock.
+    pub async fn hold<R: Record>(
+        &self,
+        id: &[u8],
+    ) -> Result<Option<(Option<Stored<R>>, Holding)>, StorageError> {
+        match &self.engine {
+            Engine::Embedded(_) => {
+                let _ = id;
+                Ok(None)
+            }
+            #[cfg(feature = "postgres")]
+            Engine::Postgres(pg) => {
+                let key = super::layout::record_key(R::COLLECTION, id);
+                let (value, held) = pg.hold(&key).await?;
+                let stored = match value {
+                    Some(bytes) => {
+                        let (rev, version, payload) = crate::codec::open(&bytes)?;
+                        Some(Stored {
+                            rev,
+                            value: R::decode(version, payload)?,
+                        })
+                    }
+                    None => None,
+                };
+                Ok(Some((
+                    stored,
+                    Holding {
+                        store: self.clone(),
+                        held,
+                    },
+                )))
+            }
+        }
+    }
+
     /// Calls `f` with the id of every record of `collection` a commit *of this process*
     /// writes or deletes, right after the commit (on the committing thread; `f` must be
     /// quick and must not write). For caches of records: invalidate in `f`. On PostgreSQL
@@ -543,6 +581,43 @@ impl Store {
             Engine::Embedded(e) => e,
             #[cfg(feature = "postgres")]
             Engine::Postgres(_) => panic!("this test needs the embedded engine"),
+        }
+    }
+}
+
+/// A record held locked by [`Store::hold`]: commit a batch in its transaction, or release
+/// it. Dropped, its transaction is rolled back.
+pub struct Holding {
+    #[cfg(feature = "postgres")]
+    store: Store,
+    #[cfg(feature = "postgres")]
+    held: super::pg::Held,
+}
+
+impl Holding {
+    /// Applies `batch` in the holding transaction and commits it (durable when it returns).
+    pub async fn commit(self, batch: &Batch) -> Result<Committed, StorageError> {
+        #[cfg(feature = "postgres")]
+        {
+            let Engine::Postgres(pg) = &self.store.engine else {
+                return Err(StorageError::Closed);
+            };
+            let revs = pg.commit_held(self.held, batch).await?;
+            self.store.committed(batch);
+            Ok(Committed { seq: 0, revs })
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            let _ = batch;
+            Err(StorageError::Closed)
+        }
+    }
+
+    /// Ends the transaction without writing.
+    pub async fn release(self) {
+        #[cfg(feature = "postgres")]
+        if let Engine::Postgres(pg) = &self.store.engine {
+            pg.release(self.held).await;
         }
     }
 }

@@ -19,9 +19,10 @@
 //!
 //! [`crate::Store`] holds it as its second engine (`storage.backend = "postgres"`).
 
+use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{NoTls, Transaction};
+use tokio_postgres::NoTls;
 
 use std::collections::BTreeMap;
 
@@ -176,6 +177,18 @@ impl PgEngine {
     async fn commit_once(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(sql_error)?;
+        let revs = self.apply_batch(&tx, batch).await?;
+        tx.commit().await.map_err(sql_error)?;
+        Ok(revs)
+    }
+
+    /// Applies every operation of `batch` on `tx`, an open transaction: each locks the
+    /// record it reads, then writes its plan. Returns the revisions.
+    async fn apply_batch<C: GenericClient + Sync>(
+        &self,
+        tx: &C,
+        batch: &Batch,
+    ) -> Result<Vec<u64>, StorageError> {
         let mut revs = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             let old: Option<Vec<u8>> = match op.reads() {
@@ -194,16 +207,71 @@ impl PgEngine {
             };
             let plan = op.plan(old.as_deref())?;
             let collection = op.written().map_or("record", |(c, _)| c);
-            self.apply(&tx, &plan, old.is_some(), collection).await?;
+            self.apply(tx, &plan, old.is_some(), collection).await?;
             revs.push(plan.rev);
         }
-        tx.commit().await.map_err(sql_error)?;
         Ok(revs)
     }
 
-    async fn apply(
+    /// Opens a transaction that holds the record `key` locked (`SELECT … FOR UPDATE`) and
+    /// returns its stored value: nobody else writes it until [`Held::commit`] or the drop
+    /// of the [`Held`]. What is decided on that value cannot conflict.
+    pub(crate) async fn hold(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Held), StorageError> {
+        let client = self.client().await?;
+        client.batch_execute("BEGIN").await.map_err(sql_error)?;
+        let held = Held {
+            client: Some(client),
+        };
+        let row = held
+            .client()?
+            .query_opt(
+                &format!(
+                    "SELECT v FROM {}.records WHERE k = $1 FOR UPDATE",
+                    self.schema
+                ),
+                &[&key],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok((row.map(|r| r.get(0)), held))
+    }
+
+    /// Applies `batch` in the transaction `held` opened and commits it; returns each
+    /// operation's revision. On an error the transaction is rolled back.
+    pub(crate) async fn commit_held(
         &self,
-        tx: &Transaction<'_>,
+        mut held: Held,
+        batch: &Batch,
+    ) -> Result<Vec<u64>, StorageError> {
+        let result = async {
+            let client = held.client()?;
+            let revs = self.apply_batch(client, batch).await?;
+            client.batch_execute("COMMIT").await.map_err(sql_error)?;
+            Ok(revs)
+        }
+        .await;
+        match result {
+            Ok(revs) => {
+                held.done();
+                Ok(revs)
+            }
+            // Dropped: the connection is discarded, which rolls the transaction back.
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Ends the transaction `held` opened without writing.
+    pub(crate) async fn release(&self, mut held: Held) {
+        if let Ok(client) = held.client() {
+            if client.batch_execute("ROLLBACK").await.is_ok() {
+                held.done();
+            }
+        }
+    }
+
+    async fn apply<C: GenericClient + Sync>(
+        &self,
+        tx: &C,
         plan: &Plan,
         existed: bool,
         collection: &'static str,
@@ -322,9 +390,9 @@ impl PgEngine {
         Ok(())
     }
 
-    async fn add_to_counter(
+    async fn add_to_counter<C: GenericClient + Sync>(
         &self,
-        tx: &Transaction<'_>,
+        tx: &C,
         key: &[u8],
         delta: i64,
     ) -> Result<(), StorageError> {
@@ -910,6 +978,34 @@ impl PgEngine {
             .into_iter()
             .map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))
             .collect())
+    }
+}
+
+/// A transaction opened by [`PgEngine::hold`], holding one record locked. Dropped without
+/// [`PgEngine::commit_held`] or [`PgEngine::release`], its connection is closed rather than
+/// returned to the pool: the database then rolls the transaction back.
+pub(crate) struct Held {
+    client: Option<deadpool_postgres::Object>,
+}
+
+impl Held {
+    fn client(&self) -> Result<&deadpool_postgres::Object, StorageError> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| StorageError::Io("the held transaction is over".into()))
+    }
+
+    /// The transaction ended: the connection goes back to the pool.
+    fn done(&mut self) {
+        self.client = None;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(deadpool_postgres::Object::take(client));
+        }
     }
 }
 
