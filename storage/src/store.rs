@@ -151,7 +151,13 @@ struct Inner {
     flusher: Flusher,
     /// Commits share it; [`Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
+    /// What new feed numbers start from (sled's id generator is added to it): past the
+    /// highest entry a restore copied, kept in `meta` under [`FEED_BASE`].
+    feed_base: std::sync::atomic::AtomicU64,
 }
+
+/// The `meta` key of [`Inner::feed_base`].
+const FEED_BASE: &[u8] = b"feed_base";
 
 impl Drop for Inner {
     fn drop(&mut self) {
@@ -172,6 +178,14 @@ impl Embedded {
         let uniques = db.open_tree("uniques")?;
         let meta = db.open_tree("meta")?;
         let feed = db.open_tree("feed")?;
+        let feed_base = match meta.get(FEED_BASE)? {
+            Some(v) => u64::from_be_bytes(
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| StorageError::Corrupt("feed_base is not 8 bytes".into()))?,
+            ),
+            None => 0,
+        };
         let flusher = Flusher::start(db.clone(), mode, dir, deadline)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -184,6 +198,7 @@ impl Embedded {
                 feed,
                 flusher,
                 gate: std::sync::RwLock::new(()),
+                feed_base: std::sync::atomic::AtomicU64::new(feed_base),
             }),
         })
     }

@@ -1087,12 +1087,7 @@ async fn a_snapshot_restores_records_indexes_and_the_feed_into_an_empty_store_on
     ));
 }
 
-both_engines!(
-    a_restored_feed_goes_on_after_its_copied_entries,
-    ignore_embedded = "embedded restore leaves sled's id generator at 0: the next feed entry \
-                       overwrites copied entry 0 (store/batch.rs numbers entries with \
-                       generate_id, store/snapshot.rs restore does not advance it)"
-);
+both_engines!(a_restored_feed_goes_on_after_its_copied_entries);
 /// After a restore, the change feed numbers new entries after the copied ones, and every
 /// copied entry is still there for its consumer.
 async fn a_restored_feed_goes_on_after_its_copied_entries(copy: Store) {

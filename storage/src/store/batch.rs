@@ -44,6 +44,8 @@ struct Tx<'a> {
     uniques: &'a TransactionalTree,
     meta: &'a TransactionalTree,
     feed: &'a TransactionalTree,
+    /// Added to sled's id generator: past the entries a restore copied.
+    feed_base: u64,
 }
 
 /// The operations of one atomic write. Build it, then [`Store::commit`] it.
@@ -553,7 +555,7 @@ fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
     if let Some(entry) = &plan.feed {
         // Numbered inside the transaction: a retried transaction draws a new number, so
         // entries of one record are numbered in the order their writes committed.
-        let seq = tx.feed.generate_id()?;
+        let seq = tx.feed.generate_id()?.saturating_add(tx.feed_base);
         tx.feed.insert(&seq.to_be_bytes(), entry.as_slice())?;
     }
     for seq in &plan.consume {
@@ -656,6 +658,7 @@ impl Embedded {
             &i.meta,
             &i.feed,
         );
+        let feed_base = i.feed_base.load(std::sync::atomic::Ordering::Acquire);
         let result = trees.transaction(|(records, index, counters, uniques, meta, feed)| {
             let tx = Tx {
                 records,
@@ -664,6 +667,7 @@ impl Embedded {
                 uniques,
                 meta,
                 feed,
+                feed_base,
             };
             batch
                 .ops

@@ -151,12 +151,25 @@ impl Embedded {
                 found: None,
             });
         }
+        let mut next_seq = 0u64;
         for (name, entries) in &snapshot.trees {
             let tree = self.tree(name);
             for (k, v) in entries {
                 tree.insert(k.as_slice(), v.as_slice())?;
+                if name == "feed" {
+                    if let Ok(seq) = <[u8; 8]>::try_from(k.as_slice()) {
+                        next_seq = next_seq.max(u64::from_be_bytes(seq).saturating_add(1));
+                    }
+                }
             }
         }
+        // New feed entries are numbered after the copied ones (sled's id generator starts
+        // again at 0 in a new store), and so are those of a store restored from this one.
+        let base = next_seq.max(self.inner.feed_base.load(std::sync::atomic::Ordering::Acquire));
+        self.inner.meta.insert(super::FEED_BASE, &base.to_be_bytes())?;
+        self.inner
+            .feed_base
+            .store(base, std::sync::atomic::Ordering::Release);
         self.inner.db.flush()?;
         Ok(())
     }
