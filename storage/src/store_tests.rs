@@ -680,15 +680,7 @@ async fn index_iter_merges_tenants_in_both_directions_across_chunks(store: Store
     }
 }
 
-both_engines!(
-    descending_reads_cross_sort_keys_ending_in_ff_bytes,
-    ignore_embedded = "sled 0.34.7 reverse iteration loops, then panics (\"fucked up tree \
-                       traversal next_back\"), when a node starts at a key like P+[0x80] and \
-                       another node starts among keys P+[0x7f, 0xff, 0xff, 0xff, 0xff, ..] \
-                       (its possible_predecessor pads only 4 0xFF bytes): here the sort keys \
-                       of ranks -1 and 0; Direction::Desc pages and index_iter on the \
-                       embedded engine"
-);
+both_engines!(descending_reads_cross_sort_keys_ending_in_ff_bytes);
 /// Descending reads over sort keys with long runs of `0xFF` bytes (a negative `i64` near
 /// -1 is `7F FF FF FF FF FF FF FF` in [`KeyBuf`]), right below the keys of the next sort
 /// value (0 is `80 00 …`), in many tenants.

@@ -134,7 +134,7 @@ impl Embedded {
         for tenant in tenants {
             let prefix = tenant_prefix(index, tenant)?;
             let plen = prefix.len();
-            let iter = self.inner.index.scan_prefix(prefix);
+            let iter = self.inner.index.scan_prefix(prefix.clone());
             let iter: Box<dyn Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>> + Send> =
                 match direction {
                     Direction::Asc => Box::new(iter),
@@ -144,6 +144,11 @@ impl Embedded {
                 plen,
                 iter,
                 peeked: None,
+                descending: direction == Direction::Desc,
+                prefix,
+                tree: self.inner.index.clone(),
+                last: None,
+                fallback: None,
             });
         }
         Ok(SledIndexIter { heads, direction })
@@ -186,18 +191,62 @@ struct Head {
     iter: Box<dyn Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>> + Send>,
     /// The next (sort suffix, id) of this tenant, already read.
     peeked: Option<(Vec<u8>, Vec<u8>)>,
+    descending: bool,
+    /// The tenant's key prefix.
+    prefix: Vec<u8>,
+    tree: sled::Tree,
+    /// The full key of the last entry read: where a fallback read starts.
+    last: Option<Vec<u8>>,
+    /// The rest of a descending read, read forwards (see [`Head::next_entry`]).
+    fallback: Option<std::vec::IntoIter<(sled::IVec, sled::IVec)>>,
 }
 
 impl Head {
     fn fill(&mut self) -> Result<(), StorageError> {
         if self.peeked.is_none() {
-            if let Some(item) = self.iter.next() {
-                let (k, v) = item?;
+            if let Some((k, v)) = self.next_entry()? {
                 let suffix = k.get(self.plen..).unwrap_or_default().to_vec();
+                self.last = Some(k.to_vec());
                 self.peeked = Some((suffix, v.to_vec()));
             }
         }
         Ok(())
+    }
+
+    /// The tenant's next entry. sled 0.34's reverse iteration can loop and then panic
+    /// ("fucked up tree traversal next_back") when a tree node starts right above keys
+    /// ending in a long run of `0xFF` bytes (its predecessor search pads four): the sort
+    /// keys of small negative numbers, or of descending ones. Should it give up, the rest of
+    /// the tenant's range is read forwards and handed out backwards: the same entries, at a
+    /// cost growing with what is left of the tenant rather than with the page.
+    fn next_entry(&mut self) -> Result<Option<(sled::IVec, sled::IVec)>, StorageError> {
+        if let Some(rest) = &mut self.fallback {
+            return Ok(rest.next());
+        }
+        if !self.descending {
+            return Ok(self.iter.next().transpose()?);
+        }
+        let iter = &mut self.iter;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| iter.next())) {
+            Ok(item) => Ok(item.transpose()?),
+            Err(_) => {
+                tracing::warn!("sled's reverse iteration gave up; reading the rest forwards");
+                // Below the last entry handed out (or the whole prefix), within the prefix.
+                let lo = self.prefix.as_slice();
+                let mut rest: Vec<(sled::IVec, sled::IVec)> = match &self.last {
+                    Some(last) => self
+                        .tree
+                        .range(lo..last.as_slice())
+                        .collect::<sled::Result<_>>()?,
+                    None => self.tree.scan_prefix(lo).collect::<sled::Result<_>>()?,
+                };
+                rest.reverse();
+                let mut rest = rest.into_iter();
+                let next = rest.next();
+                self.fallback = Some(rest);
+                Ok(next)
+            }
+        }
     }
 }
 

@@ -165,8 +165,14 @@ impl Embedded {
         }
         // New feed entries are numbered after the copied ones (sled's id generator starts
         // again at 0 in a new store), and so are those of a store restored from this one.
-        let base = next_seq.max(self.inner.feed_base.load(std::sync::atomic::Ordering::Acquire));
-        self.inner.meta.insert(super::FEED_BASE, &base.to_be_bytes())?;
+        let base = next_seq.max(
+            self.inner
+                .feed_base
+                .load(std::sync::atomic::Ordering::Acquire),
+        );
+        self.inner
+            .meta
+            .insert(super::FEED_BASE, &base.to_be_bytes())?;
         self.inner
             .feed_base
             .store(base, std::sync::atomic::Ordering::Release);
