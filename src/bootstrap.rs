@@ -16,6 +16,22 @@ const MARKER: &str = "bootstrap";
 const SECRET: &str = "server_secret";
 
 /// The token-hashing key: the configured one, else the one generated on first start.
+/// Waits for the store-wide bootstrap lock (at once on the embedded store): what keeps two
+/// nodes starting on one database from generating two secrets or two admins.
+pub async fn exclusive(store: &Store) -> anyhow::Result<tollgate_storage::JobLock> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(lock) = store.try_lock("bootstrap").await? {
+            return Ok(lock);
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "another node held the bootstrap lock for a minute"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 pub async fn server_secret(store: &Store, configured: &str) -> anyhow::Result<Vec<u8>> {
     if !configured.is_empty() {
         return Ok(configured.as_bytes().to_vec());

@@ -168,6 +168,9 @@ impl Application {
         settings.validate()?;
         let store = Store::connect(&settings.storage.store_config()).await?;
         tracing::info!(engine = store.engine_name(), "store open");
+        // Nodes starting together on one database take turns here: one generates the
+        // token secret and the admin, the others read them.
+        let first_start = crate::bootstrap::exclusive(&store).await?;
         let secret = crate::bootstrap::server_secret(&store, &settings.auth.secret).await?;
         let hasher = TokenHasher::new(&secret);
         crate::bootstrap::run(
@@ -315,6 +318,8 @@ impl Application {
                 .ensure(&state.store, settings.oauth2.signing_key_bits, state.now())
                 .await?;
         }
+        // Held until here: the signing key too is made once, by the first node.
+        drop(first_start);
         spawn_sweeps(state.clone());
         spawn_retention(state.clone());
         spawn_limit_purge(state.clone());

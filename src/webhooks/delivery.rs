@@ -121,6 +121,12 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), StorageError> {
             }
         }
     });
+    wake_all(&state).await
+}
+
+/// Wakes (starting if need be) the worker of every endpoint: at start-up, and when this
+/// node takes over delivery from another (whose pending retries it then sends).
+pub async fn wake_all(state: &AppState) -> Result<(), StorageError> {
     let mut ids = state
         .store
         .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?;
@@ -165,6 +171,10 @@ enum Pass {
 }
 
 async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass, StorageError> {
+    // On a shared database the node that fans events out delivers them (once each).
+    if !state.jobs.lead(&state.store, "webhooks").await {
+        return Ok(Pass::Wait(Duration::from_secs(1)));
+    }
     let Some(endpoint) = state.store.get::<WebhookEndpoint>(&id.key()).await? else {
         return Ok(Pass::Gone);
     };

@@ -28,7 +28,22 @@ const BATCH: usize = 256;
 /// Runs the fan-out until the process ends. Call once.
 pub fn start(state: web::Data<AppState>) {
     actix_web::rt::spawn(async move {
+        let mut leading = true;
         loop {
+            // On a shared database one node fans out and delivers (another node's pass
+            // would find the entries consumed and fail as a conflict).
+            if !state.jobs.lead(&state.store, "webhooks").await {
+                leading = false;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            if !leading {
+                // Taken over from a node that stopped: send what it left pending.
+                leading = true;
+                if let Err(e) = super::delivery::wake_all(&state).await {
+                    tracing::warn!(error = %e, "cannot wake the webhook workers");
+                }
+            }
             match pass(&state).await {
                 Ok(0) => {
                     let _ =

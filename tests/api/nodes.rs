@@ -609,3 +609,45 @@ async fn a_purchase_left_confirmed_by_a_dying_node_is_completed_once_by_the_othe
     }
     cluster.drop_schema().await;
 }
+
+#[actix_web::test]
+async fn nodes_starting_together_share_one_token_secret_and_one_admin() {
+    let Some(cluster) = Cluster::new("start_together") else {
+        return;
+    };
+    let env = |name: &str| -> Vec<(String, String)> {
+        let _ = name;
+        vec![
+            ("TOLLGATE__STORAGE__BACKEND".into(), "postgres".into()),
+            ("TOLLGATE__STORAGE__URL".into(), cluster.url.clone()),
+            ("TOLLGATE__STORAGE__SCHEMA".into(), cluster.schema.clone()),
+        ]
+    };
+    let mut nodes = Vec::new();
+    for name in ["a", "b", "c"] {
+        let data = cluster.data_dir(name);
+        std::fs::create_dir_all(&data).unwrap();
+        let vars = env(name);
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        nodes.push((
+            name,
+            Binary::spawn(cluster.root.path(), &data, &format!("{name}.log"), &vars),
+        ));
+    }
+    for (_, node) in nodes.iter_mut() {
+        node.wait_ready(READY_DEADLINE).await;
+    }
+    let written: Vec<&str> = nodes
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| cluster.data_dir(name).join(TOKEN_FILE).exists())
+        .collect();
+    assert_eq!(written.len(), 1, "bootstrap tokens written by {written:?}");
+    // The one admin token works on every node: one secret hashes tokens everywhere.
+    let token = cluster.token(written[0]);
+    for (name, node) in &nodes {
+        let r = cluster.get(node, "/v1/organizations/", &token).await;
+        assert_eq!(r.status.as_u16(), 200, "node {name}: {}", r.body);
+    }
+    cluster.drop_schema().await;
+}

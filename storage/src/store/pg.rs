@@ -128,25 +128,24 @@ impl PgEngine {
     async fn create_tables(&self) -> Result<(), StorageError> {
         let s = &self.schema;
         let client = self.client().await?;
+        // Nodes starting together would race on the catalog (CREATE … IF NOT EXISTS is
+        // not atomic): one at a time, under a transaction-scoped advisory lock.
+        let creating = lock_key(s, "create tables");
         client
             .batch_execute(&format!(
-                "CREATE SCHEMA IF NOT EXISTS {s};
+                "BEGIN;
+                 SELECT pg_advisory_xact_lock({creating});
+                 CREATE SCHEMA IF NOT EXISTS {s};
                  CREATE TABLE IF NOT EXISTS {s}.records (k bytea PRIMARY KEY, v bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.idx (k bytea PRIMARY KEY, id bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.counters (k bytea PRIMARY KEY, n bigint NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.uniques (k bytea PRIMARY KEY, id bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.meta (k bytea PRIMARY KEY, v bytea NOT NULL);
-                 CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);"
+                 CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);
+                 COMMIT;"
             ))
             .await
-            .map_err(|e| {
-                // Two nodes starting at once may race to create the same table.
-                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                    StorageError::Unavailable(e.to_string())
-                } else {
-                    io(e)
-                }
-            })
+            .map_err(|e| StorageError::Io(describe(&e)))
     }
 
     /// Applies every operation of `batch` in one transaction, or none of them; returns
