@@ -211,7 +211,9 @@ impl Metrics {
                     "Actor life-cycle events by kind: spawned, restarted (after a panic), \
                      passivated, write_back (deferred counters written), redecide (a command \
                      decided again after its conditional write lost to another writer), refresh \
-                     (a snapshot reloaded because another writer changed it)",
+                     (a snapshot reloaded because another writer changed it), group_write and \
+                     grouped_command (on PostgreSQL: writes of coalesced command groups, and the \
+                     commands in them)",
                 ),
                 &["kind", "event"],
             )?,
@@ -328,6 +330,8 @@ impl Metrics {
                 ("write_back", stats.write_backs_total),
                 ("redecide", stats.redecides_total),
                 ("refresh", stats.refreshes_total),
+                ("group_write", stats.group_writes_total),
+                ("grouped_command", stats.grouped_commands_total),
             ] {
                 raise_to(&s.actor_events.with_label_values(&[kind, event]), total);
             }

@@ -101,6 +101,10 @@ pub struct RegistryStats {
     /// Snapshots reloaded because another writer changed them before an answer that
     /// writes nothing (with `check_freshness`).
     pub refreshes_total: u64,
+    /// On a remote store: writes (transactions) the entities' command groups made, and the
+    /// commands decided in them (commands per write = the coalescing).
+    pub group_writes_total: u64,
+    pub grouped_commands_total: u64,
 }
 
 #[derive(Default)]
@@ -115,6 +119,8 @@ pub(crate) struct Counters {
     pub(crate) unavailable: [AtomicU64; 6],
     pub(crate) redecides: AtomicU64,
     pub(crate) refreshes: AtomicU64,
+    pub(crate) group_writes: AtomicU64,
+    pub(crate) grouped_commands: AtomicU64,
 }
 
 /// A live entity as the map holds it.
@@ -365,6 +371,8 @@ impl<E: Entity> Registry<E> {
             write_backs_total: shared.stats.write_backs.load(Ordering::Relaxed),
             redecides_total: shared.stats.redecides.load(Ordering::Relaxed),
             refreshes_total: shared.stats.refreshes.load(Ordering::Relaxed),
+            group_writes_total: shared.stats.group_writes.load(Ordering::Relaxed),
+            grouped_commands_total: shared.stats.grouped_commands.load(Ordering::Relaxed),
             sends_total: shared.stats.sends.load(Ordering::Relaxed),
             send_seconds_total: shared.stats.send_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             unavailable_total: Unavailable::ALL.map(|why| {

@@ -425,6 +425,14 @@ impl<E: Entity> EntityActor<E> {
         };
         match step {
             Step::Committed(committed) => {
+                self.shared
+                    .stats
+                    .group_writes
+                    .fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stats
+                    .grouped_commands
+                    .fetch_add(group.len() as u64, Ordering::Relaxed);
                 if let Some(mut state) = next {
                     // One command's write (or a collapsed one) gives its revisions;
                     // several appended writes were predicted exactly.

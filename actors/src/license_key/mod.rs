@@ -347,6 +347,8 @@ impl Handler<RevokeLicenseKey> for EntityActor<LicenseKeyEntity> {
 
 #[cfg(test)]
 mod actor_tests;
+#[cfg(test)]
+mod remote_tests;
 
 #[cfg(test)]
 mod tests {
