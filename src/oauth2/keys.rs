@@ -70,10 +70,17 @@ pub fn generate_key(bits: usize, now: DateTime<Utc>) -> Result<SigningKey, KeyEr
     })
 }
 
-/// The signing keys, loaded from the store on first use.
+/// How long a node on a shared database trusts its copy of the keys: another node may
+/// rotate them.
+const SHARED_KEYS_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The signing keys, loaded from the store on first use (and again every
+/// [`SHARED_KEYS_FRESH_FOR`] when other nodes share the store).
 #[derive(Default)]
 pub struct Keyring {
     keys: RwLock<Option<Vec<LoadedKey>>>,
+    /// When `keys` was read from the store.
+    loaded_at: RwLock<Option<std::time::Instant>>,
     /// Serialises key generation, so concurrent first uses create one key.
     generating: tokio::sync::Mutex<()>,
 }
@@ -86,7 +93,13 @@ impl std::fmt::Debug for Keyring {
 
 impl Keyring {
     async fn load(&self, store: &Store) -> Result<(), KeyError> {
-        if self.keys.read().map(|k| k.is_some()).unwrap_or(false) {
+        let fresh = self
+            .loaded_at
+            .read()
+            .ok()
+            .and_then(|at| *at)
+            .is_some_and(|at| store.is_embedded() || at.elapsed() < SHARED_KEYS_FRESH_FOR);
+        if fresh && self.keys.read().map(|k| k.is_some()).unwrap_or(false) {
             return Ok(());
         }
         let mut loaded = Vec::new();
@@ -95,9 +108,14 @@ impl Keyring {
         }
         loaded.sort_by_key(|k| k.record.created_at);
         if let Ok(mut guard) = self.keys.write() {
-            if guard.is_none() {
+            // A first load, or a refresh of a shared store's keys (this node's own writes
+            // are in the store too, so nothing is lost).
+            if guard.is_none() || !store.is_embedded() {
                 *guard = Some(loaded);
             }
+        }
+        if let Ok(mut at) = self.loaded_at.write() {
+            *at = Some(std::time::Instant::now());
         }
         Ok(())
     }
