@@ -860,6 +860,42 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::result_large_err)] // figment::Error is large; the closure signature is fixed.
+    fn the_postgres_backend_is_chosen_and_checked_from_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("config.toml", "")?;
+            let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+            assert_eq!(s.storage.backend(), tollgate_storage::Backend::Embedded);
+            jail.set_env("TOLLGATE__STORAGE__BACKEND", "postgres");
+            // A database is required.
+            let err = Settings::load(Path::new("config.toml"), true)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("storage.url"), "{err}");
+            jail.set_env("TOLLGATE__STORAGE__URL", "postgres://u:p@db:5432/shop");
+            jail.set_env("TOLLGATE__STORAGE__SCHEMA", "Shop-1");
+            let err = Settings::load(Path::new("config.toml"), true)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("storage.schema"), "{err}");
+            jail.set_env("TOLLGATE__STORAGE__SCHEMA", "shop_1");
+            jail.set_env("TOLLGATE__STORAGE__POOL_SIZE", "4");
+            let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+            assert_eq!(
+                s.storage.store_config().backend,
+                tollgate_storage::Backend::Postgres {
+                    url: "postgres://u:p@db:5432/shop".into(),
+                    schema: "shop_1".into(),
+                    pool_size: 4,
+                }
+            );
+            jail.set_env("TOLLGATE__STORAGE__BACKEND", "mysql");
+            assert!(Settings::load(Path::new("config.toml"), true).is_err());
+            Ok(())
+        });
+    }
+
+    #[test]
     fn the_shipped_config_file_parses_and_matches_the_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.toml");
         let text = std::fs::read_to_string(path).unwrap();
