@@ -24,6 +24,8 @@
 #   BENCH_SEED_CLIENTS [16]  BENCH_KEEP [unset: remove the temporary directory]
 #   BENCH_PORT [a free port] (node A's; node B always gets a free port)
 #   BENCH_CACHE_MB [config.toml's storage.cache_capacity_mb, 128] (the store's page cache)
+#   BENCH_BIN [unset: cargo build --release, then $CARGO_TARGET_DIR or target/release/tollgate]
+#   (a tollgate binary to run instead; nothing is built)
 #
 # PostgreSQL and several nodes (benches/README.md, "PostgreSQL and several nodes"):
 #   BENCH_BACKEND [embedded] (embedded|postgres: storage.backend)
@@ -112,9 +114,15 @@ fi
 command -v python3 >/dev/null || { echo "python3 is required (seeding and parsing)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "curl is required" >&2; exit 2; }
 
-log "building the release binary"
-(cd "$ROOT" && cargo build --release --quiet --bin tollgate)
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/tollgate"
+if [[ -n ${BENCH_BIN:-} ]]; then
+    BIN=$BENCH_BIN
+    [[ -x $BIN ]] || { echo "BENCH_BIN=$BIN is not an executable" >&2; exit 2; }
+    log "using $BIN (BENCH_BIN: not building)"
+else
+    log "building the release binary"
+    (cd "$ROOT" && cargo build --release --quiet --bin tollgate)
+    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/tollgate"
+fi
 
 # --- servers ----------------------------------------------------------------------------
 # Node A (index 0) always; node B (index 1) with BENCH_NODES=2, on the same schema. Each node

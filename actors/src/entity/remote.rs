@@ -185,6 +185,8 @@ enum Step<S> {
     Fresh,
     /// Another writer changed the record: its snapshot now (`None`: gone).
     Stale(Result<Option<S>, StorageError>),
+    /// The database aborted the group's transaction; run it again.
+    Aborted(String),
     Failed(StorageError),
 }
 
@@ -309,6 +311,9 @@ impl<E: Entity> EntityActor<E> {
                     async move {
                         match holding.commit(&batch).await {
                             Ok(committed) => Step::Committed(committed),
+                            // The database aborted the transaction (a deadlock with another
+                            // batch, a serialization failure): nothing was written.
+                            Err(StorageError::Unavailable(why)) => Step::Aborted(why),
                             Err(e) => Step::Failed(e),
                         }
                     }
@@ -487,6 +492,18 @@ impl<E: Entity> EntityActor<E> {
                         self.passivate(ctx);
                     }
                 }
+            }
+            Step::Aborted(why) if attempt < REMOTE_MAX_DECIDES => {
+                tracing::debug!(entity = E::NAME, id = %self.id, %why, "transaction aborted; deciding again");
+                self.shared.stats.redecides.fetch_add(1, Ordering::Relaxed);
+                ctx.run_later(retry_delay(attempt), move |act, ctx| {
+                    act.run_group(ctx, group, attempt + 1)
+                });
+                return;
+            }
+            Step::Aborted(why) => {
+                tracing::warn!(entity = E::NAME, id = %self.id, %why, "transaction aborted too often");
+                finish_all(group, Err(Failure::Storage(StorageError::Unavailable(why))));
             }
             Step::Failed(e) => {
                 tracing::warn!(entity = E::NAME, id = %self.id, error = %e, "write failed");
