@@ -165,6 +165,7 @@ fi
 start_node() {
     local i=$1 port=$2 base="http://127.0.0.1:$2"
     log "starting tollgate node ${NAMES[$i]} on $base, data in ${DATA_DIRS[$i]} (backend=$BACKEND, durability=$DURABILITY, idle eviction after ${IDLE}s)"
+    mkdir -p "${DATA_DIRS[$i]}"  # the PostgreSQL backend does not create it
     # Log level warn: the per-request info line would measure the terminal, not the service.
     env TOLLGATE__SERVER__BIND="127.0.0.1:$port" \
         TOLLGATE__STORAGE__DATA_DIR="${DATA_DIRS[$i]}" \
@@ -428,6 +429,8 @@ HZ=$(getconf CLK_TCK)
 # wrk threads per node: BENCH_THREADS in all, shared by the nodes' wrk processes.
 WRK_THREADS=$(( THREADS / NODES > 0 ? THREADS / NODES : 1 ))
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+LOG_LINES_BEFORE_LOAD=()
+for i in "${!PIDS[@]}"; do LOG_LINES_BEFORE_LOAD[i]=$(grep -c . "${LOGS[$i]}" || true); done
 # A server's CPU time so far (user + system, in clock ticks), from /proc/<pid>/stat.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # wrk_node I CONNECTIONS SECONDS OUTPUT PATH [wrk script args...]: one wrk against node I;
@@ -552,8 +555,22 @@ for node, (r0, r1, r2, r3, r4) in mems:
         print(f"  {title:<38}{r / 1024:9.1f} MiB  {(r - r0) * 1024 / keys:+7.0f} B/key")
 PY
 echo
+# The servers' log lines (level warn and up), grouped by message; how many came during the
+# load runs (the rest: seeding and the memory phase).
 for i in "${!PIDS[@]}"; do
-    lines=$(grep -c . "${LOGS[$i]}" || true)
-    echo "server log of node ${NAMES[$i]}: $lines line(s) at warn or error level${BENCH_KEEP:+ (${LOGS[$i]})}"
-    if (( lines > 0 )); then head -n 5 "${LOGS[$i]}" | cut -c1-300 | sed 's/^/  /'; fi
+    python3 - "${NAMES[$i]}" "${LOGS[$i]}" "${LOG_LINES_BEFORE_LOAD[$i]}" "${BENCH_KEEP:+${LOGS[$i]}}" <<'PY'
+import collections, re, sys
+name, path, before, kept = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines = [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip() for l in open(path, errors="replace")]
+lines = [l for l in lines if l.strip()]
+where = f" ({kept})" if kept else ""
+print(f"server log of node {name}: {len(lines)} line(s) at warn or error level, "
+      f"{max(0, len(lines) - before)} during the load runs{where}")
+kinds = collections.Counter()
+for l in lines:
+    m = re.match(r"\S+\s+(ERROR|WARN|INFO|DEBUG|TRACE)\s+(.*?)(?=\s+[\w.]+=|$)", l)
+    kinds[f"{m.group(1)} {m.group(2)}" if m else l[:160]] += 1
+for kind, n in kinds.most_common(8):
+    print(f"  {n:>7}  {kind}")
+PY
 done

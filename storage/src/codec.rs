@@ -75,6 +75,17 @@ pub(crate) fn open(bytes: &[u8]) -> Result<(u64, u16, &[u8]), StorageError> {
     ))
 }
 
+/// A sealed record decoded: its revision and value (on either engine).
+pub(crate) fn open_stored<R: crate::Record>(
+    bytes: &[u8],
+) -> Result<crate::Stored<R>, StorageError> {
+    let (rev, version, payload) = open(bytes)?;
+    Ok(crate::Stored {
+        rev,
+        value: R::decode(version, payload)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,9 @@ pub use store::{
 
 #[cfg(test)]
 mod store_tests;
+#[cfg(feature = "postgres")]
+#[doc(hidden)]
+pub mod testing;
 
 /// Upper bounds of the flush batch-size buckets ([`FlushStats::sizes`]): writes answered
 /// by one flush.

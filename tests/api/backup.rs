@@ -217,10 +217,11 @@ async fn check_reports_a_broken_index_and_repair_fixes_it() {
 
 #[actix_web::test]
 async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
-    let Some(url) = crate::helpers::test_database_url("storage copy") else {
+    // A fresh schema on the test database, dropped at the end.
+    let Some(db) = tollgate_storage::testing::fresh_schema("storage_copy") else {
         return;
     };
-    let schema = format!("copy_{}", std::process::id());
+    let (url, schema) = (db.url.clone(), db.schema.clone());
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("data")).unwrap();
@@ -286,11 +287,4 @@ async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
     );
     assert!(!out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("an empty schema"), "{}", text(&out));
-    // The test's schema goes.
-    if let Ok((client, conn)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
-        actix_web::rt::spawn(conn);
-        let _ = client
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .await;
-    }
 }

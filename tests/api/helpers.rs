@@ -367,31 +367,3 @@ pub fn assert_utc_timestamp(value: &Value) {
     );
     DateTime::parse_from_rfc3339(s).unwrap_or_else(|e| panic!("not RFC 3339: {s}: {e}"));
 }
-
-/// The PostgreSQL database of the tests that need one: `TOLLGATE_TEST_DATABASE_URL`, or
-/// the `PG*` variables `pg_virtualenv` sets (`.ci/run` runs the suite inside one). `None`
-/// (the test says "skipped") on a developer machine without one; under `CI=true` a
-/// missing database fails the test.
-pub fn test_database_url(test: &str) -> Option<String> {
-    if let Ok(url) = std::env::var("TOLLGATE_TEST_DATABASE_URL") {
-        return Some(url);
-    }
-    let Ok(host) = std::env::var("PGHOST") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI=true but no database: set TOLLGATE_TEST_DATABASE_URL or run under pg_virtualenv"
-        );
-        eprintln!("skipped: {test} needs PostgreSQL (TOLLGATE_TEST_DATABASE_URL or PGHOST)");
-        return None;
-    };
-    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
-    let password = std::env::var("PGPASSWORD").ok();
-    Some(format!(
-        "postgres://{}{}@{}:{}/{}",
-        var("PGUSER", "postgres"),
-        password.map(|p| format!(":{p}")).unwrap_or_default(),
-        host,
-        var("PGPORT", "5432"),
-        var("PGDATABASE", "postgres"),
-    ))
-}

@@ -2,9 +2,9 @@
 //! `design/scale-out.md` 4.5): the database decides, so what either node acknowledges
 //! holds on both, with no traffic between the nodes.
 //!
-//! Each test gets a schema of its own on the test database (`helpers::test_database_url`:
-//! skipped on a developer machine without one, a failure under `CI=true`), dropped at the
-//! end. The nodes are the real binary (`binary::Binary`), each with its own data
+//! Each test gets a schema of its own on the test database
+//! (`tollgate_storage::testing::fresh_schema`: skipped on a developer machine without one,
+//! a failure under `CI=true`), dropped at the end. The nodes are the real binary (`binary::Binary`), each with its own data
 //! directory (only the bootstrap token file lives there).
 
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use tempfile::TempDir;
 use tollgate::bootstrap::TOKEN_FILE;
 
 use crate::binary::Binary;
-use crate::helpers::{client, test_database_url, Reply};
+use crate::helpers::{client, Reply};
 
 const READY_DEADLINE: Duration = Duration::from_secs(30);
 /// Every request of these tests, however loaded the machine.
@@ -28,6 +28,8 @@ struct Cluster {
     root: TempDir,
     url: String,
     schema: String,
+    /// Drops the schema when the test ends.
+    _db: tollgate_storage::testing::Dropper,
     client: reqwest::Client,
     started: u32,
 }
@@ -35,20 +37,12 @@ struct Cluster {
 impl Cluster {
     /// `None`: no database (skipped).
     fn new(test: &str) -> Option<Cluster> {
-        let url = test_database_url(test)?;
-        let schema = format!(
-            "n_{}_{}",
-            test.chars().take(20).collect::<String>(),
-            uuid::Uuid::new_v4().simple()
-        )
-        .chars()
-        .take(60)
-        .collect::<String>()
-        .to_lowercase();
+        let db = tollgate_storage::testing::fresh_schema(test)?;
         Some(Cluster {
             root: tempfile::tempdir().expect("creating a temporary directory"),
-            url,
-            schema,
+            url: db.url.clone(),
+            schema: db.schema.clone(),
+            _db: db,
             client: client(),
             started: 0,
         })
@@ -208,16 +202,39 @@ impl Cluster {
         keys.expect(200);
         keys.body["items"][0].clone()
     }
+}
 
-    /// Drops the test's schema.
-    async fn drop_schema(&self) {
-        if let Ok((client, conn)) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls).await
-        {
-            actix_web::rt::spawn(conn);
-            let _ = client
-                .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
-                .await;
-        }
+/// Nodes A and B, the admin token, and a key of `properties` bought through `buy_on` from
+/// a free product of a new organization `slug` (set up through A).
+struct TwoNodes {
+    a: Binary,
+    b: Binary,
+    token: String,
+    key: Value,
+}
+
+impl Cluster {
+    async fn two_nodes_and_a_key(
+        &mut self,
+        slug: &str,
+        properties: Value,
+        buy_on_b: bool,
+    ) -> TwoNodes {
+        let a = self.start("a", &[]).await;
+        let b = self.start("b", &[]).await;
+        let token = self.token("a");
+        let (org, product, _) = self
+            .shop(
+                &a,
+                &token,
+                slug,
+                properties,
+                json!({"type": "one_time", "amount_type": "free"}),
+            )
+            .await;
+        let buyer = if buy_on_b { &b } else { &a };
+        let key = self.buy_key(buyer, &token, &org, &product).await;
+        TwoNodes { a, b, token, key }
     }
 }
 
@@ -307,19 +324,9 @@ async fn a_limit_of_500_holds_over_1000_increments_split_over_two_nodes() {
     let Some(mut cluster) = Cluster::new("limit_two_nodes") else {
         return;
     };
-    let a = cluster.start("a", &[]).await;
-    let b = cluster.start("b", &[]).await;
-    let token = cluster.token("a");
-    let (org, product, _) = cluster
-        .shop(
-            &a,
-            &token,
-            "limit",
-            json!({"limit_usage": 500}),
-            json!({"type": "one_time", "amount_type": "free"}),
-        )
+    let TwoNodes { a, b, token, key } = cluster
+        .two_nodes_and_a_key("limit", json!({"limit_usage": 500}), true)
         .await;
-    let key = cluster.buy_key(&b, &token, &org, &product).await;
     assert_eq!(key["limit_usage"], 500, "{key}");
 
     let tally = increments(&cluster, &[&a, &b], &key, 1000, 32).await;
@@ -338,7 +345,6 @@ async fn a_limit_of_500_holds_over_1000_increments_split_over_two_nodes() {
         .await;
     r.expect_error(400);
     assert_eq!(r.body["detail"], "License key only has 0 more usages.");
-    cluster.drop_schema().await;
 }
 
 #[actix_web::test]
@@ -346,19 +352,9 @@ async fn no_acknowledged_increment_is_lost_when_a_node_is_killed_mid_run() {
     let Some(mut cluster) = Cluster::new("kill_mid_run") else {
         return;
     };
-    let a = cluster.start("a", &[]).await;
-    let b = cluster.start("b", &[]).await;
-    let token = cluster.token("a");
-    let (org, product, _) = cluster
-        .shop(
-            &a,
-            &token,
-            "killed",
-            json!({"limit_usage": 100000}),
-            json!({"type": "one_time", "amount_type": "free"}),
-        )
+    let TwoNodes { a, b, token, key } = cluster
+        .two_nodes_and_a_key("killed", json!({"limit_usage": 100000}), true)
         .await;
-    let key = cluster.buy_key(&b, &token, &org, &product).await;
 
     // Both nodes take increments; node A is killed (SIGKILL) while they are in flight.
     let started = Instant::now();
@@ -393,7 +389,6 @@ async fn no_acknowledged_increment_is_lost_when_a_node_is_killed_mid_run() {
     drop(a);
     let a = cluster.start("a", &[]).await;
     assert_eq!(usage(&cluster, &a, &token, &key).await, stored);
-    cluster.drop_schema().await;
 }
 
 #[actix_web::test]
@@ -401,19 +396,9 @@ async fn a_key_cached_on_one_node_and_revoked_through_the_other_is_refused_at_on
     let Some(mut cluster) = Cluster::new("stale_cache") else {
         return;
     };
-    let a = cluster.start("a", &[]).await;
-    let b = cluster.start("b", &[]).await;
-    let token = cluster.token("a");
-    let (org, product, _) = cluster
-        .shop(
-            &a,
-            &token,
-            "cached",
-            json!({}),
-            json!({"type": "one_time", "amount_type": "free"}),
-        )
+    let TwoNodes { a, b, token, key } = cluster
+        .two_nodes_and_a_key("cached", json!({}), false)
         .await;
-    let key = cluster.buy_key(&a, &token, &org, &product).await;
     // Node A holds the key's actor (and its caches) after these.
     for increment in [0, 1, 0] {
         cluster
@@ -449,7 +434,6 @@ async fn a_key_cached_on_one_node_and_revoked_through_the_other_is_refused_at_on
     seen.expect(200);
     assert_eq!(seen.body["status"], "revoked", "{}", seen.body);
     assert_eq!(seen.body["usage"], 1, "{}", seen.body);
-    cluster.drop_schema().await;
 }
 
 #[actix_web::test]
@@ -502,7 +486,6 @@ async fn two_nodes_racing_for_one_slug_create_one_organization() {
             );
         }
     }
-    cluster.drop_schema().await;
 }
 
 #[actix_web::test]
@@ -607,7 +590,6 @@ async fn a_purchase_left_confirmed_by_a_dying_node_is_completed_once_by_the_othe
             c.body
         );
     }
-    cluster.drop_schema().await;
 }
 
 #[actix_web::test]
@@ -649,5 +631,4 @@ async fn nodes_starting_together_share_one_token_secret_and_one_admin() {
         let r = cluster.get(node, "/v1/organizations/", &token).await;
         assert_eq!(r.status.as_u16(), 200, "node {name}: {}", r.body);
     }
-    cluster.drop_schema().await;
 }

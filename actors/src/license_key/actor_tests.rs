@@ -39,7 +39,16 @@ fn stored_key(
     limit_usage: Option<i64>,
     limit_activations: Option<i64>,
 ) -> LicenseKey {
-    let key = LicenseKey {
+    let key = new_key(limit_usage, limit_activations);
+    let mut batch = Batch::new();
+    batch.put(&key, Expect::Absent).unwrap();
+    ready(store.commit(&batch)).unwrap();
+    key
+}
+
+/// A granted key of a new organization, customer and benefit.
+pub(super) fn new_key(limit_usage: Option<i64>, limit_activations: Option<i64>) -> LicenseKey {
+    LicenseKey {
         id: LicenseKeyId::new(),
         organization_id: OrganizationId::new(),
         customer_id: CustomerId::new(),
@@ -57,11 +66,7 @@ fn stored_key(
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
-    };
-    let mut batch = Batch::new();
-    batch.put(&key, Expect::Absent).unwrap();
-    ready(store.commit(&batch)).unwrap();
-    key
+    }
 }
 
 fn validate(k: &LicenseKey, increment_usage: Option<i64>) -> ValidateLicenseKey {

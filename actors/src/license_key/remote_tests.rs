@@ -1,91 +1,30 @@
 //! The license key actor over PostgreSQL (`design/scale-out.md` 4.3): registries on one
-//! database stand for nodes. The database is `TOLLGATE_TEST_DATABASE_URL` or the `PG*`
-//! variables `pg_virtualenv` sets; without one a test says "skipped" on a developer
-//! machine and fails under `CI=true`. Each test works in a schema of its own.
+//! database stand for nodes. The database and a schema per test come from
+//! `tollgate_storage::testing` (skipped on a developer machine without one, a failure under
+//! `CI=true`).
 
 use std::time::Duration;
 
-use chrono::Utc;
 use futures_util::future::join_all;
 use tollgate_storage::{Batch, Expect, Store};
 
 use super::*;
 use crate::clock::SystemClock;
-use crate::domain::ids::{BenefitId, CustomerId};
 use crate::registry::{Registry, RegistryConfig};
 
-fn database_url() -> Option<String> {
-    if let Ok(url) = std::env::var("TOLLGATE_TEST_DATABASE_URL") {
-        return Some(url);
-    }
-    let Ok(host) = std::env::var("PGHOST") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI=true but no database: set TOLLGATE_TEST_DATABASE_URL or run under pg_virtualenv"
-        );
-        return None;
-    };
-    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
-    let password = std::env::var("PGPASSWORD").ok();
-    Some(format!(
-        "postgres://{}{}@{}:{}/{}",
-        var("PGUSER", "postgres"),
-        password.map(|p| format!(":{p}")).unwrap_or_default(),
-        host,
-        var("PGPORT", "5432"),
-        var("PGDATABASE", "postgres"),
-    ))
-}
-
-/// A schema on the test database, dropped when the test ends.
-struct Schema {
-    url: String,
-    name: String,
-}
+/// A schema on the test database (dropped when the test ends) and its stores.
+struct Schema(tollgate_storage::testing::Dropper);
 
 impl Schema {
     fn new(test: &str) -> Option<Schema> {
-        let Some(url) = database_url() else {
-            eprintln!("skipped: {test} needs PostgreSQL (TOLLGATE_TEST_DATABASE_URL or PGHOST)");
-            return None;
-        };
-        let name = format!("a_{}_{}", test, uuid::Uuid::new_v4().simple())
-            .chars()
-            .take(60)
-            .collect();
-        Some(Schema { url, name })
+        tollgate_storage::testing::fresh_schema(test).map(Schema)
     }
 
     /// A store over the schema: one "node".
     async fn node(&self) -> Store {
-        Store::postgres(&self.url, &self.name, 8)
+        Store::postgres(&self.0.url, &self.0.schema, 8)
             .await
             .expect("reaching the test database")
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let (url, name) = (self.url.clone(), self.name.clone());
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                if let Ok((client, conn)) =
-                    tokio_postgres::connect(&url, tokio_postgres::NoTls).await
-                {
-                    tokio::spawn(conn);
-                    let _ = client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
-                        .await;
-                }
-            });
-        })
-        .join();
     }
 }
 
@@ -103,25 +42,7 @@ fn registry(store: &Store) -> Registry<LicenseKeyEntity> {
 }
 
 async fn stored_key(store: &Store, limit_usage: Option<i64>) -> LicenseKey {
-    let key = LicenseKey {
-        id: LicenseKeyId::new(),
-        organization_id: OrganizationId::new(),
-        customer_id: CustomerId::new(),
-        benefit_id: BenefitId::new(),
-        created_at: Utc::now(),
-        modified_at: None,
-        key: generate_key(Some("pg")),
-        status: KeyStatus::Granted,
-        limit_activations: None,
-        usage: 0,
-        limit_usage,
-        validations: 0,
-        last_validated_at: None,
-        expires_at: None,
-        activations: Vec::new(),
-        subscription_id: None,
-        order_id: None,
-    };
+    let key = super::actor_tests::new_key(limit_usage, None);
     let mut batch = Batch::new();
     batch.put(&key, Expect::Absent).unwrap();
     store.commit(&batch).await.unwrap();

@@ -175,18 +175,11 @@ pub(super) async fn price_for_create(
                 Value::from(price_id.to_string()),
             )
         };
-        let product =
-            match crate::domain::product::product_for_price(&state.store, PriceId(price_id)).await?
-            {
-                Some(p)
-                    if can_access(state, subject, p.value.organization_id)
-                        .await
-                        .unwrap_or(false) =>
-                {
-                    p.value
-                }
-                _ => return Err(not_found()),
-            };
+        let found =
+            crate::domain::product::product_for_price(&state.store, PriceId(price_id)).await?;
+        let product = accessible(state, subject, found)
+            .await
+            .ok_or_else(not_found)?;
         let price = product
             .price(PriceId(price_id))
             .cloned()
@@ -215,20 +208,13 @@ pub(super) async fn price_for_create(
                 Value::from(product_id.to_string()),
             )
         };
-        let product = match state
+        let found = state
             .store
             .get::<Product>(&ProductId(product_id).key())
-            .await?
-        {
-            Some(p)
-                if can_access(state, subject, p.value.organization_id)
-                    .await
-                    .unwrap_or(false) =>
-            {
-                p.value
-            }
-            _ => return Err(not_found()),
-        };
+            .await?;
+        let product = accessible(state, subject, found)
+            .await
+            .ok_or_else(not_found)?;
         if product.is_archived {
             return Err(ApiError::invalid(
                 loc!["body", "product_id"],
@@ -419,4 +405,17 @@ pub(super) async fn resolve_changes(
     }
     v.finish()?;
     Ok(ch)
+}
+
+/// The product, if the subject may sell it (another organization's reads as missing).
+async fn accessible(
+    state: &AppState,
+    subject: Subject,
+    found: Option<tollgate_storage::Stored<Product>>,
+) -> Option<Product> {
+    let p = found?;
+    can_access(state, subject, p.value.organization_id)
+        .await
+        .unwrap_or(false)
+        .then_some(p.value)
 }

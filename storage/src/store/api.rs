@@ -178,13 +178,7 @@ impl Store {
                 let key = super::layout::record_key(R::COLLECTION, id);
                 let (value, held) = pg.hold(&key).await?;
                 let stored = match value {
-                    Some(bytes) => {
-                        let (rev, version, payload) = crate::codec::open(&bytes)?;
-                        Some(Stored {
-                            rev,
-                            value: R::decode(version, payload)?,
-                        })
-                    }
+                    Some(bytes) => Some(crate::codec::open_stored(&bytes)?),
                     None => None,
                 };
                 Ok(Some((

@@ -190,18 +190,8 @@ impl PgEngine {
     ) -> Result<Vec<u64>, StorageError> {
         let mut revs = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
-            let old: Option<Vec<u8>> = match op.reads() {
-                Some(key) => tx
-                    .query_opt(
-                        &format!(
-                            "SELECT v FROM {}.records WHERE k = $1 FOR UPDATE",
-                            self.schema
-                        ),
-                        &[&key],
-                    )
-                    .await
-                    .map_err(sql_error)?
-                    .map(|row| row.get(0)),
+            let old = match op.reads() {
+                Some(key) => self.read_locking(tx, key).await?,
                 None => None,
             };
             let plan = op.plan(old.as_deref())?;
@@ -221,8 +211,18 @@ impl PgEngine {
         let held = Held {
             client: Some(client),
         };
-        let row = held
-            .client()?
+        let value = self.read_locking(held.client()?, key).await?;
+        Ok((value, held))
+    }
+
+    /// The stored value of record `key`, which stays locked (`FOR UPDATE`) until the
+    /// transaction of `tx` ends.
+    async fn read_locking<C: GenericClient + Sync>(
+        &self,
+        tx: &C,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(tx
             .query_opt(
                 &format!(
                     "SELECT v FROM {}.records WHERE k = $1 FOR UPDATE",
@@ -231,8 +231,8 @@ impl PgEngine {
                 &[&key],
             )
             .await
-            .map_err(sql_error)?;
-        Ok((row.map(|r| r.get(0)), held))
+            .map_err(sql_error)?
+            .map(|row| row.get(0)))
     }
 
     /// Applies `batch` in the transaction `held` opened and commits it; returns each
@@ -549,11 +549,7 @@ impl PgEngine {
         match row {
             Some(row) => {
                 let bytes: Vec<u8> = row.get(0);
-                let (rev, version, payload) = codec::open(&bytes)?;
-                Ok(Some(Stored {
-                    rev,
-                    value: R::decode(version, payload)?,
-                }))
+                Ok(Some(crate::codec::open_stored(&bytes)?))
             }
             None => Ok(None),
         }
@@ -596,11 +592,7 @@ impl PgEngine {
         let mut out = Vec::with_capacity(keys.len());
         for key in &keys {
             if let Some(bytes) = found.remove(key) {
-                let (rev, version, payload) = codec::open(&bytes)?;
-                out.push(Stored {
-                    rev,
-                    value: R::decode(version, payload)?,
-                });
+                out.push(crate::codec::open_stored(&bytes)?);
             }
         }
         Ok(out)
@@ -622,13 +614,7 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         rows.iter()
-            .map(|row| {
-                let (rev, version, payload) = codec::open(row.get::<_, &[u8]>(0))?;
-                Ok(Stored {
-                    rev,
-                    value: R::decode(version, payload)?,
-                })
-            })
+            .map(|row| crate::codec::open_stored(row.get::<_, &[u8]>(0)))
             .collect()
     }
 

@@ -35,13 +35,7 @@ pub struct Page {
 impl Embedded {
     pub fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
         match self.inner.records.get(record_key(R::COLLECTION, id))? {
-            Some(bytes) => {
-                let (rev, version, payload) = codec::open(&bytes)?;
-                Ok(Some(Stored {
-                    rev,
-                    value: R::decode(version, payload)?,
-                }))
-            }
+            Some(bytes) => Ok(Some(crate::codec::open_stored(&bytes)?)),
             None => Ok(None),
         }
     }
@@ -72,11 +66,7 @@ impl Embedded {
             .scan_prefix(record_key(R::COLLECTION, &[]))
             .map(|item| {
                 let (_, bytes) = item?;
-                let (rev, version, payload) = codec::open(&bytes)?;
-                Ok(Stored {
-                    rev,
-                    value: R::decode(version, payload)?,
-                })
+                crate::codec::open_stored(&bytes)
             })
     }
 
