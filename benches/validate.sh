@@ -233,12 +233,13 @@ def call(conn, method, path, body=None, auth=True, expect=(200, 201)):
 def confirm(conn, secret, body):
     """The confirm's answer, or None when a retried confirm found the checkout already
     confirmed by an attempt whose answer was a 503 (the buyer's other purchases give the
-    session token)."""
+    session token). A 409 ("being confirmed concurrently; retry": an earlier attempt that
+    answered 503 is still running, e.g. on PostgreSQL) is retried like a 503."""
     for attempt in range(30):
         status, data = raw(conn, "POST", f"/v1/checkouts/custom/client/{secret}/confirm", body, auth=False)
         if status == 200:
             return json.loads(data)
-        if status in (403, 429, 503):
+        if status in (403, 409, 429, 503):
             state = call(conn, "GET", f"/v1/checkouts/custom/client/{secret}", auth=False)["status"]
             if state in ("confirmed", "succeeded"):
                 return None
@@ -369,7 +370,7 @@ PY
 # on_nodes FUNCTION: FUNCTION BASE_URL for every node, all at once; fails if one fails.
 on_nodes() {
     local jobs=() i job
-    for i in "${!BASES[@]}"; do "$1" "${BASES[$i]}" & jobs+=($!); done
+    for i in "${!BASES[@]}"; do "$1" "${BASES[$i]}" & jobs+=("$!"); done
     for job in "${jobs[@]}"; do wait "$job"; done
 }
 # MEM[i]: node i's VmRSS samples R0..R4, comma-separated.
@@ -452,11 +453,11 @@ run() {
         out[i]="$WORK/wrk-$name-$conns.txt"
         (( NODES == 1 )) || out[i]="$WORK/wrk-$name-$conns-${NAMES[$i]}.txt"
     done
-    for i in "${!BASES[@]}"; do wrk_node "$i" "${share[$i]}" "$WARMUP" /dev/null "$@" & jobs+=($!); done
+    for i in "${!BASES[@]}"; do wrk_node "$i" "${share[$i]}" "$WARMUP" /dev/null "$@" & jobs+=("$!"); done
     for job in "${jobs[@]}"; do wait "$job"; done
     jobs=()
     for i in "${!PIDS[@]}"; do before[i]=$(cpu_ticks "${PIDS[$i]}"); done
-    for i in "${!BASES[@]}"; do wrk_node "$i" "${share[$i]}" "$SECS" "${out[$i]}" "$@" & jobs+=($!); done
+    for i in "${!BASES[@]}"; do wrk_node "$i" "${share[$i]}" "$SECS" "${out[$i]}" "$@" & jobs+=("$!"); done
     for job in "${jobs[@]}"; do wait "$job"; done
     for i in "${!PIDS[@]}"; do after[i]=$(cpu_ticks "${PIDS[$i]}"); done
     for i in "${!BASES[@]}"; do
@@ -495,7 +496,7 @@ if [[ $BACKEND == postgres ]]; then
 else
     SETUP="backend=embedded, durability=$DURABILITY"
 fi
-(( NODES == 1 )) && SETUP+=", 1 node" || SETUP+=", $NODES nodes"
+if (( NODES == 1 )); then SETUP+=", 1 node"; else SETUP+=", $NODES nodes"; fi
 SETUP+=", stats_flush_ms=${BENCH_STATS_FLUSH_MS:-1000}"
 MEM_ARGS=()
 for i in "${!PIDS[@]}"; do MEM_ARGS+=("${NAMES[$i]}:${MEM[$i]}"); done
