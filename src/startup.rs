@@ -168,6 +168,10 @@ impl Application {
         settings.validate()?;
         let store = Store::connect(&settings.storage.store_config()).await?;
         tracing::info!(engine = store.engine_name(), "store open");
+        // The bootstrap token file lives there on every engine.
+        std::fs::create_dir_all(&settings.storage.data_dir).map_err(|e| {
+            anyhow::anyhow!("cannot create {}: {e}", settings.storage.data_dir.display())
+        })?;
         // Nodes starting together on one database take turns here: one generates the
         // token secret and the admin, the others read them.
         let first_start = crate::bootstrap::exclusive(&store).await?;

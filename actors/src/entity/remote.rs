@@ -9,8 +9,10 @@
 //!   then bounded by CPU and the batch size, not by one commit's latency.
 //! * **The database decides.** Every write is conditional on the revision the group was
 //!   decided on. If another node got there first the commit conflicts, nothing of the group
-//!   has been answered yet, and the whole group is decided again on the reloaded snapshot
-//!   after a short random delay (up to `REMOTE_MAX_DECIDES` times, then `Contended`).
+//!   has been answered yet, and the whole group is decided again, this time on the snapshot
+//!   read under a row lock held until its write commits (`Entity::hold`), so it cannot
+//!   lose again; entities without a hold retry after a short random delay (up to
+//!   `REMOTE_MAX_DECIDES` times, then `Contended`).
 //! * **Answers that write nothing prove nothing**: a group without writes (reads,
 //!   refusals, no-ops) first compares its revision with the stored one (one round trip for
 //!   the whole group) and is decided again on the stored snapshot if it was stale.
@@ -236,12 +238,13 @@ impl<E: Entity> EntityActor<E> {
     }
 
     /// Decides `group` on the current state and sends its write (or its freshness check).
-    /// Runs `group`. With at least one command, on a store that can hold a record: its
-    /// snapshot is read in a transaction that holds it locked, the group is decided on
-    /// that and written in the same transaction, so no other node's write can slip in
-    /// between (no conflict, no retry). Otherwise (reads only, or no holding): decided on
-    /// the state in memory, the write conditional on its revision, or the revision
-    /// compared first for a group that writes nothing.
+    /// Runs `group`. The first time, optimistically: decided on the state in memory, the
+    /// write conditional on its revision (one round trip for a validation's counters), or
+    /// the revision compared first for a group that writes nothing. After a lost write, on
+    /// a store that can hold a record: the snapshot is read in a transaction that holds it
+    /// locked, the group decided on that and written in the same transaction, so no other
+    /// node's write can slip in between (a record two nodes keep writing costs one lost
+    /// write, not a chain of them).
     fn run_group(
         &mut self,
         ctx: &mut Context<Self>,
@@ -249,7 +252,7 @@ impl<E: Entity> EntityActor<E> {
         attempt: usize,
     ) {
         self.remote.busy = true;
-        if !group.iter().any(|p| p.writes()) {
+        if attempt == 1 || !group.iter().any(|p| p.writes()) {
             return self.run_optimistic(ctx, group, attempt);
         }
         let store = self.shared.store.clone();

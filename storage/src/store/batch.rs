@@ -151,6 +151,15 @@ impl Batch {
     }
 
     /// Whether committing this batch may add entries to the change feed.
+    /// A batch of one [`Batch::put_keeping_keys`] conditional on a revision, as (record
+    /// key, expected revision, sealed next revision): see `Op::alone`.
+    pub(super) fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
+        match self.ops.as_slice() {
+            [op] => op.alone(),
+            _ => None,
+        }
+    }
+
     /// The revisions [`Store::commit`] will report for this batch if it succeeds; `None`
     /// when one depends on what is stored (an unconditional put).
     ///
@@ -279,6 +288,13 @@ pub(super) trait Op: Send + Sync {
     fn counter_put(&mut self) -> Option<(&[u8], &mut Expect)> {
         None
     }
+
+    /// For a [`Batch::put_keeping_keys`] conditional on a revision: (record key, the
+    /// revision it expects, the sealed value of the next revision): a write that is one
+    /// compare-and-set on the record, whatever the engine.
+    fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
+        None
+    }
 }
 
 struct PutOp<R> {
@@ -307,6 +323,17 @@ impl<R: Record> Op for PutOp<R> {
     fn counter_put(&mut self) -> Option<(&[u8], &mut Expect)> {
         self.keeps_keys
             .then_some((self.key.as_slice(), &mut self.expect))
+    }
+
+    fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
+        match (self.keeps_keys, self.expect) {
+            (true, Expect::Rev(rev)) => Some((
+                self.key.as_slice(),
+                rev,
+                codec::seal(rev + 1, R::VERSION, &self.payload),
+            )),
+            _ => None,
+        }
     }
 
     fn feeds(&self) -> bool {
