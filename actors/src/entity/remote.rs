@@ -466,8 +466,9 @@ impl<E: Entity> EntityActor<E> {
                         self.state = state;
                         self.last_seq = Some(0);
                         self.load_epoch += 1;
-                        if next.is_none() {
-                            // A stale read or refusal: decide again at once.
+                        if next.is_none() || attempt == 1 {
+                            // A stale read or refusal, or a first lost write (the next
+                            // attempt holds the record locked): decide again at once.
                             self.run_group(ctx, group, attempt + 1);
                         } else {
                             // A lost write: the other writer is busy with this record.

@@ -160,6 +160,14 @@ impl Batch {
         }
     }
 
+    /// The collection of the record the batch's first operation writes.
+    pub(super) fn first_collection(&self) -> &'static str {
+        self.ops
+            .first()
+            .and_then(|op| op.written())
+            .map_or("record", |(c, _)| c)
+    }
+
     /// The revisions [`Store::commit`] will report for this batch if it succeeds; `None`
     /// when one depends on what is stored (an unconditional put).
     ///

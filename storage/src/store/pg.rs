@@ -160,22 +160,17 @@ impl PgEngine {
         // The hot path (a validation's counters): one conditional UPDATE, no transaction
         // of its own, one round trip. The stored value begins with its revision.
         if let Some((key, rev, sealed)) = batch.alone() {
-            let updated = self
-                .client()
-                .await?
-                .execute(
-                    &format!(
-                        "UPDATE {}.records SET v = $3 WHERE k = $1 AND substring(v from 1 for 8) = $2",
-                        self.schema
-                    ),
-                    &[&key, &rev.to_be_bytes().as_slice(), &sealed],
-                )
-                .await
-                .map_err(sql_error)?;
-            if updated == 1 {
+            let updated = self.swap(&self.client().await?, key, rev, &sealed).await?;
+            if updated {
                 return Ok(vec![rev + 1]);
             }
-            // Changed or gone: the general path reports the conflict exactly.
+            // Changed (or gone) since the writer read it: no other revision is acceptable
+            // to this write, so it is a conflict without asking further.
+            return Err(StorageError::Conflict {
+                collection: batch.first_collection(),
+                expected: format!("revision {rev}"),
+                found: None,
+            });
         }
         let mut attempt = 1;
         loop {
@@ -227,12 +222,39 @@ impl PgEngine {
     /// of the [`Held`]. What is decided on that value cannot conflict.
     pub(crate) async fn hold(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Held), StorageError> {
         let client = self.client().await?;
-        client.batch_execute("BEGIN").await.map_err(sql_error)?;
+        // One round trip: the two statements are pipelined on the connection.
+        let (begun, value) = tokio::join!(
+            client.batch_execute("BEGIN"),
+            self.read_locking(&client, key)
+        );
         let held = Held {
             client: Some(client),
+            key: key.to_vec(),
         };
-        let value = self.read_locking(held.client()?, key).await?;
-        Ok((value, held))
+        begun.map_err(sql_error)?;
+        Ok((value?, held))
+    }
+
+    /// Replaces record `key` with `sealed` if its stored revision is `rev` (the stored
+    /// value begins with it); returns whether it did.
+    async fn swap<C: GenericClient + Sync>(
+        &self,
+        client: &C,
+        key: &[u8],
+        rev: u64,
+        sealed: &[u8],
+    ) -> Result<bool, StorageError> {
+        let updated = client
+            .execute(
+                &format!(
+                    "UPDATE {}.records SET v = $3 WHERE k = $1 AND substring(v from 1 for 8) = $2",
+                    self.schema
+                ),
+                &[&key, &rev.to_be_bytes().as_slice(), &sealed],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(updated == 1)
     }
 
     /// The stored value of record `key`, which stays locked (`FOR UPDATE`) until the
@@ -264,7 +286,21 @@ impl PgEngine {
     ) -> Result<Vec<u64>, StorageError> {
         let result = async {
             let client = held.client()?;
-            let revs = self.apply_batch(client, batch).await?;
+            let revs = match batch.alone() {
+                // The held record's counters: it is locked at the revision read, so the
+                // write needs no second read.
+                Some((key, rev, sealed)) if key == held.key.as_slice() => {
+                    if !self.swap(client, key, rev, &sealed).await? {
+                        return Err(StorageError::Conflict {
+                            collection: batch.first_collection(),
+                            expected: format!("revision {rev}"),
+                            found: None,
+                        });
+                    }
+                    vec![rev + 1]
+                }
+                _ => self.apply_batch(client, batch).await?,
+            };
             client.batch_execute("COMMIT").await.map_err(sql_error)?;
             Ok(revs)
         }
@@ -991,6 +1027,8 @@ impl PgEngine {
 /// returned to the pool: the database then rolls the transaction back.
 pub(crate) struct Held {
     client: Option<deadpool_postgres::Object>,
+    /// The record held.
+    key: Vec<u8>,
 }
 
 impl Held {
