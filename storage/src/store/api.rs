@@ -1,6 +1,8 @@
 //! The store's public API over its two engines. Each method dispatches on the engine: the
 //! embedded arm runs synchronously inside the future's first poll, the PostgreSQL arm
-//! awaits the database.
+//! awaits the database. The PostgreSQL futures are boxed: a client's query futures are
+//! large, and every future that awaits a store call (every handler's) would otherwise
+//! carry their size on the embedded path too.
 
 use std::path::Path;
 #[cfg(feature = "postgres")]
@@ -127,7 +129,7 @@ impl Store {
             #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Committed {
                 seq: 0,
-                revs: pg.commit(batch).await?,
+                revs: Box::pin(pg.commit(batch)).await?,
             },
         };
         self.committed(batch);
@@ -176,7 +178,7 @@ impl Store {
             #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => {
                 let key = super::layout::record_key(R::COLLECTION, id);
-                let (value, held) = pg.hold(&key).await?;
+                let (value, held) = Box::pin(pg.hold(&key)).await?;
                 let stored = match value {
                     Some(bytes) => Some(crate::codec::open_stored(&bytes)?),
                     None => None,
@@ -328,7 +330,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.get(id),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.get(id).await,
+            Engine::Postgres(pg) => Box::pin(pg.get(id)).await,
         }
     }
 
@@ -337,7 +339,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.revision::<R>(id),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.revision::<R>(id).await,
+            Engine::Postgres(pg) => Box::pin(pg.revision::<R>(id)).await,
         }
     }
 
@@ -349,7 +351,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.get_many(ids),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.get_many(ids).await,
+            Engine::Postgres(pg) => Box::pin(pg.get_many(ids)).await,
         }
     }
 
@@ -359,7 +361,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.scan().collect(),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.scan().await,
+            Engine::Postgres(pg) => Box::pin(pg.scan()).await,
         }
     }
 
@@ -368,7 +370,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.lookup_unique(key),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.lookup_unique(key).await,
+            Engine::Postgres(pg) => Box::pin(pg.lookup_unique(key)).await,
         }
     }
 
@@ -377,7 +379,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.count(index, tenant),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.count(index, tenant).await,
+            Engine::Postgres(pg) => Box::pin(pg.count(index, tenant)).await,
         }
     }
 
@@ -387,7 +389,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.page(q),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.page(q).await,
+            Engine::Postgres(pg) => Box::pin(pg.page(q)).await,
         }
     }
 
@@ -435,7 +437,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.index_range(index, tenant, from, to),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.index_range(index, tenant, from, to).await,
+            Engine::Postgres(pg) => Box::pin(pg.index_range(index, tenant, from, to)).await,
         }
     }
 
@@ -443,7 +445,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.get_meta(key),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.get_meta(key).await,
+            Engine::Postgres(pg) => Box::pin(pg.get_meta(key)).await,
         }
     }
 
@@ -461,7 +463,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.changes(after, limit),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.changes(after, limit).await,
+            Engine::Postgres(pg) => Box::pin(pg.changes(after, limit)).await,
         }
     }
 
@@ -470,7 +472,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => Ok(e.inner.feed.len()),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.feed_len().await,
+            Engine::Postgres(pg) => Box::pin(pg.feed_len()).await,
         }
     }
 
@@ -496,7 +498,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.verify_indexes::<R>(),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.verify_indexes::<R>().await,
+            Engine::Postgres(pg) => Box::pin(pg.verify_indexes::<R>()).await,
         }
     }
 
@@ -505,7 +507,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.rebuild_indexes::<R>(),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.rebuild_indexes::<R>().await,
+            Engine::Postgres(pg) => Box::pin(pg.rebuild_indexes::<R>()).await,
         }
     }
 
@@ -527,7 +529,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => e.restore(snapshot),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.import(snapshot).await.map(drop),
+            Engine::Postgres(pg) => Box::pin(pg.import(snapshot)).await.map(drop),
         }
     }
 
@@ -536,7 +538,7 @@ impl Store {
         match &self.engine {
             Engine::Embedded(e) => Ok(e.is_empty()),
             #[cfg(feature = "postgres")]
-            Engine::Postgres(pg) => pg.is_empty().await,
+            Engine::Postgres(pg) => Box::pin(pg.is_empty()).await,
         }
     }
 
