@@ -29,7 +29,14 @@ fn is_root() -> bool {
 
 /// Installs Debian's Chromium and its driver when they are missing (as root), else fails
 /// with what to install.
+///
+/// Both browser tests call this at once on a fresh machine: the tools directory's lock lets
+/// one install while the other waits, and apt waits for dpkg's lock held by anything else.
 pub(crate) fn ensure_chromium() {
+    tools::locked("apt", install_chromium);
+}
+
+fn install_chromium() {
     if Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists() {
         return;
     }
@@ -42,6 +49,8 @@ pub(crate) fn ensure_chromium() {
         tools::run_with_timeout(
             Command::new("apt-get")
                 .args([
+                    "-o",
+                    "DPkg::Lock::Timeout=600",
                     "install",
                     "-y",
                     "--no-install-recommends",
@@ -54,7 +63,10 @@ pub(crate) fn ensure_chromium() {
     };
     let mut out = install();
     if !out.status.success() {
-        let update = tools::run_with_timeout(Command::new("apt-get").arg("update"), APT_TIMEOUT);
+        let update = tools::run_with_timeout(
+            Command::new("apt-get").args(["-o", "DPkg::Lock::Timeout=600", "update"]),
+            APT_TIMEOUT,
+        );
         assert!(
             update.status.success(),
             "apt-get update failed:\n{}",

@@ -41,7 +41,7 @@ fn digest(files: &[&Path]) -> String {
 }
 
 /// Runs `f` under an exclusive lock on `<tools_dir>/<name>.lock`.
-fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
+pub fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let dir = tools_dir();
     fs::create_dir_all(&dir).expect("creating the tools directory");
     let lock = File::create(dir.join(format!("{name}.lock"))).expect("creating a lock file");
