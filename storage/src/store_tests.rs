@@ -1235,6 +1235,21 @@ async fn durable_writes_survive_reopen() {
     assert_eq!(store.count("item_by_rank", &[1]).await.unwrap(), 1);
 }
 
+#[test]
+fn a_data_directory_in_use_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path());
+    let open = Store::open(&config).unwrap();
+    let err = match Store::open(&config) {
+        Ok(_) => panic!("a second store opened the same directory"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("in use by another process"), "{err}");
+    drop(open);
+    // Once the first is gone, the directory opens again (sled's threads let go of it).
+    Store::open(&config).unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn power_durability_flushes_too() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,6 +22,9 @@ use crate::StorageError;
 #[cfg(feature = "postgres")]
 const REMOTE_FEED_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// How long [`Store::open`] waits for the data directory's lock before it gives up.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Store {
     /// Opens (or creates) the embedded store in `config.data_dir`. For a configuration
     /// that may name PostgreSQL, use [`Store::connect`].
@@ -29,11 +32,30 @@ impl Store {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             StorageError::Io(format!("cannot create {}: {e}", config.data_dir.display()))
         })?;
-        let db = sled::Config::new()
+        let sled_config = sled::Config::new()
             .path(&config.data_dir)
             .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
-            .mode(sled::Mode::HighThroughput)
-            .open()?;
+            .mode(sled::Mode::HighThroughput);
+        // sled's background threads can hold the directory's file lock for a moment after
+        // a store of this process was dropped: wait for them a little, so that reopening
+        // in place works, and only then say the directory is someone else's.
+        let give_up = std::time::Instant::now() + LOCK_WAIT;
+        let db = loop {
+            match sled_config.open() {
+                // sled reports the lock as `ErrorKind::Other` with this text.
+                Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => {
+                    if std::time::Instant::now() >= give_up {
+                        return Err(StorageError::Io(format!(
+                            "{} is in use by another process (is another Tollgate running \
+                             on this data directory?): {e}",
+                            config.data_dir.display()
+                        )));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other?,
+            }
+        };
         let embedded = Embedded::from_db(
             db,
             config.durability,
