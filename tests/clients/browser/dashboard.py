@@ -22,7 +22,11 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import (
+    StaleElementReferenceException,
+    TimeoutException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -140,18 +144,39 @@ def text(d, css):
     return d.find_element(By.CSS_SELECTOR, css).text.strip()
 
 
+def replaced(old):
+    """A wait condition: `old` (an element of the page before a navigation) is gone.
+
+    `EC.staleness_of`, except that Chromium can also answer a check that races the
+    navigation with "Node with given id does not belong to the document", which means
+    the same: the old page is gone."""
+
+    def gone(_driver):
+        try:
+            old.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+
+    return gone
+
+
 def submit(d, label, scope="main"):
     """Clicks the button labelled `label` and waits for the page it leads to."""
     old = d.find_element(By.TAG_NAME, "html")
     d.find_element(By.XPATH, f"//{scope}//button[normalize-space()='{label}']").click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
 
 
 def follow(d, link_text, scope="main"):
     """Follows the link whose text is `link_text` and waits for the page it leads to."""
     old = d.find_element(By.TAG_NAME, "html")
     d.find_element(By.XPATH, f"//{scope}//a[normalize-space()='{link_text}']").click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
 
 
 def section(d, label):
@@ -373,7 +398,7 @@ def find_the_sale(d):
     shoot(d, "orders")
     old = d.find_element(By.TAG_NAME, "html")
     rows[0].find_element(By.CSS_SELECTOR, "a").click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
     check("the order opens", re.fullmatch(rf"/dashboard/{re.escape(shop['org'])}/orders/[^/]+", path(d))
           is not None, d.current_url)
     check("the order is titled with its amount", text(d, "main h1") == "Order $25.00", text(d, "main h1"))
@@ -392,7 +417,7 @@ def find_the_sale(d):
     shoot(d, "customers")
     old = d.find_element(By.TAG_NAME, "html")
     rows[0].find_element(By.CSS_SELECTOR, "a").click()
-    wait(d).until(EC.staleness_of(old))
+    wait(d).until(replaced(old))
     check("the customer opens", text(d, "main h1") == BUYER_EMAIL, text(d, "main h1"))
     keys = [a.text.strip() for a in d.find_elements(By.CSS_SELECTOR, "main a.key")]
     check("the customer page lists the key (its last characters)",
