@@ -139,7 +139,8 @@ impl AppState {
 /// Which background jobs this node runs. On the embedded store there is one node and it
 /// runs them all. On a shared database a job runs on the node holding its store lock
 /// ([`Store::try_lock`]): taken by the first node that asks, kept while that node lives,
-/// freed by the database when it dies, then taken by the next node that asks. Every job is
+/// freed by the database when it dies (or its connection does: the holder notices and asks
+/// again), then taken by the next node that asks. Every job is
 /// safe to run on two nodes at once (conditional writes, derived ids, idempotency keys);
 /// the lock only keeps them from doing the same work twice.
 #[derive(Default)]
@@ -151,8 +152,18 @@ impl Leadership {
     /// Whether this node runs job `name` now (taking its lock if it is free).
     pub async fn lead(&self, store: &Store, name: &'static str) -> bool {
         let mut held = self.held.lock().await;
-        if held.contains_key(name) {
-            return true;
+        match held.get(name) {
+            Some(lock) if !lock.is_lost() => return true,
+            Some(_) => {
+                // Its connection is gone, and the database freed the lock with it: another
+                // node may run the job now. Stop, and ask again like any node.
+                held.remove(name);
+                tracing::warn!(
+                    job = name,
+                    "lost the job's lock with its database connection"
+                );
+            }
+            None => {}
         }
         match store.try_lock(name).await {
             Ok(Some(lock)) => {

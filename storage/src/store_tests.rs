@@ -293,6 +293,23 @@ async fn put_get_and_revisions(store: Store) {
     );
 }
 
+both_engines!(get_many_gives_one_record_per_id_asked_in_order);
+async fn get_many_gives_one_record_per_id_asked_in_order(store: Store) {
+    for (id, name) in [(1, "one"), (2, "two"), (3, "three")] {
+        put(&store, &item(id, 1, name, 0), Expect::Absent)
+            .await
+            .unwrap();
+    }
+    let ids: Vec<Vec<u8>> = [3u64, 1, 9, 3, 2]
+        .iter()
+        .map(|id| id.to_be_bytes().to_vec())
+        .collect();
+    let got = store.get_many::<Item>(&ids).await.unwrap();
+    let names: Vec<&str> = got.iter().map(|s| s.value.name.as_str()).collect();
+    // Missing ids are skipped; a repeated id is given again.
+    assert_eq!(names, ["three", "one", "three", "two"]);
+}
+
 both_engines!(conditional_writes_detect_conflicts);
 async fn conditional_writes_detect_conflicts(store: Store) {
     let a = item(1, 1, "alpha", 5);

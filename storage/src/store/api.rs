@@ -648,6 +648,21 @@ pub struct JobLock {
     _held: Option<()>,
 }
 
+impl JobLock {
+    /// Whether the lock was lost with its database connection (never on the embedded
+    /// store): the holder must stop relying on it and ask again.
+    pub fn is_lost(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        {
+            self._held.as_ref().is_some_and(super::pg::JobLock::is_lost)
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            false
+        }
+    }
+}
+
 /// Ids of index entries in sort order over several tenants (see [`Store::index_iter`]).
 /// Read with `while let Some(id) = iter.next().await`.
 pub struct IndexIter(Cursor);

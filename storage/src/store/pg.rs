@@ -20,7 +20,7 @@
 //! [`crate::Store`] holds it as its second engine (`storage.backend = "postgres"`).
 
 use deadpool_postgres::GenericClient;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::NoTls;
 
@@ -53,7 +53,94 @@ fn retry_delay(attempt: usize) -> std::time::Duration {
 /// A pool of connections to one schema of a PostgreSQL database.
 pub struct PgEngine {
     pool: Pool,
+    /// What the pool connects with: job locks open their own connections with it.
+    config: tokio_postgres::Config,
     schema: String,
+}
+
+/// How long a caller waits for a pooled connection (all busy) or a new one before the
+/// store answers `Unavailable`, rather than waiting for ever.
+const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Limits every session sets, so that no statement, lock wait or forgotten transaction can
+/// hold an entity (and the callers queued behind it) for good: a statement runs at most
+/// 30 s, a lock is waited for at most 10 s, a transaction idle for a minute is ended by the
+/// database. `options` in `storage.url` come after these, so they can override them.
+const SESSION_LIMITS: &str = "-c statement_timeout=30000 -c lock_timeout=10000 \
+                              -c idle_in_transaction_session_timeout=60000";
+
+/// The connection settings of `url`, with [`SESSION_LIMITS`], a connect timeout unless
+/// the URL sets one, and TCP keepalives that notice a dead peer within about a minute.
+fn session_config(url: &str) -> Result<tokio_postgres::Config, StorageError> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(io)?;
+    let options = match config.get_options() {
+        Some(theirs) => format!("{SESSION_LIMITS} {theirs}"),
+        None => SESSION_LIMITS.to_string(),
+    };
+    config.options(&options);
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    config
+        .keepalives(true)
+        .keepalives_idle(std::time::Duration::from_secs(30))
+        .keepalives_interval(std::time::Duration::from_secs(10))
+        .keepalives_retries(3);
+    Ok(config)
+}
+
+fn pool_error(e: PoolError) -> StorageError {
+    match e {
+        PoolError::Timeout(_) => StorageError::Unavailable(format!(
+            "no PostgreSQL connection within {} s: {e}",
+            POOL_WAIT.as_secs()
+        )),
+        PoolError::Backend(e) => StorageError::Unavailable(describe(&e)),
+        other => StorageError::Io(other.to_string()),
+    }
+}
+
+/// A pooled connection that goes back to the pool only when its holder says the exchange
+/// ended cleanly ([`Conn::release`]). Dropped otherwise (its future was dropped mid-query,
+/// or a transaction failed) the connection is closed, and whatever it may still be running
+/// is cancelled: no open transaction, row lock, session lock or running statement is ever
+/// handed to the next borrower.
+pub(crate) struct Conn {
+    client: Option<deadpool_postgres::Object>,
+}
+
+impl Conn {
+    fn get(&self) -> Result<&deadpool_postgres::Object, StorageError> {
+        self.client.as_ref().ok_or_else(released)
+    }
+
+    fn get_mut(&mut self) -> Result<&mut deadpool_postgres::Object, StorageError> {
+        self.client.as_mut().ok_or_else(released)
+    }
+
+    /// Back to the pool.
+    fn release(mut self) {
+        self.client = None;
+    }
+}
+
+/// Never seen: a [`Conn`] is consumed by its release.
+fn released() -> StorageError {
+    StorageError::Io("the connection was released".into())
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let cancel = client.cancel_token();
+            drop(deadpool_postgres::Object::take(client));
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = cancel.cancel_query(NoTls).await;
+                });
+            }
+        }
+    }
 }
 
 fn io(e: impl std::fmt::Display) -> StorageError {
@@ -101,9 +188,9 @@ impl PgEngine {
                 "storage schema {schema:?}: use lower-case letters, digits and _"
             )));
         }
-        let config: tokio_postgres::Config = url.parse().map_err(io)?;
+        let config = session_config(url)?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -111,18 +198,33 @@ impl PgEngine {
         );
         let pool = Pool::builder(manager)
             .max_size(pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(POOL_WAIT))
+            .create_timeout(Some(POOL_WAIT))
+            .recycle_timeout(Some(POOL_WAIT))
             .build()
             .map_err(io)?;
         let engine = PgEngine {
             pool,
+            config,
             schema: schema.to_string(),
         };
         engine.create_tables().await?;
         Ok(engine)
     }
 
+    /// A pooled connection for reads: dropped mid-query, its answer is discarded when it
+    /// comes and the next borrower's statements run after it (bounded by the session's
+    /// statement timeout). Writes and transactions take a [`Conn`].
     async fn client(&self) -> Result<deadpool_postgres::Object, StorageError> {
-        self.pool.get().await.map_err(io)
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// A pooled connection for a write or a transaction (see [`Conn`]).
+    async fn conn(&self) -> Result<Conn, StorageError> {
+        Ok(Conn {
+            client: Some(self.client().await?),
+        })
     }
 
     async fn create_tables(&self) -> Result<(), StorageError> {
@@ -160,7 +262,9 @@ impl PgEngine {
         // The hot path (a validation's counters): one conditional UPDATE, no transaction
         // of its own, one round trip. The stored value begins with its revision.
         if let Some((key, rev, sealed)) = batch.alone() {
-            let updated = self.swap(&self.client().await?, key, rev, &sealed).await?;
+            let conn = self.conn().await?;
+            let updated = self.swap(conn.get()?, key, rev, &sealed).await?;
+            conn.release();
             if updated {
                 return Ok(vec![rev + 1]);
             }
@@ -174,8 +278,11 @@ impl PgEngine {
         }
         let mut attempt = 1;
         loop {
-            match self.commit_once(batch).await {
-                // Within a commit, only a deadlock or a serialization failure maps to this.
+            // No connection within the pool's wait: not an abort, not worth retrying here.
+            let conn = self.conn().await?;
+            match self.commit_once(conn, batch).await {
+                // Within a transaction, only a deadlock, a serialization failure or a
+                // record created concurrently maps to this.
                 Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
                     tracing::debug!(attempt, %why, "transaction aborted by the database; retrying");
                     // Apart by a random, growing delay: run again at once, the same
@@ -188,11 +295,11 @@ impl PgEngine {
         }
     }
 
-    async fn commit_once(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(sql_error)?;
+    async fn commit_once(&self, mut conn: Conn, batch: &Batch) -> Result<Vec<u64>, StorageError> {
+        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
         let revs = self.apply_batch(&tx, batch).await?;
         tx.commit().await.map_err(sql_error)?;
+        conn.release();
         Ok(revs)
     }
 
@@ -221,16 +328,18 @@ impl PgEngine {
     /// returns its stored value: nobody else writes it until [`Held::commit`] or the drop
     /// of the [`Held`]. What is decided on that value cannot conflict.
     pub(crate) async fn hold(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Held), StorageError> {
-        let client = self.client().await?;
+        // Guarded before anything is sent: dropped half way, the transaction and the lock
+        // it may already have go with the connection.
+        let held = Held {
+            conn: Some(self.conn().await?),
+            key: key.to_vec(),
+        };
+        let client = held.client()?;
         // One round trip: the two statements are pipelined on the connection.
         let (begun, value) = tokio::join!(
             client.batch_execute("BEGIN"),
-            self.read_locking(&client, key)
+            self.read_locking(client, key)
         );
-        let held = Held {
-            client: Some(client),
-            key: key.to_vec(),
-        };
         begun.map_err(sql_error)?;
         Ok((value?, held))
     }
@@ -375,7 +484,10 @@ impl PgEngine {
             }
             Some((key, Some(value))) => {
                 // Absent when read (nothing to lock): a concurrent create of the same
-                // record wins, and this one is the conflict its plan would have seen.
+                // record got there first. The plan was made on a state that no longer
+                // holds, so the transaction runs again from its reads (as after a
+                // deadlock): an `Absent` write then conflicts with the revision it finds,
+                // an `Any` write replaces it, as on the embedded store.
                 tx.execute(
                     &format!("INSERT INTO {s}.records (k, v) VALUES ($1, $2)"),
                     &[key, value],
@@ -383,11 +495,9 @@ impl PgEngine {
                 .await
                 .map_err(|e| {
                     if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                        StorageError::Conflict {
-                            collection,
-                            expected: "absent".into(),
-                            found: None,
-                        }
+                        StorageError::Unavailable(format!(
+                            "a {collection} record was created concurrently"
+                        ))
                     } else {
                         sql_error(e)
                     }
@@ -476,8 +586,8 @@ impl PgEngine {
     /// numbers kept; new ones continue after them). Returns the number of records.
     pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
         let s = &self.schema;
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(sql_error)?;
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
         let occupied: bool = tx
             .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {s}.records)"), &[])
             .await
@@ -570,6 +680,7 @@ impl PgEngine {
         .await
         .map_err(sql_error)?;
         tx.commit().await.map_err(sql_error)?;
+        conn.release();
         Ok(snapshot.record_count())
     }
 
@@ -578,17 +689,30 @@ impl PgEngine {
     /// [`JobLock`] is dropped, or its node dies (the lock is its connection's: PostgreSQL
     /// frees it when the connection ends). `None`: another node holds it. Correctness never
     /// depends on it (every sweep is safe to run twice); it only saves double work.
+    ///
+    /// The lock lives on a connection of its own, outside the pool: it takes none of the
+    /// pool's connections for as long as it is held, and a call dropped half way closes that
+    /// connection (and with it any lock it got) rather than leaving it to a borrower.
     pub async fn try_lock(&self, name: &str) -> Result<Option<JobLock>, StorageError> {
-        let client = self.client().await?;
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
+            .await
+            .map_err(|e| StorageError::Unavailable(describe(&e)))?;
+        let lock = JobLock {
+            client,
+            connection: tokio::spawn(async move {
+                let _ = connection.await;
+            }),
+        };
         let key = lock_key(&self.schema, name);
-        let got: bool = client
+        let got: bool = lock
+            .client
             .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
             .await
             .map_err(sql_error)?
             .get(0);
-        Ok(got.then(|| JobLock {
-            client: Some(client),
-        }))
+        Ok(got.then_some(lock))
     }
 
     /// A record and its revision.
@@ -643,12 +767,12 @@ impl PgEngine {
             )
             .await
             .map_err(sql_error)?;
-        let mut found: BTreeMap<Vec<u8>, Vec<u8>> =
+        let found: BTreeMap<Vec<u8>, Vec<u8>> =
             rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
         let mut out = Vec::with_capacity(keys.len());
         for key in &keys {
-            if let Some(bytes) = found.remove(key) {
-                out.push(crate::codec::open_stored(&bytes)?);
+            if let Some(bytes) = found.get(key) {
+                out.push(crate::codec::open_stored(bytes)?);
             }
         }
         Ok(out)
@@ -656,10 +780,15 @@ impl PgEngine {
 
     /// Every record of a type, in primary-key order (recovery, index checks, copies).
     pub async fn scan<R: Record>(&self) -> Result<Vec<Stored<R>>, StorageError> {
+        self.scan_on::<R, _>(&self.client().await?).await
+    }
+
+    async fn scan_on<R: Record, C: GenericClient + Sync>(
+        &self,
+        client: &C,
+    ) -> Result<Vec<Stored<R>>, StorageError> {
         let prefix = record_key(R::COLLECTION, &[]);
-        let rows = self
-            .client()
-            .await?
+        let rows = client
             .query(
                 &format!(
                     "SELECT v FROM {}.records WHERE k >= $1 AND k < $2 ORDER BY k",
@@ -813,13 +942,18 @@ impl PgEngine {
     }
 
     /// Drops and rewrites every index entry, counter and unique key of `R` from its
-    /// records, in one transaction, as `Store::rebuild_indexes` does.
+    /// records, in one transaction, as `Store::rebuild_indexes` does. Other nodes' writes
+    /// wait for it (the records table is locked in share mode before it is read), so no
+    /// entry they commit meanwhile is dropped.
     pub async fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
         let s = &self.schema;
-        let records = self.scan::<R>().await?;
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
+        tx.batch_execute(&format!("LOCK TABLE {s}.records IN SHARE MODE"))
+            .await
+            .map_err(sql_error)?;
+        let records = self.scan_on::<R, _>(&tx).await?;
         let (index, counters, uniques) = expected_keys(records.into_iter().map(|r| Ok(r.value)))?;
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(sql_error)?;
         for (table, names) in [
             ("idx", R::INDEXES),
             ("counters", R::INDEXES),
@@ -858,7 +992,9 @@ impl PgEngine {
         )
         .await
         .map_err(sql_error)?;
-        tx.commit().await.map_err(sql_error)
+        tx.commit().await.map_err(sql_error)?;
+        conn.release();
+        Ok(())
     }
 
     /// The id holding a unique key, if any.
@@ -1026,28 +1162,23 @@ impl PgEngine {
 /// [`PgEngine::commit_held`] or [`PgEngine::release`], its connection is closed rather than
 /// returned to the pool: the database then rolls the transaction back.
 pub(crate) struct Held {
-    client: Option<deadpool_postgres::Object>,
+    conn: Option<Conn>,
     /// The record held.
     key: Vec<u8>,
 }
 
 impl Held {
     fn client(&self) -> Result<&deadpool_postgres::Object, StorageError> {
-        self.client
+        self.conn
             .as_ref()
-            .ok_or_else(|| StorageError::Io("the held transaction is over".into()))
+            .ok_or_else(|| StorageError::Io("the held transaction is over".into()))?
+            .get()
     }
 
     /// The transaction ended: the connection goes back to the pool.
     fn done(&mut self) {
-        self.client = None;
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            drop(deadpool_postgres::Object::take(client));
+        if let Some(conn) = self.conn.take() {
+            conn.release();
         }
     }
 }
@@ -1055,14 +1186,23 @@ impl Drop for Held {
 /// A lock taken with [`PgEngine::try_lock`]. Dropping it closes its connection, which is
 /// what frees the lock (a connection returned to the pool would keep it).
 pub struct JobLock {
-    client: Option<deadpool_postgres::Object>,
+    client: tokio_postgres::Client,
+    /// The task driving the connection: aborted on drop, which closes it at once.
+    connection: tokio::task::JoinHandle<()>,
+}
+
+impl JobLock {
+    /// Whether the lock's connection is gone (the database restarted, the network dropped
+    /// it, TCP keepalives gave up on it): the database has freed the lock, and another node
+    /// may hold it now.
+    pub fn is_lost(&self) -> bool {
+        self.client.is_closed() || self.connection.is_finished()
+    }
 }
 
 impl Drop for JobLock {
     fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            drop(deadpool_postgres::Object::take(client));
-        }
+        self.connection.abort();
     }
 }
 

@@ -5,11 +5,12 @@
 //! own suite shares to run on this engine too).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::PgEngine;
 use crate::store_tests::test_db::{database_url, fresh_schema, Dropper};
 use crate::store_tests::{item, Fed, Item};
-use crate::{Batch, Expect, StorageError, Store};
+use crate::{Batch, Expect, Record, StorageError, Store};
 
 /// A fresh schema on the test database, with the engine's tables; `None` (skipped) on a
 /// developer machine without one. Under `CI=true` a missing database fails the test.
@@ -26,6 +27,9 @@ async fn put(engine: &PgEngine, i: &Item, expect: Expect) -> Result<u64, Storage
     b.put(i, expect)?;
     Ok(engine.commit(&b).await?[0])
 }
+
+/// How long a call that must not be stuck gets.
+const WAIT: Duration = Duration::from_secs(5);
 
 fn ids(raw: &[Vec<u8>]) -> Vec<u64> {
     raw.iter()
@@ -602,4 +606,154 @@ async fn a_damaged_index_is_found_and_rebuilt_from_the_records() {
             .unwrap(),
         Some(12u64.to_be_bytes().to_vec())
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_dropped_half_way_leaves_no_transaction_or_lock_behind() {
+    let Some((b, schema)) = engine("dropped_hold").await else {
+        return;
+    };
+    // Node a with a single connection: whatever a dropped call leaves on it, its next
+    // write would run on it.
+    let a = PgEngine::connect(&schema.url, &schema.schema, 1)
+        .await
+        .unwrap();
+    let it = item(1, 0, "held", 0);
+    put(&b, &it, Expect::Absent).await.unwrap();
+    let key = super::record_key(Item::COLLECTION, &1u64.to_be_bytes());
+    let (_, held_by_b) = b.hold(&key).await.unwrap();
+    // a waits for b's lock and gives up: its hold is dropped after BEGIN was sent.
+    let waited = tokio::time::timeout(Duration::from_millis(300), a.hold(&key)).await;
+    assert!(waited.is_err(), "b holds the record");
+    b.release(held_by_b).await;
+    // a's next write (the hot path: one UPDATE, no transaction of its own) is committed,
+    // not left inside the dropped transaction …
+    let mut same_keys = Batch::new();
+    same_keys.put_keeping_keys(&it, Expect::Rev(1)).unwrap();
+    let written = tokio::time::timeout(WAIT, a.commit(&same_keys)).await;
+    assert_eq!(written.expect("a's write is not stuck"), Ok(vec![2]));
+    // … so the other node sees it, and can hold the record again at once.
+    let seen = tokio::time::timeout(WAIT, b.revision::<Item>(&1u64.to_be_bytes()))
+        .await
+        .expect("the read is not stuck")
+        .unwrap();
+    assert_eq!(seen, Some(2));
+    let (value, again) = tokio::time::timeout(WAIT, b.hold(&key))
+        .await
+        .expect("no lock left behind")
+        .unwrap();
+    assert!(value.is_some());
+    b.release(again).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_locks_take_no_pooled_connection_and_a_lost_one_is_noticed() {
+    let Some((b, schema)) = engine("lost_lock").await else {
+        return;
+    };
+    let a = PgEngine::connect(&schema.url, &schema.schema, 1)
+        .await
+        .unwrap();
+    let sweeps = a.try_lock("sweeps").await.unwrap().expect("free");
+    let webhooks = a.try_lock("webhooks").await.unwrap().expect("free");
+    // Both locks held, and the single pooled connection is still there for the store.
+    let read = tokio::time::timeout(WAIT, a.get_meta("anything")).await;
+    assert_eq!(read.expect("the pool is not used up by locks"), Ok(None));
+    assert!(!sweeps.is_lost() && !webhooks.is_lost());
+    assert!(b.try_lock("sweeps").await.unwrap().is_none());
+
+    // The database ends the session holding "sweeps" (a restart, a failover, a proxy
+    // dropping the connection): its holder notices, and another node takes the job.
+    let key = super::lock_key(&schema.schema, "sweeps") as u64;
+    let admin = crate::testing::client(&schema.url).await;
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks
+             WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 1",
+            &[&((key >> 32) as u32), &(key as u32)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ended.len(), 1, "one session held the lock");
+    let mut noticed = false;
+    for _ in 0..100 {
+        if sweeps.is_lost() {
+            noticed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(noticed, "the holder sees the lock is gone");
+    assert!(
+        !webhooks.is_lost(),
+        "the other lock is on its own connection"
+    );
+    assert!(b.try_lock("sweeps").await.unwrap().is_some());
+    assert!(b.try_lock("webhooks").await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_of_one_new_record_behave_as_on_the_embedded_store() {
+    let Some((pg, _drop)) = engine("racing_creates").await else {
+        return;
+    };
+    let pg = Arc::new(pg);
+    let race = |id: u64, expect: Expect| {
+        let tasks: Vec<_> = (0..12)
+            .map(|n| {
+                let pg = pg.clone();
+                let name = format!("racer {id}");
+                tokio::spawn(async move { put(&pg, &item(id, 0, &name, n), expect).await })
+            })
+            .collect();
+        async move {
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        }
+    };
+    // Unconditional writes all land, one after the other.
+    let any = race(7, Expect::Any).await;
+    assert!(any.iter().all(Result::is_ok), "{any:?}");
+    let stored = pg.get::<Item>(&7u64.to_be_bytes()).await.unwrap().unwrap();
+    assert_eq!(stored.rev, 12);
+    // Creates: one wins, the others conflict with the revision they find.
+    let absent = race(8, Expect::Absent).await;
+    assert_eq!(absent.iter().filter(|r| r.is_ok()).count(), 1, "{absent:?}");
+    for r in absent.iter().filter(|r| r.is_err()) {
+        assert!(
+            matches!(r, Err(StorageError::Conflict { found: Some(1), .. })),
+            "{r:?}"
+        );
+    }
+}
+
+async fn show(pg: &PgEngine, name: &str) -> String {
+    let client = pg.client().await.unwrap();
+    let row = client
+        .query_one(&format!("SHOW {name}"), &[])
+        .await
+        .unwrap();
+    row.get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_have_limits_and_the_url_can_change_them() {
+    let Some((pg, schema)) = engine("session_limits").await else {
+        return;
+    };
+    assert_eq!(show(&pg, "statement_timeout").await, "30s");
+    assert_eq!(show(&pg, "lock_timeout").await, "10s");
+    assert_eq!(
+        show(&pg, "idle_in_transaction_session_timeout").await,
+        "1min"
+    );
+    // `options` in the URL come after ours.
+    let sep = if schema.url.contains('?') { '&' } else { '?' };
+    let url = format!("{}{sep}options=-c%20lock_timeout%3D2000", schema.url);
+    let tuned = PgEngine::connect(&url, &schema.schema, 1).await.unwrap();
+    assert_eq!(show(&tuned, "lock_timeout").await, "2s");
+    assert_eq!(show(&tuned, "statement_timeout").await, "30s");
 }
