@@ -18,8 +18,8 @@ use crate::entity::{CommandReply, Entity, EntityActor, Outcome};
 use crate::error::ActorError;
 use crate::tax::TaxCalculator;
 pub use model::{
-    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, ConfirmContext, Issue,
-    NewCheckout,
+    AppliedDiscount, Attempt, Changes, Checkout, CheckoutError, CheckoutStatus, ConfirmContext,
+    Issue, NewCheckout,
 };
 
 pub const CHECKOUT_BY_CREATED: &str = "checkout_by_created";
@@ -194,6 +194,11 @@ pub type Build = Box<dyn FnMut(&Checkout) -> Result<Batch, ActorError<CheckoutEr
 #[rtype(result = "CheckoutReply")]
 pub struct SettleCheckout {
     pub settlement: Settlement,
+    /// The attempt the processor answered about (`Checkout::attempt` of the checkout the
+    /// settler read before asking). A decline or an intent's progress for an attempt the
+    /// checkout has moved on from is refused with `CheckoutError::Superseded`; a success
+    /// is applied whatever the attempt: money was taken for this checkout.
+    pub attempt: Attempt,
     pub build: Build,
 }
 
@@ -279,6 +284,17 @@ impl Handler<SettleCheckout> for EntityActor<CheckoutEntity> {
 
     fn handle(&mut self, mut msg: SettleCheckout, ctx: &mut Context<Self>) -> Self::Result {
         self.execute(ctx, move |s, now| {
+            let current = match &msg.settlement {
+                Settlement::Succeeded { .. } => true,
+                Settlement::AwaitPayment { intent, .. } => {
+                    s.value.is_attempt(&msg.attempt)
+                        || s.value.pending_intent() == Some(intent.as_str())
+                }
+                Settlement::Reopen | Settlement::Failed => s.value.is_attempt(&msg.attempt),
+            };
+            if !current && s.value.status == CheckoutStatus::Confirmed {
+                return Err(domain(CheckoutError::Superseded));
+            }
             let next = match &msg.settlement {
                 Settlement::Succeeded {
                     intent,
@@ -334,6 +350,9 @@ impl Handler<ExpireCheckout> for EntityActor<CheckoutEntity> {
         })
     }
 }
+
+#[cfg(test)]
+mod actor_tests;
 
 #[cfg(test)]
 mod tests {

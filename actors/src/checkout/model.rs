@@ -139,6 +139,18 @@ pub enum CheckoutError {
         expected: CheckoutStatus,
         found: CheckoutStatus,
     },
+    /// A processor's answer about one payment attempt arrived after the checkout moved on
+    /// to another (declined, reopened, confirmed again): it no longer applies.
+    Superseded,
+}
+
+/// Which payment attempt of a confirmed checkout an answer of the processor is about: the
+/// attempt's charge key and, once the processor reported the payment under way, its
+/// intent. See [`Checkout::is_attempt`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub charge_key: String,
+    pub intent: Option<String>,
 }
 
 /// A new checkout, every reference resolved.
@@ -372,6 +384,23 @@ impl Checkout {
         format!("{}:{}", self.id, at.timestamp_micros())
     }
 
+    /// The payment attempt this confirmed checkout is at (see [`Attempt`]).
+    pub fn attempt(&self) -> Attempt {
+        Attempt {
+            charge_key: self.charge_key(),
+            intent: self.pending_intent().map(str::to_string),
+        }
+    }
+
+    /// Whether `attempt` is still this checkout's: nothing moved it on since (the same
+    /// charge key), or it still waits on the same intent (recording the intent changed the
+    /// charge key, not the attempt). A decline of an earlier attempt, answered while the
+    /// buyer confirmed again, is not.
+    pub fn is_attempt(&self, attempt: &Attempt) -> bool {
+        self.charge_key() == attempt.charge_key
+            || (attempt.intent.is_some() && self.pending_intent() == attempt.intent.as_deref())
+    }
+
     /// Ties the confirmed checkout to the customer it resolved or created.
     pub fn with_customer(mut self, customer: CustomerId) -> Checkout {
         self.customer_id_before_confirm = self.customer_id;
@@ -488,4 +517,4 @@ impl Checkout {
 
 #[cfg(test)]
 #[path = "model_tests.rs"]
-mod tests;
+pub(crate) mod tests;

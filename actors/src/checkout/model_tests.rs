@@ -8,7 +8,7 @@ use crate::domain::product::RecurringInterval;
 use crate::tax::NoTax;
 use chrono::{Duration, TimeZone};
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
 }
 
@@ -22,7 +22,7 @@ fn price(kind: PriceKind) -> Price {
     }
 }
 
-fn fixed(amount: i64) -> Price {
+pub(crate) fn fixed(amount: i64) -> Price {
     price(PriceKind::OneTimeFixed {
         currency: "usd".into(),
         amount,
@@ -72,7 +72,7 @@ fn new(p: Price) -> NewCheckout {
     }
 }
 
-fn create(p: Price) -> Checkout {
+pub(crate) fn create(p: Price) -> Checkout {
     Checkout::create(new(p), t0(), &NoTax).unwrap()
 }
 
@@ -107,7 +107,7 @@ fn address(country: &str) -> Address {
     }
 }
 
-fn ready() -> Changes {
+pub(crate) fn ready() -> Changes {
     Changes {
         customer_name: Some(Some("Ada".into())),
         customer_email: Some(Some("ada@example.com".into())),
@@ -116,7 +116,7 @@ fn ready() -> Changes {
     }
 }
 
-fn ctx(token: Option<&str>) -> ConfirmContext<'_> {
+pub(crate) fn ctx(token: Option<&str>) -> ConfirmContext<'_> {
     ConfirmContext {
         confirmation_token: token,
         discount_redeemable: true,
@@ -601,4 +601,41 @@ fn success_url_substitutes_the_checkout_id_only() {
         create(fixed(1)).success_url("https://d.test/"),
         "https://d.test/"
     );
+}
+
+#[test]
+fn an_attempt_is_the_checkouts_until_it_moves_on_to_another() {
+    let first = create(fixed(1000))
+        .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+        .unwrap();
+    let attempt = first.attempt();
+    assert_eq!(attempt.charge_key, first.charge_key());
+    assert_eq!(attempt.intent, None);
+    assert!(first.is_attempt(&attempt));
+    // The processor reports the payment under way: the same attempt, now by its intent.
+    let later = t0() + Duration::seconds(1);
+    let waiting = first
+        .await_payment("pi_1", "requires_action", None, later)
+        .unwrap();
+    assert_ne!(waiting.charge_key(), first.charge_key());
+    assert!(
+        !waiting.is_attempt(&attempt),
+        "read before the intent was known"
+    );
+    let waiting_attempt = waiting.attempt();
+    assert_eq!(waiting_attempt.intent.as_deref(), Some("pi_1"));
+    let polled = waiting
+        .await_payment("pi_1", "processing", None, later + Duration::seconds(1))
+        .unwrap();
+    assert!(polled.is_attempt(&waiting_attempt), "the same intent");
+    // Declined, then confirmed again: the first attempt is no longer the checkout's.
+    let again_at = t0() + Duration::seconds(5);
+    let second = first
+        .reopen(again_at)
+        .unwrap()
+        .confirm(ready(), ctx(Some("pm_1")), again_at, &NoTax)
+        .unwrap();
+    assert!(!second.is_attempt(&attempt));
+    assert!(!second.is_attempt(&waiting_attempt));
+    assert!(second.is_attempt(&second.attempt()));
 }

@@ -274,6 +274,8 @@ pub async fn apply_outcome(
     outcome: ChargeOutcome,
 ) -> Result<Checkout, ApiError> {
     let id = checkout.id;
+    // What the processor answered about: the attempt of the checkout read before asking.
+    let attempt = checkout.attempt();
     state.metrics.payment(match &outcome {
         ChargeOutcome::Succeeded { .. } => "succeeded",
         ChargeOutcome::Pending { .. } => "pending",
@@ -297,6 +299,7 @@ pub async fn apply_outcome(
                 .call(
                     id,
                     SettleCheckout {
+                        attempt: attempt.clone(),
                         settlement: Settlement::Succeeded {
                             intent: (!intent_id.is_empty()).then_some(intent_id),
                             subscription,
@@ -328,6 +331,7 @@ pub async fn apply_outcome(
                 .call(
                     id,
                     SettleCheckout {
+                        attempt: attempt.clone(),
                         settlement: Settlement::AwaitPayment {
                             intent: intent_id,
                             status,
@@ -339,7 +343,10 @@ pub async fn apply_outcome(
                 .await;
             match settled {
                 Ok(c) => Ok(c),
-                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
+                // Settled meanwhile, or the buyer started another attempt: report what it is.
+                Err(ActorError::Domain(
+                    CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
+                )) => load(state, id).await,
                 Err(e) => Err(checkout_error(e)),
             }
         }
@@ -354,6 +361,7 @@ pub async fn apply_outcome(
                 .call(
                     id,
                     SettleCheckout {
+                        attempt: attempt.clone(),
                         settlement: Settlement::Reopen,
                         build: Box::new(move |_: &Checkout| undo_redemption(&reads, discount)),
                     },
@@ -361,10 +369,11 @@ pub async fn apply_outcome(
                 .await;
             match reopened {
                 Ok(_) => {}
-                // Settled meanwhile (a webhook, a concurrent retry): report what it is.
-                Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => {
-                    return load(state, id).await
-                }
+                // Settled meanwhile (a webhook, a concurrent retry), or this decline is of
+                // an earlier attempt than the one under way now: report what it is.
+                Err(ActorError::Domain(
+                    CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
+                )) => return load(state, id).await,
                 Err(e) => return Err(checkout_error(e)),
             }
             let detail = match message {

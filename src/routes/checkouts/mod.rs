@@ -79,6 +79,9 @@ fn checkout_error(e: ActorError<CheckoutError>) -> ApiError {
                 found.as_str()
             ))
         }
+        ActorError::Domain(CheckoutError::Superseded) => ApiError::Conflict(
+            "The checkout's payment attempt changed meanwhile; retry the request.".into(),
+        ),
         ActorError::NotFound => ApiError::not_found(),
         ActorError::AlreadyExists => ApiError::Conflict("The checkout already exists.".into()),
         ActorError::Unavailable(_) => ApiError::Unavailable,
