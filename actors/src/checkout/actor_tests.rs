@@ -29,6 +29,23 @@ fn registry() -> (Registry<CheckoutEntity>, Store) {
 
 /// A checkout confirmed once (`first`), declined, and confirmed again (`second`, stored).
 fn confirmed_twice(store: &Store) -> (Checkout, Checkout) {
+    let (first, second) = two_attempts();
+    let mut batch = Batch::new();
+    batch.put(&second, Expect::Absent).unwrap();
+    done(store.commit(&batch)).unwrap();
+    (first, second)
+}
+
+/// [`confirmed_twice`] on any store.
+async fn confirmed_twice_on(store: &Store) -> (Checkout, Checkout) {
+    let (first, second) = two_attempts();
+    let mut batch = Batch::new();
+    batch.put(&second, Expect::Absent).unwrap();
+    store.commit(&batch).await.unwrap();
+    (first, second)
+}
+
+fn two_attempts() -> (Checkout, Checkout) {
     let mut open = create(fixed(1000));
     open.id = CheckoutId::new();
     open.client_secret = format!("secret_{}", open.id);
@@ -41,9 +58,6 @@ fn confirmed_twice(store: &Store) -> (Checkout, Checkout) {
         .unwrap()
         .confirm(ready(), ctx(Some("pm_2")), again, &NoTax)
         .unwrap();
-    let mut batch = Batch::new();
-    batch.put(&second, Expect::Absent).unwrap();
-    done(store.commit(&batch)).unwrap();
     (first, second)
 }
 
@@ -143,4 +157,74 @@ async fn concurrent_answers_about_one_attempt_settle_it_once_and_a_success_alway
         stored(&store, other.id).await.value.status,
         CheckoutStatus::Succeeded
     );
+}
+
+/// On a shared database (PostgreSQL), commands that queue behind a write are decided and
+/// written together; one command whose write is refused must not take the others' answers
+/// with it.
+#[actix::test]
+async fn a_refused_write_in_a_group_fails_only_its_own_command() {
+    let Some(schema) = tollgate_storage::testing::fresh_schema("grouped_refusal") else {
+        return;
+    };
+    let store = Store::postgres(&schema.url, &schema.schema, 8)
+        .await
+        .expect("reaching the test database");
+    let registry = Registry::<CheckoutEntity>::start(
+        store.clone(),
+        SystemClock::shared(),
+        RegistryConfig {
+            arbiters: 2,
+            mailbox_capacity: 1024,
+            send_timeout: Duration::from_secs(30),
+            idle_timeout: None,
+            write_back: None,
+            check_freshness: true,
+        },
+    )
+    .unwrap();
+    let (_, checkout) = confirmed_twice_on(&store).await;
+    // A record of another collection that the refused command claims to create.
+    let taken = crate::license_key::actor_tests::new_key(None, None);
+    let mut batch = Batch::new();
+    batch.put(&taken, Expect::Absent).unwrap();
+    store.commit(&batch).await.unwrap();
+
+    for round in 0..5 {
+        let intent = format!("pi_{round}");
+        let progress = Settlement::AwaitPayment {
+            intent: intent.clone(),
+            status: "processing".into(),
+            client_secret: None,
+        };
+        let current = stored(&store, checkout.id).await.value.attempt();
+        let claim = taken.clone();
+        let refused = SettleCheckout {
+            settlement: Settlement::AwaitPayment {
+                intent,
+                status: "requires_action".into(),
+                client_secret: None,
+            },
+            attempt: current.clone(),
+            build: Box::new(move |_: &Checkout| {
+                let mut b = Batch::new();
+                b.put(&claim, Expect::Absent)?;
+                Ok(b)
+            }),
+        };
+        // A write in flight, then the refused command and readers queued behind it.
+        let (first, bad, reads) = tokio::join!(
+            registry.call(checkout.id, settle(progress, current)),
+            registry.call(checkout.id, refused),
+            futures_util::future::join_all((0..4).map(|_| registry.call(checkout.id, GetCheckout))),
+        );
+        first.unwrap();
+        assert!(
+            matches!(bad, Err(ActorError::Storage(StorageError::Conflict { .. }))),
+            "{bad:?}"
+        );
+        for read in reads {
+            assert_eq!(read.unwrap().status, CheckoutStatus::Confirmed);
+        }
+    }
 }

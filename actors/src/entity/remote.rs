@@ -509,6 +509,24 @@ impl<E: Entity> EntityActor<E> {
                 tracing::warn!(entity = E::NAME, id = %self.id, %why, "transaction aborted too often");
                 finish_all(group, Err(Failure::Storage(StorageError::Unavailable(why))));
             }
+            // One command's own writes were refused (a record it read elsewhere changed, a
+            // unique key it claims is taken): nothing was written, and the commands grouped
+            // with it must not share its answer. The first runs alone, the others wait in
+            // order; a group that fails again gives up its next command, so every command
+            // ends either alone with its own error or in a group that lands.
+            Step::Failed(e @ (StorageError::Conflict { .. } | StorageError::Unique { .. }))
+                if group.len() > 1 =>
+            {
+                tracing::debug!(entity = E::NAME, id = %self.id, error = %e,
+                    "a grouped write was refused; running its commands apart");
+                let mut rest = group;
+                let first = rest.remove(0);
+                for pending in rest.into_iter().rev() {
+                    self.remote.queue.push_front(pending);
+                }
+                self.run_group(ctx, vec![first], attempt);
+                return;
+            }
             Step::Failed(e) => {
                 tracing::warn!(entity = E::NAME, id = %self.id, error = %e, "write failed");
                 finish_all(group, Err(Failure::Storage(e)));

@@ -47,7 +47,7 @@ fn stored_key(
 }
 
 /// A granted key of a new organization, customer and benefit.
-pub(super) fn new_key(limit_usage: Option<i64>, limit_activations: Option<i64>) -> LicenseKey {
+pub(crate) fn new_key(limit_usage: Option<i64>, limit_activations: Option<i64>) -> LicenseKey {
     LicenseKey {
         id: LicenseKeyId::new(),
         organization_id: OrganizationId::new(),

@@ -346,7 +346,7 @@ impl Handler<RevokeLicenseKey> for EntityActor<LicenseKeyEntity> {
 }
 
 #[cfg(test)]
-mod actor_tests;
+pub(crate) mod actor_tests;
 #[cfg(test)]
 mod remote_tests;
 
