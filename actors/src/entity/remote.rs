@@ -204,8 +204,18 @@ impl<E: Entity> EntityActor<E> {
         T: 'static,
         Er: 'static,
     {
-        self.remote.queue.push_back(pending);
-        self.pump(ctx);
+        // The mailbox slot was given back when this message was handled: the queue is
+        // bounded by the same capacity, so that a slow database pushes back on callers
+        // (`MailboxFull`) instead of piling up commands they gave up waiting for.
+        if self.remote.queue.len() >= self.shared.config.mailbox_capacity {
+            pending.finish(
+                Err(Failure::Unavailable(Unavailable::MailboxFull)),
+                self.now(),
+            );
+        } else {
+            self.remote.queue.push_back(pending);
+            self.pump(ctx);
+        }
         CommandReply {
             inner: ReplyKind::Actor(ActorResponse::r#async(rx.into_actor(self).map(
                 |answer, _, _| {

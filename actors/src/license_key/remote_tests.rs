@@ -10,6 +10,7 @@ use tollgate_storage::{Batch, Expect, Store};
 
 use super::*;
 use crate::clock::SystemClock;
+use crate::error::Unavailable;
 use crate::registry::{Registry, RegistryConfig};
 
 /// A schema on the test database (dropped when the test ends) and its stores.
@@ -30,9 +31,13 @@ impl Schema {
 
 /// A registry as a node on a shared database runs it: freshness checks on.
 fn registry(store: &Store) -> Registry<LicenseKeyEntity> {
+    registry_with_capacity(store, 4096)
+}
+
+fn registry_with_capacity(store: &Store, mailbox_capacity: usize) -> Registry<LicenseKeyEntity> {
     let config = RegistryConfig {
         arbiters: 2,
-        mailbox_capacity: 4096,
+        mailbox_capacity,
         send_timeout: Duration::from_secs(30),
         idle_timeout: None,
         write_back: None,
@@ -174,4 +179,31 @@ async fn a_key_revoked_by_another_node_is_refused_and_read_as_revoked() {
     let seen = ra.call(k2.id, GetLicenseKey).await.unwrap();
     assert_eq!(seen.status, KeyStatus::Revoked);
     assert_eq!(ra.stats().refreshes_total, 1, "{:?}", ra.stats());
+}
+
+#[actix::test]
+async fn commands_queued_behind_a_slow_database_are_bounded_and_none_refused_is_applied() {
+    let Some(schema) = Schema::new("bounded_queue") else {
+        return;
+    };
+    let store = schema.node().await;
+    let registry = registry_with_capacity(&store, 8);
+    let k = stored_key(&store, None).await;
+    // Far more at once than the entity may hold: the excess is refused at once (the
+    // mailbox, then the queue behind the write in flight), never applied later.
+    let replies = join_all((0..400).map(|_| registry.call(k.id, increment(&k, 1)))).await;
+    let ok = replies.iter().filter(|r| r.is_ok()).count();
+    let full = replies
+        .iter()
+        .filter(|r| matches!(r, Err(ActorError::Unavailable(Unavailable::MailboxFull))))
+        .count();
+    assert_eq!(ok + full, 400, "{replies:?}");
+    assert!(full > 0, "400 commands fit in 8 places");
+    // Give anything wrongly left in flight the time to land, then count.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stored = in_store(&store, k.id).await;
+    assert_eq!(
+        stored.usage as usize, ok,
+        "exactly the acknowledged increments"
+    );
 }
