@@ -865,6 +865,7 @@ impl<E: Entity> Supervised for EntityActor<E> {
         tracing::warn!(entity = E::NAME, id = %self.id, "restarting from the stored snapshot");
         self.idle_timer = None; // the restart cancelled every context future
         self.reload(ctx);
+        self.restarted(ctx);
     }
 }
 

@@ -516,3 +516,51 @@ async fn without_freshness_checks_a_single_writer_answers_from_memory() {
     assert_eq!(registry.call(id, Get).await.unwrap().record.value, 1);
     assert_eq!(registry.stats().refreshes_total, 0);
 }
+
+/// On a shared database a command goes through the entity's pipeline; a supervisor restart
+/// while a group is in flight must leave neither the entity wedged nor a caller waiting.
+#[actix::test]
+async fn a_restart_with_a_write_in_flight_on_a_shared_database_leaves_the_entity_working() {
+    let Some(schema) = tollgate_storage::testing::fresh_schema("restart_in_flight") else {
+        return;
+    };
+    let store = Store::postgres(&schema.url, &schema.schema, 8)
+        .await
+        .expect("reaching the test database");
+    let registry = Registry::start(
+        store.clone(),
+        SystemClock::shared(),
+        RegistryConfig {
+            check_freshness: true,
+            ..config()
+        },
+    )
+    .unwrap();
+    let id = stored_counter(&store, 10_000).await;
+    for round in 0..5 {
+        // Increments in flight and queued when the entity stops and is restarted.
+        let increments = join_all((0..20).map(|_| registry.call(id, Increment)));
+        let crash = registry.send(
+            id,
+            Crash {
+                set_value_to: 9_999,
+            },
+        );
+        let (replies, crashed) = join(increments, crash).await;
+        crashed.unwrap();
+        let ok = replies.iter().filter(|r| r.is_ok()).count() as u64;
+        let unknown = replies
+            .iter()
+            .filter(|r| matches!(r, Err(ActorError::Unavailable(Unavailable::ReplyLost))))
+            .count() as u64;
+        assert_eq!(ok + unknown, 20, "round {round}: {replies:?}");
+        // Still answering, from the stored state (not the corrupted one).
+        let next = tokio::time::timeout(Duration::from_secs(10), registry.call(id, Increment))
+            .await
+            .expect("the entity is not wedged")
+            .unwrap();
+        let (record, _) = stored(&store, id).await.unwrap();
+        assert_eq!(record.value, next);
+        assert!(next < 9_999, "decided on the stored state: {next}");
+    }
+}

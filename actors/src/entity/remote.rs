@@ -219,7 +219,9 @@ impl<E: Entity> EntityActor<E> {
         CommandReply {
             inner: ReplyKind::Actor(ActorResponse::r#async(rx.into_actor(self).map(
                 |answer, _, _| {
-                    answer.unwrap_or(Err(ActorError::Unavailable(Unavailable::Passivated)))
+                    // Dropped unanswered: its group's future went with a restart, perhaps
+                    // after its write landed; the outcome is unknown.
+                    answer.unwrap_or(Err(ActorError::Unavailable(Unavailable::ReplyLost)))
                 },
             ))),
         }
@@ -237,6 +239,14 @@ impl<E: Entity> EntityActor<E> {
         let take = self.remote.queue.len().min(MAX_GROUP);
         let group: Vec<_> = self.remote.queue.drain(..take).collect();
         self.run_group(ctx, group, 1);
+    }
+
+    /// After a supervisor restart, which cancelled every future of the context: a group
+    /// in flight went with them (its callers get `ReplyLost`, the outcome is unknown), so
+    /// nothing is in flight any more; the queue goes on once the reload finished.
+    pub(super) fn restarted(&mut self, ctx: &mut Context<Self>) {
+        self.remote.busy = false;
+        ctx.spawn(actix::fut::ready(()).map(|(), act: &mut Self, ctx| act.pump(ctx)));
     }
 
     /// Answers every queued command `Passivated` (the entity leaves memory).
