@@ -817,13 +817,26 @@ impl PgEngine {
                 total,
             });
         }
+        let order = match q.direction {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        };
+        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        // No tenant gives more than the page's end: each branch reads that many entries
+        // of its tenant along the primary key (one tenant's keys share their prefix, so
+        // key order is suffix order), and only those are merged: the cost follows the
+        // page, not the size of the index. Equal suffixes keep the tenants' order, as the
+        // embedded engine's merge does.
+        let reach = offset.saturating_add(limit);
         let mut params: Vec<Vec<u8>> = Vec::new();
         let mut branches = Vec::new();
-        for tenant in q.tenants {
+        for (branch, tenant) in q.tenants.iter().enumerate() {
             let prefix = tenant_prefix(q.index, tenant)?;
             let skip = prefix.len() + 1;
             branches.push(format!(
-                "SELECT id, substring(k from {skip}) AS suffix FROM {}.idx WHERE k >= ${} AND k < ${}",
+                "(SELECT id, substring(k from {skip}) AS suffix, {branch} AS branch
+                  FROM {}.idx WHERE k >= ${} AND k < ${} ORDER BY k {order} LIMIT {reach})",
                 self.schema,
                 params.len() + 1,
                 params.len() + 2
@@ -832,14 +845,9 @@ impl PgEngine {
             params.push(prefix);
             params.push(end);
         }
-        let order = match q.direction {
-            Direction::Asc => "ASC",
-            Direction::Desc => "DESC",
-        };
-        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
-        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
         let sql = format!(
-            "SELECT id FROM ({}) AS merged ORDER BY suffix {order} OFFSET {offset} LIMIT {limit}",
+            "SELECT id FROM ({}) AS merged ORDER BY suffix {order}, branch ASC
+             OFFSET {offset} LIMIT {limit}",
             branches.join(" UNION ALL ")
         );
         let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
