@@ -547,6 +547,12 @@ impl<E: Entity> EntityActor<E> {
                 self.run_group(ctx, vec![first], attempt);
                 return;
             }
+            // A command's inputs went stale (a record it read elsewhere changed) or its
+            // unique key is taken: its caller decides again or refuses; nothing failed.
+            Step::Failed(e @ (StorageError::Conflict { .. } | StorageError::Unique { .. })) => {
+                tracing::debug!(entity = E::NAME, id = %self.id, error = %e, "write refused");
+                finish_all(group, Err(Failure::Storage(e)));
+            }
             Step::Failed(e) => {
                 tracing::warn!(entity = E::NAME, id = %self.id, error = %e, "write failed");
                 finish_all(group, Err(Failure::Storage(e)));
