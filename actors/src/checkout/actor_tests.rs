@@ -13,18 +13,23 @@ use crate::registry::{Registry, RegistryConfig};
 use crate::tax::NoTax;
 use crate::testkit::ready as done;
 
-fn registry() -> (Registry<CheckoutEntity>, Store) {
-    let store = Store::temporary().unwrap();
+/// Checkouts over `store`; `shared`: as a node on a shared database runs them (freshness
+/// checks on).
+fn registry_over(store: &Store, shared: bool) -> Registry<CheckoutEntity> {
     let config = RegistryConfig {
         arbiters: 2,
         mailbox_capacity: 1024,
-        send_timeout: Duration::from_secs(10),
+        send_timeout: Duration::from_secs(30),
         idle_timeout: None,
         write_back: None,
-        check_freshness: false,
+        check_freshness: shared,
     };
-    let registry = Registry::start(store.clone(), SystemClock::shared(), config).unwrap();
-    (registry, store)
+    Registry::start(store.clone(), SystemClock::shared(), config).unwrap()
+}
+
+fn registry() -> (Registry<CheckoutEntity>, Store) {
+    let store = Store::temporary().unwrap();
+    (registry_over(&store, false), store)
 }
 
 /// A checkout confirmed once (`first`), declined, and confirmed again (`second`, stored).
@@ -170,19 +175,7 @@ async fn a_refused_write_in_a_group_fails_only_its_own_command() {
     let store = Store::postgres(&schema.url, &schema.schema, 8)
         .await
         .expect("reaching the test database");
-    let registry = Registry::<CheckoutEntity>::start(
-        store.clone(),
-        SystemClock::shared(),
-        RegistryConfig {
-            arbiters: 2,
-            mailbox_capacity: 1024,
-            send_timeout: Duration::from_secs(30),
-            idle_timeout: None,
-            write_back: None,
-            check_freshness: true,
-        },
-    )
-    .unwrap();
+    let registry = registry_over(&store, true);
     let (_, checkout) = confirmed_twice_on(&store).await;
     // A record of another collection that the refused command claims to create.
     let taken = crate::license_key::actor_tests::new_key(None, None);
