@@ -83,6 +83,9 @@ pub struct Keyring {
     loaded_at: RwLock<Option<std::time::Instant>>,
     /// Serialises key generation, so concurrent first uses create one key.
     generating: tokio::sync::Mutex<()>,
+    /// How many keys this ring generated: a refresh read before the last of them was
+    /// stored would lose it (see [`Keyring::install`]).
+    added: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Keyring {
@@ -102,22 +105,41 @@ impl Keyring {
         if fresh && self.keys.read().map(|k| k.is_some()).unwrap_or(false) {
             return Ok(());
         }
+        let before = self.added.load(std::sync::atomic::Ordering::SeqCst);
+        let loaded = Self::read(store).await?;
+        self.install(loaded, before, !store.is_embedded());
+        Ok(())
+    }
+
+    /// Every stored key, oldest first.
+    async fn read(store: &Store) -> Result<Vec<LoadedKey>, KeyError> {
         let mut loaded = Vec::new();
         for record in store.scan::<SigningKey>().await? {
             loaded.push(LoadedKey::from_record(record.value)?);
         }
         loaded.sort_by_key(|k| k.record.created_at);
+        Ok(loaded)
+    }
+
+    /// Holds `loaded`, read from the store when this ring had generated `before` keys: on a
+    /// first load; on a `shared` store's refresh (this node's own keys are in the store
+    /// too), unless a key was generated since the read began: the read may miss it, so
+    /// the ring keeps what it has and reads again at its next use.
+    fn install(&self, loaded: Vec<LoadedKey>, before: u64, shared: bool) {
+        let mut fresh = true;
         if let Ok(mut guard) = self.keys.write() {
-            // A first load, or a refresh of a shared store's keys (this node's own writes
-            // are in the store too, so nothing is lost).
-            if guard.is_none() || !store.is_embedded() {
+            let added_since = self.added.load(std::sync::atomic::Ordering::SeqCst) != before;
+            if guard.is_none() || (shared && !added_since) {
                 *guard = Some(loaded);
+            } else if shared {
+                fresh = false;
             }
         }
-        if let Ok(mut at) = self.loaded_at.write() {
-            *at = Some(std::time::Instant::now());
+        if fresh {
+            if let Ok(mut at) = self.loaded_at.write() {
+                *at = Some(std::time::Instant::now());
+            }
         }
-        Ok(())
     }
 
     fn has_signer(&self) -> bool {
@@ -163,6 +185,8 @@ impl Keyring {
         let loaded = LoadedKey::from_record(record)?;
         if let Ok(mut guard) = self.keys.write() {
             guard.get_or_insert_with(Vec::new).push(loaded);
+            // Under the same lock as the push, so a refresh sees one with the other.
+            self.added.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(())
     }
@@ -299,6 +323,38 @@ mod tests {
         let again = Keyring::default();
         again.ensure(&store, 1024, t0).await.unwrap();
         assert_eq!(again.jwks(t0)["keys"].as_array().unwrap().len(), 2);
+        assert_eq!(store.scan::<SigningKey>().await.unwrap().len(), 2);
+    }
+
+    #[actix_web::test]
+    async fn a_refresh_read_before_a_new_key_was_stored_does_not_drop_it() {
+        let store = Store::temporary().unwrap();
+        let ring = Keyring::default();
+        let t0 = Utc::now();
+        ring.ensure(&store, 1024, t0).await.unwrap();
+        // Another path of this node reads the keys for a refresh …
+        let before = ring.added.load(std::sync::atomic::Ordering::SeqCst);
+        let read_then = Keyring::read(&store).await.unwrap();
+        assert_eq!(read_then.len(), 1);
+        // … this one rotates meanwhile …
+        ring.rotate(&store, 1024, t0, Duration::hours(1))
+            .await
+            .unwrap();
+        let signer = decode_header(ring.sign(&json!({"sub": "x"})).unwrap())
+            .unwrap()
+            .kid;
+        // … and the refresh lands last: the new key stays, and signs.
+        ring.install(read_then, before, true);
+        assert_eq!(ring.jwks(t0)["keys"].as_array().unwrap().len(), 2);
+        let after = decode_header(ring.sign(&json!({"sub": "x"})).unwrap())
+            .unwrap()
+            .kid;
+        assert_eq!(after, signer);
+        // A refresh read after the rotation is held as it is.
+        let before = ring.added.load(std::sync::atomic::Ordering::SeqCst);
+        let now_stored = Keyring::read(&store).await.unwrap();
+        ring.install(now_stored, before, true);
+        assert_eq!(ring.jwks(t0)["keys"].as_array().unwrap().len(), 2);
         assert_eq!(store.scan::<SigningKey>().await.unwrap().len(), 2);
     }
 }
