@@ -145,19 +145,31 @@ impl AppState {
 /// the lock only keeps them from doing the same work twice.
 #[derive(Default)]
 pub struct Leadership {
-    held: tokio::sync::Mutex<std::collections::HashMap<&'static str, tollgate_storage::JobLock>>,
+    jobs: tokio::sync::Mutex<Jobs>,
 }
+
+#[derive(Default)]
+struct Jobs {
+    held: std::collections::HashMap<&'static str, tollgate_storage::JobLock>,
+    /// When another node last held a job's lock: asking again sooner costs a database
+    /// session each time (callers ask every second, once per webhook endpoint), for an
+    /// answer that is the same.
+    refused: std::collections::HashMap<&'static str, std::time::Instant>,
+}
+
+/// How long a node that found a job's lock taken waits before asking again.
+const ASK_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Leadership {
     /// Whether this node runs job `name` now (taking its lock if it is free).
     pub async fn lead(&self, store: &Store, name: &'static str) -> bool {
-        let mut held = self.held.lock().await;
-        match held.get(name) {
+        let mut jobs = self.jobs.lock().await;
+        match jobs.held.get(name) {
             Some(lock) if !lock.is_lost() => return true,
             Some(_) => {
                 // Its connection is gone, and the database freed the lock with it: another
                 // node may run the job now. Stop, and ask again like any node.
-                held.remove(name);
+                jobs.held.remove(name);
                 tracing::warn!(
                     job = name,
                     "lost the job's lock with its database connection"
@@ -165,17 +177,29 @@ impl Leadership {
             }
             None => {}
         }
+        if jobs
+            .refused
+            .get(name)
+            .is_some_and(|at| at.elapsed() < ASK_AGAIN_AFTER)
+        {
+            return false;
+        }
         match store.try_lock(name).await {
             Ok(Some(lock)) => {
                 if !store.is_embedded() {
                     tracing::info!(job = name, "this node now runs the job");
                 }
-                held.insert(name, lock);
+                jobs.refused.remove(name);
+                jobs.held.insert(name, lock);
                 true
             }
-            Ok(None) => false,
+            Ok(None) => {
+                jobs.refused.insert(name, std::time::Instant::now());
+                false
+            }
             Err(e) => {
                 tracing::warn!(job = name, error = %e, "cannot take the job's lock");
+                jobs.refused.insert(name, std::time::Instant::now());
                 false
             }
         }

@@ -864,8 +864,8 @@ impl<E: Entity> Supervised for EntityActor<E> {
         self.shared.stats.restarts.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(entity = E::NAME, id = %self.id, "restarting from the stored snapshot");
         self.idle_timer = None; // the restart cancelled every context future
+        self.restarted();
         self.reload(ctx);
-        self.restarted(ctx);
     }
 }
 

@@ -242,11 +242,12 @@ impl<E: Entity> EntityActor<E> {
     }
 
     /// After a supervisor restart, which cancelled every future of the context: a group
-    /// in flight went with them (its callers get `ReplyLost`, the outcome is unknown), so
-    /// nothing is in flight any more; the queue goes on once the reload finished.
-    pub(super) fn restarted(&mut self, ctx: &mut Context<Self>) {
+    /// in flight went with them, and so did the reply of every queued command (their
+    /// callers were told `ReplyLost`). The queued commands are dropped unapplied: applied
+    /// after their callers gave up, a retry of theirs would apply them twice.
+    pub(super) fn restarted(&mut self) {
         self.remote.busy = false;
-        ctx.spawn(actix::fut::ready(()).map(|(), act: &mut Self, ctx| act.pump(ctx)));
+        self.remote.queue.clear();
     }
 
     /// Answers every queued command `Passivated` (the entity leaves memory).

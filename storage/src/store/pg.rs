@@ -65,9 +65,13 @@ const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Limits every session sets, so that no statement, lock wait or forgotten transaction can
 /// hold an entity (and the callers queued behind it) for good: a statement runs at most
 /// 30 s, a lock is waited for at most 10 s, a transaction idle for a minute is ended by the
-/// database. `options` in `storage.url` come after these, so they can override them.
+/// database; the server probes an idle connection as the client does, so a node cut off by
+/// the network loses its job locks within about a minute on both sides. `options` in
+/// `storage.url` come after these, so they can override them.
 const SESSION_LIMITS: &str = "-c statement_timeout=30000 -c lock_timeout=10000 \
-                              -c idle_in_transaction_session_timeout=60000";
+                              -c idle_in_transaction_session_timeout=60000 \
+                              -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 \
+                              -c tcp_keepalives_count=3";
 
 /// The connection settings of `url`, with [`SESSION_LIMITS`], a connect timeout unless
 /// the URL sets one, and TCP keepalives that notice a dead peer within about a minute.
@@ -296,11 +300,24 @@ impl PgEngine {
     }
 
     async fn commit_once(&self, mut conn: Conn, batch: &Batch) -> Result<Vec<u64>, StorageError> {
-        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
-        let revs = self.apply_batch(&tx, batch).await?;
-        tx.commit().await.map_err(sql_error)?;
+        let outcome = {
+            let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
+            match self.apply_batch(&tx, batch).await {
+                Ok(revs) => {
+                    tx.commit().await.map_err(sql_error)?;
+                    Ok(revs)
+                }
+                // Refused (a conflict, a taken key, an abort): rolled back, the connection
+                // is clean and goes back to the pool. Only a connection whose rollback
+                // failed, or whose call was dropped, is closed.
+                Err(e) => {
+                    tx.rollback().await.map_err(sql_error)?;
+                    Err(e)
+                }
+            }
+        };
         conn.release();
-        Ok(revs)
+        outcome
     }
 
     /// Applies every operation of `batch` on `tx`, an open transaction: each locks the
@@ -419,8 +436,12 @@ impl PgEngine {
                 held.done();
                 Ok(revs)
             }
-            // Dropped: the connection is discarded, which rolls the transaction back.
-            Err(e) => Err(e),
+            // Refused or failed: rolled back on the connection if it still answers (then
+            // it goes back to the pool), else the connection is closed, which rolls back.
+            Err(e) => {
+                self.release(held).await;
+                Err(e)
+            }
         }
     }
 
@@ -587,7 +608,7 @@ impl PgEngine {
     pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
         let s = &self.schema;
         let mut conn = self.conn().await?;
-        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
+        let tx = self.unlimited(&mut conn).await?;
         let occupied: bool = tx
             .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {s}.records)"), &[])
             .await
@@ -780,7 +801,29 @@ impl PgEngine {
 
     /// Every record of a type, in primary-key order (recovery, index checks, copies).
     pub async fn scan<R: Record>(&self) -> Result<Vec<Stored<R>>, StorageError> {
-        self.scan_on::<R, _>(&self.client().await?).await
+        let mut conn = self.conn().await?;
+        let records = {
+            let tx = self.unlimited(&mut conn).await?;
+            let records = self.scan_on::<R, _>(&tx).await?;
+            tx.commit().await.map_err(sql_error)?;
+            records
+        };
+        conn.release();
+        Ok(records)
+    }
+
+    /// A transaction on `conn` without the session's statement and lock time limits
+    /// ([`SESSION_LIMITS`]): for whole-collection work (scans, index checks and rebuilds,
+    /// copies), which takes as long as the collection is large.
+    async fn unlimited<'c>(
+        &self,
+        conn: &'c mut Conn,
+    ) -> Result<deadpool_postgres::Transaction<'c>, StorageError> {
+        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
+            .await
+            .map_err(sql_error)?;
+        Ok(tx)
     }
 
     async fn scan_on<R: Record, C: GenericClient + Sync>(
@@ -907,11 +950,12 @@ impl PgEngine {
     where
         T: for<'a> tokio_postgres::types::FromSql<'a>,
     {
-        let client = self.client().await?;
+        let mut conn = self.conn().await?;
+        let tx = self.unlimited(&mut conn).await?;
         let mut out = BTreeMap::new();
         for name in names {
             let (lo, hi) = name_range(name);
-            let rows = client
+            let rows = tx
                 .query(
                     &format!(
                         "SELECT k, {value} FROM {}.{table} WHERE k >= $1 AND k < $2",
@@ -925,6 +969,8 @@ impl PgEngine {
                 out.insert(r.get(0), r.get(1));
             }
         }
+        tx.commit().await.map_err(sql_error)?;
+        conn.release();
         Ok(out)
     }
 
@@ -952,11 +998,13 @@ impl PgEngine {
     /// Drops and rewrites every index entry, counter and unique key of `R` from its
     /// records, in one transaction, as `Store::rebuild_indexes` does. Other nodes' writes
     /// wait for it (the records table is locked in share mode before it is read), so no
-    /// entry they commit meanwhile is dropped.
+    /// entry they commit meanwhile is dropped; a writer that waits longer than its
+    /// `lock_timeout` (10 s) is answered 503. An offline repair: run it with the nodes
+    /// stopped, or expect that.
     pub async fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
         let s = &self.schema;
         let mut conn = self.conn().await?;
-        let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
+        let tx = self.unlimited(&mut conn).await?;
         tx.batch_execute(&format!("LOCK TABLE {s}.records IN SHARE MODE"))
             .await
             .map_err(sql_error)?;

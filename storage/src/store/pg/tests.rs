@@ -757,3 +757,62 @@ async fn sessions_have_limits_and_the_url_can_change_them() {
     assert_eq!(show(&tuned, "lock_timeout").await, "2s");
     assert_eq!(show(&tuned, "statement_timeout").await, "30s");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_keeps_its_connection_and_whole_collection_work_has_no_time_limit() {
+    let Some((_, schema)) = engine("refused_keeps").await else {
+        return;
+    };
+    // One connection: a refusal that closed it would show as a new backend.
+    let pg = PgEngine::connect(&schema.url, &schema.schema, 1)
+        .await
+        .unwrap();
+    let backend = || async {
+        let client = pg.client().await.unwrap();
+        let row = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap();
+        row.get::<_, i32>(0)
+    };
+    let first = backend().await;
+    put(&pg, &item(1, 0, "one", 0), Expect::Absent)
+        .await
+        .unwrap();
+    // Refused inside a transaction (two operations, so not the single-UPDATE path).
+    let mut b = Batch::new();
+    b.put(&item(2, 0, "two", 0), Expect::Absent).unwrap();
+    b.put(&item(1, 0, "one", 1), Expect::Rev(7)).unwrap();
+    assert!(matches!(
+        pg.commit(&b).await,
+        Err(StorageError::Conflict { .. })
+    ));
+    // A unique key held by another record.
+    assert!(matches!(
+        put(&pg, &item(3, 0, "one", 0), Expect::Absent).await,
+        Err(StorageError::Unique { .. })
+    ));
+    assert_eq!(
+        backend().await,
+        first,
+        "rolled back and returned, not closed"
+    );
+    assert!(pg.get::<Item>(&2u64.to_be_bytes()).await.unwrap().is_none());
+
+    let mut conn = pg.conn().await.unwrap();
+    let tx = pg.unlimited(&mut conn).await.unwrap();
+    let shown: String = tx
+        .query_one("SHOW statement_timeout", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(shown, "0");
+    tx.commit().await.unwrap();
+    conn.release();
+    assert_eq!(
+        show(&pg, "statement_timeout").await,
+        "30s",
+        "only in that transaction"
+    );
+    assert_eq!(backend().await, first);
+}
