@@ -205,18 +205,23 @@ async fn a_refused_write_in_a_group_fails_only_its_own_command() {
                 Ok(b)
             }),
         };
-        // A write in flight, then the refused command and readers queued behind it.
-        let (first, bad, reads) = tokio::join!(
+        // A write in flight, then readers, the refused command and more readers queued
+        // behind it (the command at fault in the middle of its group).
+        let reads = || {
+            futures_util::future::join_all((0..3).map(|_| registry.call(checkout.id, GetCheckout)))
+        };
+        let (first, before, bad, after) = tokio::join!(
             registry.call(checkout.id, settle(progress, current)),
+            reads(),
             registry.call(checkout.id, refused),
-            futures_util::future::join_all((0..4).map(|_| registry.call(checkout.id, GetCheckout))),
+            reads(),
         );
         first.unwrap();
         assert!(
             matches!(bad, Err(ActorError::Storage(StorageError::Conflict { .. }))),
             "{bad:?}"
         );
-        for read in reads {
+        for read in before.into_iter().chain(after) {
             assert_eq!(read.unwrap().status, CheckoutStatus::Confirmed);
         }
     }

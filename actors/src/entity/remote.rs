@@ -532,20 +532,21 @@ impl<E: Entity> EntityActor<E> {
             }
             // One command's own writes were refused (a record it read elsewhere changed, a
             // unique key it claims is taken): nothing was written, and the commands grouped
-            // with it must not share its answer. The first runs alone, the others wait in
-            // order; a group that fails again gives up its next command, so every command
-            // ends either alone with its own error or in a group that lands.
+            // with it must not share its answer. The first half runs as a group, the others
+            // wait in order; a group that fails again is halved again, so the command at
+            // fault ends alone with its own error in a few rounds, and every other command
+            // in a group that lands.
             Step::Failed(e @ (StorageError::Conflict { .. } | StorageError::Unique { .. }))
                 if group.len() > 1 =>
             {
                 tracing::debug!(entity = E::NAME, id = %self.id, error = %e,
                     "a grouped write was refused; running its commands apart");
-                let mut rest = group;
-                let first = rest.remove(0);
+                let mut first = group;
+                let rest = first.split_off(first.len() / 2);
                 for pending in rest.into_iter().rev() {
                     self.remote.queue.push_front(pending);
                 }
-                self.run_group(ctx, vec![first], attempt);
+                self.run_group(ctx, first, attempt);
                 return;
             }
             // A command's inputs went stale (a record it read elsewhere changed) or its
