@@ -40,10 +40,7 @@ pub const CUSTOMER_BY_EMAIL: &str = "customer_by_email";
 pub const CUSTOMER_BY_NAME: &str = "customer_by_name";
 pub const CUSTOMER_EMAIL: &str = "customer_email";
 
-/// E-mail addresses are compared case-insensitively.
-pub fn normalize_email(email: &str) -> String {
-    email.trim().to_lowercase()
-}
+pub use super::email::normalize_email;
 
 impl Customer {
     /// A new customer with an unverified e-mail address and nothing else.

@@ -7,6 +7,7 @@ pub mod custom_field;
 pub mod customer;
 pub mod customer_session;
 pub mod discount;
+pub mod email;
 pub mod ids;
 pub mod membership;
 pub mod metadata;

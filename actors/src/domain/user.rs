@@ -21,7 +21,7 @@ pub const USER_EMAIL: &str = "user_email";
 
 impl User {
     pub fn email_key(email: &str) -> UniqueKey {
-        UniqueKey::new(USER_EMAIL, Vec::new(), email.to_lowercase())
+        UniqueKey::new(USER_EMAIL, Vec::new(), super::email::normalize_email(email))
     }
 }
 
