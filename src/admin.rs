@@ -109,8 +109,18 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
     let snapshot = Snapshot::read_from(&mut bytes.as_ref()).context("checking the snapshot")?;
     let partial = dir.join(format!("{SNAPSHOT_FILE}.partial"));
     {
-        let mut f = std::fs::File::create(&partial)
+        // Owner-only (0600): a backup holds every record, secrets' hashes and webhook
+        // signing secrets included. A partial file left by an earlier run is replaced.
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let _ = std::fs::remove_file(&partial);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&partial)
             .with_context(|| format!("cannot write {}", partial.display()))?;
+        // The mode above is filtered by the umask; this is not.
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         f.write_all(&bytes)?;
         f.sync_all()?;
     }
@@ -199,6 +209,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<oauth2::OAuth2Client>();
     v.visit::<oauth2::OAuth2Grant>();
     v.visit::<oauth2::AuthorizationCode>();
+    v.visit::<oauth2::SpentAuthorizationCode>();
     v.visit::<oauth2::OAuth2Token>();
     v.visit::<oauth2::SigningKey>();
     v.visit::<oauth2::BrowserSession>();

@@ -53,10 +53,15 @@ pub struct RateLimitSettings {
     pub enabled: bool,
     /// Sign-in attempts per client address.
     pub sign_in_per_ip: Limit,
-    /// Sign-in (and sign-up) attempts per account (e-mail address).
+    /// Sign-in (and sign-up) attempts per account (e-mail address) from one client address.
     pub sign_in_per_account: Limit,
-    /// Milliseconds a failed sign-in of an account delays the next one, doubled for each
-    /// further failure up to `sign_in_backoff_max_ms`; a success resets it.
+    /// Sign-in attempts per account from every address together, for browsers that have not
+    /// signed in to it before (no device cookie); far above one address's quotas, so only a
+    /// distributed guess is slowed and the owner's own browser never is.
+    pub sign_in_per_account_total: Limit,
+    /// Milliseconds a failed sign-in of an account from an address delays the next one from
+    /// that address, doubled for each further failure up to `sign_in_backoff_max_ms`; a
+    /// success resets it.
     pub sign_in_backoff_base_ms: u64,
     pub sign_in_backoff_max_ms: u64,
     /// Sign-ups per client address.
@@ -74,6 +79,11 @@ pub struct RateLimitSettings {
     /// Checkout links followed (`GET /buy/{product_id}`, each creates a checkout) per
     /// client address.
     pub checkout_links_per_ip: Limit,
+    /// OAuth authorization codes issued per user and client.
+    pub authorization_codes_per_user: Limit,
+    /// POSTs with an `Idempotency-Key` per caller (token or session subject; client
+    /// address when anonymous).
+    pub idempotency_keys_per_caller: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -82,6 +92,7 @@ impl Default for RateLimitSettings {
             enabled: true,
             sign_in_per_ip: Limit::new(30, 60),
             sign_in_per_account: Limit::new(10, 60),
+            sign_in_per_account_total: Limit::new(300, 60),
             sign_in_backoff_base_ms: 500,
             sign_in_backoff_max_ms: 30_000,
             sign_up_per_ip: Limit::new(20, 3600),
@@ -91,6 +102,8 @@ impl Default for RateLimitSettings {
             license_keys_per_key: Limit::new(50, 1),
             api_per_token: Limit::new(100, 1),
             checkout_links_per_ip: Limit::new(60, 60),
+            authorization_codes_per_user: Limit::new(30, 60),
+            idempotency_keys_per_caller: Limit::new(600, 60),
         }
     }
 }
@@ -100,6 +113,7 @@ impl RateLimitSettings {
         let limits = [
             ("sign_in_per_ip", self.sign_in_per_ip),
             ("sign_in_per_account", self.sign_in_per_account),
+            ("sign_in_per_account_total", self.sign_in_per_account_total),
             ("sign_up_per_ip", self.sign_up_per_ip),
             ("oauth_per_ip", self.oauth_per_ip),
             ("oauth_per_client", self.oauth_per_client),
@@ -107,6 +121,14 @@ impl RateLimitSettings {
             ("license_keys_per_key", self.license_keys_per_key),
             ("api_per_token", self.api_per_token),
             ("checkout_links_per_ip", self.checkout_links_per_ip),
+            (
+                "authorization_codes_per_user",
+                self.authorization_codes_per_user,
+            ),
+            (
+                "idempotency_keys_per_caller",
+                self.idempotency_keys_per_caller,
+            ),
         ];
         for (name, limit) in limits {
             if limit.per_secs == 0 {
@@ -166,11 +188,17 @@ impl Default for RetentionSettings {
 pub struct IdempotencySettings {
     /// Hours a stored response answers a repeated key.
     pub ttl_hours: u64,
+    /// Stored answers one caller (token or session subject; client address when
+    /// anonymous) may keep; a new key beyond it is refused with 429.
+    pub max_keys_per_caller: u64,
 }
 
 impl Default for IdempotencySettings {
     fn default() -> Self {
-        Self { ttl_hours: 24 }
+        Self {
+            ttl_hours: 24,
+            max_keys_per_caller: 10_000,
+        }
     }
 }
 
@@ -220,6 +248,10 @@ pub struct WebhookSettings {
     pub disable_after_hours: f64,
     /// Days events and their delivery log are kept (Polar: 90).
     pub retention_days: u64,
+    /// An egress proxy every delivery goes through (`http://host:port`); empty: none.
+    /// Proxies from the environment (`HTTPS_PROXY`, ...) are never used for deliveries.
+    /// The proxy resolves target names itself, so it must refuse non-public addresses.
+    pub proxy: String,
 }
 
 impl Default for WebhookSettings {
@@ -231,6 +263,7 @@ impl Default for WebhookSettings {
             disable_after_failures: 20,
             disable_after_hours: 24.0,
             retention_days: 90,
+            proxy: String::new(),
         }
     }
 }
@@ -258,6 +291,13 @@ impl WebhookSettings {
         }
         if self.retention_days == 0 {
             return bad("retention_days", "must be > 0");
+        }
+        let proxy = self.proxy.trim();
+        if !proxy.is_empty() {
+            match url::Url::parse(proxy) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {}
+                _ => return bad("proxy", "must be an http:// or https:// URL, or empty"),
+            }
         }
         Ok(())
     }
@@ -368,6 +408,9 @@ pub struct OAuth2Settings {
     pub refreshed_access_token_ttl_secs: u64,
     /// Lifetime of authorization codes (single use).
     pub authorization_code_ttl_secs: u64,
+    /// Unexpired, unexchanged codes one user may hold for one client; a new code drops
+    /// the oldest beyond it.
+    pub max_outstanding_codes: usize,
     /// Lifetime of id_tokens; also how long a rotated signing key stays published.
     pub id_token_ttl_secs: u64,
     /// Lifetime of a browser session on the authorization pages.
@@ -385,6 +428,7 @@ impl Default for OAuth2Settings {
             access_token_ttl_secs: 864_000,
             refreshed_access_token_ttl_secs: 3600,
             authorization_code_ttl_secs: 300,
+            max_outstanding_codes: 10,
             id_token_ttl_secs: 3600,
             session_ttl_secs: 604_800,
             signing_key_bits: 2048,
@@ -735,6 +779,18 @@ impl Settings {
         }
         crate::client_ip::TrustedProxies::parse(&self.server.trusted_proxies)
             .map_err(ConfigError::Invalid)?;
+        if self.oauth2.max_outstanding_codes == 0 {
+            return Err(ConfigError::Invalid(
+                "oauth2.max_outstanding_codes: must be > 0".into(),
+            ));
+        }
+        let metrics_token = self.metrics.token.trim();
+        if !metrics_token.is_empty() && metrics_token.chars().count() < 32 {
+            return Err(ConfigError::Invalid(
+                "metrics.token: must have at least 32 characters (or be empty to turn /metrics off)"
+                    .into(),
+            ));
+        }
         self.rate_limits.validate()?;
         self.webhooks.validate()?;
         self.storage.validate()?;
@@ -790,6 +846,27 @@ mod tests {
         .unwrap();
         assert_eq!(s.server.bind, "0.0.0.0:9000");
         assert_eq!(s.storage.durability, Durability::Power);
+    }
+
+    #[test]
+    fn a_short_metrics_token_or_a_bad_proxy_stops_start_up() {
+        let err = load_str("[metrics]\ntoken = \"short\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("metrics.token") && err.contains("32"), "{err}");
+        let long = "x".repeat(32);
+        load_str(&format!("[metrics]\ntoken = \"{long}\"\n"), &[]).unwrap();
+        load_str("[metrics]\ntoken = \"\"\n", &[]).unwrap();
+        let err = load_str("[webhooks]\nproxy = \"socks://x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("webhooks.proxy"), "{err}");
+        let s = load_str("[webhooks]\nproxy = \"http://proxy.internal:3128\"\n", &[]).unwrap();
+        assert_eq!(s.webhooks.proxy, "http://proxy.internal:3128");
+        let err = load_str("[oauth2]\nmax_outstanding_codes = 0\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_outstanding_codes"), "{err}");
     }
 
     #[test]

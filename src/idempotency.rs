@@ -1,25 +1,37 @@
-//! `Idempotency-Key` on every POST of the API, with Stripe's semantics.
+//! `Idempotency-Key` on every POST of the API, with Stripe's semantics, and bounded.
 //!
 //! A POST under `/v1/` that carries `Idempotency-Key` (1 to 255 visible ASCII characters)
 //! is run at most once per key and caller within `idempotency.ttl_hours`:
 //!
 //! - the first request runs; its answer (status, content type, `Location`, body) is stored
 //!   durably, under the key *and the caller*, with a fingerprint of the request (method,
-//!   path, query, content type, body). Stored: 2xx and the 4xx that are the outcome of the
-//!   input (not 401, 408, 409 or 429, which a retry may change); never a 5xx;
+//!   path, query, content type, body). Only an answer that could have changed something is
+//!   stored: a route that exists, answering 2xx or 409 (a conflict with what is there). A
+//!   refusal (401, 403, 404, 422, 429...) or a 5xx is not: nothing happened, so a retry with
+//!   the same key runs again, and nobody can fill the disk with answers to nothing;
 //! - the same key with the same request answers the stored response again, with
 //!   `Idempotency-Replayed: true`, without doing the work;
 //! - the same key with another request answers 422 (`loc` `["header", "idempotency-key"]`,
 //!   type `idempotency_key_reused`): a key names one operation;
 //! - a duplicate arriving while the first is still running waits for it (up to
 //!   [`WAIT_FOR_FIRST`]) and then answers its stored response, or 409
-//!   `ResourceAlreadyExists` when the first did not finish in time or stored nothing.
+//!   `ResourceAlreadyExists` when the first did not finish in time or stored nothing;
+//! - the endpoints that issue a secret (personal access tokens, OAuth client registration,
+//!   the token endpoint) refuse the header with 422 (`idempotency_key_not_allowed`): a
+//!   stored answer would keep the secret in plain text (and in backups), and a replayed
+//!   code exchange would hand out its tokens twice.
+//!
+//! **Bounds.** Every POST with a key counts against the caller's
+//! `rate_limits.idempotency_keys_per_caller`, and a caller keeps at most
+//! `idempotency.max_keys_per_caller` stored answers (a new key beyond it is 429 before
+//! anything runs). A POST to a path that is no route passes through untouched.
 //!
 //! The caller is the subject of the bearer token (user, organization or customer) or of
-//! the session cookie; requests without credentials share the anonymous scope (the
-//! fingerprint still holds their path and body, so a replay answers only the very same
-//! request). An unknown token is not scoped: the request runs and is refused by its
-//! handler. Records are purged by a sweep every `retention.interval_secs` once expired.
+//! the session cookie; requests without credentials share the anonymous scope for replays
+//! (the fingerprint still holds their path and body, so a replay answers only the very same
+//! request) and are bounded by their client address. An unknown token is not scoped: the
+//! request runs and is refused by its handler. Records are purged by a sweep every
+//! `retention.interval_secs` once expired.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +46,7 @@ use dashmap::DashMap;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tollgate_storage::{Batch, Expect, IndexEntry, Record};
+use tollgate_storage::{Batch, Expect, IndexEntry, Record, StorageError};
 
 use crate::auth::{bearer_token, resolve, Subject};
 use crate::error::{ApiError, FieldError};
@@ -50,12 +62,26 @@ pub const WAIT_FOR_FIRST: Duration = Duration::from_secs(10);
 pub const MAX_KEY_LEN: usize = 255;
 
 const BY_EXPIRY: &str = "idempotency_by_expiry";
+/// Stored answers per caller (its counter is what [`IdempotencySettings::max_keys_per_caller`]
+/// bounds).
+///
+/// [`IdempotencySettings::max_keys_per_caller`]: crate::config::IdempotencySettings
+const BY_CALLER: &str = "idempotency_by_caller";
+
+/// The endpoints that answer with a secret: the header is refused there.
+const SECRET_ISSUERS: &[&str] = &[
+    "/v1/personal_access_tokens/",
+    "/v1/oauth2/register",
+    "/v1/oauth2/token",
+];
 
 /// A stored answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IdempotentResponse {
     /// SHA-256 of the caller's scope and the key.
     pub id: Vec<u8>,
+    /// Whom the answer counts against: the caller's scope, or its address when anonymous.
+    pub caller: Vec<u8>,
     /// SHA-256 of the request it answers.
     pub fingerprint: Vec<u8>,
     pub status: u16,
@@ -66,20 +92,69 @@ pub struct IdempotentResponse {
     pub expires_at: DateTime<Utc>,
 }
 
+/// Version 1, before answers counted against their caller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct IdempotentResponseV1 {
+    id: Vec<u8>,
+    fingerprint: Vec<u8>,
+    status: u16,
+    content_type: Option<String>,
+    location: Option<String>,
+    body: Vec<u8>,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+}
+
+const COLLECTION: &str = "idempotency";
+
 impl Record for IdempotentResponse {
-    tollgate_actors::record_v1!(IdempotentResponse, "idempotency");
-    const INDEXES: &'static [&'static str] = &[BY_EXPIRY];
+    const COLLECTION: &'static str = COLLECTION;
+    const VERSION: u16 = 2;
+    const INDEXES: &'static [&'static str] = &[BY_EXPIRY, BY_CALLER];
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => {
+                let v1: IdempotentResponseV1 =
+                    tollgate_storage::codec::decode(COLLECTION, version, payload)?;
+                Ok(IdempotentResponse {
+                    id: v1.id,
+                    caller: Vec::new(),
+                    fingerprint: v1.fingerprint,
+                    status: v1.status,
+                    content_type: v1.content_type,
+                    location: v1.location,
+                    body: v1.body,
+                    created_at: v1.created_at,
+                    expires_at: v1.expires_at,
+                })
+            }
+            2 => tollgate_storage::codec::decode(COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(COLLECTION, v)),
+        }
+    }
 
     fn id_key(&self) -> Vec<u8> {
         self.id.clone()
     }
 
     fn index_entries(&self) -> Vec<IndexEntry> {
-        vec![IndexEntry::new(
-            BY_EXPIRY,
-            Vec::new(),
-            tollgate_actors::domain::time_key(self.expires_at),
-        )]
+        vec![
+            IndexEntry::new(
+                BY_EXPIRY,
+                Vec::new(),
+                tollgate_actors::domain::time_key(self.expires_at),
+            ),
+            IndexEntry::new(
+                BY_CALLER,
+                self.caller.clone(),
+                tollgate_actors::domain::time_key(self.expires_at),
+            ),
+        ]
     }
 }
 
@@ -134,6 +209,7 @@ fn key_error(msg: &str, kind: &str, input: &str) -> ApiError {
 }
 
 /// The caller's scope, or `None` when the credentials are unknown (no idempotency then).
+/// The anonymous scope is `a`.
 async fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>, ApiError> {
     let subject = match bearer_token(req.request()) {
         Some(token) => match resolve(state, &token).await? {
@@ -162,10 +238,25 @@ fn hash(parts: &[&[u8]]) -> Vec<u8> {
     h.finalize().to_vec()
 }
 
-/// Whether an answer with this status is kept for replays.
+/// Whether an answer with this status is kept for replays: a success, or a conflict with
+/// what is there; never a refusal that changed nothing, never a 5xx.
 pub fn is_stored(status: StatusCode) -> bool {
-    status.is_success()
-        || (status.is_client_error() && !matches!(status.as_u16(), 401 | 408 | 409 | 429))
+    status.is_success() || status == StatusCode::CONFLICT
+}
+
+/// Whom a scope's stored answers count against: the scope itself, or for the anonymous
+/// scope the client address (an IPv6 client by its /64).
+fn caller_of(scope: &[u8], ip: std::net::IpAddr) -> Vec<u8> {
+    if scope != b"a" {
+        return scope.to_vec();
+    }
+    match ip {
+        std::net::IpAddr::V4(v4) => [b"ip4".as_slice(), &v4.octets()].concat(),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => [b"ip4".as_slice(), &v4.octets()].concat(),
+            None => [b"ip6".as_slice(), &v6.octets()[..8]].concat(),
+        },
+    }
 }
 
 fn replay(stored: &IdempotentResponse) -> HttpResponse {
@@ -254,11 +345,29 @@ pub async fn idempotency(
             return early(req, e.error_response());
         }
     };
+    match req.match_pattern() {
+        // No such route: nothing can happen, so nothing is looked up or kept.
+        None => return Ok(next.call(req).await?.map_into_left_body()),
+        Some(route) if SECRET_ISSUERS.contains(&route.as_str()) => {
+            let e = key_error(
+                "Idempotency-Key is not accepted here: this endpoint answers with a secret, \
+                 which is never stored for a replay. Send the request without it.",
+                "idempotency_key_not_allowed",
+                &key,
+            );
+            return early(req, e.error_response());
+        }
+        Some(_) => {}
+    }
     let scope = match scope(&state, &req).await {
         Ok(Some(scope)) => scope,
         Ok(None) => return Ok(next.call(req).await?.map_into_left_body()),
         Err(e) => return early(req, e.error_response()),
     };
+    let caller = caller_of(&scope, crate::client_ip::client_ip(&state, req.request()));
+    if let Err(denied) = state.limits.idempotency_key(&caller) {
+        return early(req, ApiError::from(denied).error_response());
+    }
     let id = hash(&[b"idempotency", &scope, key.as_bytes()]);
 
     // The whole body, for the fingerprint (the handler gets it back unchanged).
@@ -325,6 +434,21 @@ pub async fn idempotency(
         }
     };
 
+    // A new key: within what this caller may keep?
+    let max = state.settings.idempotency.max_keys_per_caller;
+    match state.store.count(BY_CALLER, &caller).await {
+        Ok(kept) if kept >= max => {
+            drop(claim);
+            tracing::info!(kept, "caller at idempotency.max_keys_per_caller");
+            let e = ApiError::TooManyRequests {
+                retry_after_secs: 3600,
+            };
+            return early(req, e.error_response());
+        }
+        Ok(_) => {}
+        Err(e) => return early(req, ApiError::from(e).error_response()),
+    }
+
     req.set_payload(actix_web::dev::Payload::from(body));
     let res = next.call(req).await?;
     let status = res.status();
@@ -347,6 +471,7 @@ pub async fn idempotency(
         chrono::Duration::hours(i64::try_from(state.settings.idempotency.ttl_hours).unwrap_or(24));
     let record = IdempotentResponse {
         id: id.clone(),
+        caller,
         fingerprint,
         status: status.as_u16(),
         content_type: head
@@ -403,12 +528,52 @@ mod tests {
 
     #[test]
     fn stored_statuses() {
-        for s in [200, 201, 204, 400, 403, 404, 413, 422] {
+        for s in [200, 201, 202, 204, 409] {
             assert!(is_stored(StatusCode::from_u16(s).unwrap()), "{s}");
         }
-        for s in [401, 408, 409, 429, 500, 503] {
+        for s in [400, 401, 403, 404, 405, 408, 413, 422, 429, 500, 503] {
             assert!(!is_stored(StatusCode::from_u16(s).unwrap()), "{s}");
         }
+    }
+
+    #[test]
+    fn anonymous_callers_count_by_address_and_ipv6_by_its_prefix() {
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(caller_of(b"u123", ip("10.0.0.1")), b"u123".to_vec());
+        assert_ne!(
+            caller_of(b"a", ip("10.0.0.1")),
+            caller_of(b"a", ip("10.0.0.2"))
+        );
+        assert_eq!(
+            caller_of(b"a", ip("2001:db8:1:2::1")),
+            caller_of(b"a", ip("2001:db8:1:2:ffff::9"))
+        );
+        assert_eq!(
+            caller_of(b"a", ip("::ffff:10.0.0.1")),
+            caller_of(b"a", ip("10.0.0.1"))
+        );
+    }
+
+    #[test]
+    fn a_version_1_record_still_decodes() {
+        let v1 = IdempotentResponseV1 {
+            id: vec![1; 32],
+            fingerprint: vec![2; 32],
+            status: 201,
+            content_type: Some("application/json".into()),
+            location: None,
+            body: b"{}".to_vec(),
+            created_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+            expires_at: DateTime::from_timestamp(1_700_086_400, 0).unwrap(),
+        };
+        let bytes = tollgate_storage::codec::encode(&v1).unwrap();
+        let r = IdempotentResponse::decode(1, &bytes).unwrap();
+        assert_eq!(
+            (r.status, r.caller.len(), r.body.as_slice()),
+            (201, 0, b"{}".as_slice())
+        );
+        let again = IdempotentResponse::decode(2, &r.encode().unwrap()).unwrap();
+        assert_eq!(again, r);
     }
 
     #[test]

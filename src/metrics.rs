@@ -379,16 +379,18 @@ pub async fn scrape(
     state: web::Data<crate::state::AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let metrics = &state.metrics;
-    let token = state.settings.metrics.token.as_bytes();
+    let token = state.settings.metrics.token.trim().as_bytes();
     if token.is_empty() {
         return Err(ApiError::not_found());
     }
+    // The scheme is case-insensitive (RFC 6750 and RFC 9110 11.1), as on the API.
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::as_bytes)
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim().as_bytes())
         .unwrap_or_default();
     if !constant_time_eq(given, token) {
         return Err(ApiError::Unauthorized);

@@ -8,12 +8,21 @@
 //! draft-ietf-httpapi-ratelimit-headers-10 (named policies: `"<name>";q=<quota>;w=<window>`
 //! and `"<name>";r=<remaining>;t=<seconds until full>`).
 //!
+//! Sign-in is throttled per client address, per (account, client address) with a growing
+//! delay after each failure, and account-wide only far above what one address may do and
+//! never for a browser that has signed in to the account before (its device cookie, see
+//! `crate::oauth2::pages`): failures from elsewhere never hold back the owner at their own
+//! address (OWASP's "Blocking Brute Force Attacks", device cookies).
+//!
+//! An IPv6 client counts by its /64 (one subscriber's prefix): rotating addresses within it
+//! gains nothing.
+//!
 //! Keys other than addresses are 64-bit SipHash values under a key drawn at start-up, so a
 //! limiter never holds a secret (a license key, a token, an e-mail address), a check
 //! allocates nothing, and nobody can aim two keys at one bucket. Idle keys are purged by
 //! [`RateLimits::purge`], which `startup` runs every minute.
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
@@ -36,17 +45,17 @@ pub struct PolicyState {
     /// Requests per window (`q`).
     pub quota: u32,
     /// The window in seconds (`w`).
-    pub window_secs: u64,
+    pub window_secs: u32,
     /// Requests left now (`r`).
     pub remaining: u32,
     /// Seconds until the quota is whole again (`t`).
-    pub reset_secs: u64,
+    pub reset_secs: u32,
 }
 
-/// The policies that applied to a request (at most two), for the response fields.
+/// The policies that applied to a request (at most three), for the response fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Report {
-    policies: [Option<PolicyState>; 2],
+    policies: [Option<PolicyState>; 3],
 }
 
 impl Report {
@@ -100,6 +109,13 @@ fn secs_ceil(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
+fn secs_u32(d: Duration) -> u32 {
+    u32::try_from(secs_ceil(d)).unwrap_or(u32::MAX)
+}
+
+/// One policy's check: takes a request from its bucket, or says how long until one is free.
+type Check<'a> = &'a dyn Fn(&mut Report) -> Result<(), Duration>;
+
 impl<K: std::hash::Hash + Eq + Clone> Policy<K> {
     fn new(name: &'static str, limit: Limit, enabled: bool) -> Self {
         let quota = NonZeroU32::new(limit.requests).and_then(|n| {
@@ -121,9 +137,9 @@ impl<K: std::hash::Hash + Eq + Clone> Policy<K> {
         PolicyState {
             name: self.name,
             quota: self.limit.requests,
-            window_secs: self.limit.per_secs,
+            window_secs: u32::try_from(self.limit.per_secs).unwrap_or(u32::MAX),
             remaining,
-            reset_secs: secs_ceil(per_request * self.limit.requests.saturating_sub(remaining)),
+            reset_secs: secs_u32(per_request * self.limit.requests.saturating_sub(remaining)),
         }
     }
 
@@ -140,7 +156,7 @@ impl<K: std::hash::Hash + Eq + Clone> Policy<K> {
             Err(not_until) => {
                 let wait = not_until.wait_time_from(limiter.clock().now());
                 let mut state = self.state(0);
-                state.reset_secs = state.reset_secs.max(secs_ceil(wait));
+                state.reset_secs = state.reset_secs.max(secs_u32(wait));
                 report.push(state);
                 Err(wait)
             }
@@ -159,7 +175,8 @@ impl<K: std::hash::Hash + Eq + Clone> Policy<K> {
     }
 }
 
-/// Failed sign-ins of one account, and until when its next attempt waits.
+/// Failed sign-ins of one account from one address, and until when its next attempt from
+/// there waits.
 #[derive(Debug, Clone, Copy)]
 struct Backoff {
     failures: u32,
@@ -171,8 +188,13 @@ pub struct RateLimits {
     enabled: bool,
     hasher: std::hash::RandomState,
     sign_in_ip: Policy<IpAddr>,
+    /// Per (account, address).
     sign_in_account: Policy<u64>,
+    /// Per account, for browsers without its device cookie.
+    sign_in_account_total: Policy<u64>,
     sign_up_ip: Policy<IpAddr>,
+    authorization_codes: Policy<u64>,
+    idempotency_keys: Policy<u64>,
     checkout_link_ip: Policy<IpAddr>,
     oauth_ip: Policy<IpAddr>,
     oauth_client: Policy<u64>,
@@ -181,7 +203,20 @@ pub struct RateLimits {
     api_token: Policy<u64>,
     backoff_base: Duration,
     backoff_max: Duration,
+    /// Keyed by (account, address).
     backoffs: DashMap<u64, Backoff>,
+}
+
+/// The key of a client address: an IPv6 address by its /64.
+fn addr_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(std::net::Ipv6Addr::from(bits))
+        }
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
 }
 
 impl RateLimits {
@@ -192,7 +227,10 @@ impl RateLimits {
             hasher: std::hash::RandomState::new(),
             sign_in_ip: Policy::new("ip", s.sign_in_per_ip, on),
             sign_in_account: Policy::new("account", s.sign_in_per_account, on),
+            sign_in_account_total: Policy::new("account_total", s.sign_in_per_account_total, on),
             sign_up_ip: Policy::new("ip", s.sign_up_per_ip, on),
+            authorization_codes: Policy::new("codes", s.authorization_codes_per_user, on),
+            idempotency_keys: Policy::new("idempotency", s.idempotency_keys_per_caller, on),
             checkout_link_ip: Policy::new("ip", s.checkout_links_per_ip, on),
             oauth_ip: Policy::new("ip", s.oauth_per_ip, on),
             oauth_client: Policy::new("client", s.oauth_per_client, on),
@@ -205,13 +243,20 @@ impl RateLimits {
         }
     }
 
-    /// The key of an e-mail address: case-insensitive (ASCII), without allocating.
+    /// The key of an account: its e-mail address as the account lookup normalises it.
     fn account_key(&self, email: &str) -> u64 {
+        self.string_key(
+            b'a',
+            &tollgate_actors::domain::email::normalize_email(email),
+        )
+    }
+
+    /// The key of an account seen from one client address.
+    fn account_at(&self, email: &str, ip: IpAddr) -> u64 {
         let mut h = self.hasher.build_hasher();
-        h.write_u8(b'a');
-        for b in email.trim().bytes() {
-            h.write_u8(b.to_ascii_lowercase());
-        }
+        h.write_u8(b'p');
+        h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
+        addr_key(ip).hash(&mut h);
         h.finish()
     }
 
@@ -220,6 +265,21 @@ impl RateLimits {
         h.write_u8(tag);
         h.write(s.as_bytes());
         h.finish()
+    }
+
+    /// Takes one request from each policy in turn; the first that is out denies (the ones
+    /// after it are not charged).
+    fn check_all(&self, checks: &[Check<'_>]) -> Result<Report, Denied> {
+        let mut report = Report::default();
+        for check in checks {
+            if let Err(wait) = check(&mut report) {
+                return Err(Denied {
+                    retry_after_secs: secs_ceil(wait).max(1),
+                    report,
+                });
+            }
+        }
+        Ok(report)
     }
 
     fn two<A, B>(
@@ -231,33 +291,28 @@ impl RateLimits {
         A: std::hash::Hash + Eq + Clone,
         B: std::hash::Hash + Eq + Clone,
     {
-        let mut report = Report::default();
-        let mut wait = first.0.check(first.1, &mut report).err();
-        if wait.is_none() {
-            if let Some((policy, key)) = second {
-                wait = policy.check(key, &mut report).err();
-            }
-        }
-        match wait {
-            None => Ok(report),
-            Some(w) => Err(Denied {
-                retry_after_secs: secs_ceil(w).max(1),
-                report,
-            }),
+        match second {
+            Some((policy, key)) => self.check_all(&[
+                &|r: &mut Report| first.0.check(first.1, r),
+                &|r: &mut Report| policy.check(key, r),
+            ]),
+            None => self.check_all(&[&|r: &mut Report| first.0.check(first.1, r)]),
         }
     }
 
-    /// A sign-in attempt from `ip` for `email`: the address's and the account's quotas, and
-    /// the account's delay after failures.
-    pub fn sign_in(&self, ip: IpAddr, email: &str) -> Result<Report, Denied> {
-        let account = self.account_key(email);
+    /// A sign-in attempt from `ip` for `email`: the address's quota, the quota of the
+    /// account from this address and its delay after failures from here, and, unless this
+    /// browser holds the account's device cookie (`known_device`), the account-wide
+    /// ceiling.
+    pub fn sign_in(&self, ip: IpAddr, email: &str, known_device: bool) -> Result<Report, Denied> {
+        let pair = self.account_at(email, ip);
         if self.enabled {
-            if let Some(b) = self.backoffs.get(&account).map(|b| *b) {
+            if let Some(b) = self.backoffs.get(&pair).map(|b| *b) {
                 let now = Instant::now();
                 if b.until > now {
                     let mut report = Report::default();
                     let mut state = self.sign_in_account.state(0);
-                    state.reset_secs = secs_ceil(b.until - now);
+                    state.reset_secs = secs_u32(b.until - now);
                     report.push(state);
                     return Err(Denied {
                         retry_after_secs: secs_ceil(b.until - now).max(1),
@@ -266,22 +321,28 @@ impl RateLimits {
                 }
             }
         }
-        self.two(
-            (&self.sign_in_ip, &ip),
-            Some((&self.sign_in_account, &account)),
-        )
+        let ip = addr_key(ip);
+        let account = self.account_key(email);
+        let ip_check = |r: &mut Report| self.sign_in_ip.check(&ip, r);
+        let pair_check = |r: &mut Report| self.sign_in_account.check(&pair, r);
+        let total_check = |r: &mut Report| self.sign_in_account_total.check(&account, r);
+        if known_device {
+            self.check_all(&[&ip_check, &pair_check])
+        } else {
+            self.check_all(&[&ip_check, &pair_check, &total_check])
+        }
     }
 
-    /// A failed sign-in of `email`: its next attempt waits `base × 2^(failures-1)`, at
-    /// most `max`.
-    pub fn sign_in_failed(&self, email: &str) {
+    /// A failed sign-in of `email` from `ip`: the next attempt from there waits
+    /// `base × 2^(failures-1)`, at most `max`. Other addresses are not delayed.
+    pub fn sign_in_failed(&self, ip: IpAddr, email: &str) {
         if !self.enabled || self.backoff_base.is_zero() {
             return;
         }
         let now = Instant::now();
         let mut entry = self
             .backoffs
-            .entry(self.account_key(email))
+            .entry(self.account_at(email, ip))
             .or_insert(Backoff {
                 failures: 0,
                 until: now,
@@ -295,23 +356,50 @@ impl RateLimits {
         entry.until = now + delay;
     }
 
-    /// A successful sign-in of `email` ends its delay.
-    pub fn sign_in_succeeded(&self, email: &str) {
-        self.backoffs.remove(&self.account_key(email));
+    /// A successful sign-in of `email` from `ip` ends that address's delay.
+    pub fn sign_in_succeeded(&self, ip: IpAddr, email: &str) {
+        self.backoffs.remove(&self.account_at(email, ip));
     }
 
-    /// A sign-up from `ip` for `email` (the account's quota is the sign-in one).
+    /// A sign-up from `ip` for `email` (the account's quota from this address is the
+    /// sign-in one).
     pub fn sign_up(&self, ip: IpAddr, email: &str) -> Result<Report, Denied> {
-        let account = self.account_key(email);
+        let pair = self.account_at(email, ip);
         self.two(
-            (&self.sign_up_ip, &ip),
-            Some((&self.sign_in_account, &account)),
+            (&self.sign_up_ip, &addr_key(ip)),
+            Some((&self.sign_in_account, &pair)),
         )
+    }
+
+    /// An authorization code issued to `user` for `client_id`.
+    pub fn authorization_code(&self, user: &impl Hash, client_id: &str) -> Result<Report, Denied> {
+        if !self.enabled {
+            return Ok(Report::default());
+        }
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'o');
+        user.hash(&mut h);
+        h.write(client_id.as_bytes());
+        let key = h.finish();
+        self.two::<u64, u64>((&self.authorization_codes, &key), None)
+    }
+
+    /// A POST carrying an `Idempotency-Key` from `caller` (its subject, or its address when
+    /// anonymous: see `crate::idempotency`).
+    pub fn idempotency_key(&self, caller: &[u8]) -> Result<Report, Denied> {
+        if !self.enabled {
+            return Ok(Report::default());
+        }
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'i');
+        h.write(caller);
+        let key = h.finish();
+        self.two::<u64, u64>((&self.idempotency_keys, &key), None)
     }
 
     /// A checkout link followed from `ip` (it creates a checkout).
     pub fn checkout_link(&self, ip: IpAddr) -> Result<Report, Denied> {
-        self.two::<IpAddr, IpAddr>((&self.checkout_link_ip, &ip), None)
+        self.two::<IpAddr, IpAddr>((&self.checkout_link_ip, &addr_key(ip)), None)
     }
 
     /// A token, introspection or revocation request from `ip`, for `client_id` when the
@@ -319,7 +407,7 @@ impl RateLimits {
     pub fn oauth(&self, ip: IpAddr, client_id: Option<&str>) -> Result<Report, Denied> {
         let client = client_id.map(|c| self.string_key(b'c', c));
         self.two(
-            (&self.oauth_ip, &ip),
+            (&self.oauth_ip, &addr_key(ip)),
             client.as_ref().map(|c| (&self.oauth_client, c)),
         )
     }
@@ -340,7 +428,7 @@ impl RateLimits {
         h.write(key.as_bytes());
         let key = h.finish();
         self.two(
-            (&self.license_keys_ip, &ip),
+            (&self.license_keys_ip, &addr_key(ip)),
             Some((&self.license_keys_key, &key)),
         )
     }
@@ -359,7 +447,10 @@ impl RateLimits {
     pub fn purge(&self) {
         self.sign_in_ip.purge();
         self.sign_in_account.purge();
+        self.sign_in_account_total.purge();
         self.sign_up_ip.purge();
+        self.authorization_codes.purge();
+        self.idempotency_keys.purge();
         self.checkout_link_ip.purge();
         self.oauth_ip.purge();
         self.oauth_client.purge();
@@ -378,7 +469,10 @@ impl RateLimits {
     pub fn tracked_keys(&self) -> usize {
         self.sign_in_ip.len()
             + self.sign_in_account.len()
+            + self.sign_in_account_total.len()
             + self.sign_up_ip.len()
+            + self.authorization_codes.len()
+            + self.idempotency_keys.len()
             + self.checkout_link_ip.len()
             + self.oauth_ip.len()
             + self.oauth_client.len()
@@ -422,23 +516,85 @@ mod tests {
         l.license_key(IP, &2u8, "K").unwrap();
     }
 
+    const OTHER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(203, 0, 113, 9));
+
     #[test]
     fn accounts_are_case_insensitive_and_backoff_doubles_up_to_max_and_resets() {
         let l = RateLimits::new(&settings());
-        l.sign_in(IP, "A@x.io").unwrap();
-        l.sign_in_failed("a@x.io");
-        let d = l.sign_in(IP, "a@X.io").unwrap_err();
+        l.sign_in(IP, "A@x.io", false).unwrap();
+        l.sign_in_failed(IP, "a@x.io");
+        let d = l.sign_in(IP, "a@X.io", false).unwrap_err();
         assert_eq!(d.retry_after_secs, 1);
-        l.sign_in_failed("a@x.io");
-        assert_eq!(l.sign_in(IP, "a@x.io").unwrap_err().retry_after_secs, 2);
-        l.sign_in_failed("a@x.io");
-        l.sign_in_failed("a@x.io");
-        l.sign_in_failed("a@x.io");
-        assert_eq!(l.sign_in(IP, "a@x.io").unwrap_err().retry_after_secs, 4);
-        l.sign_in_succeeded("a@x.io");
-        // The delay is gone; the account's quota (2 a minute) still counts.
-        l.sign_in(IP, "a@x.io").unwrap();
-        assert!(l.sign_in(IP, "a@x.io").is_err());
+        l.sign_in_failed(IP, "a@x.io");
+        assert_eq!(
+            l.sign_in(IP, "a@x.io", false).unwrap_err().retry_after_secs,
+            2
+        );
+        l.sign_in_failed(IP, "a@x.io");
+        l.sign_in_failed(IP, "a@x.io");
+        l.sign_in_failed(IP, "a@x.io");
+        assert_eq!(
+            l.sign_in(IP, "a@x.io", false).unwrap_err().retry_after_secs,
+            4
+        );
+        l.sign_in_succeeded(IP, "a@x.io");
+        // The delay is gone; the account's quota from this address (2 a minute) still counts.
+        l.sign_in(IP, "a@x.io", false).unwrap();
+        assert!(l.sign_in(IP, "a@x.io", false).is_err());
+    }
+
+    #[test]
+    fn failures_from_another_address_never_hold_back_the_owner() {
+        let l = RateLimits::new(&settings());
+        // An attacker's address fails again and again: it is delayed and runs out of quota...
+        l.sign_in(OTHER, "kate@x.io", false).unwrap();
+        l.sign_in_failed(OTHER, "kate@x.io");
+        l.sign_in_failed(OTHER, "kate@x.io");
+        assert!(l.sign_in(OTHER, "kate@x.io", false).is_err());
+        // ...while the owner, at their own address, signs in at once.
+        l.sign_in(IP, "kate@x.io", false).unwrap();
+    }
+
+    #[test]
+    fn one_normalisation_for_unicode_variants_of_an_account() {
+        let l = RateLimits::new(&settings());
+        l.sign_in_failed(IP, "kate@example.com");
+        // KELVIN SIGN lower-cases to 'k': the same account, so the same delay.
+        assert!(l.sign_in(IP, "\u{212A}ate@example.com", false).is_err());
+        assert!(l.sign_in(IP, " KATE@EXAMPLE.COM", false).is_err());
+    }
+
+    #[test]
+    fn the_account_wide_ceiling_spares_a_known_device_and_ipv6_counts_by_prefix() {
+        let mut s = settings();
+        s.sign_in_per_ip = Limit::new(100, 60);
+        s.sign_in_per_account = Limit::new(100, 60);
+        s.sign_in_per_account_total = Limit::new(3, 60);
+        let l = RateLimits::new(&s);
+        for i in 0..3u8 {
+            let ip = IpAddr::V4(std::net::Ipv4Addr::new(198, 51, 100, i));
+            l.sign_in(ip, "kate@x.io", false).unwrap();
+        }
+        let d = l.sign_in(IP, "kate@x.io", false).unwrap_err();
+        assert!(
+            d.report.policy_header().contains("\"account_total\";q=3"),
+            "{:?}",
+            d.report
+        );
+        // The owner's browser, which signed in to the account before, is not held.
+        l.sign_in(IP, "kate@x.io", true).unwrap();
+
+        // Two addresses of one /64 are one client.
+        let mut s = settings();
+        s.sign_in_per_ip = Limit::new(1, 60);
+        let l = RateLimits::new(&s);
+        l.sign_in("2001:db8:1:2::1".parse().unwrap(), "a@x.io", false)
+            .unwrap();
+        assert!(l
+            .sign_in("2001:db8:1:2::ffff".parse().unwrap(), "b@x.io", false)
+            .is_err());
+        l.sign_in("2001:db8:1:3::1".parse().unwrap(), "c@x.io", false)
+            .unwrap();
     }
 
     #[test]
@@ -448,8 +604,8 @@ mod tests {
         let l = RateLimits::new(&s);
         for _ in 0..100 {
             l.license_key(IP, &1u8, "K").unwrap();
-            l.sign_in(IP, "a@x.io").unwrap();
-            l.sign_in_failed("a@x.io");
+            l.sign_in(IP, "a@x.io", false).unwrap();
+            l.sign_in_failed(IP, "a@x.io");
         }
         let mut s = settings();
         s.license_keys_per_key = Limit::new(0, 1);

@@ -8,7 +8,9 @@
 use chrono::Duration;
 use serde::Serialize;
 use tollgate_actors::domain::customer_session::CustomerSession;
-use tollgate_actors::domain::oauth2::{AuthorizationCode, BrowserSession, OAuth2Token};
+use tollgate_actors::domain::oauth2::{
+    AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode,
+};
 use tollgate_actors::domain::pat::PersonalAccessToken;
 use tollgate_actors::domain::retention::{purgeable, Expiring};
 use tollgate_storage::{Batch, Expect, StorageError};
@@ -23,6 +25,8 @@ const BATCH: usize = 256;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PurgeReport {
     pub authorization_codes: u64,
+    /// Exchanged codes kept to recognise a replay.
+    pub spent_authorization_codes: u64,
     pub browser_sessions: u64,
     pub customer_sessions: u64,
     pub oauth2_tokens: u64,
@@ -34,6 +38,7 @@ pub struct PurgeReport {
 impl PurgeReport {
     pub fn total(&self) -> u64 {
         self.authorization_codes
+            + self.spent_authorization_codes
             + self.browser_sessions
             + self.customer_sessions
             + self.oauth2_tokens
@@ -47,7 +52,9 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
     let hours = i64::try_from(state.settings.retention.grace_hours).unwrap_or(i64::MAX);
     let grace = Duration::try_hours(hours).unwrap_or(Duration::MAX);
     Ok(PurgeReport {
-        authorization_codes: purge_kind::<AuthorizationCode>(state, grace).await?,
+        // An unexchanged code is of no use once expired: no grace.
+        authorization_codes: purge_kind::<AuthorizationCode>(state, Duration::zero()).await?,
+        spent_authorization_codes: purge_kind::<SpentAuthorizationCode>(state, grace).await?,
         browser_sessions: purge_kind::<BrowserSession>(state, grace).await?,
         customer_sessions: purge_kind::<CustomerSession>(state, grace).await?,
         oauth2_tokens: purge_kind::<OAuth2Token>(state, grace).await?,

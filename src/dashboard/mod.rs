@@ -320,7 +320,7 @@ impl Dash {
         req: &HttpRequest,
         form: &Form,
     ) -> Result<Dash, Fail> {
-        if !csrf_ok(req, form.opt("csrf_token")) {
+        if !csrf_ok(state, req, form.opt("csrf_token")) {
             return Err(Fail::Api(crate::oauth2::pages::error_page(
                 403,
                 "Request refused",

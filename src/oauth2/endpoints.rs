@@ -24,7 +24,7 @@ use crate::auth::{bearer_token, resolve_oauth2, Scope, ScopeSet};
 use crate::domain::ids::{OAuth2TokenId, TokenFamilyId, UserId};
 use crate::domain::oauth2::{
     AuthorizationCode, ClientAuthMethod, OAuth2Client, OAuth2Token, OAuthSub,
-    OAUTH2_TOKEN_BY_FAMILY,
+    SpentAuthorizationCode, OAUTH2_TOKEN_BY_FAMILY,
 };
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
@@ -211,18 +211,34 @@ async fn authorization_code_grant(
         .as_deref()
         .ok_or_else(|| ApiError::oauth("invalid_request", "Missing \"code\" in request."))?;
     let hash = state.hasher.hash(code);
-    let stored = state
-        .store
-        .get::<AuthorizationCode>(&hash)
-        .await?
-        .ok_or_else(invalid_code)?;
+    let Some(stored) = state.store.get::<AuthorizationCode>(&hash).await? else {
+        // A code presented again after its exchange: refuse it and revoke every token
+        // issued from it (RFC 6749 4.1.2), since one of the two presenters stole it.
+        if let Some(spent) = state.store.get::<SpentAuthorizationCode>(&hash).await? {
+            if spent.value.client_id == client.client_id {
+                revoke_family(state, spent.value.family, state.now()).await?;
+                tracing::warn!(client_id = %client.client_id, "authorization code reused; the tokens issued from it are revoked");
+            }
+        }
+        return Err(invalid_code());
+    };
     if stored.value.client_id != client.client_id {
         return Err(invalid_code());
     }
-    // Single use: the code is removed before anything else is checked, so a failed or
-    // replayed exchange can never be retried with the same code.
+    // Single use: the code is replaced by its spent record (naming the token family this
+    // exchange issues) before anything else is checked, so a failed or replayed exchange
+    // can never be retried with the same code, and a replay finds what to revoke.
+    let family = TokenFamilyId::new();
+    let spent = SpentAuthorizationCode {
+        code_hash: hash.to_vec(),
+        client_id: client.client_id.clone(),
+        family,
+        spent_at: state.now(),
+        expires_at: stored.value.expires_at,
+    };
     let mut batch = Batch::new();
     batch.delete::<AuthorizationCode>(&hash, Expect::Rev(stored.rev));
+    batch.put(&spent, Expect::Absent)?;
     match state.store.commit_durable(&batch).await {
         Ok(_) => {}
         Err(StorageError::Conflict { .. }) => return Err(invalid_code()),
@@ -284,7 +300,7 @@ async fn authorization_code_grant(
         sub: code.sub,
         user_id: code.user_id,
         scopes: code.scopes,
-        family: TokenFamilyId::new(),
+        family,
         auth_time: code.auth_time,
         nonce: code.nonce,
         with_refresh: client.allows_grant("refresh_token"),

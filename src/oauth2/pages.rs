@@ -24,7 +24,7 @@ use crate::auth::tokens::AUTHORIZATION_CODE_PREFIX;
 use crate::auth::ScopeSet;
 use crate::domain::ids::OrganizationId;
 use crate::domain::oauth2::{
-    AuthorizationCode, BrowserSession, OAuth2Client, OAuth2Grant, OAuthSub,
+    AuthorizationCode, BrowserSession, OAuth2Client, OAuth2Grant, OAuthSub, OAUTH2_CODE_BY_GRANT,
 };
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
@@ -414,12 +414,30 @@ fn login_response(
 }
 
 /// Issues a code for a consented request and redirects to the client with it.
+/// Issues an authorization code and redirects to the client with it.
+///
+/// Codes are throttled per (user, client) (`rate_limits.authorization_codes_per_user`), and
+/// at most `oauth2.max_outstanding_codes` unexpired codes of one (user, client) exist at
+/// once: the oldest are dropped in the write that stores the new one, together with the
+/// expired ones, so a loop over the consent page keeps a bounded number of records.
 async fn issue_code(
     state: &AppState,
     v: &Validated,
     sub: OAuthSub,
     session: &BrowserSession,
 ) -> Result<HttpResponse, ApiError> {
+    if let Err(e) = state
+        .limits
+        .authorization_code(&session.user_id, &v.client.client_id)
+    {
+        return refusal_page(e.into(), |msg, status| {
+            Ok(actix_web::ResponseError::error_response(&error_page(
+                status,
+                "Too many requests",
+                msg,
+            )))
+        });
+    }
     let code = crate::auth::tokens::generate(AUTHORIZATION_CODE_PREFIX, 32);
     let now = state.now();
     let record = AuthorizationCode {
@@ -437,7 +455,29 @@ async fn issue_code(
         expires_at: now
             + Duration::seconds(state.settings.oauth2.authorization_code_ttl_secs as i64),
     };
+    let tenant = AuthorizationCode::grant_tenant(session.user_id, &v.client.client_id);
+    // Every code of this (user, client), soonest expiry first: the expired ones and the
+    // oldest beyond the cap go in the same write as the new one.
+    let existing = state
+        .store
+        .index_range(OAUTH2_CODE_BY_GRANT, &tenant, &[], None)
+        .await?;
+    let live_from = tollgate_actors::domain::time_key(now);
+    let live = state
+        .store
+        .index_range(OAUTH2_CODE_BY_GRANT, &tenant, &live_from, None)
+        .await?
+        .len();
+    let keep = state
+        .settings
+        .oauth2
+        .max_outstanding_codes
+        .saturating_sub(1);
+    let drop_count = (existing.len() - live) + live.saturating_sub(keep);
     let mut batch = Batch::new();
+    for id in existing.iter().take(drop_count) {
+        batch.delete::<AuthorizationCode>(id, Expect::Any);
+    }
     batch.put(&record, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
     Ok(client_redirect(
@@ -593,7 +633,7 @@ async fn consent(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = parse_form(&body);
-    if !csrf_ok(&req, field(&form, "csrf_token")) {
+    if !csrf_ok(&state, &req, field(&form, "csrf_token")) {
         return Err(csrf_failure());
     }
     let Some(session) = session::current(&state, &req).await? else {
@@ -642,6 +682,47 @@ async fn consent(
     }
 }
 
+/// The device cookie (OWASP's "device cookies"): a browser that signed in to an account
+/// holds a keyed hash of the account's address, and its sign-ins to that account are not
+/// subject to the account-wide ceiling, so a distributed guess at the account never holds
+/// back the owner's own browser.
+mod device {
+    use actix_web::cookie::Cookie;
+    use actix_web::HttpRequest;
+    use base64::Engine;
+
+    use crate::auth::session::cookie as page_cookie;
+    use crate::state::AppState;
+
+    pub const COOKIE: &str = "tollgate_device";
+
+    fn value(state: &AppState, email: &str) -> String {
+        let mac = state.hasher.hash(&format!(
+            "device-cookie:{}",
+            tollgate_actors::domain::email::normalize_email(email)
+        ));
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac)
+    }
+
+    pub fn is_known(state: &AppState, req: &HttpRequest, email: &str) -> bool {
+        req.cookie(COOKIE).is_some_and(|c| {
+            let want = value(state, email);
+            let (a, b) = (c.value().as_bytes(), want.as_bytes());
+            a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        })
+    }
+
+    /// Set on every successful sign-in; kept for a year.
+    pub fn cookie(state: &AppState, email: &str) -> Cookie<'static> {
+        page_cookie(
+            state,
+            COOKIE,
+            value(state, email),
+            Some(chrono::Duration::days(365)),
+        )
+    }
+}
+
 /// What the sign-in page says after a sign-up.
 const SIGNED_UP: &str = "Your account is ready: sign in with your e-mail address and \
 password. If you already had an account with this address, it is unchanged: sign in with \
@@ -673,16 +754,18 @@ async fn login(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = parse_form(&body);
-    if !csrf_ok(&req, field(&form, "csrf_token")) {
+    if !csrf_ok(&state, &req, field(&form, "csrf_token")) {
         return Err(csrf_failure());
     }
     let next = safe_next(field(&form, "next"));
     let email = field(&form, "email").unwrap_or("").trim().to_string();
     let password = field(&form, "password").unwrap_or("").to_string();
-    // Per address and per account, and the account's delay after failures; unknown
+    // Per address, per account from this address with its delay after failures from here,
+    // and account-wide unless this browser signed in to the account before; unknown
     // accounts count the same, so a 429 does not tell who has one.
     let ip = crate::client_ip::client_ip(&state, &req);
-    if let Err(e) = state.limits.sign_in(ip, &email) {
+    let known_device = device::is_known(&state, &req, &email);
+    if let Err(e) = state.limits.sign_in(ip, &email, known_device) {
         return refusal_page(e.into(), |msg, status| {
             login_response(&state, &req, &next, &email, Some(msg), status)
         });
@@ -707,12 +790,15 @@ async fn login(
     };
     match user {
         Some(u) if ok => {
-            state.limits.sign_in_succeeded(&email);
+            state.limits.sign_in_succeeded(ip, &email);
             let cookie = session::start(&state, u.id, state.now()).await?;
-            Ok(see_other(&next, vec![cookie]))
+            Ok(see_other(
+                &next,
+                vec![cookie, device::cookie(&state, &email)],
+            ))
         }
         _ => {
-            state.limits.sign_in_failed(&email);
+            state.limits.sign_in_failed(ip, &email);
             login_response(
                 &state,
                 &req,
@@ -772,7 +858,7 @@ async fn signup(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = parse_form(&body);
-    if !csrf_ok(&req, field(&form, "csrf_token")) {
+    if !csrf_ok(&state, &req, field(&form, "csrf_token")) {
         return Err(csrf_failure());
     }
     let next = safe_next(field(&form, "next"));
@@ -842,7 +928,7 @@ async fn logout(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = parse_form(&body);
-    if !csrf_ok(&req, field(&form, "csrf_token")) {
+    if !csrf_ok(&state, &req, field(&form, "csrf_token")) {
         return Err(csrf_failure());
     }
     let cookie = session::end(&state, &req).await?;

@@ -291,7 +291,7 @@ async fn settings_create(
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    if !csrf_ok(&req, get("csrf_token")) {
+    if !csrf_ok(&state, &req, get("csrf_token")) {
         return Err(error_page(
             403,
             "Request refused",
@@ -342,7 +342,7 @@ async fn settings_revoke(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let form = super::parse_form(&body);
-    if !csrf_ok(&req, super::field(&form, "csrf_token")) {
+    if !csrf_ok(&state, &req, super::field(&form, "csrf_token")) {
         return Err(error_page(
             403,
             "Request refused",

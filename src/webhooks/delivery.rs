@@ -35,7 +35,7 @@ use sha2::Sha256;
 use tokio::sync::{mpsc, Notify};
 use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
-use super::target::{literal_allowed, TargetPolicy};
+use super::target::{literal_ip, TargetPolicy};
 use crate::config::WebhookSettings;
 use crate::domain::ids::{WebhookDeliveryId, WebhookEndpointId};
 use crate::domain::webhook::{
@@ -57,7 +57,11 @@ const WINDOW: usize = 100_000;
 pub struct Hub {
     wake_tx: mpsc::UnboundedSender<WebhookEndpointId>,
     wake_rx: Mutex<Option<mpsc::UnboundedReceiver<WebhookEndpointId>>>,
-    client: reqwest::Client,
+    /// One client per target port (each resolver refuses Tollgate's own addresses on its
+    /// port), or one through `webhooks.proxy`.
+    clients: dashmap::DashMap<u16, reqwest::Client>,
+    timeout: Duration,
+    proxy: Option<String>,
     pub policy: TargetPolicy,
     /// When each key's last limit notice was written (see [`super::limit_reached`]).
     pub limit_notices: dashmap::DashMap<crate::domain::ids::LicenseKeyId, Instant>,
@@ -66,21 +70,46 @@ pub struct Hub {
 impl Hub {
     pub fn new(settings: &WebhookSettings, policy: TargetPolicy) -> anyhow::Result<Self> {
         let (wake_tx, wake_rx) = mpsc::unbounded_channel();
-        let timeout = Duration::from_secs_f64(settings.timeout_secs);
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .user_agent(concat!("Tollgate-Webhooks/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(policy.resolver())
-            .build()?;
-        Ok(Self {
+        let hub = Self {
             wake_tx,
             wake_rx: Mutex::new(Some(wake_rx)),
-            client,
+            clients: dashmap::DashMap::new(),
+            timeout: Duration::from_secs_f64(settings.timeout_secs),
+            proxy: (!settings.proxy.trim().is_empty()).then(|| settings.proxy.trim().to_string()),
             policy,
             limit_notices: dashmap::DashMap::new(),
-        })
+        };
+        // Fails at start-up on a proxy URL reqwest does not take.
+        hub.client(443)?;
+        Ok(hub)
+    }
+
+    /// Whether deliveries go through `webhooks.proxy`.
+    pub fn proxied(&self) -> bool {
+        self.proxy.is_some()
+    }
+
+    /// The client for deliveries to `port`. Never a proxy from the environment
+    /// (`HTTPS_PROXY` and friends): the proxy would resolve the name and the address check
+    /// would never run. Without `webhooks.proxy`, names resolve through the policy's
+    /// guarded resolver for that port; with it, the proxy connects.
+    fn client(&self, port: u16) -> Result<reqwest::Client, reqwest::Error> {
+        let key = if self.proxy.is_some() { 0 } else { port };
+        if let Some(c) = self.clients.get(&key) {
+            return Ok(c.clone());
+        }
+        let builder = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout)
+            .user_agent(concat!("Tollgate-Webhooks/", env!("CARGO_PKG_VERSION")));
+        let client = match &self.proxy {
+            Some(proxy) => builder.proxy(reqwest::Proxy::all(proxy)?).build()?,
+            None => builder.dns_resolver(self.policy.resolver(port)).build()?,
+        };
+        self.clients.insert(key, client.clone());
+        Ok(client)
     }
 
     /// Tells the endpoint's worker there is something to look at (starting it if needed).
@@ -217,14 +246,11 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
             .min(idle);
         return Ok(Pass::Wait(wait));
     }
-    let attempts = join_all(ready.iter().map(|e| {
-        send(
-            &state.webhooks.client,
-            &state.webhooks.policy,
-            &endpoint.value,
-            &e.value,
-        )
-    }))
+    let attempts = join_all(
+        ready
+            .iter()
+            .map(|e| send(&state.webhooks, &endpoint.value, &e.value)),
+    )
     .await;
     let mut failures = 0u32;
     let mut successes = 0u32;
@@ -272,12 +298,7 @@ fn sign_with_key(key: &[u8], msg_id: &str, timestamp: i64, body: &str) -> String
     )
 }
 
-async fn send(
-    client: &reqwest::Client,
-    policy: &TargetPolicy,
-    endpoint: &WebhookEndpoint,
-    event: &WebhookEvent,
-) -> Attempt {
+async fn send(hub: &Hub, endpoint: &WebhookEndpoint, event: &WebhookEvent) -> Attempt {
     let started = Utc::now();
     let clock = Instant::now();
     let failed = |why: String, code: Option<u16>| Attempt {
@@ -287,11 +308,28 @@ async fn send(
         response: Some(why),
         duration_ms: clock.elapsed().as_millis() as u64,
     };
-    // The URL was checked when saved; check again (the policy may have changed).
+    // The URL was checked when saved; check again (the policy may have changed). A literal
+    // address is checked here (no resolver sees it), a name by the resolver as it connects,
+    // or, through a proxy, here on what it resolves to now.
+    let policy = &hub.policy;
     let url = match policy.check(&endpoint.url) {
-        Ok(u) if literal_allowed(&u, policy.allow_private) => u,
-        Ok(_) => return failed("The URL's address is not allowed.".into(), None),
+        Ok(u) => u,
         Err(why) => return failed(why, None),
+    };
+    let port = url.port_or_known_default().unwrap_or(443);
+    if let Some(ip) = literal_ip(&url) {
+        if let Err(why) = policy.address_allowed(std::net::SocketAddr::new(ip, port)) {
+            return failed(why.into(), None);
+        }
+    } else if hub.proxied() {
+        let host = url.host_str().unwrap_or_default();
+        if let Err(why) = policy.precheck_name(host, port).await {
+            return failed(why, None);
+        }
+    }
+    let client = match hub.client(port) {
+        Ok(c) => c,
+        Err(e) => return failed(format!("Could not connect: {}", error_chain(&e)), None),
     };
     let msg_id = event.id.to_string();
     let timestamp = Utc::now().timestamp();

@@ -208,18 +208,19 @@ fn assert_not_found(page: &Page) {
 // ---------------------------------------------------------------------------------------
 // Driving the browser
 
-/// The browser's CSRF cookie (the sign-in page set it).
-fn csrf_of(b: &Browser) -> String {
-    b.cookie_header()
-        .split("; ")
-        .find_map(|c| c.strip_prefix("tollgate_csrf="))
-        .map(str::to_string)
-        .expect("a tollgate_csrf cookie")
+/// The CSRF token of the browser's forms (bound to its nonce cookie and its session), as
+/// any page with a form carries it.
+async fn csrf_of(b: &mut Browser) -> String {
+    assert!(
+        b.cookie_header().contains("tollgate_csrf="),
+        "a tollgate_csrf cookie"
+    );
+    b.get("/oauth2/login").await.csrf()
 }
 
 /// Posts a form with the browser's CSRF token.
 async fn form_post(b: &mut Browser, path: &str, fields: &[(&str, &str)]) -> Page {
-    let csrf = csrf_of(b);
+    let csrf = csrf_of(b).await;
     let mut form = vec![("csrf_token", csrf.as_str())];
     form.extend_from_slice(fields);
     b.post(path, &form).await
@@ -807,7 +808,7 @@ async fn the_dashboard_sends_to_sign_in_then_to_a_new_or_the_first_organization(
         !page.body.contains("id=\"org-switch\""),
         "no organization to switch to"
     );
-    assert_eq!(page.csrf(), csrf_of(&b));
+    assert_eq!(page.csrf(), csrf_of(&mut b).await);
 
     // With organizations: to the first one created; `?org=` switches.
     let first = new_org(&mut b, "First Light").await;

@@ -1,6 +1,7 @@
 //! Black-box tests of the HTTP API: a real `Application` on a free port, driven by reqwest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod abuse;
 mod backup;
 mod benefits;
 mod binary;

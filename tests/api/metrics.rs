@@ -8,7 +8,8 @@ use tollgate::config::Settings;
 
 use crate::helpers::{spawn_app, spawn_app_with, TestApp};
 
-const TOKEN: &str = "scrape-me-0123456789";
+/// At least 32 characters: a shorter `[metrics] token` stops start-up.
+const TOKEN: &str = "scrape-me-0123456789-abcdefghijkl";
 
 async fn app_with_token() -> TestApp {
     let dir = tempfile::tempdir().expect("creating the data directory");
@@ -81,12 +82,43 @@ async fn a_scrape_needs_the_configured_bearer_token() {
         None,
         Some("wrong"),
         Some(app.token.as_str()),
-        Some("scrape-me-012345678"),
+        Some("scrape-me-0123456789-abcdefghijk"),
     ] {
         let (status, ct, body) = raw_get(&app, "/metrics", token).await;
         assert_eq!(status, 401, "{token:?}: {body}");
         assert!(ct.starts_with("application/json"), "{ct}");
     }
+    // The scheme is case-insensitive (RFC 6750), as on the API.
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let resp = app
+            .client
+            .get(app.url("/metrics"))
+            .header("authorization", format!("{scheme} {TOKEN}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200, "{scheme}");
+    }
+    let resp = app
+        .client
+        .get(app.url("/metrics"))
+        .header("authorization", format!("Basic {TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401, "another scheme");
+}
+
+#[actix_web::test]
+async fn a_metrics_token_under_32_characters_stops_start_up() {
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let mut settings = Settings::for_tests(dir.path());
+    settings.metrics.token = "scrape-me-0123456789".into();
+    let err = match tollgate::startup::Application::build(settings).await {
+        Ok(_) => panic!("a 20-character metrics token was accepted"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(err.contains("metrics.token") && err.contains("32"), "{err}");
 }
 
 #[actix_web::test]

@@ -27,6 +27,8 @@ pub struct Browser {
     http: reqwest::Client,
     base: String,
     cookies: HashMap<String, String>,
+    /// Headers sent with every request (`X-Forwarded-For`, `Origin`, ...).
+    headers: Vec<(String, String)>,
 }
 
 pub struct Page {
@@ -70,7 +72,19 @@ impl Browser {
                 .unwrap(),
             base: app.address.clone(),
             cookies: HashMap::new(),
+            headers: Vec::new(),
         }
+    }
+
+    /// This browser, sending `name: value` with every request.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Sets (or replaces) a cookie, as another site's script or a planted cookie would.
+    pub fn set_cookie(&mut self, name: &str, value: &str) {
+        self.cookies.insert(name.to_string(), value.to_string());
     }
 
     /// The `Cookie` header this browser sends.
@@ -82,7 +96,10 @@ impl Browser {
             .join("; ")
     }
 
-    async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
+    async fn send(&mut self, mut req: reqwest::RequestBuilder) -> Page {
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
         let cookie: Vec<String> = self
             .cookies
             .iter()
@@ -149,7 +166,10 @@ impl Browser {
 
     /// A request to `path` carrying this browser's cookies (its session).
     pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let req = self.http.request(method, format!("{}{}", self.base, path));
+        let mut req = self.http.request(method, format!("{}{}", self.base, path));
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
         let cookie: Vec<String> = self
             .cookies
             .iter()
@@ -1247,12 +1267,8 @@ async fn code_exchange_issues_tokens_with_an_id_token_and_is_single_use() {
     assert_eq!(claims["email"], "code@example.com");
     assert!(claims["auth_time"].as_i64().unwrap() <= claims["iat"].as_i64().unwrap());
 
-    let replay = exchange(&app, &f, &code).await;
-    oauth_error(&replay, 400, "invalid_grant");
-    assert_eq!(
-        replay.body["error_description"],
-        "Invalid \"code\" in request."
-    );
+    let first_code = code;
+    let refresh = r.body["refresh_token"].as_str().unwrap().to_string();
 
     let code = obtain_code(&app, &mut f.browser, &f.client_id.clone(), "openid", &[]).await;
     let r = token_request(
@@ -1288,6 +1304,28 @@ async fn code_exchange_issues_tokens_with_an_id_token_and_is_single_use() {
     let r = app.get("/v1/oauth2/userinfo", Some(&app.token)).await;
     assert_eq!(r.status, 401);
     assert_eq!(r.body["error"], "invalid_token");
+
+    // The first code presented again: refused, and the tokens issued from it are revoked
+    // (RFC 6749 4.1.2: one of the two presenters stole it).
+    let replay = exchange(&app, &f, &first_code).await;
+    oauth_error(&replay, 400, "invalid_grant");
+    assert_eq!(
+        replay.body["error_description"],
+        "Invalid \"code\" in request."
+    );
+    let r = app.list_orgs(&access, "").await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    let r = token_request(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &f.client_id),
+            ("client_secret", &f.secret),
+        ],
+    )
+    .await;
+    oauth_error(&r, 400, "invalid_grant");
 }
 
 /// A `code_verifier` sent for a code that was issued without a challenge is refused

@@ -199,8 +199,51 @@ pub struct AuthorizationCode {
     pub expires_at: DateTime<Utc>,
 }
 
+/// The codes of one (user, client), by expiry: the outstanding ones are those expiring
+/// after now, so issuance can cap them and drop the expired ones.
+pub const OAUTH2_CODE_BY_GRANT: &str = "oauth2_code_by_grant";
+
+impl AuthorizationCode {
+    /// The index tenant of a user's codes for one client.
+    pub fn grant_tenant(user: UserId, client_id: &str) -> Vec<u8> {
+        let mut t = user.key();
+        t.extend_from_slice(client_id.as_bytes());
+        t
+    }
+}
+
 impl Record for AuthorizationCode {
     crate::record_v1!(AuthorizationCode, "oauth2_code");
+    const INDEXES: &'static [&'static str] = &[OAUTH2_CODE_BY_GRANT];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.code_hash.clone()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        vec![IndexEntry::new(
+            OAUTH2_CODE_BY_GRANT,
+            AuthorizationCode::grant_tenant(self.user_id, &self.client_id),
+            time_key(self.expires_at),
+        )]
+    }
+}
+
+/// An authorization code that was exchanged, kept (keyed by the code's hash) until the
+/// code would have expired and a grace period more, so that presenting it again is
+/// recognised and revokes the tokens issued from it (RFC 6749 4.1.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpentAuthorizationCode {
+    pub code_hash: Vec<u8>,
+    pub client_id: String,
+    /// The token family the exchange issued (every refresh of it stays in the family).
+    pub family: TokenFamilyId,
+    pub spent_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Record for SpentAuthorizationCode {
+    crate::record_v1!(SpentAuthorizationCode, "oauth2_spent_code");
 
     fn id_key(&self) -> Vec<u8> {
         self.code_hash.clone()

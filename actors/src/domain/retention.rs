@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use tollgate_storage::Record;
 
 use super::customer_session::CustomerSession;
-use super::oauth2::{AuthorizationCode, BrowserSession, OAuth2Token};
+use super::oauth2::{AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode};
 use super::pat::PersonalAccessToken;
 
 /// A record that is useless from some moment on.
@@ -15,8 +15,17 @@ pub trait Expiring: Record + Clone {
     fn dead_since(&self) -> Option<DateTime<Utc>>;
 }
 
-/// Codes are removed when exchanged; an unused one is dead once it expires.
+/// Codes are removed when exchanged; an unused one is dead once it expires (and is purged
+/// without the grace period: nothing can use it).
 impl Expiring for AuthorizationCode {
+    fn dead_since(&self) -> Option<DateTime<Utc>> {
+        Some(self.expires_at)
+    }
+}
+
+/// A spent code is of use until the code would have expired (a replay then still revokes
+/// its tokens); the grace period keeps recognising replays a while longer.
+impl Expiring for SpentAuthorizationCode {
     fn dead_since(&self) -> Option<DateTime<Utc>> {
         Some(self.expires_at)
     }
