@@ -15,6 +15,7 @@
 use actix_web::cookie::Cookie;
 use actix_web::http::header;
 use actix_web::HttpRequest;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
 use crate::auth::session::{auth_url, cookie, SESSION_COOKIE};
@@ -22,14 +23,19 @@ use crate::state::AppState;
 
 pub const CSRF_COOKIE: &str = "tollgate_csrf";
 
-/// The token a form of this browser's session carries, for the nonce `nonce`.
-fn bound_token(state: &AppState, req: &HttpRequest, nonce: &str) -> String {
+/// What a form token of this browser's session MACs, for the nonce `nonce`.
+fn token_input(req: &HttpRequest, nonce: &str) -> String {
     let session = req
         .cookie(SESSION_COOKIE)
         .map(|c| c.value().to_string())
         .unwrap_or_default();
-    let mac = state.hasher.hash(&format!("csrf\0{nonce}\0{session}"));
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac)
+    format!("csrf\0{nonce}\0{session}")
+}
+
+/// The token a form of this browser's session carries, for the nonce `nonce`.
+fn bound_token(state: &AppState, req: &HttpRequest, nonce: &str) -> String {
+    let mac = state.hasher.hash(&token_input(req, nonce));
+    URL_SAFE_NO_PAD.encode(mac)
 }
 
 /// The CSRF token of this browser's forms, and the nonce cookie to set when it had none.
@@ -96,11 +102,9 @@ pub fn csrf_ok(state: &AppState, req: &HttpRequest, posted: Option<&str>) -> boo
         return false;
     }
     match (req.cookie(CSRF_COOKIE), posted) {
-        (Some(c), Some(p)) if c.value().len() >= 32 => {
-            let want = bound_token(state, req, c.value());
-            let (a, b) = (want.as_bytes(), p.as_bytes());
-            a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-        }
+        (Some(c), Some(p)) if c.value().len() >= 32 => URL_SAFE_NO_PAD
+            .decode(p)
+            .is_ok_and(|mac| state.hasher.verify(&token_input(req, c.value()), &mac)),
         _ => false,
     }
 }

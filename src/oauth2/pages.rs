@@ -689,6 +689,7 @@ async fn consent(
 mod device {
     use actix_web::cookie::Cookie;
     use actix_web::HttpRequest;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine;
 
     use crate::auth::session::cookie as page_cookie;
@@ -696,19 +697,22 @@ mod device {
 
     pub const COOKIE: &str = "tollgate_device";
 
-    fn value(state: &AppState, email: &str) -> String {
-        let mac = state.hasher.hash(&format!(
+    fn input(email: &str) -> String {
+        format!(
             "device-cookie:{}",
             tollgate_actors::domain::email::normalize_email(email)
-        ));
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac)
+        )
+    }
+
+    fn value(state: &AppState, email: &str) -> String {
+        URL_SAFE_NO_PAD.encode(state.hasher.hash(&input(email)))
     }
 
     pub fn is_known(state: &AppState, req: &HttpRequest, email: &str) -> bool {
         req.cookie(COOKIE).is_some_and(|c| {
-            let want = value(state, email);
-            let (a, b) = (c.value().as_bytes(), want.as_bytes());
-            a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+            URL_SAFE_NO_PAD
+                .decode(c.value())
+                .is_ok_and(|mac| state.hasher.verify(&input(email), &mac))
         })
     }
 
