@@ -580,7 +580,14 @@ async fn a_sign_in_flood_stays_under_the_memory_bound() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
     // `TOLLGATE_FLOOD_BIN` measures another build (the release binary) with the same test.
+    // A relative path is the repository's (the child runs in a temporary directory).
     let bin = std::env::var("TOLLGATE_FLOOD_BIN")
+        .map(|b| {
+            std::fs::canonicalize(&b)
+                .unwrap_or_else(|e| panic!("TOLLGATE_FLOOD_BIN={b}: {e}"))
+                .display()
+                .to_string()
+        })
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tollgate").to_string());
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
