@@ -202,7 +202,7 @@ impl Application {
             write_back: None,
             // This process alone writes the embedded store; a shared database has other
             // writers, so answers that write nothing check their revision first.
-            check_freshness: !store.is_embedded(),
+            check_freshness: store.is_shared(),
         };
         let services = crate::state::Services {
             checkouts: tollgate_actors::Registry::start(

@@ -81,7 +81,7 @@ impl AppState {
             crate::client_ip::TrustedProxies::parse(&settings.server.trusted_proxies)
                 .unwrap_or_default();
         // Other nodes' customer writes invalidate nothing here: expire entries too.
-        let customers = Arc::new(if store.is_embedded() {
+        let customers = Arc::new(if !store.is_shared() {
             crate::api::license_key::CustomerCache::default()
         } else {
             crate::api::license_key::CustomerCache::expiring(std::time::Duration::from_secs(2))
@@ -186,7 +186,7 @@ impl Leadership {
         }
         match store.try_lock(name).await {
             Ok(Some(lock)) => {
-                if !store.is_embedded() {
+                if store.is_shared() {
                     tracing::info!(job = name, "this node now runs the job");
                 }
                 jobs.refused.remove(name);

@@ -413,7 +413,7 @@ impl<E: Entity> EntityActor<E> {
         F: FnMut(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>
             + 'static,
     {
-        if !self.shared.store.is_embedded() {
+        if self.shared.remote {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let command = remote::Command {
                 decide,
@@ -471,7 +471,7 @@ impl<E: Entity> EntityActor<E> {
         Er: 'static,
         F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>> + 'static,
     {
-        if !self.shared.store.is_embedded() {
+        if self.shared.remote {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let query = remote::Query {
                 query: Some(query),
@@ -492,7 +492,7 @@ impl<E: Entity> EntityActor<E> {
     /// what this node last knew, and every write is still conditional on the revision.
     pub fn refresh(&mut self, ctx: &mut Context<Self>) -> bool {
         // On a remote store the command pipeline checks (see `remote`).
-        if !self.shared.config.check_freshness || !self.shared.store.is_embedded() {
+        if !self.shared.config.check_freshness || self.shared.remote {
             return false;
         }
         let Some(held) = E::revision(&self.state) else {
@@ -601,7 +601,7 @@ impl<E: Entity> EntityActor<E> {
         self.shared
             .config
             .write_back
-            .filter(|_| self.shared.store.is_embedded())
+            .filter(|_| !self.shared.remote)
     }
 
     /// Writes deferred changes now, if there are any. Returns `false` if the write failed
@@ -731,7 +731,7 @@ impl<E: Entity> EntityActor<E> {
         if self.passivated {
             return false;
         }
-        if !self.shared.store.is_embedded() {
+        if self.shared.remote {
             // A network read: the mailbox waits for it, so no message sees a stale state.
             let store = self.shared.store.clone();
             let id = self.id;

@@ -145,6 +145,9 @@ impl<E: Entity> Clone for Entry<E> {
 /// referencing it do not keep the threads alive.
 pub(crate) struct Shared<E: Entity> {
     pub(crate) store: Store,
+    /// Whether other nodes write the store too: decided once, when the registry starts,
+    /// and it picks every entity's mode (local group commit, or the remote pipeline).
+    pub(crate) remote: bool,
     pub(crate) clock: SharedClock,
     pub(crate) config: RegistryConfig,
     pub(crate) map: DashMap<E::Id, Entry<E>>,
@@ -208,6 +211,7 @@ impl<E: Entity> Registry<E> {
             ..config
         };
         let shared = Arc::new(Shared {
+            remote: store.is_shared(),
             store,
             clock,
             config,
@@ -563,7 +567,7 @@ impl<E: Entity> Handler<GetOrSpawn<E>> for Spawner<E> {
             let dead = entry.incarnation;
             self.shared.map.remove_if(&id, |_, e| e.incarnation == dead);
         }
-        if !self.shared.store.is_embedded() {
+        if self.shared.remote {
             return self.remote(ctx, id, create);
         }
         match create {

@@ -101,13 +101,13 @@ impl Keyring {
             .read()
             .ok()
             .and_then(|at| *at)
-            .is_some_and(|at| store.is_embedded() || at.elapsed() < SHARED_KEYS_FRESH_FOR);
+            .is_some_and(|at| !store.is_shared() || at.elapsed() < SHARED_KEYS_FRESH_FOR);
         if fresh && self.keys.read().map(|k| k.is_some()).unwrap_or(false) {
             return Ok(());
         }
         let before = self.added.load(std::sync::atomic::Ordering::SeqCst);
         let loaded = Self::read(store).await?;
-        self.install(loaded, before, !store.is_embedded());
+        self.install(loaded, before, store.is_shared());
         Ok(())
     }
 

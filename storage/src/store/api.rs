@@ -109,10 +109,16 @@ impl Store {
         }
     }
 
-    /// Whether this is the embedded engine: one process owns the data, every write goes
-    /// through it, and commits are synchronous ([`Store::commit_in_place`]).
-    pub fn is_embedded(&self) -> bool {
-        matches!(self.engine, Engine::Embedded(_))
+    /// Whether other processes (other Tollgate nodes) write this store too. When they do,
+    /// what this process holds in memory may be stale: a write is conditional and decided
+    /// again on conflict, and a cached answer is checked or expires. When they do not, this
+    /// process sees every write, and commits are synchronous ([`Store::commit_in_place`]).
+    pub fn is_shared(&self) -> bool {
+        match &self.engine {
+            Engine::Embedded(_) => false,
+            #[cfg(feature = "postgres")]
+            Engine::Postgres(_) => true,
+        }
     }
 
     /// The engine's name, for logs and metrics: `embedded` or `postgres`.
