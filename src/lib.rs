@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod app;
 pub mod auth;
 pub mod bootstrap;
 pub mod client_ip;

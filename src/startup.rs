@@ -51,10 +51,10 @@ fn spawn_sweeps(state: web::Data<AppState>) {
             if !state.jobs.lead(&state.store, "sweeps").await {
                 continue;
             }
-            if let Err(e) = crate::routes::checkouts::sweep_expired(&state).await {
+            if let Err(e) = crate::app::checkout::sweep_expired(&state).await {
                 tracing::warn!(error = %e, "checkout expiry sweep failed");
             }
-            match crate::routes::checkouts::complete_stale_confirmed(&state).await {
+            match crate::app::checkout::complete_stale_confirmed(&state).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
                 Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
@@ -308,7 +308,7 @@ impl Application {
             .run();
         spawn_signal_handler(server.handle());
         // Checkouts a crash left confirmed are completed before the service reports ready.
-        let recovered = crate::routes::checkouts::recover(&state).await?;
+        let recovered = crate::app::checkout::recover(&state).await?;
         if recovered > 0 {
             tracing::info!(
                 recovered,

@@ -176,7 +176,7 @@ pub struct CheckoutConfirm {
 }
 
 /// The fields of the three update bodies in one place, as the routes resolve them against
-/// the checkout (`routes::checkouts::fields::resolve_changes`); each body leaves the fields
+/// the checkout (`app::checkout::fields::resolve_changes`); each body leaves the fields
 /// it does not accept absent.
 #[derive(Debug, Clone, Default)]
 pub struct CheckoutChanges {

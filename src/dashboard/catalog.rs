@@ -12,13 +12,13 @@ use super::{
 use crate::api::benefit::{BenefitCreate, BenefitUpdate};
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate};
-use crate::auth::{Scope, Subject};
+use crate::auth::Subject;
 use crate::domain::ids::ProductId;
 use crate::extract::auth::{
-    AuthMethod, BenefitsRead, BenefitsWrite, CheckoutsWrite, CustomFieldsRead, CustomFieldsWrite,
-    DiscountsRead, DiscountsWrite, Principal, ProductsRead, ProductsWrite,
+    BenefitsRead, BenefitsWrite, CustomFieldsRead, CustomFieldsWrite, DiscountsRead,
+    DiscountsWrite, ProductsRead, ProductsWrite,
 };
-use crate::extract::{path_id, Auth};
+use crate::extract::path_id;
 use crate::routes::{
     benefits as benefits_api, custom_fields, discounts as discounts_api, products as products_api,
 };
@@ -602,22 +602,19 @@ pub async fn buy(
     }
     // The organization itself creates the checkout, as a server of the seller would with
     // an organization token: the same rules and validation as `POST /v1/checkouts/custom/`.
-    let principal = Principal {
-        subject: Subject::Organization(product.organization_id),
-        scopes: [Scope::CheckoutsWrite].into_iter().collect(),
-        method: AuthMethod::None,
-    };
     let created = async {
-        crate::routes::checkouts::organizer::create(
-            Auth::<CheckoutsWrite>::on_behalf(principal)?,
-            state.clone(),
-            body(raw)?,
+        let input = body::<crate::api::checkout::CheckoutCreate>(raw)?.into_inner();
+        let checkout = crate::app::checkout::create(
+            &state,
+            Subject::Organization(product.organization_id),
+            input,
         )
-        .await
+        .await?;
+        crate::app::views::checkout_view(&state, &checkout).await
     }
     .await;
     match created {
-        Ok(checkout) => Ok(see_other(&checkout.0.url)),
+        Ok(checkout) => Ok(see_other(&checkout.url)),
         Err(crate::error::ApiError::Validation(_)) => Err(not_found()),
         Err(e) => Err(Fail::Api(e)),
     }

@@ -16,6 +16,7 @@ use tollgate_storage::{Batch, Expect, Stored};
 
 use super::forms::{csrf_ok, csrf_token, safe_next};
 use super::{field, parse_form, pkce, scopes};
+use crate::app::access::{is_member, user_organizations};
 use crate::auth::bearer::find_client;
 use crate::auth::password;
 use crate::auth::service::{create_user, new_user, UserError};
@@ -29,7 +30,6 @@ use crate::domain::oauth2::{
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
 use crate::error::ApiError;
-use crate::routes::access::{is_member, user_organizations};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

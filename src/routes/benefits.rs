@@ -6,6 +6,8 @@ use crate::api::benefit::{
     BenefitCreate, BenefitLicenseKeysProperties, BenefitUpdate, BenefitView,
 };
 use crate::api::{Created, ListResource};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::{page_of, render};
 use crate::domain::benefit::{
     Benefit, BenefitProperties, BenefitType, BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
@@ -15,8 +17,6 @@ use crate::extract::auth::{BenefitsRead, BenefitsWrite};
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{page_of, render};
 use crate::state::AppState;
 use crate::validate::Validator;
 

@@ -16,6 +16,7 @@ use tollgate_actors::checkout::{Checkout, CheckoutStatus};
 use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey};
 
+use crate::app::views::product_benefits;
 use crate::domain::benefit::BenefitProperties;
 use crate::domain::custom_field::{CustomFieldData, CustomFieldProperties, FieldValue};
 use crate::domain::customer::{CA_SUBDIVISIONS, COUNTRIES, US_STATES};
@@ -26,7 +27,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::oauth2::pages::error_page;
 use crate::payments::ProcessorClient;
 use crate::routes::custom_fields::attached_custom_fields;
-use crate::routes::products::product_benefits;
 use crate::state::AppState;
 
 pub const SCRIPT_PATH: &str = "/checkout/assets/checkout.js";
@@ -633,7 +633,7 @@ async fn confirmation_page(
     if c.status == CheckoutStatus::Confirmed && c.pending_intent().is_some() {
         // The buyer may just have finished 3-D Secure: ask the processor how it stands
         // (idempotent; an unreachable processor leaves the checkout confirmed).
-        match crate::routes::checkouts::settle(&state, c.id).await {
+        match crate::app::checkout::settle(&state, c.id).await {
             Ok(settled) => c = settled,
             Err(e) => tracing::debug!(checkout = %c.id, error = %e, "settle from the page"),
         }

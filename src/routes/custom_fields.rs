@@ -11,6 +11,8 @@ use crate::api::custom_field::{
     parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate, CustomFieldView,
 };
 use crate::api::{Created, ListResource};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::{compare_times, directed, render, sorted_page_of};
 use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
 use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
@@ -21,8 +23,6 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{compare_times, directed, render, sorted_page_of};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -34,14 +34,15 @@ use crate::api::{ListResource, Pagination, PresizedJson};
 
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
 const VALIDATED_CAP: usize = 2048;
+use crate::app::listing::page_of;
+use crate::app::views::{key_customer, license_keys_page};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::CustomerPortalRead;
 use crate::extract::json::parse_body;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
-use crate::routes::license_keys::{customer_of, durable_answer, render_keys};
-use crate::routes::listing::page_of;
+use crate::routes::license_keys::durable_answer;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -309,7 +310,7 @@ async fn validated_answer(
 ) -> ApiResult<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>> {
     let customer = state
         .customers
-        .get(key.customer_id, || customer_of(state, key))
+        .get(key.customer_id, || key_customer(state, key))
         .await?;
     let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
     if let Some((validations, at)) = counts {
@@ -340,7 +341,7 @@ async fn activate_inner(
         ActivateLicenseKey(cmd.clone())
     })
     .await?;
-    let customer = customer_of(&state, &key).await?;
+    let customer = key_customer(&state, &key).await?;
     // 200, not 201, as in Polar.
     Ok(web::Json(LicenseKeyActivationRead::new(
         &key,
@@ -421,7 +422,9 @@ async fn customer_page(
         filter,
     )
     .await?;
-    Ok(web::Json(render_keys(state, &items, total, params).await?))
+    Ok(web::Json(
+        license_keys_page(state, &items, total, params).await?,
+    ))
 }
 
 async fn get(
@@ -462,7 +465,7 @@ async fn customer_key(
             }
             _ => false,
         });
-    let owner = customer_of(state, &key).await?;
+    let owner = key_customer(state, &key).await?;
     Ok(web::Json(LicenseKeyWithActivations::new(
         &key,
         &owner,

@@ -13,6 +13,8 @@ use crate::api::customer::{
 };
 use crate::api::metadata::parse_metadata;
 use crate::api::{Created, ListResource, Maybe, Pagination};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::domain::customer::{
     customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
     CUSTOMER_BY_NAME,
@@ -26,8 +28,6 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 

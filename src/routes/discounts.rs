@@ -14,9 +14,12 @@ use crate::api::discount::{
 };
 use crate::api::metadata::parse_metadata;
 use crate::api::{Created, ListResource, Maybe, Pagination};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
+use crate::app::views::discount_view;
 use crate::domain::discount::{
-    discount_by_code, discount_products, normalize_code, Discount, DiscountDuration, DiscountKind,
-    DiscountType, DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
+    discount_by_code, normalize_code, Discount, DiscountDuration, DiscountKind, DiscountType,
+    DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
 };
 use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
 use crate::domain::product::Product;
@@ -27,8 +30,6 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -54,12 +55,6 @@ impl SortField for DiscountSort {
         ("code", DiscountSort::Code),
         ("redemptions_count", DiscountSort::RedemptionsCount),
     ];
-}
-
-/// The discount with the products it is restricted to, as the API renders it.
-pub async fn render(state: &AppState, discount: &Discount) -> Result<DiscountView, ApiError> {
-    let products = discount_products(&state.store, discount).await?;
-    Ok(DiscountView::new(discount, &products))
 }
 
 /// One criterion of the discount list, as its index orders it (names and codes
@@ -127,7 +122,8 @@ pub(crate) async fn list(
         several.as_deref(),
     )
     .await?;
-    let items = futures_util::future::try_join_all(items.iter().map(|d| render(&state, d))).await?;
+    let items =
+        futures_util::future::try_join_all(items.iter().map(|d| discount_view(&state, d))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -385,7 +381,7 @@ pub(crate) async fn create(
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(Created(render(&state, &discount).await?))
+    Ok(Created(discount_view(&state, &discount).await?))
 }
 
 pub(crate) async fn get(
@@ -396,7 +392,7 @@ pub(crate) async fn get(
     let id: DiscountId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let discount = discount_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(render(&state, &discount.value).await?))
+    Ok(web::Json(discount_view(&state, &discount.value).await?))
 }
 
 /// An update's fields, checked on their own (before the discount is looked up).
@@ -614,7 +610,7 @@ pub(crate) async fn update(
         let mut batch = Batch::new();
         batch.put(&discount, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render(&state, &discount).await?)),
+            Ok(_) => return Ok(web::Json(discount_view(&state, &discount).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(StorageError::Unique { .. }) => {
                 return Err(code_taken(discount.code.as_deref().unwrap_or_default()))

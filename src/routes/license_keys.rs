@@ -6,9 +6,6 @@
 //! Deviation (behaviour.md): a key of an organization the caller cannot reach is 404, not
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-
 use actix_web::web;
 use tollgate_actors::license_key::{
     live_activations, GetLicenseKey, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT,
@@ -19,16 +16,16 @@ use crate::api::license_key::{
     key_error, LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate,
     LicenseKeyWithActivations,
 };
-use crate::api::{ListResource, Pagination};
+use crate::api::ListResource;
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::page_of;
+use crate::app::views::{key_customer, license_keys_page};
 use crate::domain::benefit::Benefit;
-use crate::domain::customer::Customer;
-use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::domain::ids::{ActivationId, BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
-use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::page_of;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -37,43 +34,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
         get => get_activation,
     });
-}
-
-/// The customer a key belongs to (keys always have one; customers are only soft-deleted).
-pub async fn customer_of(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
-    state
-        .store
-        .get::<Customer>(&key.customer_id.key())
-        .await?
-        .map(|c| c.value)
-        .ok_or_else(|| {
-            ApiError::internal(format!(
-                "license key {}: customer {} is missing",
-                key.id, key.customer_id
-            ))
-        })
-}
-
-/// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
-pub async fn render_keys(
-    state: &AppState,
-    keys: &[LicenseKey],
-    total: u64,
-    params: ListParams,
-) -> Result<ListResource<LicenseKeyRead>, ApiError> {
-    let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
-    let mut out = Vec::with_capacity(keys.len());
-    for key in keys {
-        let customer = match customers.entry(key.customer_id) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(customer_of(state, key).await?),
-        };
-        out.push(LicenseKeyRead::new(key, customer));
-    }
-    Ok(ListResource {
-        items: out,
-        pagination: Pagination::new(total, params.limit),
-    })
 }
 
 /// Answers a read once everything it read is durable. The barrier is taken *after* the
@@ -150,7 +110,9 @@ async fn list_page(
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
     let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None).await?;
-    Ok(web::Json(render_keys(state, &items, total, params).await?))
+    Ok(web::Json(
+        license_keys_page(state, &items, total, params).await?,
+    ))
 }
 
 pub(crate) async fn get(
@@ -161,7 +123,7 @@ pub(crate) async fn get(
     let id: LicenseKeyId = path_id("id", &id)?;
     key_for(&state, auth.subject(), id).await?;
     let key = live_key(&state, id).await?;
-    let answer = customer_of(&state, &key)
+    let answer = key_customer(&state, &key)
         .await
         .map(|customer| web::Json(LicenseKeyWithActivations::new(&key, &customer, false)));
     durable_answer(&state, answer).await
@@ -181,7 +143,7 @@ pub(crate) async fn update(
         .call(id, UpdateLicenseKey(changes))
         .await
         .map_err(key_error)?;
-    let customer = customer_of(&state, &key).await?;
+    let customer = key_customer(&state, &key).await?;
     Ok(web::Json(LicenseKeyRead::new(&key, &customer)))
 }
 
@@ -198,7 +160,7 @@ pub(crate) async fn get_activation(
         let activation = live_activations(&key)
             .find(|a| a.id == activation_id)
             .ok_or_else(ApiError::not_found)?;
-        let customer = customer_of(&state, &key).await?;
+        let customer = key_customer(&state, &key).await?;
         Ok(web::Json(LicenseKeyActivationRead::new(
             &key, activation, &customer,
         )))

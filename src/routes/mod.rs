@@ -1,7 +1,6 @@
 //! One module per resource. Handlers authenticate, parse, call the store or an actor, and
 //! render; they hold no business rules beyond access checks.
 
-pub mod access;
 pub mod benefits;
 pub mod checkout_pages;
 pub mod checkouts;
@@ -11,7 +10,6 @@ pub mod customers;
 pub mod discounts;
 pub mod health;
 pub mod license_keys;
-pub mod listing;
 pub mod orders;
 pub mod organizations;
 pub mod products;

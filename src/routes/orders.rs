@@ -8,25 +8,22 @@ use std::cmp::Ordering;
 
 use actix_web::web;
 
-use crate::api::order::{OrderRefs, OrderView};
+use crate::api::order::OrderView;
 use crate::api::{ListResource, Pagination};
-use crate::domain::customer::Customer;
-use crate::domain::discount::Discount;
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::{
+    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
+};
+use crate::app::views::order_view;
 use crate::domain::ids::{CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
 use crate::domain::order::{
     Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
 };
-use crate::domain::product::Product;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::OrdersRead;
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject};
-use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::{
-    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
-};
 use crate::state::AppState;
-use tollgate_actors::subscription::Subscription;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/orders/", { get => list });
@@ -194,55 +191,6 @@ pub async fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Resul
         Some(o) if can_access(state, subject, o.value.organization_id).await? => Ok(o.value),
         _ => Err(ApiError::not_found()),
     }
-}
-
-fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("{what} {id} is missing"))
-}
-
-/// The `Order` rendering with the records it embeds.
-pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
-    let customer = state
-        .store
-        .get::<Customer>(&o.customer_id.key())
-        .await?
-        .ok_or_else(|| missing("customer", o.customer_id))?
-        .value;
-    let product = state
-        .store
-        .get::<Product>(&o.product_id.key())
-        .await?
-        .ok_or_else(|| missing("product", o.product_id))?
-        .value;
-    let price = product
-        .price(o.product_price_id)
-        .ok_or_else(|| missing("price", o.product_price_id))?;
-    let discount = match o.discount_id {
-        Some(id) => state
-            .store
-            .get::<Discount>(&id.key())
-            .await?
-            .map(|d| d.value),
-        None => None,
-    };
-    let subscription = match o.subscription_id {
-        Some(id) => state
-            .store
-            .get::<Subscription>(&id.key())
-            .await?
-            .map(|s| s.value),
-        None => None,
-    };
-    Ok(OrderView::new(
-        o,
-        &OrderRefs {
-            customer: &customer,
-            product: &product,
-            price,
-            discount: discount.as_ref(),
-            subscription: subscription.as_ref(),
-        },
-    ))
 }
 
 pub(crate) async fn get(

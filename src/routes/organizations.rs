@@ -4,6 +4,8 @@ use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::{Created, ListResource, Maybe, Pagination};
+use crate::app::access::organization_for;
+use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::domain::ids::OrganizationId;
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
 use crate::domain::organization::{
@@ -16,8 +18,6 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::organization_for;
-use crate::routes::listing::{compare_times, directed, sorted_page_of};
 use crate::state::AppState;
 use crate::validate::Validator;
 

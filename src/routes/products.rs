@@ -1,9 +1,7 @@
 //! `/v1/products/`: list, create, get, update and the benefits a product grants.
 //!
-//! Also the helpers other resources reuse: [`product_for`], [`product_for_price`] and the
-//! renderings [`render_product`] (full `Product`), [`render_checkout_product`]
-//! (`CheckoutProduct`) and [`render_attached_custom_fields`]; `ProductBase::from` and
-//! `ProductPrice::new` need no store.
+//! Also the helpers other resources reuse: [`product_for`] and [`product_for_price`]; the
+//! renderings are `crate::app::views`.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -12,14 +10,18 @@ use actix_web::web;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::custom_field::AttachedCustomFieldView;
 use crate::api::metadata::parse_metadata;
 use crate::api::price::{check_price_set, parse_price, PriceInput};
 use crate::api::product::{
-    self as view, AttachedCustomFieldCreate, CheckoutProduct, ProductBenefitsUpdate, ProductCreate,
-    ProductUpdate, ProductView, NAME_MIN_CHARS,
+    AttachedCustomFieldCreate, ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView,
+    NAME_MIN_CHARS,
 };
 use crate::api::{Created, ListResource, Maybe, Pagination};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::{
+    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
+};
+use crate::app::views::product_view;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
@@ -34,10 +36,6 @@ use crate::extract::{
     path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
 };
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::{
-    compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
-};
 use crate::state::AppState;
 use crate::validate::Validator;
 
@@ -74,63 +72,6 @@ pub async fn product_for_price(
     id: PriceId,
 ) -> Result<Option<Stored<Product>>, ApiError> {
     Ok(crate::domain::product::product_for_price(&state.store, id).await?)
-}
-
-/// The benefit records a product refers to (deleted ones included; renderers skip them).
-pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
-    let keys: Vec<Vec<u8>> = p.benefit_ids.iter().map(|b| b.key()).collect();
-    Ok(state
-        .store
-        .get_many::<Benefit>(&keys)
-        .await?
-        .into_iter()
-        .map(|s| s.value)
-        .collect())
-}
-
-/// The custom field records a product refers to.
-pub async fn product_custom_fields(
-    state: &AppState,
-    p: &Product,
-) -> Result<Vec<CustomField>, ApiError> {
-    let keys: Vec<Vec<u8>> = p
-        .attached_custom_fields
-        .iter()
-        .map(|a| a.custom_field_id.key())
-        .collect();
-    Ok(state
-        .store
-        .get_many::<CustomField>(&keys)
-        .await?
-        .into_iter()
-        .map(|s| s.value)
-        .collect())
-}
-
-/// The full `Product` (with metadata, prices, benefits, medias and attached custom fields),
-/// as products and subscriptions render it.
-pub async fn render_product(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
-    let benefits = product_benefits(state, p).await?;
-    let fields = product_custom_fields(state, p).await?;
-    Ok(ProductView::new(p, &benefits, &fields))
-}
-
-/// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
-pub async fn render_checkout_product(
-    state: &AppState,
-    p: &Product,
-) -> Result<CheckoutProduct, ApiError> {
-    let benefits = product_benefits(state, p).await?;
-    Ok(CheckoutProduct::new(p, &benefits))
-}
-
-/// `attached_custom_fields` of a product, as checkouts render them.
-pub async fn render_attached_custom_fields(
-    state: &AppState,
-    p: &Product,
-) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
-    let fields = product_custom_fields(state, p).await?;
-    Ok(view::attached_custom_fields(p, &fields))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -221,7 +162,7 @@ pub(crate) async fn list(
         .await?
     };
     let items =
-        futures_util::future::try_join_all(items.iter().map(|p| render_product(&state, p))).await?;
+        futures_util::future::try_join_all(items.iter().map(|p| product_view(&state, p))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -393,7 +334,7 @@ pub(crate) async fn create(
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    Ok(Created(render_product(&state, &product).await?))
+    Ok(Created(product_view(&state, &product).await?))
 }
 
 pub(crate) async fn get(
@@ -404,7 +345,7 @@ pub(crate) async fn get(
     let id: ProductId = path_id("id", &id)?;
     state.store.read_barrier().await?;
     let product = product_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(render_product(&state, &product.value).await?))
+    Ok(web::Json(product_view(&state, &product.value).await?))
 }
 
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
@@ -525,7 +466,7 @@ pub(crate) async fn update(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render_product(&state, &product).await?)),
+            Ok(_) => return Ok(web::Json(product_view(&state, &product).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }
@@ -605,7 +546,7 @@ pub(crate) async fn update_benefits(
         let mut batch = Batch::new();
         batch.put(&product, Expect::Rev(current.rev))?;
         match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(render_product(&state, &product).await?)),
+            Ok(_) => return Ok(web::Json(product_view(&state, &product).await?)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(e.into()),
         }

@@ -104,7 +104,7 @@ async fn handle(state: &AppState, event: &Event) -> Result<(), ApiError> {
     if !applies {
         return Ok(());
     }
-    match crate::routes::checkouts::apply_outcome(state, &checkout, outcome).await {
+    match crate::app::checkout::apply_outcome(state, &checkout, outcome).await {
         Ok(_) | Err(ApiError::PaymentError(_)) => Ok(()),
         Err(e) => Err(e),
     }

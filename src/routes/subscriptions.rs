@@ -19,9 +19,11 @@ use tollgate_actors::subscription::{
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 
-use crate::api::product::ProductPriceRecurring;
 use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::{ListResource, Pagination};
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::{directed, filtered_page, nulls_last, sorted_page_of, KeyOrder};
+use crate::app::views::subscription_view;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId};
@@ -34,10 +36,7 @@ use crate::extract::{
 };
 use crate::loc;
 use crate::payments::{ChargeOutcome, ChargeRequest};
-use crate::routes::access::{can_access, organizations_for_list};
-use crate::routes::listing::{directed, filtered_page, nulls_last, sorted_page_of, KeyOrder};
 use crate::routes::orders::narrowest_filter;
-use crate::routes::products::render_product;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -80,54 +79,6 @@ pub async fn subscription_for(
         Some(s) if can_access(state, subject, s.value.organization_id).await? => Ok(s.value),
         _ => Err(ApiError::not_found()),
     }
-}
-
-fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("{what} {id} is missing"))
-}
-
-/// The `Subscription` rendering with the records it embeds.
-pub async fn subscription_view(
-    state: &AppState,
-    s: &Subscription,
-) -> Result<SubscriptionView, ApiError> {
-    let customer = state
-        .store
-        .get::<Customer>(&s.customer_id.key())
-        .await?
-        .ok_or_else(|| missing("customer", s.customer_id))?
-        .value;
-    let product = state
-        .store
-        .get::<Product>(&s.product_id.key())
-        .await?
-        .ok_or_else(|| missing("product", s.product_id))?
-        .value;
-    let price = product
-        .price(s.price_id)
-        .ok_or_else(|| missing("price", s.price_id))?;
-    // Subscriptions are only ever made of recurring prices.
-    let price = ProductPriceRecurring::new(product.id, price).ok_or_else(|| {
-        ApiError::internal(format!(
-            "subscription {}: price {} is not recurring",
-            s.id, s.price_id
-        ))
-    })?;
-    let discount = match s.discount_id {
-        Some(id) => state
-            .store
-            .get::<Discount>(&id.key())
-            .await?
-            .map(|d| d.value),
-        None => None,
-    };
-    Ok(SubscriptionView::new(
-        s,
-        &customer,
-        render_product(state, &product).await?,
-        price,
-        discount.as_ref(),
-    ))
 }
 
 /// One criterion of the subscription list, as its indexes order it: Polar's status rank,

@@ -12,6 +12,8 @@ use crate::api::webhook::{
     WebhookEventType,
 };
 use crate::api::{Created, ListResource, Maybe};
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::page_of;
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
     WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState,
@@ -21,8 +23,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{WebhooksRead, WebhooksWrite};
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::loc;
-use crate::routes::access::{can_access, organization_for_create, organizations_for_list};
-use crate::routes::listing::page_of;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -118,7 +118,7 @@ async fn list_endpoints(
         None,
     )
     .await?;
-    Ok(web::Json(crate::routes::listing::render(
+    Ok(web::Json(crate::app::listing::render(
         &items,
         total,
         params,

@@ -158,7 +158,7 @@ pub async fn events_of(
             listening,
             (Some(T::ProductCreated), T::ProductUpdated),
             |p: &Product| (p.organization_id, p.id.to_string()),
-            |p| async move { crate::routes::products::render_product(state, &p).await },
+            |p| async move { crate::app::views::product_view(state, &p).await },
         )
         .await;
     }
@@ -191,7 +191,7 @@ pub async fn events_of(
             listening,
             (Some(T::CheckoutCreated), T::CheckoutUpdated),
             |c: &Checkout| (c.organization_id, c.id.to_string()),
-            |c| async move { crate::routes::checkouts::render(state, &c).await },
+            |c| async move { crate::app::views::checkout_view(state, &c).await },
         )
         .await;
     }
@@ -241,7 +241,7 @@ async fn order_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let view = crate::routes::orders::order_view(state, &after).await?;
+    let view = crate::app::views::order_view(state, &after).await?;
     let mut o = out(after.organization_id, "order", after.id, now);
     match before {
         None => {
@@ -289,7 +289,7 @@ async fn subscription_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let view = crate::routes::subscriptions::subscription_view(state, &after).await?;
+    let view = crate::app::views::subscription_view(state, &after).await?;
     let mut o = out(after.organization_id, "subscription", after.id, now);
     let active = |s: &Subscription| {
         matches!(
@@ -472,7 +472,7 @@ async fn license_key_events(
     if !listening(after.organization_id) {
         return Ok(Vec::new());
     }
-    let customer = crate::routes::license_keys::customer_of(state, &after).await?;
+    let customer = crate::app::views::key_customer(state, &after).await?;
     let view = LicenseKeyRead::new(&after, &customer);
     let mut o = out(after.organization_id, "license_key", after.id, now);
     let Some(before) = before else {
@@ -547,7 +547,7 @@ async fn limit_reached(
     if !listening(key.organization_id) {
         return Ok(Vec::new());
     }
-    let customer = crate::routes::license_keys::customer_of(state, &key).await?;
+    let customer = crate::app::views::key_customer(state, &key).await?;
     let mut o = out(key.organization_id, "license_key", key.id, now);
     o.push(
         T::LicenseKeyLimitReached,

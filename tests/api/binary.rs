@@ -14,7 +14,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use actix_web::rt::time::sleep;
-use tollgate::routes::checkouts::FAULT_AFTER_CONFIRM;
+use tollgate::app::checkout::FAULT_AFTER_CONFIRM;
 
 use crate::helpers::client;
 

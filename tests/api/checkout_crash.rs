@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
+use tollgate::app::checkout::FAULT_AFTER_CONFIRM;
 use tollgate::bootstrap::TOKEN_FILE;
 use tollgate::domain::discount::Discount;
 use tollgate::domain::order::Order;
-use tollgate::routes::checkouts::FAULT_AFTER_CONFIRM;
 use tollgate_actors::checkout::CheckoutStatus;
 use tollgate_actors::license_key::LicenseKey;
 use tollgate_actors::subscription::Subscription;

@@ -19,12 +19,12 @@ use futures_util::future::join_all;
 use reqwest::{Method, RequestBuilder};
 use serde_json::{json, Value};
 use tempfile::TempDir;
+use tollgate::app::checkout::sweep_expired;
 use tollgate::auth::Scope;
 use tollgate::bootstrap::TOKEN_FILE;
 use tollgate::config::Settings;
 use tollgate::domain::ids::CheckoutId;
 use tollgate::domain::order::{BillingReason, Order, OrderStatus};
-use tollgate::routes::checkouts::sweep_expired;
 use tollgate::startup::Application;
 use tollgate::state::AppState;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus};
@@ -3343,7 +3343,7 @@ async fn a_checkout_the_processor_did_not_answer_is_completed_by_a_sweep_after_t
     assert_eq!(get_by_id(api, &id).await.body["status"], "confirmed");
 
     // Within the grace a confirm may still be under way: left alone.
-    let complete = || tollgate::routes::checkouts::complete_stale_confirmed(&app.state);
+    let complete = || tollgate::app::checkout::complete_stale_confirmed(&app.state);
     assert_eq!(complete().await.unwrap(), 0);
     app.clock.advance(Duration::seconds(30));
     assert_eq!(complete().await.unwrap(), 0);

@@ -512,7 +512,7 @@ async fn a_purchase_left_confirmed_by_a_dying_node_is_completed_once_by_the_othe
         .await;
     let (checkout, secret) = cluster.checkout(&setup, &token, &product).await;
     drop(setup);
-    let mut env = vec![(tollgate::routes::checkouts::FAULT_AFTER_CONFIRM, "1")];
+    let mut env = vec![(tollgate::app::checkout::FAULT_AFTER_CONFIRM, "1")];
     env.extend_from_slice(&fast_sweeps);
     let dying = cluster.start("a", &env).await;
     let confirm = cluster

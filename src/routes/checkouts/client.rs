@@ -2,23 +2,15 @@
 //! confirm a checkout with its client secret as the only credential.
 
 use actix_web::web;
-use tollgate_actors::checkout::{CheckoutStatus, UpdateCheckout};
 
 use crate::api::checkout::{
     CheckoutConfirm, CheckoutPublic, CheckoutPublicConfirmed, CheckoutUpdatePublic,
 };
+use crate::app::checkout::{checkout_by_secret, confirm_as_buyer, update_as_buyer};
+use crate::app::views::{checkout_confirmed_view, checkout_public_view};
 use crate::error::ApiResult;
 use crate::extract::ValidJson;
 use crate::state::AppState;
-
-use super::completion::{confirm, settle};
-use super::fields::resolve_changes;
-use super::{
-    checkout_by_secret, checkout_error, not_open, render_confirmed, render_public, with_id,
-};
-
-// ---------------------------------------------------------------------------------------
-// Client endpoints: the client secret is the only credential.
 
 pub(super) async fn client_get(
     state: web::Data<AppState>,
@@ -26,7 +18,9 @@ pub(super) async fn client_get(
 ) -> ApiResult<web::Json<CheckoutPublic>> {
     let checkout = checkout_by_secret(&state, &secret).await?;
     let status = checkout.effective_status(state.now());
-    Ok(web::Json(render_public(&state, &checkout, status).await?))
+    Ok(web::Json(
+        checkout_public_view(&state, &checkout, status).await?,
+    ))
 }
 
 pub(super) async fn client_update(
@@ -34,25 +28,11 @@ pub(super) async fn client_update(
     secret: web::Path<String>,
     body: ValidJson<CheckoutUpdatePublic>,
 ) -> ApiResult<web::Json<CheckoutPublic>> {
-    let checkout = checkout_by_secret(&state, &secret).await?;
-    let status = checkout.effective_status(state.now());
-    if status != CheckoutStatus::Open {
-        return Err(not_open(&checkout, status));
-    }
-    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), true).await?;
-    let updated = state
-        .checkouts
-        .call(
-            checkout.id,
-            UpdateCheckout {
-                changes,
-                tax: state.tax.clone(),
-            },
-        )
-        .await
-        .map_err(|e| with_id(checkout_error(e), checkout.id))?;
+    let updated = update_as_buyer(&state, &secret, body.into_inner().into()).await?;
     let status = updated.effective_status(state.now());
-    Ok(web::Json(render_public(&state, &updated, status).await?))
+    Ok(web::Json(
+        checkout_public_view(&state, &updated, status).await?,
+    ))
 }
 
 pub(super) async fn client_confirm(
@@ -60,27 +40,12 @@ pub(super) async fn client_confirm(
     secret: web::Path<String>,
     body: ValidJson<CheckoutConfirm>,
 ) -> ApiResult<web::Json<CheckoutPublicConfirmed>> {
-    let checkout = checkout_by_secret(&state, &secret).await?;
-    let status = checkout.effective_status(state.now());
-    if status != CheckoutStatus::Open {
-        return Err(not_open(&checkout, status));
-    }
     let (input, token) = body.into_inner().split();
-    let (confirmed, session_token) = confirm(&state, &checkout, input, token).await?;
-    if std::env::var_os(FAULT_AFTER_CONFIRM).is_some() {
-        // Test-only fault point: die between confirm's two writes (crash tests).
-        tracing::warn!("fault point {FAULT_AFTER_CONFIRM} reached: aborting");
-        std::process::abort();
-    }
-    let settled = settle(&state, confirmed.id).await?;
+    let (settled, session_token) = confirm_as_buyer(&state, &secret, input, token).await?;
     // The confirm response shows the checkout as confirmed (Polar's clients expect that),
     // with the processor's intent: a page runs its next action (3-D Secure) from
     // `payment_processor_metadata`. A later read shows it succeeded.
     Ok(web::Json(
-        render_confirmed(&state, &settled, session_token).await?,
+        checkout_confirmed_view(&state, &settled, session_token).await?,
     ))
 }
-
-/// Set (to anything) to abort the process right after a confirm is durable, before its
-/// payment is settled. Crash tests use it; nothing else should.
-pub const FAULT_AFTER_CONFIRM: &str = "TOLLGATE_FAULT_AFTER_CONFIRM";

@@ -2,36 +2,25 @@
 //! list, read, create and update checkouts with an access token.
 
 use actix_web::{web, HttpRequest};
-use chrono::Duration;
-use serde_json::Value;
 use tollgate_actors::checkout::{
-    AppliedDiscount, Changes, Checkout, CheckoutStatus, NewCheckout, UpdateCheckout,
-    CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES, CHECKOUT_PRODUCT_BY_CREATED,
+    Checkout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES, CHECKOUT_PRODUCT_BY_CREATED,
     CHECKOUT_PRODUCT_BY_EXPIRES,
 };
-use tollgate_actors::ActorError;
-use tollgate_storage::Stored;
 
 use crate::api::checkout::{CheckoutCreate, CheckoutUpdate, CheckoutView};
 use crate::api::{Created, ListResource, Pagination};
-use crate::auth::tokens::{generate, CHECKOUT_SECRET_PREFIX};
-use crate::domain::customer::customer_by_id;
-use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrganizationId, ProductId};
+use crate::app::access::organizations_for_list;
+use crate::app::listing::{compare_times, directed, sorted_page_of};
+use crate::app::views::checkout_view;
+use crate::domain::ids::{CheckoutId, OrganizationId, ProductId};
 use crate::domain::product::Product;
-use crate::error::{ApiResult, FieldError};
+use crate::error::ApiResult;
 use crate::extract::auth::{CheckoutsRead, CheckoutsWrite};
 use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, ValidJson};
-use crate::loc;
-use crate::routes::access::organizations_for_list;
-use crate::routes::listing::{compare_times, directed, sorted_page_of};
 use crate::state::AppState;
-use crate::validate::Validator;
 
-use super::fields::{
-    address_field, check_amount, check_ip, custom_field_data, discount_for_checkout, email_field,
-    metadata_field, optional_string, price_for_create, resolve_changes,
-};
-use super::{checkout_error, checkout_for, not_open, render, widen, with_id};
+use crate::app;
+use crate::app::checkout::checkout_for;
 
 // ---------------------------------------------------------------------------------------
 // Organizer endpoints.
@@ -104,7 +93,8 @@ pub(super) async fn list(
         several.as_deref(),
     )
     .await?;
-    let items = futures_util::future::try_join_all(items.iter().map(|c| render(&state, c))).await?;
+    let items =
+        futures_util::future::try_join_all(items.iter().map(|c| checkout_view(&state, c))).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),
@@ -118,7 +108,7 @@ pub(super) async fn get(
 ) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
     let checkout = checkout_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(render(&state, &checkout).await?))
+    Ok(web::Json(checkout_view(&state, &checkout).await?))
 }
 
 pub(crate) async fn create(
@@ -126,167 +116,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CheckoutCreate>,
 ) -> ApiResult<Created<CheckoutView>> {
-    let input = body.into_inner();
-    let now = state.now();
-    let mut v = Validator::new();
-    if let Some(p) = &input.payment_processor {
-        if p != "stripe" {
-            v.push(FieldError::new(
-                "enum",
-                loc!["body", "payment_processor"],
-                "Input should be 'stripe'",
-                Value::from(p.as_str()),
-            ));
-        }
-    }
-    if let Some(a) = input.amount {
-        check_amount(&mut v, a);
-    }
-    let metadata = input
-        .metadata
-        .as_ref()
-        .and_then(|m| metadata_field(&mut v, "metadata", m))
-        .unwrap_or_default();
-    let customer_metadata = input
-        .customer_metadata
-        .as_ref()
-        .and_then(|m| metadata_field(&mut v, "customer_metadata", m))
-        .unwrap_or_default();
-    let email = optional_string(input.customer_email.clone())
-        .and_then(|e| email_field(&mut v, "customer_email", &e));
-    if let Some(ip) = &input.customer_ip_address {
-        check_ip(&mut v, ip);
-    }
-    let address = input
-        .customer_billing_address
-        .as_ref()
-        .filter(|a| !a.is_null())
-        .and_then(|a| address_field(&mut v, a));
-    if let Some(url) = &input.success_url {
-        v.http_url(loc!["body", "success_url"], url);
-    }
-    let expires_at = match input.expires_at {
-        None => now + Duration::seconds(state.settings.checkout.ttl_secs as i64),
-        Some(t) => {
-            if t < now + Duration::minutes(1) || t > now + Duration::hours(24) {
-                v.push(FieldError::new(
-                    "value_error",
-                    loc!["body", "expires_at"],
-                    "Value error, expires_at must be between 1 minute and 24 hours from now.",
-                    serde_json::json!(t),
-                ));
-            }
-            t
-        }
-    };
-    v.finish()?;
-
-    let (product, price) = price_for_create(&state, auth.subject(), &input).await?;
-    let org = product.organization_id;
-    let mut v = Validator::new();
-    let discount = match input.discount_id {
-        Some(id) => match discount_for_checkout(&state, org, product.id, DiscountId(id)).await? {
-            Ok(d) => Some(AppliedDiscount::from(&d)),
-            Err(e) => {
-                v.push(e);
-                None
-            }
-        },
-        None => None,
-    };
-    let custom_field_data = match &input.custom_field_data {
-        Some(data) => custom_field_data(&mut v, &state, &product, data).await?,
-        None => {
-            custom_field_data(&mut v, &state, &product, &Value::Object(Default::default())).await?
-        }
-    }
-    .unwrap_or_default();
-    // A customer fills the fields the checkout leaves empty.
-    let customer = match input.customer_id {
-        Some(id) => match customer_by_id(&state.store, CustomerId(id))
-            .await?
-            .filter(|c| c.value.organization_id == org)
-        {
-            Some(c) => Some(c.value),
-            None => {
-                v.push(FieldError::new(
-                    "value_error",
-                    loc!["body", "customer_id"],
-                    "Customer does not exist.",
-                    Value::from(id.to_string()),
-                ));
-                None
-            }
-        },
-        None => None,
-    };
-    if let Some(s) = input.subscription_id {
-        // Upgrading a free subscription through a checkout is not supported (yet).
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", "subscription_id"],
-            "Subscription does not exist.",
-            Value::from(s.to_string()),
-        ));
-    }
-    v.finish()?;
-
-    let mut new = NewCheckout {
-        id: CheckoutId::new(),
-        organization_id: org,
-        client_secret: generate(CHECKOUT_SECRET_PREFIX, 32),
-        expires_at,
-        product_id: product.id,
-        price,
-        amount: input.amount,
-        discount,
-        allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
-        customer_id: customer.as_ref().map(|c| c.id),
-        customer_name: optional_string(input.customer_name)
-            .or_else(|| customer.as_ref().and_then(|c| c.name.clone())),
-        customer_email: email.or_else(|| customer.as_ref().map(|c| c.email.clone())),
-        customer_ip_address: optional_string(input.customer_ip_address),
-        customer_billing_address: address
-            .or_else(|| customer.as_ref().and_then(|c| c.billing_address.clone())),
-        customer_tax_id: customer.as_ref().and_then(|c| c.tax_id.clone()),
-        customer_metadata,
-        metadata,
-        custom_field_data,
-        success_url: input.success_url,
-        embed_origin: optional_string(input.embed_origin),
-        subscription_id: None,
-    };
-    // A tax id given on create is validated against the address, like an update.
-    let tax_input = optional_string(input.customer_tax_id);
-    let checkout = Checkout::create(new.clone(), now, state.tax.as_ref())
-        .map_err(|e| checkout_error(ActorError::Domain(e)))?;
-    let checkout = match tax_input {
-        Some(raw) => {
-            let changes = Changes {
-                customer_tax_id: Some(Some(raw)),
-                ..Changes::default()
-            };
-            let mut updated = checkout
-                .update(changes, now, state.tax.as_ref())
-                .map_err(|e| checkout_error(ActorError::Domain(e)))?;
-            updated.modified_at = None;
-            updated
-        }
-        None => checkout,
-    };
-    new.id = checkout.id;
-    state
-        .checkouts
-        .create(
-            checkout.id,
-            Stored {
-                rev: 0,
-                value: checkout.clone(),
-            },
-        )
-        .await
-        .map_err(|e| checkout_error(widen(e)))?;
-    Ok(Created(render(&state, &checkout).await?))
+    let checkout = app::checkout::create(&state, auth.subject(), body.into_inner()).await?;
+    Ok(Created(checkout_view(&state, &checkout).await?))
 }
 
 pub(super) async fn update(
@@ -296,22 +127,7 @@ pub(super) async fn update(
     body: ValidJson<CheckoutUpdate>,
 ) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
-    let checkout = checkout_for(&state, auth.subject(), id).await?;
-    let status = checkout.effective_status(state.now());
-    if status != CheckoutStatus::Open {
-        return Err(not_open(&checkout, status));
-    }
-    let changes = resolve_changes(&state, &checkout, body.into_inner().into(), false).await?;
-    let updated = state
-        .checkouts
-        .call(
-            id,
-            UpdateCheckout {
-                changes,
-                tax: state.tax.clone(),
-            },
-        )
-        .await
-        .map_err(|e| with_id(checkout_error(e), id))?;
-    Ok(web::Json(render(&state, &updated).await?))
+    let updated =
+        app::checkout::update(&state, auth.subject(), id, body.into_inner().into()).await?;
+    Ok(web::Json(checkout_view(&state, &updated).await?))
 }

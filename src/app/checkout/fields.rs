@@ -13,6 +13,7 @@ use crate::api::custom_field_data::validate_custom_field_data;
 use crate::api::customer::parse_address;
 use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
+use crate::app::access::can_access;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
@@ -21,12 +22,11 @@ use crate::domain::product::{Price, Product};
 use crate::error::{ApiError, FieldError};
 use crate::extract::Subject;
 use crate::loc;
-use crate::routes::access::can_access;
 use crate::routes::custom_fields::attached_custom_fields;
 use crate::state::AppState;
 use crate::validate::Validator;
 
-use super::product_of;
+use crate::app::views::product_of;
 
 // ---------------------------------------------------------------------------------------
 // Resolving request fields into domain values (every reference checked here).

@@ -31,7 +31,8 @@ use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
 
 use super::fields::resolve_changes;
-use super::{checkout_error, load, product_of, with_id};
+use super::{checkout_error, load, with_id};
+use crate::app::views::product_of;
 
 /// How many times a confirm that lost a race for the customer or the discount reads again
 /// and retries.

@@ -1,0 +1,19 @@
+//! The application layer: Tollgate's use cases, below the HTTP handlers (`routes`), the
+//! pages (`web`), the webhooks and the background jobs, which all call it; above the
+//! domain and actors (`tollgate_actors`) and the store (`tollgate_storage`).
+//!
+//! Each module is one area; its functions take the handles they need (through
+//! [`crate::state::AppState`], which only holds them) and return typed results or an
+//! [`crate::error::ApiError`], the one error table `error.rs` maps to HTTP:
+//!
+//! - `access`: tenancy, which organizations a subject reaches;
+//! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
+//! - `listing`: pages of records from the store's indexes, in memory where no index serves;
+//! - `views`: every typed view the API, the webhooks and the pages render;
+//!
+//! Nothing here imports `routes`, `web` or `jobs`.
+
+pub mod access;
+pub mod checkout;
+pub mod listing;
+pub mod views;

@@ -1,0 +1,301 @@
+//! Every typed view the API, the webhooks and the pages render, built from records: the
+//! wire shapes of `crate::api` filled with what they embed (a product's benefits and
+//! custom fields, an order's customer, product and discount, a key's customer...).
+//! Views read the store; they never write and never check access (callers did).
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
+use tollgate_actors::checkout::{Checkout, CheckoutStatus};
+use tollgate_actors::license_key::LicenseKey;
+use tollgate_actors::subscription::Subscription;
+
+use crate::api::checkout::{
+    CheckoutContext, CheckoutPublic, CheckoutPublicConfirmed, CheckoutView,
+};
+use crate::api::custom_field::AttachedCustomFieldView;
+use crate::api::discount::DiscountView;
+use crate::api::license_key::LicenseKeyRead;
+use crate::api::order::{OrderRefs, OrderView};
+use crate::api::organization::OrganizationView;
+use crate::api::product::{
+    self as view, CheckoutProduct, ProductPrice, ProductPriceRecurring, ProductView,
+};
+use crate::api::subscription::SubscriptionView;
+use crate::api::{ListResource, Pagination};
+use crate::domain::benefit::Benefit;
+use crate::domain::custom_field::CustomField;
+use crate::domain::customer::Customer;
+use crate::domain::discount::{discount_products, Discount};
+use crate::domain::ids::CustomerId;
+use crate::domain::order::Order;
+use crate::domain::organization::Organization;
+use crate::domain::product::Product;
+use crate::error::ApiError;
+use crate::extract::ListParams;
+use crate::state::AppState;
+
+/// The benefit records a product refers to (deleted ones included; renderers skip them).
+pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
+    let keys: Vec<Vec<u8>> = p.benefit_ids.iter().map(|b| b.key()).collect();
+    Ok(state
+        .store
+        .get_many::<Benefit>(&keys)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+/// The custom field records a product refers to.
+pub async fn product_custom_fields(
+    state: &AppState,
+    p: &Product,
+) -> Result<Vec<CustomField>, ApiError> {
+    let keys: Vec<Vec<u8>> = p
+        .attached_custom_fields
+        .iter()
+        .map(|a| a.custom_field_id.key())
+        .collect();
+    Ok(state
+        .store
+        .get_many::<CustomField>(&keys)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+/// The full `Product` (with metadata, prices, benefits, medias and attached custom fields),
+/// as products and subscriptions render it.
+pub async fn product_view(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
+    let benefits = product_benefits(state, p).await?;
+    let fields = product_custom_fields(state, p).await?;
+    Ok(ProductView::new(p, &benefits, &fields))
+}
+
+/// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
+pub async fn checkout_product_view(
+    state: &AppState,
+    p: &Product,
+) -> Result<CheckoutProduct, ApiError> {
+    let benefits = product_benefits(state, p).await?;
+    Ok(CheckoutProduct::new(p, &benefits))
+}
+
+/// `attached_custom_fields` of a product, as checkouts render them.
+pub async fn attached_custom_fields_view(
+    state: &AppState,
+    p: &Product,
+) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
+    let fields = product_custom_fields(state, p).await?;
+    Ok(view::attached_custom_fields(p, &fields))
+}
+
+fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!("{what} {id} is missing"))
+}
+
+/// The `Order` rendering with the records it embeds.
+pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
+    let customer = state
+        .store
+        .get::<Customer>(&o.customer_id.key())
+        .await?
+        .ok_or_else(|| missing("customer", o.customer_id))?
+        .value;
+    let product = state
+        .store
+        .get::<Product>(&o.product_id.key())
+        .await?
+        .ok_or_else(|| missing("product", o.product_id))?
+        .value;
+    let price = product
+        .price(o.product_price_id)
+        .ok_or_else(|| missing("price", o.product_price_id))?;
+    let discount = match o.discount_id {
+        Some(id) => state
+            .store
+            .get::<Discount>(&id.key())
+            .await?
+            .map(|d| d.value),
+        None => None,
+    };
+    let subscription = match o.subscription_id {
+        Some(id) => state
+            .store
+            .get::<Subscription>(&id.key())
+            .await?
+            .map(|s| s.value),
+        None => None,
+    };
+    Ok(OrderView::new(
+        o,
+        &OrderRefs {
+            customer: &customer,
+            product: &product,
+            price,
+            discount: discount.as_ref(),
+            subscription: subscription.as_ref(),
+        },
+    ))
+}
+
+/// The `Subscription` rendering with the records it embeds.
+pub async fn subscription_view(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<SubscriptionView, ApiError> {
+    let customer = state
+        .store
+        .get::<Customer>(&s.customer_id.key())
+        .await?
+        .ok_or_else(|| missing("customer", s.customer_id))?
+        .value;
+    let product = state
+        .store
+        .get::<Product>(&s.product_id.key())
+        .await?
+        .ok_or_else(|| missing("product", s.product_id))?
+        .value;
+    let price = product
+        .price(s.price_id)
+        .ok_or_else(|| missing("price", s.price_id))?;
+    // Subscriptions are only ever made of recurring prices.
+    let price = ProductPriceRecurring::new(product.id, price).ok_or_else(|| {
+        ApiError::internal(format!(
+            "subscription {}: price {} is not recurring",
+            s.id, s.price_id
+        ))
+    })?;
+    let discount = match s.discount_id {
+        Some(id) => state
+            .store
+            .get::<Discount>(&id.key())
+            .await?
+            .map(|d| d.value),
+        None => None,
+    };
+    Ok(SubscriptionView::new(
+        s,
+        &customer,
+        product_view(state, &product).await?,
+        price,
+        discount.as_ref(),
+    ))
+}
+
+/// The discount with the products it is restricted to, as the API renders it.
+pub async fn discount_view(
+    state: &AppState,
+    discount: &Discount,
+) -> Result<DiscountView, ApiError> {
+    let products = discount_products(&state.store, discount).await?;
+    Ok(DiscountView::new(discount, &products))
+}
+
+/// The customer a key belongs to (keys always have one; customers are only soft-deleted).
+pub async fn key_customer(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
+    state
+        .store
+        .get::<Customer>(&key.customer_id.key())
+        .await?
+        .map(|c| c.value)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "license key {}: customer {} is missing",
+                key.id, key.customer_id
+            ))
+        })
+}
+
+/// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
+pub async fn license_keys_page(
+    state: &AppState,
+    keys: &[LicenseKey],
+    total: u64,
+    params: ListParams,
+) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let customer = match customers.entry(key.customer_id) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(key_customer(state, key).await?),
+        };
+        out.push(LicenseKeyRead::new(key, customer));
+    }
+    Ok(ListResource {
+        items: out,
+        pagination: Pagination::new(total, params.limit),
+    })
+}
+
+pub async fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiError> {
+    state
+        .store
+        .get::<Product>(&c.product_id.key())
+        .await?
+        .map(|p| p.value)
+        .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
+}
+
+/// The product, URLs and custom fields a rendering shows, as they are now.
+async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
+    let product = product_of(state, c).await?;
+    let base = &state.public_url;
+    Ok(CheckoutContext {
+        url: format!("{base}/checkout/{}", c.client_secret),
+        success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
+        product: checkout_product_view(state, &product).await?,
+        product_price: ProductPrice::new(product.id, &c.price),
+        attached_custom_fields: attached_custom_fields_view(state, &product).await?,
+    })
+}
+
+async fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, ApiError> {
+    state
+        .store
+        .get::<Organization>(&c.organization_id.key())
+        .await?
+        .map(|o| OrganizationView::from(&o.value))
+        .ok_or_else(|| ApiError::internal("a checkout's organization is missing"))
+}
+
+/// `Checkout`, with its status as seen now.
+pub async fn checkout_view(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
+    let status = c.effective_status(state.now());
+    Ok(CheckoutView::new(
+        c,
+        status,
+        checkout_context(state, c).await?,
+    ))
+}
+
+/// `CheckoutPublic`, showing `status`.
+pub async fn checkout_public_view(
+    state: &AppState,
+    c: &Checkout,
+    status: CheckoutStatus,
+) -> Result<CheckoutPublic, ApiError> {
+    Ok(CheckoutPublic::new(
+        c,
+        status,
+        checkout_context(state, c).await?,
+        organization_of(state, c).await?,
+    ))
+}
+
+/// `CheckoutPublicConfirmed`: the confirm answer, with the customer session's token.
+pub async fn checkout_confirmed_view(
+    state: &AppState,
+    c: &Checkout,
+    session_token: String,
+) -> Result<CheckoutPublicConfirmed, ApiError> {
+    Ok(CheckoutPublicConfirmed::new(
+        c,
+        checkout_context(state, c).await?,
+        organization_of(state, c).await?,
+        session_token,
+    ))
+}
