@@ -59,7 +59,7 @@ fn spawn_sweeps(state: web::Data<AppState>) {
                 Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
                 Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
             }
-            match crate::routes::subscriptions::sweep_subscriptions(&state).await {
+            match crate::app::subscription::sweep_subscriptions(&state).await {
                 Ok(report) => tracing::debug!(?report, "subscription sweep"),
                 Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),
             }

@@ -9,6 +9,7 @@
 //! - `access`: tenancy, which organizations a subject reaches;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
+//! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `views`: every typed view the API, the webhooks and the pages render;
 //!
 //! Nothing here imports `routes`, `web` or `jobs`.
@@ -16,4 +17,5 @@
 pub mod access;
 pub mod checkout;
 pub mod listing;
+pub mod subscription;
 pub mod views;

@@ -24,10 +24,10 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sha2::Sha256;
 use tempfile::TempDir;
+use tollgate::app::subscription::sweep_subscriptions;
 use tollgate::bootstrap::TOKEN_FILE;
 use tollgate::config::{ProcessorKind, Settings};
 use tollgate::payments::stripe::event_meta_key;
-use tollgate::routes::subscriptions::sweep_subscriptions;
 use tollgate::startup::Application;
 use tollgate_actors::ManualClock;
 

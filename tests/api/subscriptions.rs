@@ -19,6 +19,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::{Method, RequestBuilder};
 use serde_json::{json, Value};
 use tempfile::TempDir;
+use tollgate::app::subscription::sweep_subscriptions;
 use tollgate::auth::service::{create_user, issue_pat, new_user};
 use tollgate::auth::{Scope, ScopeSet};
 use tollgate::bootstrap::TOKEN_FILE;
@@ -31,7 +32,6 @@ use tollgate::domain::ids::{
 };
 use tollgate::domain::order::Order;
 use tollgate::domain::product::Product;
-use tollgate::routes::subscriptions::sweep_subscriptions;
 use tollgate::startup::Application;
 use tollgate::state::AppState;
 use tollgate_actors::checkout::AppliedDiscount;
@@ -309,7 +309,7 @@ impl ClockApp {
             .map(|o| o.value)
     }
 
-    pub async fn sweep(&self) -> tollgate::routes::subscriptions::SweepReport {
+    pub async fn sweep(&self) -> tollgate::app::subscription::SweepReport {
         sweep_subscriptions(&self.state).await.unwrap()
     }
 }
