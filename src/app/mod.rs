@@ -8,6 +8,7 @@
 //!
 //! - `access`: tenancy, which organizations a subject reaches;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
+//! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `views`: every typed view the API, the webhooks and the pages render;
@@ -16,6 +17,7 @@
 
 pub mod access;
 pub mod checkout;
+pub mod license_keys;
 pub mod listing;
 pub mod subscription;
 pub mod views;

@@ -428,7 +428,7 @@ pub async fn license_keys(
     let searched = q.opt("query").is_some();
     if let Some(needle) = q.opt("query") {
         let org: OrganizationId = path_id("org", &layout.org_id)?;
-        if let Some(id) = customer_portal::directory()
+        if let Some(id) = crate::app::license_keys::directory()
             .resolve(&state.store, org, needle)
             .await?
         {
@@ -605,8 +605,8 @@ pub async fn deactivate(
         "activation_id": activation,
     });
     let done = async {
-        customer_portal::deactivate_inner(
-            dash.data(),
+        crate::app::license_keys::deactivate(
+            &dash.data(),
             body::<LicenseKeyDeactivate>(raw)?.into_inner(),
         )
         .await

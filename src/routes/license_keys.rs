@@ -7,25 +7,19 @@
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
 use actix_web::web;
-use tollgate_actors::license_key::{
-    live_activations, GetLicenseKey, LicenseKey, UpdateLicenseKey, LICENSE_KEY_BY_BENEFIT,
-    LICENSE_KEY_BY_CREATED,
-};
+use tollgate_actors::license_key::live_activations;
 
 use crate::api::license_key::{
-    key_error, LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate,
-    LicenseKeyWithActivations,
+    LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyWithActivations,
 };
 use crate::api::ListResource;
-use crate::app::access::{can_access, organizations_for_list};
-use crate::app::listing::page_of;
-use crate::app::views::{key_customer, license_keys_page};
-use crate::domain::benefit::Benefit;
+use crate::app::license_keys::{self, durable_answer, key_for, live_key};
+use crate::app::views::key_customer;
 use crate::domain::ids::{ActivationId, BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
 use crate::extract::RawQuery;
-use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
+use crate::extract::{path_id, Auth, ListParams, QueryParams, ValidJson};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -34,36 +28,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
         get => get_activation,
     });
-}
-
-/// Answers a read once everything it read is durable. The barrier is taken *after* the
-/// reads, so it covers every write they could have seen; one taken before them would not
-/// cover a write committed in between.
-pub async fn durable_answer<T>(state: &AppState, answer: ApiResult<T>) -> ApiResult<T> {
-    state.store.read_barrier().await?;
-    answer
-}
-
-/// A stored key the subject may see, else 404 (also for another organization's key).
-async fn key_for(
-    state: &AppState,
-    subject: Subject,
-    id: LicenseKeyId,
-) -> Result<LicenseKey, ApiError> {
-    match state.store.get::<LicenseKey>(&id.key()).await? {
-        Some(k) if can_access(state, subject, k.value.organization_id).await? => Ok(k.value),
-        _ => Err(ApiError::not_found()),
-    }
-}
-
-/// The key as its actor holds it: with the validation counters it has answered so far,
-/// which batched mode (`license_keys.stats_flush_ms`) writes to the store only later.
-pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
-    state
-        .license_keys
-        .call(id, GetLicenseKey)
-        .await
-        .map_err(key_error)
 }
 
 pub(crate) async fn list(
@@ -76,43 +40,8 @@ pub(crate) async fn list(
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
     q.finish()?;
-    let page = list_page(&state, auth.subject(), &orgs, &benefits, params).await;
-    durable_answer(&state, page).await
-}
-
-async fn list_page(
-    state: &AppState,
-    subject: Subject,
-    orgs: &[OrganizationId],
-    benefits: &[BenefitId],
-    params: ListParams,
-) -> ApiResult<web::Json<ListResource<LicenseKeyRead>>> {
-    let orgs = organizations_for_list(state, subject, orgs).await?;
-    // Both lists are index range reads in `created_at` order: by organization, or by the
-    // benefits (of reachable organizations) asked for.
-    let (index, tenants): (&'static str, Vec<Vec<u8>>) = if benefits.is_empty() {
-        (
-            LICENSE_KEY_BY_CREATED,
-            orgs.iter().map(|o| o.key()).collect(),
-        )
-    } else {
-        let mut tenants = Vec::new();
-        for b in benefits {
-            let reachable = state
-                .store
-                .get::<Benefit>(&b.key())
-                .await?
-                .is_some_and(|benefit| orgs.contains(&benefit.value.organization_id));
-            if reachable && !tenants.contains(&b.key()) {
-                tenants.push(b.key());
-            }
-        }
-        (LICENSE_KEY_BY_BENEFIT, tenants)
-    };
-    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None).await?;
-    Ok(web::Json(
-        license_keys_page(state, &items, total, params).await?,
-    ))
+    let page = license_keys::list(&state, auth.subject(), &orgs, &benefits, params).await;
+    Ok(web::Json(durable_answer(&state, page).await?))
 }
 
 pub(crate) async fn get(
@@ -125,8 +54,8 @@ pub(crate) async fn get(
     let key = live_key(&state, id).await?;
     let answer = key_customer(&state, &key)
         .await
-        .map(|customer| web::Json(LicenseKeyWithActivations::new(&key, &customer, false)));
-    durable_answer(&state, answer).await
+        .map(|customer| LicenseKeyWithActivations::new(&key, &customer, false));
+    Ok(web::Json(durable_answer(&state, answer).await?))
 }
 
 pub(crate) async fn update(
@@ -136,15 +65,8 @@ pub(crate) async fn update(
     body: ValidJson<LicenseKeyUpdate>,
 ) -> ApiResult<web::Json<LicenseKeyRead>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let changes = body.into_inner().into_changes()?;
-    key_for(&state, auth.subject(), id).await?;
-    let key = state
-        .license_keys
-        .call(id, UpdateLicenseKey(changes))
-        .await
-        .map_err(key_error)?;
-    let customer = key_customer(&state, &key).await?;
-    Ok(web::Json(LicenseKeyRead::new(&key, &customer)))
+    let key = license_keys::update(&state, auth.subject(), id, body.into_inner()).await?;
+    Ok(web::Json(key))
 }
 
 pub(crate) async fn get_activation(
@@ -161,10 +83,8 @@ pub(crate) async fn get_activation(
             .find(|a| a.id == activation_id)
             .ok_or_else(ApiError::not_found)?;
         let customer = key_customer(&state, &key).await?;
-        Ok(web::Json(LicenseKeyActivationRead::new(
-            &key, activation, &customer,
-        )))
+        Ok(LicenseKeyActivationRead::new(&key, activation, &customer))
     }
     .await;
-    durable_answer(&state, answer).await
+    Ok(web::Json(durable_answer(&state, answer).await?))
 }

@@ -1,0 +1,365 @@
+//! License keys: the hot path (validate, activate, deactivate for anyone who holds a key,
+//! through the process's [`KeyDirectory`] and the key's actor), a customer's own keys, and
+//! the organizer's reads and changes.
+//!
+//! The rendered customers the hot path answers with are cached in `AppState::customers`
+//! (`crate::cache::CustomerCache`), invalidated by every customer write.
+
+use std::sync::OnceLock;
+
+use actix::prelude::*;
+use tollgate_actors::license_key::live::LiveValidated;
+use tollgate_actors::license_key::{
+    ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
+    LicenseKey, LicenseKeyEntity, LicenseKeyError, UpdateLicenseKey, ValidateKey,
+    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+};
+use tollgate_actors::{ActorError, EntityActor};
+
+use crate::api::license_key::{
+    key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+};
+use crate::api::ListResource;
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::page_of;
+use crate::app::views::{key_customer, license_keys_page};
+use crate::domain::benefit::{Benefit, BenefitProperties};
+use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::error::{ApiError, FieldError};
+use crate::extract::{ListParams, Subject};
+use crate::state::AppState;
+
+/// The process's key directory.
+///
+/// One per process rather than one per `AppState`, because `AppState` is built elsewhere
+/// and the route modules cannot add to it. That is safe even with several applications in
+/// one process (the tests): an entry is only a hint that the key's actor verifies (see
+/// `KeyDirectory`), and organization ids are random, so stores never share entries.
+pub fn directory() -> &'static KeyDirectory {
+    static DIRECTORY: OnceLock<KeyDirectory> = OnceLock::new();
+    DIRECTORY.get_or_init(KeyDirectory::new)
+}
+
+/// Sends a command to the actor of the key `(organization_id, key)`. A key this
+/// organization does not have is "Not found". A directory entry that led to another key
+/// (see `KeyDirectory`) is dropped, and the store's answer is tried once.
+async fn call_by_key<M, T>(
+    state: &AppState,
+    organization_id: OrganizationId,
+    key: &str,
+    make: impl Fn() -> M,
+) -> Result<T, ApiError>
+where
+    M: Message<Result = KeyReply<T>> + Send + 'static,
+    T: Send + 'static,
+    EntityActor<LicenseKeyEntity>: Handler<M>,
+{
+    let Some(id) = directory()
+        .resolve(&state.store, organization_id, key)
+        .await?
+    else {
+        return Err(ApiError::not_found());
+    };
+    call_resolved(state, organization_id, key, id, make).await
+}
+
+/// [`call_by_key`] once the directory resolved the key to `id`.
+async fn call_resolved<M, T>(
+    state: &AppState,
+    organization_id: OrganizationId,
+    key: &str,
+    id: LicenseKeyId,
+    make: impl Fn() -> M,
+) -> Result<T, ApiError>
+where
+    M: Message<Result = KeyReply<T>> + Send + 'static,
+    T: Send + 'static,
+    EntityActor<LicenseKeyEntity>: Handler<M>,
+{
+    let dir = directory();
+    match state.license_keys.call(id, make()).await {
+        Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) => {
+            dir.forget(organization_id, key);
+            match dir.lookup(&state.store, organization_id, key).await? {
+                Some(fresh) if fresh != id => state
+                    .license_keys
+                    .call(fresh, make())
+                    .await
+                    .map_err(key_error),
+                _ => Err(ApiError::not_found()),
+            }
+        }
+        other => {
+            if let Err(ActorError::Domain(
+                LicenseKeyError::ActivationLimitReached | LicenseKeyError::InsufficientUsage { .. },
+            )) = &other
+            {
+                crate::webhooks::limit_reached(state, id).await;
+            }
+            other.map_err(key_error)
+        }
+    }
+}
+
+/// Validates a key (`increment_usage` counts usage) for anyone who holds it: the hot path.
+/// `(organization_id, key)` → id from the in-memory [`KeyDirectory`] (the store's unique
+/// index on a miss), then, for a plain validation of a live key in batched mode, an answer
+/// on this thread, else the key's actor, which applies the rules and replies once its
+/// write is durable.
+pub async fn validate(
+    state: &AppState,
+    body: LicenseKeyValidate,
+) -> Result<ValidatedLicenseKey, ApiError> {
+    // Usage only grows: a negative increment would let a key holder reset it and pass
+    // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
+    if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
+        return Err(ApiError::Validation(vec![FieldError::new(
+            "greater_than_equal",
+            vec!["body".into(), "increment_usage".into()],
+            "Input should be greater than or equal to 0",
+            n.into(),
+        )]));
+    }
+    let cmd = body.into_command();
+    let Some(id) = directory()
+        .resolve(&state.store, cmd.organization_id, &cmd.key)
+        .await?
+    else {
+        return Err(ApiError::not_found());
+    };
+    let answer = async {
+        if let Some(live) = fast_validate(state, id, &cmd)? {
+            let counts = (live.validations, live.last_validated_at);
+            return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts))
+                .await;
+        }
+        let validated = call_resolved(state, cmd.organization_id, &cmd.key, id, || {
+            ValidateLicenseKey(cmd.clone())
+        })
+        .await?;
+        validated_answer(state, &validated.key, validated.activation.as_ref(), None).await
+    }
+    .await;
+    // The day counters of the dashboard: an existing key's answer, valid or refused (a
+    // service that could not answer, 503 or 500, counts neither way).
+    match &answer {
+        Err(ApiError::Unavailable | ApiError::StorageUnavailable(_) | ApiError::Internal(_)) => {}
+        _ => state
+            .validation_counts
+            .record(cmd.organization_id, state.now(), answer.is_ok()),
+    }
+    answer
+}
+
+/// A plain validation of a key whose actor is live, answered on this thread (batched mode,
+/// see `tollgate_actors::license_key::live`); `None`: go through the actor.
+fn fast_validate(
+    state: &AppState,
+    id: LicenseKeyId,
+    cmd: &ValidateKey,
+) -> Result<Option<LiveValidated>, ApiError> {
+    // Another writer may have changed the key: only its actor, which checks, answers.
+    if state.license_keys.config().check_freshness {
+        return Ok(None);
+    }
+    match state
+        .license_keys
+        .extension()
+        .validate(&state.store, id, cmd, state.now())
+    {
+        Some(Ok(validated)) => Ok(Some(validated)),
+        // A stale directory entry: the actor path refreshes it.
+        Some(Err(LicenseKeyError::WrongKey)) | None => Ok(None),
+        Some(Err(e)) => Err(key_error(ActorError::Domain(e))),
+    }
+}
+
+/// The answer to a validation; `counts`: the validation counts the fast path gives, which
+/// its shared key does not hold yet.
+async fn validated_answer(
+    state: &AppState,
+    key: &LicenseKey,
+    activation: Option<&Activation>,
+    counts: Option<(i64, chrono::DateTime<chrono::Utc>)>,
+) -> Result<ValidatedLicenseKey, ApiError> {
+    let customer = state
+        .customers
+        .get(key.customer_id, || key_customer(state, key))
+        .await?;
+    let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
+    if let Some((validations, at)) = counts {
+        answer.validations = validations;
+        answer.last_validated_at = Some(at);
+    }
+    Ok(answer)
+}
+
+/// Activates a key for a device (an activation with its label and conditions), for anyone
+/// who holds the key.
+pub async fn activate(
+    state: &AppState,
+    body: LicenseKeyActivate,
+) -> Result<LicenseKeyActivationRead, ApiError> {
+    let cmd = body.into_command();
+    let (key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
+        ActivateLicenseKey(cmd.clone())
+    })
+    .await?;
+    let customer = key_customer(state, &key).await?;
+    Ok(LicenseKeyActivationRead::new(&key, &activation, &customer))
+}
+
+/// Removes an activation of a key, for anyone who holds the key.
+pub async fn deactivate(state: &AppState, body: LicenseKeyDeactivate) -> Result<(), ApiError> {
+    let cmd = body.into_command();
+    call_by_key(state, cmd.organization_id, &cmd.key, || {
+        DeactivateLicenseKey(cmd.clone())
+    })
+    .await?;
+    Ok(())
+}
+
+/// One page of a customer's keys, in creation order, from the customer's index.
+pub async fn customer_keys(
+    state: &AppState,
+    customer: CustomerId,
+    orgs: &[OrganizationId],
+    benefit: Option<BenefitId>,
+    params: ListParams,
+) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let tenants = [customer.key()];
+    let wanted = |k: &LicenseKey| {
+        (orgs.is_empty() || orgs.contains(&k.organization_id))
+            && benefit.is_none_or(|b| b == k.benefit_id)
+    };
+    let filter: Option<&dyn Fn(&LicenseKey) -> bool> = if orgs.is_empty() && benefit.is_none() {
+        None
+    } else {
+        Some(&wanted)
+    };
+    let (items, total) = page_of::<LicenseKey>(
+        state,
+        LICENSE_KEY_BY_CUSTOMER,
+        &tenants,
+        false,
+        params,
+        filter,
+    )
+    .await?;
+    license_keys_page(state, &items, total, params).await
+}
+
+/// The customer's key with its activations, if the benefit lets the customer manage
+/// them (else `[]`); 404 for a key of anyone else.
+pub async fn customer_key(
+    state: &AppState,
+    customer: CustomerId,
+    key: LicenseKey,
+) -> Result<LicenseKeyWithActivations, ApiError> {
+    if key.customer_id != customer {
+        return Err(ApiError::not_found());
+    }
+    let customer_admin = state
+        .store
+        .get::<Benefit>(&key.benefit_id.key())
+        .await?
+        .is_some_and(|b| match &b.value.properties {
+            BenefitProperties::LicenseKeys(p) => {
+                p.activations.is_some_and(|a| a.enable_customer_admin)
+            }
+            _ => false,
+        });
+    let owner = key_customer(state, &key).await?;
+    Ok(LicenseKeyWithActivations::new(
+        &key,
+        &owner,
+        !customer_admin,
+    ))
+}
+
+/// Answers a read once everything it read is durable. The barrier is taken *after* the
+/// reads, so it covers every write they could have seen; one taken before them would not
+/// cover a write committed in between.
+pub async fn durable_answer<T>(
+    state: &AppState,
+    answer: Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    state.store.read_barrier().await?;
+    answer
+}
+
+/// A stored key the subject may see, else 404 (also for another organization's key).
+pub async fn key_for(
+    state: &AppState,
+    subject: Subject,
+    id: LicenseKeyId,
+) -> Result<LicenseKey, ApiError> {
+    match state.store.get::<LicenseKey>(&id.key()).await? {
+        Some(k) if can_access(state, subject, k.value.organization_id).await? => Ok(k.value),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// The key as its actor holds it: with the validation counters it has answered so far,
+/// which batched mode (`license_keys.stats_flush_ms`) writes to the store only later.
+pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
+    state
+        .license_keys
+        .call(id, GetLicenseKey)
+        .await
+        .map_err(key_error)
+}
+
+/// One page of the keys `subject` reaches: of `orgs` (all its organizations when empty),
+/// or of `benefits`.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    benefits: &[BenefitId],
+    params: ListParams,
+) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let orgs = organizations_for_list(state, subject, orgs).await?;
+    // Both lists are index range reads in `created_at` order: by organization, or by the
+    // benefits (of reachable organizations) asked for.
+    let (index, tenants): (&'static str, Vec<Vec<u8>>) = if benefits.is_empty() {
+        (
+            LICENSE_KEY_BY_CREATED,
+            orgs.iter().map(|o| o.key()).collect(),
+        )
+    } else {
+        let mut tenants = Vec::new();
+        for b in benefits {
+            let reachable = state
+                .store
+                .get::<Benefit>(&b.key())
+                .await?
+                .is_some_and(|benefit| orgs.contains(&benefit.value.organization_id));
+            if reachable && !tenants.contains(&b.key()) {
+                tenants.push(b.key());
+            }
+        }
+        (LICENSE_KEY_BY_BENEFIT, tenants)
+    };
+    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None).await?;
+    license_keys_page(state, &items, total, params).await
+}
+
+/// Changes a key (status, expiry, limits) as `subject`, through its actor.
+pub async fn update(
+    state: &AppState,
+    subject: Subject,
+    id: LicenseKeyId,
+    input: LicenseKeyUpdate,
+) -> Result<LicenseKeyRead, ApiError> {
+    let changes = input.into_changes()?;
+    key_for(state, subject, id).await?;
+    let key = state
+        .license_keys
+        .call(id, UpdateLicenseKey(changes))
+        .await
+        .map_err(key_error)?;
+    let customer = key_customer(state, &key).await?;
+    Ok(LicenseKeyRead::new(&key, &customer))
+}
