@@ -15,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod http_io;
 pub mod idempotency;
+pub mod jobs;
 pub mod metrics;
 pub mod middleware;
 pub mod oauth2;

@@ -37,48 +37,6 @@ async fn unmatched(req: actix_web::HttpRequest) -> Result<actix_web::HttpRespons
     Err(ApiError::not_found())
 }
 
-/// Background sweeps, every `jobs.sweep_interval_secs`: persisting checkout expiry;
-/// renewing, ending and dunning subscriptions and revoking the keys of ended ones.
-fn spawn_sweeps(state: web::Data<AppState>) {
-    let every = std::time::Duration::from_secs(state.settings.jobs.sweep_interval_secs.max(1));
-    actix_web::rt::spawn(async move {
-        let mut ticker = actix_web::rt::time::interval(every);
-        ticker.tick().await;
-        loop {
-            ticker.tick().await;
-            // On a shared database one node sweeps at a time (every sweep is safe twice;
-            // this only saves the work).
-            if !state.jobs.lead(&state.store, "sweeps").await {
-                continue;
-            }
-            if let Err(e) = crate::app::checkout::sweep_expired(&state).await {
-                tracing::warn!(error = %e, "checkout expiry sweep failed");
-            }
-            match crate::app::checkout::complete_stale_confirmed(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
-                Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
-            }
-            match crate::app::subscription::sweep_subscriptions(&state).await {
-                Ok(report) => tracing::debug!(?report, "subscription sweep"),
-                Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),
-            }
-        }
-    });
-}
-
-/// Forgets idle rate-limit keys every minute, so the limiters hold the recent clients only.
-fn spawn_limit_purge(state: web::Data<AppState>) {
-    actix_web::rt::spawn(async move {
-        let mut ticker = actix_web::rt::time::interval(std::time::Duration::from_secs(60));
-        ticker.tick().await;
-        loop {
-            ticker.tick().await;
-            state.limits.purge();
-        }
-    });
-}
-
 /// The configured payment processor (`payments.processor`).
 fn payment_processor(
     settings: &Settings,
@@ -117,34 +75,6 @@ fn spawn_signal_handler(handle: actix_web::dev::ServerHandle) {
         };
         tracing::info!(graceful, "stop signal received");
         handle.stop(graceful).await;
-    });
-}
-
-/// The retention purge, every `retention.interval_secs` (the first one a full interval
-/// after start-up).
-fn spawn_retention(state: web::Data<AppState>) {
-    let every = std::time::Duration::from_secs(state.settings.retention.interval_secs.max(1));
-    actix_web::rt::spawn(async move {
-        let mut ticker = actix_web::rt::time::interval(every);
-        ticker.tick().await;
-        loop {
-            ticker.tick().await;
-            if !state.jobs.lead(&state.store, "retention").await {
-                continue;
-            }
-            match crate::retention::purge(&state).await {
-                Ok(report) if report.total() > 0 => {
-                    tracing::info!(?report, "retention purge")
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "retention purge failed"),
-            }
-            match crate::webhooks::purge(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(events = n, "webhook history purged"),
-                Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
-            }
-        }
     });
 }
 
@@ -324,12 +254,7 @@ impl Application {
         }
         // Held until here: the signing key too is made once, by the first node.
         drop(first_start);
-        spawn_sweeps(state.clone());
-        spawn_retention(state.clone());
-        spawn_limit_purge(state.clone());
-        crate::webhooks::dispatch::start(state.clone());
-        crate::stats::start(state.clone());
-        crate::webhooks::delivery::start(state.clone()).await?;
+        crate::jobs::start(state.clone()).await?;
         state.set_ready(true);
         tracing::info!(%addr, "listening");
         Ok(Self {

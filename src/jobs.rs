@@ -1,0 +1,99 @@
+//! Every background task of the service, its schedule, and its rule on a shared database,
+//! started from one place ([`start`], once the service is ready to serve):
+//!
+//! | task | schedule | on several nodes |
+//! |---|---|---|
+//! | checkout expiry, completion of checkouts left confirmed, subscription renewals, ends and key revocations (`sweeps`) | every `jobs.sweep_interval_secs` | one node (job lock `sweeps`) |
+//! | retention purge of expired codes, sessions, tokens, idempotency answers, webhook history | every `retention.interval_secs` | one node (job lock `retention`) |
+//! | purge of idle rate-limit keys | every minute | every node (its own limiters) |
+//! | webhook fan-out from the change feed (`webhooks::dispatch`) | as changes are written | one node (job lock `webhooks`) |
+//! | webhook delivery, one worker per endpoint (`webhooks::delivery`) | as events are pending | the node holding `webhooks` |
+//! | validation day counters written to the store (`stats`) | every second | every node (its own counts, added) |
+//!
+//! Every task is safe to run twice (conditional writes, derived ids, payment idempotency
+//! keys); the job locks only keep nodes from doing the same work twice. The start-up
+//! recovery of confirmed checkouts runs before the service reports ready (`startup`).
+
+use actix_web::web;
+
+use crate::state::AppState;
+
+/// Starts every background task.
+pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::StorageError> {
+    spawn_sweeps(state.clone());
+    spawn_retention(state.clone());
+    spawn_limit_purge(state.clone());
+    crate::webhooks::dispatch::start(state.clone());
+    crate::stats::start(state.clone());
+    crate::webhooks::delivery::start(state).await
+}
+
+/// Background sweeps, every `jobs.sweep_interval_secs`: persisting checkout expiry;
+/// renewing, ending and dunning subscriptions and revoking the keys of ended ones.
+fn spawn_sweeps(state: web::Data<AppState>) {
+    let every = std::time::Duration::from_secs(state.settings.jobs.sweep_interval_secs.max(1));
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(every);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            // On a shared database one node sweeps at a time (every sweep is safe twice;
+            // this only saves the work).
+            if !state.jobs.lead(&state.store, "sweeps").await {
+                continue;
+            }
+            if let Err(e) = crate::app::checkout::sweep_expired(&state).await {
+                tracing::warn!(error = %e, "checkout expiry sweep failed");
+            }
+            match crate::app::checkout::complete_stale_confirmed(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
+                Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
+            }
+            match crate::app::subscription::sweep_subscriptions(&state).await {
+                Ok(report) => tracing::debug!(?report, "subscription sweep"),
+                Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),
+            }
+        }
+    });
+}
+
+/// Forgets idle rate-limit keys every minute, so the limiters hold the recent clients only.
+fn spawn_limit_purge(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(std::time::Duration::from_secs(60));
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            state.limits.purge();
+        }
+    });
+}
+
+/// The retention purge, every `retention.interval_secs` (the first one a full interval
+/// after start-up).
+fn spawn_retention(state: web::Data<AppState>) {
+    let every = std::time::Duration::from_secs(state.settings.retention.interval_secs.max(1));
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(every);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            if !state.jobs.lead(&state.store, "retention").await {
+                continue;
+            }
+            match crate::retention::purge(&state).await {
+                Ok(report) if report.total() > 0 => {
+                    tracing::info!(?report, "retention purge")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "retention purge failed"),
+            }
+            match crate::webhooks::purge(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(events = n, "webhook history purged"),
+                Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
+            }
+        }
+    });
+}
