@@ -13,10 +13,12 @@ mod flusher;
 pub mod keys;
 mod record;
 mod store;
+mod update;
 
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
+pub use update::{UpdateError, UPDATE_ATTEMPTS};
 #[cfg(feature = "postgres")]
 pub use store::pg::PgEngine;
 pub use store::{

@@ -1560,3 +1560,133 @@ async fn a_snapshot_under_write_load_is_consistent_and_restores_into_an_empty_st
         Err(StorageError::Conflict { .. })
     ));
 }
+
+// ---- Store::update: compare-and-swap of one record -------------------------------------
+
+async fn update_changes_decides_again_and_refuses(store: Store) {
+    // No such record: nothing is asked.
+    let none = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |_| panic!("not asked"))
+        .await
+        .unwrap();
+    assert!(none.is_none());
+    put(&store, &item(7, 0, "seven", 1), Expect::Absent)
+        .await
+        .unwrap();
+    store.flush_blocking().ok();
+    // A change is written, with its index entries.
+    let changed = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |i| {
+            Ok(Some(Item {
+                rank: i.rank + 1,
+                ..i.clone()
+            }))
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed.rank, 2);
+    assert_eq!(store.get::<Item>(&7u64.to_be_bytes()).await.unwrap().unwrap().value.rank, 2);
+    assert!(store.verify_indexes::<Item>().await.unwrap().is_clean());
+    // `None`: nothing to write, the record as it is.
+    let same = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |_| Ok(None))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(same, changed);
+    // A refusal writes nothing.
+    let refused = store
+        .update::<Item, &str>(&7u64.to_be_bytes(), async |_| Err("no"))
+        .await;
+    assert!(matches!(refused, Err(UpdateError::Rejected("no"))));
+    // Another writer wins a race: the decision is made again on what it wrote.
+    let mut asked = 0;
+    let raced = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |i| {
+            asked += 1;
+            if asked == 1 {
+                put(&store, &item(7, 0, "seven", 100), Expect::Any)
+                    .await
+                    .unwrap();
+            }
+            Ok(Some(Item {
+                rank: i.rank + 1,
+                ..i.clone()
+            }))
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((asked, raced.rank), (2, 101));
+    // Losing every race ends in a conflict, after UPDATE_ATTEMPTS decisions.
+    let mut asked = 0;
+    let lost = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |i| {
+            asked += 1;
+            put(&store, &item(7, 0, "seven", asked), Expect::Any)
+                .await
+                .unwrap();
+            Ok(Some(i.clone()))
+        })
+        .await;
+    assert!(matches!(
+        lost,
+        Err(UpdateError::Storage(StorageError::Conflict { .. }))
+    ));
+    assert_eq!(asked, UPDATE_ATTEMPTS as i64);
+    // A unique key another record holds is the store's refusal, not a retry.
+    put(&store, &item(8, 0, "eight", 1), Expect::Absent)
+        .await
+        .unwrap();
+    let taken = store
+        .update::<Item, ()>(&7u64.to_be_bytes(), async |i| {
+            Ok(Some(Item {
+                name: "EIGHT".into(),
+                ..i.clone()
+            }))
+        })
+        .await;
+    assert!(matches!(
+        taken,
+        Err(UpdateError::Storage(StorageError::Unique { .. }))
+    ));
+}
+both_engines!(update_changes_decides_again_and_refuses);
+
+async fn concurrent_updates_lose_no_increment(store: Store) {
+    put(&store, &item(9, 0, "nine", 0), Expect::Absent)
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for _ in 0..5 {
+                    // Conflicts may exhaust the attempts under contention: retry those.
+                    loop {
+                        let r = store
+                            .update::<Item, ()>(&9u64.to_be_bytes(), async |i| {
+                                Ok(Some(Item {
+                                    rank: i.rank + 1,
+                                    ..i.clone()
+                                }))
+                            })
+                            .await;
+                        match r {
+                            Ok(_) => break,
+                            Err(UpdateError::Storage(StorageError::Conflict { .. })) => continue,
+                            Err(e) => panic!("{e:?}"),
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let stored = store.get::<Item>(&9u64.to_be_bytes()).await.unwrap().unwrap();
+    assert_eq!(stored.value.rank, 20);
+}
+both_engines!(concurrent_updates_lose_no_increment);
