@@ -251,6 +251,17 @@ impl From<StorageError> for ApiError {
     }
 }
 
+/// A compare-and-swap change ([`tollgate_storage::Store::update`]): the decision's own
+/// refusal as it is, the store's failure as any other.
+impl From<tollgate_storage::UpdateError<ApiError>> for ApiError {
+    fn from(e: tollgate_storage::UpdateError<ApiError>) -> Self {
+        match e {
+            tollgate_storage::UpdateError::Rejected(e) => e,
+            tollgate_storage::UpdateError::Storage(e) => e.into(),
+        }
+    }
+}
+
 /// Every error kind with its status, for documentation and tests.
 pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("Unauthorized", 401),

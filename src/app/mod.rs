@@ -7,6 +7,7 @@
 //! [`crate::error::ApiError`], the one error table `error.rs` maps to HTTP:
 //!
 //! - `access`: tenancy, which organizations a subject reaches;
+//! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
@@ -16,6 +17,7 @@
 //! Nothing here imports `routes`, `web` or `jobs`.
 
 pub mod access;
+pub mod catalog;
 pub mod checkout;
 pub mod license_keys;
 pub mod listing;

@@ -18,13 +18,13 @@ mod update;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
-pub use update::{UpdateError, UPDATE_ATTEMPTS};
 #[cfg(feature = "postgres")]
 pub use store::pg::PgEngine;
 pub use store::{
     Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,
     PageQuery, Snapshot, Store, StoreConfig,
 };
+pub use update::{UpdateError, UPDATE_ATTEMPTS};
 
 #[cfg(test)]
 mod store_tests;

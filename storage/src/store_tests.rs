@@ -1586,7 +1586,16 @@ async fn update_changes_decides_again_and_refuses(store: Store) {
         .unwrap()
         .unwrap();
     assert_eq!(changed.rank, 2);
-    assert_eq!(store.get::<Item>(&7u64.to_be_bytes()).await.unwrap().unwrap().value.rank, 2);
+    assert_eq!(
+        store
+            .get::<Item>(&7u64.to_be_bytes())
+            .await
+            .unwrap()
+            .unwrap()
+            .value
+            .rank,
+        2
+    );
     assert!(store.verify_indexes::<Item>().await.unwrap().is_clean());
     // `None`: nothing to write, the record as it is.
     let same = store
@@ -1686,7 +1695,11 @@ async fn concurrent_updates_lose_no_increment(store: Store) {
     for t in tasks {
         t.await.unwrap();
     }
-    let stored = store.get::<Item>(&9u64.to_be_bytes()).await.unwrap().unwrap();
+    let stored = store
+        .get::<Item>(&9u64.to_be_bytes())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.value.rank, 20);
 }
 both_engines!(concurrent_updates_lose_no_increment);

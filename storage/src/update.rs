@@ -5,7 +5,7 @@
 //! again.
 
 use crate::record::{Expect, Record};
-use crate::{Batch, Store, StorageError};
+use crate::{Batch, StorageError, Store};
 
 /// How many times [`Store::update`] decides before it gives up with
 /// [`StorageError::Conflict`] (each loss means another writer changed the record meanwhile).
@@ -61,10 +61,12 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(UpdateError::Storage(lost.unwrap_or(StorageError::Conflict {
-            collection: R::COLLECTION,
-            expected: "an unchanged revision".into(),
-            found: None,
-        })))
+        Err(UpdateError::Storage(lost.unwrap_or(
+            StorageError::Conflict {
+                collection: R::COLLECTION,
+                expected: "an unchanged revision".into(),
+                found: None,
+            },
+        )))
     }
 }

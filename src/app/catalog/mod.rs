@@ -1,0 +1,14 @@
+//! The catalog and its owners: organizations, products (with their prices), benefits,
+//! discounts, custom fields and customers. Each is a plain record (no actor): created in
+//! one write with its index entries, changed through [`tollgate_storage::Store::update`]
+//! (compare-and-swap, decided again when another writer won), read within the
+//! organizations a subject reaches (`crate::app::access`).
+
+pub mod benefits;
+
+use crate::error::ApiError;
+
+/// The record an update left, or 404 when it is gone.
+fn found<R>(record: Option<R>) -> Result<R, ApiError> {
+    record.ok_or_else(ApiError::not_found)
+}
