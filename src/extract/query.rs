@@ -223,6 +223,14 @@ pub struct Sorting<F> {
 }
 
 impl<F: SortField> Sorting<F> {
+    /// One criterion, chosen in code (a page's own order): `descending` or not.
+    pub fn by(field: F, descending: bool) -> Sorting<F> {
+        Sorting {
+            criteria: vec![(field, descending)],
+            default: (field, descending),
+        }
+    }
+
     /// Parses `sorting`; `default` applies when none is given. `bool` is "descending".
     pub fn from_query(q: &mut QueryParams, default: (F, bool)) -> Sorting<F> {
         let values = q.values("sorting");
