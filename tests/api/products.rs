@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use chrono::Utc;
 use serde_json::{json, Value};
+use tollgate::app::catalog::products::product_for_price;
 use tollgate::auth::Scope;
 use tollgate::domain::benefit::Benefit;
 use tollgate::domain::custom_field::{
@@ -13,7 +14,6 @@ use tollgate::domain::custom_field::{
 };
 use tollgate::domain::ids::{CustomFieldId, OrganizationId, PriceId};
 use tollgate::domain::metadata::Metadata;
-use tollgate::routes::products::product_for_price;
 use tollgate_storage::{Batch, Expect};
 
 use crate::helpers::{assert_utc_timestamp, spawn_app, Reply, TestApp};

@@ -6,6 +6,7 @@
 
 pub mod benefits;
 pub mod organizations;
+pub mod products;
 
 use crate::error::ApiError;
 
