@@ -1,68 +1,21 @@
 //! `/v1/customers/`: list, create, get, update and (soft) delete customers
-//! (Polar's `customer/endpoints.py` and `service.py`).
-
-use std::cmp::Ordering;
+//! (`crate::app::catalog::customers`).
 
 use actix_web::{web, HttpResponse};
-use serde_json::Value;
-use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::customer::{
-    check_tax_id, normalize_email_input, parse_address, parse_tax_id_input, CustomerCreate,
-    CustomerUpdate, CustomerView,
-};
-use crate::api::metadata::parse_metadata;
-use crate::api::{Created, ListResource, Maybe, Pagination};
-use crate::app::access::{can_access, organization_for_create, organizations_for_list};
-use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
-use crate::domain::customer::{
-    customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
-    CUSTOMER_BY_NAME,
-};
-use crate::domain::ids::{CustomerId, OrganizationId};
-use crate::domain::metadata::Metadata;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
+use crate::api::{Created, ListResource, Pagination};
+use crate::app::catalog::customers::{self, customer_for, CustomerFilter, CustomerSort};
+use crate::domain::ids::CustomerId;
+use crate::error::ApiResult;
 use crate::extract::auth::{CustomersRead, CustomersWrite};
 use crate::extract::RawQuery;
-use crate::extract::{
-    path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
-};
-use crate::loc;
+use crate::extract::{path_id, Auth, ListParams, QueryParams, Sorting, ValidJson};
 use crate::state::AppState;
-use crate::validate::Validator;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customers/", { get => list, post => create });
     crate::resource!(cfg, "/v1/customers/{id}", { get => get, patch => update, delete => delete });
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum CustomerSort {
-    CreatedAt,
-    Email,
-    Name,
-}
-
-impl SortField for CustomerSort {
-    const FIELDS: &'static [(&'static str, CustomerSort)] = &[
-        ("created_at", CustomerSort::CreatedAt),
-        ("email", CustomerSort::Email),
-        ("name", CustomerSort::Name),
-    ];
-}
-
-/// One criterion of the customer list, as its index orders it (names case-folded, no name
-/// last ascending).
-fn compare(field: CustomerSort, descending: bool, a: &Customer, b: &Customer) -> Ordering {
-    let ordering = match field {
-        CustomerSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
-        CustomerSort::Email => normalize_email(&a.email).cmp(&normalize_email(&b.email)),
-        CustomerSort::Name => nulls_last(
-            a.name.as_ref().map(|n| n.to_lowercase()),
-            b.name.as_ref().map(|n| n.to_lowercase()),
-        ),
-    };
-    directed(ordering, descending)
 }
 
 pub(crate) async fn list(
@@ -72,116 +25,17 @@ pub(crate) async fn list(
 ) -> ApiResult<web::Json<ListResource<CustomerView>>> {
     let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
-    let orgs: Vec<OrganizationId> = q.ids("organization_id");
-    let query = q.string("query");
-    let sorting = Sorting::<CustomerSort>::from_query(&mut q, (CustomerSort::CreatedAt, true));
+    let filter = CustomerFilter {
+        organization_id: q.ids("organization_id"),
+        query: q.string("query"),
+        sorting: Sorting::<CustomerSort>::from_query(&mut q, (CustomerSort::CreatedAt, true)),
+    };
     q.finish()?;
-    state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
-    let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    // The first criterion is served by an index (equal values follow creation order), the
-    // others in memory.
-    let (field, desc) = sorting.primary();
-    let index = match field {
-        CustomerSort::CreatedAt => CUSTOMER_BY_CREATED,
-        CustomerSort::Email => CUSTOMER_BY_EMAIL,
-        CustomerSort::Name => CUSTOMER_BY_NAME,
-    };
-    // Polar's `query`: a case-insensitive substring of the e-mail address or the name.
-    let needle = query.map(|s| s.to_lowercase());
-    let matches = |c: &Customer| match &needle {
-        Some(n) => {
-            c.email.to_lowercase().contains(n.as_str())
-                || c.name
-                    .as_ref()
-                    .is_some_and(|m| m.to_lowercase().contains(n.as_str()))
-        }
-        None => true,
-    };
-    let filter: Option<&dyn Fn(&Customer) -> bool> = if needle.is_some() {
-        Some(&matches)
-    } else {
-        None
-    };
-    let several = sorting.several(compare);
-    let (items, total) = sorted_page_of::<Customer>(
-        &state,
-        index,
-        &tenants,
-        desc,
-        params,
-        filter,
-        several.as_deref(),
-    )
-    .await?;
+    let (items, total) = customers::list(&state, auth.subject(), &filter, params).await?;
     Ok(web::Json(ListResource {
         items: items.iter().map(CustomerView::from).collect(),
         pagination: Pagination::new(total, params.limit),
     }))
-}
-
-/// A customer the subject may see, else 404.
-pub async fn customer_for(
-    state: &AppState,
-    subject: Subject,
-    id: CustomerId,
-) -> Result<Stored<Customer>, ApiError> {
-    match state.store.get::<Customer>(&id.key()).await? {
-        Some(c)
-            if !c.value.is_deleted()
-                && can_access(state, subject, c.value.organization_id).await? =>
-        {
-            Ok(c)
-        }
-        _ => Err(ApiError::not_found()),
-    }
-}
-
-fn email_taken(email: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "email"],
-        "A customer with this email address already exists.",
-        Value::from(email),
-    )
-}
-
-fn check_email(v: &mut Validator, raw: &str) -> Option<String> {
-    let email = normalize_email_input(raw);
-    v.email(loc!["body", "email"], &email).then_some(email)
-}
-
-fn check_address(v: &mut Validator, value: &Value) -> Option<Address> {
-    match parse_address(value, loc!["body", "billing_address"]) {
-        Ok(a) => Some(a),
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            None
-        }
-    }
-}
-
-fn check_tax_input(v: &mut Validator, value: &Value) -> Option<String> {
-    match parse_tax_id_input(value, loc!["body", "tax_id"]) {
-        Ok(t) => t,
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            None
-        }
-    }
-}
-
-fn check_metadata(v: &mut Validator, value: &Value) -> Metadata {
-    match parse_metadata("metadata", value) {
-        Ok(m) => m,
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            Metadata::default()
-        }
-    }
-}
-
-fn tax_error(errors: Vec<FieldError>) -> ApiError {
-    ApiError::Validation(errors)
 }
 
 pub(crate) async fn create(
@@ -189,60 +43,7 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CustomerCreate>,
 ) -> ApiResult<Created<CustomerView>> {
-    let input = body.into_inner();
-    let mut v = Validator::new();
-    let email = check_email(&mut v, &input.email);
-    let billing_address = match &input.billing_address {
-        Some(Value::Null) | None => None,
-        Some(value) => check_address(&mut v, value),
-    };
-    let tax_number = input
-        .tax_id
-        .as_ref()
-        .and_then(|value| check_tax_input(&mut v, value));
-    let metadata = input
-        .metadata
-        .as_ref()
-        .map(|m| check_metadata(&mut v, m))
-        .unwrap_or_default();
-    v.finish()?;
-    let Some(email) = email else {
-        return Err(ApiError::internal("email validated but missing"));
-    };
-
-    let organization_id =
-        organization_for_create(&state, auth.subject(), input.organization_id).await?;
-    if customer_by_email(&state.store, organization_id, &email)
-        .await?
-        .is_some()
-    {
-        return Err(email_taken(&email));
-    }
-    let tax_id = match &tax_number {
-        Some(number) => Some(
-            check_tax_id(
-                number,
-                billing_address.as_ref(),
-                loc!["body", "billing_address"],
-                loc!["body", "tax_id"],
-            )
-            .map_err(tax_error)?,
-        ),
-        None => None,
-    };
-    let mut customer = Customer::new(CustomerId::new(), organization_id, email, state.now());
-    customer.name = input.name;
-    customer.billing_address = billing_address;
-    customer.tax_id = tax_id;
-    customer.metadata = metadata;
-    let mut batch = Batch::new();
-    batch.put(&customer, Expect::Absent)?;
-    match state.store.commit_durable(&batch).await {
-        Ok(_) => {}
-        // Lost a race for the address to a concurrent create.
-        Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
-        Err(e) => return Err(e.into()),
-    }
+    let customer = customers::create(&state, auth.subject(), body.into_inner()).await?;
     Ok(Created(CustomerView::from(&customer)))
 }
 
@@ -257,98 +58,6 @@ pub(crate) async fn get(
     Ok(web::Json(CustomerView::from(&customer.value)))
 }
 
-/// An update's fields, checked on their own (before the customer is looked up).
-struct Changes {
-    email: Option<String>,
-    billing_address: Option<Option<Address>>,
-    /// `Some(None)` clears the tax id.
-    tax_number: Option<Option<String>>,
-    metadata: Option<Metadata>,
-}
-
-fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
-    let mut v = Validator::new();
-    let email = input.email.as_value().and_then(|e| check_email(&mut v, e));
-    let billing_address = match &input.billing_address {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(value) => Some(check_address(&mut v, value)),
-    };
-    let tax_number = match &input.tax_id {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(value) => Some(check_tax_input(&mut v, value)),
-    };
-    let metadata = input.metadata.as_value().map(|m| check_metadata(&mut v, m));
-    v.finish()?;
-    Ok(Changes {
-        email,
-        billing_address,
-        tax_number,
-        metadata,
-    })
-}
-
-/// Applies an update to a copy of the customer. A new e-mail address must be free in the
-/// organization and resets `email_verified`; a new tax id, or a new billing address under
-/// an existing one, is validated against the resulting country.
-async fn apply_update(
-    state: &AppState,
-    current: &Customer,
-    input: &CustomerUpdate,
-    changes: &Changes,
-) -> Result<Customer, ApiError> {
-    let mut c = current.clone();
-    if let Some(email) = &changes.email {
-        if normalize_email(email) != normalize_email(&c.email) {
-            let taken = customer_by_email(&state.store, c.organization_id, email)
-                .await?
-                .is_some_and(|other| other.value.id != c.id);
-            if taken {
-                return Err(email_taken(email));
-            }
-            c.email_verified = false;
-        }
-        c.email = email.clone();
-    }
-    if let Some(name) = input.name.clone().into_update() {
-        c.name = name;
-    }
-    if let Some(address) = &changes.billing_address {
-        c.billing_address = address.clone();
-    }
-    let address_loc = || loc!["body", "billing_address"];
-    let tax_loc = || loc!["body", "tax_id"];
-    match &changes.tax_number {
-        Some(None) => c.tax_id = None,
-        Some(Some(number)) => {
-            c.tax_id = Some(
-                check_tax_id(number, c.billing_address.as_ref(), address_loc(), tax_loc())
-                    .map_err(tax_error)?,
-            );
-        }
-        None => {
-            if changes.billing_address.is_some() {
-                if let Some(existing) = &c.tax_id {
-                    c.tax_id = Some(
-                        check_tax_id(
-                            &existing.value,
-                            c.billing_address.as_ref(),
-                            address_loc(),
-                            tax_loc(),
-                        )
-                        .map_err(tax_error)?,
-                    );
-                }
-            }
-        }
-    }
-    if let Some(m) = &changes.metadata {
-        c.metadata = m.clone();
-    }
-    Ok(c)
-}
-
 pub(crate) async fn update(
     auth: Auth<CustomersWrite>,
     state: web::Data<AppState>,
@@ -356,24 +65,8 @@ pub(crate) async fn update(
     body: ValidJson<CustomerUpdate>,
 ) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
-    let input = body.into_inner();
-    let changes = check_update(&input)?;
-    for _ in 0..5 {
-        let current = customer_for(&state, auth.subject(), id).await?;
-        let mut customer = apply_update(&state, &current.value, &input, &changes).await?;
-        customer.modified_at = Some(state.now());
-        let mut batch = Batch::new();
-        batch.put(&customer, Expect::Rev(current.rev))?;
-        match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(CustomerView::from(&customer))),
-            Err(StorageError::Conflict { .. }) => continue,
-            Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::Conflict(
-        "The customer is being modified concurrently; retry.".into(),
-    ))
+    let customer = customers::update(&state, auth.subject(), id, body.into_inner()).await?;
+    Ok(web::Json(CustomerView::from(&customer)))
 }
 
 pub(crate) async fn delete(
@@ -382,21 +75,6 @@ pub(crate) async fn delete(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: CustomerId = path_id("id", &id)?;
-    for _ in 0..5 {
-        let current = customer_for(&state, auth.subject(), id).await?;
-        let mut customer = current.value;
-        let now = state.now();
-        customer.deleted_at = Some(now);
-        customer.modified_at = Some(now);
-        let mut batch = Batch::new();
-        batch.put(&customer, Expect::Rev(current.rev))?;
-        match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(HttpResponse::NoContent().finish()),
-            Err(StorageError::Conflict { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::Conflict(
-        "The customer is being modified concurrently; retry.".into(),
-    ))
+    customers::delete(&state, auth.subject(), id).await?;
+    Ok(HttpResponse::NoContent().finish())
 }
