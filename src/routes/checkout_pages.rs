@@ -16,6 +16,7 @@ use tollgate_actors::checkout::{Checkout, CheckoutStatus};
 use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey};
 
+use crate::app::catalog::custom_fields::attached_custom_fields;
 use crate::app::views::product_benefits;
 use crate::domain::benefit::BenefitProperties;
 use crate::domain::custom_field::{CustomFieldData, CustomFieldProperties, FieldValue};
@@ -26,7 +27,6 @@ use crate::domain::product::{PriceKind, Product};
 use crate::error::{ApiError, ApiResult};
 use crate::oauth2::pages::error_page;
 use crate::payments::ProcessorClient;
-use crate::routes::custom_fields::attached_custom_fields;
 use crate::state::AppState;
 
 pub const SCRIPT_PATH: &str = "/checkout/assets/checkout.js";

@@ -1,28 +1,19 @@
-//! `/v1/custom-fields/`: questions a checkout asks the buyer (Polar's
-//! `custom_field/endpoints.py` and `service.py`).
-
-use std::cmp::Ordering;
+//! `/v1/custom-fields/`: list, create, get, update and delete the questions a checkout
+//! asks the buyer (`crate::app::catalog::custom_fields`).
 
 use actix_web::{web, HttpResponse};
 use serde_json::Value;
-use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::custom_field::{
-    parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate, CustomFieldView,
-};
+use crate::api::custom_field::CustomFieldView;
 use crate::api::{Created, ListResource};
-use crate::app::access::{can_access, organization_for_create, organizations_for_list};
-use crate::app::listing::{compare_times, directed, render, sorted_page_of};
-use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
-use crate::domain::ids::{CustomFieldId, OrganizationId};
-use crate::domain::product::AttachedCustomField;
-use crate::error::{ApiError, ApiResult};
+use crate::app::catalog::custom_fields::{self, custom_field_for, CustomFieldFilter};
+use crate::app::listing::render;
+use crate::domain::custom_field::{CustomFieldSort, CustomFieldType};
+use crate::domain::ids::CustomFieldId;
+use crate::error::ApiResult;
 use crate::extract::auth::{CustomFieldsRead, CustomFieldsWrite};
 use crate::extract::RawQuery;
-use crate::extract::{
-    path_id, Auth, ListParams, QueryParams, SortField, Sorting, Subject, ValidJson,
-};
-use crate::loc;
+use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, ValidJson};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -39,137 +30,6 @@ impl SortField for CustomFieldSort {
     ];
 }
 
-/// A custom field the subject may see (not deleted, in a reachable organization), else 404.
-pub async fn custom_field_for(
-    state: &AppState,
-    subject: Subject,
-    id: CustomFieldId,
-) -> Result<Stored<CustomField>, ApiError> {
-    match state.store.get::<CustomField>(&id.key()).await? {
-        Some(cf)
-            if cf.value.deleted_at.is_none()
-                && can_access(state, subject, cf.value.organization_id).await? =>
-        {
-            Ok(cf)
-        }
-        _ => Err(ApiError::not_found()),
-    }
-}
-
-/// A live custom field of this organization (what a product may attach), else `None`.
-pub async fn custom_field_in_organization(
-    state: &AppState,
-    organization_id: OrganizationId,
-    id: CustomFieldId,
-) -> Result<Option<CustomField>, ApiError> {
-    Ok(state
-        .store
-        .get::<CustomField>(&id.key())
-        .await?
-        .map(|s| s.value)
-        .filter(|cf| cf.deleted_at.is_none() && cf.organization_id == organization_id))
-}
-
-/// The fields behind a product's attachments, in `order`, each with its attachment. Deleted
-/// or missing fields are left out: deleting a field detaches it everywhere, as in Polar.
-/// Feed `(field, attachment.required)` pairs to `validate_custom_field_data`, and render
-/// with `crate::api::custom_field::AttachedCustomFieldView::new`.
-pub async fn attached_custom_fields(
-    state: &AppState,
-    attached: &[AttachedCustomField],
-) -> Result<Vec<(CustomField, AttachedCustomField)>, ApiError> {
-    let mut out = Vec::with_capacity(attached.len());
-    for a in attached {
-        if let Some(cf) = state
-            .store
-            .get::<CustomField>(&a.custom_field_id.key())
-            .await?
-        {
-            if cf.value.deleted_at.is_none() {
-                out.push((cf.value, a.clone()));
-            }
-        }
-    }
-    out.sort_by_key(|(_, a)| a.order);
-    Ok(out)
-}
-
-/// Postgres' `ILIKE '%<query>%'`: case-insensitive, with `%` (any run) and `_` (any one
-/// character) as wildcards and `\` escaping them.
-struct Ilike {
-    tokens: Vec<Token>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Token {
-    Char(char),
-    One,
-    Many,
-}
-
-impl Ilike {
-    fn contains(query: &str) -> Ilike {
-        let mut tokens = vec![Token::Many];
-        let mut chars = query.chars().flat_map(char::to_lowercase);
-        while let Some(c) = chars.next() {
-            tokens.push(match c {
-                '%' => Token::Many,
-                '_' => Token::One,
-                '\\' => Token::Char(chars.next().unwrap_or('\\')),
-                c => Token::Char(c),
-            });
-        }
-        tokens.push(Token::Many);
-        Ilike { tokens }
-    }
-
-    fn matches(&self, text: &str) -> bool {
-        let text: Vec<char> = text.chars().flat_map(char::to_lowercase).collect();
-        // Classic wildcard matching with backtracking to the last `%`.
-        let (mut t, mut p) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        while t < text.len() {
-            match self.tokens.get(p) {
-                Some(Token::Many) => {
-                    star = Some((p, t));
-                    p += 1;
-                }
-                Some(Token::One) => {
-                    t += 1;
-                    p += 1;
-                }
-                Some(Token::Char(c)) if *c == text[t] => {
-                    t += 1;
-                    p += 1;
-                }
-                _ => match star {
-                    Some((sp, st)) => {
-                        p = sp + 1;
-                        t = st + 1;
-                        star = Some((sp, st + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        self.tokens[p..].iter().all(|t| *t == Token::Many)
-    }
-}
-
-/// One criterion of the custom field list, as its index orders it (names case-folded
-/// first, types alphabetically).
-fn compare(field: CustomFieldSort, descending: bool, a: &CustomField, b: &CustomField) -> Ordering {
-    let ordering = match field {
-        CustomFieldSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
-        CustomFieldSort::Slug => a.slug.cmp(&b.slug),
-        CustomFieldSort::Name => {
-            (a.name.to_lowercase(), &a.name).cmp(&(b.name.to_lowercase(), &b.name))
-        }
-        CustomFieldSort::Type => a.kind().as_str().cmp(b.kind().as_str()),
-    };
-    directed(ordering, descending)
-}
-
 pub(crate) async fn list(
     auth: Auth<CustomFieldsRead>,
     state: web::Data<AppState>,
@@ -178,70 +38,17 @@ pub(crate) async fn list(
     let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
     let sorting = Sorting::<CustomFieldSort>::from_query(&mut q, (CustomFieldSort::Slug, false));
-    let orgs: Vec<OrganizationId> = q.ids("organization_id");
-    let query = q.string("query");
-    let types = q.enums("type", CustomFieldType::ALL);
+    let filter = CustomFieldFilter {
+        organization_id: q.ids("organization_id"),
+        query: q.string("query"),
+        types: q.enums("type", CustomFieldType::ALL),
+        sorting,
+    };
     q.finish()?;
-    state.store.read_barrier().await?;
-    let orgs = organizations_for_list(&state, auth.subject(), &orgs).await?;
-    let by_type = !types.is_empty();
-    let tenants: Vec<Vec<u8>> = if by_type {
-        orgs.iter()
-            .flat_map(|o| types.iter().map(move |t| CustomField::type_tenant(*o, *t)))
-            .collect()
-    } else {
-        orgs.iter().map(|o| o.key()).collect()
-    };
-    let (primary, desc) = sorting.primary();
-    let index = primary.index_name(by_type);
-    let pattern = query.as_deref().map(Ilike::contains);
-    let matches = |cf: &CustomField| {
-        pattern
-            .as_ref()
-            .is_none_or(|p| p.matches(&cf.name) || p.matches(&cf.slug))
-    };
-
-    let filter: Option<&dyn Fn(&CustomField) -> bool> = pattern
-        .as_ref()
-        .map(|_| &matches as &dyn Fn(&CustomField) -> bool);
-    // The first criterion is served by an index (equal values follow the slug), the others
-    // in memory.
-    let several = sorting.several(compare);
-    let (items, total) = sorted_page_of::<CustomField>(
-        &state,
-        index,
-        &tenants,
-        desc,
-        params,
-        filter,
-        several.as_deref(),
-    )
-    .await?;
+    let (items, total) = custom_fields::list(&state, auth.subject(), &filter, params).await?;
     Ok(web::Json(render(&items, total, params, |cf| {
         CustomFieldView::from(cf)
     })))
-}
-
-fn slug_taken(slug: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "slug"],
-        "Custom field with this slug already exists.",
-        Value::from(slug),
-    )
-}
-
-/// Whether another custom field of the organization (deleted ones included) holds `slug`.
-async fn slug_held_by_other(
-    state: &AppState,
-    organization_id: OrganizationId,
-    slug: &str,
-    own: Option<CustomFieldId>,
-) -> Result<bool, ApiError> {
-    Ok(state
-        .store
-        .lookup_unique(&CustomField::slug_key(organization_id, slug))
-        .await?
-        .is_some_and(|holder| own.is_none_or(|id| holder != id.key())))
 }
 
 pub(crate) async fn create(
@@ -249,37 +56,7 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<Value>,
 ) -> ApiResult<Created<CustomFieldView>> {
-    let CustomFieldCreate {
-        kind: _,
-        slug,
-        name,
-        organization_id,
-        metadata,
-        properties,
-    } = parse_create(&body.into_inner()).map_err(ApiError::Validation)?;
-    let organization_id = organization_for_create(&state, auth.subject(), organization_id).await?;
-    if slug_held_by_other(&state, organization_id, &slug, None).await? {
-        return Err(slug_taken(&slug));
-    }
-    let cf = CustomField {
-        id: CustomFieldId::new(),
-        organization_id,
-        created_at: state.now(),
-        modified_at: None,
-        slug,
-        name,
-        metadata,
-        properties,
-        deleted_at: None,
-    };
-    let mut batch = Batch::new();
-    batch.put(&cf, Expect::Absent)?;
-    match state.store.commit_durable(&batch).await {
-        Ok(_) => {}
-        // Lost a race for the slug to a concurrent create.
-        Err(StorageError::Unique { .. }) => return Err(slug_taken(&cf.slug)),
-        Err(e) => return Err(e.into()),
-    }
+    let cf = custom_fields::create(&state, auth.subject(), &body.into_inner()).await?;
     Ok(Created(CustomFieldView::from(&cf)))
 }
 
@@ -301,53 +78,8 @@ pub(crate) async fn update(
     body: ValidJson<Value>,
 ) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
-    let CustomFieldUpdate {
-        kind,
-        slug,
-        name,
-        metadata,
-        properties,
-    } = parse_update(&body.into_inner()).map_err(ApiError::Validation)?;
-    for _ in 0..5 {
-        let current = custom_field_for(&state, auth.subject(), id).await?;
-        if current.value.kind() != kind {
-            return Err(ApiError::invalid(
-                loc!["body", "type"],
-                "The type of a custom field can't be changed.",
-                Value::from(kind.as_str()),
-            ));
-        }
-        let mut cf = current.value.clone();
-        if let Some(slug) = &slug {
-            if *slug != cf.slug {
-                if slug_held_by_other(&state, cf.organization_id, slug, Some(cf.id)).await? {
-                    return Err(slug_taken(slug));
-                }
-                cf.slug = slug.clone();
-            }
-        }
-        if let Some(name) = &name {
-            cf.name = name.clone();
-        }
-        if let Some(metadata) = &metadata {
-            cf.metadata = metadata.clone();
-        }
-        if let Some(properties) = &properties {
-            cf.properties = properties.clone();
-        }
-        cf.modified_at = Some(state.now());
-        let mut batch = Batch::new();
-        batch.put(&cf, Expect::Rev(current.rev))?;
-        match state.store.commit_durable(&batch).await {
-            Ok(_) => return Ok(web::Json(CustomFieldView::from(&cf))),
-            Err(StorageError::Conflict { .. }) => continue,
-            Err(StorageError::Unique { .. }) => return Err(slug_taken(&cf.slug)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::Conflict(
-        "The custom field is being modified concurrently; retry.".into(),
-    ))
+    let cf = custom_fields::update(&state, auth.subject(), id, &body.into_inner()).await?;
+    Ok(web::Json(CustomFieldView::from(&cf)))
 }
 
 pub(crate) async fn delete(
@@ -356,38 +88,6 @@ pub(crate) async fn delete(
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: CustomFieldId = path_id("id", &id)?;
-    let current = custom_field_for(&state, auth.subject(), id).await?;
-    let mut cf = current.value;
-    let now = state.now();
-    cf.deleted_at = Some(now);
-    cf.modified_at = Some(now);
-    let mut batch = Batch::new();
-    batch.put(&cf, Expect::Rev(current.rev))?;
-    state.store.commit_durable(&batch).await?;
+    custom_fields::delete(&state, auth.subject(), id).await?;
     Ok(HttpResponse::NoContent().finish())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn custom_field_query_is_an_ilike_substring() {
-        let p = Ilike::contains("Size");
-        assert!(p.matches("t-shirt size"));
-        assert!(p.matches("SIZE"));
-        assert!(!p.matches("siz"));
-        let p = Ilike::contains("a_c");
-        assert!(p.matches("xxabcxx"));
-        assert!(p.matches("a-c"));
-        assert!(!p.matches("ac"));
-        let p = Ilike::contains("a%c");
-        assert!(p.matches("abbbc"));
-        assert!(p.matches("ac"));
-        let p = Ilike::contains("a\\_c");
-        assert!(p.matches("a_c"));
-        assert!(!p.matches("abc"));
-        assert!(Ilike::contains("").matches(""));
-        assert!(Ilike::contains("").matches("anything"));
-    }
 }

@@ -5,6 +5,7 @@
 //! organizations a subject reaches (`crate::app::access`).
 
 pub mod benefits;
+pub mod custom_fields;
 pub mod customers;
 pub mod discounts;
 pub mod organizations;

@@ -14,6 +14,7 @@ use crate::api::customer::parse_address;
 use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::app::access::can_access;
+use crate::app::catalog::custom_fields::attached_custom_fields;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
@@ -22,7 +23,6 @@ use crate::domain::product::{Price, Product};
 use crate::error::{ApiError, FieldError};
 use crate::extract::Subject;
 use crate::loc;
-use crate::routes::custom_fields::attached_custom_fields;
 use crate::state::AppState;
 use crate::validate::Validator;
 
