@@ -13,6 +13,7 @@
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `views`: every typed view the API, the webhooks and the pages render;
+//! - `webhook_endpoints`: a seller's endpoints, the delivery log, redelivery;
 //!
 //! Nothing here imports `routes`, `web` or `jobs`.
 
@@ -23,3 +24,4 @@ pub mod license_keys;
 pub mod listing;
 pub mod subscription;
 pub mod views;
+pub mod webhook_endpoints;

@@ -33,7 +33,7 @@ use hmac::{Hmac, Mac};
 use rand::Rng;
 use sha2::Sha256;
 use tokio::sync::{mpsc, Notify};
-use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored, UpdateError};
 
 use super::target::{literal_ip, TargetPolicy};
 use crate::config::WebhookSettings;
@@ -451,48 +451,45 @@ async fn update_health(
     failures: u32,
 ) -> Result<(), StorageError> {
     let settings = &state.settings.webhooks;
-    for _ in 0..5 {
-        let Some(current) = state.store.get::<WebhookEndpoint>(&id.key()).await? else {
-            return Ok(());
-        };
-        let mut e = current.value.clone();
-        let now = state.now();
-        if failures == 0 {
-            e.consecutive_failures = 0;
-            e.failing_since = None;
-        } else {
-            if successes > 0 {
+    let now = state.now();
+    let updated = state
+        .store
+        .update::<WebhookEndpoint, std::convert::Infallible>(&id.key(), async |current| {
+                let mut e = current.clone();
+            if failures == 0 {
                 e.consecutive_failures = 0;
                 e.failing_since = None;
+            } else {
+                if successes > 0 {
+                    e.consecutive_failures = 0;
+                    e.failing_since = None;
+                }
+                e.consecutive_failures = e.consecutive_failures.saturating_add(failures);
+                let since = *e.failing_since.get_or_insert(now);
+                let hours = (now - since).num_milliseconds() as f64 / 3_600_000.0;
+                if e.enabled
+                    && e.consecutive_failures >= settings.disable_after_failures
+                    && hours >= settings.disable_after_hours
+                {
+                    e.enabled = false;
+                    e.disabled_reason = Some(format!(
+                        "{} failed attempts in a row since {}",
+                        e.consecutive_failures,
+                        since.to_rfc3339()
+                    ));
+                    e.modified_at = Some(now);
+                    tracing::warn!(endpoint = %id, failures = e.consecutive_failures, "webhook endpoint disabled");
+                }
             }
-            e.consecutive_failures = e.consecutive_failures.saturating_add(failures);
-            let since = *e.failing_since.get_or_insert(now);
-            let hours = (now - since).num_milliseconds() as f64 / 3_600_000.0;
-            if e.enabled
-                && e.consecutive_failures >= settings.disable_after_failures
-                && hours >= settings.disable_after_hours
-            {
-                e.enabled = false;
-                e.disabled_reason = Some(format!(
-                    "{} failed attempts in a row since {}",
-                    e.consecutive_failures,
-                    since.to_rfc3339()
-                ));
-                e.modified_at = Some(now);
-                tracing::warn!(endpoint = %id, failures = e.consecutive_failures, "webhook endpoint disabled");
-            }
-        }
-        if e == current.value {
-            return Ok(());
-        }
-        let mut batch = Batch::new();
-        batch.put(&e, Expect::Rev(current.rev))?;
-        match state.store.commit_durable(&batch).await {
-            Err(StorageError::Conflict { .. }) => continue,
-            other => return other.map(|_| ()),
-        }
+            Ok((e != *current).then_some(e))
+        })
+        .await;
+    match updated {
+        // Still changing under every attempt: the next pass counts again.
+        Ok(_) | Err(UpdateError::Storage(StorageError::Conflict { .. })) => Ok(()),
+        Err(UpdateError::Storage(e)) => Err(e),
+        Err(UpdateError::Rejected(never)) => match never {},
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,326 @@
+//! A seller's webhook endpoints: register, change, pause (and resume), delete; the delivery
+//! log; redelivery of an event. Delivery itself is `crate::webhooks`; its target rules are
+//! `crate::webhooks::target`.
+
+use rand::distributions::Alphanumeric;
+use rand::Rng;
+use serde_json::Value;
+use tollgate_storage::{Batch, Expect, Stored};
+
+use crate::api::webhook::{
+    WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEventType,
+};
+use crate::api::Maybe;
+use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::listing::page_of;
+use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
+use crate::domain::webhook::{
+    WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState,
+    WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG, WEBHOOK_ENDPOINT_BY_CREATED,
+};
+use crate::error::ApiError;
+use crate::extract::{ListParams, Subject};
+use crate::loc;
+use crate::state::AppState;
+
+/// Polar's secrets: `polar_whs_` and 43 random characters.
+fn generate_secret() -> String {
+    let tail: String = rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(43)
+        .map(char::from)
+        .collect();
+    format!("polar_whs_{tail}")
+}
+
+fn check_url(state: &AppState, url: &str) -> Result<String, ApiError> {
+    state
+        .webhooks
+        .policy
+        .check(url)
+        .map(|u| u.to_string())
+        .map_err(|why| ApiError::invalid(loc!["body", "url"], why, Value::from(url)))
+}
+
+fn check_secret(secret: &str) -> Result<(), ApiError> {
+    if secret.chars().count() < 32 {
+        return Err(ApiError::invalid(
+            loc!["body", "secret"],
+            "String should have at least 32 characters",
+            Value::from(secret),
+        ));
+    }
+    Ok(())
+}
+
+fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.chars().count() > 100 {
+        return Err(ApiError::invalid(
+            loc!["body", "name"],
+            "String should have at most 100 characters",
+            Value::from(name),
+        ));
+    }
+    Ok(())
+}
+
+fn event_names(events: &[WebhookEventType]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(events.len());
+    for e in events {
+        if !out.iter().any(|n| n == e.as_str()) {
+            out.push(e.as_str().to_string());
+        }
+    }
+    out
+}
+
+/// An endpoint the subject may see, else 404.
+pub async fn endpoint_for(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEndpointId,
+) -> Result<Stored<WebhookEndpoint>, ApiError> {
+    match state.store.get::<WebhookEndpoint>(&id.key()).await? {
+        Some(e) if can_access(state, subject, e.value.organization_id).await? => Ok(e),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// One page of the endpoints of the organizations `subject` reaches (of `orgs` when not
+/// empty), newest first, and their total.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    params: ListParams,
+) -> Result<(Vec<WebhookEndpoint>, u64), ApiError> {
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, orgs).await?;
+    let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+    page_of::<WebhookEndpoint>(
+        state,
+        WEBHOOK_ENDPOINT_BY_CREATED,
+        &tenants,
+        true,
+        params,
+        None,
+    )
+    .await
+}
+
+/// Registers an endpoint (its secret generated unless given) and wakes its worker.
+pub async fn create(
+    state: &AppState,
+    subject: Subject,
+    input: WebhookEndpointCreate,
+) -> Result<WebhookEndpoint, ApiError> {
+    let WebhookEndpointCreate {
+        url,
+        name,
+        secret,
+        format,
+        events,
+        organization_id,
+    } = input;
+    let url = check_url(state, &url)?;
+    if let Some(secret) = &secret {
+        check_secret(secret)?;
+    }
+    if let Some(name) = &name {
+        check_name(name)?;
+    }
+    let organization_id = organization_for_create(state, subject, organization_id).await?;
+    let endpoint = WebhookEndpoint {
+        id: WebhookEndpointId::new(),
+        organization_id,
+        created_at: state.now(),
+        modified_at: None,
+        url,
+        name: name.filter(|n| !n.trim().is_empty()),
+        format: format.into(),
+        secret: secret.unwrap_or_else(generate_secret),
+        events: event_names(&events),
+        enabled: true,
+        consecutive_failures: 0,
+        failing_since: None,
+        disabled_reason: None,
+    };
+    let mut batch = Batch::new();
+    batch.put(&endpoint, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    state.webhooks.wake(endpoint.id);
+    Ok(endpoint)
+}
+
+/// Changes an endpoint; `enabled: true` resumes it (also after Tollgate disabled it), with
+/// a fresh count of failures.
+pub async fn update(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEndpointId,
+    update: WebhookEndpointUpdate,
+) -> Result<WebhookEndpoint, ApiError> {
+    let url = match &update.url {
+        Maybe::Value(url) => Some(check_url(state, url)?),
+        Maybe::Null => {
+            return Err(ApiError::invalid(
+                loc!["body", "url"],
+                "Input should be a valid URL",
+                Value::Null,
+            ))
+        }
+        Maybe::Absent => None,
+    };
+    if let Maybe::Value(secret) = &update.secret {
+        check_secret(secret)?;
+    }
+    if let Maybe::Value(name) = &update.name {
+        check_name(name)?;
+    }
+    endpoint_for(state, subject, id).await?;
+    let now = state.now();
+    let updated = state
+        .store
+        .update::<WebhookEndpoint, ApiError>(&id.key(), async |current| {
+            let mut e = current.clone();
+            if let Some(url) = &url {
+                e.url = url.clone();
+            }
+            if let Some(name) = update.name.clone().into_update() {
+                e.name = name.filter(|n| !n.trim().is_empty());
+            }
+            if let Maybe::Value(secret) = &update.secret {
+                e.secret = secret.clone();
+            }
+            if let Maybe::Value(format) = update.format {
+                e.format = format.into();
+            }
+            if let Maybe::Value(events) = &update.events {
+                e.events = event_names(events);
+            }
+            if let Maybe::Value(enabled) = update.enabled {
+                if enabled && !e.enabled {
+                    // Re-enabled by the seller: a fresh start.
+                    e.consecutive_failures = 0;
+                    e.failing_since = None;
+                }
+                e.enabled = enabled;
+                e.disabled_reason = None;
+            }
+            e.modified_at = Some(now);
+            Ok(Some(e))
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    state.webhooks.wake(updated.id);
+    Ok(updated)
+}
+
+/// Deletes an endpoint; its worker sees it gone and stops, its pending events are never
+/// sent.
+pub async fn delete(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEndpointId,
+) -> Result<(), ApiError> {
+    let current = endpoint_for(state, subject, id).await?;
+    let mut batch = Batch::new();
+    batch.delete::<WebhookEndpoint>(&id.key(), Expect::Rev(current.rev));
+    state.store.commit_durable(&batch).await?;
+    state.webhooks.wake(id);
+    Ok(())
+}
+
+/// One page of the delivery log (every attempt, newest first) of `endpoints` (or of the
+/// organizations `subject` reaches, of `orgs` when not empty), and its total.
+pub async fn deliveries(
+    state: &AppState,
+    subject: Subject,
+    endpoints: &[WebhookEndpointId],
+    orgs: &[OrganizationId],
+    params: ListParams,
+) -> Result<(Vec<WebhookDeliveryView>, u64), ApiError> {
+    state.store.read_barrier().await?;
+    let (index, tenants): (&'static str, Vec<Vec<u8>>) = if endpoints.is_empty() {
+        let orgs = organizations_for_list(state, subject, orgs).await?;
+        (
+            WEBHOOK_DELIVERY_BY_ORG,
+            orgs.iter().map(|o| o.key()).collect(),
+        )
+    } else {
+        let mut tenants = Vec::new();
+        for id in endpoints {
+            // An endpoint the caller cannot see filters to nothing, like an unknown id.
+            if let Ok(e) = endpoint_for(state, subject, *id).await {
+                if orgs.is_empty() || orgs.contains(&e.value.organization_id) {
+                    tenants.push(id.key());
+                }
+            }
+        }
+        (WEBHOOK_DELIVERY_BY_ENDPOINT, tenants)
+    };
+    let (items, total) =
+        page_of::<WebhookDelivery>(state, index, &tenants, true, params, None).await?;
+    let mut views = Vec::with_capacity(items.len());
+    for d in &items {
+        let Some(event) = state.store.get::<WebhookEvent>(&d.event_id.key()).await? else {
+            continue;
+        };
+        if let Some(view) = WebhookDeliveryView::new(d, &event.value) {
+            views.push(view);
+        }
+    }
+    Ok((views, total))
+}
+
+/// Sends an event again (it goes back to pending, its worker is woken).
+pub async fn redeliver(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEventId,
+) -> Result<(), ApiError> {
+    let Some(current) = state.store.get::<WebhookEvent>(&id.key()).await? else {
+        return Err(ApiError::not_found());
+    };
+    if !can_access(state, subject, current.value.organization_id).await? {
+        return Err(ApiError::not_found());
+    }
+    let now = state.now();
+    let updated = state
+        .store
+        .update::<WebhookEvent, ApiError>(&id.key(), async |current| {
+            if current.archived {
+                return Err(ApiError::Conflict(
+                    "This event is archived: its payload is gone and it can't be redelivered."
+                        .into(),
+                ));
+            }
+            if state
+                .store
+                .get::<WebhookEndpoint>(&current.endpoint_id.key())
+                .await?
+                .is_none()
+            {
+                return Err(ApiError::not_found());
+            }
+            let mut e = current.clone();
+            e.state = WebhookEventState::Pending;
+            e.next_attempt_at = None;
+            e.modified_at = Some(now);
+            Ok(Some(e))
+        })
+        .await;
+    match updated {
+        Ok(Some(e)) => {
+            state.webhooks.wake(e.endpoint_id);
+            Ok(())
+        }
+        Ok(None) => Err(ApiError::not_found()),
+        Err(tollgate_storage::UpdateError::Storage(tollgate_storage::StorageError::Conflict {
+            ..
+        })) => Err(ApiError::Conflict(
+            "The event is being delivered right now; retry.".into(),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
