@@ -276,6 +276,31 @@ pub fn render<R, V>(
     }
 }
 
+/// A filter served by an index: the index and the filter's values as its tenants.
+pub type IndexFilter = (&'static str, Vec<Vec<u8>>);
+
+/// Of several filters served by an index each, the one with the fewest entries (read
+/// from the per-tenant counters, no scan); `None` if no filter is given.
+pub async fn narrowest_filter(
+    state: &AppState,
+    filters: &[IndexFilter],
+) -> Result<Option<IndexFilter>, ApiError> {
+    let mut best: Option<(u64, &'static str, Vec<Vec<u8>>)> = None;
+    for (index, tenants) in filters {
+        if tenants.is_empty() {
+            continue;
+        }
+        let mut count = 0u64;
+        for t in tenants {
+            count = count.saturating_add(state.store.count(index, t).await?);
+        }
+        if best.as_ref().is_none_or(|(c, _, _)| count < *c) {
+            best = Some((count, index, tenants.clone()));
+        }
+    }
+    Ok(best.map(|(_, index, tenants)| (index, tenants)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

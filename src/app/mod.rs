@@ -11,6 +11,7 @@
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
+//! - `orders`: lists and finds orders (written by purchases and renewals);
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `views`: every typed view the API, the webhooks and the pages render;
 //! - `webhook_endpoints`: a seller's endpoints, the delivery log, redelivery;
@@ -22,6 +23,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod license_keys;
 pub mod listing;
+pub mod orders;
 pub mod subscription;
 pub mod views;
 pub mod webhook_endpoints;

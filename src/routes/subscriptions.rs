@@ -15,6 +15,7 @@ use tollgate_actors::subscription::{
 use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::{ListResource, Pagination};
 use crate::app::access::organizations_for_list;
+use crate::app::listing::narrowest_filter;
 use crate::app::listing::{directed, filtered_page, nulls_last, sorted_page_of, KeyOrder};
 use crate::app::subscription::{self, subscription_for};
 use crate::app::views::subscription_view;
@@ -23,7 +24,6 @@ use crate::error::ApiResult;
 use crate::extract::auth::{SubscriptionsRead, SubscriptionsWrite};
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting, ValidJson};
-use crate::routes::orders::narrowest_filter;
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -1,0 +1,170 @@
+//! Orders: list and find (Polar's `order/endpoints.py` and `service.py`). Orders are
+//! written by checkout completion and subscription renewals, never here.
+
+use std::cmp::Ordering;
+
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::{
+    compare_times, directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
+};
+use crate::domain::ids::{CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
+use crate::domain::order::{
+    Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
+};
+use crate::error::ApiError;
+use crate::extract::{ListParams, Sorting, Subject};
+use crate::state::AppState;
+
+/// Polar's `ProductPriceType`, the `product_price_type` filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceType {
+    OneTime,
+    Recurring,
+}
+
+pub const PRICE_TYPES: &[(&str, PriceType)] = &[
+    ("one_time", PriceType::OneTime),
+    ("recurring", PriceType::Recurring),
+];
+
+/// One criterion of the order list, as its index orders it (e-mail addresses and names
+/// case-folded; no discount, or no subscription, last ascending).
+fn compare(field: OrderSort, descending: bool, a: &Order, b: &Order) -> Ordering {
+    let folded = |name: &Option<String>| name.as_ref().map(|n| n.to_lowercase());
+    let ordering = match field {
+        OrderSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        OrderSort::Amount => a.amount.cmp(&b.amount),
+        OrderSort::Customer => a
+            .customer_email
+            .to_lowercase()
+            .cmp(&b.customer_email.to_lowercase()),
+        OrderSort::Product => a
+            .product_name
+            .to_lowercase()
+            .cmp(&b.product_name.to_lowercase()),
+        OrderSort::Discount => nulls_last(folded(&a.discount_name), folded(&b.discount_name)),
+        OrderSort::Subscription => nulls_last(a.subscription_id, b.subscription_id),
+    };
+    directed(ordering, descending)
+}
+
+/// Which orders a list shows, and in what order.
+#[derive(Debug, Clone)]
+pub struct OrderFilter {
+    /// Of these organizations (all the subject reaches when empty).
+    pub organization_id: Vec<OrganizationId>,
+    pub product_id: Vec<ProductId>,
+    pub product_price_type: Vec<PriceType>,
+    pub discount_id: Vec<DiscountId>,
+    pub customer_id: Vec<CustomerId>,
+    pub sorting: Sorting<OrderSort>,
+}
+
+impl Default for OrderFilter {
+    fn default() -> Self {
+        Self {
+            organization_id: Vec::new(),
+            product_id: Vec::new(),
+            product_price_type: Vec::new(),
+            discount_id: Vec::new(),
+            customer_id: Vec::new(),
+            sorting: Sorting::by(OrderSort::CreatedAt, true),
+        }
+    }
+}
+
+/// One page of the orders `subject` reaches, and their total.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &OrderFilter,
+    params: ListParams,
+) -> Result<(Vec<Order>, u64), ApiError> {
+    let sorting = &filter.sorting;
+    let (products, price_types, discounts, customers) = (
+        &filter.product_id,
+        &filter.product_price_type,
+        &filter.discount_id,
+        &filter.customer_id,
+    );
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    // The first criterion is served by an index (equal values follow creation order), the
+    // others in memory.
+    let (field, descending) = sorting.primary();
+    let several = sorting.several(compare);
+    let price_type_ok = |o: &Order| {
+        price_types.is_empty()
+            || price_types.contains(&if o.recurring {
+                PriceType::Recurring
+            } else {
+                PriceType::OneTime
+            })
+    };
+    let keep = |o: &Order| {
+        orgs.contains(&o.organization_id)
+            && (products.is_empty() || products.contains(&o.product_id))
+            && (customers.is_empty() || customers.contains(&o.customer_id))
+            && (discounts.is_empty() || o.discount_id.is_some_and(|d| discounts.contains(&d)))
+            && price_type_ok(o)
+    };
+    let narrowest = narrowest_filter(
+        state,
+        &[
+            (
+                ORDER_OF_CUSTOMER,
+                customers.iter().map(|c| c.key()).collect(),
+            ),
+            (
+                ORDER_OF_DISCOUNT,
+                discounts.iter().map(|d| d.key()).collect(),
+            ),
+            (ORDER_OF_PRODUCT, products.iter().map(|p| p.key()).collect()),
+        ],
+    )
+    .await?;
+    let (items, total) = match narrowest {
+        Some((index, tenants)) => {
+            filtered_page::<Order>(
+                state,
+                index,
+                &tenants,
+                &keep,
+                KeyOrder {
+                    key: &|o: &Order| o.sort_key(field),
+                    backwards: descending,
+                    several: several.as_deref(),
+                },
+                params,
+            )
+            .await?
+        }
+        None => {
+            let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+            let filter: Option<&dyn Fn(&Order) -> bool> = if price_types.is_empty() {
+                None
+            } else {
+                Some(&price_type_ok)
+            };
+            sorted_page_of::<Order>(
+                state,
+                field.index(),
+                &tenants,
+                descending,
+                params,
+                filter,
+                several.as_deref(),
+            )
+            .await?
+        }
+    };
+    Ok((items, total))
+}
+
+/// An order the subject may see, else 404.
+pub async fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, ApiError> {
+    match state.store.get::<Order>(&id.key()).await? {
+        Some(o) if can_access(state, subject, o.value.organization_id).await? => Ok(o.value),
+        _ => Err(ApiError::not_found()),
+    }
+}
