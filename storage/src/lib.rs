@@ -17,7 +17,6 @@ mod store;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
-#[cfg(feature = "postgres")]
 pub use store::pg::PgEngine;
 pub use store::{
     Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,
@@ -26,7 +25,6 @@ pub use store::{
 
 #[cfg(test)]
 mod store_tests;
-#[cfg(feature = "postgres")]
 #[doc(hidden)]
 pub mod testing;
 

@@ -21,7 +21,6 @@ mod batch;
 mod feed;
 mod indexes;
 mod layout;
-#[cfg(feature = "postgres")]
 pub(crate) mod pg;
 mod reads;
 mod snapshot;
@@ -95,12 +94,12 @@ type Watcher = Box<dyn Fn(&[u8]) + Send + Sync>;
 /// The handle to the store. Cheap to clone; every clone shares one engine.
 ///
 /// Two engines behind one API (`design/scale-out.md` 4.2): the embedded one (sled, one
-/// node, the default) and PostgreSQL (several nodes on one database, feature `postgres`).
-/// Reads and commits are async; on the embedded engine their futures are ready at the
-/// first poll (the work is done synchronously inside it), so its path costs what it cost
-/// before. The embedded engine's commit is visible at once and durable after a group-commit
-/// flush ([`Store::durable`]); PostgreSQL's is durable when it returns, and the durability
-/// calls answer at once there.
+/// node, the default) and PostgreSQL (several nodes on one database). Reads and commits
+/// are async; on the embedded engine their futures are ready at the first poll (the work
+/// is done synchronously inside it), so its path costs what it cost before. The embedded
+/// engine's commit is visible at once and durable after a group-commit flush
+/// ([`Store::durable`]); PostgreSQL's is durable when it returns, and the durability calls
+/// answer at once there.
 #[derive(Clone)]
 pub struct Store {
     engine: Engine,
@@ -110,7 +109,6 @@ pub struct Store {
 #[derive(Clone)]
 enum Engine {
     Embedded(Embedded),
-    #[cfg(feature = "postgres")]
     Postgres(Arc<pg::PgEngine>),
 }
 

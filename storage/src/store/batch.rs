@@ -153,7 +153,6 @@ impl Batch {
     /// Whether committing this batch may add entries to the change feed.
     /// A batch of one [`Batch::put_keeping_keys`] conditional on a revision, as (record
     /// key, expected revision, sealed next revision): see `Op::alone`.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     pub(super) fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
         match self.ops.as_slice() {
             [op] => op.alone(),
@@ -162,7 +161,6 @@ impl Batch {
     }
 
     /// The collection of the record the batch's first operation writes.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     pub(super) fn first_collection(&self) -> &'static str {
         self.ops
             .first()
@@ -302,7 +300,6 @@ pub(super) trait Op: Send + Sync {
     /// For a [`Batch::put_keeping_keys`] conditional on a revision: (record key, the
     /// revision it expects, the sealed value of the next revision): a write that is one
     /// compare-and-set on the record, whatever the engine.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
         None
     }

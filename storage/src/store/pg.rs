@@ -1,5 +1,5 @@
-//! The PostgreSQL engine (feature `postgres`, `design/scale-out.md`): the store's layout
-//! in six tables of one schema, so several Tollgate nodes share one database.
+//! The PostgreSQL engine (`design/scale-out.md`): the store's layout in six tables of one
+//! schema, so several Tollgate nodes share one database.
 //!
 //! The tables hold exactly the keys and values the embedded engine holds in its trees
 //! (`records`, `idx`, `counters`, `uniques`, `meta`, `feed`); PostgreSQL compares `bytea`
