@@ -11,7 +11,7 @@ use super::pg::PgEngine;
 use super::reads::{Direction, Page, PageQuery};
 use super::{Backend, StoreConfig};
 use super::{Batch, Change, Committed, Common, Embedded, Engine, IndexReport, Snapshot, Store};
-use crate::flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
+use crate::flusher::{DurableFuture, StoreHealth};
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
 
@@ -19,47 +19,11 @@ use crate::StorageError;
 /// no commit of its own process woke it (another node's commits do not).
 const REMOTE_FEED_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// How long [`Store::open`] waits for the data directory's lock before it gives up.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
 impl Store {
     /// Opens (or creates) the embedded store in `config.data_dir`. For a configuration
     /// that may name PostgreSQL, use [`Store::connect`].
     pub fn open(config: &StoreConfig) -> Result<Self, StorageError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            StorageError::Io(format!("cannot create {}: {e}", config.data_dir.display()))
-        })?;
-        let sled_config = sled::Config::new()
-            .path(&config.data_dir)
-            .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
-            .mode(sled::Mode::HighThroughput);
-        // sled's background threads can hold the directory's file lock for a moment after
-        // a store of this process was dropped: wait for them a little, so that reopening
-        // in place works, and only then say the directory is someone else's.
-        let give_up = std::time::Instant::now() + LOCK_WAIT;
-        let db = loop {
-            match sled_config.open() {
-                // sled reports the lock as `ErrorKind::Other` with this text.
-                Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => {
-                    if std::time::Instant::now() >= give_up {
-                        return Err(StorageError::Io(format!(
-                            "{} is in use by another process (is another Tollgate running \
-                             on this data directory?): {e}",
-                            config.data_dir.display()
-                        )));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => break other?,
-            }
-        };
-        let embedded = Embedded::from_db(
-            db,
-            config.durability,
-            Some(config.data_dir.clone()),
-            config.flush_deadline,
-        )?;
-        Ok(Self::with(Engine::Embedded(embedded)))
+        Ok(Self::with(Engine::Embedded(Embedded::open(config)?)))
     }
 
     /// Opens the store `config.backend` names: the embedded one, or a PostgreSQL schema
@@ -83,10 +47,7 @@ impl Store {
 
     /// An embedded store in a temporary directory that is removed when the store is dropped.
     pub fn temporary() -> Result<Self, StorageError> {
-        let db = sled::Config::new().temporary(true).open()?;
-        let embedded =
-            Embedded::from_db(db, DurabilityMode::Process, None, DEFAULT_FLUSH_DEADLINE)?;
-        Ok(Self::with(Engine::Embedded(embedded)))
+        Ok(Self::with(Engine::Embedded(Embedded::temporary()?)))
     }
 
     fn with(engine: Engine) -> Self {
@@ -244,7 +205,7 @@ impl Store {
     /// committed concurrently share one flush. At once on PostgreSQL.
     pub fn durable(&self, seq: u64) -> DurableFuture {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.wait(seq),
+            Engine::Embedded(e) => e.flusher().wait(seq),
             Engine::Postgres(_) => DurableFuture::Ready(Some(Ok(()))),
         }
     }
@@ -254,7 +215,7 @@ impl Store {
     /// flush, so an answer can be sent without another thread hop. `f` must not block.
     pub fn on_durable(&self, seq: u64, f: impl FnOnce(Result<(), StorageError>) + Send + 'static) {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.on_durable(seq, Box::new(f)),
+            Engine::Embedded(e) => e.flusher().on_durable(seq, Box::new(f)),
             Engine::Postgres(_) => f(Ok(())),
         }
     }
@@ -269,7 +230,7 @@ impl Store {
     /// The sequence number of the last write committed so far (0 on PostgreSQL).
     pub fn last_committed(&self) -> u64 {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.last_committed(),
+            Engine::Embedded(e) => e.flusher().last_committed(),
             Engine::Postgres(_) => 0,
         }
     }
@@ -277,7 +238,7 @@ impl Store {
     /// Whether every write up to `seq` is durable now (no waiting).
     pub fn is_durable(&self, seq: u64) -> bool {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.is_durable(seq),
+            Engine::Embedded(e) => e.flusher().is_durable(seq),
             Engine::Postgres(_) => true,
         }
     }
@@ -287,7 +248,7 @@ impl Store {
     /// write to its caller instead.
     pub fn health(&self) -> StoreHealth {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.health(),
+            Engine::Embedded(e) => e.flusher().health(),
             Engine::Postgres(_) => StoreHealth::Healthy,
         }
     }
@@ -301,7 +262,7 @@ impl Store {
     /// PostgreSQL, which flushes its own WAL).
     pub fn flush_stats(&self) -> crate::FlushStats {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.stats(),
+            Engine::Embedded(e) => e.flusher().stats(),
             Engine::Postgres(_) => crate::FlushStats::default(),
         }
     }
@@ -309,17 +270,14 @@ impl Store {
     /// Flushes everything now and waits for it (used on shutdown).
     pub fn flush_blocking(&self) -> Result<(), StorageError> {
         match &self.engine {
-            Engine::Embedded(e) => {
-                e.inner.db.flush()?;
-                Ok(())
-            }
+            Engine::Embedded(e) => e.flush(),
             Engine::Postgres(_) => Ok(()),
         }
     }
 
     /// Whether an embedded store exists in this directory.
     pub fn exists(path: &Path) -> bool {
-        path.join("db").exists()
+        Embedded::exists(path)
     }
 
     // ---- Reads ----------------------------------------------------------------------
@@ -458,7 +416,7 @@ impl Store {
     /// Number of entries waiting in the change feed.
     pub async fn pending_changes(&self) -> Result<usize, StorageError> {
         match &self.engine {
-            Engine::Embedded(e) => Ok(e.inner.feed.len()),
+            Engine::Embedded(e) => Ok(e.feed_len()),
             Engine::Postgres(pg) => Box::pin(pg.feed_len()).await,
         }
     }
@@ -600,7 +558,7 @@ impl JobLock {
 pub struct IndexIter(Cursor);
 
 enum Cursor {
-    Embedded(super::reads::SledIndexIter),
+    Embedded(super::sled::SledIndexIter),
     Postgres {
         pg: Arc<PgEngine>,
         heads: Vec<RemoteHead>,
