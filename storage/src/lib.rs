@@ -18,7 +18,6 @@ mod update;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
-#[cfg(feature = "postgres")]
 pub use store::pg::PgEngine;
 pub use store::{
     Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,
@@ -28,7 +27,6 @@ pub use update::{UpdateError, UPDATE_ATTEMPTS};
 
 #[cfg(test)]
 mod store_tests;
-#[cfg(feature = "postgres")]
 #[doc(hidden)]
 pub mod testing;
 

@@ -1,9 +1,9 @@
 //! The store's own test suite. The tests of its contract are written once, as an async
 //! function of the [`Store`] under test, and run on both engines by [`both_engines!`]:
-//! `<test>::embedded` on a temporary embedded store, `<test>::postgres` (feature
-//! `postgres`) on a fresh schema of the test database ([`test_db`]). The tests of the
-//! embedded engine's own machinery (the group-commit flusher, durability across a reopen,
-//! failed flushes, snapshots, its on-disk bytes) run on it alone.
+//! `<test>::embedded` on a temporary embedded store, `<test>::postgres` on a fresh schema
+//! of the test database ([`test_db`]). The tests of the embedded engine's own machinery
+//! (the group-commit flusher, durability across a reopen, failed flushes, snapshots, its
+//! on-disk bytes) run on it alone.
 
 use serde::{Deserialize, Serialize};
 
@@ -127,7 +127,6 @@ macro_rules! both_engines {
                 super::$test(crate::Store::temporary().unwrap()).await;
             }
 
-            #[cfg(feature = "postgres")]
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 let Some((store, _schema)) = super::test_db::store(stringify!($test)).await else {
@@ -145,7 +144,6 @@ macro_rules! both_engines {
                 super::$test(store.clone(), super::Raw::Embedded(store)).await;
             }
 
-            #[cfg(feature = "postgres")]
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 let Some((store, schema)) = super::test_db::store(stringify!($test)).await else {
@@ -163,14 +161,12 @@ macro_rules! both_engines {
 /// variables `pg_virtualenv` sets (`.ci/run` starts one). Without a database a test says
 /// "skipped" on a developer machine and fails under `CI=true`. Each test works in a schema
 /// of its own, dropped at the end.
-#[cfg(feature = "postgres")]
 pub(crate) use crate::testing as test_db;
 
 /// Beneath a store's API, on either engine: its index entries and counters as stored
 /// (both engines hold the same keys and values), to damage them the same way on both.
 pub(crate) enum Raw {
     Embedded(Store),
-    #[cfg(feature = "postgres")]
     Postgres {
         client: tokio_postgres::Client,
         schema: String,
@@ -178,7 +174,6 @@ pub(crate) enum Raw {
 }
 
 impl Raw {
-    #[cfg(feature = "postgres")]
     async fn postgres(schema: &test_db::Dropper) -> Raw {
         Raw::Postgres {
             client: test_db::client(&schema.url).await,
@@ -190,7 +185,6 @@ impl Raw {
     async fn index_keys(&self) -> Vec<Vec<u8>> {
         match self {
             Raw::Embedded(store) => store.embedded().inner_index_keys(),
-            #[cfg(feature = "postgres")]
             Raw::Postgres { client, schema } => client
                 .query(&format!("SELECT k FROM {schema}.idx ORDER BY k"), &[])
                 .await
@@ -205,7 +199,6 @@ impl Raw {
     async fn remove_index(&self, key: &[u8]) {
         match self {
             Raw::Embedded(store) => store.embedded().inner_remove_index(key),
-            #[cfg(feature = "postgres")]
             Raw::Postgres { client, schema } => {
                 let removed = client
                     .execute(&format!("DELETE FROM {schema}.idx WHERE k = $1"), &[&key])
@@ -220,7 +213,6 @@ impl Raw {
     async fn insert_index(&self, key: Vec<u8>) {
         match self {
             Raw::Embedded(store) => store.embedded().inner_insert_index(key),
-            #[cfg(feature = "postgres")]
             Raw::Postgres { client, schema } => {
                 client
                     .execute(
@@ -237,7 +229,6 @@ impl Raw {
     async fn set_counter(&self, key: Vec<u8>, value: u64) {
         match self {
             Raw::Embedded(store) => store.embedded().inner_set_counter(key, value),
-            #[cfg(feature = "postgres")]
             Raw::Postgres { client, schema } => {
                 let value = i64::try_from(value).unwrap();
                 client

@@ -5,64 +5,25 @@
 //! carry their size on the embedded path too.
 
 use std::path::Path;
-#[cfg(feature = "postgres")]
 use std::sync::Arc;
 
-#[cfg(feature = "postgres")]
 use super::pg::PgEngine;
 use super::reads::{Direction, Page, PageQuery};
 use super::{Backend, StoreConfig};
 use super::{Batch, Change, Committed, Common, Embedded, Engine, IndexReport, Snapshot, Store};
-use crate::flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
+use crate::flusher::{DurableFuture, StoreHealth};
 use crate::record::{Record, Stored, UniqueKey};
 use crate::StorageError;
 
 /// How long a consumer of the change feed on PostgreSQL sleeps before looking again when
 /// no commit of its own process woke it (another node's commits do not).
-#[cfg(feature = "postgres")]
 const REMOTE_FEED_POLL: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// How long [`Store::open`] waits for the data directory's lock before it gives up.
-const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Store {
     /// Opens (or creates) the embedded store in `config.data_dir`. For a configuration
     /// that may name PostgreSQL, use [`Store::connect`].
     pub fn open(config: &StoreConfig) -> Result<Self, StorageError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            StorageError::Io(format!("cannot create {}: {e}", config.data_dir.display()))
-        })?;
-        let sled_config = sled::Config::new()
-            .path(&config.data_dir)
-            .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
-            .mode(sled::Mode::HighThroughput);
-        // sled's background threads can hold the directory's file lock for a moment after
-        // a store of this process was dropped: wait for them a little, so that reopening
-        // in place works, and only then say the directory is someone else's.
-        let give_up = std::time::Instant::now() + LOCK_WAIT;
-        let db = loop {
-            match sled_config.open() {
-                // sled reports the lock as `ErrorKind::Other` with this text.
-                Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => {
-                    if std::time::Instant::now() >= give_up {
-                        return Err(StorageError::Io(format!(
-                            "{} is in use by another process (is another Tollgate running \
-                             on this data directory?): {e}",
-                            config.data_dir.display()
-                        )));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => break other?,
-            }
-        };
-        let embedded = Embedded::from_db(
-            db,
-            config.durability,
-            Some(config.data_dir.clone()),
-            config.flush_deadline,
-        )?;
-        Ok(Self::with(Engine::Embedded(embedded)))
+        Ok(Self::with(Engine::Embedded(Embedded::open(config)?)))
     }
 
     /// Opens the store `config.backend` names: the embedded one, or a PostgreSQL schema
@@ -79,27 +40,14 @@ impl Store {
     }
 
     /// A store over one schema of a PostgreSQL database.
-    #[cfg(feature = "postgres")]
     pub async fn postgres(url: &str, schema: &str, pool_size: usize) -> Result<Self, StorageError> {
         let engine = PgEngine::connect(url, schema, pool_size).await?;
         Ok(Self::with(Engine::Postgres(Arc::new(engine))))
     }
 
-    /// Without the `postgres` feature there is no such engine.
-    #[cfg(not(feature = "postgres"))]
-    pub async fn postgres(url: &str, schema: &str, pool_size: usize) -> Result<Self, StorageError> {
-        let _ = (url, schema, pool_size);
-        Err(StorageError::Io(
-            "this build has no PostgreSQL engine (feature `postgres`)".into(),
-        ))
-    }
-
     /// An embedded store in a temporary directory that is removed when the store is dropped.
     pub fn temporary() -> Result<Self, StorageError> {
-        let db = sled::Config::new().temporary(true).open()?;
-        let embedded =
-            Embedded::from_db(db, DurabilityMode::Process, None, DEFAULT_FLUSH_DEADLINE)?;
-        Ok(Self::with(Engine::Embedded(embedded)))
+        Ok(Self::with(Engine::Embedded(Embedded::temporary()?)))
     }
 
     fn with(engine: Engine) -> Self {
@@ -116,7 +64,6 @@ impl Store {
     pub fn is_shared(&self) -> bool {
         match &self.engine {
             Engine::Embedded(_) => false,
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => true,
         }
     }
@@ -125,13 +72,11 @@ impl Store {
     pub fn engine_name(&self) -> &'static str {
         match &self.engine {
             Engine::Embedded(_) => "embedded",
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => "postgres",
         }
     }
 
     /// The PostgreSQL engine, if that is this store's.
-    #[cfg(feature = "postgres")]
     pub fn postgres_engine(&self) -> Option<&PgEngine> {
         match &self.engine {
             Engine::Postgres(pg) => Some(pg),
@@ -154,7 +99,6 @@ impl Store {
     pub async fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let committed = match &self.engine {
             Engine::Embedded(e) => e.commit(batch)?,
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Committed {
                 seq: 0,
                 revs: Box::pin(pg.commit(batch)).await?,
@@ -170,7 +114,6 @@ impl Store {
     pub fn commit_in_place(&self, batch: &Batch) -> Option<Result<Committed, StorageError>> {
         match &self.engine {
             Engine::Embedded(e) => Some(e.commit(batch).inspect(|_| self.committed(batch))),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => None,
         }
     }
@@ -199,11 +142,7 @@ impl Store {
         id: &[u8],
     ) -> Result<Option<(Option<Stored<R>>, Holding)>, StorageError> {
         match &self.engine {
-            Engine::Embedded(_) => {
-                let _ = id;
-                Ok(None)
-            }
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(_) => Ok(None),
             Engine::Postgres(pg) => {
                 let key = super::layout::record_key(R::COLLECTION, id);
                 let (value, held) = Box::pin(pg.hold(&key)).await?;
@@ -266,8 +205,7 @@ impl Store {
     /// committed concurrently share one flush. At once on PostgreSQL.
     pub fn durable(&self, seq: u64) -> DurableFuture {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.wait(seq),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().wait(seq),
             Engine::Postgres(_) => DurableFuture::Ready(Some(Ok(()))),
         }
     }
@@ -277,8 +215,7 @@ impl Store {
     /// flush, so an answer can be sent without another thread hop. `f` must not block.
     pub fn on_durable(&self, seq: u64, f: impl FnOnce(Result<(), StorageError>) + Send + 'static) {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.on_durable(seq, Box::new(f)),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().on_durable(seq, Box::new(f)),
             Engine::Postgres(_) => f(Ok(())),
         }
     }
@@ -293,8 +230,7 @@ impl Store {
     /// The sequence number of the last write committed so far (0 on PostgreSQL).
     pub fn last_committed(&self) -> u64 {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.last_committed(),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().last_committed(),
             Engine::Postgres(_) => 0,
         }
     }
@@ -302,8 +238,7 @@ impl Store {
     /// Whether every write up to `seq` is durable now (no waiting).
     pub fn is_durable(&self, seq: u64) -> bool {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.is_durable(seq),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().is_durable(seq),
             Engine::Postgres(_) => true,
         }
     }
@@ -313,8 +248,7 @@ impl Store {
     /// write to its caller instead.
     pub fn health(&self) -> StoreHealth {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.health(),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().health(),
             Engine::Postgres(_) => StoreHealth::Healthy,
         }
     }
@@ -328,8 +262,7 @@ impl Store {
     /// PostgreSQL, which flushes its own WAL).
     pub fn flush_stats(&self) -> crate::FlushStats {
         match &self.engine {
-            Engine::Embedded(e) => e.inner.flusher.stats(),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flusher().stats(),
             Engine::Postgres(_) => crate::FlushStats::default(),
         }
     }
@@ -337,18 +270,14 @@ impl Store {
     /// Flushes everything now and waits for it (used on shutdown).
     pub fn flush_blocking(&self) -> Result<(), StorageError> {
         match &self.engine {
-            Engine::Embedded(e) => {
-                e.inner.db.flush()?;
-                Ok(())
-            }
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => e.flush(),
             Engine::Postgres(_) => Ok(()),
         }
     }
 
     /// Whether an embedded store exists in this directory.
     pub fn exists(path: &Path) -> bool {
-        path.join("db").exists()
+        Embedded::exists(path)
     }
 
     // ---- Reads ----------------------------------------------------------------------
@@ -357,7 +286,6 @@ impl Store {
     pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.get(id),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.get(id)).await,
         }
     }
@@ -366,7 +294,6 @@ impl Store {
     pub async fn revision<R: Record>(&self, id: &[u8]) -> Result<Option<u64>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.revision::<R>(id),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.revision::<R>(id)).await,
         }
     }
@@ -378,7 +305,6 @@ impl Store {
     ) -> Result<Vec<Stored<R>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.get_many(ids),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.get_many(ids)).await,
         }
     }
@@ -388,7 +314,6 @@ impl Store {
     pub async fn scan<R: Record>(&self) -> Result<Vec<Stored<R>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.scan().collect(),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.scan()).await,
         }
     }
@@ -397,7 +322,6 @@ impl Store {
     pub async fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.lookup_unique(key),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.lookup_unique(key)).await,
         }
     }
@@ -406,7 +330,6 @@ impl Store {
     pub async fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.count(index, tenant),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.count(index, tenant)).await,
         }
     }
@@ -416,7 +339,6 @@ impl Store {
     pub async fn page(&self, q: &PageQuery<'_>) -> Result<Page, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.page(q),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.page(q)).await,
         }
     }
@@ -433,7 +355,6 @@ impl Store {
             Engine::Embedded(e) => Ok(IndexIter(Cursor::Embedded(
                 e.index_iter(index, tenants, direction)?,
             ))),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => {
                 let mut heads = Vec::with_capacity(tenants.len());
                 for tenant in tenants {
@@ -464,7 +385,6 @@ impl Store {
     ) -> Result<Vec<Vec<u8>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.index_range(index, tenant, from, to),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.index_range(index, tenant, from, to)).await,
         }
     }
@@ -472,7 +392,6 @@ impl Store {
     pub async fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.get_meta(key),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.get_meta(key)).await,
         }
     }
@@ -490,7 +409,6 @@ impl Store {
     ) -> Result<Vec<Change>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.changes(after, limit),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.changes(after, limit)).await,
         }
     }
@@ -498,8 +416,7 @@ impl Store {
     /// Number of entries waiting in the change feed.
     pub async fn pending_changes(&self) -> Result<usize, StorageError> {
         match &self.engine {
-            Engine::Embedded(e) => Ok(e.inner.feed.len()),
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(e) => Ok(e.feed_len()),
             Engine::Postgres(pg) => Box::pin(pg.feed_len()).await,
         }
     }
@@ -510,7 +427,6 @@ impl Store {
     pub async fn changes_written(&self) {
         match &self.engine {
             Engine::Embedded(_) => self.common.feed_signal.notified().await,
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => {
                 let _ = tokio::time::timeout(REMOTE_FEED_POLL, self.common.feed_signal.notified())
                     .await;
@@ -525,7 +441,6 @@ impl Store {
     pub async fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.verify_indexes::<R>(),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.verify_indexes::<R>()).await,
         }
     }
@@ -534,7 +449,6 @@ impl Store {
     pub async fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.rebuild_indexes::<R>(),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.rebuild_indexes::<R>()).await,
         }
     }
@@ -544,7 +458,6 @@ impl Store {
     pub fn snapshot(&self) -> Result<Snapshot, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.snapshot(),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => Err(StorageError::Io(
                 "snapshots are for the embedded store; back up PostgreSQL with pg_dump".into(),
             )),
@@ -556,7 +469,6 @@ impl Store {
     pub async fn restore(&self, snapshot: &Snapshot) -> Result<(), StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.restore(snapshot),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.import(snapshot)).await.map(drop),
         }
     }
@@ -565,7 +477,6 @@ impl Store {
     pub async fn is_empty(&self) -> Result<bool, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => Ok(e.is_empty()),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(pg) => Box::pin(pg.is_empty()).await,
         }
     }
@@ -576,7 +487,6 @@ impl Store {
     pub fn damage_index_for_tests(&self, index: &str) -> Result<bool, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.damage_index_for_tests(index),
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => Ok(false),
         }
     }
@@ -588,11 +498,7 @@ impl Store {
     /// never depends on it (every sweep is safe to run twice); it saves double work.
     pub async fn try_lock(&self, name: &str) -> Result<Option<JobLock>, StorageError> {
         match &self.engine {
-            Engine::Embedded(_) => {
-                let _ = name;
-                Ok(Some(JobLock { _held: None }))
-            }
-            #[cfg(feature = "postgres")]
+            Engine::Embedded(_) => Ok(Some(JobLock { _held: None })),
             Engine::Postgres(pg) => {
                 Ok(pg.try_lock(name).await?.map(|l| JobLock { _held: Some(l) }))
             }
@@ -603,7 +509,6 @@ impl Store {
     pub(crate) fn embedded(&self) -> &Embedded {
         match &self.engine {
             Engine::Embedded(e) => e,
-            #[cfg(feature = "postgres")]
             Engine::Postgres(_) => panic!("this test needs the embedded engine"),
         }
     }
@@ -612,34 +517,23 @@ impl Store {
 /// A record held locked by [`Store::hold`]: commit a batch in its transaction, or release
 /// it. Dropped, its transaction is rolled back.
 pub struct Holding {
-    #[cfg(feature = "postgres")]
     store: Store,
-    #[cfg(feature = "postgres")]
     held: super::pg::Held,
 }
 
 impl Holding {
     /// Applies `batch` in the holding transaction and commits it (durable when it returns).
     pub async fn commit(self, batch: &Batch) -> Result<Committed, StorageError> {
-        #[cfg(feature = "postgres")]
-        {
-            let Engine::Postgres(pg) = &self.store.engine else {
-                return Err(StorageError::Closed);
-            };
-            let revs = pg.commit_held(self.held, batch).await?;
-            self.store.committed(batch);
-            Ok(Committed { seq: 0, revs })
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            let _ = batch;
-            Err(StorageError::Closed)
-        }
+        let Engine::Postgres(pg) = &self.store.engine else {
+            return Err(StorageError::Closed);
+        };
+        let revs = pg.commit_held(self.held, batch).await?;
+        self.store.committed(batch);
+        Ok(Committed { seq: 0, revs })
     }
 
     /// Ends the transaction without writing.
     pub async fn release(self) {
-        #[cfg(feature = "postgres")]
         if let Engine::Postgres(pg) = &self.store.engine {
             pg.release(self.held).await;
         }
@@ -648,24 +542,14 @@ impl Holding {
 
 /// A lock taken with [`Store::try_lock`], held until dropped.
 pub struct JobLock {
-    #[cfg(feature = "postgres")]
     _held: Option<super::pg::JobLock>,
-    #[cfg(not(feature = "postgres"))]
-    _held: Option<()>,
 }
 
 impl JobLock {
     /// Whether the lock was lost with its database connection (never on the embedded
     /// store): the holder must stop relying on it and ask again.
     pub fn is_lost(&self) -> bool {
-        #[cfg(feature = "postgres")]
-        {
-            self._held.as_ref().is_some_and(super::pg::JobLock::is_lost)
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            false
-        }
+        self._held.as_ref().is_some_and(super::pg::JobLock::is_lost)
     }
 }
 
@@ -674,8 +558,7 @@ impl JobLock {
 pub struct IndexIter(Cursor);
 
 enum Cursor {
-    Embedded(super::reads::SledIndexIter),
-    #[cfg(feature = "postgres")]
+    Embedded(super::sled::SledIndexIter),
     Postgres {
         pg: Arc<PgEngine>,
         heads: Vec<RemoteHead>,
@@ -683,7 +566,6 @@ enum Cursor {
     },
 }
 
-#[cfg(feature = "postgres")]
 struct RemoteHead {
     prefix: Vec<u8>,
     /// (full key, id) read and not yet returned.
@@ -694,7 +576,6 @@ struct RemoteHead {
 }
 
 /// Entries read per tenant and round trip.
-#[cfg(feature = "postgres")]
 const CHUNK: i64 = 256;
 
 impl IndexIter {
@@ -703,7 +584,6 @@ impl IndexIter {
     pub async fn next(&mut self) -> Option<Result<Vec<u8>, StorageError>> {
         match &mut self.0 {
             Cursor::Embedded(iter) => iter.next(),
-            #[cfg(feature = "postgres")]
             Cursor::Postgres {
                 pg,
                 heads,

@@ -1,5 +1,5 @@
 //! Atomic writes: a [`Batch`] of record puts, deletes and meta writes, applied by
-//! [`Store::commit`] in one sled transaction that also moves the records' index entries,
+//! [`Store::commit`] in one transaction that also moves the records' index entries,
 //! counters and unique keys (or, when a write changes none of them, as a single
 //! compare-and-swap on its record).
 //!
@@ -7,16 +7,14 @@
 //! record to write or delete, the index entries and unique keys to remove and add, the
 //! counters they move, the feed entry. Plans say nothing of sled, so a second engine
 //! (`design/scale-out.md`) applies the same plans in its own transaction.
+//!
+//! Nothing here knows an engine: the embedded one applies plans in a sled transaction and
+//! a lone write as a compare-and-swap ([`Op::plan_swap`]) in `sled/write.rs`, PostgreSQL
+//! applies them in its own transaction in `pg/write.rs`.
 
 use std::collections::BTreeSet;
 
-use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
-use sled::Transactional;
-
-use super::layout::{
-    decode_counter, derived_keys, encode_index_entries, encode_uniques, record_key, EncodedIndex,
-};
-use super::Embedded;
+use super::layout::{derived_keys, encode_index_entries, encode_uniques, record_key, EncodedIndex};
 use crate::codec;
 use crate::record::{Expect, Record};
 use crate::StorageError;
@@ -29,23 +27,6 @@ pub struct Committed {
     /// The new revision of each record written, in the order of the batch's operations
     /// (0 for deletes and meta writes).
     pub revs: Vec<u64>,
-}
-
-type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
-
-fn abort<T>(e: StorageError) -> TxResult<T> {
-    Err(ConflictableTransactionError::Abort(e))
-}
-
-struct Tx<'a> {
-    records: &'a TransactionalTree,
-    index: &'a TransactionalTree,
-    counters: &'a TransactionalTree,
-    uniques: &'a TransactionalTree,
-    meta: &'a TransactionalTree,
-    feed: &'a TransactionalTree,
-    /// Added to sled's id generator: past the entries a restore copied.
-    feed_base: u64,
 }
 
 /// The operations of one atomic write. Build it, then [`Store::commit`] it.
@@ -153,7 +134,6 @@ impl Batch {
     /// Whether committing this batch may add entries to the change feed.
     /// A batch of one [`Batch::put_keeping_keys`] conditional on a revision, as (record
     /// key, expected revision, sealed next revision): see `Op::alone`.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     pub(super) fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
         match self.ops.as_slice() {
             [op] => op.alone(),
@@ -162,7 +142,6 @@ impl Batch {
     }
 
     /// The collection of the record the batch's first operation writes.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     pub(super) fn first_collection(&self) -> &'static str {
         self.ops
             .first()
@@ -271,10 +250,17 @@ pub(super) trait Op: Send + Sync {
     /// What the operation writes, given the stored value of [`Op::reads`].
     fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError>;
 
-    /// Applies the operation without a transaction when it touches nothing but its own
-    /// record (no index entry, unique key or counter changes): one compare-and-swap.
-    /// `None`: it needs a transaction.
-    fn apply_alone(&self, _records: &sled::Tree) -> Result<Option<u64>, StorageError> {
+    /// The key of the record this operation may write without a transaction, as one
+    /// compare-and-swap (see [`Op::plan_swap`]); `None`: it always needs a transaction.
+    fn swap_key(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Given the stored value of [`Op::swap_key`]: the new revision and sealed value when
+    /// the write touches nothing but its own record (no index entry, unique key or counter
+    /// changes, no feed entry), so an engine can write it as one compare-and-swap; `None`:
+    /// it needs a transaction. Checks the operation's condition first.
+    fn plan_swap(&self, _old: &[u8]) -> Result<Option<(u64, Vec<u8>)>, StorageError> {
         Ok(None)
     }
 
@@ -302,7 +288,6 @@ pub(super) trait Op: Send + Sync {
     /// For a [`Batch::put_keeping_keys`] conditional on a revision: (record key, the
     /// revision it expects, the sealed value of the next revision): a write that is one
     /// compare-and-set on the record, whatever the engine.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // used by the PostgreSQL engine
     fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
         None
     }
@@ -355,11 +340,12 @@ impl<R: Record> Op for PutOp<R> {
         Some((R::COLLECTION, &self.id))
     }
 
-    fn apply_alone(&self, records: &sled::Tree) -> Result<Option<u64>, StorageError> {
-        let Some(old) = records.get(&self.key)? else {
-            return Ok(None);
-        };
-        let (rev, version, payload) = codec::open(&old)?;
+    fn swap_key(&self) -> Option<&[u8]> {
+        Some(&self.key)
+    }
+
+    fn plan_swap(&self, old: &[u8]) -> Result<Option<(u64, Vec<u8>)>, StorageError> {
+        let (rev, version, payload) = codec::open(old)?;
         // The condition first: a record another writer changed may differ in anything
         // (its keys too), and is a conflict whatever the rest says.
         self.expect.check(R::COLLECTION, Some(rev))?;
@@ -381,12 +367,10 @@ impl<R: Record> Op for PutOp<R> {
                 return Ok(None);
             }
         }
-        let new = codec::seal(rev + 1, R::VERSION, &self.payload);
-        match records.compare_and_swap(&self.key, Some(old), Some(new))? {
-            Ok(()) => Ok(Some(rev + 1)),
-            // Changed under us: let the transaction decide (it reports the conflict).
-            Err(_) => Ok(None),
-        }
+        Ok(Some((
+            rev + 1,
+            codec::seal(rev + 1, R::VERSION, &self.payload),
+        )))
     }
 
     fn reads(&self) -> Option<&[u8]> {
@@ -580,59 +564,6 @@ impl Op for ConsumeOp {
     }
 }
 
-/// Applies one operation's plan in a sled transaction: reads its record, plans, writes.
-fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
-    let old = match op.reads() {
-        Some(key) => tx.records.get(key)?,
-        None => None,
-    };
-    let plan = match op.plan(old.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return abort(e),
-    };
-    if let Some(entry) = &plan.feed {
-        // Numbered inside the transaction: a retried transaction draws a new number, so
-        // entries of one record are numbered in the order their writes committed.
-        let seq = tx.feed.generate_id()?.saturating_add(tx.feed_base);
-        tx.feed.insert(&seq.to_be_bytes(), entry.as_slice())?;
-    }
-    for seq in &plan.consume {
-        tx.feed.remove(&seq.to_be_bytes())?;
-    }
-    if let Some((key, value)) = &plan.meta {
-        tx.meta.insert(key.as_slice(), value.as_slice())?;
-    }
-    match &plan.record {
-        Some((key, Some(value))) => {
-            tx.records.insert(key.as_slice(), value.as_slice())?;
-        }
-        Some((key, None)) => {
-            tx.records.remove(key.as_slice())?;
-        }
-        None => {}
-    }
-    for (key, counter) in &plan.index_remove {
-        tx.index.remove(key.as_slice())?;
-        add_to_counter(tx, counter, -1)?;
-    }
-    for (key, counter) in &plan.index_add {
-        tx.index.insert(key.as_slice(), plan.id.as_slice())?;
-        add_to_counter(tx, counter, 1)?;
-    }
-    for key in &plan.unique_remove {
-        tx.uniques.remove(key.as_slice())?;
-    }
-    for (key, constraint) in &plan.unique_add {
-        if let Some(holder) = tx.uniques.get(key.as_slice())? {
-            if holder.as_ref() != plan.id.as_slice() {
-                return abort(StorageError::Unique { constraint });
-            }
-        }
-        tx.uniques.insert(key.as_slice(), plan.id.as_slice())?;
-    }
-    Ok(plan.rev)
-}
-
 struct MetaOp {
     key: Vec<u8>,
     value: Vec<u8>,
@@ -644,82 +575,5 @@ impl Op for MetaOp {
             meta: Some((self.key.clone(), self.value.clone())),
             ..Plan::default()
         })
-    }
-}
-
-fn add_to_counter(tx: &Tx<'_>, key: &[u8], delta: i64) -> TxResult<()> {
-    let current = match tx.counters.get(key)? {
-        Some(v) => match decode_counter(&v) {
-            Ok(c) => c,
-            Err(e) => return abort(e),
-        },
-        None => 0,
-    };
-    let next = current.saturating_add_signed(delta);
-    if next == 0 {
-        tx.counters.remove(key)?;
-    } else {
-        tx.counters.insert(key, &next.to_be_bytes())?;
-    }
-    Ok(())
-}
-
-impl Embedded {
-    /// See [`Store::commit`]: sled's synchronous commit, visible at once, durable after
-    /// the flush that covers its sequence number.
-    pub(crate) fn commit(&self, batch: &Batch) -> Result<Committed, StorageError> {
-        let i = &self.inner;
-        i.flusher.check_writable()?;
-        let _shared = i.gate.read().unwrap_or_else(|p| p.into_inner());
-        self.commit_inner(batch).inspect_err(|e| {
-            if let StorageError::Io(cause) = e {
-                i.flusher.fail(cause);
-            }
-        })
-    }
-
-    fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
-        let i = &self.inner;
-        if let [op] = batch.ops.as_slice() {
-            if let Some(rev) = op.apply_alone(&i.records)? {
-                return Ok(Committed {
-                    seq: i.flusher.committed(),
-                    revs: vec![rev],
-                });
-            }
-        }
-        let trees = (
-            &i.records,
-            &i.index,
-            &i.counters,
-            &i.uniques,
-            &i.meta,
-            &i.feed,
-        );
-        let feed_base = i.feed_base.load(std::sync::atomic::Ordering::Acquire);
-        let result = trees.transaction(|(records, index, counters, uniques, meta, feed)| {
-            let tx = Tx {
-                records,
-                index,
-                counters,
-                uniques,
-                meta,
-                feed,
-                feed_base,
-            };
-            batch
-                .ops
-                .iter()
-                .map(|op| apply(&tx, op.as_ref()))
-                .collect::<TxResult<Vec<u64>>>()
-        });
-        match result {
-            Ok(revs) => Ok(Committed {
-                seq: i.flusher.committed(),
-                revs,
-            }),
-            Err(TransactionError::Abort(e)) => Err(e),
-            Err(TransactionError::Storage(e)) => Err(e.into()),
-        }
     }
 }

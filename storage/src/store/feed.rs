@@ -7,10 +7,12 @@
 //! [`super::Batch::consume_changes`] in the transaction that records its own results, so
 //! an acknowledged write always yields its entry, even across `kill -9`, and a failed one
 //! yields none.
+//!
+//! Here: its entries, as both engines store them ([`Change`]); each engine reads its own
+//! feed (`sled/feed.rs`, `pg/read.rs`).
 
 use serde::{Deserialize, Serialize};
 
-use super::Embedded;
 use crate::record::Record;
 use crate::{codec, StorageError};
 
@@ -88,35 +90,5 @@ impl Change {
     fn open<R: Record>(sealed: &[u8]) -> Result<R, StorageError> {
         let (_, version, payload) = codec::open(sealed)?;
         R::decode(version, payload)
-    }
-}
-
-impl Embedded {
-    /// Up to `limit` entries of the change feed with a sequence number above `after`
-    /// (from the start with `None`), in order. An entry read here may not be durable yet:
-    /// await [`Store::read_barrier`] before acting on it.
-    pub(crate) fn changes(
-        &self,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Change>, StorageError> {
-        let start = match after {
-            Some(seq) => match seq.checked_add(1) {
-                Some(next) => next.to_be_bytes().to_vec(),
-                None => return Ok(Vec::new()),
-            },
-            None => Vec::new(),
-        };
-        let mut out = Vec::new();
-        for item in self.inner.feed.range(start..).take(limit) {
-            let (k, v) = item?;
-            let seq = u64::from_be_bytes(
-                k.as_ref()
-                    .try_into()
-                    .map_err(|_| StorageError::Corrupt("feed key is not 8 bytes".into()))?,
-            );
-            out.push(change_from(seq, &v)?);
-        }
-        Ok(out)
     }
 }

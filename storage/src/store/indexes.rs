@@ -1,11 +1,14 @@
 //! Checking and repairing the derived keys of a record type: [`Store::verify_indexes`]
 //! compares the stored index entries, counters and unique keys with the ones the records
 //! derive, and [`Store::rebuild_indexes`] rewrites them (`tollgate check`).
+//!
+//! Here: what both engines share, the keys records derive and their comparison with the
+//! stored ones ([`IndexReport`]); each engine reads and rewrites its own (`sled/indexes.rs`,
+//! `pg/admin.rs`).
 
 use std::collections::BTreeMap;
 
-use super::layout::{decode_counter, derived_keys};
-use super::Embedded;
+use super::layout::derived_keys;
 use crate::record::Record;
 use crate::StorageError;
 
@@ -98,68 +101,4 @@ pub(super) fn compare(
         }
     }
     report
-}
-
-impl Embedded {
-    /// Compares the stored index entries, counters and unique keys of `R` with the ones its
-    /// records derive.
-    pub fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
-        let expected = expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
-        let actual_index = self.keys_under(&self.inner.index, R::INDEXES)?;
-        let actual_uniques = self.keys_under(&self.inner.uniques, R::UNIQUES)?;
-        let actual_counters = self
-            .keys_under(&self.inner.counters, R::INDEXES)?
-            .into_iter()
-            .map(|(k, v)| Ok((k, decode_counter(&v)?)))
-            .collect::<Result<BTreeMap<_, _>, StorageError>>()?;
-        Ok(compare(
-            &expected,
-            &actual_index,
-            &actual_uniques,
-            &actual_counters,
-        ))
-    }
-
-    /// Drops and rewrites every index entry, counter and unique key of `R` from its records.
-    pub fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
-        let (index, counters, uniques) =
-            expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
-        for (tree, names) in [
-            (&self.inner.index, R::INDEXES),
-            (&self.inner.counters, R::INDEXES),
-            (&self.inner.uniques, R::UNIQUES),
-        ] {
-            for k in self.keys_under(tree, names)?.keys() {
-                tree.remove(k)?;
-            }
-        }
-        for (k, v) in index {
-            self.inner.index.insert(k, v)?;
-        }
-        for (k, v) in counters {
-            self.inner.counters.insert(k, &v.to_be_bytes())?;
-        }
-        for (k, v) in uniques {
-            self.inner.uniques.insert(k, v)?;
-        }
-        self.inner.db.flush()?;
-        Ok(())
-    }
-
-    fn keys_under(
-        &self,
-        tree: &sled::Tree,
-        names: &[&str],
-    ) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, StorageError> {
-        let mut out = BTreeMap::new();
-        for name in names {
-            let mut prefix = name.as_bytes().to_vec();
-            prefix.push(0);
-            for item in tree.scan_prefix(prefix) {
-                let (k, v) = item?;
-                out.insert(k.to_vec(), v.to_vec());
-            }
-        }
-        Ok(out)
-    }
 }

@@ -620,7 +620,7 @@ async fn a_hold_dropped_half_way_leaves_no_transaction_or_lock_behind() {
         .unwrap();
     let it = item(1, 0, "held", 0);
     put(&b, &it, Expect::Absent).await.unwrap();
-    let key = super::record_key(Item::COLLECTION, &1u64.to_be_bytes());
+    let key = crate::store::layout::record_key(Item::COLLECTION, &1u64.to_be_bytes());
     let (_, held_by_b) = b.hold(&key).await.unwrap();
     // a waits for b's lock and gives up: its hold is dropped after BEGIN was sent.
     let waited = tokio::time::timeout(Duration::from_millis(300), a.hold(&key)).await;

@@ -1,0 +1,348 @@
+//! Reads on PostgreSQL, giving what the embedded engine gives: records, revisions, unique
+//! holders, counts, index ranges and keyset chunks, pages merged over tenants, scans, the
+//! change feed and meta values.
+
+use std::collections::BTreeMap;
+
+use deadpool_postgres::GenericClient;
+
+use super::{prefix_end, sql_error, PgEngine};
+use crate::codec;
+use crate::record::{Record, Stored, UniqueKey};
+use crate::store::feed::{change_from, Change};
+use crate::store::layout::{encode_uniques, record_key, tenant_prefix};
+use crate::store::reads::{Direction, Page, PageQuery};
+use crate::StorageError;
+
+impl PgEngine {
+    /// A record and its revision.
+    pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.records WHERE k = $1", self.schema),
+                &[&record_key(R::COLLECTION, id)],
+            )
+            .await
+            .map_err(sql_error)?;
+        match row {
+            Some(row) => {
+                let bytes: Vec<u8> = row.get(0);
+                Ok(Some(crate::codec::open_stored(&bytes)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The stored revision of a record, without decoding it.
+    pub async fn revision<R: Record>(&self, id: &[u8]) -> Result<Option<u64>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.records WHERE k = $1", self.schema),
+                &[&record_key(R::COLLECTION, id)],
+            )
+            .await
+            .map_err(sql_error)?;
+        match row {
+            Some(row) => Ok(Some(codec::open(row.get::<_, &[u8]>(0))?.0)),
+            None => Ok(None),
+        }
+    }
+
+    /// Records of the given ids, in order, skipping ids that no longer exist.
+    pub async fn get_many<R: Record>(
+        &self,
+        ids: &[Vec<u8>],
+    ) -> Result<Vec<Stored<R>>, StorageError> {
+        let keys: Vec<Vec<u8>> = ids.iter().map(|id| record_key(R::COLLECTION, id)).collect();
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!("SELECT k, v FROM {}.records WHERE k = ANY($1)", self.schema),
+                &[&keys],
+            )
+            .await
+            .map_err(sql_error)?;
+        let found: BTreeMap<Vec<u8>, Vec<u8>> =
+            rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for key in &keys {
+            if let Some(bytes) = found.get(key) {
+                out.push(crate::codec::open_stored(bytes)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every record of a type, in primary-key order (recovery, index checks, copies).
+    pub async fn scan<R: Record>(&self) -> Result<Vec<Stored<R>>, StorageError> {
+        let mut conn = self.conn().await?;
+        let records = {
+            let tx = self.unlimited(&mut conn).await?;
+            let records = self.scan_on::<R, _>(&tx).await?;
+            tx.commit().await.map_err(sql_error)?;
+            records
+        };
+        conn.release();
+        Ok(records)
+    }
+
+    pub(super) async fn scan_on<R: Record, C: GenericClient + Sync>(
+        &self,
+        client: &C,
+    ) -> Result<Vec<Stored<R>>, StorageError> {
+        let prefix = record_key(R::COLLECTION, &[]);
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT v FROM {}.records WHERE k >= $1 AND k < $2 ORDER BY k",
+                    self.schema
+                ),
+                &[&prefix, &prefix_end(&prefix)],
+            )
+            .await
+            .map_err(sql_error)?;
+        rows.iter()
+            .map(|row| crate::codec::open_stored(row.get::<_, &[u8]>(0)))
+            .collect()
+    }
+
+    /// One page of an index merged over the given tenants in sort order, as
+    /// `Store::page` gives it: the entries of each tenant ordered by what follows the
+    /// tenant's prefix (sort key, then id), in one query.
+    pub async fn page(&self, q: &PageQuery<'_>) -> Result<Page, StorageError> {
+        let mut total = 0u64;
+        for tenant in q.tenants {
+            total += self.count(q.index, tenant).await?;
+        }
+        if q.tenants.is_empty() || q.limit == 0 {
+            return Ok(Page {
+                ids: Vec::new(),
+                total,
+            });
+        }
+        let order = match q.direction {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        };
+        let offset = i64::try_from(q.offset).unwrap_or(i64::MAX);
+        let limit = i64::try_from(q.limit).unwrap_or(i64::MAX);
+        // No tenant gives more than the page's end: each branch reads that many entries
+        // of its tenant along the primary key (one tenant's keys share their prefix, so
+        // key order is suffix order), and only those are merged: the cost follows the
+        // page, not the size of the index. Equal suffixes keep the tenants' order, as the
+        // embedded engine's merge does.
+        let reach = offset.saturating_add(limit);
+        let mut params: Vec<Vec<u8>> = Vec::new();
+        let mut branches = Vec::new();
+        for (branch, tenant) in q.tenants.iter().enumerate() {
+            let prefix = tenant_prefix(q.index, tenant)?;
+            let skip = prefix.len() + 1;
+            branches.push(format!(
+                "(SELECT id, substring(k from {skip}) AS suffix, {branch} AS branch
+                  FROM {}.idx WHERE k >= ${} AND k < ${} ORDER BY k {order} LIMIT {reach})",
+                self.schema,
+                params.len() + 1,
+                params.len() + 2
+            ));
+            let end = prefix_end(&prefix);
+            params.push(prefix);
+            params.push(end);
+        }
+        let sql = format!(
+            "SELECT id FROM ({}) AS merged ORDER BY suffix {order}, branch ASC
+             OFFSET {offset} LIMIT {limit}",
+            branches.join(" UNION ALL ")
+        );
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = self
+            .client()
+            .await?
+            .query(&sql, &refs)
+            .await
+            .map_err(sql_error)?;
+        Ok(Page {
+            ids: rows.into_iter().map(|r| r.get(0)).collect(),
+            total,
+        })
+    }
+
+    /// Up to `limit` entries of the change feed above `after`, in order, as
+    /// `Store::changes` gives them.
+    pub async fn changes(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Change>, StorageError> {
+        // From the start: numbers begin at 0 in a copy of the embedded store.
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT seq, v FROM {}.feed WHERE seq > $1 ORDER BY seq LIMIT $2",
+                    self.schema
+                ),
+                &[&after, &limit],
+            )
+            .await
+            .map_err(sql_error)?;
+        rows.iter()
+            .map(|r| {
+                let seq = u64::try_from(r.get::<_, i64>(0)).unwrap_or(0);
+                change_from(seq, r.get::<_, &[u8]>(1))
+            })
+            .collect()
+    }
+
+    /// The id holding a unique key, if any.
+    pub async fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
+        let k = encode_uniques(std::slice::from_ref(key))?;
+        let Some(k) = k.first() else {
+            return Ok(None);
+        };
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT id FROM {}.uniques WHERE k = $1", self.schema),
+                &[k],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Number of entries of an index for one tenant, from its counter.
+    pub async fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT n FROM {}.counters WHERE k = $1", self.schema),
+                &[&tenant_prefix(index, tenant)?],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
+    /// The ids of one tenant's index entries whose sort key is in `from..to` (`to`: `None`,
+    /// to the end), in ascending order, as `Store::index_range` gives them.
+    pub async fn index_range(
+        &self,
+        index: &'static str,
+        tenant: &[u8],
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> Result<Vec<Vec<u8>>, StorageError> {
+        let prefix = tenant_prefix(index, tenant)?;
+        let mut start = prefix.clone();
+        start.extend_from_slice(from);
+        let end = match to {
+            Some(to) => {
+                let mut e = prefix.clone();
+                e.extend_from_slice(to);
+                e
+            }
+            None => prefix_end(&prefix),
+        };
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT id FROM {}.idx WHERE k >= $1 AND k < $2 ORDER BY k",
+                    self.schema
+                ),
+                &[&start, &end],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Up to `limit` index entries under `prefix` after (in `direction`) the full key
+    /// `after`: (full key, id) pairs, for [`crate::IndexIter`]'s keyset reads.
+    pub(crate) async fn index_chunk(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        direction: Direction,
+        limit: i64,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+        // Keyset bounds: ascending, from just after `after`; descending, below it.
+        let (lo, lo_op, hi) = match (direction, after) {
+            (Direction::Asc, None) => (prefix.to_vec(), ">=", prefix_end(prefix)),
+            (Direction::Asc, Some(after)) => (after.to_vec(), ">", prefix_end(prefix)),
+            (Direction::Desc, None) => (prefix.to_vec(), ">=", prefix_end(prefix)),
+            (Direction::Desc, Some(after)) => (prefix.to_vec(), ">=", after.to_vec()),
+        };
+        let order = match direction {
+            Direction::Asc => "ASC",
+            Direction::Desc => "DESC",
+        };
+        let sql = format!(
+            "SELECT k, id FROM {}.idx WHERE k {lo_op} $1 AND k < $2 ORDER BY k {order} LIMIT $3",
+            self.schema
+        );
+        let rows = self
+            .client()
+            .await?
+            .query(&sql, &[&lo, &hi, &limit])
+            .await
+            .map_err(sql_error)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Number of entries in the change feed.
+    pub(crate) async fn feed_len(&self) -> Result<usize, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_one(&format!("SELECT count(*) FROM {}.feed", self.schema), &[])
+            .await
+            .map_err(sql_error)?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+
+    /// A meta value.
+    pub async fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                &format!("SELECT v FROM {}.meta WHERE k = $1", self.schema),
+                &[&key.as_bytes()],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// The sequence numbers of the change feed's entries, oldest first.
+    pub async fn feed_seqs(&self, limit: i64) -> Result<Vec<u64>, StorageError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!("SELECT seq FROM {}.feed ORDER BY seq LIMIT $1", self.schema),
+                &[&limit],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0))
+            .collect())
+    }
+}
