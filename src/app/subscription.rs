@@ -1,26 +1,34 @@
-//! Subscriptions as a billing system runs them: changes a seller asks for (cancel at the
-//! period end, uncancel, revoke now), and [`sweep_subscriptions`], the job that renews
-//! (charging through the payment processor), ends and revokes what is due.
+//! Subscriptions as a billing system runs them: the list a seller reads, the changes a
+//! seller asks for (cancel at the period end, uncancel, revoke now), and
+//! [`sweep_subscriptions`], the job that renews (charging through the payment processor),
+//! ends and revokes what is due.
 
+use std::cmp::Ordering;
+
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use tollgate_actors::license_key::RevokeLicenseKey;
 use tollgate_actors::subscription::{
     Change, ClearRevocations, GetSubscription, PaymentOutcome, PlanRenewal, Renew, RenewalCharge,
-    RenewalPlan, RenewalTerms, Subscription, SubscriptionError, UpdateSubscription,
-    SUBSCRIPTION_DUE, SUBSCRIPTION_REVOKING,
+    RenewalPlan, RenewalTerms, Subscription, SubscriptionError, SubscriptionSort,
+    UpdateSubscription, SUBSCRIPTION_DUE, SUBSCRIPTION_OF_CUSTOMER, SUBSCRIPTION_OF_DISCOUNT,
+    SUBSCRIPTION_OF_PRODUCT, SUBSCRIPTION_REVOKING,
 };
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 
 use crate::api::subscription::SubscriptionUpdate;
-use crate::app::access::can_access;
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::{
+    directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
+};
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::domain::ids::SubscriptionId;
+use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::product::Product;
 use crate::error::{ApiError, FieldError};
-use crate::extract::Subject;
+use crate::extract::{ListParams, Sorting, Subject};
 use crate::loc;
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
@@ -52,6 +60,162 @@ pub async fn subscription_for(
         Some(s) if can_access(state, subject, s.value.organization_id).await? => Ok(s.value),
         _ => Err(ApiError::not_found()),
     }
+}
+
+/// Which subscriptions a list shows (started ones only), and in what order.
+#[derive(Debug, Clone)]
+pub struct SubscriptionFilter {
+    /// Of these organizations (all the subject reaches when empty).
+    pub organization_id: Vec<OrganizationId>,
+    pub product_id: Vec<ProductId>,
+    pub customer_id: Vec<CustomerId>,
+    pub discount_id: Vec<DiscountId>,
+    /// `true`: trialing or active; `false`: past due, canceled or unpaid.
+    pub active: Option<bool>,
+    pub sorting: Sorting<SubscriptionSort>,
+}
+
+impl Default for SubscriptionFilter {
+    fn default() -> Self {
+        Self {
+            organization_id: Vec::new(),
+            product_id: Vec::new(),
+            customer_id: Vec::new(),
+            discount_id: Vec::new(),
+            active: None,
+            sorting: Sorting::by(SubscriptionSort::StartedAt, true),
+        }
+    }
+}
+
+/// One criterion of the subscription list, as its indexes order it: Polar's status rank,
+/// names and e-mail addresses case-folded, the monthly amount with no amount last both
+/// ways, no period end or no discount last ascending.
+fn compare(
+    field: SubscriptionSort,
+    descending: bool,
+    a: &Subscription,
+    b: &Subscription,
+) -> Ordering {
+    let folded = |name: &Option<String>| name.as_ref().map(|n| n.to_lowercase());
+    let micros = |t: Option<DateTime<Utc>>| t.map(|t| t.timestamp_micros());
+    let ordering = match field {
+        SubscriptionSort::Customer => a
+            .customer_email
+            .to_lowercase()
+            .cmp(&b.customer_email.to_lowercase()),
+        SubscriptionSort::Status => a.status_rank().cmp(&b.status_rank()),
+        SubscriptionSort::StartedAt => micros(a.started_at).cmp(&micros(b.started_at)),
+        SubscriptionSort::CurrentPeriodEnd => {
+            nulls_last(micros(a.current_period_end), micros(b.current_period_end))
+        }
+        SubscriptionSort::Amount if descending => {
+            return nulls_last(
+                a.monthly_amount().map(std::cmp::Reverse),
+                b.monthly_amount().map(std::cmp::Reverse),
+            )
+        }
+        SubscriptionSort::Amount => nulls_last(a.monthly_amount(), b.monthly_amount()),
+        SubscriptionSort::Product => a
+            .product_name
+            .to_lowercase()
+            .cmp(&b.product_name.to_lowercase()),
+        SubscriptionSort::Discount => {
+            nulls_last(folded(&a.discount_name), folded(&b.discount_name))
+        }
+    };
+    directed(ordering, descending)
+}
+
+/// One page of the started subscriptions `subject` reaches, and their total.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &SubscriptionFilter,
+    params: ListParams,
+) -> Result<(Vec<Subscription>, u64), ApiError> {
+    let sorting = &filter.sorting;
+    let (products, customers, discounts, active) = (
+        &filter.product_id,
+        &filter.customer_id,
+        &filter.discount_id,
+        filter.active,
+    );
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    // The first criterion is served by an index (equal values follow `started_at`), the
+    // others in memory.
+    let (field, descending) = sorting.primary();
+    let (index, backwards) = field.index(descending);
+    let several = sorting.several(compare);
+    // `active=true`: trialing or active; `false`: past due, canceled or unpaid.
+    let active_ok = |s: &Subscription| match active {
+        None => true,
+        Some(true) => s.status.is_active(),
+        Some(false) => s.status.is_revoked(),
+    };
+    let keep = |s: &Subscription| {
+        s.started_at.is_some()
+            && orgs.contains(&s.organization_id)
+            && (products.is_empty() || products.contains(&s.product_id))
+            && (customers.is_empty() || customers.contains(&s.customer_id))
+            && (discounts.is_empty() || s.discount_id.is_some_and(|d| discounts.contains(&d)))
+            && active_ok(s)
+    };
+    let narrowest = narrowest_filter(
+        state,
+        &[
+            (
+                SUBSCRIPTION_OF_CUSTOMER,
+                customers.iter().map(|c| c.key()).collect(),
+            ),
+            (
+                SUBSCRIPTION_OF_DISCOUNT,
+                discounts.iter().map(|d| d.key()).collect(),
+            ),
+            (
+                SUBSCRIPTION_OF_PRODUCT,
+                products.iter().map(|p| p.key()).collect(),
+            ),
+        ],
+    )
+    .await?;
+    let (items, total) = match narrowest {
+        Some((filter_index, tenants)) => {
+            filtered_page::<Subscription>(
+                state,
+                filter_index,
+                &tenants,
+                &keep,
+                KeyOrder {
+                    key: &|s: &Subscription| s.sort_key(field, descending),
+                    backwards,
+                    several: several.as_deref(),
+                },
+                params,
+            )
+            .await?
+        }
+        None => {
+            let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+            let filter: Option<&dyn Fn(&Subscription) -> bool> = if active.is_some() {
+                Some(&active_ok)
+            } else {
+                None
+            };
+            sorted_page_of::<Subscription>(
+                state,
+                index,
+                &tenants,
+                backwards,
+                params,
+                filter,
+                several.as_deref(),
+            )
+            .await?
+        }
+    };
+    Ok((items, total))
 }
 
 /// What one sweep did.

@@ -22,18 +22,21 @@ use chrono::Duration;
 use serde_json::Value;
 use tollgate_actors::checkout::{
     AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, GetCheckout, Issue,
-    NewCheckout, UpdateCheckout,
+    NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
+    CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
 };
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
 
 use crate::api::checkout::{CheckoutChanges, CheckoutCreate};
-use crate::app::access::can_access;
+use crate::app::access::{can_access, organizations_for_list};
+use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::auth::tokens::{generate, CHECKOUT_SECRET_PREFIX};
 use crate::domain::customer::customer_by_id;
-use crate::domain::ids::{CheckoutId, CustomerId, DiscountId};
+use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrganizationId, ProductId};
+use crate::domain::product::Product;
 use crate::error::{ApiError, FieldError};
-use crate::extract::Subject;
+use crate::extract::{ListParams, SortField, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -159,6 +162,92 @@ pub async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checko
 
 // ---------------------------------------------------------------------------------------
 // Use cases.
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CheckoutSort {
+    CreatedAt,
+    ExpiresAt,
+}
+
+impl SortField for CheckoutSort {
+    const FIELDS: &'static [(&'static str, CheckoutSort)] = &[
+        ("created_at", CheckoutSort::CreatedAt),
+        ("expires_at", CheckoutSort::ExpiresAt),
+    ];
+}
+
+/// Which checkouts a list shows, and in what order.
+#[derive(Debug, Clone)]
+pub struct CheckoutFilter {
+    /// Of these organizations (all the subject reaches when empty).
+    pub organization_id: Vec<OrganizationId>,
+    pub product_id: Vec<ProductId>,
+    pub sorting: Sorting<CheckoutSort>,
+}
+
+impl Default for CheckoutFilter {
+    fn default() -> Self {
+        Self {
+            organization_id: Vec::new(),
+            product_id: Vec::new(),
+            sorting: Sorting::by(CheckoutSort::CreatedAt, true),
+        }
+    }
+}
+
+/// One page of the checkouts `subject` reaches, and their total.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &CheckoutFilter,
+    params: ListParams,
+) -> Result<(Vec<Checkout>, u64), ApiError> {
+    let sorting = &filter.sorting;
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    // The first criterion is served by an index (equal values follow the id), the others
+    // in memory.
+    let (field, desc) = sorting.primary();
+    let (index, tenants): (&'static str, Vec<Vec<u8>>) = if filter.product_id.is_empty() {
+        let index = match field {
+            CheckoutSort::CreatedAt => CHECKOUT_BY_CREATED,
+            CheckoutSort::ExpiresAt => CHECKOUT_BY_EXPIRES,
+        };
+        (index, orgs.iter().map(|o| o.key()).collect())
+    } else {
+        // Only products of the organizations the subject reaches.
+        let mut tenants = Vec::new();
+        for p in &filter.product_id {
+            if let Some(product) = state.store.get::<Product>(&p.key()).await? {
+                if orgs.contains(&product.value.organization_id) {
+                    tenants.push(p.key());
+                }
+            }
+        }
+        let index = match field {
+            CheckoutSort::CreatedAt => CHECKOUT_PRODUCT_BY_CREATED,
+            CheckoutSort::ExpiresAt => CHECKOUT_PRODUCT_BY_EXPIRES,
+        };
+        (index, tenants)
+    };
+    let several = sorting.several(|field, desc, a: &Checkout, b: &Checkout| {
+        let ordering = match field {
+            CheckoutSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+            CheckoutSort::ExpiresAt => compare_times(&a.expires_at, &b.expires_at),
+        };
+        directed(ordering, desc)
+    });
+    sorted_page_of::<Checkout>(
+        state,
+        index,
+        &tenants,
+        desc,
+        params,
+        None,
+        several.as_deref(),
+    )
+    .await
+}
 
 /// Creates a checkout for `subject` (who must reach the product's organization).
 pub async fn create(
