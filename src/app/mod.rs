@@ -13,6 +13,7 @@
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `orders`: lists and finds orders (written by purchases and renewals);
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
+//! - `tokens`: a user's personal access tokens;
 //! - `views`: every typed view the API, the webhooks and the pages render;
 //! - `webhook_endpoints`: a seller's endpoints, the delivery log, redelivery;
 //!
@@ -25,5 +26,6 @@ pub mod license_keys;
 pub mod listing;
 pub mod orders;
 pub mod subscription;
+pub mod tokens;
 pub mod views;
 pub mod webhook_endpoints;

@@ -7,10 +7,8 @@
 
 pub mod clients;
 pub mod endpoints;
-pub mod forms;
 pub mod id_token;
 pub mod keys;
-pub mod pages;
 pub mod pats;
 pub mod pkce;
 pub mod redirect;
@@ -38,7 +36,6 @@ pub fn field<'a>(form: &'a HashMap<String, String>, name: &str) -> Option<&'a st
 pub fn configure(cfg: &mut web::ServiceConfig) {
     endpoints::configure(cfg);
     clients::configure(cfg);
-    pages::configure(cfg);
     pats::configure(cfg);
 }
 

@@ -155,10 +155,10 @@ pub fn document() -> &'static Value {
     })
 }
 
-/// The dashboard's pages ([`crate::dashboard::ROUTES`]): HTML behind the browser session,
+/// The dashboard's pages ([`crate::web::dashboard::ROUTES`]): HTML behind the browser session,
 /// forms CSRF-checked.
 fn add_dashboard(doc: &mut Value) {
-    for (method, path, summary) in crate::dashboard::ROUTES {
+    for (method, path, summary) in crate::web::dashboard::ROUTES {
         let parameters: Vec<Value> = path
             .split('/')
             .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))

@@ -2,7 +2,6 @@
 //! render; they hold no business rules beyond access checks.
 
 pub mod benefits;
-pub mod checkout_pages;
 pub mod checkouts;
 pub mod custom_fields;
 pub mod customer_portal;
@@ -74,9 +73,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);
     webhooks::configure(cfg);
-    checkout_pages::configure(cfg);
     crate::oauth2::configure(cfg);
-    crate::dashboard::configure(cfg);
+    crate::web::configure(cfg);
     crate::openapi::configure(cfg);
     crate::admin::configure(cfg);
 }

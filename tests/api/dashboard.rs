@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tollgate::config::{Limit, Settings};
-use tollgate::dashboard::ROUTES;
+use tollgate::web::dashboard::ROUTES;
 
 use crate::checkouts::{buyer, confirm, Api};
 use crate::helpers::{spawn_app, spawn_app_with, TestApp};

@@ -11,6 +11,7 @@ pub mod email;
 pub mod ids;
 pub mod membership;
 pub mod metadata;
+pub mod money;
 pub mod oauth2;
 pub mod order;
 pub mod organization;

@@ -13,6 +13,7 @@ use actix_web::{web, HttpResponse};
 use askama::Template;
 use chrono::DateTime;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus};
+use tollgate_actors::domain::money::Money;
 use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey};
 
@@ -25,9 +26,9 @@ use crate::domain::ids::{CheckoutId, LicenseKeyId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{PriceKind, Product};
 use crate::error::{ApiError, ApiResult};
-use crate::oauth2::pages::error_page;
 use crate::payments::ProcessorClient;
 use crate::state::AppState;
+use crate::web::error_page;
 
 pub const SCRIPT_PATH: &str = "/checkout/assets/checkout.js";
 const SCRIPT: &str = include_str!("../../templates/checkout.js");
@@ -40,69 +41,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 // ---------------------------------------------------------------------------------------
 // Money.
-
-/// Currencies without a minor unit (Stripe's list).
-const ZERO_DECIMAL: &[&str] = &[
-    "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv",
-    "xaf", "xof", "xpf",
-];
-
-fn minor_digits(currency: &str) -> u32 {
-    if ZERO_DECIMAL.contains(&currency.to_ascii_lowercase().as_str()) {
-        0
-    } else {
-        2
-    }
-}
-
-/// `1050, "usd"` → `$10.50`; other currencies as `CHF 10.50`.
-pub fn money(amount: i64, currency: &str) -> String {
-    let digits = minor_digits(currency);
-    let factor = 10_i64.pow(digits);
-    let sign = if amount < 0 { "-" } else { "" };
-    let abs = amount.unsigned_abs();
-    let factor_u = factor.unsigned_abs();
-    let number = if digits == 0 {
-        group(abs)
-    } else {
-        format!("{}.{:02}", group(abs / factor_u), abs % factor_u)
-    };
-    let symbol = match currency.to_ascii_lowercase().as_str() {
-        "usd" => "$",
-        "eur" => "€",
-        "gbp" => "£",
-        "jpy" => "¥",
-        "cad" => "CA$",
-        "aud" => "A$",
-        _ => "",
-    };
-    if symbol.is_empty() {
-        format!("{sign}{} {number}", currency.to_ascii_uppercase())
-    } else {
-        format!("{sign}{symbol}{number}")
-    }
-}
-
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// An amount in major units for a number input (`4242` → `42.42`).
-fn major(amount: i64, currency: &str) -> String {
-    let digits = minor_digits(currency);
-    if digits == 0 {
-        return amount.to_string();
-    }
-    format!("{}.{:02}", amount / 100, (amount % 100).abs())
-}
 
 // ---------------------------------------------------------------------------------------
 // Reading the checkout.
@@ -443,28 +381,28 @@ async fn checkout_page(
                 (Some(lo), Some(hi)) => {
                     format!(
                         "Between {} and {}.",
-                        money(*lo, &currency),
-                        money(*hi, &currency)
+                        Money::new(*lo, &currency),
+                        Money::new(*hi, &currency)
                     )
                 }
-                (Some(lo), None) => format!("At least {}.", money(*lo, &currency)),
-                (None, Some(hi)) => format!("At most {}.", money(*hi, &currency)),
+                (Some(lo), None) => format!("At least {}.", Money::new(*lo, &currency)),
+                (None, Some(hi)) => format!("At most {}.", Money::new(*hi, &currency)),
                 (None, None) => String::new(),
             };
             (
                 "Pay what you want".to_string(),
                 true,
                 minimum_amount
-                    .map(|v| major(v, &currency))
+                    .map(|v| Money::new(v, &currency).major())
                     .unwrap_or_default(),
                 maximum_amount
-                    .map(|v| major(v, &currency))
+                    .map(|v| Money::new(v, &currency).major())
                     .unwrap_or_default(),
                 hint,
             )
         }
         _ => (
-            format!("{}{}", money(amount, &currency), per),
+            format!("{}{}", Money::new(amount, &currency), per),
             false,
             String::new(),
             String::new(),
@@ -480,8 +418,8 @@ async fn checkout_page(
     };
     let button_label = match mode {
         "free" => "Get it free".to_string(),
-        "subscribe" => format!("Subscribe {}{}", money(total, &currency), per),
-        _ => format!("Pay {}", money(total, &currency)),
+        "subscribe" => format!("Subscribe {}{}", Money::new(total, &currency), per),
+        _ => format!("Pay {}", Money::new(total, &currency)),
     };
     let none = |kind| Processor {
         kind,
@@ -516,14 +454,14 @@ async fn checkout_page(
         product_name: product.name.clone(),
         product_description: product.description.clone().filter(|d| !d.trim().is_empty()),
         benefits: benefit_descriptions(&state, &product).await?,
-        factor: 10_i64.pow(minor_digits(&currency)),
+        factor: 10_i64.pow(Money::minor_digits(&currency)),
         interval,
         price_label,
         mode,
         button_label,
         custom,
         custom_value: if custom {
-            major(amount, &currency)
+            Money::new(amount, &currency).major()
         } else {
             String::new()
         },
@@ -536,11 +474,15 @@ async fn checkout_page(
             .as_ref()
             .and_then(|d| d.code.clone())
             .unwrap_or_default(),
-        amount: money(amount, &currency),
-        discount: (discount_amount > 0).then(|| money(-discount_amount, &currency)),
-        subtotal: money(c.subtotal_amount().unwrap_or(0), &currency),
-        tax: c.tax_amount.filter(|t| *t > 0).map(|t| money(t, &currency)),
-        total: money(total, &currency),
+        amount: Money::new(amount, &currency).to_string(),
+        discount: (discount_amount > 0)
+            .then(|| Money::new(-discount_amount, &currency).to_string()),
+        subtotal: Money::new(c.subtotal_amount().unwrap_or(0), &currency).to_string(),
+        tax: c
+            .tax_amount
+            .filter(|t| *t > 0)
+            .map(|t| Money::new(t, &currency).to_string()),
+        total: Money::new(total, &currency).to_string(),
         form_required: c.is_payment_form_required(),
         email: c.customer_email.clone().unwrap_or_default(),
         name: c.customer_name.clone().unwrap_or_default(),
@@ -662,10 +604,11 @@ async fn confirmation_page(
         product_name: product.name.clone(),
         interval: interval_of(&c.price.kind),
         email: c.customer_email.clone().unwrap_or_default(),
-        amount: money(c.amount.unwrap_or(0), &currency),
-        discount: (discount_amount > 0).then(|| money(-discount_amount, &currency)),
-        tax: money(c.tax_amount.unwrap_or(0), &currency),
-        total: money(c.total_amount().unwrap_or(0), &currency),
+        amount: Money::new(c.amount.unwrap_or(0), &currency).to_string(),
+        discount: (discount_amount > 0)
+            .then(|| Money::new(-discount_amount, &currency).to_string()),
+        tax: Money::new(c.tax_amount.unwrap_or(0), &currency).to_string(),
+        total: Money::new(c.total_amount().unwrap_or(0), &currency).to_string(),
         keys,
         benefits: benefit_descriptions(&state, &product).await?,
         success_url: c
@@ -675,20 +618,4 @@ async fn confirmation_page(
             .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
     };
     Ok(page(200, render(&view)?, &[]))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_money() {
-        assert_eq!(money(1050, "usd"), "$10.50");
-        assert_eq!(money(-500, "usd"), "-$5.00");
-        assert_eq!(money(123456789, "eur"), "€1,234,567.89");
-        assert_eq!(money(1000, "jpy"), "¥1,000");
-        assert_eq!(money(5, "chf"), "CHF 0.05");
-        assert_eq!(major(4242, "usd"), "42.42");
-        assert_eq!(major(1000, "jpy"), "1000");
-    }
 }

@@ -567,7 +567,7 @@ pub async fn buy(
         .checkout_link(ip)
         .map_err(|d| crate::error::ApiError::RateLimited(Box::new(d)))?;
     let not_found = || {
-        Fail::Api(crate::oauth2::pages::error_page(
+        Fail::Api(crate::web::error_page(
             404,
             "Not found",
             "This checkout link does not lead to a product on sale.",

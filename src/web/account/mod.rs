@@ -5,17 +5,16 @@
 //! are shown as a page; every other error of an authorization request is a redirect to the
 //! client with `error`, `error_description` and `state` (RFC 6749 4.1.2.1).
 
+pub mod tokens;
+
 use std::collections::HashMap;
 
-use actix_web::cookie::Cookie;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::Duration;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use super::forms::{csrf_ok, csrf_token, safe_next};
-use super::{field, parse_form, pkce, scopes};
 use crate::app::access::{is_member, user_organizations};
 use crate::auth::bearer::find_client;
 use crate::auth::password;
@@ -30,13 +29,17 @@ use crate::domain::oauth2::{
 use crate::domain::organization::Organization;
 use crate::domain::user::User;
 use crate::error::ApiError;
+use crate::oauth2::{field, parse_form, pkce, scopes};
 use crate::state::AppState;
+use crate::web::forms::{csrf_ok, csrf_token, safe_next};
+use crate::web::{error_page, html, render, see_other};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/oauth2/authorize", { get => authorize, post => consent });
     crate::resource!(cfg, "/oauth2/login", { get => login_page, post => login });
     crate::resource!(cfg, "/oauth2/signup", { get => signup_page, post => signup });
     crate::resource!(cfg, "/oauth2/logout", { post => logout });
+    tokens::configure(cfg);
 }
 
 #[derive(Template)]
@@ -77,49 +80,8 @@ struct ConsentPage {
     orgs: Vec<(String, String, bool)>,
 }
 
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage<'a> {
-    title: &'a str,
-    message: &'a str,
-}
-
 fn encode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
-
-/// An HTML response: never cached, never framed (no clickjacking of the consent page).
-pub fn html(status: u16, body: String, cookies: Vec<Cookie<'static>>) -> HttpResponse {
-    let mut res = HttpResponse::build(
-        actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
-    );
-    crate::error::page_headers(&mut res);
-    for c in cookies {
-        res.cookie(c);
-    }
-    res.content_type("text/html; charset=utf-8").body(body)
-}
-
-fn render<T: Template>(t: &T) -> Result<String, ApiError> {
-    t.render().map_err(ApiError::internal)
-}
-
-/// An error page as an `ApiError` (status and rendered body).
-pub fn error_page(status: u16, title: &str, message: &str) -> ApiError {
-    match render(&ErrorPage { title, message }) {
-        Ok(html) => ApiError::Page { status, html },
-        Err(e) => e,
-    }
-}
-
-fn see_other(location: &str, cookies: Vec<Cookie<'static>>) -> HttpResponse {
-    let mut res = HttpResponse::SeeOther();
-    res.insert_header((header::LOCATION, location.to_string()))
-        .insert_header((header::CACHE_CONTROL, "no-store"));
-    for c in cookies {
-        res.cookie(c);
-    }
-    res.finish()
 }
 
 /// The parameters of an authorization request that survive the consent form.
@@ -962,7 +924,7 @@ mod tests {
 
     #[test]
     fn pages_escape_and_carry_their_fields() {
-        let html = ErrorPage {
+        let html = crate::web::ErrorPage {
             title: "<b>",
             message: "x",
         }

@@ -25,6 +25,7 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use askama::Template;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tollgate_actors::domain::money::Money;
 
 use crate::api::ListResource;
 use crate::auth::session;
@@ -33,8 +34,8 @@ use crate::domain::ids::UserId;
 use crate::error::{ApiError, BearerError};
 use crate::extract::auth::{AuthMethod, OrganizationsRead, Principal, Requirement};
 use crate::extract::{Auth, RawQuery, ValidJson};
-use crate::oauth2::forms::{csrf_ok, csrf_token};
 use crate::state::AppState;
+use crate::web::forms::{csrf_ok, csrf_token};
 
 pub use chart::Series;
 
@@ -180,7 +181,7 @@ impl ResponseError for Fail {
                     messages: describe(e),
                 };
                 let body = page.render().unwrap_or_else(|_| title.to_string());
-                let mut res = crate::oauth2::pages::html(status.as_u16(), body, Vec::new());
+                let mut res = crate::web::html(status.as_u16(), body, Vec::new());
                 if let ApiError::RateLimited(denied) = e {
                     if let Ok(v) =
                         header::HeaderValue::from_str(&denied.retry_after_secs.to_string())
@@ -321,7 +322,7 @@ impl Dash {
         form: &Form,
     ) -> Result<Dash, Fail> {
         if !csrf_ok(state, req, form.opt("csrf_token")) {
-            return Err(Fail::Api(crate::oauth2::pages::error_page(
+            return Err(Fail::Api(crate::web::error_page(
                 403,
                 "Request refused",
                 "CSRF check failed; reload the page and try again.",
@@ -342,7 +343,7 @@ impl Dash {
     /// An HTML page (with the CSRF cookie when this browser had none).
     pub fn page<T: Template>(&self, status: u16, t: &T) -> PageResult {
         let body = t.render().map_err(ApiError::internal)?;
-        Ok(crate::oauth2::pages::html(
+        Ok(crate::web::html(
             status,
             body,
             self.cookie.clone().into_iter().collect(),
@@ -614,18 +615,12 @@ pub fn parse_cents(v: &str) -> Option<i64> {
 
 /// Cents as "12.50" (the reverse of [`parse_cents`]).
 pub fn major_units(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let c = cents.unsigned_abs();
-    format!("{sign}{}.{:02}", c / 100, c % 100)
+    Money::new(cents, crate::api::price::CURRENCY).major()
 }
 
-/// An amount with its currency: "$12.50" for USD, "12.50 EUR" otherwise.
+/// An amount with its currency, as every page reads it (`Money`).
 pub fn money(cents: i64, currency: &str) -> String {
-    if currency.eq_ignore_ascii_case("usd") {
-        format!("${}", major_units(cents))
-    } else {
-        format!("{} {}", major_units(cents), currency.to_uppercase())
-    }
+    Money::new(cents, currency).to_string()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -894,7 +889,8 @@ mod tests {
         assert_eq!(major_units(1250), "12.50");
         assert_eq!(major_units(-5), "-0.05");
         assert_eq!(money(900, "usd"), "$9.00");
-        assert_eq!(money(900, "eur"), "9.00 EUR");
+        assert_eq!(money(900, "eur"), "€9.00");
+        assert_eq!(money(123450, "usd"), "$1,234.50");
     }
 
     #[test]
