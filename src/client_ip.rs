@@ -11,8 +11,6 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use actix_web::HttpRequest;
 use ipnet::IpNet;
 
-use crate::state::AppState;
-
 /// The parsed `server.trusted_proxies`.
 #[derive(Debug, Clone, Default)]
 pub struct TrustedProxies(Vec<IpNet>);
@@ -92,15 +90,15 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// The client address of `req` (see the module documentation).
-pub fn client_ip(state: &AppState, req: &HttpRequest) -> IpAddr {
+pub fn client_ip(trusted: &TrustedProxies, req: &HttpRequest) -> IpAddr {
     let peer = req
         .peer_addr()
         .map(|a| a.ip())
         .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-    if state.trusted_proxies.is_empty() {
+    if trusted.is_empty() {
         return canonical(peer);
     }
-    state.trusted_proxies.client(
+    trusted.client(
         peer,
         req.headers()
             .get_all("x-forwarded-for")

@@ -48,7 +48,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tollgate_storage::{Batch, Expect, IndexEntry, Record, StorageError};
 
-use crate::auth::{bearer_token, resolve, Subject};
+use crate::auth::Subject;
+use crate::credentials::{bearer_token, resolve};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
 
@@ -216,7 +217,7 @@ async fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>
             Some(p) => p.subject,
             None => return Ok(None),
         },
-        None => match crate::auth::session::current(state, req.request()).await? {
+        None => match crate::credentials::session::current(state, req.request()).await? {
             Some(session) => Subject::User(session.value.user_id),
             None => Subject::Anonymous,
         },
@@ -364,7 +365,10 @@ pub async fn idempotency(
         Ok(None) => return Ok(next.call(req).await?.map_into_left_body()),
         Err(e) => return early(req, e.error_response()),
     };
-    let caller = caller_of(&scope, crate::client_ip::client_ip(&state, req.request()));
+    let caller = caller_of(
+        &scope,
+        crate::client_ip::client_ip(&state.trusted_proxies, req.request()),
+    );
     if let Err(denied) = state.limits.idempotency_key(&caller) {
         return early(req, ApiError::from(denied).error_response());
     }

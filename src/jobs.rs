@@ -24,7 +24,7 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::S
     spawn_retention(state.clone());
     spawn_limit_purge(state.clone());
     crate::webhooks::dispatch::start(state.clone());
-    crate::stats::start(state.clone());
+    spawn_validation_counts(state.clone());
     crate::webhooks::delivery::start(state).await
 }
 
@@ -93,6 +93,20 @@ fn spawn_retention(state: web::Data<AppState>) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(events = n, "webhook history purged"),
                 Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
+            }
+        }
+    });
+}
+
+/// Writes the validation day counters every [`crate::stats::VALIDATION_FLUSH`].
+fn spawn_validation_counts(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut tick = tokio::time::interval(crate::stats::VALIDATION_FLUSH);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = state.validation_counts.flush(&state.store).await {
+                tracing::warn!(error = %e, "writing validation day counters failed; retrying");
             }
         }
     });

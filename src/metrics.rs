@@ -7,8 +7,6 @@
 
 use std::time::Duration;
 
-use actix_web::http::header;
-use actix_web::{web, HttpRequest, HttpResponse};
 use std::sync::Mutex;
 
 use prometheus::{
@@ -16,8 +14,6 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use tollgate_actors::RegistryStats;
-
-use crate::error::ApiError;
 
 /// The service's metrics.
 pub struct Metrics {
@@ -308,14 +304,10 @@ impl Metrics {
         self.validations.with_label_values(&[outcome]).inc();
     }
 
-    /// Copies the actors' and the store's own totals in.
-    fn sample(&self, state: &crate::state::AppState) {
+    /// Copies the actors' totals (per kind: `checkout`, `subscription`, `license_key`) and
+    /// the store's flush totals in.
+    pub fn sample(&self, kinds: [(&str, RegistryStats); 3], flush: tollgate_storage::FlushStats) {
         let s = self.sampled.lock().unwrap_or_else(|e| e.into_inner());
-        let kinds: [(&str, RegistryStats); 3] = [
-            ("checkout", state.checkouts.stats()),
-            ("subscription", state.subscriptions.stats()),
-            ("license_key", state.license_keys.stats()),
-        ];
         for (kind, stats) in kinds {
             s.actors_live
                 .with_label_values(&[kind])
@@ -347,7 +339,6 @@ impl Metrics {
                 );
             }
         }
-        let flush = state.store.flush_stats();
         raise_to(&s.flushes, flush.flushes);
         raise_to(&s.flush_waiters, flush.waiters_served);
         raise_to(&s.flush_seconds, flush.flush_seconds);
@@ -371,47 +362,6 @@ impl Metrics {
         TextEncoder::new().encode(&families, &mut out)?;
         String::from_utf8(out).map_err(|e| prometheus::Error::Msg(e.to_string()))
     }
-}
-
-/// `GET /metrics`: 404 unless `[metrics] token` is set; then 401 without that bearer token.
-pub async fn scrape(
-    req: HttpRequest,
-    state: web::Data<crate::state::AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let metrics = &state.metrics;
-    let token = state.settings.metrics.token.trim().as_bytes();
-    if token.is_empty() {
-        return Err(ApiError::not_found());
-    }
-    // The scheme is case-insensitive (RFC 6750 and RFC 9110 11.1), as on the API.
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim().as_bytes())
-        .unwrap_or_default();
-    if !constant_time_eq(given, token) {
-        return Err(ApiError::Unauthorized);
-    }
-    metrics.sample(&state);
-    let body = metrics
-        .render()
-        .map_err(|e| ApiError::Internal(format!("cannot encode the metrics: {e}")))?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, TextEncoder::new().format_type()))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(body))
-}
-
-/// Compares without stopping at the first difference (the token is a secret).
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    crate::resource!(cfg, "/metrics", { get => scrape });
 }
 
 #[cfg(test)]
@@ -439,13 +389,5 @@ mod tests {
             assert!(text.contains(line), "{line} missing from:\n{text}");
         }
         assert!(text.contains("process_resident_memory_bytes "), "{text}");
-    }
-
-    #[test]
-    fn the_token_comparison_needs_every_byte() {
-        assert!(constant_time_eq(b"secret", b"secret"));
-        assert!(!constant_time_eq(b"secret", b"secreT"));
-        assert!(!constant_time_eq(b"secret", b"secret2"));
-        assert!(!constant_time_eq(b"", b"secret"));
     }
 }

@@ -157,9 +157,9 @@ impl Application {
             )?,
             processor: payment_processor(&settings, &store)?,
             tax: Arc::new(crate::payments::NoTax),
-            webhooks: crate::webhooks::delivery::Hub::new(
+            webhooks: crate::egress::Hub::new(
                 &settings.webhooks,
-                crate::webhooks::target::TargetPolicy::new(
+                crate::egress::target::TargetPolicy::new(
                     settings.webhooks.allow_private_targets,
                     &public_url,
                     Some(addr),

@@ -27,7 +27,7 @@ pub struct AppState {
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
     /// The RSA keys that sign id_tokens (loaded or generated on first use).
-    pub signing_keys: crate::oauth2::keys::Keyring,
+    pub signing_keys: crate::auth::keys::Keyring,
     /// Serializes a user's creations that a per-user cap bounds (OAuth clients, personal
     /// access tokens), so concurrent requests cannot pass the cap together.
     pub user_caps: dashmap::DashMap<UserId, Arc<tokio::sync::Mutex<()>>>,
@@ -39,7 +39,7 @@ pub struct AppState {
     pub trusted_proxies: crate::client_ip::TrustedProxies,
     /// Webhook delivery: wakes the endpoints' workers, holds the HTTP client and the
     /// target policy.
-    pub webhooks: crate::webhooks::delivery::Hub,
+    pub webhooks: crate::egress::Hub,
     /// Customers as license keys render them, for the validation hot path.
     pub customers: Arc<crate::api::license_key::CustomerCache>,
     /// What `GET /metrics` exposes.
@@ -59,7 +59,7 @@ pub struct Services {
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
-    pub webhooks: crate::webhooks::delivery::Hub,
+    pub webhooks: crate::egress::Hub,
     pub metrics: Arc<crate::metrics::Metrics>,
 }
 
@@ -103,7 +103,7 @@ impl AppState {
             checkouts: services.checkouts,
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,
-            signing_keys: crate::oauth2::keys::Keyring::default(),
+            signing_keys: crate::auth::keys::Keyring::default(),
             user_caps: dashmap::DashMap::new(),
             limits,
             password_pool,

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use actix_web::web;
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use tollgate_storage::{Batch, Change, Expect, StorageError, Store};
@@ -21,7 +20,6 @@ use tollgate_storage::{Batch, Change, Expect, StorageError, Store};
 use crate::domain::ids::OrganizationId;
 use crate::domain::order::Order;
 use crate::domain::stats::{day_number, SalesDay, SalesTotals, ValidationDay};
-use crate::state::AppState;
 use tollgate_actors::subscription::model::Subscription;
 
 /// How often validation counts are written.
@@ -228,20 +226,6 @@ impl ValidationCounters {
     }
 }
 
-/// Writes validation counts every [`VALIDATION_FLUSH`] until the process ends.
-pub fn start(state: web::Data<AppState>) {
-    actix_web::rt::spawn(async move {
-        let mut tick = tokio::time::interval(VALIDATION_FLUSH);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            if let Err(e) = state.validation_counts.flush(&state.store).await {
-                tracing::warn!(error = %e, "writing validation day counters failed; retrying");
-            }
-        }
-    });
-}
-
 // ---------------------------------------------------------------------------------------
 // Reading
 // ---------------------------------------------------------------------------------------
@@ -259,20 +243,9 @@ pub struct DayPoint {
 }
 
 /// The days `from..=to` of an organization (at most a few hundred: the caller bounds the
-/// range); `today` anchors the running subscription total.
+/// range), from the store and the validation counts not yet written to it; `today`
+/// anchors the running subscription total. Revenue is in the service's currency.
 pub async fn days(
-    state: &AppState,
-    org: OrganizationId,
-    from: i64,
-    to: i64,
-    today: i64,
-) -> Result<Vec<DayPoint>, StorageError> {
-    days_in(&state.store, &state.validation_counts, org, from, to, today).await
-}
-
-/// [`days`] over a store and the validation counts not yet written to it. Revenue is in
-/// the service's currency.
-async fn days_in(
     store: &Store,
     counts: &ValidationCounters,
     org: OrganizationId,
@@ -560,7 +533,7 @@ mod tests {
         )
         .unwrap();
         store.commit_durable(&b).await.unwrap();
-        let active: Vec<i64> = days_in(
+        let active: Vec<i64> = days(
             &store,
             &ValidationCounters::default(),
             org,
@@ -575,7 +548,7 @@ mod tests {
         .collect();
         assert_eq!(active, vec![0, 2, 2, 3, 2]);
         // A range ending before today counts back from today.
-        let earlier: Vec<i64> = days_in(
+        let earlier: Vec<i64> = days(
             &store,
             &ValidationCounters::default(),
             org,

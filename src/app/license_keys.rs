@@ -6,6 +6,7 @@
 //! (`crate::cache::CustomerCache`), invalidated by every customer write.
 
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
@@ -26,9 +27,11 @@ use crate::app::listing::page_of;
 use crate::app::views::{key_customer, license_keys_page};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::{ApiError, FieldError};
 use crate::extract::{ListParams, Subject};
 use crate::state::AppState;
+use tollgate_storage::Batch;
 
 /// The process's key directory.
 ///
@@ -95,7 +98,7 @@ where
                 LicenseKeyError::ActivationLimitReached | LicenseKeyError::InsufficientUsage { .. },
             )) = &other
             {
-                crate::webhooks::limit_reached(state, id).await;
+                limit_reached(state, id).await;
             }
             other.map_err(key_error)
         }
@@ -363,3 +366,43 @@ pub async fn update(
     let customer = key_customer(state, &key).await?;
     Ok(LicenseKeyRead::new(&key, &customer))
 }
+
+/// A refused activation or usage increment: records a `license_key.limit_reached` notice,
+/// at most one per key per [`LIMIT_NOTICE_EVERY`] (a client retrying in a loop must not
+/// flood the seller).
+async fn limit_reached(state: &AppState, key: LicenseKeyId) {
+    let now = Instant::now();
+    let mut fresh = false;
+    state
+        .webhooks
+        .limit_notices
+        .entry(key)
+        .and_modify(|last| {
+            if now.duration_since(*last) >= LIMIT_NOTICE_EVERY {
+                *last = now;
+                fresh = true;
+            }
+        })
+        .or_insert_with(|| {
+            fresh = true;
+            now
+        });
+    if !fresh {
+        return;
+    }
+    let notice = LimitReached {
+        license_key_id: key,
+    };
+    let Ok(payload) = serde_json::to_vec(&notice) else {
+        return;
+    };
+    let mut batch = Batch::new();
+    batch.notice(LIMIT_REACHED, key.key(), payload);
+    // The refusal does not wait for it: a crash may lose this notice, never a change.
+    if let Err(e) = state.store.commit(&batch).await {
+        tracing::warn!(error = %e, "cannot record a limit notice");
+    }
+}
+
+/// The least time between two `license_key.limit_reached` events of one key.
+pub const LIMIT_NOTICE_EVERY: Duration = Duration::from_secs(60);

@@ -1,6 +1,6 @@
 //! A seller's webhook endpoints: register, change, pause (and resume), delete; the delivery
 //! log; redelivery of an event. Delivery itself is `crate::webhooks`; its target rules are
-//! `crate::webhooks::target`.
+//! `crate::egress::target`.
 
 use rand::distributions::Alphanumeric;
 use rand::Rng;

@@ -1,5 +1,5 @@
 //! Who a request's credentials name: the subject, its scopes, and how it authenticated.
-//! [`crate::auth::bearer`] and [`crate::auth::session`] produce them; the extractors in
+//! [`crate::credentials::bearer`] and [`crate::credentials::session`] produce them; the extractors in
 //! `crate::extract::auth` check them against an endpoint's rule.
 
 use super::ScopeSet;

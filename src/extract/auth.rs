@@ -1,9 +1,9 @@
 //! Who is calling, and may they call this endpoint (Polar's rules, reference 6.1):
 //!
 //! 1. `Authorization: Bearer <token>` is resolved to a subject and its scopes
-//!    ([`crate::auth::bearer`]); a bearer token that matches nothing is 401 `invalid_token`.
+//!    ([`crate::credentials::bearer`]); a bearer token that matches nothing is 401 `invalid_token`.
 //!    Without a bearer header, the session cookie of the authorization pages gives a User
-//!    with `web_default` ([`crate::auth::session`]). No credentials: anonymous.
+//!    with `web_default` ([`crate::credentials::session`]). No credentials: anonymous.
 //! 2. Anonymous where not allowed: 401 `Unauthorized` with `WWW-Authenticate`.
 //! 3. A subject type the endpoint does not accept: 401 `invalid_token` naming the allowed
 //!    subjects.
@@ -20,7 +20,8 @@ use std::pin::Pin;
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
 
-use crate::auth::{bearer_token, Scope};
+use crate::auth::Scope;
+use crate::credentials::bearer_token;
 use crate::error::{ApiError, BearerError};
 use crate::state::AppState;
 
@@ -115,11 +116,11 @@ impl<R: Requirement> FromRequest for Auth<R> {
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
             let principal = match token {
-                None => crate::auth::session::principal(&state, &req)
+                None => crate::credentials::session::principal(&state, &req)
                     .await?
                     .unwrap_or_else(Principal::anonymous),
                 Some(token) => {
-                    let principal = crate::auth::resolve(&state, &token)
+                    let principal = crate::credentials::resolve(&state, &token)
                         .await?
                         .ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
                     // Per token, once it is known to be one (a made-up token costs a lookup

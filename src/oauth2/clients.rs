@@ -18,11 +18,11 @@ use crate::api::oauth2::{
     OAuth2ClientConfigurationUpdate as ClientUpdate, OAuth2ClientCreated, OAuth2ClientView,
 };
 use crate::api::{ListResource, Pagination};
-use crate::auth::bearer::find_client;
 use crate::auth::tokens::{
     generate, CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, REGISTRATION_TOKEN_PREFIX,
 };
-use crate::auth::{bearer_token, session};
+use crate::credentials::bearer::find_client;
+use crate::credentials::{bearer_token, session};
 use crate::domain::ids::{OAuth2ClientId, UserId};
 use crate::domain::oauth2::{ClientAuthMethod, OAuth2Client, OAuth2Grant, OAUTH2_CLIENT_BY_OWNER};
 use crate::error::{ApiError, FieldError};

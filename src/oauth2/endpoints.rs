@@ -15,12 +15,13 @@ use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OpenIdConfiguration, RevokeTokenResponse,
     TokenIntrospectionRequest, TokenRequest, TokenResponse, TokenTypeHint, UserInfo,
 };
-use crate::auth::bearer::find_client;
 use crate::auth::tokens::{
     ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, REFRESH_TOKEN_ORG_PREFIX,
     REFRESH_TOKEN_USER_PREFIX,
 };
-use crate::auth::{bearer_token, resolve_oauth2, Scope, ScopeSet};
+use crate::auth::{Scope, ScopeSet};
+use crate::credentials::bearer::find_client;
+use crate::credentials::{bearer_token, resolve_oauth2};
 use crate::domain::ids::{OAuth2TokenId, TokenFamilyId, UserId};
 use crate::domain::oauth2::{
     AuthorizationCode, ClientAuthMethod, OAuth2Client, OAuth2Token, OAuthSub,
@@ -118,7 +119,7 @@ fn limit(
     req: &HttpRequest,
     body: &web::Bytes,
 ) -> Result<crate::ratelimit::Report, ApiError> {
-    let ip = crate::client_ip::client_ip(state, req);
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, req);
     let form = parse_form(body);
     let client_id = client_credentials(
         req,
@@ -690,7 +691,7 @@ async fn userinfo(
 async fn openid_configuration(state: web::Data<AppState>) -> web::Json<OpenIdConfiguration> {
     web::Json(OpenIdConfiguration::new(
         &issuer(&state),
-        &crate::auth::session::auth_url(&state),
+        &crate::credentials::session::auth_url(&state),
         scopes::supported(),
     ))
 }

@@ -8,7 +8,6 @@
 pub mod clients;
 pub mod endpoints;
 pub mod id_token;
-pub mod keys;
 pub mod pats;
 pub mod pkce;
 pub mod redirect;

@@ -107,7 +107,7 @@ fn limit(
     organization_id: &impl std::hash::Hash,
     key: &str,
 ) -> Result<crate::ratelimit::Report, ApiError> {
-    let ip = crate::client_ip::client_ip(state, req);
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, req);
     Ok(state.limits.license_key(ip, organization_id, key)?)
 }
 

@@ -9,6 +9,7 @@ pub mod customers;
 pub mod discounts;
 pub mod health;
 pub mod license_keys;
+pub mod metrics;
 pub mod orders;
 pub mod organizations;
 pub mod products;
@@ -60,7 +61,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     // dynamic route before a match costs a regex test.
     customer_portal::configure(cfg);
     health::configure(cfg);
-    crate::metrics::configure(cfg);
+    metrics::configure(cfg);
     organizations::configure(cfg);
     benefits::configure(cfg);
     products::configure(cfg);

@@ -10,7 +10,7 @@
 //!   before sign-in). A pair an attacker chose (a cookie it planted and a field to match)
 //!   is refused, as is a token from another session: only this server can make one.
 //!
-//! The session cookie itself is `crate::auth::session`'s.
+//! The session cookie itself is `crate::credentials::session`'s.
 
 use actix_web::cookie::Cookie;
 use actix_web::http::header;
@@ -18,7 +18,7 @@ use actix_web::HttpRequest;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-use crate::auth::session::{auth_url, cookie, SESSION_COOKIE};
+use crate::credentials::session::{auth_url, cookie, SESSION_COOKIE};
 use crate::state::AppState;
 
 pub const CSRF_COOKIE: &str = "tollgate_csrf";

@@ -22,7 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::web;
@@ -32,16 +32,16 @@ use futures_util::future::join_all;
 use hmac::{Hmac, Mac};
 use rand::Rng;
 use sha2::Sha256;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored, UpdateError};
 
-use super::target::{literal_ip, TargetPolicy};
-use crate::config::WebhookSettings;
 use crate::domain::ids::{WebhookDeliveryId, WebhookEndpointId};
 use crate::domain::webhook::{
     WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState, WEBHOOK_ENDPOINT_ALL,
     WEBHOOK_EVENT_PENDING,
 };
+use crate::egress::target::literal_ip;
+use crate::egress::Hub;
 use crate::state::AppState;
 
 /// Events of different resources one endpoint's worker sends at once.
@@ -53,81 +53,10 @@ pub const RESPONSE_CAP: usize = 2048;
 /// retry, and never hides the events of other resources.
 const WINDOW: usize = 100_000;
 
-/// Wakes endpoint workers; owned by [`AppState`].
-pub struct Hub {
-    wake_tx: mpsc::UnboundedSender<WebhookEndpointId>,
-    wake_rx: Mutex<Option<mpsc::UnboundedReceiver<WebhookEndpointId>>>,
-    /// One client per target port (each resolver refuses Tollgate's own addresses on its
-    /// port), or one through `webhooks.proxy`.
-    clients: dashmap::DashMap<u16, reqwest::Client>,
-    timeout: Duration,
-    proxy: Option<String>,
-    pub policy: TargetPolicy,
-    /// When each key's last limit notice was written (see [`super::limit_reached`]).
-    pub limit_notices: dashmap::DashMap<crate::domain::ids::LicenseKeyId, Instant>,
-}
-
-impl Hub {
-    pub fn new(settings: &WebhookSettings, policy: TargetPolicy) -> anyhow::Result<Self> {
-        let (wake_tx, wake_rx) = mpsc::unbounded_channel();
-        let hub = Self {
-            wake_tx,
-            wake_rx: Mutex::new(Some(wake_rx)),
-            clients: dashmap::DashMap::new(),
-            timeout: Duration::from_secs_f64(settings.timeout_secs),
-            proxy: (!settings.proxy.trim().is_empty()).then(|| settings.proxy.trim().to_string()),
-            policy,
-            limit_notices: dashmap::DashMap::new(),
-        };
-        // Fails at start-up on a proxy URL reqwest does not take.
-        hub.client(443)?;
-        Ok(hub)
-    }
-
-    /// Whether deliveries go through `webhooks.proxy`.
-    pub fn proxied(&self) -> bool {
-        self.proxy.is_some()
-    }
-
-    /// The client for deliveries to `port`. Never a proxy from the environment
-    /// (`HTTPS_PROXY` and friends): the proxy would resolve the name and the address check
-    /// would never run. Without `webhooks.proxy`, names resolve through the policy's
-    /// guarded resolver for that port; with it, the proxy connects.
-    fn client(&self, port: u16) -> Result<reqwest::Client, reqwest::Error> {
-        let key = if self.proxy.is_some() { 0 } else { port };
-        if let Some(c) = self.clients.get(&key) {
-            return Ok(c.clone());
-        }
-        let builder = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(self.timeout)
-            .connect_timeout(self.timeout)
-            .user_agent(concat!("Tollgate-Webhooks/", env!("CARGO_PKG_VERSION")));
-        let client = match &self.proxy {
-            Some(proxy) => builder.proxy(reqwest::Proxy::all(proxy)?).build()?,
-            None => builder.dns_resolver(self.policy.resolver(port)).build()?,
-        };
-        self.clients.insert(key, client.clone());
-        Ok(client)
-    }
-
-    /// Tells the endpoint's worker there is something to look at (starting it if needed).
-    pub fn wake(&self, endpoint: WebhookEndpointId) {
-        let _ = self.wake_tx.send(endpoint);
-    }
-}
-
 /// Starts the worker supervisor and wakes every endpoint, so events a previous run left
 /// pending go out. Call once, on the system arbiter.
 pub async fn start(state: web::Data<AppState>) -> Result<(), StorageError> {
-    let Some(mut rx) = state
-        .webhooks
-        .wake_rx
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-    else {
+    let Some(mut rx) = state.webhooks.take_wake_receiver() else {
         return Ok(());
     };
     let supervisor_state = state.clone();

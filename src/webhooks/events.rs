@@ -7,7 +7,7 @@
 //! the event is rendered, right after the write.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tollgate_storage::{Change, Direction, Record};
 
 use crate::api::benefit::BenefitView;
@@ -19,25 +19,17 @@ use crate::api::webhook::{
 };
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::customer::Customer;
-use crate::domain::ids::{BenefitId, LicenseKeyId, OrderId, OrganizationId, SubscriptionId};
+use crate::domain::ids::{BenefitId, OrderId, OrganizationId, SubscriptionId};
 use crate::domain::order::{Order, OrderStatus};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
+use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::ApiError;
 use crate::state::AppState;
 use tollgate_actors::checkout::Checkout;
 use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
-
-/// The topic of the notice a refused activation or usage increment writes.
-pub const LIMIT_REACHED: &str = "license_key.limit_reached";
-
-/// The notice's payload.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct LimitReached {
-    pub license_key_id: LicenseKeyId,
-}
 
 /// One event, rendered.
 #[derive(Debug, Clone)]

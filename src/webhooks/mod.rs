@@ -7,59 +7,15 @@
 //!   endpoint, and removes the entry in the transaction that records those events.
 //! * [`delivery`]: one worker per endpoint sends its events, signed with Standard
 //!   Webhooks headers, retries with backoff and jitter, and logs every attempt.
-//! * [`target`]: what a URL may point at (no private or loopback address, no Tollgate).
+//! * what a URL may point at, and the HTTP clients: `crate::egress`.
 
 pub mod delivery;
 pub mod dispatch;
 pub mod events;
-pub mod target;
-
-use std::time::{Duration, Instant};
 
 use tollgate_storage::Batch;
 
-use crate::domain::ids::LicenseKeyId;
 use crate::state::AppState;
-
-/// A refused activation or usage increment: records a `license_key.limit_reached` notice,
-/// at most one per key per [`LIMIT_NOTICE_EVERY`] (a client retrying in a loop must not
-/// flood the seller).
-pub async fn limit_reached(state: &AppState, key: LicenseKeyId) {
-    let now = Instant::now();
-    let mut fresh = false;
-    state
-        .webhooks
-        .limit_notices
-        .entry(key)
-        .and_modify(|last| {
-            if now.duration_since(*last) >= LIMIT_NOTICE_EVERY {
-                *last = now;
-                fresh = true;
-            }
-        })
-        .or_insert_with(|| {
-            fresh = true;
-            now
-        });
-    if !fresh {
-        return;
-    }
-    let notice = events::LimitReached {
-        license_key_id: key,
-    };
-    let Ok(payload) = serde_json::to_vec(&notice) else {
-        return;
-    };
-    let mut batch = Batch::new();
-    batch.notice(events::LIMIT_REACHED, key.key(), payload);
-    // The refusal does not wait for it: a crash may lose this notice, never a change.
-    if let Err(e) = state.store.commit(&batch).await {
-        tracing::warn!(error = %e, "cannot record a limit notice");
-    }
-}
-
-/// The least time between two `license_key.limit_reached` events of one key.
-pub const LIMIT_NOTICE_EVERY: Duration = Duration::from_secs(60);
 
 /// Deletes settled events older than `webhooks.retention_days`, with their delivery log;
 /// returns how many events went. Pending events stay until they settle.

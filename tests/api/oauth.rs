@@ -2367,7 +2367,7 @@ async fn the_signing_key_is_generated_at_first_start_and_kept() {
         "private parts published: {jwks}"
     );
 
-    let reloaded = tollgate::oauth2::keys::Keyring::default();
+    let reloaded = tollgate::auth::keys::Keyring::default();
     reloaded
         .ensure(&state.store, 2048, Utc::now())
         .await

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
-use super::ids::{OrganizationId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use super::ids::{
+    LicenseKeyId, OrganizationId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId,
+};
 use super::time_key;
 
 /// Tenant: an organization; sorted by creation time.
@@ -196,4 +198,13 @@ impl Record for WebhookDelivery {
             IndexEntry::new(WEBHOOK_DELIVERY_BY_EVENT, self.event_id.key(), at),
         ]
     }
+}
+
+/// The topic of the notice a refused activation or usage increment writes.
+pub const LIMIT_REACHED: &str = "license_key.limit_reached";
+
+/// The notice's payload.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LimitReached {
+    pub license_key_id: LicenseKeyId,
 }

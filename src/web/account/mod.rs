@@ -16,12 +16,12 @@ use chrono::Duration;
 use tollgate_storage::{Batch, Expect, Stored};
 
 use crate::app::access::{is_member, user_organizations};
-use crate::auth::bearer::find_client;
 use crate::auth::password;
 use crate::auth::service::{create_user, new_user, UserError};
-use crate::auth::session;
 use crate::auth::tokens::AUTHORIZATION_CODE_PREFIX;
 use crate::auth::ScopeSet;
+use crate::credentials::bearer::find_client;
+use crate::credentials::session;
 use crate::domain::ids::OrganizationId;
 use crate::domain::oauth2::{
     AuthorizationCode, BrowserSession, OAuth2Client, OAuth2Grant, OAuthSub, OAUTH2_CODE_BY_GRANT,
@@ -654,7 +654,7 @@ mod device {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine;
 
-    use crate::auth::session::cookie as page_cookie;
+    use crate::credentials::session::cookie as page_cookie;
     use crate::state::AppState;
 
     pub const COOKIE: &str = "tollgate_device";
@@ -729,7 +729,7 @@ async fn login(
     // Per address, per account from this address with its delay after failures from here,
     // and account-wide unless this browser signed in to the account before; unknown
     // accounts count the same, so a 429 does not tell who has one.
-    let ip = crate::client_ip::client_ip(&state, &req);
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
     let known_device = device::is_known(&state, &req, &email);
     if let Err(e) = state.limits.sign_in(ip, &email, known_device) {
         return refusal_page(e.into(), |msg, status| {
@@ -830,7 +830,7 @@ async fn signup(
     let next = safe_next(field(&form, "next"));
     let email = field(&form, "email").unwrap_or("").trim().to_string();
     let password = field(&form, "password").unwrap_or("").to_string();
-    let ip = crate::client_ip::client_ip(&state, &req);
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
     if let Err(e) = state.limits.sign_up(ip, &email) {
         return refusal_page(e.into(), |msg, status| {
             signup_response(&state, &req, &next, &email, Some(msg), status)

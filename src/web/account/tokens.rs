@@ -6,8 +6,8 @@ use askama::Template;
 use chrono::Duration;
 
 use crate::app::tokens;
-use crate::auth::session;
 use crate::auth::{Scope, ScopeSet};
+use crate::credentials::session;
 use crate::domain::ids::UserId;
 use crate::domain::user::User;
 use crate::error::ApiError;

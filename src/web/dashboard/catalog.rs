@@ -561,7 +561,7 @@ pub async fn buy(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> PageResult {
-    let ip = crate::client_ip::client_ip(&state, &req);
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
     state
         .limits
         .checkout_link(ip)

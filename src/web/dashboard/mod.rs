@@ -28,8 +28,8 @@ use serde_json::Value;
 use tollgate_actors::domain::money::Money;
 
 use crate::api::ListResource;
-use crate::auth::session;
 use crate::auth::{Scope, Subject};
+use crate::credentials::session;
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, BearerError};
 use crate::extract::auth::{AuthMethod, OrganizationsRead, Principal, Requirement};

@@ -286,7 +286,8 @@ pub async fn overview(
     };
     let (from, to) = range;
     let days = to - from + 1;
-    let points = crate::stats::days(&state, org, from, to, today).await?;
+    let points =
+        crate::stats::days(&state.store, &state.validation_counts, org, from, to, today).await?;
     let labels: Vec<String> = points
         .iter()
         .map(|p| day_date(p.day).format("%b %d").to_string())

@@ -12,9 +12,9 @@ use actix_web::HttpRequest;
 use chrono::{DateTime, Duration, Utc};
 use tollgate_storage::{Batch, Expect, Stored};
 
-use super::principal::{AuthMethod, Principal, Subject};
-use super::tokens::{generate, BROWSER_SESSION_PREFIX};
-use super::Scope;
+use crate::auth::principal::{AuthMethod, Principal, Subject};
+use crate::auth::tokens::{generate, BROWSER_SESSION_PREFIX};
+use crate::auth::Scope;
 use crate::domain::ids::{BrowserSessionId, UserId};
 use crate::domain::oauth2::BrowserSession;
 use crate::error::ApiError;

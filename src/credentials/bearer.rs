@@ -16,11 +16,11 @@ use actix_web::HttpRequest;
 use chrono::{DateTime, Utc};
 use tollgate_storage::{Batch, Expect, Stored};
 
-use super::principal::{AuthMethod, Principal, Subject};
-use super::tokens::{
+use crate::auth::principal::{AuthMethod, Principal, Subject};
+use crate::auth::tokens::{
     ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, CUSTOMER_SESSION_PREFIX, PAT_PREFIX,
 };
-use super::Scope;
+use crate::auth::Scope;
 use crate::domain::customer_session::CustomerSession;
 use crate::domain::oauth2::{OAuth2Client, OAuth2Token, OAuthSub};
 use crate::domain::pat::PersonalAccessToken;
