@@ -23,6 +23,7 @@ pub mod oauth2;
 pub mod openapi;
 pub mod payments;
 pub mod ratelimit;
+pub mod resource;
 pub mod retention;
 pub mod routes;
 pub mod startup;

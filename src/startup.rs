@@ -16,6 +16,17 @@ use crate::config::Settings;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// The route table: every module with routes, the JSON API first (its license-key hot
+/// path leads), then the OAuth 2.0 endpoints, the pages, the API's documents and the
+/// administration endpoints.
+fn mount(cfg: &mut web::ServiceConfig) {
+    crate::routes::configure(cfg);
+    crate::oauth2::configure(cfg);
+    crate::web::configure(cfg);
+    crate::openapi::configure(cfg);
+    crate::admin::configure(cfg);
+}
+
 /// No route matched: redirect (307) when the other spelling of a trailing slash exists, as
 /// Starlette does for Polar; otherwise 404.
 async fn unmatched(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
@@ -194,7 +205,7 @@ impl Application {
                 .wrap(from_fn(crate::idempotency::idempotency))
                 .wrap(from_fn(crate::middleware::guard_connections))
                 .wrap(from_fn(crate::cors::cors))
-                .configure(crate::routes::configure)
+                .configure(mount)
                 .default_service(web::to(unmatched))
         };
         // actix-web's `HttpServer`, assembled by hand so that every connection goes

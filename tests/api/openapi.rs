@@ -10,7 +10,7 @@ async fn every_registered_route_is_documented_and_every_documented_one_registere
     let app = spawn_app().await;
     // Routes are recorded when a worker builds its App: once one has answered, they are.
     app.get("/healthz", None).await.expect(200);
-    let registered = tollgate::routes::registered();
+    let registered = tollgate::resource::registered();
     let documented = tollgate::openapi::operations(tollgate::openapi::document());
     assert!(
         registered.len() > 40,
