@@ -251,6 +251,63 @@ impl From<StorageError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// What the error says to a person, one line per problem (a 422 names each field by
+    /// its path after `body`): what a page shows next to a form.
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            ApiError::Validation(errors) => errors
+                .iter()
+                .map(|f| {
+                    let path: Vec<String> = f
+                        .loc
+                        .iter()
+                        .skip(1)
+                        .map(|l| match l {
+                            Value::String(s) => s.replace('_', " "),
+                            other => other.to_string(),
+                        })
+                        .collect();
+                    if path.is_empty() {
+                        f.msg.clone()
+                    } else {
+                        format!("{}: {}", path.join(" › "), f.msg)
+                    }
+                })
+                .collect(),
+            ApiError::NotPermitted(m)
+            | ApiError::NotFound(m)
+            | ApiError::Conflict(m)
+            | ApiError::BadRequest(m)
+            | ApiError::PaymentError(m) => vec![m.clone()],
+            ApiError::Bearer(BearerError::InsufficientScope { .. }) => {
+                vec!["Your session may not do this.".into()]
+            }
+            ApiError::Unavailable | ApiError::StorageUnavailable(_) => {
+                vec!["The service is busy; try again in a moment.".into()]
+            }
+            ApiError::RateLimited(_) | ApiError::TooManyRequests { .. } => {
+                vec!["Too many requests; wait a little and try again.".into()]
+            }
+            other => vec![other
+                .status_code()
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string()],
+        }
+    }
+
+    /// Whether the error is about a path segment alone (a malformed id in a page's path:
+    /// a page that does not exist).
+    pub fn is_about_the_path(&self) -> bool {
+        matches!(self, ApiError::Validation(errors)
+            if !errors.is_empty()
+                && errors
+                    .iter()
+                    .all(|f| f.loc.first().and_then(Value::as_str) == Some("path")))
+    }
+}
+
 /// A compare-and-swap change ([`tollgate_storage::Store::update`]): the decision's own
 /// refusal as it is, the store's failure as any other.
 impl From<tollgate_storage::UpdateError<ApiError>> for ApiError {

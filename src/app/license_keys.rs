@@ -231,6 +231,18 @@ pub async fn customer_keys(
     benefit: Option<BenefitId>,
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let (items, total) = customer_key_records(state, customer, orgs, benefit, params).await?;
+    license_keys_page(state, items, total, params).await
+}
+
+/// [`customer_keys`] as stored records, and their total.
+pub async fn customer_key_records(
+    state: &AppState,
+    customer: CustomerId,
+    orgs: &[OrganizationId],
+    benefit: Option<BenefitId>,
+    params: ListParams,
+) -> Result<(Vec<LicenseKey>, u64), ApiError> {
     let tenants = [customer.key()];
     let wanted = |k: &LicenseKey| {
         (orgs.is_empty() || orgs.contains(&k.organization_id))
@@ -241,7 +253,7 @@ pub async fn customer_keys(
     } else {
         Some(&wanted)
     };
-    let (items, total) = page_of::<LicenseKey>(
+    page_of::<LicenseKey>(
         state,
         LICENSE_KEY_BY_CUSTOMER,
         &tenants,
@@ -249,8 +261,7 @@ pub async fn customer_keys(
         params,
         filter,
     )
-    .await?;
-    license_keys_page(state, &items, total, params).await
+    .await
 }
 
 /// The customer's key with its activations, if the benefit lets the customer manage
@@ -323,6 +334,19 @@ pub async fn list(
     benefits: &[BenefitId],
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let (items, total) = records(state, subject, orgs, benefits, false, params).await?;
+    license_keys_page(state, items, total, params).await
+}
+
+/// [`list`] as stored records (in creation order, or newest first), and their total.
+pub async fn records(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    benefits: &[BenefitId],
+    newest_first: bool,
+    params: ListParams,
+) -> Result<(Vec<LicenseKey>, u64), ApiError> {
     let orgs = organizations_for_list(state, subject, orgs).await?;
     // Both lists are index range reads in `created_at` order: by organization, or by the
     // benefits (of reachable organizations) asked for.
@@ -345,8 +369,7 @@ pub async fn list(
         }
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
-    let (items, total) = page_of::<LicenseKey>(state, index, &tenants, false, params, None).await?;
-    license_keys_page(state, &items, total, params).await
+    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, None).await
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.

@@ -9,6 +9,7 @@
 //! - `access`: tenancy, which organizations a subject reaches;
 //! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
+//! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `orders`: lists and finds orders (written by purchases and renewals);
@@ -22,6 +23,7 @@
 pub mod access;
 pub mod catalog;
 pub mod checkout;
+pub mod forms;
 pub mod license_keys;
 pub mod listing;
 pub mod orders;

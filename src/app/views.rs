@@ -209,24 +209,37 @@ pub async fn key_customer(state: &AppState, key: &LicenseKey) -> Result<Customer
         })
 }
 
-/// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
-pub async fn license_keys_page(
+/// Each key with its customer, reading each distinct customer once.
+pub async fn with_customers(
     state: &AppState,
-    keys: &[LicenseKey],
-    total: u64,
-    params: ListParams,
-) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    keys: Vec<LicenseKey>,
+) -> Result<Vec<(LicenseKey, Customer)>, ApiError> {
     let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         let customer = match customers.entry(key.customer_id) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(key_customer(state, key).await?),
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e.insert(key_customer(state, &key).await?).clone(),
         };
-        out.push(LicenseKeyRead::new(key, customer));
+        out.push((key, customer));
     }
+    Ok(out)
+}
+
+/// Renders a page of keys as `{items, pagination}`, reading each distinct customer once.
+pub async fn license_keys_page(
+    state: &AppState,
+    keys: Vec<LicenseKey>,
+    total: u64,
+    params: ListParams,
+) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+    let items = with_customers(state, keys)
+        .await?
+        .iter()
+        .map(|(key, customer)| LicenseKeyRead::new(key, customer))
+        .collect();
     Ok(ListResource {
-        items: out,
+        items,
         pagination: Pagination::new(total, params.limit),
     })
 }

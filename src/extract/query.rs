@@ -231,6 +231,19 @@ impl<F: SortField> Sorting<F> {
         }
     }
 
+    /// One criterion by its API name (`created_at`, `-amount` for descending), as a page
+    /// offers it; `None` for a name the field does not have.
+    pub fn named(name: &str) -> Option<Sorting<F>> {
+        let (desc, name) = match name.strip_prefix('-') {
+            Some(n) => (true, n),
+            None => (false, name),
+        };
+        F::FIELDS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| Sorting::by(*f, desc))
+    }
+
     /// Parses `sorting`; `default` applies when none is given. `bool` is "descending".
     pub fn from_query(q: &mut QueryParams, default: (F, bool)) -> Sorting<F> {
         let values = q.values("sorting");

@@ -1,39 +1,46 @@
 //! The seller's dashboard at `/dashboard`: server-rendered pages (askama, no script, no
 //! external asset) behind the browser session of the sign-in pages.
 //!
-//! One code path with the API: every page calls the `/v1` handlers themselves
-//! ([`Dash::auth`] applies the endpoint's own rule to the session's principal, forms become
-//! the endpoint's JSON body and go through the same deserialization, [`ValidJson::from_value`]),
-//! so validation, errors and tenancy are the API's. A page shows an API error as the API
-//! classifies it: a 422 redisplays the form with each problem, a 404 is a 404 page (another
-//! organization's data is absent, not forbidden).
+//! One code path with the API: every page calls the same use cases (`crate::app`) with the
+//! signed-in user as the subject, so tenancy, rules and errors are the API's; forms are
+//! typed (`crate::app::forms`), turned into the API's own inputs, so a 422 lists the same
+//! problems (shown next to the form, with what was typed kept). Templates receive typed
+//! records and views: a renamed field is a compile error. A page shows an API error as the
+//! API classifies it: a 404 is a 404 page (another organization's data is absent, not
+//! forbidden).
 //!
-//! Forms are CSRF-protected by the double-submit cookie of the sign-in pages
-//! (`crate::oauth2::forms`); a POST without the matching token is refused with 403 before
-//! anything is read.
+//! Forms are CSRF-protected (`crate::web::forms`); a POST without the right token, or from
+//! another site, is refused with 403 before anything is read.
 
-mod catalog;
+mod benefits;
 mod chart;
+mod custom_fields;
+mod customers;
+mod discounts;
+pub mod fmt;
+mod keys;
+mod orders;
 mod overview;
-mod sales;
+mod products;
 
-use std::fmt;
+use std::fmt as stdfmt;
 
 use actix_web::cookie::Cookie;
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use askama::Template;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
-use tollgate_actors::domain::money::Money;
+use serde::Deserialize;
 
-use crate::api::ListResource;
-use crate::auth::{Scope, Subject};
+use crate::api::Pagination;
+use crate::app::access::organization_for;
+use crate::app::catalog::organizations::{self, OrgSort, OrganizationFilter};
+use crate::auth::Subject;
 use crate::credentials::session;
-use crate::domain::ids::UserId;
-use crate::error::{ApiError, BearerError};
-use crate::extract::auth::{AuthMethod, OrganizationsRead, Principal, Requirement};
-use crate::extract::{Auth, RawQuery, ValidJson};
+use crate::domain::ids::{OrganizationId, UserId};
+use crate::domain::organization::Organization;
+use crate::error::ApiError;
+use crate::extract::{path_id, ListParams, Sorting};
 use crate::state::AppState;
 use crate::web::forms::{csrf_ok, csrf_token};
 
@@ -88,28 +95,28 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/organizations/new", { get => overview::org_new, post => overview::org_create });
     resource!(cfg, "/dashboard/{org}", { get => overview::overview });
     resource!(cfg, "/dashboard/{org}/settings", { get => overview::settings, post => overview::settings_save });
-    resource!(cfg, "/dashboard/{org}/products", { get => catalog::products });
-    resource!(cfg, "/dashboard/{org}/products/new", { get => catalog::product_new, post => catalog::product_create });
-    resource!(cfg, "/dashboard/{org}/products/{id}", { get => catalog::product, post => catalog::product_save });
-    resource!(cfg, "/dashboard/{org}/products/{id}/benefits", { post => catalog::product_benefits });
-    resource!(cfg, "/dashboard/{org}/benefits", { get => catalog::benefits, post => catalog::benefit_create });
-    resource!(cfg, "/dashboard/{org}/benefits/{id}", { get => catalog::benefit, post => catalog::benefit_save });
-    resource!(cfg, "/dashboard/{org}/orders", { get => sales::orders });
-    resource!(cfg, "/dashboard/{org}/orders/{id}", { get => sales::order });
-    resource!(cfg, "/dashboard/{org}/subscriptions", { get => sales::subscriptions });
-    resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => sales::subscription, post => sales::subscription_action });
-    resource!(cfg, "/dashboard/{org}/customers", { get => sales::customers });
-    resource!(cfg, "/dashboard/{org}/customers/{id}", { get => sales::customer });
-    resource!(cfg, "/dashboard/{org}/license-keys", { get => sales::license_keys });
-    resource!(cfg, "/dashboard/{org}/license-keys/{id}", { get => sales::license_key, post => sales::license_key_save });
-    resource!(cfg, "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate", { post => sales::deactivate });
-    resource!(cfg, "/dashboard/{org}/discounts", { get => catalog::discounts });
-    resource!(cfg, "/dashboard/{org}/discounts/new", { get => catalog::discount_new, post => catalog::discount_create });
-    resource!(cfg, "/dashboard/{org}/discounts/{id}", { get => catalog::discount, post => catalog::discount_save });
-    resource!(cfg, "/dashboard/{org}/custom-fields", { get => catalog::custom_fields });
-    resource!(cfg, "/dashboard/{org}/custom-fields/new", { get => catalog::field_new, post => catalog::field_create });
-    resource!(cfg, "/dashboard/{org}/custom-fields/{id}", { get => catalog::field, post => catalog::field_save });
-    resource!(cfg, "/buy/{product_id}", { get => catalog::buy });
+    resource!(cfg, "/dashboard/{org}/products", { get => products::products });
+    resource!(cfg, "/dashboard/{org}/products/new", { get => products::product_new, post => products::product_create });
+    resource!(cfg, "/dashboard/{org}/products/{id}", { get => products::product, post => products::product_save });
+    resource!(cfg, "/dashboard/{org}/products/{id}/benefits", { post => products::product_benefits });
+    resource!(cfg, "/dashboard/{org}/benefits", { get => benefits::benefits, post => benefits::benefit_create });
+    resource!(cfg, "/dashboard/{org}/benefits/{id}", { get => benefits::benefit, post => benefits::benefit_save });
+    resource!(cfg, "/dashboard/{org}/orders", { get => orders::orders });
+    resource!(cfg, "/dashboard/{org}/orders/{id}", { get => orders::order });
+    resource!(cfg, "/dashboard/{org}/subscriptions", { get => orders::subscriptions });
+    resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => orders::subscription, post => orders::subscription_action });
+    resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });
+    resource!(cfg, "/dashboard/{org}/customers/{id}", { get => customers::customer });
+    resource!(cfg, "/dashboard/{org}/license-keys", { get => keys::license_keys });
+    resource!(cfg, "/dashboard/{org}/license-keys/{id}", { get => keys::license_key, post => keys::license_key_save });
+    resource!(cfg, "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
+    resource!(cfg, "/dashboard/{org}/discounts", { get => discounts::discounts });
+    resource!(cfg, "/dashboard/{org}/discounts/new", { get => discounts::discount_new, post => discounts::discount_create });
+    resource!(cfg, "/dashboard/{org}/discounts/{id}", { get => discounts::discount, post => discounts::discount_save });
+    resource!(cfg, "/dashboard/{org}/custom-fields", { get => custom_fields::custom_fields });
+    resource!(cfg, "/dashboard/{org}/custom-fields/new", { get => custom_fields::field_new, post => custom_fields::field_create });
+    resource!(cfg, "/dashboard/{org}/custom-fields/{id}", { get => custom_fields::field, post => custom_fields::field_save });
+    resource!(cfg, "/buy/{product_id}", { get => products::buy });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -128,16 +135,10 @@ impl From<ApiError> for Fail {
     /// A malformed id in a page's path is a page that does not exist: 404, not the API's
     /// 422 about the path.
     fn from(e: ApiError) -> Self {
-        match &e {
-            ApiError::Validation(errors)
-                if !errors.is_empty()
-                    && errors
-                        .iter()
-                        .all(|f| f.loc.first().and_then(Value::as_str) == Some("path")) =>
-            {
-                Fail::Api(ApiError::not_found())
-            }
-            _ => Fail::Api(e),
+        if e.is_about_the_path() {
+            Fail::Api(ApiError::not_found())
+        } else {
+            Fail::Api(e)
         }
     }
 }
@@ -148,8 +149,8 @@ impl From<tollgate_storage::StorageError> for Fail {
     }
 }
 
-impl fmt::Display for Fail {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl stdfmt::Display for Fail {
+    fn fmt(&self, f: &mut stdfmt::Formatter<'_>) -> stdfmt::Result {
         match self {
             Fail::Api(e) => write!(f, "{e}"),
             Fail::SignIn(_) => write!(f, "sign-in required"),
@@ -178,7 +179,7 @@ impl ResponseError for Fail {
                 let title = status.canonical_reason().unwrap_or("Error");
                 let page = ErrorPage {
                     title,
-                    messages: describe(e),
+                    messages: e.messages(),
                 };
                 let body = page.render().unwrap_or_else(|_| title.to_string());
                 let mut res = crate::web::html(status.as_u16(), body, Vec::new());
@@ -205,50 +206,6 @@ struct ErrorPage<'a> {
 
 pub type PageResult = Result<HttpResponse, Fail>;
 
-/// What an API error says, one line per problem (a 422 names each field).
-pub fn describe(e: &ApiError) -> Vec<String> {
-    match e {
-        ApiError::Validation(errors) => errors
-            .iter()
-            .map(|f| {
-                let path: Vec<String> = f
-                    .loc
-                    .iter()
-                    .skip(1)
-                    .map(|l| match l {
-                        Value::String(s) => s.replace('_', " "),
-                        other => other.to_string(),
-                    })
-                    .collect();
-                if path.is_empty() {
-                    f.msg.clone()
-                } else {
-                    format!("{}: {}", path.join(" › "), f.msg)
-                }
-            })
-            .collect(),
-        ApiError::NotPermitted(m)
-        | ApiError::NotFound(m)
-        | ApiError::Conflict(m)
-        | ApiError::BadRequest(m)
-        | ApiError::PaymentError(m) => vec![m.clone()],
-        ApiError::Bearer(BearerError::InsufficientScope { .. }) => {
-            vec!["Your session may not do this.".into()]
-        }
-        ApiError::Unavailable | ApiError::StorageUnavailable(_) => {
-            vec!["The service is busy; try again in a moment.".into()]
-        }
-        ApiError::RateLimited(_) | ApiError::TooManyRequests { .. } => {
-            vec!["Too many requests; wait a little and try again.".into()]
-        }
-        other => vec![other
-            .status_code()
-            .canonical_reason()
-            .unwrap_or("Error")
-            .to_string()],
-    }
-}
-
 /// The problems a form shows next to itself (status and lines), or the failure when the
 /// error is not about the form's input.
 pub fn form_problem(e: ApiError) -> Result<(u16, Vec<String>), Fail> {
@@ -257,7 +214,7 @@ pub fn form_problem(e: ApiError) -> Result<(u16, Vec<String>), Fail> {
         | ApiError::Conflict(_)
         | ApiError::NotPermitted(_)
         | ApiError::BadRequest(_)
-        | ApiError::PaymentError(_) => Ok((e.status_code().as_u16(), describe(&e))),
+        | ApiError::PaymentError(_) => Ok((e.status_code().as_u16(), e.messages())),
         _ => Err(Fail::Api(e)),
     }
 }
@@ -269,14 +226,39 @@ pub fn see_other(location: &str) -> HttpResponse {
         .finish()
 }
 
+/// A posted form as the typed struct `T` (a field that does not read is a 422 page).
+pub fn posted<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Fail> {
+    serde_html_form::from_bytes(bytes).map_err(|e| {
+        Fail::Api(ApiError::BadRequest(format!(
+            "The form could not be read: {e}"
+        )))
+    })
+}
+
+/// A record of a page's organization, else 404: a record of another organization of the
+/// same member is reached under its own pages only.
+pub fn of_org<T>(layout: &Layout, org: OrganizationId, record: T) -> Result<T, Fail> {
+    if org == layout.org {
+        Ok(record)
+    } else {
+        Err(Fail::Api(ApiError::not_found()))
+    }
+}
+
 // ---------------------------------------------------------------------------------------
-// The signed-in seller, and calls to the API on their behalf
+// The signed-in seller
 // ---------------------------------------------------------------------------------------
+
+/// The CSRF token of a posted form (the form's own fields are read apart).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Csrf {
+    csrf_token: String,
+}
 
 /// The signed-in user of a dashboard request.
 pub struct Dash {
     pub state: web::Data<AppState>,
-    principal: Principal,
     pub user: UserId,
     pub csrf: String,
     cookie: Option<Cookie<'static>>,
@@ -303,11 +285,6 @@ impl Dash {
         let (csrf, cookie) = csrf_token(state, req);
         Ok(Dash {
             state: state.clone(),
-            principal: Principal {
-                subject: Subject::User(user),
-                scopes: [Scope::WebDefault].into_iter().collect(),
-                method: AuthMethod::WebSession,
-            },
             user,
             csrf,
             cookie,
@@ -319,9 +296,11 @@ impl Dash {
     pub async fn posted(
         state: &web::Data<AppState>,
         req: &HttpRequest,
-        form: &Form,
+        bytes: &[u8],
     ) -> Result<Dash, Fail> {
-        if !csrf_ok(state, req, form.opt("csrf_token")) {
+        let csrf: Csrf = serde_html_form::from_bytes(bytes).unwrap_or_default();
+        let token = Some(csrf.csrf_token.as_str()).filter(|t| !t.is_empty());
+        if !csrf_ok(state, req, token) {
             return Err(Fail::Api(crate::web::error_page(
                 403,
                 "Request refused",
@@ -331,13 +310,10 @@ impl Dash {
         Dash::of(state, req).await
     }
 
-    /// The API endpoint's rule `R`, applied to this user's session.
-    pub fn auth<R: Requirement>(&self) -> Result<Auth<R>, ApiError> {
-        Auth::on_behalf(self.principal)
-    }
-
-    pub fn data(&self) -> web::Data<AppState> {
-        self.state.clone()
+    /// Whom the pages act as: the signed-in user (the API's rules for a user apply: the
+    /// organizations it is a member of).
+    pub fn subject(&self) -> Subject {
+        Subject::User(self.user)
     }
 
     /// An HTML page (with the CSRF cookie when this browser had none).
@@ -352,7 +328,7 @@ impl Dash {
 
     /// The layout of a page of organization `org` (its id as the path gives it): the user's
     /// organizations for the switcher, and the organization itself, which must be one of
-    /// them (else the API's 404).
+    /// them (else 404).
     pub async fn layout(
         &self,
         org: &str,
@@ -362,26 +338,23 @@ impl Dash {
         Ok(self.org_layout(org, active, title).await?.0)
     }
 
-    /// [`Self::layout`], and the organization as the API renders it (for the pages that
-    /// show it: one read, not two).
+    /// [`Self::layout`], and the organization itself (for the pages that show it).
     pub async fn org_layout(
         &self,
         org: &str,
         active: &'static str,
         title: impl Into<String>,
-    ) -> Result<(Layout, Row), Fail> {
-        let current = crate::routes::organizations::get(
-            self.auth::<OrganizationsRead>()?,
-            self.data(),
-            web::Path::from(org.to_string()),
-        )
-        .await?
-        .into_inner();
+    ) -> Result<(Layout, Organization), Fail> {
+        let id: OrganizationId = path_id("org", org)?;
+        self.state.store.read_barrier().await?;
+        let current = organization_for(&self.state, self.subject(), id)
+            .await?
+            .value;
         let mut layout = self.bare_layout(active, title).await?;
+        layout.org = current.id;
         layout.org_id = current.id.to_string();
         layout.org_name = current.name.clone();
-        layout.org_slug = current.slug.clone();
-        Ok((layout, Row::of(&current)))
+        Ok((layout, current))
     }
 
     /// The layout of a page outside any organization.
@@ -402,11 +375,10 @@ impl Dash {
             title: title.into(),
             csrf: self.csrf.clone(),
             user_email,
+            org: OrganizationId(uuid::Uuid::nil()),
             org_id: String::new(),
             org_name: String::new(),
-            org_slug: String::new(),
             orgs: orgs
-                .items
                 .iter()
                 .map(|o| (o.id.to_string(), o.name.clone()))
                 .collect(),
@@ -415,17 +387,21 @@ impl Dash {
         })
     }
 
-    /// The user's organizations (the API's list: the first hundred, by creation).
-    pub async fn organizations(
-        &self,
-    ) -> Result<ListResource<crate::api::organization::OrganizationView>, Fail> {
-        Ok(crate::routes::organizations::list(
-            self.auth::<OrganizationsRead>()?,
-            self.data(),
-            RawQuery("limit=100&sorting=created_at".into()),
+    /// The user's organizations (the first hundred, by creation).
+    pub async fn organizations(&self) -> Result<Vec<Organization>, Fail> {
+        let filter = OrganizationFilter {
+            slug: None,
+            sorting: Sorting::by(OrgSort::CreatedAt, false),
+        };
+        let params = ListParams {
+            page: 1,
+            limit: 100,
+        };
+        Ok(
+            organizations::list(&self.state, self.subject(), &filter, params)
+                .await?
+                .0,
         )
-        .await?
-        .into_inner())
     }
 }
 
@@ -434,9 +410,11 @@ pub struct Layout {
     pub title: String,
     pub csrf: String,
     pub user_email: String,
+    /// The organization of the page (nil outside any).
+    pub org: OrganizationId,
+    /// Its id as links carry it ("" outside any organization).
     pub org_id: String,
     pub org_name: String,
-    pub org_slug: String,
     /// (id, name) of the user's organizations.
     pub orgs: Vec<(String, String)>,
     /// The navigation entry of this page.
@@ -474,279 +452,65 @@ impl Layout {
     }
 }
 
-/// A JSON body built from a form, read by the API's deserialization (same 422s).
-pub fn body<T: DeserializeOwned>(raw: Value) -> Result<ValidJson<T>, ApiError> {
-    ValidJson::from_value(raw)
-}
-
 // ---------------------------------------------------------------------------------------
-// Forms
+// Lists
 // ---------------------------------------------------------------------------------------
 
-/// A posted `application/x-www-form-urlencoded` form (repeated names kept in order).
-#[derive(Debug, Default, Clone)]
-pub struct Form {
-    pairs: Vec<(String, String)>,
+/// Items on a list page.
+pub const PAGE_SIZE: u64 = 20;
+/// Items a form offers to choose from (products, benefits).
+pub const CHOICES: u64 = 100;
+
+/// A list page's query: its filters (each page reads the ones it has), its sort and page.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ListQuery {
+    pub page: String,
+    pub query: String,
+    pub archived: String,
+    pub product_id: String,
+    pub customer_id: String,
+    pub active: String,
+    pub sorting: String,
+    pub saved: String,
+    pub org: String,
 }
 
-impl Form {
-    pub fn parse(bytes: &[u8]) -> Self {
-        Form {
-            pairs: form_urlencoded::parse(bytes).into_owned().collect(),
+impl ListQuery {
+    pub fn of(req: &HttpRequest) -> ListQuery {
+        serde_html_form::from_str(req.query_string()).unwrap_or_default()
+    }
+
+    /// The page asked for (1 when absent or not a positive number) with [`PAGE_SIZE`].
+    pub fn params(&self) -> ListParams {
+        ListParams {
+            page: self
+                .page
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|p| *p > 0)
+                .unwrap_or(1),
+            limit: PAGE_SIZE,
         }
     }
 
-    pub fn of_query(query: &str) -> Self {
-        Self::parse(query.as_bytes())
+    /// The trimmed search, `None` when blank.
+    pub fn search(&self) -> Option<String> {
+        Some(self.query.trim().to_string()).filter(|q| !q.is_empty())
     }
 
-    /// A field's value as posted ("" when absent): what a form shows again.
-    pub fn get(&self, name: &str) -> &str {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .unwrap_or("")
-    }
-
-    /// A field's trimmed value, `None` when absent or blank.
-    pub fn opt(&self, name: &str) -> Option<&str> {
-        Some(self.get(name).trim()).filter(|v| !v.is_empty())
-    }
-
-    /// Every value of a repeated field.
-    pub fn all(&self, name: &str) -> Vec<&str> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-
-    /// Whether a checkbox was ticked.
-    pub fn checked(&self, name: &str) -> bool {
-        self.pairs.iter().any(|(k, v)| k == name && v != "false")
-    }
-
-    /// Whether `value` is among the values of `name` (a ticked box of a list).
-    pub fn has(&self, name: &str, value: &str) -> bool {
-        self.pairs.iter().any(|(k, v)| k == name && v == value)
-    }
-
-    /// A text field for the API: its trimmed value, or null when blank.
-    pub fn text(&self, name: &str) -> Value {
-        self.opt(name).map_or(Value::Null, Value::from)
-    }
-
-    /// An integer field for the API: the number, null when blank, else the text as typed
-    /// (the API's validation names the field and says what it wants).
-    pub fn int(&self, name: &str) -> Value {
-        match self.opt(name) {
-            None => Value::Null,
-            Some(v) => v
-                .parse::<i64>()
-                .map_or_else(|_| Value::from(v), Value::from),
-        }
-    }
-
-    /// An amount in major units ("12", "12.5", "12.50") as cents for the API; null when
-    /// blank; anything else goes as typed for the API to refuse.
-    pub fn cents(&self, name: &str) -> Value {
-        match self.opt(name) {
-            None => Value::Null,
-            Some(v) => parse_cents(v).map_or_else(|| Value::from(v), Value::from),
-        }
-    }
-
-    /// An API error about a form with amount fields (`(name, label)`, typed in major
-    /// units): each amount that does not read as one (sent as typed, so the API refused it
-    /// as "not an integer") is named by its label with what to type instead; the API's
-    /// other problems stay as they are.
-    pub fn explain_amounts(&self, e: ApiError, fields: &[(&str, &str)]) -> ApiError {
-        let ApiError::Validation(mut errors) = e else {
-            return e;
-        };
-        for (name, label) in fields {
-            let Some(typed) = self.opt(name).filter(|t| parse_cents(t).is_none()) else {
-                continue;
-            };
-            let before = errors.len();
-            errors.retain(|f| f.input.as_str() != Some(typed));
-            if errors.len() < before {
-                errors.push(crate::error::FieldError::new(
-                    "decimal_parsing",
-                    crate::loc!["body", *label],
-                    "Enter an amount like 19 or 19.99",
-                    Value::from(typed),
-                ));
-            }
-        }
-        ApiError::Validation(errors)
-    }
-
-    pub fn set(&mut self, name: &str, value: impl Into<String>) {
-        self.pairs.retain(|(k, _)| k != name);
-        self.pairs.push((name.to_string(), value.into()));
+    /// Whether `?saved=1` (a form saved, then redirected here).
+    pub fn saved(&self) -> bool {
+        !self.saved.is_empty() && self.saved != "false"
     }
 }
 
-/// "12", "12.5" or "12.50" as cents; `None` for anything else (no sign, at most two
-/// decimals, no overflow).
-pub fn parse_cents(v: &str) -> Option<i64> {
-    let (whole, frac) = match v.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (v, ""),
-    };
-    if whole.is_empty()
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 2
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let whole: i64 = whole.parse().ok()?;
-    let frac: i64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<2}").parse().ok()?
-    };
-    whole.checked_mul(100)?.checked_add(frac)
-}
-
-/// Cents as "12.50" (the reverse of [`parse_cents`]).
-pub fn major_units(cents: i64) -> String {
-    Money::new(cents, crate::api::price::CURRENCY).major()
-}
-
-/// An amount with its currency, as every page reads it (`Money`).
-pub fn money(cents: i64, currency: &str) -> String {
-    Money::new(cents, currency).to_string()
-}
-
-// ---------------------------------------------------------------------------------------
-// Reading the API's answers in templates
-// ---------------------------------------------------------------------------------------
-
-/// An API answer (a typed view serialized as the API sends it), read by path in templates:
-/// `{{ order.s("customer.email") }}`.
-#[derive(Debug, Clone)]
-pub struct Row(pub Value);
-
-impl Row {
-    pub fn of<T: serde::Serialize>(view: &T) -> Row {
-        Row(serde_json::to_value(view).unwrap_or(Value::Null))
-    }
-
-    pub fn many<T: serde::Serialize>(views: &[T]) -> Vec<Row> {
-        views.iter().map(Row::of).collect()
-    }
-
-    fn at(&self, path: &str) -> &Value {
-        let mut v = &self.0;
-        for part in path.split('.') {
-            v = match v {
-                Value::Object(m) => m.get(part).unwrap_or(&Value::Null),
-                Value::Array(a) => part
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| a.get(i))
-                    .unwrap_or(&Value::Null),
-                _ => &Value::Null,
-            };
-        }
-        v
-    }
-
-    /// A value as text ("" for null).
-    pub fn s(&self, path: &str) -> String {
-        match self.at(path) {
-            Value::Null => String::new(),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
-    }
-
-    /// A value as text, `None` when null or empty.
-    pub fn opt_s(&self, path: &str) -> Option<String> {
-        Some(self.s(path)).filter(|s| !s.is_empty())
-    }
-
-    /// Whether a value is present and not false, 0 or empty.
-    pub fn is(&self, path: &str) -> bool {
-        match self.at(path) {
-            Value::Null | Value::Bool(false) => false,
-            Value::String(s) => !s.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            Value::Number(n) => n.as_f64() != Some(0.0),
-            _ => true,
-        }
-    }
-
-    /// A timestamp as "2026-11-25 06:22 UTC" ("" when absent).
-    pub fn date(&self, path: &str) -> String {
-        let s = self.s(path);
-        match chrono::DateTime::parse_from_rfc3339(&s) {
-            Ok(t) => t
-                .with_timezone(&chrono::Utc)
-                .format("%Y-%m-%d %H:%M UTC")
-                .to_string(),
-            Err(_) => s,
-        }
-    }
-
-    /// A timestamp as the value of a `date` input ("2026-11-25").
-    pub fn day(&self, path: &str) -> String {
-        self.date(path).get(..10).unwrap_or_default().to_string()
-    }
-
-    /// An amount (cents) with the currency at `currency_path`.
-    pub fn money(&self, amount_path: &str, currency_path: &str) -> String {
-        match self.at(amount_path).as_i64() {
-            Some(c) => money(c, &self.s(currency_path)),
-            None => String::new(),
-        }
-    }
-
-    /// An amount (cents) in major units, for an input ("12.50").
-    pub fn units(&self, amount_path: &str) -> String {
-        self.at(amount_path)
-            .as_i64()
-            .map(major_units)
-            .unwrap_or_default()
-    }
-
-    /// The object at `path`.
-    pub fn row(&self, path: &str) -> Row {
-        Row(self.at(path).clone())
-    }
-
-    /// The items of a list.
-    pub fn rows(&self, path: &str) -> Vec<Row> {
-        match self.at(path) {
-            Value::Array(a) => a.iter().cloned().map(Row).collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// A price as a seller reads it: "$12.50 / month", "Pay what you want (min $1.00)", "Free".
-    pub fn price(&self) -> String {
-        let currency = self.s("price_currency");
-        let per = match self.s("recurring_interval").as_str() {
-            "" => String::new(),
-            i => format!(" / {i}"),
-        };
-        match self.s("amount_type").as_str() {
-            "fixed" => format!("{}{per}", self.money("price_amount", "price_currency")),
-            "custom" => {
-                let min = self.at("minimum_amount").as_i64();
-                match min {
-                    Some(m) => format!("Pay what you want (min {}){per}", money(m, &currency)),
-                    None => format!("Pay what you want{per}"),
-                }
-            }
-            "free" => format!("Free{per}"),
-            other => other.to_string(),
-        }
+/// The first `CHOICES` items of a list.
+pub fn choices() -> ListParams {
+    ListParams {
+        page: 1,
+        limit: CHOICES,
     }
 }
 
@@ -760,211 +524,27 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// For a list at `base` whose query is `form` (its `page` replaced).
-    pub fn new<T>(list: &ListResource<T>, base: &str, form: &Form) -> Pager {
-        let page = form
-            .opt("page")
-            .and_then(|p| p.parse::<u64>().ok())
-            .unwrap_or(1)
-            .max(1);
+    /// For a list at `base` of `total` items, showing `params`, whose query is `req`'s (its
+    /// `page` replaced in the links).
+    pub fn new(total: u64, params: ListParams, base: &str, req: &HttpRequest) -> Pager {
+        let max_page = Pagination::new(total, params.limit).max_page;
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes())
+            .into_owned()
+            .filter(|(k, v)| k != "page" && !v.is_empty())
+            .collect();
         let link = |p: u64| {
-            let mut f = form.clone();
-            f.set("page", p.to_string());
             let q: String = form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(f.pairs.iter().filter(|(_, v)| !v.is_empty()))
+                .extend_pairs(pairs.iter())
+                .append_pair("page", &p.to_string())
                 .finish();
             format!("{base}?{q}")
         };
-        let max_page = list.pagination.max_page;
         Pager {
-            page,
+            page: params.page,
             max_page,
-            total: list.pagination.total_count,
-            prev: (page > 1).then(|| link(page - 1)),
-            next: (page < max_page).then(|| link(page + 1)),
+            total,
+            prev: (params.page > 1).then(|| link(params.page - 1)),
+            next: (params.page < max_page).then(|| link(params.page + 1)),
         }
-    }
-}
-
-/// One page of an API list for a list page of the current organization: `call` gets the
-/// query (the organization, the page's `page`, 20 items a page, and `pairs`); returns the
-/// items and the pager of the page at `rest` (under the organization).
-pub async fn listing<T, F, Fut>(
-    layout: &Layout,
-    q: &Form,
-    rest: &str,
-    pairs: &[(&str, &str)],
-    call: F,
-) -> Result<(Vec<Row>, Pager), Fail>
-where
-    T: serde::Serialize,
-    F: FnOnce(RawQuery) -> Fut,
-    Fut: std::future::Future<Output = Result<web::Json<ListResource<T>>, ApiError>>,
-{
-    let mut all = vec![
-        ("organization_id", layout.org_id.as_str()),
-        ("page", q.get("page")),
-        ("limit", "20"),
-    ];
-    all.extend_from_slice(pairs);
-    let list = call(query(&all)).await?.into_inner();
-    Ok((
-        Row::many(&list.items),
-        Pager::new(&list, &layout.at(rest), q),
-    ))
-}
-
-/// The first hundred items of an API list of the current organization (the choices of a
-/// form: its products, its benefits).
-pub async fn choices<T, F, Fut>(
-    layout: &Layout,
-    pairs: &[(&str, &str)],
-    call: F,
-) -> Result<Vec<Row>, Fail>
-where
-    T: serde::Serialize,
-    F: FnOnce(RawQuery) -> Fut,
-    Fut: std::future::Future<Output = Result<web::Json<ListResource<T>>, ApiError>>,
-{
-    let mut all = vec![
-        ("organization_id", layout.org_id.as_str()),
-        ("limit", "100"),
-    ];
-    all.extend_from_slice(pairs);
-    Ok(Row::many(&call(query(&all)).await?.into_inner().items))
-}
-
-/// A record of the current organization, from an API `get` (which applies the API's
-/// tenancy); one of another organization of the same member is a 404 here too, so each
-/// organization's records are reached under its own pages only. Orders and subscriptions
-/// name their organization through their product.
-pub async fn record<T, Fut>(layout: &Layout, get: Fut) -> Result<Row, Fail>
-where
-    T: serde::Serialize,
-    Fut: std::future::Future<Output = Result<web::Json<T>, ApiError>>,
-{
-    let row = Row::of(&get.await?.into_inner());
-    let org = match row.s("organization_id") {
-        o if o.is_empty() => row.s("product.organization_id"),
-        o => o,
-    };
-    if org == layout.org_id {
-        Ok(row)
-    } else {
-        Err(Fail::Api(ApiError::not_found()))
-    }
-}
-
-/// A query string for an API list: the pairs with a value.
-pub fn query(pairs: &[(&str, &str)]) -> RawQuery {
-    RawQuery(
-        form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(pairs.iter().filter(|(_, v)| !v.is_empty()))
-            .finish(),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn amounts_parse_as_cents_and_print_back() {
-        assert_eq!(parse_cents("12"), Some(1200));
-        assert_eq!(parse_cents("12.5"), Some(1250));
-        assert_eq!(parse_cents("0.05"), Some(5));
-        assert_eq!(parse_cents("12.50"), Some(1250));
-        for bad in [
-            "",
-            ".5",
-            "-1",
-            "1.234",
-            "1e3",
-            "12,50",
-            " 1",
-            "99999999999999999999",
-        ] {
-            assert_eq!(parse_cents(bad), None, "{bad}");
-        }
-        assert_eq!(major_units(1250), "12.50");
-        assert_eq!(major_units(-5), "-0.05");
-        assert_eq!(money(900, "usd"), "$9.00");
-        assert_eq!(money(900, "eur"), "€9.00");
-        assert_eq!(money(123450, "usd"), "$1,234.50");
-    }
-
-    #[test]
-    fn forms_keep_repeated_fields_and_typed_values() {
-        let f = Form::parse(b"name=+Pro+&n=12&n=13&bad=x1&price=9.99&empty=&box=on");
-        assert_eq!(f.get("name"), " Pro ");
-        assert_eq!(f.text("name"), Value::from("Pro"));
-        assert_eq!(f.all("n"), vec!["12", "13"]);
-        assert_eq!(f.int("n"), Value::from(12));
-        assert_eq!(f.int("bad"), Value::from("x1"));
-        assert_eq!(f.int("empty"), Value::Null);
-        assert_eq!(f.cents("price"), Value::from(999));
-        assert!(f.checked("box") && !f.checked("nope"));
-        assert!(f.has("n", "13") && !f.has("n", "14"));
-    }
-
-    #[test]
-    fn amounts_that_do_not_read_are_named_by_their_label_with_the_other_problems() {
-        let f = Form::parse(b"amount=19.999&yearly_amount=&minimum_amount=abc&maximum_amount=20");
-        let field = |loc: Vec<Value>, msg: &str, input: &str| {
-            crate::error::FieldError::new("int_parsing", loc, msg, Value::from(input))
-        };
-        // What the API answers for the body the form made (amounts sent as typed).
-        let api = ApiError::Validation(vec![
-            field(
-                crate::loc!["body", "name"],
-                "String should have at least 3 characters",
-                "x",
-            ),
-            field(
-                crate::loc!["body", "prices", 0, "price_amount"],
-                "Input should be a valid integer",
-                "19.999",
-            ),
-            field(
-                crate::loc!["body", "prices", 0, "minimum_amount"],
-                "Input should be a valid integer",
-                "abc",
-            ),
-        ]);
-        let fields = [
-            ("amount", "Price"),
-            ("yearly_amount", "Yearly price"),
-            ("minimum_amount", "Minimum"),
-            ("maximum_amount", "Maximum"),
-        ];
-        assert_eq!(
-            describe(&f.explain_amounts(api, &fields)),
-            vec![
-                "name: String should have at least 3 characters",
-                "Price: Enter an amount like 19 or 19.99",
-                "Minimum: Enter an amount like 19 or 19.99"
-            ]
-        );
-        // Other errors pass through.
-        assert!(matches!(
-            f.explain_amounts(ApiError::Conflict("x".into()), &fields),
-            ApiError::Conflict(_)
-        ));
-    }
-
-    #[test]
-    fn rows_read_paths_dates_and_prices() {
-        let r = Row(serde_json::json!({
-            "a": {"b": [{"c": 1}]},
-            "t": "2026-11-25T06:22:47.123Z",
-            "amount_type": "fixed", "price_amount": 1250, "price_currency": "usd",
-            "recurring_interval": "month"
-        }));
-        assert_eq!(r.s("a.b.0.c"), "1");
-        assert_eq!(r.s("a.x"), "");
-        assert_eq!(r.date("t"), "2026-11-25 06:22 UTC");
-        assert_eq!(r.day("t"), "2026-11-25");
-        assert_eq!(r.price(), "$12.50 / month");
-        assert!(r.is("a.b") && !r.is("nope"));
     }
 }

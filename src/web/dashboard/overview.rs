@@ -3,28 +3,29 @@
 
 use actix_web::{web, HttpRequest};
 use askama::Template;
-use serde_json::{json, Value};
+use serde::Deserialize;
 
 use super::chart::{bars, Series};
-use super::{body, form_problem, money, see_other, Dash, Form, Layout, PageResult, Row};
-use crate::api::organization::{OrganizationCreate, OrganizationUpdate};
+use super::{form_problem, posted, see_other, Dash, Layout, ListQuery, PageResult};
+use crate::app::forms::{self, ticked, OrganizationForm, SettingsForm};
 use crate::domain::ids::OrganizationId;
+use crate::domain::organization::Organization;
 use crate::domain::stats::{day_date, day_number};
-use crate::extract::auth::{OrganizationsCreate, OrganizationsWrite};
 use crate::extract::path_id;
-use crate::routes::organizations;
 use crate::state::AppState;
+use tollgate_actors::domain::money::Money;
 
 /// `GET /dashboard`: the first organization's overview, or the form to create one.
 pub async fn home(state: web::Data<AppState>, req: HttpRequest) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
     // The organization switcher: `?org=` (an id, so the redirect stays in the dashboard).
-    if let Some(org) = Form::of_query(req.query_string()).opt("org") {
-        let id: OrganizationId = path_id("org", org)?;
+    let q = ListQuery::of(&req);
+    if !q.org.trim().is_empty() {
+        let id: OrganizationId = path_id("org", q.org.trim())?;
         return Ok(see_other(&format!("/dashboard/{id}")));
     }
     let orgs = dash.organizations().await?;
-    Ok(match orgs.items.first() {
+    Ok(match orgs.first() {
         Some(org) => see_other(&format!("/dashboard/{}", org.id)),
         None => see_other("/dashboard/organizations/new"),
     })
@@ -34,7 +35,7 @@ pub async fn home(state: web::Data<AppState>, req: HttpRequest) -> PageResult {
 #[template(path = "dashboard/org_new.html")]
 struct OrgNewPage {
     layout: Layout,
-    form: Form,
+    form: OrganizationForm,
     errors: Vec<String>,
 }
 
@@ -45,23 +46,10 @@ pub async fn org_new(state: web::Data<AppState>, req: HttpRequest) -> PageResult
         200,
         &OrgNewPage {
             layout,
-            form: Form::default(),
+            form: OrganizationForm::default(),
             errors: Vec::new(),
         },
     )
-}
-
-/// A slug from a name: lower-case ASCII letters and digits, runs of anything else as `-`.
-fn slugify(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    out.trim_end_matches('-').to_string()
 }
 
 pub async fn org_create(
@@ -69,24 +57,10 @@ pub async fn org_create(
     req: HttpRequest,
     bytes: web::Bytes,
 ) -> PageResult {
-    let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form).await?;
-    let slug = form
-        .opt("slug")
-        .map(str::to_string)
-        .unwrap_or_else(|| slugify(form.get("name")));
-    let raw = json!({ "name": form.get("name").trim(), "slug": slug });
-    let created = async {
-        organizations::create(
-            dash.auth::<OrganizationsCreate>()?,
-            dash.data(),
-            body::<OrganizationCreate>(raw)?,
-        )
-        .await
-    }
-    .await;
-    match created {
-        Ok(org) => Ok(see_other(&format!("/dashboard/{}", org.0.id))),
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let form: OrganizationForm = posted(&bytes)?;
+    match forms::create_organization(&state, dash.subject(), &form).await {
+        Ok(org) => Ok(see_other(&format!("/dashboard/{}", org.id))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             let layout = dash.bare_layout("new-org", "New organization").await?;
@@ -106,23 +80,20 @@ pub async fn org_create(
 #[template(path = "dashboard/settings.html")]
 struct SettingsPage {
     layout: Layout,
-    org: Row,
-    form: Form,
+    org: Organization,
+    form: SettingsForm,
     errors: Vec<String>,
     saved: bool,
 }
 
-fn settings_form(org: &Row) -> Form {
-    let mut f = Form::default();
-    for k in ["name", "avatar_url", "bio", "company", "blog", "location"] {
-        f.set(k, org.s(k));
+impl SettingsPage {
+    fn multiple(&self) -> bool {
+        ticked(&self.form.allow_multiple_subscriptions)
     }
-    for k in ["allow_multiple_subscriptions", "allow_customer_updates"] {
-        if org.is(&format!("subscription_settings.{k}")) {
-            f.set(k, "on");
-        }
+
+    fn customer_updates(&self) -> bool {
+        ticked(&self.form.allow_customer_updates)
     }
-    f
 }
 
 pub async fn settings(
@@ -132,15 +103,14 @@ pub async fn settings(
 ) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
     let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
-    let saved = Form::of_query(req.query_string()).checked("saved");
     dash.page(
         200,
         &SettingsPage {
             layout,
-            form: settings_form(&org),
+            form: SettingsForm::of(&org),
             org,
             errors: Vec::new(),
-            saved,
+            saved: ListQuery::of(&req).saved(),
         },
     )
 }
@@ -151,35 +121,10 @@ pub async fn settings_save(
     path: web::Path<String>,
     bytes: web::Bytes,
 ) -> PageResult {
-    let form = Form::parse(&bytes);
-    let dash = Dash::posted(&state, &req, &form).await?;
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let form: SettingsForm = posted(&bytes)?;
     let (layout, org) = dash.org_layout(&path, "settings", "Settings").await?;
-    let mut raw = json!({
-        "name": form.get("name").trim(),
-        "avatar_url": form.text("avatar_url"),
-        "bio": form.text("bio"),
-        "company": form.text("company"),
-        "blog": form.text("blog"),
-        "location": form.text("location"),
-    });
-    let mut sub = org.0["subscription_settings"].clone();
-    if sub.is_object() {
-        sub["allow_multiple_subscriptions"] =
-            Value::from(form.checked("allow_multiple_subscriptions"));
-        sub["allow_customer_updates"] = Value::from(form.checked("allow_customer_updates"));
-        raw["subscription_settings"] = sub;
-    }
-    let saved = async {
-        organizations::update(
-            dash.auth::<OrganizationsWrite>()?,
-            dash.data(),
-            web::Path::from(path.to_string()),
-            body::<OrganizationUpdate>(raw)?,
-        )
-        .await
-    }
-    .await;
-    match saved {
+    match forms::update_settings(&state, dash.subject(), &org, &form).await {
         Ok(_) => Ok(see_other(&layout.at("/settings?saved=1"))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
@@ -209,23 +154,31 @@ const MAX_DAYS: i64 = 366;
 /// today, one record per day).
 const MAX_BACK_DAYS: i64 = 3 * 366;
 
+/// The overview's query: a preset range (`days`) or dates.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct OverviewQuery {
+    days: String,
+    from: String,
+    to: String,
+}
+
 /// The days a chart covers, as day numbers `(from, to)`: `from`/`to` dates
 /// (`YYYY-MM-DD`, either may be left out: `to` is then today and `from` 29 days before
 /// `to`) or one of [`RANGES`] ending today (`days`, default 30). A range must run forward,
 /// end by today, span at most [`MAX_DAYS`] and start at most [`MAX_BACK_DAYS`] ago.
-fn chart_range(q: &Form, today: i64) -> Result<(i64, i64), String> {
-    let date = |name: &str| -> Result<Option<i64>, String> {
-        match q.opt(name) {
+fn chart_range(q: &OverviewQuery, today: i64) -> Result<(i64, i64), String> {
+    let date = |name: &str, value: &str| -> Result<Option<i64>, String> {
+        match Some(value.trim()).filter(|v| !v.is_empty()) {
             None => Ok(None),
             Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
                 .map(|d| Some(day_number(d.and_time(chrono::NaiveTime::MIN).and_utc())))
                 .map_err(|_| format!("{name}: enter a date as YYYY-MM-DD")),
         }
     };
-    let (from, to) = (date("from")?, date("to")?);
+    let (from, to) = (date("from", &q.from)?, date("to", &q.to)?);
     if from.is_none() && to.is_none() {
-        let days = q
-            .opt("days")
+        let days = Some(q.days.trim())
             .and_then(|d| d.parse::<i64>().ok())
             .filter(|d| RANGES.contains(d))
             .unwrap_or(30);
@@ -277,8 +230,8 @@ pub async fn overview(
 ) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "overview", "Overview").await?;
-    let org: OrganizationId = path_id("org", &path)?;
-    let q = Form::of_query(req.query_string());
+    let org = layout.org;
+    let q: OverviewQuery = serde_html_form::from_str(req.query_string()).unwrap_or_default();
     let today = day_number(state.now());
     let (range, range_error) = match chart_range(&q, today) {
         Ok(range) => (range, None),
@@ -300,7 +253,7 @@ pub async fn overview(
             format!("{v:.1}")
         }
     };
-    let dollars = |v: f64| money(v.round() as i64, crate::api::price::CURRENCY);
+    let dollars = |v: f64| money(v.round() as i64);
     let revenue_chart = bars(
         "Revenue per day",
         &labels,
@@ -363,10 +316,7 @@ pub async fn overview(
         from_date: day_date(from).to_string(),
         to_date: day_date(to).to_string(),
         range_error: range_error.clone(),
-        revenue_total: money(
-            points.iter().map(|p| p.revenue).sum(),
-            crate::api::price::CURRENCY,
-        ),
+        revenue_total: money(points.iter().map(|p| p.revenue).sum()),
         orders_total: points.iter().map(|p| p.orders).sum(),
         active_now: points.last().map_or(0, |p| p.active_subscriptions),
         validations_total: points.iter().map(|p| p.validations_succeeded).sum(),
@@ -380,6 +330,11 @@ pub async fn overview(
     dash.page(if range_error.is_some() { 422 } else { 200 }, &page)
 }
 
+/// An amount in the one currency sold.
+fn money(cents: i64) -> String {
+    Money::new(cents, crate::api::price::CURRENCY).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,7 +346,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&chrono::Utc),
         );
-        let range = |q: &str| chart_range(&Form::of_query(q), today);
+        let range = |q: &str| chart_range(&serde_html_form::from_str(q).unwrap(), today);
         assert_eq!(range(""), Ok((today - 29, today)));
         assert_eq!(range("days=7"), Ok((today - 6, today)));
         assert_eq!(
@@ -423,12 +378,5 @@ mod tests {
             range("from=2026-13-01"),
             Err("from: enter a date as YYYY-MM-DD".into())
         );
-    }
-
-    #[test]
-    fn slugs_from_names() {
-        assert_eq!(slugify("  Acme Tools, Inc. "), "acme-tools-inc");
-        assert_eq!(slugify("Élan"), "lan");
-        assert_eq!(slugify("!!"), "");
     }
 }

@@ -1,0 +1,286 @@
+//! The dashboard's forms: what a seller types (amounts in major units, dates as days,
+//! checkboxes, one option per line), turned into the JSON API's own inputs and run through
+//! the same use cases, so the rules, the tenancy and every 422's message are the API's.
+//!
+//! Each form is a typed struct the pages deserialize a posted body into (`crate::web`);
+//! `of(&record)` fills one from a stored record for editing; the functions below build the
+//! API's request body from it, read it with the API's deserialization
+//! ([`ValidJson::from_value`], same errors as over HTTP) and call the use case. An amount
+//! that does not read as one is named by its field's label ("Price: Enter an amount like 19
+//! or 19.99") instead of the API's "not an integer".
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tollgate_actors::domain::money::Money;
+
+use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
+use crate::api::price::CURRENCY;
+use crate::app::catalog::organizations;
+use crate::domain::organization::Organization;
+use crate::error::{ApiError, FieldError};
+use crate::extract::{Subject, ValidJson};
+use crate::state::AppState;
+
+mod catalog;
+mod offers;
+mod sales;
+
+pub use catalog::*;
+pub use offers::*;
+pub use sales::*;
+
+// ---------------------------------------------------------------------------------------
+// Reading typed-in values
+// ---------------------------------------------------------------------------------------
+
+/// Whether a checkbox was ticked (a browser sends `on`; `false` is unticked).
+pub fn ticked(v: &Option<String>) -> bool {
+    v.as_deref().is_some_and(|v| v != "false")
+}
+
+/// A text field for the API: trimmed, or null when blank.
+fn text(v: &str) -> Value {
+    Some(v.trim())
+        .filter(|v| !v.is_empty())
+        .map_or(Value::Null, Value::from)
+}
+
+/// An integer field for the API: the number, null when blank, else the text as typed (the
+/// API's validation names the field and says what it wants).
+fn int(v: &str) -> Value {
+    match Some(v.trim()).filter(|v| !v.is_empty()) {
+        None => Value::Null,
+        Some(v) => v
+            .parse::<i64>()
+            .map_or_else(|_| Value::from(v), Value::from),
+    }
+}
+
+/// An amount in major units as cents for the API; null when blank; anything else as typed
+/// for the API to refuse.
+fn cents(v: &str) -> Value {
+    match Some(v.trim()).filter(|v| !v.is_empty()) {
+        None => Value::Null,
+        Some(v) => parse_cents(v).map_or_else(|| Value::from(v), Value::from),
+    }
+}
+
+/// "12", "12.5" or "12.50" as cents; `None` for anything else (no sign, at most two
+/// decimals, no overflow).
+pub fn parse_cents(v: &str) -> Option<i64> {
+    let (whole, frac) = match v.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (v, ""),
+    };
+    if whole.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 2
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    let frac: i64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<2}").parse().ok()?
+    };
+    whole.checked_mul(100)?.checked_add(frac)
+}
+
+/// Cents as "12.50", for an amount input.
+pub fn major_units(cents: i64) -> String {
+    Money::new(cents, CURRENCY).major()
+}
+
+/// A day input (`YYYY-MM-DD`) as the API's timestamp at `time` UTC; null when blank, else
+/// as typed.
+fn day_value(v: &str, time: &str) -> Value {
+    match Some(v.trim()).filter(|v| !v.is_empty()) {
+        None => Value::Null,
+        Some(d) => match NaiveDate::parse_from_str(d, "%Y-%m-%d") {
+            Ok(date) => Value::from(format!("{date}T{time}Z")),
+            Err(_) => Value::from(d),
+        },
+    }
+}
+
+/// A timestamp as a day input's value.
+fn day_of(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    t.map(|t| t.format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+fn opt_string(v: &Option<impl ToString>) -> String {
+    v.as_ref().map(ToString::to_string).unwrap_or_default()
+}
+
+/// An API error about a form with amount fields (`(typed, label)`): each amount that does
+/// not read as one (sent as typed, so the API refused it as "not an integer") is named by
+/// its label with what to type instead; the API's other problems stay as they are.
+fn explain_amounts(e: ApiError, fields: &[(&str, &str)]) -> ApiError {
+    let ApiError::Validation(mut errors) = e else {
+        return e;
+    };
+    for (typed, label) in fields {
+        let typed = typed.trim();
+        if typed.is_empty() || parse_cents(typed).is_some() {
+            continue;
+        }
+        let before = errors.len();
+        errors.retain(|f| f.input.as_str() != Some(typed));
+        if errors.len() < before {
+            errors.push(FieldError::new(
+                "decimal_parsing",
+                crate::loc!["body", *label],
+                "Enter an amount like 19 or 19.99",
+                Value::from(typed),
+            ));
+        }
+    }
+    ApiError::Validation(errors)
+}
+
+/// The API's input read from a body built here.
+fn input<T: serde::de::DeserializeOwned>(raw: Value) -> Result<ValidJson<T>, ApiError> {
+    ValidJson::from_value(raw)
+}
+
+// ---------------------------------------------------------------------------------------
+// Organizations
+// ---------------------------------------------------------------------------------------
+
+/// Create an organization.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct OrganizationForm {
+    pub name: String,
+    /// Empty: from the name.
+    pub slug: String,
+}
+
+/// A slug from a name: lower-case ASCII letters and digits, runs of anything else as `-`.
+pub fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+pub async fn create_organization(
+    state: &AppState,
+    subject: Subject,
+    form: &OrganizationForm,
+) -> Result<Organization, ApiError> {
+    let slug = match form.slug.trim() {
+        "" => slugify(&form.name),
+        s => s.to_string(),
+    };
+    let raw = json!({ "name": form.name.trim(), "slug": slug });
+    let body = input::<OrganizationCreate>(raw)?;
+    organizations::create(state, subject, body.into_inner()).await
+}
+
+/// An organization's settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SettingsForm {
+    pub name: String,
+    pub avatar_url: String,
+    pub bio: String,
+    pub company: String,
+    pub blog: String,
+    pub location: String,
+    pub allow_multiple_subscriptions: Option<String>,
+    pub allow_customer_updates: Option<String>,
+}
+
+impl SettingsForm {
+    pub fn of(org: &Organization) -> Self {
+        let on = |b: bool| b.then(|| "on".to_string());
+        SettingsForm {
+            name: org.name.clone(),
+            avatar_url: opt_string(&org.avatar_url),
+            bio: opt_string(&org.bio),
+            company: opt_string(&org.company),
+            blog: opt_string(&org.blog),
+            location: opt_string(&org.location),
+            allow_multiple_subscriptions: on(org
+                .subscription_settings
+                .allow_multiple_subscriptions),
+            allow_customer_updates: on(org.subscription_settings.allow_customer_updates),
+        }
+    }
+}
+
+pub async fn update_settings(
+    state: &AppState,
+    subject: Subject,
+    org: &Organization,
+    form: &SettingsForm,
+) -> Result<Organization, ApiError> {
+    let mut raw = json!({
+        "name": form.name.trim(),
+        "avatar_url": text(&form.avatar_url),
+        "bio": text(&form.bio),
+        "company": text(&form.company),
+        "blog": text(&form.blog),
+        "location": text(&form.location),
+    });
+    let view = serde_json::to_value(OrganizationView::from(org)).map_err(ApiError::internal)?;
+    let mut sub = view["subscription_settings"].clone();
+    if sub.is_object() {
+        sub["allow_multiple_subscriptions"] =
+            Value::from(ticked(&form.allow_multiple_subscriptions));
+        sub["allow_customer_updates"] = Value::from(ticked(&form.allow_customer_updates));
+        raw["subscription_settings"] = sub;
+    }
+    let body = input::<OrganizationUpdate>(raw)?;
+    organizations::update(state, subject, org.id, body.into_inner()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_parse_as_cents_and_print_back() {
+        assert_eq!(parse_cents("12"), Some(1200));
+        assert_eq!(parse_cents("12.5"), Some(1250));
+        assert_eq!(parse_cents("0.05"), Some(5));
+        assert_eq!(parse_cents("12.50"), Some(1250));
+        for bad in [
+            "",
+            ".5",
+            "-1",
+            "1.234",
+            "1e3",
+            "12,50",
+            " 1",
+            "99999999999999999999",
+        ] {
+            assert_eq!(parse_cents(bad), None, "{bad}");
+        }
+        assert_eq!(major_units(1250), "12.50");
+        assert_eq!(major_units(-5), "-0.05");
+        assert_eq!(text(" Pro "), Value::from("Pro"));
+        assert_eq!(int("12"), Value::from(12));
+        assert_eq!(int("x1"), Value::from("x1"));
+        assert_eq!(int(""), Value::Null);
+        assert_eq!(cents("9.99"), Value::from(999));
+        assert!(ticked(&Some("on".into())) && !ticked(&None) && !ticked(&Some("false".into())));
+    }
+
+    #[test]
+    fn slugs_from_names() {
+        assert_eq!(slugify("  Acme Tools, Inc. "), "acme-tools-inc");
+        assert_eq!(slugify("Élan"), "lan");
+        assert_eq!(slugify("!!"), "");
+    }
+}

@@ -1,0 +1,113 @@
+//! Customers: searched by e-mail or name, and one customer's orders, subscriptions and
+//! license keys.
+
+use actix_web::{web, HttpRequest};
+use askama::Template;
+
+use super::{choices, fmt, of_org, Dash, Layout, ListQuery, PageResult, Pager};
+use crate::app::catalog::customers::{self, customer_for, CustomerFilter, CustomerSort};
+use crate::app::license_keys::customer_key_records;
+use crate::app::orders::{self, OrderFilter};
+use crate::app::subscription::{self, SubscriptionFilter};
+use crate::domain::customer::Customer;
+use crate::domain::ids::CustomerId;
+use crate::domain::order::Order;
+use crate::extract::{path_id, Sorting};
+use crate::state::AppState;
+use tollgate_actors::license_key::LicenseKey;
+use tollgate_actors::subscription::Subscription;
+
+#[derive(Template)]
+#[template(path = "dashboard/customers.html")]
+struct CustomersPage {
+    layout: Layout,
+    q: ListQuery,
+    customers: Vec<Customer>,
+    pager: Pager,
+}
+
+pub async fn customers(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash.layout(&path, "customers", "Customers").await?;
+    let q = ListQuery::of(&req);
+    let filter = CustomerFilter {
+        organization_id: vec![layout.org],
+        query: q.search(),
+        sorting: Sorting::by(CustomerSort::CreatedAt, true),
+    };
+    let params = q.params();
+    let (customers, total) = customers::list(&state, dash.subject(), &filter, params).await?;
+    let pager = Pager::new(total, params, &layout.at("/customers"), &req);
+    dash.page(
+        200,
+        &CustomersPage {
+            customers,
+            pager,
+            layout,
+            q,
+        },
+    )
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/customer.html")]
+struct CustomerPage {
+    layout: Layout,
+    customer: Customer,
+    orders: Vec<Order>,
+    subscriptions: Vec<Subscription>,
+    keys: Vec<LicenseKey>,
+}
+
+pub async fn customer(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash.layout(&path.0, "customers", "Customer").await?;
+    let id: CustomerId = path_id("id", &path.1)?;
+    state.store.read_barrier().await?;
+    let customer = customer_for(&state, dash.subject(), id).await?.value;
+    let customer = of_org(&layout, customer.organization_id, customer)?;
+    let (orders, _) = orders::list(
+        &state,
+        dash.subject(),
+        &OrderFilter {
+            organization_id: vec![layout.org],
+            customer_id: vec![id],
+            ..OrderFilter::default()
+        },
+        choices(),
+    )
+    .await?;
+    let (subscriptions, _) = subscription::list(
+        &state,
+        dash.subject(),
+        &SubscriptionFilter {
+            organization_id: vec![layout.org],
+            customer_id: vec![id],
+            ..SubscriptionFilter::default()
+        },
+        choices(),
+    )
+    .await?;
+    let (keys, _) = customer_key_records(&state, id, &[layout.org], None, choices()).await?;
+    dash.page(
+        200,
+        &CustomerPage {
+            layout: Layout {
+                title: customer.email.clone(),
+                ..layout
+            },
+            customer,
+            orders,
+            subscriptions,
+            keys,
+        },
+    )
+}

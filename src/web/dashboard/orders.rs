@@ -1,0 +1,275 @@
+//! Who bought what: orders, and subscriptions (cancel at the period end, resume, revoke).
+
+use actix_web::{web, HttpRequest};
+use askama::Template;
+
+use super::products::org_products;
+use super::{
+    fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
+};
+use crate::app::catalog::products::product_for;
+use crate::app::forms::{self, SubscriptionActionForm};
+use crate::app::orders::{self, order_for, OrderFilter};
+use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
+use crate::domain::customer::Customer;
+use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
+use crate::domain::order::{Order, OrderSort};
+use crate::domain::product::{PriceKind, Product};
+use crate::extract::{path_id, Sorting};
+use crate::state::AppState;
+use tollgate_actors::subscription::{Subscription, SubscriptionSort};
+
+/// The sort orders a list page offers: (API `sorting`, label).
+const ORDER_SORTS: &[(&str, &str)] = &[
+    ("-created_at", "Newest first"),
+    ("created_at", "Oldest first"),
+    ("-amount", "Largest amount"),
+    ("amount", "Smallest amount"),
+    ("customer", "Customer"),
+    ("product", "Product"),
+];
+
+const SUBSCRIPTION_SORTS: &[(&str, &str)] = &[
+    ("-started_at", "Newest first"),
+    ("started_at", "Oldest first"),
+    ("-amount", "Largest amount"),
+    ("customer", "Customer"),
+    ("status", "Status"),
+    ("product", "Product"),
+];
+
+/// The page's `sorting` if the page offers it, else the first.
+fn offered<'a>(q: &ListQuery, offered: &'a [(&'a str, &'a str)]) -> &'a str {
+    offered
+        .iter()
+        .find(|(s, _)| *s == q.sorting)
+        .map_or(offered[0].0, |(s, _)| s)
+}
+
+/// `?product_id=` / `?customer_id=` as ids (anything else filters to nothing we have).
+fn ids<T: std::str::FromStr>(v: &str) -> Result<Vec<T>, Fail> {
+    match v.trim() {
+        "" => Ok(Vec::new()),
+        v => Ok(vec![v
+            .parse::<T>()
+            .map_err(|_| Fail::Api(crate::error::ApiError::not_found()))?]),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/orders.html")]
+struct OrdersPage {
+    layout: Layout,
+    q: ListQuery,
+    orders: Vec<Order>,
+    products: Vec<Product>,
+    pager: Pager,
+}
+
+impl OrdersPage {
+    fn sorts(&self) -> &'static [(&'static str, &'static str)] {
+        ORDER_SORTS
+    }
+}
+
+pub async fn orders(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash.layout(&path, "orders", "Orders").await?;
+    let q = ListQuery::of(&req);
+    let filter = OrderFilter {
+        organization_id: vec![layout.org],
+        product_id: ids::<ProductId>(&q.product_id)?,
+        customer_id: ids::<CustomerId>(&q.customer_id)?,
+        sorting: Sorting::<OrderSort>::named(offered(&q, ORDER_SORTS))
+            .unwrap_or_else(|| Sorting::by(OrderSort::CreatedAt, true)),
+        ..OrderFilter::default()
+    };
+    let params = q.params();
+    state.store.read_barrier().await?;
+    let (orders, total) = orders::list(&state, dash.subject(), &filter, params).await?;
+    let pager = Pager::new(total, params, &layout.at("/orders"), &req);
+    let products = org_products(&dash, &layout, false).await?;
+    dash.page(
+        200,
+        &OrdersPage {
+            orders,
+            products,
+            pager,
+            layout,
+            q,
+        },
+    )
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/order.html")]
+struct OrderPage {
+    layout: Layout,
+    order: Order,
+    customer: Customer,
+    /// The price paid (`None` if its product is gone).
+    price: Option<PriceKind>,
+}
+
+pub async fn order(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash.layout(&path.0, "orders", "Order").await?;
+    let id: OrderId = path_id("id", &path.1)?;
+    state.store.read_barrier().await?;
+    let order = order_for(&state, dash.subject(), id).await?;
+    let order = of_org(&layout, order.organization_id, order)?;
+    let customer = state
+        .store
+        .get::<Customer>(&order.customer_id.key())
+        .await?
+        .map(|c| c.value)
+        .ok_or_else(|| {
+            Fail::Api(crate::error::ApiError::internal(
+                "an order's customer is missing",
+            ))
+        })?;
+    let price = product_for(&state, dash.subject(), order.product_id)
+        .await
+        .ok()
+        .and_then(|p| {
+            p.value
+                .price(order.product_price_id)
+                .map(|p| p.kind.clone())
+        });
+    dash.page(
+        200,
+        &OrderPage {
+            layout,
+            order,
+            customer,
+            price,
+        },
+    )
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/subscriptions.html")]
+struct SubscriptionsPage {
+    layout: Layout,
+    q: ListQuery,
+    subscriptions: Vec<Subscription>,
+    products: Vec<Product>,
+    pager: Pager,
+}
+
+impl SubscriptionsPage {
+    fn sorts(&self) -> &'static [(&'static str, &'static str)] {
+        SUBSCRIPTION_SORTS
+    }
+}
+
+pub async fn subscriptions(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash.layout(&path, "subscriptions", "Subscriptions").await?;
+    let q = ListQuery::of(&req);
+    let filter = SubscriptionFilter {
+        organization_id: vec![layout.org],
+        product_id: ids::<ProductId>(&q.product_id)?,
+        customer_id: ids::<CustomerId>(&q.customer_id)?,
+        active: match q.active.as_str() {
+            "yes" => Some(true),
+            "no" => Some(false),
+            _ => None,
+        },
+        sorting: Sorting::<SubscriptionSort>::named(offered(&q, SUBSCRIPTION_SORTS))
+            .unwrap_or_else(|| Sorting::by(SubscriptionSort::StartedAt, true)),
+        ..SubscriptionFilter::default()
+    };
+    let params = q.params();
+    state.store.read_barrier().await?;
+    let (subscriptions, total) =
+        subscription::list(&state, dash.subject(), &filter, params).await?;
+    let pager = Pager::new(total, params, &layout.at("/subscriptions"), &req);
+    let products = org_products(&dash, &layout, false).await?;
+    dash.page(
+        200,
+        &SubscriptionsPage {
+            subscriptions,
+            products,
+            pager,
+            layout,
+            q,
+        },
+    )
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/subscription.html")]
+struct SubscriptionPage {
+    layout: Layout,
+    sub: Subscription,
+    errors: Vec<String>,
+}
+
+/// A subscription of the page's organization (else 404).
+async fn subscription_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Subscription, Fail> {
+    let id: SubscriptionId = path_id("id", id)?;
+    dash.state.store.read_barrier().await?;
+    let sub = subscription_for(&dash.state, dash.subject(), id).await?;
+    of_org(layout, sub.organization_id, sub)
+}
+
+pub async fn subscription(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let dash = Dash::of(&state, &req).await?;
+    let layout = dash
+        .layout(&path.0, "subscriptions", "Subscription")
+        .await?;
+    let sub = subscription_of(&dash, &layout, &path.1).await?;
+    dash.page(
+        200,
+        &SubscriptionPage {
+            layout,
+            sub,
+            errors: Vec::new(),
+        },
+    )
+}
+
+/// `action`: `cancel` (at the period's end), `resume` (undo that) or `revoke` (now).
+pub async fn subscription_action(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let form: SubscriptionActionForm = posted(&bytes)?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "subscriptions", "Subscription").await?;
+    let sub = subscription_of(&dash, &layout, &id).await?;
+    match forms::subscription_action(&state, dash.subject(), sub.id, &form).await {
+        Ok(_) => Ok(see_other(&layout.at(&format!("/subscriptions/{id}")))),
+        Err(e) => {
+            let (status, errors) = form_problem(e)?;
+            dash.page(
+                status,
+                &SubscriptionPage {
+                    layout,
+                    sub,
+                    errors,
+                },
+            )
+        }
+    }
+}
