@@ -48,9 +48,10 @@ use tollgate_storage::{Batch, Committed, DurableFuture, Holding, StorageError, S
 
 use crate::error::{ActorError, Unavailable};
 use crate::mailbox::Mail;
-use crate::registry::Shared;
+use shared::Shared;
 
 mod remote;
+pub(crate) mod shared;
 
 /// How many times [`EntityActor::execute`] decides a command (the first time, then after
 /// each conflict with another writer) before it answers [`Unavailable::Contended`].
