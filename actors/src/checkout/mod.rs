@@ -4,6 +4,7 @@
 
 mod amounts;
 pub mod model;
+mod order;
 
 use std::sync::Arc;
 
