@@ -4,11 +4,13 @@
 use std::time::Duration;
 
 use chrono::Duration as Span;
-use tollgate_storage::{Batch, Expect, Store};
+use tollgate_storage::{Batch, Expect, StorageError, Store};
 
-use super::model::tests::{create, ctx, fixed, ready, t0};
 use super::*;
+use crate::checkout::decide::tests::{create, ctx, fixed, ready, t0};
+use crate::checkout::CheckoutStatus;
 use crate::clock::SystemClock;
+use crate::domain::ids::CheckoutId;
 use crate::registry::{Registry, RegistryConfig};
 use crate::tax::NoTax;
 use crate::testkit::ready as done;

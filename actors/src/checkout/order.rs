@@ -1,6 +1,7 @@
-//! The first order of a settled checkout ([`Order::from_checkout`]). It lives with the
-//! checkout rather than in `domain::order`, so that the domain's records do not depend on
-//! the aggregates built on them.
+//! The first order of a settled checkout ([`Order::from_checkout`]).
+//!
+//! It lives with the checkout rather than in `domain::order`, so that the domain's records
+//! do not depend on the aggregates built on them.
 
 use chrono::{DateTime, Utc};
 
