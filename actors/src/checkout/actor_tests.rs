@@ -180,7 +180,7 @@ async fn a_refused_write_in_a_group_fails_only_its_own_command() {
     let registry = registry_over(&store, true);
     let (_, checkout) = confirmed_twice_on(&store).await;
     // A record of another collection that the refused command claims to create.
-    let taken = crate::license_key::actor_tests::new_key(None, None);
+    let taken = crate::license_key::actor::tests::new_key(None, None);
     let mut batch = Batch::new();
     batch.put(&taken, Expect::Absent).unwrap();
     store.commit(&batch).await.unwrap();

@@ -2,7 +2,8 @@ use chrono::{Duration, TimeZone};
 use serde_json::json;
 
 use super::*;
-use crate::domain::ids::LicenseKeyId;
+use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId};
+use crate::license_key::ErrorKind;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
