@@ -79,7 +79,8 @@ pub const MAX_DECIDES: usize = 3;
 
 /// What the runtime needs to know about an aggregate.
 ///
-/// Implement it on a marker type (`pub enum CheckoutEntity {}`) or on the model itself.
+/// Implement it on a marker type (`pub enum CheckoutEntity {}`) or on the aggregate's state
+/// itself.
 pub trait Entity: Sized + 'static {
     /// The aggregate's typed id (see [`crate::typed_id!`]).
     type Id: Copy + Eq + Hash + fmt::Display + fmt::Debug + Send + Sync + Unpin + 'static;

@@ -1,3 +1,7 @@
+//! Unit tests of the license key's rules (`decide.rs`): Polar's validation checks in
+//! Polar's order, conditions compared as Python does, usage limits, activation and
+//! deactivation, updates and revocation.
+
 use chrono::{Duration, TimeZone};
 use serde_json::json;
 
