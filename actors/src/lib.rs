@@ -11,6 +11,16 @@
 //! [`EntityActor::execute`], which commits, swaps the state and replies only once the write
 //! is durable, without holding the mailbox during the flush.
 //!
+//! # Layout
+//!
+//! The modules import each other in one direction only: `ids`, `clock`, `error`, `tax` and
+//! `mailbox` at the bottom; `domain` (the plain records) on `ids`; `entity` (the shell, and
+//! in `entity::shared` what it shares with the registry) on those; `registry` on `entity`;
+//! the aggregates `checkout`, `subscription` (which reads checkouts) and `license_key` on
+//! `domain` and `entity`, never on `registry`. Every aggregate has the same files: `mod.rs`
+//! (the stored record and its entity), `model.rs` (the state machine's types), `decide.rs`
+//! (the pure rules), `actor.rs` (the messages and their handlers), and its own extras.
+//!
 //! # Plugging in an aggregate
 //!
 //! ```ignore
@@ -39,7 +49,7 @@
 //!     type Result = CommandReply<CheckoutEntity, CheckoutView, CheckoutError>;
 //!     fn handle(&mut self, Update(cmd): Update, ctx: &mut Context<Self>) -> Self::Result {
 //!         self.execute(ctx, |s, now| {
-//!             let next = model::update(&s.value, cmd, now).map_err(ActorError::Domain)?;
+//!             let next = decide::update(&s.value, cmd, now).map_err(ActorError::Domain)?;
 //!             let mut batch = Batch::new();
 //!             batch.put(&next, Expect::Rev(s.rev))?;
 //!             let view = CheckoutView::from(&next);

@@ -29,7 +29,6 @@ use std::hash::BuildHasher;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix::dev::SendError;
 use actix::prelude::*;
@@ -39,43 +38,12 @@ use tokio::sync::oneshot;
 use tollgate_storage::{Batch, StorageError, Store};
 
 use crate::clock::SharedClock;
+use crate::entity::shared::{Counters, Entry, Shared};
 use crate::entity::{Entity, EntityActor, Passivate, Reload};
 use crate::error::{ActorError, Unavailable};
 use crate::mailbox::{Mail, Slot};
 
-/// Settings of one registry (one per aggregate type).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegistryConfig {
-    /// Number of arbiters (threads) the entities are spread over; 0 = one per core.
-    pub arbiters: usize,
-    /// Unhandled messages an entity may have queued before senders get `MailboxFull`.
-    pub mailbox_capacity: usize,
-    /// Bound on a whole [`Registry::send`], spawn and retry included.
-    pub send_timeout: Duration,
-    /// An entity with no message for this long passivates; `None`: never.
-    pub idle_timeout: Option<Duration>,
-    /// How long a deferred change ([`EntityActor::defer`]) may stay in memory before it is
-    /// written; `None`: deferred changes are written at once.
-    pub write_back: Option<Duration>,
-    /// Other writers may change the records (several nodes on one database): before an
-    /// answer that writes nothing (a read, a refusal, a no-op), an entity checks that its
-    /// revision is the stored one, and reloads (and decides again) if not. Off for a store
-    /// this process alone writes, where it could only cost a read.
-    pub check_freshness: bool,
-}
-
-impl Default for RegistryConfig {
-    fn default() -> Self {
-        Self {
-            arbiters: 0,
-            mailbox_capacity: 256,
-            send_timeout: Duration::from_secs(5),
-            idle_timeout: Some(Duration::from_secs(300)),
-            write_back: None,
-            check_freshness: false,
-        }
-    }
-}
+pub use crate::entity::shared::RegistryConfig;
 
 /// Gauges and counters of one registry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,56 +73,6 @@ pub struct RegistryStats {
     /// commands decided in them (commands per write = the coalescing).
     pub group_writes_total: u64,
     pub grouped_commands_total: u64,
-}
-
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) spawned: AtomicU64,
-    pub(crate) restarts: AtomicU64,
-    pub(crate) passivations: AtomicU64,
-    pub(crate) write_backs: AtomicU64,
-    pub(crate) running: AtomicUsize,
-    pub(crate) sends: AtomicU64,
-    pub(crate) send_nanos: AtomicU64,
-    pub(crate) unavailable: [AtomicU64; 6],
-    pub(crate) redecides: AtomicU64,
-    pub(crate) refreshes: AtomicU64,
-    pub(crate) group_writes: AtomicU64,
-    pub(crate) grouped_commands: AtomicU64,
-}
-
-/// A live entity as the map holds it.
-pub(crate) struct Entry<E: Entity> {
-    pub(crate) addr: Addr<EntityActor<E>>,
-    pub(crate) incarnation: u64,
-    /// Messages enqueued and not yet taken by the entity (see `mailbox::Slot`).
-    pub(crate) queued: Arc<AtomicUsize>,
-}
-
-impl<E: Entity> Clone for Entry<E> {
-    fn clone(&self) -> Self {
-        Self {
-            addr: self.addr.clone(),
-            incarnation: self.incarnation,
-            queued: self.queued.clone(),
-        }
-    }
-}
-
-/// What the registry, the spawners and the entities share. Holds no arbiter, so entities
-/// referencing it do not keep the threads alive.
-pub(crate) struct Shared<E: Entity> {
-    pub(crate) store: Store,
-    /// Whether other nodes write the store too: decided once, when the registry starts,
-    /// and it picks every entity's mode (local group commit, or the remote pipeline).
-    pub(crate) remote: bool,
-    pub(crate) clock: SharedClock,
-    pub(crate) config: RegistryConfig,
-    pub(crate) map: DashMap<E::Id, Entry<E>>,
-    pub(crate) stats: Counters,
-    /// See [`Entity::Extension`].
-    pub(crate) ext: E::Extension,
-    next_incarnation: AtomicU64,
 }
 
 struct Inner<E: Entity> {

@@ -106,7 +106,7 @@ impl Entity for Counter {
     }
 }
 
-/// The pure rule, as a real aggregate's `model.rs` would have it.
+/// The pure rule, as a real aggregate's `decide.rs` would have it.
 fn increment(record: &CounterRecord) -> Result<CounterRecord, CounterError> {
     if record.value >= record.limit {
         return Err(CounterError::LimitReached);

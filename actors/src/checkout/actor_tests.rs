@@ -4,11 +4,13 @@
 use std::time::Duration;
 
 use chrono::Duration as Span;
-use tollgate_storage::{Batch, Expect, Store};
+use tollgate_storage::{Batch, Expect, StorageError, Store};
 
-use super::model::tests::{create, ctx, fixed, ready, t0};
 use super::*;
+use crate::checkout::decide::tests::{create, ctx, fixed, ready, t0};
+use crate::checkout::CheckoutStatus;
 use crate::clock::SystemClock;
+use crate::domain::ids::CheckoutId;
 use crate::registry::{Registry, RegistryConfig};
 use crate::tax::NoTax;
 use crate::testkit::ready as done;
@@ -178,7 +180,7 @@ async fn a_refused_write_in_a_group_fails_only_its_own_command() {
     let registry = registry_over(&store, true);
     let (_, checkout) = confirmed_twice_on(&store).await;
     // A record of another collection that the refused command claims to create.
-    let taken = crate::license_key::actor_tests::new_key(None, None);
+    let taken = crate::license_key::actor::tests::new_key(None, None);
     let mut batch = Batch::new();
     batch.put(&taken, Expect::Absent).unwrap();
     store.commit(&batch).await.unwrap();

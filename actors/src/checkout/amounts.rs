@@ -1,8 +1,10 @@
-//! What a checkout costs and what it requires: the selected price and its amount (custom
-//! amounts within their bounds), the applied discount, tax, subtotal and total, whether a
-//! payment (or a payment method) is needed, and the validation rules behind the 422 issues
-//! of an update or a confirm (amount bounds, discount applicability, tax id, the fields a
-//! confirm requires). The transitions that use them are in [`super::model`].
+//! What a checkout costs and what it requires, and the validation rules behind its 422s.
+//!
+//! The selected price and its amount (custom amounts within their bounds), the applied
+//! discount, tax, subtotal and total, whether a payment (or a payment method) is needed,
+//! and the validation rules behind the 422 issues of an update or a confirm (amount
+//! bounds, discount applicability, tax id, the fields a confirm requires). The rules that
+//! use them are in [`super::decide`].
 
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;

@@ -4,13 +4,12 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 use super::custom_field::CustomFieldData;
-use super::customer::{Address, Customer};
+use super::customer::Address;
 use super::ids::{
     CheckoutId, CustomerId, DiscountId, OrderId, OrganizationId, PriceId, ProductId, SubscriptionId,
 };
 use super::metadata::Metadata;
 use super::time_key;
-use crate::checkout::Checkout;
 
 /// The currency of orders whose checkout had none (free prices).
 pub const DEFAULT_CURRENCY: &str = "usd";
@@ -161,56 +160,6 @@ impl Order {
             }),
         }
     }
-
-    /// The first order of a settled checkout: `purchase`, or `subscription_create` for a
-    /// recurring price (with the subscription it created). Its amount is the checkout's
-    /// subtotal (after discount, before tax).
-    pub fn from_checkout(
-        id: OrderId,
-        checkout: &Checkout,
-        customer: &Customer,
-        product_name: &str,
-        subscription_id: Option<SubscriptionId>,
-        now: DateTime<Utc>,
-    ) -> Order {
-        let recurring = checkout.price.kind.is_recurring();
-        Order {
-            id,
-            organization_id: checkout.organization_id,
-            created_at: now,
-            modified_at: None,
-            status: OrderStatus::Paid,
-            amount: checkout.subtotal_amount().unwrap_or(0),
-            tax_amount: checkout.tax_amount.unwrap_or(0),
-            refunded_amount: 0,
-            refunded_tax_amount: 0,
-            currency: checkout
-                .currency
-                .clone()
-                .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
-            billing_reason: if recurring {
-                BillingReason::SubscriptionCreate
-            } else {
-                BillingReason::Purchase
-            },
-            billing_address: checkout
-                .customer_billing_address
-                .clone()
-                .or_else(|| customer.billing_address.clone()),
-            customer_id: customer.id,
-            product_id: checkout.product_id,
-            product_price_id: checkout.price.id,
-            recurring,
-            discount_id: checkout.discount.as_ref().map(|d| d.id),
-            subscription_id: subscription_id.filter(|_| recurring),
-            checkout_id: Some(checkout.id),
-            metadata: checkout.metadata.clone(),
-            custom_field_data: checkout.custom_field_data.clone(),
-            customer_email: customer.email.clone(),
-            product_name: product_name.to_string(),
-            discount_name: checkout.discount.as_ref().map(|d| d.name.clone()),
-        }
-    }
 }
 
 impl Record for Order {
@@ -259,20 +208,19 @@ impl Record for Order {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::checkout::{AppliedDiscount, NewCheckout};
-    use crate::domain::discount::{DiscountDuration, DiscountKind};
-    use crate::domain::product::{Price, PriceKind, RecurringInterval};
-    use crate::subscription::{Purchase, Subscription};
+    use crate::checkout::{AppliedDiscount, Checkout, NewCheckout};
+    use crate::domain::customer::Customer;
+    use crate::domain::product::{Price, PriceKind};
     use crate::tax::NoTax;
     use chrono::{Duration, TimeZone};
 
-    fn t0() -> DateTime<Utc> {
+    pub(crate) fn t0() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
     }
 
-    fn checkout(kind: PriceKind, discount: Option<AppliedDiscount>) -> Checkout {
+    pub(crate) fn checkout(kind: PriceKind, discount: Option<AppliedDiscount>) -> Checkout {
         let n = NewCheckout {
             id: CheckoutId::new(),
             organization_id: OrganizationId::new(),
@@ -305,7 +253,7 @@ mod tests {
         Checkout::create(n, t0(), &NoTax).unwrap()
     }
 
-    fn customer(c: &Checkout) -> Customer {
+    pub(crate) fn customer(c: &Checkout) -> Customer {
         let mut customer = Customer::new(
             CustomerId::new(),
             c.organization_id,
@@ -317,71 +265,6 @@ mod tests {
             ..Default::default()
         });
         customer
-    }
-
-    #[test]
-    fn a_one_time_checkout_makes_a_purchase_order() {
-        let c = checkout(
-            PriceKind::OneTimeFixed {
-                currency: "usd".into(),
-                amount: 2000,
-            },
-            Some(AppliedDiscount {
-                id: DiscountId::new(),
-                name: "Launch".into(),
-                code: None,
-                kind: DiscountKind::Fixed {
-                    amount: 500,
-                    currency: "usd".into(),
-                },
-                duration: DiscountDuration::Once,
-            }),
-        );
-        let cu = customer(&c);
-        let id = OrderId::new();
-        let o = Order::from_checkout(id, &c, &cu, "Widget", Some(SubscriptionId::new()), t0());
-        assert_eq!(o.id, id);
-        assert_eq!(
-            (o.amount, o.tax_amount, o.currency.as_str()),
-            (1500, 0, "usd")
-        );
-        assert_eq!(o.billing_reason, BillingReason::Purchase);
-        assert!(!o.recurring);
-        assert_eq!(
-            o.subscription_id, None,
-            "a one-time order has no subscription"
-        );
-        assert_eq!(o.checkout_id, Some(c.id));
-        assert_eq!(o.discount_name.as_deref(), Some("Launch"));
-        assert_eq!(o.billing_address.map(|a| a.country), Some("FR".into()));
-        assert_eq!(o.customer_email, "jane@example.com");
-    }
-
-    #[test]
-    fn a_recurring_checkout_makes_a_subscription_and_its_first_order() {
-        let c = checkout(
-            PriceKind::RecurringFixed {
-                interval: RecurringInterval::Month,
-                currency: "usd".into(),
-                amount: 1500,
-            },
-            None,
-        );
-        let cu = customer(&c);
-        let sid = SubscriptionId::new();
-        let s = Subscription::new_from_purchase(
-            sid,
-            Purchase::from_checkout(&c, cu.id, &cu.email, "Pro", Some("tok_visa".into()), vec![]),
-            t0(),
-        )
-        .unwrap();
-        assert_eq!((s.amount, s.checkout_id), (Some(1500), Some(c.id)));
-        assert_eq!(s.payment_token.as_deref(), Some("tok_visa"));
-        let o = Order::from_checkout(OrderId::new(), &c, &cu, "Pro", Some(sid), t0());
-        assert_eq!(o.billing_reason, BillingReason::SubscriptionCreate);
-        assert_eq!(o.subscription_id, Some(sid));
-        assert!(o.recurring);
-        assert_eq!(o.amount, s.amount.unwrap());
     }
 
     #[test]

@@ -193,8 +193,48 @@ enum Step<S> {
 }
 
 impl<E: Entity> EntityActor<E> {
+    /// [`EntityActor::execute`] on a remote store: the command joins the pipeline.
+    pub(super) fn execute_remote<R, Er, F>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        decide: F,
+    ) -> CommandReply<E, R, Er>
+    where
+        R: 'static,
+        Er: 'static,
+        F: FnMut(&E::State, DateTime<Utc>) -> Result<Outcome<E::State, R>, ActorError<Er>>
+            + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let command = Command {
+            decide,
+            held: None,
+            tx,
+        };
+        self.enqueue(ctx, Box::new(command), rx)
+    }
+
+    /// [`EntityActor::read`] on a remote store: the query joins the pipeline.
+    pub(super) fn read_remote<T, Er, F>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        query: F,
+    ) -> CommandReply<E, T, Er>
+    where
+        T: 'static,
+        Er: 'static,
+        F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>> + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let query = Query {
+            query: Some(query),
+            tx,
+        };
+        self.enqueue(ctx, Box::new(query), rx)
+    }
+
     /// Queues a command or query for the pipeline and replies when it is answered.
-    pub(super) fn enqueue<T, Er>(
+    fn enqueue<T, Er>(
         &mut self,
         ctx: &mut Context<Self>,
         pending: Box<dyn Pending<E>>,

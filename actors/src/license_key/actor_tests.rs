@@ -9,7 +9,8 @@ use tollgate_storage::{Batch, Expect, Store};
 
 use super::*;
 use crate::clock::SystemClock;
-use crate::domain::ids::{ActivationId, BenefitId, CustomerId};
+use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::license_key::{generate_key, live_activations, JsonObject, KeyDirectory, KeyStatus};
 use crate::registry::{Registry, RegistryConfig};
 use crate::testkit::ready;
 

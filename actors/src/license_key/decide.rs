@@ -2,131 +2,23 @@
 //! key as it is, the command and `now`, and returns the key as it must become (or why not).
 //! The checks and messages are Polar's (`polar-reference.md` 3.5), in Polar's order.
 //!
-//! The actor shell (`super`) calls these one message at a time, which is what makes
+//! The actor (`actor.rs`) calls these one message at a time, which is what makes
 //! `increment_usage` safe under concurrency: two requests never see the same `usage`.
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::model::{Activation, KeyStatus, LicenseKey};
-use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
-
-/// A JSON object (`conditions`, `meta`).
-pub type JsonObject = Map<String, Value>;
+use super::model::{
+    ActivateKey, Activation, DeactivateKey, JsonObject, KeyChanges, KeyStatus, LicenseKey,
+    LicenseKeyError, ValidateKey, Validated,
+};
+use crate::domain::ids::{ActivationId, OrganizationId};
 
 /// Deactivated activations kept in the snapshot for the record. They are invisible to the
 /// API (a deactivated activation answers "Not found" everywhere), so older ones are dropped:
 /// the snapshot, rewritten on every validation, stays bounded however often a customer
 /// activates and deactivates.
 pub const KEPT_DEACTIVATED: usize = 10;
-
-/// Why a command was refused. The HTTP layer maps [`LicenseKeyError::kind`] to a status and
-/// uses [`LicenseKeyError::message`] as the `detail`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LicenseKeyError {
-    /// The key is not this `(organization_id, key)`: a stale lookup, answered as not found.
-    #[error("Not found")]
-    WrongKey,
-    #[error("License key is no longer active.")]
-    NotActive,
-    #[error("License key has expired.")]
-    Expired,
-    /// The activation is unknown, of another key, or deactivated.
-    #[error("Not found")]
-    ActivationNotFound,
-    #[error("License key does not match required conditions")]
-    ConditionsMismatch,
-    #[error("License key does not match given benefit.")]
-    BenefitMismatch,
-    #[error("License key does not match given user.")]
-    CustomerMismatch,
-    #[error("License key only has {remaining} more usages.")]
-    InsufficientUsage { remaining: i128 },
-    /// `usage` would leave the 64-bit range (Polar's 32-bit column fails with a 500 there).
-    #[error("License key usage is out of range.")]
-    UsageOutOfRange,
-    #[error("License key does not require activation")]
-    ActivationNotRequired,
-    #[error("License key activation limit already reached")]
-    ActivationLimitReached,
-}
-
-/// The class of a refusal, which decides its HTTP status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// 404 `ResourceNotFound`
-    NotFound,
-    /// 403 `NotPermitted`
-    NotPermitted,
-    /// 400 `BadRequest`
-    BadRequest,
-}
-
-impl LicenseKeyError {
-    pub fn kind(&self) -> ErrorKind {
-        use LicenseKeyError::*;
-        match self {
-            WrongKey | NotActive | Expired | ActivationNotFound | ConditionsMismatch
-            | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
-            InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
-            ActivationNotRequired | ActivationLimitReached => ErrorKind::NotPermitted,
-        }
-    }
-
-    /// The `detail` of the error body.
-    pub fn message(&self) -> String {
-        self.to_string()
-    }
-}
-
-/// `POST /validate`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidateKey {
-    pub organization_id: OrganizationId,
-    pub key: String,
-    pub activation_id: Option<ActivationId>,
-    pub benefit_id: Option<BenefitId>,
-    pub customer_id: Option<CustomerId>,
-    /// No sign check, as in Polar: a negative increment gives usages back.
-    pub increment_usage: Option<i64>,
-    pub conditions: JsonObject,
-}
-
-/// `POST /activate`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ActivateKey {
-    pub organization_id: OrganizationId,
-    pub key: String,
-    pub label: String,
-    pub conditions: JsonObject,
-    pub meta: JsonObject,
-}
-
-/// `POST /deactivate`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeactivateKey {
-    pub organization_id: OrganizationId,
-    pub key: String,
-    pub activation_id: ActivationId,
-}
-
-/// `PATCH /v1/license-keys/{id}`: only the fields sent; `Some(None)` clears. The HTTP layer
-/// has checked the ranges (`0 < limit_activations <= 50`, `limit_usage > 0`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct KeyChanges {
-    pub status: Option<KeyStatus>,
-    pub usage: Option<i64>,
-    pub limit_activations: Option<Option<i64>>,
-    pub limit_usage: Option<Option<i64>>,
-    pub expires_at: Option<Option<DateTime<Utc>>>,
-}
-
-/// A successful validation: the key as it now is, and the activation that was checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Validated {
-    pub key: LicenseKey,
-    pub activation: Option<Activation>,
-}
 
 /// Step 1 of every customer-portal command: the command names this very key.
 fn check_identity(

@@ -1,8 +1,13 @@
+//! Unit tests of the license key's rules (`decide.rs`): Polar's validation checks in
+//! Polar's order, conditions compared as Python does, usage limits, activation and
+//! deactivation, updates and revocation.
+
 use chrono::{Duration, TimeZone};
 use serde_json::json;
 
 use super::*;
-use crate::domain::ids::LicenseKeyId;
+use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId};
+use crate::license_key::ErrorKind;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()

@@ -21,8 +21,8 @@ use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use tollgate_storage::Store;
 
-use super::decide::{self, LicenseKeyError, ValidateKey};
-use super::{Activation, LicenseKey};
+use super::decide;
+use super::model::{Activation, LicenseKey, LicenseKeyError, ValidateKey};
 use crate::domain::ids::LicenseKeyId;
 use crate::entity::AbsorbSoon;
 

@@ -1,11 +1,23 @@
-//! The license key aggregate: its state ([`model`]), its pure rules ([`decide`]), its stored
-//! form and indexes, the in-memory key directory ([`directory`]) and the actor shell that
-//! applies one command at a time per key.
+//! The license key aggregate. Its files (the same roles in `checkout` and
+//! `subscription`):
+//!
+//! * `mod.rs`: the stored record (collection, indexes, the key's unique value), the
+//!   [`LicenseKeyEntity`] that runs it in an actor, and the re-exports; its tests (golden
+//!   bytes) in `record_tests.rs`.
+//! * `model.rs`: the state machine as types: states, commands, refusals.
+//! * `decide.rs`: the pure rules that decide a command on a state, time passed in; its
+//!   tests in `decide_tests.rs`.
+//! * `actor.rs`: the messages and their handlers on the entity actor; its tests in
+//!   `actor_tests.rs`, and over PostgreSQL in `remote_tests.rs`.
+//! * `directory.rs`: the in-memory `(organization, key)` → id directory validation finds
+//!   keys by.
+//! * `live.rs`: plain validations answered without the mailbox, in batched mode.
 //!
 //! Keys are created outside any actor (checkout completion writes them with the order);
 //! every later change goes through the key's actor, so its counters are never written by two
 //! parties. A write that bypasses the actor must be followed by `Registry::reload(id)`.
 
+pub mod actor;
 pub mod decide;
 pub mod directory;
 pub mod live;
@@ -13,21 +25,23 @@ pub mod model;
 
 use std::sync::Arc;
 
-use actix::prelude::*;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
     Batch, Committed, Expect, IndexEntry, Record, StorageError, Store, Stored, UniqueKey,
 };
 
 use crate::domain::ids::{LicenseKeyId, OrganizationId};
-use crate::entity::{CommandReply, Entity, EntityActor, Outcome};
-use crate::error::ActorError;
-pub use decide::{
-    live_activations, ActivateKey, DeactivateKey, ErrorKind, JsonObject, KeyChanges,
-    LicenseKeyError, ValidateKey, Validated,
+use crate::entity::Entity;
+pub use actor::{
+    ActivateLicenseKey, DeactivateLicenseKey, GetLicenseKey, KeyReply, RevokeLicenseKey,
+    UpdateLicenseKey, ValidateLicenseKey,
 };
+pub use decide::live_activations;
 pub use directory::KeyDirectory;
-pub use model::{generate_key, Activation, KeyStatus, LicenseKey};
+pub use model::{
+    generate_key, ActivateKey, Activation, DeactivateKey, ErrorKind, JsonObject, KeyChanges,
+    KeyStatus, LicenseKey, LicenseKeyError, ValidateKey, Validated,
+};
 
 /// Organization | created_at: the organizer list.
 pub const LICENSE_KEY_BY_CREATED: &str = "license_key_by_created";
@@ -183,233 +197,6 @@ impl Entity for LicenseKeyEntity {
     }
 }
 
-/// What the customer-portal and organizer commands reply.
-pub type KeyReply<T> = Result<T, ActorError<LicenseKeyError>>;
-type Handled<T> = CommandReply<LicenseKeyEntity, T, LicenseKeyError>;
-
-/// Writes `next` over the snapshot `s` and replies `reply` once that is durable.
-fn store_and_reply<R, Er>(
-    s: &KeyState,
-    next: LicenseKey,
-    reply: R,
-) -> Result<Outcome<KeyState, R>, ActorError<Er>> {
-    let mut batch = Batch::new();
-    batch.put(&next, Expect::Rev(s.rev))?;
-    Ok(Outcome::commit(
-        batch,
-        Stored {
-            rev: s.rev,
-            value: Arc::new(next),
-        },
-        reply,
-    ))
-}
-
-fn refused(e: LicenseKeyError) -> ActorError<LicenseKeyError> {
-    ActorError::Domain(e)
-}
-
-/// `POST /v1/customer-portal/license-keys/validate`: counts the validation, and the usage.
-///
-/// The usage (`increment_usage`) is durable before the reply, always. A plain validation
-/// changes only statistics (`validations`, `last_validated_at`): in batched mode (the
-/// registry's `write_back` interval, `license_keys.stats_flush_ms`) they change in memory
-/// and the reply goes at once, the counters following within one interval; in strict mode
-/// they are durable before the reply too.
-#[derive(Message)]
-#[rtype(result = "KeyReply<Validated>")]
-pub struct ValidateLicenseKey(pub ValidateKey);
-
-impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = Handled<Validated>;
-
-    fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        let plain = msg.0.increment_usage.is_none_or(|n| n == 0);
-        if plain && self.defers_writes() {
-            // Answered from memory: first make sure memory is what is stored.
-            self.refresh(ctx);
-            let now = self.now();
-            return match decide::validate(&self.state().value, &msg.0, now) {
-                Ok(validated) => {
-                    let rev = self.state().rev;
-                    self.defer(
-                        ctx,
-                        Stored {
-                            rev,
-                            value: Arc::new(validated.key.clone()),
-                        },
-                    );
-                    // Once whatever durable change the key shows is durable (at once,
-                    // unless a write of this key is still being flushed).
-                    self.reply(Ok(validated))
-                }
-                Err(e) => self.reply(Err(refused(e))),
-            };
-        }
-        self.execute(ctx, move |s, now| {
-            let validated = decide::validate(&s.value, &msg.0, now).map_err(refused)?;
-            // Counters and usage only: none of the key's derived keys changes.
-            let mut batch = Batch::new();
-            batch.put_keeping_keys(&validated.key, Expect::Rev(s.rev))?;
-            let state = Stored {
-                rev: s.rev,
-                value: Arc::new(validated.key.clone()),
-            };
-            Ok(Outcome::commit(batch, state, validated))
-        })
-    }
-}
-
-/// `POST /v1/customer-portal/license-keys/activate`: replies the key and the new activation.
-#[derive(Message)]
-#[rtype(result = "KeyReply<(LicenseKey, Activation)>")]
-pub struct ActivateLicenseKey(pub ActivateKey);
-
-impl Handler<ActivateLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = Handled<(LicenseKey, Activation)>;
-
-    fn handle(&mut self, msg: ActivateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.execute(ctx, move |s, now| {
-            let id = crate::domain::ids::ActivationId::new();
-            let (next, activation) =
-                decide::activate(&s.value, &msg.0, id, now).map_err(refused)?;
-            let reply = (next.clone(), activation);
-            store_and_reply(s, next, reply)
-        })
-    }
-}
-
-/// `POST /v1/customer-portal/license-keys/deactivate`.
-#[derive(Message)]
-#[rtype(result = "KeyReply<()>")]
-pub struct DeactivateLicenseKey(pub DeactivateKey);
-
-impl Handler<DeactivateLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = Handled<()>;
-
-    fn handle(&mut self, msg: DeactivateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.execute(ctx, move |s, now| {
-            let next = decide::deactivate(&s.value, &msg.0, now).map_err(refused)?;
-            store_and_reply(s, next, ())
-        })
-    }
-}
-
-/// `PATCH /v1/license-keys/{id}`: replies the key as updated.
-#[derive(Message)]
-#[rtype(result = "KeyReply<LicenseKey>")]
-pub struct UpdateLicenseKey(pub KeyChanges);
-
-impl Handler<UpdateLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = Handled<LicenseKey>;
-
-    fn handle(&mut self, msg: UpdateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.execute(ctx, move |s, now| {
-            let next = decide::update(&s.value, &msg.0, now);
-            let reply = next.clone();
-            store_and_reply(s, next, reply)
-        })
-    }
-}
-
-/// Reads the key as its actor holds it (once durable).
-#[derive(Message)]
-#[rtype(result = "KeyReply<LicenseKey>")]
-pub struct GetLicenseKey;
-
-impl Handler<GetLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = Handled<LicenseKey>;
-
-    fn handle(&mut self, _: GetLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.read(ctx, |s, _| Ok((*s.value).clone()))
-    }
-}
-
-/// Revokes a granted key (its subscription ended). Idempotent: a key that is already
-/// revoked or disabled is left as it is. Replies with the key as it now is.
-#[derive(Message)]
-#[rtype(result = "Result<LicenseKey, crate::error::ActorError>")]
-pub struct RevokeLicenseKey;
-
-impl Handler<RevokeLicenseKey> for EntityActor<LicenseKeyEntity> {
-    type Result = CommandReply<LicenseKeyEntity, LicenseKey, std::convert::Infallible>;
-
-    fn handle(&mut self, _: RevokeLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        self.execute(ctx, |s, now| match decide::revoke(&s.value, now) {
-            None => Ok(Outcome::reply((*s.value).clone())),
-            Some(next) => {
-                let reply = next.clone();
-                store_and_reply(s, next, reply)
-            }
-        })
-    }
-}
-
 #[cfg(test)]
-pub(crate) mod actor_tests;
-#[cfg(test)]
-mod remote_tests;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::ids::{
-        ActivationId, BenefitId, CustomerId, OrderId, OrganizationId, SubscriptionId,
-    };
-    use crate::golden::{at, hex, uuid};
-
-    /// Every optional field set: a disabled key with limits, usage and validations, one
-    /// activation (deactivated, so every one of its dates is set), and what granted it.
-    fn full_key() -> LicenseKey {
-        LicenseKey {
-            id: LicenseKeyId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            customer_id: CustomerId(uuid(3)),
-            benefit_id: BenefitId(uuid(4)),
-            created_at: at(0),
-            modified_at: Some(at(60)),
-            key: "TESTING-00000000-0000-4000-8000-000000000001".into(),
-            status: KeyStatus::Disabled,
-            limit_activations: Some(5),
-            usage: 7,
-            limit_usage: Some(100),
-            validations: 300,
-            last_validated_at: Some(at(120)),
-            expires_at: Some(at(86_400)),
-            activations: vec![Activation {
-                id: ActivationId(uuid(5)),
-                label: "laptop".into(),
-                meta: r#"{"os":"linux"}"#.into(),
-                conditions: r#"{"major":1}"#.into(),
-                created_at: at(30),
-                modified_at: Some(at(40)),
-                deleted_at: Some(at(50)),
-            }],
-            subscription_id: Some(SubscriptionId(uuid(6))),
-            order_id: Some(OrderId(uuid(7))),
-        }
-    }
-
-    #[test]
-    fn round_trip_and_golden_bytes() {
-        let k = full_key();
-        assert_eq!(
-            (LicenseKey::COLLECTION, LicenseKey::VERSION),
-            ("license_key", 1)
-        );
-        let bytes = k.encode().unwrap_or_default();
-        assert_eq!(LicenseKey::decode(1, &bytes).ok(), Some(k));
-        assert_eq!(hex(&bytes), GOLDEN_V1, "license key format v1 changed");
-    }
-
-    const GOLDEN_V1: &str = "\
-        1000000000000000000000000000000001100000000000000000000000000000000210000000000000000000\
-        00000000000003100000000000000000000000000000000414313937302d30312d30315430303a30303a3030\
-        5a0114313937302d30312d30315430303a30313a30305a2c54455354494e472d30303030303030302d303030\
-        302d343030302d383030302d30303030303030303030303102010a0e01c8fb58020114313937302d30312d30\
-        315430303a30323a30305a0114313937302d30312d30325430303a30303a30305a0110000000000000000000\
-        00000000000005066c6170746f700e7b226f73223a226c696e7578227d0b7b226d616a6f72223a317d143139\
-        37302d30312d30315430303a30303a33305a0114313937302d30312d30315430303a30303a34305a01143139\
-        37302d30312d30315430303a30303a35305a0110000000000000000000000000000000060110000000000000\
-        00000000000000000007";
-}
+#[path = "record_tests.rs"]
+mod tests;

@@ -1,11 +1,19 @@
-//! The license key aggregate's state.
+//! The license key's state machine, as types: its states ([`LicenseKey`], its
+//! [`KeyStatus`] and [`Activation`]s), the commands it takes ([`ValidateKey`],
+//! [`ActivateKey`], [`DeactivateKey`], [`KeyChanges`]), what a validation gives
+//! ([`Validated`]), and why it refuses them ([`LicenseKeyError`]). How a command is
+//! decided is in `decide.rs`.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::domain::ids::{
     ActivationId, BenefitId, CustomerId, LicenseKeyId, OrderId, OrganizationId, SubscriptionId,
 };
+
+/// A JSON object (`conditions`, `meta`).
+pub type JsonObject = Map<String, Value>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KeyStatus {
@@ -58,6 +66,114 @@ pub struct Activation {
     pub created_at: DateTime<Utc>,
     pub modified_at: Option<DateTime<Utc>>,
     pub deleted_at: Option<DateTime<Utc>>,
+}
+
+/// Why a command was refused. The HTTP layer maps [`LicenseKeyError::kind`] to a status and
+/// uses [`LicenseKeyError::message`] as the `detail`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LicenseKeyError {
+    /// The key is not this `(organization_id, key)`: a stale lookup, answered as not found.
+    #[error("Not found")]
+    WrongKey,
+    #[error("License key is no longer active.")]
+    NotActive,
+    #[error("License key has expired.")]
+    Expired,
+    /// The activation is unknown, of another key, or deactivated.
+    #[error("Not found")]
+    ActivationNotFound,
+    #[error("License key does not match required conditions")]
+    ConditionsMismatch,
+    #[error("License key does not match given benefit.")]
+    BenefitMismatch,
+    #[error("License key does not match given user.")]
+    CustomerMismatch,
+    #[error("License key only has {remaining} more usages.")]
+    InsufficientUsage { remaining: i128 },
+    /// `usage` would leave the 64-bit range (Polar's 32-bit column fails with a 500 there).
+    #[error("License key usage is out of range.")]
+    UsageOutOfRange,
+    #[error("License key does not require activation")]
+    ActivationNotRequired,
+    #[error("License key activation limit already reached")]
+    ActivationLimitReached,
+}
+
+/// The class of a refusal, which decides its HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 404 `ResourceNotFound`
+    NotFound,
+    /// 403 `NotPermitted`
+    NotPermitted,
+    /// 400 `BadRequest`
+    BadRequest,
+}
+
+impl LicenseKeyError {
+    pub fn kind(&self) -> ErrorKind {
+        use LicenseKeyError::*;
+        match self {
+            WrongKey | NotActive | Expired | ActivationNotFound | ConditionsMismatch
+            | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
+            InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
+            ActivationNotRequired | ActivationLimitReached => ErrorKind::NotPermitted,
+        }
+    }
+
+    /// The `detail` of the error body.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// `POST /validate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub activation_id: Option<ActivationId>,
+    pub benefit_id: Option<BenefitId>,
+    pub customer_id: Option<CustomerId>,
+    /// No sign check, as in Polar: a negative increment gives usages back.
+    pub increment_usage: Option<i64>,
+    pub conditions: JsonObject,
+}
+
+/// `POST /activate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub label: String,
+    pub conditions: JsonObject,
+    pub meta: JsonObject,
+}
+
+/// `POST /deactivate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeactivateKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+    pub activation_id: ActivationId,
+}
+
+/// `PATCH /v1/license-keys/{id}`: only the fields sent; `Some(None)` clears. The HTTP layer
+/// has checked the ranges (`0 < limit_activations <= 50`, `limit_usage > 0`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyChanges {
+    pub status: Option<KeyStatus>,
+    pub usage: Option<i64>,
+    pub limit_activations: Option<Option<i64>>,
+    pub limit_usage: Option<Option<i64>>,
+    pub expires_at: Option<Option<DateTime<Utc>>>,
+}
+
+/// A successful validation: the key as it now is, and the activation that was checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    pub key: LicenseKey,
+    pub activation: Option<Activation>,
 }
 
 impl LicenseKey {

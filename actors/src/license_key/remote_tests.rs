@@ -10,7 +10,9 @@ use tollgate_storage::{Batch, Expect, Store};
 
 use super::*;
 use crate::clock::SystemClock;
+use crate::domain::ids::LicenseKeyId;
 use crate::error::Unavailable;
+use crate::license_key::{JsonObject, KeyStatus};
 use crate::registry::{Registry, RegistryConfig};
 
 /// A schema on the test database (dropped when the test ends) and its stores.
@@ -47,7 +49,7 @@ fn registry_with_capacity(store: &Store, mailbox_capacity: usize) -> Registry<Li
 }
 
 async fn stored_key(store: &Store, limit_usage: Option<i64>) -> LicenseKey {
-    let key = super::actor_tests::new_key(limit_usage, None);
+    let key = super::tests::new_key(limit_usage, None);
     let mut batch = Batch::new();
     batch.put(&key, Expect::Absent).unwrap();
     store.commit(&batch).await.unwrap();

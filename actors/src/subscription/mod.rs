@@ -1,8 +1,18 @@
-//! The subscription aggregate: its pure model (`model.rs`: the state machine;
-//! `renewal.rs`: periods, renewal charges and dunning), its stored form and indexes, and
-//! the actor shell that applies one command at a time.
+//! The subscription aggregate. Its files (the same roles in `checkout` and
+//! `license_key`):
+//!
+//! * `mod.rs`: the stored record (collection, the list orderings and their indexes, the
+//!   renewal sweep's index), the [`SubscriptionEntity`] that runs it in an actor, and the
+//!   re-exports; its tests (orderings, golden bytes) in `record_tests.rs`.
+//! * `model.rs`: the state machine as types: states, commands, refusals.
+//! * `decide.rs`: the pure rules that decide a command on a state, time passed in; its
+//!   tests (and those of `renewal.rs`) in `decide_tests.rs`.
+//! * `actor.rs`: the messages and their handlers on the entity actor; its tests in
+//!   `actor_tests.rs`.
+//! * `renewal.rs`: renewal billing (periods, charges, dunning, the renewal order).
 
 pub mod actor;
+pub mod decide;
 pub mod model;
 mod renewal;
 
@@ -13,9 +23,10 @@ pub use actor::{
     ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
     UpdateSubscription,
 };
-pub use model::{
-    add_intervals, renewal_order_id, Change, PaymentOutcome, Purchase, Renewal, RenewalCharge,
-    RenewalPlan, RenewalTerms, Subscription, SubscriptionError, SubscriptionStatus,
+pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
+pub use renewal::{
+    add_intervals, renewal_order_id, PaymentOutcome, Renewal, RenewalCharge, RenewalPlan,
+    RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,
 };
 
 use crate::domain::product::RecurringInterval;
@@ -295,180 +306,5 @@ impl crate::entity::Entity for SubscriptionEntity {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::custom_field::CustomFieldData;
-    use crate::domain::ids::{CustomerId, OrganizationId, PriceId, ProductId, SubscriptionId};
-    use crate::domain::metadata::Metadata;
-    use crate::domain::product::{Price, PriceKind};
-    use chrono::{Duration, TimeZone, Utc};
-
-    fn sub(amount: Option<i64>, interval: RecurringInterval) -> Subscription {
-        let t0 = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap();
-        let kind = match amount {
-            Some(amount) => PriceKind::RecurringFixed {
-                interval,
-                currency: "usd".into(),
-                amount,
-            },
-            None => PriceKind::RecurringFree { interval },
-        };
-        let p = Purchase {
-            organization_id: OrganizationId::new(),
-            customer_id: CustomerId::new(),
-            customer_email: "a@b.co".into(),
-            product_id: ProductId::new(),
-            product_name: "P".into(),
-            price: Price {
-                id: PriceId::new(),
-                created_at: t0,
-                modified_at: None,
-                is_archived: false,
-                kind,
-            },
-            amount: None,
-            discount: None,
-            checkout_id: None,
-            metadata: Metadata::default(),
-            custom_field_data: CustomFieldData::default(),
-            payment_token: None,
-            license_key_ids: Vec::new(),
-        };
-        Subscription::new_from_purchase(SubscriptionId::new(), p, t0).unwrap()
-    }
-
-    fn sorted(subs: &[Subscription], sort: SubscriptionSort, descending: bool) -> Vec<usize> {
-        let (_, backwards) = sort.index(descending);
-        let mut keyed: Vec<(Vec<u8>, usize)> = subs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.sort_key(sort, descending), i))
-            .collect();
-        keyed.sort();
-        if backwards {
-            keyed.reverse();
-        }
-        keyed.into_iter().map(|(_, i)| i).collect()
-    }
-
-    #[test]
-    fn amount_sorts_per_month_with_nulls_last_both_ways() {
-        let subs = [
-            sub(Some(1000), RecurringInterval::Month),
-            sub(None, RecurringInterval::Month),
-            sub(Some(6000), RecurringInterval::Year), // 500 per month
-            sub(Some(2000), RecurringInterval::Month),
-        ];
-        assert_eq!(sorted(&subs, SubscriptionSort::Amount, false), [2, 0, 3, 1]);
-        assert_eq!(sorted(&subs, SubscriptionSort::Amount, true), [3, 0, 2, 1]);
-    }
-
-    #[test]
-    fn status_sorts_in_polar_order() {
-        let active = sub(Some(1), RecurringInterval::Month);
-        let mut canceling = active.clone();
-        canceling.cancel_at_period_end = true;
-        let mut past_due = active.clone();
-        past_due.status = SubscriptionStatus::PastDue;
-        let mut canceled = active.clone();
-        canceled.status = SubscriptionStatus::Canceled;
-        let subs = [canceled, past_due, canceling, active];
-        assert_eq!(sorted(&subs, SubscriptionSort::Status, false), [3, 2, 1, 0]);
-        assert_eq!(sorted(&subs, SubscriptionSort::Status, true), [0, 1, 2, 3]);
-    }
-
-    #[test]
-    fn only_started_subscriptions_are_listed_and_only_live_ones_are_due() {
-        let s = sub(Some(1), RecurringInterval::Month);
-        let names: Vec<&str> = s.index_entries().iter().map(|e| e.index).collect();
-        assert!(names.contains(&SUBSCRIPTION_BY_STARTED));
-        assert!(names.contains(&SUBSCRIPTION_DUE));
-        assert!(!names.contains(&SUBSCRIPTION_REVOKING));
-        assert!(!names.contains(&SUBSCRIPTION_OF_DISCOUNT));
-
-        let mut incomplete = s.clone();
-        incomplete.started_at = None;
-        incomplete.status = SubscriptionStatus::Incomplete;
-        assert!(incomplete.index_entries().is_empty());
-
-        let mut revoked = s.clone();
-        revoked.license_key_ids = vec![crate::domain::ids::LicenseKeyId::new()];
-        let revoked = revoked
-            .revoke(None, None, s.created_at + Duration::days(1))
-            .unwrap();
-        let names: Vec<&str> = revoked.index_entries().iter().map(|e| e.index).collect();
-        assert!(!names.contains(&SUBSCRIPTION_DUE));
-        assert!(names.contains(&SUBSCRIPTION_REVOKING));
-        assert!(names.contains(&SUBSCRIPTION_BY_STARTED));
-    }
-
-    /// Every optional field set, a past-due yearly subscription set to cancel, keys granted
-    /// and still to revoke, and metadata and custom field data of every value kind.
-    fn full_subscription() -> Subscription {
-        use crate::domain::ids::{CheckoutId, DiscountId, LicenseKeyId};
-        use crate::golden::{at, custom_field_data, metadata, uuid};
-        Subscription {
-            id: SubscriptionId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(0),
-            modified_at: Some(at(60)),
-            amount: Some(1500),
-            currency: Some("usd".into()),
-            recurring_interval: RecurringInterval::Year,
-            status: SubscriptionStatus::PastDue,
-            current_period_start: at(120),
-            current_period_end: Some(at(180)),
-            cancel_at_period_end: true,
-            canceled_at: Some(at(240)),
-            started_at: Some(at(300)),
-            ends_at: Some(at(360)),
-            ended_at: Some(at(420)),
-            customer_id: CustomerId(uuid(3)),
-            product_id: ProductId(uuid(4)),
-            price_id: PriceId(uuid(5)),
-            discount_id: Some(DiscountId(uuid(6))),
-            checkout_id: Some(CheckoutId(uuid(7))),
-            metadata: metadata(),
-            custom_field_data: custom_field_data(),
-            customer_cancellation_reason: Some("too_expensive".into()),
-            customer_cancellation_comment: Some("Later".into()),
-            license_key_ids: vec![LicenseKeyId(uuid(8)), LicenseKeyId(uuid(9))],
-            pending_revocations: vec![LicenseKeyId(uuid(9))],
-            cycles: 3,
-            payment_token: Some("tok_visa".into()),
-            customer_email: "jane@example.com".into(),
-            product_name: "Pro".into(),
-            discount_name: Some("Launch".into()),
-        }
-    }
-
-    #[test]
-    fn round_trip_and_golden_bytes() {
-        let s = full_subscription();
-        assert_eq!(
-            (Subscription::COLLECTION, Subscription::VERSION),
-            ("subscription", 1)
-        );
-        let bytes = s.encode().unwrap_or_default();
-        assert_eq!(Subscription::decode(1, &bytes).ok(), Some(s));
-        assert_eq!(
-            crate::golden::hex(&bytes),
-            GOLDEN_V1,
-            "subscription format v1 changed"
-        );
-    }
-
-    const GOLDEN_V1: &str = "\
-        1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\
-        315430303a30303a30305a0114313937302d30312d30315430303a30313a30305a01fbb80b01037573640104\
-        14313937302d30312d30315430303a30323a30305a0114313937302d30312d30315430303a30333a30305a01\
-        0114313937302d30312d30315430303a30343a30305a0114313937302d30312d30315430303a30353a30305a\
-        0114313937302d30312d30315430303a30363a30305a0114313937302d30312d30315430303a30373a30305a\
-        1000000000000000000000000000000003100000000000000000000000000000000410000000000000000000\
-        0000000000000501100000000000000000000000000000000601100000000000000000000000000000000703\
-        04706c616e000370726f057365617473010505747269616c020105056167726565030004626f726e04143230\
-        32342d30352d30315430303a30303a30305a05636f756e74020e05656d70747900046e6f746501026869010d\
-        746f6f5f657870656e7369766501054c61746572021000000000000000000000000000000008100000000000\
-        0000000000000000000009011000000000000000000000000000000009030108746f6b5f76697361106a616e\
-        65406578616d706c652e636f6d0350726f01064c61756e6368";
-}
+#[path = "record_tests.rs"]
+mod tests;

@@ -1,5 +1,7 @@
-//! The subscription aggregate's pure state machine: no actor, no storage, no clock. Time
-//! and the catalog terms a renewal needs come in as arguments.
+//! The subscription's state machine, as types: its states ([`Subscription`] and its
+//! [`SubscriptionStatus`]), the commands it takes ([`Purchase`], [`Change`]), and why it
+//! refuses them ([`SubscriptionError`]). How a command is decided is in `decide.rs`; the
+//! renewal's own types and rules in `renewal.rs`.
 //!
 //! Statuses (Polar's, mirrored from Stripe): a purchase starts `active` with `started_at`
 //! set. At `current_period_end` the subscription renews: the next period is charged and,
@@ -10,26 +12,20 @@
 //! once. Whenever it ends, the license keys it granted move to `pending_revocations`, an
 //! outbox the sweep empties through the license keys' actors.
 //!
-//! Renewals (periods, charges, dunning and the renewal order) are in `renewal.rs`; the
-//! unit tests of both in `model_tests.rs`.
+//! [`RENEWAL_RETRY_DELAY`]: super::RENEWAL_RETRY_DELAY
+//! [`DUNNING_PERIOD`]: super::DUNNING_PERIOD
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::checkout::{AppliedDiscount, Checkout};
 use crate::domain::custom_field::CustomFieldData;
-use crate::domain::discount::amount_off;
 use crate::domain::ids::{
     CheckoutId, CustomerId, DiscountId, LicenseKeyId, OrganizationId, PriceId, ProductId,
     SubscriptionId,
 };
 use crate::domain::metadata::Metadata;
-use crate::domain::product::{Price, PriceKind, RecurringInterval};
-
-pub use super::renewal::{
-    add_intervals, renewal_order_id, PaymentOutcome, Renewal, RenewalCharge, RenewalPlan,
-    RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,
-};
+use crate::domain::product::{Price, RecurringInterval};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SubscriptionStatus {
@@ -219,7 +215,8 @@ pub enum Change {
     },
 }
 
-/// Adds the keys not yet in `into`, keeping their order.
+/// Adds the keys not yet in `into`, keeping their order: how keys join the
+/// `pending_revocations` outbox.
 pub(super) fn union(into: &mut Vec<LicenseKeyId>, keys: &[LicenseKeyId]) {
     for k in keys {
         if !into.contains(k) {
@@ -227,165 +224,3 @@ pub(super) fn union(into: &mut Vec<LicenseKeyId>, keys: &[LicenseKeyId]) {
         }
     }
 }
-
-impl Subscription {
-    /// A subscription paid at checkout: `active` from `now`, its first period `now` + one
-    /// interval, its amount the price's (or the chosen) amount less the discount.
-    pub fn new_from_purchase(
-        id: SubscriptionId,
-        p: Purchase,
-        now: DateTime<Utc>,
-    ) -> Result<Subscription, SubscriptionError> {
-        let interval = p
-            .price
-            .kind
-            .interval()
-            .ok_or(SubscriptionError::NotRecurring(p.price.id))?;
-        let (base, currency) = match &p.price.kind {
-            PriceKind::RecurringFixed {
-                amount, currency, ..
-            } => (Some(p.amount.unwrap_or(*amount)), Some(currency.clone())),
-            _ => (None, None),
-        };
-        // Discounts only apply to fixed prices.
-        let discount = p.discount.filter(|_| base.is_some());
-        let amount = base.map(|a| a - discount.as_ref().map_or(0, |d| amount_off(&d.kind, a)));
-        Ok(Subscription {
-            id,
-            organization_id: p.organization_id,
-            created_at: now,
-            modified_at: None,
-            amount,
-            currency,
-            recurring_interval: interval,
-            status: SubscriptionStatus::Active,
-            current_period_start: now,
-            current_period_end: Some(add_intervals(now, interval, 1)),
-            cancel_at_period_end: false,
-            canceled_at: None,
-            started_at: Some(now),
-            ends_at: None,
-            ended_at: None,
-            customer_id: p.customer_id,
-            product_id: p.product_id,
-            price_id: p.price.id,
-            discount_id: discount.as_ref().map(|d| d.id),
-            checkout_id: p.checkout_id,
-            metadata: p.metadata,
-            custom_field_data: p.custom_field_data,
-            customer_cancellation_reason: None,
-            customer_cancellation_comment: None,
-            license_key_ids: p.license_key_ids,
-            pending_revocations: Vec::new(),
-            cycles: 0,
-            payment_token: p.payment_token,
-            customer_email: p.customer_email,
-            product_name: p.product_name,
-            discount_name: discount.map(|d| d.name),
-        })
-    }
-
-    /// Polar's `can_cancel`: active and not ended; for a cancel at the period end, also
-    /// not already set to cancel.
-    fn can_cancel(&self, immediately: bool) -> bool {
-        if !self.status.is_active() || self.ended_at.is_some() {
-            return false;
-        }
-        immediately || !(self.cancel_at_period_end || self.ends_at.is_some())
-    }
-
-    /// Applies a `PATCH` change.
-    pub fn change(&self, change: Change, now: DateTime<Utc>) -> Result<Self, SubscriptionError> {
-        match change {
-            Change::CancelAtPeriodEnd { reason, comment } => {
-                self.cancel_at_period_end(reason, comment, now)
-            }
-            Change::Uncancel => self.uncancel(now),
-            Change::Revoke { reason, comment } => self.revoke(reason, comment, now),
-        }
-    }
-
-    /// Sets the subscription to end at the period end (Stripe keeps it active until then).
-    pub fn cancel_at_period_end(
-        &self,
-        reason: Option<String>,
-        comment: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Self, SubscriptionError> {
-        if !self.can_cancel(false) {
-            return Err(SubscriptionError::AlreadyCanceled);
-        }
-        let mut next = self.clone();
-        next.cancel_at_period_end = true;
-        next.canceled_at = Some(now);
-        next.ends_at = self.current_period_end;
-        next.modified_at = Some(now);
-        next.set_reason(reason, comment);
-        Ok(next)
-    }
-
-    /// Undoes [`Self::cancel_at_period_end`] before the period ends.
-    pub fn uncancel(&self, now: DateTime<Utc>) -> Result<Self, SubscriptionError> {
-        if self.ended_at.is_some() {
-            return Err(SubscriptionError::Ended);
-        }
-        if !(self.status.is_active() && self.cancel_at_period_end) {
-            return Err(SubscriptionError::NotCanceling);
-        }
-        let mut next = self.clone();
-        next.cancel_at_period_end = false;
-        next.canceled_at = None;
-        next.ends_at = None;
-        next.customer_cancellation_reason = None;
-        next.customer_cancellation_comment = None;
-        next.modified_at = Some(now);
-        Ok(next)
-    }
-
-    /// Ends the subscription now and queues the revocation of its keys.
-    pub fn revoke(
-        &self,
-        reason: Option<String>,
-        comment: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Self, SubscriptionError> {
-        if !self.can_cancel(true) {
-            return Err(SubscriptionError::AlreadyCanceled);
-        }
-        let mut next = self.clone();
-        next.status = SubscriptionStatus::Canceled;
-        next.canceled_at = Some(now);
-        next.ends_at = Some(now);
-        next.ended_at = Some(now);
-        next.modified_at = Some(now);
-        next.set_reason(reason, comment);
-        union(&mut next.pending_revocations, &self.license_key_ids);
-        Ok(next)
-    }
-
-    /// Polar keeps a reason or comment already given when a new request names none.
-    fn set_reason(&mut self, reason: Option<String>, comment: Option<String>) {
-        if reason.is_some() {
-            self.customer_cancellation_reason = reason;
-        }
-        if comment.is_some() {
-            self.customer_cancellation_comment = comment;
-        }
-    }
-
-    /// Removes the keys whose revocation is done from the outbox; `None` if none of them
-    /// was pending (nothing to write).
-    pub fn clear_revocations(&self, done: &[LicenseKeyId], now: DateTime<Utc>) -> Option<Self> {
-        if !self.pending_revocations.iter().any(|k| done.contains(k)) {
-            return None;
-        }
-        let mut next = self.clone();
-        next.pending_revocations.retain(|k| !done.contains(k));
-        next.modified_at = Some(now);
-        Some(next)
-    }
-}
-
-#[cfg(test)]
-#[path = "model_tests.rs"]
-mod tests;

@@ -1,8 +1,10 @@
-//! Renewal billing of a subscription: its billing periods (counted from the start so that
-//! month ends do not drift), when the next renewal or end is due, what a renewal charges
-//! (and whether the discount still applies to that period), the dunning schedule of a
-//! declined renewal, and the order a paid renewal writes. The subscription's commands
-//! (purchase, cancel, uncancel, revoke) are in [`super::model`].
+//! Renewal billing of a subscription: its types and rules, time passed in.
+//!
+//! Its billing periods (counted from the start so that month ends do not drift), when the
+//! next renewal or end is due, what a renewal charges (and whether the discount still
+//! applies to that period), the dunning schedule of a declined renewal, and the order a
+//! paid renewal writes. The subscription's other commands (purchase, cancel, uncancel,
+//! revoke) are decided in [`super::decide`].
 
 use chrono::{DateTime, Duration, Months, Utc};
 
@@ -252,6 +254,26 @@ impl Subscription {
                     order: None,
                 })
             }
+        }
+    }
+
+    /// Applies the renewal step `expected`, planned earlier and charged with `outcome`,
+    /// if it is still the step due at `now`; `None` if it is not (another sweep applied
+    /// it, or time moved on): nothing is to be written.
+    pub fn renew_as_planned(
+        &self,
+        now: DateTime<Utc>,
+        terms: &RenewalTerms,
+        expected: &RenewalPlan,
+        outcome: Option<PaymentOutcome>,
+    ) -> Result<Option<Renewal>, SubscriptionError> {
+        if self.plan_renewal(now, terms) != *expected || *expected == RenewalPlan::NotDue {
+            return Ok(None);
+        }
+        match self.renew(now, terms, outcome) {
+            Ok(r) => Ok(Some(r)),
+            Err(SubscriptionError::StaleRenewal) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

@@ -1,10 +1,15 @@
-//! Unit tests of the checkout state machine ([`super`]) and of its amounts and validation
+//! Unit tests of the checkout's rules (`decide.rs`) and of its amounts and validation
 //! rules (`amounts.rs`): creation, updates, confirm, settlement and expiry.
 
 use super::*;
-use crate::domain::ids::PriceId;
-use crate::domain::product::PriceKind;
-use crate::domain::product::RecurringInterval;
+use crate::checkout::model::AppliedDiscount;
+use crate::checkout::DEFAULT_CUSTOM_AMOUNT;
+use crate::domain::custom_field::CustomFieldData;
+use crate::domain::customer::Address;
+use crate::domain::discount::{DiscountDuration, DiscountKind};
+use crate::domain::ids::{CheckoutId, DiscountId, OrganizationId, PriceId, ProductId};
+use crate::domain::metadata::Metadata;
+use crate::domain::product::{Price, PriceKind, RecurringInterval};
 use crate::tax::NoTax;
 use chrono::{Duration, TimeZone};
 

@@ -1,10 +1,19 @@
-//! Unit tests of the subscription state machine ([`super`]) and of its renewals
+//! Unit tests of the subscription's rules (`decide.rs`) and of its renewals
 //! (`renewal.rs`): purchase, renewal and dunning, discounts over periods, cancel, uncancel
 //! and revoke.
 
 use super::*;
+use crate::checkout::AppliedDiscount;
+use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{DiscountDuration, DiscountKind};
+use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrganizationId, PriceId, ProductId};
+use crate::domain::metadata::Metadata;
 use crate::domain::order::{BillingReason, DEFAULT_CURRENCY};
+use crate::domain::product::{Price, RecurringInterval};
+use crate::subscription::{
+    renewal_order_id, PaymentOutcome, RenewalCharge, RenewalPlan, RenewalTerms, DUNNING_PERIOD,
+    RENEWAL_RETRY_DELAY,
+};
 use chrono::{Duration, TimeZone};
 
 fn t0() -> DateTime<Utc> {

@@ -31,6 +31,21 @@
 //!   addressed, [`Supervised::restarting`] reloads the last persisted snapshot, so no
 //!   half-applied in-memory change survives. A panic kills the actor for good (actix does not
 //!   restart on panic); the registry notices the closed mailbox and respawns from storage.
+//!
+//! # Files
+//!
+//! This file holds the [`Entity`] contract, the actor and its lifecycle (load, reload,
+//! passivation, supervision, mail delivery), and dispatches every command and query to the
+//! entity's mode, which the store picks once per registry:
+//!
+//! * `local.rs`: the embedded store's group commit (decide, write in place, reply after the
+//!   flush);
+//! * `remote.rs`: a store other nodes write too (PostgreSQL): one write in flight per
+//!   entity, the commands queued behind it decided and written together;
+//! * `write_back.rs`: deferred writes (batched validation counters) and the state published
+//!   for readers outside the mailbox;
+//! * `shared.rs`: what the registry and its entities share (settings, the map of live
+//!   entities, counters), so that neither imports the other.
 
 use std::fmt;
 use std::future::Future;
@@ -43,22 +58,29 @@ use std::time::{Duration, Instant};
 use actix::dev::MessageResponse;
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use futures_util::FutureExt;
-use tollgate_storage::{Batch, Committed, DurableFuture, Holding, StorageError, Store};
+use tollgate_storage::{Batch, Committed, Holding, StorageError, Store};
 
-use crate::error::{ActorError, Unavailable};
+use crate::error::ActorError;
 use crate::mailbox::Mail;
-use crate::registry::Shared;
+use local::{in_place, FlushFailed};
+use shared::Shared;
 
+mod local;
 mod remote;
+pub(crate) mod shared;
+mod write_back;
+
+pub use write_back::AbsorbSoon;
 
 /// How many times [`EntityActor::execute`] decides a command (the first time, then after
-/// each conflict with another writer) before it answers [`Unavailable::Contended`].
+/// each conflict with another writer) before it answers
+/// [`Unavailable::Contended`](crate::error::Unavailable::Contended).
 pub const MAX_DECIDES: usize = 3;
 
 /// What the runtime needs to know about an aggregate.
 ///
-/// Implement it on a marker type (`pub enum CheckoutEntity {}`) or on the model itself.
+/// Implement it on a marker type (`pub enum CheckoutEntity {}`) or on the aggregate's state
+/// itself.
 pub trait Entity: Sized + 'static {
     /// The aggregate's typed id (see [`crate::typed_id!`]).
     type Id: Copy + Eq + Hash + fmt::Display + fmt::Debug + Send + Sync + Unpin + 'static;
@@ -261,46 +283,6 @@ where
     }
 }
 
-/// A flush the entity's last reply waited for failed: reload the state from the store.
-struct FlushFailed(StorageError);
-
-impl Message for FlushFailed {
-    type Result = ();
-}
-
-impl<E: Entity> Handler<FlushFailed> for EntityActor<E> {
-    type Result = ();
-
-    fn handle(&mut self, msg: FlushFailed, ctx: &mut Context<Self>) {
-        self.flush_failed(ctx, &msg.0);
-    }
-}
-
-/// Readers outside the mailbox recorded something (see [`Entity::absorb`]): take it in now
-/// and write it back within the registry's `write_back` interval.
-#[derive(Debug, Clone, Copy)]
-pub struct AbsorbSoon;
-
-impl Message for AbsorbSoon {
-    type Result = ();
-}
-
-impl<E: Entity> Handler<AbsorbSoon> for EntityActor<E> {
-    type Result = ();
-
-    fn handle(&mut self, _: AbsorbSoon, ctx: &mut Context<Self>) {
-        if self.passivated {
-            return;
-        }
-        // Traffic answered outside the mailbox keeps the entity live: this message comes
-        // once per write-back interval while there is any.
-        self.last_activity = Instant::now();
-        // Not absorbed now (that would take one message per validation): the write-back
-        // absorbs, at most one interval later.
-        self.arm_write_back(ctx);
-    }
-}
-
 /// Passivates the entity now (tests, shutdown, admin). Replies `false` if it already was.
 #[derive(Debug, Clone, Copy)]
 pub struct Passivate;
@@ -400,12 +382,13 @@ impl<E: Entity> EntityActor<E> {
     /// its state was read at. If another writer (another node, or a handler writing the
     /// record directly) got there first, the commit fails with a conflict before any reply
     /// has left: the entity reloads the stored snapshot and runs `decide` again on it, up
-    /// to [`MAX_DECIDES`] times, then answers [`Unavailable::Contended`] (a 503). A stale
+    /// to [`MAX_DECIDES`] times, then answers
+    /// [`Unavailable::Contended`](crate::error::Unavailable::Contended) (a 503). A stale
     /// in-memory state can cost a retry, never a wrong answer.
     pub fn execute<R, Er, F>(
         &mut self,
         ctx: &mut Context<Self>,
-        mut decide: F,
+        decide: F,
     ) -> CommandReply<E, R, Er>
     where
         R: 'static,
@@ -414,53 +397,9 @@ impl<E: Entity> EntityActor<E> {
             + 'static,
     {
         if self.shared.remote {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let command = remote::Command {
-                decide,
-                held: None,
-                tx,
-            };
-            return self.enqueue(ctx, Box::new(command), rx);
+            return self.execute_remote(ctx, decide);
         }
-        self.absorb(ctx);
-        for _ in 0..MAX_DECIDES {
-            let now = self.now();
-            match decide(&self.state, now) {
-                Ok(Outcome::Commit {
-                    batch,
-                    state,
-                    reply,
-                }) => match self.apply(ctx, &batch, state) {
-                    Ok(seq) => return self.on_durable(ctx, seq, reply),
-                    Err(StorageError::Conflict { collection, .. }) if E::owns(collection) => {
-                        self.shared.stats.redecides.fetch_add(1, Ordering::Relaxed);
-                        // Another writer changed the record: decide again on what it wrote.
-                        if !self.reload(ctx) {
-                            return CommandReply::now(Err(ActorError::Unavailable(
-                                Unavailable::Passivated,
-                            )));
-                        }
-                    }
-                    Err(e) => return CommandReply::now(Err(ActorError::Storage(e))),
-                },
-                // An answer that writes nothing (a refusal, a no-op) proves nothing about
-                // the state it was decided on: when another writer may exist, decide again
-                // if that state is stale.
-                Ok(Outcome::Reply(reply)) => {
-                    if !self.refresh(ctx) {
-                        return self.reply(Ok(reply));
-                    }
-                }
-                Err(e) => {
-                    if !self.refresh(ctx) {
-                        return self.reply(Err(e));
-                    }
-                }
-            }
-        }
-        tracing::warn!(entity = E::NAME, id = %self.id,
-            "the record kept changing under concurrent writers; refusing the command");
-        CommandReply::now(Err(ActorError::Unavailable(Unavailable::Contended)))
+        self.execute_local(ctx, decide)
     }
 
     /// Answers a query from the current state (with whatever readers outside the mailbox
@@ -472,256 +411,9 @@ impl<E: Entity> EntityActor<E> {
         F: FnOnce(&E::State, DateTime<Utc>) -> Result<T, ActorError<Er>> + 'static,
     {
         if self.shared.remote {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let query = remote::Query {
-                query: Some(query),
-                tx,
-            };
-            return self.enqueue(ctx, Box::new(query), rx);
+            return self.read_remote(ctx, query);
         }
-        self.absorb(ctx);
-        self.refresh(ctx);
-        let now = self.now();
-        let value = query(&self.state, now);
-        self.reply(value)
-    }
-
-    /// With [`crate::RegistryConfig::check_freshness`]: reloads the stored snapshot if
-    /// another writer changed it since this entity read or wrote it; returns whether it
-    /// did. A failed check answers from the state held (and is logged): a read then shows
-    /// what this node last knew, and every write is still conditional on the revision.
-    pub fn refresh(&mut self, ctx: &mut Context<Self>) -> bool {
-        // On a remote store the command pipeline checks (see `remote`).
-        if !self.shared.config.check_freshness || self.shared.remote {
-            return false;
-        }
-        let Some(held) = E::revision(&self.state) else {
-            return false;
-        };
-        match in_place(E::stored_revision(&self.shared.store, self.id)) {
-            Ok(Some(stored)) if stored == held => false,
-            Ok(_) => {
-                self.shared.stats.refreshes.fetch_add(1, Ordering::Relaxed);
-                self.reload(ctx)
-            }
-            Err(e) => {
-                tracing::warn!(entity = E::NAME, id = %self.id, error = %e,
-                    "cannot check the stored revision; answering from memory");
-                false
-            }
-        }
-    }
-
-    /// Commits `batch` and, once it is in, holds `state`; returns the write's sequence
-    /// number. On an error nothing changes.
-    fn apply(
-        &mut self,
-        ctx: &mut Context<Self>,
-        batch: &Batch,
-        mut state: E::State,
-    ) -> Result<u64, StorageError> {
-        let committed = match self.shared.store.commit_in_place(batch) {
-            Some(result) => result?,
-            None => return Err(not_in_place()),
-        };
-        E::on_commit(&mut state, &committed);
-        self.state = state;
-        self.last_seq = Some(committed.seq);
-        // The snapshot just written carries every deferred change too.
-        self.clean(ctx);
-        self.publish(ctx, committed.seq);
-        Ok(committed.seq)
-    }
-
-    /// `reply`, once the write numbered `seq` is durable.
-    fn on_durable<R, Er>(
-        &self,
-        ctx: &mut Context<Self>,
-        seq: u64,
-        reply: R,
-    ) -> CommandReply<E, R, Er>
-    where
-        R: 'static,
-        Er: 'static,
-    {
-        CommandReply {
-            inner: ReplyKind::OnDurable {
-                seq,
-                value: Ok(reply),
-                store: self.shared.store.clone(),
-                entity: ctx.address(),
-            },
-        }
-    }
-
-    /// Holds `state` in memory without writing it now: a change whose loss a crash may
-    /// cause (statistics such as validation counters). It is written back at most
-    /// [`crate::RegistryConfig::write_back`] later, with whatever else changed meanwhile
-    /// (one write per interval, however many changes), by the next durable command, at
-    /// passivation, and when the registry stops gracefully. Without a `write_back`
-    /// interval the change is written at once (without waiting for durability).
-    pub fn defer(&mut self, ctx: &mut Context<Self>, state: E::State) {
-        self.state = state;
-        self.publish(ctx, self.published_after);
-        self.mark_dirty(ctx);
-    }
-
-    /// The state holds changes to write back: within the interval, or now without one.
-    fn mark_dirty(&mut self, ctx: &mut Context<Self>) {
-        self.dirty = true;
-        self.arm_write_back(ctx);
-    }
-
-    /// A write-back within the interval (at once without one).
-    fn arm_write_back(&mut self, ctx: &mut Context<Self>) {
-        match self.write_back_interval() {
-            Some(interval) => {
-                if self.write_back_timer.is_none() {
-                    self.write_back_timer = Some(ctx.run_later(interval, |act, ctx| {
-                        act.write_back_timer = None;
-                        act.write_back(ctx);
-                    }));
-                }
-            }
-            None => {
-                self.write_back(ctx);
-            }
-        }
-    }
-
-    /// Whether deferred writes are batched (`write_back` is set).
-    pub fn defers_writes(&self) -> bool {
-        self.write_back_interval().is_some()
-    }
-
-    /// The registry's `write_back` interval, on the embedded store. A store other nodes
-    /// write too gets every change written before its reply: a change held in memory here
-    /// would be lost to their conditional writes.
-    fn write_back_interval(&self) -> Option<Duration> {
-        self.shared
-            .config
-            .write_back
-            .filter(|_| !self.shared.remote)
-    }
-
-    /// Writes deferred changes now, if there are any. Returns `false` if the write failed
-    /// (a conflict reloads the stored snapshot, losing the deferred changes; another
-    /// error keeps them for the next attempt).
-    pub fn write_back(&mut self, ctx: &mut Context<Self>) -> bool {
-        if E::absorb(&self.shared.ext, self.id, &mut self.state) {
-            self.dirty = true;
-        }
-        if !self.dirty {
-            return true;
-        }
-        let mut batch = Batch::new();
-        // Only the embedded store defers writes (`defers_writes`).
-        let written = E::write_back(&self.state, &mut batch).and_then(|()| {
-            self.shared
-                .store
-                .commit_in_place(&batch)
-                .unwrap_or_else(|| Err(not_in_place()))
-        });
-        match written {
-            Ok(committed) => {
-                E::on_commit(&mut self.state, &committed);
-                self.last_seq = Some(committed.seq);
-                self.shared
-                    .stats
-                    .write_backs
-                    .fetch_add(1, Ordering::Relaxed);
-                self.clean(ctx);
-                true
-            }
-            Err(StorageError::Conflict { .. }) => {
-                tracing::warn!(entity = E::NAME, id = %self.id,
-                    "deferred write conflicted; reloading the stored snapshot");
-                self.clean(ctx);
-                self.reload(ctx);
-                false
-            }
-            Err(e) => {
-                tracing::warn!(entity = E::NAME, id = %self.id, error = %e,
-                    "deferred write failed; retrying later");
-                // Without an interval the next deferred change retries (not a loop here).
-                if self.defers_writes() {
-                    self.arm_write_back(ctx);
-                }
-                false
-            }
-        }
-    }
-
-    /// Takes in what readers outside the mailbox recorded.
-    fn absorb(&mut self, ctx: &mut Context<Self>) {
-        if E::absorb(&self.shared.ext, self.id, &mut self.state) {
-            self.publish(ctx, self.published_after);
-            self.mark_dirty(ctx);
-        }
-    }
-
-    /// Publishes the current state for readers outside the mailbox: only when deferred
-    /// writes are batched (what such readers record is then written back in time).
-    fn publish(&mut self, ctx: &mut Context<Self>, durable_after: u64) {
-        self.published_after = durable_after;
-        if self.write_back_interval().is_none() || self.passivated {
-            return;
-        }
-        let wake = ctx.address().recipient::<AbsorbSoon>();
-        E::publish(&self.shared.ext, self.id, &self.state, durable_after, &wake);
-    }
-
-    fn clean(&mut self, ctx: &mut Context<Self>) {
-        self.dirty = false;
-        if let Some(timer) = self.write_back_timer.take() {
-            ctx.cancel_future(timer);
-        }
-    }
-
-    /// Replies with `value` once every write this entity's state reflects is durable:
-    /// immediately if it already is.
-    pub fn reply<T, Er>(&mut self, value: Result<T, ActorError<Er>>) -> CommandReply<E, T, Er>
-    where
-        T: 'static,
-        Er: 'static,
-    {
-        let (mut barrier, epoch): (DurableFuture, Option<u64>) = match self.last_seq {
-            Some(seq) => (self.shared.store.durable(seq), None),
-            None => (self.shared.store.read_barrier(), Some(self.load_epoch)),
-        };
-        match (&mut barrier).now_or_never() {
-            Some(Ok(())) => {
-                self.barrier_passed(epoch);
-                CommandReply::now(value)
-            }
-            Some(Err(e)) => CommandReply::now(Err(ActorError::Storage(e))),
-            None => CommandReply::actor(ActorResponse::r#async(barrier.into_actor(self).map(
-                move |res, act, ctx| match res {
-                    Ok(()) => {
-                        act.barrier_passed(epoch);
-                        value
-                    }
-                    Err(e) => {
-                        act.flush_failed(ctx, &e);
-                        Err(ActorError::Storage(e))
-                    }
-                },
-            ))),
-        }
-    }
-
-    /// A read barrier started at load `epoch` resolved: the loaded snapshot is durable.
-    fn barrier_passed(&mut self, epoch: Option<u64>) {
-        if let Some(epoch) = epoch {
-            if self.load_epoch == epoch && self.last_seq.is_none() {
-                self.last_seq = Some(0);
-            }
-        }
-    }
-
-    fn flush_failed(&mut self, ctx: &mut Context<Self>, e: &StorageError) {
-        tracing::error!(entity = E::NAME, id = %self.id, error = %e, "flush failed; reloading");
-        self.reload(ctx);
+        self.read_local(ctx, query)
     }
 
     /// Replaces the in-memory state with the stored snapshot. If it cannot be read (or no
@@ -922,13 +614,4 @@ impl<E: Entity> Handler<Reload> for EntityActor<E> {
     fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) -> bool {
         self.reload(ctx)
     }
-}
-
-/// The output of a store future the embedded engine answers at its first poll.
-fn in_place<T>(f: impl Future<Output = Result<T, StorageError>>) -> Result<T, StorageError> {
-    f.now_or_never().unwrap_or_else(|| Err(not_in_place()))
-}
-
-fn not_in_place() -> StorageError {
-    StorageError::Unavailable("a remote store's answer was awaited in place".into())
 }

@@ -1,0 +1,67 @@
+//! The first order of a settled checkout ([`Order::from_checkout`]).
+//!
+//! It lives with the checkout rather than in `domain::order`, so that the domain's records
+//! do not depend on the aggregates built on them.
+
+use chrono::{DateTime, Utc};
+
+use super::model::Checkout;
+use crate::domain::customer::Customer;
+use crate::domain::ids::{OrderId, SubscriptionId};
+use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
+
+impl Order {
+    /// The first order of a settled checkout: `purchase`, or `subscription_create` for a
+    /// recurring price (with the subscription it created). Its amount is the checkout's
+    /// subtotal (after discount, before tax).
+    pub fn from_checkout(
+        id: OrderId,
+        checkout: &Checkout,
+        customer: &Customer,
+        product_name: &str,
+        subscription_id: Option<SubscriptionId>,
+        now: DateTime<Utc>,
+    ) -> Order {
+        let recurring = checkout.price.kind.is_recurring();
+        Order {
+            id,
+            organization_id: checkout.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: OrderStatus::Paid,
+            amount: checkout.subtotal_amount().unwrap_or(0),
+            tax_amount: checkout.tax_amount.unwrap_or(0),
+            refunded_amount: 0,
+            refunded_tax_amount: 0,
+            currency: checkout
+                .currency
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+            billing_reason: if recurring {
+                BillingReason::SubscriptionCreate
+            } else {
+                BillingReason::Purchase
+            },
+            billing_address: checkout
+                .customer_billing_address
+                .clone()
+                .or_else(|| customer.billing_address.clone()),
+            customer_id: customer.id,
+            product_id: checkout.product_id,
+            product_price_id: checkout.price.id,
+            recurring,
+            discount_id: checkout.discount.as_ref().map(|d| d.id),
+            subscription_id: subscription_id.filter(|_| recurring),
+            checkout_id: Some(checkout.id),
+            metadata: checkout.metadata.clone(),
+            custom_field_data: checkout.custom_field_data.clone(),
+            customer_email: customer.email.clone(),
+            product_name: product_name.to_string(),
+            discount_name: checkout.discount.as_ref().map(|d| d.name.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "order_tests.rs"]
+mod tests;

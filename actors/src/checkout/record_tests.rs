@@ -1,0 +1,94 @@
+//! Tests of the checkout's stored record (`mod.rs`): its encoding, pinned by golden bytes.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::domain::discount::{DiscountDuration, DiscountKind};
+use crate::domain::ids::{
+    CustomerId, DiscountId, OrganizationId, PriceId, ProductId, SubscriptionId,
+};
+use crate::domain::product::{Price, PriceKind};
+use crate::golden::{address, at, custom_field_data, hex, metadata, tax_id, uuid};
+
+/// Every optional field set: a confirmed checkout of a custom price with all its bounds,
+/// a repeating percentage discount, a resolved customer with address and tax id, a
+/// pending payment intent, and metadata and custom field data of every value kind.
+fn full_checkout() -> Checkout {
+    Checkout {
+        id: CheckoutId(uuid(1)),
+        organization_id: OrganizationId(uuid(2)),
+        created_at: at(0),
+        modified_at: Some(at(60)),
+        status: CheckoutStatus::Confirmed,
+        client_secret: "polar_c_secret".into(),
+        expires_at: at(3600),
+        success_url: Some("https://shop.test/done/{CHECKOUT_ID}".into()),
+        embed_origin: Some("https://shop.test".into()),
+        product_id: ProductId(uuid(3)),
+        price: Price {
+            id: PriceId(uuid(4)),
+            created_at: at(0),
+            modified_at: Some(at(30)),
+            is_archived: true,
+            kind: PriceKind::OneTimeCustom {
+                currency: "usd".into(),
+                minimum_amount: Some(500),
+                maximum_amount: Some(9000),
+                preset_amount: Some(1500),
+            },
+        },
+        amount: Some(1500),
+        currency: Some("usd".into()),
+        tax_amount: Some(300),
+        discount: Some(AppliedDiscount {
+            id: DiscountId(uuid(5)),
+            name: "Launch".into(),
+            code: Some("LAUNCH".into()),
+            kind: DiscountKind::Percentage { basis_points: 2500 },
+            duration: DiscountDuration::Repeating { months: 3 },
+        }),
+        allow_discount_codes: true,
+        customer_id: Some(CustomerId(uuid(6))),
+        customer_name: Some("Jane".into()),
+        customer_email: Some("jane@example.com".into()),
+        customer_ip_address: Some("192.0.2.1".into()),
+        customer_billing_address: Some(address()),
+        customer_tax_id: Some(tax_id()),
+        customer_metadata: metadata(),
+        metadata: metadata(),
+        custom_field_data: custom_field_data(),
+        payment_processor_metadata: BTreeMap::from([
+            ("intent_id".to_string(), "pi_1".to_string()),
+            ("intent_status".to_string(), "processing".to_string()),
+        ]),
+        subscription_id: Some(SubscriptionId(uuid(7))),
+        confirmation_token: Some("tok_visa".into()),
+        customer_id_before_confirm: Some(CustomerId(uuid(8))),
+    }
+}
+
+#[test]
+fn round_trip_and_golden_bytes() {
+    let c = full_checkout();
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 1));
+    let bytes = c.encode().unwrap_or_default();
+    assert_eq!(Checkout::decode(1, &bytes).ok(), Some(c));
+    assert_eq!(hex(&bytes), GOLDEN_V1, "checkout format v1 changed");
+}
+
+const GOLDEN_V1: &str = "\
+    1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\
+    315430303a30303a30305a0114313937302d30312d30315430303a30313a30305a020e706f6c61725f635f73\
+    656372657414313937302d30312d30315430313a30303a30305a012468747470733a2f2f73686f702e746573\
+    742f646f6e652f7b434845434b4f55545f49447d011168747470733a2f2f73686f702e746573741000000000\
+    000000000000000000000003100000000000000000000000000000000414313937302d30312d30315430303a\
+    30303a30305a0114313937302d30312d30315430303a30303a33305a01030375736401fbe80301fb504601fb\
+    b80b01fbb80b010375736401fb5802011000000000000000000000000000000005064c61756e636801064c41\
+    554e434801fb881302060101100000000000000000000000000000000601044a616e6501106a616e65406578\
+    616d706c652e636f6d01093139322e302e322e3101010931204d61696e205374010541707420320107483258\
+    2031593401084d6f6e747265616c010543412d514302434101093132333435363738320a0304706c616e0003\
+    70726f057365617473010505747269616c02010304706c616e000370726f057365617473010505747269616c\
+    020105056167726565030004626f726e0414323032342d30352d30315430303a30303a30305a05636f756e74\
+    020e05656d70747900046e6f7465010268690209696e74656e745f69640470695f310d696e74656e745f7374\
+    617475730a70726f63657373696e670110000000000000000000000000000000070108746f6b5f7669736101\
+    1000000000000000000000000000000008";

@@ -1,0 +1,63 @@
+//! Tests of the license key's stored record (`mod.rs`): its encoding, pinned by golden
+//! bytes.
+
+use super::*;
+use crate::domain::ids::{
+    ActivationId, BenefitId, CustomerId, OrderId, OrganizationId, SubscriptionId,
+};
+use crate::golden::{at, hex, uuid};
+
+/// Every optional field set: a disabled key with limits, usage and validations, one
+/// activation (deactivated, so every one of its dates is set), and what granted it.
+fn full_key() -> LicenseKey {
+    LicenseKey {
+        id: LicenseKeyId(uuid(1)),
+        organization_id: OrganizationId(uuid(2)),
+        customer_id: CustomerId(uuid(3)),
+        benefit_id: BenefitId(uuid(4)),
+        created_at: at(0),
+        modified_at: Some(at(60)),
+        key: "TESTING-00000000-0000-4000-8000-000000000001".into(),
+        status: KeyStatus::Disabled,
+        limit_activations: Some(5),
+        usage: 7,
+        limit_usage: Some(100),
+        validations: 300,
+        last_validated_at: Some(at(120)),
+        expires_at: Some(at(86_400)),
+        activations: vec![Activation {
+            id: ActivationId(uuid(5)),
+            label: "laptop".into(),
+            meta: r#"{"os":"linux"}"#.into(),
+            conditions: r#"{"major":1}"#.into(),
+            created_at: at(30),
+            modified_at: Some(at(40)),
+            deleted_at: Some(at(50)),
+        }],
+        subscription_id: Some(SubscriptionId(uuid(6))),
+        order_id: Some(OrderId(uuid(7))),
+    }
+}
+
+#[test]
+fn round_trip_and_golden_bytes() {
+    let k = full_key();
+    assert_eq!(
+        (LicenseKey::COLLECTION, LicenseKey::VERSION),
+        ("license_key", 1)
+    );
+    let bytes = k.encode().unwrap_or_default();
+    assert_eq!(LicenseKey::decode(1, &bytes).ok(), Some(k));
+    assert_eq!(hex(&bytes), GOLDEN_V1, "license key format v1 changed");
+}
+
+const GOLDEN_V1: &str = "\
+    1000000000000000000000000000000001100000000000000000000000000000000210000000000000000000\
+    00000000000003100000000000000000000000000000000414313937302d30312d30315430303a30303a3030\
+    5a0114313937302d30312d30315430303a30313a30305a2c54455354494e472d30303030303030302d303030\
+    302d343030302d383030302d30303030303030303030303102010a0e01c8fb58020114313937302d30312d30\
+    315430303a30323a30305a0114313937302d30312d30325430303a30303a30305a0110000000000000000000\
+    00000000000005066c6170746f700e7b226f73223a226c696e7578227d0b7b226d616a6f72223a317d143139\
+    37302d30312d30315430303a30303a33305a0114313937302d30312d30315430303a30303a34305a01143139\
+    37302d30312d30315430303a30303a35305a0110000000000000000000000000000000060110000000000000\
+    00000000000000000007";
