@@ -4,11 +4,11 @@
 
 use tollgate_storage::{Direction, PageQuery, Stored};
 
+use crate::auth::Subject;
 use crate::domain::ids::{OrganizationId, UserId};
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED};
 use crate::domain::organization::Organization;
 use crate::error::ApiError;
-use crate::extract::Subject;
 use crate::state::AppState;
 
 pub async fn is_member(

@@ -24,12 +24,13 @@ use crate::api::license_key::{
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::page_of;
+use crate::app::paging::ListParams;
 use crate::app::views::{key_customer, license_keys_page};
+use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, Subject};
 use crate::state::AppState;
 use tollgate_storage::Batch;
 

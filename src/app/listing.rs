@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use tollgate_storage::{Direction, PageQuery, Record};
 
 use crate::api::{ListResource, Pagination};
+use crate::app::paging::Compare;
+use crate::app::paging::ListParams;
 use crate::error::ApiError;
-use crate::extract::query::Compare;
-use crate::extract::ListParams;
 use crate::state::AppState;
 
 /// One page of records from an index over several tenants.

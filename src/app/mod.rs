@@ -27,6 +27,7 @@ pub mod forms;
 pub mod license_keys;
 pub mod listing;
 pub mod orders;
+pub mod paging;
 pub mod subscription;
 pub mod tokens;
 pub mod views;

@@ -7,12 +7,13 @@ use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{
     compare_times, directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
 };
+use crate::app::paging::{ListParams, Sorting};
+use crate::auth::Subject;
 use crate::domain::ids::{CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
 use crate::domain::order::{
     Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
 };
 use crate::error::ApiError;
-use crate::extract::{ListParams, Sorting, Subject};
 use crate::state::AppState;
 
 /// Polar's `ProductPriceType`, the `product_price_type` filter.

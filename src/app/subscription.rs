@@ -23,12 +23,13 @@ use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{
     directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
 };
+use crate::app::paging::{ListParams, Sorting};
+use crate::auth::Subject;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::product::Product;
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, Sorting, Subject};
 use crate::loc;
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;

@@ -23,6 +23,7 @@ use crate::api::product::{
 };
 use crate::api::subscription::SubscriptionView;
 use crate::api::{ListResource, Pagination};
+use crate::app::paging::ListParams;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::customer::Customer;
@@ -32,7 +33,6 @@ use crate::domain::order::Order;
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
 use crate::error::ApiError;
-use crate::extract::ListParams;
 use crate::state::AppState;
 
 /// The benefit records a product refers to (deleted ones included; renderers skip them).

@@ -13,13 +13,14 @@ use crate::api::webhook::{
 use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::page_of;
+use crate::app::paging::ListParams;
+use crate::auth::Subject;
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
     WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState,
     WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG, WEBHOOK_ENDPOINT_BY_CREATED,
 };
 use crate::error::ApiError;
-use crate::extract::{ListParams, Subject};
 use crate::loc;
 use crate::state::AppState;
 

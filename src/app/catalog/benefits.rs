@@ -7,12 +7,13 @@ use tollgate_storage::{Batch, Expect, Stored};
 use crate::api::benefit::{BenefitCreate, BenefitUpdate};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::page_of;
+use crate::app::paging::ListParams;
+use crate::auth::Subject;
 use crate::domain::benefit::{
     Benefit, BenefitProperties, BenefitType, BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;

@@ -10,11 +10,12 @@ use tollgate_storage::{Batch, Expect, StorageError, Stored};
 use crate::api::custom_field::{parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
+use crate::app::paging::{ListParams, Sorting};
+use crate::auth::Subject;
 use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
 use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
 use crate::error::ApiError;
-use crate::extract::{ListParams, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 

@@ -14,6 +14,8 @@ use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
+use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::auth::Subject;
 use crate::domain::customer::{
     customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
     CUSTOMER_BY_NAME,
@@ -21,7 +23,6 @@ use crate::domain::customer::{
 use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::domain::metadata::Metadata;
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, SortField, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;

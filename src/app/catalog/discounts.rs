@@ -14,6 +14,8 @@ use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
+use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::auth::Subject;
 use crate::domain::discount::{
     discount_by_code, normalize_code, Discount, DiscountDuration, DiscountKind, DiscountType,
     DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
@@ -21,7 +23,6 @@ use crate::domain::discount::{
 use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
 use crate::domain::product::Product;
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, SortField, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;

@@ -8,13 +8,14 @@ use crate::api::organization::{OrganizationCreate, OrganizationUpdate};
 use crate::api::Maybe;
 use crate::app::access::organization_for;
 use crate::app::listing::{compare_times, directed, sorted_page_of};
+use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::auth::Subject;
 use crate::domain::ids::OrganizationId;
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
 use crate::domain::organization::{
     parse_slug, FeatureSettings, Organization, SlugError, SubscribeSettings,
 };
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, SortField, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;

@@ -18,6 +18,8 @@ use crate::app::access::{can_access, organization_for_create, organizations_for_
 use crate::app::listing::{
     compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
 };
+use crate::app::paging::{ListParams, Sorting};
+use crate::auth::Subject;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
@@ -26,7 +28,6 @@ use crate::domain::product::{
     AttachedCustomField, Price, PriceKind, Product, ProductSort, PRODUCT_BY_BENEFIT,
 };
 use crate::error::{ApiError, FieldError};
-use crate::extract::{ListParams, Sorting, Subject};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;

@@ -7,11 +7,11 @@ use crate::api::benefit::{BenefitCreate, BenefitUpdate};
 use crate::api::price::CURRENCY;
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate};
 use crate::app::catalog::{benefits, products};
+use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties, Timeframe};
 use crate::domain::ids::{OrganizationId, ProductId};
 use crate::domain::product::Product;
 use crate::error::ApiError;
-use crate::extract::Subject;
 use crate::state::AppState;
 
 use super::{cents, explain_amounts, input, int, opt_string, text, ticked};

@@ -17,9 +17,9 @@ use tollgate_actors::domain::money::Money;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::price::CURRENCY;
 use crate::app::catalog::organizations;
+use crate::auth::Subject;
 use crate::domain::organization::Organization;
 use crate::error::{ApiError, FieldError};
-use crate::extract::{Subject, ValidJson};
 use crate::state::AppState;
 
 mod catalog;
@@ -142,9 +142,24 @@ fn explain_amounts(e: ApiError, fields: &[(&str, &str)]) -> ApiError {
     ApiError::Validation(errors)
 }
 
-/// The API's input read from a body built here.
-fn input<T: serde::de::DeserializeOwned>(raw: Value) -> Result<ValidJson<T>, ApiError> {
-    ValidJson::from_value(raw)
+/// A body built here, read as the API's input `T` (with the API's 422s), and as built.
+struct Input<T> {
+    value: T,
+    raw: Value,
+}
+
+impl<T> Input<T> {
+    fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+/// The API's input read from a body built here, by the rules of a body sent over HTTP.
+fn input<T: serde::de::DeserializeOwned>(raw: Value) -> Result<Input<T>, ApiError> {
+    Ok(Input {
+        value: crate::validate::input::<T>(&raw)?,
+        raw,
+    })
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
 use crate::api::price::CURRENCY;
 use crate::app::catalog::{custom_fields, discounts};
+use crate::auth::Subject;
 use crate::domain::custom_field::{CustomField, CustomFieldProperties};
 use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::ids::{CustomFieldId, DiscountId, OrganizationId, ProductId};
 use crate::error::ApiError;
-use crate::extract::Subject;
 use crate::state::AppState;
 
 use super::{

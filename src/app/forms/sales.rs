@@ -9,10 +9,10 @@ use tollgate_actors::subscription::Subscription;
 use crate::api::checkout::CheckoutCreate;
 use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyUpdate};
 use crate::api::subscription::SubscriptionUpdate;
+use crate::auth::Subject;
 use crate::domain::ids::{PriceId, SubscriptionId};
 use crate::domain::product::Product;
 use crate::error::ApiError;
-use crate::extract::Subject;
 use crate::state::AppState;
 
 use super::{day_of, day_value, input, int, opt_string};

@@ -4,6 +4,10 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, FieldError};
 
+mod input;
+
+pub use input::{deserialize_all_errors, input};
+
 #[derive(Default)]
 pub struct Validator {
     errors: Vec<FieldError>,
