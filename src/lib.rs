@@ -6,6 +6,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod bootstrap;
+pub mod cache;
 pub mod client_ip;
 pub mod config;
 pub mod cors;

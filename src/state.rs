@@ -41,7 +41,7 @@ pub struct AppState {
     /// target policy.
     pub webhooks: crate::egress::Hub,
     /// Customers as license keys render them, for the validation hot path.
-    pub customers: Arc<crate::api::license_key::CustomerCache>,
+    pub customers: Arc<crate::cache::CustomerCache>,
     /// What `GET /metrics` exposes.
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Background jobs this node leads (see [`Leadership`]).
@@ -82,9 +82,9 @@ impl AppState {
                 .unwrap_or_default();
         // Other nodes' customer writes invalidate nothing here: expire entries too.
         let customers = Arc::new(if !store.is_shared() {
-            crate::api::license_key::CustomerCache::default()
+            crate::cache::CustomerCache::default()
         } else {
-            crate::api::license_key::CustomerCache::expiring(std::time::Duration::from_secs(2))
+            crate::cache::CustomerCache::expiring(std::time::Duration::from_secs(2))
         });
         let invalidate = customers.clone();
         store.watch(

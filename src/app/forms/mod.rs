@@ -5,7 +5,7 @@
 //! Each form is a typed struct the pages deserialize a posted body into (`crate::web`);
 //! `of(&record)` fills one from a stored record for editing; the functions below build the
 //! API's request body from it, read it with the API's deserialization
-//! ([`ValidJson::from_value`], same errors as over HTTP) and call the use case. An amount
+//! (`crate::validate::input`, same errors as over HTTP) and call the use case. An amount
 //! that does not read as one is named by its field's label ("Price: Enter an amount like 19
 //! or 19.99") instead of the API's "not an integer".
 
