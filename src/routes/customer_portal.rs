@@ -3,19 +3,12 @@
 //! * `POST /v1/customer-portal/license-keys/validate`, `/activate`, `/deactivate` (also under
 //!   Polar's deprecated `/v1/users/license-keys/`): no authentication at all; an
 //!   `Authorization` header is not even read. This is the hot path: a body parsed straight
-//!   from its bytes ([`HotJson`]), the rate limits, then `crate::app::license_keys`.
+//!   from its bytes (`crate::extract::json::HotJson`), the rate limits, then `crate::app::license_keys`.
 //! * `GET /v1/customer-portal/license-keys/` and `/{id}`: a customer (session token) sees
 //!   its own keys. Tollgate does not link users to customers, so a user sees none.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use actix_web::body::BoxBody;
-use actix_web::dev::Payload;
-use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest, HttpResponse, Responder, ResponseError};
-use futures_util::StreamExt;
-use serde::de::DeserializeOwned;
+use actix_web::{web, HttpRequest, HttpResponse, Responder, ResponseError};
 use tollgate_actors::license_key::LicenseKey;
 
 use crate::api::license_key::{
@@ -28,7 +21,7 @@ use crate::app::license_keys::{self, durable_answer};
 use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::CustomerPortalRead;
-use crate::extract::json::parse_body;
+use crate::extract::json::HotJson;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
 use crate::state::AppState;
 
@@ -43,60 +36,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     }
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
-}
-
-/// A JSON body on the hot path: deserialized straight from the bytes. Only a body that
-/// this fails on goes through the shared parser (`ValidJson`'s), which gives the exact 422;
-/// so the errors are the same and a valid body skips the intermediate `serde_json::Value`.
-struct HotJson<T>(T);
-
-impl<T: DeserializeOwned + 'static> FromRequest for HotJson<T> {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let limit = req
-            .app_data::<web::Data<AppState>>()
-            .map(|s| s.settings.server.body_limit_bytes)
-            .unwrap_or(64 * 1024);
-        let content_type = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|s| s.to_ascii_lowercase());
-        let declared_len = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        let mut payload = payload.take();
-        Box::pin(async move {
-            if declared_len.is_some_and(|n| n > limit) {
-                return Err(ApiError::PayloadTooLarge { limit });
-            }
-            let mut body = web::BytesMut::new();
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| {
-                    ApiError::BadRequest(format!("Could not read the request body: {e}"))
-                })?;
-                if body.len() + chunk.len() > limit {
-                    return Err(ApiError::PayloadTooLarge { limit });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            let plain_json = content_type
-                .as_deref()
-                .is_none_or(|ct| ct.split(';').next().map(str::trim) == Some("application/json"));
-            // An object (serde would also read a struct from an array, which the API refuses).
-            let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-            if plain_json && object {
-                if let Ok(value) = serde_json::from_slice::<T>(&body) {
-                    return Ok(HotJson(value));
-                }
-            }
-            parse_body::<T>(content_type.as_deref(), &body).map(|v| HotJson(v.value))
-        })
-    }
 }
 
 /// The rate limits of the public key endpoints: per client address and per key (hashed,

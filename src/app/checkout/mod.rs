@@ -9,14 +9,17 @@
 //! - `fields`: request fields resolved into domain values (prices, discounts, custom field
 //!   data, addresses);
 //! - `completion`: confirm (customer, discount redemption and customer session in one
-//!   write), charge, settle; the start-up recovery of confirmed checkouts and the sweeps.
+//!   write), charge, settle; the start-up recovery of confirmed checkouts and the sweeps;
+//! - `payment_events`: the processor's events after the fact (Stripe's webhooks).
 
 mod completion;
 mod fields;
+mod payment_events;
 
 pub use completion::{
     apply_outcome, complete_stale_confirmed, key_expiry, period_end, recover, settle, sweep_expired,
 };
+pub use payment_events::payment_event;
 
 use chrono::Duration;
 use serde_json::Value;
