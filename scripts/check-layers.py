@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The layering rules of docs/ARCHITECTURE.md, checked over the source's `crate::` paths.
+
+Run from anywhere: `python3 scripts/check-layers.py` (`-v` also prints every module's
+imports). It exits 1 and names each breach:
+
+- the top-level modules of `src/`, `actors/src` and `storage/src` form a DAG: no module
+  imports, directly or through others, a module that imports it back;
+- in `src/`, imports point down the layers of `LAYERS` (or stay within a layer), so that
+  `app` never reaches the HTTP side and the state never reaches a handler;
+- nothing outside `src/routes/` and the route table (`src/startup.rs`) imports
+  `crate::routes`;
+- the HTML pages (`src/web/`) are typed: no `serde_json`;
+- no caller asks which engine the store is (`is_embedded`);
+- no source file outside tests is over 1,000 lines.
+
+Test code is left out: the part of a file after its first `#[cfg(test)]`, files named
+`tests.rs` or `*_tests.rs`, and `tests/` directories. Comments are left out too.
+"""
+
+import collections
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The layers of the server crate, top down; a module may import its own layer's modules
+# (without a circle) and those of the layers below.
+LAYERS = [
+    ("wiring", {"main", "startup"}),
+    ("adapters", {"routes", "web", "oauth2", "openapi", "admin", "jobs", "webhooks",
+                  "middleware", "http_io", "cors"}),
+    ("request", {"extract", "credentials", "idempotency", "retention"}),
+    ("app", {"app"}),
+    ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",
+                 "auth", "bootstrap"}),
+    ("foundation", {"api", "validate", "error", "loc", "config", "client_ip", "telemetry",
+                    "resource", "domain"}),
+]
+RANK = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
+
+MAX_LINES = 1000
+
+
+def is_test_file(path):
+    parts = path.split(os.sep)
+    name = parts[-1]
+    return "tests" in parts[:-1] or name == "tests.rs" or name.endswith("_tests.rs")
+
+
+def code_of(path):
+    """The non-test, non-comment code of a file."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    text = text.split("#[cfg(test)]")[0]
+    return "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//"))
+
+
+def rust_files(root):
+    for r, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "target"]
+        for f in sorted(files):
+            if f.endswith(".rs"):
+                yield os.path.join(r, f)
+
+
+def module_of(root, path):
+    rel = os.path.relpath(path, root).split(os.sep)
+    return rel[0][:-3] if len(rel) == 1 else rel[0]
+
+
+def imports(root):
+    edges = collections.defaultdict(set)
+    for path in rust_files(root):
+        if is_test_file(path):
+            continue
+        mod = module_of(root, path)
+        if mod == "lib":
+            continue
+        for m in re.finditer(r"\bcrate::([a-z_][a-z0-9_]*)", code_of(path)):
+            if m.group(1) != mod:
+                edges[mod].add(m.group(1))
+    return edges
+
+
+def circles(edges):
+    """Strongly connected components of more than one module (Tarjan)."""
+    sys.setrecursionlimit(10000)
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def main():
+    verbose = "-v" in sys.argv
+    problems = []
+    for crate in ["src", "actors/src", "storage/src"]:
+        root = os.path.join(ROOT, crate)
+        edges = imports(root)
+        for comp in circles(edges):
+            problems.append(f"{crate}: import circle: {' -> '.join(comp)}")
+        if verbose:
+            print(f"== {crate}")
+            for m in sorted(edges):
+                print(f"  {m} -> {' '.join(sorted(edges[m]))}")
+        if crate != "src":
+            continue
+        modules = {module_of(root, p) for p in rust_files(root)} - {"lib"}
+        for m in sorted(modules - set(RANK)):
+            problems.append(f"src/{m}: in no layer (add it to LAYERS in {sys.argv[0]})")
+        for a in sorted(edges):
+            for b in sorted(edges[a]):
+                if a in RANK and b in RANK and RANK[b] < RANK[a]:
+                    problems.append(
+                        f"src/{a} ({LAYERS[RANK[a]][0]}) imports {b} ({LAYERS[RANK[b]][0]}),"
+                        " a layer above it")
+
+    for crate in ["src", "actors/src", "storage/src"]:
+        for path in rust_files(os.path.join(ROOT, crate)):
+            rel = os.path.relpath(path, ROOT)
+            test = is_test_file(path)
+            code = code_of(path)
+            if not test:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    n = sum(1 for _ in f)
+                if n > MAX_LINES:
+                    problems.append(f"{rel}: {n} lines (at most {MAX_LINES} outside tests)")
+            if re.search(r"\bis_embedded\b", code):
+                problems.append(f"{rel}: asks is_embedded (ask a capability: is_shared)")
+            if (crate == "src" and re.search(r"\bcrate::routes\b", code)
+                    and not rel.startswith("src/routes/") and rel != "src/startup.rs"):
+                problems.append(f"{rel}: imports crate::routes")
+            if rel.startswith("src/web/") and re.search(r"\bserde_json\b", code):
+                problems.append(f"{rel}: serde_json in a page (pages are typed)")
+
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} layering problem(s)")
+        return 1
+    print("layers: ok (no circles in src, actors, storage; imports point down; "
+          "no file over 1,000 lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
