@@ -15,7 +15,6 @@ pub const TOKEN_FILE: &str = "bootstrap-token";
 const MARKER: &str = "bootstrap";
 const SECRET: &str = "server_secret";
 
-/// The token-hashing key: the configured one, else the one generated on first start.
 /// Waits for the store-wide bootstrap lock (at once on the embedded store): what keeps two
 /// nodes starting on one database from generating two secrets or two admins.
 pub async fn exclusive(store: &Store) -> anyhow::Result<tollgate_storage::JobLock> {
@@ -32,6 +31,7 @@ pub async fn exclusive(store: &Store) -> anyhow::Result<tollgate_storage::JobLoc
     }
 }
 
+/// The token-hashing key: the configured one, else the one generated on first start.
 pub async fn server_secret(store: &Store, configured: &str) -> anyhow::Result<Vec<u8>> {
     if !configured.is_empty() {
         return Ok(configured.as_bytes().to_vec());

@@ -218,7 +218,8 @@ pub struct LicenseKeySettings {
     /// may stay in memory before they are written: 0 = strict (every validation is durable
     /// before its reply); > 0 = batched (one write per key per interval; `kill -9` loses at
     /// most this interval's counts). Usage increments, activations and status changes are
-    /// durable before their reply in both modes.
+    /// durable before their reply in both modes. On a shared store (PostgreSQL) it has no
+    /// effect: every validation is written before its reply there.
     pub stats_flush_ms: u64,
 }
 

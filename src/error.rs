@@ -547,6 +547,6 @@ pub fn page_headers(res: &mut actix_web::HttpResponseBuilder) {
         ));
 }
 
-/// A domain error that maps onto an [`ApiError`] (implemented next to each error enum's
-/// mapping below, so that this file stays the only place that knows statuses).
+/// The result of a handler or a use case: its error is an [`ApiError`], which this file
+/// alone maps to a status and a body.
 pub type ApiResult<T> = Result<T, ApiError>;

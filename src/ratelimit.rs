@@ -11,7 +11,7 @@
 //! Sign-in is throttled per client address, per (account, client address) with a growing
 //! delay after each failure, and account-wide only far above what one address may do and
 //! never for a browser that has signed in to the account before (its device cookie, see
-//! `crate::oauth2::pages`): failures from elsewhere never hold back the owner at their own
+//! `crate::web::account`): failures from elsewhere never hold back the owner at their own
 //! address (OWASP's "Blocking Brute Force Attacks", device cookies).
 //!
 //! An IPv6 client counts by its /64 (one subscriber's prefix): rotating addresses within it
@@ -20,7 +20,7 @@
 //! Keys other than addresses are 64-bit SipHash values under a key drawn at start-up, so a
 //! limiter never holds a secret (a license key, a token, an e-mail address), a check
 //! allocates nothing, and nobody can aim two keys at one bucket. Idle keys are purged by
-//! [`RateLimits::purge`], which `startup` runs every minute.
+//! [`RateLimits::purge`], which `crate::jobs` runs every minute.
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::net::IpAddr;

@@ -1,5 +1,5 @@
 //! The clock that domain code receives `now` from. Nothing in the domain reads the system
-//! time itself (STYLE 3.4); tests use [`ManualClock`] to move time deterministically.
+//! time itself; tests use [`ManualClock`] to move time deterministically.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -32,8 +32,9 @@ pub enum Unavailable {
     #[error("the entity stopped before replying")]
     ReplyLost,
     /// The record kept changing under concurrent writers: the command lost its conditional
-    /// write [`crate::entity::MAX_DECIDES`] times in a row, decided again each time on the
-    /// newest snapshot. Nothing was written; retrying is safe.
+    /// write [`crate::entity::MAX_DECIDES`] times in a row on a local store
+    /// (`REMOTE_MAX_DECIDES` on a shared one), decided again each time on the newest
+    /// snapshot. Nothing was written; retrying is safe.
     #[error("the record kept changing under concurrent writers")]
     Contended,
 }

@@ -1,5 +1,5 @@
 //! Typed ids: one newtype over [`uuid::Uuid`] per kind of record, so that a `LicenseKeyId`
-//! can never be passed where a `CheckoutId` is expected (STYLE 3.2).
+//! can never be passed where a `CheckoutId` is expected.
 //!
 //! ```
 //! tollgate_actors::typed_id!(

@@ -29,9 +29,10 @@
 //! impl Entity for CheckoutEntity {
 //!     type Id = CheckoutId;
 //!     type State = Stored<CheckoutSnapshot>; // snapshot + revision
+//!     type Extension = ();
 //!     const NAME: &'static str = "checkout";
-//!     fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
-//!         store.get(&id.key())
+//!     async fn load(store: &Store, id: CheckoutId) -> Result<Option<Self::State>, StorageError> {
+//!         store.get(&id.key()).await
 //!     }
 //!     fn insert(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
 //!         batch.put(&state.value, Expect::Absent).map(|_| ())

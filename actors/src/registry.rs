@@ -1,4 +1,4 @@
-//! Find-or-spawn by id, bounded delivery with a timeout, and eviction (STYLE 3.6).
+//! Find-or-spawn by id, bounded delivery with a timeout, and eviction.
 //!
 //! * **Fast path**: a `DashMap<Id, Entry { addr, incarnation }>` read on the caller's own
 //!   thread (an HTTP worker), no actor hop.
@@ -20,7 +20,7 @@
 //!   entity took the message is not retried: the command may have been applied, so the caller
 //!   gets `Unavailable::ReplyLost` (clients retry with an idempotency key).
 //!
-//! Entities never call the registry and never await other actors (STYLE 4.7); they only
+//! Entities never call the registry and never await other actors; they only
 //! remove their own entry when they passivate.
 
 use std::collections::hash_map::RandomState;

@@ -36,9 +36,8 @@ use tollgate_storage::Batch;
 
 /// The process's key directory.
 ///
-/// One per process rather than one per `AppState`, because `AppState` is built elsewhere
-/// and the route modules cannot add to it. That is safe even with several applications in
-/// one process (the tests): an entry is only a hint that the key's actor verifies (see
+/// One per process rather than one per `AppState`, so the hot path reaches it without a
+/// handle. That is safe even with several applications in one process (the tests): an entry is only a hint that the key's actor verifies (see
 /// `KeyDirectory`), and organization ids are random, so stores never share entries.
 pub fn directory() -> &'static KeyDirectory {
     static DIRECTORY: OnceLock<KeyDirectory> = OnceLock::new();

@@ -1,9 +1,9 @@
 //! The OAuth 2.0 / OpenID Connect authorization server (reference 6.5, 6.6; behaviour.md
-//! "Authentication"): client registration, the browser pages at
-//! `{auth_url}/oauth2/authorize`, the token, introspection, revocation and userinfo
-//! endpoints, discovery and the JWKS; plus the personal-access-token API and settings page
-//! that a signed-in browser uses. This is the protocol only: which tokens and sessions are
-//! live, and whom they name, is decided in `crate::auth`.
+//! "Authentication"): client registration, the token, introspection, revocation and
+//! userinfo endpoints, discovery and the JWKS, and the personal-access-token API. This is
+//! the protocol only: its browser pages (sign-in, consent, the token settings page) are in
+//! `crate::web::account`, and which tokens and sessions are live, and whom they name, is
+//! decided in `crate::auth`.
 
 pub mod clients;
 pub mod endpoints;

@@ -40,9 +40,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Money.
-
-// ---------------------------------------------------------------------------------------
 // Reading the checkout.
 
 /// The checkout of a client secret, from the store (no actor is started for a page view).

@@ -1,7 +1,8 @@
 //! Every HTML page of the service, in one home: the hosted checkout (`checkout`), the
 //! sign-in, sign-up, consent and token pages (`account`), the seller's dashboard
 //! (`dashboard`). They share this file's response helpers and error page, the forms' CSRF
-//! protection (`forms`), and the formatting helpers their templates call (`fmt`).
+//! protection (`forms`), and one money formatter (`tollgate_actors::domain::money::Money`);
+//! the dashboard's templates add their own helpers (`dashboard::fmt`).
 //!
 //! Pages call `crate::app` (the same use cases the JSON API calls), never a handler.
 

@@ -384,7 +384,7 @@ async fn update_health(
     let updated = state
         .store
         .update::<WebhookEndpoint, std::convert::Infallible>(&id.key(), async |current| {
-                let mut e = current.clone();
+            let mut e = current.clone();
             if failures == 0 {
                 e.consecutive_failures = 0;
                 e.failing_since = None;

@@ -18,7 +18,7 @@
 //! later flush returns it, even once space is back: `store_tests` shows it), and after a
 //! failed `fdatasync` the kernel may have dropped the dirty pages, so a later successful
 //! one proves nothing. What was acknowledged before is on disk and stays there.
-//! The flusher thread then probes, with a growing pause (100 ms up to 5 s), whether the
+//! The watchdog thread then probes, with a growing pause (100 ms up to 5 s), whether the
 //! data directory accepts writes again; once it does, the health turns to
 //! [`StoreHealth::NeedsRestart`]: the process should exit so that a supervisor restarts it
 //! and sled reopens (and recovers) its log. `tollgate serve` does that, with exit code 75.

@@ -4,8 +4,8 @@
 //! envelope ([`Record`], [`codec`]), secondary indexes with per-tenant counters and unique
 //! constraints written in the *same* transaction as the record ([`Batch`]), paginated range
 //! reads over those indexes ([`PageQuery`]), and group-commit durability
-//! ([`Store::durable`]). sled is an implementation detail: no sled type appears in this API,
-//! so another transactional key-value engine can replace it.
+//! ([`Store::durable`]), over two engines: sled (embedded, one node) and PostgreSQL (several
+//! nodes). Callers ask capabilities (`Store::is_shared`), never which engine it is.
 
 pub mod codec;
 mod error;

@@ -102,7 +102,7 @@ type Watcher = Box<dyn Fn(&[u8]) + Send + Sync>;
 
 /// The handle to the store. Cheap to clone; every clone shares one engine.
 ///
-/// Two engines behind one API (`design/scale-out.md` 4.2): the embedded one (sled, one
+/// Two engines behind one API (`docs/scale-out.md` 4.2): the embedded one (sled, one
 /// node, the default) and PostgreSQL (several nodes on one database). Reads and commits
 /// are async; on the embedded engine their futures are ready at the first poll (the work
 /// is done synchronously inside it), so its path costs what it cost before. The embedded

@@ -1,5 +1,5 @@
 //! Two `tollgate` processes on one PostgreSQL database (`storage.backend = "postgres"`,
-//! `design/scale-out.md` 4.5): the database decides, so what either node acknowledges
+//! `docs/scale-out.md` 4.5): the database decides, so what either node acknowledges
 //! holds on both, with no traffic between the nodes.
 //!
 //! Each test gets a schema of its own on the test database

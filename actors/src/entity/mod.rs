@@ -5,13 +5,13 @@
 //! calls the aggregate's pure `decide` through [`EntityActor::execute`] or answers a query
 //! through [`EntityActor::read`]; the shell does the rest:
 //!
-//! * **Durable replies without holding the mailbox** (`ARCHITECTURE.md`): `execute` commits
+//! * **Durable replies without holding the mailbox** (`docs/ARCHITECTURE.md`, "Durability"): `execute` commits
 //!   the batch synchronously (an in-memory append), swaps in the new state, and returns an
 //!   [`ActorResponse`] future that awaits the group-commit flush of *that* write before it
 //!   replies. The entity handles its next message meanwhile. A failed commit leaves the state
 //!   as it was and replies with the error. A failed flush fails the reply and reloads the
 //!   state from the store.
-//! * **The store decides** (`design/scale-out.md`): a commit that loses its conditional write
+//! * **The store decides** (`docs/scale-out.md` 4.3): a commit that loses its conditional write
 //!   to another writer (another node) reloads the stored snapshot and decides the command
 //!   again on it, before any reply leaves, up to [`MAX_DECIDES`] times (then 503
 //!   `Contended`): a stale cache costs a retry, never a wrong answer.
@@ -20,7 +20,7 @@
 //!   usually already true, and then the reply is immediate. Right after a load, the entity
 //!   does not know which sequence number covers its snapshot, so its first read waits for a
 //!   store-wide read barrier.
-//! * **Passivation** (STYLE 4.4, 4.5): after `idle_timeout` without messages, or on
+//! * **Passivation**: after `idle_timeout` without messages, or on
 //!   [`Passivate`], the entity sets `passivated`, cancels its timers and removes its own
 //!   registry entry if the incarnation still matches. It never calls `ctx.stop()`: the
 //!   Supervisor would restart it while any `Addr` is alive, and two live actors for one id

@@ -1,4 +1,4 @@
-//! The entity shell on a store other nodes write too (PostgreSQL; `design/scale-out.md`
+//! The entity shell on a store other nodes write too (PostgreSQL; `docs/scale-out.md`
 //! 4.3). A commit there is a network round trip and its durability point, so:
 //!
 //! * **One write in flight per entity, commands coalesced behind it.** Commands and queries

@@ -1,4 +1,4 @@
-//! The license key actor over PostgreSQL (`design/scale-out.md` 4.3): registries on one
+//! The license key actor over PostgreSQL (`docs/scale-out.md` 4.3): registries on one
 //! database stand for nodes. The database and a schema per test come from
 //! `tollgate_storage::testing` (skipped on a developer machine without one, a failure under
 //! `CI=true`).

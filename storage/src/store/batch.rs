@@ -6,7 +6,7 @@
 //! Each operation turns the stored value of the record it reads into a [`Plan`]: the
 //! record to write or delete, the index entries and unique keys to remove and add, the
 //! counters they move, the feed entry. Plans say nothing of sled, so a second engine
-//! (`design/scale-out.md`) applies the same plans in its own transaction.
+//! (`docs/scale-out.md`) applies the same plans in its own transaction.
 //!
 //! Nothing here knows an engine: the embedded one applies plans in a sled transaction and
 //! a lone write as a compare-and-swap ([`Op::plan_swap`]) in `sled/write.rs`, PostgreSQL
@@ -131,7 +131,6 @@ impl Batch {
         self
     }
 
-    /// Whether committing this batch may add entries to the change feed.
     /// A batch of one [`Batch::put_keeping_keys`] conditional on a revision, as (record
     /// key, expected revision, sealed next revision): see `Op::alone`.
     pub(super) fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
@@ -203,6 +202,7 @@ impl Batch {
         self.ops.iter().filter_map(|op| op.written())
     }
 
+    /// Whether committing this batch may add entries to the change feed.
     pub(super) fn feeds(&self) -> bool {
         self.ops.iter().any(|op| op.feeds())
     }

@@ -1,4 +1,4 @@
-//! The PostgreSQL engine (`design/scale-out.md`): the store's layout in six tables of one
+//! The PostgreSQL engine (`docs/scale-out.md`): the store's layout in six tables of one
 //! schema, so several Tollgate nodes share one database.
 //!
 //! The tables hold exactly the keys and values the embedded engine holds in its trees
