@@ -19,7 +19,7 @@
 #   BENCH_CONNECTIONS ["64 256"]  BENCH_THREADS [2] (wrk threads)
 #   BENCH_DURABILITY [process] (process|power: storage.durability; embedded store only)
 #   BENCH_STATS_FLUSH_MS [config.toml's license_keys.stats_flush_ms, 1000] (0 = strict
-#   validation counters, > 0 = batched; see README "Durability")
+#   validation counters, > 0 = batched; see docs/operating.md "Durability")
 #   BENCH_IDLE_SECS [10] (actors.idle_timeout_secs, so eviction can be observed)
 #   BENCH_SEED_CLIENTS [16]  BENCH_KEEP [unset: remove the temporary directory]
 #   BENCH_PORT [a free port] (node A's; node B always gets a free port)

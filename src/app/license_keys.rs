@@ -115,7 +115,7 @@ pub async fn validate(
     body: LicenseKeyValidate,
 ) -> Result<ValidatedLicenseKey, ApiError> {
     // Usage only grows: a negative increment would let a key holder reset it and pass
-    // `limit_usage` (Polar accepts one; Tollgate refuses it, see the README).
+    // `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
     if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
         return Err(ApiError::Validation(vec![FieldError::new(
             "greater_than_equal",

@@ -19,7 +19,7 @@
 //!   name itself and bypass the address check). With `webhooks.proxy` set, the proxy
 //!   connects: Tollgate still refuses literal addresses and names that resolve to refused
 //!   addresses just before sending, but the proxy's own resolution is what counts, so the
-//!   proxy must refuse non-public destinations itself (README, "Webhooks").
+//!   proxy must refuse non-public destinations itself (`docs/operating.md`, "Webhook egress").
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;

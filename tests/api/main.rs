@@ -34,6 +34,7 @@ mod orders;
 mod organizations;
 mod products;
 mod rate_limits;
+mod readme;
 mod retention;
 mod schema;
 mod schemathesis;

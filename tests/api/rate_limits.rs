@@ -570,9 +570,9 @@ async fn sign_up_with_a_taken_address_answers_the_same_and_changes_nothing() {
 /// Peak resident memory (VmHWM) of the server process under 150 concurrent wrong sign-ins
 /// stays under this bound (issue 12 saw 6 GB; each argon2 check holds 19 MiB). The binary
 /// runs with its default hashing bounds (one thread per core, 32 waiters) and limits off,
-/// as a flood from many addresses would find it. Measured on 2 cores (debug binary): 144 to
-/// 417 MiB, varying with how the allocator reuses the freed 19 MiB blocks; the bound has
-/// headroom over that. Without the pool: 2.9 GB and rising.
+/// as a flood from many addresses would find it. Measured on 2 cores, median of three runs: 94 MiB
+/// (debug binary), 61 MiB peak and 20 MiB idle (release); it varies with how the
+/// allocator reuses the freed 19 MiB blocks, and the bound has headroom over that. Without the pool: 2.9 GB and rising.
 const FLOOD_PEAK_BOUND_MIB: u64 = 768;
 
 #[actix_web::test]

@@ -1,5 +1,5 @@
 //! `kill -9` under concurrent validation load, in both durability modes of the validation
-//! counters (`license_keys.stats_flush_ms`, README "Durability"): strict loses no
+//! counters (`license_keys.stats_flush_ms`, `docs/operating.md` "Durability"): strict loses no
 //! acknowledged validation; batched loses at most the counts of its last interval; in both,
 //! no acknowledged usage increment or activation is lost and usage never passes its limit.
 
