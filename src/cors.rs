@@ -26,10 +26,11 @@ use actix_web::{Error, HttpResponse};
 /// Methods a preflight allows.
 pub const ALLOWED_METHODS: &str = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 /// Request headers a preflight allows.
-pub const ALLOWED_HEADERS: &str = "Authorization, Content-Type, Idempotency-Key";
+pub const ALLOWED_HEADERS: &str =
+    "Authorization, Content-Type, Idempotency-Key, Polar-Version, Polar-Organization";
 /// Response headers a script may read.
 pub const EXPOSED_HEADERS: &str = "Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, \
-                                   Location, Idempotency-Replayed";
+                                   Location, Idempotency-Replayed, Polar-Version";
 /// Seconds a browser may cache a preflight's answer.
 pub const MAX_AGE_SECS: &str = "600";
 

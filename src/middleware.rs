@@ -237,6 +237,36 @@ pub async fn guard_connections(
     Ok(res.map_into_left_body())
 }
 
+/// API versions (`crate::api::version`): the `Polar-Version` header selects the version a
+/// request is served in, on every path; an answer says which (`2026-04` when the request
+/// named none). A value that is not a supported version is 404 `{"detail": "Not Found"}`
+/// without the header, as Polar answers, before anything else runs.
+pub async fn api_version(
+    req: ServiceRequest,
+    next: actix_web::middleware::Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody, BoxBody>>, Error> {
+    use crate::api::version::{self, ApiVersion};
+    let asked = match req.headers().get(version::HEADER) {
+        // Empty is no header, as in Polar.
+        None => None,
+        Some(value) if value.is_empty() => None,
+        Some(value) => match value.to_str().ok().and_then(ApiVersion::parse) {
+            Some(v) => Some(v),
+            None => {
+                let response = actix_web::HttpResponse::NotFound()
+                    .json(serde_json::json!({"detail": "Not Found"}));
+                return Ok(req.into_response(response).map_into_right_body());
+            }
+        },
+    };
+    let mut res = version::serve(asked, next.call(req)).await?;
+    res.headers_mut().insert(
+        header::HeaderName::from_static("polar-version"),
+        header::HeaderValue::from_static(asked.unwrap_or(version::DEFAULT).as_str()),
+    );
+    Ok(res.map_into_left_body())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -205,6 +205,7 @@ impl Application {
                 .wrap(from_fn(crate::idempotency::idempotency))
                 .wrap(from_fn(crate::middleware::guard_connections))
                 .wrap(from_fn(crate::cors::cors))
+                .wrap(from_fn(crate::middleware::api_version))
                 .configure(mount)
                 .default_service(web::to(unmatched))
         };

@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use super::custom_field_data::{lax_datetime, lax_int};
 use super::customer::{CustomerUser, CustomerView};
+use super::version::{self, ApiVersion, VersionedFields, Versions};
 use super::Maybe;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
@@ -122,6 +123,12 @@ macro_rules! license_key_schema {
             pub validations: i64,
             pub last_validated_at: Option<DateTime<Utc>>,
             pub expires_at: Option<DateTime<Utc>>,
+            /// From 2026-10: the member of a team customer it belongs to (Tollgate has no
+            /// members: always `null`).
+            #[serde(skip_serializing_if = "version::before_2026_10")]
+            pub member_id: Option<Uuid>,
+            #[serde(skip_serializing_if = "version::before_2026_10")]
+            pub member: Option<LicenseKeyMember>,
             $(pub $field: $ty,)*
         }
 
@@ -145,11 +152,42 @@ macro_rules! license_key_schema {
                     validations: key.validations,
                     last_validated_at: key.last_validated_at,
                     expires_at: key.expires_at,
+                    member_id: None,
+                    member: None,
                     $($field,)*
                 }
             }
         }
     };
+}
+
+/// The member a key belongs to (from 2026-10; Tollgate has no team members yet).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LicenseKeyMember {
+    pub id: Uuid,
+    pub email: String,
+    pub external_id: Option<String>,
+}
+
+/// The fields every license-key rendering has from 2026-10 on.
+const MEMBER_FIELDS: &[(&str, Versions)] = &[
+    ("member_id", Versions::since(ApiVersion::V2026_10)),
+    ("member", Versions::since(ApiVersion::V2026_10)),
+];
+
+impl VersionedFields for LicenseKeyRead {
+    const SCHEMA: &'static str = "LicenseKeyRead";
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
+}
+
+impl VersionedFields for LicenseKeyWithActivations {
+    const SCHEMA: &'static str = "LicenseKeyWithActivations";
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
+}
+
+impl VersionedFields for ValidatedLicenseKey {
+    const SCHEMA: &'static str = "ValidatedLicenseKey";
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
 }
 
 license_key_schema!(LicenseKeyRead {});

@@ -16,11 +16,27 @@ pub mod organization;
 pub mod price;
 pub mod product;
 pub mod subscription;
+pub mod version;
 pub mod webhook;
 
 use actix_web::body::BoxBody;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 use serde::{Deserialize, Deserializer, Serialize};
+
+/// Every wire type with fields that exist in some API versions only
+/// ([`version::VersionedFields`]): `(schema, [(field, versions)])`, which the OpenAPI
+/// document of each version leaves out where the version does not serve them.
+pub fn versioned_schemas() -> Vec<(&'static str, &'static [(&'static str, version::Versions)])> {
+    fn of<T: version::VersionedFields>(
+    ) -> (&'static str, &'static [(&'static str, version::Versions)]) {
+        (T::SCHEMA, T::FIELDS)
+    }
+    vec![
+        of::<license_key::LicenseKeyRead>(),
+        of::<license_key::LicenseKeyWithActivations>(),
+        of::<license_key::ValidatedLicenseKey>(),
+    ]
+}
 
 /// A PATCH field: absent (leave as is), explicit `null` (clear), or a value.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -94,6 +94,16 @@ fn stripe_webhook() {}
 ))]
 fn openapi_json() {}
 
+/// The OpenAPI document of one API version (`2026-04`, `2026-10`, `2027-01`): the fields
+/// and routes that version serves. The same version is asked for with `Polar-Version`.
+#[utoipa::path(get, path = "/{version}/openapi.json", tag = "meta",
+    params(("version" = String, Path, description = "An API version, e.g. `2026-10`.")),
+    responses(
+        (status = 200, description = "The OpenAPI document", content_type = "application/json"),
+        (status = 404, description = "Not a supported version", body = crate::error::ErrorBody),
+))]
+fn openapi_json_version() {}
+
 /// The API reference, rendered from the OpenAPI document.
 #[utoipa::path(get, path = "/docs", tag = "meta", responses(
     (status = 200, description = "An HTML page", content_type = "text/html"),

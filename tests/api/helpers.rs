@@ -25,8 +25,13 @@ pub async fn send_checked(req: RequestBuilder) -> Reply {
     let request = request.expect("building the request");
     let method = request.method().to_string();
     let path = request.url().path().to_string();
+    let version = request
+        .headers()
+        .get("polar-version")
+        .and_then(|v| v.to_str().ok())
+        .and_then(tollgate::api::version::ApiVersion::parse);
     let reply = Reply::read(client.execute(request).await.expect("sending the request")).await;
-    crate::schema::check(&method, &path, &reply);
+    crate::schema::check(&method, &path, version, &reply);
     reply
 }
 

@@ -43,5 +43,6 @@ mod stripe;
 mod subscriptions;
 mod tools;
 mod validation_crash;
+mod versions;
 mod webhook_endpoints;
 mod webhooks;

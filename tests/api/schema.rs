@@ -2,13 +2,16 @@
 //! the OpenAPI document: the operation is found by method and path template, the status
 //! must be one the operation documents, and a JSON body must validate against the
 //! documented schema (JSON Schema 2020-12, formats such as `uuid` and `date-time`
-//! checked). So the whole suite doubles as a conformance test of `/openapi.json`.
+//! checked). So the whole suite doubles as a conformance test of `/openapi.json`, and of
+//! `/{version}/openapi.json` for requests that name a version.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
 use serde_json::{json, Value};
+
+use tollgate::api::version::ApiVersion;
 
 use crate::helpers::Reply;
 
@@ -24,10 +27,15 @@ struct Checker {
     validators: Mutex<HashMap<String, Arc<Validator>>>,
 }
 
-fn checker() -> &'static Checker {
-    static CHECKER: OnceLock<Checker> = OnceLock::new();
-    CHECKER.get_or_init(|| {
-        let doc = tollgate::openapi::document();
+/// The checker of the default shape (`None`) or of one API version.
+fn checker(version: Option<ApiVersion>) -> &'static Checker {
+    static CHECKERS: [OnceLock<Checker>; ApiVersion::ALL.len() + 1] =
+        [const { OnceLock::new() }; ApiVersion::ALL.len() + 1];
+    let slot = version
+        .and_then(|v| ApiVersion::ALL.iter().position(|w| *w == v))
+        .map_or(0, |i| i + 1);
+    CHECKERS[slot].get_or_init(|| {
+        let doc = tollgate::openapi::document_for(version);
         let mut operations = Vec::new();
         for (path, item) in doc["paths"].as_object().expect("paths") {
             for (method, op) in item.as_object().expect("a path item") {
@@ -95,10 +103,11 @@ fn validator(c: &Checker, schema: &Value) -> Arc<Validator> {
         .clone()
 }
 
-/// Asserts that `reply` is what the document says `method path` answers.
+/// Asserts that `reply` is what the document of `version` (the request's `Polar-Version`;
+/// `None`: the default) says `method path` answers.
 #[track_caller]
-pub fn check(method: &str, path: &str, reply: &Reply) {
-    let c = checker();
+pub fn check(method: &str, path: &str, version: Option<ApiVersion>, reply: &Reply) {
+    let c = checker(version);
     let Some(op) = operation_for(c, method, path) else {
         return; // Not an operation of the API (unknown routes, wrong methods).
     };
