@@ -4,10 +4,13 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::metadata::{metadata_map, MetadataMap};
 use super::price::{tag, TagCustom};
+use super::Maybe;
 use crate::domain::benefit::{
     self as domain, Benefit, BenefitProperties, KeyActivations, KeyExpiry, LicenseKeyProperties,
 };
@@ -180,6 +183,13 @@ macro_rules! benefit_variant {
             pub deletable: bool,
             pub organization_id: Uuid,
             pub properties: $props,
+            pub is_deleted: bool,
+            #[schema(value_type = crate::api::free_form::Metadata)]
+            pub metadata: MetadataMap,
+            /// `public`: Tollgate's benefit types are always shown to their customers.
+            pub visibility: &'static str,
+            /// Whether `visibility` may be set: never, for Tollgate's benefit types.
+            pub visibility_configurable: bool,
             $($(#[$xdoc])* pub $extra: $xty,)*
         }
 
@@ -195,6 +205,10 @@ macro_rules! benefit_variant {
                     deletable: b.deletable,
                     organization_id: b.organization_id.0,
                     properties,
+                    is_deleted: b.deleted_at.is_some(),
+                    metadata: metadata_map(&b.metadata),
+                    visibility: "public",
+                    visibility_configurable: false,
                     $($extra,)*
                 }
             }
@@ -272,6 +286,7 @@ pub struct BenefitBase {
     pub selectable: bool,
     pub deletable: bool,
     pub organization_id: Uuid,
+    pub is_deleted: bool,
 }
 
 impl From<&Benefit> for BenefitBase {
@@ -285,6 +300,7 @@ impl From<&Benefit> for BenefitBase {
             selectable: b.selectable,
             deletable: b.deletable,
             organization_id: b.organization_id.0,
+            is_deleted: b.deleted_at.is_some(),
         }
     }
 }
@@ -300,6 +316,13 @@ macro_rules! benefit_bodies {
             #[schema(nullable = false)]
             pub organization_id: Option<Uuid>,
             pub properties: $props,
+            // Parsed with [`super::metadata::parse_metadata`].
+            #[serde(default)]
+            #[schema(value_type = crate::api::free_form::Metadata)]
+            pub metadata: Maybe<Value>,
+            /// Only `public` (Tollgate's benefit types are not configurable).
+            #[serde(default)]
+            pub visibility: Option<String>,
         }
 
         #[doc = concat!("Updates ", $what, "; a field left out is unchanged.")]
@@ -309,6 +332,13 @@ macro_rules! benefit_bodies {
             pub description: Option<String>,
             #[schema(nullable = false)]
             pub properties: Option<$props>,
+            // Parsed with [`super::metadata::parse_metadata`].
+            #[serde(default)]
+            #[schema(value_type = crate::api::free_form::Metadata)]
+            pub metadata: Maybe<Value>,
+            /// Only `public`.
+            #[serde(default)]
+            pub visibility: Option<String>,
         }
     };
 }
@@ -370,6 +400,7 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
         deletable: true,
         properties,
         deleted_at: None,
+        metadata: crate::domain::metadata::Metadata::default(),
     };
     vec![
         benefit(

@@ -100,6 +100,65 @@ pub struct OrderView {
     pub product_price: ProductPrice,
     pub discount: Option<DiscountBase>,
     pub subscription: Option<OrderSubscription>,
+    // Polar's 2026 amounts and fields (today's SDKs require them).
+    /// Every Tollgate order is paid for: an order is written when its payment settles.
+    pub paid: bool,
+    /// Before discount and tax.
+    pub subtotal_amount: i64,
+    pub discount_amount: i64,
+    /// After discount, before tax (`amount`).
+    pub net_amount: i64,
+    /// `net_amount + tax_amount`.
+    pub total_amount: i64,
+    /// No customer balance: 0.
+    pub applied_balance_amount: i64,
+    /// Nothing is left to pay: 0.
+    pub due_amount: i64,
+    pub refundable_amount: i64,
+    pub refundable_tax_amount: i64,
+    /// The customer's name.
+    pub billing_name: Option<String>,
+    /// A number derived from the order's id (Tollgate issues no invoice documents).
+    pub invoice_number: String,
+    pub is_invoice_generated: bool,
+    pub receipt_number: Option<String>,
+    /// Seats are not sold: `null`.
+    pub units: Option<i64>,
+    /// Tollgate takes no fee.
+    pub platform_fee_amount: i64,
+    pub platform_fee_currency: Option<String>,
+    /// What was bought: the product's name.
+    pub description: String,
+    /// The order's one line: the product at its price.
+    pub items: Vec<OrderItemSchema>,
+}
+
+/// One line of an order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrderItemSchema {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub label: String,
+    /// Before discount and tax.
+    pub amount: i64,
+    pub tax_amount: i64,
+    pub proration: bool,
+    pub product_price_id: Option<Uuid>,
+    pub start_timestamp: Option<DateTime<Utc>>,
+    pub end_timestamp: Option<DateTime<Utc>>,
+}
+
+/// The order's amount before its discount: a discount applies to fixed prices only, whose
+/// amount is the price's.
+fn subtotal(o: &Order, price: &Price) -> i64 {
+    use crate::domain::product::PriceKind;
+    let before = match (&o.discount_id, &price.kind) {
+        (Some(_), PriceKind::OneTimeFixed { amount, .. })
+        | (Some(_), PriceKind::RecurringFixed { amount, .. }) => *amount,
+        _ => o.amount,
+    };
+    before.max(o.amount)
 }
 
 impl OrderView {
@@ -132,8 +191,44 @@ impl OrderView {
             product_price: ProductPrice::new(refs.product.id, refs.price),
             discount: refs.discount.map(DiscountBase::from),
             subscription: refs.subscription.map(OrderSubscription::from),
+            paid: true,
+            subtotal_amount: subtotal(o, refs.price),
+            discount_amount: subtotal(o, refs.price) - o.amount,
+            net_amount: o.amount,
+            total_amount: o.amount + o.tax_amount,
+            applied_balance_amount: 0,
+            due_amount: 0,
+            refundable_amount: (o.amount - o.refunded_amount).max(0),
+            refundable_tax_amount: (o.tax_amount - o.refunded_tax_amount).max(0),
+            billing_name: refs.customer.name.clone(),
+            invoice_number: invoice_number(o),
+            is_invoice_generated: false,
+            receipt_number: None,
+            units: None,
+            platform_fee_amount: 0,
+            platform_fee_currency: None,
+            description: o.product_name.clone(),
+            items: vec![OrderItemSchema {
+                id: Uuid::new_v5(&o.id.0, b"item"),
+                created_at: o.created_at,
+                modified_at: o.modified_at,
+                label: o.product_name.clone(),
+                amount: subtotal(o, refs.price),
+                tax_amount: o.tax_amount,
+                proration: false,
+                product_price_id: Some(o.product_price_id.0),
+                start_timestamp: None,
+                end_timestamp: None,
+            }],
         }
     }
+}
+
+/// `TG-` and the order id's first twelve hex digits, upper case: stable and unique enough
+/// to quote to a buyer.
+fn invoice_number(o: &Order) -> String {
+    let hex = o.id.0.simple().to_string().to_ascii_uppercase();
+    format!("TG-{}", &hex[..12])
 }
 
 /// Orders of the sample products' prices: a one-time purchase with a billing address and a
@@ -260,7 +355,20 @@ mod tests {
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            assert_eq!(keys.len(), 26, "{keys:?}");
+            // The seed's 26 keys and Polar's 2026 ones.
+            assert_eq!(keys.len(), 44, "{keys:?}");
+            let amount = v["amount"].as_i64().unwrap();
+            assert_eq!(v["net_amount"], amount);
+            assert_eq!(
+                v["subtotal_amount"].as_i64().unwrap() - v["discount_amount"].as_i64().unwrap(),
+                amount
+            );
+            assert_eq!(
+                v["total_amount"].as_i64().unwrap(),
+                amount + v["tax_amount"].as_i64().unwrap()
+            );
+            assert_eq!(v["items"][0]["amount"], v["subtotal_amount"]);
+            assert_eq!(v["paid"], true);
             assert_eq!(v["user_id"], v["customer_id"]);
             assert_eq!(v["user"]["id"], v["customer"]["id"]);
             assert_eq!(v["product"]["id"], v["product_id"]);

@@ -41,6 +41,13 @@ pub struct OrganizationSubscriptionSettings {
     pub allow_multiple_subscriptions: bool,
     pub allow_customer_updates: bool,
     pub proration_behavior: ProrationBehavior,
+    /// Days a customer keeps the benefits of a subscription whose payment failed: Tollgate
+    /// revokes at once, so 0 (another value is a 422).
+    #[serde(default)]
+    pub benefit_revocation_grace_period: i64,
+    /// Polar's trial-abuse check; Tollgate has none, so false (true is a 422).
+    #[serde(default)]
+    pub prevent_trial_abuse: bool,
 }
 
 impl From<&domain::SubscriptionSettings> for OrganizationSubscriptionSettings {
@@ -49,8 +56,105 @@ impl From<&domain::SubscriptionSettings> for OrganizationSubscriptionSettings {
             allow_multiple_subscriptions: s.allow_multiple_subscriptions,
             allow_customer_updates: s.allow_customer_updates,
             proration_behavior: s.proration_behavior.into(),
+            benefit_revocation_grace_period: 0,
+            prevent_trial_abuse: false,
         }
     }
+}
+
+impl OrganizationSubscriptionSettings {
+    /// The settings Tollgate cannot honour, as 422 items under `loc`.
+    pub fn check_supported(&self, v: &mut crate::validate::Validator, loc: Vec<serde_json::Value>) {
+        let at = |field: &str| {
+            let mut l = loc.clone();
+            l.push(field.into());
+            l
+        };
+        if self.benefit_revocation_grace_period != 0 {
+            v.unsupported(
+                at("benefit_revocation_grace_period"),
+                self.benefit_revocation_grace_period.into(),
+                "A grace period before benefits are revoked",
+            );
+        }
+        if self.prevent_trial_abuse {
+            v.unsupported(
+                at("prevent_trial_abuse"),
+                true.into(),
+                "Trial abuse prevention",
+            );
+        }
+    }
+}
+
+/// A link to one of the organization's profiles elsewhere.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationSocialLink {
+    /// `x`, `github`, `facebook`, `instagram`, `youtube`, `tiktok`, `linkedin`, `threads`,
+    /// `discord` or `other`.
+    pub platform: &'static str,
+    pub url: String,
+}
+
+/// Which e-mails Tollgate sends the organization's customers: none yet.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationCustomerEmailSettings {
+    pub order_confirmation: bool,
+    pub payment_method_expiration_reminder: bool,
+    pub subscription_cancellation: bool,
+    pub subscription_confirmation: bool,
+    pub subscription_cycled: bool,
+    pub subscription_cycled_after_trial: bool,
+    pub subscription_past_due: bool,
+    pub subscription_paused: bool,
+    pub subscription_resumed: bool,
+    pub subscription_renewal_reminder: bool,
+    pub subscription_revoked: bool,
+    pub subscription_trial_conversion_reminder: bool,
+    pub subscription_uncanceled: bool,
+    pub subscription_updated: bool,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerPortalUsageSettings {
+    pub show: bool,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerPortalSubscriptionSettings {
+    pub update_seats: bool,
+    pub update_plan: bool,
+}
+
+/// What the customer portal lets customers do.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationCustomerPortalSettings {
+    pub usage: CustomerPortalUsageSettings,
+    pub subscription: CustomerPortalSubscriptionSettings,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationDisputeSettings {
+    /// Disputes under this amount are accepted without a fight; `null`: none is.
+    pub auto_accept_below_amount: Option<i64>,
+}
+
+/// What the organization may do on Tollgate.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationCapabilities {
+    pub checkout_payments: bool,
+    pub subscription_renewals: bool,
+    pub payouts: bool,
+    pub refunds: bool,
+    pub api_access: bool,
+    pub dashboard_access: bool,
+}
+
+/// Which e-mails the organization's members get about sales: none yet.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrganizationNotificationSettings {
+    pub new_order: bool,
+    pub new_subscription: bool,
 }
 
 impl From<&OrganizationSubscriptionSettings> for domain::SubscriptionSettings {
@@ -178,6 +282,34 @@ pub struct OrganizationView {
     pub profile_settings: OrganizationProfileSettings,
     pub feature_settings: OrganizationFeatureSettings,
     pub subscription_settings: OrganizationSubscriptionSettings,
+    // Polar's 2026 fields (today's SDKs require them), from the same record.
+    /// `subscription_settings.proration_behavior`, where Polar now keeps it.
+    pub proration_behavior: ProrationBehavior,
+    /// `subscription_settings.allow_customer_updates`, where Polar now keeps it.
+    pub allow_customer_updates: bool,
+    /// The `blog` URL.
+    pub website: Option<String>,
+    /// From `twitter_username`.
+    pub socials: Vec<OrganizationSocialLink>,
+    /// `active` (a Tollgate organization sells as soon as it exists), `blocked` when
+    /// blocked.
+    pub status: &'static str,
+    pub details_submitted_at: Option<DateTime<Utc>>,
+    pub onboarding_resubmission_requested_at: Option<DateTime<Utc>>,
+    pub sso_enforced: bool,
+    /// `usd`: the only currency Tollgate sells in.
+    pub default_presentment_currency: &'static str,
+    /// `location`: tax is added on top of the price, by the buyer's country.
+    pub default_tax_behavior: &'static str,
+    pub customer_email_settings: OrganizationCustomerEmailSettings,
+    pub customer_portal_settings: OrganizationCustomerPortalSettings,
+    pub dispute_settings: OrganizationDisputeSettings,
+    /// Hosts allowed to embed the checkout (any, through `embed_origin`): none listed.
+    pub embed_hosts: Vec<String>,
+    pub account_id: Option<uuid::Uuid>,
+    pub payout_account_id: Option<uuid::Uuid>,
+    pub capabilities: OrganizationCapabilities,
+    pub notification_settings: OrganizationNotificationSettings,
 }
 
 impl From<&Organization> for OrganizationView {
@@ -201,6 +333,69 @@ impl From<&Organization> for OrganizationView {
             profile_settings: (&o.profile_settings).into(),
             feature_settings: (&o.feature_settings).into(),
             subscription_settings: (&o.subscription_settings).into(),
+            proration_behavior: o.subscription_settings.proration_behavior.into(),
+            allow_customer_updates: o.subscription_settings.allow_customer_updates,
+            website: o.blog.clone(),
+            socials: o
+                .twitter_username
+                .iter()
+                .filter(|u| !u.is_empty())
+                .map(|u| OrganizationSocialLink {
+                    platform: "x",
+                    url: format!("https://x.com/{u}"),
+                })
+                .collect(),
+            status: if o.blocked_at.is_some() {
+                "blocked"
+            } else {
+                "active"
+            },
+            details_submitted_at: None,
+            onboarding_resubmission_requested_at: None,
+            sso_enforced: false,
+            default_presentment_currency: "usd",
+            default_tax_behavior: "location",
+            customer_email_settings: OrganizationCustomerEmailSettings {
+                order_confirmation: false,
+                payment_method_expiration_reminder: false,
+                subscription_cancellation: false,
+                subscription_confirmation: false,
+                subscription_cycled: false,
+                subscription_cycled_after_trial: false,
+                subscription_past_due: false,
+                subscription_paused: false,
+                subscription_resumed: false,
+                subscription_renewal_reminder: false,
+                subscription_revoked: false,
+                subscription_trial_conversion_reminder: false,
+                subscription_uncanceled: false,
+                subscription_updated: false,
+            },
+            customer_portal_settings: OrganizationCustomerPortalSettings {
+                usage: CustomerPortalUsageSettings { show: false },
+                subscription: CustomerPortalSubscriptionSettings {
+                    update_seats: false,
+                    update_plan: false,
+                },
+            },
+            dispute_settings: OrganizationDisputeSettings {
+                auto_accept_below_amount: None,
+            },
+            embed_hosts: Vec::new(),
+            account_id: None,
+            payout_account_id: None,
+            capabilities: OrganizationCapabilities {
+                checkout_payments: o.blocked_at.is_none(),
+                subscription_renewals: o.blocked_at.is_none(),
+                payouts: false,
+                refunds: false,
+                api_access: o.blocked_at.is_none(),
+                dashboard_access: o.blocked_at.is_none(),
+            },
+            notification_settings: OrganizationNotificationSettings {
+                new_order: false,
+                new_subscription: false,
+            },
         }
     }
 }
@@ -389,7 +584,13 @@ mod tests {
         assert_eq!(
             bare["subscription_settings"],
             json!({"allow_multiple_subscriptions": false, "allow_customer_updates": true,
-                   "proration_behavior": "prorate"})
+                   "proration_behavior": "prorate", "benefit_revocation_grace_period": 0,
+                   "prevent_trial_abuse": false})
         );
+        // Polar's 2026 fields, from the same settings.
+        assert_eq!(bare["proration_behavior"], "prorate");
+        assert_eq!(bare["allow_customer_updates"], true);
+        assert_eq!(bare["status"], "active");
+        assert_eq!(bare["default_presentment_currency"], "usd");
     }
 }

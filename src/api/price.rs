@@ -234,13 +234,31 @@ fn interval(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<domain::Rec
     }
 }
 
+/// How a price without `type` recurs (Polar's 2026 bodies, where the product carries
+/// `recurring_interval` and its prices have no `type`): as its product does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cadence {
+    OneTime,
+    Every(domain::RecurringInterval),
+}
+
+/// The price kinds of Polar that Tollgate does not sell (yet).
+const UNSUPPORTED_AMOUNT_TYPES: &[(&str, &str)] = &[
+    ("seat_based", "Seat-based pricing"),
+    ("unit_based", "Unit-based pricing"),
+    ("metered_unit", "Usage-based (metered) pricing"),
+    ("metered_tiers", "Usage-based (metered) pricing"),
+];
+
 /// Parses one item of `prices` at `loc` (`["body", "prices", i]`). Errors go to `v`.
-/// With `allow_existing`, an object with an `id` is an existing price to keep.
+/// With `allow_existing`, an object with an `id` is an existing price to keep. A price
+/// without `type` takes `cadence` (its product's); without a cadence, `type` is required.
 pub fn parse_price(
     v: &mut Validator,
     loc: &[Value],
     raw: &Value,
     allow_existing: bool,
+    cadence: Option<Cadence>,
 ) -> Option<PriceInput> {
     if !raw.is_object() {
         v.push(FieldError::new(
@@ -276,21 +294,47 @@ pub fn parse_price(
             };
         }
     }
-    let recurring = match raw.get("type") {
-        None => {
+    if let Some((_, what)) = raw
+        .get("amount_type")
+        .and_then(Value::as_str)
+        .and_then(|a| UNSUPPORTED_AMOUNT_TYPES.iter().find(|(t, _)| *t == a))
+    {
+        v.unsupported(at(loc, "amount_type"), raw["amount_type"].clone(), what);
+        return None;
+    }
+    if let Some(t) = raw.get("tax_behavior").filter(|t| !t.is_null()) {
+        if t != "location" {
+            v.unsupported(
+                at(loc, "tax_behavior"),
+                t.clone(),
+                "A tax behaviour other than `location`",
+            );
+            return None;
+        }
+    }
+    let recurring = match (raw.get("type"), cadence) {
+        (None, Some(c)) => Some(c != Cadence::OneTime),
+        (None, None) => {
             v.push(missing(at(loc, "type"), raw));
             None
         }
-        Some(Value::String(t)) if t == "recurring" => Some(true),
-        Some(Value::String(t)) if t == "one_time" => Some(false),
-        Some(t) => {
-            v.push(literal_error(
-                at(loc, "type"),
-                &["recurring", "one_time"],
-                t,
-            ));
-            None
-        }
+        (Some(t), _) => match t {
+            Value::String(t) if t == "recurring" => Some(true),
+            Value::String(t) if t == "one_time" => Some(false),
+            t => {
+                v.push(literal_error(
+                    at(loc, "type"),
+                    &["recurring", "one_time"],
+                    t,
+                ));
+                None
+            }
+        },
+    };
+    // A 2026 price recurs as its product; a legacy one names its own interval.
+    let interval = |v: &mut Validator| match (raw.get("type"), cadence) {
+        (None, Some(Cadence::Every(i))) if raw.get("recurring_interval").is_none() => Some(i),
+        _ => interval(v, raw, loc),
     };
     let amount_type = match raw.get("amount_type") {
         None => {
@@ -318,7 +362,7 @@ pub fn parse_price(
         (true, "fixed") => {
             let amount = integer(v, raw, loc, "price_amount", true);
             let currency = currency(v, raw, loc);
-            let interval = interval(v, raw, loc);
+            let interval = interval(v);
             PriceKind::RecurringFixed {
                 interval: interval?,
                 currency: currency?,
@@ -326,7 +370,7 @@ pub fn parse_price(
             }
         }
         (true, _) => PriceKind::RecurringFree {
-            interval: interval(v, raw, loc)?,
+            interval: interval(v)?,
         },
         (false, "fixed") => {
             let amount = integer(v, raw, loc, "price_amount", true);
@@ -446,6 +490,11 @@ macro_rules! price_variant {
             pub kind: $kind,
             pub is_archived: bool,
             pub product_id: Uuid,
+            /// `catalog`: a price of the product's catalogue.
+            pub source: &'static str,
+            /// `null`: the organization's default (`location`).
+            #[schema(value_type = Option<String>)]
+            pub tax_behavior: Option<&'static str>,
             $(pub $field: $ty,)*
         }
 
@@ -459,6 +508,8 @@ macro_rules! price_variant {
                     kind: $kind::Value,
                     is_archived: p.is_archived,
                     product_id: product_id.0,
+                    source: "catalog",
+                    tax_behavior: None,
                     $($field,)*
                 }
             }
@@ -495,7 +546,8 @@ price_variant!(
     /// Pay what you want, between the bounds.
     ProductPriceOneTimeCustom, TagCustom, TagOneTime {
         price_currency: String,
-        minimum_amount: Option<i64>,
+        // The least a buyer may pay: the set minimum, else Stripe's (50 cents).
+        minimum_amount: i64,
         maximum_amount: Option<i64>,
         preset_amount: Option<i64>,
     }
@@ -513,9 +565,23 @@ pub enum ProductPrice {
 }
 
 impl ProductPrice {
-    /// A price of the product `product_id`.
+    /// A price of the product `product_id`. In a named API version, a free price is a
+    /// fixed price of 0: Polar's 2026 shapes (and today's SDKs) have no free price.
     pub fn new(product_id: ProductId, p: &Price) -> Self {
+        let versioned = super::version::active().is_some();
         match &p.kind {
+            PriceKind::RecurringFree { interval } if versioned => {
+                ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
+                    product_id,
+                    p,
+                    CURRENCY.to_string(),
+                    0,
+                    (*interval).into(),
+                ))
+            }
+            PriceKind::OneTimeFree if versioned => ProductPrice::OneTimeFixed(
+                ProductPriceOneTimeFixed::build(product_id, p, CURRENCY.to_string(), 0),
+            ),
             PriceKind::RecurringFixed {
                 interval,
                 currency,
@@ -545,7 +611,7 @@ impl ProductPrice {
                 product_id,
                 p,
                 currency.clone(),
-                *minimum_amount,
+                minimum_amount.unwrap_or(MINIMUM_PRICE_AMOUNT),
                 *maximum_amount,
                 *preset_amount,
             )),
@@ -580,7 +646,7 @@ mod tests {
     fn parse(raw: Value, existing: bool) -> Result<Option<PriceInput>, Vec<FieldError>> {
         let mut v = Validator::new();
         let loc = crate::loc!["body", "prices", 0];
-        let out = parse_price(&mut v, &loc, &raw, existing);
+        let out = parse_price(&mut v, &loc, &raw, existing, None);
         match v.finish() {
             Ok(()) => Ok(out),
             Err(ApiError::Validation(items)) => Err(items),

@@ -44,6 +44,34 @@ pub struct ProductCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub organization_id: Option<Uuid>,
+    #[serde(flatten)]
+    pub cadence: ProductCadenceInput,
+}
+
+/// Polar's 2026 product fields: the product recurs (`recurring_interval`), its prices
+/// have no `type`. Tollgate sells monthly and yearly, every single interval, without
+/// trials; other values are a 422 naming the field.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct ProductCadenceInput {
+    /// `month` or `year`; left out or `null`: one-time.
+    #[serde(default)]
+    #[schema(value_type = Option<RecurringInterval>)]
+    pub recurring_interval: Option<Value>,
+    /// Only 1.
+    #[serde(default)]
+    pub recurring_interval_count: Option<Value>,
+    /// Not supported: `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub trial_interval: Option<Value>,
+    /// Not supported: `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub trial_interval_count: Option<Value>,
+    /// Only `public`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub visibility: Option<Value>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -73,6 +101,8 @@ pub struct ProductUpdate {
     #[serde(default)]
     #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
+    #[serde(flatten)]
+    pub cadence: ProductCadenceInput,
 }
 
 /// The benefits a product grants, in order.
@@ -109,6 +139,21 @@ macro_rules! product_schema {
             pub is_recurring: bool,
             pub is_archived: bool,
             pub organization_id: Uuid,
+            /// The interval every price on sale recurs at; `null`: one-time, or sold both
+            /// monthly and yearly (legacy prices, each with its own interval).
+            pub recurring_interval: Option<RecurringInterval>,
+            /// 1 when `recurring_interval` is set.
+            pub recurring_interval_count: Option<i64>,
+            /// Free trials are not supported yet: `null`.
+            #[schema(value_type = Option<String>)]
+            pub trial_interval: Option<&'static str>,
+            pub trial_interval_count: Option<i64>,
+            /// Usage-based billing is not supported: `null`.
+            #[schema(value_type = Option<String>)]
+            pub meter_interval: Option<&'static str>,
+            pub meter_interval_count: Option<i64>,
+            /// `public`: every product can be bought through its checkout link.
+            pub visibility: &'static str,
             $($(#[$fdoc])* pub $field: $ty,)*
         }
 
@@ -123,6 +168,13 @@ macro_rules! product_schema {
                     is_recurring: p.is_recurring,
                     is_archived: p.is_archived,
                     organization_id: p.organization_id.0,
+                    recurring_interval: p.recurring_interval().map(Into::into),
+                    recurring_interval_count: p.recurring_interval().map(|_| 1),
+                    trial_interval: None,
+                    trial_interval_count: None,
+                    meter_interval: None,
+                    meter_interval_count: None,
+                    visibility: "public",
                     $($field,)*
                 }
             }
@@ -140,12 +192,17 @@ product_schema!(
         benefits: Vec<BenefitView>,
         medias: Vec<ProductMediaFileRead>,
         attached_custom_fields: Vec<AttachedCustomFieldView>,
+        /// Products are archived, never deleted: false.
+        is_deletable: bool,
     }
 );
 
 product_schema!(
     /// A product without prices, benefits or medias (in orders and discounts).
-    ProductBase {}
+    ProductBase {
+        #[schema(value_type = crate::api::free_form::Metadata)]
+        metadata: MetadataMap,
+    }
 );
 
 product_schema!(
@@ -188,13 +245,14 @@ impl ProductView {
                 .collect(),
             Vec::new(),
             attached_custom_fields(p, custom_fields),
+            false,
         )
     }
 }
 
 impl From<&Product> for ProductBase {
     fn from(p: &Product) -> Self {
-        ProductBase::build(p)
+        ProductBase::build(p, metadata_map(&p.metadata))
     }
 }
 
@@ -413,7 +471,8 @@ mod tests {
                    "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
                    "amount_type": "fixed", "type": "recurring", "is_archived": false,
                    "product_id": "00000000-0000-0000-0000-000000009901",
-                   "price_currency": "usd", "price_amount": 1000, "recurring_interval": "month"})
+                   "price_currency": "usd", "price_amount": 1000, "recurring_interval": "month",
+                   "source": "catalog", "tax_behavior": null})
         );
         assert_eq!(pro["benefits"].as_array().map(Vec::len), Some(3));
         assert_eq!(pro["benefits"][1]["is_tax_applicable"], false);
@@ -425,7 +484,13 @@ mod tests {
         assert!(checkout["benefits"][0].get("properties").is_none());
         assert_eq!(checkout["benefits"][0]["type"], "license_keys");
         let base = serde_json::to_value(ProductBase::from(&products[1])).unwrap();
-        assert_eq!(base.as_object().map(|m| m.len()), Some(8));
+        // The seed's 8 keys, Polar's 2026 ones (7) and the metadata orders show.
+        assert_eq!(base.as_object().map(|m| m.len()), Some(16));
+        assert_eq!(base["recurring_interval"], serde_json::Value::Null);
+        // Sold monthly and yearly: no single interval (each legacy price has its own).
+        assert_eq!(pro["recurring_interval"], serde_json::Value::Null);
+        assert_eq!(pro["recurring_interval_count"], serde_json::Value::Null);
+        assert_eq!(pro["visibility"], "public");
         assert_eq!(
             serde_json::to_value(ProductPrice::new(products[1].id, &products[1].prices[0]))
                 .unwrap(),
@@ -433,7 +498,8 @@ mod tests {
                    "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
                    "amount_type": "custom", "type": "one_time", "is_archived": false,
                    "product_id": "00000000-0000-0000-0000-000000009902", "price_currency": "usd",
-                   "minimum_amount": 100, "maximum_amount": null, "preset_amount": 500})
+                   "minimum_amount": 100, "maximum_amount": null, "preset_amount": 500,
+                   "source": "catalog", "tax_behavior": null})
         );
         let free = &products[3];
         assert!(ProductPriceRecurring::new(free.id, &free.prices[0]).is_none());

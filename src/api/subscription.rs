@@ -112,9 +112,24 @@ macro_rules! subscription_schema {
             pub id: Uuid,
             pub created_at: DateTime<Utc>,
             pub modified_at: Option<DateTime<Utc>>,
-            pub amount: Option<i64>,
-            pub currency: Option<String>,
+            /// 0 for a free subscription.
+            pub amount: i64,
+            pub currency: String,
             pub recurring_interval: RecurringInterval,
+            /// Every interval is single: 1.
+            pub recurring_interval_count: i64,
+            /// Usage-based billing is not supported: `null`.
+            pub current_meter_period_start: Option<DateTime<Utc>>,
+            pub current_meter_period_end: Option<DateTime<Utc>>,
+            /// Free trials are not supported yet: `null`.
+            pub trial_start: Option<DateTime<Utc>>,
+            pub trial_end: Option<DateTime<Utc>>,
+            /// Pausing is not supported: false and `null`.
+            pub pause_at_period_end: bool,
+            pub paused_at: Option<DateTime<Utc>>,
+            pub resumes_at: Option<DateTime<Utc>>,
+            /// Seats are not sold: `null`.
+            pub units: Option<i64>,
             pub status: SubscriptionStatus,
             pub current_period_start: DateTime<Utc>,
             pub current_period_end: Option<DateTime<Utc>>,
@@ -138,14 +153,25 @@ macro_rules! subscription_schema {
         }
 
         impl $name {
+            // One argument per field of the form (the full one has nine).
+            #[allow(clippy::too_many_arguments)]
             fn build(s: &Subscription, $($field: $ty),*) -> Self {
                 Self {
                     id: s.id.0,
                     created_at: s.created_at,
                     modified_at: s.modified_at,
-                    amount: s.amount,
-                    currency: s.currency.clone(),
+                    amount: s.amount.unwrap_or(0),
+                    currency: s.currency.clone().unwrap_or_else(|| "usd".to_string()),
                     recurring_interval: s.recurring_interval.into(),
+                    recurring_interval_count: 1,
+                    current_meter_period_start: None,
+                    current_meter_period_end: None,
+                    trial_start: None,
+                    trial_end: None,
+                    pause_at_period_end: false,
+                    paused_at: None,
+                    resumes_at: None,
+                    units: None,
                     status: s.status.into(),
                     current_period_start: s.current_period_start,
                     current_period_end: s.current_period_end,
@@ -189,8 +215,32 @@ subscription_schema!(
         product: ProductView,
         price: ProductPriceRecurring,
         discount: Option<DiscountBase>,
+        /// Polar's 2026 list of the subscription's prices: its one price.
+        prices: Vec<ProductPriceRecurring>,
+        /// Usage-based billing is not supported: `[]`.
+        meters: Vec<SubscriptionMeter>,
+        /// A plan change waiting for the period's end: none (issue 31).
+        pending_update: Option<PendingSubscriptionUpdate>,
     }
 );
+
+/// A meter a subscription bills (never: Tollgate has no usage-based billing).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubscriptionMeter {
+    pub id: Uuid,
+    pub meter_id: Uuid,
+    pub consumed_units: f64,
+    pub credited_units: i64,
+    pub amount: i64,
+}
+
+/// A change that applies at the end of the period (never yet).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PendingSubscriptionUpdate {
+    pub id: Uuid,
+    pub applies_at: DateTime<Utc>,
+    pub product_id: Option<Uuid>,
+}
 
 impl From<&Subscription> for OrderSubscription {
     fn from(s: &Subscription) -> Self {
@@ -214,8 +264,11 @@ impl SubscriptionView {
             CustomerView::from(customer),
             CustomerUser::from(customer),
             product,
-            price,
+            price.clone(),
             discount.map(DiscountBase::from),
+            vec![price],
+            Vec::new(),
+            None,
         )
     }
 }
@@ -377,7 +430,7 @@ mod tests {
             .unwrap_or_default()
     }
 
-    const BASE_KEYS: [&str; 23] = [
+    const BASE_KEYS: [&str; 32] = [
         "created_at",
         "modified_at",
         "id",
@@ -401,6 +454,16 @@ mod tests {
         "customer_cancellation_comment",
         "metadata",
         "user_id",
+        // Polar's 2026 keys.
+        "recurring_interval_count",
+        "current_meter_period_start",
+        "current_meter_period_end",
+        "trial_start",
+        "trial_end",
+        "pause_at_period_end",
+        "paused_at",
+        "resumes_at",
+        "units",
     ];
 
     #[test]
@@ -415,6 +478,9 @@ mod tests {
             "product",
             "price",
             "discount",
+            "prices",
+            "meters",
+            "pending_update",
         ] {
             expected_full.insert(k.into());
         }

@@ -224,6 +224,13 @@ pub struct WebhookEndpointView {
     pub events: Vec<WebhookEventType>,
     /// Whether the endpoint is enabled and will receive events.
     pub enabled: bool,
+    /// The API version chosen for the endpoint (`2026-04` for one created before versions).
+    /// Payloads are sent in Tollgate's default shape, which every version's client parses
+    /// (docs/differences.md).
+    pub api_version: String,
+    /// False: signatures use the secret's UTF-8 bytes as the key, Polar's own encoding
+    /// (a Standard Webhooks library verifies with `base64(secret)`).
+    pub uses_standard_webhook_signature: bool,
 }
 
 impl From<&WebhookEndpoint> for WebhookEndpointView {
@@ -243,6 +250,11 @@ impl From<&WebhookEndpoint> for WebhookEndpointView {
                 .filter_map(|t| WebhookEventType::parse(t))
                 .collect(),
             enabled: e.enabled,
+            api_version: e
+                .api_version
+                .clone()
+                .unwrap_or_else(|| crate::api::version::DEFAULT.as_str().to_string()),
+            uses_standard_webhook_signature: false,
         }
     }
 }
@@ -263,6 +275,10 @@ pub struct WebhookEndpointCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub organization_id: Option<Uuid>,
+    /// `2026-04`, `2026-10` or `2027-01`; left out: the version of the request.
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub api_version: Option<String>,
 }
 
 /// Schema to update a webhook endpoint; absent fields stay as they are.
@@ -288,6 +304,9 @@ pub struct WebhookEndpointUpdate {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub enabled: Maybe<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub api_version: Maybe<String>,
 }
 
 /// A webhook event: something that happened, for one endpoint. Every attempt to deliver
@@ -439,6 +458,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         consecutive_failures: 0,
         failing_since: None,
         disabled_reason: None,
+        api_version: Some("2026-10".into()),
     };
     let event = WebhookEvent {
         id: WebhookEventId(Uuid::from_u128(0xe2)),

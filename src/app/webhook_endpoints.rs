@@ -7,6 +7,7 @@ use rand::Rng;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
+use crate::api::version::{self, ApiVersion};
 use crate::api::webhook::{
     WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEventType,
 };
@@ -52,6 +53,18 @@ fn check_secret(secret: &str) -> Result<(), ApiError> {
         ));
     }
     Ok(())
+}
+
+/// An endpoint's `api_version`: a supported version (`YYYY-MM`).
+fn check_api_version(version: &str) -> Result<ApiVersion, ApiError> {
+    ApiVersion::parse(version).ok_or_else(|| {
+        let expected = ApiVersion::ALL.map(|v| format!("'{v}'")).join(", ");
+        ApiError::invalid(
+            loc!["body", "api_version"],
+            format!("Input should be {expected}"),
+            Value::from(version),
+        )
+    })
 }
 
 fn check_name(name: &str) -> Result<(), ApiError> {
@@ -122,8 +135,14 @@ pub async fn create(
         format,
         events,
         organization_id,
+        api_version,
     } = input;
     let url = check_url(state, &url)?;
+    // Left out: the version the request was served in.
+    let api_version = match &api_version {
+        Some(v) => check_api_version(v)?,
+        None => version::active().unwrap_or(version::DEFAULT),
+    };
     if let Some(secret) = &secret {
         check_secret(secret)?;
     }
@@ -145,6 +164,7 @@ pub async fn create(
         consecutive_failures: 0,
         failing_since: None,
         disabled_reason: None,
+        api_version: Some(api_version.as_str().to_string()),
     };
     let mut batch = Batch::new();
     batch.put(&endpoint, Expect::Absent)?;
@@ -178,6 +198,10 @@ pub async fn update(
     if let Maybe::Value(name) = &update.name {
         check_name(name)?;
     }
+    let api_version = match &update.api_version {
+        Maybe::Value(v) => Some(check_api_version(v)?),
+        _ => None,
+    };
     endpoint_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
@@ -198,6 +222,9 @@ pub async fn update(
             }
             if let Maybe::Value(events) = &update.events {
                 e.events = event_names(events);
+            }
+            if let Some(v) = api_version {
+                e.api_version = Some(v.as_str().to_string());
             }
             if let Maybe::Value(enabled) = update.enabled {
                 if enabled && !e.enabled {

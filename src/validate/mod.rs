@@ -22,6 +22,17 @@ impl Validator {
         self.errors.push(e);
     }
 
+    /// A value Polar accepts for a feature Tollgate does not have (seats, meters, another
+    /// currency…): a 422 that names the field and says so, never a silent ignore.
+    pub fn unsupported(&mut self, loc: Vec<Value>, input: Value, what: &str) {
+        self.push(FieldError::new(
+            "value_error",
+            loc,
+            format!("Value error, {what} is not supported by Tollgate."),
+            input,
+        ));
+    }
+
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }

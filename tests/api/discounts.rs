@@ -621,7 +621,15 @@ async fn restricts_to_products_of_the_organization() {
             "description",
             "is_recurring",
             "is_archived",
-            "organization_id"
+            "organization_id",
+            "metadata",
+            "recurring_interval",
+            "recurring_interval_count",
+            "trial_interval",
+            "trial_interval_count",
+            "meter_interval",
+            "meter_interval_count",
+            "visibility",
         ])
     );
     assert_eq!(products[0]["id"], a.as_str());

@@ -38,6 +38,7 @@ mod readme;
 mod retention;
 mod schema;
 mod schemathesis;
+mod sdk_bodies;
 mod sorting;
 mod stripe;
 mod subscriptions;

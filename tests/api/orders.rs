@@ -50,6 +50,25 @@ const ORDER_KEYS: &[&str] = &[
     "product_price",
     "discount",
     "subscription",
+    // Polar's 2026 keys.
+    "paid",
+    "subtotal_amount",
+    "discount_amount",
+    "net_amount",
+    "total_amount",
+    "applied_balance_amount",
+    "due_amount",
+    "refundable_amount",
+    "refundable_tax_amount",
+    "billing_name",
+    "invoice_number",
+    "is_invoice_generated",
+    "receipt_number",
+    "units",
+    "platform_fee_amount",
+    "platform_fee_currency",
+    "description",
+    "items",
 ];
 
 fn keys(v: &Value) -> BTreeSet<String> {
@@ -168,6 +187,28 @@ async fn an_order_has_the_shape_the_sdks_require() {
     );
     assert_eq!(b["refunded_amount"], 0);
     assert_eq!(b["refunded_tax_amount"], 0);
+    // Polar's 2026 amounts: the widget's 2000 less the 200 discount, no tax.
+    assert_eq!(
+        [
+            &b["subtotal_amount"],
+            &b["discount_amount"],
+            &b["net_amount"],
+            &b["total_amount"]
+        ],
+        [2000, 200, 1800, 1800]
+    );
+    assert_eq!(
+        (b["paid"].as_bool(), b["due_amount"].as_i64()),
+        (Some(true), Some(0))
+    );
+    assert_eq!(b["refundable_amount"], 1800);
+    assert_eq!(b["items"].as_array().map(Vec::len), Some(1));
+    assert_eq!(b["items"][0]["amount"], 2000);
+    assert_eq!(b["items"][0]["label"], "Widget");
+    assert_eq!(b["description"], "Widget");
+    assert!(b["invoice_number"]
+        .as_str()
+        .is_some_and(|n| n.starts_with("TG-")));
     assert_eq!(b["currency"], "usd");
     assert_utc_timestamp(&b["created_at"]);
     assert_eq!(b["billing_address"]["country"], "FR");
@@ -190,6 +231,14 @@ async fn an_order_has_the_shape_the_sdks_require() {
             "is_recurring",
             "is_archived",
             "organization_id",
+            "metadata",
+            "recurring_interval",
+            "recurring_interval_count",
+            "trial_interval",
+            "trial_interval_count",
+            "meter_interval",
+            "meter_interval_count",
+            "visibility",
         ])
     );
     assert_eq!(b["product_price"]["id"], widget.prices[0].id.to_string());

@@ -460,9 +460,14 @@ async fn create_accepts_optional_fields_and_ignores_unknown_ones() {
         json!({
             "allow_multiple_subscriptions": true,
             "allow_customer_updates": false,
-            "proration_behavior": "invoice"
+            "proration_behavior": "invoice",
+            "benefit_revocation_grace_period": 0,
+            "prevent_trial_abuse": false
         })
     );
+    // Polar's 2026 copies, where it keeps them now.
+    assert_eq!(r.body["proration_behavior"], "invoice");
+    assert_eq!(r.body["allow_customer_updates"], false);
     assert!(r.body.get("no_such_field").is_none());
     let got = app.get_org(&r.id(), &app.token).await;
     assert_eq!(got.body, r.body, "GET returns what create returned");

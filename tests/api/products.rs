@@ -55,6 +55,15 @@ const PRODUCT_KEYS: &[&str] = &[
     "benefits",
     "medias",
     "attached_custom_fields",
+    // Polar's 2026 keys.
+    "recurring_interval",
+    "recurring_interval_count",
+    "trial_interval",
+    "trial_interval_count",
+    "meter_interval",
+    "meter_interval_count",
+    "visibility",
+    "is_deletable",
 ];
 
 const PRICE_BASE: &[&str] = &[
@@ -65,6 +74,8 @@ const PRICE_BASE: &[&str] = &[
     "is_archived",
     "product_id",
     "type",
+    "source",
+    "tax_behavior",
 ];
 
 fn price_keys(extra: &[&str]) -> BTreeSet<String> {
@@ -312,7 +323,7 @@ async fn renders_every_price_shape_exactly() {
     assert_eq!(price["maximum_amount"], 50000);
     assert_eq!(price["preset_amount"], 500);
 
-    // Unset bounds are null, not missing.
+    // Unset bounds are null, not missing; the minimum is Stripe's (today's SDKs need one).
     let open = created(
         &app,
         &org,
@@ -321,7 +332,7 @@ async fn renders_every_price_shape_exactly() {
     )
     .await;
     let price = &open["prices"][0];
-    assert_eq!(price["minimum_amount"], Value::Null);
+    assert_eq!(price["minimum_amount"], 50);
     assert_eq!(price["maximum_amount"], Value::Null);
     assert_eq!(price["preset_amount"], Value::Null);
     assert_eq!(price["price_currency"], "usd");

@@ -385,6 +385,16 @@ pub const SUBSCRIPTION_BASE_KEYS: &[&str] = &[
     "customer_cancellation_comment",
     "metadata",
     "user_id",
+    // Polar's 2026 keys.
+    "recurring_interval_count",
+    "current_meter_period_start",
+    "current_meter_period_end",
+    "trial_start",
+    "trial_end",
+    "pause_at_period_end",
+    "paused_at",
+    "resumes_at",
+    "units",
 ];
 
 /// One organization of the admin with a monthly product and a customer.
@@ -438,10 +448,15 @@ async fn a_subscription_has_the_shape_the_sdks_require() {
         "product",
         "price",
         "discount",
+        "prices",
+        "meters",
+        "pending_update",
     ] {
         expected.insert(k.into());
     }
     assert_eq!(keys(b), expected);
+    assert_eq!(b["prices"], json!([b["price"]]));
+    assert_eq!(b["meters"], json!([]));
     assert_eq!(b["id"], id_of(&s));
     assert_eq!(b["status"], "active");
     assert_eq!(b["amount"], 1350);

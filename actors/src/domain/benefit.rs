@@ -4,6 +4,7 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 use super::ids::{BenefitId, OrganizationId};
+use super::metadata::Metadata;
 
 /// Something a product grants its buyers. Only the kinds that need no outside service can
 /// be created here: custom notes, ads and license keys.
@@ -18,6 +19,22 @@ pub struct Benefit {
     pub deletable: bool,
     pub properties: BenefitProperties,
     pub deleted_at: Option<DateTime<Utc>>,
+    /// The seller's key-value pairs (from format version 2).
+    pub metadata: Metadata,
+}
+
+/// A benefit as format version 1 stored it: without metadata.
+#[derive(Serialize, Deserialize)]
+struct BenefitV1 {
+    id: BenefitId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    description: String,
+    selectable: bool,
+    deletable: bool,
+    properties: BenefitProperties,
+    deleted_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,7 +139,38 @@ impl Benefit {
 }
 
 impl Record for Benefit {
-    crate::record_v1!(Benefit, "benefit");
+    const COLLECTION: &'static str = "benefit";
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => {
+                let v1: BenefitV1 = tollgate_storage::codec::decode(Self::COLLECTION, 1, payload)?;
+                Ok(Benefit {
+                    id: v1.id,
+                    organization_id: v1.organization_id,
+                    created_at: v1.created_at,
+                    modified_at: v1.modified_at,
+                    description: v1.description,
+                    selectable: v1.selectable,
+                    deletable: v1.deletable,
+                    properties: v1.properties,
+                    deleted_at: v1.deleted_at,
+                    metadata: Metadata::default(),
+                })
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[BENEFIT_BY_TYPE, BENEFIT_OF_TYPE];
@@ -145,5 +193,48 @@ impl Record for Benefit {
                 self.sort_key(),
             ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::golden::{at, metadata, uuid};
+
+    fn v1() -> BenefitV1 {
+        BenefitV1 {
+            id: BenefitId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(1_700_000_000),
+            modified_at: Some(at(1_700_000_100)),
+            description: "Pro key".into(),
+            selectable: true,
+            deletable: true,
+            properties: BenefitProperties::Custom {
+                note: Some("hi".into()),
+            },
+            deleted_at: None,
+        }
+    }
+
+    #[test]
+    fn a_version_1_benefit_reads_with_empty_metadata() {
+        let payload = tollgate_storage::codec::encode(&v1()).unwrap();
+        let b = Benefit::decode(1, &payload).unwrap();
+        assert_eq!(b.description, "Pro key");
+        assert_eq!(b.modified_at, Some(at(1_700_000_100)));
+        assert_eq!(b.metadata, Metadata::default());
+    }
+
+    #[test]
+    fn version_2_keeps_metadata() {
+        let old = Benefit::decode(1, &tollgate_storage::codec::encode(&v1()).unwrap()).unwrap();
+        let b = Benefit {
+            metadata: metadata(),
+            ..old
+        };
+        let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
+        assert_eq!(back, b);
+        assert!(Benefit::decode(3, &b.encode().unwrap()).is_err());
     }
 }

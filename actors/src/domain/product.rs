@@ -149,6 +149,15 @@ pub struct AttachedCustomField {
 }
 
 impl Product {
+    /// The interval the product recurs at (Polar's product-level `recurring_interval`):
+    /// that of its prices on sale when they all recur at one; `None` for a one-time product
+    /// and for one sold both monthly and yearly (Polar's legacy prices).
+    pub fn recurring_interval(&self) -> Option<RecurringInterval> {
+        let mut intervals = self.active_prices().map(|p| p.kind.interval());
+        let first = intervals.next()??;
+        intervals.all(|i| i == Some(first)).then_some(first)
+    }
+
     pub fn price(&self, id: PriceId) -> Option<&Price> {
         self.prices.iter().find(|p| p.id == id)
     }

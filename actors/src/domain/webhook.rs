@@ -57,6 +57,27 @@ pub struct WebhookEndpoint {
     pub failing_since: Option<DateTime<Utc>>,
     /// Why the service disabled it (`None` when the seller did, or it is enabled).
     pub disabled_reason: Option<String>,
+    /// The API version the seller chose for its payloads (`YYYY-MM`; from format version
+    /// 2, `None` before).
+    pub api_version: Option<String>,
+}
+
+/// An endpoint as format version 1 stored it: without `api_version`.
+#[derive(Serialize, Deserialize)]
+struct WebhookEndpointV1 {
+    id: WebhookEndpointId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    url: String,
+    name: Option<String>,
+    format: WebhookFormat,
+    secret: String,
+    events: Vec<String>,
+    enabled: bool,
+    consecutive_failures: u32,
+    failing_since: Option<DateTime<Utc>>,
+    disabled_reason: Option<String>,
 }
 
 impl WebhookEndpoint {
@@ -66,7 +87,43 @@ impl WebhookEndpoint {
 }
 
 impl Record for WebhookEndpoint {
-    crate::record_v1!(WebhookEndpoint, "webhook_endpoint");
+    const COLLECTION: &'static str = "webhook_endpoint";
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => {
+                let v1: WebhookEndpointV1 =
+                    tollgate_storage::codec::decode(Self::COLLECTION, 1, payload)?;
+                Ok(WebhookEndpoint {
+                    id: v1.id,
+                    organization_id: v1.organization_id,
+                    created_at: v1.created_at,
+                    modified_at: v1.modified_at,
+                    url: v1.url,
+                    name: v1.name,
+                    format: v1.format,
+                    secret: v1.secret,
+                    events: v1.events,
+                    enabled: v1.enabled,
+                    consecutive_failures: v1.consecutive_failures,
+                    failing_since: v1.failing_since,
+                    disabled_reason: v1.disabled_reason,
+                    api_version: None,
+                })
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     const INDEXES: &'static [&'static str] = &[WEBHOOK_ENDPOINT_BY_CREATED, WEBHOOK_ENDPOINT_ALL];
 
     fn id_key(&self) -> Vec<u8> {
@@ -207,4 +264,39 @@ pub const LIMIT_REACHED: &str = "license_key.limit_reached";
 #[derive(Debug, Serialize, Deserialize)]
 pub struct LimitReached {
     pub license_key_id: LicenseKeyId,
+}
+
+#[cfg(test)]
+mod endpoint_format_tests {
+    use super::*;
+    use crate::golden::{at, uuid};
+
+    #[test]
+    fn a_version_1_endpoint_reads_without_an_api_version() {
+        let v1 = WebhookEndpointV1 {
+            id: WebhookEndpointId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(10),
+            modified_at: None,
+            url: "https://example.com/hook".into(),
+            name: Some("Hook".into()),
+            format: WebhookFormat::Raw,
+            secret: "polar_whs_abc".into(),
+            events: vec!["order.paid".into()],
+            enabled: true,
+            consecutive_failures: 2,
+            failing_since: Some(at(20)),
+            disabled_reason: None,
+        };
+        let e = WebhookEndpoint::decode(1, &tollgate_storage::codec::encode(&v1).unwrap()).unwrap();
+        assert_eq!(e.url, "https://example.com/hook");
+        assert_eq!(e.consecutive_failures, 2);
+        assert_eq!(e.api_version, None);
+        let e2 = WebhookEndpoint {
+            api_version: Some("2026-10".into()),
+            ..e
+        };
+        let back = WebhookEndpoint::decode(2, &e2.encode().unwrap()).unwrap();
+        assert_eq!(back.api_version.as_deref(), Some("2026-10"));
+    }
 }

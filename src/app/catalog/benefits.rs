@@ -19,6 +19,7 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 use super::found;
+use super::products::body_metadata;
 
 pub const DESCRIPTION_MIN: usize = 3;
 pub const DESCRIPTION_MAX: usize = 42;
@@ -121,18 +122,51 @@ pub fn greater_than_zero(loc: Vec<Value>, input: i64) -> FieldError {
     .with_ctx(serde_json::json!({"gt": 0}))
 }
 
+/// Polar's rule for the benefit types whose visibility is not configurable (all of
+/// Tollgate's): only `public`.
+fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
+    if let Some(other) = visibility.filter(|x| *x != "public") {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "visibility"],
+            "Visibility is not configurable for this benefit type and must be public.",
+            other.into(),
+        ));
+    }
+}
+
 /// Creates a benefit in an organization `subject` reaches.
 pub async fn create(
     state: &AppState,
     subject: Subject,
     input: BenefitCreate,
 ) -> Result<Benefit, ApiError> {
-    let (description, organization_id, properties) = match input {
-        BenefitCreate::Custom(c) => (c.description, c.organization_id, c.properties.into()),
-        BenefitCreate::Ads(c) => (c.description, c.organization_id, c.properties.into()),
-        BenefitCreate::LicenseKeys(c) => (c.description, c.organization_id, c.properties.into()),
+    let (description, organization_id, properties, metadata, visibility) = match input {
+        BenefitCreate::Custom(c) => (
+            c.description,
+            c.organization_id,
+            c.properties.into(),
+            c.metadata,
+            c.visibility,
+        ),
+        BenefitCreate::Ads(c) => (
+            c.description,
+            c.organization_id,
+            c.properties.into(),
+            c.metadata,
+            c.visibility,
+        ),
+        BenefitCreate::LicenseKeys(c) => (
+            c.description,
+            c.organization_id,
+            c.properties.into(),
+            c.metadata,
+            c.visibility,
+        ),
     };
     let mut v = Validator::new();
+    check_visibility(&mut v, visibility.as_deref());
+    let metadata = body_metadata(&mut v, &metadata, false).unwrap_or_default();
     if v.min_chars(loc!["body", "description"], &description, DESCRIPTION_MIN) {
         v.max_chars(loc!["body", "description"], &description, DESCRIPTION_MAX);
     }
@@ -149,6 +183,7 @@ pub async fn create(
         deletable: true,
         properties,
         deleted_at: None,
+        metadata,
     };
     let mut batch = Batch::new();
     batch.put(&benefit, Expect::Absent)?;
@@ -163,21 +198,33 @@ pub async fn update(
     id: BenefitId,
     input: BenefitUpdate,
 ) -> Result<Benefit, ApiError> {
-    let (kind, description, properties): (_, _, Option<BenefitProperties>) = match input {
+    let (kind, description, properties, metadata, visibility): (
+        _,
+        _,
+        Option<BenefitProperties>,
+        _,
+        _,
+    ) = match input {
         BenefitUpdate::Custom(u) => (
             BenefitType::Custom,
             u.description,
             u.properties.map(Into::into),
+            u.metadata,
+            u.visibility,
         ),
         BenefitUpdate::Ads(u) => (
             BenefitType::Ads,
             u.description,
             u.properties.map(Into::into),
+            u.metadata,
+            u.visibility,
         ),
         BenefitUpdate::LicenseKeys(u) => (
             BenefitType::LicenseKeys,
             u.description,
             u.properties.map(Into::into),
+            u.metadata,
+            u.visibility,
         ),
     };
     benefit_for(state, subject, id).await?;
@@ -205,6 +252,10 @@ pub async fn update(
             if let Some(p) = &properties {
                 check_properties(&mut v, p);
                 benefit.properties = p.clone();
+            }
+            check_visibility(&mut v, visibility.as_deref());
+            if let Some(m) = body_metadata(&mut v, &metadata, true) {
+                benefit.metadata = m;
             }
             v.finish()?;
             benefit.modified_at = Some(now);

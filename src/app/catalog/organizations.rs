@@ -195,6 +195,9 @@ pub async fn create(
     if let Some(url) = &input.avatar_url {
         v.http_url(loc!["body", "avatar_url"], url);
     }
+    if let Some(s) = &input.subscription_settings {
+        s.check_supported(&mut v, loc!["body", "subscription_settings"]);
+    }
     v.finish()?;
     let Some(slug) = slug else {
         return Err(ApiError::internal("slug validated but missing"));
@@ -412,6 +415,7 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
         }
     }
     if let Maybe::Value(s) = &input.subscription_settings {
+        s.check_supported(&mut v, loc!["body", "subscription_settings"]);
         org.subscription_settings = s.into();
     }
     v.finish()

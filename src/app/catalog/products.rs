@@ -9,9 +9,10 @@ use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
 use crate::api::metadata::parse_metadata;
-use crate::api::price::{check_price_set, parse_price, PriceInput};
+use crate::api::price::{check_price_set, parse_price, Cadence, PriceInput};
 use crate::api::product::{
-    AttachedCustomFieldCreate, ProductBenefitsUpdate, ProductCreate, ProductUpdate, NAME_MIN_CHARS,
+    AttachedCustomFieldCreate, ProductBenefitsUpdate, ProductCadenceInput, ProductCreate,
+    ProductUpdate, NAME_MIN_CHARS,
 };
 use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
@@ -25,7 +26,8 @@ use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
 use crate::domain::metadata::Metadata;
 use crate::domain::product::{
-    AttachedCustomField, Price, PriceKind, Product, ProductSort, PRODUCT_BY_BENEFIT,
+    AttachedCustomField, Price, PriceKind, Product, ProductSort, RecurringInterval,
+    PRODUCT_BY_BENEFIT,
 };
 use crate::error::{ApiError, FieldError};
 use crate::loc;
@@ -173,7 +175,11 @@ pub async fn list(
 }
 
 /// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`.
-fn body_metadata(v: &mut Validator, sent: &Maybe<Value>, null_is_absent: bool) -> Option<Metadata> {
+pub(super) fn body_metadata(
+    v: &mut Validator,
+    sent: &Maybe<Value>,
+    null_is_absent: bool,
+) -> Option<Metadata> {
     let null = Value::Null;
     let raw = match sent {
         Maybe::Absent => None,
@@ -195,17 +201,87 @@ fn body_metadata(v: &mut Validator, sent: &Maybe<Value>, null_is_absent: bool) -
     }
 }
 
-/// Parses every item of `prices`; `None` if any is invalid (the errors are in `v`).
+/// The cadence a body's Polar 2026 fields name (`recurring_interval`), `None` when it
+/// names none; the values Tollgate cannot sell (a daily or weekly interval, a count other
+/// than 1, trials, draft or private products) are 422s in `v`.
+fn body_cadence(v: &mut Validator, c: &ProductCadenceInput) -> Option<Cadence> {
+    let cadence = match &c.recurring_interval {
+        None => None,
+        Some(Value::String(s)) if s == "month" => Some(Cadence::Every(RecurringInterval::Month)),
+        Some(Value::String(s)) if s == "year" => Some(Cadence::Every(RecurringInterval::Year)),
+        Some(value @ Value::String(s)) if s == "day" || s == "week" => {
+            v.unsupported(
+                loc!["body", "recurring_interval"],
+                value.clone(),
+                "A daily or weekly billing interval",
+            );
+            None
+        }
+        Some(value) => {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "recurring_interval"],
+                    "Input should be 'day', 'week', 'month' or 'year'",
+                    value.clone(),
+                )
+                .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
+            );
+            None
+        }
+    };
+    if let Some(count) = c.recurring_interval_count.as_ref().filter(|n| !n.is_null()) {
+        if count.as_i64() != Some(1) {
+            v.unsupported(
+                loc!["body", "recurring_interval_count"],
+                count.clone(),
+                "A billing interval count other than 1",
+            );
+        }
+    }
+    for (field, value) in [
+        ("trial_interval", &c.trial_interval),
+        ("trial_interval_count", &c.trial_interval_count),
+    ] {
+        if let Some(value) = value.as_ref().filter(|x| !x.is_null()) {
+            v.unsupported(loc!["body", field], value.clone(), "A free trial");
+        }
+    }
+    if let Some(value) = c.visibility.as_ref().filter(|x| !x.is_null()) {
+        match value.as_str() {
+            Some("public") => {}
+            Some("draft" | "private") => v.unsupported(
+                loc!["body", "visibility"],
+                value.clone(),
+                "A draft or private product",
+            ),
+            _ => v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "visibility"],
+                    "Input should be 'draft', 'private' or 'public'",
+                    value.clone(),
+                )
+                .with_ctx(serde_json::json!({"expected": "'draft', 'private' or 'public'"})),
+            ),
+        }
+    }
+    cadence
+}
+
+/// Parses every item of `prices`; `None` if any is invalid (the errors are in `v`). A
+/// price without `type` recurs as `cadence` says.
 fn parse_prices(
     v: &mut Validator,
     prices: &[Value],
     allow_existing: bool,
+    cadence: Option<Cadence>,
 ) -> Option<Vec<PriceInput>> {
     let mut out = Vec::with_capacity(prices.len());
     let mut ok = true;
     for (i, raw) in prices.iter().enumerate() {
         let loc = loc!["body", "prices", i];
-        match parse_price(v, &loc, raw, allow_existing) {
+        match parse_price(v, &loc, raw, allow_existing, cadence) {
             Some(p) => out.push(p),
             None => ok = false,
         }
@@ -289,14 +365,16 @@ pub async fn create(
 ) -> Result<Product, ApiError> {
     let mut v = Validator::new();
     v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS);
-    let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false).map(|ps| {
-        ps.into_iter()
-            .filter_map(|p| match p {
-                PriceInput::New(k) => Some(k),
-                PriceInput::Existing(_) => None,
-            })
-            .collect()
-    });
+    let cadence = body_cadence(&mut v, &input.cadence).unwrap_or(Cadence::OneTime);
+    let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false, Some(cadence))
+        .map(|ps| {
+            ps.into_iter()
+                .filter_map(|p| match p {
+                    PriceInput::New(k) => Some(k),
+                    PriceInput::Existing(_) => None,
+                })
+                .collect()
+        });
     if let Some(kinds) = &kinds {
         let refs: Vec<&PriceKind> = kinds.iter().collect();
         check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
@@ -419,14 +497,27 @@ pub async fn update(
     if let Some(name) = &input.name {
         v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS);
     }
+    let said = body_cadence(&mut v, &input.cadence);
+    let metadata = body_metadata(&mut v, &input.metadata, true);
+    let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
+    // Not found is told after the body's errors, as for every other body.
+    let stored = product_for(state, subject, id).await;
+    // New prices without `type` recur as the body says, else as the product does now (a
+    // product sold both monthly and yearly has no single cadence: `type` is needed).
+    let cadence = said.or_else(|| match &stored {
+        Ok(p) => match p.value.recurring_interval() {
+            Some(i) => Some(Cadence::Every(i)),
+            None if !p.value.is_recurring => Some(Cadence::OneTime),
+            None => None,
+        },
+        Err(_) => None,
+    });
     let prices = match &input.prices {
-        Some(list) => parse_prices(&mut v, list, true),
+        Some(list) => parse_prices(&mut v, list, true, cadence),
         None => None,
     };
-    let metadata = body_metadata(&mut v, &input.metadata, true);
     v.finish()?;
-    let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
-    product_for(state, subject, id).await?;
+    stored?;
     let now = state.now();
     let updated = state
         .store
