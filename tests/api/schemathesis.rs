@@ -11,7 +11,9 @@
 //!   -n 10
 //! ```
 //!
-//! CI uses a fixed seed and `SCHEMATHESIS_EXAMPLES` (default 8) examples per operation.
+//! CI uses a fixed seed and `SCHEMATHESIS_EXAMPLES` (default 8) examples per operation, and
+//! runs it twice: on the default document, and on `/2026-10/openapi.json` with
+//! `Polar-Version: 2026-10` on every request.
 
 use std::process::Command;
 use std::time::Duration;
@@ -88,6 +90,16 @@ async fn seed(app: &TestApp) {
 
 #[actix_web::test]
 async fn the_server_conforms_to_its_openapi_document() {
+    conforms(None).await;
+}
+
+/// The same in an API version: its own document, every request with its `Polar-Version`.
+#[actix_web::test]
+async fn the_server_conforms_to_the_document_of_api_version_2026_10() {
+    conforms(Some("2026-10")).await;
+}
+
+async fn conforms(version: Option<&str>) {
     let python = tools::python_venv("tests/clients/schemathesis/requirements.txt");
     let st = python.with_file_name("st");
     let app = spawn_app().await;
@@ -95,10 +107,18 @@ async fn the_server_conforms_to_its_openapi_document() {
     let examples = std::env::var("SCHEMATHESIS_EXAMPLES").unwrap_or_else(|_| "8".to_string());
     let workdir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(st);
+    let document = match version {
+        Some(v) => format!("{}/{v}/openapi.json", app.address),
+        None => format!("{}/openapi.json", app.address),
+    };
     cmd.current_dir(workdir.path())
         .arg("run")
-        .arg(format!("{}/openapi.json", app.address))
-        .args(["-H", &format!("Authorization: Bearer {}", app.token)])
+        .arg(document)
+        .args(["-H", &format!("Authorization: Bearer {}", app.token)]);
+    if let Some(v) = version {
+        cmd.args(["-H", &format!("Polar-Version: {v}")]);
+    }
+    cmd
         .args([
             "--checks",
             "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
