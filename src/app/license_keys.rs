@@ -114,16 +114,7 @@ pub async fn validate(
     state: &AppState,
     body: LicenseKeyValidate,
 ) -> Result<ValidatedLicenseKey, ApiError> {
-    // Usage only grows: a negative increment would let a key holder reset it and pass
-    // `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
-    if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
-        return Err(ApiError::Validation(vec![FieldError::new(
-            "greater_than_equal",
-            vec!["body".into(), "increment_usage".into()],
-            "Input should be greater than or equal to 0",
-            n.into(),
-        )]));
-    }
+    check_increment(&body)?;
     let cmd = body.into_command();
     let Some(id) = directory()
         .resolve(&state.store, cmd.organization_id, &cmd.key)
@@ -153,6 +144,66 @@ pub async fn validate(
             .record(cmd.organization_id, state.now(), answer.is_ok()),
     }
     answer
+}
+
+/// Usage only grows: a negative increment would let a key holder reset it and pass
+/// `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
+fn check_increment(body: &LicenseKeyValidate) -> Result<(), ApiError> {
+    match body.increment_usage.filter(|n| *n < 0) {
+        Some(n) => Err(ApiError::Validation(vec![FieldError::new(
+            "greater_than_equal",
+            vec!["body".into(), "increment_usage".into()],
+            "Input should be greater than or equal to 0",
+            n.into(),
+        )])),
+        None => Ok(()),
+    }
+}
+
+/// The organization a token-authenticated key command names (`organization_id` of its
+/// body): one `subject` reaches, else 404, as for a key it does not have.
+async fn reachable(
+    state: &AppState,
+    subject: Subject,
+    organization_id: uuid::Uuid,
+) -> Result<(), ApiError> {
+    if can_access(state, subject, OrganizationId(organization_id)).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found())
+    }
+}
+
+/// [`validate`] for a token holder (`POST /v1/license-keys/validate`): the same rules and
+/// answer, for a key of an organization `subject` reaches.
+pub async fn validate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyValidate,
+) -> Result<ValidatedLicenseKey, ApiError> {
+    check_increment(&body)?;
+    reachable(state, subject, body.organization_id).await?;
+    validate(state, body).await
+}
+
+/// [`activate`] for a token holder (`POST /v1/license-keys/activate`).
+pub async fn activate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyActivate,
+) -> Result<LicenseKeyActivationRead, ApiError> {
+    reachable(state, subject, body.organization_id).await?;
+    activate(state, body).await
+}
+
+/// [`deactivate`] for a token holder (`POST /v1/license-keys/deactivate`).
+pub async fn deactivate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyDeactivate,
+) -> Result<(), ApiError> {
+    reachable(state, subject, body.organization_id).await?;
+    deactivate(state, body).await
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,

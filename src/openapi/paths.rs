@@ -528,6 +528,28 @@ fn license_keys_update() {}
     responses((status = 200, body = LicenseKeyActivationRead)))]
 fn license_keys_get_activation() {}
 
+/// Validate a license key of an organization the token reaches (the customer portal's
+/// validation, with a token).
+#[utoipa::path(post, path = "/v1/license-keys/validate", tag = "license-keys",
+    request_body = LicenseKeyValidate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, description = "No such key in an organization the token reaches, or the key does not validate", body = Error)))]
+fn license_keys_validate() {}
+
+/// Activate a license key of an organization the token reaches on a device.
+#[utoipa::path(post, path = "/v1/license-keys/activate", tag = "license-keys",
+    request_body = LicenseKeyActivate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body", body = Error), (status = 403, description = "The key takes no activation, is not granted, has expired, or has no free activation", body = Error), (status = 404, description = "No such key in an organization the token reaches", body = Error)))]
+fn license_keys_activate() {}
+
+/// Remove an activation of a license key of an organization the token reaches.
+#[utoipa::path(post, path = "/v1/license-keys/deactivate", tag = "license-keys",
+    request_body = LicenseKeyDeactivate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body", body = Error), (status = 404, description = "No such key, or no such live activation", body = Error)))]
+fn license_keys_deactivate() {}
+
 // ---------------------------------------------------------------------------------------
 // Customer portal
 // ---------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
 use crate::state::AppState;
 
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
-const VALIDATED_CAP: usize = 2048;
+pub(crate) const VALIDATED_CAP: usize = 2048;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {

@@ -1,0 +1,195 @@
+//! License keys as today's Polar clients call them (issue 27): validate, activate and
+//! deactivate with a token (`/v1/license-keys/…`, `license_keys:write`), the trailing-slash
+//! spellings they send, rotation (organizer and customer portal), the shapes each version
+//! answers, and the list filters they send.
+
+use serde_json::{json, Value};
+use tollgate::auth::Scope;
+
+use crate::license_keys::{assert_activation_shape, assert_key_shape, spawn, KeyApp, Seeded};
+
+const VALIDATE: &str = "/v1/license-keys/validate";
+const ACTIVATE: &str = "/v1/license-keys/activate";
+const DEACTIVATE: &str = "/v1/license-keys/deactivate";
+
+async fn seeded(app: &KeyApp, slug: &str) -> Seeded {
+    app.seeded(
+        slug,
+        json!({"prefix": "tg", "activations": {"limit": 2, "enable_customer_admin": true}}),
+    )
+    .await
+}
+
+// ---------------------------------------------------------------------------------------
+// Validate, activate, deactivate with a token
+// ---------------------------------------------------------------------------------------
+
+#[actix_web::test]
+async fn a_token_validates_activates_and_deactivates_as_the_portal_does() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-token").await;
+    let token = Some(app.token.as_str());
+
+    let r = app.post(VALIDATE, token, &s.body(json!({}))).await;
+    r.expect(200);
+    assert_key_shape(&r.body);
+    assert_eq!(r.body["id"], s.key.id.to_string());
+    assert_eq!(r.body["validations"], 1);
+    assert!(r.body["activation"].is_null());
+
+    let r = app
+        .post(
+            ACTIVATE,
+            token,
+            &s.body(json!({"label": "laptop", "meta": {"os": "linux"}})),
+        )
+        .await;
+    r.expect(200);
+    assert_activation_shape(&r.body);
+    assert_eq!(r.body["label"], "laptop");
+    assert_eq!(r.body["license_key"]["id"], s.key.id.to_string());
+    let activation = r.id();
+
+    // The same key through the portal and with the token: one counter.
+    let r = app
+        .validate(&s.body(json!({"activation_id": activation, "increment_usage": 2})))
+        .await;
+    r.expect(200);
+    let r = app
+        .post(
+            VALIDATE,
+            token,
+            &s.body(json!({"activation_id": activation, "benefit_id": s.benefit,
+                           "customer_id": s.customer, "increment_usage": 1})),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["activation"]["id"], activation.as_str());
+    assert_eq!(
+        (r.body["usage"].clone(), r.body["validations"].clone()),
+        (json!(3), json!(3))
+    );
+
+    // The portal's refusals, with the portal's statuses and messages.
+    let r = app
+        .post(
+            VALIDATE,
+            token,
+            &s.body(json!({"benefit_id": uuid::Uuid::new_v4()})),
+        )
+        .await;
+    assert_eq!(r.expect_error(404), "ResourceNotFound");
+    assert_eq!(
+        r.body["detail"],
+        "License key does not match given benefit."
+    );
+    let r = app
+        .post(VALIDATE, token, &s.body(json!({"increment_usage": -1})))
+        .await;
+    r.expect_invalid_at(json!(["body", "increment_usage"]));
+    app.post(ACTIVATE, token, &s.body(json!({"label": "desktop"})))
+        .await
+        .expect(200);
+    let r = app
+        .post(ACTIVATE, token, &s.body(json!({"label": "third"})))
+        .await;
+    assert_eq!(r.expect_error(403), "NotPermitted");
+    assert_eq!(
+        r.body["detail"],
+        "License key activation limit already reached"
+    );
+
+    let r = app
+        .post(
+            DEACTIVATE,
+            token,
+            &s.body(json!({"activation_id": activation})),
+        )
+        .await;
+    r.expect(204);
+    assert!(r.body.is_null() || r.body == json!(""), "{}", r.body);
+    let r = app
+        .post(
+            DEACTIVATE,
+            token,
+            &s.body(json!({"activation_id": activation})),
+        )
+        .await;
+    assert_eq!(r.expect_error(404), "ResourceNotFound");
+    let r = app
+        .post(
+            VALIDATE,
+            token,
+            &s.body(json!({"activation_id": activation})),
+        )
+        .await;
+    r.expect_error(404);
+    let r = app
+        .post(VALIDATE, token, &s.body(json!({"organization_id": "nope"})))
+        .await;
+    r.expect_invalid_at(json!(["body", "organization_id"]));
+}
+
+#[actix_web::test]
+async fn token_commands_need_the_scope_and_an_organization_the_token_reaches() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-denials").await;
+    let act = app.activate(&s.body(json!({"label": "x"}))).await;
+    act.expect(200);
+    let activation = act.id();
+    let bodies = [
+        (VALIDATE, s.body(json!({}))),
+        (ACTIVATE, s.body(json!({"label": "y"}))),
+        (DEACTIVATE, s.body(json!({"activation_id": activation}))),
+    ];
+
+    for (path, body) in &bodies {
+        // No token: 401, even though the portal's spelling needs none.
+        let r = app.post(path, None, body).await;
+        assert_eq!(r.expect_error(401), "Unauthorized", "{path}");
+        let r = app.post(path, Some("polar_pat_nope"), body).await;
+        assert_eq!(r.expect_error(401), "invalid_token", "{path}");
+    }
+    // Reading is not writing.
+    let reader = app
+        .user_with_scopes("reader@sdk.example", &[Scope::LicenseKeysRead])
+        .await;
+    for (path, body) in &bodies {
+        let r = app.post(path, Some(&reader), body).await;
+        assert_eq!(r.expect_error(403), "insufficient_scope", "{path}");
+        assert!(
+            r.www_authenticate().contains("license_keys:write"),
+            "{path}"
+        );
+    }
+    // Another organization's user, with the scope: the key is not found.
+    let outsider = app
+        .user_with_scopes("outsider@sdk.example", &[Scope::LicenseKeysWrite])
+        .await;
+    for (path, body) in &bodies {
+        let r = app.post(path, Some(&outsider), body).await;
+        assert_eq!(r.expect_error(404), "ResourceNotFound", "{path}");
+        assert_eq!(r.body["detail"], "Not found", "{path}");
+    }
+    // An organization the token reaches, but not the key's: not found either.
+    let other_org = app.org("sdk-denials-other").await;
+    for (path, body) in &bodies {
+        let mut body = body.clone();
+        body["organization_id"] = json!(other_org);
+        let r = app.post(path, Some(&app.token), &body).await;
+        assert_eq!(r.expect_error(404), "ResourceNotFound", "{path}");
+    }
+    // A customer session is no organizer.
+    let cst = app.customer_session(&s.org, &s.customer).await;
+    let r = app.post(VALIDATE, Some(&cst), &bodies[0].1).await;
+    r.expect_error(401);
+    // Nothing above counted, activated or deactivated anything.
+    let key = app
+        .get(&format!("/v1/license-keys/{}", s.key.id), Some(&app.token))
+        .await;
+    key.expect(200);
+    assert_eq!(key.body["validations"], 0);
+    let live: Vec<Value> = key.body["activations"].as_array().unwrap().clone();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0]["id"], activation.as_str());
+}
