@@ -82,6 +82,7 @@ use crate::error::ApiError;
         paths::subscriptions_get,
         paths::subscriptions_update,
         paths::license_keys_list,
+        paths::license_keys_list_slash,
         paths::license_keys_get,
         paths::license_keys_update,
         paths::license_keys_get_activation,

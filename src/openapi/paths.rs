@@ -506,6 +506,17 @@ fn subscriptions_update() {}
     responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn license_keys_list() {}
 
+/// List license keys: the spelling today's Polar clients call (the same list).
+#[utoipa::path(get, path = "/v1/license-keys/", tag = "license-keys",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["license_keys:read"])),
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
+fn license_keys_list_slash() {}
+
 /// Get a license key with its activations.
 #[utoipa::path(get, path = "/v1/license-keys/{id}", tag = "license-keys",
     params(("id" = Uuid, Path)),

@@ -31,7 +31,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/validate", { post => validate });
     crate::resource!(cfg, "/v1/license-keys/activate", { post => activate });
     crate::resource!(cfg, "/v1/license-keys/deactivate", { post => deactivate });
+    // Both spellings, answered directly: the seed-era clients call the first, today's
+    // (polar-sdk 1.0, @polar-sh/sdk 0.47 and 1.0) the second and follow no redirect.
     crate::resource!(cfg, "/v1/license-keys", { get => list });
+    crate::resource!(cfg, "/v1/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/license-keys/{id}", { get => get, patch => update });
     crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
         get => get_activation,

@@ -193,3 +193,67 @@ async fn token_commands_need_the_scope_and_an_organization_the_token_reaches() {
     assert_eq!(live.len(), 1);
     assert_eq!(live[0]["id"], activation.as_str());
 }
+
+// ---------------------------------------------------------------------------------------
+// Trailing slashes
+// ---------------------------------------------------------------------------------------
+
+/// Every license-key path the SDKs call is answered as they spell it, never with a
+/// redirect (polar-sdk 1.0.2 follows none): `/v1/license-keys/` (1.0.x, 0.47) and
+/// `/v1/license-keys` (the seed-era clients) alike.
+#[actix_web::test]
+async fn each_spelling_the_clients_call_is_answered_directly() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-slash").await;
+    let strict = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let cst = app.customer_session(&s.org, &s.customer).await;
+    let list = format!("organization_id={}&page=1&limit=10", s.org);
+    for (path, token) in [
+        (format!("/v1/license-keys/?{list}"), app.token.clone()),
+        (format!("/v1/license-keys?{list}"), app.token.clone()),
+        (
+            "/v1/customer-portal/license-keys/?page=1&limit=10".into(),
+            cst.clone(),
+        ),
+        (format!("/v1/license-keys/{}", s.key.id), app.token.clone()),
+        (
+            format!("/v1/customer-portal/license-keys/{}", s.key.id),
+            cst.clone(),
+        ),
+    ] {
+        let r = crate::helpers::send_checked(
+            strict
+                .get(format!("{}{path}", app.address))
+                .bearer_auth(&token)
+                // As the 1.0 clients send it, on GETs too.
+                .header("content-type", "application/json"),
+        )
+        .await;
+        r.expect(200);
+        assert!(r.content_type().starts_with("application/json"), "{path}");
+        if path.contains('?') {
+            assert_eq!(r.total_count(), 1, "{path}");
+            assert_eq!(r.items()[0]["id"], s.key.id.to_string(), "{path}");
+        } else {
+            assert_eq!(r.body["id"], s.key.id.to_string(), "{path}");
+        }
+    }
+    for path in [VALIDATE, "/v1/customer-portal/license-keys/validate"] {
+        let r = crate::helpers::send_checked(
+            strict
+                .post(format!("{}{path}", app.address))
+                .bearer_auth(&app.token)
+                .json(&s.body(json!({}))),
+        )
+        .await;
+        r.expect(200);
+    }
+    // Both list spellings are the one list, with the same denials.
+    for path in ["/v1/license-keys/", "/v1/license-keys"] {
+        let r = app.get(path, None).await;
+        assert_eq!(r.expect_error(401), "Unauthorized", "{path}");
+    }
+}
