@@ -12,14 +12,16 @@ use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
-    LicenseKey, LicenseKeyEntity, LicenseKeyError, UpdateLicenseKey, ValidateKey,
-    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+    LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey,
+    ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
+    LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
     key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
@@ -439,6 +441,56 @@ pub async fn update(
         .map_err(key_error)?;
     let customer = key_customer(state, &key).await?;
     Ok(LicenseKeyRead::new(&key, &customer))
+}
+
+/// Rotates a key `subject` reaches (`POST /v1/license-keys/{id}/rotate`): see
+/// [`rotate_key`].
+pub async fn rotate(
+    state: &AppState,
+    subject: Subject,
+    id: LicenseKeyId,
+) -> Result<RotatedLicenseKey, ApiError> {
+    let key = key_for(state, subject, id).await?;
+    rotate_key(state, key).await
+}
+
+/// Rotates one of the customer's own keys (`POST /v1/customer-portal/license-keys/{id}/rotate`);
+/// 404 for anyone else's.
+pub async fn customer_rotate(
+    state: &AppState,
+    customer: CustomerId,
+    id: LicenseKeyId,
+) -> Result<RotatedLicenseKey, ApiError> {
+    match state.store.get::<LicenseKey>(&id.key()).await? {
+        Some(k) if k.value.customer_id == customer => rotate_key(state, k.value).await,
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Gives the key a new value with its benefit's prefix, through its actor (Polar's
+/// `LicenseKeyService.rotate`): the same record, status, usage, limits, expiry and
+/// activations; only a granted or disabled key (else 400 `RotateNotPermitted`). The store
+/// replaces the key's unique value in the same transaction, so the old value validates no
+/// more from the reply on, on every engine; this process's directory drops it at once.
+async fn rotate_key(state: &AppState, key: LicenseKey) -> Result<RotatedLicenseKey, ApiError> {
+    let prefix = state
+        .store
+        .get::<Benefit>(&key.benefit_id.key())
+        .await?
+        .and_then(|b| match b.value.properties {
+            BenefitProperties::LicenseKeys(p) => p.prefix,
+            _ => None,
+        });
+    let rotated = state
+        .license_keys
+        .call(key.id, RotateLicenseKey(RotateKey { prefix }))
+        .await
+        .map_err(key_error)?;
+    let key = rotated.key;
+    directory().forget(key.organization_id, &rotated.previous);
+    directory().remember(key.organization_id, &key.key, key.id);
+    let customer = key_customer(state, &key).await?;
+    Ok(RotatedLicenseKey::new(&key, &customer))
 }
 
 /// A refused activation or usage increment: records a `license_key.limit_reached` notice,

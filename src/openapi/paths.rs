@@ -17,7 +17,8 @@ use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
@@ -532,6 +533,15 @@ fn license_keys_get() {}
     responses((status = 200, body = LicenseKeyRead)))]
 fn license_keys_update() {}
 
+/// Rotate a license key: a new value (with the benefit's prefix) for the same key, whose
+/// status, usage, limits, expiry and activations are kept; the old value validates no more.
+/// Only a granted or disabled key rotates.
+#[utoipa::path(post, path = "/v1/license-keys/{id}/rotate", tag = "license-keys",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = RotatedLicenseKey), (status = 400, description = "RotateNotPermitted: the key is revoked", body = Error)))]
+fn license_keys_rotate() {}
+
 /// Get an activation of a license key.
 #[utoipa::path(get, path = "/v1/license-keys/{id}/activations/{activation_id}", tag = "license-keys",
     params(("id" = Uuid, Path), ("activation_id" = Uuid, Path)),
@@ -582,6 +592,14 @@ fn portal_license_keys_list() {}
     security(("bearer" = ["customer_portal:read"])),
     responses((status = 200, body = LicenseKeyWithActivations)))]
 fn portal_license_keys_get() {}
+
+/// Rotate one of the customer's license keys (customer session token): as
+/// `POST /v1/license-keys/{id}/rotate`.
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/{id}/rotate", tag = "customer-portal",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["customer_portal:write"])),
+    responses((status = 200, body = RotatedLicenseKey), (status = 400, description = "RotateNotPermitted: the key is revoked", body = Error)))]
+fn portal_license_keys_rotate() {}
 
 /// Validate a license key (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/validate", tag = "customer-portal",

@@ -13,7 +13,8 @@ use tollgate_actors::license_key::live_activations;
 
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
@@ -36,6 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys", { get => list });
     crate::resource!(cfg, "/v1/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/license-keys/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/license-keys/{id}/rotate", { post => rotate });
     crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
         get => get_activation,
     });
@@ -78,6 +80,18 @@ pub(crate) async fn update(
     let id: LicenseKeyId = path_id("id", &id)?;
     let key = license_keys::update(&state, auth.subject(), id, body.into_inner()).await?;
     Ok(web::Json(key))
+}
+
+/// `POST /v1/license-keys/{id}/rotate`: a new value for the key (no body).
+pub(crate) async fn rotate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<RotatedLicenseKey>> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    Ok(web::Json(
+        license_keys::rotate(&state, auth.subject(), id).await?,
+    ))
 }
 
 pub(crate) async fn get_activation(
