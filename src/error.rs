@@ -172,6 +172,10 @@ pub enum ApiError {
     PaymentError(String),
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// A license key rotated in a status that does not allow it (Polar's 400
+    /// `RotateNotPermitted`).
+    #[error("rotate not permitted: {0}")]
+    RotateNotPermitted(String),
     #[error("validation failed")]
     Validation(Vec<FieldError>),
     #[error("conflict: {0}")]
@@ -329,6 +333,7 @@ pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("NotOpenCheckout", 403),
     ("PaymentError", 400),
     ("BadRequest", 400),
+    ("RotateNotPermitted", 400),
     ("RequestValidationError", 422),
     ("ResourceAlreadyExists", 409),
     ("PayloadTooLarge", 413),
@@ -363,7 +368,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::NotOpenCheckout { .. } => StatusCode::FORBIDDEN,
             ApiError::PaymentError(_) => StatusCode::BAD_REQUEST,
-            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_) | ApiError::RotateNotPermitted(_) => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -425,6 +430,7 @@ impl ResponseError for ApiError {
             ),
             ApiError::PaymentError(m) => ErrorBody::new("PaymentError", m),
             ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
+            ApiError::RotateNotPermitted(m) => ErrorBody::new("RotateNotPermitted", m),
             ApiError::Validation(items) => {
                 return res.json(ValidationErrorBody {
                     error: "RequestValidationError".into(),

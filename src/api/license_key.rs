@@ -1,6 +1,7 @@
 //! License keys and activations in Polar's shapes (`LicenseKeyRead`,
-//! `LicenseKeyWithActivations`, `ValidatedLicenseKey`, `LicenseKeyActivationBase`,
-//! `LicenseKeyActivationRead`) and the request bodies of the license-key endpoints.
+//! `LicenseKeyWithActivations`, `ValidatedLicenseKey`, `RotatedLicenseKey`,
+//! `LicenseKeyActivationBase`, `LicenseKeyActivationRead`) and the request bodies of the
+//! license-key endpoints.
 
 use std::sync::Arc;
 
@@ -190,7 +191,17 @@ impl VersionedFields for ValidatedLicenseKey {
     const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
 }
 
+impl VersionedFields for RotatedLicenseKey {
+    const SCHEMA: &'static str = "RotatedLicenseKey";
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
+}
+
 license_key_schema!(LicenseKeyRead {});
+license_key_schema!(
+    /// A key with its new value (`POST …/{id}/rotate`): granted or disabled, as only those
+    /// rotate.
+    RotatedLicenseKey {}
+);
 license_key_schema!(LicenseKeyWithActivations {
     activations: Vec<LicenseKeyActivationBase>
 });
@@ -223,6 +234,12 @@ impl From<&Customer> for CustomerParts {
 impl LicenseKeyRead {
     pub fn new(key: &LicenseKey, customer: &Customer) -> Self {
         LicenseKeyRead::build(key, &CustomerParts::from(customer))
+    }
+}
+
+impl RotatedLicenseKey {
+    pub fn new(key: &LicenseKey, customer: &Customer) -> Self {
+        RotatedLicenseKey::build(key, &CustomerParts::from(customer))
     }
 }
 
@@ -280,6 +297,7 @@ pub fn key_error(e: ActorError<LicenseKeyError>) -> ApiError {
             ErrorKind::NotFound => ApiError::NotFound(e.message()),
             ErrorKind::NotPermitted => ApiError::NotPermitted(e.message()),
             ErrorKind::BadRequest => ApiError::BadRequest(e.message()),
+            ErrorKind::RotateNotPermitted => ApiError::RotateNotPermitted(e.message()),
         },
         ActorError::NotFound => ApiError::not_found(),
         ActorError::AlreadyExists => ApiError::Conflict("The license key already exists.".into()),
@@ -645,6 +663,15 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             ));
         }
     }
+    for key in sample_keys()
+        .iter()
+        .filter(|k| tollgate_actors::license_key::ROTATABLE.contains(&k.status))
+    {
+        out.push((
+            "RotatedLicenseKey",
+            to_value(serde_json::to_value(RotatedLicenseKey::new(key, &customer))),
+        ));
+    }
     out
 }
 
@@ -697,7 +724,7 @@ mod tests {
         let mut names = BTreeSet::new();
         for (name, v) in &samples {
             let expected = match *name {
-                "LicenseKeyRead" => with(&[], &READ_KEYS),
+                "LicenseKeyRead" | "RotatedLicenseKey" => with(&[], &READ_KEYS),
                 "LicenseKeyWithActivations" => with(&["activations"], &READ_KEYS),
                 "ValidatedLicenseKey" => with(&["activation"], &READ_KEYS),
                 "LicenseKeyActivationBase" => with(&[], &ACTIVATION_KEYS),
@@ -707,7 +734,7 @@ mod tests {
             assert_eq!(keys(v), expected, "{name}");
             names.insert(*name);
         }
-        assert_eq!(names.len(), 5);
+        assert_eq!(names.len(), 6);
         let granted = &samples[0].1;
         assert_eq!(granted["status"], "granted");
         assert_eq!(granted["display_key"], "****-00ABCD");

@@ -35,6 +35,7 @@ pub fn versioned_schemas() -> Vec<(&'static str, &'static [(&'static str, versio
         of::<license_key::LicenseKeyRead>(),
         of::<license_key::LicenseKeyWithActivations>(),
         of::<license_key::ValidatedLicenseKey>(),
+        of::<license_key::RotatedLicenseKey>(),
     ]
 }
 

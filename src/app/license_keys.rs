@@ -12,14 +12,16 @@ use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
-    LicenseKey, LicenseKeyEntity, LicenseKeyError, UpdateLicenseKey, ValidateKey,
-    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+    LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey,
+    ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
+    LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
     key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
@@ -114,16 +116,7 @@ pub async fn validate(
     state: &AppState,
     body: LicenseKeyValidate,
 ) -> Result<ValidatedLicenseKey, ApiError> {
-    // Usage only grows: a negative increment would let a key holder reset it and pass
-    // `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
-    if let Some(n) = body.increment_usage.filter(|n| *n < 0) {
-        return Err(ApiError::Validation(vec![FieldError::new(
-            "greater_than_equal",
-            vec!["body".into(), "increment_usage".into()],
-            "Input should be greater than or equal to 0",
-            n.into(),
-        )]));
-    }
+    check_increment(&body)?;
     let cmd = body.into_command();
     let Some(id) = directory()
         .resolve(&state.store, cmd.organization_id, &cmd.key)
@@ -153,6 +146,66 @@ pub async fn validate(
             .record(cmd.organization_id, state.now(), answer.is_ok()),
     }
     answer
+}
+
+/// Usage only grows: a negative increment would let a key holder reset it and pass
+/// `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
+fn check_increment(body: &LicenseKeyValidate) -> Result<(), ApiError> {
+    match body.increment_usage.filter(|n| *n < 0) {
+        Some(n) => Err(ApiError::Validation(vec![FieldError::new(
+            "greater_than_equal",
+            vec!["body".into(), "increment_usage".into()],
+            "Input should be greater than or equal to 0",
+            n.into(),
+        )])),
+        None => Ok(()),
+    }
+}
+
+/// The organization a token-authenticated key command names (`organization_id` of its
+/// body): one `subject` reaches, else 404, as for a key it does not have.
+async fn reachable(
+    state: &AppState,
+    subject: Subject,
+    organization_id: uuid::Uuid,
+) -> Result<(), ApiError> {
+    if can_access(state, subject, OrganizationId(organization_id)).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found())
+    }
+}
+
+/// [`validate`] for a token holder (`POST /v1/license-keys/validate`): the same rules and
+/// answer, for a key of an organization `subject` reaches.
+pub async fn validate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyValidate,
+) -> Result<ValidatedLicenseKey, ApiError> {
+    check_increment(&body)?;
+    reachable(state, subject, body.organization_id).await?;
+    validate(state, body).await
+}
+
+/// [`activate`] for a token holder (`POST /v1/license-keys/activate`).
+pub async fn activate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyActivate,
+) -> Result<LicenseKeyActivationRead, ApiError> {
+    reachable(state, subject, body.organization_id).await?;
+    activate(state, body).await
+}
+
+/// [`deactivate`] for a token holder (`POST /v1/license-keys/deactivate`).
+pub async fn deactivate_as(
+    state: &AppState,
+    subject: Subject,
+    body: LicenseKeyDeactivate,
+) -> Result<(), ApiError> {
+    reachable(state, subject, body.organization_id).await?;
+    deactivate(state, body).await
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,
@@ -388,6 +441,56 @@ pub async fn update(
         .map_err(key_error)?;
     let customer = key_customer(state, &key).await?;
     Ok(LicenseKeyRead::new(&key, &customer))
+}
+
+/// Rotates a key `subject` reaches (`POST /v1/license-keys/{id}/rotate`): see
+/// [`rotate_key`].
+pub async fn rotate(
+    state: &AppState,
+    subject: Subject,
+    id: LicenseKeyId,
+) -> Result<RotatedLicenseKey, ApiError> {
+    let key = key_for(state, subject, id).await?;
+    rotate_key(state, key).await
+}
+
+/// Rotates one of the customer's own keys (`POST /v1/customer-portal/license-keys/{id}/rotate`);
+/// 404 for anyone else's.
+pub async fn customer_rotate(
+    state: &AppState,
+    customer: CustomerId,
+    id: LicenseKeyId,
+) -> Result<RotatedLicenseKey, ApiError> {
+    match state.store.get::<LicenseKey>(&id.key()).await? {
+        Some(k) if k.value.customer_id == customer => rotate_key(state, k.value).await,
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Gives the key a new value with its benefit's prefix, through its actor (Polar's
+/// `LicenseKeyService.rotate`): the same record, status, usage, limits, expiry and
+/// activations; only a granted or disabled key (else 400 `RotateNotPermitted`). The store
+/// replaces the key's unique value in the same transaction, so the old value validates no
+/// more from the reply on, on every engine; this process's directory drops it at once.
+async fn rotate_key(state: &AppState, key: LicenseKey) -> Result<RotatedLicenseKey, ApiError> {
+    let prefix = state
+        .store
+        .get::<Benefit>(&key.benefit_id.key())
+        .await?
+        .and_then(|b| match b.value.properties {
+            BenefitProperties::LicenseKeys(p) => p.prefix,
+            _ => None,
+        });
+    let rotated = state
+        .license_keys
+        .call(key.id, RotateLicenseKey(RotateKey { prefix }))
+        .await
+        .map_err(key_error)?;
+    let key = rotated.key;
+    directory().forget(key.organization_id, &rotated.previous);
+    directory().remember(key.organization_id, &key.key, key.id);
+    let customer = key_customer(state, &key).await?;
+    Ok(RotatedLicenseKey::new(&key, &customer))
 }
 
 /// A refused activation or usage increment: records a `license_key.limit_reached` notice,

@@ -17,7 +17,8 @@ use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
@@ -506,6 +507,17 @@ fn subscriptions_update() {}
     responses((status = 200, body = ListResource<LicenseKeyRead>)))]
 fn license_keys_list() {}
 
+/// List license keys: the spelling today's Polar clients call (the same list).
+#[utoipa::path(get, path = "/v1/license-keys/", tag = "license-keys",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["license_keys:read"])),
+    responses((status = 200, body = ListResource<LicenseKeyRead>)))]
+fn license_keys_list_slash() {}
+
 /// Get a license key with its activations.
 #[utoipa::path(get, path = "/v1/license-keys/{id}", tag = "license-keys",
     params(("id" = Uuid, Path)),
@@ -521,12 +533,43 @@ fn license_keys_get() {}
     responses((status = 200, body = LicenseKeyRead)))]
 fn license_keys_update() {}
 
+/// Rotate a license key: a new value (with the benefit's prefix) for the same key, whose
+/// status, usage, limits, expiry and activations are kept; the old value validates no more.
+/// Only a granted or disabled key rotates.
+#[utoipa::path(post, path = "/v1/license-keys/{id}/rotate", tag = "license-keys",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = RotatedLicenseKey), (status = 400, description = "RotateNotPermitted: the key is revoked", body = Error)))]
+fn license_keys_rotate() {}
+
 /// Get an activation of a license key.
 #[utoipa::path(get, path = "/v1/license-keys/{id}/activations/{activation_id}", tag = "license-keys",
     params(("id" = Uuid, Path), ("activation_id" = Uuid, Path)),
     security(("bearer" = ["license_keys:read"])),
     responses((status = 200, body = LicenseKeyActivationRead)))]
 fn license_keys_get_activation() {}
+
+/// Validate a license key of an organization the token reaches (the customer portal's
+/// validation, with a token).
+#[utoipa::path(post, path = "/v1/license-keys/validate", tag = "license-keys",
+    request_body = LicenseKeyValidate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, description = "No such key in an organization the token reaches, or the key does not validate", body = Error)))]
+fn license_keys_validate() {}
+
+/// Activate a license key of an organization the token reaches on a device.
+#[utoipa::path(post, path = "/v1/license-keys/activate", tag = "license-keys",
+    request_body = LicenseKeyActivate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body", body = Error), (status = 403, description = "The key takes no activation, is not granted, has expired, or has no free activation", body = Error), (status = 404, description = "No such key in an organization the token reaches", body = Error)))]
+fn license_keys_activate() {}
+
+/// Remove an activation of a license key of an organization the token reaches.
+#[utoipa::path(post, path = "/v1/license-keys/deactivate", tag = "license-keys",
+    request_body = LicenseKeyDeactivate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body", body = Error), (status = 404, description = "No such key, or no such live activation", body = Error)))]
+fn license_keys_deactivate() {}
 
 // ---------------------------------------------------------------------------------------
 // Customer portal
@@ -549,6 +592,14 @@ fn portal_license_keys_list() {}
     security(("bearer" = ["customer_portal:read"])),
     responses((status = 200, body = LicenseKeyWithActivations)))]
 fn portal_license_keys_get() {}
+
+/// Rotate one of the customer's license keys (customer session token): as
+/// `POST /v1/license-keys/{id}/rotate`.
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/{id}/rotate", tag = "customer-portal",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["customer_portal:write"])),
+    responses((status = 200, body = RotatedLicenseKey), (status = 400, description = "RotateNotPermitted: the key is revoked", body = Error)))]
+fn portal_license_keys_rotate() {}
 
 /// Validate a license key (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/validate", tag = "customer-portal",

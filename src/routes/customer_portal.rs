@@ -5,7 +5,8 @@
 //!   `Authorization` header is not even read. This is the hot path: a body parsed straight
 //!   from its bytes (`crate::extract::json::HotJson`), the rate limits, then `crate::app::license_keys`.
 //! * `GET /v1/customer-portal/license-keys/` and `/{id}`: a customer (session token) sees
-//!   its own keys. Tollgate does not link users to customers, so a user sees none.
+//!   its own keys, and `POST …/{id}/rotate` gives one a new value. Tollgate does not link
+//!   users to customers, so a user sees none.
 
 use actix_web::body::BoxBody;
 use actix_web::{web, HttpRequest, HttpResponse, Responder, ResponseError};
@@ -13,20 +14,20 @@ use tollgate_actors::license_key::LicenseKey;
 
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyValidate, LicenseKeyWithActivations, ValidatedLicenseKey,
+    LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::{ListResource, Pagination, PresizedJson};
 
 use crate::app::license_keys::{self, durable_answer};
 use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::auth::CustomerPortalRead;
+use crate::extract::auth::{CustomerPortalRead, CustomerPortalWrite};
 use crate::extract::json::HotJson;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
 use crate::state::AppState;
 
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
-const VALIDATED_CAP: usize = 2048;
+pub(crate) const VALIDATED_CAP: usize = 2048;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {
@@ -36,6 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     }
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
 }
 
 /// The rate limits of the public key endpoints: per client address and per key (hashed,
@@ -152,4 +154,20 @@ async fn get(
     let key = license_keys::live_key(&state, id).await?;
     let answer = license_keys::customer_key(&state, customer, key).await;
     Ok(web::Json(durable_answer(&state, answer).await?))
+}
+
+/// `POST /v1/customer-portal/license-keys/{id}/rotate`: one of the customer's own keys gets
+/// a new value (no body).
+async fn rotate(
+    auth: Auth<CustomerPortalWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<RotatedLicenseKey>> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    let Subject::Customer(customer) = auth.subject() else {
+        return Err(ApiError::not_found());
+    };
+    Ok(web::Json(
+        license_keys::customer_rotate(&state, customer, id).await?,
+    ))
 }

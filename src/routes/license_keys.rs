@@ -1,30 +1,43 @@
 //! The organizer's license-key endpoints (`/v1/license-keys`, reference 3.4): list, get,
-//! update and get an activation. Reads come from the store (behind the read barrier, so they
-//! never show a write a crash could undo); the update goes through the key's actor, which
-//! owns the key's counters.
+//! update and get an activation; and validate, activate and deactivate with a token
+//! (`license_keys:write`), the customer portal's commands for a key of an organization the
+//! token reaches. Reads come from the store (behind the read barrier, so they never show a
+//! write a crash could undo); every change goes through the key's actor, which owns the
+//! key's counters.
 //!
 //! Deviation (behaviour.md): a key of an organization the caller cannot reach is 404, not
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
-use actix_web::web;
+use actix_web::{web, HttpResponse, ResponseError};
 use tollgate_actors::license_key::live_activations;
 
 use crate::api::license_key::{
-    LicenseKeyActivationRead, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyWithActivations,
+    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
-use crate::api::ListResource;
+use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
 use crate::app::views::key_customer;
 use crate::domain::ids::{ActivationId, BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
+use crate::extract::json::HotJson;
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, ValidJson};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // Before `/{id}`, whose resource would answer these POSTs with a 405.
+    crate::resource!(cfg, "/v1/license-keys/validate", { post => validate });
+    crate::resource!(cfg, "/v1/license-keys/activate", { post => activate });
+    crate::resource!(cfg, "/v1/license-keys/deactivate", { post => deactivate });
+    // Both spellings, answered directly: the seed-era clients call the first, today's
+    // (polar-sdk 1.0, @polar-sh/sdk 0.47 and 1.0) the second and follow no redirect.
     crate::resource!(cfg, "/v1/license-keys", { get => list });
+    crate::resource!(cfg, "/v1/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/license-keys/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/license-keys/{id}/rotate", { post => rotate });
     crate::resource!(cfg, "/v1/license-keys/{id}/activations/{activation_id}", {
         get => get_activation,
     });
@@ -69,6 +82,18 @@ pub(crate) async fn update(
     Ok(web::Json(key))
 }
 
+/// `POST /v1/license-keys/{id}/rotate`: a new value for the key (no body).
+pub(crate) async fn rotate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<RotatedLicenseKey>> {
+    let id: LicenseKeyId = path_id("id", &id)?;
+    Ok(web::Json(
+        license_keys::rotate(&state, auth.subject(), id).await?,
+    ))
+}
+
 pub(crate) async fn get_activation(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
@@ -87,4 +112,38 @@ pub(crate) async fn get_activation(
     }
     .await;
     Ok(web::Json(durable_answer(&state, answer).await?))
+}
+
+/// `POST /v1/license-keys/validate`: the customer portal's validation, with a token.
+async fn validate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyValidate>,
+) -> ApiResult<PresizedJson<ValidatedLicenseKey, { super::customer_portal::VALIDATED_CAP }>> {
+    let answer = license_keys::validate_as(&state, auth.subject(), body).await;
+    state.metrics.validation(match &answer {
+        Ok(_) => 200,
+        Err(e) => ResponseError::status_code(e).as_u16(),
+    });
+    answer.map(PresizedJson)
+}
+
+/// `POST /v1/license-keys/activate`: 200, as in Polar.
+async fn activate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyActivate>,
+) -> ApiResult<web::Json<LicenseKeyActivationRead>> {
+    let answer = license_keys::activate_as(&state, auth.subject(), body).await?;
+    Ok(web::Json(answer))
+}
+
+/// `POST /v1/license-keys/deactivate`: 204.
+async fn deactivate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    HotJson(body): HotJson<LicenseKeyDeactivate>,
+) -> ApiResult<HttpResponse> {
+    license_keys::deactivate_as(&state, auth.subject(), body).await?;
+    Ok(HttpResponse::NoContent().finish())
 }

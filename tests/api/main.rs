@@ -25,6 +25,7 @@ mod helpers;
 mod http_hardening;
 mod idempotency;
 mod license_keys;
+mod license_keys_sdk;
 mod metrics;
 mod nodes;
 mod oauth;

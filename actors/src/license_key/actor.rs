@@ -9,8 +9,8 @@ use tollgate_storage::{Batch, Expect, Stored};
 
 use super::decide;
 use super::model::{
-    ActivateKey, Activation, DeactivateKey, KeyChanges, LicenseKey, LicenseKeyError, ValidateKey,
-    Validated,
+    generate_key, ActivateKey, Activation, DeactivateKey, KeyChanges, LicenseKey, LicenseKeyError,
+    RotateKey, Rotated, ValidateKey, Validated,
 };
 use super::{KeyState, LicenseKeyEntity};
 use crate::entity::{CommandReply, EntityActor, Outcome};
@@ -141,6 +141,31 @@ impl Handler<UpdateLicenseKey> for EntityActor<LicenseKeyEntity> {
             let next = decide::update(&s.value, &msg.0, now);
             let reply = next.clone();
             store_and_reply(s, next, reply)
+        })
+    }
+}
+
+/// `POST /v1/license-keys/{id}/rotate` (and the customer portal's): replies the key with its
+/// new value, and the old one.
+///
+/// The write is a full `put`: the key's unique value (`LICENSE_KEY_VALUE`, how validation
+/// finds it) is replaced in the same transaction on every engine, so from the reply on the
+/// old value resolves to nothing. A published state (the fast path) is replaced before the
+/// reply, and an in-memory directory entry of the old value only leads here, where
+/// `WrongKey` answers it.
+#[derive(Message)]
+#[rtype(result = "KeyReply<Rotated>")]
+pub struct RotateLicenseKey(pub RotateKey);
+
+impl Handler<RotateLicenseKey> for EntityActor<LicenseKeyEntity> {
+    type Result = Handled<Rotated>;
+
+    fn handle(&mut self, msg: RotateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let value = generate_key(msg.0.prefix.as_deref());
+            let rotated = decide::rotate(&s.value, value, now).map_err(refused)?;
+            let next = rotated.key.clone();
+            store_and_reply(s, next, rotated)
         })
     }
 }

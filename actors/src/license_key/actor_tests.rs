@@ -703,3 +703,133 @@ async fn with_freshness_checks_a_key_revoked_elsewhere_is_refused_at_once_even_b
         Ok(key) if key.status == KeyStatus::Revoked
     ));
 }
+
+/// Rotation against validations in flight, in strict and in batched mode: each validation
+/// of the old value is answered as if it came wholly before the rotation (valid, counted)
+/// or wholly after it (`WrongKey`); from the rotation's reply on, the old value is refused
+/// on every path (the mailbox, the fast path, the store's unique index) and the new one
+/// validates, with the counts, limits and activations the key had.
+#[actix::test]
+async fn rotation_with_concurrent_validations_switches_the_value_at_once() {
+    for interval in [None, Some(Duration::from_millis(50))] {
+        let (registry, store) = registry_batching(interval);
+        let k = stored_key(&store, Some(100), Some(2));
+        let mut activate = crate::license_key::ActivateKey {
+            organization_id: k.organization_id,
+            key: k.key.clone(),
+            label: "laptop".into(),
+            conditions: JsonObject::new(),
+            meta: JsonObject::new(),
+        };
+        let (_, activation) = registry
+            .call(k.id, ActivateLicenseKey(activate.clone()))
+            .await
+            .unwrap();
+        registry.call(k.id, validate(&k, Some(3))).await.unwrap();
+        let live = registry.extension();
+        let through_mailbox = join_all((0..40).map(|_| registry.call(k.id, validate(&k, None))));
+        // Fast-path answers (batched mode only; `None` in strict mode), interleaved.
+        let fast = async {
+            let mut answers = Vec::new();
+            for _ in 0..40 {
+                answers.push(live.validate(&store, k.id, &cmd(&k, None), Utc::now()));
+                tokio::task::yield_now().await;
+            }
+            answers
+        };
+        let rotate = registry.call(
+            k.id,
+            RotateLicenseKey(RotateKey {
+                prefix: Some("test".into()),
+            }),
+        );
+        let ((mailbox, fast), rotated) =
+            futures_util::future::join(futures_util::future::join(through_mailbox, fast), rotate)
+                .await;
+        let rotated = rotated.unwrap();
+        assert_eq!(rotated.previous, k.key);
+        assert!(rotated.key.key.starts_with("TEST-"), "{}", rotated.key.key);
+        assert_ne!(rotated.key.key, k.key);
+        let mut passed = 0i64;
+        for r in mailbox {
+            match r {
+                Ok(_) => passed += 1,
+                Err(ActorError::Domain(LicenseKeyError::WrongKey)) => {}
+                other => panic!("{interval:?}: {other:?}"),
+            }
+        }
+        for r in fast.into_iter().flatten() {
+            match r {
+                Ok(_) => passed += 1,
+                Err(LicenseKeyError::WrongKey) => {}
+                other => panic!("{interval:?}: {other:?}"),
+            }
+        }
+        // From the reply on, the old value is refused on every path.
+        assert_eq!(
+            registry.call(k.id, validate(&k, None)).await.unwrap_err(),
+            ActorError::Domain(LicenseKeyError::WrongKey)
+        );
+        assert!(matches!(
+            live.validate(&store, k.id, &cmd(&k, None), Utc::now()),
+            None | Some(Err(LicenseKeyError::WrongKey))
+        ));
+        activate.key = k.key.clone();
+        assert_eq!(
+            registry
+                .call(k.id, ActivateLicenseKey(activate.clone()))
+                .await
+                .unwrap_err(),
+            ActorError::Domain(LicenseKeyError::WrongKey)
+        );
+        let dir = KeyDirectory::new();
+        assert_eq!(
+            dir.lookup(&store, k.organization_id, &k.key).await.unwrap(),
+            None
+        );
+        assert_eq!(
+            dir.lookup(&store, k.organization_id, &rotated.key.key)
+                .await
+                .unwrap(),
+            Some(k.id)
+        );
+        // The new value validates, with everything the key had.
+        let v = registry
+            .call(k.id, validate(&rotated.key, None))
+            .await
+            .unwrap();
+        assert_eq!(v.key.validations, 1 + passed + 1, "{interval:?}");
+        assert_eq!(v.key.usage, 3);
+        assert_eq!(v.key.limit_usage, Some(100));
+        assert_eq!(v.key.limit_activations, Some(2));
+        assert_eq!(
+            live_activations(&v.key).map(|a| a.id).collect::<Vec<_>>(),
+            vec![activation.id]
+        );
+        let stored = in_store(&store, k.id);
+        assert_eq!(stored.key, rotated.key.key);
+        assert_eq!(stored.id, k.id);
+    }
+}
+
+#[actix::test]
+async fn a_revoked_key_does_not_rotate_and_keeps_its_value() {
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, None);
+    registry.call(k.id, RevokeLicenseKey).await.unwrap();
+    let r = registry
+        .call(k.id, RotateLicenseKey(RotateKey { prefix: None }))
+        .await;
+    assert_eq!(
+        r.unwrap_err(),
+        ActorError::Domain(LicenseKeyError::RotateNotPermitted {
+            status: KeyStatus::Revoked
+        })
+    );
+    assert_eq!(in_store(&store, k.id).key, k.key);
+    let dir = KeyDirectory::new();
+    assert_eq!(
+        dir.lookup(&store, k.organization_id, &k.key).await.unwrap(),
+        Some(k.id)
+    );
+}

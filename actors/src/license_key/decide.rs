@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::model::{
     ActivateKey, Activation, DeactivateKey, JsonObject, KeyChanges, KeyStatus, LicenseKey,
-    LicenseKeyError, ValidateKey, Validated,
+    LicenseKeyError, Rotated, ValidateKey, Validated, ROTATABLE,
 };
 use crate::domain::ids::{ActivationId, OrganizationId};
 
@@ -225,6 +225,27 @@ pub fn revoke(key: &LicenseKey, now: DateTime<Utc>) -> Option<LicenseKey> {
     next.status = KeyStatus::Revoked;
     next.modified_at = Some(now);
     Some(next)
+}
+
+/// Gives the key a new value (reference: Polar's `LicenseKeyService.rotate`): the same
+/// record, status, usage, limits, expiry and activations, and `value` (drawn by the caller
+/// with the benefit's prefix) in place of the old one, which validates no more. Only a
+/// granted or disabled key may be rotated.
+pub fn rotate(
+    key: &LicenseKey,
+    value: String,
+    now: DateTime<Utc>,
+) -> Result<Rotated, LicenseKeyError> {
+    if !ROTATABLE.contains(&key.status) {
+        return Err(LicenseKeyError::RotateNotPermitted { status: key.status });
+    }
+    let mut next = key.clone();
+    let previous = std::mem::replace(&mut next.key, value);
+    next.modified_at = Some(now);
+    Ok(Rotated {
+        key: next,
+        previous,
+    })
 }
 
 /// A JSON object stored as text; anything unreadable counts as empty (no condition).

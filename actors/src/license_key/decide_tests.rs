@@ -1,13 +1,13 @@
 //! Unit tests of the license key's rules (`decide.rs`): Polar's validation checks in
 //! Polar's order, conditions compared as Python does, usage limits, activation and
-//! deactivation, updates and revocation.
+//! deactivation, updates, revocation and rotation.
 
 use chrono::{Duration, TimeZone};
 use serde_json::json;
 
 use super::*;
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId};
-use crate::license_key::ErrorKind;
+use crate::license_key::{generate_key, ErrorKind};
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0).unwrap()
@@ -637,6 +637,85 @@ fn revoke_is_for_granted_keys_only() {
         ..key()
     };
     assert_eq!(revoke(&disabled, t0()), None);
+}
+
+// ---- rotate ----
+
+#[test]
+fn rotation_replaces_the_value_and_keeps_everything_else() {
+    let (mut k, a) = with_activation(
+        &LicenseKey {
+            limit_activations: Some(3),
+            ..key()
+        },
+        json!({"major": 2}),
+    );
+    k.usage = 4;
+    k.limit_usage = Some(10);
+    k.validations = 7;
+    k.last_validated_at = Some(t0());
+    k.expires_at = Some(t0() + Duration::days(30));
+    let later = t0() + Duration::hours(1);
+    for status in [KeyStatus::Granted, KeyStatus::Disabled] {
+        let k = LicenseKey {
+            status,
+            ..k.clone()
+        };
+        let new_value = "TESTING-00000000-0000-4000-8000-000000000001".to_string();
+        let rotated = rotate(&k, new_value.clone(), later).unwrap();
+        assert_eq!(rotated.previous, k.key);
+        assert_eq!(rotated.key.key, new_value);
+        assert_eq!(rotated.key.modified_at, Some(later));
+        // Everything but the value (and the modification time) is kept.
+        let expected = LicenseKey {
+            key: new_value,
+            modified_at: Some(later),
+            ..k.clone()
+        };
+        assert_eq!(rotated.key, expected);
+        assert_eq!(live_activations(&rotated.key).next(), Some(&a));
+        // The old value names this key no more; the new one does.
+        let old = validate_cmd(&k);
+        assert_eq!(
+            check_validation(&rotated.key, &old, t0()).unwrap_err(),
+            LicenseKeyError::WrongKey
+        );
+        if status == KeyStatus::Granted {
+            assert!(validate(&rotated.key, &validate_cmd(&rotated.key), t0()).is_ok());
+        }
+    }
+}
+
+#[test]
+fn only_granted_or_disabled_keys_rotate() {
+    let revoked = LicenseKey {
+        status: KeyStatus::Revoked,
+        ..key()
+    };
+    let e = rotate(&revoked, "NEW".into(), t0()).unwrap_err();
+    assert_eq!(
+        e,
+        LicenseKeyError::RotateNotPermitted {
+            status: KeyStatus::Revoked
+        }
+    );
+    assert_eq!(e.kind(), ErrorKind::RotateNotPermitted);
+    assert_eq!(
+        e.message(),
+        "License key cannot be rotated in its current status. Current status: revoked. \
+         Allowed statuses: disabled, granted."
+    );
+}
+
+#[test]
+fn rotated_values_follow_the_benefit_prefix() {
+    let prefixed = generate_key(Some(" tg "));
+    assert!(prefixed.starts_with("TG-"), "{prefixed}");
+    assert_eq!(prefixed.len(), 3 + 36);
+    let bare = generate_key(None);
+    assert_eq!(bare.len(), 36);
+    assert_eq!(bare, bare.to_uppercase());
+    assert_ne!(generate_key(None), bare);
 }
 
 // ---- property: usage never exceeds the limit, whatever the interleaving ----

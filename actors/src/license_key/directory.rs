@@ -14,8 +14,11 @@
 //!   holds is the one asked for ([`super::LicenseKeyError::WrongKey`]), and the caller then
 //!   [`KeyDirectory::forget`]s the entry and asks the store. A collision (≈ n²/2⁶⁵, about
 //!   3·10⁻¹⁰ for 100,000 keys) therefore costs a store read, never a wrong answer.
-//! * Entries never go stale otherwise: a key's organization and value never change and keys
-//!   are never deleted.
+//! * Keys are never deleted and their organization never changes. Their value changes only
+//!   by a rotation (`RotateLicenseKey`), whose caller [`KeyDirectory::forget`]s the old
+//!   value in its process; an entry another process still holds for it leads to the key's
+//!   actor, which refuses the old value as `WrongKey`, so it costs one store read, as a
+//!   collision does, never a wrong answer.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};

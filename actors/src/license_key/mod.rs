@@ -34,13 +34,13 @@ use crate::domain::ids::{LicenseKeyId, OrganizationId};
 use crate::entity::Entity;
 pub use actor::{
     ActivateLicenseKey, DeactivateLicenseKey, GetLicenseKey, KeyReply, RevokeLicenseKey,
-    UpdateLicenseKey, ValidateLicenseKey,
+    RotateLicenseKey, UpdateLicenseKey, ValidateLicenseKey,
 };
 pub use decide::live_activations;
 pub use directory::KeyDirectory;
 pub use model::{
     generate_key, ActivateKey, Activation, DeactivateKey, ErrorKind, JsonObject, KeyChanges,
-    KeyStatus, LicenseKey, LicenseKeyError, ValidateKey, Validated,
+    KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated, ROTATABLE,
 };
 
 /// Organization | created_at: the organizer list.

@@ -97,6 +97,13 @@ pub enum LicenseKeyError {
     ActivationNotRequired,
     #[error("License key activation limit already reached")]
     ActivationLimitReached,
+    /// A rotation of a key that is neither granted nor disabled (Polar's
+    /// `RotateNotPermitted`).
+    #[error(
+        "License key cannot be rotated in its current status. Current status: {}. Allowed statuses: disabled, granted.",
+        .status.as_str()
+    )]
+    RotateNotPermitted { status: KeyStatus },
 }
 
 /// The class of a refusal, which decides its HTTP status.
@@ -108,6 +115,8 @@ pub enum ErrorKind {
     NotPermitted,
     /// 400 `BadRequest`
     BadRequest,
+    /// 400 `RotateNotPermitted`
+    RotateNotPermitted,
 }
 
 impl LicenseKeyError {
@@ -118,6 +127,7 @@ impl LicenseKeyError {
             | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
             InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
             ActivationNotRequired | ActivationLimitReached => ErrorKind::NotPermitted,
+            RotateNotPermitted { .. } => ErrorKind::RotateNotPermitted,
         }
     }
 
@@ -167,6 +177,25 @@ pub struct KeyChanges {
     pub limit_activations: Option<Option<i64>>,
     pub limit_usage: Option<Option<i64>>,
     pub expires_at: Option<Option<DateTime<Utc>>>,
+}
+
+/// The statuses a key may be rotated in (Polar's `ROTATABLE_STATUSES`).
+pub const ROTATABLE: [KeyStatus; 2] = [KeyStatus::Granted, KeyStatus::Disabled];
+
+/// `POST /v1/license-keys/{id}/rotate` (and the customer portal's): a new value for the
+/// key. The value is drawn by the actor ([`generate_key`] with the benefit's `prefix`), so
+/// the rule that takes it stays pure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotateKey {
+    /// The benefit's prefix, as the key was generated with (`None`: a bare UUID).
+    pub prefix: Option<String>,
+}
+
+/// A rotated key, and the value it had (which validates no more).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rotated {
+    pub key: LicenseKey,
+    pub previous: String,
 }
 
 /// A successful validation: the key as it now is, and the activation that was checked.

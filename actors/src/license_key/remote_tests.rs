@@ -209,3 +209,48 @@ async fn commands_queued_behind_a_slow_database_are_bounded_and_none_refused_is_
         "exactly the acknowledged increments"
     );
 }
+
+#[actix::test]
+async fn a_key_rotated_on_one_node_is_refused_by_its_old_value_on_another() {
+    let Some(schema) = Schema::new("rotated_elsewhere") else {
+        return;
+    };
+    let (a, b) = (schema.node().await, schema.node().await);
+    let (ra, rb) = (registry(&a), registry(&b));
+    let k = stored_key(&a, None).await;
+    // Node B holds the key in memory, and its directory the old value.
+    let dir_b = crate::license_key::KeyDirectory::new();
+    assert_eq!(
+        dir_b.resolve(&b, k.organization_id, &k.key).await.unwrap(),
+        Some(k.id)
+    );
+    rb.call(k.id, increment(&k, 1)).await.unwrap();
+    let rotated = ra
+        .call(
+            k.id,
+            RotateLicenseKey(crate::license_key::RotateKey {
+                prefix: Some("test".into()),
+            }),
+        )
+        .await
+        .unwrap();
+    // B's copy is stale: its actor checks the stored revision, reloads, and refuses the old
+    // value; the unique index (one transaction with the record) knows only the new one.
+    assert_eq!(
+        rb.call(k.id, increment(&k, 1)).await.unwrap_err(),
+        ActorError::Domain(LicenseKeyError::WrongKey)
+    );
+    assert_eq!(
+        dir_b.lookup(&b, k.organization_id, &k.key).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        dir_b
+            .lookup(&b, k.organization_id, &rotated.key.key)
+            .await
+            .unwrap(),
+        Some(k.id)
+    );
+    let v = rb.call(k.id, increment(&rotated.key, 1)).await.unwrap();
+    assert_eq!(v.key.usage, 2);
+}
