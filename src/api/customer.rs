@@ -17,6 +17,14 @@ use crate::error::FieldError;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CustomerCreate {
+    /// The seller's id for the customer: unique in the organization; once set, it cannot
+    /// be changed. A blank one is none.
+    #[serde(default)]
+    pub external_id: Option<String>,
+    /// `individual` (the default); Tollgate has no team customers, so `team` is a 422.
+    #[serde(default, rename = "type")]
+    #[schema(value_type = Option<String>)]
+    pub kind: Option<String>,
     pub email: String,
     #[serde(default)]
     pub name: Option<String>,
@@ -38,9 +46,17 @@ pub struct CustomerCreate {
 }
 
 /// Every field optional; `null` clears `name`, `billing_address` and `tax_id`, and leaves
-/// `email` and `metadata` as they are.
+/// `email` and `metadata` as they are. `external_id` may be set once (Polar: "Once set, it
+/// can't be updated"); `PATCH /v1/customers/external/{external_id}` ignores it.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CustomerUpdate {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub external_id: Maybe<String>,
+    /// `individual` only (Tollgate has no team customers).
+    #[serde(default, rename = "type")]
+    #[schema(value_type = Option<String>)]
+    pub kind: Maybe<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub email: Maybe<String>,
@@ -329,7 +345,7 @@ impl From<&Customer> for CustomerView {
             created_at: c.created_at,
             modified_at: c.modified_at,
             metadata: metadata_map(&c.metadata),
-            external_id: None,
+            external_id: c.external_id.clone(),
             email: c.email.clone(),
             email_verified: c.email_verified,
             kind: CustomerType::Individual,
@@ -403,6 +419,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         now,
     );
     full.name = Some("Jane Doe".into());
+    full.external_id = Some("usr_1337".into());
     full.modified_at = Some(now);
     full.billing_address = Address::new(
         Some("1 rue de la Paix"),
