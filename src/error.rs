@@ -180,6 +180,10 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     #[error("conflict: {0}")]
     Conflict(String),
+    /// An external customer id that several customers of the caller's organizations hold
+    /// (Polar's 409 `AmbiguousExternalCustomerID`).
+    #[error("ambiguous external customer id")]
+    AmbiguousExternalCustomerId,
     #[error("request body too large")]
     PayloadTooLarge { limit: usize },
     #[error("method not allowed")]
@@ -336,6 +340,7 @@ pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("RotateNotPermitted", 400),
     ("RequestValidationError", 422),
     ("ResourceAlreadyExists", 409),
+    ("AmbiguousExternalCustomerID", 409),
     ("PayloadTooLarge", 413),
     ("MethodNotAllowed", 405),
     ("TooManyRequests", 429),
@@ -370,7 +375,7 @@ impl ResponseError for ApiError {
             ApiError::PaymentError(_) => StatusCode::BAD_REQUEST,
             ApiError::BadRequest(_) | ApiError::RotateNotPermitted(_) => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::AmbiguousExternalCustomerId => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::TooManyRequests { .. } | ApiError::RateLimited(_) => {
@@ -438,6 +443,12 @@ impl ResponseError for ApiError {
                 });
             }
             ApiError::Conflict(m) => ErrorBody::new("ResourceAlreadyExists", m),
+            ApiError::AmbiguousExternalCustomerId => ErrorBody::new(
+                "AmbiguousExternalCustomerID",
+                "Several customers across your organizations share this external customer ID. \
+                 Use an organization-scoped token, the Polar customer ID, or a unique external \
+                 ID to disambiguate.",
+            ),
             ApiError::PayloadTooLarge { limit } => ErrorBody::new(
                 "PayloadTooLarge",
                 format!("The request body is larger than the limit of {limit} bytes."),

@@ -17,6 +17,14 @@ use crate::error::FieldError;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CustomerCreate {
+    /// The seller's id for the customer: unique in the organization; once set, it cannot
+    /// be changed. A blank one is none.
+    #[serde(default)]
+    pub external_id: Option<String>,
+    /// `individual` (the default); Tollgate has no team customers, so `team` is a 422.
+    #[serde(default, rename = "type")]
+    #[schema(value_type = Option<String>)]
+    pub kind: Option<String>,
     pub email: String,
     #[serde(default)]
     pub name: Option<String>,
@@ -38,9 +46,17 @@ pub struct CustomerCreate {
 }
 
 /// Every field optional; `null` clears `name`, `billing_address` and `tax_id`, and leaves
-/// `email` and `metadata` as they are.
+/// `email` and `metadata` as they are. `external_id` may be set once (Polar: "Once set, it
+/// can't be updated"); `PATCH /v1/customers/external/{external_id}` ignores it.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CustomerUpdate {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub external_id: Maybe<String>,
+    /// `individual` only (Tollgate has no team customers).
+    #[serde(default, rename = "type")]
+    #[schema(value_type = Option<String>)]
+    pub kind: Maybe<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub email: Maybe<String>,
@@ -280,7 +296,18 @@ impl From<&TaxId> for TaxIdView {
     }
 }
 
-/// The `Customer` schema (the same keys as `OrderCustomer`).
+/// Polar's `CustomerType`. Tollgate's customers are all individuals (Polar's team
+/// customers come with seats and members, which Tollgate does not have).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CustomerType {
+    Individual,
+}
+
+/// The `Customer` schema (Polar's `CustomerIndividual`; the same keys as `OrderCustomer`,
+/// `SubscriptionCustomer`, `LicenseKeyCustomer`, and the `customer` of a customer session
+/// or a benefit grant): what both polar-sdk 1.0 and @polar-sh/sdk 0.47 require. The keys
+/// are in Polar's order.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = Customer)]
 pub struct CustomerView {
@@ -289,12 +316,25 @@ pub struct CustomerView {
     pub modified_at: Option<DateTime<Utc>>,
     #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: MetadataMap,
+    /// The seller's id for the customer; unique in the organization, never changed once
+    /// set.
+    pub external_id: Option<String>,
     pub email: String,
     pub email_verified: bool,
+    #[serde(rename = "type")]
+    pub kind: CustomerType,
     pub name: Option<String>,
+    /// The name on invoices: Tollgate keeps no separate one, so the name (Polar's
+    /// fallback).
+    pub billing_name: Option<String>,
     pub billing_address: Option<AddressView>,
     pub tax_id: Option<TaxIdView>,
     pub organization_id: Uuid,
+    /// When the customer was deleted (an order or key still shows its customer).
+    pub deleted_at: Option<DateTime<Utc>>,
+    /// Polar's first ingested event; Tollgate ingests no events, so always null.
+    pub first_user_event_at: Option<DateTime<Utc>>,
+    /// Always a URL: @polar-sh/sdk 0.47 requires a string.
     pub avatar_url: String,
 }
 
@@ -305,12 +345,17 @@ impl From<&Customer> for CustomerView {
             created_at: c.created_at,
             modified_at: c.modified_at,
             metadata: metadata_map(&c.metadata),
+            external_id: c.external_id.clone(),
             email: c.email.clone(),
             email_verified: c.email_verified,
+            kind: CustomerType::Individual,
             name: c.name.clone(),
+            billing_name: c.name.clone(),
             billing_address: c.billing_address.as_ref().map(AddressView::from),
             tax_id: c.tax_id.as_ref().map(TaxIdView::from),
             organization_id: c.organization_id.0,
+            deleted_at: c.deleted_at,
+            first_user_event_at: None,
             avatar_url: c.avatar_url(),
         }
     }
@@ -374,6 +419,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         now,
     );
     full.name = Some("Jane Doe".into());
+    full.external_id = Some("usr_1337".into());
     full.modified_at = Some(now);
     full.billing_address = Address::new(
         Some("1 rue de la Paix"),
@@ -388,12 +434,13 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         value: "FR61954506077".into(),
         format,
     });
-    let bare = Customer::new(
+    let mut bare = Customer::new(
         CustomerId(Uuid::from_u128(0xc1)),
         OrganizationId(Uuid::from_u128(0x0a)),
         "bob@example.com".into(),
         now,
     );
+    bare.deleted_at = Some(now);
     let mut out = Vec::new();
     for c in [&full, &bare] {
         out.push((
@@ -443,12 +490,17 @@ mod tests {
             "created_at",
             "modified_at",
             "metadata",
+            "external_id",
             "email",
             "email_verified",
+            "type",
             "name",
+            "billing_name",
             "billing_address",
             "tax_id",
             "organization_id",
+            "deleted_at",
+            "first_user_event_at",
             "avatar_url",
         ]
         .into_iter()
@@ -456,6 +508,8 @@ mod tests {
         assert_eq!(keys, expected);
         assert_eq!(v["email_verified"], false);
         assert_eq!(v["tax_id"], Value::Null);
+        assert_eq!(v["type"], "individual");
+        assert!(v["avatar_url"].is_string());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `/v1/customers/`: list, create, get, update and (soft) delete customers
-//! (`crate::app::catalog::customers`).
+//! `/v1/customers/`: list, create, get, update and (soft) delete customers, by id or by
+//! the seller's external id (`crate::app::catalog::customers`).
 
 use actix_web::{web, HttpResponse};
 
@@ -16,6 +16,11 @@ use crate::state::AppState;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customers/", { get => list, post => create });
     crate::resource!(cfg, "/v1/customers/{id}", { get => get, patch => update, delete => delete });
+    // Before `/v1/customers/{id}/…`, as Polar declares them: `/external/state` is the
+    // customer whose external id is `state`.
+    crate::resource!(cfg, "/v1/customers/external/{external_id}", {
+        get => get_external, patch => update_external, delete => delete_external
+    });
 }
 
 pub(crate) async fn list(
@@ -28,6 +33,7 @@ pub(crate) async fn list(
     let filter = CustomerFilter {
         organization_id: q.ids("organization_id"),
         query: q.string("query"),
+        email: q.string("email"),
         sorting: Sorting::<CustomerSort>::from_query(&mut q, (CustomerSort::CreatedAt, true)),
     };
     q.finish()?;
@@ -76,5 +82,35 @@ pub(crate) async fn delete(
 ) -> ApiResult<HttpResponse> {
     let id: CustomerId = path_id("id", &id)?;
     customers::delete(&state, auth.subject(), id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+pub(crate) async fn get_external(
+    auth: Auth<CustomersRead>,
+    state: web::Data<AppState>,
+    external_id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerView>> {
+    state.store.read_barrier().await?;
+    let customer = customers::customer_for_external(&state, auth.subject(), &external_id).await?;
+    Ok(web::Json(CustomerView::from(&customer.value)))
+}
+
+pub(crate) async fn update_external(
+    auth: Auth<CustomersWrite>,
+    state: web::Data<AppState>,
+    external_id: web::Path<String>,
+    body: ValidJson<CustomerUpdate>,
+) -> ApiResult<web::Json<CustomerView>> {
+    let customer =
+        customers::update_external(&state, auth.subject(), &external_id, body.into_inner()).await?;
+    Ok(web::Json(CustomerView::from(&customer)))
+}
+
+pub(crate) async fn delete_external(
+    auth: Auth<CustomersWrite>,
+    state: web::Data<AppState>,
+    external_id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    customers::delete_external(&state, auth.subject(), &external_id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

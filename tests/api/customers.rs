@@ -22,12 +22,17 @@ const CUSTOMER_KEYS: &[&str] = &[
     "created_at",
     "modified_at",
     "metadata",
+    "external_id",
     "email",
     "email_verified",
+    "type",
     "name",
+    "billing_name",
     "billing_address",
     "tax_id",
     "organization_id",
+    "deleted_at",
+    "first_user_event_at",
     "avatar_url",
 ];
 
@@ -137,6 +142,13 @@ async fn creates_a_customer_with_the_full_shape() {
     assert_eq!(c["avatar_url"], gravatar("jane.doe@example.com"));
     assert_utc_timestamp(&c["created_at"]);
     assert!(c["modified_at"].is_null());
+    // The keys today's SDKs require (polar-sdk 1.0's `CustomerIndividual`, @polar-sh/sdk
+    // 0.47's `Customer`).
+    assert_eq!(c["type"], "individual");
+    assert!(c["external_id"].is_null());
+    assert!(c["billing_name"].is_null());
+    assert!(c["deleted_at"].is_null());
+    assert!(c["first_user_event_at"].is_null());
 
     let g = app.get(&path(&r.id()), Some(&app.token)).await;
     g.expect(200);
@@ -156,6 +168,10 @@ async fn creates_a_customer_with_the_full_shape() {
     )
     .await;
     assert_eq!(c["name"], "Buyer SAS");
+    assert_eq!(
+        c["billing_name"], "Buyer SAS",
+        "the name, as Polar falls back to it"
+    );
     assert_eq!(
         c["billing_address"],
         json!({"line1": "1 rue de Rivoli", "line2": null, "postal_code": "75001", "city": "Paris", "state": null, "country": "FR"})

@@ -14,6 +14,7 @@ mod checkouts;
 mod clients;
 mod crash;
 mod custom_fields;
+mod customer_external;
 mod customer_portal_keys;
 mod customers;
 mod dashboard;

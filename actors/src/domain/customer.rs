@@ -1,5 +1,7 @@
 //! Customers: the buyers of an organization, one per e-mail address (case-insensitive),
-//! with an optional billing address and a tax id validated against its country.
+//! with an optional billing address, a tax id validated against its country, and the
+//! seller's own id for them (`external_id`, unique in the organization, never changed once
+//! set).
 
 mod address;
 mod tax;
@@ -33,12 +35,55 @@ pub struct Customer {
     pub tax_id: Option<TaxId>,
     pub metadata: Metadata,
     pub deleted_at: Option<DateTime<Utc>>,
+    /// The seller's id for this customer (Polar's `external_id`): unique per organization
+    /// among customers that are not deleted; once set, never changed. A deleted customer
+    /// keeps it (Polar shows it still) but frees it for a new customer.
+    pub external_id: Option<String>,
 }
+
+/// Format version 1, before `external_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CustomerV1 {
+    id: CustomerId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    email: String,
+    email_verified: bool,
+    name: Option<String>,
+    billing_address: Option<Address>,
+    tax_id: Option<TaxId>,
+    metadata: Metadata,
+    deleted_at: Option<DateTime<Utc>>,
+}
+
+impl From<CustomerV1> for Customer {
+    fn from(v1: CustomerV1) -> Customer {
+        Customer {
+            id: v1.id,
+            organization_id: v1.organization_id,
+            created_at: v1.created_at,
+            modified_at: v1.modified_at,
+            email: v1.email,
+            email_verified: v1.email_verified,
+            name: v1.name,
+            billing_address: v1.billing_address,
+            tax_id: v1.tax_id,
+            metadata: v1.metadata,
+            deleted_at: v1.deleted_at,
+            external_id: None,
+        }
+    }
+}
+
+const COLLECTION: &str = "customer";
 
 pub const CUSTOMER_BY_CREATED: &str = "customer_by_created";
 pub const CUSTOMER_BY_EMAIL: &str = "customer_by_email";
 pub const CUSTOMER_BY_NAME: &str = "customer_by_name";
 pub const CUSTOMER_EMAIL: &str = "customer_email";
+/// The organization's live customer with an external id.
+pub const CUSTOMER_EXTERNAL_ID: &str = "customer_external_id";
 
 pub use super::email::normalize_email;
 
@@ -62,6 +107,7 @@ impl Customer {
             tax_id: None,
             metadata: Metadata::default(),
             deleted_at: None,
+            external_id: None,
         }
     }
 
@@ -80,18 +126,55 @@ impl Customer {
         UniqueKey::new(CUSTOMER_EMAIL, org.key(), normalize_email(email))
     }
 
+    /// External ids compare exactly (Polar's `external_id` column).
+    pub fn external_id_key(org: OrganizationId, external_id: &str) -> UniqueKey {
+        UniqueKey::new(
+            CUSTOMER_EXTERNAL_ID,
+            org.key(),
+            external_id.as_bytes().to_vec(),
+        )
+    }
+
+    /// Gives the customer `external_id` unless it already has one (Polar never changes
+    /// it once set). Whether the customer now holds that id; uniqueness in the
+    /// organization is the store's (`CUSTOMER_EXTERNAL_ID`, `StorageError::Unique`).
+    pub fn adopt_external_id(&mut self, external_id: &str) -> bool {
+        match &self.external_id {
+            Some(own) => own == external_id,
+            None => {
+                self.external_id = Some(external_id.to_string());
+                true
+            }
+        }
+    }
+
     fn created_sort(&self) -> KeyBuf {
         KeyBuf::new().i64(self.created_at.timestamp_micros())
     }
 }
 
 impl Record for Customer {
-    crate::record_v1!(Customer, "customer");
+    const COLLECTION: &'static str = COLLECTION;
+    /// 2: `external_id`.
+    const VERSION: u16 = 2;
     /// Its changes are webhook events.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] =
         &[CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME];
-    const UNIQUES: &'static [&'static str] = &[CUSTOMER_EMAIL];
+    const UNIQUES: &'static [&'static str] = &[CUSTOMER_EMAIL, CUSTOMER_EXTERNAL_ID];
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<CustomerV1>(COLLECTION, version, payload)
+                .map(Customer::from),
+            2 => tollgate_storage::codec::decode(COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(COLLECTION, v)),
+        }
+    }
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()
@@ -131,13 +214,17 @@ impl Record for Customer {
         ]
     }
 
-    /// A deleted customer frees its e-mail address, so that a later purchase with it
-    /// creates a new customer.
+    /// A deleted customer frees its e-mail address and external id, so that a later
+    /// purchase with them creates a new customer.
     fn unique_keys(&self) -> Vec<UniqueKey> {
         if self.is_deleted() {
             return Vec::new();
         }
-        vec![Customer::email_key(self.organization_id, &self.email)]
+        let mut keys = vec![Customer::email_key(self.organization_id, &self.email)];
+        if let Some(external_id) = &self.external_id {
+            keys.push(Customer::external_id_key(self.organization_id, external_id));
+        }
+        keys
     }
 }
 
@@ -160,6 +247,26 @@ pub async fn customer_by_email(
 ) -> Result<Option<Stored<Customer>>, StorageError> {
     let Some(id) = store
         .lookup_unique(&Customer::email_key(org, email))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(id) = CustomerId::from_key(&id) else {
+        return Ok(None);
+    };
+    Ok(customer_by_id(store, id)
+        .await?
+        .filter(|c| c.value.organization_id == org))
+}
+
+/// The organization's live customer with this external id, if any.
+pub async fn customer_by_external_id(
+    store: &Store,
+    org: OrganizationId,
+    external_id: &str,
+) -> Result<Option<Stored<Customer>>, StorageError> {
+    let Some(id) = store
+        .lookup_unique(&Customer::external_id_key(org, external_id))
         .await?
     else {
         return Ok(None);
@@ -215,8 +322,7 @@ mod tests {
         assert!(c.index_entries().is_empty());
     }
 
-    #[test]
-    fn round_trip_and_golden_bytes() {
+    fn full() -> Customer {
         let mut c = customer();
         c.name = Some("Jane".into());
         c.billing_address = Address::new(None, None, None, None, Some("QC"), "CA").ok();
@@ -224,11 +330,47 @@ mod tests {
             value: "123456782".into(),
             format: TaxIdFormat::CaBn,
         });
-        let bytes = c.encode().unwrap_or_default();
-        assert_eq!(Customer::decode(1, &bytes).ok(), Some(c));
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, GOLDEN_V1, "customer format v1 changed");
+        c
     }
 
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let mut c = full();
+        c.external_id = Some("usr_1337".into());
+        let bytes = c.encode().unwrap_or_default();
+        assert_eq!(Customer::decode(2, &bytes).ok(), Some(c));
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN_V2, "customer format v2 changed");
+    }
+
+    #[test]
+    fn version_1_reads_without_an_external_id() {
+        let bytes: Vec<u8> = (0..GOLDEN_V1.len())
+            .step_by(2)
+            .filter_map(|i| GOLDEN_V1.get(i..i + 2))
+            .filter_map(|h| u8::from_str_radix(h, 16).ok())
+            .collect();
+        let c = Customer::decode(1, &bytes).ok();
+        assert_eq!(c, Some(full()));
+        assert_eq!(c.and_then(|c| c.external_id), None);
+        assert!(Customer::decode(3, &bytes).is_err());
+    }
+
+    #[test]
+    fn external_id_is_unique_while_live_and_never_replaced() {
+        let mut c = customer();
+        assert!(c.adopt_external_id("usr_1"));
+        assert!(c.adopt_external_id("usr_1"));
+        assert!(!c.adopt_external_id("usr_2"));
+        assert_eq!(c.external_id.as_deref(), Some("usr_1"));
+        assert!(c
+            .unique_keys()
+            .contains(&Customer::external_id_key(c.organization_id, "usr_1")));
+        c.deleted_at = Some(c.created_at);
+        assert!(c.unique_keys().is_empty());
+        assert_eq!(c.external_id.as_deref(), Some("usr_1"), "kept when deleted");
+    }
+
+    const GOLDEN_V2: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00144a616e652e446f65404578616d706c652e636f6d0001044a616e650100000000010543412d514302434101093132333435363738320a000001087573725f31333337";
     const GOLDEN_V1: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00144a616e652e446f65404578616d706c652e636f6d0001044a616e650100000000010543412d514302434101093132333435363738320a0000";
 }

@@ -1,5 +1,5 @@
-//! Customers of an organization: list, find, create, update and (soft) delete (Polar's
-//! `customer/endpoints.py` and `service.py`).
+//! Customers of an organization: list, find (by id or by the seller's `external_id`),
+//! create, update and (soft) delete (Polar's `customer/endpoints.py` and `service.py`).
 
 use std::cmp::Ordering;
 
@@ -13,12 +13,12 @@ use crate::api::customer::{
 use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
-use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
+use crate::app::listing::{compare_times, directed, nulls_last, select_page, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
 use crate::domain::customer::{
-    customer_by_email, normalize_email, Address, Customer, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
-    CUSTOMER_BY_NAME,
+    customer_by_email, customer_by_external_id, normalize_email, Address, Customer,
+    CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME, CUSTOMER_EXTERNAL_ID,
 };
 use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::domain::metadata::Metadata;
@@ -63,8 +63,11 @@ fn compare(field: CustomerSort, descending: bool, a: &Customer, b: &Customer) ->
 pub struct CustomerFilter {
     /// Of these organizations (all the subject reaches when empty).
     pub organization_id: Vec<OrganizationId>,
-    /// Polar's `query`: a case-insensitive substring of the e-mail address or the name.
+    /// Polar's `query`: a case-insensitive substring of the e-mail address or the name
+    /// (the billing name is the name), or a prefix of the external id.
     pub query: Option<String>,
+    /// Polar's `email`: this address exactly, case-insensitively.
+    pub email: Option<String>,
     pub sorting: Sorting<CustomerSort>,
 }
 
@@ -73,9 +76,22 @@ impl Default for CustomerFilter {
         Self {
             organization_id: Vec::new(),
             query: None,
+            email: None,
             sorting: Sorting::by(CustomerSort::CreatedAt, true),
         }
     }
+}
+
+/// Polar's `query`: the e-mail address or the name contain it, or the external id starts
+/// with it (case-insensitively).
+fn matches_query(c: &Customer, needle: &str) -> bool {
+    c.email.to_lowercase().contains(needle)
+        || c.name
+            .as_ref()
+            .is_some_and(|m| m.to_lowercase().contains(needle))
+        || c.external_id
+            .as_ref()
+            .is_some_and(|e| e.to_lowercase().starts_with(needle))
 }
 
 /// One page of the customers `subject` reaches, and their total.
@@ -88,6 +104,22 @@ pub async fn list(
     let sorting = &filter.sorting;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    let needle = filter.query.as_ref().map(|s| s.to_lowercase());
+    let matches = |c: &Customer| needle.as_deref().is_none_or(|n| matches_query(c, n));
+    if let Some(email) = &filter.email {
+        // At most one customer per organization has the address: found through its
+        // unique key, without a scan.
+        let mut found = Vec::new();
+        for org in &orgs {
+            if let Some(c) = customer_by_email(&state.store, *org, email).await? {
+                if matches(&c.value) {
+                    found.push(Ok(c.value));
+                }
+            }
+        }
+        let order = |a: &Customer, b: &Customer| sorting.compare(a, b, compare);
+        return select_page(found, &order, params);
+    }
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
@@ -96,17 +128,6 @@ pub async fn list(
         CustomerSort::CreatedAt => CUSTOMER_BY_CREATED,
         CustomerSort::Email => CUSTOMER_BY_EMAIL,
         CustomerSort::Name => CUSTOMER_BY_NAME,
-    };
-    // Polar's `query`: a case-insensitive substring of the e-mail address or the name.
-    let needle = filter.query.as_ref().map(|s| s.to_lowercase());
-    let matches = |c: &Customer| match &needle {
-        Some(n) => {
-            c.email.to_lowercase().contains(n.as_str())
-                || c.name
-                    .as_ref()
-                    .is_some_and(|m| m.to_lowercase().contains(n.as_str()))
-        }
-        None => true,
     };
     let filter: Option<&dyn Fn(&Customer) -> bool> = if needle.is_some() {
         Some(&matches)
@@ -140,6 +161,66 @@ pub async fn customer_for(
             Ok(c)
         }
         _ => Err(ApiError::not_found()),
+    }
+}
+
+/// The customer with this external id among the organizations the subject reaches, else
+/// 404. A user reaching several organizations that each have a customer with that id gets
+/// Polar's 409 `AmbiguousExternalCustomerID`.
+pub async fn customer_for_external(
+    state: &AppState,
+    subject: Subject,
+    external_id: &str,
+) -> Result<Stored<Customer>, ApiError> {
+    let mut found = None;
+    for org in organizations_for_list(state, subject, &[]).await? {
+        if let Some(c) = customer_by_external_id(&state.store, org, external_id).await? {
+            if found.is_some() {
+                return Err(ApiError::AmbiguousExternalCustomerId);
+            }
+            found = Some(c);
+        }
+    }
+    found.ok_or_else(ApiError::not_found)
+}
+
+fn external_id_taken(external_id: &str) -> ApiError {
+    ApiError::invalid(
+        loc!["body", "external_id"],
+        "A customer with this external ID already exists.",
+        Value::from(external_id),
+    )
+}
+
+/// The 422 of a write that lost a race for a unique value (`constraint`).
+fn taken(constraint: &str, customer: &Customer) -> ApiError {
+    match (constraint, &customer.external_id) {
+        (CUSTOMER_EXTERNAL_ID, Some(external_id)) => external_id_taken(external_id),
+        _ => email_taken(&customer.email),
+    }
+}
+
+/// Polar's `EmptyStrToNone`: a blank external id is none.
+fn non_empty(external_id: Option<&String>) -> Option<String> {
+    external_id.filter(|e| !e.is_empty()).cloned()
+}
+
+/// `type`: only `individual` (Tollgate has no team customers).
+fn check_kind(v: &mut Validator, kind: Option<&String>) {
+    match kind.map(String::as_str) {
+        None | Some("individual") => {}
+        Some("team") => v.push(FieldError::new(
+            "value_error",
+            loc!["body", "type"],
+            "Team customers are not supported.",
+            Value::from("team"),
+        )),
+        Some(other) => v.push(FieldError::new(
+            "literal_error",
+            loc!["body", "type"],
+            "Input should be 'individual'",
+            Value::from(other),
+        )),
     }
 }
 
@@ -212,17 +293,39 @@ pub async fn create(
         .as_ref()
         .map(|m| check_metadata(&mut v, m))
         .unwrap_or_default();
+    check_kind(&mut v, input.kind.as_ref());
     v.finish()?;
     let Some(email) = email else {
         return Err(ApiError::internal("email validated but missing"));
     };
+    let external_id = non_empty(input.external_id.as_ref());
 
     let organization_id = organization_for_create(state, subject, input.organization_id).await?;
+    // Both uniqueness errors at once, as Polar reports them.
+    let mut taken_errors = Vec::new();
     if customer_by_email(&state.store, organization_id, &email)
         .await?
         .is_some()
     {
-        return Err(email_taken(&email));
+        taken_errors.push(email_taken(&email));
+    }
+    if let Some(external_id) = &external_id {
+        if customer_by_external_id(&state.store, organization_id, external_id)
+            .await?
+            .is_some()
+        {
+            taken_errors.push(external_id_taken(external_id));
+        }
+    }
+    if !taken_errors.is_empty() {
+        let items = taken_errors
+            .into_iter()
+            .flat_map(|e| match e {
+                ApiError::Validation(items) => items,
+                _ => Vec::new(),
+            })
+            .collect();
+        return Err(ApiError::Validation(items));
     }
     let tax_id = match &tax_number {
         Some(number) => Some(
@@ -241,12 +344,13 @@ pub async fn create(
     customer.billing_address = billing_address;
     customer.tax_id = tax_id;
     customer.metadata = metadata;
+    customer.external_id = external_id;
     let mut batch = Batch::new();
     batch.put(&customer, Expect::Absent)?;
     match state.store.commit_durable(&batch).await {
         Ok(_) => {}
-        // Lost a race for the address to a concurrent create.
-        Err(StorageError::Unique { .. }) => return Err(email_taken(&customer.email)),
+        // Lost a race for the address or the external id to a concurrent create.
+        Err(StorageError::Unique { constraint }) => return Err(taken(constraint, &customer)),
         Err(e) => return Err(e.into()),
     }
     Ok(customer)
@@ -254,6 +358,8 @@ pub async fn create(
 
 /// An update's fields, checked on their own (before the customer is looked up).
 struct Changes {
+    /// `Some(None)`: explicitly none (null or blank).
+    external_id: Option<Option<String>>,
     email: Option<String>,
     billing_address: Option<Option<Address>>,
     /// `Some(None)` clears the tax id.
@@ -275,8 +381,15 @@ fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
         Maybe::Value(value) => Some(check_tax_input(&mut v, value)),
     };
     let metadata = input.metadata.as_value().map(|m| check_metadata(&mut v, m));
+    check_kind(&mut v, input.kind.as_value());
     v.finish()?;
+    let external_id = match &input.external_id {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(e) => Some(non_empty(Some(e))),
+    };
     Ok(Changes {
+        external_id,
         email,
         billing_address,
         tax_number,
@@ -294,6 +407,28 @@ async fn apply_update(
     changes: &Changes,
 ) -> Result<Customer, ApiError> {
     let mut c = current.clone();
+    // Polar's rules: an external id, once set, cannot be changed (nor cleared); a new one
+    // must be free in the organization.
+    if let Some(external_id) = &changes.external_id {
+        if *external_id != c.external_id {
+            if c.external_id.is_some() {
+                return Err(ApiError::invalid(
+                    loc!["body", "external_id"],
+                    "Customer external ID cannot be updated.",
+                    external_id.clone().map_or(Value::Null, Value::from),
+                ));
+            }
+            if let Some(new) = external_id {
+                let held = customer_by_external_id(&state.store, c.organization_id, new)
+                    .await?
+                    .is_some_and(|other| other.value.id != c.id);
+                if held {
+                    return Err(external_id_taken(new));
+                }
+            }
+            c.external_id = external_id.clone();
+        }
+    }
     if let Some(email) = &changes.email {
         if normalize_email(email) != normalize_email(&c.email) {
             let taken = customer_by_email(&state.store, c.organization_id, email)
@@ -355,7 +490,7 @@ pub async fn update(
     let changes = check_update(&input)?;
     customer_for(state, subject, id).await?;
     let now = state.now();
-    let mut email = None;
+    let mut attempted = None;
     let updated = state
         .store
         .update::<Customer, ApiError>(&id.key(), async |current| {
@@ -364,16 +499,124 @@ pub async fn update(
             }
             let mut customer = apply_update(state, current, &input, &changes).await?;
             customer.modified_at = Some(now);
-            email = Some(customer.email.clone());
+            attempted = Some(customer.clone());
             Ok(Some(customer))
         })
         .await;
-    match updated {
-        // Lost a race for the address to another customer.
+    match (updated, attempted) {
+        // Lost a race for the address or the external id to another customer.
+        (
+            Err(tollgate_storage::UpdateError::Storage(StorageError::Unique { constraint })),
+            Some(customer),
+        ) => Err(taken(constraint, &customer)),
+        (other, _) => found(other?),
+    }
+}
+
+/// `PATCH /v1/customers/external/{external_id}`: [`update`] of the customer with that
+/// external id; the body's own `external_id` is ignored (Polar's `CustomerUpdateExternalID`
+/// has none).
+pub async fn update_external(
+    state: &AppState,
+    subject: Subject,
+    external_id: &str,
+    mut input: CustomerUpdate,
+) -> Result<Customer, ApiError> {
+    input.external_id = Maybe::Absent;
+    check_update(&input)?;
+    let customer = customer_for_external(state, subject, external_id).await?;
+    update(state, subject, customer.value.id, input).await
+}
+
+/// `DELETE /v1/customers/external/{external_id}`: [`delete`] of the customer with that
+/// external id.
+pub async fn delete_external(
+    state: &AppState,
+    subject: Subject,
+    external_id: &str,
+) -> Result<(), ApiError> {
+    let customer = customer_for_external(state, subject, external_id).await?;
+    delete(state, subject, customer.value.id).await
+}
+
+/// What [`attach_external_id`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExternalIdOutcome {
+    /// The customer had none and now holds it.
+    Attached,
+    /// The customer already held this one.
+    Unchanged,
+    /// The customer holds another one, which stays (Polar never changes it).
+    KeptOwn(String),
+    /// Another live customer of the organization holds it; nothing changed.
+    HeldByAnother(CustomerId),
+}
+
+/// Gives a customer the seller's external id (a checkout's `external_customer_id`, once the
+/// purchase created or found its customer), under Polar's rules: only a customer without
+/// one takes it, and only if no other live customer of its organization holds it. Safe to
+/// repeat; a deleted or unknown customer is a 404.
+pub async fn attach_external_id(
+    state: &AppState,
+    id: CustomerId,
+    external_id: &str,
+) -> Result<ExternalIdOutcome, ApiError> {
+    if external_id.is_empty() {
+        return Ok(ExternalIdOutcome::Unchanged);
+    }
+    let now = state.now();
+    let mut outcome = ExternalIdOutcome::Unchanged;
+    let result = state
+        .store
+        .update::<Customer, ApiError>(&id.key(), async |current| {
+            if current.is_deleted() {
+                return Err(ApiError::not_found());
+            }
+            match &current.external_id {
+                Some(own) if own == external_id => {
+                    outcome = ExternalIdOutcome::Unchanged;
+                    return Ok(None);
+                }
+                Some(own) => {
+                    outcome = ExternalIdOutcome::KeptOwn(own.clone());
+                    return Ok(None);
+                }
+                None => {}
+            }
+            if let Some(other) =
+                customer_by_external_id(&state.store, current.organization_id, external_id).await?
+            {
+                outcome = ExternalIdOutcome::HeldByAnother(other.value.id);
+                return Ok(None);
+            }
+            let mut customer = current.clone();
+            customer.adopt_external_id(external_id);
+            customer.modified_at = Some(now);
+            outcome = ExternalIdOutcome::Attached;
+            Ok(Some(customer))
+        })
+        .await;
+    match result {
+        Ok(Some(_)) => Ok(outcome),
+        Ok(None) => Err(ApiError::not_found()),
         Err(tollgate_storage::UpdateError::Storage(StorageError::Unique { .. })) => {
-            Err(email_taken(email.as_deref().unwrap_or_default()))
+            // Lost a race for it to another customer.
+            let org = state
+                .store
+                .get::<Customer>(&id.key())
+                .await?
+                .map(|c| c.value.organization_id);
+            let holder = match org {
+                Some(org) => customer_by_external_id(&state.store, org, external_id)
+                    .await?
+                    .map(|c| c.value.id),
+                None => None,
+            };
+            holder
+                .map(ExternalIdOutcome::HeldByAnother)
+                .ok_or_else(|| ApiError::Conflict("The customer changed; retry.".into()))
         }
-        other => found(other?),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -38,6 +38,7 @@ pub async fn customers(
         organization_id: vec![layout.org],
         query: q.search(),
         sorting: Sorting::by(CustomerSort::CreatedAt, true),
+        ..CustomerFilter::default()
     };
     let params = q.params();
     let (customers, total) = customers::list(&state, dash.subject(), &filter, params).await?;

@@ -58,6 +58,7 @@ pub async fn license_keys(
                 organization_id: vec![layout.org],
                 query: Some(needle.clone()),
                 sorting: Sorting::by(CustomerSort::CreatedAt, true),
+                ..CustomerFilter::default()
             };
             let first = ListParams {
                 page: 1,
