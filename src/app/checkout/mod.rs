@@ -185,7 +185,16 @@ impl SortField for CheckoutSort {
 pub struct CheckoutFilter {
     /// Of these organizations (all the subject reaches when empty).
     pub organization_id: Vec<OrganizationId>,
+    /// Whose selected product is one of these.
     pub product_id: Vec<ProductId>,
+    pub customer_id: Vec<CustomerId>,
+    /// Made for one of these ids of the seller's system (the checkout's own
+    /// `external_customer_id`).
+    pub external_customer_id: Vec<String>,
+    /// In one of these statuses as seen now (an open checkout past its expiry is expired).
+    pub status: Vec<CheckoutStatus>,
+    /// Part of the customer's e-mail address, in any case.
+    pub query: Option<String>,
     pub sorting: Sorting<CheckoutSort>,
 }
 
@@ -194,8 +203,37 @@ impl Default for CheckoutFilter {
         Self {
             organization_id: Vec::new(),
             product_id: Vec::new(),
+            customer_id: Vec::new(),
+            external_customer_id: Vec::new(),
+            status: Vec::new(),
+            query: None,
             sorting: Sorting::by(CheckoutSort::CreatedAt, true),
         }
+    }
+}
+
+impl CheckoutFilter {
+    /// Whether a predicate beyond the index is needed.
+    fn filters(&self) -> bool {
+        !self.customer_id.is_empty()
+            || !self.external_customer_id.is_empty()
+            || !self.status.is_empty()
+            || self.query.is_some()
+    }
+
+    /// Whether `c` passes the filters no index serves, as seen at `now`.
+    fn keeps(&self, c: &Checkout, now: chrono::DateTime<chrono::Utc>) -> bool {
+        let customer = self.customer_id.is_empty()
+            || c.customer_id
+                .is_some_and(|id| self.customer_id.contains(&id));
+        let external = self.external_customer_id.is_empty();
+        let status = self.status.is_empty() || self.status.contains(&c.effective_status(now));
+        let query = self.query.as_ref().is_none_or(|q| {
+            c.customer_email
+                .as_ref()
+                .is_some_and(|e| e.to_lowercase().contains(&q.to_lowercase()))
+        });
+        customer && external && status && query
     }
 }
 
@@ -241,13 +279,16 @@ pub async fn list(
         };
         directed(ordering, desc)
     });
+    let now = state.now();
+    let keep = |c: &Checkout| filter.keeps(c, now);
+    let predicate: Option<&dyn Fn(&Checkout) -> bool> = filter.filters().then_some(&keep);
     sorted_page_of::<Checkout>(
         state,
         index,
         &tenants,
         desc,
         params,
-        None,
+        predicate,
         several.as_deref(),
     )
     .await
