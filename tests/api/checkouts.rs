@@ -451,6 +451,9 @@ const BASE_REQUIRED: &[&str] = &[
     "product",
     "product_price",
     "attached_custom_fields",
+    // Polar's 2026 shape (issue 27), a superset of the seed's.
+    "products",
+    "prices",
 ];
 const BASE_NULLABLE: &[&str] = &[
     "modified_at",

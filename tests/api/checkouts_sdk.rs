@@ -378,3 +378,356 @@ async fn the_list_filters_by_customer_status_and_email() {
     let r = api.read(&format!("{SESSIONS}?customer_id=nope")).await;
     r.expect_invalid_at(json!(["query", "customer_id"]));
 }
+
+// ---------------------------------------------------------------------------------------
+// `products`: checkouts of several products.
+
+fn products(ids: &[&str]) -> Value {
+    json!({ "products": ids })
+}
+
+fn listed(c: &Value) -> Vec<String> {
+    c["products"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no products in {c}"))
+        .iter()
+        .map(id_of)
+        .collect()
+}
+
+#[actix_web::test]
+async fn a_checkout_of_several_products_offers_each_with_its_prices() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "several").await;
+    let c = api
+        .posted(SESSIONS, &products(&[&cat.ebook, &cat.plan, &cat.tip]), 201)
+        .await;
+    assert_eq!(
+        listed(&c),
+        [cat.ebook.clone(), cat.plan.clone(), cat.tip.clone()]
+    );
+    // The first one is selected, at its first price.
+    assert_eq!(c["product_id"], cat.ebook.as_str());
+    assert_eq!(c["product"]["id"], cat.ebook.as_str());
+    assert_eq!(c["product_price_id"], cat.ebook_price.as_str());
+    assert_eq!(c["amount"], 2500);
+    let prices = c["prices"].as_object().unwrap();
+    assert_eq!(prices.len(), 3);
+    let ids = |p: &Value| -> Vec<String> { p.as_array().unwrap().iter().map(id_of).collect() };
+    assert_eq!(
+        ids(&prices[&cat.plan]),
+        [cat.monthly.clone(), cat.yearly.clone()]
+    );
+    assert_eq!(ids(&prices[&cat.ebook]), vec![cat.ebook_price.clone()]);
+    assert_eq!(prices[&cat.tip][0]["amount_type"], "custom");
+    // Each product is rendered whole, as the selected one is.
+    assert_eq!(c["products"][1]["name"], "Acme Pro");
+    assert_eq!(c["products"][1]["prices"].as_array().unwrap().len(), 2);
+    assert_eq!(c["products"][0], c["product"]);
+
+    // The buyer sees the same list.
+    let public = api
+        .get(
+            &format!("{SESSIONS}client/{}", c["client_secret"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    public.expect(200);
+    assert_eq!(listed(&public.body), listed(&c));
+    assert_eq!(public.body["prices"], c["prices"]);
+
+    // A checkout of one product lists it alone, however it was created.
+    for body in [
+        products(&[&cat.ebook]),
+        json!({"product_id": cat.ebook}),
+        by_price(&cat.ebook_price),
+    ] {
+        let one = created(api, &body).await;
+        assert_eq!(listed(&one), vec![cat.ebook.clone()]);
+        assert_eq!(one["prices"].as_object().unwrap().len(), 1);
+    }
+}
+
+#[actix_web::test]
+async fn the_buyer_and_the_seller_switch_among_the_products_only() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "switch").await;
+    let c = api
+        .posted(SESSIONS, &products(&[&cat.ebook, &cat.plan, &cat.tip]), 201)
+        .await;
+    let id = id_of(&c);
+    let secret = c["client_secret"].as_str().unwrap().to_string();
+    let client = format!("{SESSIONS}client/{secret}");
+
+    // The buyer picks the plan: its first price, re-priced.
+    let r = api
+        .patch(&client, None, &json!({"product_id": cat.plan}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["product_id"], cat.plan.as_str());
+    assert_eq!(r.body["product"]["id"], cat.plan.as_str());
+    assert_eq!(r.body["product_price_id"], cat.monthly.as_str());
+    assert_eq!(r.body["amount"], 1500);
+    assert_eq!(
+        listed(&r.body),
+        [cat.ebook.clone(), cat.plan.clone(), cat.tip.clone()]
+    );
+    // Then its yearly price.
+    let r = api
+        .patch(&client, None, &json!({"product_price_id": cat.yearly}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["amount"], 15000);
+    // A product and one of its prices at once.
+    let r = api
+        .patch(
+            &client,
+            None,
+            &json!({"product_id": cat.plan, "product_price_id": cat.monthly}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["product_price_id"], cat.monthly.as_str());
+    // The pay-what-you-want product starts at its preset amount.
+    let r = api
+        .patch(&client, None, &json!({"product_id": cat.tip}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["amount"], 4242);
+    // A price of another product of the list selects that product.
+    let r = api
+        .patch(&client, None, &json!({"product_price_id": cat.ebook_price}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["product_id"], cat.ebook.as_str());
+    assert_eq!(r.body["amount"], 2500);
+
+    // Nothing outside the list.
+    let r = api
+        .patch(&client, None, &json!({"product_id": cat.free}))
+        .await;
+    let item = r.expect_invalid_at(json!(["body", "product_id"]));
+    assert_eq!(item["msg"], "Product is not available in this checkout.");
+    let r = api
+        .patch(&client, None, &json!({"product_price_id": cat.free_price}))
+        .await;
+    r.expect_invalid_at(json!(["body", "product_price_id"]));
+    let r = api
+        .patch(
+            &client,
+            None,
+            &json!({"product_id": cat.plan, "product_price_id": cat.ebook_price}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "product_price_id"]));
+    let r = api
+        .patch(
+            &client,
+            None,
+            &json!({"product_id": "5b0a3f7e-3c1a-4c8e-9d55-0f8a7b6c5d4e"}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "product_id"]));
+    let r = api
+        .patch(&client, None, &json!({"product_id": "nope"}))
+        .await;
+    r.expect_invalid_at(json!(["body", "product_id"]));
+    // A refused switch changed nothing.
+    let r = api.get(&client, None).await;
+    assert_eq!(r.body["product_id"], cat.ebook.as_str());
+
+    // The seller switches too.
+    let seller = format!("{SESSIONS}{id}");
+    let r = api
+        .patch(&seller, Some(api.token), &json!({"product_id": cat.plan}))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["product_price_id"], cat.monthly.as_str());
+    let r = api
+        .patch(&seller, Some(api.token), &json!({"product_id": cat.free}))
+        .await;
+    r.expect_invalid_at(json!(["body", "product_id"]));
+    // An archived product of the list can no longer be chosen.
+    let r = api
+        .patch(
+            &format!("/v1/products/{}", cat.ebook),
+            Some(api.token),
+            &json!({"is_archived": true}),
+        )
+        .await;
+    r.expect(200);
+    let r = api
+        .patch(&client, None, &json!({"product_id": cat.ebook}))
+        .await;
+    let item = r.expect_invalid_at(json!(["body", "product_id"]));
+    assert_eq!(item["msg"], "Product is archived.");
+
+    // Confirming with a switch buys the product chosen last.
+    let mut body = buyer("switch@example.com");
+    body["product_id"] = json!(cat.tip);
+    body["amount"] = json!(2000);
+    let r = api.post(&format!("{client}/confirm"), None, &body).await;
+    r.expect(200);
+    assert_eq!(r.body["product_id"], cat.tip.as_str());
+    let orders = api
+        .read(&format!("/v1/orders/?organization_id={}", cat.org))
+        .await;
+    orders.expect(200);
+    let items = orders.items();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["product_id"], cat.tip.as_str());
+    assert_eq!(items[0]["checkout_id"], id.as_str());
+}
+
+#[actix_web::test]
+async fn products_on_create_are_checked_as_polar_checks_them() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "checked").await;
+    let create = |body: Value| async move { api.post(SESSIONS, Some(api.token), &body).await };
+
+    let r = create(products(&[])).await;
+    let item = r.expect_invalid_at(json!(["body", "products"]));
+    assert_eq!(item["type"], "too_short");
+    let r = create(products(&[&cat.ebook, &cat.plan, &cat.ebook])).await;
+    let item = r.expect_invalid_at(json!(["body", "products"]));
+    assert_eq!(item["msg"], "Value error, Product IDs must be unique.");
+    let unknown = "5b0a3f7e-3c1a-4c8e-9d55-0f8a7b6c5d4e";
+    let r = create(products(&[&cat.ebook, unknown])).await;
+    let item = r.expect_invalid_at(json!(["body", "products", 1]));
+    assert_eq!(item["msg"], "Product does not exist.");
+    let r = create(json!({"products": [cat.ebook, "nope"]})).await;
+    r.expect_invalid_at(json!(["body", "products", 1]));
+    let r = create(json!({"products": cat.ebook})).await;
+    r.expect_invalid_at(json!(["body", "products"]));
+
+    // Archived, of another organization, of another seller.
+    let archived = crate::checkouts::product(
+        api,
+        &cat.org,
+        "Old",
+        json!([{"type": "one_time", "amount_type": "fixed", "price_amount": 900, "price_currency": "usd"}]),
+    )
+    .await;
+    api.patch(
+        &format!("/v1/products/{}", id_of(&archived)),
+        Some(api.token),
+        &json!({"is_archived": true}),
+    )
+    .await
+    .expect(200);
+    let r = create(products(&[&cat.ebook, &id_of(&archived)])).await;
+    let item = r.expect_invalid_at(json!(["body", "products", 1]));
+    assert_eq!(item["msg"], "Product is archived.");
+    let elsewhere = crate::checkouts::create_org(api, "checked-two").await;
+    let other = crate::checkouts::product(
+        api,
+        &elsewhere,
+        "Elsewhere",
+        json!([{"type": "one_time", "amount_type": "fixed", "price_amount": 900, "price_currency": "usd"}]),
+    )
+    .await;
+    let r = create(products(&[&cat.ebook, &id_of(&other)])).await;
+    let item = r.expect_invalid_at(json!(["body", "products"]));
+    assert_eq!(
+        item["msg"],
+        "Products must all belong to the same organization."
+    );
+    let (_, stranger) = app
+        .new_user_with_scopes(
+            "stranger@example.com",
+            &[Scope::CheckoutsWrite, Scope::OrganizationsWrite],
+        )
+        .await;
+    let r = api
+        .post(SESSIONS, Some(&stranger), &products(&[&cat.ebook]))
+        .await;
+    let item = r.expect_invalid_at(json!(["body", "products", 0]));
+    assert_eq!(item["msg"], "Product does not exist.");
+    // Nothing was created.
+    let r = api
+        .read(&format!("{SESSIONS}?organization_id={}", cat.org))
+        .await;
+    assert_eq!(r.total_count(), 0);
+}
+
+/// The hosted page of a checkout, read as a browser would (no redirect followed).
+async fn page(app: &TestApp, secret: &str) -> String {
+    let r = app
+        .send(no_redirects().get(app.url(&format!("/checkout/{secret}"))))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.content_type().starts_with("text/html"));
+    r.body.as_str().unwrap_or_default().to_string()
+}
+
+/// The radio input of a product choice, as the page renders it.
+fn choice(product: &str, checked: bool) -> String {
+    let checked = if checked { " checked" } else { "" };
+    format!("<input type=\"radio\" name=\"product_id\" value=\"{product}\"{checked}>")
+}
+
+#[actix_web::test]
+async fn the_hosted_page_lets_the_buyer_choose_between_the_products() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "page-choice").await;
+    let c = api
+        .posted(SESSIONS, &products(&[&cat.ebook, &cat.plan]), 201)
+        .await;
+    let secret = c["client_secret"].as_str().unwrap().to_string();
+
+    let html = page(&app, &secret).await;
+    assert!(html.contains("id=\"product-choices\""), "{html}");
+    assert!(html.contains(&choice(&cat.ebook, true)), "{html}");
+    assert!(html.contains(&choice(&cat.plan, false)), "{html}");
+    assert!(
+        html.contains("Ebook <span class=\"muted\">$25.00</span>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Acme Pro <span class=\"muted\">$15.00/month</span>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<h1 id=\"product-name\">Ebook</h1>"),
+        "{html}"
+    );
+    // The page's script sends the choice to the client endpoint.
+    let script = app
+        .send(app.client.get(app.url("/checkout/assets/checkout.js")))
+        .await;
+    let js = script.body.as_str().unwrap_or_default();
+    assert!(js.contains("input[name=\"product_id\"]"));
+    assert!(
+        js.contains("send(\"PATCH\", api, { product_id: radio.value })"),
+        "{js}"
+    );
+    assert!(js.contains("\"/v1/checkouts/client/\""));
+
+    // What the script sends when the buyer picks the plan; the page then shows it.
+    let r = api
+        .patch(
+            &format!("{SESSIONS}client/{secret}"),
+            None,
+            &json!({"product_id": cat.plan}),
+        )
+        .await;
+    r.expect(200);
+    let html = page(&app, &secret).await;
+    assert!(html.contains(&choice(&cat.plan, true)), "{html}");
+    assert!(html.contains(&choice(&cat.ebook, false)), "{html}");
+    assert!(
+        html.contains("<h1 id=\"product-name\">Acme Pro</h1>"),
+        "{html}"
+    );
+    assert!(html.contains("Subscribe $15.00/month"), "{html}");
+
+    // A checkout of one product offers no choice.
+    let one = created(api, &by_price(&cat.ebook_price)).await;
+    let html = page(&app, one["client_secret"].as_str().unwrap()).await;
+    assert!(!html.contains("product-choices"), "{html}");
+    assert!(!html.contains("name=\"product_id\""), "{html}");
+}

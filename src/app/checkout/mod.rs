@@ -24,8 +24,8 @@ pub use payment_events::payment_event;
 use chrono::Duration;
 use serde_json::Value;
 use tollgate_actors::checkout::{
-    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, GetCheckout, Issue,
-    NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
+    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTerms, GetCheckout,
+    Issue, NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
     CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
 };
 use tollgate_actors::ActorError;
@@ -226,7 +226,10 @@ impl CheckoutFilter {
         let customer = self.customer_id.is_empty()
             || c.customer_id
                 .is_some_and(|id| self.customer_id.contains(&id));
-        let external = self.external_customer_id.is_empty();
+        let external = self.external_customer_id.is_empty()
+            || c.external_customer_id
+                .as_ref()
+                .is_some_and(|e| self.external_customer_id.contains(e));
         let status = self.status.is_empty() || self.status.contains(&c.effective_status(now));
         let query = self.query.as_ref().is_none_or(|q| {
             c.customer_email
@@ -354,7 +357,7 @@ pub async fn create(
     };
     v.finish()?;
 
-    let (product, price) = price_for_create(state, subject, &input).await?;
+    let (product, price, products) = price_for_create(state, subject, &input).await?;
     let org = product.organization_id;
     let mut v = Validator::new();
     let discount = match input.discount_id {
@@ -431,7 +434,11 @@ pub async fn create(
     };
     // A tax id given on create is validated against the address, like an update.
     let tax_input = optional_string(input.customer_tax_id);
-    let checkout = Checkout::create(new, now, state.tax.as_ref())
+    let terms = CheckoutTerms {
+        products,
+        ..CheckoutTerms::for_product(product.id)
+    };
+    let checkout = Checkout::create_with(new, terms, now, state.tax.as_ref())
         .map_err(|e| checkout_error(ActorError::Domain(e)))?;
     let checkout = match tax_input {
         Some(raw) => {
