@@ -21,6 +21,10 @@ use super::Maybe;
 use crate::api::free_form::CustomFieldValue;
 use tollgate_actors::checkout::{self as domain, Checkout};
 
+/// The currency of checkouts whose price has none (free prices): Tollgate sells in US
+/// dollars only.
+pub const DEFAULT_CURRENCY: &str = super::price::CURRENCY;
+
 /// Creates a checkout for products the buyer may choose between (`products`, Polar's
 /// `CheckoutProductsCreate`: the first one's first price is selected), for a product's
 /// first price (`product_id`) or for a price (`product_price_id`).
@@ -317,6 +321,70 @@ pub enum PaymentProcessor {
     Stripe,
 }
 
+/// How a checkout's tax relates to its amounts: Tollgate adds tax on top (`exclusive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaxBehavior {
+    Inclusive,
+    Exclusive,
+}
+
+/// The unit of a trial period. Tollgate's products have no trials, so the checkout fields
+/// that carry one are always `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialInterval {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+/// Whether the checkout page asks for a line of the billing address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = BillingAddressFieldMode)]
+pub enum FieldModeView {
+    Required,
+    Optional,
+    Disabled,
+}
+
+impl From<domain::FieldMode> for FieldModeView {
+    fn from(m: domain::FieldMode) -> Self {
+        match m {
+            domain::FieldMode::Required => FieldModeView::Required,
+            domain::FieldMode::Optional => FieldModeView::Optional,
+            domain::FieldMode::Disabled => FieldModeView::Disabled,
+        }
+    }
+}
+
+/// Which lines of the billing address the checkout page asks for, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = CheckoutBillingAddressFields)]
+pub struct BillingAddressFieldsView {
+    pub country: FieldModeView,
+    pub state: FieldModeView,
+    pub city: FieldModeView,
+    pub postal_code: FieldModeView,
+    pub line1: FieldModeView,
+    pub line2: FieldModeView,
+}
+
+impl From<domain::BillingAddressFields> for BillingAddressFieldsView {
+    fn from(f: domain::BillingAddressFields) -> Self {
+        BillingAddressFieldsView {
+            country: f.country.into(),
+            state: f.state.into(),
+            city: f.city.into(),
+            postal_code: f.postal_code.into(),
+            line1: f.line1.into(),
+            line2: f.line2.into(),
+        }
+    }
+}
+
 /// What the renderings need besides the checkout itself, read from the store by the
 /// routes: the hosted page's URLs and the products as they are now.
 #[derive(Debug, Clone)]
@@ -356,28 +424,58 @@ macro_rules! checkout_schema {
             pub url: String,
             pub expires_at: DateTime<Utc>,
             pub success_url: String,
+            /// Where the page's back link leads.
+            pub return_url: Option<String>,
             pub embed_origin: Option<String>,
-            pub amount: Option<i64>,
+            /// Before discount and tax (0 for a free price).
+            pub amount: i64,
+            /// Tollgate has no seat-based or unit-based prices: always `null`.
+            pub seats: Option<i64>,
+            pub min_seats: Option<i64>,
+            pub max_seats: Option<i64>,
+            pub units: Option<i64>,
+            pub min_units: Option<i64>,
+            pub max_units: Option<i64>,
+            pub discount_amount: i64,
+            /// After discount, before tax.
+            pub net_amount: i64,
             pub tax_amount: Option<i64>,
-            pub currency: Option<String>,
-            pub subtotal_amount: Option<i64>,
-            pub total_amount: Option<i64>,
+            /// `exclusive` once the tax is computed (added on top), `null` before.
+            pub tax_behavior: Option<TaxBehavior>,
+            pub currency: String,
+            /// The same as `net_amount` (the seed's name).
+            pub subtotal_amount: i64,
+            pub total_amount: i64,
+            pub allow_trial: Option<bool>,
+            pub active_trial_interval: Option<TrialInterval>,
+            pub active_trial_interval_count: Option<i64>,
+            pub trial_end: Option<DateTime<Utc>>,
+            pub organization_id: Uuid,
             pub product_id: Uuid,
             pub product_price_id: Uuid,
             pub discount_id: Option<Uuid>,
             pub allow_discount_codes: bool,
+            /// The buyer must give a full billing address, not only the country.
+            pub require_billing_address: bool,
             pub is_discount_applicable: bool,
             pub is_free_product_price: bool,
             pub is_payment_required: bool,
             pub is_payment_setup_required: bool,
             pub is_payment_form_required: bool,
             pub customer_id: Option<Uuid>,
+            /// Business purchases are not supported: always `false`.
+            pub is_business_customer: bool,
             pub customer_name: Option<String>,
             pub customer_email: Option<String>,
             pub customer_ip_address: Option<String>,
+            /// Business purchases are not supported: always `null`.
+            pub customer_billing_name: Option<String>,
             pub customer_billing_address: Option<AddressView>,
             pub customer_tax_id: Option<String>,
+            /// What the buyer chose on the page (`card`).
+            pub payment_method_type: Option<String>,
             pub payment_processor_metadata: BTreeMap<String, String>,
+            pub billing_address_fields: BillingAddressFieldsView,
             #[schema(value_type = std::collections::HashMap<String, CustomFieldValue>)]
             pub custom_field_data: CustomFieldDataMap,
             /// The products the buyer may choose between.
@@ -393,6 +491,8 @@ macro_rules! checkout_schema {
         }
 
         impl $name {
+            // One argument per field of the form, as the form lists them.
+            #[allow(clippy::too_many_arguments)]
             fn build(c: &Checkout, ctx: CheckoutContext, $($field: $ty),*) -> Self {
                 let prices = ctx.prices();
                 Self {
@@ -404,31 +504,51 @@ macro_rules! checkout_schema {
                     url: ctx.url,
                     expires_at: c.expires_at,
                     success_url: ctx.success_url,
+                    return_url: c.return_url.clone(),
                     embed_origin: c.embed_origin.clone(),
-                    amount: c.amount,
+                    amount: c.amount.unwrap_or(0),
+                    seats: None,
+                    min_seats: None,
+                    max_seats: None,
+                    units: None,
+                    min_units: None,
+                    max_units: None,
+                    discount_amount: c.discount_amount(),
+                    net_amount: c.subtotal_amount().unwrap_or(0),
                     tax_amount: c.tax_amount,
-                    currency: c.currency.clone(),
-                    subtotal_amount: c.subtotal_amount(),
-                    total_amount: c.total_amount(),
+                    tax_behavior: c.tax_amount.map(|_| TaxBehavior::Exclusive),
+                    currency: c.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+                    subtotal_amount: c.subtotal_amount().unwrap_or(0),
+                    total_amount: c.total_amount().unwrap_or(0),
+                    allow_trial: Some(c.allow_trial),
+                    active_trial_interval: None,
+                    active_trial_interval_count: None,
+                    trial_end: None,
+                    organization_id: c.organization_id.0,
                     product_id: c.product_id.0,
                     product_price_id: c.price.id.0,
                     discount_id: c.discount.as_ref().map(|d| d.id.0),
                     allow_discount_codes: c.allow_discount_codes,
+                    require_billing_address: c.require_billing_address,
                     is_discount_applicable: c.is_discount_applicable(),
                     is_free_product_price: c.is_free_product_price(),
                     is_payment_required: c.is_payment_required(),
                     is_payment_setup_required: c.is_payment_setup_required(),
                     is_payment_form_required: c.is_payment_form_required(),
                     customer_id: c.customer_id.map(|id| id.0),
+                    is_business_customer: false,
                     customer_name: c.customer_name.clone(),
                     customer_email: c.customer_email.clone(),
                     customer_ip_address: c.customer_ip_address.clone(),
+                    customer_billing_name: None,
                     customer_billing_address: c
                         .customer_billing_address
                         .as_ref()
                         .map(AddressView::from),
                     customer_tax_id: c.customer_tax_id.as_ref().map(|t| t.value.clone()),
+                    payment_method_type: c.payment_method_type.clone(),
                     payment_processor_metadata: c.payment_processor_metadata.clone(),
+                    billing_address_fields: c.billing_address_fields().into(),
                     custom_field_data: custom_field_data_json(&c.custom_field_data),
                     prices,
                     products: ctx.products,
@@ -453,6 +573,12 @@ checkout_schema!(
         #[schema(value_type = crate::api::free_form::Metadata)]
         customer_metadata: MetadataMap,
         subscription_id: Option<Uuid>,
+        /// The buyer's id in the seller's system, handed to the customer the purchase
+        /// creates.
+        external_customer_id: Option<String>,
+        /// The checkout's own trial period (never set: Tollgate has no trials).
+        trial_interval: Option<TrialInterval>,
+        trial_interval_count: Option<i64>,
     }
 );
 
@@ -483,6 +609,9 @@ impl CheckoutView {
             metadata_map(&c.metadata),
             metadata_map(&c.customer_metadata),
             c.subscription_id.map(|s| s.0),
+            c.external_customer_id.clone(),
+            None,
+            None,
         )
     }
 }

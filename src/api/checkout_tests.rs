@@ -11,6 +11,30 @@ fn keys(v: &Value) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// Polar's 2026 keys (issue 27), beside the seed's.
+const NEW_KEYS: [&str; 20] = [
+    "return_url",
+    "seats",
+    "min_seats",
+    "max_seats",
+    "units",
+    "min_units",
+    "max_units",
+    "discount_amount",
+    "net_amount",
+    "tax_behavior",
+    "allow_trial",
+    "active_trial_interval",
+    "active_trial_interval_count",
+    "trial_end",
+    "organization_id",
+    "require_billing_address",
+    "is_business_customer",
+    "customer_billing_name",
+    "payment_method_type",
+    "billing_address_fields",
+];
+
 const BASE_KEYS: [&str; 37] = [
     "id",
     "created_at",
@@ -55,6 +79,7 @@ const BASE_KEYS: [&str; 37] = [
 fn the_renderings_have_every_key_of_the_sdk_models() {
     let base: BTreeSet<String> = BASE_KEYS
         .into_iter()
+        .chain(NEW_KEYS)
         .chain(["attached_custom_fields"])
         .map(String::from)
         .collect();
@@ -66,7 +91,14 @@ fn the_renderings_have_every_key_of_the_sdk_models() {
     let mut seen = BTreeSet::new();
     for (name, v) in samples() {
         let expected = match name {
-            "Checkout" => with(&["metadata", "customer_metadata", "subscription_id"]),
+            "Checkout" => with(&[
+                "metadata",
+                "customer_metadata",
+                "subscription_id",
+                "external_customer_id",
+                "trial_interval",
+                "trial_interval_count",
+            ]),
             "CheckoutPublic" => with(&["organization"]),
             "CheckoutPublicConfirmed" => with(&["organization", "customer_session_token"]),
             other => panic!("unexpected sample {other}"),
@@ -368,4 +400,76 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         }
     }
     out
+}
+
+#[test]
+fn the_2026_fields_say_what_the_checkout_is() {
+    let all = samples();
+    let bought = all
+        .iter()
+        .map(|(_, v)| v)
+        .find(|v| v["status"] == "succeeded" && v.get("metadata").is_some())
+        .cloned()
+        .unwrap_or_default();
+    // Amounts: the discount comes off the amount, the tax (none here) on top.
+    let amount = bought["amount"].as_i64().unwrap_or_default();
+    let discount = bought["discount_amount"].as_i64().unwrap_or_default();
+    assert!(amount > 0 && discount > 0, "{bought}");
+    assert_eq!(bought["net_amount"], json!(amount - discount));
+    assert_eq!(bought["subtotal_amount"], bought["net_amount"]);
+    assert_eq!(bought["total_amount"], json!(amount - discount));
+    assert_eq!(bought["tax_behavior"], "exclusive");
+    assert_eq!(bought["discount"]["amounts"], json!({"usd": 500}));
+    // The seller's terms.
+    assert_eq!(bought["require_billing_address"], true);
+    assert_eq!(bought["allow_trial"], false);
+    assert_eq!(bought["external_customer_id"], "ext-jane");
+    assert_eq!(bought["return_url"], "https://example.com/pricing");
+    assert_eq!(
+        bought["billing_address_fields"],
+        json!({"country": "required", "state": "disabled", "line1": "required",
+               "line2": "optional", "postal_code": "required", "city": "required"})
+    );
+    assert_eq!(
+        bought["organization_id"],
+        bought["product"]["organization_id"]
+    );
+    // Every product of the organization, each with its prices.
+    let products = bought["products"].as_array().cloned().unwrap_or_default();
+    assert!(products.len() > 1, "{bought}");
+    for p in &products {
+        let id = p["id"].as_str().unwrap_or_default();
+        assert_eq!(bought["prices"][id], p["prices"], "{id}");
+    }
+    assert!(products.contains(&bought["product"]));
+    // What Tollgate does not sell is null, never a placeholder.
+    for key in [
+        "seats",
+        "units",
+        "min_units",
+        "max_units",
+        "active_trial_interval",
+        "active_trial_interval_count",
+        "trial_end",
+        "trial_interval",
+        "customer_billing_name",
+        "payment_method_type",
+    ] {
+        assert_eq!(bought[key], Value::Null, "{key}");
+    }
+    assert_eq!(bought["is_business_customer"], false);
+    // A free price costs 0 US dollars.
+    let free = all
+        .iter()
+        .map(|(_, v)| v)
+        .find(|v| v["is_free_product_price"] == true)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&free["amount"], &free["total_amount"], &free["currency"]),
+        (&json!(0), &json!(0), &json!("usd"))
+    );
+    assert_eq!(free["tax_behavior"], Value::Null);
+    assert_eq!(free["allow_trial"], true);
+    assert_eq!(free["billing_address_fields"]["line1"], "optional");
 }

@@ -731,3 +731,100 @@ async fn the_hosted_page_lets_the_buyer_choose_between_the_products() {
     assert!(!html.contains("product-choices"), "{html}");
     assert!(!html.contains("name=\"product_id\""), "{html}");
 }
+
+// ---------------------------------------------------------------------------------------
+// The 2026 shapes: Polar's keys beside the seed's, with true values.
+
+#[actix_web::test]
+async fn answers_carry_polars_2026_keys_with_what_the_checkout_is() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "shapes").await;
+    let mut body = products(&[&cat.ebook, &cat.plan]);
+    body["discount_id"] = json!(cat.discount);
+    let c = api.posted(SESSIONS, &body, 201).await;
+    // 2500 less the 500 of LAUNCH; no tax yet, none with the default calculator.
+    assert_eq!(
+        (
+            &c["amount"],
+            &c["discount_amount"],
+            &c["net_amount"],
+            &c["total_amount"]
+        ),
+        (&json!(2500), &json!(500), &json!(2000), &json!(2000))
+    );
+    assert_eq!(c["subtotal_amount"], 2000);
+    assert_eq!(c["currency"], "usd");
+    assert_eq!(c["organization_id"], cat.org.as_str());
+    assert_eq!(c["discount"]["amounts"], json!({"usd": 500}));
+    assert_eq!(c["require_billing_address"], false);
+    assert_eq!(c["is_business_customer"], false);
+    assert_eq!(c["allow_trial"], true);
+    assert_eq!(
+        c["billing_address_fields"],
+        json!({"country": "required", "state": "disabled", "line1": "optional",
+               "line2": "optional", "postal_code": "optional", "city": "optional"})
+    );
+    for null in [
+        "return_url",
+        "units",
+        "min_units",
+        "max_units",
+        "active_trial_interval",
+        "active_trial_interval_count",
+        "trial_end",
+        "trial_interval",
+        "trial_interval_count",
+        "customer_billing_name",
+        "payment_method_type",
+        "external_customer_id",
+    ] {
+        assert_eq!(c[null], Value::Null, "{null}");
+    }
+    let secret = c["client_secret"].as_str().unwrap().to_string();
+    let client = format!("{SESSIONS}client/{secret}");
+    // A US address: its state is asked for; tax is computed (0), added on top.
+    let r = api
+        .patch(
+            &client,
+            None,
+            &json!({"customer_billing_address": {"country": "US", "state": "NY"}}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["billing_address_fields"]["state"], "required");
+    assert_eq!(r.body["tax_amount"], 0);
+    assert_eq!(r.body["tax_behavior"], "exclusive");
+    assert_eq!(r.body["organization"]["id"], cat.org.as_str());
+    // The buyer's shape has no seller-only keys.
+    for absent in [
+        "metadata",
+        "external_customer_id",
+        "trial_interval",
+        "customer_metadata",
+    ] {
+        assert!(r.body.get(absent).is_none(), "{absent}");
+    }
+    // The same keys in every version.
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        let v = app
+            .send(
+                app.request(Method::GET, &client, None)
+                    .header("Polar-Version", version),
+            )
+            .await;
+        v.expect(200);
+        let mut expected: Vec<&String> = r.body.as_object().unwrap().keys().collect();
+        let mut got: Vec<&String> = v.body.as_object().unwrap().keys().collect();
+        expected.sort();
+        got.sort();
+        assert_eq!(got, expected, "{version}");
+    }
+    let mut pay = buyer("shapes@example.com");
+    pay["customer_billing_address"] = json!({"country": "US", "state": "NY"});
+    let r = api.post(&format!("{client}/confirm"), None, &pay).await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "confirmed");
+    assert_eq!(r.body["net_amount"], 2000);
+    assert!(r.body["customer_session_token"].is_string());
+}
