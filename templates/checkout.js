@@ -38,7 +38,7 @@
   var interval = form.dataset.interval || "";
   var mode = form.dataset.mode;
   var processor = form.dataset.processor;
-  var api = "/v1/checkouts/custom/client/" + encodeURIComponent(secret);
+  var api = "/v1/checkouts/client/" + encodeURIComponent(secret);
   var confirmationUrl = "/checkout/" + encodeURIComponent(secret) + "/confirmation";
   var payButton = document.getElementById("pay");
   var payStatus = document.getElementById("pay-status");
@@ -168,6 +168,27 @@
     amountInput.addEventListener("input", onAmount);
     onAmount();
   }
+
+  // ----- The product, when the checkout offers several: the API re-prices the checkout,
+  // and the page is rendered again for the new product.
+  form.querySelectorAll('input[name="product_id"]').forEach(function (radio) {
+    radio.addEventListener("change", function () {
+      if (!radio.checked || busy) return;
+      clearErrors();
+      send("PATCH", api, { product_id: radio.value }).then(function (r) {
+        if (r.status === 200 || r.status === 403 || r.status === 404) {
+          leaving = true;
+          window.location.reload();
+        } else if (r.status === 422) {
+          showValidation(r.data.detail);
+        } else {
+          showError("err-product_id", "The product could not be changed; try again.");
+        }
+      }, function () {
+        showError("err-product_id", "Network error; try again.");
+      });
+    });
+  });
 
   // ----- The discount code.
   var discountButton = document.getElementById("apply-discount");

@@ -21,13 +21,22 @@ use super::Maybe;
 use crate::api::free_form::CustomFieldValue;
 use tollgate_actors::checkout::{self as domain, Checkout};
 
-/// Creates a checkout for a price (`product_price_id`) or for a product's first price
-/// (`product_id`).
+/// The currency of checkouts whose price has none (free prices): Tollgate sells in US
+/// dollars only.
+pub const DEFAULT_CURRENCY: &str = super::price::CURRENCY;
+
+/// Creates a checkout for products the buyer may choose between (`products`, Polar's
+/// `CheckoutProductsCreate`: the first one's first price is selected), for a product's
+/// first price (`product_id`) or for a price (`product_price_id`).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CheckoutCreate {
     // Checked by the handler, for Polar's error ("Input should be 'stripe'").
     #[schema(value_type = Option<PaymentProcessor>, nullable = false)]
     pub payment_processor: Option<String>,
+    /// Unique, of one organization, each with a price; the first is selected.
+    #[serde(default)]
+    #[schema(nullable = false)]
+    pub products: Option<Vec<Uuid>>,
     #[schema(nullable = false)]
     pub product_price_id: Option<Uuid>,
     #[schema(nullable = false)]
@@ -71,6 +80,10 @@ pub struct CheckoutUpdate {
     #[serde(default)]
     #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
+    /// Another product of the checkout's list (its first price, or `product_price_id`).
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>)]
+    pub product_id: Maybe<Uuid>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
     pub product_price_id: Maybe<Uuid>,
@@ -119,6 +132,10 @@ pub struct CheckoutUpdatePublic {
     #[serde(default)]
     #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
+    /// Another product of the checkout's list (its first price, or `product_price_id`).
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>)]
+    pub product_id: Maybe<Uuid>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
     pub product_price_id: Maybe<Uuid>,
@@ -148,6 +165,10 @@ pub struct CheckoutConfirm {
     #[serde(default)]
     #[schema(value_type = Option<std::collections::HashMap<String, crate::api::free_form::CustomFieldInput>>)]
     pub custom_field_data: Maybe<Value>,
+    /// Another product of the checkout's list (its first price, or `product_price_id`).
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>)]
+    pub product_id: Maybe<Uuid>,
     #[serde(default)]
     #[schema(value_type = Option<Uuid>)]
     pub product_price_id: Maybe<Uuid>,
@@ -180,6 +201,7 @@ pub struct CheckoutConfirm {
 /// it does not accept absent.
 #[derive(Debug, Clone, Default)]
 pub struct CheckoutChanges {
+    pub product_id: Maybe<Uuid>,
     pub product_price_id: Maybe<Uuid>,
     pub amount: Maybe<i64>,
     pub customer_name: Maybe<String>,
@@ -202,6 +224,7 @@ pub struct CheckoutChanges {
 impl From<CheckoutUpdate> for CheckoutChanges {
     fn from(u: CheckoutUpdate) -> Self {
         CheckoutChanges {
+            product_id: u.product_id,
             product_price_id: u.product_price_id,
             amount: u.amount,
             customer_name: u.customer_name,
@@ -224,6 +247,7 @@ impl From<CheckoutUpdate> for CheckoutChanges {
 impl From<CheckoutUpdatePublic> for CheckoutChanges {
     fn from(u: CheckoutUpdatePublic) -> Self {
         CheckoutChanges {
+            product_id: u.product_id,
             product_price_id: u.product_price_id,
             amount: u.amount,
             customer_name: u.customer_name,
@@ -246,6 +270,7 @@ impl CheckoutConfirm {
         };
         let changes = CheckoutUpdatePublic {
             custom_field_data: self.custom_field_data,
+            product_id: self.product_id,
             product_price_id: self.product_price_id,
             amount: self.amount,
             customer_name: self.customer_name,
@@ -296,15 +321,92 @@ pub enum PaymentProcessor {
     Stripe,
 }
 
+/// How a checkout's tax relates to its amounts: Tollgate adds tax on top (`exclusive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaxBehavior {
+    Inclusive,
+    Exclusive,
+}
+
+/// The unit of a trial period. Tollgate's products have no trials, so the checkout fields
+/// that carry one are always `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialInterval {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+/// Whether the checkout page asks for a line of the billing address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = BillingAddressFieldMode)]
+pub enum FieldModeView {
+    Required,
+    Optional,
+    Disabled,
+}
+
+impl From<domain::FieldMode> for FieldModeView {
+    fn from(m: domain::FieldMode) -> Self {
+        match m {
+            domain::FieldMode::Required => FieldModeView::Required,
+            domain::FieldMode::Optional => FieldModeView::Optional,
+            domain::FieldMode::Disabled => FieldModeView::Disabled,
+        }
+    }
+}
+
+/// Which lines of the billing address the checkout page asks for, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = CheckoutBillingAddressFields)]
+pub struct BillingAddressFieldsView {
+    pub country: FieldModeView,
+    pub state: FieldModeView,
+    pub city: FieldModeView,
+    pub postal_code: FieldModeView,
+    pub line1: FieldModeView,
+    pub line2: FieldModeView,
+}
+
+impl From<domain::BillingAddressFields> for BillingAddressFieldsView {
+    fn from(f: domain::BillingAddressFields) -> Self {
+        BillingAddressFieldsView {
+            country: f.country.into(),
+            state: f.state.into(),
+            city: f.city.into(),
+            postal_code: f.postal_code.into(),
+            line1: f.line1.into(),
+            line2: f.line2.into(),
+        }
+    }
+}
+
 /// What the renderings need besides the checkout itself, read from the store by the
-/// routes: the hosted page's URLs and the product as it is now.
+/// routes: the hosted page's URLs and the products as they are now.
 #[derive(Debug, Clone)]
 pub struct CheckoutContext {
     pub url: String,
     pub success_url: String,
+    /// The selected product.
     pub product: CheckoutProduct,
     pub product_price: ProductPrice,
+    /// Every product of the checkout, in its order (the selected one among them).
+    pub products: Vec<CheckoutProduct>,
     pub attached_custom_fields: Vec<AttachedCustomFieldView>,
+}
+
+impl CheckoutContext {
+    /// Each product's prices by product id (Polar's `prices`): those it sells.
+    fn prices(&self) -> BTreeMap<Uuid, Vec<ProductPrice>> {
+        self.products
+            .iter()
+            .map(|p| (p.id, p.prices.clone()))
+            .collect()
+    }
 }
 
 /// A checkout rendering: the fields every form shares, then the form's own; `build` fills
@@ -322,39 +424,77 @@ macro_rules! checkout_schema {
             pub url: String,
             pub expires_at: DateTime<Utc>,
             pub success_url: String,
+            /// Where the page's back link leads.
+            pub return_url: Option<String>,
             pub embed_origin: Option<String>,
-            pub amount: Option<i64>,
+            /// Before discount and tax (0 for a free price).
+            pub amount: i64,
+            /// Tollgate has no seat-based or unit-based prices: always `null`.
+            pub seats: Option<i64>,
+            pub min_seats: Option<i64>,
+            pub max_seats: Option<i64>,
+            pub units: Option<i64>,
+            pub min_units: Option<i64>,
+            pub max_units: Option<i64>,
+            pub discount_amount: i64,
+            /// After discount, before tax.
+            pub net_amount: i64,
             pub tax_amount: Option<i64>,
-            pub currency: Option<String>,
-            pub subtotal_amount: Option<i64>,
-            pub total_amount: Option<i64>,
+            /// `exclusive` once the tax is computed (added on top), `null` before.
+            pub tax_behavior: Option<TaxBehavior>,
+            pub currency: String,
+            /// The same as `net_amount` (the seed's name).
+            pub subtotal_amount: i64,
+            pub total_amount: i64,
+            pub allow_trial: Option<bool>,
+            pub active_trial_interval: Option<TrialInterval>,
+            pub active_trial_interval_count: Option<i64>,
+            pub trial_end: Option<DateTime<Utc>>,
+            pub organization_id: Uuid,
             pub product_id: Uuid,
             pub product_price_id: Uuid,
             pub discount_id: Option<Uuid>,
             pub allow_discount_codes: bool,
+            /// The buyer must give a full billing address, not only the country.
+            pub require_billing_address: bool,
             pub is_discount_applicable: bool,
             pub is_free_product_price: bool,
             pub is_payment_required: bool,
             pub is_payment_setup_required: bool,
             pub is_payment_form_required: bool,
             pub customer_id: Option<Uuid>,
+            /// Business purchases are not supported: always `false`.
+            pub is_business_customer: bool,
             pub customer_name: Option<String>,
             pub customer_email: Option<String>,
             pub customer_ip_address: Option<String>,
+            /// Business purchases are not supported: always `null`.
+            pub customer_billing_name: Option<String>,
             pub customer_billing_address: Option<AddressView>,
             pub customer_tax_id: Option<String>,
+            /// What the buyer chose on the page (`card`).
+            pub payment_method_type: Option<String>,
             pub payment_processor_metadata: BTreeMap<String, String>,
+            pub billing_address_fields: BillingAddressFieldsView,
             #[schema(value_type = std::collections::HashMap<String, CustomFieldValue>)]
             pub custom_field_data: CustomFieldDataMap,
+            /// The products the buyer may choose between.
+            pub products: Vec<CheckoutProduct>,
             pub product: CheckoutProduct,
             pub product_price: ProductPrice,
+            /// Each product's prices, by product id.
+            #[schema(value_type = std::collections::HashMap<String, Vec<ProductPrice>>)]
+            pub prices: BTreeMap<Uuid, Vec<ProductPrice>>,
             pub discount: Option<CheckoutDiscount>,
             pub attached_custom_fields: Vec<AttachedCustomFieldView>,
             $($(#[$fdoc])* pub $field: $ty,)*
         }
 
         impl $name {
+            // One argument per field of the form, as the form lists them.
+            #[allow(clippy::too_many_arguments)]
             fn build(c: &Checkout, ctx: CheckoutContext, $($field: $ty),*) -> Self {
+                let prices = ctx.prices();
                 Self {
                     id: c.id.0,
                     created_at: c.created_at,
@@ -364,32 +504,54 @@ macro_rules! checkout_schema {
                     url: ctx.url,
                     expires_at: c.expires_at,
                     success_url: ctx.success_url,
+                    return_url: c.return_url.clone(),
                     embed_origin: c.embed_origin.clone(),
-                    amount: c.amount,
+                    amount: c.amount.unwrap_or(0),
+                    seats: None,
+                    min_seats: None,
+                    max_seats: None,
+                    units: None,
+                    min_units: None,
+                    max_units: None,
+                    discount_amount: c.discount_amount(),
+                    net_amount: c.subtotal_amount().unwrap_or(0),
                     tax_amount: c.tax_amount,
-                    currency: c.currency.clone(),
-                    subtotal_amount: c.subtotal_amount(),
-                    total_amount: c.total_amount(),
+                    tax_behavior: c.tax_amount.map(|_| TaxBehavior::Exclusive),
+                    currency: c.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+                    subtotal_amount: c.subtotal_amount().unwrap_or(0),
+                    total_amount: c.total_amount().unwrap_or(0),
+                    allow_trial: Some(c.allow_trial),
+                    active_trial_interval: None,
+                    active_trial_interval_count: None,
+                    trial_end: None,
+                    organization_id: c.organization_id.0,
                     product_id: c.product_id.0,
                     product_price_id: c.price.id.0,
                     discount_id: c.discount.as_ref().map(|d| d.id.0),
                     allow_discount_codes: c.allow_discount_codes,
+                    require_billing_address: c.require_billing_address,
                     is_discount_applicable: c.is_discount_applicable(),
                     is_free_product_price: c.is_free_product_price(),
                     is_payment_required: c.is_payment_required(),
                     is_payment_setup_required: c.is_payment_setup_required(),
                     is_payment_form_required: c.is_payment_form_required(),
                     customer_id: c.customer_id.map(|id| id.0),
+                    is_business_customer: false,
                     customer_name: c.customer_name.clone(),
                     customer_email: c.customer_email.clone(),
                     customer_ip_address: c.customer_ip_address.clone(),
+                    customer_billing_name: None,
                     customer_billing_address: c
                         .customer_billing_address
                         .as_ref()
                         .map(AddressView::from),
                     customer_tax_id: c.customer_tax_id.as_ref().map(|t| t.value.clone()),
+                    payment_method_type: c.payment_method_type.clone(),
                     payment_processor_metadata: c.payment_processor_metadata.clone(),
+                    billing_address_fields: c.billing_address_fields().into(),
                     custom_field_data: custom_field_data_json(&c.custom_field_data),
+                    prices,
+                    products: ctx.products,
                     product: ctx.product,
                     product_price: ctx.product_price,
                     discount: c.discount.as_ref().map(CheckoutDiscount::from),
@@ -411,6 +573,12 @@ checkout_schema!(
         #[schema(value_type = crate::api::free_form::Metadata)]
         customer_metadata: MetadataMap,
         subscription_id: Option<Uuid>,
+        /// The buyer's id in the seller's system, handed to the customer the purchase
+        /// creates.
+        external_customer_id: Option<String>,
+        /// The checkout's own trial period (never set: Tollgate has no trials).
+        trial_interval: Option<TrialInterval>,
+        trial_interval_count: Option<i64>,
     }
 );
 
@@ -441,6 +609,9 @@ impl CheckoutView {
             metadata_map(&c.metadata),
             metadata_map(&c.customer_metadata),
             c.subscription_id.map(|s| s.0),
+            c.external_customer_id.clone(),
+            None,
+            None,
         )
     }
 }
@@ -477,353 +648,8 @@ impl CheckoutPublicConfirmed {
     }
 }
 
-/// Checkouts of the sample products: open with no buyer yet (the first price of each
-/// product), and for the first product one with a buyer, a discount, custom-field answers
-/// and metadata, confirmed and then succeeded.
 #[cfg(test)]
-pub(crate) fn sample_checkouts() -> Vec<Checkout> {
-    use chrono::{Duration, TimeZone};
-
-    use crate::domain::custom_field::{CustomFieldData, FieldValue};
-    use crate::domain::customer::Address;
-    use crate::domain::ids::{CheckoutId, CustomerId, SubscriptionId};
-    use crate::domain::metadata::{MetaValue, Metadata};
-    use tollgate_actors::checkout::{AppliedDiscount, Changes, ConfirmContext, NewCheckout};
-    use tollgate_actors::tax::NoTax;
-
-    let now = Utc
-        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
-        .single()
-        .unwrap_or_default();
-    let new = |n: u128, p: &crate::domain::product::Product| {
-        let price = p.prices.first().cloned()?;
-        Some(NewCheckout {
-            id: CheckoutId(Uuid::from_u128(0xc400 + n)),
-            organization_id: p.organization_id,
-            client_secret: format!("polar_c_sample{n}"),
-            expires_at: now + Duration::hours(1),
-            product_id: p.id,
-            price,
-            amount: None,
-            discount: None,
-            allow_discount_codes: true,
-            customer_id: None,
-            customer_name: None,
-            customer_email: None,
-            customer_ip_address: None,
-            customer_billing_address: None,
-            customer_tax_id: None,
-            customer_metadata: Metadata::default(),
-            metadata: Metadata::default(),
-            custom_field_data: CustomFieldData::default(),
-            success_url: None,
-            embed_origin: None,
-            subscription_id: None,
-        })
-    };
-    let mut out = Vec::new();
-    let products = super::product::sample_products();
-    for (n, p) in products.iter().enumerate() {
-        if let Some(c) = new(n as u128, p).and_then(|c| Checkout::create(c, now, &NoTax).ok()) {
-            out.push(c);
-        }
-    }
-    let Some(mut bought) = products.first().and_then(|p| new(0x10, p)) else {
-        return out;
-    };
-    bought.discount = super::discount::sample_discounts()
-        .first()
-        .map(AppliedDiscount::from);
-    bought.customer_name = Some("Jane Doe".into());
-    bought.customer_email = Some("jane@example.com".into());
-    bought.customer_ip_address = Some("203.0.113.7".into());
-    bought.customer_billing_address = Address::new(
-        Some("1 rue de la Paix"),
-        None,
-        Some("75002"),
-        Some("Paris"),
-        None,
-        "FR",
-    )
-    .ok();
-    bought.metadata = Metadata(
-        [("campaign".to_string(), MetaValue::Str("spring".into()))]
-            .into_iter()
-            .collect(),
-    );
-    bought.customer_metadata = Metadata(
-        [("vip".to_string(), MetaValue::Bool(true))]
-            .into_iter()
-            .collect(),
-    );
-    bought.custom_field_data = CustomFieldData(
-        [
-            ("seats".to_string(), FieldValue::Int(3)),
-            ("notes".to_string(), FieldValue::Null),
-        ]
-        .into_iter()
-        .collect(),
-    );
-    bought.success_url = Some("https://example.com/thanks?checkout={CHECKOUT_ID}".into());
-    bought.embed_origin = Some("https://example.com".into());
-    let confirm = ConfirmContext {
-        confirmation_token: Some("ctoken_sample"),
-        discount_redeemable: true,
-        price_archived: false,
-    };
-    let Ok(confirmed) = Checkout::create(bought, now, &NoTax)
-        .and_then(|c| c.confirm(Changes::default(), confirm, now, &NoTax))
-        .map(|c| c.with_customer(CustomerId(Uuid::from_u128(0xc0))))
-    else {
-        return out;
-    };
-    let subscription = SubscriptionId(Uuid::from_u128(0x5000));
-    if let Ok(succeeded) = confirmed.succeed(Some("pi_sample"), Some(subscription), now) {
-        out.push(succeeded);
-    }
-    out.push(confirmed);
-    out
-}
-
+#[path = "checkout_tests.rs"]
+mod tests;
 #[cfg(test)]
-pub(crate) fn samples() -> Vec<(&'static str, Value)> {
-    use chrono::TimeZone;
-
-    use crate::domain::organization::Organization;
-
-    let now = Utc
-        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
-        .single()
-        .unwrap_or_default();
-    let products = super::product::sample_products();
-    let benefits = super::benefit::sample_benefits();
-    let fields = super::custom_field::sample_custom_fields();
-    let org = Organization::new(
-        crate::domain::ids::OrganizationId(Uuid::from_u128(0x0a)),
-        "Acme Inc.".into(),
-        "acme".into(),
-        now,
-    );
-    let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
-    let mut out = Vec::new();
-    for c in sample_checkouts() {
-        let Some(product) = products.iter().find(|p| p.id == c.product_id) else {
-            continue;
-        };
-        let base = "https://tollgate.example.com";
-        let ctx = CheckoutContext {
-            url: format!("{base}/checkout/{}", c.client_secret),
-            success_url: c
-                .success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
-            product: CheckoutProduct::new(product, &benefits),
-            product_price: ProductPrice::new(product.id, &c.price),
-            attached_custom_fields: super::product::attached_custom_fields(product, &fields),
-        };
-        out.push((
-            "Checkout",
-            to_value(serde_json::to_value(CheckoutView::new(
-                &c,
-                c.status,
-                ctx.clone(),
-            ))),
-        ));
-        out.push((
-            "CheckoutPublic",
-            to_value(serde_json::to_value(CheckoutPublic::new(
-                &c,
-                c.status,
-                ctx.clone(),
-                OrganizationView::from(&org),
-            ))),
-        ));
-        if c.status == domain::CheckoutStatus::Confirmed {
-            out.push((
-                "CheckoutPublicConfirmed",
-                to_value(serde_json::to_value(CheckoutPublicConfirmed::new(
-                    &c,
-                    ctx,
-                    OrganizationView::from(&org),
-                    "polar_cst_sample".into(),
-                ))),
-            ));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::collections::BTreeSet;
-
-    fn keys(v: &Value) -> BTreeSet<String> {
-        v.as_object()
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    const BASE_KEYS: [&str; 35] = [
-        "id",
-        "created_at",
-        "modified_at",
-        "payment_processor",
-        "status",
-        "client_secret",
-        "url",
-        "expires_at",
-        "success_url",
-        "embed_origin",
-        "amount",
-        "tax_amount",
-        "currency",
-        "subtotal_amount",
-        "total_amount",
-        "product_id",
-        "product_price_id",
-        "discount_id",
-        "allow_discount_codes",
-        "is_discount_applicable",
-        "is_free_product_price",
-        "is_payment_required",
-        "is_payment_setup_required",
-        "is_payment_form_required",
-        "customer_id",
-        "customer_name",
-        "customer_email",
-        "customer_ip_address",
-        "customer_billing_address",
-        "customer_tax_id",
-        "payment_processor_metadata",
-        "custom_field_data",
-        "product",
-        "product_price",
-        "discount",
-    ];
-
-    #[test]
-    fn the_renderings_have_every_key_of_the_sdk_models() {
-        let base: BTreeSet<String> = BASE_KEYS
-            .into_iter()
-            .chain(["attached_custom_fields"])
-            .map(String::from)
-            .collect();
-        let with = |extra: &[&str]| -> BTreeSet<String> {
-            let mut k = base.clone();
-            k.extend(extra.iter().map(|s| s.to_string()));
-            k
-        };
-        let mut seen = BTreeSet::new();
-        for (name, v) in samples() {
-            let expected = match name {
-                "Checkout" => with(&["metadata", "customer_metadata", "subscription_id"]),
-                "CheckoutPublic" => with(&["organization"]),
-                "CheckoutPublicConfirmed" => with(&["organization", "customer_session_token"]),
-                other => panic!("unexpected sample {other}"),
-            };
-            assert_eq!(keys(&v), expected, "{name}");
-            assert_eq!(v["payment_processor"], "stripe");
-            seen.insert(name);
-        }
-        assert_eq!(seen.len(), 3);
-    }
-
-    #[test]
-    fn a_bought_checkout_renders_its_buyer_discount_and_answers() {
-        let samples = samples();
-        let succeeded = samples
-            .iter()
-            .map(|(_, v)| v)
-            .find(|v| v["status"] == "succeeded" && v.get("metadata").is_some())
-            .cloned()
-            .unwrap_or_default();
-        assert_eq!(succeeded["customer_billing_address"]["country"], "FR");
-        assert_eq!(succeeded["customer_billing_address"]["line2"], Value::Null);
-        assert_eq!(succeeded["discount"]["duration"], "once");
-        assert_eq!(succeeded["discount_id"], succeeded["discount"]["id"]);
-        // The empty optional answer is left out, as in `custom_field_data_json`.
-        assert_eq!(succeeded["custom_field_data"], json!({"seats": 3}));
-        assert_eq!(succeeded["metadata"], json!({"campaign": "spring"}));
-        assert_eq!(succeeded["customer_metadata"], json!({"vip": true}));
-        assert_eq!(
-            succeeded["payment_processor_metadata"],
-            json!({"intent_id": "pi_sample", "intent_status": "succeeded"})
-        );
-        assert_eq!(succeeded["subscription_id"], json!(Uuid::from_u128(0x5000)));
-        assert_eq!(
-            succeeded["success_url"],
-            format!(
-                "https://example.com/thanks?checkout={}",
-                Uuid::from_u128(0xc410)
-            )
-        );
-        let confirmed: Vec<&Value> = samples
-            .iter()
-            .filter(|(n, _)| *n == "CheckoutPublicConfirmed")
-            .map(|(_, v)| v)
-            .collect();
-        assert_eq!(confirmed.len(), 1);
-        assert_eq!(confirmed[0]["status"], "confirmed");
-        assert_eq!(confirmed[0]["customer_session_token"], "polar_cst_sample");
-        assert_eq!(confirmed[0]["organization"]["slug"], "acme");
-        let open = samples
-            .iter()
-            .map(|(_, v)| v)
-            .find(|v| v["status"] == "open")
-            .cloned()
-            .unwrap_or_default();
-        assert_eq!(open["customer_billing_address"], Value::Null);
-        assert_eq!(open["discount"], Value::Null);
-        assert_eq!(open["custom_field_data"], json!({}));
-        assert_eq!(
-            open["url"],
-            format!(
-                "https://tollgate.example.com/checkout/{}",
-                open["client_secret"].as_str().unwrap_or("")
-            )
-        );
-    }
-
-    #[test]
-    fn statuses_are_the_domains_names() {
-        use domain::CheckoutStatus as S;
-        for s in [S::Open, S::Expired, S::Confirmed, S::Succeeded, S::Failed] {
-            assert_eq!(
-                serde_json::to_value(CheckoutStatus::from(s)).unwrap(),
-                json!(s.as_str())
-            );
-        }
-        assert_eq!(
-            serde_json::to_value(CheckoutStatusConfirmed::Confirmed).unwrap(),
-            json!("confirmed")
-        );
-    }
-
-    #[test]
-    fn each_body_keeps_only_its_own_fields() {
-        let organizer: CheckoutUpdate = serde_json::from_value(json!({
-            "metadata": {"a": 1}, "discount_code": "IGNORED", "customer_name": null
-        }))
-        .unwrap();
-        let changes = CheckoutChanges::from(organizer);
-        assert!(changes.metadata.as_value().is_some());
-        assert!(changes.discount_code.is_absent());
-        assert_eq!(changes.customer_name, Maybe::Null);
-        let public: CheckoutUpdatePublic = serde_json::from_value(json!({
-            "metadata": {"a": 1}, "discount_code": "SPRING"
-        }))
-        .unwrap();
-        let changes = CheckoutChanges::from(public);
-        assert!(changes.metadata.is_absent());
-        assert_eq!(changes.discount_code, Maybe::Value("SPRING".into()));
-        let confirm: CheckoutConfirm = serde_json::from_value(json!({
-            "confirmation_token_id": "ctoken", "customer_email": "a@b.co"
-        }))
-        .unwrap();
-        let (changes, token) = confirm.split();
-        assert_eq!(token.as_deref(), Some("ctoken"));
-        assert_eq!(changes.customer_email, Maybe::Value("a@b.co".into()));
-        let (_, token) = CheckoutConfirm::default().split();
-        assert_eq!(token, None);
-    }
-}
+pub(crate) use tests::samples;

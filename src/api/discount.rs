@@ -212,7 +212,8 @@ pub enum DiscountOnceForever {
 
 /// The three forms of one variant (type and duration family): the full discount, the
 /// `…Base` form without `products`, and the checkout summary. Each `build` takes the
-/// variant's own fields after the record's.
+/// variant's own fields after the record's. A fixed discount's `amounts` is Polar's 2026
+/// `{currency: amount}` beside `amount` and `currency`.
 macro_rules! discount_variant {
     ($full:ident, $base:ident, $checkout:ident { $($field:ident : $ty:ty),* $(,)? }) => {
         #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -278,6 +279,8 @@ macro_rules! discount_variant {
         }
 
         impl $full {
+            // One argument per field of the variant, as the variant lists them.
+            #[allow(clippy::too_many_arguments)]
             fn build(d: &Discount, products: Vec<ProductBase>, $($field: $ty),*) -> Self {
                 Self {
                     id: d.id.0,
@@ -321,6 +324,7 @@ discount_variant!(
         duration: DiscountOnceForever,
         amount: i64,
         currency: String,
+        amounts: std::collections::BTreeMap<String, i64>,
     }
 );
 discount_variant!(
@@ -332,6 +336,7 @@ discount_variant!(
         duration_in_months: i64,
         amount: i64,
         currency: String,
+        amounts: std::collections::BTreeMap<String, i64>,
     }
 );
 discount_variant!(
@@ -367,7 +372,14 @@ macro_rules! by_variant {
         };
         match ($kind, once_forever) {
             (DiscountKind::Fixed { amount, currency }, Ok(duration)) => $union::FixedOnceForever(
-                $fo::build($($args,)* TagFixed::Value, duration, *amount, currency.clone()),
+                $fo::build(
+                    $($args,)*
+                    TagFixed::Value,
+                    duration,
+                    *amount,
+                    currency.clone(),
+                    [(currency.clone(), *amount)].into(),
+                ),
             ),
             (DiscountKind::Fixed { amount, currency }, Err(months)) => $union::FixedRepeating(
                 $fr::build(
@@ -377,6 +389,7 @@ macro_rules! by_variant {
                     months,
                     *amount,
                     currency.clone(),
+                    [(currency.clone(), *amount)].into(),
                 ),
             ),
             (DiscountKind::Percentage { basis_points }, Ok(duration)) => {
@@ -627,7 +640,7 @@ mod tests {
         );
         let value = |v: Result<Value, serde_json::Error>| v.unwrap();
         let mut expected = set(BASE);
-        expected.extend(set(&["amount", "currency"]));
+        expected.extend(set(&["amount", "currency", "amounts"]));
         assert_eq!(
             keys(&value(serde_json::to_value(DiscountBase::from(
                 &fixed_once
@@ -670,7 +683,7 @@ mod tests {
         );
         assert_eq!(
             keys(&checkout(&fixed_once)),
-            set(&["id", "name", "type", "duration", "code", "amount", "currency"])
+            set(&["id", "name", "type", "duration", "code", "amount", "currency", "amounts"])
         );
     }
 

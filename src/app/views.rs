@@ -253,16 +253,47 @@ pub async fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiEr
         .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
 }
 
-/// The product, URLs and custom fields a rendering shows, as they are now.
+/// The products of a checkout in its order (the selected one among them), as they are now.
+pub async fn checkout_products(state: &AppState, c: &Checkout) -> Result<Vec<Product>, ApiError> {
+    let keys: Vec<Vec<u8>> = c.products.iter().map(|p| p.key()).collect();
+    let found: Vec<Product> = state
+        .store
+        .get_many::<Product>(&keys)
+        .await?
+        .into_iter()
+        .map(|p| p.value)
+        .collect();
+    let ordered: Vec<Product> = c
+        .products
+        .iter()
+        .filter_map(|id| found.iter().find(|p| p.id == *id).cloned())
+        .collect();
+    if !ordered.iter().any(|p| p.id == c.product_id) {
+        return Err(ApiError::internal("a checkout's product is missing"));
+    }
+    Ok(ordered)
+}
+
+/// The products, URLs and custom fields a rendering shows, as they are now.
 async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
-    let product = product_of(state, c).await?;
+    let products = checkout_products(state, c).await?;
+    let mut views = Vec::with_capacity(products.len());
+    for p in &products {
+        views.push(checkout_product_view(state, p).await?);
+    }
+    let selected = products
+        .iter()
+        .position(|p| p.id == c.product_id)
+        .ok_or_else(|| ApiError::internal("a checkout's product is missing"))?;
+    let product = &products[selected];
     let base = &state.public_url;
     Ok(CheckoutContext {
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
-        product: checkout_product_view(state, &product).await?,
+        product: views[selected].clone(),
         product_price: ProductPrice::new(product.id, &c.price),
-        attached_custom_fields: attached_custom_fields_view(state, &product).await?,
+        products: views,
+        attached_custom_fields: attached_custom_fields_view(state, product).await?,
     })
 }
 

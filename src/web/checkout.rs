@@ -199,6 +199,66 @@ struct FieldView {
     checked: bool,
 }
 
+/// A product the buyer may switch to (checkouts of several products).
+struct ProductChoice {
+    id: String,
+    name: String,
+    /// Its price as the page shows it (the selected price for the selected product).
+    price: String,
+    selected: bool,
+}
+
+/// How the page shows a price: "Free", "Pay what you want" or the amount (per interval).
+fn price_label(kind: &PriceKind, amount: Option<i64>) -> String {
+    let interval = interval_of(kind);
+    match kind {
+        PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => format!(
+            "Free{}",
+            interval.map(|i| format!(" / {i}")).unwrap_or_default()
+        ),
+        PriceKind::OneTimeCustom { .. } => "Pay what you want".to_string(),
+        PriceKind::OneTimeFixed {
+            currency,
+            amount: a,
+        }
+        | PriceKind::RecurringFixed {
+            currency,
+            amount: a,
+            ..
+        } => format!(
+            "{}{}",
+            Money::new(amount.unwrap_or(*a), currency),
+            interval.map(|i| format!("/{i}")).unwrap_or_default()
+        ),
+    }
+}
+
+/// The products of a checkout of several, each with its price; empty for one product.
+async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<ProductChoice>> {
+    if c.products.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let products = crate::app::views::checkout_products(state, c).await?;
+    Ok(products
+        .iter()
+        .filter(|p| p.id == c.product_id || !p.is_archived)
+        .filter_map(|p| {
+            let selected = p.id == c.product_id;
+            let price = if selected {
+                price_label(&c.price.kind, c.amount)
+            } else {
+                price_label(&p.first_active_price()?.kind, None)
+            };
+            Some(ProductChoice {
+                id: p.id.to_string(),
+                name: p.name.clone(),
+                price,
+                selected,
+            })
+        })
+        .collect())
+}
+
 struct Processor {
     /// `test`, `stripe` or `none` (nothing to pay).
     kind: &'static str,
@@ -212,6 +272,8 @@ struct CheckoutPage {
     secret: String,
     script_url: &'static str,
     seller: Seller,
+    /// The products to choose between, when the checkout offers several.
+    choices: Vec<ProductChoice>,
     product_name: String,
     product_description: Option<String>,
     benefits: Vec<String>,
@@ -448,6 +510,7 @@ async fn checkout_page(
         secret: c.client_secret.clone(),
         script_url: script_url(),
         seller: seller(&state, &c).await?,
+        choices: product_choices(&state, &c).await?,
         product_name: product.name.clone(),
         product_description: product.description.clone().filter(|d| !d.trim().is_empty()),
         benefits: benefit_descriptions(&state, &product).await?,

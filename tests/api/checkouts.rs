@@ -451,6 +451,16 @@ const BASE_REQUIRED: &[&str] = &[
     "product",
     "product_price",
     "attached_custom_fields",
+    // Polar's 2026 shape (issue 27), a superset of the seed's.
+    "products",
+    "prices",
+    "discount_amount",
+    "net_amount",
+    "organization_id",
+    "require_billing_address",
+    "is_business_customer",
+    "billing_address_fields",
+    "allow_trial",
 ];
 const BASE_NULLABLE: &[&str] = &[
     "modified_at",
@@ -469,9 +479,30 @@ const BASE_NULLABLE: &[&str] = &[
     "customer_tax_id",
     "discount",
 ];
+/// Polar's 2026 keys (issue 27) that may be null.
+const NEW_NULLABLE: &[&str] = &[
+    "return_url",
+    "seats",
+    "min_seats",
+    "max_seats",
+    "units",
+    "min_units",
+    "max_units",
+    "tax_behavior",
+    "active_trial_interval",
+    "active_trial_interval_count",
+    "trial_end",
+    "customer_billing_name",
+    "payment_method_type",
+];
 const OPTIONAL: &[&str] = &["custom_field_data"];
 const CHECKOUT_REQUIRED: &[&str] = &["metadata", "customer_metadata"];
-const CHECKOUT_NULLABLE: &[&str] = &["subscription_id"];
+const CHECKOUT_NULLABLE: &[&str] = &[
+    "subscription_id",
+    "external_customer_id",
+    "trial_interval",
+    "trial_interval_count",
+];
 const PUBLIC_REQUIRED: &[&str] = &["organization"];
 const CONFIRMED_REQUIRED: &[&str] = &["customer_session_token"];
 
@@ -542,13 +573,14 @@ fn assert_checkout(c: &Value) {
         "Checkout",
         c,
         &[BASE_REQUIRED, CHECKOUT_REQUIRED].concat(),
-        &[BASE_NULLABLE, CHECKOUT_NULLABLE].concat(),
+        &[BASE_NULLABLE, NEW_NULLABLE, CHECKOUT_NULLABLE].concat(),
     );
     assert_eq!(
         keys(c),
         set(&[
             BASE_REQUIRED,
             BASE_NULLABLE,
+            NEW_NULLABLE,
             OPTIONAL,
             CHECKOUT_REQUIRED,
             CHECKOUT_NULLABLE
@@ -571,20 +603,27 @@ fn assert_public(c: &Value, confirmed: bool) {
         model,
         c,
         &[BASE_REQUIRED, PUBLIC_REQUIRED, extra].concat(),
-        BASE_NULLABLE,
+        &[BASE_NULLABLE, NEW_NULLABLE].concat(),
     );
     assert_eq!(
         keys(c),
         set(&[
             BASE_REQUIRED,
             BASE_NULLABLE,
+            NEW_NULLABLE,
             OPTIONAL,
             PUBLIC_REQUIRED,
             extra
         ]),
         "{model} keys"
     );
-    for absent in ["metadata", "customer_metadata", "subscription_id"] {
+    for absent in [
+        "metadata",
+        "customer_metadata",
+        "subscription_id",
+        "external_customer_id",
+        "trial_interval",
+    ] {
         assert!(c.get(absent).is_none(), "{model} has {absent}: {c}");
     }
     assert_common(model, c);
@@ -1162,20 +1201,17 @@ async fn fixed_custom_and_free_prices() {
         (&json!(cat.tip_price), &json!(4242))
     );
 
-    // Free: no amount, no currency, nothing to pay.
+    // Free: 0 US dollars (Polar's 2026 shape, which the seed's nullable fields accept),
+    // no tax, nothing to pay.
     let by_id = created(api, &by_product(&cat.free)).await;
     assert_eq!(by_id["product_price_id"], cat.free_price.as_str());
     let c = created(api, &by_price(&cat.free_price)).await;
     assert_checkout(&c);
-    for null in [
-        "amount",
-        "currency",
-        "subtotal_amount",
-        "total_amount",
-        "tax_amount",
-    ] {
-        assert_eq!(c[null], Value::Null, "{null}: {c}");
+    for zero in ["amount", "subtotal_amount", "net_amount", "total_amount"] {
+        assert_eq!(c[zero], 0, "{zero}: {c}");
     }
+    assert_eq!(c["currency"], "usd");
+    assert_eq!(c["tax_amount"], Value::Null);
     assert_eq!(c["is_free_product_price"], true);
     assert_eq!(c["is_payment_required"], false);
     assert_eq!(c["is_payment_setup_required"], false);
@@ -1194,7 +1230,7 @@ async fn fixed_custom_and_free_prices() {
     let c = created(api, &by_price(&price_id(&p, 0))).await;
     assert_eq!(c["is_free_product_price"], true);
     assert_eq!(c["is_payment_setup_required"], false);
-    assert_eq!(c["amount"], Value::Null);
+    assert_eq!(c["amount"], 0);
 }
 
 #[actix_web::test]
@@ -2974,7 +3010,7 @@ async fn a_free_product_confirms_with_an_email_only() {
     assert_public(&r.body, true);
     assert_eq!(r.body["status"], "confirmed");
     assert_token_format(&r.body["customer_session_token"], "polar_cst_");
-    assert_eq!(r.body["amount"], Value::Null);
+    assert_eq!(r.body["amount"], 0);
     assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
 
     let p = purchase_of(&app.state.store, &id).await;

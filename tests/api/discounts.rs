@@ -166,7 +166,7 @@ async fn creates_a_fixed_once_discount_with_the_full_shape() {
     let r = create(&app, &app.token, &body).await;
     r.expect(201);
     let d = &r.body;
-    assert_eq!(keys(d), discount_keys(&["amount", "currency"]));
+    assert_eq!(keys(d), discount_keys(&["amount", "currency", "amounts"]));
     assert_eq!(d["type"], "fixed");
     assert_eq!(d["duration"], "once");
     assert_eq!(d["amount"], 500);
@@ -199,7 +199,7 @@ async fn renders_each_of_the_four_shapes() {
     let org = admin_org(&app, "shapes").await;
 
     let d = created(&app, fixed(&org, "Fixed forever", 100)).await;
-    assert_eq!(keys(&d), discount_keys(&["amount", "currency"]));
+    assert_eq!(keys(&d), discount_keys(&["amount", "currency", "amounts"]));
 
     let d = created(
         &app,
@@ -211,7 +211,7 @@ async fn renders_each_of_the_four_shapes() {
     .await;
     assert_eq!(
         keys(&d),
-        discount_keys(&["amount", "currency", "duration_in_months"])
+        discount_keys(&["amount", "currency", "amounts", "duration_in_months"])
     );
     assert_eq!(d["duration"], "repeating");
     assert_eq!(d["duration_in_months"], 6);

@@ -11,6 +11,7 @@ mod catalog_setup;
 mod checkout_crash;
 mod checkout_pages;
 mod checkouts;
+mod checkouts_sdk;
 mod clients;
 mod crash;
 mod custom_fields;

@@ -11,7 +11,7 @@ use crate::domain::discount::amount_off;
 use crate::domain::product::{AmountType, Price, PriceKind};
 use crate::tax::TaxCalculator;
 
-use super::model::{AppliedDiscount, Checkout, Issue};
+use super::model::{AppliedDiscount, BillingAddressFields, Checkout, FieldMode, Issue};
 
 /// Custom prices without a preset start at this amount (Polar's default).
 pub const DEFAULT_CUSTOM_AMOUNT: i64 = 1000;
@@ -55,6 +55,35 @@ impl Checkout {
 
     pub fn is_payment_form_required(&self) -> bool {
         self.is_payment_required() || self.is_payment_setup_required()
+    }
+
+    /// Which lines of the billing address the hosted page asks for: the country always;
+    /// the state of a US or Canadian address (the only ones the page offers states for);
+    /// line 1, postal code and city when a full address is required, else optionally;
+    /// line 2 optionally. Confirm requires the lines marked required when a full address
+    /// is required.
+    pub fn billing_address_fields(&self) -> BillingAddressFields {
+        let country = self
+            .customer_billing_address
+            .as_ref()
+            .map(|a| a.country.as_str());
+        let full = if self.require_billing_address {
+            FieldMode::Required
+        } else {
+            FieldMode::Optional
+        };
+        BillingAddressFields {
+            country: FieldMode::Required,
+            state: if matches!(country, Some("US" | "CA")) {
+                FieldMode::Required
+            } else {
+                FieldMode::Disabled
+            },
+            line1: full,
+            line2: FieldMode::Optional,
+            postal_code: full,
+            city: full,
+        }
     }
 
     pub(super) fn select_price(
@@ -223,20 +252,36 @@ impl Checkout {
                 "Field is required.",
             ));
         }
-        if self.is_payment_form_required() {
-            if self.customer_name.is_none() {
-                issues.push(Issue::new(
-                    &["customer_name"],
-                    "missing",
-                    "Field is required.",
-                ));
-            }
-            if self.customer_billing_address.is_none() {
-                issues.push(Issue::new(
+        if self.is_payment_form_required() && self.customer_name.is_none() {
+            issues.push(Issue::new(
+                &["customer_name"],
+                "missing",
+                "Field is required.",
+            ));
+        }
+        if self.is_payment_form_required() || self.require_billing_address {
+            match &self.customer_billing_address {
+                None => issues.push(Issue::new(
                     &["customer_billing_address"],
                     "missing",
                     "Field is required.",
-                ));
+                )),
+                Some(a) if self.require_billing_address => {
+                    for (field, value) in [
+                        ("line1", &a.line1),
+                        ("postal_code", &a.postal_code),
+                        ("city", &a.city),
+                    ] {
+                        if value.is_none() {
+                            issues.push(Issue::new(
+                                &["customer_billing_address", field],
+                                "missing",
+                                "Field is required.",
+                            ));
+                        }
+                    }
+                }
+                Some(_) => {}
             }
         }
         if self.is_payment_required() && !has_token {

@@ -9,19 +9,36 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::model::{
-    Attempt, Changes, Checkout, CheckoutError, CheckoutStatus, ConfirmContext, Issue, NewCheckout,
-    Settlement,
+    Attempt, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTerms, ConfirmContext,
+    Issue, NewCheckout, Settlement,
 };
 use crate::domain::ids::{CustomerId, SubscriptionId};
 use crate::domain::product::AmountType;
 use crate::tax::TaxCalculator;
 
 impl Checkout {
+    /// A checkout of one product (`n.product_id`) with Polar's default terms.
     pub fn create(
         n: NewCheckout,
         now: DateTime<Utc>,
         tax: &dyn TaxCalculator,
     ) -> Result<Checkout, CheckoutError> {
+        let terms = CheckoutTerms::for_product(n.product_id);
+        Checkout::create_with(n, terms, now, tax)
+    }
+
+    /// A checkout on the seller's `terms`: its products (`n.product_id` selected, and put
+    /// first when the list lacks it), whether a full address is required, and so on.
+    pub fn create_with(
+        n: NewCheckout,
+        terms: CheckoutTerms,
+        now: DateTime<Utc>,
+        tax: &dyn TaxCalculator,
+    ) -> Result<Checkout, CheckoutError> {
+        let mut products = terms.products;
+        if !products.contains(&n.product_id) {
+            products.insert(0, n.product_id);
+        }
         let mut c = Checkout {
             id: n.id,
             organization_id: n.organization_id,
@@ -52,6 +69,12 @@ impl Checkout {
             subscription_id: n.subscription_id,
             confirmation_token: None,
             customer_id_before_confirm: None,
+            products,
+            require_billing_address: terms.require_billing_address,
+            allow_trial: terms.allow_trial,
+            external_customer_id: terms.external_customer_id,
+            return_url: terms.return_url,
+            payment_method_type: None,
         };
         let mut issues = Vec::new();
         c.select_price(n.price, n.amount, &mut issues, "product_price_id");
@@ -78,6 +101,23 @@ impl Checkout {
         }
         let mut c = self.clone();
         let mut issues = Vec::new();
+        if let Some(product) = ch.product {
+            if !c.products.contains(&product) {
+                issues.push(Issue::new(
+                    &["product_id"],
+                    "value_error",
+                    "Product is not available in this checkout.",
+                ));
+            } else if ch.price.is_none() {
+                issues.push(Issue::new(
+                    &["product_id"],
+                    "value_error",
+                    "Product has no active price.",
+                ));
+            } else {
+                c.product_id = product;
+            }
+        }
         match ch.price {
             Some(p) => c.select_price(p, ch.amount, &mut issues, "product_price_id"),
             None => {
@@ -127,6 +167,18 @@ impl Checkout {
         }
         if let Some(o) = ch.embed_origin {
             c.embed_origin = o;
+        }
+        if let Some(r) = ch.require_billing_address {
+            c.require_billing_address = r;
+        }
+        if let Some(a) = ch.allow_trial {
+            c.allow_trial = a;
+        }
+        if let Some(u) = ch.return_url {
+            c.return_url = u;
+        }
+        if let Some(m) = ch.payment_method_type {
+            c.payment_method_type = m;
         }
         if !issues.is_empty() {
             return Err(CheckoutError::Invalid(issues));

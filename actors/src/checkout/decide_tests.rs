@@ -2,7 +2,7 @@
 //! rules (`amounts.rs`): creation, updates, confirm, settlement and expiry.
 
 use super::*;
-use crate::checkout::model::AppliedDiscount;
+use crate::checkout::model::{AppliedDiscount, CheckoutTerms, FieldMode};
 use crate::checkout::DEFAULT_CUSTOM_AMOUNT;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Address;
@@ -643,4 +643,156 @@ fn an_attempt_is_the_checkouts_until_it_moves_on_to_another() {
     assert!(!second.is_attempt(&attempt));
     assert!(!second.is_attempt(&waiting_attempt));
     assert!(second.is_attempt(&second.attempt()));
+}
+
+fn of_products(p: Price, others: &[ProductId]) -> Checkout {
+    let n = new(p);
+    let mut products = vec![n.product_id];
+    products.extend_from_slice(others);
+    let terms = CheckoutTerms {
+        products,
+        ..CheckoutTerms::for_product(n.product_id)
+    };
+    Checkout::create_with(n, terms, t0(), &NoTax).unwrap()
+}
+
+#[test]
+fn a_checkout_switches_among_its_products_only() {
+    let (second, stranger) = (ProductId::new(), ProductId::new());
+    let c = of_products(fixed(1000), &[second]);
+    assert_eq!(c.products, [c.product_id, second]);
+    // To another of its products, at the price the caller resolved.
+    let switched = c
+        .update(
+            Changes {
+                product: Some(second),
+                price: Some(monthly(700)),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert_eq!(switched.product_id, second);
+    assert_eq!(
+        (switched.amount, switched.products.clone()),
+        (Some(700), c.products.clone())
+    );
+    assert!(switched.is_payment_setup_required());
+    // Not to a product it does not offer, nor without a price.
+    for changes in [
+        Changes {
+            product: Some(stranger),
+            price: Some(fixed(5)),
+            ..Changes::default()
+        },
+        Changes {
+            product: Some(second),
+            ..Changes::default()
+        },
+    ] {
+        match c.update(changes, t0(), &NoTax) {
+            Err(CheckoutError::Invalid(issues)) => {
+                assert_eq!(issues[0].loc, ["product_id"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // Created for a product missing from its list: that product comes first.
+    let n = new(fixed(1));
+    let first = n.product_id;
+    let terms = CheckoutTerms {
+        products: vec![second],
+        ..CheckoutTerms::for_product(second)
+    };
+    let c = Checkout::create_with(n, terms, t0(), &NoTax).unwrap();
+    assert_eq!(c.products, [first, second]);
+}
+
+#[test]
+fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
+    let c = create(fixed(1000));
+    let fields = c.billing_address_fields();
+    assert_eq!(
+        (fields.country, fields.state, fields.line1, fields.city),
+        (
+            FieldMode::Required,
+            FieldMode::Disabled,
+            FieldMode::Optional,
+            FieldMode::Optional
+        )
+    );
+    let full = c
+        .update(
+            Changes {
+                require_billing_address: Some(true),
+                customer_billing_address: Some(Some(address("US"))),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    let fields = full.billing_address_fields();
+    assert_eq!(
+        (
+            fields.state,
+            fields.line1,
+            fields.line2,
+            fields.postal_code,
+            fields.city
+        ),
+        (
+            FieldMode::Required,
+            FieldMode::Required,
+            FieldMode::Optional,
+            FieldMode::Required,
+            FieldMode::Required
+        )
+    );
+    match full.confirm(ready(), ctx(Some("tok")), t0(), &NoTax) {
+        Err(CheckoutError::Invalid(issues)) => {
+            let locs: Vec<Vec<String>> = issues.into_iter().map(|i| i.loc).collect();
+            for line in ["line1", "postal_code", "city"] {
+                assert!(
+                    locs.contains(&vec![
+                        "customer_billing_address".to_string(),
+                        line.to_string()
+                    ]),
+                    "{locs:?}"
+                );
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut changes = ready();
+    changes.customer_billing_address = Some(Some(Address {
+        line1: Some("1 Main St".into()),
+        postal_code: Some("10001".into()),
+        city: Some("New York".into()),
+        ..address("US")
+    }));
+    assert!(full
+        .confirm(changes, ctx(Some("tok")), t0(), &NoTax)
+        .is_ok());
+    // A free checkout needs no address, unless a full one is required.
+    let free = create(price(PriceKind::OneTimeFree));
+    let email_only = Changes {
+        customer_email: Some(Some("a@b.co".into())),
+        ..Changes::default()
+    };
+    assert!(free
+        .confirm(email_only.clone(), ctx(None), t0(), &NoTax)
+        .is_ok());
+    let strict = free
+        .update(
+            Changes {
+                require_billing_address: Some(true),
+                ..Changes::default()
+            },
+            t0(),
+            &NoTax,
+        )
+        .unwrap();
+    assert!(strict.confirm(email_only, ctx(None), t0(), &NoTax).is_err());
 }

@@ -11,12 +11,14 @@
 //!   `actor_tests.rs`.
 //! * `amounts.rs`: what a checkout costs and requires (price, amounts, tax, validation).
 //! * `order.rs`: the first order of a settled checkout.
+//! * `v1.rs`: the record's format version 1, decoded into the current one.
 
 pub mod actor;
 mod amounts;
 pub mod decide;
 pub mod model;
 mod order;
+mod v1;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -32,8 +34,8 @@ pub use actor::{
 };
 pub use amounts::DEFAULT_CUSTOM_AMOUNT;
 pub use model::{
-    AppliedDiscount, Attempt, Changes, Checkout, CheckoutError, CheckoutStatus, ConfirmContext,
-    Issue, NewCheckout, Settlement,
+    AppliedDiscount, Attempt, BillingAddressFields, Changes, Checkout, CheckoutError,
+    CheckoutStatus, CheckoutTerms, ConfirmContext, FieldMode, Issue, NewCheckout, Settlement,
 };
 
 pub const CHECKOUT_BY_CREATED: &str = "checkout_by_created";
@@ -57,7 +59,26 @@ impl Checkout {
 }
 
 impl Record for Checkout {
-    crate::record_v1!(Checkout, "checkout");
+    const COLLECTION: &'static str = "checkout";
+    /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<v1::CheckoutV1>(Self::COLLECTION, 1, payload)
+                .map(Checkout::from),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[

@@ -104,6 +104,41 @@ pub struct Checkout {
     /// The customer before confirm resolved one: restored if the payment is declined, so
     /// the buyer can still correct the e-mail address.
     pub customer_id_before_confirm: Option<CustomerId>,
+    // Format version 2 (Polar's `CheckoutProductsCreate` and the 2026 checkout fields).
+    /// The products the buyer may choose between, in the seller's order; the selected one
+    /// (`product_id`) is always among them.
+    pub products: Vec<ProductId>,
+    /// The buyer must give a full billing address (line 1, postal code, city), not only
+    /// the country.
+    pub require_billing_address: bool,
+    /// Whether a trial may apply (Tollgate's products have no trial, so none does).
+    pub allow_trial: bool,
+    /// The buyer's id in the seller's system, handed to the customer the checkout creates.
+    pub external_customer_id: Option<String>,
+    /// Where the page's back link leads.
+    pub return_url: Option<String>,
+    /// The payment method the buyer chose on the page (`card`).
+    pub payment_method_type: Option<String>,
+}
+
+/// Whether the hosted page asks for a line of the billing address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldMode {
+    Required,
+    Optional,
+    Disabled,
+}
+
+/// How the hosted page asks for each line of the billing address
+/// ([`Checkout::billing_address_fields`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BillingAddressFields {
+    pub country: FieldMode,
+    pub state: FieldMode,
+    pub line1: FieldMode,
+    pub line2: FieldMode,
+    pub postal_code: FieldMode,
+    pub city: FieldMode,
 }
 
 /// One rule a request broke, before it becomes a 422 item.
@@ -175,9 +210,39 @@ pub struct NewCheckout {
     pub subscription_id: Option<SubscriptionId>,
 }
 
+/// What the seller chose for a new checkout beyond its first product and price (format
+/// version 2): [`CheckoutTerms::for_product`] is a checkout of one product, as
+/// [`Checkout::create`] makes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckoutTerms {
+    /// The products the buyer may choose between; the first product of the checkout is
+    /// added in front when missing.
+    pub products: Vec<ProductId>,
+    pub require_billing_address: bool,
+    pub allow_trial: bool,
+    pub external_customer_id: Option<String>,
+    pub return_url: Option<String>,
+}
+
+impl CheckoutTerms {
+    /// One product, no full address required, trials allowed (Polar's defaults).
+    pub fn for_product(product: ProductId) -> CheckoutTerms {
+        CheckoutTerms {
+            products: vec![product],
+            require_billing_address: false,
+            allow_trial: true,
+            external_customer_id: None,
+            return_url: None,
+        }
+    }
+}
+
 /// Field changes of an update or a confirm. `None`: leave as is; `Some(None)`: clear.
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
+    /// Another product of the checkout's list, sold at `price` (which must be given with
+    /// it, one of that product's prices).
+    pub product: Option<ProductId>,
     pub price: Option<Price>,
     pub amount: Option<i64>,
     pub customer_name: Option<Option<String>>,
@@ -195,6 +260,10 @@ pub struct Changes {
     pub customer_metadata: Option<Metadata>,
     pub success_url: Option<Option<String>>,
     pub embed_origin: Option<Option<String>>,
+    pub require_billing_address: Option<bool>,
+    pub allow_trial: Option<bool>,
+    pub return_url: Option<Option<String>>,
+    pub payment_method_type: Option<Option<String>>,
 }
 
 /// What confirm needs to know about the world at that moment.

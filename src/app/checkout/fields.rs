@@ -7,6 +7,7 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 use tollgate_actors::checkout::{AppliedDiscount, Changes, Checkout};
+use uuid::Uuid;
 
 use crate::api::checkout::{CheckoutChanges, CheckoutCreate};
 use crate::api::custom_field_data::validate_custom_field_data;
@@ -160,9 +161,98 @@ async fn discount_for_code(
     }))
 }
 
-/// The price a checkout is created for: by price id or by product id (its first active
-/// price), readable by the subject, neither archived (reference 1.2 steps 1–2).
+/// The products a checkout is created for (Polar's `CheckoutProductsCreate`): at least
+/// one, unique, each readable by the subject, not archived and with an active price, all
+/// of one organization. The first one is selected, at its first active price.
+async fn products_for_create(
+    state: &AppState,
+    subject: Subject,
+    ids: &[Uuid],
+) -> Result<(Product, Price, Vec<ProductId>), ApiError> {
+    let list = || Value::from(ids.iter().map(|id| id.to_string()).collect::<Vec<_>>());
+    if ids.is_empty() {
+        return Err(ApiError::validation(
+            FieldError::new(
+                "too_short",
+                loc!["body", "products"],
+                "List should have at least 1 item after validation, not 0",
+                list(),
+            )
+            .with_ctx(
+                serde_json::json!({"field_type": "List", "min_length": 1, "actual_length": 0}),
+            ),
+        ));
+    }
+    let unique: std::collections::HashSet<&Uuid> = ids.iter().collect();
+    if unique.len() != ids.len() {
+        return Err(ApiError::invalid(
+            loc!["body", "products"],
+            "Value error, Product IDs must be unique.",
+            list(),
+        ));
+    }
+    let mut v = Validator::new();
+    let mut products = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let found = state.store.get::<Product>(&ProductId(*id).key()).await?;
+        let problem = match accessible(state, subject, found).await {
+            None => Some("Product does not exist."),
+            Some(p) if p.is_archived => Some("Product is archived."),
+            Some(p) if p.first_active_price().is_none() => Some("Product has no active price."),
+            Some(p) => {
+                products.push(p);
+                None
+            }
+        };
+        if let Some(msg) = problem {
+            v.push(FieldError::new(
+                "value_error",
+                loc!["body", "products", i],
+                msg,
+                Value::from(id.to_string()),
+            ));
+        }
+    }
+    let organizations: std::collections::HashSet<_> =
+        products.iter().map(|p| p.organization_id).collect();
+    if organizations.len() > 1 {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "products"],
+            "Products must all belong to the same organization.",
+            list(),
+        ));
+    }
+    v.finish()?;
+    let first = products
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("no product left after validation"))?;
+    let price = first
+        .first_active_price()
+        .cloned()
+        .ok_or_else(|| ApiError::internal("a validated product has no active price"))?;
+    Ok((first, price, ids.iter().map(|id| ProductId(*id)).collect()))
+}
+
+/// The product and price a checkout is created for, and the products it offers: a list of
+/// products (`products`, the first one selected), a price (`product_price_id`) or a
+/// product (`product_id`, its first active price), readable by the subject, neither
+/// archived (reference 1.2 steps 1–2).
 pub(super) async fn price_for_create(
+    state: &AppState,
+    subject: Subject,
+    input: &CheckoutCreate,
+) -> Result<(Product, Price, Vec<ProductId>), ApiError> {
+    if let Some(ids) = &input.products {
+        return products_for_create(state, subject, ids).await;
+    }
+    let (product, price) = single_price_for_create(state, subject, input).await?;
+    let products = vec![product.id];
+    Ok((product, price, products))
+}
+
+async fn single_price_for_create(
     state: &AppState,
     subject: Subject,
     input: &CheckoutCreate,
@@ -259,46 +349,31 @@ pub(super) async fn resolve_changes(
     input: CheckoutChanges,
     public: bool,
 ) -> Result<Changes, ApiError> {
-    let product = product_of(state, checkout).await?;
     let mut v = Validator::new();
     let mut ch = Changes::default();
-    match input.product_price_id {
-        Maybe::Value(id) => {
-            let price = match product.price(PriceId(id)) {
-                Some(p) if p.is_archived => {
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "product_price_id"],
-                        "Price is archived.",
-                        Value::from(id.to_string()),
-                    ));
-                    None
-                }
-                Some(p) => Some(p.clone()),
-                None => {
-                    // Another product's price, or no price at all.
-                    let other =
-                        crate::domain::product::product_for_price(&state.store, PriceId(id))
-                            .await?
-                            .filter(|p| p.value.organization_id == checkout.organization_id);
-                    let msg = if other.is_some() {
-                        "Price does not belong to the product."
-                    } else {
-                        "Price does not exist."
-                    };
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "product_price_id"],
-                        msg,
-                        Value::from(id.to_string()),
-                    ));
-                    None
-                }
-            };
-            ch.price = price;
+    let current = product_of(state, checkout).await?;
+    let (product, price) = product_and_price(
+        state,
+        checkout,
+        current,
+        input.product_id.as_value().copied(),
+        input.product_price_id.as_value().copied(),
+        &mut v,
+    )
+    .await?;
+    if product.id != checkout.product_id {
+        ch.product = Some(product.id);
+        // A discount that does not apply to the new product is removed (Polar).
+        if let (Some(applied), Maybe::Absent) = (&checkout.discount, &input.discount_id) {
+            let applies = discount_by_id(&state.store, applied.id)
+                .await?
+                .is_some_and(|d| d.value.applies_to(product.id));
+            if !applies {
+                ch.discount = Some((None, "discount_id"));
+            }
         }
-        Maybe::Null | Maybe::Absent => {}
     }
+    ch.price = price;
     if let Maybe::Value(a) = input.amount {
         if check_amount(&mut v, a) {
             ch.amount = Some(a);
@@ -341,17 +416,16 @@ pub(super) async fn resolve_changes(
         // A code is ignored when the checkout does not allow codes (Polar).
         if checkout.allow_discount_codes {
             match input.discount_code {
-                Maybe::Value(code) => match discount_for_code(
-                    state,
-                    checkout.organization_id,
-                    checkout.product_id,
-                    &code,
-                )
-                .await?
-                {
-                    Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_code")),
-                    Err(e) => v.push(e),
-                },
+                Maybe::Value(code) => {
+                    match discount_for_code(state, checkout.organization_id, product.id, &code)
+                        .await?
+                    {
+                        Ok(d) => {
+                            ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_code"))
+                        }
+                        Err(e) => v.push(e),
+                    }
+                }
                 Maybe::Null => ch.discount = Some((None, "discount_code")),
                 Maybe::Absent => {}
             }
@@ -361,7 +435,7 @@ pub(super) async fn resolve_changes(
             Maybe::Value(id) => match discount_for_checkout(
                 state,
                 checkout.organization_id,
-                checkout.product_id,
+                product.id,
                 DiscountId(id),
             )
             .await?
@@ -405,6 +479,103 @@ pub(super) async fn resolve_changes(
     }
     v.finish()?;
     Ok(ch)
+}
+
+/// The product a change sells and the price to select, if it changes: `product_id` must
+/// be one of the checkout's products and not archived (then its first active price, or
+/// `price_id`, which must be that product's); a `price_id` alone may be a price of any of
+/// the checkout's products (selecting that product). Problems go to `v` and leave the
+/// current product.
+async fn product_and_price(
+    state: &AppState,
+    checkout: &Checkout,
+    current: Product,
+    product_id: Option<Uuid>,
+    price_id: Option<Uuid>,
+    v: &mut Validator,
+) -> Result<(Product, Option<Price>), ApiError> {
+    let mut product = current;
+    let mut switched = false;
+    if let Some(id) = product_id.filter(|id| *id != checkout.product_id.0) {
+        let listed = checkout.products.contains(&ProductId(id));
+        let found = match listed {
+            true => state.store.get::<Product>(&ProductId(id).key()).await?,
+            false => None,
+        };
+        match found.map(|p| p.value) {
+            None => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "product_id"],
+                "Product is not available in this checkout.",
+                Value::from(id.to_string()),
+            )),
+            Some(p) if p.is_archived => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "product_id"],
+                "Product is archived.",
+                Value::from(id.to_string()),
+            )),
+            Some(p) => {
+                product = p;
+                switched = true;
+            }
+        }
+    }
+    let Some(id) = price_id else {
+        if !switched {
+            return Ok((product, None));
+        }
+        return Ok(match product.first_active_price().cloned() {
+            Some(price) => (product, Some(price)),
+            None => {
+                v.push(FieldError::new(
+                    "value_error",
+                    loc!["body", "product_id"],
+                    "Product has no active price.",
+                    Value::from(product.id.to_string()),
+                ));
+                (product, None)
+            }
+        });
+    };
+    let price_problem = |msg: &str| {
+        FieldError::new(
+            "value_error",
+            loc!["body", "product_price_id"],
+            msg,
+            Value::from(id.to_string()),
+        )
+    };
+    if let Some(p) = product.price(PriceId(id)) {
+        if p.is_archived {
+            v.push(price_problem("Price is archived."));
+            return Ok((product, None));
+        }
+        let price = p.clone();
+        return Ok((product, Some(price)));
+    }
+    // Another product's price: one of the checkout's other products (when no product was
+    // named), or a price the checkout does not offer.
+    let owner = crate::domain::product::product_for_price(&state.store, PriceId(id))
+        .await?
+        .map(|p| p.value)
+        .filter(|p| p.organization_id == checkout.organization_id);
+    match owner {
+        Some(other) if !switched && checkout.products.contains(&other.id) => {
+            match other.price(PriceId(id)) {
+                Some(p) if p.is_archived => v.push(price_problem("Price is archived.")),
+                Some(_) if other.is_archived => v.push(price_problem("Product is archived.")),
+                Some(p) => {
+                    let price = p.clone();
+                    return Ok((other, Some(price)));
+                }
+                None => v.push(price_problem("Price does not exist.")),
+            }
+        }
+        Some(_) => v.push(price_problem("Price does not belong to the product.")),
+        None => v.push(price_problem("Price does not exist.")),
+    }
+    Ok((product, None))
 }
 
 /// The product, if the subject may sell it (another organization's reads as missing).

@@ -24,8 +24,8 @@ pub use payment_events::payment_event;
 use chrono::Duration;
 use serde_json::Value;
 use tollgate_actors::checkout::{
-    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, GetCheckout, Issue,
-    NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
+    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTerms, GetCheckout,
+    Issue, NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
     CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
 };
 use tollgate_actors::ActorError;
@@ -185,7 +185,16 @@ impl SortField for CheckoutSort {
 pub struct CheckoutFilter {
     /// Of these organizations (all the subject reaches when empty).
     pub organization_id: Vec<OrganizationId>,
+    /// Whose selected product is one of these.
     pub product_id: Vec<ProductId>,
+    pub customer_id: Vec<CustomerId>,
+    /// Made for one of these ids of the seller's system (the checkout's own
+    /// `external_customer_id`).
+    pub external_customer_id: Vec<String>,
+    /// In one of these statuses as seen now (an open checkout past its expiry is expired).
+    pub status: Vec<CheckoutStatus>,
+    /// Part of the customer's e-mail address, in any case.
+    pub query: Option<String>,
     pub sorting: Sorting<CheckoutSort>,
 }
 
@@ -194,8 +203,40 @@ impl Default for CheckoutFilter {
         Self {
             organization_id: Vec::new(),
             product_id: Vec::new(),
+            customer_id: Vec::new(),
+            external_customer_id: Vec::new(),
+            status: Vec::new(),
+            query: None,
             sorting: Sorting::by(CheckoutSort::CreatedAt, true),
         }
+    }
+}
+
+impl CheckoutFilter {
+    /// Whether a predicate beyond the index is needed.
+    fn filters(&self) -> bool {
+        !self.customer_id.is_empty()
+            || !self.external_customer_id.is_empty()
+            || !self.status.is_empty()
+            || self.query.is_some()
+    }
+
+    /// Whether `c` passes the filters no index serves, as seen at `now`.
+    fn keeps(&self, c: &Checkout, now: chrono::DateTime<chrono::Utc>) -> bool {
+        let customer = self.customer_id.is_empty()
+            || c.customer_id
+                .is_some_and(|id| self.customer_id.contains(&id));
+        let external = self.external_customer_id.is_empty()
+            || c.external_customer_id
+                .as_ref()
+                .is_some_and(|e| self.external_customer_id.contains(e));
+        let status = self.status.is_empty() || self.status.contains(&c.effective_status(now));
+        let query = self.query.as_ref().is_none_or(|q| {
+            c.customer_email
+                .as_ref()
+                .is_some_and(|e| e.to_lowercase().contains(&q.to_lowercase()))
+        });
+        customer && external && status && query
     }
 }
 
@@ -241,13 +282,16 @@ pub async fn list(
         };
         directed(ordering, desc)
     });
+    let now = state.now();
+    let keep = |c: &Checkout| filter.keeps(c, now);
+    let predicate: Option<&dyn Fn(&Checkout) -> bool> = filter.filters().then_some(&keep);
     sorted_page_of::<Checkout>(
         state,
         index,
         &tenants,
         desc,
         params,
-        None,
+        predicate,
         several.as_deref(),
     )
     .await
@@ -313,7 +357,7 @@ pub async fn create(
     };
     v.finish()?;
 
-    let (product, price) = price_for_create(state, subject, &input).await?;
+    let (product, price, products) = price_for_create(state, subject, &input).await?;
     let org = product.organization_id;
     let mut v = Validator::new();
     let discount = match input.discount_id {
@@ -390,7 +434,11 @@ pub async fn create(
     };
     // A tax id given on create is validated against the address, like an update.
     let tax_input = optional_string(input.customer_tax_id);
-    let checkout = Checkout::create(new, now, state.tax.as_ref())
+    let terms = CheckoutTerms {
+        products,
+        ..CheckoutTerms::for_product(product.id)
+    };
+    let checkout = Checkout::create_with(new, terms, now, state.tax.as_ref())
         .map_err(|e| checkout_error(ActorError::Domain(e)))?;
     let checkout = match tax_input {
         Some(raw) => {

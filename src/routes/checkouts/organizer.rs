@@ -11,12 +11,30 @@ use crate::error::ApiResult;
 use crate::extract::auth::{CheckoutsRead, CheckoutsWrite};
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Sorting, ValidJson};
 use crate::state::AppState;
+use tollgate_actors::checkout::CheckoutStatus;
 
 use crate::app;
 use crate::app::checkout::{checkout_for, CheckoutFilter, CheckoutSort};
 
 // ---------------------------------------------------------------------------------------
 // Organizer endpoints.
+
+/// The `status` filter's values.
+const STATUSES: &[(&str, CheckoutStatus)] = &[
+    ("open", CheckoutStatus::Open),
+    ("expired", CheckoutStatus::Expired),
+    ("confirmed", CheckoutStatus::Confirmed),
+    ("succeeded", CheckoutStatus::Succeeded),
+    ("failed", CheckoutStatus::Failed),
+];
+
+/// Every value of a repeatable string parameter.
+fn all_values(query: &str, key: &str) -> Vec<String> {
+    form_urlencoded::parse(query.as_bytes())
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+        .collect()
+}
 
 pub(super) async fn list(
     auth: Auth<CheckoutsRead>,
@@ -28,6 +46,10 @@ pub(super) async fn list(
     let filter = CheckoutFilter {
         organization_id: q.ids("organization_id"),
         product_id: q.ids("product_id"),
+        customer_id: q.ids("customer_id"),
+        external_customer_id: all_values(req.query_string(), "external_customer_id"),
+        status: q.enums("status", STATUSES),
+        query: q.string("query").filter(|s| !s.is_empty()),
         sorting: Sorting::<CheckoutSort>::from_query(&mut q, (CheckoutSort::CreatedAt, true)),
     };
     q.finish()?;
