@@ -72,6 +72,67 @@ pub struct CheckoutCreate {
     /// Tollgate extension: between 1 minute and 24 hours from now.
     #[schema(nullable = false)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// Ask for a full billing address, not only the country (default `false`; a billing
+    /// address given with its lines turns it on, as Polar does).
+    #[schema(nullable = false)]
+    pub require_billing_address: Option<bool>,
+    /// Default `true`. Tollgate's products have no trials, so it changes nothing.
+    #[schema(nullable = false)]
+    pub allow_trial: Option<bool>,
+    /// The buyer's id in the seller's system (Polar also reads `customer_external_id`).
+    #[serde(alias = "customer_external_id")]
+    pub external_customer_id: Option<String>,
+    /// Where the page's back link leads.
+    pub return_url: Option<String>,
+    /// Accepted; the pages are in English (Polar's `en` without checkout localization).
+    pub locale: Option<String>,
+    /// `usd` only.
+    pub currency: Option<String>,
+    /// Not supported: `false` only.
+    #[schema(nullable = false)]
+    pub is_business_customer: Option<bool>,
+    /// Not supported (business purchases).
+    pub customer_billing_name: Option<String>,
+    /// Not supported: ad-hoc prices by product id.
+    #[schema(value_type = Option<std::collections::HashMap<String, Vec<crate::api::product::ProductPriceCreate>>>)]
+    pub prices: Option<Value>,
+    /// Not supported (seat-based prices).
+    pub seats: Option<i64>,
+    pub min_seats: Option<i64>,
+    pub max_seats: Option<i64>,
+    /// Not supported (unit-based prices).
+    pub units: Option<i64>,
+    pub min_units: Option<i64>,
+    pub max_units: Option<i64>,
+    /// Not supported (trials).
+    #[schema(value_type = Option<TrialInterval>)]
+    pub trial_interval: Option<String>,
+    pub trial_interval_count: Option<i64>,
+}
+
+/// The 2026 fields of the organizer's update (Polar's `CheckoutUpdate`) beside the seed's,
+/// as [`CheckoutChanges`] carries them.
+#[derive(Debug, Default, Clone)]
+pub struct CheckoutTermsUpdate {
+    pub require_billing_address: Maybe<bool>,
+    pub return_url: Maybe<String>,
+    pub currency: Maybe<String>,
+    pub trial_interval: Maybe<String>,
+    pub trial_interval_count: Maybe<i64>,
+}
+
+/// The 2026 fields every update and confirm body takes (Polar's `CheckoutUpdateBase` and
+/// `CheckoutUpdatePublic`), as [`CheckoutChanges`] carries them; what Tollgate does not
+/// sell is refused when set.
+#[derive(Debug, Default, Clone)]
+pub struct CheckoutBuyerUpdate {
+    pub is_business_customer: Maybe<bool>,
+    pub customer_billing_name: Maybe<String>,
+    pub seats: Maybe<i64>,
+    pub units: Maybe<i64>,
+    pub locale: Maybe<String>,
+    pub payment_method_type: Maybe<String>,
+    pub allow_trial: Maybe<bool>,
 }
 
 /// Updates an open checkout by id (organizer side). A key left out is unchanged.
@@ -123,6 +184,50 @@ pub struct CheckoutUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub embed_origin: Maybe<String>,
+    /// Ask for a full billing address, not only the country.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub require_billing_address: Maybe<bool>,
+    /// Tollgate's products have no trials, so it changes nothing.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub allow_trial: Maybe<bool>,
+    /// Where the page's back link leads.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub return_url: Maybe<String>,
+    /// `usd` only.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub currency: Maybe<String>,
+    /// Not supported (trials).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub trial_interval: Maybe<String>,
+    /// Not supported (trials).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub trial_interval_count: Maybe<i64>,
+    /// Not supported: `false` or `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_business_customer: Maybe<bool>,
+    /// Not supported (business purchases).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub customer_billing_name: Maybe<String>,
+    /// Not supported (seat-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub seats: Maybe<i64>,
+    /// Not supported (unit-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub units: Maybe<i64>,
+    /// Accepted; the pages are in English.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub locale: Maybe<String>,
 }
 
 /// Updates an open checkout by its client secret (buyer side). A key left out is
@@ -157,6 +262,34 @@ pub struct CheckoutUpdatePublic {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub discount_code: Maybe<String>,
+    /// Not supported: `false` or `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_business_customer: Maybe<bool>,
+    /// Not supported (business purchases).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub customer_billing_name: Maybe<String>,
+    /// Not supported (seat-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub seats: Maybe<i64>,
+    /// Not supported (unit-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub units: Maybe<i64>,
+    /// Accepted; the pages are in English.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub locale: Maybe<String>,
+    /// `card`, the only method Tollgate's processors take.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub payment_method_type: Maybe<String>,
+    /// `false` (or `null`) only, to turn a trial off.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub allow_trial: Maybe<bool>,
 }
 
 /// Confirms a checkout: the public update fields plus the payment's confirmation token.
@@ -194,6 +327,34 @@ pub struct CheckoutConfirm {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub confirmation_token_id: Maybe<String>,
+    /// Not supported: `false` or `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_business_customer: Maybe<bool>,
+    /// Not supported (business purchases).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub customer_billing_name: Maybe<String>,
+    /// Not supported (seat-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub seats: Maybe<i64>,
+    /// Not supported (unit-based prices).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub units: Maybe<i64>,
+    /// Accepted; the pages are in English.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub locale: Maybe<String>,
+    /// `card`, the only method Tollgate's processors take.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub payment_method_type: Maybe<String>,
+    /// `false` (or `null`) only, to turn a trial off.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub allow_trial: Maybe<bool>,
 }
 
 /// The fields of the three update bodies in one place, as the routes resolve them against
@@ -219,6 +380,9 @@ pub struct CheckoutChanges {
     pub embed_origin: Maybe<String>,
     // Client side only.
     pub discount_code: Maybe<String>,
+    // Polar's 2026 fields.
+    pub terms: CheckoutTermsUpdate,
+    pub buyer: CheckoutBuyerUpdate,
 }
 
 impl From<CheckoutUpdate> for CheckoutChanges {
@@ -240,6 +404,22 @@ impl From<CheckoutUpdate> for CheckoutChanges {
             success_url: u.success_url,
             embed_origin: u.embed_origin,
             discount_code: Maybe::Absent,
+            terms: CheckoutTermsUpdate {
+                require_billing_address: u.require_billing_address,
+                return_url: u.return_url,
+                currency: u.currency,
+                trial_interval: u.trial_interval,
+                trial_interval_count: u.trial_interval_count,
+            },
+            buyer: CheckoutBuyerUpdate {
+                is_business_customer: u.is_business_customer,
+                customer_billing_name: u.customer_billing_name,
+                seats: u.seats,
+                units: u.units,
+                locale: u.locale,
+                payment_method_type: Maybe::Absent,
+                allow_trial: u.allow_trial,
+            },
         }
     }
 }
@@ -256,6 +436,15 @@ impl From<CheckoutUpdatePublic> for CheckoutChanges {
             customer_tax_id: u.customer_tax_id,
             custom_field_data: u.custom_field_data,
             discount_code: u.discount_code,
+            buyer: CheckoutBuyerUpdate {
+                is_business_customer: u.is_business_customer,
+                customer_billing_name: u.customer_billing_name,
+                seats: u.seats,
+                units: u.units,
+                locale: u.locale,
+                payment_method_type: u.payment_method_type,
+                allow_trial: u.allow_trial,
+            },
             ..CheckoutChanges::default()
         }
     }
@@ -278,6 +467,13 @@ impl CheckoutConfirm {
             customer_billing_address: self.customer_billing_address,
             customer_tax_id: self.customer_tax_id,
             discount_code: self.discount_code,
+            is_business_customer: self.is_business_customer,
+            customer_billing_name: self.customer_billing_name,
+            seats: self.seats,
+            units: self.units,
+            locale: self.locale,
+            payment_method_type: self.payment_method_type,
+            allow_trial: self.allow_trial,
         };
         (changes.into(), token)
     }

@@ -274,6 +274,8 @@ struct CheckoutPage {
     seller: Seller,
     /// The products to choose between, when the checkout offers several.
     choices: Vec<ProductChoice>,
+    /// The seller's page to go back to (`return_url`, http or https only).
+    return_url: Option<String>,
     product_name: String,
     product_description: Option<String>,
     benefits: Vec<String>,
@@ -297,6 +299,10 @@ struct CheckoutPage {
     tax: Option<String>,
     total: String,
     form_required: bool,
+    /// The billing address is asked for (a payment form, or a full address required).
+    address_shown: bool,
+    /// Line 1, postal code and city are required (`require_billing_address`).
+    full_address: bool,
     email: String,
     name: String,
     country: String,
@@ -511,6 +517,10 @@ async fn checkout_page(
         script_url: script_url(),
         seller: seller(&state, &c).await?,
         choices: product_choices(&state, &c).await?,
+        return_url: c
+            .return_url
+            .clone()
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
         product_name: product.name.clone(),
         product_description: product.description.clone().filter(|d| !d.trim().is_empty()),
         benefits: benefit_descriptions(&state, &product).await?,
@@ -544,6 +554,8 @@ async fn checkout_page(
             .map(|t| Money::new(t, &currency).to_string()),
         total: Money::new(total, &currency).to_string(),
         form_required: c.is_payment_form_required(),
+        address_shown: c.is_payment_form_required() || c.require_billing_address,
+        full_address: c.require_billing_address,
         email: c.customer_email.clone().unwrap_or_default(),
         name: c.customer_name.clone().unwrap_or_default(),
         country: address.country.clone(),

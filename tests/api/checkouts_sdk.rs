@@ -828,3 +828,322 @@ async fn answers_carry_polars_2026_keys_with_what_the_checkout_is() {
     assert_eq!(r.body["net_amount"], 2000);
     assert!(r.body["customer_session_token"].is_string());
 }
+
+// ---------------------------------------------------------------------------------------
+// The bodies today's SDKs send.
+
+#[actix_web::test]
+async fn the_bodies_of_todays_sdks_are_accepted_and_honoured() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "bodies").await;
+    // What @polar-sh/sdk 0.47 sends for checkouts.create({products, externalCustomerId,
+    // customerEmail, metadata}): its defaults are always on the wire.
+    let c = api
+        .posted(
+            SESSIONS,
+            &json!({
+                "products": [cat.ebook],
+                "allow_discount_codes": true,
+                "require_billing_address": false,
+                "allow_trial": true,
+                "is_business_customer": false,
+                "external_customer_id": "ext-0.47",
+                "customer_email": "buyer@example.com",
+                "metadata": {"source": "node-0.47"},
+            }),
+            201,
+        )
+        .await;
+    assert_eq!(c["external_customer_id"], "ext-0.47");
+    assert_eq!(c["customer_email"], "buyer@example.com");
+    assert_eq!(c["metadata"], json!({"source": "node-0.47"}));
+    assert_eq!(c["allow_trial"], true);
+    assert_eq!(c["require_billing_address"], false);
+    assert_eq!(c["is_business_customer"], false);
+    // Polar's alias, a return URL, a locale, the one currency, no trial.
+    let d = api
+        .posted(
+            SESSIONS,
+            &json!({
+                "products": [cat.plan],
+                "customer_external_id": "ext-alias",
+                "return_url": "https://shop.example.com/pricing",
+                "locale": "fr",
+                "currency": "USD",
+                "allow_trial": false,
+                "seats": null,
+                "units": null,
+                "trial_interval": null,
+                "prices": null,
+                "customer_billing_name": null,
+            }),
+            201,
+        )
+        .await;
+    assert_eq!(d["external_customer_id"], "ext-alias");
+    assert_eq!(d["return_url"], "https://shop.example.com/pricing");
+    assert_eq!(d["allow_trial"], false);
+    assert_eq!(d["currency"], "usd");
+    let page = page(&app, d["client_secret"].as_str().unwrap()).await;
+    assert!(
+        page.contains(
+            "<a class=\"back\" id=\"return-link\" href=\"https://shop.example.com/pricing\">"
+        ),
+        "{page}"
+    );
+    // The list finds checkouts by the seller's id for the buyer.
+    let r = api
+        .read(&format!(
+            "{SESSIONS}?external_customer_id=ext-0.47&external_customer_id=nobody"
+        ))
+        .await;
+    assert_eq!(r.items().iter().map(id_of).collect::<Vec<_>>(), [id_of(&c)]);
+    // The seller changes the return URL and clears it.
+    let path = format!("{SESSIONS}{}", id_of(&d));
+    let r = api
+        .patch(
+            &path,
+            Some(api.token),
+            &json!({"return_url": "https://shop.example.com/"}),
+        )
+        .await;
+    assert_eq!(r.body["return_url"], "https://shop.example.com/");
+    let r = api
+        .patch(&path, Some(api.token), &json!({"return_url": null}))
+        .await;
+    assert_eq!(r.body["return_url"], Value::Null);
+    let r = api
+        .patch(&path, Some(api.token), &json!({"return_url": "ftp://x"}))
+        .await;
+    r.expect_invalid_at(json!(["body", "return_url"]));
+
+    // The buyer's 2026 fields: a card, no trial, a language.
+    let client = format!("{SESSIONS}client/{}", d["client_secret"].as_str().unwrap());
+    let r = api
+        .patch(
+            &client,
+            None,
+            &json!({"payment_method_type": "card", "allow_trial": false, "locale": "de",
+                    "is_business_customer": false, "customer_billing_name": "", "seats": null}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["payment_method_type"], "card");
+    assert_eq!(r.body["allow_trial"], false);
+    let r = api
+        .patch(&client, None, &json!({"payment_method_type": ""}))
+        .await;
+    assert_eq!(r.body["payment_method_type"], Value::Null);
+}
+
+#[actix_web::test]
+async fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "full-address").await;
+    let mut body = products(&[&cat.ebook]);
+    body["require_billing_address"] = json!(true);
+    let c = api.posted(SESSIONS, &body, 201).await;
+    assert_eq!(c["require_billing_address"], true);
+    assert_eq!(c["billing_address_fields"]["line1"], "required");
+    assert_eq!(c["billing_address_fields"]["postal_code"], "required");
+    assert_eq!(c["billing_address_fields"]["city"], "required");
+    assert_eq!(c["billing_address_fields"]["line2"], "optional");
+    let secret = c["client_secret"].as_str().unwrap().to_string();
+    let html = page(&app, &secret).await;
+    assert!(
+        html.contains("autocomplete=\"address-line1\" value=\"\" aria-required=\"true\""),
+        "{html}"
+    );
+
+    // The country alone is not enough.
+    let r = api
+        .post(
+            &format!("{SESSIONS}client/{secret}/confirm"),
+            None,
+            &buyer("full@example.com"),
+        )
+        .await;
+    for line in ["line1", "postal_code", "city"] {
+        r.expect_invalid_at(json!(["body", "customer_billing_address", line]));
+    }
+    let mut pay = buyer("full@example.com");
+    pay["customer_billing_address"] = json!({"country": "FR", "line1": "1 rue de la Paix", "postal_code": "75002", "city": "Paris"});
+    let r = api
+        .post(&format!("{SESSIONS}client/{secret}/confirm"), None, &pay)
+        .await;
+    r.expect(200);
+
+    // An address given with its lines asks for a full one, as Polar does; the seller may
+    // turn it off again.
+    let mut body = products(&[&cat.ebook]);
+    body["customer_billing_address"] = json!({"country": "FR", "city": "Paris"});
+    let c = api.posted(SESSIONS, &body, 201).await;
+    assert_eq!(c["require_billing_address"], true);
+    let r = api
+        .patch(
+            &format!("{SESSIONS}{}", id_of(&c)),
+            Some(api.token),
+            &json!({"require_billing_address": false}),
+        )
+        .await;
+    assert_eq!(r.body["require_billing_address"], false);
+    assert_eq!(r.body["billing_address_fields"]["line1"], "optional");
+    // A free product asks for no address, unless a full one is required.
+    let free = created(api, &products(&[&cat.free])).await;
+    let html = page(&app, free["client_secret"].as_str().unwrap()).await;
+    assert!(!html.contains("Billing address"), "{html}");
+    let mut body = products(&[&cat.free]);
+    body["require_billing_address"] = json!(true);
+    let strict = api.posted(SESSIONS, &body, 201).await;
+    let html = page(&app, strict["client_secret"].as_str().unwrap()).await;
+    assert!(html.contains("Billing address"), "{html}");
+}
+
+#[actix_web::test]
+async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "unsupported").await;
+    let unsupported = [
+        (
+            "seats",
+            json!(2),
+            "Seats can only be set for seat-based pricing.",
+        ),
+        (
+            "min_seats",
+            json!(1),
+            "min_seats can only be set for seat-based pricing.",
+        ),
+        (
+            "max_seats",
+            json!(5),
+            "max_seats can only be set for seat-based pricing.",
+        ),
+        (
+            "units",
+            json!(3),
+            "Units can only be set for unit-based pricing.",
+        ),
+        (
+            "min_units",
+            json!(1),
+            "min_units can only be set for unit-based pricing.",
+        ),
+        (
+            "max_units",
+            json!(9),
+            "max_units can only be set for unit-based pricing.",
+        ),
+        (
+            "is_business_customer",
+            json!(true),
+            "Business customers are not supported.",
+        ),
+        (
+            "customer_billing_name",
+            json!("ACME Corp"),
+            "A billing name is only used for business customers, which are not supported.",
+        ),
+        (
+            "currency",
+            json!("eur"),
+            "Product is not available in the specified currency.",
+        ),
+        (
+            "trial_interval",
+            json!("month"),
+            "Trials are not supported.",
+        ),
+        (
+            "trial_interval_count",
+            json!(7),
+            "Trials are not supported.",
+        ),
+        (
+            "prices",
+            json!({ cat.ebook.clone(): [{"amount_type": "fixed", "price_amount": 100}] }),
+            "Ad-hoc prices are not supported.",
+        ),
+    ];
+    // On create, one by one and all at once.
+    let mut all = products(&[&cat.ebook]);
+    for (field, value, msg) in &unsupported {
+        let mut body = products(&[&cat.ebook]);
+        body[*field] = value.clone();
+        all[*field] = value.clone();
+        let r = api.post(SESSIONS, Some(api.token), &body).await;
+        let item = r.expect_invalid_at(json!(["body", field]));
+        assert_eq!(item["msg"], *msg, "{field}");
+    }
+    let r = api.post(SESSIONS, Some(api.token), &all).await;
+    assert_eq!(r.expect_validation().len(), unsupported.len(), "{}", r.body);
+    assert_eq!(
+        api.read(&format!("{SESSIONS}?organization_id={}", cat.org))
+            .await
+            .total_count(),
+        0
+    );
+
+    let c = created(api, &products(&[&cat.ebook])).await;
+    let seller = format!("{SESSIONS}{}", id_of(&c));
+    let client = format!("{SESSIONS}client/{}", c["client_secret"].as_str().unwrap());
+    // The seller's update.
+    for (field, value) in [
+        ("seats", json!(2)),
+        ("units", json!(2)),
+        ("is_business_customer", json!(true)),
+        ("customer_billing_name", json!("ACME Corp")),
+        ("currency", json!("eur")),
+        ("trial_interval", json!("week")),
+        ("trial_interval_count", json!(2)),
+    ] {
+        let r = api
+            .patch(&seller, Some(api.token), &json!({ field: value }))
+            .await;
+        r.expect_invalid_at(json!(["body", field]));
+    }
+    // The buyer's update and confirm.
+    for (field, value) in [
+        ("seats", json!(2)),
+        ("units", json!(2)),
+        ("is_business_customer", json!(true)),
+        ("customer_billing_name", json!("ACME Corp")),
+        ("payment_method_type", json!("upi")),
+    ] {
+        let r = api.patch(&client, None, &json!({ field: value })).await;
+        r.expect_invalid_at(json!(["body", field]));
+        let mut pay = buyer("refused@example.com");
+        pay[field] = value.clone();
+        let r = api.post(&format!("{client}/confirm"), None, &pay).await;
+        r.expect_invalid_at(json!(["body", field]));
+    }
+    // A buyer may only turn a trial off.
+    let r = api
+        .patch(&client, None, &json!({"allow_trial": true}))
+        .await;
+    let item = r.expect_invalid_at(json!(["body", "allow_trial"]));
+    assert_eq!(item["type"], "literal_error");
+    // Wrong types are named too.
+    let r = api.patch(&client, None, &json!({"seats": "two"})).await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+    let r = api
+        .patch(
+            &seller,
+            Some(api.token),
+            &json!({"require_billing_address": "yes"}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "require_billing_address"]));
+    // Nothing changed, and the checkout can still be paid.
+    let r = api
+        .post(
+            &format!("{client}/confirm"),
+            None,
+            &buyer("refused@example.com"),
+        )
+        .await;
+    r.expect(200);
+}

@@ -9,7 +9,9 @@ use serde_json::Value;
 use tollgate_actors::checkout::{AppliedDiscount, Changes, Checkout};
 use uuid::Uuid;
 
-use crate::api::checkout::{CheckoutChanges, CheckoutCreate};
+use crate::api::checkout::{
+    CheckoutBuyerUpdate, CheckoutChanges, CheckoutCreate, CheckoutTermsUpdate,
+};
 use crate::api::custom_field_data::validate_custom_field_data;
 use crate::api::customer::parse_address;
 use crate::api::metadata::parse_metadata;
@@ -477,8 +479,195 @@ pub(super) async fn resolve_changes(
             ch.embed_origin = Some(o);
         }
     }
+    resolve_2026_fields(&mut v, &mut ch, input.terms, input.buyer, public);
     v.finish()?;
     Ok(ch)
+}
+
+// ---------------------------------------------------------------------------------------
+// What Tollgate does not sell: a clear 422 naming the field, never a silent ignore.
+
+fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
+    v.push(FieldError::new(
+        "value_error",
+        loc!["body", field],
+        msg,
+        input,
+    ));
+}
+
+/// Seat and unit counts (Polar refuses them for prices that are not seat- or unit-based,
+/// and Tollgate has none), with Polar's messages.
+fn refuse_counts(v: &mut Validator, counts: &[(&str, Option<i64>)]) {
+    for (field, value) in counts {
+        let Some(n) = value else { continue };
+        let msg = match *field {
+            "seats" => "Seats can only be set for seat-based pricing.".to_string(),
+            "units" => "Units can only be set for unit-based pricing.".to_string(),
+            f if f.ends_with("_seats") => format!("{f} can only be set for seat-based pricing."),
+            f => format!("{f} can only be set for unit-based pricing."),
+        };
+        refuse(v, field, &msg, Value::from(*n));
+    }
+}
+
+/// Business purchases (a billing name, a business customer): not supported.
+fn refuse_business(v: &mut Validator, is_business: Option<bool>, billing_name: Option<&str>) {
+    if is_business == Some(true) {
+        refuse(
+            v,
+            "is_business_customer",
+            "Business customers are not supported.",
+            Value::Bool(true),
+        );
+    }
+    if let Some(name) = billing_name.filter(|n| !n.trim().is_empty()) {
+        refuse(
+            v,
+            "customer_billing_name",
+            "A billing name is only used for business customers, which are not supported.",
+            Value::from(name),
+        );
+    }
+}
+
+/// A presentment currency: US dollars only.
+fn check_currency(v: &mut Validator, currency: Option<&str>) {
+    if let Some(c) =
+        currency.filter(|c| !c.eq_ignore_ascii_case(crate::api::checkout::DEFAULT_CURRENCY))
+    {
+        refuse(
+            v,
+            "currency",
+            "Product is not available in the specified currency.",
+            Value::from(c),
+        );
+    }
+}
+
+/// A trial configuration: Tollgate's products have no trials.
+fn refuse_trial(v: &mut Validator, interval: Option<&str>, count: Option<i64>) {
+    if let Some(i) = interval {
+        refuse(
+            v,
+            "trial_interval",
+            "Trials are not supported.",
+            Value::from(i),
+        );
+    }
+    if let Some(n) = count {
+        refuse(
+            v,
+            "trial_interval_count",
+            "Trials are not supported.",
+            Value::from(n),
+        );
+    }
+}
+
+/// Refuses the create body's fields for what Tollgate does not sell.
+pub(super) fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
+    refuse_counts(
+        v,
+        &[
+            ("seats", input.seats),
+            ("min_seats", input.min_seats),
+            ("max_seats", input.max_seats),
+            ("units", input.units),
+            ("min_units", input.min_units),
+            ("max_units", input.max_units),
+        ],
+    );
+    refuse_business(
+        v,
+        input.is_business_customer,
+        input.customer_billing_name.as_deref(),
+    );
+    check_currency(v, input.currency.as_deref());
+    refuse_trial(
+        v,
+        input.trial_interval.as_deref(),
+        input.trial_interval_count,
+    );
+    if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
+        refuse(
+            v,
+            "prices",
+            "Ad-hoc prices are not supported.",
+            prices.clone(),
+        );
+    }
+}
+
+/// The 2026 fields of an update or confirm body: the supported ones as changes, the
+/// others refused. `public`: the buyer's body (`allow_trial` may only turn a trial off,
+/// `payment_method_type` is the buyer's, the seller's terms are not in it).
+fn resolve_2026_fields(
+    v: &mut Validator,
+    ch: &mut Changes,
+    terms: CheckoutTermsUpdate,
+    buyer: CheckoutBuyerUpdate,
+    public: bool,
+) {
+    refuse_counts(
+        v,
+        &[
+            ("seats", buyer.seats.as_value().copied()),
+            ("units", buyer.units.as_value().copied()),
+        ],
+    );
+    refuse_business(
+        v,
+        buyer.is_business_customer.as_value().copied(),
+        buyer.customer_billing_name.as_value().map(String::as_str),
+    );
+    // `locale` is accepted: the pages are in English, as Polar's are for organizations
+    // without checkout localization.
+    match (buyer.allow_trial, public) {
+        (Maybe::Value(true), true) => v.push(FieldError::new(
+            "literal_error",
+            loc!["body", "allow_trial"],
+            "Input should be False",
+            Value::Bool(true),
+        )),
+        (Maybe::Value(allow), _) => ch.allow_trial = Some(allow),
+        (Maybe::Null | Maybe::Absent, _) => {}
+    }
+    if public {
+        match buyer.payment_method_type {
+            Maybe::Value(m) if m.trim().is_empty() => ch.payment_method_type = Some(None),
+            Maybe::Value(m) if m.trim() == "card" => {
+                ch.payment_method_type = Some(Some("card".into()))
+            }
+            Maybe::Value(m) => refuse(
+                v,
+                "payment_method_type",
+                "Only card payments are supported.",
+                Value::from(m),
+            ),
+            Maybe::Null => ch.payment_method_type = Some(None),
+            Maybe::Absent => {}
+        }
+        return;
+    }
+    check_currency(v, terms.currency.as_value().map(String::as_str));
+    refuse_trial(
+        v,
+        terms.trial_interval.as_value().map(String::as_str),
+        terms.trial_interval_count.as_value().copied(),
+    );
+    if let Maybe::Value(r) = terms.require_billing_address {
+        ch.require_billing_address = Some(r);
+    }
+    match terms.return_url {
+        Maybe::Value(u) => {
+            if v.http_url(loc!["body", "return_url"], &u) {
+                ch.return_url = Some(Some(u));
+            }
+        }
+        Maybe::Null => ch.return_url = Some(None),
+        Maybe::Absent => {}
+    }
 }
 
 /// The product a change sells and the price to select, if it changes: `product_id` must

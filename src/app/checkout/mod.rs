@@ -47,7 +47,8 @@ use crate::validate::Validator;
 
 use fields::{
     address_field, check_amount, check_ip, custom_field_data, discount_for_checkout, email_field,
-    metadata_field, optional_string, price_for_create, resolve_changes,
+    metadata_field, optional_string, price_for_create, refuse_unsupported_on_create,
+    resolve_changes,
 };
 
 /// Set (to anything) to abort the process right after a confirm is durable, before its
@@ -341,6 +342,10 @@ pub async fn create(
     if let Some(url) = &input.success_url {
         v.http_url(loc!["body", "success_url"], url);
     }
+    if let Some(url) = &input.return_url {
+        v.http_url(loc!["body", "return_url"], url);
+    }
+    refuse_unsupported_on_create(&mut v, &input);
     let expires_at = match input.expires_at {
         None => now + Duration::seconds(state.settings.checkout.ttl_secs as i64),
         Some(t) => {
@@ -407,6 +412,7 @@ pub async fn create(
     }
     v.finish()?;
 
+    let body_address = address.clone();
     let new = NewCheckout {
         id: CheckoutId::new(),
         organization_id: org,
@@ -434,9 +440,21 @@ pub async fn create(
     };
     // A tax id given on create is validated against the address, like an update.
     let tax_input = optional_string(input.customer_tax_id);
+    // A billing address given with its lines asks for a full one (Polar: the body's, not
+    // a customer's it was filled from).
+    let full_address = body_address.as_ref().is_some_and(|a| {
+        a.line1.is_some()
+            || a.line2.is_some()
+            || a.postal_code.is_some()
+            || a.city.is_some()
+            || (a.state.is_some() && !matches!(a.country.as_str(), "US" | "CA"))
+    });
     let terms = CheckoutTerms {
         products,
-        ..CheckoutTerms::for_product(product.id)
+        require_billing_address: input.require_billing_address.unwrap_or(false) || full_address,
+        allow_trial: input.allow_trial.unwrap_or(true),
+        external_customer_id: optional_string(input.external_customer_id),
+        return_url: input.return_url,
     };
     let checkout = Checkout::create_with(new, terms, now, state.tax.as_ref())
         .map_err(|e| checkout_error(ActorError::Domain(e)))?;
