@@ -16,13 +16,15 @@ use tollgate_actors::license_key::{
     ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
     LICENSE_KEY_BY_CUSTOMER,
 };
+use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
-    ValidatedLicenseKey,
+    key_error, LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyDeactivate,
+    LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, Purchase, RotatedLicenseKey, ValidatedLicenseKey,
 };
+use crate::api::version::{self, ApiVersion};
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::page_of;
@@ -31,6 +33,7 @@ use crate::app::views::{key_customer, license_keys_page};
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::domain::order::Order;
 use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
@@ -193,7 +196,7 @@ pub async fn activate_as(
     state: &AppState,
     subject: Subject,
     body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationRead, ApiError> {
+) -> Result<LicenseKeyActivationCreated, ApiError> {
     reachable(state, subject, body.organization_id).await?;
     activate(state, body).await
 }
@@ -248,7 +251,37 @@ async fn validated_answer(
         answer.validations = validations;
         answer.last_validated_at = Some(at);
     }
+    if serves_purchase() {
+        answer = answer.with_purchase(purchase_of(state, key).await?);
+    }
     Ok(answer)
+}
+
+/// Whether the answer being built shows what granted its key (2027-01 on): the only cost
+/// the default shape pays for it is this check.
+fn serves_purchase() -> bool {
+    version::serves_since(ApiVersion::V2027_01)
+}
+
+/// The subscription or order that granted `key`, as 2027-01 shows them, once durable
+/// (see [`durable_answer`]).
+async fn purchase_of(state: &AppState, key: &LicenseKey) -> Result<Purchase, ApiError> {
+    let mut purchase = Purchase::default();
+    if let Some(id) = key.subscription_id {
+        purchase.subscription = state
+            .store
+            .get::<Subscription>(&id.key())
+            .await?
+            .map(|s| LicenseKeySubscription::from(&s.value));
+    }
+    if let Some(id) = key.order_id {
+        purchase.order = state
+            .store
+            .get::<Order>(&id.key())
+            .await?
+            .map(|o| LicenseKeyOrder::from(&o.value));
+    }
+    durable_answer(state, Ok(purchase)).await
 }
 
 /// Activates a key for a device (an activation with its label and conditions), for anyone
@@ -256,14 +289,24 @@ async fn validated_answer(
 pub async fn activate(
     state: &AppState,
     body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationRead, ApiError> {
+) -> Result<LicenseKeyActivationCreated, ApiError> {
     let cmd = body.into_command();
     let (key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
     })
     .await?;
     let customer = key_customer(state, &key).await?;
-    Ok(LicenseKeyActivationRead::new(&key, &activation, &customer))
+    let purchase = if serves_purchase() {
+        purchase_of(state, &key).await?
+    } else {
+        Purchase::default()
+    };
+    Ok(LicenseKeyActivationCreated::new(
+        &key,
+        &activation,
+        &customer,
+        purchase,
+    ))
 }
 
 /// Removes an activation of a key, for anyone who holds the key.

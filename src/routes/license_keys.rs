@@ -12,9 +12,9 @@ use actix_web::{web, HttpResponse, ResponseError};
 use tollgate_actors::license_key::live_activations;
 
 use crate::api::license_key::{
-    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
-    ValidatedLicenseKey,
+    LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
+    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
@@ -133,7 +133,7 @@ async fn activate(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<web::Json<LicenseKeyActivationRead>> {
+) -> ApiResult<web::Json<LicenseKeyActivationCreated>> {
     let answer = license_keys::activate_as(&state, auth.subject(), body).await?;
     Ok(web::Json(answer))
 }
