@@ -12,9 +12,9 @@ use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
-    LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey,
-    ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
-    LICENSE_KEY_BY_CUSTOMER,
+    KeyStatus, LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey,
+    UpdateLicenseKey, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT,
+    LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
@@ -422,24 +422,42 @@ pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, 
 }
 
 /// One page of the keys `subject` reaches: of `orgs` (all its organizations when empty),
-/// or of `benefits`.
+/// or of `benefits`; with one of `statuses` (any when empty).
 pub async fn list(
     state: &AppState,
     subject: Subject,
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
+    statuses: &[KeyStatus],
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
-    let (items, total) = records(state, subject, orgs, benefits, false, params).await?;
+    let (items, total) =
+        records_with(state, subject, orgs, benefits, statuses, false, params).await?;
     license_keys_page(state, items, total, params).await
 }
 
-/// [`list`] as stored records (in creation order, or newest first), and their total.
+/// [`list`] as stored records (in creation order, or newest first), and their total,
+/// whatever their status.
 pub async fn records(
     state: &AppState,
     subject: Subject,
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
+    newest_first: bool,
+    params: ListParams,
+) -> Result<(Vec<LicenseKey>, u64), ApiError> {
+    records_with(state, subject, orgs, benefits, &[], newest_first, params).await
+}
+
+/// [`records`] with one of `statuses` (any when empty). The status is no index's key: a
+/// status filter scans the organizations' (or benefits') entries and counts them, so its
+/// cost grows with those tenants' keys (`page_of`).
+async fn records_with(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    benefits: &[BenefitId],
+    statuses: &[KeyStatus],
     newest_first: bool,
     params: ListParams,
 ) -> Result<(Vec<LicenseKey>, u64), ApiError> {
@@ -465,7 +483,13 @@ pub async fn records(
         }
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
-    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, None).await
+    let wanted = |k: &LicenseKey| statuses.contains(&k.status);
+    let filter: Option<&dyn Fn(&LicenseKey) -> bool> = if statuses.is_empty() {
+        None
+    } else {
+        Some(&wanted)
+    };
+    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.

@@ -17,7 +17,7 @@ use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
-    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate,
     LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
@@ -501,6 +501,7 @@ fn subscriptions_update() {}
     params(
         ("organization_id" = Option<Vec<Uuid>>, Query),
         ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("status" = Option<Vec<LicenseKeyStatus>>, Query, description = "Any of these statuses"),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),
@@ -512,6 +513,7 @@ fn license_keys_list() {}
     params(
         ("organization_id" = Option<Vec<Uuid>>, Query),
         ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("status" = Option<Vec<LicenseKeyStatus>>, Query, description = "Any of these statuses"),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),

@@ -9,7 +9,7 @@
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
 use actix_web::{web, HttpResponse, ResponseError};
-use tollgate_actors::license_key::live_activations;
+use tollgate_actors::license_key::{live_activations, KeyStatus};
 
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
@@ -43,6 +43,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     });
 }
 
+/// The `status` filter's values (repeatable: any of them).
+const STATUSES: &[(&str, KeyStatus)] = &[
+    ("granted", KeyStatus::Granted),
+    ("revoked", KeyStatus::Revoked),
+    ("disabled", KeyStatus::Disabled),
+];
+
 pub(crate) async fn list(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
@@ -52,8 +59,10 @@ pub(crate) async fn list(
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
+    let statuses: Vec<KeyStatus> = q.enums("status", STATUSES);
     q.finish()?;
-    let page = license_keys::list(&state, auth.subject(), &orgs, &benefits, params).await;
+    let page =
+        license_keys::list(&state, auth.subject(), &orgs, &benefits, &statuses, params).await;
     Ok(web::Json(durable_answer(&state, page).await?))
 }
 

@@ -818,3 +818,112 @@ fn check_granted_by(v: &Value, granted_by: &str, order: &Value, subscription: &V
         assert!(v["order_id"].is_null() && v["order"].is_null(), "{v}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// List filters
+// ---------------------------------------------------------------------------------------
+
+/// `GET /v1/license-keys/` honours every filter the clients send: `organization_id`,
+/// `benefit_id` (each repeatable), `status` (repeatable: any of them), `page` and `limit`;
+/// an unknown status is a 422, never ignored.
+#[actix_web::test]
+async fn the_list_honours_status_and_benefit_filters() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-filters").await;
+    let token = Some(app.token.as_str());
+    let second = app.key_benefit(&s.org, json!({"prefix": "two"})).await;
+    let granted = app.grant(&s.org, &s.benefit, &s.customer).await;
+    let disabled = app.grant(&s.org, &second, &s.customer).await;
+    let revoked = app.grant(&s.org, &second, &s.customer).await;
+    for (key, status) in [(&disabled, "disabled"), (&revoked, "revoked")] {
+        app.patch(
+            &format!("/v1/license-keys/{}", key.id),
+            token,
+            &json!({"status": status}),
+        )
+        .await
+        .expect(200);
+    }
+    // Another organization's revoked key, which no filter of this one shows.
+    let other = seeded(&app, "sdk-filters-other").await;
+    app.patch(
+        &format!("/v1/license-keys/{}", other.key.id),
+        token,
+        &json!({"status": "revoked"}),
+    )
+    .await
+    .expect(200);
+
+    let ids = |r: &crate::helpers::Reply| -> Vec<String> {
+        r.items()
+            .iter()
+            .map(|k| k["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let org = format!("organization_id={}", s.org);
+    for (query, expected) in [
+        (org.clone(), vec![&s.key, &granted, &disabled, &revoked]),
+        (format!("{org}&status=granted"), vec![&s.key, &granted]),
+        (
+            format!("{org}&status=revoked&status=disabled"),
+            vec![&disabled, &revoked],
+        ),
+        (format!("{org}&status=disabled"), vec![&disabled]),
+        (
+            format!("{org}&benefit_id={second}&status=revoked"),
+            vec![&revoked],
+        ),
+        (
+            format!(
+                "benefit_id={}&benefit_id={second}&status=granted",
+                s.benefit
+            ),
+            vec![&s.key, &granted],
+        ),
+        (
+            format!("{org}&status=granted&status=revoked&limit=1&page=2"),
+            vec![&granted],
+        ),
+    ] {
+        for path in ["/v1/license-keys/", "/v1/license-keys"] {
+            let r = app.get(&format!("{path}?{query}"), token).await;
+            r.expect(200);
+            let want: Vec<String> = expected.iter().map(|k| k.id.to_string()).collect();
+            assert_eq!(ids(&r), want, "{path}?{query}");
+            for k in r.items() {
+                assert_key_shape(&k);
+            }
+        }
+    }
+    let r = app
+        .get(
+            &format!("/v1/license-keys/?{org}&status=granted&status=revoked&limit=1"),
+            token,
+        )
+        .await;
+    assert_eq!((r.total_count(), r.max_page()), (3, 3));
+    // Every organization the token reaches, revoked only.
+    let r = app.get("/v1/license-keys/?status=revoked", token).await;
+    assert_eq!(
+        ids(&r),
+        vec![revoked.id.to_string(), other.key.id.to_string()]
+    );
+    // An unknown status is refused, with where it was.
+    let r = app
+        .get("/v1/license-keys/?status=granted&status=paused", token)
+        .await;
+    let e = r.expect_invalid_at(json!(["query", "status", 1]));
+    assert_eq!(e["type"], "enum");
+    // The portal's own filter (a single benefit) is honoured as well.
+    let cst = app.customer_session(&s.org, &s.customer).await;
+    let r = app
+        .get(
+            &format!("/v1/customer-portal/license-keys/?benefit_id={second}"),
+            Some(&cst),
+        )
+        .await;
+    assert_eq!(
+        ids(&r),
+        vec![disabled.id.to_string(), revoked.id.to_string()]
+    );
+}
