@@ -1,7 +1,14 @@
 //! License keys and activations in Polar's shapes (`LicenseKeyRead`,
-//! `LicenseKeyWithActivations`, `ValidatedLicenseKey`, `RotatedLicenseKey`,
-//! `LicenseKeyActivationBase`, `LicenseKeyActivationRead`) and the request bodies of the
-//! license-key endpoints.
+//! `LicenseKeyWithActivations`, `ValidatedLicenseKey`, `GrantedLicenseKey`,
+//! `RotatedLicenseKey`, `LicenseKeyActivationBase`, `LicenseKeyActivationRead`,
+//! `LicenseKeyActivationCreated`) and the request bodies of the license-key endpoints.
+//!
+//! Every key rendering carries Polar's `LicenseKeyRead` fields (with `created_at` and
+//! `modified_at`, which @polar-sh/sdk 0.47 requires), plus the deprecated `user_id`/`user`
+//! of the seed-era clients. Fields that exist from a version on are left out of older ones
+//! (`member_id`/`member` from 2026-10; on validate and activate answers `subscription_id`,
+//! `subscription`, `order_id`, `order` from 2027-01), and listed in a [`VersionedFields`]
+//! impl for the per-version OpenAPI documents.
 
 use std::sync::Arc;
 
@@ -14,15 +21,19 @@ use tollgate_actors::license_key::{
     decide::stored_object, live_activations, ActivateKey, Activation, DeactivateKey, ErrorKind,
     JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
 };
+use tollgate_actors::subscription::Subscription;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::custom_field_data::{lax_datetime, lax_int};
 use super::customer::{CustomerUser, CustomerView};
+use super::order::OrderStatus;
+use super::subscription::SubscriptionStatus;
 use super::version::{self, ApiVersion, VersionedFields, Versions};
 use super::Maybe;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
+use crate::domain::order::Order;
 use crate::error::{ApiError, FieldError};
 
 // ---------------------------------------------------------------------------------------
@@ -51,7 +62,7 @@ impl From<KeyStatus> for LicenseKeyStatus {
 /// `build` fills the common fields from the records. The stored `conditions` are never
 /// shown.
 macro_rules! activation_schema {
-    ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
         #[derive(Debug, Clone, Serialize, ToSchema)]
         $(#[$doc])*
         pub struct $name {
@@ -62,7 +73,7 @@ macro_rules! activation_schema {
             pub meta: JsonObject,
             pub created_at: DateTime<Utc>,
             pub modified_at: Option<DateTime<Utc>>,
-            $(pub $field: $ty,)*
+            $($(#[$fdoc])* pub $field: $ty,)*
         }
 
         impl $name {
@@ -85,6 +96,15 @@ activation_schema!(LicenseKeyActivationBase {});
 activation_schema!(LicenseKeyActivationRead {
     license_key: LicenseKeyRead
 });
+activation_schema!(
+    /// The answer to an activation: one shape that parses as polar-sdk 1.0's
+    /// `LicenseKeyActivationCreated` (its key a `GrantedLicenseKey`) and as @polar-sh/sdk
+    /// 0.47's `LicenseKeyActivationRead` (its key a `LicenseKeyRead`, which
+    /// `GrantedLicenseKey` contains).
+    LicenseKeyActivationCreated {
+        license_key: GrantedLicenseKey
+    }
+);
 
 impl LicenseKeyActivationBase {
     pub fn new(key: &LicenseKey, a: &Activation) -> Self {
@@ -98,14 +118,24 @@ impl LicenseKeyActivationRead {
     }
 }
 
+impl LicenseKeyActivationCreated {
+    /// `purchase`: what granted the key (read only when 2027-01 is served).
+    pub fn new(key: &LicenseKey, a: &Activation, customer: &Customer, purchase: Purchase) -> Self {
+        let license_key = GrantedLicenseKey::new(key, customer).with_purchase(purchase);
+        LicenseKeyActivationCreated::build(key, a, license_key)
+    }
+}
+
 /// A license-key rendering: the fields of `LicenseKeyRead`, then the form's own; `build`
 /// fills the common fields from the key and its customer.
 macro_rules! license_key_schema {
-    ($(#[$doc:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
         #[derive(Debug, Clone, Serialize, ToSchema)]
         $(#[$doc])*
         pub struct $name {
             pub id: Uuid,
+            pub created_at: DateTime<Utc>,
+            pub modified_at: Option<DateTime<Utc>>,
             pub organization_id: Uuid,
             /// Deprecated: the customer's id.
             pub user_id: Uuid,
@@ -130,13 +160,15 @@ macro_rules! license_key_schema {
             pub member_id: Option<Uuid>,
             #[serde(skip_serializing_if = "version::before_2026_10")]
             pub member: Option<LicenseKeyMember>,
-            $(pub $field: $ty,)*
+            $($(#[$fdoc])* pub $field: $ty,)*
         }
 
         impl $name {
             fn build(key: &LicenseKey, customer: &CustomerParts, $($field: $ty),*) -> Self {
                 Self {
                     id: key.id.0,
+                    created_at: key.created_at,
+                    modified_at: key.modified_at,
                     organization_id: key.organization_id.0,
                     // Polar's legacy user id; Tollgate has none, so the customer's.
                     user_id: key.customer_id.0,
@@ -186,9 +218,25 @@ impl VersionedFields for LicenseKeyWithActivations {
     const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
 }
 
+/// The fields of validate and activate answers (`ValidatedLicenseKey`,
+/// `GrantedLicenseKey`): the member's from 2026-10, what granted the key from 2027-01.
+const MEMBER_AND_PURCHASE_FIELDS: &[(&str, Versions)] = &[
+    ("member_id", Versions::since(ApiVersion::V2026_10)),
+    ("member", Versions::since(ApiVersion::V2026_10)),
+    ("subscription_id", Versions::since(ApiVersion::V2027_01)),
+    ("subscription", Versions::since(ApiVersion::V2027_01)),
+    ("order_id", Versions::since(ApiVersion::V2027_01)),
+    ("order", Versions::since(ApiVersion::V2027_01)),
+];
+
 impl VersionedFields for ValidatedLicenseKey {
     const SCHEMA: &'static str = "ValidatedLicenseKey";
-    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_FIELDS;
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_AND_PURCHASE_FIELDS;
+}
+
+impl VersionedFields for GrantedLicenseKey {
+    const SCHEMA: &'static str = "GrantedLicenseKey";
+    const FIELDS: &'static [(&'static str, Versions)] = MEMBER_AND_PURCHASE_FIELDS;
 }
 
 impl VersionedFields for RotatedLicenseKey {
@@ -208,9 +256,88 @@ license_key_schema!(LicenseKeyWithActivations {
 license_key_schema!(
     /// The validated key, with the activation that was checked (if any).
     ValidatedLicenseKey {
-        activation: Option<LicenseKeyActivationBase>
+        activation: Option<LicenseKeyActivationBase>,
+        /// From 2027-01: the subscription that granted the key, if one did.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        subscription_id: Option<Uuid>,
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        subscription: Option<LicenseKeySubscription>,
+        /// From 2027-01: the one-time order that granted the key, if one did.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        order_id: Option<Uuid>,
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        order: Option<LicenseKeyOrder>,
     }
 );
+license_key_schema!(
+    /// The key an activation was made on (always granted: only a granted key activates).
+    GrantedLicenseKey {
+        /// From 2027-01: the subscription that granted the key, if one did.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        subscription_id: Option<Uuid>,
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        subscription: Option<LicenseKeySubscription>,
+        /// From 2027-01: the one-time order that granted the key, if one did.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        order_id: Option<Uuid>,
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        order: Option<LicenseKeyOrder>,
+    }
+);
+
+/// The subscription that granted a key, as 2027-01 answers show it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LicenseKeySubscription {
+    pub id: Uuid,
+    pub status: SubscriptionStatus,
+    pub current_period_start: DateTime<Utc>,
+    pub current_period_end: DateTime<Utc>,
+    pub cancel_at_period_end: bool,
+    pub ends_at: Option<DateTime<Utc>>,
+}
+
+impl From<&Subscription> for LicenseKeySubscription {
+    fn from(s: &Subscription) -> Self {
+        LicenseKeySubscription {
+            id: s.id.0,
+            status: s.status.into(),
+            current_period_start: s.current_period_start,
+            // Every period Tollgate starts has an end; Polar's field is never null.
+            current_period_end: s.current_period_end.unwrap_or(s.current_period_start),
+            cancel_at_period_end: s.cancel_at_period_end,
+            ends_at: s.ends_at,
+        }
+    }
+}
+
+/// The one-time order that granted a key, as 2027-01 answers show it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LicenseKeyOrder {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub status: OrderStatus,
+    /// Polar's `paid`: paid, refunded or partially refunded (every order Tollgate writes).
+    pub paid: bool,
+}
+
+impl From<&Order> for LicenseKeyOrder {
+    fn from(o: &Order) -> Self {
+        LicenseKeyOrder {
+            id: o.id.0,
+            created_at: o.created_at,
+            status: o.status.into(),
+            paid: true,
+        }
+    }
+}
+
+/// What granted a key, for the 2027-01 fields of validate and activate answers: read by
+/// the use case only when that version is served (`Default`: nothing read).
+#[derive(Debug, Clone, Default)]
+pub struct Purchase {
+    pub subscription: Option<LicenseKeySubscription>,
+    pub order: Option<LicenseKeyOrder>,
+}
 
 /// A customer as license keys show it (`customer` and the deprecated `user`), rendered
 /// once and shared: the validation hot path keeps them in `crate::cache::CustomerCache`.
@@ -265,7 +392,40 @@ impl ValidatedLicenseKey {
         activation: Option<&Activation>,
     ) -> Self {
         let activation = activation.map(|a| LicenseKeyActivationBase::new(key, a));
-        ValidatedLicenseKey::build(key, customer, activation)
+        ValidatedLicenseKey::build(
+            key,
+            customer,
+            activation,
+            key.subscription_id.map(|s| s.0),
+            None,
+            key.order_id.map(|o| o.0),
+            None,
+        )
+    }
+
+    pub fn with_purchase(mut self, purchase: Purchase) -> Self {
+        self.subscription = purchase.subscription;
+        self.order = purchase.order;
+        self
+    }
+}
+
+impl GrantedLicenseKey {
+    pub fn new(key: &LicenseKey, customer: &Customer) -> Self {
+        GrantedLicenseKey::build(
+            key,
+            &CustomerParts::from(customer),
+            key.subscription_id.map(|s| s.0),
+            None,
+            key.order_id.map(|o| o.0),
+            None,
+        )
+    }
+
+    pub fn with_purchase(mut self, purchase: Purchase) -> Self {
+        self.subscription = purchase.subscription;
+        self.order = purchase.order;
+        self
     }
 }
 
@@ -672,190 +832,102 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             to_value(serde_json::to_value(RotatedLicenseKey::new(key, &customer))),
         ));
     }
+    // Activations answer granted keys only; with and without what granted them.
+    let granted: Vec<LicenseKey> = sample_keys()
+        .into_iter()
+        .filter(|k| k.status == KeyStatus::Granted)
+        .collect();
+    for (key, purchase) in granted
+        .iter()
+        .map(|k| (k.clone(), Purchase::default()))
+        .chain(sample_purchases(&granted))
+    {
+        out.push((
+            "GrantedLicenseKey",
+            to_value(serde_json::to_value(
+                GrantedLicenseKey::new(&key, &customer).with_purchase(purchase.clone()),
+            )),
+        ));
+        out.push((
+            "ValidatedLicenseKey",
+            to_value(serde_json::to_value(
+                ValidatedLicenseKey::new(&key, &CustomerParts::from(&customer), None)
+                    .with_purchase(purchase.clone()),
+            )),
+        ));
+        for a in live_activations(&key) {
+            out.push((
+                "LicenseKeyActivationCreated",
+                to_value(serde_json::to_value(LicenseKeyActivationCreated::new(
+                    &key,
+                    a,
+                    &customer,
+                    purchase.clone(),
+                ))),
+            ));
+        }
+    }
+    out
+}
+
+/// The sample keys as granted by a subscription (a sample one) and by a one-time order,
+/// with what 2027-01 shows of them.
+#[cfg(test)]
+pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase)> {
+    use crate::domain::custom_field::CustomFieldData;
+    use crate::domain::ids::{OrderId, PriceId, ProductId};
+    use crate::domain::metadata::Metadata;
+    use crate::domain::order::{BillingReason, OrderStatus as Status};
+
+    let mut out = Vec::new();
+    let Some(key) = keys.first() else {
+        return out;
+    };
+    if let Some(s) = super::subscription::sample_subscriptions().first() {
+        let mut k = key.clone();
+        k.subscription_id = Some(s.id);
+        let purchase = Purchase {
+            subscription: Some(LicenseKeySubscription::from(s)),
+            order: None,
+        };
+        out.push((k, purchase));
+    }
+    let order = Order {
+        id: OrderId(Uuid::from_u128(0x0d99)),
+        organization_id: key.organization_id,
+        created_at: key.created_at,
+        modified_at: None,
+        status: Status::Refunded,
+        amount: 1900,
+        tax_amount: 0,
+        refunded_amount: 1900,
+        refunded_tax_amount: 0,
+        currency: "usd".into(),
+        billing_reason: BillingReason::Purchase,
+        billing_address: None,
+        customer_id: key.customer_id,
+        product_id: ProductId(Uuid::from_u128(0x9d)),
+        product_price_id: PriceId(Uuid::from_u128(0x9e)),
+        recurring: false,
+        discount_id: None,
+        subscription_id: None,
+        checkout_id: None,
+        metadata: Metadata::default(),
+        custom_field_data: CustomFieldData::default(),
+        customer_email: "jane@example.com".into(),
+        product_name: "Pro".into(),
+        discount_name: None,
+    };
+    let mut k = key.clone();
+    k.order_id = Some(order.id);
+    let purchase = Purchase {
+        subscription: None,
+        order: Some(LicenseKeyOrder::from(&order)),
+    };
+    out.push((k, purchase));
     out
 }
 
 #[cfg(test)]
-mod tests {
-
-    use super::*;
-    use std::collections::BTreeSet;
-
-    fn keys(v: &Value) -> BTreeSet<&str> {
-        v.as_object()
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default()
-    }
-
-    const READ_KEYS: [&str; 16] = [
-        "id",
-        "organization_id",
-        "user_id",
-        "customer_id",
-        "user",
-        "customer",
-        "benefit_id",
-        "key",
-        "display_key",
-        "status",
-        "limit_activations",
-        "usage",
-        "limit_usage",
-        "validations",
-        "last_validated_at",
-        "expires_at",
-    ];
-
-    const ACTIVATION_KEYS: [&str; 6] = [
-        "id",
-        "license_key_id",
-        "label",
-        "meta",
-        "created_at",
-        "modified_at",
-    ];
-
-    #[test]
-    fn every_form_has_exactly_its_keys() {
-        let samples = samples();
-        let with = |extra: &[&'static str], base: &[&'static str]| -> BTreeSet<&'static str> {
-            base.iter().chain(extra).copied().collect()
-        };
-        let mut names = BTreeSet::new();
-        for (name, v) in &samples {
-            let expected = match *name {
-                "LicenseKeyRead" | "RotatedLicenseKey" => with(&[], &READ_KEYS),
-                "LicenseKeyWithActivations" => with(&["activations"], &READ_KEYS),
-                "ValidatedLicenseKey" => with(&["activation"], &READ_KEYS),
-                "LicenseKeyActivationBase" => with(&[], &ACTIVATION_KEYS),
-                "LicenseKeyActivationRead" => with(&["license_key"], &ACTIVATION_KEYS),
-                other => panic!("{other}"),
-            };
-            assert_eq!(keys(v), expected, "{name}");
-            names.insert(*name);
-        }
-        assert_eq!(names.len(), 6);
-        let granted = &samples[0].1;
-        assert_eq!(granted["status"], "granted");
-        assert_eq!(granted["display_key"], "****-00ABCD");
-        assert_eq!(granted["user_id"], granted["customer_id"]);
-        assert_eq!(
-            granted["user"]["avatar_url"],
-            granted["customer"]["avatar_url"]
-        );
-        // Live activations only; hidden ones are `[]`.
-        assert_eq!(
-            samples[1].1["activations"].as_array().map(Vec::len),
-            Some(2)
-        );
-        assert_eq!(samples[2].1["activations"], json!([]));
-        assert_eq!(samples[3].1["activation"], Value::Null);
-        assert_eq!(
-            samples[4].1["activation"]["meta"],
-            json!({"host": "a", "cores": 8})
-        );
-        let read = samples
-            .iter()
-            .find(|(n, _)| *n == "LicenseKeyActivationRead")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
-        assert_eq!(read["license_key"]["id"], read["license_key_id"]);
-        assert!(read.get("conditions").is_none());
-        let revoked = samples.iter().rev().find(|(n, _)| *n == "LicenseKeyRead");
-        assert_eq!(
-            revoked.map(|(_, v)| v["status"].clone()),
-            Some(json!("revoked"))
-        );
-    }
-
-    fn changes(body: Value) -> Result<KeyChanges, Vec<FieldError>> {
-        let update: LicenseKeyUpdate = serde_json::from_value(body).unwrap();
-        update.into_changes().map_err(|e| match e {
-            ApiError::Validation(items) => items,
-            other => panic!("{other:?}"),
-        })
-    }
-
-    #[test]
-    fn the_user_summary_is_customer_users() {
-        let org = OrganizationId::new();
-        let mut c = Customer::new(
-            CustomerId::new(),
-            org,
-            "Jane@Example.com".into(),
-            Utc::now(),
-        );
-        for name in [None, Some("  "), Some("Émile")] {
-            c.name = name.map(String::from);
-            let view = CustomerView::from(&c);
-            assert_eq!(
-                serde_json::to_value(user_of(&c, &view)).unwrap(),
-                serde_json::to_value(CustomerUser::from(&c)).unwrap()
-            );
-        }
-    }
-
-    #[test]
-    fn only_sent_fields_change_and_null_clears() {
-        assert_eq!(changes(json!({})).unwrap(), KeyChanges::default());
-        let c = changes(json!({
-            "status": "disabled", "usage": 4, "limit_activations": null,
-            "limit_usage": "10", "expires_at": "2030-01-02T03:04:05Z"
-        }))
-        .unwrap();
-        assert_eq!(c.status, Some(KeyStatus::Disabled));
-        assert_eq!(c.usage, Some(4));
-        assert_eq!(c.limit_activations, Some(None));
-        assert_eq!(c.limit_usage, Some(Some(10)));
-        assert_eq!(
-            c.expires_at.flatten().map(|t| t.to_rfc3339()),
-            Some("2030-01-02T03:04:05+00:00".to_string())
-        );
-        assert_eq!(
-            changes(json!({"expires_at": null})).unwrap().expires_at,
-            Some(None)
-        );
-    }
-
-    #[test]
-    fn ranges_and_types_are_pydantics() {
-        let errs = changes(json!({
-            "status": "paused", "usage": null, "limit_activations": 51,
-            "limit_usage": 0, "expires_at": "soon"
-        }))
-        .unwrap_err();
-        let kinds: Vec<(&str, Value)> = errs
-            .iter()
-            .map(|e| (e.kind.as_str(), e.loc[1].clone()))
-            .collect();
-        assert_eq!(
-            kinds,
-            vec![
-                ("enum", json!("status")),
-                ("int_type", json!("usage")),
-                ("less_than_equal", json!("limit_activations")),
-                ("greater_than", json!("limit_usage")),
-                ("datetime_from_date_parsing", json!("expires_at")),
-            ]
-        );
-        let errs = changes(json!({"limit_activations": 0})).unwrap_err();
-        assert_eq!(errs[0].msg, "Input should be greater than 0");
-        assert!(changes(json!({"limit_activations": 50})).is_ok());
-        assert!(changes(json!({"status": null})).is_err());
-    }
-
-    #[test]
-    fn validate_body_is_lax_about_integers_and_strict_about_ids() {
-        let v: LicenseKeyValidate = serde_json::from_value(json!({
-            "key": "K", "organization_id": uuid::Uuid::new_v4(), "increment_usage": "3",
-            "label": "ignored"
-        }))
-        .unwrap();
-        assert_eq!(v.increment_usage, Some(3));
-        assert!(v.conditions.is_empty());
-        let bad = serde_json::from_value::<LicenseKeyValidate>(json!({
-            "key": "K", "organization_id": uuid::Uuid::new_v4(), "increment_usage": 1.5
-        }));
-        assert!(bad.is_err());
-    }
-}
+#[path = "license_key_tests.rs"]
+mod tests;

@@ -36,6 +36,7 @@ pub fn versioned_schemas() -> Vec<(&'static str, &'static [(&'static str, versio
         of::<license_key::LicenseKeyWithActivations>(),
         of::<license_key::ValidatedLicenseKey>(),
         of::<license_key::RotatedLicenseKey>(),
+        of::<license_key::GrantedLicenseKey>(),
     ]
 }
 

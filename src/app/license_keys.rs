@@ -12,17 +12,19 @@ use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
     ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
-    LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey,
-    ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED,
-    LICENSE_KEY_BY_CUSTOMER,
+    KeyStatus, LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey,
+    UpdateLicenseKey, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT,
+    LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
 };
+use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    key_error, LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
-    ValidatedLicenseKey,
+    key_error, LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyDeactivate,
+    LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, Purchase, RotatedLicenseKey, ValidatedLicenseKey,
 };
+use crate::api::version::{self, ApiVersion};
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::page_of;
@@ -31,6 +33,7 @@ use crate::app::views::{key_customer, license_keys_page};
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
+use crate::domain::order::Order;
 use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
@@ -193,7 +196,7 @@ pub async fn activate_as(
     state: &AppState,
     subject: Subject,
     body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationRead, ApiError> {
+) -> Result<LicenseKeyActivationCreated, ApiError> {
     reachable(state, subject, body.organization_id).await?;
     activate(state, body).await
 }
@@ -248,7 +251,37 @@ async fn validated_answer(
         answer.validations = validations;
         answer.last_validated_at = Some(at);
     }
+    if serves_purchase() {
+        answer = answer.with_purchase(purchase_of(state, key).await?);
+    }
     Ok(answer)
+}
+
+/// Whether the answer being built shows what granted its key (2027-01 on): the only cost
+/// the default shape pays for it is this check.
+fn serves_purchase() -> bool {
+    version::serves_since(ApiVersion::V2027_01)
+}
+
+/// The subscription or order that granted `key`, as 2027-01 shows them, once durable
+/// (see [`durable_answer`]).
+async fn purchase_of(state: &AppState, key: &LicenseKey) -> Result<Purchase, ApiError> {
+    let mut purchase = Purchase::default();
+    if let Some(id) = key.subscription_id {
+        purchase.subscription = state
+            .store
+            .get::<Subscription>(&id.key())
+            .await?
+            .map(|s| LicenseKeySubscription::from(&s.value));
+    }
+    if let Some(id) = key.order_id {
+        purchase.order = state
+            .store
+            .get::<Order>(&id.key())
+            .await?
+            .map(|o| LicenseKeyOrder::from(&o.value));
+    }
+    durable_answer(state, Ok(purchase)).await
 }
 
 /// Activates a key for a device (an activation with its label and conditions), for anyone
@@ -256,14 +289,24 @@ async fn validated_answer(
 pub async fn activate(
     state: &AppState,
     body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationRead, ApiError> {
+) -> Result<LicenseKeyActivationCreated, ApiError> {
     let cmd = body.into_command();
     let (key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
     })
     .await?;
     let customer = key_customer(state, &key).await?;
-    Ok(LicenseKeyActivationRead::new(&key, &activation, &customer))
+    let purchase = if serves_purchase() {
+        purchase_of(state, &key).await?
+    } else {
+        Purchase::default()
+    };
+    Ok(LicenseKeyActivationCreated::new(
+        &key,
+        &activation,
+        &customer,
+        purchase,
+    ))
 }
 
 /// Removes an activation of a key, for anyone who holds the key.
@@ -379,24 +422,42 @@ pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, 
 }
 
 /// One page of the keys `subject` reaches: of `orgs` (all its organizations when empty),
-/// or of `benefits`.
+/// or of `benefits`; with one of `statuses` (any when empty).
 pub async fn list(
     state: &AppState,
     subject: Subject,
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
+    statuses: &[KeyStatus],
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
-    let (items, total) = records(state, subject, orgs, benefits, false, params).await?;
+    let (items, total) =
+        records_with(state, subject, orgs, benefits, statuses, false, params).await?;
     license_keys_page(state, items, total, params).await
 }
 
-/// [`list`] as stored records (in creation order, or newest first), and their total.
+/// [`list`] as stored records (in creation order, or newest first), and their total,
+/// whatever their status.
 pub async fn records(
     state: &AppState,
     subject: Subject,
     orgs: &[OrganizationId],
     benefits: &[BenefitId],
+    newest_first: bool,
+    params: ListParams,
+) -> Result<(Vec<LicenseKey>, u64), ApiError> {
+    records_with(state, subject, orgs, benefits, &[], newest_first, params).await
+}
+
+/// [`records`] with one of `statuses` (any when empty). The status is no index's key: a
+/// status filter scans the organizations' (or benefits') entries and counts them, so its
+/// cost grows with those tenants' keys (`page_of`).
+async fn records_with(
+    state: &AppState,
+    subject: Subject,
+    orgs: &[OrganizationId],
+    benefits: &[BenefitId],
+    statuses: &[KeyStatus],
     newest_first: bool,
     params: ListParams,
 ) -> Result<(Vec<LicenseKey>, u64), ApiError> {
@@ -422,7 +483,13 @@ pub async fn records(
         }
         (LICENSE_KEY_BY_BENEFIT, tenants)
     };
-    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, None).await
+    let wanted = |k: &LicenseKey| statuses.contains(&k.status);
+    let filter: Option<&dyn Fn(&LicenseKey) -> bool> = if statuses.is_empty() {
+        None
+    } else {
+        Some(&wanted)
+    };
+    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.

@@ -13,7 +13,7 @@ use actix_web::{web, HttpRequest, HttpResponse, Responder, ResponseError};
 use tollgate_actors::license_key::LicenseKey;
 
 use crate::api::license_key::{
-    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
+    LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyDeactivate, LicenseKeyRead,
     LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::{ListResource, Pagination, PresizedJson};
@@ -94,7 +94,7 @@ async fn activate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<Limited<web::Json<LicenseKeyActivationRead>>> {
+) -> ApiResult<Limited<web::Json<LicenseKeyActivationCreated>>> {
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
     Ok(Limited {
         // 200, not 201, as in Polar.

@@ -9,12 +9,12 @@
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
 use actix_web::{web, HttpResponse, ResponseError};
-use tollgate_actors::license_key::live_activations;
+use tollgate_actors::license_key::{live_activations, KeyStatus};
 
 use crate::api::license_key::{
-    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
-    ValidatedLicenseKey,
+    LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
+    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
@@ -43,6 +43,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     });
 }
 
+/// The `status` filter's values (repeatable: any of them).
+const STATUSES: &[(&str, KeyStatus)] = &[
+    ("granted", KeyStatus::Granted),
+    ("revoked", KeyStatus::Revoked),
+    ("disabled", KeyStatus::Disabled),
+];
+
 pub(crate) async fn list(
     auth: Auth<LicenseKeysRead>,
     state: web::Data<AppState>,
@@ -52,8 +59,10 @@ pub(crate) async fn list(
     let params = ListParams::from_query(&mut q);
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
+    let statuses: Vec<KeyStatus> = q.enums("status", STATUSES);
     q.finish()?;
-    let page = license_keys::list(&state, auth.subject(), &orgs, &benefits, params).await;
+    let page =
+        license_keys::list(&state, auth.subject(), &orgs, &benefits, &statuses, params).await;
     Ok(web::Json(durable_answer(&state, page).await?))
 }
 
@@ -133,7 +142,7 @@ async fn activate(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<web::Json<LicenseKeyActivationRead>> {
+) -> ApiResult<web::Json<LicenseKeyActivationCreated>> {
     let answer = license_keys::activate_as(&state, auth.subject(), body).await?;
     Ok(web::Json(answer))
 }

@@ -194,6 +194,10 @@ async fn expiry_follows_the_clock() {
     let r = app.validate(&forever.body(json!({}))).await;
     r.expect(200);
     assert_eq!(r.body["last_validated_at"], "2035-01-15T10:00:00Z");
+    // Nor does it activate (403, before the key's activation settings are looked at).
+    let r = app.activate(&day.body(json!({"label": "late"}))).await;
+    assert_eq!(r.expect_error(403), "NotPermitted");
+    assert_eq!(r.body["detail"], "License key has expired.");
     // An expired key can still be read and re-dated by its organizer.
     let r = app
         .patch(
@@ -339,7 +343,7 @@ async fn a_key_without_activations_cannot_be_activated() {
 }
 
 #[actix_web::test]
-async fn revoked_keys_validate_no_more_but_still_activate() {
+async fn revoked_keys_neither_validate_nor_activate() {
     let app = spawn(None).await;
     let s = app
         .seeded(
@@ -359,7 +363,22 @@ async fn revoked_keys_validate_no_more_but_still_activate() {
     let r = app.validate(&s.body(json!({}))).await;
     r.expect_error(404);
     assert_eq!(r.body["detail"], "License key is no longer active.");
-    // Polar does not check status on activation.
+    // Polar refuses it too (it once did not), so that an activation always answers a
+    // granted key (polar-sdk 1.0's `GrantedLicenseKey`).
+    let r = app.activate(&s.body(json!({"label": "x"}))).await;
+    assert_eq!(r.expect_error(403), "NotPermitted");
+    assert_eq!(
+        r.body["detail"],
+        "License key is no longer active. This license key can not be activated."
+    );
+    // Granted again, it activates.
+    app.patch(
+        &format!("/v1/license-keys/{}", s.key.id),
+        Some(&app.token),
+        &json!({"status": "granted"}),
+    )
+    .await
+    .expect(200);
     app.activate(&s.body(json!({"label": "x"})))
         .await
         .expect(200);

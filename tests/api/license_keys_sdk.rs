@@ -515,3 +515,415 @@ async fn the_rotated_key_has_its_versions_fields() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Shapes, per version
+// ---------------------------------------------------------------------------------------
+
+/// A sale through the API of a product with this `price` granting a license-key benefit
+/// (prefix `TG`, 2 activations): returns the organization and the granted key (`id`, `key`).
+async fn sell(app: &crate::helpers::TestApp, slug: &str, price: Value) -> (String, Value) {
+    let token = Some(app.token.as_str());
+    let org = app.created_org_as(&app.token, slug, slug).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let benefit = app
+        .post_json(
+            "/v1/benefits/",
+            token,
+            &json!({"type": "license_keys", "description": "Key", "organization_id": org,
+                    "properties": {"prefix": "TG", "activations": {"limit": 2, "enable_customer_admin": true}}}),
+        )
+        .await;
+    benefit.expect(201);
+    let product = app
+        .post_json(
+            "/v1/products/",
+            token,
+            &json!({"name": "Pro", "organization_id": org, "prices": [price]}),
+        )
+        .await;
+    product.expect(201);
+    let product = product.id();
+    app.post_json(
+        &format!("/v1/products/{product}/benefits"),
+        token,
+        &json!({"benefits": [benefit.id()]}),
+    )
+    .await
+    .expect(200);
+    let checkout = app
+        .post_json(
+            "/v1/checkouts/custom/",
+            token,
+            &json!({"product_id": product}),
+        )
+        .await;
+    checkout.expect(201);
+    let secret = checkout.body["client_secret"].as_str().unwrap().to_string();
+    app.post_json(
+        &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+        None,
+        &json!({"customer_name": "Ada", "customer_email": format!("ada@{slug}.example"),
+                "customer_billing_address": {"country": "FR"}, "confirmation_token_id": "tok_visa"}),
+    )
+    .await
+    .expect(200);
+    for _ in 0..100 {
+        let keys = app
+            .get(&format!("/v1/license-keys/?organization_id={org}"), token)
+            .await
+            .items();
+        if let Some(key) = keys.first() {
+            return (org, key.clone());
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the sale granted no key");
+}
+
+async fn post_in(
+    app: &crate::helpers::TestApp,
+    path: &str,
+    version: Option<&str>,
+    token: Option<&str>,
+    body: &Value,
+) -> crate::helpers::Reply {
+    let mut req = app.request(reqwest::Method::POST, path, token).json(body);
+    if let Some(v) = version {
+        req = req.header("Polar-Version", v);
+    }
+    app.send(req).await
+}
+
+const VERSIONED: [&str; 6] = [
+    "member_id",
+    "member",
+    "subscription_id",
+    "subscription",
+    "order_id",
+    "order",
+];
+
+fn versioned_keys(v: &Value) -> Vec<&'static str> {
+    VERSIONED
+        .iter()
+        .copied()
+        .filter(|k| v.get(*k).is_some())
+        .collect()
+}
+
+/// Every key rendering carries `created_at` and `modified_at` (@polar-sh/sdk 0.47 requires
+/// both, with an offset), in the default shape too; the activation's key is a superset of
+/// `LicenseKeyRead` (0.47) and `GrantedLicenseKey` (1.0).
+#[actix_web::test]
+async fn every_key_rendering_has_its_timestamps() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-timestamps").await;
+    let token = Some(app.token.as_str());
+    let cst = app.customer_session(&s.org, &s.customer).await;
+    let act = app.activate(&s.body(json!({"label": "laptop"}))).await;
+    act.expect(200);
+    let token_act = app
+        .post(ACTIVATE, token, &s.body(json!({"label": "desktop"})))
+        .await;
+    token_act.expect(200);
+    let activation = act.id();
+    let key_path = format!("/v1/license-keys/{}", s.key.id);
+    let renderings = [
+        app.get(&key_path, token).await.body,
+        app.get(&format!("{key_path}/activations/{activation}"), token)
+            .await
+            .body["license_key"]
+            .clone(),
+        app.get("/v1/license-keys/", token).await.items()[0].clone(),
+        app.get(
+            &format!("/v1/customer-portal/license-keys/{}", s.key.id),
+            Some(&cst),
+        )
+        .await
+        .body,
+        app.get("/v1/customer-portal/license-keys/", Some(&cst))
+            .await
+            .items()[0]
+            .clone(),
+        app.validate(&s.body(json!({}))).await.body,
+        app.post(VALIDATE, token, &s.body(json!({}))).await.body,
+        act.body["license_key"].clone(),
+        token_act.body["license_key"].clone(),
+        app.patch(&key_path, token, &json!({"limit_usage": 9}))
+            .await
+            .body,
+    ];
+    for (i, v) in renderings.iter().enumerate() {
+        assert_key_shape(v);
+        crate::helpers::assert_utc_timestamp(&v["created_at"]);
+        let created = chrono::DateTime::parse_from_rfc3339(v["created_at"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{i}: created_at {e}: {v}"));
+        assert_eq!(
+            created.timestamp(),
+            s.key.created_at.timestamp(),
+            "{i}: {v}"
+        );
+        assert!(
+            v.as_object().unwrap().contains_key("modified_at"),
+            "{i}: {v}"
+        );
+        if !v["modified_at"].is_null() {
+            crate::helpers::assert_utc_timestamp(&v["modified_at"]);
+        }
+        assert!(
+            versioned_keys(v).is_empty(),
+            "{i}: the default shape has none: {v}"
+        );
+    }
+    // The organizer's change stamped it.
+    assert!(!renderings[9]["modified_at"].is_null());
+    // The activation answers the granted key.
+    assert_eq!(act.body["license_key"]["status"], "granted");
+    assert_eq!(act.body["license_key_id"], s.key.id.to_string());
+}
+
+/// From 2027-01, validate and activate answers say what granted the key: the one-time
+/// order (`order_id`, `order`: id, created_at, status, paid) or the subscription
+/// (`subscription_id`, `subscription`: id, status, period, cancel_at_period_end, ends_at);
+/// older versions and the default shape do not, and other renderings never do.
+#[actix_web::test]
+async fn from_2027_01_validate_and_activate_say_what_granted_the_key() {
+    let app = crate::helpers::spawn_app().await;
+    let (org, one_time) = sell(
+        &app,
+        "sdk-granted-order",
+        json!({"type": "one_time", "amount_type": "fixed", "price_amount": 1900}),
+    )
+    .await;
+    let (sub_org, recurring) = sell(
+        &app,
+        "sdk-granted-sub",
+        json!({"type": "recurring", "amount_type": "fixed", "price_amount": 900,
+               "price_currency": "usd", "recurring_interval": "month"}),
+    )
+    .await;
+    let orders = app
+        .get(
+            &format!("/v1/orders/?organization_id={org}"),
+            Some(&app.token),
+        )
+        .await
+        .items();
+    let order = &orders[0];
+    let subscriptions = app
+        .get(
+            &format!("/v1/subscriptions/?organization_id={sub_org}"),
+            Some(&app.token),
+        )
+        .await
+        .items();
+    let subscription = &subscriptions[0];
+
+    for (org, key, granted_by) in [
+        (&org, &one_time, "order"),
+        (&sub_org, &recurring, "subscription"),
+    ] {
+        let body = json!({"key": key["key"], "organization_id": org});
+        for (version, expected) in [
+            (None, 0),
+            (Some("2026-04"), 0),
+            (Some("2026-10"), 2),
+            (Some("2027-01"), 6),
+        ] {
+            for path in ["/v1/customer-portal/license-keys/validate", VALIDATE] {
+                let r = post_in(&app, path, version, Some(&app.token), &body).await;
+                r.expect(200);
+                assert_eq!(
+                    versioned_keys(&r.body).len(),
+                    expected,
+                    "{version:?} {path}: {}",
+                    r.body
+                );
+                if expected == 6 {
+                    check_granted_by(&r.body, granted_by, order, subscription);
+                }
+            }
+            let mut activate = body.clone();
+            activate["label"] = json!(format!("{version:?}"));
+            let r = post_in(
+                &app,
+                "/v1/customer-portal/license-keys/activate",
+                version,
+                None,
+                &activate,
+            )
+            .await;
+            r.expect(200);
+            let k = &r.body["license_key"];
+            assert_eq!(versioned_keys(k).len(), expected, "{version:?}: {k}");
+            if expected == 6 {
+                check_granted_by(k, granted_by, order, subscription);
+            }
+            // Free the slot for the next version.
+            let deactivate = json!({"key": key["key"], "organization_id": org,
+                                    "activation_id": r.body["id"]});
+            post_in(&app, DEACTIVATE, version, Some(&app.token), &deactivate)
+                .await
+                .expect(204);
+            // Reads never carry them (LicenseKeyRead, LicenseKeyWithActivations).
+            let mut req = app.request(
+                reqwest::Method::GET,
+                &format!("/v1/license-keys/{}", key["id"].as_str().unwrap()),
+                Some(&app.token),
+            );
+            if let Some(v) = version {
+                req = req.header("Polar-Version", v);
+            }
+            let r = app.send(req).await;
+            r.expect(200);
+            assert_eq!(
+                versioned_keys(&r.body).len(),
+                expected.min(2),
+                "{version:?}"
+            );
+        }
+    }
+}
+
+#[track_caller]
+fn check_granted_by(v: &Value, granted_by: &str, order: &Value, subscription: &Value) {
+    if granted_by == "order" {
+        assert_eq!(v["order_id"], order["id"], "{v}");
+        assert_eq!(
+            v["order"],
+            json!({"id": order["id"], "created_at": order["created_at"],
+                   "status": "paid", "paid": true}),
+            "{v}"
+        );
+        assert!(
+            v["subscription_id"].is_null() && v["subscription"].is_null(),
+            "{v}"
+        );
+    } else {
+        assert_eq!(v["subscription_id"], subscription["id"], "{v}");
+        let s = &v["subscription"];
+        assert_eq!(s["id"], subscription["id"]);
+        assert_eq!(s["status"], "active");
+        for k in [
+            "current_period_start",
+            "current_period_end",
+            "cancel_at_period_end",
+            "ends_at",
+        ] {
+            assert_eq!(s[k], subscription[k], "{k}: {v}");
+        }
+        assert!(v["order_id"].is_null() && v["order"].is_null(), "{v}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// List filters
+// ---------------------------------------------------------------------------------------
+
+/// `GET /v1/license-keys/` honours every filter the clients send: `organization_id`,
+/// `benefit_id` (each repeatable), `status` (repeatable: any of them), `page` and `limit`;
+/// an unknown status is a 422, never ignored.
+#[actix_web::test]
+async fn the_list_honours_status_and_benefit_filters() {
+    let app = spawn(None).await;
+    let s = seeded(&app, "sdk-filters").await;
+    let token = Some(app.token.as_str());
+    let second = app.key_benefit(&s.org, json!({"prefix": "two"})).await;
+    let granted = app.grant(&s.org, &s.benefit, &s.customer).await;
+    let disabled = app.grant(&s.org, &second, &s.customer).await;
+    let revoked = app.grant(&s.org, &second, &s.customer).await;
+    for (key, status) in [(&disabled, "disabled"), (&revoked, "revoked")] {
+        app.patch(
+            &format!("/v1/license-keys/{}", key.id),
+            token,
+            &json!({"status": status}),
+        )
+        .await
+        .expect(200);
+    }
+    // Another organization's revoked key, which no filter of this one shows.
+    let other = seeded(&app, "sdk-filters-other").await;
+    app.patch(
+        &format!("/v1/license-keys/{}", other.key.id),
+        token,
+        &json!({"status": "revoked"}),
+    )
+    .await
+    .expect(200);
+
+    let ids = |r: &crate::helpers::Reply| -> Vec<String> {
+        r.items()
+            .iter()
+            .map(|k| k["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let org = format!("organization_id={}", s.org);
+    for (query, expected) in [
+        (org.clone(), vec![&s.key, &granted, &disabled, &revoked]),
+        (format!("{org}&status=granted"), vec![&s.key, &granted]),
+        (
+            format!("{org}&status=revoked&status=disabled"),
+            vec![&disabled, &revoked],
+        ),
+        (format!("{org}&status=disabled"), vec![&disabled]),
+        (
+            format!("{org}&benefit_id={second}&status=revoked"),
+            vec![&revoked],
+        ),
+        (
+            format!(
+                "benefit_id={}&benefit_id={second}&status=granted",
+                s.benefit
+            ),
+            vec![&s.key, &granted],
+        ),
+        (
+            format!("{org}&status=granted&status=revoked&limit=1&page=2"),
+            vec![&granted],
+        ),
+    ] {
+        for path in ["/v1/license-keys/", "/v1/license-keys"] {
+            let r = app.get(&format!("{path}?{query}"), token).await;
+            r.expect(200);
+            let want: Vec<String> = expected.iter().map(|k| k.id.to_string()).collect();
+            assert_eq!(ids(&r), want, "{path}?{query}");
+            for k in r.items() {
+                assert_key_shape(&k);
+            }
+        }
+    }
+    let r = app
+        .get(
+            &format!("/v1/license-keys/?{org}&status=granted&status=revoked&limit=1"),
+            token,
+        )
+        .await;
+    assert_eq!((r.total_count(), r.max_page()), (3, 3));
+    // Every organization the token reaches, revoked only.
+    let r = app.get("/v1/license-keys/?status=revoked", token).await;
+    assert_eq!(
+        ids(&r),
+        vec![revoked.id.to_string(), other.key.id.to_string()]
+    );
+    // An unknown status is refused, with where it was.
+    let r = app
+        .get("/v1/license-keys/?status=granted&status=paused", token)
+        .await;
+    let e = r.expect_invalid_at(json!(["query", "status", 1]));
+    assert_eq!(e["type"], "enum");
+    // The portal's own filter (a single benefit) is honoured as well.
+    let cst = app.customer_session(&s.org, &s.customer).await;
+    let r = app
+        .get(
+            &format!("/v1/customer-portal/license-keys/?benefit_id={second}"),
+            Some(&cst),
+        )
+        .await;
+    assert_eq!(
+        ids(&r),
+        vec![disabled.id.to_string(), revoked.id.to_string()]
+    );
+}

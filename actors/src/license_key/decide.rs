@@ -122,8 +122,9 @@ pub fn check_validation<'k>(
     Ok(Checked { activation, usage })
 }
 
-/// Activates the key on a new instance (reference 3.5 `/activate`). Neither status nor
-/// expiry is checked, and the counters do not move, as in Polar.
+/// Activates the key on a new instance (reference 3.5 `/activate`), in Polar's order: the
+/// key must be granted and not expired (403s; earlier Polar checked neither), then take
+/// activations and have a free slot. The counters do not move, as in Polar.
 pub fn activate(
     key: &LicenseKey,
     cmd: &ActivateKey,
@@ -131,6 +132,12 @@ pub fn activate(
     now: DateTime<Utc>,
 ) -> Result<(LicenseKey, Activation), LicenseKeyError> {
     check_identity(key, cmd.organization_id, &cmd.key)?;
+    if key.status != KeyStatus::Granted {
+        return Err(LicenseKeyError::ActivationOfInactiveKey);
+    }
+    if key.expires_at.is_some_and(|at| now >= at) {
+        return Err(LicenseKeyError::ActivationOfExpiredKey);
+    }
     let limit = match key.limit_activations {
         None | Some(0) => return Err(LicenseKeyError::ActivationNotRequired),
         Some(limit) => limit,

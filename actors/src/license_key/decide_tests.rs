@@ -499,14 +499,52 @@ fn the_activation_limit_counts_live_activations_only() {
 }
 
 #[test]
-fn activation_ignores_status_and_expiry() {
-    let k = LicenseKey {
-        limit_activations: Some(2),
-        status: KeyStatus::Revoked,
-        expires_at: Some(t0() - Duration::days(1)),
+fn activation_needs_a_granted_key_that_has_not_expired() {
+    for status in [KeyStatus::Revoked, KeyStatus::Disabled] {
+        let k = LicenseKey {
+            limit_activations: Some(2),
+            status,
+            ..key()
+        };
+        let e = activate(&k, &activate_cmd(&k), ActivationId::new(), t0()).unwrap_err();
+        assert_eq!(e, LicenseKeyError::ActivationOfInactiveKey);
+        assert_eq!(e.kind(), ErrorKind::NotPermitted);
+        assert_eq!(
+            e.message(),
+            "License key is no longer active. This license key can not be activated."
+        );
+    }
+    // Status first, then expiry (inclusive of the instant), then the limit.
+    let expired = LicenseKey {
+        limit_activations: None,
+        expires_at: Some(t0()),
         ..key()
     };
-    assert!(activate(&k, &activate_cmd(&k), ActivationId::new(), t0()).is_ok());
+    let e = activate(&expired, &activate_cmd(&expired), ActivationId::new(), t0()).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.message().as_str()),
+        (ErrorKind::NotPermitted, "License key has expired.")
+    );
+    let revoked_and_expired = LicenseKey {
+        status: KeyStatus::Revoked,
+        ..expired.clone()
+    };
+    assert_eq!(
+        activate(
+            &revoked_and_expired,
+            &activate_cmd(&revoked_and_expired),
+            ActivationId::new(),
+            t0()
+        )
+        .unwrap_err(),
+        LicenseKeyError::ActivationOfInactiveKey
+    );
+    let later = LicenseKey {
+        limit_activations: Some(1),
+        expires_at: Some(t0() + Duration::seconds(1)),
+        ..key()
+    };
+    assert!(activate(&later, &activate_cmd(&later), ActivationId::new(), t0()).is_ok());
 }
 
 #[test]

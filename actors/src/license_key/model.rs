@@ -95,6 +95,12 @@ pub enum LicenseKeyError {
     UsageOutOfRange,
     #[error("License key does not require activation")]
     ActivationNotRequired,
+    /// An activation of a key that is not granted (Polar refuses it, so that an activation
+    /// always answers a granted key, as the 1.0 clients' `GrantedLicenseKey` requires).
+    #[error("License key is no longer active. This license key can not be activated.")]
+    ActivationOfInactiveKey,
+    #[error("License key has expired.")]
+    ActivationOfExpiredKey,
     #[error("License key activation limit already reached")]
     ActivationLimitReached,
     /// A rotation of a key that is neither granted nor disabled (Polar's
@@ -126,7 +132,10 @@ impl LicenseKeyError {
             WrongKey | NotActive | Expired | ActivationNotFound | ConditionsMismatch
             | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
             InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
-            ActivationNotRequired | ActivationLimitReached => ErrorKind::NotPermitted,
+            ActivationNotRequired
+            | ActivationLimitReached
+            | ActivationOfInactiveKey
+            | ActivationOfExpiredKey => ErrorKind::NotPermitted,
             RotateNotPermitted { .. } => ErrorKind::RotateNotPermitted,
         }
     }

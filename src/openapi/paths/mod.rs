@@ -19,9 +19,9 @@ use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
 use crate::api::license_key::{
-    LicenseKeyActivate, LicenseKeyActivationRead, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey,
-    ValidatedLicenseKey,
+    LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
+    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
@@ -593,6 +593,7 @@ fn subscriptions_update() {}
     params(
         ("organization_id" = Option<Vec<Uuid>>, Query),
         ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("status" = Option<Vec<LicenseKeyStatus>>, Query, description = "Any of these statuses"),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),
@@ -604,6 +605,7 @@ fn license_keys_list() {}
     params(
         ("organization_id" = Option<Vec<Uuid>>, Query),
         ("benefit_id" = Option<Vec<Uuid>>, Query),
+        ("status" = Option<Vec<LicenseKeyStatus>>, Query, description = "Any of these statuses"),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
     ),
     security(("bearer" = ["license_keys:read"])),
@@ -653,7 +655,7 @@ fn license_keys_validate() {}
 #[utoipa::path(post, path = "/v1/license-keys/activate", tag = "license-keys",
     request_body = LicenseKeyActivate,
     security(("bearer" = ["license_keys:write"])),
-    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body", body = Error), (status = 403, description = "The key takes no activation, is not granted, has expired, or has no free activation", body = Error), (status = 404, description = "No such key in an organization the token reaches", body = Error)))]
+    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body", body = Error), (status = 403, description = "The key takes no activation, is not granted, has expired, or has no free activation", body = Error), (status = 404, description = "No such key in an organization the token reaches", body = Error)))]
 fn license_keys_activate() {}
 
 /// Remove an activation of a license key of an organization the token reaches.
@@ -702,7 +704,7 @@ fn portal_validate() {}
 /// Activate a license key on a device (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/activate", tag = "customer-portal",
     request_body = LicenseKeyActivate,
-    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn portal_activate() {}
 
 /// Remove an activation of a license key (no authentication).
@@ -720,7 +722,7 @@ fn users_validate() {}
 /// Activate a license key: the older path of the same endpoint.
 #[utoipa::path(post, path = "/v1/users/license-keys/activate", tag = "customer-portal",
     request_body = LicenseKeyActivate,
-    responses((status = 200, body = LicenseKeyActivationRead), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn users_activate() {}
 
 /// Remove an activation: the older path of the same endpoint.
