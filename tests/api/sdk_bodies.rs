@@ -334,3 +334,65 @@ async fn an_organization_has_polars_2026_fields() {
     assert_eq!(o["notification_settings"]["new_order"], false);
     assert_eq!(o["embed_hosts"], json!([]));
 }
+
+/// A checkout's `external_customer_id` becomes its customer's `external_id` when the
+/// purchase completes, unless another customer of the organization holds it.
+#[actix_web::test]
+async fn a_checkouts_external_customer_id_reaches_its_customer() {
+    let app = spawn_app().await;
+    let org = org(&app, "external-buyer").await;
+    let product = create_product(
+        &app,
+        json!({"name": "Desktop app", "organization_id": org,
+               "prices": [{"amount_type": "fixed", "price_amount": 1500}]}),
+    )
+    .await;
+    product.expect(201);
+    let product = product.id();
+    let buy = |email: &'static str| {
+        let app = &app;
+        let product = product.clone();
+        async move {
+            let c = app
+                .post_json(
+                    "/v1/checkouts/",
+                    Some(&app.token),
+                    &json!({"products": [product], "external_customer_id": "user-42",
+                            "customer_email": email}),
+                )
+                .await;
+            c.expect(201);
+            assert_eq!(c.body["external_customer_id"], "user-42");
+            let secret = c.body["client_secret"].as_str().unwrap().to_string();
+            let r = app
+                .post_json(
+                    &format!("/v1/checkouts/client/{secret}/confirm"),
+                    None,
+                    &json!({"customer_name": "Ada", "customer_billing_address": {"country": "FR"},
+                            "confirmation_token_id": "tok_visa"}),
+                )
+                .await;
+            r.expect(200);
+            r.body["customer_id"].as_str().unwrap().to_string()
+        }
+    };
+    let first = buy("ada@example.com").await;
+    let r = app
+        .get("/v1/customers/external/user-42", Some(&app.token))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["id"], first.as_str());
+    assert_eq!(r.body["external_id"], "user-42");
+
+    // Another buyer with the same external id: the first customer keeps it.
+    let second = buy("grace@example.com").await;
+    assert_ne!(second, first);
+    let r = app
+        .get(&format!("/v1/customers/{second}"), Some(&app.token))
+        .await;
+    assert_eq!(r.body["external_id"], Value::Null);
+    let r = app
+        .get("/v1/customers/external/user-42", Some(&app.token))
+        .await;
+    assert_eq!(r.body["id"], first.as_str());
+}

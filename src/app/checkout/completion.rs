@@ -98,6 +98,11 @@ pub(super) async fn confirm(
         if let Some(d) = &preview_discount {
             reads.discount(state, d.id).await?;
         }
+        if let Some(external) = &checkout.external_customer_id {
+            reads
+                .external(state, checkout.organization_id, external)
+                .await?;
+        }
         let attach = {
             let token_hash = state.hasher.hash(&session_token).to_vec();
             Box::new(move |c: &Checkout| attach_confirmation(&reads, c, token_hash.clone(), now))
@@ -151,9 +156,23 @@ fn attach_confirmation(
             .ok_or_else(unread)?
             .clone(),
     };
+    // The seller's id for the buyer (`external_customer_id`), as Polar gives it: to a
+    // customer without one, when no other customer of the organization holds it.
+    let external = match &c.external_customer_id {
+        Some(e) => reads
+            .by_external
+            .get(&(c.organization_id, e.clone()))
+            .ok_or_else(unread)?
+            .is_none()
+            .then(|| e.clone()),
+        None => None,
+    };
     let customer = match existing {
         Some(stored) => {
             let mut customer = stored.value;
+            if customer.external_id.is_none() {
+                customer.external_id = external;
+            }
             customer.metadata.merge(&c.customer_metadata);
             if customer.name.is_none() {
                 customer.name = c.customer_name.clone();
@@ -175,6 +194,7 @@ fn attach_confirmation(
             customer.billing_address = c.customer_billing_address.clone();
             customer.tax_id = c.customer_tax_id.clone();
             customer.metadata = c.customer_metadata.clone();
+            customer.external_id = external;
             batch.put(&customer, Expect::Absent)?;
             customer
         }
@@ -514,6 +534,9 @@ struct Reads {
         Option<tollgate_storage::Stored<Customer>>,
     >,
     discounts: std::collections::HashMap<DiscountId, Option<tollgate_storage::Stored<Discount>>>,
+    /// Which live customer holds an external id (by organization and id).
+    by_external:
+        std::collections::HashMap<(crate::domain::ids::OrganizationId, String), Option<CustomerId>>,
     /// A product and its live benefits.
     products: std::collections::HashMap<
         crate::domain::ids::ProductId,
@@ -522,6 +545,21 @@ struct Reads {
 }
 
 impl Reads {
+    async fn external(
+        &mut self,
+        state: &AppState,
+        org: crate::domain::ids::OrganizationId,
+        external_id: &str,
+    ) -> Result<(), ApiError> {
+        let holder =
+            crate::domain::customer::customer_by_external_id(&state.store, org, external_id)
+                .await?
+                .map(|c| c.value.id);
+        self.by_external
+            .insert((org, external_id.to_string()), holder);
+        Ok(())
+    }
+
     async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), ApiError> {
         let found = customer_by_id(&state.store, id).await?;
         self.customers.insert(id, found);
