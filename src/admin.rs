@@ -214,6 +214,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<oauth2::SigningKey>();
     v.visit::<oauth2::BrowserSession>();
     v.visit::<checkout::Checkout>();
+    v.visit::<checkout_link::CheckoutLink>();
     v.visit::<subscription::Subscription>();
     v.visit::<license_key::LicenseKey>();
     v.visit::<webhook::WebhookEndpoint>();

@@ -2,6 +2,7 @@
 
 pub mod benefit;
 pub mod checkout;
+pub mod checkout_link;
 pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;

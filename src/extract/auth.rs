@@ -61,6 +61,11 @@ requirement!(
     CheckoutsRead: [User, Organization] => [CheckoutsRead, CheckoutsWrite]
 );
 requirement!(CheckoutsWrite: [User, Organization] => [CheckoutsWrite]);
+requirement!(
+    /// Checkout links, as Polar's `checkout_link/auth.py` (no web sessions either).
+    CheckoutLinksRead: [User, Organization] => [CheckoutLinksRead, CheckoutLinksWrite]
+);
+requirement!(CheckoutLinksWrite: [User, Organization] => [CheckoutLinksWrite]);
 requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead]);
 requirement!(SubscriptionsRead: [User, Organization] => [WebDefault, SubscriptionsRead, SubscriptionsWrite]);
 requirement!(SubscriptionsWrite: [User, Organization] => [WebDefault, SubscriptionsWrite]);

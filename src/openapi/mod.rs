@@ -9,6 +9,7 @@
 //! path names a resource, 422 everywhere input is read), and "every key is sent" for
 //! response schemas.
 
+pub mod checkout_paths;
 mod docs;
 pub mod paths;
 
@@ -72,20 +73,26 @@ use crate::error::ApiError;
         paths::custom_fields_get,
         paths::custom_fields_update,
         paths::custom_fields_delete,
-        paths::checkouts_list,
-        paths::checkouts_create,
-        paths::checkouts_get,
-        paths::checkouts_update,
-        paths::checkouts_client_get,
-        paths::checkouts_client_update,
-        paths::checkouts_client_confirm,
-        paths::checkout_sessions_list,
-        paths::checkout_sessions_create,
-        paths::checkout_sessions_get,
-        paths::checkout_sessions_update,
-        paths::checkout_sessions_client_get,
-        paths::checkout_sessions_client_update,
-        paths::checkout_sessions_client_confirm,
+        checkout_paths::checkouts_list,
+        checkout_paths::checkouts_create,
+        checkout_paths::checkouts_get,
+        checkout_paths::checkouts_update,
+        checkout_paths::checkouts_client_get,
+        checkout_paths::checkouts_client_update,
+        checkout_paths::checkouts_client_confirm,
+        checkout_paths::checkout_sessions_list,
+        checkout_paths::checkout_sessions_create,
+        checkout_paths::checkout_sessions_get,
+        checkout_paths::checkout_sessions_update,
+        checkout_paths::checkout_sessions_client_get,
+        checkout_paths::checkout_sessions_client_update,
+        checkout_paths::checkout_sessions_client_confirm,
+        checkout_paths::checkout_links_list,
+        checkout_paths::checkout_links_create,
+        checkout_paths::checkout_links_get,
+        checkout_paths::checkout_links_update,
+        checkout_paths::checkout_links_delete,
+        checkout_paths::checkout_links_redirect,
         paths::orders_list,
         paths::orders_get,
         paths::subscriptions_list,
@@ -566,6 +573,7 @@ mod tests {
             crate::api::oauth2::samples(),
             crate::api::health::samples(),
             crate::api::checkout::samples(),
+            crate::api::checkout_link::samples(),
             crate::api::webhook::samples(),
         ]
         .into_iter()

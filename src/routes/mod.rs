@@ -2,6 +2,7 @@
 //! `crate::app`, and wrap its typed views; they hold no workflow and no business rule.
 
 pub mod benefits;
+pub mod checkout_links;
 pub mod checkouts;
 pub mod custom_fields;
 pub mod customer_portal;
@@ -32,6 +33,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     customers::configure(cfg);
     custom_fields::configure(cfg);
     checkouts::configure(cfg);
+    checkout_links::configure(cfg);
     orders::configure(cfg);
     subscriptions::configure(cfg);
     license_keys::configure(cfg);

@@ -9,6 +9,7 @@ mod browser;
 mod browser_dashboard;
 mod catalog_setup;
 mod checkout_crash;
+mod checkout_links;
 mod checkout_pages;
 mod checkouts;
 mod checkouts_sdk;

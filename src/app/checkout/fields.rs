@@ -166,7 +166,7 @@ async fn discount_for_code(
 /// The products a checkout is created for (Polar's `CheckoutProductsCreate`): at least
 /// one, unique, each readable by the subject, not archived and with an active price, all
 /// of one organization. The first one is selected, at its first active price.
-async fn products_for_create(
+pub(super) async fn products_for_create(
     state: &AppState,
     subject: Subject,
     ids: &[Uuid],

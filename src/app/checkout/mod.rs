@@ -10,10 +10,12 @@
 //!   data, addresses);
 //! - `completion`: confirm (customer, discount redemption and customer session in one
 //!   write), charge, settle; the start-up recovery of confirmed checkouts and the sweeps;
-//! - `payment_events`: the processor's events after the fact (Stripe's webhooks).
+//! - `payment_events`: the processor's events after the fact (Stripe's webhooks);
+//! - `links`: checkout links, and the checkouts following one opens.
 
 mod completion;
 mod fields;
+pub mod links;
 mod payment_events;
 
 pub use completion::{

@@ -8,10 +8,6 @@ mod pages;
 pub use pages::*;
 
 use crate::api::benefit::{BenefitCreate, BenefitType, BenefitUpdate, BenefitView};
-use crate::api::checkout::{
-    CheckoutConfirm, CheckoutCreate, CheckoutPublic, CheckoutPublicConfirmed, CheckoutUpdate,
-    CheckoutUpdatePublic, CheckoutView,
-};
 use crate::api::custom_field::{
     CustomFieldCreate, CustomFieldTypeView, CustomFieldUpdate, CustomFieldView,
 };
@@ -406,127 +402,6 @@ fn custom_fields_update() {}
     security(("bearer" = ["custom_fields:write"])),
     responses((status = 204, description = "Deleted")))]
 fn custom_fields_delete() {}
-
-// ---------------------------------------------------------------------------------------
-// Checkouts
-// ---------------------------------------------------------------------------------------
-
-/// List checkout sessions.
-#[utoipa::path(get, path = "/v1/checkouts/custom/", tag = "checkouts",
-    params(
-        ("organization_id" = Option<Vec<Uuid>>, Query),
-        ("product_id" = Option<Vec<Uuid>>, Query),
-        ("customer_id" = Option<Vec<Uuid>>, Query),
-        ("external_customer_id" = Option<Vec<String>>, Query),
-        ("status" = Option<Vec<crate::api::checkout::CheckoutStatus>>, Query),
-        ("query" = Option<String>, Query, description = "Part of the customer's e-mail address."),
-        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
-        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `expires_at`, `-` prefix for descending."),
-    ),
-    security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = ListResource<CheckoutView>)))]
-fn checkouts_list() {}
-
-/// Create a checkout session.
-#[utoipa::path(post, path = "/v1/checkouts/custom/", tag = "checkouts",
-    request_body = CheckoutCreate,
-    security(("bearer" = ["checkouts:write"])),
-    responses((status = 201, body = CheckoutView)))]
-fn checkouts_create() {}
-
-/// Get a checkout session.
-#[utoipa::path(get, path = "/v1/checkouts/custom/{id}", tag = "checkouts",
-    params(("id" = Uuid, Path)),
-    security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = CheckoutView)))]
-fn checkouts_get() {}
-
-/// Update an open checkout session.
-#[utoipa::path(patch, path = "/v1/checkouts/custom/{id}", tag = "checkouts",
-    params(("id" = Uuid, Path)),
-    request_body = CheckoutUpdate,
-    security(("bearer" = ["checkouts:write"])),
-    responses((status = 200, body = CheckoutView), (status = 403, body = Error)))]
-fn checkouts_update() {}
-
-/// Get a checkout session by its client secret (no authentication).
-#[utoipa::path(get, path = "/v1/checkouts/custom/client/{client_secret}", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    responses((status = 200, body = CheckoutPublic), (status = 404, body = Error)))]
-fn checkouts_client_get() {}
-
-/// Update a checkout session by its client secret (no authentication).
-#[utoipa::path(patch, path = "/v1/checkouts/custom/client/{client_secret}", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    request_body = CheckoutUpdatePublic,
-    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error)))]
-fn checkouts_client_update() {}
-
-/// Confirm a checkout session and pay (no authentication).
-#[utoipa::path(post, path = "/v1/checkouts/custom/client/{client_secret}/confirm", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    request_body = CheckoutConfirm,
-    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
-fn checkouts_client_confirm() {}
-
-/// List checkout sessions (Polar's current spelling of `/v1/checkouts/custom/`).
-#[utoipa::path(get, path = "/v1/checkouts/", tag = "checkouts",
-    params(
-        ("organization_id" = Option<Vec<Uuid>>, Query),
-        ("product_id" = Option<Vec<Uuid>>, Query),
-        ("customer_id" = Option<Vec<Uuid>>, Query),
-        ("external_customer_id" = Option<Vec<String>>, Query),
-        ("status" = Option<Vec<crate::api::checkout::CheckoutStatus>>, Query),
-        ("query" = Option<String>, Query, description = "Part of the customer's e-mail address."),
-        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
-        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `expires_at`, `-` prefix for descending."),
-    ),
-    security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = ListResource<CheckoutView>)))]
-fn checkout_sessions_list() {}
-
-/// Create a checkout session: for a list of products (`products`, the first selected), a
-/// product (`product_id`, its first price) or a price (`product_price_id`).
-#[utoipa::path(post, path = "/v1/checkouts/", tag = "checkouts",
-    request_body = CheckoutCreate,
-    security(("bearer" = ["checkouts:write"])),
-    responses((status = 201, body = CheckoutView)))]
-fn checkout_sessions_create() {}
-
-/// Get a checkout session.
-#[utoipa::path(get, path = "/v1/checkouts/{id}", tag = "checkouts",
-    params(("id" = Uuid, Path)),
-    security(("bearer" = ["checkouts:read"])),
-    responses((status = 200, body = CheckoutView)))]
-fn checkout_sessions_get() {}
-
-/// Update an open checkout session.
-#[utoipa::path(patch, path = "/v1/checkouts/{id}", tag = "checkouts",
-    params(("id" = Uuid, Path)),
-    request_body = CheckoutUpdate,
-    security(("bearer" = ["checkouts:write"])),
-    responses((status = 200, body = CheckoutView), (status = 403, body = Error)))]
-fn checkout_sessions_update() {}
-
-/// Get a checkout session by its client secret (no authentication).
-#[utoipa::path(get, path = "/v1/checkouts/client/{client_secret}", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    responses((status = 200, body = CheckoutPublic), (status = 404, body = Error)))]
-fn checkout_sessions_client_get() {}
-
-/// Update a checkout session by its client secret (no authentication).
-#[utoipa::path(patch, path = "/v1/checkouts/client/{client_secret}", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    request_body = CheckoutUpdatePublic,
-    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error)))]
-fn checkout_sessions_client_update() {}
-
-/// Confirm a checkout session and pay (no authentication).
-#[utoipa::path(post, path = "/v1/checkouts/client/{client_secret}/confirm", tag = "checkouts",
-    params(("client_secret" = String, Path)),
-    request_body = CheckoutConfirm,
-    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
-fn checkout_sessions_client_confirm() {}
 
 // ---------------------------------------------------------------------------------------
 // Orders and subscriptions
