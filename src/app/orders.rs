@@ -9,7 +9,8 @@ use crate::app::listing::{
 };
 use crate::app::paging::{ListParams, Sorting};
 use crate::auth::Subject;
-use crate::domain::ids::{CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
+use crate::domain::customer::customer_by_external_id;
+use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
 use crate::domain::order::{
     Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
 };
@@ -58,6 +59,9 @@ pub struct OrderFilter {
     pub product_price_type: Vec<PriceType>,
     pub discount_id: Vec<DiscountId>,
     pub customer_id: Vec<CustomerId>,
+    /// The customers with these external ids (in the listed organizations).
+    pub external_customer_id: Vec<String>,
+    pub checkout_id: Vec<CheckoutId>,
     pub sorting: Sorting<OrderSort>,
 }
 
@@ -69,6 +73,8 @@ impl Default for OrderFilter {
             product_price_type: Vec::new(),
             discount_id: Vec::new(),
             customer_id: Vec::new(),
+            external_customer_id: Vec::new(),
+            checkout_id: Vec::new(),
             sorting: Sorting::by(OrderSort::CreatedAt, true),
         }
     }
@@ -90,6 +96,21 @@ pub async fn list(
     );
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    // External ids name customers of the listed organizations; one that names none
+    // matches no order.
+    let mut external: Vec<CustomerId> = Vec::new();
+    for org in &orgs {
+        for id in &filter.external_customer_id {
+            if let Some(c) = customer_by_external_id(&state.store, *org, id).await? {
+                external.push(c.value.id);
+            }
+        }
+    }
+    let by_external = !filter.external_customer_id.is_empty();
+    if by_external && external.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let checkouts = &filter.checkout_id;
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
     let (field, descending) = sorting.primary();
@@ -106,6 +127,8 @@ pub async fn list(
         orgs.contains(&o.organization_id)
             && (products.is_empty() || products.contains(&o.product_id))
             && (customers.is_empty() || customers.contains(&o.customer_id))
+            && (!by_external || external.contains(&o.customer_id))
+            && (checkouts.is_empty() || o.checkout_id.is_some_and(|c| checkouts.contains(&c)))
             && (discounts.is_empty() || o.discount_id.is_some_and(|d| discounts.contains(&d)))
             && price_type_ok(o)
     };
@@ -115,6 +138,10 @@ pub async fn list(
             (
                 ORDER_OF_CUSTOMER,
                 customers.iter().map(|c| c.key()).collect(),
+            ),
+            (
+                ORDER_OF_CUSTOMER,
+                external.iter().map(|c| c.key()).collect(),
             ),
             (
                 ORDER_OF_DISCOUNT,
@@ -142,11 +169,12 @@ pub async fn list(
         }
         None => {
             let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-            let filter: Option<&dyn Fn(&Order) -> bool> = if price_types.is_empty() {
-                None
-            } else {
-                Some(&price_type_ok)
-            };
+            let filter: Option<&dyn Fn(&Order) -> bool> =
+                if price_types.is_empty() && checkouts.is_empty() {
+                    None
+                } else {
+                    Some(&keep)
+                };
             sorted_page_of::<Order>(
                 state,
                 field.index(),

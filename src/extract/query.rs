@@ -53,6 +53,11 @@ impl QueryParams {
         ));
     }
 
+    /// Every value of a repeatable string parameter.
+    pub fn strings(&mut self, key: &str) -> Vec<String> {
+        self.values(key)
+    }
+
     /// The last value of a single-valued parameter.
     pub fn string(&mut self, key: &str) -> Option<String> {
         self.values(key).pop()

@@ -36,6 +36,8 @@ pub(crate) async fn list(
         product_price_type: q.enums("product_price_type", PRICE_TYPES),
         discount_id: q.ids("discount_id"),
         customer_id: q.ids("customer_id"),
+        external_customer_id: q.strings("external_customer_id"),
+        checkout_id: q.ids("checkout_id"),
         sorting: Sorting::<OrderSort>::from_query(&mut q, (OrderSort::CreatedAt, true)),
     };
     q.finish()?;

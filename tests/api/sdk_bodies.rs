@@ -396,3 +396,70 @@ async fn a_checkouts_external_customer_id_reaches_its_customer() {
         .await;
     assert_eq!(r.body["id"], first.as_str());
 }
+
+/// `GET /v1/orders/` by `external_customer_id` and `checkout_id`, as today's SDKs filter.
+#[actix_web::test]
+async fn orders_are_listed_by_external_customer_and_checkout() {
+    let app = spawn_app().await;
+    let org = org(&app, "order-filters").await;
+    let product = create_product(
+        &app,
+        json!({"name": "Desktop app", "organization_id": org,
+               "prices": [{"amount_type": "fixed", "price_amount": 1500}]}),
+    )
+    .await
+    .id();
+    let mut checkouts = Vec::new();
+    for (email, external) in [("a@example.com", "user-a"), ("b@example.com", "user-b")] {
+        let c = app
+            .post_json(
+                "/v1/checkouts/",
+                Some(&app.token),
+                &json!({"products": [product], "external_customer_id": external,
+                        "customer_email": email}),
+            )
+            .await;
+        c.expect(201);
+        let secret = c.body["client_secret"].as_str().unwrap().to_string();
+        app.post_json(
+            &format!("/v1/checkouts/client/{secret}/confirm"),
+            None,
+            &json!({"customer_name": "Buyer", "customer_billing_address": {"country": "FR"},
+                    "confirmation_token_id": "tok_visa"}),
+        )
+        .await
+        .expect(200);
+        checkouts.push(c.id());
+    }
+    let list = |query: String| {
+        let app = &app;
+        async move {
+            let r = app
+                .get(&format!("/v1/orders/?{query}"), Some(&app.token))
+                .await;
+            r.expect(200);
+            r.items()
+                .iter()
+                .map(|o| o["checkout_id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        list("external_customer_id=user-a".into()).await,
+        [checkouts[0].clone()]
+    );
+    assert_eq!(
+        list(format!("checkout_id={}", checkouts[1])).await,
+        [checkouts[1].clone()]
+    );
+    assert_eq!(
+        list(format!(
+            "external_customer_id=user-a&checkout_id={}",
+            checkouts[1]
+        ))
+        .await,
+        Vec::<String>::new()
+    );
+    assert!(list("external_customer_id=nobody".into()).await.is_empty());
+    assert_eq!(list(String::new()).await.len(), 2);
+}

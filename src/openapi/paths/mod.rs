@@ -415,6 +415,8 @@ fn custom_fields_delete() {}
         ("product_price_type" = Option<Vec<String>>, Query, description = "`one_time` or `recurring`."),
         ("discount_id" = Option<Vec<Uuid>>, Query),
         ("customer_id" = Option<Vec<Uuid>>, Query),
+        ("external_customer_id" = Option<Vec<String>>, Query, description = "The customers with these external ids."),
+        ("checkout_id" = Option<Vec<Uuid>>, Query),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `customer`, `product`, `discount`, `subscription`, `-` prefix for descending."),
     ),
