@@ -9,6 +9,7 @@
 //! path names a resource, 422 everywhere input is read), and "every key is sent" for
 //! response schemas.
 
+pub mod customer_paths;
 mod docs;
 pub mod paths;
 
@@ -64,9 +65,13 @@ use crate::error::ApiError;
         paths::customers_get,
         paths::customers_update,
         paths::customers_delete,
-        paths::customers_get_external,
-        paths::customers_update_external,
-        paths::customers_delete_external,
+        customer_paths::customers_get_external,
+        customer_paths::customers_update_external,
+        customer_paths::customers_delete_external,
+        customer_paths::customers_state,
+        customer_paths::customers_state_external,
+        customer_paths::benefit_grants_list,
+        customer_paths::benefits_grants,
         paths::custom_fields_list,
         paths::custom_fields_create,
         paths::custom_fields_get,
@@ -150,6 +155,9 @@ const OPEN_SCHEMAS: &[&str] = &[
     "CustomFieldProperties",
     "OAuth2Error",
     "UserInfo",
+    // A grant's `license_key_id` and `display_key` are left out when it gave no key
+    // (@polar-sh/sdk 0.47 reads them as optional strings, never null).
+    "BenefitGrantProperties",
 ];
 
 /// The document of the default shape, built once.
@@ -547,6 +555,8 @@ mod tests {
             crate::api::custom_field::samples(),
             crate::api::discount::samples(),
             crate::api::customer::samples(),
+            crate::api::customer_state::samples(),
+            crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),
             crate::api::license_key::samples(),

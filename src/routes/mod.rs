@@ -1,6 +1,7 @@
 //! The JSON API, one module per resource. Handlers extract and authorize, call
 //! `crate::app`, and wrap its typed views; they hold no workflow and no business rule.
 
+pub mod benefit_grants;
 pub mod benefits;
 pub mod checkouts;
 pub mod custom_fields;
@@ -30,6 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     products::configure(cfg);
     discounts::configure(cfg);
     customers::configure(cfg);
+    benefit_grants::configure(cfg);
     custom_fields::configure(cfg);
     checkouts::configure(cfg);
     orders::configure(cfg);

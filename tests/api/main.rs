@@ -3,6 +3,7 @@
 
 mod abuse;
 mod backup;
+mod benefit_grants;
 mod benefits;
 mod binary;
 mod browser;
@@ -16,6 +17,7 @@ mod crash;
 mod custom_fields;
 mod customer_external;
 mod customer_portal_keys;
+mod customer_state;
 mod customers;
 mod dashboard;
 mod discounts;
