@@ -6,6 +6,7 @@ pub mod checkout;
 pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
+pub mod customer_session;
 pub mod customer_state;
 pub mod discount;
 pub mod free_form;

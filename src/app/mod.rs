@@ -11,6 +11,7 @@
 //!   and license keys;
 //! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
+//! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
 //! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
@@ -27,6 +28,7 @@ pub mod access;
 pub mod benefit_grants;
 pub mod catalog;
 pub mod checkout;
+pub mod customer_sessions;
 pub mod customer_state;
 pub mod forms;
 pub mod license_keys;

@@ -1,5 +1,5 @@
 //! The operations of the customer area beyond the plain CRUD of `super::paths`: customers
-//! by external ID, customer state and benefit grants (kept apart so that
+//! by external ID, customer state, customer sessions and benefit grants (kept apart so that
 //! no file grows past the size `scripts/check-layers.py` allows).
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
@@ -47,6 +47,19 @@ fn customers_state() {}
     responses((status = 200, body = crate::api::customer_state::CustomerStateView),
         (status = 409, description = "Several customers of the caller's organizations have this external ID", body = Error)))]
 fn customers_state_external() {}
+
+// ---------------------------------------------------------------------------------------
+// Customer sessions
+// ---------------------------------------------------------------------------------------
+
+/// Create a customer session: a `polar_cst_…` token, valid one hour, for the
+/// customer-portal endpoints of the customer named by `customer_id` or
+/// `external_customer_id` (an unknown one is a 422 at that field).
+#[utoipa::path(post, path = "/v1/customer-sessions/", tag = "customer-sessions",
+    request_body = crate::api::customer_session::CustomerSessionCreate,
+    security(("bearer" = ["customer_sessions:write"])),
+    responses((status = 201, body = crate::api::customer_session::CustomerSessionView)))]
+fn customer_sessions_create() {}
 
 // ---------------------------------------------------------------------------------------
 // Benefit grants

@@ -6,6 +6,7 @@ pub mod benefits;
 pub mod checkouts;
 pub mod custom_fields;
 pub mod customer_portal;
+pub mod customer_sessions;
 pub mod customers;
 pub mod discounts;
 pub mod health;
@@ -31,6 +32,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     products::configure(cfg);
     discounts::configure(cfg);
     customers::configure(cfg);
+    customer_sessions::configure(cfg);
     benefit_grants::configure(cfg);
     custom_fields::configure(cfg);
     checkouts::configure(cfg);

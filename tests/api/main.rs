@@ -17,6 +17,7 @@ mod crash;
 mod custom_fields;
 mod customer_external;
 mod customer_portal_keys;
+mod customer_sessions;
 mod customer_state;
 mod customers;
 mod dashboard;
