@@ -128,6 +128,21 @@ async fn a_state_is_the_customer_its_active_subscriptions_and_its_benefits() {
         .await;
     r.expect(200);
     assert_eq!(r.body, state);
+
+    // Every API version serves the same shape (each answer is checked against its
+    // version's document).
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        for path in [state_path(&ada.customer), "/v1/benefit-grants/".to_string()] {
+            let r = app
+                .send(
+                    app.request(reqwest::Method::GET, &path, Some(&app.token))
+                        .header("Polar-Version", version),
+                )
+                .await;
+            r.expect(200);
+            assert_eq!(r.header("polar-version"), version);
+        }
+    }
 }
 
 #[actix_web::test]
