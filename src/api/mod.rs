@@ -1,11 +1,14 @@
 //! JSON request and response types in Polar's shapes. Serde attributes live here only.
 
 pub mod benefit;
+pub mod benefit_grant;
 pub mod checkout;
 pub mod checkout_link;
 pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
+pub mod customer_session;
+pub mod customer_state;
 pub mod discount;
 pub mod free_form;
 pub mod health;

@@ -7,8 +7,12 @@
 //! [`crate::error::ApiError`], the one error table `error.rs` maps to HTTP:
 //!
 //! - `access`: tenancy, which organizations a subject reaches;
+//! - `benefit_grants`: the benefits purchases granted, derived from orders, subscriptions
+//!   and license keys;
 //! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
+//! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
+//! - `customer_state`: a customer with its active subscriptions and granted benefits;
 //! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
@@ -21,8 +25,11 @@
 //! Nothing here imports `routes`, `web` or `jobs`.
 
 pub mod access;
+pub mod benefit_grants;
 pub mod catalog;
 pub mod checkout;
+pub mod customer_sessions;
+pub mod customer_state;
 pub mod forms;
 pub mod license_keys;
 pub mod listing;

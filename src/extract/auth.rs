@@ -54,6 +54,7 @@ requirement!(DiscountsRead: [User, Organization] => [WebDefault, DiscountsRead, 
 requirement!(DiscountsWrite: [User, Organization] => [WebDefault, DiscountsWrite]);
 requirement!(CustomersRead: [User, Organization] => [WebDefault, CustomersRead, CustomersWrite]);
 requirement!(CustomersWrite: [User, Organization] => [WebDefault, CustomersWrite]);
+requirement!(CustomerSessionsWrite: [User, Organization] => [WebDefault, CustomerSessionsWrite]);
 requirement!(CustomFieldsRead: [User, Organization] => [WebDefault, CustomFieldsRead, CustomFieldsWrite]);
 requirement!(CustomFieldsWrite: [User, Organization] => [WebDefault, CustomFieldsWrite]);
 requirement!(

@@ -10,6 +10,7 @@
 //! response schemas.
 
 pub mod checkout_paths;
+pub mod customer_paths;
 mod docs;
 pub mod paths;
 
@@ -65,9 +66,14 @@ use crate::error::ApiError;
         paths::customers_get,
         paths::customers_update,
         paths::customers_delete,
-        paths::customers_get_external,
-        paths::customers_update_external,
-        paths::customers_delete_external,
+        customer_paths::customers_get_external,
+        customer_paths::customers_update_external,
+        customer_paths::customers_delete_external,
+        customer_paths::customers_state,
+        customer_paths::customers_state_external,
+        customer_paths::customer_sessions_create,
+        customer_paths::benefit_grants_list,
+        customer_paths::benefits_grants,
         paths::custom_fields_list,
         paths::custom_fields_create,
         paths::custom_fields_get,
@@ -170,6 +176,9 @@ const OPEN_SCHEMAS: &[&str] = &[
     "CustomFieldProperties",
     "OAuth2Error",
     "UserInfo",
+    // A grant's `license_key_id` and `display_key` are left out when it gave no key
+    // (@polar-sh/sdk 0.47 reads them as optional strings, never null).
+    "BenefitGrantProperties",
 ];
 
 /// The document of the default shape, built once.
@@ -567,6 +576,9 @@ mod tests {
             crate::api::custom_field::samples(),
             crate::api::discount::samples(),
             crate::api::customer::samples(),
+            crate::api::customer_state::samples(),
+            crate::api::customer_session::samples(),
+            crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),
             crate::api::license_key::samples(),

@@ -18,6 +18,7 @@ use crate::state::AppState;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/benefits/", { get => list, post => create });
     crate::resource!(cfg, "/v1/benefits/{id}", { get => get, patch => update, delete => delete });
+    crate::resource!(cfg, "/v1/benefits/{id}/grants", { get => super::benefit_grants::of_benefit });
 }
 
 pub(crate) async fn list(

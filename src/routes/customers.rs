@@ -4,8 +4,10 @@
 use actix_web::{web, HttpResponse};
 
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
+use crate::api::customer_state::CustomerStateView;
 use crate::api::{Created, ListResource, Pagination};
 use crate::app::catalog::customers::{self, customer_for, CustomerFilter, CustomerSort};
+use crate::app::customer_state;
 use crate::domain::ids::CustomerId;
 use crate::error::ApiResult;
 use crate::extract::auth::{CustomersRead, CustomersWrite};
@@ -21,6 +23,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customers/external/{external_id}", {
         get => get_external, patch => update_external, delete => delete_external
     });
+    crate::resource!(cfg, "/v1/customers/external/{external_id}/state", { get => state_external });
+    crate::resource!(cfg, "/v1/customers/{id}/state", { get => state_of });
 }
 
 pub(crate) async fn list(
@@ -113,4 +117,32 @@ pub(crate) async fn delete_external(
 ) -> ApiResult<HttpResponse> {
     customers::delete_external(&state, auth.subject(), &external_id).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// `GET /v1/customers/{id}/state`: the customer, its active subscriptions and the
+/// benefits it holds.
+pub(crate) async fn state_of(
+    auth: Auth<CustomersRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerStateView>> {
+    let id: CustomerId = path_id("id", &id)?;
+    state.store.read_barrier().await?;
+    let customer = customer_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(
+        customer_state::state_of(&state, &customer.value).await?,
+    ))
+}
+
+/// `GET /v1/customers/external/{external_id}/state`.
+pub(crate) async fn state_external(
+    auth: Auth<CustomersRead>,
+    state: web::Data<AppState>,
+    external_id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerStateView>> {
+    state.store.read_barrier().await?;
+    let customer = customers::customer_for_external(&state, auth.subject(), &external_id).await?;
+    Ok(web::Json(
+        customer_state::state_of(&state, &customer.value).await?,
+    ))
 }

@@ -1,11 +1,13 @@
 //! The JSON API, one module per resource. Handlers extract and authorize, call
 //! `crate::app`, and wrap its typed views; they hold no workflow and no business rule.
 
+pub mod benefit_grants;
 pub mod benefits;
 pub mod checkout_links;
 pub mod checkouts;
 pub mod custom_fields;
 pub mod customer_portal;
+pub mod customer_sessions;
 pub mod customers;
 pub mod discounts;
 pub mod health;
@@ -31,6 +33,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     products::configure(cfg);
     discounts::configure(cfg);
     customers::configure(cfg);
+    customer_sessions::configure(cfg);
+    benefit_grants::configure(cfg);
     custom_fields::configure(cfg);
     checkouts::configure(cfg);
     checkout_links::configure(cfg);

@@ -27,7 +27,6 @@ use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::ApiError;
 use crate::state::AppState;
 use tollgate_actors::checkout::Checkout;
-use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
 
@@ -400,7 +399,7 @@ async fn grants(
                 properties.display_key = Some(key.display_key());
             }
         }
-        let id = derived_uuid(parent, &format!("benefit_grant:{benefit_id}"));
+        let id = crate::domain::benefit_grant::grant_id(parent, *benefit_id);
         let view = BenefitGrantView {
             created_at: granted_at,
             modified_at,

@@ -3,6 +3,7 @@
 
 mod abuse;
 mod backup;
+mod benefit_grants;
 mod benefits;
 mod binary;
 mod browser;
@@ -18,6 +19,8 @@ mod crash;
 mod custom_fields;
 mod customer_external;
 mod customer_portal_keys;
+mod customer_sessions;
+mod customer_state;
 mod customers;
 mod dashboard;
 mod discounts;

@@ -1,10 +1,11 @@
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::{Record, UniqueKey};
 
 use super::ids::{CustomerId, CustomerSessionId, OrganizationId};
 
-/// A `polar_cst_` token: lets a buyer use the customer portal for one hour after a checkout.
+/// A `polar_cst_` token: lets a buyer use the customer portal for one hour, after a
+/// checkout or when the seller opens a session for them (`POST /v1/customer-sessions/`).
 /// Only the token's keyed hash is stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CustomerSession {
@@ -19,6 +20,27 @@ pub struct CustomerSession {
 pub const CUSTOMER_SESSION_TOKEN: &str = "customer_session_token";
 
 impl CustomerSession {
+    /// How long a session's token works (Polar's `CUSTOMER_SESSION_TTL`).
+    pub const TTL: Duration = Duration::hours(1);
+
+    /// A session of `customer` opened `now`, for the token whose keyed hash is
+    /// `token_hash`, until [`CustomerSession::TTL`] later.
+    pub fn open(
+        customer_id: CustomerId,
+        organization_id: OrganizationId,
+        token_hash: Vec<u8>,
+        now: DateTime<Utc>,
+    ) -> CustomerSession {
+        CustomerSession {
+            id: CustomerSessionId::new(),
+            customer_id,
+            organization_id,
+            token_hash,
+            created_at: now,
+            expires_at: now + Self::TTL,
+        }
+    }
+
     pub fn token_key(hash: &[u8]) -> UniqueKey {
         UniqueKey::new(CUSTOMER_SESSION_TOKEN, Vec::new(), hash.to_vec())
     }
@@ -34,5 +56,20 @@ impl Record for CustomerSession {
 
     fn unique_keys(&self) -> Vec<UniqueKey> {
         vec![CustomerSession::token_key(&self.token_hash)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn a_session_lasts_an_hour_and_is_found_by_its_hash() {
+        let now = Utc.timestamp_opt(1_000, 0).single().unwrap_or_default();
+        let s = CustomerSession::open(CustomerId::new(), OrganizationId::new(), vec![7; 32], now);
+        assert_eq!(s.created_at, now);
+        assert_eq!(s.expires_at - now, Duration::hours(1));
+        assert_eq!(s.unique_keys(), vec![CustomerSession::token_key(&[7; 32])]);
     }
 }

@@ -3,6 +3,7 @@
 //! collection; a golden-bytes test pins it, and an incompatible change adds a version.
 
 pub mod benefit;
+pub mod benefit_grant;
 pub mod checkout_link;
 pub mod custom_field;
 pub mod customer;

@@ -332,31 +332,6 @@ fn customers_update() {}
     responses((status = 204, description = "Deleted")))]
 fn customers_delete() {}
 
-/// Get a customer by external ID.
-#[utoipa::path(get, path = "/v1/customers/external/{external_id}", tag = "customers",
-    params(("external_id" = String, Path, description = "The customer external ID.")),
-    security(("bearer" = ["customers:read"])),
-    responses((status = 200, body = CustomerView),
-        (status = 409, description = "Several customers of the caller's organizations have this external ID", body = crate::error::ErrorBody)))]
-fn customers_get_external() {}
-
-/// Update a customer by external ID (its `external_id` cannot be changed here).
-#[utoipa::path(patch, path = "/v1/customers/external/{external_id}", tag = "customers",
-    params(("external_id" = String, Path, description = "The customer external ID.")),
-    request_body = CustomerUpdate,
-    security(("bearer" = ["customers:write"])),
-    responses((status = 200, body = CustomerView),
-        (status = 409, description = "Several customers of the caller's organizations have this external ID, or a conflicting write won", body = crate::error::ErrorBody)))]
-fn customers_update_external() {}
-
-/// Delete a customer by external ID (soft; the external ID is freed).
-#[utoipa::path(delete, path = "/v1/customers/external/{external_id}", tag = "customers",
-    params(("external_id" = String, Path, description = "The customer external ID.")),
-    security(("bearer" = ["customers:write"])),
-    responses((status = 204, description = "Deleted"),
-        (status = 409, description = "Several customers of the caller's organizations have this external ID, or a conflicting write won", body = crate::error::ErrorBody)))]
-fn customers_delete_external() {}
-
 // ---------------------------------------------------------------------------------------
 // Custom fields
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,415 @@
+//! Benefit grants, derived from the purchases that made them (see
+//! `crate::domain::benefit_grant`): each one-time order and each started subscription
+//! grants its customer every benefit of the product bought; the grant of a license-key
+//! benefit is the key that purchase created; a subscription's grants are revoked when it
+//! ends, and every grant of a benefit when the benefit is deleted (Polar's rule). The
+//! `benefit_grant.*` webhooks derive the same grants (same ids).
+//!
+//! Lists read the purchases in scope through their indexes (an organization's, a
+//! customer's, or the products granting one benefit) and select the page in memory: the
+//! cost grows with the purchases in scope, not with the store.
+
+use std::cmp::Ordering;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use tollgate_storage::{Direction, Record};
+
+use crate::app::access::organizations_for_list;
+use crate::app::listing::{compare_times, directed, nulls_last, select_page};
+use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::auth::Subject;
+use crate::domain::benefit::Benefit;
+use crate::domain::benefit_grant::{BenefitGrant, GrantSource, GrantedKey};
+use crate::domain::customer::{customer_by_external_id, Customer};
+use crate::domain::ids::{BenefitId, CustomerId, OrganizationId, ProductId};
+use crate::domain::order::{Order, ORDER_BY_CREATED, ORDER_OF_CUSTOMER, ORDER_OF_PRODUCT};
+use crate::domain::product::{Product, PRODUCT_BY_BENEFIT};
+use crate::error::ApiError;
+use crate::state::AppState;
+use tollgate_actors::license_key::{LicenseKey, LICENSE_KEY_BY_CUSTOMER};
+use tollgate_actors::subscription::{
+    Subscription, SubscriptionSort, SUBSCRIPTION_OF_CUSTOMER, SUBSCRIPTION_OF_PRODUCT,
+};
+
+/// Polar's `BenefitGrantSortProperty`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GrantSort {
+    CreatedAt,
+    GrantedAt,
+    RevokedAt,
+}
+
+impl SortField for GrantSort {
+    const FIELDS: &'static [(&'static str, GrantSort)] = &[
+        ("created_at", GrantSort::CreatedAt),
+        ("granted_at", GrantSort::GrantedAt),
+        ("revoked_at", GrantSort::RevokedAt),
+    ];
+}
+
+/// One criterion, as PostgreSQL orders it (no value last ascending, first descending).
+fn compare(field: GrantSort, descending: bool, a: &BenefitGrant, b: &BenefitGrant) -> Ordering {
+    let micros = |t: Option<chrono::DateTime<chrono::Utc>>| t.map(|t| t.timestamp_micros());
+    let ordering = match field {
+        GrantSort::CreatedAt => compare_times(&a.created_at, &b.created_at),
+        GrantSort::GrantedAt => nulls_last(micros(a.granted_at), micros(b.granted_at)),
+        GrantSort::RevokedAt => nulls_last(micros(a.revoked_at), micros(b.revoked_at)),
+    };
+    directed(ordering, descending)
+}
+
+/// Which grants a list shows, and in what order.
+#[derive(Debug, Clone)]
+pub struct GrantFilter {
+    /// Of these organizations (all the subject reaches when empty).
+    pub organization_id: Vec<OrganizationId>,
+    /// Of these customers (any when empty).
+    pub customer_id: Vec<CustomerId>,
+    /// Of the customers with these external ids (any when empty).
+    pub external_customer_id: Vec<String>,
+    /// Granted (`true`) or revoked (`false`) ones only.
+    pub is_granted: Option<bool>,
+    /// Of this benefit only.
+    pub benefit_id: Option<BenefitId>,
+    pub sorting: Sorting<GrantSort>,
+}
+
+impl Default for GrantFilter {
+    fn default() -> Self {
+        GrantFilter {
+            organization_id: Vec::new(),
+            customer_id: Vec::new(),
+            external_customer_id: Vec::new(),
+            is_granted: None,
+            benefit_id: None,
+            sorting: Sorting::by(GrantSort::CreatedAt, true),
+        }
+    }
+}
+
+/// Derives grants from purchases, reading each product, benefit and customer's keys once.
+pub struct Grants<'a> {
+    state: &'a AppState,
+    benefits_of: HashMap<ProductId, Vec<BenefitId>>,
+    benefits: HashMap<BenefitId, Option<Benefit>>,
+    keys_of: HashMap<CustomerId, Vec<LicenseKey>>,
+}
+
+impl<'a> Grants<'a> {
+    pub fn new(state: &'a AppState) -> Self {
+        Grants {
+            state,
+            benefits_of: HashMap::new(),
+            benefits: HashMap::new(),
+            keys_of: HashMap::new(),
+        }
+    }
+
+    /// A benefit, if it exists (deleted ones included).
+    pub async fn benefit(&mut self, id: BenefitId) -> Result<Option<&Benefit>, ApiError> {
+        if !self.benefits.contains_key(&id) {
+            let b = self.state.store.get::<Benefit>(&id.key()).await?;
+            self.benefits.insert(id, b.map(|b| b.value));
+        }
+        Ok(self.benefits.get(&id).and_then(Option::as_ref))
+    }
+
+    /// The benefits a product grants (none for a product that is gone).
+    async fn benefit_ids(&mut self, product: ProductId) -> Result<Vec<BenefitId>, ApiError> {
+        if let Some(ids) = self.benefits_of.get(&product) {
+            return Ok(ids.clone());
+        }
+        let ids = self
+            .state
+            .store
+            .get::<Product>(&product.key())
+            .await?
+            .map(|p| p.value.benefit_ids)
+            .unwrap_or_default();
+        self.benefits_of.insert(product, ids.clone());
+        Ok(ids)
+    }
+
+    /// The key a purchase created for a benefit, if any.
+    async fn key_of(
+        &mut self,
+        customer: CustomerId,
+        benefit: BenefitId,
+        source: GrantSource,
+    ) -> Result<Option<GrantedKey>, ApiError> {
+        if !self.keys_of.contains_key(&customer) {
+            let tenants = [customer.key()];
+            let mut ids =
+                self.state
+                    .store
+                    .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Asc)?;
+            let mut keys = Vec::new();
+            while let Some(id) = ids.next().await {
+                if let Some(key) = self.state.store.get::<LicenseKey>(&id?).await? {
+                    keys.push(key.value);
+                }
+            }
+            self.keys_of.insert(customer, keys);
+        }
+        let keys = self
+            .keys_of
+            .get(&customer)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        Ok(keys
+            .iter()
+            .find(|k| {
+                k.benefit_id == benefit
+                    && match source {
+                        GrantSource::Order(id) => k.order_id == Some(id),
+                        GrantSource::Subscription(id) => k.subscription_id == Some(id),
+                    }
+            })
+            .map(|k| GrantedKey {
+                id: k.id,
+                display_key: k.display_key(),
+            }))
+    }
+
+    async fn of_purchase(
+        &mut self,
+        organization_id: OrganizationId,
+        customer_id: CustomerId,
+        product_id: ProductId,
+        source: GrantSource,
+        created_at: chrono::DateTime<chrono::Utc>,
+        revoked_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Vec<BenefitGrant>, ApiError> {
+        let mut grants = Vec::new();
+        for benefit_id in self.benefit_ids(product_id).await? {
+            let Some(benefit) = self.benefit(benefit_id).await? else {
+                continue;
+            };
+            // A deleted benefit's grants are revoked then (unless revoked before).
+            let revoked_at = match (revoked_at, benefit.deleted_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let mut g = BenefitGrant::new(
+                organization_id,
+                customer_id,
+                benefit_id,
+                source,
+                created_at,
+                revoked_at,
+            );
+            g.license_key = self.key_of(customer_id, benefit_id, source).await?;
+            grants.push(g);
+        }
+        Ok(grants)
+    }
+
+    /// The grants of an order: a one-time purchase's (a subscription's orders grant
+    /// nothing themselves; the subscription does).
+    pub async fn of_order(&mut self, o: &Order) -> Result<Vec<BenefitGrant>, ApiError> {
+        if o.subscription_id.is_some() {
+            return Ok(Vec::new());
+        }
+        self.of_purchase(
+            o.organization_id,
+            o.customer_id,
+            o.product_id,
+            GrantSource::Order(o.id),
+            o.created_at,
+            None,
+        )
+        .await
+    }
+
+    /// The grants of a subscription that started, revoked once it ended.
+    pub async fn of_subscription(
+        &mut self,
+        s: &Subscription,
+    ) -> Result<Vec<BenefitGrant>, ApiError> {
+        if s.started_at.is_none() {
+            return Ok(Vec::new());
+        }
+        self.of_purchase(
+            s.organization_id,
+            s.customer_id,
+            s.product_id,
+            GrantSource::Subscription(s.id),
+            s.created_at,
+            s.ended_at,
+        )
+        .await
+    }
+}
+
+/// The records of an index over `tenants`, each once.
+async fn records<R: Record>(
+    state: &AppState,
+    index: &'static str,
+    tenants: &[Vec<u8>],
+) -> Result<Vec<R>, ApiError> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut ids = state.store.index_iter(index, tenants, Direction::Asc)?;
+    while let Some(id) = ids.next().await {
+        let id = id?;
+        if seen.insert(id.clone()) {
+            if let Some(r) = state.store.get::<R>(&id).await? {
+                out.push(r.value);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every grant of the purchases found through the order index `orders` and the
+/// subscription index `subscriptions` over `tenants`.
+async fn grants_through(
+    grants: &mut Grants<'_>,
+    orders: &'static str,
+    subscriptions: &'static str,
+    tenants: &[Vec<u8>],
+) -> Result<Vec<BenefitGrant>, ApiError> {
+    let state = grants.state;
+    let mut out = Vec::new();
+    for o in records::<Order>(state, orders, tenants).await? {
+        out.extend(grants.of_order(&o).await?);
+    }
+    for s in records::<Subscription>(state, subscriptions, tenants).await? {
+        out.extend(grants.of_subscription(&s).await?);
+    }
+    Ok(out)
+}
+
+/// The customers the filter names (`None`: any), within `orgs`.
+async fn named_customers(
+    state: &AppState,
+    filter: &GrantFilter,
+    orgs: &[OrganizationId],
+) -> Result<Option<BTreeSet<CustomerId>>, ApiError> {
+    let mut named: Option<BTreeSet<CustomerId>> = None;
+    if !filter.customer_id.is_empty() {
+        named = Some(filter.customer_id.iter().copied().collect());
+    }
+    if !filter.external_customer_id.is_empty() {
+        let mut by_external = BTreeSet::new();
+        for external_id in &filter.external_customer_id {
+            for org in orgs {
+                if let Some(c) = customer_by_external_id(&state.store, *org, external_id).await? {
+                    by_external.insert(c.value.id);
+                }
+            }
+        }
+        // Both filters: the customers both name (Polar applies both conditions).
+        named = Some(match named {
+            Some(ids) => ids.intersection(&by_external).copied().collect(),
+            None => by_external,
+        });
+    }
+    Ok(named)
+}
+
+/// One page of the grants `subject` reaches that `filter` keeps, and their total.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &GrantFilter,
+    params: ListParams,
+) -> Result<(Vec<BenefitGrant>, u64), ApiError> {
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    let customers = named_customers(state, filter, &orgs).await?;
+    let mut grants = Grants::new(state);
+    let found = if let Some(benefit) = filter.benefit_id {
+        // The purchases of the products granting the benefit.
+        let products: Vec<Vec<u8>> =
+            records::<Product>(state, PRODUCT_BY_BENEFIT, &[benefit.key()])
+                .await?
+                .iter()
+                .map(|p| p.id.key())
+                .collect();
+        grants_through(
+            &mut grants,
+            ORDER_OF_PRODUCT,
+            SUBSCRIPTION_OF_PRODUCT,
+            &products,
+        )
+        .await?
+    } else if let Some(customers) = &customers {
+        let tenants: Vec<Vec<u8>> = customers.iter().map(|c| c.key()).collect();
+        grants_through(
+            &mut grants,
+            ORDER_OF_CUSTOMER,
+            SUBSCRIPTION_OF_CUSTOMER,
+            &tenants,
+        )
+        .await?
+    } else {
+        let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+        let (started, _) = SubscriptionSort::StartedAt.index(false);
+        grants_through(&mut grants, ORDER_BY_CREATED, started, &tenants).await?
+    };
+    let kept = found.into_iter().filter(|g| {
+        orgs.contains(&g.organization_id)
+            && filter.benefit_id.is_none_or(|b| g.benefit_id == b)
+            && customers
+                .as_ref()
+                .is_none_or(|ids| ids.contains(&g.customer_id))
+            && filter.is_granted.is_none_or(|want| g.is_granted() == want)
+    });
+    let sorting = &filter.sorting;
+    let order = |a: &BenefitGrant, b: &BenefitGrant| {
+        sorting.compare(a, b, compare).then_with(|| a.id.cmp(&b.id))
+    };
+    select_page(kept.map(Ok), &order, params)
+}
+
+/// A customer's grants that are granted now, oldest first.
+pub async fn granted_to(
+    state: &AppState,
+    customer: &Customer,
+) -> Result<Vec<BenefitGrant>, ApiError> {
+    let mut grants = Grants::new(state);
+    let tenants = [customer.id.key()];
+    let mut found = grants_through(
+        &mut grants,
+        ORDER_OF_CUSTOMER,
+        SUBSCRIPTION_OF_CUSTOMER,
+        &tenants,
+    )
+    .await?;
+    found.retain(|g| g.is_granted() && g.organization_id == customer.organization_id);
+    found.sort_by(|a, b| compare_times(&a.created_at, &b.created_at).then(a.id.cmp(&b.id)));
+    Ok(found)
+}
+
+/// The customers and benefits a page of grants shows, read once each.
+pub async fn parts(
+    state: &AppState,
+    page: &[BenefitGrant],
+) -> Result<(HashMap<CustomerId, Customer>, HashMap<BenefitId, Benefit>), ApiError> {
+    let mut customers = HashMap::new();
+    let mut benefits = HashMap::new();
+    for g in page {
+        if let Entry::Vacant(e) = customers.entry(g.customer_id) {
+            if let Some(c) = state.store.get::<Customer>(&g.customer_id.key()).await? {
+                e.insert(c.value);
+            }
+        }
+        if let Entry::Vacant(e) = benefits.entry(g.benefit_id) {
+            if let Some(b) = state.store.get::<Benefit>(&g.benefit_id.key()).await? {
+                e.insert(b.value);
+            }
+        }
+    }
+    Ok((customers, benefits))
+}
+
+/// The subscriptions of a customer (started ones).
+pub async fn subscriptions_of(
+    state: &AppState,
+    customer: &Customer,
+) -> Result<Vec<Subscription>, ApiError> {
+    let tenants = [customer.id.key()];
+    records::<Subscription>(state, SUBSCRIPTION_OF_CUSTOMER, &tenants).await
+}
