@@ -1,6 +1,8 @@
 //! Polar's official clients against a fresh server: the journeys of `tests/clients/`, run
-//! with the pinned `polar-sdk` (Python) and `@polar-sh/sdk` (Node), must end with
-//! `N passed, 0 failed`. The packages are installed on first use (see `tools.rs`).
+//! with each pinned generation of `polar-sdk` (Python: the seed-era 0.13.5, and 1.0.2 in
+//! each API version) and `@polar-sh/sdk` (Node: 0.22.2, 0.47.1, and 1.0.1 in each API
+//! version), must end with `N passed, 0 failed`. The packages are installed on first use
+//! (see `tools.rs`).
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -70,4 +72,74 @@ async fn the_node_client_runs_the_whole_journey() {
         .env("TOLLGATE_TOKEN", &app.token);
     let out = tools::run_async(cmd, JOURNEY_TIMEOUT).await;
     assert_all_passed("node", &out);
+}
+
+/// polar-sdk 1.0.2 in one API version (`v2026_04`, `v2026_10`, `v2027_01`): the client of
+/// that version's module, which sends `Polar-Version` on every request.
+async fn python_1_0_journey(version: &str) {
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let app = spawn_app().await;
+    let mut cmd = Command::new(python);
+    cmd.arg(tools::repo_root().join("tests/clients/python-1.0/journey.py"))
+        .env("TOLLGATE_URL", &app.address)
+        .env("TOLLGATE_TOKEN", &app.token)
+        .env("TOLLGATE_API_VERSION", version)
+        .env("PYTHONUNBUFFERED", "1");
+    let out = tools::run_async(cmd, JOURNEY_TIMEOUT).await;
+    assert_all_passed(&format!("python 1.0 {version}"), &out);
+}
+
+#[actix_web::test]
+async fn polar_sdk_1_0_runs_the_whole_journey_in_2026_04() {
+    python_1_0_journey("v2026_04").await;
+}
+
+#[actix_web::test]
+async fn polar_sdk_1_0_runs_the_whole_journey_in_2026_10() {
+    python_1_0_journey("v2026_10").await;
+}
+
+#[actix_web::test]
+async fn polar_sdk_1_0_runs_the_whole_journey_in_2027_01() {
+    python_1_0_journey("v2027_01").await;
+}
+
+/// A JavaScript journey of `dir` (package.json, package-lock.json, journey.mjs), with
+/// `version` as `TOLLGATE_API_VERSION` when given.
+async fn node_journey(dir: &str, version: Option<&str>) {
+    let packages = tools::node_packages(dir);
+    let script = tools::node_script(&packages, &format!("{dir}/journey.mjs"));
+    let app = spawn_app().await;
+    let mut cmd = Command::new("node");
+    cmd.arg(script)
+        .current_dir(&packages)
+        .env("TOLLGATE_URL", &app.address)
+        .env("TOLLGATE_TOKEN", &app.token);
+    if let Some(v) = version {
+        cmd.env("TOLLGATE_API_VERSION", v);
+    }
+    let out = tools::run_async(cmd, JOURNEY_TIMEOUT).await;
+    assert_all_passed(&format!("{dir} {version:?}"), &out);
+}
+
+/// @polar-sh/sdk 0.47 (the generation of Polar's framework adapters): no version header,
+/// every answer validated by its zod models, exact statuses.
+#[actix_web::test]
+async fn polar_sh_sdk_0_47_runs_the_whole_journey() {
+    node_journey("tests/clients/node-0.47", None).await;
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2026_04() {
+    node_journey("tests/clients/node-1.0", Some("2026-04")).await;
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2026_10() {
+    node_journey("tests/clients/node-1.0", Some("2026-10")).await;
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2027_01() {
+    node_journey("tests/clients/node-1.0", Some("2027-01")).await;
 }

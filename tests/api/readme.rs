@@ -3,7 +3,7 @@
 //! binary, started as the README's first command starts it (the repository's `config.toml`,
 //! data under `./data` of its working directory, the test payment processor, rate limits
 //! on), on a free port. Each command must succeed and print what the README says it prints;
-//! the Python snippet runs with Polar's SDK pinned in `tests/clients/python/`. It must end
+//! the Python snippet runs with Polar's SDK pinned in `tests/clients/python-1.0/`. It must end
 //! with `N passed, 0 failed`.
 
 use std::process::Command;
@@ -21,7 +21,7 @@ const MIN_CHECKS: u32 = 10;
 
 #[actix_web::test]
 async fn the_readme_quick_start_runs_as_written() {
-    let python = tools::python_venv("tests/clients/python/requirements.txt");
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
     let root = tempfile::tempdir().expect("a working directory");
     std::fs::copy(
         tools::repo_root().join("config.toml"),

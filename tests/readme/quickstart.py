@@ -14,7 +14,7 @@ a line must merely succeed (`set -euo pipefail`). In a python block, the `# → 
 the block's expected output lines, in order.
 
 A `pip install NAME==VERSION` line is not run: the version it pins must be the one
-installed in VENV_PYTHON (the test installs the SDK from tests/clients/python/).
+installed in VENV_PYTHON (the test installs the SDK from tests/clients/python-1.0/).
 
 It prints one line per check and ends with `N passed, 0 failed` (exit 0), or stops at the
 first failure with `N passed, 1 failed` (exit 1).
