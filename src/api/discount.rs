@@ -69,6 +69,9 @@ pub struct DiscountCreate {
     pub ends_at: Option<Value>,
     #[serde(default)]
     pub max_redemptions: Option<i64>,
+    /// Not supported: `null` only.
+    #[serde(default)]
+    pub max_redemptions_per_customer: Option<i64>,
     #[serde(default)]
     pub products: Option<Vec<Uuid>>,
     #[serde(default)]
@@ -99,6 +102,10 @@ pub struct DiscountUpdate {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub max_redemptions: Maybe<i64>,
+    /// Not supported: `null` only.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub max_redemptions_per_customer: Maybe<i64>,
     #[serde(default)]
     #[schema(value_type = Option<DurationInput>)]
     pub duration: Maybe<DurationInput>,
@@ -228,6 +235,8 @@ macro_rules! discount_variant {
             pub starts_at: Option<DateTime<Utc>>,
             pub ends_at: Option<DateTime<Utc>>,
             pub max_redemptions: Option<i64>,
+            /// Polar's per-customer limit: Tollgate has none, `null`.
+            pub max_redemptions_per_customer: Option<i64>,
             pub redemptions_count: i64,
             pub organization_id: Uuid,
             $(pub $field: $ty,)*
@@ -245,6 +254,8 @@ macro_rules! discount_variant {
             pub starts_at: Option<DateTime<Utc>>,
             pub ends_at: Option<DateTime<Utc>>,
             pub max_redemptions: Option<i64>,
+            /// Polar's per-customer limit: Tollgate has none, `null`.
+            pub max_redemptions_per_customer: Option<i64>,
             pub redemptions_count: i64,
             pub organization_id: Uuid,
             $(pub $field: $ty,)*
@@ -271,6 +282,7 @@ macro_rules! discount_variant {
                     starts_at: d.starts_at,
                     ends_at: d.ends_at,
                     max_redemptions: d.max_redemptions,
+                    max_redemptions_per_customer: None,
                     redemptions_count: d.redemptions_count,
                     organization_id: d.organization_id.0,
                     $($field,)*
@@ -292,6 +304,7 @@ macro_rules! discount_variant {
                     starts_at: d.starts_at,
                     ends_at: d.ends_at,
                     max_redemptions: d.max_redemptions,
+                    max_redemptions_per_customer: None,
                     redemptions_count: d.redemptions_count,
                     organization_id: d.organization_id.0,
                     $($field,)*
@@ -625,6 +638,7 @@ mod tests {
         "starts_at",
         "ends_at",
         "max_redemptions",
+        "max_redemptions_per_customer",
         "redemptions_count",
         "organization_id",
     ];

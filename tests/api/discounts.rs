@@ -45,6 +45,7 @@ const BASE_KEYS: &[&str] = &[
     "starts_at",
     "ends_at",
     "max_redemptions",
+    "max_redemptions_per_customer",
     "redemptions_count",
     "organization_id",
     "products",

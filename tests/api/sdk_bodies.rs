@@ -463,3 +463,44 @@ async fn orders_are_listed_by_external_customer_and_checkout() {
     assert!(list("external_customer_id=nobody".into()).await.is_empty());
     assert_eq!(list(String::new()).await.len(), 2);
 }
+
+/// polar-sdk 1.0.2's discounts carry `max_redemptions_per_customer`: Tollgate has no such
+/// limit (`null`), and asking for one is a 422 naming it.
+#[actix_web::test]
+async fn a_per_customer_redemption_limit_is_refused() {
+    let app = spawn_app().await;
+    let org = org(&app, "per-customer").await;
+    let body = |extra: Value| {
+        let mut b = json!({"name": "Launch", "type": "percentage", "basis_points": 1000,
+                           "duration": "once", "organization_id": org});
+        b.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        b
+    };
+    let r = app
+        .post_json(
+            "/v1/discounts/",
+            Some(&app.token),
+            &body(json!({"max_redemptions_per_customer": 1})),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "max_redemptions_per_customer"]));
+    let r = app
+        .post_json(
+            "/v1/discounts/",
+            Some(&app.token),
+            &body(json!({"max_redemptions_per_customer": null})),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["max_redemptions_per_customer"], Value::Null);
+    let r = app
+        .patch_json(
+            &format!("/v1/discounts/{}", r.id()),
+            Some(&app.token),
+            &json!({"max_redemptions_per_customer": 2}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "max_redemptions_per_customer"]));
+}

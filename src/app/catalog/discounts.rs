@@ -269,6 +269,13 @@ pub async fn create(
 ) -> Result<Discount, ApiError> {
     let mut v = Validator::new();
     v.min_chars(loc!["body", "name"], &input.name, 1);
+    if let Some(n) = input.max_redemptions_per_customer {
+        v.unsupported(
+            loc!["body", "max_redemptions_per_customer"],
+            n.into(),
+            "A per-customer redemption limit",
+        );
+    }
     let kind = match input.kind {
         DiscountTypeInput::Fixed => {
             let currency = input.currency.clone().unwrap_or_else(|| CURRENCY.into());
@@ -398,6 +405,13 @@ struct Changes {
 
 fn check_update(input: &DiscountUpdate) -> Result<Changes, ApiError> {
     let mut v = Validator::new();
+    if let Maybe::Value(n) = input.max_redemptions_per_customer {
+        v.unsupported(
+            loc!["body", "max_redemptions_per_customer"],
+            n.into(),
+            "A per-customer redemption limit",
+        );
+    }
     let name = match &input.name {
         Maybe::Value(n) => v.min_chars(loc!["body", "name"], n, 1).then(|| n.clone()),
         _ => None,
