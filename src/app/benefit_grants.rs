@@ -2,7 +2,8 @@
 //! `crate::domain::benefit_grant`): each one-time order and each started subscription
 //! grants its customer every benefit of the product bought; the grant of a license-key
 //! benefit is the key that purchase created; a subscription's grants are revoked when it
-//! ends, and every grant of a benefit when the benefit is deleted (Polar's rule). The
+//! ends, every grant of a benefit when the benefit is deleted and every grant of a customer
+//! when the customer is deleted (Polar's rules). The
 //! `benefit_grant.*` webhooks derive the same grants (same ids).
 //!
 //! Lists read the purchases in scope through their indexes (an organization's, a
@@ -94,6 +95,8 @@ pub struct Grants<'a> {
     benefits_of: HashMap<ProductId, Vec<BenefitId>>,
     benefits: HashMap<BenefitId, Option<Benefit>>,
     keys_of: HashMap<CustomerId, Vec<LicenseKey>>,
+    /// When each customer was deleted (`None`: live, or gone without a trace).
+    customer_deleted: HashMap<CustomerId, Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl<'a> Grants<'a> {
@@ -103,7 +106,26 @@ impl<'a> Grants<'a> {
             benefits_of: HashMap::new(),
             benefits: HashMap::new(),
             keys_of: HashMap::new(),
+            customer_deleted: HashMap::new(),
         }
+    }
+
+    /// When the customer was deleted, if it was.
+    async fn deleted_at(
+        &mut self,
+        id: CustomerId,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+        if let Some(at) = self.customer_deleted.get(&id) {
+            return Ok(*at);
+        }
+        let at = self
+            .state
+            .store
+            .get::<crate::domain::customer::Customer>(&id.key())
+            .await?
+            .and_then(|c| c.value.deleted_at);
+        self.customer_deleted.insert(id, at);
+        Ok(at)
     }
 
     /// A benefit, if it exists (deleted ones included).
@@ -182,15 +204,19 @@ impl<'a> Grants<'a> {
         revoked_at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<Vec<BenefitGrant>, ApiError> {
         let mut grants = Vec::new();
+        // A deleted customer's grants are revoked then (Polar's rule), like a deleted
+        // benefit's.
+        let earliest = |a: Option<chrono::DateTime<chrono::Utc>>, b| match (a, b) {
+            (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+            (a, b) => a.or(b),
+        };
+        let revoked_at = earliest(revoked_at, self.deleted_at(customer_id).await?);
         for benefit_id in self.benefit_ids(product_id).await? {
             let Some(benefit) = self.benefit(benefit_id).await? else {
                 continue;
             };
             // A deleted benefit's grants are revoked then (unless revoked before).
-            let revoked_at = match (revoked_at, benefit.deleted_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let revoked_at = earliest(revoked_at, benefit.deleted_at);
             let mut g = BenefitGrant::new(
                 organization_id,
                 customer_id,

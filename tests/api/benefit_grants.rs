@@ -471,3 +471,41 @@ async fn grants_are_read_with_benefits_read_within_the_callers_organizations() {
         vec![(shop.note.clone(), "order".into(), false)]
     );
 }
+
+/// Deleting a customer revokes every grant of theirs, as Polar does.
+#[actix_web::test]
+async fn a_deleted_customers_grants_are_revoked() {
+    let app = crate::helpers::spawn_app().await;
+    let shop = shop(&app, "grants-deleted").await;
+    let ada = buy(&app, &shop.one_time, "ada@deleted.example").await;
+    let grace = buy(&app, &shop.one_time, "grace@deleted.example").await;
+    let r = app
+        .request(
+            reqwest::Method::DELETE,
+            &format!("/v1/customers/{}", ada.customer),
+            Some(&app.token),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let r = grants(&app, &app.token, &format!("organization_id={}", shop.org)).await;
+    assert_eq!(r.total_count(), 4);
+    for g in r.items() {
+        let revoked = g["customer_id"] == ada.customer.as_str();
+        assert_eq!(g["is_revoked"], revoked, "{g}");
+        assert_eq!(g["is_granted"], !revoked, "{g}");
+        if revoked {
+            assert_utc_timestamp(&g["revoked_at"]);
+        } else {
+            assert_eq!(g["customer_id"], grace.customer.as_str());
+        }
+    }
+    let r = grants(
+        &app,
+        &app.token,
+        &format!("organization_id={}&is_granted=true", shop.org),
+    )
+    .await;
+    assert_eq!(r.total_count(), 2);
+}
