@@ -199,6 +199,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<membership::Membership>();
     v.visit::<user::User>();
     v.visit::<pat::PersonalAccessToken>();
+    v.visit::<organization_access_token::OrganizationAccessToken>();
     v.visit::<benefit::Benefit>();
     v.visit::<product::Product>();
     v.visit::<discount::Discount>();

@@ -9,6 +9,7 @@ use crate::domain::ids::{CustomerId, OrganizationId, UserId};
 pub enum Subject {
     Anonymous,
     User(UserId),
+    /// An organization access token, or an OAuth2 token of an organization.
     Organization(OrganizationId),
     /// A buyer holding a customer session token (`polar_cst_`).
     Customer(CustomerId),
@@ -43,6 +44,14 @@ impl Subject {
             Subject::Customer(_) => SubjectKind::Customer,
         }
     }
+
+    /// The user behind a user subject.
+    pub fn user(&self) -> Option<UserId> {
+        match self {
+            Subject::User(user) => Some(*user),
+            _ => None,
+        }
+    }
 }
 
 /// How the caller authenticated.
@@ -50,6 +59,8 @@ impl Subject {
 pub enum AuthMethod {
     None,
     PersonalAccessToken,
+    /// An organization access token (`polar_oat_…`).
+    OrganizationAccessToken,
     CustomerSession,
     /// An OAuth2 access token (`polar_at_u_…`, `polar_at_o_…`).
     OAuth2,
