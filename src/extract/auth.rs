@@ -86,6 +86,14 @@ requirement!(
     OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]
 );
 
+requirement!(
+    /// Organization access tokens: a user's token or browser session. An organization
+    /// token never holds these scopes (403); `crate::app::organization_access_tokens`
+    /// refuses organization subjects all the same.
+    OrganizationAccessTokensRead: [User, Organization] => [WebDefault, OrganizationAccessTokensRead, OrganizationAccessTokensWrite]
+);
+requirement!(OrganizationAccessTokensWrite: [User, Organization] => [WebDefault, OrganizationAccessTokensWrite]);
+
 /// The authenticated caller of an endpoint whose rule is `R`.
 #[derive(Debug)]
 pub struct Auth<R> {

@@ -13,6 +13,7 @@ pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
 pub mod paths;
+pub mod token_paths;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::OnceLock;
@@ -137,6 +138,10 @@ use crate::error::ApiError;
         paths::pats_list,
         paths::pats_create,
         paths::pats_delete,
+        token_paths::organization_access_tokens_list,
+        token_paths::organization_access_tokens_create,
+        token_paths::organization_access_tokens_update,
+        token_paths::organization_access_tokens_delete,
         paths::page_authorize,
         paths::page_consent,
         paths::page_login,
@@ -245,7 +250,8 @@ fn finish(doc: &mut Value) {
         "bearer": {
             "type": "http",
             "scheme": "bearer",
-            "description": "A personal access token (`polar_pat_…`), an OAuth 2.0 access token \
+            "description": "A personal access token (`polar_pat_…`), an organization access \
+                            token (`polar_oat_…`), an OAuth 2.0 access token \
                             (`polar_at_u_…`, `polar_at_o_…`) or, on the customer portal, a \
                             customer session token (`polar_cst_…`)."
         },
@@ -587,6 +593,7 @@ mod tests {
             crate::api::checkout::samples(),
             crate::api::checkout_link::samples(),
             crate::api::webhook::samples(),
+            crate::api::organization_access_token::samples(),
         ]
         .into_iter()
         .flatten()
