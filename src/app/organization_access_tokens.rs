@@ -35,8 +35,9 @@ use crate::validate::Validator;
 /// The longest lifetime a token may be given: ten years, as personal access tokens.
 const MAX_EXPIRES_IN_SECS: f64 = 3650.0 * 86_400.0;
 
-/// Who manages tokens: the user behind the request, and the scopes it may hand out (a
-/// browser session's `web_default` stands for every scope a token may hold).
+/// Who manages tokens: the user behind the request (narrowed or not to one organization),
+/// and the scopes it may hand out (a browser session's `web_default` stands for every
+/// scope a token may hold).
 #[derive(Debug, Clone, Copy)]
 pub struct Manager {
     pub subject: Subject,

@@ -9,6 +9,9 @@ use crate::domain::ids::{CustomerId, OrganizationId, UserId};
 pub enum Subject {
     Anonymous,
     User(UserId),
+    /// A user whose request names one of its organizations (the `Polar-Organization`
+    /// header): it reaches that organization's data only.
+    UserIn(UserId, OrganizationId),
     /// An organization access token, or an OAuth2 token of an organization.
     Organization(OrganizationId),
     /// A buyer holding a customer session token (`polar_cst_`).
@@ -39,16 +42,16 @@ impl Subject {
     pub fn kind(&self) -> SubjectKind {
         match self {
             Subject::Anonymous => SubjectKind::Anonymous,
-            Subject::User(_) => SubjectKind::User,
+            Subject::User(_) | Subject::UserIn(..) => SubjectKind::User,
             Subject::Organization(_) => SubjectKind::Organization,
             Subject::Customer(_) => SubjectKind::Customer,
         }
     }
 
-    /// The user behind a user subject.
+    /// The user behind a user subject, whether its request names an organization or not.
     pub fn user(&self) -> Option<UserId> {
         match self {
-            Subject::User(user) => Some(*user),
+            Subject::User(user) | Subject::UserIn(user, _) => Some(*user),
             _ => None,
         }
     }

@@ -284,6 +284,10 @@ fn finish(doc: &mut Value) {
                 if path.starts_with("/v1/") && method == "post" {
                     add_idempotency_key(op);
                 }
+                let narrowed = secured && names_organization(path);
+                if narrowed {
+                    add_organization_header(op);
+                }
                 let responses = match op.get_mut("responses").and_then(Value::as_object_mut) {
                     Some(r) => r,
                     None => continue,
@@ -300,6 +304,14 @@ fn finish(doc: &mut Value) {
                     }
                     if path.contains('{') {
                         add("404", "Not found", "Error");
+                    }
+                    if narrowed {
+                        add(
+                            "404",
+                            "The organization named by `Polar-Organization` is not one the \
+                             caller reaches",
+                            "Error",
+                        );
                     }
                     add("422", "Invalid input", "HTTPValidationError");
                     add("429", "Too many requests for one resource; retry", "Error");
@@ -363,6 +375,32 @@ fn add_idempotency_key(op: &mut Value) {
                             first runs waits for it, or gets 409. Keys are per caller.",
             "schema": {"type": "string", "minLength": 1, "maxLength": 255,
                        "pattern": "^[\\x20-\\x7E]+$"}
+        }));
+    }
+}
+
+/// Whether the operations of `path` read the `Polar-Organization` header: every operation
+/// of the API that takes a token, but the OAuth 2.0 ones (their own credentials).
+fn names_organization(path: &str) -> bool {
+    path.starts_with("/v1/") && !path.starts_with("/v1/oauth2/")
+}
+
+/// The `Polar-Organization` header (see `crate::extract::auth::named_organization`).
+fn add_organization_header(op: &mut Value) {
+    let Some(op) = op.as_object_mut() else {
+        return;
+    };
+    let params = op.entry("parameters").or_insert_with(|| json!([]));
+    if let Some(list) = params.as_array_mut() {
+        list.push(json!({
+            "name": "Polar-Organization",
+            "in": "header",
+            "required": false,
+            "description": "Acts on this organization only: lists show its records only, \
+                            creates default to it, another organization's records are not \
+                            found. A user must be a member of it, an organization token must \
+                            be its own (else 404).",
+            "schema": {"type": "string", "format": "uuid"}
         }));
     }
 }

@@ -1,6 +1,7 @@
 //! Organization access tokens (issue 27): `/v1/organization-access-tokens/` (list, create,
 //! change, delete) for a member holding `organization_access_tokens:*`, the `polar_oat_…`
-//! token acting as its organization (expiry, deletion, scopes, tenancy, `last_used_at`).
+//! token acting as its organization (expiry, deletion, scopes, tenancy, `last_used_at`),
+//! and the `Polar-Organization` header that narrows any request to one organization.
 
 use std::time::Duration as StdDuration;
 
@@ -61,6 +62,29 @@ async fn created(app: &TestApp, token: &str, body: Value) -> Value {
     let r = app.post_json(TOKENS, Some(token), &body).await;
     r.expect(201);
     r.body
+}
+
+async fn get_with(app: &TestApp, path: &str, token: &str, organization: &str) -> Reply {
+    app.send(
+        app.request(Method::GET, path, Some(token))
+            .header("Polar-Organization", organization),
+    )
+    .await
+}
+
+async fn post_with(
+    app: &TestApp,
+    path: &str,
+    token: &str,
+    organization: &str,
+    body: &Value,
+) -> Reply {
+    app.send(
+        app.request(Method::POST, path, Some(token))
+            .header("Polar-Organization", organization)
+            .json(body),
+    )
+    .await
 }
 
 /// The token's `last_used_at` as the list shows it, once recorded (it is written after the
@@ -651,6 +675,133 @@ async fn an_organization_holds_at_most_the_cap_of_tokens() {
         .await
         .expect(204);
     created(&app, &app.token, body).await;
+}
+
+#[actix_web::test]
+async fn polar_organization_narrows_a_request_to_one_organization() {
+    let app = spawn_app().await;
+    let a = org(&app, &app.token, "narrow-a").await;
+    let b = org(&app, &app.token, "narrow-b").await;
+    let in_a = product(&app, &app.token, &a, "In A").await;
+    let in_b = product(&app, &app.token, &b, "In B").await;
+    let admin = app.token.clone();
+
+    // Without the header the user reaches both; with it, one.
+    assert_eq!(app.get(PRODUCTS, Some(&admin)).await.total_count(), 2);
+    assert_eq!(
+        ids(&get_with(&app, PRODUCTS, &admin, &a).await),
+        [in_a.as_str()]
+    );
+    assert_eq!(
+        ids(&get_with(&app, PRODUCTS, &admin, &b).await),
+        [in_b.as_str()]
+    );
+    let r = get_with(&app, &format!("{PRODUCTS}?organization_id={b}"), &admin, &a).await;
+    r.expect(200);
+    assert_eq!(r.total_count(), 0);
+    get_with(&app, &format!("{PRODUCTS}{in_b}"), &admin, &a)
+        .await
+        .expect_error(404);
+    get_with(&app, &format!("{PRODUCTS}{in_a}"), &admin, &a)
+        .await
+        .expect(200);
+    let r = get_with(&app, "/v1/organizations/", &admin, &b).await;
+    assert_eq!(ids(&r), [b.as_str()]);
+    get_with(&app, &format!("/v1/organizations/{a}"), &admin, &b)
+        .await
+        .expect_error(404);
+
+    // Creates default to it; naming another organization is not found.
+    let price = json!([{"type": "one_time", "amount_type": "fixed", "price_amount": 700}]);
+    let r = post_with(
+        &app,
+        PRODUCTS,
+        &admin,
+        &b,
+        &json!({"name": "Made in B", "prices": price}),
+    )
+    .await;
+    r.expect(201);
+    assert_eq!(r.body["organization_id"], b.as_str());
+    let r = post_with(
+        &app,
+        PRODUCTS,
+        &admin,
+        &b,
+        &json!({"name": "Made in B", "organization_id": b, "prices": price}),
+    )
+    .await;
+    r.expect(201);
+    let item = post_with(
+        &app,
+        PRODUCTS,
+        &admin,
+        &b,
+        &json!({"name": "Not in A", "organization_id": a, "prices": price}),
+    )
+    .await
+    .expect_invalid_at(json!(["body", "organization_id"]));
+    assert_eq!(item["msg"], "Organization not found.");
+    // Organization access tokens of the named organization only.
+    let r = post_with(
+        &app,
+        TOKENS,
+        &admin,
+        &a,
+        &json!({"comment": "A", "scopes": ["products:read"]}),
+    )
+    .await;
+    r.expect(201);
+    assert_eq!(
+        r.body["organization_access_token"]["organization_id"],
+        a.as_str()
+    );
+    let oat = str_of(&r.body["token"]);
+    created(
+        &app,
+        &admin,
+        json!({"organization_id": b, "comment": "B", "scopes": []}),
+    )
+    .await;
+    assert_eq!(get_with(&app, TOKENS, &admin, &a).await.total_count(), 1);
+    assert_eq!(app.get(TOKENS, Some(&admin)).await.total_count(), 2);
+
+    // An organization the caller does not reach: 404, whoever asks.
+    let (_, stranger) = app
+        .new_user_with_scopes(
+            "elsewhere@example.com",
+            &[Scope::OrganizationsWrite, Scope::ProductsRead],
+        )
+        .await;
+    let theirs = org(&app, &stranger, "narrow-theirs").await;
+    for (token, organization) in [
+        (admin.as_str(), theirs.as_str()),
+        (admin.as_str(), "5b0a3f7e-3c1a-4c8e-9d55-0f8a7b6c5d4e"),
+        (stranger.as_str(), a.as_str()),
+        (oat.as_str(), b.as_str()),
+    ] {
+        let r = get_with(&app, PRODUCTS, token, organization).await;
+        assert_eq!(r.expect_error(404), "ResourceNotFound", "{organization}");
+    }
+    // An organization token naming its own organization, and an empty header.
+    assert_eq!(
+        ids(&get_with(&app, PRODUCTS, &oat, &a).await),
+        [in_a.as_str()]
+    );
+    assert_eq!(get_with(&app, PRODUCTS, &admin, "").await.total_count(), 4);
+    // Not a UUID: 422 at the header.
+    let item = get_with(&app, PRODUCTS, &admin, "acme")
+        .await
+        .expect_invalid_at(json!(["header", "polar-organization"]));
+    assert_eq!(item["type"], "uuid_parsing");
+    // No credentials: 401 as without the header.
+    let r = app
+        .send(
+            app.request(Method::GET, PRODUCTS, None)
+                .header("Polar-Organization", &a),
+        )
+        .await;
+    assert_eq!(r.expect_error(401), "Unauthorized");
 }
 
 #[actix_web::test]
