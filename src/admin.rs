@@ -23,7 +23,7 @@ use crate::domain::scope::Scope;
 use crate::domain::user::User;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{AuthMethod, Requirement, SubjectKind};
-use crate::extract::{Auth, Subject};
+use crate::extract::Auth;
 use crate::state::AppState;
 
 /// The file a backup directory holds.
@@ -43,7 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// A consistent snapshot of the whole store, for `tollgate backup`.
 async fn backup(auth: Auth<AdminToken>, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
-    let Subject::User(user) = auth.subject() else {
+    let Some(user) = auth.subject().user() else {
         return Err(ApiError::NotPermitted(
             "Only an admin may take a backup.".into(),
         ));
@@ -199,6 +199,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<membership::Membership>();
     v.visit::<user::User>();
     v.visit::<pat::PersonalAccessToken>();
+    v.visit::<organization_access_token::OrganizationAccessToken>();
     v.visit::<benefit::Benefit>();
     v.visit::<product::Product>();
     v.visit::<discount::Discount>();

@@ -169,6 +169,8 @@ pub struct RetentionSettings {
     pub max_oauth_clients_per_user: u32,
     /// Personal access tokens one user may hold.
     pub max_personal_access_tokens_per_user: u32,
+    /// Organization access tokens (not deleted) one organization may hold.
+    pub max_organization_access_tokens_per_organization: u32,
 }
 
 impl Default for RetentionSettings {
@@ -178,6 +180,7 @@ impl Default for RetentionSettings {
             grace_hours: 24,
             max_oauth_clients_per_user: 50,
             max_personal_access_tokens_per_user: 100,
+            max_organization_access_tokens_per_organization: 100,
         }
     }
 }

@@ -222,12 +222,18 @@ async fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>
             None => Subject::Anonymous,
         },
     };
-    Ok(Some(match subject {
+    let mut scope = match subject {
         Subject::Anonymous => b"a".to_vec(),
-        Subject::User(id) => [b"u".as_slice(), &id.key()].concat(),
+        Subject::User(id) | Subject::UserIn(id, _) => [b"u".as_slice(), &id.key()].concat(),
         Subject::Organization(id) => [b"o".as_slice(), &id.key()].concat(),
         Subject::Customer(id) => [b"c".as_slice(), &id.key()].concat(),
-    }))
+    };
+    // A request naming an organization acts on that one only: its answers are its own.
+    if let Some(org) = req.headers().get(crate::extract::auth::ORGANIZATION_HEADER) {
+        scope.extend_from_slice(b"/");
+        scope.extend_from_slice(org.as_bytes().trim_ascii());
+    }
+    Ok(Some(scope))
 }
 
 fn hash(parts: &[&[u8]]) -> Vec<u8> {

@@ -11,6 +11,7 @@ use tollgate_actors::domain::customer_session::CustomerSession;
 use tollgate_actors::domain::oauth2::{
     AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode,
 };
+use tollgate_actors::domain::organization_access_token::OrganizationAccessToken;
 use tollgate_actors::domain::pat::PersonalAccessToken;
 use tollgate_actors::domain::retention::{purgeable, Expiring};
 use tollgate_storage::{Batch, Expect, StorageError};
@@ -31,6 +32,7 @@ pub struct PurgeReport {
     pub customer_sessions: u64,
     pub oauth2_tokens: u64,
     pub personal_access_tokens: u64,
+    pub organization_access_tokens: u64,
     /// Stored answers of expired `Idempotency-Key`s.
     pub idempotency_keys: u64,
 }
@@ -43,6 +45,7 @@ impl PurgeReport {
             + self.customer_sessions
             + self.oauth2_tokens
             + self.personal_access_tokens
+            + self.organization_access_tokens
             + self.idempotency_keys
     }
 }
@@ -59,6 +62,7 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
         customer_sessions: purge_kind::<CustomerSession>(state, grace).await?,
         oauth2_tokens: purge_kind::<OAuth2Token>(state, grace).await?,
         personal_access_tokens: purge_kind::<PersonalAccessToken>(state, grace).await?,
+        organization_access_tokens: purge_kind::<OrganizationAccessToken>(state, grace).await?,
         idempotency_keys: crate::idempotency::purge_expired(state).await? as u64,
     })
 }

@@ -17,6 +17,7 @@ pub mod metadata;
 pub mod oauth2;
 pub mod order;
 pub mod organization;
+pub mod organization_access_token;
 pub mod price;
 pub mod product;
 pub mod subscription;

@@ -1,10 +1,12 @@
 //! Tenancy: which organizations a subject can reach. A user reaches the organizations it is a
-//! member of; an organization token reaches its own organization only. Anything else reads
-//! as "not found", so ids do not leak.
+//! member of (only the one its request names with `Polar-Organization`, see [`narrow`]); an
+//! organization token reaches its own organization only. Anything else reads as "not
+//! found", so ids do not leak.
 
 use tollgate_storage::{Direction, PageQuery, Stored};
 
 use crate::auth::Subject;
+use crate::domain::customer::Customer;
 use crate::domain::ids::{OrganizationId, UserId};
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED};
 use crate::domain::organization::Organization;
@@ -31,7 +33,7 @@ pub async fn organization_for(
 ) -> Result<Stored<Organization>, ApiError> {
     let allowed = match subject {
         Subject::User(user) => is_member(state, user, id).await?,
-        Subject::Organization(own) => own == id,
+        Subject::UserIn(_, own) | Subject::Organization(own) => own == id,
         Subject::Anonymous | Subject::Customer(_) => false,
     };
     if !allowed {
@@ -67,7 +69,9 @@ pub async fn user_organizations(
 }
 
 /// The organization a created record belongs to (Polar's rule, reference 5): user tokens
-/// must name one they are a member of; organization tokens must not name any.
+/// must name one they are a member of; organization tokens must not name any. A request
+/// that names an organization (`Polar-Organization`) creates in it unless the body names
+/// it too (any other is "not found").
 pub async fn organization_for_create(
     state: &AppState,
     subject: Subject,
@@ -83,6 +87,13 @@ pub async fn organization_for_create(
             "Setting organization_id is disallowed when using an organization token.",
             Value::from(id.to_string()),
         ))),
+        (Subject::UserIn(_, own), None) => Ok(own),
+        (Subject::UserIn(_, own), Some(id)) if own.0 == id => Ok(own),
+        (Subject::UserIn(..), Some(id)) => Err(ApiError::invalid(
+            crate::loc!["body", "organization_id"],
+            "Organization not found.",
+            Value::from(id.to_string()),
+        )),
         (Subject::User(_), None) => Err(ApiError::validation(FieldError::new(
             "missing",
             crate::loc!["body", "organization_id"],
@@ -120,7 +131,7 @@ pub async fn organizations_for_list(
 ) -> Result<Vec<OrganizationId>, ApiError> {
     let reachable = match subject {
         Subject::User(user) => user_organizations(state, user).await?,
-        Subject::Organization(own) => vec![own],
+        Subject::UserIn(_, own) | Subject::Organization(own) => vec![own],
         Subject::Anonymous | Subject::Customer(_) => Vec::new(),
     };
     Ok(if requested.is_empty() {
@@ -141,7 +152,37 @@ pub async fn can_access(
 ) -> Result<bool, ApiError> {
     Ok(match subject {
         Subject::User(user) => is_member(state, user, org).await?,
-        Subject::Organization(own) => own == org,
+        Subject::UserIn(_, own) | Subject::Organization(own) => own == org,
         Subject::Anonymous | Subject::Customer(_) => false,
     })
+}
+
+/// The subject of a request that names one organization (the `Polar-Organization` header):
+/// it then reaches that organization's data only. A user must be a member of it (and it
+/// must exist), an organization token must be its own, a customer must be one of its
+/// customers; anything else is 404, as for an organization id in a path. No credentials
+/// name no organization: the anonymous subject is left as it is.
+pub async fn narrow(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+) -> Result<Subject, ApiError> {
+    let reached = match subject {
+        Subject::Anonymous => return Ok(subject),
+        Subject::User(user) => {
+            organization_for(state, subject, org).await?;
+            return Ok(Subject::UserIn(user, org));
+        }
+        Subject::UserIn(_, own) | Subject::Organization(own) => own == org,
+        Subject::Customer(customer) => state
+            .store
+            .get::<Customer>(&customer.key())
+            .await?
+            .is_some_and(|c| c.value.organization_id == org),
+    };
+    if reached {
+        Ok(subject)
+    } else {
+        Err(ApiError::not_found())
+    }
 }

@@ -17,6 +17,7 @@
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `orders`: lists and finds orders (written by purchases and renewals);
+//! - `organization_access_tokens`: the `polar_oat_…` tokens a member gives an organization;
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `tokens`: a user's personal access tokens;
 //! - `views`: every typed view the API, the webhooks and the pages render;
@@ -34,6 +35,7 @@ pub mod forms;
 pub mod license_keys;
 pub mod listing;
 pub mod orders;
+pub mod organization_access_tokens;
 pub mod paging;
 pub mod subscription;
 pub mod tokens;

@@ -9,6 +9,10 @@ use crate::domain::ids::{CustomerId, OrganizationId, UserId};
 pub enum Subject {
     Anonymous,
     User(UserId),
+    /// A user whose request names one of its organizations (the `Polar-Organization`
+    /// header): it reaches that organization's data only.
+    UserIn(UserId, OrganizationId),
+    /// An organization access token, or an OAuth2 token of an organization.
     Organization(OrganizationId),
     /// A buyer holding a customer session token (`polar_cst_`).
     Customer(CustomerId),
@@ -38,9 +42,17 @@ impl Subject {
     pub fn kind(&self) -> SubjectKind {
         match self {
             Subject::Anonymous => SubjectKind::Anonymous,
-            Subject::User(_) => SubjectKind::User,
+            Subject::User(_) | Subject::UserIn(..) => SubjectKind::User,
             Subject::Organization(_) => SubjectKind::Organization,
             Subject::Customer(_) => SubjectKind::Customer,
+        }
+    }
+
+    /// The user behind a user subject, whether its request names an organization or not.
+    pub fn user(&self) -> Option<UserId> {
+        match self {
+            Subject::User(user) | Subject::UserIn(user, _) => Some(*user),
+            _ => None,
         }
     }
 }
@@ -50,6 +62,8 @@ impl Subject {
 pub enum AuthMethod {
     None,
     PersonalAccessToken,
+    /// An organization access token (`polar_oat_…`).
+    OrganizationAccessToken,
     CustomerSession,
     /// An OAuth2 access token (`polar_at_u_…`, `polar_at_o_…`).
     OAuth2,

@@ -11,6 +11,7 @@ use rand::RngCore;
 use sha2::Sha256;
 
 pub const PAT_PREFIX: &str = "polar_pat_";
+pub const ORGANIZATION_ACCESS_TOKEN_PREFIX: &str = "polar_oat_";
 pub const CUSTOMER_SESSION_PREFIX: &str = "polar_cst_";
 pub const CHECKOUT_SECRET_PREFIX: &str = "polar_c_";
 /// The session cookie of the authorization pages.

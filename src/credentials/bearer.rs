@@ -3,6 +3,9 @@
 //!
 //! - personal access tokens (`polar_pat_`): a User with the token's scopes, unless the token
 //!   expired or was deleted; each use is recorded (`last_used_at`, at most once a minute);
+//! - organization access tokens (`polar_oat_`): the Organization with the token's scopes,
+//!   unless the token expired or was deleted, or its organization is gone; each use is
+//!   recorded (`last_used_at`, at most once a minute, after the request: never waited for);
 //! - OAuth2 access tokens (`polar_at_u_` User, `polar_at_o_` Organization): the granted
 //!   scopes, unless the token expired, was revoked, or its client was deleted;
 //! - customer sessions (`polar_cst_`): the Customer with `customer_portal:write`, until the
@@ -18,11 +21,14 @@ use tollgate_storage::{Batch, Expect, Stored};
 
 use crate::auth::principal::{AuthMethod, Principal, Subject};
 use crate::auth::tokens::{
-    ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, CUSTOMER_SESSION_PREFIX, PAT_PREFIX,
+    ACCESS_TOKEN_ORG_PREFIX, ACCESS_TOKEN_USER_PREFIX, CUSTOMER_SESSION_PREFIX,
+    ORGANIZATION_ACCESS_TOKEN_PREFIX, PAT_PREFIX,
 };
 use crate::auth::Scope;
 use crate::domain::customer_session::CustomerSession;
 use crate::domain::oauth2::{OAuth2Client, OAuth2Token, OAuthSub};
+use crate::domain::organization::Organization;
+use crate::domain::organization_access_token::OrganizationAccessToken;
 use crate::domain::pat::PersonalAccessToken;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -46,6 +52,9 @@ pub async fn resolve(state: &AppState, token: &str) -> Result<Option<Principal>,
     }
     if token.starts_with(PAT_PREFIX) {
         return resolve_pat(state, token).await;
+    }
+    if token.starts_with(ORGANIZATION_ACCESS_TOKEN_PREFIX) {
+        return resolve_organization_token(state, token).await;
     }
     if token.starts_with(CUSTOMER_SESSION_PREFIX) {
         return resolve_customer_session(state, token).await;
@@ -76,6 +85,45 @@ async fn resolve_pat(state: &AppState, token: &str) -> Result<Option<Principal>,
         method: AuthMethod::PersonalAccessToken,
     };
     record_use(state, pat, now).await;
+    Ok(Some(principal))
+}
+
+/// An organization access token's organization, unless the token expired or was deleted,
+/// or the organization was deleted or blocked (Polar's `Organization.can_authenticate`).
+async fn resolve_organization_token(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<Principal>, ApiError> {
+    let hash = state.hasher.hash(token);
+    let Some(id) = state
+        .store
+        .lookup_unique(&OrganizationAccessToken::token_key(&hash))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(oat) = state.store.get::<OrganizationAccessToken>(&id).await? else {
+        return Ok(None);
+    };
+    let now = state.now();
+    if !oat.value.is_usable(now) || !state.hasher.verify(token, &oat.value.token_hash) {
+        return Ok(None);
+    }
+    let org = oat.value.organization_id;
+    if !state
+        .store
+        .get::<Organization>(&org.key())
+        .await?
+        .is_some_and(|o| o.value.is_visible())
+    {
+        return Ok(None);
+    }
+    let principal = Principal {
+        subject: Subject::Organization(org),
+        scopes: oat.value.scopes,
+        method: AuthMethod::OrganizationAccessToken,
+    };
+    record_organization_token_use(state, oat, now);
     Ok(Some(principal))
 }
 
@@ -184,6 +232,33 @@ async fn record_use(state: &AppState, pat: Stored<PersonalAccessToken>, now: Dat
     if batch.put(&updated, Expect::Rev(pat.rev)).is_ok() {
         let _ = state.store.commit(&batch).await;
     }
+}
+
+/// Records an organization access token's `last_used_at`, at most once a minute per token,
+/// in a task of its own: the request that used the token neither waits for the write nor
+/// fails with it (a lost race with another use or a change of the token is harmless).
+fn record_organization_token_use(
+    state: &AppState,
+    oat: Stored<OrganizationAccessToken>,
+    now: DateTime<Utc>,
+) {
+    let stale = oat
+        .value
+        .last_used_at
+        .is_none_or(|t| now - t > chrono::Duration::seconds(60));
+    if !stale {
+        return;
+    }
+    let mut updated = oat.value;
+    updated.last_used_at = Some(now);
+    let mut batch = Batch::new();
+    if batch.put(&updated, Expect::Rev(oat.rev)).is_err() {
+        return;
+    }
+    let store = state.store.clone();
+    actix_web::rt::spawn(async move {
+        let _ = store.commit(&batch).await;
+    });
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@
 //! 3. A subject type the endpoint does not accept: 401 `invalid_token` naming the allowed
 //!    subjects.
 //! 4. None of the endpoint's scopes: 403 `insufficient_scope`. Any one scope suffices.
+//! 5. A `Polar-Organization: <organization id>` header narrows the subject to that
+//!    organization ([`crate::app::access::narrow`]): one the caller does not reach is 404,
+//!    a malformed id 422 at `["header", "polar-organization"]`.
 //!
 //! Each endpoint declares its rule as a type: `Auth<OrganizationsRead>`. This module reads
 //! the request and maps the outcome to 401/403; which credentials are live is decided in
@@ -22,6 +25,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 
 use crate::auth::Scope;
 use crate::credentials::bearer_token;
+use crate::domain::ids::OrganizationId;
 use crate::error::{ApiError, BearerError};
 use crate::state::AppState;
 
@@ -86,6 +90,41 @@ requirement!(
     OrganizationsCreate: [User] => [WebDefault, OrganizationsWrite]
 );
 
+requirement!(
+    /// Organization access tokens: a user's token or browser session. An organization
+    /// token never holds these scopes (403); `crate::app::organization_access_tokens`
+    /// refuses organization subjects all the same.
+    OrganizationAccessTokensRead: [User, Organization] => [WebDefault, OrganizationAccessTokensRead, OrganizationAccessTokensWrite]
+);
+requirement!(OrganizationAccessTokensWrite: [User, Organization] => [WebDefault, OrganizationAccessTokensWrite]);
+
+/// The header that names the one organization a request acts on (polar-sdk 1.0's
+/// `Polar(…, organization_id=…)`, @polar-sh/sdk 1.0's `organizationId`).
+pub const ORGANIZATION_HEADER: &str = "polar-organization";
+
+/// The organization the request names, if any (an empty header names none); a value that
+/// is not a UUID is a 422, as FastAPI answers for a malformed header parameter.
+pub fn named_organization(req: &HttpRequest) -> Result<Option<OrganizationId>, ApiError> {
+    let Some(value) = req.headers().get(ORGANIZATION_HEADER) else {
+        return Ok(None);
+    };
+    let raw = String::from_utf8_lossy(value.as_bytes());
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.parse::<uuid::Uuid>()
+        .map(|id| Some(OrganizationId(id)))
+        .map_err(|e| {
+            ApiError::validation(crate::error::FieldError::new(
+                "uuid_parsing",
+                crate::loc!["header", ORGANIZATION_HEADER],
+                format!("Input should be a valid UUID, {e}"),
+                serde_json::Value::from(raw.chars().take(100).collect::<String>()),
+            ))
+        })
+}
+
 /// The authenticated caller of an endpoint whose rule is `R`.
 #[derive(Debug)]
 pub struct Auth<R> {
@@ -118,6 +157,7 @@ impl<R: Requirement> FromRequest for Auth<R> {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let token = bearer_token(req);
+        let named = named_organization(req);
         let req = req.clone();
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal("application state missing"))?;
@@ -136,6 +176,11 @@ impl<R: Requirement> FromRequest for Auth<R> {
                 }
             };
             authorize::<R>(&principal)?;
+            let mut principal = principal;
+            if let Some(org) = named? {
+                principal.subject =
+                    crate::app::access::narrow(&state, principal.subject, org).await?;
+            }
             Ok(Auth {
                 principal,
                 _rule: PhantomData,

@@ -9,7 +9,7 @@ use crate::api::oauth2::{
 };
 use crate::api::{Created, ListResource, Pagination};
 use crate::app::tokens;
-use crate::auth::{AuthMethod, Subject};
+use crate::auth::AuthMethod;
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, BearerError};
 use crate::extract::auth::UserAccount;
@@ -24,8 +24,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The web-session user; tokens cannot manage tokens or OAuth2 clients (Polar:
 /// `web_default`, which only a browser session carries).
 pub(super) fn web_user(auth: &Auth<UserAccount>) -> Result<UserId, ApiError> {
-    match (auth.principal.subject, auth.principal.method) {
-        (Subject::User(u), AuthMethod::WebSession) => Ok(u),
+    match (auth.principal.subject.user(), auth.principal.method) {
+        (Some(u), AuthMethod::WebSession) => Ok(u),
         _ => Err(ApiError::Bearer(BearerError::InsufficientScope {
             required: "web_default".into(),
         })),

@@ -13,17 +13,22 @@ const IGNORED_ON_REGISTRATION: &[&str] = &[
     "refunds:write",
 ];
 
-/// Every scope a client may be registered for or request (`scopes_supported`).
+/// Every scope a client may be registered for or request (`scopes_supported`): those a
+/// token may hold but `organization_access_tokens:*`, as Polar's `SCOPES_SUPPORTED`.
 pub fn supported() -> ScopeSet {
     ScopeSet::all_grantable()
+        .iter()
+        .filter(|s| !s.manages_organization_tokens())
+        .collect()
 }
 
 /// A space-separated request scope: every name must be supported. Returns the refused names.
 pub fn parse_requested(s: &str) -> Result<ScopeSet, Vec<String>> {
     let set = ScopeSet::parse_space_separated(s)?;
+    let supported = supported();
     let reserved: Vec<String> = set
         .iter()
-        .filter(|s| s.is_reserved())
+        .filter(|s| !supported.contains(*s))
         .map(|s| s.as_str().to_string())
         .collect();
     if reserved.is_empty() {
@@ -68,6 +73,11 @@ mod tests {
             vec!["web_default"]
         );
         assert_eq!(parse_requested("").unwrap(), ScopeSet::empty());
+        assert_eq!(
+            parse_requested("openid organization_access_tokens:write").unwrap_err(),
+            vec!["organization_access_tokens:write"]
+        );
+        assert!(!supported().contains(Scope::OrganizationAccessTokensRead));
     }
 
     #[test]

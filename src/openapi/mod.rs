@@ -13,6 +13,7 @@ pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
 pub mod paths;
+pub mod token_paths;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::OnceLock;
@@ -137,6 +138,10 @@ use crate::error::ApiError;
         paths::pats_list,
         paths::pats_create,
         paths::pats_delete,
+        token_paths::organization_access_tokens_list,
+        token_paths::organization_access_tokens_create,
+        token_paths::organization_access_tokens_update,
+        token_paths::organization_access_tokens_delete,
         paths::page_authorize,
         paths::page_consent,
         paths::page_login,
@@ -245,7 +250,8 @@ fn finish(doc: &mut Value) {
         "bearer": {
             "type": "http",
             "scheme": "bearer",
-            "description": "A personal access token (`polar_pat_…`), an OAuth 2.0 access token \
+            "description": "A personal access token (`polar_pat_…`), an organization access \
+                            token (`polar_oat_…`), an OAuth 2.0 access token \
                             (`polar_at_u_…`, `polar_at_o_…`) or, on the customer portal, a \
                             customer session token (`polar_cst_…`)."
         },
@@ -278,6 +284,10 @@ fn finish(doc: &mut Value) {
                 if path.starts_with("/v1/") && method == "post" {
                     add_idempotency_key(op);
                 }
+                let narrowed = secured && names_organization(path);
+                if narrowed {
+                    add_organization_header(op);
+                }
                 let responses = match op.get_mut("responses").and_then(Value::as_object_mut) {
                     Some(r) => r,
                     None => continue,
@@ -294,6 +304,14 @@ fn finish(doc: &mut Value) {
                     }
                     if path.contains('{') {
                         add("404", "Not found", "Error");
+                    }
+                    if narrowed {
+                        add(
+                            "404",
+                            "The organization named by `Polar-Organization` is not one the \
+                             caller reaches",
+                            "Error",
+                        );
                     }
                     add("422", "Invalid input", "HTTPValidationError");
                     add("429", "Too many requests for one resource; retry", "Error");
@@ -357,6 +375,32 @@ fn add_idempotency_key(op: &mut Value) {
                             first runs waits for it, or gets 409. Keys are per caller.",
             "schema": {"type": "string", "minLength": 1, "maxLength": 255,
                        "pattern": "^[\\x20-\\x7E]+$"}
+        }));
+    }
+}
+
+/// Whether the operations of `path` read the `Polar-Organization` header: every operation
+/// of the API that takes a token, but the OAuth 2.0 ones (their own credentials).
+fn names_organization(path: &str) -> bool {
+    path.starts_with("/v1/") && !path.starts_with("/v1/oauth2/")
+}
+
+/// The `Polar-Organization` header (see `crate::extract::auth::named_organization`).
+fn add_organization_header(op: &mut Value) {
+    let Some(op) = op.as_object_mut() else {
+        return;
+    };
+    let params = op.entry("parameters").or_insert_with(|| json!([]));
+    if let Some(list) = params.as_array_mut() {
+        list.push(json!({
+            "name": "Polar-Organization",
+            "in": "header",
+            "required": false,
+            "description": "Acts on this organization only: lists show its records only, \
+                            creates default to it, another organization's records are not \
+                            found. A user must be a member of it, an organization token must \
+                            be its own (else 404).",
+            "schema": {"type": "string", "format": "uuid"}
         }));
     }
 }
@@ -587,6 +631,7 @@ mod tests {
             crate::api::checkout::samples(),
             crate::api::checkout_link::samples(),
             crate::api::webhook::samples(),
+            crate::api::organization_access_token::samples(),
         ]
         .into_iter()
         .flatten()

@@ -14,6 +14,7 @@ pub mod health;
 pub mod license_keys;
 pub mod metrics;
 pub mod orders;
+pub mod organization_access_tokens;
 pub mod organizations;
 pub mod products;
 pub mod stripe_webhook;
@@ -43,4 +44,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);
     webhooks::configure(cfg);
+    organization_access_tokens::configure(cfg);
 }

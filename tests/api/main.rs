@@ -38,6 +38,7 @@ mod oauth;
 mod oidc_e2e;
 mod openapi;
 mod orders;
+mod organization_access_tokens;
 mod organizations;
 mod products;
 mod rate_limits;

@@ -1,6 +1,7 @@
 //! Plain records written directly through storage (no actor): users, personal access
-//! tokens, organizations and memberships. Each is the current snapshot format of its
-//! collection; a golden-bytes test pins it, and an incompatible change adds a version.
+//! tokens, organizations, organization access tokens and memberships. Each is the current
+//! snapshot format of its collection; a golden-bytes test pins it, and an incompatible
+//! change adds a version.
 
 pub mod benefit;
 pub mod benefit_grant;
@@ -17,6 +18,7 @@ pub mod money;
 pub mod oauth2;
 pub mod order;
 pub mod organization;
+pub mod organization_access_token;
 pub mod pat;
 pub mod product;
 pub mod retention;

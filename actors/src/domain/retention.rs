@@ -7,6 +7,7 @@ use tollgate_storage::Record;
 
 use super::customer_session::CustomerSession;
 use super::oauth2::{AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode};
+use super::organization_access_token::OrganizationAccessToken;
 use super::pat::PersonalAccessToken;
 
 /// A record that is useless from some moment on.
@@ -45,6 +46,16 @@ impl Expiring for CustomerSession {
 
 /// A deleted token at once; an expired one once it expires; one without expiry never.
 impl Expiring for PersonalAccessToken {
+    fn dead_since(&self) -> Option<DateTime<Utc>> {
+        match (self.deleted_at, self.expires_at) {
+            (Some(deleted), Some(expires)) => Some(deleted.min(expires)),
+            (deleted, expires) => deleted.or(expires),
+        }
+    }
+}
+
+/// As a personal access token: a deleted token at once, an expired one once it expires.
+impl Expiring for OrganizationAccessToken {
     fn dead_since(&self) -> Option<DateTime<Utc>> {
         match (self.deleted_at, self.expires_at) {
             (Some(deleted), Some(expires)) => Some(deleted.min(expires)),
@@ -159,6 +170,29 @@ mod tests {
         assert_eq!(pat.dead_since(), Some(t(10)));
         pat.deleted_at = Some(t(2));
         assert_eq!(pat.dead_since(), Some(t(2)));
+    }
+
+    #[test]
+    fn organization_tokens_die_when_deleted_or_expired() {
+        use crate::domain::ids::OrganizationId;
+        use crate::domain::organization_access_token::OrganizationAccessTokenId;
+        let mut oat = OrganizationAccessToken {
+            id: OrganizationAccessTokenId::new(),
+            organization_id: OrganizationId::new(),
+            token_hash: vec![1],
+            scopes: ScopeSet::empty(),
+            comment: String::new(),
+            expires_at: None,
+            last_used_at: None,
+            created_at: t(0),
+            modified_at: None,
+            deleted_at: None,
+        };
+        assert_eq!(oat.dead_since(), None);
+        oat.expires_at = Some(t(10));
+        assert_eq!(oat.dead_since(), Some(t(10)));
+        oat.deleted_at = Some(t(2));
+        assert_eq!(oat.dead_since(), Some(t(2)));
     }
 
     #[test]

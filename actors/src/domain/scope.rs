@@ -64,12 +64,25 @@ scopes! {
     IssuesWrite = "issues:write",
     CustomerPortalRead = "customer_portal:read",
     CustomerPortalWrite = "customer_portal:write",
+    // Appended: a stored `ScopeSet` is a bit per declaration index.
+    OrganizationAccessTokensRead = "organization_access_tokens:read",
+    OrganizationAccessTokensWrite = "organization_access_tokens:write",
 }
 
 impl Scope {
     /// `admin` and `web_default` are never granted to tokens or OAuth clients.
     pub fn is_reserved(self) -> bool {
         matches!(self, Scope::Admin | Scope::WebDefault)
+    }
+
+    /// `organization_access_tokens:read|write`: a user's (personal access token, browser
+    /// session) to manage organization access tokens. Neither an organization access token
+    /// nor an OAuth client may hold them (Polar's `SCOPES_SUPPORTED` leaves them out).
+    pub fn manages_organization_tokens(self) -> bool {
+        matches!(
+            self,
+            Scope::OrganizationAccessTokensRead | Scope::OrganizationAccessTokensWrite
+        )
     }
 }
 
@@ -176,6 +189,17 @@ mod tests {
         assert!(!all.contains(Scope::WebDefault));
         assert!(all.contains(Scope::LicenseKeysWrite));
         assert_eq!(all.iter().count(), Scope::ALL.len() - 2);
+    }
+
+    #[test]
+    fn stored_bits_keep_their_places() {
+        // A `ScopeSet` is stored as its bits: a scope's index must never change.
+        assert_eq!(Scope::Openid as u8, 0);
+        assert_eq!(Scope::CustomerPortalWrite as u8, 39);
+        assert_eq!(Scope::OrganizationAccessTokensRead as u8, 40);
+        assert_eq!(Scope::OrganizationAccessTokensWrite as u8, 41);
+        assert!(Scope::OrganizationAccessTokensWrite.manages_organization_tokens());
+        assert!(!Scope::OrganizationsWrite.manages_organization_tokens());
     }
 
     #[test]

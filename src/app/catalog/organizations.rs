@@ -85,7 +85,7 @@ pub async fn list(
                 total,
             )
         }
-        (Subject::Organization(own), None) => {
+        (Subject::Organization(own) | Subject::UserIn(_, own), None) => {
             let all: Vec<Organization> = organization_for(state, subject, own)
                 .await
                 .into_iter()
@@ -179,7 +179,7 @@ pub async fn create(
     subject: Subject,
     input: OrganizationCreate,
 ) -> Result<Organization, ApiError> {
-    let Subject::User(user) = subject else {
+    let Some(user) = subject.user() else {
         return Err(ApiError::Unauthorized);
     };
     let mut v = Validator::new();

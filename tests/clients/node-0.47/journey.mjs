@@ -836,6 +836,104 @@ check("webhook_endpoint_delete", async () => {
   await notFound(polar.webhooks.getWebhookEndpoint({ id: S.endpoint.id }));
 });
 
+// --- Organization access tokens --------------------------------------------------------------
+
+/** A client that authenticates with an organization access token. */
+function asOrganization(token) {
+  return sdk(new Polar({ accessToken: token, serverURL: URL_, timeoutMs: TIMEOUT_MS }));
+}
+
+check("organization_access_token_create", async () => {
+  const before = Date.now();
+  const created = await polar.organizationAccessTokens.create({
+    organizationId: need("org").id,
+    comment: `Server ${RUN}`,
+    expiresIn: "P30D",
+    scopes: ["products:read", "license_keys:read"],
+  });
+  S.oat = created;
+  ensure(created.token.startsWith("polar_oat_"), `token ${created.token}`);
+  const t = created.organizationAccessToken;
+  equal(t.organizationId, S.org.id, "organizationId");
+  equal(t.comment, `Server ${RUN}`, "comment");
+  equal([...t.scopes].sort(), ["license_keys:read", "products:read"], "scopes");
+  equal(t.lastUsedAt, null, "lastUsedAt");
+  const days = (t.expiresAt - before) / 86400000;
+  ensure(days > 29.9 && days < 30.1, `expiresAt ${t.expiresAt.toISOString()}`);
+});
+
+check("organization_access_token_acts_as_its_organization", async () => {
+  const asOrg = asOrganization(need("oat").token);
+  const products = await allItems(asOrg.products.list({}));
+  equal(
+    products.map((p) => p.id),
+    [need("product").id],
+    "products",
+  );
+  const keys = await allItems(asOrg.licenseKeys.list({}));
+  equal(
+    keys.map((k) => k.id),
+    [need("key").id],
+    "license keys",
+  );
+  // Its scopes only: no products:write.
+  const e = await rejects(
+    SDKError,
+    asOrg.products.create({
+      name: `Refused ${RUN}`,
+      prices: [{ amountType: "fixed", priceAmount: 100, priceCurrency: "usd" }],
+    }),
+  );
+  equal(e.statusCode, 403, "status of a write without the scope");
+});
+
+check("organization_access_token_list_and_update", async () => {
+  const tokens = await allItems(
+    polar.organizationAccessTokens.list({ organizationId: need("org").id }),
+  );
+  equal(
+    tokens.map((t) => t.id),
+    [need("oat").organizationAccessToken.id],
+    "ids",
+  );
+  const sorted = await allItems(
+    polar.organizationAccessTokens.list({ organizationId: S.org.id, sorting: ["-comment"] }),
+  );
+  equal(sorted.length, 1, "sorted list");
+  const updated = await polar.organizationAccessTokens.update({
+    id: S.oat.organizationAccessToken.id,
+    organizationAccessTokenUpdate: { comment: `Renamed ${RUN}`, scopes: ["products:read"] },
+  });
+  equal(updated.comment, `Renamed ${RUN}`, "comment");
+  equal(updated.scopes, ["products:read"], "scopes");
+  ensure(updated.modifiedAt instanceof Date, "modifiedAt");
+});
+
+check("organization_access_token_scopes_within_the_callers", async () => {
+  const e = await rejects(
+    HTTPValidationError,
+    polar.organizationAccessTokens.create({
+      organizationId: need("org").id,
+      comment: "Too much",
+      scopes: ["organization_access_tokens:write"],
+    }),
+  );
+  equal(e.detail?.[0]?.loc, ["body", "scopes", 0], "loc");
+});
+
+check("organization_access_token_delete", async () => {
+  const result = await polar.organizationAccessTokens.delete({
+    id: need("oat").organizationAccessToken.id,
+  });
+  equal(result, undefined, "result");
+  const e = await rejects(SDKError, allItems(asOrganization(S.oat.token).products.list({})));
+  equal(e.statusCode, 401, "status with the deleted token");
+  const tokens = await allItems(
+    polar.organizationAccessTokens.list({ organizationId: S.org.id }),
+  );
+  equal(tokens, [], "tokens left");
+});
+
 // --- Errors ----------------------------------------------------------------------------------
 
 check("unknown_ids_are_not_found", async () => {
