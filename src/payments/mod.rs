@@ -75,11 +75,20 @@ pub enum ProcessorClient {
     /// Stripe.js with a card element.
     Stripe {
         publishable_key: String,
-        /// Where Stripe.js is loaded from (`https://js.stripe.com/v3/`, or the fake's).
+        /// Where Stripe.js is loaded from (`payments.stripe_js_url`).
         js_url: String,
-        /// Origins the page's script talks to (for the Content-Security-Policy).
-        origins: Vec<String>,
+        /// What the page must allow beyond itself.
+        sources: PageSources,
     },
+}
+
+/// The origins a page that collects a payment loads from, talks to and frames, beyond its
+/// own: its Content-Security-Policy allows exactly these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageSources {
+    pub script: Vec<String>,
+    pub connect: Vec<String>,
+    pub frame: Vec<String>,
 }
 
 pub trait PaymentProcessor: Send + Sync + 'static {

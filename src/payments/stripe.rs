@@ -21,9 +21,10 @@ use sha2::Sha256;
 use tollgate_storage::{Batch, Store};
 
 use super::{
-    ChargeFuture, ChargeOutcome, ChargeRequest, PaymentProcessor, ProcessorClient, ProcessorError,
+    ChargeFuture, ChargeOutcome, ChargeRequest, PageSources, PaymentProcessor, ProcessorClient,
+    ProcessorError,
 };
-use crate::config::{PaymentSettings, STRIPE_API_BASE};
+use crate::config::PaymentSettings;
 use tollgate_actors::domain::ids::CustomerId;
 
 /// How far a webhook's signed timestamp may be from now (Stripe's libraries: 300 s).
@@ -37,6 +38,7 @@ pub struct StripeProcessor {
     api_base: String,
     secret_key: String,
     publishable_key: String,
+    js_url: String,
     store: Store,
 }
 
@@ -52,6 +54,7 @@ impl StripeProcessor {
             api_base: settings.stripe_api_base.trim_end_matches('/').to_string(),
             secret_key: settings.stripe_secret_key.clone(),
             publishable_key: settings.stripe_publishable_key.clone(),
+            js_url: settings.stripe_js_url.clone(),
             store,
         })
     }
@@ -253,6 +256,45 @@ impl PaymentIntent {
     }
 }
 
+/// What the checkout page needs beyond itself: Stripe.js's origin for its script, the
+/// origins Stripe.js calls, and those of the frames it opens. Stripe's own Stripe.js
+/// (its documented Content-Security-Policy) runs its card field and 3-D Secure in frames of
+/// `js.stripe.com`, `*.js.stripe.com` and `hooks.stripe.com`, and calls the API; another
+/// one (a fake in tests) is allowed its own origin and the API's.
+pub fn page_sources(js_url: &str, api_base: &str) -> PageSources {
+    let origin = |u: &str| {
+        url::Url::parse(u)
+            .ok()
+            .map(|u| u.origin())
+            .filter(url::Origin::is_tuple)
+            .map(|o| o.ascii_serialization())
+    };
+    let Some(script) = origin(js_url) else {
+        return PageSources::default();
+    };
+    let mut connect = vec![script.clone()];
+    if let Some(api) = origin(api_base).filter(|a| *a != script) {
+        connect.push(api);
+    }
+    let frame = if script == STRIPE_JS_ORIGIN {
+        vec![
+            STRIPE_JS_ORIGIN.to_string(),
+            "https://*.js.stripe.com".to_string(),
+            "https://hooks.stripe.com".to_string(),
+        ]
+    } else {
+        vec![script.clone()]
+    };
+    PageSources {
+        script: vec![script],
+        connect,
+        frame,
+    }
+}
+
+/// The origin of Stripe's own Stripe.js.
+const STRIPE_JS_ORIGIN: &str = "https://js.stripe.com";
+
 fn parse_intent(value: serde_json::Value) -> Result<PaymentIntent, ProcessorError> {
     serde_json::from_value(value)
         .map_err(|e| ProcessorError(format!("unexpected PaymentIntent from Stripe: {e}")))
@@ -260,27 +302,10 @@ fn parse_intent(value: serde_json::Value) -> Result<PaymentIntent, ProcessorErro
 
 impl PaymentProcessor for StripeProcessor {
     fn client(&self) -> ProcessorClient {
-        let (js_url, origins) = if self.api_base == STRIPE_API_BASE {
-            (
-                "https://js.stripe.com/v3/".to_string(),
-                vec![
-                    "https://js.stripe.com".to_string(),
-                    "https://api.stripe.com".to_string(),
-                    "https://hooks.stripe.com".to_string(),
-                    "https://m.stripe.network".to_string(),
-                ],
-            )
-        } else {
-            // A fake Stripe (localstripe) serves its own Stripe.js under its API base.
-            let origin = url::Url::parse(&self.api_base)
-                .map(|u| u.origin().ascii_serialization())
-                .unwrap_or_else(|_| self.api_base.clone());
-            (format!("{}/js.stripe.com/v3/", self.api_base), vec![origin])
-        };
         ProcessorClient::Stripe {
             publishable_key: self.publishable_key.clone(),
-            js_url,
-            origins,
+            js_url: self.js_url.clone(),
+            sources: page_sources(&self.js_url, &self.api_base),
         }
     }
 
@@ -336,6 +361,7 @@ impl StripeProcessor {
             api_base: self.api_base.clone(),
             secret_key: self.secret_key.clone(),
             publishable_key: self.publishable_key.clone(),
+            js_url: self.js_url.clone(),
             store: self.store.clone(),
         }
     }
@@ -470,6 +496,37 @@ mod tests {
 
     fn value<'a>(form: &'a [(String, String)], key: &str) -> Option<&'a str> {
         form.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn the_page_allows_stripe_js_origin_and_no_other_script() {
+        let s = page_sources("https://js.stripe.com/v3/", "https://api.stripe.com");
+        assert_eq!(s.script, ["https://js.stripe.com"]);
+        assert_eq!(
+            s.connect,
+            ["https://js.stripe.com", "https://api.stripe.com"]
+        );
+        assert_eq!(
+            s.frame,
+            [
+                "https://js.stripe.com",
+                "https://*.js.stripe.com",
+                "https://hooks.stripe.com"
+            ]
+        );
+        // A fake serving both: its origin, once.
+        let s = page_sources(
+            "http://127.0.0.1:8420/js.stripe.com/v3/",
+            "http://127.0.0.1:8420",
+        );
+        assert_eq!(s.script, ["http://127.0.0.1:8420"]);
+        assert_eq!(s.connect, ["http://127.0.0.1:8420"]);
+        assert_eq!(s.frame, ["http://127.0.0.1:8420"]);
+        // Nothing usable: nothing allowed.
+        assert_eq!(
+            page_sources("data:text/javascript,1", "https://api.stripe.com"),
+            PageSources::default()
+        );
     }
 
     #[test]

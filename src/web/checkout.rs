@@ -26,7 +26,7 @@ use crate::domain::ids::{CheckoutId, LicenseKeyId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{PriceKind, Product};
 use crate::error::{ApiError, ApiResult};
-use crate::payments::ProcessorClient;
+use crate::payments::{PageSources, ProcessorClient};
 use crate::state::AppState;
 use crate::web::error_page;
 
@@ -123,27 +123,31 @@ fn redirect(location: String) -> HttpResponse {
 }
 
 /// An HTML page of ours: never cached or framed, no referrer (the URL holds the client
-/// secret), and scripts from this service only, plus the payment processor's origins when
-/// the page loads its script.
-fn page(status: u16, body: String, origins: &[String]) -> HttpResponse {
-    let extra = origins.join(" ");
-    let (script, connect, frame) = if origins.is_empty() {
-        (
-            "'self'".to_string(),
-            "'self'".to_string(),
-            "'none'".to_string(),
-        )
-    } else {
-        (
-            format!("'self' {extra}"),
-            format!("'self' {extra}"),
-            extra.clone(),
-        )
+/// secret), and scripts from this service only, plus what the payment processor's script
+/// needs when the page loads it.
+fn page(status: u16, body: String, sources: &PageSources) -> HttpResponse {
+    let list = |extra: &[String], none: &str| {
+        if extra.is_empty() {
+            none.to_string()
+        } else {
+            extra.join(" ")
+        }
     };
     let csp = format!(
-        "default-src 'none'; script-src {script}; connect-src {connect}; frame-src {frame}; \
+        "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src {}; \
          style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; \
-         form-action 'none'; frame-ancestors 'none'"
+         form-action 'none'; frame-ancestors 'none'",
+        sources
+            .script
+            .iter()
+            .map(|s| format!(" {s}"))
+            .collect::<String>(),
+        sources
+            .connect
+            .iter()
+            .map(|s| format!(" {s}"))
+            .collect::<String>(),
+        list(&sources.frame, "'none'"),
     );
     HttpResponse::build(
         actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
@@ -491,22 +495,22 @@ async fn checkout_page(
         publishable_key: String::new(),
         js_url: String::new(),
     };
-    let (processor, origins) = if mode == "free" {
-        (none("none"), Vec::new())
+    let (processor, sources) = if mode == "free" {
+        (none("none"), PageSources::default())
     } else {
         match state.processor.client() {
-            ProcessorClient::Test => (none("test"), Vec::new()),
+            ProcessorClient::Test => (none("test"), PageSources::default()),
             ProcessorClient::Stripe {
                 publishable_key,
                 js_url,
-                origins,
+                sources,
             } => (
                 Processor {
                     kind: "stripe",
                     publishable_key,
                     js_url,
                 },
-                origins,
+                sources,
             ),
         }
     };
@@ -580,7 +584,7 @@ async fn checkout_page(
         processor,
         currency,
     };
-    Ok(page(200, render(&view)?, &origins))
+    Ok(page(200, render(&view)?, &sources))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -689,5 +693,5 @@ async fn confirmation_page(
             .then(|| c.success_url(""))
             .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
     };
-    Ok(page(200, render(&view)?, &[]))
+    Ok(page(200, render(&view)?, &PageSources::default()))
 }

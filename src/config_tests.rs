@@ -1,0 +1,193 @@
+//! The settings' loading and validation.
+
+use super::*;
+
+fn load_str(toml: &str, env: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    let mut f = Figment::from(Serialized::defaults(Settings::default())).merge(Toml::string(toml));
+    // Same env mapping as `load`, from a fixed list instead of the process environment.
+    for (k, v) in env {
+        let key = k
+            .strip_prefix("TOLLGATE__")
+            .unwrap()
+            .to_lowercase()
+            .replace("__", ".");
+        f = f.merge(Serialized::default(&key, v));
+    }
+    Settings::from_figment(f)
+}
+
+#[test]
+fn defaults() {
+    let s = load_str("", &[]).unwrap();
+    assert_eq!(s.server.bind, "127.0.0.1:8000");
+    assert_eq!(s.storage.data_dir, PathBuf::from("./data"));
+    assert_eq!(s.storage.durability, Durability::Process);
+}
+
+#[test]
+fn file_values_apply() {
+    let s = load_str(
+        "[server]\nbind = \"0.0.0.0:9000\"\n[storage]\ndurability = \"power\"\n",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(s.server.bind, "0.0.0.0:9000");
+    assert_eq!(s.storage.durability, Durability::Power);
+}
+
+#[test]
+fn a_short_metrics_token_or_a_bad_proxy_stops_start_up() {
+    let err = load_str("[metrics]\ntoken = \"short\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("metrics.token") && err.contains("32"), "{err}");
+    let long = "x".repeat(32);
+    load_str(&format!("[metrics]\ntoken = \"{long}\"\n"), &[]).unwrap();
+    load_str("[metrics]\ntoken = \"\"\n", &[]).unwrap();
+    let err = load_str("[webhooks]\nproxy = \"socks://x\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("webhooks.proxy"), "{err}");
+    let s = load_str("[webhooks]\nproxy = \"http://proxy.internal:3128\"\n", &[]).unwrap();
+    assert_eq!(s.webhooks.proxy, "http://proxy.internal:3128");
+    let err = load_str("[oauth2]\nmax_outstanding_codes = 0\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max_outstanding_codes"), "{err}");
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let err = load_str("[server]\nbnd = \"x\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bnd"), "{err}");
+    let err = load_str("[servr]\nbind = \"x\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("servr"), "{err}");
+}
+
+#[test]
+fn a_misconfigured_stripe_processor_is_refused_with_the_key_named() {
+    let err = load_str("[payments]\nprocessor = \"stripe\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("payments.stripe_secret_key"), "{err}");
+    let ok = "[payments]\nprocessor = \"stripe\"\nstripe_secret_key = \"sk_test_1\"\n\
+              stripe_publishable_key = \"pk_test_1\"\nstripe_webhook_secret = \"whsec_1\"\n";
+    let s = load_str(ok, &[]).unwrap();
+    assert_eq!(s.payments.processor, ProcessorKind::Stripe);
+    assert_eq!(s.payments.stripe_api_base, STRIPE_API_BASE);
+    assert_eq!(s.payments.stripe_js_url, STRIPE_JS_URL);
+    for (url, accepted) in [
+        ("https://js.example.com/v3/", true),
+        ("http://127.0.0.1:8420/js.stripe.com/v3/", true),
+        ("http://localhost:8420/js.stripe.com/v3/", true),
+        ("http://[::1]:8420/v3/", true),
+        ("http://js.example.com/v3/", false),
+        ("javascript:alert(1)", false),
+        ("", false),
+    ] {
+        let toml = format!("{ok}stripe_js_url = \"{url}\"\n");
+        match load_str(&toml, &[]) {
+            Ok(s) => {
+                assert!(accepted, "{url} was accepted");
+                assert_eq!(s.payments.stripe_js_url, url);
+            }
+            Err(e) => {
+                assert!(!accepted, "{url} was refused: {e}");
+                assert!(e.to_string().contains("payments.stripe_js_url"), "{e}");
+            }
+        }
+    }
+    let err = load_str(&ok.replace("whsec_1", "nope"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("payments.stripe_webhook_secret"), "{err}");
+    // The keys never show in a debug print of the settings.
+    let printed = format!("{s:?}");
+    assert!(
+        !printed.contains("sk_test_1") && !printed.contains("whsec_1"),
+        "{printed}"
+    );
+    let err = load_str("[payments]\nprocessor = \"paypal\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("processor"), "{err}");
+}
+
+#[test]
+fn bad_values_are_named() {
+    let err = load_str("[storage]\ndurability = \"disk\"\n", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("durability"), "{err}");
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment::Error is large; the closure signature is fixed.
+fn the_real_environment_overrides_the_file() {
+    // figment::Jail isolates environment changes to this closure.
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("config.toml", "[server]\nbind = \"127.0.0.1:7000\"\n")?;
+        jail.set_env("TOLLGATE__SERVER__BIND", "127.0.0.1:7001");
+        jail.set_env("TOLLGATE__STORAGE__DATA_DIR", "/tmp/tollgate-x");
+        let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+        assert_eq!(s.server.bind, "127.0.0.1:7001");
+        assert_eq!(s.storage.data_dir, PathBuf::from("/tmp/tollgate-x"));
+        jail.set_env("TOLLGATE__SERVER__NOPE", "1");
+        let err = Settings::load(Path::new("config.toml"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope"), "{err}");
+        Ok(())
+    });
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment::Error is large; the closure signature is fixed.
+fn the_postgres_backend_is_chosen_and_checked_from_the_environment() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("config.toml", "")?;
+        let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+        assert_eq!(s.storage.backend(), tollgate_storage::Backend::Embedded);
+        jail.set_env("TOLLGATE__STORAGE__BACKEND", "postgres");
+        // A database is required.
+        let err = Settings::load(Path::new("config.toml"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.url"), "{err}");
+        jail.set_env("TOLLGATE__STORAGE__URL", "postgres://u:p@db:5432/shop");
+        jail.set_env("TOLLGATE__STORAGE__SCHEMA", "Shop-1");
+        let err = Settings::load(Path::new("config.toml"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("storage.schema"), "{err}");
+        jail.set_env("TOLLGATE__STORAGE__SCHEMA", "shop_1");
+        jail.set_env("TOLLGATE__STORAGE__POOL_SIZE", "4");
+        let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+        assert_eq!(
+            s.storage.store_config().backend,
+            tollgate_storage::Backend::Postgres {
+                url: "postgres://u:p@db:5432/shop".into(),
+                schema: "shop_1".into(),
+                pool_size: 4,
+            }
+        );
+        jail.set_env("TOLLGATE__STORAGE__BACKEND", "mysql");
+        assert!(Settings::load(Path::new("config.toml"), true).is_err());
+        Ok(())
+    });
+}
+
+#[test]
+fn the_shipped_config_file_parses_and_matches_the_defaults() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let s = load_str(&text, &[]).unwrap();
+    assert_eq!(
+        serde_json::to_value(&s).unwrap(),
+        serde_json::to_value(Settings::default()).unwrap()
+    );
+}
