@@ -544,7 +544,20 @@ pub async fn confirm_as_buyer(
     input: CheckoutChanges,
     token: Option<String>,
 ) -> Result<(Checkout, String), ApiError> {
-    let checkout = checkout_by_secret(state, secret).await?;
+    let mut checkout = checkout_by_secret(state, secret).await?;
+    if checkout.effective_status(state.now()) == CheckoutStatus::Confirmed
+        && checkout.pending_intent().is_some()
+    {
+        // Waiting on the buyer's 3-D Secure, which may have failed a moment ago, before the
+        // processor's webhook says so: ask how the intent stands. A failed one reopens the
+        // checkout and this confirm is the buyer's next attempt; one still under way or
+        // paid is reported below as not open.
+        match settle(state, checkout.id).await {
+            Ok(_) | Err(ApiError::PaymentError(_)) => {}
+            Err(e) => return Err(e),
+        }
+        checkout = checkout_by_secret(state, secret).await?;
+    }
     let status = checkout.effective_status(state.now());
     if status != CheckoutStatus::Open {
         return Err(not_open(&checkout, status));
