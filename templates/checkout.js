@@ -256,9 +256,10 @@
       card = stripe.elements().create("card", { hidePostalCode: true });
       card.mount("#card-element");
       card.on("change", function (e) {
+        var error = e && e.error;
         var el = document.getElementById("card-error");
-        el.textContent = e.error ? e.error.message : "";
-        el.hidden = !e.error;
+        el.textContent = error ? error.message : "";
+        el.hidden = !error;
       });
     } else {
       showError("card-error", "The card form could not be loaded. Check your connection and reload the page.");
@@ -314,7 +315,8 @@
     if (mode === "free") return Promise.resolve(null);
     if (processor === "test") return Promise.resolve(value("test-card"));
     if (!stripe || !card) return Promise.reject(new Error("The card form is not loaded."));
-    return stripe.createPaymentMethod({ type: "card", card: card }).then(function (r) {
+    var details = { email: value("customer_email") || undefined, name: value("customer_name") || undefined };
+    return stripe.createPaymentMethod({ type: "card", card: card, billing_details: details }).then(function (r) {
       if (r.error) throw new Error(r.error.message || "Your card could not be used.");
       return r.paymentMethod.id;
     });
@@ -335,8 +337,18 @@
         if (r.status === 200) {
           var meta = r.data.payment_processor_metadata || {};
           if (meta.intent_status === "requires_action" && stripe && meta.intent_client_secret) {
-            leaving = true;
-            return stripe.confirmCardPayment(meta.intent_client_secret).then(leave, leave);
+            // 3-D Secure: the card's bank asks the buyer. A failed or abandoned
+            // authentication charges nothing, and the buyer may try again here.
+            payStatus.textContent = "Waiting for your bank…";
+            return stripe.confirmCardPayment(meta.intent_client_secret).then(function (result) {
+              if (result && result.error) {
+                showError("card-error", (result.error.message || "Your card could not be authenticated.") +
+                  " You were not charged.");
+                document.getElementById("card-error").scrollIntoView({ block: "center" });
+              } else {
+                leave();
+              }
+            }, leave);
           }
           leave();
         } else if (r.status === 422) {
