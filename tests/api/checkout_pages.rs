@@ -18,7 +18,7 @@ use crate::checkouts::{
 use crate::helpers::{send_checked, spawn_app, spawn_app_with, Reply, TestApp};
 
 /// Pages are read without following redirects, through the OpenAPI check.
-async fn page(app: &TestApp, path: &str) -> Reply {
+pub(crate) async fn page(app: &TestApp, path: &str) -> Reply {
     let c = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(std::time::Duration::from_secs(10))
@@ -34,7 +34,7 @@ fn html(r: &Reply) -> &str {
 }
 
 #[track_caller]
-fn assert_page(r: &Reply, status: u16) -> &str {
+pub(crate) fn assert_page(r: &Reply, status: u16) -> &str {
     assert_eq!(r.status.as_u16(), status, "{}", r.body);
     assert!(
         r.content_type().starts_with("text/html"),
@@ -51,7 +51,7 @@ fn assert_page(r: &Reply, status: u16) -> &str {
     body
 }
 
-fn checkout_path(c: &Value) -> String {
+pub(crate) fn checkout_path(c: &Value) -> String {
     format!("/checkout/{}", secret(c))
 }
 

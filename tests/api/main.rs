@@ -8,6 +8,7 @@ mod benefits;
 mod binary;
 mod browser;
 mod browser_dashboard;
+mod browser_stripe;
 mod catalog_setup;
 mod checkout_crash;
 mod checkout_links;

@@ -32,6 +32,7 @@ use tollgate::startup::Application;
 use tollgate_actors::ManualClock;
 
 use crate::binary::Binary;
+use crate::checkout_pages::{assert_page, checkout_path, page};
 use crate::checkouts::{
     buyer, by_price, client_get, confirm, created, get_by_id, id_of, secret, seed, Api, Catalog,
 };
@@ -39,7 +40,7 @@ use crate::helpers::{client, send_checked, spawn_app_with, Reply, TestApp};
 use crate::tools;
 
 const SECRET_KEY: &str = "sk_test_tollgate_localstripe";
-const PUBLISHABLE_KEY: &str = "pk_test_tollgate_localstripe";
+pub(crate) const PUBLISHABLE_KEY: &str = "pk_test_tollgate_localstripe";
 const WEBHOOK_SECRET: &str = "whsec_tollgate_localstripe";
 const WEBHOOK_PATH: &str = "/v1/integrations/stripe/webhook";
 /// The id of our endpoint among localstripe's webhooks (registering it again replaces it).
@@ -63,11 +64,11 @@ const LOCALSTRIPE_MAX_SECONDS: u64 = 600;
 
 /// A running localstripe. Dropping it closes its stdin (the launcher then exits) and kills
 /// it, so a failing test never leaves one behind.
-struct LocalStripe {
+pub(crate) struct LocalStripe {
     child: Child,
     stdin: Option<ChildStdin>,
     /// `http://127.0.0.1:<port>`
-    base: String,
+    pub base: String,
     http: reqwest::Client,
     log: PathBuf,
     _dir: TempDir,
@@ -115,7 +116,7 @@ impl LocalStripe {
         ls
     }
 
-    fn log_text(&self) -> String {
+    pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -172,7 +173,7 @@ impl LocalStripe {
     }
 
     /// A GET with the secret key that must answer 200.
-    async fn get(&self, path: &str) -> Value {
+    pub async fn get(&self, path: &str) -> Value {
         let resp = self
             .http
             .get(self.url(path))
@@ -219,12 +220,12 @@ impl LocalStripe {
         assert_eq!(resp.status(), 200, "registering the webhook");
     }
 
-    async fn intent(&self, id: &str) -> Value {
+    pub async fn intent(&self, id: &str) -> Value {
         self.get(&format!("/v1/payment_intents/{id}")).await
     }
 
     /// Every PaymentIntent, oldest first.
-    async fn intents(&self) -> Vec<Value> {
+    pub async fn intents(&self) -> Vec<Value> {
         let mut all = list(&self.get("/v1/payment_intents?limit=100").await);
         all.sort_by_key(|i| i["created"].as_i64());
         all
@@ -235,12 +236,12 @@ impl LocalStripe {
     }
 
     /// Events of one type.
-    async fn events(&self, kind: &str) -> Vec<Value> {
+    pub async fn events(&self, kind: &str) -> Vec<Value> {
         list(&self.get(&format!("/v1/events?type={kind}&limit=100")).await)
     }
 
     /// The event of `kind` about the intent `intent`.
-    async fn event_for(&self, kind: &str, intent: &str) -> Value {
+    pub async fn event_for(&self, kind: &str, intent: &str) -> Value {
         let events = self.events(kind).await;
         let mine: Vec<Value> = events
             .into_iter()
@@ -286,20 +287,22 @@ fn stripe_settings(data_dir: &Path, api_base: &str) -> Settings {
     settings.payments.stripe_publishable_key = PUBLISHABLE_KEY.into();
     settings.payments.stripe_webhook_secret = WEBHOOK_SECRET.into();
     settings.payments.stripe_api_base = api_base.into();
+    // localstripe serves its fake Stripe.js (with our additions) under its API base.
+    settings.payments.stripe_js_url = format!("{api_base}/js.stripe.com/v3/");
     settings
 }
 
 /// The application (declared first: it stops before localstripe goes) and its localstripe.
-struct Shop {
-    app: TestApp,
-    ls: LocalStripe,
+pub(crate) struct Shop {
+    pub app: TestApp,
+    pub ls: LocalStripe,
     /// Set when the shop runs on a manual clock.
     clock: Option<Arc<ManualClock>>,
 }
 
 /// A server charging through a fresh localstripe, whose webhook points at it; on the
 /// system clock, or on a manual one starting now (webhooks are signed with the real time).
-async fn spawn_shop(manual_clock: bool) -> Shop {
+pub(crate) async fn spawn_shop(manual_clock: bool) -> Shop {
     let ls = LocalStripe::start().await;
     let dir = tempfile::tempdir().expect("creating the data directory");
     let settings = stripe_settings(dir.path(), &ls.base);
@@ -315,12 +318,12 @@ async fn spawn_shop(manual_clock: bool) -> Shop {
 }
 
 impl Shop {
-    fn api(&self) -> Api<'_> {
+    pub fn api(&self) -> Api<'_> {
         Api::of(&self.app)
     }
 
     /// Orders of `org` (through the API), oldest first.
-    async fn orders(&self, org: &str) -> Vec<Value> {
+    pub async fn orders(&self, org: &str) -> Vec<Value> {
         let r = self
             .api()
             .read(&format!(
@@ -355,7 +358,7 @@ impl Shop {
     }
 
     /// Whether the server has recorded the event as handled.
-    async fn handled(&self, event_id: &str) -> bool {
+    pub async fn handled(&self, event_id: &str) -> bool {
         self.app
             .state
             .store
@@ -366,7 +369,7 @@ impl Shop {
     }
 
     /// Waits (bounded) until localstripe's delivery of `event_id` has been handled.
-    async fn wait_handled(&self, event_id: &str) {
+    pub async fn wait_handled(&self, event_id: &str) {
         let started = Instant::now();
         while !self.handled(event_id).await {
             assert!(
@@ -422,7 +425,7 @@ fn stripe_signature(body: &[u8], secret: &str, timestamp: i64) -> String {
     format!("t={timestamp},v1={hex}")
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key]
         .as_str()
         .unwrap_or_else(|| panic!("no string {key} in {v}"))
@@ -453,7 +456,7 @@ async fn wait_status(shop: &Shop, client_secret: &str, status: &str) -> Value {
 }
 
 /// The orders of one checkout.
-fn orders_of<'a>(orders: &'a [Value], checkout: &str) -> Vec<&'a Value> {
+pub(crate) fn orders_of<'a>(orders: &'a [Value], checkout: &str) -> Vec<&'a Value> {
     orders
         .iter()
         .filter(|o| o["checkout_id"] == checkout)
@@ -1179,4 +1182,87 @@ async fn payments_settled_while_the_server_was_down_are_reconciled_at_the_next_s
             assert!(!log.contains(secret), "a Stripe key is in the log:\n{log}");
         }
     }
+}
+
+#[actix_web::test]
+async fn the_checkout_page_loads_stripe_js_from_the_configured_url_and_allows_only_its_origin() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-page").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    let r = page(&shop.app, &checkout_path(&c)).await;
+    let body = assert_page(&r, 200);
+    let js = format!("{}/js.stripe.com/v3/", shop.ls.base);
+    assert!(
+        body.contains(&format!("<script src=\"{js}\"></script>")),
+        "{body}"
+    );
+    assert!(body.contains(&format!("data-stripe-key=\"{PUBLISHABLE_KEY}\"")));
+    assert!(body.contains("id=\"card-element\""));
+    assert!(!body.contains("id=\"test-card\""));
+    let csp = r.header("content-security-policy");
+    let origin = &shop.ls.base;
+    for directive in [
+        format!("script-src 'self' {origin};"),
+        format!("connect-src 'self' {origin};"),
+        format!("frame-src {origin};"),
+        "default-src 'none';".to_string(),
+    ] {
+        assert!(csp.contains(&directive), "{directive:?} not in {csp}");
+    }
+    // That URL serves Stripe.js, with what the page needs of it.
+    let script = client().get(&js).send().await.expect("fetching Stripe.js");
+    assert_eq!(script.status(), 200);
+    let text = script.text().await.unwrap();
+    assert!(text.contains("createPaymentMethod = (data)"), "{text}");
+
+    // A free checkout loads no processor script at all.
+    let free = created(api, &by_price(&cat.free_price)).await;
+    let r = page(&shop.app, &checkout_path(&free)).await;
+    let body = assert_page(&r, 200);
+    assert!(!body.contains("js.stripe.com"), "{body}");
+    assert!(r
+        .header("content-security-policy")
+        .contains("script-src 'self';"));
+}
+
+#[actix_web::test]
+async fn a_failed_authentication_reopens_the_checkout_at_the_next_confirm_without_the_webhook() {
+    let shop = spawn_shop(false).await;
+    // Stripe tells us of successes only: a failed authentication is learnt by asking.
+    shop.ls
+        .register_webhook(
+            &shop.app.url(WEBHOOK_PATH),
+            Some(&["payment_intent.succeeded"]),
+        )
+        .await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-3ds-retry").await;
+    let (c, s, intent, intent_secret) = confirm_3ds(&shop, &cat.ebook_price, CARD_3DS).await;
+    let id = id_of(&c);
+
+    // While the buyer's bank still asks, paying again is refused: the checkout waits.
+    let good = shop.ls.card(CARD_OK).await;
+    let r = confirm(api, &s, &paying("ada@example.com", &good)).await;
+    assert_eq!(r.expect_error(403), "NotOpenCheckout", "{}", r.body);
+    assert_eq!(client_get(api, &s).await.body["status"], "confirmed");
+
+    // The authentication fails; no webhook comes.
+    let pi = shop.ls.authenticate(&intent, &intent_secret, false).await;
+    assert_eq!(pi["status"], "requires_payment_method", "{pi}");
+    assert_eq!(client_get(api, &s).await.body["status"], "confirmed");
+
+    // The buyer pays with another card at once: the failed attempt is found, and this one
+    // charged.
+    let r = confirm(api, &s, &paying("ada@example.com", &good)).await;
+    r.expect(200);
+    assert_eq!(
+        r.body["payment_processor_metadata"]["intent_status"],
+        "succeeded"
+    );
+    assert_ne!(intent_of(&r.body), intent);
+    assert_eq!(client_get(api, &s).await.body["status"], "succeeded");
+    let orders = shop.orders(&cat.org).await;
+    assert_eq!(orders_of(&orders, &id).len(), 1, "{orders:?}");
+    assert_eq!(orders.len(), 1);
 }

@@ -11,55 +11,25 @@ Prints one line per check and ends with `N passed, M failed`.
 """
 
 import datetime
-import json
 import os
 import re
-import sys
 import time
-import traceback
-import urllib.error
 import urllib.parse
-import urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import (
     StaleElementReferenceException,
     TimeoutException,
     WebDriverException,
 )
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-WAIT = 15
+from harness import (DESKTOP, PHONE, WAIT, check, console_errors, env, fill, run, validate,
+                     viewport, wait)
+
 # How long the overview may take to show a validation (the page says "within a second").
 STATS_WAIT = 10
-PHONE = (390, 844)
-DESKTOP = (1280, 900)
-
-passed = 0
-failed = 0
-
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
-
-
-def env(name):
-    value = os.environ.get(name)
-    if not value:
-        print(f"missing environment variable {name}")
-        print("0 passed, 1 failed")
-        sys.exit(1)
-    return value
-
 
 BASE = env("TOLLGATE_URL")
 SHOTS = env("SCREENSHOT_DIR")
@@ -74,27 +44,6 @@ PRODUCT = "Acme Pro"
 
 # What the steps learn, for the later ones.
 shop = {}
-
-
-def driver():
-    options = webdriver.ChromeOptions()
-    options.binary_location = env("CHROMIUM")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--disable-extensions", "--no-first-run", "--hide-scrollbars",
-                f"--window-size={DESKTOP[0]},{DESKTOP[1]}"):
-        options.add_argument(arg)
-    d = webdriver.Chrome(service=Service(executable_path=env("CHROMEDRIVER")), options=options)
-    d.set_page_load_timeout(WAIT)
-    d.set_script_timeout(WAIT)
-    return d
-
-
-def viewport(d, size):
-    """Sets the page's viewport (not the window) to `size`, phone emulation included."""
-    width, height = size
-    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600,
-    })
 
 
 def widths(d):
@@ -128,16 +77,6 @@ def shoot(d, name):
         d.save_screenshot(os.path.join(SHOTS, f"dashboard-{name}-{label}-full.png"))
         check(f"screenshot {name} {label}", os.path.getsize(path) > 1000, path)
     viewport(d, DESKTOP)
-
-
-def wait(d, seconds=WAIT):
-    return WebDriverWait(d, seconds)
-
-
-def fill(d, element_id, value):
-    el = d.find_element(By.ID, element_id)
-    el.clear()
-    el.send_keys(value)
 
 
 def text(d, css):
@@ -194,18 +133,6 @@ def path(d):
 
 def org_url(rest=""):
     return f"{BASE}/dashboard/{shop['org']}{rest}"
-
-
-def validate(key):
-    body = json.dumps({"key": key, "organization_id": shop["org"]}).encode()
-    req = urllib.request.Request(
-        f"{BASE}/v1/customer-portal/license-keys/validate", data=body, method="POST",
-        headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=WAIT) as res:
-            return res.status, json.loads(res.read())
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
 
 
 def poll_overview(d, ready):
@@ -447,7 +374,7 @@ def find_the_sale(d):
 
 
 def validations_reach_the_overview(d):
-    answers = [validate(shop["key"]) for _ in range(3)]
+    answers = [validate(BASE, shop["key"], shop["org"]) for _ in range(3)]
     check("the key validates three times",
           all(s == 200 and isinstance(b, dict) and b.get("status") == "granted" for s, b in answers),
           answers)
@@ -481,7 +408,7 @@ def revoke_the_key(d):
     check("the revoke button is gone", not d.find_elements(By.ID, "revoke"))
     shoot(d, "license-key-revoked")
 
-    code, body = validate(shop["key"])
+    code, body = validate(BASE, shop["key"], shop["org"])
     check("a revoked key no longer validates (404)", code == 404, f"{code} {body}")
     ok = poll_overview(d, lambda d: (number(d, "refused-total") or 0) >= 1 and len(bars(d, "refused")) > 0)
     check("the overview counts the refused validation", (number(d, "refused-total") or 0) >= 1,
@@ -544,34 +471,20 @@ def the_other_sections(d):
     shoot(d, "settings")
 
 
-STEPS = (sign_up_and_in, create_organization, create_benefit, create_product,
-         buy_through_the_link, find_the_sale, validations_reach_the_overview, revoke_the_key,
-         the_other_sections)
+def then_no_console_error(step):
+    """The step, then a check that the browser's console logged no error meanwhile."""
+    def checked(d):
+        step(d)
+        console_errors(d, step.__name__.replace("_", " "))
+    checked.__name__ = step.__name__
+    return checked
 
 
-def main():
-    global failed
-    os.makedirs(SHOTS, exist_ok=True)
-    d = driver()
-    try:
-        for step in STEPS:
-            try:
-                step(d)
-            except Exception:  # noqa: BLE001 - report the step, then stop: the next need it
-                failed += 1
-                print(f"FAIL {step.__name__} raised:\n{traceback.format_exc()}")
-                try:
-                    d.save_screenshot(os.path.join(SHOTS, f"error-{step.__name__}.png"))
-                    print(f"page at failure: {d.current_url}")
-                except Exception:  # noqa: BLE001
-                    pass
-                break
-    finally:
-        d.quit()
-    print(f"screenshots: {SHOTS}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+STEPS = tuple(map(then_no_console_error, (
+    sign_up_and_in, create_organization, create_benefit, create_product,
+    buy_through_the_link, find_the_sale, validations_reach_the_overview, revoke_the_key,
+    the_other_sections)))
 
 
 if __name__ == "__main__":
-    main()
+    run(STEPS, stop_at_first_failure=True)

@@ -19,10 +19,17 @@ does and Tollgate relies on:
   does (localstripe only sends it for invoices' intents);
 - `off_session=true` is recorded on the intent (exported as `off_session`, which real
   Stripe does not show: for the tests' eyes only) and, as in Stripe, is refused unless
-  the PaymentMethod is attached to the intent's customer.
+  the PaymentMethod is attached to the intent's customer;
+- `POST /v1/payment_methods` accepts the publishable key in the body (`key=pk_…`), as
+  Stripe does for Stripe.js;
+- its fake Stripe.js (`localstripe-v3.js`, checked against the SHA-256 below so that an
+  upgrade is noticed) is served at /js.stripe.com/v3/ with `stripe-js-additions.js`
+  appended: `createPaymentMethod`, Stripe.js's change events and failed 3-D Secure
+  answers (that file says how).
 """
 
 import argparse
+import hashlib
 import logging
 import os
 import socket
@@ -31,6 +38,7 @@ import threading
 
 from aiohttp import web
 
+import localstripe
 from localstripe import resources
 from localstripe.errors import UserError
 from localstripe.webhooks import schedule_webhook
@@ -107,6 +115,53 @@ def patch():
     ]
 
 
+# localstripe 1.15.10's localstripe-v3.js, to which stripe-js-additions.js is appended.
+FAKE_STRIPE_JS_SHA256 = "9898c45b84c2f3395eb634a2a2c60a4c9a8d3d82e06f5e02da76265067adcad1"
+
+
+def stripe_js():
+    """The fake Stripe.js with Tollgate's additions, or an exception naming what changed."""
+    path = os.path.join(os.path.dirname(localstripe.__file__), "localstripe-v3.js")
+    with open(path, "rb") as f:
+        fake = f.read()
+    digest = hashlib.sha256(fake).hexdigest()
+    if digest != FAKE_STRIPE_JS_SHA256:
+        raise SystemExit(
+            "%s changed (sha256 %s): check stripe-js-additions.js against it, then update "
+            "FAKE_STRIPE_JS_SHA256" % (path, digest))
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "stripe-js-additions.js"), "rb") as f:
+        additions = f.read()
+    return (fake + b"\n" + additions).decode("utf-8")
+
+
+def patch_server(server):
+    script = stripe_js()
+
+    @web.middleware
+    async def serve_stripe_js(request, handler):
+        if request.method == "GET" and request.path == "/js.stripe.com/v3/":
+            return web.Response(text=script, content_type="application/javascript")
+        return await handler(request)
+
+    original_auth = server.auth_middleware
+
+    @web.middleware
+    async def auth(request, handler):
+        # Stripe.js creates PaymentMethods with the publishable key, as it creates tokens.
+        if (request.method == "POST" and request.path == "/v1/payment_methods"
+                and server.get_api_key(request) is None):
+            data = await server.get_post_data(request, remove_auth=False)
+            key = data.get("key") if isinstance(data, dict) else None
+            if isinstance(key, str) and key.startswith("pk_"):
+                return await handler(request)
+        return await original_auth(request, handler)
+
+    middlewares = server.app.middlewares
+    middlewares[middlewares.index(original_auth)] = auth
+    middlewares.insert(0, serve_stripe_js)
+
+
 def exit_when_stdin_closes():
     try:
         sys.stdin.buffer.read()
@@ -120,6 +175,8 @@ def main():
     args = parser.parse_args()
     patch()
     from localstripe import server
+
+    patch_server(server)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
