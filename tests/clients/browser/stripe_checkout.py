@@ -114,6 +114,18 @@ def the_3ds_dialog(d):
         (By.XPATH, "//button[normalize-space()='Complete authentication']")))
 
 
+def another_card_pays(d, label, shot):
+    """After a failed payment shown under the card: the buyer, still on the page, pays
+    with the approved card."""
+    pay_enabled(d)
+    check(f"{label}: still on the checkout page", "/confirmation" not in d.current_url,
+          d.current_url)
+    shoot(d, shot, focus="#card-error")
+    type_card(d, CARD_OK)
+    pay(d)
+    confirmation_with_keys(d, f"{label}, then another card", "$25.00")
+
+
 def approved(d):
     open_page(d, APPROVED_URL, "approved")
     check("approved: the button shows the total", d.find_element(By.ID, "pay").text == "Pay $25.00",
@@ -148,15 +160,9 @@ def declined(d):
     text = visible_text(d, "#card-error")
     check("declined: Stripe's message is next to the card field", "Your card was declined" in text,
           text)
-    pay_enabled(d)
-    check("declined: still on the checkout page", "/confirmation" not in d.current_url,
-          d.current_url)
     check("declined: the checkout is open", checkout_status(DECLINED_URL) == "open",
           checkout_status(DECLINED_URL))
-    shoot(d, "stripe-declined", focus="#card-error")
-    type_card(d, CARD_OK)
-    pay(d)
-    confirmation_with_keys(d, "declined then another card", "$25.00")
+    another_card_pays(d, "declined", "stripe-declined")
     console_errors(d, "a declined card, then another", expected=[(CONFIRM, 400)])
 
 
@@ -189,15 +195,9 @@ def three_d_secure_fails(d):
     text = visible_text(d, "#card-error")
     check("failed 3-D Secure: a clear message next to the card field",
           "authenticate" in text and "not charged" in text, text)
-    pay_enabled(d)
-    check("failed 3-D Secure: still on the checkout page", "/confirmation" not in d.current_url,
-          d.current_url)
-    shoot(d, "stripe-3ds-failed", focus="#card-error")
     # Paying again right away, with a card that needs no authentication: the checkout is
     # reopened (whether Stripe's webhook has arrived yet or not) and paid.
-    type_card(d, CARD_OK)
-    pay(d)
-    confirmation_with_keys(d, "failed 3-D Secure then another card", "$25.00")
+    another_card_pays(d, "failed 3-D Secure", "stripe-3ds-failed")
     console_errors(d, "a failed 3-D Secure, then another card")
 
 
