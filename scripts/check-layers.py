@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = [
     ("wiring", {"main", "startup"}),
     ("adapters", {"routes", "web", "oauth2", "openapi", "admin", "jobs", "webhooks",
-                  "middleware", "http_io", "cors"}),
+                  "middleware", "http_io", "cors", "mail"}),
     ("request", {"extract", "credentials", "idempotency", "retention"}),
     ("app", {"app"}),
     ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",

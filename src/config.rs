@@ -28,6 +28,7 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     pub license_keys: LicenseKeySettings,
     pub metrics: MetricsSettings,
+    pub email: EmailSettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -84,6 +85,11 @@ pub struct RateLimitSettings {
     /// POSTs with an `Idempotency-Key` per caller (token or session subject; client
     /// address when anonymous).
     pub idempotency_keys_per_caller: Limit,
+    /// "Send me my keys again" requests per client address.
+    pub key_resends_per_ip: Limit,
+    /// "Send me my keys again" requests per e-mail address (and organization): no inbox
+    /// gets more than this, whoever asks.
+    pub key_resends_per_address: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -104,6 +110,8 @@ impl Default for RateLimitSettings {
             checkout_links_per_ip: Limit::new(60, 60),
             authorization_codes_per_user: Limit::new(30, 60),
             idempotency_keys_per_caller: Limit::new(600, 60),
+            key_resends_per_ip: Limit::new(10, 3600),
+            key_resends_per_address: Limit::new(3, 3600),
         }
     }
 }
@@ -427,6 +435,102 @@ fn is_loopback(u: &url::Url) -> bool {
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         Some(url::Host::Domain(d)) => d == "localhost",
         None => false,
+    }
+}
+
+/// How e-mail leaves: receipts with license keys, subscription notices, keys sent again.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmailSettings {
+    /// `file` (each message an `.eml` file under `<data_dir>/mail/`), `smtp` or `none`.
+    pub transport: EmailTransport,
+    /// With `transport = "smtp"`: `smtp://host:25` (plain, or `?tls=required` for
+    /// STARTTLS), `smtps://host:465` (TLS), with `user:password@` when the server asks.
+    pub smtp_url: String,
+    /// The sender: `Name <address>`; the organization's name replaces the name.
+    pub from: String,
+    /// The wait after a first failed attempt; it doubles after each (at most 6 hours).
+    pub retry_base_ms: u64,
+    /// Attempts before a message is given up as failed.
+    pub max_attempts: u32,
+    /// How long one SMTP conversation may take.
+    pub smtp_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmailTransport {
+    #[default]
+    File,
+    Smtp,
+    None,
+}
+
+impl Default for EmailSettings {
+    fn default() -> Self {
+        Self {
+            transport: EmailTransport::File,
+            smtp_url: String::new(),
+            from: "Tollgate <noreply@localhost>".into(),
+            retry_base_ms: 30_000,
+            max_attempts: 12,
+            smtp_timeout_secs: 30,
+        }
+    }
+}
+
+/// The SMTP password never reaches a log line.
+impl std::fmt::Debug for EmailSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmailSettings")
+            .field("transport", &self.transport)
+            .field("smtp_url", &redacted_url(&self.smtp_url))
+            .field("from", &self.from)
+            .field("retry_base_ms", &self.retry_base_ms)
+            .field("max_attempts", &self.max_attempts)
+            .field("smtp_timeout_secs", &self.smtp_timeout_secs)
+            .finish()
+    }
+}
+
+/// A URL with its password replaced (for logs).
+pub fn redacted_url(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("redacted"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) if raw.is_empty() => String::new(),
+        Err(_) => "<not a URL>".into(),
+    }
+}
+
+impl EmailSettings {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("email.{key}: {why}")));
+        if self.from.parse::<lettre::message::Mailbox>().is_err() {
+            return bad("from", "expected an address, or `Name <address>`");
+        }
+        if self.max_attempts == 0 {
+            return bad("max_attempts", "must be > 0");
+        }
+        if self.retry_base_ms == 0 {
+            return bad("retry_base_ms", "must be > 0");
+        }
+        if self.smtp_timeout_secs == 0 {
+            return bad("smtp_timeout_secs", "must be > 0");
+        }
+        if self.transport != EmailTransport::Smtp {
+            return Ok(());
+        }
+        match url::Url::parse(&self.smtp_url) {
+            Ok(u) if matches!(u.scheme(), "smtp" | "smtps") && u.host_str().is_some() => Ok(()),
+            _ => bad(
+                "smtp_url",
+                "expected smtp://host[:port] or smtps://host[:port] (needed with email.transport = \"smtp\")",
+            ),
+        }
     }
 }
 
@@ -810,6 +914,7 @@ impl Settings {
         }
         crate::client_ip::TrustedProxies::parse(&self.server.trusted_proxies)
             .map_err(ConfigError::Invalid)?;
+        self.email.validate()?;
         if self.oauth2.max_outstanding_codes == 0 {
             return Err(ConfigError::Invalid(
                 "oauth2.max_outstanding_codes: must be > 0".into(),
@@ -837,6 +942,8 @@ impl Settings {
         s.storage.cache_capacity_mb = 16;
         s.log.level = "warn".into();
         s.oauth2.generate_signing_key_on_start = false;
+        // Tests that read mail choose a transport; the others send none.
+        s.email.transport = EmailTransport::None;
         s
     }
 }

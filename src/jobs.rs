@@ -8,6 +8,7 @@
 //! | purge of idle rate-limit keys | every minute | every node (its own limiters) |
 //! | webhook fan-out from the change feed (`webhooks::dispatch`) | as changes are written | one node (job lock `webhooks`) |
 //! | webhook delivery, one worker per endpoint (`webhooks::delivery`) | as events are pending | the node holding `webhooks` |
+//! | e-mail, decided in the fan-out, sent from the outbox (`mail`) | as messages come due | the node holding `webhooks` |
 //! | validation day counters written to the store (`stats`) | every second | every node (its own counts, added) |
 //!
 //! Every task is safe to run twice (conditional writes, derived ids, payment idempotency
@@ -24,6 +25,7 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::S
     spawn_retention(state.clone());
     spawn_limit_purge(state.clone());
     crate::webhooks::dispatch::start(state.clone());
+    crate::mail::start(state.clone());
     spawn_validation_counts(state.clone());
     crate::webhooks::delivery::start(state).await
 }

@@ -200,6 +200,8 @@ pub struct RateLimits {
     oauth_client: Policy<u64>,
     license_keys_ip: Policy<IpAddr>,
     license_keys_key: Policy<u64>,
+    key_resends_ip: Policy<IpAddr>,
+    key_resends_address: Policy<u64>,
     api_token: Policy<u64>,
     backoff_base: Duration,
     backoff_max: Duration,
@@ -236,6 +238,8 @@ impl RateLimits {
             oauth_client: Policy::new("client", s.oauth_per_client, on),
             license_keys_ip: Policy::new("ip", s.license_keys_per_ip, on),
             license_keys_key: Policy::new("key", s.license_keys_per_key, on),
+            key_resends_ip: Policy::new("ip", s.key_resends_per_ip, on),
+            key_resends_address: Policy::new("address", s.key_resends_per_address, on),
             api_token: Policy::new("token", s.api_per_token, on),
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
@@ -398,6 +402,24 @@ impl RateLimits {
     }
 
     /// A checkout link followed from `ip` (it creates a checkout).
+    /// A request from `ip` to send `email`'s keys of `organization` again.
+    pub fn key_resend(
+        &self,
+        ip: IpAddr,
+        organization: &impl Hash,
+        email: &str,
+    ) -> Result<Report, Denied> {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'r');
+        organization.hash(&mut h);
+        h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
+        let address = h.finish();
+        self.two(
+            (&self.key_resends_ip, &addr_key(ip)),
+            Some((&self.key_resends_address, &address)),
+        )
+    }
+
     pub fn checkout_link(&self, ip: IpAddr) -> Result<Report, Denied> {
         self.two::<IpAddr, IpAddr>((&self.checkout_link_ip, &addr_key(ip)), None)
     }

@@ -176,6 +176,10 @@ impl Application {
                     Some(addr),
                 ),
             )?,
+            mailer: Arc::new(crate::egress::mail::Mailer::new(
+                &settings.email,
+                &settings.storage.data_dir,
+            )?),
             metrics: Arc::new(crate::metrics::Metrics::new()?),
             clock,
         };

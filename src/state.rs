@@ -40,6 +40,8 @@ pub struct AppState {
     /// Webhook delivery: wakes the endpoints' workers, holds the HTTP client and the
     /// target policy.
     pub webhooks: crate::egress::Hub,
+    /// E-mail: the transport, the sender's address and the outbox's wake-up.
+    pub mailer: Arc<crate::egress::mail::Mailer>,
     /// Customers as license keys render them, for the validation hot path.
     pub customers: Arc<crate::cache::CustomerCache>,
     /// What `GET /metrics` exposes.
@@ -60,6 +62,7 @@ pub struct Services {
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
     pub webhooks: crate::egress::Hub,
+    pub mailer: Arc<crate::egress::mail::Mailer>,
     pub metrics: Arc<crate::metrics::Metrics>,
 }
 
@@ -109,6 +112,7 @@ impl AppState {
             password_pool,
             trusted_proxies,
             webhooks: services.webhooks,
+            mailer: services.mailer,
             metrics: services.metrics,
             jobs: Leadership::default(),
             validation_counts: crate::stats::ValidationCounters::default(),

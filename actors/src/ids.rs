@@ -164,6 +164,10 @@ pub mod entity {
         pub WebhookEventId
     );
     crate::typed_id!(pub WebhookDeliveryId);
+    crate::typed_id!(
+        /// One e-mail in the outbox; its `Message-ID` is derived from it.
+        pub MailMessageId
+    );
 }
 
 /// A UUID derived deterministically from a parent id and a label (e.g. the order of a

@@ -480,6 +480,26 @@ fn lax_opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error>
     }
 }
 
+/// "Send me my keys again": the buyer's e-mail address and the seller.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LicenseKeyResend {
+    /// The address the keys were bought with.
+    pub email: String,
+    pub organization_id: Uuid,
+}
+
+/// The answer to a resend request, the same whether or not the address has keys.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LicenseKeyResendAccepted {
+    pub detail: &'static str,
+}
+
+impl LicenseKeyResendAccepted {
+    pub const DETAIL: &'static str =
+        "If this address has license keys from this organization, they are on their way.";
+}
+
 // Polar's `LicenseKeyValidate`. Unknown fields (e.g. `label`) are ignored, as in Polar.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyValidate {
@@ -780,7 +800,12 @@ pub(crate) fn sample_keys() -> Vec<LicenseKey> {
 pub(crate) fn samples() -> Vec<(&'static str, Value)> {
     let customer = super::subscription::sample_customer();
     let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
-    let mut out = Vec::new();
+    let mut out = vec![(
+        "LicenseKeyResendAccepted",
+        to_value(serde_json::to_value(LicenseKeyResendAccepted {
+            detail: LicenseKeyResendAccepted::DETAIL,
+        })),
+    )];
     for key in sample_keys() {
         out.push((
             "LicenseKeyRead",

@@ -150,8 +150,9 @@ pub struct OrganizationCapabilities {
     pub dashboard_access: bool,
 }
 
-/// Which e-mails the organization's members get about sales: none yet.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// Which copies of sales go to the organization's e-mail (`email`): off until set.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OrganizationNotificationSettings {
     pub new_order: bool,
     pub new_subscription: bool,
@@ -393,8 +394,8 @@ impl From<&Organization> for OrganizationView {
                 dashboard_access: o.blocked_at.is_none(),
             },
             notification_settings: OrganizationNotificationSettings {
-                new_order: false,
-                new_subscription: false,
+                new_order: o.notification_settings.new_order,
+                new_subscription: o.notification_settings.new_subscription,
             },
         }
     }
@@ -456,6 +457,10 @@ pub struct OrganizationUpdate {
     #[serde(default)]
     #[schema(value_type = Option<OrganizationSubscriptionSettings>)]
     pub subscription_settings: Maybe<OrganizationSubscriptionSettings>,
+    /// Copies of orders (and new subscriptions) to the organization's e-mail.
+    #[serde(default)]
+    #[schema(value_type = Option<OrganizationNotificationSettings>)]
+    pub notification_settings: Maybe<OrganizationNotificationSettings>,
     // Public profile fields Polar shows but edits elsewhere (not in its `OrganizationUpdate`
     // schema); accepted here so they can be set.
     #[serde(default)]

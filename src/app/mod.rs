@@ -34,6 +34,7 @@ pub mod customer_state;
 pub mod forms;
 pub mod license_keys;
 pub mod listing;
+pub mod mail;
 pub mod orders;
 pub mod organization_access_tokens;
 pub mod paging;

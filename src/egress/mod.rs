@@ -4,6 +4,7 @@
 //! and imports nothing that holds or reads the state; the delivery workers
 //! (`crate::webhooks::delivery`) use it.
 
+pub mod mail;
 pub mod target;
 
 use std::sync::Mutex;

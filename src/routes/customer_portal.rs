@@ -14,7 +14,8 @@ use tollgate_actors::license_key::LicenseKey;
 
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyDeactivate, LicenseKeyRead,
-    LicenseKeyValidate, LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
+    LicenseKeyResend, LicenseKeyResendAccepted, LicenseKeyValidate, LicenseKeyWithActivations,
+    RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::{ListResource, Pagination, PresizedJson};
 
@@ -23,7 +24,7 @@ use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{CustomerPortalRead, CustomerPortalWrite};
 use crate::extract::json::HotJson;
-use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject};
+use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
 use crate::state::AppState;
 
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
@@ -35,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         crate::resource!(cfg, format!("{prefix}/activate"), { post => activate });
         crate::resource!(cfg, format!("{prefix}/deactivate"), { post => deactivate });
     }
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/resend", { post => resend });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
@@ -158,6 +160,35 @@ async fn get(
 
 /// `POST /v1/customer-portal/license-keys/{id}/rotate`: one of the customer's own keys gets
 /// a new value (no body).
+/// "Send me my keys again" (no authentication): 202 whether or not the address has keys
+/// (nobody learns who bought what), rate-limited per client and per address.
+async fn resend(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: ValidJson<LicenseKeyResend>,
+) -> ApiResult<Limited<HttpResponse>> {
+    let body = body.into_inner();
+    let mut v = crate::validate::Validator::new();
+    v.email(crate::loc!["body", "email"], body.email.trim());
+    v.finish()?;
+    let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
+    let report = state
+        .limits
+        .key_resend(ip, &body.organization_id, &body.email)?;
+    crate::app::mail::resend_keys(
+        &state,
+        OrganizationId(body.organization_id),
+        body.email.trim(),
+    )
+    .await?;
+    Ok(Limited {
+        answer: Ok(HttpResponse::Accepted().json(LicenseKeyResendAccepted {
+            detail: LicenseKeyResendAccepted::DETAIL,
+        })),
+        report,
+    })
+}
+
 async fn rotate(
     auth: Auth<CustomerPortalWrite>,
     state: web::Data<AppState>,

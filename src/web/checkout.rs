@@ -614,6 +614,10 @@ struct ConfirmationPage {
     keys: Vec<KeyView>,
     benefits: Vec<String>,
     success_url: Option<String>,
+    /// Whether a receipt is e-mailed (a transport other than `none`).
+    mailed: bool,
+    /// The page that sends the keys again.
+    resend_url: String,
 }
 
 /// The license keys a purchase created: their ids derive from the checkout's.
@@ -692,6 +696,12 @@ async fn confirmation_page(
             .is_some()
             .then(|| c.success_url(""))
             .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
+        mailed: state.settings.email.transport != crate::config::EmailTransport::None,
+        resend_url: format!(
+            "{}?organization_id={}",
+            crate::web::resend::PATH,
+            c.organization_id
+        ),
     };
     Ok(page(200, render(&view)?, &PageSources::default()))
 }

@@ -10,6 +10,7 @@ pub mod account;
 pub mod checkout;
 pub mod dashboard;
 pub mod forms;
+pub mod resend;
 
 use actix_web::cookie::Cookie;
 use actix_web::http::header;
@@ -22,6 +23,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     checkout::configure(cfg);
     account::configure(cfg);
     dashboard::configure(cfg);
+    resend::configure(cfg);
 }
 
 #[derive(Template)]

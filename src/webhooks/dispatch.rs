@@ -84,6 +84,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     }
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
+    let mut mail = false;
     let mut seqs = Vec::with_capacity(changes.len());
     // The dashboard's day counters, written with the consumption (see `crate::stats`).
     let mut projection = crate::stats::Projection::default();
@@ -92,6 +93,18 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         seqs.push(change.seq);
         if let Err(e) = projection.add(change, now) {
             tracing::warn!(collection = %change.collection, error = %e, "cannot count a change in the day counters; skipped");
+        }
+        // The e-mails it stands for, queued in this same write.
+        match crate::app::mail::messages_of(state, change).await {
+            Ok(messages) => {
+                for m in &messages {
+                    batch.put(m, Expect::Absent)?;
+                }
+                mail |= !messages.is_empty();
+            }
+            Err(e) => {
+                tracing::warn!(collection = %change.collection, error = %e, "cannot render an e-mail; skipped");
+            }
         }
         if !is_event_source(&change.collection) {
             continue;
@@ -129,6 +142,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     state.store.commit_durable(&batch).await?;
     for id in woken {
         state.webhooks.wake(id);
+    }
+    if mail {
+        state.mailer.wake();
     }
     Ok(changes.len())
 }

@@ -33,6 +33,7 @@ mod http_hardening;
 mod idempotency;
 mod license_keys;
 mod license_keys_sdk;
+mod mail;
 mod metrics;
 mod nodes;
 mod oauth;

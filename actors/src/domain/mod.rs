@@ -12,6 +12,7 @@ pub mod customer_session;
 pub mod discount;
 pub mod email;
 pub mod ids;
+pub mod mail;
 pub mod membership;
 pub mod metadata;
 pub mod money;

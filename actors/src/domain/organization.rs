@@ -32,6 +32,45 @@ pub struct Organization {
     pub subscription_settings: SubscriptionSettings,
     pub blocked_at: Option<DateTime<Utc>>,
     pub deleted_at: Option<DateTime<Utc>>,
+    /// Which e-mails about sales the organization's address gets (format version 2).
+    pub notification_settings: NotificationSettings,
+}
+
+/// Copies of sales to the organization's e-mail: off until the seller asks (Polar's
+/// `notification_settings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotificationSettings {
+    pub new_order: bool,
+    pub new_subscription: bool,
+}
+
+/// Format version 1: before `notification_settings`.
+#[derive(Deserialize)]
+struct OrganizationV1 {
+    pub id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub name: String,
+    pub slug: String,
+    pub avatar_url: Option<String>,
+    pub bio: Option<String>,
+    pub company: Option<String>,
+    pub blog: Option<String>,
+    pub location: Option<String>,
+    pub email: Option<String>,
+    pub twitter_username: Option<String>,
+    pub pledge_minimum_amount: i64,
+    pub pledge_badge_show_amount: bool,
+    pub default_upfront_split_to_contributors: Option<i64>,
+    pub billing_email: Option<String>,
+    pub default_badge_custom_content: Option<String>,
+    pub total_monthly_spending_limit: Option<i64>,
+    pub per_user_monthly_spending_limit: Option<i64>,
+    pub profile_settings: ProfileSettings,
+    pub feature_settings: FeatureSettings,
+    pub subscription_settings: SubscriptionSettings,
+    pub blocked_at: Option<DateTime<Utc>>,
+    pub deleted_at: Option<DateTime<Utc>>,
 }
 
 /// Public profile settings. Unset keys are omitted from responses, as Polar stores them.
@@ -170,6 +209,7 @@ impl Organization {
             subscription_settings: SubscriptionSettings::default(),
             blocked_at: None,
             deleted_at: None,
+            notification_settings: NotificationSettings::default(),
         }
     }
 
@@ -182,8 +222,62 @@ impl Organization {
     }
 }
 
+impl From<OrganizationV1> for Organization {
+    fn from(v1: OrganizationV1) -> Self {
+        Self {
+            id: v1.id,
+            created_at: v1.created_at,
+            modified_at: v1.modified_at,
+            name: v1.name,
+            slug: v1.slug,
+            avatar_url: v1.avatar_url,
+            bio: v1.bio,
+            company: v1.company,
+            blog: v1.blog,
+            location: v1.location,
+            email: v1.email,
+            twitter_username: v1.twitter_username,
+            pledge_minimum_amount: v1.pledge_minimum_amount,
+            pledge_badge_show_amount: v1.pledge_badge_show_amount,
+            default_upfront_split_to_contributors: v1.default_upfront_split_to_contributors,
+            billing_email: v1.billing_email,
+            default_badge_custom_content: v1.default_badge_custom_content,
+            total_monthly_spending_limit: v1.total_monthly_spending_limit,
+            per_user_monthly_spending_limit: v1.per_user_monthly_spending_limit,
+            profile_settings: v1.profile_settings,
+            feature_settings: v1.feature_settings,
+            subscription_settings: v1.subscription_settings,
+            blocked_at: v1.blocked_at,
+            deleted_at: v1.deleted_at,
+            notification_settings: NotificationSettings::default(),
+        }
+    }
+}
+
 impl Record for Organization {
-    crate::record_v1!(Organization, "organization");
+    const COLLECTION: &'static str = "organization";
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => Ok(tollgate_storage::codec::decode::<OrganizationV1>(
+                Self::COLLECTION,
+                1,
+                payload,
+            )?
+            .into()),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events.
     const FEED: bool = true;
     const UNIQUES: &'static [&'static str] = &[ORG_SLUG];
@@ -242,13 +336,20 @@ mod tests {
             Utc.timestamp_opt(0, 0).unwrap(),
         );
         let bytes = org.encode().unwrap();
-        assert_eq!(Organization::decode(1, &bytes).unwrap(), org);
+        assert_eq!(Organization::decode(2, &bytes).unwrap(), org);
+        // Version 1 is version 2 without the notification settings at the end.
+        let v1 = &bytes[..bytes.len() - 2];
+        assert_eq!(Organization::decode(1, v1).unwrap(), org);
+        let mut copies = org.clone();
+        copies.notification_settings.new_order = true;
+        let back = Organization::decode(2, &copies.encode().unwrap()).unwrap();
+        assert!(back.notification_settings.new_order);
         // Pin the format: id (len 16 + bytes), then the timestamp string.
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             hex,
             "100000000000000000000000000000000714313937302d30312d30315430303a30303a30305a00\
-             0441636d650461636d6500000000000000fba00f00000000000000000000000000000001010000"
+             0441636d650461636d6500000000000000fba00f000000000000000000000000000000010100000000"
         );
     }
 }

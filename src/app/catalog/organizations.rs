@@ -418,6 +418,12 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
         s.check_supported(&mut v, loc!["body", "subscription_settings"]);
         org.subscription_settings = s.into();
     }
+    if let Maybe::Value(n) = &input.notification_settings {
+        org.notification_settings = crate::domain::organization::NotificationSettings {
+            new_order: n.new_order,
+            new_subscription: n.new_subscription,
+        };
+    }
     v.finish()
 }
 

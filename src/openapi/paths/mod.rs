@@ -16,8 +16,9 @@ use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
-    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate,
-    LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
+    LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyResend, LicenseKeyResendAccepted,
+    LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations,
+    RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,
@@ -546,6 +547,13 @@ fn portal_license_keys_get() {}
     security(("bearer" = ["customer_portal:write"])),
     responses((status = 200, body = RotatedLicenseKey), (status = 400, description = "RotateNotPermitted: the key is revoked", body = Error)))]
 fn portal_license_keys_rotate() {}
+
+/// Send a buyer's license keys to their e-mail again (no authentication). The answer is
+/// the same whether or not the address holds keys from the organization.
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/resend", tag = "customer-portal",
+    request_body = LicenseKeyResend,
+    responses((status = 202, body = LicenseKeyResendAccepted), (status = 429, description = "Too many requests from this client, or for this address", body = Error)))]
+fn portal_resend() {}
 
 /// Validate a license key (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/validate", tag = "customer-portal",

@@ -252,6 +252,26 @@ fn page_tokens_revoke() {}
     ))]
 fn page_checkout() {}
 
+/// "Send me my license keys again": a form for the buyer's e-mail address.
+#[utoipa::path(get, path = "/license-keys/resend", tag = "pages",
+    params(("organization_id" = String, Query, description = "The seller")),
+    responses(
+        (status = 200, description = "The form", content_type = "text/html"),
+        (status = 404, description = "No such organization", content_type = "text/html"),
+    ))]
+fn page_resend_form() {}
+
+/// Sends the buyer's keys again: the same answer whether or not the address has keys.
+#[utoipa::path(post, path = "/license-keys/resend", tag = "pages",
+    request_body(content_type = "application/x-www-form-urlencoded", content = String, description = "`email` and `organization_id`"),
+    responses(
+        (status = 200, description = "Sent, if the address has keys", content_type = "text/html"),
+        (status = 404, description = "No such organization", content_type = "text/html"),
+        (status = 422, description = "Not an e-mail address: the form again", content_type = "text/html"),
+        (status = 429, description = "Too many requests from this client or for this address", content_type = "text/html"),
+    ))]
+fn page_resend_send() {}
+
 /// The confirmation page (the default `success_url`): the payment in progress (refreshes
 /// itself), or the order summary with the license keys the purchase granted.
 #[utoipa::path(get, path = "/checkout/{client_secret}/confirmation", tag = "pages",

@@ -1,0 +1,371 @@
+//! E-mail: the outbox. Each message is decided once (from the change feed, or by a
+//! request such as "send me my keys again"), rendered when it is decided, and stored with
+//! what it takes to send it; the sender in the server crate moves it through its states
+//! and logs every attempt on the record ([`MailMessage::record_attempt`], a pure rule).
+//!
+//! A message's id is derived from the fact it tells (the order it is the receipt of), so a
+//! fact decided twice is one message; its `Message-ID` header is derived from the id, so an
+//! SMTP server that sees a retry of a message whose answer was lost can tell it is the
+//! same message.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record};
+
+use super::ids::{CustomerId, MailMessageId, OrderId, OrganizationId, SubscriptionId};
+use super::time_key;
+
+/// No tenant: messages waiting to be sent, by the time of their next attempt.
+pub const MAIL_PENDING: &str = "mail_pending";
+/// Tenant: an order; its messages by creation time (the dashboard's order page).
+pub const MAIL_BY_ORDER: &str = "mail_by_order";
+/// No tenant: every message by creation time (retention).
+pub const MAIL_BY_CREATED: &str = "mail_by_created";
+
+/// What a message tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MailKind {
+    /// To the buyer: what was bought, the amounts, the license keys.
+    OrderReceipt,
+    /// To the buyer: a subscription renewed and was charged.
+    RenewalReceipt,
+    /// To the buyer: a renewal's payment failed; when it is tried again.
+    RenewalFailed,
+    /// To the buyer: a subscription was canceled (it ends at the period's end) or ended.
+    SubscriptionCanceled,
+    SubscriptionEnded,
+    /// To the buyer: the seller revoked or disabled one of their keys.
+    KeyRevoked,
+    KeyDisabled,
+    /// To the buyer, on request: every key they hold from the organization.
+    KeysResent,
+    /// To the seller (the organization's e-mail), when it asked for copies: a sale.
+    SellerOrderCopy,
+}
+
+impl MailKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailKind::OrderReceipt => "order_receipt",
+            MailKind::RenewalReceipt => "renewal_receipt",
+            MailKind::RenewalFailed => "renewal_failed",
+            MailKind::SubscriptionCanceled => "subscription_canceled",
+            MailKind::SubscriptionEnded => "subscription_ended",
+            MailKind::KeyRevoked => "license_key_revoked",
+            MailKind::KeyDisabled => "license_key_disabled",
+            MailKind::KeysResent => "license_keys_resent",
+            MailKind::SellerOrderCopy => "seller_order_copy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MailState {
+    /// Waiting for its next attempt.
+    Pending,
+    /// Accepted by the transport (the SMTP server, or written to its file).
+    Sent,
+    /// Refused for good (an SMTP 5xx answer), or still not sent after the last attempt.
+    Failed,
+    /// Not sent: the transport is `none`.
+    Skipped,
+}
+
+impl MailState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailState::Pending => "pending",
+            MailState::Sent => "sent",
+            MailState::Failed => "failed",
+            MailState::Skipped => "skipped",
+        }
+    }
+}
+
+/// One attempt to hand a message to the transport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MailAttempt {
+    pub at: DateTime<Utc>,
+    pub ok: bool,
+    /// The SMTP server's answer (`250 2.0.0 Ok: queued`), the file written, or what went
+    /// wrong (`connection refused`).
+    pub answer: String,
+}
+
+/// How a transport took one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Accepted; the answer.
+    Accepted(String),
+    /// Not now (a 4xx answer, no connection, a timeout): try again later.
+    Transient(String),
+    /// Never (a 5xx answer: no such mailbox, refused as spam).
+    Permanent(String),
+    /// The transport sends nothing (`none`).
+    Skipped,
+}
+
+/// When to try again: `base`, then twice as long after each failure, at most
+/// [`MAX_RETRY_DELAY`], for `max_attempts` attempts in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub base: Duration,
+    pub max_attempts: u32,
+}
+
+/// The longest wait between two attempts.
+pub const MAX_RETRY_DELAY: Duration = Duration::hours(6);
+
+impl RetryPolicy {
+    /// The wait after the `failures`-th failed attempt (1 for the first).
+    pub fn delay(&self, failures: u32) -> Duration {
+        let factor = 1_i32
+            .checked_shl(failures.saturating_sub(1))
+            .unwrap_or(i32::MAX);
+        self.base
+            .checked_mul(factor)
+            .unwrap_or(MAX_RETRY_DELAY)
+            .min(MAX_RETRY_DELAY)
+    }
+}
+
+/// One e-mail, as decided and rendered, and its delivery so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MailMessage {
+    pub id: MailMessageId,
+    pub organization_id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub kind: MailKind,
+    /// The recipient's address.
+    pub to: String,
+    /// The organization's address, where the buyer's answers go.
+    pub reply_to: Option<String>,
+    /// The name shown with the service's sending address (the organization's name).
+    pub from_name: String,
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+    pub order_id: Option<OrderId>,
+    pub subscription_id: Option<SubscriptionId>,
+    pub customer_id: Option<CustomerId>,
+    pub state: MailState,
+    pub attempts: Vec<MailAttempt>,
+    /// Set while pending.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl MailMessage {
+    /// The `Message-ID` header's value, the same at every attempt: `<id@domain>`.
+    pub fn message_id(&self, domain: &str) -> String {
+        format!("<{}@{domain}>", self.id.uuid())
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.state == MailState::Pending
+    }
+
+    /// Records one attempt made at `at`: accepted → sent; skipped → skipped; refused for
+    /// good → failed; refused for now → pending again after the policy's delay, or failed
+    /// when that was the last attempt. A message no longer pending is left as it is.
+    pub fn record_attempt(&mut self, at: DateTime<Utc>, delivery: Delivery, policy: RetryPolicy) {
+        if !self.is_pending() {
+            return;
+        }
+        self.modified_at = Some(at);
+        let (ok, answer, state) = match delivery {
+            Delivery::Accepted(answer) => (true, answer, MailState::Sent),
+            Delivery::Skipped => (
+                true,
+                "not sent: email.transport is \"none\"".to_string(),
+                MailState::Skipped,
+            ),
+            Delivery::Permanent(answer) => (false, answer, MailState::Failed),
+            Delivery::Transient(answer) => {
+                let failures = self.attempts.iter().filter(|a| !a.ok).count() as u32 + 1;
+                let state = if failures >= policy.max_attempts.max(1) {
+                    MailState::Failed
+                } else {
+                    MailState::Pending
+                };
+                (false, answer, state)
+            }
+        };
+        self.attempts.push(MailAttempt { at, ok, answer });
+        self.state = state;
+        self.next_attempt_at = match state {
+            MailState::Pending => {
+                let failures = self.attempts.iter().filter(|a| !a.ok).count() as u32;
+                Some(at + policy.delay(failures))
+            }
+            _ => None,
+        };
+    }
+}
+
+impl Record for MailMessage {
+    crate::record_v1!(MailMessage, "mail_message");
+    const INDEXES: &'static [&'static str] = &[MAIL_PENDING, MAIL_BY_ORDER, MAIL_BY_CREATED];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        let created = time_key(self.created_at);
+        let mut entries = vec![IndexEntry::new(
+            MAIL_BY_CREATED,
+            Vec::new(),
+            created.clone(),
+        )];
+        if let Some(order) = self.order_id {
+            entries.push(IndexEntry::new(MAIL_BY_ORDER, order.key(), created));
+        }
+        if let (MailState::Pending, Some(at)) = (self.state, self.next_attempt_at) {
+            entries.push(IndexEntry::new(
+                MAIL_PENDING,
+                Vec::new(),
+                KeyBuf::new().i64(at.timestamp_micros()).into_vec(),
+            ));
+        }
+        entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::golden::{at, uuid};
+
+    fn message() -> MailMessage {
+        MailMessage {
+            id: MailMessageId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(10),
+            modified_at: None,
+            kind: MailKind::OrderReceipt,
+            to: "ada@example.com".into(),
+            reply_to: Some("shop@example.com".into()),
+            from_name: "Acme".into(),
+            subject: "Your receipt".into(),
+            text: "Thanks".into(),
+            html: "<p>Thanks</p>".into(),
+            order_id: Some(OrderId(uuid(3))),
+            subscription_id: None,
+            customer_id: Some(CustomerId(uuid(4))),
+            state: MailState::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: Some(at(10)),
+        }
+    }
+
+    const POLICY: RetryPolicy = RetryPolicy {
+        base: Duration::seconds(30),
+        max_attempts: 4,
+    };
+
+    fn pending_keys(m: &MailMessage) -> Vec<Vec<u8>> {
+        m.index_entries()
+            .into_iter()
+            .filter(|e| e.index == MAIL_PENDING)
+            .map(|e| e.sort)
+            .collect()
+    }
+
+    #[test]
+    fn delays_double_up_to_six_hours() {
+        assert_eq!(POLICY.delay(1), Duration::seconds(30));
+        assert_eq!(POLICY.delay(2), Duration::seconds(60));
+        assert_eq!(POLICY.delay(3), Duration::seconds(120));
+        assert_eq!(
+            POLICY.delay(12),
+            Duration::seconds(30 * 2048).min(MAX_RETRY_DELAY)
+        );
+        assert_eq!(POLICY.delay(40), MAX_RETRY_DELAY);
+        assert_eq!(POLICY.delay(u32::MAX), MAX_RETRY_DELAY);
+    }
+
+    #[test]
+    fn accepted_is_sent_once_and_leaves_the_pending_index() {
+        let mut m = message();
+        assert_eq!(pending_keys(&m).len(), 1);
+        m.record_attempt(at(11), Delivery::Accepted("250 Ok".into()), POLICY);
+        assert_eq!(m.state, MailState::Sent);
+        assert_eq!(m.next_attempt_at, None);
+        assert!(pending_keys(&m).is_empty());
+        assert_eq!(m.attempts.len(), 1);
+        assert!(m.attempts[0].ok);
+        // A late second answer changes nothing.
+        m.record_attempt(at(12), Delivery::Transient("421".into()), POLICY);
+        assert_eq!(m.state, MailState::Sent);
+        assert_eq!(m.attempts.len(), 1);
+    }
+
+    #[test]
+    fn transient_failures_back_off_then_give_up() {
+        let mut m = message();
+        m.record_attempt(
+            at(20),
+            Delivery::Transient("connection refused".into()),
+            POLICY,
+        );
+        assert_eq!(m.state, MailState::Pending);
+        assert_eq!(m.next_attempt_at, Some(at(20) + Duration::seconds(30)));
+        assert_eq!(pending_keys(&m).len(), 1);
+        m.record_attempt(at(60), Delivery::Transient("451 later".into()), POLICY);
+        assert_eq!(m.next_attempt_at, Some(at(60) + Duration::seconds(60)));
+        m.record_attempt(at(200), Delivery::Transient("451 later".into()), POLICY);
+        assert_eq!(m.state, MailState::Pending);
+        m.record_attempt(at(400), Delivery::Transient("451 later".into()), POLICY);
+        assert_eq!(m.state, MailState::Failed, "the fourth failure is the last");
+        assert_eq!(m.next_attempt_at, None);
+        assert!(pending_keys(&m).is_empty());
+        assert_eq!(m.attempts.len(), 4);
+        assert_eq!(m.attempts[1].answer, "451 later");
+    }
+
+    #[test]
+    fn a_transient_failure_then_success_is_sent() {
+        let mut m = message();
+        m.record_attempt(at(20), Delivery::Transient("timeout".into()), POLICY);
+        m.record_attempt(at(60), Delivery::Accepted("250 queued".into()), POLICY);
+        assert_eq!(m.state, MailState::Sent);
+        assert_eq!(m.attempts.len(), 2);
+    }
+
+    #[test]
+    fn a_permanent_refusal_fails_at_once_and_none_skips() {
+        let mut m = message();
+        m.record_attempt(
+            at(20),
+            Delivery::Permanent("550 no such user".into()),
+            POLICY,
+        );
+        assert_eq!(m.state, MailState::Failed);
+        assert!(pending_keys(&m).is_empty());
+        let mut m = message();
+        m.record_attempt(at(20), Delivery::Skipped, POLICY);
+        assert_eq!(m.state, MailState::Skipped);
+        assert!(pending_keys(&m).is_empty());
+    }
+
+    #[test]
+    fn the_message_id_is_stable_and_the_record_round_trips() {
+        let m = message();
+        assert_eq!(
+            m.message_id("example.com"),
+            m.clone().message_id("example.com")
+        );
+        assert!(m.message_id("example.com").starts_with('<'));
+        let back = MailMessage::decode(1, &m.encode().unwrap()).unwrap();
+        assert_eq!(back, m);
+        let by_order: Vec<_> = m
+            .index_entries()
+            .into_iter()
+            .filter(|e| e.index == MAIL_BY_ORDER)
+            .collect();
+        assert_eq!(by_order.len(), 1);
+        assert_eq!(by_order[0].tenant, OrderId(uuid(3)).key());
+    }
+}

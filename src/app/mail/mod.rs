@@ -1,0 +1,568 @@
+//! E-mail: which messages a change of the store stands for, rendered when decided, and the
+//! messages asked for (a buyer's keys sent again, a receipt sent again from the dashboard).
+//!
+//! The fan-out (`crate::webhooks::dispatch`) calls [`messages_of`] for each change-feed
+//! entry and writes the messages in the transaction that consumes the entry; the sender
+//! (`crate::mail`) sends what is pending. A message's id is derived from the fact it tells,
+//! and a fact already told is not told again ([`MailMessage`]).
+//!
+//! | message | to | when |
+//! |---|---|---|
+//! | order receipt | buyer | an order of a purchase or a subscription's first payment is written |
+//! | renewal receipt | buyer | a renewal order is written |
+//! | renewal payment failed | buyer | a subscription becomes past due, and at each failed retry |
+//! | subscription canceled | buyer | it is set to end at the period's end |
+//! | subscription ended | buyer | it ends (canceled now, revoked, or dunning gave up) |
+//! | license key revoked / disabled | buyer | the seller revokes or disables a key (not the keys of an ended subscription: that message says so) |
+//! | your license keys | buyer | asked for on the resend page or `POST /v1/customer-portal/license-keys/resend` |
+//! | new order (copy) | the organization's e-mail | with each order, when `notification_settings.new_order` is on |
+
+mod render;
+
+use chrono::{DateTime, Utc};
+use tollgate_storage::{Batch, Change, Direction, Expect};
+
+use crate::domain::benefit::{Benefit, BenefitProperties};
+use crate::domain::customer::{customer_by_email, Customer};
+use crate::domain::ids::{MailMessageId, OrderId, OrganizationId};
+use crate::domain::mail::{MailKind, MailMessage, MailState, MAIL_BY_ORDER};
+use crate::domain::order::{BillingReason, Order};
+use crate::domain::organization::Organization;
+use crate::domain::product::Product;
+use crate::error::ApiError;
+use crate::state::AppState;
+use tollgate_actors::checkout::Checkout;
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
+use tollgate_actors::subscription::{Subscription, SubscriptionStatus, DUNNING_PERIOD};
+
+pub use render::{date, Brand, KeyLine, Rendered};
+
+/// The messages `change` stands for that were not decided before (none for most changes).
+pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMessage>, ApiError> {
+    let decided = if change.is::<Order>() {
+        match (change.before::<Order>()?, change.after::<Order>()?) {
+            (None, Some(order)) => order_messages(state, &order).await?,
+            _ => Vec::new(),
+        }
+    } else if change.is::<Subscription>() {
+        match (
+            change.before::<Subscription>()?,
+            change.after::<Subscription>()?,
+        ) {
+            (Some(before), Some(after)) => {
+                subscription_messages(state, change.seq, &before, &after).await?
+            }
+            _ => Vec::new(),
+        }
+    } else if change.is::<LicenseKey>() {
+        match (
+            change.before::<LicenseKey>()?,
+            change.after::<LicenseKey>()?,
+        ) {
+            (Some(before), Some(after)) => key_messages(state, change.seq, &before, &after).await?,
+            _ => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    let mut new = Vec::with_capacity(decided.len());
+    for m in decided {
+        if state.store.get::<MailMessage>(&m.id.key()).await?.is_none() {
+            new.push(m);
+        }
+    }
+    Ok(new)
+}
+
+/// Everything a message needs about its organization.
+async fn brand(state: &AppState, org: OrganizationId) -> Result<(Brand, Organization), ApiError> {
+    let o = state
+        .store
+        .get::<Organization>(&org.key())
+        .await?
+        .ok_or_else(|| ApiError::internal(format!("organization {org} is gone")))?
+        .value;
+    Ok((
+        Brand {
+            name: o.name.clone(),
+            avatar_url: o
+                .avatar_url
+                .clone()
+                .filter(|u| u.starts_with("https://") || u.starts_with("http://")),
+            email: o.email.clone().filter(|e| e.contains('@')),
+        },
+        o,
+    ))
+}
+
+/// A new pending message, due now.
+fn message(
+    id: uuid::Uuid,
+    brand: &Brand,
+    kind: MailKind,
+    to: &str,
+    rendered: Rendered,
+    now: DateTime<Utc>,
+) -> MailMessage {
+    MailMessage {
+        id: MailMessageId(id),
+        organization_id: OrganizationId(uuid::Uuid::nil()),
+        created_at: now,
+        modified_at: None,
+        kind,
+        to: to.to_string(),
+        reply_to: brand.email.clone(),
+        from_name: brand.name.clone(),
+        subject: rendered.subject,
+        text: rendered.text,
+        html: rendered.html,
+        order_id: None,
+        subscription_id: None,
+        customer_id: None,
+        state: MailState::Pending,
+        attempts: Vec::new(),
+        next_attempt_at: Some(now),
+    }
+}
+
+async fn product_of(state: &AppState, id: crate::domain::ids::ProductId) -> Option<Product> {
+    state
+        .store
+        .get::<Product>(&id.key())
+        .await
+        .ok()
+        .flatten()
+        .map(|p| p.value)
+}
+
+async fn benefits_of(state: &AppState, product: Option<&Product>) -> Vec<Benefit> {
+    match product {
+        Some(p) => crate::app::views::product_benefits(state, p)
+            .await
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+/// Where the buyer finds the purchase again: the checkout's confirmation page (until the
+/// customer portal).
+async fn purchase_link(
+    state: &AppState,
+    checkout: Option<crate::domain::ids::CheckoutId>,
+) -> Option<String> {
+    let id = checkout?;
+    let c = state.store.get::<Checkout>(&id.key()).await.ok()??.value;
+    Some(format!(
+        "{}/checkout/{}/confirmation",
+        state.public_url.trim_end_matches('/'),
+        c.client_secret
+    ))
+}
+
+/// The page where a buyer asks for their keys again.
+fn resend_link(state: &AppState, org: OrganizationId) -> String {
+    format!(
+        "{}/license-keys/resend?organization_id={org}",
+        state.public_url.trim_end_matches('/')
+    )
+}
+
+/// Every key the customer holds from the organization, oldest first.
+async fn customer_keys(state: &AppState, customer: &Customer) -> Result<Vec<LicenseKey>, ApiError> {
+    let tenants = [customer.id.key()];
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Asc)?
+        .take(1_000)
+        .await?;
+    let mut keys = Vec::new();
+    for id in ids {
+        if let Some(k) = state.store.get::<LicenseKey>(&id).await? {
+            if k.value.organization_id == customer.organization_id {
+                keys.push(k.value);
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// The lines of keys, with their benefit's description.
+async fn key_lines(state: &AppState, keys: &[LicenseKey]) -> Vec<KeyLine> {
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        let benefit = state
+            .store
+            .get::<Benefit>(&k.benefit_id.key())
+            .await
+            .ok()
+            .flatten()
+            .map(|b| b.value.description)
+            .unwrap_or_else(|| "License key".into());
+        out.push(KeyLine::of(k, benefit));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Orders: the receipt, and the seller's copy.
+
+async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, ApiError> {
+    let customer = state
+        .store
+        .get::<Customer>(&order.customer_id.key())
+        .await?
+        .map(|c| c.value);
+    let to = customer
+        .as_ref()
+        .map(|c| c.email.clone())
+        .unwrap_or_else(|| order.customer_email.clone());
+    let mut out = vec![receipt(state, order, &to, customer.as_ref()).await?];
+    let (brand, org) = brand(state, order.organization_id).await?;
+    if org.notification_settings.new_order {
+        if let Some(seller) = brand.email.clone() {
+            out.push(seller_copy(state, order, &seller, &to).await?);
+        }
+    }
+    Ok(out)
+}
+
+/// The buyer's receipt of `order`, rendered now.
+pub async fn receipt(
+    state: &AppState,
+    order: &Order,
+    to: &str,
+    customer: Option<&Customer>,
+) -> Result<MailMessage, ApiError> {
+    let (brand, _) = brand(state, order.organization_id).await?;
+    let view = crate::app::views::order_view(state, order).await?;
+    let product = product_of(state, order.product_id).await;
+    let benefits = benefits_of(state, product.as_ref()).await;
+    // The keys this order granted, or for a renewal the subscription's keys.
+    let keys: Vec<LicenseKey> = match customer {
+        Some(c) => customer_keys(state, c)
+            .await?
+            .into_iter()
+            .filter(|k| {
+                k.order_id == Some(order.id)
+                    || (order.subscription_id.is_some()
+                        && k.subscription_id == order.subscription_id)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let renewal = order.billing_reason == BillingReason::SubscriptionCycle;
+    let checkout = match order.subscription_id {
+        Some(s) if renewal => state
+            .store
+            .get::<Subscription>(&s.key())
+            .await?
+            .and_then(|s| s.value.checkout_id),
+        _ => order.checkout_id,
+    };
+    let interval = product
+        .as_ref()
+        .and_then(|p| p.price(order.product_price_id))
+        .and_then(|p| p.kind.interval())
+        .map(|i| i.as_str().to_string());
+    let r = render::Receipt {
+        brand: brand.clone(),
+        renewal,
+        seller_copy: None,
+        product_name: order.product_name.clone(),
+        interval,
+        date: render::date(order.created_at),
+        order_ref: order.id.to_string(),
+        currency: order.currency.clone(),
+        subtotal: view.subtotal_amount,
+        discount: view.discount_amount,
+        tax: view.tax_amount,
+        total: view.total_amount,
+        keys: key_lines(state, &keys).await,
+        benefits: benefits
+            .iter()
+            .filter(|b| {
+                !matches!(b.properties, BenefitProperties::LicenseKeys(_)) || keys.is_empty()
+            })
+            .map(|b| b.description.clone())
+            .collect(),
+        link: purchase_link(state, checkout).await,
+        resend: resend_link(state, order.organization_id),
+    }
+    .render()?;
+    let kind = if renewal {
+        MailKind::RenewalReceipt
+    } else {
+        MailKind::OrderReceipt
+    };
+    let mut m = message(
+        derived_uuid(order.id.0, "mail:receipt"),
+        &brand,
+        kind,
+        to,
+        r,
+        state.now(),
+    );
+    m.organization_id = order.organization_id;
+    m.order_id = Some(order.id);
+    m.subscription_id = order.subscription_id;
+    m.customer_id = Some(order.customer_id);
+    Ok(m)
+}
+
+async fn seller_copy(
+    state: &AppState,
+    order: &Order,
+    seller: &str,
+    buyer: &str,
+) -> Result<MailMessage, ApiError> {
+    let (brand, _) = brand(state, order.organization_id).await?;
+    let view = crate::app::views::order_view(state, order).await?;
+    let r = render::Receipt {
+        brand: brand.clone(),
+        renewal: order.billing_reason == BillingReason::SubscriptionCycle,
+        seller_copy: Some(buyer.to_string()),
+        product_name: order.product_name.clone(),
+        interval: None,
+        date: render::date(order.created_at),
+        order_ref: order.id.to_string(),
+        currency: order.currency.clone(),
+        subtotal: view.subtotal_amount,
+        discount: view.discount_amount,
+        tax: view.tax_amount,
+        total: view.total_amount,
+        keys: Vec::new(),
+        benefits: Vec::new(),
+        link: Some(format!(
+            "{}/dashboard/{}/orders/{}",
+            state.public_url.trim_end_matches('/'),
+            order.organization_id,
+            order.id
+        )),
+        resend: String::new(),
+    }
+    .render()?;
+    let mut m = message(
+        derived_uuid(order.id.0, "mail:seller_copy"),
+        &brand,
+        MailKind::SellerOrderCopy,
+        seller,
+        r,
+        state.now(),
+    );
+    // The seller answers the buyer.
+    m.reply_to = Some(buyer.to_string());
+    m.organization_id = order.organization_id;
+    m.order_id = Some(order.id);
+    m.subscription_id = order.subscription_id;
+    m.customer_id = Some(order.customer_id);
+    Ok(m)
+}
+
+// ---------------------------------------------------------------------------------------
+// Subscriptions and keys.
+
+async fn subscription_messages(
+    state: &AppState,
+    seq: u64,
+    before: &Subscription,
+    after: &Subscription,
+) -> Result<Vec<MailMessage>, ApiError> {
+    let kind = if after.ended_at.is_some() && before.ended_at.is_none() {
+        MailKind::SubscriptionEnded
+    } else if after.cancel_at_period_end && !before.cancel_at_period_end {
+        MailKind::SubscriptionCanceled
+    } else if after.status == SubscriptionStatus::PastDue
+        && (before.status != SubscriptionStatus::PastDue || after.due_at() > before.due_at())
+    {
+        MailKind::RenewalFailed
+    } else {
+        return Ok(Vec::new());
+    };
+    let (brand, _) = brand(state, after.organization_id).await?;
+    let customer = state
+        .store
+        .get::<Customer>(&after.customer_id.key())
+        .await?
+        .map(|c| c.value);
+    let to = customer
+        .as_ref()
+        .map(|c| c.email.clone())
+        .unwrap_or_else(|| after.customer_email.clone());
+    let keys: Vec<LicenseKey> = match &customer {
+        Some(c) => customer_keys(state, c)
+            .await?
+            .into_iter()
+            .filter(|k| k.subscription_id == Some(after.id))
+            .collect(),
+        None => Vec::new(),
+    };
+    let amount = after
+        .amount
+        .map(|a| render::money(a, after.currency.as_deref().unwrap_or("usd")));
+    let product = after.product_name.clone();
+    let notice = match kind {
+        MailKind::RenewalFailed => {
+            let retry = after.due_at().map(render::date);
+            let gives_up = after
+                .current_period_end
+                .map(|end| render::date(end + DUNNING_PERIOD));
+            render::Notice::renewal_failed(&product, amount.as_deref(), retry, gives_up)
+        }
+        MailKind::SubscriptionCanceled => render::Notice::canceled(
+            &product,
+            after.ends_at.or(after.current_period_end).map(render::date),
+        ),
+        _ => render::Notice::ended(&product, !keys.is_empty()),
+    };
+    let rendered = notice
+        .with(brand.clone(), key_lines(state, &keys).await)
+        .with_link(purchase_link(state, after.checkout_id).await)
+        .render()?;
+    let mut m = message(
+        derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
+        &brand,
+        kind,
+        &to,
+        rendered,
+        state.now(),
+    );
+    m.organization_id = after.organization_id;
+    m.subscription_id = Some(after.id);
+    m.customer_id = Some(after.customer_id);
+    Ok(vec![m])
+}
+
+async fn key_messages(
+    state: &AppState,
+    seq: u64,
+    before: &LicenseKey,
+    after: &LicenseKey,
+) -> Result<Vec<MailMessage>, ApiError> {
+    let kind = match (before.status, after.status) {
+        (KeyStatus::Granted, KeyStatus::Revoked) => MailKind::KeyRevoked,
+        (KeyStatus::Granted, KeyStatus::Disabled) => MailKind::KeyDisabled,
+        _ => return Ok(Vec::new()),
+    };
+    // The keys of an ended subscription go with it: its own message says so.
+    if let Some(sub) = after.subscription_id {
+        let ended = state
+            .store
+            .get::<Subscription>(&sub.key())
+            .await?
+            .is_some_and(|s| s.value.ended_at.is_some());
+        if ended {
+            return Ok(Vec::new());
+        }
+    }
+    let Some(customer) = state
+        .store
+        .get::<Customer>(&after.customer_id.key())
+        .await?
+        .map(|c| c.value)
+    else {
+        return Ok(Vec::new());
+    };
+    let (brand, _) = brand(state, after.organization_id).await?;
+    let lines = key_lines(state, std::slice::from_ref(after)).await;
+    let rendered = render::Notice::key(kind == MailKind::KeyRevoked)
+        .with(brand.clone(), lines)
+        .render()?;
+    let mut m = message(
+        derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
+        &brand,
+        kind,
+        &customer.email,
+        rendered,
+        state.now(),
+    );
+    m.organization_id = after.organization_id;
+    m.customer_id = Some(customer.id);
+    m.subscription_id = after.subscription_id;
+    Ok(vec![m])
+}
+
+// ---------------------------------------------------------------------------------------
+// Asked for.
+
+/// "Send me my keys again": when `email` is a customer of `org` with keys, one message
+/// listing them. Says nothing of whether it was (the caller answers the same either way).
+pub async fn resend_keys(
+    state: &AppState,
+    org: OrganizationId,
+    email: &str,
+) -> Result<(), ApiError> {
+    let Some(customer) = customer_by_email(&state.store, org, email).await? else {
+        return Ok(());
+    };
+    let customer = customer.value;
+    if customer.deleted_at.is_some() {
+        return Ok(());
+    }
+    let keys = customer_keys(state, &customer).await?;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let Ok((brand, _)) = brand(state, org).await else {
+        return Ok(());
+    };
+    let rendered = render::Notice::resent()
+        .with(brand.clone(), key_lines(state, &keys).await)
+        .render()?;
+    let mut m = message(
+        uuid::Uuid::new_v4(),
+        &brand,
+        MailKind::KeysResent,
+        &customer.email,
+        rendered,
+        state.now(),
+    );
+    m.organization_id = org;
+    m.customer_id = Some(customer.id);
+    let mut batch = Batch::new();
+    batch.put(&m, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    state.mailer.wake();
+    Ok(())
+}
+
+/// The receipt of an order once more (the dashboard's "send the receipt again"): rendered
+/// as the order stands now, a new message.
+pub async fn send_receipt_again(state: &AppState, order: &Order) -> Result<MailMessage, ApiError> {
+    let customer = state
+        .store
+        .get::<Customer>(&order.customer_id.key())
+        .await?
+        .map(|c| c.value);
+    let to = customer
+        .as_ref()
+        .map(|c| c.email.clone())
+        .unwrap_or_else(|| order.customer_email.clone());
+    let mut m = receipt(state, order, &to, customer.as_ref()).await?;
+    m.id = MailMessageId(uuid::Uuid::new_v4());
+    let mut batch = Batch::new();
+    batch.put(&m, Expect::Absent)?;
+    state.store.commit_durable(&batch).await?;
+    state.mailer.wake();
+    Ok(m)
+}
+
+/// The messages of an order, newest first.
+pub async fn messages_of_order(
+    state: &AppState,
+    order: OrderId,
+) -> Result<Vec<MailMessage>, ApiError> {
+    let tenants = [order.key()];
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(MAIL_BY_ORDER, &tenants, Direction::Desc)?
+        .take(100)
+        .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(m) = state.store.get::<MailMessage>(&id).await? {
+            out.push(m.value);
+        }
+    }
+    Ok(out)
+}
