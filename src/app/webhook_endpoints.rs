@@ -100,6 +100,18 @@ pub async fn endpoint_for(
     }
 }
 
+/// An event the subject may see (of an organization it reaches), else 404.
+pub async fn event_for(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEventId,
+) -> Result<Stored<WebhookEvent>, ApiError> {
+    match state.store.get::<WebhookEvent>(&id.key()).await? {
+        Some(e) if can_access(state, subject, e.value.organization_id).await? => Ok(e),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
 /// One page of the endpoints of the organizations `subject` reaches (of `orgs` when not
 /// empty), newest first, and their total.
 pub async fn list(
@@ -307,12 +319,7 @@ pub async fn redeliver(
     subject: Subject,
     id: WebhookEventId,
 ) -> Result<(), ApiError> {
-    let Some(current) = state.store.get::<WebhookEvent>(&id.key()).await? else {
-        return Err(ApiError::not_found());
-    };
-    if !can_access(state, subject, current.value.organization_id).await? {
-        return Err(ApiError::not_found());
-    }
+    event_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store

@@ -725,6 +725,10 @@ fn assert_covers(method: &str, covered: &[&str]) {
             if *route == "/dashboard/organizations/new" && method == "post" {
                 continue;
             }
+            // The Webhooks section: `dashboard_webhooks.rs` covers its routes the same way.
+            if route.starts_with("/dashboard/{org}/webhooks") {
+                continue;
+            }
             panic!("{method} {route} is not exercised by this test");
         }
     }

@@ -24,6 +24,7 @@ mod customer_sessions;
 mod customer_state;
 mod customers;
 mod dashboard;
+mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
 mod errors;

@@ -22,6 +22,7 @@ mod keys;
 mod orders;
 mod overview;
 mod products;
+mod webhooks;
 
 use std::fmt as stdfmt;
 
@@ -86,6 +87,15 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/dashboard/{org}/custom-fields/new", "Create a custom field."),
     ("get", "/dashboard/{org}/custom-fields/{id}", "Form: edit a custom field."),
     ("post", "/dashboard/{org}/custom-fields/{id}", "Save a custom field."),
+    ("get", "/dashboard/{org}/webhooks", "Webhook endpoints."),
+    ("get", "/dashboard/{org}/webhooks/new", "Form: create a webhook endpoint."),
+    ("post", "/dashboard/{org}/webhooks/new", "Create a webhook endpoint; the page shows its signing secret, this once."),
+    ("get", "/dashboard/{org}/webhooks/{id}", "A webhook endpoint: edit, enable or disable, its deliveries with their attempts and answers."),
+    ("post", "/dashboard/{org}/webhooks/{id}", "Save a webhook endpoint (URL, name, format, events, enabled)."),
+    ("post", "/dashboard/{org}/webhooks/{id}/enabled", "Enable or disable a webhook endpoint."),
+    ("get", "/dashboard/{org}/webhooks/{id}/delete", "Form: confirm deleting a webhook endpoint."),
+    ("post", "/dashboard/{org}/webhooks/{id}/delete", "Delete a webhook endpoint."),
+    ("post", "/dashboard/{org}/webhooks/{id}/events/{event_id}/redeliver", "Send an event to its endpoint again."),
     ("get", "/buy/{product_id}", "Checkout link: creates a checkout for the product (optionally `?price_id=`) and redirects to its hosted page. Public, limited per client address."),
 ];
 
@@ -116,6 +126,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/custom-fields", { get => custom_fields::custom_fields });
     resource!(cfg, "/dashboard/{org}/custom-fields/new", { get => custom_fields::field_new, post => custom_fields::field_create });
     resource!(cfg, "/dashboard/{org}/custom-fields/{id}", { get => custom_fields::field, post => custom_fields::field_save });
+    resource!(cfg, "/dashboard/{org}/webhooks", { get => webhooks::webhooks });
+    resource!(cfg, "/dashboard/{org}/webhooks/new", { get => webhooks::webhook_new, post => webhooks::webhook_create });
+    resource!(cfg, "/dashboard/{org}/webhooks/{id}", { get => webhooks::webhook, post => webhooks::webhook_save });
+    resource!(cfg, "/dashboard/{org}/webhooks/{id}/enabled", { post => webhooks::webhook_enabled });
+    resource!(cfg, "/dashboard/{org}/webhooks/{id}/delete", { get => webhooks::webhook_delete_confirm, post => webhooks::webhook_delete });
+    resource!(cfg, "/dashboard/{org}/webhooks/{id}/events/{event_id}/redeliver", { post => webhooks::redeliver });
     resource!(cfg, "/buy/{product_id}", { get => products::buy });
 }
 
@@ -434,6 +450,7 @@ const SECTIONS: &[(&str, &str, &str)] = &[
     ("license-keys", "License keys", "/license-keys"),
     ("discounts", "Discounts", "/discounts"),
     ("custom-fields", "Custom fields", "/custom-fields"),
+    ("webhooks", "Webhooks", "/webhooks"),
     ("settings", "Settings", "/settings"),
 ];
 
