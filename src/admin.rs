@@ -221,6 +221,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<webhook::WebhookEndpoint>();
     v.visit::<webhook::WebhookEvent>();
     v.visit::<webhook::WebhookDelivery>();
+    v.visit::<mail::MailMessage>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

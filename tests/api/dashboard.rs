@@ -437,6 +437,15 @@ async fn sold(app: &TestApp, b: &mut Browser, org: &str) -> Sold {
         .await;
     assert_html(&page);
     let order = linked_ids(&page, org, "orders").remove(0);
+    // The receipt's e-mail is decided and settled in the background (the tests' transport
+    // is `none`): wait for it, so that pages read twice read the same.
+    poll_text(
+        b,
+        &format!("/dashboard/{org}/orders/{order}"),
+        "mail-state-1",
+        "skipped",
+    )
+    .await;
     let page = b.get(&format!("/dashboard/{org}/subscriptions")).await;
     let subscription = linked_ids(&page, org, "subscriptions").remove(0);
     let page = b
@@ -672,6 +681,11 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             "/dashboard/{org}/benefits/{id}",
             at(&format!("/benefits/{}", s.shop.benefit)),
             vec![("description", "Taken Over".into())],
+        ),
+        (
+            "/dashboard/{org}/orders/{id}/receipt",
+            at(&format!("/orders/{}/receipt", s.order)),
+            Vec::new(),
         ),
         (
             "/dashboard/{org}/subscriptions/{id}",
@@ -1042,6 +1056,45 @@ async fn another_sellers_organization_is_not_found() {
 
     // Nothing of A's changed.
     assert_eq!(snapshot(&mut a, &s).await, before);
+}
+
+/// An order's page lists the e-mails about it with their attempts, and sends the receipt
+/// again.
+#[actix_web::test]
+async fn an_order_shows_its_emails_and_sends_the_receipt_again() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "mails@example.com", SHOP).await;
+    let s = sold(&app, &mut b, &org).await;
+    let path = format!("/dashboard/{org}/orders/{}", s.order);
+    let page = b.get(&path).await;
+    assert_html(&page);
+    let emails = main_of(&page);
+    assert!(emails.contains("id=\"messages\""), "{emails}");
+    assert!(emails.contains(ADA), "{emails}");
+    assert!(emails.contains("Your receipt from"), "{emails}");
+    assert!(emails.contains("not sent: email.transport is"), "{emails}");
+    assert_eq!(text_of(&page, "mail-state-1"), "skipped");
+    assert!(
+        !emails.contains("id=\"mail-state-2\""),
+        "one message: {emails}"
+    );
+
+    assert_csrf_refused(&mut b, &format!("{path}/receipt"), &[]).await;
+    let page = form_post(&mut b, &format!("{path}/receipt"), &[]).await;
+    assert_eq!(redirected(&page), format!("{path}?resent=1"));
+    let page = poll_text(
+        &mut b,
+        &format!("{path}?resent=1"),
+        "mail-state-1",
+        "skipped",
+    )
+    .await;
+    assert!(
+        main_of(&page).contains("is on its way to"),
+        "{}",
+        main_of(&page)
+    );
+    assert_eq!(text_of(&page, "mail-state-2"), "skipped");
 }
 
 /// A member of two organizations reaches each one's records under its own pages only.

@@ -708,3 +708,62 @@ async fn the_file_transport_leaves_each_message_as_an_eml_file() {
     }
     assert!(eml.contains("ACME-"), "{eml}");
 }
+
+#[actix_web::test]
+async fn a_purchase_acknowledged_before_kill_9_is_mailed_once_after_the_restart() {
+    use crate::binary::Binary;
+    let port = free_port();
+    let root = tempfile::tempdir().expect("creating a temporary directory");
+    let data = root.path().join("data");
+    std::fs::create_dir_all(&data).expect("creating the data directory");
+    let url = format!("smtp://127.0.0.1:{port}");
+    let env = [
+        ("TOLLGATE__EMAIL__TRANSPORT", "smtp"),
+        ("TOLLGATE__EMAIL__SMTP_URL", url.as_str()),
+        ("TOLLGATE__EMAIL__FROM", FROM),
+        ("TOLLGATE__EMAIL__RETRY_BASE_MS", "100"),
+        ("TOLLGATE__EMAIL__MAX_ATTEMPTS", "1000"),
+    ];
+    let mut server = Binary::start(root.path(), &data, "server-1.log", &env, START_DEADLINE).await;
+    let token = std::fs::read_to_string(data.join(tollgate::bootstrap::TOKEN_FILE))
+        .expect("reading the bootstrap token")
+        .trim()
+        .to_string();
+    let http = crate::helpers::client();
+    let org = {
+        let api = Api {
+            base: &server.address,
+            client: &http,
+            token: &token,
+        };
+        let cat = seed(api, "mail-kill").await;
+        // Acknowledged, then killed at once: the mail server is not even up.
+        buy(api, &cat.ebook_price, "ada@example.com", None).await;
+        cat.org
+    };
+    server.kill_9();
+
+    let smtp = SmtpServer::start(port, 0);
+    let server = Binary::start(root.path(), &data, "server-2.log", &env, START_DEADLINE).await;
+    let all = smtp.wait_for(1).await;
+    sleep(Duration::from_secs(2)).await;
+    let all_now = smtp.messages();
+    assert_eq!(
+        all_now.len(),
+        1,
+        "sent once: {all:#?}\n{}",
+        server.log_text()
+    );
+    let keys = keys_in(&all_now[0]);
+    assert_eq!(keys.len(), 1, "{}", text(&all_now[0]));
+    let r = http
+        .post(format!(
+            "{}/v1/customer-portal/license-keys/validate",
+            server.address
+        ))
+        .json(&json!({"key": keys[0], "organization_id": org}))
+        .send()
+        .await
+        .expect("validating");
+    assert_eq!(r.status(), 200);
+}

@@ -67,7 +67,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/benefits/{id}", "Form: edit a benefit."),
     ("post", "/dashboard/{org}/benefits/{id}", "Save a benefit (a license-key benefit's prefix, expiry and limits)."),
     ("get", "/dashboard/{org}/orders", "Orders (filters, sorting, pages)."),
-    ("get", "/dashboard/{org}/orders/{id}", "An order."),
+    ("get", "/dashboard/{org}/orders/{id}", "An order, with the e-mails sent about it and each delivery attempt."),
+    ("post", "/dashboard/{org}/orders/{id}/receipt", "Send the order's receipt to the customer again."),
     ("get", "/dashboard/{org}/subscriptions", "Subscriptions (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/subscriptions/{id}", "A subscription."),
     ("post", "/dashboard/{org}/subscriptions/{id}", "Cancel at period end, resume, or revoke a subscription."),
@@ -113,6 +114,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/benefits/{id}", { get => benefits::benefit, post => benefits::benefit_save });
     resource!(cfg, "/dashboard/{org}/orders", { get => orders::orders });
     resource!(cfg, "/dashboard/{org}/orders/{id}", { get => orders::order });
+    resource!(cfg, "/dashboard/{org}/orders/{id}/receipt", { post => orders::send_receipt });
     resource!(cfg, "/dashboard/{org}/subscriptions", { get => orders::subscriptions });
     resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => orders::subscription, post => orders::subscription_action });
     resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });

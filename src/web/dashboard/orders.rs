@@ -13,6 +13,7 @@ use crate::app::orders::{self, order_for, OrderFilter};
 use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
 use crate::domain::customer::Customer;
 use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
+use crate::domain::mail::MailMessage;
 use crate::domain::order::{Order, OrderSort};
 use crate::domain::product::{PriceKind, Product};
 use crate::extract::{path_id, Sorting};
@@ -113,6 +114,10 @@ struct OrderPage {
     customer: Customer,
     /// The price paid (`None` if its product is gone).
     price: Option<PriceKind>,
+    /// The e-mails about this order, newest first, with their attempts.
+    messages: Vec<MailMessage>,
+    /// Whether the receipt was just queued again.
+    resent: bool,
 }
 
 pub async fn order(
@@ -122,10 +127,36 @@ pub async fn order(
 ) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path.0, "orders", "Order").await?;
-    let id: OrderId = path_id("id", &path.1)?;
-    state.store.read_barrier().await?;
-    let order = order_for(&state, dash.subject(), id).await?;
-    let order = of_org(&layout, order.organization_id, order)?;
+    let order = order_of(&dash, &layout, &path.1).await?;
+    let resent = req.query_string().contains("resent=1");
+    order_page(&dash, layout, order, resent).await
+}
+
+/// An order of the page's organization (else 404).
+async fn order_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Order, Fail> {
+    let id: OrderId = path_id("id", id)?;
+    dash.state.store.read_barrier().await?;
+    let order = order_for(&dash.state, dash.subject(), id).await?;
+    of_org(layout, order.organization_id, order)
+}
+
+/// "Send the receipt again": a new message with the receipt as the order stands now.
+pub async fn send_receipt(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "orders", "Order").await?;
+    let order = order_of(&dash, &layout, &id).await?;
+    crate::app::mail::send_receipt_again(&state, &order).await?;
+    Ok(see_other(&layout.at(&format!("/orders/{id}?resent=1"))))
+}
+
+async fn order_page(dash: &Dash, layout: Layout, order: Order, resent: bool) -> PageResult {
+    let state = &dash.state;
     let customer = state
         .store
         .get::<Customer>(&order.customer_id.key())
@@ -136,7 +167,8 @@ pub async fn order(
                 "an order's customer is missing",
             ))
         })?;
-    let price = product_for(&state, dash.subject(), order.product_id)
+    let messages = crate::app::mail::messages_of_order(state, order.id).await?;
+    let price = product_for(state, dash.subject(), order.product_id)
         .await
         .ok()
         .and_then(|p| {
@@ -151,6 +183,8 @@ pub async fn order(
             order,
             customer,
             price,
+            messages,
+            resent,
         },
     )
 }
