@@ -2,6 +2,42 @@
 
 use super::*;
 
+#[test]
+fn email_settings_are_checked_and_the_smtp_password_never_printed() {
+    let s = load_str("", &[]).unwrap();
+    assert_eq!(s.email.transport, EmailTransport::File);
+    assert_eq!(s.email.from, "Tollgate <noreply@localhost>");
+    for (toml, key) in [
+        ("[email]\ntransport = \"smtp\"\n", "email.smtp_url"),
+        (
+            "[email]\ntransport = \"smtp\"\nsmtp_url = \"http://x\"\n",
+            "email.smtp_url",
+        ),
+        ("[email]\nfrom = \"not an address\"\n", "email.from"),
+        ("[email]\nmax_attempts = 0\n", "email.max_attempts"),
+        ("[email]\ntransport = \"pigeon\"\n", "transport"),
+    ] {
+        let err = load_str(toml, &[]).unwrap_err().to_string();
+        assert!(err.contains(key), "{toml}: {err}");
+    }
+    let s = load_str(
+        "",
+        &[
+            ("TOLLGATE__EMAIL__TRANSPORT", "smtp"),
+            (
+                "TOLLGATE__EMAIL__SMTP_URL",
+                "smtps://mailer:hunter2@smtp.example.com:465",
+            ),
+            ("TOLLGATE__EMAIL__FROM", "Acme <noreply@acme.example>"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s.email.transport, EmailTransport::Smtp);
+    let printed = format!("{s:?}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+    assert!(printed.contains("smtp.example.com"), "{printed}");
+}
+
 fn load_str(toml: &str, env: &[(&str, &str)]) -> Result<Settings, ConfigError> {
     let mut f = Figment::from(Serialized::defaults(Settings::default())).merge(Toml::string(toml));
     // Same env mapping as `load`, from a fixed list instead of the process environment.

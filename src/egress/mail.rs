@@ -140,11 +140,22 @@ impl Mailer {
                     .trim()
                     .to_string(),
                 ),
-                Err(e) if e.is_permanent() => Delivery::Permanent(e.to_string()),
+                // Refused credentials are the operator's to fix, not the recipient's: the
+                // message waits for the next attempt instead of failing for good.
+                Err(e) if e.is_permanent() && !is_auth_refusal(&e) => {
+                    Delivery::Permanent(e.to_string())
+                }
                 Err(e) => Delivery::Transient(e.to_string()),
             },
         }
     }
+}
+
+/// 530 (authentication required), 534 (mechanism too weak), 535 (credentials invalid),
+/// 538 (encryption required for the mechanism).
+fn is_auth_refusal(e: &lettre::transport::smtp::Error) -> bool {
+    e.status()
+        .is_some_and(|code| matches!(u16::from(code), 530 | 534 | 535 | 538))
 }
 
 /// Writes the message as `<dir>/<id>.eml`, whole or not at all (a temporary file renamed).

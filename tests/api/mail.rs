@@ -71,6 +71,15 @@ impl SmtpServer {
     /// Starts the server on `port` (0: any), refusing the first `fail_first` messages
     /// with a 451.
     pub(crate) fn start(port: u16, fail_first: u32) -> SmtpServer {
+        Self::start_with(port, fail_first, None)
+    }
+
+    /// [`SmtpServer::start`], requiring AUTH with `credentials` (user, password).
+    pub(crate) fn start_with(
+        port: u16,
+        fail_first: u32,
+        credentials: Option<(&str, &str)>,
+    ) -> SmtpServer {
         let python = tools::python_venv("tests/clients/mail/requirements.txt");
         let dir = tempfile::tempdir().expect("creating the mailbox directory");
         let log = dir.path().join("smtp.log");
@@ -81,6 +90,11 @@ impl SmtpServer {
             .args(["--port", &port.to_string()])
             .args(["--fail-first", &fail_first.to_string()])
             .args(["--max-seconds", "600"])
+            .args(
+                credentials
+                    .map(|(u, p)| vec!["--user", u, "--password", p])
+                    .unwrap_or_default(),
+            )
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -766,4 +780,55 @@ async fn a_purchase_acknowledged_before_kill_9_is_mailed_once_after_the_restart(
         .await
         .expect("validating");
     assert_eq!(r.status(), 200);
+}
+
+#[actix_web::test]
+async fn smtp_credentials_are_used_and_refused_ones_are_retried_not_dropped() {
+    let smtp = SmtpServer::start_with(0, 0, Some(("tollgate", "s3cret")));
+    // Refused credentials: the attempts fail with the server's 535, the message waits.
+    let wrong = spawn_mailing(
+        &format!("smtp://tollgate:wrong@127.0.0.1:{}", smtp.port),
+        tollgate_actors::SystemClock::shared(),
+    )
+    .await;
+    let api = Api::of(&wrong);
+    let cat = seed(api, "mail-auth-wrong").await;
+    let checkout = buy(api, &cat.ebook_price, "ada@example.com", None).await;
+    let order = id_of(&order_of(api, &checkout).await);
+    let started = Instant::now();
+    loop {
+        let outbox = outbox_of(&wrong, &order).await;
+        if outbox.len() == 1 && outbox[0].attempts.len() >= 2 {
+            assert_eq!(outbox[0].state, MailState::Pending, "{outbox:?}");
+            assert!(
+                outbox[0].attempts.iter().all(|a| a.answer.contains("535")),
+                "{:?}",
+                outbox[0].attempts
+            );
+            assert!(
+                outbox[0]
+                    .attempts
+                    .iter()
+                    .all(|a| !a.answer.contains("wrong")),
+                "the password is never recorded"
+            );
+            break;
+        }
+        assert!(started.elapsed() < MAIL_DEADLINE, "{outbox:?}");
+        sleep(Duration::from_millis(100)).await;
+    }
+    assert!(smtp.messages().is_empty());
+
+    // The right ones: delivered, as that user.
+    let right = spawn_mailing(
+        &format!("smtp://tollgate:s3cret@127.0.0.1:{}", smtp.port),
+        tollgate_actors::SystemClock::shared(),
+    )
+    .await;
+    let api = Api::of(&right);
+    let cat = seed(api, "mail-auth-right").await;
+    buy(api, &cat.ebook_price, "grace@example.com", None).await;
+    let all = smtp.wait_for(1).await;
+    assert_eq!(all[0]["auth_user"], "tollgate");
+    assert_eq!(header(&all[0], "To"), "grace@example.com");
 }

@@ -1,6 +1,7 @@
 """A real SMTP server (aiosmtpd) for tests/api/mail.rs.
 
-Usage: python smtp_server.py --dir DIR [--port N] [--fail-first N] [--max-seconds S]
+Usage: python smtp_server.py --dir DIR [--port N] [--fail-first N] [--user U --password P]
+                             [--max-seconds S]
 
 Listens on 127.0.0.1 (port N, or a free one), prints `PORT <n>` once it listens, and serves
 until stdin is closed (the test that started it has gone), a signal, or --max-seconds.
@@ -8,7 +9,9 @@ Each message received is parsed with Python's `email` package (the default polic
 mail client reads it) and written to DIR as `<n>.eml` (the bytes received) and `<n>.json`:
 the envelope, the headers the tests read (From, To, Reply-To, Subject, Date, Message-ID),
 the Date parsed, and the plain-text and HTML parts. --fail-first N answers the first N
-messages `451 4.3.0 Try again later` (a transient refusal) instead.
+messages `451 4.3.0 Try again later` (a transient refusal) instead. --user and --password
+make the server require AUTH (PLAIN or LOGIN, allowed without TLS on this loopback test
+server) with those credentials; each message's JSON then names the user it came from.
 """
 
 import argparse
@@ -22,6 +25,7 @@ import sys
 import threading
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 
 
 class Handler:
@@ -51,6 +55,8 @@ class Handler:
         record = {
             "n": n,
             "mail_from": envelope.mail_from,
+            "auth_user": (session.auth_data.login.decode()
+                          if isinstance(session.auth_data, LoginPassword) else None),
             "rcpt_tos": envelope.rcpt_tos,
             "headers": {k: str(msg.get(k)) if msg.get(k) is not None else None
                         for k in ("From", "To", "Reply-To", "Subject", "Date", "Message-ID",
@@ -83,6 +89,8 @@ def main():
     parser.add_argument("--dir", required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--fail-first", type=int, default=0)
+    parser.add_argument("--user")
+    parser.add_argument("--password")
     parser.add_argument("--max-seconds", type=float, default=900)
     args = parser.parse_args()
     os.makedirs(args.dir, exist_ok=True)
@@ -94,8 +102,16 @@ def main():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         s.close()
+    auth = {}
+    if args.user is not None:
+        def authenticator(server, session, envelope, mechanism, auth_data):
+            ok = (isinstance(auth_data, LoginPassword)
+                  and auth_data.login.decode() == args.user
+                  and auth_data.password.decode() == args.password)
+            return AuthResult(success=ok, handled=False, auth_data=auth_data)
+        auth = {"auth_required": True, "auth_require_tls": False, "authenticator": authenticator}
     controller = Controller(Handler(args.dir, args.fail_first), hostname="127.0.0.1", port=port,
-                            ready_timeout=30)
+                            ready_timeout=30, **auth)
     controller.start()
     threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
     deadline = threading.Timer(args.max_seconds, lambda: os._exit(3))
