@@ -800,12 +800,7 @@ pub(crate) fn sample_keys() -> Vec<LicenseKey> {
 pub(crate) fn samples() -> Vec<(&'static str, Value)> {
     let customer = super::subscription::sample_customer();
     let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
-    let mut out = vec![(
-        "LicenseKeyResendAccepted",
-        to_value(serde_json::to_value(LicenseKeyResendAccepted {
-            detail: LicenseKeyResendAccepted::DETAIL,
-        })),
-    )];
+    let mut out = Vec::new();
     for key in sample_keys() {
         out.push((
             "LicenseKeyRead",
@@ -892,6 +887,12 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             ));
         }
     }
+    out.push((
+        "LicenseKeyResendAccepted",
+        to_value(serde_json::to_value(LicenseKeyResendAccepted {
+            detail: LicenseKeyResendAccepted::DETAIL,
+        })),
+    ));
     out
 }
 

@@ -1237,6 +1237,8 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
             ("blog", "alpha.example"),
             ("bio", "We sell tools."),
             ("allow_multiple_subscriptions", "on"),
+            ("email", "sales@alpha.example"),
+            ("new_order_emails", "on"),
         ],
     )
     .await;
@@ -1255,6 +1257,8 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
     assert_eq!(textarea(&page, "bio"), "We sell tools.");
     assert!(checked(&page, "allow_multiple_subscriptions"));
     assert!(!checked(&page, "allow_customer_updates"));
+    assert_eq!(page.input("email").as_deref(), Some("sales@alpha.example"));
+    assert!(checked(&page, "new_order_emails"));
     assert!(page.body.contains("Settings of Alpha Renamed"));
     // The same through the API's organization, read from the store.
     let stored = app
@@ -1271,6 +1275,8 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
         .value;
     assert_eq!(stored.name, "Alpha Renamed");
     assert_eq!(stored.company.as_deref(), Some("Alpha Inc"));
+    assert_eq!(stored.email.as_deref(), Some("sales@alpha.example"));
+    assert!(stored.notification_settings.new_order);
 
     // Unticking a box and clearing a field.
     let page = form_post(
@@ -1286,6 +1292,8 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
     redirected(&page);
     let page = b.get(&path).await;
     assert!(!checked(&page, "allow_multiple_subscriptions"));
+    assert!(!checked(&page, "new_order_emails"));
+    assert_eq!(page.input("email").as_deref(), Some(""));
     assert_eq!(page.input("company").as_deref(), Some(""));
     assert!(!saved(&page));
 

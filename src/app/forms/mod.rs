@@ -214,6 +214,10 @@ pub struct SettingsForm {
     pub location: String,
     pub allow_multiple_subscriptions: Option<String>,
     pub allow_customer_updates: Option<String>,
+    /// The organization's e-mail: its messages' Reply-To, and where copies of orders go.
+    pub email: String,
+    /// A copy of each order to `email`.
+    pub new_order_emails: Option<String>,
 }
 
 impl SettingsForm {
@@ -230,6 +234,8 @@ impl SettingsForm {
                 .subscription_settings
                 .allow_multiple_subscriptions),
             allow_customer_updates: on(org.subscription_settings.allow_customer_updates),
+            email: opt_string(&org.email),
+            new_order_emails: on(org.notification_settings.new_order),
         }
     }
 }
@@ -247,6 +253,11 @@ pub async fn update_settings(
         "company": text(&form.company),
         "blog": text(&form.blog),
         "location": text(&form.location),
+        "email": text(&form.email),
+        "notification_settings": {
+            "new_order": ticked(&form.new_order_emails),
+            "new_subscription": org.notification_settings.new_subscription,
+        },
     });
     let view = serde_json::to_value(OrganizationView::from(org)).map_err(ApiError::internal)?;
     let mut sub = view["subscription_settings"].clone();

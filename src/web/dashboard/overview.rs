@@ -94,6 +94,10 @@ impl SettingsPage {
     fn customer_updates(&self) -> bool {
         ticked(&self.form.allow_customer_updates)
     }
+
+    fn new_order_emails(&self) -> bool {
+        ticked(&self.form.new_order_emails)
+    }
 }
 
 pub async fn settings(
