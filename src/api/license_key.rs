@@ -489,6 +489,15 @@ pub struct LicenseKeyResend {
     pub organization_id: Uuid,
 }
 
+/// The form of the "send me my keys again" page (`POST /license-keys/resend`); fields left
+/// out are empty.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct LicenseKeyResendForm {
+    pub email: String,
+    pub organization_id: String,
+}
+
 /// The answer to a resend request, the same whether or not the address has keys.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LicenseKeyResendAccepted {

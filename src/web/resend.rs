@@ -8,6 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use crate::api::license_key::LicenseKeyResendForm;
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
 use crate::error::{ApiError, ApiResult};
@@ -38,14 +39,6 @@ struct ResendPage {
 #[derive(Deserialize)]
 struct Query {
     organization_id: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Form {
-    #[serde(default)]
-    organization_id: String,
-    #[serde(default)]
-    email: String,
 }
 
 fn not_found() -> ApiError {
@@ -93,8 +86,11 @@ async fn form(state: web::Data<AppState>, q: web::Query<Query>) -> ApiResult<Htt
 async fn send(
     state: web::Data<AppState>,
     req: HttpRequest,
-    f: web::Form<Form>,
+    body: web::Bytes,
 ) -> ApiResult<HttpResponse> {
+    // Whatever was posted: an unreadable form is a form without an organization (404) or
+    // an address (422), never an error of another kind.
+    let f: LicenseKeyResendForm = serde_html_form::from_bytes(&body).unwrap_or_default();
     let (org, seller) = seller(&state, &f.organization_id).await?;
     let email = f.email.trim().to_string();
     let mut page = ResendPage {

@@ -17,8 +17,8 @@ use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
     LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyResend, LicenseKeyResendAccepted,
-    LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate, LicenseKeyWithActivations,
-    RotatedLicenseKey, ValidatedLicenseKey,
+    LicenseKeyResendForm, LicenseKeyStatus, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::oauth2::{
     IntrospectTokenResponse, JwkSet, OAuth2ClientConfiguration, OAuth2ClientConfigurationUpdate,

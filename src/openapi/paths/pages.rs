@@ -263,7 +263,7 @@ fn page_resend_form() {}
 
 /// Sends the buyer's keys again: the same answer whether or not the address has keys.
 #[utoipa::path(post, path = "/license-keys/resend", tag = "pages",
-    request_body(content_type = "application/x-www-form-urlencoded", content = String, description = "`email` and `organization_id`"),
+    request_body(content = LicenseKeyResendForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 200, description = "Sent, if the address has keys", content_type = "text/html"),
         (status = 404, description = "No such organization", content_type = "text/html"),
