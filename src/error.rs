@@ -176,6 +176,13 @@ pub enum ApiError {
     /// `RotateNotPermitted`).
     #[error("rotate not permitted: {0}")]
     RotateNotPermitted(String),
+    /// A refund of an order refunded in full already (Polar's 403 `RefundedAlready`).
+    #[error("refunded already: {0}")]
+    RefundedAlready(String),
+    /// `revoke_benefits` on a subscription's order (Polar's 400
+    /// `RevokeSubscriptionBenefitsProhibited`).
+    #[error("{0}")]
+    RevokeSubscriptionBenefitsProhibited(String),
     #[error("validation failed")]
     Validation(Vec<FieldError>),
     #[error("conflict: {0}")]
@@ -338,6 +345,8 @@ pub const ERROR_TABLE: &[(&str, u16)] = &[
     ("PaymentError", 400),
     ("BadRequest", 400),
     ("RotateNotPermitted", 400),
+    ("RefundedAlready", 403),
+    ("RevokeSubscriptionBenefitsProhibited", 400),
     ("RequestValidationError", 422),
     ("ResourceAlreadyExists", 409),
     ("AmbiguousExternalCustomerID", 409),
@@ -373,7 +382,10 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::NotOpenCheckout { .. } => StatusCode::FORBIDDEN,
             ApiError::PaymentError(_) => StatusCode::BAD_REQUEST,
-            ApiError::BadRequest(_) | ApiError::RotateNotPermitted(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_)
+            | ApiError::RotateNotPermitted(_)
+            | ApiError::RevokeSubscriptionBenefitsProhibited(_) => StatusCode::BAD_REQUEST,
+            ApiError::RefundedAlready(_) => StatusCode::FORBIDDEN,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict(_) | ApiError::AmbiguousExternalCustomerId => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -436,6 +448,10 @@ impl ResponseError for ApiError {
             ApiError::PaymentError(m) => ErrorBody::new("PaymentError", m),
             ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
             ApiError::RotateNotPermitted(m) => ErrorBody::new("RotateNotPermitted", m),
+            ApiError::RefundedAlready(m) => ErrorBody::new("RefundedAlready", m),
+            ApiError::RevokeSubscriptionBenefitsProhibited(m) => {
+                ErrorBody::new("RevokeSubscriptionBenefitsProhibited", m)
+            }
             ApiError::Validation(items) => {
                 return res.json(ValidationErrorBody {
                     error: "RequestValidationError".into(),

@@ -52,6 +52,11 @@ fn spawn_sweeps(state: web::Data<AppState>) {
                 Ok(n) => tracing::info!(settled = n, "completed checkouts left confirmed"),
                 Err(e) => tracing::warn!(error = %e, "completing confirmed checkouts failed"),
             }
+            match crate::app::refunds::settle_pending(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(settled = n, "settled refunds left pending"),
+                Err(e) => tracing::warn!(error = %e, "settling pending refunds failed"),
+            }
             match crate::app::subscription::sweep_subscriptions(&state).await {
                 Ok(report) => tracing::debug!(?report, "subscription sweep"),
                 Err(e) => tracing::warn!(error = %e, "subscription sweep failed"),

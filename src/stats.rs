@@ -340,6 +340,9 @@ mod tests {
             customer_email: customer.email,
             product_name: "Pro".into(),
             discount_name: None,
+            payment_id: None,
+            refund_pending_amount: 0,
+            refund_pending_tax_amount: 0,
         }
     }
 

@@ -952,6 +952,9 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         customer_email: "jane@example.com".into(),
         product_name: "Pro".into(),
         discount_name: None,
+        payment_id: None,
+        refund_pending_amount: 0,
+        refund_pending_tax_amount: 0,
     };
     let mut k = key.clone();
     k.order_id = Some(order.id);

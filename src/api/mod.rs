@@ -20,6 +20,7 @@ pub mod organization;
 pub mod organization_access_token;
 pub mod price;
 pub mod product;
+pub mod refund;
 pub mod subscription;
 pub mod version;
 pub mod webhook;

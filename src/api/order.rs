@@ -275,6 +275,9 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         customer_email: customer.email.clone(),
         product_name: product.name.clone(),
         discount_name: None,
+        payment_id: None,
+        refund_pending_amount: 0,
+        refund_pending_tax_amount: 0,
     };
     let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
     let mut refunded = false;

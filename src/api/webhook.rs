@@ -58,6 +58,10 @@ pub enum WebhookEventType {
     OrderUpdated,
     #[serde(rename = "order.refunded")]
     OrderRefunded,
+    #[serde(rename = "refund.created")]
+    RefundCreated,
+    #[serde(rename = "refund.updated")]
+    RefundUpdated,
     #[serde(rename = "subscription.created")]
     SubscriptionCreated,
     #[serde(rename = "subscription.updated")]
@@ -112,6 +116,8 @@ impl WebhookEventType {
         WebhookEventType::OrderPaid,
         WebhookEventType::OrderUpdated,
         WebhookEventType::OrderRefunded,
+        WebhookEventType::RefundCreated,
+        WebhookEventType::RefundUpdated,
         WebhookEventType::SubscriptionCreated,
         WebhookEventType::SubscriptionUpdated,
         WebhookEventType::SubscriptionActive,
@@ -144,6 +150,8 @@ impl WebhookEventType {
             WebhookEventType::OrderPaid => "order.paid",
             WebhookEventType::OrderUpdated => "order.updated",
             WebhookEventType::OrderRefunded => "order.refunded",
+            WebhookEventType::RefundCreated => "refund.created",
+            WebhookEventType::RefundUpdated => "refund.updated",
             WebhookEventType::SubscriptionCreated => "subscription.created",
             WebhookEventType::SubscriptionUpdated => "subscription.updated",
             WebhookEventType::SubscriptionActive => "subscription.active",
@@ -175,6 +183,8 @@ impl WebhookEventType {
             "checkout.updated" => Some(WebhookEventType::CheckoutUpdated),
             "order.created" => Some(WebhookEventType::OrderCreated),
             "order.paid" => Some(WebhookEventType::OrderPaid),
+            "refund.created" => Some(WebhookEventType::RefundCreated),
+            "refund.updated" => Some(WebhookEventType::RefundUpdated),
             "order.updated" => Some(WebhookEventType::OrderUpdated),
             "order.refunded" => Some(WebhookEventType::OrderRefunded),
             "subscription.created" => Some(WebhookEventType::SubscriptionCreated),

@@ -393,6 +393,7 @@ async fn charge_renewal(
         return Ok(PaymentOutcome::Paid {
             tax_amount,
             billing_address,
+            payment_id: None,
         });
     }
     let request = ChargeRequest {
@@ -412,9 +413,10 @@ async fn charge_renewal(
         ],
     };
     match state.processor.charge(request).await {
-        Ok(ChargeOutcome::Succeeded { .. }) => Ok(PaymentOutcome::Paid {
+        Ok(ChargeOutcome::Succeeded { intent_id, .. }) => Ok(PaymentOutcome::Paid {
             tax_amount,
             billing_address,
+            payment_id: Some(intent_id).filter(|i| !i.is_empty()),
         }),
         // An off-session charge that needs the buyer (authentication) did not pay: the
         // subscription goes past due and is retried like a decline.

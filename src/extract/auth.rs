@@ -72,6 +72,8 @@ requirement!(
 );
 requirement!(CheckoutLinksWrite: [User, Organization] => [CheckoutLinksWrite]);
 requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead]);
+requirement!(RefundsRead: [User, Organization] => [WebDefault, RefundsRead, RefundsWrite]);
+requirement!(RefundsWrite: [User, Organization] => [WebDefault, RefundsWrite]);
 requirement!(SubscriptionsRead: [User, Organization] => [WebDefault, SubscriptionsRead, SubscriptionsWrite]);
 requirement!(SubscriptionsWrite: [User, Organization] => [WebDefault, SubscriptionsWrite]);
 requirement!(LicenseKeysRead: [User, Organization] => [WebDefault, LicenseKeysRead, LicenseKeysWrite]);

@@ -4,14 +4,8 @@ use crate::auth::{Scope, ScopeSet};
 
 /// Scopes Polar's SDK of that era names by default that this service does not serve: a
 /// registration carrying them is accepted and they are dropped (nothing can be granted).
-const IGNORED_ON_REGISTRATION: &[&str] = &[
-    "events:read",
-    "events:write",
-    "meters:read",
-    "meters:write",
-    "refunds:read",
-    "refunds:write",
-];
+const IGNORED_ON_REGISTRATION: &[&str] =
+    &["events:read", "events:write", "meters:read", "meters:write"];
 
 /// Every scope a client may be registered for or request (`scopes_supported`): those a
 /// token may hold but `organization_access_tokens:*`, as Polar's `SCOPES_SUPPORTED`.
@@ -82,8 +76,11 @@ mod tests {
 
     #[test]
     fn registration_drops_the_sdk_defaults_we_lack() {
-        let s = parse_registered("openid events:read refunds:write").unwrap();
+        let s = parse_registered("openid events:read meters:write").unwrap();
         assert_eq!(s.to_space_separated(), "openid");
+        // Refunds are served: their scopes are kept.
+        let s = parse_registered("openid refunds:write").unwrap();
+        assert!(s.contains(Scope::RefundsWrite));
         assert!(parse_registered("openid admin").is_err());
         assert!(parse_registered("openid bogus:read").is_err());
     }

@@ -102,6 +102,8 @@ use crate::error::ApiError;
         checkout_paths::checkout_links_redirect,
         paths::orders_list,
         paths::orders_get,
+        paths::refunds_list,
+        paths::refunds_create,
         paths::subscriptions_list,
         paths::subscriptions_get,
         paths::subscriptions_update,
@@ -618,6 +620,7 @@ mod tests {
         [
             crate::error::samples(),
             crate::api::organization::samples(),
+            crate::api::refund::samples(),
             crate::api::benefit::samples(),
             crate::api::product::samples(),
             crate::api::custom_field::samples(),

@@ -105,7 +105,45 @@ pub trait PaymentProcessor: Send + Sync + 'static {
     /// The current state of an intent this processor answered `Pending` for (recovery and
     /// polling): `Pending` again while it is unsettled.
     fn intent(&self, intent_id: &str) -> ChargeFuture;
+
+    /// Gives money back on a payment this processor took. Idempotent per
+    /// `idempotency_key`: asking again with the same key never refunds twice.
+    fn refund(&self, request: RefundRequest) -> RefundFuture;
 }
+
+/// A refund to ask of the processor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundRequest {
+    /// The processor's payment (`payment_id` of the order).
+    pub payment_id: Option<String>,
+    /// Tax included, in the currency's minor unit.
+    pub amount: i64,
+    pub currency: String,
+    /// The refund's id: a retry of this refund is the same refund.
+    pub idempotency_key: String,
+    /// Stripe's `reason`: `duplicate`, `fraudulent` or `requested_by_customer`.
+    pub reason: &'static str,
+    pub metadata: Vec<(String, String)>,
+}
+
+/// What the processor did with a refund.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundOutcome {
+    Succeeded {
+        processor_id: String,
+    },
+    /// Accepted, not settled yet: the processor's webhook (or the next look) settles it.
+    Pending {
+        processor_id: String,
+    },
+    /// Refused (a payment that cannot be refunded, already refunded at the processor, …).
+    Failed {
+        processor_id: Option<String>,
+        message: String,
+    },
+}
+
+pub type RefundFuture = Pin<Box<dyn Future<Output = Result<RefundOutcome, ProcessorError>> + Send>>;
 
 pub const DECLINE_PREFIX: &str = "tok_decline";
 
@@ -148,6 +186,15 @@ impl PaymentProcessor for TestProcessor {
         let outcome = ChargeOutcome::Succeeded {
             intent_id: intent_id.to_string(),
             payment_method: None,
+        };
+        Box::pin(async move { Ok(outcome) })
+    }
+
+    /// Refunds at once; the refund's id derives from its idempotency key (asked twice, the
+    /// same refund).
+    fn refund(&self, request: RefundRequest) -> RefundFuture {
+        let outcome = RefundOutcome::Succeeded {
+            processor_id: format!("re_test_{}", test_intent_suffix(&request.idempotency_key)),
         };
         Box::pin(async move { Ok(outcome) })
     }

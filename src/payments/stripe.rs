@@ -22,7 +22,7 @@ use tollgate_storage::{Batch, Store};
 
 use super::{
     ChargeFuture, ChargeOutcome, ChargeRequest, PageSources, PaymentProcessor, ProcessorClient,
-    ProcessorError,
+    ProcessorError, RefundFuture, RefundOutcome, RefundRequest,
 };
 use crate::config::PaymentSettings;
 use tollgate_actors::domain::ids::CustomerId;
@@ -350,6 +350,60 @@ impl PaymentProcessor for StripeProcessor {
                 Err(e) => Err(ProcessorError(format!("{path}: {}", e.describe()))),
             }
         })
+    }
+
+    /// A Refund of the order's PaymentIntent (`amount` tax included), with the refund's
+    /// id as Stripe's `Idempotency-Key`: a retried request is the same refund.
+    fn refund(&self, request: RefundRequest) -> RefundFuture {
+        let this = self.clone_handle();
+        Box::pin(async move {
+            let Some(intent) = request.payment_id.clone() else {
+                return Ok(RefundOutcome::Failed {
+                    processor_id: None,
+                    message: "This order has no Stripe payment to refund.".into(),
+                });
+            };
+            let mut form = vec![
+                ("payment_intent".to_string(), intent),
+                ("amount".to_string(), request.amount.to_string()),
+                ("reason".to_string(), request.reason.to_string()),
+            ];
+            for (k, v) in &request.metadata {
+                form.push((format!("metadata[{k}]"), v.clone()));
+            }
+            let answer = this
+                .call(
+                    reqwest::Method::POST,
+                    "/v1/refunds",
+                    &form,
+                    Some(&request.idempotency_key),
+                )
+                .await?;
+            match answer {
+                Ok(refund) => Ok(refund_outcome(&refund)),
+                Err(e) => Ok(RefundOutcome::Failed {
+                    processor_id: None,
+                    message: e.message.clone().unwrap_or_else(|| e.describe()),
+                }),
+            }
+        })
+    }
+}
+
+/// A Stripe Refund object's outcome: `succeeded`, `pending` (and `requires_action`), or
+/// `failed`/`canceled`.
+pub fn refund_outcome(refund: &serde_json::Value) -> RefundOutcome {
+    let id = refund["id"].as_str().unwrap_or_default().to_string();
+    match refund["status"].as_str() {
+        Some("succeeded") => RefundOutcome::Succeeded { processor_id: id },
+        Some("failed") | Some("canceled") => RefundOutcome::Failed {
+            message: refund["failure_reason"]
+                .as_str()
+                .map(|r| format!("The refund failed at Stripe ({r})."))
+                .unwrap_or_else(|| "The refund failed at Stripe.".into()),
+            processor_id: Some(id),
+        },
+        _ => RefundOutcome::Pending { processor_id: id },
     }
 }
 

@@ -17,6 +17,7 @@ pub mod orders;
 pub mod organization_access_tokens;
 pub mod organizations;
 pub mod products;
+pub mod refunds;
 pub mod stripe_webhook;
 pub mod subscriptions;
 pub mod webhooks;
@@ -40,6 +41,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     checkouts::configure(cfg);
     checkout_links::configure(cfg);
     orders::configure(cfg);
+    refunds::configure(cfg);
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);

@@ -186,6 +186,17 @@ pub async fn events_of(
         )
         .await;
     }
+    if change.is::<crate::domain::refund::Refund>() {
+        return created_or_updated(
+            change,
+            now,
+            listening,
+            (Some(T::RefundCreated), T::RefundUpdated),
+            |r: &crate::domain::refund::Refund| (r.organization_id, r.id.to_string()),
+            |r| async move { Ok(crate::api::refund::RefundView::from(&r)) },
+        )
+        .await;
+    }
     if change.is::<Order>() {
         return order_events(
             state,
@@ -559,6 +570,7 @@ pub fn is_event_source(collection: &str) -> bool {
             Order::COLLECTION,
             Subscription::COLLECTION,
             LicenseKey::COLLECTION,
+            <crate::domain::refund::Refund as Record>::COLLECTION,
         ]
         .contains(&collection)
 }

@@ -46,6 +46,7 @@ mod organizations;
 mod products;
 mod rate_limits;
 mod readme;
+mod refunds;
 mod retention;
 mod schema;
 mod schemathesis;

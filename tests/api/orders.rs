@@ -128,6 +128,9 @@ fn order(
         customer_email: customer.email.clone(),
         product_name: product.name.clone(),
         discount_name: discount.map(|d| d.name.clone()),
+        payment_id: None,
+        refund_pending_amount: 0,
+        refund_pending_tax_amount: 0,
     }
 }
 

@@ -58,6 +58,13 @@ impl Order {
             customer_email: customer.email.clone(),
             product_name: product_name.to_string(),
             discount_name: checkout.discount.as_ref().map(|d| d.name.clone()),
+            payment_id: checkout
+                .payment_processor_metadata
+                .get("intent_id")
+                .filter(|i| !i.is_empty())
+                .cloned(),
+            refund_pending_amount: 0,
+            refund_pending_tax_amount: 0,
         }
     }
 }

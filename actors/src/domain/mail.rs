@@ -42,6 +42,8 @@ pub enum MailKind {
     KeysResent,
     /// To the seller (the organization's e-mail), when it asked for copies: a sale.
     SellerOrderCopy,
+    /// To the buyer: money given back.
+    RefundConfirmation,
 }
 
 impl MailKind {
@@ -56,6 +58,7 @@ impl MailKind {
             MailKind::KeyDisabled => "license_key_disabled",
             MailKind::KeysResent => "license_keys_resent",
             MailKind::SellerOrderCopy => "seller_order_copy",
+            MailKind::RefundConfirmation => "refund_confirmation",
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod organization;
 pub mod organization_access_token;
 pub mod pat;
 pub mod product;
+pub mod refund;
 pub mod retention;
 pub mod scope;
 pub mod stats;

@@ -67,6 +67,8 @@ scopes! {
     // Appended: a stored `ScopeSet` is a bit per declaration index.
     OrganizationAccessTokensRead = "organization_access_tokens:read",
     OrganizationAccessTokensWrite = "organization_access_tokens:write",
+    RefundsRead = "refunds:read",
+    RefundsWrite = "refunds:write",
 }
 
 impl Scope {

@@ -94,6 +94,7 @@ async fn a_renewal_is_applied_once_with_its_order() {
     let outcome = Some(PaymentOutcome::Paid {
         tax_amount: 0,
         billing_address: None,
+        payment_id: Some("pi_renewal".into()),
     });
     let renew = || Renew {
         terms: terms(),

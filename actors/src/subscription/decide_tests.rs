@@ -78,6 +78,7 @@ fn paid() -> Option<PaymentOutcome> {
     Some(PaymentOutcome::Paid {
         tax_amount: 0,
         billing_address: None,
+        payment_id: Some("pi_renewal".into()),
     })
 }
 
@@ -188,6 +189,7 @@ fn a_paid_renewal_moves_to_the_next_period_and_writes_the_order() {
             Some(PaymentOutcome::Paid {
                 tax_amount: 300,
                 billing_address: None,
+                payment_id: Some("pi_renewal".into()),
             }),
         )
         .unwrap();

@@ -68,6 +68,8 @@ pub enum PaymentOutcome {
     Paid {
         tax_amount: i64,
         billing_address: Option<Address>,
+        /// The processor's payment (where a refund of the renewal goes).
+        payment_id: Option<String>,
     },
     Declined,
 }
@@ -215,8 +217,10 @@ impl Subscription {
             PaymentOutcome::Paid {
                 tax_amount,
                 billing_address,
+                payment_id,
             } => {
-                let order = self.renewal_order(&charge, tax_amount, billing_address, now);
+                let mut order = self.renewal_order(&charge, tax_amount, billing_address, now);
+                order.payment_id = payment_id;
                 next.cycles = charge.cycle;
                 next.current_period_start =
                     add_intervals(self.anchor(), self.recurring_interval, charge.cycle);
@@ -311,6 +315,9 @@ impl Subscription {
             customer_email: self.customer_email.clone(),
             product_name: self.product_name.clone(),
             discount_name: self.discount_name.clone().filter(|_| charge.discounted),
+            payment_id: None,
+            refund_pending_amount: 0,
+            refund_pending_tax_amount: 0,
         }
     }
 }

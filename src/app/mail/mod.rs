@@ -55,6 +55,12 @@ pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMe
             }
             _ => Vec::new(),
         }
+    } else if change.is::<crate::domain::refund::Refund>() {
+        refund_messages(
+            state,
+            change.after::<crate::domain::refund::Refund>()?.as_ref(),
+        )
+        .await?
     } else if change.is::<LicenseKey>() {
         match (
             change.before::<LicenseKey>()?,
@@ -479,6 +485,66 @@ async fn key_messages(
     m.organization_id = after.organization_id;
     m.customer_id = Some(customer.id);
     m.subscription_id = after.subscription_id;
+    Ok(vec![m])
+}
+
+/// A refund that succeeded: the buyer is told how much comes back, and whether access
+/// goes with it.
+async fn refund_messages(
+    state: &AppState,
+    refund: Option<&crate::domain::refund::Refund>,
+) -> Result<Vec<MailMessage>, ApiError> {
+    use crate::domain::refund::RefundStatus;
+    let Some(r) = refund.filter(|r| r.status == RefundStatus::Succeeded) else {
+        return Ok(Vec::new());
+    };
+    let Some(order) = state
+        .store
+        .get::<Order>(&r.order_id.key())
+        .await?
+        .map(|o| o.value)
+    else {
+        return Ok(Vec::new());
+    };
+    let (brand, _) = brand(state, r.organization_id).await?;
+    let to = state
+        .store
+        .get::<Customer>(&r.customer_id.key())
+        .await?
+        .map(|c| c.value.email)
+        .unwrap_or_else(|| order.customer_email.clone());
+    let keys: Vec<LicenseKey> = if r.revoke_benefits {
+        match state.store.get::<Customer>(&r.customer_id.key()).await? {
+            Some(c) => customer_keys(state, &c.value)
+                .await?
+                .into_iter()
+                .filter(|k| k.order_id == Some(order.id))
+                .collect(),
+            None => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    let rendered = render::Notice::refunded(
+        &order.product_name,
+        &render::money(r.total(), &r.currency),
+        r.revoke_benefits,
+        order.refunded_amount >= order.amount,
+    )
+    .with(brand.clone(), key_lines(state, &keys).await)
+    .render()?;
+    let mut m = message(
+        derived_uuid(r.id.0, "mail:refund"),
+        &brand,
+        MailKind::RefundConfirmation,
+        &to,
+        rendered,
+        state.now(),
+    );
+    m.organization_id = r.organization_id;
+    m.order_id = Some(r.order_id);
+    m.customer_id = Some(r.customer_id);
+    m.subscription_id = r.subscription_id;
     Ok(vec![m])
 }
 

@@ -323,6 +323,24 @@ impl Notice {
         n
     }
 
+    pub fn refunded(product: &str, amount: &str, revoked: bool, in_full: bool) -> Self {
+        let mut p = vec![format!(
+            "We have refunded {amount} of your purchase of {product}{}.",
+            if in_full { " (the whole purchase)" } else { "" }
+        )];
+        p.push("It reaches your card within 5 to 10 business days, depending on your bank.".into());
+        if revoked {
+            p.push("The license keys of this purchase no longer work.".into());
+        }
+        let mut n = Self::new(
+            format!("Your refund for {product}"),
+            "Your refund is on its way",
+            p,
+        );
+        n.keys_heading = "Revoked license keys";
+        n
+    }
+
     pub fn resent() -> Self {
         Self::new(
             "Your license keys".into(),

@@ -29,6 +29,7 @@ use crate::api::oauth2::{
 use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
+use crate::api::refund::{RefundCreate, RefundView};
 use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
 use crate::api::webhook::{
     WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointView,
@@ -406,6 +407,30 @@ fn orders_list() {}
     security(("bearer" = ["orders:read"])),
     responses((status = 200, body = OrderView)))]
 fn orders_get() {}
+
+/// List refunds.
+#[utoipa::path(get, path = "/v1/refunds/", tag = "refunds",
+    params(
+        ("id" = Option<Vec<Uuid>>, Query),
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("order_id" = Option<Vec<Uuid>>, Query),
+        ("subscription_id" = Option<Vec<Uuid>>, Query),
+        ("customer_id" = Option<Vec<Uuid>>, Query),
+        ("succeeded" = Option<bool>, Query),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["refunds:read"])),
+    responses((status = 200, body = ListResource<RefundView>)))]
+fn refunds_list() {}
+
+/// Refund an order, in full or in part, through the processor that took the payment;
+/// `revoke_benefits` revokes the order's license keys.
+#[utoipa::path(post, path = "/v1/refunds/", tag = "refunds",
+    request_body = RefundCreate,
+    security(("bearer" = ["refunds:write"])),
+    responses((status = 201, body = RefundView), (status = 400, description = "RevokeSubscriptionBenefitsProhibited, or PaymentError: the processor refused the refund", body = Error), (status = 403, description = "RefundedAlready: the order is refunded in full", body = Error), (status = 503, description = "The processor cannot be reached: the refund stays pending and is asked again", body = Error)))]
+fn refunds_create() {}
 
 /// List subscriptions.
 #[utoipa::path(get, path = "/v1/subscriptions/", tag = "subscriptions",

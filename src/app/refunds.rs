@@ -1,0 +1,445 @@
+//! Refunds: give money back on an order through the processor that took it, and take
+//! access back when asked.
+//!
+//! A refund is reserved on its order first, in one write with the pending refund (the
+//! order's compare-and-swap serializes concurrent refunds: they can never add up to more
+//! than was paid); then the processor is asked, with the refund's id as its idempotency
+//! key; its answer settles both records in one write. A processor that cannot be reached
+//! leaves the refund pending: the sweep asks again ([`settle_pending`]) with the same key,
+//! so nothing is refunded twice and nothing reserved is forgotten. A refund that succeeds
+//! with `revoke_benefits` revokes the order's license keys through their actors, so the
+//! next validation refuses them, in either durability mode.
+
+use tollgate_storage::{Batch, Direction, Expect, StorageError};
+
+use crate::api::metadata::parse_metadata;
+use crate::api::refund::RefundCreate;
+use crate::app::access::organizations_for_list;
+use crate::app::listing::sorted_page_of;
+use crate::app::orders::order_for;
+use crate::app::paging::Sorting;
+use crate::app::paging::{ListParams, SortField};
+use crate::domain::ids::{CustomerId, OrderId, OrganizationId, RefundId, SubscriptionId};
+use crate::domain::order::Order;
+use crate::domain::refund::{
+    Refund, RefundError, RefundReason, RefundStatus, REFUND_BY_AMOUNT, REFUND_BY_CREATED,
+    REFUND_PENDING,
+};
+use crate::error::{ApiError, FieldError};
+use crate::auth::Subject;
+use crate::payments::{RefundOutcome, RefundRequest};
+use crate::state::AppState;
+use crate::validate::Validator;
+use tollgate_actors::checkout::Checkout;
+use tollgate_actors::license_key::{LicenseKey, RevokeLicenseKey, LICENSE_KEY_BY_CUSTOMER};
+
+/// `GET /v1/refunds/` sort keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundSort {
+    CreatedAt,
+    Amount,
+}
+
+impl RefundSort {
+    pub const ALL: &'static [(&'static str, RefundSort)] = &[
+        ("created_at", RefundSort::CreatedAt),
+        ("amount", RefundSort::Amount),
+    ];
+
+    pub fn index(self) -> &'static str {
+        match self {
+            RefundSort::CreatedAt => REFUND_BY_CREATED,
+            RefundSort::Amount => REFUND_BY_AMOUNT,
+        }
+    }
+}
+
+impl SortField for RefundSort {
+    const FIELDS: &'static [(&'static str, RefundSort)] = RefundSort::ALL;
+}
+
+/// `GET /v1/refunds/` filters.
+#[derive(Debug, Clone)]
+pub struct RefundFilter {
+    pub id: Vec<RefundId>,
+    pub organization_id: Vec<OrganizationId>,
+    pub order_id: Vec<OrderId>,
+    pub subscription_id: Vec<SubscriptionId>,
+    pub customer_id: Vec<CustomerId>,
+    pub succeeded: Option<bool>,
+    pub sorting: Sorting<RefundSort>,
+}
+
+/// The refunds the subject may see, filtered, one page; and how many there are.
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &RefundFilter,
+    params: ListParams,
+) -> Result<(Vec<Refund>, u64), ApiError> {
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    let keep = |r: &Refund| {
+        orgs.contains(&r.organization_id)
+            && (filter.id.is_empty() || filter.id.contains(&r.id))
+            && (filter.order_id.is_empty() || filter.order_id.contains(&r.order_id))
+            && (filter.customer_id.is_empty() || filter.customer_id.contains(&r.customer_id))
+            && (filter.subscription_id.is_empty()
+                || r.subscription_id
+                    .is_some_and(|s| filter.subscription_id.contains(&s)))
+            && filter
+                .succeeded
+                .is_none_or(|s| s == (r.status == RefundStatus::Succeeded))
+    };
+    let (field, descending) = filter.sorting.primary();
+    let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+    sorted_page_of::<Refund>(
+        state,
+        field.index(),
+        &tenants,
+        descending,
+        params,
+        Some(&keep),
+        None,
+    )
+    .await
+}
+
+fn field_error(field: &str, msg: &str, input: serde_json::Value) -> FieldError {
+    FieldError::new("value_error", crate::loc!["body", field], msg, input)
+}
+
+/// Stripe's `reason` for ours (Stripe has three; Polar sends `duplicate` as is and every
+/// other reason as the customer's request).
+fn stripe_reason(reason: RefundReason) -> &'static str {
+    match reason {
+        RefundReason::Duplicate => "duplicate",
+        _ => "requested_by_customer",
+    }
+}
+
+/// `POST /v1/refunds/`: reserves the refund on its order, asks the processor, and answers
+/// the refund as it then stands.
+pub async fn create(
+    state: &AppState,
+    subject: Subject,
+    input: RefundCreate,
+) -> Result<Refund, ApiError> {
+    let mut v = Validator::new();
+    let reason = match RefundReason::parse(&input.reason) {
+        Some(r) if r != RefundReason::DisputePrevention => Some(r),
+        _ => {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    crate::loc!["body", "reason"],
+                    "Input should be 'duplicate', 'fraudulent', 'customer_request', 'service_disruption', 'satisfaction_guarantee' or 'other'",
+                    serde_json::Value::from(input.reason.clone()),
+                ),
+            );
+            None
+        }
+    };
+    if input.amount < 1 {
+        v.push(
+            FieldError::new(
+                "greater_than",
+                crate::loc!["body", "amount"],
+                "Input should be greater than 0",
+                serde_json::Value::from(input.amount),
+            )
+            .with_ctx(serde_json::json!({"gt": 0})),
+        );
+    }
+    let metadata = match input.metadata.as_ref() {
+        Some(m) => match parse_metadata("metadata", m) {
+            Ok(m) => m,
+            Err(errors) => {
+                errors.into_iter().for_each(|e| v.push(e));
+                Default::default()
+            }
+        },
+        None => Default::default(),
+    };
+    v.finish()?;
+    let reason = reason.unwrap_or(RefundReason::Other);
+    let order_id = OrderId(input.order_id);
+    // Polar: an order the caller cannot see is a field error, not a 404.
+    let order = order_for(state, subject, order_id)
+        .await
+        .map_err(|e| match e {
+            ApiError::NotFound(_) => ApiError::Validation(vec![field_error(
+                "order_id",
+                "Order not found",
+                serde_json::Value::from(input.order_id.to_string()),
+            )]),
+            other => other,
+        })?;
+    if input.revoke_benefits && order.subscription_id.is_some() {
+        return Err(ApiError::RevokeSubscriptionBenefitsProhibited(
+            "Subscription benefits can only be revoked upon cancellation".into(),
+        ));
+    }
+    let now = state.now();
+    let id = RefundId::new();
+    let comment = input.comment.filter(|c| !c.trim().is_empty());
+    // Reserve: the order's compare-and-swap serializes refunds of one order.
+    loop {
+        let stored = state
+            .store
+            .get::<Order>(&order.id.key())
+            .await?
+            .ok_or_else(ApiError::not_found)?;
+        let mut o = stored.value;
+        let tax = o
+            .reserve_refund(input.amount)
+            .map_err(|e| refund_error(e, input.amount))?;
+        let refund = Refund {
+            id,
+            organization_id: o.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: RefundStatus::Pending,
+            reason,
+            amount: input.amount,
+            tax_amount: tax,
+            currency: o.currency.clone(),
+            order_id: o.id,
+            subscription_id: o.subscription_id,
+            customer_id: o.customer_id,
+            revoke_benefits: input.revoke_benefits,
+            comment: comment.clone(),
+            metadata: metadata.clone(),
+            processor_id: None,
+            failure: None,
+        };
+        let mut batch = Batch::new();
+        batch.put(&o, Expect::Rev(stored.rev))?;
+        batch.put(&refund, Expect::Absent)?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => break,
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    settle(state, id).await
+}
+
+fn refund_error(e: RefundError, amount: i64) -> ApiError {
+    match e {
+        RefundError::RefundedAlready(_) => ApiError::RefundedAlready(e.to_string()),
+        RefundError::TooHigh { .. } | RefundError::NothingPaid => {
+            ApiError::Validation(vec![field_error(
+                "amount",
+                &e.to_string(),
+                serde_json::Value::from(amount),
+            )])
+        }
+    }
+}
+
+/// The processor's payment of an order: recorded on it, or (orders written before it
+/// was) the intent of its checkout.
+async fn payment_of(state: &AppState, order: &Order) -> Result<Option<String>, ApiError> {
+    if order.payment_id.is_some() {
+        return Ok(order.payment_id.clone());
+    }
+    let Some(checkout) = order.checkout_id else {
+        return Ok(None);
+    };
+    Ok(state
+        .store
+        .get::<Checkout>(&checkout.key())
+        .await?
+        .and_then(|c| c.value.payment_processor_metadata.get("intent_id").cloned())
+        .filter(|i| !i.is_empty()))
+}
+
+/// Asks the processor about a pending refund and records the answer. A refund no longer
+/// pending is answered as it is; an unreachable processor is a 503 and leaves it pending.
+pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, ApiError> {
+    let refund = state
+        .store
+        .get::<Refund>(&id.key())
+        .await?
+        .ok_or_else(ApiError::not_found)?
+        .value;
+    if refund.status != RefundStatus::Pending {
+        return Ok(refund);
+    }
+    let order = state
+        .store
+        .get::<Order>(&refund.order_id.key())
+        .await?
+        .ok_or_else(|| ApiError::internal("a refund's order is gone"))?
+        .value;
+    let request = RefundRequest {
+        payment_id: payment_of(state, &order).await?,
+        amount: refund.total(),
+        currency: refund.currency.clone(),
+        idempotency_key: format!("refund:{}", refund.id),
+        reason: stripe_reason(refund.reason),
+        metadata: vec![
+            ("refund_id".into(), refund.id.to_string()),
+            ("order_id".into(), refund.order_id.to_string()),
+        ],
+    };
+    let outcome = match state.processor.refund(request).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            tracing::warn!(refund = %refund.id, error = %e, "payment processor unavailable; the refund stays pending");
+            return Err(ApiError::Unavailable);
+        }
+    };
+    let settled = match outcome {
+        RefundOutcome::Succeeded { processor_id } => {
+            finish(state, refund.id, true, Some(processor_id), None).await?
+        }
+        RefundOutcome::Pending { processor_id } => {
+            record_processor_id(state, refund.id, processor_id).await?
+        }
+        RefundOutcome::Failed {
+            processor_id,
+            message,
+        } => {
+            let failed =
+                finish(state, refund.id, false, processor_id, Some(message.clone())).await?;
+            if failed.status == RefundStatus::Failed {
+                return Err(ApiError::PaymentError(format!(
+                    "The refund failed: {message}"
+                )));
+            }
+            failed
+        }
+    };
+    Ok(settled)
+}
+
+async fn record_processor_id(
+    state: &AppState,
+    id: RefundId,
+    processor_id: String,
+) -> Result<Refund, ApiError> {
+    let updated = state
+        .store
+        .update::<Refund, ApiError>(&id.key(), async |current| {
+            if current.processor_id.is_some() {
+                return Ok(None);
+            }
+            let mut r = current.clone();
+            r.processor_id = Some(processor_id.clone());
+            Ok(Some(r))
+        })
+        .await?;
+    updated.ok_or_else(ApiError::not_found)
+}
+
+/// Settles a pending refund: succeeded or failed, with its order, in one write; then
+/// revokes the order's keys when the refund asked for it.
+pub async fn finish(
+    state: &AppState,
+    id: RefundId,
+    succeeded: bool,
+    processor_id: Option<String>,
+    failure: Option<String>,
+) -> Result<Refund, ApiError> {
+    let now = state.now();
+    let settled = loop {
+        let stored = state
+            .store
+            .get::<Refund>(&id.key())
+            .await?
+            .ok_or_else(ApiError::not_found)?;
+        let mut refund = stored.value;
+        if refund.status != RefundStatus::Pending {
+            return Ok(refund);
+        }
+        let order = state
+            .store
+            .get::<Order>(&refund.order_id.key())
+            .await?
+            .ok_or_else(|| ApiError::internal("a refund's order is gone"))?;
+        let mut o = order.value;
+        o.settle_refund(refund.amount, refund.tax_amount, succeeded);
+        if succeeded {
+            o.modified_at = Some(now);
+        }
+        refund.status = if succeeded {
+            RefundStatus::Succeeded
+        } else {
+            RefundStatus::Failed
+        };
+        refund.modified_at = Some(now);
+        refund.processor_id = processor_id.clone().or(refund.processor_id);
+        refund.failure = failure.clone();
+        let mut batch = Batch::new();
+        batch.put(&o, Expect::Rev(order.rev))?;
+        batch.put(&refund, Expect::Rev(stored.rev))?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => break refund,
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if succeeded && settled.revoke_benefits {
+        revoke_order_keys(state, settled.order_id, settled.customer_id).await?;
+    }
+    Ok(settled)
+}
+
+/// Revokes every license key an order granted, through the keys' actors.
+async fn revoke_order_keys(
+    state: &AppState,
+    order: OrderId,
+    customer: CustomerId,
+) -> Result<(), ApiError> {
+    let tenants = [customer.key()];
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Asc)?
+        .take(10_000)
+        .await?;
+    for id in ids {
+        let Some(key) = state.store.get::<LicenseKey>(&id).await? else {
+            continue;
+        };
+        if key.value.order_id != Some(order) {
+            continue;
+        }
+        match state
+            .license_keys
+            .call(key.value.id, RevokeLicenseKey)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(key = %key.value.id, error = %e, "cannot revoke a refunded order's key")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Asks the processor again about every refund left pending (an outage, a crash between
+/// the reservation and the answer, a refund the processor is still working on).
+pub async fn settle_pending(state: &AppState) -> Result<usize, ApiError> {
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(REFUND_PENDING, &[Vec::new()], Direction::Asc)?
+        .take(500)
+        .await?;
+    let mut settled = 0;
+    for key in ids {
+        let Some(r) = state.store.get::<Refund>(&key).await? else {
+            continue;
+        };
+        match settle(state, r.value.id).await {
+            Ok(r) if r.status != RefundStatus::Pending => settled += 1,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::debug!(refund = %r.value.id, error = %e, "pending refund not settled yet")
+            }
+        }
+    }
+    Ok(settled)
+}
