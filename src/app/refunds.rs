@@ -19,6 +19,7 @@ use crate::app::listing::sorted_page_of;
 use crate::app::orders::order_for;
 use crate::app::paging::Sorting;
 use crate::app::paging::{ListParams, SortField};
+use crate::auth::Subject;
 use crate::domain::ids::{CustomerId, OrderId, OrganizationId, RefundId, SubscriptionId};
 use crate::domain::order::Order;
 use crate::domain::refund::{
@@ -26,7 +27,6 @@ use crate::domain::refund::{
     REFUND_PENDING,
 };
 use crate::error::{ApiError, FieldError};
-use crate::auth::Subject;
 use crate::payments::{RefundOutcome, RefundRequest};
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -442,4 +442,128 @@ pub async fn settle_pending(state: &AppState) -> Result<usize, ApiError> {
         }
     }
     Ok(settled)
+}
+
+/// A refund as the processor reports it (Stripe's `refund.created`, `refund.updated`, or
+/// each refund of a `charge.refunded`): one Tollgate started is settled; one made at the
+/// processor (Stripe's dashboard) is recorded once, on the order its payment paid, without
+/// revoking anything. Unknown payments are ignored.
+pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Result<(), ApiError> {
+    use crate::domain::order::ORDER_BY_PAYMENT;
+    use crate::domain::refund::{processor_key, split_total};
+    let Some(pid) = refund["id"].as_str().filter(|s| !s.is_empty()) else {
+        return Ok(());
+    };
+    let status = refund["status"].as_str().unwrap_or("pending");
+    let settled = match status {
+        "succeeded" => Some(true),
+        "failed" | "canceled" => Some(false),
+        _ => None,
+    };
+    // Ours: named in its metadata.
+    if let Some(ours) = refund["metadata"]["refund_id"]
+        .as_str()
+        .and_then(|s| s.parse::<uuid::Uuid>().ok())
+        .map(RefundId)
+    {
+        if state.store.get::<Refund>(&ours.key()).await?.is_some() {
+            if let Some(succeeded) = settled {
+                finish(state, ours, succeeded, Some(pid.to_string()), None).await?;
+            }
+            return Ok(());
+        }
+    }
+    // Known already (reported before).
+    if state
+        .store
+        .lookup_unique(&processor_key(pid))
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let Some(succeeded) = settled.filter(|s| *s) else {
+        return Ok(());
+    };
+    let Some(payment) = refund["payment_intent"].as_str() else {
+        return Ok(());
+    };
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(
+            ORDER_BY_PAYMENT,
+            &[payment.as_bytes().to_vec()],
+            Direction::Asc,
+        )?
+        .take(1)
+        .await?;
+    let Some(order_key) = ids.into_iter().next() else {
+        tracing::warn!(
+            refund = pid,
+            payment,
+            "a refund of a payment no order knows; ignored"
+        );
+        return Ok(());
+    };
+    let total = refund["amount"].as_i64().unwrap_or(0);
+    if total <= 0 || !succeeded {
+        return Ok(());
+    }
+    let now = state.now();
+    loop {
+        let Some(stored) = state.store.get::<Order>(&order_key).await? else {
+            return Ok(());
+        };
+        let mut o = stored.value;
+        let (amount, tax) = split_total(&o, total);
+        if amount + tax <= 0 {
+            return Ok(());
+        }
+        o.record_refund(amount, tax);
+        o.modified_at = Some(now);
+        let r = Refund {
+            id: RefundId::new(),
+            organization_id: o.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: RefundStatus::Succeeded,
+            reason: match refund["reason"].as_str() {
+                Some("duplicate") => RefundReason::Duplicate,
+                Some("fraudulent") => RefundReason::Fraudulent,
+                Some("requested_by_customer") => RefundReason::CustomerRequest,
+                _ => RefundReason::Other,
+            },
+            amount,
+            tax_amount: tax,
+            currency: o.currency.clone(),
+            order_id: o.id,
+            subscription_id: o.subscription_id,
+            customer_id: o.customer_id,
+            revoke_benefits: false,
+            comment: None,
+            metadata: Default::default(),
+            processor_id: Some(pid.to_string()),
+            failure: None,
+        };
+        let mut batch = Batch::new();
+        batch.put(&o, Expect::Rev(stored.rev))?;
+        batch.put(&r, Expect::Absent)?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => return Ok(()),
+            // Another delivery recorded it meanwhile (the unique processor id), or the
+            // order changed: look again.
+            Err(StorageError::Conflict { .. }) => {
+                if state
+                    .store
+                    .lookup_unique(&processor_key(pid))
+                    .await?
+                    .is_some()
+                {
+                    return Ok(());
+                }
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }

@@ -1266,3 +1266,120 @@ async fn a_failed_authentication_reopens_the_checkout_at_the_next_confirm_withou
     assert_eq!(orders_of(&orders, &id).len(), 1, "{orders:?}");
     assert_eq!(orders.len(), 1);
 }
+
+#[actix_web::test]
+async fn refunds_go_to_stripe_once_and_a_refund_made_at_stripe_is_recorded_once() {
+    use tollgate::payments::{RefundOutcome, RefundRequest};
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-refunds").await;
+    let pm = shop.ls.card(CARD_OK).await;
+    let (c, r) = shop.buy(&cat.ebook_price, "ada@example.com", &pm).await;
+    r.expect(200);
+    let intent = intent_of(&r.body);
+    let order = orders_of(&shop.orders(&cat.org).await, &id_of(&c))[0].clone();
+    let oid = str_of(&order, "id").to_string();
+    let refund = |amount: i64| {
+        let body = json!({"order_id": oid, "reason": "customer_request", "amount": amount});
+        let app = &shop.app;
+        async move { app.post_json("/v1/refunds/", Some(&app.token), &body).await }
+    };
+    let stripe_refunds = || async {
+        list(
+            &shop
+                .ls
+                .get(&format!("/v1/refunds?payment_intent={intent}&limit=100"))
+                .await,
+        )
+    };
+    let order_now = || async {
+        let r = api.read(&format!("/v1/orders/{oid}")).await;
+        r.expect(200);
+        r.body
+    };
+
+    // A partial refund: one Stripe refund of that amount, named after ours.
+    let first = refund(1000).await;
+    first.expect(201);
+    assert_eq!(first.body["status"], "succeeded");
+    let at_stripe = stripe_refunds().await;
+    assert_eq!(at_stripe.len(), 1, "{at_stripe:?}");
+    assert_eq!(at_stripe[0]["amount"], 1000);
+    assert_eq!(at_stripe[0]["reason"], "requested_by_customer");
+    assert_eq!(at_stripe[0]["metadata"]["refund_id"], first.body["id"]);
+    assert_eq!(order_now().await["status"], "partially_refunded");
+
+    // More than is left: refused here, and nothing is asked of Stripe.
+    let r = refund(1501).await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(stripe_refunds().await.len(), 1);
+
+    // The same refund asked again (a retry after a lost answer): the same Stripe refund.
+    let again = shop
+        .app
+        .state
+        .processor
+        .refund(RefundRequest {
+            payment_id: Some(intent.clone()),
+            amount: 1000,
+            currency: "usd".into(),
+            idempotency_key: format!("refund:{}", str_of(&first.body, "id")),
+            reason: "requested_by_customer",
+            metadata: vec![("refund_id".into(), str_of(&first.body, "id").to_string())],
+        })
+        .await
+        .expect("Stripe answers");
+    assert_eq!(
+        again,
+        RefundOutcome::Succeeded {
+            processor_id: str_of(&at_stripe[0], "id").to_string()
+        }
+    );
+    assert_eq!(stripe_refunds().await.len(), 1);
+
+    // A refund made in Stripe's dashboard: its signed events record it once.
+    let (status, outside) = shop
+        .ls
+        .post(
+            "/v1/refunds",
+            &[("payment_intent", intent.as_str()), ("amount", "500")],
+        )
+        .await;
+    assert_eq!(status, 200, "{outside}");
+    let created = shop
+        .ls
+        .event_for("refund.created", str_of(&outside, "id"))
+        .await;
+    shop.wait_handled(str_of(&created, "id")).await;
+    let refunded = shop.ls.events("charge.refunded").await;
+    for e in &refunded {
+        shop.wait_handled(str_of(e, "id")).await;
+    }
+    let ours = api.read(&format!("/v1/refunds/?order_id={oid}")).await;
+    ours.expect(200);
+    assert_eq!(ours.items().len(), 2, "{}", ours.body);
+    assert_eq!(order_now().await["refunded_amount"], 1500);
+    // Delivered again (a replay with a fresh signature): still once.
+    let body = serde_json::to_vec(&created).unwrap();
+    let now = Utc::now().timestamp();
+    let r = shop
+        .deliver(&body, Some(&stripe_signature(&body, WEBHOOK_SECRET, now)))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["duplicate"], true);
+    let ours = api.read(&format!("/v1/refunds/?order_id={oid}")).await;
+    assert_eq!(ours.items().len(), 2);
+
+    // The rest: refunded in full here and at Stripe.
+    let last = refund(1000).await;
+    last.expect(201);
+    let o = order_now().await;
+    assert_eq!(o["status"], "refunded");
+    assert_eq!(o["refunded_amount"], 2500);
+    let total: i64 = stripe_refunds()
+        .await
+        .iter()
+        .map(|r| r["amount"].as_i64().unwrap())
+        .sum();
+    assert_eq!(total, 2500);
+}

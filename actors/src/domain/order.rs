@@ -134,6 +134,9 @@ pub const ORDER_BY_SUBSCRIPTION: &str = "order_by_subscription";
 pub const ORDER_OF_CUSTOMER: &str = "order_of_customer";
 pub const ORDER_OF_PRODUCT: &str = "order_of_product";
 pub const ORDER_OF_DISCOUNT: &str = "order_of_discount";
+/// Tenant: the processor's payment id (`pi_…`); the order it paid (a refund made at the
+/// processor finds its order here).
+pub const ORDER_BY_PAYMENT: &str = "order_by_payment";
 
 /// Polar's `OrderSortProperty`; each is an index per organization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +272,7 @@ impl Record for Order {
         ORDER_OF_CUSTOMER,
         ORDER_OF_PRODUCT,
         ORDER_OF_DISCOUNT,
+        ORDER_BY_PAYMENT,
     ];
 
     fn id_key(&self) -> Vec<u8> {
@@ -303,7 +307,14 @@ impl Record for Order {
             created.clone(),
         ));
         if let Some(d) = self.discount_id {
-            entries.push(IndexEntry::new(ORDER_OF_DISCOUNT, d.key(), created));
+            entries.push(IndexEntry::new(ORDER_OF_DISCOUNT, d.key(), created.clone()));
+        }
+        if let Some(p) = &self.payment_id {
+            entries.push(IndexEntry::new(
+                ORDER_BY_PAYMENT,
+                p.as_bytes().to_vec(),
+                created,
+            ));
         }
         entries
     }

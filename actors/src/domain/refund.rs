@@ -197,6 +197,22 @@ pub fn refund_tax(order: &Order, amount: i64) -> i64 {
     i64::try_from(rounded).unwrap_or(i64::MAX).min(tax_left)
 }
 
+/// A refund of `total` (tax included) made at the processor, split as Polar splits it:
+/// all that is left when it is all that is left, else the order's share of tax.
+pub fn split_total(order: &Order, total: i64) -> (i64, i64) {
+    let (left, tax_left) = (order.refundable_amount(), order.refundable_tax_amount());
+    if total >= left + tax_left {
+        return (left, tax_left);
+    }
+    let paid = order.amount + order.tax_amount;
+    if order.tax_amount == 0 || paid <= 0 {
+        return (total, 0);
+    }
+    let tax = ((total as i128 * order.tax_amount as i128 + paid as i128 / 2) / paid as i128)
+        .clamp(0, tax_left as i128) as i64;
+    (total - tax, tax)
+}
+
 impl Order {
     /// Before tax, what is left to refund: paid, less refunded, less refunds under way.
     pub fn refundable_amount(&self) -> i64 {
@@ -342,6 +358,21 @@ mod tests {
         assert_eq!(o.status, OrderStatus::Paid);
         o.record_refund(99_999, 99_999);
         assert_eq!((o.refunded_amount, o.refunded_tax_amount), (1500, 300));
+    }
+
+    #[test]
+    fn a_total_refunded_at_the_processor_splits_into_net_and_tax() {
+        let o = order();
+        assert_eq!(split_total(&o, 1800), (1500, 300), "everything");
+        assert_eq!(
+            split_total(&o, 99_999),
+            (1500, 300),
+            "never more than is left"
+        );
+        assert_eq!(split_total(&o, 600), (500, 100));
+        let mut untaxed = order();
+        untaxed.tax_amount = 0;
+        assert_eq!(split_total(&untaxed, 700), (700, 0));
     }
 
     #[test]

@@ -36,6 +36,26 @@ pub async fn payment_event(state: &AppState, event: &Event) -> Result<bool, ApiE
 
 /// Acts on one verified event. An error makes Stripe deliver it again later.
 async fn handle(state: &AppState, event: &Event) -> Result<(), ApiError> {
+    match event.kind.as_str() {
+        "refund.created" | "refund.updated" | "refund.failed" => {
+            return crate::app::refunds::from_processor(state, &event.data.object).await;
+        }
+        "charge.refunded" => {
+            let payment = event.data.object["payment_intent"].clone();
+            let refunds = event.data.object["refunds"]["data"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for mut refund in refunds {
+                if refund["payment_intent"].is_null() {
+                    refund["payment_intent"] = payment.clone();
+                }
+                crate::app::refunds::from_processor(state, &refund).await?;
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
     let failed = match event.kind.as_str() {
         "payment_intent.succeeded" => false,
         "payment_intent.payment_failed" | "payment_intent.canceled" => true,

@@ -22,6 +22,12 @@ does and Tollgate relies on:
   the PaymentMethod is attached to the intent's customer;
 - `POST /v1/payment_methods` accepts the publishable key in the body (`key=pk_…`), as
   Stripe does for Stripe.js;
+- `POST /v1/refunds` accepts Stripe's `reason` (`duplicate`, `fraudulent`,
+  `requested_by_customer`, exported on the refund), refuses more than is left to refund
+  on the charge (Stripe's `amount_too_large`), and sends `refund.created` and
+  `charge.refunded`, as Stripe does;
+- a POST with an `Idempotency-Key` header answers a retry with the same key and path with
+  the first answer instead of doing it again, as Stripe does (kept in memory);
 - its fake Stripe.js (`localstripe-v3.js`, checked against the SHA-256 below so that an
   upgrade is noticed) is served at /js.stripe.com/v3/ with `stripe-js-additions.js`
   appended: `createPaymentMethod`, Stripe.js's change events and failed 3-D Secure
@@ -104,6 +110,42 @@ def patch():
             schedule_webhook(resources.Event("payment_intent.payment_failed", obj))
         return obj
 
+    Refund = resources.Refund
+    Charge = resources.Charge
+    original_refund_init = Refund.__init__
+
+    def refund_init(self, reason=None, **kwargs):
+        if reason not in (None, "duplicate", "fraudulent", "requested_by_customer"):
+            raise UserError(400, "Invalid reason: %r" % (reason,))
+        amount = resources.try_convert_to_int(kwargs.get("amount"))
+        charge_id = kwargs.get("charge")
+        if charge_id is None and kwargs.get("payment_intent"):
+            intent = PaymentIntent._api_retrieve(kwargs["payment_intent"])
+            charge_id = intent.latest_charge.id if intent.latest_charge else None
+        if charge_id is not None and isinstance(amount, int):
+            charge = Charge._api_retrieve(charge_id)
+            left = charge.amount - charge.amount_refunded
+            if amount > left:
+                raise UserError(
+                    400,
+                    "Refund amount (%d) is greater than unrefunded amount on charge (%d)"
+                    % (amount, left),
+                    {"code": "amount_too_large"},
+                )
+        original_refund_init(self, **kwargs)
+        self.reason = reason
+
+    original_refund_create = Refund._api_create.__func__
+
+    @classmethod
+    def refund_api_create(cls, **data):
+        obj = original_refund_create(cls, **data)
+        schedule_webhook(resources.Event("refund.created", obj))
+        schedule_webhook(resources.Event("charge.refunded", Charge._api_retrieve(obj.charge)))
+        return obj
+
+    Refund.__init__ = refund_init
+    Refund._api_create = refund_api_create
     PaymentIntent.__init__ = init
     PaymentIntent._api_create = api_create
     PaymentIntent._on_success = on_success
@@ -145,6 +187,21 @@ def patch_server(server):
         return await handler(request)
 
     original_auth = server.auth_middleware
+    answered = {}
+
+    @web.middleware
+    async def idempotency(request, handler):
+        key = request.headers.get("Idempotency-Key")
+        if request.method != "POST" or not key:
+            return await handler(request)
+        cache_key = (key, request.path)
+        if cache_key in answered:
+            status, body = answered[cache_key]
+            return web.Response(status=status, body=body, content_type="application/json")
+        response = await handler(request)
+        if isinstance(response, web.Response) and response.body is not None:
+            answered[cache_key] = (response.status, response.body)
+        return response
 
     @web.middleware
     async def auth(request, handler):
@@ -159,6 +216,8 @@ def patch_server(server):
 
     middlewares = server.app.middlewares
     middlewares[middlewares.index(original_auth)] = auth
+    # After authentication (an unauthenticated retry is refused as the first was).
+    middlewares.insert(middlewares.index(auth) + 1, idempotency)
     middlewares.insert(0, serve_stripe_js)
 
 
