@@ -832,3 +832,37 @@ async fn smtp_credentials_are_used_and_refused_ones_are_retried_not_dropped() {
     assert_eq!(all[0]["auth_user"], "tollgate");
     assert_eq!(header(&all[0], "To"), "grace@example.com");
 }
+
+#[actix_web::test]
+async fn a_refund_mails_the_buyer_what_comes_back_and_which_keys_stop() {
+    let smtp = SmtpServer::start(0, 0);
+    let app = spawn_mailing(&smtp.url(), tollgate_actors::SystemClock::shared()).await;
+    let api = Api::of(&app);
+    let cat = seed(api, "mail-refund").await;
+    let checkout = buy(api, &cat.ebook_price, "ada@example.com", None).await;
+    let order = id_of(&order_of(api, &checkout).await);
+    let receipt = smtp.wait_for(1).await;
+    let key = keys_in(&receipt[0]).remove(0);
+    app.post_json(
+        "/v1/refunds/",
+        Some(&app.token),
+        &json!({"order_id": order, "reason": "customer_request", "amount": 2500, "revoke_benefits": true}),
+    )
+    .await
+    .expect(201);
+    let all = smtp.wait_for(2).await;
+    let m = &all[1];
+    assert_eq!(header(m, "To"), "ada@example.com");
+    assert!(
+        header(m, "Subject").starts_with("Your refund for Ebook"),
+        "{m:#}"
+    );
+    for part in [text(m), html(m)] {
+        assert!(part.contains("$25.00"), "{part}");
+        assert!(part.contains("no longer work"), "{part}");
+        assert!(part.contains(&key), "{part}");
+    }
+    // Listed with the order's messages.
+    let outbox = outbox_of(&app, &order).await;
+    assert_eq!(outbox.len(), 2);
+}

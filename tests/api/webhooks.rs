@@ -987,3 +987,68 @@ async fn delivered_events_and_their_log_are_purged_after_the_retention_period() 
     // Nothing more to purge until the second one is old enough.
     assert_eq!(tollgate::webhooks::purge(&app.state).await.unwrap(), 0);
 }
+
+#[actix_web::test]
+async fn a_refund_that_revokes_benefits_is_told_to_a_verifying_receiver() {
+    let app = app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "hooks-refund").await;
+    let placeholder = endpoint(api, &cat.org, "http://localhost:9/x", &["order.created"]).await;
+    let receiver = Receiver::start(&placeholder.1, 0);
+    let events = [
+        "refund.created",
+        "refund.updated",
+        "order.updated",
+        "order.refunded",
+        "license_key.revoked",
+        "benefit_grant.revoked",
+    ];
+    app.patch_json(
+        &format!("/v1/webhooks/endpoints/{}", placeholder.0),
+        Some(&app.token),
+        &json!({"url": receiver.url(), "events": events}),
+    )
+    .await
+    .expect(200);
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    confirm(api, &secret(&c), &buyer("ada@example.com"))
+        .await
+        .expect(200);
+    let orders = api
+        .read(&format!("/v1/orders/?checkout_id={}", id_of(&c)))
+        .await;
+    let order = id_of(&orders.items()[0]);
+    let refund = app
+        .post_json(
+            "/v1/refunds/",
+            Some(&app.token),
+            &json!({"order_id": order, "reason": "fraudulent", "amount": 2500, "revoke_benefits": true}),
+        )
+        .await;
+    refund.expect(201);
+
+    let got = receiver
+        .wait_for("refund events", |got| {
+            ["refund.created", "order.refunded", "license_key.revoked"]
+                .iter()
+                .all(|t| !of_type(got, t).is_empty())
+        })
+        .await;
+    assert_verified(&got);
+    let created_event = of_type(&got, "refund.created")[0];
+    assert_eq!(created_event["body"]["data"]["id"], refund.body["id"]);
+    assert_eq!(created_event["body"]["data"]["order_id"], order.as_str());
+    let refunded = of_type(&got, "order.refunded")[0];
+    assert_eq!(refunded["body"]["data"]["status"], "refunded");
+    assert_eq!(refunded["body"]["data"]["refunded_amount"], 2500);
+    let revoked = of_type(&got, "license_key.revoked")[0];
+    assert_eq!(revoked["body"]["data"]["status"], "revoked");
+    // The refund's own update (pending → succeeded) follows its creation.
+    let updated = of_type(&got, "refund.updated");
+    assert!(
+        updated
+            .iter()
+            .any(|e| e["body"]["data"]["status"] == "succeeded"),
+        "{got:?}"
+    );
+}
