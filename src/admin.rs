@@ -223,6 +223,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<webhook::WebhookDelivery>();
     v.visit::<mail::MailMessage>();
     v.visit::<refund::Refund>();
+    v.visit::<dispute::Dispute>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

@@ -165,6 +165,7 @@ pub mod entity {
     );
     crate::typed_id!(pub WebhookDeliveryId);
     crate::typed_id!(pub RefundId);
+    crate::typed_id!(pub DisputeId);
     crate::typed_id!(
         /// One e-mail in the outbox; its `Message-ID` is derived from it.
         pub MailMessageId

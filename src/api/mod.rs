@@ -10,6 +10,7 @@ pub mod customer;
 pub mod customer_session;
 pub mod customer_state;
 pub mod discount;
+pub mod dispute;
 pub mod free_form;
 pub mod health;
 pub mod license_key;

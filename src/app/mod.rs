@@ -31,6 +31,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod customer_sessions;
 pub mod customer_state;
+pub mod disputes;
 pub mod forms;
 pub mod license_keys;
 pub mod listing;

@@ -388,7 +388,7 @@ pub async fn finish(
 }
 
 /// Revokes every license key an order granted, through the keys' actors.
-async fn revoke_order_keys(
+pub(crate) async fn revoke_order_keys(
     state: &AppState,
     order: OrderId,
     customer: CustomerId,

@@ -10,6 +10,7 @@ pub mod customer_portal;
 pub mod customer_sessions;
 pub mod customers;
 pub mod discounts;
+pub mod disputes;
 pub mod health;
 pub mod license_keys;
 pub mod metrics;
@@ -42,6 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     checkout_links::configure(cfg);
     orders::configure(cfg);
     refunds::configure(cfg);
+    disputes::configure(cfg);
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);

@@ -1383,3 +1383,111 @@ async fn refunds_go_to_stripe_once_and_a_refund_made_at_stripe_is_recorded_once(
         .sum();
     assert_eq!(total, 2500);
 }
+
+#[actix_web::test]
+async fn a_lost_dispute_revokes_the_keys_and_forged_events_change_nothing() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let cat = seed(api, "stripe-disputes").await;
+    let pm = shop.ls.card(CARD_OK).await;
+    let (c, r) = shop.buy(&cat.ebook_price, "ada@example.com", &pm).await;
+    r.expect(200);
+    let intent = intent_of(&r.body);
+    let order = orders_of(&shop.orders(&cat.org).await, &id_of(&c))[0].clone();
+    let oid = str_of(&order, "id").to_string();
+    let keys = shop.license_keys(&cat.org).await;
+    let key = str_of(&keys[0], "key").to_string();
+    shop.validate(&key, &cat.org).await;
+
+    let due = Utc::now().timestamp() + 7 * 86_400;
+    let event = |id: &str, kind: &str, status: &str| {
+        json!({
+            "id": id, "object": "event", "type": kind, "created": Utc::now().timestamp(),
+            "data": {"object": {
+                "id": "dp_tollgate_1", "object": "dispute", "amount": 2500, "currency": "usd",
+                "payment_intent": intent, "status": status, "reason": "fraudulent",
+                "evidence_details": {"due_by": due},
+            }},
+        })
+    };
+    let send = |e: Value, secret: &'static str| {
+        let body = serde_json::to_vec(&e).unwrap();
+        let sig = stripe_signature(&body, secret, Utc::now().timestamp());
+        let shop = &shop;
+        async move { shop.deliver(&body, Some(&sig)).await }
+    };
+    let disputes = || async {
+        let r = api.read(&format!("/v1/disputes/?order_id={oid}")).await;
+        r.expect(200);
+        r.items()
+    };
+
+    // Opened: recorded on the order; the key still works.
+    send(
+        event("evt_dp_1", "charge.dispute.created", "needs_response"),
+        WEBHOOK_SECRET,
+    )
+    .await
+    .expect(200);
+    let d = disputes().await;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["status"], "needs_response");
+    assert_eq!(d[0]["resolved"], false);
+    assert_eq!(d[0]["amount"], 2500);
+    assert_eq!(d[0]["reason"], "fraudulent");
+    assert_eq!(d[0]["customer"]["email"], "ada@example.com");
+    let one = api
+        .read(&format!("/v1/disputes/{}", str_of(&d[0], "id")))
+        .await;
+    one.expect(200);
+    shop.validate(&key, &cat.org).await;
+
+    // A forged "won" changes nothing.
+    let forged = send(
+        event("evt_dp_forged", "charge.dispute.closed", "won"),
+        "whsec_forged",
+    )
+    .await;
+    assert_eq!(forged.status, 400, "{}", forged.body);
+    assert_eq!(disputes().await[0]["status"], "needs_response");
+
+    // Lost: the key is refused at once; delivered twice, still one dispute.
+    for _ in 0..2 {
+        send(
+            event("evt_dp_2", "charge.dispute.closed", "lost"),
+            WEBHOOK_SECRET,
+        )
+        .await
+        .expect(200);
+    }
+    let d = disputes().await;
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["status"], "lost");
+    assert_eq!(d[0]["resolved"], true);
+    assert_eq!(d[0]["closed"], true);
+    let v = shop
+        .app
+        .post_json(
+            "/v1/customer-portal/license-keys/validate",
+            None,
+            &json!({"key": key, "organization_id": cat.org}),
+        )
+        .await;
+    assert_eq!(v.status, 404, "{}", v.body);
+    // Another seller sees no dispute.
+    let (_, other) = shop
+        .app
+        .new_user_with_scopes("other@example.com", &[tollgate::auth::Scope::DisputesRead])
+        .await;
+    let theirs = shop.app.get("/v1/disputes/", Some(&other)).await;
+    theirs.expect(200);
+    assert!(theirs.items().is_empty());
+    let r = shop
+        .app
+        .get(
+            &format!("/v1/disputes/{}", str_of(&d[0], "id")),
+            Some(&other),
+        )
+        .await;
+    assert_eq!(r.status, 404);
+}

@@ -10,6 +10,7 @@ pub mod custom_field;
 pub mod customer;
 pub mod customer_session;
 pub mod discount;
+pub mod dispute;
 pub mod email;
 pub mod ids;
 pub mod mail;

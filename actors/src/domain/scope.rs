@@ -69,6 +69,8 @@ scopes! {
     OrganizationAccessTokensWrite = "organization_access_tokens:write",
     RefundsRead = "refunds:read",
     RefundsWrite = "refunds:write",
+    DisputesRead = "disputes:read",
+    DisputesWrite = "disputes:write",
 }
 
 impl Scope {

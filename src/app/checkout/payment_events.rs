@@ -40,6 +40,9 @@ async fn handle(state: &AppState, event: &Event) -> Result<(), ApiError> {
         "refund.created" | "refund.updated" | "refund.failed" => {
             return crate::app::refunds::from_processor(state, &event.data.object).await;
         }
+        "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" => {
+            return crate::app::disputes::from_processor(state, &event.data.object).await;
+        }
         "charge.refunded" => {
             let payment = event.data.object["payment_intent"].clone();
             let refunds = event.data.object["refunds"]["data"]

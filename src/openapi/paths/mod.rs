@@ -13,6 +13,7 @@ use crate::api::custom_field::{
 };
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::dispute::DisputeView;
 use crate::api::health::Health;
 use crate::api::license_key::{
     LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyActivationRead,
@@ -431,6 +432,26 @@ fn refunds_list() {}
     security(("bearer" = ["refunds:write"])),
     responses((status = 201, body = RefundView), (status = 400, description = "RevokeSubscriptionBenefitsProhibited, or PaymentError: the processor refused the refund", body = Error), (status = 403, description = "RefundedAlready: the order is refunded in full", body = Error), (status = 503, description = "The processor cannot be reached: the refund stays pending and is asked again", body = Error)))]
 fn refunds_create() {}
+
+/// List disputes (chargebacks Stripe reported).
+#[utoipa::path(get, path = "/v1/disputes/", tag = "disputes",
+    params(
+        ("organization_id" = Option<Vec<Uuid>>, Query),
+        ("order_id" = Option<Vec<Uuid>>, Query),
+        ("status" = Option<Vec<String>>, Query, description = "`prevented`, `early_warning`, `needs_response`, `under_review`, `lost`, `won`."),
+        ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
+        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `-` prefix for descending."),
+    ),
+    security(("bearer" = ["disputes:read"])),
+    responses((status = 200, body = ListResource<DisputeView>)))]
+fn disputes_list() {}
+
+/// Get a dispute.
+#[utoipa::path(get, path = "/v1/disputes/{id}", tag = "disputes",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["disputes:read"])),
+    responses((status = 200, body = DisputeView)))]
+fn disputes_get() {}
 
 /// List subscriptions.
 #[utoipa::path(get, path = "/v1/subscriptions/", tag = "subscriptions",

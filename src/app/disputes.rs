@@ -1,0 +1,198 @@
+//! Disputes as the processor reports them (Stripe's `charge.dispute.created`, `.updated`,
+//! `.closed`): recorded once per processor dispute on the order its payment paid, updated
+//! as it moves, and when the seller loses it, the order's license keys are revoked (once).
+
+use tollgate_storage::{Batch, Direction, Expect, StorageError};
+
+use crate::app::access::organizations_for_list;
+use crate::app::listing::sorted_page_of;
+use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::auth::Subject;
+use crate::domain::dispute::{
+    processor_key, Dispute, DisputeStatus, DISPUTE_BY_AMOUNT, DISPUTE_BY_CREATED,
+};
+use crate::domain::ids::{DisputeId, OrderId, OrganizationId};
+use crate::domain::order::{Order, ORDER_BY_PAYMENT};
+use crate::domain::refund::split_total;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisputeSort {
+    CreatedAt,
+    Amount,
+}
+
+impl SortField for DisputeSort {
+    const FIELDS: &'static [(&'static str, DisputeSort)] = &[
+        ("created_at", DisputeSort::CreatedAt),
+        ("amount", DisputeSort::Amount),
+    ];
+}
+
+#[derive(Debug, Clone)]
+pub struct DisputeFilter {
+    pub organization_id: Vec<OrganizationId>,
+    pub order_id: Vec<OrderId>,
+    pub status: Vec<DisputeStatus>,
+    pub sorting: Sorting<DisputeSort>,
+}
+
+pub async fn list(
+    state: &AppState,
+    subject: Subject,
+    filter: &DisputeFilter,
+    params: ListParams,
+) -> Result<(Vec<Dispute>, u64), ApiError> {
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    let keep = |d: &Dispute| {
+        orgs.contains(&d.organization_id)
+            && (filter.order_id.is_empty() || filter.order_id.contains(&d.order_id))
+            && (filter.status.is_empty() || filter.status.contains(&d.status))
+    };
+    let (field, descending) = filter.sorting.primary();
+    let index = match field {
+        DisputeSort::CreatedAt => DISPUTE_BY_CREATED,
+        DisputeSort::Amount => DISPUTE_BY_AMOUNT,
+    };
+    let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
+    sorted_page_of::<Dispute>(
+        state,
+        index,
+        &tenants,
+        descending,
+        params,
+        Some(&keep),
+        None,
+    )
+    .await
+}
+
+/// A dispute the subject may see, else 404.
+pub async fn dispute_for(
+    state: &AppState,
+    subject: Subject,
+    id: DisputeId,
+) -> Result<Dispute, ApiError> {
+    state.store.read_barrier().await?;
+    match state.store.get::<Dispute>(&id.key()).await? {
+        Some(d)
+            if crate::app::access::can_access(state, subject, d.value.organization_id).await? =>
+        {
+            Ok(d.value)
+        }
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// Records what Stripe says of a dispute; revokes the order's keys when it is lost.
+pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Result<(), ApiError> {
+    let Some(pid) = object["id"].as_str().filter(|s| !s.is_empty()) else {
+        return Ok(());
+    };
+    let Some(status) = object["status"]
+        .as_str()
+        .and_then(DisputeStatus::from_stripe)
+    else {
+        return Ok(());
+    };
+    let now = state.now();
+    let evidence_due_by = object["evidence_details"]["due_by"]
+        .as_i64()
+        .and_then(|t| chrono::DateTime::from_timestamp(t, 0));
+    let lost = loop {
+        let existing = match state.store.lookup_unique(&processor_key(pid)).await? {
+            Some(id) => state.store.get::<Dispute>(&id).await?,
+            None => None,
+        };
+        let (mut d, expect) = match existing {
+            Some(stored) => (stored.value, Expect::Rev(stored.rev)),
+            None => {
+                let Some(payment) = object["payment_intent"].as_str() else {
+                    return Ok(());
+                };
+                let ids: Vec<Vec<u8>> = state
+                    .store
+                    .index_iter(
+                        ORDER_BY_PAYMENT,
+                        &[payment.as_bytes().to_vec()],
+                        Direction::Asc,
+                    )?
+                    .take(1)
+                    .await?;
+                let Some(order) = ids.into_iter().next() else {
+                    tracing::warn!(
+                        dispute = pid,
+                        payment,
+                        "a dispute of a payment no order knows; ignored"
+                    );
+                    return Ok(());
+                };
+                let Some(order) = state.store.get::<Order>(&order).await? else {
+                    return Ok(());
+                };
+                let o = order.value;
+                let (amount, tax) = split_total(&o, object["amount"].as_i64().unwrap_or(0));
+                (
+                    Dispute {
+                        id: DisputeId::new(),
+                        organization_id: o.organization_id,
+                        created_at: now,
+                        modified_at: None,
+                        status,
+                        amount,
+                        tax_amount: tax,
+                        currency: o.currency.clone(),
+                        reason: object["reason"].as_str().map(str::to_string),
+                        evidence_due_by,
+                        order_id: o.id,
+                        customer_id: o.customer_id,
+                        processor_id: pid.to_string(),
+                        revoked_at: None,
+                    },
+                    Expect::Absent,
+                )
+            }
+        };
+        if expect != Expect::Absent {
+            if d.status == status && d.evidence_due_by == evidence_due_by {
+                break d.status == DisputeStatus::Lost && d.revoked_at.is_none();
+            }
+            d.status = status;
+            d.evidence_due_by = evidence_due_by.or(d.evidence_due_by);
+            d.modified_at = Some(now);
+        }
+        let mut batch = Batch::new();
+        batch.put(&d, expect)?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => break d.status == DisputeStatus::Lost && d.revoked_at.is_none(),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if lost {
+        revoke_lost(state, pid).await?;
+    }
+    Ok(())
+}
+
+/// A lost dispute: the order's keys are revoked, and that is recorded on the dispute.
+async fn revoke_lost(state: &AppState, pid: &str) -> Result<(), ApiError> {
+    let Some(id) = state.store.lookup_unique(&processor_key(pid)).await? else {
+        return Ok(());
+    };
+    let Some(stored) = state.store.get::<Dispute>(&id).await? else {
+        return Ok(());
+    };
+    let mut d = stored.value;
+    crate::app::refunds::revoke_order_keys(state, d.order_id, d.customer_id).await?;
+    d.revoked_at = Some(state.now());
+    let mut batch = Batch::new();
+    batch.put(&d, Expect::Rev(stored.rev))?;
+    match state.store.commit_durable(&batch).await {
+        // Revoking is idempotent: a concurrent delivery may have recorded it first.
+        Ok(_) | Err(StorageError::Conflict { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
