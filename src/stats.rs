@@ -48,11 +48,21 @@ impl Projection {
     /// Counts one feed entry; `now`: when a subscription's change is attributed.
     pub fn add(&mut self, change: &Change, now: DateTime<Utc>) -> Result<(), StorageError> {
         if change.is::<Order>() {
-            // An order counts on the day it was created, once: at its creation.
-            if let (None, Some(order)) = (change.before::<Order>()?, change.after::<Order>()?) {
-                let d = self.day(order.organization_id, day_number(order.created_at));
-                d.orders += 1;
-                *d.revenue.entry(order.currency.to_lowercase()).or_default() += order.amount;
+            // An order counts on the day it was created, once: at its creation. Revenue is
+            // net of refunds: what a refund gives back comes off the day it is given back.
+            match (change.before::<Order>()?, change.after::<Order>()?) {
+                (None, Some(order)) => {
+                    let d = self.day(order.organization_id, day_number(order.created_at));
+                    d.orders += 1;
+                    *d.revenue.entry(order.currency.to_lowercase()).or_default() +=
+                        order.amount - order.refunded_amount;
+                }
+                (Some(before), Some(after)) if after.refunded_amount != before.refunded_amount => {
+                    let d = self.day(after.organization_id, day_number(now));
+                    *d.revenue.entry(after.currency.to_lowercase()).or_default() -=
+                        after.refunded_amount - before.refunded_amount;
+                }
+                _ => {}
             }
         } else if change.is::<Subscription>() {
             let active = |s: &Option<Subscription>| {
@@ -465,7 +475,8 @@ mod tests {
         let now = Utc::now();
         let today = day_number(now);
         let yesterday = now - chrono::Duration::days(1);
-        // Two orders today, one yesterday; an update of an order counts nothing.
+        // Two orders today, one yesterday; a refund takes its amount off the revenue of
+        // the day it is given (the order still counts as an order).
         let mut b = Batch::new();
         let mut first = order(org, 2500, now);
         b.put(&first, Expect::Absent).unwrap();
@@ -480,7 +491,17 @@ mod tests {
         let day = sales(&store, org, today).await;
         assert_eq!(
             (day.orders, day.revenue.get("usd").copied()),
-            (2, Some(3500))
+            (2, Some(1000))
+        );
+        // Another change of the order counts nothing.
+        first.metadata = Default::default();
+        first.modified_at = Some(now);
+        let mut b = Batch::new();
+        b.put(&first, Expect::Any).unwrap();
+        project(&store, b, now).await;
+        assert_eq!(
+            sales(&store, org, today).await.revenue.get("usd").copied(),
+            Some(1000)
         );
         assert_eq!(sales(&store, org, today - 1).await.orders, 1);
         // Another organization's counters are untouched.

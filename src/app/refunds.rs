@@ -567,3 +567,20 @@ pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Res
         }
     }
 }
+
+/// The refunds of an order, newest first.
+pub async fn refunds_of_order(state: &AppState, order: OrderId) -> Result<Vec<Refund>, ApiError> {
+    use crate::domain::refund::REFUND_OF_ORDER;
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(REFUND_OF_ORDER, &[order.key()], Direction::Desc)?
+        .take(100)
+        .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(r) = state.store.get::<Refund>(&id).await? {
+            out.push(r.value);
+        }
+    }
+    Ok(out)
+}

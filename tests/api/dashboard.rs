@@ -688,6 +688,11 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             Vec::new(),
         ),
         (
+            "/dashboard/{org}/orders/{id}/refunds",
+            at(&format!("/orders/{}/refunds", s.order)),
+            vec![("amount", "1".into()), ("reason", "other".into())],
+        ),
+        (
             "/dashboard/{org}/subscriptions/{id}",
             at(&format!("/subscriptions/{}", s.subscription)),
             vec![("action", "revoke".into())],
@@ -1095,6 +1100,88 @@ async fn an_order_shows_its_emails_and_sends_the_receipt_again() {
         main_of(&page)
     );
     assert_eq!(text_of(&page, "mail-state-2"), "skipped");
+}
+
+/// An order is refunded from its page: a problem is shown on the page, a partial refund
+/// is listed, and the rest with its benefits revoked leaves nothing to refund.
+#[actix_web::test]
+async fn an_order_is_refunded_from_its_page() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "refunds@example.com", SHOP).await;
+    let s = sold(&app, &mut b, &org).await;
+    let path = format!("/dashboard/{org}/orders/{}", s.order);
+    let page = b.get(&path).await;
+    assert_html(&page);
+    assert!(
+        main_of(&page).contains("id=\"refund-form\""),
+        "{}",
+        main_of(&page)
+    );
+    assert_csrf_refused(&mut b, &format!("{path}/refunds"), &[("amount", "1")]).await;
+
+    let page = form_post(
+        &mut b,
+        &format!("{path}/refunds"),
+        &[("amount", "30"), ("reason", "customer_request")],
+    )
+    .await;
+    assert_status(&page, 422);
+    assert!(
+        errors(&page)
+            .iter()
+            .any(|e| e.contains("exceeds refundable amount")),
+        "{:?}",
+        errors(&page)
+    );
+    let page = form_post(
+        &mut b,
+        &format!("{path}/refunds"),
+        &[("amount", "ten"), ("reason", "customer_request")],
+    )
+    .await;
+    assert_status(&page, 422);
+
+    let page = form_post(
+        &mut b,
+        &format!("{path}/refunds"),
+        &[
+            ("amount", "10"),
+            ("reason", "customer_request"),
+            ("comment", "asked"),
+        ],
+    )
+    .await;
+    assert_eq!(redirected(&page), format!("{path}#refunds"));
+    let page = b.get(&path).await;
+    assert_eq!(text_of(&page, "refund-status-1"), "succeeded");
+    assert!(
+        main_of(&page).contains("partially_refunded"),
+        "{}",
+        main_of(&page)
+    );
+
+    let page = form_post(
+        &mut b,
+        &format!("{path}/refunds"),
+        &[
+            ("amount", "15"),
+            ("reason", "other"),
+            ("revoke_benefits", "on"),
+        ],
+    )
+    .await;
+    redirected(&page);
+    let page = b.get(&path).await;
+    assert!(
+        main_of(&page).contains("id=\"refunded-in-full\""),
+        "{}",
+        main_of(&page)
+    );
+    assert!(!main_of(&page).contains("id=\"refund-form\""));
+    let key = b
+        .get(&format!("/dashboard/{org}/license-keys/{}", s.key))
+        .await;
+    assert!(main_of(&key).contains("revoked"), "{}", main_of(&key));
 }
 
 /// A member of two organizations reaches each one's records under its own pages only.

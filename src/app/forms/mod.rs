@@ -202,6 +202,42 @@ pub async fn create_organization(
     organizations::create(state, subject, body.into_inner()).await
 }
 
+/// The refund form of an order's page: the amount in major units (`12.50`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RefundForm {
+    pub amount: String,
+    pub reason: String,
+    pub revoke_benefits: Option<String>,
+    pub comment: String,
+}
+
+/// Refunds an order from its page, through the same use case as `POST /v1/refunds/`.
+pub async fn refund_order(
+    state: &AppState,
+    subject: Subject,
+    order: &crate::domain::order::Order,
+    form: &RefundForm,
+) -> Result<crate::domain::refund::Refund, ApiError> {
+    let Some(amount) = parse_cents(form.amount.trim()) else {
+        return Err(ApiError::Validation(vec![crate::error::FieldError::new(
+            "value_error",
+            crate::loc!["body", "amount"],
+            "Enter an amount, like 12.50.",
+            serde_json::Value::from(form.amount.clone()),
+        )]));
+    };
+    let raw = json!({
+        "order_id": order.id.to_string(),
+        "reason": form.reason.trim(),
+        "amount": amount,
+        "revoke_benefits": ticked(&form.revoke_benefits),
+        "comment": text(&form.comment),
+    });
+    let body = input::<crate::api::refund::RefundCreate>(raw)?;
+    crate::app::refunds::create(state, subject, body.into_inner()).await
+}
+
 /// An organization's settings.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]

@@ -69,6 +69,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/orders", "Orders (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/orders/{id}", "An order, with the e-mails sent about it and each delivery attempt."),
     ("post", "/dashboard/{org}/orders/{id}/receipt", "Send the order's receipt to the customer again."),
+    ("post", "/dashboard/{org}/orders/{id}/refunds", "Refund the order, in full or in part, revoking its benefits or not."),
     ("get", "/dashboard/{org}/subscriptions", "Subscriptions (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/subscriptions/{id}", "A subscription."),
     ("post", "/dashboard/{org}/subscriptions/{id}", "Cancel at period end, resume, or revoke a subscription."),
@@ -115,6 +116,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/orders", { get => orders::orders });
     resource!(cfg, "/dashboard/{org}/orders/{id}", { get => orders::order });
     resource!(cfg, "/dashboard/{org}/orders/{id}/receipt", { post => orders::send_receipt });
+    resource!(cfg, "/dashboard/{org}/orders/{id}/refunds", { post => orders::refund });
     resource!(cfg, "/dashboard/{org}/subscriptions", { get => orders::subscriptions });
     resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => orders::subscription, post => orders::subscription_action });
     resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });
@@ -232,6 +234,8 @@ pub fn form_problem(e: ApiError) -> Result<(u16, Vec<String>), Fail> {
         | ApiError::Conflict(_)
         | ApiError::NotPermitted(_)
         | ApiError::BadRequest(_)
+        | ApiError::RefundedAlready(_)
+        | ApiError::RevokeSubscriptionBenefitsProhibited(_)
         | ApiError::PaymentError(_) => Ok((e.status_code().as_u16(), e.messages())),
         _ => Err(Fail::Api(e)),
     }

@@ -8,7 +8,7 @@ use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
 use crate::app::catalog::products::product_for;
-use crate::app::forms::{self, SubscriptionActionForm};
+use crate::app::forms::{self, RefundForm, SubscriptionActionForm};
 use crate::app::orders::{self, order_for, OrderFilter};
 use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
 use crate::domain::customer::Customer;
@@ -16,8 +16,10 @@ use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
 use crate::domain::mail::MailMessage;
 use crate::domain::order::{Order, OrderSort};
 use crate::domain::product::{PriceKind, Product};
+use crate::domain::refund::Refund;
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
+use tollgate_actors::domain::money::Money;
 use tollgate_actors::subscription::{Subscription, SubscriptionSort};
 
 /// The sort orders a list page offers: (API `sorting`, label).
@@ -118,6 +120,33 @@ struct OrderPage {
     messages: Vec<MailMessage>,
     /// Whether the receipt was just queued again.
     resent: bool,
+    /// The order's refunds, newest first.
+    refunds: Vec<Refund>,
+    /// The refund form as posted (its problems in `errors`).
+    refund_form: RefundForm,
+    errors: Vec<String>,
+}
+
+impl OrderPage {
+    /// What is left to refund, tax included, as a number input shows it.
+    fn refundable(&self) -> String {
+        Money::new(self.order.refundable_amount(), &self.order.currency).major()
+    }
+
+    fn reasons(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("customer_request", "The customer asked"),
+            ("duplicate", "Duplicate purchase"),
+            ("fraudulent", "Fraudulent"),
+            ("service_disruption", "Service disruption"),
+            ("satisfaction_guarantee", "Satisfaction guarantee"),
+            ("other", "Other"),
+        ]
+    }
+
+    fn revoke_ticked(&self) -> bool {
+        self.refund_form.revoke_benefits.is_some()
+    }
 }
 
 pub async fn order(
@@ -129,7 +158,45 @@ pub async fn order(
     let layout = dash.layout(&path.0, "orders", "Order").await?;
     let order = order_of(&dash, &layout, &path.1).await?;
     let resent = req.query_string().contains("resent=1");
-    order_page(&dash, layout, order, resent).await
+    order_page(
+        &dash,
+        layout,
+        order,
+        resent,
+        RefundForm::default(),
+        Vec::new(),
+    )
+    .await
+}
+
+/// Refunds the order from its page: back to it when done, or the page again with the
+/// API's problems (422, 403 refunded already, 400 …).
+pub async fn refund(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let form: RefundForm = posted(&bytes)?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "orders", "Order").await?;
+    let order = order_of(&dash, &layout, &id).await?;
+    match forms::refund_order(&state, dash.subject(), &order, &form).await {
+        Ok(_) => Ok(see_other(&layout.at(&format!("/orders/{id}#refunds")))),
+        Err(e) => {
+            let (status, errors) = form_problem(e)?;
+            let page = order_page(&dash, layout, order, false, form, errors).await?;
+            Ok(with_status(page, status))
+        }
+    }
+}
+
+fn with_status(mut page: actix_web::HttpResponse, status: u16) -> actix_web::HttpResponse {
+    if let Ok(s) = actix_web::http::StatusCode::from_u16(status) {
+        *page.status_mut() = s;
+    }
+    page
 }
 
 /// An order of the page's organization (else 404).
@@ -155,7 +222,14 @@ pub async fn send_receipt(
     Ok(see_other(&layout.at(&format!("/orders/{id}?resent=1"))))
 }
 
-async fn order_page(dash: &Dash, layout: Layout, order: Order, resent: bool) -> PageResult {
+async fn order_page(
+    dash: &Dash,
+    layout: Layout,
+    order: Order,
+    resent: bool,
+    refund_form: RefundForm,
+    errors: Vec<String>,
+) -> PageResult {
     let state = &dash.state;
     let customer = state
         .store
@@ -168,6 +242,7 @@ async fn order_page(dash: &Dash, layout: Layout, order: Order, resent: bool) -> 
             ))
         })?;
     let messages = crate::app::mail::messages_of_order(state, order.id).await?;
+    let refunds = crate::app::refunds::refunds_of_order(state, order.id).await?;
     let price = product_for(state, dash.subject(), order.product_id)
         .await
         .ok()
@@ -185,6 +260,9 @@ async fn order_page(dash: &Dash, layout: Layout, order: Order, resent: bool) -> 
             price,
             messages,
             resent,
+            refunds,
+            refund_form,
+            errors,
         },
     )
 }
