@@ -66,6 +66,8 @@ pub struct RefundFilter {
     pub order_id: Vec<OrderId>,
     pub subscription_id: Vec<SubscriptionId>,
     pub customer_id: Vec<CustomerId>,
+    /// The customers with these external ids (in the listed organizations).
+    pub external_customer_id: Vec<String>,
     pub succeeded: Option<bool>,
     pub sorting: Sorting<RefundSort>,
 }
@@ -79,8 +81,23 @@ pub async fn list(
 ) -> Result<(Vec<Refund>, u64), ApiError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
+    let mut external: Vec<CustomerId> = Vec::new();
+    for org in &orgs {
+        for id in &filter.external_customer_id {
+            if let Some(c) =
+                crate::domain::customer::customer_by_external_id(&state.store, *org, id).await?
+            {
+                external.push(c.value.id);
+            }
+        }
+    }
+    let by_external = !filter.external_customer_id.is_empty();
+    if by_external && external.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
     let keep = |r: &Refund| {
         orgs.contains(&r.organization_id)
+            && (!by_external || external.contains(&r.customer_id))
             && (filter.id.is_empty() || filter.id.contains(&r.id))
             && (filter.order_id.is_empty() || filter.order_id.contains(&r.order_id))
             && (filter.customer_id.is_empty() || filter.customer_id.contains(&r.customer_id))

@@ -27,6 +27,7 @@ pub(crate) async fn list(
         order_id: q.ids("order_id"),
         subscription_id: q.ids("subscription_id"),
         customer_id: q.ids("customer_id"),
+        external_customer_id: q.strings("external_customer_id"),
         succeeded: q.bool("succeeded"),
         sorting: Sorting::<RefundSort>::from_query(&mut q, (RefundSort::CreatedAt, true)),
     };
@@ -38,11 +39,18 @@ pub(crate) async fn list(
     }))
 }
 
+/// 201 in every named API version (Polar since 2026-02); 200 without one, as the
+/// unversioned clients of Polar's seed era read it (polar-sdk 0.13.5 parses only a 200).
 pub(crate) async fn create(
     auth: Auth<RefundsWrite>,
     state: web::Data<AppState>,
     body: ValidJson<RefundCreate>,
-) -> ApiResult<Created<RefundView>> {
+) -> ApiResult<actix_web::Either<Created<RefundView>, web::Json<RefundView>>> {
     let refund = refunds::create(&state, auth.subject(), body.into_inner()).await?;
-    Ok(Created(RefundView::from(&refund)))
+    let view = RefundView::from(&refund);
+    Ok(if crate::api::version::active().is_some() {
+        actix_web::Either::Left(Created(view))
+    } else {
+        actix_web::Either::Right(web::Json(view))
+    })
 }

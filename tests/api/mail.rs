@@ -849,7 +849,7 @@ async fn a_refund_mails_the_buyer_what_comes_back_and_which_keys_stop() {
         &json!({"order_id": order, "reason": "customer_request", "amount": 2500, "revoke_benefits": true}),
     )
     .await
-    .expect(201);
+    .expect(200);
     let all = smtp.wait_for(2).await;
     let m = &all[1];
     assert_eq!(header(m, "To"), "ada@example.com");

@@ -1300,7 +1300,7 @@ async fn refunds_go_to_stripe_once_and_a_refund_made_at_stripe_is_recorded_once(
 
     // A partial refund: one Stripe refund of that amount, named after ours.
     let first = refund(1000).await;
-    first.expect(201);
+    first.expect(200);
     assert_eq!(first.body["status"], "succeeded");
     let at_stripe = stripe_refunds().await;
     assert_eq!(at_stripe.len(), 1, "{at_stripe:?}");
@@ -1372,7 +1372,7 @@ async fn refunds_go_to_stripe_once_and_a_refund_made_at_stripe_is_recorded_once(
 
     // The rest: refunded in full here and at Stripe.
     let last = refund(1000).await;
-    last.expect(201);
+    last.expect(200);
     let o = order_now().await;
     assert_eq!(o["status"], "refunded");
     assert_eq!(o["refunded_amount"], 2500);

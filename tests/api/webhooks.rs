@@ -1025,7 +1025,7 @@ async fn a_refund_that_revokes_benefits_is_told_to_a_verifying_receiver() {
             &json!({"order_id": order, "reason": "fraudulent", "amount": 2500, "revoke_benefits": true}),
         )
         .await;
-    refund.expect(201);
+    refund.expect(200);
 
     let got = receiver
         .wait_for("refund events", |got| {

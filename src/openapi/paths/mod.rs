@@ -417,6 +417,7 @@ fn orders_get() {}
         ("order_id" = Option<Vec<Uuid>>, Query),
         ("subscription_id" = Option<Vec<Uuid>>, Query),
         ("customer_id" = Option<Vec<Uuid>>, Query),
+        ("external_customer_id" = Option<Vec<String>>, Query, description = "The customers with these external ids."),
         ("succeeded" = Option<bool>, Query),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
         ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `amount`, `-` prefix for descending."),
@@ -430,7 +431,7 @@ fn refunds_list() {}
 #[utoipa::path(post, path = "/v1/refunds/", tag = "refunds",
     request_body = RefundCreate,
     security(("bearer" = ["refunds:write"])),
-    responses((status = 201, body = RefundView), (status = 400, description = "RevokeSubscriptionBenefitsProhibited, or PaymentError: the processor refused the refund", body = Error), (status = 403, description = "RefundedAlready: the order is refunded in full", body = Error), (status = 503, description = "The processor cannot be reached: the refund stays pending and is asked again", body = Error)))]
+    responses((status = 201, body = RefundView, description = "The refund (in a named API version)"), (status = 200, body = RefundView, description = "The refund (without a `Polar-Version`: the seed era's status)"), (status = 400, description = "RevokeSubscriptionBenefitsProhibited, or PaymentError: the processor refused the refund", body = Error), (status = 403, description = "RefundedAlready: the order is refunded in full", body = Error), (status = 503, description = "The processor cannot be reached: the refund stays pending and is asked again", body = Error)))]
 fn refunds_create() {}
 
 /// List disputes (chargebacks Stripe reported).

@@ -1009,6 +1009,37 @@ def polar_organization_narrows_a_client():
     equal(e.status_code, 404, "status")
 
 
+# --- Refunds and disputes -------------------------------------------------------------------
+
+
+@check
+def refunds_create_and_list():
+    refund = polar.refunds.create(order_id=S.order.id, reason="customer_request", amount=100,
+                                  comment="journey", metadata={"source": "journey"})
+    ensure(isinstance(refund, models.Refund), type(refund).__name__)
+    equal(refund.status, "succeeded", "status")
+    equal(refund.amount, 100, "amount")
+    equal(refund.order_id, S.order.id, "order_id")
+    equal(refund.revoke_benefits, False, "revoke_benefits")
+    equal(refund.dispute, None, "dispute")
+    equal(refund.metadata.get("source"), "journey", "metadata")
+    page = polar.refunds.list(order_id=S.order.id)
+    equal([r.id for r in page.items], [refund.id], "refunds of the order")
+    page = polar.refunds.list(external_customer_id=f"ext-{RUN}", succeeded=True)
+    equal([r.id for r in page.items], [refund.id], "by external customer id")
+    order = polar.orders.get(S.order.id)
+    equal(order.status, "partially_refunded", "the order's status")
+    equal(order.refunded_amount, 100, "refunded_amount")
+    invalid(polar.refunds.create, order_id=S.order.id, reason="other", amount=10**6)
+
+
+@check
+def disputes_list_is_empty():
+    page = polar.disputes.list(order_id=S.order.id)
+    equal(page.items, [], "no dispute")
+    not_found(polar.disputes.get, uid())
+
+
 # --- Errors ---------------------------------------------------------------------------------
 
 

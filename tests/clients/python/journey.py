@@ -737,6 +737,28 @@ def customer_sees_own_keys():
     equal([a.id for a in key.activations], [S.activation.id], "activations")
 
 
+# --- Refunds --------------------------------------------------------------------------------
+
+
+@check
+def refunds_create_and_list():
+    refund = polar.refunds.create(request={
+        "order_id": S.order.id, "reason": "customer_request", "amount": 100,
+        "comment": "journey", "metadata": {"source": "journey"},
+    })
+    ensure(isinstance(refund, models.Refund), type(refund).__name__)
+    equal(refund.status, "succeeded", "status")
+    equal(refund.amount, 100, "amount")
+    equal(refund.order_id, S.order.id, "order_id")
+    equal(refund.revoke_benefits, False, "revoke_benefits")
+    equal(refund.metadata.get("source"), "journey", "metadata")
+    page = polar.refunds.list(order_id=S.order.id)
+    equal([r.id for r in page.result.items], [refund.id], "refunds of the order")
+    order = polar.orders.get(id=S.order.id)
+    equal(order.status, "partially_refunded", "the order's status")
+    equal(order.refunded_amount, 100, "refunded_amount")
+
+
 # --- Error cases ----------------------------------------------------------------------------
 
 
