@@ -13,11 +13,14 @@
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
+//! - `disputes`: chargebacks as Stripe reports them, and what a lost one takes back;
 //! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
+//! - `mail`: which e-mails a change of the store stands for, rendered; keys sent again;
 //! - `orders`: lists and finds orders (written by purchases and renewals);
 //! - `organization_access_tokens`: the `polar_oat_…` tokens a member gives an organization;
+//! - `refunds`: money given back through the processor, and access taken back with it;
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `tokens`: a user's personal access tokens;
 //! - `views`: every typed view the API, the webhooks and the pages render;
