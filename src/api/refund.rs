@@ -28,6 +28,10 @@ pub struct RefundCreate {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
+    /// Tollgate's: for a subscription's order, also end the subscription, `at_period_end`
+    /// (it is canceled, its keys work until then) or `now` (revoked with its keys).
+    #[serde(default)]
+    pub end_subscription: Option<String>,
 }
 
 /// Polar's `Refund`.

@@ -178,6 +178,19 @@ pub async fn create(
         },
         None => Default::default(),
     };
+    let end_subscription = match input.end_subscription.as_deref() {
+        None => None,
+        Some(w @ ("at_period_end" | "now")) => Some(w == "now"),
+        Some(other) => {
+            v.push(FieldError::new(
+                "enum",
+                crate::loc!["body", "end_subscription"],
+                "Input should be 'at_period_end' or 'now'",
+                serde_json::Value::from(other.to_string()),
+            ));
+            None
+        }
+    };
     v.finish()?;
     let reason = reason.unwrap_or(RefundReason::Other);
     let order_id = OrderId(input.order_id);
@@ -192,6 +205,13 @@ pub async fn create(
             )]),
             other => other,
         })?;
+    if end_subscription.is_some() && order.subscription_id.is_none() {
+        return Err(ApiError::Validation(vec![field_error(
+            "end_subscription",
+            "This order is not a subscription's.",
+            serde_json::Value::from(input.end_subscription.clone().unwrap_or_default()),
+        )]));
+    }
     if input.revoke_benefits && order.subscription_id.is_some() {
         return Err(ApiError::RevokeSubscriptionBenefitsProhibited(
             "Subscription benefits can only be revoked upon cancellation".into(),
@@ -200,6 +220,13 @@ pub async fn create(
     let now = state.now();
     let id = RefundId::new();
     let comment = input.comment.filter(|c| !c.trim().is_empty());
+    // The seller's setting: a full refund of a one-time purchase takes its access back.
+    let revoke_on_full = order.subscription_id.is_none()
+        && state
+            .store
+            .get::<crate::domain::organization::Organization>(&order.organization_id.key())
+            .await?
+            .is_some_and(|o| o.value.refund_settings.revoke_benefits_on_full_refund);
     // Reserve: the order's compare-and-swap serializes refunds of one order.
     loop {
         let stored = state
@@ -211,6 +238,7 @@ pub async fn create(
         let tax = o
             .reserve_refund(input.amount)
             .map_err(|e| refund_error(e, input.amount))?;
+        let full = o.refunded_amount == 0 && o.refundable_amount() == 0;
         let refund = Refund {
             id,
             organization_id: o.organization_id,
@@ -224,7 +252,7 @@ pub async fn create(
             order_id: o.id,
             subscription_id: o.subscription_id,
             customer_id: o.customer_id,
-            revoke_benefits: input.revoke_benefits,
+            revoke_benefits: input.revoke_benefits || (revoke_on_full && full),
             comment: comment.clone(),
             metadata: metadata.clone(),
             processor_id: None,
@@ -239,7 +267,24 @@ pub async fn create(
             Err(e) => return Err(e.into()),
         }
     }
-    settle(state, id).await
+    let refund = settle(state, id).await?;
+    if let (Some(now_too), Some(sub)) = (end_subscription, order.subscription_id) {
+        if refund.status != RefundStatus::Failed {
+            let raw = if now_too {
+                serde_json::json!({"revoke": true})
+            } else {
+                serde_json::json!({"cancel_at_period_end": true})
+            };
+            let body =
+                crate::validate::input::<crate::api::subscription::SubscriptionUpdate>(&raw)?;
+            match crate::app::subscription::update(state, subject, sub, body).await {
+                // Already canceled or ended: nothing more to end.
+                Ok(_) | Err(ApiError::NotPermitted(_)) | Err(ApiError::BadRequest(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(refund)
 }
 
 fn refund_error(e: RefundError, amount: i64) -> ApiError {

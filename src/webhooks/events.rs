@@ -187,15 +187,7 @@ pub async fn events_of(
         .await;
     }
     if change.is::<crate::domain::refund::Refund>() {
-        return created_or_updated(
-            change,
-            now,
-            listening,
-            (Some(T::RefundCreated), T::RefundUpdated),
-            |r: &crate::domain::refund::Refund| (r.organization_id, r.id.to_string()),
-            |r| async move { Ok(crate::api::refund::RefundView::from(&r)) },
-        )
-        .await;
+        return refund_events(state, change, now, listening).await;
     }
     if change.is::<Order>() {
         return order_events(
@@ -228,6 +220,47 @@ pub async fn events_of(
         .await;
     }
     Ok(Vec::new())
+}
+
+/// `refund.created` / `refund.updated`; a refund that succeeded with `revoke_benefits`
+/// also revokes its order's grants (`benefit_grant.revoked`).
+async fn refund_events(
+    state: &AppState,
+    change: &Change,
+    now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
+) -> Result<Vec<Event>, ApiError> {
+    use crate::domain::refund::{Refund, RefundStatus};
+    let Some(after) = change.after::<Refund>()? else {
+        return Ok(Vec::new());
+    };
+    if !listening(after.organization_id) {
+        return Ok(Vec::new());
+    }
+    let before = change.before::<Refund>()?;
+    let mut o = out(after.organization_id, Refund::COLLECTION, after.id, now);
+    let kind = if before.is_none() {
+        T::RefundCreated
+    } else {
+        T::RefundUpdated
+    };
+    o.push(kind, &crate::api::refund::RefundView::from(&after))?;
+    let succeeded_now = after.status == RefundStatus::Succeeded
+        && before
+            .as_ref()
+            .is_none_or(|b| b.status != RefundStatus::Succeeded);
+    if succeeded_now && after.revoke_benefits {
+        if let Some(order) = state.store.get::<Order>(&after.order_id.key()).await? {
+            let grantor = Grantor {
+                purchase: Purchase::Order(order.value.id),
+                product_id: order.value.product_id,
+                customer_id: order.value.customer_id,
+                granted_at: order.value.created_at,
+            };
+            grants(state, &mut o, &grantor, GrantChange::Revoked(now)).await?;
+        }
+    }
+    Ok(o.events)
 }
 
 async fn order_events(

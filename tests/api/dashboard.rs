@@ -1326,6 +1326,7 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
             ("allow_multiple_subscriptions", "on"),
             ("email", "sales@alpha.example"),
             ("new_order_emails", "on"),
+            ("revoke_on_full_refund", "on"),
         ],
     )
     .await;
@@ -1364,6 +1365,7 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
     assert_eq!(stored.company.as_deref(), Some("Alpha Inc"));
     assert_eq!(stored.email.as_deref(), Some("sales@alpha.example"));
     assert!(stored.notification_settings.new_order);
+    assert!(stored.refund_settings.revoke_benefits_on_full_refund);
 
     // Unticking a box and clearing a field.
     let page = form_post(
@@ -1380,6 +1382,7 @@ async fn the_settings_form_saves_validates_and_checks_csrf() {
     let page = b.get(&path).await;
     assert!(!checked(&page, "allow_multiple_subscriptions"));
     assert!(!checked(&page, "new_order_emails"));
+    assert!(!checked(&page, "revoke_on_full_refund"));
     assert_eq!(page.input("email").as_deref(), Some(""));
     assert_eq!(page.input("company").as_deref(), Some(""));
     assert!(!saved(&page));

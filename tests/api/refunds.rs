@@ -331,3 +331,90 @@ async fn a_refund_that_revokes_benefits_refuses_the_keys_at_once_with_batched_co
     let app = spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
     revoked_keys_are_refused_at_once(app).await;
 }
+
+#[actix_web::test]
+async fn the_sellers_setting_revokes_on_a_full_refund_and_a_subscription_can_end_with_its_refund() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "refund-options").await;
+    // The setting, as the dashboard's settings page stores it.
+    let org_id: tollgate::domain::ids::OrganizationId = cat.org.parse().unwrap();
+    let admin = tollgate::auth::Subject::User(admin_id(&app).await);
+    tollgate::app::catalog::organizations::set_refund_settings(
+        &app.state,
+        admin,
+        org_id,
+        tollgate::domain::organization::RefundSettings {
+            revoke_benefits_on_full_refund: true,
+        },
+    )
+    .await
+    .expect("setting the refund settings");
+
+    // A partial refund keeps the key; the rest (a full refund) revokes it.
+    let o = buy(api, &cat.ebook_price, "ada@example.com").await;
+    let key = key_of(&app, &cat.org, "ada@example.com").await;
+    let r = refund(
+        &app,
+        &app.token,
+        &json!({"order_id": id_of(&o), "reason": "other", "amount": 500}),
+    )
+    .await;
+    r.expect(200);
+    assert_eq!(r.body["revoke_benefits"], false);
+    validate(&app, &key, &cat.org).await.expect(200);
+    let o2 = buy(api, &cat.ebook_price, "grace@example.com").await;
+    let key2 = key_of(&app, &cat.org, "grace@example.com").await;
+    let r = refund(
+        &app,
+        &app.token,
+        &json!({"order_id": id_of(&o2), "reason": "other", "amount": 2500}),
+    )
+    .await;
+    r.expect(200);
+    assert_eq!(
+        r.body["revoke_benefits"], true,
+        "a full refund, by the seller's setting"
+    );
+    assert_eq!(validate(&app, &key2, &cat.org).await.status, 404);
+
+    // A subscription's order: end_subscription ends it with the refund.
+    let sub_order = buy(api, &cat.monthly, "alan@example.com").await;
+    let sub_id = sub_order["subscription_id"].as_str().unwrap().to_string();
+    let bad = refund(&app, &app.token, &json!({"order_id": id_of(&sub_order), "reason": "other", "amount": 100, "end_subscription": "someday"})).await;
+    assert_eq!(bad.status, 422);
+    assert_eq!(
+        bad.body["detail"][0]["loc"],
+        json!(["body", "end_subscription"])
+    );
+    let one_time = refund(
+        &app,
+        &app.token,
+        &json!({"order_id": id_of(&o), "reason": "other", "amount": 1, "end_subscription": "now"}),
+    )
+    .await;
+    assert_eq!(one_time.status, 422, "{}", one_time.body);
+    refund(&app, &app.token, &json!({"order_id": id_of(&sub_order), "reason": "customer_request", "amount": 1500, "end_subscription": "now"}))
+        .await
+        .expect(200);
+    let s = app
+        .get(&format!("/v1/subscriptions/{sub_id}"), Some(&app.token))
+        .await;
+    s.expect(200);
+    assert_eq!(s.body["status"], "canceled", "{}", s.body);
+    assert!(s.body["ended_at"].is_string(), "{}", s.body);
+    assert_eq!(order(&app, &id_of(&sub_order)).await["status"], "refunded");
+}
+
+/// The bootstrap admin (who created the seeded organizations).
+async fn admin_id(app: &TestApp) -> tollgate::domain::ids::UserId {
+    let key = tollgate::domain::user::User::email_key(&app.state.settings.bootstrap.admin_email);
+    let id = app
+        .state
+        .store
+        .lookup_unique(&key)
+        .await
+        .unwrap()
+        .expect("the admin");
+    tollgate::domain::ids::UserId::from_key(&id).expect("a user id")
+}

@@ -1029,9 +1029,14 @@ async fn a_refund_that_revokes_benefits_is_told_to_a_verifying_receiver() {
 
     let got = receiver
         .wait_for("refund events", |got| {
-            ["refund.created", "order.refunded", "license_key.revoked"]
-                .iter()
-                .all(|t| !of_type(got, t).is_empty())
+            [
+                "refund.created",
+                "order.refunded",
+                "license_key.revoked",
+                "benefit_grant.revoked",
+            ]
+            .iter()
+            .all(|t| !of_type(got, t).is_empty())
         })
         .await;
     assert_verified(&got);
@@ -1043,6 +1048,8 @@ async fn a_refund_that_revokes_benefits_is_told_to_a_verifying_receiver() {
     assert_eq!(refunded["body"]["data"]["refunded_amount"], 2500);
     let revoked = of_type(&got, "license_key.revoked")[0];
     assert_eq!(revoked["body"]["data"]["status"], "revoked");
+    let grant = of_type(&got, "benefit_grant.revoked")[0];
+    assert!(grant["body"]["data"]["revoked_at"].is_string(), "{grant}");
     // The refund's own update (pending → succeeded) follows its creation.
     let updated = of_type(&got, "refund.updated");
     assert!(

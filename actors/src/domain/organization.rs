@@ -34,6 +34,16 @@ pub struct Organization {
     pub deleted_at: Option<DateTime<Utc>>,
     /// Which e-mails about sales the organization's address gets (format version 2).
     pub notification_settings: NotificationSettings,
+    /// What a refund does beyond the money (format version 2).
+    pub refund_settings: RefundSettings,
+}
+
+/// A seller's choice about refunds (Tollgate's; set in the dashboard's settings).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefundSettings {
+    /// A refund that gives back all of a one-time purchase revokes its benefits, even
+    /// without `revoke_benefits`.
+    pub revoke_benefits_on_full_refund: bool,
 }
 
 /// Copies of sales to the organization's e-mail: off until the seller asks (Polar's
@@ -210,6 +220,7 @@ impl Organization {
             blocked_at: None,
             deleted_at: None,
             notification_settings: NotificationSettings::default(),
+            refund_settings: RefundSettings::default(),
         }
     }
 
@@ -250,6 +261,7 @@ impl From<OrganizationV1> for Organization {
             blocked_at: v1.blocked_at,
             deleted_at: v1.deleted_at,
             notification_settings: NotificationSettings::default(),
+            refund_settings: RefundSettings::default(),
         }
     }
 }
@@ -337,8 +349,8 @@ mod tests {
         );
         let bytes = org.encode().unwrap();
         assert_eq!(Organization::decode(2, &bytes).unwrap(), org);
-        // Version 1 is version 2 without the notification settings at the end.
-        let v1 = &bytes[..bytes.len() - 2];
+        // Version 1 is version 2 without the notification and refund settings at the end.
+        let v1 = &bytes[..bytes.len() - 3];
         assert_eq!(Organization::decode(1, v1).unwrap(), org);
         let mut copies = org.clone();
         copies.notification_settings.new_order = true;
@@ -349,7 +361,7 @@ mod tests {
         assert_eq!(
             hex,
             "100000000000000000000000000000000714313937302d30312d30315430303a30303a30305a00\
-             0441636d650461636d6500000000000000fba00f000000000000000000000000000000010100000000"
+             0441636d650461636d6500000000000000fba00f00000000000000000000000000000001010000000000"
         );
     }
 }

@@ -427,6 +427,27 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
     v.finish()
 }
 
+/// Sets what a refund does beyond the money (the dashboard's setting).
+pub async fn set_refund_settings(
+    state: &AppState,
+    subject: Subject,
+    id: OrganizationId,
+    settings: crate::domain::organization::RefundSettings,
+) -> Result<Organization, ApiError> {
+    organization_for(state, subject, id).await?;
+    let now = state.now();
+    let updated = state
+        .store
+        .update::<Organization, ApiError>(&id.key(), async |current| {
+            let mut org = current.clone();
+            org.refund_settings = settings;
+            org.modified_at = Some(now);
+            Ok(Some(org))
+        })
+        .await?;
+    updated.ok_or_else(ApiError::not_found)
+}
+
 /// Changes an organization's profile and settings.
 pub async fn update(
     state: &AppState,

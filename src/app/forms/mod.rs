@@ -210,6 +210,8 @@ pub struct RefundForm {
     pub reason: String,
     pub revoke_benefits: Option<String>,
     pub comment: String,
+    /// For a subscription's order: `""` (keep it), `at_period_end` or `now`.
+    pub end_subscription: String,
 }
 
 /// Refunds an order from its page, through the same use case as `POST /v1/refunds/`.
@@ -233,6 +235,7 @@ pub async fn refund_order(
         "amount": amount,
         "revoke_benefits": ticked(&form.revoke_benefits),
         "comment": text(&form.comment),
+        "end_subscription": text(&form.end_subscription),
     });
     let body = input::<crate::api::refund::RefundCreate>(raw)?;
     crate::app::refunds::create(state, subject, body.into_inner()).await
@@ -254,6 +257,8 @@ pub struct SettingsForm {
     pub email: String,
     /// A copy of each order to `email`.
     pub new_order_emails: Option<String>,
+    /// A full refund of a one-time purchase revokes its benefits.
+    pub revoke_on_full_refund: Option<String>,
 }
 
 impl SettingsForm {
@@ -272,6 +277,7 @@ impl SettingsForm {
             allow_customer_updates: on(org.subscription_settings.allow_customer_updates),
             email: opt_string(&org.email),
             new_order_emails: on(org.notification_settings.new_order),
+            revoke_on_full_refund: on(org.refund_settings.revoke_benefits_on_full_refund),
         }
     }
 }
@@ -304,7 +310,20 @@ pub async fn update_settings(
         raw["subscription_settings"] = sub;
     }
     let body = input::<OrganizationUpdate>(raw)?;
-    organizations::update(state, subject, org.id, body.into_inner()).await
+    let updated = organizations::update(state, subject, org.id, body.into_inner()).await?;
+    let revoke = ticked(&form.revoke_on_full_refund);
+    if updated.refund_settings.revoke_benefits_on_full_refund == revoke {
+        return Ok(updated);
+    }
+    organizations::set_refund_settings(
+        state,
+        subject,
+        org.id,
+        crate::domain::organization::RefundSettings {
+            revoke_benefits_on_full_refund: revoke,
+        },
+    )
+    .await
 }
 
 #[cfg(test)]

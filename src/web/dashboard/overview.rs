@@ -98,6 +98,10 @@ impl SettingsPage {
     fn new_order_emails(&self) -> bool {
         ticked(&self.form.new_order_emails)
     }
+
+    fn revoke_on_full_refund(&self) -> bool {
+        ticked(&self.form.revoke_on_full_refund)
+    }
 }
 
 pub async fn settings(
