@@ -4,7 +4,7 @@
 //! | task | schedule | on several nodes |
 //! |---|---|---|
 //! | checkout expiry, completion of checkouts left confirmed, subscription renewals, ends and key revocations (`sweeps`) | every `jobs.sweep_interval_secs` | one node (job lock `sweeps`) |
-//! | retention purge of expired codes, sessions, tokens, idempotency answers, webhook history | every `retention.interval_secs` | one node (job lock `retention`) |
+//! | retention purge of expired codes, sessions, tokens, idempotency answers, webhook and e-mail history | every `retention.interval_secs` | one node (job lock `retention`) |
 //! | purge of idle rate-limit keys | every minute | every node (its own limiters) |
 //! | webhook fan-out from the change feed (`webhooks::dispatch`) | as changes are written | one node (job lock `webhooks`) |
 //! | webhook delivery, one worker per endpoint (`webhooks::delivery`) | as events are pending | the node holding `webhooks` |
@@ -100,6 +100,11 @@ fn spawn_retention(state: web::Data<AppState>) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(events = n, "webhook history purged"),
                 Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
+            }
+            match crate::mail::purge(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(messages = n, "e-mail history purged"),
+                Err(e) => tracing::warn!(error = %e, "e-mail history purge failed"),
             }
         }
     });

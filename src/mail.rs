@@ -81,3 +81,39 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     }
     Ok(attempted)
 }
+
+/// Deletes messages settled (sent, failed or skipped) more than `webhooks.retention_days`
+/// ago, as the webhook history is kept; returns how many went. Pending ones stay.
+pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
+    use crate::domain::mail::MAIL_BY_CREATED;
+    let days = i64::try_from(state.settings.webhooks.retention_days).unwrap_or(i64::MAX);
+    let cutoff = state.now() - chrono::Duration::days(days.min(100_000));
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(MAIL_BY_CREATED, &[Vec::new()], Direction::Asc)?
+        .take(10_000)
+        .await?;
+    let mut purged = 0;
+    let mut batch = Batch::new();
+    for id in ids {
+        let Some(m) = state.store.get::<MailMessage>(&id).await? else {
+            continue;
+        };
+        if m.value.created_at >= cutoff {
+            break;
+        }
+        if m.value.is_pending() {
+            continue;
+        }
+        batch.delete::<MailMessage>(&id, Expect::Rev(m.rev));
+        purged += 1;
+        if batch.len() >= 200 {
+            state.store.commit_durable(&batch).await?;
+            batch = Batch::new();
+        }
+    }
+    if !batch.is_empty() {
+        state.store.commit_durable(&batch).await?;
+    }
+    Ok(purged)
+}

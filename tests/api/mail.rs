@@ -866,3 +866,40 @@ async fn a_refund_mails_the_buyer_what_comes_back_and_which_keys_stop() {
     let outbox = outbox_of(&app, &order).await;
     assert_eq!(outbox.len(), 2);
 }
+
+#[actix_web::test]
+async fn settled_messages_are_purged_after_the_retention_period_and_pending_ones_kept() {
+    let (clock, shared) = ManualClock::shared(Utc::now());
+    // Nobody listens on this port: the receipt stays pending.
+    let app = spawn_mailing(&format!("smtp://127.0.0.1:{}", free_port()), shared).await;
+    let api = Api::of(&app);
+    let cat = seed(api, "mail-purge").await;
+    let checkout = buy(api, &cat.ebook_price, "ada@example.com", None).await;
+    let order = id_of(&order_of(api, &checkout).await);
+    let started = Instant::now();
+    while outbox_of(&app, &order).await.is_empty() {
+        assert!(started.elapsed() < MAIL_DEADLINE, "no receipt decided");
+        sleep(Duration::from_millis(50)).await;
+    }
+    // A message sent long ago, beside it.
+    let mut sent = outbox_of(&app, &order).await.remove(0);
+    sent.id = tollgate::domain::ids::MailMessageId(uuid::Uuid::new_v4());
+    sent.state = MailState::Sent;
+    sent.next_attempt_at = None;
+    let mut batch = tollgate_storage::Batch::new();
+    batch.put(&sent, tollgate_storage::Expect::Absent).unwrap();
+    app.state.store.commit_durable(&batch).await.unwrap();
+    assert_eq!(outbox_of(&app, &order).await.len(), 2);
+
+    // Within the retention period nothing goes; past it, the settled one does.
+    assert_eq!(tollgate::mail::purge(&app.state).await.unwrap(), 0);
+    clock.set(Utc::now() + chrono::Duration::days(91));
+    assert_eq!(tollgate::mail::purge(&app.state).await.unwrap(), 1);
+    let left = outbox_of(&app, &order).await;
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        left[0].state,
+        MailState::Pending,
+        "a pending message is kept"
+    );
+}
