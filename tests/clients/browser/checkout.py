@@ -117,6 +117,18 @@ def purchase(d):
           d.current_url)
     # The copy button works (clipboard may be refused headless; the label says so).
     d.find_element(By.CSS_SELECTOR, "button.copy").click()
+
+    # Lost the receipt later: the page that sends the keys again.
+    d.find_element(By.ID, "resend-link").click()
+    wait(d).until(EC.url_contains("/license-keys/resend"))
+    check("the resend page names the seller", "Get your license keys again" in d.title
+          or "Get your license keys again" in d.find_element(By.TAG_NAME, "h1").text)
+    fill(d, "email", "ada@example.com")
+    shoot(d, "resend")
+    d.find_element(By.ID, "send").click()
+    status = visible_text(d, "#status")
+    check("the resend page answers without saying who bought", "we have sent them" in status, status)
+    shoot(d, "resend-sent")
     console_errors(d, "the checkout and confirmation pages", expected=[(CHECKOUT, 422)])
 
 

@@ -470,6 +470,20 @@ def the_other_sections(d):
     no_horizontal_scroll(d, "the settings page")
     shoot(d, "settings")
 
+    section(d, "Webhooks")
+    follow(d, "New endpoint")
+    fill(d, "url", "https://hooks.example.com/tollgate")
+    d.find_element(By.CSS_SELECTOR, 'input[name="events"][value="order.paid"]').click()
+    shoot(d, "webhook-new")
+    submit(d, "Create endpoint")
+    secret = text(d, "#webhook-secret")
+    check("the endpoint's signing secret is shown once", secret.startswith("polar_whs_"), secret)
+    shoot(d, "webhook-created")
+    section(d, "Webhooks")
+    check("the endpoint is listed", "hooks.example.com/tollgate" in text(d, "main"), text(d, "main"))
+    no_horizontal_scroll(d, "the webhooks page")
+    shoot(d, "webhooks")
+
 
 def then_no_console_error(step):
     """The step, then a check that the browser's console logged no error meanwhile."""
