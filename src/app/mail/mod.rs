@@ -213,16 +213,26 @@ async fn key_lines(state: &AppState, keys: &[LicenseKey]) -> Vec<KeyLine> {
 // ---------------------------------------------------------------------------------------
 // Orders: the receipt, and the seller's copy.
 
-async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, ApiError> {
+/// The customer a message is for, and the address it goes to: the customer's as it is now,
+/// else the one the record kept.
+async fn recipient(
+    state: &AppState,
+    id: crate::domain::ids::CustomerId,
+    kept: &str,
+) -> Result<(Option<Customer>, String), ApiError> {
     let customer = state
         .store
-        .get::<Customer>(&order.customer_id.key())
+        .get::<Customer>(&id.key())
         .await?
         .map(|c| c.value);
     let to = customer
         .as_ref()
-        .map(|c| c.email.clone())
-        .unwrap_or_else(|| order.customer_email.clone());
+        .map_or_else(|| kept.to_string(), |c| c.email.clone());
+    Ok((customer, to))
+}
+
+async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, ApiError> {
+    let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
     let mut out = vec![receipt(state, order, &to, customer.as_ref()).await?];
     let (brand, org) = brand(state, order.organization_id).await?;
     if org.notification_settings.new_order {
@@ -386,15 +396,7 @@ async fn subscription_messages(
         return Ok(Vec::new());
     };
     let (brand, _) = brand(state, after.organization_id).await?;
-    let customer = state
-        .store
-        .get::<Customer>(&after.customer_id.key())
-        .await?
-        .map(|c| c.value);
-    let to = customer
-        .as_ref()
-        .map(|c| c.email.clone())
-        .unwrap_or_else(|| after.customer_email.clone());
+    let (customer, to) = recipient(state, after.customer_id, &after.customer_email).await?;
     let keys: Vec<LicenseKey> = match &customer {
         Some(c) => customer_keys(state, c)
             .await?
@@ -507,23 +509,14 @@ async fn refund_messages(
         return Ok(Vec::new());
     };
     let (brand, _) = brand(state, r.organization_id).await?;
-    let to = state
-        .store
-        .get::<Customer>(&r.customer_id.key())
-        .await?
-        .map(|c| c.value.email)
-        .unwrap_or_else(|| order.customer_email.clone());
-    let keys: Vec<LicenseKey> = if r.revoke_benefits {
-        match state.store.get::<Customer>(&r.customer_id.key()).await? {
-            Some(c) => customer_keys(state, &c.value)
-                .await?
-                .into_iter()
-                .filter(|k| k.order_id == Some(order.id))
-                .collect(),
-            None => Vec::new(),
-        }
-    } else {
-        Vec::new()
+    let (customer, to) = recipient(state, r.customer_id, &order.customer_email).await?;
+    let keys: Vec<LicenseKey> = match customer.as_ref().filter(|_| r.revoke_benefits) {
+        Some(c) => customer_keys(state, c)
+            .await?
+            .into_iter()
+            .filter(|k| k.order_id == Some(order.id))
+            .collect(),
+        None => Vec::new(),
     };
     let rendered = render::Notice::refunded(
         &order.product_name,
@@ -595,15 +588,7 @@ pub async fn resend_keys(
 /// The receipt of an order once more (the dashboard's "send the receipt again"): rendered
 /// as the order stands now, a new message.
 pub async fn send_receipt_again(state: &AppState, order: &Order) -> Result<MailMessage, ApiError> {
-    let customer = state
-        .store
-        .get::<Customer>(&order.customer_id.key())
-        .await?
-        .map(|c| c.value);
-    let to = customer
-        .as_ref()
-        .map(|c| c.email.clone())
-        .unwrap_or_else(|| order.customer_email.clone());
+    let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
     let mut m = receipt(state, order, &to, customer.as_ref()).await?;
     m.id = MailMessageId(uuid::Uuid::new_v4());
     let mut batch = Batch::new();
