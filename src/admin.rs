@@ -205,6 +205,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<discount::Discount>();
     v.visit::<customer::Customer>();
     v.visit::<customer_session::CustomerSession>();
+    v.visit::<customer_session::CustomerSessionCode>();
     v.visit::<custom_field::CustomField>();
     v.visit::<order::Order>();
     v.visit::<oauth2::OAuth2Client>();

@@ -90,6 +90,12 @@ pub struct RateLimitSettings {
     /// "Send me my keys again" requests per e-mail address (and organization): no inbox
     /// gets more than this, whoever asks.
     pub key_resends_per_address: Limit,
+    /// Customer-portal sign-in codes asked for, per client address.
+    pub portal_codes_per_ip: Limit,
+    /// Customer-portal sign-in codes sent to one e-mail address (and organization).
+    pub portal_codes_per_address: Limit,
+    /// Customer-portal sign-in attempts (codes typed), per client address.
+    pub portal_sign_ins_per_ip: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -112,6 +118,9 @@ impl Default for RateLimitSettings {
             idempotency_keys_per_caller: Limit::new(600, 60),
             key_resends_per_ip: Limit::new(10, 3600),
             key_resends_per_address: Limit::new(3, 3600),
+            portal_codes_per_ip: Limit::new(12, 3600),
+            portal_codes_per_address: Limit::new(5, 3600),
+            portal_sign_ins_per_ip: Limit::new(12, 600),
         }
     }
 }
@@ -137,6 +146,11 @@ impl RateLimitSettings {
                 "idempotency_keys_per_caller",
                 self.idempotency_keys_per_caller,
             ),
+            ("key_resends_per_ip", self.key_resends_per_ip),
+            ("key_resends_per_address", self.key_resends_per_address),
+            ("portal_codes_per_ip", self.portal_codes_per_ip),
+            ("portal_codes_per_address", self.portal_codes_per_address),
+            ("portal_sign_ins_per_ip", self.portal_sign_ins_per_ip),
         ];
         for (name, limit) in limits {
             if limit.per_secs == 0 {

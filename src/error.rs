@@ -216,6 +216,14 @@ pub enum ApiError {
         error: &'static str,
         description: Option<String>,
     },
+    /// One of Polar's named errors, with its status: `{"error": error, "detail": detail}`
+    /// (`CustomerSessionCodeInvalidOrExpired`, `ResourceUnavailable`, …).
+    #[error("{error}: {detail}")]
+    Named {
+        status: u16,
+        error: &'static str,
+        detail: String,
+    },
     /// A browser page that reports an error (the authorization pages), already rendered.
     #[error("page error {status}")]
     Page { status: u16, html: String },
@@ -294,7 +302,8 @@ impl ApiError {
             | ApiError::NotFound(m)
             | ApiError::Conflict(m)
             | ApiError::BadRequest(m)
-            | ApiError::PaymentError(m) => vec![m.clone()],
+            | ApiError::PaymentError(m)
+            | ApiError::Named { detail: m, .. } => vec![m.clone()],
             ApiError::Bearer(BearerError::InsufficientScope { .. }) => {
                 vec!["Your session may not do this.".into()]
             }
@@ -397,7 +406,9 @@ impl ResponseError for ApiError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::OAuth { status, .. } | ApiError::Page { status, .. } => {
+            ApiError::OAuth { status, .. }
+            | ApiError::Page { status, .. }
+            | ApiError::Named { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
         }
@@ -448,6 +459,7 @@ impl ResponseError for ApiError {
             ApiError::PaymentError(m) => ErrorBody::new("PaymentError", m),
             ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
             ApiError::RotateNotPermitted(m) => ErrorBody::new("RotateNotPermitted", m),
+            ApiError::Named { error, detail, .. } => ErrorBody::new(error, detail),
             ApiError::RefundedAlready(m) => ErrorBody::new("RefundedAlready", m),
             ApiError::RevokeSubscriptionBenefitsProhibited(m) => {
                 ErrorBody::new("RevokeSubscriptionBenefitsProhibited", m)

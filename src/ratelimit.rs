@@ -202,6 +202,9 @@ pub struct RateLimits {
     license_keys_key: Policy<u64>,
     key_resends_ip: Policy<IpAddr>,
     key_resends_address: Policy<u64>,
+    portal_codes_ip: Policy<IpAddr>,
+    portal_codes_address: Policy<u64>,
+    portal_sign_ins_ip: Policy<IpAddr>,
     api_token: Policy<u64>,
     backoff_base: Duration,
     backoff_max: Duration,
@@ -240,6 +243,9 @@ impl RateLimits {
             license_keys_key: Policy::new("key", s.license_keys_per_key, on),
             key_resends_ip: Policy::new("ip", s.key_resends_per_ip, on),
             key_resends_address: Policy::new("address", s.key_resends_per_address, on),
+            portal_codes_ip: Policy::new("ip", s.portal_codes_per_ip, on),
+            portal_codes_address: Policy::new("address", s.portal_codes_per_address, on),
+            portal_sign_ins_ip: Policy::new("ip", s.portal_sign_ins_per_ip, on),
             api_token: Policy::new("token", s.api_per_token, on),
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
@@ -420,6 +426,29 @@ impl RateLimits {
         )
     }
 
+    /// A customer-portal sign-in code asked for from `ip`, to `email` of `organization`.
+    pub fn portal_code(
+        &self,
+        ip: IpAddr,
+        organization: &impl Hash,
+        email: &str,
+    ) -> Result<Report, Denied> {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'c');
+        organization.hash(&mut h);
+        h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
+        let address = h.finish();
+        self.two(
+            (&self.portal_codes_ip, &addr_key(ip)),
+            Some((&self.portal_codes_address, &address)),
+        )
+    }
+
+    /// A customer-portal sign-in code typed from `ip`.
+    pub fn portal_sign_in(&self, ip: IpAddr) -> Result<Report, Denied> {
+        self.two::<IpAddr, IpAddr>((&self.portal_sign_ins_ip, &addr_key(ip)), None)
+    }
+
     pub fn checkout_link(&self, ip: IpAddr) -> Result<Report, Denied> {
         self.two::<IpAddr, IpAddr>((&self.checkout_link_ip, &addr_key(ip)), None)
     }
@@ -478,6 +507,11 @@ impl RateLimits {
         self.oauth_client.purge();
         self.license_keys_ip.purge();
         self.license_keys_key.purge();
+        self.key_resends_ip.purge();
+        self.key_resends_address.purge();
+        self.portal_codes_ip.purge();
+        self.portal_codes_address.purge();
+        self.portal_sign_ins_ip.purge();
         self.api_token.purge();
         let now = Instant::now();
         // A delay is forgotten once it ran out and a maximal delay more has passed: after a
@@ -500,6 +534,11 @@ impl RateLimits {
             + self.oauth_client.len()
             + self.license_keys_ip.len()
             + self.license_keys_key.len()
+            + self.key_resends_ip.len()
+            + self.key_resends_address.len()
+            + self.portal_codes_ip.len()
+            + self.portal_codes_address.len()
+            + self.portal_sign_ins_ip.len()
             + self.api_token.len()
             + self.backoffs.len()
     }

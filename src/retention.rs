@@ -7,7 +7,7 @@
 
 use chrono::Duration;
 use serde::Serialize;
-use tollgate_actors::domain::customer_session::CustomerSession;
+use tollgate_actors::domain::customer_session::{CustomerSession, CustomerSessionCode};
 use tollgate_actors::domain::oauth2::{
     AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode,
 };
@@ -30,6 +30,8 @@ pub struct PurgeReport {
     pub spent_authorization_codes: u64,
     pub browser_sessions: u64,
     pub customer_sessions: u64,
+    /// Expired or worn-out portal sign-in codes.
+    pub customer_session_codes: u64,
     pub oauth2_tokens: u64,
     pub personal_access_tokens: u64,
     pub organization_access_tokens: u64,
@@ -43,6 +45,7 @@ impl PurgeReport {
             + self.spent_authorization_codes
             + self.browser_sessions
             + self.customer_sessions
+            + self.customer_session_codes
             + self.oauth2_tokens
             + self.personal_access_tokens
             + self.organization_access_tokens
@@ -60,6 +63,8 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
         spent_authorization_codes: purge_kind::<SpentAuthorizationCode>(state, grace).await?,
         browser_sessions: purge_kind::<BrowserSession>(state, grace).await?,
         customer_sessions: purge_kind::<CustomerSession>(state, grace).await?,
+        // Like authorization codes: of no use once dead.
+        customer_session_codes: purge_kind::<CustomerSessionCode>(state, Duration::zero()).await?,
         oauth2_tokens: purge_kind::<OAuth2Token>(state, grace).await?,
         personal_access_tokens: purge_kind::<PersonalAccessToken>(state, grace).await?,
         organization_access_tokens: purge_kind::<OrganizationAccessToken>(state, grace).await?,

@@ -7,6 +7,7 @@ pub mod checkout_link;
 pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
+pub mod customer_portal;
 pub mod customer_session;
 pub mod customer_state;
 pub mod discount;

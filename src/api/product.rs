@@ -215,6 +215,38 @@ product_schema!(
     }
 );
 
+product_schema!(
+    /// The product of a customer's order or subscription (Polar's
+    /// `CustomerOrderProduct` / `CustomerSubscriptionProduct`): prices, benefits as
+    /// `BenefitBase`, medias, and its organization.
+    CustomerProduct {
+        prices: Vec<ProductPrice>,
+        benefits: Vec<BenefitBase>,
+        medias: Vec<ProductMediaFileRead>,
+        organization: super::organization::OrganizationView,
+    }
+);
+
+impl CustomerProduct {
+    /// `benefits` holds (at least) the product's benefit records, in any order.
+    pub fn new(
+        p: &Product,
+        benefits: &[Benefit],
+        organization: &crate::domain::organization::Organization,
+    ) -> Self {
+        CustomerProduct::build(
+            p,
+            active_prices(p),
+            ordered_benefits(p, benefits)
+                .into_iter()
+                .map(BenefitBase::from)
+                .collect(),
+            Vec::new(),
+            organization.into(),
+        )
+    }
+}
+
 /// The prices on sale.
 fn active_prices(p: &Product) -> Vec<ProductPrice> {
     p.active_prices()

@@ -224,6 +224,29 @@ subscription_schema!(
     }
 );
 
+subscription_schema!(
+    /// A subscription as its customer sees it in the portal (Polar's
+    /// `CustomerSubscription`).
+    CustomerSubscription {
+        product: super::product::CustomerProduct,
+        price: ProductPriceRecurring,
+        prices: Vec<ProductPriceRecurring>,
+        /// Usage-based billing is not supported: `[]`.
+        meters: Vec<SubscriptionMeter>,
+        pending_update: Option<PendingSubscriptionUpdate>,
+    }
+);
+
+impl CustomerSubscription {
+    pub fn new(
+        s: &Subscription,
+        product: super::product::CustomerProduct,
+        price: ProductPriceRecurring,
+    ) -> Self {
+        CustomerSubscription::build(s, product, price.clone(), vec![price], Vec::new(), None)
+    }
+}
+
 /// A meter a subscription bills (never: Tollgate has no usage-based billing).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SubscriptionMeter {

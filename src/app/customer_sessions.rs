@@ -55,7 +55,8 @@ async fn named_customer(
     }
 }
 
-/// Polar's portal address for the session: `{public_url}/{slug}/portal?…`.
+/// The portal page that signs the customer in with the session: Polar's query
+/// (`customer_session_token`, `email`) on Tollgate's portal, `{public_url}/portal/{slug}`.
 fn portal_url(state: &AppState, org: Option<&Organization>, token: &str, email: &str) -> String {
     let query: String = form_urlencoded::Serializer::new(String::new())
         .append_pair("customer_session_token", token)
@@ -63,7 +64,7 @@ fn portal_url(state: &AppState, org: Option<&Organization>, token: &str, email: 
         .finish();
     let slug = org.map(|o| o.slug.as_str()).unwrap_or_default();
     format!(
-        "{}/{slug}/portal?{query}",
+        "{}/portal/{slug}?{query}",
         state.public_url.trim_end_matches('/')
     )
 }

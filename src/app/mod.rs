@@ -42,6 +42,7 @@ pub mod mail;
 pub mod orders;
 pub mod organization_access_tokens;
 pub mod paging;
+pub mod portal;
 pub mod refunds;
 pub mod subscription;
 pub mod tokens;

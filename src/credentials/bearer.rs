@@ -9,7 +9,7 @@
 //! - OAuth2 access tokens (`polar_at_u_` User, `polar_at_o_` Organization): the granted
 //!   scopes, unless the token expired, was revoked, or its client was deleted;
 //! - customer sessions (`polar_cst_`): the Customer with `customer_portal:write`, until the
-//!   session expires.
+//!   session expires or the customer (or its organization) is deleted.
 //!
 //! Anything else resolves to nothing; what that means (401, or no idempotency) is the
 //! caller's business.
@@ -145,6 +145,14 @@ async fn resolve_customer_session(
     };
     if state.now() >= session.value.expires_at
         || !state.hasher.verify(token, &session.value.token_hash)
+    {
+        return Ok(None);
+    }
+    // A deleted customer, or one of a deleted or blocked organization, signs in no more
+    // (Polar's `Customer.can_authenticate`).
+    if crate::app::portal::sign_in::customer_of(state, session.value.customer_id)
+        .await?
+        .is_none()
     {
         return Ok(None);
     }

@@ -84,6 +84,12 @@ requirement!(WebhooksWrite: [User, Organization] => [WebDefault, WebhooksWrite])
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(
+    /// The portal's own endpoints (orders, subscriptions, grants, the session): a customer
+    /// session only.
+    CustomerSessionRead: [Customer] => [CustomerPortalRead, CustomerPortalWrite]
+);
+requirement!(CustomerSessionWrite: [Customer] => [CustomerPortalWrite]);
+requirement!(
     /// Managing OAuth2 clients and personal access tokens: a user's browser session only
     /// (`web_default`, which no token carries: PATs and OAuth2 tokens get 403).
     UserAccount: [User] => [WebDefault]

@@ -74,7 +74,7 @@ async fn a_session_is_opened_by_customer_id_or_external_id() {
     assert_eq!(expires - created, Duration::hours(1));
     let url = s["customer_portal_url"].as_str().unwrap();
     assert!(
-        url.starts_with(&format!("{}/sessions/portal?", app.address)),
+        url.starts_with(&format!("{}/portal/sessions?", app.address)),
         "{url}"
     );
     assert!(

@@ -1,6 +1,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use tollgate_storage::{Record, UniqueKey};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
 use super::ids::{CustomerId, CustomerSessionId, OrganizationId};
 
@@ -59,6 +60,110 @@ impl Record for CustomerSession {
     }
 }
 
+/// A one-time code e-mailed to a buyer who asked to sign in to the customer portal
+/// (Polar's `CustomerSessionCode`): [`CustomerSessionCode::LENGTH`] characters of A–Z and
+/// 0–9, valid [`CustomerSessionCode::TTL`]. Only its keyed hash is stored, and it is the
+/// record's id: the code is found by what was typed, and a sign-in deletes it. Wrong codes
+/// typed for the address count against every code it holds: after
+/// [`CustomerSessionCode::MAX_FAILURES`] none of them works any more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomerSessionCode {
+    pub code_hash: Vec<u8>,
+    pub organization_id: OrganizationId,
+    pub customer_id: CustomerId,
+    /// The address the code was sent to, as the customer lookup normalises it.
+    pub email: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    /// Wrong codes typed for this address while this one was live.
+    pub failures: u8,
+}
+
+/// The codes sent to one address of one organization, oldest first.
+pub const CODE_BY_ADDRESS: &str = "customer_session_code_by_address";
+
+impl CustomerSessionCode {
+    /// How long a code works (Polar's `CUSTOMER_SESSION_CODE_TTL`).
+    pub const TTL: Duration = Duration::minutes(30);
+    /// Characters in a code (Polar's `CUSTOMER_SESSION_CODE_LENGTH`).
+    pub const LENGTH: usize = 6;
+    /// The alphabet of codes: upper-case letters and digits.
+    pub const ALPHABET: &'static [u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    /// Wrong codes an address may be sent before its codes stop working.
+    pub const MAX_FAILURES: u8 = 5;
+
+    /// A code for `customer`, sent to `email` at `now`, whose keyed hash is `code_hash`.
+    pub fn open(
+        code_hash: Vec<u8>,
+        organization_id: OrganizationId,
+        customer_id: CustomerId,
+        email: String,
+        now: DateTime<Utc>,
+    ) -> CustomerSessionCode {
+        CustomerSessionCode {
+            code_hash,
+            organization_id,
+            customer_id,
+            email,
+            created_at: now,
+            expires_at: now + Self::TTL,
+            failures: 0,
+        }
+    }
+
+    /// Whether the code still signs in at `now`: not expired, not worn out by wrong tries.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        now < self.expires_at && self.failures < Self::MAX_FAILURES
+    }
+
+    /// The code with one more wrong try for its address.
+    pub fn failed(mut self) -> CustomerSessionCode {
+        self.failures = self.failures.saturating_add(1);
+        self
+    }
+
+    /// A well-formed code: [`Self::LENGTH`] characters of [`Self::ALPHABET`]. Typed codes
+    /// are upper-cased and trimmed first ([`Self::normalize`]).
+    pub fn is_well_formed(code: &str) -> bool {
+        code.len() == Self::LENGTH && code.bytes().all(|b| Self::ALPHABET.contains(&b))
+    }
+
+    /// A typed code as it was sent: surrounding and inner blanks dropped, upper case.
+    pub fn normalize(typed: &str) -> String {
+        typed
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '-')
+            .collect::<String>()
+            .to_ascii_uppercase()
+    }
+
+    /// The index tenant of an address of an organization.
+    pub fn address_tenant(organization_id: OrganizationId, email: &str) -> Vec<u8> {
+        let mut t = organization_id.key();
+        t.extend_from_slice(email.as_bytes());
+        t
+    }
+}
+
+impl Record for CustomerSessionCode {
+    crate::record_v1!(CustomerSessionCode, "customer_session_code");
+    const INDEXES: &'static [&'static str] = &[CODE_BY_ADDRESS];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.code_hash.clone()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        vec![IndexEntry::new(
+            CODE_BY_ADDRESS,
+            CustomerSessionCode::address_tenant(self.organization_id, &self.email),
+            KeyBuf::new()
+                .i64(self.created_at.timestamp_micros())
+                .into_vec(),
+        )]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +176,34 @@ mod tests {
         assert_eq!(s.created_at, now);
         assert_eq!(s.expires_at - now, Duration::hours(1));
         assert_eq!(s.unique_keys(), vec![CustomerSession::token_key(&[7; 32])]);
+    }
+
+    #[test]
+    fn a_code_lasts_thirty_minutes_and_five_wrong_tries() {
+        let now = Utc.timestamp_opt(1_000, 0).single().unwrap_or_default();
+        let org = OrganizationId::new();
+        let mut c =
+            CustomerSessionCode::open(vec![1; 32], org, CustomerId::new(), "a@b.co".into(), now);
+        assert_eq!(c.id_key(), vec![1; 32]);
+        assert!(c.is_live(now));
+        assert!(c.is_live(now + Duration::minutes(30) - Duration::seconds(1)));
+        assert!(!c.is_live(now + Duration::minutes(30)));
+        for _ in 0..4 {
+            c = c.failed();
+            assert!(c.is_live(now));
+        }
+        c = c.failed();
+        assert!(!c.is_live(now), "the fifth wrong try ends it");
+        let entries = c.index_entries();
+        assert_eq!(entries.len(), 1);
+    }
+
+    #[test]
+    fn typed_codes_are_normalized_and_checked() {
+        assert_eq!(CustomerSessionCode::normalize(" ab c-12 3 "), "ABC123");
+        assert!(CustomerSessionCode::is_well_formed("ABC123"));
+        assert!(!CustomerSessionCode::is_well_formed("ABC12"));
+        assert!(!CustomerSessionCode::is_well_formed("ABC12é"));
+        assert!(!CustomerSessionCode::is_well_formed("abc123"));
     }
 }

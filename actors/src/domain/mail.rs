@@ -44,6 +44,8 @@ pub enum MailKind {
     SellerOrderCopy,
     /// To the buyer: money given back.
     RefundConfirmation,
+    /// To the buyer, on request: a one-time code that signs in to the customer portal.
+    SignInCode,
 }
 
 impl MailKind {
@@ -59,6 +61,7 @@ impl MailKind {
             MailKind::KeysResent => "license_keys_resent",
             MailKind::SellerOrderCopy => "seller_order_copy",
             MailKind::RefundConfirmation => "refund_confirmation",
+            MailKind::SignInCode => "customer_session_code",
         }
     }
 }

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use tollgate_storage::Record;
 
-use super::customer_session::CustomerSession;
+use super::customer_session::{CustomerSession, CustomerSessionCode};
 use super::oauth2::{AuthorizationCode, BrowserSession, OAuth2Token, SpentAuthorizationCode};
 use super::organization_access_token::OrganizationAccessToken;
 use super::pat::PersonalAccessToken;
@@ -35,6 +35,17 @@ impl Expiring for SpentAuthorizationCode {
 impl Expiring for BrowserSession {
     fn dead_since(&self) -> Option<DateTime<Utc>> {
         Some(self.expires_at)
+    }
+}
+
+/// A sign-in code is dead once it expires or wore out (a used one is deleted at once).
+impl Expiring for CustomerSessionCode {
+    fn dead_since(&self) -> Option<DateTime<Utc>> {
+        Some(if self.failures >= Self::MAX_FAILURES {
+            self.created_at
+        } else {
+            self.expires_at
+        })
     }
 }
 

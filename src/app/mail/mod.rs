@@ -15,6 +15,7 @@
 //! | subscription ended | buyer | it ends (canceled now, revoked, or dunning gave up) |
 //! | license key revoked / disabled | buyer | the seller revokes or disables a key (not the keys of an ended subscription: that message says so) |
 //! | your license keys | buyer | asked for on the resend page or `POST /v1/customer-portal/license-keys/resend` |
+//! | customer portal sign-in code | buyer | asked for on the portal's sign-in page or `POST /v1/customer-portal/customer-session/request` |
 //! | new order (copy) | the organization's e-mail | with each order, when `notification_settings.new_order` is on |
 
 mod render;
@@ -583,6 +584,32 @@ pub async fn resend_keys(
     state.store.commit_durable(&batch).await?;
     state.mailer.wake();
     Ok(())
+}
+
+/// The customer portal's sign-in code for `customer`, to `to`: a pending message, for the
+/// caller to write in the transaction that stores the code (`crate::app::portal`).
+pub async fn sign_in_code(
+    state: &AppState,
+    customer: &Customer,
+    to: &str,
+    code: &str,
+    link: String,
+) -> Result<MailMessage, ApiError> {
+    let (brand, _) = brand(state, customer.organization_id).await?;
+    let minutes = crate::domain::customer_session::CustomerSessionCode::TTL.num_minutes();
+    let mut notice = render::Notice::sign_in_code(&brand.name, code, minutes, link);
+    notice.brand = brand.clone();
+    let mut m = message(
+        uuid::Uuid::new_v4(),
+        &brand,
+        MailKind::SignInCode,
+        to,
+        notice.render()?,
+        state.now(),
+    );
+    m.organization_id = customer.organization_id;
+    m.customer_id = Some(customer.id);
+    Ok(m)
 }
 
 /// The receipt of an order once more (the dashboard's "send the receipt again"): rendered

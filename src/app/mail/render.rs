@@ -226,6 +226,9 @@ pub struct Notice {
     pub keys_heading: &'static str,
     pub link: Option<String>,
     pub link_label: &'static str,
+    /// A one-time code, shown large, then more paragraphs.
+    pub code: Option<String>,
+    pub paragraphs_after: Vec<String>,
 }
 
 impl Notice {
@@ -243,7 +246,28 @@ impl Notice {
             keys_heading: "Your license keys",
             link: None,
             link_label: "View your purchase",
+            code: None,
+            paragraphs_after: Vec::new(),
         }
+    }
+
+    /// The customer portal's sign-in code (Polar's `customer_session_code` e-mail).
+    pub fn sign_in_code(organization: &str, code: &str, minutes: i64, link: String) -> Self {
+        let mut n = Self::new(
+            format!("Access your {organization} purchases"),
+            "Your sign-in code",
+            vec![format!(
+                "You can use the following code to access your purchases on the {organization} customer portal."
+            )],
+        );
+        n.code = Some(code.to_string());
+        n.paragraphs_after = vec![
+            format!("This code expires in {minutes} minutes, and works once."),
+            "If you did not ask for it, you can ignore this e-mail: nobody can sign in without the code.".into(),
+        ];
+        n.link = Some(link);
+        n.link_label = "Open the customer portal";
+        n
     }
 
     pub fn renewal_failed(

@@ -6,7 +6,14 @@
 //!   from its bytes (`crate::extract::json::HotJson`), the rate limits, then `crate::app::license_keys`.
 //! * `GET /v1/customer-portal/license-keys/` and `/{id}`: a customer (session token) sees
 //!   its own keys, and `POST …/{id}/rotate` gives one a new value. Tollgate does not link
-//!   users to customers, so a user sees none.
+//!   users to customers, so a user sees none. `DELETE …/{id}/activations/{activation_id}`
+//!   frees an activation slot of the customer's own key (Tollgate's: Polar's customers
+//!   deactivate with the key in hand).
+//! * the sign-in by code and the session (`session`), and the customer's own records
+//!   (`account`).
+
+mod account;
+mod session;
 
 use actix_web::body::BoxBody;
 use actix_web::{web, HttpRequest, HttpResponse, Responder, ResponseError};
@@ -31,6 +38,8 @@ use crate::state::AppState;
 pub(crate) const VALIDATED_CAP: usize = 2048;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    session::configure(cfg);
+    account::configure(cfg);
     for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {
         crate::resource!(cfg, format!("{prefix}/validate"), { post => validate });
         crate::resource!(cfg, format!("{prefix}/activate"), { post => activate });
@@ -40,6 +49,36 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/activations/{activation_id}",
+        { delete => remove_activation });
+}
+
+/// The customer a customer session stands for, live (else 401 `invalid_token`).
+pub(super) async fn signed_in<R>(
+    state: &AppState,
+    auth: &Auth<R>,
+) -> Result<crate::domain::customer::Customer, ApiError> {
+    let Subject::Customer(id) = auth.subject() else {
+        return Err(ApiError::Bearer(crate::error::BearerError::InvalidToken));
+    };
+    crate::app::portal::sign_in::customer_of(state, id)
+        .await?
+        .ok_or(ApiError::Bearer(crate::error::BearerError::InvalidToken))
+}
+
+/// Frees an activation of one of the customer's keys: 204; 404 for anyone else's key or
+/// activation; 403 when the benefit does not let customers manage activations.
+async fn remove_activation(
+    auth: Auth<crate::extract::auth::CustomerSessionWrite>,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (id, activation) = path.into_inner();
+    let id: LicenseKeyId = path_id("id", &id)?;
+    let activation: crate::domain::ids::ActivationId = path_id("activation_id", &activation)?;
+    let customer = signed_in(&state, &auth).await?;
+    crate::app::portal::deactivate(&state, &customer, id, activation).await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// The rate limits of the public key endpoints: per client address and per key (hashed,
@@ -55,9 +94,9 @@ fn limit(
 }
 
 /// An answer, success or error, with the `RateLimit` fields of the policies that applied.
-struct Limited<R> {
-    answer: ApiResult<R>,
-    report: crate::ratelimit::Report,
+pub(super) struct Limited<R> {
+    pub(super) answer: ApiResult<R>,
+    pub(super) report: crate::ratelimit::Report,
 }
 
 impl<R: Responder> Responder for Limited<R> {

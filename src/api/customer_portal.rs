@@ -1,0 +1,275 @@
+//! The customer portal's shapes (Polar's `customer_portal/schemas`): what a buyer signed in
+//! with a customer session reads and sends. One shape serves every API version: the
+//! fields of today's SDKs, plus the seed era's deprecated ones (`user_id`, `price`,
+//! `product_price`), which newer clients ignore.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::benefit::BenefitView;
+use super::customer::{AddressView, CustomerView};
+use super::order::{OrderItemSchema, OrderStatus, OrderView};
+use super::organization::OrganizationView;
+use super::product::{CustomerProduct, ProductPrice};
+pub use super::subscription::CustomerSubscription;
+use super::subscription::{CustomerCancellationReason, OrderSubscription};
+use super::webhook::BenefitGrantProperties;
+use crate::domain::benefit::Benefit;
+use crate::domain::benefit_grant::BenefitGrant;
+use crate::domain::customer::Customer;
+use crate::domain::organization::Organization;
+
+/// `POST /v1/customer-portal/customer-session/request`: send a sign-in code.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct CustomerSessionCodeRequest {
+    pub email: String,
+    pub organization_id: Uuid,
+    /// Accepted for Polar's member model, which Tollgate does not have: ignored.
+    #[serde(default)]
+    pub customer_id: Option<Uuid>,
+}
+
+/// `POST /v1/customer-portal/customer-session/authenticate`: a code for a session.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct CustomerSessionCodeAuthenticateRequest {
+    pub code: String,
+}
+
+/// The session a code opened.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerSessionCodeAuthenticateResponse {
+    /// `polar_cst_…`, for `Authorization: Bearer` on `/v1/customer-portal/*`.
+    pub token: String,
+}
+
+/// `GET /v1/customer-portal/customer-session/introspect`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerCustomerSession {
+    pub expires_at: DateTime<Utc>,
+    pub return_url: Option<String>,
+}
+
+/// `GET /v1/customer-portal/customer-session/user`: who is signed in.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PortalAuthenticatedUser {
+    /// `customer`: Tollgate has no members.
+    #[serde(rename = "type")]
+    #[schema(value_type = String)]
+    pub kind: &'static str,
+    pub name: Option<String>,
+    pub email: String,
+    pub customer_id: Uuid,
+    pub member_id: Option<Uuid>,
+    #[schema(value_type = Option<String>)]
+    pub role: Option<&'static str>,
+}
+
+impl From<&Customer> for PortalAuthenticatedUser {
+    fn from(c: &Customer) -> Self {
+        Self {
+            kind: "customer",
+            name: c.name.clone(),
+            email: c.email.clone(),
+            customer_id: c.id.0,
+            member_id: None,
+            role: None,
+        }
+    }
+}
+
+/// The signed-in customer (Polar's `CustomerPortalCustomer`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerPortalCustomer {
+    #[serde(flatten)]
+    pub customer: CustomerView,
+    /// Sign-in with OAuth accounts is not offered: `{}`.
+    #[schema(value_type = Object)]
+    pub oauth_accounts: serde_json::Map<String, serde_json::Value>,
+    /// Saved payment methods are the processor's: `null`.
+    pub default_payment_method_id: Option<Uuid>,
+    pub locale: Option<String>,
+}
+
+impl From<&Customer> for CustomerPortalCustomer {
+    fn from(c: &Customer) -> Self {
+        Self {
+            customer: CustomerView::from(c),
+            oauth_accounts: serde_json::Map::new(),
+            default_payment_method_id: None,
+            locale: None,
+        }
+    }
+}
+
+/// One of the customer's orders (Polar's `CustomerOrder`), with the product it bought.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerOrder {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub status: OrderStatus,
+    pub paid: bool,
+    pub subtotal_amount: i64,
+    pub discount_amount: i64,
+    pub net_amount: i64,
+    /// Deprecated: `net_amount`.
+    pub amount: i64,
+    pub tax_amount: i64,
+    pub total_amount: i64,
+    pub applied_balance_amount: i64,
+    pub due_amount: i64,
+    pub refunded_amount: i64,
+    pub refunded_tax_amount: i64,
+    pub refundable_amount: i64,
+    pub refundable_tax_amount: i64,
+    pub currency: String,
+    pub billing_reason: super::order::BillingReason,
+    pub billing_name: Option<String>,
+    pub billing_address: Option<AddressView>,
+    pub invoice_number: String,
+    pub is_invoice_generated: bool,
+    pub receipt_number: Option<String>,
+    pub units: Option<i64>,
+    pub customer_id: Uuid,
+    pub product_id: Uuid,
+    pub product_price_id: Uuid,
+    pub discount_id: Option<Uuid>,
+    pub subscription_id: Option<Uuid>,
+    pub checkout_id: Option<Uuid>,
+    /// Deprecated: the customer's id.
+    pub user_id: Uuid,
+    pub product: CustomerProduct,
+    pub product_price: ProductPrice,
+    pub subscription: Option<OrderSubscription>,
+    pub items: Vec<OrderItemSchema>,
+    pub description: String,
+}
+
+impl CustomerOrder {
+    /// The seller's rendering of the order, with the product as the customer sees it.
+    pub fn new(o: OrderView, product: CustomerProduct) -> Self {
+        Self {
+            id: o.id,
+            created_at: o.created_at,
+            modified_at: o.modified_at,
+            status: o.status,
+            paid: o.paid,
+            subtotal_amount: o.subtotal_amount,
+            discount_amount: o.discount_amount,
+            net_amount: o.net_amount,
+            amount: o.amount,
+            tax_amount: o.tax_amount,
+            total_amount: o.total_amount,
+            applied_balance_amount: o.applied_balance_amount,
+            due_amount: o.due_amount,
+            refunded_amount: o.refunded_amount,
+            refunded_tax_amount: o.refunded_tax_amount,
+            refundable_amount: o.refundable_amount,
+            refundable_tax_amount: o.refundable_tax_amount,
+            currency: o.currency,
+            billing_reason: o.billing_reason,
+            billing_name: o.billing_name,
+            billing_address: o.billing_address,
+            invoice_number: o.invoice_number,
+            is_invoice_generated: o.is_invoice_generated,
+            receipt_number: o.receipt_number,
+            units: o.units,
+            customer_id: o.customer_id,
+            product_id: o.product_id,
+            product_price_id: o.product_price_id,
+            discount_id: o.discount_id,
+            subscription_id: o.subscription_id,
+            checkout_id: o.checkout_id,
+            user_id: o.user_id,
+            product,
+            product_price: o.product_price,
+            subscription: o.subscription,
+            items: o.items,
+            description: o.description,
+        }
+    }
+}
+
+/// Where an order's receipt is (Polar's `CustomerOrderReceipt`): a signed link to the
+/// printable receipt page, valid for an hour.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerOrderReceipt {
+    pub url: String,
+}
+
+/// `PATCH /v1/customer-portal/subscriptions/{id}`: cancel at the period's end (`true`)
+/// or take the cancellation back (`false`), with the customer's reason. Polar's
+/// `CustomerSubscriptionCancel`; plan changes (`product_id`) come with the subscriptions
+/// issue.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomerSubscriptionUpdate {
+    #[serde(default)]
+    pub cancel_at_period_end: Option<bool>,
+    #[serde(default)]
+    pub cancellation_reason: Option<CustomerCancellationReason>,
+    #[serde(default)]
+    pub cancellation_comment: Option<String>,
+}
+
+/// A benefit as a customer holds it (Polar's `Benefit…Subscriber`): the benefit and its
+/// organization.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubscriberBenefit {
+    #[serde(flatten)]
+    pub benefit: BenefitView,
+    pub organization: OrganizationView,
+}
+
+/// A grant of the signed-in customer (Polar's `CustomerBenefitGrant…`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerBenefitGrant {
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub id: Uuid,
+    pub granted_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+    pub customer_id: Uuid,
+    pub benefit_id: Uuid,
+    pub subscription_id: Option<Uuid>,
+    pub order_id: Option<Uuid>,
+    pub is_granted: bool,
+    pub is_revoked: bool,
+    pub customer: CustomerPortalCustomer,
+    pub benefit: SubscriberBenefit,
+    pub properties: BenefitGrantProperties,
+}
+
+impl CustomerBenefitGrant {
+    pub fn new(
+        g: &BenefitGrant,
+        customer: &Customer,
+        benefit: &Benefit,
+        organization: &Organization,
+    ) -> Self {
+        Self {
+            created_at: g.created_at,
+            modified_at: g.modified_at,
+            id: g.id,
+            granted_at: g.granted_at,
+            revoked_at: g.revoked_at,
+            customer_id: g.customer_id.uuid(),
+            benefit_id: g.benefit_id.uuid(),
+            subscription_id: g.source.subscription_id().map(|s| s.uuid()),
+            order_id: g.source.order_id().map(|o| o.uuid()),
+            is_granted: g.is_granted(),
+            is_revoked: g.is_revoked(),
+            customer: CustomerPortalCustomer::from(customer),
+            benefit: SubscriberBenefit {
+                benefit: BenefitView::from(benefit),
+                organization: organization.into(),
+            },
+            properties: BenefitGrantProperties {
+                license_key_id: g.license_key.as_ref().map(|k| k.id.uuid()),
+                display_key: g.license_key.as_ref().map(|k| k.display_key.clone()),
+            },
+        }
+    }
+}

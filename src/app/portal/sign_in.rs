@@ -1,0 +1,274 @@
+//! Signing in to the customer portal by e-mailed code (Polar's
+//! `customer_portal/service/customer_session.py`): a buyer asks for a code for an address
+//! ([`request_code`]); if the address is a customer of the organization, a one-time code
+//! is written with its message in one transaction, and the sender mails it. The answer is
+//! the same whether or not a code was sent. The code opens a customer session
+//! ([`authenticate`]): single use (deleted in the transaction that opens the session),
+//! valid `CustomerSessionCode::TTL`, and worn out by `CustomerSessionCode::MAX_FAILURES`
+//! wrong codes typed for its address.
+
+use rand::Rng;
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
+
+use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
+use crate::domain::customer::{customer_by_email, normalize_email, Customer};
+use crate::domain::customer_session::{CustomerSession, CustomerSessionCode, CODE_BY_ADDRESS};
+use crate::domain::ids::{CustomerId, OrganizationId};
+use crate::domain::organization::Organization;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A session opened: the token (shown once) and its record.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    pub token: String,
+    pub session: CustomerSession,
+}
+
+/// Polar's 401 for a code that does not sign in.
+pub fn invalid_code() -> ApiError {
+    ApiError::Named {
+        status: 401,
+        error: "CustomerSessionCodeInvalidOrExpired",
+        detail: "This customer session code is invalid or has expired.".into(),
+    }
+}
+
+/// A fresh code: [`CustomerSessionCode::LENGTH`] characters of its alphabet.
+fn new_code() -> String {
+    let mut rng = rand::rngs::OsRng;
+    (0..CustomerSessionCode::LENGTH)
+        .map(|_| {
+            let i = rng.gen_range(0..CustomerSessionCode::ALPHABET.len());
+            char::from(CustomerSessionCode::ALPHABET[i])
+        })
+        .collect()
+}
+
+/// The keyed hash a code is stored under (its own domain: never a token's).
+fn code_hash(state: &AppState, code: &str) -> Vec<u8> {
+    state
+        .hasher
+        .hash(&format!("customer-session-code\0{code}"))
+        .to_vec()
+}
+
+/// The portal's sign-in page of an organization.
+pub fn sign_in_url(state: &AppState, slug: &str) -> String {
+    format!("{}/portal/{slug}", state.public_url.trim_end_matches('/'))
+}
+
+/// Opens a session of `customer` now: a new `polar_cst_` token, `CustomerSession::TTL`.
+pub fn new_session(state: &AppState, customer: &Customer) -> Opened {
+    let token = generate(CUSTOMER_SESSION_PREFIX, 32);
+    let session = CustomerSession::open(
+        customer.id,
+        customer.organization_id,
+        state.hasher.hash(&token).to_vec(),
+        state.now(),
+    );
+    Opened { token, session }
+}
+
+/// Sends a sign-in code to `email` if it is a live customer of the visible organization
+/// `org`; does nothing otherwise. Either way the caller answers the same.
+pub async fn request_code(
+    state: &AppState,
+    org: OrganizationId,
+    email: &str,
+) -> Result<(), ApiError> {
+    let Some(organization) = state
+        .store
+        .get::<Organization>(&org.key())
+        .await?
+        .map(|o| o.value)
+        .filter(Organization::is_visible)
+    else {
+        return Ok(());
+    };
+    let Some(customer) = customer_by_email(&state.store, org, email).await? else {
+        return Ok(());
+    };
+    let customer = customer.value;
+    if customer.is_deleted() {
+        return Ok(());
+    }
+    // The one in a couple of billions chance that the code is live already: another.
+    for _ in 0..3 {
+        let code = new_code();
+        let record = CustomerSessionCode::open(
+            code_hash(state, &code),
+            org,
+            customer.id,
+            normalize_email(&customer.email),
+            state.now(),
+        );
+        let message = crate::app::mail::sign_in_code(
+            state,
+            &customer,
+            &customer.email,
+            &code,
+            sign_in_url(state, &organization.slug),
+        )
+        .await?;
+        let mut batch = Batch::new();
+        batch.put(&record, Expect::Absent)?;
+        batch.put(&message, Expect::Absent)?;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => {
+                state.mailer.wake();
+                return Ok(());
+            }
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Unavailable)
+}
+
+/// Where a typed code must belong: the sign-in page knows the organization and the
+/// address it sent the code to, and wrong codes count against that address.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    pub organization_id: OrganizationId,
+    pub email: &'a str,
+}
+
+/// Opens a customer session with a code: 401 `CustomerSessionCodeInvalidOrExpired` for
+/// a code that is unknown, expired, worn out, used already, or (with `expected`) of
+/// another organization or address. Signing in verifies the customer's address when the
+/// code went to it (`customer.updated`).
+pub async fn authenticate(
+    state: &AppState,
+    typed: &str,
+    expected: Option<Expected<'_>>,
+) -> Result<Opened, ApiError> {
+    let code = CustomerSessionCode::normalize(typed);
+    let found = if CustomerSessionCode::is_well_formed(&code) {
+        state
+            .store
+            .get::<CustomerSessionCode>(&code_hash(state, &code))
+            .await?
+    } else {
+        None
+    };
+    let now = state.now();
+    let belongs = |c: &CustomerSessionCode| {
+        expected.is_none_or(|e| {
+            c.organization_id == e.organization_id && c.email == normalize_email(e.email)
+        })
+    };
+    let Some(Stored { value: found, rev }) =
+        found.filter(|c| c.value.is_live(now) && belongs(&c.value))
+    else {
+        if let Some(e) = expected {
+            count_failure(state, e).await?;
+        }
+        return Err(invalid_code());
+    };
+    let customer = state
+        .store
+        .get::<Customer>(&found.customer_id.key())
+        .await?
+        .filter(|c| !c.value.is_deleted());
+    let Some(customer) = customer else {
+        return Err(invalid_code());
+    };
+    let opened = new_session(state, &customer.value);
+    let mut batch = Batch::new();
+    // Single use: a concurrent sign-in with the same code loses this compare-and-swap.
+    batch.delete::<CustomerSessionCode>(&found.code_hash, Expect::Rev(rev));
+    batch.put(&opened.session, Expect::Absent)?;
+    if !customer.value.email_verified && normalize_email(&customer.value.email) == found.email {
+        let mut verified = customer.value.clone();
+        verified.email_verified = true;
+        verified.modified_at = Some(now);
+        batch.put(&verified, Expect::Rev(customer.rev))?;
+    }
+    match state.store.commit_durable(&batch).await {
+        Ok(_) => Ok(opened),
+        Err(StorageError::Conflict { .. }) => Err(invalid_code()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One more wrong code typed for an address: every live code it holds takes the failure
+/// (a worn-out code stops working; the purge removes it).
+async fn count_failure(state: &AppState, e: Expected<'_>) -> Result<(), ApiError> {
+    let tenant = CustomerSessionCode::address_tenant(e.organization_id, &normalize_email(e.email));
+    let ids = state
+        .store
+        .index_iter(CODE_BY_ADDRESS, &[tenant], Direction::Asc)?
+        .collect()
+        .await?;
+    let now = state.now();
+    for id in ids {
+        // A code changed meanwhile (another failure, a sign-in) is read again once.
+        for _ in 0..2 {
+            let Some(c) = state.store.get::<CustomerSessionCode>(&id).await? else {
+                break;
+            };
+            if !c.value.is_live(now) {
+                break;
+            }
+            let mut batch = Batch::new();
+            batch.put(&c.value.clone().failed(), Expect::Rev(c.rev))?;
+            match state.store.commit_durable(&batch).await {
+                Ok(_) => break,
+                Err(StorageError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The live session a `polar_cst_` token names, and its customer; `None` for anything else.
+pub async fn session_of(
+    state: &AppState,
+    token: &str,
+) -> Result<Option<(CustomerSession, Customer)>, ApiError> {
+    if !token.starts_with(CUSTOMER_SESSION_PREFIX) {
+        return Ok(None);
+    }
+    let hash = state.hasher.hash(token);
+    let Some(id) = state
+        .store
+        .lookup_unique(&CustomerSession::token_key(&hash))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(session) = state.store.get::<CustomerSession>(&id).await? else {
+        return Ok(None);
+    };
+    if session.value.expires_at <= state.now() {
+        return Ok(None);
+    }
+    let customer = customer_of(state, session.value.customer_id).await?;
+    Ok(customer.map(|c| (session.value, c)))
+}
+
+/// A live customer of a visible organization.
+pub async fn customer_of(state: &AppState, id: CustomerId) -> Result<Option<Customer>, ApiError> {
+    let Some(c) = state.store.get::<Customer>(&id.key()).await? else {
+        return Ok(None);
+    };
+    if c.value.is_deleted() {
+        return Ok(None);
+    }
+    let visible = state
+        .store
+        .get::<Organization>(&c.value.organization_id.key())
+        .await?
+        .is_some_and(|o| o.value.is_visible());
+    Ok(visible.then_some(c.value))
+}
+
+/// Ends a session (the portal's sign-out): its record is deleted.
+pub async fn end_session(state: &AppState, session: &CustomerSession) -> Result<(), ApiError> {
+    let mut batch = Batch::new();
+    batch.delete::<CustomerSession>(&session.id.key(), Expect::Any);
+    state.store.commit_durable(&batch).await?;
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! The signed-in customer's own records under `/v1/customer-portal/`: the customer
+//! (`customers/me`), its orders (and their receipts), subscriptions (cancel, uncancel)
+//! and benefit grants. A customer session only; another customer's ids are 404.
+//! `crate::app::portal` does the work.
+
+use actix_web::web;
+use tollgate_actors::subscription::SubscriptionSort;
+
+use crate::api::customer_portal::{
+    CustomerBenefitGrant, CustomerOrder, CustomerOrderReceipt, CustomerPortalCustomer,
+    CustomerSubscription, CustomerSubscriptionUpdate,
+};
+use crate::api::{ListResource, Pagination};
+use crate::app::benefit_grants::{GrantFilter, GrantSort};
+use crate::app::orders::{OrderFilter, PRICE_TYPES};
+use crate::app::portal::{self, CancelChange};
+use crate::app::subscription::SubscriptionFilter;
+use crate::domain::ids::{OrderId, SubscriptionId};
+use crate::domain::order::OrderSort;
+use crate::error::ApiResult;
+use crate::extract::auth::{CustomerSessionRead, CustomerSessionWrite};
+use crate::extract::{path_id, Auth, ListParams, QueryParams, RawQuery, Sorting, ValidJson};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    let base = "/v1/customer-portal";
+    crate::resource!(cfg, format!("{base}/customers/me"), { get => me });
+    crate::resource!(cfg, format!("{base}/orders/"), { get => orders });
+    crate::resource!(cfg, format!("{base}/orders/{{id}}"), { get => order });
+    crate::resource!(cfg, format!("{base}/orders/{{id}}/receipt"), { get => receipt });
+    crate::resource!(cfg, format!("{base}/subscriptions/"), { get => subscriptions });
+    crate::resource!(cfg, format!("{base}/subscriptions/{{id}}"),
+        { get => subscription, patch => update_subscription, delete => cancel_subscription });
+    crate::resource!(cfg, format!("{base}/benefit-grants/"), { get => grants });
+    crate::resource!(cfg, format!("{base}/benefit-grants/{{id}}"), { get => grant });
+}
+
+async fn me(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+) -> ApiResult<web::Json<CustomerPortalCustomer>> {
+    let customer = super::signed_in(&state, &auth).await?;
+    Ok(web::Json(CustomerPortalCustomer::from(&customer)))
+}
+
+// ---------------------------------------------------------------------------------------
+// Orders
+
+async fn orders(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    query: RawQuery,
+) -> ApiResult<web::Json<ListResource<CustomerOrder>>> {
+    let mut q = QueryParams::parse(&query.0);
+    let params = ListParams::from_query(&mut q);
+    let filter = OrderFilter {
+        product_id: q.ids("product_id"),
+        product_price_type: q.enums("product_billing_type", PRICE_TYPES),
+        sorting: Sorting::<OrderSort>::from_query(&mut q, (OrderSort::CreatedAt, true)),
+        ..OrderFilter::default()
+    };
+    // Polar's other filters, accepted: `subscription_id` and `query`.
+    let subscriptions: Vec<SubscriptionId> = q.ids("subscription_id");
+    let _ = q.string("query");
+    q.finish()?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let organization = portal::organization(&state, &customer).await?;
+    let (items, total) = portal::orders(&state, &customer, filter, params).await?;
+    let mut views = Vec::with_capacity(items.len());
+    for o in items.iter().filter(|o| {
+        subscriptions.is_empty()
+            || o.subscription_id
+                .is_some_and(|s| subscriptions.contains(&s))
+    }) {
+        views.push(portal::order_view_of(&state, o, &organization).await?);
+    }
+    Ok(web::Json(ListResource {
+        items: views,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+async fn order(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerOrder>> {
+    let id: OrderId = path_id("id", &id)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let order = portal::order(&state, &customer, id).await?;
+    let organization = portal::organization(&state, &customer).await?;
+    Ok(web::Json(
+        portal::order_view_of(&state, &order, &organization).await?,
+    ))
+}
+
+/// `{"url": …}`: a signed link to the order's printable receipt, valid an hour.
+async fn receipt(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerOrderReceipt>> {
+    let id: OrderId = path_id("id", &id)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let order = portal::order(&state, &customer, id).await?;
+    Ok(web::Json(CustomerOrderReceipt {
+        url: portal::receipt::link(&state, order.id),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------
+// Subscriptions
+
+async fn subscriptions(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    query: RawQuery,
+) -> ApiResult<web::Json<ListResource<CustomerSubscription>>> {
+    let mut q = QueryParams::parse(&query.0);
+    let params = ListParams::from_query(&mut q);
+    let filter = SubscriptionFilter {
+        product_id: q.ids("product_id"),
+        active: q.bool("active"),
+        sorting: Sorting::<SubscriptionSort>::from_query(
+            &mut q,
+            (SubscriptionSort::StartedAt, true),
+        ),
+        ..SubscriptionFilter::default()
+    };
+    let _ = q.string("query");
+    q.finish()?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let organization = portal::organization(&state, &customer).await?;
+    let (items, total) = portal::subscriptions(&state, &customer, filter, params).await?;
+    let mut views = Vec::with_capacity(items.len());
+    for s in &items {
+        views.push(portal::subscription_view_of(&state, s, &organization).await?);
+    }
+    Ok(web::Json(ListResource {
+        items: views,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+async fn subscription(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerSubscription>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let s = portal::subscription(&state, &customer, id).await?;
+    let organization = portal::organization(&state, &customer).await?;
+    Ok(web::Json(
+        portal::subscription_view_of(&state, &s, &organization).await?,
+    ))
+}
+
+async fn changed(
+    state: &AppState,
+    customer: &crate::domain::customer::Customer,
+    id: SubscriptionId,
+    change: CancelChange,
+) -> ApiResult<web::Json<CustomerSubscription>> {
+    let s = portal::update_subscription(state, customer, id, change).await?;
+    let organization = portal::organization(state, customer).await?;
+    Ok(web::Json(
+        portal::subscription_view_of(state, &s, &organization).await?,
+    ))
+}
+
+/// Cancel at the period's end (`cancel_at_period_end: true`) or uncancel (`false`).
+async fn update_subscription(
+    auth: Auth<CustomerSessionWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<CustomerSubscriptionUpdate>,
+) -> ApiResult<web::Json<CustomerSubscription>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let body = body.into_inner();
+    let customer = super::signed_in(&state, &auth).await?;
+    let change = CancelChange {
+        cancel_at_period_end: body.cancel_at_period_end,
+        reason: body.cancellation_reason,
+        comment: body.cancellation_comment,
+    };
+    changed(&state, &customer, id, change).await
+}
+
+/// `DELETE`: cancel at the period's end (Polar).
+async fn cancel_subscription(
+    auth: Auth<CustomerSessionWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerSubscription>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let change = CancelChange {
+        cancel_at_period_end: Some(true),
+        ..CancelChange::default()
+    };
+    changed(&state, &customer, id, change).await
+}
+
+// ---------------------------------------------------------------------------------------
+// Benefit grants
+
+async fn grants(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    query: RawQuery,
+) -> ApiResult<web::Json<ListResource<CustomerBenefitGrant>>> {
+    let mut q = QueryParams::parse(&query.0);
+    let params = ListParams::from_query(&mut q);
+    let filter = GrantFilter {
+        benefit_id: q.ids("benefit_id").pop(),
+        // Polar lists granted ones only.
+        is_granted: Some(true),
+        sorting: Sorting::<GrantSort>::from_query(&mut q, (GrantSort::GrantedAt, true)),
+        ..GrantFilter::default()
+    };
+    // Polar's other filters, accepted.
+    for name in [
+        "type",
+        "checkout_id",
+        "order_id",
+        "subscription_id",
+        "member_id",
+    ] {
+        let _ = q.strings(name);
+    }
+    let _ = q.string("query");
+    q.finish()?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let (items, total) = portal::grants(&state, &customer, filter, params).await?;
+    Ok(web::Json(ListResource {
+        items: portal::grant_views(&state, &customer, &items).await?,
+        pagination: Pagination::new(total, params.limit),
+    }))
+}
+
+async fn grant(
+    auth: Auth<CustomerSessionRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<CustomerBenefitGrant>> {
+    let id: uuid::Uuid = path_id("id", &id)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    let g = portal::grant(&state, &customer, id).await?;
+    let mut views = portal::grant_views(&state, &customer, std::slice::from_ref(&g)).await?;
+    views
+        .pop()
+        .map(web::Json)
+        .ok_or_else(crate::error::ApiError::not_found)
+}
