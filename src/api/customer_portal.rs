@@ -273,3 +273,177 @@ impl CustomerBenefitGrant {
         }
     }
 }
+
+/// One instance of each response of the portal, built from the other modules' sample
+/// records: the session's answers, the customer, an order of each sample product (one-time
+/// and recurring), a subscription of each recurring one, the grants.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    use chrono::TimeZone;
+
+    use super::order::OrderRefs;
+    use super::product::ProductPriceRecurring;
+    use crate::domain::custom_field::CustomFieldData;
+    use crate::domain::ids::{CheckoutId, OrderId};
+    use crate::domain::metadata::Metadata;
+    use crate::domain::order::{self as order_domain, Order};
+
+    let to_value = |v: Result<serde_json::Value, serde_json::Error>| v.unwrap_or_default();
+    let now = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .unwrap_or_default();
+    let customer = super::subscription::sample_customer();
+    let organization = Organization::new(
+        customer.organization_id,
+        "Acme Inc.".into(),
+        "acme".into(),
+        now,
+    );
+    let products = super::product::sample_products();
+    let benefits = super::benefit::sample_benefits();
+    let subscriptions = super::subscription::sample_subscriptions();
+    let mut out = vec![
+        (
+            "CustomerSessionCodeAuthenticateResponse",
+            to_value(serde_json::to_value(
+                CustomerSessionCodeAuthenticateResponse {
+                    token: "polar_cst_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG".into(),
+                },
+            )),
+        ),
+        (
+            "CustomerCustomerSession",
+            to_value(serde_json::to_value(CustomerCustomerSession {
+                expires_at: now,
+                return_url: None,
+            })),
+        ),
+        (
+            "PortalAuthenticatedUser",
+            to_value(serde_json::to_value(PortalAuthenticatedUser::from(
+                &customer,
+            ))),
+        ),
+        (
+            "CustomerPortalCustomer",
+            to_value(serde_json::to_value(CustomerPortalCustomer::from(
+                &customer,
+            ))),
+        ),
+        (
+            "CustomerOrderReceipt",
+            to_value(serde_json::to_value(CustomerOrderReceipt {
+                url: "https://tollgate.example/portal/acme/orders/0d00/receipt?sig=abc".into(),
+            })),
+        ),
+    ];
+    for (n, product) in products.iter().enumerate() {
+        let view = CustomerProduct::new(product, &benefits, &organization);
+        let Some(price) = product.prices.first() else {
+            continue;
+        };
+        let subscription = subscriptions.iter().find(|s| s.product_id == product.id);
+        let order = Order {
+            id: OrderId(Uuid::from_u128(0x0d00 + n as u128)),
+            organization_id: customer.organization_id,
+            created_at: now,
+            modified_at: None,
+            status: order_domain::OrderStatus::Paid,
+            amount: price.kind.fixed_amount().unwrap_or(0),
+            tax_amount: 0,
+            refunded_amount: 0,
+            refunded_tax_amount: 0,
+            currency: "usd".into(),
+            billing_reason: if subscription.is_some() {
+                order_domain::BillingReason::SubscriptionCreate
+            } else {
+                order_domain::BillingReason::Purchase
+            },
+            billing_address: None,
+            customer_id: customer.id,
+            product_id: product.id,
+            product_price_id: price.id,
+            recurring: price.kind.is_recurring(),
+            discount_id: None,
+            subscription_id: subscription.map(|s| s.id),
+            checkout_id: Some(CheckoutId(Uuid::from_u128(0xc400 + n as u128))),
+            metadata: Metadata::default(),
+            custom_field_data: CustomFieldData::default(),
+            customer_email: customer.email.clone(),
+            product_name: product.name.clone(),
+            discount_name: None,
+            payment_id: None,
+            refund_pending_amount: 0,
+            refund_pending_tax_amount: 0,
+        };
+        let refs = OrderRefs {
+            customer: &customer,
+            product,
+            price,
+            discount: None,
+            subscription,
+        };
+        out.push((
+            "CustomerOrder",
+            to_value(serde_json::to_value(CustomerOrder::new(
+                OrderView::new(&order, &refs),
+                view.clone(),
+            ))),
+        ));
+        if let Some(s) = subscription {
+            if let Some(recurring) = product
+                .price(s.price_id)
+                .and_then(|p| ProductPriceRecurring::new(product.id, p))
+            {
+                out.push((
+                    "CustomerSubscription",
+                    to_value(serde_json::to_value(CustomerSubscription::new(
+                        s, view, recurring,
+                    ))),
+                ));
+            }
+        }
+    }
+    let (grantee, benefit, grants) = super::benefit_grant::sample_grants();
+    for g in &grants {
+        out.push((
+            "CustomerBenefitGrant",
+            to_value(serde_json::to_value(CustomerBenefitGrant::new(
+                g,
+                &grantee,
+                &benefit,
+                &organization,
+            ))),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_cover_orders_subscriptions_and_grants() {
+        let samples = samples();
+        let count = |name: &str| samples.iter().filter(|(n, _)| *n == name).count();
+        assert!(count("CustomerOrder") >= 2);
+        assert!(count("CustomerSubscription") >= 1);
+        assert_eq!(count("CustomerBenefitGrant"), 2);
+        let (_, order) = samples
+            .iter()
+            .find(|(n, _)| *n == "CustomerOrder")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(order["product"]["organization"]["slug"], "acme");
+        assert!(order["product"]["benefits"].is_array());
+        let (_, me) = samples
+            .iter()
+            .find(|(n, _)| *n == "CustomerPortalCustomer")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(me["email"], "jane@example.com");
+        assert_eq!(me["oauth_accounts"], serde_json::json!({}));
+    }
+}

@@ -13,6 +13,7 @@ pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
 pub mod paths;
+pub mod portal_paths;
 pub mod token_paths;
 
 use std::collections::{BTreeSet, HashSet};
@@ -125,6 +126,21 @@ use crate::error::ApiError;
         paths::portal_validate,
         paths::portal_activate,
         paths::portal_deactivate,
+        portal_paths::customer_session_request,
+        portal_paths::customer_session_authenticate,
+        portal_paths::customer_session_introspect,
+        portal_paths::customer_session_user,
+        portal_paths::portal_customers_me,
+        portal_paths::portal_orders_list,
+        portal_paths::portal_orders_get,
+        portal_paths::portal_orders_receipt,
+        portal_paths::portal_subscriptions_list,
+        portal_paths::portal_subscriptions_get,
+        portal_paths::portal_subscriptions_update,
+        portal_paths::portal_subscriptions_cancel,
+        portal_paths::portal_benefit_grants_list,
+        portal_paths::portal_benefit_grants_get,
+        portal_paths::portal_license_keys_remove_activation,
         paths::users_validate,
         paths::users_activate,
         paths::users_deactivate,
@@ -631,6 +647,7 @@ mod tests {
             crate::api::customer::samples(),
             crate::api::customer_state::samples(),
             crate::api::customer_session::samples(),
+            crate::api::customer_portal::samples(),
             crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),
