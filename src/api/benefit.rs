@@ -93,6 +93,10 @@ pub struct BenefitLicenseKeysProperties {
     pub activations: Option<BenefitLicenseKeyActivationProperties>,
     #[serde(default)]
     pub limit_usage: Option<i64>,
+    /// Tollgate's: whether customers may rotate their keys in the customer portal (true
+    /// unless set to false; an update without it keeps the benefit's setting).
+    #[serde(default)]
+    pub allow_customer_rotation: Option<bool>,
 }
 
 impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
@@ -110,6 +114,7 @@ impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
                     enable_customer_admin: a.enable_customer_admin,
                 }),
             limit_usage: k.limit_usage,
+            allow_customer_rotation: Some(k.allow_customer_rotation),
         }
     }
 }
@@ -127,6 +132,7 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
                 enable_customer_admin: a.enable_customer_admin,
             }),
             limit_usage: p.limit_usage,
+            allow_customer_rotation: p.allow_customer_rotation.unwrap_or(true),
         })
     }
 }
@@ -417,6 +423,7 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                     enable_customer_admin: true,
                 }),
                 limit_usage: None,
+                allow_customer_rotation: true,
             }),
         ),
         benefit(

@@ -522,16 +522,37 @@ pub async fn rotate(
 }
 
 /// Rotates one of the customer's own keys (`POST /v1/customer-portal/license-keys/{id}/rotate`);
-/// 404 for anyone else's.
+/// 404 for anyone else's, 403 when the key's benefit does not let customers rotate
+/// (`allow_customer_rotation`).
 pub async fn customer_rotate(
     state: &AppState,
     customer: CustomerId,
     id: LicenseKeyId,
 ) -> Result<RotatedLicenseKey, ApiError> {
     match state.store.get::<LicenseKey>(&id.key()).await? {
-        Some(k) if k.value.customer_id == customer => rotate_key(state, k.value).await,
+        Some(k) if k.value.customer_id == customer => {
+            if !customer_may_rotate(state, &k.value).await? {
+                return Err(ApiError::NotPermitted(
+                    "The seller does not let customers rotate this license key.".into(),
+                ));
+            }
+            rotate_key(state, k.value).await
+        }
         _ => Err(ApiError::not_found()),
     }
+}
+
+/// Whether the key's benefit lets its customer rotate it (a deleted benefit's keys: yes,
+/// as before the setting).
+pub async fn customer_may_rotate(state: &AppState, key: &LicenseKey) -> Result<bool, ApiError> {
+    Ok(state
+        .store
+        .get::<Benefit>(&key.benefit_id.key())
+        .await?
+        .is_none_or(|b| match &b.value.properties {
+            BenefitProperties::LicenseKeys(p) => p.allow_customer_rotation,
+            _ => true,
+        }))
 }
 
 /// Gives the key a new value with its benefit's prefix, through its actor (Polar's

@@ -553,7 +553,9 @@ async fn license_key_events(
         || after.expires_at != before.expires_at
         || after.limit_activations != before.limit_activations
         || after.limit_usage != before.limit_usage
-        || after.customer_id != before.customer_id;
+        || after.customer_id != before.customer_id
+        // A rotation: the key has a new value.
+        || after.key != before.key;
     if settings_changed {
         o.push(T::LicenseKeyUpdated, &view)?;
     }

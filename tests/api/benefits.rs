@@ -39,7 +39,8 @@ async fn create_read_update_and_delete_each_type() {
     created.expect(201);
     let id = created.id();
     assert_eq!(created.body["properties"]["activations"]["limit"], 5);
-    // All four keys are always present, null when unset.
+    // All four keys are always present, null when unset; Tollgate's rotation setting is
+    // on unless turned off.
     let bare = app
         .post_json(
             "/v1/benefits/",
@@ -50,7 +51,8 @@ async fn create_read_update_and_delete_each_type() {
     bare.expect(201);
     assert_eq!(
         bare.body["properties"],
-        json!({"prefix": null, "expires": null, "activations": null, "limit_usage": null})
+        json!({"prefix": null, "expires": null, "activations": null, "limit_usage": null,
+               "allow_customer_rotation": true})
     );
     let custom = app
         .post_json(

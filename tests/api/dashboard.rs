@@ -688,6 +688,11 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             Vec::new(),
         ),
         (
+            "/dashboard/{org}/customers/{id}/portal-link",
+            at(&format!("/customers/{}/portal-link", s.customer)),
+            Vec::new(),
+        ),
+        (
             "/dashboard/{org}/orders/{id}/refunds",
             at(&format!("/orders/{}/refunds", s.order)),
             vec![("amount", "1".into()), ("reason", "other".into())],
@@ -3020,4 +3025,46 @@ async fn the_overview_counts_validations_and_refusals() {
     // (The overview adds the counts not yet written: a count would show at once.)
     let page = poll_text(&mut b, &overview, "refused-total", "1").await;
     assert_eq!(text_of(&page, "validations-total"), "2");
+}
+
+/// A customer's page shows the portal's address and opens a sign-in link for the
+/// customer: a customer session of an hour, shown once, that reads the customer's portal.
+#[actix_web::test]
+async fn a_customers_page_opens_a_portal_link() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "portal-link@example.com", SHOP).await;
+    let s = sold(&app, &mut b, &org).await;
+    let path = format!("/dashboard/{org}/customers/{}", s.customer);
+    let page = b.get(&path).await;
+    assert_html(&page);
+    let portal = text_of(&page, "portal-url");
+    assert!(
+        portal.starts_with(&format!("{}/portal/", app.address)),
+        "{portal}"
+    );
+    assert!(!page.body.contains("id=\"portal-link\""));
+
+    let link_path = format!("{path}/portal-link");
+    assert_csrf_refused(&mut b, &link_path, &[]).await;
+    let page = form_post(&mut b, &link_path, &[]).await;
+    assert_html(&page);
+    let body = main_of(&page);
+    let start = body
+        .find(&format!("{portal}?customer_session_token="))
+        .unwrap_or_else(|| panic!("{body}"));
+    let link = &body[start..];
+    let link = &link[..link.find('"').unwrap()];
+    let token = link
+        .split("customer_session_token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    assert!(token.starts_with("polar_cst_"), "{token}");
+    let r = app
+        .get("/v1/customer-portal/customers/me", Some(token))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["id"], s.customer.as_str());
 }

@@ -33,8 +33,64 @@ struct BenefitV1 {
     description: String,
     selectable: bool,
     deletable: bool,
-    properties: BenefitProperties,
+    properties: PropertiesV2,
     deleted_at: Option<DateTime<Utc>>,
+}
+
+/// A benefit as format version 2 stored it: license-key properties without
+/// `allow_customer_rotation`.
+#[derive(Serialize, Deserialize)]
+struct BenefitV2 {
+    id: BenefitId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    description: String,
+    selectable: bool,
+    deletable: bool,
+    properties: PropertiesV2,
+    deleted_at: Option<DateTime<Utc>>,
+    metadata: Metadata,
+}
+
+/// [`BenefitProperties`] before format version 3.
+#[derive(Serialize, Deserialize)]
+enum PropertiesV2 {
+    Custom { note: Option<String> },
+    Ads { image_height: i64, image_width: i64 },
+    LicenseKeys(LicenseKeyPropertiesV2),
+}
+
+#[derive(Serialize, Deserialize)]
+struct LicenseKeyPropertiesV2 {
+    prefix: Option<String>,
+    expires: Option<KeyExpiry>,
+    activations: Option<KeyActivations>,
+    limit_usage: Option<i64>,
+}
+
+/// Keys of benefits stored before the setting existed could always be rotated by their
+/// customers: they still can.
+impl From<PropertiesV2> for BenefitProperties {
+    fn from(p: PropertiesV2) -> Self {
+        match p {
+            PropertiesV2::Custom { note } => BenefitProperties::Custom { note },
+            PropertiesV2::Ads {
+                image_height,
+                image_width,
+            } => BenefitProperties::Ads {
+                image_height,
+                image_width,
+            },
+            PropertiesV2::LicenseKeys(k) => BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                prefix: k.prefix,
+                expires: k.expires,
+                activations: k.activations,
+                limit_usage: k.limit_usage,
+                allow_customer_rotation: true,
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,12 +134,27 @@ impl BenefitType {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LicenseKeyProperties {
     pub prefix: Option<String>,
     pub expires: Option<KeyExpiry>,
     pub activations: Option<KeyActivations>,
     pub limit_usage: Option<i64>,
+    /// Whether the customer may give a key a new value in the customer portal (from
+    /// format version 3; true unless the seller turns it off, as Polar always allows).
+    pub allow_customer_rotation: bool,
+}
+
+impl Default for LicenseKeyProperties {
+    fn default() -> Self {
+        Self {
+            prefix: None,
+            expires: None,
+            activations: None,
+            limit_usage: None,
+            allow_customer_rotation: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,7 +211,7 @@ impl Benefit {
 
 impl Record for Benefit {
     const COLLECTION: &'static str = "benefit";
-    const VERSION: u16 = 2;
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -158,12 +229,27 @@ impl Record for Benefit {
                     description: v1.description,
                     selectable: v1.selectable,
                     deletable: v1.deletable,
-                    properties: v1.properties,
+                    properties: v1.properties.into(),
                     deleted_at: v1.deleted_at,
                     metadata: Metadata::default(),
                 })
             }
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => {
+                let v2: BenefitV2 = tollgate_storage::codec::decode(Self::COLLECTION, 2, payload)?;
+                Ok(Benefit {
+                    id: v2.id,
+                    organization_id: v2.organization_id,
+                    created_at: v2.created_at,
+                    modified_at: v2.modified_at,
+                    description: v2.description,
+                    selectable: v2.selectable,
+                    deletable: v2.deletable,
+                    properties: v2.properties.into(),
+                    deleted_at: v2.deleted_at,
+                    metadata: v2.metadata,
+                })
+            }
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -210,11 +296,59 @@ mod tests {
             description: "Pro key".into(),
             selectable: true,
             deletable: true,
-            properties: BenefitProperties::Custom {
+            properties: PropertiesV2::Custom {
                 note: Some("hi".into()),
             },
             deleted_at: None,
         }
+    }
+
+    #[test]
+    fn a_version_2_license_key_benefit_lets_customers_rotate() {
+        let v2 = BenefitV2 {
+            id: BenefitId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(1_700_000_000),
+            modified_at: None,
+            description: "Keys".into(),
+            selectable: true,
+            deletable: true,
+            properties: PropertiesV2::LicenseKeys(LicenseKeyPropertiesV2 {
+                prefix: Some("TG".into()),
+                expires: None,
+                activations: Some(KeyActivations {
+                    limit: 3,
+                    enable_customer_admin: true,
+                }),
+                limit_usage: Some(10),
+            }),
+            deleted_at: None,
+            metadata: metadata(),
+        };
+        let b = Benefit::decode(2, &tollgate_storage::codec::encode(&v2).unwrap()).unwrap();
+        assert_eq!(
+            b.properties,
+            BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                prefix: Some("TG".into()),
+                expires: None,
+                activations: Some(KeyActivations {
+                    limit: 3,
+                    enable_customer_admin: true
+                }),
+                limit_usage: Some(10),
+                allow_customer_rotation: true,
+            })
+        );
+        assert_eq!(b.metadata, metadata());
+        // Turned off, it stays off in version 3.
+        let off = Benefit {
+            properties: BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                allow_customer_rotation: false,
+                ..LicenseKeyProperties::default()
+            }),
+            ..b
+        };
+        assert_eq!(Benefit::decode(3, &off.encode().unwrap()).unwrap(), off);
     }
 
     #[test]
@@ -235,6 +369,6 @@ mod tests {
         };
         let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
         assert_eq!(back, b);
-        assert!(Benefit::decode(3, &b.encode().unwrap()).is_err());
+        assert!(Benefit::decode(4, &b.encode().unwrap()).is_err());
     }
 }

@@ -105,6 +105,8 @@ impl Record for LicenseKey {
             self.expires_at,
             &self.activations,
             &self.customer_id,
+            // A rotation (`license_key.updated`).
+            &self.key,
         );
         // Encoding a value that was just encoded as part of the record cannot fail; if it
         // ever did, the whole payload counts.

@@ -198,6 +198,8 @@ pub async fn update(
     id: BenefitId,
     input: BenefitUpdate,
 ) -> Result<Benefit, ApiError> {
+    // Properties without `allow_customer_rotation` keep the benefit's setting.
+    let mut rotation_given = false;
     let (kind, description, properties, metadata, visibility): (
         _,
         _,
@@ -219,13 +221,19 @@ pub async fn update(
             u.metadata,
             u.visibility,
         ),
-        BenefitUpdate::LicenseKeys(u) => (
-            BenefitType::LicenseKeys,
-            u.description,
-            u.properties.map(Into::into),
-            u.metadata,
-            u.visibility,
-        ),
+        BenefitUpdate::LicenseKeys(u) => {
+            rotation_given = u
+                .properties
+                .as_ref()
+                .is_some_and(|p| p.allow_customer_rotation.is_some());
+            (
+                BenefitType::LicenseKeys,
+                u.description,
+                u.properties.map(Into::into),
+                u.metadata,
+                u.visibility,
+            )
+        }
     };
     benefit_for(state, subject, id).await?;
     let now = state.now();
@@ -251,7 +259,15 @@ pub async fn update(
             }
             if let Some(p) = &properties {
                 check_properties(&mut v, p);
-                benefit.properties = p.clone();
+                let mut p = p.clone();
+                if let (BenefitProperties::LicenseKeys(new), BenefitProperties::LicenseKeys(old)) =
+                    (&mut p, &current.properties)
+                {
+                    if !rotation_given {
+                        new.allow_customer_rotation = old.allow_customer_rotation;
+                    }
+                }
+                benefit.properties = p;
             }
             check_visibility(&mut v, visibility.as_deref());
             if let Some(m) = body_metadata(&mut v, &metadata, true) {

@@ -202,6 +202,8 @@ pub struct BenefitForm {
     /// Activation limit; empty: none.
     pub activations: String,
     pub enable_customer_admin: Option<String>,
+    /// Customers may rotate their keys in the portal.
+    pub allow_customer_rotation: Option<String>,
 }
 
 impl Default for BenefitForm {
@@ -214,17 +216,27 @@ impl Default for BenefitForm {
             timeframe: "year".into(),
             activations: String::new(),
             enable_customer_admin: None,
+            allow_customer_rotation: None,
         }
     }
 }
 
 impl BenefitForm {
+    /// The form of a new benefit: customers may rotate their keys, as Polar lets them.
+    pub fn blank() -> Self {
+        BenefitForm {
+            allow_customer_rotation: Some("on".into()),
+            ..BenefitForm::default()
+        }
+    }
+
     pub fn of(b: &Benefit) -> Self {
         let mut form = BenefitForm {
             description: b.description.clone(),
             ..BenefitForm::default()
         };
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
+            form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
             form.prefix = opt_string(&p.prefix);
             form.limit_usage = opt_string(&p.limit_usage);
             if let Some(e) = &p.expires {
@@ -265,6 +277,7 @@ impl BenefitForm {
                 "expires": expires,
                 "activations": activations,
                 "limit_usage": int(&self.limit_usage),
+                "allow_customer_rotation": ticked(&self.allow_customer_rotation),
             },
         })
     }

@@ -329,9 +329,9 @@ pub async fn grant_views(
     let mut benefits: HashMap<_, Benefit> = HashMap::new();
     let mut out = Vec::with_capacity(grants.len());
     for g in grants {
-        if !benefits.contains_key(&g.benefit_id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = benefits.entry(g.benefit_id) {
             if let Some(b) = state.store.get::<Benefit>(&g.benefit_id.key()).await? {
-                benefits.insert(g.benefit_id, b.value);
+                e.insert(b.value);
             }
         }
         if let Some(b) = benefits.get(&g.benefit_id) {

@@ -36,7 +36,7 @@ pub async fn benefits(
         &BenefitsPage {
             layout,
             benefits,
-            form: BenefitForm::default(),
+            form: BenefitForm::blank(),
             errors: Vec::new(),
         },
     )

@@ -1,5 +1,6 @@
 //! Customers: searched by e-mail or name, and one customer's orders, subscriptions and
-//! license keys.
+//! license keys, its customer-portal address, and a sign-in link to the portal that
+//! the seller can send it (a customer session, valid an hour, shown once).
 
 use actix_web::{web, HttpRequest};
 use askama::Template;
@@ -62,6 +63,10 @@ struct CustomerPage {
     orders: Vec<Order>,
     subscriptions: Vec<Subscription>,
     keys: Vec<LicenseKey>,
+    /// Where the customer signs in to the portal with a code by e-mail.
+    portal: String,
+    /// A sign-in link just opened for the customer (shown once), and until when.
+    portal_link: Option<(String, String)>,
 }
 
 pub async fn customer(
@@ -70,13 +75,51 @@ pub async fn customer(
     path: web::Path<(String, String)>,
 ) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
+    customer_page(&dash, &path.0, &path.1, None).await
+}
+
+/// Opens a customer session for the customer (`POST /v1/customer-sessions/`) and shows its
+/// portal link on the customer's page, once.
+pub async fn portal_link(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
     let layout = dash.layout(&path.0, "customers", "Customer").await?;
     let id: CustomerId = path_id("id", &path.1)?;
-    state.store.read_barrier().await?;
     let customer = customer_for(&state, dash.subject(), id).await?.value;
+    of_org(&layout, customer.organization_id, ())?;
+    let input = crate::api::customer_session::CustomerSessionCreate {
+        customer_id: Some(id.uuid()),
+        ..Default::default()
+    };
+    let session = crate::app::customer_sessions::create(&state, dash.subject(), input).await?;
+    let until = fmt::date(&session.expires_at);
+    customer_page(
+        &dash,
+        &path.0,
+        &path.1,
+        Some((session.customer_portal_url, until)),
+    )
+    .await
+}
+
+async fn customer_page(
+    dash: &Dash,
+    org: &str,
+    id: &str,
+    portal_link: Option<(String, String)>,
+) -> PageResult {
+    let state = &dash.state;
+    let layout = dash.layout(org, "customers", "Customer").await?;
+    let id: CustomerId = path_id("id", id)?;
+    state.store.read_barrier().await?;
+    let customer = customer_for(state, dash.subject(), id).await?.value;
     let customer = of_org(&layout, customer.organization_id, customer)?;
     let (orders, _) = orders::list(
-        &state,
+        state,
         dash.subject(),
         &OrderFilter {
             organization_id: vec![layout.org],
@@ -87,7 +130,7 @@ pub async fn customer(
     )
     .await?;
     let (subscriptions, _) = subscription::list(
-        &state,
+        state,
         dash.subject(),
         &SubscriptionFilter {
             organization_id: vec![layout.org],
@@ -97,7 +140,11 @@ pub async fn customer(
         choices(),
     )
     .await?;
-    let (keys, _) = customer_key_records(&state, id, &[layout.org], None, choices()).await?;
+    let (keys, _) = customer_key_records(state, id, &[layout.org], None, choices()).await?;
+    let slug = crate::app::portal::organization(state, &customer)
+        .await?
+        .slug;
+    let portal = crate::app::portal::sign_in::sign_in_url(state, &slug);
     dash.page(
         200,
         &CustomerPage {
@@ -109,6 +156,8 @@ pub async fn customer(
             orders,
             subscriptions,
             keys,
+            portal,
+            portal_link,
         },
     )
 }

@@ -74,7 +74,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/subscriptions/{id}", "A subscription."),
     ("post", "/dashboard/{org}/subscriptions/{id}", "Cancel at period end, resume, or revoke a subscription."),
     ("get", "/dashboard/{org}/customers", "Customers, searched by e-mail or name."),
-    ("get", "/dashboard/{org}/customers/{id}", "A customer: orders, subscriptions, license keys."),
+    ("get", "/dashboard/{org}/customers/{id}", "A customer: orders, subscriptions, license keys, the customer-portal address."),
+    ("post", "/dashboard/{org}/customers/{id}/portal-link", "Open a customer-portal sign-in link for the customer (valid an hour, shown once)."),
     ("get", "/dashboard/{org}/license-keys", "License keys, found by key or by customer."),
     ("get", "/dashboard/{org}/license-keys/{id}", "A license key: status, usage, activations, validations."),
     ("post", "/dashboard/{org}/license-keys/{id}", "Change a key's status, expiry, usage or limits."),
@@ -121,6 +122,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => orders::subscription, post => orders::subscription_action });
     resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });
     resource!(cfg, "/dashboard/{org}/customers/{id}", { get => customers::customer });
+    resource!(cfg, "/dashboard/{org}/customers/{id}/portal-link", { post => customers::portal_link });
     resource!(cfg, "/dashboard/{org}/license-keys", { get => keys::license_keys });
     resource!(cfg, "/dashboard/{org}/license-keys/{id}", { get => keys::license_key, post => keys::license_key_save });
     resource!(cfg, "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
