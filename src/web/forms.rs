@@ -6,8 +6,8 @@
 //!   navigation) is refused, and so is an `Origin` that is not this service's (its public
 //!   URL, its pages' URL, or the host the request was sent to); `Origin: null` included.
 //! - **A token bound to the session**: the form carries an HMAC, under the server's key, of
-//!   a random nonce held in an HttpOnly cookie and of the browser's session cookie (none
-//!   before sign-in). A pair an attacker chose (a cookie it planted and a field to match)
+//!   a random nonce held in an HttpOnly cookie and of the browser's session cookies (none
+//!   before sign-in): the seller's, and on the customer portal's pages the buyer's. A pair an attacker chose (a cookie it planted and a field to match)
 //!   is refused, as is a token from another session: only this server can make one.
 //!
 //! The session cookie itself is `crate::credentials::session`'s.
@@ -20,16 +20,22 @@ use base64::Engine;
 
 use crate::credentials::session::{auth_url, cookie, SESSION_COOKIE};
 use crate::state::AppState;
+use crate::web::portal::PORTAL_COOKIE;
 
 pub const CSRF_COOKIE: &str = "tollgate_csrf";
 
-/// What a form token of this browser's session MACs, for the nonce `nonce`.
+/// What a form token of this browser's sessions MACs, for the nonce `nonce`: the seller's
+/// session cookie and, on the customer portal's pages (its cookie's path), the buyer's.
 fn token_input(req: &HttpRequest, nonce: &str) -> String {
     let session = req
         .cookie(SESSION_COOKIE)
         .map(|c| c.value().to_string())
         .unwrap_or_default();
-    format!("csrf\0{nonce}\0{session}")
+    match req.cookie(PORTAL_COOKIE) {
+        // Cookie values hold no NUL: the two shapes cannot meet.
+        Some(portal) => format!("csrf\0{nonce}\0{session}\0portal\0{}", portal.value()),
+        None => format!("csrf\0{nonce}\0{session}"),
+    }
 }
 
 /// The token a form of this browser's session carries, for the nonce `nonce`.
@@ -137,6 +143,27 @@ pub fn safe_next(next: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_is_bound_to_the_portal_session_too() {
+        use actix_web::cookie::Cookie;
+        use actix_web::test::TestRequest;
+        let plain = TestRequest::default()
+            .cookie(Cookie::new(SESSION_COOKIE, "s"))
+            .to_http_request();
+        let portal = |value: &str| {
+            TestRequest::default()
+                .cookie(Cookie::new(SESSION_COOKIE, "s"))
+                .cookie(Cookie::new(PORTAL_COOKIE, value.to_string()))
+                .to_http_request()
+        };
+        // Without the portal's cookie, as before (the dashboard's tokens are unchanged).
+        assert_eq!(token_input(&plain, "n"), "csrf\0n\0s");
+        let a = token_input(&portal("polar_cst_a"), "n");
+        let b = token_input(&portal("polar_cst_b"), "n");
+        assert_ne!(a, b);
+        assert_ne!(a, token_input(&plain, "n"));
+    }
 
     #[test]
     fn next_must_be_a_local_path() {

@@ -10,6 +10,7 @@ pub mod account;
 pub mod checkout;
 pub mod dashboard;
 pub mod forms;
+pub mod portal;
 pub mod resend;
 
 use actix_web::cookie::Cookie;
@@ -24,6 +25,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     account::configure(cfg);
     dashboard::configure(cfg);
     resend::configure(cfg);
+    portal::configure(cfg);
 }
 
 #[derive(Template)]

@@ -1,0 +1,382 @@
+//! The signed-in buyer's overview, orders and subscriptions (cancel at the period's end,
+//! resume). Every id goes through `crate::app::portal`: another customer's is a 404 page.
+
+use std::collections::HashMap;
+
+use actix_web::{web, HttpRequest, ResponseError};
+use askama::Template;
+use serde::Deserialize;
+
+use super::view::{self, KeyRow, OrderRow, Status, SubscriptionRow};
+use super::{not_found, see_other, Fail, Frame, PageResult, Seller, Signed};
+use crate::api::subscription::CustomerCancellationReason;
+use crate::app::orders::OrderFilter;
+use crate::app::paging::ListParams;
+use crate::app::portal::{self, CancelChange};
+use crate::app::subscription::SubscriptionFilter;
+use crate::domain::benefit::Benefit;
+use crate::domain::ids::{BenefitId, OrderId, SubscriptionId};
+use crate::state::AppState;
+
+/// Records a page lists (a buyer holds few).
+const LISTED: ListParams = ListParams {
+    page: 1,
+    limit: 100,
+};
+
+/// A path id, else 404.
+pub fn path_id<T: std::str::FromStr>(s: &str) -> Result<T, Fail> {
+    s.trim().parse::<T>().map_err(|_| Fail::from(not_found()))
+}
+
+// ---------------------------------------------------------------------------------------
+// Overview
+
+#[derive(Template)]
+#[template(path = "portal/overview.html")]
+struct OverviewPage {
+    seller: Seller,
+    frame: Frame,
+    name: String,
+    orders: Vec<OrderRow>,
+    subscriptions: Vec<SubscriptionRow>,
+    keys: Vec<KeyRow>,
+}
+
+/// The names of benefits, read once each.
+pub async fn benefit_names(
+    state: &AppState,
+    ids: impl Iterator<Item = BenefitId>,
+) -> Result<HashMap<BenefitId, String>, Fail> {
+    let mut names = HashMap::new();
+    for id in ids {
+        if names.contains_key(&id) {
+            continue;
+        }
+        let name = state
+            .store
+            .get::<Benefit>(&id.key())
+            .await?
+            .map(|b| b.value.description)
+            .unwrap_or_else(|| "License key".into());
+        names.insert(id, name);
+    }
+    Ok(names)
+}
+
+/// `GET /portal/{slug}/overview`.
+pub async fn overview(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    slug: web::Path<String>,
+) -> PageResult {
+    let s = Signed::of(&state, &req, &slug).await?;
+    let r: PageResult = async {
+        let c = &s.customer;
+        let (orders, _) = portal::orders(&state, c, OrderFilter::default(), LISTED).await?;
+        let (subs, _) =
+            portal::subscriptions(&state, c, SubscriptionFilter::default(), LISTED).await?;
+        let (keys, _) = crate::app::license_keys::customer_key_records(
+            &state,
+            c.id,
+            &[c.organization_id],
+            None,
+            LISTED,
+        )
+        .await?;
+        let names = benefit_names(&state, keys.iter().map(|k| k.benefit_id)).await?;
+        let now = state.now();
+        let page = OverviewPage {
+            seller: s.seller(),
+            frame: s.frame(),
+            name: c.name.clone().unwrap_or_default(),
+            orders: orders.iter().map(OrderRow::new).collect(),
+            subscriptions: subs.iter().map(SubscriptionRow::new).collect(),
+            keys: keys
+                .iter()
+                .map(|k| KeyRow {
+                    id: k.id.to_string(),
+                    benefit: names.get(&k.benefit_id).cloned().unwrap_or_default(),
+                    display: k.display_key(),
+                    status: view::key_status(k, now),
+                })
+                .collect(),
+        };
+        s.portal.page(200, &page, Vec::new())
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+// ---------------------------------------------------------------------------------------
+// An order
+
+/// A line of an order or a receipt: what, and how much.
+pub struct Line {
+    pub label: String,
+    pub amount: String,
+}
+
+#[derive(Template)]
+#[template(path = "portal/order.html")]
+struct OrderPage {
+    seller: Seller,
+    frame: Frame,
+    id: String,
+    product: String,
+    date: String,
+    invoice_number: String,
+    status: Status,
+    lines: Vec<Line>,
+    subtotal: String,
+    discount: Option<String>,
+    tax: String,
+    total: String,
+    refunded: Option<String>,
+    subscription_id: Option<String>,
+    receipt_url: String,
+}
+
+/// The receipt link of an order as a path of this site (the page may be reached at
+/// another host than the configured public URL).
+fn receipt_path(state: &AppState, order: OrderId) -> String {
+    let link = portal::receipt::link(state, order);
+    match url::Url::parse(&link) {
+        Ok(u) => match u.query() {
+            Some(q) => format!("{}?{q}", u.path()),
+            None => u.path().to_string(),
+        },
+        Err(_) => link,
+    }
+}
+
+/// `GET /portal/{slug}/orders/{id}`.
+pub async fn order(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let (slug, id) = path.into_inner();
+    let s = Signed::of(&state, &req, &slug).await?;
+    let r: PageResult = async {
+        let id: OrderId = path_id(&id)?;
+        let order = portal::order(&state, &s.customer, id).await?;
+        let v = portal::order_view_of(&state, &order, &s.portal.org).await?;
+        let cur = v.currency.as_str();
+        let refunded = v.refunded_amount + v.refunded_tax_amount;
+        let page = OrderPage {
+            seller: s.seller(),
+            frame: s.frame(),
+            id: order.id.to_string(),
+            product: v.product.name.clone(),
+            date: view::date(&v.created_at),
+            invoice_number: v.invoice_number.clone(),
+            status: view::order_status(order.status),
+            lines: v
+                .items
+                .iter()
+                .map(|i| Line {
+                    label: i.label.clone(),
+                    amount: view::money(i.amount, cur),
+                })
+                .collect(),
+            subtotal: view::money(v.subtotal_amount, cur),
+            discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
+            tax: view::money(v.tax_amount, cur),
+            total: view::money(v.total_amount, cur),
+            refunded: (refunded != 0).then(|| view::money(refunded, cur)),
+            subscription_id: order.subscription_id.map(|i| i.to_string()),
+            receipt_url: receipt_path(&state, order.id),
+        };
+        s.portal.page(200, &page, Vec::new())
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+// ---------------------------------------------------------------------------------------
+// A subscription
+
+#[derive(Template)]
+#[template(path = "portal/subscription.html")]
+struct SubscriptionPage {
+    seller: Seller,
+    frame: Frame,
+    id: String,
+    product: String,
+    price: String,
+    status: Status,
+    next: String,
+    started: String,
+    period: String,
+    can_cancel: bool,
+    can_resume: bool,
+    reasons: Vec<(&'static str, &'static str)>,
+    /// What was typed, kept when the form fails.
+    reason: String,
+    comment: String,
+    error: Option<String>,
+    notice: Option<String>,
+}
+
+/// Polar's cancellation reasons, in words.
+fn reason_label(r: CustomerCancellationReason) -> &'static str {
+    match r {
+        CustomerCancellationReason::CustomerService => "Customer service",
+        CustomerCancellationReason::LowQuality => "Quality was lower than expected",
+        CustomerCancellationReason::MissingFeatures => "Some features are missing",
+        CustomerCancellationReason::SwitchedService => "I'm switching to another service",
+        CustomerCancellationReason::TooComplex => "Ease of use was lower than expected",
+        CustomerCancellationReason::TooExpensive => "It's too expensive",
+        CustomerCancellationReason::Unused => "I don't use it enough",
+        CustomerCancellationReason::Other => "Other reason",
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Done {
+    done: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SubscriptionForm {
+    action: String,
+    reason: String,
+    comment: String,
+}
+
+async fn subscription_page(
+    state: &AppState,
+    s: &Signed,
+    id: SubscriptionId,
+) -> Result<SubscriptionPage, Fail> {
+    let sub = portal::subscription(state, &s.customer, id).await?;
+    let active = sub.ended_at.is_none() && sub.status.is_active();
+    let period = match (&sub.current_period_end, sub.ended_at) {
+        (Some(end), None) => format!(
+            "{} – {}",
+            view::date(&sub.current_period_start),
+            view::date(end)
+        ),
+        _ => String::new(),
+    };
+    Ok(SubscriptionPage {
+        seller: s.seller(),
+        frame: s.frame(),
+        id: sub.id.to_string(),
+        product: sub.product_name.clone(),
+        price: view::subscription_price(&sub),
+        status: view::subscription_status(&sub),
+        next: view::subscription_next(&sub),
+        started: sub.started_at.as_ref().map(view::date).unwrap_or_default(),
+        period,
+        can_cancel: active && !view::canceling(&sub),
+        can_resume: sub.ended_at.is_none() && view::canceling(&sub),
+        reasons: CustomerCancellationReason::ALL
+            .iter()
+            .map(|r| (r.as_str(), reason_label(*r)))
+            .collect(),
+        reason: String::new(),
+        comment: String::new(),
+        error: None,
+        notice: None,
+    })
+}
+
+/// `GET /portal/{slug}/subscriptions/{id}`.
+pub async fn subscription(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let (slug, id) = path.into_inner();
+    let s = Signed::of(&state, &req, &slug).await?;
+    let r: PageResult = async {
+        let id: SubscriptionId = path_id(&id)?;
+        let mut page = subscription_page(&state, &s, id).await?;
+        let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+        page.notice = match q.done.as_str() {
+            "canceled" => Some(
+                "Your subscription is canceled: it ends at the end of the current period, and you keep access until then.".into(),
+            ),
+            "resumed" => Some("Your subscription is resumed: it renews as before.".into()),
+            _ => None,
+        };
+        s.portal.page(200, &page, Vec::new())
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+/// Comments longer than this are cut (Polar keeps free text short too).
+const COMMENT_MAX: usize = 2000;
+
+/// `POST /portal/{slug}/subscriptions/{id}`: `action=cancel` (with `reason`, `comment`)
+/// or `action=resume`.
+pub async fn subscription_change(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let (slug, id) = path.into_inner();
+    let s = Signed::posted(&state, &req, &slug, &body).await?;
+    let r: PageResult = async {
+        let id: SubscriptionId = path_id(&id)?;
+        let f: SubscriptionForm = serde_html_form::from_bytes(&body).unwrap_or_default();
+        let comment: String = f.comment.trim().chars().take(COMMENT_MAX).collect();
+        let reason = match f.reason.trim() {
+            "" => Ok(None),
+            r => CustomerCancellationReason::parse(r).map(Some).ok_or(()),
+        };
+        let (change, done) = match (f.action.as_str(), reason) {
+            ("cancel", Ok(reason)) => (
+                CancelChange {
+                    cancel_at_period_end: Some(true),
+                    reason,
+                    comment: Some(comment.clone()),
+                },
+                "canceled",
+            ),
+            ("resume", _) => (
+                CancelChange {
+                    cancel_at_period_end: Some(false),
+                    ..CancelChange::default()
+                },
+                "resumed",
+            ),
+            (action, reason) => {
+                let mut page = subscription_page(&state, &s, id).await?;
+                page.error = Some(if action == "cancel" && reason.is_err() {
+                    "Choose a reason from the list.".into()
+                } else {
+                    "Choose cancel or resume.".into()
+                });
+                page.comment = comment;
+                return s.portal.page(422, &page, Vec::new());
+            }
+        };
+        match portal::update_subscription(&state, &s.customer, id, change).await {
+            Ok(_) => Ok(see_other(
+                &s.portal
+                    .seller
+                    .at(&format!("/subscriptions/{id}?done={done}")),
+                Vec::new(),
+            )),
+            Err(e) => match e.status_code().as_u16() {
+                400 | 403 | 409 | 410 | 422 => {
+                    let mut page = subscription_page(&state, &s, id).await?;
+                    page.error = Some(e.messages().join(" "));
+                    page.reason = f.reason.trim().to_string();
+                    page.comment = comment;
+                    s.portal.page(e.status_code().as_u16(), &page, Vec::new())
+                }
+                _ => Err(e.into()),
+            },
+        }
+    }
+    .await;
+    s.portal.branded(r)
+}

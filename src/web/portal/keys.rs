@@ -1,0 +1,215 @@
+//! A license key of the signed-in buyer: the key in full (copy), status, usage,
+//! validations, expiry; its activations, each with **Deactivate** when the seller lets
+//! customers manage them (`activations.enable_customer_admin`); **Rotate** behind a
+//! confirmation step, when the seller lets customers rotate (`allow_customer_rotation`).
+//! Another customer's key or activation is a 404 page.
+
+use actix_web::{web, HttpRequest, ResponseError};
+use askama::Template;
+use serde::Deserialize;
+use tollgate_actors::license_key::{KeyStatus, LicenseKey};
+
+use super::account::{benefit_names, path_id};
+use super::view::{self, Status};
+use super::{see_other, Fail, Frame, PageResult, Seller, Signed};
+use crate::app::portal;
+use crate::domain::ids::{ActivationId, LicenseKeyId};
+use crate::state::AppState;
+
+/// An activation as the page lists it.
+pub struct ActivationRow {
+    pub id: String,
+    pub label: String,
+    pub created: String,
+    /// The JSON the program sent (`meta`, `conditions`), when not empty.
+    pub meta: Option<String>,
+    pub conditions: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "portal/license_key.html")]
+struct KeyPage {
+    seller: Seller,
+    frame: Frame,
+    id: String,
+    benefit: String,
+    key: String,
+    status: Status,
+    usage: String,
+    validations: String,
+    last_validated: String,
+    expires: String,
+    /// "1 of 2", "3 (no limit)"; `None` when the key takes no activations.
+    activations_used: Option<String>,
+    activations: Vec<ActivationRow>,
+    /// The buyer may deactivate (the seller's setting).
+    customer_admin: bool,
+    /// The key takes a new value (its status and the seller's setting allow it).
+    can_rotate: bool,
+    error: Option<String>,
+    notice: Option<String>,
+}
+
+/// JSON text worth showing: not empty, not `{}`.
+fn shown_json(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty() && t != "{}" && t != "null").then(|| t.to_string())
+}
+
+async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyPage, Fail> {
+    let k: LicenseKey = portal::key(state, &s.customer, id).await?;
+    let customer_admin = portal::customer_admin(state, &k).await?;
+    let names = benefit_names(state, std::iter::once(k.benefit_id)).await?;
+    let now = state.now();
+    let live: Vec<_> = k
+        .activations
+        .iter()
+        .filter(|a| a.deleted_at.is_none())
+        .collect();
+    let activations_used = match k.limit_activations {
+        Some(limit) => Some(format!("{} of {limit}", live.len())),
+        None if !live.is_empty() => Some(format!("{} (no limit)", live.len())),
+        None => None,
+    };
+    Ok(KeyPage {
+        seller: s.seller(),
+        frame: s.frame(),
+        id: k.id.to_string(),
+        benefit: names.get(&k.benefit_id).cloned().unwrap_or_default(),
+        key: k.key.clone(),
+        status: view::key_status(&k, now),
+        usage: match k.limit_usage {
+            Some(limit) => format!("{} of {limit}", k.usage),
+            None => format!("{} (no limit)", k.usage),
+        },
+        validations: k.validations.to_string(),
+        last_validated: k
+            .last_validated_at
+            .as_ref()
+            .map(view::date_time)
+            .unwrap_or_else(|| "Never".into()),
+        expires: k
+            .expires_at
+            .as_ref()
+            .map(view::date)
+            .unwrap_or_else(|| "Never".into()),
+        activations_used,
+        activations: live
+            .iter()
+            .map(|a| ActivationRow {
+                id: a.id.to_string(),
+                label: a.label.clone(),
+                created: view::date_time(&a.created_at),
+                meta: shown_json(&a.meta),
+                conditions: shown_json(&a.conditions),
+            })
+            .collect(),
+        customer_admin,
+        can_rotate: matches!(k.status, KeyStatus::Granted | KeyStatus::Disabled)
+            && crate::app::license_keys::customer_may_rotate(state, &k).await?,
+        error: None,
+        notice: None,
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Done {
+    done: String,
+}
+
+/// `GET /portal/{slug}/license-keys/{id}`.
+pub async fn key(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> PageResult {
+    let (slug, id) = path.into_inner();
+    let s = Signed::of(&state, &req, &slug).await?;
+    let r: PageResult = async {
+        let id: LicenseKeyId = path_id(&id)?;
+        let mut page = key_page(&state, &s, id).await?;
+        let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+        page.notice = match q.done.as_str() {
+            "rotated" => Some(
+                "Your key was rotated: use the new key above. The old key no longer works.".into(),
+            ),
+            "deactivated" => {
+                Some("The activation was removed: its slot is free for another device.".into())
+            }
+            _ => None,
+        };
+        s.portal.page(200, &page, Vec::new())
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+/// A refusal of the app shown on the key's page (its status), or the failure page.
+async fn refused(
+    state: &AppState,
+    s: &Signed,
+    id: LicenseKeyId,
+    e: crate::error::ApiError,
+) -> PageResult {
+    let status = e.status_code().as_u16();
+    match status {
+        400 | 403 | 409 | 422 => {
+            let mut page = key_page(state, s, id).await?;
+            page.error = Some(e.messages().join(" "));
+            s.portal.page(status, &page, Vec::new())
+        }
+        _ => Err(e.into()),
+    }
+}
+
+/// `POST /portal/{slug}/license-keys/{id}/rotate`.
+pub async fn rotate(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let (slug, id) = path.into_inner();
+    let s = Signed::posted(&state, &req, &slug, &body).await?;
+    let r: PageResult = async {
+        let id: LicenseKeyId = path_id(&id)?;
+        match portal::rotate(&state, &s.customer, id).await {
+            Ok(_) => Ok(see_other(
+                &s.portal
+                    .seller
+                    .at(&format!("/license-keys/{id}?done=rotated")),
+                Vec::new(),
+            )),
+            Err(e) => refused(&state, &s, id, e).await,
+        }
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+/// `POST /portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate`.
+pub async fn deactivate(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let (slug, id, activation) = path.into_inner();
+    let s = Signed::posted(&state, &req, &slug, &body).await?;
+    let r: PageResult = async {
+        let id: LicenseKeyId = path_id(&id)?;
+        let activation: ActivationId = path_id(&activation)?;
+        match portal::deactivate(&state, &s.customer, id, activation).await {
+            Ok(()) => Ok(see_other(
+                &s.portal
+                    .seller
+                    .at(&format!("/license-keys/{id}?done=deactivated")),
+                Vec::new(),
+            )),
+            Err(e) => refused(&state, &s, id, e).await,
+        }
+    }
+    .await;
+    s.portal.branded(r)
+}

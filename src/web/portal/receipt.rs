@@ -1,0 +1,146 @@
+//! `GET /portal/receipts/{order_id}?expires=…&signature=…`: an order's printable receipt
+//! through the signed link the order page (and `GET /v1/customer-portal/orders/{id}/receipt`)
+//! gives. No session: whoever holds the link reads that one receipt until it expires. A
+//! link that is not signed for this order, or has expired, is a 404 page.
+
+use actix_web::{web, HttpRequest};
+use askama::Template;
+use serde::Deserialize;
+
+use super::account::{path_id, Line};
+use super::view::{self, Status};
+use super::{not_found, render, respond, script_url, Fail, Failure, Frame, PageResult, Seller};
+use crate::app::portal::receipt as signed;
+use crate::domain::ids::OrderId;
+use crate::domain::order::Order;
+use crate::domain::organization::Organization;
+use crate::state::AppState;
+
+#[derive(Template)]
+#[template(path = "portal/receipt.html")]
+struct ReceiptPage {
+    seller: Seller,
+    frame: Frame,
+    invoice_number: String,
+    date: String,
+    status: Status,
+    buyer_name: String,
+    buyer_email: String,
+    /// The billing address, one line each.
+    address: Vec<String>,
+    lines: Vec<Line>,
+    subtotal: String,
+    discount: Option<String>,
+    net: String,
+    tax: String,
+    total: String,
+    refunded: Option<String>,
+    order_id: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Signature {
+    expires: String,
+    signature: String,
+}
+
+fn expired_link() -> Fail {
+    Failure::Page {
+        status: 404,
+        title: "Receipt link expired".into(),
+        message: "This receipt link is not valid or has expired. Open the order in the customer portal to get a new one.".into(),
+        seller: None,
+    }
+    .into()
+}
+
+/// `GET /portal/receipts/{order_id}`.
+pub async fn receipt(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> PageResult {
+    let q: Signature = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+    let id: OrderId = path_id(&id).map_err(|_| expired_link())?;
+    let expires: i64 = q.expires.trim().parse().map_err(|_| expired_link())?;
+    if !signed::verify(&state, id, expires, &q.signature) {
+        return Err(expired_link());
+    }
+    let order = state
+        .store
+        .get::<Order>(&id.key())
+        .await?
+        .map(|o| o.value)
+        .ok_or_else(|| Fail::from(not_found()))?;
+    let org = state
+        .store
+        .get::<Organization>(&order.organization_id.key())
+        .await?
+        .map(|o| o.value)
+        .filter(Organization::is_visible)
+        .ok_or_else(|| Fail::from(not_found()))?;
+    let seller = Seller::of(&org);
+    let v = crate::app::views::order_view(&state, &order)
+        .await
+        .map_err(|e| Fail::from(e).with_seller(&seller))?;
+    let cur = v.currency.as_str();
+    let refunded = v.refunded_amount + v.refunded_tax_amount;
+    let address = v
+        .billing_address
+        .as_ref()
+        .map(|a| {
+            let city = [a.postal_code.as_deref(), a.city.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ");
+            [
+                a.line1.clone(),
+                a.line2.clone(),
+                Some(city).filter(|c| !c.is_empty()),
+                a.state.clone(),
+                Some(a.country.clone()),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+        })
+        .unwrap_or_default();
+    let page = ReceiptPage {
+        frame: Frame {
+            csrf: String::new(),
+            email: None,
+            script: script_url(),
+        },
+        invoice_number: v.invoice_number.clone(),
+        date: view::date(&v.created_at),
+        status: view::order_status(order.status),
+        buyer_name: v
+            .billing_name
+            .clone()
+            .or_else(|| v.customer.name.clone())
+            .unwrap_or_default(),
+        buyer_email: v.customer.email.clone(),
+        address,
+        lines: v
+            .items
+            .iter()
+            .map(|i| Line {
+                label: i.label.clone(),
+                amount: view::money(i.amount, cur),
+            })
+            .collect(),
+        subtotal: view::money(v.subtotal_amount, cur),
+        discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
+        net: view::money(v.net_amount, cur),
+        tax: view::money(v.tax_amount, cur),
+        total: view::money(v.total_amount, cur),
+        refunded: (refunded != 0).then(|| view::money(refunded, cur)),
+        order_id: order.id.to_string(),
+        seller,
+    };
+    // The URL is the secret: no referrer at all (the page has no form).
+    Ok(respond(200, render(&page)?, Vec::new(), "no-referrer"))
+}
