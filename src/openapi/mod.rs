@@ -221,6 +221,7 @@ fn all_versions() -> &'static Value {
     DOC.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
         add_dashboard(&mut doc);
+        add_portal_pages(&mut doc);
         finish(&mut doc);
         doc
     })
@@ -253,6 +254,54 @@ fn add_dashboard(doc: &mut Value) {
             "tags": [if path.starts_with("/buy/") { "pages" } else { "dashboard" }],
             "summary": summary,
             "operationId": format!("dashboard_{method}_{}", path.trim_start_matches('/').replace(['/', '{', '}', '-'], "_")),
+            "parameters": parameters,
+            "responses": responses,
+        });
+    }
+}
+
+/// The customer portal's pages ([`crate::web::portal::ROUTES`]): HTML behind the portal's
+/// session cookie (without one, 303 to sign in), forms CSRF-checked, errors as pages.
+fn add_portal_pages(doc: &mut Value) {
+    for (method, path, summary) in crate::web::portal::ROUTES {
+        let parameters: Vec<Value> = path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        let html = |d: &str| json!({"description": d, "content": {"text/html": {"schema": {"type": "string"}}}});
+        let mut responses = json!({
+            "404": html("Not found, not the signed-in customer's, or an expired receipt link"),
+            "503": html("Overloaded or starting up; retry"),
+        });
+        if path.ends_with(".js") {
+            responses = json!({"200": {
+                "description": "The script",
+                "content": {"text/javascript": {"schema": {"type": "string"}}},
+            }});
+        } else if *method == "get" {
+            responses["200"] = html("The page");
+            responses["303"] =
+                json!({"description": "To the overview, or to sign in without a session"});
+            if *path == "/portal/{slug}" {
+                responses["401"] = html("The seller's portal link has expired");
+            }
+        } else {
+            responses["200"] = html("The form again, with its answer or its problems");
+            responses["303"] =
+                json!({"description": "Done (to the next page), or to sign in without a session"});
+            responses["400"] = html("The change can't be made");
+            responses["401"] = html("A wrong, expired or used sign-in code");
+            responses["403"] = html("CSRF check failed, or the seller does not allow this");
+            responses["409"] = html("A conflicting change won; retry");
+            responses["410"] = html("The subscription has ended");
+            responses["422"] = html("The form again, with each problem");
+            responses["429"] = html("Too many codes or sign-in attempts; retry later");
+        }
+        doc["paths"][*path][*method] = json!({
+            "tags": ["portal"],
+            "summary": summary,
+            "operationId": format!("portal_{method}_{}", path.trim_start_matches('/').replace(['/', '{', '}', '-', '.'], "_")),
             "parameters": parameters,
             "responses": responses,
         });
