@@ -16,6 +16,7 @@
 import { randomUUID } from "node:crypto";
 
 import { Polar } from "@polar-sh/sdk";
+import { AlreadyCanceledSubscription } from "@polar-sh/sdk/models/errors/alreadycanceledsubscription.js";
 import { HTTPValidationError } from "@polar-sh/sdk/models/errors/httpvalidationerror.js";
 import { ResourceNotFound } from "@polar-sh/sdk/models/errors/resourcenotfound.js";
 import { ResponseValidationError } from "@polar-sh/sdk/models/errors/responsevalidationerror.js";
@@ -956,6 +957,158 @@ check("missing_credentials_are_unauthorized", async () => {
     allItems(anonymous.licenseKeys.list({ organizationId: need("org").id })),
   );
   ensure(e.detail, "no detail");
+});
+
+// --- The signed-in buyer: the customer portal ----------------------------------------------
+// Last but the version checks, so that the subscription bought here changes nothing the
+// seller's checks above count.
+
+/** The customer session of the journey's buyer, as the portal calls take it. */
+const buyer = () => ({ customerSession: need("portalToken") });
+
+check("portal_session_for_the_buyer", async () => {
+  const session = await polar.customerSessions.create({ customerId: need("customerId") });
+  ensure(session.token.startsWith("polar_cst_"), `token ${session.token.slice(0, 12)}`);
+  S.portalToken = session.token;
+  const url = new URL(session.customerPortalUrl);
+  equal(`${url.origin}${url.pathname}`, `${URL_}/portal/${need("org").slug}`, "customerPortalUrl");
+  equal(url.searchParams.get("customer_session_token"), session.token, "customer_session_token");
+  equal(url.searchParams.get("email"), email(), "email");
+});
+
+check("portal_buys_a_subscription", async () => {
+  const monthly = await polar.products.create({
+    name: `Compat 047 Monthly ${RUN}`,
+    organizationId: need("org").id,
+    recurringInterval: "month",
+    prices: [{ amountType: "fixed", priceAmount: 900, priceCurrency: "usd" }],
+  });
+  S.monthly = monthly;
+  equal(monthly.isRecurring, true, "isRecurring");
+  const checkout = await polar.checkouts.create({
+    products: [monthly.id],
+    customerId: need("customerId"),
+  });
+  await polar.checkouts.clientConfirm({
+    clientSecret: checkout.clientSecret,
+    checkoutConfirmStripe: { confirmationTokenId: "tok_visa", customerBillingAddress: { country: "US" } },
+  });
+  const deadline = Date.now() + 10000;
+  while ((await clientGet(checkout.clientSecret)).status !== "succeeded") {
+    ensure(Date.now() < deadline, "the subscription's checkout did not succeed within 10 s");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+});
+
+check("portal_session_introspect_and_user", async () => {
+  const session = await polar.customerPortal.customerSession.introspect(buyer());
+  ensure(session.expiresAt instanceof Date && session.expiresAt > new Date(), "expiresAt");
+  const user = await polar.customerPortal.customerSession.getAuthenticatedUser(buyer());
+  equal(user.type, "customer", "type");
+  equal(user.customerId, need("customerId"), "customerId");
+  equal(user.email, email(), "email");
+});
+
+check("portal_customer_me", async () => {
+  const me = await polar.customerPortal.customers.get(buyer());
+  equal(me.id, need("customerId"), "id");
+  equal(me.email, email(), "email");
+  equal(me.name, "Ada Lovelace", "name");
+  equal(me.oauthAccounts, {}, "oauthAccounts");
+});
+
+check("portal_orders_list_and_get", async () => {
+  const orders = await allItems(polar.customerPortal.orders.list(buyer(), {}));
+  const byProduct = Object.fromEntries(orders.map((o) => [o.productId, o]));
+  equal(
+    Object.keys(byProduct).sort(),
+    [need("product").id, need("monthly").id].sort(),
+    "products of the buyer's orders",
+  );
+  const oneTime = byProduct[S.product.id];
+  equal(oneTime.id, need("order").id, "id");
+  equal(oneTime.product.organization.id, need("org").id, "product.organization.id");
+  const recurring = byProduct[S.monthly.id];
+  equal(recurring.billingReason, "subscription_create", "billingReason");
+  ensure(recurring.subscriptionId, "subscriptionId");
+  S.portalSubscriptionId = recurring.subscriptionId;
+  const order = await polar.customerPortal.orders.get(buyer(), { id: S.order.id });
+  equal(order.id, S.order.id, "id");
+  equal(order.totalAmount, oneTime.totalAmount, "totalAmount");
+  await notFound(polar.customerPortal.orders.get(buyer(), { id: randomUUID() }));
+});
+
+check("portal_subscriptions_list_get_cancel_uncancel", async () => {
+  const subs = await allItems(polar.customerPortal.subscriptions.list(buyer(), {}));
+  const id = need("portalSubscriptionId");
+  equal(
+    subs.map((s) => s.id),
+    [id],
+    "subscriptions",
+  );
+  let sub = await polar.customerPortal.subscriptions.get(buyer(), { id });
+  equal(sub.status, "active", "status");
+  equal(sub.product.id, need("monthly").id, "product.id");
+  sub = await polar.customerPortal.subscriptions.update(buyer(), {
+    id,
+    customerSubscriptionUpdate: { cancelAtPeriodEnd: true, cancellationReason: "switched_service" },
+  });
+  equal(sub.cancelAtPeriodEnd, true, "cancelAtPeriodEnd");
+  equal(sub.customerCancellationReason, "switched_service", "customerCancellationReason");
+  const e = await rejects(
+    AlreadyCanceledSubscription,
+    polar.customerPortal.subscriptions.cancel(buyer(), { id }),
+  );
+  ensure(e.detail, "no detail");
+  sub = await polar.customerPortal.subscriptions.update(buyer(), {
+    id,
+    customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+  });
+  equal(sub.cancelAtPeriodEnd, false, "cancelAtPeriodEnd after uncancel");
+  await notFound(polar.customerPortal.subscriptions.get(buyer(), { id: randomUUID() }));
+});
+
+check("portal_license_keys_list_and_get", async () => {
+  const keys = await allItems(polar.customerPortal.licenseKeys.list(buyer(), {}));
+  equal(
+    keys.map((k) => k.id),
+    [need("key").id],
+    "keys",
+  );
+  const key = await polar.customerPortal.licenseKeys.get(buyer(), { id: S.key.id });
+  equal(key.id, S.key.id, "id");
+});
+
+check("portal_benefit_grants_list_and_get", async () => {
+  const grants = await allItems(polar.customerPortal.benefitGrants.list(buyer(), {}));
+  const grant = grants.find((g) => g.benefitId === need("benefit").id);
+  ensure(grant, `no grant of the license key benefit in ${show(grants.map((g) => g.benefitId))}`);
+  equal(grant.customerId, need("customerId"), "customerId");
+  equal(grant.orderId, need("order").id, "orderId");
+  equal(grant.benefit.organization.id, need("org").id, "benefit.organization.id");
+  equal(grant.properties.licenseKeyId, need("key").id, "properties.licenseKeyId");
+  const again = await polar.customerPortal.benefitGrants.get(buyer(), { id: grant.id });
+  equal(again.id, grant.id, "id");
+  await notFound(polar.customerPortal.benefitGrants.get(buyer(), { id: randomUUID() }));
+});
+
+check("portal_token_is_refused_on_the_sellers_api", async () => {
+  const asBuyer = sdk(
+    new Polar({ accessToken: need("portalToken"), serverURL: URL_, timeoutMs: TIMEOUT_MS }),
+  );
+  for (const call of [
+    () => allItems(asBuyer.products.list({ organizationId: need("org").id })),
+    () => asBuyer.orders.get({ id: need("order").id }),
+  ]) {
+    try {
+      await call();
+    } catch (e) {
+      if (e instanceof SDKError) equal(e.statusCode, 401, "status");
+      else ensure(e instanceof Unauthorized, `${e?.constructor?.name}: ${e}`);
+      continue;
+    }
+    throw new Error("the customer session token was accepted");
+  }
 });
 
 // --- Versioning (raw fetch) ------------------------------------------------------------------

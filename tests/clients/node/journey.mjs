@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 
 import { Polar } from "@polar-sh/sdk";
+import { AlreadyCanceledSubscription } from "@polar-sh/sdk/models/errors/alreadycanceledsubscription.js";
 import { HTTPValidationError } from "@polar-sh/sdk/models/errors/httpvalidationerror.js";
 import { NotPermitted } from "@polar-sh/sdk/models/errors/notpermitted.js";
 import { ResourceNotFound } from "@polar-sh/sdk/models/errors/resourcenotfound.js";
@@ -740,6 +741,140 @@ check("customer_sees_own_keys", async () => {
     [need("activation").id],
     "activations",
   );
+});
+
+// --- The signed-in buyer: the customer portal ----------------------------------------------
+
+function portalBuyer() {
+  return new Polar({ accessToken: need("portalToken"), serverURL: URL, timeoutMs: TIMEOUT_MS });
+}
+
+check("portal_session_for_the_buyer", async () => {
+  const session = await polar.customerSessions.create({ customerId: need("customerId") });
+  ensure(session.token.startsWith("polar_cst_"), `token ${session.token.slice(0, 12)}`);
+  equal(session.customerId, S.customerId, "customerId");
+  S.portalToken = session.token;
+  const url = new globalThis.URL(session.customerPortalUrl);
+  equal(url.origin + url.pathname, `${URL}/portal/${need("org").slug}`, "customerPortalUrl");
+  equal(url.searchParams.get("customer_session_token"), session.token, "customer_session_token");
+  equal(url.searchParams.get("email"), email(), "email");
+});
+
+check("portal_orders_list_and_get", async () => {
+  const buyer = portalBuyer();
+  const orders = await allItems(buyer.customerPortal.orders.list({}));
+  const byProduct = Object.fromEntries(orders.map((o) => [o.productId, o]));
+  equal(
+    Object.keys(byProduct).sort(),
+    [need("oneTime").id, need("recurring").id].sort(),
+    "products of the buyer's orders",
+  );
+  const oneTime = byProduct[S.oneTime.id];
+  equal(oneTime.id, need("order").id, "id");
+  equal(oneTime.amount, 4400, "amount");
+  equal(oneTime.product.id, S.oneTime.id, "product.id");
+  equal(byProduct[S.recurring.id].subscriptionId, need("subscription").id, "subscriptionId");
+  const page = await firstPage(buyer.customerPortal.orders.list({ productId: S.recurring.id }));
+  equal(
+    page.items.map((o) => o.productId),
+    [S.recurring.id],
+    "by product",
+  );
+  const order = await buyer.customerPortal.orders.get({ id: S.order.id });
+  equal(order.id, S.order.id, "id");
+  equal(order.productPriceId, S.oneTime.prices[0].id, "productPriceId");
+  equal(order.userId, S.customerId, "userId (the customer)");
+  await notFound(buyer.customerPortal.orders.get({ id: uid() }));
+});
+
+check("portal_subscriptions_list_and_get", async () => {
+  const buyer = portalBuyer();
+  const subs = await allItems(buyer.customerPortal.subscriptions.list({}));
+  equal(
+    subs.map((s) => s.id),
+    [need("subscription").id],
+    "subscriptions",
+  );
+  const sub = await buyer.customerPortal.subscriptions.get({ id: S.subscription.id });
+  equal(sub.status, "active", "status");
+  equal(sub.product.id, need("recurring").id, "product.id");
+  equal(sub.price.id, S.recurring.prices[0].id, "price.id");
+  equal(sub.cancelAtPeriodEnd, false, "cancelAtPeriodEnd");
+  await notFound(buyer.customerPortal.subscriptions.get({ id: uid() }));
+});
+
+check("portal_subscription_cancel_and_uncancel", async () => {
+  const buyer = portalBuyer();
+  const id = need("subscription").id;
+  let sub = await buyer.customerPortal.subscriptions.update({
+    id,
+    customerSubscriptionUpdate: {
+      cancelAtPeriodEnd: true,
+      cancellationReason: "missing_features",
+      cancellationComment: "journey",
+    },
+  });
+  equal(sub.cancelAtPeriodEnd, true, "cancelAtPeriodEnd");
+  equal(sub.customerCancellationReason, "missing_features", "customerCancellationReason");
+  const e = await rejects(AlreadyCanceledSubscription, buyer.customerPortal.subscriptions.cancel({ id }));
+  ensure(e.detail, "no detail");
+  sub = await buyer.customerPortal.subscriptions.update({
+    id,
+    customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+  });
+  equal(sub.cancelAtPeriodEnd, false, "cancelAtPeriodEnd after uncancel");
+  equal((await polar.subscriptions.get({ id })).cancelAtPeriodEnd, false, "the seller's view");
+});
+
+check("portal_license_keys_list_and_get", async () => {
+  const buyer = portalBuyer();
+  const keys = await allItems(buyer.customerPortal.licenseKeys.list({}));
+  equal(
+    keys.map((k) => k.id).sort(),
+    need("keys")
+      .map((k) => k.id)
+      .sort(),
+    "keys",
+  );
+  const key = await buyer.customerPortal.licenseKeys.get({ id: need("key").id });
+  equal(key.id, S.key.id, "id");
+  await notFound(buyer.customerPortal.licenseKeys.get({ id: uid() }));
+});
+
+check("portal_benefit_grants_list_and_get", async () => {
+  const buyer = portalBuyer();
+  const grants = await allItems(buyer.customerPortal.benefitGrants.list({}));
+  ensure(grants.length > 0, "no grants");
+  for (const grant of grants) {
+    equal(grant.customerId, need("customerId"), "customerId");
+    equal(grant.benefitId, need("benefit").id, "benefitId");
+    equal(grant.benefit.organization.id, need("org").id, "benefit.organization.id");
+    equal(grant.isGranted, true, "isGranted");
+    ensure(
+      need("keys").some((k) => k.id === grant.properties.licenseKeyId),
+      `licenseKeyId ${grant.properties.licenseKeyId}`,
+    );
+  }
+  const grant = await buyer.customerPortal.benefitGrants.get({ id: grants[0].id });
+  equal(grant.id, grants[0].id, "id");
+  await notFound(buyer.customerPortal.benefitGrants.get({ id: uid() }));
+});
+
+check("portal_token_is_refused_on_the_sellers_api", async () => {
+  const buyer = portalBuyer();
+  for (const call of [
+    () => allItems(buyer.products.list({ organizationId: need("org").id })),
+    () => buyer.orders.get({ id: need("order").id }),
+  ]) {
+    try {
+      await call();
+    } catch (e) {
+      if (e instanceof SDKError) equal(e.statusCode, 401, "status");
+      else ensure(e instanceof Unauthorized || e instanceof SDKValidationError, `${e}`);
+      continue;
+    }
+    throw new Error("the customer session token was accepted");
+  }
 });
 
 // --- Error cases ---------------------------------------------------------------------------
