@@ -1146,6 +1146,204 @@ check("a_bad_token_is_unauthorized", async () => {
   equal(e.statusCode, 401, "status");
 });
 
+// --- The signed-in buyer: the customer portal ----------------------------------------------
+// Last but the version checks, so that the subscription bought here changes nothing the
+// seller's checks above count.
+
+check("portal_session_for_the_buyer", async () => {
+  const session = typed(
+    "CustomerSession",
+    await polar.customerSessions.create({ customer_id: need("customerId") }),
+  );
+  ensure(session.token.startsWith("polar_cst_"), `token ${session.token.slice(0, 12)}`);
+  S.portal = createPolar({ ...options, accessToken: session.token });
+  const url = new URL(session.customer_portal_url);
+  equal(`${url.origin}${url.pathname}`, `${URL_}/portal/${need("org").slug}`, "customer_portal_url");
+  equal(url.searchParams.get("customer_session_token"), session.token, "customer_session_token");
+  equal(url.searchParams.get("email"), email(), "email");
+});
+
+check("portal_buys_a_subscription", async () => {
+  const monthly = typed(
+    "Product",
+    await polar.products.create({
+      name: `Compat 1.0 Monthly ${RUN}`,
+      organization_id: need("org").id,
+      recurring_interval: "month",
+      prices: [{ amount_type: "fixed", price_amount: 900, price_currency: "usd" }],
+    }),
+  );
+  S.monthly = monthly;
+  equal(monthly.is_recurring, true, "is_recurring");
+  const checkout = typed(
+    "Checkout",
+    await polar.checkouts.create({ products: [monthly.id], customer_id: need("customerId") }),
+  );
+  typed(
+    "CheckoutPublicConfirmed",
+    await polar.checkouts.clientConfirm(checkout.client_secret, {
+      confirmation_token_id: "tok_visa",
+      customer_billing_address: { country: "US" },
+    }),
+  );
+  const deadline = Date.now() + 10000;
+  while ((await clientGet(checkout.client_secret)).status !== "succeeded") {
+    ensure(Date.now() < deadline, "the subscription's checkout did not succeed within 10 s");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+});
+
+check("portal_session_introspect_and_user", async () => {
+  const portal = need("portal");
+  const session = typed(
+    "CustomerCustomerSession",
+    await portal.customerPortal.customerSession.introspect(),
+  );
+  ensure(Date.parse(session.expires_at) > Date.now(), `expires_at ${session.expires_at}`);
+  const user = typed(
+    "PortalAuthenticatedUser",
+    await portal.customerPortal.customerSession.getAuthenticatedUser(),
+  );
+  equal(user.type, "customer", "type");
+  equal(user.customer_id, need("customerId"), "customer_id");
+  equal(user.email, email(), "email");
+});
+
+check("portal_customer_me", async () => {
+  const me = typed("CustomerPortalCustomer", await need("portal").customerPortal.customers.get());
+  equal(me.id, need("customerId"), "id");
+  equal(me.email, email(), "email");
+  equal(me.name, "Ada Lovelace", "name");
+  equal(me.oauth_accounts, {}, "oauth_accounts");
+});
+
+check("portal_orders_list_get_and_receipt", async () => {
+  const portal = need("portal");
+  const page = typed("ListResourceCustomerOrder", await portal.customerPortal.orders.list());
+  const byProduct = Object.fromEntries(page.items.map((o) => [o.product_id, o]));
+  equal(
+    Object.keys(byProduct).sort(),
+    [need("product").id, need("monthly").id].sort(),
+    "products of the buyer's orders",
+  );
+  const oneTime = byProduct[S.product.id];
+  equal(oneTime.id, need("order").id, "id");
+  equal(oneTime.product?.organization?.id, need("org").id, "product.organization.id");
+  const recurring = byProduct[S.monthly.id];
+  equal(recurring.billing_reason, "subscription_create", "billing_reason");
+  ensure(recurring.subscription_id, "subscription_id");
+  S.portalSubscriptionId = recurring.subscription_id;
+  const order = typed("CustomerOrder", await portal.customerPortal.orders.get(S.order.id));
+  equal(order.id, S.order.id, "id");
+  const receipt = typed("CustomerOrderReceipt", await portal.customerPortal.orders.receipt(S.order.id));
+  ensure(receipt.url.startsWith(`${URL_}/portal/receipts/`), `url ${receipt.url}`);
+  const res = await fetch(receipt.url);
+  equal(res.status, 200, "the receipt page");
+  ensure((res.headers.get("content-type") ?? "").startsWith("text/html"), "a page");
+  await notFound(portal.customerPortal.orders.get(randomUUID()));
+});
+
+check("portal_subscriptions_list_get_cancel_uncancel", async () => {
+  const portal = need("portal");
+  const id = need("portalSubscriptionId");
+  const page = typed(
+    "ListResourceCustomerSubscription",
+    await portal.customerPortal.subscriptions.list(),
+  );
+  equal(
+    page.items.map((s) => s.id),
+    [id],
+    "subscriptions",
+  );
+  let sub = typed("CustomerSubscription", await portal.customerPortal.subscriptions.get(id));
+  equal(sub.status, "active", "status");
+  equal(sub.product?.id, need("monthly").id, "product.id");
+  sub = typed(
+    "CustomerSubscription",
+    await portal.customerPortal.subscriptions.update(id, {
+      cancel_at_period_end: true,
+      cancellation_reason: "low_quality",
+    }),
+  );
+  equal(sub.cancel_at_period_end, true, "cancel_at_period_end");
+  equal(sub.customer_cancellation_reason, "low_quality", "customer_cancellation_reason");
+  const e = await rejects(
+    errors.AlreadyCanceledSubscription,
+    portal.customerPortal.subscriptions.cancel(id),
+  );
+  equal(e.statusCode, 403, "status");
+  equal(e.error?.error, "AlreadyCanceledSubscription", "error");
+  sub = typed(
+    "CustomerSubscription",
+    await portal.customerPortal.subscriptions.update(id, { cancel_at_period_end: false }),
+  );
+  equal(sub.cancel_at_period_end, false, "cancel_at_period_end after uncancel");
+  await notFound(portal.customerPortal.subscriptions.get(randomUUID()));
+});
+
+check("portal_license_keys_list_and_get", async () => {
+  const portal = need("portal");
+  const page = typed("ListResourceLicenseKeyRead", await portal.customerPortal.licenseKeys.list({}));
+  equal(
+    page.items.map((k) => k.id),
+    [need("key").id],
+    "keys",
+  );
+  const key = typed(
+    "LicenseKeyWithActivations",
+    await portal.customerPortal.licenseKeys.get(S.key.id),
+  );
+  equal(key.key, S.key.key, "key");
+  await notFound(portal.customerPortal.licenseKeys.get(randomUUID()));
+});
+
+check("portal_benefit_grants_list_and_get", async () => {
+  const portal = need("portal");
+  const page = typed(
+    "ListResourceCustomerBenefitGrant",
+    await portal.customerPortal.benefitGrants.list({ sorting: ["-granted_at"] }),
+  );
+  const grant = page.items.find((g) => g.benefit_id === need("benefit").id);
+  ensure(grant, `no grant of the license key benefit in ${show(page.items.map((g) => g.benefit_id))}`);
+  equal(grant.customer_id, need("customerId"), "customer_id");
+  equal(grant.order_id, need("order").id, "order_id");
+  equal(grant.benefit?.organization?.id, need("org").id, "benefit.organization.id");
+  equal(grant.properties?.license_key_id, need("key").id, "properties.license_key_id");
+  const again = typed("CustomerBenefitGrant", await portal.customerPortal.benefitGrants.get(grant.id));
+  equal(again.id, grant.id, "id");
+  await notFound(portal.customerPortal.benefitGrants.get(randomUUID()));
+});
+
+check("portal_benefit_grants_in_the_sdks_order", async () => {
+  // The SDK's default sorting: ["product_benefit", "-granted_at"].
+  const page = typed(
+    "ListResourceCustomerBenefitGrant",
+    await need("portal").customerPortal.benefitGrants.list(),
+  );
+  ensure(
+    page.items.some((g) => g.benefit_id === need("benefit").id),
+    "the license key grant",
+  );
+});
+
+check("portal_token_is_refused_on_the_sellers_api", async () => {
+  // Operations that map no 401 (products.list) raise the plain PolarClientError.
+  const portal = need("portal");
+  for (const call of [
+    () => portal.products.list({ organization_id: need("org").id }),
+    () => portal.orders.get(need("order").id),
+  ]) {
+    let result;
+    try {
+      result = await call();
+    } catch (e) {
+      equal(e?.statusCode, 401, `status (${e?.constructor?.name})`);
+      continue;
+    }
+    throw new Error(`the customer session token was accepted: ${clip(show(result), 200)}`);
+  }
+});
+
 // --- Versioning ------------------------------------------------------------------------------
 
 check("every_answer_says_the_requested_polar_version", async () => {
