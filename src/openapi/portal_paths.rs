@@ -151,14 +151,14 @@ fn portal_subscriptions_cancel() {}
 #[utoipa::path(get, path = "/v1/customer-portal/benefit-grants/", tag = "customer-portal",
     params(
         ("benefit_id" = Option<Vec<Uuid>>, Query),
-        ("type" = Option<Vec<String>>, Query, description = "Accepted, not applied."),
+        ("type" = Option<Vec<String>>, Query, description = "The benefit types (`license_keys`, `custom`, …)."),
         ("checkout_id" = Option<Vec<Uuid>>, Query, description = "Accepted, not applied."),
-        ("order_id" = Option<Vec<Uuid>>, Query, description = "Accepted, not applied."),
-        ("subscription_id" = Option<Vec<Uuid>>, Query, description = "Accepted, not applied."),
+        ("order_id" = Option<Vec<Uuid>>, Query),
+        ("subscription_id" = Option<Vec<Uuid>>, Query),
         ("member_id" = Option<Vec<Uuid>>, Query, description = "Accepted, not applied."),
         ("query" = Option<String>, Query, description = "Accepted, not applied."),
         ("page" = Option<u32>, Query), ("limit" = Option<u32>, Query),
-        ("sorting" = Option<Vec<String>>, Query, description = "`created_at`, `granted_at`, `revoked_at`, `-` prefix for descending."),
+        ("sorting" = Option<Vec<String>>, Query, description = "`granted_at`, `type`, `organization`, `product_benefit`, `-` prefix for descending; default `product_benefit`, `-granted_at`."),
     ),
     security(("bearer" = ["customer_portal:read"])),
     responses((status = 200, body = ListResource<CustomerBenefitGrant>)))]

@@ -219,10 +219,44 @@ async fn a_code_signs_in_once_and_the_session_reads_the_customers_purchases() {
     r.expect(200);
     let grants = r.items();
     assert_eq!(grants.len(), 2, "{}", r.body);
-    let key_grant = grants
-        .iter()
-        .find(|g| g["benefit_id"] == shop.keys.as_str())
-        .unwrap();
+    // Polar's default order: the product's benefits in its order (the key, then the note).
+    assert_eq!(grants[0]["benefit_id"], shop.keys.as_str());
+    assert_eq!(grants[1]["benefit_id"], shop.note.as_str());
+    let key_grant = &grants[0];
+    let ordered = |query: String| {
+        let app = &app;
+        let token = token.clone();
+        async move {
+            let r = app
+                .get(&format!("{PORTAL}/benefit-grants/?{query}"), Some(&token))
+                .await;
+            r.expect(200);
+            r.items()
+                .iter()
+                .map(|g| g["benefit_id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        ordered("sorting=-product_benefit".into()).await,
+        [shop.note.clone(), shop.keys.clone()]
+    );
+    assert_eq!(
+        ordered("sorting=product_benefit&sorting=-granted_at&sorting=organization".into()).await,
+        [shop.keys.clone(), shop.note.clone()]
+    );
+    assert_eq!(ordered("type=custom".into()).await, vec![shop.note.clone()]);
+    assert_eq!(ordered(format!("order_id={order}")).await.len(), 2);
+    assert!(ordered(format!("subscription_id={}", uuid::Uuid::new_v4()))
+        .await
+        .is_empty());
+    let r = app
+        .get(
+            &format!("{PORTAL}/benefit-grants/?sorting=bogus"),
+            Some(&token),
+        )
+        .await;
+    r.expect(422);
     assert!(!key_grant["properties"]["display_key"]
         .as_str()
         .unwrap()

@@ -306,17 +306,153 @@ pub async fn rotate(
 // ---------------------------------------------------------------------------------------
 // Benefit grants
 
-/// One page of the customer's grants, and their total.
+/// How the portal orders grants (Polar's `CustomerBenefitGrantSortProperty`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortalGrantSort {
+    GrantedAt,
+    /// The benefit's type.
+    Type,
+    /// The organization's name: one organization per customer, so every grant ties.
+    Organization,
+    /// The benefit's position among its product's benefits.
+    ProductBenefit,
+}
+
+impl PortalGrantSort {
+    /// Polar's default: `product_benefit,-granted_at`.
+    pub const DEFAULT: &'static [(PortalGrantSort, bool)] = &[
+        (PortalGrantSort::ProductBenefit, false),
+        (PortalGrantSort::GrantedAt, true),
+    ];
+}
+
+/// Which of the customer's grants a list shows (Polar's portal filters).
+#[derive(Debug, Clone, Default)]
+pub struct PortalGrantFilter {
+    pub benefit_id: Option<crate::domain::ids::BenefitId>,
+    pub types: Vec<crate::domain::benefit::BenefitType>,
+    pub order_id: Vec<OrderId>,
+    pub subscription_id: Vec<SubscriptionId>,
+}
+
+/// One page of the customer's granted (not revoked) grants that `wanted` keeps, in
+/// `sorting`'s order (then by id), and their total. A customer holds few grants: they are
+/// read whole and sorted here.
 pub async fn grants(
     state: &AppState,
     customer: &Customer,
-    mut filter: GrantFilter,
+    wanted: &PortalGrantFilter,
+    sorting: &[(PortalGrantSort, bool)],
     params: ListParams,
 ) -> Result<(Vec<BenefitGrant>, u64), ApiError> {
-    filter.organization_id = vec![customer.organization_id];
-    filter.customer_id = vec![customer.id];
-    filter.external_customer_id = Vec::new();
-    benefit_grants::list(state, seller(customer), &filter, params).await
+    let filter = GrantFilter {
+        organization_id: vec![customer.organization_id],
+        customer_id: vec![customer.id],
+        benefit_id: wanted.benefit_id,
+        is_granted: Some(true),
+        ..GrantFilter::default()
+    };
+    let all_params = ListParams {
+        page: 1,
+        limit: 10_000,
+    };
+    let (mut all, _) = benefit_grants::list(state, seller(customer), &filter, all_params).await?;
+    all.retain(|g| {
+        (wanted.order_id.is_empty()
+            || g.source
+                .order_id()
+                .is_some_and(|o| wanted.order_id.contains(&o)))
+            && (wanted.subscription_id.is_empty()
+                || g.source
+                    .subscription_id()
+                    .is_some_and(|s| wanted.subscription_id.contains(&s)))
+    });
+    // What the criteria compare, read once per benefit and product.
+    let mut kinds: HashMap<crate::domain::ids::BenefitId, u8> = HashMap::new();
+    let mut positions: HashMap<uuid::Uuid, usize> = HashMap::new();
+    let mut products: HashMap<ProductId, Option<Product>> = HashMap::new();
+    for g in &all {
+        if let std::collections::hash_map::Entry::Vacant(e) = kinds.entry(g.benefit_id) {
+            let kind = state
+                .store
+                .get::<Benefit>(&g.benefit_id.key())
+                .await?
+                .map_or(u8::MAX, |b| b.value.kind().code());
+            e.insert(kind);
+        }
+        let product = grant_product(state, g).await?;
+        let position = match product {
+            Some(id) => {
+                if let std::collections::hash_map::Entry::Vacant(e) = products.entry(id) {
+                    e.insert(
+                        state
+                            .store
+                            .get::<Product>(&id.key())
+                            .await?
+                            .map(|p| p.value),
+                    );
+                }
+                products
+                    .get(&id)
+                    .and_then(|p| p.as_ref())
+                    .and_then(|p| p.benefit_ids.iter().position(|b| *b == g.benefit_id))
+                    .unwrap_or(usize::MAX)
+            }
+            None => usize::MAX,
+        };
+        positions.insert(g.id, position);
+    }
+    if !wanted.types.is_empty() {
+        all.retain(|g| {
+            kinds
+                .get(&g.benefit_id)
+                .is_some_and(|k| wanted.types.iter().any(|t| t.code() == *k))
+        });
+    }
+    let total = all.len() as u64;
+    let criteria = if sorting.is_empty() {
+        PortalGrantSort::DEFAULT
+    } else {
+        sorting
+    };
+    all.sort_by(|a, b| {
+        let mut ordering = std::cmp::Ordering::Equal;
+        for (field, descending) in criteria {
+            let o = match field {
+                PortalGrantSort::GrantedAt => a.granted_at.cmp(&b.granted_at),
+                PortalGrantSort::Type => kinds.get(&a.benefit_id).cmp(&kinds.get(&b.benefit_id)),
+                PortalGrantSort::Organization => std::cmp::Ordering::Equal,
+                PortalGrantSort::ProductBenefit => positions.get(&a.id).cmp(&positions.get(&b.id)),
+            };
+            ordering = ordering.then(if *descending { o.reverse() } else { o });
+        }
+        ordering.then_with(|| a.id.cmp(&b.id))
+    });
+    let page = all
+        .into_iter()
+        .skip(usize::try_from(params.offset()).unwrap_or(usize::MAX))
+        .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
+        .collect();
+    Ok((page, total))
+}
+
+/// The product a grant came from: its order's, or its subscription's.
+async fn grant_product(state: &AppState, g: &BenefitGrant) -> Result<Option<ProductId>, ApiError> {
+    if let Some(order) = g.source.order_id() {
+        return Ok(state
+            .store
+            .get::<Order>(&order.key())
+            .await?
+            .map(|o| o.value.product_id));
+    }
+    if let Some(s) = g.source.subscription_id() {
+        return Ok(state
+            .store
+            .get::<Subscription>(&s.key())
+            .await?
+            .map(|s| s.value.product_id));
+    }
+    Ok(None)
 }
 
 /// The `CustomerBenefitGrant` renderings of grants of the customer.
@@ -341,19 +477,22 @@ pub async fn grant_views(
     Ok(out)
 }
 
-/// One of the customer's grants, else 404.
+/// One of the customer's grants (granted or not), else 404.
 pub async fn grant(
     state: &AppState,
     customer: &Customer,
     id: uuid::Uuid,
 ) -> Result<BenefitGrant, ApiError> {
-    // A customer holds few grants: the one asked for is among them.
-    let filter = GrantFilter::default();
+    let filter = GrantFilter {
+        organization_id: vec![customer.organization_id],
+        customer_id: vec![customer.id],
+        ..GrantFilter::default()
+    };
     let params = ListParams {
         page: 1,
         limit: 10_000,
     };
-    let (all, _) = grants(state, customer, filter, params).await?;
+    let (all, _) = benefit_grants::list(state, seller(customer), &filter, params).await?;
     all.into_iter()
         .find(|g| g.id == id)
         .ok_or_else(ApiError::not_found)

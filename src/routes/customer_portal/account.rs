@@ -11,9 +11,8 @@ use crate::api::customer_portal::{
     CustomerSubscription, CustomerSubscriptionUpdate,
 };
 use crate::api::{ListResource, Pagination};
-use crate::app::benefit_grants::{GrantFilter, GrantSort};
 use crate::app::orders::{OrderFilter, PRICE_TYPES};
-use crate::app::portal::{self, CancelChange};
+use crate::app::portal::{self, CancelChange, PortalGrantFilter, PortalGrantSort};
 use crate::app::subscription::SubscriptionFilter;
 use crate::domain::ids::{OrderId, SubscriptionId};
 use crate::domain::order::OrderSort;
@@ -212,32 +211,39 @@ async fn grants(
 ) -> ApiResult<web::Json<ListResource<CustomerBenefitGrant>>> {
     let mut q = QueryParams::parse(&query.0);
     let params = ListParams::from_query(&mut q);
-    let filter = GrantFilter {
+    let wanted = PortalGrantFilter {
         benefit_id: q.ids("benefit_id").pop(),
-        // Polar lists granted ones only.
-        is_granted: Some(true),
-        sorting: Sorting::<GrantSort>::from_query(&mut q, (GrantSort::GrantedAt, true)),
-        ..GrantFilter::default()
+        types: q.enums("type", crate::domain::benefit::BenefitType::ALL),
+        order_id: q.ids("order_id"),
+        subscription_id: q.ids("subscription_id"),
     };
-    // Polar's other filters, accepted.
-    for name in [
-        "type",
-        "checkout_id",
-        "order_id",
-        "subscription_id",
-        "member_id",
-    ] {
+    let sorting = q.enums("sorting", GRANT_SORTS);
+    // Polar's other filters, accepted: Tollgate has no members, and a checkout's grants
+    // are its order's.
+    for name in ["checkout_id", "member_id"] {
         let _ = q.strings(name);
     }
     let _ = q.string("query");
     q.finish()?;
     let customer = super::signed_in(&state, &auth).await?;
-    let (items, total) = portal::grants(&state, &customer, filter, params).await?;
+    let (items, total) = portal::grants(&state, &customer, &wanted, &sorting, params).await?;
     Ok(web::Json(ListResource {
         items: portal::grant_views(&state, &customer, &items).await?,
         pagination: Pagination::new(total, params.limit),
     }))
 }
+
+/// The sorting names (`-` for descending) of the portal's grants.
+const GRANT_SORTS: &[(&str, (PortalGrantSort, bool))] = &[
+    ("granted_at", (PortalGrantSort::GrantedAt, false)),
+    ("-granted_at", (PortalGrantSort::GrantedAt, true)),
+    ("type", (PortalGrantSort::Type, false)),
+    ("-type", (PortalGrantSort::Type, true)),
+    ("organization", (PortalGrantSort::Organization, false)),
+    ("-organization", (PortalGrantSort::Organization, true)),
+    ("product_benefit", (PortalGrantSort::ProductBenefit, false)),
+    ("-product_benefit", (PortalGrantSort::ProductBenefit, true)),
+];
 
 async fn grant(
     auth: Auth<CustomerSessionRead>,
