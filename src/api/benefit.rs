@@ -476,7 +476,7 @@ mod tests {
             views[0]["properties"],
             json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
                    "activations": {"limit": 3, "enable_customer_admin": true},
-                   "limit_usage": null})
+                   "limit_usage": null, "allow_customer_rotation": true})
         );
         assert!(views[0].get("is_tax_applicable").is_none());
         assert_eq!(views[1]["type"], "custom");
