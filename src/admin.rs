@@ -218,6 +218,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<checkout::Checkout>();
     v.visit::<checkout_link::CheckoutLink>();
     v.visit::<subscription::Subscription>();
+    v.visit::<subscription::KeysPaidUntil>();
     v.visit::<license_key::LicenseKey>();
     v.visit::<webhook::WebhookEndpoint>();
     v.visit::<webhook::WebhookEvent>();

@@ -97,6 +97,11 @@ pub struct BenefitLicenseKeysProperties {
     /// unless set to false; an update without it keeps the benefit's setting).
     #[serde(default)]
     pub allow_customer_rotation: Option<bool>,
+    /// Tollgate's: for a key granted by a subscription, the days past the paid period it
+    /// keeps validating while a renewal is retried (0 to 30; 3 unless set; an update
+    /// without it keeps the benefit's setting).
+    #[serde(default)]
+    pub grace_days: Option<i64>,
 }
 
 impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
@@ -115,6 +120,7 @@ impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
                 }),
             limit_usage: k.limit_usage,
             allow_customer_rotation: Some(k.allow_customer_rotation),
+            grace_days: Some(i64::from(k.grace_days)),
         }
     }
 }
@@ -133,6 +139,11 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
             }),
             limit_usage: p.limit_usage,
             allow_customer_rotation: p.allow_customer_rotation.unwrap_or(true),
+            // Out of range is refused by the use case (`grace_days_given`) before it is
+            // stored; clamped here so the conversion never fails.
+            grace_days: p.grace_days.map_or(domain::DEFAULT_GRACE_DAYS, |d| {
+                u32::try_from(d.clamp(0, i64::from(domain::MAX_GRACE_DAYS))).unwrap_or(0)
+            }),
         })
     }
 }
@@ -424,6 +435,7 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                 }),
                 limit_usage: None,
                 allow_customer_rotation: true,
+                grace_days: domain::DEFAULT_GRACE_DAYS,
             }),
         ),
         benefit(
@@ -476,7 +488,7 @@ mod tests {
             views[0]["properties"],
             json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
                    "activations": {"limit": 3, "enable_customer_admin": true},
-                   "limit_usage": null, "allow_customer_rotation": true})
+                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3})
         );
         assert!(views[0].get("is_tax_applicable").is_none());
         assert_eq!(views[1]["type"], "custom");

@@ -164,6 +164,8 @@ macro_rules! license_key_schema {
         }
 
         impl $name {
+            // One argument per field of the form (the validated one has six).
+            #[allow(clippy::too_many_arguments)]
             fn build(key: &LicenseKey, customer: &CustomerParts, $($field: $ty),*) -> Self {
                 Self {
                     id: key.id.0,
@@ -257,6 +259,10 @@ license_key_schema!(
     /// The validated key, with the activation that was checked (if any).
     ValidatedLicenseKey {
         activation: Option<LicenseKeyActivationBase>,
+        /// Tollgate's: the key's subscription has not paid for the current period (a
+        /// renewal is being retried) and the key validates in its grace period until
+        /// then; `null` otherwise. The SDKs ignore it.
+        grace_until: Option<DateTime<Utc>>,
         /// From 2027-01: the subscription that granted the key, if one did.
         #[serde(skip_serializing_if = "version::before_2027_01")]
         subscription_id: Option<Uuid>,
@@ -396,6 +402,7 @@ impl ValidatedLicenseKey {
             key,
             customer,
             activation,
+            None,
             key.subscription_id.map(|s| s.0),
             None,
             key.order_id.map(|o| o.0),
@@ -786,6 +793,7 @@ pub(crate) fn sample_keys() -> Vec<LicenseKey> {
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
+        paid_until: None,
     };
     let mut granted = key(1);
     granted.modified_at = Some(now);

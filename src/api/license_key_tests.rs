@@ -52,7 +52,7 @@ fn every_form_has_exactly_its_keys() {
         let expected = match *name {
             "LicenseKeyRead" | "RotatedLicenseKey" | "GrantedLicenseKey" => with(&[], &READ_KEYS),
             "LicenseKeyWithActivations" => with(&["activations"], &READ_KEYS),
-            "ValidatedLicenseKey" => with(&["activation"], &READ_KEYS),
+            "ValidatedLicenseKey" => with(&["activation", "grace_until"], &READ_KEYS),
             "LicenseKeyActivationBase" => with(&[], &ACTIVATION_KEYS),
             "LicenseKeyActivationRead" | "LicenseKeyActivationCreated" => {
                 with(&["license_key"], &ACTIVATION_KEYS)

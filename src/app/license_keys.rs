@@ -251,6 +251,8 @@ async fn validated_answer(
         answer.validations = validations;
         answer.last_validated_at = Some(at);
     }
+    // Validated just now: inside its grace, the answer says until when.
+    answer.grace_until = answer.last_validated_at.and_then(|at| key.grace_until(at));
     if serves_purchase() {
         answer = answer.with_purchase(purchase_of(state, key).await?);
     }

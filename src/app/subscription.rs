@@ -8,15 +8,16 @@ use std::cmp::Ordering;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use tollgate_actors::license_key::RevokeLicenseKey;
+use tollgate_actors::license_key::{GetLicenseKey, KeyChanges, RevokeLicenseKey, UpdateLicenseKey};
 use tollgate_actors::subscription::{
-    Change, ClearRevocations, GetSubscription, PaymentOutcome, PlanRenewal, Renew, RenewalCharge,
-    RenewalPlan, RenewalTerms, Subscription, SubscriptionError, SubscriptionSort,
+    Change, ClearRevocations, GetSubscription, KeysPaidUntil, PaymentOutcome, PlanRenewal, Renew,
+    RenewalCharge, RenewalPlan, RenewalTerms, Subscription, SubscriptionError, SubscriptionSort,
     UpdateSubscription, SUBSCRIPTION_DUE, SUBSCRIPTION_OF_CUSTOMER, SUBSCRIPTION_OF_DISCOUNT,
     SUBSCRIPTION_OF_PRODUCT, SUBSCRIPTION_REVOKING,
 };
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{Batch, Expect};
 
 use crate::api::subscription::SubscriptionUpdate;
 use crate::app::access::{can_access, organizations_for_list};
@@ -231,6 +232,8 @@ pub struct SweepReport {
     pub ended: u64,
     /// License keys revoked.
     pub keys_revoked: u64,
+    /// License keys whose paid period (and expiry) moved with a paid renewal.
+    pub keys_extended: u64,
     /// Steps that failed and are left for the next sweep.
     pub errors: u64,
 }
@@ -266,6 +269,14 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiErr
         };
         if let Err(e) = renew(state, id, &mut report).await {
             tracing::warn!(subscription = %id, error = %e, "renewal left for the next sweep");
+            report.errors += 1;
+        }
+    }
+    // Keys of paid periods the renewals above (or a crash before) left to tell.
+    for paid in state.store.scan::<KeysPaidUntil>().await? {
+        let id = paid.value.subscription_id;
+        if let Err(e) = follow_keys(state, paid, &mut report).await {
+            tracing::warn!(subscription = %id, error = %e, "key expiry left for the next sweep");
             report.errors += 1;
         }
     }
@@ -424,6 +435,56 @@ async fn charge_renewal(
             Ok(PaymentOutcome::Declined)
         }
         Err(e) => Err(ApiError::internal(e)),
+    }
+}
+
+/// Tells a subscription's keys the period it paid for: each key's `paid_until` moves to
+/// it and its `expires_at` to it plus its benefit's grace, through the key's actor (never
+/// backwards: a key already told of a later period is left alone); then the outbox record
+/// goes. `license_key.updated` follows from the feed.
+async fn follow_keys(
+    state: &AppState,
+    paid: tollgate_storage::Stored<KeysPaidUntil>,
+    report: &mut SweepReport,
+) -> Result<(), ApiError> {
+    let until = paid.value.paid_until;
+    for key in &paid.value.keys {
+        let current = match state.license_keys.call(*key, GetLicenseKey).await {
+            Ok(k) => k,
+            Err(ActorError::NotFound) => continue,
+            Err(e) => return Err(crate::api::license_key::key_error(e)),
+        };
+        if current.paid_until.is_some_and(|p| p >= until) {
+            continue;
+        }
+        let grace = state
+            .store
+            .get::<crate::domain::benefit::Benefit>(&current.benefit_id.key())
+            .await?
+            .map_or(crate::domain::benefit::DEFAULT_GRACE_DAYS, |b| {
+                match b.value.properties {
+                    crate::domain::benefit::BenefitProperties::LicenseKeys(p) => p.grace_days,
+                    _ => crate::domain::benefit::DEFAULT_GRACE_DAYS,
+                }
+            });
+        let changes = KeyChanges {
+            paid_until: Some(Some(until)),
+            expires_at: Some(Some(crate::app::checkout::grace_end(until, grace))),
+            ..KeyChanges::default()
+        };
+        state
+            .license_keys
+            .call(*key, UpdateLicenseKey(changes))
+            .await
+            .map_err(crate::api::license_key::key_error)?;
+        report.keys_extended += 1;
+    }
+    let mut batch = Batch::new();
+    batch.delete::<KeysPaidUntil>(&paid.value.subscription_id.key(), Expect::Rev(paid.rev));
+    match state.store.commit_durable(&batch).await {
+        // A later paid period rewrote it meanwhile: the next sweep tells that one.
+        Ok(_) | Err(tollgate_storage::StorageError::Conflict { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 

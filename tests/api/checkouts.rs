@@ -758,11 +758,30 @@ pub(crate) fn assert_acme_key(k: &LicenseKey) {
     assert_eq!(k.limit_activations, Some(3));
     assert_eq!(k.limit_usage, None);
     assert_eq!((k.usage, k.validations), (0, 0));
-    assert_eq!(
-        k.expires_at,
-        k.created_at.checked_add_months(Months::new(12)),
-        "expires one year (ttl 1, year) after the grant"
-    );
+    assert_key_expiry(k, k.created_at.checked_add_months(Months::new(12)));
+}
+
+/// A one-time purchase's key expires as its benefit says (`ttl`); a subscription's key
+/// follows the subscription: its paid period plus the default grace (3 days).
+#[track_caller]
+fn assert_key_expiry(k: &LicenseKey, one_time: Option<chrono::DateTime<chrono::Utc>>) {
+    match k.paid_until {
+        Some(paid) => {
+            assert!(k.subscription_id.is_some(), "{k:?}");
+            assert_eq!(
+                k.expires_at,
+                Some(paid + chrono::Duration::days(3)),
+                "{k:?}"
+            );
+        }
+        None => {
+            assert!(
+                k.subscription_id.is_none(),
+                "a subscription's key is paid until: {k:?}"
+            );
+            assert_eq!(k.expires_at, one_time, "expires as the benefit says: {k:?}");
+        }
+    }
 }
 
 /// A license key of a benefit without prefix or limits.
@@ -770,10 +789,8 @@ pub(crate) fn assert_acme_key(k: &LicenseKey) {
 fn assert_plain_key(k: &LicenseKey) {
     assert!(is_upper_uuid(&k.key), "bare upper-case UUID: {}", k.key);
     assert_eq!(k.status, KeyStatus::Granted);
-    assert_eq!(
-        (k.limit_activations, k.limit_usage, k.expires_at),
-        (None, None, None)
-    );
+    assert_eq!((k.limit_activations, k.limit_usage), (None, None));
+    assert_key_expiry(k, None);
 }
 
 /// A monthly subscription purchase of the catalog's plan, at `amount` per month.
@@ -825,6 +842,10 @@ pub(crate) fn assert_subscription_purchase(
         assert_eq!(k.customer_id, o.customer_id);
         assert_eq!(k.organization_id, o.organization_id);
         assert_eq!(k.subscription_id, Some(s.id));
+        assert_eq!(
+            k.paid_until, s.current_period_end,
+            "paid for the first period"
+        );
         if k.benefit_id.to_string() == acme_benefit {
             assert_acme_key(k);
         } else {

@@ -303,6 +303,7 @@ pub async fn grant_key(
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
+        paid_until: None,
     }
 }
 

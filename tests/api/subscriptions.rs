@@ -274,6 +274,7 @@ impl ClockApp {
             activations: Vec::new(),
             subscription_id: Some(subscription),
             order_id: None,
+            paid_until: None,
         };
         self.put(&key).await;
         id

@@ -53,6 +53,62 @@ struct BenefitV2 {
     metadata: Metadata,
 }
 
+/// A benefit as format version 3 stored it: license-key properties without `grace_days`.
+#[derive(Serialize, Deserialize)]
+struct BenefitV3 {
+    id: BenefitId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    description: String,
+    selectable: bool,
+    deletable: bool,
+    properties: PropertiesV3,
+    deleted_at: Option<DateTime<Utc>>,
+    metadata: Metadata,
+}
+
+/// [`BenefitProperties`] in format version 3.
+#[derive(Serialize, Deserialize)]
+enum PropertiesV3 {
+    Custom { note: Option<String> },
+    Ads { image_height: i64, image_width: i64 },
+    LicenseKeys(LicenseKeyPropertiesV3),
+}
+
+#[derive(Serialize, Deserialize)]
+struct LicenseKeyPropertiesV3 {
+    prefix: Option<String>,
+    expires: Option<KeyExpiry>,
+    activations: Option<KeyActivations>,
+    limit_usage: Option<i64>,
+    allow_customer_rotation: bool,
+}
+
+/// Benefits stored before `grace_days` get the default grace.
+impl From<PropertiesV3> for BenefitProperties {
+    fn from(p: PropertiesV3) -> Self {
+        match p {
+            PropertiesV3::Custom { note } => BenefitProperties::Custom { note },
+            PropertiesV3::Ads {
+                image_height,
+                image_width,
+            } => BenefitProperties::Ads {
+                image_height,
+                image_width,
+            },
+            PropertiesV3::LicenseKeys(k) => BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                prefix: k.prefix,
+                expires: k.expires,
+                activations: k.activations,
+                limit_usage: k.limit_usage,
+                allow_customer_rotation: k.allow_customer_rotation,
+                grace_days: DEFAULT_GRACE_DAYS,
+            }),
+        }
+    }
+}
+
 /// [`BenefitProperties`] before format version 3.
 #[derive(Serialize, Deserialize)]
 enum PropertiesV2 {
@@ -88,6 +144,7 @@ impl From<PropertiesV2> for BenefitProperties {
                 activations: k.activations,
                 limit_usage: k.limit_usage,
                 allow_customer_rotation: true,
+                grace_days: DEFAULT_GRACE_DAYS,
             }),
         }
     }
@@ -143,7 +200,18 @@ pub struct LicenseKeyProperties {
     /// Whether the customer may give a key a new value in the customer portal (from
     /// format version 3; true unless the seller turns it off, as Polar always allows).
     pub allow_customer_rotation: bool,
+    /// For a key granted by a subscription: how many days past the paid period it keeps
+    /// validating while a renewal is retried (from format version 4;
+    /// [`DEFAULT_GRACE_DAYS`] unless set).
+    pub grace_days: u32,
 }
+
+/// The grace of a subscription's keys when the seller sets none: a renewal declined on
+/// the period's last day is retried after [`crate::subscription::RENEWAL_RETRY_DELAY`]
+/// (3 days), and the key keeps working until that retry.
+pub const DEFAULT_GRACE_DAYS: u32 = 3;
+/// The longest grace a benefit may give (the dunning period is 9 days).
+pub const MAX_GRACE_DAYS: u32 = 30;
 
 impl Default for LicenseKeyProperties {
     fn default() -> Self {
@@ -153,6 +221,7 @@ impl Default for LicenseKeyProperties {
             activations: None,
             limit_usage: None,
             allow_customer_rotation: true,
+            grace_days: DEFAULT_GRACE_DAYS,
         }
     }
 }
@@ -211,7 +280,7 @@ impl Benefit {
 
 impl Record for Benefit {
     const COLLECTION: &'static str = "benefit";
-    const VERSION: u16 = 3;
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -249,7 +318,22 @@ impl Record for Benefit {
                     metadata: v2.metadata,
                 })
             }
-            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            3 => {
+                let v3: BenefitV3 = tollgate_storage::codec::decode(Self::COLLECTION, 3, payload)?;
+                Ok(Benefit {
+                    id: v3.id,
+                    organization_id: v3.organization_id,
+                    created_at: v3.created_at,
+                    modified_at: v3.modified_at,
+                    description: v3.description,
+                    selectable: v3.selectable,
+                    deletable: v3.deletable,
+                    properties: v3.properties.into(),
+                    deleted_at: v3.deleted_at,
+                    metadata: v3.metadata,
+                })
+            }
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -337,18 +421,54 @@ mod tests {
                 }),
                 limit_usage: Some(10),
                 allow_customer_rotation: true,
+                grace_days: DEFAULT_GRACE_DAYS,
             })
         );
         assert_eq!(b.metadata, metadata());
-        // Turned off, it stays off in version 3.
+        // Turned off, with its own grace, it stays so in the current version.
         let off = Benefit {
             properties: BenefitProperties::LicenseKeys(LicenseKeyProperties {
                 allow_customer_rotation: false,
+                grace_days: 7,
                 ..LicenseKeyProperties::default()
             }),
             ..b
         };
-        assert_eq!(Benefit::decode(3, &off.encode().unwrap()).unwrap(), off);
+        assert_eq!(
+            Benefit::decode(Benefit::VERSION, &off.encode().unwrap()).unwrap(),
+            off
+        );
+    }
+
+    #[test]
+    fn a_version_3_license_key_benefit_gets_the_default_grace() {
+        let v3 = BenefitV3 {
+            id: BenefitId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(1_700_000_000),
+            modified_at: None,
+            description: "Keys".into(),
+            selectable: true,
+            deletable: true,
+            properties: PropertiesV3::LicenseKeys(LicenseKeyPropertiesV3 {
+                prefix: None,
+                expires: None,
+                activations: None,
+                limit_usage: None,
+                allow_customer_rotation: false,
+            }),
+            deleted_at: None,
+            metadata: metadata(),
+        };
+        let b = Benefit::decode(3, &tollgate_storage::codec::encode(&v3).unwrap()).unwrap();
+        assert_eq!(
+            b.properties,
+            BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                allow_customer_rotation: false,
+                grace_days: DEFAULT_GRACE_DAYS,
+                ..LicenseKeyProperties::default()
+            })
+        );
     }
 
     #[test]
@@ -369,6 +489,6 @@ mod tests {
         };
         let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
         assert_eq!(back, b);
-        assert!(Benefit::decode(4, &b.encode().unwrap()).is_err());
+        assert!(Benefit::decode(5, &b.encode().unwrap()).is_err());
     }
 }

@@ -67,6 +67,7 @@ pub(crate) fn new_key(limit_usage: Option<i64>, limit_activations: Option<i64>) 
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
+        paid_until: None,
     }
 }
 

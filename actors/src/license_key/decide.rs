@@ -215,6 +215,9 @@ pub fn update(key: &LicenseKey, changes: &KeyChanges, now: DateTime<Utc>) -> Lic
     if let Some(limit) = changes.limit_usage {
         next.limit_usage = limit;
     }
+    if let Some(paid_until) = changes.paid_until {
+        next.paid_until = paid_until;
+    }
     if let Some(expires_at) = changes.expires_at {
         next.expires_at = expires_at;
     }

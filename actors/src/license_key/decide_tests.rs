@@ -32,6 +32,7 @@ fn key() -> LicenseKey {
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
+        paid_until: None,
     }
 }
 
@@ -651,6 +652,7 @@ fn update_applies_only_what_was_sent() {
             limit_activations: Some(None),
             limit_usage: Some(Some(5)),
             expires_at: Some(None),
+            paid_until: None,
         },
         t0(),
     );

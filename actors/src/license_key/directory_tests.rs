@@ -27,6 +27,7 @@ async fn stored_key(store: &Store, org: OrganizationId, value: &str) -> LicenseK
         activations: Vec::new(),
         subscription_id: None,
         order_id: None,
+        paid_until: None,
     };
     let mut batch = Batch::new();
     batch.put(&key, Expect::Absent).unwrap();

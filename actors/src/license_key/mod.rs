@@ -58,8 +58,77 @@ impl LicenseKey {
     }
 }
 
+/// A key as format version 1 stored it: without `paid_until`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct LicenseKeyV1 {
+    pub(crate) id: LicenseKeyId,
+    pub(crate) organization_id: OrganizationId,
+    pub(crate) customer_id: crate::domain::ids::CustomerId,
+    pub(crate) benefit_id: crate::domain::ids::BenefitId,
+    pub(crate) created_at: chrono::DateTime<chrono::Utc>,
+    pub(crate) modified_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub(crate) key: String,
+    pub(crate) status: KeyStatus,
+    pub(crate) limit_activations: Option<i64>,
+    pub(crate) usage: i64,
+    pub(crate) limit_usage: Option<i64>,
+    pub(crate) validations: i64,
+    pub(crate) last_validated_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub(crate) expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub(crate) activations: Vec<Activation>,
+    pub(crate) subscription_id: Option<crate::domain::ids::SubscriptionId>,
+    pub(crate) order_id: Option<crate::domain::ids::OrderId>,
+}
+
+impl From<LicenseKeyV1> for LicenseKey {
+    fn from(k: LicenseKeyV1) -> Self {
+        LicenseKey {
+            id: k.id,
+            organization_id: k.organization_id,
+            customer_id: k.customer_id,
+            benefit_id: k.benefit_id,
+            created_at: k.created_at,
+            modified_at: k.modified_at,
+            key: k.key,
+            status: k.status,
+            limit_activations: k.limit_activations,
+            usage: k.usage,
+            limit_usage: k.limit_usage,
+            validations: k.validations,
+            last_validated_at: k.last_validated_at,
+            expires_at: k.expires_at,
+            activations: k.activations,
+            subscription_id: k.subscription_id,
+            order_id: k.order_id,
+            // Keys written before keys followed their subscription keep their own expiry
+            // until the subscription's next paid period sets both.
+            paid_until: None,
+        }
+    }
+}
+
 impl Record for LicenseKey {
-    crate::record_v1!(LicenseKey, "license_key");
+    const COLLECTION: &'static str = "license_key";
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => Ok(
+                tollgate_storage::codec::decode::<LicenseKeyV1>(Self::COLLECTION, 1, payload)?
+                    .into(),
+            ),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events, except the validation counters (`usage`,
     /// `validations`, `last_validated_at`): the hot path stays a compare-and-swap.
     const FEED: bool = true;

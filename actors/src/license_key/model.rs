@@ -54,6 +54,10 @@ pub struct LicenseKey {
     /// What granted it: a subscription (revoked when it ends) or a one-time order.
     pub subscription_id: Option<SubscriptionId>,
     pub order_id: Option<OrderId>,
+    /// For a key granted by a subscription: the end of the period the subscription has
+    /// paid for. `expires_at` is that plus the benefit's grace: validations in between are
+    /// in the grace period ([`LicenseKey::grace_until`]). From format version 2.
+    pub paid_until: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,6 +190,9 @@ pub struct KeyChanges {
     pub limit_activations: Option<Option<i64>>,
     pub limit_usage: Option<Option<i64>>,
     pub expires_at: Option<Option<DateTime<Utc>>>,
+    /// Its subscription paid up to here (with `expires_at`: the paid period plus the
+    /// grace); set by the subscription, never by the API.
+    pub paid_until: Option<Option<DateTime<Utc>>>,
 }
 
 /// The statuses a key may be rotated in (Polar's `ROTATABLE_STATUSES`).
@@ -215,6 +222,14 @@ pub struct Validated {
 }
 
 impl LicenseKey {
+    /// When the grace ends, if `at` is inside it: past the period its subscription paid
+    /// for (a renewal is being retried), before the key expires.
+    pub fn grace_until(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let paid_until = self.paid_until?;
+        let expires_at = self.expires_at?;
+        (at >= paid_until && at < expires_at).then_some(expires_at)
+    }
+
     /// `****-` and the last six characters of the key.
     pub fn display_key(&self) -> String {
         let tail: String = {

@@ -36,6 +36,7 @@ fn full_key() -> LicenseKey {
         }],
         subscription_id: Some(SubscriptionId(uuid(6))),
         order_id: Some(OrderId(uuid(7))),
+        paid_until: Some(at(80_000)),
     }
 }
 
@@ -44,11 +45,39 @@ fn round_trip_and_golden_bytes() {
     let k = full_key();
     assert_eq!(
         (LicenseKey::COLLECTION, LicenseKey::VERSION),
-        ("license_key", 1)
+        ("license_key", 2)
     );
     let bytes = k.encode().unwrap_or_default();
-    assert_eq!(LicenseKey::decode(1, &bytes).ok(), Some(k));
-    assert_eq!(hex(&bytes), GOLDEN_V1, "license key format v1 changed");
+    assert_eq!(LicenseKey::decode(2, &bytes).ok(), Some(k));
+    // Version 2 is version 1 with `paid_until` at the end.
+    assert_eq!(
+        hex(&bytes),
+        format!("{GOLDEN_V1}{PAID_UNTIL}"),
+        "license key format v2 changed"
+    );
+}
+
+/// `Some(1970-01-01T22:13:20Z)`.
+const PAID_UNTIL: &str = "0114313937302d30312d30315432323a31333a32305a";
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn a_version_1_key_reads_without_paid_until() {
+    let k = LicenseKey::decode(1, &unhex(GOLDEN_V1)).unwrap();
+    assert_eq!(
+        k,
+        LicenseKey {
+            paid_until: None,
+            ..full_key()
+        }
+    );
+    assert!(LicenseKey::decode(3, &unhex(GOLDEN_V1)).is_err());
 }
 
 const GOLDEN_V1: &str = "\

@@ -11,6 +11,7 @@
 use actix::prelude::*;
 use tollgate_storage::{Batch, Expect, Stored};
 
+use super::follow::KeysPaidUntil;
 use super::model::{Change, Subscription, SubscriptionError};
 use super::renewal::{PaymentOutcome, RenewalPlan, RenewalTerms};
 use super::SubscriptionEntity;
@@ -135,7 +136,22 @@ impl Handler<Renew> for EntityActor<SubscriptionEntity> {
                 order: renewal.order.clone(),
                 applied: true,
             };
-            let (batch, state) = commit(s, renewal.subscription, renewal.order.as_ref())?;
+            let paid = renewal
+                .order
+                .as_ref()
+                .and(renewal.subscription.current_period_end)
+                .filter(|_| !renewal.subscription.license_key_ids.is_empty())
+                .map(|paid_until| KeysPaidUntil {
+                    subscription_id: renewal.subscription.id,
+                    paid_until,
+                    keys: renewal.subscription.license_key_ids.clone(),
+                    created_at: now,
+                });
+            let (mut batch, state) = commit(s, renewal.subscription, renewal.order.as_ref())?;
+            // The keys learn of the paid period from this outbox, written with it.
+            if let Some(paid) = &paid {
+                batch.put(paid, Expect::Any)?;
+            }
             Ok(Outcome::commit(batch, state, reply))
         })
     }

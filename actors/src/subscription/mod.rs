@@ -10,9 +10,11 @@
 //! * `actor.rs`: the messages and their handlers on the entity actor; its tests in
 //!   `actor_tests.rs`.
 //! * `renewal.rs`: renewal billing (periods, charges, dunning, the renewal order).
+//! * `follow.rs`: the outbox that tells the license keys a period was paid.
 
 pub mod actor;
 pub mod decide;
+pub mod follow;
 pub mod model;
 mod renewal;
 
@@ -23,6 +25,7 @@ pub use actor::{
     ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
     UpdateSubscription,
 };
+pub use follow::KeysPaidUntil;
 pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
 pub use renewal::{
     add_intervals, renewal_order_id, PaymentOutcome, Renewal, RenewalCharge, RenewalPlan,

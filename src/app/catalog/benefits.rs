@@ -76,6 +76,18 @@ pub async fn benefit_for(
     }
 }
 
+/// `grace_days` as given in a license-key body: 0 to `MAX_GRACE_DAYS`.
+fn check_grace_days(v: &mut Validator, given: Option<i64>) {
+    if let Some(d) = given {
+        v.int_range(
+            loc!["body", "properties", "grace_days"],
+            d,
+            Some(0),
+            Some(i64::from(crate::domain::benefit::MAX_GRACE_DAYS)),
+        );
+    }
+}
+
 fn check_properties(v: &mut Validator, p: &BenefitProperties) {
     if let BenefitProperties::LicenseKeys(k) = p {
         if let Some(e) = &k.expires {
@@ -141,6 +153,10 @@ pub async fn create(
     subject: Subject,
     input: BenefitCreate,
 ) -> Result<Benefit, ApiError> {
+    let grace_given = match &input {
+        BenefitCreate::LicenseKeys(c) => c.properties.grace_days,
+        _ => None,
+    };
     let (description, organization_id, properties, metadata, visibility) = match input {
         BenefitCreate::Custom(c) => (
             c.description,
@@ -171,6 +187,7 @@ pub async fn create(
         v.max_chars(loc!["body", "description"], &description, DESCRIPTION_MAX);
     }
     check_properties(&mut v, &properties);
+    check_grace_days(&mut v, grace_given);
     v.finish()?;
     let organization_id = organization_for_create(state, subject, organization_id).await?;
     let benefit = Benefit {
@@ -198,8 +215,10 @@ pub async fn update(
     id: BenefitId,
     input: BenefitUpdate,
 ) -> Result<Benefit, ApiError> {
-    // Properties without `allow_customer_rotation` keep the benefit's setting.
+    // Properties without `allow_customer_rotation` or `grace_days` keep the benefit's
+    // settings.
     let mut rotation_given = false;
+    let mut grace_given = None;
     let (kind, description, properties, metadata, visibility): (
         _,
         _,
@@ -226,6 +245,7 @@ pub async fn update(
                 .properties
                 .as_ref()
                 .is_some_and(|p| p.allow_customer_rotation.is_some());
+            grace_given = u.properties.as_ref().and_then(|p| p.grace_days);
             (
                 BenefitType::LicenseKeys,
                 u.description,
@@ -259,12 +279,16 @@ pub async fn update(
             }
             if let Some(p) = &properties {
                 check_properties(&mut v, p);
+                check_grace_days(&mut v, grace_given);
                 let mut p = p.clone();
                 if let (BenefitProperties::LicenseKeys(new), BenefitProperties::LicenseKeys(old)) =
                     (&mut p, &current.properties)
                 {
                     if !rotation_given {
                         new.allow_customer_rotation = old.allow_customer_rotation;
+                    }
+                    if grace_given.is_none() {
+                        new.grace_days = old.grace_days;
                     }
                 }
                 benefit.properties = p;

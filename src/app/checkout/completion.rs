@@ -434,6 +434,14 @@ pub fn key_expiry(now: DateTime<Utc>, ttl: i64, timeframe: Timeframe) -> Option<
     }
 }
 
+/// When a subscription's key stops validating if its period `paid_until` is not renewed:
+/// `grace_days` later.
+pub fn grace_end(paid_until: DateTime<Utc>, grace_days: u32) -> DateTime<Utc> {
+    paid_until
+        .checked_add_signed(Duration::days(i64::from(grace_days)))
+        .unwrap_or(paid_until)
+}
+
 /// The end of a subscription period that starts at `start`.
 pub fn period_end(start: DateTime<Utc>, interval: RecurringInterval) -> Option<DateTime<Utc>> {
     match interval {
@@ -471,6 +479,11 @@ fn completion(
     let subscription_id = c.subscription_id.filter(|_| recurring);
     let mut batch = Batch::new();
 
+    // A subscription's keys follow it: valid for the paid period plus the benefit's
+    // grace, whatever the benefit's own expiry (which one-time purchases get).
+    let paid_until = subscription_id
+        .and_then(|_| c.price.kind.interval())
+        .and_then(|i| period_end(now, i));
     let mut key_ids = Vec::new();
     for benefit in benefits {
         let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
@@ -492,12 +505,16 @@ fn completion(
             limit_usage: props.limit_usage,
             validations: 0,
             last_validated_at: None,
-            expires_at: props
-                .expires
-                .and_then(|e| key_expiry(now, e.ttl, e.timeframe)),
+            expires_at: match paid_until {
+                Some(paid) => Some(grace_end(paid, props.grace_days)),
+                None => props
+                    .expires
+                    .and_then(|e| key_expiry(now, e.ttl, e.timeframe)),
+            },
             activations: Vec::new(),
             subscription_id,
             order_id: subscription_id.is_none().then_some(order_id),
+            paid_until,
         };
         batch.put(&key, Expect::Absent)?;
     }

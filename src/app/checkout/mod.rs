@@ -19,7 +19,8 @@ pub mod links;
 mod payment_events;
 
 pub use completion::{
-    apply_outcome, complete_stale_confirmed, key_expiry, period_end, recover, settle, sweep_expired,
+    apply_outcome, complete_stale_confirmed, grace_end, key_expiry, period_end, recover, settle,
+    sweep_expired,
 };
 pub use payment_events::payment_event;
 

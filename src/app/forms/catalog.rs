@@ -204,6 +204,8 @@ pub struct BenefitForm {
     pub enable_customer_admin: Option<String>,
     /// Customers may rotate their keys in the portal.
     pub allow_customer_rotation: Option<String>,
+    /// Days a subscription's key keeps working past its paid period; empty: the default.
+    pub grace_days: String,
 }
 
 impl Default for BenefitForm {
@@ -217,6 +219,7 @@ impl Default for BenefitForm {
             activations: String::new(),
             enable_customer_admin: None,
             allow_customer_rotation: None,
+            grace_days: String::new(),
         }
     }
 }
@@ -237,6 +240,7 @@ impl BenefitForm {
         };
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
             form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
+            form.grace_days = p.grace_days.to_string();
             form.prefix = opt_string(&p.prefix);
             form.limit_usage = opt_string(&p.limit_usage);
             if let Some(e) = &p.expires {
@@ -278,6 +282,7 @@ impl BenefitForm {
                 "activations": activations,
                 "limit_usage": int(&self.limit_usage),
                 "allow_customer_rotation": ticked(&self.allow_customer_rotation),
+                "grace_days": int(&self.grace_days),
             },
         })
     }
