@@ -74,6 +74,13 @@ pub enum WebhookEventType {
     SubscriptionUncanceled,
     #[serde(rename = "subscription.revoked")]
     SubscriptionRevoked,
+    /// A renewal was declined: the subscription went `past_due` (once per failed
+    /// renewal, not at each retry).
+    #[serde(rename = "subscription.past_due")]
+    SubscriptionPastDue,
+    /// A paid renewal started a new billing period.
+    #[serde(rename = "subscription.cycled")]
+    SubscriptionCycled,
     #[serde(rename = "product.created")]
     ProductCreated,
     #[serde(rename = "product.updated")]
@@ -86,6 +93,9 @@ pub enum WebhookEventType {
     BenefitGrantCreated,
     #[serde(rename = "benefit_grant.updated")]
     BenefitGrantUpdated,
+    /// A subscription's grant renewed for the new period (with `subscription.cycled`).
+    #[serde(rename = "benefit_grant.cycled")]
+    BenefitGrantCycled,
     #[serde(rename = "benefit_grant.revoked")]
     BenefitGrantRevoked,
     #[serde(rename = "customer.created")]
@@ -124,12 +134,15 @@ impl WebhookEventType {
         WebhookEventType::SubscriptionCanceled,
         WebhookEventType::SubscriptionUncanceled,
         WebhookEventType::SubscriptionRevoked,
+        WebhookEventType::SubscriptionPastDue,
+        WebhookEventType::SubscriptionCycled,
         WebhookEventType::ProductCreated,
         WebhookEventType::ProductUpdated,
         WebhookEventType::BenefitCreated,
         WebhookEventType::BenefitUpdated,
         WebhookEventType::BenefitGrantCreated,
         WebhookEventType::BenefitGrantUpdated,
+        WebhookEventType::BenefitGrantCycled,
         WebhookEventType::BenefitGrantRevoked,
         WebhookEventType::CustomerCreated,
         WebhookEventType::CustomerUpdated,
@@ -158,12 +171,15 @@ impl WebhookEventType {
             WebhookEventType::SubscriptionCanceled => "subscription.canceled",
             WebhookEventType::SubscriptionUncanceled => "subscription.uncanceled",
             WebhookEventType::SubscriptionRevoked => "subscription.revoked",
+            WebhookEventType::SubscriptionPastDue => "subscription.past_due",
+            WebhookEventType::SubscriptionCycled => "subscription.cycled",
             WebhookEventType::ProductCreated => "product.created",
             WebhookEventType::ProductUpdated => "product.updated",
             WebhookEventType::BenefitCreated => "benefit.created",
             WebhookEventType::BenefitUpdated => "benefit.updated",
             WebhookEventType::BenefitGrantCreated => "benefit_grant.created",
             WebhookEventType::BenefitGrantUpdated => "benefit_grant.updated",
+            WebhookEventType::BenefitGrantCycled => "benefit_grant.cycled",
             WebhookEventType::BenefitGrantRevoked => "benefit_grant.revoked",
             WebhookEventType::CustomerCreated => "customer.created",
             WebhookEventType::CustomerUpdated => "customer.updated",
@@ -193,12 +209,15 @@ impl WebhookEventType {
             "subscription.canceled" => Some(WebhookEventType::SubscriptionCanceled),
             "subscription.uncanceled" => Some(WebhookEventType::SubscriptionUncanceled),
             "subscription.revoked" => Some(WebhookEventType::SubscriptionRevoked),
+            "subscription.past_due" => Some(WebhookEventType::SubscriptionPastDue),
+            "subscription.cycled" => Some(WebhookEventType::SubscriptionCycled),
             "product.created" => Some(WebhookEventType::ProductCreated),
             "product.updated" => Some(WebhookEventType::ProductUpdated),
             "benefit.created" => Some(WebhookEventType::BenefitCreated),
             "benefit.updated" => Some(WebhookEventType::BenefitUpdated),
             "benefit_grant.created" => Some(WebhookEventType::BenefitGrantCreated),
             "benefit_grant.updated" => Some(WebhookEventType::BenefitGrantUpdated),
+            "benefit_grant.cycled" => Some(WebhookEventType::BenefitGrantCycled),
             "benefit_grant.revoked" => Some(WebhookEventType::BenefitGrantRevoked),
             "customer.created" => Some(WebhookEventType::CustomerCreated),
             "customer.updated" => Some(WebhookEventType::CustomerUpdated),
@@ -236,7 +255,7 @@ pub struct WebhookEndpointView {
     pub enabled: bool,
     /// The API version chosen for the endpoint (`2026-04` for one created before versions).
     /// Payloads are sent in Tollgate's default shape, which every version's client parses
-    /// (docs/differences.md).
+    /// (docs/differences.md), with this version as their `api_version`.
     pub api_version: String,
     /// False: signatures use the secret's UTF-8 bytes as the key, Polar's own encoding
     /// (a Standard Webhooks library verifies with `base64(secret)`).
@@ -433,7 +452,8 @@ pub struct BenefitGrantView {
 }
 
 /// The body of every delivery in the `raw` format: Polar's `{"type", "timestamp",
-/// "data"}`, where `data` is the resource exactly as the API returns it.
+/// "data"}`, where `data` is the resource exactly as the API returns it; each endpoint's
+/// copy also carries its `api_version` (`crate::webhooks::dispatch::format_body`).
 #[derive(Debug, Serialize)]
 pub struct WebhookPayload<'a, T: Serialize> {
     #[serde(rename = "type")]
@@ -514,4 +534,29 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             ))),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WebhookEventType;
+
+    #[test]
+    fn every_webhook_event_type_round_trips_by_its_name() {
+        let mut names = std::collections::BTreeSet::new();
+        for t in WebhookEventType::ALL {
+            assert_eq!(WebhookEventType::parse(t.as_str()), Some(*t));
+            assert_eq!(
+                serde_json::to_value(t).ok(),
+                Some(serde_json::Value::from(t.as_str()))
+            );
+            assert!(names.insert(t.as_str()), "{} twice", t.as_str());
+        }
+        for name in [
+            "subscription.past_due",
+            "subscription.cycled",
+            "benefit_grant.cycled",
+        ] {
+            assert!(names.contains(name), "{name}");
+        }
+    }
 }

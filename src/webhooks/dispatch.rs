@@ -173,7 +173,7 @@ fn event_for(
             .seq
             .saturating_mul(256)
             .saturating_add(position as u64),
-        payload: format_body(endpoint.format, event),
+        payload: format_body(endpoint.format, endpoint.api_version.as_deref(), event),
         state: if endpoint.enabled {
             WebhookEventState::Pending
         } else {
@@ -186,11 +186,19 @@ fn event_for(
     }
 }
 
-/// The body in the endpoint's format: the event itself (`raw`), or a chat message for a
-/// Discord or Slack incoming webhook.
-pub fn format_body(format: WebhookFormat, event: &Event) -> String {
+/// The body in the endpoint's format: the event itself (`raw`) with the endpoint's
+/// `api_version` (polar-sdk 1.0's payload classes require it; an endpoint from before
+/// versions has the default), or a chat message for a Discord or Slack incoming webhook.
+pub fn format_body(format: WebhookFormat, api_version: Option<&str>, event: &Event) -> String {
     match format {
-        WebhookFormat::Raw => event.body.to_string(),
+        WebhookFormat::Raw => {
+            let mut body = event.body.clone();
+            if let Some(fields) = body.as_object_mut() {
+                let version = api_version.unwrap_or(crate::api::version::DEFAULT.as_str());
+                fields.insert("api_version".into(), version.into());
+            }
+            body.to_string()
+        }
         WebhookFormat::Discord => serde_json::json!({
             "content": summary(event),
             "username": "Tollgate",
@@ -220,6 +228,8 @@ fn summary(event: &Event) -> String {
         | WebhookEventType::SubscriptionCanceled
         | WebhookEventType::SubscriptionUncanceled
         | WebhookEventType::SubscriptionRevoked
+        | WebhookEventType::SubscriptionPastDue
+        | WebhookEventType::SubscriptionCycled
         | WebhookEventType::SubscriptionUpdated => format!(
             "{} – {} ({})",
             data["customer"]["email"].as_str().unwrap_or("a customer"),
@@ -253,16 +263,22 @@ mod tests {
     fn raw_is_the_event_and_chat_formats_are_one_line_messages() {
         let e = order_event();
         let raw: serde_json::Value =
-            serde_json::from_str(&format_body(WebhookFormat::Raw, &e)).unwrap();
-        assert_eq!(raw, e.body);
+            serde_json::from_str(&format_body(WebhookFormat::Raw, Some("2026-10"), &e)).unwrap();
+        let mut expected = e.body.clone();
+        expected["api_version"] = "2026-10".into();
+        assert_eq!(raw, expected);
+        // An endpoint from before versions: the default one.
+        let raw: serde_json::Value =
+            serde_json::from_str(&format_body(WebhookFormat::Raw, None, &e)).unwrap();
+        assert_eq!(raw["api_version"], "2026-04");
         let discord: serde_json::Value =
-            serde_json::from_str(&format_body(WebhookFormat::Discord, &e)).unwrap();
+            serde_json::from_str(&format_body(WebhookFormat::Discord, None, &e)).unwrap();
         assert_eq!(
             discord["content"],
             "Tollgate: order.created – ada@example.com bought Ebook (25.00 USD)"
         );
         let slack: serde_json::Value =
-            serde_json::from_str(&format_body(WebhookFormat::Slack, &e)).unwrap();
+            serde_json::from_str(&format_body(WebhookFormat::Slack, None, &e)).unwrap();
         assert_eq!(slack["text"], discord["content"]);
     }
 }

@@ -351,6 +351,12 @@ async fn subscription_events(
             if active(&after) && !active(&before) {
                 o.push(T::SubscriptionActive, &view)?;
             }
+            // A declined renewal: once when the status changes, not at each retry.
+            if after.status == SubscriptionStatus::PastDue
+                && before.status != SubscriptionStatus::PastDue
+            {
+                o.push(T::SubscriptionPastDue, &view)?;
+            }
             let canceled = |s: &Subscription| {
                 s.cancel_at_period_end || s.status == SubscriptionStatus::Canceled
             };
@@ -367,11 +373,20 @@ async fn subscription_events(
                 o.push(T::SubscriptionRevoked, &view)?;
                 let at = after.ended_at.unwrap_or(now);
                 grants(state, &mut o, &grantor, GrantChange::Revoked(at)).await?;
-            } else if after.current_period_start != before.current_period_start
-                && after.ended_at.is_none()
-            {
-                // A renewal grants the benefits for the new period.
-                grants(state, &mut o, &grantor, GrantChange::Renewed(now)).await?;
+            } else if after.ended_at.is_none() {
+                // A paid renewal (`cycles` counts them) starts a new period: Polar's
+                // `subscription.cycled`, then `benefit_grant.cycled` per grant.
+                let cycled = after.cycles > before.cycles;
+                if cycled {
+                    o.push(T::SubscriptionCycled, &view)?;
+                }
+                if after.current_period_start != before.current_period_start {
+                    // A renewal grants the benefits for the new period.
+                    grants(state, &mut o, &grantor, GrantChange::Renewed(now)).await?;
+                }
+                if cycled {
+                    grants(state, &mut o, &grantor, GrantChange::Cycled(now)).await?;
+                }
             }
         }
     }
@@ -396,13 +411,15 @@ struct Grantor {
 #[derive(Clone, Copy)]
 enum GrantChange {
     Created,
-    /// Granted again for a new period, at this time.
+    /// Granted again for a new period, at this time (`benefit_grant.updated`).
     Renewed(DateTime<Utc>),
+    /// Renewed with its subscription's paid period, at this time (`benefit_grant.cycled`).
+    Cycled(DateTime<Utc>),
     Revoked(DateTime<Utc>),
 }
 
-/// `benefit_grant.created`, `.updated` or `.revoked` for each benefit of the product a
-/// purchase granted.
+/// `benefit_grant.created`, `.updated`, `.cycled` or `.revoked` for each benefit of the
+/// product a purchase granted.
 async fn grants(
     state: &AppState,
     o: &mut Out,
@@ -418,6 +435,7 @@ async fn grants(
     let (event_type, modified_at, revoked_at) = match change {
         GrantChange::Created => (T::BenefitGrantCreated, None, None),
         GrantChange::Renewed(at) => (T::BenefitGrantUpdated, Some(at), None),
+        GrantChange::Cycled(at) => (T::BenefitGrantCycled, Some(at), None),
         GrantChange::Revoked(at) => (T::BenefitGrantRevoked, Some(at), Some(at)),
     };
     let Some(product) = state.store.get::<Product>(&product_id.key()).await? else {
@@ -458,9 +476,11 @@ async fn grants(
             user_id: customer.id.uuid(),
             benefit_id: benefit_id.uuid(),
             customer: CustomerView::from(&customer),
+            // Polar's cycle carries the properties from before it (a cycle keeps them).
+            previous_properties: matches!(change, GrantChange::Cycled(_))
+                .then(|| properties.clone()),
             properties,
             benefit: BenefitView::from(&benefit),
-            previous_properties: None,
         };
         o.push_for(event_type, format!("benefit_grant:{id}"), &view)?;
     }

@@ -56,6 +56,7 @@ mod schemathesis;
 mod sdk_bodies;
 mod sorting;
 mod stripe;
+mod subscription_events;
 mod subscription_keys;
 mod subscriptions;
 mod tools;
