@@ -241,6 +241,30 @@ async fn a_past_due_key_validates_in_its_grace_then_expires_then_is_revoked() {
     r.expect(200);
     assert_eq!(time(&r.body["grace_until"]), end + Duration::days(2));
     assert_eq!(r.body["status"], "granted");
+    // The buyer's mail says until when the keys work.
+    let until = (end + Duration::days(2)).format("%B %-d, %Y").to_string();
+    let mut told = false;
+    for _ in 0..200 {
+        let messages =
+            crate::checkouts::store_values::<tollgate_actors::domain::mail::MailMessage>(
+                &app.state.store,
+            )
+            .await;
+        if let Some(m) = messages
+            .iter()
+            .find(|m| m.kind == tollgate_actors::domain::mail::MailKind::RenewalFailed)
+        {
+            assert!(
+                m.text.contains(&format!("keep working until {until}")),
+                "{}",
+                m.text
+            );
+            told = true;
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(told, "no renewal-failed message");
 
     // After the grace: expired (Polar's 404), while the renewal is still retried.
     app.clock

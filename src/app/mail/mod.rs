@@ -416,7 +416,14 @@ async fn subscription_messages(
             let gives_up = after
                 .current_period_end
                 .map(|end| render::date(end + DUNNING_PERIOD));
-            render::Notice::renewal_failed(&product, amount.as_deref(), retry, gives_up)
+            // The keys validate through their grace (the latest one's end, if any).
+            let keys_until = keys
+                .iter()
+                .filter(|k| k.paid_until.is_some())
+                .filter_map(|k| k.expires_at)
+                .max()
+                .map(render::date);
+            render::Notice::renewal_failed(&product, amount.as_deref(), retry, gives_up, keys_until)
         }
         MailKind::SubscriptionCanceled => render::Notice::canceled(
             &product,

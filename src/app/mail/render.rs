@@ -275,15 +275,21 @@ impl Notice {
         amount: Option<&str>,
         retry: Option<String>,
         gives_up: Option<String>,
+        keys_until: Option<String>,
     ) -> Self {
         let mut p = vec![format!(
             "We could not charge your card for the renewal of {product}{}.",
             amount.map(|a| format!(" ({a})")).unwrap_or_default()
         )];
         if let Some(retry) = retry {
-            p.push(format!(
-                "We will try again on {retry}. Your license keys keep working meanwhile."
-            ));
+            p.push(match &keys_until {
+                Some(until) => format!(
+                    "We will try again on {retry}. Your license keys keep working until {until}; once the payment goes through, they work for the new period."
+                ),
+                None => format!(
+                    "We will try again on {retry}. Your license keys keep working meanwhile."
+                ),
+            });
         }
         if let Some(end) = gives_up {
             p.push(format!(
@@ -493,6 +499,7 @@ mod tests {
             Some("$15.00"),
             Some("December 1, 2026".into()),
             Some("December 7, 2026".into()),
+            Some("December 2, 2026".into()),
         )
         .with(brand(), vec![key()])
         .render()
@@ -503,6 +510,10 @@ mod tests {
         for part in [&n.text, &n.html] {
             assert!(part.contains("December 1, 2026"), "{part}");
             assert!(part.contains("December 7, 2026"), "{part}");
+            assert!(
+                part.contains("keep working until December 2, 2026"),
+                "the grace: {part}"
+            );
             assert!(part.contains("ACME-1234"), "{part}");
         }
         let n = Notice::key(true)
