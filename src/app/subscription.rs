@@ -454,7 +454,10 @@ async fn follow_keys(
             Err(ActorError::NotFound) => continue,
             Err(e) => return Err(crate::api::license_key::key_error(e)),
         };
-        if current.paid_until.is_some_and(|p| p >= until) {
+        // A key revoked meanwhile (by the seller) stays as it is.
+        if current.paid_until.is_some_and(|p| p >= until)
+            || current.status == tollgate_actors::license_key::KeyStatus::Revoked
+        {
             continue;
         }
         let grace = state

@@ -49,4 +49,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     stripe_webhook::configure(cfg);
     webhooks::configure(cfg);
     organization_access_tokens::configure(cfg);
+    customer_portal::configure_account(cfg);
 }

@@ -202,6 +202,21 @@ async fn a_paid_renewal_moves_the_keys_expiry() {
     app.put(&stale).await;
     assert_eq!(app.sweep().await.keys_extended, 0);
     assert_eq!(stored_key(&app, key.id).await.paid_until, Some(later));
+    // A key the seller revoked is left alone.
+    app.patch_json(
+        &format!("/v1/license-keys/{}", key.id),
+        Some(&app.token),
+        &json!({"status": "revoked"}),
+    )
+    .await
+    .expect(200);
+    app.put(&KeysPaidUntil {
+        paid_until: later + Duration::days(31),
+        ..stale
+    })
+    .await;
+    assert_eq!(app.sweep().await.keys_extended, 0);
+    assert_eq!(stored_key(&app, key.id).await.paid_until, Some(later));
     assert_eq!(
         KeysPaidUntil::COLLECTION,
         "subscription_keys_paid_until",

@@ -37,9 +37,8 @@ use crate::state::AppState;
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
 pub(crate) const VALIDATED_CAP: usize = 2048;
 
+/// The hot path and the portal's license keys: registered first of all routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    session::configure(cfg);
-    account::configure(cfg);
     for prefix in ["/v1/customer-portal/license-keys", "/v1/users/license-keys"] {
         crate::resource!(cfg, format!("{prefix}/validate"), { post => validate });
         crate::resource!(cfg, format!("{prefix}/activate"), { post => activate });
@@ -51,6 +50,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/activations/{activation_id}",
         { delete => remove_activation });
+}
+
+/// The portal's sign-in and the customer's own records: registered after the hot path
+/// and the seller's routes (each route tried before a match costs a regex test).
+pub fn configure_account(cfg: &mut web::ServiceConfig) {
+    session::configure(cfg);
+    account::configure(cfg);
 }
 
 /// The customer a customer session stands for, live (else 401 `invalid_token`).
