@@ -25,7 +25,6 @@ use crate::auth::tokens::{
     ORGANIZATION_ACCESS_TOKEN_PREFIX, PAT_PREFIX,
 };
 use crate::auth::Scope;
-use crate::domain::customer_session::CustomerSession;
 use crate::domain::oauth2::{OAuth2Client, OAuth2Token, OAuthSub};
 use crate::domain::organization::Organization;
 use crate::domain::organization_access_token::OrganizationAccessToken;
@@ -127,37 +126,15 @@ async fn resolve_organization_token(
     Ok(Some(principal))
 }
 
-/// A customer session's customer, until the session expires.
+/// A customer session's customer, until the session expires or the customer (or its
+/// organization) is deleted.
 async fn resolve_customer_session(
     state: &AppState,
     token: &str,
 ) -> Result<Option<Principal>, ApiError> {
-    let hash = state.hasher.hash(token);
-    let Some(id) = state
-        .store
-        .lookup_unique(&CustomerSession::token_key(&hash))
-        .await?
-    else {
-        return Ok(None);
-    };
-    let Some(session) = state.store.get::<CustomerSession>(&id).await? else {
-        return Ok(None);
-    };
-    if state.now() >= session.value.expires_at
-        || !state.hasher.verify(token, &session.value.token_hash)
-    {
-        return Ok(None);
-    }
-    // A deleted customer, or one of a deleted or blocked organization, signs in no more
-    // (Polar's `Customer.can_authenticate`).
-    if crate::app::portal::sign_in::customer_of(state, session.value.customer_id)
-        .await?
-        .is_none()
-    {
-        return Ok(None);
-    }
-    Ok(Some(Principal {
-        subject: Subject::Customer(session.value.customer_id),
+    let session = crate::app::portal::sign_in::session_of(state, token).await?;
+    Ok(session.map(|(session, _)| Principal {
+        subject: Subject::Customer(session.customer_id),
         scopes: [Scope::CustomerPortalWrite].into_iter().collect(),
         method: AuthMethod::CustomerSession,
     }))

@@ -223,7 +223,9 @@ async fn count_failure(state: &AppState, e: Expected<'_>) -> Result<(), ApiError
     Ok(())
 }
 
-/// The live session a `polar_cst_` token names, and its customer; `None` for anything else.
+/// The live session a `polar_cst_` token names, and its live customer; `None` for anything
+/// else. The bearer credentials (`crate::credentials::bearer`) and the portal's cookie both
+/// resolve through it.
 pub async fn session_of(
     state: &AppState,
     token: &str,
@@ -242,9 +244,13 @@ pub async fn session_of(
     let Some(session) = state.store.get::<CustomerSession>(&id).await? else {
         return Ok(None);
     };
-    if session.value.expires_at <= state.now() {
+    if session.value.expires_at <= state.now()
+        || !state.hasher.verify(token, &session.value.token_hash)
+    {
         return Ok(None);
     }
+    // A deleted customer, or one of a deleted or blocked organization, signs in no more
+    // (Polar's `Customer.can_authenticate`).
     let customer = customer_of(state, session.value.customer_id).await?;
     Ok(customer.map(|c| (session.value, c)))
 }
