@@ -525,8 +525,7 @@ pub enum TaxBehavior {
     Exclusive,
 }
 
-/// The unit of a trial period. Tollgate's products have no trials, so the checkout fields
-/// that carry one are always `null`.
+/// The unit of a trial period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TrialInterval {
@@ -534,6 +533,18 @@ pub enum TrialInterval {
     Week,
     Month,
     Year,
+}
+
+impl From<crate::domain::product::RecurringInterval> for TrialInterval {
+    fn from(i: crate::domain::product::RecurringInterval) -> Self {
+        use crate::domain::product::RecurringInterval as I;
+        match i {
+            I::Day => TrialInterval::Day,
+            I::Week => TrialInterval::Week,
+            I::Month => TrialInterval::Month,
+            I::Year => TrialInterval::Year,
+        }
+    }
 }
 
 /// Whether the checkout page asks for a line of the billing address.
@@ -717,9 +728,9 @@ macro_rules! checkout_schema {
                     subtotal_amount: c.subtotal_amount().unwrap_or(0),
                     total_amount: c.total_amount().unwrap_or(0),
                     allow_trial: Some(c.allow_trial),
-                    active_trial_interval: None,
-                    active_trial_interval_count: None,
-                    trial_end: None,
+                    active_trial_interval: c.active_trial().map(|t| t.interval.into()),
+                    active_trial_interval_count: c.active_trial().map(|t| i64::from(t.count)),
+                    trial_end: c.trial_end,
                     organization_id: c.organization_id.0,
                     product_id: c.product_id.0,
                     product_price_id: c.price.id.0,
@@ -772,7 +783,8 @@ checkout_schema!(
         /// The buyer's id in the seller's system, handed to the customer the purchase
         /// creates.
         external_customer_id: Option<String>,
-        /// The checkout's own trial period (never set: Tollgate has no trials).
+        /// The checkout's own trial period, instead of the product's (`null`: the
+        /// product's applies, if it has one).
         trial_interval: Option<TrialInterval>,
         trial_interval_count: Option<i64>,
     }
@@ -806,8 +818,8 @@ impl CheckoutView {
             metadata_map(&c.customer_metadata),
             c.subscription_id.map(|s| s.0),
             c.external_customer_id.clone(),
-            None,
-            None,
+            c.trial.map(|t| t.interval.into()),
+            c.trial.map(|t| i64::from(t.count)),
         )
     }
 }

@@ -252,6 +252,7 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
             success_url: None,
             embed_origin: None,
             subscription_id: None,
+            product_trial: None,
         })
     };
     let mut out = Vec::new();
@@ -316,6 +317,7 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
         allow_trial: false,
         external_customer_id: Some("ext-jane".into()),
         return_url: Some("https://example.com/pricing".into()),
+        trial: None,
     };
     let Ok(confirmed) = Checkout::create_with(bought, terms, now, &NoTax)
         .and_then(|c| c.confirm(Changes::default(), confirm, now, &NoTax))

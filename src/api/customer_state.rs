@@ -44,7 +44,7 @@ pub struct CustomerStateSubscription {
     pub recurring_interval: RecurringInterval,
     pub current_period_start: DateTime<Utc>,
     pub current_period_end: DateTime<Utc>,
-    /// Tollgate has no trials: always null.
+    /// The free trial the subscription started with (`null`: none).
     pub trial_start: Option<DateTime<Utc>>,
     pub trial_end: Option<DateTime<Utc>>,
     pub cancel_at_period_end: bool,
@@ -89,8 +89,8 @@ impl CustomerStateSubscription {
             // An active subscription always has its period's end; the start stands in
             // for a record that would not.
             current_period_end: s.current_period_end.unwrap_or(s.current_period_start),
-            trial_start: None,
-            trial_end: None,
+            trial_start: s.trial_start,
+            trial_end: s.trial_end,
             cancel_at_period_end: s.cancel_at_period_end,
             canceled_at: s.canceled_at,
             started_at: s.started_at,

@@ -39,6 +39,8 @@ pub const CURRENCY: &str = "usd";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RecurringInterval {
+    Day,
+    Week,
     Month,
     Year,
 }
@@ -46,6 +48,8 @@ pub enum RecurringInterval {
 impl From<domain::RecurringInterval> for RecurringInterval {
     fn from(i: domain::RecurringInterval) -> Self {
         match i {
+            domain::RecurringInterval::Day => RecurringInterval::Day,
+            domain::RecurringInterval::Week => RecurringInterval::Week,
             domain::RecurringInterval::Month => RecurringInterval::Month,
             domain::RecurringInterval::Year => RecurringInterval::Year,
         }
@@ -217,20 +221,21 @@ fn interval(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<domain::Rec
             v.push(missing(loc, obj));
             None
         }
-        Some(Value::String(s)) if s == "month" => Some(domain::RecurringInterval::Month),
-        Some(Value::String(s)) if s == "year" => Some(domain::RecurringInterval::Year),
-        Some(value) => {
-            v.push(
-                FieldError::new(
-                    "enum",
-                    loc,
-                    "Input should be 'month' or 'year'",
-                    value.clone(),
-                )
-                .with_ctx(json!({"expected": "'month' or 'year'"})),
-            );
-            None
-        }
+        Some(value) => match value.as_str().and_then(domain::RecurringInterval::parse) {
+            Some(i) => Some(i),
+            None => {
+                v.push(
+                    FieldError::new(
+                        "enum",
+                        loc,
+                        "Input should be 'day', 'week', 'month' or 'year'",
+                        value.clone(),
+                    )
+                    .with_ctx(json!({"expected": "'day', 'week', 'month' or 'year'"})),
+                );
+                None
+            }
+        },
     }
 }
 

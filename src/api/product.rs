@@ -48,26 +48,27 @@ pub struct ProductCreate {
     pub cadence: ProductCadenceInput,
 }
 
-/// Polar's 2026 product fields: the product recurs (`recurring_interval`), its prices
-/// have no `type`. Tollgate sells monthly and yearly, every single interval, without
-/// trials; other values are a 422 naming the field.
+/// Polar's 2026 product fields: the product recurs (`recurring_interval`, every
+/// `recurring_interval_count` of them), its prices have no `type`, and a subscription may
+/// start with a free trial. Other values are a 422 naming the field.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ProductCadenceInput {
-    /// `month` or `year`; left out or `null`: one-time.
+    /// `day`, `week`, `month` or `year`; left out or `null`: one-time.
     #[serde(default)]
     #[schema(value_type = Option<RecurringInterval>)]
     pub recurring_interval: Option<Value>,
-    /// Only 1.
-    #[serde(default)]
-    pub recurring_interval_count: Option<Value>,
-    /// Not supported: `null` only.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    pub trial_interval: Option<Value>,
-    /// Not supported: `null` only.
+    /// 1–999 (default 1): a period spans this many intervals. Fixed once created.
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
-    pub trial_interval_count: Option<Value>,
+    pub recurring_interval_count: Option<Value>,
+    /// `day`, `week`, `month` or `year`, with `trial_interval_count` (1–1000): both or
+    /// neither; `null` removes the trial. Recurring products only.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub trial_interval: Maybe<Value>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub trial_interval_count: Maybe<Value>,
     /// Only `public`.
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -142,11 +143,12 @@ macro_rules! product_schema {
             /// The interval every price on sale recurs at; `null`: one-time, or sold both
             /// monthly and yearly (legacy prices, each with its own interval).
             pub recurring_interval: Option<RecurringInterval>,
-            /// 1 when `recurring_interval` is set.
+            /// How many `recurring_interval`s one billing period spans (1–999), when
+            /// `recurring_interval` is set.
             pub recurring_interval_count: Option<i64>,
-            /// Free trials are not supported yet: `null`.
-            #[schema(value_type = Option<String>)]
-            pub trial_interval: Option<&'static str>,
+            /// The free trial a subscription starts with (`trial_interval_count` ×
+            /// `trial_interval`); `null`: none.
+            pub trial_interval: Option<RecurringInterval>,
             pub trial_interval_count: Option<i64>,
             /// Usage-based billing is not supported: `null`.
             #[schema(value_type = Option<String>)]
@@ -169,9 +171,11 @@ macro_rules! product_schema {
                     is_archived: p.is_archived,
                     organization_id: p.organization_id.0,
                     recurring_interval: p.recurring_interval().map(Into::into),
-                    recurring_interval_count: p.recurring_interval().map(|_| 1),
-                    trial_interval: None,
-                    trial_interval_count: None,
+                    recurring_interval_count: p
+                        .recurring_interval()
+                        .map(|_| i64::from(p.recurring_interval_count)),
+                    trial_interval: p.trial.map(|t| t.interval.into()),
+                    trial_interval_count: p.trial.map(|t| i64::from(t.count)),
                     meter_interval: None,
                     meter_interval_count: None,
                     visibility: "public",
@@ -358,6 +362,8 @@ pub(crate) fn sample_products() -> Vec<Product> {
         benefit_ids: Vec::new(),
         media_ids: Vec::new(),
         attached_custom_fields: Vec::new(),
+        recurring_interval_count: 1,
+        trial: None,
     };
     let month = domain::RecurringInterval::Month;
     let mut archived = price(

@@ -3,8 +3,8 @@
 //! `CustomerCancellationReason` enums, and the `PATCH` body (`SubscriptionUpdate`).
 
 use chrono::{DateTime, Utc};
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -116,12 +116,12 @@ macro_rules! subscription_schema {
             pub amount: i64,
             pub currency: String,
             pub recurring_interval: RecurringInterval,
-            /// Every interval is single: 1.
+            /// How many `recurring_interval`s one period spans.
             pub recurring_interval_count: i64,
             /// Usage-based billing is not supported: `null`.
             pub current_meter_period_start: Option<DateTime<Utc>>,
             pub current_meter_period_end: Option<DateTime<Utc>>,
-            /// Free trials are not supported yet: `null`.
+            /// The free trial the subscription started with (`null`: none).
             pub trial_start: Option<DateTime<Utc>>,
             pub trial_end: Option<DateTime<Utc>>,
             /// Pausing is not supported: false and `null`.
@@ -163,11 +163,11 @@ macro_rules! subscription_schema {
                     amount: s.amount.unwrap_or(0),
                     currency: s.currency.clone().unwrap_or_else(|| "usd".to_string()),
                     recurring_interval: s.recurring_interval.into(),
-                    recurring_interval_count: 1,
+                    recurring_interval_count: i64::from(s.recurring_interval_count),
                     current_meter_period_start: None,
                     current_meter_period_end: None,
-                    trial_start: None,
-                    trial_end: None,
+                    trial_start: s.trial_start,
+                    trial_end: s.trial_end,
                     pause_at_period_end: false,
                     paused_at: None,
                     resumes_at: None,
@@ -296,16 +296,25 @@ impl SubscriptionView {
     }
 }
 
-/// Cancels at the end of the period (`cancel_at_period_end`) or revokes at once
-/// (`revoke: true`), with the customer's reason.
-// Polar's `SubscriptionCancel` / `SubscriptionRevoke`: `cancel_at_period_end` true or
-// false, or `revoke: true`; unknown fields are ignored.
+/// Changes the plan (`product_id`, or the 0.13.5-era `product_price_id`, with
+/// `proration_behavior`), cancels at the end of the period (`cancel_at_period_end`) or
+/// revokes at once (`revoke: true`), with the customer's reason.
+// Polar's `SubscriptionUpdateProduct` / `SubscriptionUpdatePrice` / `SubscriptionCancel` /
+// `SubscriptionRevoke`; unknown fields are ignored.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct SubscriptionUpdate {
-    /// Accepted and ignored: Tollgate does not change a subscription's price.
+    /// The product to move to (its recurring price in the subscription's currency, the
+    /// subscription's interval preferred).
     #[serde(default)]
-    #[schema(value_type = Option<Uuid>)]
-    pub product_price_id: Option<IgnoredAny>,
+    pub product_id: Option<Uuid>,
+    /// The price to move to (Polar's January 2025 shape).
+    #[serde(default)]
+    pub product_price_id: Option<Uuid>,
+    /// `invoice`: the difference is charged now; `prorate`: it is added to the next
+    /// renewal. Default: the organization's `subscription_settings.proration_behavior`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub proration_behavior: Option<Value>,
     #[serde(default)]
     pub cancel_at_period_end: Option<bool>,
     // `Literal[True] | None`: `false` is refused by the handler.
@@ -315,6 +324,19 @@ pub struct SubscriptionUpdate {
     pub customer_cancellation_reason: Option<CustomerCancellationReason>,
     #[serde(default)]
     pub customer_cancellation_comment: Option<String>,
+}
+
+/// The change `POST /v1/subscriptions/{id}/change-preview` prices (Polar's
+/// `SubscriptionChangePreviewProduct`, with the 0.13.5-era `product_price_id` too).
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+pub struct SubscriptionChangePreviewInput {
+    #[serde(default)]
+    pub product_id: Option<Uuid>,
+    #[serde(default)]
+    pub product_price_id: Option<Uuid>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub proration_behavior: Option<Value>,
 }
 
 #[cfg(test)]
@@ -385,6 +407,8 @@ pub(crate) fn sample_subscriptions() -> Vec<Subscription> {
             ),
             payment_token: None,
             license_key_ids: Vec::new(),
+            interval_count: 1,
+            trial_end: None,
         };
         let id = SubscriptionId(Uuid::from_u128(0x5000 + n as u128));
         let Ok(mut s) = Subscription::new_from_purchase(id, purchase, now) else {
@@ -564,12 +588,17 @@ mod tests {
     }
 
     #[test]
-    fn the_update_ignores_a_price_change_and_unknown_fields() {
+    fn the_update_reads_a_price_change_and_ignores_unknown_fields() {
+        let id = uuid::Uuid::new_v4();
         let u: SubscriptionUpdate = serde_json::from_value(json!({
-            "product_price_id": "not even a uuid", "other": 1, "revoke": true
+            "product_price_id": id, "proration_behavior": "invoice", "other": 1
         }))
         .unwrap();
-        assert_eq!(u.revoke, Some(true));
-        assert!(u.product_price_id.is_some());
+        assert_eq!(u.product_price_id, Some(id));
+        assert_eq!(u.proration_behavior, Some(json!("invoice")));
+        assert!(serde_json::from_value::<SubscriptionUpdate>(json!({
+            "product_id": "not even a uuid"
+        }))
+        .is_err());
     }
 }

@@ -20,6 +20,7 @@
 //! - `mail`: which e-mails a change of the store stands for, rendered; keys sent again;
 //! - `orders`: lists and finds orders (written by purchases and renewals);
 //! - `organization_access_tokens`: the `polar_oat_…` tokens a member gives an organization;
+//! - `plan_change`: a subscription moved to another product or price, with proration;
 //! - `refunds`: money given back through the processor, and access taken back with it;
 //! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
 //! - `tokens`: a user's personal access tokens;
@@ -42,6 +43,7 @@ pub mod mail;
 pub mod orders;
 pub mod organization_access_tokens;
 pub mod paging;
+pub mod plan_change;
 pub mod portal;
 pub mod refunds;
 pub mod subscription;

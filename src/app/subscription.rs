@@ -234,6 +234,8 @@ pub struct SweepReport {
     pub keys_revoked: u64,
     /// License keys whose paid period (and expiry) moved with a paid renewal.
     pub keys_extended: u64,
+    /// Trials whose buyer was reminded of the coming first charge.
+    pub trials_reminded: u64,
     /// Steps that failed and are left for the next sweep.
     pub errors: u64,
 }
@@ -344,7 +346,7 @@ async fn renew(
             .map_err(subscription_error)?;
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
-            RenewalPlan::End => None,
+            RenewalPlan::End | RenewalPlan::RemindTrial { .. } => None,
             RenewalPlan::Charge(charge) => Some(charge_renewal(state, id, charge).await?),
         };
         let declined = outcome == Some(PaymentOutcome::Declined);
@@ -368,6 +370,8 @@ async fn renew(
                 report.ended += 1;
                 return Ok(());
             }
+            // The mail follows from the change feed; the trial's end is next.
+            RenewalPlan::RemindTrial { .. } => report.trials_reminded += 1,
             _ if declined => {
                 report.declined += 1;
                 return Ok(());
@@ -493,7 +497,7 @@ async fn follow_keys(
 
 /// Revokes the keys a subscription still has to revoke, then clears them from it.
 /// Returns the subscription as it then is (`None` if there was nothing to clear).
-async fn revoke_pending(
+pub(crate) async fn revoke_pending(
     state: &AppState,
     id: SubscriptionId,
     report: &mut SweepReport,
@@ -532,8 +536,37 @@ async fn revoke_pending(
     Ok(Some(cleared))
 }
 
-/// Changes subscription `id` as `subject` asks: cancel at the period end, uncancel, or
-/// revoke at once (its license keys revoked now; what fails is left for the sweep).
+/// `proration_behavior` of a body: `invoice` or `prorate` (Polar's `next_period`, a change
+/// deferred to the period's end, is refused with a 422 saying so).
+pub fn proration_behavior(
+    value: Option<&Value>,
+) -> Result<Option<tollgate_actors::subscription::ProrationBehavior>, ApiError> {
+    use tollgate_actors::subscription::ProrationBehavior as P;
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s == "invoice" => Ok(Some(P::Invoice)),
+        Some(Value::String(s)) if s == "prorate" => Ok(Some(P::Prorate)),
+        Some(v @ Value::String(s)) if s == "next_period" || s == "reset" => Err(ApiError::invalid(
+            loc!["body", "proration_behavior"],
+            "Only 'invoice' (charge the difference now) and 'prorate' (add it to the next \
+             renewal) are supported.",
+            v.clone(),
+        )),
+        Some(v) => Err(ApiError::validation(
+            FieldError::new(
+                "enum",
+                loc!["body", "proration_behavior"],
+                "Input should be 'invoice', 'prorate' or 'next_period'",
+                v.clone(),
+            )
+            .with_ctx(serde_json::json!({"expected": "'invoice', 'prorate' or 'next_period'"})),
+        )),
+    }
+}
+
+/// Changes subscription `id` as `subject` asks: another product or price (with
+/// proration: `crate::app::plan_change`), cancel at the period end, uncancel, or revoke at
+/// once (its license keys revoked now; what fails is left for the sweep).
 /// Nothing to change answers the subscription as it is (Polar).
 pub async fn update(
     state: &AppState,
@@ -552,6 +585,26 @@ pub async fn update(
             )
             .with_ctx(serde_json::json!({"expected": "True"})),
         ));
+    }
+    let plan = crate::app::plan_change::PlanRequest {
+        product_id: input.product_id.map(ProductId),
+        price_id: input.product_price_id.map(crate::domain::ids::PriceId),
+        behavior: proration_behavior(input.proration_behavior.as_ref())?,
+    };
+    if plan.is_change() {
+        if input.cancel_at_period_end.is_some() || input.revoke.is_some() {
+            let field = if input.product_id.is_some() {
+                "product_id"
+            } else {
+                "product_price_id"
+            };
+            return Err(ApiError::invalid(
+                loc!["body", field],
+                "Change the plan, cancel or revoke: one at a time.",
+                Value::Null,
+            ));
+        }
+        return crate::app::plan_change::change_plan(state, subject, id, &plan).await;
     }
     state.store.read_barrier().await?;
     let current = subscription_for(state, subject, id).await?;

@@ -102,6 +102,11 @@ pub trait PaymentProcessor: Send + Sync + 'static {
 
     fn charge(&self, request: ChargeRequest) -> ChargeFuture;
 
+    /// Saves the buyer's payment method for later off-session charges without charging
+    /// (a free trial's checkout; `amount` is ignored): Stripe's SetupIntent. Answers as a
+    /// charge does, the intent being the setup's (`seti_…`); idempotent per key.
+    fn setup(&self, request: ChargeRequest) -> ChargeFuture;
+
     /// The current state of an intent this processor answered `Pending` for (recovery and
     /// polling): `Pending` again while it is unsettled.
     fn intent(&self, intent_id: &str) -> ChargeFuture;
@@ -146,6 +151,9 @@ pub enum RefundOutcome {
 pub type RefundFuture = Pin<Box<dyn Future<Output = Result<RefundOutcome, ProcessorError>> + Send>>;
 
 pub const DECLINE_PREFIX: &str = "tok_decline";
+/// A card that can be saved but not charged (Stripe's test token of the same name): a
+/// trial's setup succeeds, every charge is declined.
+pub const CHARGE_DECLINED: &str = "tok_chargeDeclined";
 
 /// The test token of a processor outage: the first charge of an idempotency key fails as
 /// unavailable, the next one succeeds.
@@ -170,11 +178,26 @@ impl PaymentProcessor for TestProcessor {
             return Box::pin(async { Err(ProcessorError("test outage".into())) });
         }
         let outcome = match &request.confirmation_token {
+            Some(t) if t.starts_with(DECLINE_PREFIX) || t == CHARGE_DECLINED => {
+                ChargeOutcome::Declined {
+                    message: Some("Your card was declined.".into()),
+                }
+            }
+            token => ChargeOutcome::Succeeded {
+                intent_id: format!("pi_test_{}", test_intent_suffix(&request.idempotency_key)),
+                payment_method: token.clone(),
+            },
+        };
+        Box::pin(async move { Ok(outcome) })
+    }
+
+    fn setup(&self, request: ChargeRequest) -> ChargeFuture {
+        let outcome = match &request.confirmation_token {
             Some(t) if t.starts_with(DECLINE_PREFIX) => ChargeOutcome::Declined {
                 message: Some("Your card was declined.".into()),
             },
             token => ChargeOutcome::Succeeded {
-                intent_id: format!("pi_test_{}", test_intent_suffix(&request.idempotency_key)),
+                intent_id: format!("seti_test_{}", test_intent_suffix(&request.idempotency_key)),
                 payment_method: token.clone(),
             },
         };

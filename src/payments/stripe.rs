@@ -213,6 +213,8 @@ pub struct PaymentIntent {
     pub payment_method: Option<serde_json::Value>,
     #[serde(default)]
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// A SetupIntent's is `last_setup_error`.
+    #[serde(alias = "last_setup_error")]
     pub last_payment_error: Option<StripeApiError>,
 }
 
@@ -341,9 +343,67 @@ impl PaymentProcessor for StripeProcessor {
         })
     }
 
+    /// A SetupIntent for the customer, `usage=off_session`, created then confirmed with the
+    /// buyer's method (two requests, each with its own idempotency key derived from the
+    /// request's). Stripe attaches the method to the customer once the setup succeeds.
+    fn setup(&self, request: ChargeRequest) -> ChargeFuture {
+        let this = self.clone_handle();
+        Box::pin(async move {
+            let customer = this.stripe_customer(&request).await?;
+            let mut form = vec![
+                ("customer".to_string(), customer),
+                ("usage".to_string(), "off_session".to_string()),
+            ];
+            for (k, v) in &request.metadata {
+                form.push((format!("metadata[{k}]"), v.clone()));
+            }
+            let key = format!("{}:setup", request.idempotency_key);
+            let created = match this
+                .call(
+                    reqwest::Method::POST,
+                    "/v1/setup_intents",
+                    &form,
+                    Some(&key),
+                )
+                .await?
+            {
+                Ok(v) => parse_intent(v)?,
+                Err(e) => {
+                    return Err(ProcessorError(format!(
+                        "creating a SetupIntent: {}",
+                        e.describe()
+                    )))
+                }
+            };
+            let confirm = match request.confirmation_token.as_deref() {
+                Some(t) if t.starts_with("ctoken_") => {
+                    vec![("confirmation_token".to_string(), t.to_string())]
+                }
+                Some(t) => vec![("payment_method".to_string(), t.to_string())],
+                None => Vec::new(),
+            };
+            let path = format!("/v1/setup_intents/{}/confirm", created.id);
+            let key = format!("{}:confirm", request.idempotency_key);
+            match this
+                .call(reqwest::Method::POST, &path, &confirm, Some(&key))
+                .await?
+            {
+                Ok(v) => Ok(parse_intent(v)?.outcome()),
+                Err(error) => Ok(ChargeOutcome::Declined {
+                    message: Some(error.describe()),
+                }),
+            }
+        })
+    }
+
     fn intent(&self, intent_id: &str) -> ChargeFuture {
         let this = self.clone_handle();
-        let path = format!("/v1/payment_intents/{intent_id}");
+        // A trial's checkout waits on a SetupIntent, every other on a PaymentIntent.
+        let path = if intent_id.starts_with("seti_") {
+            format!("/v1/setup_intents/{intent_id}")
+        } else {
+            format!("/v1/payment_intents/{intent_id}")
+        };
         Box::pin(async move {
             match this.call(reqwest::Method::GET, &path, &[], None).await? {
                 Ok(intent) => Ok(parse_intent(intent)?.outcome()),

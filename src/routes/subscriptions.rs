@@ -6,11 +6,15 @@
 use actix_web::web;
 use tollgate_actors::subscription::SubscriptionSort;
 
-use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
+use crate::api::subscription::{
+    SubscriptionChangePreviewInput, SubscriptionUpdate, SubscriptionView,
+};
 use crate::api::{ListResource, Pagination};
+use crate::app::plan_change::{self, PlanRequest, SubscriptionChargePreview};
 use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
 use crate::app::views::subscription_view;
 use crate::domain::ids::SubscriptionId;
+use crate::domain::ids::{PriceId, ProductId};
 use crate::error::ApiResult;
 use crate::extract::auth::{SubscriptionsRead, SubscriptionsWrite};
 use crate::extract::RawQuery;
@@ -20,6 +24,7 @@ use crate::state::AppState;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/subscriptions/", { get => list });
     crate::resource!(cfg, "/v1/subscriptions/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/subscriptions/{id}/change-preview", { post => change_preview });
 }
 
 impl SortField for SubscriptionSort {
@@ -83,6 +88,36 @@ pub(crate) async fn update(
     let id: SubscriptionId = path_id("id", &id)?;
     let updated = subscription::update(&state, auth.subject(), id, body.into_inner()).await?;
     Ok(web::Json(subscription_view(&state, &updated).await?))
+}
+
+/// What a plan change would cost now (Polar's private `change-preview`); nothing is
+/// written.
+pub(crate) async fn change_preview(
+    auth: Auth<SubscriptionsRead>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<SubscriptionChangePreviewInput>,
+) -> ApiResult<web::Json<SubscriptionChargePreview>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let input = body.into_inner();
+    let req = PlanRequest {
+        product_id: input.product_id.map(ProductId),
+        price_id: input.product_price_id.map(PriceId),
+        behavior: subscription::proration_behavior(input.proration_behavior.as_ref())?,
+    };
+    if !req.is_change() {
+        return Err(crate::error::ApiError::validation(
+            crate::error::FieldError::new(
+                "missing",
+                crate::loc!["body", "product_id"],
+                "Field required",
+                serde_json::Value::Null,
+            ),
+        ));
+    }
+    Ok(web::Json(
+        plan_change::preview(&state, auth.subject(), id, &req).await?,
+    ))
 }
 
 // ---------------------------------------------------------------------------------------

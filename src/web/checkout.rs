@@ -106,13 +106,38 @@ async fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<St
         .collect())
 }
 
-fn interval_of(kind: &PriceKind) -> Option<&'static str> {
+/// The period a recurring price is per: "month", or "3 months" for a count of 3.
+fn interval_of(kind: &PriceKind, count: u32) -> Option<String> {
     match kind {
         PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => {
-            Some(interval.as_str())
+            Some(match count {
+                0 | 1 => interval.as_str().to_string(),
+                n => format!("{n} {}s", interval.as_str()),
+            })
         }
         _ => None,
     }
+}
+
+/// How the page tells a trial: "Free for 14 days, then $10.00/month: the first charge is
+/// on 2026-12-10." (counted from now, as the checkout's `trial_end` is).
+fn trial_note(c: &Checkout, per: &str, currency: &str) -> Option<String> {
+    let trial = c.active_trial()?;
+    let end = c.trial_end?;
+    let unit = trial.interval.as_str();
+    let length = match trial.count {
+        1 => format!("1 {unit}"),
+        n => format!("{n} {unit}s"),
+    };
+    let then = match c.total_amount() {
+        Some(t) if t > 0 => format!(
+            ", then {}{per}: the first charge is on {}",
+            Money::new(t, currency),
+            end.format("%Y-%m-%d")
+        ),
+        _ => String::new(),
+    };
+    Some(format!("Free for {length}{then}."))
 }
 
 fn redirect(location: String) -> HttpResponse {
@@ -213,8 +238,8 @@ struct ProductChoice {
 }
 
 /// How the page shows a price: "Free", "Pay what you want" or the amount (per interval).
-fn price_label(kind: &PriceKind, amount: Option<i64>) -> String {
-    let interval = interval_of(kind);
+fn price_label(kind: &PriceKind, amount: Option<i64>, count: u32) -> String {
+    let interval = interval_of(kind, count);
     match kind {
         PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => format!(
             "Free{}",
@@ -249,9 +274,13 @@ async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<Produc
         .filter_map(|p| {
             let selected = p.id == c.product_id;
             let price = if selected {
-                price_label(&c.price.kind, c.amount)
+                price_label(&c.price.kind, c.amount, p.recurring_interval_count)
             } else {
-                price_label(&p.first_active_price()?.kind, None)
+                price_label(
+                    &p.first_active_price()?.kind,
+                    None,
+                    p.recurring_interval_count,
+                )
             };
             Some(ProductChoice {
                 id: p.id.to_string(),
@@ -285,8 +314,10 @@ struct CheckoutPage {
     benefits: Vec<String>,
     currency: String,
     factor: i64,
-    interval: Option<&'static str>,
+    interval: Option<String>,
     price_label: String,
+    /// The free trial the buyer gets, told in words (`None`: none).
+    trial: Option<String>,
     /// `pay`, `subscribe` or `free`.
     mode: &'static str,
     button_label: String,
@@ -426,15 +457,22 @@ async fn checkout_page(
     }
     let product = product_of(&state, &c).await?;
     let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
-    let interval = interval_of(&c.price.kind);
+    let interval = interval_of(&c.price.kind, product.recurring_interval_count);
     let amount = c.amount.unwrap_or(0);
     let total = c.total_amount().unwrap_or(0);
-    let per = interval.map(|i| format!("/{i}")).unwrap_or_default();
+    let per = interval
+        .as_ref()
+        .map(|i| format!("/{i}"))
+        .unwrap_or_default();
+    let trial = trial_note(&c, &per, &currency);
     let (price_label, custom, custom_min, custom_max, custom_hint) = match &c.price.kind {
         PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => (
             format!(
                 "Free{}",
-                interval.map(|i| format!(" / {i}")).unwrap_or_default()
+                interval
+                    .as_ref()
+                    .map(|i| format!(" / {i}"))
+                    .unwrap_or_default()
             ),
             false,
             String::new(),
@@ -487,6 +525,7 @@ async fn checkout_page(
     };
     let button_label = match mode {
         "free" => "Get it free".to_string(),
+        "subscribe" if trial.is_some() => "Start free trial".to_string(),
         "subscribe" => format!("Subscribe {}{}", Money::new(total, &currency), per),
         _ => format!("Pay {}", Money::new(total, &currency)),
     };
@@ -531,6 +570,7 @@ async fn checkout_page(
         factor: 10_i64.pow(Money::minor_digits(&currency)),
         interval,
         price_label,
+        trial,
         mode,
         button_label,
         custom,
@@ -605,7 +645,7 @@ struct ConfirmationPage {
     /// `processing`, `succeeded` or `failed`.
     state: &'static str,
     product_name: String,
-    interval: Option<&'static str>,
+    interval: Option<String>,
     email: String,
     amount: String,
     discount: Option<String>,
@@ -682,7 +722,7 @@ async fn confirmation_page(
         seller: seller(&state, &c).await?,
         state: page_state,
         product_name: product.name.clone(),
-        interval: interval_of(&c.price.kind),
+        interval: interval_of(&c.price.kind, product.recurring_interval_count),
         email: c.customer_email.clone().unwrap_or_default(),
         amount: Money::new(c.amount.unwrap_or(0), &currency).to_string(),
         discount: (discount_amount > 0)

@@ -347,6 +347,12 @@ async fn subscription_events(
             grants(state, &mut o, &grantor, GrantChange::Created).await?;
         }
         Some(before) => {
+            // A trial's reminder is bookkeeping (its mail is the event): nothing to tell.
+            let mut reminded = before.clone();
+            reminded.trial_reminded_for = after.trial_reminded_for;
+            if reminded == after {
+                return Ok(Vec::new());
+            }
             o.push(T::SubscriptionUpdated, &view)?;
             if active(&after) && !active(&before) {
                 o.push(T::SubscriptionActive, &view)?;

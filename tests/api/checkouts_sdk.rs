@@ -1053,16 +1053,6 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
             "Product is not available in the specified currency.",
         ),
         (
-            "trial_interval",
-            json!("month"),
-            "Trials are not supported.",
-        ),
-        (
-            "trial_interval_count",
-            json!(7),
-            "Trials are not supported.",
-        ),
-        (
             "prices",
             json!({ cat.ebook.clone(): [{"amount_type": "fixed", "price_amount": 100}] }),
             "Ad-hoc prices are not supported.",
@@ -1097,13 +1087,21 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
         ("is_business_customer", json!(true)),
         ("customer_billing_name", json!("ACME Corp")),
         ("currency", json!("eur")),
-        ("trial_interval", json!("week")),
-        ("trial_interval_count", json!(2)),
     ] {
         let r = api
             .patch(&seller, Some(api.token), &json!({ field: value }))
             .await;
         r.expect_invalid_at(json!(["body", field]));
+    }
+    // A trial needs both of its fields: the missing one is named.
+    for (field, value, missing) in [
+        ("trial_interval", json!("week"), "trial_interval_count"),
+        ("trial_interval_count", json!(2), "trial_interval"),
+    ] {
+        let r = api
+            .patch(&seller, Some(api.token), &json!({ field: value }))
+            .await;
+        r.expect_invalid_at(json!(["body", missing]));
     }
     // The buyer's update and confirm.
     for (field, value) in [

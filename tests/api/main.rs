@@ -58,6 +58,7 @@ mod sorting;
 mod stripe;
 mod subscription_events;
 mod subscription_keys;
+mod subscription_plans;
 mod subscriptions;
 mod tools;
 mod validation_crash;

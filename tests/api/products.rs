@@ -493,14 +493,14 @@ async fn create_validation_errors_name_their_location() {
         "Field required",
     );
     let r = post(base(
-        json!([{"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "week"}]),
+        json!([{"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "fortnight"}]),
     ))
     .await;
     assert_invalid(
         &r,
         json!(["body", "prices", 0, "recurring_interval"]),
         "enum",
-        "Input should be 'month' or 'year'",
+        "Input should be 'day', 'week', 'month' or 'year'",
     );
 
     let long_key = "k".repeat(41);

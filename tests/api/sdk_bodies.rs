@@ -96,15 +96,19 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
             json!(["body", "prices", 0, "amount_type"]),
         ),
         (
-            json!({"recurring_interval": "week", "prices": [fixed]}),
+            json!({"recurring_interval": "fortnight", "prices": [fixed]}),
             json!(["body", "recurring_interval"]),
         ),
         (
-            json!({"recurring_interval": "month", "recurring_interval_count": 3, "prices": [fixed]}),
+            json!({"recurring_interval": "month", "recurring_interval_count": 1000, "prices": [fixed]}),
             json!(["body", "recurring_interval_count"]),
         ),
         (
-            json!({"recurring_interval": "month", "trial_interval": "day", "trial_interval_count": 7, "prices": [fixed]}),
+            json!({"recurring_interval": "month", "trial_interval": "day", "prices": [fixed]}),
+            json!(["body", "trial_interval_count"]),
+        ),
+        (
+            json!({"trial_interval": "day", "trial_interval_count": 7, "prices": [fixed]}),
             json!(["body", "trial_interval"]),
         ),
         (

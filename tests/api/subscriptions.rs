@@ -331,6 +331,8 @@ pub fn purchase(product: &Product, customer: &Customer, discount: Option<&Discou
         custom_field_data: Default::default(),
         payment_token: Some("tok_visa".into()),
         license_key_ids: Vec::new(),
+        interval_count: product.recurring_interval_count,
+        trial_end: None,
     }
 }
 

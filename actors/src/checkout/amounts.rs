@@ -45,8 +45,11 @@ impl Checkout {
             .map(|s| s + self.tax_amount.unwrap_or(0))
     }
 
+    /// Whether the buyer pays now: a positive total without a trial (with one, the
+    /// payment method is only saved for the charge at the trial's end: Polar's
+    /// `total_amount > 0 and trial_end is None`).
     pub fn is_payment_required(&self) -> bool {
-        self.total_amount().is_some_and(|t| t > 0)
+        self.trial_end.is_none() && self.total_amount().is_some_and(|t| t > 0)
     }
 
     pub fn is_payment_setup_required(&self) -> bool {
@@ -284,7 +287,9 @@ impl Checkout {
                 Some(_) => {}
             }
         }
-        if self.is_payment_required() && !has_token {
+        // A trial of a paid price saves the card for its first charge: it needs one too.
+        let saves_card = self.trial_end.is_some() && self.is_payment_setup_required();
+        if (self.is_payment_required() || saves_card) && !has_token {
             issues.push(Issue::new(
                 &["confirmation_token_id"],
                 "missing",

@@ -75,6 +75,9 @@ impl Checkout {
             external_customer_id: terms.external_customer_id,
             return_url: terms.return_url,
             payment_method_type: None,
+            trial: terms.trial,
+            product_trial: n.product_trial,
+            trial_end: None,
         };
         let mut issues = Vec::new();
         c.select_price(n.price, n.amount, &mut issues, "product_price_id");
@@ -85,6 +88,7 @@ impl Checkout {
             return Err(CheckoutError::Invalid(issues));
         }
         c.recompute_tax(tax);
+        c.trial_end = c.active_trial().map(|t| t.end(now));
         Ok(c)
     }
 
@@ -116,6 +120,9 @@ impl Checkout {
                 ));
             } else {
                 c.product_id = product;
+                if let Some(trial) = ch.product_trial {
+                    c.product_trial = trial;
+                }
             }
         }
         match ch.price {
@@ -180,10 +187,15 @@ impl Checkout {
         if let Some(m) = ch.payment_method_type {
             c.payment_method_type = m;
         }
+        if let Some(t) = ch.trial {
+            c.trial = t;
+        }
         if !issues.is_empty() {
             return Err(CheckoutError::Invalid(issues));
         }
         c.recompute_tax(tax);
+        // Polar counts the trial from the checkout's last change.
+        c.trial_end = c.active_trial().map(|t| t.end(now));
         c.modified_at = Some(now);
         Ok(c)
     }

@@ -19,6 +19,7 @@ pub mod decide;
 pub mod model;
 mod order;
 mod v1;
+mod v2;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -60,8 +61,9 @@ impl Checkout {
 
 impl Record for Checkout {
     const COLLECTION: &'static str = "checkout";
-    /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1).
-    const VERSION: u16 = 2;
+    /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1); 3: trials
+    /// (`v2.rs` decodes version 2).
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -71,7 +73,9 @@ impl Record for Checkout {
         match version {
             1 => tollgate_storage::codec::decode::<v1::CheckoutV1>(Self::COLLECTION, 1, payload)
                 .map(Checkout::from),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => tollgate_storage::codec::decode::<v2::CheckoutV2>(Self::COLLECTION, 2, payload)
+                .map(Checkout::from),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

@@ -21,7 +21,7 @@ use crate::domain::ids::{
     CheckoutId, CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId,
 };
 use crate::domain::metadata::Metadata;
-use crate::domain::product::Price;
+use crate::domain::product::{Price, Trial};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CheckoutStatus {
@@ -119,6 +119,15 @@ pub struct Checkout {
     pub return_url: Option<String>,
     /// The payment method the buyer chose on the page (`card`).
     pub payment_method_type: Option<String>,
+    // Format version 3 (`v2.rs` decodes version 2).
+    /// The checkout's own trial (Polar's `trial_interval` and `trial_interval_count` on
+    /// checkout create and update), instead of the product's.
+    pub trial: Option<Trial>,
+    /// The selected product's trial, as it was when selected.
+    pub product_trial: Option<Trial>,
+    /// When the trial the buyer gets ends, counted from the last change of the checkout
+    /// (Polar's `trial_end`); `None`: no trial, the first period is paid now.
+    pub trial_end: Option<DateTime<Utc>>,
 }
 
 /// Whether the hosted page asks for a line of the billing address.
@@ -208,6 +217,8 @@ pub struct NewCheckout {
     pub success_url: Option<String>,
     pub embed_origin: Option<String>,
     pub subscription_id: Option<SubscriptionId>,
+    /// The selected product's trial.
+    pub product_trial: Option<Trial>,
 }
 
 /// What the seller chose for a new checkout beyond its first product and price (format
@@ -222,6 +233,8 @@ pub struct CheckoutTerms {
     pub allow_trial: bool,
     pub external_customer_id: Option<String>,
     pub return_url: Option<String>,
+    /// The checkout's own trial, instead of the product's.
+    pub trial: Option<Trial>,
 }
 
 impl CheckoutTerms {
@@ -233,6 +246,7 @@ impl CheckoutTerms {
             allow_trial: true,
             external_customer_id: None,
             return_url: None,
+            trial: None,
         }
     }
 }
@@ -264,6 +278,10 @@ pub struct Changes {
     pub allow_trial: Option<bool>,
     pub return_url: Option<Option<String>>,
     pub payment_method_type: Option<Option<String>>,
+    /// The checkout's own trial: set (`Some(Some)`) or removed (`Some(None)`).
+    pub trial: Option<Option<Trial>>,
+    /// The trial of the product selected by `product` (given with it).
+    pub product_trial: Option<Option<Trial>>,
 }
 
 /// What confirm needs to know about the world at that moment.
@@ -295,6 +313,15 @@ pub enum Settlement {
 }
 
 impl Checkout {
+    /// The trial the buyer gets (Polar's `active_trial_interval`): the checkout's own, else
+    /// the product's; none for a one-time price or when `allow_trial` is off.
+    pub fn active_trial(&self) -> Option<Trial> {
+        if !self.allow_trial || !self.price.kind.is_recurring() {
+            return None;
+        }
+        self.trial.or(self.product_trial)
+    }
+
     /// The status as seen now: an open checkout past its expiry is expired.
     pub fn effective_status(&self, now: DateTime<Utc>) -> CheckoutStatus {
         if self.status == CheckoutStatus::Open && now >= self.expires_at {

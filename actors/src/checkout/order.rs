@@ -23,14 +23,25 @@ impl Order {
         now: DateTime<Utc>,
     ) -> Order {
         let recurring = checkout.price.kind.is_recurring();
+        // A trial's first order is free (Polar's trial order): the first charge is the
+        // renewal at the trial's end.
+        let trial = recurring && checkout.trial_end.is_some();
         Order {
             id,
             organization_id: checkout.organization_id,
             created_at: now,
             modified_at: None,
             status: OrderStatus::Paid,
-            amount: checkout.subtotal_amount().unwrap_or(0),
-            tax_amount: checkout.tax_amount.unwrap_or(0),
+            amount: if trial {
+                0
+            } else {
+                checkout.subtotal_amount().unwrap_or(0)
+            },
+            tax_amount: if trial {
+                0
+            } else {
+                checkout.tax_amount.unwrap_or(0)
+            },
             refunded_amount: 0,
             refunded_tax_amount: 0,
             currency: checkout
@@ -58,10 +69,11 @@ impl Order {
             customer_email: customer.email.clone(),
             product_name: product_name.to_string(),
             discount_name: checkout.discount.as_ref().map(|d| d.name.clone()),
+            // A trial's intent saved the card, it took no payment (nothing to refund).
             payment_id: checkout
                 .payment_processor_metadata
                 .get("intent_id")
-                .filter(|i| !i.is_empty())
+                .filter(|i| !i.is_empty() && !trial)
                 .cloned(),
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,

@@ -61,7 +61,16 @@ fn a_recurring_checkout_makes_a_subscription_and_its_first_order() {
     let sid = SubscriptionId::new();
     let s = Subscription::new_from_purchase(
         sid,
-        Purchase::from_checkout(&c, cu.id, &cu.email, "Pro", Some("tok_visa".into()), vec![]),
+        Purchase::from_checkout(
+            &c,
+            cu.id,
+            &cu.email,
+            "Pro",
+            Some("tok_visa".into()),
+            vec![],
+            1,
+            None,
+        ),
         t0(),
     )
     .unwrap();

@@ -7,7 +7,7 @@ use crate::domain::discount::{DiscountDuration, DiscountKind};
 use crate::domain::ids::{
     CustomerId, DiscountId, OrganizationId, PriceId, ProductId, SubscriptionId,
 };
-use crate::domain::product::{Price, PriceKind};
+use crate::domain::product::{Price, PriceKind, RecurringInterval, Trial};
 use crate::golden::{address, at, custom_field_data, hex, metadata, tax_id, uuid};
 
 /// Every optional field set: a confirmed checkout of a custom price with all its bounds,
@@ -70,16 +70,46 @@ fn full_checkout() -> Checkout {
         external_customer_id: Some("ext-42".into()),
         return_url: Some("https://shop.test/back".into()),
         payment_method_type: Some("card".into()),
+        trial: Some(Trial {
+            interval: RecurringInterval::Week,
+            count: 2,
+        }),
+        product_trial: Some(Trial {
+            interval: RecurringInterval::Day,
+            count: 14,
+        }),
+        trial_end: Some(at(600)),
     }
 }
 
 #[test]
 fn round_trip_and_golden_bytes() {
     let c = full_checkout();
-    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 2));
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 3));
     let bytes = c.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(2, &bytes).ok(), Some(c));
-    assert_eq!(hex(&bytes), GOLDEN_V2, "checkout format v2 changed");
+    assert_eq!(Checkout::decode(3, &bytes).ok(), Some(c));
+    assert_eq!(
+        hex(&bytes),
+        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"),
+        "checkout format v3 changed"
+    );
+}
+
+/// Format version 3 appends the trial fields to version 2's layout: these are their bytes.
+const GOLDEN_V3_TAIL: &str = "01030201020e0114313937302d30312d30315430303a31303a30305a";
+
+/// A record written by a build of format version 2 reads as a checkout without a trial of
+/// its own (its product's is looked up when it is next updated).
+#[test]
+fn version_2_records_decode_without_trials() {
+    let expected = Checkout {
+        trial: None,
+        product_trial: None,
+        trial_end: None,
+        ..full_checkout()
+    };
+    assert_eq!(Checkout::decode(2, &unhex(GOLDEN_V2)).ok(), Some(expected));
+    assert!(Checkout::decode(3, &unhex(GOLDEN_V2)).is_err());
 }
 
 /// The bytes of a hex string (the golden fixtures).
@@ -92,7 +122,7 @@ fn unhex(s: &str) -> Vec<u8> {
 }
 
 /// A record written by a build of format version 1 reads as a checkout of its one
-/// product, with Polar's default terms; written again, it is version 2.
+/// product, with Polar's default terms; written again, it is version 3.
 #[test]
 fn version_1_records_decode_as_checkouts_of_their_one_product() {
     let decoded = Checkout::decode(1, &unhex(GOLDEN_V1));
@@ -103,14 +133,18 @@ fn version_1_records_decode_as_checkouts_of_their_one_product() {
         external_customer_id: None,
         return_url: None,
         payment_method_type: None,
+        trial: None,
+        product_trial: None,
+        trial_end: None,
         ..full_checkout()
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(2, &again).ok(), Some(expected));
-    // Version 1 bytes are not version 2 bytes, and an unknown version is refused.
+    assert_eq!(Checkout::decode(3, &again).ok(), Some(expected));
+    // Version 1 bytes are not later versions' bytes, and an unknown version is refused.
     assert!(Checkout::decode(2, &unhex(GOLDEN_V1)).is_err());
-    assert!(Checkout::decode(3, &again).is_err());
+    assert!(Checkout::decode(3, &unhex(GOLDEN_V1)).is_err());
+    assert!(Checkout::decode(4, &again).is_err());
 }
 
 const GOLDEN_V2: &str = "\

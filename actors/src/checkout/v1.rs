@@ -89,6 +89,9 @@ impl From<CheckoutV1> for Checkout {
             external_customer_id: terms.external_customer_id,
             return_url: terms.return_url,
             payment_method_type: None,
+            trial: None,
+            product_trial: None,
+            trial_end: None,
         }
     }
 }

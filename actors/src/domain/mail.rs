@@ -46,6 +46,11 @@ pub enum MailKind {
     RefundConfirmation,
     /// To the buyer, on request: a one-time code that signs in to the customer portal.
     SignInCode,
+    /// To the buyer: their free trial ends soon and the first charge follows (appended:
+    /// bincode stores the variant's index).
+    TrialEnding,
+    /// To the buyer: their subscription moved to another product or price.
+    PlanChanged,
 }
 
 impl MailKind {
@@ -62,6 +67,8 @@ impl MailKind {
             MailKind::SellerOrderCopy => "seller_order_copy",
             MailKind::RefundConfirmation => "refund_confirmation",
             MailKind::SignInCode => "customer_session_code",
+            MailKind::TrialEnding => "subscription_trial_conversion_reminder",
+            MailKind::PlanChanged => "subscription_updated",
         }
     }
 }

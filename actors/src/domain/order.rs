@@ -362,6 +362,7 @@ pub(crate) mod tests {
             success_url: None,
             embed_origin: None,
             subscription_id: None,
+            product_trial: None,
         };
         Checkout::create(n, t0(), &NoTax).unwrap()
     }

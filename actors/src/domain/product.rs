@@ -27,6 +27,76 @@ pub struct Product {
     /// File ids of product media (no upload service yet, so normally empty).
     pub media_ids: Vec<uuid::Uuid>,
     pub attached_custom_fields: Vec<AttachedCustomField>,
+    // Format version 2.
+    /// Its prices recur every this many intervals (Polar's `recurring_interval_count`,
+    /// 1–[`MAX_INTERVAL_COUNT`]); 1 for a one-time product.
+    pub recurring_interval_count: u32,
+    /// The free trial a subscription to it starts with (recurring products only).
+    pub trial: Option<Trial>,
+}
+
+/// The most intervals one period spans (Polar's `le=999`).
+pub const MAX_INTERVAL_COUNT: u32 = 999;
+/// The longest trial, in trial intervals (Polar's `le=1000`).
+pub const MAX_TRIAL_COUNT: u32 = 1000;
+
+/// A free trial: `count` times `interval` (Polar's `trial_interval` and
+/// `trial_interval_count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trial {
+    pub interval: RecurringInterval,
+    pub count: u32,
+}
+
+impl Trial {
+    /// When a trial started at `start` ends, on the same calendar rules as billing
+    /// periods (a month from Jan 31 is Feb 28 or 29).
+    pub fn end(self, start: DateTime<Utc>) -> DateTime<Utc> {
+        self.interval.add(start, self.count)
+    }
+}
+
+/// A product as format version 1 stored it: every interval single, no trial.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct ProductV1 {
+    id: ProductId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    description: Option<String>,
+    is_recurring: bool,
+    is_archived: bool,
+    is_tax_applicable: bool,
+    metadata: Metadata,
+    prices: Vec<Price>,
+    benefit_ids: Vec<BenefitId>,
+    media_ids: Vec<uuid::Uuid>,
+    attached_custom_fields: Vec<AttachedCustomField>,
+}
+
+impl From<ProductV1> for Product {
+    fn from(v1: ProductV1) -> Self {
+        Product {
+            id: v1.id,
+            organization_id: v1.organization_id,
+            created_at: v1.created_at,
+            modified_at: v1.modified_at,
+            name: v1.name,
+            description: v1.description,
+            is_recurring: v1.is_recurring,
+            is_archived: v1.is_archived,
+            is_tax_applicable: v1.is_tax_applicable,
+            metadata: v1.metadata,
+            prices: v1.prices,
+            benefit_ids: v1.benefit_ids,
+            media_ids: v1.media_ids,
+            attached_custom_fields: v1.attached_custom_fields,
+            recurring_interval_count: 1,
+            trial: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,14 +113,48 @@ pub struct Price {
 pub enum RecurringInterval {
     Month,
     Year,
+    // Appended (bincode stores the variant's index): older records stay readable.
+    Day,
+    Week,
 }
 
 impl RecurringInterval {
+    pub const ALL: [RecurringInterval; 4] = [
+        RecurringInterval::Day,
+        RecurringInterval::Week,
+        RecurringInterval::Month,
+        RecurringInterval::Year,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
+            RecurringInterval::Day => "day",
+            RecurringInterval::Week => "week",
             RecurringInterval::Month => "month",
             RecurringInterval::Year => "year",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<RecurringInterval> {
+        Self::ALL.into_iter().find(|i| i.as_str() == s)
+    }
+
+    /// `start` + `n` of this interval, in UTC on calendar rules: days and weeks are 24 h
+    /// and 7 × 24 h; months and years keep the day of the month, clamped to the month's
+    /// last day (Jan 31 + 1 month = Feb 28, or 29 in a leap year; Feb 29 + 1 year =
+    /// Feb 28). Counting every period from one anchor (anchor + n intervals, never the
+    /// previous end + 1) keeps month ends from drifting: Jan 31, Feb 28, Mar 31, Apr 30.
+    /// Saturates at the latest representable time.
+    pub fn add(self, start: DateTime<Utc>, n: u32) -> DateTime<Utc> {
+        let out = match self {
+            RecurringInterval::Day => start.checked_add_signed(chrono::Duration::days(n.into())),
+            RecurringInterval::Week => start.checked_add_signed(chrono::Duration::weeks(n.into())),
+            RecurringInterval::Month => start.checked_add_months(chrono::Months::new(n)),
+            RecurringInterval::Year => {
+                start.checked_add_months(chrono::Months::new(n.saturating_mul(12)))
+            }
+        };
+        out.unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 }
 
@@ -290,7 +394,25 @@ impl Product {
 }
 
 impl Record for Product {
-    crate::record_v1!(Product, "product");
+    const COLLECTION: &'static str = "product";
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<ProductV1>(Self::COLLECTION, 1, payload)
+                .map(Into::into),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, 2, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
@@ -379,6 +501,8 @@ mod tests {
             benefit_ids: Vec::new(),
             media_ids: Vec::new(),
             attached_custom_fields: Vec::new(),
+            recurring_interval_count: 1,
+            trial: None,
         }
     }
 
@@ -447,6 +571,40 @@ mod tests {
         keyed.sort();
         let got: Vec<i64> = keyed.into_iter().map(|(_, t)| t).collect();
         assert_eq!(got, vec![2, 3, 1]);
+    }
+
+    /// A product written by a build of format version 1 reads with single intervals and no
+    /// trial; version 2 keeps both.
+    #[test]
+    fn version_1_products_decode_with_single_intervals_and_no_trial() {
+        let mut p = product("x", 1, vec![price(fixed(100), false)]);
+        let v1 = ProductV1 {
+            id: p.id,
+            organization_id: p.organization_id,
+            created_at: p.created_at,
+            modified_at: p.modified_at,
+            name: p.name.clone(),
+            description: p.description.clone(),
+            is_recurring: p.is_recurring,
+            is_archived: p.is_archived,
+            is_tax_applicable: p.is_tax_applicable,
+            metadata: p.metadata.clone(),
+            prices: p.prices.clone(),
+            benefit_ids: p.benefit_ids.clone(),
+            media_ids: p.media_ids.clone(),
+            attached_custom_fields: p.attached_custom_fields.clone(),
+        };
+        let bytes = tollgate_storage::codec::encode(&v1).unwrap_or_default();
+        assert_eq!(Product::decode(1, &bytes).ok(), Some(p.clone()));
+        assert!(Product::decode(2, &bytes).is_err());
+        p.recurring_interval_count = 3;
+        p.trial = Some(Trial {
+            interval: RecurringInterval::Week,
+            count: 2,
+        });
+        let bytes = p.encode().unwrap_or_default();
+        assert_eq!(Product::decode(2, &bytes).ok(), Some(p));
+        assert!(Product::decode(3, &bytes).is_err());
     }
 
     #[test]

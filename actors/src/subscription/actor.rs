@@ -13,12 +13,14 @@ use tollgate_storage::{Batch, Expect, Stored};
 
 use super::follow::KeysPaidUntil;
 use super::model::{Change, Subscription, SubscriptionError};
+use super::plan_change::{ChangeCharge, PlanChange};
 use super::renewal::{PaymentOutcome, RenewalPlan, RenewalTerms};
 use super::SubscriptionEntity;
 use crate::domain::ids::LicenseKeyId;
 use crate::domain::order::Order;
 use crate::entity::{CommandReply, EntityActor, Outcome};
 use crate::error::ActorError;
+use crate::license_key::LicenseKey;
 
 pub type SubscriptionReply = Result<Subscription, ActorError<SubscriptionError>>;
 
@@ -59,6 +61,19 @@ pub struct Renewed {
     pub subscription: Subscription,
     pub order: Option<Order>,
     pub applied: bool,
+}
+
+/// Applies a plan change decided earlier (and charged, when `charge` is given) if the
+/// subscription still decides the same; writes in one batch the subscription, the
+/// change's order and the new product's keys (`new_keys`, derived ids, `Expect::Absent`).
+/// `applied` is false when nothing was written.
+#[derive(Message)]
+#[rtype(result = "Result<Renewed, ActorError<SubscriptionError>>")]
+pub struct ChangePlan {
+    pub change: PlanChange,
+    pub charge: Option<ChangeCharge>,
+    pub new_keys: Vec<LicenseKey>,
+    pub dropped_keys: Vec<LicenseKeyId>,
 }
 
 /// Removes revoked keys from `pending_revocations`.
@@ -151,6 +166,42 @@ impl Handler<Renew> for EntityActor<SubscriptionEntity> {
             // The keys learn of the paid period from this outbox, written with it.
             if let Some(paid) = &paid {
                 batch.put(paid, Expect::Any)?;
+            }
+            Ok(Outcome::commit(batch, state, reply))
+        })
+    }
+}
+
+impl Handler<ChangePlan> for EntityActor<SubscriptionEntity> {
+    type Result = CommandReply<SubscriptionEntity, Renewed, SubscriptionError>;
+
+    fn handle(&mut self, msg: ChangePlan, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let new_ids: Vec<LicenseKeyId> = msg.new_keys.iter().map(|k| k.id).collect();
+            let applied = s
+                .value
+                .apply_plan_change(&msg.change, &new_ids, &msg.dropped_keys, now)
+                .map_err(domain)?;
+            let Some(next) = applied else {
+                return Ok(Outcome::reply(Renewed {
+                    subscription: s.value.clone(),
+                    order: None,
+                    applied: false,
+                }));
+            };
+            let order = msg
+                .charge
+                .as_ref()
+                .filter(|_| msg.change.due_now > 0)
+                .map(|c| next.change_order(&msg.change, c, now));
+            let reply = Renewed {
+                subscription: next.clone(),
+                order: order.clone(),
+                applied: true,
+            };
+            let (mut batch, state) = commit(s, next, order.as_ref())?;
+            for key in &msg.new_keys {
+                batch.put(key, Expect::Absent)?;
             }
             Ok(Outcome::commit(batch, state, reply))
         })

@@ -52,6 +52,8 @@ async fn stored(store: &Store, start: chrono::DateTime<Utc>) -> Subscription {
         custom_field_data: CustomFieldData::default(),
         payment_token: None,
         license_key_ids: vec![LicenseKeyId::new()],
+        interval_count: 1,
+        trial_end: None,
     };
     let s = Subscription::new_from_purchase(SubscriptionId::new(), p, start).unwrap();
     let mut batch = Batch::new();

@@ -6,14 +6,16 @@
 use chrono::{DateTime, Utc};
 
 use super::model::{union, Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
-use super::renewal::add_intervals;
 use crate::domain::discount::amount_off;
 use crate::domain::ids::{LicenseKeyId, SubscriptionId};
 use crate::domain::product::PriceKind;
 
 impl Subscription {
     /// A subscription paid at checkout: `active` from `now`, its first period `now` + one
-    /// interval, its amount the price's (or the chosen) amount less the discount.
+    /// period (`interval_count` intervals), its amount the price's (or the chosen) amount
+    /// less the discount. With a trial (`trial_end` after `now`) it is `trialing` instead:
+    /// its first period is the trial, free, and the periods it pays for are counted from
+    /// the trial's end.
     pub fn new_from_purchase(
         id: SubscriptionId,
         p: Purchase,
@@ -33,6 +35,12 @@ impl Subscription {
         // Discounts only apply to fixed prices.
         let discount = p.discount.filter(|_| base.is_some());
         let amount = base.map(|a| a - discount.as_ref().map_or(0, |d| amount_off(&d.kind, a)));
+        let count = p.interval_count.max(1);
+        let trial_end = p.trial_end.filter(|end| *end > now);
+        let (status, period_end, anchor_cycle) = match trial_end {
+            Some(end) => (SubscriptionStatus::Trialing, end, 1),
+            None => (SubscriptionStatus::Active, interval.add(now, count), 0),
+        };
         Ok(Subscription {
             id,
             organization_id: p.organization_id,
@@ -41,9 +49,9 @@ impl Subscription {
             amount,
             currency,
             recurring_interval: interval,
-            status: SubscriptionStatus::Active,
+            status,
             current_period_start: now,
-            current_period_end: Some(add_intervals(now, interval, 1)),
+            current_period_end: Some(period_end),
             cancel_at_period_end: false,
             canceled_at: None,
             started_at: Some(now),
@@ -65,6 +73,14 @@ impl Subscription {
             customer_email: p.customer_email,
             product_name: p.product_name,
             discount_name: discount.map(|d| d.name),
+            recurring_interval_count: count,
+            trial_start: trial_end.map(|_| now),
+            trial_end,
+            anchor_at: trial_end.unwrap_or(now),
+            anchor_cycle,
+            proration_balance: 0,
+            plan_changes: 0,
+            trial_reminded_for: None,
         })
     }
 

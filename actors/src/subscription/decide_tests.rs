@@ -49,6 +49,8 @@ fn purchase(price: Price) -> Purchase {
         custom_field_data: CustomFieldData::default(),
         payment_token: Some("tok_visa".into()),
         license_key_ids: vec![LicenseKeyId::new(), LicenseKeyId::new()],
+        interval_count: 1,
+        trial_end: None,
     }
 }
 

@@ -16,20 +16,25 @@ pub mod actor;
 pub mod decide;
 pub mod follow;
 pub mod model;
+pub mod plan_change;
 mod renewal;
+mod v1;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 pub use actor::{
-    ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
+    ChangePlan, ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
     UpdateSubscription,
 };
 pub use follow::KeysPaidUntil;
 pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
+pub use plan_change::{
+    change_order_id, prorate, ChangeCharge, PlanChange, PlanTarget, ProrationBehavior,
+};
 pub use renewal::{
-    add_intervals, renewal_order_id, PaymentOutcome, Renewal, RenewalCharge, RenewalPlan,
-    RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,
+    add_intervals, renewal_order_id, trial_reminder_lead, PaymentOutcome, Renewal, RenewalCharge,
+    RenewalPlan, RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,
 };
 
 use crate::domain::product::RecurringInterval;
@@ -118,12 +123,16 @@ impl Subscription {
         }
     }
 
-    /// The amount per month (a yearly amount divided by 12, in integer arithmetic as
-    /// PostgreSQL divides integers), `None` for a free subscription.
+    /// The amount per month, `None` for a free subscription: per period divided by the
+    /// months a period spans (a yearly amount by 12), a weekly one times 52 / 12, a daily
+    /// one times 365 / 12, in integer arithmetic as PostgreSQL divides integers.
     pub fn monthly_amount(&self) -> Option<i64> {
+        let count = i64::from(self.recurring_interval_count.max(1));
         self.amount.map(|a| match self.recurring_interval {
-            RecurringInterval::Month => a,
-            RecurringInterval::Year => a / 12,
+            RecurringInterval::Month => a / count,
+            RecurringInterval::Year => a / (12 * count),
+            RecurringInterval::Week => a.saturating_mul(52) / (12 * count),
+            RecurringInterval::Day => a.saturating_mul(365) / (12 * count),
         })
     }
 
@@ -164,7 +173,28 @@ impl Subscription {
 }
 
 impl Record for Subscription {
-    crate::record_v1!(Subscription, "subscription");
+    const COLLECTION: &'static str = "subscription";
+    /// 2: interval counts, trials, plan changes (`v1.rs` decodes version 1).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => {
+                tollgate_storage::codec::decode::<v1::SubscriptionV1>(Self::COLLECTION, 1, payload)
+                    .map(Subscription::from)
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events, except the bookkeeping a customer never sees (the
     /// key revocations still to run, the saved payment method, and the `modified_at` such
     /// bookkeeping bumps).

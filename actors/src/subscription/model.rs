@@ -119,6 +119,26 @@ pub struct Subscription {
     pub customer_email: String,
     pub product_name: String,
     pub discount_name: Option<String>,
+    // Format version 2 (`v1.rs` decodes version 1).
+    /// Each period spans this many `recurring_interval`s (1–999).
+    pub recurring_interval_count: u32,
+    /// The free trial the subscription started with, if any: period 0 runs from
+    /// `trial_start` to `trial_end` and costs nothing.
+    pub trial_start: Option<DateTime<Utc>>,
+    pub trial_end: Option<DateTime<Utc>>,
+    /// Where the billing periods are counted from: period `anchor_cycle + n` starts at
+    /// `anchor_at` + n × `recurring_interval_count` intervals. The start of a purchase,
+    /// the trial's end after a trial, the change's time after a plan change that resets
+    /// the cycle (a new interval).
+    pub anchor_at: DateTime<Utc>,
+    pub anchor_cycle: u32,
+    /// Prorations not billed yet, in cents: added to the next renewal's charge (a credit,
+    /// negative, is taken off it; what one charge cannot absorb carries on to the next).
+    pub proration_balance: i64,
+    /// Plan changes applied so far; the order a change bills derives its id from it.
+    pub plan_changes: u32,
+    /// The trial end a reminder of the first charge went out for (one per trial end).
+    pub trial_reminded_for: Option<DateTime<Utc>>,
 }
 
 /// Why a subscription refused a command. The messages are Polar's.
@@ -141,6 +161,9 @@ pub enum SubscriptionError {
     /// planned against an older state): nothing to do.
     #[error("the renewal was already applied or is not due")]
     StaleRenewal,
+    /// A plan change to a price in another currency (Polar: 422 on `product_id`).
+    #[error("This product doesn't have a price for the subscription currency.")]
+    CurrencyMismatch,
     /// A renewal that needs a charge was applied without the charge's outcome.
     #[error("the renewal needs a payment outcome")]
     MissingOutcome,
@@ -167,11 +190,18 @@ pub struct Purchase {
     pub payment_token: Option<String>,
     /// The keys granted with the purchase, revoked when the subscription ends.
     pub license_key_ids: Vec<LicenseKeyId>,
+    /// Each period spans this many intervals (the product's `recurring_interval_count`).
+    pub interval_count: u32,
+    /// The end of the free trial the subscription starts with (`None`: no trial, the
+    /// first period is paid at checkout).
+    pub trial_end: Option<DateTime<Utc>>,
 }
 
 impl Purchase {
     /// The purchase a settled checkout made. `payment_token` is the confirmation token the
     /// checkout was charged with (a succeeded checkout no longer holds it).
+    // One argument per fact the checkout does not hold itself.
+    #[allow(clippy::too_many_arguments)]
     pub fn from_checkout(
         checkout: &Checkout,
         customer_id: CustomerId,
@@ -179,6 +209,8 @@ impl Purchase {
         product_name: &str,
         payment_token: Option<String>,
         license_key_ids: Vec<LicenseKeyId>,
+        interval_count: u32,
+        trial_end: Option<DateTime<Utc>>,
     ) -> Purchase {
         Purchase {
             organization_id: checkout.organization_id,
@@ -194,6 +226,8 @@ impl Purchase {
             custom_field_data: checkout.custom_field_data.clone(),
             payment_token,
             license_key_ids,
+            interval_count,
+            trial_end,
         }
     }
 }

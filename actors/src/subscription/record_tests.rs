@@ -38,6 +38,8 @@ fn sub(amount: Option<i64>, interval: RecurringInterval) -> Subscription {
         custom_field_data: CustomFieldData::default(),
         payment_token: None,
         license_key_ids: Vec::new(),
+        interval_count: 1,
+        trial_end: None,
     };
     Subscription::new_from_purchase(SubscriptionId::new(), p, t0).unwrap()
 }
@@ -144,6 +146,14 @@ fn full_subscription() -> Subscription {
         customer_email: "jane@example.com".into(),
         product_name: "Pro".into(),
         discount_name: Some("Launch".into()),
+        recurring_interval_count: 3,
+        trial_start: Some(at(480)),
+        trial_end: Some(at(540)),
+        anchor_at: at(540),
+        anchor_cycle: 1,
+        proration_balance: -250,
+        plan_changes: 2,
+        trial_reminded_for: Some(at(540)),
     }
 }
 
@@ -152,16 +162,56 @@ fn round_trip_and_golden_bytes() {
     let s = full_subscription();
     assert_eq!(
         (Subscription::COLLECTION, Subscription::VERSION),
-        ("subscription", 1)
+        ("subscription", 2)
     );
     let bytes = s.encode().unwrap_or_default();
-    assert_eq!(Subscription::decode(1, &bytes).ok(), Some(s));
+    assert_eq!(Subscription::decode(2, &bytes).ok(), Some(s));
     assert_eq!(
         crate::golden::hex(&bytes),
-        GOLDEN_V1,
-        "subscription format v1 changed"
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"),
+        "subscription format v2 changed"
     );
 }
+
+/// The bytes of a hex string (the golden fixtures).
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .filter_map(|i| s.get(i..i + 2))
+        .filter_map(|b| u8::from_str_radix(b, 16).ok())
+        .collect()
+}
+
+/// A record written by a build of format version 1 reads as a subscription of single
+/// intervals, without a trial, its periods counted from its start; written again, it is
+/// version 2.
+#[test]
+fn version_1_records_decode_with_single_intervals_and_no_trial() {
+    use crate::golden::at;
+    let decoded = Subscription::decode(1, &unhex(GOLDEN_V1));
+    let expected = Subscription {
+        recurring_interval_count: 1,
+        trial_start: None,
+        trial_end: None,
+        anchor_at: at(300),
+        anchor_cycle: 0,
+        proration_balance: 0,
+        plan_changes: 0,
+        trial_reminded_for: None,
+        ..full_subscription()
+    };
+    assert_eq!(decoded.ok(), Some(expected.clone()));
+    let again = expected.encode().unwrap_or_default();
+    assert_eq!(Subscription::decode(2, &again).ok(), Some(expected));
+    assert!(Subscription::decode(2, &unhex(GOLDEN_V1)).is_err());
+    assert!(Subscription::decode(3, &again).is_err());
+}
+
+/// Format version 2 appends its fields to version 1's layout: these are their bytes.
+const GOLDEN_V2_TAIL: &str = "\
+    030114313937302d30312d30315430303a30383a30305a0114313937302d30312d30315430303a30393a3030\
+    5a14313937302d30312d30315430303a30393a30305a01fbf301020114313937302d30312d30315430303a30\
+    393a30305a";
 
 const GOLDEN_V1: &str = "\
     1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\

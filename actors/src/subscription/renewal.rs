@@ -38,6 +38,11 @@ pub struct RenewalTerms {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RenewalPlan {
     NotDue,
+    /// A paid trial ends soon: the buyer is reminded of the first charge (once per trial
+    /// end; nothing is charged).
+    RemindTrial {
+        trial_end: DateTime<Utc>,
+    },
     /// `cancel_at_period_end` and the period is over: the subscription ends, no charge.
     End,
     Charge(RenewalCharge),
@@ -49,8 +54,12 @@ pub struct RenewalCharge {
     /// The period this charge pays for (`cycles + 1`).
     pub cycle: u32,
     /// Before tax; 0 for a free subscription (nothing to charge, an order of 0 is still
-    /// written, as Stripe's zero invoices make Polar do).
+    /// written, as Stripe's zero invoices make Polar do). Includes the prorations carried
+    /// from plan changes (`balance_applied`).
     pub amount: i64,
+    /// The part of `amount` that is the subscription's `proration_balance` (negative: a
+    /// credit taken off; never more than the period's own amount).
+    pub balance_applied: i64,
     pub currency: String,
     /// The subscription's discount applies to this period.
     pub discounted: bool,
@@ -82,15 +91,21 @@ pub struct Renewal {
 }
 
 /// `start + n` intervals, counted from `start` so that month ends do not drift
-/// (Jan 31 → Feb 28 → Mar 31).
+/// (Jan 31 → Feb 28 → Mar 31): [`RecurringInterval::add`].
 pub fn add_intervals(start: DateTime<Utc>, interval: RecurringInterval, n: u32) -> DateTime<Utc> {
-    let months = match interval {
-        RecurringInterval::Month => n,
-        RecurringInterval::Year => n.saturating_mul(12),
-    };
-    start
-        .checked_add_months(Months::new(months))
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    interval.add(start, n)
+}
+
+/// How long before a trial's end its reminder goes out: 3 days for a trial of 3 days or
+/// more, 1 day for a shorter one of at least a day, none below (Polar's rule).
+pub fn trial_reminder_lead(trial: Duration) -> Option<Duration> {
+    if trial >= Duration::days(3) {
+        Some(Duration::days(3))
+    } else if trial >= Duration::days(1) {
+        Some(Duration::days(1))
+    } else {
+        None
+    }
 }
 
 /// The id of the renewal order of period `cycle`: derived, so a retried renewal write can
@@ -100,9 +115,37 @@ pub fn renewal_order_id(subscription: SubscriptionId, cycle: u32) -> OrderId {
 }
 
 impl Subscription {
-    /// Where the billing periods are counted from.
-    fn anchor(&self) -> DateTime<Utc> {
-        self.started_at.unwrap_or(self.current_period_start)
+    /// The start of billing period `cycle` (the one `cycles` reaches once it is paid),
+    /// counted from the anchor: `anchor_at` + (`cycle` − `anchor_cycle`) periods.
+    pub fn period_start(&self, cycle: u32) -> DateTime<Utc> {
+        let periods = cycle.saturating_sub(self.anchor_cycle);
+        self.recurring_interval.add(
+            self.anchor_at,
+            periods.saturating_mul(self.recurring_interval_count.max(1)),
+        )
+    }
+
+    /// Where a discount's duration is counted from: the first period paid for (after the
+    /// trial, if any).
+    fn first_paid_start(&self) -> DateTime<Utc> {
+        self.trial_end
+            .or(self.started_at)
+            .unwrap_or(self.current_period_start)
+    }
+
+    /// When the reminder of a trial's first charge is due, if one still is: a trialing
+    /// subscription that will be charged (not free, not set to cancel) and was not
+    /// reminded for this trial end.
+    pub fn trial_reminder_at(&self) -> Option<DateTime<Utc>> {
+        let (start, end) = (self.trial_start?, self.trial_end?);
+        if self.status != SubscriptionStatus::Trialing
+            || self.cancel_at_period_end
+            || self.amount.unwrap_or(0) <= 0
+            || self.trial_reminded_for == Some(end)
+        {
+            return None;
+        }
+        trial_reminder_lead(end - start).map(|lead| end - lead)
     }
 
     /// When the renewal (or the end) is due: the period end while active, the next retry
@@ -112,7 +155,13 @@ impl Subscription {
             return None;
         }
         match self.status {
-            SubscriptionStatus::Active | SubscriptionStatus::Trialing => self.current_period_end,
+            SubscriptionStatus::Trialing => {
+                match (self.trial_reminder_at(), self.current_period_end) {
+                    (Some(remind), Some(end)) => Some(remind.min(end)),
+                    (remind, end) => end.or(remind),
+                }
+            }
+            SubscriptionStatus::Active => self.current_period_end,
             SubscriptionStatus::PastDue => {
                 let last = self.modified_at.unwrap_or(self.current_period_start);
                 let retry = last + RENEWAL_RETRY_DELAY;
@@ -130,11 +179,11 @@ impl Subscription {
         match terms.discount_duration {
             // The record is gone: keep what the subscription has.
             None | Some(DiscountDuration::Forever) => true,
-            Some(DiscountDuration::Once) => start <= self.anchor(),
+            Some(DiscountDuration::Once) => start <= self.first_paid_start(),
             Some(DiscountDuration::Repeating { months }) => {
                 let months = u32::try_from(months.max(0)).unwrap_or(u32::MAX);
                 let until = self
-                    .anchor()
+                    .first_paid_start()
                     .checked_add_months(Months::new(months))
                     .unwrap_or(DateTime::<Utc>::MAX_UTC);
                 start < until
@@ -151,14 +200,22 @@ impl Subscription {
         if self.cancel_at_period_end && self.status.is_active() {
             return RenewalPlan::End;
         }
+        if let (Some(trial_end), Some(end)) = (self.trial_end, self.current_period_end) {
+            if self.trial_reminder_at().is_some() && now < end {
+                return RenewalPlan::RemindTrial { trial_end };
+            }
+        }
         let cycle = self.cycles.saturating_add(1);
-        let start = add_intervals(self.anchor(), self.recurring_interval, cycle);
+        let start = self.period_start(cycle);
         let discounted = self.discount_applies(start, terms);
         let amount = if discounted || self.discount_id.is_none() {
             self.amount
         } else {
             terms.price_amount.or(self.amount)
         };
+        let base = amount.unwrap_or(0).max(0);
+        // A credit is taken off up to the period's own amount; a debt is added in full.
+        let balance_applied = self.proration_balance.max(-base);
         let idempotency_key = match (self.status, self.modified_at) {
             (SubscriptionStatus::PastDue, Some(last)) => {
                 format!("{}:{cycle}:{}", self.id, last.timestamp_micros())
@@ -167,7 +224,8 @@ impl Subscription {
         };
         RenewalPlan::Charge(RenewalCharge {
             cycle,
-            amount: amount.unwrap_or(0).max(0),
+            amount: base.saturating_add(balance_applied),
+            balance_applied,
             currency: self
                 .currency
                 .clone()
@@ -195,6 +253,15 @@ impl Subscription {
     ) -> Result<Renewal, SubscriptionError> {
         let charge = match self.plan_renewal(now, terms) {
             RenewalPlan::NotDue => return Err(SubscriptionError::StaleRenewal),
+            RenewalPlan::RemindTrial { trial_end } => {
+                // Bookkeeping the buyer sees only as the mail: `modified_at` stays.
+                let mut next = self.clone();
+                next.trial_reminded_for = Some(trial_end);
+                return Ok(Renewal {
+                    subscription: next,
+                    order: None,
+                });
+            }
             RenewalPlan::End => {
                 let mut next = self.clone();
                 let end = self.current_period_end.unwrap_or(now);
@@ -222,14 +289,12 @@ impl Subscription {
                 let mut order = self.renewal_order(&charge, tax_amount, billing_address, now);
                 order.payment_id = payment_id;
                 next.cycles = charge.cycle;
-                next.current_period_start =
-                    add_intervals(self.anchor(), self.recurring_interval, charge.cycle);
-                next.current_period_end = Some(add_intervals(
-                    self.anchor(),
-                    self.recurring_interval,
-                    charge.cycle.saturating_add(1),
-                ));
+                next.current_period_start = self.period_start(charge.cycle);
+                next.current_period_end = Some(self.period_start(charge.cycle.saturating_add(1)));
                 next.status = SubscriptionStatus::Active;
+                next.proration_balance = self
+                    .proration_balance
+                    .saturating_sub(charge.balance_applied);
                 if !charge.discounted && self.discount_id.is_some() {
                     next.discount_id = None;
                     next.discount_name = None;

@@ -26,8 +26,8 @@ use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
 use crate::domain::metadata::Metadata;
 use crate::domain::product::{
-    AttachedCustomField, Price, PriceKind, Product, ProductSort, RecurringInterval,
-    PRODUCT_BY_BENEFIT,
+    AttachedCustomField, Price, PriceKind, Product, ProductSort, RecurringInterval, Trial,
+    MAX_INTERVAL_COUNT, MAX_TRIAL_COUNT, PRODUCT_BY_BENEFIT,
 };
 use crate::error::{ApiError, FieldError};
 use crate::loc;
@@ -201,50 +201,92 @@ pub(super) fn body_metadata(
     }
 }
 
-/// The cadence a body's Polar 2026 fields name (`recurring_interval`), `None` when it
-/// names none; the values Tollgate cannot sell (a daily or weekly interval, a count other
-/// than 1, trials, draft or private products) are 422s in `v`.
-fn body_cadence(v: &mut Validator, c: &ProductCadenceInput) -> Option<Cadence> {
-    let cadence = match &c.recurring_interval {
-        None => None,
-        Some(Value::String(s)) if s == "month" => Some(Cadence::Every(RecurringInterval::Month)),
-        Some(Value::String(s)) if s == "year" => Some(Cadence::Every(RecurringInterval::Year)),
-        Some(value @ Value::String(s)) if s == "day" || s == "week" => {
-            v.unsupported(
-                loc!["body", "recurring_interval"],
-                value.clone(),
-                "A daily or weekly billing interval",
-            );
-            None
-        }
-        Some(value) => {
-            v.push(
-                FieldError::new(
-                    "enum",
-                    loc!["body", "recurring_interval"],
-                    "Input should be 'day', 'week', 'month' or 'year'",
-                    value.clone(),
-                )
-                .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
-            );
-            None
-        }
-    };
-    if let Some(count) = c.recurring_interval_count.as_ref().filter(|n| !n.is_null()) {
-        if count.as_i64() != Some(1) {
-            v.unsupported(
-                loc!["body", "recurring_interval_count"],
-                count.clone(),
-                "A billing interval count other than 1",
-            );
-        }
+/// What a body's Polar 2026 recurrence fields say: the cadence (`recurring_interval`), its
+/// count, and the trial. Each is `None` when the body names none; for the trial,
+/// `Some(None)` is an explicit `null` (no trial).
+#[derive(Debug, Default)]
+struct BodyCadence {
+    cadence: Option<Cadence>,
+    count: Option<u32>,
+    trial: Option<Option<Trial>>,
+}
+
+/// An interval name (`day`, `week`, `month`, `year`) at `field`, else a 422 in `v`.
+fn interval_field(v: &mut Validator, field: &str, value: &Value) -> Option<RecurringInterval> {
+    if let Some(i) = value.as_str().and_then(RecurringInterval::parse) {
+        return Some(i);
     }
-    for (field, value) in [
-        ("trial_interval", &c.trial_interval),
-        ("trial_interval_count", &c.trial_interval_count),
-    ] {
-        if let Some(value) = value.as_ref().filter(|x| !x.is_null()) {
-            v.unsupported(loc!["body", field], value.clone(), "A free trial");
+    v.push(
+        FieldError::new(
+            "enum",
+            loc!["body", field],
+            "Input should be 'day', 'week', 'month' or 'year'",
+            value.clone(),
+        )
+        .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
+    );
+    None
+}
+
+/// A whole number in `1..=max` at `field`, else a 422 in `v`.
+fn count_field(v: &mut Validator, field: &str, value: &Value, max: u32) -> Option<u32> {
+    let Some(n) = value.as_i64() else {
+        v.push(FieldError::new(
+            "int_type",
+            loc!["body", field],
+            "Input should be a valid integer",
+            value.clone(),
+        ));
+        return None;
+    };
+    if !v.int_range(loc!["body", field], n, Some(1), Some(i64::from(max))) {
+        return None;
+    }
+    u32::try_from(n).ok()
+}
+
+/// Parses the recurrence fields of a body; the values Tollgate cannot sell (draft or
+/// private products) and broken ones are 422s in `v`.
+fn body_cadence(v: &mut Validator, c: &ProductCadenceInput) -> BodyCadence {
+    let mut out = BodyCadence::default();
+    if let Some(value) = &c.recurring_interval {
+        out.cadence = interval_field(v, "recurring_interval", value).map(Cadence::Every);
+    }
+    if let Some(count) = c.recurring_interval_count.as_ref().filter(|n| !n.is_null()) {
+        out.count = count_field(v, "recurring_interval_count", count, MAX_INTERVAL_COUNT);
+    }
+    let given = |x: &Maybe<Value>| !matches!(x, Maybe::Absent);
+    let set = |x: &Maybe<Value>| matches!(x, Maybe::Value(x) if !x.is_null());
+    match (set(&c.trial_interval), set(&c.trial_interval_count)) {
+        (true, true) => {
+            let interval = c
+                .trial_interval
+                .as_value()
+                .and_then(|x| interval_field(v, "trial_interval", x));
+            let count = c
+                .trial_interval_count
+                .as_value()
+                .and_then(|x| count_field(v, "trial_interval_count", x, MAX_TRIAL_COUNT));
+            if let (Some(interval), Some(count)) = (interval, count) {
+                out.trial = Some(Some(Trial { interval, count }));
+            }
+        }
+        (false, false) if given(&c.trial_interval) || given(&c.trial_interval_count) => {
+            out.trial = Some(None);
+        }
+        (false, false) => {}
+        (interval, _) => {
+            let missing = if interval {
+                "trial_interval_count"
+            } else {
+                "trial_interval"
+            };
+            v.push(FieldError::new(
+                "missing",
+                loc!["body", missing],
+                "Both trial_interval and trial_interval_count must be set together.",
+                Value::Null,
+            ));
         }
     }
     if let Some(value) = c.visibility.as_ref().filter(|x| !x.is_null()) {
@@ -266,7 +308,22 @@ fn body_cadence(v: &mut Validator, c: &ProductCadenceInput) -> Option<Cadence> {
             ),
         }
     }
-    cadence
+    out
+}
+
+/// A trial on a product that does not recur: Polar's 422 on both trial fields.
+fn refuse_one_time_trial(v: &mut Validator, c: &ProductCadenceInput) {
+    for (field, value) in [
+        ("trial_interval", &c.trial_interval),
+        ("trial_interval_count", &c.trial_interval_count),
+    ] {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", field],
+            "Trial configuration is only supported on recurring products.",
+            value.as_value().cloned().unwrap_or(Value::Null),
+        ));
+    }
 }
 
 /// Parses every item of `prices`; `None` if any is invalid (the errors are in `v`). A
@@ -365,7 +422,8 @@ pub async fn create(
 ) -> Result<Product, ApiError> {
     let mut v = Validator::new();
     v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS);
-    let cadence = body_cadence(&mut v, &input.cadence).unwrap_or(Cadence::OneTime);
+    let said = body_cadence(&mut v, &input.cadence);
+    let cadence = said.cadence.unwrap_or(Cadence::OneTime);
     let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false, Some(cadence))
         .map(|ps| {
             ps.into_iter()
@@ -380,6 +438,13 @@ pub async fn create(
         check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
     }
     let metadata = body_metadata(&mut v, &input.metadata, false).unwrap_or_default();
+    let recurring = kinds
+        .as_ref()
+        .is_some_and(|k| !k.is_empty() && k.iter().all(PriceKind::is_recurring));
+    let trial = said.trial.flatten();
+    if trial.is_some() && kinds.is_some() && !recurring {
+        refuse_one_time_trial(&mut v, &input.cadence);
+    }
     v.finish()?;
     let kinds = kinds.unwrap_or_default();
 
@@ -411,6 +476,12 @@ pub async fn create(
         benefit_ids: Vec::new(),
         media_ids: Vec::new(),
         attached_custom_fields: attached,
+        recurring_interval_count: if recurring {
+            said.count.unwrap_or(1)
+        } else {
+            1
+        },
+        trial: trial.filter(|_| recurring),
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
@@ -497,7 +568,8 @@ pub async fn update(
     if let Some(name) = &input.name {
         v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS);
     }
-    let said = body_cadence(&mut v, &input.cadence);
+    let body = body_cadence(&mut v, &input.cadence);
+    let said = body.cadence;
     let metadata = body_metadata(&mut v, &input.metadata, true);
     let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
     // Not found is told after the body's errors, as for every other body.
@@ -526,6 +598,24 @@ pub async fn update(
             let mut v = Validator::new();
             if let Some(inputs) = &prices {
                 apply_prices(&mut v, &mut product, inputs, &raw_prices, now);
+            }
+            // A period's length is what subscriptions were sold at: it never changes.
+            if let Some(count) = body.count {
+                if count != product.recurring_interval_count {
+                    v.push(FieldError::new(
+                        "value_error",
+                        loc!["body", "recurring_interval_count"],
+                        "The billing interval count of a product cannot be changed.",
+                        Value::from(count),
+                    ));
+                }
+            }
+            match body.trial {
+                Some(Some(_)) if !product.is_recurring => {
+                    refuse_one_time_trial(&mut v, &input.cadence)
+                }
+                Some(trial) => product.trial = trial,
+                None => {}
             }
             if input.medias.is_some() {
                 check_medias(&mut v, input.medias.as_ref());

@@ -25,7 +25,7 @@ use crate::domain::ids::{
     CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, OrderId, SubscriptionId,
 };
 use crate::domain::order::Order;
-use crate::domain::product::{Product, RecurringInterval};
+use crate::domain::product::Product;
 use crate::error::ApiError;
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
@@ -80,6 +80,18 @@ pub(super) async fn confirm(
                 .price(checkout.price.id)
                 .is_none_or(|p| p.is_archived),
         };
+        // One trial per customer and product: a buyer who already had one pays now.
+        if let Ok(preview) = checkout.update(changes.clone(), now, state.tax.as_ref()) {
+            if preview.trial_end.is_some() && had_trial(state, &preview).await? {
+                return Err(ApiError::Named {
+                    status: 403,
+                    error: "TrialAlreadyRedeemed",
+                    detail: "You have already used a trial for this product. Trials can only \
+                             be used once per customer."
+                        .into(),
+                });
+            }
+        }
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
         // What the confirmation's write reads, read now: the actor decides without I/O.
         // The checkout as confirmed may name another customer or discount than these
@@ -136,6 +148,41 @@ pub(super) async fn confirm(
         }
     }
     Err(last_error.unwrap_or(ApiError::Unavailable))
+}
+
+/// Whether the buyer of `c` (its customer, else the organization's customer with its
+/// e-mail address) already started a trial of its product.
+async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, ApiError> {
+    let customer = match (c.customer_id, c.customer_email.as_deref()) {
+        (Some(id), _) => Some(id),
+        (None, Some(email)) => customer_by_email(&state.store, c.organization_id, email)
+            .await?
+            .map(|c| c.value.id),
+        (None, None) => None,
+    };
+    let Some(customer) = customer else {
+        return Ok(false);
+    };
+    let ids = state
+        .store
+        .index_range(
+            tollgate_actors::subscription::SUBSCRIPTION_OF_CUSTOMER,
+            &customer.key(),
+            &[],
+            None,
+        )
+        .await?;
+    for key in ids {
+        let Some(id) = SubscriptionId::from_key(&key) else {
+            continue;
+        };
+        if let Some(s) = state.store.get::<Subscription>(&id.key()).await? {
+            if s.value.product_id == c.product_id && s.value.trial_start.is_some() {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The writes that go with a confirmation (runs inside the checkout actor, on the
@@ -243,6 +290,10 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
         state.processor.intent(intent).await
     } else if checkout.is_payment_required() {
         state.processor.charge(charge_request(&checkout)?).await
+    } else if checkout.trial_end.is_some() && checkout.is_payment_setup_required() {
+        // A trial: nothing is charged now, the card is saved for the first charge at the
+        // trial's end.
+        state.processor.setup(charge_request(&checkout)?).await
     } else {
         Ok(ChargeOutcome::Succeeded {
             intent_id: String::new(),
@@ -442,14 +493,6 @@ pub fn grace_end(paid_until: DateTime<Utc>, grace_days: u32) -> DateTime<Utc> {
         .unwrap_or(paid_until)
 }
 
-/// The end of a subscription period that starts at `start`.
-pub fn period_end(start: DateTime<Utc>, interval: RecurringInterval) -> Option<DateTime<Utc>> {
-    match interval {
-        RecurringInterval::Month => start.checked_add_months(Months::new(1)),
-        RecurringInterval::Year => start.checked_add_months(Months::new(12)),
-    }
-}
-
 /// Everything a successful purchase creates, with ids derived from the checkout's, so
 /// that a repeated completion can never create anything twice (`Expect::Absent`).
 fn completion(
@@ -481,9 +524,14 @@ fn completion(
 
     // A subscription's keys follow it: valid for the paid period plus the benefit's
     // grace, whatever the benefit's own expiry (which one-time purchases get).
+    // With a trial, the period paid for (for free) is the trial.
     let paid_until = subscription_id
         .and_then(|_| c.price.kind.interval())
-        .and_then(|i| period_end(now, i));
+        .map(|i| {
+            c.trial_end
+                .filter(|end| *end > now)
+                .unwrap_or_else(|| i.add(now, product.recurring_interval_count))
+        });
     let mut key_ids = Vec::new();
     for benefit in benefits {
         let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
@@ -527,6 +575,8 @@ fn completion(
             &product.name,
             payment_token,
             key_ids,
+            product.recurring_interval_count,
+            c.trial_end,
         );
         let subscription = Subscription::new_from_purchase(sid, purchase, now).map_err(|e| {
             ActorError::Storage(StorageError::Corrupt(format!("checkout {}: {e}", c.id)))

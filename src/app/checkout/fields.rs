@@ -23,7 +23,7 @@ use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
 use crate::domain::metadata::Metadata;
-use crate::domain::product::{Price, Product};
+use crate::domain::product::{Price, Product, RecurringInterval, Trial, MAX_TRIAL_COUNT};
 use crate::error::{ApiError, FieldError};
 use crate::loc;
 use crate::state::AppState;
@@ -365,6 +365,7 @@ pub(super) async fn resolve_changes(
     .await?;
     if product.id != checkout.product_id {
         ch.product = Some(product.id);
+        ch.product_trial = Some(product.trial);
         // A discount that does not apply to the new product is removed (Polar).
         if let (Some(applied), Maybe::Absent) = (&checkout.discount, &input.discount_id) {
             let applies = discount_by_id(&state.store, applied.id)
@@ -545,23 +546,64 @@ fn check_currency(v: &mut Validator, currency: Option<&str>) {
     }
 }
 
-/// A trial configuration: Tollgate's products have no trials.
-fn refuse_trial(v: &mut Validator, interval: Option<&str>, count: Option<i64>) {
-    if let Some(i) = interval {
-        refuse(
-            v,
-            "trial_interval",
-            "Trials are not supported.",
-            Value::from(i),
-        );
-    }
-    if let Some(n) = count {
-        refuse(
-            v,
-            "trial_interval_count",
-            "Trials are not supported.",
-            Value::from(n),
-        );
+/// The trial of a create or update body (Polar's `trial_interval` and
+/// `trial_interval_count`, both or neither): `Some(Some)` sets the checkout's own trial,
+/// `Some(None)` removes it (both `null`), `None` leaves it. Each field is `None` when the
+/// body lacks it, `Some(None)` when it is `null`.
+pub(super) fn trial_fields(
+    v: &mut Validator,
+    interval: Option<Option<&str>>,
+    count: Option<Option<i64>>,
+) -> Option<Option<Trial>> {
+    let given = interval.is_some() || count.is_some();
+    let (i, n) = (interval.flatten(), count.flatten());
+    let interval = i.and_then(|i| match RecurringInterval::parse(i) {
+        Some(i) => Some(i),
+        None => {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "trial_interval"],
+                    "Input should be 'day', 'week', 'month' or 'year'",
+                    Value::from(i),
+                )
+                .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
+            );
+            None
+        }
+    });
+    let count = n.and_then(|n| {
+        v.int_range(
+            loc!["body", "trial_interval_count"],
+            n,
+            Some(1),
+            Some(i64::from(MAX_TRIAL_COUNT)),
+        )
+        .then(|| u32::try_from(n).ok())
+        .flatten()
+    });
+    match (i.is_some(), n.is_some()) {
+        (true, true) => match (interval, count) {
+            (Some(interval), Some(count)) => Some(Some(Trial { interval, count })),
+            _ => None,
+        },
+        // `null` (and the other `null` or left out): no trial of its own.
+        (false, false) if given => Some(None),
+        (false, false) => None,
+        (has_interval, _) => {
+            let missing = if has_interval {
+                "trial_interval_count"
+            } else {
+                "trial_interval"
+            };
+            v.push(FieldError::new(
+                "missing",
+                loc!["body", missing],
+                "Both trial_interval and trial_interval_count must be set together.",
+                Value::Null,
+            ));
+            None
+        }
     }
 }
 
@@ -584,11 +626,6 @@ pub(super) fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCr
         input.customer_billing_name.as_deref(),
     );
     check_currency(v, input.currency.as_deref());
-    refuse_trial(
-        v,
-        input.trial_interval.as_deref(),
-        input.trial_interval_count,
-    );
     if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
         refuse(
             v,
@@ -651,11 +688,24 @@ fn resolve_2026_fields(
         return;
     }
     check_currency(v, terms.currency.as_value().map(String::as_str));
-    refuse_trial(
+    let maybe_str = |m: &Maybe<String>| match m {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(s) => Some(Some(s.clone())),
+    };
+    let maybe_int = |m: &Maybe<i64>| match m {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(n) => Some(Some(*n)),
+    };
+    let interval = maybe_str(&terms.trial_interval);
+    if let Some(trial) = trial_fields(
         v,
-        terms.trial_interval.as_value().map(String::as_str),
-        terms.trial_interval_count.as_value().copied(),
-    );
+        interval.as_ref().map(|i| i.as_deref()),
+        maybe_int(&terms.trial_interval_count),
+    ) {
+        ch.trial = Some(trial);
+    }
     if let Maybe::Value(r) = terms.require_billing_address {
         ch.require_billing_address = Some(r);
     }

@@ -19,8 +19,7 @@ pub mod links;
 mod payment_events;
 
 pub use completion::{
-    apply_outcome, complete_stale_confirmed, grace_end, key_expiry, period_end, recover, settle,
-    sweep_expired,
+    apply_outcome, complete_stale_confirmed, grace_end, key_expiry, recover, settle, sweep_expired,
 };
 pub use payment_events::payment_event;
 
@@ -349,6 +348,12 @@ pub async fn create(
         v.http_url(loc!["body", "return_url"], url);
     }
     refuse_unsupported_on_create(&mut v, &input);
+    let trial = fields::trial_fields(
+        &mut v,
+        input.trial_interval.as_deref().map(Some),
+        input.trial_interval_count.map(Some),
+    )
+    .flatten();
     let expires_at = match input.expires_at {
         None => now + Duration::seconds(state.settings.checkout.ttl_secs as i64),
         Some(t) => {
@@ -440,6 +445,7 @@ pub async fn create(
         success_url: input.success_url,
         embed_origin: optional_string(input.embed_origin),
         subscription_id: None,
+        product_trial: product.trial,
     };
     // A tax id given on create is validated against the address, like an update.
     let tax_input = optional_string(input.customer_tax_id);
@@ -458,6 +464,7 @@ pub async fn create(
         allow_trial: input.allow_trial.unwrap_or(true),
         external_customer_id: optional_string(input.external_customer_id),
         return_url: input.return_url,
+        trial,
     };
     let checkout = Checkout::create_with(new, terms, now, state.tax.as_ref())
         .map_err(|e| checkout_error(ActorError::Domain(e)))?;

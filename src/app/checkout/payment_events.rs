@@ -10,6 +10,9 @@
 //!   only if it still waits on that very intent (a late failure of an earlier attempt
 //!   never touches a newer one).
 //!
+//! A trial's checkout saves the card with a SetupIntent: `setup_intent.succeeded`,
+//! `setup_intent.setup_failed` and `setup_intent.canceled` do the same for it.
+//!
 //! Every other event is acknowledged and ignored.
 
 use tollgate_actors::checkout::{Checkout, CheckoutStatus, GetCheckout};
@@ -60,8 +63,12 @@ async fn handle(state: &AppState, event: &Event) -> Result<(), ApiError> {
         _ => {}
     }
     let failed = match event.kind.as_str() {
-        "payment_intent.succeeded" => false,
-        "payment_intent.payment_failed" | "payment_intent.canceled" => true,
+        // A trial's checkout saves the card with a SetupIntent (the same fields).
+        "payment_intent.succeeded" | "setup_intent.succeeded" => false,
+        "payment_intent.payment_failed"
+        | "payment_intent.canceled"
+        | "setup_intent.setup_failed"
+        | "setup_intent.canceled" => true,
         _ => return Ok(()),
     };
     let intent: PaymentIntent = serde_json::from_value(event.data.object.clone())

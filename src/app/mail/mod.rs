@@ -13,6 +13,8 @@
 //! | renewal payment failed | buyer | a subscription becomes past due, and at each failed retry |
 //! | subscription canceled | buyer | it is set to end at the period's end |
 //! | subscription ended | buyer | it ends (canceled now, revoked, or dunning gave up) |
+//! | trial ending | buyer | 3 days before a paid trial's first charge (1 day for a trial shorter than 3 days) |
+//! | subscription changed | buyer | it moved to another product or price |
 //! | license key revoked / disabled | buyer | the seller revokes or disables a key (not the keys of an ended subscription: that message says so) |
 //! | your license keys | buyer | asked for on the resend page or `POST /v1/customer-portal/license-keys/resend` |
 //! | customer portal sign-in code | buyer | asked for on the portal's sign-in page or `POST /v1/customer-portal/customer-session/request` |
@@ -393,6 +395,12 @@ async fn subscription_messages(
         && (before.status != SubscriptionStatus::PastDue || after.due_at() > before.due_at())
     {
         MailKind::RenewalFailed
+    } else if after.trial_reminded_for.is_some()
+        && after.trial_reminded_for != before.trial_reminded_for
+    {
+        MailKind::TrialEnding
+    } else if after.plan_changes > before.plan_changes {
+        MailKind::PlanChanged
     } else {
         return Ok(Vec::new());
     };
@@ -403,6 +411,8 @@ async fn subscription_messages(
             .await?
             .into_iter()
             .filter(|k| k.subscription_id == Some(after.id))
+            // After a plan change, the keys of the new plan only.
+            .filter(|k| kind != MailKind::PlanChanged || after.license_key_ids.contains(&k.id))
             .collect(),
         None => Vec::new(),
     };
@@ -428,6 +438,16 @@ async fn subscription_messages(
         MailKind::SubscriptionCanceled => render::Notice::canceled(
             &product,
             after.ends_at.or(after.current_period_end).map(render::date),
+        ),
+        MailKind::TrialEnding => render::Notice::trial_ending(
+            &product,
+            amount.as_deref(),
+            render::date(after.trial_end.unwrap_or(after.current_period_start)),
+        ),
+        MailKind::PlanChanged => render::Notice::plan_changed(
+            &product,
+            amount.as_deref(),
+            after.current_period_end.map(render::date),
         ),
         _ => render::Notice::ended(&product, !keys.is_empty()),
     };

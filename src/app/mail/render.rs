@@ -303,6 +303,42 @@ impl Notice {
         )
     }
 
+    /// Polar's `subscription_trial_conversion_reminder`: the trial ends soon, and what
+    /// the first charge will be.
+    pub fn trial_ending(product: &str, amount: Option<&str>, charge_on: String) -> Self {
+        let mut p = vec![format!(
+            "Your free trial of {product} ends on {charge_on}. Your subscription then starts, and your card is charged{}.",
+            amount.map(|a| format!(" {a}")).unwrap_or_default()
+        )];
+        p.push(
+            "Nothing to do if you want to keep it: your license keys go on working. To stop before the first charge, cancel the subscription before that date in the customer portal."
+                .into(),
+        );
+        Self::new(
+            format!("Your {product} trial is ending soon"),
+            "Your trial is ending soon",
+            p,
+        )
+    }
+
+    /// Polar's `subscription_updated`: the subscription now sells another product.
+    pub fn plan_changed(product: &str, amount: Option<&str>, next_charge: Option<String>) -> Self {
+        let mut p = vec![format!("Your subscription has changed to {product}.")];
+        match (amount, next_charge) {
+            (Some(a), Some(on)) => p.push(format!(
+                "It renews at {a} per period; the next renewal is on {on}, adjusted for the change."
+            )),
+            (None, Some(on)) => p.push(format!("It renews on {on}.")),
+            _ => {}
+        }
+        p.push("Your license keys for the new plan are below.".into());
+        Self::new(
+            format!("Your subscription has changed to {product}"),
+            "Your subscription has changed",
+            p,
+        )
+    }
+
     pub fn canceled(product: &str, ends: Option<String>) -> Self {
         let mut p = vec![format!("Your subscription to {product} has been canceled.")];
         p.push(match ends {

@@ -31,11 +31,14 @@ use crate::api::order::OrderView;
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
 use crate::api::refund::{RefundCreate, RefundView};
-use crate::api::subscription::{SubscriptionUpdate, SubscriptionView};
+use crate::api::subscription::{
+    SubscriptionChangePreviewInput, SubscriptionUpdate, SubscriptionView,
+};
 use crate::api::webhook::{
     WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointView,
 };
 use crate::api::ListResource;
+use crate::app::plan_change::SubscriptionChargePreview;
 use crate::error::ErrorBody as Error;
 
 /// The body of the OAuth endpoints' errors.
@@ -476,13 +479,23 @@ fn subscriptions_list() {}
     responses((status = 200, body = SubscriptionView)))]
 fn subscriptions_get() {}
 
-/// Cancel (at period end) or revoke (at once) a subscription.
+/// Change the plan (another product or price, with proration), cancel (at period end) or
+/// revoke (at once) a subscription.
 #[utoipa::path(patch, path = "/v1/subscriptions/{id}", tag = "subscriptions",
     params(("id" = Uuid, Path)),
     request_body = SubscriptionUpdate,
     security(("bearer" = ["subscriptions:write"])),
-    responses((status = 200, body = SubscriptionView), (status = 400, description = "The subscription can't make this change", body = Error), (status = 403, body = Error)))]
+    responses((status = 200, body = SubscriptionView), (status = 400, description = "The subscription can't make this change", body = Error), (status = 402, description = "The charge of an `invoice` change was declined (`PaymentFailed`)", body = Error), (status = 403, body = Error), (status = 409, description = "No saved payment method (`PaymentMethodRequired`), or the subscription changed meanwhile (`SubscriptionLocked`)", body = Error)))]
 fn subscriptions_update() {}
+
+/// Preview what a plan change costs now: the prorations, what is charged at once and what
+/// goes on the next renewal. Nothing is written.
+#[utoipa::path(post, path = "/v1/subscriptions/{id}/change-preview", tag = "subscriptions",
+    params(("id" = Uuid, Path)),
+    request_body = SubscriptionChangePreviewInput,
+    security(("bearer" = ["subscriptions:read"])),
+    responses((status = 200, body = SubscriptionChargePreview), (status = 403, body = Error)))]
+fn subscriptions_change_preview() {}
 
 // ---------------------------------------------------------------------------------------
 // License keys

@@ -1,0 +1,615 @@
+//! Plan changes of a subscription (`PATCH /v1/subscriptions/{id}` with a new product or
+//! price, and `POST /v1/subscriptions/{id}/change-preview`): the target resolved from the
+//! catalog, the proration decided by the subscription's rules
+//! (`tollgate_actors::subscription::plan_change`), the charge of an `invoice` change made
+//! through the payment processor, then the change, its order and the new product's keys
+//! written in one batch by the subscription's actor. Keys of benefits the new product
+//! lacks are revoked; benefits both products grant keep their keys.
+//!
+//! Order of steps, and why it is safe: the change is decided at one instant `at` (so the
+//! preview and the change agree to the cent for a given instant); the charge uses the
+//! change's idempotency key (`<subscription>:change:<n>`: a retried request is never
+//! charged twice); the actor applies the change only if the subscription still decides
+//! the same at `at`, else nothing is written and the charge is refunded.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::{generate_key, GetLicenseKey, KeyStatus, LicenseKey};
+use tollgate_actors::subscription::{
+    ChangeCharge, ChangePlan, PlanChange, PlanTarget, ProrationBehavior, Subscription,
+    SubscriptionError,
+};
+use tollgate_actors::ActorError;
+use utoipa::ToSchema;
+
+use crate::app::subscription::{subscription_error, subscription_for};
+use crate::auth::Subject;
+use crate::domain::benefit::{Benefit, BenefitProperties};
+use crate::domain::customer::Customer;
+use crate::domain::discount::{amount_off, Discount};
+use crate::domain::ids::{LicenseKeyId, PriceId, ProductId, SubscriptionId};
+use crate::domain::organization::Organization;
+use crate::domain::product::{product_for_price, Price, Product};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::payments::{ChargeOutcome, ChargeRequest, RefundRequest};
+use crate::state::AppState;
+
+/// What a plan change asks for: a product (Polar 2025-02 on) or a price (the 0.13.5-era
+/// `product_price_id`), and how to prorate (the organization's default when `None`).
+#[derive(Debug, Clone, Default)]
+pub struct PlanRequest {
+    pub product_id: Option<ProductId>,
+    pub price_id: Option<PriceId>,
+    pub behavior: Option<ProrationBehavior>,
+}
+
+impl PlanRequest {
+    pub fn is_change(&self) -> bool {
+        self.product_id.is_some() || self.price_id.is_some()
+    }
+}
+
+/// One line of a preview: a credit (negative) or a debit.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProrationLine {
+    pub label: String,
+    /// Signed, in cents.
+    pub amount: i64,
+}
+
+/// What a plan change costs, before it is made (Polar's `SubscriptionChargePreview`, with
+/// Tollgate's additions `proration_behavior`, `carried_amount` and `period_end`). All
+/// amounts in cents of `currency`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubscriptionChargePreview {
+    /// 0: a change has no base charge, only prorations.
+    pub base_amount: i64,
+    /// 0: Tollgate has no metered prices.
+    pub metered_amount: i64,
+    /// The net of the prorations (debit − credit).
+    pub proration_amount: i64,
+    pub prorations: Vec<ProrationLine>,
+    pub subtotal_amount: i64,
+    /// 0: the amounts are already net of the subscription's discount.
+    pub discount_amount: i64,
+    pub net_amount: i64,
+    /// The tax on what is charged now.
+    pub tax_amount: i64,
+    pub total_amount: i64,
+    /// 0: Tollgate keeps credits on the subscription (`carried_amount`), not on a
+    /// customer balance.
+    pub applied_balance_amount: i64,
+    /// Charged at once, tax included (what the change's order will total).
+    pub due_amount: i64,
+    pub currency: String,
+    /// `invoice` or `prorate`, as applied.
+    pub proration_behavior: &'static str,
+    /// Added to the next renewal's charge (negative: a credit taken off it).
+    pub carried_amount: i64,
+    /// The end of the period the change leaves the subscription in (a new interval starts
+    /// a new period now).
+    pub period_end: DateTime<Utc>,
+}
+
+/// A change as decided now, with what applying it needs.
+struct Decided {
+    current: Subscription,
+    change: PlanChange,
+    product: Product,
+}
+
+fn invalid(field: &str, msg: &str, input: serde_json::Value) -> ApiError {
+    ApiError::validation(FieldError::new(
+        "value_error",
+        loc!["body", field],
+        msg,
+        input,
+    ))
+}
+
+/// The price of `product` a subscription moves to: the one named, else an active
+/// recurring price in the subscription's currency, preferring its interval.
+fn target_price<'a>(
+    s: &Subscription,
+    product: &'a Product,
+    price_id: Option<PriceId>,
+) -> Result<&'a Price, ApiError> {
+    if let Some(id) = price_id {
+        return product
+            .active_price(id)
+            .filter(|p| p.kind.is_recurring())
+            .ok_or_else(|| {
+                invalid(
+                    "product_price_id",
+                    "Price does not exist.",
+                    id.to_string().into(),
+                )
+            });
+    }
+    let same_currency = |p: &&Price| {
+        p.kind.is_recurring()
+            && (p.kind.currency().is_none()
+                || s.currency.is_none()
+                || p.kind.currency() == s.currency.as_deref())
+    };
+    let mut candidates = product.active_prices().filter(same_currency);
+    let first = candidates.next();
+    product
+        .active_prices()
+        .filter(same_currency)
+        .find(|p| p.kind.interval() == Some(s.recurring_interval))
+        .or(first)
+        .ok_or_else(|| {
+            invalid(
+                "product_id",
+                "This product doesn't have a price for the subscription currency.",
+                product.id.to_string().into(),
+            )
+        })
+}
+
+/// Resolves the request against the catalog and decides the change at `at`.
+async fn decide(
+    state: &AppState,
+    current: Subscription,
+    req: &PlanRequest,
+    at: DateTime<Utc>,
+) -> Result<Option<Decided>, ApiError> {
+    let (field, product) = match (req.product_id, req.price_id) {
+        (Some(id), _) => (
+            "product_id",
+            state
+                .store
+                .get::<Product>(&id.key())
+                .await?
+                .map(|p| p.value),
+        ),
+        (None, Some(id)) => (
+            "product_price_id",
+            product_for_price(&state.store, id).await?.map(|p| p.value),
+        ),
+        (None, None) => return Ok(None),
+    };
+    let named = req
+        .product_id
+        .map(|p| p.to_string())
+        .or(req.price_id.map(|p| p.to_string()))
+        .unwrap_or_default();
+    let product = product
+        .filter(|p| p.organization_id == current.organization_id)
+        .ok_or_else(|| {
+            let msg = if field == "product_id" {
+                "Product does not exist."
+            } else {
+                "Price does not exist."
+            };
+            invalid(field, msg, named.clone().into())
+        })?;
+    if product.is_archived {
+        return Err(invalid(field, "Product is archived.", named.clone().into()));
+    }
+    if !product.is_recurring {
+        return Err(invalid(
+            field,
+            "Product is not recurring.",
+            named.clone().into(),
+        ));
+    }
+    let price = target_price(&current, &product, req.price_id)?;
+    let base = price.kind.fixed_amount();
+    let discount = match current.discount_id {
+        Some(id) => state
+            .store
+            .get::<Discount>(&id.key())
+            .await?
+            .map(|d| d.value),
+        None => None,
+    };
+    let keeps_discount = discount
+        .as_ref()
+        .is_some_and(|d| d.applies_to(product.id) && base.is_some());
+    let amount = base.map(|a| match (&discount, keeps_discount) {
+        (Some(d), true) => a - amount_off(&d.kind, a),
+        _ => a,
+    });
+    let target = PlanTarget::new(
+        product.id,
+        &product.name,
+        price,
+        product.recurring_interval_count,
+        amount,
+        keeps_discount,
+    )
+    .ok_or_else(|| invalid(field, "Product is not recurring.", named.clone().into()))?;
+    let behavior = match req.behavior {
+        Some(b) => b,
+        None => state
+            .store
+            .get::<Organization>(&current.organization_id.key())
+            .await?
+            .map_or(ProrationBehavior::Prorate, |o| {
+                o.value.subscription_settings.proration_behavior
+            }),
+    };
+    let change = current
+        .plan_change(&target, behavior, at)
+        .map_err(|e| plan_error(ActorError::Domain(e)))?;
+    Ok(change.map(|change| Decided {
+        current,
+        change,
+        product,
+    }))
+}
+
+/// A refusal of the subscription's rules as Polar answers it.
+fn plan_error(e: ActorError<SubscriptionError>) -> ApiError {
+    match e {
+        ActorError::Domain(e @ SubscriptionError::CurrencyMismatch) => {
+            invalid("product_id", &e.to_string(), serde_json::Value::Null)
+        }
+        ActorError::Domain(e @ SubscriptionError::AlreadyCanceled) => ApiError::Named {
+            status: 403,
+            error: "AlreadyCanceledSubscription",
+            detail: e.to_string(),
+        },
+        other => subscription_error(other),
+    }
+}
+
+/// The tax on `amount` for the subscription's customer (by their billing country).
+async fn tax_for(
+    state: &AppState,
+    s: &Subscription,
+    amount: i64,
+) -> Result<(i64, Option<crate::domain::customer::Address>), ApiError> {
+    let address = state
+        .store
+        .get::<Customer>(&s.customer_id.key())
+        .await?
+        .and_then(|c| c.value.billing_address);
+    let currency = s.currency.as_deref().unwrap_or("usd");
+    let tax = if amount > 0 {
+        state.tax.tax(
+            amount,
+            currency,
+            address.as_ref().map(|a| a.country.as_str()),
+        )
+    } else {
+        0
+    };
+    Ok((tax, address))
+}
+
+fn date(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d").to_string()
+}
+
+fn preview_of(
+    current: &Subscription,
+    c: &PlanChange,
+    tax_amount: i64,
+) -> SubscriptionChargePreview {
+    let (from, to) = (c.at.max(c.period_start), c.period_end);
+    let mut prorations = Vec::new();
+    if c.credit != 0 {
+        prorations.push(ProrationLine {
+            label: format!(
+                "Remaining time on {} — From {} to {}",
+                current.product_name,
+                date(from),
+                date(current.current_period_end.unwrap_or(to))
+            ),
+            amount: -c.credit,
+        });
+    }
+    if c.debit != 0 {
+        prorations.push(ProrationLine {
+            label: format!(
+                "{} — From {} to {}",
+                c.target.product_name,
+                date(from),
+                date(to)
+            ),
+            amount: c.debit,
+        });
+    }
+    let net = c.net();
+    SubscriptionChargePreview {
+        base_amount: 0,
+        metered_amount: 0,
+        proration_amount: net,
+        prorations,
+        subtotal_amount: net,
+        discount_amount: 0,
+        net_amount: net,
+        tax_amount,
+        total_amount: net + tax_amount,
+        applied_balance_amount: 0,
+        due_amount: c.due_now + tax_amount,
+        currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+        proration_behavior: match c.behavior {
+            ProrationBehavior::Invoice => "invoice",
+            ProrationBehavior::Prorate => "prorate",
+        },
+        carried_amount: c.carried,
+        period_end: c.period_end,
+    }
+}
+
+/// What changing subscription `id` as `req` asks would cost now; nothing is written. A
+/// change to what the subscription already has previews as nothing.
+pub async fn preview(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    req: &PlanRequest,
+) -> Result<SubscriptionChargePreview, ApiError> {
+    state.store.read_barrier().await?;
+    let current = subscription_for(state, subject, id).await?;
+    let at = state.now();
+    match decide(state, current.clone(), req, at).await? {
+        Some(d) => {
+            let (tax, _) = tax_for(state, &d.current, d.change.due_now).await?;
+            Ok(preview_of(&d.current, &d.change, tax))
+        }
+        None => Ok(SubscriptionChargePreview {
+            base_amount: 0,
+            metered_amount: 0,
+            proration_amount: 0,
+            prorations: Vec::new(),
+            subtotal_amount: 0,
+            discount_amount: 0,
+            net_amount: 0,
+            tax_amount: 0,
+            total_amount: 0,
+            applied_balance_amount: 0,
+            due_amount: 0,
+            currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+            proration_behavior: "prorate",
+            carried_amount: 0,
+            period_end: current
+                .current_period_end
+                .unwrap_or(current.current_period_start),
+        }),
+    }
+}
+
+/// The keys the change grants (the new product's license-key benefits no kept key
+/// covers) and drops (keys of benefits the new product lacks).
+async fn key_changes(
+    state: &AppState,
+    d: &Decided,
+) -> Result<(Vec<LicenseKey>, Vec<LicenseKeyId>), ApiError> {
+    let mut benefits: Vec<Benefit> = Vec::new();
+    for id in &d.product.benefit_ids {
+        if let Some(b) = state.store.get::<Benefit>(&id.key()).await? {
+            if b.value.deleted_at.is_none()
+                && matches!(b.value.properties, BenefitProperties::LicenseKeys(_))
+            {
+                benefits.push(b.value);
+            }
+        }
+    }
+    let mut dropped = Vec::new();
+    let mut covered = Vec::new();
+    for key in &d.current.license_key_ids {
+        let k = match state.license_keys.call(*key, GetLicenseKey).await {
+            Ok(k) => k,
+            Err(ActorError::NotFound) => continue,
+            Err(e) => return Err(crate::api::license_key::key_error(e)),
+        };
+        if benefits.iter().any(|b| b.id == k.benefit_id) {
+            covered.push(k.benefit_id);
+        } else {
+            dropped.push(*key);
+        }
+    }
+    let c = &d.change;
+    let paid_until = if c.resets_cycle {
+        c.period_end
+    } else {
+        d.current.current_period_end.unwrap_or(c.period_end)
+    };
+    let mut granted = Vec::new();
+    for b in benefits.iter().filter(|b| !covered.contains(&b.id)) {
+        let BenefitProperties::LicenseKeys(props) = &b.properties else {
+            continue;
+        };
+        let id = LicenseKeyId(derived_uuid(
+            d.current.id.0,
+            &format!("license_key:{}:{}", b.id, c.number),
+        ));
+        granted.push(LicenseKey {
+            id,
+            organization_id: d.current.organization_id,
+            customer_id: d.current.customer_id,
+            benefit_id: b.id,
+            created_at: c.at,
+            modified_at: None,
+            key: generate_key(props.prefix.as_deref()),
+            status: KeyStatus::Granted,
+            limit_activations: props.activations.map(|a| a.limit),
+            usage: 0,
+            limit_usage: props.limit_usage,
+            validations: 0,
+            last_validated_at: None,
+            expires_at: Some(crate::app::checkout::grace_end(
+                paid_until,
+                props.grace_days,
+            )),
+            activations: Vec::new(),
+            subscription_id: Some(d.current.id),
+            order_id: None,
+            paid_until: Some(paid_until),
+        });
+    }
+    Ok((granted, dropped))
+}
+
+/// Changes subscription `id` to another product or price as `req` asks: an `invoice`
+/// change (or one to a new interval) charges its positive net now, through the saved
+/// payment method (402 `PaymentFailed` when declined: nothing changes); otherwise the net
+/// goes on the next renewal. Keys switch to the new product's. Nothing to change answers
+/// the subscription as it is.
+pub async fn change_plan(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    req: &PlanRequest,
+) -> Result<Subscription, ApiError> {
+    state.store.read_barrier().await?;
+    let current = subscription_for(state, subject, id).await?;
+    let at = state.now();
+    let Some(d) = decide(state, current.clone(), req, at).await? else {
+        return Ok(current);
+    };
+    let (new_keys, dropped_keys) = key_changes(state, &d).await?;
+    let mut charged: Option<(ChangeCharge, i64)> = None;
+    if d.change.due_now > 0 {
+        let (tax_amount, billing_address) = tax_for(state, &d.current, d.change.due_now).await?;
+        let total = d.change.due_now + tax_amount;
+        let Some(token) = d.current.payment_token.clone() else {
+            return Err(ApiError::Named {
+                status: 409,
+                error: "PaymentMethodRequired",
+                detail: "Add a payment method before updating this subscription.".into(),
+            });
+        };
+        let request = ChargeRequest {
+            idempotency_key: d.change.idempotency_key(id),
+            amount: total,
+            currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+            confirmation_token: Some(token),
+            setup_future_usage: true,
+            off_session: true,
+            customer_id: d.current.customer_id,
+            customer_email: d.current.customer_email.clone(),
+            customer_name: None,
+            metadata: vec![
+                ("subscription_id".into(), id.to_string()),
+                ("idempotency_key".into(), d.change.idempotency_key(id)),
+            ],
+        };
+        let payment_id = match state.processor.charge(request).await {
+            Ok(ChargeOutcome::Succeeded { intent_id, .. }) => {
+                Some(intent_id).filter(|i| !i.is_empty())
+            }
+            Ok(ChargeOutcome::Declined { .. } | ChargeOutcome::Pending { .. }) => {
+                return Err(ApiError::Named {
+                    status: 402,
+                    error: "PaymentFailed",
+                    detail: "Payment failed with reason: card_error.".into(),
+                })
+            }
+            Err(e) => {
+                tracing::warn!(subscription = %id, error = %e, "plan change charge failed");
+                return Err(ApiError::Unavailable);
+            }
+        };
+        charged = Some((
+            ChangeCharge {
+                tax_amount,
+                billing_address,
+                payment_id,
+            },
+            total,
+        ));
+    }
+    let applied = state
+        .subscriptions
+        .call(
+            id,
+            ChangePlan {
+                change: d.change.clone(),
+                charge: charged.as_ref().map(|(c, _)| c.clone()),
+                new_keys,
+                dropped_keys,
+            },
+        )
+        .await
+        .map_err(plan_error)?;
+    if !applied.applied {
+        // The subscription changed between the decision and the write: give the money
+        // back and let the caller ask again.
+        if let Some((charge, total)) = &charged {
+            if let Some(payment) = &charge.payment_id {
+                let refund = RefundRequest {
+                    idempotency_key: format!("{}:refund", d.change.idempotency_key(id)),
+                    payment_id: Some(payment.clone()),
+                    amount: *total,
+                    currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+                    reason: "duplicate",
+                    metadata: vec![("subscription_id".into(), id.to_string())],
+                };
+                if let Err(e) = state.processor.refund(refund).await {
+                    tracing::error!(subscription = %id, error = %e,
+                        "a charge of a change that did not apply could not be refunded");
+                }
+            }
+        }
+        return Err(ApiError::Named {
+            status: 409,
+            error: "SubscriptionLocked",
+            detail: "This subscription is pending an update.".into(),
+        });
+    }
+    let mut updated = applied.subscription;
+    if !updated.pending_revocations.is_empty() {
+        let mut report = crate::app::subscription::SweepReport::default();
+        match crate::app::subscription::revoke_pending(state, id, &mut report).await {
+            Ok(Some(s)) => updated = s,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(subscription = %id, error = %e,
+                "license keys left for the sweep to revoke"),
+        }
+    }
+    Ok(updated)
+}
+
+/// One rendering of each response type, from a decided change (the OpenAPI tests validate
+/// them against the document).
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    let mut s = crate::api::subscription::sample_subscriptions()
+        .into_iter()
+        .next()
+        .expect("a sample subscription");
+    // A live paid subscription, mid-period.
+    s.status = tollgate_actors::subscription::SubscriptionStatus::Active;
+    (s.cancel_at_period_end, s.ends_at, s.ended_at) = (false, None, None);
+    s.amount = Some(1500);
+    s.currency = Some("usd".into());
+    s.current_period_end = Some(s.current_period_start + chrono::Duration::days(30));
+    let price = Price {
+        id: PriceId::new(),
+        created_at: s.created_at,
+        modified_at: None,
+        is_archived: false,
+        kind: crate::domain::product::PriceKind::RecurringFixed {
+            interval: s.recurring_interval,
+            currency: s.currency.clone().unwrap_or_else(|| "usd".into()),
+            amount: s.amount.unwrap_or(0) * 3,
+        },
+    };
+    let target = PlanTarget::new(
+        ProductId::new(),
+        "Pro",
+        &price,
+        1,
+        price.kind.fixed_amount(),
+        false,
+    )
+    .expect("a recurring price");
+    let at = s.current_period_start + chrono::Duration::days(3);
+    let change = s
+        .plan_change(&target, ProrationBehavior::Invoice, at)
+        .ok()
+        .flatten()
+        .expect("a change");
+    vec![(
+        "SubscriptionChargePreview",
+        serde_json::to_value(preview_of(&s, &change, 125)).unwrap_or_default(),
+    )]
+}
