@@ -1269,6 +1269,93 @@ def portal_token_is_refused_on_the_sellers_api():
 
 
 @check
+def subscription_with_a_trial_and_a_count():
+    """A product every two weeks with a 14-day trial: the checkout, the trialing
+    subscription, and a plan change while trialing (nothing prorated), all parsed."""
+    plan = polar.products.create(
+        name=f"Compat Fortnightly {RUN}",
+        organization_id=S.org.id,
+        recurring_interval="week",
+        recurring_interval_count=2,
+        trial_interval="day",
+        trial_interval_count=14,
+        prices=[{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd"}],
+    )
+    equal(plan.recurring_interval, "week", "recurring_interval")
+    equal(plan.recurring_interval_count, 2, "recurring_interval_count")
+    equal((plan.trial_interval, plan.trial_interval_count), ("day", 14), "trial")
+    bigger = polar.products.create(
+        name=f"Compat Fortnightly Pro {RUN}",
+        organization_id=S.org.id,
+        recurring_interval="week",
+        recurring_interval_count=2,
+        prices=[{"amount_type": "fixed", "price_amount": 3600, "price_currency": "usd"}],
+    )
+    checkout = polar.checkouts.create(products=[plan.id])
+    equal(checkout.active_trial_interval, "day", "active_trial_interval")
+    equal(checkout.active_trial_interval_count, 14, "active_trial_interval_count")
+    ensure(checkout.trial_end is not None, "trial_end")
+    equal(checkout.is_payment_required, False, "is_payment_required")
+    polar.checkouts.client_confirm(
+        checkout.client_secret,
+        confirmation_token_id="tok_visa",
+        customer_email=f"trial-{RUN}@example.com",
+        customer_name="Trial Buyer",
+        customer_billing_address={"country": "US", "postal_code": "10001", "state": "US-NY"},
+    )
+    deadline = time.monotonic() + 10
+    while polar.checkouts.client_get(checkout.client_secret).status != "succeeded":
+        ensure(time.monotonic() < deadline, "the trial's checkout did not succeed")
+        time.sleep(0.2)
+    subs = polar.subscriptions.list(product_id=plan.id).items
+    equal(len(subs), 1, "subscriptions of the plan")
+    sub = polar.subscriptions.get(subs[0].id)
+    ensure(isinstance(sub, models.Subscription), type(sub).__name__)
+    equal(sub.status, "trialing", "status")
+    ensure(sub.trial_start is not None and sub.trial_end is not None, "trial dates")
+    equal(sub.current_period_end, sub.trial_end, "the first period is the trial")
+    equal((sub.recurring_interval, sub.recurring_interval_count), ("week", 2), "interval")
+    with raw({"Authorization": f"Bearer {TOKEN}", "Polar-Version": VERSION}) as http:
+        answer = http.post(
+            f"/v1/subscriptions/{sub.id}/change-preview",
+            json={"product_id": bigger.id, "proration_behavior": "invoice"},
+        )
+    equal(answer.status_code, 200, "preview status")
+    equal(answer.json()["due_amount"], 0, "nothing prorated while trialing")
+    sub = polar.subscriptions.update(sub.id, product_id=bigger.id, proration_behavior="invoice")
+    equal((sub.product_id, sub.amount, sub.status), (bigger.id, 3600, "trialing"), "changed")
+
+
+@check
+def subscription_upgrade_charges_the_preview():
+    """The portal buyer's monthly subscription moves to a dearer plan mid-period: the
+    preview's amount is charged once, as a `subscription_update` order."""
+    need("monthly_checkout")
+    dearer = polar.products.create(
+        name=f"Compat Monthly Pro {RUN}",
+        organization_id=S.org.id,
+        recurring_interval="month",
+        prices=[{"amount_type": "fixed", "price_amount": 2700, "price_currency": "usd"}],
+    )
+    subs = polar.subscriptions.list(product_id=S.monthly.id).items
+    equal(len(subs), 1, "subscriptions of the monthly plan")
+    body = {"product_id": dearer.id, "proration_behavior": "invoice"}
+    with raw({"Authorization": f"Bearer {TOKEN}", "Polar-Version": VERSION}) as http:
+        preview = http.post(f"/v1/subscriptions/{subs[0].id}/change-preview", json=body).json()
+    ensure(preview["due_amount"] > 0, f"a charge now: {preview}")
+    sub = polar.subscriptions.update(subs[0].id, **body)
+    equal((sub.product_id, sub.amount), (dearer.id, 2700), "changed")
+    orders = polar.orders.list(customer_id=sub.customer_id).items
+    updates = [o for o in orders if o.billing_reason == "subscription_update"]
+    equal(len(updates), 1, "one update order")
+    equal(updates[0].total_amount, preview["due_amount"], "charged the preview")
+    with raw({"Authorization": f"Bearer {TOKEN}", "Polar-Version": VERSION}) as http:
+        answer = http.patch(f"/v1/subscriptions/{sub.id}", json={"product_id": uid()})
+    equal(answer.status_code, 422, "an unknown product")
+    equal(answer.json()["detail"][0]["loc"], ["body", "product_id"], "its location")
+
+
+@check
 def every_answer_carries_the_requested_version():
     sdk_answers = [x for x in EXCHANGES if x.request_version == VERSION]
     wrong = sorted({f"{x.method} {x.path.split('?')[0]} -> {x.version!r}"

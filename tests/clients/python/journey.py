@@ -1094,6 +1094,67 @@ def free_subscription():
 
 
 @check
+def trial_subscription_and_a_price_change():
+    """A monthly plan with a 7-day trial (created in Polar's 2026 shape, which 0.13.5
+    cannot send): the trialing subscription parses, and a change of price in the January
+    2025 shape (`product_price_id`) moves it to a dearer plan."""
+    import httpx
+
+    def create(body):
+        answer = httpx.post(
+            f"{URL}/v1/products/",
+            json={"organization_id": S.org.id, "recurring_interval": "month", **body},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=TIMEOUT_MS / 1000,
+        )
+        equal(answer.status_code, 201, f"product status: {answer.text}")
+        return polar.products.get(id=answer.json()["id"])
+
+    plan = create(
+        {
+            "name": f"Trial plan {RUN}",
+            "trial_interval": "day",
+            "trial_interval_count": 7,
+            "prices": [{"amount_type": "fixed", "price_amount": 800, "price_currency": "usd"}],
+        }
+    )
+    dearer = create(
+        {
+            "name": f"Dearer plan {RUN}",
+            "prices": [{"amount_type": "fixed", "price_amount": 2400, "price_currency": "usd"}],
+        }
+    )
+    checkout = polar.checkouts.custom.create(request={"product_id": plan.id})
+    polar.checkouts.custom.client_confirm(
+        client_secret=checkout.client_secret,
+        checkout_confirm_stripe={
+            "confirmation_token_id": "tok_visa",
+            "customer_name": "Trial Buyer",
+            "customer_email": f"trial-{RUN}@example.com",
+            "customer_billing_address": {"country": "FR"},
+        },
+    )
+    public = wait_succeeded(checkout.client_secret)
+    subs = all_items(polar.subscriptions.list(customer_id=public.customer_id))
+    equal(len(subs), 1, "subscriptions")
+    sub = polar.subscriptions.get(id=subs[0].id)
+    ensure(isinstance(sub, models.Subscription))
+    equal(sub.status, "trialing", "status")
+    equal(sub.amount, 800, "amount")
+    sub = polar.subscriptions.update(
+        id=sub.id,
+        subscription_update={
+            "product_price_id": dearer.prices[0].id,
+            "proration_behavior": "prorate",
+        },
+    )
+    equal(sub.product_id, dearer.id, "product_id")
+    equal(sub.price_id, dearer.prices[0].id, "price_id")
+    equal(sub.status, "trialing", "still trialing")
+    equal(sub.amount, 2400, "amount")
+
+
+@check
 def optional_custom_fields():
     fields = [
         polar.custom_fields.create(
