@@ -19,7 +19,7 @@ use crate::api::webhook::{
 };
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::customer::Customer;
-use crate::domain::ids::{BenefitId, OrderId, OrganizationId, SubscriptionId};
+use crate::domain::ids::{BenefitId, OrderId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::order::{Order, OrderStatus};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
@@ -379,6 +379,29 @@ async fn subscription_events(
                 o.push(T::SubscriptionRevoked, &view)?;
                 let at = after.ended_at.unwrap_or(now);
                 grants(state, &mut o, &grantor, GrantChange::Revoked(at)).await?;
+            } else if after.ended_at.is_none() && after.product_id != before.product_id {
+                // A plan change: the benefits only the old product granted are revoked,
+                // those only the new one grants are granted (Polar's outdated grants).
+                let benefits = |id: ProductId| async move {
+                    Ok::<_, ApiError>(
+                        state
+                            .store
+                            .get::<Product>(&id.key())
+                            .await?
+                            .map(|p| p.value.benefit_ids)
+                            .unwrap_or_default(),
+                    )
+                };
+                let (old, new) = (
+                    benefits(before.product_id).await?,
+                    benefits(after.product_id).await?,
+                );
+                let old_grantor = Grantor {
+                    product_id: before.product_id,
+                    ..grantor
+                };
+                grants_except(state, &mut o, &old_grantor, GrantChange::Revoked(now), &new).await?;
+                grants_except(state, &mut o, &grantor, GrantChange::Created, &old).await?;
             } else if after.ended_at.is_none() {
                 // A paid renewal (`cycles` counts them) starts a new period: Polar's
                 // `subscription.cycled`, then `benefit_grant.cycled` per grant.
@@ -406,6 +429,7 @@ enum Purchase {
 }
 
 /// A purchase as its benefit grants show it.
+#[derive(Clone, Copy)]
 struct Grantor {
     purchase: Purchase,
     product_id: crate::domain::ids::ProductId,
@@ -432,6 +456,18 @@ async fn grants(
     grantor: &Grantor,
     change: GrantChange,
 ) -> Result<(), ApiError> {
+    grants_except(state, o, grantor, change, &[]).await
+}
+
+/// [`grants`] of the product's benefits but those in `except` (a plan change tells only
+/// the benefits one product grants and the other does not).
+async fn grants_except(
+    state: &AppState,
+    o: &mut Out,
+    grantor: &Grantor,
+    change: GrantChange,
+    except: &[BenefitId],
+) -> Result<(), ApiError> {
     let Grantor {
         purchase,
         product_id,
@@ -455,7 +491,12 @@ async fn grants(
         Purchase::Order(id) => (id.uuid(), None, Some(id.uuid())),
         Purchase::Subscription(id) => (id.uuid(), Some(id.uuid()), None),
     };
-    for benefit_id in &product.value.benefit_ids {
+    for benefit_id in product
+        .value
+        .benefit_ids
+        .iter()
+        .filter(|b| !except.contains(b))
+    {
         let Some(benefit) = state.store.get::<Benefit>(&benefit_id.key()).await? else {
             continue;
         };

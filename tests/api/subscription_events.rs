@@ -280,6 +280,72 @@ async fn a_declined_renewal_sends_subscription_past_due_once() {
     check_with_polar_sdk(&shop.renewals, &got).await;
 }
 
+/// A plan change: `subscription.updated`, the grants of benefits only the old product gave
+/// revoked, those only the new one gives created; a benefit both give is left alone.
+#[actix_web::test]
+async fn a_plan_change_revokes_and_grants_only_the_benefits_that_differ() {
+    let app = spawn_app_with_clock().await;
+    let shop = shop(&app, "plan-change").await;
+    let org = shop.product.organization_id;
+    let token = Some(app.token.as_str());
+    let b = app
+        .post_json(
+            "/v1/benefits/",
+            token,
+            &json!({"type": "custom", "description": "Priority support", "organization_id": org,
+                    "properties": {"note": "Call us"}}),
+        )
+        .await;
+    b.expect(201);
+    let extra = b.body["id"].as_str().unwrap().to_string();
+    let max = app.monthly(&app.token, org, "Max", 4000).await;
+    app.post_json(
+        &format!("/v1/products/{}/benefits", max.id),
+        token,
+        &json!({ "benefits": [shop.benefit, extra] }),
+    )
+    .await
+    .expect(200);
+    let s = app
+        .subscribe(purchase(&shop.product, &shop.customer, None), t0())
+        .await;
+    app.clock.set(t0() + Duration::days(5));
+    let path = format!("/v1/subscriptions/{}", s.id);
+    app.patch_json(
+        &path,
+        token,
+        &json!({"product_id": max.id, "proration_behavior": "prorate"}),
+    )
+    .await
+    .expect(200);
+    let got = events(&app, &shop.others, s.id).await;
+    let about = |kind: &str, benefit: &str| {
+        of_type(&got, kind)
+            .into_iter()
+            .filter(|e| e["data"]["benefit_id"] == benefit)
+            .count()
+    };
+    // Created once at the purchase, never again; the new benefit once; nothing revoked.
+    assert_eq!(about("benefit_grant.created", &shop.benefit), 1);
+    assert_eq!(about("benefit_grant.created", &extra), 1);
+    assert_eq!(of_type(&got, "benefit_grant.revoked").len(), 0);
+    let updated = of_type(&got, "subscription.updated");
+    assert_eq!(
+        updated.last().unwrap()["data"]["product_id"],
+        max.id.to_string()
+    );
+
+    // Back: the new benefit's grant is revoked, the shared one stays.
+    app.patch_json(&path, token, &json!({"product_id": shop.product.id}))
+        .await
+        .expect(200);
+    let got = events(&app, &shop.others, s.id).await;
+    let revoked = of_type(&got, "benefit_grant.revoked");
+    assert_eq!(revoked.len(), 1);
+    assert_eq!(revoked[0]["data"]["benefit_id"], extra.as_str());
+    assert_eq!(revoked[0]["data"]["is_revoked"], true);
+}
+
 /// Signs each body as a delivery would and loads it with `validate_event` of polar-sdk
 /// 1.0.2, in each of its API versions: the SDK knows these types, so each must parse into
 /// its payload class with its type.
