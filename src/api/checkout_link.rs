@@ -49,7 +49,8 @@ pub struct CheckoutLinkCreate {
     #[serde(default)]
     #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: Option<Value>,
-    /// Not supported (trials).
+    /// The trial each checkout of the link gives instead of its product's: `day`,
+    /// `week`, `month` or `year`, with `trial_interval_count` (1-1000), both or neither.
     #[schema(value_type = Option<TrialInterval>)]
     pub trial_interval: Option<String>,
     pub trial_interval_count: Option<i64>,
@@ -86,7 +87,7 @@ pub struct CheckoutLinkUpdate {
     #[serde(default)]
     #[schema(value_type = Option<crate::api::free_form::Metadata>)]
     pub metadata: Maybe<Value>,
-    /// Not supported (trials).
+    /// The link's own trial (both fields, or both `null` to drop it).
     #[serde(default)]
     #[schema(value_type = Option<TrialInterval>)]
     pub trial_interval: Maybe<String>,
@@ -110,7 +111,7 @@ pub struct CheckoutLinkView {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
     pub modified_at: Option<DateTime<Utc>>,
-    /// Tollgate has no trials: always `null`.
+    /// The link's own trial (`null`: each product's applies).
     pub trial_interval: Option<TrialInterval>,
     pub trial_interval_count: Option<i64>,
     #[schema(value_type = crate::api::free_form::Metadata)]
@@ -147,8 +148,8 @@ impl CheckoutLinkView {
             id: link.id.0,
             created_at: link.created_at,
             modified_at: link.modified_at,
-            trial_interval: None,
-            trial_interval_count: None,
+            trial_interval: link.trial.map(|t| t.interval.into()),
+            trial_interval_count: link.trial.map(|t| i64::from(t.count)),
             metadata: metadata_map(&link.metadata),
             payment_processor: PaymentProcessor::Stripe,
             client_secret: link.client_secret.clone(),
@@ -209,6 +210,10 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
                 .into_iter()
                 .collect(),
         ),
+        trial: (n > 0).then_some(crate::domain::product::Trial {
+            interval: crate::domain::product::RecurringInterval::Day,
+            count: 14,
+        }),
     };
     let views = |ids: &[crate::domain::ids::ProductId]| -> Vec<ProductView> {
         ids.iter()

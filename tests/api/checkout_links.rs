@@ -436,8 +436,8 @@ async fn links_are_refused_as_polar_refuses_them() {
             json!(["body", "units"]),
         ),
         (
-            json!({"payment_processor": "stripe", "products": [cat.plan], "trial_interval": "month", "trial_interval_count": 1}),
-            json!(["body", "trial_interval"]),
+            json!({"payment_processor": "stripe", "products": [cat.plan], "trial_interval": "month"}),
+            json!(["body", "trial_interval_count"]),
         ),
         (
             json!({"payment_processor": "stripe", "products": [cat.ebook], "success_url": "nope"}),
@@ -476,7 +476,7 @@ async fn links_are_refused_as_polar_refuses_them() {
         (json!({"seats": 2}), json!(["body", "seats"])),
         (
             json!({"trial_interval": "day"}),
-            json!(["body", "trial_interval"]),
+            json!(["body", "trial_interval_count"]),
         ),
         (
             json!({"discount_id": unknown}),

@@ -601,6 +601,63 @@ async fn one_trial_per_customer_and_product_and_a_checkout_may_set_or_drop_it() 
     assert!(c["trial_end"].is_null() && c["active_trial_interval"].is_null());
 }
 
+#[actix_web::test]
+async fn a_checkout_link_gives_its_own_trial_to_each_checkout() {
+    let app = spawn_app_with_clock().await;
+    let shop = trial_shop(&app, "link-trial").await;
+    let r = app
+        .post_json(
+            "/v1/checkout-links/",
+            Some(&app.token),
+            &json!({"payment_processor": "stripe", "products": [shop.product],
+                    "trial_interval": "week", "trial_interval_count": 1}),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(
+        (&r.body["trial_interval"], &r.body["trial_interval_count"]),
+        (&json!("week"), &json!(1))
+    );
+    let secret = r.body["client_secret"].as_str().unwrap().to_string();
+    let link = id(&r.body);
+    // Followed in a browser: the checkout page tells the trial.
+    let page = app
+        .client
+        .get(format!(
+            "{}/v1/checkout-links/{secret}/redirect",
+            app.address
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(page.status().is_success(), "{}", page.status());
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("Free for 1 week, then $10.00/month") && html.contains("Start free trial"),
+        "the page does not tell the trial"
+    );
+    let list = app
+        .get(
+            &format!("/v1/checkouts/custom/?organization_id={}", shop.org),
+            Some(&app.token),
+        )
+        .await;
+    list.expect(200);
+    let c = &list.body["items"][0];
+    assert_eq!(c["active_trial_interval"], "week");
+    assert_eq!(time(&c["trial_end"]), t0() + Duration::days(7));
+    // Dropped from the link: its checkouts get the product's trial again.
+    let r = app
+        .patch_json(
+            &format!("/v1/checkout-links/{link}"),
+            Some(&app.token),
+            &json!({"trial_interval": null, "trial_interval_count": null}),
+        )
+        .await;
+    r.expect(200);
+    assert!(r.body["trial_interval"].is_null(), "{}", r.body);
+}
+
 // ---------------------------------------------------------------------------------------
 // Plan changes
 // ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
 use super::ids::{DiscountId, OrganizationId, ProductId};
 use super::metadata::Metadata;
+use super::product::Trial;
 use super::time_key;
 
 crate::typed_id!(pub CheckoutLinkId);
@@ -39,6 +40,49 @@ pub struct CheckoutLink {
     pub return_url: Option<String>,
     /// Copied to each checkout.
     pub metadata: Metadata,
+    // Format version 2.
+    /// The trial each checkout of the link gives, instead of its product's.
+    pub trial: Option<Trial>,
+}
+
+/// A link as format version 1 stored it: without a trial.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct CheckoutLinkV1 {
+    id: CheckoutLinkId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    client_secret: String,
+    label: Option<String>,
+    products: Vec<ProductId>,
+    allow_discount_codes: bool,
+    require_billing_address: bool,
+    discount_id: Option<DiscountId>,
+    success_url: Option<String>,
+    return_url: Option<String>,
+    metadata: Metadata,
+}
+
+impl From<CheckoutLinkV1> for CheckoutLink {
+    fn from(v: CheckoutLinkV1) -> Self {
+        CheckoutLink {
+            id: v.id,
+            organization_id: v.organization_id,
+            created_at: v.created_at,
+            modified_at: v.modified_at,
+            client_secret: v.client_secret,
+            label: v.label,
+            products: v.products,
+            allow_discount_codes: v.allow_discount_codes,
+            require_billing_address: v.require_billing_address,
+            discount_id: v.discount_id,
+            success_url: v.success_url,
+            return_url: v.return_url,
+            metadata: v.metadata,
+            trial: None,
+        }
+    }
 }
 
 impl CheckoutLink {
@@ -48,7 +92,26 @@ impl CheckoutLink {
 }
 
 impl Record for CheckoutLink {
-    crate::record_v1!(CheckoutLink, "checkout_link");
+    const COLLECTION: &'static str = "checkout_link";
+    /// 2: the link's trial (version 1 decodes without one).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<CheckoutLinkV1>(Self::COLLECTION, 1, payload)
+                .map(CheckoutLink::from),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, 2, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     const INDEXES: &'static [&'static str] =
         &[CHECKOUT_LINK_BY_CREATED, CHECKOUT_LINK_PRODUCT_BY_CREATED];
     const UNIQUES: &'static [&'static str] = &[CHECKOUT_LINK_SECRET];
@@ -99,6 +162,10 @@ mod tests {
             success_url: Some("https://shop.test/thanks".into()),
             return_url: Some("https://shop.test/".into()),
             metadata: metadata(),
+            trial: Some(Trial {
+                interval: crate::domain::product::RecurringInterval::Week,
+                count: 2,
+            }),
         }
     }
 
@@ -107,12 +174,48 @@ mod tests {
         let link = full_link();
         assert_eq!(
             (CheckoutLink::COLLECTION, CheckoutLink::VERSION),
-            ("checkout_link", 1)
+            ("checkout_link", 2)
         );
         let bytes = link.encode().unwrap_or_default();
-        assert_eq!(CheckoutLink::decode(1, &bytes).ok(), Some(link));
-        assert_eq!(hex(&bytes), GOLDEN_V1, "checkout link format v1 changed");
+        assert_eq!(CheckoutLink::decode(2, &bytes).ok(), Some(link));
+        assert_eq!(
+            hex(&bytes),
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"),
+            "checkout link format v2 changed"
+        );
     }
+
+    /// A link written by a build of format version 1 reads without a trial.
+    #[test]
+    fn version_1_links_decode_without_a_trial() {
+        let link = full_link();
+        let v1 = CheckoutLinkV1 {
+            id: link.id,
+            organization_id: link.organization_id,
+            created_at: link.created_at,
+            modified_at: link.modified_at,
+            client_secret: link.client_secret.clone(),
+            label: link.label.clone(),
+            products: link.products.clone(),
+            allow_discount_codes: link.allow_discount_codes,
+            require_billing_address: link.require_billing_address,
+            discount_id: link.discount_id,
+            success_url: link.success_url.clone(),
+            return_url: link.return_url.clone(),
+            metadata: link.metadata.clone(),
+        };
+        let bytes = tollgate_storage::codec::encode(&v1).unwrap_or_default();
+        assert_eq!(hex(&bytes), GOLDEN_V1);
+        let expected = CheckoutLink {
+            trial: None,
+            ..link
+        };
+        assert_eq!(CheckoutLink::decode(1, &bytes).ok(), Some(expected));
+        assert!(CheckoutLink::decode(2, &bytes).is_err());
+    }
+
+    /// Format version 2 appends the trial to version 1's layout.
+    const GOLDEN_V2_TAIL: &str = "010302";
 
     #[test]
     fn listed_by_organization_and_by_each_product_found_by_secret() {

@@ -192,30 +192,8 @@ fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
     ));
 }
 
-/// Trials, seats and units: not sold by Tollgate.
-fn refuse_unsupported(
-    v: &mut Validator,
-    trial_interval: Option<&str>,
-    trial_interval_count: Option<i64>,
-    seats: Option<i64>,
-    units: Option<i64>,
-) {
-    if let Some(i) = trial_interval {
-        refuse(
-            v,
-            "trial_interval",
-            "Trials are not supported.",
-            Value::from(i),
-        );
-    }
-    if let Some(n) = trial_interval_count {
-        refuse(
-            v,
-            "trial_interval_count",
-            "Trials are not supported.",
-            Value::from(n),
-        );
-    }
+/// Seats and units: not sold by Tollgate.
+fn refuse_unsupported(v: &mut Validator, seats: Option<i64>, units: Option<i64>) {
     if let Some(n) = seats {
         refuse(
             v,
@@ -310,13 +288,13 @@ pub async fn create(
         .unwrap_or_default();
     check_url(&mut v, "success_url", &input.success_url);
     check_url(&mut v, "return_url", &input.return_url);
-    refuse_unsupported(
+    refuse_unsupported(&mut v, input.seats, input.units);
+    let trial = super::fields::trial_fields(
         &mut v,
-        input.trial_interval.as_deref(),
-        input.trial_interval_count,
-        input.seats,
-        input.units,
-    );
+        input.trial_interval.as_deref().map(Some),
+        input.trial_interval_count.map(Some),
+    )
+    .flatten();
     v.finish()?;
     let products: Vec<ProductId> = match (&input.products, input.product_id, input.product_price_id)
     {
@@ -355,6 +333,7 @@ pub async fn create(
         success_url: input.success_url,
         return_url: input.return_url,
         metadata,
+        trial,
     };
     let mut batch = Batch::new();
     batch.put(&link, Expect::Absent)?;
@@ -399,11 +378,20 @@ pub async fn update(
     check_url(&mut v, "return_url", &input.return_url.as_value().cloned());
     refuse_unsupported(
         &mut v,
-        input.trial_interval.as_value().map(String::as_str),
-        input.trial_interval_count.as_value().copied(),
         input.seats.as_value().copied(),
         input.units.as_value().copied(),
     );
+    let interval = match &input.trial_interval {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(i) => Some(Some(i.as_str())),
+    };
+    let count = match input.trial_interval_count {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(n) => Some(Some(n)),
+    };
+    let trial = super::fields::trial_fields(&mut v, interval, count);
     v.finish()?;
     let products = match &input.products {
         Maybe::Value(ids) => {
@@ -463,6 +451,9 @@ pub async fn update(
             }
             if let Some(m) = &metadata {
                 l.metadata = m.clone();
+            }
+            if let Some(t) = trial {
+                l.trial = t;
             }
             l.modified_at = Some(now);
             Ok(Some(l))
@@ -599,6 +590,10 @@ pub async fn follow(
     });
     if let Some(d) = &discount {
         raw["discount_id"] = Value::from(d.id.to_string());
+    }
+    if let Some(t) = link.trial {
+        raw["trial_interval"] = Value::from(t.interval.as_str());
+        raw["trial_interval_count"] = Value::from(t.count);
     }
     if let Some(u) = &link.success_url {
         raw["success_url"] = Value::from(u.as_str());
