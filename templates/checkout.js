@@ -340,7 +340,12 @@
             // 3-D Secure: the card's bank asks the buyer. A failed or abandoned
             // authentication charges nothing, and the buyer may try again here.
             payStatus.textContent = "Waiting for your bank…";
-            return stripe.confirmCardPayment(meta.intent_client_secret).then(function (result) {
+            // A trial saves the card with a SetupIntent (`seti_…`), a purchase pays with a
+            // PaymentIntent: each has its own Stripe.js call.
+            var setup = meta.intent_client_secret.indexOf("seti_") === 0;
+            var confirm = setup ? stripe.confirmCardSetup(meta.intent_client_secret)
+              : stripe.confirmCardPayment(meta.intent_client_secret);
+            return confirm.then(function (result) {
               if (result && result.error) {
                 showError("card-error", (result.error.message || "Your card could not be authenticated.") +
                   " You were not charged.");
@@ -356,6 +361,13 @@
         } else if (r.status === 400 && r.data.error === "PaymentError") {
           showError("card-error", r.data.detail || "Your payment was declined.");
           document.getElementById("card-error").scrollIntoView({ block: "center" });
+        } else if (r.status === 403 && r.data.error === "TrialAlreadyRedeemed") {
+          // One trial per customer and product: the buyer may still subscribe, paying now.
+          return send("PATCH", api, { allow_trial: false }).then(function () {
+            leaving = true;
+            window.location.hash = "trial-used";
+            window.location.reload();
+          });
         } else if (r.status === 403 && r.data.error === "NotOpenCheckout") {
           leave();
         } else if (r.status === 404) {
@@ -382,4 +394,7 @@
   });
 
   updateButton();
+  if (window.location.hash === "#trial-used") {
+    showError("form-error", "You have already used a trial for this product: subscribing now charges your card.");
+  }
 })();

@@ -45,9 +45,15 @@ pub struct OrganizationSubscriptionSettings {
     /// revokes at once, so 0 (another value is a 422).
     #[serde(default)]
     pub benefit_revocation_grace_period: i64,
-    /// Polar's trial-abuse check; Tollgate has none, so false (true is a 422).
-    #[serde(default)]
+    /// One trial per customer (by e-mail address) and product: a buyer who already had a
+    /// trial of the product is refused another (403 `TrialAlreadyRedeemed`). On unless
+    /// turned off (Polar's default is off).
+    #[serde(default = "always")]
     pub prevent_trial_abuse: bool,
+}
+
+fn always() -> bool {
+    true
 }
 
 impl From<&domain::SubscriptionSettings> for OrganizationSubscriptionSettings {
@@ -57,7 +63,7 @@ impl From<&domain::SubscriptionSettings> for OrganizationSubscriptionSettings {
             allow_customer_updates: s.allow_customer_updates,
             proration_behavior: s.proration_behavior.into(),
             benefit_revocation_grace_period: 0,
-            prevent_trial_abuse: false,
+            prevent_trial_abuse: true,
         }
     }
 }
@@ -75,13 +81,6 @@ impl OrganizationSubscriptionSettings {
                 at("benefit_revocation_grace_period"),
                 self.benefit_revocation_grace_period.into(),
                 "A grace period before benefits are revoked",
-            );
-        }
-        if self.prevent_trial_abuse {
-            v.unsupported(
-                at("prevent_trial_abuse"),
-                true.into(),
-                "Trial abuse prevention",
             );
         }
     }
@@ -333,7 +332,10 @@ impl From<&Organization> for OrganizationView {
             default_upfront_split_to_contributors: o.default_upfront_split_to_contributors,
             profile_settings: (&o.profile_settings).into(),
             feature_settings: (&o.feature_settings).into(),
-            subscription_settings: (&o.subscription_settings).into(),
+            subscription_settings: OrganizationSubscriptionSettings {
+                prevent_trial_abuse: o.prevent_trial_abuse,
+                ..(&o.subscription_settings).into()
+            },
             proration_behavior: o.subscription_settings.proration_behavior.into(),
             allow_customer_updates: o.subscription_settings.allow_customer_updates,
             website: o.blog.clone(),
@@ -590,7 +592,7 @@ mod tests {
             bare["subscription_settings"],
             json!({"allow_multiple_subscriptions": false, "allow_customer_updates": true,
                    "proration_behavior": "prorate", "benefit_revocation_grace_period": 0,
-                   "prevent_trial_abuse": false})
+                   "prevent_trial_abuse": true})
         );
         // Polar's 2026 fields, from the same settings.
         assert_eq!(bare["proration_behavior"], "prorate");

@@ -465,18 +465,25 @@ pub async fn change_plan(
     let Some(d) = decide(state, current.clone(), req, at).await? else {
         return Ok(current);
     };
+    // A paid plan is charged (now or at its renewals) with the saved payment method: a
+    // free subscription has none to charge.
+    let Some(token) = d
+        .current
+        .payment_token
+        .clone()
+        .or_else(|| (d.change.target.amount.unwrap_or(0) <= 0).then(String::new))
+    else {
+        return Err(ApiError::Named {
+            status: 409,
+            error: "PaymentMethodRequired",
+            detail: "Add a payment method before updating this subscription.".into(),
+        });
+    };
     let (new_keys, dropped_keys) = key_changes(state, &d).await?;
     let mut charged: Option<(ChangeCharge, i64)> = None;
     if d.change.due_now > 0 {
         let (tax_amount, billing_address) = tax_for(state, &d.current, d.change.due_now).await?;
         let total = d.change.due_now + tax_amount;
-        let Some(token) = d.current.payment_token.clone() else {
-            return Err(ApiError::Named {
-                status: 409,
-                error: "PaymentMethodRequired",
-                detail: "Add a payment method before updating this subscription.".into(),
-            });
-        };
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),
             amount: total,
@@ -556,6 +563,20 @@ pub async fn change_plan(
         });
     }
     let mut updated = applied.subscription;
+    if d.change.resets_cycle {
+        // The kept keys follow the new cycle now; what fails is left for the sweep.
+        if let Some(paid) = state
+            .store
+            .get::<tollgate_actors::subscription::KeysPaidUntil>(&id.key())
+            .await?
+        {
+            let mut report = crate::app::subscription::SweepReport::default();
+            if let Err(e) = crate::app::subscription::follow_keys(state, paid, &mut report).await {
+                tracing::warn!(subscription = %id, error = %e,
+                    "key expiry left for the sweep");
+            }
+        }
+    }
     if !updated.pending_revocations.is_empty() {
         let mut report = crate::app::subscription::SweepReport::default();
         match crate::app::subscription::revoke_pending(state, id, &mut report).await {

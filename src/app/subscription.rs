@@ -446,7 +446,7 @@ async fn charge_renewal(
 /// it and its `expires_at` to it plus its benefit's grace, through the key's actor (never
 /// backwards: a key already told of a later period is left alone); then the outbox record
 /// goes. `license_key.updated` follows from the feed.
-async fn follow_keys(
+pub(crate) async fn follow_keys(
     state: &AppState,
     paid: tollgate_storage::Stored<KeysPaidUntil>,
     report: &mut SweepReport,

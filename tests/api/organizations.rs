@@ -462,7 +462,7 @@ async fn create_accepts_optional_fields_and_ignores_unknown_ones() {
             "allow_customer_updates": false,
             "proration_behavior": "invoice",
             "benefit_revocation_grace_period": 0,
-            "prevent_trial_abuse": false
+            "prevent_trial_abuse": true
         })
     );
     // Polar's 2026 copies, where it keeps them now.

@@ -778,6 +778,17 @@ async fn an_upgrade_mid_period_charges_the_previewed_amount_once_and_switches_ke
     let pro_keys = keys(&app, &shop.customer, &shop.pro_only).await;
     assert_eq!(pro_keys[0]["status"], "revoked");
     validate(&app, &pro_keys[0], shop.org).await.expect(404);
+    // The change's own mail says so: no "a key was revoked" mail besides it.
+    settled(&app).await;
+    let revoked_mails = store_values::<MailMessage>(&app.state.store)
+        .await
+        .into_iter()
+        .filter(|m| m.kind == MailKind::KeyRevoked)
+        .count();
+    assert_eq!(revoked_mails, 0);
+    let changed = mails(&app, MailKind::PlanChanged, &shop.sub).await;
+    assert_eq!(changed.len(), 2);
+    assert!(changed.iter().any(|m| m.text.contains("no longer work")));
     // The credit (more than a Basic period) pays the next renewal and part of the one
     // after: nothing is lost.
     let credit = expected;
@@ -895,5 +906,168 @@ async fn plan_changes_are_refused_as_polar_refuses_them() {
     assert_eq!(
         subscription(&app, &shop.sub).await["product_id"],
         shop.basic
+    );
+}
+
+#[actix_web::test]
+async fn a_new_interval_restarts_the_cycle_now_and_the_kept_keys_follow_it() {
+    let app = spawn_app_with_clock().await;
+    let shop = plan_shop(&app, "yearly").await;
+    let yearly = product(
+        &app,
+        shop.org,
+        "Yearly",
+        10_000,
+        json!({"recurring_interval": "year"}),
+        &[&shop.shared],
+    )
+    .await;
+    let at = t0() + Duration::days(10);
+    app.clock.set(at);
+    let body = json!({"product_id": yearly, "proration_behavior": "prorate"});
+    let p = app
+        .post_json(
+            &format!("/v1/subscriptions/{}/change-preview", shop.sub),
+            Some(&app.token),
+            &body,
+        )
+        .await;
+    p.expect(200);
+    let r = app
+        .patch_json(
+            &format!("/v1/subscriptions/{}", shop.sub),
+            Some(&app.token),
+            &body,
+        )
+        .await;
+    r.expect(200);
+    let year_end = tollgate::domain::product::RecurringInterval::Year.add(at, 1);
+    assert_eq!(
+        (
+            time(&r.body["current_period_start"]),
+            time(&r.body["current_period_end"])
+        ),
+        (at, year_end)
+    );
+    assert_eq!(r.body["recurring_interval"], "year");
+    // Paid at once, whatever the behavior: the year, less the unused month.
+    let o = orders(&app, &shop.customer).await;
+    let update = o
+        .iter()
+        .find(|o| o["billing_reason"] == "subscription_update")
+        .unwrap();
+    assert_eq!(update["total_amount"], p.body["due_amount"]);
+    assert!(p.body["due_amount"].as_i64().unwrap() > 9000);
+    // The key both plans grant now lasts the year (plus the grace).
+    let key = keys(&app, &shop.customer, &shop.shared).await.remove(0);
+    assert_eq!(time(&key["expires_at"]), year_end + Duration::days(3));
+}
+
+#[actix_web::test]
+async fn a_free_subscription_needs_a_card_for_a_paid_plan() {
+    let app = spawn_app_with_clock().await;
+    let org = app.org(&app.token, "free-to-paid").await;
+    let free = app
+        .post_json(
+            "/v1/products/",
+            Some(&app.token),
+            &json!({"name": "Free", "organization_id": org, "recurring_interval": "month",
+                    "prices": [{"amount_type": "free"}]}),
+        )
+        .await;
+    free.expect(201);
+    let paid = product(&app, org, "Paid", 1500, json!({}), &[]).await;
+    let c = app
+        .post_json(
+            "/v1/checkouts/custom/",
+            Some(&app.token),
+            &json!({"product_id": id(&free.body)}),
+        )
+        .await;
+    c.expect(201);
+    let secret = c.body["client_secret"].as_str().unwrap();
+    app.post_json(
+        &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+        None,
+        &json!({"customer_email": "free@plans.example"}),
+    )
+    .await
+    .expect(200);
+    let s = subscription_of_checkout(&app, &id(&c.body)).await;
+    for behavior in ["prorate", "invoice"] {
+        let r = app
+            .patch_json(
+                &format!("/v1/subscriptions/{}", id(&s)),
+                Some(&app.token),
+                &json!({"product_id": paid, "proration_behavior": behavior}),
+            )
+            .await;
+        r.expect(409);
+        assert_eq!(r.body["error"], "PaymentMethodRequired");
+    }
+    assert_eq!(subscription(&app, &id(&s)).await["amount"], 0);
+}
+
+#[actix_web::test]
+async fn a_trial_is_not_given_again_after_a_plan_change_unless_the_seller_allows_it() {
+    let app = spawn_app_with_clock().await;
+    let shop = trial_shop(&app, "again").await;
+    let other = product(&app, shop.org, "Other", 2000, json!({}), &[]).await;
+    let (c, r) = checkout(
+        &app,
+        &shop.product,
+        "ada@again.example",
+        "tok_visa",
+        json!({}),
+    )
+    .await;
+    r.expect(200);
+    let s = subscription_of_checkout(&app, &id(&c)).await;
+    app.patch_json(
+        &format!("/v1/subscriptions/{}", id(&s)),
+        Some(&app.token),
+        &json!({"product_id": other}),
+    )
+    .await
+    .expect(200);
+    // Moved to another plan, the buyer still had the trial of this one.
+    let (_, r) = checkout(
+        &app,
+        &shop.product,
+        "ada@again.example",
+        "tok_visa",
+        json!({}),
+    )
+    .await;
+    r.expect(403);
+    assert_eq!(r.body["error"], "TrialAlreadyRedeemed");
+    // The seller may allow a trial per checkout (Polar's `prevent_trial_abuse: false`).
+    let settings = json!({"subscription_settings": {"allow_multiple_subscriptions": true,
+        "allow_customer_updates": true, "proration_behavior": "prorate",
+        "benefit_revocation_grace_period": 0, "prevent_trial_abuse": false}});
+    let r = app
+        .patch_json(
+            &format!("/v1/organizations/{}", shop.org),
+            Some(&app.token),
+            &settings,
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(
+        r.body["subscription_settings"]["prevent_trial_abuse"],
+        false
+    );
+    let (c, r) = checkout(
+        &app,
+        &shop.product,
+        "ada@again.example",
+        "tok_visa",
+        json!({}),
+    )
+    .await;
+    r.expect(200);
+    assert_eq!(
+        subscription_of_checkout(&app, &id(&c)).await["status"],
+        "trialing"
     );
 }

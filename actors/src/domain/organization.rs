@@ -36,6 +36,9 @@ pub struct Organization {
     pub notification_settings: NotificationSettings,
     /// What a refund does beyond the money (format version 2).
     pub refund_settings: RefundSettings,
+    /// Polar's `subscription_settings.prevent_trial_abuse` (format version 3): one trial
+    /// per customer and product. On unless the seller turns it off.
+    pub prevent_trial_abuse: bool,
 }
 
 /// A seller's choice about refunds (Tollgate's; set in the dashboard's settings).
@@ -52,6 +55,71 @@ pub struct RefundSettings {
 pub struct NotificationSettings {
     pub new_order: bool,
     pub new_subscription: bool,
+}
+
+/// Format version 2: before `prevent_trial_abuse`.
+#[derive(Deserialize)]
+struct OrganizationV2 {
+    id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    slug: String,
+    avatar_url: Option<String>,
+    bio: Option<String>,
+    company: Option<String>,
+    blog: Option<String>,
+    location: Option<String>,
+    email: Option<String>,
+    twitter_username: Option<String>,
+    pledge_minimum_amount: i64,
+    pledge_badge_show_amount: bool,
+    default_upfront_split_to_contributors: Option<i64>,
+    billing_email: Option<String>,
+    default_badge_custom_content: Option<String>,
+    total_monthly_spending_limit: Option<i64>,
+    per_user_monthly_spending_limit: Option<i64>,
+    profile_settings: ProfileSettings,
+    feature_settings: FeatureSettings,
+    subscription_settings: SubscriptionSettings,
+    blocked_at: Option<DateTime<Utc>>,
+    deleted_at: Option<DateTime<Utc>>,
+    notification_settings: NotificationSettings,
+    refund_settings: RefundSettings,
+}
+
+impl From<OrganizationV2> for Organization {
+    fn from(v2: OrganizationV2) -> Self {
+        Self {
+            id: v2.id,
+            created_at: v2.created_at,
+            modified_at: v2.modified_at,
+            name: v2.name,
+            slug: v2.slug,
+            avatar_url: v2.avatar_url,
+            bio: v2.bio,
+            company: v2.company,
+            blog: v2.blog,
+            location: v2.location,
+            email: v2.email,
+            twitter_username: v2.twitter_username,
+            pledge_minimum_amount: v2.pledge_minimum_amount,
+            pledge_badge_show_amount: v2.pledge_badge_show_amount,
+            default_upfront_split_to_contributors: v2.default_upfront_split_to_contributors,
+            billing_email: v2.billing_email,
+            default_badge_custom_content: v2.default_badge_custom_content,
+            total_monthly_spending_limit: v2.total_monthly_spending_limit,
+            per_user_monthly_spending_limit: v2.per_user_monthly_spending_limit,
+            profile_settings: v2.profile_settings,
+            feature_settings: v2.feature_settings,
+            subscription_settings: v2.subscription_settings,
+            blocked_at: v2.blocked_at,
+            deleted_at: v2.deleted_at,
+            notification_settings: v2.notification_settings,
+            refund_settings: v2.refund_settings,
+            prevent_trial_abuse: true,
+        }
+    }
 }
 
 /// Format version 1: before `notification_settings`.
@@ -221,6 +289,7 @@ impl Organization {
             deleted_at: None,
             notification_settings: NotificationSettings::default(),
             refund_settings: RefundSettings::default(),
+            prevent_trial_abuse: true,
         }
     }
 
@@ -262,13 +331,15 @@ impl From<OrganizationV1> for Organization {
             deleted_at: v1.deleted_at,
             notification_settings: NotificationSettings::default(),
             refund_settings: RefundSettings::default(),
+            prevent_trial_abuse: true,
         }
     }
 }
 
 impl Record for Organization {
     const COLLECTION: &'static str = "organization";
-    const VERSION: u16 = 2;
+    /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on).
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -282,7 +353,13 @@ impl Record for Organization {
                 payload,
             )?
             .into()),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => Ok(tollgate_storage::codec::decode::<OrganizationV2>(
+                Self::COLLECTION,
+                2,
+                payload,
+            )?
+            .into()),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -348,20 +425,25 @@ mod tests {
             Utc.timestamp_opt(0, 0).unwrap(),
         );
         let bytes = org.encode().unwrap();
-        assert_eq!(Organization::decode(2, &bytes).unwrap(), org);
-        // Version 1 is version 2 without the notification and refund settings at the end.
-        let v1 = &bytes[..bytes.len() - 3];
+        assert_eq!(Organization::decode(3, &bytes).unwrap(), org);
+        // Version 2 is version 3 without `prevent_trial_abuse` at the end (on when read),
+        // version 1 also without the notification and refund settings.
+        let v2 = &bytes[..bytes.len() - 1];
+        assert_eq!(Organization::decode(2, v2).unwrap(), org);
+        let v1 = &bytes[..bytes.len() - 4];
         assert_eq!(Organization::decode(1, v1).unwrap(), org);
         let mut copies = org.clone();
         copies.notification_settings.new_order = true;
-        let back = Organization::decode(2, &copies.encode().unwrap()).unwrap();
+        copies.prevent_trial_abuse = false;
+        let back = Organization::decode(3, &copies.encode().unwrap()).unwrap();
         assert!(back.notification_settings.new_order);
+        assert!(!back.prevent_trial_abuse);
         // Pin the format: id (len 16 + bytes), then the timestamp string.
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             hex,
             "100000000000000000000000000000000714313937302d30312d30315430303a30303a30305a00\
-             0441636d650461636d6500000000000000fba00f00000000000000000000000000000001010000000000"
+             0441636d650461636d6500000000000000fba00f0000000000000000000000000000000101000000000001"
         );
     }
 }

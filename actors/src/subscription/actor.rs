@@ -199,9 +199,26 @@ impl Handler<ChangePlan> for EntityActor<SubscriptionEntity> {
                 order: order.clone(),
                 applied: true,
             };
+            // A new cycle is paid at once: the keys kept from the old plan follow it, as
+            // after a paid renewal (the new ones were granted for it).
+            let kept: Vec<LicenseKeyId> = next
+                .license_key_ids
+                .iter()
+                .filter(|k| !new_ids.contains(k))
+                .copied()
+                .collect();
+            let paid = (msg.change.resets_cycle && !kept.is_empty()).then_some(KeysPaidUntil {
+                subscription_id: next.id,
+                paid_until: msg.change.period_end,
+                keys: kept,
+                created_at: now,
+            });
             let (mut batch, state) = commit(s, next, order.as_ref())?;
             for key in &msg.new_keys {
                 batch.put(key, Expect::Absent)?;
+            }
+            if let Some(paid) = &paid {
+                batch.put(paid, Expect::Any)?;
             }
             Ok(Outcome::commit(batch, state, reply))
         })

@@ -221,6 +221,7 @@ pub async fn create(
     }
     if let Some(s) = input.subscription_settings {
         org.subscription_settings = (&s).into();
+        org.prevent_trial_abuse = s.prevent_trial_abuse;
     }
     let membership = Membership {
         user_id: user,
@@ -417,6 +418,7 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
     if let Maybe::Value(s) = &input.subscription_settings {
         s.check_supported(&mut v, loc!["body", "subscription_settings"]);
         org.subscription_settings = s.into();
+        org.prevent_trial_abuse = s.prevent_trial_abuse;
     }
     if let Maybe::Value(n) = &input.notification_settings {
         org.notification_settings = crate::domain::organization::NotificationSettings {

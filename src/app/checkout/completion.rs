@@ -151,8 +151,18 @@ pub(super) async fn confirm(
 }
 
 /// Whether the buyer of `c` (its customer, else the organization's customer with its
-/// e-mail address) already started a trial of its product.
+/// e-mail address) already started a trial of its product (bought with it, even if the
+/// subscription moved to another plan since), when the organization gives one trial per
+/// customer and product (`prevent_trial_abuse`, on by default).
 async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, ApiError> {
+    let once = state
+        .store
+        .get::<crate::domain::organization::Organization>(&c.organization_id.key())
+        .await?
+        .is_none_or(|o| o.value.prevent_trial_abuse);
+    if !once {
+        return Ok(false);
+    }
     let customer = match (c.customer_id, c.customer_email.as_deref()) {
         (Some(id), _) => Some(id),
         (None, Some(email)) => customer_by_email(&state.store, c.organization_id, email)
@@ -176,9 +186,21 @@ async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, ApiError> {
         let Some(id) = SubscriptionId::from_key(&key) else {
             continue;
         };
-        if let Some(s) = state.store.get::<Subscription>(&id.key()).await? {
-            if s.value.product_id == c.product_id && s.value.trial_start.is_some() {
-                return Ok(true);
+        let Some(s) = state.store.get::<Subscription>(&id.key()).await? else {
+            continue;
+        };
+        if s.value.trial_start.is_none() {
+            continue;
+        }
+        if s.value.product_id == c.product_id {
+            return Ok(true);
+        }
+        // A plan change since: the product its trial was of is its checkout's.
+        if let Some(bought) = s.value.checkout_id {
+            if let Some(k) = state.store.get::<Checkout>(&bought.key()).await? {
+                if k.value.product_id == c.product_id {
+                    return Ok(true);
+                }
             }
         }
     }

@@ -448,6 +448,10 @@ async fn subscription_messages(
             &product,
             amount.as_deref(),
             after.current_period_end.map(render::date),
+            before
+                .license_key_ids
+                .iter()
+                .any(|k| !after.license_key_ids.contains(k)),
         ),
         _ => render::Notice::ended(&product, !keys.is_empty()),
     };
@@ -480,14 +484,17 @@ async fn key_messages(
         (KeyStatus::Granted, KeyStatus::Disabled) => MailKind::KeyDisabled,
         _ => return Ok(Vec::new()),
     };
-    // The keys of an ended subscription go with it: its own message says so.
+    // The keys of an ended subscription go with it, and those a plan change dropped with
+    // the change: their own messages say so.
     if let Some(sub) = after.subscription_id {
-        let ended = state
+        let told = state
             .store
             .get::<Subscription>(&sub.key())
             .await?
-            .is_some_and(|s| s.value.ended_at.is_some());
-        if ended {
+            .is_some_and(|s| {
+                s.value.ended_at.is_some() || !s.value.license_key_ids.contains(&after.id)
+            });
+        if told {
             return Ok(Vec::new());
         }
     }

@@ -322,7 +322,12 @@ impl Notice {
     }
 
     /// Polar's `subscription_updated`: the subscription now sells another product.
-    pub fn plan_changed(product: &str, amount: Option<&str>, next_charge: Option<String>) -> Self {
+    pub fn plan_changed(
+        product: &str,
+        amount: Option<&str>,
+        next_charge: Option<String>,
+        dropped_keys: bool,
+    ) -> Self {
         let mut p = vec![format!("Your subscription has changed to {product}.")];
         match (amount, next_charge) {
             (Some(a), Some(on)) => p.push(format!(
@@ -330,6 +335,12 @@ impl Notice {
             )),
             (None, Some(on)) => p.push(format!("It renews on {on}.")),
             _ => {}
+        }
+        if dropped_keys {
+            p.push(
+                "License keys of your previous plan that the new one does not include no longer work."
+                    .into(),
+            );
         }
         p.push("Your license keys for the new plan are below.".into());
         Self::new(

@@ -93,9 +93,12 @@ pub fn subscription_status(s: &Subscription) -> Status {
     }
 }
 
-/// "$9.00 / month", "Free / month".
+/// "$9.00 / month", "$20.00 / 2 weeks", "Free / month".
 pub fn subscription_price(s: &Subscription) -> String {
-    let per = s.recurring_interval.as_str();
+    let per = match s.recurring_interval_count {
+        0 | 1 => s.recurring_interval.as_str().to_string(),
+        n => format!("{n} {}s", s.recurring_interval.as_str()),
+    };
     match (s.amount, &s.currency) {
         (Some(a), Some(c)) => format!("{} / {per}", money(a, c)),
         _ => format!("Free / {per}"),
