@@ -51,6 +51,15 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(ignore)]
     pub error_description: Option<String>,
+    /// License-key refusals only (validate, activate, deactivate, rotate): why, as one of
+    /// a stable table a program can test (`not_found`, `revoked`, `disabled`, `expired`,
+    /// `activation_not_found`, `conditions_mismatch`, `benefit_mismatch`,
+    /// `customer_mismatch`, `usage_limit_reached`, `usage_out_of_range`,
+    /// `activation_not_required`, `activation_limit_reached`, `rotation_not_permitted`);
+    /// see the README. Left out elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub code: Option<&'static str>,
 }
 
 impl ErrorBody {
@@ -59,6 +68,7 @@ impl ErrorBody {
             error: error.into(),
             detail: detail.into(),
             error_description: None,
+            code: None,
         }
     }
 }
@@ -86,7 +96,12 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         error_description: Some("The access token is invalid.".into()),
         ..ErrorBody::new("invalid_token", "The access token is invalid.")
     };
+    let coded = ErrorBody {
+        code: Some("revoked"),
+        ..ErrorBody::new("ResourceNotFound", "License key is no longer active.")
+    };
     [
+        ("Error", serde_json::to_value(coded)),
         (
             "Error",
             serde_json::to_value(ErrorBody::new("ResourceNotFound", "Not found")),
@@ -227,11 +242,34 @@ pub enum ApiError {
     /// A browser page that reports an error (the authorization pages), already rendered.
     #[error("page error {status}")]
     Page { status: u16, html: String },
+    /// An error with a machine-readable `code` in its body (license-key refusals): the
+    /// status and the rest of the body are `inner`'s.
+    #[error("{inner}")]
+    Coded {
+        inner: Box<ApiError>,
+        code: &'static str,
+    },
 }
 
 impl ApiError {
     pub fn not_found() -> Self {
         ApiError::NotFound("Not found".into())
+    }
+
+    /// This error with the machine-readable `code` in its body.
+    pub fn with_code(self, code: &'static str) -> Self {
+        ApiError::Coded {
+            inner: Box::new(self),
+            code,
+        }
+    }
+
+    /// The error without its code (what it is, for callers that match on it).
+    pub fn uncoded(self) -> Self {
+        match self {
+            ApiError::Coded { inner, .. } => inner.uncoded(),
+            other => other,
+        }
     }
 
     pub fn validation(error: FieldError) -> Self {
@@ -304,6 +342,7 @@ impl ApiError {
             | ApiError::BadRequest(m)
             | ApiError::PaymentError(m)
             | ApiError::Named { detail: m, .. } => vec![m.clone()],
+            ApiError::Coded { inner, .. } => inner.messages(),
             ApiError::Bearer(BearerError::InsufficientScope { .. }) => {
                 vec!["Your session may not do this.".into()]
             }
@@ -411,6 +450,7 @@ impl ResponseError for ApiError {
             | ApiError::Named { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
+            ApiError::Coded { inner, .. } => inner.status_code(),
         }
     }
 
@@ -460,6 +500,19 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
             ApiError::RotateNotPermitted(m) => ErrorBody::new("RotateNotPermitted", m),
             ApiError::Named { error, detail, .. } => ErrorBody::new(error, detail),
+            ApiError::Coded { inner, code } => {
+                let mut body = match inner.as_ref() {
+                    ApiError::NotPermitted(m) => ErrorBody::new("NotPermitted", m),
+                    ApiError::NotFound(m) => ErrorBody::new("ResourceNotFound", m),
+                    ApiError::BadRequest(m) => ErrorBody::new("BadRequest", m),
+                    ApiError::RotateNotPermitted(m) => ErrorBody::new("RotateNotPermitted", m),
+                    ApiError::Named { error, detail, .. } => ErrorBody::new(error, detail),
+                    // Other errors carry no code (none is made so).
+                    other => return other.error_response(),
+                };
+                body.code = Some(code);
+                body
+            }
             ApiError::RefundedAlready(m) => ErrorBody::new("RefundedAlready", m),
             ApiError::RevokeSubscriptionBenefitsProhibited(m) => {
                 ErrorBody::new("RevokeSubscriptionBenefitsProhibited", m)

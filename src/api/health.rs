@@ -37,11 +37,7 @@ impl Health {
 
 /// The 503 body of a `/readyz` that is not ready.
 pub fn not_ready(detail: &str) -> ErrorBody {
-    ErrorBody {
-        error: "ServiceUnavailable".to_string(),
-        detail: detail.to_string(),
-        error_description: None,
-    }
+    ErrorBody::new("ServiceUnavailable", detail)
 }
 
 #[cfg(test)]

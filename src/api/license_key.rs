@@ -465,12 +465,18 @@ pub fn key_error(e: ActorError<LicenseKeyError>) -> ApiError {
             ErrorKind::NotPermitted => ApiError::NotPermitted(e.message()),
             ErrorKind::BadRequest => ApiError::BadRequest(e.message()),
             ErrorKind::RotateNotPermitted => ApiError::RotateNotPermitted(e.message()),
-        },
-        ActorError::NotFound => ApiError::not_found(),
+        }
+        .with_code(e.code()),
+        ActorError::NotFound => unknown_key(),
         ActorError::AlreadyExists => ApiError::Conflict("The license key already exists.".into()),
         ActorError::Unavailable(_) => ApiError::Unavailable,
         ActorError::Storage(e) => e.into(),
     }
+}
+
+/// No such key (of this organization): Polar's 404, with the code `not_found`.
+pub fn unknown_key() -> ApiError {
+    ApiError::not_found().with_code("not_found")
 }
 
 // ---------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ where
         .resolve(&state.store, organization_id, key)
         .await?
     else {
-        return Err(ApiError::not_found());
+        return Err(crate::api::license_key::unknown_key());
     };
     call_resolved(state, organization_id, key, id, make).await
 }
@@ -95,7 +95,7 @@ where
                     .call(fresh, make())
                     .await
                     .map_err(key_error),
-                _ => Err(ApiError::not_found()),
+                _ => Err(crate::api::license_key::unknown_key()),
             }
         }
         other => {
@@ -125,7 +125,7 @@ pub async fn validate(
         .resolve(&state.store, cmd.organization_id, &cmd.key)
         .await?
     else {
-        return Err(ApiError::not_found());
+        return Err(crate::api::license_key::unknown_key());
     };
     let answer = async {
         if let Some(live) = fast_validate(state, id, &cmd)? {
@@ -175,7 +175,7 @@ async fn reachable(
     if can_access(state, subject, OrganizationId(organization_id)).await? {
         Ok(())
     } else {
-        Err(ApiError::not_found())
+        Err(crate::api::license_key::unknown_key())
     }
 }
 

@@ -208,6 +208,8 @@ const OPEN_SCHEMAS: &[&str] = &[
     // A grant's `license_key_id` and `display_key` are left out when it gave no key
     // (@polar-sh/sdk 0.47 reads them as optional strings, never null).
     "BenefitGrantProperties",
+    // `code` is only on license-key refusals.
+    "Error",
 ];
 
 /// The document of the default shape, built once.

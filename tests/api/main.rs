@@ -33,6 +33,7 @@ mod health;
 mod helpers;
 mod http_hardening;
 mod idempotency;
+mod license_key_codes;
 mod license_keys;
 mod license_keys_sdk;
 mod mail;

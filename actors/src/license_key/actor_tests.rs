@@ -252,7 +252,9 @@ async fn revoke_sets_revoked_once_and_validation_then_fails() {
     let r = registry.call(k.id, validate(&k, None)).await;
     assert_eq!(
         r.unwrap_err(),
-        ActorError::Domain(LicenseKeyError::NotActive)
+        ActorError::Domain(LicenseKeyError::NotActive {
+            status: KeyStatus::Revoked
+        })
     );
 }
 
@@ -670,7 +672,7 @@ async fn a_key_revoked_by_another_writer_refuses_the_next_increment() {
     write_behind(&store, k.id, |key| key.status = KeyStatus::Revoked);
     assert!(matches!(
         registry.call(k.id, validate(&k, Some(1))).await,
-        Err(ActorError::Domain(LicenseKeyError::NotActive))
+        Err(ActorError::Domain(LicenseKeyError::NotActive { .. }))
     ));
     let stored = in_store(&store, k.id);
     assert_eq!((stored.status, stored.usage), (KeyStatus::Revoked, 1));
@@ -697,7 +699,7 @@ async fn with_freshness_checks_a_key_revoked_elsewhere_is_refused_at_once_even_b
     write_behind(&store, k.id, |key| key.status = KeyStatus::Revoked);
     assert!(matches!(
         registry.call(k.id, validate(&k, None)).await,
-        Err(ActorError::Domain(LicenseKeyError::NotActive))
+        Err(ActorError::Domain(LicenseKeyError::NotActive { .. }))
     ));
     assert!(matches!(
         registry.call(k.id, GetLicenseKey).await,

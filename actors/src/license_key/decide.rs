@@ -82,7 +82,7 @@ pub fn check_validation<'k>(
 ) -> Result<Checked<'k>, LicenseKeyError> {
     check_identity(key, cmd.organization_id, &cmd.key)?;
     if key.status != KeyStatus::Granted {
-        return Err(LicenseKeyError::NotActive);
+        return Err(LicenseKeyError::NotActive { status: key.status });
     }
     if key.expires_at.is_some_and(|at| now >= at) {
         return Err(LicenseKeyError::Expired);
@@ -133,7 +133,7 @@ pub fn activate(
 ) -> Result<(LicenseKey, Activation), LicenseKeyError> {
     check_identity(key, cmd.organization_id, &cmd.key)?;
     if key.status != KeyStatus::Granted {
-        return Err(LicenseKeyError::ActivationOfInactiveKey);
+        return Err(LicenseKeyError::ActivationOfInactiveKey { status: key.status });
     }
     if key.expires_at.is_some_and(|at| now >= at) {
         return Err(LicenseKeyError::ActivationOfExpiredKey);

@@ -122,8 +122,13 @@ fn revoked_and_disabled_keys_are_no_longer_active() {
     for status in [KeyStatus::Revoked, KeyStatus::Disabled] {
         let k = LicenseKey { status, ..key() };
         let e = err(validate(&k, &validate_cmd(&k), t0()));
-        assert_eq!(e, LicenseKeyError::NotActive);
+        assert_eq!(e, LicenseKeyError::NotActive { status });
         assert_eq!(e.message(), "License key is no longer active.");
+        let code = match status {
+            KeyStatus::Disabled => "disabled",
+            _ => "revoked",
+        };
+        assert_eq!(e.code(), code);
         assert_eq!(e.kind(), ErrorKind::NotFound);
     }
 }
@@ -150,7 +155,9 @@ fn status_is_checked_before_expiry() {
     };
     assert_eq!(
         err(validate(&k, &validate_cmd(&k), t0())),
-        LicenseKeyError::NotActive
+        LicenseKeyError::NotActive {
+            status: KeyStatus::Revoked
+        }
     );
 }
 
@@ -508,7 +515,7 @@ fn activation_needs_a_granted_key_that_has_not_expired() {
             ..key()
         };
         let e = activate(&k, &activate_cmd(&k), ActivationId::new(), t0()).unwrap_err();
-        assert_eq!(e, LicenseKeyError::ActivationOfInactiveKey);
+        assert_eq!(e, LicenseKeyError::ActivationOfInactiveKey { status });
         assert_eq!(e.kind(), ErrorKind::NotPermitted);
         assert_eq!(
             e.message(),
@@ -538,7 +545,9 @@ fn activation_needs_a_granted_key_that_has_not_expired() {
             t0()
         )
         .unwrap_err(),
-        LicenseKeyError::ActivationOfInactiveKey
+        LicenseKeyError::ActivationOfInactiveKey {
+            status: KeyStatus::Revoked
+        }
     );
     let later = LicenseKey {
         limit_activations: Some(1),
@@ -844,5 +853,44 @@ fn usage_never_exceeds_the_limit_under_any_interleaving() {
         }
         assert_eq!(k.usage, start + accepted, "seed {seed}");
         assert_eq!(k.validations, validations, "seed {seed}");
+    }
+}
+
+/// Every refusal's `code` is in the published table, and every code in the table is some
+/// refusal's.
+#[test]
+fn every_refusal_has_a_code_of_the_table() {
+    use crate::license_key::ERROR_CODES;
+    let all = [
+        LicenseKeyError::WrongKey,
+        LicenseKeyError::NotActive {
+            status: KeyStatus::Revoked,
+        },
+        LicenseKeyError::NotActive {
+            status: KeyStatus::Disabled,
+        },
+        LicenseKeyError::Expired,
+        LicenseKeyError::ActivationNotFound,
+        LicenseKeyError::ConditionsMismatch,
+        LicenseKeyError::BenefitMismatch,
+        LicenseKeyError::CustomerMismatch,
+        LicenseKeyError::InsufficientUsage { remaining: 0 },
+        LicenseKeyError::UsageOutOfRange,
+        LicenseKeyError::ActivationNotRequired,
+        LicenseKeyError::ActivationOfInactiveKey {
+            status: KeyStatus::Disabled,
+        },
+        LicenseKeyError::ActivationOfExpiredKey,
+        LicenseKeyError::ActivationLimitReached,
+        LicenseKeyError::RotateNotPermitted {
+            status: KeyStatus::Revoked,
+        },
+    ];
+    let codes: Vec<&str> = all.iter().map(LicenseKeyError::code).collect();
+    for c in &codes {
+        assert!(ERROR_CODES.contains(c), "{c}");
+    }
+    for c in ERROR_CODES {
+        assert!(codes.contains(c), "{c} is never given");
     }
 }

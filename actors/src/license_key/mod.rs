@@ -40,7 +40,8 @@ pub use decide::live_activations;
 pub use directory::KeyDirectory;
 pub use model::{
     generate_key, ActivateKey, Activation, DeactivateKey, ErrorKind, JsonObject, KeyChanges,
-    KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated, ROTATABLE,
+    KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated,
+    ERROR_CODES, ROTATABLE,
 };
 
 /// Organization | created_at: the organizer list.

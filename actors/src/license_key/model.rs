@@ -79,8 +79,9 @@ pub enum LicenseKeyError {
     /// The key is not this `(organization_id, key)`: a stale lookup, answered as not found.
     #[error("Not found")]
     WrongKey,
+    /// The key is revoked or disabled (`status`, which the error's `code` tells).
     #[error("License key is no longer active.")]
-    NotActive,
+    NotActive { status: KeyStatus },
     #[error("License key has expired.")]
     Expired,
     /// The activation is unknown, of another key, or deactivated.
@@ -102,7 +103,7 @@ pub enum LicenseKeyError {
     /// An activation of a key that is not granted (Polar refuses it, so that an activation
     /// always answers a granted key, as the 1.0 clients' `GrantedLicenseKey` requires).
     #[error("License key is no longer active. This license key can not be activated.")]
-    ActivationOfInactiveKey,
+    ActivationOfInactiveKey { status: KeyStatus },
     #[error("License key has expired.")]
     ActivationOfExpiredKey,
     #[error("License key activation limit already reached")]
@@ -133,12 +134,17 @@ impl LicenseKeyError {
     pub fn kind(&self) -> ErrorKind {
         use LicenseKeyError::*;
         match self {
-            WrongKey | NotActive | Expired | ActivationNotFound | ConditionsMismatch
-            | BenefitMismatch | CustomerMismatch => ErrorKind::NotFound,
+            WrongKey
+            | NotActive { .. }
+            | Expired
+            | ActivationNotFound
+            | ConditionsMismatch
+            | BenefitMismatch
+            | CustomerMismatch => ErrorKind::NotFound,
             InsufficientUsage { .. } | UsageOutOfRange => ErrorKind::BadRequest,
             ActivationNotRequired
             | ActivationLimitReached
-            | ActivationOfInactiveKey
+            | ActivationOfInactiveKey { .. }
             | ActivationOfExpiredKey => ErrorKind::NotPermitted,
             RotateNotPermitted { .. } => ErrorKind::RotateNotPermitted,
         }
@@ -147,6 +153,58 @@ impl LicenseKeyError {
     /// The `detail` of the error body.
     pub fn message(&self) -> String {
         self.to_string()
+    }
+
+    /// The machine-readable `code` of the error body: one of [`ERROR_CODES`], stable
+    /// across versions (a program tests it instead of parsing `detail`).
+    pub fn code(&self) -> &'static str {
+        use LicenseKeyError::*;
+        let inactive = |status: &KeyStatus| match status {
+            KeyStatus::Disabled => "disabled",
+            _ => "revoked",
+        };
+        match self {
+            WrongKey => "not_found",
+            NotActive { status } | ActivationOfInactiveKey { status } => inactive(status),
+            Expired | ActivationOfExpiredKey => "expired",
+            ActivationNotFound => "activation_not_found",
+            ConditionsMismatch => "conditions_mismatch",
+            BenefitMismatch => "benefit_mismatch",
+            CustomerMismatch => "customer_mismatch",
+            InsufficientUsage { .. } => "usage_limit_reached",
+            UsageOutOfRange => "usage_out_of_range",
+            ActivationNotRequired => "activation_not_required",
+            ActivationLimitReached => "activation_limit_reached",
+            RotateNotPermitted { .. } => "rotation_not_permitted",
+        }
+    }
+}
+
+/// Every `code` a license-key refusal may carry, in the order validation checks them (the
+/// first failing check wins), then those of activation, deactivation and rotation.
+pub const ERROR_CODES: &[&str] = &[
+    "not_found",
+    "revoked",
+    "disabled",
+    "expired",
+    "activation_not_found",
+    "conditions_mismatch",
+    "benefit_mismatch",
+    "customer_mismatch",
+    "usage_limit_reached",
+    "usage_out_of_range",
+    "activation_not_required",
+    "activation_limit_reached",
+    "rotation_not_permitted",
+];
+
+impl LicenseKeyError {
+    /// Whether this refusal is about the key itself being unusable (revoked or disabled).
+    pub fn is_inactive(&self) -> bool {
+        matches!(
+            self,
+            LicenseKeyError::NotActive { .. } | LicenseKeyError::ActivationOfInactiveKey { .. }
+        )
     }
 }
 

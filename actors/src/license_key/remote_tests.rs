@@ -167,7 +167,10 @@ async fn a_key_revoked_by_another_node_is_refused_and_read_as_revoked() {
     // decided again on the stored key, read under a row lock: refused.
     let r = ra.call(k.id, increment(&k, 1)).await;
     assert!(
-        matches!(r, Err(ActorError::Domain(LicenseKeyError::NotActive))),
+        matches!(
+            r,
+            Err(ActorError::Domain(LicenseKeyError::NotActive { .. }))
+        ),
         "{r:?}"
     );
     assert_eq!(ra.stats().redecides_total, 1, "{:?}", ra.stats());

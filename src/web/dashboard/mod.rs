@@ -231,6 +231,7 @@ pub type PageResult = Result<HttpResponse, Fail>;
 /// The problems a form shows next to itself (status and lines), or the failure when the
 /// error is not about the form's input.
 pub fn form_problem(e: ApiError) -> Result<(u16, Vec<String>), Fail> {
+    let e = e.uncoded();
     match &e {
         ApiError::Validation(_)
         | ApiError::Conflict(_)
