@@ -184,6 +184,22 @@ pub fn intent_form(request: &ChargeRequest, stripe_customer: &str) -> Vec<(Strin
     form
 }
 
+/// The form of the SetupIntent a trial's checkout creates: for the customer,
+/// `usage=off_session`, cards only as a charge's intent (without `payment_method_types`
+/// Stripe enables the Dashboard's methods, redirect-based ones included, whose
+/// confirmation may then ask for a `return_url`).
+pub fn setup_form(request: &ChargeRequest, stripe_customer: &str) -> Vec<(String, String)> {
+    let mut form = vec![
+        ("customer".to_string(), stripe_customer.to_string()),
+        ("usage".to_string(), "off_session".to_string()),
+        ("payment_method_types[]".to_string(), "card".to_string()),
+    ];
+    for (k, v) in &request.metadata {
+        form.push((format!("metadata[{k}]"), v.clone()));
+    }
+    form
+}
+
 /// What Stripe says in `error` of a failed request.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct StripeApiError {
@@ -343,20 +359,14 @@ impl PaymentProcessor for StripeProcessor {
         })
     }
 
-    /// A SetupIntent for the customer, `usage=off_session`, created then confirmed with the
-    /// buyer's method (two requests, each with its own idempotency key derived from the
-    /// request's). Stripe attaches the method to the customer once the setup succeeds.
+    /// A SetupIntent ([`setup_form`]) created then confirmed with the buyer's method (two
+    /// requests, each with its own idempotency key derived from the request's). Stripe
+    /// attaches the method to the customer once the setup succeeds.
     fn setup(&self, request: ChargeRequest) -> ChargeFuture {
         let this = self.clone_handle();
         Box::pin(async move {
             let customer = this.stripe_customer(&request).await?;
-            let mut form = vec![
-                ("customer".to_string(), customer),
-                ("usage".to_string(), "off_session".to_string()),
-            ];
-            for (k, v) in &request.metadata {
-                form.push((format!("metadata[{k}]"), v.clone()));
-            }
+            let form = setup_form(&request, &customer);
             let key = format!("{}:setup", request.idempotency_key);
             let created = match this
                 .call(
@@ -673,6 +683,19 @@ mod tests {
         assert_eq!(value(&form, "payment_method"), Some("pm_saved"));
         // Stripe refuses setup_future_usage together with off_session.
         assert_eq!(value(&form, "setup_future_usage"), None);
+    }
+
+    #[test]
+    fn a_trial_saves_a_card_for_off_session_use_by_the_customer() {
+        let form = setup_form(&request(Some("pm_123")), "cus_1");
+        assert_eq!(value(&form, "customer"), Some("cus_1"));
+        assert_eq!(value(&form, "usage"), Some("off_session"));
+        assert_eq!(value(&form, "payment_method_types[]"), Some("card"));
+        assert_eq!(value(&form, "metadata[checkout_id]"), Some("c-1"));
+        // Nothing to charge, and the method goes with the confirmation.
+        for key in ["amount", "confirm", "payment_method", "setup_future_usage"] {
+            assert_eq!(value(&form, key), None, "{key}");
+        }
     }
 
     fn intent(status: &str) -> PaymentIntent {

@@ -57,6 +57,7 @@ mod schemathesis;
 mod sdk_bodies;
 mod sorting;
 mod stripe;
+mod stripe_subscriptions;
 mod subscription_events;
 mod subscription_keys;
 mod subscription_plans;

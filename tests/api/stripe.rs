@@ -47,8 +47,8 @@ const WEBHOOK_PATH: &str = "/v1/integrations/stripe/webhook";
 const WEBHOOK_ID: &str = "tollgate";
 
 /// localstripe's cards (`resources.py`, `PaymentMethod`).
-const CARD_OK: &str = "4242424242424242";
-const CARD_DECLINED: &str = "4000000000000341";
+pub(crate) const CARD_OK: &str = "4242424242424242";
+pub(crate) const CARD_DECLINED: &str = "4000000000000341";
 const CARD_3DS: &str = "4000000000003220";
 const CARD_3DS_2: &str = "4000002760003184";
 
@@ -187,7 +187,7 @@ impl LocalStripe {
     }
 
     /// A card PaymentMethod, as Stripe.js would create it in the buyer's browser.
-    async fn card(&self, number: &str) -> String {
+    pub(crate) async fn card(&self, number: &str) -> String {
         let (status, body) = self
             .post(
                 "/v1/payment_methods",
@@ -268,7 +268,7 @@ impl LocalStripe {
     }
 }
 
-fn list(body: &Value) -> Vec<Value> {
+pub(crate) fn list(body: &Value) -> Vec<Value> {
     assert_eq!(body["has_more"], false, "more than one page: {body}");
     body["data"]
         .as_array()
@@ -297,7 +297,7 @@ pub(crate) struct Shop {
     pub app: TestApp,
     pub ls: LocalStripe,
     /// Set when the shop runs on a manual clock.
-    clock: Option<Arc<ManualClock>>,
+    pub clock: Option<Arc<ManualClock>>,
 }
 
 /// A server charging through a fresh localstripe, whose webhook points at it; on the
@@ -334,7 +334,7 @@ impl Shop {
         r.items()
     }
 
-    async fn license_keys(&self, org: &str) -> Vec<Value> {
+    pub(crate) async fn license_keys(&self, org: &str) -> Vec<Value> {
         let r = self
             .api()
             .read(&format!("/v1/license-keys?organization_id={org}&limit=100"))
@@ -404,7 +404,7 @@ impl Shop {
 }
 
 /// The confirm body of a buyer paying with the PaymentMethod `pm`.
-fn paying(email: &str, pm: &str) -> Value {
+pub(crate) fn paying(email: &str, pm: &str) -> Value {
     let mut body = buyer(email);
     body["confirmation_token_id"] = json!(pm);
     body
@@ -432,7 +432,7 @@ pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 /// The intent a confirmed (or settled) checkout names.
-fn intent_of(checkout: &Value) -> String {
+pub(crate) fn intent_of(checkout: &Value) -> String {
     str_of(&checkout["payment_processor_metadata"], "intent_id").to_string()
 }
 

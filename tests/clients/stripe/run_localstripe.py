@@ -20,6 +20,9 @@ does and Tollgate relies on:
 - `off_session=true` is recorded on the intent (exported as `off_session`, which real
   Stripe does not show: for the tests' eyes only) and, as in Stripe, is refused unless
   the PaymentMethod is attached to the intent's customer;
+- a SetupIntent with a customer attaches its PaymentMethod to that customer once its
+  confirmation succeeds, as Stripe does (localstripe only records the method on the
+  intent), so that the method a trial saved can be charged off-session at its end;
 - `POST /v1/payment_methods` accepts the publishable key in the body (`key=pk_…`), as
   Stripe does for Stripe.js;
 - `POST /v1/refunds` accepts Stripe's `reason` (`duplicate`, `fraudulent`,
@@ -144,16 +147,30 @@ def patch():
         schedule_webhook(resources.Event("charge.refunded", Charge._api_retrieve(obj.charge)))
         return obj
 
+    SetupIntent = resources.SetupIntent
+    original_setup_confirm = SetupIntent._api_confirm.__func__
+
+    @classmethod
+    def setup_api_confirm(cls, id, **kwargs):
+        obj = original_setup_confirm(cls, id, **kwargs)
+        if obj.status == "succeeded" and obj.customer and obj.payment_method:
+            PaymentMethod._api_retrieve(obj.payment_method).customer = obj.customer
+        return obj
+
     Refund.__init__ = refund_init
     Refund._api_create = refund_api_create
     PaymentIntent.__init__ = init
     PaymentIntent._api_create = api_create
     PaymentIntent._on_success = on_success
     PaymentIntent._api_authenticate = api_authenticate
+    SetupIntent._api_confirm = setup_api_confirm
     # The server module registers the routes of `extra_apis` when imported: after this.
+    replaced = {
+        "/v1/payment_intents/{id}/_authenticate": PaymentIntent._api_authenticate,
+        "/v1/setup_intents/{id}/confirm": SetupIntent._api_confirm,
+    }
     resources.extra_apis[:] = [
-        (method, url, PaymentIntent._api_authenticate if url.endswith("/_authenticate") else func)
-        for method, url, func in resources.extra_apis
+        (method, url, replaced.get(url, func)) for method, url, func in resources.extra_apis
     ]
 
 
