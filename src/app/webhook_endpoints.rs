@@ -2,8 +2,6 @@
 //! log; redelivery of an event. Delivery itself is `crate::webhooks`; its target rules are
 //! `crate::egress::target`.
 
-use rand::distributions::Alphanumeric;
-use rand::Rng;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
@@ -25,14 +23,15 @@ use crate::error::ApiError;
 use crate::loc;
 use crate::state::AppState;
 
-/// Polar's secrets: `polar_whs_` and 43 random characters.
+/// Polar's secrets since September 2026: `whsec_` and 32 random bytes in base64, so that
+/// deliveries verify both ways (see `crate::webhooks::delivery::sign`).
 fn generate_secret() -> String {
-    let tail: String = rand::thread_rng()
-        .sample_iter(&Alphanumeric)
-        .take(43)
-        .map(char::from)
-        .collect();
-    format!("polar_whs_{tail}")
+    use base64::Engine;
+    let bytes: [u8; 32] = rand::random();
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
 }
 
 fn check_url(state: &AppState, url: &str) -> Result<String, ApiError> {

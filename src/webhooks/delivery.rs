@@ -11,8 +11,10 @@
 //! **Signature** (Standard Webhooks): `webhook-id` (the event's id, the same on every
 //! attempt), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature`
 //! = `v1,` + base64 of HMAC-SHA256 over `id.timestamp.body`, keyed with the UTF-8 bytes
-//! of the endpoint's secret (Polar's encoding: a Standard Webhooks library verifies with
-//! `base64(secret)` as its key).
+//! of the endpoint's secret (Polar's encoding: its SDKs verify so, and a Standard Webhooks
+//! library given `base64(secret)`); for a `whsec_<base64>` secret (what Tollgate
+//! generates) a second `v1,` signature follows, keyed with the decoded part (the Standard
+//! Webhooks convention: a library given the secret as it is verifies it).
 //!
 //! **Retries.** A non-2xx answer, a timeout or a refused connection is retried after each
 //! delay of `webhooks.retry_delays_secs` (±20% jitter), then the event is marked failed.
@@ -204,9 +206,27 @@ struct Attempt {
     duration_ms: u64,
 }
 
-/// The Standard Webhooks signature of `body`.
+/// The `webhook-signature` of `body`: signed with the secret's UTF-8 bytes as the key
+/// (Polar's encoding, what its SDKs verify with), and, for a `whsec_<base64>` secret, also
+/// with the base64-decoded part as the key (the Standard Webhooks convention, what a
+/// Standard Webhooks library given the secret as it is verifies with). Both go in the
+/// header, space-separated, as Standard Webhooks allows: a receiver on either convention
+/// finds the signature it computes.
 pub fn sign(secret: &str, msg_id: &str, timestamp: i64, body: &str) -> String {
-    sign_with_key(secret.as_bytes(), msg_id, timestamp, body)
+    let legacy = sign_with_key(secret.as_bytes(), msg_id, timestamp, body);
+    match standard_key(secret) {
+        Some(key) => format!("{legacy} {}", sign_with_key(&key, msg_id, timestamp, body)),
+        None => legacy,
+    }
+}
+
+/// The Standard Webhooks key of a `whsec_<base64>` secret, if it is one.
+fn standard_key(secret: &str) -> Option<Vec<u8>> {
+    let encoded = secret.strip_prefix("whsec_")?;
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+        .filter(|k| !k.is_empty())
 }
 
 fn sign_with_key(key: &[u8], msg_id: &str, timestamp: i64, body: &str) -> String {
@@ -443,6 +463,29 @@ mod tests {
             sign("polar_whs_abc", "id", 1, "{}"),
             sign_with_key(b"polar_whs_abc", "id", 1, "{}")
         );
+    }
+
+    /// A `whsec_` secret is signed both ways: its UTF-8 bytes (Polar's SDKs), then its
+    /// decoded part (the specification's vector: a Standard Webhooks library).
+    #[test]
+    fn a_whsec_secret_carries_both_signatures() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let (id, ts, body) = (
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            r#"{"test": 2432232314}"#,
+        );
+        let header = sign(secret, id, ts, body);
+        let parts: Vec<&str> = header.split(' ').collect();
+        assert_eq!(
+            parts,
+            [
+                sign_with_key(secret.as_bytes(), id, ts, body).as_str(),
+                "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+            ]
+        );
+        // Not base64 after the prefix: the one signature.
+        assert!(!sign("whsec_not base64!", id, ts, body).contains(' '));
     }
 
     #[test]

@@ -404,7 +404,7 @@ async fn endpoints_are_created_with_the_secret_shown_once_then_edited_paused_and
         true,
     )
     .await;
-    assert!(secret.starts_with("polar_whs_"), "{secret}");
+    assert!(secret.starts_with("whsec_"), "{secret}");
     let e = stored(&app, &id).await.expect("the endpoint is stored");
     assert_eq!(e.secret, secret);
     assert_eq!(e.url, "https://hooks.example.com/tollgate");

@@ -135,7 +135,7 @@ async fn create_get_list_patch_delete_round_trip() {
     assert_endpoint_shape(&e);
     let id = e["id"].as_str().unwrap().to_string();
     let secret = e["secret"].as_str().unwrap().to_string();
-    assert!(secret.starts_with("polar_whs_"), "{secret}");
+    assert!(secret.starts_with("whsec_"), "{secret}");
     assert!(secret.len() >= 32, "{secret}");
     assert_eq!(e["url"], HOOK_URL);
     assert_eq!(e["name"], Value::Null);
@@ -166,7 +166,7 @@ async fn create_get_list_patch_delete_round_trip() {
     let other_id = other["id"].as_str().unwrap().to_string();
     let third = created(&app, &token, &body(&org, HOOK_URL)).await;
     assert_ne!(third["secret"], e["secret"], "secrets are random");
-    assert!(third["secret"].as_str().unwrap().starts_with("polar_whs_"));
+    assert!(third["secret"].as_str().unwrap().starts_with("whsec_"));
     let third_id = third["id"].as_str().unwrap().to_string();
 
     // Get shows the secret too.

@@ -116,6 +116,10 @@ fn of_type<'a>(got: &'a [Value], kind: &str) -> Vec<&'a Value> {
 fn assert_verified(got: &[Value]) {
     for v in got {
         assert_eq!(v["verified"], true, "not verified: {v}");
+        // A `whsec_` secret (every generated one): also verified as Standard Webhooks.
+        if v.get("verified_standard").is_some() {
+            assert_eq!(v["verified_standard"], true, "not verified as whsec_: {v}");
+        }
         assert_eq!(v["content_type"], "application/json", "{v}");
         if let Some(sdk) = v.get("sdk") {
             assert!(
@@ -183,6 +187,8 @@ async fn a_purchase_and_an_activation_reach_a_verifying_receiver() {
     // The secret is generated: start the receiver with it once known.
     let placeholder = endpoint(api, &cat.org, "http://localhost:9/x", &["order.created"]).await;
     let secret_of = placeholder.1;
+    // Polar's format since September 2026: deliveries verify both ways.
+    assert!(secret_of.starts_with("whsec_"), "{secret_of}");
     let receiver = Receiver::start(&secret_of, 0);
     let r = app
         .patch_json(
@@ -220,6 +226,10 @@ async fn a_purchase_and_an_activation_reach_a_verifying_receiver() {
         })
         .await;
     assert_verified(&got);
+    assert!(
+        got.iter().all(|v| v["verified_standard"] == true),
+        "every delivery verifies as Standard Webhooks with the whsec_ secret"
+    );
     // Polar's own helper parsed every type it knows.
     assert!(
         of_type(&got, "order.created")[0]["sdk"] == "WebhookOrderCreatedPayload"

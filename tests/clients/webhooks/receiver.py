@@ -1,6 +1,8 @@
 """A webhook receiver for Tollgate's tests: verifies every delivery with the pinned
-`standardwebhooks` reference library and, for the event types the pinned polar-sdk knows,
-with Polar's own helper (`polar_sdk.webhooks.validate_event`), and appends one JSON line
+`standardwebhooks` reference library (with Polar's key encoding and, for a `whsec_`
+secret, also with the secret as a Standard Webhooks receiver uses it: `verified_standard`)
+and, for the event types the pinned polar-sdk knows, with Polar's own helper
+(`polar_sdk.webhooks.validate_event`, given the raw secret), and appends one JSON line
 per request to the log file.
 
 Usage: receiver.py --secret S --log FILE [--fail-first N] [--max-seconds T]
@@ -43,6 +45,8 @@ def main():
 
     # Polar's encoding: the secret's UTF-8 bytes are the key, given base64-encoded.
     wh = Webhook(base64.b64encode(args.secret.encode()).decode())
+    # A `whsec_` secret as a Standard Webhooks receiver uses it: the library decodes it.
+    standard = Webhook(args.secret) if args.secret.startswith("whsec_") else None
     seen = {}
     lock = threading.Lock()
 
@@ -71,6 +75,13 @@ def main():
                     entry["body"] = json.loads(body)
                 except Exception:  # noqa: BLE001
                     entry["body"] = body.decode(errors="replace")
+            if standard is not None:
+                try:
+                    standard.verify(body, headers)
+                    entry["verified_standard"] = True
+                except Exception as e:  # noqa: BLE001
+                    entry["verified_standard"] = False
+                    entry["error_standard"] = f"standardwebhooks (whsec_): {e!r}"
             kind = entry["body"].get("type") if isinstance(entry["body"], dict) else None
             entry["type"] = kind
             if kind in SDK_TYPES:
