@@ -363,7 +363,14 @@
           document.getElementById("card-error").scrollIntoView({ block: "center" });
         } else if (r.status === 403 && r.data.error === "TrialAlreadyRedeemed") {
           // One trial per customer and product: the buyer may still subscribe, paying now.
-          return send("PATCH", api, { allow_trial: false }).then(function () {
+          // What the buyer typed goes with the change, so that the page reloaded without
+          // the trial keeps it (the refused confirm saved nothing); the change alone if
+          // the API refuses it.
+          var keep = collect();
+          keep.allow_trial = false;
+          return send("PATCH", api, keep).then(function (p) {
+            return p.status === 200 ? p : send("PATCH", api, { allow_trial: false });
+          }).then(function () {
             leaving = true;
             window.location.hash = "trial-used";
             window.location.reload();
