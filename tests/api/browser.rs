@@ -158,3 +158,81 @@ pub(crate) async fn run_script(
         tally => panic!("tally {tally:?}\n{report}"),
     }
 }
+
+/// The trial script runs 58 checks; fewer than this means it stopped early.
+const MIN_TRIAL_CHECKS: u32 = 50;
+
+fn trial_screenshot_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trial-browser-screenshots")
+}
+
+/// A free trial on the hosted page: `tests/clients/browser/trial.py` starts a 14-day trial
+/// of a $10.00 monthly plan (the note, "Start free trial", the card saved, `trialing`), then
+/// the same buyer on a second checkout is refused another trial (403
+/// `TrialAlreadyRedeemed`): the page drops it, reloads at `#trial-used`, says so, and the
+/// buyer subscribes from the keyboard, paying now (`active`). Screenshots go to
+/// `<CARGO_TARGET_TMPDIR>/trial-browser-screenshots`.
+#[actix_web::test]
+async fn a_buyer_gets_one_free_trial_on_the_checkout_page_in_a_real_browser() {
+    ensure_chromium();
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let org = crate::checkouts::create_org(api, "browser-trial").await;
+    let product = api
+        .posted(
+            "/v1/products/",
+            &serde_json::json!({"name": "Pro", "organization_id": org,
+                "recurring_interval": "month", "trial_interval": "day", "trial_interval_count": 14,
+                "prices": [{"amount_type": "fixed", "price_amount": 1000, "price_currency": "usd"}]}),
+            201,
+        )
+        .await;
+    let product = crate::checkouts::id_of(&product);
+    let body = serde_json::json!({"payment_processor": "stripe", "product_id": product});
+    let trial = created(api, &body).await;
+    let again = created(api, &body).await;
+    let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
+
+    run_script(
+        "trial.py",
+        &trial_screenshot_dir(),
+        &[
+            ("TRIAL_URL", url(&trial).as_str()),
+            ("AGAIN_URL", url(&again).as_str()),
+            ("PRODUCT_ID", product.as_str()),
+            ("TOLLGATE_URL", app.address.as_str()),
+            ("TOLLGATE_TOKEN", app.token.as_str()),
+        ],
+        SCRIPT_TIMEOUT,
+        MIN_TRIAL_CHECKS,
+    )
+    .await;
+
+    // What the seller sees afterwards: one customer, one trial, one paid subscription.
+    let r = api
+        .read(&format!("/v1/subscriptions/?product_id={product}"))
+        .await;
+    r.expect(200);
+    let subs = r.items();
+    assert_eq!(subs.len(), 2, "{subs:?}");
+    let of = |c: &serde_json::Value| {
+        subs.iter()
+            .find(|s| s["checkout_id"] == c["id"])
+            .unwrap_or_else(|| panic!("no subscription of {}: {subs:?}", c["id"]))
+    };
+    let (first, second) = (of(&trial), of(&again));
+    assert_eq!(first["status"], "trialing", "{first}");
+    // 14 days from the confirm (the checkout's own `trial_end` counted from its creation).
+    let at = |v: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("{v}")))
+            .unwrap_or_else(|e| panic!("{v}: {e}"))
+    };
+    let late = at(&first["trial_end"]) - at(&trial["trial_end"]);
+    assert!(
+        late >= chrono::Duration::zero() && late < chrono::Duration::minutes(10),
+        "{first}"
+    );
+    assert_eq!(second["status"], "active", "{second}");
+    assert!(second["trial_end"].is_null(), "{second}");
+    assert_eq!(first["customer_id"], second["customer_id"]);
+}
