@@ -96,6 +96,9 @@ pub struct RateLimitSettings {
     pub portal_codes_per_address: Limit,
     /// Customer-portal sign-in attempts (codes typed), per client address.
     pub portal_sign_ins_per_ip: Limit,
+    /// Deactivations that name the activation by its `label` instead of its id, per key
+    /// (within its organization): a slot can be freed without the id, not churned.
+    pub deactivations_by_label_per_key: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -121,6 +124,7 @@ impl Default for RateLimitSettings {
             portal_codes_per_ip: Limit::new(12, 3600),
             portal_codes_per_address: Limit::new(5, 3600),
             portal_sign_ins_per_ip: Limit::new(12, 600),
+            deactivations_by_label_per_key: Limit::new(10, 3600),
         }
     }
 }
@@ -151,6 +155,10 @@ impl RateLimitSettings {
             ("portal_codes_per_ip", self.portal_codes_per_ip),
             ("portal_codes_per_address", self.portal_codes_per_address),
             ("portal_sign_ins_per_ip", self.portal_sign_ins_per_ip),
+            (
+                "deactivations_by_label_per_key",
+                self.deactivations_by_label_per_key,
+            ),
         ];
         for (name, limit) in limits {
             if limit.per_secs == 0 {

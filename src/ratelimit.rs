@@ -205,6 +205,7 @@ pub struct RateLimits {
     portal_codes_ip: Policy<IpAddr>,
     portal_codes_address: Policy<u64>,
     portal_sign_ins_ip: Policy<IpAddr>,
+    deactivations_by_label: Policy<u64>,
     api_token: Policy<u64>,
     backoff_base: Duration,
     backoff_max: Duration,
@@ -246,6 +247,7 @@ impl RateLimits {
             portal_codes_ip: Policy::new("ip", s.portal_codes_per_ip, on),
             portal_codes_address: Policy::new("address", s.portal_codes_per_address, on),
             portal_sign_ins_ip: Policy::new("ip", s.portal_sign_ins_per_ip, on),
+            deactivations_by_label: Policy::new("key", s.deactivations_by_label_per_key, on),
             api_token: Policy::new("token", s.api_per_token, on),
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
@@ -447,6 +449,20 @@ impl RateLimits {
     /// A customer-portal sign-in code typed from `ip`.
     pub fn portal_sign_in(&self, ip: IpAddr) -> Result<Report, Denied> {
         self.two::<IpAddr, IpAddr>((&self.portal_sign_ins_ip, &addr_key(ip)), None)
+    }
+
+    /// A deactivation of `key` of `organization` that names the activation by its label.
+    pub fn deactivation_by_label(
+        &self,
+        organization: &impl Hash,
+        key: &str,
+    ) -> Result<Report, Denied> {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'l');
+        organization.hash(&mut h);
+        h.write(key.as_bytes());
+        let key = h.finish();
+        self.two::<u64, u64>((&self.deactivations_by_label, &key), None)
     }
 
     pub fn checkout_link(&self, ip: IpAddr) -> Result<Report, Denied> {

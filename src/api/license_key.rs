@@ -18,8 +18,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{json, Value};
 use tollgate_actors::error::ActorError;
 use tollgate_actors::license_key::{
-    decide::stored_object, live_activations, ActivateKey, Activation, DeactivateKey, ErrorKind,
-    JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
+    decide::stored_object, live_activations, ActivateKey, Activation, ActivationRef, DeactivateKey,
+    ErrorKind, JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
 };
 use tollgate_actors::subscription::Subscription;
 use utoipa::ToSchema;
@@ -583,21 +583,46 @@ impl LicenseKeyActivate {
     }
 }
 
-// Polar's `LicenseKeyDeactivate`.
+// Polar's `LicenseKeyDeactivate`, with Tollgate's `label` beside `activation_id`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyDeactivate {
     pub key: String,
     pub organization_id: Uuid,
-    pub activation_id: Uuid,
+    /// The activation to free. Either this or `label`.
+    #[serde(default)]
+    pub activation_id: Option<Uuid>,
+    /// Instead of `activation_id`: frees the most recent live activation with this label
+    /// (for a buyer who lost the id). Rate-limited per key
+    /// (`rate_limits.deactivations_by_label_per_key`).
+    #[serde(default)]
+    pub label: Option<String>,
 }
 
 impl LicenseKeyDeactivate {
-    pub fn into_command(self) -> DeactivateKey {
-        DeactivateKey {
+    /// The command, or a 422 naming `activation_id` when neither it nor `label` is given.
+    pub fn into_command(self) -> Result<DeactivateKey, ApiError> {
+        let activation_id = match (self.activation_id, self.label) {
+            (Some(id), _) => ActivationRef::Id(ActivationId(id)),
+            (None, Some(label)) => ActivationRef::Label(label),
+            (None, None) => {
+                return Err(ApiError::validation(FieldError::new(
+                    "missing",
+                    crate::loc!["body", "activation_id"],
+                    "Field required",
+                    Value::Null,
+                )))
+            }
+        };
+        Ok(DeactivateKey {
             organization_id: OrganizationId(self.organization_id),
             key: self.key,
-            activation_id: ActivationId(self.activation_id),
-        }
+            activation_id,
+        })
+    }
+
+    /// Whether the activation is named by its label (a rate-limited form).
+    pub fn by_label(&self) -> bool {
+        self.activation_id.is_none() && self.label.is_some()
     }
 }
 

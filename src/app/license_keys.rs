@@ -311,9 +311,15 @@ pub async fn activate(
     ))
 }
 
-/// Removes an activation of a key, for anyone who holds the key.
+/// Removes an activation of a key, for anyone who holds the key: named by its id, or by
+/// its label (the most recent live one with it; rate-limited per key).
 pub async fn deactivate(state: &AppState, body: LicenseKeyDeactivate) -> Result<(), ApiError> {
-    let cmd = body.into_command();
+    if body.by_label() {
+        state
+            .limits
+            .deactivation_by_label(&body.organization_id, &body.key)?;
+    }
+    let cmd = body.into_command()?;
     call_by_key(state, cmd.organization_id, &cmd.key, || {
         DeactivateLicenseKey(cmd.clone())
     })

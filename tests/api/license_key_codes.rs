@@ -174,3 +174,72 @@ fn the_published_table_lists_every_code_once() {
     sorted.dedup();
     assert_eq!(sorted.len(), ERROR_CODES.len());
 }
+
+/// A buyer who lost an `activation_id` frees the slot by the activation's label: the most
+/// recent live one with it; no such label is `activation_not_found`; neither field is a
+/// 422; deactivations by label are rate-limited per key.
+#[actix_web::test]
+async fn a_slot_is_freed_by_its_label_when_the_id_is_lost() {
+    let app = spawn_app().await;
+    let sale = sell_key(&app, "by-label").await;
+    let old = activate(&app, &sale, "laptop", json!({})).await;
+    old.expect(200);
+    activate(&app, &sale, "desktop", json!({}))
+        .await
+        .expect(200);
+    let new = activate(&app, &sale, "laptop", json!({})).await;
+    new.expect(200);
+    activate(&app, &sale, "tablet", json!({})).await.expect(403);
+    let body = |label: &str| json!({"key": sale.key, "organization_id": sale.org, "label": label});
+    app.post_json(DEACTIVATE, None, &body("laptop"))
+        .await
+        .expect(204);
+    // The most recent "laptop" went; the older one still validates, the newer is gone.
+    validate(&app, &sale, json!({"activation_id": old.body["id"]}))
+        .await
+        .expect(200);
+    let r = validate(&app, &sale, json!({"activation_id": new.body["id"]})).await;
+    refused(&r, 404, "ResourceNotFound", "activation_not_found");
+    // The slot is free again.
+    activate(&app, &sale, "tablet", json!({})).await.expect(200);
+    let r = app.post_json(DEACTIVATE, None, &body("phone")).await;
+    refused(&r, 404, "ResourceNotFound", "activation_not_found");
+    let r = app
+        .post_json(
+            DEACTIVATE,
+            None,
+            &json!({"key": sale.key, "organization_id": sale.org}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "activation_id"]));
+    // The token route takes the label too.
+    let r = app
+        .post_json(
+            "/v1/license-keys/deactivate",
+            Some(&app.token),
+            &body("desktop"),
+        )
+        .await;
+    r.expect(204);
+    // Ten by label per key and hour (the default), then 429 for this key only.
+    let mut limited = None;
+    for _ in 0..12 {
+        let r = app.post_json(DEACTIVATE, None, &body("none-left")).await;
+        if r.status.as_u16() == 429 {
+            limited = Some(r);
+            break;
+        }
+    }
+    let r = limited.expect("deactivations by label are rate-limited");
+    assert!(r.headers.get("retry-after").is_some());
+    // By id, the same key is not limited by it.
+    let again = activate(&app, &sale, "spare", json!({})).await;
+    again.expect(200);
+    app.post_json(
+        DEACTIVATE,
+        None,
+        &json!({"key": sale.key, "organization_id": sale.org, "activation_id": again.body["id"]}),
+    )
+    .await
+    .expect(204);
+}

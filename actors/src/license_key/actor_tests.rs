@@ -216,7 +216,7 @@ async fn concurrent_activations_respect_the_limit() {
             DeactivateLicenseKey(DeactivateKey {
                 organization_id: k.organization_id,
                 key: k.key.clone(),
-                activation_id: ok[0],
+                activation_id: ok[0].into(),
             }),
         )
         .await

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::model::{
-    ActivateKey, Activation, DeactivateKey, JsonObject, KeyChanges, KeyStatus, LicenseKey,
-    LicenseKeyError, Rotated, ValidateKey, Validated, ROTATABLE,
+    ActivateKey, Activation, ActivationRef, DeactivateKey, JsonObject, KeyChanges, KeyStatus,
+    LicenseKey, LicenseKeyError, Rotated, ValidateKey, Validated, ROTATABLE,
 };
 use crate::domain::ids::{ActivationId, OrganizationId};
 
@@ -167,13 +167,19 @@ pub fn deactivate(
     now: DateTime<Utc>,
 ) -> Result<LicenseKey, LicenseKeyError> {
     check_identity(key, cmd.organization_id, &cmd.key)?;
-    live_activation(key, cmd.activation_id)?;
+    let id = match &cmd.activation_id {
+        ActivationRef::Id(id) => live_activation(key, *id)?.id,
+        // The most recent live activation with the label (the last created wins a tie).
+        ActivationRef::Label(label) => key
+            .activations
+            .iter()
+            .filter(|a| a.deleted_at.is_none() && a.label == *label)
+            .max_by_key(|a| a.created_at)
+            .map(|a| a.id)
+            .ok_or(LicenseKeyError::ActivationNotFound)?,
+    };
     let mut next = key.clone();
-    for a in next
-        .activations
-        .iter_mut()
-        .filter(|a| a.id == cmd.activation_id)
-    {
+    for a in next.activations.iter_mut().filter(|a| a.id == id) {
         a.deleted_at = Some(now);
         a.modified_at = Some(now);
     }

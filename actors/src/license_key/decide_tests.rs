@@ -180,7 +180,7 @@ fn an_unknown_or_deactivated_activation_is_not_found() {
         &DeactivateKey {
             organization_id: k.organization_id,
             key: k.key.clone(),
-            activation_id: a.id,
+            activation_id: a.id.into(),
         },
         t0(),
     )
@@ -496,7 +496,7 @@ fn the_activation_limit_counts_live_activations_only() {
         &DeactivateKey {
             organization_id: k1.organization_id,
             key: k1.key.clone(),
-            activation_id: a.id,
+            activation_id: a.id.into(),
         },
         t0(),
     )
@@ -579,13 +579,13 @@ fn deactivation_needs_a_live_activation_of_this_key() {
     let cmd = DeactivateKey {
         organization_id: k.organization_id,
         key: k.key.clone(),
-        activation_id: ActivationId::new(),
+        activation_id: ActivationId::new().into(),
     };
     let e = deactivate(&k, &cmd, t0()).unwrap_err();
     assert_eq!(e, LicenseKeyError::ActivationNotFound);
     assert_eq!(e.message(), "Not found");
     let cmd = DeactivateKey {
-        activation_id: a.id,
+        activation_id: a.id.into(),
         ..cmd
     };
     let later = t0() + Duration::minutes(1);
@@ -620,7 +620,7 @@ fn deactivated_activations_are_pruned_beyond_the_bound() {
             &DeactivateKey {
                 organization_id: k.organization_id,
                 key: k.key.clone(),
-                activation_id: a.id,
+                activation_id: a.id.into(),
             },
             now,
         )
@@ -893,4 +893,55 @@ fn every_refusal_has_a_code_of_the_table() {
     for c in ERROR_CODES {
         assert!(codes.contains(c), "{c} is never given");
     }
+}
+
+/// Deactivation by label frees the most recent live activation with the label; deactivated
+/// ones and other labels are not candidates.
+#[test]
+fn deactivation_by_label_frees_the_most_recent_live_one() {
+    let mut k = key();
+    k.limit_activations = Some(5);
+    let at = |m: i64| t0() + Duration::minutes(m);
+    let mut ids = Vec::new();
+    for (label, m) in [("laptop", 0), ("laptop", 1), ("desktop", 2), ("laptop", 3)] {
+        let cmd = ActivateKey {
+            label: label.into(),
+            ..activate_cmd(&k)
+        };
+        let (next, a) = activate(&k, &cmd, ActivationId::new(), at(m)).unwrap();
+        k = next;
+        ids.push(a.id);
+    }
+    let by_label = |k: &LicenseKey, label: &str, m: i64| {
+        deactivate(
+            k,
+            &DeactivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                activation_id: ActivationRef::Label(label.into()),
+            },
+            at(m),
+        )
+    };
+    let live = |k: &LicenseKey| -> Vec<ActivationId> {
+        k.activations
+            .iter()
+            .filter(|a| a.deleted_at.is_none())
+            .map(|a| a.id)
+            .collect()
+    };
+    let k = by_label(&k, "laptop", 10).unwrap();
+    assert_eq!(live(&k), vec![ids[0], ids[1], ids[2]]);
+    let k = by_label(&k, "laptop", 11).unwrap();
+    assert_eq!(live(&k), vec![ids[0], ids[2]]);
+    let k = by_label(&k, "laptop", 12).unwrap();
+    assert_eq!(live(&k), vec![ids[2]]);
+    assert_eq!(
+        by_label(&k, "laptop", 13).unwrap_err(),
+        LicenseKeyError::ActivationNotFound
+    );
+    assert_eq!(
+        by_label(&k, "phone", 13).unwrap_err().code(),
+        "activation_not_found"
+    );
 }

@@ -39,8 +39,8 @@ pub use actor::{
 pub use decide::live_activations;
 pub use directory::KeyDirectory;
 pub use model::{
-    generate_key, ActivateKey, Activation, DeactivateKey, ErrorKind, JsonObject, KeyChanges,
-    KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated,
+    generate_key, ActivateKey, Activation, ActivationRef, DeactivateKey, ErrorKind, JsonObject,
+    KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated,
     ERROR_CODES, ROTATABLE,
 };
 

@@ -236,7 +236,21 @@ pub struct ActivateKey {
 pub struct DeactivateKey {
     pub organization_id: OrganizationId,
     pub key: String,
-    pub activation_id: ActivationId,
+    pub activation_id: ActivationRef,
+}
+
+/// Which activation a deactivation frees: by id (Polar's), or by label (the most recent
+/// live activation with that label: a buyer who lost the id gets the slot back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActivationRef {
+    Id(ActivationId),
+    Label(String),
+}
+
+impl From<ActivationId> for ActivationRef {
+    fn from(id: ActivationId) -> Self {
+        ActivationRef::Id(id)
+    }
 }
 
 /// `PATCH /v1/license-keys/{id}`: only the fields sent; `Some(None)` clears. The HTTP layer

@@ -287,7 +287,8 @@ pub async fn deactivate(
         LicenseKeyDeactivate {
             key: k.key,
             organization_id: k.organization_id.uuid(),
-            activation_id: activation.uuid(),
+            activation_id: Some(activation.uuid()),
+            label: None,
         },
     )
     .await
