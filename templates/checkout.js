@@ -66,6 +66,8 @@
 
   function updateButton() {
     if (mode === "free") { payButton.textContent = "Get it free"; return; }
+    // A trial charges nothing today: the note tells the first charge.
+    if (document.getElementById("trial-note")) { payButton.textContent = "Start free trial"; return; }
     if (total === null) return;
     payButton.textContent = (mode === "subscribe" ? "Subscribe " + money(total) + per() : "Pay " + money(total));
   }
@@ -84,6 +86,10 @@
     setText("summary-tax", money(tax));
     document.getElementById("row-tax").hidden = tax <= 0;
     setText("summary-total", money(total) + per());
+    // The first charge after a trial is the total as it now stands (a discount changes it).
+    if (document.getElementById("trial-amount") && document.getElementById("trial-amount").textContent) {
+      setText("trial-amount", money(total));
+    }
     updateButton();
   }
 

@@ -120,8 +120,18 @@ fn interval_of(kind: &PriceKind, count: u32) -> Option<String> {
 }
 
 /// How the page tells a trial: "Free for 14 days, then $10.00/month: the first charge is
-/// on 2026-12-10." (counted from now, as the checkout's `trial_end` is).
-fn trial_note(c: &Checkout, per: &str, currency: &str) -> Option<String> {
+/// on 2026-12-10." (counted from now, as the checkout's `trial_end` is). The amount is its
+/// own part, which the page's script updates when a discount changes it.
+struct TrialNote {
+    /// "Free for 14 days" (and ", then " when a charge follows).
+    lead: String,
+    /// "$10.00"; empty for a free price.
+    amount: String,
+    /// "/month: the first charge is on 2026-12-10."
+    rest: String,
+}
+
+fn trial_note(c: &Checkout, per: &str, currency: &str) -> Option<TrialNote> {
     let trial = c.active_trial()?;
     let end = c.trial_end?;
     let unit = trial.interval.as_str();
@@ -129,15 +139,18 @@ fn trial_note(c: &Checkout, per: &str, currency: &str) -> Option<String> {
         1 => format!("1 {unit}"),
         n => format!("{n} {unit}s"),
     };
-    let then = match c.total_amount() {
-        Some(t) if t > 0 => format!(
-            ", then {}{per}: the first charge is on {}",
-            Money::new(t, currency),
-            end.format("%Y-%m-%d")
-        ),
-        _ => String::new(),
-    };
-    Some(format!("Free for {length}{then}."))
+    Some(match c.total_amount() {
+        Some(t) if t > 0 => TrialNote {
+            lead: format!("Free for {length}, then "),
+            amount: Money::new(t, currency).to_string(),
+            rest: format!("{per}: the first charge is on {}.", end.format("%Y-%m-%d")),
+        },
+        _ => TrialNote {
+            lead: format!("Free for {length}."),
+            amount: String::new(),
+            rest: String::new(),
+        },
+    })
 }
 
 fn redirect(location: String) -> HttpResponse {
@@ -317,7 +330,7 @@ struct CheckoutPage {
     interval: Option<String>,
     price_label: String,
     /// The free trial the buyer gets, told in words (`None`: none).
-    trial: Option<String>,
+    trial: Option<TrialNote>,
     /// `pay`, `subscribe` or `free`.
     mode: &'static str,
     button_label: String,

@@ -633,7 +633,8 @@ async fn a_checkout_link_gives_its_own_trial_to_each_checkout() {
     assert!(page.status().is_success(), "{}", page.status());
     let html = page.text().await.unwrap();
     assert!(
-        html.contains("Free for 1 week, then $10.00/month") && html.contains("Start free trial"),
+        html.contains(r#"Free for 1 week, then <span id="trial-amount">$10.00</span>/month"#)
+            && html.contains("Start free trial"),
         "the page does not tell the trial"
     );
     let list = app
