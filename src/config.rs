@@ -640,6 +640,9 @@ pub struct ServerSettings {
     pub workers: usize,
     /// Largest accepted request body, in bytes.
     pub body_limit_bytes: usize,
+    /// Largest body of `POST /v1/license-keys/import` (an authenticated bulk import of up
+    /// to 1,000 keys), in bytes.
+    pub import_body_limit_bytes: usize,
     /// Seconds to let in-flight requests finish on shutdown.
     pub shutdown_timeout_secs: u64,
     /// Milliseconds a client has to send a request's head (line and headers).
@@ -662,6 +665,7 @@ impl Default for ServerSettings {
             public_url: String::new(),
             workers: 0,
             body_limit_bytes: 64 * 1024,
+            import_body_limit_bytes: 4 * 1024 * 1024,
             shutdown_timeout_secs: 10,
             request_head_timeout_ms: 5000,
             body_timeout_secs: 30,
@@ -927,6 +931,11 @@ impl Settings {
         if self.server.body_limit_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "server.body_limit_bytes: must be > 0".into(),
+            ));
+        }
+        if self.server.import_body_limit_bytes == 0 {
+            return Err(ConfigError::Invalid(
+                "server.import_body_limit_bytes: must be > 0".into(),
             ));
         }
         if self.actors.mailbox_capacity == 0 {

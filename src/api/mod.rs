@@ -15,6 +15,7 @@ pub mod dispute;
 pub mod free_form;
 pub mod health;
 pub mod license_key;
+pub mod license_key_import;
 pub mod metadata;
 pub mod oauth2;
 pub mod order;

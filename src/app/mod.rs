@@ -15,6 +15,7 @@
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
 //! - `disputes`: chargebacks as Stripe reports them, and what a lost one takes back;
 //! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
+//! - `license_key_import`: keys a seller brings from another provider;
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `mail`: which e-mails a change of the store stands for, rendered; keys sent again;
@@ -37,6 +38,7 @@ pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
 pub mod forms;
+pub mod license_key_import;
 pub mod license_keys;
 pub mod listing;
 pub mod mail;

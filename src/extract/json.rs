@@ -38,15 +38,28 @@ impl<T: DeserializeOwned> ValidJson<T> {
     }
 }
 
-/// The body of a request, read up to the size limit (`server.body_limit_bytes`; a declared
-/// length over it is refused before anything is read), with its lower-cased content type.
+/// A route that takes bulk bodies (its resource's `app_data`): read up to
+/// `server.import_body_limit_bytes` instead of `server.body_limit_bytes`.
+#[derive(Debug, Clone, Copy)]
+pub struct BulkBody;
+
+/// The body of a request, read up to the size limit (`server.body_limit_bytes`, or
+/// `server.import_body_limit_bytes` on a [`BulkBody`] route; a declared length over it is
+/// refused before anything is read), with its lower-cased content type.
 fn read_body(
     req: &HttpRequest,
     payload: &mut Payload,
 ) -> impl Future<Output = Result<(Option<String>, web::BytesMut), ApiError>> {
+    let bulk = req.app_data::<BulkBody>().is_some();
     let limit = req
         .app_data::<web::Data<AppState>>()
-        .map(|s| s.settings.server.body_limit_bytes)
+        .map(|s| {
+            if bulk {
+                s.settings.server.import_body_limit_bytes
+            } else {
+                s.settings.server.body_limit_bytes
+            }
+        })
         .unwrap_or(64 * 1024);
     let content_type = req
         .headers()

@@ -16,6 +16,7 @@ use crate::api::license_key::{
     LicenseKeyDeactivate, LicenseKeyRead, LicenseKeyUpdate, LicenseKeyValidate,
     LicenseKeyWithActivations, RotatedLicenseKey, ValidatedLicenseKey,
 };
+use crate::api::license_key_import::{LicenseKeyImport, LicenseKeyImportResult};
 use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
 use crate::app::views::key_customer;
@@ -32,6 +33,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/validate", { post => validate });
     crate::resource!(cfg, "/v1/license-keys/activate", { post => activate });
     crate::resource!(cfg, "/v1/license-keys/deactivate", { post => deactivate });
+    // Bulk bodies (up to 1,000 keys): `server.import_body_limit_bytes`.
+    crate::resource::record("post", IMPORT);
+    cfg.service(
+        web::resource(IMPORT)
+            .app_data(crate::extract::json::BulkBody)
+            .route(web::post().to(import)),
+    );
     // Both spellings, answered directly: the seed-era clients call the first, today's
     // (polar-sdk 1.0, @polar-sh/sdk 0.47 and 1.0) the second and follow no redirect.
     crate::resource!(cfg, "/v1/license-keys", { get => list });
@@ -78,6 +86,19 @@ pub(crate) async fn get(
         .await
         .map(|customer| LicenseKeyWithActivations::new(&key, &customer, false));
     Ok(web::Json(durable_answer(&state, answer).await?))
+}
+
+const IMPORT: &str = "/v1/license-keys/import";
+
+/// `POST /v1/license-keys/import`: keys brought from another provider.
+pub(crate) async fn import(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    body: ValidJson<LicenseKeyImport>,
+) -> ApiResult<web::Json<LicenseKeyImportResult>> {
+    Ok(web::Json(
+        crate::app::license_key_import::import(&state, auth.subject(), body.into_inner()).await?,
+    ))
 }
 
 pub(crate) async fn update(

@@ -34,6 +34,7 @@ mod helpers;
 mod http_hardening;
 mod idempotency;
 mod license_key_codes;
+mod license_key_import;
 mod license_keys;
 mod license_keys_sdk;
 mod mail;

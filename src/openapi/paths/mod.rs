@@ -501,6 +501,14 @@ fn subscriptions_change_preview() {}
 // License keys
 // ---------------------------------------------------------------------------------------
 
+/// Import license keys issued elsewhere (1 to 1,000 per request; idempotent per key value;
+/// body up to `server.import_body_limit_bytes`).
+#[utoipa::path(post, path = "/v1/license-keys/import", tag = "license-keys",
+    request_body = crate::api::license_key_import::LicenseKeyImport,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = crate::api::license_key_import::LicenseKeyImportResult), (status = 404, body = Error), (status = 409, description = "A concurrent import of the same keys or customers", body = Error), (status = 413, body = Error)))]
+fn license_keys_import() {}
+
 /// List license keys.
 #[utoipa::path(get, path = "/v1/license-keys", tag = "license-keys",
     params(
