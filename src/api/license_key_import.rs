@@ -134,3 +134,51 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         serde_json::to_value(result).unwrap_or_default(),
     )]
 }
+
+/// `POST /v1/license-keys/generate`: `count` keys of a license-key benefit, made without
+/// an order, each claimable by one customer.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LicenseKeyGenerate {
+    pub organization_id: Uuid,
+    pub benefit_id: Uuid,
+    /// 1 to 1,000.
+    pub count: i64,
+}
+
+/// The keys generated: hand out `key`; a customer claims it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GeneratedKeys {
+    pub items: Vec<GeneratedKey>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GeneratedKey {
+    pub id: Uuid,
+    /// The value to hand out (with the benefit's prefix).
+    pub key: String,
+    pub benefit_id: Uuid,
+    pub created_at: DateTime<Utc>,
+}
+
+/// `POST /v1/customer-portal/license-keys/claim`: a generated key becomes the signed-in
+/// customer's license key.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LicenseKeyClaim {
+    pub key: String,
+    pub organization_id: Uuid,
+}
+
+#[cfg(test)]
+pub(crate) fn generate_samples() -> Vec<(&'static str, Value)> {
+    let g = GeneratedKeys {
+        items: vec![GeneratedKey {
+            id: Uuid::from_u128(9),
+            key: "GIFT-7E1C0A52-0C4B-4C8E-9D55-0F8A7B6C5D4E".into(),
+            benefit_id: Uuid::from_u128(8),
+            created_at: chrono::DateTime::<Utc>::UNIX_EPOCH,
+        }],
+    };
+    vec![("GeneratedKeys", serde_json::to_value(g).unwrap_or_default())]
+}

@@ -10,6 +10,7 @@
 //! - `benefit_grants`: the benefits purchases granted, derived from orders, subscriptions
 //!   and license keys;
 //! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
+//! - `claimable_keys`: keys generated without an order, claimed by a customer;
 //! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
@@ -34,6 +35,7 @@ pub mod access;
 pub mod benefit_grants;
 pub mod catalog;
 pub mod checkout;
+pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;

@@ -182,3 +182,11 @@ fn portal_benefit_grants_get() {}
         (status = 404, description = "Not the customer's key, or no such live activation", body = Error),
 ))]
 fn portal_license_keys_remove_activation() {}
+
+/// Claim a key the seller generated (a giveaway): it becomes the signed-in customer's
+/// license key; the same customer claiming again gets the same key.
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/claim", tag = "customer-portal",
+    request_body = crate::api::license_key_import::LicenseKeyClaim,
+    security(("bearer" = ["customer_portal:write"])),
+    responses((status = 200, body = crate::api::license_key::LicenseKeyRead), (status = 404, body = Error), (status = 409, description = "Claimed by another customer (`LicenseKeyAlreadyClaimed`, code `already_claimed`)", body = Error)))]
+pub(super) fn portal_license_keys_claim() {}

@@ -33,6 +33,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/validate", { post => validate });
     crate::resource!(cfg, "/v1/license-keys/activate", { post => activate });
     crate::resource!(cfg, "/v1/license-keys/deactivate", { post => deactivate });
+    crate::resource!(cfg, "/v1/license-keys/generate", { post => generate });
     // Bulk bodies (up to 1,000 keys): `server.import_body_limit_bytes`.
     crate::resource::record("post", IMPORT);
     cfg.service(
@@ -89,6 +90,17 @@ pub(crate) async fn get(
 }
 
 const IMPORT: &str = "/v1/license-keys/import";
+
+/// `POST /v1/license-keys/generate`: keys made without an order, each claimable once.
+pub(crate) async fn generate(
+    auth: Auth<LicenseKeysWrite>,
+    state: web::Data<AppState>,
+    body: ValidJson<crate::api::license_key_import::LicenseKeyGenerate>,
+) -> ApiResult<web::Json<crate::api::license_key_import::GeneratedKeys>> {
+    Ok(web::Json(
+        crate::app::claimable_keys::generate(&state, auth.subject(), body.into_inner()).await?,
+    ))
+}
 
 /// `POST /v1/license-keys/import`: keys brought from another provider.
 pub(crate) async fn import(

@@ -220,3 +220,118 @@ async fn denied(app: &TestApp, org: &str, benefit: &str) {
         .expect(404);
     app.post_json(IMPORT, None, &body).await.expect(401);
 }
+
+async fn session_of(app: &TestApp, customer: &str) -> String {
+    let r = app
+        .post_json(
+            "/v1/customer-sessions/",
+            Some(&app.token),
+            &json!({"customer_id": customer}),
+        )
+        .await;
+    r.expect(201);
+    r.body["token"].as_str().unwrap().to_string()
+}
+
+/// Keys generated without an order validate nowhere until a customer claims one; the
+/// claim is the customer's license key, the same on a second claim, refused to anyone
+/// else.
+#[actix_web::test]
+async fn generated_keys_become_the_license_key_of_the_customer_who_claims_them() {
+    let app = spawn_app().await;
+    let sale = sell_key(&app, "giveaway").await;
+    let generate = |count: i64| {
+        let app = &app;
+        let body = json!({"organization_id": sale.org, "benefit_id": sale.benefit, "count": count});
+        async move {
+            app.post_json("/v1/license-keys/generate", Some(&app.token), &body)
+                .await
+        }
+    };
+    for bad in [0, 1001] {
+        generate(bad)
+            .await
+            .expect_invalid_at(json!(["body", "count"]));
+    }
+    let g = generate(3).await;
+    g.expect(200);
+    let items = g.body["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 3);
+    let gift = items[0]["key"].as_str().unwrap().to_string();
+    assert!(gift.starts_with("TG-"), "{gift}");
+    // Not a license key until claimed.
+    let validate = |key: String| {
+        let app = &app;
+        let body = json!({"key": key, "organization_id": sale.org});
+        async move { app.post_json(VALIDATE, None, &body).await }
+    };
+    let r = validate(gift.clone()).await;
+    assert_eq!(
+        (r.status.as_u16(), &r.body["code"]),
+        (404, &json!("not_found"))
+    );
+
+    let ada = session_of(&app, &sale.customer).await;
+    let claim = |token: String, key: String| {
+        let app = &app;
+        let body = json!({"key": key, "organization_id": sale.org});
+        async move {
+            app.post_json(
+                "/v1/customer-portal/license-keys/claim",
+                Some(&token),
+                &body,
+            )
+            .await
+        }
+    };
+    let r = claim(ada.clone(), gift.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["key"], gift.as_str());
+    assert_eq!(r.body["customer_id"], sale.customer.as_str());
+    assert_eq!(r.body["limit_activations"], 3);
+    let id = r.body["id"].clone();
+    validate(gift.clone()).await.expect(200);
+    // Again by the same customer: the same key.
+    let r = claim(ada.clone(), gift.clone()).await;
+    r.expect(200);
+    assert_eq!(r.body["id"], id);
+    // Another customer of the organization: taken.
+    let bob = app
+        .post_json(
+            "/v1/customers/",
+            Some(&app.token),
+            &json!({"email": "bob@giveaway.example", "organization_id": sale.org}),
+        )
+        .await;
+    bob.expect(201);
+    let bob = session_of(&app, bob.body["id"].as_str().unwrap()).await;
+    let r = claim(bob.clone(), gift.clone()).await;
+    assert_eq!(
+        (r.status.as_u16(), &r.body["code"]),
+        (409, &json!("already_claimed"))
+    );
+    // An unknown value, and no session.
+    let r = claim(bob.clone(), "TG-NOPE".into()).await;
+    assert_eq!(
+        (r.status.as_u16(), &r.body["code"]),
+        (404, &json!("not_found"))
+    );
+    app.post_json(
+        "/v1/customer-portal/license-keys/claim",
+        None,
+        &json!({"key": items[1]["key"], "organization_id": sale.org}),
+    )
+    .await
+    .expect(401);
+    // A stranger's token cannot generate for this organization.
+    let (_, stranger) = app
+        .new_user_with_scopes("stranger@giveaway.example", &[Scope::LicenseKeysWrite])
+        .await;
+    app.post_json(
+        "/v1/license-keys/generate",
+        Some(&stranger),
+        &json!({"organization_id": sale.org, "benefit_id": sale.benefit, "count": 1}),
+    )
+    .await
+    .expect(404);
+}

@@ -509,6 +509,14 @@ fn subscriptions_change_preview() {}
     responses((status = 200, body = crate::api::license_key_import::LicenseKeyImportResult), (status = 404, body = Error), (status = 409, description = "A concurrent import of the same keys or customers", body = Error), (status = 413, body = Error)))]
 fn license_keys_import() {}
 
+/// Generate keys of a license-key benefit without an order (giveaways, bundles): each is
+/// claimed by one customer (`POST /v1/customer-portal/license-keys/claim`).
+#[utoipa::path(post, path = "/v1/license-keys/generate", tag = "license-keys",
+    request_body = crate::api::license_key_import::LicenseKeyGenerate,
+    security(("bearer" = ["license_keys:write"])),
+    responses((status = 200, body = crate::api::license_key_import::GeneratedKeys), (status = 404, body = Error)))]
+fn license_keys_generate() {}
+
 /// List license keys.
 #[utoipa::path(get, path = "/v1/license-keys", tag = "license-keys",
     params(

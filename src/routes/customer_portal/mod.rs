@@ -45,6 +45,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         crate::resource!(cfg, format!("{prefix}/deactivate"), { post => deactivate });
     }
     crate::resource!(cfg, "/v1/customer-portal/license-keys/resend", { post => resend });
+    // After the hot path, before `{id}` (whose resource would answer it with a 405).
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/claim", { post => claim });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
@@ -57,6 +59,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub fn configure_account(cfg: &mut web::ServiceConfig) {
     session::configure(cfg);
     account::configure(cfg);
+}
+
+/// `POST /v1/customer-portal/license-keys/claim`: a generated key becomes the signed-in
+/// customer's license key.
+async fn claim(
+    auth: Auth<CustomerPortalWrite>,
+    state: web::Data<AppState>,
+    body: crate::extract::ValidJson<crate::api::license_key_import::LicenseKeyClaim>,
+) -> ApiResult<web::Json<crate::api::license_key::LicenseKeyRead>> {
+    let customer = signed_in(&state, &auth).await?;
+    Ok(web::Json(
+        crate::app::claimable_keys::claim(&state, &customer, body.into_inner()).await?,
+    ))
 }
 
 /// The customer a customer session stands for, live (else 401 `invalid_token`).

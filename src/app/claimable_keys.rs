@@ -1,0 +1,197 @@
+//! Keys generated without an order (giveaways, bundles: issue 32, part 4) and claimed by a
+//! customer. A generated key is a `ClaimableKey`, not a license key: it validates nowhere
+//! until claimed. The claim writes, in one batch, the license key (id derived from the
+//! claimable one: never two) and the claimable key marked claimed (at its revision: of two
+//! customers claiming at once, one wins, the other is told it is taken).
+
+use serde_json::Value;
+use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_storage::{Batch, Expect, StorageError};
+
+use crate::api::license_key::LicenseKeyRead;
+use crate::api::license_key_import::{
+    GeneratedKey, GeneratedKeys, LicenseKeyClaim, LicenseKeyGenerate,
+};
+use crate::app::access::can_access;
+use crate::auth::Subject;
+use crate::domain::benefit::{Benefit, BenefitProperties, LicenseKeyProperties};
+use crate::domain::claimable_key::{ClaimableKey, ClaimableKeyId};
+use crate::domain::customer::Customer;
+use crate::domain::ids::{BenefitId, OrganizationId};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::state::AppState;
+
+/// The most keys one request generates.
+pub const MAX_GENERATED: i64 = 1000;
+/// Keys per durable write.
+const BATCH: usize = 200;
+
+/// The license-key benefit `id` of `org`, else a 422 on `benefit_id`.
+async fn key_benefit(
+    state: &AppState,
+    org: OrganizationId,
+    id: BenefitId,
+) -> Result<LicenseKeyProperties, ApiError> {
+    match state.store.get::<Benefit>(&id.key()).await? {
+        Some(b) if b.value.organization_id == org && b.value.deleted_at.is_none() => {
+            if let BenefitProperties::LicenseKeys(p) = b.value.properties {
+                return Ok(p);
+            }
+        }
+        _ => {}
+    }
+    Err(ApiError::invalid(
+        loc!["body", "benefit_id"],
+        "Benefit does not exist or is not a license-key benefit of the organization.",
+        Value::from(id.to_string()),
+    ))
+}
+
+/// Generates `input.count` claimable keys of the benefit for `subject`.
+pub async fn generate(
+    state: &AppState,
+    subject: Subject,
+    input: LicenseKeyGenerate,
+) -> Result<GeneratedKeys, ApiError> {
+    if !(1..=MAX_GENERATED).contains(&input.count) {
+        let (kind, msg, ctx) = if input.count < 1 {
+            (
+                "greater_than_equal",
+                "Input should be greater than or equal to 1",
+                serde_json::json!({"ge": 1}),
+            )
+        } else {
+            (
+                "less_than_equal",
+                "Input should be less than or equal to 1000",
+                serde_json::json!({"le": 1000}),
+            )
+        };
+        return Err(ApiError::validation(
+            FieldError::new(kind, loc!["body", "count"], msg, Value::from(input.count))
+                .with_ctx(ctx),
+        ));
+    }
+    let org = OrganizationId(input.organization_id);
+    if !can_access(state, subject, org).await? {
+        return Err(ApiError::not_found());
+    }
+    let benefit = BenefitId(input.benefit_id);
+    let props = key_benefit(state, org, benefit).await?;
+    let now = state.now();
+    let mut items = Vec::new();
+    let mut batch = Batch::new();
+    let mut in_batch = 0;
+    for _ in 0..input.count {
+        let k = ClaimableKey {
+            id: ClaimableKeyId::new(),
+            organization_id: org,
+            benefit_id: benefit,
+            key: generate_key(props.prefix.as_deref()),
+            created_at: now,
+            claimed_at: None,
+            claimed_by: None,
+        };
+        batch.put(&k, Expect::Absent)?;
+        items.push(GeneratedKey {
+            id: k.id.0,
+            key: k.key,
+            benefit_id: benefit.0,
+            created_at: now,
+        });
+        in_batch += 1;
+        if in_batch == BATCH {
+            state
+                .store
+                .commit_durable(&std::mem::take(&mut batch))
+                .await?;
+            in_batch = 0;
+        }
+    }
+    if in_batch > 0 {
+        state.store.commit_durable(&batch).await?;
+    }
+    Ok(GeneratedKeys { items })
+}
+
+fn taken() -> ApiError {
+    ApiError::Named {
+        status: 409,
+        error: "LicenseKeyAlreadyClaimed",
+        detail: "This license key was already claimed by another customer.".into(),
+    }
+    .with_code("already_claimed")
+}
+
+/// Claims the generated key `input.key` for `customer` (signed in to the portal of its
+/// organization): its license key, new or (claimed before by the same customer) as it is.
+pub async fn claim(
+    state: &AppState,
+    customer: &Customer,
+    input: LicenseKeyClaim,
+) -> Result<LicenseKeyRead, ApiError> {
+    let org = OrganizationId(input.organization_id);
+    if org != customer.organization_id {
+        return Err(crate::api::license_key::unknown_key());
+    }
+    let Some(id) = state
+        .store
+        .lookup_unique(&ClaimableKey::value_key(org, &input.key))
+        .await?
+    else {
+        return Err(crate::api::license_key::unknown_key());
+    };
+    let Some(stored) = state.store.get::<ClaimableKey>(&id).await? else {
+        return Err(crate::api::license_key::unknown_key());
+    };
+    let claimable = stored.value;
+    match claimable.claimed_by {
+        Some(c) if c == customer.id => {
+            let key = state
+                .store
+                .get::<LicenseKey>(&claimable.license_key_id().key())
+                .await?
+                .ok_or_else(crate::api::license_key::unknown_key)?;
+            return Ok(LicenseKeyRead::new(&key.value, customer));
+        }
+        Some(_) => return Err(taken()),
+        None => {}
+    }
+    let props = key_benefit(state, org, claimable.benefit_id).await?;
+    let now = state.now();
+    let key = LicenseKey {
+        id: claimable.license_key_id(),
+        organization_id: org,
+        customer_id: customer.id,
+        benefit_id: claimable.benefit_id,
+        created_at: now,
+        modified_at: None,
+        key: claimable.key.clone(),
+        status: KeyStatus::Granted,
+        limit_activations: props.activations.map(|a| a.limit),
+        usage: 0,
+        limit_usage: props.limit_usage,
+        validations: 0,
+        last_validated_at: None,
+        expires_at: props
+            .expires
+            .and_then(|e| crate::app::checkout::key_expiry(now, e.ttl, e.timeframe)),
+        activations: Vec::new(),
+        subscription_id: None,
+        order_id: None,
+        paid_until: None,
+    };
+    let mut claimed = claimable.clone();
+    claimed.claimed_at = Some(now);
+    claimed.claimed_by = Some(customer.id);
+    let mut batch = Batch::new();
+    batch.put(&claimed, Expect::Rev(stored.rev))?;
+    batch.put(&key, Expect::Absent)?;
+    match state.store.commit_durable(&batch).await {
+        Ok(_) => Ok(LicenseKeyRead::new(&key, customer)),
+        // Another claim won meanwhile.
+        Err(StorageError::Conflict { .. } | StorageError::Unique { .. }) => Err(taken()),
+        Err(e) => Err(e.into()),
+    }
+}
