@@ -86,7 +86,10 @@ mod tests {
         assert_eq!(hex(&bytes), GOLDEN_V1, "claimable key format v1 changed");
         assert_eq!(k.license_key_id(), k.license_key_id());
         assert_ne!(k.license_key_id().0, k.id.0);
-        assert_eq!(k.unique_keys(), vec![ClaimableKey::value_key(k.organization_id, "GIFT-1")]);
+        assert_eq!(
+            k.unique_keys(),
+            vec![ClaimableKey::value_key(k.organization_id, "GIFT-1")]
+        );
     }
 
     const GOLDEN_V1: &str = "\
