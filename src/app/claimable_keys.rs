@@ -27,8 +27,9 @@ pub const MAX_GENERATED: i64 = 1000;
 /// Keys per durable write.
 const BATCH: usize = 200;
 
-/// The license-key benefit `id` of `org`, else a 422 on `benefit_id`.
-async fn key_benefit(
+/// The license-key benefit `id` of `org`, else a 422 on `benefit_id` (generation and
+/// import).
+pub(crate) async fn key_benefit(
     state: &AppState,
     org: OrganizationId,
     id: BenefitId,

@@ -23,7 +23,6 @@ use crate::api::license_key_import::{
 use crate::api::Maybe;
 use crate::app::access::can_access;
 use crate::auth::Subject;
-use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::customer::{customer_by_email, normalize_email, Customer};
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, FieldError};
@@ -164,15 +163,7 @@ pub async fn import(
         return Err(ApiError::not_found());
     }
     let benefit_id = BenefitId(input.benefit_id);
-    let props = match state.store.get::<Benefit>(&benefit_id.key()).await? {
-        Some(b) if b.value.organization_id == org && b.value.deleted_at.is_none() => {
-            match b.value.properties {
-                BenefitProperties::LicenseKeys(p) => p,
-                _ => return Err(no_benefit(benefit_id)),
-            }
-        }
-        _ => return Err(no_benefit(benefit_id)),
-    };
+    let props = crate::app::claimable_keys::key_benefit(state, org, benefit_id).await?;
 
     // Holders, and the keys already there.
     let mut v = Validator::new();
@@ -334,14 +325,6 @@ pub async fn import(
         commit(state, batch).await?;
     }
     Ok(result)
-}
-
-fn no_benefit(id: BenefitId) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "benefit_id"],
-        "Benefit does not exist or is not a license-key benefit of the organization.",
-        Value::from(id.to_string()),
-    )
 }
 
 /// A write of the import; a concurrent write of the same key or address (an import sent
