@@ -27,10 +27,12 @@ use actix_web::{Error, HttpResponse};
 pub const ALLOWED_METHODS: &str = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 /// Request headers a preflight allows.
 pub const ALLOWED_HEADERS: &str =
-    "Authorization, Content-Type, Idempotency-Key, Polar-Version, Polar-Organization";
+    "Authorization, Content-Type, Idempotency-Key, Polar-Version, Polar-Organization, \
+     Accept-Signature";
 /// Response headers a script may read.
 pub const EXPOSED_HEADERS: &str = "Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, \
-                                   Location, Idempotency-Replayed, Polar-Version";
+                                   Location, Idempotency-Replayed, Polar-Version, \
+                                   Content-Digest, Signature-Input, Signature";
 /// Seconds a browser may cache a preflight's answer.
 pub const MAX_AGE_SECS: &str = "600";
 
@@ -43,6 +45,8 @@ pub fn is_public(path: &str) -> bool {
             "/v1/customer-portal/license-keys/validate"
                 | "/v1/customer-portal/license-keys/activate"
                 | "/v1/customer-portal/license-keys/deactivate"
+                | "/v1/customer-portal/license-keys/jwks"
+                | "/v1/customer-portal/license-keys/license-file"
                 | "/v1/oauth2/token"
                 | "/v1/oauth2/introspect"
                 | "/v1/oauth2/revoke"

@@ -28,6 +28,7 @@ pub mod ratelimit;
 pub mod resource;
 pub mod retention;
 pub mod routes;
+pub mod signature;
 pub mod startup;
 pub mod state;
 pub mod stats;

@@ -50,6 +50,8 @@ pub struct AppState {
     pub jobs: Leadership,
     /// Validation outcomes per organization and day, for the dashboard's chart.
     pub validation_counts: crate::stats::ValidationCounters,
+    /// Organizations' signers of license-key answers, as the hot path needs them.
+    pub signers: crate::signature::Signers,
     ready: AtomicBool,
 }
 
@@ -116,6 +118,7 @@ impl AppState {
             metrics: services.metrics,
             jobs: Leadership::default(),
             validation_counts: crate::stats::ValidationCounters::default(),
+            signers: crate::signature::Signers::default(),
             ready: AtomicBool::new(false),
         }
     }

@@ -16,6 +16,7 @@ pub mod free_form;
 pub mod health;
 pub mod license_key;
 pub mod license_key_import;
+pub mod license_signing;
 pub mod metadata;
 pub mod oauth2;
 pub mod order;

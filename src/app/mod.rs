@@ -42,6 +42,7 @@ pub mod disputes;
 pub mod forms;
 pub mod license_key_import;
 pub mod license_keys;
+pub mod license_signing;
 pub mod listing;
 pub mod mail;
 pub mod orders;

@@ -122,6 +122,21 @@ impl QueryParams {
         out
     }
 
+    /// A required single UUID parameter (the last one given wins); a `missing` error
+    /// when absent.
+    pub fn required_id<T: std::str::FromStr<Err = uuid::Error>>(&mut self, key: &str) -> Option<T> {
+        if self.values(key).is_empty() {
+            self.errors.push(FieldError::new(
+                "missing",
+                crate::loc!["query", key],
+                "Field required",
+                serde_json::Value::Null,
+            ));
+            return None;
+        }
+        self.ids(key).pop()
+    }
+
     /// Every value of a repeatable enum parameter.
     pub fn enums<T: Copy>(&mut self, key: &str, allowed: &[(&str, T)]) -> Vec<T> {
         let mut out = Vec::new();

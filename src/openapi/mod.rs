@@ -14,6 +14,7 @@ pub mod customer_paths;
 mod docs;
 pub mod paths;
 pub mod portal_paths;
+pub mod signing_paths;
 pub mod token_paths;
 
 use std::collections::{BTreeSet, HashSet};
@@ -114,6 +115,10 @@ use crate::error::ApiError;
         paths::license_keys_import,
         paths::license_keys_generate,
         portal_paths::portal_license_keys_claim,
+        signing_paths::portal_license_keys_jwks,
+        signing_paths::license_keys_signing_get,
+        signing_paths::license_keys_signing_update,
+        signing_paths::license_keys_signing_rotate,
         paths::license_keys_list,
         paths::license_keys_list_slash,
         paths::license_keys_get,
@@ -709,6 +714,7 @@ mod tests {
             crate::app::plan_change::samples(),
             crate::api::license_key_import::samples(),
             crate::api::license_key_import::generate_samples(),
+            crate::api::license_signing::samples(),
             crate::api::license_key::samples(),
             crate::api::oauth2::samples(),
             crate::api::health::samples(),

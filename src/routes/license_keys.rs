@@ -8,7 +8,7 @@
 //! Deviation (behaviour.md): a key of an organization the caller cannot reach is 404, not
 //! Polar's 401, so that ids do not reveal whether a key exists.
 
-use actix_web::{web, HttpResponse, ResponseError};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use tollgate_actors::license_key::{live_activations, KeyStatus};
 
 use crate::api::license_key::{
@@ -19,6 +19,7 @@ use crate::api::license_key::{
 use crate::api::license_key_import::{LicenseKeyImport, LicenseKeyImportResult};
 use crate::api::{ListResource, PresizedJson};
 use crate::app::license_keys::{self, durable_answer, key_for, live_key};
+use crate::app::license_signing;
 use crate::app::views::key_customer;
 use crate::domain::ids::{ActivationId, BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
@@ -26,6 +27,7 @@ use crate::extract::auth::{LicenseKeysRead, LicenseKeysWrite};
 use crate::extract::json::HotJson;
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, ValidJson};
+use crate::signature::{self, MaybeSigned};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -34,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/license-keys/activate", { post => activate });
     crate::resource!(cfg, "/v1/license-keys/deactivate", { post => deactivate });
     crate::resource!(cfg, "/v1/license-keys/generate", { post => generate });
+    super::license_signing::configure(cfg);
     // Bulk bodies (up to 1,000 keys): `server.import_body_limit_bytes`.
     crate::resource::record("post", IMPORT);
     cfg.service(
@@ -156,36 +159,65 @@ pub(crate) async fn get_activation(
     Ok(web::Json(durable_answer(&state, answer).await?))
 }
 
-/// `POST /v1/license-keys/validate`: the customer portal's validation, with a token.
+/// `POST /v1/license-keys/validate`: the customer portal's validation, with a token;
+/// signed as the public one is (`crate::signature`), for an organization the token reaches.
 async fn validate(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
-) -> ApiResult<PresizedJson<ValidatedLicenseKey, { super::customer_portal::VALIDATED_CAP }>> {
+) -> ApiResult<
+    MaybeSigned<
+        ApiResult<PresizedJson<ValidatedLicenseKey, { super::customer_portal::VALIDATED_CAP }>>,
+    >,
+> {
+    let requested = signature::requested(&req)?;
+    let signing =
+        license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
+            .await?;
     let answer = license_keys::validate_as(&state, auth.subject(), body).await;
     state.metrics.validation(match &answer {
         Ok(_) => 200,
         Err(e) => ResponseError::status_code(e).as_u16(),
     });
-    answer.map(PresizedJson)
+    Ok(MaybeSigned {
+        answer: answer.map(PresizedJson),
+        signing,
+    })
 }
 
 /// `POST /v1/license-keys/activate`: 200, as in Polar.
 async fn activate(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<web::Json<LicenseKeyActivationCreated>> {
-    let answer = license_keys::activate_as(&state, auth.subject(), body).await?;
-    Ok(web::Json(answer))
+) -> ApiResult<MaybeSigned<ApiResult<web::Json<LicenseKeyActivationCreated>>>> {
+    let requested = signature::requested(&req)?;
+    let signing =
+        license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
+            .await?;
+    let answer = license_keys::activate_as(&state, auth.subject(), body).await;
+    Ok(MaybeSigned {
+        answer: answer.map(web::Json),
+        signing,
+    })
 }
 
 /// `POST /v1/license-keys/deactivate`: 204.
 async fn deactivate(
     auth: Auth<LicenseKeysWrite>,
     state: web::Data<AppState>,
+    req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyDeactivate>,
-) -> ApiResult<HttpResponse> {
-    license_keys::deactivate_as(&state, auth.subject(), body).await?;
-    Ok(HttpResponse::NoContent().finish())
+) -> ApiResult<MaybeSigned<ApiResult<HttpResponse>>> {
+    let requested = signature::requested(&req)?;
+    let signing =
+        license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
+            .await?;
+    let answer = license_keys::deactivate_as(&state, auth.subject(), body).await;
+    Ok(MaybeSigned {
+        answer: answer.map(|()| HttpResponse::NoContent().finish()),
+        signing,
+    })
 }

@@ -13,6 +13,7 @@ pub mod discounts;
 pub mod disputes;
 pub mod health;
 pub mod license_keys;
+pub mod license_signing;
 pub mod metrics;
 pub mod orders;
 pub mod organization_access_tokens;

@@ -14,6 +14,7 @@ pub mod discount;
 pub mod dispute;
 pub mod email;
 pub mod ids;
+pub mod license_signing;
 pub mod mail;
 pub mod membership;
 pub mod metadata;

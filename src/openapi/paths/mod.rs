@@ -577,7 +577,7 @@ fn license_keys_get_activation() {}
 #[utoipa::path(post, path = "/v1/license-keys/validate", tag = "license-keys",
     request_body = LicenseKeyValidate,
     security(("bearer" = ["license_keys:write"])),
-    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, description = "No such key in an organization the token reaches, or the key does not validate", body = Error)))]
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 404, description = "No such key in an organization the token reaches, or the key does not validate", body = Error)))]
 fn license_keys_validate() {}
 
 /// Activate a license key of an organization the token reaches on a device.
@@ -633,38 +633,41 @@ fn portal_resend() {}
 
 /// Validate a license key (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/validate", tag = "customer-portal",
+    params(("Accept-Signature" = Option<String>, Header, description = "RFC 9421 §5.1: ask for a signed answer, e.g. `sig1=(\"@status\" \"content-digest\" \"@method\";req \"@path\";req);nonce=\"…\"`. The answer then carries `Content-Digest`, `Signature-Input` and `Signature` (ed25519, `keyid` from the organization's JWKS)")),
     request_body = LicenseKeyValidate,
-    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn portal_validate() {}
 
 /// Activate a license key on a device (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/activate", tag = "customer-portal",
+    params(("Accept-Signature" = Option<String>, Header, description = "RFC 9421 §5.1: ask for a signed answer, e.g. `sig1=(\"@status\" \"content-digest\" \"@method\";req \"@path\";req);nonce=\"…\"`. The answer then carries `Content-Digest`, `Signature-Input` and `Signature` (ed25519, `keyid` from the organization's JWKS)")),
     request_body = LicenseKeyActivate,
-    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn portal_activate() {}
 
 /// Remove an activation of a license key (no authentication).
 #[utoipa::path(post, path = "/v1/customer-portal/license-keys/deactivate", tag = "customer-portal",
+    params(("Accept-Signature" = Option<String>, Header, description = "RFC 9421 §5.1: ask for a signed answer, e.g. `sig1=(\"@status\" \"content-digest\" \"@method\";req \"@path\";req);nonce=\"…\"`. The answer then carries `Content-Digest`, `Signature-Input` and `Signature` (ed25519, `keyid` from the organization's JWKS)")),
     request_body = LicenseKeyDeactivate,
-    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, body = Error)))]
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 404, body = Error)))]
 fn portal_deactivate() {}
 
 /// Validate a license key: the older path of the same endpoint.
 #[utoipa::path(post, path = "/v1/users/license-keys/validate", tag = "customer-portal",
     request_body = LicenseKeyValidate,
-    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = ValidatedLicenseKey), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn users_validate() {}
 
 /// Activate a license key: the older path of the same endpoint.
 #[utoipa::path(post, path = "/v1/users/license-keys/activate", tag = "customer-portal",
     request_body = LicenseKeyActivate,
-    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = LicenseKeyActivationCreated), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
 fn users_activate() {}
 
 /// Remove an activation: the older path of the same endpoint.
 #[utoipa::path(post, path = "/v1/users/license-keys/deactivate", tag = "customer-portal",
     request_body = LicenseKeyDeactivate,
-    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, or the usage limit would be exceeded", body = Error), (status = 404, body = Error)))]
+    responses((status = 204, description = "Deactivated"), (status = 400, description = "Unreadable body, the usage limit would be exceeded, or an `Accept-Signature` Tollgate cannot honour", body = Error), (status = 404, body = Error)))]
 fn users_deactivate() {}
 
 // ---------------------------------------------------------------------------------------

@@ -27,11 +27,13 @@ use crate::api::license_key::{
 use crate::api::{ListResource, Pagination, PresizedJson};
 
 use crate::app::license_keys::{self, durable_answer};
+use crate::app::license_signing;
 use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{CustomerPortalRead, CustomerPortalWrite};
 use crate::extract::json::HotJson;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, Subject, ValidJson};
+use crate::signature::{self, MaybeSigned};
 use crate::state::AppState;
 
 /// Bytes reserved for a validation's answer (~1.1 KiB with a customer and an address).
@@ -47,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customer-portal/license-keys/resend", { post => resend });
     // After the hot path, before `{id}` (whose resource would answer it with a 405).
     crate::resource!(cfg, "/v1/customer-portal/license-keys/claim", { post => claim });
+    super::license_signing::configure_portal(cfg);
     crate::resource!(cfg, "/v1/customer-portal/license-keys/", { get => list });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}", { get => get });
     crate::resource!(cfg, "/v1/customer-portal/license-keys/{id}/rotate", { post => rotate });
@@ -138,30 +141,40 @@ async fn validate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyValidate>,
-) -> ApiResult<Limited<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>>> {
+) -> ApiResult<Signed<PresizedJson<ValidatedLicenseKey, VALIDATED_CAP>>> {
+    let requested = signature::requested(&req)?;
     let report = limit(&state, &req, &body.organization_id, &body.key).inspect_err(|e| {
         state
             .metrics
             .validation(ResponseError::status_code(e).as_u16())
     })?;
+    let signing = license_signing::for_answer(&state, body.organization_id, requested).await?;
     let answer = license_keys::validate(&state, body).await.map(PresizedJson);
     state.metrics.validation(match &answer {
         Ok(_) => 200,
         Err(e) => ResponseError::status_code(e).as_u16(),
     });
-    Ok(Limited { answer, report })
+    Ok(MaybeSigned {
+        answer: Limited { answer, report },
+        signing,
+    })
 }
 
 async fn activate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyActivate>,
-) -> ApiResult<Limited<web::Json<LicenseKeyActivationCreated>>> {
+) -> ApiResult<Signed<web::Json<LicenseKeyActivationCreated>>> {
+    let requested = signature::requested(&req)?;
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
-    Ok(Limited {
+    let signing = license_signing::for_answer(&state, body.organization_id, requested).await?;
+    Ok(MaybeSigned {
         // 200, not 201, as in Polar.
-        answer: license_keys::activate(&state, body).await.map(web::Json),
-        report,
+        answer: Limited {
+            answer: license_keys::activate(&state, body).await.map(web::Json),
+            report,
+        },
+        signing,
     })
 }
 
@@ -169,15 +182,24 @@ async fn deactivate(
     state: web::Data<AppState>,
     req: HttpRequest,
     HotJson(body): HotJson<LicenseKeyDeactivate>,
-) -> ApiResult<Limited<HttpResponse>> {
+) -> ApiResult<Signed<HttpResponse>> {
+    let requested = signature::requested(&req)?;
     let report = limit(&state, &req, &body.organization_id, &body.key)?;
-    Ok(Limited {
-        answer: license_keys::deactivate(&state, body)
-            .await
-            .map(|()| HttpResponse::NoContent().finish()),
-        report,
+    let signing = license_signing::for_answer(&state, body.organization_id, requested).await?;
+    Ok(MaybeSigned {
+        answer: Limited {
+            answer: license_keys::deactivate(&state, body)
+                .await
+                .map(|()| HttpResponse::NoContent().finish()),
+            report,
+        },
+        signing,
     })
 }
+
+/// A rate-limited answer, signed when asked for or when its organization signs every
+/// answer (`crate::signature`).
+type Signed<R> = MaybeSigned<Limited<R>>;
 
 pub(crate) async fn list(
     auth: Auth<CustomerPortalRead>,
