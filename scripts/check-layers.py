@@ -34,7 +34,7 @@ LAYERS = [
     ("request", {"extract", "credentials", "idempotency", "retention"}),
     ("app", {"app"}),
     ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",
-                 "auth", "bootstrap"}),
+                 "auth", "bootstrap", "signature"}),
     ("foundation", {"api", "validate", "error", "loc", "config", "client_ip", "telemetry",
                     "resource", "domain"}),
 ]

@@ -111,5 +111,58 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             "LicenseKeySigning",
             serde_json::to_value(signing).unwrap_or_default(),
         ),
+        (
+            "LicenseFile",
+            serde_json::to_value(LicenseFile {
+                certificate: "-----BEGIN LICENSE FILE-----\neyJ9\n-----END LICENSE FILE-----\n"
+                    .into(),
+                algorithm: "base64+ed25519",
+                kid: "kid-1".into(),
+                issued_at: DateTime::<Utc>::UNIX_EPOCH,
+                expires_at: DateTime::<Utc>::UNIX_EPOCH,
+                ttl: 3600,
+            })
+            .unwrap_or_default(),
+        ),
     ]
+}
+
+/// `POST /v1/customer-portal/license-keys/license-file`: an offline certificate of a key,
+/// for anyone who holds the key (no authentication).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LicenseFileRequest {
+    pub key: String,
+    pub organization_id: Uuid,
+    /// The activation (device) the file is for: it must be one of the key's.
+    #[serde(default)]
+    pub activation_id: Option<Uuid>,
+    /// Must equal the activation's conditions, as for a validation.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub conditions: serde_json::Map<String, serde_json::Value>,
+    /// Seconds the file is valid: 3,600 (an hour) to 31,556,952 (a year); 2,629,746 (a
+    /// month) when left out. Never beyond the key's own expiry.
+    #[serde(default)]
+    pub ttl: Option<i64>,
+    /// Encrypt the file's content with a key derived from the license key
+    /// (`aes-256-gcm+ed25519`); otherwise only signed (`base64+ed25519`).
+    #[serde(default)]
+    pub encrypt: bool,
+}
+
+/// A signed license file in Keygen's format.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LicenseFile {
+    /// `-----BEGIN LICENSE FILE-----`, base64 of `{"enc", "sig", "alg"}` in lines of 60,
+    /// `-----END LICENSE FILE-----`.
+    pub certificate: String,
+    /// `base64+ed25519` or `aes-256-gcm+ed25519`.
+    pub algorithm: &'static str,
+    /// The signing key (`kid` in the organization's JWKS).
+    pub kid: String,
+    pub issued_at: DateTime<Utc>,
+    /// After this, verifiers refuse the file.
+    pub expires_at: DateTime<Utc>,
+    pub ttl: i64,
 }

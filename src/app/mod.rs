@@ -41,6 +41,7 @@ pub mod customer_state;
 pub mod disputes;
 pub mod forms;
 pub mod license_key_import;
+pub mod license_file;
 pub mod license_keys;
 pub mod license_signing;
 pub mod listing;

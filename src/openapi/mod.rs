@@ -116,6 +116,7 @@ use crate::error::ApiError;
         paths::license_keys_generate,
         portal_paths::portal_license_keys_claim,
         signing_paths::portal_license_keys_jwks,
+        signing_paths::portal_license_keys_license_file,
         signing_paths::license_keys_signing_get,
         signing_paths::license_keys_signing_update,
         signing_paths::license_keys_signing_rotate,

@@ -4,7 +4,8 @@
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
 use crate::api::license_signing::{
-    LicenseKeyJwks, LicenseKeySigning, LicenseKeySigningRotate, LicenseKeySigningUpdate,
+    LicenseFile, LicenseFileRequest, LicenseKeyJwks, LicenseKeySigning, LicenseKeySigningRotate,
+    LicenseKeySigningUpdate,
 };
 use crate::error::ErrorBody as Error;
 
@@ -38,3 +39,13 @@ pub(super) fn license_keys_signing_update() {}
     security(("bearer" = ["license_keys:write"])),
     responses((status = 200, body = LicenseKeySigning), (status = 404, body = Error)))]
 pub(super) fn license_keys_signing_rotate() {}
+
+/// An offline license file of a key (no authentication): a signed, time-limited
+/// certificate in Keygen's format (`-----BEGIN LICENSE FILE-----`, base64 of
+/// `{"enc", "sig", "alg"}`), verified with the organization's public key alone (JWKS);
+/// optionally encrypted with a key derived from the license key. Only for a key that
+/// validates: refusals are the validation's, with their `code`.
+#[utoipa::path(post, path = "/v1/customer-portal/license-keys/license-file", tag = "customer-portal",
+    request_body = LicenseFileRequest,
+    responses((status = 200, body = LicenseFile), (status = 403, body = Error), (status = 404, body = Error), (status = 429, body = Error)))]
+pub(super) fn portal_license_keys_license_file() {}

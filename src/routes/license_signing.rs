@@ -3,14 +3,18 @@
 //!
 //! * `GET /v1/customer-portal/license-keys/jwks?organization_id=`: the organization's
 //!   public keys (RFC 8037 JWKS), no authentication, any origin;
+//! * `POST /v1/customer-portal/license-keys/license-file`: an offline license file of a key
+//!   (Keygen's format, `crate::app::license_file`), no authentication, rate-limited as a
+//!   validation;
 //! * `GET /v1/license-keys/signing?organization_id=` (`license_keys:read`),
 //!   `PATCH /v1/license-keys/signing` and `POST /v1/license-keys/signing/rotate`
 //!   (`license_keys:write`): the seller's keys and `sign_every_answer`.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::api::license_signing::{
-    LicenseKeyJwks, LicenseKeySigning, LicenseKeySigningRotate, LicenseKeySigningUpdate,
+    LicenseFile, LicenseFileRequest, LicenseKeyJwks, LicenseKeySigning, LicenseKeySigningRotate,
+    LicenseKeySigningUpdate,
 };
 use crate::app::license_signing;
 use crate::domain::ids::OrganizationId;
@@ -22,6 +26,7 @@ use crate::state::AppState;
 /// The public routes: registered by the customer portal before its `{id}` routes.
 pub fn configure_portal(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/customer-portal/license-keys/jwks", { get => jwks });
+    crate::resource!(cfg, "/v1/customer-portal/license-keys/license-file", { post => license_file });
 }
 
 /// The seller's routes: registered before `/v1/license-keys/{id}`.
@@ -84,4 +89,21 @@ async fn rotate(
     Ok(web::Json(
         license_signing::rotate(&state, auth.subject(), org).await?,
     ))
+}
+
+/// The license file of a key, for anyone who holds it: refused as its validation would be
+/// (same status and `code`); rate-limited per client and per key as validations are.
+async fn license_file(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: ValidJson<LicenseFileRequest>,
+) -> ApiResult<super::customer_portal::Limited<web::Json<LicenseFile>>> {
+    let body = body.into_inner();
+    let report = super::customer_portal::limit(&state, &req, &body.organization_id, &body.key)?;
+    Ok(super::customer_portal::Limited {
+        answer: crate::app::license_file::license_file(&state, body)
+            .await
+            .map(web::Json),
+        report,
+    })
 }

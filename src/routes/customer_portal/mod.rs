@@ -107,7 +107,7 @@ async fn remove_activation(
 
 /// The rate limits of the public key endpoints: per client address and per key (hashed,
 /// within its organization). Cheap: two sharded-map updates, no allocation.
-fn limit(
+pub(super) fn limit(
     state: &AppState,
     req: &HttpRequest,
     organization_id: &impl std::hash::Hash,
