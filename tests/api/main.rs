@@ -25,6 +25,7 @@ mod customer_sessions;
 mod customer_state;
 mod customers;
 mod dashboard;
+mod dashboard_signing;
 mod dashboard_webhooks;
 mod discounts;
 mod disk_full;

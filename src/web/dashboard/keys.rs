@@ -1,12 +1,15 @@
-//! License keys: found by key or by customer; one key's status, usage, activations and
-//! validations, with its changes (status, expiry, limits) and deactivations.
+//! License keys: found by key or by customer, with the organization's signing keys
+//! (`signing`); one key's status, usage, activations and validations, with its changes
+//! (status, expiry, limits) and deactivations.
 
 use actix_web::{web, HttpRequest};
 use askama::Template;
 
 use super::{
-    fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
+    fmt, form_problem, of_org, posted, see_other, signing, Dash, Fail, Layout, ListQuery,
+    PageResult, Pager,
 };
+use crate::api::license_signing::LicenseKeySigning;
 use crate::app::catalog::customers::{self, CustomerFilter, CustomerSort};
 use crate::app::forms::{self, LicenseKeyForm};
 use crate::app::license_keys::{self, directory, key_for, live_key};
@@ -32,6 +35,8 @@ struct KeysPage {
     /// The search, when there was one.
     searched: Option<String>,
     pager: Pager,
+    /// The organization's signing keys and settings (the Signing section).
+    signing: LicenseKeySigning,
 }
 
 /// `?query=`: a whole key goes straight to it; otherwise the customers whose e-mail or
@@ -76,6 +81,7 @@ pub async fn license_keys(
         }
     };
     let pager = Pager::new(total, params, &layout.at("/license-keys"), &req);
+    let signing = signing::of(&dash, &layout).await?;
     dash.page(
         200,
         &KeysPage {
@@ -83,6 +89,7 @@ pub async fn license_keys(
             customers,
             searched,
             pager,
+            signing,
             layout,
             q,
         },

@@ -22,6 +22,7 @@ mod keys;
 mod orders;
 mod overview;
 mod products;
+mod signing;
 mod webhooks;
 
 use std::fmt as stdfmt;
@@ -76,7 +77,9 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/customers", "Customers, searched by e-mail or name."),
     ("get", "/dashboard/{org}/customers/{id}", "A customer: orders, subscriptions, license keys, the customer-portal address."),
     ("post", "/dashboard/{org}/customers/{id}/portal-link", "Open a customer-portal sign-in link for the customer (valid an hour, shown once)."),
-    ("get", "/dashboard/{org}/license-keys", "License keys, found by key or by customer."),
+    ("get", "/dashboard/{org}/license-keys", "License keys, found by key or by customer; the signing keys of answers and license files (JWKS URL, each public key), made on first view."),
+    ("post", "/dashboard/{org}/license-keys/signing", "Sign every license-key answer, or only those an app asks for with Accept-Signature."),
+    ("post", "/dashboard/{org}/license-keys/signing/rotate", "Rotate the signing key: a new key signs from now on; the old public keys stay published."),
     ("get", "/dashboard/{org}/license-keys/{id}", "A license key: status, usage, activations, validations."),
     ("post", "/dashboard/{org}/license-keys/{id}", "Change a key's status, expiry, usage or limits."),
     ("post", "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate", "Deactivate one activation of a key."),
@@ -124,6 +127,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/customers/{id}", { get => customers::customer });
     resource!(cfg, "/dashboard/{org}/customers/{id}/portal-link", { post => customers::portal_link });
     resource!(cfg, "/dashboard/{org}/license-keys", { get => keys::license_keys });
+    // Before `{id}`, which would take `signing` for a key's id.
+    resource!(cfg, "/dashboard/{org}/license-keys/signing", { post => signing::every_answer });
+    resource!(cfg, "/dashboard/{org}/license-keys/signing/rotate", { post => signing::rotate });
     resource!(cfg, "/dashboard/{org}/license-keys/{id}", { get => keys::license_key, post => keys::license_key_save });
     resource!(cfg, "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
     resource!(cfg, "/dashboard/{org}/discounts", { get => discounts::discounts });
