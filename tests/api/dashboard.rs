@@ -708,6 +708,16 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             vec![("quick", "1".into()), ("status", "revoked".into())],
         ),
         (
+            "/dashboard/{org}/license-keys/signing",
+            at("/license-keys/signing"),
+            vec![("sign_every_answer", "true".into())],
+        ),
+        (
+            "/dashboard/{org}/license-keys/signing/rotate",
+            at("/license-keys/signing/rotate"),
+            Vec::new(),
+        ),
+        (
             "/dashboard/{org}/license-keys/{id}/activations/{activation_id}/deactivate",
             at(&format!(
                 "/license-keys/{}/activations/{UNKNOWN}/deactivate",
