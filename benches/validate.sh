@@ -11,6 +11,8 @@
 #   (b) validate, spread over BENCH_DISTINCT distinct keys
 #   (c) validate, every request on one key
 #   (d) validate with increment_usage=1, spread over BENCH_DISTINCT keys
+#   (e) validate asking for a signed answer (Accept-Signature with a fresh nonce each time:
+#       RFC 9421, ed25519), spread over BENCH_DISTINCT keys (BENCH_SIGNED=0 leaves it out)
 # at each of BENCH_CONNECTIONS, and prints requests/s, p50, p99 and the ratios (b)/(a) and
 # (c)/(b). Before that, it reports the server's resident memory with every key loaded.
 #
@@ -53,6 +55,7 @@ SEED_CLIENTS=${BENCH_SEED_CLIENTS:-16}
 BACKEND=${BENCH_BACKEND:-embedded}
 NODES=${BENCH_NODES:-1}
 PG_VERSION=${BENCH_PG_VERSION:-15}
+SIGNED=${BENCH_SIGNED:-1}
 (( DISTINCT <= KEYS )) || { echo "BENCH_DISTINCT must not exceed BENCH_KEYS" >&2; exit 2; }
 [[ $BACKEND == embedded || $BACKEND == postgres ]] \
     || { echo "BENCH_BACKEND must be embedded or postgres, not '$BACKEND'" >&2; exit 2; }
@@ -423,6 +426,10 @@ function request()
         '{"key":"' .. keys[i] .. '","organization_id":"' .. org .. '"' .. extra .. '}')
 end
 LUA
+# (e): the same, each request asking for a signature with its own nonce.
+sed -e 's|^function request()|n = 0\nfunction request()\n    n = n + 1\n    wrk.headers["Accept-Signature"] = \x27sig1=("@status" "content-digest" "@method";req "@path";req);nonce="\x27 .. offset .. "-" .. n .. \x27"\x27|' \
+    "$WORK/validate.lua" >"$WORK/validate_signed.lua"
+SCRIPT=validate.lua
 
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
@@ -439,7 +446,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 wrk_node() {
     local i=$1 conns=$2 secs=$3 out=$4 path=$5; shift 5
     local target=("${BASES[$i]}$path") latency=()
-    [[ $# -gt 0 ]] && target=(-s "$WORK/validate.lua" "${BASES[$i]}" -- "$@" "$i" "$NODES")
+    [[ $# -gt 0 ]] && target=(-s "$WORK/$SCRIPT" "${BASES[$i]}" -- "$@" "$i" "$NODES")
     [[ $out == /dev/null ]] || latency=(--latency)
     wrk -t"$WRK_THREADS" -c"$conns" -d"${secs}s" "${latency[@]}" "${target[@]}" >"$out"
 }
@@ -486,6 +493,10 @@ for c in $CONNECTIONS; do
     run c "$c" "" "$ORG" "$WORK/one.txt" ""
     log "connections=$c: (d) validate with increment_usage over $DISTINCT keys"
     run d "$c" "" "$ORG" "$WORK/distinct.txt" ',"increment_usage":1'
+    if [[ $SIGNED != 0 ]]; then
+        log "connections=$c: (e) validate, signed, over $DISTINCT keys"
+        SCRIPT=validate_signed.lua run e "$c" "" "$ORG" "$WORK/distinct.txt" ""
+    fi
 done
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -509,7 +520,7 @@ keys, setup, distinct, hz, wrk_threads = int(sys.argv[2]), sys.argv[3], sys.argv
 mems = [(a.split(":", 1)[0], [int(x) for x in a.split(":", 1)[1].split(",")]) for a in sys.argv[7:]]
 nodes = len(mems)
 label = {"a": "(a) GET /healthz", "b": f"(b) validate, {distinct} keys", "c": "(c) validate, one key",
-         "d": f"(d) validate +usage, {distinct} keys"}
+         "d": f"(d) validate +usage, {distinct} keys", "e": f"(e) validate signed, {distinct} keys"}
 print(f"\nlicense-key validation, {setup}")
 if nodes > 1:
     print(f"each case ran against the {nodes} nodes at once: one wrk per node ({wrk_threads} thread(s), "
