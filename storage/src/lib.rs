@@ -17,7 +17,7 @@ mod update;
 
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
-pub use record::{Expect, IndexEntry, Record, Stored, UniqueKey};
+pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
 pub use store::pg::PgEngine;
 pub use store::{
     Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,

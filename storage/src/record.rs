@@ -28,6 +28,27 @@ pub trait Record: Sized + Send + Sync + 'static {
         None
     }
 
+    /// Whether the record's counters ([`Tally`]) are kept apart from its payload on an
+    /// engine that keeps tallies ([`crate::Store::keeps_tallies`], PostgreSQL): there they
+    /// live in a row of their own, moved by commutative statements
+    /// ([`crate::Store::count_validation`], [`crate::Store::add_validation_counts`]) that
+    /// never conflict with the record's writers, and reads merge them back
+    /// ([`Record::set_tally`]). The payload's own counters are then ignored, except when the
+    /// row is first created (the record's first put, or
+    /// [`crate::Store::ensure_tallies`]). Elsewhere nothing changes: the payload carries them.
+    const TALLIED: bool = false;
+
+    /// For a [`Record::TALLIED`] type: the counters the payload carries, and the usage
+    /// limit (`None`: no limit). The limit stays the payload's truth; the engine mirrors
+    /// it into the tally row with every put.
+    fn tally(&self) -> (Tally, Option<i64>) {
+        (Tally::default(), None)
+    }
+
+    /// For a [`Record::TALLIED`] type: replaces the payload's counters with the stored
+    /// ones (a read on an engine that keeps tallies).
+    fn set_tally(&mut self, _tally: &Tally) {}
+
     /// The primary key inside the collection (usually the 16 bytes of a UUID).
     fn id_key(&self) -> Vec<u8>;
     /// The payload for format version [`Record::VERSION`].
@@ -42,6 +63,15 @@ pub trait Record: Sized + Send + Sync + 'static {
     fn unique_keys(&self) -> Vec<UniqueKey> {
         Vec::new()
     }
+}
+
+/// The counters of a [`Record::TALLIED`] record: what validations move.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub usage: i64,
+    pub validations: i64,
+    /// The latest validation, in microseconds since the Unix epoch (`None`: never).
+    pub last_at_us: Option<i64>,
 }
 
 /// One entry in a sorted secondary index: `index | tenant | sort | id`.

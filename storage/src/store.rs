@@ -9,7 +9,8 @@
 //!   keys and feed entry to write), `reads` (the page types of index reads), `feed` (the
 //!   change feed's entries), `indexes` (the derived keys records must have, and the report
 //!   comparing them with the stored ones), `snapshot` (a copy of the whole store and its
-//!   stable file format) and `layout` (how records, index entries, counters and unique keys
+//!   stable file format), `tally` (counters kept apart from their records, where the
+//!   engine keeps tallies) and `layout` (how records, index entries, counters and unique keys
 //!   are laid out as keys and values);
 //! - the adapters, one folder each: `sled` (the embedded engine: sled's trees and the
 //!   group-commit flusher, in `sled/{write,read,feed,indexes,snapshot}.rs`) and `pg`
@@ -31,6 +32,7 @@ pub(crate) mod pg;
 mod reads;
 mod sled;
 mod snapshot;
+mod tally;
 
 use self::sled::Embedded;
 

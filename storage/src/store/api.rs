@@ -145,9 +145,15 @@ impl Store {
             Engine::Embedded(_) => Ok(None),
             Engine::Postgres(pg) => {
                 let key = super::layout::record_key(R::COLLECTION, id);
-                let (value, held) = Box::pin(pg.hold(&key)).await?;
+                let (value, tally, held) = Box::pin(pg.hold(&key, R::TALLIED)).await?;
                 let stored = match value {
-                    Some(bytes) => Some(crate::codec::open_stored(&bytes)?),
+                    Some(bytes) => {
+                        let mut stored: Stored<R> = crate::codec::open_stored(&bytes)?;
+                        if let Some(tally) = tally {
+                            stored.value.set_tally(&tally);
+                        }
+                        Some(stored)
+                    }
                     None => None,
                 };
                 Ok(Some((

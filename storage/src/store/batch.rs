@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use super::layout::{derived_keys, encode_index_entries, encode_uniques, record_key, EncodedIndex};
 use crate::codec;
-use crate::record::{Expect, Record};
+use crate::record::{Expect, Record, Tally};
 use crate::StorageError;
 
 /// The result of a committed batch.
@@ -93,6 +93,7 @@ impl Batch {
         self.ops.push(Box::new(PutOp::<R> {
             key: record_key(R::COLLECTION, &id),
             digest: R::FEED.then(|| record.feed_digest()),
+            tally: R::TALLIED.then(|| record.tally()),
             payload,
             index: encode_index_entries(&index, &id)?,
             uniques: encode_uniques(&uniques)?,
@@ -110,6 +111,21 @@ impl Batch {
             key: record_key(R::COLLECTION, id),
             id: id.to_vec(),
             expect,
+            _r: std::marker::PhantomData,
+        }));
+        self
+    }
+
+    /// Sets the usage counter of a [`Record::TALLIED`] record to `usage` where its counters
+    /// are kept apart ([`crate::Store::keeps_tallies`]): an explicit change of usage (not an
+    /// increment), in the batch's transaction. Elsewhere it does nothing: the caller puts
+    /// the record with its new usage as well, and that payload carries it. Refused as a
+    /// conflict when the record has no tally row (it is gone).
+    pub fn set_tally_usage<R: Record>(&mut self, id: &[u8], usage: i64) -> &mut Self {
+        self.ops.push(Box::new(TallyOp::<R> {
+            key: record_key(R::COLLECTION, id),
+            id: id.to_vec(),
+            usage,
             _r: std::marker::PhantomData,
         }));
         self
@@ -239,6 +255,27 @@ pub(super) struct Plan {
     pub(super) consume: Vec<u64>,
     /// `(key, value)` of a meta write.
     pub(super) meta: Option<(Vec<u8>, Vec<u8>)>,
+    /// `(record key, change)` of the record's tally row: engines that keep tallies apply
+    /// it, the embedded one ignores it (its payload carries the counters).
+    pub(super) tally: Option<(Vec<u8>, TallyPlan)>,
+}
+
+/// What a write does to its record's tally row (see [`Record::TALLIED`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum TallyPlan {
+    /// A put. A new record (`create`) gets its row from the payload's counters, replacing
+    /// any row left over. A later put writes only the payload's limit: the counters of a
+    /// payload may be stale, the row's are the truth (a record without a row yet, written
+    /// before its type kept tallies, gets one from the payload).
+    Put {
+        create: bool,
+        tally: Tally,
+        limit: Option<i64>,
+    },
+    /// [`Batch::set_tally_usage`].
+    SetUsage(i64),
+    /// A delete: the row goes with its record.
+    Delete,
 }
 
 pub(super) trait Op: Send + Sync {
@@ -299,6 +336,8 @@ struct PutOp<R> {
     payload: Vec<u8>,
     /// `Some` when `R` feeds the change feed: the new revision's digest.
     digest: Option<Option<Vec<u8>>>,
+    /// `Some` when `R` is [`Record::TALLIED`]: the payload's counters and limit.
+    tally: Option<(Tally, Option<i64>)>,
     index: Vec<EncodedIndex>,
     uniques: Vec<Vec<u8>>,
     expect: Expect,
@@ -322,6 +361,11 @@ impl<R: Record> Op for PutOp<R> {
     }
 
     fn alone(&self) -> Option<(&[u8], u64, Vec<u8>)> {
+        // A tallied record's limit is mirrored into its tally row with every put: that is
+        // a second statement, so never a lone compare-and-set.
+        if self.tally.is_some() {
+            return None;
+        }
         match (self.keeps_keys, self.expect) {
             (true, Expect::Rev(rev)) => Some((
                 self.key.as_slice(),
@@ -433,6 +477,16 @@ impl<R: Record> Op for PutOp<R> {
                 .map(|u| (u.clone(), unique_name::<R>(u)))
                 .collect(),
             feed,
+            tally: self.tally.map(|(tally, limit)| {
+                (
+                    self.key.clone(),
+                    TallyPlan::Put {
+                        create: old.is_none(),
+                        tally,
+                        limit,
+                    },
+                )
+            }),
             ..Plan::default()
         })
     }
@@ -522,6 +576,28 @@ impl<R: Record> Op for DeleteOp<R> {
             index_remove: index.into_iter().map(|e| (e.key, e.counter)).collect(),
             unique_remove: uniques,
             feed,
+            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::Delete)),
+            ..Plan::default()
+        })
+    }
+}
+
+struct TallyOp<R> {
+    key: Vec<u8>,
+    id: Vec<u8>,
+    usage: i64,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Record> Op for TallyOp<R> {
+    /// What a read of the record gives changes: caches of it are told.
+    fn written(&self) -> Option<(&'static str, &[u8])> {
+        Some((R::COLLECTION, &self.id))
+    }
+
+    fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
+        Ok(Plan {
+            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetUsage(self.usage))),
             ..Plan::default()
         })
     }

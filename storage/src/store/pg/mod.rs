@@ -1,5 +1,6 @@
 //! The PostgreSQL engine (`docs/scale-out.md`): the store's layout in six tables of one
-//! schema, so several Tollgate nodes share one database.
+//! schema, so several Tollgate nodes share one database, plus a seventh of its own
+//! (`tallies`: counters kept apart from their records, see `tally`).
 //!
 //! The tables hold exactly the keys and values the embedded engine holds in its trees
 //! (`records`, `idx`, `counters`, `uniques`, `meta`, `feed`); PostgreSQL compares `bytea`
@@ -23,7 +24,8 @@
 //! its tables, the guarded connection [`Conn`], error mapping, key-range helpers);
 //! `write` commits batches (their plans in one transaction, the retry loop, records held
 //! locked), `read` answers reads, `admin` does whole-schema work (snapshot import, job
-//! locks, index verification and rebuild); `tests` runs the engine on a real database.
+//! locks, index verification and rebuild), `tally` keeps counters apart from their
+//! records; `tests` and `tally_tests` run the engine on a real database.
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
@@ -33,6 +35,7 @@ use crate::StorageError;
 
 mod admin;
 mod read;
+mod tally;
 mod write;
 
 pub use admin::JobLock;
@@ -236,6 +239,8 @@ impl PgEngine {
                  CREATE TABLE IF NOT EXISTS {s}.uniques (k bytea PRIMARY KEY, id bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.meta (k bytea PRIMARY KEY, v bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);
+                 CREATE TABLE IF NOT EXISTS {s}.tallies (k bytea PRIMARY KEY, usage bigint NOT NULL,
+                     limit_usage bigint, validations bigint NOT NULL, last_at bigint);
                  COMMIT;"
             ))
             .await
@@ -281,5 +286,7 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![0xFF; prefix.len() + 1024]
 }
 
+#[cfg(test)]
+mod tally_tests;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,13 @@
 //! Reads on PostgreSQL, giving what the embedded engine gives: records, revisions, unique
 //! holders, counts, index ranges and keyset chunks, pages merged over tenants, scans, the
-//! change feed and meta values.
+//! change feed and meta values. Records of a tallied type come with their tally row's
+//! counters merged in (`tally`).
 
 use std::collections::BTreeMap;
 
 use deadpool_postgres::GenericClient;
 
+use super::tally::stored_from;
 use super::{prefix_end, sql_error, PgEngine};
 use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
@@ -17,22 +19,17 @@ use crate::StorageError;
 impl PgEngine {
     /// A record and its revision.
     pub async fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
+        let (columns, source) = self.record_source::<R>();
         let row = self
             .client()
             .await?
             .query_opt(
-                &format!("SELECT v FROM {}.records WHERE k = $1", self.schema),
+                &format!("SELECT {columns} FROM {source} WHERE r.k = $1"),
                 &[&record_key(R::COLLECTION, id)],
             )
             .await
             .map_err(sql_error)?;
-        match row {
-            Some(row) => {
-                let bytes: Vec<u8> = row.get(0);
-                Ok(Some(crate::codec::open_stored(&bytes)?))
-            }
-            None => Ok(None),
-        }
+        row.map(|row| stored_from(&row, 0)).transpose()
     }
 
     /// The stored revision of a record, without decoding it.
@@ -58,21 +55,22 @@ impl PgEngine {
         ids: &[Vec<u8>],
     ) -> Result<Vec<Stored<R>>, StorageError> {
         let keys: Vec<Vec<u8>> = ids.iter().map(|id| record_key(R::COLLECTION, id)).collect();
+        let (columns, source) = self.record_source::<R>();
         let rows = self
             .client()
             .await?
             .query(
-                &format!("SELECT k, v FROM {}.records WHERE k = ANY($1)", self.schema),
+                &format!("SELECT r.k, {columns} FROM {source} WHERE r.k = ANY($1)"),
                 &[&keys],
             )
             .await
             .map_err(sql_error)?;
-        let found: BTreeMap<Vec<u8>, Vec<u8>> =
-            rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+        let found: BTreeMap<Vec<u8>, &tokio_postgres::Row> =
+            rows.iter().map(|r| (r.get(0), r)).collect();
         let mut out = Vec::with_capacity(keys.len());
         for key in &keys {
-            if let Some(bytes) = found.get(key) {
-                out.push(crate::codec::open_stored(bytes)?);
+            if let Some(row) = found.get(key) {
+                out.push(stored_from(row, 1)?);
             }
         }
         Ok(out)
@@ -96,19 +94,17 @@ impl PgEngine {
         client: &C,
     ) -> Result<Vec<Stored<R>>, StorageError> {
         let prefix = record_key(R::COLLECTION, &[]);
+        let (columns, source) = self.record_source::<R>();
         let rows = client
             .query(
                 &format!(
-                    "SELECT v FROM {}.records WHERE k >= $1 AND k < $2 ORDER BY k",
-                    self.schema
+                    "SELECT {columns} FROM {source} WHERE r.k >= $1 AND r.k < $2 ORDER BY r.k"
                 ),
                 &[&prefix, &prefix_end(&prefix)],
             )
             .await
             .map_err(sql_error)?;
-        rows.iter()
-            .map(|row| crate::codec::open_stored(row.get::<_, &[u8]>(0)))
-            .collect()
+        rows.iter().map(|row| stored_from(row, 0)).collect()
     }
 
     /// One page of an index merged over the given tenants in sort order, as

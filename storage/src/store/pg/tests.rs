@@ -621,9 +621,9 @@ async fn a_hold_dropped_half_way_leaves_no_transaction_or_lock_behind() {
     let it = item(1, 0, "held", 0);
     put(&b, &it, Expect::Absent).await.unwrap();
     let key = crate::store::layout::record_key(Item::COLLECTION, &1u64.to_be_bytes());
-    let (_, held_by_b) = b.hold(&key).await.unwrap();
+    let (_, _, held_by_b) = b.hold(&key, false).await.unwrap();
     // a waits for b's lock and gives up: its hold is dropped after BEGIN was sent.
-    let waited = tokio::time::timeout(Duration::from_millis(300), a.hold(&key)).await;
+    let waited = tokio::time::timeout(Duration::from_millis(300), a.hold(&key, false)).await;
     assert!(waited.is_err(), "b holds the record");
     b.release(held_by_b).await;
     // a's next write (the hot path: one UPDATE, no transaction of its own) is committed,
@@ -638,7 +638,7 @@ async fn a_hold_dropped_half_way_leaves_no_transaction_or_lock_behind() {
         .expect("the read is not stuck")
         .unwrap();
     assert_eq!(seen, Some(2));
-    let (value, again) = tokio::time::timeout(WAIT, b.hold(&key))
+    let (value, _, again) = tokio::time::timeout(WAIT, b.hold(&key, false))
         .await
         .expect("no lock left behind")
         .unwrap();

@@ -7,6 +7,7 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::error::SqlState;
 
 use super::{sql_error, Conn, PgEngine};
+use crate::record::Tally;
 use crate::store::batch::{Batch, Plan};
 use crate::StorageError;
 
@@ -16,7 +17,7 @@ pub const COMMIT_ATTEMPTS: usize = 8;
 
 /// A random delay before attempt `attempt + 1`: up to 5 ms, doubling per attempt (at most
 /// 320 ms), so transactions that aborted each other do not meet again.
-fn retry_delay(attempt: usize) -> std::time::Duration {
+pub(super) fn retry_delay(attempt: usize) -> std::time::Duration {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_usize(attempt);
@@ -115,7 +116,14 @@ impl PgEngine {
     /// Opens a transaction that holds the record `key` locked (`SELECT … FOR UPDATE`) and
     /// returns its stored value: nobody else writes it until [`Held::commit`] or the drop
     /// of the [`Held`]. What is decided on that value cannot conflict.
-    pub(crate) async fn hold(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Held), StorageError> {
+    ///
+    /// With `tallied`, also the record's tally row, read after the lock is taken (it is
+    /// not locked: counts move it without the record's lock).
+    pub(crate) async fn hold(
+        &self,
+        key: &[u8],
+        tallied: bool,
+    ) -> Result<(Option<Vec<u8>>, Option<Tally>, Held), StorageError> {
         // Guarded before anything is sent: dropped half way, the transaction and the lock
         // it may already have go with the connection.
         let held = Held {
@@ -123,13 +131,21 @@ impl PgEngine {
             key: key.to_vec(),
         };
         let client = held.client()?;
-        // One round trip: the two statements are pipelined on the connection.
-        let (begun, value) = tokio::join!(
+        // One round trip: the statements are pipelined on the connection.
+        let tally = async {
+            if tallied {
+                self.read_tally(client, key).await
+            } else {
+                Ok(None)
+            }
+        };
+        let (begun, value, tally) = tokio::join!(
             client.batch_execute("BEGIN"),
-            self.read_locking(client, key)
+            self.read_locking(client, key),
+            tally
         );
         begun.map_err(sql_error)?;
-        Ok((value?, held))
+        Ok((value?, tally?, held))
     }
 
     /// Replaces record `key` with `sealed` if its stored revision is `rev` (the stored
@@ -301,6 +317,9 @@ impl PgEngine {
                     .map_err(sql_error)?;
             }
             None => {}
+        }
+        if let Some((key, tally)) = &plan.tally {
+            self.apply_tally(tx, key, tally, collection).await?;
         }
         for (key, counter) in &plan.index_remove {
             tx.execute(&format!("DELETE FROM {s}.idx WHERE k = $1"), &[key])
