@@ -20,8 +20,8 @@ pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEAD
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
 pub use store::pg::PgEngine;
 pub use store::{
-    Backend, Batch, Change, Committed, Direction, Holding, IndexIter, IndexReport, JobLock, Page,
-    PageQuery, Snapshot, Store, StoreConfig,
+    Backend, Batch, Change, Committed, Counted, Direction, Holding, IndexIter, IndexReport,
+    JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
 };
 pub use update::{UpdateError, UPDATE_ATTEMPTS};
 

@@ -42,6 +42,7 @@ pub use feed::Change;
 pub use indexes::IndexReport;
 pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
+pub use tally::Counted;
 
 /// Settings for opening a [`Store`].
 #[derive(Debug, Clone, Deserialize)]

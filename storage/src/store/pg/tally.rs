@@ -4,23 +4,38 @@
 //!
 //! Design (issue 33):
 //! - The row is the counters' truth on this engine; the payload's counters are read only
-//!   when the row is created (the record's first put, or its first later put for a record
-//!   written before its type kept tallies). The usage limit stays the payload's
+//!   when the row is created (a put of a record that has none, or
+//!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The usage limit stays the payload's
 //!   truth and every put mirrors it into the row, in the put's transaction
 //!   ([`TallyPlan`]); a put never writes the counters, whose copy in a payload may be stale.
 //!   A delete removes the row.
 //! - Reads merge the row into the record (`LEFT JOIN`, [`Record::set_tally`]); without a
 //!   row the payload's counters stand. The record's revision does not move with its
 //!   counters, so counting never conflicts with the record's writers.
+//! - [`PgEngine::count_validation`] is one conditional `UPDATE` per call, joined on the
+//!   record's revision: two nodes cannot both take the last unit under a limit (the row
+//!   lock serializes them and the condition is evaluated again on the newer row), and no
+//!   retry loop is needed. A miss is classified from the same statement's snapshot.
+//! - [`PgEngine::add_validation_counts`] adds counts of validations decided elsewhere
+//!   (in memory) as deltas: commutative, so writers on several nodes never conflict; a
+//!   deadlock between two such statements aborts one whole statement, which runs again.
+
+use std::collections::BTreeMap;
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
-use super::{sql_error, PgEngine};
+use super::write::{retry_delay, COMMIT_ATTEMPTS};
+use super::{prefix_end, sql_error, PgEngine};
 use crate::codec;
 use crate::record::{Record, Stored, Tally};
 use crate::store::batch::TallyPlan;
+use crate::store::layout::record_key;
+use crate::store::tally::Counted;
 use crate::StorageError;
+
+/// Records decoded and rows inserted per statement by [`PgEngine::ensure_tallies`].
+const BACKFILL_CHUNK: i64 = 1000;
 
 impl PgEngine {
     /// The columns and the source of a read of `R`'s records, aliased `r`: the payload
@@ -122,6 +137,203 @@ impl PgEngine {
             last_at_us: r.get(2),
         }))
     }
+
+    /// Counts one validation of record `id` of `R` at revision `rev`, adding `n` to its
+    /// usage unless that passes its limit (an `n` of 0 is never refused for the limit),
+    /// and moving its latest validation to `at_us` if later: one statement, durable when
+    /// it returns. See [`Counted`] for the misses; a miss counts nothing.
+    pub async fn count_validation<R: Record>(
+        &self,
+        id: &[u8],
+        rev: u64,
+        n: i64,
+        at_us: i64,
+    ) -> Result<Counted, StorageError> {
+        let s = &self.schema;
+        let key = record_key(R::COLLECTION, id);
+        let fresh = format!(
+            "EXISTS (SELECT 1 FROM {s}.records r
+                     WHERE r.k = $1 AND substring(r.v from 1 for 8) = $2)"
+        );
+        // `cur` is the row as the statement's snapshot has it, for classifying a miss;
+        // `upd` waits for the row's lock and decides on its newest version.
+        let sql = format!(
+            "WITH cur AS (
+                 SELECT t.usage, t.limit_usage FROM {s}.tallies t WHERE t.k = $1 AND {fresh}),
+             upd AS (
+                 UPDATE {s}.tallies t
+                 SET usage = t.usage + $3::int8, validations = t.validations + 1,
+                     last_at = GREATEST(t.last_at, $4::int8)
+                 WHERE t.k = $1 AND {fresh}
+                   AND ($3::int8 = 0 OR t.limit_usage IS NULL
+                        OR t.usage::numeric + $3::int8 <= t.limit_usage)
+                   AND t.usage::numeric + $3::int8
+                       BETWEEN -9223372036854775808 AND 9223372036854775807
+                 RETURNING t.usage, t.validations, t.last_at)
+             SELECT u.usage, u.validations, u.last_at, c.usage, c.limit_usage, {fresh}
+             FROM (SELECT 1) AS one LEFT JOIN upd u ON true LEFT JOIN cur c ON true"
+        );
+        let row = self
+            .client()
+            .await?
+            .query_one(&sql, &[&key, &rev.to_be_bytes().as_slice(), &n, &at_us])
+            .await
+            .map_err(sql_error)?;
+        if let Some(usage) = row.get::<_, Option<i64>>(0) {
+            return Ok(Counted::Done(Tally {
+                usage,
+                validations: row.get(1),
+                last_at_us: row.get(2),
+            }));
+        }
+        let seen = row
+            .get::<_, Option<i64>>(3)
+            .map(|usage| (usage, row.get::<_, Option<i64>>(4)));
+        if seen.is_none() && row.get::<_, bool>(5) {
+            // The invariant is that every tallied record has its row: a record written
+            // before its type kept tallies, not yet backfilled.
+            tracing::warn!(
+                collection = R::COLLECTION,
+                "a validation found no tally row for its record: run ensure_tallies"
+            );
+        }
+        Ok(classify_miss(seen, n))
+    }
+
+    /// Adds `n` validations at `at_us` (the latest) to each record `id` of `R` of
+    /// `counts`, in one statement, all or nothing: `validations + n`, the latest
+    /// validation the later of the stored one and `at_us`. Commutative, so writers on
+    /// several nodes never conflict over it; a statement the database aborts (a deadlock
+    /// with another such statement) is run again. Returns each updated record's counters
+    /// after it; a record without a tally row (gone) is left out. Callers send at most a
+    /// few thousand ids per call.
+    pub async fn add_validation_counts<R: Record>(
+        &self,
+        counts: &[(Vec<u8>, i64, i64)],
+    ) -> Result<Vec<(Vec<u8>, Tally)>, StorageError> {
+        // One entry per row: an UPDATE joined to two entries of one row applies only one.
+        let mut merged: BTreeMap<Vec<u8>, (i64, i64)> = BTreeMap::new();
+        for (id, n, at) in counts {
+            let e = merged
+                .entry(record_key(R::COLLECTION, id))
+                .or_insert((0, i64::MIN));
+            e.0 = e.0.saturating_add(*n);
+            e.1 = e.1.max(*at);
+        }
+        if merged.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut keys = Vec::with_capacity(merged.len());
+        let mut ns = Vec::with_capacity(merged.len());
+        let mut ats = Vec::with_capacity(merged.len());
+        for (k, (n, at)) in merged {
+            keys.push(k);
+            ns.push(n);
+            ats.push(at);
+        }
+        let sql = format!(
+            "UPDATE {s}.tallies t
+             SET validations = t.validations + d.n, last_at = GREATEST(t.last_at, d.at)
+             FROM unnest($1::bytea[], $2::int8[], $3::int8[]) AS d(k, n, at)
+             WHERE t.k = d.k
+             RETURNING t.k, t.usage, t.validations, t.last_at",
+            s = self.schema
+        );
+        let client = self.client().await?;
+        let mut attempt = 1;
+        let rows = loop {
+            match client
+                .query(&sql, &[&keys, &ns, &ats])
+                .await
+                .map_err(sql_error)
+            {
+                Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
+                    tracing::debug!(attempt, %why, "validation counts aborted; running again");
+                    tokio::time::sleep(retry_delay(attempt)).await;
+                    attempt += 1;
+                }
+                other => break other?,
+            }
+        };
+        let prefix = record_key(R::COLLECTION, &[]).len();
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let k: &[u8] = r.get(0);
+                (
+                    k.get(prefix..).unwrap_or_default().to_vec(),
+                    Tally {
+                        usage: r.get(1),
+                        validations: r.get(2),
+                        last_at_us: r.get(3),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Gives every record of `R` without a tally row one, from its payload's counters
+    /// (records copied in, or written by a build that kept no tallies); returns how many
+    /// it created. Idempotent and safe beside running nodes: a row created meanwhile is
+    /// kept. Nothing to do for a type that is not [`Record::TALLIED`].
+    pub async fn ensure_tallies<R: Record>(&self) -> Result<u64, StorageError> {
+        if !R::TALLIED {
+            return Ok(0);
+        }
+        let s = &self.schema;
+        let prefix = record_key(R::COLLECTION, &[]);
+        let end = prefix_end(&prefix);
+        let missing = |from: &str| {
+            format!(
+                "SELECT r.k, r.v FROM {s}.records r
+                 WHERE r.k {from} $1 AND r.k < $2
+                   AND NOT EXISTS (SELECT 1 FROM {s}.tallies t WHERE t.k = r.k)
+                 ORDER BY r.k LIMIT {BACKFILL_CHUNK}"
+            )
+        };
+        let client = self.client().await?;
+        let mut created = 0;
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let rows = match &after {
+                None => client.query(&missing(">="), &[&prefix, &end]).await,
+                Some(last) => client.query(&missing(">"), &[last, &end]).await,
+            }
+            .map_err(sql_error)?;
+            let Some(last) = rows.last() else {
+                break;
+            };
+            after = Some(last.get(0));
+            let mut keys = Vec::with_capacity(rows.len());
+            let (mut usage, mut limits, mut validations, mut last_at) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for row in &rows {
+                let stored: Stored<R> = codec::open_stored(row.get::<_, &[u8]>(1))?;
+                let (tally, limit) = stored.value.tally();
+                keys.push(row.get::<_, Vec<u8>>(0));
+                usage.push(tally.usage);
+                limits.push(limit);
+                validations.push(tally.validations);
+                last_at.push(tally.last_at_us);
+            }
+            created += client
+                .execute(
+                    &format!(
+                        "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at)
+                         SELECT * FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[],
+                                              $5::int8[])
+                         ON CONFLICT (k) DO NOTHING"
+                    ),
+                    &[&keys, &usage, &limits, &validations, &last_at],
+                )
+                .await
+                .map_err(sql_error)?;
+            if (rows.len() as i64) < BACKFILL_CHUNK {
+                break;
+            }
+        }
+        Ok(created)
+    }
 }
 
 /// A record read with [`PgEngine::record_source`]'s columns from column `at` on: the
@@ -138,4 +350,25 @@ pub(super) fn stored_from<R: Record>(row: &Row, at: usize) -> Result<Stored<R>, 
         }
     }
     Ok(stored)
+}
+
+/// Why [`PgEngine::count_validation`] counted nothing, from its snapshot of the tally row
+/// (`seen`: usage and limit; `None`: the record is not at the revision, is gone, or has no
+/// row). The row may have moved on between the snapshot and the conditional update (another
+/// node counted meanwhile): a limit miss the snapshot does not explain reports the least
+/// usage that explains it.
+pub(super) fn classify_miss(seen: Option<(i64, Option<i64>)>, n: i64) -> Counted {
+    let Some((usage, limit)) = seen else {
+        return Counted::Stale;
+    };
+    let next = i128::from(usage) + i128::from(n);
+    match limit {
+        Some(limit) if n != 0 && next > i128::from(limit) => Counted::Limit { usage, limit },
+        _ if i64::try_from(next).is_err() => Counted::OutOfRange,
+        Some(limit) if n != 0 => Counted::Limit {
+            usage: usage.max(limit.saturating_sub(n).saturating_add(1)),
+            limit,
+        },
+        _ => Counted::Stale,
+    }
 }

@@ -1,11 +1,14 @@
 //! Tallies (`tally.rs`) against a real database, through the [`Store`] API: the row moves
-//! with its record's puts and deletes, and reads merge it. The embedded store keeps none.
+//! with its record's puts and deletes, reads merge it, counting is exact under a limit
+//! across two engines on one schema, a stale revision counts nothing, deltas add up from
+//! several writers, and a copied store is backfilled once. The embedded store keeps none.
 //! Skipped without a database, as `tests.rs` (`crate::testing`).
 
 use serde::{Deserialize, Serialize};
 
+use super::tally::classify_miss;
 use crate::store_tests::test_db::{client, fresh_schema, Dropper};
-use crate::{codec, Batch, Expect, Record, StorageError, Store, Tally};
+use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, Tally};
 
 /// A record whose counters are tallied, as a license key's are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +76,13 @@ async fn store(test: &str) -> Option<(Store, Dropper)> {
     Some((store, schema))
 }
 
+/// A second engine (another node) on the schema of `schema`.
+async fn other_node(schema: &Dropper) -> Store {
+    Store::postgres(&schema.url, &schema.schema, 8)
+        .await
+        .unwrap()
+}
+
 async fn put(store: &Store, k: &Key, expect: Expect) -> u64 {
     let mut b = Batch::new();
     b.put(k, expect).unwrap();
@@ -101,21 +111,12 @@ async fn row(schema: &Dropper, n: u64) -> Option<(i64, Option<i64>, i64, Option<
     .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
 }
 
-/// Adds `n` to the usage of key `n`'s tally row, one validation, at `at` (the latest).
-async fn count(schema: &Dropper, n: u64, usage: i64, at: i64) {
-    let c = client(&schema.url).await;
-    let mut k = b"tkey\0".to_vec();
-    k.extend_from_slice(&id(n));
-    c.execute(
-        &format!(
-            "UPDATE {}.tallies SET usage = usage + $2, validations = validations + 1,
-             last_at = GREATEST(last_at, $3) WHERE k = $1",
-            schema.schema
-        ),
-        &[&k, &usage, &at],
-    )
-    .await
-    .unwrap();
+fn done(usage: i64, validations: i64, last: i64) -> Counted {
+    Counted::Done(Tally {
+        usage,
+        validations,
+        last_at_us: Some(last),
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,8 +131,11 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
     k.validations = 7;
     assert_eq!(put(&store, &k, Expect::Absent).await, 1);
     assert_eq!(row(&schema, 1).await, Some((2, Some(10), 7, None)));
-    // Counts move the row, not the record's revision; every read merges it.
-    count(&schema, 1, 3, 50).await;
+    // Counting moves the row, not the record's revision; every read merges it.
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 1, 3, 50).await,
+        Ok(done(5, 8, 50))
+    );
     let (rev, read) = get(&store, 1).await;
     assert_eq!(
         (rev, read.usage, read.validations, read.last_at),
@@ -187,12 +191,232 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tallied_increments_never_pass_the_limit_across_engines() {
+    let Some((a, schema)) = store("tally_limit").await else {
+        return;
+    };
+    let b = other_node(&schema).await;
+    put(&a, &key(1, Some(500)), Expect::Absent).await;
+    let tasks: Vec<_> = (0..1000i64)
+        .map(|n| {
+            let node = if n % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { node.count_validation::<Key>(&id(1), 1, 1, n).await })
+        })
+        .collect();
+    let (mut counted, mut refused) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap().unwrap() {
+            Counted::Done(_) => counted += 1,
+            Counted::Limit { limit: 500, usage } if usage >= 500 => refused += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((counted, refused), (500, 500));
+    let (rev, k) = get(&b, 1).await;
+    assert_eq!((rev, k.usage, k.validations), (1, 500, 500));
+    // A plain validation (no usage) still counts at the limit.
+    assert!(matches!(
+        a.count_validation::<Key>(&id(1), 1, 0, 0).await,
+        Ok(Counted::Done(Tally {
+            usage: 500,
+            validations: 501,
+            ..
+        }))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_revision_is_refused_not_counted() {
+    let Some((store, schema)) = store("tally_stale").await else {
+        return;
+    };
+    put(&store, &key(1, Some(5)), Expect::Absent).await;
+    let mut patched = key(1, Some(5));
+    patched.note = "revoked".into();
+    put(&store, &patched, Expect::Rev(1)).await;
+    let before = row(&schema, 1).await;
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 1, 1, 9).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 1, 0, 9).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_validation::<Key>(&id(2), 1, 1, 9).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(row(&schema, 1).await, before);
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 2, 1, 9).await,
+        Ok(done(1, 1, 9))
+    );
+    // A record without a row (written before its type kept tallies) counts nothing.
+    client(&schema.url)
+        .await
+        .batch_execute(&format!("DELETE FROM {}.tallies", schema.schema))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 2, 1, 9).await,
+        Ok(Counted::Stale)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_and_ranges_are_refused_without_counting() {
+    let Some((store, schema)) = store("tally_range").await else {
+        return;
+    };
+    let mut k = key(1, Some(3));
+    k.usage = 3;
+    k.last_at = Some(100);
+    put(&store, &k, Expect::Absent).await;
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 1, 1, 200).await,
+        Ok(Counted::Limit { usage: 3, limit: 3 })
+    );
+    // Going down is within the limit; an earlier time leaves the latest as it was.
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 1, -2, 50).await,
+        Ok(done(1, 1, 100))
+    );
+    let mut big = key(2, None);
+    big.usage = i64::MAX - 1;
+    put(&store, &big, Expect::Absent).await;
+    assert_eq!(
+        store.count_validation::<Key>(&id(2), 1, 2, 1).await,
+        Ok(Counted::OutOfRange)
+    );
+    assert_eq!(row(&schema, 2).await, Some((i64::MAX - 1, None, 0, None)));
+    assert_eq!(
+        store.count_validation::<Key>(&id(2), 1, 1, 1).await,
+        Ok(done(i64::MAX, 1, 1))
+    );
+}
+
+#[test]
+fn misses_are_told_apart() {
+    assert_eq!(classify_miss(None, 1), Counted::Stale);
+    assert_eq!(
+        classify_miss(Some((5, Some(5))), 1),
+        Counted::Limit { usage: 5, limit: 5 }
+    );
+    // Raced: the snapshot had room, the newer row had none.
+    assert_eq!(
+        classify_miss(Some((2, Some(5))), 2),
+        Counted::Limit { usage: 4, limit: 5 }
+    );
+    assert_eq!(
+        classify_miss(Some((i64::MAX, None)), 1),
+        Counted::OutOfRange
+    );
+    // No limit, room in the snapshot: the row went meanwhile (a delete).
+    assert_eq!(classify_miss(Some((1, None)), 1), Counted::Stale);
+    assert_eq!(classify_miss(Some((9, Some(5))), 0), Counted::Stale);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_add_up_from_two_writers_and_keep_the_latest_time() {
+    let Some((a, schema)) = store("tally_counts").await else {
+        return;
+    };
+    let b = other_node(&schema).await;
+    for n in 1..=50 {
+        put(&a, &key(n, Some(1)), Expect::Absent).await;
+    }
+    // Each writer sends its keys in its own order, some twice in one call, and one key
+    // that does not exist: 40 rounds of both at once.
+    let writer = |store: Store, reverse: bool| {
+        tokio::spawn(async move {
+            for round in 0..40i64 {
+                let mut counts: Vec<(Vec<u8>, i64, i64)> = (1..=51u64)
+                    .map(|n| (id(n), 1, round * 10 + n as i64 + i64::from(reverse)))
+                    .collect();
+                counts.push((id(7), 2, 0));
+                if reverse {
+                    counts.reverse();
+                }
+                let after = store.add_validation_counts::<Key>(&counts).await.unwrap();
+                assert_eq!(after.len(), 50);
+                assert!(after.iter().all(|(id, t)| id.len() == 8 && t.usage == 0));
+            }
+        })
+    };
+    let (x, y) = tokio::join!(writer(a.clone(), false), writer(b.clone(), true));
+    x.unwrap();
+    y.unwrap();
+    for n in 1..=50u64 {
+        let (rev, k) = get(&a, n).await;
+        let expected = if n == 7 { 240 } else { 80 };
+        assert_eq!((rev, k.validations), (1, expected), "key {n}");
+        assert_eq!(k.last_at, Some(390 + n as i64 + 1), "key {n}");
+    }
+    assert_eq!(row(&schema, 51).await, None);
+    // Nothing to add: nothing sent.
+    assert_eq!(a.add_validation_counts::<Key>(&[]).await, Ok(vec![]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ensure_tallies_backfills_copied_keys_once() {
+    let Some((pg, schema)) = store("tally_backfill").await else {
+        return;
+    };
+    // Keys counted on the embedded store (their payloads carry the counters), copied.
+    let sled = Store::temporary().unwrap();
+    for n in 1..=2500u64 {
+        let mut k = key(n, (n % 2 == 0).then_some(100));
+        k.usage = n as i64 % 7;
+        k.validations = n as i64;
+        k.last_at = Some(n as i64 * 10);
+        let mut b = Batch::new();
+        b.put(&k, Expect::Absent).unwrap();
+        sled.commit(&b).await.unwrap();
+    }
+    pg.restore(&sled.snapshot().unwrap()).await.unwrap();
+    assert_eq!(row(&schema, 1).await, None);
+    // Reads without a row give the payload's counters; counting needs the row.
+    assert_eq!(get(&pg, 9).await.1.validations, 9);
+    assert_eq!(
+        pg.count_validation::<Key>(&id(9), 1, 0, 1).await,
+        Ok(Counted::Stale)
+    );
+    // One node creates the rows while another may already have written one.
+    put(&pg, &key(3000, None), Expect::Absent).await;
+    let other = other_node(&schema).await;
+    let (x, y) = tokio::join!(pg.ensure_tallies::<Key>(), other.ensure_tallies::<Key>());
+    assert_eq!(x.unwrap() + y.unwrap(), 2500);
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
+    assert_eq!(row(&schema, 8).await, Some((1, Some(100), 8, Some(80))));
+    assert_eq!(
+        row(&schema, 2500).await,
+        Some((1, Some(100), 2500, Some(25_000)))
+    );
+    assert_eq!(
+        pg.count_validation::<Key>(&id(9), 1, 1, 1).await,
+        Ok(done(3, 10, 90))
+    );
+    // A type that is not tallied has nothing to backfill.
+    assert_eq!(pg.ensure_tallies::<crate::store_tests::Item>().await, Ok(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embedded_store_keeps_no_tallies() {
     let store = Store::temporary().unwrap();
     assert!(!store.keeps_tallies());
     let mut k = key(1, Some(5));
     k.usage = 4;
     put(&store, &k, Expect::Absent).await;
+    assert!(store
+        .count_validation::<Key>(&id(1), 1, 1, 1)
+        .await
+        .is_err());
+    assert!(store
+        .add_validation_counts::<Key>(&[(id(1), 1, 1)])
+        .await
+        .is_err());
+    assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
     // Its payload carries the counters: a usage set as a tally changes nothing.
     let mut b = Batch::new();
     b.set_tally_usage::<Key>(&id(1), 0);
