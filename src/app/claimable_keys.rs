@@ -18,7 +18,7 @@ use crate::domain::benefit::{Benefit, BenefitProperties, LicenseKeyProperties};
 use crate::domain::claimable_key::{ClaimableKey, ClaimableKeyId};
 use crate::domain::customer::Customer;
 use crate::domain::ids::{BenefitId, OrganizationId};
-use crate::error::{ApiError, FieldError};
+use crate::error::ApiError;
 use crate::loc;
 use crate::state::AppState;
 
@@ -55,25 +55,14 @@ pub async fn generate(
     subject: Subject,
     input: LicenseKeyGenerate,
 ) -> Result<GeneratedKeys, ApiError> {
-    if !(1..=MAX_GENERATED).contains(&input.count) {
-        let (kind, msg, ctx) = if input.count < 1 {
-            (
-                "greater_than_equal",
-                "Input should be greater than or equal to 1",
-                serde_json::json!({"ge": 1}),
-            )
-        } else {
-            (
-                "less_than_equal",
-                "Input should be less than or equal to 1000",
-                serde_json::json!({"le": 1000}),
-            )
-        };
-        return Err(ApiError::validation(
-            FieldError::new(kind, loc!["body", "count"], msg, Value::from(input.count))
-                .with_ctx(ctx),
-        ));
-    }
+    let mut v = crate::validate::Validator::new();
+    v.int_range(
+        loc!["body", "count"],
+        input.count,
+        Some(1),
+        Some(MAX_GENERATED),
+    );
+    v.finish()?;
     let org = OrganizationId(input.organization_id);
     if !can_access(state, subject, org).await? {
         return Err(ApiError::not_found());

@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 use crate::api::license_key::LicenseKeyValidate;
 use crate::api::license_signing::{LicenseFile, LicenseFileRequest};
 use crate::domain::ids::OrganizationId;
-use crate::error::{ApiError, FieldError};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Keygen's bounds and default for a file's life, in seconds.
@@ -43,24 +43,15 @@ pub const ENCRYPTED: &str = "aes-256-gcm+ed25519";
 
 fn check_ttl(ttl: Option<i64>) -> Result<i64, ApiError> {
     let ttl = ttl.unwrap_or(DEFAULT_TTL);
-    let (kind, msg, ctx) = if ttl < MIN_TTL {
-        (
-            "greater_than_equal",
-            format!("Input should be greater than or equal to {MIN_TTL}"),
-            json!({ "ge": MIN_TTL }),
-        )
-    } else if ttl > MAX_TTL {
-        (
-            "less_than_equal",
-            format!("Input should be less than or equal to {MAX_TTL}"),
-            json!({ "le": MAX_TTL }),
-        )
-    } else {
-        return Ok(ttl);
-    };
-    Err(ApiError::validation(
-        FieldError::new(kind, crate::loc!["body", "ttl"], msg, Value::from(ttl)).with_ctx(ctx),
-    ))
+    let mut v = crate::validate::Validator::new();
+    v.int_range(
+        crate::loc!["body", "ttl"],
+        ttl,
+        Some(MIN_TTL),
+        Some(MAX_TTL),
+    );
+    v.finish()?;
+    Ok(ttl)
 }
 
 fn stamp(t: DateTime<Utc>) -> String {

@@ -27,7 +27,7 @@ const ACTIVATE: &str = "/v1/customer-portal/license-keys/activate";
 // Reading pages
 
 /// The few entities askama writes, back to text.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     s.replace("&#34;", "\"")
         .replace("&#39;", "'")
         .replace("&#60;", "<")
@@ -37,7 +37,7 @@ fn unescape(s: &str) -> String {
 
 /// The text of the element with `id`, up to its first child element.
 #[track_caller]
-fn text_of(page: &Page, id: &str) -> String {
+pub(crate) fn text_of(page: &Page, id: &str) -> String {
     let needle = format!("id=\"{id}\"");
     let at = page
         .body
@@ -135,7 +135,7 @@ fn bar_total(page: &Page, section: &str, series: &str) -> f64 {
 }
 
 /// The part of a page worth printing when an assertion fails: its `<main>`.
-fn main_of(page: &Page) -> &str {
+pub(crate) fn main_of(page: &Page) -> &str {
     let body = page.body.as_str();
     let start = body.find("<main>").unwrap_or(0);
     let end = body
@@ -145,7 +145,7 @@ fn main_of(page: &Page) -> &str {
 }
 
 #[track_caller]
-fn assert_status(page: &Page, status: u16) {
+pub(crate) fn assert_status(page: &Page, status: u16) {
     assert_eq!(
         page.status.as_u16(),
         status,

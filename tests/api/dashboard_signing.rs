@@ -6,6 +6,7 @@
 //! shows the old one retired. A user who is not a member gets the dashboard's 404 and changes
 //! nothing; a form without the CSRF token is refused with 403.
 
+use crate::dashboard::{assert_status, main_of, text_of};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use ed25519_dalek::{Signature, VerifyingKey};
@@ -28,49 +29,6 @@ const MANDATORY: &str = r#"("@status" "content-digest" "@method";req "@path";req
 
 // ---------------------------------------------------------------------------------------
 // Reading pages (as `dashboard.rs` does)
-
-/// The few entities askama writes, back to text.
-fn unescape(s: &str) -> String {
-    s.replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&#60;", "<")
-        .replace("&#62;", ">")
-        .replace("&#38;", "&")
-}
-
-fn main_of(page: &Page) -> &str {
-    let body = page.body.as_str();
-    let start = body.find("<main>").unwrap_or(0);
-    let end = body
-        .find("</main>")
-        .map_or(body.len(), |e| e + "</main>".len());
-    body.get(start..end.max(start)).unwrap_or(body)
-}
-
-/// The text of the element with `id`, up to its first child element.
-#[track_caller]
-fn text_of(page: &Page, id: &str) -> String {
-    let needle = format!("id=\"{id}\"");
-    let at = page
-        .body
-        .find(&needle)
-        .unwrap_or_else(|| panic!("no element #{id} in\n{}", main_of(page)));
-    let rest = &page.body[at..];
-    let start = rest.find('>').expect("a closed start tag") + 1;
-    let end = rest[start..].find('<').expect("an element's end");
-    unescape(rest[start..start + end].trim())
-}
-
-#[track_caller]
-fn assert_status(page: &Page, status: u16) {
-    assert_eq!(
-        page.status.as_u16(),
-        status,
-        "location {:?}, page:\n{}",
-        page.location,
-        main_of(page)
-    );
-}
 
 /// A dashboard page: 200, HTML, not cached.
 #[track_caller]

@@ -5,6 +5,7 @@
 //! that makes a new attempt; 422 with the API's messages, 403 without the CSRF token, 404
 //! for another organization's endpoints and events.
 
+use crate::dashboard::{assert_status, main_of, unescape};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,34 +87,6 @@ fn receiver() -> (String, Arc<AtomicUsize>) {
 
 // ---------------------------------------------------------------------------------------
 // Reading pages (as `dashboard.rs` does)
-
-fn unescape(s: &str) -> String {
-    s.replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&#60;", "<")
-        .replace("&#62;", ">")
-        .replace("&#38;", "&")
-}
-
-fn main_of(page: &Page) -> &str {
-    let body = page.body.as_str();
-    let start = body.find("<main>").unwrap_or(0);
-    let end = body
-        .find("</main>")
-        .map_or(body.len(), |e| e + "</main>".len());
-    body.get(start..end.max(start)).unwrap_or(body)
-}
-
-#[track_caller]
-fn assert_status(page: &Page, status: u16) {
-    assert_eq!(
-        page.status.as_u16(),
-        status,
-        "location {:?}, page:\n{}",
-        page.location,
-        main_of(page)
-    );
-}
 
 #[track_caller]
 fn assert_html(page: &Page, status: u16) {
