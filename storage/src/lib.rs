@@ -18,7 +18,7 @@ mod update;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
-pub use store::pg::PgEngine;
+pub use store::pg::{PgEngine, Watch, FAULT_LISTENER_DELAY};
 pub use store::{
     Backend, Batch, Change, Committed, Counted, Direction, Holding, IndexIter, IndexReport,
     JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,

@@ -597,6 +597,7 @@ impl<R: Record> Op for TallyOp<R> {
 
     fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
         Ok(Plan {
+            id: self.id.clone(),
             tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetUsage(self.usage))),
             ..Plan::default()
         })

@@ -10,6 +10,7 @@
 //! Batches carry the tally side of their writes themselves (`batch::TallyPlan`,
 //! [`crate::Batch::set_tally_usage`]), and reads merge the counters back.
 
+use super::pg::Watch;
 use super::{Engine, Store};
 use crate::record::{Record, Tally};
 use crate::StorageError;
@@ -76,6 +77,17 @@ impl Store {
         match &self.engine {
             Engine::Embedded(_) => Err(not_kept()),
             Engine::Postgres(pg) => Box::pin(pg.add_validation_counts::<R>(counts)).await,
+        }
+    }
+
+    /// Starts listening for changes other nodes make to records kept in tallies, with
+    /// trust window `window` (`pg/listen.rs`): from now on a write that changes such a
+    /// record also waits `window` after its commit. `None` on the embedded store, which has
+    /// no other writer.
+    pub fn listen(&self, window: std::time::Duration) -> Option<std::sync::Arc<Watch>> {
+        match &self.engine {
+            Engine::Embedded(_) => None,
+            Engine::Postgres(pg) => Some(pg.listen(window)),
         }
     }
 

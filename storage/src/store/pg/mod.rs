@@ -34,11 +34,13 @@ use tokio_postgres::NoTls;
 use crate::StorageError;
 
 mod admin;
+mod listen;
 mod read;
 mod tally;
 mod write;
 
 pub use admin::JobLock;
+pub use listen::{Watch, FAULT_LISTENER_DELAY};
 pub(crate) use write::Held;
 
 /// A pool of connections to one schema of a PostgreSQL database.
@@ -47,6 +49,9 @@ pub struct PgEngine {
     /// What the pool connects with: job locks open their own connections with it.
     config: tokio_postgres::Config,
     schema: String,
+    /// How long a commit that notified a change waits before it returns, in µs (the
+    /// listener's trust window, see `listen`; 0 until [`PgEngine::listen`]).
+    notify_wait_us: std::sync::atomic::AtomicU64,
 }
 
 /// How long a caller waits for a pooled connection (all busy) or a new one before the
@@ -203,6 +208,7 @@ impl PgEngine {
             pool,
             config,
             schema: schema.to_string(),
+            notify_wait_us: std::sync::atomic::AtomicU64::new(0),
         };
         engine.create_tables().await?;
         Ok(engine)

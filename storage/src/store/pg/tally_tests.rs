@@ -427,3 +427,91 @@ async fn the_embedded_store_keeps_no_tallies() {
     store.commit(&b).await.unwrap();
     assert_eq!(get(&store, 1).await, (2, k));
 }
+
+/// Waits (at most 10 s) until `f` holds.
+async fn until(what: &str, f: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_are_heard_in_commit_order_and_the_listener_resumes_after_being_killed() {
+    let Some((a, schema)) = store("tally_listen").await else {
+        return;
+    };
+    let b = other_node(&schema).await;
+    let window = std::time::Duration::from_millis(100);
+    let watch = a.listen(window).expect("postgres listens");
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = heard.clone();
+    watch.subscribe(move |c, id, seq| h.lock().unwrap().push((c.to_string(), id.to_vec(), seq)));
+    until("caught up", || watch.trusted_epoch().is_some()).await;
+    let epoch = watch.epoch();
+    assert!(epoch.is_multiple_of(2));
+    // A create is not a change anyone holds; later puts (and usage set) are, in order.
+    let mut k = key(1, None);
+    let rev = put(&b, &k, Expect::Absent).await;
+    k.note = "changed".into();
+    let rev = put(&b, &k, Expect::Rev(rev)).await;
+    let mut batch = Batch::new();
+    batch.set_tally_usage::<Key>(&id(1), 7);
+    b.commit(&batch).await.unwrap();
+    k.note = "again".into();
+    put(&b, &k, Expect::Rev(rev)).await;
+    until("three changes heard", || heard.lock().unwrap().len() == 3).await;
+    let seen = heard.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            ("tkey".to_string(), id(1), 1),
+            ("tkey".to_string(), id(1), 2),
+            ("tkey".to_string(), id(1), 3)
+        ]
+    );
+    // Counting is no change: nothing heard.
+    let (rev, _) = get(&b, 1).await;
+    b.count_validation::<Key>(&id(1), rev, 1, 5).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(heard.lock().unwrap().len(), 3);
+
+    // The listener's connection killed from the database's side: untrusted at once (an
+    // odd epoch), then connected again in a newer epoch, and changes are heard again.
+    let c = client(&schema.url).await;
+    let killed = c
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("tollgate-listen {}", schema.schema)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(killed.len(), 1);
+    until("the loss noticed", || watch.epoch() > epoch).await;
+    until("caught up again", || watch.trusted_epoch().is_some()).await;
+    assert!(watch.epoch() >= epoch + 2);
+    assert_eq!(watch.reconnects(), 1);
+    let (rev, mut k) = get(&b, 1).await;
+    k.note = "after".into();
+    put(&b, &k, Expect::Rev(rev)).await;
+    until("the change after the reconnect heard", || {
+        heard.lock().unwrap().len() == 4
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notifying_write_answers_a_window_after_its_commit() {
+    let Some((a, _schema)) = store("tally_wait").await else {
+        return;
+    };
+    let window = std::time::Duration::from_millis(300);
+    let _watch = a.listen(window).expect("postgres listens");
+    let k = key(1, None);
+    let rev = put(&a, &k, Expect::Absent).await;
+    // (A lower bound only: how much longer the machine takes says nothing.)
+    let started = std::time::Instant::now();
+    put(&a, &k, Expect::Rev(rev)).await;
+    assert!(started.elapsed() >= window, "a change waits the window");
+}

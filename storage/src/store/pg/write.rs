@@ -8,7 +8,7 @@ use tokio_postgres::error::SqlState;
 
 use super::{sql_error, Conn, PgEngine};
 use crate::record::Tally;
-use crate::store::batch::{Batch, Plan};
+use crate::store::batch::{Batch, Plan, TallyPlan};
 use crate::StorageError;
 
 /// How many times a transaction the database aborted (deadlock, serialization failure) is
@@ -57,6 +57,10 @@ impl PgEngine {
             // No connection within the pool's wait: not an abort, not worth retrying here.
             let conn = self.conn().await?;
             match self.commit_once(conn, batch).await {
+                Ok((revs, notified)) => {
+                    self.wait_after(notified).await;
+                    return Ok(revs);
+                }
                 // Within a transaction, only a deadlock, a serialization failure or a
                 // record created concurrently maps to this.
                 Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
@@ -66,12 +70,28 @@ impl PgEngine {
                     tokio::time::sleep(retry_delay(attempt)).await;
                     attempt += 1;
                 }
-                other => return other,
+                Err(e) => return Err(e),
             }
         }
     }
 
-    async fn commit_once(&self, mut conn: Conn, batch: &Batch) -> Result<Vec<u64>, StorageError> {
+    /// After a commit that notified a change (`listen`): waits out the trust window, so
+    /// that every node's listener that still says it is caught up when the answer arrives
+    /// has handled the change.
+    async fn wait_after(&self, notified: bool) {
+        let wait = self
+            .notify_wait_us
+            .load(std::sync::atomic::Ordering::Acquire);
+        if notified && wait > 0 {
+            tokio::time::sleep(std::time::Duration::from_micros(wait)).await;
+        }
+    }
+
+    async fn commit_once(
+        &self,
+        mut conn: Conn,
+        batch: &Batch,
+    ) -> Result<(Vec<u64>, bool), StorageError> {
         let outcome = {
             let tx = conn.get_mut()?.transaction().await.map_err(sql_error)?;
             match self.apply_batch(&tx, batch).await {
@@ -93,12 +113,14 @@ impl PgEngine {
     }
 
     /// Applies every operation of `batch` on `tx`, an open transaction: each locks the
-    /// record it reads, then writes its plan. Returns the revisions.
+    /// record it reads, then writes its plan. Returns the revisions, and whether a change
+    /// was notified (see `listen`).
     async fn apply_batch<C: GenericClient + Sync>(
         &self,
         tx: &C,
         batch: &Batch,
-    ) -> Result<Vec<u64>, StorageError> {
+    ) -> Result<(Vec<u64>, bool), StorageError> {
+        let mut notified = false;
         let mut revs = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             let old = match op.reads() {
@@ -108,9 +130,10 @@ impl PgEngine {
             let plan = op.plan(old.as_deref())?;
             let collection = op.written().map_or("record", |(c, _)| c);
             self.apply(tx, &plan, old.is_some(), collection).await?;
+            notified |= notifies(&plan);
             revs.push(plan.rev);
         }
-        Ok(revs)
+        Ok((revs, notified))
     }
 
     /// Opens a transaction that holds the record `key` locked (`SELECT … FOR UPDATE`) and
@@ -210,7 +233,7 @@ impl PgEngine {
                             found: None,
                         });
                     }
-                    vec![rev + 1]
+                    (vec![rev + 1], false)
                 }
                 _ => self.apply_batch(client, batch).await?,
             };
@@ -219,8 +242,9 @@ impl PgEngine {
         }
         .await;
         match result {
-            Ok(revs) => {
+            Ok((revs, notified)) => {
                 held.done();
+                self.wait_after(notified).await;
                 Ok(revs)
             }
             // Refused or failed: rolled back on the connection if it still answers (then
@@ -321,6 +345,18 @@ impl PgEngine {
         if let Some((key, tally)) = &plan.tally {
             self.apply_tally(tx, key, tally, collection).await?;
         }
+        if notifies(plan) {
+            // Nodes cache these records: tell them, in this transaction (`listen`).
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[
+                    &super::listen::channel(s),
+                    &super::listen::payload(collection, &plan.id),
+                ],
+            )
+            .await
+            .map_err(sql_error)?;
+        }
         for (key, counter) in &plan.index_remove {
             tx.execute(&format!("DELETE FROM {s}.idx WHERE k = $1"), &[key])
                 .await
@@ -415,4 +451,13 @@ impl Held {
             conn.release();
         }
     }
+}
+
+/// Whether a plan changes a record other nodes may hold in memory (a tallied record that
+/// existed before): then its transaction notifies them (`listen`).
+fn notifies(plan: &Plan) -> bool {
+    matches!(
+        &plan.tally,
+        Some((_, tally)) if !matches!(tally, TallyPlan::Put { create: true, .. })
+    )
 }
