@@ -276,6 +276,10 @@ pub async fn copy_to_postgres(
     pg.restore(&snapshot)
         .await
         .with_context(|| format!("copying into schema {schema}"))?;
+    // License keys keep their counters in tally rows there (from the copied records).
+    pg.ensure_tallies::<tollgate_actors::license_key::LicenseKey>()
+        .await
+        .with_context(|| format!("giving the license keys their tally rows (schema {schema})"))?;
     let lines = check(&pg, false).await?;
     Ok((snapshot.record_count(), lines))
 }

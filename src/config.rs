@@ -251,8 +251,9 @@ pub struct LicenseKeySettings {
     /// may stay in memory before they are written: 0 = strict (every validation is durable
     /// before its reply); > 0 = batched (one write per key per interval; `kill -9` loses at
     /// most this interval's counts). Usage increments, activations and status changes are
-    /// durable before their reply in both modes. On a shared store (PostgreSQL) it has no
-    /// effect: every validation is written before its reply there.
+    /// durable before their reply in both modes. On PostgreSQL each node adds its counts
+    /// to every key's tally row as one additive delta per interval (nodes never conflict
+    /// over them); strict mode there is one conditional statement per validation.
     pub stats_flush_ms: u64,
 }
 
@@ -694,6 +695,13 @@ pub struct StorageSettings {
     pub schema: String,
     /// With `backend = "postgres"`: connections per node.
     pub pool_size: usize,
+    /// With `backend = "postgres"`: the trust window of the change listener, in ms. A node
+    /// answers a plain validation from its copy of a key only while its listener has
+    /// heard, less than this ago, a ping it sent itself through PostgreSQL's notifications
+    /// (so every change committed before was heard); a change to a key (revoke, PATCH,
+    /// activation, rotation) answers this long after its commit. 0: no listener, every
+    /// validation reads the key's revision. Use the same value on every node.
+    pub notify_window_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -722,6 +730,7 @@ impl Default for StorageSettings {
             url: String::new(),
             schema: "tollgate".into(),
             pool_size: 16,
+            notify_window_ms: 100,
         }
     }
 }
@@ -756,6 +765,12 @@ impl StorageSettings {
         if self.pool_size == 0 {
             return Err(ConfigError::Invalid(
                 "storage.pool_size: must be > 0".into(),
+            ));
+        }
+        if self.notify_window_ms > 10_000 {
+            return Err(ConfigError::Invalid(
+                "storage.notify_window_ms: at most 10000 (every change to a key waits this long)"
+                    .into(),
             ));
         }
         Ok(())

@@ -41,6 +41,9 @@ struct Sampled {
     flush_waiters: IntCounter,
     flush_seconds: Counter,
     flush_histograms: FlushHistograms,
+    validation_paths: IntCounterVec,
+    listener: IntGaugeVec,
+    listener_reconnects: IntCounter,
 }
 
 /// The flusher's per-flush batch sizes and durations as two Prometheus histograms, from the
@@ -247,6 +250,26 @@ impl Metrics {
                 "Seconds spent in store flushes (per flush: divide by store_flushes_total)",
             )?,
             flush_histograms: FlushHistograms::new()?,
+            validation_paths: IntCounterVec::new(
+                Opts::new(
+                    "license_validation_paths_total",
+                    "On PostgreSQL: how validations were answered: memory (this node's copy, \
+                     trusted through the change listener), checked (after reading the key's \
+                     revision) or counted (one conditional statement: increments, strict mode)",
+                ),
+                &["path"],
+            )?,
+            listener: IntGaugeVec::new(
+                Opts::new(
+                    "store_listener",
+                    "On PostgreSQL: 1 for the change listener's state (connected or down)",
+                ),
+                &["state"],
+            )?,
+            listener_reconnects: IntCounter::new(
+                "store_listener_reconnects_total",
+                "On PostgreSQL: times the change listener lost its connection",
+            )?,
         };
         registry.register(Box::new(sampled.actors_live.clone()))?;
         registry.register(Box::new(sampled.actors_running.clone()))?;
@@ -258,6 +281,9 @@ impl Metrics {
         registry.register(Box::new(sampled.flush_histograms.clone()))?;
         registry.register(Box::new(sampled.flush_waiters.clone()))?;
         registry.register(Box::new(sampled.flush_seconds.clone()))?;
+        registry.register(Box::new(sampled.validation_paths.clone()))?;
+        registry.register(Box::new(sampled.listener.clone()))?;
+        registry.register(Box::new(sampled.listener_reconnects.clone()))?;
         // Resident and virtual memory, CPU seconds, open files and threads of this process.
         let process = Registry::new();
         process.register(Box::new(
@@ -346,6 +372,28 @@ impl Metrics {
             .last
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = flush;
+    }
+
+    /// Copies the shared store's validation paths and listener state in (PostgreSQL).
+    pub fn sample_shared(&self, keys: &tollgate_actors::license_key::shared::SharedKeys) {
+        let s = self.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        let paths = keys.paths();
+        for (path, total) in [
+            ("memory", paths.memory),
+            ("checked", paths.checked),
+            ("counted", paths.counted),
+        ] {
+            raise_to(&s.validation_paths.with_label_values(&[path]), total);
+        }
+        if let Some(connected) = keys.listening() {
+            s.listener
+                .with_label_values(&["connected"])
+                .set(i64::from(connected));
+            s.listener
+                .with_label_values(&["down"])
+                .set(i64::from(!connected));
+        }
+        raise_to(&s.listener_reconnects, keys.listener_reconnects());
     }
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,

@@ -126,6 +126,8 @@ impl Application {
         )
         .await?;
 
+        let shared_keys = shared_keys(&store, &settings).await?;
+
         let listener = TcpListener::bind(&settings.server.bind)?;
         let addr = listener.local_addr()?;
         let public_url = if settings.server.public_url.is_empty() {
@@ -181,6 +183,7 @@ impl Application {
                 &settings.storage.data_dir,
             )?),
             metrics: Arc::new(crate::metrics::Metrics::new()?),
+            shared_keys,
             clock,
         };
         let settings = Arc::new(settings);
@@ -304,6 +307,14 @@ impl Application {
             return Ok(());
         }
         // Validation counters held in memory (batched mode) are written before the flush.
+        if let Some(shared) = &self.state.shared_keys {
+            match shared.flush().await {
+                Ok(n) => tracing::info!(validations = n, "license key counters written"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "license key counters not written at shutdown")
+                }
+            }
+        }
         let keys = self.state.license_keys.passivate_all().await;
         tracing::info!(
             keys,
@@ -317,4 +328,47 @@ impl Application {
         tracing::info!("stopped; store flushed");
         Ok(())
     }
+}
+
+/// On a shared store (PostgreSQL): every key has its tally row (keys copied in or written
+/// by an older build get theirs), the change listener runs, and this node's validations
+/// go through [`SharedKeys`](tollgate_actors::license_key::shared::SharedKeys), whose
+/// batched counts a task adds to the store every `license_keys.stats_flush_ms`. `None` on
+/// the embedded store.
+async fn shared_keys(
+    store: &Store,
+    settings: &Settings,
+) -> anyhow::Result<Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>> {
+    use tollgate_actors::license_key::{shared::SharedKeys, LicenseKey};
+    if !store.keeps_tallies() {
+        return Ok(None);
+    }
+    let backfilled = store.ensure_tallies::<LicenseKey>().await?;
+    if backfilled > 0 {
+        tracing::info!(keys = backfilled, "license keys given their tally rows");
+    }
+    let window = settings.storage.notify_window_ms;
+    let watch = (window > 0).then(|| store.listen(std::time::Duration::from_millis(window)));
+    let flush_ms = settings.license_keys.stats_flush_ms;
+    let keys = SharedKeys::new(
+        store.clone(),
+        watch.flatten(),
+        flush_ms == 0,
+        settings.actors.idle_timeout_secs,
+    );
+    if flush_ms > 0 {
+        let weak = Arc::downgrade(&keys);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_millis(flush_ms));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                let Some(keys) = weak.upgrade() else { return };
+                if let Err(e) = keys.flush().await {
+                    tracing::warn!(error = %e, "license key counters not written; kept for the next flush");
+                }
+            }
+        });
+    }
+    Ok(Some(keys))
 }

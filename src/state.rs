@@ -52,6 +52,9 @@ pub struct AppState {
     pub validation_counts: crate::stats::ValidationCounters,
     /// Organizations' signers of license-key answers, as the hot path needs them.
     pub signers: crate::signature::Signers,
+    /// On a shared store (PostgreSQL): this node's license keys for validation, counted in
+    /// their tally rows without their actors (`tollgate_actors::license_key::shared`).
+    pub shared_keys: Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>,
     ready: AtomicBool,
 }
 
@@ -66,6 +69,7 @@ pub struct Services {
     pub webhooks: crate::egress::Hub,
     pub mailer: Arc<crate::egress::mail::Mailer>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    pub shared_keys: Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>,
 }
 
 impl AppState {
@@ -119,6 +123,7 @@ impl AppState {
             jobs: Leadership::default(),
             validation_counts: crate::stats::ValidationCounters::default(),
             signers: crate::signature::Signers::default(),
+            shared_keys: services.shared_keys,
             ready: AtomicBool::new(false),
         }
     }

@@ -128,8 +128,15 @@ pub async fn validate(
         return Err(crate::api::license_key::unknown_key());
     };
     let answer = async {
+        if let Some(shared) = &state.shared_keys {
+            return validate_shared(state, shared, id, &cmd).await;
+        }
         if let Some(live) = fast_validate(state, id, &cmd)? {
-            let counts = (live.validations, live.last_validated_at);
+            let counts = Counts {
+                validations: live.validations,
+                last_validated_at: live.last_validated_at,
+                usage: None,
+            };
             return validated_answer(state, &live.key, live.activation.as_ref(), Some(counts))
                 .await;
         }
@@ -234,22 +241,73 @@ fn fast_validate(
     }
 }
 
-/// The answer to a validation; `counts`: the validation counts the fast path gives, which
-/// its shared key does not hold yet.
+/// On a shared store (PostgreSQL): the validation through this node's
+/// [`SharedKeys`](tollgate_actors::license_key::shared::SharedKeys), counted in the key's
+/// tally row; a directory entry that led to another key (rotated elsewhere) is dropped
+/// and the store's answer tried once.
+async fn validate_shared(
+    state: &AppState,
+    shared: &tollgate_actors::license_key::shared::SharedKeys,
+    id: LicenseKeyId,
+    cmd: &ValidateKey,
+) -> Result<ValidatedLicenseKey, ApiError> {
+    let mut outcome = shared.validate(id, cmd, state.now()).await;
+    if let Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) = &outcome {
+        let dir = directory();
+        dir.forget(cmd.organization_id, &cmd.key);
+        outcome = match dir
+            .lookup(&state.store, cmd.organization_id, &cmd.key)
+            .await?
+        {
+            Some(fresh) if fresh != id => shared.validate(fresh, cmd, state.now()).await,
+            _ => return Err(crate::api::license_key::unknown_key()),
+        };
+    }
+    match outcome {
+        Ok(v) => {
+            let counts = Counts {
+                validations: v.validations,
+                last_validated_at: v.last_validated_at,
+                usage: Some(v.usage),
+            };
+            validated_answer(state, &v.key, v.activation.as_ref(), Some(counts)).await
+        }
+        Err(e) => {
+            if let ActorError::Domain(LicenseKeyError::InsufficientUsage { .. }) = &e {
+                limit_reached(state, id).await;
+            }
+            Err(key_error(e))
+        }
+    }
+}
+
+/// The counters an answer shows when its key does not hold them (the fast path's counts,
+/// or the tally row's on a shared store).
+struct Counts {
+    validations: i64,
+    last_validated_at: chrono::DateTime<chrono::Utc>,
+    usage: Option<i64>,
+}
+
+/// The answer to a validation; `counts`: the counters it shows, when `key` does not hold
+/// them.
 async fn validated_answer(
     state: &AppState,
     key: &LicenseKey,
     activation: Option<&Activation>,
-    counts: Option<(i64, chrono::DateTime<chrono::Utc>)>,
+    counts: Option<Counts>,
 ) -> Result<ValidatedLicenseKey, ApiError> {
     let customer = state
         .customers
         .get(key.customer_id, || key_customer(state, key))
         .await?;
     let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
-    if let Some((validations, at)) = counts {
-        answer.validations = validations;
-        answer.last_validated_at = Some(at);
+    if let Some(counts) = counts {
+        answer.validations = counts.validations;
+        answer.last_validated_at = Some(counts.last_validated_at);
+        if let Some(usage) = counts.usage {
+            answer.usage = usage;
+        }
     }
     // Validated just now: inside its grace, the answer says until when.
     answer.grace_until = answer.last_validated_at.and_then(|at| key.grace_until(at));
@@ -293,10 +351,14 @@ pub async fn activate(
     body: LicenseKeyActivate,
 ) -> Result<LicenseKeyActivationCreated, ApiError> {
     let cmd = body.into_command();
-    let (key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
+    let (mut key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
     })
     .await?;
+    if state.shared_keys.is_some() {
+        // The actor's copy of the counters may be old there: show the stored ones.
+        key = live_key(state, key.id).await?;
+    }
     let customer = key_customer(state, &key).await?;
     let purchase = if serves_purchase() {
         purchase_of(state, &key).await?
@@ -421,7 +483,25 @@ pub async fn key_for(
 
 /// The key as its actor holds it: with the validation counters it has answered so far,
 /// which batched mode (`license_keys.stats_flush_ms`) writes to the store only later.
+///
+/// On a shared store: the stored key (its counters from its tally row) with the
+/// validations this node has counted and not written yet.
 pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
+    if let Some(shared) = &state.shared_keys {
+        let mut key = state
+            .store
+            .get::<LicenseKey>(&id.key())
+            .await?
+            .ok_or_else(crate::api::license_key::unknown_key)?
+            .value;
+        key.validations = key.validations.saturating_add(shared.pending_of(id));
+        if let Some(at) = shared.pending_last(id) {
+            if key.last_validated_at.is_none_or(|t| t < at) {
+                key.last_validated_at = Some(at);
+            }
+        }
+        return Ok(key);
+    }
     state
         .license_keys
         .call(id, GetLicenseKey)
@@ -509,11 +589,15 @@ pub async fn update(
 ) -> Result<LicenseKeyRead, ApiError> {
     let changes = input.into_changes()?;
     key_for(state, subject, id).await?;
-    let key = state
+    let mut key = state
         .license_keys
         .call(id, UpdateLicenseKey(changes))
         .await
         .map_err(key_error)?;
+    if state.shared_keys.is_some() {
+        // The actor's copy of the counters may be old there: show the stored ones.
+        key = live_key(state, id).await?;
+    }
     let customer = key_customer(state, &key).await?;
     Ok(LicenseKeyRead::new(&key, &customer))
 }
@@ -582,7 +666,10 @@ async fn rotate_key(state: &AppState, key: LicenseKey) -> Result<RotatedLicenseK
         .call(key.id, RotateLicenseKey(RotateKey { prefix }))
         .await
         .map_err(key_error)?;
-    let key = rotated.key;
+    let mut key = rotated.key;
+    if state.shared_keys.is_some() {
+        key = live_key(state, key.id).await?;
+    }
     directory().forget(key.organization_id, &rotated.previous);
     directory().remember(key.organization_id, &key.key, key.id);
     let customer = key_customer(state, &key).await?;

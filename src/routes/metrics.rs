@@ -41,6 +41,9 @@ pub async fn scrape(
         ],
         state.store.flush_stats(),
     );
+    if let Some(shared) = &state.shared_keys {
+        metrics.sample_shared(shared);
+    }
     let body = metrics
         .render()
         .map_err(|e| ApiError::Internal(format!("cannot encode the metrics: {e}")))?;

@@ -632,3 +632,416 @@ async fn nodes_starting_together_share_one_token_secret_and_one_admin() {
         assert_eq!(r.status.as_u16(), 200, "node {name}: {}", r.body);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The hot path over two nodes (issue 33): counters in tally rows, copies trusted through
+// the change listener, revokes seen at once.
+// ---------------------------------------------------------------------------------------
+
+/// A metrics token (`/metrics` needs one of at least 32 characters).
+const METRICS_TOKEN: &str = "nodes-metrics-token-0123456789abcdef";
+
+/// `value` of the metric line that starts with `series` on `node` (0 when absent).
+async fn metric(cluster: &Cluster, node: &Binary, series: &str) -> f64 {
+    let r = cluster
+        .send(
+            node,
+            reqwest::Method::GET,
+            "/metrics",
+            Some(METRICS_TOKEN),
+            None,
+        )
+        .await
+        .expect("GET /metrics");
+    r.expect(200);
+    let Value::String(text) = &r.body else {
+        panic!("metrics are not JSON: {}", r.body)
+    };
+    text.lines()
+        .find(|l| l.starts_with(series))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+const FROM_MEMORY: &str = "tollgate_license_validation_paths_total{path=\"memory\"}";
+
+/// Validates `key` on `node` until one answer came from the node's copy (its listener is
+/// caught up), at most 10 s.
+async fn until_answered_from_memory(cluster: &Cluster, node: &Binary, key: &Value) {
+    let before = metric(cluster, node, FROM_MEMORY).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        cluster
+            .post(node, VALIDATE, None, &validate_body(key, 0))
+            .await
+            .expect(200);
+        if metric(cluster, node, FROM_MEMORY).await > before {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no validation was answered from memory; log:\n{}",
+            node.log_text()
+        );
+        sleep(Duration::from_millis(50)).await;
+    }
+}
+
+impl Cluster {
+    /// Buys `n` keys of `product` on `node`; returns them (newest last).
+    async fn buy_keys(
+        &self,
+        node: &Binary,
+        token: &str,
+        org: &str,
+        product: &str,
+        n: usize,
+    ) -> Vec<Value> {
+        for _ in 0..n {
+            let (_, secret) = self.checkout(node, token, product).await;
+            self.post(
+                node,
+                &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+                None,
+                &json!({"customer_name": "Ada", "customer_email": "ada@example.com", "customer_billing_address": {"country": "FR"}}),
+            )
+            .await
+            .expect(200);
+        }
+        let keys = self
+            .get(
+                node,
+                &format!("/v1/license-keys/?organization_id={org}&limit=100"),
+                token,
+            )
+            .await;
+        keys.expect(200);
+        keys.body["items"].as_array().expect("items").clone()
+    }
+
+    async fn patch_key(&self, node: &Binary, token: &str, key: &Value, body: Value) -> Reply {
+        self.send(
+            node,
+            reqwest::Method::PATCH,
+            &format!("/v1/license-keys/{}", str_of(key, "id")),
+            Some(token),
+            Some(&body),
+        )
+        .await
+        .expect("PATCH the key")
+    }
+}
+
+#[actix_web::test]
+async fn a_key_revoked_while_both_nodes_validate_it_is_refused_by_every_validation_started_after_the_answer(
+) {
+    let Some(mut cluster) = Cluster::new("revoke_under_load") else {
+        return;
+    };
+    // Both listeners hear every change (and ping) 300 ms late, as a loaded node might,
+    // within a 1 s window: the nodes keep answering from memory, and only the revoking
+    // node's wait of a window before it answers keeps the other from answering from a copy
+    // it has not heard was revoked yet (without that wait this test fails).
+    let env = [
+        ("TOLLGATE__METRICS__TOKEN", METRICS_TOKEN),
+        ("TOLLGATE__STORAGE__NOTIFY_WINDOW_MS", "1000"),
+        (tollgate_storage::FAULT_LISTENER_DELAY, "300"),
+    ];
+    let a = cluster.start("a", &env).await;
+    let b = cluster.start("b", &env).await;
+    let token = cluster.token("a");
+    let (org, product, _) = cluster
+        .shop(
+            &a,
+            &token,
+            "underload",
+            json!({}),
+            json!({"type": "one_time", "amount_type": "free"}),
+        )
+        .await;
+    let keys = cluster.buy_keys(&a, &token, &org, &product, 3).await;
+    for (round, key) in keys.iter().enumerate() {
+        until_answered_from_memory(&cluster, &a, key).await;
+        until_answered_from_memory(&cluster, &b, key).await;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let answered: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+        // 64 lanes, 32 per node, each validating until told to stop; each reply is kept with the instant its request was sent.
+        let lanes = (0..64).map(|lane| {
+            let node = if lane % 2 == 0 { &a } else { &b };
+            let (cluster, stop) = (&cluster, &stop);
+            async move {
+                let mut seen = Vec::new();
+                let mut i = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    // Increments on B only: one that meets the revoked key reads it
+                    // anew, so on A only the listener (and B's wait) can tell.
+                    let increment = lane % 2 == 1 && i % 4 == 3;
+                    let body = validate_body(key, i64::from(increment));
+                    i += 1;
+                    let sent = Instant::now();
+                    let r = cluster
+                        .send(node, reqwest::Method::POST, VALIDATE, None, Some(&body))
+                        .await
+                        .expect("validate");
+                    seen.push((sent, r.status.as_u16(), node.address.clone()));
+                }
+                seen
+            }
+        });
+        let revoker = async {
+            sleep(Duration::from_millis(1000)).await;
+            let r = cluster
+                .patch_key(&b, &token, key, json!({"status": "revoked"}))
+                .await;
+            *answered.lock().unwrap() = Some(Instant::now());
+            r.expect(200);
+            sleep(Duration::from_millis(1000)).await;
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        };
+        let (replies, ()) = futures_util::future::join(join_all(lanes), revoker).await;
+        let answered = answered.lock().unwrap().expect("the revoke was answered");
+        let replies: Vec<_> = replies.into_iter().flatten().collect();
+        let before = replies
+            .iter()
+            .filter(|(sent, status, _)| *sent < answered && *status == 200)
+            .count();
+        assert!(
+            before > 0,
+            "round {round}: nothing validated before the revoke"
+        );
+        let after: Vec<_> = replies
+            .iter()
+            .filter(|(sent, _, _)| *sent > answered)
+            .collect();
+        assert!(
+            after.len() > 10,
+            "round {round}: too few validations after the revoke ({})",
+            after.len()
+        );
+        let wrong: Vec<_> = after
+            .iter()
+            .filter(|(_, status, _)| *status != 404)
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "round {round}: validations started after the revoke's answer were not refused: {:?}",
+            &wrong[..wrong.len().min(10)]
+        );
+        for node in [&a, &b] {
+            let seen = cluster
+                .get(
+                    node,
+                    &format!("/v1/license-keys/{}", str_of(key, "id")),
+                    &token,
+                )
+                .await;
+            seen.expect(200);
+            assert_eq!(seen.body["status"], "revoked", "{}", seen.body);
+        }
+    }
+    // The run went through the nodes' copies, not only through the store.
+    assert!(metric(&cluster, &a, FROM_MEMORY).await > 100.0);
+    assert!(metric(&cluster, &b, FROM_MEMORY).await > 100.0);
+}
+
+#[actix_web::test]
+async fn the_listening_connection_killed_mid_run_gives_no_stale_answer_and_notifications_resume() {
+    let Some(mut cluster) = Cluster::new("listener_killed") else {
+        return;
+    };
+    let env = [("TOLLGATE__METRICS__TOKEN", METRICS_TOKEN)];
+    let a = cluster.start("a", &env).await;
+    let b = cluster.start("b", &env).await;
+    let token = cluster.token("a");
+    let (org, product, _) = cluster
+        .shop(
+            &a,
+            &token,
+            "listener",
+            json!({}),
+            json!({"type": "one_time", "amount_type": "free"}),
+        )
+        .await;
+    let keys = cluster.buy_keys(&a, &token, &org, &product, 3).await;
+    let (k, k2, k3) = (&keys[0], &keys[1], &keys[2]);
+    for key in &keys {
+        until_answered_from_memory(&cluster, &a, key).await;
+    }
+    assert_eq!(
+        metric(&cluster, &a, "tollgate_store_listener{state=\"connected\"}").await,
+        1.0
+    );
+    // Kill both nodes' listening connections from the database's side.
+    let (db, connection) = tokio_postgres::connect(&cluster.url, tokio_postgres::NoTls)
+        .await
+        .expect("connecting to the test database");
+    let conn = actix_web::rt::spawn(connection);
+    let killed = db
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+            &[&format!("tollgate-listen {}", cluster.schema)],
+        )
+        .await
+        .expect("terminating the listeners");
+    assert_eq!(killed.len(), 2, "one listener per node");
+    // At once, before any node could reconnect: a revoke through B is refused on A.
+    cluster
+        .patch_key(&b, &token, k2, json!({"status": "revoked"}))
+        .await
+        .expect(200);
+    for increment in [0, 1] {
+        cluster
+            .post(&a, VALIDATE, None, &validate_body(k2, increment))
+            .await
+            .expect_error(404);
+    }
+    // The listener comes back (and says so).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while metric(&cluster, &a, "tollgate_store_listener_reconnects_total").await < 1.0
+        || metric(&cluster, &a, "tollgate_store_listener{state=\"connected\"}").await < 1.0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the listener never reconnected:\n{}",
+            a.log_text()
+        );
+        sleep(Duration::from_millis(100)).await;
+    }
+    // Notifications resume: another revoke is refused at once, and validations of a key
+    // nobody changed are answered from memory again.
+    until_answered_from_memory(&cluster, &a, k3).await;
+    cluster
+        .patch_key(&b, &token, k3, json!({"status": "revoked"}))
+        .await
+        .expect(200);
+    cluster
+        .post(&a, VALIDATE, None, &validate_body(k3, 0))
+        .await
+        .expect_error(404);
+    until_answered_from_memory(&cluster, &a, k).await;
+    conn.abort();
+}
+
+/// Per key: (200 answers, usage granted).
+type Counted = std::collections::HashMap<String, (i64, i64)>;
+
+/// `total` validations spread over `keys` and `nodes` (every third one an increment),
+/// 16 at a time; adds what was answered to `counted`.
+async fn mixed_run(
+    cluster: &Cluster,
+    nodes: &[&Binary],
+    keys: &[Value],
+    total: usize,
+    counted: &mut Counted,
+) {
+    let jobs: Vec<(usize, usize, i64)> = (0..total)
+        .map(|i| {
+            (
+                i % nodes.len(),
+                (i * 7 + i / 3) % keys.len(),
+                i64::from(i % 3 == 0),
+            )
+        })
+        .collect();
+    for chunk in jobs.chunks(16) {
+        let replies = join_all(chunk.iter().map(|&(n, k, inc)| async move {
+            let r = cluster
+                .post(nodes[n], VALIDATE, None, &validate_body(&keys[k], inc))
+                .await;
+            (k, inc, r)
+        }))
+        .await;
+        for (k, inc, r) in replies {
+            let entry = counted.entry(str_of(&keys[k], "id")).or_default();
+            match r.status.as_u16() {
+                200 => {
+                    entry.0 += 1;
+                    entry.1 += inc;
+                }
+                400 => {}
+                other => panic!("unexpected answer {other}: {}", r.body),
+            }
+        }
+    }
+}
+
+async fn assert_counted(
+    cluster: &Cluster,
+    node: &Binary,
+    token: &str,
+    keys: &[Value],
+    counted: &Counted,
+    when: &str,
+) {
+    for key in keys {
+        let id = str_of(key, "id");
+        let r = cluster
+            .get(node, &format!("/v1/license-keys/{id}"), token)
+            .await;
+        r.expect(200);
+        let (validations, usage) = counted.get(&id).copied().unwrap_or_default();
+        assert_eq!(r.body["validations"], validations, "{when}: {}", r.body);
+        assert_eq!(r.body["usage"], usage, "{when}: {}", r.body);
+    }
+}
+
+#[actix_web::test]
+async fn validations_equal_successes_after_a_mixed_run_over_two_nodes() {
+    let Some(mut cluster) = Cluster::new("mixed_counters") else {
+        return;
+    };
+    let mut a = cluster.start("a", &[]).await;
+    let mut b = cluster.start("b", &[]).await;
+    let token = cluster.token("a");
+    let free = json!({"type": "one_time", "amount_type": "free"});
+    let (org, product, _) = cluster
+        .shop(&a, &token, "mixed", json!({}), free.clone())
+        .await;
+    let (org_l, product_l, _) = cluster
+        .shop(
+            &a,
+            &token,
+            "mixed-limited",
+            json!({"limit_usage": 50}),
+            free,
+        )
+        .await;
+    let mut keys = cluster.buy_keys(&a, &token, &org, &product, 5).await;
+    keys.extend(cluster.buy_keys(&b, &token, &org_l, &product_l, 5).await);
+    assert_eq!(keys.len(), 10);
+    let mut counted = Counted::new();
+    mixed_run(&cluster, &[&a, &b], &keys, 2000, &mut counted).await;
+    // Limited keys were refused past 50.
+    assert!(
+        counted.values().any(|(_, usage)| *usage == 50),
+        "{counted:?}"
+    );
+    // A graceful stop writes every count.
+    a.sigterm();
+    b.sigterm();
+    assert!(a.wait_exit(Duration::from_secs(30)).await.success());
+    assert!(b.wait_exit(Duration::from_secs(30)).await.success());
+    drop((a, b));
+    let a = cluster.start("a", &[]).await;
+    assert_counted(
+        &cluster,
+        &a,
+        &token,
+        &keys,
+        &counted,
+        "after a graceful stop",
+    )
+    .await;
+
+    // kill -9 loses at most the counts of the last interval (stats_flush_ms = 1000): none
+    // once an interval and a half passed without validations.
+    let b = cluster.start("b", &[]).await;
+    mixed_run(&cluster, &[&a, &b], &keys, 1000, &mut counted).await;
+    sleep(Duration::from_millis(1500)).await;
+    a.kill_9_now();
+    b.kill_9_now();
+    drop((a, b));
+    let a = cluster.start("a", &[]).await;
+    assert_counted(&cluster, &a, &token, &keys, &counted, "after kill -9").await;
+}

@@ -1,6 +1,7 @@
 //! The license key actor's messages and their handlers: each decides through the rules of
 //! `decide.rs` on the key the entity holds and writes it conditional on its revision; a
-//! plain validation in batched mode only counts, in memory (see `live.rs`).
+//! plain validation in batched mode only counts, in memory (see `live.rs`). On a store that
+//! keeps counters apart (PostgreSQL) validations do not come here (see `shared.rs`).
 
 use std::sync::Arc;
 
@@ -57,6 +58,15 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<Validated>;
 
     fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
+        if self.store().keeps_tallies() {
+            // There a write of the key carries no counters: validations are counted by
+            // `shared::SharedKeys`, never here.
+            return self.reply(Err(ActorError::Storage(
+                tollgate_storage::StorageError::Io(
+                    "on this store license keys are validated through SharedKeys".into(),
+                ),
+            )));
+        }
         let plain = msg.0.increment_usage.is_none_or(|n| n == 0);
         if plain && self.defers_writes() {
             // Answered from memory: first make sure memory is what is stored.
@@ -140,7 +150,18 @@ impl Handler<UpdateLicenseKey> for EntityActor<LicenseKeyEntity> {
         self.execute(ctx, move |s, now| {
             let next = decide::update(&s.value, &msg.0, now);
             let reply = next.clone();
-            store_and_reply(s, next, reply)
+            let mut batch = Batch::new();
+            batch.put(&next, Expect::Rev(s.rev))?;
+            // Where the counters live apart from the key (PostgreSQL), the usage set is
+            // written there; elsewhere the key carries it and this does nothing.
+            if let Some(usage) = msg.0.usage {
+                batch.set_tally_usage::<LicenseKey>(&next.id.key(), usage);
+            }
+            let state = Stored {
+                rev: s.rev,
+                value: Arc::new(next),
+            };
+            Ok(Outcome::commit(batch, state, reply))
         })
     }
 }

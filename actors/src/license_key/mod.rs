@@ -12,6 +12,8 @@
 //! * `directory.rs`: the in-memory `(organization, key)` → id directory validation finds
 //!   keys by.
 //! * `live.rs`: plain validations answered without the mailbox, in batched mode.
+//! * `shared.rs`: validations on a shared store (PostgreSQL), counted in the key's tally
+//!   row without the actor; its tests in `shared_tests.rs`.
 //!
 //! Keys are created outside any actor (checkout completion writes them with the order);
 //! every later change goes through the key's actor, so its counters are never written by two
@@ -22,6 +24,7 @@ pub mod decide;
 pub mod directory;
 pub mod live;
 pub mod model;
+pub mod shared;
 
 use std::sync::Arc;
 
@@ -165,6 +168,30 @@ impl Record for LicenseKey {
 
     fn unique_keys(&self) -> Vec<UniqueKey> {
         vec![LicenseKey::value_key(self.organization_id, &self.key)]
+    }
+
+    /// On PostgreSQL the counters live in a tally row of their own: nodes count
+    /// validations without rewriting (or conflicting over) the key (issue 33).
+    const TALLIED: bool = true;
+
+    fn tally(&self) -> (tollgate_storage::Tally, Option<i64>) {
+        (
+            tollgate_storage::Tally {
+                usage: self.usage,
+                validations: self.validations,
+                last_at_us: self.last_validated_at.map(|t| t.timestamp_micros()),
+            },
+            // A limit of 0 is none, as in Polar.
+            self.limit_usage.filter(|&l| l != 0),
+        )
+    }
+
+    fn set_tally(&mut self, tally: &tollgate_storage::Tally) {
+        self.usage = tally.usage;
+        self.validations = tally.validations;
+        self.last_validated_at = tally
+            .last_at_us
+            .and_then(chrono::DateTime::<chrono::Utc>::from_timestamp_micros);
     }
 
     fn feed_digest(&self) -> Option<Vec<u8>> {
