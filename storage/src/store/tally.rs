@@ -61,7 +61,10 @@ impl Store {
     ) -> Result<Counted, StorageError> {
         match &self.engine {
             Engine::Embedded(_) => Err(not_kept()),
-            Engine::Postgres(pg) => Box::pin(pg.count_validation::<R>(id, rev, n, at_us)).await,
+            Engine::Postgres(pg) => {
+                let key = super::layout::record_key(R::COLLECTION, id);
+                Box::pin(pg.gather(R::COLLECTION, key, rev, n, at_us)).await
+            }
         }
     }
 

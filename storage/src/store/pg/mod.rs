@@ -34,6 +34,7 @@ use tokio_postgres::NoTls;
 use crate::StorageError;
 
 mod admin;
+mod gather;
 mod listen;
 mod read;
 mod tally;
@@ -52,6 +53,8 @@ pub struct PgEngine {
     /// How long a commit that notified a change waits before it returns, in µs (the
     /// listener's trust window, see `listen`; 0 until [`PgEngine::listen`]).
     notify_wait_us: std::sync::atomic::AtomicU64,
+    /// Counted validations on their way to the database together (`gather`).
+    gatherer: gather::Gatherer,
 }
 
 /// How long a caller waits for a pooled connection (all busy) or a new one before the
@@ -209,6 +212,7 @@ impl PgEngine {
             config,
             schema: schema.to_string(),
             notify_wait_us: std::sync::atomic::AtomicU64::new(0),
+            gatherer: gather::Gatherer::default(),
         };
         engine.create_tables().await?;
         Ok(engine)

@@ -138,68 +138,6 @@ impl PgEngine {
         }))
     }
 
-    /// Counts one validation of record `id` of `R` at revision `rev`, adding `n` to its
-    /// usage unless that passes its limit (an `n` of 0 is never refused for the limit),
-    /// and moving its latest validation to `at_us` if later: one statement, durable when
-    /// it returns. See [`Counted`] for the misses; a miss counts nothing.
-    pub async fn count_validation<R: Record>(
-        &self,
-        id: &[u8],
-        rev: u64,
-        n: i64,
-        at_us: i64,
-    ) -> Result<Counted, StorageError> {
-        let s = &self.schema;
-        let key = record_key(R::COLLECTION, id);
-        let fresh = format!(
-            "EXISTS (SELECT 1 FROM {s}.records r
-                     WHERE r.k = $1 AND substring(r.v from 1 for 8) = $2)"
-        );
-        // `cur` is the row as the statement's snapshot has it, for classifying a miss;
-        // `upd` waits for the row's lock and decides on its newest version.
-        let sql = format!(
-            "WITH cur AS (
-                 SELECT t.usage, t.limit_usage FROM {s}.tallies t WHERE t.k = $1 AND {fresh}),
-             upd AS (
-                 UPDATE {s}.tallies t
-                 SET usage = t.usage + $3::int8, validations = t.validations + 1,
-                     last_at = GREATEST(t.last_at, $4::int8)
-                 WHERE t.k = $1 AND {fresh}
-                   AND ($3::int8 = 0 OR t.limit_usage IS NULL
-                        OR t.usage::numeric + $3::int8 <= t.limit_usage)
-                   AND t.usage::numeric + $3::int8
-                       BETWEEN -9223372036854775808 AND 9223372036854775807
-                 RETURNING t.usage, t.validations, t.last_at)
-             SELECT u.usage, u.validations, u.last_at, c.usage, c.limit_usage, {fresh}
-             FROM (SELECT 1) AS one LEFT JOIN upd u ON true LEFT JOIN cur c ON true"
-        );
-        let row = self
-            .client()
-            .await?
-            .query_one(&sql, &[&key, &rev.to_be_bytes().as_slice(), &n, &at_us])
-            .await
-            .map_err(sql_error)?;
-        if let Some(usage) = row.get::<_, Option<i64>>(0) {
-            return Ok(Counted::Done(Tally {
-                usage,
-                validations: row.get(1),
-                last_at_us: row.get(2),
-            }));
-        }
-        let seen = row
-            .get::<_, Option<i64>>(3)
-            .map(|usage| (usage, row.get::<_, Option<i64>>(4)));
-        if seen.is_none() && row.get::<_, bool>(5) {
-            // The invariant is that every tallied record has its row: a record written
-            // before its type kept tallies, not yet backfilled.
-            tracing::warn!(
-                collection = R::COLLECTION,
-                "a validation found no tally row for its record: run ensure_tallies"
-            );
-        }
-        Ok(classify_miss(seen, n))
-    }
-
     /// Adds `n` validations at `at_us` (the latest) to each record `id` of `R` of
     /// `counts`, in one statement, all or nothing: `validations + n`, the latest
     /// validation the later of the stored one and `at_us`. Commutative, so writers on
