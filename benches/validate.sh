@@ -40,6 +40,8 @@
 #   destroyed at the end), so `BENCH_BACKEND=postgres benches/validate.sh` needs no setup.
 #   BENCH_PG_VERSION [15] (only for that pg_virtualenv)
 #   BENCH_POOL_SIZE [storage.pool_size, 16] (connections per node)
+#   BENCH_NOTIFY_WINDOW_MS [storage.notify_window_ms, 100] (the change listener's trust
+#   window; 0 = no listener: every plain validation reads the key's revision)
 #   Each run works in a fresh schema bench_<pid>_<unix time>, dropped at exit.
 set -euo pipefail
 
@@ -155,6 +157,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# /metrics for the validation paths (PostgreSQL) at the end.
+METRICS_TOKEN=bench-metrics-token-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 BACKEND_ENV=()
@@ -176,6 +180,8 @@ start_node() {
         TOLLGATE__ACTORS__IDLE_TIMEOUT_SECS="$IDLE" \
         ${BENCH_CACHE_MB:+TOLLGATE__STORAGE__CACHE_CAPACITY_MB="$BENCH_CACHE_MB"} \
         ${BENCH_STATS_FLUSH_MS:+TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS="$BENCH_STATS_FLUSH_MS"} \
+        ${BENCH_NOTIFY_WINDOW_MS:+TOLLGATE__STORAGE__NOTIFY_WINDOW_MS="$BENCH_NOTIFY_WINDOW_MS"} \
+        TOLLGATE__METRICS__TOKEN="$METRICS_TOKEN" \
         "${BACKEND_ENV[@]}" \
         TOLLGATE__LOG__LEVEL=warn \
         TOLLGATE__RATE_LIMITS__ENABLED=false \
@@ -509,6 +515,17 @@ else
 fi
 if (( NODES == 1 )); then SETUP+=", 1 node"; else SETUP+=", $NODES nodes"; fi
 SETUP+=", stats_flush_ms=${BENCH_STATS_FLUSH_MS:-1000}"
+[[ $BACKEND == postgres ]] && SETUP+=", notify_window_ms=${BENCH_NOTIFY_WINDOW_MS:-100}"
+if [[ $BACKEND == postgres ]]; then
+    # How each node answered its validations over the whole run (seeding included):
+    # memory = its copy, trusted through the listener; checked = after reading the key's
+    # revision; counted = one conditional statement (increments, strict mode).
+    for i in "${!PIDS[@]}"; do
+        PATHS=$(curl -fs -H "Authorization: Bearer $METRICS_TOKEN" "${BASES[$i]}/metrics" \
+            | awk -F'[{}" ]+' '/^tollgate_license_validation_paths_total/ {printf "%s=%s ", $3, $NF}')
+        echo "node ${NAMES[$i]} validation paths: ${PATHS:-unknown}"
+    done
+fi
 MEM_ARGS=()
 for i in "${!PIDS[@]}"; do MEM_ARGS+=("${NAMES[$i]}:${MEM[$i]}"); done
 echo
