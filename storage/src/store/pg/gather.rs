@@ -12,9 +12,11 @@
 //!
 //! A key is in at most one statement at a time (a second call for it waits for the next
 //! one): one `UPDATE` applies only one of two joined entries of a row, and two statements
-//! of one node never wait for each other's rows. Statements of two nodes may still
-//! deadlock on rows they lock in different orders: the database aborts one (nothing of it
-//! applied), which runs again.
+//! of one node never wait for each other's rows. Each statement first locks its rows in
+//! key order (`SELECT … ORDER BY k FOR UPDATE`), so statements of several nodes that share
+//! rows wait for each other in one order and never deadlock (a deadlock costs the
+//! database's `deadlock_timeout`, 1 s, before it aborts one). Should the database abort
+//! one anyway, nothing of it applied and it runs again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -110,14 +112,26 @@ async fn run(engine: std::sync::Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<
     loop {
         while running < IN_FLIGHT {
             let mut batch: Vec<Request> = Vec::new();
-            let mut keys: HashSet<Vec<u8>> = HashSet::new();
+            // Plain validations (n = 0) of a key at the same revision as one in the batch
+            // ride on its row: (its index, the request).
+            let mut riders: Vec<(usize, Request)> = Vec::new();
+            let mut keys: HashMap<Vec<u8>, usize> = HashMap::new();
             let mut later = VecDeque::new();
             let mut take = |r: Request, later: &mut VecDeque<Request>| {
-                if batch.len() < BATCH && !in_flight.contains(&r.key) && keys.insert(r.key.clone())
-                {
-                    batch.push(r);
-                } else {
+                if in_flight.contains(&r.key) {
                     later.push_back(r);
+                    return;
+                }
+                match keys.get(&r.key) {
+                    Some(&i) if r.n == 0 && batch[i].n == 0 && batch[i].rev == r.rev => {
+                        riders.push((i, r));
+                    }
+                    Some(_) => later.push_back(r),
+                    None if batch.len() < BATCH => {
+                        keys.insert(r.key.clone(), batch.len());
+                        batch.push(r);
+                    }
+                    None => later.push_back(r),
                 }
             };
             while let Some(r) = waiting.pop_front() {
@@ -135,17 +149,18 @@ async fn run(engine: std::sync::Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<
                 break;
             }
             let Some(engine) = engine.upgrade() else {
-                for r in batch.into_iter().chain(waiting.drain(..)) {
+                let riders = riders.into_iter().map(|(_, r)| r);
+                for r in batch.into_iter().chain(riders).chain(waiting.drain(..)) {
                     let _ = r.reply.send(Err(gone()));
                 }
                 return;
             };
-            in_flight.extend(keys.iter().cloned());
+            in_flight.extend(keys.keys().cloned());
             running += 1;
             let done = done_tx.clone();
             tokio::spawn(async move {
                 let keys: Vec<Vec<u8>> = batch.iter().map(|r| r.key.clone()).collect();
-                engine.count_batch(batch).await;
+                engine.count_batch(batch, riders).await;
                 let _ = done.send(keys);
             });
         }
@@ -168,11 +183,18 @@ async fn run(engine: std::sync::Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<
 }
 
 impl PgEngine {
-    /// Runs one statement for `batch` (distinct keys) and answers each request.
-    async fn count_batch(&self, batch: Vec<Request>) {
+    /// Runs one statement for `batch` (distinct keys, with the plain validations riding on
+    /// their rows) and answers each request.
+    async fn count_batch(&self, batch: Vec<Request>, riders: Vec<(usize, Request)>) {
+        let mut counts = vec![1i64; batch.len()];
+        let mut lasts: Vec<i64> = batch.iter().map(|r| r.at_us).collect();
+        for (i, r) in &riders {
+            counts[*i] += 1;
+            lasts[*i] = lasts[*i].max(r.at_us);
+        }
         let mut attempt = 1;
         let outcome = loop {
-            match self.count_rows(&batch).await {
+            match self.count_rows(&batch, &counts, &lasts).await {
                 Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
                     tracing::debug!(attempt, %why, "counting statement aborted; retrying");
                     tokio::time::sleep(retry_delay(attempt)).await;
@@ -182,14 +204,18 @@ impl PgEngine {
             }
         };
         match outcome {
-            Ok(mut counted) => {
+            Ok(counted) => {
+                for (i, r) in riders {
+                    let answer = counted.get(&batch[i].key).copied();
+                    let _ = r.reply.send(Ok(answer.unwrap_or(Counted::Stale)));
+                }
                 for r in batch {
-                    let answer = counted.remove(&r.key).unwrap_or(Counted::Stale);
-                    let _ = r.reply.send(Ok(answer));
+                    let answer = counted.get(&r.key).copied();
+                    let _ = r.reply.send(Ok(answer.unwrap_or(Counted::Stale)));
                 }
             }
             Err(e) => {
-                for r in batch {
+                for r in batch.into_iter().chain(riders.into_iter().map(|(_, r)| r)) {
                     let _ = r.reply.send(Err(e.clone()));
                 }
             }
@@ -200,12 +226,15 @@ impl PgEngine {
     async fn count_rows(
         &self,
         batch: &[Request],
+        counts: &[i64],
+        lasts: &[i64],
     ) -> Result<HashMap<Vec<u8>, Counted>, StorageError> {
         let s = &self.schema;
         let keys: Vec<&[u8]> = batch.iter().map(|r| r.key.as_slice()).collect();
         let revs: Vec<Vec<u8>> = batch.iter().map(|r| r.rev.to_be_bytes().to_vec()).collect();
         let ns: Vec<i64> = batch.iter().map(|r| r.n).collect();
-        let ats: Vec<i64> = batch.iter().map(|r| r.at_us).collect();
+        let ats = lasts.to_vec();
+        let counts = counts.to_vec();
         let fresh = format!(
             "EXISTS (SELECT 1 FROM {s}.records r
                      WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev)"
@@ -213,11 +242,15 @@ impl PgEngine {
         let client = self.client().await?;
         let count = client
             .prepare_cached(&format!(
-                "UPDATE {s}.tallies t
-                 SET usage = t.usage + d.n, validations = t.validations + 1,
+                "WITH locked AS MATERIALIZED (
+                     SELECT t.k FROM {s}.tallies t WHERE t.k = ANY($1::bytea[])
+                     ORDER BY t.k FOR UPDATE)
+                 UPDATE {s}.tallies t
+                 SET usage = t.usage + d.n, validations = t.validations + d.c,
                      last_at = GREATEST(t.last_at, d.at)
-                 FROM unnest($1::bytea[], $2::bytea[], $3::int8[], $4::int8[]) AS d(k, rev, n, at)
-                 WHERE t.k = d.k AND {fresh}
+                 FROM unnest($1::bytea[], $2::bytea[], $3::int8[], $4::int8[], $5::int8[])
+                      AS d(k, rev, n, at, c)
+                 WHERE t.k = d.k AND t.k IN (SELECT k FROM locked) AND {fresh}
                    AND (d.n = 0 OR t.limit_usage IS NULL
                         OR t.usage::numeric + d.n <= t.limit_usage)
                    AND t.usage::numeric + d.n
@@ -227,7 +260,7 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         let rows = client
-            .query(&count, &[&keys, &revs, &ns, &ats])
+            .query(&count, &[&keys, &revs, &ns, &ats, &counts])
             .await
             .map_err(sql_error)?;
         let mut counted: HashMap<Vec<u8>, Counted> = rows

@@ -515,3 +515,37 @@ async fn a_notifying_write_answers_a_window_after_its_commit() {
     put(&a, &k, Expect::Rev(rev)).await;
     assert!(started.elapsed() >= window, "a change waits the window");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_plain_counts_of_one_key_share_statements_and_all_count() {
+    let Some((store, schema)) = store("tally_riders").await else {
+        return;
+    };
+    let other = other_node(&schema).await;
+    let k = key(1, Some(3));
+    let rev = put(&store, &k, Expect::Absent).await;
+    // 300 plain counts and 10 increments (limit 3) of one key, over two nodes at once.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..310i64 {
+        let node = if i % 2 == 0 {
+            store.clone()
+        } else {
+            other.clone()
+        };
+        let n = i64::from(i >= 300);
+        tasks.spawn(async move { (n, node.count_validation::<Key>(&id(1), rev, n, i).await) });
+    }
+    let (mut plain_done, mut inc_done, mut inc_limited) = (0, 0, 0);
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            (0, Ok(Counted::Done(_))) => plain_done += 1,
+            (1, Ok(Counted::Done(_))) => inc_done += 1,
+            (1, Ok(Counted::Limit { .. })) => inc_limited += 1,
+            other => panic!("unexpected: {other:?}"),
+        }
+    }
+    assert_eq!((plain_done, inc_done, inc_limited), (300, 3, 7));
+    let (usage, limit, validations, last) = row(&schema, 1).await.unwrap();
+    assert_eq!((usage, limit, validations), (3, Some(3), 303));
+    assert!(last.is_some_and(|l| l >= 299), "{last:?}");
+}
