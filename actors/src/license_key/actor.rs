@@ -226,7 +226,7 @@ impl Handler<RevokeLicenseKey> for EntityActor<LicenseKeyEntity> {
 
 #[cfg(test)]
 #[path = "remote_tests.rs"]
-mod remote_tests;
+pub(crate) mod remote_tests;
 #[cfg(test)]
 #[path = "actor_tests.rs"]
 pub(crate) mod tests;

@@ -16,15 +16,15 @@ use crate::license_key::{JsonObject, KeyStatus};
 use crate::registry::{Registry, RegistryConfig};
 
 /// A schema on the test database (dropped when the test ends) and its stores.
-struct Schema(tollgate_storage::testing::Dropper);
+pub(crate) struct Schema(tollgate_storage::testing::Dropper);
 
 impl Schema {
-    fn new(test: &str) -> Option<Schema> {
+    pub(crate) fn new(test: &str) -> Option<Schema> {
         tollgate_storage::testing::fresh_schema(test).map(Schema)
     }
 
     /// A store over the schema: one "node".
-    async fn node(&self) -> Store {
+    pub(crate) async fn node(&self) -> Store {
         Store::postgres(&self.0.url, &self.0.schema, 8)
             .await
             .expect("reaching the test database")

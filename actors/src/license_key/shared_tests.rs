@@ -13,19 +13,8 @@ use crate::license_key::LicenseKeyEntity;
 use crate::license_key::{JsonObject, KeyStatus, RevokeLicenseKey};
 use crate::registry::{Registry, RegistryConfig};
 
-struct Schema(tollgate_storage::testing::Dropper);
-
-impl Schema {
-    fn new(test: &str) -> Option<Schema> {
-        tollgate_storage::testing::fresh_schema(test).map(Schema)
-    }
-
-    async fn node(&self) -> Store {
-        Store::postgres(&self.0.url, &self.0.schema, 8)
-            .await
-            .expect("reaching the test database")
-    }
-}
+/// A schema on the test database and its stores (shared with `remote_tests`).
+use crate::license_key::actor::remote_tests::Schema;
 
 async fn stored_key(store: &Store) -> LicenseKey {
     let key = crate::license_key::actor::tests::new_key(None, None);
