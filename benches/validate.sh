@@ -26,6 +26,7 @@
 #   BENCH_SEED_CLIENTS [16]  BENCH_KEEP [unset: remove the temporary directory]
 #   BENCH_PORT [a free port] (node A's; node B always gets a free port)
 #   BENCH_CACHE_MB [config.toml's storage.cache_capacity_mb, 128] (the store's page cache)
+#   BENCH_CASES ["a b c d e"] (the cases to run, e.g. "d"; (e) also needs BENCH_SIGNED != 0)
 #   BENCH_BIN [unset: cargo build --release, then $CARGO_TARGET_DIR or target/release/tollgate]
 #   (a tollgate binary to run instead; nothing is built)
 #
@@ -58,6 +59,11 @@ BACKEND=${BENCH_BACKEND:-embedded}
 NODES=${BENCH_NODES:-1}
 PG_VERSION=${BENCH_PG_VERSION:-15}
 SIGNED=${BENCH_SIGNED:-1}
+CASES=${BENCH_CASES:-"a b c d e"}
+for case in $CASES; do
+    [[ $case == [abcde] ]] || { echo "BENCH_CASES takes a b c d e, not '$case'" >&2; exit 2; }
+done
+wanted() { [[ " $CASES " == *" $1 "* ]]; }
 (( DISTINCT <= KEYS )) || { echo "BENCH_DISTINCT must not exceed BENCH_KEYS" >&2; exit 2; }
 [[ $BACKEND == embedded || $BACKEND == postgres ]] \
     || { echo "BENCH_BACKEND must be embedded or postgres, not '$BACKEND'" >&2; exit 2; }
@@ -491,15 +497,23 @@ PY
 }
 
 for c in $CONNECTIONS; do
-    log "connections=$c: (a) healthz"
-    run a "$c" /healthz
-    log "connections=$c: (b) validate over $DISTINCT keys"
-    run b "$c" "" "$ORG" "$WORK/distinct.txt" ""
-    log "connections=$c: (c) validate one key"
-    run c "$c" "" "$ORG" "$WORK/one.txt" ""
-    log "connections=$c: (d) validate with increment_usage over $DISTINCT keys"
-    run d "$c" "" "$ORG" "$WORK/distinct.txt" ',"increment_usage":1'
-    if [[ $SIGNED != 0 ]]; then
+    if wanted a; then
+        log "connections=$c: (a) healthz"
+        run a "$c" /healthz
+    fi
+    if wanted b; then
+        log "connections=$c: (b) validate over $DISTINCT keys"
+        run b "$c" "" "$ORG" "$WORK/distinct.txt" ""
+    fi
+    if wanted c; then
+        log "connections=$c: (c) validate one key"
+        run c "$c" "" "$ORG" "$WORK/one.txt" ""
+    fi
+    if wanted d; then
+        log "connections=$c: (d) validate with increment_usage over $DISTINCT keys"
+        run d "$c" "" "$ORG" "$WORK/distinct.txt" ',"increment_usage":1'
+    fi
+    if [[ $SIGNED != 0 ]] && wanted e; then
         log "connections=$c: (e) validate, signed, over $DISTINCT keys"
         SCRIPT=validate_signed.lua run e "$c" "" "$ORG" "$WORK/distinct.txt" ""
     fi

@@ -2,19 +2,20 @@
 //! arrive together go to the database together.
 //!
 //! Each counted validation must be durable before its answer, and on PostgreSQL a commit's
-//! cost is mostly its WAL flush. So the calls are queued, and one task turns what is
-//! queued into statements of up to [`BATCH`] keys each, at most [`IN_FLIGHT`] at a time:
-//! one multi-row `UPDATE` over `unnest` arrays, one commit, one flush for all of them.
-//! Every row keeps the single statement's rules: it counts only if its record is still at
-//! the revision given and its usage stays within the limit, re-checked on the newest row
-//! version when it waited for another writer's lock (READ COMMITTED), so the limit is
-//! exact across any number of nodes and statements.
+//! cost is mostly fixed (the round trip, the statement, the commit and its WAL flush). So
+//! the calls are queued, and one task turns what is queued into statements of up to
+//! [`BATCH`] keys each, at most [`IN_FLIGHT`] at a time: one call of the database function
+//! [`count_function`] (a single multi-row `UPDATE` over `unnest` arrays), one commit, one
+//! flush for all of them. Every row keeps the single statement's rules: it counts only if
+//! its record is still at the revision given and its usage stays within the limit,
+//! re-checked on the newest row version when it waited for another writer's lock (READ
+//! COMMITTED), so the limit is exact across any number of nodes and statements.
 //!
 //! A key is in at most one statement at a time (a second call for it waits for the next
 //! one): one `UPDATE` applies only one of two joined entries of a row, and two statements
-//! of one node never wait for each other's rows. Each statement first locks its rows in
-//! key order (`SELECT … ORDER BY k FOR UPDATE`), so statements of several nodes that share
-//! rows wait for each other in one order and never deadlock (a deadlock costs the
+//! of one node never wait for each other's rows. Each statement takes its entries in key
+//! order and the function locks rows in that order, so statements of several nodes that
+//! share rows wait for each other in one order and never deadlock (a deadlock costs the
 //! database's `deadlock_timeout`, 1 s, before it aborts one). Should the database abort
 //! one anyway, nothing of it applied and it runs again.
 
@@ -34,9 +35,97 @@ use crate::StorageError;
 const BATCH: usize = 512;
 /// Statements at once, per node.
 const IN_FLIGHT: usize = 4;
-
 /// A tally row's usage and limit.
 type Row = (i64, Option<i64>);
+
+/// One entry of a [`count_function`] call.
+pub(super) struct Entry<'a> {
+    /// The record's key (collection and id).
+    pub key: &'a [u8],
+    /// The revision the record must be at (`None`: any).
+    pub rev: Option<u64>,
+    /// Added to the usage (only within the limit and the range of `bigint`).
+    pub n: i64,
+    /// The latest validation's time, in µs since the epoch.
+    pub at_us: i64,
+    /// Added to the validations.
+    pub count: i64,
+}
+
+/// What [`count_function`] did with one entry.
+pub(super) struct CountRow {
+    pub key: Vec<u8>,
+    pub outcome: Outcome,
+}
+
+pub(super) enum Outcome {
+    /// Counted: the row after it.
+    Counted(Tally),
+    /// Not counted: the row as it is now (`None`: no row), and whether the record is at
+    /// the revision given.
+    Missed { row: Option<Row>, fresh: bool },
+}
+
+/// The database function behind every counting statement, created with the tables:
+/// `count_validations(keys, revs, ns, ats, counts)`. One `UPDATE` counts every entry whose
+/// record is at the revision given (a `NULL` revision: any) and whose usage stays within
+/// the limit and the range of `bigint`: it adds `n` to the usage and `count` to the
+/// validations and keeps the latest time. Each row's condition is checked again on the
+/// newest row version when the row waited for another writer's lock (READ COMMITTED), so
+/// the limit is exact across any number of nodes and statements. It returns the counted
+/// rows first; if any entry did not count, a second statement (a new snapshot) then returns
+/// every entry's row as it is now and whether its record is at the revision, so the caller
+/// can tell why without another round trip.
+///
+/// The `UPDATE` runs with a fixed plan: the entries in the order given (key order), each
+/// row found through the primary key and locked in that order, so two statements that
+/// share rows wait for each other in one order and never deadlock (a deadlock would cost
+/// the database's `deadlock_timeout`, 1 s, before it aborts one). The function's settings
+/// rule out the other joins and scans, and its plan is made once per session (a plan made
+/// for each call's arrays cost more than the work).
+pub(super) fn count_function(s: &str) -> String {
+    format!(
+        "CREATE OR REPLACE FUNCTION {s}.count_validations(
+             ks bytea[], revs bytea[], ns int8[], ats int8[], cs int8[])
+         RETURNS TABLE (o_k bytea, o_counted bool, o_fresh bool, o_usage int8, o_limit int8,
+                        o_validations int8, o_last_at int8)
+         LANGUAGE plpgsql
+         SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+         SET enable_bitmapscan = off SET enable_material = off
+         SET plan_cache_mode = force_generic_plan
+         AS $fn$
+         DECLARE
+             got bigint;
+         BEGIN
+             RETURN QUERY
+             WITH u AS (
+                 UPDATE {s}.tallies t
+                 SET usage = t.usage + d.n, validations = t.validations + d.c,
+                     last_at = GREATEST(t.last_at, d.at)
+                 FROM unnest(ks, revs, ns, ats, cs) AS d(k, rev, n, at, c)
+                 WHERE t.k = d.k
+                   AND (d.rev IS NULL OR EXISTS (SELECT 1 FROM {s}.records r
+                        WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev))
+                   AND (d.n = 0 OR t.limit_usage IS NULL
+                        OR t.usage::numeric + d.n <= t.limit_usage)
+                   AND t.usage::numeric + d.n
+                       BETWEEN -9223372036854775808 AND 9223372036854775807
+                 RETURNING t.k, t.usage, t.validations, t.last_at)
+             SELECT u.k, true, true, u.usage, NULL::int8, u.validations, u.last_at FROM u;
+             GET DIAGNOSTICS got = ROW_COUNT;
+             IF got < coalesce(array_length(ks, 1), 0) THEN
+                 RETURN QUERY
+                 SELECT d.k, false,
+                        d.rev IS NULL OR EXISTS (SELECT 1 FROM {s}.records r
+                            WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev),
+                        t.usage, t.limit_usage, NULL::int8, NULL::int8
+                 FROM unnest(ks, revs) AS d(k, rev)
+                 LEFT JOIN {s}.tallies t ON t.k = d.k;
+             END IF;
+         END
+         $fn$;"
+    )
+}
 
 pub(super) struct Request {
     /// The record's key (collection and id).
@@ -222,109 +311,107 @@ impl PgEngine {
         }
     }
 
-    /// The statement, then a read that classifies the rows it did not count.
+    /// The statement: the batch in key order through [`count_function`].
     async fn count_rows(
         &self,
         batch: &[Request],
         counts: &[i64],
         lasts: &[i64],
     ) -> Result<HashMap<Vec<u8>, Counted>, StorageError> {
-        let s = &self.schema;
-        let keys: Vec<&[u8]> = batch.iter().map(|r| r.key.as_slice()).collect();
-        let revs: Vec<Vec<u8>> = batch.iter().map(|r| r.rev.to_be_bytes().to_vec()).collect();
-        let ns: Vec<i64> = batch.iter().map(|r| r.n).collect();
-        let ats = lasts.to_vec();
-        let counts = counts.to_vec();
-        let fresh = format!(
-            "EXISTS (SELECT 1 FROM {s}.records r
-                     WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev)"
-        );
-        let client = self.client().await?;
-        let count = client
-            .prepare_cached(&format!(
-                "WITH locked AS MATERIALIZED (
-                     SELECT t.k FROM {s}.tallies t WHERE t.k = ANY($1::bytea[])
-                     ORDER BY t.k FOR UPDATE)
-                 UPDATE {s}.tallies t
-                 SET usage = t.usage + d.n, validations = t.validations + d.c,
-                     last_at = GREATEST(t.last_at, d.at)
-                 FROM unnest($1::bytea[], $2::bytea[], $3::int8[], $4::int8[], $5::int8[])
-                      AS d(k, rev, n, at, c)
-                 WHERE t.k = d.k AND t.k IN (SELECT k FROM locked) AND {fresh}
-                   AND (d.n = 0 OR t.limit_usage IS NULL
-                        OR t.usage::numeric + d.n <= t.limit_usage)
-                   AND t.usage::numeric + d.n
-                       BETWEEN -9223372036854775808 AND 9223372036854775807
-                 RETURNING t.k, t.usage, t.validations, t.last_at"
-            ))
-            .await
-            .map_err(sql_error)?;
-        let rows = client
-            .query(&count, &[&keys, &revs, &ns, &ats, &counts])
-            .await
-            .map_err(sql_error)?;
-        let mut counted: HashMap<Vec<u8>, Counted> = rows
+        let mut order: Vec<usize> = (0..batch.len()).collect();
+        order.sort_unstable_by(|&a, &b| batch[a].key.cmp(&batch[b].key));
+        let entries: Vec<Entry> = order
             .iter()
-            .map(|row| {
-                (
-                    row.get::<_, Vec<u8>>(0),
-                    Counted::Done(Tally {
-                        usage: row.get(1),
-                        validations: row.get(2),
-                        last_at_us: row.get(3),
-                    }),
-                )
+            .map(|&i| Entry {
+                key: &batch[i].key,
+                rev: Some(batch[i].rev),
+                n: batch[i].n,
+                at_us: lasts[i],
+                count: counts[i],
             })
             .collect();
-        let missed: Vec<&Request> = batch
-            .iter()
-            .filter(|r| !counted.contains_key(&r.key))
-            .collect();
-        if missed.is_empty() {
-            return Ok(counted);
+        let rows = self.call_count(&entries).await?;
+        let by_key: HashMap<&[u8], &Request> =
+            batch.iter().map(|r| (r.key.as_slice(), r)).collect();
+        let mut counted = HashMap::with_capacity(rows.len());
+        for row in rows {
+            let Some(r) = by_key.get(row.key.as_slice()) else {
+                continue;
+            };
+            let answer = match row.outcome {
+                Outcome::Counted(tally) => Counted::Done(tally),
+                Outcome::Missed { row: seen, fresh } => {
+                    if fresh && seen.is_none() {
+                        // Every tallied record has its row: one written before its type
+                        // kept tallies, not yet backfilled.
+                        tracing::warn!(
+                            collection = r.collection,
+                            "a validation found no tally row for its record: run ensure_tallies"
+                        );
+                    }
+                    // Why not counted, as the row is now: another revision (or no
+                    // record), or the limit or range (a changed row that no longer
+                    // refuses is read again by the caller, as stale).
+                    classify_miss(if fresh { seen } else { None }, r.n)
+                }
+            };
+            counted.insert(row.key, answer);
         }
-        // Why not counted, as the rows are now: another revision (or no record), or the
-        // limit or range (a changed row that no longer refuses is read again by the
-        // caller, as stale).
-        let keys: Vec<&[u8]> = missed.iter().map(|r| r.key.as_slice()).collect();
-        let revs: Vec<Vec<u8>> = missed
+        Ok(counted)
+    }
+
+    /// Runs [`count_function`] over `entries` (in the order given: key order, so that
+    /// statements sharing rows lock them in one order) and returns a row per entry.
+    pub(super) async fn call_count(
+        &self,
+        entries: &[Entry<'_>],
+    ) -> Result<Vec<CountRow>, StorageError> {
+        let keys: Vec<&[u8]> = entries.iter().map(|e| e.key).collect();
+        let revs: Vec<Option<Vec<u8>>> = entries
             .iter()
-            .map(|r| r.rev.to_be_bytes().to_vec())
+            .map(|e| e.rev.map(|rev| rev.to_be_bytes().to_vec()))
             .collect();
-        let classify = client
+        let ns: Vec<i64> = entries.iter().map(|e| e.n).collect();
+        let ats: Vec<i64> = entries.iter().map(|e| e.at_us).collect();
+        let cs: Vec<i64> = entries.iter().map(|e| e.count).collect();
+        let client = self.client().await?;
+        let statement = client
             .prepare_cached(&format!(
-                "SELECT d.k, t.usage, t.limit_usage, {fresh}
-                 FROM unnest($1::bytea[], $2::bytea[]) AS d(k, rev)
-                 LEFT JOIN {s}.tallies t ON t.k = d.k"
+                "SELECT o_k, o_counted, o_fresh, o_usage, o_limit, o_validations, o_last_at
+                 FROM {s}.count_validations($1::bytea[], $2::bytea[], $3::int8[], $4::int8[],
+                                            $5::int8[])",
+                s = self.schema
             ))
             .await
             .map_err(sql_error)?;
         let rows = client
-            .query(&classify, &[&keys, &revs])
+            .query(&statement, &[&keys, &revs, &ns, &ats, &cs])
             .await
             .map_err(sql_error)?;
-        // Per key: (usage and limit, whether the record is at the revision given).
-        let mut seen: HashMap<Vec<u8>, (Option<Row>, bool)> = HashMap::new();
-        for row in rows {
-            let usage: Option<i64> = row.get(1);
-            seen.insert(
-                row.get(0),
-                (usage.map(|u| (u, row.get(2))), row.get::<_, bool>(3)),
-            );
-        }
-        for r in missed {
-            let (row, fresh) = seen.remove(&r.key).unwrap_or((None, false));
-            if fresh && row.is_none() {
-                // Every tallied record has its row: one written before its type kept
-                // tallies, not yet backfilled.
-                tracing::warn!(
-                    collection = r.collection,
-                    "a validation found no tally row for its record: run ensure_tallies"
-                );
-            }
-            let row = if fresh { row } else { None };
-            counted.insert(r.key.clone(), classify_miss(row, r.n));
-        }
-        Ok(counted)
+        // The counted rows come first; the second part, if any, lists every entry.
+        let mut seen: HashSet<&[u8]> = HashSet::with_capacity(rows.len());
+        Ok(rows
+            .iter()
+            .filter(|row| seen.insert(row.get::<_, &[u8]>(0)))
+            .map(|row| {
+                let usage: Option<i64> = row.get(3);
+                let outcome = if row.get::<_, bool>(1) {
+                    Outcome::Counted(Tally {
+                        usage: usage.unwrap_or_default(),
+                        validations: row.get::<_, Option<i64>>(5).unwrap_or_default(),
+                        last_at_us: row.get(6),
+                    })
+                } else {
+                    Outcome::Missed {
+                        row: usage.map(|u| (u, row.get(4))),
+                        fresh: row.get(2),
+                    }
+                };
+                CountRow {
+                    key: row.get(0),
+                    outcome,
+                }
+            })
+            .collect())
     }
 }

@@ -251,7 +251,9 @@ impl PgEngine {
                  CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.tallies (k bytea PRIMARY KEY, usage bigint NOT NULL,
                      limit_usage bigint, validations bigint NOT NULL, last_at bigint);
-                 COMMIT;"
+                 {count}
+                 COMMIT;",
+                count = gather::count_function(s),
             ))
             .await
             .map_err(|e| StorageError::Io(describe(&e)))

@@ -12,19 +12,23 @@
 //! - Reads merge the row into the record (`LEFT JOIN`, [`Record::set_tally`]); without a
 //!   row the payload's counters stand. The record's revision does not move with its
 //!   counters, so counting never conflicts with the record's writers.
-//! - [`PgEngine::count_validation`] is one conditional `UPDATE` per call, joined on the
-//!   record's revision: two nodes cannot both take the last unit under a limit (the row
-//!   lock serializes them and the condition is evaluated again on the newer row), and no
-//!   retry loop is needed. A miss is classified from the same statement's snapshot.
+//! - [`PgEngine::count_validation`] is one conditional `UPDATE` per row, joined on the
+//!   record's revision, in the statements of the gatherer (`gather.rs`, the database
+//!   function `count_validations`): two nodes cannot both take the last unit under a limit
+//!   (the row lock serializes them and the condition is evaluated again on the newer row),
+//!   and no retry loop is needed. A miss is classified by the same call, from a snapshot
+//!   taken after the update.
 //! - [`PgEngine::add_validation_counts`] adds counts of validations decided elsewhere
-//!   (in memory) as deltas: commutative, so writers on several nodes never conflict; a
-//!   deadlock between two such statements aborts one whole statement, which runs again.
+//!   (in memory) as deltas, through the same function (any revision, no usage):
+//!   commutative, so writers on several nodes never conflict; rows are locked in key order
+//!   as by every counting statement, and a statement the database aborts anyway runs again.
 
 use std::collections::BTreeMap;
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
+use super::gather::{Entry, Outcome};
 use super::write::{retry_delay, COMMIT_ATTEMPTS};
 use super::{prefix_end, sql_error, PgEngine};
 use crate::codec;
@@ -141,8 +145,8 @@ impl PgEngine {
     /// Adds `n` validations at `at_us` (the latest) to each record `id` of `R` of
     /// `counts`, in one statement, all or nothing: `validations + n`, the latest
     /// validation the later of the stored one and `at_us`. Commutative, so writers on
-    /// several nodes never conflict over it; a statement the database aborts (a deadlock
-    /// with another such statement) is run again. Returns each updated record's counters
+    /// several nodes never conflict over it; a statement the database aborts is run
+    /// again. Returns each updated record's counters
     /// after it; a record without a tally row (gone) is left out. Callers send at most a
     /// few thousand ids per call.
     pub async fn add_validation_counts<R: Record>(
@@ -161,30 +165,20 @@ impl PgEngine {
         if merged.is_empty() {
             return Ok(Vec::new());
         }
-        let mut keys = Vec::with_capacity(merged.len());
-        let mut ns = Vec::with_capacity(merged.len());
-        let mut ats = Vec::with_capacity(merged.len());
-        for (k, (n, at)) in merged {
-            keys.push(k);
-            ns.push(n);
-            ats.push(at);
-        }
-        let sql = format!(
-            "UPDATE {s}.tallies t
-             SET validations = t.validations + d.n, last_at = GREATEST(t.last_at, d.at)
-             FROM unnest($1::bytea[], $2::int8[], $3::int8[]) AS d(k, n, at)
-             WHERE t.k = d.k
-             RETURNING t.k, t.usage, t.validations, t.last_at",
-            s = self.schema
-        );
-        let client = self.client().await?;
+        // In key order (the map's), like every counting statement: no deadlock.
+        let entries: Vec<Entry> = merged
+            .iter()
+            .map(|(k, &(n, at))| Entry {
+                key: k,
+                rev: None,
+                n: 0,
+                at_us: at,
+                count: n,
+            })
+            .collect();
         let mut attempt = 1;
         let rows = loop {
-            match client
-                .query(&sql, &[&keys, &ns, &ats])
-                .await
-                .map_err(sql_error)
-            {
+            match self.call_count(&entries).await {
                 Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
                     tracing::debug!(attempt, %why, "validation counts aborted; running again");
                     tokio::time::sleep(retry_delay(attempt)).await;
@@ -195,17 +189,12 @@ impl PgEngine {
         };
         let prefix = record_key(R::COLLECTION, &[]).len();
         Ok(rows
-            .iter()
-            .map(|r| {
-                let k: &[u8] = r.get(0);
-                (
-                    k.get(prefix..).unwrap_or_default().to_vec(),
-                    Tally {
-                        usage: r.get(1),
-                        validations: r.get(2),
-                        last_at_us: r.get(3),
-                    },
-                )
+            .into_iter()
+            .filter_map(|row| match row.outcome {
+                Outcome::Counted(tally) => {
+                    Some((row.key.get(prefix..).unwrap_or_default().to_vec(), tally))
+                }
+                Outcome::Missed { .. } => None,
             })
             .collect())
     }

@@ -549,3 +549,131 @@ async fn concurrent_plain_counts_of_one_key_share_statements_and_all_count() {
     assert_eq!((usage, limit, validations), (3, Some(3), 303));
     assert!(last.is_some_and(|l| l >= 299), "{last:?}");
 }
+
+/// The counting function locks its rows in the order of its entries (the callers' key
+/// order), whatever the rows' places in the table: with row B held elsewhere, a call over
+/// [A, B] holds A while it waits for B, a call over [B, A] holds nothing yet. That order
+/// is what keeps two nodes' statements over shared rows from deadlocking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counting_locks_rows_in_the_order_of_its_entries() {
+    let Some((store, schema)) = store("tally_lock_order").await else {
+        return;
+    };
+    // Many rows, written in an order unlike the keys' and analyzed, so that a plan that
+    // went by the table (a hash join over it) would not follow the entries.
+    put(&store, &key(1, None), Expect::Absent).await;
+    let s = &schema.schema;
+    let setup = client(&schema.url).await;
+    setup
+        .batch_execute(&format!(
+            "INSERT INTO {s}.tallies (k, usage, validations)
+             SELECT 'tkey'::bytea || '\\x00'::bytea || int8send(n), 0, 0
+             FROM generate_series(5000, 2, -1) AS n;
+             ANALYZE {s}.tallies;"
+        ))
+        .await
+        .unwrap();
+    let k = |n: u64| {
+        let mut k = b"tkey\0".to_vec();
+        k.extend_from_slice(&id(n));
+        k
+    };
+    // A thousand entries from A to B; the table holds B before A.
+    let (a, b) = (k(2), k(1001));
+    let up: Vec<Vec<u8>> = (2..=1001).map(k).collect();
+    let down: Vec<Vec<u8>> = up.iter().rev().cloned().collect();
+    for (entries, a_held) in [(up, true), (down, false)] {
+        // Row B held by another transaction.
+        let mut holder = client(&schema.url).await;
+        let tx = holder.transaction().await.unwrap();
+        tx.execute(
+            &format!("SELECT 1 FROM {s}.tallies WHERE k = $1 FOR UPDATE"),
+            &[&b],
+        )
+        .await
+        .unwrap();
+        // The call, waiting for B.
+        let caller = client(&schema.url).await;
+        // A session whose plans are made once, for any arrays (as a busy one's are): the
+        // function's own settings must still keep the order.
+        caller
+            .batch_execute("SET plan_cache_mode = force_generic_plan")
+            .await
+            .unwrap();
+        let pid: i32 = caller
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let sql = format!("SELECT o_k, o_counted FROM {s}.count_validations($1, $2, $3, $4, $5)");
+        let call = tokio::spawn({
+            let entries = entries.clone();
+            async move {
+                let n = entries.len();
+                let none: Vec<Option<Vec<u8>>> = vec![None; n];
+                let rows = caller
+                    .query(
+                        &sql,
+                        &[
+                            &entries,
+                            &none,
+                            &vec![0i64; n],
+                            &vec![7i64; n],
+                            &vec![1i64; n],
+                        ],
+                    )
+                    .await
+                    .unwrap();
+                rows.iter().filter(|r| r.get::<_, bool>(1)).count()
+            }
+        });
+        let watcher = client(&schema.url).await;
+        let mut waited = 0;
+        loop {
+            let waiting: bool = watcher
+                .query_one(
+                    "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false)
+                     FROM pg_stat_activity WHERE pid = $1",
+                    &[&pid],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if waiting {
+                break;
+            }
+            waited += 1;
+            assert!(waited < 500, "the call never waited for row B");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        // Is row A held (by the waiting call)?
+        let mut probe = client(&schema.url).await;
+        let ptx = probe.transaction().await.unwrap();
+        let taken = ptx
+            .execute(
+                &format!("SELECT 1 FROM {s}.tallies WHERE k = $1 FOR UPDATE NOWAIT"),
+                &[&a],
+            )
+            .await;
+        let held = match taken {
+            Ok(_) => false,
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+                true
+            }
+            Err(e) => panic!("probe: {e}"),
+        };
+        ptx.rollback().await.unwrap();
+        assert_eq!(
+            held, a_held,
+            "ascending: {a_held}: row A held while waiting for B"
+        );
+        tx.rollback().await.unwrap();
+        assert_eq!(
+            call.await.unwrap(),
+            1000,
+            "every entry counts once B is free"
+        );
+    }
+    assert_eq!(row(&schema, 2).await.map(|r| r.2), Some(2));
+    assert_eq!(row(&schema, 1001).await.map(|r| r.2), Some(2));
+}
