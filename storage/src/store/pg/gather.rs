@@ -281,18 +281,7 @@ impl PgEngine {
             counts[*i] += 1;
             lasts[*i] = lasts[*i].max(r.at_us);
         }
-        let mut attempt = 1;
-        let outcome = loop {
-            match self.count_rows(&batch, &counts, &lasts).await {
-                Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
-                    tracing::debug!(attempt, %why, "counting statement aborted; retrying");
-                    tokio::time::sleep(retry_delay(attempt)).await;
-                    attempt += 1;
-                }
-                other => break other,
-            }
-        };
-        match outcome {
+        match self.count_rows(&batch, &counts, &lasts).await {
             Ok(counted) => {
                 for (i, r) in riders {
                     let answer = counted.get(&batch[i].key).copied();
@@ -361,11 +350,27 @@ impl PgEngine {
     }
 
     /// Runs [`count_function`] over `entries` (in the order given: key order, so that
-    /// statements sharing rows lock them in one order) and returns a row per entry.
+    /// statements sharing rows lock them in one order) and returns a row per entry. A call
+    /// the database aborts (nothing of it applied) runs again, up to [`COMMIT_ATTEMPTS`]
+    /// times.
     pub(super) async fn call_count(
         &self,
         entries: &[Entry<'_>],
     ) -> Result<Vec<CountRow>, StorageError> {
+        let mut attempt = 1;
+        loop {
+            match self.call_count_once(entries).await {
+                Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
+                    tracing::debug!(attempt, %why, "counting statement aborted; running again");
+                    tokio::time::sleep(retry_delay(attempt)).await;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn call_count_once(&self, entries: &[Entry<'_>]) -> Result<Vec<CountRow>, StorageError> {
         let keys: Vec<&[u8]> = entries.iter().map(|e| e.key).collect();
         let revs: Vec<Option<Vec<u8>>> = entries
             .iter()

@@ -29,7 +29,6 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
 use super::gather::{Entry, Outcome};
-use super::write::{retry_delay, COMMIT_ATTEMPTS};
 use super::{prefix_end, sql_error, PgEngine};
 use crate::codec;
 use crate::record::{Record, Stored, Tally};
@@ -146,9 +145,8 @@ impl PgEngine {
     /// `counts`, in one statement, all or nothing: `validations + n`, the latest
     /// validation the later of the stored one and `at_us`. Commutative, so writers on
     /// several nodes never conflict over it; a statement the database aborts is run
-    /// again. Returns each updated record's counters
-    /// after it; a record without a tally row (gone) is left out. Callers send at most a
-    /// few thousand ids per call.
+    /// again. Returns each updated record's counters after it; a record without a tally
+    /// row (gone) is left out. Callers send at most a few thousand ids per call.
     pub async fn add_validation_counts<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],
@@ -176,17 +174,7 @@ impl PgEngine {
                 count: n,
             })
             .collect();
-        let mut attempt = 1;
-        let rows = loop {
-            match self.call_count(&entries).await {
-                Err(StorageError::Unavailable(why)) if attempt < COMMIT_ATTEMPTS => {
-                    tracing::debug!(attempt, %why, "validation counts aborted; running again");
-                    tokio::time::sleep(retry_delay(attempt)).await;
-                    attempt += 1;
-                }
-                other => break other?,
-            }
-        };
+        let rows = self.call_count(&entries).await?;
         let prefix = record_key(R::COLLECTION, &[]).len();
         Ok(rows
             .into_iter()

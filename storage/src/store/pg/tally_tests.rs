@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tally::classify_miss;
+use crate::store::layout::record_key;
 use crate::store_tests::test_db::{client, fresh_schema, Dropper};
 use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, Tally};
 
@@ -97,8 +98,7 @@ async fn get(store: &Store, n: u64) -> (u64, Key) {
 /// The tally row as stored: (usage, limit, validations, last_at).
 async fn row(schema: &Dropper, n: u64) -> Option<(i64, Option<i64>, i64, Option<i64>)> {
     let c = client(&schema.url).await;
-    let mut k = b"tkey\0".to_vec();
-    k.extend_from_slice(&id(n));
+    let k = record_key(Key::COLLECTION, &id(n));
     c.query_opt(
         &format!(
             "SELECT usage, limit_usage, validations, last_at FROM {}.tallies WHERE k = $1",
@@ -573,11 +573,7 @@ async fn counting_locks_rows_in_the_order_of_its_entries() {
         ))
         .await
         .unwrap();
-    let k = |n: u64| {
-        let mut k = b"tkey\0".to_vec();
-        k.extend_from_slice(&id(n));
-        k
-    };
+    let k = |n: u64| record_key(Key::COLLECTION, &id(n));
     // A thousand entries from A to B; the table holds B before A.
     let (a, b) = (k(2), k(1001));
     let up: Vec<Vec<u8>> = (2..=1001).map(k).collect();
