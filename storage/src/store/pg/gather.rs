@@ -72,10 +72,14 @@ pub(super) enum Outcome {
 /// the limit and the range of `bigint`: it adds `n` to the usage and `count` to the
 /// validations and keeps the latest time. Each row's condition is checked again on the
 /// newest row version when the row waited for another writer's lock (READ COMMITTED), so
-/// the limit is exact across any number of nodes and statements. It returns the counted
-/// rows first; if any entry did not count, a second statement (a new snapshot) then returns
-/// every entry's row as it is now and whether its record is at the revision, so the caller
-/// can tell why without another round trip.
+/// the limit is exact across any number of nodes and statements. The revision is the tally
+/// row's own `rev`, which `tally::mirror_trigger` keeps equal to the record's, so the
+/// check costs no read of the record and is checked again with the rest (a row without
+/// one, not yet backfilled, reads the record). The range is checked in `bigint` (a
+/// `numeric` sum per row cost more), the limit, where there is one, in `numeric`. It
+/// returns the counted rows first; if any entry did not count, a second statement (a new
+/// snapshot) then returns every entry's row as it is now and whether its record is at the
+/// revision, so the caller can tell why without another round trip.
 ///
 /// The `UPDATE` runs with a fixed plan: the entries in the order given (key order), each
 /// row found through the primary key and locked in that order, so two statements that
@@ -104,12 +108,13 @@ pub(super) fn count_function(s: &str) -> String {
                      last_at = GREATEST(t.last_at, d.at)
                  FROM unnest(ks, revs, ns, ats, cs) AS d(k, rev, n, at, c)
                  WHERE t.k = d.k
-                   AND (d.rev IS NULL OR EXISTS (SELECT 1 FROM {s}.records r
-                        WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev))
+                   AND (d.rev IS NULL OR t.rev = d.rev
+                        OR (t.rev IS NULL AND EXISTS (SELECT 1 FROM {s}.records r
+                            WHERE r.k = d.k AND substring(r.v from 1 for 8) = d.rev)))
                    AND (d.n = 0 OR t.limit_usage IS NULL
                         OR t.usage::numeric + d.n <= t.limit_usage)
-                   AND t.usage::numeric + d.n
-                       BETWEEN -9223372036854775808 AND 9223372036854775807
+                   AND CASE WHEN d.n >= 0 THEN t.usage <= 9223372036854775807 - d.n
+                            ELSE t.usage >= '-9223372036854775808'::int8 - d.n END
                  RETURNING t.k, t.usage, t.validations, t.last_at)
              SELECT u.k, true, true, u.usage, NULL::int8, u.validations, u.last_at FROM u;
              GET DIAGNOSTICS got = ROW_COUNT;

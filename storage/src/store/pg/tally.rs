@@ -1,8 +1,11 @@
 //! Tallies on PostgreSQL: the counters of a [`Record::TALLIED`] record (usage, validations,
 //! the latest validation) in a row of their own, `{schema}.tallies (k, usage, limit_usage,
-//! validations, last_at)`, keyed by the record's key as in `records`.
+//! validations, last_at, rev)`, keyed by the record's key as in `records`.
 //!
 //! Design (issue 33):
+//! - The row also keeps a copy of its record's revision (`rev`), set by a trigger on
+//!   `records` in every writing statement ([`mirror_trigger`]), so counting compares it on
+//!   the row it updates instead of reading the record.
 //! - The row is the counters' truth on this engine; the payload's counters are read only
 //!   when the row is created (a put of a record that has none, or
 //!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The usage limit stays the payload's
@@ -40,6 +43,38 @@ use crate::StorageError;
 /// Records decoded and rows inserted per statement by [`PgEngine::ensure_tallies`].
 const BACKFILL_CHUNK: i64 = 1000;
 
+/// The trigger that keeps each tally row's `rev` equal to its record's revision (the first
+/// 8 bytes of `records.v`), created with the tables: every insert or update of a record
+/// sets it in the writing statement, a delete clears it, whichever build or path wrote the
+/// record (a put, an import, an older binary). So a counting statement compares the row it
+/// updates, and locks, with the revision it was given, instead of reading the record once
+/// per entry; and when it waited for a writer's lock, PostgreSQL checks the condition again
+/// on the row that writer left, revision included. A row whose `rev` is `NULL` (created
+/// before this column, not yet backfilled by [`PgEngine::ensure_tallies`]) falls back to
+/// reading the record.
+pub(super) fn mirror_trigger(s: &str) -> String {
+    format!(
+        "CREATE OR REPLACE FUNCTION {s}.mirror_rev() RETURNS trigger LANGUAGE plpgsql AS $fn$
+         BEGIN
+             IF TG_OP = 'DELETE' THEN
+                 UPDATE {s}.tallies SET rev = NULL WHERE k = OLD.k AND rev IS NOT NULL;
+             ELSE
+                 UPDATE {s}.tallies SET rev = substring(NEW.v from 1 for 8)
+                 WHERE k = NEW.k AND rev IS DISTINCT FROM substring(NEW.v from 1 for 8);
+             END IF;
+             RETURN NULL;
+         END
+         $fn$;
+         DO $do$ BEGIN
+             IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                            WHERE tgrelid = '{s}.records'::regclass AND tgname = 'mirror_rev') THEN
+                 CREATE TRIGGER mirror_rev AFTER INSERT OR UPDATE OR DELETE ON {s}.records
+                     FOR EACH ROW EXECUTE FUNCTION {s}.mirror_rev();
+             END IF;
+         END $do$;"
+    )
+}
+
 impl PgEngine {
     /// The columns and the source of a read of `R`'s records, aliased `r`: the payload
     /// first, then, for a tallied type, the tally row's counters (NULL without a row).
@@ -72,14 +107,19 @@ impl PgEngine {
             } => {
                 let on_conflict = if *create {
                     "usage = EXCLUDED.usage, limit_usage = EXCLUDED.limit_usage,
-                     validations = EXCLUDED.validations, last_at = EXCLUDED.last_at"
+                     validations = EXCLUDED.validations, last_at = EXCLUDED.last_at,
+                     rev = EXCLUDED.rev"
                 } else {
-                    "limit_usage = EXCLUDED.limit_usage"
+                    "limit_usage = EXCLUDED.limit_usage, rev = EXCLUDED.rev"
                 };
+                // The revision as the record stands in this transaction (see
+                // `mirror_trigger`, which sets it again on the record's next write).
                 tx.execute(
                     &format!(
-                        "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at)
-                         VALUES ($1, $2, $3, $4, $5)
+                        "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at, rev)
+                         VALUES ($1, $2, $3, $4, $5,
+                                 (SELECT substring(r.v from 1 for 8) FROM {s}.records r
+                                  WHERE r.k = $1))
                          ON CONFLICT (k) DO UPDATE SET {on_conflict}"
                     ),
                     &[
@@ -231,12 +271,16 @@ impl PgEngine {
                 validations.push(tally.validations);
                 last_at.push(tally.last_at_us);
             }
+            // The revision from the record as it is when the row goes in (a record
+            // rewritten since it was read here sets it again through `mirror_trigger`).
             created += client
                 .execute(
                     &format!(
-                        "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at)
-                         SELECT * FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[],
-                                              $5::int8[])
+                        "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at, rev)
+                         SELECT d.*, (SELECT substring(r.v from 1 for 8) FROM {s}.records r
+                                      WHERE r.k = d.k)
+                         FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[], $5::int8[])
+                              AS d(k, usage, limit_usage, validations, last_at)
                          ON CONFLICT (k) DO NOTHING"
                     ),
                     &[&keys, &usage, &limits, &validations, &last_at],
@@ -247,7 +291,41 @@ impl PgEngine {
                 break;
             }
         }
+        self.backfill_revs(&prefix, &end).await?;
         Ok(created)
+    }
+
+    /// Gives every tally row of the key range `[prefix, end)` whose `rev` is `NULL` (rows
+    /// created before the column) its record's revision, [`BACKFILL_CHUNK`] rows per
+    /// statement in key order. Safe beside running nodes: a row a writer set meanwhile is
+    /// left as it is (the condition is checked again on the row it waited for).
+    async fn backfill_revs(&self, prefix: &[u8], end: &[u8]) -> Result<(), StorageError> {
+        let s = &self.schema;
+        let client = self.client().await?;
+        let statement = format!(
+            "WITH c AS (SELECT t.k FROM {s}.tallies t
+                        WHERE t.k > $1 AND t.k < $2 AND t.rev IS NULL
+                        ORDER BY t.k LIMIT {BACKFILL_CHUNK}),
+                  u AS (UPDATE {s}.tallies t SET rev = substring(r.v from 1 for 8)
+                        FROM c JOIN {s}.records r ON r.k = c.k
+                        WHERE t.k = c.k AND t.rev IS NULL)
+             SELECT (SELECT k FROM c ORDER BY k DESC LIMIT 1), (SELECT count(*) FROM c)"
+        );
+        let mut after = prefix.to_vec();
+        // Strictly after `after`: the prefix itself is no record's key.
+        loop {
+            let row = client
+                .query_one(&statement, &[&after, &end])
+                .await
+                .map_err(sql_error)?;
+            let (Some(last), n) = (row.get::<_, Option<Vec<u8>>>(0), row.get::<_, i64>(1)) else {
+                return Ok(());
+            };
+            if n < BACKFILL_CHUNK {
+                return Ok(());
+            }
+            after = last;
+        }
     }
 }
 

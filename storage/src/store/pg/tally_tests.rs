@@ -264,6 +264,91 @@ async fn a_stale_revision_is_refused_not_counted() {
     );
 }
 
+/// The tally row's copy of its record's revision, as stored (`None`: no row).
+async fn mirrored(schema: &Dropper, n: u64) -> Option<Option<u64>> {
+    let c = client(&schema.url).await;
+    let k = record_key(Key::COLLECTION, &id(n));
+    c.query_opt(
+        &format!("SELECT rev FROM {}.tallies WHERE k = $1", schema.schema),
+        &[&k],
+    )
+    .await
+    .unwrap()
+    .map(|r| {
+        r.get::<_, Option<Vec<u8>>>(0)
+            .map(|b| u64::from_be_bytes(b.try_into().unwrap()))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
+    let Some((store, schema)) = store("tally_mirror").await else {
+        return;
+    };
+    let sql = |q: &str| q.replace("{s}", &schema.schema);
+    let k = record_key(Key::COLLECTION, &id(1));
+    put(&store, &key(1, None), Expect::Absent).await;
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(1)));
+    put(&store, &key(1, Some(4)), Expect::Rev(1)).await;
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(2)));
+    // A writer that knows nothing of tallies (an older build, a hand edit) moves it too:
+    // a copy read at revision 2 no longer counts.
+    let c = client(&schema.url).await;
+    c.execute(
+        &sql("UPDATE {s}.records SET v = int8send(3) || substring(v from 9) WHERE k = $1"),
+        &[&k],
+    )
+    .await
+    .unwrap();
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(3)));
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 2, 1, 5).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 3, 1, 5).await,
+        Ok(done(1, 1, 5))
+    );
+    // A row without the copy (made before the column) checks the record instead.
+    c.execute(
+        &sql("UPDATE {s}.tallies SET rev = NULL WHERE k = $1"),
+        &[&k],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 2, 1, 6).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 3, 1, 6).await,
+        Ok(done(2, 2, 6))
+    );
+    // ensure_tallies gives it back; the rows it creates carry it from the start.
+    c.execute(&sql("DELETE FROM {s}.tallies"), &[])
+        .await
+        .unwrap();
+    put(&store, &key(2, None), Expect::Absent).await;
+    c.execute(
+        &sql("UPDATE {s}.tallies SET rev = NULL WHERE k = $1"),
+        &[&record_key(Key::COLLECTION, &id(2))],
+    )
+    .await
+    .unwrap();
+    assert_eq!(store.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(3)));
+    assert_eq!(mirrored(&schema, 2).await, Some(Some(1)));
+    // A record deleted behind the store's back leaves a row that counts nothing.
+    c.execute(&sql("DELETE FROM {s}.records WHERE k = $1"), &[&k])
+        .await
+        .unwrap();
+    assert_eq!(mirrored(&schema, 1).await, Some(None));
+    assert_eq!(
+        store.count_validation::<Key>(&id(1), 3, 1, 7).await,
+        Ok(Counted::Stale)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_and_ranges_are_refused_without_counting() {
     let Some((store, schema)) = store("tally_range").await else {
@@ -389,6 +474,25 @@ async fn ensure_tallies_backfills_copied_keys_once() {
     assert_eq!(x.unwrap() + y.unwrap(), 2500);
     assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
     assert_eq!(row(&schema, 8).await, Some((1, Some(100), 8, Some(80))));
+    // Rows made before the revision column get it, over several chunks.
+    let c = client(&schema.url).await;
+    let unset = format!(
+        "SELECT count(*) FROM {}.tallies WHERE rev IS NULL",
+        schema.schema
+    );
+    c.execute(
+        &format!("UPDATE {}.tallies SET rev = NULL", schema.schema),
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        c.query_one(&unset, &[]).await.unwrap().get::<_, i64>(0),
+        2501
+    );
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
+    assert_eq!(c.query_one(&unset, &[]).await.unwrap().get::<_, i64>(0), 0);
+    assert_eq!(mirrored(&schema, 2500).await, Some(Some(1)));
     assert_eq!(
         row(&schema, 2500).await,
         Some((1, Some(100), 2500, Some(25_000)))
