@@ -251,7 +251,6 @@ impl PgEngine {
                  CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.tallies (k bytea PRIMARY KEY, usage bigint NOT NULL,
                      limit_usage bigint, validations bigint NOT NULL, last_at bigint);
-                 ALTER TABLE {s}.tallies ADD COLUMN IF NOT EXISTS rev bytea;
                  {mirror}
                  {count}
                  COMMIT;",

@@ -51,10 +51,19 @@ const BACKFILL_CHUNK: i64 = 1000;
 /// per entry; and when it waited for a writer's lock, PostgreSQL checks the condition again
 /// on the row that writer left, revision included. A row whose `rev` is `NULL` (created
 /// before this column, not yet backfilled by [`PgEngine::ensure_tallies`]) falls back to
-/// reading the record.
+/// reading the record. The column is added to a table made by an older build; the catalog
+/// is asked first, since `ALTER TABLE` would lock the table against every node's counting
+/// at each start even when there is nothing to add.
 pub(super) fn mirror_trigger(s: &str) -> String {
     format!(
-        "CREATE OR REPLACE FUNCTION {s}.mirror_rev() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        "DO $do$ BEGIN
+             IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                            WHERE attrelid = '{s}.tallies'::regclass AND attname = 'rev'
+                              AND NOT attisdropped) THEN
+                 ALTER TABLE {s}.tallies ADD COLUMN rev bytea;
+             END IF;
+         END $do$;
+         CREATE OR REPLACE FUNCTION {s}.mirror_rev() RETURNS trigger LANGUAGE plpgsql AS $fn$
          BEGIN
              IF TG_OP = 'DELETE' THEN
                  UPDATE {s}.tallies SET rev = NULL WHERE k = OLD.k AND rev IS NOT NULL;

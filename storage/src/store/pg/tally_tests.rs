@@ -350,6 +350,51 @@ async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tallies_of_an_older_build_gain_the_revision_at_start() {
+    let Some(schema) = crate::testing::fresh_schema("tally_upgrade") else {
+        return;
+    };
+    // The table as builds before the revision column made it, with a row in it.
+    let s = &schema.schema;
+    client(&schema.url)
+        .await
+        .batch_execute(&format!(
+            "CREATE SCHEMA {s};
+             CREATE TABLE {s}.records (k bytea PRIMARY KEY, v bytea NOT NULL);
+             CREATE TABLE {s}.tallies (k bytea PRIMARY KEY, usage bigint NOT NULL,
+                 limit_usage bigint, validations bigint NOT NULL, last_at bigint);"
+        ))
+        .await
+        .unwrap();
+    let store = Store::postgres(&schema.url, s, 4).await.unwrap();
+    put(&store, &key(1, None), Expect::Absent).await;
+    clear_rev(&schema, 1).await;
+    // Opened again (another node starting): nothing to add, the row keeps working.
+    let again = other_node(&schema).await;
+    assert_eq!(again.ensure_tallies::<Key>().await, Ok(0));
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(1)));
+    assert_eq!(
+        again.count_validation::<Key>(&id(1), 1, 1, 3).await,
+        Ok(done(1, 1, 3))
+    );
+}
+
+/// Clears the revision copy of key `n`'s row, as a row from before the column has none.
+async fn clear_rev(schema: &Dropper, n: u64) {
+    client(&schema.url)
+        .await
+        .execute(
+            &format!(
+                "UPDATE {}.tallies SET rev = NULL WHERE k = $1",
+                schema.schema
+            ),
+            &[&record_key(Key::COLLECTION, &id(n))],
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limits_and_ranges_are_refused_without_counting() {
     let Some((store, schema)) = store("tally_range").await else {
         return;
