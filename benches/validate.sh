@@ -43,6 +43,9 @@
 #   BENCH_POOL_SIZE [storage.pool_size, 16] (connections per node)
 #   BENCH_NOTIFY_WINDOW_MS [storage.notify_window_ms, 100] (the change listener's trust
 #   window; 0 = no listener: every plain validation reads the key's revision)
+#   BENCH_WORKERS [config.toml's server.workers, 0 = one per core] (each node's HTTP worker
+#   threads; with BENCH_NODES=2 on this machine, 1 gives the two nodes one core's worth
+#   each, as two machines would, instead of four workers on two cores)
 #   Each run works in a fresh schema bench_<pid>_<unix time>, dropped at exit.
 set -euo pipefail
 
@@ -187,6 +190,7 @@ start_node() {
         ${BENCH_CACHE_MB:+TOLLGATE__STORAGE__CACHE_CAPACITY_MB="$BENCH_CACHE_MB"} \
         ${BENCH_STATS_FLUSH_MS:+TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS="$BENCH_STATS_FLUSH_MS"} \
         ${BENCH_NOTIFY_WINDOW_MS:+TOLLGATE__STORAGE__NOTIFY_WINDOW_MS="$BENCH_NOTIFY_WINDOW_MS"} \
+        ${BENCH_WORKERS:+TOLLGATE__SERVER__WORKERS="$BENCH_WORKERS"} \
         TOLLGATE__METRICS__TOKEN="$METRICS_TOKEN" \
         "${BACKEND_ENV[@]}" \
         TOLLGATE__LOG__LEVEL=warn \
@@ -530,6 +534,7 @@ fi
 if (( NODES == 1 )); then SETUP+=", 1 node"; else SETUP+=", $NODES nodes"; fi
 SETUP+=", stats_flush_ms=${BENCH_STATS_FLUSH_MS:-1000}"
 [[ $BACKEND == postgres ]] && SETUP+=", notify_window_ms=${BENCH_NOTIFY_WINDOW_MS:-100}"
+[[ -n ${BENCH_WORKERS:-} ]] && SETUP+=", workers=$BENCH_WORKERS per node"
 if [[ $BACKEND == postgres ]]; then
     # How each node answered its validations over the whole run (seeding included):
     # memory = its copy, trusted through the listener; checked = after reading the key's
