@@ -310,12 +310,7 @@ async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
         Ok(done(1, 1, 5))
     );
     // A row without the copy (made before the column) checks the record instead.
-    c.execute(
-        &sql("UPDATE {s}.tallies SET rev = NULL WHERE k = $1"),
-        &[&k],
-    )
-    .await
-    .unwrap();
+    clear_rev(&schema, 1).await;
     assert_eq!(
         store.count_validation::<Key>(&id(1), 2, 1, 6).await,
         Ok(Counted::Stale)
@@ -329,12 +324,7 @@ async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
         .await
         .unwrap();
     put(&store, &key(2, None), Expect::Absent).await;
-    c.execute(
-        &sql("UPDATE {s}.tallies SET rev = NULL WHERE k = $1"),
-        &[&record_key(Key::COLLECTION, &id(2))],
-    )
-    .await
-    .unwrap();
+    clear_rev(&schema, 2).await;
     assert_eq!(store.ensure_tallies::<Key>().await, Ok(1));
     assert_eq!(mirrored(&schema, 1).await, Some(Some(3)));
     assert_eq!(mirrored(&schema, 2).await, Some(Some(1)));
