@@ -227,6 +227,7 @@ async fn scope(state: &AppState, req: &ServiceRequest) -> Result<Option<Vec<u8>>
         Subject::User(id) | Subject::UserIn(id, _) => [b"u".as_slice(), &id.key()].concat(),
         Subject::Organization(id) => [b"o".as_slice(), &id.key()].concat(),
         Subject::Customer(id) => [b"c".as_slice(), &id.key()].concat(),
+        Subject::Purchase(id, checkout) => [b"p".as_slice(), &id.key(), &checkout.key()].concat(),
     };
     // A request naming an organization acts on that one only: its answers are its own.
     if let Some(org) = req.headers().get(crate::extract::auth::ORGANIZATION_HEADER) {

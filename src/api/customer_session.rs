@@ -90,6 +90,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         token_hash: vec![0; 32],
         created_at: now,
         expires_at: now + Duration::hours(1),
+        purchase: None,
     };
     let token = "polar_cst_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG".to_string();
     let url = format!("https://tollgate.example/shop/portal?customer_session_token={token}");

@@ -34,7 +34,7 @@ pub async fn organization_for(
     let allowed = match subject {
         Subject::User(user) => is_member(state, user, id).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => own == id,
-        Subject::Anonymous | Subject::Customer(_) => false,
+        Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..) => false,
     };
     if !allowed {
         return Err(ApiError::not_found());
@@ -118,7 +118,9 @@ pub async fn organization_for_create(
                 ))
             }
         }
-        (Subject::Anonymous | Subject::Customer(_), _) => Err(ApiError::Unauthorized),
+        (Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..), _) => {
+            Err(ApiError::Unauthorized)
+        }
     }
 }
 
@@ -132,7 +134,7 @@ pub async fn organizations_for_list(
     let reachable = match subject {
         Subject::User(user) => user_organizations(state, user).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => vec![own],
-        Subject::Anonymous | Subject::Customer(_) => Vec::new(),
+        Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..) => Vec::new(),
     };
     Ok(if requested.is_empty() {
         reachable
@@ -153,7 +155,7 @@ pub async fn can_access(
     Ok(match subject {
         Subject::User(user) => is_member(state, user, org).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => own == org,
-        Subject::Anonymous | Subject::Customer(_) => false,
+        Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..) => false,
     })
 }
 
@@ -174,7 +176,7 @@ pub async fn narrow(
             return Ok(Subject::UserIn(user, org));
         }
         Subject::UserIn(_, own) | Subject::Organization(own) => own == org,
-        Subject::Customer(customer) => state
+        Subject::Customer(customer) | Subject::Purchase(customer, _) => state
             .store
             .get::<Customer>(&customer.key())
             .await?

@@ -395,9 +395,11 @@ pub async fn customer_keys(
     customer: CustomerId,
     orgs: &[OrganizationId],
     benefit: Option<BenefitId>,
+    purchase: Option<crate::app::portal::purchase::PurchaseScope>,
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
-    let (items, total) = customer_key_records(state, customer, orgs, benefit, params).await?;
+    let (items, total) =
+        customer_key_records(state, customer, orgs, benefit, purchase, params).await?;
     license_keys_page(state, items, total, params).await
 }
 
@@ -407,18 +409,21 @@ pub async fn customer_key_records(
     customer: CustomerId,
     orgs: &[OrganizationId],
     benefit: Option<BenefitId>,
+    purchase: Option<crate::app::portal::purchase::PurchaseScope>,
     params: ListParams,
 ) -> Result<(Vec<LicenseKey>, u64), ApiError> {
     let tenants = [customer.key()];
     let wanted = |k: &LicenseKey| {
         (orgs.is_empty() || orgs.contains(&k.organization_id))
             && benefit.is_none_or(|b| b == k.benefit_id)
+            && purchase.is_none_or(|p| p.has_key(k))
     };
-    let filter: Option<&dyn Fn(&LicenseKey) -> bool> = if orgs.is_empty() && benefit.is_none() {
-        None
-    } else {
-        Some(&wanted)
-    };
+    let filter: Option<&dyn Fn(&LicenseKey) -> bool> =
+        if orgs.is_empty() && benefit.is_none() && purchase.is_none() {
+            None
+        } else {
+            Some(&wanted)
+        };
     page_of::<LicenseKey>(
         state,
         LICENSE_KEY_BY_CUSTOMER,

@@ -3,7 +3,7 @@
 //! `crate::extract::auth` check them against an endpoint's rule.
 
 use super::ScopeSet;
-use crate::domain::ids::{CustomerId, OrganizationId, UserId};
+use crate::domain::ids::{CheckoutId, CustomerId, OrganizationId, UserId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subject {
@@ -16,6 +16,11 @@ pub enum Subject {
     Organization(OrganizationId),
     /// A buyer holding a customer session token (`polar_cst_`).
     Customer(CustomerId),
+    /// A buyer holding the session a checkout's confirm answered for an address that named
+    /// a customer the checkout neither created nor was given by the seller: it reads that
+    /// checkout's purchase (its order, subscription, keys and grants) and nothing else of
+    /// the customer's, and changes nothing.
+    Purchase(CustomerId, CheckoutId),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +49,7 @@ impl Subject {
             Subject::Anonymous => SubjectKind::Anonymous,
             Subject::User(_) | Subject::UserIn(..) => SubjectKind::User,
             Subject::Organization(_) => SubjectKind::Organization,
-            Subject::Customer(_) => SubjectKind::Customer,
+            Subject::Customer(_) | Subject::Purchase(..) => SubjectKind::Customer,
         }
     }
 

@@ -134,7 +134,10 @@ async fn resolve_customer_session(
 ) -> Result<Option<Principal>, ApiError> {
     let session = crate::app::portal::sign_in::session_of(state, token).await?;
     Ok(session.map(|(session, _)| Principal {
-        subject: Subject::Customer(session.customer_id),
+        subject: match session.purchase {
+            Some(p) if p.limited => Subject::Purchase(session.customer_id, p.checkout_id),
+            _ => Subject::Customer(session.customer_id),
+        },
         scopes: [Scope::CustomerPortalWrite].into_iter().collect(),
         method: AuthMethod::CustomerSession,
     }))

@@ -153,6 +153,7 @@ impl KeyApp {
             token_hash: self.state.hasher.hash(&token).to_vec(),
             created_at: now,
             expires_at: now + chrono::Duration::hours(1),
+            purchase: None,
         };
         let mut batch = Batch::new();
         batch.put(&session, Expect::Absent).unwrap();

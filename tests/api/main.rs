@@ -50,6 +50,7 @@ mod organization_access_tokens;
 mod organizations;
 mod portal;
 mod portal_pages;
+mod portal_takeover;
 mod products;
 mod rate_limits;
 mod readme;

@@ -126,6 +126,7 @@ async fn dead_records_are_purged_after_the_grace_period_and_live_ones_kept() {
         token_hash: vec![9; 32],
         created_at: t0 - Duration::hours(1),
         expires_at: t0,
+        purchase: None,
     };
     put(&app, &[dead_code.clone(), live_code.clone()]).await;
     put(&app, &[dead_session.clone(), live_session.clone()]).await;

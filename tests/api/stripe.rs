@@ -49,7 +49,7 @@ const WEBHOOK_ID: &str = "tollgate";
 /// localstripe's cards (`resources.py`, `PaymentMethod`).
 pub(crate) const CARD_OK: &str = "4242424242424242";
 pub(crate) const CARD_DECLINED: &str = "4000000000000341";
-const CARD_3DS: &str = "4000000000003220";
+pub(crate) const CARD_3DS: &str = "4000000000003220";
 const CARD_3DS_2: &str = "4000002760003184";
 
 /// localstripe answers within this once started (first start includes Python's imports).
@@ -252,7 +252,12 @@ impl LocalStripe {
     }
 
     /// 3-D Secure, as the buyer's browser does it with the publishable key.
-    async fn authenticate(&self, intent: &str, client_secret: &str, success: bool) -> Value {
+    pub(crate) async fn authenticate(
+        &self,
+        intent: &str,
+        client_secret: &str,
+        success: bool,
+    ) -> Value {
         let resp = self
             .http
             .post(self.url(&format!(
@@ -437,7 +442,7 @@ pub(crate) fn intent_of(checkout: &Value) -> String {
 }
 
 /// Polls the checkout (by its client secret) until it is `status`, bounded.
-async fn wait_status(shop: &Shop, client_secret: &str, status: &str) -> Value {
+pub(crate) async fn wait_status(shop: &Shop, client_secret: &str, status: &str) -> Value {
     let started = Instant::now();
     loop {
         let r = client_get(shop.api(), client_secret).await;

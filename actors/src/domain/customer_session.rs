@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
-use super::ids::{CustomerId, CustomerSessionId, OrganizationId};
+use super::ids::{CheckoutId, CustomerId, CustomerSessionId, OrganizationId};
 
 /// A `polar_cst_` token: lets a buyer use the customer portal for one hour, after a
 /// checkout or when the seller opens a session for them (`POST /v1/customer-sessions/`).
@@ -16,6 +16,45 @@ pub struct CustomerSession {
     pub token_hash: Vec<u8>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// A session minted by a checkout's confirm: it opens nothing until that checkout's
+    /// payment succeeded, and may reach that purchase only.
+    pub purchase: Option<SessionPurchase>,
+}
+
+/// The checkout a confirm's session was minted by, and how far it reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionPurchase {
+    pub checkout_id: CheckoutId,
+    /// The buyer's address named a customer that neither this checkout created nor the
+    /// seller named: the session reaches this checkout's order, subscription and grants,
+    /// never the rest of the customer's records, and changes nothing.
+    pub limited: bool,
+}
+
+/// Version 1 of [`CustomerSession`]: no `purchase`.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct CustomerSessionV1 {
+    id: CustomerSessionId,
+    customer_id: CustomerId,
+    organization_id: OrganizationId,
+    token_hash: Vec<u8>,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+}
+
+impl From<CustomerSessionV1> for CustomerSession {
+    fn from(v: CustomerSessionV1) -> Self {
+        CustomerSession {
+            id: v.id,
+            customer_id: v.customer_id,
+            organization_id: v.organization_id,
+            token_hash: v.token_hash,
+            created_at: v.created_at,
+            expires_at: v.expires_at,
+            purchase: None,
+        }
+    }
 }
 
 pub const CUSTOMER_SESSION_TOKEN: &str = "customer_session_token";
@@ -39,7 +78,13 @@ impl CustomerSession {
             token_hash,
             created_at: now,
             expires_at: now + Self::TTL,
+            purchase: None,
         }
+    }
+
+    /// Whether the session reaches one purchase only (see [`SessionPurchase::limited`]).
+    pub fn is_limited(&self) -> bool {
+        self.purchase.is_some_and(|p| p.limited)
     }
 
     pub fn token_key(hash: &[u8]) -> UniqueKey {
@@ -48,7 +93,25 @@ impl CustomerSession {
 }
 
 impl Record for CustomerSession {
-    crate::record_v1!(CustomerSession, "customer_session");
+    const COLLECTION: &'static str = "customer_session";
+    /// 2: the checkout a confirm's session was minted by (version 1 decodes without one).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<CustomerSessionV1>(Self::COLLECTION, 1, payload)
+                .map(CustomerSession::from),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, 2, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
     const UNIQUES: &'static [&'static str] = &[CUSTOMER_SESSION_TOKEN];
 
     fn id_key(&self) -> Vec<u8> {
@@ -176,6 +239,34 @@ mod tests {
         assert_eq!(s.created_at, now);
         assert_eq!(s.expires_at - now, Duration::hours(1));
         assert_eq!(s.unique_keys(), vec![CustomerSession::token_key(&[7; 32])]);
+    }
+
+    #[test]
+    fn a_version_1_session_reads_as_a_full_one_and_a_confirms_keeps_its_purchase() {
+        let now = Utc.timestamp_opt(1_000, 0).single().unwrap_or_default();
+        let v1 = CustomerSessionV1 {
+            id: CustomerSessionId::new(),
+            customer_id: CustomerId::new(),
+            organization_id: OrganizationId::new(),
+            token_hash: vec![3; 32],
+            created_at: now,
+            expires_at: now + Duration::hours(1),
+        };
+        let bytes = tollgate_storage::codec::encode(&v1).expect("encode");
+        let read = CustomerSession::decode(1, &bytes).expect("a version 1 session decodes");
+        assert_eq!(read.customer_id, v1.customer_id);
+        assert_eq!(read.purchase, None);
+        assert!(!read.is_limited());
+
+        let mut confirmed = read.clone();
+        confirmed.purchase = Some(SessionPurchase {
+            checkout_id: CheckoutId::new(),
+            limited: true,
+        });
+        let bytes = confirmed.encode().expect("encode");
+        let back = CustomerSession::decode(CustomerSession::VERSION, &bytes).expect("decode");
+        assert_eq!(back, confirmed);
+        assert!(back.is_limited());
     }
 
     #[test]

@@ -138,7 +138,9 @@ pub async fn list(
                 .collect();
             (orgs, total)
         }
-        (Subject::Anonymous | Subject::Customer(_), None) => return Err(ApiError::Unauthorized),
+        (Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..), None) => {
+            return Err(ApiError::Unauthorized)
+        }
     };
     Ok((
         orgs.into_iter().take(params.limit as usize).collect(),

@@ -19,10 +19,10 @@ use crate::api::checkout::CheckoutChanges;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::domain::benefit::{BenefitProperties, Timeframe};
 use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
-use crate::domain::customer_session::CustomerSession;
+use crate::domain::customer_session::{CustomerSession, SessionPurchase};
 use crate::domain::discount::{discount_by_id, Discount};
 use crate::domain::ids::{
-    CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, OrderId, SubscriptionId,
+    CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, SubscriptionId,
 };
 use crate::domain::order::Order;
 use crate::domain::product::Product;
@@ -32,11 +32,12 @@ use crate::state::AppState;
 
 use super::fields::resolve_changes;
 use super::{checkout_error, load, with_id};
+use crate::app::portal::purchase::{order_of_checkout, subscription_of_checkout};
 use crate::app::views::product_of;
 
 /// How many times a confirm that lost a race for the customer or the discount reads again
 /// and retries.
-const CONFIRM_ATTEMPTS: u32 = 6;
+const CONFIRM_ATTEMPTS: u32 = 10;
 
 /// Confirms a checkout: applies the body, checks it can be paid, and writes in one
 /// transaction the confirmed checkout, its customer (found by e-mail or created), the
@@ -137,17 +138,27 @@ pub(super) async fn confirm(
         match result {
             Ok(c) => return Ok((c, session_token)),
             Err(ActorError::Storage(
-                StorageError::Unique { .. } | StorageError::Conflict { .. },
+                e @ (StorageError::Unique { .. } | StorageError::Conflict { .. }),
             )) => {
-                last_error = Some(ApiError::Conflict(
-                    "The checkout is being confirmed concurrently; retry.".into(),
-                ));
+                last_error = Some(ApiError::Conflict(contention(&e).into()));
                 continue;
             }
             Err(e) => return Err(with_id(checkout_error(e), checkout.id)),
         }
     }
     Err(last_error.unwrap_or(ApiError::Unavailable))
+}
+
+/// What a confirm that kept losing its race says: the checkout's own record only when it
+/// was the checkout that changed under it.
+fn contention(e: &StorageError) -> &'static str {
+    match e {
+        StorageError::Conflict {
+            collection: "checkout",
+            ..
+        } => "The checkout is being confirmed concurrently; retry.",
+        _ => "The customer or the discount of this checkout changed while it was being confirmed; retry.",
+    }
 }
 
 /// Whether the buyer of `c` (its customer, else the organization's customer with its
@@ -236,24 +247,41 @@ fn attach_confirmation(
             .then(|| e.clone()),
         None => None,
     };
+    // Who the buyer is: the customer the seller named (`customer_id` when the checkout was
+    // created, or the holder of its `external_customer_id`), one this checkout creates, or
+    // an existing customer found by an address the buyer typed, which proves nothing.
+    let seller_named = c.customer_id.is_some()
+        || existing.as_ref().is_some_and(|s| {
+            c.external_customer_id.is_some() && s.value.external_id == c.external_customer_id
+        });
+    let created = existing.is_none();
     let customer = match existing {
         Some(stored) => {
-            let mut customer = stored.value;
+            let mut customer = stored.value.clone();
             if customer.external_id.is_none() {
                 customer.external_id = external;
             }
             customer.metadata.merge(&c.customer_metadata);
-            if customer.name.is_none() {
-                customer.name = c.customer_name.clone();
+            // The buyer's details reach the record only when the seller vouched for who the
+            // buyer is: a stranger typing someone's address changes nothing of theirs (the
+            // order keeps the address and tax id it was bought with).
+            if seller_named {
+                if customer.name.is_none() {
+                    customer.name = c.customer_name.clone();
+                }
+                if c.customer_billing_address.is_some() {
+                    customer.billing_address = c.customer_billing_address.clone();
+                }
+                if c.customer_tax_id.is_some() {
+                    customer.tax_id = c.customer_tax_id.clone();
+                }
             }
-            if c.customer_billing_address.is_some() {
-                customer.billing_address = c.customer_billing_address.clone();
+            // Written only when something changed: confirms of one buyer's checkouts then
+            // never contend on the customer's record.
+            if customer != stored.value {
+                customer.modified_at = Some(now);
+                batch.put(&customer, Expect::Rev(stored.rev))?;
             }
-            if c.customer_tax_id.is_some() {
-                customer.tax_id = c.customer_tax_id.clone();
-            }
-            customer.modified_at = Some(now);
-            batch.put(&customer, Expect::Rev(stored.rev))?;
             customer
         }
         None => {
@@ -291,6 +319,12 @@ fn attach_confirmation(
         token_hash,
         created_at: now,
         expires_at: now + Duration::hours(1),
+        // It opens nothing before the payment succeeded, and reaches only this purchase
+        // unless the customer is the seller's word or this checkout's own.
+        purchase: Some(SessionPurchase {
+            checkout_id: c.id,
+            limited: !(seller_named || created),
+        }),
     };
     batch.put(&session, Expect::Absent)?;
     Ok((customer.id, batch))
@@ -384,7 +418,7 @@ pub async fn apply_outcome(
                 .price
                 .kind
                 .is_recurring()
-                .then(|| SubscriptionId(derived_uuid(checkout.id.0, "subscription")));
+                .then(|| subscription_of_checkout(checkout.id));
             let reads = Reads::for_completion(state, checkout).await?;
             // Renewals charge the method the processor kept, else the buyer's token.
             let token = payment_method.or_else(|| checkout.confirmation_token.clone());
@@ -540,7 +574,7 @@ fn completion(
         .ok_or_else(|| missing("customer record"))?
         .value;
     let recurring = c.price.kind.is_recurring();
-    let order_id = OrderId(derived_uuid(c.id.0, "order"));
+    let order_id = order_of_checkout(c.id);
     let subscription_id = c.subscription_id.filter(|_| recurring);
     let mut batch = Batch::new();
 

@@ -149,6 +149,15 @@ pub async fn checkout_for(
     load(state, id).await
 }
 
+/// Whether the checkout's payment succeeded (its purchase was completed), as stored.
+pub async fn has_succeeded(state: &AppState, id: CheckoutId) -> Result<bool, ApiError> {
+    Ok(state
+        .store
+        .get::<Checkout>(&id.key())
+        .await?
+        .is_some_and(|c| c.value.status == CheckoutStatus::Succeeded))
+}
+
 /// The checkout of a client secret; 404 once it has expired, whatever its status (Polar).
 pub async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checkout, ApiError> {
     let Some(id) = state

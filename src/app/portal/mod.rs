@@ -6,8 +6,10 @@
 //! page the same way.
 //!
 //! - [`sign_in`]: codes by e-mail, sessions;
-//! - [`receipt`]: signed links to an order's printable receipt.
+//! - [`receipt`]: signed links to an order's printable receipt;
+//! - [`purchase`]: what a session limited to one checkout's purchase reaches.
 
+pub mod purchase;
 pub mod receipt;
 pub mod sign_in;
 
@@ -334,6 +336,8 @@ pub struct PortalGrantFilter {
     pub types: Vec<crate::domain::benefit::BenefitType>,
     pub order_id: Vec<OrderId>,
     pub subscription_id: Vec<SubscriptionId>,
+    /// Only this purchase's grants (a limited session).
+    pub purchase: Option<purchase::PurchaseScope>,
 }
 
 /// One page of the customer's granted (not revoked) grants that `wanted` keeps, in
@@ -367,6 +371,7 @@ pub async fn grants(
                 || g.source
                     .subscription_id()
                     .is_some_and(|s| wanted.subscription_id.contains(&s)))
+            && wanted.purchase.is_none_or(|p| p.has_grant(g))
     });
     // What the criteria compare, read once per benefit and product.
     let mut kinds: HashMap<crate::domain::ids::BenefitId, u8> = HashMap::new();

@@ -249,6 +249,12 @@ pub async fn session_of(
     {
         return Ok(None);
     }
+    // A confirm's session opens nothing before its checkout's payment succeeded.
+    if let Some(purchase) = session.value.purchase {
+        if !crate::app::checkout::has_succeeded(state, purchase.checkout_id).await? {
+            return Ok(None);
+        }
+    }
     // A deleted customer, or one of a deleted or blocked organization, signs in no more
     // (Polar's `Customer.can_authenticate`).
     let customer = customer_of(state, session.value.customer_id).await?;

@@ -1,6 +1,9 @@
 //! The signed-in customer's own records under `/v1/customer-portal/`: the customer
 //! (`customers/me`), its orders (and their receipts), subscriptions (cancel, uncancel)
-//! and benefit grants. A customer session only; another customer's ids are 404.
+//! and benefit grants. A customer session only; another customer's ids are 404. A session
+//! limited to one checkout's purchase (`crate::app::portal::purchase`) reads that
+//! purchase's order, subscription and grants, is 404 for the rest, and 403 for
+//! `customers/me` and every change.
 //! `crate::app::portal` does the work.
 
 use actix_web::web;
@@ -12,6 +15,7 @@ use crate::api::customer_portal::{
 };
 use crate::api::{ListResource, Pagination};
 use crate::app::orders::{OrderFilter, PRICE_TYPES};
+use crate::app::portal::purchase::PurchaseScope;
 use crate::app::portal::{self, CancelChange, PortalGrantFilter, PortalGrantSort};
 use crate::app::subscription::SubscriptionFilter;
 use crate::domain::ids::{OrderId, SubscriptionId};
@@ -62,7 +66,11 @@ async fn orders(
     let subscriptions: Vec<SubscriptionId> = q.ids("subscription_id");
     let _ = q.string("query");
     q.finish()?;
-    let customer = super::signed_in(&state, &auth).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
+    let mut filter = filter;
+    if let Some(scope) = scope {
+        filter.checkout_id = vec![scope.checkout_id];
+    }
     let organization = portal::organization(&state, &customer).await?;
     let (items, total) = portal::orders(&state, &customer, filter, params).await?;
     let mut views = Vec::with_capacity(items.len());
@@ -85,8 +93,8 @@ async fn order(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerOrder>> {
     let id: OrderId = path_id("id", &id)?;
-    let customer = super::signed_in(&state, &auth).await?;
-    let order = portal::order(&state, &customer, id).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
+    let order = purchase_order(&state, &customer, scope, id).await?;
     let organization = portal::organization(&state, &customer).await?;
     Ok(web::Json(
         portal::order_view_of(&state, &order, &organization).await?,
@@ -100,11 +108,25 @@ async fn receipt(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerOrderReceipt>> {
     let id: OrderId = path_id("id", &id)?;
-    let customer = super::signed_in(&state, &auth).await?;
-    let order = portal::order(&state, &customer, id).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
+    let order = purchase_order(&state, &customer, scope, id).await?;
     Ok(web::Json(CustomerOrderReceipt {
         url: portal::receipt::link(&state, order.id),
     }))
+}
+
+/// One of the customer's orders that the session reaches, else 404.
+async fn purchase_order(
+    state: &AppState,
+    customer: &crate::domain::customer::Customer,
+    scope: Option<PurchaseScope>,
+    id: OrderId,
+) -> Result<crate::domain::order::Order, crate::error::ApiError> {
+    let order = portal::order(state, customer, id).await?;
+    if scope.is_some_and(|p| !p.has_order(&order)) {
+        return Err(crate::error::ApiError::not_found());
+    }
+    Ok(order)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -128,9 +150,17 @@ async fn subscriptions(
     };
     let _ = q.string("query");
     q.finish()?;
-    let customer = super::signed_in(&state, &auth).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
     let organization = portal::organization(&state, &customer).await?;
-    let (items, total) = portal::subscriptions(&state, &customer, filter, params).await?;
+    let (items, total) = match scope {
+        None => portal::subscriptions(&state, &customer, filter, params).await?,
+        // The purchase's own subscription, if it made one.
+        Some(scope) => match portal::subscription(&state, &customer, scope.subscription_id).await {
+            Ok(s) if params.page == 1 => (vec![s], 1),
+            Ok(_) => (Vec::new(), 1),
+            Err(_) => (Vec::new(), 0),
+        },
+    };
     let mut views = Vec::with_capacity(items.len());
     for s in &items {
         views.push(portal::subscription_view_of(&state, s, &organization).await?);
@@ -147,7 +177,10 @@ async fn subscription(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerSubscription>> {
     let id: SubscriptionId = path_id("id", &id)?;
-    let customer = super::signed_in(&state, &auth).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
+    if scope.is_some_and(|p| !p.has_subscription(id)) {
+        return Err(crate::error::ApiError::not_found());
+    }
     let s = portal::subscription(&state, &customer, id).await?;
     let organization = portal::organization(&state, &customer).await?;
     Ok(web::Json(
@@ -216,6 +249,7 @@ async fn grants(
         types: q.enums("type", crate::domain::benefit::BenefitType::ALL),
         order_id: q.ids("order_id"),
         subscription_id: q.ids("subscription_id"),
+        purchase: None,
     };
     let sorting = q.enums("sorting", GRANT_SORTS);
     // Polar's other filters, accepted: Tollgate has no members, and a checkout's grants
@@ -225,7 +259,11 @@ async fn grants(
     }
     let _ = q.string("query");
     q.finish()?;
-    let customer = super::signed_in(&state, &auth).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
+    let wanted = PortalGrantFilter {
+        purchase: scope,
+        ..wanted
+    };
     let (items, total) = portal::grants(&state, &customer, &wanted, &sorting, params).await?;
     Ok(web::Json(ListResource {
         items: portal::grant_views(&state, &customer, &items).await?,
@@ -251,8 +289,11 @@ async fn grant(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerBenefitGrant>> {
     let id: uuid::Uuid = path_id("id", &id)?;
-    let customer = super::signed_in(&state, &auth).await?;
+    let (customer, scope) = super::reader(&state, &auth).await?;
     let g = portal::grant(&state, &customer, id).await?;
+    if scope.is_some_and(|p| !p.has_grant(&g)) {
+        return Err(crate::error::ApiError::not_found());
+    }
     let mut views = portal::grant_views(&state, &customer, std::slice::from_ref(&g)).await?;
     views
         .pop()

@@ -28,6 +28,7 @@ use crate::api::{ListResource, Pagination, PresizedJson};
 
 use crate::app::license_keys::{self, durable_answer};
 use crate::app::license_signing;
+use crate::app::portal::purchase::{beyond_purchase, PurchaseScope};
 use crate::domain::ids::{BenefitId, LicenseKeyId, OrganizationId};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::auth::{CustomerPortalRead, CustomerPortalWrite};
@@ -82,12 +83,28 @@ pub(super) async fn signed_in<R>(
     state: &AppState,
     auth: &Auth<R>,
 ) -> Result<crate::domain::customer::Customer, ApiError> {
-    let Subject::Customer(id) = auth.subject() else {
-        return Err(ApiError::Bearer(crate::error::BearerError::InvalidToken));
+    match auth.subject() {
+        Subject::Customer(_) => Ok(reader(state, auth).await?.0),
+        Subject::Purchase(..) => Err(beyond_purchase()),
+        _ => Err(ApiError::Bearer(crate::error::BearerError::InvalidToken)),
+    }
+}
+
+/// For the portal's reads: the customer a customer session stands for, live, and the
+/// purchase the session is limited to, if it is (else 401 `invalid_token`).
+pub(super) async fn reader<R>(
+    state: &AppState,
+    auth: &Auth<R>,
+) -> Result<(crate::domain::customer::Customer, Option<PurchaseScope>), ApiError> {
+    let (id, scope) = match auth.subject() {
+        Subject::Customer(id) => (id, None),
+        Subject::Purchase(id, checkout) => (id, Some(PurchaseScope::of(checkout))),
+        _ => return Err(ApiError::Bearer(crate::error::BearerError::InvalidToken)),
     };
-    crate::app::portal::sign_in::customer_of(state, id)
+    let customer = crate::app::portal::sign_in::customer_of(state, id)
         .await?
-        .ok_or(ApiError::Bearer(crate::error::BearerError::InvalidToken))
+        .ok_or(ApiError::Bearer(crate::error::BearerError::InvalidToken))?;
+    Ok((customer, scope))
 }
 
 /// Frees an activation of one of the customer's keys: 204; 404 for anyone else's key or
@@ -212,13 +229,17 @@ pub(crate) async fn list(
     // Single-valued in Polar: the last one wins.
     let benefit: Option<BenefitId> = q.ids("benefit_id").pop();
     q.finish()?;
-    let Subject::Customer(customer) = auth.subject() else {
-        return Ok(web::Json(ListResource {
-            items: Vec::new(),
-            pagination: Pagination::new(0, params.limit),
-        }));
+    let (customer, scope) = match auth.subject() {
+        Subject::Customer(customer) => (customer, None),
+        Subject::Purchase(customer, checkout) => (customer, Some(PurchaseScope::of(checkout))),
+        _ => {
+            return Ok(web::Json(ListResource {
+                items: Vec::new(),
+                pagination: Pagination::new(0, params.limit),
+            }))
+        }
     };
-    let page = license_keys::customer_keys(&state, customer, &orgs, benefit, params).await;
+    let page = license_keys::customer_keys(&state, customer, &orgs, benefit, scope, params).await;
     Ok(web::Json(durable_answer(&state, page).await?))
 }
 
@@ -228,11 +249,15 @@ async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let Subject::Customer(customer) = auth.subject() else {
-        return Err(ApiError::not_found());
+    let (customer, scope) = match auth.subject() {
+        Subject::Customer(customer) => (customer, None),
+        Subject::Purchase(customer, checkout) => (customer, Some(PurchaseScope::of(checkout))),
+        _ => return Err(ApiError::not_found()),
     };
     match state.store.get::<LicenseKey>(&id.key()).await? {
-        Some(k) if k.value.customer_id == customer => {}
+        Some(k)
+            if k.value.customer_id == customer
+                && scope.is_none_or(|s: PurchaseScope| s.has_key(&k.value)) => {}
         _ => return Err(ApiError::not_found()),
     }
     let key = license_keys::live_key(&state, id).await?;
@@ -277,8 +302,10 @@ async fn rotate(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<RotatedLicenseKey>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let Subject::Customer(customer) = auth.subject() else {
-        return Err(ApiError::not_found());
+    let customer = match auth.subject() {
+        Subject::Customer(customer) => customer,
+        Subject::Purchase(..) => return Err(beyond_purchase()),
+        _ => return Err(ApiError::not_found()),
     };
     Ok(web::Json(
         license_keys::customer_rotate(&state, customer, id).await?,

@@ -140,7 +140,7 @@ async fn customer_page(
         choices(),
     )
     .await?;
-    let (keys, _) = customer_key_records(state, id, &[layout.org], None, choices()).await?;
+    let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices()).await?;
     let slug = crate::app::portal::organization(state, &customer)
         .await?
         .slug;

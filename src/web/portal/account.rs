@@ -81,6 +81,7 @@ pub async fn overview(
             c.id,
             &[c.organization_id],
             None,
+            None,
             LISTED,
         )
         .await?;

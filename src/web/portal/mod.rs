@@ -189,7 +189,9 @@ async fn cookie_session(
     req: &HttpRequest,
 ) -> Result<Option<(CustomerSession, Customer)>, ApiError> {
     match req.cookie(PORTAL_COOKIE) {
-        Some(c) if !c.value().is_empty() => app_sign_in::session_of(state, c.value()).await,
+        Some(c) if !c.value().is_empty() => Ok(app_sign_in::session_of(state, c.value())
+            .await?
+            .filter(|(s, _)| !s.is_limited())),
         _ => Ok(None),
     }
 }

@@ -80,7 +80,13 @@ pub async fn page(
         let overview = p.seller.at("/overview");
         if !q.customer_session_token.is_empty() {
             return match app::session_of(&state, &q.customer_session_token).await? {
-                Some((s, c)) if s.organization_id == p.org.id && c.organization_id == p.org.id => {
+                // A session limited to one purchase (a checkout's, for an address it did
+                // not prove) never opens the portal's pages.
+                Some((s, c))
+                    if s.organization_id == p.org.id
+                        && c.organization_id == p.org.id
+                        && !s.is_limited() =>
+                {
                     let c = session_cookie(&state, q.customer_session_token, s.expires_at);
                     Ok(see_other(&overview, vec![c]))
                 }

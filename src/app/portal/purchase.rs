@@ -1,0 +1,88 @@
+//! What a limited customer session reaches: the purchase of the checkout whose confirm
+//! minted it ([`crate::domain::customer_session::SessionPurchase`]). A buyer who typed an
+//! address that named an existing customer proves nothing by it, so the session the
+//! confirm answers reads that checkout's order, subscription, keys and grants, and nothing
+//! else of the customer's; the buyer signs in with a mailed code for the rest.
+
+use tollgate_actors::ids::derived_uuid;
+use tollgate_actors::license_key::LicenseKey;
+
+use crate::domain::benefit_grant::BenefitGrant;
+use crate::domain::ids::{CheckoutId, OrderId, SubscriptionId};
+use crate::domain::order::Order;
+use crate::error::ApiError;
+
+/// The records a checkout's purchase made (their ids derive from the checkout's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PurchaseScope {
+    pub checkout_id: CheckoutId,
+    pub order_id: OrderId,
+    pub subscription_id: SubscriptionId,
+}
+
+impl PurchaseScope {
+    pub fn of(checkout_id: CheckoutId) -> PurchaseScope {
+        PurchaseScope {
+            checkout_id,
+            order_id: order_of_checkout(checkout_id),
+            subscription_id: subscription_of_checkout(checkout_id),
+        }
+    }
+
+    /// The checkout's order, or one of its subscription's.
+    pub fn has_order(&self, o: &Order) -> bool {
+        o.id == self.order_id || o.subscription_id == Some(self.subscription_id)
+    }
+
+    pub fn has_subscription(&self, id: SubscriptionId) -> bool {
+        id == self.subscription_id
+    }
+
+    /// A key the purchase granted (by its order, or by its subscription).
+    pub fn has_key(&self, k: &LicenseKey) -> bool {
+        k.order_id == Some(self.order_id) || k.subscription_id == Some(self.subscription_id)
+    }
+
+    pub fn has_grant(&self, g: &BenefitGrant) -> bool {
+        g.source.order_id() == Some(self.order_id)
+            || g.source.subscription_id() == Some(self.subscription_id)
+    }
+}
+
+/// The order a checkout's purchase creates.
+pub fn order_of_checkout(id: CheckoutId) -> OrderId {
+    OrderId(derived_uuid(id.0, "order"))
+}
+
+/// The subscription a checkout's purchase of a recurring price creates.
+pub fn subscription_of_checkout(id: CheckoutId) -> SubscriptionId {
+    SubscriptionId(derived_uuid(id.0, "subscription"))
+}
+
+/// Polar's 403 for what a limited session may not do.
+pub fn beyond_purchase() -> ApiError {
+    ApiError::Named {
+        status: 403,
+        error: "NotPermitted",
+        detail: "This session was opened by a checkout and reaches only that purchase. \
+                 Sign in to the customer portal with the code sent to your e-mail address \
+                 for the rest."
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_reaches_its_own_checkouts_records_only() {
+        let mine = PurchaseScope::of(CheckoutId::new());
+        let other = PurchaseScope::of(CheckoutId::new());
+        assert_eq!(mine, PurchaseScope::of(mine.checkout_id));
+        assert_ne!(mine.order_id, other.order_id);
+        assert!(mine.has_subscription(mine.subscription_id));
+        assert!(!mine.has_subscription(other.subscription_id));
+        assert_ne!(mine.order_id.0, mine.subscription_id.0);
+    }
+}
