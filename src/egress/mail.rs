@@ -359,6 +359,41 @@ mod tests {
         assert_eq!(h.report().stuck, 0);
     }
 
+    fn message(from_name: &str, subject: &str) -> MailMessage {
+        use crate::domain::ids::{MailMessageId, OrganizationId};
+        use crate::domain::mail::{MailKind, MailState};
+        MailMessage {
+            id: MailMessageId::new(),
+            organization_id: OrganizationId::new(),
+            created_at: chrono::Utc::now(),
+            modified_at: None,
+            kind: MailKind::OrderReceipt,
+            to: "ada@example.com".into(),
+            reply_to: Some("shop@example.com".into()),
+            from_name: from_name.into(),
+            subject: subject.into(),
+            text: "Thanks".into(),
+            html: "<p>Thanks</p>".into(),
+            order_id: None,
+            subscription_id: None,
+            customer_id: None,
+            state: MailState::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+        }
+    }
+
+    #[test]
+    fn a_header_with_a_line_break_is_refused_not_a_panic() {
+        let mailer = Mailer::new(&EmailSettings::default(), Path::new("/nonexistent"))
+            .expect("the default settings");
+        assert!(mailer.build(&message("Shop", "Your receipt")).is_ok());
+        for (name, subject) in [("Shop\nX", "Hi"), ("Shop", "Hi\r\nBcc: x@example.com")] {
+            let e = mailer.build(&message(name, subject)).expect_err("refused");
+            assert!(e.contains("cannot build the message"), "{e}");
+        }
+    }
+
     #[test]
     fn eml_files_are_private_whatever_the_umask() {
         use std::os::unix::fs::PermissionsExt;
