@@ -99,6 +99,10 @@ pub struct RateLimitSettings {
     /// Deactivations that name the activation by its `label` instead of its id, per key
     /// (within its organization): a slot can be freed without the id, not churned.
     pub deactivations_by_label_per_key: Limit,
+    /// Cancellations and uncancellations of one subscription (API, portal, dashboard).
+    pub subscription_cancels_per_subscription: Limit,
+    /// Receipts e-mailed to one address (beyond it they wait, never dropped).
+    pub receipts_per_address: Limit,
 }
 
 impl Default for RateLimitSettings {
@@ -125,6 +129,8 @@ impl Default for RateLimitSettings {
             portal_codes_per_address: Limit::new(5, 3600),
             portal_sign_ins_per_ip: Limit::new(12, 600),
             deactivations_by_label_per_key: Limit::new(10, 3600),
+            subscription_cancels_per_subscription: Limit::new(10, 3600),
+            receipts_per_address: Limit::new(20, 3600),
         }
     }
 }
@@ -159,6 +165,11 @@ impl RateLimitSettings {
                 "deactivations_by_label_per_key",
                 self.deactivations_by_label_per_key,
             ),
+            (
+                "subscription_cancels_per_subscription",
+                self.subscription_cancels_per_subscription,
+            ),
+            ("receipts_per_address", self.receipts_per_address),
         ];
         for (name, limit) in limits {
             if limit.per_secs == 0 {
@@ -461,60 +472,8 @@ fn is_loopback(u: &url::Url) -> bool {
     }
 }
 
-/// How e-mail leaves: receipts with license keys, subscription notices, keys sent again.
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EmailSettings {
-    /// `file` (each message an `.eml` file under `<data_dir>/mail/`), `smtp` or `none`.
-    pub transport: EmailTransport,
-    /// With `transport = "smtp"`: `smtp://host:25` (plain, or `?tls=required` for
-    /// STARTTLS), `smtps://host:465` (TLS), with `user:password@` when the server asks.
-    pub smtp_url: String,
-    /// The sender: `Name <address>`; the organization's name replaces the name.
-    pub from: String,
-    /// The wait after a first failed attempt; it doubles after each (at most 6 hours).
-    pub retry_base_ms: u64,
-    /// Attempts before a message is given up as failed.
-    pub max_attempts: u32,
-    /// How long one SMTP conversation may take.
-    pub smtp_timeout_secs: u64,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EmailTransport {
-    #[default]
-    File,
-    Smtp,
-    None,
-}
-
-impl Default for EmailSettings {
-    fn default() -> Self {
-        Self {
-            transport: EmailTransport::File,
-            smtp_url: String::new(),
-            from: "Tollgate <noreply@localhost>".into(),
-            retry_base_ms: 30_000,
-            max_attempts: 12,
-            smtp_timeout_secs: 30,
-        }
-    }
-}
-
-/// The SMTP password never reaches a log line.
-impl std::fmt::Debug for EmailSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmailSettings")
-            .field("transport", &self.transport)
-            .field("smtp_url", &redacted_url(&self.smtp_url))
-            .field("from", &self.from)
-            .field("retry_base_ms", &self.retry_base_ms)
-            .field("max_attempts", &self.max_attempts)
-            .field("smtp_timeout_secs", &self.smtp_timeout_secs)
-            .finish()
-    }
-}
+mod email;
+pub use email::{EmailSettings, EmailTransport};
 
 /// A URL with its password replaced (for logs).
 pub fn redacted_url(raw: &str) -> String {
@@ -526,34 +485,6 @@ pub fn redacted_url(raw: &str) -> String {
         Ok(u) => u.to_string(),
         Err(_) if raw.is_empty() => String::new(),
         Err(_) => "<not a URL>".into(),
-    }
-}
-
-impl EmailSettings {
-    fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: &str| Err(ConfigError::Invalid(format!("email.{key}: {why}")));
-        if self.from.parse::<lettre::message::Mailbox>().is_err() {
-            return bad("from", "expected an address, or `Name <address>`");
-        }
-        if self.max_attempts == 0 {
-            return bad("max_attempts", "must be > 0");
-        }
-        if self.retry_base_ms == 0 {
-            return bad("retry_base_ms", "must be > 0");
-        }
-        if self.smtp_timeout_secs == 0 {
-            return bad("smtp_timeout_secs", "must be > 0");
-        }
-        if self.transport != EmailTransport::Smtp {
-            return Ok(());
-        }
-        match url::Url::parse(&self.smtp_url) {
-            Ok(u) if matches!(u.scheme(), "smtp" | "smtps") && u.host_str().is_some() => Ok(()),
-            _ => bad(
-                "smtp_url",
-                "expected smtp://host[:port] or smtps://host[:port] (needed with email.transport = \"smtp\")",
-            ),
-        }
     }
 }
 

@@ -2,84 +2,295 @@
 //!
 //! Messages are decided in the webhook fan-out (`crate::webhooks::dispatch`, from the
 //! change feed, through `crate::app::mail`) or on request, and stored before anyone is
-//! told. This loop, on the node that leads the webhooks, takes the pending messages whose
-//! time has come, oldest first, hands each to the transport (`crate::egress::mail`) and
-//! records the attempt on the message in one durable write. A crash between the two sends
-//! that message again after the restart, with the same `Message-ID`; nothing acknowledged
-//! is ever lost, and a message is never decided twice.
+//! told. On the node that leads the webhooks, `email.workers` workers take the pending
+//! messages whose time has come, oldest first, and one more worker takes the sign-in codes
+//! (their own index, [`MAIL_PENDING_CODES`], so a code never waits behind notices). A
+//! worker claims a message in this process before it reads it (two workers never send one
+//! message at once), hands it to the transport (`crate::egress::mail`, whose SMTP
+//! conversation is bounded as a whole) and records the attempt on the message in one
+//! durable write. A crash between the two sends that message again after the restart,
+//! with the same `Message-ID`; nothing acknowledged is ever lost, and a message is never
+//! decided twice.
+//!
+//! A message whose building or sending panics is recorded as failed for good (the panic is
+//! caught around that one message); a worker that dies anyway is restarted by its
+//! supervisor. Each worker beats at every turn of its loop: one that has not come back for
+//! `email.stuck_after_secs` makes `/readyz` answer 503 (`crate::egress::mail::SenderHealth`).
+//!
+//! Before a message leaves, what it tells is checked once more: a cancellation notice of a
+//! cancellation undone (or told again by a newer notice) is withdrawn, and a receipt to an
+//! address that had `rate_limits.receipts_per_address` already waits its turn.
 
+use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::web;
-use tollgate_storage::{Batch, Direction, Expect, StorageError};
+use futures_util::FutureExt;
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
-use crate::domain::mail::{MailMessage, MAIL_PENDING};
+use crate::app::mail::{canceled_notice_id, notice_bucket};
+use crate::domain::mail::{Delivery, MailKind, MailMessage, MAIL_PENDING, MAIL_PENDING_CODES};
+use crate::egress::mail::Mailer;
 use crate::state::AppState;
+use tollgate_actors::subscription::Subscription;
 
-/// Messages sent per pass, at most.
-const BATCH: usize = 32;
-/// How long the sender sleeps when nothing is due and nobody wakes it.
+/// Pending ids a worker looks through for one that is due and not claimed.
+const SCAN: usize = 96;
+/// How long a worker sleeps when nothing is due and nobody wakes it.
 const IDLE: Duration = Duration::from_secs(1);
 
-/// Runs the sender until the process ends. Call once.
+/// Which pending messages a worker takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Queue {
+    /// Every pending message, oldest due first.
+    All,
+    /// Sign-in codes only.
+    Codes,
+}
+
+/// The messages being sent in this process, by id (only the leading node sends).
+#[derive(Default)]
+struct Claims(Mutex<HashSet<Vec<u8>>>);
+
+/// A claimed message; released when dropped (also when its worker unwinds).
+struct Claim {
+    claims: Arc<Claims>,
+    id: Vec<u8>,
+}
+
+impl Claims {
+    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<Vec<u8>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn claim(self: &Arc<Self>, id: &[u8]) -> Option<Claim> {
+        self.set().insert(id.to_vec()).then(|| Claim {
+            claims: self.clone(),
+            id: id.to_vec(),
+        })
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.claims.set().remove(&self.id);
+    }
+}
+
+/// Starts the workers and their supervisors. Call once.
 pub fn start(state: web::Data<AppState>) {
-    actix_web::rt::spawn(async move {
-        loop {
-            // One node sends, the one that fans the feed out.
-            if !state.jobs.lead(&state.store, "webhooks").await {
+    let health = &state.mailer.health;
+    health.start();
+    let workers = health.workers();
+    let claims = Arc::new(Claims::default());
+    for i in 0..workers {
+        let queue = if i + 1 == workers {
+            Queue::Codes
+        } else {
+            Queue::All
+        };
+        let state = state.clone();
+        let claims = claims.clone();
+        actix_web::rt::spawn(async move {
+            loop {
+                let run = actix_web::rt::spawn(worker(state.clone(), claims.clone(), i, queue));
+                let why = match run.await {
+                    Ok(()) => "it returned".to_string(),
+                    Err(e) if e.is_panic() => "it panicked".to_string(),
+                    Err(e) => e.to_string(),
+                };
+                state.mailer.health.restarted();
+                tracing::error!(
+                    worker = i,
+                    "e-mail sender worker stopped ({why}); restarting it"
+                );
                 tokio::time::sleep(IDLE).await;
-                continue;
             }
-            match pass(&state).await {
-                Ok(n) if n >= BATCH => {}
-                Ok(_) => state.mailer.woken(IDLE).await,
-                Err(e) => {
+        });
+    }
+}
+
+async fn worker(state: web::Data<AppState>, claims: Arc<Claims>, i: usize, queue: Queue) {
+    let mut signal = state.mailer.wake_signal();
+    loop {
+        state.mailer.health.beat(i);
+        // One node sends, the one that fans the feed out.
+        if !state.jobs.lead(&state.store, "webhooks").await {
+            tokio::time::sleep(IDLE).await;
+            continue;
+        }
+        signal.borrow_and_update();
+        match next(&state, &claims, queue).await {
+            Ok(Some((claim, stored))) => {
+                if let Err(e) = deliver(&state, stored).await {
                     tracing::warn!(error = %e, "e-mail sender failed; retrying");
                     tokio::time::sleep(IDLE).await;
                 }
+                drop(claim);
+            }
+            Ok(None) => Mailer::woken(&mut signal, IDLE).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "e-mail sender failed; retrying");
+                tokio::time::sleep(IDLE).await;
             }
         }
-    });
+    }
 }
 
-/// Sends the messages due now (at most [`BATCH`]); returns how many were attempted.
-pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
-    let now = state.now();
+/// The oldest message of `queue` that is due and that no other worker holds, claimed.
+async fn next(
+    state: &AppState,
+    claims: &Arc<Claims>,
+    queue: Queue,
+) -> Result<Option<(Claim, Stored<MailMessage>)>, StorageError> {
+    let index = match queue {
+        Queue::All => MAIL_PENDING,
+        Queue::Codes => MAIL_PENDING_CODES,
+    };
     let ids: Vec<Vec<u8>> = state
         .store
-        .index_iter(MAIL_PENDING, &[Vec::new()], Direction::Asc)?
-        .take(BATCH)
+        .index_iter(index, &[Vec::new()], Direction::Asc)?
+        .take(SCAN)
         .await?;
-    let mut attempted = 0;
+    let now = state.now();
     for id in ids {
+        // Claimed before it is read: what is read after the claim is what the last holder
+        // wrote.
+        let Some(claim) = claims.claim(&id) else {
+            continue;
+        };
         let Some(stored) = state.store.get::<MailMessage>(&id).await? else {
             continue;
         };
-        let mut m = stored.value;
-        if !m.is_pending() {
+        if !stored.value.is_pending() {
             continue;
         }
-        if m.next_attempt_at.is_some_and(|at| at > now) {
+        if stored.value.next_attempt_at.is_some_and(|at| at > now) {
             // The index is in time order: nothing later is due either.
             break;
         }
-        let delivery = state.mailer.send(&m).await;
-        let at = state.now();
-        m.record_attempt(at, delivery, state.mailer.policy);
-        if let Some(last) = m.attempts.last() {
-            let state_name = m.state.as_str();
-            if last.ok {
-                tracing::info!(to = %m.to, kind = m.kind.as_str(), answer = %last.answer, "e-mail {state_name}");
-            } else {
-                tracing::warn!(to = %m.to, kind = m.kind.as_str(), answer = %last.answer, next = ?m.next_attempt_at, "e-mail not sent ({state_name})");
-            }
-        }
-        let mut batch = Batch::new();
-        batch.put(&m, Expect::Rev(stored.rev))?;
-        state.store.commit_durable(&batch).await?;
+        return Ok(Some((claim, stored)));
+    }
+    Ok(None)
+}
+
+/// Sends the messages due now, one after another, in this task (at most `SCAN`); returns
+/// how many were attempted. For tests and tools: the workers do this in the background.
+pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
+    let claims = Arc::new(Claims::default());
+    let mut attempted = 0;
+    while attempted < SCAN {
+        let Some((claim, stored)) = next(state, &claims, Queue::All).await? else {
+            break;
+        };
+        deliver(state, stored).await?;
+        drop(claim);
         attempted += 1;
     }
     Ok(attempted)
+}
+
+/// Why a message does not leave now.
+enum Hold {
+    /// Never: what it told was undone.
+    Withdraw(String),
+    /// Later: its recipient had their share of receipts.
+    Defer(chrono::DateTime<chrono::Utc>),
+}
+
+/// Whether `m` should still go, and now.
+async fn hold(state: &AppState, m: &MailMessage) -> Result<Option<Hold>, StorageError> {
+    if m.kind == MailKind::SubscriptionCanceled {
+        if let Some(id) = m.subscription_id {
+            if let Some(s) = state.store.get::<Subscription>(&id.key()).await? {
+                let s = s.value;
+                if !s.cancel_at_period_end && s.ends_at.is_none() {
+                    return Ok(Some(Hold::Withdraw(
+                        "not sent: the cancellation was undone before the notice left".into(),
+                    )));
+                }
+                // A cancellation of a later window has its own notice.
+                let window =
+                    i64::try_from(state.settings.email.notice_window_secs).unwrap_or(i64::MAX);
+                if window > 0 {
+                    let first = notice_bucket(m.created_at, window) + 1;
+                    let last = notice_bucket(state.now(), window).min(first + 1_000);
+                    for bucket in first..=last {
+                        let newer = canceled_notice_id(id, bucket);
+                        if state
+                            .store
+                            .get::<MailMessage>(&newer.key())
+                            .await?
+                            .is_some()
+                        {
+                            return Ok(Some(Hold::Withdraw(
+                                "not sent: a newer cancellation's notice tells it".into(),
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if m.kind.is_receipt() && state.mailer.sends() {
+        if let Err(wait) = state.limits.receipt_to(&m.to) {
+            let wait = chrono::Duration::from_std(wait)
+                .unwrap_or(chrono::Duration::hours(1))
+                .max(chrono::Duration::seconds(1));
+            return Ok(Some(Hold::Defer(state.now() + wait)));
+        }
+    }
+    Ok(None)
+}
+
+/// One attempt at `stored`, recorded on it.
+async fn deliver(state: &AppState, stored: Stored<MailMessage>) -> Result<(), StorageError> {
+    let mut m = stored.value;
+    let delivery = match hold(state, &m).await? {
+        Some(Hold::Defer(until)) => {
+            tracing::info!(to = %m.to, kind = m.kind.as_str(), until = %until,
+                "e-mail waits: its recipient had their share of receipts");
+            m.next_attempt_at = Some(until);
+            m.modified_at = Some(state.now());
+            let mut batch = Batch::new();
+            batch.put(&m, Expect::Rev(stored.rev))?;
+            state.store.commit_durable(&batch).await?;
+            return Ok(());
+        }
+        Some(Hold::Withdraw(why)) => Delivery::Withdrawn(why),
+        None => match AssertUnwindSafe(state.mailer.send(&m)).catch_unwind().await {
+            Ok(delivery) => delivery,
+            Err(panic) => {
+                state.mailer.health.panicked();
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(to = %m.to, kind = m.kind.as_str(), panic = %what,
+                    "building or sending an e-mail panicked; it is given up");
+                Delivery::Permanent(format!(
+                    "cannot build or send the message (it panicked: {what})"
+                ))
+            }
+        },
+    };
+    let at = state.now();
+    m.record_attempt(at, delivery, state.mailer.policy);
+    if let Some(last) = m.attempts.last() {
+        let state_name = m.state.as_str();
+        if last.ok {
+            tracing::info!(to = %m.to, kind = m.kind.as_str(), answer = %last.answer, "e-mail {state_name}");
+        } else {
+            tracing::warn!(to = %m.to, kind = m.kind.as_str(), answer = %last.answer, next = ?m.next_attempt_at, "e-mail not sent ({state_name})");
+        }
+    }
+    let mut batch = Batch::new();
+    batch.put(&m, Expect::Rev(stored.rev))?;
+    state.store.commit_durable(&batch).await?;
+    Ok(())
 }
 
 /// Deletes messages settled (sent, failed or skipped) more than `webhooks.retention_days`

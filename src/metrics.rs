@@ -44,6 +44,9 @@ struct Sampled {
     validation_paths: IntCounterVec,
     listener: IntGaugeVec,
     listener_reconnects: IntCounter,
+    mail_workers: IntGaugeVec,
+    mail_restarts: IntCounter,
+    mail_panics: IntCounter,
 }
 
 /// The flusher's per-flush batch sizes and durations as two Prometheus histograms, from the
@@ -270,7 +273,26 @@ impl Metrics {
                 "store_listener_reconnects_total",
                 "On PostgreSQL: times the change listener lost its connection",
             )?,
+            mail_workers: IntGaugeVec::new(
+                Opts::new(
+                    "mail_sender_workers",
+                    "E-mail sender workers by state: running, or stuck (not back within \
+                     email.stuck_after_secs: stuck or dead; /readyz answers 503 meanwhile)",
+                ),
+                &["state"],
+            )?,
+            mail_restarts: IntCounter::new(
+                "mail_sender_restarts_total",
+                "E-mail sender workers restarted by their supervisor after they stopped",
+            )?,
+            mail_panics: IntCounter::new(
+                "mail_sender_panics_total",
+                "Messages whose building or sending panicked (each recorded as failed for good)",
+            )?,
         };
+        registry.register(Box::new(sampled.mail_workers.clone()))?;
+        registry.register(Box::new(sampled.mail_restarts.clone()))?;
+        registry.register(Box::new(sampled.mail_panics.clone()))?;
         registry.register(Box::new(sampled.actors_live.clone()))?;
         registry.register(Box::new(sampled.actors_running.clone()))?;
         registry.register(Box::new(sampled.actor_events.clone()))?;
@@ -398,6 +420,21 @@ impl Metrics {
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,
     /// `pending`, `declined` or `error`).
+    /// The e-mail sender's health, copied at each scrape: its workers, how many are stuck,
+    /// and its totals of restarts and panics.
+    pub fn sample_mail(&self, workers: usize, stuck: usize, restarts: u64, panics: u64) {
+        let s = self.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        let gauge = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        s.mail_workers
+            .with_label_values(&["running"])
+            .set(gauge(workers.saturating_sub(stuck)));
+        s.mail_workers
+            .with_label_values(&["stuck"])
+            .set(gauge(stuck));
+        raise_to(&s.mail_restarts, restarts);
+        raise_to(&s.mail_panics, panics);
+    }
+
     pub fn payment(&self, outcome: &str) {
         self.payments.with_label_values(&[outcome]).inc();
     }

@@ -206,6 +206,8 @@ pub struct RateLimits {
     portal_codes_address: Policy<u64>,
     portal_sign_ins_ip: Policy<IpAddr>,
     deactivations_by_label: Policy<u64>,
+    subscription_cancels: Policy<u64>,
+    receipts_address: Policy<u64>,
     api_token: Policy<u64>,
     backoff_base: Duration,
     backoff_max: Duration,
@@ -248,6 +250,12 @@ impl RateLimits {
             portal_codes_address: Policy::new("address", s.portal_codes_per_address, on),
             portal_sign_ins_ip: Policy::new("ip", s.portal_sign_ins_per_ip, on),
             deactivations_by_label: Policy::new("key", s.deactivations_by_label_per_key, on),
+            subscription_cancels: Policy::new(
+                "subscription",
+                s.subscription_cancels_per_subscription,
+                on,
+            ),
+            receipts_address: Policy::new("address", s.receipts_per_address, on),
             api_token: Policy::new("token", s.api_per_token, on),
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
@@ -446,6 +454,26 @@ impl RateLimits {
         )
     }
 
+    /// A cancellation or uncancellation of `subscription` (any caller): a subscription's
+    /// state toggled over and over would mail its buyer over and over.
+    pub fn subscription_cancel(&self, subscription: &impl Hash) -> Result<Report, Denied> {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b's');
+        subscription.hash(&mut h);
+        let key = h.finish();
+        self.two::<u64, u64>((&self.subscription_cancels, &key), None)
+    }
+
+    /// A receipt about to be sent to `email`: `Err` holds how long it waits first (no inbox
+    /// gets more receipts than the limit, however many orders name it).
+    pub fn receipt_to(&self, email: &str) -> Result<(), Duration> {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'm');
+        h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
+        let key = h.finish();
+        self.receipts_address.check(&key, &mut Report::default())
+    }
+
     /// A customer-portal sign-in code typed from `ip`.
     pub fn portal_sign_in(&self, ip: IpAddr) -> Result<Report, Denied> {
         self.two::<IpAddr, IpAddr>((&self.portal_sign_ins_ip, &addr_key(ip)), None)
@@ -528,6 +556,8 @@ impl RateLimits {
         self.portal_codes_ip.purge();
         self.portal_codes_address.purge();
         self.portal_sign_ins_ip.purge();
+        self.subscription_cancels.purge();
+        self.receipts_address.purge();
         self.api_token.purge();
         let now = Instant::now();
         // A delay is forgotten once it ran out and a maximal delay more has passed: after a
@@ -555,6 +585,8 @@ impl RateLimits {
             + self.portal_codes_ip.len()
             + self.portal_codes_address.len()
             + self.portal_sign_ins_ip.len()
+            + self.subscription_cancels.len()
+            + self.receipts_address.len()
             + self.api_token.len()
             + self.backoffs.len()
     }

@@ -627,6 +627,16 @@ pub async fn update(
         None if revoke => Change::Revoke { reason, comment },
         None => return Ok(current),
     };
+    // A state toggled over and over mails the buyer each time: a cancellation or an
+    // uncancellation that changes something counts against the subscription's limit.
+    let toggles = match &change {
+        Change::Uncancel => current.cancel_at_period_end,
+        Change::CancelAtPeriodEnd { .. } => !current.cancel_at_period_end,
+        _ => false,
+    };
+    if toggles && current.ended_at.is_none() {
+        state.limits.subscription_cancel(&id)?;
+    }
     let mut updated = state
         .subscriptions
         .call(id, UpdateSubscription(change))

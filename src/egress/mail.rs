@@ -6,17 +6,27 @@
 //! written), refused for now (a 4xx answer, no connection, a timeout), refused for good (a
 //! 5xx answer, an address that is not one), or skipped (`none`). The outbox record keeps
 //! every answer ([`crate::domain::mail::MailMessage::record_attempt`]).
+//!
+//! A message that cannot be built (a header that would not be one, e.g. a name with a line
+//! break stored by an older build) is refused for good, never a panic. The SMTP
+//! conversation is bounded as a whole by `smtp_timeout_secs` (a server that greets and
+//! then never answers holds a worker that long, no longer). The `.eml` files hold what the
+//! messages hold (sign-in codes, license keys): the directory is made 0700 and each file
+//! 0600, whatever the umask. [`SenderHealth`] is what the sender's workers report, read by
+//! `/readyz` and `/metrics`.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::AsyncSmtpTransport;
 use lettre::{AsyncTransport, Message, Tokio1Executor};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use crate::config::{redacted_url, EmailSettings, EmailTransport};
 use crate::domain::mail::{Delivery, MailMessage, RetryPolicy};
+use crate::validate::is_header_safe;
 
 enum Transport {
     File(PathBuf),
@@ -32,7 +42,11 @@ pub struct Mailer {
     /// The right-hand side of every `Message-ID`: the sending address's domain.
     domain: String,
     pub policy: RetryPolicy,
-    wake: Notify,
+    /// The whole SMTP conversation's bound.
+    timeout: Duration,
+    /// Bumped by [`Mailer::wake`]; each worker watches it.
+    wake: watch::Sender<u64>,
+    pub health: SenderHealth,
 }
 
 impl Mailer {
@@ -69,18 +83,34 @@ impl Mailer {
                 ),
                 max_attempts: settings.max_attempts,
             },
-            wake: Notify::new(),
+            timeout: Duration::from_secs(settings.smtp_timeout_secs),
+            wake: watch::channel(0).0,
+            health: SenderHealth::new(
+                settings.workers + 1,
+                Duration::from_secs(settings.stuck_after_secs),
+            ),
         })
     }
 
-    /// Tells the sender that messages are waiting.
+    /// Tells the sender's workers that messages are waiting (each worker sees it, even one
+    /// busy when it was said).
     pub fn wake(&self) {
-        self.wake.notify_one();
+        self.wake.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Waits until woken, or `at_most`.
-    pub async fn woken(&self, at_most: Duration) {
-        let _ = tokio::time::timeout(at_most, self.wake.notified()).await;
+    /// What a worker watches to learn it was woken ([`Mailer::woken`]).
+    pub fn wake_signal(&self) -> watch::Receiver<u64> {
+        self.wake.subscribe()
+    }
+
+    /// Waits until woken since `signal` last looked, or `at_most`.
+    pub async fn woken(signal: &mut watch::Receiver<u64>, at_most: Duration) {
+        let _ = tokio::time::timeout(at_most, signal.changed()).await;
+    }
+
+    /// Whether messages leave at all (the transport is not `none`).
+    pub fn sends(&self) -> bool {
+        !matches!(self.transport, Transport::None)
     }
 
     /// The `Message-ID` of a message.
@@ -90,6 +120,18 @@ impl Mailer {
 
     /// Builds the message as it goes out.
     pub fn build(&self, m: &MailMessage) -> Result<Message, String> {
+        for (header, value) in [
+            ("From name", m.from_name.as_str()),
+            ("Subject", m.subject.as_str()),
+            ("To", m.to.as_str()),
+            ("Reply-To", m.reply_to.as_deref().unwrap_or("")),
+        ] {
+            if !is_header_safe(value) {
+                return Err(format!(
+                    "cannot build the message: its {header} holds a control character: {value:?}"
+                ));
+            }
+        }
         let to: Mailbox =
             m.to.parse()
                 .map_err(|e| format!("not an address: {:?}: {e}", m.to))?;
@@ -130,23 +172,29 @@ impl Mailer {
         match &self.transport {
             Transport::None => Delivery::Skipped,
             Transport::File(dir) => write_file(dir, m, &message).await,
-            Transport::Smtp(smtp) => match smtp.send(message).await {
-                Ok(response) => Delivery::Accepted(
-                    format!(
-                        "{} {}",
-                        response.code(),
-                        response.message().collect::<Vec<_>>().join(" ")
-                    )
-                    .trim()
-                    .to_string(),
-                ),
-                // Refused credentials are the operator's to fix, not the recipient's: the
-                // message waits for the next attempt instead of failing for good.
-                Err(e) if e.is_permanent() && !is_auth_refusal(&e) => {
-                    Delivery::Permanent(e.to_string())
+            Transport::Smtp(smtp) => {
+                match tokio::time::timeout(self.timeout, smtp.send(message)).await {
+                    Err(_) => Delivery::Transient(format!(
+                        "the SMTP conversation took more than {}s (email.smtp_timeout_secs)",
+                        self.timeout.as_secs()
+                    )),
+                    Ok(Ok(response)) => Delivery::Accepted(
+                        format!(
+                            "{} {}",
+                            response.code(),
+                            response.message().collect::<Vec<_>>().join(" ")
+                        )
+                        .trim()
+                        .to_string(),
+                    ),
+                    // Refused credentials are the operator's to fix, not the recipient's: the
+                    // message waits for the next attempt instead of failing for good.
+                    Ok(Err(e)) if e.is_permanent() && !is_auth_refusal(&e) => {
+                        Delivery::Permanent(e.to_string())
+                    }
+                    Ok(Err(e)) => Delivery::Transient(e.to_string()),
                 }
-                Err(e) => Delivery::Transient(e.to_string()),
-            },
+            }
         }
     }
 }
@@ -158,22 +206,206 @@ fn is_auth_refusal(e: &lettre::transport::smtp::Error) -> bool {
         .is_some_and(|code| matches!(u16::from(code), 530 | 534 | 535 | 538))
 }
 
-/// Writes the message as `<dir>/<id>.eml`, whole or not at all (a temporary file renamed).
+/// Writes the message as `<dir>/<id>.eml`, whole or not at all (a temporary file renamed):
+/// the directory 0700, the file 0600, whatever the umask.
 async fn write_file(dir: &Path, m: &MailMessage, message: &Message) -> Delivery {
     let path = dir.join(format!("{}.eml", m.id.uuid()));
     let tmp = dir.join(format!(".{}.eml.tmp", m.id.uuid()));
     let bytes = message.formatted();
-    let written = async {
-        tokio::fs::create_dir_all(dir).await?;
-        tokio::fs::write(&tmp, &bytes).await?;
-        tokio::fs::rename(&tmp, &path).await
-    }
-    .await;
+    let written = {
+        let (dir, path, tmp) = (dir.to_path_buf(), path.clone(), tmp);
+        tokio::task::spawn_blocking(move || write_private(&dir, &tmp, &path, &bytes))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+    };
     match written {
         Ok(()) => {
             tracing::info!(to = %m.to, kind = m.kind.as_str(), path = %path.display(), "e-mail written");
             Delivery::Accepted(format!("written to {}", path.display()))
         }
         Err(e) => Delivery::Transient(format!("cannot write {}: {e}", path.display())),
+    }
+}
+
+/// The blocking part of [`write_file`]: `dir` created (or narrowed) to 0700, `tmp` created
+/// 0600, written, synced and renamed to `path`.
+fn write_private(dir: &Path, tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    // An existing directory (or one an umask narrowed differently) is set as it must be.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let _ = std::fs::remove_file(tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(tmp)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(tmp, path)
+}
+
+/// What the sender's workers report: when each last came back to its loop, and how often a
+/// worker was restarted or a message panicked. A worker that has not come back for
+/// `stuck_after` is stuck (or dead): `/readyz` answers 503 and `/metrics` counts it.
+pub struct SenderHealth {
+    origin: Instant,
+    stuck_after: Duration,
+    started: AtomicBool,
+    /// Per worker: milliseconds since `origin` of its last beat.
+    beats: Vec<AtomicU64>,
+    restarts: AtomicU64,
+    panics: AtomicU64,
+}
+
+/// The sender's state as `/metrics` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SenderReport {
+    pub started: bool,
+    pub workers: usize,
+    pub stuck: usize,
+    pub restarts: u64,
+    pub panics: u64,
+}
+
+impl SenderHealth {
+    fn new(workers: usize, stuck_after: Duration) -> Self {
+        Self {
+            origin: Instant::now(),
+            stuck_after,
+            started: AtomicBool::new(false),
+            beats: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            restarts: AtomicU64::new(0),
+            panics: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The number of workers (the last one sends sign-in codes).
+    pub fn workers(&self) -> usize {
+        self.beats.len()
+    }
+
+    /// The sender started its workers.
+    pub fn start(&self) {
+        for b in &self.beats {
+            b.store(self.now_ms(), Ordering::Relaxed);
+        }
+        self.started.store(true, Ordering::Relaxed);
+    }
+
+    /// Worker `i` is alive and back at its loop.
+    pub fn beat(&self, i: usize) {
+        if let Some(b) = self.beats.get(i) {
+            b.store(self.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    pub fn restarted(&self) {
+        self.restarts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn panicked(&self) {
+        self.panics.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Workers that have not beaten for `stuck_after` (0 before the sender starts).
+    pub fn stuck(&self) -> usize {
+        if !self.started.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let now = self.now_ms();
+        let limit = u64::try_from(self.stuck_after.as_millis()).unwrap_or(u64::MAX);
+        self.beats
+            .iter()
+            .filter(|b| now.saturating_sub(b.load(Ordering::Relaxed)) > limit)
+            .count()
+    }
+
+    pub fn report(&self) -> SenderReport {
+        SenderReport {
+            started: self.started.load(Ordering::Relaxed),
+            workers: self.beats.len(),
+            stuck: self.stuck(),
+            restarts: self.restarts.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_that_does_not_come_back_is_stuck() {
+        let h = SenderHealth::new(2, Duration::from_millis(50));
+        assert_eq!(h.stuck(), 0, "not started");
+        h.start();
+        assert_eq!(h.stuck(), 0);
+        std::thread::sleep(Duration::from_millis(120));
+        h.beat(0);
+        assert_eq!(h.stuck(), 1);
+        h.beat(1);
+        assert_eq!(h.report().stuck, 0);
+    }
+
+    fn message(from_name: &str, subject: &str) -> MailMessage {
+        use crate::domain::ids::{MailMessageId, OrganizationId};
+        use crate::domain::mail::{MailKind, MailState};
+        MailMessage {
+            id: MailMessageId::new(),
+            organization_id: OrganizationId::new(),
+            created_at: chrono::Utc::now(),
+            modified_at: None,
+            kind: MailKind::OrderReceipt,
+            to: "ada@example.com".into(),
+            reply_to: Some("shop@example.com".into()),
+            from_name: from_name.into(),
+            subject: subject.into(),
+            text: "Thanks".into(),
+            html: "<p>Thanks</p>".into(),
+            order_id: None,
+            subscription_id: None,
+            customer_id: None,
+            state: MailState::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+        }
+    }
+
+    #[test]
+    fn a_header_with_a_line_break_is_refused_not_a_panic() {
+        let mailer = Mailer::new(&EmailSettings::default(), Path::new("/nonexistent"))
+            .expect("the default settings");
+        assert!(mailer.build(&message("Shop", "Your receipt")).is_ok());
+        for (name, subject) in [("Shop\nX", "Hi"), ("Shop", "Hi\r\nBcc: x@example.com")] {
+            let e = mailer.build(&message(name, subject)).expect_err("refused");
+            assert!(e.contains("cannot build the message"), "{e}");
+        }
+    }
+
+    #[test]
+    fn eml_files_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let dir = root.path().join("mail");
+        std::fs::create_dir(&dir).expect("the directory");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("0777");
+        let (tmp, path) = (dir.join(".a.eml.tmp"), dir.join("a.eml"));
+        write_private(&dir, &tmp, &path, b"Subject: x\r\n\r\nhi").expect("written");
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        assert!(!tmp.exists());
     }
 }

@@ -16,14 +16,23 @@ async fn healthz() -> web::Json<Health> {
 }
 
 /// The store is open, start-up recovery has finished and the store acknowledges writes
-/// (a failed flush, e.g. on a full disk, makes this 503 until the process restarts).
+/// (a failed flush, e.g. on a full disk, makes this 503 until the process restarts), and
+/// no e-mail sender worker is stuck or dead (503 while one is).
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if !state.is_ready() {
         return HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "1"))
             .json(not_ready("Starting up"));
     }
+    let stuck = state.mailer.health.stuck();
     match state.store.health() {
+        StoreHealth::Healthy if stuck > 0 => HttpResponse::ServiceUnavailable()
+            .insert_header((header::RETRY_AFTER, "5"))
+            .json(not_ready(&format!(
+                "E-mail sender: {stuck} of {} workers stuck or dead (none came back within \
+                 email.stuck_after_secs); no mail leaves this node until they do",
+                state.mailer.health.workers()
+            ))),
         StoreHealth::Healthy => HttpResponse::Ok().json(Health::ready()),
         StoreHealth::Failed { .. } => HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "5"))

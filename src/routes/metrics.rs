@@ -41,6 +41,8 @@ pub async fn scrape(
         ],
         state.store.flush_stats(),
     );
+    let mail = state.mailer.health.report();
+    metrics.sample_mail(mail.workers, mail.stuck, mail.restarts, mail.panics);
     if let Some(shared) = &state.shared_keys {
         metrics.sample_shared(shared);
     }

@@ -137,6 +137,25 @@ impl Validator {
         ok
     }
 
+    /// A name that reaches a message header (an organization's, a product's, a customer's):
+    /// no control characters (CR and LF would end the header) and no Unicode line or
+    /// paragraph separators.
+    pub fn header_safe(&mut self, loc: Vec<Value>, value: &str) -> bool {
+        if is_header_safe(value) {
+            return true;
+        }
+        self.push(
+            FieldError::new(
+                "string_pattern_mismatch",
+                loc,
+                format!("String should match pattern '{HEADER_SAFE_PATTERN}'"),
+                Value::from(value),
+            )
+            .with_ctx(json!({"pattern": HEADER_SAFE_PATTERN})),
+        );
+        false
+    }
+
     pub fn email(&mut self, loc: Vec<Value>, value: &str) -> bool {
         if is_email(value) {
             return true;
@@ -157,6 +176,18 @@ impl Validator {
             Err(ApiError::Validation(self.errors))
         }
     }
+}
+
+/// The pattern [`Validator::header_safe`] names in its error: no control character, no line
+/// or paragraph separator.
+pub const HEADER_SAFE_PATTERN: &str = r"^[^\p{Cc}\u2028\u2029]*$";
+
+/// Whether `value` can go into a header as it is: no control characters (`\r`, `\n`, tab,
+/// NUL, DEL, C1) and no U+2028 / U+2029.
+pub fn is_header_safe(value: &str) -> bool {
+    !value
+        .chars()
+        .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
 }
 
 /// A pragmatic address check: one `@`, a non-empty local part, a dotted domain, no spaces.
@@ -181,6 +212,30 @@ pub fn is_email(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_safe_names() {
+        for ok in ["Shop", "Café Ünïcode ✓", "A - B (c)", ""] {
+            assert!(is_header_safe(ok), "{ok:?}");
+        }
+        for bad in [
+            "Shop\nX",
+            "Shop\r\nBcc: x@y.z",
+            "a\tb",
+            "a\0",
+            "a\u{7f}",
+            "a\u{85}",
+            "a\u{2028}",
+        ] {
+            assert!(!is_header_safe(bad), "{bad:?}");
+        }
+        let mut v = Validator::new();
+        assert!(!v.header_safe(crate::loc!["body", "name"], "Shop\nX"));
+        let Err(ApiError::Validation(errors)) = v.finish() else {
+            panic!("a validation error");
+        };
+        assert_eq!(errors[0].kind, "string_pattern_mismatch");
+    }
 
     #[test]
     fn emails() {

@@ -183,7 +183,7 @@ fn assert_html(page: &Page) {
 /// A 422 form page whose error list has a line about `field` (as the dashboard names it:
 /// `prices › 0 › price amount`).
 #[track_caller]
-fn assert_invalid(page: &Page, field: &str) {
+pub(crate) fn assert_invalid(page: &Page, field: &str) {
     assert_status(page, 422);
     assert!(page.content_type.starts_with("text/html"));
     let errs = errors(page);
@@ -219,7 +219,7 @@ async fn csrf_of(b: &mut Browser) -> String {
 }
 
 /// Posts a form with the browser's CSRF token.
-async fn form_post(b: &mut Browser, path: &str, fields: &[(&str, &str)]) -> Page {
+pub(crate) async fn form_post(b: &mut Browser, path: &str, fields: &[(&str, &str)]) -> Page {
     let csrf = csrf_of(b).await;
     let mut form = vec![("csrf_token", csrf.as_str())];
     form.extend_from_slice(fields);
@@ -260,7 +260,7 @@ async fn poll_text(b: &mut Browser, path: &str, id: &str, want: &str) -> Page {
 
 /// A browser signed in as `email` with one organization `org_name`, created through the
 /// dashboard's form: (browser, organization id).
-async fn seller(app: &TestApp, email: &str, org_name: &str) -> (Browser, String) {
+pub(crate) async fn seller(app: &TestApp, email: &str, org_name: &str) -> (Browser, String) {
     let mut b = signed_in(app, email).await;
     let org = new_org(&mut b, org_name).await;
     (b, org)

@@ -34,7 +34,7 @@ use crate::helpers::{spawn_app_with, TestApp};
 use crate::tools;
 
 /// The sending address of the tests' servers.
-const FROM: &str = "Tollgate Test <shop@tollgate.test>";
+pub(crate) const FROM: &str = "Tollgate Test <shop@tollgate.test>";
 /// The organization's address (its Reply-To).
 const ORG_EMAIL: &str = "support@acme.test";
 /// Plenty for a message to cross: the sender is woken at once, and retries every 200 ms.
@@ -172,6 +172,8 @@ pub(crate) fn mail_settings(data_dir: &Path, smtp_url: &str) -> Settings {
     s.email.retry_base_ms = 200;
     s.email.max_attempts = 50;
     s.email.smtp_timeout_secs = 5;
+    // Cancellation notices leave at once (tests/api/mail_hardening.rs tries the window).
+    s.email.notice_window_secs = 0;
     s
 }
 
@@ -198,7 +200,7 @@ async fn brand(api: Api<'_>, org: &str, copies: bool) {
 }
 
 /// Buys `price` as `email` (test processor), with a discount (its id), returns the checkout.
-async fn buy(api: Api<'_>, price: &str, email: &str, discount: Option<&str>) -> Value {
+pub(crate) async fn buy(api: Api<'_>, price: &str, email: &str, discount: Option<&str>) -> Value {
     let mut body = by_price(price);
     if let Some(id) = discount {
         body["discount_id"] = json!(id);
@@ -209,7 +211,7 @@ async fn buy(api: Api<'_>, price: &str, email: &str, discount: Option<&str>) -> 
     c
 }
 
-fn header<'a>(m: &'a Value, name: &str) -> &'a str {
+pub(crate) fn header<'a>(m: &'a Value, name: &str) -> &'a str {
     m["headers"][name]
         .as_str()
         .unwrap_or_else(|| panic!("no {name} header in {m:#}"))
@@ -228,7 +230,7 @@ fn html(m: &Value) -> &str {
 }
 
 /// The messages sent to `to`.
-fn to<'a>(all: &'a [Value], to: &str) -> Vec<&'a Value> {
+pub(crate) fn to<'a>(all: &'a [Value], to: &str) -> Vec<&'a Value> {
     all.iter()
         .filter(|m| header(m, "To").contains(to))
         .collect()

@@ -40,6 +40,7 @@ mod license_keys;
 mod license_keys_sdk;
 mod license_signing;
 mod mail;
+mod mail_hardening;
 mod metrics;
 mod nodes;
 mod oauth;

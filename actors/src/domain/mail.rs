@@ -18,6 +18,9 @@ use super::time_key;
 
 /// No tenant: messages waiting to be sent, by the time of their next attempt.
 pub const MAIL_PENDING: &str = "mail_pending";
+/// No tenant: sign-in codes waiting to be sent, by the time of their next attempt (also in
+/// [`MAIL_PENDING`]): the codes' own queue, never behind notices.
+pub const MAIL_PENDING_CODES: &str = "mail_pending_codes";
 /// Tenant: an order; its messages by creation time (the dashboard's order page).
 pub const MAIL_BY_ORDER: &str = "mail_by_order";
 /// No tenant: every message by creation time (retention).
@@ -54,6 +57,11 @@ pub enum MailKind {
 }
 
 impl MailKind {
+    /// A receipt of an order (each counts against the recipient's limit).
+    pub fn is_receipt(self) -> bool {
+        matches!(self, MailKind::OrderReceipt | MailKind::RenewalReceipt)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             MailKind::OrderReceipt => "order_receipt",
@@ -117,6 +125,9 @@ pub enum Delivery {
     Permanent(String),
     /// The transport sends nothing (`none`).
     Skipped,
+    /// Not sent, and never will be: what it told was undone before it left (a cancellation
+    /// undone within the notice window, or told by a newer notice); why.
+    Withdrawn(String),
 }
 
 /// When to try again: `base`, then twice as long after each failure, at most
@@ -195,6 +206,7 @@ impl MailMessage {
                 MailState::Skipped,
             ),
             Delivery::Permanent(answer) => (false, answer, MailState::Failed),
+            Delivery::Withdrawn(why) => (true, why, MailState::Skipped),
             Delivery::Transient(answer) => {
                 let failures = self.attempts.iter().filter(|a| !a.ok).count() as u32 + 1;
                 let state = if failures >= policy.max_attempts.max(1) {
@@ -219,7 +231,12 @@ impl MailMessage {
 
 impl Record for MailMessage {
     crate::record_v1!(MailMessage, "mail_message");
-    const INDEXES: &'static [&'static str] = &[MAIL_PENDING, MAIL_BY_ORDER, MAIL_BY_CREATED];
+    const INDEXES: &'static [&'static str] = &[
+        MAIL_PENDING,
+        MAIL_PENDING_CODES,
+        MAIL_BY_ORDER,
+        MAIL_BY_CREATED,
+    ];
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()
@@ -236,11 +253,11 @@ impl Record for MailMessage {
             entries.push(IndexEntry::new(MAIL_BY_ORDER, order.key(), created));
         }
         if let (MailState::Pending, Some(at)) = (self.state, self.next_attempt_at) {
-            entries.push(IndexEntry::new(
-                MAIL_PENDING,
-                Vec::new(),
-                KeyBuf::new().i64(at.timestamp_micros()).into_vec(),
-            ));
+            let due = KeyBuf::new().i64(at.timestamp_micros()).into_vec();
+            if self.kind == MailKind::SignInCode {
+                entries.push(IndexEntry::new(MAIL_PENDING_CODES, Vec::new(), due.clone()));
+            }
+            entries.push(IndexEntry::new(MAIL_PENDING, Vec::new(), due));
         }
         entries
     }
@@ -360,6 +377,26 @@ mod tests {
         let mut m = message();
         m.record_attempt(at(20), Delivery::Skipped, POLICY);
         assert_eq!(m.state, MailState::Skipped);
+        assert!(pending_keys(&m).is_empty());
+    }
+
+    #[test]
+    fn sign_in_codes_have_their_own_queue_and_withdrawn_ones_leave_it() {
+        let mut m = message();
+        m.kind = MailKind::SignInCode;
+        let codes = |m: &MailMessage| {
+            m.index_entries()
+                .into_iter()
+                .filter(|e| e.index == MAIL_PENDING_CODES)
+                .count()
+        };
+        assert_eq!(codes(&m), 1);
+        assert_eq!(pending_keys(&m).len(), 1, "and in the general queue");
+        assert_eq!(codes(&message()), 0, "a receipt is not a code");
+        m.record_attempt(at(11), Delivery::Withdrawn("undone".into()), POLICY);
+        assert_eq!(m.state, MailState::Skipped);
+        assert_eq!(m.attempts[0].answer, "undone");
+        assert_eq!(codes(&m), 0);
         assert!(pending_keys(&m).is_empty());
     }
 

@@ -294,6 +294,9 @@ pub async fn create(
         .map(|m| check_metadata(&mut v, m))
         .unwrap_or_default();
     check_kind(&mut v, input.kind.as_ref());
+    if let Some(name) = &input.name {
+        v.header_safe(loc!["body", "name"], name);
+    }
     v.finish()?;
     let Some(email) = email else {
         return Err(ApiError::internal("email validated but missing"));
@@ -382,6 +385,9 @@ fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
     };
     let metadata = input.metadata.as_value().map(|m| check_metadata(&mut v, m));
     check_kind(&mut v, input.kind.as_value());
+    if let Maybe::Value(name) = &input.name {
+        v.header_safe(loc!["body", "name"], name);
+    }
     v.finish()?;
     let external_id = match &input.external_id {
         Maybe::Absent => None,

@@ -186,7 +186,9 @@ pub async fn create(
     };
     let mut v = Validator::new();
     let name = input.name.trim().to_string();
-    v.min_chars(loc!["body", "name"], &name, 3);
+    if v.min_chars(loc!["body", "name"], &name, 3) {
+        v.header_safe(loc!["body", "name"], &name);
+    }
     let slug = match parse_slug(&input.slug) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -255,7 +257,10 @@ fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<()
     if let Maybe::Value(name) = &input.name {
         let name = name.trim();
         // A blank name means "unchanged", as in Polar.
-        if !name.is_empty() && v.min_chars(loc!["body", "name"], name, 3) {
+        if !name.is_empty()
+            && v.min_chars(loc!["body", "name"], name, 3)
+            && v.header_safe(loc!["body", "name"], name)
+        {
             org.name = name.to_string();
         }
     }

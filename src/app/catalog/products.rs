@@ -421,7 +421,9 @@ pub async fn create(
     raw: &Value,
 ) -> Result<Product, ApiError> {
     let mut v = Validator::new();
-    v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS);
+    if v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS) {
+        v.header_safe(loc!["body", "name"], &input.name);
+    }
     let said = body_cadence(&mut v, &input.cadence);
     let cadence = said.cadence.unwrap_or(Cadence::OneTime);
     let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false, Some(cadence))
@@ -566,7 +568,9 @@ pub async fn update(
 ) -> Result<Product, ApiError> {
     let mut v = Validator::new();
     if let Some(name) = &input.name {
-        v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS);
+        if v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS) {
+            v.header_safe(loc!["body", "name"], name);
+        }
     }
     let body = body_cadence(&mut v, &input.cadence);
     let said = body.cadence;

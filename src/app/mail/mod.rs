@@ -27,7 +27,7 @@ use tollgate_storage::{Batch, Change, Direction, Expect};
 
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::customer::{customer_by_email, Customer};
-use crate::domain::ids::{MailMessageId, OrderId, OrganizationId};
+use crate::domain::ids::{MailMessageId, OrderId, OrganizationId, SubscriptionId};
 use crate::domain::mail::{MailKind, MailMessage, MailState, MAIL_BY_ORDER};
 use crate::domain::order::{BillingReason, Order};
 use crate::domain::organization::Organization;
@@ -459,18 +459,41 @@ async fn subscription_messages(
         .with(brand.clone(), key_lines(state, &keys).await)
         .with_link(purchase_link(state, after.checkout_id).await)
         .render()?;
-    let mut m = message(
-        derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
-        &brand,
-        kind,
-        &to,
-        rendered,
-        state.now(),
-    );
+    // A cancellation waits out the notice window: undone meanwhile, it is not sent (the
+    // sender checks), and the cancellations of one window are one notice (one id).
+    let now = state.now();
+    let window = i64::try_from(state.settings.email.notice_window_secs).unwrap_or(i64::MAX);
+    let (id, due) = if kind == MailKind::SubscriptionCanceled && window > 0 {
+        (
+            canceled_notice_id(after.id, notice_bucket(now, window)).0,
+            now + chrono::Duration::seconds(window.min(86_400)),
+        )
+    } else {
+        (
+            derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
+            now,
+        )
+    };
+    let mut m = message(id, &brand, kind, &to, rendered, now);
+    m.next_attempt_at = Some(due);
     m.organization_id = after.organization_id;
     m.subscription_id = Some(after.id);
     m.customer_id = Some(after.customer_id);
     Ok(vec![m])
+}
+
+/// The notice window (`email.notice_window_secs`, > 0) that `at` falls in.
+pub fn notice_bucket(at: DateTime<Utc>, window_secs: i64) -> i64 {
+    at.timestamp().div_euclid(window_secs.max(1))
+}
+
+/// The id of the cancellation notice of `subscription` decided in window `bucket`: the
+/// cancellations of one window are one notice.
+pub fn canceled_notice_id(subscription: SubscriptionId, bucket: i64) -> MailMessageId {
+    MailMessageId(derived_uuid(
+        subscription.0,
+        &format!("mail:{}:w{bucket}", MailKind::SubscriptionCanceled.as_str()),
+    ))
 }
 
 async fn key_messages(
