@@ -261,6 +261,33 @@ async fn names_with_control_characters_are_refused_by_the_api_and_the_dashboard(
         )
         .await;
     invalid_name(&r);
+    // A buyer's name on a checkout (it becomes a customer's): create, update, confirm.
+    let invalid_buyer = |r: &crate::helpers::Reply| {
+        let e = r.expect_invalid_at(json!(["body", "customer_name"]));
+        assert_eq!(e["type"], "string_pattern_mismatch", "{e}");
+    };
+    let r = api
+        .post(
+            crate::checkouts::CHECKOUTS,
+            Some(api.token),
+            &json!({"product_price_id": cat.ebook_price, "customer_name": "Eve\r\nBcc: x@example.com"}),
+        )
+        .await;
+    invalid_buyer(&r);
+    let checkout =
+        crate::checkouts::created(api, &crate::checkouts::by_price(&cat.ebook_price)).await;
+    let secret = crate::checkouts::secret(&checkout);
+    let r = api
+        .patch(
+            &crate::checkouts::client_path(&secret),
+            None,
+            &json!({"customer_name": "Eve\nX"}),
+        )
+        .await;
+    invalid_buyer(&r);
+    let mut body = crate::checkouts::buyer("eve@example.com");
+    body["customer_name"] = json!("Eve\r\nX");
+    invalid_buyer(&crate::checkouts::confirm(api, &secret, &body).await);
     // Names without control characters still go.
     let r = api
         .patch(

@@ -383,7 +383,13 @@ pub(super) async fn resolve_changes(
         }
     }
     if let Some(name) = input.customer_name.into_update() {
-        ch.customer_name = Some(optional_string(name));
+        // The buyer's name becomes a customer's, which may reach a message header.
+        if name
+            .as_deref()
+            .is_none_or(|n| v.header_safe(loc!["body", "customer_name"], n))
+        {
+            ch.customer_name = Some(optional_string(name));
+        }
     }
     match input.customer_email {
         Maybe::Value(e) => {

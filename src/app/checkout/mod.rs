@@ -342,6 +342,9 @@ pub async fn create(
         .unwrap_or_default();
     let email = optional_string(input.customer_email.clone())
         .and_then(|e| email_field(&mut v, "customer_email", &e));
+    if let Some(name) = &input.customer_name {
+        v.header_safe(loc!["body", "customer_name"], name);
+    }
     if let Some(ip) = &input.customer_ip_address {
         check_ip(&mut v, ip);
     }
