@@ -92,10 +92,18 @@ pub struct RateLimitSettings {
     pub key_resends_per_address: Limit,
     /// Customer-portal sign-in codes asked for, per client address.
     pub portal_codes_per_ip: Limit,
-    /// Customer-portal sign-in codes sent to one e-mail address (and organization).
+    /// Customer-portal sign-in codes asked for one e-mail address (and organization) from
+    /// one client address: what a stranger may spend of an address.
+    pub portal_codes_per_address_client: Limit,
+    /// Customer-portal sign-in codes sent to one e-mail address (and organization), whoever
+    /// asks: a ceiling against a distributed flood of one inbox, far above
+    /// `portal_codes_per_address_client` so that one stranger never reaches it.
     pub portal_codes_per_address: Limit,
     /// Customer-portal sign-in attempts (codes typed), per client address.
     pub portal_sign_ins_per_ip: Limit,
+    /// Milliseconds a sign-in code request or a key resend takes at least to answer,
+    /// whether or not the address is a customer (its timing must not tell); 0: no floor.
+    pub mail_request_min_answer_ms: u64,
     /// Deactivations that name the activation by its `label` instead of its id, per key
     /// (within its organization): a slot can be freed without the id, not churned.
     pub deactivations_by_label_per_key: Limit,
@@ -122,8 +130,10 @@ impl Default for RateLimitSettings {
             key_resends_per_ip: Limit::new(10, 3600),
             key_resends_per_address: Limit::new(3, 3600),
             portal_codes_per_ip: Limit::new(12, 3600),
-            portal_codes_per_address: Limit::new(5, 3600),
+            portal_codes_per_address_client: Limit::new(5, 3600),
+            portal_codes_per_address: Limit::new(30, 3600),
             portal_sign_ins_per_ip: Limit::new(12, 600),
+            mail_request_min_answer_ms: 250,
             deactivations_by_label_per_key: Limit::new(10, 3600),
         }
     }
@@ -153,6 +163,10 @@ impl RateLimitSettings {
             ("key_resends_per_ip", self.key_resends_per_ip),
             ("key_resends_per_address", self.key_resends_per_address),
             ("portal_codes_per_ip", self.portal_codes_per_ip),
+            (
+                "portal_codes_per_address_client",
+                self.portal_codes_per_address_client,
+            ),
             ("portal_codes_per_address", self.portal_codes_per_address),
             ("portal_sign_ins_per_ip", self.portal_sign_ins_per_ip),
             (

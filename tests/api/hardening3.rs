@@ -1,0 +1,166 @@
+//! Issue 44, "Hardening, round 3", parts 3 and 6: each test is an attack that worked
+//! before.
+//!
+//! - 3: a stranger's wrong portal codes, typed from another client address, leave the
+//!   buyer's code alive (the stranger's own client is still stopped), and a stranger
+//!   asking for codes for the buyer's address never makes the buyer's own request 429;
+//! - 6: a code request and a key resend answer no sooner than
+//!   `rate_limits.mail_request_min_answer_ms`, known address or not.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tollgate::config::Settings;
+
+use crate::benefit_grants::{buy, shop};
+use crate::helpers::{spawn_app_with, TestApp};
+use crate::oauth::Browser;
+use crate::portal_pages::{ask_code, buyer, codes_for, portal_shop, roomy, status, type_code};
+
+const REQUEST: &str = "/v1/customer-portal/customer-session/request";
+const RESEND: &str = "/v1/customer-portal/license-keys/resend";
+
+async fn app_with(tune: impl FnOnce(&mut Settings)) -> TestApp {
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let mut settings = Settings::for_tests(dir.path());
+    tune(&mut settings);
+    spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await
+}
+
+/// Requests reach the app from `127.0.0.1`, a trusted proxy: `X-Forwarded-For` names the
+/// client.
+fn behind_proxy(s: &mut Settings) {
+    s.server.trusted_proxies = vec!["127.0.0.0/8".into()];
+}
+
+/// A browser whose requests come from the client address `ip`.
+fn from(app: &TestApp, ip: &str) -> Browser {
+    Browser::new(app).with_header("x-forwarded-for", ip)
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. A stranger locks a buyer out of the portal
+
+#[actix_web::test]
+async fn a_strangers_wrong_codes_leave_the_buyers_code_alive_and_stop_the_stranger() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = roomy(dir.path());
+    behind_proxy(&mut settings);
+    let app = spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let shop = portal_shop(&app, "h3-guesses").await;
+    let ada = buyer(&app, &shop, "ada@guesses.example").await;
+    let slug = &shop.slug;
+
+    // The buyer asks for a code at home.
+    let mut home = from(&app, "198.51.100.7");
+    let (code_form, code) = ask_code(&app, &mut home, slug, &ada.email).await;
+    let code = code.expect("a code was sent");
+
+    // A stranger types wrong codes for the buyer's address, far more than five.
+    let mut stranger = from(&app, "203.0.113.9");
+    let page = stranger.get(&format!("/portal/{slug}")).await;
+    for i in 0..8 {
+        let wrong = format!("WRONG{i}");
+        status(
+            &type_code(&mut stranger, slug, &page, &ada.email, &wrong).await,
+            401,
+        );
+    }
+    // The stranger is stopped: even the right code no longer works from there...
+    status(
+        &type_code(&mut stranger, slug, &page, &ada.email, &code).await,
+        401,
+    );
+    // ...while the buyer signs in with it.
+    let ok = type_code(&mut home, slug, &code_form, &ada.email, &code).await;
+    status(&ok, 303);
+    assert_eq!(ok.location, format!("/portal/{slug}/overview"));
+
+    // The same client typing five wrong codes for its own address wears its code out
+    // from there, as before; a new code from that client works again.
+    let mut home = from(&app, "198.51.100.7");
+    let (code_form, code) = ask_code(&app, &mut home, slug, &ada.email).await;
+    for _ in 0..5 {
+        status(
+            &type_code(&mut home, slug, &code_form, &ada.email, "ZZZZZZ").await,
+            401,
+        );
+    }
+    status(
+        &type_code(&mut home, slug, &code_form, &ada.email, &code.unwrap()).await,
+        401,
+    );
+    let (code_form, code) = ask_code(&app, &mut home, slug, &ada.email).await;
+    status(
+        &type_code(&mut home, slug, &code_form, &ada.email, &code.unwrap()).await,
+        303,
+    );
+}
+
+#[actix_web::test]
+async fn a_stranger_asking_for_codes_never_spends_the_buyers_own_quota() {
+    // The default limits: five codes per address and client an hour.
+    let app = app_with(behind_proxy).await;
+    let shop = shop(&app, "h3-quota").await;
+    let email = "ada@quota.example";
+    buy(&app, &shop.one_time, email).await;
+    let ask = |ip: &'static str| {
+        let app = &app;
+        let org = shop.org.clone();
+        async move {
+            let resp = app
+                .request(reqwest::Method::POST, REQUEST, None)
+                .header("x-forwarded-for", ip)
+                .json(&json!({"email": email, "organization_id": org}))
+                .send()
+                .await
+                .expect("sending the request");
+            resp.status().as_u16()
+        }
+    };
+    // The stranger asks until it is refused.
+    let mut answers = Vec::new();
+    for _ in 0..7 {
+        answers.push(ask("203.0.113.9").await);
+    }
+    assert_eq!(answers, [202, 202, 202, 202, 202, 429, 429]);
+    let sent = codes_for(&app, email).await.len();
+    assert_eq!(sent, 5);
+    // The buyer, at their own address, still gets a code.
+    assert_eq!(ask("198.51.100.7").await, 202);
+    assert_eq!(codes_for(&app, email).await.len(), sent + 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Who bought, told by the timing of a code request or a key resend
+
+#[actix_web::test]
+async fn a_code_request_and_a_key_resend_take_the_floor_known_address_or_not() {
+    // A floor far above what either path costs here, so that both answer at it.
+    let floor = Duration::from_millis(1500);
+    let app = app_with(|s| {
+        s.rate_limits.mail_request_min_answer_ms = 1500;
+        s.rate_limits.portal_codes_per_ip = tollgate::config::Limit::new(100, 3600);
+        s.rate_limits.key_resends_per_ip = tollgate::config::Limit::new(100, 3600);
+    })
+    .await;
+    let shop = shop(&app, "h3-timing").await;
+    buy(&app, &shop.one_time, "ada@timing.example").await;
+    for path in [REQUEST, RESEND] {
+        for email in ["ada@timing.example", "nobody@timing.example"] {
+            let started = Instant::now();
+            let r = app
+                .post_json(
+                    path,
+                    None,
+                    &json!({"email": email, "organization_id": shop.org}),
+                )
+                .await;
+            let took = started.elapsed();
+            r.expect(202);
+            assert!(took >= floor, "{path} for {email} answered in {took:?}");
+        }
+    }
+    // The known address was sent its code (the floor delays the answer, not the work).
+    assert_eq!(codes_for(&app, "ada@timing.example").await.len(), 1);
+}
