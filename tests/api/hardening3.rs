@@ -164,3 +164,139 @@ async fn a_code_request_and_a_key_resend_take_the_floor_known_address_or_not() {
     // The known address was sent its code (the floor delays the answer, not the work).
     assert_eq!(codes_for(&app, "ada@timing.example").await.len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Tokens answered to a POST with an Idempotency-Key, kept in plain text
+
+/// A POST of `body` to `path` with `Idempotency-Key: key` from the client `ip`: status,
+/// whether it was a replay, and the JSON body.
+async fn post_keyed(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    key: &str,
+    ip: &str,
+    body: &serde_json::Value,
+) -> (u16, bool, serde_json::Value) {
+    let resp = app
+        .request(reqwest::Method::POST, path, token)
+        .header("Idempotency-Key", key)
+        .header("x-forwarded-for", ip)
+        .json(body)
+        .send()
+        .await
+        .expect("sending the request");
+    let status = resp.status().as_u16();
+    let replayed = resp.headers().contains_key("idempotency-replayed");
+    let body = resp.json().await.unwrap_or(serde_json::Value::Null);
+    (status, replayed, body)
+}
+
+/// Every file under `dir`, read whole.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.push((path, bytes));
+            }
+        }
+    }
+    out
+}
+
+#[actix_web::test]
+async fn tokens_answered_to_an_idempotent_post_are_sealed_at_rest_and_replayed_to_their_client_only(
+) {
+    let app = app_with(behind_proxy).await;
+    let shop = shop(&app, "h3-sealed").await;
+    let email = "ada@sealed.example";
+    let bought = buy(&app, &shop.one_time, email).await;
+    let admin = Some(app.token.as_str());
+    let here = "198.51.100.7";
+
+    // An organization access token, a customer session, a portal sign-in: each twice with
+    // its key, the second a replay of the same token.
+    let oat_body = json!({"organization_id": shop.org, "comment": "CI", "expires_in": "P30D",
+                          "scopes": ["products:read"]});
+    let session_body = json!({"customer_id": bought.customer});
+    let mut tokens = Vec::new();
+    for (path, key, body, want) in [
+        ("/v1/organization-access-tokens/", "oat-1", &oat_body, 201),
+        ("/v1/customer-sessions/", "cst-1", &session_body, 201),
+    ] {
+        let (status, replayed, first) = post_keyed(&app, path, admin, key, here, body).await;
+        assert_eq!((status, replayed), (want, false), "{path}: {first}");
+        let (status, replayed, again) = post_keyed(&app, path, admin, key, here, body).await;
+        assert_eq!((status, replayed), (want, true), "{path}: {again}");
+        assert_eq!(again["token"], first["token"], "{path}");
+        tokens.push(first["token"].as_str().unwrap().to_string());
+    }
+    assert!(tokens[0].starts_with("polar_oat_") && tokens[1].starts_with("polar_cst_"));
+
+    let ask = app
+        .request(reqwest::Method::POST, REQUEST, None)
+        .header("x-forwarded-for", here)
+        .json(&json!({"email": email, "organization_id": shop.org}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ask.status().as_u16(), 202);
+    let code = codes_for(&app, email).await.into_iter().next().unwrap();
+    let auth = "/v1/customer-portal/customer-session/authenticate";
+    let body = json!({ "code": code });
+    let (status, _, first) = post_keyed(&app, auth, None, "auth-1", here, &body).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, replayed, again) = post_keyed(&app, auth, None, "auth-1", here, &body).await;
+    assert_eq!((status, replayed), (200, true));
+    assert_eq!(again["token"], first["token"]);
+    tokens.push(first["token"].as_str().unwrap().to_string());
+    // Another client with the same key and code is not handed the buyer's session.
+    let (status, _, other) = post_keyed(&app, auth, None, "auth-1", "203.0.113.9", &body).await;
+    assert_eq!(status, 401, "{other}");
+    assert!(other.get("token").is_none());
+
+    // Nothing under the data directory holds any of the tokens (nor its secret part).
+    app.state.store.flush_blocking().unwrap();
+    for (path, bytes) in files_under(app.data_dir()) {
+        for token in &tokens {
+            let secret = &token.as_bytes()[token.len() - 24..];
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret),
+                "{} holds {token}",
+                path.display()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. A key import above 64 KiB with an Idempotency-Key
+
+#[actix_web::test]
+async fn a_key_import_above_64_kib_runs_and_replays_with_an_idempotency_key() {
+    let app = crate::helpers::spawn_app().await;
+    let sale = crate::versions::sell_key(&app, "h3-import").await;
+    let keys: Vec<serde_json::Value> = (0..1000)
+        .map(|i| {
+            json!({"key": format!("OLD-{i:05}-ABCDEFGHIJKLMNOP"),
+                        "customer_email": format!("buyer{}@import.example", i / 10)})
+        })
+        .collect();
+    let body = json!({"organization_id": sale.org, "benefit_id": sale.benefit, "keys": keys});
+    assert!(body.to_string().len() > 64 * 1024);
+    let admin = Some(app.token.as_str());
+    let path = "/v1/license-keys/import";
+    let (status, replayed, first) =
+        post_keyed(&app, path, admin, "import-1", "127.0.0.1", &body).await;
+    assert_eq!((status, replayed), (200, false), "{first}");
+    assert_eq!(first["created"], 1000);
+    let (status, replayed, again) =
+        post_keyed(&app, path, admin, "import-1", "127.0.0.1", &body).await;
+    assert_eq!((status, replayed), (200, true), "{again}");
+    assert_eq!(again, first, "the very same answer");
+}
