@@ -773,6 +773,38 @@ mod tests {
     }
 
     #[test]
+    fn a_stranger_spends_only_its_own_share_of_an_address_and_its_own_wrong_codes() {
+        let mut s = settings();
+        s.portal_codes_per_ip = Limit::new(100, 3600);
+        s.portal_codes_per_address_client = Limit::new(2, 3600);
+        s.portal_codes_per_address = Limit::new(3, 3600);
+        let l = RateLimits::new(&s);
+        l.portal_code(OTHER, &1u8, "ada@x.io").unwrap();
+        l.portal_code(OTHER, &1u8, "ada@x.io").unwrap();
+        // Refused at its own share, the address's ceiling is not charged...
+        for _ in 0..5 {
+            let d = l.portal_code(OTHER, &1u8, "ADA@x.io").unwrap_err();
+            assert!(d.report.policy_header().contains("\"address_client\""));
+        }
+        // ...so the buyer gets its code.
+        l.portal_code(IP, &1u8, "ada@x.io").unwrap();
+
+        let max = CustomerSessionCode::MAX_FAILURES;
+        for _ in 0..max {
+            assert!(!l.portal_code_worn_out(OTHER, &1u8, "ada@x.io"));
+            l.portal_code_failed(OTHER, &1u8, "ada@x.io");
+        }
+        assert!(l.portal_code_worn_out(OTHER, &1u8, "Ada@X.io"));
+        assert!(!l.portal_code_worn_out(IP, &1u8, "ada@x.io"), "the buyer");
+        assert!(
+            !l.portal_code_worn_out(OTHER, &2u8, "ada@x.io"),
+            "another shop"
+        );
+        l.portal_code_reset(OTHER, &1u8, "ada@x.io");
+        assert!(!l.portal_code_worn_out(OTHER, &1u8, "ada@x.io"));
+    }
+
+    #[test]
     fn purge_forgets_full_buckets() {
         let l = RateLimits::new(&settings());
         for i in 0..50u32 {
