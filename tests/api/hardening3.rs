@@ -300,3 +300,125 @@ async fn a_key_import_above_64_kib_runs_and_replays_with_an_idempotency_key() {
     assert_eq!((status, replayed), (200, true), "{again}");
     assert_eq!(again, first, "the very same answer");
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Files holding secrets created readable by others under umask 022
+
+/// Runs the real binary with `args` under umask 022 (through `sh`), as a service started by
+/// hand would be.
+fn under_umask_022(root: &std::path::Path, data: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_tollgate"))
+        .current_dir(root)
+        .env_remove("RUST_LOG")
+        .env("TOLLGATE__STORAGE__DATA_DIR", data)
+        .env("TOLLGATE__SERVER__WORKERS", "1")
+        .env("TOLLGATE__LOG__LEVEL", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
+/// Kills the server when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[actix_web::test]
+async fn the_data_directory_and_backups_are_owner_only_under_umask_022() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("http://127.0.0.1:{port}");
+    let _server = Killed(
+        under_umask_022(root.path(), &data)
+            .env("TOLLGATE__SERVER__BIND", format!("127.0.0.1:{port}"))
+            .arg("serve")
+            .spawn()
+            .expect("starting the server"),
+    );
+    let client = crate::helpers::client();
+    let started = Instant::now();
+    loop {
+        let ready = client
+            .get(format!("{address}/readyz"))
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success());
+        if ready {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never ready");
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Something written, then a backup taken with the CLI (also under umask 022).
+    let token = crate::helpers::bootstrap_token(&data);
+    let r = client
+        .post(format!("{address}/v1/organizations/"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "Modes", "slug": "modes"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let backup = root.path().join("backup");
+    let mut cli = under_umask_022(root.path(), &data)
+        .args([
+            "backup",
+            "--to",
+            backup.to_str().unwrap(),
+            "--url",
+            &address,
+        ])
+        .spawn()
+        .expect("starting the backup");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = cli.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = cli.kill();
+            panic!("the backup hung");
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success());
+
+    let mut seen = 0;
+    for top in [&data, &backup] {
+        let mut todo = vec![top.clone()];
+        while let Some(dir) = todo.pop() {
+            let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{} is {mode:o}", dir.display());
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    todo.push(path);
+                } else {
+                    let mode = meta.permissions().mode();
+                    assert_eq!(mode & 0o077, 0, "{} is {mode:o}", path.display());
+                    seen += 1;
+                }
+            }
+        }
+    }
+    // The store's `db` and `conf`, the bootstrap token, the snapshot at least.
+    assert!(seen >= 4, "{seen} files");
+    assert!(data.join("db").exists() && data.join("conf").exists());
+}
