@@ -303,7 +303,7 @@ fn seal(key: &[u8; 32], id: &[u8], body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), Ap
     use aes_gcm::aead::{Aead, KeyInit, Payload};
     use rand::RngCore;
     let cipher = aes_gcm::Aes256Gcm::new_from_slice(key)
-        .map_err(|e| ApiError::internal(&format!("idempotency seal: {e}")))?;
+        .map_err(|e| ApiError::internal(format!("idempotency seal: {e}")))?;
     let mut nonce = [0u8; 12];
     rand::rngs::OsRng.fill_bytes(&mut nonce);
     let sealed = cipher
