@@ -78,6 +78,20 @@ async fn backup(auth: Auth<AdminToken>, state: web::Data<AppState>) -> ApiResult
         .body(bytes.0))
 }
 
+/// Creates `dir` (and its missing parents) owner-only (0700), or makes an existing one
+/// so: the data directory and backups hold secrets. The mode is set explicitly, whatever
+/// the umask.
+pub fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make {} owner-only", dir.display()))
+}
+
 /// `tollgate backup --to DIR`: fetches a snapshot from the running service at `url`.
 pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usize> {
     let file = dir.join(SNAPSHOT_FILE);
@@ -87,7 +101,7 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
             file.display()
         );
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    create_private_dir(dir)?;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))
         .connect_timeout(Duration::from_secs(10))

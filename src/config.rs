@@ -92,10 +92,16 @@ pub struct RateLimitSettings {
     pub key_resends_per_address: Limit,
     /// Customer-portal sign-in codes asked for, per client address.
     pub portal_codes_per_ip: Limit,
-    /// Customer-portal sign-in codes sent to one e-mail address (and organization).
+    /// Customer-portal sign-in codes asked for one e-mail address from one client address.
+    pub portal_codes_per_address_client: Limit,
+    /// Customer-portal sign-in codes sent to one e-mail address (and organization), whoever
+    /// asks: far above `portal_codes_per_address_client`, so one stranger never reaches it.
     pub portal_codes_per_address: Limit,
     /// Customer-portal sign-in attempts (codes typed), per client address.
     pub portal_sign_ins_per_ip: Limit,
+    /// Milliseconds a sign-in code request or a key resend takes at least to answer,
+    /// whether or not the address is a customer (its timing must not tell); 0: no floor.
+    pub mail_request_min_answer_ms: u64,
     /// Deactivations that name the activation by its `label` instead of its id, per key
     /// (within its organization): a slot can be freed without the id, not churned.
     pub deactivations_by_label_per_key: Limit,
@@ -126,8 +132,10 @@ impl Default for RateLimitSettings {
             key_resends_per_ip: Limit::new(10, 3600),
             key_resends_per_address: Limit::new(3, 3600),
             portal_codes_per_ip: Limit::new(12, 3600),
-            portal_codes_per_address: Limit::new(5, 3600),
+            portal_codes_per_address_client: Limit::new(5, 3600),
+            portal_codes_per_address: Limit::new(30, 3600),
             portal_sign_ins_per_ip: Limit::new(12, 600),
+            mail_request_min_answer_ms: 250,
             deactivations_by_label_per_key: Limit::new(10, 3600),
             subscription_cancels_per_subscription: Limit::new(10, 3600),
             receipts_per_address: Limit::new(20, 3600),
@@ -137,42 +145,11 @@ impl Default for RateLimitSettings {
 
 impl RateLimitSettings {
     fn validate(&self) -> Result<(), ConfigError> {
-        let limits = [
-            ("sign_in_per_ip", self.sign_in_per_ip),
-            ("sign_in_per_account", self.sign_in_per_account),
-            ("sign_in_per_account_total", self.sign_in_per_account_total),
-            ("sign_up_per_ip", self.sign_up_per_ip),
-            ("oauth_per_ip", self.oauth_per_ip),
-            ("oauth_per_client", self.oauth_per_client),
-            ("license_keys_per_ip", self.license_keys_per_ip),
-            ("license_keys_per_key", self.license_keys_per_key),
-            ("api_per_token", self.api_per_token),
-            ("checkout_links_per_ip", self.checkout_links_per_ip),
-            (
-                "authorization_codes_per_user",
-                self.authorization_codes_per_user,
-            ),
-            (
-                "idempotency_keys_per_caller",
-                self.idempotency_keys_per_caller,
-            ),
-            ("key_resends_per_ip", self.key_resends_per_ip),
-            ("key_resends_per_address", self.key_resends_per_address),
-            ("portal_codes_per_ip", self.portal_codes_per_ip),
-            ("portal_codes_per_address", self.portal_codes_per_address),
-            ("portal_sign_ins_per_ip", self.portal_sign_ins_per_ip),
-            (
-                "deactivations_by_label_per_key",
-                self.deactivations_by_label_per_key,
-            ),
-            (
-                "subscription_cancels_per_subscription",
-                self.subscription_cancels_per_subscription,
-            ),
-            ("receipts_per_address", self.receipts_per_address),
-        ];
-        for (name, limit) in limits {
-            if limit.per_secs == 0 {
+        // Every `Limit` field, read through serde: a limit added later is checked too.
+        let fields = serde_json::to_value(self).unwrap_or_default();
+        let limits = fields.as_object().into_iter().flatten();
+        for (name, limit) in limits.filter(|(_, v)| v.is_object()) {
+            if limit["per_secs"] == 0 {
                 return Err(ConfigError::Invalid(format!(
                     "rate_limits.{name}.per_secs: must be > 0 (set requests = 0 to lift the limit)"
                 )));

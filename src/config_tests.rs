@@ -227,3 +227,18 @@ fn the_shipped_config_file_parses_and_matches_the_defaults() {
         serde_json::to_value(Settings::default()).unwrap()
     );
 }
+
+#[test]
+fn a_rate_limit_with_no_window_is_refused_by_name_new_ones_too() {
+    let mut s = Settings::default();
+    s.validate().unwrap();
+    s.rate_limits.portal_codes_per_address_client = Limit::new(5, 0);
+    let err = s.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("rate_limits.portal_codes_per_address_client.per_secs"),
+        "{err}"
+    );
+    let mut s = Settings::default();
+    s.rate_limits.sign_in_per_ip = Limit::new(5, 0);
+    assert!(s.validate().is_err());
+}

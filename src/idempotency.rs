@@ -18,8 +18,18 @@
 //!   `ResourceAlreadyExists` when the first did not finish in time or stored nothing;
 //! - the endpoints that issue a secret (personal access tokens, OAuth client registration,
 //!   the token endpoint) refuse the header with 422 (`idempotency_key_not_allowed`): a
-//!   stored answer would keep the secret in plain text (and in backups), and a replayed
-//!   code exchange would hand out its tokens twice.
+//!   replayed code exchange would hand out its tokens twice.
+//!
+//! **Sealed answers.** A stored answer's body can hold a secret (an organization access
+//! token, a customer session's token, the portal's `authenticate` token). It is never
+//! written in plain text: it is sealed with AES-256-GCM under a key derived from the
+//! server secret, the caller and the `Idempotency-Key` itself, which is stored nowhere
+//! (the record's id is a hash of it). Only a request that presents the key can open it;
+//! the store, its log and backups hold ciphertext only. A replay answers the very same
+//! body (with the token), as Polar's clients expect of a retry.
+//!
+//! **Body size.** The body is read up to the route's own limit: `server.body_limit_bytes`,
+//! or `server.import_body_limit_bytes` on a bulk route (`crate::resource::is_bulk`).
 //!
 //! **Bounds.** Every POST with a key counts against the caller's
 //! `rate_limits.idempotency_keys_per_caller`, and a caller keeps at most
@@ -27,9 +37,9 @@
 //! anything runs). A POST to a path that is no route passes through untouched.
 //!
 //! The caller is the subject of the bearer token (user, organization or customer) or of
-//! the session cookie; requests without credentials share the anonymous scope for replays
-//! (the fingerprint still holds their path and body, so a replay answers only the very same
-//! request) and are bounded by their client address. An unknown token is not scoped: the
+//! the session cookie; a request without credentials is its client address (an IPv6
+//! client by its /64): its answers are replayed to that address only (a portal sign-in's
+//! token is never answered to another client), and are bounded there. An unknown token is not scoped: the
 //! request runs and is refused by its handler. Records are purged by a sweep every
 //! `retention.interval_secs` once expired.
 
@@ -88,9 +98,27 @@ pub struct IdempotentResponse {
     pub status: u16,
     pub content_type: Option<String>,
     pub location: Option<String>,
+    /// The body, sealed (see the module's documentation) when `nonce` is not empty; an
+    /// older record's body is plain.
     pub body: Vec<u8>,
+    /// The AES-GCM nonce of the sealed body.
+    pub nonce: Vec<u8>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+}
+
+/// Version 2, before bodies were sealed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct IdempotentResponseV2 {
+    id: Vec<u8>,
+    caller: Vec<u8>,
+    fingerprint: Vec<u8>,
+    status: u16,
+    content_type: Option<String>,
+    location: Option<String>,
+    body: Vec<u8>,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
 }
 
 /// Version 1, before answers counted against their caller.
@@ -110,7 +138,7 @@ const COLLECTION: &str = "idempotency";
 
 impl Record for IdempotentResponse {
     const COLLECTION: &'static str = COLLECTION;
-    const VERSION: u16 = 2;
+    const VERSION: u16 = 3;
     const INDEXES: &'static [&'static str] = &[BY_EXPIRY, BY_CALLER];
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
@@ -130,11 +158,28 @@ impl Record for IdempotentResponse {
                     content_type: v1.content_type,
                     location: v1.location,
                     body: v1.body,
+                    nonce: Vec::new(),
                     created_at: v1.created_at,
                     expires_at: v1.expires_at,
                 })
             }
-            2 => tollgate_storage::codec::decode(COLLECTION, version, payload),
+            2 => {
+                let v2: IdempotentResponseV2 =
+                    tollgate_storage::codec::decode(COLLECTION, version, payload)?;
+                Ok(IdempotentResponse {
+                    id: v2.id,
+                    caller: v2.caller,
+                    fingerprint: v2.fingerprint,
+                    status: v2.status,
+                    content_type: v2.content_type,
+                    location: v2.location,
+                    body: v2.body,
+                    nonce: Vec::new(),
+                    created_at: v2.created_at,
+                    expires_at: v2.expires_at,
+                })
+            }
+            3 => tollgate_storage::codec::decode(COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(COLLECTION, v)),
         }
     }
@@ -246,6 +291,53 @@ fn hash(parts: &[&[u8]]) -> Vec<u8> {
     h.finalize().to_vec()
 }
 
+/// The key an answer of `caller` to `key` is sealed under: derived from the server secret,
+/// the caller and the `Idempotency-Key`, which is never stored.
+fn seal_key(state: &AppState, caller: &[u8], key: &str) -> [u8; 32] {
+    state
+        .hasher
+        .derive(&[b"idempotency-answer", caller, key.as_bytes()])
+}
+
+/// `body` sealed with AES-256-GCM under `key`, bound to the record's id: (nonce, sealed).
+fn seal(key: &[u8; 32], id: &[u8], body: &[u8]) -> Result<(Vec<u8>, Vec<u8>), ApiError> {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    use rand::RngCore;
+    let cipher = aes_gcm::Aes256Gcm::new_from_slice(key)
+        .map_err(|e| ApiError::internal(format!("idempotency seal: {e}")))?;
+    let mut nonce = [0u8; 12];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let sealed = cipher
+        .encrypt(
+            aes_gcm::Nonce::from_slice(&nonce),
+            Payload { msg: body, aad: id },
+        )
+        .map_err(|_| ApiError::internal("idempotency seal"))?;
+    Ok((nonce.to_vec(), sealed))
+}
+
+/// The plain body of a stored answer; `None` when it does not open under `key` (never for
+/// the request that presents the same key and caller).
+fn open_body(key: &[u8; 32], stored: &IdempotentResponse) -> Option<Vec<u8>> {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    if stored.nonce.is_empty() {
+        return Some(stored.body.clone());
+    }
+    if stored.nonce.len() != 12 {
+        return None;
+    }
+    let cipher = aes_gcm::Aes256Gcm::new_from_slice(key).ok()?;
+    cipher
+        .decrypt(
+            aes_gcm::Nonce::from_slice(&stored.nonce),
+            Payload {
+                msg: &stored.body,
+                aad: &stored.id,
+            },
+        )
+        .ok()
+}
+
 /// Whether an answer with this status is kept for replays: a success, or a conflict with
 /// what is there; never a refusal that changed nothing, never a 5xx.
 pub fn is_stored(status: StatusCode) -> bool {
@@ -267,7 +359,7 @@ fn caller_of(scope: &[u8], ip: std::net::IpAddr) -> Vec<u8> {
     }
 }
 
-fn replay(stored: &IdempotentResponse) -> HttpResponse {
+fn replay(stored: &IdempotentResponse, body: Vec<u8>) -> HttpResponse {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let mut res = HttpResponse::build(status);
     res.insert_header((REPLAYED, "true"));
@@ -285,7 +377,7 @@ fn replay(stored: &IdempotentResponse) -> HttpResponse {
     {
         res.insert_header((header::LOCATION, loc));
     }
-    res.body(stored.body.clone())
+    res.body(body)
 }
 
 async fn live(state: &AppState, id: &[u8]) -> Result<Option<IdempotentResponse>, ApiError> {
@@ -299,7 +391,12 @@ async fn live(state: &AppState, id: &[u8]) -> Result<Option<IdempotentResponse>,
 
 /// The answer to a request whose key is already stored: the same request is replayed,
 /// another is 422.
-fn answer_stored(stored: &IdempotentResponse, fingerprint: &[u8], key: &str) -> HttpResponse {
+fn answer_stored(
+    stored: &IdempotentResponse,
+    fingerprint: &[u8],
+    key: &str,
+    seal_key: &[u8; 32],
+) -> HttpResponse {
     if stored.fingerprint != fingerprint {
         return key_error(
             "This Idempotency-Key was already used with a different request (method, path or \
@@ -309,7 +406,18 @@ fn answer_stored(stored: &IdempotentResponse, fingerprint: &[u8], key: &str) -> 
         )
         .error_response();
     }
-    replay(stored)
+    match open_body(seal_key, stored) {
+        Some(body) => replay(stored, body),
+        None => {
+            tracing::warn!("a stored idempotent answer does not open; answered 409");
+            ApiError::Conflict(
+                "This Idempotency-Key was already used; its answer cannot be replayed. Use a \
+                 new key."
+                    .into(),
+            )
+            .error_response()
+        }
+    }
 }
 
 /// The middleware (wrapped around the routes in `startup`).
@@ -379,10 +487,20 @@ pub async fn idempotency(
     if let Err(denied) = state.limits.idempotency_key(&caller) {
         return early(req, ApiError::from(denied).error_response());
     }
-    let id = hash(&[b"idempotency", &scope, key.as_bytes()]);
+    // The caller, not the scope: an anonymous answer is its client address's alone.
+    let id = hash(&[b"idempotency", &caller, key.as_bytes()]);
+    let seal_key = seal_key(&state, &caller, &key);
 
-    // The whole body, for the fingerprint (the handler gets it back unchanged).
-    let limit = state.settings.server.body_limit_bytes;
+    // The whole body, for the fingerprint (the handler gets it back unchanged), up to the
+    // route's own limit.
+    let bulk = req
+        .match_pattern()
+        .is_some_and(|route| crate::resource::is_bulk(&route));
+    let limit = if bulk {
+        state.settings.server.import_body_limit_bytes
+    } else {
+        state.settings.server.body_limit_bytes
+    };
     let mut payload = req.take_payload();
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
@@ -413,7 +531,9 @@ pub async fn idempotency(
     // A stored answer, or the first request still running: wait for it.
     let claim = loop {
         match live(&state, &id).await {
-            Ok(Some(stored)) => return early(req, answer_stored(&stored, &fingerprint, &key)),
+            Ok(Some(stored)) => {
+                return early(req, answer_stored(&stored, &fingerprint, &key, &seal_key))
+            }
             Ok(None) => {}
             Err(e) => return early(req, e.error_response()),
         }
@@ -427,7 +547,7 @@ pub async fn idempotency(
                 };
                 match (finished, stored) {
                     (_, Some(stored)) => {
-                        return early(req, answer_stored(&stored, &fingerprint, &key))
+                        return early(req, answer_stored(&stored, &fingerprint, &key, &seal_key))
                     }
                     // The first ended without storing an answer (a 5xx, 409, 429, ...):
                     // this one may run.
@@ -480,6 +600,16 @@ pub async fn idempotency(
     let now = state.now();
     let ttl =
         chrono::Duration::hours(i64::try_from(state.settings.idempotency.ttl_hours).unwrap_or(24));
+    let (nonce, sealed) = match seal(&seal_key, &id, &bytes) {
+        Ok(sealed) => sealed,
+        Err(e) => {
+            // Answered, but nothing is stored for a replay.
+            drop(claim);
+            tracing::warn!(error = %e, "sealing an idempotent response failed");
+            let res = head.set_body(BoxBody::new(bytes));
+            return Ok(ServiceResponse::new(http_req, res).map_into_right_body());
+        }
+    };
     let record = IdempotentResponse {
         id: id.clone(),
         caller,
@@ -495,7 +625,8 @@ pub async fn idempotency(
             .get(header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
-        body: bytes.to_vec(),
+        body: sealed,
+        nonce,
         created_at: now,
         expires_at: now + ttl,
     };
@@ -583,8 +714,34 @@ mod tests {
             (r.status, r.caller.len(), r.body.as_slice()),
             (201, 0, b"{}".as_slice())
         );
-        let again = IdempotentResponse::decode(2, &r.encode().unwrap()).unwrap();
+        let again = IdempotentResponse::decode(3, &r.encode().unwrap()).unwrap();
         assert_eq!(again, r);
+        // An older record's plain body replays as it is.
+        assert_eq!(open_body(&[7; 32], &r).unwrap(), b"{}".to_vec());
+    }
+
+    #[test]
+    fn a_sealed_body_opens_only_under_its_key_and_id() {
+        let key = [7u8; 32];
+        let token = b"{\"token\":\"polar_cst_secret\"}";
+        let (nonce, sealed) = seal(&key, b"id-1", token).unwrap();
+        assert!(!sealed.windows(10).any(|w| w == b"polar_cst_"));
+        let mut r = IdempotentResponse {
+            id: b"id-1".to_vec(),
+            caller: Vec::new(),
+            fingerprint: Vec::new(),
+            status: 200,
+            content_type: None,
+            location: None,
+            body: sealed,
+            nonce,
+            created_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+            expires_at: DateTime::from_timestamp(1_700_086_400, 0).unwrap(),
+        };
+        assert_eq!(open_body(&key, &r).unwrap(), token.to_vec());
+        assert!(open_body(&[8; 32], &r).is_none());
+        r.id = b"id-2".to_vec();
+        assert!(open_body(&key, &r).is_none());
     }
 
     #[test]

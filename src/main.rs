@@ -83,6 +83,7 @@ enum StorageCommand {
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    tollgate::startup::owner_only_files();
     let cli = Cli::parse();
     let (path, required) = match cli.config {
         Some(p) => (p, true),

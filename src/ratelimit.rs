@@ -33,6 +33,8 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter};
 
+use tollgate_actors::domain::customer_session::CustomerSessionCode;
+
 use crate::config::{Limit, RateLimitSettings};
 
 type Keyed<K> = RateLimiter<K, DashMapStateStore<K>, DefaultClock, StateInformationMiddleware>;
@@ -203,6 +205,8 @@ pub struct RateLimits {
     key_resends_ip: Policy<IpAddr>,
     key_resends_address: Policy<u64>,
     portal_codes_ip: Policy<IpAddr>,
+    /// Per (e-mail address, client address).
+    portal_codes_pair: Policy<u64>,
     portal_codes_address: Policy<u64>,
     portal_sign_ins_ip: Policy<IpAddr>,
     deactivations_by_label: Policy<u64>,
@@ -213,6 +217,16 @@ pub struct RateLimits {
     backoff_max: Duration,
     /// Keyed by (account, address).
     backoffs: DashMap<u64, Backoff>,
+    /// Wrong portal codes typed for an e-mail address from one client address, keyed by
+    /// (organization, e-mail address, client address). Not a rate limit: always on.
+    code_failures: DashMap<u64, CodeFailures>,
+}
+
+/// Wrong codes typed for one address from one client, and until when they count.
+#[derive(Debug, Clone, Copy)]
+struct CodeFailures {
+    failures: u8,
+    until: Instant,
 }
 
 /// The key of a client address: an IPv6 address by its /64.
@@ -247,6 +261,7 @@ impl RateLimits {
             key_resends_ip: Policy::new("ip", s.key_resends_per_ip, on),
             key_resends_address: Policy::new("address", s.key_resends_per_address, on),
             portal_codes_ip: Policy::new("ip", s.portal_codes_per_ip, on),
+            portal_codes_pair: Policy::new("address_client", s.portal_codes_per_address_client, on),
             portal_codes_address: Policy::new("address", s.portal_codes_per_address, on),
             portal_sign_ins_ip: Policy::new("ip", s.portal_sign_ins_per_ip, on),
             deactivations_by_label: Policy::new("key", s.deactivations_by_label_per_key, on),
@@ -260,6 +275,7 @@ impl RateLimits {
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
             backoffs: DashMap::new(),
+            code_failures: DashMap::new(),
         }
     }
 
@@ -436,7 +452,21 @@ impl RateLimits {
         )
     }
 
-    /// A customer-portal sign-in code asked for from `ip`, to `email` of `organization`.
+    /// The key of an e-mail address of `organization` seen from the client `ip`.
+    fn address_at(&self, tag: u8, organization: &impl Hash, email: &str, ip: IpAddr) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(tag);
+        organization.hash(&mut h);
+        h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
+        addr_key(ip).hash(&mut h);
+        h.finish()
+    }
+
+    /// A customer-portal sign-in code asked for from `ip`, to `email` of `organization`:
+    /// the client's quota, the quota of the address from this client, then the address's
+    /// own ceiling. A client out of its quota for the address is denied before the
+    /// address's ceiling is charged, so one stranger never spends what the buyer asks
+    /// with (the ceiling, far above the per-client quota, only bounds a distributed flood).
     pub fn portal_code(
         &self,
         ip: IpAddr,
@@ -448,10 +478,51 @@ impl RateLimits {
         organization.hash(&mut h);
         h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
         let address = h.finish();
-        self.two(
-            (&self.portal_codes_ip, &addr_key(ip)),
-            Some((&self.portal_codes_address, &address)),
-        )
+        let pair = self.address_at(b'q', organization, email, ip);
+        let ip = addr_key(ip);
+        self.check_all(&[
+            &|r: &mut Report| self.portal_codes_ip.check(&ip, r),
+            &|r: &mut Report| self.portal_codes_pair.check(&pair, r),
+            &|r: &mut Report| self.portal_codes_address.check(&address, r),
+        ])
+    }
+
+    /// Whether the client `ip` typed [`CustomerSessionCode::MAX_FAILURES`] wrong codes for
+    /// `email` of `organization` within a code's lifetime: no code for that address works
+    /// from there any more (until it asks for a new one). Other clients are not concerned.
+    ///
+    /// [`CustomerSessionCode::MAX_FAILURES`]: tollgate_actors::domain::customer_session::CustomerSessionCode
+    pub fn portal_code_worn_out(&self, ip: IpAddr, organization: &impl Hash, email: &str) -> bool {
+        let key = self.address_at(b'f', organization, email, ip);
+        self.code_failures.get(&key).is_some_and(|f| {
+            f.until > Instant::now() && f.failures >= CustomerSessionCode::MAX_FAILURES
+        })
+    }
+
+    /// One more wrong code typed for `email` of `organization` from `ip`; the count lasts a
+    /// code's lifetime after the last failure.
+    pub fn portal_code_failed(&self, ip: IpAddr, organization: &impl Hash, email: &str) {
+        let now = Instant::now();
+        let window = CustomerSessionCode::TTL
+            .to_std()
+            .unwrap_or(Duration::from_secs(1800));
+        let key = self.address_at(b'f', organization, email, ip);
+        let mut entry = self.code_failures.entry(key).or_insert(CodeFailures {
+            failures: 0,
+            until: now,
+        });
+        if entry.until <= now {
+            entry.failures = 0;
+        }
+        entry.failures = entry.failures.saturating_add(1);
+        entry.until = now + window;
+    }
+
+    /// A new code asked for, or a sign-in, from `ip` for `email` of `organization`: its
+    /// wrong codes from there are forgotten.
+    pub fn portal_code_reset(&self, ip: IpAddr, organization: &impl Hash, email: &str) {
+        self.code_failures
+            .remove(&self.address_at(b'f', organization, email, ip));
     }
 
     /// A cancellation or uncancellation of `subscription` (any caller): a subscription's
@@ -554,6 +625,7 @@ impl RateLimits {
         self.key_resends_ip.purge();
         self.key_resends_address.purge();
         self.portal_codes_ip.purge();
+        self.portal_codes_pair.purge();
         self.portal_codes_address.purge();
         self.portal_sign_ins_ip.purge();
         self.subscription_cancels.purge();
@@ -565,6 +637,8 @@ impl RateLimits {
         let keep = self.backoff_max;
         self.backoffs.retain(|_, b| b.until + keep > now);
         self.backoffs.shrink_to_fit();
+        self.code_failures.retain(|_, f| f.until > now);
+        self.code_failures.shrink_to_fit();
     }
 
     /// Keys held across all limiters (for tests and diagnostics).
@@ -583,12 +657,14 @@ impl RateLimits {
             + self.key_resends_ip.len()
             + self.key_resends_address.len()
             + self.portal_codes_ip.len()
+            + self.portal_codes_pair.len()
             + self.portal_codes_address.len()
             + self.portal_sign_ins_ip.len()
             + self.subscription_cancels.len()
             + self.receipts_address.len()
             + self.api_token.len()
             + self.backoffs.len()
+            + self.code_failures.len()
     }
 }
 
@@ -726,6 +802,38 @@ mod tests {
             l.license_key(IP, &1u8, "K").is_err(),
             "the address quota still applies"
         );
+    }
+
+    #[test]
+    fn a_stranger_spends_only_its_own_share_of_an_address_and_its_own_wrong_codes() {
+        let mut s = settings();
+        s.portal_codes_per_ip = Limit::new(100, 3600);
+        s.portal_codes_per_address_client = Limit::new(2, 3600);
+        s.portal_codes_per_address = Limit::new(3, 3600);
+        let l = RateLimits::new(&s);
+        l.portal_code(OTHER, &1u8, "ada@x.io").unwrap();
+        l.portal_code(OTHER, &1u8, "ada@x.io").unwrap();
+        // Refused at its own share, the address's ceiling is not charged...
+        for _ in 0..5 {
+            let d = l.portal_code(OTHER, &1u8, "ADA@x.io").unwrap_err();
+            assert!(d.report.policy_header().contains("\"address_client\""));
+        }
+        // ...so the buyer gets its code.
+        l.portal_code(IP, &1u8, "ada@x.io").unwrap();
+
+        let max = CustomerSessionCode::MAX_FAILURES;
+        for _ in 0..max {
+            assert!(!l.portal_code_worn_out(OTHER, &1u8, "ada@x.io"));
+            l.portal_code_failed(OTHER, &1u8, "ada@x.io");
+        }
+        assert!(l.portal_code_worn_out(OTHER, &1u8, "Ada@X.io"));
+        assert!(!l.portal_code_worn_out(IP, &1u8, "ada@x.io"), "the buyer");
+        assert!(
+            !l.portal_code_worn_out(OTHER, &2u8, "ada@x.io"),
+            "another shop"
+        );
+        l.portal_code_reset(OTHER, &1u8, "ada@x.io");
+        assert!(!l.portal_code_worn_out(OTHER, &1u8, "ada@x.io"));
     }
 
     #[test]

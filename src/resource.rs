@@ -32,6 +32,23 @@ pub fn record(method: &str, path: &str) {
         .insert((method.to_uppercase(), path.to_string()));
 }
 
+static BULK: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Notes a route that takes bulk bodies (`server.import_body_limit_bytes`), for what reads
+/// bodies before its handler (the `Idempotency-Key` middleware).
+pub fn record_bulk(path: &str) {
+    BULK.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(path.to_string());
+}
+
+/// Whether the route `pattern` takes bulk bodies.
+pub fn is_bulk(pattern: &str) -> bool {
+    BULK.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(pattern)
+}
+
 /// Every `(METHOD, path)` registered so far in this process.
 pub fn registered() -> BTreeSet<(String, String)> {
     REGISTERED

@@ -96,6 +96,16 @@ pub struct Application {
     state: web::Data<AppState>,
 }
 
+/// Sets the process's umask to 077, so that every file and directory it creates from now
+/// on is owner-only whatever the umask it was started with: the store's files (which the
+/// storage engine creates with its own modes), backups, the bootstrap token, mail files.
+/// `main` calls it first; what Tollgate creates itself also gets explicit modes
+/// (`crate::admin::create_private_dir`).
+pub fn owner_only_files() {
+    use rustix::fs::Mode;
+    rustix::process::umask(Mode::RWXG | Mode::RWXO);
+}
+
 impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         Self::build_with_clock(settings, tollgate_actors::SystemClock::shared()).await
@@ -107,12 +117,10 @@ impl Application {
         clock: tollgate_actors::SharedClock,
     ) -> anyhow::Result<Self> {
         settings.validate()?;
+        // Owner-only before the store creates anything in it (see `owner_only_files`).
+        crate::admin::create_private_dir(&settings.storage.data_dir)?;
         let store = Store::connect(&settings.storage.store_config()).await?;
         tracing::info!(engine = store.engine_name(), "store open");
-        // The bootstrap token file lives there on every engine.
-        std::fs::create_dir_all(&settings.storage.data_dir).map_err(|e| {
-            anyhow::anyhow!("cannot create {}: {e}", settings.storage.data_dir.display())
-        })?;
         // Nodes starting together on one database take turns here: one generates the
         // token secret and the admin, the others read them.
         let first_start = crate::bootstrap::exclusive(&store).await?;

@@ -1,6 +1,8 @@
 //! Disputes as the processor reports them (Stripe's `charge.dispute.created`, `.updated`,
 //! `.closed`): recorded once per processor dispute on the order its payment paid, updated
 //! as it moves, and when the seller loses it, the order's license keys are revoked (once).
+//! A resolved dispute (lost or won) keeps its outcome: events arriving late or out of
+//! order ([`next_status`]) never reopen it.
 
 use tollgate_storage::{Batch, Direction, Expect, StorageError};
 
@@ -86,6 +88,19 @@ pub async fn dispute_for(
     }
 }
 
+/// The status of a dispute at `current` after the processor reports `reported`: a resolved
+/// dispute (lost or won, `DisputeStatus::is_resolved`) keeps its outcome, since a late or
+/// replayed event of an earlier stage (`needs_response` after `lost`) changes nothing; any
+/// other takes what is reported (an inquiry closed as `prevented` may still be escalated
+/// by the bank).
+pub fn next_status(current: DisputeStatus, reported: DisputeStatus) -> DisputeStatus {
+    if current.is_resolved() {
+        current
+    } else {
+        reported
+    }
+}
+
 /// Records what Stripe says of a dispute; revokes the order's keys when it is lost.
 pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Result<(), ApiError> {
     let Some(pid) = object["id"].as_str().filter(|s| !s.is_empty()) else {
@@ -156,10 +171,13 @@ pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Res
             }
         };
         if expect != Expect::Absent {
-            if d.status == status && d.evidence_due_by == evidence_due_by {
+            // A resolved dispute stays so: a late event changes nothing of it.
+            if d.status.is_resolved()
+                || (d.status == status && d.evidence_due_by == evidence_due_by)
+            {
                 break d.status == DisputeStatus::Lost && d.revoked_at.is_none();
             }
-            d.status = status;
+            d.status = next_status(d.status, status);
             d.evidence_due_by = evidence_due_by.or(d.evidence_due_by);
             d.modified_at = Some(now);
         }
@@ -194,5 +212,23 @@ async fn revoke_lost(state: &AppState, pid: &str) -> Result<(), ApiError> {
         // Revoking is idempotent: a concurrent delivery may have recorded it first.
         Ok(_) | Err(StorageError::Conflict { .. }) => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resolved_dispute_keeps_its_outcome_and_an_open_one_moves() {
+        use DisputeStatus::*;
+        for (_, late) in DisputeStatus::ALL {
+            assert_eq!(next_status(Lost, *late), Lost, "lost then {late:?}");
+            assert_eq!(next_status(Won, *late), Won, "won then {late:?}");
+        }
+        assert_eq!(next_status(NeedsResponse, UnderReview), UnderReview);
+        assert_eq!(next_status(UnderReview, Lost), Lost);
+        assert_eq!(next_status(UnderReview, NeedsResponse), NeedsResponse);
+        assert_eq!(next_status(Prevented, NeedsResponse), NeedsResponse);
     }
 }

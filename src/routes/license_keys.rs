@@ -39,6 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     super::license_signing::configure(cfg);
     // Bulk bodies (up to 1,000 keys): `server.import_body_limit_bytes`.
     crate::resource::record("post", IMPORT);
+    crate::resource::record_bulk(IMPORT);
     cfg.service(
         web::resource(IMPORT)
             .app_data(crate::extract::json::BulkBody)

@@ -120,7 +120,7 @@ async fn send(
         }
         return Ok(res);
     }
-    crate::app::mail::resend_keys(&state, org, &email).await?;
+    crate::app::portal::sign_in::resend_keys(&state, org, &email).await?;
     page.sent = true;
     Ok(html(200, render(&page)?, Vec::new()))
 }

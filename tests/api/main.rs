@@ -30,6 +30,7 @@ mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
 mod errors;
+mod hardening3;
 mod health;
 mod helpers;
 mod http_hardening;

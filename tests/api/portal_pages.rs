@@ -218,7 +218,7 @@ pub(crate) async fn codes_for(app: &TestApp, to: &str) -> BTreeSet<String> {
 }
 
 /// Asks for a code on the sign-in page; the page answered and the code sent, if any.
-async fn ask_code(
+pub(crate) async fn ask_code(
     app: &TestApp,
     b: &mut Browser,
     slug: &str,
@@ -241,7 +241,13 @@ async fn ask_code(
 }
 
 /// Types `code` for `email` on the code form (`page`).
-async fn type_code(b: &mut Browser, slug: &str, page: &Page, email: &str, code: &str) -> Page {
+pub(crate) async fn type_code(
+    b: &mut Browser,
+    slug: &str,
+    page: &Page,
+    email: &str,
+    code: &str,
+) -> Page {
     let csrf = page.csrf();
     b.post(
         &format!("/portal/{slug}/session"),
@@ -271,7 +277,7 @@ fn portal_cookie(page: &Page) -> Option<String> {
 }
 
 #[track_caller]
-fn status(page: &Page, want: u16) {
+pub(crate) fn status(page: &Page, want: u16) {
     assert_eq!(
         page.status.as_u16(),
         want,
@@ -289,10 +295,11 @@ fn to_sign_in(page: &Page, slug: &str) {
 
 /// Settings whose sign-in limits the test does not reach (the tests of the limits keep
 /// the defaults).
-fn roomy(dir: &std::path::Path) -> Settings {
+pub(crate) fn roomy(dir: &std::path::Path) -> Settings {
     let mut s = Settings::for_tests(dir);
     s.rate_limits.portal_sign_ins_per_ip = Limit::new(1000, 600);
     s.rate_limits.portal_codes_per_ip = Limit::new(1000, 3600);
+    s.rate_limits.portal_codes_per_address_client = Limit::new(1000, 3600);
     s.rate_limits.portal_codes_per_address = Limit::new(1000, 3600);
     s
 }

@@ -1470,6 +1470,18 @@ async fn a_lost_dispute_revokes_the_keys_and_forged_events_change_nothing() {
     assert_eq!(d[0]["status"], "lost");
     assert_eq!(d[0]["resolved"], true);
     assert_eq!(d[0]["closed"], true);
+    // A late event of an earlier stage (issue 44, part 6) leaves it lost.
+    for (i, late) in ["needs_response", "under_review"].iter().enumerate() {
+        send(
+            event(&format!("evt_dp_late_{i}"), "charge.dispute.updated", late),
+            WEBHOOK_SECRET,
+        )
+        .await
+        .expect(200);
+        let d = disputes().await;
+        assert_eq!(d[0]["status"], "lost", "after a late {late}");
+        assert_eq!(d[0]["resolved"], true);
+    }
     let v = shop
         .app
         .post_json(

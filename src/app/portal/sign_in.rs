@@ -4,15 +4,23 @@
 //! is written with its message in one transaction, and the sender mails it. The answer is
 //! the same whether or not a code was sent. The code opens a customer session
 //! ([`authenticate`]): single use (deleted in the transaction that opens the session),
-//! valid `CustomerSessionCode::TTL`, and worn out by `CustomerSessionCode::MAX_FAILURES`
-//! wrong codes typed for its address.
+//! valid `CustomerSessionCode::TTL`. On the sign-in page, where the address is known,
+//! `CustomerSessionCode::MAX_FAILURES` wrong codes typed for an address *from one client
+//! address* stop every code of that address from working from there (until that client
+//! asks for a new code); other clients, the buyer among them, are not concerned, so a
+//! stranger's guesses never kill the buyer's live code (36^6 codes: per-client limits
+//! suffice). The count is kept in memory (`crate::ratelimit`), per node.
+//!
+//! A code request answers no sooner than `rate_limits.mail_request_min_answer_ms` after
+//! it arrived, known address or not ([`pad_answer`]), so its timing does not tell who
+//! bought.
 
 use rand::Rng;
-use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
+use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::domain::customer::{customer_by_email, normalize_email, Customer};
-use crate::domain::customer_session::{CustomerSession, CustomerSessionCode, CODE_BY_ADDRESS};
+use crate::domain::customer_session::{CustomerSession, CustomerSessionCode};
 use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::domain::organization::Organization;
 use crate::error::ApiError;
@@ -70,13 +78,55 @@ pub fn new_session(state: &AppState, customer: &Customer) -> Opened {
     Opened { token, session }
 }
 
+/// Waits until `rate_limits.mail_request_min_answer_ms` have passed since `started`: an
+/// answer about an address (a code request, a key resend) takes the same time whether or
+/// not the address is a customer, as long as the work fits in that time (a slower answer
+/// is logged).
+pub async fn pad_answer(state: &AppState, started: std::time::Instant) {
+    let floor =
+        std::time::Duration::from_millis(state.settings.rate_limits.mail_request_min_answer_ms);
+    let spent = started.elapsed();
+    if spent < floor {
+        actix_web::rt::time::sleep(floor - spent).await;
+    } else if !floor.is_zero() {
+        tracing::info!(
+            spent_ms = u64::try_from(spent.as_millis()).unwrap_or(u64::MAX),
+            "an answer about an address took longer than rate_limits.mail_request_min_answer_ms"
+        );
+    }
+}
+
 /// Sends a sign-in code to `email` if it is a live customer of the visible organization
-/// `org`; does nothing otherwise. Either way the caller answers the same.
+/// `org`; does nothing otherwise. Either way the caller answers the same, and no sooner
+/// than [`pad_answer`] allows. The wrong codes `client` typed for the address are
+/// forgotten.
 pub async fn request_code(
     state: &AppState,
     org: OrganizationId,
     email: &str,
+    client: std::net::IpAddr,
 ) -> Result<(), ApiError> {
+    let started = std::time::Instant::now();
+    state.limits.portal_code_reset(client, &org.uuid(), email);
+    let sent = send_code(state, org, email).await;
+    pad_answer(state, started).await;
+    sent
+}
+
+/// "Send me my keys again" (`crate::app::mail::resend_keys`), answered no sooner than
+/// [`pad_answer`] allows, so its timing does not tell whether the address holds keys.
+pub async fn resend_keys(
+    state: &AppState,
+    org: OrganizationId,
+    email: &str,
+) -> Result<(), ApiError> {
+    let started = std::time::Instant::now();
+    let sent = crate::app::mail::resend_keys(state, org, email).await;
+    pad_answer(state, started).await;
+    sent
+}
+
+async fn send_code(state: &AppState, org: OrganizationId, email: &str) -> Result<(), ApiError> {
     let Some(organization) = state
         .store
         .get::<Organization>(&org.key())
@@ -127,22 +177,33 @@ pub async fn request_code(
 }
 
 /// Where a typed code must belong: the sign-in page knows the organization and the
-/// address it sent the code to, and wrong codes count against that address.
+/// address it sent the code to, and wrong codes count against that address as typed
+/// from `client`.
 #[derive(Debug, Clone, Copy)]
 pub struct Expected<'a> {
     pub organization_id: OrganizationId,
     pub email: &'a str,
+    pub client: std::net::IpAddr,
 }
 
 /// Opens a customer session with a code: 401 `CustomerSessionCodeInvalidOrExpired` for
 /// a code that is unknown, expired, worn out, used already, or (with `expected`) of
-/// another organization or address. Signing in verifies the customer's address when the
-/// code went to it (`customer.updated`).
+/// another organization or address, or (with `expected`) typed from a client that typed
+/// too many wrong codes for the address. Signing in verifies the customer's address when
+/// the code went to it (`customer.updated`).
 pub async fn authenticate(
     state: &AppState,
     typed: &str,
     expected: Option<Expected<'_>>,
 ) -> Result<Opened, ApiError> {
+    if let Some(e) = expected {
+        if state
+            .limits
+            .portal_code_worn_out(e.client, &e.organization_id.uuid(), e.email)
+        {
+            return Err(invalid_code());
+        }
+    }
     let code = CustomerSessionCode::normalize(typed);
     let found = if CustomerSessionCode::is_well_formed(&code) {
         state
@@ -162,7 +223,10 @@ pub async fn authenticate(
         found.filter(|c| c.value.is_live(now) && belongs(&c.value))
     else {
         if let Some(e) = expected {
-            count_failure(state, e).await?;
+            // The client's failure, not the code's: the code stays alive for its owner.
+            state
+                .limits
+                .portal_code_failed(e.client, &e.organization_id.uuid(), e.email);
         }
         return Err(invalid_code());
     };
@@ -186,41 +250,17 @@ pub async fn authenticate(
         batch.put(&verified, Expect::Rev(customer.rev))?;
     }
     match state.store.commit_durable(&batch).await {
-        Ok(_) => Ok(opened),
+        Ok(_) => {
+            if let Some(e) = expected {
+                state
+                    .limits
+                    .portal_code_reset(e.client, &e.organization_id.uuid(), e.email);
+            }
+            Ok(opened)
+        }
         Err(StorageError::Conflict { .. }) => Err(invalid_code()),
         Err(e) => Err(e.into()),
     }
-}
-
-/// One more wrong code typed for an address: every live code it holds takes the failure
-/// (a worn-out code stops working; the purge removes it).
-async fn count_failure(state: &AppState, e: Expected<'_>) -> Result<(), ApiError> {
-    let tenant = CustomerSessionCode::address_tenant(e.organization_id, &normalize_email(e.email));
-    let ids = state
-        .store
-        .index_iter(CODE_BY_ADDRESS, &[tenant], Direction::Asc)?
-        .collect()
-        .await?;
-    let now = state.now();
-    for id in ids {
-        // A code changed meanwhile (another failure, a sign-in) is read again once.
-        for _ in 0..2 {
-            let Some(c) = state.store.get::<CustomerSessionCode>(&id).await? else {
-                break;
-            };
-            if !c.value.is_live(now) {
-                break;
-            }
-            let mut batch = Batch::new();
-            batch.put(&c.value.clone().failed(), Expect::Rev(c.rev))?;
-            match state.store.commit_durable(&batch).await {
-                Ok(_) => break,
-                Err(StorageError::Conflict { .. }) => continue,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The live session a `polar_cst_` token names, and its live customer; `None` for anything

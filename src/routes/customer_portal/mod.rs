@@ -282,7 +282,7 @@ async fn resend(
     let report = state
         .limits
         .key_resend(ip, &body.organization_id, &body.email)?;
-    crate::app::mail::resend_keys(
+    crate::app::portal::sign_in::resend_keys(
         &state,
         OrganizationId(body.organization_id),
         body.email.trim(),

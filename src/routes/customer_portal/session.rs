@@ -37,7 +37,7 @@ async fn request(
     v.finish()?;
     let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
     let report = state.limits.portal_code(ip, &body.organization_id, email)?;
-    sign_in::request_code(&state, OrganizationId(body.organization_id), email).await?;
+    sign_in::request_code(&state, OrganizationId(body.organization_id), email, ip).await?;
     Ok(Limited {
         answer: Ok(HttpResponse::Accepted().finish()),
         report,

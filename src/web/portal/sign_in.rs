@@ -144,7 +144,7 @@ pub async fn code(
             let page = SignInPage::new(&p, "email", email).with_error(retry_text(&denied));
             return Ok(with_retry_after(p.page(429, &page, Vec::new())?, &denied));
         }
-        app::request_code(&state, p.org.id, email).await?;
+        app::request_code(&state, p.org.id, email, ip).await?;
         let mut page = SignInPage::new(&p, "code", email);
         page.notice = Some(format!(
             "If {email} bought from {}, we have sent a sign-in code to it. It can take a minute; check your spam folder too. The code works for {} minutes.",
@@ -186,6 +186,7 @@ pub async fn session(
         let expected = Expected {
             organization_id: p.org.id,
             email,
+            client: ip,
         };
         match app::authenticate(&state, &f.code, Some(expected)).await {
             Ok(opened) => {
