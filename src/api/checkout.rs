@@ -860,4 +860,4 @@ impl CheckoutPublicConfirmed {
 #[path = "checkout_tests.rs"]
 mod tests;
 #[cfg(test)]
-pub(crate) use tests::samples;
+pub(crate) use tests::{sample_checkouts, samples};

@@ -247,43 +247,17 @@ fn attach_confirmation(
             .then(|| e.clone()),
         None => None,
     };
-    // Who the buyer is: the customer the seller named (`customer_id` when the checkout was
-    // created, or the holder of its `external_customer_id`), one this checkout creates, or
-    // an existing customer found by an address the buyer typed, which proves nothing.
-    let seller_named = c.customer_id.is_some()
-        || existing.as_ref().is_some_and(|s| {
-            c.external_customer_id.is_some() && s.value.external_id == c.external_customer_id
-        });
-    let created = existing.is_none();
+    let reach = session_reach(c, existing.as_ref().map(|s| &s.value));
     let customer = match existing {
-        Some(stored) => {
-            let mut customer = stored.value.clone();
-            if customer.external_id.is_none() {
-                customer.external_id = external;
-            }
-            customer.metadata.merge(&c.customer_metadata);
-            // The buyer's details reach the record only when the seller vouched for who the
-            // buyer is: a stranger typing someone's address changes nothing of theirs (the
-            // order keeps the address and tax id it was bought with).
-            if seller_named {
-                if customer.name.is_none() {
-                    customer.name = c.customer_name.clone();
-                }
-                if c.customer_billing_address.is_some() {
-                    customer.billing_address = c.customer_billing_address.clone();
-                }
-                if c.customer_tax_id.is_some() {
-                    customer.tax_id = c.customer_tax_id.clone();
-                }
-            }
+        Some(stored) => match updated_customer(&stored.value, c, reach, external, now) {
             // Written only when something changed: confirms of one buyer's checkouts then
             // never contend on the customer's record.
-            if customer != stored.value {
-                customer.modified_at = Some(now);
+            Some(customer) => {
                 batch.put(&customer, Expect::Rev(stored.rev))?;
+                customer
             }
-            customer
-        }
+            None => stored.value,
+        },
         None => {
             let mut customer =
                 Customer::new(CustomerId::new(), c.organization_id, email.clone(), now);
@@ -321,13 +295,60 @@ fn attach_confirmation(
         expires_at: now + Duration::hours(1),
         // It opens nothing before the payment succeeded, and reaches only this purchase
         // unless the customer is the seller's word or this checkout's own.
-        purchase: Some(SessionPurchase {
-            checkout_id: c.id,
-            limited: !(seller_named || created),
-        }),
+        purchase: Some(reach),
     };
     batch.put(&session, Expect::Absent)?;
     Ok((customer.id, batch))
+}
+
+/// How far the session of a confirm of `c` reaches, `existing` being the customer its
+/// buyer resolved to (`None`: the checkout creates one). The whole portal for the customer
+/// the seller named (`customer_id` when the checkout was created, or the holder of its
+/// `external_customer_id`) or the one this checkout creates; only this purchase for an
+/// existing customer found by an address the buyer typed, which proves nothing.
+fn session_reach(c: &Checkout, existing: Option<&Customer>) -> SessionPurchase {
+    let seller_named = c.customer_id.is_some()
+        || existing.is_some_and(|s| {
+            c.external_customer_id.is_some() && s.external_id == c.external_customer_id
+        });
+    SessionPurchase {
+        checkout_id: c.id,
+        limited: existing.is_some() && !seller_named,
+    }
+}
+
+/// The existing customer `stored` as the confirm of `c` leaves it, `None` when unchanged:
+/// the seller's external id (`external`, when it has none) and metadata always; the buyer's
+/// name, billing address and tax id only when the seller vouched for who the buyer is (a
+/// stranger typing someone's address changes nothing of theirs; the order keeps the
+/// address and tax id it was bought with).
+fn updated_customer(
+    stored: &Customer,
+    c: &Checkout,
+    reach: SessionPurchase,
+    external: Option<String>,
+    now: DateTime<Utc>,
+) -> Option<Customer> {
+    let mut customer = stored.clone();
+    if customer.external_id.is_none() {
+        customer.external_id = external;
+    }
+    customer.metadata.merge(&c.customer_metadata);
+    if !reach.limited {
+        if customer.name.is_none() {
+            customer.name = c.customer_name.clone();
+        }
+        if c.customer_billing_address.is_some() {
+            customer.billing_address = c.customer_billing_address.clone();
+        }
+        if c.customer_tax_id.is_some() {
+            customer.tax_id = c.customer_tax_id.clone();
+        }
+    }
+    (customer != *stored).then(|| {
+        customer.modified_at = Some(now);
+        customer
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -842,3 +863,7 @@ pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
     }
     Ok(expired)
 }
+
+#[cfg(test)]
+#[path = "completion_tests.rs"]
+mod tests;

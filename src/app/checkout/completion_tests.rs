@@ -1,0 +1,125 @@
+//! Unit tests of the confirm's pure rules (`completion.rs`): how far its session reaches
+//! and what it changes of an existing customer.
+
+use super::*;
+use crate::domain::customer::Address;
+
+fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default()
+}
+
+/// An open checkout of the sample catalog, with a stranger's details typed in.
+fn typed(email: &str) -> Checkout {
+    let mut c = crate::api::checkout::sample_checkouts().remove(0);
+    c.customer_email = Some(email.into());
+    c.customer_name = Some("Mallory".into());
+    c.customer_billing_address = Address::new(None, None, None, None, None, "DE").ok();
+    c.customer_tax_id = None;
+    c
+}
+
+fn victim(c: &Checkout) -> Customer {
+    let mut v = Customer::new(
+        CustomerId::new(),
+        c.organization_id,
+        "v@example.com".into(),
+        now(),
+    );
+    v.name = None;
+    v.billing_address = Address::new(
+        Some("1 rue"),
+        None,
+        Some("75002"),
+        Some("Paris"),
+        None,
+        "FR",
+    )
+    .ok();
+    v
+}
+
+#[test]
+fn an_address_that_names_an_existing_customer_reaches_this_purchase_only_and_changes_nothing() {
+    let c = typed("v@example.com");
+    let v = victim(&c);
+    let reach = session_reach(&c, Some(&v));
+    assert_eq!(
+        reach,
+        SessionPurchase {
+            checkout_id: c.id,
+            limited: true
+        }
+    );
+    assert_eq!(
+        updated_customer(&v, &c, reach, None, now()),
+        None,
+        "neither the name, the address nor the record's time changes: nothing is written"
+    );
+}
+
+#[test]
+fn a_new_customer_and_a_seller_named_one_reach_the_whole_portal() {
+    let c = typed("new@example.com");
+    assert!(
+        !session_reach(&c, None).limited,
+        "this checkout's own customer"
+    );
+
+    let mut named = typed("v@example.com");
+    let v = victim(&named);
+    named.customer_id = Some(v.id);
+    let reach = session_reach(&named, Some(&v));
+    assert!(!reach.limited);
+    let updated = updated_customer(&v, &named, reach, None, now()).expect("changed");
+    assert_eq!(
+        updated.name.as_deref(),
+        Some("Mallory"),
+        "a name it had none of"
+    );
+    assert_eq!(updated.billing_address, named.customer_billing_address);
+    assert_eq!(updated.modified_at, Some(now()));
+
+    // The holder of the checkout's external id is the seller's word too; another
+    // customer with the typed address is not.
+    let mut external = typed("v@example.com");
+    external.external_customer_id = Some("ext-1".into());
+    let mut holder = victim(&external);
+    assert!(session_reach(&external, Some(&holder)).limited);
+    holder.external_id = Some("ext-1".into());
+    assert!(!session_reach(&external, Some(&holder)).limited);
+}
+
+#[test]
+fn the_sellers_external_id_and_metadata_reach_even_a_limited_purchases_customer() {
+    let mut c = typed("v@example.com");
+    c.customer_metadata = crate::domain::metadata::Metadata(
+        [(
+            "plan".to_string(),
+            crate::domain::metadata::MetaValue::Str("pro".into()),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let v = victim(&c);
+    let reach = session_reach(&c, Some(&v));
+    let updated = updated_customer(&v, &c, reach, Some("ext-2".into()), now())
+        .expect("the seller's details changed it");
+    assert_eq!(updated.external_id.as_deref(), Some("ext-2"));
+    assert_eq!(updated.metadata, c.customer_metadata);
+    assert_eq!(updated.name, None);
+    assert_eq!(updated.billing_address, v.billing_address);
+}
+
+#[test]
+fn contention_names_the_checkout_only_when_the_checkout_changed() {
+    let checkout = StorageError::Conflict {
+        collection: "checkout",
+        expected: String::new(),
+        found: None,
+    };
+    assert!(contention(&checkout).starts_with("The checkout is being confirmed"));
+    let customer = StorageError::Unique {
+        constraint: "customer_email",
+    };
+    assert!(contention(&customer).starts_with("The customer or the discount"));
+}
