@@ -87,8 +87,11 @@ pub struct RateLimitSettings {
     pub idempotency_keys_per_caller: Limit,
     /// "Send me my keys again" requests per client address.
     pub key_resends_per_ip: Limit,
-    /// "Send me my keys again" requests per e-mail address (and organization): no inbox
-    /// gets more than this, whoever asks.
+    /// "Send me my keys again" requests for one e-mail address from one client address.
+    pub key_resends_per_address_client: Limit,
+    /// "Send me my keys again" requests per e-mail address (and organization), whoever
+    /// asks: no inbox gets more; above `key_resends_per_address_client`, so one stranger
+    /// never reaches it.
     pub key_resends_per_address: Limit,
     /// Customer-portal sign-in codes asked for, per client address.
     pub portal_codes_per_ip: Limit,
@@ -130,7 +133,8 @@ impl Default for RateLimitSettings {
             authorization_codes_per_user: Limit::new(30, 60),
             idempotency_keys_per_caller: Limit::new(600, 60),
             key_resends_per_ip: Limit::new(10, 3600),
-            key_resends_per_address: Limit::new(3, 3600),
+            key_resends_per_address_client: Limit::new(3, 3600),
+            key_resends_per_address: Limit::new(10, 3600),
             portal_codes_per_ip: Limit::new(12, 3600),
             portal_codes_per_address_client: Limit::new(5, 3600),
             portal_codes_per_address: Limit::new(30, 3600),

@@ -203,6 +203,8 @@ pub struct RateLimits {
     license_keys_ip: Policy<IpAddr>,
     license_keys_key: Policy<u64>,
     key_resends_ip: Policy<IpAddr>,
+    /// Per (e-mail address, client address).
+    key_resends_pair: Policy<u64>,
     key_resends_address: Policy<u64>,
     portal_codes_ip: Policy<IpAddr>,
     /// Per (e-mail address, client address).
@@ -259,6 +261,7 @@ impl RateLimits {
             license_keys_ip: Policy::new("ip", s.license_keys_per_ip, on),
             license_keys_key: Policy::new("key", s.license_keys_per_key, on),
             key_resends_ip: Policy::new("ip", s.key_resends_per_ip, on),
+            key_resends_pair: Policy::new("address_client", s.key_resends_per_address_client, on),
             key_resends_address: Policy::new("address", s.key_resends_per_address, on),
             portal_codes_ip: Policy::new("ip", s.portal_codes_per_ip, on),
             portal_codes_pair: Policy::new("address_client", s.portal_codes_per_address_client, on),
@@ -446,10 +449,13 @@ impl RateLimits {
         organization.hash(&mut h);
         h.write(tollgate_actors::domain::email::normalize_email(email).as_bytes());
         let address = h.finish();
-        self.two(
-            (&self.key_resends_ip, &addr_key(ip)),
-            Some((&self.key_resends_address, &address)),
-        )
+        let pair = self.address_at(b's', organization, email, ip);
+        let ip = addr_key(ip);
+        self.check_all(&[
+            &|r: &mut Report| self.key_resends_ip.check(&ip, r),
+            &|r: &mut Report| self.key_resends_pair.check(&pair, r),
+            &|r: &mut Report| self.key_resends_address.check(&address, r),
+        ])
     }
 
     /// The key of an e-mail address of `organization` seen from the client `ip`.
@@ -623,6 +629,7 @@ impl RateLimits {
         self.license_keys_ip.purge();
         self.license_keys_key.purge();
         self.key_resends_ip.purge();
+        self.key_resends_pair.purge();
         self.key_resends_address.purge();
         self.portal_codes_ip.purge();
         self.portal_codes_pair.purge();
@@ -655,6 +662,7 @@ impl RateLimits {
             + self.license_keys_ip.len()
             + self.license_keys_key.len()
             + self.key_resends_ip.len()
+            + self.key_resends_pair.len()
             + self.key_resends_address.len()
             + self.portal_codes_ip.len()
             + self.portal_codes_pair.len()

@@ -3,7 +3,8 @@
 //!
 //! - 3: a stranger's wrong portal codes, typed from another client address, leave the
 //!   buyer's code alive (the stranger's own client is still stopped), and a stranger
-//!   asking for codes for the buyer's address never makes the buyer's own request 429;
+//!   asking for codes (or key resends) for the buyer's address never makes the buyer's
+//!   own request 429;
 //! - 6: a code request and a key resend answer no sooner than
 //!   `rate_limits.mail_request_min_answer_ms`, known address or not.
 
@@ -11,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tollgate::config::Settings;
+use tollgate::domain::mail::{MailKind, MailMessage};
 
 use crate::benefit_grants::{buy, shop};
+use crate::checkouts::store_values;
 use crate::helpers::{spawn_app_with, TestApp};
 use crate::oauth::Browser;
 use crate::portal_pages::{ask_code, buyer, codes_for, portal_shop, roomy, status, type_code};
@@ -129,6 +132,45 @@ async fn a_stranger_asking_for_codes_never_spends_the_buyers_own_quota() {
     // The buyer, at their own address, still gets a code.
     assert_eq!(ask("198.51.100.7").await, 202);
     assert_eq!(codes_for(&app, email).await.len(), sent + 1);
+}
+
+#[actix_web::test]
+async fn a_stranger_asking_for_key_resends_never_spends_the_buyers_own_quota() {
+    // The default limits: three resends per address and client an hour.
+    let app = app_with(behind_proxy).await;
+    let shop = shop(&app, "h3-resend").await;
+    let email = "ada@resend.example";
+    buy(&app, &shop.one_time, email).await;
+    let ask = |ip: &'static str| {
+        let app = &app;
+        let org = shop.org.clone();
+        async move {
+            let resp = app
+                .request(reqwest::Method::POST, RESEND, None)
+                .header("x-forwarded-for", ip)
+                .json(&json!({"email": email, "organization_id": org}))
+                .send()
+                .await
+                .expect("sending the request");
+            resp.status().as_u16()
+        }
+    };
+    let resent = || async {
+        store_values::<MailMessage>(&app.state.store)
+            .await
+            .into_iter()
+            .filter(|m| m.kind == MailKind::KeysResent && m.to.eq_ignore_ascii_case(email))
+            .count()
+    };
+    let mut answers = Vec::new();
+    for _ in 0..5 {
+        answers.push(ask("203.0.113.9").await);
+    }
+    assert_eq!(answers, [202, 202, 202, 429, 429]);
+    assert_eq!(resent().await, 3);
+    // The buyer, at their own address, still gets their keys.
+    assert_eq!(ask("198.51.100.7").await, 202);
+    assert_eq!(resent().await, 4);
 }
 
 // ---------------------------------------------------------------------------------------
