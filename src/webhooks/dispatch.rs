@@ -11,11 +11,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use actix_web::web;
-use tollgate_storage::{Batch, Change, Direction, Expect, StorageError};
+use tollgate_storage::{Batch, Change, Direction, Expect, Record, StorageError};
 
 use super::events::{events_of, is_event_source, Event};
 use crate::api::webhook::WebhookEventType;
 use crate::domain::ids::{OrganizationId, WebhookEventId};
+use crate::domain::mail::MailMessage;
 use crate::domain::webhook::{
     WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat, WEBHOOK_ENDPOINT_ALL,
 };
@@ -85,6 +86,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
     let mut mail = false;
+    let mut queued = HashSet::new();
     let mut seqs = Vec::with_capacity(changes.len());
     // The dashboard's day counters, written with the consumption (see `crate::stats`).
     let mut projection = crate::stats::Projection::default();
@@ -96,12 +98,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         }
         // The e-mails it stands for, queued in this same write.
         match crate::app::mail::messages_of(state, change).await {
-            Ok(messages) => {
-                for m in &messages {
-                    batch.put(m, Expect::Absent)?;
-                }
-                mail |= !messages.is_empty();
-            }
+            Ok(messages) => mail |= queue_mail(&mut batch, &mut queued, &messages)?,
             Err(e) => {
                 tracing::warn!(collection = %change.collection, error = %e, "cannot render an e-mail; skipped");
             }
@@ -241,9 +238,83 @@ fn summary(event: &Event) -> String {
     format!("Tollgate: {} – {detail}", event.event_type.as_str())
 }
 
+/// Puts `messages` in the pass's `batch`, each id once: a notice coalesced with one of an
+/// earlier change of this same pass (a subscription canceled, uncanceled and canceled
+/// again within one notice window) shares its id, and a second `Expect::Absent` put of
+/// one id would abort the whole write, at every pass after it too. Whether any was new.
+fn queue_mail(
+    batch: &mut Batch,
+    queued: &mut HashSet<Vec<u8>>,
+    messages: &[MailMessage],
+) -> Result<bool, StorageError> {
+    let mut any = false;
+    for m in messages {
+        if queued.insert(m.id_key()) {
+            batch.put(m, Expect::Absent)?;
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::MailMessageId;
+    use crate::domain::mail::{MailKind, MailState};
+
+    fn notice(id: MailMessageId) -> MailMessage {
+        let now = chrono::Utc::now();
+        MailMessage {
+            id,
+            organization_id: OrganizationId::new(),
+            created_at: now,
+            modified_at: None,
+            kind: MailKind::SubscriptionCanceled,
+            to: "ada@example.com".into(),
+            reply_to: None,
+            from_name: "Acme".into(),
+            subject: "Your subscription was canceled".into(),
+            text: "Canceled".into(),
+            html: "<p>Canceled</p>".into(),
+            order_id: None,
+            subscription_id: None,
+            customer_id: None,
+            state: MailState::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: Some(now),
+        }
+    }
+
+    #[actix_web::test]
+    async fn a_notice_coalesced_twice_in_one_pass_is_queued_once_and_the_write_commits() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = tollgate_storage::Store::open(&tollgate_storage::StoreConfig::new(
+            dir.path().to_path_buf(),
+        ))
+        .expect("opening a store");
+        let id = MailMessageId::new();
+        // Canceled, uncanceled, canceled again within one window: two renderings, one id.
+        let messages = [notice(id), notice(MailMessageId::new())];
+        let again = [notice(id)];
+        let mut batch = Batch::new();
+        let mut queued = HashSet::new();
+        assert!(queue_mail(&mut batch, &mut queued, &messages).unwrap());
+        assert!(!queue_mail(&mut batch, &mut queued, &again).unwrap());
+        assert_eq!(batch.len(), 2);
+        store
+            .commit_durable(&batch)
+            .await
+            .expect("the pass's write commits");
+        assert!(store.get::<MailMessage>(&id.key()).await.unwrap().is_some());
+
+        // What the dedup prevents: the same id put twice aborts the whole write.
+        let mut twice = Batch::new();
+        let other = MailMessageId::new();
+        twice.put(&notice(other), Expect::Absent).unwrap();
+        twice.put(&notice(other), Expect::Absent).unwrap();
+        assert!(store.commit_durable(&twice).await.is_err());
+    }
 
     fn order_event() -> Event {
         Event {
