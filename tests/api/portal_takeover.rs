@@ -86,11 +86,20 @@ async fn stranger_gains_nothing(
     victim_key_id: &str,
     victim_checkout: &str,
 ) {
-    // The victim's key: not listed, not readable, not rotatable.
+    // The victim's key: not listed, not readable, not rotatable; the stranger's own keys
+    // and grants show none of the victim's details.
     let keys = app.get(KEYS, Some(token)).await;
     keys.expect(200);
     for k in keys.items() {
         assert_ne!(k["id"], victim_key_id, "the victim's key is listed: {k}");
+        assert_shows_no_details(&k["customer"]);
+    }
+    let grants = app
+        .get("/v1/customer-portal/benefit-grants/", Some(token))
+        .await;
+    grants.expect(200);
+    for g in grants.items() {
+        assert_shows_no_details(&g["customer"]);
     }
     app.get(&format!("{KEYS}{victim_key_id}"), Some(token))
         .await
@@ -119,6 +128,8 @@ async fn stranger_gains_nothing(
     orders.expect(200);
     for o in orders.items() {
         assert_ne!(o["checkout_id"], victim_checkout, "the victim's order: {o}");
+        assert!(o["billing_name"].is_null(), "{o}");
+        assert!(!o.to_string().contains("Paris"), "{o}");
     }
     // No portal page opens with it.
     let page = app
@@ -128,6 +139,21 @@ async fn stranger_gains_nothing(
         )
         .await;
     assert_eq!(page.status, 401, "the portal's link opens: {}", page.status);
+}
+
+/// A customer as a limited session shows it: the address typed and the id, nothing else.
+#[track_caller]
+fn assert_shows_no_details(customer: &Value) {
+    for field in [
+        "name",
+        "billing_name",
+        "billing_address",
+        "tax_id",
+        "external_id",
+    ] {
+        assert!(customer[field].is_null(), "{field}: {customer}");
+    }
+    assert_eq!(customer["metadata"], json!({}), "{customer}");
 }
 
 #[actix_web::test]
@@ -445,4 +471,55 @@ async fn a_session_answered_while_3d_secure_is_pending_opens_nothing_until_paid(
     for field in ["name", "billing_address", "tax_id"] {
         assert_eq!(after[field], before[field], "{field} changed: {after}");
     }
+}
+
+/// A checkout the seller's app made for the stranger (its own external id), with the
+/// victim's address typed in, gives the victim's record nothing: no second checkout with
+/// that external id then reaches the victim's portal.
+#[actix_web::test]
+async fn a_strangers_external_id_never_names_the_victim() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "takeover-ext").await;
+    let (_, victim, _, _) = victim_buys(&app, &cat.ebook_price).await;
+    for _ in 0..2 {
+        let c = created(
+            api,
+            &with(
+                by_price(&cat.free_price),
+                json!({"external_customer_id": "stranger-1", "customer_metadata": {"plan": "pro"}}),
+            ),
+        )
+        .await;
+        let r = stranger_confirms(&app, &c).await;
+        let token = token_of(&r);
+        let me = app
+            .get("/v1/customer-portal/customers/me", Some(&token))
+            .await;
+        assert_eq!(me.status, 403, "{}", me.body);
+        let after = seller_view(&app, &victim).await;
+        assert!(after["external_id"].is_null(), "{after}");
+        assert_eq!(after["metadata"], json!({}), "{after}");
+    }
+}
+
+/// A buyer whose first card was declined pays again: the customer the first attempt
+/// created is still this checkout's own, and the session reaches the whole portal.
+#[actix_web::test]
+async fn a_buyer_who_pays_again_after_a_decline_gets_the_whole_portal() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "retry-portal").await;
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    let mut body = buyer("retry@example.com");
+    body["confirmation_token_id"] = json!("tok_decline_insufficient_funds");
+    let r = confirm(api, &secret(&c), &body).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let r = confirm(api, &secret(&c), &buyer("retry@example.com")).await;
+    r.expect(200);
+    let me = app
+        .get("/v1/customer-portal/customers/me", Some(&token_of(&r)))
+        .await;
+    me.expect(200);
+    assert_eq!(me.body["email"], "retry@example.com");
 }

@@ -53,10 +53,13 @@ impl Order {
             } else {
                 BillingReason::Purchase
             },
-            billing_address: checkout
-                .customer_billing_address
-                .clone()
-                .or_else(|| customer.billing_address.clone()),
+            // The address the buyer gave; the customer's stored one only for a customer the
+            // seller named (anyone may type an address that names someone else's record).
+            billing_address: checkout.customer_billing_address.clone().or_else(|| {
+                checkout
+                    .customer_id_before_confirm
+                    .and_then(|_| customer.billing_address.clone())
+            }),
             customer_id: customer.id,
             product_id: checkout.product_id,
             product_price_id: checkout.price.id,

@@ -32,7 +32,9 @@ use crate::state::AppState;
 
 use super::fields::resolve_changes;
 use super::{checkout_error, load, with_id};
-use crate::app::portal::purchase::{order_of_checkout, subscription_of_checkout};
+use crate::app::portal::purchase::{
+    customer_of_checkout, order_of_checkout, subscription_of_checkout,
+};
 use crate::app::views::product_of;
 
 /// How many times a confirm that lost a race for the customer or the discount reads again
@@ -247,7 +249,8 @@ fn attach_confirmation(
             .then(|| e.clone()),
         None => None,
     };
-    let reach = session_reach(c, existing.as_ref().map(|s| &s.value));
+    let own = customer_of_checkout(c.id, &normalize_email(&email));
+    let reach = session_reach(c, existing.as_ref().map(|s| &s.value), own);
     let customer = match existing {
         Some(stored) => match updated_customer(&stored.value, c, reach, external, now) {
             // Written only when something changed: confirms of one buyer's checkouts then
@@ -259,8 +262,7 @@ fn attach_confirmation(
             None => stored.value,
         },
         None => {
-            let mut customer =
-                Customer::new(CustomerId::new(), c.organization_id, email.clone(), now);
+            let mut customer = Customer::new(own, c.organization_id, email.clone(), now);
             customer.name = c.customer_name.clone();
             customer.billing_address = c.customer_billing_address.clone();
             customer.tax_id = c.customer_tax_id.clone();
@@ -302,26 +304,29 @@ fn attach_confirmation(
 }
 
 /// How far the session of a confirm of `c` reaches, `existing` being the customer its
-/// buyer resolved to (`None`: the checkout creates one). The whole portal for the customer
-/// the seller named (`customer_id` when the checkout was created, or the holder of its
-/// `external_customer_id`) or the one this checkout creates; only this purchase for an
-/// existing customer found by an address the buyer typed, which proves nothing.
-fn session_reach(c: &Checkout, existing: Option<&Customer>) -> SessionPurchase {
+/// buyer resolved to (`None`: the checkout creates one, `own`). The whole portal for the
+/// customer the seller named (`customer_id` when the checkout was created, or the holder of
+/// its `external_customer_id`) or the one this checkout creates (or created at an earlier
+/// attempt, before a declined card); only this purchase for an existing customer found by
+/// an address the buyer typed, which proves nothing.
+fn session_reach(c: &Checkout, existing: Option<&Customer>, own: CustomerId) -> SessionPurchase {
     let seller_named = c.customer_id.is_some()
         || existing.is_some_and(|s| {
             c.external_customer_id.is_some() && s.external_id == c.external_customer_id
         });
     SessionPurchase {
         checkout_id: c.id,
-        limited: existing.is_some() && !seller_named,
+        limited: existing.is_some_and(|s| s.id != own) && !seller_named,
     }
 }
 
-/// The existing customer `stored` as the confirm of `c` leaves it, `None` when unchanged:
-/// the seller's external id (`external`, when it has none) and metadata always; the buyer's
-/// name, billing address and tax id only when the seller vouched for who the buyer is (a
-/// stranger typing someone's address changes nothing of theirs; the order keeps the
-/// address and tax id it was bought with).
+/// The existing customer `stored` as the confirm of `c` leaves it, `None` when unchanged.
+/// Only a confirm whose buyer the seller vouched for (`reach` not limited) changes it: the
+/// seller's external id (`external`, when it has none) and metadata, and the buyer's name
+/// (when it has none), billing address and tax id. A stranger typing someone's address
+/// changes nothing of theirs, not even through a checkout the seller's app made for the
+/// stranger (its external id would later name the victim as the stranger); the order
+/// keeps the address and tax id it was bought with.
 fn updated_customer(
     stored: &Customer,
     c: &Checkout,
@@ -329,21 +334,22 @@ fn updated_customer(
     external: Option<String>,
     now: DateTime<Utc>,
 ) -> Option<Customer> {
+    if reach.limited {
+        return None;
+    }
     let mut customer = stored.clone();
     if customer.external_id.is_none() {
         customer.external_id = external;
     }
     customer.metadata.merge(&c.customer_metadata);
-    if !reach.limited {
-        if customer.name.is_none() {
-            customer.name = c.customer_name.clone();
-        }
-        if c.customer_billing_address.is_some() {
-            customer.billing_address = c.customer_billing_address.clone();
-        }
-        if c.customer_tax_id.is_some() {
-            customer.tax_id = c.customer_tax_id.clone();
-        }
+    if customer.name.is_none() {
+        customer.name = c.customer_name.clone();
+    }
+    if c.customer_billing_address.is_some() {
+        customer.billing_address = c.customer_billing_address.clone();
+    }
+    if c.customer_tax_id.is_some() {
+        customer.tax_id = c.customer_tax_id.clone();
     }
     (customer != *stored).then(|| {
         customer.modified_at = Some(now);

@@ -18,6 +18,14 @@ fn typed(email: &str) -> Checkout {
     c
 }
 
+/// The customer the checkout would create for its address.
+fn own(c: &Checkout) -> CustomerId {
+    customer_of_checkout(
+        c.id,
+        &normalize_email(c.customer_email.as_deref().unwrap_or_default()),
+    )
+}
+
 fn victim(c: &Checkout) -> Customer {
     let mut v = Customer::new(
         CustomerId::new(),
@@ -42,7 +50,7 @@ fn victim(c: &Checkout) -> Customer {
 fn an_address_that_names_an_existing_customer_reaches_this_purchase_only_and_changes_nothing() {
     let c = typed("v@example.com");
     let v = victim(&c);
-    let reach = session_reach(&c, Some(&v));
+    let reach = session_reach(&c, Some(&v), own(&c));
     assert_eq!(
         reach,
         SessionPurchase {
@@ -61,14 +69,14 @@ fn an_address_that_names_an_existing_customer_reaches_this_purchase_only_and_cha
 fn a_new_customer_and_a_seller_named_one_reach_the_whole_portal() {
     let c = typed("new@example.com");
     assert!(
-        !session_reach(&c, None).limited,
+        !session_reach(&c, None, own(&c)).limited,
         "this checkout's own customer"
     );
 
     let mut named = typed("v@example.com");
     let v = victim(&named);
     named.customer_id = Some(v.id);
-    let reach = session_reach(&named, Some(&v));
+    let reach = session_reach(&named, Some(&v), own(&named));
     assert!(!reach.limited);
     let updated = updated_customer(&v, &named, reach, None, now()).expect("changed");
     assert_eq!(
@@ -84,14 +92,17 @@ fn a_new_customer_and_a_seller_named_one_reach_the_whole_portal() {
     let mut external = typed("v@example.com");
     external.external_customer_id = Some("ext-1".into());
     let mut holder = victim(&external);
-    assert!(session_reach(&external, Some(&holder)).limited);
+    assert!(session_reach(&external, Some(&holder), own(&external)).limited);
     holder.external_id = Some("ext-1".into());
-    assert!(!session_reach(&external, Some(&holder)).limited);
+    assert!(!session_reach(&external, Some(&holder), own(&external)).limited);
 }
 
 #[test]
-fn the_sellers_external_id_and_metadata_reach_even_a_limited_purchases_customer() {
+fn a_limited_purchase_gives_the_customer_neither_the_sellers_external_id_nor_metadata() {
+    // A checkout the seller's app made for the stranger (its external id and metadata),
+    // with the victim's address typed in.
     let mut c = typed("v@example.com");
+    c.external_customer_id = Some("stranger-1".into());
     c.customer_metadata = crate::domain::metadata::Metadata(
         [(
             "plan".to_string(),
@@ -101,13 +112,34 @@ fn the_sellers_external_id_and_metadata_reach_even_a_limited_purchases_customer(
         .collect(),
     );
     let v = victim(&c);
-    let reach = session_reach(&c, Some(&v));
-    let updated = updated_customer(&v, &c, reach, Some("ext-2".into()), now())
-        .expect("the seller's details changed it");
-    assert_eq!(updated.external_id.as_deref(), Some("ext-2"));
-    assert_eq!(updated.metadata, c.customer_metadata);
-    assert_eq!(updated.name, None);
-    assert_eq!(updated.billing_address, v.billing_address);
+    let reach = session_reach(&c, Some(&v), own(&c));
+    assert!(reach.limited);
+    assert_eq!(
+        updated_customer(&v, &c, reach, Some("stranger-1".into()), now()),
+        None,
+        "the victim's record would later be the stranger's by that external id"
+    );
+    // The seller's own customer gets them.
+    let mut named = c.clone();
+    named.customer_id = Some(v.id);
+    let reach = session_reach(&named, Some(&v), own(&named));
+    let updated =
+        updated_customer(&v, &named, reach, Some("stranger-1".into()), now()).expect("changed");
+    assert_eq!(updated.external_id.as_deref(), Some("stranger-1"));
+    assert_eq!(updated.metadata, named.customer_metadata);
+}
+
+#[test]
+fn a_customer_an_earlier_attempt_of_this_checkout_created_is_its_own() {
+    // The first attempt created the customer, the card was declined, the buyer pays again.
+    let c = typed("new@example.com");
+    let mut earlier = victim(&c);
+    earlier.id = own(&c);
+    assert!(!session_reach(&c, Some(&earlier), own(&c)).limited);
+    // Another checkout's customer with that address is not.
+    let mut other = typed("new@example.com");
+    other.id = CheckoutId::new();
+    assert!(session_reach(&other, Some(&earlier), own(&other)).limited);
 }
 
 #[test]

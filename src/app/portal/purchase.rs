@@ -8,7 +8,8 @@ use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::LicenseKey;
 
 use crate::domain::benefit_grant::BenefitGrant;
-use crate::domain::ids::{CheckoutId, OrderId, SubscriptionId};
+use crate::domain::customer::Customer;
+use crate::domain::ids::{CheckoutId, CustomerId, OrderId, SubscriptionId};
 use crate::domain::order::Order;
 use crate::error::ApiError;
 
@@ -49,9 +50,30 @@ impl PurchaseScope {
     }
 }
 
+/// The customer as a limited session shows it: the address the buyer typed and the
+/// record's id, none of what the customer's owner told the shop (name, billing address,
+/// tax id) or the seller keeps about them (metadata, external id).
+pub fn shown_customer(c: &Customer) -> Customer {
+    Customer {
+        name: None,
+        billing_address: None,
+        tax_id: None,
+        metadata: Default::default(),
+        external_id: None,
+        ..c.clone()
+    }
+}
+
 /// The order a checkout's purchase creates.
 pub fn order_of_checkout(id: CheckoutId) -> OrderId {
     OrderId(derived_uuid(id.0, "order"))
+}
+
+/// The customer a checkout's confirm creates for the address `email` (normalized): derived,
+/// so that a later attempt of the same checkout (after a declined card) knows the customer
+/// as its own.
+pub fn customer_of_checkout(id: CheckoutId, email: &str) -> CustomerId {
+    CustomerId(derived_uuid(id.0, &format!("customer:{email}")))
 }
 
 /// The subscription a checkout's purchase of a recurring price creates.

@@ -79,7 +79,10 @@ async fn orders(
             || o.subscription_id
                 .is_some_and(|s| subscriptions.contains(&s))
     }) {
-        views.push(portal::order_view_of(&state, o, &organization).await?);
+        views.push(shown_order(
+            portal::order_view_of(&state, o, &organization).await?,
+            scope,
+        ));
     }
     Ok(web::Json(ListResource {
         items: views,
@@ -96,9 +99,10 @@ async fn order(
     let (customer, scope) = super::reader(&state, &auth).await?;
     let order = purchase_order(&state, &customer, scope, id).await?;
     let organization = portal::organization(&state, &customer).await?;
-    Ok(web::Json(
+    Ok(web::Json(shown_order(
         portal::order_view_of(&state, &order, &organization).await?,
-    ))
+        scope,
+    )))
 }
 
 /// `{"url": …}`: a signed link to the order's printable receipt, valid an hour.
@@ -113,6 +117,15 @@ async fn receipt(
     Ok(web::Json(CustomerOrderReceipt {
         url: portal::receipt::link(&state, order.id),
     }))
+}
+
+/// An order as the session shows it: a limited one does not show the customer's name as
+/// the billing name.
+fn shown_order(mut view: CustomerOrder, scope: Option<PurchaseScope>) -> CustomerOrder {
+    if scope.is_some() {
+        view.billing_name = None;
+    }
+    view
 }
 
 /// One of the customer's orders that the session reaches, else 404.
@@ -237,6 +250,17 @@ async fn cancel_subscription(
 // ---------------------------------------------------------------------------------------
 // Benefit grants
 
+/// The customer a grant shows: a limited session's shows none of its details.
+fn shown_customer(
+    customer: &crate::domain::customer::Customer,
+    scope: Option<PurchaseScope>,
+) -> crate::domain::customer::Customer {
+    match scope {
+        Some(_) => portal::purchase::shown_customer(customer),
+        None => customer.clone(),
+    }
+}
+
 async fn grants(
     auth: Auth<CustomerSessionRead>,
     state: web::Data<AppState>,
@@ -265,8 +289,9 @@ async fn grants(
         ..wanted
     };
     let (items, total) = portal::grants(&state, &customer, &wanted, &sorting, params).await?;
+    let shown = shown_customer(&customer, scope);
     Ok(web::Json(ListResource {
-        items: portal::grant_views(&state, &customer, &items).await?,
+        items: portal::grant_views(&state, &shown, &items).await?,
         pagination: Pagination::new(total, params.limit),
     }))
 }
@@ -294,7 +319,8 @@ async fn grant(
     if scope.is_some_and(|p| !p.has_grant(&g)) {
         return Err(crate::error::ApiError::not_found());
     }
-    let mut views = portal::grant_views(&state, &customer, std::slice::from_ref(&g)).await?;
+    let shown = shown_customer(&customer, scope);
+    let mut views = portal::grant_views(&state, &shown, std::slice::from_ref(&g)).await?;
     views
         .pop()
         .map(web::Json)

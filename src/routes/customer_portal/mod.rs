@@ -240,7 +240,15 @@ pub(crate) async fn list(
         }
     };
     let page = license_keys::customer_keys(&state, customer, &orgs, benefit, scope, params).await;
-    Ok(web::Json(durable_answer(&state, page).await?))
+    let mut page = durable_answer(&state, page).await?;
+    if scope.is_some() {
+        let shown = shown_parts(&state, customer).await?;
+        for k in &mut page.items {
+            k.customer = shown.view.clone();
+            k.user = shown.user.clone();
+        }
+    }
+    Ok(web::Json(page))
 }
 
 async fn get(
@@ -262,7 +270,26 @@ async fn get(
     }
     let key = license_keys::live_key(&state, id).await?;
     let answer = license_keys::customer_key(&state, customer, key).await;
-    Ok(web::Json(durable_answer(&state, answer).await?))
+    let mut answer = durable_answer(&state, answer).await?;
+    if scope.is_some() {
+        let shown = shown_parts(&state, customer).await?;
+        answer.customer = shown.view;
+        answer.user = shown.user;
+    }
+    Ok(web::Json(answer))
+}
+
+/// The customer as a limited session's keys show it ([`crate::app::portal::purchase::shown_customer`]).
+async fn shown_parts(
+    state: &AppState,
+    customer: crate::domain::ids::CustomerId,
+) -> Result<crate::api::license_key::CustomerParts, ApiError> {
+    let c = crate::app::portal::sign_in::customer_of(state, customer)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(crate::api::license_key::CustomerParts::from(
+        &crate::app::portal::purchase::shown_customer(&c),
+    ))
 }
 
 /// `POST /v1/customer-portal/license-keys/{id}/rotate`: one of the customer's own keys gets
