@@ -574,6 +574,27 @@ pub async fn update(
     id: SubscriptionId,
     input: SubscriptionUpdate,
 ) -> Result<Subscription, ApiError> {
+    update_by(state, subject, id, input, Toggler::Seller).await
+}
+
+/// Who cancels or uncancels a subscription: each has its own share of the subscription's
+/// toggle limit, so a buyer toggling from the portal never stops the seller's own changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Toggler {
+    /// The seller: its API and dashboard.
+    Seller,
+    /// The buyer, in the customer portal.
+    Buyer,
+}
+
+/// [`update`], counting a toggle against `by`'s share of the limit.
+pub async fn update_by(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    input: SubscriptionUpdate,
+    by: Toggler,
+) -> Result<Subscription, ApiError> {
     // `revoke` is `Literal[True] | None`.
     if input.revoke == Some(false) {
         return Err(ApiError::validation(
@@ -635,7 +656,7 @@ pub async fn update(
         _ => false,
     };
     if toggles && current.ended_at.is_none() {
-        state.limits.subscription_cancel(&id)?;
+        state.limits.subscription_cancel(&(id, by))?;
     }
     let mut updated = state
         .subscriptions

@@ -554,6 +554,54 @@ async fn toggles_are_limited_and_coalesced_and_a_sign_in_code_jumps_the_queue() 
     assert_eq!(sent, 0, "every cancellation was undone within the window");
 }
 
+/// The buyer and the seller each have their share of a subscription's toggles: a buyer
+/// toggling in the portal until refused never stops the seller's own change.
+#[actix_web::test]
+async fn a_buyer_toggling_in_the_portal_never_stops_the_sellers_changes() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "toggle-share").await;
+    let checkout = buy(api, &cat.monthly, "alan@example.com", None).await;
+    let sub = subscription_of(api, &cat.org, &checkout).await;
+    let id = sub["id"].as_str().unwrap().to_string();
+    let session = api
+        .posted(
+            "/v1/customer-sessions/",
+            &json!({"customer_id": sub["customer_id"]}),
+            201,
+        )
+        .await;
+    let token = session["token"].as_str().unwrap().to_string();
+    let mut canceled = false;
+    let mut went = 0;
+    loop {
+        let r = api
+            .patch(
+                &format!("/v1/customer-portal/subscriptions/{id}"),
+                Some(&token),
+                &json!({"cancel_at_period_end": !canceled}),
+            )
+            .await;
+        if r.status == 429 {
+            break;
+        }
+        r.expect(200);
+        canceled = !canceled;
+        went += 1;
+        assert!(went <= 10, "the buyer's toggles are limited");
+    }
+    assert_eq!(went, 10);
+    let r = api
+        .patch(
+            &format!("/v1/subscriptions/{id}"),
+            Some(api.token),
+            &json!({"cancel_at_period_end": !canceled}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["cancel_at_period_end"], !canceled);
+}
+
 #[actix_web::test]
 async fn receipts_to_one_address_are_bounded() {
     let smtp = SmtpServer::start(0, 0);

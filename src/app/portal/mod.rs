@@ -203,7 +203,15 @@ pub async fn update_subscription(
         },
         ..SubscriptionUpdate::default()
     };
-    match subscriptions::update(state, seller(customer), id, input).await {
+    match subscriptions::update_by(
+        state,
+        seller(customer),
+        id,
+        input,
+        subscriptions::Toggler::Buyer,
+    )
+    .await
+    {
         Err(ApiError::NotPermitted(_)) => Err(already_canceled()),
         other => other,
     }
