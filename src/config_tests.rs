@@ -15,6 +15,11 @@ fn email_settings_are_checked_and_the_smtp_password_never_printed() {
         ),
         ("[email]\nfrom = \"not an address\"\n", "email.from"),
         ("[email]\nmax_attempts = 0\n", "email.max_attempts"),
+        (
+            "[email]\nnotice_window_secs = 86401\n",
+            "email.notice_window_secs",
+        ),
+        ("[email]\nworkers = 0\n", "email.workers"),
         ("[email]\ntransport = \"pigeon\"\n", "transport"),
     ] {
         let err = load_str(toml, &[]).unwrap_err().to_string();

@@ -78,6 +78,10 @@ fn check_key(v: &mut Validator, i: usize, k: &ImportedKey) -> Option<KeyStatus> 
         }
         _ => {}
     }
+    // It may become a customer's name, which reaches message headers.
+    if let Some(name) = &k.customer_name {
+        v.header_safe(key_loc(i, "customer_name"), name);
+    }
     let status = match k.status.as_deref() {
         None | Some("granted") => Some(KeyStatus::Granted),
         Some("disabled") => Some(KeyStatus::Disabled),

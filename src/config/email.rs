@@ -96,6 +96,11 @@ impl EmailSettings {
         if self.stuck_after_secs == 0 {
             return bad("stuck_after_secs", "must be > 0");
         }
+        // A notice is due at its window's end: a window longer than a day would let a
+        // cancellation told after the notice left share its id, and never be told.
+        if self.notice_window_secs > 86_400 {
+            return bad("notice_window_secs", "must be at most 86400 (a day)");
+        }
         if self.transport != EmailTransport::Smtp {
             return Ok(());
         }

@@ -156,6 +156,10 @@ async fn imports_are_refused_as_a_whole_naming_each_problem() {
             json!(["body", "keys", 0, "customer_email"]),
         ),
         (
+            json!([{"key": "BAD-NAME", "customer_email": "x@import.example", "customer_name": "Eve\r\nBcc: y@import.example"}]),
+            json!(["body", "keys", 0, "customer_name"]),
+        ),
+        (
             json!([{"key": "BAD-STATUS", "customer_email": "x@import.example", "status": "lost"}]),
             json!(["body", "keys", 0, "status"]),
         ),

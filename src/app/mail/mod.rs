@@ -466,7 +466,7 @@ async fn subscription_messages(
     let (id, due) = if kind == MailKind::SubscriptionCanceled && window > 0 {
         (
             canceled_notice_id(after.id, notice_bucket(now, window)).0,
-            now + chrono::Duration::seconds(window.min(86_400)),
+            now + chrono::Duration::seconds(window),
         )
     } else {
         (
