@@ -43,8 +43,16 @@ fn a_one_time_checkout_makes_a_purchase_order() {
     );
     assert_eq!(o.checkout_id, Some(c.id));
     assert_eq!(o.discount_name.as_deref(), Some("Launch"));
-    assert_eq!(o.billing_address.map(|a| a.country), Some("FR".into()));
+    assert_eq!(
+        o.billing_address, None,
+        "the checkout gave none, and its customer was found by the address typed"
+    );
     assert_eq!(o.customer_email, "jane@example.com");
+    // A customer the seller named: its stored address is the order's.
+    let mut named = c.clone();
+    named.customer_id_before_confirm = Some(cu.id);
+    let o = Order::from_checkout(id, &named, &cu, "Widget", None, t0());
+    assert_eq!(o.billing_address.map(|a| a.country), Some("FR".into()));
 }
 
 #[test]
