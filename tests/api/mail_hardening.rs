@@ -665,11 +665,20 @@ async fn a_tarpit_holds_one_conversation_for_the_timeout_and_nobody_elses_mail()
     // The held one is given up after the timeout (a transient failure) and sent again.
     let all = smtp.wait_for(3).await;
     assert!(bought.elapsed() >= Duration::from_secs(7), "{all:#?}");
-    let failed: Vec<MailMessage> = outbox(&app)
-        .await
-        .into_iter()
-        .filter(|m| m.attempts.iter().any(|a| !a.ok))
-        .collect();
+    // The server has it; the sender records the attempt just after.
+    let started = Instant::now();
+    let failed: Vec<MailMessage> = loop {
+        let failed: Vec<MailMessage> = outbox(&app)
+            .await
+            .into_iter()
+            .filter(|m| m.attempts.iter().any(|a| !a.ok))
+            .collect();
+        if failed.len() != 1 || failed[0].state == MailState::Sent {
+            break failed;
+        }
+        assert!(started.elapsed() < DEADLINE, "{failed:#?}");
+        sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert!(
         failed[0].attempts[0].answer.contains("smtp_timeout_secs")
