@@ -217,8 +217,10 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 # Catalog: an organization, a license-key benefit (prefix "bench", no limits), a one-time
 # product carrying it. Keys: one checkout per key (POST /v1/checkouts/custom/, then
 # POST .../client/{secret}/confirm), which grants the key as a purchase does. Buyers are
-# spread over KEYS/100 customers, whose session tokens (from confirm) then list their keys
-# through GET /v1/customer-portal/license-keys/: that is how the script learns the key values.
+# spread over KEYS/100 customers; the seller opens a session of each
+# (POST /v1/customer-sessions/: a confirm's own session reaches that one purchase only),
+# which lists the customer's keys through GET /v1/customer-portal/license-keys/: that is
+# how the script learns the key values.
 log "seeding $KEYS keys through checkouts ($SEED_CLIENTS clients)"
 SEED_START=$(date +%s)
 python3 - "$BASE" "$(cat "$WORK/data/bootstrap-token")" "$KEYS" "$SEED_CLIENTS" "$WORK" <<'PY'
@@ -295,7 +297,7 @@ def buy(worker):
                             "customer_billing_address": {"country": "US", "state": "NY"}})
             if done is not None:
                 with lock:
-                    sessions[email] = done["customer_session_token"]
+                    sessions[email] = done["customer_id"]
     except BaseException as e:  # report from the main thread
         errors.append(repr(e))
 
@@ -321,7 +323,9 @@ def fetch(tokens):
             if page >= body["pagination"]["max_page"]:
                 break
             page += 1
-toks = list(sessions.values())
+# A session of the whole portal for each customer, opened by the seller.
+toks = [call(c, "POST", "/v1/customer-sessions/", {"customer_id": cid})["token"]
+        for cid in sorted(set(sessions.values()))]
 ts = [threading.Thread(target=fetch, args=(toks[w::clients],)) for w in range(clients)]
 for t in ts: t.start()
 for t in ts: t.join()
