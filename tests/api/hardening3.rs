@@ -100,6 +100,19 @@ async fn a_strangers_wrong_codes_leave_the_buyers_code_alive_and_stop_the_strang
     );
 }
 
+/// Asks for a code or a key resend (`path`) for `email` of `org` from the client address
+/// `ip`; the answer's status.
+async fn ask_from(app: &TestApp, path: &str, ip: &str, email: &str, org: &str) -> u16 {
+    app.request(reqwest::Method::POST, path, None)
+        .header("x-forwarded-for", ip)
+        .json(&json!({"email": email, "organization_id": org}))
+        .send()
+        .await
+        .expect("sending the request")
+        .status()
+        .as_u16()
+}
+
 #[actix_web::test]
 async fn a_stranger_asking_for_codes_never_spends_the_buyers_own_quota() {
     // The default limits: five codes per address and client an hour.
@@ -107,20 +120,7 @@ async fn a_stranger_asking_for_codes_never_spends_the_buyers_own_quota() {
     let shop = shop(&app, "h3-quota").await;
     let email = "ada@quota.example";
     buy(&app, &shop.one_time, email).await;
-    let ask = |ip: &'static str| {
-        let app = &app;
-        let org = shop.org.clone();
-        async move {
-            let resp = app
-                .request(reqwest::Method::POST, REQUEST, None)
-                .header("x-forwarded-for", ip)
-                .json(&json!({"email": email, "organization_id": org}))
-                .send()
-                .await
-                .expect("sending the request");
-            resp.status().as_u16()
-        }
-    };
+    let ask = |ip: &'static str| ask_from(&app, REQUEST, ip, email, &shop.org);
     // The stranger asks until it is refused.
     let mut answers = Vec::new();
     for _ in 0..7 {
@@ -141,20 +141,7 @@ async fn a_stranger_asking_for_key_resends_never_spends_the_buyers_own_quota() {
     let shop = shop(&app, "h3-resend").await;
     let email = "ada@resend.example";
     buy(&app, &shop.one_time, email).await;
-    let ask = |ip: &'static str| {
-        let app = &app;
-        let org = shop.org.clone();
-        async move {
-            let resp = app
-                .request(reqwest::Method::POST, RESEND, None)
-                .header("x-forwarded-for", ip)
-                .json(&json!({"email": email, "organization_id": org}))
-                .send()
-                .await
-                .expect("sending the request");
-            resp.status().as_u16()
-        }
-    };
+    let ask = |ip: &'static str| ask_from(&app, RESEND, ip, email, &shop.org);
     let resent = || async {
         store_values::<MailMessage>(&app.state.store)
             .await

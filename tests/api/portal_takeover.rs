@@ -63,6 +63,21 @@ async fn seller_view(app: &TestApp, customer: &str) -> Value {
     r.body
 }
 
+/// The victim's record as the seller saw it `before`, unchanged.
+#[track_caller]
+fn assert_untouched(before: &Value, after: &Value) {
+    for field in [
+        "name",
+        "billing_address",
+        "tax_id",
+        "email",
+        "external_id",
+        "metadata",
+    ] {
+        assert_eq!(after[field], before[field], "{field} changed: {after}");
+    }
+}
+
 /// The stranger's confirm of `checkout` with the victim's address (in another case) and
 /// the stranger's own name and billing details.
 async fn stranger_confirms(app: &TestApp, checkout: &Value) -> crate::helpers::Reply {
@@ -281,10 +296,7 @@ async fn a_strangers_confirm_with_a_victims_address_gains_nothing_and_changes_no
     sub.expect(200);
     assert_eq!(sub.body["cancel_at_period_end"], false, "{}", sub.body);
     // The victim's record keeps its name, address and tax id.
-    let after = seller_view(&app, &victim).await;
-    for field in ["name", "billing_address", "tax_id", "email"] {
-        assert_eq!(after[field], before[field], "{field} changed: {after}");
-    }
+    assert_untouched(&before, &seller_view(&app, &victim).await);
 }
 
 #[actix_web::test]
@@ -467,10 +479,7 @@ async fn a_session_answered_while_3d_secure_is_pending_opens_nothing_until_paid(
     .await;
     let keys = app.get(KEYS, Some(&token)).await.items();
     assert_eq!(keys.len(), 1, "the stranger's own key: {keys:?}");
-    let after = seller_view(app, &victim).await;
-    for field in ["name", "billing_address", "tax_id"] {
-        assert_eq!(after[field], before[field], "{field} changed: {after}");
-    }
+    assert_untouched(&before, &seller_view(app, &victim).await);
 }
 
 /// A checkout the seller's app made for the stranger (its own external id), with the
