@@ -90,17 +90,26 @@ pub(super) async fn signed_in<R>(
     }
 }
 
+/// The customer a customer session stands for, and the purchase it is limited to, if it
+/// is; `None` for any other subject.
+fn portal_subject(
+    subject: Subject,
+) -> Option<(crate::domain::ids::CustomerId, Option<PurchaseScope>)> {
+    match subject {
+        Subject::Customer(id) => Some((id, None)),
+        Subject::Purchase(id, checkout) => Some((id, Some(PurchaseScope::of(checkout)))),
+        _ => None,
+    }
+}
+
 /// For the portal's reads: the customer a customer session stands for, live, and the
 /// purchase the session is limited to, if it is (else 401 `invalid_token`).
 pub(super) async fn reader<R>(
     state: &AppState,
     auth: &Auth<R>,
 ) -> Result<(crate::domain::customer::Customer, Option<PurchaseScope>), ApiError> {
-    let (id, scope) = match auth.subject() {
-        Subject::Customer(id) => (id, None),
-        Subject::Purchase(id, checkout) => (id, Some(PurchaseScope::of(checkout))),
-        _ => return Err(ApiError::Bearer(crate::error::BearerError::InvalidToken)),
-    };
+    let (id, scope) = portal_subject(auth.subject())
+        .ok_or(ApiError::Bearer(crate::error::BearerError::InvalidToken))?;
     let customer = crate::app::portal::sign_in::customer_of(state, id)
         .await?
         .ok_or(ApiError::Bearer(crate::error::BearerError::InvalidToken))?;
@@ -229,15 +238,11 @@ pub(crate) async fn list(
     // Single-valued in Polar: the last one wins.
     let benefit: Option<BenefitId> = q.ids("benefit_id").pop();
     q.finish()?;
-    let (customer, scope) = match auth.subject() {
-        Subject::Customer(customer) => (customer, None),
-        Subject::Purchase(customer, checkout) => (customer, Some(PurchaseScope::of(checkout))),
-        _ => {
-            return Ok(web::Json(ListResource {
-                items: Vec::new(),
-                pagination: Pagination::new(0, params.limit),
-            }))
-        }
+    let Some((customer, scope)) = portal_subject(auth.subject()) else {
+        return Ok(web::Json(ListResource {
+            items: Vec::new(),
+            pagination: Pagination::new(0, params.limit),
+        }));
     };
     let page = license_keys::customer_keys(&state, customer, &orgs, benefit, scope, params).await;
     let mut page = durable_answer(&state, page).await?;
@@ -257,11 +262,7 @@ async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<LicenseKeyWithActivations>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let (customer, scope) = match auth.subject() {
-        Subject::Customer(customer) => (customer, None),
-        Subject::Purchase(customer, checkout) => (customer, Some(PurchaseScope::of(checkout))),
-        _ => return Err(ApiError::not_found()),
-    };
+    let (customer, scope) = portal_subject(auth.subject()).ok_or_else(ApiError::not_found)?;
     match state.store.get::<LicenseKey>(&id.key()).await? {
         Some(k)
             if k.value.customer_id == customer
