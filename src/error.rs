@@ -14,6 +14,9 @@ use serde_json::Value;
 use tollgate_storage::StorageError;
 use utoipa::ToSchema;
 
+mod refusal;
+pub use refusal::{AppError, Given, Invalid, Step};
+
 /// One item of a 422 body (FastAPI's `ValidationError`). `input` and `ctx` are free-form:
 /// whatever was sent, and the rule's parameters.
 #[derive(Debug, Clone, Serialize, PartialEq, ToSchema)]
@@ -252,6 +255,41 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The error's code in the table (its status and name); a named, OAuth or page error
+    /// carries its own status.
+    pub fn code(&self) -> Code {
+        match self {
+            ApiError::Unauthorized => Code::Unauthorized,
+            ApiError::Bearer(BearerError::InsufficientScope { .. }) => Code::InsufficientScope,
+            ApiError::Bearer(_) => Code::InvalidToken,
+            ApiError::NotPermitted(_) => Code::NotPermitted,
+            ApiError::NotFound(_) => Code::NotFound,
+            ApiError::NotOpenCheckout { .. } => Code::NotOpenCheckout,
+            ApiError::PaymentError(_) => Code::PaymentError,
+            ApiError::BadRequest(_) | ApiError::Page { .. } => Code::BadRequest,
+            ApiError::RotateNotPermitted(_) => Code::RotateNotPermitted,
+            ApiError::RefundedAlready(_) => Code::RefundedAlready,
+            ApiError::RevokeSubscriptionBenefitsProhibited(_) => {
+                Code::RevokeSubscriptionBenefitsProhibited
+            }
+            ApiError::Validation(_) => Code::Invalid,
+            ApiError::Conflict(_) => Code::AlreadyExists,
+            ApiError::AmbiguousExternalCustomerId => Code::AmbiguousExternalCustomerId,
+            ApiError::PayloadTooLarge { .. } => Code::PayloadTooLarge,
+            ApiError::MethodNotAllowed => Code::MethodNotAllowed,
+            ApiError::TooManyRequests { .. } | ApiError::RateLimited(_) => Code::TooManyRequests,
+            ApiError::Unavailable => Code::Unavailable,
+            ApiError::StorageUnavailable(_) => Code::StorageUnavailable,
+            ApiError::Internal(_) => Code::Internal,
+            ApiError::OAuth { error, .. } | ApiError::Named { error, .. } => Code::ALL
+                .iter()
+                .copied()
+                .find(|c| c.name() == *error)
+                .unwrap_or(Code::BadRequest),
+            ApiError::Coded { inner, .. } => inner.code(),
+        }
+    }
+
     pub fn not_found() -> Self {
         ApiError::NotFound("Not found".into())
     }
@@ -382,37 +420,172 @@ impl From<tollgate_storage::UpdateError<ApiError>> for ApiError {
     }
 }
 
-/// Every error kind with its status, for documentation and tests.
-pub const ERROR_TABLE: &[(&str, u16)] = &[
-    ("Unauthorized", 401),
-    ("invalid_token", 401),
-    ("insufficient_scope", 403),
-    ("NotPermitted", 403),
-    ("ResourceNotFound", 404),
-    ("NotOpenCheckout", 403),
-    ("PaymentError", 400),
-    ("BadRequest", 400),
-    ("RotateNotPermitted", 400),
-    ("RefundedAlready", 403),
-    ("RevokeSubscriptionBenefitsProhibited", 400),
-    ("RequestValidationError", 422),
-    ("ResourceAlreadyExists", 409),
-    ("AmbiguousExternalCustomerID", 409),
-    ("PayloadTooLarge", 413),
-    ("MethodNotAllowed", 405),
-    ("TooManyRequests", 429),
-    ("ServiceUnavailable", 503),
-    ("InternalServerError", 500),
-    ("invalid_request", 400),
-    ("invalid_client", 401),
-    ("invalid_grant", 400),
-    ("unauthorized_client", 400),
-    ("unsupported_grant_type", 400),
-    ("invalid_scope", 400),
-    ("unsupported_token_type", 400),
-    ("access_denied", 400),
-    ("invalid_sub", 400),
-];
+/// The one table of error codes: each code's name (the `error` of the body) and status.
+/// Use cases refuse with a [`Code`] ([`AppError`]); the adapters' own refusals (bearer
+/// tokens, OAuth, limits) have theirs here too.
+macro_rules! code_table {
+    ($($(#[$doc:meta])* $code:ident => ($name:literal, $status:literal),)*) => {
+        /// A stable error code (see the table in `crate::error`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $($(#[$doc])* $code,)*
+        }
+
+        impl Code {
+            /// Every code, in the table's order.
+            pub const ALL: &'static [Code] = &[$(Code::$code,)*];
+
+            /// The `error` name of the body.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Code::$code => $name,)*
+                }
+            }
+
+            /// The HTTP status.
+            pub const fn status(self) -> u16 {
+                match self {
+                    $(Code::$code => $status,)*
+                }
+            }
+        }
+
+        /// Every error name with its status, for documentation and tests.
+        pub const ERROR_TABLE: &[(&str, u16)] = &[$(($name, $status),)*];
+    };
+}
+
+code_table! {
+    /// No credentials where some are required.
+    Unauthorized => ("Unauthorized", 401),
+    InvalidToken => ("invalid_token", 401),
+    InsufficientScope => ("insufficient_scope", 403),
+    NotPermitted => ("NotPermitted", 403),
+    NotFound => ("ResourceNotFound", 404),
+    /// An update or confirm of a checkout that is not open.
+    NotOpenCheckout => ("NotOpenCheckout", 403),
+    /// The payment processor declined.
+    PaymentError => ("PaymentError", 400),
+    BadRequest => ("BadRequest", 400),
+    /// A license key rotated in a status that does not allow it.
+    RotateNotPermitted => ("RotateNotPermitted", 400),
+    /// A refund of an order refunded in full already.
+    RefundedAlready => ("RefundedAlready", 403),
+    /// `revoke_benefits` on a subscription's order.
+    RevokeSubscriptionBenefitsProhibited => ("RevokeSubscriptionBenefitsProhibited", 400),
+    /// Fields of a command that break a rule.
+    Invalid => ("RequestValidationError", 422),
+    /// A record that exists already, or one changed concurrently.
+    AlreadyExists => ("ResourceAlreadyExists", 409),
+    /// An external customer id several customers of the caller's organizations hold.
+    AmbiguousExternalCustomerId => ("AmbiguousExternalCustomerID", 409),
+    /// A change of a subscription canceled already.
+    AlreadyCanceledSubscription => ("AlreadyCanceledSubscription", 403),
+    /// A customer-session code that is wrong, used or expired.
+    CustomerSessionCodeInvalidOrExpired => ("CustomerSessionCodeInvalidOrExpired", 401),
+    /// A generated license key someone claimed already.
+    LicenseKeyAlreadyClaimed => ("LicenseKeyAlreadyClaimed", 409),
+    /// A charge for a plan change that the processor declined.
+    PaymentFailed => ("PaymentFailed", 402),
+    /// A plan change that needs a charge, with no card on file.
+    PaymentMethodRequired => ("PaymentMethodRequired", 409),
+    /// A record that is gone for good (an expired purchase link).
+    ResourceUnavailable => ("ResourceUnavailable", 410),
+    /// A subscription with a payment in flight.
+    SubscriptionLocked => ("SubscriptionLocked", 409),
+    /// A trial of a product the customer had one of already.
+    TrialAlreadyRedeemed => ("TrialAlreadyRedeemed", 403),
+    PayloadTooLarge => ("PayloadTooLarge", 413),
+    MethodNotAllowed => ("MethodNotAllowed", 405),
+    TooManyRequests => ("TooManyRequests", 429),
+    /// Busy (an actor that did not answer in time).
+    Unavailable => ("ServiceUnavailable", 503),
+    /// The store cannot write now (the cause is logged, not shown).
+    StorageUnavailable => ("ServiceUnavailable", 503),
+    /// A failure of ours (the cause is logged, not shown).
+    Internal => ("InternalServerError", 500),
+    OAuthInvalidRequest => ("invalid_request", 400),
+    OAuthInvalidClient => ("invalid_client", 401),
+    OAuthInvalidGrant => ("invalid_grant", 400),
+    OAuthUnauthorizedClient => ("unauthorized_client", 400),
+    OAuthUnsupportedGrantType => ("unsupported_grant_type", 400),
+    OAuthInvalidScope => ("invalid_scope", 400),
+    OAuthUnsupportedTokenType => ("unsupported_token_type", 400),
+    OAuthAccessDenied => ("access_denied", 400),
+    OAuthInvalidSub => ("invalid_sub", 400),
+}
+
+/// A use case's refusal as the HTTP error it is: the code's name and status from the
+/// table, invalid fields as a 422 located in the body.
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::Http(e) => *e,
+            AppError::Invalid(items) => ApiError::Validation(
+                items
+                    .into_iter()
+                    .map(|i| {
+                        let mut loc = vec![Value::from("body")];
+                        loc.extend(i.path.into_iter().map(|s| match s {
+                            Step::Field(f) => Value::from(f),
+                            Step::Index(n) => Value::from(n),
+                        }));
+                        let field = FieldError::new(i.kind, loc, i.msg, i.input.0);
+                        match i.ctx {
+                            Some((name, value)) => {
+                                field.with_ctx(serde_json::json!({ name: value.0 }))
+                            }
+                            None => field,
+                        }
+                    })
+                    .collect(),
+            ),
+            AppError::Refused {
+                code,
+                detail,
+                reason,
+            } => {
+                let e = match code {
+                    Code::Unauthorized => ApiError::Unauthorized,
+                    Code::NotPermitted => ApiError::NotPermitted(detail),
+                    Code::NotFound => ApiError::NotFound(detail),
+                    Code::PaymentError => ApiError::PaymentError(detail),
+                    Code::BadRequest => ApiError::BadRequest(detail),
+                    Code::RotateNotPermitted => ApiError::RotateNotPermitted(detail),
+                    Code::RefundedAlready => ApiError::RefundedAlready(detail),
+                    Code::RevokeSubscriptionBenefitsProhibited => {
+                        ApiError::RevokeSubscriptionBenefitsProhibited(detail)
+                    }
+                    Code::AlreadyExists => ApiError::Conflict(detail),
+                    Code::AmbiguousExternalCustomerId => ApiError::AmbiguousExternalCustomerId,
+                    Code::Unavailable => ApiError::Unavailable,
+                    Code::StorageUnavailable => ApiError::StorageUnavailable(detail),
+                    Code::Internal => ApiError::Internal(detail),
+                    Code::Invalid => {
+                        ApiError::Internal(format!("invalid without fields: {detail}"))
+                    }
+                    other => ApiError::Named {
+                        status: other.status(),
+                        error: other.name(),
+                        detail,
+                    },
+                };
+                match reason {
+                    Some(r) => e.with_code(r),
+                    None => e,
+                }
+            }
+        }
+    }
+}
+
+impl AppError {
+    /// What the refusal says to a person, one line per problem (what a page shows next to
+    /// a form).
+    pub fn messages(self) -> Vec<String> {
+        ApiError::from(self).messages()
+    }
+}
 
 const INVALID_TOKEN: &str =
     "The access token provided is expired, revoked, malformed, or invalid for other reasons.";
@@ -422,36 +595,14 @@ const INSUFFICIENT_SCOPE: &str =
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        match self {
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::Bearer(BearerError::InsufficientScope { .. }) => StatusCode::FORBIDDEN,
-            ApiError::Bearer(_) => StatusCode::UNAUTHORIZED,
-            ApiError::NotPermitted(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::NotOpenCheckout { .. } => StatusCode::FORBIDDEN,
-            ApiError::PaymentError(_) => StatusCode::BAD_REQUEST,
-            ApiError::BadRequest(_)
-            | ApiError::RotateNotPermitted(_)
-            | ApiError::RevokeSubscriptionBenefitsProhibited(_) => StatusCode::BAD_REQUEST,
-            ApiError::RefundedAlready(_) => StatusCode::FORBIDDEN,
-            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Conflict(_) | ApiError::AmbiguousExternalCustomerId => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::TooManyRequests { .. } | ApiError::RateLimited(_) => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
-            ApiError::Unavailable | ApiError::StorageUnavailable(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        let status = match self {
             ApiError::OAuth { status, .. }
             | ApiError::Page { status, .. }
-            | ApiError::Named { status, .. } => {
-                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
-            }
-            ApiError::Coded { inner, .. } => inner.status_code(),
-        }
+            | ApiError::Named { status, .. } => *status,
+            ApiError::Coded { inner, .. } => return inner.status_code(),
+            other => other.code().status(),
+        };
+        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST)
     }
 
     fn error_response(&self) -> HttpResponse {
