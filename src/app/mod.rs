@@ -53,6 +53,8 @@ pub mod plan_change;
 pub mod portal;
 pub mod refunds;
 pub mod subscription;
+#[cfg(test)]
+pub mod testing;
 pub mod tokens;
 pub mod views;
 pub mod webhook_endpoints;

@@ -1,0 +1,87 @@
+//! For the use cases' unit tests: the application's state over a temporary store, built as
+//! the server builds it (registries, caches, jobs) but never sent a request, and a seller
+//! with an organization to act as.
+
+use std::sync::Arc;
+
+use actix_web::web;
+use tempfile::TempDir;
+use tollgate_actors::ManualClock;
+use tollgate_storage::{Batch, Expect};
+
+use crate::auth::Subject;
+use crate::config::Settings;
+use crate::domain::ids::{OrganizationId, UserId};
+use crate::domain::membership::Membership;
+use crate::domain::organization::Organization;
+use crate::startup::Application;
+use crate::state::AppState;
+
+/// The state of an application built over a temporary directory, with a manual clock.
+pub struct TestApp {
+    pub state: web::Data<AppState>,
+    pub clock: Arc<ManualClock>,
+    _app: Application,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for TestApp {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.state
+    }
+}
+
+/// Builds the application (in an actix system: use `#[actix_web::test]`).
+pub async fn app() -> TestApp {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let settings = Settings::for_tests(dir.path());
+    let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+    let app = Application::build_with_clock(settings, clock.clone())
+        .await
+        .expect("the application builds");
+    TestApp {
+        state: app.state(),
+        clock,
+        _app: app,
+        _dir: dir,
+    }
+}
+
+/// A new organization with one member; the subject is that member acting in it.
+pub async fn seller(state: &AppState) -> (OrganizationId, Subject) {
+    let now = state.now();
+    let id = OrganizationId::new();
+    let user = UserId::new();
+    let org = Organization::new(
+        id,
+        "Acme Tools".into(),
+        format!("acme-{}", id.0.simple()),
+        now,
+    );
+    let membership = Membership {
+        user_id: user,
+        organization_id: id,
+        organization_created_at: org.created_at,
+        organization_slug: org.slug.clone(),
+        created_at: now,
+    };
+    let mut batch = Batch::new();
+    batch.put(&org, Expect::Absent).expect("organization");
+    batch.put(&membership, Expect::Absent).expect("membership");
+    state.store.commit_durable(&batch).await.expect("seeded");
+    (id, Subject::UserIn(user, id))
+}
+
+#[actix_web::test]
+async fn a_seller_reaches_its_organization_and_no_other() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let (other, _) = seller(&app).await;
+    assert!(crate::app::access::can_access(&app, subject, org)
+        .await
+        .unwrap());
+    assert!(!crate::app::access::can_access(&app, subject, other)
+        .await
+        .unwrap());
+}
