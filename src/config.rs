@@ -600,8 +600,9 @@ pub struct StorageSettings {
     /// Embedded only: PostgreSQL's commit is its own durability point.
     pub durability: Durability,
     pub cache_capacity_mb: u64,
-    /// With `backend = "postgres"`: `postgres://user:password@host:port/database`.
-    pub url: String,
+    /// With `backend = "postgres"`: `postgres://user:password@host:port/database`. Kept
+    /// in a type that prints it without the password.
+    pub url: tollgate_storage::DatabaseUrl,
     /// With `backend = "postgres"`: the schema holding Tollgate's tables (created if
     /// missing). Lower-case letters, digits and `_`.
     pub schema: String,
@@ -639,7 +640,7 @@ impl Default for StorageSettings {
             data_dir: PathBuf::from("./data"),
             durability: Durability::Process,
             cache_capacity_mb: 128,
-            url: String::new(),
+            url: Default::default(),
             schema: "tollgate".into(),
             pool_size: 16,
             notify_window_ms: 100,
@@ -652,7 +653,7 @@ impl StorageSettings {
         if self.backend != StorageBackend::Postgres {
             return Ok(());
         }
-        if !(self.url.starts_with("postgres://") || self.url.starts_with("postgresql://")) {
+        if !self.url.is_postgres() {
             return Err(ConfigError::Invalid(
                 "storage.url: with storage.backend = \"postgres\", expected postgres://user:password@host:port/database".into(),
             ));

@@ -247,3 +247,23 @@ fn a_rate_limit_with_no_window_is_refused_by_name_new_ones_too() {
     s.rate_limits.sign_in_per_ip = Limit::new(5, 0);
     assert!(s.validate().is_err());
 }
+
+#[test]
+fn the_database_password_never_prints() {
+    let mut s = Settings::for_tests(Path::new("/tmp/x"));
+    s.storage.url = "postgres://tollgate:s3cr3t@db:5432/shop".into();
+    s.storage.backend = StorageBackend::Postgres;
+    let backend = s.storage.store_config().backend;
+    for shown in [
+        format!("{s:?}"),
+        format!("{backend:?}"),
+        serde_json::to_string(&s.storage).unwrap_or_default(),
+    ] {
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        assert!(shown.contains("tollgate:***@db:5432/shop"), "{shown}");
+    }
+    let tollgate_storage::Backend::Postgres { url, .. } = backend else {
+        panic!("not postgres");
+    };
+    assert_eq!(url.expose(), "postgres://tollgate:s3cr3t@db:5432/shop");
+}

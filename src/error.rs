@@ -217,7 +217,7 @@ pub enum ApiError {
     TooManyRequests { retry_after_secs: u64 },
     /// A rate limit ran out: 429 with `Retry-After`, `RateLimit-Policy` and `RateLimit`.
     #[error("rate limited")]
-    RateLimited(Box<crate::ratelimit::Denied>),
+    RateLimited(Box<crate::limits::Denied>),
     /// An actor did not answer in time, or its mailbox was full or closed.
     #[error("temporarily unavailable")]
     Unavailable,
@@ -742,14 +742,8 @@ impl ResponseError for ApiError {
     }
 }
 
-impl From<crate::auth::password::Busy> for ApiError {
-    fn from(_: crate::auth::password::Busy) -> Self {
-        ApiError::Unavailable
-    }
-}
-
-impl From<crate::ratelimit::Denied> for ApiError {
-    fn from(d: crate::ratelimit::Denied) -> Self {
+impl From<crate::limits::Denied> for ApiError {
+    fn from(d: crate::limits::Denied) -> Self {
         ApiError::RateLimited(Box::new(d))
     }
 }
@@ -758,7 +752,7 @@ impl From<crate::ratelimit::Denied> for ApiError {
 /// policies that applied to a request, on a 429 or a successful answer.
 pub fn rate_limit_headers(
     res: &mut actix_web::HttpResponseBuilder,
-    report: &crate::ratelimit::Report,
+    report: &crate::limits::Report,
 ) {
     if report.is_empty() {
         return;
@@ -772,7 +766,7 @@ pub fn rate_limit_headers(
 }
 
 /// The same fields added to a response already built.
-pub fn add_rate_limit_headers(res: &mut HttpResponse, report: &crate::ratelimit::Report) {
+pub fn add_rate_limit_headers(res: &mut HttpResponse, report: &crate::limits::Report) {
     if report.is_empty() {
         return;
     }

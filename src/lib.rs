@@ -18,6 +18,7 @@ pub mod extract;
 pub mod http_io;
 pub mod idempotency;
 pub mod jobs;
+pub mod limits;
 pub mod mail;
 pub mod metrics;
 pub mod middleware;

@@ -127,6 +127,18 @@ impl HashPool {
     }
 }
 
+impl From<Busy> for crate::error::ApiError {
+    fn from(_: Busy) -> Self {
+        crate::error::ApiError::Unavailable
+    }
+}
+
+impl From<Busy> for crate::error::AppError {
+    fn from(_: Busy) -> Self {
+        crate::error::AppError::unavailable()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

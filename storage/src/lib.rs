@@ -14,6 +14,7 @@ pub mod keys;
 mod record;
 mod store;
 mod update;
+mod url;
 
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
@@ -24,6 +25,7 @@ pub use store::{
     JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
 };
 pub use update::{UpdateError, UPDATE_ATTEMPTS};
+pub use url::DatabaseUrl;
 
 #[cfg(test)]
 mod store_tests;

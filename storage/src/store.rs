@@ -73,8 +73,8 @@ pub enum Backend {
     Embedded,
     /// One schema of a PostgreSQL database, shared by every node configured alike.
     Postgres {
-        /// `postgres://user:password@host:port/database`.
-        url: String,
+        /// `postgres://user:password@host:port/database` (printed without the password).
+        url: crate::DatabaseUrl,
         schema: String,
         pool_size: usize,
     },

@@ -35,7 +35,7 @@ impl Store {
                 url,
                 schema,
                 pool_size,
-            } => Self::postgres(url, schema, *pool_size).await,
+            } => Self::postgres(url.expose(), schema, *pool_size).await,
         }
     }
 
