@@ -12,7 +12,11 @@ imports). It exits 1 and names each breach:
   `crate::routes`;
 - the HTML pages (`src/web/`) are typed: no `serde_json`;
 - no caller asks which engine the store is (`is_embedded`);
-- no source file outside tests is over 1,000 lines.
+- no source file outside tests is over 1,000 lines;
+- `src/app` speaks the domain: no `ApiError`, `loc!`, `HttpResponse` or `serde_json::Value`;
+- Stripe's event types and field names appear in `src/payments` only;
+- no `"usd"` outside the currency type;
+- `read_barrier` is taken under `src/app` only (the use cases' reads), never by adapters.
 
 Test code is left out: every `#[cfg(test)]` item (a test module, a test-only function,
 use or impl, to its end), files marked `#![cfg(test)]`, files named `tests.rs` or
@@ -42,6 +46,97 @@ LAYERS = [
 RANK = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
 
 MAX_LINES = 1000
+
+# The application layer speaks the domain (issue 45): no HTTP error, location, response or
+# free-form JSON in `src/app`.
+APP_FORBIDDEN = [
+    (r"\bApiError\b", "ApiError (answer an AppError with a Code)"),
+    (r"\bloc!", "loc! (a 422's location is the adapter's; use field![..])"),
+    (r"\bHttpResponse\b", "HttpResponse"),
+    (r"serde_json::(Value\b|\{[^}]*\bValue\b)", "serde_json::Value (use a typed command or view)"),
+]
+
+# Stripe's vocabulary stays in `src/payments`: its event types and the fields of its
+# objects, as string literals.
+STRIPE_WORDS = re.compile(
+    r'"(?:(?:payment_intent|charge|checkout\.session|invoice|customer\.subscription|'
+    r'setup_intent)\.[a-z_.]+|evidence_details|due_by|latest_charge|payment_intent|'
+    r'balance_transaction|failure_code|decline_code|last_payment_error|amount_refunded)"')
+
+# Where a currency may be spelled out: the currency type.
+CURRENCY_HOME = {"actors/src/domain/currency.rs", "actors/src/domain/money.rs"}
+
+# Files that still break a rule of issue 45 while its move goes on, by rule. Each entry is
+# reported; the list only shrinks.
+PENDING = {
+    "actors/src/domain/order.rs": {"usd"},
+    "src/api/license_key_samples.rs": {"usd"},
+    "src/api/organization.rs": {"usd"},
+    "src/api/price.rs": {"usd"},
+    "src/api/subscription.rs": {"usd"},
+    "src/app/access.rs": {"app"},
+    "src/app/benefit_grants.rs": {"app"},
+    "src/app/catalog/benefits.rs": {"app"},
+    "src/app/catalog/custom_fields.rs": {"app"},
+    "src/app/catalog/customers.rs": {"app"},
+    "src/app/catalog/discounts.rs": {"app", "usd"},
+    "src/app/catalog/mod.rs": {"app"},
+    "src/app/catalog/organizations.rs": {"app"},
+    "src/app/catalog/products.rs": {"app"},
+    "src/app/checkout/completion.rs": {"app", "usd"},
+    "src/app/checkout/fields.rs": {"app"},
+    "src/app/checkout/links.rs": {"app"},
+    "src/app/checkout/mod.rs": {"app"},
+    "src/app/checkout/payment_events.rs": {"app", "stripe"},
+    "src/app/claimable_keys.rs": {"app"},
+    "src/app/customer_sessions.rs": {"app"},
+    "src/app/customer_state.rs": {"app"},
+    "src/app/disputes.rs": {"app", "stripe"},
+    "src/app/forms/catalog.rs": {"app"},
+    "src/app/forms/mod.rs": {"app"},
+    "src/app/forms/offers.rs": {"app"},
+    "src/app/forms/sales.rs": {"app"},
+    "src/app/license_file.rs": {"app"},
+    "src/app/license_key_import.rs": {"app"},
+    "src/app/license_keys.rs": {"app"},
+    "src/app/license_signing.rs": {"app"},
+    "src/app/listing.rs": {"app"},
+    "src/app/mail/mod.rs": {"app", "usd"},
+    "src/app/mail/render.rs": {"app"},
+    "src/app/orders.rs": {"app"},
+    "src/app/organization_access_tokens.rs": {"app"},
+    "src/app/plan_change.rs": {"app", "usd"},
+    "src/app/portal/mod.rs": {"app"},
+    "src/app/portal/purchase.rs": {"app"},
+    "src/app/portal/sign_in.rs": {"app"},
+    "src/app/refunds.rs": {"app", "stripe"},
+    "src/app/subscription.rs": {"app"},
+    "src/app/tokens.rs": {"app"},
+    "src/app/views.rs": {"app"},
+    "src/app/webhook_endpoints.rs": {"app"},
+    "src/routes/benefit_grants.rs": {"barrier"},
+    "src/routes/benefits.rs": {"barrier"},
+    "src/routes/checkout_links.rs": {"barrier"},
+    "src/routes/custom_fields.rs": {"barrier"},
+    "src/routes/customers.rs": {"barrier"},
+    "src/routes/discounts.rs": {"barrier"},
+    "src/routes/orders.rs": {"barrier"},
+    "src/routes/organizations.rs": {"barrier"},
+    "src/routes/products.rs": {"barrier"},
+    "src/routes/subscriptions.rs": {"barrier"},
+    "src/routes/webhooks.rs": {"barrier"},
+    "src/web/account/mod.rs": {"barrier"},
+    "src/web/checkout.rs": {"usd"},
+    "src/web/dashboard/benefits.rs": {"barrier"},
+    "src/web/dashboard/custom_fields.rs": {"barrier"},
+    "src/web/dashboard/customers.rs": {"barrier"},
+    "src/web/dashboard/discounts.rs": {"barrier"},
+    "src/web/dashboard/keys.rs": {"barrier"},
+    "src/web/dashboard/mod.rs": {"barrier"},
+    "src/web/dashboard/orders.rs": {"barrier"},
+    "src/web/dashboard/webhooks.rs": {"barrier"},
+    "src/webhooks/dispatch.rs": {"barrier"},
+}
 
 
 def is_test_file(path):
@@ -221,6 +316,7 @@ def main():
                         f"src/{a} ({LAYERS[RANK[a]][0]}) imports {b} ({LAYERS[RANK[b]][0]}),"
                         " a layer above it")
 
+    pending = []
     for crate in ["src", "actors/src", "storage/src"]:
         for path in rust_files(os.path.join(ROOT, crate)):
             rel = os.path.relpath(path, ROOT)
@@ -238,7 +334,33 @@ def main():
                 problems.append(f"{rel}: imports crate::routes")
             if rel.startswith("src/web/") and re.search(r"\bserde_json\b", code):
                 problems.append(f"{rel}: serde_json in a page (pages are typed)")
+            found = []
+            if test:
+                pass
+            elif rel.startswith("src/app/"):
+                found += [("app", f"{rel}: {what} in the application layer")
+                          for pattern, what in APP_FORBIDDEN if re.search(pattern, code)]
+            if not test and not rel.startswith("src/payments/") and crate != "storage/src" \
+                    and STRIPE_WORDS.search(code):
+                word = STRIPE_WORDS.search(code).group(0)
+                found.append(("stripe", f"{rel}: Stripe's event type or field {word} outside "
+                                        "src/payments"))
+            if not test and rel not in CURRENCY_HOME and re.search(r'"usd"', code, re.I):
+                found.append(("usd", f'{rel}: "usd" outside the currency type'))
+            if (not test and crate == "src" and not rel.startswith("src/app/")
+                    and re.search(r"\bread_barrier\b", code)):
+                found.append(("barrier", f"{rel}: read_barrier outside src/app (the use case "
+                                         "takes it)"))
+            for rule, problem in found:
+                if rule in PENDING.get(rel, ()):
+                    pending.append(problem)
+                else:
+                    problems.append(problem)
 
+    if pending:
+        print(f"{len(pending)} known breach(es) still pending (PENDING in {sys.argv[0]}):")
+        for p in pending:
+            print(f"  pending: {p}")
     for p in problems:
         print(p)
     if problems:
