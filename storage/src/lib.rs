@@ -19,7 +19,7 @@ mod url;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
-pub use store::pg::{PgEngine, Watch, FAULT_LISTENER_DELAY};
+pub use store::pg::{ChangeListener, FAULT_LISTENER_DELAY};
 pub use store::{
     Backend, Batch, Change, Committed, Counted, Direction, Holding, IndexIter, IndexReport,
     JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,

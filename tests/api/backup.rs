@@ -261,9 +261,7 @@ async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
 
     // What the database holds: the same records at the same revisions.
     let store = Store::open(&StoreConfig::new(root.join("data"))).unwrap();
-    let pg = tollgate_storage::PgEngine::connect(&url, &schema, 1)
-        .await
-        .unwrap();
+    let pg = Store::postgres(&url, &schema, 1).await.unwrap();
     for id in &orgs {
         let id: tollgate::domain::ids::OrganizationId = id.parse().unwrap();
         let local = store

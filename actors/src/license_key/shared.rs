@@ -5,7 +5,7 @@
 //!
 //! * the node keeps each key it validates in memory ([`SharedKeys`]), as read from the
 //!   store with its revision, and drops it when its listener hears that another write
-//!   changed it (`tollgate_storage::Watch`);
+//!   changed it (`tollgate_storage::ChangeListener`);
 //! * a **plain validation in batched mode** decides on that copy and only counts, in
 //!   memory; a node-wide flusher adds every key's count to its row as one additive delta
 //!   per interval ([`SharedKeys::flush`]), so nodes never conflict over counters. The copy
@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use dashmap::DashMap;
-use tollgate_storage::{Counted, Record, StorageError, Store, Tally, Watch};
+use tollgate_storage::{ChangeListener, Counted, Record, StorageError, Store, Tally};
 
 use super::decide;
 use super::model::{Activation, LicenseKey, LicenseKeyError, ValidateKey};
@@ -88,7 +88,7 @@ struct Pending {
 /// One node's keys on a shared store (see the module's documentation).
 pub struct SharedKeys {
     store: Store,
-    watch: Option<Arc<Watch>>,
+    watch: Option<Arc<ChangeListener>>,
     /// Strict mode (`stats_flush_ms = 0`): every validation is counted durably.
     strict: bool,
     idle_secs: u64,
@@ -114,7 +114,12 @@ const ATTEMPTS: usize = 4;
 impl SharedKeys {
     /// The node's set over `store`; `watch`: its listener (`None`: every validation
     /// checks the stored revision).
-    pub fn new(store: Store, watch: Option<Arc<Watch>>, strict: bool, idle_secs: u64) -> Arc<Self> {
+    pub fn new(
+        store: Store,
+        watch: Option<Arc<ChangeListener>>,
+        strict: bool,
+        idle_secs: u64,
+    ) -> Arc<Self> {
         let keys = Arc::new(Self {
             store,
             watch,

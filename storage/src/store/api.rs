@@ -76,14 +76,6 @@ impl Store {
         }
     }
 
-    /// The PostgreSQL engine, if that is this store's.
-    pub fn postgres_engine(&self) -> Option<&PgEngine> {
-        match &self.engine {
-            Engine::Postgres(pg) => Some(pg),
-            Engine::Embedded(_) => None,
-        }
-    }
-
     // ---- Writes -------------------------------------------------------------------
 
     /// Applies every operation of `batch` atomically, or none of them.

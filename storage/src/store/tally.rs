@@ -10,7 +10,7 @@
 //! Batches carry the tally side of their writes themselves (`batch::TallyPlan`,
 //! [`crate::Batch::set_tally_usage`]), and reads merge the counters back.
 
-use super::pg::Watch;
+use super::pg::ChangeListener;
 use super::{Engine, Store};
 use crate::record::{Record, Tally};
 use crate::StorageError;
@@ -87,7 +87,7 @@ impl Store {
     /// trust window `window` (`pg/listen.rs`): from now on a write that changes such a
     /// record also waits `window` after its commit. `None` on the embedded store, which has
     /// no other writer.
-    pub fn listen(&self, window: std::time::Duration) -> Option<std::sync::Arc<Watch>> {
+    pub fn listen(&self, window: std::time::Duration) -> Option<std::sync::Arc<ChangeListener>> {
         match &self.engine {
             Engine::Embedded(_) => None,
             Engine::Postgres(pg) => Some(pg.listen(window)),

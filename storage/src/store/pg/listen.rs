@@ -1,11 +1,11 @@
 //! Freshness across nodes (issue 33): every write of a record whose counters are kept in
 //! tallies (`Record::TALLIED`: license keys) sends `pg_notify(channel, "{collection} {id}")`
 //! in its own transaction, and each node runs one listener ([`PgEngine::listen`]) that
-//! hears them and tells its caches ([`Watch::subscribe`]).
+//! hears them and tells its caches ([`ChangeListener::subscribe`]).
 //!
 //! A cache may answer from memory only while the listener is provably caught up: it sends
 //! itself a ping through the same channel every `window / 5` and notes when the ping it
-//! hears back was *sent* ([`Watch::trusted_epoch`]: the connection is up and the last ping
+//! hears back was *sent* ([`ChangeListener::trusted_epoch`]: the connection is up and the last ping
 //! heard was sent at most `window` ago). PostgreSQL queues notifications in commit order
 //! and delivers them to a listener in that order, so every change committed before that
 //! ping was sent has been handled before the ping was. A writer waits `window` after a
@@ -13,7 +13,7 @@
 //! starts after the answer and trusts its listener therefore trusts it only once that
 //! listener has handled the change.
 //!
-//! The connection's epoch ([`Watch::epoch`]) is even while it listens and odd while it is
+//! The connection's epoch ([`ChangeListener::epoch`]) is even while it listens and odd while it is
 //! down; it moves on every reconnect. What a cache learned in an older epoch (possibly
 //! before changes it never heard of) is not trusted; the cache reads the store instead.
 
@@ -33,7 +33,7 @@ type Subscriber = Arc<dyn Fn(&str, &[u8], u64) + Send + Sync>;
 pub const FAULT_LISTENER_DELAY: &str = "TOLLGATE_FAULT_LISTENER_DELAY_MS";
 
 /// What one node's listener knows (see the module's documentation).
-pub struct Watch {
+pub struct ChangeListener {
     window: Duration,
     base: Instant,
     /// Even: listening; odd: not (connecting, or down).
@@ -47,7 +47,7 @@ pub struct Watch {
     subscribers: RwLock<Vec<Subscriber>>,
 }
 
-impl Watch {
+impl ChangeListener {
     fn new(window: Duration) -> Self {
         Self {
             window,
@@ -166,10 +166,10 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 impl PgEngine {
     /// Starts this node's listener with trust window `window` (see the module's
     /// documentation), and from now on waits `window` after each notifying commit. It runs
-    /// until the returned [`Watch`] is dropped by everyone else, reconnecting (100 ms to
+    /// until the returned [`ChangeListener`] is dropped by everyone else, reconnecting (100 ms to
     /// 2 s apart) whenever its connection is lost.
-    pub fn listen(&self, window: Duration) -> Arc<Watch> {
-        let watch = Arc::new(Watch::new(window));
+    pub fn listen(&self, window: Duration) -> Arc<ChangeListener> {
+        let watch = Arc::new(ChangeListener::new(window));
         self.notify_wait_us.store(
             u64::try_from(window.as_micros()).unwrap_or(u64::MAX),
             Ordering::Release,
@@ -209,7 +209,7 @@ async fn listen_once(
     config: &tokio_postgres::Config,
     name: &str,
     channel: &str,
-    watch: &Arc<Watch>,
+    watch: &Arc<ChangeListener>,
 ) -> Result<(), String> {
     let mut config = config.clone();
     config.application_name(name);
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn a_new_watch_is_not_trusted_and_reconnects_move_the_epoch() {
-        let w = Watch::new(Duration::from_millis(100));
+        let w = ChangeListener::new(Duration::from_millis(100));
         assert_eq!(w.trusted_epoch(), None);
         assert!(!w.connected());
         w.set_connected(true);
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn subscribers_hear_changes_in_order_with_their_sequence() {
-        let w = Watch::new(Duration::from_millis(100));
+        let w = ChangeListener::new(Duration::from_millis(100));
         let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
         let h = heard.clone();
         w.subscribe(move |c, id, seq| h.lock().unwrap().push((c.to_string(), id.to_vec(), seq)));

@@ -41,7 +41,7 @@ mod tally;
 mod write;
 
 pub use admin::JobLock;
-pub use listen::{Watch, FAULT_LISTENER_DELAY};
+pub use listen::{ChangeListener, FAULT_LISTENER_DELAY};
 pub(crate) use write::Held;
 
 /// A pool of connections to one schema of a PostgreSQL database.

@@ -326,6 +326,7 @@ impl PgEngine {
     }
 
     /// The sequence numbers of the change feed's entries, oldest first.
+    #[cfg(test)]
     pub async fn feed_seqs(&self, limit: i64) -> Result<Vec<u64>, StorageError> {
         let rows = self
             .client()
