@@ -139,10 +139,12 @@ async fn customer_page(
         },
         choices(),
     )
-    .await?;
+    .await
+    .map_err(crate::error::ApiError::from)?;
     let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices()).await?;
     let slug = crate::app::portal::organization(state, &customer)
-        .await?
+        .await
+        .map_err(crate::error::ApiError::from)?
         .slug;
     let portal = crate::app::portal::sign_in::sign_in_url(state, &slug);
     dash.page(
