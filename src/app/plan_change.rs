@@ -23,17 +23,18 @@ use tollgate_actors::subscription::{
 use tollgate_actors::ActorError;
 use utoipa::ToSchema;
 
-use crate::app::subscription::{key_failure, subscription_for, subscription_refusal, Context};
+use crate::app::subscription::{
+    key_failure, subscription_for, subscription_refusal, tax_quote, Context,
+};
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
-use crate::domain::customer::Customer;
 use crate::domain::discount::{amount_off, Discount};
 use crate::domain::ids::{LicenseKeyId, PriceId, SubscriptionId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{product_for_price, Price, Product};
 use crate::error::{AppError, Code, Given};
 use crate::field;
-use crate::payments::{ChargeOutcome, ChargeRequest, RefundRequest};
+use crate::payments::{ChargeOutcome, ChargeRequest, RefundRequest, TaxQuote};
 use crate::state::AppState;
 
 pub use crate::domain::subscription_change::PlanRequest;
@@ -220,28 +221,10 @@ fn plan_error(e: ActorError<SubscriptionError>) -> AppError {
     subscription_refusal(e, Context::PlanChange)
 }
 
-/// The tax on `amount` for the subscription's customer (by their billing country).
-async fn tax_for(
-    state: &AppState,
-    s: &Subscription,
-    amount: i64,
-) -> Result<(i64, Option<crate::domain::customer::Address>), AppError> {
-    let address = state
-        .store
-        .get::<Customer>(&s.customer_id.key())
-        .await?
-        .and_then(|c| c.value.billing_address);
+/// The tax quote on `amount` for the subscription's customer (by their billing address).
+async fn tax_for(state: &AppState, s: &Subscription, amount: i64) -> Result<TaxQuote, AppError> {
     let currency = s.currency.as_deref().unwrap_or("usd");
-    let tax = if amount > 0 {
-        state.tax.tax(
-            amount,
-            currency,
-            address.as_ref().map(|a| a.country.as_str()),
-        )
-    } else {
-        0
-    };
-    Ok((tax, address))
+    tax_quote(state, s.customer_id, amount, currency).await
 }
 
 fn date(t: DateTime<Utc>) -> String {
@@ -313,8 +296,8 @@ pub async fn preview(
     let at = state.now();
     match decide(state, current.clone(), req, at).await? {
         Some(d) => {
-            let (tax, _) = tax_for(state, &d.current, d.change.due_now).await?;
-            Ok(preview_of(&d.current, &d.change, tax))
+            let tax = tax_for(state, &d.current, d.change.due_now).await?;
+            Ok(preview_of(&d.current, &d.change, tax.added_tax()))
         }
         None => Ok(SubscriptionChargePreview {
             base_amount: 0,
@@ -443,8 +426,8 @@ pub async fn change_plan(
     let (new_keys, dropped_keys) = key_changes(state, &d).await?;
     let mut charged: Option<(ChangeCharge, i64)> = None;
     if d.change.due_now > 0 {
-        let (tax_amount, billing_address) = tax_for(state, &d.current, d.change.due_now).await?;
-        let total = d.change.due_now + tax_amount;
+        let tax = tax_for(state, &d.current, d.change.due_now).await?;
+        let total = d.change.due_now + tax.added_tax();
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),
             amount: total,
@@ -475,14 +458,7 @@ pub async fn change_plan(
                 return Err(AppError::unavailable());
             }
         };
-        charged = Some((
-            ChangeCharge {
-                tax_amount,
-                billing_address,
-                payment_id,
-            },
-            total,
-        ));
+        charged = Some((ChangeCharge { tax, payment_id }, total));
     }
     let applied = state
         .subscriptions

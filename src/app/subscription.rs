@@ -31,7 +31,7 @@ use crate::domain::product::Product;
 pub use crate::domain::subscription_change::{CancelSubscription, SubscriptionChange};
 use crate::error::{AppError, Code, Given};
 use crate::field;
-use crate::payments::{ChargeOutcome, ChargeRequest};
+use crate::payments::{ChargeOutcome, ChargeRequest, TaxQuote, TaxRequest};
 use crate::state::AppState;
 
 /// Which request met a refusal of the subscription's rules: the two answer
@@ -428,6 +428,35 @@ async fn renew(
     Ok(())
 }
 
+/// The tax quote of `amount` of `currency` charged to `customer` (by their billing
+/// address), asked of the tax service before the charge (an amount of 0 is quoted zero
+/// without asking). A service that does not answer leaves the step for later.
+pub(crate) async fn tax_quote(
+    state: &AppState,
+    customer: CustomerId,
+    amount: i64,
+    currency: &str,
+) -> Result<TaxQuote, AppError> {
+    let billing_address = state
+        .store
+        .get::<Customer>(&customer.key())
+        .await?
+        .and_then(|c| c.value.billing_address);
+    let request = TaxRequest {
+        amount,
+        currency: currency.to_string(),
+        billing_address,
+        tax_code: None,
+        tax_inclusive: false,
+    };
+    crate::payments::tax::quote(state.tax.as_ref(), request)
+        .await
+        .map_err(|e| {
+            tracing::warn!(customer = %customer, error = %e, "tax quote failed");
+            AppError::unavailable()
+        })
+}
+
 /// Charges a renewal (amount plus tax) through the processor. A processor that does not
 /// answer is an error: the renewal stays due and is charged again with the same key.
 async fn charge_renewal(
@@ -435,25 +464,11 @@ async fn charge_renewal(
     id: SubscriptionId,
     charge: &RenewalCharge,
 ) -> Result<PaymentOutcome, AppError> {
-    let billing_address = state
-        .store
-        .get::<Customer>(&charge.customer_id.key())
-        .await?
-        .and_then(|c| c.value.billing_address);
-    let tax_amount = if charge.amount > 0 {
-        state.tax.tax(
-            charge.amount,
-            &charge.currency,
-            billing_address.as_ref().map(|a| a.country.as_str()),
-        )
-    } else {
-        0
-    };
-    let total = charge.amount.saturating_add(tax_amount);
+    let tax = tax_quote(state, charge.customer_id, charge.amount, &charge.currency).await?;
+    let total = charge.amount.saturating_add(tax.added_tax());
     if total <= 0 {
         return Ok(PaymentOutcome::Paid {
-            tax_amount,
-            billing_address,
+            tax: Box::new(tax),
             payment_id: None,
         });
     }
@@ -475,8 +490,7 @@ async fn charge_renewal(
     };
     match state.processor.charge(request).await {
         Ok(ChargeOutcome::Succeeded { intent_id, .. }) => Ok(PaymentOutcome::Paid {
-            tax_amount,
-            billing_address,
+            tax: Box::new(tax),
             payment_id: Some(intent_id).filter(|i| !i.is_empty()),
         }),
         // An off-session charge that needs the buyer (authentication) did not pay: the
