@@ -13,8 +13,9 @@
 //!
 //! # Layout
 //!
-//! The modules import each other in one direction only: `ids`, `clock`, `error`, `tax` and
-//! `mailbox` at the bottom; `domain` (the plain records) on `ids`; `entity` (the shell, and
+//! The modules import each other in one direction only: `ids`, `clock`, `error` and
+//! `mailbox` at the bottom; `domain` (the plain records) on `ids`; `tax` (the tax request
+//! and quote the rules take as data) on `domain`; `entity` (the shell, and
 //! in `entity::shared` what it shares with the registry) on those; `registry` on `entity`;
 //! the aggregates `checkout`, `subscription` (which reads checkouts) and `license_key` on
 //! `domain` and `entity`, never on `registry`. Every aggregate has the same files: `mod.rs`

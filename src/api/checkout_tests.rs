@@ -222,7 +222,6 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
     use tollgate_actors::checkout::{
         AppliedDiscount, Changes, CheckoutTerms, ConfirmContext, NewCheckout,
     };
-    use tollgate_actors::tax::NoTax;
 
     let now = Utc
         .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
@@ -258,7 +257,7 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
     let mut out = Vec::new();
     let products = crate::api::product::sample_products();
     for (n, p) in products.iter().enumerate() {
-        if let Some(c) = new(n as u128, p).and_then(|c| Checkout::create(c, now, &NoTax).ok()) {
+        if let Some(c) = new(n as u128, p).and_then(|c| Checkout::create(c, now, None).ok()) {
             out.push(c);
         }
     }
@@ -319,8 +318,8 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
         return_url: Some("https://example.com/pricing".into()),
         trial: None,
     };
-    let Ok(confirmed) = Checkout::create_with(bought, terms, now, &NoTax)
-        .and_then(|c| c.confirm(Changes::default(), confirm, now, &NoTax))
+    let Ok(confirmed) = Checkout::create_with(bought, terms, now, None)
+        .and_then(|c| c.confirm(Changes::default(), confirm, now, None))
         .map(|c| c.with_customer(CustomerId(Uuid::from_u128(0xc0))))
     else {
         return out;

@@ -10,7 +10,11 @@ use uuid::Uuid;
 
 use super::customer::CustomerView;
 use crate::domain::customer::Customer;
-use crate::domain::customer_session::CustomerSession;
+use crate::domain::customer_session::{CustomerSession, NewCustomerSession, SessionCustomer};
+use crate::domain::ids::CustomerId;
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 /// `customer_id`, or `external_customer_id` (also spelled `customer_external_id`), names
 /// the customer; `return_url` is where the portal's back button leads.
@@ -31,6 +35,34 @@ pub struct CustomerSessionCreate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub external_member_id: Option<IgnoredAny>,
+}
+
+impl CustomerSessionCreate {
+    /// The command the body asks for: a 422 for a `return_url` that is no http(s) URL,
+    /// then for a body that names no customer.
+    pub fn into_command(self) -> Result<NewCustomerSession, ApiError> {
+        let mut v = Validator::new();
+        if let Some(url) = &self.return_url {
+            v.http_url(loc!["body", "return_url"], url);
+        }
+        v.finish()?;
+        let customer = match (self.customer_id, self.external_customer_id) {
+            (Some(id), _) => SessionCustomer::Id(CustomerId(id)),
+            (None, Some(external)) => SessionCustomer::External(external),
+            (None, None) => {
+                return Err(ApiError::validation(FieldError::new(
+                    "missing",
+                    loc!["body", "customer_id"],
+                    "Field required",
+                    serde_json::Value::Null,
+                )))
+            }
+        };
+        Ok(NewCustomerSession {
+            customer,
+            return_url: self.return_url,
+        })
+    }
 }
 
 /// A customer session (Polar's `CustomerSession`): its token is shown once, here.

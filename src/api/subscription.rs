@@ -17,6 +17,10 @@ use crate::api::free_form::CustomFieldValue;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
+use crate::domain::ids::{PriceId, ProductId};
+use crate::domain::subscription_change::{CancelSubscription, PlanRequest, SubscriptionChange};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
 use tollgate_actors::subscription::{self as domain, Subscription};
 
 pub use super::custom_field_data::CustomFieldDataMap;
@@ -337,6 +341,120 @@ pub struct SubscriptionChangePreviewInput {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub proration_behavior: Option<Value>,
+}
+
+/// `proration_behavior` of a body: `invoice` or `prorate` (Polar's `next_period`, a change
+/// deferred to the period's end, is refused with a 422 saying so).
+pub fn proration_behavior(
+    value: Option<&Value>,
+) -> Result<Option<domain::ProrationBehavior>, ApiError> {
+    use domain::ProrationBehavior as P;
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s == "invoice" => Ok(Some(P::Invoice)),
+        Some(Value::String(s)) if s == "prorate" => Ok(Some(P::Prorate)),
+        Some(v @ Value::String(s)) if s == "next_period" || s == "reset" => Err(ApiError::invalid(
+            loc!["body", "proration_behavior"],
+            "Only 'invoice' (charge the difference now) and 'prorate' (add it to the next \
+             renewal) are supported.",
+            v.clone(),
+        )),
+        Some(v) => Err(ApiError::validation(
+            FieldError::new(
+                "enum",
+                loc!["body", "proration_behavior"],
+                "Input should be 'invoice', 'prorate' or 'next_period'",
+                v.clone(),
+            )
+            .with_ctx(serde_json::json!({"expected": "'invoice', 'prorate' or 'next_period'"})),
+        )),
+    }
+}
+
+impl SubscriptionUpdate {
+    /// The change the body asks for, or the 422 of a body that asks for several at once
+    /// (or for `revoke: false`). The order of the checks is the wire's.
+    pub fn into_command(self) -> Result<SubscriptionChange, ApiError> {
+        // `revoke` is `Literal[True] | None`.
+        if self.revoke == Some(false) {
+            return Err(ApiError::validation(
+                FieldError::new(
+                    "literal_error",
+                    loc!["body", "revoke"],
+                    "Input should be True",
+                    Value::Bool(false),
+                )
+                .with_ctx(serde_json::json!({"expected": "True"})),
+            ));
+        }
+        let plan = PlanRequest {
+            product_id: self.product_id.map(ProductId),
+            price_id: self.product_price_id.map(PriceId),
+            behavior: proration_behavior(self.proration_behavior.as_ref())?,
+        };
+        if plan.is_change() {
+            if self.cancel_at_period_end.is_some() || self.revoke.is_some() {
+                let field = if self.product_id.is_some() {
+                    "product_id"
+                } else {
+                    "product_price_id"
+                };
+                return Err(ApiError::invalid(
+                    loc!["body", field],
+                    "Change the plan, cancel or revoke: one at a time.",
+                    Value::Null,
+                ));
+            }
+            return Ok(SubscriptionChange::Plan(plan));
+        }
+        let revoke = self.revoke == Some(true);
+        let reason = self
+            .customer_cancellation_reason
+            .map(|r| r.as_str().to_string());
+        let comment = self.customer_cancellation_comment;
+        Ok(match self.cancel_at_period_end {
+            Some(_) if revoke => {
+                return Err(ApiError::invalid(
+                    loc!["body", "revoke"],
+                    "Use either `revoke` for immediate cancellation and revokation or \
+                     `cancel_at_period_end`.",
+                    Value::Bool(true),
+                ))
+            }
+            Some(false) => SubscriptionChange::Uncancel,
+            Some(true) => SubscriptionChange::Cancel(CancelSubscription {
+                at_period_end: true,
+                reason,
+                comment,
+            }),
+            None if revoke => SubscriptionChange::Cancel(CancelSubscription {
+                at_period_end: false,
+                reason,
+                comment,
+            }),
+            None => SubscriptionChange::Nothing,
+        })
+    }
+}
+
+impl SubscriptionChangePreviewInput {
+    /// The plan change to price, or the 422 of a body that names no product or price.
+    pub fn into_command(self) -> Result<PlanRequest, ApiError> {
+        let req = PlanRequest {
+            product_id: self.product_id.map(ProductId),
+            price_id: self.product_price_id.map(PriceId),
+            behavior: proration_behavior(self.proration_behavior.as_ref())?,
+        };
+        if !req.is_change() {
+            return Err(ApiError::validation(FieldError::new(
+                "missing",
+                loc!["body", "product_id"],
+                "Field required",
+                Value::Null,
+            )));
+        }
+        Ok(req)
+    }
 }
 
 #[cfg(test)]

@@ -3,55 +3,52 @@
 //! customer-portal endpoints accept (`crate::credentials::bearer`). The same record a
 //! checkout's confirm writes for its buyer.
 
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::api::customer_session::{CustomerSessionCreate, CustomerSessionView};
+use crate::api::customer_session::CustomerSessionView;
 use crate::app::access::organizations_for_list;
 use crate::app::catalog::customers::customer_for_external;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::auth::Subject;
 use crate::domain::customer::Customer;
-use crate::domain::customer_session::CustomerSession;
-use crate::domain::ids::CustomerId;
+use crate::domain::customer_session::{CustomerSession, NewCustomerSession, SessionCustomer};
 use crate::domain::organization::Organization;
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Code, Given};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
 
-fn no_such_customer(field: &str, input: Value) -> ApiError {
-    ApiError::invalid(loc!["body", field], "Customer does not exist.", input)
+fn no_such_customer(field: &str, input: impl Into<Given>) -> AppError {
+    AppError::invalid(field![field], "Customer does not exist.", input)
 }
 
-/// The customer the body names, among the organizations the subject reaches: a 422 at
-/// the field that named it when there is none.
+/// The customer the command names, among the organizations the subject reaches: invalid
+/// at the field that named it when there is none.
 async fn named_customer(
     state: &AppState,
     subject: Subject,
-    input: &CustomerSessionCreate,
-) -> Result<Stored<Customer>, ApiError> {
-    if let Some(id) = input.customer_id {
-        let orgs = organizations_for_list(state, subject, &[]).await?;
-        return match state.store.get::<Customer>(&CustomerId(id).key()).await? {
-            Some(c) if !c.value.is_deleted() && orgs.contains(&c.value.organization_id) => Ok(c),
-            _ => Err(no_such_customer("customer_id", Value::from(id.to_string()))),
-        };
-    }
-    let Some(external_id) = &input.external_customer_id else {
-        return Err(ApiError::validation(FieldError::new(
-            "missing",
-            loc!["body", "customer_id"],
-            "Field required",
-            Value::Null,
-        )));
-    };
-    match customer_for_external(state, subject, external_id).await {
-        Err(ApiError::NotFound(_)) => Err(no_such_customer(
-            "external_customer_id",
-            Value::from(external_id.as_str()),
-        )),
-        other => other,
+    named: &SessionCustomer,
+) -> Result<Stored<Customer>, AppError> {
+    match named {
+        SessionCustomer::Id(id) => {
+            let orgs = organizations_for_list(state, subject, &[]).await?;
+            match state.store.get::<Customer>(&id.key()).await? {
+                Some(c) if !c.value.is_deleted() && orgs.contains(&c.value.organization_id) => {
+                    Ok(c)
+                }
+                _ => Err(no_such_customer("customer_id", id.to_string())),
+            }
+        }
+        SessionCustomer::External(external_id) => {
+            match customer_for_external(state, subject, external_id)
+                .await
+                .map_err(AppError::from)
+            {
+                Err(e) if e.code() == Code::NotFound => {
+                    Err(no_such_customer("external_customer_id", external_id))
+                }
+                other => other,
+            }
+        }
     }
 }
 
@@ -69,20 +66,15 @@ fn portal_url(state: &AppState, org: Option<&Organization>, token: &str, email: 
     )
 }
 
-/// Opens a customer session for the customer the body names: a new token, valid
+/// Opens a customer session for the customer the command names: a new token, valid
 /// `CustomerSession::TTL`, shown once in the answer.
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: CustomerSessionCreate,
-) -> Result<CustomerSessionView, ApiError> {
-    let mut v = Validator::new();
-    if let Some(url) = &input.return_url {
-        v.http_url(loc!["body", "return_url"], url);
-    }
-    v.finish()?;
+    input: NewCustomerSession,
+) -> Result<CustomerSessionView, AppError> {
     state.store.read_barrier().await?;
-    let customer = named_customer(state, subject, &input).await?.value;
+    let customer = named_customer(state, subject, &input.customer).await?.value;
     let token = generate(CUSTOMER_SESSION_PREFIX, 32);
     let session = CustomerSession::open(
         customer.id,
@@ -106,4 +98,30 @@ pub async fn create(
         url,
         &customer,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing;
+    use crate::error::Step;
+
+    #[actix_web::test]
+    async fn a_customer_that_does_not_exist_is_invalid_at_its_field() {
+        let app = testing::app().await;
+        let (_, subject) = testing::seller(&app).await;
+        let command = NewCustomerSession {
+            customer: SessionCustomer::Id(crate::domain::ids::CustomerId::new()),
+            return_url: None,
+        };
+        let err = create(&app, subject, command)
+            .await
+            .expect_err("no customer");
+        assert_eq!(err.code(), Code::Invalid);
+        let AppError::Invalid(items) = err else {
+            panic!("invalid fields expected");
+        };
+        assert_eq!(items[0].path, vec![Step::Field("customer_id".into())]);
+        assert_eq!(items[0].msg, "Customer does not exist.");
+    }
 }

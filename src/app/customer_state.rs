@@ -5,7 +5,7 @@ use crate::api::benefit_grant::CustomerStateBenefitGrant;
 use crate::api::customer_state::CustomerStateView;
 use crate::app::benefit_grants::{granted_to, parts, subscriptions_of};
 use crate::domain::customer::Customer;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// The state of a customer the caller already reaches (`customer_for`,
@@ -13,7 +13,7 @@ use crate::state::AppState;
 pub async fn state_of(
     state: &AppState,
     customer: &Customer,
-) -> Result<CustomerStateView, ApiError> {
+) -> Result<CustomerStateView, AppError> {
     state.store.read_barrier().await?;
     let subscriptions = subscriptions_of(state, customer).await?;
     let grants = granted_to(state, customer).await?;

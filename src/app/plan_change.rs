@@ -23,33 +23,21 @@ use tollgate_actors::subscription::{
 use tollgate_actors::ActorError;
 use utoipa::ToSchema;
 
-use crate::app::subscription::{subscription_error, subscription_for};
+use crate::app::subscription::{
+    key_failure, subscription_for, subscription_refusal, tax_quote, Context,
+};
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
-use crate::domain::customer::Customer;
 use crate::domain::discount::{amount_off, Discount};
-use crate::domain::ids::{LicenseKeyId, PriceId, ProductId, SubscriptionId};
+use crate::domain::ids::{LicenseKeyId, PriceId, SubscriptionId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{product_for_price, Price, Product};
-use crate::error::{ApiError, FieldError};
-use crate::loc;
-use crate::payments::{ChargeOutcome, ChargeRequest, RefundRequest};
+use crate::error::{AppError, Code, Given};
+use crate::field;
+use crate::payments::{ChargeOutcome, ChargeRequest, RefundRequest, TaxQuote};
 use crate::state::AppState;
 
-/// What a plan change asks for: a product (Polar 2025-02 on) or a price (the 0.13.5-era
-/// `product_price_id`), and how to prorate (the organization's default when `None`).
-#[derive(Debug, Clone, Default)]
-pub struct PlanRequest {
-    pub product_id: Option<ProductId>,
-    pub price_id: Option<PriceId>,
-    pub behavior: Option<ProrationBehavior>,
-}
-
-impl PlanRequest {
-    pub fn is_change(&self) -> bool {
-        self.product_id.is_some() || self.price_id.is_some()
-    }
-}
+pub use crate::domain::subscription_change::PlanRequest;
 
 /// One line of a preview: a credit (negative) or a debit.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -100,13 +88,8 @@ struct Decided {
     product: Product,
 }
 
-fn invalid(field: &str, msg: &str, input: serde_json::Value) -> ApiError {
-    ApiError::validation(FieldError::new(
-        "value_error",
-        loc!["body", field],
-        msg,
-        input,
-    ))
+fn invalid(field: &str, msg: &str, input: impl Into<Given>) -> AppError {
+    AppError::invalid(field![field], msg, input)
 }
 
 /// The price of `product` a subscription moves to: the one named, else an active
@@ -115,18 +98,12 @@ fn target_price<'a>(
     s: &Subscription,
     product: &'a Product,
     price_id: Option<PriceId>,
-) -> Result<&'a Price, ApiError> {
+) -> Result<&'a Price, AppError> {
     if let Some(id) = price_id {
         return product
             .active_price(id)
             .filter(|p| p.kind.is_recurring())
-            .ok_or_else(|| {
-                invalid(
-                    "product_price_id",
-                    "Price does not exist.",
-                    id.to_string().into(),
-                )
-            });
+            .ok_or_else(|| invalid("product_price_id", "Price does not exist.", id.to_string()));
     }
     let same_currency = |p: &&Price| {
         p.kind.is_recurring()
@@ -145,7 +122,7 @@ fn target_price<'a>(
             invalid(
                 "product_id",
                 "This product doesn't have a price for the subscription currency.",
-                product.id.to_string().into(),
+                product.id.to_string(),
             )
         })
 }
@@ -156,7 +133,7 @@ async fn decide(
     current: Subscription,
     req: &PlanRequest,
     at: DateTime<Utc>,
-) -> Result<Option<Decided>, ApiError> {
+) -> Result<Option<Decided>, AppError> {
     let (field, product) = match (req.product_id, req.price_id) {
         (Some(id), _) => (
             "product_id",
@@ -185,17 +162,13 @@ async fn decide(
             } else {
                 "Price does not exist."
             };
-            invalid(field, msg, named.clone().into())
+            invalid(field, msg, named.clone())
         })?;
     if product.is_archived {
-        return Err(invalid(field, "Product is archived.", named.clone().into()));
+        return Err(invalid(field, "Product is archived.", named.clone()));
     }
     if !product.is_recurring {
-        return Err(invalid(
-            field,
-            "Product is not recurring.",
-            named.clone().into(),
-        ));
+        return Err(invalid(field, "Product is not recurring.", named.clone()));
     }
     let price = target_price(&current, &product, req.price_id)?;
     let base = price.kind.fixed_amount();
@@ -222,7 +195,7 @@ async fn decide(
         amount,
         keeps_discount,
     )
-    .ok_or_else(|| invalid(field, "Product is not recurring.", named.clone().into()))?;
+    .ok_or_else(|| invalid(field, "Product is not recurring.", named.clone()))?;
     let behavior = match req.behavior {
         Some(b) => b,
         None => state
@@ -243,43 +216,15 @@ async fn decide(
     }))
 }
 
-/// A refusal of the subscription's rules as Polar answers it.
-fn plan_error(e: ActorError<SubscriptionError>) -> ApiError {
-    match e {
-        ActorError::Domain(e @ SubscriptionError::CurrencyMismatch) => {
-            invalid("product_id", &e.to_string(), serde_json::Value::Null)
-        }
-        ActorError::Domain(e @ SubscriptionError::AlreadyCanceled) => ApiError::Named {
-            status: 403,
-            error: "AlreadyCanceledSubscription",
-            detail: e.to_string(),
-        },
-        other => subscription_error(other),
-    }
+/// A refusal of the subscription's rules as Polar answers a plan change.
+fn plan_error(e: ActorError<SubscriptionError>) -> AppError {
+    subscription_refusal(e, Context::PlanChange)
 }
 
-/// The tax on `amount` for the subscription's customer (by their billing country).
-async fn tax_for(
-    state: &AppState,
-    s: &Subscription,
-    amount: i64,
-) -> Result<(i64, Option<crate::domain::customer::Address>), ApiError> {
-    let address = state
-        .store
-        .get::<Customer>(&s.customer_id.key())
-        .await?
-        .and_then(|c| c.value.billing_address);
+/// The tax quote on `amount` for the subscription's customer (by their billing address).
+async fn tax_for(state: &AppState, s: &Subscription, amount: i64) -> Result<TaxQuote, AppError> {
     let currency = s.currency.as_deref().unwrap_or("usd");
-    let tax = if amount > 0 {
-        state.tax.tax(
-            amount,
-            currency,
-            address.as_ref().map(|a| a.country.as_str()),
-        )
-    } else {
-        0
-    };
-    Ok((tax, address))
+    tax_quote(state, s.customer_id, amount, currency).await
 }
 
 fn date(t: DateTime<Utc>) -> String {
@@ -345,14 +290,14 @@ pub async fn preview(
     subject: Subject,
     id: SubscriptionId,
     req: &PlanRequest,
-) -> Result<SubscriptionChargePreview, ApiError> {
+) -> Result<SubscriptionChargePreview, AppError> {
     state.store.read_barrier().await?;
     let current = subscription_for(state, subject, id).await?;
     let at = state.now();
     match decide(state, current.clone(), req, at).await? {
         Some(d) => {
-            let (tax, _) = tax_for(state, &d.current, d.change.due_now).await?;
-            Ok(preview_of(&d.current, &d.change, tax))
+            let tax = tax_for(state, &d.current, d.change.due_now).await?;
+            Ok(preview_of(&d.current, &d.change, tax.added_tax()))
         }
         None => Ok(SubscriptionChargePreview {
             base_amount: 0,
@@ -381,7 +326,7 @@ pub async fn preview(
 async fn key_changes(
     state: &AppState,
     d: &Decided,
-) -> Result<(Vec<LicenseKey>, Vec<LicenseKeyId>), ApiError> {
+) -> Result<(Vec<LicenseKey>, Vec<LicenseKeyId>), AppError> {
     let mut benefits: Vec<Benefit> = Vec::new();
     for id in &d.product.benefit_ids {
         if let Some(b) = state.store.get::<Benefit>(&id.key()).await? {
@@ -398,7 +343,7 @@ async fn key_changes(
         let k = match state.license_keys.call(*key, GetLicenseKey).await {
             Ok(k) => k,
             Err(ActorError::NotFound) => continue,
-            Err(e) => return Err(crate::api::license_key::key_error(e)),
+            Err(e) => return Err(key_failure(e)),
         };
         if benefits.iter().any(|b| b.id == k.benefit_id) {
             covered.push(k.benefit_id);
@@ -458,7 +403,7 @@ pub async fn change_plan(
     subject: Subject,
     id: SubscriptionId,
     req: &PlanRequest,
-) -> Result<Subscription, ApiError> {
+) -> Result<Subscription, AppError> {
     state.store.read_barrier().await?;
     let current = subscription_for(state, subject, id).await?;
     let at = state.now();
@@ -473,17 +418,16 @@ pub async fn change_plan(
         .clone()
         .or_else(|| (d.change.target.amount.unwrap_or(0) <= 0).then(String::new))
     else {
-        return Err(ApiError::Named {
-            status: 409,
-            error: "PaymentMethodRequired",
-            detail: "Add a payment method before updating this subscription.".into(),
-        });
+        return Err(AppError::new(
+            Code::PaymentMethodRequired,
+            "Add a payment method before updating this subscription.",
+        ));
     };
     let (new_keys, dropped_keys) = key_changes(state, &d).await?;
     let mut charged: Option<(ChangeCharge, i64)> = None;
     if d.change.due_now > 0 {
-        let (tax_amount, billing_address) = tax_for(state, &d.current, d.change.due_now).await?;
-        let total = d.change.due_now + tax_amount;
+        let tax = tax_for(state, &d.current, d.change.due_now).await?;
+        let total = d.change.due_now + tax.added_tax();
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),
             amount: total,
@@ -504,25 +448,17 @@ pub async fn change_plan(
                 Some(intent_id).filter(|i| !i.is_empty())
             }
             Ok(ChargeOutcome::Declined { .. } | ChargeOutcome::Pending { .. }) => {
-                return Err(ApiError::Named {
-                    status: 402,
-                    error: "PaymentFailed",
-                    detail: "Payment failed with reason: card_error.".into(),
-                })
+                return Err(AppError::new(
+                    Code::PaymentFailed,
+                    "Payment failed with reason: card_error.",
+                ))
             }
             Err(e) => {
                 tracing::warn!(subscription = %id, error = %e, "plan change charge failed");
-                return Err(ApiError::Unavailable);
+                return Err(AppError::unavailable());
             }
         };
-        charged = Some((
-            ChangeCharge {
-                tax_amount,
-                billing_address,
-                payment_id,
-            },
-            total,
-        ));
+        charged = Some((ChangeCharge { tax, payment_id }, total));
     }
     let applied = state
         .subscriptions
@@ -556,11 +492,10 @@ pub async fn change_plan(
                 }
             }
         }
-        return Err(ApiError::Named {
-            status: 409,
-            error: "SubscriptionLocked",
-            detail: "This subscription is pending an update.".into(),
-        });
+        return Err(AppError::new(
+            Code::SubscriptionLocked,
+            "This subscription is pending an update.",
+        ));
     }
     let mut updated = applied.subscription;
     if d.change.resets_cycle {
@@ -615,7 +550,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         },
     };
     let target = PlanTarget::new(
-        ProductId::new(),
+        crate::domain::ids::ProductId::new(),
         "Pro",
         &price,
         1,

@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 use tollgate_actors::license_key::{GetLicenseKey, KeyChanges, RevokeLicenseKey, UpdateLicenseKey};
 use tollgate_actors::subscription::{
     Change, ClearRevocations, GetSubscription, KeysPaidUntil, PaymentOutcome, PlanRenewal, Renew,
@@ -19,7 +18,6 @@ use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{Batch, Expect};
 
-use crate::api::subscription::SubscriptionUpdate;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{
     directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
@@ -30,25 +28,63 @@ use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::product::Product;
-use crate::error::{ApiError, FieldError};
-use crate::loc;
-use crate::payments::{ChargeOutcome, ChargeRequest};
+pub use crate::domain::subscription_change::{CancelSubscription, SubscriptionChange};
+use crate::error::{AppError, Code, Given};
+use crate::field;
+use crate::payments::{ChargeOutcome, ChargeRequest, TaxQuote, TaxRequest};
 use crate::state::AppState;
 
-/// A subscription aggregate's error as an HTTP error (Polar's statuses and messages).
-pub fn subscription_error(e: ActorError<SubscriptionError>) -> ApiError {
+/// Which request met a refusal of the subscription's rules: the two answer
+/// [`SubscriptionError::AlreadyCanceled`] differently on the wire, and each keeps its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// A cancellation, uncancellation or revocation (`PATCH` without a plan, refunds, the
+    /// dashboard): Polar answers a change of a canceled subscription with 403
+    /// `NotPermitted` there.
+    Cancellation,
+    /// A plan change (`PATCH` with a product or price, its preview): Polar's
+    /// `AlreadyCanceledSubscription` (403), and a currency mismatch is the body's
+    /// `product_id` (422).
+    PlanChange,
+}
+
+/// A subscription aggregate's refusal (or failure) as the application's coded error: the
+/// one place the subscription actor's errors become codes. `context` picks between the two
+/// answers Polar gives to a change of an already canceled subscription (see [`Context`]).
+pub fn subscription_refusal(e: ActorError<SubscriptionError>, context: Context) -> AppError {
     match e {
-        ActorError::Domain(e @ SubscriptionError::AlreadyCanceled) => {
-            ApiError::NotPermitted(e.to_string())
+        ActorError::Domain(e @ SubscriptionError::AlreadyCanceled) => match context {
+            Context::Cancellation => AppError::not_permitted(e.to_string()),
+            Context::PlanChange => AppError::new(Code::AlreadyCanceledSubscription, e.to_string()),
+        },
+        ActorError::Domain(e @ SubscriptionError::CurrencyMismatch)
+            if context == Context::PlanChange =>
+        {
+            AppError::invalid(field!["product_id"], e.to_string(), Given::none())
         }
         ActorError::Domain(e @ (SubscriptionError::NotCanceling | SubscriptionError::Ended)) => {
-            ApiError::BadRequest(e.to_string())
+            AppError::bad_request(e.to_string())
         }
-        ActorError::Domain(e) => ApiError::internal(e),
-        ActorError::NotFound => ApiError::not_found(),
-        ActorError::AlreadyExists => ApiError::Conflict("The subscription already exists.".into()),
-        ActorError::Unavailable(_) => ApiError::Unavailable,
+        ActorError::Domain(e) => AppError::internal(e),
+        ActorError::NotFound => AppError::not_found(),
+        ActorError::AlreadyExists => AppError::conflict("The subscription already exists."),
+        ActorError::Unavailable(_) => AppError::unavailable(),
         ActorError::Storage(s) => s.into(),
+    }
+}
+
+fn refusal(e: ActorError<SubscriptionError>) -> AppError {
+    subscription_refusal(e, Context::Cancellation)
+}
+
+/// A license key's actor failing where a subscription's step only reads or follows keys
+/// (its refusals are not the caller's to see).
+pub(crate) fn key_failure<E: std::fmt::Display>(e: ActorError<E>) -> AppError {
+    match e {
+        ActorError::NotFound => AppError::not_found(),
+        ActorError::Unavailable(_) => AppError::unavailable(),
+        ActorError::Storage(s) => s.into(),
+        other => AppError::internal(other),
     }
 }
 
@@ -57,11 +93,21 @@ pub async fn subscription_for(
     state: &AppState,
     subject: Subject,
     id: SubscriptionId,
-) -> Result<Subscription, ApiError> {
+) -> Result<Subscription, AppError> {
     match state.store.get::<Subscription>(&id.key()).await? {
         Some(s) if can_access(state, subject, s.value.organization_id).await? => Ok(s.value),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
+}
+
+/// Subscription `id` as the subject may see it (every write so far read), else 404.
+pub async fn get(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+) -> Result<Subscription, AppError> {
+    state.store.read_barrier().await?;
+    subscription_for(state, subject, id).await
 }
 
 /// Which subscriptions a list shows (started ones only), and in what order.
@@ -135,7 +181,7 @@ pub async fn list(
     subject: Subject,
     filter: &SubscriptionFilter,
     params: ListParams,
-) -> Result<(Vec<Subscription>, u64), ApiError> {
+) -> Result<(Vec<Subscription>, u64), AppError> {
     let sorting = &filter.sorting;
     let (products, customers, discounts, active) = (
         &filter.product_id,
@@ -255,7 +301,7 @@ const MAX_PERIODS_PER_SWEEP: usize = 12;
 /// Each step is idempotent, so a crash anywhere is recovered by the next sweep: the charge
 /// is repeated with the same key (never taken twice), the order id is derived from the
 /// subscription and the cycle (never written twice), and revoking a revoked key is a no-op.
-pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiError> {
+pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, AppError> {
     let mut report = SweepReport::default();
     let now = state.now();
     let upto = KeyBuf::new()
@@ -303,7 +349,7 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, ApiErr
 
 /// The catalog terms of a subscription's renewal: its price's amount and its discount's
 /// duration, as stored now.
-async fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, ApiError> {
+async fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, AppError> {
     let price_amount = state
         .store
         .get::<Product>(&s.product_id.key())
@@ -331,19 +377,19 @@ async fn renew(
     state: &AppState,
     id: SubscriptionId,
     report: &mut SweepReport,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     for _ in 0..MAX_PERIODS_PER_SWEEP {
         let current = state
             .subscriptions
             .call(id, GetSubscription)
             .await
-            .map_err(subscription_error)?;
+            .map_err(refusal)?;
         let terms = renewal_terms(state, &current).await?;
         let plan = state
             .subscriptions
             .call(id, PlanRenewal { terms })
             .await
-            .map_err(subscription_error)?;
+            .map_err(refusal)?;
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
             RenewalPlan::End | RenewalPlan::RemindTrial { .. } => None,
@@ -361,7 +407,7 @@ async fn renew(
                 },
             )
             .await
-            .map_err(subscription_error)?;
+            .map_err(refusal)?;
         if !renewed.applied {
             return Ok(());
         }
@@ -382,32 +428,47 @@ async fn renew(
     Ok(())
 }
 
+/// The tax quote of `amount` of `currency` charged to `customer` (by their billing
+/// address), asked of the tax service before the charge (an amount of 0 is quoted zero
+/// without asking). A service that does not answer leaves the step for later.
+pub(crate) async fn tax_quote(
+    state: &AppState,
+    customer: CustomerId,
+    amount: i64,
+    currency: &str,
+) -> Result<TaxQuote, AppError> {
+    let billing_address = state
+        .store
+        .get::<Customer>(&customer.key())
+        .await?
+        .and_then(|c| c.value.billing_address);
+    let request = TaxRequest {
+        amount,
+        currency: currency.to_string(),
+        billing_address,
+        tax_code: None,
+        tax_inclusive: false,
+    };
+    crate::payments::tax::quote(state.tax.as_ref(), request)
+        .await
+        .map_err(|e| {
+            tracing::warn!(customer = %customer, error = %e, "tax quote failed");
+            AppError::unavailable()
+        })
+}
+
 /// Charges a renewal (amount plus tax) through the processor. A processor that does not
 /// answer is an error: the renewal stays due and is charged again with the same key.
 async fn charge_renewal(
     state: &AppState,
     id: SubscriptionId,
     charge: &RenewalCharge,
-) -> Result<PaymentOutcome, ApiError> {
-    let billing_address = state
-        .store
-        .get::<Customer>(&charge.customer_id.key())
-        .await?
-        .and_then(|c| c.value.billing_address);
-    let tax_amount = if charge.amount > 0 {
-        state.tax.tax(
-            charge.amount,
-            &charge.currency,
-            billing_address.as_ref().map(|a| a.country.as_str()),
-        )
-    } else {
-        0
-    };
-    let total = charge.amount.saturating_add(tax_amount);
+) -> Result<PaymentOutcome, AppError> {
+    let tax = tax_quote(state, charge.customer_id, charge.amount, &charge.currency).await?;
+    let total = charge.amount.saturating_add(tax.added_tax());
     if total <= 0 {
         return Ok(PaymentOutcome::Paid {
-            tax_amount,
-            billing_address,
+            tax: Box::new(tax),
             payment_id: None,
         });
     }
@@ -429,8 +490,7 @@ async fn charge_renewal(
     };
     match state.processor.charge(request).await {
         Ok(ChargeOutcome::Succeeded { intent_id, .. }) => Ok(PaymentOutcome::Paid {
-            tax_amount,
-            billing_address,
+            tax: Box::new(tax),
             payment_id: Some(intent_id).filter(|i| !i.is_empty()),
         }),
         // An off-session charge that needs the buyer (authentication) did not pay: the
@@ -438,7 +498,7 @@ async fn charge_renewal(
         Ok(ChargeOutcome::Declined { .. } | ChargeOutcome::Pending { .. }) => {
             Ok(PaymentOutcome::Declined)
         }
-        Err(e) => Err(ApiError::internal(e)),
+        Err(e) => Err(AppError::internal(e)),
     }
 }
 
@@ -450,13 +510,13 @@ pub(crate) async fn follow_keys(
     state: &AppState,
     paid: tollgate_storage::Stored<KeysPaidUntil>,
     report: &mut SweepReport,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let until = paid.value.paid_until;
     for key in &paid.value.keys {
         let current = match state.license_keys.call(*key, GetLicenseKey).await {
             Ok(k) => k,
             Err(ActorError::NotFound) => continue,
-            Err(e) => return Err(crate::api::license_key::key_error(e)),
+            Err(e) => return Err(key_failure(e)),
         };
         // A key revoked meanwhile (by the seller) stays as it is.
         if current.paid_until.is_some_and(|p| p >= until)
@@ -483,7 +543,7 @@ pub(crate) async fn follow_keys(
             .license_keys
             .call(*key, UpdateLicenseKey(changes))
             .await
-            .map_err(crate::api::license_key::key_error)?;
+            .map_err(key_failure)?;
         report.keys_extended += 1;
     }
     let mut batch = Batch::new();
@@ -501,14 +561,14 @@ pub(crate) async fn revoke_pending(
     state: &AppState,
     id: SubscriptionId,
     report: &mut SweepReport,
-) -> Result<Option<Subscription>, ApiError> {
+) -> Result<Option<Subscription>, AppError> {
     // Through the actor: it answers once the ended state is durable, so no key is revoked
     // for an end a crash could still undo.
     let s = state
         .subscriptions
         .call(id, GetSubscription)
         .await
-        .map_err(subscription_error)?;
+        .map_err(refusal)?;
     let mut done = Vec::new();
     for key in &s.pending_revocations {
         match state.license_keys.call(*key, RevokeLicenseKey).await {
@@ -532,49 +592,8 @@ pub(crate) async fn revoke_pending(
         .subscriptions
         .call(id, ClearRevocations { revoked: done })
         .await
-        .map_err(subscription_error)?;
+        .map_err(refusal)?;
     Ok(Some(cleared))
-}
-
-/// `proration_behavior` of a body: `invoice` or `prorate` (Polar's `next_period`, a change
-/// deferred to the period's end, is refused with a 422 saying so).
-pub fn proration_behavior(
-    value: Option<&Value>,
-) -> Result<Option<tollgate_actors::subscription::ProrationBehavior>, ApiError> {
-    use tollgate_actors::subscription::ProrationBehavior as P;
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s == "invoice" => Ok(Some(P::Invoice)),
-        Some(Value::String(s)) if s == "prorate" => Ok(Some(P::Prorate)),
-        Some(v @ Value::String(s)) if s == "next_period" || s == "reset" => Err(ApiError::invalid(
-            loc!["body", "proration_behavior"],
-            "Only 'invoice' (charge the difference now) and 'prorate' (add it to the next \
-             renewal) are supported.",
-            v.clone(),
-        )),
-        Some(v) => Err(ApiError::validation(
-            FieldError::new(
-                "enum",
-                loc!["body", "proration_behavior"],
-                "Input should be 'invoice', 'prorate' or 'next_period'",
-                v.clone(),
-            )
-            .with_ctx(serde_json::json!({"expected": "'invoice', 'prorate' or 'next_period'"})),
-        )),
-    }
-}
-
-/// Changes subscription `id` as `subject` asks: another product or price (with
-/// proration: `crate::app::plan_change`), cancel at the period end, uncancel, or revoke at
-/// once (its license keys revoked now; what fails is left for the sweep).
-/// Nothing to change answers the subscription as it is (Polar).
-pub async fn update(
-    state: &AppState,
-    subject: Subject,
-    id: SubscriptionId,
-    input: SubscriptionUpdate,
-) -> Result<Subscription, ApiError> {
-    update_by(state, subject, id, input, Toggler::Seller).await
 }
 
 /// Who cancels or uncancels a subscription: each has its own share of the subscription's
@@ -587,66 +606,75 @@ pub enum Toggler {
     Buyer,
 }
 
-/// [`update`], counting a toggle against `by`'s share of the limit.
-pub async fn update_by(
+/// The seller cancels subscription `id` (at the period end, or revokes it now): what
+/// refunds call to end the subscription of a refunded order. A subscription already
+/// canceled answers 403 `NotPermitted`, one that ended 400 `BadRequest`.
+pub async fn cancel(
     state: &AppState,
     subject: Subject,
     id: SubscriptionId,
-    input: SubscriptionUpdate,
+    command: CancelSubscription,
+) -> Result<Subscription, AppError> {
+    change(
+        state,
+        subject,
+        id,
+        SubscriptionChange::Cancel(command),
+        Toggler::Seller,
+    )
+    .await
+}
+
+/// The seller undoes the cancellation of subscription `id` at its period end (400
+/// `BadRequest` if it is not canceling or has ended).
+pub async fn uncancel(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+) -> Result<Subscription, AppError> {
+    change(
+        state,
+        subject,
+        id,
+        SubscriptionChange::Uncancel,
+        Toggler::Seller,
+    )
+    .await
+}
+
+/// Changes subscription `id` as `subject` asks: another product or price (with
+/// proration: `crate::app::plan_change`), cancel at the period end, uncancel, or revoke at
+/// once (its license keys revoked now; what fails is left for the sweep). A cancellation
+/// or uncancellation that changes something counts against `by`'s share of the
+/// subscription's toggle limit. Nothing to change answers the subscription as it is.
+pub async fn change(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    command: SubscriptionChange,
     by: Toggler,
-) -> Result<Subscription, ApiError> {
-    // `revoke` is `Literal[True] | None`.
-    if input.revoke == Some(false) {
-        return Err(ApiError::validation(
-            FieldError::new(
-                "literal_error",
-                loc!["body", "revoke"],
-                "Input should be True",
-                Value::Bool(false),
-            )
-            .with_ctx(serde_json::json!({"expected": "True"})),
-        ));
-    }
-    let plan = crate::app::plan_change::PlanRequest {
-        product_id: input.product_id.map(ProductId),
-        price_id: input.product_price_id.map(crate::domain::ids::PriceId),
-        behavior: proration_behavior(input.proration_behavior.as_ref())?,
-    };
-    if plan.is_change() {
-        if input.cancel_at_period_end.is_some() || input.revoke.is_some() {
-            let field = if input.product_id.is_some() {
-                "product_id"
-            } else {
-                "product_price_id"
-            };
-            return Err(ApiError::invalid(
-                loc!["body", field],
-                "Change the plan, cancel or revoke: one at a time.",
-                Value::Null,
-            ));
+) -> Result<Subscription, AppError> {
+    let change = match command {
+        SubscriptionChange::Plan(plan) => {
+            return crate::app::plan_change::change_plan(state, subject, id, &plan).await
         }
-        return crate::app::plan_change::change_plan(state, subject, id, &plan).await;
-    }
+        SubscriptionChange::Nothing => None,
+        SubscriptionChange::Uncancel => Some(Change::Uncancel),
+        SubscriptionChange::Cancel(CancelSubscription {
+            at_period_end: true,
+            reason,
+            comment,
+        }) => Some(Change::CancelAtPeriodEnd { reason, comment }),
+        SubscriptionChange::Cancel(CancelSubscription {
+            at_period_end: false,
+            reason,
+            comment,
+        }) => Some(Change::Revoke { reason, comment }),
+    };
     state.store.read_barrier().await?;
     let current = subscription_for(state, subject, id).await?;
-    let revoke = input.revoke == Some(true);
-    let reason = input
-        .customer_cancellation_reason
-        .map(|r| r.as_str().to_string());
-    let comment = input.customer_cancellation_comment;
-    let change = match input.cancel_at_period_end {
-        Some(_) if revoke => {
-            return Err(ApiError::invalid(
-                loc!["body", "revoke"],
-                "Use either `revoke` for immediate cancellation and revokation or \
-                 `cancel_at_period_end`.",
-                Value::Bool(true),
-            ))
-        }
-        Some(false) => Change::Uncancel,
-        Some(true) => Change::CancelAtPeriodEnd { reason, comment },
-        None if revoke => Change::Revoke { reason, comment },
-        None => return Ok(current),
+    let Some(change) = change else {
+        return Ok(current);
     };
     // A state toggled over and over mails the buyer each time: a cancellation or an
     // uncancellation that changes something counts against the subscription's limit.
@@ -656,13 +684,18 @@ pub async fn update_by(
         _ => false,
     };
     if toggles && current.ended_at.is_none() {
-        state.limits.subscription_cancel(&(id, by))?;
+        // The refusal carries its Retry-After and rate-limit headers, which only the HTTP
+        // error can say (AppError has no place for them yet).
+        state
+            .limits
+            .subscription_cancel(&(id, by))
+            .map_err(crate::error::ApiError::from)?;
     }
     let mut updated = state
         .subscriptions
         .call(id, UpdateSubscription(change))
         .await
-        .map_err(subscription_error)?;
+        .map_err(refusal)?;
     if !updated.pending_revocations.is_empty() {
         // Revoke the keys now; whatever fails here is retried by the sweep.
         let mut report = SweepReport::default();
@@ -675,3 +708,20 @@ pub async fn update_by(
     }
     Ok(updated)
 }
+
+/// Transitional, for the callers that still forge a `PATCH` body (`app/forms/sales.rs`):
+/// the body parsed into its command by `crate::api`, then [`change`] as the seller. Goes
+/// once they build a [`SubscriptionChange`] themselves.
+pub async fn update(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    input: crate::api::subscription::SubscriptionUpdate,
+) -> Result<Subscription, crate::error::ApiError> {
+    let command = input.into_command()?;
+    Ok(change(state, subject, id, command, Toggler::Seller).await?)
+}
+
+#[cfg(test)]
+#[path = "subscription_tests.rs"]
+mod tests;

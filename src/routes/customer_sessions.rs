@@ -20,6 +20,7 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CustomerSessionCreate>,
 ) -> ApiResult<Created<CustomerSessionView>> {
-    let session = customer_sessions::create(&state, auth.subject(), body.into_inner()).await?;
+    let command = body.into_inner().into_command()?;
+    let session = customer_sessions::create(&state, auth.subject(), command).await?;
     Ok(Created(session))
 }

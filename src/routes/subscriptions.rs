@@ -10,11 +10,10 @@ use crate::api::subscription::{
     SubscriptionChangePreviewInput, SubscriptionUpdate, SubscriptionView,
 };
 use crate::api::{ListResource, Pagination};
-use crate::app::plan_change::{self, PlanRequest, SubscriptionChargePreview};
-use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
+use crate::app::plan_change::{self, SubscriptionChargePreview};
+use crate::app::subscription::{self, SubscriptionFilter, Toggler};
 use crate::app::views::subscription_view;
 use crate::domain::ids::SubscriptionId;
-use crate::domain::ids::{PriceId, ProductId};
 use crate::error::ApiResult;
 use crate::extract::auth::{SubscriptionsRead, SubscriptionsWrite};
 use crate::extract::RawQuery;
@@ -70,8 +69,7 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<SubscriptionView>> {
     let id: SubscriptionId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let s = subscription_for(&state, auth.subject(), id).await?;
+    let s = subscription::get(&state, auth.subject(), id).await?;
     Ok(web::Json(subscription_view(&state, &s).await?))
 }
 
@@ -86,7 +84,9 @@ pub(crate) async fn update(
     body: ValidJson<SubscriptionUpdate>,
 ) -> ApiResult<web::Json<SubscriptionView>> {
     let id: SubscriptionId = path_id("id", &id)?;
-    let updated = subscription::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let command = body.into_inner().into_command()?;
+    let updated =
+        subscription::change(&state, auth.subject(), id, command, Toggler::Seller).await?;
     Ok(web::Json(subscription_view(&state, &updated).await?))
 }
 
@@ -99,22 +99,7 @@ pub(crate) async fn change_preview(
     body: ValidJson<SubscriptionChangePreviewInput>,
 ) -> ApiResult<web::Json<SubscriptionChargePreview>> {
     let id: SubscriptionId = path_id("id", &id)?;
-    let input = body.into_inner();
-    let req = PlanRequest {
-        product_id: input.product_id.map(ProductId),
-        price_id: input.product_price_id.map(PriceId),
-        behavior: subscription::proration_behavior(input.proration_behavior.as_ref())?,
-    };
-    if !req.is_change() {
-        return Err(crate::error::ApiError::validation(
-            crate::error::FieldError::new(
-                "missing",
-                crate::loc!["body", "product_id"],
-                "Field required",
-                serde_json::Value::Null,
-            ),
-        ));
-    }
+    let req = body.into_inner().into_command()?;
     Ok(web::Json(
         plan_change::preview(&state, auth.subject(), id, &req).await?,
     ))

@@ -2,8 +2,6 @@
 //! `decide.rs` on the state the entity holds, and writes the checkout (with whatever the
 //! caller's `attach` or `build` adds to the same transaction) conditional on its revision.
 
-use std::sync::Arc;
-
 use actix::prelude::*;
 use tollgate_storage::{Batch, Expect, Stored};
 
@@ -12,7 +10,7 @@ use super::CheckoutEntity;
 use crate::domain::ids::CustomerId;
 use crate::entity::{CommandReply, EntityActor, Outcome};
 use crate::error::ActorError;
-use crate::tax::TaxCalculator;
+use crate::tax::TaxQuote;
 
 pub type CheckoutReply = Result<Checkout, ActorError<CheckoutError>>;
 
@@ -25,7 +23,9 @@ pub struct GetCheckout;
 #[rtype(result = "CheckoutReply")]
 pub struct UpdateCheckout {
     pub changes: Changes,
-    pub tax: Arc<dyn TaxCalculator>,
+    /// The tax quoted for the checkout as these changes leave it (see
+    /// [`Checkout::tax_request`]); `None`: no tax.
+    pub tax: Option<TaxQuote>,
 }
 
 /// Records the confirmed checkout's side effects: builds, from the confirmed checkout, the
@@ -41,7 +41,8 @@ pub struct ConfirmCheckout {
     pub confirmation_token: Option<String>,
     pub discount_redeemable: bool,
     pub price_archived: bool,
-    pub tax: Arc<dyn TaxCalculator>,
+    /// The tax quoted for the checkout as it is confirmed; `None`: no tax.
+    pub tax: Option<TaxQuote>,
     pub attach: Attach,
 }
 

@@ -12,7 +12,6 @@ use crate::checkout::CheckoutStatus;
 use crate::clock::SystemClock;
 use crate::domain::ids::CheckoutId;
 use crate::registry::{Registry, RegistryConfig};
-use crate::tax::NoTax;
 use crate::testkit::ready as done;
 
 /// Checkouts over `store`; `shared`: as a node on a shared database runs them (freshness
@@ -57,13 +56,13 @@ fn two_attempts() -> (Checkout, Checkout) {
     open.id = CheckoutId::new();
     open.client_secret = format!("secret_{}", open.id);
     let first = open
-        .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("pm_1")), t0(), None)
         .unwrap();
     let again = t0() + Span::seconds(5);
     let second = first
         .reopen(again)
         .unwrap()
-        .confirm(ready(), ctx(Some("pm_2")), again, &NoTax)
+        .confirm(ready(), ctx(Some("pm_2")), again, None)
         .unwrap();
     (first, second)
 }

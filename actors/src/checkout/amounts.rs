@@ -9,9 +9,11 @@
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;
 use crate::domain::product::{AmountType, Price, PriceKind};
-use crate::tax::TaxCalculator;
+use crate::tax::{TaxQuote, TaxRequest};
 
-use super::model::{AppliedDiscount, BillingAddressFields, Checkout, FieldMode, Issue};
+use super::model::{
+    AppliedDiscount, BillingAddressFields, Checkout, CheckoutError, FieldMode, Issue,
+};
 
 /// Custom prices without a preset start at this amount (Polar's default).
 pub const DEFAULT_CUSTOM_AMOUNT: i64 = 1000;
@@ -170,19 +172,41 @@ impl Checkout {
         }
     }
 
-    pub(super) fn recompute_tax(&mut self, tax: &dyn TaxCalculator) {
-        self.tax_amount = match (self.subtotal_amount(), &self.currency) {
-            (Some(subtotal), Some(currency)) => Some(
-                tax.tax(
-                    subtotal,
-                    currency,
-                    self.customer_billing_address
-                        .as_ref()
-                        .map(|a| a.country.as_str()),
-                ),
-            ),
+    /// What a tax service is asked to quote for this checkout as it is: its subtotal in its
+    /// currency for its billing address; `None` when there is no amount to tax (a free
+    /// price).
+    pub fn tax_request(&self) -> Option<TaxRequest> {
+        match (self.subtotal_amount(), &self.currency) {
+            (Some(amount), Some(currency)) => Some(TaxRequest {
+                amount,
+                currency: currency.clone(),
+                billing_address: self.customer_billing_address.clone(),
+                tax_code: None,
+                tax_inclusive: false,
+            }),
             _ => None,
+        }
+    }
+
+    /// This checkout with the tax of `quote` (see [`Self::apply_tax`]): for a checkout the
+    /// application builds before storing it.
+    pub fn with_tax(mut self, quote: Option<&TaxQuote>) -> Result<Checkout, CheckoutError> {
+        self.apply_tax(quote)?;
+        Ok(self)
+    }
+
+    /// Takes the tax of `quote`, the quote the application got for this checkout's
+    /// [`Self::tax_request`] (`None`: the seller collects no tax here, zero). A quote made
+    /// for other amounts or another address (the checkout changed since it was asked) is
+    /// refused with [`CheckoutError::TaxQuoteStale`]: the caller asks again.
+    pub(super) fn apply_tax(&mut self, quote: Option<&TaxQuote>) -> Result<(), CheckoutError> {
+        self.tax_amount = match (self.tax_request(), quote) {
+            (None, _) => None,
+            (Some(_), None) => Some(0),
+            (Some(request), Some(q)) if q.answers(&request) => Some(q.added_tax()),
+            (Some(_), Some(_)) => return Err(CheckoutError::TaxQuoteStale),
         };
+        Ok(())
     }
 
     /// Applies the tax id of an update (`Some(None)` or blank: clear it), validated

@@ -14,14 +14,14 @@ use super::model::{
 };
 use crate::domain::ids::{CustomerId, SubscriptionId};
 use crate::domain::product::AmountType;
-use crate::tax::TaxCalculator;
+use crate::tax::TaxQuote;
 
 impl Checkout {
     /// A checkout of one product (`n.product_id`) with Polar's default terms.
     pub fn create(
         n: NewCheckout,
         now: DateTime<Utc>,
-        tax: &dyn TaxCalculator,
+        tax: Option<&TaxQuote>,
     ) -> Result<Checkout, CheckoutError> {
         let terms = CheckoutTerms::for_product(n.product_id);
         Checkout::create_with(n, terms, now, tax)
@@ -33,7 +33,7 @@ impl Checkout {
         n: NewCheckout,
         terms: CheckoutTerms,
         now: DateTime<Utc>,
-        tax: &dyn TaxCalculator,
+        tax: Option<&TaxQuote>,
     ) -> Result<Checkout, CheckoutError> {
         let mut products = terms.products;
         if !products.contains(&n.product_id) {
@@ -87,7 +87,7 @@ impl Checkout {
         if !issues.is_empty() {
             return Err(CheckoutError::Invalid(issues));
         }
-        c.recompute_tax(tax);
+        c.apply_tax(tax)?;
         c.trial_end = c.active_trial().map(|t| t.end(now));
         Ok(c)
     }
@@ -97,7 +97,7 @@ impl Checkout {
         &self,
         ch: Changes,
         now: DateTime<Utc>,
-        tax: &dyn TaxCalculator,
+        tax: Option<&TaxQuote>,
     ) -> Result<Checkout, CheckoutError> {
         let status = self.effective_status(now);
         if status != CheckoutStatus::Open {
@@ -193,7 +193,7 @@ impl Checkout {
         if !issues.is_empty() {
             return Err(CheckoutError::Invalid(issues));
         }
-        c.recompute_tax(tax);
+        c.apply_tax(tax)?;
         // Polar counts the trial from the checkout's last change.
         c.trial_end = c.active_trial().map(|t| t.end(now));
         c.modified_at = Some(now);
@@ -207,7 +207,7 @@ impl Checkout {
         ch: Changes,
         ctx: ConfirmContext<'_>,
         now: DateTime<Utc>,
-        tax: &dyn TaxCalculator,
+        tax: Option<&TaxQuote>,
     ) -> Result<Checkout, CheckoutError> {
         let mut c = self.update(ch, now, tax)?;
         if c.discount.is_some() && !ctx.discount_redeemable {

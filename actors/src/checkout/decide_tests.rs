@@ -10,7 +10,6 @@ use crate::domain::discount::{DiscountDuration, DiscountKind};
 use crate::domain::ids::{CheckoutId, DiscountId, OrganizationId, PriceId, ProductId};
 use crate::domain::metadata::Metadata;
 use crate::domain::product::{Price, PriceKind, RecurringInterval};
-use crate::tax::NoTax;
 use chrono::{Duration, TimeZone};
 
 pub(crate) fn t0() -> DateTime<Utc> {
@@ -79,7 +78,7 @@ fn new(p: Price) -> NewCheckout {
 }
 
 pub(crate) fn create(p: Price) -> Checkout {
-    Checkout::create(new(p), t0(), &NoTax).unwrap()
+    Checkout::create(new(p), t0(), None).unwrap()
 }
 
 fn discount_fixed(amount: i64) -> AppliedDiscount {
@@ -144,7 +143,7 @@ fn invalid(r: Result<Checkout, CheckoutError>) -> Vec<(String, &'static str, Str
 fn create_fixed_price_takes_the_price_amount() {
     let mut n = new(fixed(1500));
     n.amount = Some(99);
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     assert_eq!(c.status, CheckoutStatus::Open);
     assert_eq!((c.amount, c.currency.as_deref()), (Some(1500), Some("usd")));
     assert_eq!(
@@ -178,10 +177,7 @@ fn create_custom_price_uses_amount_then_preset_then_default() {
     );
     let mut n = new(custom(Some(1000), Some(5000), Some(4242)));
     n.amount = Some(1000);
-    assert_eq!(
-        Checkout::create(n, t0(), &NoTax).unwrap().amount,
-        Some(1000)
-    );
+    assert_eq!(Checkout::create(n, t0(), None).unwrap().amount, Some(1000));
 }
 
 #[test]
@@ -193,7 +189,7 @@ fn create_custom_price_out_of_bounds_is_refused() {
         let mut n = new(custom(Some(1000), Some(5000), None));
         n.amount = Some(amount);
         assert_eq!(
-            invalid(Checkout::create(n, t0(), &NoTax)),
+            invalid(Checkout::create(n, t0(), None)),
             vec![("amount".to_string(), kind, msg.to_string())]
         );
     }
@@ -203,7 +199,7 @@ fn create_custom_price_out_of_bounds_is_refused() {
 fn discounts_reduce_the_subtotal() {
     let mut n = new(fixed(1000));
     n.discount = Some(discount_fixed(300));
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     assert_eq!(
         (c.subtotal_amount(), c.total_amount()),
         (Some(700), Some(700))
@@ -212,14 +208,14 @@ fn discounts_reduce_the_subtotal() {
     let mut n = new(fixed(200));
     n.discount = Some(discount_fixed(300));
     assert_eq!(
-        Checkout::create(n, t0(), &NoTax).unwrap().subtotal_amount(),
+        Checkout::create(n, t0(), None).unwrap().subtotal_amount(),
         Some(0)
     );
     // Percentages round half up.
     let mut n = new(fixed(1005));
     n.discount = Some(percent(5000));
     assert_eq!(
-        Checkout::create(n, t0(), &NoTax).unwrap().subtotal_amount(),
+        Checkout::create(n, t0(), None).unwrap().subtotal_amount(),
         Some(502)
     );
 }
@@ -229,7 +225,7 @@ fn discounts_need_a_fixed_price() {
     let mut n = new(custom(None, None, None));
     n.discount = Some(discount_fixed(100));
     assert_eq!(
-        invalid(Checkout::create(n, t0(), &NoTax)),
+        invalid(Checkout::create(n, t0(), None)),
         vec![(
             "discount_id".to_string(),
             "value_error",
@@ -242,7 +238,7 @@ fn discounts_need_a_fixed_price() {
 fn a_full_percentage_discount_on_a_subscription_still_needs_setup() {
     let mut n = new(monthly(1000));
     n.discount = Some(percent(10000));
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     assert_eq!(c.total_amount(), Some(0));
     assert!(!c.is_payment_required());
     assert!(c.is_payment_setup_required() && c.is_payment_form_required());
@@ -260,7 +256,7 @@ fn expiry_is_seen_at_once_and_persisted_by_expire() {
     assert!(c.expire(t0()).is_none());
     assert_eq!(c.expire(later).unwrap().status, CheckoutStatus::Expired);
     assert_eq!(
-        c.update(Changes::default(), later, &NoTax),
+        c.update(Changes::default(), later, None),
         Err(CheckoutError::NotOpen(CheckoutStatus::Expired))
     );
 }
@@ -277,7 +273,7 @@ fn update_changes_price_amount_and_fields() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!((u.price.id, u.amount), (other.id, Some(2500)));
@@ -291,7 +287,7 @@ fn update_changes_price_amount_and_fields() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(u2.amount, Some(2500));
@@ -303,7 +299,7 @@ fn update_changes_price_amount_and_fields() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(u.amount, Some(3000));
@@ -314,7 +310,7 @@ fn update_changes_price_amount_and_fields() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax
+            None
         ))[0]
             .0,
         "amount"
@@ -322,7 +318,7 @@ fn update_changes_price_amount_and_fields() {
     // Switching to a free price clears the amount and any discount.
     let mut n = new(fixed(1000));
     n.discount = Some(discount_fixed(100));
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     let u = c
         .update(
             Changes {
@@ -330,7 +326,7 @@ fn update_changes_price_amount_and_fields() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!((u.amount, u.discount.clone()), (None, None));
@@ -341,7 +337,7 @@ fn email_of_a_checkout_with_a_customer_is_kept() {
     let mut n = new(fixed(1000));
     n.customer_id = Some(CustomerId::new());
     n.customer_email = Some("owner@example.com".into());
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     let u = c
         .update(
             Changes {
@@ -349,7 +345,7 @@ fn email_of_a_checkout_with_a_customer_is_kept() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(u.customer_email.as_deref(), Some("owner@example.com"));
@@ -364,7 +360,7 @@ fn tax_ids_are_checked_against_the_country() {
             ..Changes::default()
         },
         t0(),
-        &NoTax,
+        None,
     ));
     assert_eq!(issues[0].0, "customer_billing_address");
     assert_eq!(issues[0].2, "Country is required to validate tax ID.");
@@ -376,7 +372,7 @@ fn tax_ids_are_checked_against_the_country() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(
@@ -390,7 +386,7 @@ fn tax_ids_are_checked_against_the_country() {
             ..Changes::default()
         },
         t0(),
-        &NoTax,
+        None,
     ));
     assert_eq!(
         issues[0],
@@ -408,7 +404,7 @@ fn tax_ids_are_checked_against_the_country() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(cleared.customer_tax_id, None);
@@ -417,7 +413,7 @@ fn tax_ids_are_checked_against_the_country() {
 #[test]
 fn confirm_reports_every_missing_field() {
     let c = create(monthly(1000));
-    let issues = invalid(c.confirm(Changes::default(), ctx(None), t0(), &NoTax));
+    let issues = invalid(c.confirm(Changes::default(), ctx(None), t0(), None));
     let locs: Vec<&str> = issues.iter().map(|i| i.0.as_str()).collect();
     assert_eq!(
         locs,
@@ -436,17 +432,17 @@ fn confirm_reports_every_missing_field() {
 fn confirm_moves_to_confirmed_and_keeps_the_token() {
     let c = create(fixed(1000));
     let confirmed = c
-        .confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), None)
         .unwrap();
     assert_eq!(confirmed.status, CheckoutStatus::Confirmed);
     assert_eq!(confirmed.confirmation_token.as_deref(), Some("tok_visa"));
     // Not open any more.
     assert_eq!(
-        confirmed.confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax),
+        confirmed.confirm(ready(), ctx(Some("tok_visa")), t0(), None),
         Err(CheckoutError::NotOpen(CheckoutStatus::Confirmed))
     );
     assert_eq!(
-        confirmed.update(Changes::default(), t0(), &NoTax),
+        confirmed.update(Changes::default(), t0(), None),
         Err(CheckoutError::NotOpen(CheckoutStatus::Confirmed))
     );
 }
@@ -462,7 +458,7 @@ fn a_free_checkout_confirms_with_an_email_only() {
             },
             ctx(None),
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(confirmed.status, CheckoutStatus::Confirmed);
@@ -472,11 +468,11 @@ fn a_free_checkout_confirms_with_an_email_only() {
 fn confirm_rechecks_discount_price_and_amount() {
     let mut n = new(fixed(1000));
     n.discount = Some(discount_fixed(100));
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     let mut x = ctx(Some("tok_visa"));
     x.discount_redeemable = false;
     assert_eq!(
-        invalid(c.confirm(ready(), x, t0(), &NoTax)),
+        invalid(c.confirm(ready(), x, t0(), None)),
         vec![(
             "discount_id".to_string(),
             "value_error",
@@ -486,7 +482,7 @@ fn confirm_rechecks_discount_price_and_amount() {
     let mut x = ctx(Some("tok_visa"));
     x.price_archived = true;
     assert_eq!(
-        invalid(c.confirm(ready(), x, t0(), &NoTax))[0].2,
+        invalid(c.confirm(ready(), x, t0(), None))[0].2,
         "Price is archived."
     );
 }
@@ -494,7 +490,7 @@ fn confirm_rechecks_discount_price_and_amount() {
 #[test]
 fn settle_transitions() {
     let confirmed = create(monthly(1000))
-        .confirm(ready(), ctx(Some("tok_visa")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), None)
         .unwrap();
     let sub = SubscriptionId::new();
     let ok = confirmed.succeed(Some("pi_1"), Some(sub), t0()).unwrap();
@@ -532,7 +528,7 @@ fn settle_transitions() {
 fn each_confirmation_has_its_own_charge_key_and_keeps_it() {
     let open = create(fixed(1000));
     let first = open
-        .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("pm_1")), t0(), None)
         .unwrap();
     let key = first.charge_key();
     assert!(key.starts_with(&first.id.to_string()), "{key}");
@@ -545,7 +541,7 @@ fn each_confirmation_has_its_own_charge_key_and_keeps_it() {
     let second = first
         .reopen(later)
         .unwrap()
-        .confirm(ready(), ctx(Some("pm_1")), later, &NoTax)
+        .confirm(ready(), ctx(Some("pm_1")), later, None)
         .unwrap();
     assert_ne!(second.charge_key(), key);
 }
@@ -553,7 +549,7 @@ fn each_confirmation_has_its_own_charge_key_and_keeps_it() {
 #[test]
 fn awaiting_a_payment_keeps_the_checkout_confirmed_with_its_intent() {
     let confirmed = create(fixed(1000))
-        .confirm(ready(), ctx(Some("pm_card")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("pm_card")), t0(), None)
         .unwrap();
     assert_eq!(confirmed.pending_intent(), None);
     let waiting = confirmed
@@ -595,7 +591,7 @@ fn success_url_substitutes_the_checkout_id_only() {
     let mut n = new(fixed(1000));
     n.success_url =
         Some("https://x.test/ok?checkout_id={CHECKOUT_ID}&s={CHECKOUT_SESSION_ID}".into());
-    let c = Checkout::create(n, t0(), &NoTax).unwrap();
+    let c = Checkout::create(n, t0(), None).unwrap();
     assert_eq!(
         c.success_url("unused"),
         format!(
@@ -612,7 +608,7 @@ fn success_url_substitutes_the_checkout_id_only() {
 #[test]
 fn an_attempt_is_the_checkouts_until_it_moves_on_to_another() {
     let first = create(fixed(1000))
-        .confirm(ready(), ctx(Some("pm_1")), t0(), &NoTax)
+        .confirm(ready(), ctx(Some("pm_1")), t0(), None)
         .unwrap();
     let attempt = first.attempt();
     assert_eq!(attempt.charge_key, first.charge_key());
@@ -639,7 +635,7 @@ fn an_attempt_is_the_checkouts_until_it_moves_on_to_another() {
     let second = first
         .reopen(again_at)
         .unwrap()
-        .confirm(ready(), ctx(Some("pm_1")), again_at, &NoTax)
+        .confirm(ready(), ctx(Some("pm_1")), again_at, None)
         .unwrap();
     assert!(!second.is_attempt(&attempt));
     assert!(!second.is_attempt(&waiting_attempt));
@@ -654,7 +650,7 @@ fn of_products(p: Price, others: &[ProductId]) -> Checkout {
         products,
         ..CheckoutTerms::for_product(n.product_id)
     };
-    Checkout::create_with(n, terms, t0(), &NoTax).unwrap()
+    Checkout::create_with(n, terms, t0(), None).unwrap()
 }
 
 #[test]
@@ -671,7 +667,7 @@ fn a_checkout_switches_among_its_products_only() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     assert_eq!(switched.product_id, second);
@@ -692,7 +688,7 @@ fn a_checkout_switches_among_its_products_only() {
             ..Changes::default()
         },
     ] {
-        match c.update(changes, t0(), &NoTax) {
+        match c.update(changes, t0(), None) {
             Err(CheckoutError::Invalid(issues)) => {
                 assert_eq!(issues[0].loc, ["product_id"]);
             }
@@ -706,7 +702,7 @@ fn a_checkout_switches_among_its_products_only() {
         products: vec![second],
         ..CheckoutTerms::for_product(second)
     };
-    let c = Checkout::create_with(n, terms, t0(), &NoTax).unwrap();
+    let c = Checkout::create_with(n, terms, t0(), None).unwrap();
     assert_eq!(c.products, [first, second]);
 }
 
@@ -731,7 +727,7 @@ fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
     let fields = full.billing_address_fields();
@@ -751,7 +747,7 @@ fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
             FieldMode::Required
         )
     );
-    match full.confirm(ready(), ctx(Some("tok")), t0(), &NoTax) {
+    match full.confirm(ready(), ctx(Some("tok")), t0(), None) {
         Err(CheckoutError::Invalid(issues)) => {
             let locs: Vec<Vec<String>> = issues.into_iter().map(|i| i.loc).collect();
             for line in ["line1", "postal_code", "city"] {
@@ -773,9 +769,7 @@ fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
         city: Some("New York".into()),
         ..address("US")
     }));
-    assert!(full
-        .confirm(changes, ctx(Some("tok")), t0(), &NoTax)
-        .is_ok());
+    assert!(full.confirm(changes, ctx(Some("tok")), t0(), None).is_ok());
     // A free checkout needs no address, unless a full one is required.
     let free = create(price(PriceKind::OneTimeFree));
     let email_only = Changes {
@@ -783,7 +777,7 @@ fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
         ..Changes::default()
     };
     assert!(free
-        .confirm(email_only.clone(), ctx(None), t0(), &NoTax)
+        .confirm(email_only.clone(), ctx(None), t0(), None)
         .is_ok());
     let strict = free
         .update(
@@ -792,8 +786,82 @@ fn a_full_billing_address_is_asked_for_and_required_when_the_seller_wants_it() {
                 ..Changes::default()
             },
             t0(),
-            &NoTax,
+            None,
         )
         .unwrap();
-    assert!(strict.confirm(email_only, ctx(None), t0(), &NoTax).is_err());
+    assert!(strict.confirm(email_only, ctx(None), t0(), None).is_err());
+}
+
+/// The tax of a quote for `c` as `changes` and `confirm` would leave it: `rate` percent of
+/// its subtotal.
+fn quote_for(c: &Checkout, changes: Changes, percent: i64) -> crate::tax::TaxQuote {
+    let preview = c.update(changes, t0(), None).unwrap();
+    let request = preview.tax_request().expect("a taxable checkout");
+    let mut q = crate::tax::TaxQuote::zero(request);
+    q.tax_amount = q.taxable_amount * percent / 100;
+    q.lines.push(crate::tax::TaxLine {
+        amount: q.tax_amount,
+        rate_bps: u32::try_from(percent * 100).unwrap(),
+        jurisdiction: "FR".into(),
+        name: "VAT".into(),
+    });
+    q
+}
+
+#[test]
+fn a_quote_given_is_the_checkouts_tax() {
+    let c = create(fixed(1000));
+    // No quote: no tax (what the default service answers, too).
+    assert_eq!((c.tax_amount, c.total_amount()), (Some(0), Some(1000)));
+    let q = quote_for(&c, ready(), 20);
+    let confirmed = c
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), Some(&q))
+        .unwrap();
+    assert_eq!(
+        (
+            confirmed.subtotal_amount(),
+            confirmed.tax_amount,
+            confirmed.total_amount()
+        ),
+        (Some(1000), Some(200), Some(1200))
+    );
+    // A zero quote keeps today's amounts.
+    let zero = crate::tax::TaxQuote::zero(q.request.clone());
+    let confirmed = c
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), Some(&zero))
+        .unwrap();
+    assert_eq!(
+        (confirmed.tax_amount, confirmed.total_amount()),
+        (Some(0), Some(1000))
+    );
+    // An inclusive quote adds nothing to the total.
+    let mut inclusive = q.clone();
+    inclusive.tax_included = true;
+    let confirmed = c
+        .confirm(ready(), ctx(Some("tok_visa")), t0(), Some(&inclusive))
+        .unwrap();
+    assert_eq!(confirmed.total_amount(), Some(1000));
+}
+
+#[test]
+fn a_quote_for_other_amounts_is_refused_as_stale() {
+    let c = create(fixed(1000));
+    let q = quote_for(&c, ready(), 20);
+    // The buyer moved to another country since the quote.
+    let moved = Changes {
+        customer_billing_address: Some(Some(address("DE"))),
+        ..ready()
+    };
+    assert_eq!(
+        c.confirm(moved, ctx(Some("tok_visa")), t0(), Some(&q)),
+        Err(CheckoutError::TaxQuoteStale)
+    );
+    // A free checkout has nothing to tax: any quote is ignored.
+    let free = create(price(PriceKind::OneTimeFree));
+    assert_eq!(
+        free.update(Changes::default(), t0(), Some(&q))
+            .unwrap()
+            .tax_amount,
+        None
+    );
 }

@@ -182,6 +182,9 @@ pub enum CheckoutError {
     /// A processor's answer about one payment attempt arrived after the checkout moved on
     /// to another (declined, reopened, confirmed again): it no longer applies.
     Superseded,
+    /// The tax quote given was made for other amounts or another address than the
+    /// checkout now has (it changed meanwhile): quote again and retry.
+    TaxQuoteStale,
 }
 
 /// Which payment attempt of a confirmed checkout an answer of the processor is about: the

@@ -298,3 +298,19 @@ mod tests {
         assert!(!CustomerSessionCode::is_well_formed("abc123"));
     }
 }
+
+/// Which customer a seller opens a session for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionCustomer {
+    Id(CustomerId),
+    /// The seller's own id for the customer.
+    External(String),
+}
+
+/// A seller's command to open a customer session (its `return_url` already checked to be
+/// an http(s) URL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCustomerSession {
+    pub customer: SessionCustomer,
+    pub return_url: Option<String>,
+}

@@ -29,6 +29,7 @@ pub mod refund;
 pub mod retention;
 pub mod scope;
 pub mod stats;
+pub mod subscription_change;
 pub mod user;
 pub mod webhook;
 

@@ -326,7 +326,6 @@ pub(crate) mod tests {
     use crate::checkout::{AppliedDiscount, Checkout, NewCheckout};
     use crate::domain::customer::Customer;
     use crate::domain::product::{Price, PriceKind};
-    use crate::tax::NoTax;
     use chrono::{Duration, TimeZone};
 
     pub(crate) fn t0() -> DateTime<Utc> {
@@ -364,7 +363,7 @@ pub(crate) mod tests {
             subscription_id: None,
             product_trial: None,
         };
-        Checkout::create(n, t0(), &NoTax).unwrap()
+        Checkout::create(n, t0(), None).unwrap()
     }
 
     pub(crate) fn customer(c: &Checkout) -> Customer {

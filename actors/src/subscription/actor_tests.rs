@@ -94,8 +94,7 @@ async fn a_renewal_is_applied_once_with_its_order() {
     };
     assert_eq!(charge.cycle, 1);
     let outcome = Some(PaymentOutcome::Paid {
-        tax_amount: 0,
-        billing_address: None,
+        tax: Box::new(no_tax()),
         payment_id: Some("pi_renewal".into()),
     });
     let renew = || Renew {
@@ -171,4 +170,15 @@ async fn revoke_then_clear_empties_the_outbox() {
         .await
         .unwrap()
         .is_empty());
+}
+
+/// A quote of no tax (the default service's answer).
+fn no_tax() -> crate::tax::TaxQuote {
+    crate::tax::TaxQuote::zero(crate::tax::TaxRequest {
+        amount: 0,
+        currency: "usd".into(),
+        billing_address: None,
+        tax_code: None,
+        tax_inclusive: false,
+    })
 }

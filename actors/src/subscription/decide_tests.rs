@@ -78,8 +78,7 @@ fn terms(price_amount: i64, duration: Option<DiscountDuration>) -> RenewalTerms 
 
 fn paid() -> Option<PaymentOutcome> {
     Some(PaymentOutcome::Paid {
-        tax_amount: 0,
-        billing_address: None,
+        tax: Box::new(no_tax()),
         payment_id: Some("pi_renewal".into()),
     })
 }
@@ -189,8 +188,11 @@ fn a_paid_renewal_moves_to_the_next_period_and_writes_the_order() {
             now,
             &terms(1500, None),
             Some(PaymentOutcome::Paid {
-                tax_amount: 300,
-                billing_address: None,
+                // A quote of 20 % on the renewal's 1500: the order carries its tax.
+                tax: Box::new(crate::tax::TaxQuote {
+                    tax_amount: 300,
+                    ..no_tax()
+                }),
                 payment_id: Some("pi_renewal".into()),
             }),
         )
@@ -504,4 +506,15 @@ fn statuses_group_as_polar_does() {
         .collect();
     assert_eq!(active, vec!["trialing", "active"]);
     assert_eq!(revoked, vec!["past_due", "canceled", "unpaid"]);
+}
+
+/// A quote of no tax (the default service's answer).
+fn no_tax() -> crate::tax::TaxQuote {
+    crate::tax::TaxQuote::zero(crate::tax::TaxRequest {
+        amount: 0,
+        currency: "usd".into(),
+        billing_address: None,
+        tax_code: None,
+        tax_inclusive: false,
+    })
 }

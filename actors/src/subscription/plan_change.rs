@@ -22,11 +22,11 @@
 use chrono::{DateTime, Utc};
 
 use super::model::{union, Subscription, SubscriptionError, SubscriptionStatus};
-use crate::domain::customer::Address;
 use crate::domain::ids::{LicenseKeyId, OrderId, PriceId, ProductId, SubscriptionId};
 use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
 use crate::domain::product::{Price, RecurringInterval};
 use crate::ids::derived_uuid;
+use crate::tax::TaxQuote;
 
 /// Polar's `SubscriptionProrationBehavior` (the public ones Tollgate applies): `invoice`
 /// charges the difference now, `prorate` adds it to the next renewal. The organization's
@@ -273,8 +273,9 @@ impl Subscription {
 /// How the charge of a change's `due_now` went through (written as its order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeCharge {
-    pub tax_amount: i64,
-    pub billing_address: Option<Address>,
+    /// The tax quoted for `due_now` before it was charged (its request carries the
+    /// billing address the order records).
+    pub tax: TaxQuote,
     /// The processor's payment (where a refund goes).
     pub payment_id: Option<String>,
 }
@@ -295,7 +296,7 @@ impl Subscription {
             modified_at: None,
             status: OrderStatus::Paid,
             amount: change.due_now,
-            tax_amount: charge.tax_amount,
+            tax_amount: charge.tax.added_tax(),
             refunded_amount: 0,
             refunded_tax_amount: 0,
             currency: self
@@ -303,7 +304,7 @@ impl Subscription {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
             billing_reason: BillingReason::SubscriptionUpdate,
-            billing_address: charge.billing_address.clone(),
+            billing_address: charge.tax.request.billing_address.clone(),
             customer_id: self.customer_id,
             product_id: self.product_id,
             product_price_id: self.price_id,

@@ -91,8 +91,7 @@ fn target(s: &Subscription, amount: i64) -> PlanTarget {
 
 fn paid() -> Option<PaymentOutcome> {
     Some(PaymentOutcome::Paid {
-        tax_amount: 0,
-        billing_address: None,
+        tax: Box::new(no_tax()),
         payment_id: None,
     })
 }
@@ -634,4 +633,15 @@ fn short_free_and_canceling_trials_get_no_reminder() {
     // Canceled during the trial: it ends at the trial's end, never charged.
     let end = canceling.current_period_end.unwrap();
     assert_eq!(canceling.plan_renewal(end, &no_terms()), RenewalPlan::End);
+}
+
+/// A quote of no tax (the default service's answer).
+fn no_tax() -> crate::tax::TaxQuote {
+    crate::tax::TaxQuote::zero(crate::tax::TaxRequest {
+        amount: 0,
+        currency: "usd".into(),
+        billing_address: None,
+        tax_code: None,
+        tax_inclusive: false,
+    })
 }

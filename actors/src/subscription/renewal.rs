@@ -14,6 +14,7 @@ use crate::domain::ids::{CustomerId, OrderId, SubscriptionId};
 use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
 use crate::domain::product::RecurringInterval;
 use crate::ids::derived_uuid;
+use crate::tax::TaxQuote;
 
 use super::model::{union, Subscription, SubscriptionError, SubscriptionStatus};
 
@@ -75,8 +76,9 @@ pub struct RenewalCharge {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PaymentOutcome {
     Paid {
-        tax_amount: i64,
-        billing_address: Option<Address>,
+        /// The tax quoted for the charge, before it was made (its request carries the
+        /// billing address the order records).
+        tax: Box<TaxQuote>,
         /// The processor's payment (where a refund of the renewal goes).
         payment_id: Option<String>,
     },
@@ -281,12 +283,9 @@ impl Subscription {
         let mut next = self.clone();
         next.modified_at = Some(now);
         match outcome.ok_or(SubscriptionError::MissingOutcome)? {
-            PaymentOutcome::Paid {
-                tax_amount,
-                billing_address,
-                payment_id,
-            } => {
-                let mut order = self.renewal_order(&charge, tax_amount, billing_address, now);
+            PaymentOutcome::Paid { tax, payment_id } => {
+                let mut order =
+                    self.renewal_order(&charge, tax.added_tax(), tax.request.billing_address, now);
                 order.payment_id = payment_id;
                 next.cycles = charge.cycle;
                 next.current_period_start = self.period_start(charge.cycle);

@@ -51,6 +51,8 @@ pub(super) async fn confirm(
     token: Option<String>,
 ) -> Result<(Checkout, String), ApiError> {
     let mut last_error = None;
+    // The checkout the tax is quoted for (read again when it moved meanwhile).
+    let mut snapshot = checkout.clone();
     // A concurrent confirm may take the customer's e-mail or the discount's revision
     // first; the next attempt reads again and sees its write.
     for attempt in 0..CONFIRM_ATTEMPTS {
@@ -83,18 +85,22 @@ pub(super) async fn confirm(
                 .price(checkout.price.id)
                 .is_none_or(|p| p.is_archived),
         };
+        // The checkout as the body leaves it: its trial is checked and its tax quoted before
+        // the rules confirm it (the rules refuse what the preview refuses, the same way).
+        let preview = snapshot
+            .update(changes.clone(), now, None)
+            .map_err(|e| with_id(checkout_error(ActorError::Domain(e)), checkout.id))?;
         // One trial per customer and product: a buyer who already had one pays now.
-        if let Ok(preview) = checkout.update(changes.clone(), now, state.tax.as_ref()) {
-            if preview.trial_end.is_some() && had_trial(state, &preview).await? {
-                return Err(ApiError::Named {
-                    status: 403,
-                    error: "TrialAlreadyRedeemed",
-                    detail: "You have already used a trial for this product. Trials can only \
-                             be used once per customer."
-                        .into(),
-                });
-            }
+        if preview.trial_end.is_some() && had_trial(state, &preview).await? {
+            return Err(ApiError::Named {
+                status: 403,
+                error: "TrialAlreadyRedeemed",
+                detail: "You have already used a trial for this product. Trials can only \
+                         be used once per customer."
+                    .into(),
+            });
         }
+        let tax = super::quote_tax(state, &preview).await?;
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
         // What the confirmation's write reads, read now: the actor decides without I/O.
         // The checkout as confirmed may name another customer or discount than these
@@ -132,13 +138,25 @@ pub(super) async fn confirm(
                     confirmation_token: token.clone(),
                     discount_redeemable,
                     price_archived,
-                    tax: state.tax.clone(),
+                    tax,
                     attach,
                 },
             )
             .await;
         match result {
             Ok(c) => return Ok((c, session_token)),
+            // The checkout changed since its tax was quoted: quote it as it now is.
+            Err(ActorError::Domain(tollgate_actors::checkout::CheckoutError::TaxQuoteStale)) => {
+                snapshot = state
+                    .checkouts
+                    .call(checkout.id, tollgate_actors::checkout::GetCheckout)
+                    .await
+                    .map_err(|e| with_id(checkout_error(e), checkout.id))?;
+                last_error = Some(ApiError::Conflict(
+                    "The checkout changed meanwhile; retry the request.".into(),
+                ));
+                continue;
+            }
             Err(ActorError::Storage(
                 e @ (StorageError::Unique { .. } | StorageError::Conflict { .. }),
             )) => {

@@ -90,6 +90,9 @@ pub(crate) fn checkout_error(e: ActorError<CheckoutError>) -> ApiError {
         ActorError::Domain(CheckoutError::Superseded) => ApiError::Conflict(
             "The checkout's payment attempt changed meanwhile; retry the request.".into(),
         ),
+        ActorError::Domain(CheckoutError::TaxQuoteStale) => {
+            ApiError::Conflict("The checkout changed meanwhile; retry the request.".into())
+        }
         ActorError::NotFound => ApiError::not_found(),
         ActorError::AlreadyExists => ApiError::Conflict("The checkout already exists.".into()),
         ActorError::Unavailable(_) => ApiError::Unavailable,
@@ -478,7 +481,7 @@ pub async fn create(
         return_url: input.return_url,
         trial,
     };
-    let checkout = Checkout::create_with(new, terms, now, state.tax.as_ref())
+    let checkout = Checkout::create_with(new, terms, now, None)
         .map_err(|e| checkout_error(ActorError::Domain(e)))?;
     let checkout = match tax_input {
         Some(raw) => {
@@ -487,13 +490,17 @@ pub async fn create(
                 ..Changes::default()
             };
             let mut updated = checkout
-                .update(changes, now, state.tax.as_ref())
+                .update(changes, now, None)
                 .map_err(|e| checkout_error(ActorError::Domain(e)))?;
             updated.modified_at = None;
             updated
         }
         None => checkout,
     };
+    let tax = quote_tax(state, &checkout).await?;
+    let checkout = checkout
+        .with_tax(tax.as_ref())
+        .map_err(|e| checkout_error(ActorError::Domain(e)))?;
     state
         .checkouts
         .create(
@@ -521,17 +528,49 @@ async fn apply_update(
         return Err(not_open(checkout, status));
     }
     let changes = resolve_changes(state, checkout, input, as_buyer).await?;
-    state
-        .checkouts
-        .call(
-            checkout.id,
-            UpdateCheckout {
-                changes,
-                tax: state.tax.clone(),
-            },
-        )
-        .await
-        .map_err(|e| with_id(checkout_error(e), checkout.id))
+    // The tax is quoted for the checkout as the changes leave it; a quote the checkout
+    // moved away from meanwhile is asked again, for the checkout as it then is.
+    let mut base = checkout.clone();
+    let mut attempts = 0;
+    loop {
+        let preview = base
+            .update(changes.clone(), state.now(), None)
+            .map_err(|e| with_id(checkout_error(ActorError::Domain(e)), checkout.id))?;
+        let tax = quote_tax(state, &preview).await?;
+        let message = UpdateCheckout {
+            changes: changes.clone(),
+            tax,
+        };
+        match state.checkouts.call(checkout.id, message).await {
+            Err(ActorError::Domain(CheckoutError::TaxQuoteStale)) if attempts < 2 => {
+                attempts += 1;
+                base = state
+                    .checkouts
+                    .call(checkout.id, GetCheckout)
+                    .await
+                    .map_err(|e| with_id(checkout_error(e), checkout.id))?;
+            }
+            other => return other.map_err(|e| with_id(checkout_error(e), checkout.id)),
+        }
+    }
+}
+
+/// The tax quote of checkout `c` as it is (`None`: nothing to tax), asked of the tax
+/// service (`state.tax`): what the checkout's rules are given with a change.
+pub(crate) async fn quote_tax(
+    state: &AppState,
+    c: &Checkout,
+) -> Result<Option<crate::payments::TaxQuote>, crate::error::AppError> {
+    let Some(request) = c.tax_request() else {
+        return Ok(None);
+    };
+    match crate::payments::tax::quote(state.tax.as_ref(), request).await {
+        Ok(q) => Ok(Some(q)),
+        Err(e) => {
+            tracing::warn!(checkout = %c.id, error = %e, "tax quote failed");
+            Err(crate::error::AppError::unavailable())
+        }
+    }
 }
 
 /// Updates checkout `id` as `subject` (its organization's member or token).

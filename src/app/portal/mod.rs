@@ -18,11 +18,13 @@ use std::collections::HashMap;
 use crate::api::customer_portal::{CustomerBenefitGrant, CustomerOrder};
 use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyWithActivations, RotatedLicenseKey};
 use crate::api::product::{CustomerProduct, ProductPriceRecurring};
-use crate::api::subscription::{CustomerSubscription, SubscriptionUpdate};
+use crate::api::subscription::CustomerSubscription;
 use crate::app::benefit_grants::{self, GrantFilter};
 use crate::app::orders::{self, OrderFilter};
 use crate::app::paging::ListParams;
-use crate::app::subscription::{self as subscriptions, SubscriptionFilter};
+use crate::app::subscription::{
+    self as subscriptions, CancelSubscription, SubscriptionChange, SubscriptionFilter,
+};
 use crate::app::views::{order_view, product_benefits};
 use crate::auth::Subject;
 use crate::domain::benefit::Benefit;
@@ -32,7 +34,7 @@ use crate::domain::ids::{ActivationId, LicenseKeyId, OrderId, ProductId, Subscri
 use crate::domain::order::Order;
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
-use crate::error::ApiError;
+use crate::error::{AppError, Code};
 use crate::state::AppState;
 use tollgate_actors::license_key::LicenseKey;
 use tollgate_actors::subscription::Subscription;
@@ -44,13 +46,13 @@ fn seller(customer: &Customer) -> Subject {
 }
 
 /// The customer's organization.
-pub async fn organization(state: &AppState, customer: &Customer) -> Result<Organization, ApiError> {
+pub async fn organization(state: &AppState, customer: &Customer) -> Result<Organization, AppError> {
     state
         .store
         .get::<Organization>(&customer.organization_id.key())
         .await?
         .map(|o| o.value)
-        .ok_or_else(ApiError::not_found)
+        .ok_or_else(AppError::not_found)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -63,19 +65,19 @@ pub async fn orders(
     customer: &Customer,
     mut filter: OrderFilter,
     params: ListParams,
-) -> Result<(Vec<Order>, u64), ApiError> {
+) -> Result<(Vec<Order>, u64), AppError> {
     filter.organization_id = vec![customer.organization_id];
     filter.customer_id = vec![customer.id];
     filter.external_customer_id = Vec::new();
-    orders::list(state, seller(customer), &filter, params).await
+    Ok(orders::list(state, seller(customer), &filter, params).await?)
 }
 
 /// One of the customer's orders, else 404.
-pub async fn order(state: &AppState, customer: &Customer, id: OrderId) -> Result<Order, ApiError> {
+pub async fn order(state: &AppState, customer: &Customer, id: OrderId) -> Result<Order, AppError> {
     state.store.read_barrier().await?;
     match state.store.get::<Order>(&id.key()).await? {
         Some(o) if o.value.customer_id == customer.id => Ok(o.value),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -84,12 +86,12 @@ async fn customer_product(
     state: &AppState,
     id: ProductId,
     organization: &Organization,
-) -> Result<(Product, CustomerProduct), ApiError> {
+) -> Result<(Product, CustomerProduct), AppError> {
     let product = state
         .store
         .get::<Product>(&id.key())
         .await?
-        .ok_or_else(|| ApiError::internal(format!("product {id} is missing")))?
+        .ok_or_else(|| AppError::internal(format!("product {id} is missing")))?
         .value;
     let benefits = product_benefits(state, &product).await?;
     let view = CustomerProduct::new(&product, &benefits, organization);
@@ -101,7 +103,7 @@ pub async fn order_view_of(
     state: &AppState,
     order: &Order,
     organization: &Organization,
-) -> Result<CustomerOrder, ApiError> {
+) -> Result<CustomerOrder, AppError> {
     let seller_view = order_view(state, order).await?;
     let (_, product) = customer_product(state, order.product_id, organization).await?;
     Ok(CustomerOrder::new(seller_view, product))
@@ -116,7 +118,7 @@ pub async fn subscriptions(
     customer: &Customer,
     mut filter: SubscriptionFilter,
     params: ListParams,
-) -> Result<(Vec<Subscription>, u64), ApiError> {
+) -> Result<(Vec<Subscription>, u64), AppError> {
     filter.organization_id = vec![customer.organization_id];
     filter.customer_id = vec![customer.id];
     subscriptions::list(state, seller(customer), &filter, params).await
@@ -127,13 +129,13 @@ pub async fn subscription(
     state: &AppState,
     customer: &Customer,
     id: SubscriptionId,
-) -> Result<Subscription, ApiError> {
+) -> Result<Subscription, AppError> {
     state.store.read_barrier().await?;
     match state.store.get::<Subscription>(&id.key()).await? {
         Some(s) if s.value.customer_id == customer.id && s.value.started_at.is_some() => {
             Ok(s.value)
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -142,13 +144,13 @@ pub async fn subscription_view_of(
     state: &AppState,
     s: &Subscription,
     organization: &Organization,
-) -> Result<CustomerSubscription, ApiError> {
+) -> Result<CustomerSubscription, AppError> {
     let (product, view) = customer_product(state, s.product_id, organization).await?;
     let price = product
         .price(s.price_id)
         .and_then(|p| ProductPriceRecurring::new(product.id, p))
         .ok_or_else(|| {
-            ApiError::internal(format!(
+            AppError::internal(format!(
                 "subscription {}: price {} missing",
                 s.id, s.price_id
             ))
@@ -177,7 +179,7 @@ pub async fn update_subscription(
     customer: &Customer,
     id: SubscriptionId,
     change: CancelChange,
-) -> Result<Subscription, ApiError> {
+) -> Result<Subscription, AppError> {
     let current = subscription(state, customer, id).await?;
     let Some(cancel) = change.cancel_at_period_end else {
         return Ok(current);
@@ -187,42 +189,37 @@ pub async fn update_subscription(
             return Err(already_canceled());
         }
     } else if current.ended_at.is_some() {
-        return Err(ApiError::Named {
-            status: 410,
-            error: "ResourceUnavailable",
-            detail: "Unavailable".into(),
-        });
+        return Err(AppError::new(Code::ResourceUnavailable, "Unavailable"));
     }
-    let input = SubscriptionUpdate {
-        cancel_at_period_end: Some(cancel),
-        customer_cancellation_reason: if cancel { change.reason } else { None },
-        customer_cancellation_comment: if cancel {
-            change.comment.filter(|c| !c.trim().is_empty())
-        } else {
-            None
-        },
-        ..SubscriptionUpdate::default()
+    let command = if cancel {
+        SubscriptionChange::Cancel(CancelSubscription {
+            at_period_end: true,
+            reason: change.reason.map(|r| r.as_str().to_string()),
+            comment: change.comment.filter(|c| !c.trim().is_empty()),
+        })
+    } else {
+        SubscriptionChange::Uncancel
     };
-    match subscriptions::update_by(
+    // The buyer's answer to a subscription canceled meanwhile is Polar's portal one.
+    match subscriptions::change(
         state,
         seller(customer),
         id,
-        input,
+        command,
         subscriptions::Toggler::Buyer,
     )
     .await
     {
-        Err(ApiError::NotPermitted(_)) => Err(already_canceled()),
+        Err(e) if e.code() == Code::NotPermitted => Err(already_canceled()),
         other => other,
     }
 }
 
-fn already_canceled() -> ApiError {
-    ApiError::Named {
-        status: 403,
-        error: "AlreadyCanceledSubscription",
-        detail: "This subscription is already canceled or will be at the end of the period.".into(),
-    }
+fn already_canceled() -> AppError {
+    AppError::new(
+        Code::AlreadyCanceledSubscription,
+        "This subscription is already canceled or will be at the end of the period.",
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -233,7 +230,7 @@ pub async fn key(
     state: &AppState,
     customer: &Customer,
     id: LicenseKeyId,
-) -> Result<LicenseKey, ApiError> {
+) -> Result<LicenseKey, AppError> {
     state.store.read_barrier().await?;
     match state.store.get::<LicenseKey>(&id.key()).await? {
         Some(k) if k.value.customer_id == customer.id => {
@@ -242,13 +239,13 @@ pub async fn key(
                 .await
                 .or(Ok(k.value))
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
 /// Whether the key's benefit lets its customer see and remove its activations (Polar's
 /// `activations.enable_customer_admin`).
-pub async fn customer_admin(state: &AppState, key: &LicenseKey) -> Result<bool, ApiError> {
+pub async fn customer_admin(state: &AppState, key: &LicenseKey) -> Result<bool, AppError> {
     use crate::domain::benefit::BenefitProperties;
     Ok(state
         .store
@@ -268,9 +265,9 @@ pub async fn key_view(
     state: &AppState,
     customer: &Customer,
     id: LicenseKeyId,
-) -> Result<LicenseKeyWithActivations, ApiError> {
+) -> Result<LicenseKeyWithActivations, AppError> {
     let k = key(state, customer, id).await?;
-    crate::app::license_keys::customer_key(state, customer.id, k).await
+    Ok(crate::app::license_keys::customer_key(state, customer.id, k).await?)
 }
 
 /// Removes an activation of one of the customer's keys, freeing its slot (the public
@@ -282,17 +279,17 @@ pub async fn deactivate(
     customer: &Customer,
     id: LicenseKeyId,
     activation: ActivationId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let k = key(state, customer, id).await?;
     if !k.activations.iter().any(|a| a.id == activation) {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
     if !customer_admin(state, &k).await? {
-        return Err(ApiError::NotPermitted(
-            "The seller does not let customers manage this key's activations.".into(),
+        return Err(AppError::not_permitted(
+            "The seller does not let customers manage this key's activations.",
         ));
     }
-    crate::app::license_keys::deactivate(
+    Ok(crate::app::license_keys::deactivate(
         state,
         LicenseKeyDeactivate {
             key: k.key,
@@ -301,7 +298,7 @@ pub async fn deactivate(
             label: None,
         },
     )
-    .await
+    .await?)
 }
 
 /// Gives one of the customer's keys a new value; the old one is refused from the answer
@@ -310,8 +307,8 @@ pub async fn rotate(
     state: &AppState,
     customer: &Customer,
     id: LicenseKeyId,
-) -> Result<RotatedLicenseKey, ApiError> {
-    crate::app::license_keys::customer_rotate(state, customer.id, id).await
+) -> Result<RotatedLicenseKey, AppError> {
+    Ok(crate::app::license_keys::customer_rotate(state, customer.id, id).await?)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -357,7 +354,7 @@ pub async fn grants(
     wanted: &PortalGrantFilter,
     sorting: &[(PortalGrantSort, bool)],
     params: ListParams,
-) -> Result<(Vec<BenefitGrant>, u64), ApiError> {
+) -> Result<(Vec<BenefitGrant>, u64), AppError> {
     let filter = GrantFilter {
         organization_id: vec![customer.organization_id],
         customer_id: vec![customer.id],
@@ -451,7 +448,7 @@ pub async fn grants(
 }
 
 /// The product a grant came from: its order's, or its subscription's.
-async fn grant_product(state: &AppState, g: &BenefitGrant) -> Result<Option<ProductId>, ApiError> {
+async fn grant_product(state: &AppState, g: &BenefitGrant) -> Result<Option<ProductId>, AppError> {
     if let Some(order) = g.source.order_id() {
         return Ok(state
             .store
@@ -474,7 +471,7 @@ pub async fn grant_views(
     state: &AppState,
     customer: &Customer,
     grants: &[BenefitGrant],
-) -> Result<Vec<CustomerBenefitGrant>, ApiError> {
+) -> Result<Vec<CustomerBenefitGrant>, AppError> {
     let organization = organization(state, customer).await?;
     let mut benefits: HashMap<_, Benefit> = HashMap::new();
     let mut out = Vec::with_capacity(grants.len());
@@ -496,7 +493,7 @@ pub async fn grant(
     state: &AppState,
     customer: &Customer,
     id: uuid::Uuid,
-) -> Result<BenefitGrant, ApiError> {
+) -> Result<BenefitGrant, AppError> {
     let filter = GrantFilter {
         organization_id: vec![customer.organization_id],
         customer_id: vec![customer.id],
@@ -509,5 +506,5 @@ pub async fn grant(
     let (all, _) = benefit_grants::list(state, seller(customer), &filter, params).await?;
     all.into_iter()
         .find(|g| g.id == id)
-        .ok_or_else(ApiError::not_found)
+        .ok_or_else(AppError::not_found)
 }

@@ -91,11 +91,13 @@ pub async fn portal_link(
     let id: CustomerId = path_id("id", &path.1)?;
     let customer = customer_for(&state, dash.subject(), id).await?.value;
     of_org(&layout, customer.organization_id, ())?;
-    let input = crate::api::customer_session::CustomerSessionCreate {
-        customer_id: Some(id.uuid()),
-        ..Default::default()
+    let input = crate::domain::customer_session::NewCustomerSession {
+        customer: crate::domain::customer_session::SessionCustomer::Id(id),
+        return_url: None,
     };
-    let session = crate::app::customer_sessions::create(&state, dash.subject(), input).await?;
+    let session = crate::app::customer_sessions::create(&state, dash.subject(), input)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let until = fmt::date(&session.expires_at);
     customer_page(
         &dash,
@@ -139,10 +141,12 @@ async fn customer_page(
         },
         choices(),
     )
-    .await?;
+    .await
+    .map_err(crate::error::ApiError::from)?;
     let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices()).await?;
     let slug = crate::app::portal::organization(state, &customer)
-        .await?
+        .await
+        .map_err(crate::error::ApiError::from)?
         .slug;
     let portal = crate::app::portal::sign_in::sign_in_url(state, &slug);
     dash.page(

@@ -306,8 +306,9 @@ pub async fn subscriptions(
     };
     let params = q.params();
     state.store.read_barrier().await?;
-    let (subscriptions, total) =
-        subscription::list(&state, dash.subject(), &filter, params).await?;
+    let (subscriptions, total) = subscription::list(&state, dash.subject(), &filter, params)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let pager = Pager::new(total, params, &layout.at("/subscriptions"), &req);
     let products = org_products(&dash, &layout, false).await?;
     dash.page(
@@ -334,7 +335,9 @@ struct SubscriptionPage {
 async fn subscription_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Subscription, Fail> {
     let id: SubscriptionId = path_id("id", id)?;
     dash.state.store.read_barrier().await?;
-    let sub = subscription_for(&dash.state, dash.subject(), id).await?;
+    let sub = subscription_for(&dash.state, dash.subject(), id)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     of_org(layout, sub.organization_id, sub)
 }
 

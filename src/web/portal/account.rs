@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use actix_web::{web, HttpRequest, ResponseError};
+use actix_web::{web, HttpRequest};
 use askama::Template;
 use serde::Deserialize;
 
@@ -366,13 +366,13 @@ pub async fn subscription_change(
                     .at(&format!("/subscriptions/{id}?done={done}")),
                 Vec::new(),
             )),
-            Err(e) => match e.status_code().as_u16() {
-                400 | 403 | 409 | 410 | 422 => {
+            Err(e) => match e.code().status() {
+                status @ (400 | 403 | 409 | 410 | 422) => {
                     let mut page = subscription_page(&state, &s, id).await?;
                     page.error = Some(e.messages().join(" "));
                     page.reason = f.reason.trim().to_string();
                     page.comment = comment;
-                    s.portal.page(e.status_code().as_u16(), &page, Vec::new())
+                    s.portal.page(status, &page, Vec::new())
                 }
                 _ => Err(e.into()),
             },

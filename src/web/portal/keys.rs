@@ -181,7 +181,7 @@ pub async fn rotate(
                     .at(&format!("/license-keys/{id}?done=rotated")),
                 Vec::new(),
             )),
-            Err(e) => refused(&state, &s, id, e).await,
+            Err(e) => refused(&state, &s, id, e.into()).await,
         }
     }
     .await;
@@ -207,7 +207,7 @@ pub async fn deactivate(
                     .at(&format!("/license-keys/{id}?done=deactivated")),
                 Vec::new(),
             )),
-            Err(e) => refused(&state, &s, id, e).await,
+            Err(e) => refused(&state, &s, id, e.into()).await,
         }
     }
     .await;

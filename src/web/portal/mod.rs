@@ -444,6 +444,12 @@ impl From<Failure> for Fail {
     }
 }
 
+impl From<crate::error::AppError> for Fail {
+    fn from(e: crate::error::AppError) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
 impl From<ApiError> for Fail {
     fn from(error: ApiError) -> Self {
         Failure::Api {

@@ -1,0 +1,81 @@
+//! The tax service: asked for a [`TaxQuote`] before a checkout is confirmed (and whenever
+//! its amounts change), before a renewal is charged and before a plan change is applied.
+//! The quote then travels to the pure rules as data (`tollgate_actors::tax`). The default,
+//! [`NoTax`], answers zero tax; a real service (asynchronous: it calls out) goes behind
+//! the same trait.
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use tollgate_actors::tax::{TaxLine, TaxQuote, TaxRequest};
+
+/// The tax service did not answer: the step that needed the quote is not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tax service unavailable: {0}")]
+pub struct TaxError(pub String);
+
+pub type TaxFuture = Pin<Box<dyn Future<Output = Result<TaxQuote, TaxError>> + Send>>;
+
+/// Quotes tax (an `async fn quote(&self, TaxRequest) -> Result<TaxQuote, TaxError>`,
+/// boxed so the application can hold any service as `Arc<dyn TaxService>`).
+pub trait TaxService: Send + Sync + 'static {
+    fn quote(&self, request: TaxRequest) -> TaxFuture;
+}
+
+/// The default: no tax (`tax_amount: 0`), whatever the request.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoTax;
+
+impl TaxService for NoTax {
+    fn quote(&self, request: TaxRequest) -> TaxFuture {
+        Box::pin(async move { Ok(TaxQuote::zero(request)) })
+    }
+}
+
+/// The quote of `request` from `service`; an amount of 0 or less has no tax and is quoted
+/// zero without asking.
+pub async fn quote(service: &dyn TaxService, request: TaxRequest) -> Result<TaxQuote, TaxError> {
+    if request.amount <= 0 {
+        return Ok(TaxQuote::zero(request));
+    }
+    service.quote(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(amount: i64) -> TaxRequest {
+        TaxRequest {
+            amount,
+            currency: "usd".into(),
+            billing_address: None,
+            tax_code: None,
+            tax_inclusive: false,
+        }
+    }
+
+    #[actix_web::test]
+    async fn the_default_service_quotes_zero() {
+        let q = quote(&NoTax, request(1000)).await.expect("a quote");
+        assert_eq!((q.tax_amount, q.taxable_amount), (0, 1000));
+        assert!(q.lines.is_empty() && !q.tax_included && !q.reverse_charge);
+        assert!(q.answers(&request(1000)));
+    }
+
+    /// A service that must not be asked.
+    struct Refuses;
+
+    impl TaxService for Refuses {
+        fn quote(&self, _: TaxRequest) -> TaxFuture {
+            Box::pin(async { Err(TaxError("down".into())) })
+        }
+    }
+
+    #[actix_web::test]
+    async fn nothing_to_tax_is_not_asked() {
+        let q = quote(&Refuses, request(0)).await.expect("zero, unasked");
+        assert_eq!(q.tax_amount, 0);
+        assert!(quote(&Refuses, request(1)).await.is_err());
+    }
+}
