@@ -5,7 +5,7 @@
 //! customers claiming at once, one wins, the other is told it is taken).
 
 use serde_json::Value;
-use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{generate_key, LicenseKey};
 use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::license_key::LicenseKeyRead;
@@ -17,6 +17,7 @@ use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties, LicenseKeyProperties};
 use crate::domain::claimable_key::{ClaimableKey, ClaimableKeyId};
 use crate::domain::customer::Customer;
+use crate::domain::grants;
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::ApiError;
 use crate::loc;
@@ -150,28 +151,16 @@ pub async fn claim(
     }
     let props = key_benefit(state, org, claimable.benefit_id).await?;
     let now = state.now();
-    let key = LicenseKey {
-        id: claimable.license_key_id(),
-        organization_id: org,
-        customer_id: customer.id,
-        benefit_id: claimable.benefit_id,
-        created_at: now,
-        modified_at: None,
-        key: claimable.key.clone(),
-        status: KeyStatus::Granted,
-        limit_activations: props.activations.map(|a| a.limit),
-        usage: 0,
-        limit_usage: props.limit_usage,
-        validations: 0,
-        last_validated_at: None,
-        expires_at: props
-            .expires
-            .and_then(|e| crate::app::checkout::key_expiry(now, e.ttl, e.timeframe)),
-        activations: Vec::new(),
-        subscription_id: None,
-        order_id: None,
-        paid_until: None,
-    };
+    let grant = grants::claim(claimable.benefit_id, &props, now);
+    let key = LicenseKey::from_grant(
+        claimable.license_key_id(),
+        org,
+        customer.id,
+        &grant,
+        claimable.key.clone(),
+        None,
+        None,
+    );
     let mut claimed = claimable.clone();
     claimed.claimed_at = Some(now);
     claimed.claimed_by = Some(customer.id);

@@ -3,13 +3,13 @@
 //! atomic write of the order, subscription and license keys granted by the product's
 //! benefits. Also the start-up recovery of confirmed checkouts and the expiry sweep.
 
-use chrono::{DateTime, Duration, Months, Utc};
+use chrono::{DateTime, Duration, Utc};
 use tollgate_actors::checkout::{
     Checkout, CheckoutError, CheckoutStatus, ConfirmCheckout, ExpireCheckout, Issue,
     SettleCheckout, Settlement, CHECKOUT_CONFIRMED, CHECKOUT_OPEN_BY_EXPIRY,
 };
 use tollgate_actors::ids::derived_uuid;
-use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{generate_key, LicenseKey};
 use tollgate_actors::subscription::{Purchase, Subscription};
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
@@ -17,10 +17,10 @@ use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::checkout::CheckoutChanges;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
-use crate::domain::benefit::{BenefitProperties, Timeframe};
 use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
 use crate::domain::customer_session::{CustomerSession, SessionPurchase};
 use crate::domain::discount::{discount_by_id, Discount};
+use crate::domain::grants;
 use crate::domain::ids::{
     CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, SubscriptionId,
 };
@@ -558,24 +558,6 @@ fn undo_redemption(
     Ok(batch)
 }
 
-/// When a key granted now expires: `ttl` calendar years, months or days from now.
-pub fn key_expiry(now: DateTime<Utc>, ttl: i64, timeframe: Timeframe) -> Option<DateTime<Utc>> {
-    let n = u32::try_from(ttl).ok()?;
-    match timeframe {
-        Timeframe::Day => now.checked_add_signed(Duration::days(ttl)),
-        Timeframe::Month => now.checked_add_months(Months::new(n)),
-        Timeframe::Year => now.checked_add_months(Months::new(n.checked_mul(12)?)),
-    }
-}
-
-/// When a subscription's key stops validating if its period `paid_until` is not renewed:
-/// `grace_days` later.
-pub fn grace_end(paid_until: DateTime<Utc>, grace_days: u32) -> DateTime<Utc> {
-    paid_until
-        .checked_add_signed(Duration::days(i64::from(grace_days)))
-        .unwrap_or(paid_until)
-}
-
 /// Everything a successful purchase creates, with ids derived from the checkout's, so
 /// that a repeated completion can never create anything twice (`Expect::Absent`).
 fn completion(
@@ -605,48 +587,26 @@ fn completion(
     let subscription_id = c.subscription_id.filter(|_| recurring);
     let mut batch = Batch::new();
 
-    // A subscription's keys follow it: valid for the paid period plus the benefit's
-    // grace, whatever the benefit's own expiry (which one-time purchases get).
-    // With a trial, the period paid for (for free) is the trial.
+    // What the product's benefits grant: with a subscription, keys follow its periods.
     let paid_until = subscription_id
         .and_then(|_| c.price.kind.interval())
-        .map(|i| {
-            c.trial_end
-                .filter(|end| *end > now)
-                .unwrap_or_else(|| i.add(now, product.recurring_interval_count))
-        });
+        .map(|i| grants::first_period_end(i, product.recurring_interval_count, c.trial_end, now));
     let mut key_ids = Vec::new();
-    for benefit in benefits {
-        let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
-            continue;
-        };
-        let id = LicenseKeyId(derived_uuid(c.id.0, &format!("license_key:{}", benefit.id)));
+    for grant in grants::purchase(benefits, now, paid_until) {
+        let id = LicenseKeyId(derived_uuid(
+            c.id.0,
+            &format!("license_key:{}", grant.benefit_id),
+        ));
         key_ids.push(id);
-        let key = LicenseKey {
+        let key = LicenseKey::from_grant(
             id,
-            organization_id: c.organization_id,
+            c.organization_id,
             customer_id,
-            benefit_id: benefit.id,
-            created_at: now,
-            modified_at: None,
-            key: generate_key(props.prefix.as_deref()),
-            status: KeyStatus::Granted,
-            limit_activations: props.activations.map(|a| a.limit),
-            usage: 0,
-            limit_usage: props.limit_usage,
-            validations: 0,
-            last_validated_at: None,
-            expires_at: match paid_until {
-                Some(paid) => Some(grace_end(paid, props.grace_days)),
-                None => props
-                    .expires
-                    .and_then(|e| key_expiry(now, e.ttl, e.timeframe)),
-            },
-            activations: Vec::new(),
+            &grant,
+            generate_key(grant.prefix.as_deref()),
             subscription_id,
-            order_id: subscription_id.is_none().then_some(order_id),
-            paid_until,
-        };
+            subscription_id.is_none().then_some(order_id),
+        );
         batch.put(&key, Expect::Absent)?;
     }
 

@@ -18,9 +18,10 @@ mod fields;
 pub mod links;
 mod payment_events;
 
-pub use completion::{
-    apply_outcome, complete_stale_confirmed, grace_end, key_expiry, recover, settle, sweep_expired,
-};
+/// What a key's term is: the rules moved to `domain::grants` (kept here for callers not
+/// yet moved).
+pub use crate::domain::grants::{grace_end, key_expiry};
+pub use completion::{apply_outcome, complete_stale_confirmed, recover, settle, sweep_expired};
 pub use payment_events::payment_event;
 
 use chrono::Duration;
