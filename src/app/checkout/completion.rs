@@ -26,12 +26,12 @@ use crate::domain::ids::{
 };
 use crate::domain::order::Order;
 use crate::domain::product::Product;
-use crate::error::ApiError;
+use crate::error::{ApiError, AppError, Code};
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
 
 use super::fields::resolve_changes;
-use super::{checkout_error, load, with_id};
+use super::{load, refusal};
 use crate::app::portal::purchase::{
     customer_of_checkout, order_of_checkout, subscription_of_checkout,
 };
@@ -49,7 +49,7 @@ pub(super) async fn confirm(
     checkout: &Checkout,
     input: CheckoutChanges,
     token: Option<String>,
-) -> Result<(Checkout, String), ApiError> {
+) -> Result<(Checkout, String), AppError> {
     let mut last_error = None;
     // A concurrent confirm may take the customer's e-mail or the discount's revision
     // first; the next attempt reads again and sees its write.
@@ -86,13 +86,11 @@ pub(super) async fn confirm(
         // One trial per customer and product: a buyer who already had one pays now.
         if let Ok(preview) = checkout.update(changes.clone(), now, state.tax.as_ref()) {
             if preview.trial_end.is_some() && had_trial(state, &preview).await? {
-                return Err(ApiError::Named {
-                    status: 403,
-                    error: "TrialAlreadyRedeemed",
-                    detail: "You have already used a trial for this product. Trials can only \
-                             be used once per customer."
-                        .into(),
-                });
+                return Err(AppError::new(
+                    Code::TrialAlreadyRedeemed,
+                    "You have already used a trial for this product. Trials can only be used \
+                     once per customer.",
+                ));
             }
         }
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
@@ -142,13 +140,13 @@ pub(super) async fn confirm(
             Err(ActorError::Storage(
                 e @ (StorageError::Unique { .. } | StorageError::Conflict { .. }),
             )) => {
-                last_error = Some(ApiError::Conflict(contention(&e).into()));
+                last_error = Some(AppError::conflict(contention(&e)));
                 continue;
             }
-            Err(e) => return Err(with_id(checkout_error(e), checkout.id)),
+            Err(e) => return Err(refusal(e, checkout.id)),
         }
     }
-    Err(last_error.unwrap_or(ApiError::Unavailable))
+    Err(last_error.unwrap_or_else(AppError::unavailable))
 }
 
 /// What a confirm that kept losing its race says: the checkout's own record only when it
@@ -167,7 +165,7 @@ fn contention(e: &StorageError) -> &'static str {
 /// e-mail address) already started a trial of its product (bought with it, even if the
 /// subscription moved to another plan since), when the organization gives one trial per
 /// customer and product (`prevent_trial_abuse`, on by default).
-async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, ApiError> {
+async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, AppError> {
     let once = state
         .store
         .get::<crate::domain::organization::Organization>(&c.organization_id.key())
@@ -364,7 +362,7 @@ fn updated_customer(
 /// idempotent per checkout and confirmation token, a checkout that already waits on an
 /// intent asks the processor how it stands instead of charging again, and a checkout no
 /// longer `confirmed` is left as it is.
-pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiError> {
+pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppError> {
     let checkout = load(state, id).await?;
     if checkout.status != CheckoutStatus::Confirmed {
         return Ok(checkout);
@@ -384,21 +382,21 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
         })
     };
     match outcome {
-        Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
+        Ok(outcome) => record_outcome(state, &checkout, outcome).await,
         Err(e) => {
             state.metrics.payment("error");
             // Left confirmed: recovery (or the processor's webhook) settles it later.
             tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
-            Err(ApiError::Unavailable)
+            Err(AppError::unavailable())
         }
     }
 }
 
 /// The charge of a confirmed checkout.
-fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
+fn charge_request(c: &Checkout) -> Result<ChargeRequest, AppError> {
     let customer_id = c
         .customer_id
-        .ok_or_else(|| ApiError::internal("a confirmed checkout has no customer"))?;
+        .ok_or_else(|| AppError::internal("a confirmed checkout has no customer"))?;
     let token = c.confirmation_token.clone();
     Ok(ChargeRequest {
         // One key per attempt: a retried charge of the same attempt is taken once, and a
@@ -422,12 +420,25 @@ fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
 /// Records what the processor said about a confirmed checkout's payment: paid → the
 /// purchase is completed (exactly once, whoever gets there first); under way → the intent
 /// is recorded and the checkout stays confirmed; declined → it is open again and the
-/// answer is 400 `PaymentError`.
+/// answer is 400 `PaymentError`. (The processor's events call it: [`record_outcome`] as
+/// an `ApiError` until they are typed.)
 pub async fn apply_outcome(
     state: &AppState,
     checkout: &Checkout,
     outcome: ChargeOutcome,
 ) -> Result<Checkout, ApiError> {
+    record_outcome(state, checkout, outcome)
+        .await
+        .map_err(ApiError::from)
+}
+
+/// Records what the processor said about a confirmed checkout's payment (see
+/// [`apply_outcome`]).
+async fn record_outcome(
+    state: &AppState,
+    checkout: &Checkout,
+    outcome: ChargeOutcome,
+) -> Result<Checkout, AppError> {
     let id = checkout.id;
     // What the processor answered about: the attempt of the checkout read before asking.
     let attempt = checkout.attempt();
@@ -467,7 +478,7 @@ pub async fn apply_outcome(
                 Ok(c) => Ok(c),
                 // Someone else settled it first.
                 Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
-                Err(e) => Err(checkout_error(e)),
+                Err(e) => Err(refusal(e, id)),
             }
         }
         ChargeOutcome::Pending {
@@ -502,7 +513,7 @@ pub async fn apply_outcome(
                 Err(ActorError::Domain(
                     CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
                 )) => load(state, id).await,
-                Err(e) => Err(checkout_error(e)),
+                Err(e) => Err(refusal(e, id)),
             }
         }
         ChargeOutcome::Declined { message } => {
@@ -529,7 +540,7 @@ pub async fn apply_outcome(
                 Err(ActorError::Domain(
                     CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
                 )) => return load(state, id).await,
-                Err(e) => return Err(checkout_error(e)),
+                Err(e) => return Err(refusal(e, id)),
             }
             let detail = match message {
                 Some(m) => format!(
@@ -539,7 +550,7 @@ pub async fn apply_outcome(
                     "The payment failed. Please try again with a different payment method.".into()
                 }
             };
-            Err(ApiError::PaymentError(detail))
+            Err(AppError::new(Code::PaymentError, detail))
         }
     }
 }
@@ -660,7 +671,7 @@ impl Reads {
         state: &AppState,
         org: crate::domain::ids::OrganizationId,
         external_id: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), AppError> {
         let holder =
             crate::domain::customer::customer_by_external_id(&state.store, org, external_id)
                 .await?
@@ -670,7 +681,7 @@ impl Reads {
         Ok(())
     }
 
-    async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), ApiError> {
+    async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), AppError> {
         let found = customer_by_id(&state.store, id).await?;
         self.customers.insert(id, found);
         Ok(())
@@ -681,20 +692,20 @@ impl Reads {
         state: &AppState,
         org: crate::domain::ids::OrganizationId,
         email: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), AppError> {
         let found = customer_by_email(&state.store, org, email).await?;
         self.by_email.insert((org, normalize_email(email)), found);
         Ok(())
     }
 
-    async fn discount(&mut self, state: &AppState, id: DiscountId) -> Result<(), ApiError> {
+    async fn discount(&mut self, state: &AppState, id: DiscountId) -> Result<(), AppError> {
         let found = discount_by_id(&state.store, id).await?;
         self.discounts.insert(id, found);
         Ok(())
     }
 
     /// What a completion of `c` reads: its product, the product's benefits, its customer.
-    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, ApiError> {
+    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, AppError> {
         let mut reads = Reads::default();
         let product = state.store.get::<Product>(&c.product_id.key()).await?;
         let benefits = match &product {
@@ -746,7 +757,7 @@ async fn product_benefit_records(
 
 /// Completes every checkout left `confirmed` by a crash (run before the service reports
 /// ready). Returns how many it settled.
-pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
+pub async fn recover(state: &AppState) -> Result<usize, AppError> {
     settle_confirmed(state, None).await
 }
 
@@ -756,7 +767,7 @@ pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
 /// how many it settled. Safe next to a confirm still under way: the charge is idempotent
 /// per attempt and the completion happens once, whoever gets there first. A payment the
 /// processor reported under way is left to its webhook (and to start-up recovery).
-pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, ApiError> {
+pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, AppError> {
     let grace = chrono::Duration::seconds(
         i64::try_from(state.settings.jobs.confirmed_grace_secs).unwrap_or(i64::MAX),
     );
@@ -767,7 +778,7 @@ pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, ApiErro
 async fn settle_confirmed(
     state: &AppState,
     before: Option<chrono::DateTime<chrono::Utc>>,
-) -> Result<usize, ApiError> {
+) -> Result<usize, AppError> {
     let ids = state
         .store
         .index_range(CHECKOUT_CONFIRMED, &[], &[], None)
@@ -795,7 +806,7 @@ async fn settle_confirmed(
         }
         match settle(state, id).await {
             Ok(_) => settled += 1,
-            Err(ApiError::PaymentError(_)) => settled += 1,
+            Err(e) if e.code() == Code::PaymentError => settled += 1,
             Err(e) => {
                 tracing::error!(checkout = %id, error = %e, "could not settle a confirmed checkout")
             }
@@ -805,7 +816,7 @@ async fn settle_confirmed(
 }
 
 /// Persists the expiry of open checkouts past `expires_at`. Returns how many expired.
-pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
+pub async fn sweep_expired(state: &AppState) -> Result<usize, AppError> {
     // Everything with `expires_at <= now` (the range's end is exclusive).
     let until = KeyBuf::new()
         .i64(state.now().timestamp_micros().saturating_add(1))
@@ -823,7 +834,7 @@ pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
             Ok(c) if c.status == CheckoutStatus::Expired => expired += 1,
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(checkout = %id, error = %checkout_error(e), "could not expire a checkout")
+                tracing::warn!(checkout = %id, error = %refusal(e, id), "could not expire a checkout")
             }
         }
     }
