@@ -50,6 +50,17 @@ pub async fn link_for(
     }
 }
 
+/// The link as the subject reads it (its organization's), with the writes so far durable
+/// (a link just created is found), else 404.
+pub async fn read_link(
+    state: &AppState,
+    subject: Subject,
+    id: CheckoutLinkId,
+) -> Result<CheckoutLink, ApiError> {
+    state.store.read_barrier().await?;
+    Ok(link_for(state, subject, id).await?.value)
+}
+
 /// `CheckoutLink`: the link with its products and discount as they are now.
 pub async fn link_view(
     state: &AppState,
