@@ -21,6 +21,10 @@ use super::Maybe;
 use crate::api::free_form::CustomFieldValue;
 use tollgate_actors::checkout::{self as domain, Checkout};
 
+#[path = "checkout_create.rs"]
+pub mod create;
+pub use create::{CheckoutTarget, CreateCheckout};
+
 /// The currency of checkouts whose price has none (free prices): Tollgate sells in US
 /// dollars only.
 pub const DEFAULT_CURRENCY: &str = super::price::CURRENCY;

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::domain::custom_field::{
     CustomField, CustomFieldData, CustomFieldProperties, FieldValue, SelectOption,
 };
-use crate::error::FieldError;
+use crate::error::{FieldError, Given, Invalid, Step};
 
 /// A failed coercion: pydantic's error `type` and `msg`.
 pub(crate) type Rejection = (&'static str, String);
@@ -231,28 +231,59 @@ pub fn validate_custom_field_data(
     loc_prefix: &[&str],
 ) -> Result<CustomFieldData, Vec<FieldError>> {
     let prefix: Vec<Value> = loc_prefix.iter().map(|p| Value::from(*p)).collect();
+    check_data(data, fields, |slug, problem, input| {
+        let mut loc = prefix.clone();
+        loc.extend(slug.map(Value::from));
+        problem.at(loc, input)
+    })
+}
+
+/// A command's custom field data as given (a JSON object by field slug), checked against
+/// the fields attached to its product once they are known ([`CustomFieldInput::check`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomFieldInput(Value);
+
+impl CustomFieldInput {
+    pub fn new(data: Value) -> Self {
+        CustomFieldInput(data)
+    }
+
+    /// None given: an empty object.
+    pub fn empty() -> Self {
+        CustomFieldInput(Value::Object(Default::default()))
+    }
+
+    /// What is stored, or every problem found, located at `custom_field_data.<slug>` of
+    /// the command.
+    pub fn check(&self, fields: &[(CustomField, bool)]) -> Result<CustomFieldData, Vec<Invalid>> {
+        check_data(&self.0, fields, |slug, problem, input| {
+            let mut path = crate::field!["custom_field_data"];
+            path.extend(slug.map(Step::from));
+            problem.invalid(path, input)
+        })
+    }
+}
+
+/// The data checked against the fields, each problem reported through `at` (the field's
+/// slug, none for the whole object; the problem; the value given).
+fn check_data<E>(
+    data: &Value,
+    fields: &[(CustomField, bool)],
+    at: impl Fn(Option<&str>, Problem, &Value) -> E,
+) -> Result<CustomFieldData, Vec<E>> {
     let Value::Object(map) = data else {
-        return Err(vec![FieldError::new(
-            "dict_type",
-            prefix,
-            "Input should be a valid dictionary",
-            data.clone(),
-        )]);
+        let problem = Problem::from(reject("dict_type", "Input should be a valid dictionary"));
+        return Err(vec![at(None, problem, data)]);
     };
     let mut out = CustomFieldData::default();
     let mut errors = Vec::new();
     for (field, required) in fields {
-        let mut loc = prefix.clone();
-        loc.push(Value::from(field.slug.as_str()));
+        let slug = Some(field.slug.as_str());
         let checkbox = matches!(field.properties, CustomFieldProperties::Checkbox { .. });
         let value = match map.get(&field.slug) {
             None if *required => {
-                errors.push(FieldError::new(
-                    "missing",
-                    loc,
-                    "Field required",
-                    data.clone(),
-                ));
+                let problem = Problem::from(reject("missing", "Field required"));
+                errors.push(at(slug, problem, data));
                 continue;
             }
             None if checkbox => FieldValue::Bool(false),
@@ -262,7 +293,7 @@ pub fn validate_custom_field_data(
             Some(input) => match check_value(field, *required, input) {
                 Ok(v) => v,
                 Err(e) => {
-                    errors.push(e.at(loc, input));
+                    errors.push(at(slug, e, input));
                     continue;
                 }
             },
@@ -280,14 +311,24 @@ pub fn validate_custom_field_data(
 struct Problem {
     kind: &'static str,
     msg: String,
-    ctx: Option<Value>,
+    /// The rule's parameter: its name and value (pydantic's `ctx`, one entry).
+    ctx: Option<(&'static str, Value)>,
 }
 
 impl Problem {
     fn at(self, loc: Vec<Value>, input: &Value) -> FieldError {
         let e = FieldError::new(self.kind, loc, self.msg, input.clone());
         match self.ctx {
-            Some(ctx) => e.with_ctx(ctx),
+            Some((name, value)) => e.with_ctx(json!({ name: value })),
+            None => e,
+        }
+    }
+
+    /// The problem as an invalid field of a command, at `path`.
+    fn invalid(self, path: Vec<Step>, input: &Value) -> Invalid {
+        let e = Invalid::new(path, self.msg, Given::of(input)).kind(self.kind);
+        match self.ctx {
+            Some((name, value)) => e.with_ctx(name, Given::of(&value)),
             None => e,
         }
     }
@@ -303,7 +344,7 @@ impl From<Rejection> for Problem {
     }
 }
 
-fn too_small(bound: impl std::fmt::Display, ctx: Value) -> Problem {
+fn too_small(bound: impl std::fmt::Display, ctx: (&'static str, Value)) -> Problem {
     Problem {
         kind: "greater_than_equal",
         msg: format!("Input should be greater than or equal to {bound}"),
@@ -311,7 +352,7 @@ fn too_small(bound: impl std::fmt::Display, ctx: Value) -> Problem {
     }
 }
 
-fn too_large(bound: impl std::fmt::Display, ctx: Value) -> Problem {
+fn too_large(bound: impl std::fmt::Display, ctx: (&'static str, Value)) -> Problem {
     Problem {
         kind: "less_than_equal",
         msg: format!("Input should be less than or equal to {bound}"),
@@ -342,7 +383,7 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
                     return Err(Problem {
                         kind: "string_too_short",
                         msg: format!("String should have at least {min} {}", unit(min)),
-                        ctx: Some(json!({"min_length": min})),
+                        ctx: Some(("min_length", json!(min))),
                     });
                 }
             }
@@ -351,7 +392,7 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
                     return Err(Problem {
                         kind: "string_too_long",
                         msg: format!("String should have at most {max} {}", unit(max)),
-                        ctx: Some(json!({"max_length": max})),
+                        ctx: Some(("max_length", json!(max))),
                     });
                 }
             }
@@ -361,12 +402,12 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
             let i = lax_int(input)?;
             if let Some(ge) = *ge {
                 if i < ge {
-                    return Err(too_small(ge, json!({ "ge": ge })));
+                    return Err(too_small(ge, ("ge", json!(ge))));
                 }
             }
             if let Some(le) = *le {
                 if i > le {
-                    return Err(too_large(le, json!({ "le": le })));
+                    return Err(too_large(le, ("le", json!(le))));
                 }
             }
             Ok(FieldValue::Int(i))
@@ -377,13 +418,13 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
             if let Some(min) = bound_day(*ge) {
                 if day < min {
                     let shown = min.format("%Y-%m-%d").to_string();
-                    return Err(too_small(&shown, json!({ "ge": shown })));
+                    return Err(too_small(&shown, ("ge", json!(shown))));
                 }
             }
             if let Some(max) = bound_day(*le) {
                 if day > max {
                     let shown = max.format("%Y-%m-%d").to_string();
-                    return Err(too_large(&shown, json!({ "le": shown })));
+                    return Err(too_large(&shown, ("le", json!(shown))));
                 }
             }
             Ok(FieldValue::Date(
@@ -398,7 +439,7 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
                     _ => Err(Problem {
                         kind: "literal_error",
                         msg: "Input should be True".into(),
-                        ctx: Some(json!({"expected": "True"})),
+                        ctx: Some(("expected", json!("True"))),
                     }),
                 }
             } else {
@@ -414,7 +455,7 @@ fn check_value(field: &CustomField, required: bool, input: &Value) -> Result<Fie
                 Err(Problem {
                     kind: "literal_error",
                     msg: format!("Input should be {expected}"),
-                    ctx: Some(json!({ "expected": expected })),
+                    ctx: Some(("expected", json!(expected))),
                 })
             }
         },

@@ -4,8 +4,7 @@
 //! claimable one: never two) and the claimable key marked claimed (at its revision: of two
 //! customers claiming at once, one wins, the other is told it is taken).
 
-use serde_json::Value;
-use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{generate_key, LicenseKey};
 use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::license_key::LicenseKeyRead;
@@ -17,9 +16,10 @@ use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties, LicenseKeyProperties};
 use crate::domain::claimable_key::{ClaimableKey, ClaimableKeyId};
 use crate::domain::customer::Customer;
+use crate::domain::grants;
 use crate::domain::ids::{BenefitId, OrganizationId};
-use crate::error::ApiError;
-use crate::loc;
+use crate::error::{AppError, Code, Invalid};
+use crate::field;
 use crate::state::AppState;
 
 /// The most keys one request generates.
@@ -27,13 +27,49 @@ pub const MAX_GENERATED: i64 = 1000;
 /// Keys per durable write.
 const BATCH: usize = 200;
 
-/// The license-key benefit `id` of `org`, else a 422 on `benefit_id` (generation and
+/// Generate `count` claimable keys of benefit `benefit_id` of organization
+/// `organization_id`.
+#[derive(Debug, Clone)]
+pub struct GenerateKeys {
+    pub organization_id: OrganizationId,
+    pub benefit_id: BenefitId,
+    /// 1 to [`MAX_GENERATED`].
+    pub count: i64,
+}
+
+impl From<LicenseKeyGenerate> for GenerateKeys {
+    fn from(body: LicenseKeyGenerate) -> Self {
+        GenerateKeys {
+            organization_id: OrganizationId(body.organization_id),
+            benefit_id: BenefitId(body.benefit_id),
+            count: body.count,
+        }
+    }
+}
+
+/// Claim the generated key `key` of organization `organization_id`.
+#[derive(Debug, Clone)]
+pub struct ClaimKey {
+    pub organization_id: OrganizationId,
+    pub key: String,
+}
+
+impl From<LicenseKeyClaim> for ClaimKey {
+    fn from(body: LicenseKeyClaim) -> Self {
+        ClaimKey {
+            organization_id: OrganizationId(body.organization_id),
+            key: body.key,
+        }
+    }
+}
+
+/// The license-key benefit `id` of `org`, else an invalid `benefit_id` (generation and
 /// import).
 pub(crate) async fn key_benefit(
     state: &AppState,
     org: OrganizationId,
     id: BenefitId,
-) -> Result<LicenseKeyProperties, ApiError> {
+) -> Result<LicenseKeyProperties, AppError> {
     match state.store.get::<Benefit>(&id.key()).await? {
         Some(b) if b.value.organization_id == org && b.value.deleted_at.is_none() => {
             if let BenefitProperties::LicenseKeys(p) = b.value.properties {
@@ -42,10 +78,10 @@ pub(crate) async fn key_benefit(
         }
         _ => {}
     }
-    Err(ApiError::invalid(
-        loc!["body", "benefit_id"],
+    Err(AppError::invalid(
+        field!["benefit_id"],
         "Benefit does not exist or is not a license-key benefit of the organization.",
-        Value::from(id.to_string()),
+        id.0,
     ))
 }
 
@@ -53,21 +89,33 @@ pub(crate) async fn key_benefit(
 pub async fn generate(
     state: &AppState,
     subject: Subject,
-    input: LicenseKeyGenerate,
-) -> Result<GeneratedKeys, ApiError> {
-    let mut v = crate::validate::Validator::new();
-    v.int_range(
-        loc!["body", "count"],
-        input.count,
-        Some(1),
-        Some(MAX_GENERATED),
-    );
-    v.finish()?;
-    let org = OrganizationId(input.organization_id);
-    if !can_access(state, subject, org).await? {
-        return Err(ApiError::not_found());
+    input: GenerateKeys,
+) -> Result<GeneratedKeys, AppError> {
+    if input.count < 1 {
+        return Err(Invalid::new(
+            field!["count"],
+            "Input should be greater than or equal to 1",
+            input.count,
+        )
+        .kind("greater_than_equal")
+        .with_ctx("ge", 1i64)
+        .into());
     }
-    let benefit = BenefitId(input.benefit_id);
+    if input.count > MAX_GENERATED {
+        return Err(Invalid::new(
+            field!["count"],
+            format!("Input should be less than or equal to {MAX_GENERATED}"),
+            input.count,
+        )
+        .kind("less_than_equal")
+        .with_ctx("le", MAX_GENERATED)
+        .into());
+    }
+    let org = input.organization_id;
+    if !can_access(state, subject, org).await? {
+        return Err(AppError::not_found());
+    }
+    let benefit = input.benefit_id;
     let props = key_benefit(state, org, benefit).await?;
     let now = state.now();
     let mut items = Vec::new();
@@ -105,13 +153,17 @@ pub async fn generate(
     Ok(GeneratedKeys { items })
 }
 
-fn taken() -> ApiError {
-    ApiError::Named {
-        status: 409,
-        error: "LicenseKeyAlreadyClaimed",
-        detail: "This license key was already claimed by another customer.".into(),
-    }
-    .with_code("already_claimed")
+fn taken() -> AppError {
+    AppError::new(
+        Code::LicenseKeyAlreadyClaimed,
+        "This license key was already claimed by another customer.",
+    )
+    .with_reason("already_claimed")
+}
+
+/// No generated key of that value for this customer's organization.
+fn unknown_key() -> AppError {
+    AppError::not_found().with_reason("not_found")
 }
 
 /// Claims the generated key `input.key` for `customer` (signed in to the portal of its
@@ -119,21 +171,21 @@ fn taken() -> ApiError {
 pub async fn claim(
     state: &AppState,
     customer: &Customer,
-    input: LicenseKeyClaim,
-) -> Result<LicenseKeyRead, ApiError> {
-    let org = OrganizationId(input.organization_id);
+    input: ClaimKey,
+) -> Result<LicenseKeyRead, AppError> {
+    let org = input.organization_id;
     if org != customer.organization_id {
-        return Err(crate::api::license_key::unknown_key());
+        return Err(unknown_key());
     }
     let Some(id) = state
         .store
         .lookup_unique(&ClaimableKey::value_key(org, &input.key))
         .await?
     else {
-        return Err(crate::api::license_key::unknown_key());
+        return Err(unknown_key());
     };
     let Some(stored) = state.store.get::<ClaimableKey>(&id).await? else {
-        return Err(crate::api::license_key::unknown_key());
+        return Err(unknown_key());
     };
     let claimable = stored.value;
     match claimable.claimed_by {
@@ -142,7 +194,7 @@ pub async fn claim(
                 .store
                 .get::<LicenseKey>(&claimable.license_key_id().key())
                 .await?
-                .ok_or_else(crate::api::license_key::unknown_key)?;
+                .ok_or_else(unknown_key)?;
             return Ok(LicenseKeyRead::new(&key.value, customer));
         }
         Some(_) => return Err(taken()),
@@ -150,28 +202,16 @@ pub async fn claim(
     }
     let props = key_benefit(state, org, claimable.benefit_id).await?;
     let now = state.now();
-    let key = LicenseKey {
-        id: claimable.license_key_id(),
-        organization_id: org,
-        customer_id: customer.id,
-        benefit_id: claimable.benefit_id,
-        created_at: now,
-        modified_at: None,
-        key: claimable.key.clone(),
-        status: KeyStatus::Granted,
-        limit_activations: props.activations.map(|a| a.limit),
-        usage: 0,
-        limit_usage: props.limit_usage,
-        validations: 0,
-        last_validated_at: None,
-        expires_at: props
-            .expires
-            .and_then(|e| crate::app::checkout::key_expiry(now, e.ttl, e.timeframe)),
-        activations: Vec::new(),
-        subscription_id: None,
-        order_id: None,
-        paid_until: None,
-    };
+    let grant = grants::claim(claimable.benefit_id, &props, now);
+    let key = LicenseKey::from_grant(
+        claimable.license_key_id(),
+        org,
+        customer.id,
+        &grant,
+        claimable.key.clone(),
+        None,
+        None,
+    );
     let mut claimed = claimable.clone();
     claimed.claimed_at = Some(now);
     claimed.claimed_by = Some(customer.id);

@@ -15,7 +15,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tollgate_actors::ids::derived_uuid;
-use tollgate_actors::license_key::{generate_key, GetLicenseKey, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{generate_key, GetLicenseKey, LicenseKey};
 use tollgate_actors::subscription::{
     ChangeCharge, ChangePlan, PlanChange, PlanTarget, ProrationBehavior, Subscription,
     SubscriptionError,
@@ -29,6 +29,7 @@ use crate::app::subscription::{
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::discount::{amount_off, Discount};
+use crate::domain::grants;
 use crate::domain::ids::{LicenseKeyId, PriceId, SubscriptionId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{product_for_price, Price, Product};
@@ -352,43 +353,23 @@ async fn key_changes(
         }
     }
     let c = &d.change;
-    let paid_until = if c.resets_cycle {
-        c.period_end
-    } else {
-        d.current.current_period_end.unwrap_or(c.period_end)
-    };
+    let paid_until =
+        grants::plan_change_paid_until(c.resets_cycle, c.period_end, d.current.current_period_end);
     let mut granted = Vec::new();
-    for b in benefits.iter().filter(|b| !covered.contains(&b.id)) {
-        let BenefitProperties::LicenseKeys(props) = &b.properties else {
-            continue;
-        };
+    for g in grants::plan_change(&benefits, &covered, c.at, paid_until) {
         let id = LicenseKeyId(derived_uuid(
             d.current.id.0,
-            &format!("license_key:{}:{}", b.id, c.number),
+            &format!("license_key:{}:{}", g.benefit_id, c.number),
         ));
-        granted.push(LicenseKey {
+        granted.push(LicenseKey::from_grant(
             id,
-            organization_id: d.current.organization_id,
-            customer_id: d.current.customer_id,
-            benefit_id: b.id,
-            created_at: c.at,
-            modified_at: None,
-            key: generate_key(props.prefix.as_deref()),
-            status: KeyStatus::Granted,
-            limit_activations: props.activations.map(|a| a.limit),
-            usage: 0,
-            limit_usage: props.limit_usage,
-            validations: 0,
-            last_validated_at: None,
-            expires_at: Some(crate::app::checkout::grace_end(
-                paid_until,
-                props.grace_days,
-            )),
-            activations: Vec::new(),
-            subscription_id: Some(d.current.id),
-            order_id: None,
-            paid_until: Some(paid_until),
-        });
+            d.current.organization_id,
+            d.current.customer_id,
+            &g,
+            generate_key(g.prefix.as_deref()),
+            Some(d.current.id),
+            None,
+        ));
     }
     Ok((granted, dropped))
 }

@@ -524,19 +524,14 @@ pub(crate) async fn follow_keys(
         {
             continue;
         }
-        let grace = state
+        let benefit = state
             .store
             .get::<crate::domain::benefit::Benefit>(&current.benefit_id.key())
-            .await?
-            .map_or(crate::domain::benefit::DEFAULT_GRACE_DAYS, |b| {
-                match b.value.properties {
-                    crate::domain::benefit::BenefitProperties::LicenseKeys(p) => p.grace_days,
-                    _ => crate::domain::benefit::DEFAULT_GRACE_DAYS,
-                }
-            });
+            .await?;
+        let term = crate::domain::grants::renewal(benefit.as_ref().map(|b| &b.value), until);
         let changes = KeyChanges {
-            paid_until: Some(Some(until)),
-            expires_at: Some(Some(crate::app::checkout::grace_end(until, grace))),
+            paid_until: Some(Some(term.paid_until)),
+            expires_at: Some(Some(term.expires_at)),
             ..KeyChanges::default()
         };
         state

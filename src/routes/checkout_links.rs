@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use crate::api::checkout_link::{CheckoutLinkCreate, CheckoutLinkUpdate, CheckoutLinkView};
 use crate::api::{Created, ListResource, Pagination};
 use crate::app::checkout::links::{
-    self, link_for, link_view, prefill_from_query, CheckoutLinkFilter, CheckoutLinkSort,
+    self, link_view, prefill_from_query, CheckoutLinkFilter, CheckoutLinkSort,
 };
 use crate::domain::checkout_link::CheckoutLinkId;
 use crate::error::{ApiError, ApiResult};
@@ -67,9 +67,8 @@ async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CheckoutLinkView>> {
     let id: CheckoutLinkId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let link = link_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(link_view(&state, &link.value).await?))
+    let link = links::read_link(&state, auth.subject(), id).await?;
+    Ok(web::Json(link_view(&state, &link).await?))
 }
 
 async fn update(

@@ -102,7 +102,8 @@ pub(crate) async fn generate(
     body: ValidJson<crate::api::license_key_import::LicenseKeyGenerate>,
 ) -> ApiResult<web::Json<crate::api::license_key_import::GeneratedKeys>> {
     Ok(web::Json(
-        crate::app::claimable_keys::generate(&state, auth.subject(), body.into_inner()).await?,
+        crate::app::claimable_keys::generate(&state, auth.subject(), body.into_inner().into())
+            .await?,
     ))
 }
 

@@ -13,6 +13,7 @@ pub mod customer_session;
 pub mod discount;
 pub mod dispute;
 pub mod email;
+pub mod grants;
 pub mod ids;
 pub mod license_signing;
 pub mod mail;

@@ -321,3 +321,39 @@ pub fn generate_key(prefix: Option<&str>) -> String {
         None => uuid,
     }
 }
+
+impl LicenseKey {
+    /// The key a benefit grants (`grant`, see [`crate::domain::grants`]), new: `id` and
+    /// the secret `key` chosen by the caller, granted to `customer_id` by a subscription
+    /// or an order (or neither: a claim).
+    pub fn from_grant(
+        id: LicenseKeyId,
+        organization_id: OrganizationId,
+        customer_id: CustomerId,
+        grant: &crate::domain::grants::KeyGrant,
+        key: String,
+        subscription_id: Option<SubscriptionId>,
+        order_id: Option<OrderId>,
+    ) -> Self {
+        LicenseKey {
+            id,
+            organization_id,
+            customer_id,
+            benefit_id: grant.benefit_id,
+            created_at: grant.granted_at,
+            modified_at: None,
+            key,
+            status: KeyStatus::Granted,
+            limit_activations: grant.limit_activations,
+            usage: 0,
+            limit_usage: grant.limit_usage,
+            validations: 0,
+            last_validated_at: None,
+            expires_at: grant.expires_at,
+            activations: Vec::new(),
+            subscription_id,
+            order_id,
+            paid_until: grant.paid_until,
+        }
+    }
+}

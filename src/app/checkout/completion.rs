@@ -3,13 +3,13 @@
 //! atomic write of the order, subscription and license keys granted by the product's
 //! benefits. Also the start-up recovery of confirmed checkouts and the expiry sweep.
 
-use chrono::{DateTime, Duration, Months, Utc};
+use chrono::{DateTime, Duration, Utc};
 use tollgate_actors::checkout::{
     Checkout, CheckoutError, CheckoutStatus, ConfirmCheckout, ExpireCheckout, Issue,
     SettleCheckout, Settlement, CHECKOUT_CONFIRMED, CHECKOUT_OPEN_BY_EXPIRY,
 };
 use tollgate_actors::ids::derived_uuid;
-use tollgate_actors::license_key::{generate_key, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{generate_key, LicenseKey};
 use tollgate_actors::subscription::{Purchase, Subscription};
 use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
@@ -17,21 +17,21 @@ use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::api::checkout::CheckoutChanges;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
-use crate::domain::benefit::{BenefitProperties, Timeframe};
 use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
 use crate::domain::customer_session::{CustomerSession, SessionPurchase};
 use crate::domain::discount::{discount_by_id, Discount};
+use crate::domain::grants;
 use crate::domain::ids::{
     CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, SubscriptionId,
 };
 use crate::domain::order::Order;
 use crate::domain::product::Product;
-use crate::error::ApiError;
+use crate::error::{ApiError, AppError, Code};
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
 
 use super::fields::resolve_changes;
-use super::{checkout_error, load, with_id};
+use super::{load, refusal};
 use crate::app::portal::purchase::{
     customer_of_checkout, order_of_checkout, subscription_of_checkout,
 };
@@ -49,7 +49,7 @@ pub(super) async fn confirm(
     checkout: &Checkout,
     input: CheckoutChanges,
     token: Option<String>,
-) -> Result<(Checkout, String), ApiError> {
+) -> Result<(Checkout, String), AppError> {
     let mut last_error = None;
     // The checkout the tax is quoted for (read again when it moved meanwhile).
     let mut snapshot = checkout.clone();
@@ -89,16 +89,14 @@ pub(super) async fn confirm(
         // the rules confirm it (the rules refuse what the preview refuses, the same way).
         let preview = snapshot
             .update(changes.clone(), now, None)
-            .map_err(|e| with_id(checkout_error(ActorError::Domain(e)), checkout.id))?;
+            .map_err(|e| refusal(ActorError::Domain(e), checkout.id))?;
         // One trial per customer and product: a buyer who already had one pays now.
         if preview.trial_end.is_some() && had_trial(state, &preview).await? {
-            return Err(ApiError::Named {
-                status: 403,
-                error: "TrialAlreadyRedeemed",
-                detail: "You have already used a trial for this product. Trials can only \
-                         be used once per customer."
-                    .into(),
-            });
+            return Err(AppError::new(
+                Code::TrialAlreadyRedeemed,
+                "You have already used a trial for this product. Trials can only be used \
+                 once per customer.",
+            ));
         }
         let tax = super::quote_tax(state, &preview).await?;
         let session_token = generate(CUSTOMER_SESSION_PREFIX, 32);
@@ -151,22 +149,22 @@ pub(super) async fn confirm(
                     .checkouts
                     .call(checkout.id, tollgate_actors::checkout::GetCheckout)
                     .await
-                    .map_err(|e| with_id(checkout_error(e), checkout.id))?;
-                last_error = Some(ApiError::Conflict(
-                    "The checkout changed meanwhile; retry the request.".into(),
+                    .map_err(|e| refusal(e, checkout.id))?;
+                last_error = Some(AppError::conflict(
+                    "The checkout changed meanwhile; retry the request.",
                 ));
                 continue;
             }
             Err(ActorError::Storage(
                 e @ (StorageError::Unique { .. } | StorageError::Conflict { .. }),
             )) => {
-                last_error = Some(ApiError::Conflict(contention(&e).into()));
+                last_error = Some(AppError::conflict(contention(&e)));
                 continue;
             }
-            Err(e) => return Err(with_id(checkout_error(e), checkout.id)),
+            Err(e) => return Err(refusal(e, checkout.id)),
         }
     }
-    Err(last_error.unwrap_or(ApiError::Unavailable))
+    Err(last_error.unwrap_or_else(AppError::unavailable))
 }
 
 /// What a confirm that kept losing its race says: the checkout's own record only when it
@@ -185,7 +183,7 @@ fn contention(e: &StorageError) -> &'static str {
 /// e-mail address) already started a trial of its product (bought with it, even if the
 /// subscription moved to another plan since), when the organization gives one trial per
 /// customer and product (`prevent_trial_abuse`, on by default).
-async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, ApiError> {
+async fn had_trial(state: &AppState, c: &Checkout) -> Result<bool, AppError> {
     let once = state
         .store
         .get::<crate::domain::organization::Organization>(&c.organization_id.key())
@@ -382,7 +380,7 @@ fn updated_customer(
 /// idempotent per checkout and confirmation token, a checkout that already waits on an
 /// intent asks the processor how it stands instead of charging again, and a checkout no
 /// longer `confirmed` is left as it is.
-pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiError> {
+pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppError> {
     let checkout = load(state, id).await?;
     if checkout.status != CheckoutStatus::Confirmed {
         return Ok(checkout);
@@ -402,21 +400,21 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiErr
         })
     };
     match outcome {
-        Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
+        Ok(outcome) => record_outcome(state, &checkout, outcome).await,
         Err(e) => {
             state.metrics.payment("error");
             // Left confirmed: recovery (or the processor's webhook) settles it later.
             tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
-            Err(ApiError::Unavailable)
+            Err(AppError::unavailable())
         }
     }
 }
 
 /// The charge of a confirmed checkout.
-fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
+fn charge_request(c: &Checkout) -> Result<ChargeRequest, AppError> {
     let customer_id = c
         .customer_id
-        .ok_or_else(|| ApiError::internal("a confirmed checkout has no customer"))?;
+        .ok_or_else(|| AppError::internal("a confirmed checkout has no customer"))?;
     let token = c.confirmation_token.clone();
     Ok(ChargeRequest {
         // One key per attempt: a retried charge of the same attempt is taken once, and a
@@ -440,12 +438,25 @@ fn charge_request(c: &Checkout) -> Result<ChargeRequest, ApiError> {
 /// Records what the processor said about a confirmed checkout's payment: paid → the
 /// purchase is completed (exactly once, whoever gets there first); under way → the intent
 /// is recorded and the checkout stays confirmed; declined → it is open again and the
-/// answer is 400 `PaymentError`.
+/// answer is 400 `PaymentError`. (The processor's events call it: [`record_outcome`] as
+/// an `ApiError` until they are typed.)
 pub async fn apply_outcome(
     state: &AppState,
     checkout: &Checkout,
     outcome: ChargeOutcome,
 ) -> Result<Checkout, ApiError> {
+    record_outcome(state, checkout, outcome)
+        .await
+        .map_err(ApiError::from)
+}
+
+/// Records what the processor said about a confirmed checkout's payment (see
+/// [`apply_outcome`]).
+async fn record_outcome(
+    state: &AppState,
+    checkout: &Checkout,
+    outcome: ChargeOutcome,
+) -> Result<Checkout, AppError> {
     let id = checkout.id;
     // What the processor answered about: the attempt of the checkout read before asking.
     let attempt = checkout.attempt();
@@ -485,7 +496,7 @@ pub async fn apply_outcome(
                 Ok(c) => Ok(c),
                 // Someone else settled it first.
                 Err(ActorError::Domain(CheckoutError::WrongStatus { .. })) => load(state, id).await,
-                Err(e) => Err(checkout_error(e)),
+                Err(e) => Err(refusal(e, id)),
             }
         }
         ChargeOutcome::Pending {
@@ -520,7 +531,7 @@ pub async fn apply_outcome(
                 Err(ActorError::Domain(
                     CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
                 )) => load(state, id).await,
-                Err(e) => Err(checkout_error(e)),
+                Err(e) => Err(refusal(e, id)),
             }
         }
         ChargeOutcome::Declined { message } => {
@@ -547,7 +558,7 @@ pub async fn apply_outcome(
                 Err(ActorError::Domain(
                     CheckoutError::WrongStatus { .. } | CheckoutError::Superseded,
                 )) => return load(state, id).await,
-                Err(e) => return Err(checkout_error(e)),
+                Err(e) => return Err(refusal(e, id)),
             }
             let detail = match message {
                 Some(m) => format!(
@@ -557,7 +568,7 @@ pub async fn apply_outcome(
                     "The payment failed. Please try again with a different payment method.".into()
                 }
             };
-            Err(ApiError::PaymentError(detail))
+            Err(AppError::new(Code::PaymentError, detail))
         }
     }
 }
@@ -574,24 +585,6 @@ fn undo_redemption(
         }
     }
     Ok(batch)
-}
-
-/// When a key granted now expires: `ttl` calendar years, months or days from now.
-pub fn key_expiry(now: DateTime<Utc>, ttl: i64, timeframe: Timeframe) -> Option<DateTime<Utc>> {
-    let n = u32::try_from(ttl).ok()?;
-    match timeframe {
-        Timeframe::Day => now.checked_add_signed(Duration::days(ttl)),
-        Timeframe::Month => now.checked_add_months(Months::new(n)),
-        Timeframe::Year => now.checked_add_months(Months::new(n.checked_mul(12)?)),
-    }
-}
-
-/// When a subscription's key stops validating if its period `paid_until` is not renewed:
-/// `grace_days` later.
-pub fn grace_end(paid_until: DateTime<Utc>, grace_days: u32) -> DateTime<Utc> {
-    paid_until
-        .checked_add_signed(Duration::days(i64::from(grace_days)))
-        .unwrap_or(paid_until)
 }
 
 /// Everything a successful purchase creates, with ids derived from the checkout's, so
@@ -623,48 +616,26 @@ fn completion(
     let subscription_id = c.subscription_id.filter(|_| recurring);
     let mut batch = Batch::new();
 
-    // A subscription's keys follow it: valid for the paid period plus the benefit's
-    // grace, whatever the benefit's own expiry (which one-time purchases get).
-    // With a trial, the period paid for (for free) is the trial.
+    // What the product's benefits grant: with a subscription, keys follow its periods.
     let paid_until = subscription_id
         .and_then(|_| c.price.kind.interval())
-        .map(|i| {
-            c.trial_end
-                .filter(|end| *end > now)
-                .unwrap_or_else(|| i.add(now, product.recurring_interval_count))
-        });
+        .map(|i| grants::first_period_end(i, product.recurring_interval_count, c.trial_end, now));
     let mut key_ids = Vec::new();
-    for benefit in benefits {
-        let BenefitProperties::LicenseKeys(props) = &benefit.properties else {
-            continue;
-        };
-        let id = LicenseKeyId(derived_uuid(c.id.0, &format!("license_key:{}", benefit.id)));
+    for grant in grants::purchase(benefits, now, paid_until) {
+        let id = LicenseKeyId(derived_uuid(
+            c.id.0,
+            &format!("license_key:{}", grant.benefit_id),
+        ));
         key_ids.push(id);
-        let key = LicenseKey {
+        let key = LicenseKey::from_grant(
             id,
-            organization_id: c.organization_id,
+            c.organization_id,
             customer_id,
-            benefit_id: benefit.id,
-            created_at: now,
-            modified_at: None,
-            key: generate_key(props.prefix.as_deref()),
-            status: KeyStatus::Granted,
-            limit_activations: props.activations.map(|a| a.limit),
-            usage: 0,
-            limit_usage: props.limit_usage,
-            validations: 0,
-            last_validated_at: None,
-            expires_at: match paid_until {
-                Some(paid) => Some(grace_end(paid, props.grace_days)),
-                None => props
-                    .expires
-                    .and_then(|e| key_expiry(now, e.ttl, e.timeframe)),
-            },
-            activations: Vec::new(),
+            &grant,
+            generate_key(grant.prefix.as_deref()),
             subscription_id,
-            order_id: subscription_id.is_none().then_some(order_id),
-            paid_until,
-        };
+            subscription_id.is_none().then_some(order_id),
+        );
         batch.put(&key, Expect::Absent)?;
     }
 
@@ -718,7 +689,7 @@ impl Reads {
         state: &AppState,
         org: crate::domain::ids::OrganizationId,
         external_id: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), AppError> {
         let holder =
             crate::domain::customer::customer_by_external_id(&state.store, org, external_id)
                 .await?
@@ -728,7 +699,7 @@ impl Reads {
         Ok(())
     }
 
-    async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), ApiError> {
+    async fn customer(&mut self, state: &AppState, id: CustomerId) -> Result<(), AppError> {
         let found = customer_by_id(&state.store, id).await?;
         self.customers.insert(id, found);
         Ok(())
@@ -739,20 +710,20 @@ impl Reads {
         state: &AppState,
         org: crate::domain::ids::OrganizationId,
         email: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), AppError> {
         let found = customer_by_email(&state.store, org, email).await?;
         self.by_email.insert((org, normalize_email(email)), found);
         Ok(())
     }
 
-    async fn discount(&mut self, state: &AppState, id: DiscountId) -> Result<(), ApiError> {
+    async fn discount(&mut self, state: &AppState, id: DiscountId) -> Result<(), AppError> {
         let found = discount_by_id(&state.store, id).await?;
         self.discounts.insert(id, found);
         Ok(())
     }
 
     /// What a completion of `c` reads: its product, the product's benefits, its customer.
-    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, ApiError> {
+    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, AppError> {
         let mut reads = Reads::default();
         let product = state.store.get::<Product>(&c.product_id.key()).await?;
         let benefits = match &product {
@@ -804,7 +775,7 @@ async fn product_benefit_records(
 
 /// Completes every checkout left `confirmed` by a crash (run before the service reports
 /// ready). Returns how many it settled.
-pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
+pub async fn recover(state: &AppState) -> Result<usize, AppError> {
     settle_confirmed(state, None).await
 }
 
@@ -814,7 +785,7 @@ pub async fn recover(state: &AppState) -> Result<usize, ApiError> {
 /// how many it settled. Safe next to a confirm still under way: the charge is idempotent
 /// per attempt and the completion happens once, whoever gets there first. A payment the
 /// processor reported under way is left to its webhook (and to start-up recovery).
-pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, ApiError> {
+pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, AppError> {
     let grace = chrono::Duration::seconds(
         i64::try_from(state.settings.jobs.confirmed_grace_secs).unwrap_or(i64::MAX),
     );
@@ -825,7 +796,7 @@ pub async fn complete_stale_confirmed(state: &AppState) -> Result<usize, ApiErro
 async fn settle_confirmed(
     state: &AppState,
     before: Option<chrono::DateTime<chrono::Utc>>,
-) -> Result<usize, ApiError> {
+) -> Result<usize, AppError> {
     let ids = state
         .store
         .index_range(CHECKOUT_CONFIRMED, &[], &[], None)
@@ -853,7 +824,7 @@ async fn settle_confirmed(
         }
         match settle(state, id).await {
             Ok(_) => settled += 1,
-            Err(ApiError::PaymentError(_)) => settled += 1,
+            Err(e) if e.code() == Code::PaymentError => settled += 1,
             Err(e) => {
                 tracing::error!(checkout = %id, error = %e, "could not settle a confirmed checkout")
             }
@@ -863,7 +834,7 @@ async fn settle_confirmed(
 }
 
 /// Persists the expiry of open checkouts past `expires_at`. Returns how many expired.
-pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
+pub async fn sweep_expired(state: &AppState) -> Result<usize, AppError> {
     // Everything with `expires_at <= now` (the range's end is exclusive).
     let until = KeyBuf::new()
         .i64(state.now().timestamp_micros().saturating_add(1))
@@ -881,7 +852,7 @@ pub async fn sweep_expired(state: &AppState) -> Result<usize, ApiError> {
             Ok(c) if c.status == CheckoutStatus::Expired => expired += 1,
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(checkout = %id, error = %checkout_error(e), "could not expire a checkout")
+                tracing::warn!(checkout = %id, error = %refusal(e, id), "could not expire a checkout")
             }
         }
     }

@@ -3,18 +3,19 @@
 //! every reference checked here; shared by the organizer and client endpoints and by
 //! confirmation.
 
-use std::net::IpAddr;
-
 use serde_json::Value;
 use tollgate_actors::checkout::{AppliedDiscount, Changes, Checkout};
+use tollgate_storage::StorageError;
 use uuid::Uuid;
 
-use crate::api::checkout::{
-    CheckoutBuyerUpdate, CheckoutChanges, CheckoutCreate, CheckoutTermsUpdate,
+use crate::api::checkout::create::{
+    address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
+    optional_string, refuse, refuse_business, refuse_counts, trial_fields,
 };
-use crate::api::custom_field_data::validate_custom_field_data;
-use crate::api::customer::parse_address;
-use crate::api::metadata::parse_metadata;
+use crate::api::checkout::{
+    CheckoutBuyerUpdate, CheckoutChanges, CheckoutTarget, CheckoutTermsUpdate,
+};
+use crate::api::custom_field_data::{validate_custom_field_data, CustomFieldInput};
 use crate::api::Maybe;
 use crate::app::access::can_access;
 use crate::app::catalog::custom_fields::attached_custom_fields;
@@ -22,9 +23,9 @@ use crate::auth::Subject;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
-use crate::domain::metadata::Metadata;
-use crate::domain::product::{Price, Product, RecurringInterval, Trial, MAX_TRIAL_COUNT};
-use crate::error::{ApiError, FieldError};
+use crate::domain::product::{Price, Product};
+use crate::error::{ApiError, AppError, FieldError, Given, Invalid};
+use crate::field;
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -33,58 +34,6 @@ use crate::app::views::product_of;
 
 // ---------------------------------------------------------------------------------------
 // Resolving request fields into domain values (every reference checked here).
-
-const MIN_AMOUNT: i64 = 50;
-const MAX_AMOUNT: i64 = 99_999_999;
-
-pub(super) fn check_amount(v: &mut Validator, amount: i64) -> bool {
-    v.int_range(
-        loc!["body", "amount"],
-        amount,
-        Some(MIN_AMOUNT),
-        Some(MAX_AMOUNT),
-    )
-}
-
-pub(super) fn check_ip(v: &mut Validator, ip: &str) -> bool {
-    if ip.parse::<IpAddr>().is_ok() {
-        return true;
-    }
-    v.push(FieldError::new(
-        "ip_any_address",
-        loc!["body", "customer_ip_address"],
-        "value is not a valid IPv4 or IPv6 address",
-        Value::from(ip),
-    ));
-    false
-}
-
-pub(super) fn metadata_field(v: &mut Validator, field: &str, value: &Value) -> Option<Metadata> {
-    match parse_metadata(field, value) {
-        Ok(m) => Some(m),
-        Err(errors) => {
-            for e in errors {
-                v.push(e);
-            }
-            None
-        }
-    }
-}
-
-pub(super) fn address_field(
-    v: &mut Validator,
-    value: &Value,
-) -> Option<crate::domain::customer::Address> {
-    match parse_address(value, loc!["body", "customer_billing_address"]) {
-        Ok(a) => Some(a),
-        Err(errors) => {
-            for e in errors {
-                v.push(e);
-            }
-            None
-        }
-    }
-}
 
 async fn custom_fields_of(
     state: &AppState,
@@ -119,20 +68,41 @@ pub(super) async fn custom_field_data(
     )
 }
 
-/// A discount given by id: it must be the organization's, apply to the product and be
+/// The custom field data of a create command checked against the product's fields: what
+/// is stored, or the fields that break them.
+pub(super) async fn custom_field_data_for_create(
+    state: &AppState,
+    product: &Product,
+    input: &CustomFieldInput,
+) -> Result<Result<CustomFieldData, Vec<Invalid>>, AppError> {
+    let fields = custom_fields_of(state, product).await?;
+    Ok(input.check(&fields))
+}
+
+/// A discount given by id, if it is the organization's, applies to the product and is
 /// redeemable now.
 pub(super) async fn discount_for_checkout(
     state: &AppState,
     org: OrganizationId,
     product: ProductId,
     id: DiscountId,
-) -> Result<Result<Discount, FieldError>, ApiError> {
-    let found = discount_by_id(&state.store, id)
+) -> Result<Option<Discount>, StorageError> {
+    Ok(discount_by_id(&state.store, id)
         .await?
         .map(|d| d.value)
         .filter(|d| {
             d.organization_id == org && d.applies_to(product) && d.is_redeemable(state.now())
-        });
+        }))
+}
+
+/// A discount given by id on an update, else its 422.
+async fn discount_for_update(
+    state: &AppState,
+    org: OrganizationId,
+    product: ProductId,
+    id: DiscountId,
+) -> Result<Result<Discount, FieldError>, ApiError> {
+    let found = discount_for_checkout(state, org, product, id).await?;
     Ok(found.ok_or_else(|| {
         FieldError::new(
             "value_error",
@@ -163,40 +133,18 @@ async fn discount_for_code(
     }))
 }
 
-/// The products a checkout is created for (Polar's `CheckoutProductsCreate`): at least
-/// one, unique, each readable by the subject, not archived and with an active price, all
-/// of one organization. The first one is selected, at its first active price.
+/// The products a checkout is created for (Polar's `CheckoutProductsCreate`; at least
+/// one, unique: parsed so): each readable by the subject, not archived and with an active
+/// price, all of one organization. The first one is selected, at its first active price.
 pub(super) async fn products_for_create(
     state: &AppState,
     subject: Subject,
-    ids: &[Uuid],
-) -> Result<(Product, Price, Vec<ProductId>), ApiError> {
-    let list = || Value::from(ids.iter().map(|id| id.to_string()).collect::<Vec<_>>());
-    if ids.is_empty() {
-        return Err(ApiError::validation(
-            FieldError::new(
-                "too_short",
-                loc!["body", "products"],
-                "List should have at least 1 item after validation, not 0",
-                list(),
-            )
-            .with_ctx(
-                serde_json::json!({"field_type": "List", "min_length": 1, "actual_length": 0}),
-            ),
-        ));
-    }
-    let unique: std::collections::HashSet<&Uuid> = ids.iter().collect();
-    if unique.len() != ids.len() {
-        return Err(ApiError::invalid(
-            loc!["body", "products"],
-            "Value error, Product IDs must be unique.",
-            list(),
-        ));
-    }
-    let mut v = Validator::new();
+    ids: &[ProductId],
+) -> Result<(Product, Price, Vec<ProductId>), AppError> {
+    let mut invalid = Vec::new();
     let mut products = Vec::new();
     for (i, id) in ids.iter().enumerate() {
-        let found = state.store.get::<Product>(&ProductId(*id).key()).await?;
+        let found = state.store.get::<Product>(&id.key()).await?;
         let problem = match accessible(state, subject, found).await {
             None => Some("Product does not exist."),
             Some(p) if p.is_archived => Some("Product is archived."),
@@ -207,140 +155,80 @@ pub(super) async fn products_for_create(
             }
         };
         if let Some(msg) = problem {
-            v.push(FieldError::new(
-                "value_error",
-                loc!["body", "products", i],
-                msg,
-                Value::from(id.to_string()),
-            ));
+            invalid.push(Invalid::new(field!["products", i], msg, id.0));
         }
     }
     let organizations: std::collections::HashSet<_> =
         products.iter().map(|p| p.organization_id).collect();
     if organizations.len() > 1 {
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", "products"],
+        let list: Vec<String> = ids.iter().map(|id| id.0.to_string()).collect();
+        invalid.push(Invalid::new(
+            field!["products"],
             "Products must all belong to the same organization.",
-            list(),
+            Given::of(&list),
         ));
     }
-    v.finish()?;
+    if !invalid.is_empty() {
+        return Err(AppError::Invalid(invalid));
+    }
     let first = products
         .into_iter()
         .next()
-        .ok_or_else(|| ApiError::internal("no product left after validation"))?;
+        .ok_or_else(|| AppError::internal("no product left after validation"))?;
     let price = first
         .first_active_price()
         .cloned()
-        .ok_or_else(|| ApiError::internal("a validated product has no active price"))?;
-    Ok((first, price, ids.iter().map(|id| ProductId(*id)).collect()))
+        .ok_or_else(|| AppError::internal("a validated product has no active price"))?;
+    Ok((first, price, ids.to_vec()))
 }
 
 /// The product and price a checkout is created for, and the products it offers: a list of
-/// products (`products`, the first one selected), a price (`product_price_id`) or a
-/// product (`product_id`, its first active price), readable by the subject, neither
-/// archived (reference 1.2 steps 1–2).
+/// products (the first one selected), a price or a product (its first active price),
+/// readable by the subject, neither archived (reference 1.2 steps 1–2).
 pub(super) async fn price_for_create(
     state: &AppState,
     subject: Subject,
-    input: &CheckoutCreate,
-) -> Result<(Product, Price, Vec<ProductId>), ApiError> {
-    if let Some(ids) = &input.products {
-        return products_for_create(state, subject, ids).await;
-    }
-    let (product, price) = single_price_for_create(state, subject, input).await?;
-    let products = vec![product.id];
-    Ok((product, price, products))
-}
-
-async fn single_price_for_create(
-    state: &AppState,
-    subject: Subject,
-    input: &CheckoutCreate,
-) -> Result<(Product, Price), ApiError> {
-    if let Some(price_id) = input.product_price_id {
-        let not_found = || {
-            ApiError::invalid(
-                loc!["body", "product_price_id"],
-                "Price does not exist.",
-                Value::from(price_id.to_string()),
-            )
-        };
-        let found =
-            crate::domain::product::product_for_price(&state.store, PriceId(price_id)).await?;
-        let product = accessible(state, subject, found)
-            .await
-            .ok_or_else(not_found)?;
-        let price = product
-            .price(PriceId(price_id))
-            .cloned()
-            .ok_or_else(not_found)?;
-        if price.is_archived {
-            return Err(ApiError::invalid(
-                loc!["body", "product_price_id"],
-                "Price is archived.",
-                Value::from(price_id.to_string()),
-            ));
+    target: &CheckoutTarget,
+) -> Result<(Product, Price, Vec<ProductId>), AppError> {
+    match *target {
+        CheckoutTarget::Products(ref ids) => products_for_create(state, subject, ids).await,
+        CheckoutTarget::Price(price_id) => {
+            let refused =
+                |msg: &str| AppError::invalid(field!["product_price_id"], msg, price_id.0);
+            let found = crate::domain::product::product_for_price(&state.store, price_id).await?;
+            let product = accessible(state, subject, found)
+                .await
+                .ok_or_else(|| refused("Price does not exist."))?;
+            let price = product
+                .price(price_id)
+                .cloned()
+                .ok_or_else(|| refused("Price does not exist."))?;
+            if price.is_archived {
+                return Err(refused("Price is archived."));
+            }
+            if product.is_archived {
+                return Err(refused("Product is archived."));
+            }
+            let products = vec![product.id];
+            Ok((product, price, products))
         }
-        if product.is_archived {
-            return Err(ApiError::invalid(
-                loc!["body", "product_price_id"],
-                "Product is archived.",
-                Value::from(price_id.to_string()),
-            ));
+        CheckoutTarget::Product(product_id) => {
+            let refused = |msg: &str| AppError::invalid(field!["product_id"], msg, product_id.0);
+            let found = state.store.get::<Product>(&product_id.key()).await?;
+            let product = accessible(state, subject, found)
+                .await
+                .ok_or_else(|| refused("Product does not exist."))?;
+            if product.is_archived {
+                return Err(refused("Product is archived."));
+            }
+            let price = product
+                .first_active_price()
+                .cloned()
+                .ok_or_else(|| refused("Product has no active price."))?;
+            let products = vec![product.id];
+            Ok((product, price, products))
         }
-        return Ok((product, price));
     }
-    if let Some(product_id) = input.product_id {
-        let not_found = || {
-            ApiError::invalid(
-                loc!["body", "product_id"],
-                "Product does not exist.",
-                Value::from(product_id.to_string()),
-            )
-        };
-        let found = state
-            .store
-            .get::<Product>(&ProductId(product_id).key())
-            .await?;
-        let product = accessible(state, subject, found)
-            .await
-            .ok_or_else(not_found)?;
-        if product.is_archived {
-            return Err(ApiError::invalid(
-                loc!["body", "product_id"],
-                "Product is archived.",
-                Value::from(product_id.to_string()),
-            ));
-        }
-        let price = product.first_active_price().cloned().ok_or_else(|| {
-            ApiError::invalid(
-                loc!["body", "product_id"],
-                "Product has no active price.",
-                Value::from(product_id.to_string()),
-            )
-        })?;
-        return Ok((product, price));
-    }
-    Err(ApiError::validation(FieldError::new(
-        "missing",
-        loc!["body", "product_price_id"],
-        "Field required",
-        Value::Null,
-    )))
-}
-
-pub(super) fn email_field(v: &mut Validator, field: &str, email: &str) -> Option<String> {
-    let email = email.trim();
-    v.email(loc!["body", field], email)
-        .then(|| email.to_string())
-}
-
-pub(super) fn optional_string(value: Option<String>) -> Option<String> {
-    value
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
 }
 
 /// The changes a request asks for, resolved against the checkout's product and organization.
@@ -441,7 +329,7 @@ pub(super) async fn resolve_changes(
         }
     } else {
         match input.discount_id {
-            Maybe::Value(id) => match discount_for_checkout(
+            Maybe::Value(id) => match discount_for_update(
                 state,
                 checkout.organization_id,
                 product.id,
@@ -493,154 +381,6 @@ pub(super) async fn resolve_changes(
 
 // ---------------------------------------------------------------------------------------
 // What Tollgate does not sell: a clear 422 naming the field, never a silent ignore.
-
-fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
-    v.push(FieldError::new(
-        "value_error",
-        loc!["body", field],
-        msg,
-        input,
-    ));
-}
-
-/// Seat and unit counts (Polar refuses them for prices that are not seat- or unit-based,
-/// and Tollgate has none), with Polar's messages.
-fn refuse_counts(v: &mut Validator, counts: &[(&str, Option<i64>)]) {
-    for (field, value) in counts {
-        let Some(n) = value else { continue };
-        let msg = match *field {
-            "seats" => "Seats can only be set for seat-based pricing.".to_string(),
-            "units" => "Units can only be set for unit-based pricing.".to_string(),
-            f if f.ends_with("_seats") => format!("{f} can only be set for seat-based pricing."),
-            f => format!("{f} can only be set for unit-based pricing."),
-        };
-        refuse(v, field, &msg, Value::from(*n));
-    }
-}
-
-/// Business purchases (a billing name, a business customer): not supported.
-fn refuse_business(v: &mut Validator, is_business: Option<bool>, billing_name: Option<&str>) {
-    if is_business == Some(true) {
-        refuse(
-            v,
-            "is_business_customer",
-            "Business customers are not supported.",
-            Value::Bool(true),
-        );
-    }
-    if let Some(name) = billing_name.filter(|n| !n.trim().is_empty()) {
-        refuse(
-            v,
-            "customer_billing_name",
-            "A billing name is only used for business customers, which are not supported.",
-            Value::from(name),
-        );
-    }
-}
-
-/// A presentment currency: US dollars only.
-fn check_currency(v: &mut Validator, currency: Option<&str>) {
-    if let Some(c) =
-        currency.filter(|c| !c.eq_ignore_ascii_case(crate::api::checkout::DEFAULT_CURRENCY))
-    {
-        refuse(
-            v,
-            "currency",
-            "Product is not available in the specified currency.",
-            Value::from(c),
-        );
-    }
-}
-
-/// The trial of a create or update body (Polar's `trial_interval` and
-/// `trial_interval_count`, both or neither): `Some(Some)` sets the checkout's own trial,
-/// `Some(None)` removes it (both `null`), `None` leaves it. Each field is `None` when the
-/// body lacks it, `Some(None)` when it is `null`.
-pub(super) fn trial_fields(
-    v: &mut Validator,
-    interval: Option<Option<&str>>,
-    count: Option<Option<i64>>,
-) -> Option<Option<Trial>> {
-    let given = interval.is_some() || count.is_some();
-    let (i, n) = (interval.flatten(), count.flatten());
-    let interval = i.and_then(|i| match RecurringInterval::parse(i) {
-        Some(i) => Some(i),
-        None => {
-            v.push(
-                FieldError::new(
-                    "enum",
-                    loc!["body", "trial_interval"],
-                    "Input should be 'day', 'week', 'month' or 'year'",
-                    Value::from(i),
-                )
-                .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
-            );
-            None
-        }
-    });
-    let count = n.and_then(|n| {
-        v.int_range(
-            loc!["body", "trial_interval_count"],
-            n,
-            Some(1),
-            Some(i64::from(MAX_TRIAL_COUNT)),
-        )
-        .then(|| u32::try_from(n).ok())
-        .flatten()
-    });
-    match (i.is_some(), n.is_some()) {
-        (true, true) => match (interval, count) {
-            (Some(interval), Some(count)) => Some(Some(Trial { interval, count })),
-            _ => None,
-        },
-        // `null` (and the other `null` or left out): no trial of its own.
-        (false, false) if given => Some(None),
-        (false, false) => None,
-        (has_interval, _) => {
-            let missing = if has_interval {
-                "trial_interval_count"
-            } else {
-                "trial_interval"
-            };
-            v.push(FieldError::new(
-                "missing",
-                loc!["body", missing],
-                "Both trial_interval and trial_interval_count must be set together.",
-                Value::Null,
-            ));
-            None
-        }
-    }
-}
-
-/// Refuses the create body's fields for what Tollgate does not sell.
-pub(super) fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
-    refuse_counts(
-        v,
-        &[
-            ("seats", input.seats),
-            ("min_seats", input.min_seats),
-            ("max_seats", input.max_seats),
-            ("units", input.units),
-            ("min_units", input.min_units),
-            ("max_units", input.max_units),
-        ],
-    );
-    refuse_business(
-        v,
-        input.is_business_customer,
-        input.customer_billing_name.as_deref(),
-    );
-    check_currency(v, input.currency.as_deref());
-    if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
-        refuse(
-            v,
-            "prices",
-            "Ad-hoc prices are not supported.",
-            prices.clone(),
-        );
-    }
-}
 
 /// The 2026 fields of an update or confirm body: the supported ones as changes, the
 /// others refused. `public`: the buyer's body (`allow_trial` may only turn a trial off,

@@ -32,7 +32,8 @@ use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;
 
-use super::fields::{metadata_field, optional_string, products_for_create};
+use super::fields::products_for_create;
+use crate::api::checkout::create::{metadata_field, optional_string, product_list, trial_fields};
 
 // ---------------------------------------------------------------------------------------
 // Reading links.
@@ -47,6 +48,17 @@ pub async fn link_for(
         Some(l) if can_access(state, subject, l.value.organization_id).await? => Ok(l),
         _ => Err(ApiError::not_found()),
     }
+}
+
+/// The link as the subject reads it (its organization's), with the writes so far durable
+/// (a link just created is found), else 404.
+pub async fn read_link(
+    state: &AppState,
+    subject: Subject,
+    id: CheckoutLinkId,
+) -> Result<CheckoutLink, ApiError> {
+    state.store.read_barrier().await?;
+    Ok(link_for(state, subject, id).await?.value)
 }
 
 /// `CheckoutLink`: the link with its products and discount as they are now.
@@ -289,7 +301,7 @@ pub async fn create(
     check_url(&mut v, "success_url", &input.success_url);
     check_url(&mut v, "return_url", &input.return_url);
     refuse_unsupported(&mut v, input.seats, input.units);
-    let trial = super::fields::trial_fields(
+    let trial = trial_fields(
         &mut v,
         input.trial_interval.as_deref().map(Some),
         input.trial_interval_count.map(Some),
@@ -298,8 +310,16 @@ pub async fn create(
     v.finish()?;
     let products: Vec<ProductId> = match (&input.products, input.product_id, input.product_price_id)
     {
-        (Some(ids), _, _) => products_for_create(state, subject, ids).await?.2,
-        (None, Some(id), _) => products_for_create(state, subject, &[id]).await?.2,
+        (Some(ids), _, _) => {
+            products_for_create(state, subject, &product_list(ids)?)
+                .await?
+                .2
+        }
+        (None, Some(id), _) => {
+            products_for_create(state, subject, &[ProductId(id)])
+                .await?
+                .2
+        }
         (None, None, Some(price)) => vec![product_of_price(state, subject, price).await?],
         (None, None, None) => {
             return Err(ApiError::validation(FieldError::new(
@@ -391,11 +411,11 @@ pub async fn update(
         Maybe::Null => Some(None),
         Maybe::Value(n) => Some(Some(n)),
     };
-    let trial = super::fields::trial_fields(&mut v, interval, count);
+    let trial = trial_fields(&mut v, interval, count);
     v.finish()?;
     let products = match &input.products {
         Maybe::Value(ids) => {
-            let (_, _, products) = products_for_create(state, subject, ids).await?;
+            let (_, _, products) = products_for_create(state, subject, &product_list(ids)?).await?;
             if first_organization(state, &products).await? != current.organization_id {
                 return Err(ApiError::invalid(
                     loc!["body", "products"],
@@ -611,8 +631,9 @@ pub async fn follow(
     if let Some(n) = optional_string(prefill.customer_name) {
         raw["customer_name"] = Value::from(n);
     }
-    let body = crate::validate::input(&raw)?;
-    let checkout = super::create(state, Subject::Organization(org), body).await?;
+    let body: crate::api::checkout::CheckoutCreate = crate::validate::input(&raw)?;
+    let command = body.into_command(state.now())?;
+    let checkout = super::create(state, Subject::Organization(org), command).await?;
     if selected.id == on_sale[0].id {
         return Ok(checkout);
     }
@@ -620,7 +641,7 @@ pub async fn follow(
         product_id: Maybe::Value(selected.id.0),
         ..CheckoutChanges::default()
     };
-    super::update(state, Subject::Organization(org), checkout.id, switch).await
+    Ok(super::update(state, Subject::Organization(org), checkout.id, switch).await?)
 }
 
 /// The prefill of a followed link from its query string.

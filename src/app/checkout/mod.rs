@@ -3,7 +3,7 @@
 //! the processor's answer with one atomic write of the checkout, order, subscription and
 //! license keys.
 //!
-//! - this file: the checkout aggregate's errors as [`ApiError`]s, finding a checkout (by id
+//! - this file: the checkout aggregate's errors as codes ([`refusal`]), finding a checkout (by id
 //!   for a subject, by client secret for a buyer), and the use cases the endpoints and the
 //!   pages call: [`create`], [`update`], [`update_as_buyer`], [`confirm_as_buyer`];
 //! - `fields`: request fields resolved into domain values (prices, discounts, custom field
@@ -18,39 +18,36 @@ mod fields;
 pub mod links;
 mod payment_events;
 
-pub use completion::{
-    apply_outcome, complete_stale_confirmed, grace_end, key_expiry, recover, settle, sweep_expired,
-};
+/// What a key's term is: the rules moved to `domain::grants` (kept here for callers not
+/// yet moved).
+pub use crate::domain::grants::{grace_end, key_expiry};
+pub use completion::{apply_outcome, complete_stale_confirmed, recover, settle, sweep_expired};
 pub use payment_events::payment_event;
 
 use chrono::Duration;
-use serde_json::Value;
 use tollgate_actors::checkout::{
     AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTerms, GetCheckout,
-    Issue, NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
+    NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
     CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
 };
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
 
-use crate::api::checkout::{CheckoutChanges, CheckoutCreate};
+use crate::api::checkout::{CheckoutChanges, CreateCheckout};
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::tokens::{generate, CHECKOUT_SECRET_PREFIX};
 use crate::auth::Subject;
 use crate::domain::customer::customer_by_id;
-use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrganizationId, ProductId};
+use crate::domain::ids::{CheckoutId, CustomerId, OrganizationId, ProductId};
 use crate::domain::product::Product;
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Code, Given, Invalid, Step};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
 
 use fields::{
-    address_field, check_amount, check_ip, custom_field_data, discount_for_checkout, email_field,
-    metadata_field, optional_string, price_for_create, refuse_unsupported_on_create,
-    resolve_changes,
+    custom_field_data_for_create, discount_for_checkout, price_for_create, resolve_changes,
 };
 
 /// Set (to anything) to abort the process right after a confirm is durable, before its
@@ -60,62 +57,48 @@ pub const FAULT_AFTER_CONFIRM: &str = "TOLLGATE_FAULT_AFTER_CONFIRM";
 // ---------------------------------------------------------------------------------------
 // Errors of the checkout aggregate, and finding a checkout.
 
-pub(crate) fn issues_to_error(issues: Vec<Issue>) -> ApiError {
-    ApiError::Validation(
-        issues
-            .into_iter()
-            .map(|i| {
-                let mut loc = vec![Value::from("body")];
-                loc.extend(i.loc.into_iter().map(Value::from));
-                FieldError::new(i.kind, loc, i.msg, Value::Null)
-            })
-            .collect(),
-    )
-}
-
-pub(crate) fn checkout_error(e: ActorError<CheckoutError>) -> ApiError {
+/// What the checkout aggregate's refusal of a command about checkout `id` means to the
+/// use case: the one place the actor's errors become codes.
+pub(crate) fn refusal(e: ActorError<CheckoutError>, id: CheckoutId) -> AppError {
     match e {
-        ActorError::Domain(CheckoutError::NotOpen(status)) => ApiError::NotOpenCheckout {
-            id: String::new(),
-            status: status.as_str().to_string(),
-        },
-        ActorError::Domain(CheckoutError::Invalid(issues)) => issues_to_error(issues),
+        ActorError::Domain(CheckoutError::NotOpen(status)) => {
+            AppError::not_open_checkout(id, status.as_str())
+        }
+        ActorError::Domain(CheckoutError::Invalid(issues)) => AppError::Invalid(
+            issues
+                .into_iter()
+                .map(|i| Invalid {
+                    kind: i.kind,
+                    path: i.loc.into_iter().map(Step::from).collect(),
+                    msg: i.msg,
+                    input: Given::none(),
+                    ctx: None,
+                })
+                .collect(),
+        ),
         ActorError::Domain(CheckoutError::WrongStatus { expected, found }) => {
-            ApiError::Internal(format!(
+            AppError::internal(format!(
                 "checkout transition expected {} but found {}",
                 expected.as_str(),
                 found.as_str()
             ))
         }
-        ActorError::Domain(CheckoutError::Superseded) => ApiError::Conflict(
-            "The checkout's payment attempt changed meanwhile; retry the request.".into(),
+        ActorError::Domain(CheckoutError::Superseded) => AppError::conflict(
+            "The checkout's payment attempt changed meanwhile; retry the request.",
         ),
         ActorError::Domain(CheckoutError::TaxQuoteStale) => {
-            ApiError::Conflict("The checkout changed meanwhile; retry the request.".into())
+            AppError::conflict("The checkout changed meanwhile; retry the request.")
         }
-        ActorError::NotFound => ApiError::not_found(),
-        ActorError::AlreadyExists => ApiError::Conflict("The checkout already exists.".into()),
-        ActorError::Unavailable(_) => ApiError::Unavailable,
+        ActorError::NotFound => AppError::not_found(),
+        ActorError::AlreadyExists => AppError::conflict("The checkout already exists."),
+        ActorError::Unavailable(_) => AppError::unavailable(),
         ActorError::Storage(s) => s.into(),
     }
 }
 
-pub(crate) fn not_open(c: &Checkout, status: CheckoutStatus) -> ApiError {
-    ApiError::NotOpenCheckout {
-        id: c.id.to_string(),
-        status: status.as_str().to_string(),
-    }
-}
-
-/// Names the checkout in a `NotOpenCheckout` raised inside the actor.
-pub(crate) fn with_id(e: ApiError, id: CheckoutId) -> ApiError {
-    match e {
-        ApiError::NotOpenCheckout { status, .. } => ApiError::NotOpenCheckout {
-            id: id.to_string(),
-            status,
-        },
-        other => other,
-    }
+/// A checkout `status` (as seen now) does not take the command.
+pub(crate) fn not_open(c: &Checkout, status: CheckoutStatus) -> AppError {
+    AppError::not_open_checkout(c.id, status.as_str())
 }
 
 pub(crate) fn widen(e: ActorError) -> ActorError<CheckoutError> {
@@ -128,12 +111,12 @@ pub(crate) fn widen(e: ActorError) -> ActorError<CheckoutError> {
     }
 }
 
-pub(crate) async fn load(state: &AppState, id: CheckoutId) -> Result<Checkout, ApiError> {
+pub(crate) async fn load(state: &AppState, id: CheckoutId) -> Result<Checkout, AppError> {
     state
         .checkouts
         .call(id, GetCheckout)
         .await
-        .map_err(checkout_error)
+        .map_err(|e| refusal(e, id))
 }
 
 /// The checkout if the subject may see it (its organization), else 404.
@@ -141,19 +124,19 @@ pub async fn checkout_for(
     state: &AppState,
     subject: Subject,
     id: CheckoutId,
-) -> Result<Checkout, ApiError> {
+) -> Result<Checkout, AppError> {
     // Read the record first so that an unknown id never spawns an actor.
     let Some(stored) = state.store.get::<Checkout>(&id.key()).await? else {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     };
     if !can_access(state, subject, stored.value.organization_id).await? {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
     load(state, id).await
 }
 
 /// Whether the checkout's payment succeeded (its purchase was completed), as stored.
-pub async fn has_succeeded(state: &AppState, id: CheckoutId) -> Result<bool, ApiError> {
+pub async fn has_succeeded(state: &AppState, id: CheckoutId) -> Result<bool, AppError> {
     Ok(state
         .store
         .get::<Checkout>(&id.key())
@@ -162,19 +145,19 @@ pub async fn has_succeeded(state: &AppState, id: CheckoutId) -> Result<bool, Api
 }
 
 /// The checkout of a client secret; 404 once it has expired, whatever its status (Polar).
-pub async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checkout, ApiError> {
+pub async fn checkout_by_secret(state: &AppState, secret: &str) -> Result<Checkout, AppError> {
     let Some(id) = state
         .store
         .lookup_unique(&Checkout::secret_key(secret))
         .await?
     else {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     };
     let id = CheckoutId::from_key(&id)
-        .ok_or_else(|| ApiError::internal("bad checkout id in the secret index"))?;
+        .ok_or_else(|| AppError::internal("bad checkout id in the secret index"))?;
     let checkout = load(state, id).await?;
     if state.now() >= checkout.expires_at {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
     Ok(checkout)
 }
@@ -261,7 +244,7 @@ pub async fn list(
     subject: Subject,
     filter: &CheckoutFilter,
     params: ListParams,
-) -> Result<(Vec<Checkout>, u64), ApiError> {
+) -> Result<(Vec<Checkout>, u64), AppError> {
     let sorting = &filter.sorting;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
@@ -310,132 +293,85 @@ pub async fn list(
         several.as_deref(),
     )
     .await
+    .map_err(AppError::from)
 }
 
-/// Creates a checkout for `subject` (who must reach the product's organization).
+/// Creates a checkout for `subject` (who must reach the product's organization): checks
+/// what the command names (products or price, discount, customer, the product's custom
+/// fields), then fills the checkout and has its actor create it.
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: CheckoutCreate,
-) -> Result<Checkout, ApiError> {
+    cmd: CreateCheckout,
+) -> Result<Checkout, AppError> {
     let now = state.now();
-    let mut v = Validator::new();
-    if let Some(p) = &input.payment_processor {
-        if p != "stripe" {
-            v.push(FieldError::new(
-                "enum",
-                loc!["body", "payment_processor"],
-                "Input should be 'stripe'",
-                Value::from(p.as_str()),
-            ));
-        }
-    }
-    if let Some(a) = input.amount {
-        check_amount(&mut v, a);
-    }
-    let metadata = input
-        .metadata
-        .as_ref()
-        .and_then(|m| metadata_field(&mut v, "metadata", m))
-        .unwrap_or_default();
-    let customer_metadata = input
-        .customer_metadata
-        .as_ref()
-        .and_then(|m| metadata_field(&mut v, "customer_metadata", m))
-        .unwrap_or_default();
-    let email = optional_string(input.customer_email.clone())
-        .and_then(|e| email_field(&mut v, "customer_email", &e));
-    if let Some(name) = &input.customer_name {
-        v.header_safe(loc!["body", "customer_name"], name);
-    }
-    if let Some(ip) = &input.customer_ip_address {
-        check_ip(&mut v, ip);
-    }
-    let address = input
-        .customer_billing_address
-        .as_ref()
-        .filter(|a| !a.is_null())
-        .and_then(|a| address_field(&mut v, a));
-    if let Some(url) = &input.success_url {
-        v.http_url(loc!["body", "success_url"], url);
-    }
-    if let Some(url) = &input.return_url {
-        v.http_url(loc!["body", "return_url"], url);
-    }
-    refuse_unsupported_on_create(&mut v, &input);
-    let trial = fields::trial_fields(
-        &mut v,
-        input.trial_interval.as_deref().map(Some),
-        input.trial_interval_count.map(Some),
-    )
-    .flatten();
-    let expires_at = match input.expires_at {
-        None => now + Duration::seconds(state.settings.checkout.ttl_secs as i64),
-        Some(t) => {
-            if t < now + Duration::minutes(1) || t > now + Duration::hours(24) {
-                v.push(FieldError::new(
-                    "value_error",
-                    loc!["body", "expires_at"],
-                    "Value error, expires_at must be between 1 minute and 24 hours from now.",
-                    serde_json::json!(t),
-                ));
-            }
-            t
-        }
-    };
-    v.finish()?;
-
-    let (product, price, products) = price_for_create(state, subject, &input).await?;
+    let (product, price, products) = price_for_create(state, subject, &cmd.target).await?;
     let org = product.organization_id;
-    let mut v = Validator::new();
-    let discount = match input.discount_id {
-        Some(id) => match discount_for_checkout(state, org, product.id, DiscountId(id)).await? {
-            Ok(d) => Some(AppliedDiscount::from(&d)),
-            Err(e) => {
-                v.push(e);
+    let mut invalid = Vec::new();
+    let discount = match cmd.discount_id {
+        Some(id) => match discount_for_checkout(state, org, product.id, id).await? {
+            Some(d) => Some(AppliedDiscount::from(&d)),
+            None => {
+                invalid.push(Invalid::new(
+                    field!["discount_id"],
+                    "Discount does not exist.",
+                    id.0,
+                ));
                 None
             }
         },
         None => None,
     };
-    let custom_field_data = match &input.custom_field_data {
-        Some(data) => custom_field_data(&mut v, state, &product, data).await?,
-        None => {
-            custom_field_data(&mut v, state, &product, &Value::Object(Default::default())).await?
-        }
-    }
-    .unwrap_or_default();
+    let custom_field_data =
+        match custom_field_data_for_create(state, &product, &cmd.custom_field_data).await? {
+            Ok(data) => data,
+            Err(items) => {
+                invalid.extend(items);
+                Default::default()
+            }
+        };
     // A customer fills the fields the checkout leaves empty.
-    let customer = match input.customer_id {
-        Some(id) => match customer_by_id(&state.store, CustomerId(id))
+    let customer = match cmd.customer_id {
+        Some(id) => match customer_by_id(&state.store, id)
             .await?
             .filter(|c| c.value.organization_id == org)
         {
             Some(c) => Some(c.value),
             None => {
-                v.push(FieldError::new(
-                    "value_error",
-                    loc!["body", "customer_id"],
+                invalid.push(Invalid::new(
+                    field!["customer_id"],
                     "Customer does not exist.",
-                    Value::from(id.to_string()),
+                    id.0,
                 ));
                 None
             }
         },
         None => None,
     };
-    if let Some(s) = input.subscription_id {
+    if let Some(s) = cmd.subscription_id {
         // Upgrading a free subscription through a checkout is not supported (yet).
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", "subscription_id"],
+        invalid.push(Invalid::new(
+            field!["subscription_id"],
             "Subscription does not exist.",
-            Value::from(s.to_string()),
+            s.0,
         ));
     }
-    v.finish()?;
+    if !invalid.is_empty() {
+        return Err(AppError::Invalid(invalid));
+    }
 
-    let body_address = address.clone();
+    let expires_at = cmd
+        .expires_at
+        .unwrap_or_else(|| now + Duration::seconds(state.settings.checkout.ttl_secs as i64));
+    // A billing address given with its lines asks for a full one (Polar: the command's,
+    // not a customer's it is filled from).
+    let full_address = cmd.customer_billing_address.as_ref().is_some_and(|a| {
+        a.line1.is_some()
+            || a.line2.is_some()
+            || a.postal_code.is_some()
+            || a.city.is_some()
+            || (a.state.is_some() && !matches!(a.country.as_str(), "US" | "CA"))
+    });
     let new = NewCheckout {
         id: CheckoutId::new(),
         organization_id: org,
@@ -443,47 +379,42 @@ pub async fn create(
         expires_at,
         product_id: product.id,
         price,
-        amount: input.amount,
+        amount: cmd.amount,
         discount,
-        allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
+        allow_discount_codes: cmd.allow_discount_codes,
         customer_id: customer.as_ref().map(|c| c.id),
-        customer_name: optional_string(input.customer_name)
+        customer_name: cmd
+            .customer_name
             .or_else(|| customer.as_ref().and_then(|c| c.name.clone())),
-        customer_email: email.or_else(|| customer.as_ref().map(|c| c.email.clone())),
-        customer_ip_address: optional_string(input.customer_ip_address),
-        customer_billing_address: address
+        customer_email: cmd
+            .customer_email
+            .or_else(|| customer.as_ref().map(|c| c.email.clone())),
+        customer_ip_address: cmd.customer_ip_address,
+        customer_billing_address: cmd
+            .customer_billing_address
             .or_else(|| customer.as_ref().and_then(|c| c.billing_address.clone())),
         customer_tax_id: customer.as_ref().and_then(|c| c.tax_id.clone()),
-        customer_metadata,
-        metadata,
+        customer_metadata: cmd.customer_metadata,
+        metadata: cmd.metadata,
         custom_field_data,
-        success_url: input.success_url,
-        embed_origin: optional_string(input.embed_origin),
+        success_url: cmd.success_url,
+        embed_origin: cmd.embed_origin,
         subscription_id: None,
         product_trial: product.trial,
     };
-    // A tax id given on create is validated against the address, like an update.
-    let tax_input = optional_string(input.customer_tax_id);
-    // A billing address given with its lines asks for a full one (Polar: the body's, not
-    // a customer's it was filled from).
-    let full_address = body_address.as_ref().is_some_and(|a| {
-        a.line1.is_some()
-            || a.line2.is_some()
-            || a.postal_code.is_some()
-            || a.city.is_some()
-            || (a.state.is_some() && !matches!(a.country.as_str(), "US" | "CA"))
-    });
+    let id = new.id;
     let terms = CheckoutTerms {
         products,
-        require_billing_address: input.require_billing_address.unwrap_or(false) || full_address,
-        allow_trial: input.allow_trial.unwrap_or(true),
-        external_customer_id: optional_string(input.external_customer_id),
-        return_url: input.return_url,
-        trial,
+        require_billing_address: cmd.require_billing_address || full_address,
+        allow_trial: cmd.allow_trial,
+        external_customer_id: cmd.external_customer_id,
+        return_url: cmd.return_url,
+        trial: cmd.trial,
     };
     let checkout = Checkout::create_with(new, terms, now, None)
-        .map_err(|e| checkout_error(ActorError::Domain(e)))?;
-    let checkout = match tax_input {
+        .map_err(|e| refusal(ActorError::Domain(e), id))?;
+    // A tax id given on create is validated against the address, like an update.
+    let checkout = match cmd.customer_tax_id {
         Some(raw) => {
             let changes = Changes {
                 customer_tax_id: Some(Some(raw)),
@@ -491,7 +422,7 @@ pub async fn create(
             };
             let mut updated = checkout
                 .update(changes, now, None)
-                .map_err(|e| checkout_error(ActorError::Domain(e)))?;
+                .map_err(|e| refusal(ActorError::Domain(e), id))?;
             updated.modified_at = None;
             updated
         }
@@ -500,7 +431,7 @@ pub async fn create(
     let tax = quote_tax(state, &checkout).await?;
     let checkout = checkout
         .with_tax(tax.as_ref())
-        .map_err(|e| checkout_error(ActorError::Domain(e)))?;
+        .map_err(|e| refusal(ActorError::Domain(e), id))?;
     state
         .checkouts
         .create(
@@ -511,7 +442,7 @@ pub async fn create(
             },
         )
         .await
-        .map_err(|e| checkout_error(widen(e)))?;
+        .map_err(|e| refusal(widen(e), id))?;
     Ok(checkout)
 }
 
@@ -522,7 +453,7 @@ async fn apply_update(
     checkout: &Checkout,
     input: CheckoutChanges,
     as_buyer: bool,
-) -> Result<Checkout, ApiError> {
+) -> Result<Checkout, AppError> {
     let status = checkout.effective_status(state.now());
     if status != CheckoutStatus::Open {
         return Err(not_open(checkout, status));
@@ -535,7 +466,7 @@ async fn apply_update(
     loop {
         let preview = base
             .update(changes.clone(), state.now(), None)
-            .map_err(|e| with_id(checkout_error(ActorError::Domain(e)), checkout.id))?;
+            .map_err(|e| refusal(ActorError::Domain(e), checkout.id))?;
         let tax = quote_tax(state, &preview).await?;
         let message = UpdateCheckout {
             changes: changes.clone(),
@@ -548,9 +479,9 @@ async fn apply_update(
                     .checkouts
                     .call(checkout.id, GetCheckout)
                     .await
-                    .map_err(|e| with_id(checkout_error(e), checkout.id))?;
+                    .map_err(|e| refusal(e, checkout.id))?;
             }
-            other => return other.map_err(|e| with_id(checkout_error(e), checkout.id)),
+            other => return other.map_err(|e| refusal(e, checkout.id)),
         }
     }
 }
@@ -579,7 +510,7 @@ pub async fn update(
     subject: Subject,
     id: CheckoutId,
     input: CheckoutChanges,
-) -> Result<Checkout, ApiError> {
+) -> Result<Checkout, AppError> {
     let checkout = checkout_for(state, subject, id).await?;
     apply_update(state, &checkout, input, false).await
 }
@@ -589,7 +520,7 @@ pub async fn update_as_buyer(
     state: &AppState,
     secret: &str,
     input: CheckoutChanges,
-) -> Result<Checkout, ApiError> {
+) -> Result<Checkout, AppError> {
     let checkout = checkout_by_secret(state, secret).await?;
     apply_update(state, &checkout, input, true).await
 }
@@ -602,7 +533,7 @@ pub async fn confirm_as_buyer(
     secret: &str,
     input: CheckoutChanges,
     token: Option<String>,
-) -> Result<(Checkout, String), ApiError> {
+) -> Result<(Checkout, String), AppError> {
     let mut checkout = checkout_by_secret(state, secret).await?;
     if checkout.effective_status(state.now()) == CheckoutStatus::Confirmed
         && checkout.pending_intent().is_some()
@@ -612,7 +543,8 @@ pub async fn confirm_as_buyer(
         // checkout and this confirm is the buyer's next attempt; one still under way or
         // paid is reported below as not open.
         match settle(state, checkout.id).await {
-            Ok(_) | Err(ApiError::PaymentError(_)) => {}
+            Ok(_) => {}
+            Err(e) if e.code() == Code::PaymentError => {}
             Err(e) => return Err(e),
         }
         checkout = checkout_by_secret(state, secret).await?;
@@ -630,3 +562,7 @@ pub async fn confirm_as_buyer(
     let settled = settle(state, confirmed.id).await?;
     Ok((settled, session_token))
 }
+
+#[cfg(test)]
+#[path = "create_tests.rs"]
+mod create_tests;

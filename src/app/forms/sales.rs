@@ -146,13 +146,16 @@ pub async fn checkout_from_link(
         None => raw["product_id"] = Value::from(product.id.to_string()),
     }
     let created = async {
-        let body = input::<CheckoutCreate>(raw)?;
+        let command = input::<CheckoutCreate>(raw)?
+            .into_inner()
+            .into_command(state.now())?;
         crate::app::checkout::create(
             state,
             Subject::Organization(product.organization_id),
-            body.into_inner(),
+            command,
         )
         .await
+        .map_err(ApiError::from)
     }
     .await;
     match created {

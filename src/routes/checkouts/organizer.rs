@@ -77,7 +77,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CheckoutCreate>,
 ) -> ApiResult<Created<CheckoutView>> {
-    let checkout = app::checkout::create(&state, auth.subject(), body.into_inner()).await?;
+    let command = body.into_inner().into_command(state.now())?;
+    let checkout = app::checkout::create(&state, auth.subject(), command).await?;
     Ok(Created(checkout_view(&state, &checkout).await?))
 }
 

@@ -74,7 +74,7 @@ async fn claim(
 ) -> ApiResult<web::Json<crate::api::license_key::LicenseKeyRead>> {
     let customer = signed_in(&state, &auth).await?;
     Ok(web::Json(
-        crate::app::claimable_keys::claim(&state, &customer, body.into_inner()).await?,
+        crate::app::claimable_keys::claim(&state, &customer, body.into_inner().into()).await?,
     ))
 }
 

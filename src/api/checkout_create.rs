@@ -1,0 +1,422 @@
+//! Parsing a checkout create body ([`CheckoutCreate`]) into the command the application
+//! acts on ([`CreateCheckout`]): every check that needs no store (amounts, addresses,
+//! metadata, e-mail, URLs, what Tollgate does not sell, the expiry), with the 422 and its
+//! locations as Polar gives them. The shape checks of single fields are shared with the
+//! update and confirm bodies.
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::CheckoutCreate;
+use crate::api::custom_field_data::CustomFieldInput;
+use crate::api::customer::parse_address;
+use crate::api::metadata::parse_metadata;
+use crate::domain::customer::Address;
+use crate::domain::ids::{CustomerId, DiscountId, PriceId, ProductId, SubscriptionId};
+use crate::domain::metadata::Metadata;
+use crate::domain::product::{RecurringInterval, Trial, MAX_TRIAL_COUNT};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
+
+/// What a checkout is created for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckoutTarget {
+    /// Products the buyer may choose between (at least one, unique): the first one is
+    /// selected, at its first active price.
+    Products(Vec<ProductId>),
+    /// A price (of its product).
+    Price(PriceId),
+    /// A product, at its first active price.
+    Product(ProductId),
+}
+
+/// Create a checkout: the fields of a create body, parsed; what they name (products,
+/// price, discount, customer, the product's custom fields) is checked by the use case.
+#[derive(Debug, Clone)]
+pub struct CreateCheckout {
+    pub target: CheckoutTarget,
+    pub amount: Option<i64>,
+    pub discount_id: Option<DiscountId>,
+    pub allow_discount_codes: bool,
+    /// A customer of the organization, whose details fill the ones left empty.
+    pub customer_id: Option<CustomerId>,
+    pub customer_name: Option<String>,
+    pub customer_email: Option<String>,
+    pub customer_ip_address: Option<String>,
+    pub customer_billing_address: Option<Address>,
+    /// Checked against the billing address as an update would.
+    pub customer_tax_id: Option<String>,
+    pub customer_metadata: Metadata,
+    pub metadata: Metadata,
+    pub custom_field_data: CustomFieldInput,
+    /// A subscription to upgrade (not supported: refused as unknown).
+    pub subscription_id: Option<SubscriptionId>,
+    pub success_url: Option<String>,
+    pub embed_origin: Option<String>,
+    /// The checkout's own expiry (the configured time to live when `None`).
+    pub expires_at: Option<DateTime<Utc>>,
+    pub require_billing_address: bool,
+    pub allow_trial: bool,
+    pub external_customer_id: Option<String>,
+    pub return_url: Option<String>,
+    /// The checkout's own trial.
+    pub trial: Option<Trial>,
+}
+
+impl CheckoutCreate {
+    /// The command this body asks for at `now`, or the 422 of its fields (in the order
+    /// Polar lists them); what needs the store is checked by the use case.
+    pub fn into_command(self, now: DateTime<Utc>) -> Result<CreateCheckout, ApiError> {
+        let input = self;
+        let mut v = Validator::new();
+        if let Some(p) = &input.payment_processor {
+            if p != "stripe" {
+                v.push(FieldError::new(
+                    "enum",
+                    loc!["body", "payment_processor"],
+                    "Input should be 'stripe'",
+                    Value::from(p.as_str()),
+                ));
+            }
+        }
+        if let Some(a) = input.amount {
+            check_amount(&mut v, a);
+        }
+        let metadata = input
+            .metadata
+            .as_ref()
+            .and_then(|m| metadata_field(&mut v, "metadata", m))
+            .unwrap_or_default();
+        let customer_metadata = input
+            .customer_metadata
+            .as_ref()
+            .and_then(|m| metadata_field(&mut v, "customer_metadata", m))
+            .unwrap_or_default();
+        let email = optional_string(input.customer_email.clone())
+            .and_then(|e| email_field(&mut v, "customer_email", &e));
+        if let Some(name) = &input.customer_name {
+            v.header_safe(loc!["body", "customer_name"], name);
+        }
+        if let Some(ip) = &input.customer_ip_address {
+            check_ip(&mut v, ip);
+        }
+        let address = input
+            .customer_billing_address
+            .as_ref()
+            .filter(|a| !a.is_null())
+            .and_then(|a| address_field(&mut v, a));
+        if let Some(url) = &input.success_url {
+            v.http_url(loc!["body", "success_url"], url);
+        }
+        if let Some(url) = &input.return_url {
+            v.http_url(loc!["body", "return_url"], url);
+        }
+        refuse_unsupported_on_create(&mut v, &input);
+        let trial = trial_fields(
+            &mut v,
+            input.trial_interval.as_deref().map(Some),
+            input.trial_interval_count.map(Some),
+        )
+        .flatten();
+        if let Some(t) = input.expires_at {
+            if t < now + Duration::minutes(1) || t > now + Duration::hours(24) {
+                v.push(FieldError::new(
+                    "value_error",
+                    loc!["body", "expires_at"],
+                    "Value error, expires_at must be between 1 minute and 24 hours from now.",
+                    serde_json::json!(t),
+                ));
+            }
+        }
+        v.finish()?;
+        let target = target(&input)?;
+        Ok(CreateCheckout {
+            target,
+            amount: input.amount,
+            discount_id: input.discount_id.map(DiscountId),
+            allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
+            customer_id: input.customer_id.map(CustomerId),
+            customer_name: optional_string(input.customer_name),
+            customer_email: email,
+            customer_ip_address: optional_string(input.customer_ip_address),
+            customer_billing_address: address,
+            customer_tax_id: optional_string(input.customer_tax_id),
+            customer_metadata,
+            metadata,
+            custom_field_data: input
+                .custom_field_data
+                .map_or_else(CustomFieldInput::empty, CustomFieldInput::new),
+            subscription_id: input.subscription_id.map(SubscriptionId),
+            success_url: input.success_url,
+            embed_origin: optional_string(input.embed_origin),
+            expires_at: input.expires_at,
+            require_billing_address: input.require_billing_address.unwrap_or(false),
+            allow_trial: input.allow_trial.unwrap_or(true),
+            external_customer_id: optional_string(input.external_customer_id),
+            return_url: input.return_url,
+            trial,
+        })
+    }
+}
+
+/// What the body creates the checkout for: `products` (at least one, unique), else
+/// `product_price_id`, else `product_id`.
+fn target(input: &CheckoutCreate) -> Result<CheckoutTarget, ApiError> {
+    if let Some(ids) = &input.products {
+        return product_list(ids).map(CheckoutTarget::Products);
+    }
+    if let Some(id) = input.product_price_id {
+        return Ok(CheckoutTarget::Price(PriceId(id)));
+    }
+    if let Some(id) = input.product_id {
+        return Ok(CheckoutTarget::Product(ProductId(id)));
+    }
+    Err(ApiError::validation(FieldError::new(
+        "missing",
+        loc!["body", "product_price_id"],
+        "Field required",
+        Value::Null,
+    )))
+}
+
+/// A list of products to choose between (a checkout's, a link's): at least one, unique.
+pub fn product_list(ids: &[Uuid]) -> Result<Vec<ProductId>, ApiError> {
+    let list = || Value::from(ids.iter().map(|id| id.to_string()).collect::<Vec<_>>());
+    if ids.is_empty() {
+        return Err(ApiError::validation(
+            FieldError::new(
+                "too_short",
+                loc!["body", "products"],
+                "List should have at least 1 item after validation, not 0",
+                list(),
+            )
+            .with_ctx(
+                serde_json::json!({"field_type": "List", "min_length": 1, "actual_length": 0}),
+            ),
+        ));
+    }
+    let unique: HashSet<&Uuid> = ids.iter().collect();
+    if unique.len() != ids.len() {
+        return Err(ApiError::invalid(
+            loc!["body", "products"],
+            "Value error, Product IDs must be unique.",
+            list(),
+        ));
+    }
+    Ok(ids.iter().map(|id| ProductId(*id)).collect())
+}
+
+// ---------------------------------------------------------------------------------------
+// The shape of single fields, shared with the update and confirm bodies.
+
+const MIN_AMOUNT: i64 = 50;
+const MAX_AMOUNT: i64 = 99_999_999;
+
+pub fn check_amount(v: &mut Validator, amount: i64) -> bool {
+    v.int_range(
+        loc!["body", "amount"],
+        amount,
+        Some(MIN_AMOUNT),
+        Some(MAX_AMOUNT),
+    )
+}
+
+pub fn check_ip(v: &mut Validator, ip: &str) -> bool {
+    if ip.parse::<IpAddr>().is_ok() {
+        return true;
+    }
+    v.push(FieldError::new(
+        "ip_any_address",
+        loc!["body", "customer_ip_address"],
+        "value is not a valid IPv4 or IPv6 address",
+        Value::from(ip),
+    ));
+    false
+}
+
+pub fn metadata_field(v: &mut Validator, field: &str, value: &Value) -> Option<Metadata> {
+    match parse_metadata(field, value) {
+        Ok(m) => Some(m),
+        Err(errors) => {
+            for e in errors {
+                v.push(e);
+            }
+            None
+        }
+    }
+}
+
+pub fn address_field(v: &mut Validator, value: &Value) -> Option<Address> {
+    match parse_address(value, loc!["body", "customer_billing_address"]) {
+        Ok(a) => Some(a),
+        Err(errors) => {
+            for e in errors {
+                v.push(e);
+            }
+            None
+        }
+    }
+}
+
+pub fn email_field(v: &mut Validator, field: &str, email: &str) -> Option<String> {
+    let email = email.trim();
+    v.email(loc!["body", field], email)
+        .then(|| email.to_string())
+}
+
+pub fn optional_string(value: Option<String>) -> Option<String> {
+    value
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+pub fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
+    v.push(FieldError::new(
+        "value_error",
+        loc!["body", field],
+        msg,
+        input,
+    ));
+}
+
+/// Seat and unit counts (Polar refuses them for prices that are not seat- or unit-based,
+/// and Tollgate has none), with Polar's messages.
+pub fn refuse_counts(v: &mut Validator, counts: &[(&str, Option<i64>)]) {
+    for (field, value) in counts {
+        let Some(n) = value else { continue };
+        let msg = match *field {
+            "seats" => "Seats can only be set for seat-based pricing.".to_string(),
+            "units" => "Units can only be set for unit-based pricing.".to_string(),
+            f if f.ends_with("_seats") => format!("{f} can only be set for seat-based pricing."),
+            f => format!("{f} can only be set for unit-based pricing."),
+        };
+        refuse(v, field, &msg, Value::from(*n));
+    }
+}
+
+/// Business purchases (a billing name, a business customer): not supported.
+pub fn refuse_business(v: &mut Validator, is_business: Option<bool>, billing_name: Option<&str>) {
+    if is_business == Some(true) {
+        refuse(
+            v,
+            "is_business_customer",
+            "Business customers are not supported.",
+            Value::Bool(true),
+        );
+    }
+    if let Some(name) = billing_name.filter(|n| !n.trim().is_empty()) {
+        refuse(
+            v,
+            "customer_billing_name",
+            "A billing name is only used for business customers, which are not supported.",
+            Value::from(name),
+        );
+    }
+}
+
+/// A presentment currency: US dollars only.
+pub fn check_currency(v: &mut Validator, currency: Option<&str>) {
+    if let Some(c) = currency.filter(|c| !c.eq_ignore_ascii_case(super::DEFAULT_CURRENCY)) {
+        refuse(
+            v,
+            "currency",
+            "Product is not available in the specified currency.",
+            Value::from(c),
+        );
+    }
+}
+
+/// The trial of a create or update body (Polar's `trial_interval` and
+/// `trial_interval_count`, both or neither): `Some(Some)` sets the checkout's own trial,
+/// `Some(None)` removes it (both `null`), `None` leaves it. Each field is `None` when the
+/// body lacks it, `Some(None)` when it is `null`.
+pub fn trial_fields(
+    v: &mut Validator,
+    interval: Option<Option<&str>>,
+    count: Option<Option<i64>>,
+) -> Option<Option<Trial>> {
+    let given = interval.is_some() || count.is_some();
+    let (i, n) = (interval.flatten(), count.flatten());
+    let interval = i.and_then(|i| match RecurringInterval::parse(i) {
+        Some(i) => Some(i),
+        None => {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "trial_interval"],
+                    "Input should be 'day', 'week', 'month' or 'year'",
+                    Value::from(i),
+                )
+                .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
+            );
+            None
+        }
+    });
+    let count = n.and_then(|n| {
+        v.int_range(
+            loc!["body", "trial_interval_count"],
+            n,
+            Some(1),
+            Some(i64::from(MAX_TRIAL_COUNT)),
+        )
+        .then(|| u32::try_from(n).ok())
+        .flatten()
+    });
+    match (i.is_some(), n.is_some()) {
+        (true, true) => match (interval, count) {
+            (Some(interval), Some(count)) => Some(Some(Trial { interval, count })),
+            _ => None,
+        },
+        // `null` (and the other `null` or left out): no trial of its own.
+        (false, false) if given => Some(None),
+        (false, false) => None,
+        (has_interval, _) => {
+            let missing = if has_interval {
+                "trial_interval_count"
+            } else {
+                "trial_interval"
+            };
+            v.push(FieldError::new(
+                "missing",
+                loc!["body", missing],
+                "Both trial_interval and trial_interval_count must be set together.",
+                Value::Null,
+            ));
+            None
+        }
+    }
+}
+
+/// Refuses the create body's fields for what Tollgate does not sell.
+pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
+    refuse_counts(
+        v,
+        &[
+            ("seats", input.seats),
+            ("min_seats", input.min_seats),
+            ("max_seats", input.max_seats),
+            ("units", input.units),
+            ("min_units", input.min_units),
+            ("max_units", input.max_units),
+        ],
+    );
+    refuse_business(
+        v,
+        input.is_business_customer,
+        input.customer_billing_name.as_deref(),
+    );
+    check_currency(v, input.currency.as_deref());
+    if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
+        refuse(
+            v,
+            "prices",
+            "Ad-hoc prices are not supported.",
+            prices.clone(),
+        );
+    }
+}
