@@ -119,7 +119,7 @@ async fn an_expired_checkout_is_not_open_to_updates() {
     assert_eq!(checkout.product_id, ours.id);
 
     app.clock.advance(Duration::days(2));
-    let err = update(&app, subject, checkout.id, CheckoutChanges::default())
+    let err = update(&app, subject, checkout.id, ChangeCheckout::default())
         .await
         .expect_err("expired");
     assert_eq!(err.code(), Code::NotOpenCheckout);

@@ -9,7 +9,7 @@ use tollgate_actors::checkout::Checkout;
 use tollgate_storage::{Batch, Expect, Stored};
 use uuid::Uuid;
 
-use crate::api::checkout::CheckoutChanges;
+use crate::api::checkout::ChangeCheckout;
 use crate::api::checkout_link::{
     CheckoutLinkCreate, CheckoutLinkUpdate, CheckoutLinkView, CHECKOUT_LINK_SECRET_PREFIX,
 };
@@ -637,9 +637,9 @@ pub async fn follow(
     if selected.id == on_sale[0].id {
         return Ok(checkout);
     }
-    let switch = CheckoutChanges {
-        product_id: Maybe::Value(selected.id.0),
-        ..CheckoutChanges::default()
+    let switch = ChangeCheckout {
+        product_id: Some(selected.id),
+        ..ChangeCheckout::default()
     };
     Ok(super::update(state, Subject::Organization(org), checkout.id, switch).await?)
 }
