@@ -27,7 +27,7 @@ use crate::domain::checkout_link::{
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
 use crate::domain::product::Product;
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, AppError, FieldError};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -43,10 +43,10 @@ pub async fn link_for(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-) -> Result<Stored<CheckoutLink>, ApiError> {
+) -> Result<Stored<CheckoutLink>, AppError> {
     match state.store.get::<CheckoutLink>(&id.key()).await? {
         Some(l) if can_access(state, subject, l.value.organization_id).await? => Ok(l),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -56,7 +56,7 @@ pub async fn read_link(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-) -> Result<CheckoutLink, ApiError> {
+) -> Result<CheckoutLink, AppError> {
     state.store.read_barrier().await?;
     Ok(link_for(state, subject, id).await?.value)
 }
@@ -65,7 +65,7 @@ pub async fn read_link(
 pub async fn link_view(
     state: &AppState,
     link: &CheckoutLink,
-) -> Result<CheckoutLinkView, ApiError> {
+) -> Result<CheckoutLinkView, AppError> {
     let keys: Vec<Vec<u8>> = link.products.iter().map(|p| p.key()).collect();
     let found: Vec<Product> = state
         .store
@@ -136,7 +136,7 @@ pub async fn list(
     subject: Subject,
     filter: &CheckoutLinkFilter,
     params: ListParams,
-) -> Result<(Vec<CheckoutLink>, u64), ApiError> {
+) -> Result<(Vec<CheckoutLink>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if filter.product_id.is_empty() {
@@ -180,7 +180,8 @@ pub async fn list(
     let filter_once: Option<&dyn Fn(&CheckoutLink) -> bool> =
         (filter.product_id.len() > 1).then_some(&once);
     let backwards = field == CheckoutLinkSort::CreatedAt && desc;
-    sorted_page_of::<CheckoutLink>(
+    // The listing helper (app/listing.rs) still answers ApiError: carried as is.
+    Ok(sorted_page_of::<CheckoutLink>(
         state,
         index,
         &tenants,
@@ -189,7 +190,7 @@ pub async fn list(
         filter_once,
         several.as_deref(),
     )
-    .await
+    .await?)
 }
 
 // ---------------------------------------------------------------------------------------
