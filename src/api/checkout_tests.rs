@@ -474,3 +474,75 @@ fn the_2026_fields_say_what_the_checkout_is() {
     assert_eq!(free["allow_trial"], true);
     assert_eq!(free["billing_address_fields"]["line1"], "optional");
 }
+
+fn locs(e: crate::error::ApiError) -> Vec<Value> {
+    match e {
+        crate::error::ApiError::Validation(items) => {
+            items.into_iter().map(|i| Value::from(i.loc)).collect()
+        }
+        other => panic!("expected a 422, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_update_body_parses_into_a_command_or_its_422_in_order() {
+    let body: CheckoutUpdate = serde_json::from_value(json!({
+        "product_id": "00000000-0000-0000-0000-000000000001",
+        "customer_email": "  ",
+        "discount_id": null,
+        "success_url": "https://example.com/ok",
+    }))
+    .expect("body");
+    let cmd = body.into_command().expect("command");
+    assert!(cmd.product_id.is_some());
+    assert_eq!(cmd.discount_id, Some(None));
+    assert_eq!(cmd.changes.customer_email, Some(None));
+    assert_eq!(
+        cmd.changes.success_url,
+        Some(Some("https://example.com/ok".into()))
+    );
+
+    let body: CheckoutUpdate = serde_json::from_value(json!({
+        "amount": -1,
+        "customer_email": "not an e-mail",
+        "success_url": "nope",
+        "seats": 2,
+    }))
+    .expect("body");
+    let err = body.into_command().expect_err("422");
+    assert_eq!(
+        locs(err),
+        vec![
+            json!(["body", "amount"]),
+            json!(["body", "customer_email"]),
+            json!(["body", "success_url"]),
+            json!(["body", "seats"]),
+        ]
+    );
+
+    // The buyer may only turn a trial off.
+    let body: CheckoutUpdatePublic =
+        serde_json::from_value(json!({"allow_trial": true})).expect("body");
+    assert_eq!(
+        locs(body.into_command().expect_err("422")),
+        vec![json!(["body", "allow_trial"])]
+    );
+}
+
+#[test]
+fn what_a_link_fills_in_is_checked_as_a_create_body_would() {
+    use crate::domain::metadata::{MetaValue, Metadata};
+    let mut many = Metadata::default();
+    for i in 0..51 {
+        many.0.insert(format!("k{i}"), MetaValue::Int(i));
+    }
+    let err = create::check_link_prefill(&many, Some("Ada\nBcc: x@y.z")).expect_err("422");
+    assert_eq!(
+        locs(err),
+        vec![
+            json!(["body", "metadata"]),
+            json!(["body", "customer_name"])
+        ]
+    );
+    create::check_link_prefill(&Metadata::default(), Some("Ada Lovelace")).expect("fine");
+}

@@ -15,7 +15,7 @@ use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{Batch, Expect, StorageError};
 
-use crate::api::checkout::CheckoutChanges;
+use crate::api::checkout::ChangeCheckout;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
 use crate::domain::customer_session::{CustomerSession, SessionPurchase};
@@ -47,7 +47,7 @@ const CONFIRM_ATTEMPTS: u32 = 10;
 pub(super) async fn confirm(
     state: &AppState,
     checkout: &Checkout,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
     token: Option<String>,
 ) -> Result<(Checkout, String), AppError> {
     let mut last_error = None;

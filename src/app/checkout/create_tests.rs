@@ -119,7 +119,7 @@ async fn an_expired_checkout_is_not_open_to_updates() {
     assert_eq!(checkout.product_id, ours.id);
 
     app.clock.advance(Duration::days(2));
-    let err = update(&app, subject, checkout.id, CheckoutChanges::default())
+    let err = update(&app, subject, checkout.id, ChangeCheckout::default())
         .await
         .expect_err("expired");
     assert_eq!(err.code(), Code::NotOpenCheckout);
@@ -127,4 +127,43 @@ async fn an_expired_checkout_is_not_open_to_updates() {
         err.detail(),
         format!("Checkout {} is not open: expired", checkout.id)
     );
+}
+
+#[actix_web::test]
+async fn an_update_naming_what_does_not_exist_is_refused_by_command_fields() {
+    let app = testing::app().await;
+    let (org, subject) = testing::seller(&app).await;
+    let ours = product(&app, org).await;
+    let (other, _) = testing::seller(&app).await;
+    let theirs = product(&app, other).await;
+    let checkout = create(&app, subject, command(CheckoutTarget::Product(ours.id)))
+        .await
+        .expect("created");
+
+    // A product not in the checkout's list and an unknown discount: both reported, in the
+    // body's order.
+    let change = ChangeCheckout {
+        product_id: Some(theirs.id),
+        discount_id: Some(Some(crate::domain::ids::DiscountId::new())),
+        ..ChangeCheckout::default()
+    };
+    let err = update(&app, subject, checkout.id, change)
+        .await
+        .expect_err("unknown references");
+    assert_eq!(err.code(), Code::Invalid);
+    assert_eq!(
+        paths(&err),
+        vec![field!["product_id"], field!["discount_id"]]
+    );
+
+    // The buyer's unknown code, where codes are allowed.
+    let change = ChangeCheckout {
+        discount_code: Some(Some("NOPE".into())),
+        ..ChangeCheckout::default()
+    };
+    let secret = checkout.client_secret.clone();
+    let err = update_as_buyer(&app, &secret, change)
+        .await
+        .expect_err("unknown code");
+    assert_eq!(paths(&err), vec![field!["discount_code"]]);
 }

@@ -3,20 +3,11 @@
 //! every reference checked here; shared by the organizer and client endpoints and by
 //! confirmation.
 
-use serde_json::Value;
 use tollgate_actors::checkout::{AppliedDiscount, Changes, Checkout};
 use tollgate_storage::StorageError;
-use uuid::Uuid;
 
-use crate::api::checkout::create::{
-    address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
-    optional_string, refuse, refuse_business, refuse_counts, trial_fields,
-};
-use crate::api::checkout::{
-    CheckoutBuyerUpdate, CheckoutChanges, CheckoutTarget, CheckoutTermsUpdate,
-};
-use crate::api::custom_field_data::{validate_custom_field_data, CustomFieldInput};
-use crate::api::Maybe;
+use crate::api::checkout::{ChangeCheckout, CheckoutTarget};
+use crate::api::custom_field_data::CustomFieldInput;
 use crate::app::access::can_access;
 use crate::app::catalog::custom_fields::attached_custom_fields;
 use crate::auth::Subject;
@@ -24,11 +15,9 @@ use crate::domain::custom_field::CustomFieldData;
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
 use crate::domain::product::{Price, Product};
-use crate::error::{ApiError, AppError, FieldError, Given, Invalid};
+use crate::error::{AppError, Given, Invalid};
 use crate::field;
-use crate::loc;
 use crate::state::AppState;
-use crate::validate::Validator;
 
 use crate::app::views::product_of;
 
@@ -38,33 +27,13 @@ use crate::app::views::product_of;
 async fn custom_fields_of(
     state: &AppState,
     product: &Product,
-) -> Result<Vec<(crate::domain::custom_field::CustomField, bool)>, ApiError> {
+) -> Result<Vec<(crate::domain::custom_field::CustomField, bool)>, AppError> {
     Ok(
         attached_custom_fields(state, &product.attached_custom_fields)
             .await?
             .into_iter()
             .map(|(cf, a)| (cf, a.required))
             .collect(),
-    )
-}
-
-pub(super) async fn custom_field_data(
-    v: &mut Validator,
-    state: &AppState,
-    product: &Product,
-    value: &Value,
-) -> Result<Option<CustomFieldData>, ApiError> {
-    let fields = custom_fields_of(state, product).await?;
-    Ok(
-        match validate_custom_field_data(value, &fields, &["body", "custom_field_data"]) {
-            Ok(d) => Some(d),
-            Err(errors) => {
-                for e in errors {
-                    v.push(e);
-                }
-                None
-            }
-        },
     )
 }
 
@@ -95,22 +64,15 @@ pub(super) async fn discount_for_checkout(
         }))
 }
 
-/// A discount given by id on an update, else its 422.
+/// A discount given by id on an update, else the field that names it.
 async fn discount_for_update(
     state: &AppState,
     org: OrganizationId,
     product: ProductId,
     id: DiscountId,
-) -> Result<Result<Discount, FieldError>, ApiError> {
+) -> Result<Result<Discount, Invalid>, AppError> {
     let found = discount_for_checkout(state, org, product, id).await?;
-    Ok(found.ok_or_else(|| {
-        FieldError::new(
-            "value_error",
-            loc!["body", "discount_id"],
-            "Discount does not exist.",
-            Value::from(id.to_string()),
-        )
-    }))
+    Ok(found.ok_or_else(|| Invalid::new(field!["discount_id"], "Discount does not exist.", id.0)))
 }
 
 async fn discount_for_code(
@@ -118,17 +80,16 @@ async fn discount_for_code(
     org: OrganizationId,
     product: ProductId,
     code: &str,
-) -> Result<Result<Discount, FieldError>, ApiError> {
+) -> Result<Result<Discount, Invalid>, AppError> {
     let found = discount_by_code(&state.store, org, code)
         .await?
         .map(|d| d.value)
         .filter(|d| d.applies_to(product) && d.is_redeemable(state.now()));
     Ok(found.ok_or_else(|| {
-        FieldError::new(
-            "value_error",
-            loc!["body", "discount_code"],
+        Invalid::new(
+            field!["discount_code"],
             "This discount code does not exist or is no longer available.",
-            Value::from(code),
+            code,
         )
     }))
 }
@@ -231,31 +192,31 @@ pub(super) async fn price_for_create(
     }
 }
 
-/// The changes a request asks for, resolved against the checkout's product and organization.
-/// `public`: the client-secret variant (no metadata, discount by code only).
+/// The changes a command asks for, resolved against the checkout's product and
+/// organization. `public`: the buyer's command (discount by code only).
 pub(super) async fn resolve_changes(
     state: &AppState,
     checkout: &Checkout,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
     public: bool,
-) -> Result<Changes, ApiError> {
-    let mut v = Validator::new();
-    let mut ch = Changes::default();
+) -> Result<Changes, AppError> {
+    let mut invalid = Vec::new();
+    let mut ch = input.changes;
     let current = product_of(state, checkout).await?;
     let (product, price) = product_and_price(
         state,
         checkout,
         current,
-        input.product_id.as_value().copied(),
-        input.product_price_id.as_value().copied(),
-        &mut v,
+        input.product_id,
+        input.price_id,
+        &mut invalid,
     )
     .await?;
     if product.id != checkout.product_id {
         ch.product = Some(product.id);
         ch.product_trial = Some(product.trial);
         // A discount that does not apply to the new product is removed (Polar).
-        if let (Some(applied), Maybe::Absent) = (&checkout.discount, &input.discount_id) {
+        if let (Some(applied), None) = (&checkout.discount, &input.discount_id) {
             let applies = discount_by_id(&state.store, applied.id)
                 .await?
                 .is_some_and(|d| d.value.applies_to(product.id));
@@ -265,240 +226,79 @@ pub(super) async fn resolve_changes(
         }
     }
     ch.price = price;
-    if let Maybe::Value(a) = input.amount {
-        if check_amount(&mut v, a) {
-            ch.amount = Some(a);
-        }
-    }
-    if let Some(name) = input.customer_name.into_update() {
-        // The buyer's name becomes a customer's, which may reach a message header.
-        if name
-            .as_deref()
-            .is_none_or(|n| v.header_safe(loc!["body", "customer_name"], n))
-        {
-            ch.customer_name = Some(optional_string(name));
-        }
-    }
-    match input.customer_email {
-        Maybe::Value(e) => {
-            let e = e.trim().to_string();
-            if e.is_empty() {
-                ch.customer_email = Some(None);
-            } else if let Some(e) = email_field(&mut v, "customer_email", &e) {
-                ch.customer_email = Some(Some(e));
-            }
-        }
-        Maybe::Null => ch.customer_email = Some(None),
-        Maybe::Absent => {}
-    }
-    match input.customer_billing_address {
-        Maybe::Value(a) if !a.is_null() => {
-            if let Some(a) = address_field(&mut v, &a) {
-                ch.customer_billing_address = Some(Some(a));
-            }
-        }
-        Maybe::Value(_) | Maybe::Null => ch.customer_billing_address = Some(None),
-        Maybe::Absent => {}
-    }
-    if let Some(t) = input.customer_tax_id.into_update() {
-        ch.customer_tax_id = Some(t);
-    }
-    if let Maybe::Value(data) = &input.custom_field_data {
-        let non_empty = data.as_object().is_some_and(|m| !m.is_empty());
-        if non_empty || !data.is_object() {
-            ch.custom_field_data = custom_field_data(&mut v, state, &product, data).await?;
+    if let Some(data) = &input.custom_field_data {
+        match custom_field_data_for_create(state, &product, data).await? {
+            Ok(d) => ch.custom_field_data = Some(d),
+            Err(problems) => invalid.extend(problems),
         }
     }
     if public {
         // A code is ignored when the checkout does not allow codes (Polar).
         if checkout.allow_discount_codes {
             match input.discount_code {
-                Maybe::Value(code) => {
+                Some(Some(code)) => {
                     match discount_for_code(state, checkout.organization_id, product.id, &code)
                         .await?
                     {
                         Ok(d) => {
                             ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_code"))
                         }
-                        Err(e) => v.push(e),
+                        Err(e) => invalid.push(e),
                     }
                 }
-                Maybe::Null => ch.discount = Some((None, "discount_code")),
-                Maybe::Absent => {}
+                Some(None) => ch.discount = Some((None, "discount_code")),
+                None => {}
             }
         }
     } else {
         match input.discount_id {
-            Maybe::Value(id) => match discount_for_update(
-                state,
-                checkout.organization_id,
-                product.id,
-                DiscountId(id),
-            )
-            .await?
-            {
-                Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_id")),
-                Err(e) => v.push(e),
-            },
-            Maybe::Null => ch.discount = Some((None, "discount_id")),
-            Maybe::Absent => {}
-        }
-        if let Maybe::Value(a) = input.allow_discount_codes {
-            ch.allow_discount_codes = Some(a);
-        }
-        if let Maybe::Value(m) = &input.metadata {
-            ch.metadata = metadata_field(&mut v, "metadata", m);
-        }
-        if let Maybe::Value(m) = &input.customer_metadata {
-            ch.customer_metadata = metadata_field(&mut v, "customer_metadata", m);
-        }
-        match input.customer_ip_address {
-            Maybe::Value(ip) => {
-                if check_ip(&mut v, &ip) {
-                    ch.customer_ip_address = Some(Some(ip));
+            Some(Some(id)) => {
+                match discount_for_update(state, checkout.organization_id, product.id, id).await? {
+                    Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_id")),
+                    Err(e) => invalid.push(e),
                 }
             }
-            Maybe::Null => ch.customer_ip_address = Some(None),
-            Maybe::Absent => {}
-        }
-        match input.success_url {
-            Maybe::Value(u) => {
-                if v.http_url(loc!["body", "success_url"], &u) {
-                    ch.success_url = Some(Some(u));
-                }
-            }
-            Maybe::Null => ch.success_url = Some(None),
-            Maybe::Absent => {}
-        }
-        if let Some(o) = input.embed_origin.into_update() {
-            ch.embed_origin = Some(o);
+            Some(None) => ch.discount = Some((None, "discount_id")),
+            None => {}
         }
     }
-    resolve_2026_fields(&mut v, &mut ch, input.terms, input.buyer, public);
-    v.finish()?;
+    if !invalid.is_empty() {
+        return Err(AppError::Invalid(invalid));
+    }
     Ok(ch)
-}
-
-// ---------------------------------------------------------------------------------------
-// What Tollgate does not sell: a clear 422 naming the field, never a silent ignore.
-
-/// The 2026 fields of an update or confirm body: the supported ones as changes, the
-/// others refused. `public`: the buyer's body (`allow_trial` may only turn a trial off,
-/// `payment_method_type` is the buyer's, the seller's terms are not in it).
-fn resolve_2026_fields(
-    v: &mut Validator,
-    ch: &mut Changes,
-    terms: CheckoutTermsUpdate,
-    buyer: CheckoutBuyerUpdate,
-    public: bool,
-) {
-    refuse_counts(
-        v,
-        &[
-            ("seats", buyer.seats.as_value().copied()),
-            ("units", buyer.units.as_value().copied()),
-        ],
-    );
-    refuse_business(
-        v,
-        buyer.is_business_customer.as_value().copied(),
-        buyer.customer_billing_name.as_value().map(String::as_str),
-    );
-    // `locale` is accepted: the pages are in English, as Polar's are for organizations
-    // without checkout localization.
-    match (buyer.allow_trial, public) {
-        (Maybe::Value(true), true) => v.push(FieldError::new(
-            "literal_error",
-            loc!["body", "allow_trial"],
-            "Input should be False",
-            Value::Bool(true),
-        )),
-        (Maybe::Value(allow), _) => ch.allow_trial = Some(allow),
-        (Maybe::Null | Maybe::Absent, _) => {}
-    }
-    if public {
-        match buyer.payment_method_type {
-            Maybe::Value(m) if m.trim().is_empty() => ch.payment_method_type = Some(None),
-            Maybe::Value(m) if m.trim() == "card" => {
-                ch.payment_method_type = Some(Some("card".into()))
-            }
-            Maybe::Value(m) => refuse(
-                v,
-                "payment_method_type",
-                "Only card payments are supported.",
-                Value::from(m),
-            ),
-            Maybe::Null => ch.payment_method_type = Some(None),
-            Maybe::Absent => {}
-        }
-        return;
-    }
-    check_currency(v, terms.currency.as_value().map(String::as_str));
-    let maybe_str = |m: &Maybe<String>| match m {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(s) => Some(Some(s.clone())),
-    };
-    let maybe_int = |m: &Maybe<i64>| match m {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(n) => Some(Some(*n)),
-    };
-    let interval = maybe_str(&terms.trial_interval);
-    if let Some(trial) = trial_fields(
-        v,
-        interval.as_ref().map(|i| i.as_deref()),
-        maybe_int(&terms.trial_interval_count),
-    ) {
-        ch.trial = Some(trial);
-    }
-    if let Maybe::Value(r) = terms.require_billing_address {
-        ch.require_billing_address = Some(r);
-    }
-    match terms.return_url {
-        Maybe::Value(u) => {
-            if v.http_url(loc!["body", "return_url"], &u) {
-                ch.return_url = Some(Some(u));
-            }
-        }
-        Maybe::Null => ch.return_url = Some(None),
-        Maybe::Absent => {}
-    }
 }
 
 /// The product a change sells and the price to select, if it changes: `product_id` must
 /// be one of the checkout's products and not archived (then its first active price, or
 /// `price_id`, which must be that product's); a `price_id` alone may be a price of any of
-/// the checkout's products (selecting that product). Problems go to `v` and leave the
+/// the checkout's products (selecting that product). Problems go to `invalid` and leave the
 /// current product.
 async fn product_and_price(
     state: &AppState,
     checkout: &Checkout,
     current: Product,
-    product_id: Option<Uuid>,
-    price_id: Option<Uuid>,
-    v: &mut Validator,
-) -> Result<(Product, Option<Price>), ApiError> {
+    product_id: Option<ProductId>,
+    price_id: Option<PriceId>,
+    invalid: &mut Vec<Invalid>,
+) -> Result<(Product, Option<Price>), AppError> {
     let mut product = current;
     let mut switched = false;
-    if let Some(id) = product_id.filter(|id| *id != checkout.product_id.0) {
-        let listed = checkout.products.contains(&ProductId(id));
+    if let Some(id) = product_id.filter(|id| *id != checkout.product_id) {
+        let listed = checkout.products.contains(&id);
         let found = match listed {
-            true => state.store.get::<Product>(&ProductId(id).key()).await?,
+            true => state.store.get::<Product>(&id.key()).await?,
             false => None,
         };
         match found.map(|p| p.value) {
-            None => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "product_id"],
+            None => invalid.push(Invalid::new(
+                field!["product_id"],
                 "Product is not available in this checkout.",
-                Value::from(id.to_string()),
+                id.0,
             )),
-            Some(p) if p.is_archived => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "product_id"],
+            Some(p) if p.is_archived => invalid.push(Invalid::new(
+                field!["product_id"],
                 "Product is archived.",
-                Value::from(id.to_string()),
+                id.0,
             )),
             Some(p) => {
                 product = p;
@@ -513,27 +313,19 @@ async fn product_and_price(
         return Ok(match product.first_active_price().cloned() {
             Some(price) => (product, Some(price)),
             None => {
-                v.push(FieldError::new(
-                    "value_error",
-                    loc!["body", "product_id"],
+                invalid.push(Invalid::new(
+                    field!["product_id"],
                     "Product has no active price.",
-                    Value::from(product.id.to_string()),
+                    product.id.0,
                 ));
                 (product, None)
             }
         });
     };
-    let price_problem = |msg: &str| {
-        FieldError::new(
-            "value_error",
-            loc!["body", "product_price_id"],
-            msg,
-            Value::from(id.to_string()),
-        )
-    };
-    if let Some(p) = product.price(PriceId(id)) {
+    let price_problem = |msg: &str| Invalid::new(field!["product_price_id"], msg, id.0);
+    if let Some(p) = product.price(id) {
         if p.is_archived {
-            v.push(price_problem("Price is archived."));
+            invalid.push(price_problem("Price is archived."));
             return Ok((product, None));
         }
         let price = p.clone();
@@ -541,24 +333,24 @@ async fn product_and_price(
     }
     // Another product's price: one of the checkout's other products (when no product was
     // named), or a price the checkout does not offer.
-    let owner = crate::domain::product::product_for_price(&state.store, PriceId(id))
+    let owner = crate::domain::product::product_for_price(&state.store, id)
         .await?
         .map(|p| p.value)
         .filter(|p| p.organization_id == checkout.organization_id);
     match owner {
         Some(other) if !switched && checkout.products.contains(&other.id) => {
-            match other.price(PriceId(id)) {
-                Some(p) if p.is_archived => v.push(price_problem("Price is archived.")),
-                Some(_) if other.is_archived => v.push(price_problem("Product is archived.")),
+            match other.price(id) {
+                Some(p) if p.is_archived => invalid.push(price_problem("Price is archived.")),
+                Some(_) if other.is_archived => invalid.push(price_problem("Product is archived.")),
                 Some(p) => {
                     let price = p.clone();
                     return Ok((other, Some(price)));
                 }
-                None => v.push(price_problem("Price does not exist.")),
+                None => invalid.push(price_problem("Price does not exist.")),
             }
         }
-        Some(_) => v.push(price_problem("Price does not belong to the product.")),
-        None => v.push(price_problem("Price does not exist.")),
+        Some(_) => invalid.push(price_problem("Price does not belong to the product.")),
+        None => invalid.push(price_problem("Price does not exist.")),
     }
     Ok((product, None))
 }

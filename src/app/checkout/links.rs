@@ -4,15 +4,17 @@
 
 use std::cmp::Ordering;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use tollgate_actors::checkout::Checkout;
 use tollgate_storage::{Batch, Expect, Stored};
 use uuid::Uuid;
 
-use crate::api::checkout::CheckoutChanges;
+use crate::api::checkout::create::check_link_prefill;
+use crate::api::checkout::{ChangeCheckout, CheckoutTarget, CreateCheckout};
 use crate::api::checkout_link::{
     CheckoutLinkCreate, CheckoutLinkUpdate, CheckoutLinkView, CHECKOUT_LINK_SECRET_PREFIX,
 };
+use crate::api::custom_field_data::CustomFieldInput;
 use crate::api::discount::DiscountBase;
 use crate::api::Maybe;
 use crate::app::access::{can_access, organizations_for_list};
@@ -26,8 +28,9 @@ use crate::domain::checkout_link::{
 };
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
+use crate::domain::metadata::MetaValue;
 use crate::domain::product::Product;
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, AppError, FieldError};
 use crate::loc;
 use crate::state::AppState;
 use crate::validate::Validator;
@@ -43,10 +46,10 @@ pub async fn link_for(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-) -> Result<Stored<CheckoutLink>, ApiError> {
+) -> Result<Stored<CheckoutLink>, AppError> {
     match state.store.get::<CheckoutLink>(&id.key()).await? {
         Some(l) if can_access(state, subject, l.value.organization_id).await? => Ok(l),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -56,7 +59,7 @@ pub async fn read_link(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-) -> Result<CheckoutLink, ApiError> {
+) -> Result<CheckoutLink, AppError> {
     state.store.read_barrier().await?;
     Ok(link_for(state, subject, id).await?.value)
 }
@@ -65,7 +68,7 @@ pub async fn read_link(
 pub async fn link_view(
     state: &AppState,
     link: &CheckoutLink,
-) -> Result<CheckoutLinkView, ApiError> {
+) -> Result<CheckoutLinkView, AppError> {
     let keys: Vec<Vec<u8>> = link.products.iter().map(|p| p.key()).collect();
     let found: Vec<Product> = state
         .store
@@ -136,7 +139,7 @@ pub async fn list(
     subject: Subject,
     filter: &CheckoutLinkFilter,
     params: ListParams,
-) -> Result<(Vec<CheckoutLink>, u64), ApiError> {
+) -> Result<(Vec<CheckoutLink>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if filter.product_id.is_empty() {
@@ -180,7 +183,8 @@ pub async fn list(
     let filter_once: Option<&dyn Fn(&CheckoutLink) -> bool> =
         (filter.product_id.len() > 1).then_some(&once);
     let backwards = field == CheckoutLinkSort::CreatedAt && desc;
-    sorted_page_of::<CheckoutLink>(
+    // The listing helper (app/listing.rs) still answers ApiError: carried as is.
+    Ok(sorted_page_of::<CheckoutLink>(
         state,
         index,
         &tenants,
@@ -189,7 +193,7 @@ pub async fn list(
         filter_once,
         several.as_deref(),
     )
-    .await
+    .await?)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -593,53 +597,51 @@ pub async fn follow(
             discount = Some(d);
         }
     }
-    let mut metadata: Map<String, Value> = crate::api::metadata::metadata_map(&link.metadata)
-        .into_iter()
-        .collect();
+    let mut metadata = link.metadata.clone();
     for (key, value) in prefill.metadata {
-        if !metadata.contains_key(&key) && !value.is_empty() && value.len() <= METADATA_VALUE_MAX {
-            metadata.insert(key, Value::from(value));
+        if !metadata.0.contains_key(&key) && !value.is_empty() && value.len() <= METADATA_VALUE_MAX
+        {
+            metadata.0.insert(key, MetaValue::Str(value));
         }
     }
-    let mut raw = json!({
-        "products": on_sale.iter().map(|p| p.id.to_string()).collect::<Vec<_>>(),
-        "allow_discount_codes": link.allow_discount_codes,
-        "require_billing_address": link.require_billing_address,
-        "metadata": metadata,
-        "customer_ip_address": ip.to_string(),
-    });
-    if let Some(d) = &discount {
-        raw["discount_id"] = Value::from(d.id.to_string());
-    }
-    if let Some(t) = link.trial {
-        raw["trial_interval"] = Value::from(t.interval.as_str());
-        raw["trial_interval_count"] = Value::from(t.count);
-    }
-    if let Some(u) = &link.success_url {
-        raw["success_url"] = Value::from(u.as_str());
-    }
-    if let Some(u) = &link.return_url {
-        raw["return_url"] = Value::from(u.as_str());
-    }
-    if let Some(e) = prefill
+    let customer_name = optional_string(prefill.customer_name);
+    // What a create body would refuse of what the query filled in.
+    check_link_prefill(&metadata, customer_name.as_deref())?;
+    let customer_email = prefill
         .customer_email
         .map(|e| e.trim().to_string())
-        .filter(|e| crate::validate::is_email(e))
-    {
-        raw["customer_email"] = Value::from(e);
-    }
-    if let Some(n) = optional_string(prefill.customer_name) {
-        raw["customer_name"] = Value::from(n);
-    }
-    let body: crate::api::checkout::CheckoutCreate = crate::validate::input(&raw)?;
-    let command = body.into_command(state.now())?;
+        .filter(|e| crate::validate::is_email(e));
+    let command = CreateCheckout {
+        target: CheckoutTarget::Products(on_sale.iter().map(|p| p.id).collect()),
+        amount: None,
+        discount_id: discount.as_ref().map(|d| d.id),
+        allow_discount_codes: link.allow_discount_codes,
+        customer_id: None,
+        customer_name,
+        customer_email,
+        customer_ip_address: Some(ip.to_string()),
+        customer_billing_address: None,
+        customer_tax_id: None,
+        customer_metadata: Default::default(),
+        metadata,
+        custom_field_data: CustomFieldInput::empty(),
+        subscription_id: None,
+        success_url: link.success_url.clone(),
+        embed_origin: None,
+        expires_at: None,
+        require_billing_address: link.require_billing_address,
+        allow_trial: true,
+        external_customer_id: None,
+        return_url: link.return_url.clone(),
+        trial: link.trial,
+    };
     let checkout = super::create(state, Subject::Organization(org), command).await?;
     if selected.id == on_sale[0].id {
         return Ok(checkout);
     }
-    let switch = CheckoutChanges {
-        product_id: Maybe::Value(selected.id.0),
-        ..CheckoutChanges::default()
+    let switch = ChangeCheckout {
+        product_id: Some(selected.id),
+        ..ChangeCheckout::default()
     };
     Ok(super::update(state, Subject::Organization(org), checkout.id, switch).await?)
 }

@@ -33,7 +33,7 @@ use tollgate_actors::checkout::{
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
 
-use crate::api::checkout::{CheckoutChanges, CreateCheckout};
+use crate::api::checkout::{ChangeCheckout, CreateCheckout};
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
@@ -451,7 +451,7 @@ pub async fn create(
 async fn apply_update(
     state: &AppState,
     checkout: &Checkout,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
     as_buyer: bool,
 ) -> Result<Checkout, AppError> {
     let status = checkout.effective_status(state.now());
@@ -509,7 +509,7 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: CheckoutId,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
 ) -> Result<Checkout, AppError> {
     let checkout = checkout_for(state, subject, id).await?;
     apply_update(state, &checkout, input, false).await
@@ -519,7 +519,7 @@ pub async fn update(
 pub async fn update_as_buyer(
     state: &AppState,
     secret: &str,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
 ) -> Result<Checkout, AppError> {
     let checkout = checkout_by_secret(state, secret).await?;
     apply_update(state, &checkout, input, true).await
@@ -531,7 +531,7 @@ pub async fn update_as_buyer(
 pub async fn confirm_as_buyer(
     state: &AppState,
     secret: &str,
-    input: CheckoutChanges,
+    input: ChangeCheckout,
     token: Option<String>,
 ) -> Result<(Checkout, String), AppError> {
     let mut checkout = checkout_by_secret(state, secret).await?;

@@ -28,7 +28,7 @@ pub(super) async fn client_update(
     secret: web::Path<String>,
     body: ValidJson<CheckoutUpdatePublic>,
 ) -> ApiResult<web::Json<CheckoutPublic>> {
-    let updated = update_as_buyer(&state, &secret, body.into_inner().into()).await?;
+    let updated = update_as_buyer(&state, &secret, body.into_inner().into_command()?).await?;
     let status = updated.effective_status(state.now());
     Ok(web::Json(
         checkout_public_view(&state, &updated, status).await?,
@@ -41,6 +41,7 @@ pub(super) async fn client_confirm(
     body: ValidJson<CheckoutConfirm>,
 ) -> ApiResult<web::Json<CheckoutPublicConfirmed>> {
     let (input, token) = body.into_inner().split();
+    let input = input.into_command(true)?;
     let (settled, session_token) = confirm_as_buyer(&state, &secret, input, token).await?;
     // The confirm response shows the checkout as confirmed (Polar's clients expect that),
     // with the processor's intent: a page runs its next action (3-D Secure) from

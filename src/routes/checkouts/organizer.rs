@@ -89,7 +89,7 @@ pub(super) async fn update(
     body: ValidJson<CheckoutUpdate>,
 ) -> ApiResult<web::Json<CheckoutView>> {
     let id: CheckoutId = path_id("id", &id)?;
-    let updated =
-        app::checkout::update(&state, auth.subject(), id, body.into_inner().into()).await?;
+    let input = body.into_inner().into_command()?;
+    let updated = app::checkout::update(&state, auth.subject(), id, input).await?;
     Ok(web::Json(checkout_view(&state, &updated).await?))
 }

@@ -1,0 +1,242 @@
+//! Parsing a checkout update or confirm body ([`CheckoutChanges`], from the organizer's
+//! `CheckoutUpdate` or the buyer's `CheckoutUpdatePublic`/`CheckoutConfirm`) into the
+//! command the application acts on ([`ChangeCheckout`]): every check that needs no store,
+//! with the 422 and its locations as Polar gives them. What the body names (products,
+//! prices, discounts, the product's custom fields) is checked by the use case.
+
+use serde_json::Value;
+use tollgate_actors::checkout::Changes;
+
+use super::create::{
+    address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
+    optional_string, refuse, refuse_business, refuse_counts, trial_fields,
+};
+use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
+use super::{CheckoutUpdate, CheckoutUpdatePublic};
+use crate::api::custom_field_data::CustomFieldInput;
+use crate::api::Maybe;
+use crate::domain::ids::{DiscountId, PriceId, ProductId};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
+
+/// Change an open checkout: the fields of an update or confirm body, parsed. `None` leaves
+/// a field unchanged, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeCheckout {
+    /// Another product of the checkout's list.
+    pub product_id: Option<ProductId>,
+    /// A price of the (new or current) product, or of another product of the list.
+    pub price_id: Option<PriceId>,
+    /// The organizer's discount: applied or removed.
+    pub discount_id: Option<Option<DiscountId>>,
+    /// The buyer's discount code: applied or removed (when the checkout allows codes).
+    pub discount_code: Option<Option<String>>,
+    /// Custom field data to check against the product's fields (an empty object is none).
+    pub custom_field_data: Option<CustomFieldInput>,
+    /// Every other change, checked.
+    pub changes: Changes,
+}
+
+impl CheckoutUpdate {
+    /// The organizer's command, or the 422 of its fields.
+    pub fn into_command(self) -> Result<ChangeCheckout, ApiError> {
+        CheckoutChanges::from(self).into_command(false)
+    }
+}
+
+impl CheckoutUpdatePublic {
+    /// The buyer's command, or the 422 of its fields.
+    pub fn into_command(self) -> Result<ChangeCheckout, ApiError> {
+        CheckoutChanges::from(self).into_command(true)
+    }
+}
+
+impl CheckoutChanges {
+    /// The command these fields ask for, or the 422 of their fields (in the order Polar
+    /// lists them). `public`: the buyer's body (no organizer fields, discount by code).
+    pub fn into_command(self, public: bool) -> Result<ChangeCheckout, ApiError> {
+        let input = self;
+        let mut v = Validator::new();
+        let mut ch = Changes::default();
+        if let Maybe::Value(a) = input.amount {
+            if check_amount(&mut v, a) {
+                ch.amount = Some(a);
+            }
+        }
+        if let Some(name) = input.customer_name.into_update() {
+            // The buyer's name becomes a customer's, which may reach a message header.
+            if name
+                .as_deref()
+                .is_none_or(|n| v.header_safe(loc!["body", "customer_name"], n))
+            {
+                ch.customer_name = Some(optional_string(name));
+            }
+        }
+        match input.customer_email {
+            Maybe::Value(e) => {
+                let e = e.trim().to_string();
+                if e.is_empty() {
+                    ch.customer_email = Some(None);
+                } else if let Some(e) = email_field(&mut v, "customer_email", &e) {
+                    ch.customer_email = Some(Some(e));
+                }
+            }
+            Maybe::Null => ch.customer_email = Some(None),
+            Maybe::Absent => {}
+        }
+        match input.customer_billing_address {
+            Maybe::Value(a) if !a.is_null() => {
+                if let Some(a) = address_field(&mut v, &a) {
+                    ch.customer_billing_address = Some(Some(a));
+                }
+            }
+            Maybe::Value(_) | Maybe::Null => ch.customer_billing_address = Some(None),
+            Maybe::Absent => {}
+        }
+        if let Some(t) = input.customer_tax_id.into_update() {
+            ch.customer_tax_id = Some(t);
+        }
+        let custom_field_data = match input.custom_field_data {
+            Maybe::Value(data) => {
+                let non_empty = data.as_object().is_some_and(|m| !m.is_empty());
+                (non_empty || !data.is_object()).then(|| CustomFieldInput::new(data))
+            }
+            Maybe::Null | Maybe::Absent => None,
+        };
+        let mut discount_id = None;
+        let mut discount_code = None;
+        if public {
+            discount_code = input.discount_code.into_update();
+        } else {
+            discount_id = input.discount_id.into_update().map(|d| d.map(DiscountId));
+            if let Maybe::Value(a) = input.allow_discount_codes {
+                ch.allow_discount_codes = Some(a);
+            }
+            if let Maybe::Value(m) = &input.metadata {
+                ch.metadata = metadata_field(&mut v, "metadata", m);
+            }
+            if let Maybe::Value(m) = &input.customer_metadata {
+                ch.customer_metadata = metadata_field(&mut v, "customer_metadata", m);
+            }
+            match input.customer_ip_address {
+                Maybe::Value(ip) => {
+                    if check_ip(&mut v, &ip) {
+                        ch.customer_ip_address = Some(Some(ip));
+                    }
+                }
+                Maybe::Null => ch.customer_ip_address = Some(None),
+                Maybe::Absent => {}
+            }
+            match input.success_url {
+                Maybe::Value(u) => {
+                    if v.http_url(loc!["body", "success_url"], &u) {
+                        ch.success_url = Some(Some(u));
+                    }
+                }
+                Maybe::Null => ch.success_url = Some(None),
+                Maybe::Absent => {}
+            }
+            if let Some(o) = input.embed_origin.into_update() {
+                ch.embed_origin = Some(o);
+            }
+        }
+        parse_2026_fields(&mut v, &mut ch, input.terms, input.buyer, public);
+        v.finish()?;
+        Ok(ChangeCheckout {
+            product_id: input.product_id.as_value().copied().map(ProductId),
+            price_id: input.product_price_id.as_value().copied().map(PriceId),
+            discount_id,
+            discount_code,
+            custom_field_data,
+            changes: ch,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// What Tollgate does not sell: a clear 422 naming the field, never a silent ignore.
+
+/// The 2026 fields of an update or confirm body: the supported ones as changes, the
+/// others refused. `public`: the buyer's body (`allow_trial` may only turn a trial off,
+/// `payment_method_type` is the buyer's, the seller's terms are not in it).
+fn parse_2026_fields(
+    v: &mut Validator,
+    ch: &mut Changes,
+    terms: CheckoutTermsUpdate,
+    buyer: CheckoutBuyerUpdate,
+    public: bool,
+) {
+    refuse_counts(
+        v,
+        &[
+            ("seats", buyer.seats.as_value().copied()),
+            ("units", buyer.units.as_value().copied()),
+        ],
+    );
+    refuse_business(
+        v,
+        buyer.is_business_customer.as_value().copied(),
+        buyer.customer_billing_name.as_value().map(String::as_str),
+    );
+    // `locale` is accepted: the pages are in English, as Polar's are for organizations
+    // without checkout localization.
+    match (buyer.allow_trial, public) {
+        (Maybe::Value(true), true) => v.push(FieldError::new(
+            "literal_error",
+            loc!["body", "allow_trial"],
+            "Input should be False",
+            Value::Bool(true),
+        )),
+        (Maybe::Value(allow), _) => ch.allow_trial = Some(allow),
+        (Maybe::Null | Maybe::Absent, _) => {}
+    }
+    if public {
+        match buyer.payment_method_type {
+            Maybe::Value(m) if m.trim().is_empty() => ch.payment_method_type = Some(None),
+            Maybe::Value(m) if m.trim() == "card" => {
+                ch.payment_method_type = Some(Some("card".into()))
+            }
+            Maybe::Value(m) => refuse(
+                v,
+                "payment_method_type",
+                "Only card payments are supported.",
+                Value::from(m),
+            ),
+            Maybe::Null => ch.payment_method_type = Some(None),
+            Maybe::Absent => {}
+        }
+        return;
+    }
+    check_currency(v, terms.currency.as_value().map(String::as_str));
+    let maybe_str = |m: &Maybe<String>| match m {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(s) => Some(Some(s.clone())),
+    };
+    let maybe_int = |m: &Maybe<i64>| match m {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(n) => Some(Some(*n)),
+    };
+    let interval = maybe_str(&terms.trial_interval);
+    if let Some(trial) = trial_fields(
+        v,
+        interval.as_ref().map(|i| i.as_deref()),
+        maybe_int(&terms.trial_interval_count),
+    ) {
+        ch.trial = Some(trial);
+    }
+    if let Maybe::Value(r) = terms.require_billing_address {
+        ch.require_billing_address = Some(r);
+    }
+    match terms.return_url {
+        Maybe::Value(u) => {
+            if v.http_url(loc!["body", "return_url"], &u) {
+                ch.return_url = Some(Some(u));
+            }
+        }
+        Maybe::Null => ch.return_url = Some(None),
+        Maybe::Absent => {}
+    }
+}
