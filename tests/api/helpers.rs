@@ -196,6 +196,11 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(CLIENT_TIMEOUT)
         .connect_timeout(Duration::from_secs(5))
+        // Below the server's keep-alive (`server.keep_alive_secs`, 5 s): a connection left
+        // idle while a test starts a slow helper (a Python receiver on a loaded machine) is
+        // dropped by the client, never reused as the server closes it (a request lost with
+        // `IncompleteMessage`).
+        .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .expect("building the HTTP client")
 }
