@@ -16,7 +16,7 @@ pub mod sign_in;
 use std::collections::HashMap;
 
 use crate::api::customer_portal::{CustomerBenefitGrant, CustomerOrder};
-use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyWithActivations, RotatedLicenseKey};
+use crate::api::license_key::{LicenseKeyWithActivations, RotatedLicenseKey};
 use crate::api::product::{CustomerProduct, ProductPriceRecurring};
 use crate::api::subscription::{CustomerSubscription, SubscriptionUpdate};
 use crate::app::benefit_grants::{self, GrantFilter};
@@ -67,7 +67,7 @@ pub async fn orders(
     filter.organization_id = vec![customer.organization_id];
     filter.customer_id = vec![customer.id];
     filter.external_customer_id = Vec::new();
-    orders::list(state, seller(customer), &filter, params).await
+    Ok(orders::list(state, seller(customer), &filter, params).await?)
 }
 
 /// One of the customer's orders, else 404.
@@ -270,7 +270,7 @@ pub async fn key_view(
     id: LicenseKeyId,
 ) -> Result<LicenseKeyWithActivations, ApiError> {
     let k = key(state, customer, id).await?;
-    crate::app::license_keys::customer_key(state, customer.id, k).await
+    Ok(crate::app::license_keys::customer_key(state, customer.id, k).await?)
 }
 
 /// Removes an activation of one of the customer's keys, freeing its slot (the public
@@ -292,16 +292,15 @@ pub async fn deactivate(
             "The seller does not let customers manage this key's activations.".into(),
         ));
     }
-    crate::app::license_keys::deactivate(
+    Ok(crate::app::license_keys::deactivate(
         state,
-        LicenseKeyDeactivate {
+        tollgate_actors::license_key::DeactivateKey {
             key: k.key,
-            organization_id: k.organization_id.uuid(),
-            activation_id: Some(activation.uuid()),
-            label: None,
+            organization_id: k.organization_id,
+            activation_id: activation.into(),
         },
     )
-    .await
+    .await?)
 }
 
 /// Gives one of the customer's keys a new value; the old one is refused from the answer
@@ -311,7 +310,7 @@ pub async fn rotate(
     customer: &Customer,
     id: LicenseKeyId,
 ) -> Result<RotatedLicenseKey, ApiError> {
-    crate::app::license_keys::customer_rotate(state, customer.id, id).await
+    Ok(crate::app::license_keys::customer_rotate(state, customer.id, id).await?)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -128,7 +128,8 @@ async fn customer_page(
         },
         choices(),
     )
-    .await?;
+    .await
+    .map_err(crate::error::ApiError::from)?;
     let (subscriptions, _) = subscription::list(
         state,
         dash.subject(),
@@ -140,7 +141,9 @@ async fn customer_page(
         choices(),
     )
     .await?;
-    let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices()).await?;
+    let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices())
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let slug = crate::app::portal::organization(state, &customer)
         .await?
         .slug;
