@@ -457,7 +457,8 @@ fn user_of(customer: &Customer, view: &CustomerView) -> CustomerUser {
 }
 
 /// A refusal of the license-key actor as the API error it is (statuses live in
-/// `crate::error`).
+/// `crate::error`). Transitional, for the callers outside the license-key use cases:
+/// `crate::app::license_keys::key_error` is the mapping to codes.
 pub fn key_error(e: ActorError<LicenseKeyError>) -> ApiError {
     match e {
         ActorError::Domain(e) => match e.kind() {
@@ -544,8 +545,19 @@ pub struct LicenseKeyValidate {
 }
 
 impl LicenseKeyValidate {
-    pub fn into_command(self) -> ValidateKey {
-        ValidateKey {
+    /// The command, or a 422 for a negative `increment_usage`: usage only grows, so a key
+    /// holder cannot reset it and pass `limit_usage` (Polar accepts one; Tollgate refuses it,
+    /// see `docs/differences.md`).
+    pub fn into_command(self) -> Result<ValidateKey, ApiError> {
+        if let Some(n) = self.increment_usage.filter(|n| *n < 0) {
+            return Err(ApiError::Validation(vec![FieldError::new(
+                "greater_than_equal",
+                vec!["body".into(), "increment_usage".into()],
+                "Input should be greater than or equal to 0",
+                n.into(),
+            )]));
+        }
+        Ok(ValidateKey {
             organization_id: OrganizationId(self.organization_id),
             key: self.key,
             activation_id: self.activation_id.map(ActivationId),
@@ -553,7 +565,7 @@ impl LicenseKeyValidate {
             customer_id: self.customer_id.map(CustomerId),
             increment_usage: self.increment_usage,
             conditions: self.conditions,
-        }
+        })
     }
 }
 

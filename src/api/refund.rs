@@ -6,8 +6,10 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::metadata::{metadata_map, MetadataMap};
-use crate::domain::refund::Refund;
+use super::metadata::{metadata_map, parse_metadata, MetadataMap};
+use crate::domain::ids::OrderId;
+use crate::domain::refund::{EndSubscription, Refund, RefundReason, RefundRequest};
+use crate::error::{ApiError, FieldError};
 
 /// `POST /v1/refunds/`. `amount` is before tax (the tax refunded with it follows the
 /// order's rate); `comment` is the seller's own note, never shown.
@@ -32,6 +34,71 @@ pub struct RefundCreate {
     /// (it is canceled, its keys work until then) or `now` (revoked with its keys).
     #[serde(default)]
     pub end_subscription: Option<String>,
+}
+
+impl RefundCreate {
+    /// The command, or a 422 listing every field that breaks a rule (in the body's order:
+    /// `reason`, `amount`, `metadata`, `end_subscription`).
+    pub fn into_command(self) -> Result<RefundRequest, ApiError> {
+        let mut errors = Vec::new();
+        let reason = match RefundReason::parse(&self.reason) {
+            Some(r) if r != RefundReason::DisputePrevention => r,
+            _ => {
+                errors.push(FieldError::new(
+                    "enum",
+                    crate::loc!["body", "reason"],
+                    "Input should be 'duplicate', 'fraudulent', 'customer_request', 'service_disruption', 'satisfaction_guarantee' or 'other'",
+                    Value::from(self.reason.clone()),
+                ));
+                RefundReason::Other
+            }
+        };
+        if self.amount < 1 {
+            errors.push(
+                FieldError::new(
+                    "greater_than",
+                    crate::loc!["body", "amount"],
+                    "Input should be greater than 0",
+                    Value::from(self.amount),
+                )
+                .with_ctx(serde_json::json!({"gt": 0})),
+            );
+        }
+        let metadata = match self.metadata.as_ref() {
+            Some(m) => parse_metadata("metadata", m).unwrap_or_else(|e| {
+                errors.extend(e);
+                Default::default()
+            }),
+            None => Default::default(),
+        };
+        let end_subscription = match self.end_subscription.as_deref() {
+            None => None,
+            Some(w) => match EndSubscription::ALL.iter().find(|(n, _)| *n == w) {
+                Some((_, e)) => Some(*e),
+                None => {
+                    errors.push(FieldError::new(
+                        "enum",
+                        crate::loc!["body", "end_subscription"],
+                        "Input should be 'at_period_end' or 'now'",
+                        Value::from(w.to_string()),
+                    ));
+                    None
+                }
+            },
+        };
+        if !errors.is_empty() {
+            return Err(ApiError::Validation(errors));
+        }
+        Ok(RefundRequest {
+            order_id: OrderId(self.order_id),
+            reason,
+            amount: self.amount,
+            comment: self.comment.filter(|c| !c.trim().is_empty()),
+            revoke_benefits: self.revoke_benefits,
+            metadata,
+            end_subscription,
+        })
+    }
 }
 
 /// Polar's `Refund`.

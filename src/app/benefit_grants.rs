@@ -26,7 +26,7 @@ use crate::domain::customer::{customer_by_external_id, Customer};
 use crate::domain::ids::{BenefitId, CustomerId, OrganizationId, ProductId};
 use crate::domain::order::{Order, ORDER_BY_CREATED, ORDER_OF_CUSTOMER, ORDER_OF_PRODUCT};
 use crate::domain::product::{Product, PRODUCT_BY_BENEFIT};
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use tollgate_actors::license_key::{LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 use tollgate_actors::subscription::{
@@ -114,7 +114,7 @@ impl<'a> Grants<'a> {
     async fn deleted_at(
         &mut self,
         id: CustomerId,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
         if let Some(at) = self.customer_deleted.get(&id) {
             return Ok(*at);
         }
@@ -129,7 +129,7 @@ impl<'a> Grants<'a> {
     }
 
     /// A benefit, if it exists (deleted ones included).
-    pub async fn benefit(&mut self, id: BenefitId) -> Result<Option<&Benefit>, ApiError> {
+    pub async fn benefit(&mut self, id: BenefitId) -> Result<Option<&Benefit>, AppError> {
         if !self.benefits.contains_key(&id) {
             let b = self.state.store.get::<Benefit>(&id.key()).await?;
             self.benefits.insert(id, b.map(|b| b.value));
@@ -138,7 +138,7 @@ impl<'a> Grants<'a> {
     }
 
     /// The benefits a product grants (none for a product that is gone).
-    async fn benefit_ids(&mut self, product: ProductId) -> Result<Vec<BenefitId>, ApiError> {
+    async fn benefit_ids(&mut self, product: ProductId) -> Result<Vec<BenefitId>, AppError> {
         if let Some(ids) = self.benefits_of.get(&product) {
             return Ok(ids.clone());
         }
@@ -159,7 +159,7 @@ impl<'a> Grants<'a> {
         customer: CustomerId,
         benefit: BenefitId,
         source: GrantSource,
-    ) -> Result<Option<GrantedKey>, ApiError> {
+    ) -> Result<Option<GrantedKey>, AppError> {
         if !self.keys_of.contains_key(&customer) {
             let tenants = [customer.key()];
             let mut ids =
@@ -202,7 +202,7 @@ impl<'a> Grants<'a> {
         source: GrantSource,
         created_at: chrono::DateTime<chrono::Utc>,
         revoked_at: Option<chrono::DateTime<chrono::Utc>>,
-    ) -> Result<Vec<BenefitGrant>, ApiError> {
+    ) -> Result<Vec<BenefitGrant>, AppError> {
         let mut grants = Vec::new();
         // A deleted customer's grants are revoked then (Polar's rule), like a deleted
         // benefit's.
@@ -233,7 +233,7 @@ impl<'a> Grants<'a> {
 
     /// The grants of an order: a one-time purchase's (a subscription's orders grant
     /// nothing themselves; the subscription does).
-    pub async fn of_order(&mut self, o: &Order) -> Result<Vec<BenefitGrant>, ApiError> {
+    pub async fn of_order(&mut self, o: &Order) -> Result<Vec<BenefitGrant>, AppError> {
         if o.subscription_id.is_some() {
             return Ok(Vec::new());
         }
@@ -252,7 +252,7 @@ impl<'a> Grants<'a> {
     pub async fn of_subscription(
         &mut self,
         s: &Subscription,
-    ) -> Result<Vec<BenefitGrant>, ApiError> {
+    ) -> Result<Vec<BenefitGrant>, AppError> {
         if s.started_at.is_none() {
             return Ok(Vec::new());
         }
@@ -273,7 +273,7 @@ async fn records<R: Record>(
     state: &AppState,
     index: &'static str,
     tenants: &[Vec<u8>],
-) -> Result<Vec<R>, ApiError> {
+) -> Result<Vec<R>, AppError> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut ids = state.store.index_iter(index, tenants, Direction::Asc)?;
@@ -295,7 +295,7 @@ async fn grants_through(
     orders: &'static str,
     subscriptions: &'static str,
     tenants: &[Vec<u8>],
-) -> Result<Vec<BenefitGrant>, ApiError> {
+) -> Result<Vec<BenefitGrant>, AppError> {
     let state = grants.state;
     let mut out = Vec::new();
     for o in records::<Order>(state, orders, tenants).await? {
@@ -312,7 +312,7 @@ async fn named_customers(
     state: &AppState,
     filter: &GrantFilter,
     orgs: &[OrganizationId],
-) -> Result<Option<BTreeSet<CustomerId>>, ApiError> {
+) -> Result<Option<BTreeSet<CustomerId>>, AppError> {
     let mut named: Option<BTreeSet<CustomerId>> = None;
     if !filter.customer_id.is_empty() {
         named = Some(filter.customer_id.iter().copied().collect());
@@ -341,7 +341,7 @@ pub async fn list(
     subject: Subject,
     filter: &GrantFilter,
     params: ListParams,
-) -> Result<(Vec<BenefitGrant>, u64), ApiError> {
+) -> Result<(Vec<BenefitGrant>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
     let customers = named_customers(state, filter, &orgs).await?;
@@ -387,14 +387,33 @@ pub async fn list(
     let order = |a: &BenefitGrant, b: &BenefitGrant| {
         sorting.compare(a, b, compare).then_with(|| a.id.cmp(&b.id))
     };
-    select_page(kept.map(Ok), &order, params)
+    Ok(select_page(kept.map(Ok), &order, params)?)
+}
+
+/// `GET /v1/benefits/{id}/grants`: one page of the grants of a benefit `subject` sees
+/// (else 404), that `filter` keeps.
+pub async fn of_benefit(
+    state: &AppState,
+    subject: Subject,
+    id: BenefitId,
+    filter: GrantFilter,
+    params: ListParams,
+) -> Result<(Vec<BenefitGrant>, u64), AppError> {
+    state.store.read_barrier().await?;
+    let benefit = crate::app::catalog::benefits::benefit_for(state, subject, id).await?;
+    let filter = GrantFilter {
+        organization_id: vec![benefit.value.organization_id],
+        benefit_id: Some(id),
+        ..filter
+    };
+    list(state, subject, &filter, params).await
 }
 
 /// A customer's grants that are granted now, oldest first.
 pub async fn granted_to(
     state: &AppState,
     customer: &Customer,
-) -> Result<Vec<BenefitGrant>, ApiError> {
+) -> Result<Vec<BenefitGrant>, AppError> {
     let mut grants = Grants::new(state);
     let tenants = [customer.id.key()];
     let mut found = grants_through(
@@ -413,7 +432,7 @@ pub async fn granted_to(
 pub async fn parts(
     state: &AppState,
     page: &[BenefitGrant],
-) -> Result<(HashMap<CustomerId, Customer>, HashMap<BenefitId, Benefit>), ApiError> {
+) -> Result<(HashMap<CustomerId, Customer>, HashMap<BenefitId, Benefit>), AppError> {
     let mut customers = HashMap::new();
     let mut benefits = HashMap::new();
     for g in page {
@@ -435,7 +454,7 @@ pub async fn parts(
 pub async fn subscriptions_of(
     state: &AppState,
     customer: &Customer,
-) -> Result<Vec<Subscription>, ApiError> {
+) -> Result<Vec<Subscription>, AppError> {
     let tenants = [customer.id.key()];
     records::<Subscription>(state, SUBSCRIPTION_OF_CUSTOMER, &tenants).await
 }

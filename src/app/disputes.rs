@@ -1,22 +1,22 @@
-//! Disputes as the processor reports them (Stripe's `charge.dispute.created`, `.updated`,
-//! `.closed`): recorded once per processor dispute on the order its payment paid, updated
+//! Disputes as the processor reports them (`DisputeChanged` events): recorded once per processor dispute on the order its payment paid, updated
 //! as it moves, and when the seller loses it, the order's license keys are revoked (once).
 //! A resolved dispute (lost or won) keeps its outcome: events arriving late or out of
 //! order ([`next_status`]) never reopen it.
 
-use tollgate_storage::{Batch, Direction, Expect, StorageError};
+use tollgate_storage::{Batch, Expect, StorageError};
 
 use crate::app::access::organizations_for_list;
 use crate::app::listing::sorted_page_of;
 use crate::app::paging::{ListParams, SortField, Sorting};
+use crate::app::refunds::Attempts;
 use crate::auth::Subject;
 use crate::domain::dispute::{
     processor_key, Dispute, DisputeStatus, DISPUTE_BY_AMOUNT, DISPUTE_BY_CREATED,
 };
 use crate::domain::ids::{DisputeId, OrderId, OrganizationId};
-use crate::domain::order::{Order, ORDER_BY_PAYMENT};
 use crate::domain::refund::split_total;
-use crate::error::ApiError;
+use crate::error::AppError;
+use crate::payments::events::DisputeUpdate;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub async fn list(
     subject: Subject,
     filter: &DisputeFilter,
     params: ListParams,
-) -> Result<(Vec<Dispute>, u64), ApiError> {
+) -> Result<(Vec<Dispute>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
     let keep = |d: &Dispute| {
@@ -59,7 +59,7 @@ pub async fn list(
         DisputeSort::Amount => DISPUTE_BY_AMOUNT,
     };
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    sorted_page_of::<Dispute>(
+    Ok(sorted_page_of::<Dispute>(
         state,
         index,
         &tenants,
@@ -68,7 +68,7 @@ pub async fn list(
         Some(&keep),
         None,
     )
-    .await
+    .await?)
 }
 
 /// A dispute the subject may see, else 404.
@@ -76,7 +76,7 @@ pub async fn dispute_for(
     state: &AppState,
     subject: Subject,
     id: DisputeId,
-) -> Result<Dispute, ApiError> {
+) -> Result<Dispute, AppError> {
     state.store.read_barrier().await?;
     match state.store.get::<Dispute>(&id.key()).await? {
         Some(d)
@@ -84,7 +84,7 @@ pub async fn dispute_for(
         {
             Ok(d.value)
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -101,22 +101,15 @@ pub fn next_status(current: DisputeStatus, reported: DisputeStatus) -> DisputeSt
     }
 }
 
-/// Records what Stripe says of a dispute; revokes the order's keys when it is lost.
-pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Result<(), ApiError> {
-    let Some(pid) = object["id"].as_str().filter(|s| !s.is_empty()) else {
-        return Ok(());
-    };
-    let Some(status) = object["status"]
-        .as_str()
-        .and_then(DisputeStatus::from_stripe)
-    else {
-        return Ok(());
-    };
+/// Records what the processor says of a dispute; revokes the order's keys when it is lost.
+pub async fn from_processor(state: &AppState, update: &DisputeUpdate) -> Result<(), AppError> {
+    let pid = update.processor_id.as_str();
+    let status = update.status;
     let now = state.now();
-    let evidence_due_by = object["evidence_details"]["due_by"]
-        .as_i64()
-        .and_then(|t| chrono::DateTime::from_timestamp(t, 0));
+    let evidence_due_by = update.evidence_due_by;
+    let mut attempts = Attempts::new();
     let lost = loop {
+        attempts.next()?;
         let existing = match state.store.lookup_unique(&processor_key(pid)).await? {
             Some(id) => state.store.get::<Dispute>(&id).await?,
             None => None,
@@ -124,19 +117,10 @@ pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Res
         let (mut d, expect) = match existing {
             Some(stored) => (stored.value, Expect::Rev(stored.rev)),
             None => {
-                let Some(payment) = object["payment_intent"].as_str() else {
+                let Some(payment) = update.payment_id.as_deref() else {
                     return Ok(());
                 };
-                let ids: Vec<Vec<u8>> = state
-                    .store
-                    .index_iter(
-                        ORDER_BY_PAYMENT,
-                        &[payment.as_bytes().to_vec()],
-                        Direction::Asc,
-                    )?
-                    .take(1)
-                    .await?;
-                let Some(order) = ids.into_iter().next() else {
+                let Some(o) = crate::app::orders::order_of_payment(state, payment).await? else {
                     tracing::warn!(
                         dispute = pid,
                         payment,
@@ -144,11 +128,7 @@ pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Res
                     );
                     return Ok(());
                 };
-                let Some(order) = state.store.get::<Order>(&order).await? else {
-                    return Ok(());
-                };
-                let o = order.value;
-                let (amount, tax) = split_total(&o, object["amount"].as_i64().unwrap_or(0));
+                let (amount, tax) = split_total(&o, update.amount);
                 (
                     Dispute {
                         id: DisputeId::new(),
@@ -159,7 +139,7 @@ pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Res
                         amount,
                         tax_amount: tax,
                         currency: o.currency.clone(),
-                        reason: object["reason"].as_str().map(str::to_string),
+                        reason: update.reason.clone(),
                         evidence_due_by,
                         order_id: o.id,
                         customer_id: o.customer_id,
@@ -196,7 +176,7 @@ pub async fn from_processor(state: &AppState, object: &serde_json::Value) -> Res
 }
 
 /// A lost dispute: the order's keys are revoked, and that is recorded on the dispute.
-async fn revoke_lost(state: &AppState, pid: &str) -> Result<(), ApiError> {
+async fn revoke_lost(state: &AppState, pid: &str) -> Result<(), AppError> {
     let Some(id) = state.store.lookup_unique(&processor_key(pid)).await? else {
         return Ok(());
     };

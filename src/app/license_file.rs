@@ -27,9 +27,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::api::license_key::LicenseKeyValidate;
+use tollgate_actors::license_key::ValidateKey;
+
 use crate::api::license_signing::{LicenseFile, LicenseFileRequest};
-use crate::domain::ids::OrganizationId;
+use crate::domain::ids::{ActivationId, OrganizationId};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -68,10 +69,10 @@ pub async fn license_file(
     let license_key = request.key.clone();
     let validated = crate::app::license_keys::validate(
         state,
-        LicenseKeyValidate {
+        ValidateKey {
             key: request.key,
-            organization_id: request.organization_id,
-            activation_id: request.activation_id,
+            organization_id: org,
+            activation_id: request.activation_id.map(ActivationId),
             benefit_id: None,
             customer_id: None,
             increment_usage: None,

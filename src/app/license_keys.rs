@@ -11,17 +11,16 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
-    ActivateLicenseKey, Activation, DeactivateLicenseKey, GetLicenseKey, KeyDirectory, KeyReply,
-    KeyStatus, LicenseKey, LicenseKeyEntity, LicenseKeyError, RotateKey, RotateLicenseKey,
-    UpdateLicenseKey, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT,
-    LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+    ActivateKey, ActivateLicenseKey, Activation, DeactivateKey, DeactivateLicenseKey, ErrorKind,
+    GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus, LicenseKey, LicenseKeyEntity,
+    LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey, ValidateKey,
+    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    key_error, LicenseKeyActivate, LicenseKeyActivationCreated, LicenseKeyDeactivate,
-    LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription, LicenseKeyUpdate, LicenseKeyValidate,
+    LicenseKeyActivationCreated, LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription,
     LicenseKeyWithActivations, Purchase, RotatedLicenseKey, ValidatedLicenseKey,
 };
 use crate::api::version::{self, ApiVersion};
@@ -35,9 +34,36 @@ use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId, OrganizationId};
 use crate::domain::order::Order;
 use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
-use crate::error::{ApiError, FieldError};
+use crate::error::{AppError, Code};
 use crate::state::AppState;
-use tollgate_storage::Batch;
+use tollgate_storage::{Batch, StorageError};
+
+/// A refusal of the license-key actor as the coded refusal it is; the key's refusal
+/// `code` (`revoked`, `expired`, …) rides along as the reason. The one place actor errors
+/// of keys become codes.
+pub fn key_error(e: ActorError<LicenseKeyError>) -> AppError {
+    match e {
+        ActorError::Domain(e) => AppError::new(
+            match e.kind() {
+                ErrorKind::NotFound => Code::NotFound,
+                ErrorKind::NotPermitted => Code::NotPermitted,
+                ErrorKind::BadRequest => Code::BadRequest,
+                ErrorKind::RotateNotPermitted => Code::RotateNotPermitted,
+            },
+            e.message(),
+        )
+        .with_reason(e.code()),
+        ActorError::NotFound => unknown_key(),
+        ActorError::AlreadyExists => AppError::conflict("The license key already exists."),
+        ActorError::Unavailable(_) => AppError::unavailable(),
+        ActorError::Storage(e) => e.into(),
+    }
+}
+
+/// No such key (of this organization): Polar's 404, with the code `not_found`.
+pub fn unknown_key() -> AppError {
+    AppError::not_found().with_reason("not_found")
+}
 
 /// The process's key directory.
 ///
@@ -57,7 +83,7 @@ async fn call_by_key<M, T>(
     organization_id: OrganizationId,
     key: &str,
     make: impl Fn() -> M,
-) -> Result<T, ApiError>
+) -> Result<T, AppError>
 where
     M: Message<Result = KeyReply<T>> + Send + 'static,
     T: Send + 'static,
@@ -67,7 +93,7 @@ where
         .resolve(&state.store, organization_id, key)
         .await?
     else {
-        return Err(crate::api::license_key::unknown_key());
+        return Err(unknown_key());
     };
     call_resolved(state, organization_id, key, id, make).await
 }
@@ -79,7 +105,7 @@ async fn call_resolved<M, T>(
     key: &str,
     id: LicenseKeyId,
     make: impl Fn() -> M,
-) -> Result<T, ApiError>
+) -> Result<T, AppError>
 where
     M: Message<Result = KeyReply<T>> + Send + 'static,
     T: Send + 'static,
@@ -95,7 +121,7 @@ where
                     .call(fresh, make())
                     .await
                     .map_err(key_error),
-                _ => Err(crate::api::license_key::unknown_key()),
+                _ => Err(unknown_key()),
             }
         }
         other => {
@@ -115,17 +141,12 @@ where
 /// index on a miss), then, for a plain validation of a live key in batched mode, an answer
 /// on this thread, else the key's actor, which applies the rules and replies once its
 /// write is durable.
-pub async fn validate(
-    state: &AppState,
-    body: LicenseKeyValidate,
-) -> Result<ValidatedLicenseKey, ApiError> {
-    check_increment(&body)?;
-    let cmd = body.into_command();
+pub async fn validate(state: &AppState, cmd: ValidateKey) -> Result<ValidatedLicenseKey, AppError> {
     let Some(id) = directory()
         .resolve(&state.store, cmd.organization_id, &cmd.key)
         .await?
     else {
-        return Err(crate::api::license_key::unknown_key());
+        return Err(unknown_key());
     };
     let answer = async {
         if let Some(shared) = &state.shared_keys {
@@ -150,7 +171,7 @@ pub async fn validate(
     // The day counters of the dashboard: an existing key's answer, valid or refused (a
     // service that could not answer, 503 or 500, counts neither way).
     match &answer {
-        Err(ApiError::Unavailable | ApiError::StorageUnavailable(_) | ApiError::Internal(_)) => {}
+        Err(e) if e.is_failure() => {}
         _ => state
             .validation_counts
             .record(cmd.organization_id, state.now(), answer.is_ok()),
@@ -158,31 +179,17 @@ pub async fn validate(
     answer
 }
 
-/// Usage only grows: a negative increment would let a key holder reset it and pass
-/// `limit_usage` (Polar accepts one; Tollgate refuses it, see `docs/differences.md`).
-fn check_increment(body: &LicenseKeyValidate) -> Result<(), ApiError> {
-    match body.increment_usage.filter(|n| *n < 0) {
-        Some(n) => Err(ApiError::Validation(vec![FieldError::new(
-            "greater_than_equal",
-            vec!["body".into(), "increment_usage".into()],
-            "Input should be greater than or equal to 0",
-            n.into(),
-        )])),
-        None => Ok(()),
-    }
-}
-
 /// The organization a token-authenticated key command names (`organization_id` of its
 /// body): one `subject` reaches, else 404, as for a key it does not have.
-async fn reachable(
+pub async fn reachable(
     state: &AppState,
     subject: Subject,
-    organization_id: uuid::Uuid,
-) -> Result<(), ApiError> {
-    if can_access(state, subject, OrganizationId(organization_id)).await? {
+    organization_id: OrganizationId,
+) -> Result<(), AppError> {
+    if can_access(state, subject, organization_id).await? {
         Ok(())
     } else {
-        Err(crate::api::license_key::unknown_key())
+        Err(unknown_key())
     }
 }
 
@@ -191,31 +198,20 @@ async fn reachable(
 pub async fn validate_as(
     state: &AppState,
     subject: Subject,
-    body: LicenseKeyValidate,
-) -> Result<ValidatedLicenseKey, ApiError> {
-    check_increment(&body)?;
-    reachable(state, subject, body.organization_id).await?;
-    validate(state, body).await
+    cmd: ValidateKey,
+) -> Result<ValidatedLicenseKey, AppError> {
+    reachable(state, subject, cmd.organization_id).await?;
+    validate(state, cmd).await
 }
 
 /// [`activate`] for a token holder (`POST /v1/license-keys/activate`).
 pub async fn activate_as(
     state: &AppState,
     subject: Subject,
-    body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationCreated, ApiError> {
-    reachable(state, subject, body.organization_id).await?;
-    activate(state, body).await
-}
-
-/// [`deactivate`] for a token holder (`POST /v1/license-keys/deactivate`).
-pub async fn deactivate_as(
-    state: &AppState,
-    subject: Subject,
-    body: LicenseKeyDeactivate,
-) -> Result<(), ApiError> {
-    reachable(state, subject, body.organization_id).await?;
-    deactivate(state, body).await
+    cmd: ActivateKey,
+) -> Result<LicenseKeyActivationCreated, AppError> {
+    reachable(state, subject, cmd.organization_id).await?;
+    activate(state, cmd).await
 }
 
 /// A plain validation of a key whose actor is live, answered on this thread (batched mode,
@@ -224,7 +220,7 @@ fn fast_validate(
     state: &AppState,
     id: LicenseKeyId,
     cmd: &ValidateKey,
-) -> Result<Option<LiveValidated>, ApiError> {
+) -> Result<Option<LiveValidated>, AppError> {
     // Another writer may have changed the key: only its actor, which checks, answers.
     if state.license_keys.config().check_freshness {
         return Ok(None);
@@ -250,7 +246,7 @@ async fn validate_shared(
     shared: &tollgate_actors::license_key::shared::SharedKeys,
     id: LicenseKeyId,
     cmd: &ValidateKey,
-) -> Result<ValidatedLicenseKey, ApiError> {
+) -> Result<ValidatedLicenseKey, AppError> {
     let mut outcome = shared.validate(id, cmd, state.now()).await;
     if let Err(ActorError::Domain(LicenseKeyError::WrongKey) | ActorError::NotFound) = &outcome {
         let dir = directory();
@@ -260,7 +256,7 @@ async fn validate_shared(
             .await?
         {
             Some(fresh) if fresh != id => shared.validate(fresh, cmd, state.now()).await,
-            _ => return Err(crate::api::license_key::unknown_key()),
+            _ => return Err(unknown_key()),
         };
     }
     match outcome {
@@ -296,7 +292,7 @@ async fn validated_answer(
     key: &LicenseKey,
     activation: Option<&Activation>,
     counts: Option<Counts>,
-) -> Result<ValidatedLicenseKey, ApiError> {
+) -> Result<ValidatedLicenseKey, AppError> {
     let customer = state
         .customers
         .get(key.customer_id, || key_customer(state, key))
@@ -325,7 +321,7 @@ fn serves_purchase() -> bool {
 
 /// The subscription or order that granted `key`, as 2027-01 shows them, once durable
 /// (see [`durable_answer`]).
-async fn purchase_of(state: &AppState, key: &LicenseKey) -> Result<Purchase, ApiError> {
+async fn purchase_of(state: &AppState, key: &LicenseKey) -> Result<Purchase, AppError> {
     let mut purchase = Purchase::default();
     if let Some(id) = key.subscription_id {
         purchase.subscription = state
@@ -348,9 +344,8 @@ async fn purchase_of(state: &AppState, key: &LicenseKey) -> Result<Purchase, Api
 /// who holds the key.
 pub async fn activate(
     state: &AppState,
-    body: LicenseKeyActivate,
-) -> Result<LicenseKeyActivationCreated, ApiError> {
-    let cmd = body.into_command();
+    cmd: ActivateKey,
+) -> Result<LicenseKeyActivationCreated, AppError> {
     let (mut key, activation) = call_by_key(state, cmd.organization_id, &cmd.key, || {
         ActivateLicenseKey(cmd.clone())
     })
@@ -374,14 +369,8 @@ pub async fn activate(
 }
 
 /// Removes an activation of a key, for anyone who holds the key: named by its id, or by
-/// its label (the most recent live one with it; rate-limited per key).
-pub async fn deactivate(state: &AppState, body: LicenseKeyDeactivate) -> Result<(), ApiError> {
-    if body.by_label() {
-        state
-            .limits
-            .deactivation_by_label(&body.organization_id, &body.key)?;
-    }
-    let cmd = body.into_command()?;
+/// its label (the most recent live one with it; the adapters rate-limit those per key).
+pub async fn deactivate(state: &AppState, cmd: DeactivateKey) -> Result<(), AppError> {
     call_by_key(state, cmd.organization_id, &cmd.key, || {
         DeactivateLicenseKey(cmd.clone())
     })
@@ -397,10 +386,10 @@ pub async fn customer_keys(
     benefit: Option<BenefitId>,
     purchase: Option<crate::app::portal::purchase::PurchaseScope>,
     params: ListParams,
-) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+) -> Result<ListResource<LicenseKeyRead>, AppError> {
     let (items, total) =
         customer_key_records(state, customer, orgs, benefit, purchase, params).await?;
-    license_keys_page(state, items, total, params).await
+    Ok(license_keys_page(state, items, total, params).await?)
 }
 
 /// [`customer_keys`] as stored records, and their total.
@@ -411,7 +400,7 @@ pub async fn customer_key_records(
     benefit: Option<BenefitId>,
     purchase: Option<crate::app::portal::purchase::PurchaseScope>,
     params: ListParams,
-) -> Result<(Vec<LicenseKey>, u64), ApiError> {
+) -> Result<(Vec<LicenseKey>, u64), AppError> {
     let tenants = [customer.key()];
     let wanted = |k: &LicenseKey| {
         (orgs.is_empty() || orgs.contains(&k.organization_id))
@@ -424,7 +413,7 @@ pub async fn customer_key_records(
         } else {
             Some(&wanted)
         };
-    page_of::<LicenseKey>(
+    Ok(page_of::<LicenseKey>(
         state,
         LICENSE_KEY_BY_CUSTOMER,
         &tenants,
@@ -432,7 +421,7 @@ pub async fn customer_key_records(
         params,
         filter,
     )
-    .await
+    .await?)
 }
 
 /// The customer's key with its activations, if the benefit lets the customer manage
@@ -441,9 +430,9 @@ pub async fn customer_key(
     state: &AppState,
     customer: CustomerId,
     key: LicenseKey,
-) -> Result<LicenseKeyWithActivations, ApiError> {
+) -> Result<LicenseKeyWithActivations, AppError> {
     if key.customer_id != customer {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
     let customer_admin = state
         .store
@@ -466,10 +455,10 @@ pub async fn customer_key(
 /// Answers a read once everything it read is durable. The barrier is taken *after* the
 /// reads, so it covers every write they could have seen; one taken before them would not
 /// cover a write committed in between.
-pub async fn durable_answer<T>(
+pub async fn durable_answer<T, E: From<StorageError>>(
     state: &AppState,
-    answer: Result<T, ApiError>,
-) -> Result<T, ApiError> {
+    answer: Result<T, E>,
+) -> Result<T, E> {
     state.store.read_barrier().await?;
     answer
 }
@@ -479,10 +468,10 @@ pub async fn key_for(
     state: &AppState,
     subject: Subject,
     id: LicenseKeyId,
-) -> Result<LicenseKey, ApiError> {
+) -> Result<LicenseKey, AppError> {
     match state.store.get::<LicenseKey>(&id.key()).await? {
         Some(k) if can_access(state, subject, k.value.organization_id).await? => Ok(k.value),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -491,13 +480,13 @@ pub async fn key_for(
 ///
 /// On a shared store: the stored key (its counters from its tally row) with the
 /// validations this node has counted and not written yet.
-pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, ApiError> {
+pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, AppError> {
     if let Some(shared) = &state.shared_keys {
         let mut key = state
             .store
             .get::<LicenseKey>(&id.key())
             .await?
-            .ok_or_else(crate::api::license_key::unknown_key)?
+            .ok_or_else(unknown_key)?
             .value;
         key.validations = key.validations.saturating_add(shared.pending_of(id));
         if let Some(at) = shared.pending_last(id) {
@@ -523,10 +512,10 @@ pub async fn list(
     benefits: &[BenefitId],
     statuses: &[KeyStatus],
     params: ListParams,
-) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+) -> Result<ListResource<LicenseKeyRead>, AppError> {
     let (items, total) =
         records_with(state, subject, orgs, benefits, statuses, false, params).await?;
-    license_keys_page(state, items, total, params).await
+    Ok(license_keys_page(state, items, total, params).await?)
 }
 
 /// [`list`] as stored records (in creation order, or newest first), and their total,
@@ -538,7 +527,7 @@ pub async fn records(
     benefits: &[BenefitId],
     newest_first: bool,
     params: ListParams,
-) -> Result<(Vec<LicenseKey>, u64), ApiError> {
+) -> Result<(Vec<LicenseKey>, u64), AppError> {
     records_with(state, subject, orgs, benefits, &[], newest_first, params).await
 }
 
@@ -553,7 +542,7 @@ async fn records_with(
     statuses: &[KeyStatus],
     newest_first: bool,
     params: ListParams,
-) -> Result<(Vec<LicenseKey>, u64), ApiError> {
+) -> Result<(Vec<LicenseKey>, u64), AppError> {
     let orgs = organizations_for_list(state, subject, orgs).await?;
     // Both lists are index range reads in `created_at` order: by organization, or by the
     // benefits (of reachable organizations) asked for.
@@ -582,7 +571,7 @@ async fn records_with(
     } else {
         Some(&wanted)
     };
-    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await
+    Ok(page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await?)
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.
@@ -590,9 +579,8 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: LicenseKeyId,
-    input: LicenseKeyUpdate,
-) -> Result<LicenseKeyRead, ApiError> {
-    let changes = input.into_changes()?;
+    changes: KeyChanges,
+) -> Result<LicenseKeyRead, AppError> {
     key_for(state, subject, id).await?;
     let mut key = state
         .license_keys
@@ -613,7 +601,7 @@ pub async fn rotate(
     state: &AppState,
     subject: Subject,
     id: LicenseKeyId,
-) -> Result<RotatedLicenseKey, ApiError> {
+) -> Result<RotatedLicenseKey, AppError> {
     let key = key_for(state, subject, id).await?;
     rotate_key(state, key).await
 }
@@ -625,23 +613,23 @@ pub async fn customer_rotate(
     state: &AppState,
     customer: CustomerId,
     id: LicenseKeyId,
-) -> Result<RotatedLicenseKey, ApiError> {
+) -> Result<RotatedLicenseKey, AppError> {
     match state.store.get::<LicenseKey>(&id.key()).await? {
         Some(k) if k.value.customer_id == customer => {
             if !customer_may_rotate(state, &k.value).await? {
-                return Err(ApiError::NotPermitted(
-                    "The seller does not let customers rotate this license key.".into(),
+                return Err(AppError::not_permitted(
+                    "The seller does not let customers rotate this license key.",
                 ));
             }
             rotate_key(state, k.value).await
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
 /// Whether the key's benefit lets its customer rotate it (a deleted benefit's keys: yes,
 /// as before the setting).
-pub async fn customer_may_rotate(state: &AppState, key: &LicenseKey) -> Result<bool, ApiError> {
+pub async fn customer_may_rotate(state: &AppState, key: &LicenseKey) -> Result<bool, AppError> {
     Ok(state
         .store
         .get::<Benefit>(&key.benefit_id.key())
@@ -657,7 +645,7 @@ pub async fn customer_may_rotate(state: &AppState, key: &LicenseKey) -> Result<b
 /// activations; only a granted or disabled key (else 400 `RotateNotPermitted`). The store
 /// replaces the key's unique value in the same transaction, so the old value validates no
 /// more from the reply on, on every engine; this process's directory drops it at once.
-async fn rotate_key(state: &AppState, key: LicenseKey) -> Result<RotatedLicenseKey, ApiError> {
+async fn rotate_key(state: &AppState, key: LicenseKey) -> Result<RotatedLicenseKey, AppError> {
     let prefix = state
         .store
         .get::<Benefit>(&key.benefit_id.key())
@@ -720,3 +708,7 @@ async fn limit_reached(state: &AppState, key: LicenseKeyId) {
 
 /// The least time between two `license_key.limit_reached` events of one key.
 pub const LIMIT_NOTICE_EVERY: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+#[path = "license_keys_tests.rs"]
+mod tests;

@@ -18,7 +18,7 @@ use crate::auth::Subject;
 use crate::domain::ids::OrganizationId;
 use crate::domain::license_signing::{LicenseSigning, LicenseSigningKey};
 use crate::domain::organization::Organization;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::signature::{OrgSigner, Signer, Signing};
 use crate::state::AppState;
 
@@ -41,7 +41,7 @@ fn org_signer(rec: &LicenseSigning) -> Option<OrgSigner> {
     })
 }
 
-async fn exists(state: &AppState, org: OrganizationId) -> Result<bool, ApiError> {
+async fn exists(state: &AppState, org: OrganizationId) -> Result<bool, AppError> {
     Ok(state
         .store
         .get::<Organization>(&org.key())
@@ -50,7 +50,7 @@ async fn exists(state: &AppState, org: OrganizationId) -> Result<bool, ApiError>
 }
 
 /// The organization's keys, made on first use (`None`: no such organization).
-async fn ensure(state: &AppState, org: OrganizationId) -> Result<Option<LicenseSigning>, ApiError> {
+async fn ensure(state: &AppState, org: OrganizationId) -> Result<Option<LicenseSigning>, AppError> {
     if let Some(rec) = state.store.get::<LicenseSigning>(&org.key()).await? {
         return Ok(Some(rec.value));
     }
@@ -87,7 +87,7 @@ pub async fn for_answer(
     state: &AppState,
     org: uuid::Uuid,
     requested: Vec<crate::signature::Requested>,
-) -> Result<Option<Signing>, ApiError> {
+) -> Result<Option<Signing>, AppError> {
     let org = OrganizationId(org);
     let cached = match state.signers.cached(org) {
         Some(cached) => cached,
@@ -127,7 +127,7 @@ pub async fn for_subject(
     subject: Subject,
     org: uuid::Uuid,
     requested: Vec<crate::signature::Requested>,
-) -> Result<Option<Signing>, ApiError> {
+) -> Result<Option<Signing>, AppError> {
     if !can_access(state, subject, OrganizationId(org)).await? {
         return Ok(None);
     }
@@ -136,18 +136,18 @@ pub async fn for_subject(
 
 /// The signer of `org`'s license files (its keys made on first use); 404 for no such
 /// organization.
-pub async fn signer(state: &AppState, org: OrganizationId) -> Result<Arc<Signer>, ApiError> {
+pub async fn signer(state: &AppState, org: OrganizationId) -> Result<Arc<Signer>, AppError> {
     ensure(state, org)
         .await?
         .as_ref()
         .and_then(org_signer)
         .map(|s| s.signer)
-        .ok_or_else(ApiError::not_found)
+        .ok_or_else(AppError::not_found)
 }
 
 /// The public JWKS of `org` (keys made on first use); 404 for no such organization.
-pub async fn jwks(state: &AppState, org: OrganizationId) -> Result<LicenseKeyJwks, ApiError> {
-    let rec = ensure(state, org).await?.ok_or_else(ApiError::not_found)?;
+pub async fn jwks(state: &AppState, org: OrganizationId) -> Result<LicenseKeyJwks, AppError> {
+    let rec = ensure(state, org).await?.ok_or_else(AppError::not_found)?;
     Ok(LicenseKeyJwks {
         keys: rec
             .keys
@@ -189,11 +189,11 @@ async fn reachable(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     if can_access(state, subject, org).await? {
         Ok(())
     } else {
-        Err(ApiError::not_found())
+        Err(AppError::not_found())
     }
 }
 
@@ -202,9 +202,9 @@ pub async fn get(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
-) -> Result<LicenseKeySigning, ApiError> {
+) -> Result<LicenseKeySigning, AppError> {
     reachable(state, subject, org).await?;
-    let rec = ensure(state, org).await?.ok_or_else(ApiError::not_found)?;
+    let rec = ensure(state, org).await?.ok_or_else(AppError::not_found)?;
     Ok(view(state, &rec))
 }
 
@@ -214,22 +214,18 @@ async fn change(
     subject: Subject,
     org: OrganizationId,
     apply: impl Fn(&mut LicenseSigning, chrono::DateTime<chrono::Utc>),
-) -> Result<LicenseKeySigning, ApiError> {
+) -> Result<LicenseKeySigning, AppError> {
     reachable(state, subject, org).await?;
-    ensure(state, org).await?.ok_or_else(ApiError::not_found)?;
+    ensure(state, org).await?.ok_or_else(AppError::not_found)?;
     let updated = state
         .store
-        .update::<LicenseSigning, ApiError>(&org.key(), async |current| {
+        .update::<LicenseSigning, AppError>(&org.key(), async |current| {
             let mut next = current.clone();
             apply(&mut next, state.now());
             Ok(Some(next))
         })
-        .await
-        .map_err(|e| match e {
-            tollgate_storage::UpdateError::Rejected(e) => e,
-            tollgate_storage::UpdateError::Storage(e) => e.into(),
-        })?
-        .ok_or_else(ApiError::not_found)?;
+        .await?
+        .ok_or_else(AppError::not_found)?;
     state.signers.put(org, org_signer(&updated));
     Ok(view(state, &updated))
 }
@@ -240,7 +236,7 @@ pub async fn set_every_answer(
     subject: Subject,
     org: OrganizationId,
     on: bool,
-) -> Result<LicenseKeySigning, ApiError> {
+) -> Result<LicenseKeySigning, AppError> {
     change(state, subject, org, |rec, now| {
         rec.sign_every_answer = on;
         rec.modified_at = now;
@@ -253,7 +249,7 @@ pub async fn rotate(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
-) -> Result<LicenseKeySigning, ApiError> {
+) -> Result<LicenseKeySigning, AppError> {
     let key = new_key(state.now());
     change(state, subject, org, move |rec, now| {
         rec.rotate(key.clone(), now)

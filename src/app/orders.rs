@@ -12,9 +12,9 @@ use crate::auth::Subject;
 use crate::domain::customer::customer_by_external_id;
 use crate::domain::ids::{CheckoutId, CustomerId, DiscountId, OrderId, OrganizationId, ProductId};
 use crate::domain::order::{
-    Order, OrderSort, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
+    Order, OrderSort, ORDER_BY_PAYMENT, ORDER_OF_CUSTOMER, ORDER_OF_DISCOUNT, ORDER_OF_PRODUCT,
 };
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// Polar's `ProductPriceType`, the `product_price_type` filter.
@@ -86,7 +86,7 @@ pub async fn list(
     subject: Subject,
     filter: &OrderFilter,
     params: ListParams,
-) -> Result<(Vec<Order>, u64), ApiError> {
+) -> Result<(Vec<Order>, u64), AppError> {
     let sorting = &filter.sorting;
     let (products, price_types, discounts, customers) = (
         &filter.product_id,
@@ -190,10 +190,28 @@ pub async fn list(
     Ok((items, total))
 }
 
-/// An order the subject may see, else 404.
-pub async fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, ApiError> {
+/// An order the subject may see, else 404 (once what it read is durable).
+pub async fn order_for(state: &AppState, subject: Subject, id: OrderId) -> Result<Order, AppError> {
+    state.store.read_barrier().await?;
     match state.store.get::<Order>(&id.key()).await? {
         Some(o) if can_access(state, subject, o.value.organization_id).await? => Ok(o.value),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
+}
+
+/// The order a processor's payment paid, if any order knows it.
+pub async fn order_of_payment(state: &AppState, payment: &str) -> Result<Option<Order>, AppError> {
+    let ids: Vec<Vec<u8>> = state
+        .store
+        .index_iter(
+            ORDER_BY_PAYMENT,
+            &[payment.as_bytes().to_vec()],
+            tollgate_storage::Direction::Asc,
+        )?
+        .take(1)
+        .await?;
+    let Some(key) = ids.into_iter().next() else {
+        return Ok(None);
+    };
+    Ok(state.store.get::<Order>(&key).await?.map(|o| o.value))
 }

@@ -12,8 +12,6 @@
 
 use tollgate_storage::{Batch, Direction, Expect, StorageError};
 
-use crate::api::metadata::parse_metadata;
-use crate::api::refund::RefundCreate;
 use crate::app::access::organizations_for_list;
 use crate::app::listing::sorted_page_of;
 use crate::app::orders::order_for;
@@ -23,13 +21,13 @@ use crate::auth::Subject;
 use crate::domain::ids::{CustomerId, OrderId, OrganizationId, RefundId, SubscriptionId};
 use crate::domain::order::Order;
 use crate::domain::refund::{
-    Refund, RefundError, RefundReason, RefundStatus, REFUND_BY_AMOUNT, REFUND_BY_CREATED,
-    REFUND_PENDING,
+    EndSubscription, Refund, RefundError, RefundRequest, RefundStatus, REFUND_BY_AMOUNT,
+    REFUND_BY_CREATED, REFUND_PENDING,
 };
-use crate::error::{ApiError, FieldError};
-use crate::payments::{RefundOutcome, RefundRequest};
+use crate::error::{AppError, Code};
+use crate::payments::events::{RefundState, RefundUpdate};
+use crate::payments::{self, RefundOutcome};
 use crate::state::AppState;
-use crate::validate::Validator;
 use tollgate_actors::checkout::Checkout;
 use tollgate_actors::license_key::{LicenseKey, RevokeLicenseKey, LICENSE_KEY_BY_CUSTOMER};
 
@@ -78,7 +76,7 @@ pub async fn list(
     subject: Subject,
     filter: &RefundFilter,
     params: ListParams,
-) -> Result<(Vec<Refund>, u64), ApiError> {
+) -> Result<(Vec<Refund>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
     let mut external: Vec<CustomerId> = Vec::new();
@@ -110,7 +108,7 @@ pub async fn list(
     };
     let (field, descending) = filter.sorting.primary();
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    sorted_page_of::<Refund>(
+    Ok(sorted_page_of::<Refund>(
         state,
         field.index(),
         &tenants,
@@ -119,19 +117,30 @@ pub async fn list(
         Some(&keep),
         None,
     )
-    .await
+    .await?)
 }
 
-fn field_error(field: &str, msg: &str, input: serde_json::Value) -> FieldError {
-    FieldError::new("value_error", crate::loc!["body", field], msg, input)
-}
+/// How many times a write of several records is tried when a concurrent writer changed one
+/// of them; after that, the caller is answered a conflict (retry the request).
+pub(crate) const WRITE_ATTEMPTS: usize = 8;
 
-/// Stripe's `reason` for ours (Stripe has three; Polar sends `duplicate` as is and every
-/// other reason as the customer's request).
-fn stripe_reason(reason: RefundReason) -> &'static str {
-    match reason {
-        RefundReason::Duplicate => "duplicate",
-        _ => "requested_by_customer",
+/// The tries of one multi-record write, at most [`WRITE_ATTEMPTS`].
+pub(crate) struct Attempts(usize);
+
+impl Attempts {
+    pub(crate) fn new() -> Self {
+        Attempts(0)
+    }
+
+    /// Counts one more try: a coded conflict once [`WRITE_ATTEMPTS`] were made.
+    pub(crate) fn next(&mut self) -> Result<(), AppError> {
+        if self.0 >= WRITE_ATTEMPTS {
+            return Err(AppError::conflict(
+                "The records changed concurrently too many times; retry the request.",
+            ));
+        }
+        self.0 += 1;
+        Ok(())
     }
 }
 
@@ -140,86 +149,38 @@ fn stripe_reason(reason: RefundReason) -> &'static str {
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: RefundCreate,
-) -> Result<Refund, ApiError> {
-    let mut v = Validator::new();
-    let reason = match RefundReason::parse(&input.reason) {
-        Some(r) if r != RefundReason::DisputePrevention => Some(r),
-        _ => {
-            v.push(
-                FieldError::new(
-                    "enum",
-                    crate::loc!["body", "reason"],
-                    "Input should be 'duplicate', 'fraudulent', 'customer_request', 'service_disruption', 'satisfaction_guarantee' or 'other'",
-                    serde_json::Value::from(input.reason.clone()),
-                ),
-            );
-            None
-        }
-    };
-    if input.amount < 1 {
-        v.push(
-            FieldError::new(
-                "greater_than",
-                crate::loc!["body", "amount"],
-                "Input should be greater than 0",
-                serde_json::Value::from(input.amount),
-            )
-            .with_ctx(serde_json::json!({"gt": 0})),
-        );
-    }
-    let metadata = match input.metadata.as_ref() {
-        Some(m) => match parse_metadata("metadata", m) {
-            Ok(m) => m,
-            Err(errors) => {
-                errors.into_iter().for_each(|e| v.push(e));
-                Default::default()
-            }
-        },
-        None => Default::default(),
-    };
-    let end_subscription = match input.end_subscription.as_deref() {
-        None => None,
-        Some(w @ ("at_period_end" | "now")) => Some(w == "now"),
-        Some(other) => {
-            v.push(FieldError::new(
-                "enum",
-                crate::loc!["body", "end_subscription"],
-                "Input should be 'at_period_end' or 'now'",
-                serde_json::Value::from(other.to_string()),
-            ));
-            None
-        }
-    };
-    v.finish()?;
-    let reason = reason.unwrap_or(RefundReason::Other);
-    let order_id = OrderId(input.order_id);
+    input: RefundRequest,
+) -> Result<Refund, AppError> {
+    let order_id = input.order_id;
     // Polar: an order the caller cannot see is a field error, not a 404.
     let order = order_for(state, subject, order_id)
         .await
-        .map_err(|e| match e {
-            ApiError::NotFound(_) => ApiError::Validation(vec![field_error(
-                "order_id",
+        .map_err(|e| match e.code() {
+            Code::NotFound => AppError::invalid(
+                crate::field!["order_id"],
                 "Order not found",
-                serde_json::Value::from(input.order_id.to_string()),
-            )]),
-            other => other,
+                order_id.uuid(),
+            ),
+            _ => e,
         })?;
-    if end_subscription.is_some() && order.subscription_id.is_none() {
-        return Err(ApiError::Validation(vec![field_error(
-            "end_subscription",
+    if let (Some(end), None) = (input.end_subscription, order.subscription_id) {
+        return Err(AppError::invalid(
+            crate::field!["end_subscription"],
             "This order is not a subscription's.",
-            serde_json::Value::from(input.end_subscription.clone().unwrap_or_default()),
-        )]));
-    }
-    if input.revoke_benefits && order.subscription_id.is_some() {
-        return Err(ApiError::RevokeSubscriptionBenefitsProhibited(
-            "Subscription benefits can only be revoked upon cancellation".into(),
+            end.as_str(),
         ));
     }
+    if input.revoke_benefits && order.subscription_id.is_some() {
+        return Err(AppError::new(
+            Code::RevokeSubscriptionBenefitsProhibited,
+            "Subscription benefits can only be revoked upon cancellation",
+        ));
+    }
+    let reason = input.reason;
+    let metadata = input.metadata;
+    let comment = input.comment;
     let now = state.now();
     let id = RefundId::new();
-    let comment = input.comment.filter(|c| !c.trim().is_empty());
     // The seller's setting: a full refund of a one-time purchase takes its access back.
     let revoke_on_full = order.subscription_id.is_none()
         && state
@@ -228,12 +189,14 @@ pub async fn create(
             .await?
             .is_some_and(|o| o.value.refund_settings.revoke_benefits_on_full_refund);
     // Reserve: the order's compare-and-swap serializes refunds of one order.
+    let mut attempts = Attempts::new();
     loop {
+        attempts.next()?;
         let stored = state
             .store
             .get::<Order>(&order.id.key())
             .await?
-            .ok_or_else(ApiError::not_found)?;
+            .ok_or_else(AppError::not_found)?;
         let mut o = stored.value;
         let tax = o
             .reserve_refund(input.amount)
@@ -268,41 +231,56 @@ pub async fn create(
         }
     }
     let refund = settle(state, id).await?;
-    if let (Some(now_too), Some(sub)) = (end_subscription, order.subscription_id) {
+    if let (Some(end), Some(sub)) = (input.end_subscription, order.subscription_id) {
         if refund.status != RefundStatus::Failed {
-            let raw = if now_too {
-                serde_json::json!({"revoke": true})
-            } else {
-                serde_json::json!({"cancel_at_period_end": true})
-            };
-            let body =
-                crate::validate::input::<crate::api::subscription::SubscriptionUpdate>(&raw)?;
-            match crate::app::subscription::update(state, subject, sub, body).await {
-                // Already canceled or ended: nothing more to end.
-                Ok(_) | Err(ApiError::NotPermitted(_)) | Err(ApiError::BadRequest(_)) => {}
-                Err(e) => return Err(e),
-            }
+            end_subscription(state, subject, sub, end).await?;
         }
     }
     Ok(refund)
 }
 
-fn refund_error(e: RefundError, amount: i64) -> ApiError {
+/// Ends the subscription of a refunded order. Until the subscriptions' use cases offer a
+/// typed cancel and revoke, this goes through their general change with the change it
+/// would be asked on the wire (`revoke` or `cancel_at_period_end`).
+async fn end_subscription(
+    state: &AppState,
+    subject: Subject,
+    sub: SubscriptionId,
+    end: EndSubscription,
+) -> Result<(), AppError> {
+    let change = match end {
+        EndSubscription::Now => crate::api::subscription::SubscriptionUpdate {
+            revoke: Some(true),
+            ..Default::default()
+        },
+        EndSubscription::AtPeriodEnd => crate::api::subscription::SubscriptionUpdate {
+            cancel_at_period_end: Some(true),
+            ..Default::default()
+        },
+    };
+    match crate::app::subscription::update(state, subject, sub, change)
+        .await
+        .map_err(AppError::from)
+    {
+        // Already canceled or ended: nothing more to end.
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.code(), Code::NotPermitted | Code::BadRequest) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn refund_error(e: RefundError, amount: i64) -> AppError {
     match e {
-        RefundError::RefundedAlready(_) => ApiError::RefundedAlready(e.to_string()),
+        RefundError::RefundedAlready(_) => AppError::new(Code::RefundedAlready, e.to_string()),
         RefundError::TooHigh { .. } | RefundError::NothingPaid => {
-            ApiError::Validation(vec![field_error(
-                "amount",
-                &e.to_string(),
-                serde_json::Value::from(amount),
-            )])
+            AppError::invalid(crate::field!["amount"], e.to_string(), amount)
         }
     }
 }
 
 /// The processor's payment of an order: recorded on it, or (orders written before it
 /// was) the intent of its checkout.
-async fn payment_of(state: &AppState, order: &Order) -> Result<Option<String>, ApiError> {
+async fn payment_of(state: &AppState, order: &Order) -> Result<Option<String>, AppError> {
     if order.payment_id.is_some() {
         return Ok(order.payment_id.clone());
     }
@@ -319,12 +297,12 @@ async fn payment_of(state: &AppState, order: &Order) -> Result<Option<String>, A
 
 /// Asks the processor about a pending refund and records the answer. A refund no longer
 /// pending is answered as it is; an unreachable processor is a 503 and leaves it pending.
-pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, ApiError> {
+pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, AppError> {
     let refund = state
         .store
         .get::<Refund>(&id.key())
         .await?
-        .ok_or_else(ApiError::not_found)?
+        .ok_or_else(AppError::not_found)?
         .value;
     if refund.status != RefundStatus::Pending {
         return Ok(refund);
@@ -333,14 +311,14 @@ pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, ApiError> 
         .store
         .get::<Order>(&refund.order_id.key())
         .await?
-        .ok_or_else(|| ApiError::internal("a refund's order is gone"))?
+        .ok_or_else(|| AppError::internal("a refund's order is gone"))?
         .value;
-    let request = RefundRequest {
+    let request = payments::RefundRequest {
         payment_id: payment_of(state, &order).await?,
         amount: refund.total(),
         currency: refund.currency.clone(),
         idempotency_key: format!("refund:{}", refund.id),
-        reason: stripe_reason(refund.reason),
+        reason: payments::RefundRequest::reason_for(refund.reason),
         metadata: vec![
             ("refund_id".into(), refund.id.to_string()),
             ("order_id".into(), refund.order_id.to_string()),
@@ -350,7 +328,7 @@ pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, ApiError> 
         Ok(outcome) => outcome,
         Err(e) => {
             tracing::warn!(refund = %refund.id, error = %e, "payment processor unavailable; the refund stays pending");
-            return Err(ApiError::Unavailable);
+            return Err(AppError::unavailable());
         }
     };
     let settled = match outcome {
@@ -367,9 +345,10 @@ pub async fn settle(state: &AppState, id: RefundId) -> Result<Refund, ApiError> 
             let failed =
                 finish(state, refund.id, false, processor_id, Some(message.clone())).await?;
             if failed.status == RefundStatus::Failed {
-                return Err(ApiError::PaymentError(format!(
-                    "The refund failed: {message}"
-                )));
+                return Err(AppError::new(
+                    Code::PaymentError,
+                    format!("The refund failed: {message}"),
+                ));
             }
             failed
         }
@@ -381,10 +360,10 @@ async fn record_processor_id(
     state: &AppState,
     id: RefundId,
     processor_id: String,
-) -> Result<Refund, ApiError> {
+) -> Result<Refund, AppError> {
     let updated = state
         .store
-        .update::<Refund, ApiError>(&id.key(), async |current| {
+        .update::<Refund, AppError>(&id.key(), async |current| {
             if current.processor_id.is_some() {
                 return Ok(None);
             }
@@ -393,7 +372,7 @@ async fn record_processor_id(
             Ok(Some(r))
         })
         .await?;
-    updated.ok_or_else(ApiError::not_found)
+    updated.ok_or_else(AppError::not_found)
 }
 
 /// Settles a pending refund: succeeded or failed, with its order, in one write; then
@@ -404,14 +383,16 @@ pub async fn finish(
     succeeded: bool,
     processor_id: Option<String>,
     failure: Option<String>,
-) -> Result<Refund, ApiError> {
+) -> Result<Refund, AppError> {
     let now = state.now();
+    let mut attempts = Attempts::new();
     let settled = loop {
+        attempts.next()?;
         let stored = state
             .store
             .get::<Refund>(&id.key())
             .await?
-            .ok_or_else(ApiError::not_found)?;
+            .ok_or_else(AppError::not_found)?;
         let mut refund = stored.value;
         if refund.status != RefundStatus::Pending {
             return Ok(refund);
@@ -420,7 +401,7 @@ pub async fn finish(
             .store
             .get::<Order>(&refund.order_id.key())
             .await?
-            .ok_or_else(|| ApiError::internal("a refund's order is gone"))?;
+            .ok_or_else(|| AppError::internal("a refund's order is gone"))?;
         let mut o = order.value;
         o.settle_refund(refund.amount, refund.tax_amount, succeeded);
         if succeeded {
@@ -454,7 +435,7 @@ pub(crate) async fn revoke_order_keys(
     state: &AppState,
     order: OrderId,
     customer: CustomerId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let tenants = [customer.key()];
     let ids: Vec<Vec<u8>> = state
         .store
@@ -484,7 +465,7 @@ pub(crate) async fn revoke_order_keys(
 
 /// Asks the processor again about every refund left pending (an outage, a crash between
 /// the reservation and the answer, a refund the processor is still working on).
-pub async fn settle_pending(state: &AppState) -> Result<usize, ApiError> {
+pub async fn settle_pending(state: &AppState) -> Result<usize, AppError> {
     let ids: Vec<Vec<u8>> = state
         .store
         .index_iter(REFUND_PENDING, &[Vec::new()], Direction::Asc)?
@@ -506,28 +487,20 @@ pub async fn settle_pending(state: &AppState) -> Result<usize, ApiError> {
     Ok(settled)
 }
 
-/// A refund as the processor reports it (Stripe's `refund.created`, `refund.updated`, or
-/// each refund of a `charge.refunded`): one Tollgate started is settled; one made at the
-/// processor (Stripe's dashboard) is recorded once, on the order its payment paid, without
-/// revoking anything. Unknown payments are ignored.
-pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Result<(), ApiError> {
-    use crate::domain::order::ORDER_BY_PAYMENT;
+/// A refund as the processor reports it (a refund's own event, or each refund of a
+/// refunded charge): one Tollgate started is settled; one made at the processor (its
+/// dashboard) is recorded once, on the order its payment paid, without revoking anything.
+/// Unknown payments are ignored.
+pub async fn from_processor(state: &AppState, refund: &RefundUpdate) -> Result<(), AppError> {
     use crate::domain::refund::{processor_key, split_total};
-    let Some(pid) = refund["id"].as_str().filter(|s| !s.is_empty()) else {
-        return Ok(());
-    };
-    let status = refund["status"].as_str().unwrap_or("pending");
-    let settled = match status {
-        "succeeded" => Some(true),
-        "failed" | "canceled" => Some(false),
-        _ => None,
+    let pid = refund.processor_id.as_str();
+    let settled = match refund.status {
+        RefundState::Succeeded => Some(true),
+        RefundState::Failed => Some(false),
+        RefundState::Pending => None,
     };
     // Ours: named in its metadata.
-    if let Some(ours) = refund["metadata"]["refund_id"]
-        .as_str()
-        .and_then(|s| s.parse::<uuid::Uuid>().ok())
-        .map(RefundId)
-    {
+    if let Some(ours) = refund.refund_id {
         if state.store.get::<Refund>(&ours.key()).await?.is_some() {
             if let Some(succeeded) = settled {
                 finish(state, ours, succeeded, Some(pid.to_string()), None).await?;
@@ -544,22 +517,13 @@ pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Res
     {
         return Ok(());
     }
-    let Some(succeeded) = settled.filter(|s| *s) else {
+    if settled != Some(true) {
+        return Ok(());
+    }
+    let Some(payment) = refund.payment_id.as_deref() else {
         return Ok(());
     };
-    let Some(payment) = refund["payment_intent"].as_str() else {
-        return Ok(());
-    };
-    let ids: Vec<Vec<u8>> = state
-        .store
-        .index_iter(
-            ORDER_BY_PAYMENT,
-            &[payment.as_bytes().to_vec()],
-            Direction::Asc,
-        )?
-        .take(1)
-        .await?;
-    let Some(order_key) = ids.into_iter().next() else {
+    let Some(order) = crate::app::orders::order_of_payment(state, payment).await? else {
         tracing::warn!(
             refund = pid,
             payment,
@@ -567,13 +531,15 @@ pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Res
         );
         return Ok(());
     };
-    let total = refund["amount"].as_i64().unwrap_or(0);
-    if total <= 0 || !succeeded {
+    let total = refund.amount;
+    if total <= 0 {
         return Ok(());
     }
     let now = state.now();
+    let mut attempts = Attempts::new();
     loop {
-        let Some(stored) = state.store.get::<Order>(&order_key).await? else {
+        attempts.next()?;
+        let Some(stored) = state.store.get::<Order>(&order.id.key()).await? else {
             return Ok(());
         };
         let mut o = stored.value;
@@ -589,12 +555,7 @@ pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Res
             created_at: now,
             modified_at: None,
             status: RefundStatus::Succeeded,
-            reason: match refund["reason"].as_str() {
-                Some("duplicate") => RefundReason::Duplicate,
-                Some("fraudulent") => RefundReason::Fraudulent,
-                Some("requested_by_customer") => RefundReason::CustomerRequest,
-                _ => RefundReason::Other,
-            },
+            reason: refund.reason,
             amount,
             tax_amount: tax,
             currency: o.currency.clone(),
@@ -631,7 +592,7 @@ pub async fn from_processor(state: &AppState, refund: &serde_json::Value) -> Res
 }
 
 /// The refunds of an order, newest first.
-pub async fn refunds_of_order(state: &AppState, order: OrderId) -> Result<Vec<Refund>, ApiError> {
+pub async fn refunds_of_order(state: &AppState, order: OrderId) -> Result<Vec<Refund>, AppError> {
     use crate::domain::refund::REFUND_OF_ORDER;
     let ids: Vec<Vec<u8>> = state
         .store
@@ -646,3 +607,7 @@ pub async fn refunds_of_order(state: &AppState, order: OrderId) -> Result<Vec<Re
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "refunds_tests.rs"]
+mod tests;

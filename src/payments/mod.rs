@@ -8,6 +8,7 @@
 //! [`stripe::StripeProcessor`], which charges through Stripe PaymentIntents and verifies
 //! Stripe's webhooks. `payments.processor` in `config.toml` picks one.
 
+pub mod events;
 pub mod stripe;
 pub mod tax;
 
@@ -130,6 +131,17 @@ pub struct RefundRequest {
     /// Stripe's `reason`: `duplicate`, `fraudulent` or `requested_by_customer`.
     pub reason: &'static str,
     pub metadata: Vec<(String, String)>,
+}
+
+impl RefundRequest {
+    /// The processor's `reason` for ours (Stripe has three; Polar sends `duplicate` as is
+    /// and every other reason as the customer's request).
+    pub fn reason_for(reason: crate::domain::refund::RefundReason) -> &'static str {
+        match reason {
+            crate::domain::refund::RefundReason::Duplicate => "duplicate",
+            _ => "requested_by_customer",
+        }
+    }
 }
 
 /// What the processor did with a refund.

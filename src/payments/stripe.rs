@@ -20,11 +20,17 @@ use serde::Deserialize;
 use sha2::Sha256;
 use tollgate_storage::{Batch, Store};
 
+use super::events::{
+    DisputeUpdate, EventKind, PaymentUpdate, ProcessorEvent, RefundState, RefundUpdate,
+};
 use super::{
     ChargeFuture, ChargeOutcome, ChargeRequest, PageSources, PaymentProcessor, ProcessorClient,
     ProcessorError, RefundFuture, RefundOutcome, RefundRequest,
 };
 use crate::config::PaymentSettings;
+use crate::domain::dispute::DisputeStatus;
+use crate::domain::ids::{CheckoutId, RefundId};
+use crate::domain::refund::RefundReason;
 use tollgate_actors::domain::ids::CustomerId;
 
 /// How far a webhook's signed timestamp may be from now (Stripe's libraries: 300 s).
@@ -598,6 +604,131 @@ pub struct EventData {
 pub fn event_meta_key(event_id: &str) -> String {
     format!("stripe_event:{event_id}")
 }
+
+/// A verified webhook body that is not an event Tollgate can read (Stripe delivers it
+/// again later).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error("Not a Stripe event: {0}.")]
+    NotAnEvent(String),
+    #[error("Not a PaymentIntent: {0}.")]
+    NotAnIntent(String),
+}
+
+/// A verified webhook body as the typed event it carries: Stripe's type strings and field
+/// names end here. Types Tollgate does not act on are [`EventKind::Ignored`].
+pub fn parse_event(body: &[u8]) -> Result<ProcessorEvent, EventError> {
+    let event: Event =
+        serde_json::from_slice(body).map_err(|e| EventError::NotAnEvent(e.to_string()))?;
+    let kind = typed_event(&event)?;
+    Ok(ProcessorEvent { id: event.id, kind })
+}
+
+/// What a Stripe event says, in Tollgate's words.
+pub fn typed_event(event: &Event) -> Result<EventKind, EventError> {
+    let object = &event.data.object;
+    Ok(match event.kind.as_str() {
+        "refund.created" | "refund.updated" | "refund.failed" => {
+            EventKind::RefundUpdated(refund_update(object, None).into_iter().collect())
+        }
+        "charge.refunded" => {
+            let payment = object["payment_intent"].as_str();
+            let refunds = object["refunds"]["data"].as_array();
+            EventKind::RefundUpdated(
+                refunds
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| refund_update(r, payment))
+                    .collect(),
+            )
+        }
+        "charge.dispute.created" | "charge.dispute.updated" | "charge.dispute.closed" => {
+            match dispute_update(object) {
+                Some(d) => EventKind::DisputeChanged(d),
+                None => EventKind::Ignored,
+            }
+        }
+        // A trial's checkout saves the card with a SetupIntent (the same fields).
+        "payment_intent.succeeded" | "setup_intent.succeeded" => {
+            EventKind::PaymentSucceeded(payment_update(object)?)
+        }
+        "payment_intent.payment_failed"
+        | "payment_intent.canceled"
+        | "setup_intent.setup_failed"
+        | "setup_intent.canceled" => EventKind::PaymentFailed(payment_update(object)?),
+        _ => EventKind::Ignored,
+    })
+}
+
+/// A PaymentIntent's (or SetupIntent's) state: the checkout named in its metadata.
+fn payment_update(object: &serde_json::Value) -> Result<PaymentUpdate, EventError> {
+    let intent: PaymentIntent = serde_json::from_value(object.clone())
+        .map_err(|e| EventError::NotAnIntent(e.to_string()))?;
+    let checkout_id = intent
+        .metadata
+        .get("checkout_id")
+        .and_then(|s| s.parse::<uuid::Uuid>().ok())
+        .map(CheckoutId);
+    Ok(PaymentUpdate {
+        payment_id: intent.id.clone(),
+        checkout_id,
+        outcome: intent.outcome(),
+    })
+}
+
+/// A Stripe Refund object (`payment`: its charge's intent, when the refund does not name
+/// one); `None` without an id.
+fn refund_update(refund: &serde_json::Value, payment: Option<&str>) -> Option<RefundUpdate> {
+    let processor_id = refund["id"].as_str().filter(|s| !s.is_empty())?;
+    let status = match refund["status"].as_str().unwrap_or("pending") {
+        "succeeded" => RefundState::Succeeded,
+        "failed" | "canceled" => RefundState::Failed,
+        _ => RefundState::Pending,
+    };
+    Some(RefundUpdate {
+        processor_id: processor_id.to_string(),
+        refund_id: refund["metadata"]["refund_id"]
+            .as_str()
+            .and_then(|s| s.parse::<uuid::Uuid>().ok())
+            .map(RefundId),
+        payment_id: refund["payment_intent"]
+            .as_str()
+            .or(payment)
+            .map(str::to_string),
+        amount: refund["amount"].as_i64().unwrap_or(0),
+        currency: refund["currency"].as_str().unwrap_or_default().to_string(),
+        status,
+        reason: match refund["reason"].as_str() {
+            Some("duplicate") => RefundReason::Duplicate,
+            Some("fraudulent") => RefundReason::Fraudulent,
+            Some("requested_by_customer") => RefundReason::CustomerRequest,
+            _ => RefundReason::Other,
+        },
+    })
+}
+
+/// A Stripe Dispute object; `None` without an id or with a status Stripe does not send.
+fn dispute_update(object: &serde_json::Value) -> Option<DisputeUpdate> {
+    let processor_id = object["id"].as_str().filter(|s| !s.is_empty())?;
+    let status = object["status"]
+        .as_str()
+        .and_then(DisputeStatus::from_stripe)?;
+    Some(DisputeUpdate {
+        processor_id: processor_id.to_string(),
+        payment_id: object["payment_intent"].as_str().map(str::to_string),
+        status,
+        amount: object["amount"].as_i64().unwrap_or(0),
+        currency: object["currency"].as_str().unwrap_or_default().to_string(),
+        reason: object["reason"].as_str().map(str::to_string),
+        evidence_due_by: object["evidence_details"]["due_by"]
+            .as_i64()
+            .and_then(|t| DateTime::from_timestamp(t, 0)),
+    })
+}
+
+#[cfg(test)]
+#[path = "stripe_events_tests.rs"]
+mod events_tests;
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,6 @@ use actix_web::web;
 use crate::api::benefit_grant::BenefitGrantRead;
 use crate::api::{ListResource, Pagination};
 use crate::app::benefit_grants::{self, GrantFilter, GrantSort};
-use crate::app::catalog::benefits::benefit_for;
 use crate::domain::benefit_grant::BenefitGrant;
 use crate::domain::ids::BenefitId;
 use crate::error::ApiResult;
@@ -87,12 +86,7 @@ pub(crate) async fn of_benefit(
         ..GrantFilter::default()
     };
     q.finish()?;
-    state.store.read_barrier().await?;
-    let benefit = benefit_for(&state, auth.subject(), id).await?;
-    let filter = GrantFilter {
-        organization_id: vec![benefit.value.organization_id],
-        ..filter
-    };
-    let (items, total) = benefit_grants::list(&state, auth.subject(), &filter, params).await?;
+    let (items, total) =
+        benefit_grants::of_benefit(&state, auth.subject(), id, filter, params).await?;
     render(&state, &items, total, params).await
 }

@@ -125,7 +125,8 @@ pub(crate) async fn update(
     body: ValidJson<LicenseKeyUpdate>,
 ) -> ApiResult<web::Json<LicenseKeyRead>> {
     let id: LicenseKeyId = path_id("id", &id)?;
-    let key = license_keys::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let changes = body.into_inner().into_changes()?;
+    let key = license_keys::update(&state, auth.subject(), id, changes).await?;
     Ok(web::Json(key))
 }
 
@@ -149,7 +150,7 @@ pub(crate) async fn get_activation(
     let (id, activation_id) = path.into_inner();
     let id: LicenseKeyId = path_id("id", &id)?;
     let activation_id: ActivationId = path_id("activation_id", &activation_id)?;
-    let answer = async {
+    let answer: ApiResult<_> = async {
         let key = key_for(&state, auth.subject(), id).await?;
         let activation = live_activations(&key)
             .find(|a| a.id == activation_id)
@@ -177,7 +178,12 @@ async fn validate(
     let signing =
         license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
             .await?;
-    let answer = license_keys::validate_as(&state, auth.subject(), body).await;
+    let answer = match body.into_command() {
+        Ok(cmd) => license_keys::validate_as(&state, auth.subject(), cmd)
+            .await
+            .map_err(ApiError::from),
+        Err(e) => Err(e),
+    };
     state.metrics.validation(match &answer {
         Ok(_) => 200,
         Err(e) => ResponseError::status_code(e).as_u16(),
@@ -199,7 +205,9 @@ async fn activate(
     let signing =
         license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
             .await?;
-    let answer = license_keys::activate_as(&state, auth.subject(), body).await;
+    let answer = license_keys::activate_as(&state, auth.subject(), body.into_command())
+        .await
+        .map_err(ApiError::from);
     Ok(MaybeSigned {
         answer: answer.map(web::Json),
         signing,
@@ -217,7 +225,17 @@ async fn deactivate(
     let signing =
         license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
             .await?;
-    let answer = license_keys::deactivate_as(&state, auth.subject(), body).await;
+    let answer: ApiResult<()> = async {
+        license_keys::reachable(&state, auth.subject(), OrganizationId(body.organization_id))
+            .await?;
+        if body.by_label() {
+            state
+                .limits
+                .deactivation_by_label(&body.organization_id, &body.key)?;
+        }
+        Ok(license_keys::deactivate(&state, body.into_command()?).await?)
+    }
+    .await;
     Ok(MaybeSigned {
         answer: answer.map(|()| HttpResponse::NoContent().finish()),
         signing,

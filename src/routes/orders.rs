@@ -56,7 +56,6 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<OrderView>> {
     let id: OrderId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
     let order = order_for(&state, auth.subject(), id).await?;
     Ok(web::Json(order_view(&state, &order).await?))
 }

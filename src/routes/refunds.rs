@@ -46,7 +46,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<RefundCreate>,
 ) -> ApiResult<actix_web::Either<Created<RefundView>, web::Json<RefundView>>> {
-    let refund = refunds::create(&state, auth.subject(), body.into_inner()).await?;
+    let command = body.into_inner().into_command()?;
+    let refund = refunds::create(&state, auth.subject(), command).await?;
     let view = RefundView::from(&refund);
     Ok(if crate::api::version::active().is_some() {
         actix_web::Either::Left(Created(view))

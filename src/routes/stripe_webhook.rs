@@ -1,12 +1,13 @@
 //! `POST /v1/integrations/stripe/webhook`: Stripe's events about the payments Tollgate
-//! started. The signature is verified before anything is read; what an event does is
-//! `crate::app::checkout::payment_event` (at most once in effect per event id).
+//! started. The signature is verified before anything is read; the body is then read as
+//! the typed event it carries (`crate::payments::stripe::parse_event`), which
+//! `crate::app::checkout::payment_event` dispatches (at most once in effect per event id).
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::config::ProcessorKind;
 use crate::error::{ApiError, ApiResult};
-use crate::payments::stripe::{verify_signature, Event};
+use crate::payments::stripe::{parse_event, verify_signature};
 use crate::state::AppState;
 
 pub const WEBHOOK_PATH: &str = "/v1/integrations/stripe/webhook";
@@ -34,8 +35,7 @@ async fn receive(
             "Invalid Stripe signature: {e}."
         )));
     }
-    let event: Event = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("Not a Stripe event: {e}.")))?;
+    let event = parse_event(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let duplicate = !crate::app::checkout::payment_event(&state, &event).await?;
     Ok(HttpResponse::Ok().json(Received {
         received: true,

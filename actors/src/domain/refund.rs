@@ -86,6 +86,46 @@ impl RefundReason {
     }
 }
 
+/// A refund to make of an order (the command `POST /v1/refunds/` is parsed into).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefundRequest {
+    pub order_id: OrderId,
+    /// Never `DisputePrevention` (a refund Tollgate makes is never one).
+    pub reason: RefundReason,
+    /// Before tax, in the order's currency's minor unit; at least 1.
+    pub amount: i64,
+    /// The seller's own note, never shown (blank is none).
+    pub comment: Option<String>,
+    /// Revoke the benefits the order granted (a one-time purchase's only).
+    pub revoke_benefits: bool,
+    pub metadata: Metadata,
+    /// For a subscription's order: also end the subscription.
+    pub end_subscription: Option<EndSubscription>,
+}
+
+/// How a refund ends the subscription of its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndSubscription {
+    /// Canceled: its keys work until the period ends.
+    AtPeriodEnd,
+    /// Revoked now, with its keys.
+    Now,
+}
+
+impl EndSubscription {
+    pub const ALL: &'static [(&'static str, EndSubscription)] = &[
+        ("at_period_end", EndSubscription::AtPeriodEnd),
+        ("now", EndSubscription::Now),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndSubscription::AtPeriodEnd => "at_period_end",
+            EndSubscription::Now => "now",
+        }
+    }
+}
+
 /// One refund of an order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refund {

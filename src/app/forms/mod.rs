@@ -238,7 +238,8 @@ pub async fn refund_order(
         "end_subscription": text(&form.end_subscription),
     });
     let body = input::<crate::api::refund::RefundCreate>(raw)?;
-    crate::app::refunds::create(state, subject, body.into_inner()).await
+    let command = body.into_inner().into_command()?;
+    Ok(crate::app::refunds::create(state, subject, command).await?)
 }
 
 /// An organization's settings.

@@ -101,7 +101,8 @@ pub async fn update_license_key(
         raw
     };
     let body = input::<LicenseKeyUpdate>(raw)?;
-    crate::app::license_keys::update(state, subject, key.id, body.into_inner()).await
+    let changes = body.into_inner().into_changes()?;
+    Ok(crate::app::license_keys::update(state, subject, key.id, changes).await?)
 }
 
 /// Deactivates one activation of a key, as its holder would (the customer portal's
@@ -117,7 +118,8 @@ pub async fn deactivate(
         "activation_id": activation,
     });
     let body = input::<LicenseKeyDeactivate>(raw)?;
-    crate::app::license_keys::deactivate(state, body.into_inner()).await
+    let command = body.into_inner().into_command()?;
+    Ok(crate::app::license_keys::deactivate(state, command).await?)
 }
 
 // ---------------------------------------------------------------------------------------

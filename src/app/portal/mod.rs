@@ -16,7 +16,7 @@ pub mod sign_in;
 use std::collections::HashMap;
 
 use crate::api::customer_portal::{CustomerBenefitGrant, CustomerOrder};
-use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyWithActivations, RotatedLicenseKey};
+use crate::api::license_key::{LicenseKeyWithActivations, RotatedLicenseKey};
 use crate::api::product::{CustomerProduct, ProductPriceRecurring};
 use crate::api::subscription::CustomerSubscription;
 use crate::app::benefit_grants::{self, GrantFilter};
@@ -291,11 +291,10 @@ pub async fn deactivate(
     }
     Ok(crate::app::license_keys::deactivate(
         state,
-        LicenseKeyDeactivate {
+        tollgate_actors::license_key::DeactivateKey {
             key: k.key,
-            organization_id: k.organization_id.uuid(),
-            activation_id: Some(activation.uuid()),
-            label: None,
+            organization_id: k.organization_id,
+            activation_id: activation.into(),
         },
     )
     .await?)

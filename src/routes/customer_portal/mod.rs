@@ -175,7 +175,13 @@ async fn validate(
             .validation(ResponseError::status_code(e).as_u16())
     })?;
     let signing = license_signing::for_answer(&state, body.organization_id, requested).await?;
-    let answer = license_keys::validate(&state, body).await.map(PresizedJson);
+    let answer = match body.into_command() {
+        Ok(cmd) => license_keys::validate(&state, cmd)
+            .await
+            .map(PresizedJson)
+            .map_err(ApiError::from),
+        Err(e) => Err(e),
+    };
     state.metrics.validation(match &answer {
         Ok(_) => 200,
         Err(e) => ResponseError::status_code(e).as_u16(),
@@ -197,7 +203,10 @@ async fn activate(
     Ok(MaybeSigned {
         // 200, not 201, as in Polar.
         answer: Limited {
-            answer: license_keys::activate(&state, body).await.map(web::Json),
+            answer: license_keys::activate(&state, body.into_command())
+                .await
+                .map(web::Json)
+                .map_err(ApiError::from),
             report,
         },
         signing,
@@ -214,7 +223,7 @@ async fn deactivate(
     let signing = license_signing::for_answer(&state, body.organization_id, requested).await?;
     Ok(MaybeSigned {
         answer: Limited {
-            answer: license_keys::deactivate(&state, body)
+            answer: deactivate_by_key(&state, body)
                 .await
                 .map(|()| HttpResponse::NoContent().finish()),
             report,
@@ -338,4 +347,14 @@ async fn rotate(
     Ok(web::Json(
         license_keys::customer_rotate(&state, customer, id).await?,
     ))
+}
+
+/// A deactivation for anyone who holds the key; one by label is rate-limited per key.
+async fn deactivate_by_key(state: &AppState, body: LicenseKeyDeactivate) -> ApiResult<()> {
+    if body.by_label() {
+        state
+            .limits
+            .deactivation_by_label(&body.organization_id, &body.key)?;
+    }
+    Ok(license_keys::deactivate(state, body.into_command()?).await?)
 }

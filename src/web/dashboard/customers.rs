@@ -130,7 +130,8 @@ async fn customer_page(
         },
         choices(),
     )
-    .await?;
+    .await
+    .map_err(crate::error::ApiError::from)?;
     let (subscriptions, _) = subscription::list(
         state,
         dash.subject(),
@@ -143,7 +144,9 @@ async fn customer_page(
     )
     .await
     .map_err(crate::error::ApiError::from)?;
-    let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices()).await?;
+    let (keys, _) = customer_key_records(state, id, &[layout.org], None, None, choices())
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let slug = crate::app::portal::organization(state, &customer)
         .await
         .map_err(crate::error::ApiError::from)?

@@ -73,10 +73,12 @@ pub async fn license_keys(
             (Vec::new(), found, 0)
         }
         None => {
-            state.store.read_barrier().await?;
-            let (keys, total) =
+            let records =
                 license_keys::records(&state, dash.subject(), &[layout.org], &[], true, params)
-                    .await?;
+                    .await;
+            let (keys, total) = license_keys::durable_answer(&state, records)
+                .await
+                .map_err(crate::error::ApiError::from)?;
             (with_customers(&state, keys).await?, Vec::new(), total)
         }
     };
@@ -127,10 +129,14 @@ impl KeyPage {
 /// validations answered so far, which the store may receive only later.
 async fn key_of(dash: &Dash, layout: &Layout, id: &str) -> Result<(LicenseKey, Customer), Fail> {
     let id: LicenseKeyId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let stored = key_for(&dash.state, dash.subject(), id).await?;
+    let stored = key_for(&dash.state, dash.subject(), id).await;
+    let stored = license_keys::durable_answer(&dash.state, stored)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     of_org(layout, stored.organization_id, ())?;
-    let key = live_key(&dash.state, id).await?;
+    let key = live_key(&dash.state, id)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let customer = key_customer(&dash.state, &key).await?;
     Ok((key, customer))
 }

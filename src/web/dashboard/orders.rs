@@ -92,8 +92,9 @@ pub async fn orders(
         ..OrderFilter::default()
     };
     let params = q.params();
-    state.store.read_barrier().await?;
-    let (orders, total) = orders::list(&state, dash.subject(), &filter, params).await?;
+    let (orders, total) = orders::list(&state, dash.subject(), &filter, params)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let pager = Pager::new(total, params, &layout.at("/orders"), &req);
     let products = org_products(&dash, &layout, false).await?;
     dash.page(
@@ -202,8 +203,9 @@ fn with_status(mut page: actix_web::HttpResponse, status: u16) -> actix_web::Htt
 /// An order of the page's organization (else 404).
 async fn order_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Order, Fail> {
     let id: OrderId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let order = order_for(&dash.state, dash.subject(), id).await?;
+    let order = order_for(&dash.state, dash.subject(), id)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     of_org(layout, order.organization_id, order)
 }
 
@@ -242,7 +244,9 @@ async fn order_page(
             ))
         })?;
     let messages = crate::app::mail::messages_of_order(state, order.id).await?;
-    let refunds = crate::app::refunds::refunds_of_order(state, order.id).await?;
+    let refunds = crate::app::refunds::refunds_of_order(state, order.id)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     let price = product_for(state, dash.subject(), order.product_id)
         .await
         .ok()
@@ -305,7 +309,6 @@ pub async fn subscriptions(
         ..SubscriptionFilter::default()
     };
     let params = q.params();
-    state.store.read_barrier().await?;
     let (subscriptions, total) = subscription::list(&state, dash.subject(), &filter, params)
         .await
         .map_err(crate::error::ApiError::from)?;

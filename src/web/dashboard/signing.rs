@@ -18,7 +18,11 @@ use crate::state::AppState;
 
 /// The section's record: the organization's signing settings and keys (made on first use).
 pub async fn of(dash: &Dash, layout: &Layout) -> Result<LicenseKeySigning, Fail> {
-    Ok(license_signing::get(&dash.state, dash.subject(), layout.org).await?)
+    Ok(
+        license_signing::get(&dash.state, dash.subject(), layout.org)
+            .await
+            .map_err(crate::error::ApiError::from)?,
+    )
 }
 
 /// A key as the JWK JSON of the organization's JWKS (RFC 8037), on one line. Its members
@@ -53,7 +57,8 @@ pub async fn every_answer(
     let layout = dash.layout(&path, "license-keys", "License keys").await?;
     let form: EveryAnswerForm = posted(&bytes)?;
     license_signing::set_every_answer(&state, dash.subject(), layout.org, form.sign_every_answer)
-        .await?;
+        .await
+        .map_err(crate::error::ApiError::from)?;
     Ok(see_other(&back(&layout)))
 }
 
@@ -67,6 +72,8 @@ pub async fn rotate(
 ) -> PageResult {
     let dash = Dash::posted(&state, &req, &bytes).await?;
     let layout = dash.layout(&path, "license-keys", "License keys").await?;
-    license_signing::rotate(&state, dash.subject(), layout.org).await?;
+    license_signing::rotate(&state, dash.subject(), layout.org)
+        .await
+        .map_err(crate::error::ApiError::from)?;
     Ok(see_other(&back(&layout)))
 }

@@ -84,7 +84,8 @@ pub async fn overview(
             None,
             LISTED,
         )
-        .await?;
+        .await
+        .map_err(crate::error::ApiError::from)?;
         let names = benefit_names(&state, keys.iter().map(|k| k.benefit_id)).await?;
         let now = state.now();
         let page = OverviewPage {

@@ -106,7 +106,9 @@ async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyP
             .collect(),
         customer_admin,
         can_rotate: matches!(k.status, KeyStatus::Granted | KeyStatus::Disabled)
-            && crate::app::license_keys::customer_may_rotate(state, &k).await?,
+            && crate::app::license_keys::customer_may_rotate(state, &k)
+                .await
+                .map_err(crate::error::ApiError::from)?,
         error: None,
         notice: None,
     })
