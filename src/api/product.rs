@@ -327,7 +327,6 @@ pub fn attached_custom_fields(
 
 #[cfg(test)]
 pub(crate) fn sample_products() -> Vec<Product> {
-    use super::price::CURRENCY;
     use crate::domain::ids::{PriceId, ProductId};
     use crate::domain::product::{self as domain, Price, PriceKind};
     use chrono::TimeZone;
@@ -370,7 +369,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
         3,
         PriceKind::RecurringFixed {
             interval: month,
-            currency: CURRENCY.into(),
+            currency: crate::domain::currency::Currency::DEFAULT.into(),
             amount: 900,
         },
     );
@@ -383,7 +382,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
                 1,
                 PriceKind::RecurringFixed {
                     interval: month,
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 1000,
                 },
             ),
@@ -391,7 +390,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
                 2,
                 PriceKind::RecurringFixed {
                     interval: domain::RecurringInterval::Year,
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 10_000,
                 },
             ),
@@ -426,7 +425,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
             vec![price(
                 4,
                 PriceKind::OneTimeCustom {
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     minimum_amount: Some(100),
                     maximum_amount: None,
                     preset_amount: Some(500),
@@ -439,7 +438,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
             vec![price(
                 5,
                 PriceKind::OneTimeFixed {
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 2500,
                 },
             )],

@@ -269,7 +269,10 @@ async fn tax_for(
         .get::<Customer>(&s.customer_id.key())
         .await?
         .and_then(|c| c.value.billing_address);
-    let currency = s.currency.as_deref().unwrap_or("usd");
+    let currency = s
+        .currency
+        .as_deref()
+        .unwrap_or(crate::domain::currency::Currency::DEFAULT.code());
     let tax = if amount > 0 {
         state.tax.tax(
             amount,
@@ -328,7 +331,10 @@ fn preview_of(
         total_amount: net + tax_amount,
         applied_balance_amount: 0,
         due_amount: c.due_now + tax_amount,
-        currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+        currency: current
+            .currency
+            .clone()
+            .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
         proration_behavior: match c.behavior {
             ProrationBehavior::Invoice => "invoice",
             ProrationBehavior::Prorate => "prorate",
@@ -366,7 +372,10 @@ pub async fn preview(
             total_amount: 0,
             applied_balance_amount: 0,
             due_amount: 0,
-            currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: current
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             proration_behavior: "prorate",
             carried_amount: 0,
             period_end: current
@@ -487,7 +496,11 @@ pub async fn change_plan(
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),
             amount: total,
-            currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: d
+                .current
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             confirmation_token: Some(token),
             setup_future_usage: true,
             off_session: true,
@@ -546,7 +559,11 @@ pub async fn change_plan(
                     idempotency_key: format!("{}:refund", d.change.idempotency_key(id)),
                     payment_id: Some(payment.clone()),
                     amount: *total,
-                    currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+                    currency: d
+                        .current
+                        .currency
+                        .clone()
+                        .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
                     reason: "duplicate",
                     metadata: vec![("subscription_id".into(), id.to_string())],
                 };
@@ -610,7 +627,10 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         is_archived: false,
         kind: crate::domain::product::PriceKind::RecurringFixed {
             interval: s.recurring_interval,
-            currency: s.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: s
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             amount: s.amount.unwrap_or(0) * 3,
         },
     };

@@ -16,6 +16,7 @@ use crate::app::access::{can_access, organization_for_create, organizations_for_
 use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::discount::{
     discount_by_code, normalize_code, Discount, DiscountDuration, DiscountKind, DiscountType,
     DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
@@ -28,8 +29,6 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 use super::found;
-
-pub const CURRENCY: &str = "usd";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DiscountSort {
@@ -212,18 +211,13 @@ fn missing(field: &str) -> FieldError {
 }
 
 fn check_currency(v: &mut Validator, currency: &str) -> bool {
-    if currency == CURRENCY {
+    if Currency::parse(currency).is_ok() {
         return true;
     }
-    v.push(
-        FieldError::new(
-            "string_pattern_mismatch",
-            loc!["body", "currency"],
-            "String should match pattern 'usd'",
-            Value::from(currency),
-        )
-        .with_ctx(serde_json::json!({"pattern": CURRENCY})),
-    );
+    v.push(crate::api::price::currency_mismatch(
+        loc!["body", "currency"],
+        currency,
+    ));
     false
 }
 
@@ -278,7 +272,10 @@ pub async fn create(
     }
     let kind = match input.kind {
         DiscountTypeInput::Fixed => {
-            let currency = input.currency.clone().unwrap_or_else(|| CURRENCY.into());
+            let currency = input
+                .currency
+                .clone()
+                .unwrap_or_else(|| Currency::DEFAULT.into());
             check_currency(&mut v, &currency);
             match input.amount {
                 Some(amount) => {

@@ -4,9 +4,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
-use crate::api::price::CURRENCY;
 use crate::app::catalog::{custom_fields, discounts};
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::custom_field::{CustomField, CustomFieldProperties};
 use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::ids::{CustomFieldId, DiscountId, OrganizationId, ProductId};
@@ -63,7 +63,10 @@ impl Default for DiscountForm {
 impl DiscountForm {
     pub fn of(d: &Discount) -> Self {
         let (kind, amount, percent) = match &d.kind {
-            DiscountKind::Fixed { amount, .. } => ("fixed", major_units(*amount), String::new()),
+            DiscountKind::Fixed { amount, currency } => {
+                let currency = Currency::from_code(currency).unwrap_or_default();
+                ("fixed", major_units(*amount, currency), String::new())
+            }
             DiscountKind::Percentage { basis_points } => (
                 "percentage",
                 String::new(),
@@ -113,10 +116,11 @@ pub async fn create_discount(
         raw["duration_in_months"] = int(&form.duration_in_months);
     }
     if form.kind == "fixed" {
-        raw["amount"] = cents(&form.amount);
-        raw["currency"] = Value::from(CURRENCY);
+        raw["amount"] = cents(&form.amount, Currency::DEFAULT);
+        raw["currency"] = Value::from(Currency::DEFAULT.code());
     } else {
-        raw["basis_points"] = cents(&form.percent);
+        // A percentage has two decimals, as a dollar amount does.
+        raw["basis_points"] = cents(&form.percent, Currency::USD);
     }
     let created = async {
         let body = input::<DiscountCreate>(raw)?;
@@ -127,6 +131,7 @@ pub async fn create_discount(
     created.map_err(|e| {
         explain_amounts(
             e,
+            Currency::DEFAULT,
             &[(&form.amount, "USD off"), (&form.percent, "Percent off")],
         )
     })
