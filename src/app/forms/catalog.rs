@@ -296,8 +296,8 @@ pub async fn create_license_key_benefit(
 ) -> Result<Benefit, ApiError> {
     let mut raw = form.license_keys();
     raw["organization_id"] = Value::from(org.to_string());
-    let body = input::<BenefitCreate>(raw)?;
-    benefits::create(state, subject, body.into_inner()).await
+    let new = input::<BenefitCreate>(raw)?.into_inner().into_command()?;
+    Ok(benefits::create(state, subject, new).await?)
 }
 
 /// Saves a benefit: a license-key benefit's description and properties (keys already
@@ -315,8 +315,8 @@ pub async fn update_benefit(
             "description": form.description.trim(),
         }),
     };
-    let body = input::<BenefitUpdate>(raw)?;
-    benefits::update(state, subject, benefit.id, body.into_inner()).await
+    let change = input::<BenefitUpdate>(raw)?.into_inner().into_command()?;
+    Ok(benefits::update(state, subject, benefit.id, change).await?)
 }
 
 #[cfg(test)]

@@ -309,8 +309,8 @@ pub async fn create_custom_field(
     org: OrganizationId,
     form: &CustomFieldForm,
 ) -> Result<CustomField, ApiError> {
-    let body = input::<Value>(form.body(Some(org)))?;
-    custom_fields::create(state, subject, &body.into_inner()).await
+    let new = crate::api::custom_field::new_custom_field(&form.body(Some(org)))?;
+    Ok(custom_fields::create(state, subject, new).await?)
 }
 
 /// Saves a custom field (its type does not change: the stored one is sent).
@@ -325,6 +325,6 @@ pub async fn update_custom_field(
         ..form.clone()
     };
     let id: CustomFieldId = field.id;
-    let body = input::<Value>(form.body(None))?;
-    custom_fields::update(state, subject, id, &body.into_inner()).await
+    let change = crate::api::custom_field::custom_field_change(&form.body(None))?;
+    Ok(custom_fields::update(state, subject, id, change).await?)
 }
