@@ -21,6 +21,10 @@ pub use super::price::{
 
 pub const NAME_MIN_CHARS: usize = 3;
 
+#[path = "product_command.rs"]
+mod command;
+pub use command::{body_cadence, parse_prices, refuse_one_time_trial, BodyCadence};
+
 /// Creates a product with its prices (recurring or one-time, as the prices are).
 // Polar's `ProductRecurringCreate` / `ProductOneTimeCreate`, told apart by the prices.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -110,6 +114,16 @@ pub struct ProductUpdate {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductBenefitsUpdate {
     pub benefits: Vec<Uuid>,
+}
+
+impl ProductBenefitsUpdate {
+    /// The command: the benefits to grant, in order.
+    pub fn benefit_ids(self) -> Vec<crate::domain::ids::BenefitId> {
+        self.benefits
+            .into_iter()
+            .map(crate::domain::ids::BenefitId)
+            .collect()
+    }
 }
 
 /// A product media (the lists are always empty: Tollgate stores no files).

@@ -138,8 +138,8 @@ pub async fn create_product(
     });
     let created = async {
         let body = input::<ProductCreate>(raw)?;
-        let raw = body.raw.clone();
-        products::create(state, subject, body.into_inner(), &raw).await
+        let new = body.value.into_command(&body.raw)?;
+        Ok(products::create(state, subject, new).await?)
     }
     .await;
     created.map_err(|e| explain_amounts(e, Currency::DEFAULT, &form.amounts()))
@@ -182,7 +182,8 @@ pub async fn set_product_benefits(
     form: &ProductBenefitsForm,
 ) -> Result<Product, ApiError> {
     let body = input::<ProductBenefitsUpdate>(json!({ "benefits": form.benefit }))?;
-    products::update_benefits(state, subject, id, body.into_inner()).await
+    let requested = body.into_inner().benefit_ids();
+    Ok(products::update_benefits(state, subject, id, requested).await?)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -124,8 +124,8 @@ pub async fn create_discount(
     }
     let created = async {
         let body = input::<DiscountCreate>(raw)?;
-        let raw = body.raw.clone();
-        discounts::create(state, subject, body.into_inner(), &raw).await
+        let new = body.value.into_command(&body.raw)?;
+        Ok(discounts::create(state, subject, new).await?)
     }
     .await;
     created.map_err(|e| {
@@ -154,8 +154,10 @@ pub async fn update_discount(
         "products": form.product,
     });
     let body = input::<DiscountUpdate>(raw)?;
-    let raw = body.raw.clone();
-    discounts::update(state, subject, id, body.into_inner(), &raw).await
+    let change = body.value.into_command()?;
+    discounts::update(state, subject, id, change)
+        .await
+        .map_err(|e| crate::api::discount::quote_body(e, &body.raw).into())
 }
 
 // ---------------------------------------------------------------------------------------
