@@ -6,9 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::api::metadata::parse_metadata;
-use super::{parse_code, parse_datetime, DiscountCreate, DiscountTypeInput, DiscountUpdate};
 use super::DurationInput;
+use super::{parse_code, parse_datetime, DiscountCreate, DiscountTypeInput, DiscountUpdate};
+use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::domain::currency::Currency;
 use crate::domain::discount::{

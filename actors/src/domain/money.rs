@@ -8,7 +8,7 @@ use std::fmt;
 
 use super::currency::Currency;
 
-/// An amount in a currency: `Money::new(123450, "usd")` reads `$1,234.50`; a currency
+/// An amount in a currency: 123450 US dollar cents read `$1,234.50`; a currency
 /// without a symbol here reads `CHF 1,234.50`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Money<'a> {
