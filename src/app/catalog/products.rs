@@ -60,7 +60,7 @@ pub async fn product_for(
 pub async fn product_for_price(
     state: &AppState,
     id: PriceId,
-) -> Result<Option<Stored<Product>>, ApiError> {
+) -> Result<Option<Stored<Product>>, AppError> {
     Ok(crate::domain::product::product_for_price(&state.store, id).await?)
 }
 
@@ -125,7 +125,7 @@ pub async fn list(
     subject: Subject,
     filter: &ProductFilter,
     params: ListParams,
-) -> Result<(Vec<Product>, u64), ApiError> {
+) -> Result<(Vec<Product>, u64), AppError> {
     let (is_archived, is_recurring) = (filter.is_archived, filter.is_recurring);
     let benefits = &filter.benefit_id;
     let sorting = &filter.sorting;
