@@ -9,7 +9,7 @@
 //!
 //! Charts read one record per day of their range, never orders or keys.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 use tollgate_storage::{Batch, Change, Expect, StorageError, Store};
 
+use crate::domain::currency::Currency;
 use crate::domain::ids::OrganizationId;
 use crate::domain::order::Order;
 use crate::domain::stats::{day_number, SalesDay, SalesTotals, ValidationDay};
@@ -245,8 +246,8 @@ impl ValidationCounters {
 pub struct DayPoint {
     pub day: i64,
     pub orders: u64,
-    /// Revenue in the chart's currency (cents).
-    pub revenue: i64,
+    /// Revenue in each currency sold that day (in its minor unit).
+    pub revenue: BTreeMap<Currency, i64>,
     pub active_subscriptions: i64,
     pub validations_succeeded: u64,
     pub validations_refused: u64,
@@ -254,7 +255,7 @@ pub struct DayPoint {
 
 /// The days `from..=to` of an organization (at most a few hundred: the caller bounds the
 /// range), from the store and the validation counts not yet written to it; `today`
-/// anchors the running subscription total. Revenue is in the service's currency.
+/// anchors the running subscription total. Revenue is per currency.
 pub async fn days(
     store: &Store,
     counts: &ValidationCounters,
@@ -263,7 +264,6 @@ pub async fn days(
     to: i64,
     today: i64,
 ) -> Result<Vec<DayPoint>, StorageError> {
-    let currency = crate::api::price::CURRENCY;
     let sales = |day: i64| async move {
         Ok::<_, StorageError>(
             store
@@ -302,8 +302,13 @@ pub async fn days(
             orders: s.as_ref().map_or(0, |s| s.orders),
             revenue: s
                 .as_ref()
-                .and_then(|s| s.revenue.get(currency).copied())
-                .unwrap_or(0),
+                .map(|s| {
+                    s.revenue
+                        .iter()
+                        .filter_map(|(code, amount)| Some((Currency::from_code(code)?, *amount)))
+                        .collect()
+                })
+                .unwrap_or_default(),
             active_subscriptions: active.max(0),
             validations_succeeded: v.as_ref().map_or(0, |v| v.succeeded) + pending_ok,
             validations_refused: v.as_ref().map_or(0, |v| v.refused) + pending_refused,

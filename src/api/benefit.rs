@@ -8,12 +8,16 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::metadata::{metadata_map, MetadataMap};
+use super::metadata::{body_metadata, metadata_map, MetadataMap};
 use super::price::{tag, TagCustom};
 use super::Maybe;
 use crate::domain::benefit::{
-    self as domain, Benefit, BenefitProperties, KeyActivations, KeyExpiry, LicenseKeyProperties,
+    self as domain, Benefit, BenefitChange, BenefitProperties, KeyActivations, KeyExpiry,
+    LicenseKeyProperties, NewBenefit,
 };
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 tag!(TagAds = "ads");
 tag!(TagLicenseKeys = "license_keys");
@@ -395,6 +399,203 @@ pub enum BenefitUpdate {
     Custom(BenefitCustomUpdate),
     Ads(BenefitAdsUpdate),
     LicenseKeys(BenefitLicenseKeysUpdate),
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------------------
+
+/// A description's bounds, in characters.
+pub const DESCRIPTION_MIN: usize = 3;
+pub const DESCRIPTION_MAX: usize = 42;
+
+/// `properties.grace_days`, when given: 0 to `MAX_GRACE_DAYS`.
+fn check_grace_days(v: &mut Validator, given: Option<i64>) {
+    if let Some(d) = given {
+        v.int_range(
+            loc!["body", "properties", "grace_days"],
+            d,
+            Some(0),
+            Some(i64::from(domain::MAX_GRACE_DAYS)),
+        );
+    }
+}
+
+/// The bounds of license-key properties: a positive expiry, 1 to 50 activations, a positive
+/// usage limit.
+fn check_properties(v: &mut Validator, p: &BenefitProperties) {
+    if let BenefitProperties::LicenseKeys(k) = p {
+        if let Some(e) = &k.expires {
+            if e.ttl <= 0 {
+                v.push(greater_than_zero(
+                    loc!["body", "properties", "expires", "ttl"],
+                    e.ttl,
+                ));
+            }
+        }
+        if let Some(a) = &k.activations {
+            if a.limit <= 0 {
+                v.push(greater_than_zero(
+                    loc!["body", "properties", "activations", "limit"],
+                    a.limit,
+                ));
+            } else {
+                v.int_range(
+                    loc!["body", "properties", "activations", "limit"],
+                    a.limit,
+                    None,
+                    Some(50),
+                );
+            }
+        }
+        if let Some(n) = k.limit_usage {
+            if n <= 0 {
+                v.push(greater_than_zero(
+                    loc!["body", "properties", "limit_usage"],
+                    n,
+                ));
+            }
+        }
+    }
+}
+
+fn greater_than_zero(loc: Vec<Value>, input: i64) -> FieldError {
+    FieldError::new(
+        "greater_than",
+        loc,
+        "Input should be greater than 0",
+        Value::from(input),
+    )
+    .with_ctx(serde_json::json!({"gt": 0}))
+}
+
+/// Tollgate's benefit types are not configurable: only `public`.
+fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
+    if let Some(other) = visibility.filter(|x| *x != "public") {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "visibility"],
+            "Visibility is not configurable for this benefit type and must be public.",
+            other.into(),
+        ));
+    }
+}
+
+impl BenefitCreate {
+    /// The command this body asks for, or its 422 (visibility, metadata, description,
+    /// properties, grace days, in that order).
+    pub fn into_command(self) -> Result<NewBenefit, ApiError> {
+        let grace_given = match &self {
+            BenefitCreate::LicenseKeys(c) => c.properties.grace_days,
+            _ => None,
+        };
+        let (description, organization_id, properties, metadata, visibility) = match self {
+            BenefitCreate::Custom(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
+            BenefitCreate::Ads(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
+            BenefitCreate::LicenseKeys(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
+        };
+        let mut v = Validator::new();
+        check_visibility(&mut v, visibility.as_deref());
+        let metadata = body_metadata(&mut v, &metadata, false).unwrap_or_default();
+        if v.min_chars(loc!["body", "description"], &description, DESCRIPTION_MIN) {
+            v.max_chars(loc!["body", "description"], &description, DESCRIPTION_MAX);
+        }
+        check_properties(&mut v, &properties);
+        check_grace_days(&mut v, grace_given);
+        v.finish()?;
+        Ok(NewBenefit {
+            organization_id,
+            description,
+            properties,
+            metadata,
+        })
+    }
+}
+
+impl BenefitUpdate {
+    /// The benefit type the body names (`type`).
+    pub fn kind(&self) -> domain::BenefitType {
+        match self {
+            BenefitUpdate::Custom(_) => domain::BenefitType::Custom,
+            BenefitUpdate::Ads(_) => domain::BenefitType::Ads,
+            BenefitUpdate::LicenseKeys(_) => domain::BenefitType::LicenseKeys,
+        }
+    }
+
+    /// The command this body asks for, or its 422 (description, properties, grace days,
+    /// visibility, metadata, in that order).
+    pub fn into_command(self) -> Result<BenefitChange, ApiError> {
+        let kind = self.kind();
+        let mut rotation_given = false;
+        let mut grace_given = None;
+        let (description, properties, metadata, visibility): (_, Option<BenefitProperties>, _, _) =
+            match self {
+                BenefitUpdate::Custom(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
+                BenefitUpdate::Ads(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
+                BenefitUpdate::LicenseKeys(u) => {
+                    rotation_given = u
+                        .properties
+                        .as_ref()
+                        .is_some_and(|p| p.allow_customer_rotation.is_some());
+                    grace_given = u.properties.as_ref().and_then(|p| p.grace_days);
+                    (
+                        u.description,
+                        u.properties.map(Into::into),
+                        u.metadata,
+                        u.visibility,
+                    )
+                }
+            };
+        let mut v = Validator::new();
+        if let Some(d) = &description {
+            if v.min_chars(loc!["body", "description"], d, DESCRIPTION_MIN) {
+                v.max_chars(loc!["body", "description"], d, DESCRIPTION_MAX);
+            }
+        }
+        if let Some(p) = &properties {
+            check_properties(&mut v, p);
+            check_grace_days(&mut v, grace_given);
+        }
+        check_visibility(&mut v, visibility.as_deref());
+        let metadata = body_metadata(&mut v, &metadata, true);
+        v.finish()?;
+        Ok(BenefitChange {
+            kind,
+            description,
+            properties,
+            rotation_given,
+            grace_given: grace_given.is_some(),
+            metadata,
+        })
+    }
 }
 
 #[cfg(test)]

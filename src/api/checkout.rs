@@ -30,7 +30,7 @@ pub use changes::ChangeCheckout;
 
 /// The currency of checkouts whose price has none (free prices): Tollgate sells in US
 /// dollars only.
-pub const DEFAULT_CURRENCY: &str = super::price::CURRENCY;
+pub const DEFAULT_CURRENCY: &str = crate::domain::currency::Currency::DEFAULT.code();
 
 /// Creates a checkout for products the buyer may choose between (`products`, Polar's
 /// `CheckoutProductsCreate`: the first one's first price is selected), for a product's

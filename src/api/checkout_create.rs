@@ -321,7 +321,9 @@ pub fn refuse_business(v: &mut Validator, is_business: Option<bool>, billing_nam
 
 /// A presentment currency: US dollars only.
 pub fn check_currency(v: &mut Validator, currency: Option<&str>) {
-    if let Some(c) = currency.filter(|c| !c.eq_ignore_ascii_case(super::DEFAULT_CURRENCY)) {
+    if let Some(c) = currency
+        .filter(|c| crate::domain::currency::Currency::parse(&c.to_ascii_lowercase()).is_err())
+    {
         refuse(
             v,
             "currency",

@@ -16,10 +16,11 @@ use uuid::Uuid;
 use super::custom_field_data::{lax_bool, lax_int, strict_str, Rejection};
 use super::metadata::{metadata_map, MetadataMap};
 use crate::domain::custom_field::{
-    CustomField, CustomFieldProperties, CustomFieldType, FormProperties, SelectOption,
+    CustomField, CustomFieldChange, CustomFieldProperties, CustomFieldType, FormProperties,
+    NewCustomField, SelectOption,
 };
 use crate::domain::metadata::Metadata;
-use crate::error::FieldError;
+use crate::error::{ApiError, FieldError};
 
 /// Polar's slug pattern (`custom_field/schemas.py`). pydantic checks it before lowercasing,
 /// so upper-case letters are refused.
@@ -373,6 +374,30 @@ fn tag(body: &Value) -> Result<CustomFieldType, Vec<FieldError>> {
         )
         .with_ctx(json!({"discriminator": "'type'", "tag": text, "expected_tags": TAGS}))]),
     }
+}
+
+/// The command of a create body, or its 422.
+pub fn new_custom_field(body: &Value) -> Result<NewCustomField, ApiError> {
+    let c = parse_create(body).map_err(ApiError::Validation)?;
+    Ok(NewCustomField {
+        slug: c.slug,
+        name: c.name,
+        metadata: c.metadata,
+        properties: c.properties,
+        organization_id: c.organization_id,
+    })
+}
+
+/// The command of an update body, or its 422.
+pub fn custom_field_change(body: &Value) -> Result<CustomFieldChange, ApiError> {
+    let u = parse_update(body).map_err(ApiError::Validation)?;
+    Ok(CustomFieldChange {
+        kind: u.kind,
+        slug: u.slug,
+        name: u.name,
+        metadata: u.metadata,
+        properties: u.properties,
+    })
 }
 
 /// Parses a `CustomFieldCreate` body, reporting every schema error.

@@ -132,6 +132,10 @@ pub struct DiscountUpdate {
     pub metadata: Maybe<Value>,
 }
 
+#[path = "discount_command.rs"]
+mod command;
+pub use command::{quote_body, DATES_OUT_OF_ORDER};
+
 pub const CODE_MIN: usize = 3;
 pub const CODE_MAX: usize = 256;
 

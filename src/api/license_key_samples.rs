@@ -195,7 +195,7 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         tax_amount: 0,
         refunded_amount: 1900,
         refunded_tax_amount: 0,
-        currency: "usd".into(),
+        currency: crate::domain::currency::Currency::DEFAULT.into(),
         billing_reason: BillingReason::Purchase,
         billing_address: None,
         customer_id: key.customer_id,

@@ -20,6 +20,32 @@ pub fn metadata_map(m: &Metadata) -> MetadataMap {
     }
 }
 
+/// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`; its errors go
+/// to `v`.
+pub fn body_metadata(
+    v: &mut crate::validate::Validator,
+    sent: &super::Maybe<Value>,
+    null_is_absent: bool,
+) -> Option<Metadata> {
+    use super::Maybe;
+    let null = Value::Null;
+    let raw = match sent {
+        Maybe::Absent => None,
+        Maybe::Null if null_is_absent => None,
+        Maybe::Null => Some(&null),
+        Maybe::Value(m) => Some(m),
+    };
+    match parse_metadata("metadata", raw?) {
+        Ok(m) => Some(m),
+        Err(errors) => {
+            for e in errors {
+                v.push(e);
+            }
+            None
+        }
+    }
+}
+
 /// Parses `value` (the field `field` of the body) into metadata, or the 422 items.
 pub fn parse_metadata(field: &str, value: &Value) -> Result<Metadata, Vec<FieldError>> {
     metadata::parse(value).map_err(|issues| {

@@ -356,7 +356,7 @@ impl From<&Organization> for OrganizationView {
             details_submitted_at: None,
             onboarding_resubmission_requested_at: None,
             sso_enforced: false,
-            default_presentment_currency: "usd",
+            default_presentment_currency: crate::domain::currency::Currency::DEFAULT.code(),
             default_tax_behavior: "location",
             customer_email_settings: OrganizationCustomerEmailSettings {
                 order_confirmation: false,

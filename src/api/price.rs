@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::domain::currency::{Currency, CurrencyError};
 use crate::domain::ids::{PriceId, ProductId};
 use crate::domain::product::{self as domain, Price, PriceKind};
 use crate::error::FieldError;
@@ -34,7 +35,6 @@ tag!(TagCustom = "custom");
 /// Stripe's bounds, which Polar applies to every amount (in cents).
 pub const MINIMUM_PRICE_AMOUNT: i64 = 50;
 pub const MAXIMUM_PRICE_AMOUNT: i64 = 99_999_999;
-pub const CURRENCY: &str = "usd";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -184,24 +184,30 @@ fn integer(
     }
 }
 
-/// `price_currency`: defaults to `usd`, the only currency accepted.
+/// The 422 of a currency that is not one prices and discounts are sold in.
+pub fn currency_mismatch(loc: Vec<Value>, given: &str) -> FieldError {
+    let pattern = CurrencyError::PATTERN;
+    FieldError::new(
+        "string_pattern_mismatch",
+        loc,
+        format!("String should match pattern '{pattern}'"),
+        Value::from(given),
+    )
+    .with_ctx(json!({ "pattern": pattern }))
+}
+
+/// `price_currency`: defaults to [`Currency::DEFAULT`]; one of [`Currency::OFFERED`].
 fn currency(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<String> {
     let loc = at(loc, "price_currency");
     match obj.get("price_currency") {
-        None => Some(CURRENCY.to_string()),
-        Some(Value::String(s)) if s == CURRENCY => Some(s.clone()),
-        Some(value @ Value::String(_)) => {
-            v.push(
-                FieldError::new(
-                    "string_pattern_mismatch",
-                    loc,
-                    format!("String should match pattern '{CURRENCY}'"),
-                    value.clone(),
-                )
-                .with_ctx(json!({ "pattern": CURRENCY })),
-            );
-            None
-        }
+        None => Some(Currency::DEFAULT.to_string()),
+        Some(Value::String(s)) => match Currency::parse(s) {
+            Ok(c) => Some(c.to_string()),
+            Err(_) => {
+                v.push(currency_mismatch(loc, s));
+                None
+            }
+        },
         Some(value) => {
             v.push(FieldError::new(
                 "string_type",
@@ -579,13 +585,13 @@ impl ProductPrice {
                 ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
                     product_id,
                     p,
-                    CURRENCY.to_string(),
+                    Currency::DEFAULT.to_string(),
                     0,
                     (*interval).into(),
                 ))
             }
             PriceKind::OneTimeFree if versioned => ProductPrice::OneTimeFixed(
-                ProductPriceOneTimeFixed::build(product_id, p, CURRENCY.to_string(), 0),
+                ProductPriceOneTimeFixed::build(product_id, p, Currency::DEFAULT.to_string(), 0),
             ),
             PriceKind::RecurringFixed {
                 interval,

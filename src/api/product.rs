@@ -21,6 +21,10 @@ pub use super::price::{
 
 pub const NAME_MIN_CHARS: usize = 3;
 
+#[path = "product_command.rs"]
+mod command;
+pub use command::{body_cadence, parse_prices, refuse_one_time_trial, BodyCadence};
+
 /// Creates a product with its prices (recurring or one-time, as the prices are).
 // Polar's `ProductRecurringCreate` / `ProductOneTimeCreate`, told apart by the prices.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -110,6 +114,16 @@ pub struct ProductUpdate {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProductBenefitsUpdate {
     pub benefits: Vec<Uuid>,
+}
+
+impl ProductBenefitsUpdate {
+    /// The command: the benefits to grant, in order.
+    pub fn benefit_ids(self) -> Vec<crate::domain::ids::BenefitId> {
+        self.benefits
+            .into_iter()
+            .map(crate::domain::ids::BenefitId)
+            .collect()
+    }
 }
 
 /// A product media (the lists are always empty: Tollgate stores no files).
@@ -327,7 +341,6 @@ pub fn attached_custom_fields(
 
 #[cfg(test)]
 pub(crate) fn sample_products() -> Vec<Product> {
-    use super::price::CURRENCY;
     use crate::domain::ids::{PriceId, ProductId};
     use crate::domain::product::{self as domain, Price, PriceKind};
     use chrono::TimeZone;
@@ -370,7 +383,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
         3,
         PriceKind::RecurringFixed {
             interval: month,
-            currency: CURRENCY.into(),
+            currency: crate::domain::currency::Currency::DEFAULT.into(),
             amount: 900,
         },
     );
@@ -383,7 +396,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
                 1,
                 PriceKind::RecurringFixed {
                     interval: month,
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 1000,
                 },
             ),
@@ -391,7 +404,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
                 2,
                 PriceKind::RecurringFixed {
                     interval: domain::RecurringInterval::Year,
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 10_000,
                 },
             ),
@@ -426,7 +439,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
             vec![price(
                 4,
                 PriceKind::OneTimeCustom {
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     minimum_amount: Some(100),
                     maximum_amount: None,
                     preset_amount: Some(500),
@@ -439,7 +452,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
             vec![price(
                 5,
                 PriceKind::OneTimeFixed {
-                    currency: CURRENCY.into(),
+                    currency: crate::domain::currency::Currency::DEFAULT.into(),
                     amount: 2500,
                 },
             )],

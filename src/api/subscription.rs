@@ -165,7 +165,7 @@ macro_rules! subscription_schema {
                     created_at: s.created_at,
                     modified_at: s.modified_at,
                     amount: s.amount.unwrap_or(0),
-                    currency: s.currency.clone().unwrap_or_else(|| "usd".to_string()),
+                    currency: s.currency.clone().unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
                     recurring_interval: s.recurring_interval.into(),
                     recurring_interval_count: i64::from(s.recurring_interval_count),
                     current_meter_period_start: None,

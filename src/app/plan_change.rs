@@ -224,7 +224,10 @@ fn plan_error(e: ActorError<SubscriptionError>) -> AppError {
 
 /// The tax quote on `amount` for the subscription's customer (by their billing address).
 async fn tax_for(state: &AppState, s: &Subscription, amount: i64) -> Result<TaxQuote, AppError> {
-    let currency = s.currency.as_deref().unwrap_or("usd");
+    let currency = s
+        .currency
+        .as_deref()
+        .unwrap_or(crate::domain::currency::Currency::DEFAULT.code());
     tax_quote(state, s.customer_id, amount, currency).await
 }
 
@@ -274,7 +277,10 @@ fn preview_of(
         total_amount: net + tax_amount,
         applied_balance_amount: 0,
         due_amount: c.due_now + tax_amount,
-        currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+        currency: current
+            .currency
+            .clone()
+            .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
         proration_behavior: match c.behavior {
             ProrationBehavior::Invoice => "invoice",
             ProrationBehavior::Prorate => "prorate",
@@ -312,7 +318,10 @@ pub async fn preview(
             total_amount: 0,
             applied_balance_amount: 0,
             due_amount: 0,
-            currency: current.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: current
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             proration_behavior: "prorate",
             carried_amount: 0,
             period_end: current
@@ -412,7 +421,11 @@ pub async fn change_plan(
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),
             amount: total,
-            currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: d
+                .current
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             confirmation_token: Some(token),
             setup_future_usage: true,
             off_session: true,
@@ -463,7 +476,11 @@ pub async fn change_plan(
                     idempotency_key: format!("{}:refund", d.change.idempotency_key(id)),
                     payment_id: Some(payment.clone()),
                     amount: *total,
-                    currency: d.current.currency.clone().unwrap_or_else(|| "usd".into()),
+                    currency: d
+                        .current
+                        .currency
+                        .clone()
+                        .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
                     reason: "duplicate",
                     metadata: vec![("subscription_id".into(), id.to_string())],
                 };
@@ -526,7 +543,10 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         is_archived: false,
         kind: crate::domain::product::PriceKind::RecurringFixed {
             interval: s.recurring_interval,
-            currency: s.currency.clone().unwrap_or_else(|| "usd".into()),
+            currency: s
+                .currency
+                .clone()
+                .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
             amount: s.amount.unwrap_or(0) * 3,
         },
     };

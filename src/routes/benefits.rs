@@ -44,7 +44,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<BenefitCreate>,
 ) -> ApiResult<Created<BenefitView>> {
-    let benefit = benefits::create(&state, auth.subject(), body.into_inner()).await?;
+    let new = body.into_inner().into_command()?;
+    let benefit = benefits::create(&state, auth.subject(), new).await?;
     Ok(Created(BenefitView::from(&benefit)))
 }
 
@@ -54,9 +55,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<BenefitView>> {
     let id: BenefitId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let benefit = benefits::benefit_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(BenefitView::from(&benefit.value)))
+    let benefit = benefits::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(BenefitView::from(&benefit)))
 }
 
 pub(crate) async fn update(
@@ -66,7 +66,11 @@ pub(crate) async fn update(
     body: ValidJson<BenefitUpdate>,
 ) -> ApiResult<web::Json<BenefitView>> {
     let id: BenefitId = path_id("id", &id)?;
-    let benefit = benefits::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let body = body.into_inner();
+    // Not found and another type are told before the body's errors.
+    benefits::changeable(&state, auth.subject(), id, body.kind()).await?;
+    let change = body.into_command()?;
+    let benefit = benefits::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(BenefitView::from(&benefit)))
 }
 

@@ -5,8 +5,9 @@ use actix_web::{web, HttpResponse};
 use serde_json::Value;
 
 use crate::api::custom_field::CustomFieldView;
+use crate::api::custom_field::{custom_field_change, new_custom_field};
 use crate::api::{Created, ListResource};
-use crate::app::catalog::custom_fields::{self, custom_field_for, CustomFieldFilter};
+use crate::app::catalog::custom_fields::{self, CustomFieldFilter};
 use crate::app::listing::render;
 use crate::domain::custom_field::{CustomFieldSort, CustomFieldType};
 use crate::domain::ids::CustomFieldId;
@@ -56,7 +57,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<Value>,
 ) -> ApiResult<Created<CustomFieldView>> {
-    let cf = custom_fields::create(&state, auth.subject(), &body.into_inner()).await?;
+    let new = new_custom_field(&body.into_inner())?;
+    let cf = custom_fields::create(&state, auth.subject(), new).await?;
     Ok(Created(CustomFieldView::from(&cf)))
 }
 
@@ -66,9 +68,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let cf = custom_field_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(CustomFieldView::from(&cf.value)))
+    let cf = custom_fields::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(CustomFieldView::from(&cf)))
 }
 
 pub(crate) async fn update(
@@ -78,7 +79,8 @@ pub(crate) async fn update(
     body: ValidJson<Value>,
 ) -> ApiResult<web::Json<CustomFieldView>> {
     let id: CustomFieldId = path_id("id", &id)?;
-    let cf = custom_fields::update(&state, auth.subject(), id, &body.into_inner()).await?;
+    let change = custom_field_change(&body.into_inner())?;
+    let cf = custom_fields::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(CustomFieldView::from(&cf)))
 }
 

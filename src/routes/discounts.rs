@@ -3,9 +3,9 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::api::discount::{DiscountCreate, DiscountUpdate, DiscountView};
+use crate::api::discount::{quote_body, DiscountCreate, DiscountUpdate, DiscountView};
 use crate::api::{Created, ListResource, Pagination};
-use crate::app::catalog::discounts::{self, discount_for, DiscountFilter, DiscountSort};
+use crate::app::catalog::discounts::{self, DiscountFilter, DiscountSort};
 use crate::app::views::discount_view;
 use crate::domain::ids::DiscountId;
 use crate::error::ApiResult;
@@ -47,7 +47,8 @@ pub(crate) async fn create(
     body: ValidJson<DiscountCreate>,
 ) -> ApiResult<Created<DiscountView>> {
     let raw = body.raw.clone();
-    let discount = discounts::create(&state, auth.subject(), body.into_inner(), &raw).await?;
+    let new = body.into_inner().into_command(&raw)?;
+    let discount = discounts::create(&state, auth.subject(), new).await?;
     Ok(Created(discount_view(&state, &discount).await?))
 }
 
@@ -57,9 +58,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let discount = discount_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(discount_view(&state, &discount.value).await?))
+    let discount = discounts::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(discount_view(&state, &discount).await?))
 }
 
 pub(crate) async fn update(
@@ -70,7 +70,10 @@ pub(crate) async fn update(
 ) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
     let raw = body.raw.clone();
-    let discount = discounts::update(&state, auth.subject(), id, body.into_inner(), &raw).await?;
+    let change = body.into_inner().into_command()?;
+    let discount = discounts::update(&state, auth.subject(), id, change)
+        .await
+        .map_err(|e| quote_body(e, &raw))?;
     Ok(web::Json(discount_view(&state, &discount).await?))
 }
 

@@ -5,7 +5,7 @@ use actix_web::web;
 
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate, ProductView};
 use crate::api::{Created, ListResource, Pagination};
-use crate::app::catalog::products::{self, product_for, ProductFilter};
+use crate::app::catalog::products::{self, ProductFilter};
 use crate::app::views::product_view;
 use crate::domain::ids::ProductId;
 use crate::domain::product::ProductSort;
@@ -56,7 +56,8 @@ pub(crate) async fn create(
     body: ValidJson<ProductCreate>,
 ) -> ApiResult<Created<ProductView>> {
     let raw = body.raw.clone();
-    let product = products::create(&state, auth.subject(), body.into_inner(), &raw).await?;
+    let new = body.into_inner().into_command(&raw)?;
+    let product = products::create(&state, auth.subject(), new).await?;
     Ok(Created(product_view(&state, &product).await?))
 }
 
@@ -66,9 +67,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let product = product_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(product_view(&state, &product.value).await?))
+    let product = products::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(product_view(&state, &product).await?))
 }
 
 pub(crate) async fn update(
@@ -91,6 +91,7 @@ pub(crate) async fn update_benefits(
     body: ValidJson<ProductBenefitsUpdate>,
 ) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
-    let product = products::update_benefits(&state, auth.subject(), id, body.into_inner()).await?;
+    let requested = body.into_inner().benefit_ids();
+    let product = products::update_benefits(&state, auth.subject(), id, requested).await?;
     Ok(web::Json(product_view(&state, &product).await?))
 }

@@ -469,7 +469,10 @@ async fn checkout_page(
         }
     }
     let product = product_of(&state, &c).await?;
-    let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
+    let currency = c
+        .currency
+        .clone()
+        .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into());
     let interval = interval_of(&c.price.kind, product.recurring_interval_count);
     let amount = c.amount.unwrap_or(0);
     let total = c.total_amount().unwrap_or(0);
@@ -723,7 +726,10 @@ async fn confirmation_page(
         CheckoutStatus::Failed => "failed",
     };
     let product = product_of(&state, &c).await?;
-    let currency = c.currency.clone().unwrap_or_else(|| "usd".into());
+    let currency = c
+        .currency
+        .clone()
+        .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into());
     let discount_amount = c.discount_amount();
     let keys = if page_state == "succeeded" {
         granted_keys(&state, &c, &product).await?

@@ -366,6 +366,32 @@ impl Record for Benefit {
     }
 }
 
+/// A benefit to create (`POST /v1/benefits/`), its fields checked by the adapter that
+/// read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewBenefit {
+    /// `None`: the organization of the subject's token.
+    pub organization_id: Option<uuid::Uuid>,
+    pub description: String,
+    pub properties: BenefitProperties,
+    pub metadata: Metadata,
+}
+
+/// A change of a benefit (`PATCH /v1/benefits/{id}`): what is `None` stays. `kind` must be
+/// the benefit's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenefitChange {
+    pub kind: BenefitType,
+    pub description: Option<String>,
+    pub properties: Option<BenefitProperties>,
+    /// The new license-key properties name whether customers may rotate their keys (else
+    /// the benefit's setting stays).
+    pub rotation_given: bool,
+    /// The new license-key properties name the grace days (else the benefit's stay).
+    pub grace_given: bool,
+    pub metadata: Option<Metadata>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

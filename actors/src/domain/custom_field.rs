@@ -301,6 +301,30 @@ impl CustomFieldData {
     }
 }
 
+/// A custom field to create (`POST /v1/custom-fields/`), its fields checked by the adapter
+/// that read it; its slug must still be free in the organization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCustomField {
+    pub slug: String,
+    pub name: String,
+    pub metadata: Metadata,
+    /// Its type is that of the properties.
+    pub properties: CustomFieldProperties,
+    /// `None`: the organization of the subject's token.
+    pub organization_id: Option<uuid::Uuid>,
+}
+
+/// A change of a custom field (`PATCH /v1/custom-fields/{id}`): what is `None` stays;
+/// `kind` must be the field's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomFieldChange {
+    pub kind: CustomFieldType,
+    pub slug: Option<String>,
+    pub name: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub properties: Option<CustomFieldProperties>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

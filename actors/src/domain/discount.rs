@@ -296,6 +296,74 @@ pub async fn discount_products(
         .collect())
 }
 
+/// How long a discount lasts, without the months of a repeating one (what a change may
+/// name, and must keep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationType {
+    Once,
+    Forever,
+    Repeating,
+}
+
+impl DurationType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DurationType::Once => "once",
+            DurationType::Forever => "forever",
+            DurationType::Repeating => "repeating",
+        }
+    }
+}
+
+impl DiscountDuration {
+    pub fn duration_type(self) -> DurationType {
+        match self {
+            DiscountDuration::Once => DurationType::Once,
+            DiscountDuration::Forever => DurationType::Forever,
+            DiscountDuration::Repeating { .. } => DurationType::Repeating,
+        }
+    }
+}
+
+/// A discount to create (`POST /v1/discounts/`), its fields checked by the adapter that
+/// read it; its code must still be free and its products of its organization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDiscount {
+    /// `None`: the organization of the subject's token.
+    pub organization_id: Option<uuid::Uuid>,
+    pub name: String,
+    /// Normalized by the adapter ([`normalize_code`] is how codes compare).
+    pub code: Option<String>,
+    pub kind: DiscountKind,
+    pub duration: DiscountDuration,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub ends_at: Option<DateTime<Utc>>,
+    pub max_redemptions: Option<i64>,
+    /// The products it is restricted to, as given (repeats count once).
+    pub products: Vec<ProductId>,
+    pub metadata: Metadata,
+}
+
+/// A change of a discount (`PATCH /v1/discounts/{id}`): what is `None` stays; for the
+/// nullable fields, `Some(None)` clears. Its type and duration may be named but not changed;
+/// its amount not once it was redeemed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiscountChange {
+    pub name: Option<String>,
+    pub code: Option<Option<String>>,
+    pub starts_at: Option<Option<DateTime<Utc>>>,
+    pub ends_at: Option<Option<DateTime<Utc>>>,
+    pub max_redemptions: Option<Option<i64>>,
+    pub metadata: Option<Metadata>,
+    pub duration: Option<DurationType>,
+    pub duration_in_months: Option<i64>,
+    pub kind: Option<DiscountType>,
+    pub amount: Option<i64>,
+    pub currency: Option<super::currency::Currency>,
+    pub basis_points: Option<i64>,
+    pub products: Option<Vec<ProductId>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

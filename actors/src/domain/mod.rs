@@ -7,6 +7,7 @@ pub mod benefit;
 pub mod benefit_grant;
 pub mod checkout_link;
 pub mod claimable_key;
+pub mod currency;
 pub mod custom_field;
 pub mod customer;
 pub mod customer_session;

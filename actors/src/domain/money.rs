@@ -6,13 +6,9 @@
 
 use std::fmt;
 
-/// Currencies without a minor unit (Stripe's list).
-const ZERO_DECIMAL: &[&str] = &[
-    "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv",
-    "xaf", "xof", "xpf",
-];
+use super::currency::Currency;
 
-/// An amount in a currency: `Money::new(123450, "usd")` reads `$1,234.50`; a currency
+/// An amount in a currency: 123450 US dollar cents read `$1,234.50`; a currency
 /// without a symbol here reads `CHF 1,234.50`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Money<'a> {
@@ -29,11 +25,12 @@ impl<'a> Money<'a> {
 
     /// Digits of the minor unit: 0 or 2.
     pub fn minor_digits(currency: &str) -> u32 {
-        if ZERO_DECIMAL.contains(&currency.to_ascii_lowercase().as_str()) {
-            0
-        } else {
-            2
-        }
+        Self::currency_of(currency).map_or(2, Currency::minor_digits)
+    }
+
+    /// The currency an ISO code of any case names.
+    fn currency_of(code: &str) -> Option<Currency> {
+        Currency::from_code(&code.to_ascii_lowercase())
     }
 
     /// The amount in major units without grouping or symbol, as a number input shows it
@@ -48,15 +45,7 @@ impl<'a> Money<'a> {
     }
 
     fn symbol(&self) -> &'static str {
-        match self.currency.to_ascii_lowercase().as_str() {
-            "usd" => "$",
-            "eur" => "€",
-            "gbp" => "£",
-            "jpy" => "¥",
-            "cad" => "CA$",
-            "aud" => "A$",
-            _ => "",
-        }
+        Self::currency_of(self.currency).map_or("", Currency::symbol)
     }
 }
 

@@ -12,7 +12,7 @@ use super::metadata::Metadata;
 use super::time_key;
 
 /// The currency of orders whose checkout had none (free prices).
-pub const DEFAULT_CURRENCY: &str = "usd";
+pub const DEFAULT_CURRENCY: &str = super::currency::Currency::DEFAULT.code();
 
 /// A paid purchase: the first payment of a checkout, or a subscription renewal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

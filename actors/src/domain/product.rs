@@ -467,6 +467,35 @@ pub async fn product_for_price(
     }
 }
 
+/// A product to create (`POST /v1/products/`), its fields and its price set checked by
+/// the adapter that read it; its media and custom fields are checked against the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewProduct {
+    /// `None`: the organization of the subject's token.
+    pub organization_id: Option<uuid::Uuid>,
+    pub name: String,
+    /// `None` when not given or empty.
+    pub description: Option<String>,
+    /// A valid price set, in the order given.
+    pub prices: Vec<PriceKind>,
+    pub metadata: Metadata,
+    /// The length of a recurring product's period, in intervals (1 for one-time).
+    pub recurring_interval_count: u32,
+    /// A recurring product's trial.
+    pub trial: Option<Trial>,
+    /// File ids of product media (there is no file service: each is refused).
+    pub medias: Vec<uuid::Uuid>,
+    /// The custom fields to attach, in the order given.
+    pub attached_custom_fields: Vec<AttachField>,
+}
+
+/// A custom field a product attaches (its order is its place in the list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttachField {
+    pub custom_field_id: CustomFieldId,
+    pub required: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,29 +4,40 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::custom_field::{parse_create, parse_update, CustomFieldCreate, CustomFieldUpdate};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, Sorting};
 use crate::auth::Subject;
-use crate::domain::custom_field::{CustomField, CustomFieldSort, CustomFieldType};
+use crate::domain::custom_field::{
+    CustomField, CustomFieldChange, CustomFieldSort, CustomFieldType, NewCustomField,
+};
 use crate::domain::ids::{CustomFieldId, OrganizationId};
 use crate::domain::product::AttachedCustomField;
-use crate::error::ApiError;
-use crate::loc;
+use crate::error::AppError;
+use crate::field;
 use crate::state::AppState;
 
 use super::found;
+
+/// A custom field the subject may see, the writes so far included
+/// (`GET /v1/custom-fields/{id}`).
+pub async fn get(
+    state: &AppState,
+    subject: Subject,
+    id: CustomFieldId,
+) -> Result<CustomField, AppError> {
+    state.store.read_barrier().await?;
+    Ok(custom_field_for(state, subject, id).await?.value)
+}
 
 /// A custom field the subject may see (not deleted, in a reachable organization), else 404.
 pub async fn custom_field_for(
     state: &AppState,
     subject: Subject,
     id: CustomFieldId,
-) -> Result<Stored<CustomField>, ApiError> {
+) -> Result<Stored<CustomField>, AppError> {
     match state.store.get::<CustomField>(&id.key()).await? {
         Some(cf)
             if cf.value.deleted_at.is_none()
@@ -34,7 +45,7 @@ pub async fn custom_field_for(
         {
             Ok(cf)
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -43,7 +54,7 @@ pub async fn custom_field_in_organization(
     state: &AppState,
     organization_id: OrganizationId,
     id: CustomFieldId,
-) -> Result<Option<CustomField>, ApiError> {
+) -> Result<Option<CustomField>, AppError> {
     Ok(state
         .store
         .get::<CustomField>(&id.key())
@@ -59,7 +70,7 @@ pub async fn custom_field_in_organization(
 pub async fn attached_custom_fields(
     state: &AppState,
     attached: &[AttachedCustomField],
-) -> Result<Vec<(CustomField, AttachedCustomField)>, ApiError> {
+) -> Result<Vec<(CustomField, AttachedCustomField)>, AppError> {
     let mut out = Vec::with_capacity(attached.len());
     for a in attached {
         if let Some(cf) = state
@@ -181,7 +192,7 @@ pub async fn list(
     subject: Subject,
     filter: &CustomFieldFilter,
     params: ListParams,
-) -> Result<(Vec<CustomField>, u64), ApiError> {
+) -> Result<(Vec<CustomField>, u64), AppError> {
     let sorting = &filter.sorting;
     let types = &filter.types;
     state.store.read_barrier().await?;
@@ -209,7 +220,7 @@ pub async fn list(
     // The first criterion is served by an index (equal values follow the slug), the others
     // in memory.
     let several = sorting.several(compare);
-    sorted_page_of::<CustomField>(
+    Ok(sorted_page_of::<CustomField>(
         state,
         index,
         &tenants,
@@ -218,14 +229,14 @@ pub async fn list(
         filter,
         several.as_deref(),
     )
-    .await
+    .await?)
 }
 
-fn slug_taken(slug: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "slug"],
+fn slug_taken(slug: &str) -> AppError {
+    AppError::invalid(
+        field!["slug"],
         "Custom field with this slug already exists.",
-        Value::from(slug),
+        slug,
     )
 }
 
@@ -235,7 +246,7 @@ async fn slug_held_by_other(
     organization_id: OrganizationId,
     slug: &str,
     own: Option<CustomFieldId>,
-) -> Result<bool, ApiError> {
+) -> Result<bool, AppError> {
     Ok(state
         .store
         .lookup_unique(&CustomField::slug_key(organization_id, slug))
@@ -248,16 +259,15 @@ async fn slug_held_by_other(
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    body: &Value,
-) -> Result<CustomField, ApiError> {
-    let CustomFieldCreate {
-        kind: _,
+    new: NewCustomField,
+) -> Result<CustomField, AppError> {
+    let NewCustomField {
         slug,
         name,
         organization_id,
         metadata,
         properties,
-    } = parse_create(body).map_err(ApiError::Validation)?;
+    } = new;
     let organization_id = organization_for_create(state, subject, organization_id).await?;
     if slug_held_by_other(state, organization_id, &slug, None).await? {
         return Err(slug_taken(&slug));
@@ -289,29 +299,29 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: CustomFieldId,
-    body: &Value,
-) -> Result<CustomField, ApiError> {
-    let CustomFieldUpdate {
+    change: CustomFieldChange,
+) -> Result<CustomField, AppError> {
+    let CustomFieldChange {
         kind,
         slug,
         name,
         metadata,
         properties,
-    } = parse_update(body).map_err(ApiError::Validation)?;
+    } = change;
     custom_field_for(state, subject, id).await?;
     let now = state.now();
     let mut decided_slug = None;
     let updated = state
         .store
-        .update::<CustomField, ApiError>(&id.key(), async |current| {
+        .update::<CustomField, AppError>(&id.key(), async |current| {
             if current.deleted_at.is_some() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             if current.kind() != kind {
-                return Err(ApiError::invalid(
-                    loc!["body", "type"],
+                return Err(AppError::invalid(
+                    field!["type"],
                     "The type of a custom field can't be changed.",
-                    Value::from(kind.as_str()),
+                    kind.as_str(),
                 ));
             }
             let mut cf = current.clone();
@@ -347,14 +357,14 @@ pub async fn update(
 }
 
 /// Soft-deletes a custom field: it is detached from every product.
-pub async fn delete(state: &AppState, subject: Subject, id: CustomFieldId) -> Result<(), ApiError> {
+pub async fn delete(state: &AppState, subject: Subject, id: CustomFieldId) -> Result<(), AppError> {
     custom_field_for(state, subject, id).await?;
     let now = state.now();
     state
         .store
-        .update::<CustomField, ApiError>(&id.key(), async |current| {
+        .update::<CustomField, AppError>(&id.key(), async |current| {
             if current.deleted_at.is_some() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             let mut cf = current.clone();
             cf.deleted_at = Some(now);

@@ -8,13 +8,11 @@ use std::collections::HashSet;
 use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::api::metadata::parse_metadata;
-use crate::api::price::{check_price_set, parse_price, Cadence, PriceInput};
+use crate::api::metadata::body_metadata;
+use crate::api::price::{check_price_set, Cadence, PriceInput};
 use crate::api::product::{
-    AttachedCustomFieldCreate, ProductBenefitsUpdate, ProductCadenceInput, ProductCreate,
-    ProductUpdate, NAME_MIN_CHARS,
+    body_cadence, parse_prices, refuse_one_time_trial, ProductUpdate, NAME_MIN_CHARS,
 };
-use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{
     compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
@@ -24,15 +22,14 @@ use crate::auth::Subject;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
-use crate::domain::metadata::Metadata;
 use crate::domain::product::{
-    AttachedCustomField, Price, PriceKind, Product, ProductSort, RecurringInterval, Trial,
-    MAX_INTERVAL_COUNT, MAX_TRIAL_COUNT, PRODUCT_BY_BENEFIT,
+    AttachField, AttachedCustomField, NewProduct, Price, PriceKind, Product, ProductSort,
+    PRODUCT_BY_BENEFIT,
 };
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{ApiError, AppError, FieldError, Invalid};
 use crate::state::AppState;
 use crate::validate::Validator;
+use crate::{field, loc};
 
 use super::found;
 
@@ -40,15 +37,21 @@ use super::found;
 // Helpers for other resources
 // ---------------------------------------------------------------------------------------
 
+/// A product the subject may see, the writes so far included (`GET /v1/products/{id}`).
+pub async fn get(state: &AppState, subject: Subject, id: ProductId) -> Result<Product, AppError> {
+    state.store.read_barrier().await?;
+    Ok(product_for(state, subject, id).await?.value)
+}
+
 /// A product the subject may see, else 404.
 pub async fn product_for(
     state: &AppState,
     subject: Subject,
     id: ProductId,
-) -> Result<Stored<Product>, ApiError> {
+) -> Result<Stored<Product>, AppError> {
     match state.store.get::<Product>(&id.key()).await? {
         Some(p) if can_access(state, subject, p.value.organization_id).await? => Ok(p),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -57,7 +60,7 @@ pub async fn product_for(
 pub async fn product_for_price(
     state: &AppState,
     id: PriceId,
-) -> Result<Option<Stored<Product>>, ApiError> {
+) -> Result<Option<Stored<Product>>, AppError> {
     Ok(crate::domain::product::product_for_price(&state.store, id).await?)
 }
 
@@ -122,7 +125,7 @@ pub async fn list(
     subject: Subject,
     filter: &ProductFilter,
     params: ListParams,
-) -> Result<(Vec<Product>, u64), ApiError> {
+) -> Result<(Vec<Product>, u64), AppError> {
     let (is_archived, is_recurring) = (filter.is_archived, filter.is_recurring);
     let benefits = &filter.benefit_id;
     let sorting = &filter.sorting;
@@ -174,201 +177,32 @@ pub async fn list(
     Ok((items, total))
 }
 
-/// `metadata` of a body: absent (or, with `null_is_absent`, null) is `None`.
-pub(super) fn body_metadata(
-    v: &mut Validator,
-    sent: &Maybe<Value>,
-    null_is_absent: bool,
-) -> Option<Metadata> {
-    let null = Value::Null;
-    let raw = match sent {
-        Maybe::Absent => None,
-        Maybe::Null if null_is_absent => None,
-        Maybe::Null => Some(&null),
-        Maybe::Value(m) => Some(m),
-    };
-    match raw {
-        None => None,
-        Some(m) => match parse_metadata("metadata", m) {
-            Ok(m) => Some(m),
-            Err(errors) => {
-                for e in errors {
-                    v.push(e);
-                }
-                None
-            }
-        },
-    }
-}
-
-/// What a body's Polar 2026 recurrence fields say: the cadence (`recurring_interval`), its
-/// count, and the trial. Each is `None` when the body names none; for the trial,
-/// `Some(None)` is an explicit `null` (no trial).
-#[derive(Debug, Default)]
-struct BodyCadence {
-    cadence: Option<Cadence>,
-    count: Option<u32>,
-    trial: Option<Option<Trial>>,
-}
-
-/// An interval name (`day`, `week`, `month`, `year`) at `field`, else a 422 in `v`.
-fn interval_field(v: &mut Validator, field: &str, value: &Value) -> Option<RecurringInterval> {
-    if let Some(i) = value.as_str().and_then(RecurringInterval::parse) {
-        return Some(i);
-    }
-    v.push(
-        FieldError::new(
-            "enum",
-            loc!["body", field],
-            "Input should be 'day', 'week', 'month' or 'year'",
-            value.clone(),
-        )
-        .with_ctx(serde_json::json!({"expected": "'day', 'week', 'month' or 'year'"})),
-    );
-    None
-}
-
-/// A whole number in `1..=max` at `field`, else a 422 in `v`.
-fn count_field(v: &mut Validator, field: &str, value: &Value, max: u32) -> Option<u32> {
-    let Some(n) = value.as_i64() else {
-        v.push(FieldError::new(
-            "int_type",
-            loc!["body", field],
-            "Input should be a valid integer",
-            value.clone(),
-        ));
-        return None;
-    };
-    if !v.int_range(loc!["body", field], n, Some(1), Some(i64::from(max))) {
-        return None;
-    }
-    u32::try_from(n).ok()
-}
-
-/// Parses the recurrence fields of a body; the values Tollgate cannot sell (draft or
-/// private products) and broken ones are 422s in `v`.
-fn body_cadence(v: &mut Validator, c: &ProductCadenceInput) -> BodyCadence {
-    let mut out = BodyCadence::default();
-    if let Some(value) = &c.recurring_interval {
-        out.cadence = interval_field(v, "recurring_interval", value).map(Cadence::Every);
-    }
-    if let Some(count) = c.recurring_interval_count.as_ref().filter(|n| !n.is_null()) {
-        out.count = count_field(v, "recurring_interval_count", count, MAX_INTERVAL_COUNT);
-    }
-    let given = |x: &Maybe<Value>| !matches!(x, Maybe::Absent);
-    let set = |x: &Maybe<Value>| matches!(x, Maybe::Value(x) if !x.is_null());
-    match (set(&c.trial_interval), set(&c.trial_interval_count)) {
-        (true, true) => {
-            let interval = c
-                .trial_interval
-                .as_value()
-                .and_then(|x| interval_field(v, "trial_interval", x));
-            let count = c
-                .trial_interval_count
-                .as_value()
-                .and_then(|x| count_field(v, "trial_interval_count", x, MAX_TRIAL_COUNT));
-            if let (Some(interval), Some(count)) = (interval, count) {
-                out.trial = Some(Some(Trial { interval, count }));
-            }
-        }
-        (false, false) if given(&c.trial_interval) || given(&c.trial_interval_count) => {
-            out.trial = Some(None);
-        }
-        (false, false) => {}
-        (interval, _) => {
-            let missing = if interval {
-                "trial_interval_count"
-            } else {
-                "trial_interval"
-            };
-            v.push(FieldError::new(
-                "missing",
-                loc!["body", missing],
-                "Both trial_interval and trial_interval_count must be set together.",
-                Value::Null,
-            ));
-        }
-    }
-    if let Some(value) = c.visibility.as_ref().filter(|x| !x.is_null()) {
-        match value.as_str() {
-            Some("public") => {}
-            Some("draft" | "private") => v.unsupported(
-                loc!["body", "visibility"],
-                value.clone(),
-                "A draft or private product",
-            ),
-            _ => v.push(
-                FieldError::new(
-                    "enum",
-                    loc!["body", "visibility"],
-                    "Input should be 'draft', 'private' or 'public'",
-                    value.clone(),
-                )
-                .with_ctx(serde_json::json!({"expected": "'draft', 'private' or 'public'"})),
-            ),
-        }
-    }
-    out
-}
-
-/// A trial on a product that does not recur: Polar's 422 on both trial fields.
-fn refuse_one_time_trial(v: &mut Validator, c: &ProductCadenceInput) {
-    for (field, value) in [
-        ("trial_interval", &c.trial_interval),
-        ("trial_interval_count", &c.trial_interval_count),
-    ] {
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", field],
-            "Trial configuration is only supported on recurring products.",
-            value.as_value().cloned().unwrap_or(Value::Null),
-        ));
-    }
-}
-
-/// Parses every item of `prices`; `None` if any is invalid (the errors are in `v`). A
-/// price without `type` recurs as `cadence` says.
-fn parse_prices(
-    v: &mut Validator,
-    prices: &[Value],
-    allow_existing: bool,
-    cadence: Option<Cadence>,
-) -> Option<Vec<PriceInput>> {
-    let mut out = Vec::with_capacity(prices.len());
-    let mut ok = true;
-    for (i, raw) in prices.iter().enumerate() {
-        let loc = loc!["body", "prices", i];
-        match parse_price(v, &loc, raw, allow_existing, cadence) {
-            Some(p) => out.push(p),
-            None => ok = false,
-        }
-    }
-    ok.then_some(out)
-}
-
 /// There is no file service: no file id names an uploaded product media.
-fn check_medias(v: &mut Validator, medias: Option<&Vec<uuid::Uuid>>) {
-    for (i, id) in medias.into_iter().flatten().enumerate() {
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", "medias", i],
-            "File does not exist or is not yet uploaded.",
-            Value::from(id.to_string()),
-        ));
-    }
+fn check_medias(medias: &[uuid::Uuid]) -> Vec<Invalid> {
+    medias
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            Invalid::new(
+                field!["medias", i],
+                "File does not exist or is not yet uploaded.",
+                *id,
+            )
+        })
+        .collect()
 }
 
 /// The custom fields to attach, in the order given; each must be a live custom field of
-/// the product's organization, attached once.
+/// the product's organization, attached once. The refused ones are in `invalid`.
 async fn attached_fields(
     state: &AppState,
-    v: &mut Validator,
+    invalid: &mut Vec<Invalid>,
     organization_id: OrganizationId,
-    list: &[AttachedCustomFieldCreate],
-) -> Result<Vec<AttachedCustomField>, ApiError> {
+    list: &[AttachField],
+) -> Result<Vec<AttachedCustomField>, AppError> {
     let mut out: Vec<AttachedCustomField> = Vec::with_capacity(list.len());
     for (i, a) in list.iter().enumerate() {
-        let id = CustomFieldId(a.custom_field_id);
+        let id = a.custom_field_id;
         let exists = state
             .store
             .get::<CustomField>(&id.key())
@@ -376,20 +210,17 @@ async fn attached_fields(
             .is_some_and(|f| {
                 f.value.organization_id == organization_id && f.value.deleted_at.is_none()
             });
-        let input = Value::from(id.to_string());
         if !exists {
-            v.push(FieldError::new(
-                "value_error",
-                loc!["body", "attached_custom_fields", i],
+            invalid.push(Invalid::new(
+                field!["attached_custom_fields", i],
                 "Custom field does not exist.",
-                input,
+                id.0,
             ));
         } else if out.iter().any(|o| o.custom_field_id == id) {
-            v.push(FieldError::new(
-                "value_error",
-                loc!["body", "attached_custom_fields", i],
+            invalid.push(Invalid::new(
+                field!["attached_custom_fields", i],
                 "Custom field is already attached.",
-                input,
+                id.0,
             ));
         } else {
             out.push(AttachedCustomField {
@@ -402,6 +233,16 @@ async fn attached_fields(
     Ok(out)
 }
 
+/// The refusals of a use case not yet on commands (an update), as its validator's.
+fn push_invalid(v: &mut Validator, invalid: Vec<Invalid>) {
+    if invalid.is_empty() {
+        return;
+    }
+    if let ApiError::Validation(errors) = ApiError::from(AppError::Invalid(invalid)) {
+        errors.into_iter().for_each(|e| v.push(e));
+    }
+}
+
 fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
     Price {
         id: PriceId::new(),
@@ -412,78 +253,44 @@ fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
     }
 }
 
-/// Creates a product with its prices in an organization `subject` reaches. `raw`: the
-/// request body as sent, which errors about the price set quote.
+/// Creates a product with its prices in an organization `subject` reaches; its media and
+/// custom fields are checked there.
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: ProductCreate,
-    raw: &Value,
-) -> Result<Product, ApiError> {
-    let mut v = Validator::new();
-    if v.min_chars(loc!["body", "name"], &input.name, NAME_MIN_CHARS) {
-        v.header_safe(loc!["body", "name"], &input.name);
-    }
-    let said = body_cadence(&mut v, &input.cadence);
-    let cadence = said.cadence.unwrap_or(Cadence::OneTime);
-    let kinds: Option<Vec<PriceKind>> = parse_prices(&mut v, &input.prices, false, Some(cadence))
-        .map(|ps| {
-            ps.into_iter()
-                .filter_map(|p| match p {
-                    PriceInput::New(k) => Some(k),
-                    PriceInput::Existing(_) => None,
-                })
-                .collect()
-        });
-    if let Some(kinds) = &kinds {
-        let refs: Vec<&PriceKind> = kinds.iter().collect();
-        check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
-    }
-    let metadata = body_metadata(&mut v, &input.metadata, false).unwrap_or_default();
-    let recurring = kinds
-        .as_ref()
-        .is_some_and(|k| !k.is_empty() && k.iter().all(PriceKind::is_recurring));
-    let trial = said.trial.flatten();
-    if trial.is_some() && kinds.is_some() && !recurring {
-        refuse_one_time_trial(&mut v, &input.cadence);
-    }
-    v.finish()?;
-    let kinds = kinds.unwrap_or_default();
-
-    let organization_id = organization_for_create(state, subject, input.organization_id).await?;
-    let mut v = Validator::new();
-    check_medias(&mut v, input.medias.as_ref());
+    new: NewProduct,
+) -> Result<Product, AppError> {
+    let organization_id = organization_for_create(state, subject, new.organization_id).await?;
+    let mut invalid = check_medias(&new.medias);
     let attached = attached_fields(
         state,
-        &mut v,
+        &mut invalid,
         organization_id,
-        input.attached_custom_fields.as_deref().unwrap_or_default(),
+        &new.attached_custom_fields,
     )
     .await?;
-    v.finish()?;
-
+    if !invalid.is_empty() {
+        return Err(AppError::Invalid(invalid));
+    }
     let now = state.now();
+    let recurring = new.prices.iter().all(PriceKind::is_recurring);
     let product = Product {
         id: ProductId::new(),
         organization_id,
         created_at: now,
         modified_at: None,
-        name: input.name,
-        description: input.description.filter(|d| !d.is_empty()),
-        is_recurring: kinds.iter().all(PriceKind::is_recurring),
+        name: new.name,
+        description: new.description,
+        is_recurring: recurring,
         is_archived: false,
         is_tax_applicable: true,
-        metadata,
-        prices: kinds.into_iter().map(|k| new_price(k, now)).collect(),
+        metadata: new.metadata,
+        prices: new.prices.into_iter().map(|k| new_price(k, now)).collect(),
         benefit_ids: Vec::new(),
         media_ids: Vec::new(),
         attached_custom_fields: attached,
-        recurring_interval_count: if recurring {
-            said.count.unwrap_or(1)
-        } else {
-            1
-        },
-        trial: trial.filter(|_| recurring),
+        recurring_interval_count: new.recurring_interval_count,
+        trial: new.trial,
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
@@ -621,12 +428,21 @@ pub async fn update(
                 Some(trial) => product.trial = trial,
                 None => {}
             }
-            if input.medias.is_some() {
-                check_medias(&mut v, input.medias.as_ref());
+            if let Some(medias) = &input.medias {
+                push_invalid(&mut v, check_medias(medias));
             }
             if let Some(list) = &input.attached_custom_fields {
+                let list: Vec<AttachField> = list
+                    .iter()
+                    .map(|a| AttachField {
+                        custom_field_id: CustomFieldId(a.custom_field_id),
+                        required: a.required,
+                    })
+                    .collect();
+                let mut invalid = Vec::new();
                 product.attached_custom_fields =
-                    attached_fields(state, &mut v, product.organization_id, list).await?;
+                    attached_fields(state, &mut invalid, product.organization_id, &list).await?;
+                push_invalid(&mut v, invalid);
             }
             v.finish()?;
             if let Some(name) = &input.name {
@@ -654,19 +470,17 @@ pub async fn update_benefits(
     state: &AppState,
     subject: Subject,
     id: ProductId,
-    input: ProductBenefitsUpdate,
-) -> Result<Product, ApiError> {
-    let requested: Vec<BenefitId> = input.benefits.into_iter().map(BenefitId).collect();
+    requested: Vec<BenefitId>,
+) -> Result<Product, AppError> {
     product_for(state, subject, id).await?;
     let updated = state
         .store
-        .update::<Product, ApiError>(&id.key(), async |current| {
+        .update::<Product, AppError>(&id.key(), async |current| {
             let mut product = current.clone();
             let previous = &current.benefit_ids;
-            let mut v = Validator::new();
+            let mut invalid = Vec::new();
             let mut next: Vec<BenefitId> = Vec::with_capacity(requested.len());
             for (i, benefit_id) in requested.iter().enumerate() {
-                let input = Value::from(benefit_id.to_string());
                 let benefit = state
                     .store
                     .get::<Benefit>(&benefit_id.key())
@@ -676,18 +490,16 @@ pub async fn update_benefits(
                         b.deleted_at.is_none() && b.organization_id == product.organization_id
                     });
                 match benefit {
-                    None => v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "benefits", i],
+                    None => invalid.push(Invalid::new(
+                        field!["benefits", i],
                         "Benefit does not exist.",
-                        input,
+                        benefit_id.0,
                     )),
                     Some(b) if !b.selectable && !previous.contains(&b.id) => {
-                        v.push(FieldError::new(
-                            "value_error",
-                            loc!["body", "benefits", i],
+                        invalid.push(Invalid::new(
+                            field!["benefits", i],
                             "Benefit is not selectable.",
-                            input,
+                            benefit_id.0,
                         ))
                     }
                     Some(b) => {
@@ -705,15 +517,16 @@ pub async fn update_benefits(
                     .await?
                     .is_some_and(|b| b.value.deleted_at.is_none() && !b.value.selectable);
                 if locked {
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "benefits"],
+                    invalid.push(Invalid::new(
+                        field!["benefits"],
                         "Benefit is not selectable.",
-                        Value::from(removed.to_string()),
+                        removed.0,
                     ));
                 }
             }
-            v.finish()?;
+            if !invalid.is_empty() {
+                return Err(AppError::Invalid(invalid));
+            }
             // Polar keeps `modified_at`: only the association rows change.
             product.benefit_ids = next;
             Ok(Some(product))

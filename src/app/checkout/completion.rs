@@ -421,7 +421,10 @@ fn charge_request(c: &Checkout) -> Result<ChargeRequest, AppError> {
         // buyer whose card was declined can pay again, even with the same card.
         idempotency_key: c.charge_key(),
         amount: c.total_amount().unwrap_or(0),
-        currency: c.currency.clone().unwrap_or_else(|| "usd".into()),
+        currency: c
+            .currency
+            .clone()
+            .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into()),
         confirmation_token: token,
         setup_future_usage: c.price.kind.is_recurring(),
         off_session: false,

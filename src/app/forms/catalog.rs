@@ -4,11 +4,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::benefit::{BenefitCreate, BenefitUpdate};
-use crate::api::price::CURRENCY;
 use crate::api::product::{ProductBenefitsUpdate, ProductCreate, ProductUpdate};
 use crate::app::catalog::{benefits, products};
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties, Timeframe};
+use crate::domain::currency::Currency;
 use crate::domain::ids::{OrganizationId, ProductId};
 use crate::domain::product::Product;
 use crate::error::ApiError;
@@ -91,17 +91,17 @@ impl ProductForm {
             }
             match amount_type {
                 "fixed" => {
-                    p["price_amount"] = cents(amount);
-                    p["price_currency"] = Value::from(CURRENCY);
+                    p["price_amount"] = cents(amount, Currency::DEFAULT);
+                    p["price_currency"] = Value::from(Currency::DEFAULT.code());
                 }
                 "custom" => {
-                    p["price_currency"] = Value::from(CURRENCY);
+                    p["price_currency"] = Value::from(Currency::DEFAULT.code());
                     for (field, v) in [
                         ("minimum_amount", &self.minimum_amount),
                         ("maximum_amount", &self.maximum_amount),
                         ("preset_amount", &self.preset_amount),
                     ] {
-                        let v = cents(v);
+                        let v = cents(v, Currency::DEFAULT);
                         if !v.is_null() {
                             p[field] = v;
                         }
@@ -138,11 +138,11 @@ pub async fn create_product(
     });
     let created = async {
         let body = input::<ProductCreate>(raw)?;
-        let raw = body.raw.clone();
-        products::create(state, subject, body.into_inner(), &raw).await
+        let new = body.value.into_command(&body.raw)?;
+        Ok(products::create(state, subject, new).await?)
     }
     .await;
-    created.map_err(|e| explain_amounts(e, &form.amounts()))
+    created.map_err(|e| explain_amounts(e, Currency::DEFAULT, &form.amounts()))
 }
 
 pub async fn update_product(
@@ -165,7 +165,7 @@ pub async fn update_product(
         products::update(state, subject, id, body.into_inner(), &raw).await
     }
     .await;
-    updated.map_err(|e| explain_amounts(e, &form.amounts()))
+    updated.map_err(|e| explain_amounts(e, Currency::DEFAULT, &form.amounts()))
 }
 
 /// The benefits a product grants: the ticked ones, in order.
@@ -182,7 +182,8 @@ pub async fn set_product_benefits(
     form: &ProductBenefitsForm,
 ) -> Result<Product, ApiError> {
     let body = input::<ProductBenefitsUpdate>(json!({ "benefits": form.benefit }))?;
-    products::update_benefits(state, subject, id, body.into_inner()).await
+    let requested = body.into_inner().benefit_ids();
+    Ok(products::update_benefits(state, subject, id, requested).await?)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -296,8 +297,8 @@ pub async fn create_license_key_benefit(
 ) -> Result<Benefit, ApiError> {
     let mut raw = form.license_keys();
     raw["organization_id"] = Value::from(org.to_string());
-    let body = input::<BenefitCreate>(raw)?;
-    benefits::create(state, subject, body.into_inner()).await
+    let new = input::<BenefitCreate>(raw)?.into_inner().into_command()?;
+    Ok(benefits::create(state, subject, new).await?)
 }
 
 /// Saves a benefit: a license-key benefit's description and properties (keys already
@@ -315,8 +316,8 @@ pub async fn update_benefit(
             "description": form.description.trim(),
         }),
     };
-    let body = input::<BenefitUpdate>(raw)?;
-    benefits::update(state, subject, benefit.id, body.into_inner()).await
+    let change = input::<BenefitUpdate>(raw)?.into_inner().into_command()?;
+    Ok(benefits::update(state, subject, benefit.id, change).await?)
 }
 
 #[cfg(test)]
@@ -354,7 +355,7 @@ mod tests {
             ),
         ]);
         assert_eq!(
-            explain_amounts(api, &form.amounts()).messages(),
+            explain_amounts(api, Currency::DEFAULT, &form.amounts()).messages(),
             vec![
                 "name: String should have at least 3 characters",
                 "Price: Enter an amount like 19 or 19.99",
@@ -363,7 +364,11 @@ mod tests {
         );
         // Other errors pass through.
         assert!(matches!(
-            explain_amounts(ApiError::Conflict("x".into()), &form.amounts()),
+            explain_amounts(
+                ApiError::Conflict("x".into()),
+                Currency::DEFAULT,
+                &form.amounts()
+            ),
             ApiError::Conflict(_)
         ));
     }

@@ -12,12 +12,11 @@
 use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tollgate_actors::domain::money::Money;
 
 use crate::api::organization::{OrganizationCreate, OrganizationUpdate, OrganizationView};
-use crate::api::price::CURRENCY;
 use crate::app::catalog::organizations;
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::organization::Organization;
 use crate::error::{ApiError, FieldError};
 use crate::state::AppState;
@@ -59,39 +58,18 @@ fn int(v: &str) -> Value {
 
 /// An amount in major units as cents for the API; null when blank; anything else as typed
 /// for the API to refuse.
-fn cents(v: &str) -> Value {
+fn cents(v: &str, currency: Currency) -> Value {
     match Some(v.trim()).filter(|v| !v.is_empty()) {
         None => Value::Null,
-        Some(v) => parse_cents(v).map_or_else(|| Value::from(v), Value::from),
+        Some(v) => currency
+            .to_minor(v)
+            .map_or_else(|| Value::from(v), Value::from),
     }
 }
 
-/// "12", "12.5" or "12.50" as cents; `None` for anything else (no sign, at most two
-/// decimals, no overflow).
-pub fn parse_cents(v: &str) -> Option<i64> {
-    let (whole, frac) = match v.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (v, ""),
-    };
-    if whole.is_empty()
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 2
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let whole: i64 = whole.parse().ok()?;
-    let frac: i64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<2}").parse().ok()?
-    };
-    whole.checked_mul(100)?.checked_add(frac)
-}
-
-/// Cents as "12.50", for an amount input.
-pub fn major_units(cents: i64) -> String {
-    Money::new(cents, CURRENCY).major()
+/// An amount in the minor unit as a number input shows it ("12.50", "1200" yen).
+pub fn major_units(amount: i64, currency: Currency) -> String {
+    currency.major(amount)
 }
 
 /// A day input (`YYYY-MM-DD`) as the API's timestamp at `time` UTC; null when blank, else
@@ -119,13 +97,13 @@ fn opt_string(v: &Option<impl ToString>) -> String {
 /// An API error about a form with amount fields (`(typed, label)`): each amount that does
 /// not read as one (sent as typed, so the API refused it as "not an integer") is named by
 /// its label with what to type instead; the API's other problems stay as they are.
-fn explain_amounts(e: ApiError, fields: &[(&str, &str)]) -> ApiError {
+fn explain_amounts(e: ApiError, currency: Currency, fields: &[(&str, &str)]) -> ApiError {
     let ApiError::Validation(mut errors) = e else {
         return e;
     };
     for (typed, label) in fields {
         let typed = typed.trim();
-        if typed.is_empty() || parse_cents(typed).is_some() {
+        if typed.is_empty() || currency.to_minor(typed).is_some() {
             continue;
         }
         let before = errors.len();
@@ -221,7 +199,8 @@ pub async fn refund_order(
     order: &crate::domain::order::Order,
     form: &RefundForm,
 ) -> Result<crate::domain::refund::Refund, ApiError> {
-    let Some(amount) = parse_cents(form.amount.trim()) else {
+    let currency = Currency::from_code(&order.currency.to_ascii_lowercase()).unwrap_or_default();
+    let Some(amount) = currency.to_minor(form.amount.trim()) else {
         return Err(ApiError::Validation(vec![crate::error::FieldError::new(
             "value_error",
             crate::loc!["body", "amount"],
@@ -332,30 +311,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn amounts_parse_as_cents_and_print_back() {
-        assert_eq!(parse_cents("12"), Some(1200));
-        assert_eq!(parse_cents("12.5"), Some(1250));
-        assert_eq!(parse_cents("0.05"), Some(5));
-        assert_eq!(parse_cents("12.50"), Some(1250));
-        for bad in [
-            "",
-            ".5",
-            "-1",
-            "1.234",
-            "1e3",
-            "12,50",
-            " 1",
-            "99999999999999999999",
-        ] {
-            assert_eq!(parse_cents(bad), None, "{bad}");
-        }
-        assert_eq!(major_units(1250), "12.50");
-        assert_eq!(major_units(-5), "-0.05");
+    fn amounts_parse_in_the_currencys_minor_unit_and_print_back() {
+        assert_eq!(cents("12.5", Currency::USD), Value::from(1250));
+        assert_eq!(cents("1200", Currency::JPY), Value::from(1200));
+        assert_eq!(cents("12.5", Currency::JPY), Value::from("12.5"));
+        assert_eq!(cents(" ", Currency::USD), Value::Null);
+        assert_eq!(major_units(1250, Currency::USD), "12.50");
+        assert_eq!(major_units(1500, Currency::JPY), "1500");
+        assert_eq!(major_units(-5, Currency::USD), "-0.05");
         assert_eq!(text(" Pro "), Value::from("Pro"));
         assert_eq!(int("12"), Value::from(12));
         assert_eq!(int("x1"), Value::from("x1"));
         assert_eq!(int(""), Value::Null);
-        assert_eq!(cents("9.99"), Value::from(999));
+        assert_eq!(cents("9.99", Currency::USD), Value::from(999));
         assert!(ticked(&Some("on".into())) && !ticked(&None) && !ticked(&Some("false".into())));
     }
 

@@ -4,9 +4,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::discount::{DiscountCreate, DiscountUpdate};
-use crate::api::price::CURRENCY;
 use crate::app::catalog::{custom_fields, discounts};
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::custom_field::{CustomField, CustomFieldProperties};
 use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::ids::{CustomFieldId, DiscountId, OrganizationId, ProductId};
@@ -63,7 +63,10 @@ impl Default for DiscountForm {
 impl DiscountForm {
     pub fn of(d: &Discount) -> Self {
         let (kind, amount, percent) = match &d.kind {
-            DiscountKind::Fixed { amount, .. } => ("fixed", major_units(*amount), String::new()),
+            DiscountKind::Fixed { amount, currency } => {
+                let currency = Currency::from_code(currency).unwrap_or_default();
+                ("fixed", major_units(*amount, currency), String::new())
+            }
             DiscountKind::Percentage { basis_points } => (
                 "percentage",
                 String::new(),
@@ -113,20 +116,22 @@ pub async fn create_discount(
         raw["duration_in_months"] = int(&form.duration_in_months);
     }
     if form.kind == "fixed" {
-        raw["amount"] = cents(&form.amount);
-        raw["currency"] = Value::from(CURRENCY);
+        raw["amount"] = cents(&form.amount, Currency::DEFAULT);
+        raw["currency"] = Value::from(Currency::DEFAULT.code());
     } else {
-        raw["basis_points"] = cents(&form.percent);
+        // A percentage has two decimals, as a dollar amount does.
+        raw["basis_points"] = cents(&form.percent, Currency::USD);
     }
     let created = async {
         let body = input::<DiscountCreate>(raw)?;
-        let raw = body.raw.clone();
-        discounts::create(state, subject, body.into_inner(), &raw).await
+        let new = body.value.into_command(&body.raw)?;
+        Ok(discounts::create(state, subject, new).await?)
     }
     .await;
     created.map_err(|e| {
         explain_amounts(
             e,
+            Currency::DEFAULT,
             &[(&form.amount, "USD off"), (&form.percent, "Percent off")],
         )
     })
@@ -149,8 +154,10 @@ pub async fn update_discount(
         "products": form.product,
     });
     let body = input::<DiscountUpdate>(raw)?;
-    let raw = body.raw.clone();
-    discounts::update(state, subject, id, body.into_inner(), &raw).await
+    let change = body.value.into_command()?;
+    discounts::update(state, subject, id, change)
+        .await
+        .map_err(|e| crate::api::discount::quote_body(e, &body.raw).into())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -304,8 +311,8 @@ pub async fn create_custom_field(
     org: OrganizationId,
     form: &CustomFieldForm,
 ) -> Result<CustomField, ApiError> {
-    let body = input::<Value>(form.body(Some(org)))?;
-    custom_fields::create(state, subject, &body.into_inner()).await
+    let new = crate::api::custom_field::new_custom_field(&form.body(Some(org)))?;
+    Ok(custom_fields::create(state, subject, new).await?)
 }
 
 /// Saves a custom field (its type does not change: the stored one is sent).
@@ -320,6 +327,6 @@ pub async fn update_custom_field(
         ..form.clone()
     };
     let id: CustomFieldId = field.id;
-    let body = input::<Value>(form.body(None))?;
-    custom_fields::update(state, subject, id, &body.into_inner()).await
+    let change = crate::api::custom_field::custom_field_change(&form.body(None))?;
+    Ok(custom_fields::update(state, subject, id, change).await?)
 }

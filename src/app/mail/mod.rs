@@ -416,9 +416,15 @@ async fn subscription_messages(
             .collect(),
         None => Vec::new(),
     };
-    let amount = after
-        .amount
-        .map(|a| render::money(a, after.currency.as_deref().unwrap_or("usd")));
+    let amount = after.amount.map(|a| {
+        render::money(
+            a,
+            after
+                .currency
+                .as_deref()
+                .unwrap_or(crate::domain::currency::Currency::DEFAULT.code()),
+        )
+    });
     let product = after.product_name.clone();
     let notice = match kind {
         MailKind::RenewalFailed => {

@@ -7,7 +7,7 @@ use super::products::org_benefits;
 use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult,
 };
-use crate::app::catalog::benefits::benefit_for;
+use crate::app::catalog::benefits;
 use crate::app::forms::{self, BenefitForm};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::BenefitId;
@@ -88,8 +88,7 @@ impl BenefitPage {
 /// A benefit of the page's organization (else 404).
 async fn benefit_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Benefit, Fail> {
     let id: BenefitId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let benefit = benefit_for(&dash.state, dash.subject(), id).await?.value;
+    let benefit = benefits::get(&dash.state, dash.subject(), id).await?;
     of_org(layout, benefit.organization_id, benefit)
 }
 

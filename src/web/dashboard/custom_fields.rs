@@ -6,7 +6,7 @@ use askama::Template;
 use super::{
     form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
-use crate::app::catalog::custom_fields::{self, custom_field_for, CustomFieldFilter};
+use crate::app::catalog::custom_fields::{self, CustomFieldFilter};
 use crate::app::forms::{self, CustomFieldForm};
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::CustomFieldId;
@@ -114,10 +114,7 @@ pub async fn field_create(
 /// A custom field of the page's organization (else 404).
 async fn field_of(dash: &Dash, layout: &Layout, id: &str) -> Result<CustomField, Fail> {
     let id: CustomFieldId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let field = custom_field_for(&dash.state, dash.subject(), id)
-        .await?
-        .value;
+    let field = custom_fields::get(&dash.state, dash.subject(), id).await?;
     of_org(layout, field.organization_id, field)
 }
 

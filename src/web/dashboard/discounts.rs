@@ -7,7 +7,7 @@ use super::products::org_products;
 use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
-use crate::app::catalog::discounts::{self, discount_for, DiscountFilter, DiscountSort};
+use crate::app::catalog::discounts::{self, DiscountFilter, DiscountSort};
 use crate::app::forms::{self, DiscountForm};
 use crate::domain::discount::Discount;
 use crate::domain::ids::DiscountId;
@@ -118,8 +118,7 @@ pub async fn discount_create(
 /// A discount of the page's organization (else 404).
 async fn discount_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Discount, Fail> {
     let id: DiscountId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let discount = discount_for(&dash.state, dash.subject(), id).await?.value;
+    let discount = discounts::get(&dash.state, dash.subject(), id).await?;
     of_org(layout, discount.organization_id, discount)
 }
 

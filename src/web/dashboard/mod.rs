@@ -171,6 +171,12 @@ impl From<ApiError> for Fail {
     }
 }
 
+impl From<crate::error::AppError> for Fail {
+    fn from(e: crate::error::AppError) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
 impl From<tollgate_storage::StorageError> for Fail {
     fn from(e: tollgate_storage::StorageError) -> Self {
         Fail::Api(e.into())

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::chart::{bars, Series};
 use super::{form_problem, posted, see_other, Dash, Layout, ListQuery, PageResult};
 use crate::app::forms::{self, ticked, OrganizationForm, SettingsForm};
+use crate::domain::currency::Currency;
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
 use crate::domain::stats::{day_date, day_number};
@@ -261,17 +262,48 @@ pub async fn overview(
             format!("{v:.1}")
         }
     };
-    let dollars = |v: f64| money(v.round() as i64);
-    let revenue_chart = bars(
-        "Revenue per day",
-        &labels,
-        &[Series {
-            name: "revenue",
-            color: "#2457d6",
-            values: points.iter().map(|p| p.revenue as f64).collect(),
-        }],
-        &dollars,
-    );
+    // Each currency sold in the range: its own total and chart (amounts of two
+    // currencies never add up), the default currency first.
+    let mut currencies: Vec<Currency> = points
+        .iter()
+        .flat_map(|p| p.revenue.keys().copied())
+        .collect();
+    currencies.sort_by_key(|c| (*c != Currency::DEFAULT, *c));
+    currencies.dedup();
+    if currencies.is_empty() {
+        currencies.push(Currency::DEFAULT);
+    }
+    let revenue_in = |p: &crate::stats::DayPoint, c: Currency| p.revenue.get(&c).copied();
+    let revenue_chart: String = currencies
+        .iter()
+        .map(|&c| {
+            let title = match currencies.len() {
+                1 => "Revenue per day".to_string(),
+                _ => format!("Revenue per day ({})", c.code().to_ascii_uppercase()),
+            };
+            bars(
+                &title,
+                &labels,
+                &[Series {
+                    name: "revenue",
+                    color: "#2457d6",
+                    values: points
+                        .iter()
+                        .map(|p| revenue_in(p, c).unwrap_or(0) as f64)
+                        .collect(),
+                }],
+                &|v: f64| money(v.round() as i64, c),
+            )
+        })
+        .collect();
+    let revenue_total = currencies
+        .iter()
+        .map(|&c| {
+            let total = points.iter().filter_map(|p| revenue_in(p, c)).sum();
+            money(total, c)
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
     let orders_chart = bars(
         "Orders per day",
         &labels,
@@ -324,7 +356,7 @@ pub async fn overview(
         from_date: day_date(from).to_string(),
         to_date: day_date(to).to_string(),
         range_error: range_error.clone(),
-        revenue_total: money(points.iter().map(|p| p.revenue).sum()),
+        revenue_total,
         orders_total: points.iter().map(|p| p.orders).sum(),
         active_now: points.last().map_or(0, |p| p.active_subscriptions),
         validations_total: points.iter().map(|p| p.validations_succeeded).sum(),
@@ -338,9 +370,9 @@ pub async fn overview(
     dash.page(if range_error.is_some() { 422 } else { 200 }, &page)
 }
 
-/// An amount in the one currency sold.
-fn money(cents: i64) -> String {
-    Money::new(cents, crate::api::price::CURRENCY).to_string()
+/// An amount in a currency, as every page reads it.
+fn money(amount: i64, currency: Currency) -> String {
+    Money::new(amount, currency.code()).to_string()
 }
 
 #[cfg(test)]
