@@ -387,7 +387,7 @@ pub async fn list(
     let order = |a: &BenefitGrant, b: &BenefitGrant| {
         sorting.compare(a, b, compare).then_with(|| a.id.cmp(&b.id))
     };
-    select_page(kept.map(Ok), &order, params)
+    Ok(select_page(kept.map(Ok), &order, params)?)
 }
 
 /// A customer's grants that are granted now, oldest first.

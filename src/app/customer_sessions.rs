@@ -47,11 +47,11 @@ async fn named_customer(
         )));
     };
     match customer_for_external(state, subject, external_id).await {
-        Err(ApiError::NotFound(_)) => Err(no_such_customer(
+        Err(e) if e.code() == crate::error::Code::NotFound => Err(no_such_customer(
             "external_customer_id",
             Value::from(external_id.as_str()),
         )),
-        other => other,
+        other => Ok(other?),
     }
 }
 

@@ -400,7 +400,7 @@ pub async fn customer_keys(
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
     let (items, total) =
         customer_key_records(state, customer, orgs, benefit, purchase, params).await?;
-    license_keys_page(state, items, total, params).await
+    Ok(license_keys_page(state, items, total, params).await?)
 }
 
 /// [`customer_keys`] as stored records, and their total.
@@ -424,7 +424,7 @@ pub async fn customer_key_records(
         } else {
             Some(&wanted)
         };
-    page_of::<LicenseKey>(
+    Ok(page_of::<LicenseKey>(
         state,
         LICENSE_KEY_BY_CUSTOMER,
         &tenants,
@@ -432,7 +432,7 @@ pub async fn customer_key_records(
         params,
         filter,
     )
-    .await
+    .await?)
 }
 
 /// The customer's key with its activations, if the benefit lets the customer manage
@@ -526,7 +526,7 @@ pub async fn list(
 ) -> Result<ListResource<LicenseKeyRead>, ApiError> {
     let (items, total) =
         records_with(state, subject, orgs, benefits, statuses, false, params).await?;
-    license_keys_page(state, items, total, params).await
+    Ok(license_keys_page(state, items, total, params).await?)
 }
 
 /// [`list`] as stored records (in creation order, or newest first), and their total,
@@ -582,7 +582,7 @@ async fn records_with(
     } else {
         Some(&wanted)
     };
-    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await
+    Ok(page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await?)
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.

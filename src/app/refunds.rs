@@ -110,7 +110,7 @@ pub async fn list(
     };
     let (field, descending) = filter.sorting.primary();
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    sorted_page_of::<Refund>(
+    Ok(sorted_page_of::<Refund>(
         state,
         field.index(),
         &tenants,
@@ -119,7 +119,7 @@ pub async fn list(
         Some(&keep),
         None,
     )
-    .await
+    .await?)
 }
 
 fn field_error(field: &str, msg: &str, input: serde_json::Value) -> FieldError {

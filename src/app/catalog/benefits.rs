@@ -56,7 +56,7 @@ pub async fn list(
                 .collect(),
         )
     };
-    page_of::<Benefit>(state, index, &tenants, false, params, None).await
+    Ok(page_of::<Benefit>(state, index, &tenants, false, params, None).await?)
 }
 
 /// A benefit the subject may see, else 404.

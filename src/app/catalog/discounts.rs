@@ -120,7 +120,7 @@ pub async fn list(
         None
     };
     let several = sorting.several(compare);
-    sorted_page_of::<Discount>(
+    Ok(sorted_page_of::<Discount>(
         state,
         index,
         &tenants,
@@ -129,7 +129,7 @@ pub async fn list(
         filter,
         several.as_deref(),
     )
-    .await
+    .await?)
 }
 
 /// A discount the subject may see, else 404.

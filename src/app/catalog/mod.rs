@@ -11,9 +11,10 @@ pub mod discounts;
 pub mod organizations;
 pub mod products;
 
-use crate::error::ApiError;
+use crate::error::AppError;
 
-/// The record an update left, or 404 when it is gone.
-fn found<R>(record: Option<R>) -> Result<R, ApiError> {
-    record.ok_or_else(ApiError::not_found)
+/// The record an update left, or 404 when it is gone (in the caller's error type, while
+/// some callers still answer `ApiError`).
+fn found<R, E: From<AppError>>(record: Option<R>) -> Result<R, E> {
+    record.ok_or_else(|| AppError::not_found().into())
 }

@@ -168,7 +168,7 @@ pub async fn list(
     let filter_once: Option<&dyn Fn(&CheckoutLink) -> bool> =
         (filter.product_id.len() > 1).then_some(&once);
     let backwards = field == CheckoutLinkSort::CreatedAt && desc;
-    sorted_page_of::<CheckoutLink>(
+    Ok(sorted_page_of::<CheckoutLink>(
         state,
         index,
         &tenants,
@@ -177,7 +177,7 @@ pub async fn list(
         filter_once,
         several.as_deref(),
     )
-    .await
+    .await?)
 }
 
 // ---------------------------------------------------------------------------------------
