@@ -187,3 +187,7 @@ pub async fn narrow(
         Err(AppError::not_found())
     }
 }
+
+#[cfg(test)]
+#[path = "access_tests.rs"]
+mod tests;

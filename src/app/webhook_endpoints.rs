@@ -371,3 +371,7 @@ pub async fn redeliver(
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+#[path = "webhook_endpoints_tests.rs"]
+mod tests;

@@ -14,7 +14,7 @@ pub mod products;
 use crate::error::AppError;
 
 /// The record an update left, or 404 when it is gone (in the caller's error type, while
-/// some callers still answer `ApiError`).
+/// some callers have not moved to `AppError` yet).
 fn found<R, E: From<AppError>>(record: Option<R>) -> Result<R, E> {
     record.ok_or_else(|| AppError::not_found().into())
 }
