@@ -8,12 +8,18 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::metadata::parse_metadata;
 use super::metadata::{metadata_map, MetadataMap};
 use super::Maybe;
 use crate::domain::customer::{
-    validate_tax_id, Address, AddressIssue, Customer, TaxId, TaxIdFormat,
+    validate_tax_id, Address, AddressIssue, Customer, CustomerChange, NewCustomer, TaxId,
+    TaxIdFormat,
 };
-use crate::error::FieldError;
+use crate::domain::ids::OrganizationId;
+use crate::domain::metadata::Metadata;
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CustomerCreate {
@@ -398,6 +404,135 @@ pub fn normalize_email_input(email: &str) -> String {
     match email.rsplit_once('@') {
         Some((local, domain)) => format!("{local}@{}", domain.to_lowercase()),
         None => email.to_string(),
+    }
+}
+
+/// `type`: only `individual` (Tollgate has no team customers).
+fn check_kind(v: &mut Validator, kind: Option<&String>) {
+    match kind.map(String::as_str) {
+        None | Some("individual") => {}
+        Some("team") => v.push(FieldError::new(
+            "value_error",
+            loc!["body", "type"],
+            "Team customers are not supported.",
+            Value::from("team"),
+        )),
+        Some(other) => v.push(FieldError::new(
+            "literal_error",
+            loc!["body", "type"],
+            "Input should be 'individual'",
+            Value::from(other),
+        )),
+    }
+}
+
+fn check_email(v: &mut Validator, raw: &str) -> Option<String> {
+    let email = normalize_email_input(raw);
+    v.email(loc!["body", "email"], &email).then_some(email)
+}
+
+fn check_address(v: &mut Validator, value: &Value) -> Option<Address> {
+    match parse_address(value, loc!["body", "billing_address"]) {
+        Ok(a) => Some(a),
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            None
+        }
+    }
+}
+
+fn check_tax_input(v: &mut Validator, value: &Value) -> Option<String> {
+    match parse_tax_id_input(value, loc!["body", "tax_id"]) {
+        Ok(t) => t,
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            None
+        }
+    }
+}
+
+fn check_metadata(v: &mut Validator, value: &Value) -> Metadata {
+    match parse_metadata("metadata", value) {
+        Ok(m) => m,
+        Err(errors) => {
+            errors.into_iter().for_each(|e| v.push(e));
+            Metadata::default()
+        }
+    }
+}
+
+/// Polar's `EmptyStrToNone`: a blank external id is none.
+fn non_empty(external_id: Option<String>) -> Option<String> {
+    external_id.filter(|e| !e.is_empty())
+}
+
+impl CustomerCreate {
+    /// The command this body asks for, or a 422 naming every field that breaks a rule.
+    pub fn into_command(self) -> Result<NewCustomer, ApiError> {
+        let mut v = Validator::new();
+        let email = check_email(&mut v, &self.email);
+        let billing_address = match &self.billing_address {
+            Some(Value::Null) | None => None,
+            Some(value) => check_address(&mut v, value),
+        };
+        let tax_number = self
+            .tax_id
+            .as_ref()
+            .and_then(|value| check_tax_input(&mut v, value));
+        let metadata = self
+            .metadata
+            .as_ref()
+            .map(|m| check_metadata(&mut v, m))
+            .unwrap_or_default();
+        check_kind(&mut v, self.kind.as_ref());
+        if let Some(name) = &self.name {
+            v.header_safe(loc!["body", "name"], name);
+        }
+        v.finish()?;
+        let Some(email) = email else {
+            return Err(ApiError::internal("email validated but missing"));
+        };
+        Ok(NewCustomer {
+            organization_id: self.organization_id.map(OrganizationId),
+            email,
+            name: self.name,
+            billing_address,
+            tax_number,
+            metadata,
+            external_id: non_empty(self.external_id),
+        })
+    }
+}
+
+impl CustomerUpdate {
+    /// The command this body asks for, or a 422 naming every field that breaks a rule.
+    pub fn into_command(self) -> Result<CustomerChange, ApiError> {
+        let mut v = Validator::new();
+        let email = self.email.as_value().and_then(|e| check_email(&mut v, e));
+        let billing_address = match &self.billing_address {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(value) => Some(check_address(&mut v, value)),
+        };
+        let tax_number = match &self.tax_id {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(value) => Some(check_tax_input(&mut v, value)),
+        };
+        let metadata = self.metadata.as_value().map(|m| check_metadata(&mut v, m));
+        check_kind(&mut v, self.kind.as_value());
+        if let Maybe::Value(name) = &self.name {
+            v.header_safe(loc!["body", "name"], name);
+        }
+        v.finish()?;
+        Ok(CustomerChange {
+            external_id: self.external_id.into_update().map(non_empty),
+            email,
+            name: self.name.into_update(),
+            billing_address,
+            tax_number,
+            metadata,
+        })
     }
 }
 

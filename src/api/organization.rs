@@ -5,10 +5,16 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use serde_json::Value;
+
 use super::Maybe;
 use crate::domain::organization::{
-    self as domain, FeatureSettings, Organization, ProfileSettings, SubscribeSettings,
+    self as domain, parse_slug, spending_limits_error, FeatureSettings, NewOrganization,
+    Organization, OrganizationChange, ProfileChange, ProfileSettings, SlugError, SubscribeSettings,
 };
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -518,6 +524,218 @@ pub struct ProfileSettingsInput {
     pub subscribe: Maybe<OrganizationSubscribePromoteSettings>,
     #[serde(default)]
     pub accent_color: Maybe<String>,
+}
+
+fn slug_error(e: SlugError, input: &str) -> FieldError {
+    let msg = match e {
+        SlugError::TooShort => {
+            return FieldError::new(
+                "string_too_short",
+                loc!["body", "slug"],
+                "String should have at least 3 characters",
+                Value::from(input),
+            )
+            .with_ctx(serde_json::json!({"min_length": 3}))
+        }
+        SlugError::NotASlug => {
+            "Value error, The slug can only contain ASCII letters, numbers and hyphens."
+        }
+        SlugError::Reserved => "Value error, This slug is reserved.",
+    };
+    FieldError::new("value_error", loc!["body", "slug"], msg, Value::from(input))
+}
+
+impl OrganizationCreate {
+    /// The command this body asks for, or a 422 naming every field that breaks a rule.
+    pub fn into_command(self) -> Result<NewOrganization, ApiError> {
+        let mut v = Validator::new();
+        let name = self.name.trim().to_string();
+        if v.min_chars(loc!["body", "name"], &name, 3) {
+            v.header_safe(loc!["body", "name"], &name);
+        }
+        let slug = match parse_slug(&self.slug) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                v.push(slug_error(e, &self.slug));
+                None
+            }
+        };
+        if let Some(url) = &self.avatar_url {
+            v.http_url(loc!["body", "avatar_url"], url);
+        }
+        if let Some(s) = &self.subscription_settings {
+            s.check_supported(&mut v, loc!["body", "subscription_settings"]);
+        }
+        v.finish()?;
+        let Some(slug) = slug else {
+            return Err(ApiError::internal("slug validated but missing"));
+        };
+        Ok(NewOrganization {
+            name,
+            slug,
+            avatar_url: self.avatar_url,
+            issue_funding_enabled: self.feature_settings.map(|f| f.issue_funding_enabled),
+            subscription_settings: self
+                .subscription_settings
+                .map(|s| ((&s).into(), s.prevent_trial_abuse)),
+        })
+    }
+}
+
+/// A text field that can be cleared: `null` or blank unsets it.
+fn text_change(value: Maybe<String>) -> Option<Option<String>> {
+    value
+        .into_update()
+        .map(|v| v.filter(|s| !s.trim().is_empty()))
+}
+
+impl OrganizationUpdate {
+    /// The command this body asks for, or a 422 naming every field that breaks a rule, in
+    /// the order of the fields. `stored` is the organization as it is: a per-user spending
+    /// limit is checked against the total it will have (the use case checks it again
+    /// against the record it changes).
+    pub fn into_command(self, stored: &Organization) -> Result<OrganizationChange, ApiError> {
+        let mut v = Validator::new();
+        let mut change = OrganizationChange::default();
+        if let Maybe::Value(name) = &self.name {
+            let name = name.trim();
+            // A blank name means "unchanged", as in Polar.
+            if !name.is_empty()
+                && v.min_chars(loc!["body", "name"], name, 3)
+                && v.header_safe(loc!["body", "name"], name)
+            {
+                change.name = Some(name.to_string());
+            }
+        }
+        change.avatar_url = match self.avatar_url {
+            Maybe::Value(url) => v
+                .http_url(loc!["body", "avatar_url"], &url)
+                .then_some(Some(url)),
+            Maybe::Null => Some(None),
+            Maybe::Absent => None,
+        };
+        change.default_upfront_split_to_contributors =
+            match self.default_upfront_split_to_contributors {
+                Maybe::Value(n) => v
+                    .int_range(
+                        loc!["body", "default_upfront_split_to_contributors"],
+                        n,
+                        Some(0),
+                        Some(100),
+                    )
+                    .then_some(Some(n)),
+                Maybe::Null => Some(None),
+                Maybe::Absent => None,
+            };
+        change.pledge_badge_show_amount = self.pledge_badge_show_amount.as_value().copied();
+        if let Maybe::Value(n) = self.pledge_minimum_amount {
+            if v.int_range(loc!["body", "pledge_minimum_amount"], n, Some(0), None) {
+                change.pledge_minimum_amount = Some(n);
+            }
+        }
+        for (field, value, target) in [
+            (
+                "billing_email",
+                self.billing_email,
+                &mut change.billing_email,
+            ),
+            ("email", self.email, &mut change.email),
+        ] {
+            *target = match value {
+                Maybe::Value(e) => v.email(loc!["body", field], &e).then_some(Some(e)),
+                Maybe::Null => Some(None),
+                Maybe::Absent => None,
+            };
+        }
+        for (field, value, target, max) in [
+            ("bio", self.bio, &mut change.bio, 1000usize),
+            ("company", self.company, &mut change.company, 200),
+            ("blog", self.blog, &mut change.blog, 500),
+            ("location", self.location, &mut change.location, 200),
+            (
+                "twitter_username",
+                self.twitter_username,
+                &mut change.twitter_username,
+                50,
+            ),
+            (
+                "default_badge_custom_content",
+                self.default_badge_custom_content,
+                &mut change.default_badge_custom_content,
+                500,
+            ),
+        ] {
+            if let Maybe::Value(s) = &value {
+                if !v.max_chars(loc!["body", field], s, max) {
+                    continue;
+                }
+            }
+            *target = text_change(value);
+        }
+        for (field, value, target) in [
+            (
+                "total_monthly_spending_limit",
+                self.total_monthly_spending_limit,
+                &mut change.total_monthly_spending_limit,
+            ),
+            (
+                "per_user_monthly_spending_limit",
+                self.per_user_monthly_spending_limit,
+                &mut change.per_user_monthly_spending_limit,
+            ),
+        ] {
+            if let Maybe::Value(n) = value {
+                v.int_range(loc!["body", field], n, Some(0), None);
+            }
+            *target = value.into_update();
+        }
+        let (total, per_user) = change.spending_limits(stored);
+        if let (Some(msg), Some(p)) = (spending_limits_error(total, per_user), per_user) {
+            v.push(FieldError::new(
+                "value_error",
+                loc!["body", "per_user_monthly_spending_limit"],
+                msg,
+                Value::from(p),
+            ));
+        }
+        if let Maybe::Value(p) = self.profile_settings {
+            if let Maybe::Value(d) = &p.description {
+                v.max_chars(loc!["body", "profile_settings", "description"], d, 160);
+            }
+            if let Maybe::Value(links) = &p.links {
+                for (i, l) in links.iter().enumerate() {
+                    v.http_url(loc!["body", "profile_settings", "links", i], l);
+                }
+            }
+            change.profile_settings = Some(ProfileChange {
+                enabled: p.enabled.into_update(),
+                description: p.description.into_update(),
+                featured_projects: p.featured_projects.into_update(),
+                featured_organizations: p.featured_organizations.into_update(),
+                links: p.links.into_update(),
+                accent_color: p.accent_color.into_update(),
+                subscribe: p
+                    .subscribe
+                    .into_update()
+                    .map(|s| s.as_ref().map(SubscribeSettings::from)),
+            });
+        }
+        if let Maybe::Value(f) = self.feature_settings {
+            change.issue_funding_enabled = f.issue_funding_enabled.into_update();
+        }
+        if let Maybe::Value(s) = self.subscription_settings {
+            s.check_supported(&mut v, loc!["body", "subscription_settings"]);
+            change.subscription_settings = Some(((&s).into(), s.prevent_trial_abuse));
+        }
+        if let Maybe::Value(n) = self.notification_settings {
+            change.notification_settings = Some(domain::NotificationSettings {
+                new_order: n.new_order,
+                new_subscription: n.new_subscription,
+            });
+        }
+        v.finish()?;
+        Ok(change)
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,14 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::domain::organization_access_token::OrganizationAccessToken;
+use crate::domain::ids::OrganizationId;
+use crate::domain::organization_access_token::{
+    NewOrganizationAccessToken, OrganizationAccessToken, OrganizationAccessTokenChange,
+};
+use crate::domain::scope::{Scope, ScopeSet};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 /// Creates a token of one organization (required unless the request names it with
 /// `Polar-Organization`).
@@ -201,6 +208,117 @@ fn clock(s: &str) -> Result<f64, &'static str> {
         + whole(m, 60)? * 60.0
         + whole(sec_whole, 60)?
         + fraction)
+}
+
+/// The longest lifetime a token may be given: ten years, as personal access tokens.
+const MAX_EXPIRES_IN_SECS: f64 = 3650.0 * 86_400.0;
+
+/// The scopes a body names: each one a token may hold (not reserved, not
+/// `organization_access_tokens:*`), else a 422 at its index.
+fn parse_scopes(v: &mut Validator, names: &[String]) -> ScopeSet {
+    let mut set = ScopeSet::empty();
+    for (i, name) in names.iter().enumerate() {
+        match Scope::parse(name) {
+            Some(s) if s.manages_organization_tokens() => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "scopes", i],
+                "Organization access tokens cannot hold this scope.",
+                Value::from(name.as_str()),
+            )),
+            Some(s) if !s.is_reserved() => set.insert(s),
+            _ => v.push(FieldError::new(
+                "value_error",
+                loc!["body", "scopes", i],
+                "Input should be a supported scope",
+                Value::from(name.as_str()),
+            )),
+        }
+    }
+    set
+}
+
+/// Polar's rule: a token holds no scope its creator lacks.
+fn within_caller(v: &mut Validator, requested: ScopeSet, caller: ScopeSet) {
+    let excess: Vec<Value> = requested
+        .iter()
+        .filter(|s| !caller.contains(*s))
+        .map(|s| Value::from(s.as_str()))
+        .collect();
+    if !excess.is_empty() {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "scopes"],
+            "Requested scopes exceed the caller's own scopes.",
+            Value::Array(excess),
+        ));
+    }
+}
+
+/// A token's lifetime: 1 second to ten years.
+fn lifetime(v: &mut Validator, input: &Value) -> Option<chrono::TimeDelta> {
+    let at = loc!["body", "expires_in"];
+    let secs = match duration_seconds(input) {
+        Ok(secs) => secs,
+        Err(e) => {
+            v.push(FieldError::new(e.kind, at, e.msg, input.clone()));
+            return None;
+        }
+    };
+    let refuse = |v: &mut Validator, msg: &str| {
+        v.push(FieldError::new(
+            "value_error",
+            at.clone(),
+            msg,
+            input.clone(),
+        ));
+        None
+    };
+    if secs.is_nan() || secs < 1.0 {
+        return refuse(v, "Input should be at least 1 second");
+    }
+    if secs > MAX_EXPIRES_IN_SECS {
+        return refuse(v, "Input should be at most 3650 days");
+    }
+    // Within ten years: the microseconds fit an i64.
+    Some(chrono::TimeDelta::microseconds((secs * 1e6).round() as i64))
+}
+
+impl OrganizationAccessTokenCreate {
+    /// The command this body asks for of a caller holding `caller`'s scopes, or a 422
+    /// naming every field that breaks a rule.
+    pub fn into_command(self, caller: ScopeSet) -> Result<NewOrganizationAccessToken, ApiError> {
+        let mut v = Validator::new();
+        let scopes = parse_scopes(&mut v, &self.scopes);
+        within_caller(&mut v, scopes, caller);
+        let expires_in = match &self.expires_in {
+            None | Some(Value::Null) => None,
+            Some(given) => lifetime(&mut v, given),
+        };
+        v.finish()?;
+        Ok(NewOrganizationAccessToken {
+            organization_id: self.organization_id.map(OrganizationId),
+            comment: self.comment,
+            scopes,
+            expires_in,
+        })
+    }
+}
+
+impl OrganizationAccessTokenUpdate {
+    /// The command this body asks for of a caller holding `caller`'s scopes, or a 422.
+    pub fn into_command(self, caller: ScopeSet) -> Result<OrganizationAccessTokenChange, ApiError> {
+        let mut v = Validator::new();
+        let scopes = self.scopes.as_deref().map(|names| {
+            let set = parse_scopes(&mut v, names);
+            within_caller(&mut v, set, caller);
+            set
+        });
+        v.finish()?;
+        Ok(OrganizationAccessTokenChange {
+            comment: self.comment,
+            scopes,
+        })
+    }
 }
 
 #[cfg(test)]

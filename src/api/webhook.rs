@@ -7,9 +7,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::Maybe;
+use crate::domain::ids::OrganizationId;
 use crate::domain::webhook::{
-    WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat as Format,
+    NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointChange, WebhookEvent,
+    WebhookEventState, WebhookFormat as Format,
 };
+use crate::error::ApiError;
 
 /// The format of the webhook payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -336,6 +339,58 @@ pub struct WebhookEndpointUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub api_version: Maybe<String>,
+}
+
+/// Event type names, each once, in the order given.
+pub fn event_names(events: &[WebhookEventType]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(events.len());
+    for e in events {
+        if !out.iter().any(|n| n == e.as_str()) {
+            out.push(e.as_str().to_string());
+        }
+    }
+    out
+}
+
+impl WebhookEndpointCreate {
+    /// The command this body asks for (its fields are checked by the use case).
+    pub fn into_command(self) -> NewWebhookEndpoint {
+        NewWebhookEndpoint {
+            organization_id: self.organization_id.map(OrganizationId),
+            url: self.url,
+            name: self.name,
+            secret: self.secret,
+            format: self.format.into(),
+            events: event_names(&self.events),
+            api_version: self.api_version,
+        }
+    }
+}
+
+impl WebhookEndpointUpdate {
+    /// The command this body asks for; a `null` URL is a 422.
+    pub fn into_command(self) -> Result<WebhookEndpointChange, ApiError> {
+        let url = match self.url {
+            Maybe::Value(url) => Some(url),
+            Maybe::Null => {
+                return Err(ApiError::invalid(
+                    crate::loc!["body", "url"],
+                    "Input should be a valid URL",
+                    serde_json::Value::Null,
+                ))
+            }
+            Maybe::Absent => None,
+        };
+        Ok(WebhookEndpointChange {
+            url,
+            name: self.name.into_update(),
+            secret: self.secret.as_value().cloned(),
+            format: self.format.as_value().map(|f| (*f).into()),
+            events: self.events.as_value().map(|e| event_names(e)),
+            enabled: self.enabled.as_value().copied(),
+            api_version: self.api_version.as_value().cloned(),
+        })
+    }
 }
 
 /// A webhook event: something that happened, for one endpoint. Every attempt to deliver

@@ -10,14 +10,14 @@ use crate::domain::customer::Customer;
 use crate::domain::ids::{OrganizationId, UserId};
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED};
 use crate::domain::organization::Organization;
-use crate::error::ApiError;
+use crate::error::{AppError, Code, Invalid};
 use crate::state::AppState;
 
 pub async fn is_member(
     state: &AppState,
     user: UserId,
     org: OrganizationId,
-) -> Result<bool, ApiError> {
+) -> Result<bool, AppError> {
     Ok(state
         .store
         .get::<Membership>(&Membership::key(user, org))
@@ -30,18 +30,18 @@ pub async fn organization_for(
     state: &AppState,
     subject: Subject,
     id: OrganizationId,
-) -> Result<Stored<Organization>, ApiError> {
+) -> Result<Stored<Organization>, AppError> {
     let allowed = match subject {
         Subject::User(user) => is_member(state, user, id).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => own == id,
         Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..) => false,
     };
     if !allowed {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
     match state.store.get::<Organization>(&id.key()).await? {
         Some(org) if org.value.is_visible() => Ok(org),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -49,7 +49,7 @@ pub async fn organization_for(
 pub async fn user_organizations(
     state: &AppState,
     user: UserId,
-) -> Result<Vec<OrganizationId>, ApiError> {
+) -> Result<Vec<OrganizationId>, AppError> {
     let tenants = [user.key()];
     let page = state
         .store
@@ -76,30 +76,33 @@ pub async fn organization_for_create(
     state: &AppState,
     subject: Subject,
     requested: Option<uuid::Uuid>,
-) -> Result<OrganizationId, ApiError> {
-    use crate::error::FieldError;
-    use serde_json::Value;
+) -> Result<OrganizationId, AppError> {
+    let not_found = |id: uuid::Uuid| {
+        AppError::invalid(
+            crate::field!["organization_id"],
+            "Organization not found.",
+            id,
+        )
+    };
     match (subject, requested) {
         (Subject::Organization(own), None) => Ok(own),
-        (Subject::Organization(_), Some(id)) => Err(ApiError::validation(FieldError::new(
-            "organization_token",
-            crate::loc!["body", "organization_id"],
+        (Subject::Organization(_), Some(id)) => Err(Invalid::new(
+            crate::field!["organization_id"],
             "Setting organization_id is disallowed when using an organization token.",
-            Value::from(id.to_string()),
-        ))),
+            id,
+        )
+        .kind("organization_token")
+        .into()),
         (Subject::UserIn(_, own), None) => Ok(own),
         (Subject::UserIn(_, own), Some(id)) if own.0 == id => Ok(own),
-        (Subject::UserIn(..), Some(id)) => Err(ApiError::invalid(
-            crate::loc!["body", "organization_id"],
-            "Organization not found.",
-            Value::from(id.to_string()),
-        )),
-        (Subject::User(_), None) => Err(ApiError::validation(FieldError::new(
-            "missing",
-            crate::loc!["body", "organization_id"],
+        (Subject::UserIn(..), Some(id)) => Err(not_found(id)),
+        (Subject::User(_), None) => Err(Invalid::new(
+            crate::field!["organization_id"],
             "organization_id is required.",
-            Value::Null,
-        ))),
+            crate::error::Given::none(),
+        )
+        .kind("missing")
+        .into()),
         (Subject::User(user), Some(id)) => {
             let org = OrganizationId(id);
             let visible = is_member(state, user, org).await?
@@ -111,15 +114,11 @@ pub async fn organization_for_create(
             if visible {
                 Ok(org)
             } else {
-                Err(ApiError::invalid(
-                    crate::loc!["body", "organization_id"],
-                    "Organization not found.",
-                    Value::from(id.to_string()),
-                ))
+                Err(not_found(id))
             }
         }
         (Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..), _) => {
-            Err(ApiError::Unauthorized)
+            Err(AppError::new(Code::Unauthorized, "Unauthorized"))
         }
     }
 }
@@ -130,7 +129,7 @@ pub async fn organizations_for_list(
     state: &AppState,
     subject: Subject,
     requested: &[OrganizationId],
-) -> Result<Vec<OrganizationId>, ApiError> {
+) -> Result<Vec<OrganizationId>, AppError> {
     let reachable = match subject {
         Subject::User(user) => user_organizations(state, user).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => vec![own],
@@ -151,7 +150,7 @@ pub async fn can_access(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
-) -> Result<bool, ApiError> {
+) -> Result<bool, AppError> {
     Ok(match subject {
         Subject::User(user) => is_member(state, user, org).await?,
         Subject::UserIn(_, own) | Subject::Organization(own) => own == org,
@@ -168,7 +167,7 @@ pub async fn narrow(
     state: &AppState,
     subject: Subject,
     org: OrganizationId,
-) -> Result<Subject, ApiError> {
+) -> Result<Subject, AppError> {
     let reached = match subject {
         Subject::Anonymous => return Ok(subject),
         Subject::User(user) => {
@@ -185,6 +184,10 @@ pub async fn narrow(
     if reached {
         Ok(subject)
     } else {
-        Err(ApiError::not_found())
+        Err(AppError::not_found())
     }
 }
+
+#[cfg(test)]
+#[path = "access_tests.rs"]
+mod tests;

@@ -10,7 +10,7 @@ use tollgate_storage::{Direction, PageQuery, Record};
 use crate::api::{ListResource, Pagination};
 use crate::app::paging::Compare;
 use crate::app::paging::ListParams;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// One page of records from an index over several tenants.
@@ -26,7 +26,7 @@ pub async fn page_of<R: Record>(
     descending: bool,
     params: ListParams,
     filter: Option<&dyn Fn(&R) -> bool>,
-) -> Result<(Vec<R>, u64), ApiError> {
+) -> Result<(Vec<R>, u64), AppError> {
     let Some(filter) = filter else {
         let page = state
             .store
@@ -77,7 +77,7 @@ pub async fn sorted_page_of<R: Record>(
     params: ListParams,
     filter: Option<&dyn Fn(&R) -> bool>,
     several: Option<&Compare<'_, R>>,
-) -> Result<(Vec<R>, u64), ApiError> {
+) -> Result<(Vec<R>, u64), AppError> {
     let Some(several) = several else {
         return page_of(state, index, tenants, backwards, params, filter).await;
     };
@@ -111,7 +111,7 @@ pub async fn filtered_page<R: Record>(
     keep: &dyn Fn(&R) -> bool,
     order: KeyOrder<'_, R>,
     params: ListParams,
-) -> Result<(Vec<R>, u64), ApiError> {
+) -> Result<(Vec<R>, u64), AppError> {
     let mut seen = HashSet::new();
     let compare = |a: &(Vec<u8>, R), b: &(Vec<u8>, R)| {
         order
@@ -145,10 +145,10 @@ pub async fn filtered_page<R: Record>(
 /// the first ones are selected (`select_nth_unstable_by`) and the rest dropped, so the
 /// memory grows with the page's end and the time, amortized, with the number of items.
 pub fn select_page<T>(
-    items: impl IntoIterator<Item = Result<T, ApiError>>,
+    items: impl IntoIterator<Item = Result<T, AppError>>,
     compare: &dyn Fn(&T, &T) -> Ordering,
     params: ListParams,
-) -> Result<(Vec<T>, u64), ApiError> {
+) -> Result<(Vec<T>, u64), AppError> {
     let mut selector = Selector::new(compare, params);
     for item in items {
         selector.push(item?);
@@ -249,7 +249,7 @@ async fn each_record<R: Record>(
     descending: bool,
     keep: &dyn Fn(&R) -> bool,
     mut f: impl FnMut(R),
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let mut ids = state
         .store
         .index_iter(index, tenants, direction(descending))?;
@@ -284,7 +284,7 @@ pub type IndexFilter = (&'static str, Vec<Vec<u8>>);
 pub async fn narrowest_filter(
     state: &AppState,
     filters: &[IndexFilter],
-) -> Result<Option<IndexFilter>, ApiError> {
+) -> Result<Option<IndexFilter>, AppError> {
     let mut best: Option<(u64, &'static str, Vec<Vec<u8>>)> = None;
     for (index, tenants) in filters {
         if tenants.is_empty() {
@@ -490,7 +490,7 @@ mod tests {
 
     #[test]
     fn an_error_while_reading_ends_the_page() {
-        let items = vec![Ok(1), Err(ApiError::not_found()), Ok(2)];
+        let items = vec![Ok(1), Err(AppError::not_found()), Ok(2)];
         let r = select_page(
             items,
             &|a: &i32, b: &i32| a.cmp(b),

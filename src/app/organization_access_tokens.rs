@@ -11,13 +11,8 @@
 
 use std::cmp::Ordering;
 
-use chrono::{DateTime, Utc};
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::api::organization_access_token::{
-    duration_seconds, OrganizationAccessTokenCreate, OrganizationAccessTokenUpdate,
-};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::app::paging::{Compare, ListParams, SortField, Sorting};
@@ -25,15 +20,12 @@ use crate::auth::tokens::{generate, ORGANIZATION_ACCESS_TOKEN_PREFIX};
 use crate::auth::{Principal, Scope, ScopeSet, Subject};
 use crate::domain::ids::{OrganizationId, UserId};
 use crate::domain::organization_access_token::{
-    OrganizationAccessToken, OrganizationAccessTokenId, OAT_BY_ORG,
+    NewOrganizationAccessToken, OrganizationAccessToken, OrganizationAccessTokenChange,
+    OrganizationAccessTokenId, OAT_BY_ORG,
 };
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::AppError;
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
-
-/// The longest lifetime a token may be given: ten years, as personal access tokens.
-const MAX_EXPIRES_IN_SECS: f64 = 3650.0 * 86_400.0;
 
 /// Who manages tokens: the user behind the request (narrowed or not to one organization),
 /// and the scopes it may hand out (a browser session's `web_default` stands for every
@@ -47,12 +39,11 @@ pub struct Manager {
 
 impl Manager {
     /// The caller, if it is a user: an organization token cannot manage tokens (403).
-    pub fn of(principal: &Principal) -> Result<Manager, ApiError> {
+    pub fn of(principal: &Principal) -> Result<Manager, AppError> {
         let Some(user) = principal.subject.user() else {
-            return Err(ApiError::NotPermitted(
+            return Err(AppError::not_permitted(
                 "Organization access tokens are managed by the organization's members, \
-                 not by an organization token."
-                    .into(),
+                 not by an organization token.",
             ));
         };
         let scopes = if principal.scopes.contains(Scope::WebDefault) {
@@ -92,98 +83,26 @@ pub struct TokenFilter {
     pub sorting: Sorting<TokenSort>,
 }
 
-/// The scopes a body names: each one a token may hold (not reserved, not
-/// `organization_access_tokens:*`), else a 422 at its index.
-fn parse_scopes(v: &mut Validator, names: &[String]) -> ScopeSet {
-    let mut set = ScopeSet::empty();
-    for (i, name) in names.iter().enumerate() {
-        match Scope::parse(name) {
-            Some(s) if s.manages_organization_tokens() => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "scopes", i],
-                "Organization access tokens cannot hold this scope.",
-                Value::from(name.as_str()),
-            )),
-            Some(s) if !s.is_reserved() => set.insert(s),
-            _ => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "scopes", i],
-                "Input should be a supported scope",
-                Value::from(name.as_str()),
-            )),
-        }
-    }
-    set
-}
-
-/// Polar's rule: a token holds no scope its creator lacks.
-fn within_caller(v: &mut Validator, requested: ScopeSet, caller: ScopeSet) {
-    let excess: Vec<Value> = requested
-        .iter()
-        .filter(|s| !caller.contains(*s))
-        .map(|s| Value::from(s.as_str()))
-        .collect();
-    if !excess.is_empty() {
-        v.push(FieldError::new(
-            "value_error",
-            loc!["body", "scopes"],
-            "Requested scopes exceed the caller's own scopes.",
-            Value::Array(excess),
-        ));
-    }
-}
-
-/// When a token created at `now` with this `expires_in` expires: 1 second to ten years.
-fn expiry(v: &mut Validator, now: DateTime<Utc>, input: &Value) -> Option<DateTime<Utc>> {
-    let at = loc!["body", "expires_in"];
-    let secs = match duration_seconds(input) {
-        Ok(secs) => secs,
-        Err(e) => {
-            v.push(FieldError::new(e.kind, at, e.msg, input.clone()));
-            return None;
-        }
-    };
-    let refuse = |v: &mut Validator, msg: &str| {
-        v.push(FieldError::new(
-            "value_error",
-            at.clone(),
-            msg,
-            input.clone(),
-        ));
-        None
-    };
-    if secs.is_nan() || secs < 1.0 {
-        return refuse(v, "Input should be at least 1 second");
-    }
-    if secs > MAX_EXPIRES_IN_SECS {
-        return refuse(v, "Input should be at most 3650 days");
-    }
-    // Within ten years: the microseconds fit an i64 and the date does not overflow.
-    let micros = (secs * 1e6).round() as i64;
-    match now.checked_add_signed(chrono::Duration::microseconds(micros)) {
-        Some(t) => Some(t),
-        None => refuse(v, "Input is out of range"),
-    }
-}
-
 /// Creates a token (at most `retention.max_organization_access_tokens_per_organization`
 /// live ones per organization); returns it with its secret, which is never stored.
 pub async fn create(
     state: &AppState,
     manager: Manager,
-    input: OrganizationAccessTokenCreate,
-) -> Result<(OrganizationAccessToken, String), ApiError> {
+    input: NewOrganizationAccessToken,
+) -> Result<(OrganizationAccessToken, String), AppError> {
     let now = state.now();
-    let mut v = Validator::new();
-    let scopes = parse_scopes(&mut v, &input.scopes);
-    within_caller(&mut v, scopes, manager.scopes);
-    let expires_at = match &input.expires_in {
-        None | Some(Value::Null) => None,
-        Some(given) => expiry(&mut v, now, given),
+    let expires_at = match input.expires_in {
+        None => None,
+        Some(lifetime) => Some(now.checked_add_signed(lifetime).ok_or_else(|| {
+            AppError::invalid(
+                field!["expires_in"],
+                "Input is out of range",
+                lifetime.num_seconds(),
+            )
+        })?),
     };
-    v.finish()?;
     let organization_id =
-        organization_for_create(state, manager.subject, input.organization_id).await?;
+        organization_for_create(state, manager.subject, input.organization_id.map(|o| o.0)).await?;
 
     // One member's creations at a time, so that they cannot pass the cap together.
     let _cap = state.lock_user_caps(manager.user).await;
@@ -197,7 +116,7 @@ pub async fn create(
         .await?
         >= u64::from(max)
     {
-        return Err(ApiError::NotPermitted(format!(
+        return Err(AppError::not_permitted(format!(
             "The organization has reached the limit of {max} organization access tokens; \
              delete one first."
         )));
@@ -207,7 +126,7 @@ pub async fn create(
         id: OrganizationAccessTokenId::new(),
         organization_id,
         token_hash: state.hasher.hash(&token).to_vec(),
-        scopes,
+        scopes: input.scopes,
         comment: input.comment,
         expires_at,
         last_used_at: None,
@@ -226,7 +145,7 @@ async fn token_for(
     state: &AppState,
     manager: Manager,
     id: OrganizationAccessTokenId,
-) -> Result<Stored<OrganizationAccessToken>, ApiError> {
+) -> Result<Stored<OrganizationAccessToken>, AppError> {
     match state
         .store
         .get::<OrganizationAccessToken>(&id.key())
@@ -238,7 +157,7 @@ async fn token_for(
         {
             Ok(t)
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -247,35 +166,28 @@ pub async fn update(
     state: &AppState,
     manager: Manager,
     id: OrganizationAccessTokenId,
-    input: OrganizationAccessTokenUpdate,
-) -> Result<OrganizationAccessToken, ApiError> {
-    let mut v = Validator::new();
-    let scopes = input.scopes.as_deref().map(|names| {
-        let set = parse_scopes(&mut v, names);
-        within_caller(&mut v, set, manager.scopes);
-        set
-    });
-    v.finish()?;
+    input: OrganizationAccessTokenChange,
+) -> Result<OrganizationAccessToken, AppError> {
     token_for(state, manager, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<OrganizationAccessToken, ApiError>(&id.key(), async |current| {
+        .update::<OrganizationAccessToken, AppError>(&id.key(), async |current| {
             if current.deleted_at.is_some() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             let mut t = current.clone();
             if let Some(comment) = &input.comment {
                 t.comment = comment.clone();
             }
-            if let Some(scopes) = scopes {
+            if let Some(scopes) = input.scopes {
                 t.scopes = scopes;
             }
             t.modified_at = Some(now);
             Ok(Some(t))
         })
         .await?;
-    updated.ok_or_else(ApiError::not_found)
+    updated.ok_or_else(AppError::not_found)
 }
 
 /// Deletes a token: it stops working at once and is no longer listed.
@@ -283,14 +195,14 @@ pub async fn delete(
     state: &AppState,
     manager: Manager,
     id: OrganizationAccessTokenId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     token_for(state, manager, id).await?;
     let now = state.now();
     let deleted = state
         .store
-        .update::<OrganizationAccessToken, ApiError>(&id.key(), async |current| {
+        .update::<OrganizationAccessToken, AppError>(&id.key(), async |current| {
             if current.deleted_at.is_some() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             let mut t = current.clone();
             t.deleted_at = Some(now);
@@ -298,7 +210,7 @@ pub async fn delete(
             Ok(Some(t))
         })
         .await?;
-    deleted.map(|_| ()).ok_or_else(ApiError::not_found)
+    deleted.map(|_| ()).ok_or_else(AppError::not_found)
 }
 
 /// One page of the live tokens of the organizations the manager reaches (of
@@ -308,7 +220,7 @@ pub async fn list(
     manager: Manager,
     filter: &TokenFilter,
     params: ListParams,
-) -> Result<(Vec<OrganizationAccessToken>, u64), ApiError> {
+) -> Result<(Vec<OrganizationAccessToken>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, manager.subject, &filter.organization_id).await?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();

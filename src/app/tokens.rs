@@ -4,27 +4,27 @@
 //! this.
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use tollgate_storage::{Batch, Direction, Expect, PageQuery};
 
 use crate::auth::service::new_pat;
 use crate::auth::{Scope, ScopeSet};
 use crate::domain::ids::{PatId, UserId};
 use crate::domain::pat::{PersonalAccessToken, PAT_BY_USER};
-use crate::error::ApiError;
+use crate::error::AppError;
+use crate::field;
 use crate::state::AppState;
 
-/// The scopes named in a request; a reserved or unknown one is 422 at its index.
-pub fn parse_scopes(names: &[String]) -> Result<ScopeSet, ApiError> {
+/// The scopes named in a request; a reserved or unknown one is an invalid `scopes` item.
+pub fn parse_scopes(names: &[String]) -> Result<ScopeSet, AppError> {
     let mut set = ScopeSet::empty();
     for (i, n) in names.iter().enumerate() {
         match Scope::parse(n) {
             Some(s) if !s.is_reserved() => set.insert(s),
             _ => {
-                return Err(ApiError::invalid(
-                    crate::loc!["body", "scopes", i],
+                return Err(AppError::invalid(
+                    field!["scopes", i],
                     "Input should be a supported scope",
-                    Value::from(n.clone()),
+                    n,
                 ))
             }
         }
@@ -40,11 +40,11 @@ pub async fn create(
     scopes: ScopeSet,
     comment: &str,
     expires_at: Option<DateTime<Utc>>,
-) -> Result<(PersonalAccessToken, String), ApiError> {
+) -> Result<(PersonalAccessToken, String), AppError> {
     let _cap = state.lock_user_caps(user).await;
     let max = state.settings.retention.max_personal_access_tokens_per_user;
     if state.store.count(PAT_BY_USER, &user.key()).await? >= u64::from(max) {
-        return Err(ApiError::NotPermitted(format!(
+        return Err(AppError::not_permitted(format!(
             "You have reached the limit of {max} personal access tokens; delete one first."
         )));
     }
@@ -66,15 +66,9 @@ pub async fn create(
 const MAX_EXPIRES_IN_SECS: i64 = 3650 * 24 * 60 * 60;
 
 /// When a token created at `now` with `expires_in` seconds expires: 1 second to ten years,
-/// else 422 at `["body", "expires_in"]` (never an overflowing date).
-pub fn expiry(now: DateTime<Utc>, expires_in: i64) -> Result<DateTime<Utc>, ApiError> {
-    let invalid = |msg: &str| {
-        ApiError::invalid(
-            crate::loc!["body", "expires_in"],
-            msg,
-            Value::from(expires_in),
-        )
-    };
+/// else an invalid `expires_in` (never an overflowing date).
+pub fn expiry(now: DateTime<Utc>, expires_in: i64) -> Result<DateTime<Utc>, AppError> {
+    let invalid = |msg: &str| AppError::invalid(field!["expires_in"], msg, expires_in);
     if expires_in <= 0 {
         return Err(invalid("Input should be greater than 0"));
     }
@@ -89,7 +83,7 @@ pub fn expiry(now: DateTime<Utc>, expires_in: i64) -> Result<DateTime<Utc>, ApiE
 }
 
 /// The user's live tokens, newest first.
-pub async fn list(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, ApiError> {
+pub async fn list(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessToken>, AppError> {
     let tenants = [user.key()];
     let page = state
         .store
@@ -112,7 +106,7 @@ pub async fn list(state: &AppState, user: UserId) -> Result<Vec<PersonalAccessTo
 }
 
 /// Revokes one of the user's tokens; `false` when `id` names none of them.
-pub async fn revoke(state: &AppState, user: UserId, id: &str) -> Result<bool, ApiError> {
+pub async fn revoke(state: &AppState, user: UserId, id: &str) -> Result<bool, AppError> {
     let Ok(id) = id.parse::<PatId>() else {
         return Ok(false);
     };
@@ -149,7 +143,7 @@ mod tests {
             i64::MIN,
         ] {
             match expiry(now, bad) {
-                Err(ApiError::Validation(errors)) => assert_eq!(errors.len(), 1),
+                Err(AppError::Invalid(errors)) => assert_eq!(errors.len(), 1),
                 other => panic!("{bad}: {other:?}"),
             }
         }

@@ -32,11 +32,11 @@ use crate::domain::ids::CustomerId;
 use crate::domain::order::Order;
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// The benefit records a product refers to (deleted ones included; renderers skip them).
-pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, ApiError> {
+pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benefit>, AppError> {
     let keys: Vec<Vec<u8>> = p.benefit_ids.iter().map(|b| b.key()).collect();
     Ok(state
         .store
@@ -51,7 +51,7 @@ pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benef
 pub async fn product_custom_fields(
     state: &AppState,
     p: &Product,
-) -> Result<Vec<CustomField>, ApiError> {
+) -> Result<Vec<CustomField>, AppError> {
     let keys: Vec<Vec<u8>> = p
         .attached_custom_fields
         .iter()
@@ -68,7 +68,7 @@ pub async fn product_custom_fields(
 
 /// The full `Product` (with metadata, prices, benefits, medias and attached custom fields),
 /// as products and subscriptions render it.
-pub async fn product_view(state: &AppState, p: &Product) -> Result<ProductView, ApiError> {
+pub async fn product_view(state: &AppState, p: &Product) -> Result<ProductView, AppError> {
     let benefits = product_benefits(state, p).await?;
     let fields = product_custom_fields(state, p).await?;
     Ok(ProductView::new(p, &benefits, &fields))
@@ -78,7 +78,7 @@ pub async fn product_view(state: &AppState, p: &Product) -> Result<ProductView, 
 pub async fn checkout_product_view(
     state: &AppState,
     p: &Product,
-) -> Result<CheckoutProduct, ApiError> {
+) -> Result<CheckoutProduct, AppError> {
     let benefits = product_benefits(state, p).await?;
     Ok(CheckoutProduct::new(p, &benefits))
 }
@@ -87,17 +87,17 @@ pub async fn checkout_product_view(
 pub async fn attached_custom_fields_view(
     state: &AppState,
     p: &Product,
-) -> Result<Vec<AttachedCustomFieldView>, ApiError> {
+) -> Result<Vec<AttachedCustomFieldView>, AppError> {
     let fields = product_custom_fields(state, p).await?;
     Ok(view::attached_custom_fields(p, &fields))
 }
 
-fn missing(what: &str, id: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("{what} {id} is missing"))
+fn missing(what: &str, id: impl std::fmt::Display) -> AppError {
+    AppError::internal(format!("{what} {id} is missing"))
 }
 
 /// The `Order` rendering with the records it embeds.
-pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiError> {
+pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, AppError> {
     let customer = state
         .store
         .get::<Customer>(&o.customer_id.key())
@@ -145,7 +145,7 @@ pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, ApiErr
 pub async fn subscription_view(
     state: &AppState,
     s: &Subscription,
-) -> Result<SubscriptionView, ApiError> {
+) -> Result<SubscriptionView, AppError> {
     let customer = state
         .store
         .get::<Customer>(&s.customer_id.key())
@@ -163,7 +163,7 @@ pub async fn subscription_view(
         .ok_or_else(|| missing("price", s.price_id))?;
     // Subscriptions are only ever made of recurring prices.
     let price = ProductPriceRecurring::new(product.id, price).ok_or_else(|| {
-        ApiError::internal(format!(
+        AppError::internal(format!(
             "subscription {}: price {} is not recurring",
             s.id, s.price_id
         ))
@@ -189,20 +189,20 @@ pub async fn subscription_view(
 pub async fn discount_view(
     state: &AppState,
     discount: &Discount,
-) -> Result<DiscountView, ApiError> {
+) -> Result<DiscountView, AppError> {
     let products = discount_products(&state.store, discount).await?;
     Ok(DiscountView::new(discount, &products))
 }
 
 /// The customer a key belongs to (keys always have one; customers are only soft-deleted).
-pub async fn key_customer(state: &AppState, key: &LicenseKey) -> Result<Customer, ApiError> {
+pub async fn key_customer(state: &AppState, key: &LicenseKey) -> Result<Customer, AppError> {
     state
         .store
         .get::<Customer>(&key.customer_id.key())
         .await?
         .map(|c| c.value)
         .ok_or_else(|| {
-            ApiError::internal(format!(
+            AppError::internal(format!(
                 "license key {}: customer {} is missing",
                 key.id, key.customer_id
             ))
@@ -213,7 +213,7 @@ pub async fn key_customer(state: &AppState, key: &LicenseKey) -> Result<Customer
 pub async fn with_customers(
     state: &AppState,
     keys: Vec<LicenseKey>,
-) -> Result<Vec<(LicenseKey, Customer)>, ApiError> {
+) -> Result<Vec<(LicenseKey, Customer)>, AppError> {
     let mut customers: HashMap<CustomerId, Customer> = HashMap::new();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
@@ -232,7 +232,7 @@ pub async fn license_keys_page(
     keys: Vec<LicenseKey>,
     total: u64,
     params: ListParams,
-) -> Result<ListResource<LicenseKeyRead>, ApiError> {
+) -> Result<ListResource<LicenseKeyRead>, AppError> {
     let items = with_customers(state, keys)
         .await?
         .iter()
@@ -244,17 +244,17 @@ pub async fn license_keys_page(
     })
 }
 
-pub async fn product_of(state: &AppState, c: &Checkout) -> Result<Product, ApiError> {
+pub async fn product_of(state: &AppState, c: &Checkout) -> Result<Product, AppError> {
     state
         .store
         .get::<Product>(&c.product_id.key())
         .await?
         .map(|p| p.value)
-        .ok_or_else(|| ApiError::internal("a checkout's product is missing"))
+        .ok_or_else(|| AppError::internal("a checkout's product is missing"))
 }
 
 /// The products of a checkout in its order (the selected one among them), as they are now.
-pub async fn checkout_products(state: &AppState, c: &Checkout) -> Result<Vec<Product>, ApiError> {
+pub async fn checkout_products(state: &AppState, c: &Checkout) -> Result<Vec<Product>, AppError> {
     let keys: Vec<Vec<u8>> = c.products.iter().map(|p| p.key()).collect();
     let found: Vec<Product> = state
         .store
@@ -269,13 +269,13 @@ pub async fn checkout_products(state: &AppState, c: &Checkout) -> Result<Vec<Pro
         .filter_map(|id| found.iter().find(|p| p.id == *id).cloned())
         .collect();
     if !ordered.iter().any(|p| p.id == c.product_id) {
-        return Err(ApiError::internal("a checkout's product is missing"));
+        return Err(AppError::internal("a checkout's product is missing"));
     }
     Ok(ordered)
 }
 
 /// The products, URLs and custom fields a rendering shows, as they are now.
-async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, ApiError> {
+async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutContext, AppError> {
     let products = checkout_products(state, c).await?;
     let mut views = Vec::with_capacity(products.len());
     for p in &products {
@@ -284,7 +284,7 @@ async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutCont
     let selected = products
         .iter()
         .position(|p| p.id == c.product_id)
-        .ok_or_else(|| ApiError::internal("a checkout's product is missing"))?;
+        .ok_or_else(|| AppError::internal("a checkout's product is missing"))?;
     let product = &products[selected];
     let base = &state.public_url;
     Ok(CheckoutContext {
@@ -297,17 +297,17 @@ async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutCont
     })
 }
 
-async fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, ApiError> {
+async fn organization_of(state: &AppState, c: &Checkout) -> Result<OrganizationView, AppError> {
     state
         .store
         .get::<Organization>(&c.organization_id.key())
         .await?
         .map(|o| OrganizationView::from(&o.value))
-        .ok_or_else(|| ApiError::internal("a checkout's organization is missing"))
+        .ok_or_else(|| AppError::internal("a checkout's organization is missing"))
 }
 
 /// `Checkout`, with its status as seen now.
-pub async fn checkout_view(state: &AppState, c: &Checkout) -> Result<CheckoutView, ApiError> {
+pub async fn checkout_view(state: &AppState, c: &Checkout) -> Result<CheckoutView, AppError> {
     let status = c.effective_status(state.now());
     Ok(CheckoutView::new(
         c,
@@ -321,7 +321,7 @@ pub async fn checkout_public_view(
     state: &AppState,
     c: &Checkout,
     status: CheckoutStatus,
-) -> Result<CheckoutPublic, ApiError> {
+) -> Result<CheckoutPublic, AppError> {
     Ok(CheckoutPublic::new(
         c,
         status,
@@ -335,7 +335,7 @@ pub async fn checkout_confirmed_view(
     state: &AppState,
     c: &Checkout,
     session_token: String,
-) -> Result<CheckoutPublicConfirmed, ApiError> {
+) -> Result<CheckoutPublicConfirmed, AppError> {
     Ok(CheckoutPublicConfirmed::new(
         c,
         checkout_context(state, c).await?,

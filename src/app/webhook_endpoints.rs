@@ -2,25 +2,24 @@
 //! log; redelivery of an event. Delivery itself is `crate::webhooks`; its target rules are
 //! `crate::egress::target`.
 
-use serde_json::Value;
-use tollgate_storage::{Batch, Expect, Stored};
+use std::collections::HashMap;
+
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
 use crate::api::version::{self, ApiVersion};
-use crate::api::webhook::{
-    WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEventType,
-};
-use crate::api::Maybe;
+use crate::api::webhook::WebhookDeliveryView;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
-    WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookEventState,
-    WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG, WEBHOOK_ENDPOINT_BY_CREATED,
+    NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointChange, WebhookEvent,
+    WebhookEventState, WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG, WEBHOOK_ENDPOINT_ALL,
+    WEBHOOK_ENDPOINT_BY_CREATED,
 };
-use crate::error::ApiError;
-use crate::loc;
+use crate::error::AppError;
+use crate::field;
 use crate::state::AppState;
 
 /// Polar's secrets since September 2026: `whsec_` and 32 random bytes in base64, so that
@@ -34,57 +33,47 @@ fn generate_secret() -> String {
     )
 }
 
-fn check_url(state: &AppState, url: &str) -> Result<String, ApiError> {
+fn check_url(state: &AppState, url: &str) -> Result<String, AppError> {
     state
         .webhooks
         .policy
         .check(url)
         .map(|u| u.to_string())
-        .map_err(|why| ApiError::invalid(loc!["body", "url"], why, Value::from(url)))
+        .map_err(|why| AppError::invalid(field!["url"], why, url))
 }
 
-fn check_secret(secret: &str) -> Result<(), ApiError> {
+fn check_secret(secret: &str) -> Result<(), AppError> {
     if secret.chars().count() < 32 {
-        return Err(ApiError::invalid(
-            loc!["body", "secret"],
+        return Err(AppError::invalid(
+            field!["secret"],
             "String should have at least 32 characters",
-            Value::from(secret),
+            secret,
         ));
     }
     Ok(())
 }
 
 /// An endpoint's `api_version`: a supported version (`YYYY-MM`).
-fn check_api_version(version: &str) -> Result<ApiVersion, ApiError> {
+fn check_api_version(version: &str) -> Result<ApiVersion, AppError> {
     ApiVersion::parse(version).ok_or_else(|| {
         let expected = ApiVersion::ALL.map(|v| format!("'{v}'")).join(", ");
-        ApiError::invalid(
-            loc!["body", "api_version"],
+        AppError::invalid(
+            field!["api_version"],
             format!("Input should be {expected}"),
-            Value::from(version),
+            version,
         )
     })
 }
 
-fn check_name(name: &str) -> Result<(), ApiError> {
+fn check_name(name: &str) -> Result<(), AppError> {
     if name.chars().count() > 100 {
-        return Err(ApiError::invalid(
-            loc!["body", "name"],
+        return Err(AppError::invalid(
+            field!["name"],
             "String should have at most 100 characters",
-            Value::from(name),
+            name,
         ));
     }
     Ok(())
-}
-
-fn event_names(events: &[WebhookEventType]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(events.len());
-    for e in events {
-        if !out.iter().any(|n| n == e.as_str()) {
-            out.push(e.as_str().to_string());
-        }
-    }
-    out
 }
 
 /// An endpoint the subject may see, else 404.
@@ -92,11 +81,42 @@ pub async fn endpoint_for(
     state: &AppState,
     subject: Subject,
     id: WebhookEndpointId,
-) -> Result<Stored<WebhookEndpoint>, ApiError> {
+) -> Result<Stored<WebhookEndpoint>, AppError> {
     match state.store.get::<WebhookEndpoint>(&id.key()).await? {
         Some(e) if can_access(state, subject, e.value.organization_id).await? => Ok(e),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
+}
+
+/// An endpoint the subject may see (its writes so far read back), else 404.
+pub async fn get(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEndpointId,
+) -> Result<WebhookEndpoint, AppError> {
+    state.store.read_barrier().await?;
+    Ok(endpoint_for(state, subject, id).await?.value)
+}
+
+/// Every organization's endpoints, once the writes so far are durable: the fan-out acts
+/// only on what a crash can no longer undo, and renders a change only if someone listens.
+pub async fn listening(
+    state: &AppState,
+) -> Result<HashMap<OrganizationId, Vec<WebhookEndpoint>>, StorageError> {
+    state.store.read_barrier().await?;
+    let mut endpoints: HashMap<OrganizationId, Vec<WebhookEndpoint>> = HashMap::new();
+    let mut all = state
+        .store
+        .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?;
+    while let Some(id) = all.next().await {
+        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?).await? {
+            endpoints
+                .entry(e.value.organization_id)
+                .or_default()
+                .push(e.value);
+        }
+    }
+    Ok(endpoints)
 }
 
 /// An event the subject may see (of an organization it reaches), else 404.
@@ -104,10 +124,10 @@ pub async fn event_for(
     state: &AppState,
     subject: Subject,
     id: WebhookEventId,
-) -> Result<Stored<WebhookEvent>, ApiError> {
+) -> Result<Stored<WebhookEvent>, AppError> {
     match state.store.get::<WebhookEvent>(&id.key()).await? {
         Some(e) if can_access(state, subject, e.value.organization_id).await? => Ok(e),
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -118,7 +138,7 @@ pub async fn list(
     subject: Subject,
     orgs: &[OrganizationId],
     params: ListParams,
-) -> Result<(Vec<WebhookEndpoint>, u64), ApiError> {
+) -> Result<(Vec<WebhookEndpoint>, u64), AppError> {
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, orgs).await?;
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
@@ -137,9 +157,9 @@ pub async fn list(
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: WebhookEndpointCreate,
-) -> Result<WebhookEndpoint, ApiError> {
-    let WebhookEndpointCreate {
+    input: NewWebhookEndpoint,
+) -> Result<WebhookEndpoint, AppError> {
+    let NewWebhookEndpoint {
         url,
         name,
         secret,
@@ -160,7 +180,8 @@ pub async fn create(
     if let Some(name) = &name {
         check_name(name)?;
     }
-    let organization_id = organization_for_create(state, subject, organization_id).await?;
+    let organization_id =
+        organization_for_create(state, subject, organization_id.map(|o| o.0)).await?;
     let endpoint = WebhookEndpoint {
         id: WebhookEndpointId::new(),
         organization_id,
@@ -168,9 +189,9 @@ pub async fn create(
         modified_at: None,
         url,
         name: name.filter(|n| !n.trim().is_empty()),
-        format: format.into(),
+        format,
         secret: secret.unwrap_or_else(generate_secret),
-        events: event_names(&events),
+        events,
         enabled: true,
         consecutive_failures: 0,
         failing_since: None,
@@ -190,54 +211,47 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: WebhookEndpointId,
-    update: WebhookEndpointUpdate,
-) -> Result<WebhookEndpoint, ApiError> {
+    update: WebhookEndpointChange,
+) -> Result<WebhookEndpoint, AppError> {
     let url = match &update.url {
-        Maybe::Value(url) => Some(check_url(state, url)?),
-        Maybe::Null => {
-            return Err(ApiError::invalid(
-                loc!["body", "url"],
-                "Input should be a valid URL",
-                Value::Null,
-            ))
-        }
-        Maybe::Absent => None,
+        Some(url) => Some(check_url(state, url)?),
+        None => None,
     };
-    if let Maybe::Value(secret) = &update.secret {
+    if let Some(secret) = &update.secret {
         check_secret(secret)?;
     }
-    if let Maybe::Value(name) = &update.name {
+    if let Some(Some(name)) = &update.name {
         check_name(name)?;
     }
     let api_version = match &update.api_version {
-        Maybe::Value(v) => Some(check_api_version(v)?),
-        _ => None,
+        Some(v) => Some(check_api_version(v)?),
+        None => None,
     };
     endpoint_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<WebhookEndpoint, ApiError>(&id.key(), async |current| {
+        .update::<WebhookEndpoint, AppError>(&id.key(), async |current| {
             let mut e = current.clone();
             if let Some(url) = &url {
                 e.url = url.clone();
             }
-            if let Some(name) = update.name.clone().into_update() {
+            if let Some(name) = update.name.clone() {
                 e.name = name.filter(|n| !n.trim().is_empty());
             }
-            if let Maybe::Value(secret) = &update.secret {
+            if let Some(secret) = &update.secret {
                 e.secret = secret.clone();
             }
-            if let Maybe::Value(format) = update.format {
-                e.format = format.into();
+            if let Some(format) = update.format {
+                e.format = format;
             }
-            if let Maybe::Value(events) = &update.events {
-                e.events = event_names(events);
+            if let Some(events) = &update.events {
+                e.events = events.clone();
             }
             if let Some(v) = api_version {
                 e.api_version = Some(v.as_str().to_string());
             }
-            if let Maybe::Value(enabled) = update.enabled {
+            if let Some(enabled) = update.enabled {
                 if enabled && !e.enabled {
                     // Re-enabled by the seller: a fresh start.
                     e.consecutive_failures = 0;
@@ -250,7 +264,7 @@ pub async fn update(
             Ok(Some(e))
         })
         .await?
-        .ok_or_else(ApiError::not_found)?;
+        .ok_or_else(AppError::not_found)?;
     state.webhooks.wake(updated.id);
     Ok(updated)
 }
@@ -261,7 +275,7 @@ pub async fn delete(
     state: &AppState,
     subject: Subject,
     id: WebhookEndpointId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let current = endpoint_for(state, subject, id).await?;
     let mut batch = Batch::new();
     batch.delete::<WebhookEndpoint>(&id.key(), Expect::Rev(current.rev));
@@ -278,7 +292,7 @@ pub async fn deliveries(
     endpoints: &[WebhookEndpointId],
     orgs: &[OrganizationId],
     params: ListParams,
-) -> Result<(Vec<WebhookDeliveryView>, u64), ApiError> {
+) -> Result<(Vec<WebhookDeliveryView>, u64), AppError> {
     state.store.read_barrier().await?;
     let (index, tenants): (&'static str, Vec<Vec<u8>>) = if endpoints.is_empty() {
         let orgs = organizations_for_list(state, subject, orgs).await?;
@@ -317,16 +331,15 @@ pub async fn redeliver(
     state: &AppState,
     subject: Subject,
     id: WebhookEventId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     event_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<WebhookEvent, ApiError>(&id.key(), async |current| {
+        .update::<WebhookEvent, AppError>(&id.key(), async |current| {
             if current.archived {
-                return Err(ApiError::Conflict(
-                    "This event is archived: its payload is gone and it can't be redelivered."
-                        .into(),
+                return Err(AppError::conflict(
+                    "This event is archived: its payload is gone and it can't be redelivered.",
                 ));
             }
             if state
@@ -335,7 +348,7 @@ pub async fn redeliver(
                 .await?
                 .is_none()
             {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             let mut e = current.clone();
             e.state = WebhookEventState::Pending;
@@ -349,12 +362,16 @@ pub async fn redeliver(
             state.webhooks.wake(e.endpoint_id);
             Ok(())
         }
-        Ok(None) => Err(ApiError::not_found()),
+        Ok(None) => Err(AppError::not_found()),
         Err(tollgate_storage::UpdateError::Storage(tollgate_storage::StorageError::Conflict {
             ..
-        })) => Err(ApiError::Conflict(
-            "The event is being delivered right now; retry.".into(),
+        })) => Err(AppError::conflict(
+            "The event is being delivered right now; retry.",
         )),
         Err(e) => Err(e.into()),
     }
 }
+
+#[cfg(test)]
+#[path = "webhook_endpoints_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use crate::api::customer::{CustomerCreate, CustomerUpdate, CustomerView};
 use crate::api::customer_state::CustomerStateView;
 use crate::api::{Created, ListResource, Pagination};
-use crate::app::catalog::customers::{self, customer_for, CustomerFilter, CustomerSort};
+use crate::app::catalog::customers::{self, CustomerFilter, CustomerSort};
 use crate::app::customer_state;
 use crate::domain::ids::CustomerId;
 use crate::error::ApiResult;
@@ -53,7 +53,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CustomerCreate>,
 ) -> ApiResult<Created<CustomerView>> {
-    let customer = customers::create(&state, auth.subject(), body.into_inner()).await?;
+    let customer =
+        customers::create(&state, auth.subject(), body.into_inner().into_command()?).await?;
     Ok(Created(CustomerView::from(&customer)))
 }
 
@@ -63,9 +64,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let customer = customer_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(CustomerView::from(&customer.value)))
+    let customer = customers::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(CustomerView::from(&customer)))
 }
 
 pub(crate) async fn update(
@@ -75,7 +75,8 @@ pub(crate) async fn update(
     body: ValidJson<CustomerUpdate>,
 ) -> ApiResult<web::Json<CustomerView>> {
     let id: CustomerId = path_id("id", &id)?;
-    let customer = customers::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let change = body.into_inner().into_command()?;
+    let customer = customers::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(CustomerView::from(&customer)))
 }
 
@@ -94,9 +95,8 @@ pub(crate) async fn get_external(
     state: web::Data<AppState>,
     external_id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerView>> {
-    state.store.read_barrier().await?;
-    let customer = customers::customer_for_external(&state, auth.subject(), &external_id).await?;
-    Ok(web::Json(CustomerView::from(&customer.value)))
+    let customer = customers::get_external(&state, auth.subject(), &external_id).await?;
+    Ok(web::Json(CustomerView::from(&customer)))
 }
 
 pub(crate) async fn update_external(
@@ -105,8 +105,12 @@ pub(crate) async fn update_external(
     external_id: web::Path<String>,
     body: ValidJson<CustomerUpdate>,
 ) -> ApiResult<web::Json<CustomerView>> {
-    let customer =
-        customers::update_external(&state, auth.subject(), &external_id, body.into_inner()).await?;
+    // The body's own `external_id` is not a change here (Polar's `CustomerUpdateExternalID`
+    // has none).
+    let mut body = body.into_inner();
+    body.external_id = crate::api::Maybe::Absent;
+    let change = body.into_command()?;
+    let customer = customers::update_external(&state, auth.subject(), &external_id, change).await?;
     Ok(web::Json(CustomerView::from(&customer)))
 }
 
@@ -127,10 +131,9 @@ pub(crate) async fn state_of(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerStateView>> {
     let id: CustomerId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let customer = customer_for(&state, auth.subject(), id).await?;
+    let customer = customers::get(&state, auth.subject(), id).await?;
     Ok(web::Json(
-        customer_state::state_of(&state, &customer.value).await?,
+        customer_state::state_of(&state, &customer).await?,
     ))
 }
 
@@ -140,9 +143,8 @@ pub(crate) async fn state_external(
     state: web::Data<AppState>,
     external_id: web::Path<String>,
 ) -> ApiResult<web::Json<CustomerStateView>> {
-    state.store.read_barrier().await?;
-    let customer = customers::customer_for_external(&state, auth.subject(), &external_id).await?;
+    let customer = customers::get_external(&state, auth.subject(), &external_id).await?;
     Ok(web::Json(
-        customer_state::state_of(&state, &customer.value).await?,
+        customer_state::state_of(&state, &customer).await?,
     ))
 }

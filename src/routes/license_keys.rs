@@ -89,6 +89,7 @@ pub(crate) async fn get(
     let key = live_key(&state, id).await?;
     let answer = key_customer(&state, &key)
         .await
+        .map_err(ApiError::from)
         .map(|customer| LicenseKeyWithActivations::new(&key, &customer, false));
     Ok(web::Json(durable_answer(&state, answer).await?))
 }

@@ -52,7 +52,8 @@ async fn create(
     body: ValidJson<OrganizationAccessTokenCreate>,
 ) -> ApiResult<Created<OrganizationAccessTokenCreateResponse>> {
     let manager = Manager::of(&auth.principal)?;
-    let (oat, token) = tokens::create(&state, manager, body.into_inner()).await?;
+    let command = body.into_inner().into_command(manager.scopes)?;
+    let (oat, token) = tokens::create(&state, manager, command).await?;
     Ok(Created(OrganizationAccessTokenCreateResponse::new(
         &oat, token,
     )))
@@ -66,7 +67,8 @@ async fn update(
 ) -> ApiResult<web::Json<OrganizationAccessTokenView>> {
     let manager = Manager::of(&auth.principal)?;
     let id: OrganizationAccessTokenId = path_id("id", &id)?;
-    let oat = tokens::update(&state, manager, id, body.into_inner()).await?;
+    let change = body.into_inner().into_command(manager.scopes)?;
+    let oat = tokens::update(&state, manager, id, change).await?;
     Ok(web::Json(OrganizationAccessTokenView::from(&oat)))
 }
 

@@ -43,7 +43,8 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<OrganizationCreate>,
 ) -> ApiResult<Created<OrganizationView>> {
-    let org = organizations::create(&state, auth.subject(), body.into_inner()).await?;
+    let org =
+        organizations::create(&state, auth.subject(), body.into_inner().into_command()?).await?;
     Ok(Created(OrganizationView::from(&org)))
 }
 
@@ -53,9 +54,8 @@ pub(crate) async fn get(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<OrganizationView>> {
     let id: OrganizationId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let org = organization_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(OrganizationView::from(&org.value)))
+    let org = organizations::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(OrganizationView::from(&org)))
 }
 
 pub(crate) async fn update(
@@ -65,6 +65,9 @@ pub(crate) async fn update(
     body: ValidJson<OrganizationUpdate>,
 ) -> ApiResult<web::Json<OrganizationView>> {
     let id: OrganizationId = path_id("id", &id)?;
-    let org = organizations::update(&state, auth.subject(), id, body.into_inner()).await?;
+    // An organization the subject does not reach is 404 whatever the body says.
+    let current = organization_for(&state, auth.subject(), id).await?;
+    let change = body.into_inner().into_command(&current.value)?;
+    let org = organizations::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(OrganizationView::from(&org)))
 }

@@ -9,7 +9,7 @@ use crate::api::webhook::{
 };
 use crate::api::{Created, ListResource, Pagination};
 use crate::app::listing::render;
-use crate::app::webhook_endpoints::{self as endpoints, endpoint_for};
+use crate::app::webhook_endpoints as endpoints;
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::error::ApiResult;
 use crate::extract::auth::{WebhooksRead, WebhooksWrite};
@@ -45,7 +45,8 @@ async fn create_endpoint(
     state: web::Data<AppState>,
     body: ValidJson<WebhookEndpointCreate>,
 ) -> ApiResult<Created<WebhookEndpointView>> {
-    let endpoint = endpoints::create(&state, auth.subject(), body.into_inner()).await?;
+    let endpoint =
+        endpoints::create(&state, auth.subject(), body.into_inner().into_command()).await?;
     Ok(Created(WebhookEndpointView::from(&endpoint)))
 }
 
@@ -55,9 +56,8 @@ async fn get_endpoint(
     id: web::Path<String>,
 ) -> ApiResult<web::Json<WebhookEndpointView>> {
     let id: WebhookEndpointId = path_id("id", &id)?;
-    state.store.read_barrier().await?;
-    let e = endpoint_for(&state, auth.subject(), id).await?;
-    Ok(web::Json(WebhookEndpointView::from(&e.value)))
+    let e = endpoints::get(&state, auth.subject(), id).await?;
+    Ok(web::Json(WebhookEndpointView::from(&e)))
 }
 
 async fn update_endpoint(
@@ -67,7 +67,13 @@ async fn update_endpoint(
     body: ValidJson<WebhookEndpointUpdate>,
 ) -> ApiResult<web::Json<WebhookEndpointView>> {
     let id: WebhookEndpointId = path_id("id", &id)?;
-    let e = endpoints::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let e = endpoints::update(
+        &state,
+        auth.subject(),
+        id,
+        body.into_inner().into_command()?,
+    )
+    .await?;
     Ok(web::Json(WebhookEndpointView::from(&e)))
 }
 

@@ -7,19 +7,17 @@
 //! ids are derived from (entry, endpoint, position), so the replay writes the same events
 //! again instead of new ones.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use actix_web::web;
-use tollgate_storage::{Batch, Change, Direction, Expect, Record, StorageError};
+use tollgate_storage::{Batch, Change, Expect, Record, StorageError};
 
 use super::events::{events_of, is_event_source, Event};
 use crate::api::webhook::WebhookEventType;
 use crate::domain::ids::{OrganizationId, WebhookEventId};
 use crate::domain::mail::MailMessage;
-use crate::domain::webhook::{
-    WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat, WEBHOOK_ENDPOINT_ALL,
-};
+use crate::domain::webhook::{WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat};
 use crate::state::AppState;
 use tollgate_actors::ids::derived_uuid;
 
@@ -67,22 +65,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     if changes.is_empty() {
         return Ok(0);
     }
-    // Only act on what a crash can no longer undo.
-    state.store.read_barrier().await?;
-    // Every organization's endpoints, read once: whether anyone listens decides whether a
-    // change is rendered at all.
-    let mut endpoints: HashMap<OrganizationId, Vec<WebhookEndpoint>> = HashMap::new();
-    let mut all = state
-        .store
-        .index_iter(WEBHOOK_ENDPOINT_ALL, &[Vec::new()], Direction::Asc)?;
-    while let Some(id) = all.next().await {
-        if let Some(e) = state.store.get::<WebhookEndpoint>(&id?).await? {
-            endpoints
-                .entry(e.value.organization_id)
-                .or_default()
-                .push(e.value);
-        }
-    }
+    // Only act on what a crash can no longer undo; whether anyone listens decides whether
+    // a change is rendered at all.
+    let endpoints = crate::app::webhook_endpoints::listening(state).await?;
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
     let mut mail = false;

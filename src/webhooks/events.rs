@@ -149,7 +149,7 @@ pub async fn events_of(
             listening,
             (Some(T::ProductCreated), T::ProductUpdated),
             |p: &Product| (p.organization_id, p.id.to_string()),
-            |p| async move { crate::app::views::product_view(state, &p).await },
+            |p| async move { Ok(crate::app::views::product_view(state, &p).await?) },
         )
         .await;
     }
@@ -182,7 +182,7 @@ pub async fn events_of(
             listening,
             (Some(T::CheckoutCreated), T::CheckoutUpdated),
             |c: &Checkout| (c.organization_id, c.id.to_string()),
-            |c| async move { crate::app::views::checkout_view(state, &c).await },
+            |c| async move { Ok(crate::app::views::checkout_view(state, &c).await?) },
         )
         .await;
     }

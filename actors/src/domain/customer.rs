@@ -279,6 +279,38 @@ pub async fn customer_by_external_id(
         .filter(|c| c.value.organization_id == org))
 }
 
+/// A new customer, as the seller asks for it (its fields' shapes checked; the organization,
+/// whether the address and the external id are free, and the tax id against the country
+/// are the use case's to check).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCustomer {
+    /// The organization named by the request, if any.
+    pub organization_id: Option<OrganizationId>,
+    /// Normalized (the domain lower-cased).
+    pub email: String,
+    pub name: Option<String>,
+    pub billing_address: Option<Address>,
+    /// The tax number given (checked against the billing address's country).
+    pub tax_number: Option<String>,
+    pub metadata: Metadata,
+    /// Never blank.
+    pub external_id: Option<String>,
+}
+
+/// A change of a customer. `None` leaves a field as it is; for a field that can be unset,
+/// `Some(None)` unsets it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CustomerChange {
+    /// `Some(None)`: explicitly none (null or blank).
+    pub external_id: Option<Option<String>>,
+    pub email: Option<String>,
+    pub name: Option<Option<String>>,
+    pub billing_address: Option<Option<Address>>,
+    /// `Some(None)` clears the tax id.
+    pub tax_number: Option<Option<String>>,
+    pub metadata: Option<Metadata>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

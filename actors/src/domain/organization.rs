@@ -381,6 +381,139 @@ impl Record for Organization {
     }
 }
 
+/// A new organization, as its creator asks for it (its fields' shapes checked; whether the
+/// slug is free is the use case's to check).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrganization {
+    pub name: String,
+    pub slug: String,
+    pub avatar_url: Option<String>,
+    /// `feature_settings.issue_funding_enabled`, when the settings are given.
+    pub issue_funding_enabled: Option<bool>,
+    /// The subscription settings and `prevent_trial_abuse`, when given.
+    pub subscription_settings: Option<(SubscriptionSettings, bool)>,
+}
+
+/// A change of an organization's profile and settings. `None` leaves a field as it is;
+/// for a field that can be unset, `Some(None)` unsets it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OrganizationChange {
+    pub name: Option<String>,
+    pub avatar_url: Option<Option<String>>,
+    pub default_upfront_split_to_contributors: Option<Option<i64>>,
+    pub pledge_badge_show_amount: Option<bool>,
+    pub pledge_minimum_amount: Option<i64>,
+    pub billing_email: Option<Option<String>>,
+    pub email: Option<Option<String>>,
+    pub bio: Option<Option<String>>,
+    pub company: Option<Option<String>>,
+    pub blog: Option<Option<String>>,
+    pub location: Option<Option<String>>,
+    pub twitter_username: Option<Option<String>>,
+    pub default_badge_custom_content: Option<Option<String>>,
+    pub total_monthly_spending_limit: Option<Option<i64>>,
+    pub per_user_monthly_spending_limit: Option<Option<i64>>,
+    pub profile_settings: Option<ProfileChange>,
+    pub issue_funding_enabled: Option<Option<bool>>,
+    /// The subscription settings and `prevent_trial_abuse`.
+    pub subscription_settings: Option<(SubscriptionSettings, bool)>,
+    pub notification_settings: Option<NotificationSettings>,
+}
+
+/// A change of the public profile's keys (see [`OrganizationChange`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProfileChange {
+    pub enabled: Option<Option<bool>>,
+    pub description: Option<Option<String>>,
+    pub featured_projects: Option<Option<Vec<uuid::Uuid>>>,
+    pub featured_organizations: Option<Option<Vec<uuid::Uuid>>>,
+    pub links: Option<Option<Vec<String>>>,
+    pub accent_color: Option<Option<String>>,
+    pub subscribe: Option<Option<SubscribeSettings>>,
+}
+
+fn set<T>(target: &mut T, change: Option<T>) {
+    if let Some(v) = change {
+        *target = v;
+    }
+}
+
+/// Why a per-user spending limit does not fit the total one, if it does not.
+pub fn spending_limits_error(total: Option<i64>, per_user: Option<i64>) -> Option<&'static str> {
+    match (total, per_user) {
+        (None, Some(_)) => {
+            Some("Value error, Per user spending limit requires a total spending limit.")
+        }
+        (Some(t), Some(p)) if p > t => {
+            Some("Value error, Per user spending limit cannot exceed the total spending limit.")
+        }
+        _ => None,
+    }
+}
+
+impl OrganizationChange {
+    /// The spending limits after the change, of an organization that has `current`'s.
+    pub fn spending_limits(&self, current: &Organization) -> (Option<i64>, Option<i64>) {
+        (
+            self.total_monthly_spending_limit
+                .unwrap_or(current.total_monthly_spending_limit),
+            self.per_user_monthly_spending_limit
+                .unwrap_or(current.per_user_monthly_spending_limit),
+        )
+    }
+
+    /// The organization with the change made (the rules across fields are checked apart).
+    pub fn apply(&self, org: &mut Organization) {
+        set(&mut org.name, self.name.clone());
+        set(&mut org.avatar_url, self.avatar_url.clone());
+        set(
+            &mut org.default_upfront_split_to_contributors,
+            self.default_upfront_split_to_contributors,
+        );
+        set(
+            &mut org.pledge_badge_show_amount,
+            self.pledge_badge_show_amount,
+        );
+        set(&mut org.pledge_minimum_amount, self.pledge_minimum_amount);
+        set(&mut org.billing_email, self.billing_email.clone());
+        set(&mut org.email, self.email.clone());
+        set(&mut org.bio, self.bio.clone());
+        set(&mut org.company, self.company.clone());
+        set(&mut org.blog, self.blog.clone());
+        set(&mut org.location, self.location.clone());
+        set(&mut org.twitter_username, self.twitter_username.clone());
+        set(
+            &mut org.default_badge_custom_content,
+            self.default_badge_custom_content.clone(),
+        );
+        let (total, per_user) = self.spending_limits(org);
+        org.total_monthly_spending_limit = total;
+        org.per_user_monthly_spending_limit = per_user;
+        if let Some(p) = &self.profile_settings {
+            let s = &mut org.profile_settings;
+            set(&mut s.enabled, p.enabled);
+            set(&mut s.description, p.description.clone());
+            set(&mut s.featured_projects, p.featured_projects.clone());
+            set(
+                &mut s.featured_organizations,
+                p.featured_organizations.clone(),
+            );
+            set(&mut s.links, p.links.clone());
+            set(&mut s.accent_color, p.accent_color.clone());
+            set(&mut s.subscribe, p.subscribe.clone());
+        }
+        set(
+            &mut org.feature_settings.issue_funding_enabled,
+            self.issue_funding_enabled,
+        );
+        if let Some((settings, prevent_trial_abuse)) = &self.subscription_settings {
+            org.subscription_settings = settings.clone();
+            org.prevent_trial_abuse = *prevent_trial_abuse;
+        }
+        set(&mut org.notification_settings, self.notification_settings);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,6 +76,25 @@ impl Record for OrganizationAccessToken {
     }
 }
 
+/// A new organization access token, as a member asks for it (scopes it may hold and
+/// within the member's own; a lifetime from 1 second to ten years).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrganizationAccessToken {
+    /// The organization named by the request, if any.
+    pub organization_id: Option<OrganizationId>,
+    pub comment: String,
+    pub scopes: ScopeSet,
+    /// None: the token does not expire.
+    pub expires_in: Option<chrono::TimeDelta>,
+}
+
+/// A change of a token's comment or scopes; `None` leaves it as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OrganizationAccessTokenChange {
+    pub comment: Option<String>,
+    pub scopes: Option<ScopeSet>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

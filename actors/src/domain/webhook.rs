@@ -266,6 +266,38 @@ pub struct LimitReached {
     pub license_key_id: LicenseKeyId,
 }
 
+/// A new webhook endpoint, as the seller asks for it (its URL, secret, name and API
+/// version are the use case's to check: the URL against the egress policy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWebhookEndpoint {
+    /// The organization named by the request, if any.
+    pub organization_id: Option<OrganizationId>,
+    pub url: String,
+    pub name: Option<String>,
+    /// Generated when none is given.
+    pub secret: Option<String>,
+    pub format: WebhookFormat,
+    /// Event type names, each once, in the order given.
+    pub events: Vec<String>,
+    /// Left out: the version the request was served in.
+    pub api_version: Option<String>,
+}
+
+/// A change of a webhook endpoint; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebhookEndpointChange {
+    pub url: Option<String>,
+    /// `Some(None)` (or a blank name) unsets the name.
+    pub name: Option<Option<String>>,
+    pub secret: Option<String>,
+    pub format: Option<WebhookFormat>,
+    /// Event type names, each once.
+    pub events: Option<Vec<String>>,
+    /// `true` resumes deliveries (with a fresh count of failures), `false` pauses them.
+    pub enabled: Option<bool>,
+    pub api_version: Option<String>,
+}
+
 #[cfg(test)]
 mod endpoint_format_tests {
     use super::*;

@@ -3,29 +3,21 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::customer::{
-    check_tax_id, normalize_email_input, parse_address, parse_tax_id_input, CustomerCreate,
-    CustomerUpdate,
-};
-use crate::api::metadata::parse_metadata;
-use crate::api::Maybe;
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{compare_times, directed, nulls_last, select_page, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
 use crate::domain::customer::{
-    customer_by_email, customer_by_external_id, normalize_email, Address, Customer,
-    CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME, CUSTOMER_EXTERNAL_ID,
+    customer_by_email, customer_by_external_id, normalize_email, validate_tax_id, Address,
+    Customer, CustomerChange, NewCustomer, TaxId, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
+    CUSTOMER_BY_NAME, CUSTOMER_EXTERNAL_ID,
 };
 use crate::domain::ids::{CustomerId, OrganizationId};
-use crate::domain::metadata::Metadata;
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Given, Invalid};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
 
 use super::found;
 
@@ -100,7 +92,7 @@ pub async fn list(
     subject: Subject,
     filter: &CustomerFilter,
     params: ListParams,
-) -> Result<(Vec<Customer>, u64), ApiError> {
+) -> Result<(Vec<Customer>, u64), AppError> {
     let sorting = &filter.sorting;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
@@ -152,7 +144,7 @@ pub async fn customer_for(
     state: &AppState,
     subject: Subject,
     id: CustomerId,
-) -> Result<Stored<Customer>, ApiError> {
+) -> Result<Stored<Customer>, AppError> {
     match state.store.get::<Customer>(&id.key()).await? {
         Some(c)
             if !c.value.is_deleted()
@@ -160,7 +152,7 @@ pub async fn customer_for(
         {
             Ok(c)
         }
-        _ => Err(ApiError::not_found()),
+        _ => Err(AppError::not_found()),
     }
 }
 
@@ -171,139 +163,88 @@ pub async fn customer_for_external(
     state: &AppState,
     subject: Subject,
     external_id: &str,
-) -> Result<Stored<Customer>, ApiError> {
+) -> Result<Stored<Customer>, AppError> {
     let mut found = None;
     for org in organizations_for_list(state, subject, &[]).await? {
         if let Some(c) = customer_by_external_id(&state.store, org, external_id).await? {
             if found.is_some() {
-                return Err(ApiError::AmbiguousExternalCustomerId);
+                return Err(AppError::ambiguous_external_customer_id());
             }
             found = Some(c);
         }
     }
-    found.ok_or_else(ApiError::not_found)
+    found.ok_or_else(AppError::not_found)
 }
 
-fn external_id_taken(external_id: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "external_id"],
+fn external_id_taken(external_id: &str) -> Invalid {
+    Invalid::new(
+        field!["external_id"],
         "A customer with this external ID already exists.",
-        Value::from(external_id),
+        external_id,
+    )
+}
+
+fn email_taken(email: &str) -> Invalid {
+    Invalid::new(
+        field!["email"],
+        "A customer with this email address already exists.",
+        email,
     )
 }
 
 /// The 422 of a write that lost a race for a unique value (`constraint`).
-fn taken(constraint: &str, customer: &Customer) -> ApiError {
+fn taken(constraint: &str, customer: &Customer) -> AppError {
     match (constraint, &customer.external_id) {
-        (CUSTOMER_EXTERNAL_ID, Some(external_id)) => external_id_taken(external_id),
-        _ => email_taken(&customer.email),
+        (CUSTOMER_EXTERNAL_ID, Some(external_id)) => external_id_taken(external_id).into(),
+        _ => email_taken(&customer.email).into(),
     }
 }
 
-/// Polar's `EmptyStrToNone`: a blank external id is none.
-fn non_empty(external_id: Option<&String>) -> Option<String> {
-    external_id.filter(|e| !e.is_empty()).cloned()
+/// A tax number checked against the billing address's country (Polar's rule): no address
+/// is a `missing` billing address; a number the country does not accept is an invalid
+/// tax id.
+fn tax_id_for(number: &str, address: Option<&Address>) -> Result<TaxId, AppError> {
+    let Some(address) = address else {
+        return Err(Invalid::new(
+            field!["billing_address"],
+            "Country is required to validate tax ID.",
+            Given::none(),
+        )
+        .kind("missing")
+        .into());
+    };
+    validate_tax_id(number, &address.country)
+        .map_err(|_| AppError::invalid(field!["tax_id"], "Invalid tax ID.", number))
 }
 
-/// `type`: only `individual` (Tollgate has no team customers).
-fn check_kind(v: &mut Validator, kind: Option<&String>) {
-    match kind.map(String::as_str) {
-        None | Some("individual") => {}
-        Some("team") => v.push(FieldError::new(
-            "value_error",
-            loc!["body", "type"],
-            "Team customers are not supported.",
-            Value::from("team"),
-        )),
-        Some(other) => v.push(FieldError::new(
-            "literal_error",
-            loc!["body", "type"],
-            "Input should be 'individual'",
-            Value::from(other),
-        )),
-    }
+/// A customer the subject may see (its writes so far read back), else 404.
+pub async fn get(state: &AppState, subject: Subject, id: CustomerId) -> Result<Customer, AppError> {
+    state.store.read_barrier().await?;
+    Ok(customer_for(state, subject, id).await?.value)
 }
 
-fn email_taken(email: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "email"],
-        "A customer with this email address already exists.",
-        Value::from(email),
-    )
+/// [`customer_for_external`], its writes so far read back.
+pub async fn get_external(
+    state: &AppState,
+    subject: Subject,
+    external_id: &str,
+) -> Result<Customer, AppError> {
+    state.store.read_barrier().await?;
+    Ok(customer_for_external(state, subject, external_id)
+        .await?
+        .value)
 }
 
-fn check_email(v: &mut Validator, raw: &str) -> Option<String> {
-    let email = normalize_email_input(raw);
-    v.email(loc!["body", "email"], &email).then_some(email)
-}
-
-fn check_address(v: &mut Validator, value: &Value) -> Option<Address> {
-    match parse_address(value, loc!["body", "billing_address"]) {
-        Ok(a) => Some(a),
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            None
-        }
-    }
-}
-
-fn check_tax_input(v: &mut Validator, value: &Value) -> Option<String> {
-    match parse_tax_id_input(value, loc!["body", "tax_id"]) {
-        Ok(t) => t,
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            None
-        }
-    }
-}
-
-fn check_metadata(v: &mut Validator, value: &Value) -> Metadata {
-    match parse_metadata("metadata", value) {
-        Ok(m) => m,
-        Err(errors) => {
-            errors.into_iter().for_each(|e| v.push(e));
-            Metadata::default()
-        }
-    }
-}
-
-fn tax_error(errors: Vec<FieldError>) -> ApiError {
-    ApiError::Validation(errors)
-}
-
-/// Creates a customer in an organization `subject` reaches; its e-mail address must be
-/// free there.
+/// Creates a customer in an organization `subject` reaches; its e-mail address (and its
+/// external id) must be free there.
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: CustomerCreate,
-) -> Result<Customer, ApiError> {
-    let mut v = Validator::new();
-    let email = check_email(&mut v, &input.email);
-    let billing_address = match &input.billing_address {
-        Some(Value::Null) | None => None,
-        Some(value) => check_address(&mut v, value),
-    };
-    let tax_number = input
-        .tax_id
-        .as_ref()
-        .and_then(|value| check_tax_input(&mut v, value));
-    let metadata = input
-        .metadata
-        .as_ref()
-        .map(|m| check_metadata(&mut v, m))
-        .unwrap_or_default();
-    check_kind(&mut v, input.kind.as_ref());
-    if let Some(name) = &input.name {
-        v.header_safe(loc!["body", "name"], name);
-    }
-    v.finish()?;
-    let Some(email) = email else {
-        return Err(ApiError::internal("email validated but missing"));
-    };
-    let external_id = non_empty(input.external_id.as_ref());
-
-    let organization_id = organization_for_create(state, subject, input.organization_id).await?;
+    input: NewCustomer,
+) -> Result<Customer, AppError> {
+    let organization_id =
+        organization_for_create(state, subject, input.organization_id.map(|o| o.0)).await?;
+    let email = input.email;
     // Both uniqueness errors at once, as Polar reports them.
     let mut taken_errors = Vec::new();
     if customer_by_email(&state.store, organization_id, &email)
@@ -312,7 +253,7 @@ pub async fn create(
     {
         taken_errors.push(email_taken(&email));
     }
-    if let Some(external_id) = &external_id {
+    if let Some(external_id) = &input.external_id {
         if customer_by_external_id(&state.store, organization_id, external_id)
             .await?
             .is_some()
@@ -321,33 +262,18 @@ pub async fn create(
         }
     }
     if !taken_errors.is_empty() {
-        let items = taken_errors
-            .into_iter()
-            .flat_map(|e| match e {
-                ApiError::Validation(items) => items,
-                _ => Vec::new(),
-            })
-            .collect();
-        return Err(ApiError::Validation(items));
+        return Err(AppError::Invalid(taken_errors));
     }
-    let tax_id = match &tax_number {
-        Some(number) => Some(
-            check_tax_id(
-                number,
-                billing_address.as_ref(),
-                loc!["body", "billing_address"],
-                loc!["body", "tax_id"],
-            )
-            .map_err(tax_error)?,
-        ),
+    let tax_id = match &input.tax_number {
+        Some(number) => Some(tax_id_for(number, input.billing_address.as_ref())?),
         None => None,
     };
     let mut customer = Customer::new(CustomerId::new(), organization_id, email, state.now());
     customer.name = input.name;
-    customer.billing_address = billing_address;
+    customer.billing_address = input.billing_address;
     customer.tax_id = tax_id;
-    customer.metadata = metadata;
-    customer.external_id = external_id;
+    customer.metadata = input.metadata;
+    customer.external_id = input.external_id;
     let mut batch = Batch::new();
     batch.put(&customer, Expect::Absent)?;
     match state.store.commit_durable(&batch).await {
@@ -359,69 +285,24 @@ pub async fn create(
     Ok(customer)
 }
 
-/// An update's fields, checked on their own (before the customer is looked up).
-struct Changes {
-    /// `Some(None)`: explicitly none (null or blank).
-    external_id: Option<Option<String>>,
-    email: Option<String>,
-    billing_address: Option<Option<Address>>,
-    /// `Some(None)` clears the tax id.
-    tax_number: Option<Option<String>>,
-    metadata: Option<Metadata>,
-}
-
-fn check_update(input: &CustomerUpdate) -> Result<Changes, ApiError> {
-    let mut v = Validator::new();
-    let email = input.email.as_value().and_then(|e| check_email(&mut v, e));
-    let billing_address = match &input.billing_address {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(value) => Some(check_address(&mut v, value)),
-    };
-    let tax_number = match &input.tax_id {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(value) => Some(check_tax_input(&mut v, value)),
-    };
-    let metadata = input.metadata.as_value().map(|m| check_metadata(&mut v, m));
-    check_kind(&mut v, input.kind.as_value());
-    if let Maybe::Value(name) = &input.name {
-        v.header_safe(loc!["body", "name"], name);
-    }
-    v.finish()?;
-    let external_id = match &input.external_id {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(e) => Some(non_empty(Some(e))),
-    };
-    Ok(Changes {
-        external_id,
-        email,
-        billing_address,
-        tax_number,
-        metadata,
-    })
-}
-
-/// Applies an update to a copy of the customer. A new e-mail address must be free in the
+/// Applies a change to a copy of the customer. A new e-mail address must be free in the
 /// organization and resets `email_verified`; a new tax id, or a new billing address under
 /// an existing one, is validated against the resulting country.
 async fn apply_update(
     state: &AppState,
     current: &Customer,
-    input: &CustomerUpdate,
-    changes: &Changes,
-) -> Result<Customer, ApiError> {
+    changes: &CustomerChange,
+) -> Result<Customer, AppError> {
     let mut c = current.clone();
     // Polar's rules: an external id, once set, cannot be changed (nor cleared); a new one
     // must be free in the organization.
     if let Some(external_id) = &changes.external_id {
         if *external_id != c.external_id {
             if c.external_id.is_some() {
-                return Err(ApiError::invalid(
-                    loc!["body", "external_id"],
+                return Err(AppError::invalid(
+                    field!["external_id"],
                     "Customer external ID cannot be updated.",
-                    external_id.clone().map_or(Value::Null, Value::from),
+                    external_id.clone(),
                 ));
             }
             if let Some(new) = external_id {
@@ -429,7 +310,7 @@ async fn apply_update(
                     .await?
                     .is_some_and(|other| other.value.id != c.id);
                 if held {
-                    return Err(external_id_taken(new));
+                    return Err(external_id_taken(new).into());
                 }
             }
             c.external_id = external_id.clone();
@@ -441,40 +322,27 @@ async fn apply_update(
                 .await?
                 .is_some_and(|other| other.value.id != c.id);
             if taken {
-                return Err(email_taken(email));
+                return Err(email_taken(email).into());
             }
             c.email_verified = false;
         }
         c.email = email.clone();
     }
-    if let Some(name) = input.name.clone().into_update() {
+    if let Some(name) = changes.name.clone() {
         c.name = name;
     }
     if let Some(address) = &changes.billing_address {
         c.billing_address = address.clone();
     }
-    let address_loc = || loc!["body", "billing_address"];
-    let tax_loc = || loc!["body", "tax_id"];
     match &changes.tax_number {
         Some(None) => c.tax_id = None,
         Some(Some(number)) => {
-            c.tax_id = Some(
-                check_tax_id(number, c.billing_address.as_ref(), address_loc(), tax_loc())
-                    .map_err(tax_error)?,
-            );
+            c.tax_id = Some(tax_id_for(number, c.billing_address.as_ref())?);
         }
         None => {
             if changes.billing_address.is_some() {
                 if let Some(existing) = &c.tax_id {
-                    c.tax_id = Some(
-                        check_tax_id(
-                            &existing.value,
-                            c.billing_address.as_ref(),
-                            address_loc(),
-                            tax_loc(),
-                        )
-                        .map_err(tax_error)?,
-                    );
+                    c.tax_id = Some(tax_id_for(&existing.value, c.billing_address.as_ref())?);
                 }
             }
         }
@@ -491,19 +359,18 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: CustomerId,
-    input: CustomerUpdate,
-) -> Result<Customer, ApiError> {
-    let changes = check_update(&input)?;
+    changes: CustomerChange,
+) -> Result<Customer, AppError> {
     customer_for(state, subject, id).await?;
     let now = state.now();
     let mut attempted = None;
     let updated = state
         .store
-        .update::<Customer, ApiError>(&id.key(), async |current| {
+        .update::<Customer, AppError>(&id.key(), async |current| {
             if current.is_deleted() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
-            let mut customer = apply_update(state, current, &input, &changes).await?;
+            let mut customer = apply_update(state, current, &changes).await?;
             customer.modified_at = Some(now);
             attempted = Some(customer.clone());
             Ok(Some(customer))
@@ -526,12 +393,11 @@ pub async fn update_external(
     state: &AppState,
     subject: Subject,
     external_id: &str,
-    mut input: CustomerUpdate,
-) -> Result<Customer, ApiError> {
-    input.external_id = Maybe::Absent;
-    check_update(&input)?;
+    mut changes: CustomerChange,
+) -> Result<Customer, AppError> {
+    changes.external_id = None;
     let customer = customer_for_external(state, subject, external_id).await?;
-    update(state, subject, customer.value.id, input).await
+    update(state, subject, customer.value.id, changes).await
 }
 
 /// `DELETE /v1/customers/external/{external_id}`: [`delete`] of the customer with that
@@ -540,7 +406,7 @@ pub async fn delete_external(
     state: &AppState,
     subject: Subject,
     external_id: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let customer = customer_for_external(state, subject, external_id).await?;
     delete(state, subject, customer.value.id).await
 }
@@ -566,7 +432,7 @@ pub async fn attach_external_id(
     state: &AppState,
     id: CustomerId,
     external_id: &str,
-) -> Result<ExternalIdOutcome, ApiError> {
+) -> Result<ExternalIdOutcome, AppError> {
     if external_id.is_empty() {
         return Ok(ExternalIdOutcome::Unchanged);
     }
@@ -574,9 +440,9 @@ pub async fn attach_external_id(
     let mut outcome = ExternalIdOutcome::Unchanged;
     let result = state
         .store
-        .update::<Customer, ApiError>(&id.key(), async |current| {
+        .update::<Customer, AppError>(&id.key(), async |current| {
             if current.is_deleted() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             match &current.external_id {
                 Some(own) if own == external_id => {
@@ -604,7 +470,7 @@ pub async fn attach_external_id(
         .await;
     match result {
         Ok(Some(_)) => Ok(outcome),
-        Ok(None) => Err(ApiError::not_found()),
+        Ok(None) => Err(AppError::not_found()),
         Err(tollgate_storage::UpdateError::Storage(StorageError::Unique { .. })) => {
             // Lost a race for it to another customer.
             let org = state
@@ -620,21 +486,21 @@ pub async fn attach_external_id(
             };
             holder
                 .map(ExternalIdOutcome::HeldByAnother)
-                .ok_or_else(|| ApiError::Conflict("The customer changed; retry.".into()))
+                .ok_or_else(|| AppError::conflict("The customer changed; retry."))
         }
         Err(e) => Err(e.into()),
     }
 }
 
 /// Soft-deletes a customer: no longer listed or found; its orders keep it.
-pub async fn delete(state: &AppState, subject: Subject, id: CustomerId) -> Result<(), ApiError> {
+pub async fn delete(state: &AppState, subject: Subject, id: CustomerId) -> Result<(), AppError> {
     customer_for(state, subject, id).await?;
     let now = state.now();
     state
         .store
-        .update::<Customer, ApiError>(&id.key(), async |current| {
+        .update::<Customer, AppError>(&id.key(), async |current| {
             if current.is_deleted() {
-                return Err(ApiError::not_found());
+                return Err(AppError::not_found());
             }
             let mut customer = current.clone();
             customer.deleted_at = Some(now);
@@ -644,3 +510,7 @@ pub async fn delete(state: &AppState, subject: Subject, id: CustomerId) -> Resul
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "customers_tests.rs"]
+mod tests;

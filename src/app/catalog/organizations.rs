@@ -1,11 +1,8 @@
 //! Organizations: a user creates one (and becomes its member), lists the ones it belongs to
 //! (an organization token: only its own), and changes their profile and settings.
 
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, StorageError};
 
-use crate::api::organization::{OrganizationCreate, OrganizationUpdate};
-use crate::api::Maybe;
 use crate::app::access::organization_for;
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
@@ -13,12 +10,11 @@ use crate::auth::Subject;
 use crate::domain::ids::OrganizationId;
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
 use crate::domain::organization::{
-    parse_slug, FeatureSettings, Organization, SlugError, SubscribeSettings,
+    spending_limits_error, FeatureSettings, NewOrganization, Organization, OrganizationChange,
 };
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Code};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
 
 use super::found;
 
@@ -62,7 +58,7 @@ pub async fn list(
     subject: Subject,
     filter: &OrganizationFilter,
     params: ListParams,
-) -> Result<(Vec<Organization>, u64), ApiError> {
+) -> Result<(Vec<Organization>, u64), AppError> {
     let sorting = &filter.sorting;
     state.store.read_barrier().await?;
 
@@ -139,7 +135,7 @@ pub async fn list(
             (orgs, total)
         }
         (Subject::Anonymous | Subject::Customer(_) | Subject::Purchase(..), None) => {
-            return Err(ApiError::Unauthorized)
+            return Err(unauthorized())
         }
     };
     Ok((
@@ -148,64 +144,40 @@ pub async fn list(
     ))
 }
 
-fn slug_error(e: SlugError, input: &str) -> FieldError {
-    let msg = match e {
-        SlugError::TooShort => {
-            return FieldError::new(
-                "string_too_short",
-                loc!["body", "slug"],
-                "String should have at least 3 characters",
-                Value::from(input),
-            )
-            .with_ctx(serde_json::json!({"min_length": 3}))
-        }
-        SlugError::NotASlug => {
-            "Value error, The slug can only contain ASCII letters, numbers and hyphens."
-        }
-        SlugError::Reserved => "Value error, This slug is reserved.",
-    };
-    FieldError::new("value_error", loc!["body", "slug"], msg, Value::from(input))
-}
-
-fn slug_taken(slug: &str) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "slug"],
+fn slug_taken(slug: &str) -> AppError {
+    AppError::invalid(
+        field!["slug"],
         "An organization with this slug already exists.",
-        Value::from(slug),
+        slug,
     )
 }
 
-/// Creates an organization; the user who creates it is its first member.
+fn unauthorized() -> AppError {
+    AppError::new(Code::Unauthorized, "Unauthorized")
+}
+
+/// The organization `id` if the subject may see it (its writes so far read back), else
+/// 404.
+pub async fn get(
+    state: &AppState,
+    subject: Subject,
+    id: OrganizationId,
+) -> Result<Organization, AppError> {
+    state.store.read_barrier().await?;
+    Ok(organization_for(state, subject, id).await?.value)
+}
+
+/// Creates an organization; the user who creates it is its first member. The slug must be
+/// free (across all organizations, deleted ones included).
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: OrganizationCreate,
-) -> Result<Organization, ApiError> {
+    input: NewOrganization,
+) -> Result<Organization, AppError> {
     let Some(user) = subject.user() else {
-        return Err(ApiError::Unauthorized);
+        return Err(unauthorized());
     };
-    let mut v = Validator::new();
-    let name = input.name.trim().to_string();
-    if v.min_chars(loc!["body", "name"], &name, 3) {
-        v.header_safe(loc!["body", "name"], &name);
-    }
-    let slug = match parse_slug(&input.slug) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            v.push(slug_error(e, &input.slug));
-            None
-        }
-    };
-    if let Some(url) = &input.avatar_url {
-        v.http_url(loc!["body", "avatar_url"], url);
-    }
-    if let Some(s) = &input.subscription_settings {
-        s.check_supported(&mut v, loc!["body", "subscription_settings"]);
-    }
-    v.finish()?;
-    let Some(slug) = slug else {
-        return Err(ApiError::internal("slug validated but missing"));
-    };
+    let slug = input.slug;
     if state
         .store
         .lookup_unique(&Organization::slug_key(&slug))
@@ -216,16 +188,16 @@ pub async fn create(
     }
 
     let now = state.now();
-    let mut org = Organization::new(OrganizationId::new(), name, slug.clone(), now);
+    let mut org = Organization::new(OrganizationId::new(), input.name, slug.clone(), now);
     org.avatar_url = input.avatar_url;
-    if let Some(f) = input.feature_settings {
+    if let Some(enabled) = input.issue_funding_enabled {
         org.feature_settings = FeatureSettings {
-            issue_funding_enabled: Some(f.issue_funding_enabled),
+            issue_funding_enabled: Some(enabled),
         };
     }
-    if let Some(s) = input.subscription_settings {
-        org.subscription_settings = (&s).into();
-        org.prevent_trial_abuse = s.prevent_trial_abuse;
+    if let Some((settings, prevent_trial_abuse)) = input.subscription_settings {
+        org.subscription_settings = settings;
+        org.prevent_trial_abuse = prevent_trial_abuse;
     }
     let membership = Membership {
         user_id: user,
@@ -246,234 +218,57 @@ pub async fn create(
     Ok(org)
 }
 
-fn set_string(target: &mut Option<String>, update: Maybe<String>) {
-    if let Some(v) = update.into_update() {
-        *target = v.filter(|s| !s.trim().is_empty());
-    }
-}
-
-fn apply_update(org: &mut Organization, input: &OrganizationUpdate) -> Result<(), ApiError> {
-    let mut v = Validator::new();
-    if let Maybe::Value(name) = &input.name {
-        let name = name.trim();
-        // A blank name means "unchanged", as in Polar.
-        if !name.is_empty()
-            && v.min_chars(loc!["body", "name"], name, 3)
-            && v.header_safe(loc!["body", "name"], name)
-        {
-            org.name = name.to_string();
-        }
-    }
-    match &input.avatar_url {
-        Maybe::Value(url) => {
-            if v.http_url(loc!["body", "avatar_url"], url) {
-                org.avatar_url = Some(url.clone());
-            }
-        }
-        Maybe::Null => org.avatar_url = None,
-        Maybe::Absent => {}
-    }
-    match input.default_upfront_split_to_contributors {
-        Maybe::Value(n) => {
-            if v.int_range(
-                loc!["body", "default_upfront_split_to_contributors"],
-                n,
-                Some(0),
-                Some(100),
-            ) {
-                org.default_upfront_split_to_contributors = Some(n);
-            }
-        }
-        Maybe::Null => org.default_upfront_split_to_contributors = None,
-        Maybe::Absent => {}
-    }
-    if let Maybe::Value(b) = input.pledge_badge_show_amount {
-        org.pledge_badge_show_amount = b;
-    }
-    if let Maybe::Value(n) = input.pledge_minimum_amount {
-        if v.int_range(loc!["body", "pledge_minimum_amount"], n, Some(0), None) {
-            org.pledge_minimum_amount = n;
-        }
-    }
-    match &input.billing_email {
-        Maybe::Value(e) => {
-            if v.email(loc!["body", "billing_email"], e) {
-                org.billing_email = Some(e.clone());
-            }
-        }
-        Maybe::Null => org.billing_email = None,
-        Maybe::Absent => {}
-    }
-    match &input.email {
-        Maybe::Value(e) => {
-            if v.email(loc!["body", "email"], e) {
-                org.email = Some(e.clone());
-            }
-        }
-        Maybe::Null => org.email = None,
-        Maybe::Absent => {}
-    }
-    for (field, target, value, max) in [
-        ("bio", &mut org.bio, &input.bio, 1000usize),
-        ("company", &mut org.company, &input.company, 200),
-        ("blog", &mut org.blog, &input.blog, 500),
-        ("location", &mut org.location, &input.location, 200),
-        (
-            "twitter_username",
-            &mut org.twitter_username,
-            &input.twitter_username,
-            50,
-        ),
-        (
-            "default_badge_custom_content",
-            &mut org.default_badge_custom_content,
-            &input.default_badge_custom_content,
-            500,
-        ),
-    ] {
-        if let Maybe::Value(s) = value {
-            if !v.max_chars(loc!["body", field], s, max) {
-                continue;
-            }
-        }
-        set_string(target, value.clone());
-    }
-    let total = match input.total_monthly_spending_limit {
-        Maybe::Absent => org.total_monthly_spending_limit,
-        Maybe::Null => None,
-        Maybe::Value(n) => {
-            v.int_range(
-                loc!["body", "total_monthly_spending_limit"],
-                n,
-                Some(0),
-                None,
-            );
-            Some(n)
-        }
-    };
-    let per_user = match input.per_user_monthly_spending_limit {
-        Maybe::Absent => org.per_user_monthly_spending_limit,
-        Maybe::Null => None,
-        Maybe::Value(n) => {
-            v.int_range(
-                loc!["body", "per_user_monthly_spending_limit"],
-                n,
-                Some(0),
-                None,
-            );
-            Some(n)
-        }
-    };
-    if let Some(p) = per_user {
-        match total {
-            None => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "per_user_monthly_spending_limit"],
-                "Value error, Per user spending limit requires a total spending limit.",
-                Value::from(p),
-            )),
-            Some(t) if p > t => v.push(FieldError::new(
-                "value_error",
-                loc!["body", "per_user_monthly_spending_limit"],
-                "Value error, Per user spending limit cannot exceed the total spending limit.",
-                Value::from(p),
-            )),
-            _ => {}
-        }
-    }
-    org.total_monthly_spending_limit = total;
-    org.per_user_monthly_spending_limit = per_user;
-    if let Maybe::Value(p) = &input.profile_settings {
-        let s = &mut org.profile_settings;
-        if let Some(x) = p.enabled.clone().into_update() {
-            s.enabled = x;
-        }
-        if let Some(x) = p.description.clone().into_update() {
-            if let Some(d) = &x {
-                v.max_chars(loc!["body", "profile_settings", "description"], d, 160);
-            }
-            s.description = x;
-        }
-        if let Some(x) = p.featured_projects.clone().into_update() {
-            s.featured_projects = x;
-        }
-        if let Some(x) = p.featured_organizations.clone().into_update() {
-            s.featured_organizations = x;
-        }
-        if let Some(x) = p.links.clone().into_update() {
-            if let Some(links) = &x {
-                for (i, l) in links.iter().enumerate() {
-                    v.http_url(loc!["body", "profile_settings", "links", i], l);
-                }
-            }
-            s.links = x;
-        }
-        if let Some(x) = p.accent_color.clone().into_update() {
-            s.accent_color = x;
-        }
-        match &p.subscribe {
-            Maybe::Value(sub) => s.subscribe = Some(SubscribeSettings::from(sub)),
-            Maybe::Null => s.subscribe = None,
-            Maybe::Absent => {}
-        }
-    }
-    if let Maybe::Value(f) = &input.feature_settings {
-        if let Some(x) = f.issue_funding_enabled.clone().into_update() {
-            org.feature_settings.issue_funding_enabled = x;
-        }
-    }
-    if let Maybe::Value(s) = &input.subscription_settings {
-        s.check_supported(&mut v, loc!["body", "subscription_settings"]);
-        org.subscription_settings = s.into();
-        org.prevent_trial_abuse = s.prevent_trial_abuse;
-    }
-    if let Maybe::Value(n) = &input.notification_settings {
-        org.notification_settings = crate::domain::organization::NotificationSettings {
-            new_order: n.new_order,
-            new_subscription: n.new_subscription,
-        };
-    }
-    v.finish()
-}
-
 /// Sets what a refund does beyond the money (the dashboard's setting).
 pub async fn set_refund_settings(
     state: &AppState,
     subject: Subject,
     id: OrganizationId,
     settings: crate::domain::organization::RefundSettings,
-) -> Result<Organization, ApiError> {
+) -> Result<Organization, AppError> {
     organization_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<Organization, ApiError>(&id.key(), async |current| {
+        .update::<Organization, AppError>(&id.key(), async |current| {
             let mut org = current.clone();
             org.refund_settings = settings;
             org.modified_at = Some(now);
             Ok(Some(org))
         })
         .await?;
-    updated.ok_or_else(ApiError::not_found)
+    found(updated)
 }
 
-/// Changes an organization's profile and settings.
+/// Changes an organization's profile and settings. A per-user spending limit must fit
+/// the total limit the organization is left with.
 pub async fn update(
     state: &AppState,
     subject: Subject,
     id: OrganizationId,
-    input: OrganizationUpdate,
-) -> Result<Organization, ApiError> {
+    change: OrganizationChange,
+) -> Result<Organization, AppError> {
     organization_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<Organization, ApiError>(&id.key(), async |current| {
+        .update::<Organization, AppError>(&id.key(), async |current| {
+            let (total, per_user) = change.spending_limits(current);
+            if let (Some(msg), Some(p)) = (spending_limits_error(total, per_user), per_user) {
+                return Err(AppError::invalid(
+                    field!["per_user_monthly_spending_limit"],
+                    msg,
+                    p,
+                ));
+            }
             let mut org = current.clone();
-            apply_update(&mut org, &input)?;
+            change.apply(&mut org);
             org.modified_at = Some(now);
             Ok(Some(org))
         })
         .await?;
     found(updated)
 }
+
+#[cfg(test)]
+#[path = "organizations_tests.rs"]
+mod tests;

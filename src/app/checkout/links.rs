@@ -183,7 +183,6 @@ pub async fn list(
     let filter_once: Option<&dyn Fn(&CheckoutLink) -> bool> =
         (filter.product_id.len() > 1).then_some(&once);
     let backwards = field == CheckoutLinkSort::CreatedAt && desc;
-    // The listing helper (app/listing.rs) still answers ApiError: carried as is.
     Ok(sorted_page_of::<CheckoutLink>(
         state,
         index,

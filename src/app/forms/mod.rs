@@ -177,7 +177,7 @@ pub async fn create_organization(
     };
     let raw = json!({ "name": form.name.trim(), "slug": slug });
     let body = input::<OrganizationCreate>(raw)?;
-    organizations::create(state, subject, body.into_inner()).await
+    Ok(organizations::create(state, subject, body.into_inner().into_command()?).await?)
 }
 
 /// The refund form of an order's page: the amount in major units (`12.50`).
@@ -290,12 +290,13 @@ pub async fn update_settings(
         raw["subscription_settings"] = sub;
     }
     let body = input::<OrganizationUpdate>(raw)?;
-    let updated = organizations::update(state, subject, org.id, body.into_inner()).await?;
+    let change = body.into_inner().into_command(org)?;
+    let updated = organizations::update(state, subject, org.id, change).await?;
     let revoke = ticked(&form.revoke_on_full_refund);
     if updated.refund_settings.revoke_benefits_on_full_refund == revoke {
         return Ok(updated);
     }
-    organizations::set_refund_settings(
+    Ok(organizations::set_refund_settings(
         state,
         subject,
         org.id,
@@ -303,7 +304,7 @@ pub async fn update_settings(
             revoke_benefits_on_full_refund: revoke,
         },
     )
-    .await
+    .await?)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use crate::domain::mail::{MailKind, MailMessage, MailState, MAIL_BY_ORDER};
 use crate::domain::order::{BillingReason, Order};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use tollgate_actors::checkout::Checkout;
 use tollgate_actors::ids::derived_uuid;
@@ -42,7 +42,7 @@ use tollgate_actors::subscription::{Subscription, SubscriptionStatus, DUNNING_PE
 pub use render::{date, Brand, KeyLine, Rendered};
 
 /// The messages `change` stands for that were not decided before (none for most changes).
-pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMessage>, ApiError> {
+pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMessage>, AppError> {
     let decided = if change.is::<Order>() {
         match (change.before::<Order>()?, change.after::<Order>()?) {
             (None, Some(order)) => order_messages(state, &order).await?,
@@ -85,12 +85,12 @@ pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMe
 }
 
 /// Everything a message needs about its organization.
-async fn brand(state: &AppState, org: OrganizationId) -> Result<(Brand, Organization), ApiError> {
+async fn brand(state: &AppState, org: OrganizationId) -> Result<(Brand, Organization), AppError> {
     let o = state
         .store
         .get::<Organization>(&org.key())
         .await?
-        .ok_or_else(|| ApiError::internal(format!("organization {org} is gone")))?
+        .ok_or_else(|| AppError::internal(format!("organization {org} is gone")))?
         .value;
     Ok((
         Brand {
@@ -178,7 +178,7 @@ fn resend_link(state: &AppState, org: OrganizationId) -> String {
 }
 
 /// Every key the customer holds from the organization, oldest first.
-async fn customer_keys(state: &AppState, customer: &Customer) -> Result<Vec<LicenseKey>, ApiError> {
+async fn customer_keys(state: &AppState, customer: &Customer) -> Result<Vec<LicenseKey>, AppError> {
     let tenants = [customer.id.key()];
     let ids: Vec<Vec<u8>> = state
         .store
@@ -222,7 +222,7 @@ async fn recipient(
     state: &AppState,
     id: crate::domain::ids::CustomerId,
     kept: &str,
-) -> Result<(Option<Customer>, String), ApiError> {
+) -> Result<(Option<Customer>, String), AppError> {
     let customer = state
         .store
         .get::<Customer>(&id.key())
@@ -234,7 +234,7 @@ async fn recipient(
     Ok((customer, to))
 }
 
-async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, ApiError> {
+async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, AppError> {
     let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
     let mut out = vec![receipt(state, order, &to, customer.as_ref()).await?];
     let (brand, org) = brand(state, order.organization_id).await?;
@@ -252,7 +252,7 @@ pub async fn receipt(
     order: &Order,
     to: &str,
     customer: Option<&Customer>,
-) -> Result<MailMessage, ApiError> {
+) -> Result<MailMessage, AppError> {
     let (brand, _) = brand(state, order.organization_id).await?;
     let view = crate::app::views::order_view(state, order).await?;
     let product = product_of(state, order.product_id).await;
@@ -334,7 +334,7 @@ async fn seller_copy(
     order: &Order,
     seller: &str,
     buyer: &str,
-) -> Result<MailMessage, ApiError> {
+) -> Result<MailMessage, AppError> {
     let (brand, _) = brand(state, order.organization_id).await?;
     let view = crate::app::views::order_view(state, order).await?;
     let r = render::Receipt {
@@ -386,7 +386,7 @@ async fn subscription_messages(
     seq: u64,
     before: &Subscription,
     after: &Subscription,
-) -> Result<Vec<MailMessage>, ApiError> {
+) -> Result<Vec<MailMessage>, AppError> {
     let kind = if after.ended_at.is_some() && before.ended_at.is_none() {
         MailKind::SubscriptionEnded
     } else if after.cancel_at_period_end && !before.cancel_at_period_end {
@@ -507,7 +507,7 @@ async fn key_messages(
     seq: u64,
     before: &LicenseKey,
     after: &LicenseKey,
-) -> Result<Vec<MailMessage>, ApiError> {
+) -> Result<Vec<MailMessage>, AppError> {
     let kind = match (before.status, after.status) {
         (KeyStatus::Granted, KeyStatus::Revoked) => MailKind::KeyRevoked,
         (KeyStatus::Granted, KeyStatus::Disabled) => MailKind::KeyDisabled,
@@ -559,7 +559,7 @@ async fn key_messages(
 async fn refund_messages(
     state: &AppState,
     refund: Option<&crate::domain::refund::Refund>,
-) -> Result<Vec<MailMessage>, ApiError> {
+) -> Result<Vec<MailMessage>, AppError> {
     use crate::domain::refund::RefundStatus;
     let Some(r) = refund.filter(|r| r.status == RefundStatus::Succeeded) else {
         return Ok(Vec::new());
@@ -614,7 +614,7 @@ pub async fn resend_keys(
     state: &AppState,
     org: OrganizationId,
     email: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let Some(customer) = customer_by_email(&state.store, org, email).await? else {
         return Ok(());
     };
@@ -657,7 +657,7 @@ pub async fn sign_in_code(
     to: &str,
     code: &str,
     link: String,
-) -> Result<MailMessage, ApiError> {
+) -> Result<MailMessage, AppError> {
     let (brand, _) = brand(state, customer.organization_id).await?;
     let minutes = crate::domain::customer_session::CustomerSessionCode::TTL.num_minutes();
     let mut notice = render::Notice::sign_in_code(&brand.name, code, minutes, link);
@@ -677,7 +677,7 @@ pub async fn sign_in_code(
 
 /// The receipt of an order once more (the dashboard's "send the receipt again"): rendered
 /// as the order stands now, a new message.
-pub async fn send_receipt_again(state: &AppState, order: &Order) -> Result<MailMessage, ApiError> {
+pub async fn send_receipt_again(state: &AppState, order: &Order) -> Result<MailMessage, AppError> {
     let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
     let mut m = receipt(state, order, &to, customer.as_ref()).await?;
     m.id = MailMessageId(uuid::Uuid::new_v4());
@@ -692,7 +692,7 @@ pub async fn send_receipt_again(state: &AppState, order: &Order) -> Result<MailM
 pub async fn messages_of_order(
     state: &AppState,
     order: OrderId,
-) -> Result<Vec<MailMessage>, ApiError> {
+) -> Result<Vec<MailMessage>, AppError> {
     let tenants = [order.key()];
     let ids: Vec<Vec<u8>> = state
         .store

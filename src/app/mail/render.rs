@@ -7,7 +7,7 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 
 use crate::domain::money::Money;
-use crate::error::ApiError;
+use crate::error::AppError;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey};
 
 /// A message's three rendered parts.
@@ -94,8 +94,8 @@ pub fn money(amount: i64, currency: &str) -> String {
     Money::new(amount, currency).to_string()
 }
 
-fn render_err(e: askama::Error) -> ApiError {
-    ApiError::internal(format!("rendering an e-mail: {e}"))
+fn render_err(e: askama::Error) -> AppError {
+    AppError::internal(format!("rendering an e-mail: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ impl Receipt {
         }
     }
 
-    pub fn render(&self) -> Result<Rendered, ApiError> {
+    pub fn render(&self) -> Result<Rendered, AppError> {
         Ok(Rendered {
             subject: self.subject(),
             text: ReceiptText { r: self }.render().map_err(render_err)?,
@@ -438,7 +438,7 @@ impl Notice {
         self
     }
 
-    pub fn render(&self) -> Result<Rendered, ApiError> {
+    pub fn render(&self) -> Result<Rendered, AppError> {
         Ok(Rendered {
             subject: self.subject.clone(),
             text: NoticeText { n: self }.render().map_err(render_err)?,

@@ -117,8 +117,7 @@ async fn customer_page(
     let state = &dash.state;
     let layout = dash.layout(org, "customers", "Customer").await?;
     let id: CustomerId = path_id("id", id)?;
-    state.store.read_barrier().await?;
-    let customer = customer_for(state, dash.subject(), id).await?.value;
+    let customer = customers::get(state, dash.subject(), id).await?;
     let customer = of_org(&layout, customer.organization_id, customer)?;
     let (orders, _) = orders::list(
         state,

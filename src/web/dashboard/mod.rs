@@ -35,13 +35,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::api::Pagination;
-use crate::app::access::organization_for;
 use crate::app::catalog::organizations::{self, OrgSort, OrganizationFilter};
 use crate::auth::Subject;
 use crate::credentials::session;
 use crate::domain::ids::{OrganizationId, UserId};
 use crate::domain::organization::Organization;
-use crate::error::ApiError;
+use crate::error::{ApiError, AppError, Code};
 use crate::extract::{path_id, ListParams, Sorting};
 use crate::state::AppState;
 use crate::web::forms::{csrf_ok, csrf_token};
@@ -256,6 +255,22 @@ pub fn form_problem(e: ApiError) -> Result<(u16, Vec<String>), Fail> {
     }
 }
 
+/// [`form_problem`] of a use case's refusal, decided by its code: invalid fields and the
+/// refusals a person can act on are shown with the form; anything else is the page's
+/// failure.
+pub fn form_refusal(e: AppError) -> Result<(u16, Vec<String>), Fail> {
+    match e.code() {
+        code @ (Code::Invalid
+        | Code::AlreadyExists
+        | Code::NotPermitted
+        | Code::BadRequest
+        | Code::RefundedAlready
+        | Code::RevokeSubscriptionBenefitsProhibited
+        | Code::PaymentError) => Ok((code.status(), e.messages())),
+        _ => Err(Fail::from(e)),
+    }
+}
+
 pub fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, location.to_string()))
@@ -383,10 +398,7 @@ impl Dash {
         title: impl Into<String>,
     ) -> Result<(Layout, Organization), Fail> {
         let id: OrganizationId = path_id("org", org)?;
-        self.state.store.read_barrier().await?;
-        let current = organization_for(&self.state, self.subject(), id)
-            .await?
-            .value;
+        let current = organizations::get(&self.state, self.subject(), id).await?;
         let mut layout = self.bare_layout(active, title).await?;
         layout.org = current.id;
         layout.org_id = current.id.to_string();

@@ -13,17 +13,17 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::{
-    fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
+    fmt, form_refusal, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
 use crate::api::webhook::{
-    WebhookDeliveryView, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEventType,
-    WebhookEventView, WebhookFormat,
+    event_names, WebhookDeliveryView, WebhookEventType, WebhookEventView, WebhookFormat,
 };
-use crate::api::Maybe;
 use crate::app::forms::ticked;
-use crate::app::webhook_endpoints::{self as endpoints, endpoint_for, event_for};
-use crate::domain::ids::{WebhookEndpointId, WebhookEventId};
-use crate::domain::webhook::{WebhookEndpoint, WebhookFormat as StoredFormat};
+use crate::app::webhook_endpoints::{self as endpoints, event_for};
+use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
+use crate::domain::webhook::{
+    NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointChange, WebhookFormat as StoredFormat,
+};
 use crate::error::ApiError;
 use crate::extract::path_id;
 use crate::state::AppState;
@@ -130,26 +130,26 @@ impl EndpointForm {
         self.format == *f
     }
 
-    fn create(&self, org: uuid::Uuid) -> WebhookEndpointCreate {
-        WebhookEndpointCreate {
+    fn create(&self, org: OrganizationId) -> NewWebhookEndpoint {
+        NewWebhookEndpoint {
             url: self.url.trim().to_string(),
             name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
             secret: None,
-            format: self.format,
-            events: self.events.clone(),
+            format: self.format.into(),
+            events: event_names(&self.events),
             organization_id: Some(org),
             api_version: None,
         }
     }
 
-    fn update(&self) -> WebhookEndpointUpdate {
-        WebhookEndpointUpdate {
-            url: Maybe::Value(self.url.trim().to_string()),
-            name: Maybe::Value(self.name.trim().to_string()),
-            format: Maybe::Value(self.format),
-            events: Maybe::Value(self.events.clone()),
-            enabled: Maybe::Value(self.is_enabled()),
-            ..WebhookEndpointUpdate::default()
+    fn update(&self) -> WebhookEndpointChange {
+        WebhookEndpointChange {
+            url: Some(self.url.trim().to_string()),
+            name: Some(Some(self.name.trim().to_string())),
+            format: Some(self.format.into()),
+            events: Some(event_names(&self.events)),
+            enabled: Some(self.is_enabled()),
+            ..WebhookEndpointChange::default()
         }
     }
 }
@@ -263,15 +263,14 @@ pub async fn webhook_create(
         .layout(&path, "webhooks", "New webhook endpoint")
         .await?;
     let created = async {
-        let endpoint =
-            endpoints::create(&state, dash.subject(), form.create(layout.org.uuid())).await?;
+        let endpoint = endpoints::create(&state, dash.subject(), form.create(layout.org)).await?;
         if form.is_enabled() {
             return Ok(endpoint);
         }
         // The API creates endpoints enabled; an unticked box pauses it at once.
-        let paused = WebhookEndpointUpdate {
-            enabled: Maybe::Value(false),
-            ..WebhookEndpointUpdate::default()
+        let paused = WebhookEndpointChange {
+            enabled: Some(false),
+            ..WebhookEndpointChange::default()
         };
         endpoints::update(&state, dash.subject(), endpoint.id, paused).await
     }
@@ -285,7 +284,7 @@ pub async fn webhook_create(
             dash.page(201, &CreatedPage { layout, endpoint })
         }
         Err(e) => {
-            let (status, errors) = form_problem(e)?;
+            let (status, errors) = form_refusal(e)?;
             dash.page(
                 status,
                 &NewPage {
@@ -386,8 +385,7 @@ impl EndpointPage {
 /// An endpoint of the page's organization (else 404).
 async fn endpoint_of(dash: &Dash, layout: &Layout, id: &str) -> Result<WebhookEndpoint, Fail> {
     let id: WebhookEndpointId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let endpoint = endpoint_for(&dash.state, dash.subject(), id).await?.value;
+    let endpoint = endpoints::get(&dash.state, dash.subject(), id).await?;
     of_org(layout, endpoint.organization_id, endpoint)
 }
 
@@ -463,7 +461,7 @@ pub async fn webhook_save(
     match endpoints::update(&state, dash.subject(), endpoint.id, form.update()).await {
         Ok(_) => Ok(see_other(&layout.at(&format!("/webhooks/{id}?done=saved")))),
         Err(e) => {
-            let (status, errors) = form_problem(e)?;
+            let (status, errors) = form_refusal(e)?;
             let shown = Shown {
                 form,
                 errors,
@@ -487,9 +485,9 @@ pub async fn webhook_enabled(
     let (org, id) = path.into_inner();
     let layout = dash.layout(&org, "webhooks", "Webhook endpoint").await?;
     let endpoint = endpoint_of(&dash, &layout, &id).await?;
-    let change = WebhookEndpointUpdate {
-        enabled: Maybe::Value(form.enabled),
-        ..WebhookEndpointUpdate::default()
+    let change = WebhookEndpointChange {
+        enabled: Some(form.enabled),
+        ..WebhookEndpointChange::default()
     };
     match endpoints::update(&state, dash.subject(), endpoint.id, change).await {
         Ok(_) => {
@@ -499,7 +497,7 @@ pub async fn webhook_enabled(
             ))
         }
         Err(e) => {
-            let (status, errors) = form_problem(e)?;
+            let (status, errors) = form_refusal(e)?;
             let shown = Shown {
                 form: EndpointForm::of(&endpoint),
                 errors,
@@ -535,7 +533,7 @@ pub async fn redeliver(
             &layout.at(&format!("/webhooks/{id}?done=redelivered")),
         )),
         Err(e) => {
-            let (status, errors) = form_problem(e)?;
+            let (status, errors) = form_refusal(e)?;
             let shown = Shown {
                 form: EndpointForm::of(&endpoint),
                 errors,

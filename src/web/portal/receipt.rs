@@ -83,7 +83,7 @@ pub async fn receipt(
     let seller = Seller::of(&org);
     let v = crate::app::views::order_view(&state, &order)
         .await
-        .map_err(|e| Fail::from(e).with_seller(&seller))?;
+        .map_err(|e| Fail::from(crate::error::ApiError::from(e)).with_seller(&seller))?;
     let cur = v.currency.as_str();
     let refunded = v.refunded_amount + v.refunded_tax_amount;
     let address = v
