@@ -387,7 +387,7 @@ pub async fn list(
     let order = |a: &BenefitGrant, b: &BenefitGrant| {
         sorting.compare(a, b, compare).then_with(|| a.id.cmp(&b.id))
     };
-    Ok(select_page(kept.map(Ok), &order, params)?)
+    select_page(kept.map(Ok), &order, params)
 }
 
 /// `GET /v1/benefits/{id}/grants`: one page of the grants of a benefit `subject` sees

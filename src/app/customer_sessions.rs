@@ -39,10 +39,7 @@ async fn named_customer(
             }
         }
         SessionCustomer::External(external_id) => {
-            match customer_for_external(state, subject, external_id)
-                .await
-                .map_err(AppError::from)
-            {
+            match customer_for_external(state, subject, external_id).await {
                 Err(e) if e.code() == Code::NotFound => {
                     Err(no_such_customer("external_customer_id", external_id))
                 }

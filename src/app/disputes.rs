@@ -59,7 +59,7 @@ pub async fn list(
         DisputeSort::Amount => DISPUTE_BY_AMOUNT,
     };
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    Ok(sorted_page_of::<Dispute>(
+    sorted_page_of::<Dispute>(
         state,
         index,
         &tenants,
@@ -68,7 +68,7 @@ pub async fn list(
         Some(&keep),
         None,
     )
-    .await?)
+    .await
 }
 
 /// A dispute the subject may see, else 404.

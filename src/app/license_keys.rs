@@ -389,7 +389,7 @@ pub async fn customer_keys(
 ) -> Result<ListResource<LicenseKeyRead>, AppError> {
     let (items, total) =
         customer_key_records(state, customer, orgs, benefit, purchase, params).await?;
-    Ok(license_keys_page(state, items, total, params).await?)
+    license_keys_page(state, items, total, params).await
 }
 
 /// [`customer_keys`] as stored records, and their total.
@@ -413,7 +413,7 @@ pub async fn customer_key_records(
         } else {
             Some(&wanted)
         };
-    Ok(page_of::<LicenseKey>(
+    page_of::<LicenseKey>(
         state,
         LICENSE_KEY_BY_CUSTOMER,
         &tenants,
@@ -421,7 +421,7 @@ pub async fn customer_key_records(
         params,
         filter,
     )
-    .await?)
+    .await
 }
 
 /// The customer's key with its activations, if the benefit lets the customer manage
@@ -515,7 +515,7 @@ pub async fn list(
 ) -> Result<ListResource<LicenseKeyRead>, AppError> {
     let (items, total) =
         records_with(state, subject, orgs, benefits, statuses, false, params).await?;
-    Ok(license_keys_page(state, items, total, params).await?)
+    license_keys_page(state, items, total, params).await
 }
 
 /// [`list`] as stored records (in creation order, or newest first), and their total,
@@ -571,7 +571,7 @@ async fn records_with(
     } else {
         Some(&wanted)
     };
-    Ok(page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await?)
+    page_of::<LicenseKey>(state, index, &tenants, newest_first, params, filter).await
 }
 
 /// Changes a key (status, expiry, limits) as `subject`, through its actor.

@@ -108,7 +108,7 @@ pub async fn list(
     };
     let (field, descending) = filter.sorting.primary();
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
-    Ok(sorted_page_of::<Refund>(
+    sorted_page_of::<Refund>(
         state,
         field.index(),
         &tenants,
@@ -117,7 +117,7 @@ pub async fn list(
         Some(&keep),
         None,
     )
-    .await?)
+    .await
 }
 
 /// How many times a write of several records is tried when a concurrent writer changed one

@@ -49,7 +49,7 @@ pub async fn list(
                 .collect(),
         )
     };
-    Ok(page_of::<Benefit>(state, index, &tenants, false, params, None).await?)
+    page_of::<Benefit>(state, index, &tenants, false, params, None).await
 }
 
 /// A benefit the subject may see, the writes so far included (`GET /v1/benefits/{id}`).

@@ -220,7 +220,7 @@ pub async fn list(
     // The first criterion is served by an index (equal values follow the slug), the others
     // in memory.
     let several = sorting.several(compare);
-    Ok(sorted_page_of::<CustomField>(
+    sorted_page_of::<CustomField>(
         state,
         index,
         &tenants,
@@ -229,7 +229,7 @@ pub async fn list(
         filter,
         several.as_deref(),
     )
-    .await?)
+    .await
 }
 
 fn slug_taken(slug: &str) -> AppError {

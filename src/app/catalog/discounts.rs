@@ -111,7 +111,7 @@ pub async fn list(
         None
     };
     let several = sorting.several(compare);
-    Ok(sorted_page_of::<Discount>(
+    sorted_page_of::<Discount>(
         state,
         index,
         &tenants,
@@ -120,7 +120,7 @@ pub async fn list(
         filter,
         several.as_deref(),
     )
-    .await?)
+    .await
 }
 
 /// A discount the subject may see, the writes so far included (`GET /v1/discounts/{id}`).

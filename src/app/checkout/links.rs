@@ -183,7 +183,7 @@ pub async fn list(
     let filter_once: Option<&dyn Fn(&CheckoutLink) -> bool> =
         (filter.product_id.len() > 1).then_some(&once);
     let backwards = field == CheckoutLinkSort::CreatedAt && desc;
-    Ok(sorted_page_of::<CheckoutLink>(
+    sorted_page_of::<CheckoutLink>(
         state,
         index,
         &tenants,
@@ -192,7 +192,7 @@ pub async fn list(
         filter_once,
         several.as_deref(),
     )
-    .await?)
+    .await
 }
 
 // ---------------------------------------------------------------------------------------

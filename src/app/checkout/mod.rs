@@ -283,7 +283,7 @@ pub async fn list(
     let now = state.now();
     let keep = |c: &Checkout| filter.keeps(c, now);
     let predicate: Option<&dyn Fn(&Checkout) -> bool> = filter.filters().then_some(&keep);
-    Ok(sorted_page_of::<Checkout>(
+    sorted_page_of::<Checkout>(
         state,
         index,
         &tenants,
@@ -292,7 +292,7 @@ pub async fn list(
         predicate,
         several.as_deref(),
     )
-    .await?)
+    .await
 }
 
 /// Creates a checkout for `subject` (who must reach the product's organization): checks

@@ -69,7 +69,7 @@ pub async fn orders(
     filter.organization_id = vec![customer.organization_id];
     filter.customer_id = vec![customer.id];
     filter.external_customer_id = Vec::new();
-    Ok(orders::list(state, seller(customer), &filter, params).await?)
+    orders::list(state, seller(customer), &filter, params).await
 }
 
 /// One of the customer's orders, else 404.
@@ -267,7 +267,7 @@ pub async fn key_view(
     id: LicenseKeyId,
 ) -> Result<LicenseKeyWithActivations, AppError> {
     let k = key(state, customer, id).await?;
-    Ok(crate::app::license_keys::customer_key(state, customer.id, k).await?)
+    crate::app::license_keys::customer_key(state, customer.id, k).await
 }
 
 /// Removes an activation of one of the customer's keys, freeing its slot (the public
@@ -289,7 +289,7 @@ pub async fn deactivate(
             "The seller does not let customers manage this key's activations.",
         ));
     }
-    Ok(crate::app::license_keys::deactivate(
+    crate::app::license_keys::deactivate(
         state,
         tollgate_actors::license_key::DeactivateKey {
             key: k.key,
@@ -297,7 +297,7 @@ pub async fn deactivate(
             activation_id: activation.into(),
         },
     )
-    .await?)
+    .await
 }
 
 /// Gives one of the customer's keys a new value; the old one is refused from the answer
@@ -307,7 +307,7 @@ pub async fn rotate(
     customer: &Customer,
     id: LicenseKeyId,
 ) -> Result<RotatedLicenseKey, AppError> {
-    Ok(crate::app::license_keys::customer_rotate(state, customer.id, id).await?)
+    crate::app::license_keys::customer_rotate(state, customer.id, id).await
 }
 
 // ---------------------------------------------------------------------------------------
