@@ -531,11 +531,15 @@ impl From<AppError> for ApiError {
                             Step::Index(n) => Value::from(n),
                         }));
                         let field = FieldError::new(i.kind, loc, i.msg, i.input.0);
-                        match i.ctx {
-                            Some((name, value)) => {
-                                field.with_ctx(serde_json::json!({ name: value.0 }))
-                            }
-                            None => field,
+                        if i.ctx.is_empty() {
+                            field
+                        } else {
+                            field.with_ctx(Value::Object(
+                                i.ctx
+                                    .into_iter()
+                                    .map(|(name, value)| (name.to_string(), value.0))
+                                    .collect(),
+                            ))
                         }
                     })
                     .collect(),

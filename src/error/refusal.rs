@@ -104,8 +104,9 @@ pub struct Invalid {
     pub path: Vec<Step>,
     pub msg: String,
     pub input: Given,
-    /// The rule's parameter (pydantic's `ctx`): `("gt", 0)`, `("expected", "'a' or 'b'")`.
-    pub ctx: Option<(&'static str, Given)>,
+    /// The rule's parameters (pydantic's `ctx`), in order: `("gt", 0)`,
+    /// `("expected", "'a' or 'b'")`; none for most rules.
+    pub ctx: Vec<(&'static str, Given)>,
 }
 
 impl Invalid {
@@ -116,7 +117,7 @@ impl Invalid {
             path,
             msg: msg.into(),
             input: input.into(),
-            ctx: None,
+            ctx: Vec::new(),
         }
     }
 
@@ -126,8 +127,9 @@ impl Invalid {
         self
     }
 
+    /// Adds a parameter of the rule (several make one `ctx` object, in this order).
     pub fn with_ctx(mut self, name: &'static str, value: impl Into<Given>) -> Self {
-        self.ctx = Some((name, value.into()));
+        self.ctx.push((name, value.into()));
         self
     }
 }
@@ -395,6 +397,24 @@ mod tests {
             serde_json::to_value(&items[0]).unwrap(),
             serde_json::json!({"type": "greater_than", "loc": ["body", "prices", 0, "price_amount"],
                 "msg": "too low", "input": 0, "ctx": {"gt": 0}})
+        );
+    }
+
+    #[test]
+    fn a_rule_with_several_parameters_reports_them_all() {
+        let e = AppError::from(
+            Invalid::new(crate::field!["metadata"], "too many", 51)
+                .kind("too_long")
+                .with_ctx("field_type", "Dictionary")
+                .with_ctx("max_length", 50)
+                .with_ctx("actual_length", 51),
+        );
+        let crate::error::ApiError::Validation(items) = crate::error::ApiError::from(e) else {
+            panic!("not a 422");
+        };
+        assert_eq!(
+            serde_json::to_value(&items[0]).unwrap()["ctx"],
+            serde_json::json!({"field_type": "Dictionary", "max_length": 50, "actual_length": 51})
         );
     }
 

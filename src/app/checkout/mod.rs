@@ -72,7 +72,7 @@ pub(crate) fn refusal(e: ActorError<CheckoutError>, id: CheckoutId) -> AppError 
                     path: i.loc.into_iter().map(Step::from).collect(),
                     msg: i.msg,
                     input: Given::none(),
-                    ctx: None,
+                    ctx: Vec::new(),
                 })
                 .collect(),
         ),
