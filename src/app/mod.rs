@@ -2,32 +2,44 @@
 //! pages (`web`), the webhooks and the background jobs, which all call it; above the
 //! domain and actors (`tollgate_actors`) and the store (`tollgate_storage`).
 //!
-//! Each module is one area; its functions take the handles they need (through
-//! [`crate::state::AppState`], which only holds them) and return typed results or an
-//! [`crate::error::ApiError`], the one error table `error.rs` maps to HTTP:
+//! Each module is one area. Its functions take the handles they need (through
+//! [`crate::state::AppState`], which only holds them) and a command (parsed from a request
+//! by `src/api/`, or built by a page), and answer typed views or an
+//! [`crate::error::AppError`]: a stable code, or the command's fields that break a rule.
+//! They speak no HTTP: `crate::error` maps the codes to statuses.
 //!
 //! - `access`: tenancy, which organizations a subject reaches;
 //! - `benefit_grants`: the benefits purchases granted, derived from orders, subscriptions
 //!   and license keys;
 //! - `catalog`: organizations, products, benefits, discounts, custom fields, customers;
+//! - `checkout`: checkout sessions and the purchase (create, change, confirm, charge,
+//!   settle, recovery), checkout links, and the processor's typed events
+//!   (`payment_events`: the one router of `ProcessorEvent`s);
 //! - `claimable_keys`: keys generated without an order, claimed by a customer;
-//! - `checkout`: checkout sessions and the purchase (confirm, charge, settle, recovery);
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
-//! - `disputes`: chargebacks as Stripe reports them, and what a lost one takes back;
-//! - `forms`: the dashboard's forms, turned into the API's inputs (same rules, same 422s);
+//! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
+//! - `forms`: the dashboard's forms, turned into the use cases' inputs (same rules, same
+//!   422s);
+//! - `license_file`: Keygen-format license files of a key;
 //! - `license_key_import`: keys a seller brings from another provider;
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
+//! - `license_signing`: the organizations' keys that sign license-key answers;
 //! - `listing`: pages of records from the store's indexes, in memory where no index serves;
 //! - `mail`: which e-mails a change of the store stands for, rendered; keys sent again;
-//! - `orders`: lists and finds orders (written by purchases and renewals);
+//! - `orders`: lists and finds orders (written by purchases and renewals), and the order a
+//!   payment paid;
 //! - `organization_access_tokens`: the `polar_oat_…` tokens a member gives an organization;
+//! - `paging`: list parameters and sort orders;
 //! - `plan_change`: a subscription moved to another product or price, with proration;
+//! - `portal`: the customer portal (sign-in by code, a purchase's limited session, receipts);
 //! - `refunds`: money given back through the processor, and access taken back with it;
-//! - `subscription`: a seller's changes to a subscription, and the renewal sweep;
+//! - `subscription`: a seller's changes to a subscription (cancel, uncancel, revoke), the
+//!   renewal sweep, and its tax quote;
+//! - `testing` (tests only): the application's state over a temporary store;
 //! - `tokens`: a user's personal access tokens;
 //! - `views`: every typed view the API, the webhooks and the pages render;
-//! - `webhook_endpoints`: a seller's endpoints, the delivery log, redelivery;
+//! - `webhook_endpoints`: a seller's endpoints, the delivery log, redelivery.
 //!
 //! Nothing here imports `routes`, `web` or `jobs`.
 

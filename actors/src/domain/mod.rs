@@ -1,7 +1,19 @@
-//! Plain records written directly through storage (no actor): users, personal access
-//! tokens, organizations, organization access tokens and memberships. Each is the current
-//! snapshot format of its collection; a golden-bytes test pins it, and an incompatible
-//! change adds a version.
+//! The domain's plain records (written directly through storage, no actor), the commands
+//! the use cases take, and the pure rules they share. Each record is the current snapshot
+//! format of its collection; a golden-bytes test pins it, and an incompatible change adds a
+//! version.
+//!
+//! - records: `benefit`, `benefit_grant`, `checkout_link`, `claimable_key`, `custom_field`,
+//!   `customer` (with its address and tax ids), `customer_session`, `discount`, `dispute`,
+//!   `license_signing`, `mail`, `membership`, `oauth2`, `order`, `organization`,
+//!   `organization_access_token`, `pat`, `product`, `refund`, `stats`, `user`, `webhook`;
+//! - commands parsed from requests (beside their records: `NewProduct`, `NewDiscount`,
+//!   `RefundRequest`, `NewCustomer`, …) and `subscription_change` (`CancelSubscription`,
+//!   `PlanRequest`, `SubscriptionChange`);
+//! - rules and values: `currency` (`Currency`: the one place a currency code is spelled),
+//!   `money` (amounts as people read them), `grants` (what a benefit grants for a purchase,
+//!   a renewal, a plan change and a claim), `email`, `metadata`, `retention`, `scope`;
+//! - `ids`: the typed ids of every record.
 
 pub mod benefit;
 pub mod benefit_grant;
