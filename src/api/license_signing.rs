@@ -188,3 +188,28 @@ pub struct LicenseFile {
     pub expires_at: DateTime<Utc>,
     pub ttl: i64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(ttl: Option<i64>) -> LicenseFileRequest {
+        LicenseFileRequest {
+            key: "ACME-1".into(),
+            organization_id: Uuid::nil(),
+            activation_id: None,
+            conditions: Default::default(),
+            ttl,
+            encrypt: false,
+        }
+    }
+
+    #[test]
+    fn ttl_bounds() {
+        assert_eq!(request(None).checked_ttl().ok(), Some(DEFAULT_TTL));
+        assert_eq!(request(Some(MIN_TTL)).checked_ttl().ok(), Some(MIN_TTL));
+        assert_eq!(request(Some(MAX_TTL)).checked_ttl().ok(), Some(MAX_TTL));
+        assert!(request(Some(MIN_TTL - 1)).checked_ttl().is_err());
+        assert!(request(Some(MAX_TTL + 1)).checked_ttl().is_err());
+    }
+}

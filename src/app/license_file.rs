@@ -340,6 +340,132 @@ fn envelope(body: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The document as `json!` wrote it before it had types (keys sorted).
+    fn as_json_wrote_it(
+        validated: &ValidatedLicenseKey,
+        license_key: &str,
+        org: OrganizationId,
+        kid: &str,
+        issued: DateTime<Utc>,
+        expiry: DateTime<Utc>,
+    ) -> Vec<u8> {
+        use serde_json::json;
+        let mut included = Vec::new();
+        if let Some(a) = &validated.activation {
+            included.push(json!({
+                "id": a.id,
+                "type": "machines",
+                "attributes": {
+                    "fingerprint": a.id,
+                    "name": a.label,
+                    "metadata": a.meta,
+                    "created": stamp(a.created_at),
+                    "updated": stamp(a.modified_at.unwrap_or(a.created_at)),
+                },
+                "relationships": {"license": {"data": {"type": "licenses", "id": validated.id}}},
+            }));
+        }
+        let data = json!({
+            "data": {
+                "id": validated.id,
+                "type": "licenses",
+                "attributes": {
+                    "name": null,
+                    "key": license_key,
+                    "expiry": validated.expires_at.map(stamp),
+                    "status": "ACTIVE",
+                    "uses": validated.usage,
+                    "maxMachines": validated.limit_activations,
+                    "maxUses": validated.limit_usage,
+                    "metadata": {},
+                    "created": stamp(validated.created_at),
+                    "updated": stamp(validated.modified_at.unwrap_or(validated.created_at)),
+                },
+                "relationships": {
+                    "owner": {"data": {"type": "customers", "id": validated.customer_id}},
+                    "product": {"data": {"type": "benefits", "id": validated.benefit_id}},
+                    "machines": {
+                        "data": validated.activation.as_ref().map(|a| vec![json!({"type": "machines", "id": a.id})]).unwrap_or_default(),
+                    },
+                },
+            },
+            "included": included,
+            "meta": {
+                "issued": stamp(issued),
+                "expiry": stamp(expiry),
+                "ttl": (expiry - issued).num_seconds(),
+                "organization_id": org.0,
+                "kid": kid,
+                "license_key": serde_json::to_value(validated).unwrap(),
+            },
+        });
+        serde_json::to_vec(&data).unwrap()
+    }
+
+    #[test]
+    fn the_typed_document_writes_the_bytes_json_wrote() {
+        use crate::domain::customer::Customer;
+        use crate::domain::ids::{BenefitId, CustomerId, LicenseKeyId};
+        use tollgate_actors::license_key::{Activation, KeyStatus, LicenseKey};
+
+        let now = DateTime::from_timestamp_millis(1_790_000_000_123).unwrap();
+        let org = OrganizationId::new();
+        let customer = Customer::new(CustomerId::new(), org, "a@example.com".into(), now);
+        let activation = Activation {
+            id: ActivationId::new(),
+            label: "laptop".into(),
+            meta: r#"{"zeta":1,"alpha":{"y":2,"b":3}}"#.into(),
+            conditions: "{}".into(),
+            created_at: now,
+            modified_at: None,
+            deleted_at: None,
+        };
+        let mut key = LicenseKey {
+            id: LicenseKeyId::new(),
+            organization_id: org,
+            customer_id: customer.id,
+            benefit_id: BenefitId::new(),
+            created_at: now,
+            modified_at: Some(now + chrono::Duration::seconds(5)),
+            key: "ACME-1".into(),
+            status: KeyStatus::Granted,
+            limit_activations: Some(3),
+            usage: 2,
+            limit_usage: None,
+            validations: 4,
+            last_validated_at: None,
+            expires_at: Some(now + chrono::Duration::days(10)),
+            activations: vec![activation.clone()],
+            subscription_id: None,
+            order_id: None,
+            paid_until: None,
+        };
+        let expiry = now + chrono::Duration::days(2);
+        for with_activation in [true, false] {
+            let parts = crate::api::license_key::CustomerParts::from(&customer);
+            let validated =
+                ValidatedLicenseKey::new(&key, &parts, with_activation.then_some(&activation));
+            let typed =
+                serde_json::to_vec(&document(&validated, "ACME-1", org, "kid-1", now, expiry))
+                    .unwrap();
+            assert_eq!(
+                String::from_utf8(typed).unwrap(),
+                String::from_utf8(as_json_wrote_it(
+                    &validated, "ACME-1", org, "kid-1", now, expiry
+                ))
+                .unwrap()
+            );
+            key.expires_at = None;
+        }
+        let signed = serde_json::to_vec(&Signed {
+            alg: SIGNED,
+            enc: "e",
+            sig: "s",
+        })
+        .unwrap();
+        assert_eq!(signed, br#"{"alg":"base64+ed25519","enc":"e","sig":"s"}"#);
+    }
+
     #[test]
     fn the_envelope_wraps_at_sixty_and_ends_with_one_newline() {
         let body = "a".repeat(130);

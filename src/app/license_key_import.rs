@@ -275,3 +275,7 @@ fn imported_key(
         paid_until: None,
     }
 }
+
+#[cfg(test)]
+#[path = "license_key_import_tests.rs"]
+mod tests;
