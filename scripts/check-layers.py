@@ -76,8 +76,6 @@ PENDING = {
     "src/app/forms/mod.rs": {"app"},
     "src/app/forms/offers.rs": {"app"},
     "src/app/forms/sales.rs": {"app"},
-    "src/app/license_file.rs": {"app"},
-    "src/app/license_key_import.rs": {"app"},
     "src/app/portal/purchase.rs": {"app"},
     "src/app/portal/sign_in.rs": {"app"},
     "src/app/subscription.rs": {"app"},

@@ -7,7 +7,14 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use tollgate_actors::license_key::model::{ActivationToImport, ImportKeys, KeyHolder, KeyToImport};
+use tollgate_actors::license_key::KeyStatus;
+
 use super::Maybe;
+use crate::domain::ids::{BenefitId, CustomerId, OrganizationId};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 /// The most keys one import takes.
 pub const MAX_IMPORTED_KEYS: usize = 1000;
@@ -82,6 +89,167 @@ pub struct ImportedActivation {
     /// When it was made (default: the import).
     #[serde(default)]
     pub created_at: Option<DateTime<Utc>>,
+}
+
+/// Polar's activation limit range.
+const MAX_ACTIVATIONS: i64 = 50;
+
+fn key_loc(i: usize, field: &str) -> Vec<Value> {
+    loc!["body", "keys", i, field]
+}
+
+impl LicenseKeyImport {
+    /// The command, or every problem of shape at once, key by key in the request's order
+    /// (the checks that need the store are the use case's).
+    pub fn into_command(self) -> Result<ImportKeys, ApiError> {
+        let mut v = Validator::new();
+        if self.keys.is_empty() || self.keys.len() > MAX_IMPORTED_KEYS {
+            v.push(FieldError::new(
+                if self.keys.is_empty() {
+                    "too_short"
+                } else {
+                    "too_long"
+                },
+                loc!["body", "keys"],
+                "An import takes 1 to 1000 keys.",
+                Value::from(self.keys.len()),
+            ));
+        }
+        let mut keys = Vec::with_capacity(self.keys.len());
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (i, k) in self.keys.into_iter().enumerate() {
+            let again = (!seen.insert(k.key.clone())).then(|| k.key.clone());
+            let key = k.check(&mut v, i);
+            if let Some(value) = again {
+                v.push(FieldError::new(
+                    "value_error",
+                    key_loc(i, "key"),
+                    "This key is already in the request.",
+                    Value::from(value),
+                ));
+            }
+            keys.extend(key);
+        }
+        v.finish()?;
+        Ok(ImportKeys {
+            organization_id: OrganizationId(self.organization_id),
+            benefit_id: BenefitId(self.benefit_id),
+            keys,
+        })
+    }
+}
+
+fn limit(m: Maybe<i64>) -> Option<Option<i64>> {
+    match m {
+        Maybe::Absent => None,
+        Maybe::Null => Some(None),
+        Maybe::Value(n) => Some(Some(n)),
+    }
+}
+
+impl ImportedKey {
+    /// The checks of one key that need no store (pushed on `v`, which refuses the import if
+    /// any failed): the key, or none when its holder or status is missing.
+    fn check(self, v: &mut Validator, i: usize) -> Option<KeyToImport> {
+        let value = self.key.as_str();
+        if value.is_empty()
+            || value.chars().count() > MAX_KEY_CHARS
+            || value.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            v.push(FieldError::new(
+                "value_error",
+                key_loc(i, "key"),
+                "A key is 1 to 255 characters, without spaces or control characters.",
+                Value::from(value),
+            ));
+        }
+        let holder = match (self.customer_id, &self.customer_email) {
+            (Some(id), _) => Some(KeyHolder::Customer(CustomerId(id))),
+            (None, None) => {
+                v.push(FieldError::new(
+                    "missing",
+                    key_loc(i, "customer_email"),
+                    "Either customer_id or customer_email is required.",
+                    Value::Null,
+                ));
+                None
+            }
+            (None, Some(email)) => {
+                v.email(key_loc(i, "customer_email"), email);
+                Some(KeyHolder::Email(email.clone()))
+            }
+        };
+        // It may become a customer's name, which reaches message headers.
+        if let Some(name) = &self.customer_name {
+            v.header_safe(key_loc(i, "customer_name"), name);
+        }
+        let status = match self.status.as_deref() {
+            None | Some("granted") => Some(KeyStatus::Granted),
+            Some("disabled") => Some(KeyStatus::Disabled),
+            Some("revoked") => Some(KeyStatus::Revoked),
+            Some(other) => {
+                v.push(
+                    FieldError::new(
+                        "enum",
+                        key_loc(i, "status"),
+                        "Input should be 'granted', 'revoked' or 'disabled'",
+                        Value::from(other),
+                    )
+                    .with_ctx(
+                        serde_json::json!({"expected": "'granted', 'revoked' or 'disabled'"}),
+                    ),
+                );
+                None
+            }
+        };
+        if let Maybe::Value(n) = self.limit_activations {
+            v.int_range(
+                key_loc(i, "limit_activations"),
+                n,
+                Some(1),
+                Some(MAX_ACTIVATIONS),
+            );
+        }
+        if let Maybe::Value(n) = self.limit_usage {
+            v.int_range(key_loc(i, "limit_usage"), n, Some(1), None);
+        }
+        for (field, n) in [("usage", self.usage), ("validations", self.validations)] {
+            if let Some(n) = n {
+                v.int_range(key_loc(i, field), n, Some(0), None);
+            }
+        }
+        for (j, a) in self.activations.iter().enumerate() {
+            if a.label.trim().is_empty() {
+                v.push(FieldError::new(
+                    "string_too_short",
+                    loc!["body", "keys", i, "activations", j, "label"],
+                    "String should have at least 1 character",
+                    Value::from(a.label.as_str()),
+                ));
+            }
+        }
+        Some(KeyToImport {
+            key: self.key,
+            holder: holder?,
+            customer_name: self.customer_name,
+            status: status?,
+            expires_at: self.expires_at,
+            limit_activations: limit(self.limit_activations),
+            limit_usage: limit(self.limit_usage),
+            usage: self.usage.unwrap_or(0),
+            validations: self.validations.unwrap_or(0),
+            activations: self
+                .activations
+                .into_iter()
+                .map(|a| ActivationToImport {
+                    label: a.label,
+                    meta: a.meta.unwrap_or_default(),
+                    conditions: a.conditions.unwrap_or_default(),
+                    created_at: a.created_at,
+                })
+                .collect(),
+        })
+    }
 }
 
 /// What an import did.

@@ -151,6 +151,28 @@ pub struct LicenseFileRequest {
     pub encrypt: bool,
 }
 
+/// Keygen's bounds and default for a license file's life, in seconds.
+pub const MIN_TTL: i64 = 3_600;
+pub const MAX_TTL: i64 = 31_556_952;
+pub const DEFAULT_TTL: i64 = 2_629_746;
+
+impl LicenseFileRequest {
+    /// The file's life in seconds: `ttl`, or a month when left out; a 422 outside Keygen's
+    /// bounds (an hour to a year).
+    pub fn checked_ttl(&self) -> Result<i64, crate::error::ApiError> {
+        let ttl = self.ttl.unwrap_or(DEFAULT_TTL);
+        let mut v = crate::validate::Validator::new();
+        v.int_range(
+            crate::loc!["body", "ttl"],
+            ttl,
+            Some(MIN_TTL),
+            Some(MAX_TTL),
+        );
+        v.finish()?;
+        Ok(ttl)
+    }
+}
+
 /// A signed license file in Keygen's format.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct LicenseFile {
@@ -165,4 +187,29 @@ pub struct LicenseFile {
     /// After this, verifiers refuse the file.
     pub expires_at: DateTime<Utc>,
     pub ttl: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(ttl: Option<i64>) -> LicenseFileRequest {
+        LicenseFileRequest {
+            key: "ACME-1".into(),
+            organization_id: Uuid::nil(),
+            activation_id: None,
+            conditions: Default::default(),
+            ttl,
+            encrypt: false,
+        }
+    }
+
+    #[test]
+    fn ttl_bounds() {
+        assert_eq!(request(None).checked_ttl().ok(), Some(DEFAULT_TTL));
+        assert_eq!(request(Some(MIN_TTL)).checked_ttl().ok(), Some(MIN_TTL));
+        assert_eq!(request(Some(MAX_TTL)).checked_ttl().ok(), Some(MAX_TTL));
+        assert!(request(Some(MIN_TTL - 1)).checked_ttl().is_err());
+        assert!(request(Some(MAX_TTL + 1)).checked_ttl().is_err());
+    }
 }

@@ -11,29 +11,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::Value;
 use tollgate_actors::ids::derived_uuid;
-use tollgate_actors::license_key::{Activation, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::model::{ImportKeys, KeyHolder, KeyToImport};
+use tollgate_actors::license_key::{Activation, LicenseKey};
 use tollgate_storage::{Batch, Expect, StorageError};
 
-use crate::api::license_key_import::{
-    ImportedKey, ImportedKeyResult, LicenseKeyImport, LicenseKeyImportResult, MAX_IMPORTED_KEYS,
-    MAX_KEY_CHARS,
-};
-use crate::api::Maybe;
+use crate::api::license_key_import::{ImportedKeyResult, LicenseKeyImportResult};
 use crate::app::access::can_access;
 use crate::auth::Subject;
 use crate::domain::customer::{customer_by_email, normalize_email, Customer};
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, LicenseKeyId, OrganizationId};
-use crate::error::{ApiError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Invalid};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
 
 /// Keys per durable write.
 const BATCH: usize = 200;
-/// Polar's activation limit range.
-const MAX_ACTIVATIONS: i64 = 50;
 
 /// The id of an imported key: the same for the same value of the same organization.
 pub fn imported_key_id(org: OrganizationId, key: &str) -> LicenseKeyId {
@@ -48,138 +41,33 @@ enum Holder {
     New(String),
 }
 
-fn key_loc(i: usize, field: &str) -> Vec<Value> {
-    loc!["body", "keys", i, field]
-}
-
-/// The checks of one key that need no store; the holder it names.
-fn check_key(v: &mut Validator, i: usize, k: &ImportedKey) -> Option<KeyStatus> {
-    let value = k.key.as_str();
-    if value.is_empty()
-        || value.chars().count() > MAX_KEY_CHARS
-        || value.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
-        v.push(FieldError::new(
-            "value_error",
-            key_loc(i, "key"),
-            "A key is 1 to 255 characters, without spaces or control characters.",
-            Value::from(value),
-        ));
-    }
-    match (&k.customer_id, &k.customer_email) {
-        (None, None) => v.push(FieldError::new(
-            "missing",
-            key_loc(i, "customer_email"),
-            "Either customer_id or customer_email is required.",
-            Value::Null,
-        )),
-        (None, Some(email)) => {
-            v.email(key_loc(i, "customer_email"), email);
-        }
-        _ => {}
-    }
-    // It may become a customer's name, which reaches message headers.
-    if let Some(name) = &k.customer_name {
-        v.header_safe(key_loc(i, "customer_name"), name);
-    }
-    let status = match k.status.as_deref() {
-        None | Some("granted") => Some(KeyStatus::Granted),
-        Some("disabled") => Some(KeyStatus::Disabled),
-        Some("revoked") => Some(KeyStatus::Revoked),
-        Some(other) => {
-            v.push(
-                FieldError::new(
-                    "enum",
-                    key_loc(i, "status"),
-                    "Input should be 'granted', 'revoked' or 'disabled'",
-                    Value::from(other),
-                )
-                .with_ctx(serde_json::json!({"expected": "'granted', 'revoked' or 'disabled'"})),
-            );
-            None
-        }
-    };
-    if let Maybe::Value(n) = k.limit_activations {
-        v.int_range(
-            key_loc(i, "limit_activations"),
-            n,
-            Some(1),
-            Some(MAX_ACTIVATIONS),
-        );
-    }
-    if let Maybe::Value(n) = k.limit_usage {
-        v.int_range(key_loc(i, "limit_usage"), n, Some(1), None);
-    }
-    for (field, n) in [("usage", k.usage), ("validations", k.validations)] {
-        if let Some(n) = n {
-            v.int_range(key_loc(i, field), n, Some(0), None);
-        }
-    }
-    for (j, a) in k.activations.iter().enumerate() {
-        if a.label.trim().is_empty() {
-            v.push(FieldError::new(
-                "string_too_short",
-                loc!["body", "keys", i, "activations", j, "label"],
-                "String should have at least 1 character",
-                Value::from(a.label.as_str()),
-            ));
-        }
-    }
-    status
-}
-
-/// Imports `input.keys` into `input.benefit_id` for `subject`, who must reach the
-/// organization.
+/// Imports `cmd.keys` into `cmd.benefit_id` for `subject`, who must reach the
+/// organization. The keys' shape is checked (by the adapter); what needs the store is
+/// checked here, every key before anything is written (one invalid answer lists every
+/// problem, key by key).
 pub async fn import(
     state: &AppState,
     subject: Subject,
-    input: LicenseKeyImport,
-) -> Result<LicenseKeyImportResult, ApiError> {
-    let org = OrganizationId(input.organization_id);
-    let mut v = Validator::new();
-    if input.keys.is_empty() || input.keys.len() > MAX_IMPORTED_KEYS {
-        v.push(FieldError::new(
-            if input.keys.is_empty() {
-                "too_short"
-            } else {
-                "too_long"
-            },
-            loc!["body", "keys"],
-            "An import takes 1 to 1000 keys.",
-            Value::from(input.keys.len()),
-        ));
-    }
-    let mut statuses = Vec::with_capacity(input.keys.len());
-    let mut seen: HashSet<&str> = HashSet::new();
-    for (i, k) in input.keys.iter().enumerate() {
-        statuses.push(check_key(&mut v, i, k));
-        if !seen.insert(k.key.as_str()) {
-            v.push(FieldError::new(
-                "value_error",
-                key_loc(i, "key"),
-                "This key is already in the request.",
-                Value::from(k.key.as_str()),
-            ));
-        }
-    }
-    v.finish()?;
+    cmd: ImportKeys,
+) -> Result<LicenseKeyImportResult, AppError> {
+    let org = cmd.organization_id;
     if !can_access(state, subject, org).await? {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     }
-    let benefit_id = BenefitId(input.benefit_id);
+    let benefit_id = cmd.benefit_id;
     let props = crate::app::claimable_keys::key_benefit(state, org, benefit_id).await?;
 
     // Holders, and the keys already there.
-    let mut v = Validator::new();
-    let mut holders = Vec::with_capacity(input.keys.len());
+    let mut problems = Vec::new();
+    let mut holders = Vec::with_capacity(cmd.keys.len());
     let mut by_email: HashMap<String, Holder> = HashMap::new();
     let mut known: HashMap<CustomerId, bool> = HashMap::new();
-    let mut existing: Vec<Option<LicenseKey>> = Vec::with_capacity(input.keys.len());
-    for (i, k) in input.keys.iter().enumerate() {
+    let mut existing: Vec<Option<LicenseKey>> = Vec::with_capacity(cmd.keys.len());
+    for (i, k) in cmd.keys.iter().enumerate() {
         let holder =
-            match (k.customer_id, &k.customer_email) {
-                (Some(id), _) => {
-                    let id = CustomerId(id);
+            match &k.holder {
+                KeyHolder::Customer(id) => {
+                    let id = *id;
                     let ok =
                         match known.get(&id) {
                             Some(ok) => *ok,
@@ -192,16 +80,15 @@ pub async fn import(
                             }
                         };
                     if !ok {
-                        v.push(FieldError::new(
-                            "value_error",
-                            key_loc(i, "customer_id"),
+                        problems.push(Invalid::new(
+                            field!["keys", i, "customer_id"],
                             "Customer does not exist.",
-                            Value::from(id.to_string()),
+                            id.to_string(),
                         ));
                     }
                     Holder::Known(id)
                 }
-                (None, Some(email)) => {
+                KeyHolder::Email(email) => {
                     let normalized = normalize_email(email);
                     match by_email.get(&normalized) {
                         Some(h) => h.clone(),
@@ -215,22 +102,18 @@ pub async fn import(
                         }
                     }
                 }
-                // Refused by the first checks.
-                (None, None) => return Err(ApiError::internal("an imported key without a holder")),
             };
         holders.push(holder);
         let limit = match k.limit_activations {
-            Maybe::Absent => props.activations.map(|a| a.limit),
-            Maybe::Null => None,
-            Maybe::Value(n) => Some(n),
+            None => props.activations.map(|a| a.limit),
+            Some(limit) => limit,
         };
         if let Some(limit) = limit {
             if k.activations.len() as i64 > limit {
-                v.push(FieldError::new(
-                    "value_error",
-                    key_loc(i, "activations"),
+                problems.push(Invalid::new(
+                    field!["keys", i, "activations"],
                     format!("More activations than the key's limit of {limit}."),
-                    Value::from(k.activations.len()),
+                    k.activations.len() as i64,
                 ));
             }
         }
@@ -246,22 +129,23 @@ pub async fn import(
                 .lookup_unique(&LicenseKey::value_key(org, &k.key))
                 .await?;
             if taken.is_some() {
-                v.push(FieldError::new(
-                    "value_error",
-                    key_loc(i, "key"),
+                problems.push(Invalid::new(
+                    field!["keys", i, "key"],
                     "A license key with this value already exists in the organization.",
-                    Value::from(k.key.as_str()),
+                    k.key.as_str(),
                 ));
             }
         }
         existing.push(mine);
     }
-    v.finish()?;
+    if !problems.is_empty() {
+        return Err(AppError::Invalid(problems));
+    }
 
     // New customers get their ids now (one per address), with the name first given.
     let now = state.now();
     let mut new_customers: HashMap<String, Customer> = HashMap::new();
-    for (k, h) in input.keys.iter().zip(&holders) {
+    for (k, h) in cmd.keys.iter().zip(&holders) {
         if let Holder::New(email) = h {
             new_customers.entry(email.clone()).or_insert_with(|| {
                 let mut c = Customer::new(CustomerId::new(), org, email.clone(), now);
@@ -277,7 +161,7 @@ pub async fn import(
             Holder::New(email) => new_customers
                 .get(email)
                 .map(|c| c.id)
-                .ok_or_else(|| ApiError::internal("an imported holder without a customer"))?,
+                .ok_or_else(|| AppError::internal("an imported holder without a customer"))?,
         });
     }
 
@@ -285,12 +169,12 @@ pub async fn import(
         created: 0,
         unchanged: 0,
         customers_created: 0,
-        items: Vec::with_capacity(input.keys.len()),
+        items: Vec::with_capacity(cmd.keys.len()),
     };
     let mut written_customers: HashSet<CustomerId> = HashSet::new();
     let mut batch = Batch::new();
     let mut in_batch = 0;
-    for (i, k) in input.keys.iter().enumerate() {
+    for (i, k) in cmd.keys.iter().enumerate() {
         let customer = customers[i];
         if let Some(before) = &existing[i] {
             result.unchanged += 1;
@@ -310,7 +194,7 @@ pub async fn import(
                 }
             }
         }
-        let key = imported_key(k, org, benefit_id, customer, &props, statuses[i], now);
+        let key = imported_key(k, org, benefit_id, customer, &props, now);
         result.items.push(ImportedKeyResult {
             id: key.id.0,
             display_key: key.display_key(),
@@ -333,13 +217,12 @@ pub async fn import(
 
 /// A write of the import; a concurrent write of the same key or address (an import sent
 /// twice at once) is a 409: sending the import again finishes it.
-async fn commit(state: &AppState, batch: Batch) -> Result<(), ApiError> {
+async fn commit(state: &AppState, batch: Batch) -> Result<(), AppError> {
     match state.store.commit_durable(&batch).await {
         Ok(_) => Ok(()),
         Err(StorageError::Unique { .. } | StorageError::Conflict { .. }) => {
-            Err(ApiError::Conflict(
-                "Another import of these keys or customers ran at the same time; send it again."
-                    .into(),
+            Err(AppError::conflict(
+                "Another import of these keys or customers ran at the same time; send it again.",
             ))
         }
         Err(e) => Err(e.into()),
@@ -348,20 +231,15 @@ async fn commit(state: &AppState, batch: Batch) -> Result<(), ApiError> {
 
 /// The record of an imported key: the benefit's limits unless the key names its own.
 fn imported_key(
-    k: &ImportedKey,
+    k: &KeyToImport,
     org: OrganizationId,
     benefit_id: BenefitId,
     customer: CustomerId,
     props: &crate::domain::benefit::LicenseKeyProperties,
-    status: Option<KeyStatus>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> LicenseKey {
     let id = imported_key_id(org, &k.key);
-    let pick = |m: &Maybe<i64>, default: Option<i64>| match m {
-        Maybe::Absent => default,
-        Maybe::Null => None,
-        Maybe::Value(n) => Some(*n),
-    };
+    let pick = |m: Option<Option<i64>>, default: Option<i64>| m.unwrap_or(default);
     let activations = k
         .activations
         .iter()
@@ -369,8 +247,8 @@ fn imported_key(
         .map(|(j, a)| Activation {
             id: ActivationId(derived_uuid(id.0, &format!("activation:{j}"))),
             label: a.label.clone(),
-            meta: Value::Object(a.meta.clone().unwrap_or_default()).to_string(),
-            conditions: Value::Object(a.conditions.clone().unwrap_or_default()).to_string(),
+            meta: serde_json::to_string(&a.meta).unwrap_or_default(),
+            conditions: serde_json::to_string(&a.conditions).unwrap_or_default(),
             created_at: a.created_at.unwrap_or(now),
             modified_at: None,
             deleted_at: None,
@@ -384,11 +262,11 @@ fn imported_key(
         created_at: now,
         modified_at: None,
         key: k.key.clone(),
-        status: status.unwrap_or(KeyStatus::Granted),
-        limit_activations: pick(&k.limit_activations, props.activations.map(|a| a.limit)),
-        usage: k.usage.unwrap_or(0),
-        limit_usage: pick(&k.limit_usage, props.limit_usage),
-        validations: k.validations.unwrap_or(0),
+        status: k.status,
+        limit_activations: pick(k.limit_activations, props.activations.map(|a| a.limit)),
+        usage: k.usage,
+        limit_usage: pick(k.limit_usage, props.limit_usage),
+        validations: k.validations,
         last_validated_at: None,
         expires_at: k.expires_at,
         activations,
@@ -397,3 +275,7 @@ fn imported_key(
         paid_until: None,
     }
 }
+
+#[cfg(test)]
+#[path = "license_key_import_tests.rs"]
+mod tests;

@@ -115,7 +115,12 @@ pub(crate) async fn import(
     body: ValidJson<LicenseKeyImport>,
 ) -> ApiResult<web::Json<LicenseKeyImportResult>> {
     Ok(web::Json(
-        crate::app::license_key_import::import(&state, auth.subject(), body.into_inner()).await?,
+        crate::app::license_key_import::import(
+            &state,
+            auth.subject(),
+            body.into_inner().into_command()?,
+        )
+        .await?,
     ))
 }
 

@@ -101,9 +101,20 @@ async fn license_file(
     let body = body.into_inner();
     let report = super::customer_portal::limit(&state, &req, &body.organization_id, &body.key)?;
     Ok(super::customer_portal::Limited {
-        answer: crate::app::license_file::license_file(&state, body)
-            .await
-            .map(web::Json),
+        answer: make_license_file(&state, body).await.map(web::Json),
         report,
     })
+}
+
+/// The 422 of a `ttl` out of bounds, else the file.
+async fn make_license_file(state: &AppState, body: LicenseFileRequest) -> ApiResult<LicenseFile> {
+    let cmd = crate::app::license_file::MakeLicenseFile {
+        ttl: body.checked_ttl()?,
+        key: body.key,
+        organization_id: OrganizationId(body.organization_id),
+        activation_id: body.activation_id.map(crate::domain::ids::ActivationId),
+        conditions: body.conditions,
+        encrypt: body.encrypt,
+    };
+    Ok(crate::app::license_file::license_file(state, cmd).await?)
 }

@@ -267,6 +267,54 @@ pub struct KeyChanges {
     pub paid_until: Option<Option<DateTime<Utc>>>,
 }
 
+/// `POST /v1/license-keys/import`: keys a seller brings from another provider. The HTTP
+/// layer has checked their shape (1 to 1,000 keys, each value well-formed and once in the
+/// request, an e-mail address well-formed, the ranges); what needs the store (the benefit,
+/// the holders, values already taken) is the use case's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportKeys {
+    pub organization_id: OrganizationId,
+    pub benefit_id: BenefitId,
+    pub keys: Vec<KeyToImport>,
+}
+
+/// One key to import, as the other provider issued it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyToImport {
+    /// The value the buyer holds, kept exactly.
+    pub key: String,
+    pub holder: KeyHolder,
+    /// The name of a customer the import creates.
+    pub customer_name: Option<String>,
+    pub status: KeyStatus,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// `None`: the benefit's; `Some(None)`: no limit.
+    pub limit_activations: Option<Option<i64>>,
+    /// `None`: the benefit's; `Some(None)`: no limit.
+    pub limit_usage: Option<Option<i64>>,
+    pub usage: i64,
+    pub validations: i64,
+    pub activations: Vec<ActivationToImport>,
+}
+
+/// Who holds an imported key: a customer of the organization, or an e-mail address (its
+/// customer, created if there is none).
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyHolder {
+    Customer(CustomerId),
+    Email(String),
+}
+
+/// An activation another provider recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivationToImport {
+    pub label: String,
+    pub meta: JsonObject,
+    pub conditions: JsonObject,
+    /// When it was made (`None`: at the import).
+    pub created_at: Option<DateTime<Utc>>,
+}
+
 /// The statuses a key may be rotated in (Polar's `ROTATABLE_STATUSES`).
 pub const ROTATABLE: [KeyStatus; 2] = [KeyStatus::Granted, KeyStatus::Disabled];
 
