@@ -413,77 +413,43 @@ pub fn parse_price(
 /// with distinct intervals, or exactly one recurring free price, or exactly one one-time
 /// price. `input` is the `prices` list as sent, echoed in the errors.
 pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
-    let loc = crate::loc!["body", "prices"];
-    let too_short = |min: usize| {
-        FieldError::new(
-            "too_short",
-            loc.clone(),
-            format!(
-                "List should have at least {min} item after validation, not {}",
-                kinds.len()
-            ),
-            input.clone(),
-        )
-        .with_ctx(json!({"field_type": "List", "min_length": min, "actual_length": kinds.len()}))
-    };
-    let too_long = |max: usize| {
-        let unit = if max == 1 { "item" } else { "items" };
-        FieldError::new(
-            "too_long",
-            loc.clone(),
-            format!(
-                "List should have at most {max} {unit} after validation, not {}",
-                kinds.len()
-            ),
-            input.clone(),
-        )
-        .with_ctx(json!({"field_type": "List", "max_length": max, "actual_length": kinds.len()}))
-    };
-    if kinds.is_empty() {
-        v.push(too_short(1));
+    use domain::PriceSetProblem as P;
+    let Some(problem) = domain::price_set_problem(kinds) else {
         return;
-    }
-    let recurring = kinds.iter().filter(|k| k.is_recurring()).count();
-    if recurring != 0 && recurring != kinds.len() {
-        v.push(FieldError::new(
+    };
+    let loc = crate::loc!["body", "prices"];
+    let n = kinds.len();
+    v.push(match problem {
+        P::TooShort { min } => FieldError::new(
+            "too_short",
+            loc,
+            format!("List should have at least {min} item after validation, not {n}"),
+            input.clone(),
+        )
+        .with_ctx(json!({"field_type": "List", "min_length": min, "actual_length": n})),
+        P::TooLong { max } => {
+            let unit = if max == 1 { "item" } else { "items" };
+            FieldError::new(
+                "too_long",
+                loc,
+                format!("List should have at most {max} {unit} after validation, not {n}"),
+                input.clone(),
+            )
+            .with_ctx(json!({"field_type": "List", "max_length": max, "actual_length": n}))
+        }
+        P::Mixed => FieldError::new(
             "value_error",
             loc,
             "Value error, Recurring and one-time prices can't be mixed.",
             input.clone(),
-        ));
-        return;
-    }
-    if recurring == 0 {
-        if kinds.len() > 1 {
-            v.push(too_long(1));
-        }
-        return;
-    }
-    let free = kinds
-        .iter()
-        .any(|k| matches!(k, PriceKind::RecurringFree { .. }));
-    if free {
-        if kinds.len() > 1 {
-            v.push(too_long(1));
-        }
-        return;
-    }
-    if kinds.len() > 2 {
-        v.push(too_long(2));
-        return;
-    }
-    let mut intervals: Vec<domain::RecurringInterval> =
-        kinds.iter().filter_map(|k| k.interval()).collect();
-    intervals.sort_by_key(|i| i.as_str());
-    intervals.dedup();
-    if intervals.len() != kinds.len() {
-        v.push(FieldError::new(
+        ),
+        P::SameInterval => FieldError::new(
             "value_error",
             loc,
             "Value error, Only one price per interval is allowed.",
             input.clone(),
-        ));
-    }
+        ),
+    });
 }
 
 /// One variant of the `ProductPrice` union: the fields every price has, its two tags and

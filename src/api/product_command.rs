@@ -1,17 +1,18 @@
-//! The commands of the product bodies: `POST /v1/products/` as a [`NewProduct`], with its
+//! The commands of the product bodies: `POST /v1/products/` as a [`NewProduct`] and
+//! `PATCH /v1/products/{id}` as a [`ProductChange`], with their
 //! 422s (locations, messages and order as Polar's), and the readers of the fields a
 //! product body shares with an update (recurrence, trial, prices).
 
 use serde_json::Value;
 
-use super::{ProductCadenceInput, ProductCreate, NAME_MIN_CHARS};
+use super::{ProductCadenceInput, ProductCreate, ProductUpdate, NAME_MIN_CHARS};
 use crate::api::metadata::body_metadata;
 use crate::api::price::{check_price_set, parse_price, Cadence, PriceInput};
 use crate::api::Maybe;
 use crate::domain::ids::CustomFieldId;
 use crate::domain::product::{
-    AttachField, NewProduct, PriceKind, RecurringInterval, Trial, MAX_INTERVAL_COUNT,
-    MAX_TRIAL_COUNT,
+    AsSent, AttachField, NewProduct, PriceChange, PriceKind, Product, ProductChange,
+    RecurringInterval, Trial, MAX_INTERVAL_COUNT, MAX_TRIAL_COUNT,
 };
 use crate::error::{ApiError, FieldError};
 use crate::loc;
@@ -217,6 +218,67 @@ impl ProductCreate {
                     required: a.required,
                 })
                 .collect(),
+        })
+    }
+}
+
+impl ProductUpdate {
+    /// The command of this body (`raw`: the body as sent, which the price set's errors
+    /// quote), or its 422. `current`: the product changed, if the subject may see it: new
+    /// prices without `type` recur as the body says, else as the product does now (a
+    /// product sold both monthly and yearly has no single cadence: `type` is needed).
+    pub fn into_command(
+        self,
+        raw: &Value,
+        current: Option<&Product>,
+    ) -> Result<ProductChange, ApiError> {
+        let input = self;
+        let mut v = Validator::new();
+        if let Some(name) = &input.name {
+            if v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS) {
+                v.header_safe(loc!["body", "name"], name);
+            }
+        }
+        let body = body_cadence(&mut v, &input.cadence);
+        let metadata = body_metadata(&mut v, &input.metadata, true);
+        let cadence = body.cadence.or_else(|| match current {
+            Some(p) => match p.recurring_interval() {
+                Some(i) => Some(Cadence::Every(i)),
+                None if !p.is_recurring => Some(Cadence::OneTime),
+                None => None,
+            },
+            None => None,
+        });
+        let prices = match &input.prices {
+            Some(list) => parse_prices(&mut v, list, true, cadence),
+            None => None,
+        };
+        v.finish()?;
+        Ok(ProductChange {
+            name: input.name,
+            description: input.description.filter(|d| !d.is_empty()),
+            is_archived: input.is_archived,
+            metadata,
+            prices: prices.map(|ps| {
+                ps.into_iter()
+                    .map(|p| match p {
+                        PriceInput::Existing(id) => PriceChange::Keep(id),
+                        PriceInput::New(kind) => PriceChange::Add(kind),
+                    })
+                    .collect()
+            }),
+            prices_sent: AsSent::new(raw.get("prices").cloned().unwrap_or(Value::Null)),
+            recurring_interval_count: body.count,
+            trial: body.trial,
+            medias: input.medias,
+            attached_custom_fields: input.attached_custom_fields.map(|list| {
+                list.iter()
+                    .map(|a| AttachField {
+                        custom_field_id: CustomFieldId(a.custom_field_id),
+                        required: a.required,
+                    })
+                    .collect()
+            }),
         })
     }
 }

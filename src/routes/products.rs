@@ -78,8 +78,13 @@ pub(crate) async fn update(
     body: ValidJson<ProductUpdate>,
 ) -> ApiResult<web::Json<ProductView>> {
     let id: ProductId = path_id("id", &id)?;
-    let raw = body.raw.clone();
-    let product = products::update(&state, auth.subject(), id, body.into_inner(), &raw).await?;
+    // Not found is told after the body's errors, as for every other body.
+    let current = products::product_for(&state, auth.subject(), id).await;
+    let change = body
+        .value
+        .into_command(&body.raw, current.as_ref().ok().map(|p| &p.value))?;
+    current?;
+    let product = products::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(product_view(&state, &product).await?))
 }
 

@@ -496,6 +496,91 @@ pub struct AttachField {
     pub required: bool,
 }
 
+/// A change of a product (`PATCH /v1/products/{id}`), its fields' shapes checked by the
+/// adapter that read it; `None` leaves a field as it is. What needs the stored product
+/// (the resulting price set, the period's length, a trial, media and custom fields) is
+/// checked by the use case.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProductChange {
+    pub name: Option<String>,
+    /// `Some`: a new, non-empty description (an empty one leaves it as it is).
+    pub description: Option<String>,
+    pub is_archived: Option<bool>,
+    pub metadata: Option<Metadata>,
+    /// The price set: listed prices stay, new ones are added, the rest are archived.
+    pub prices: Option<Vec<PriceChange>>,
+    /// The `prices` list as sent, quoted by the refusals of the resulting set.
+    pub prices_sent: AsSent,
+    /// The length of a period, in intervals: it can only be restated, never changed.
+    pub recurring_interval_count: Option<u32>,
+    /// `Some(None)`: no trial any more.
+    pub trial: Option<Option<Trial>>,
+    /// File ids of product media (there is no file service: each is refused).
+    pub medias: Option<Vec<uuid::Uuid>>,
+    /// The custom fields to attach, in the order given.
+    pub attached_custom_fields: Option<Vec<AttachField>>,
+}
+
+/// One item of the price set of a [`ProductChange`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum PriceChange {
+    /// Keep this price of the product.
+    Keep(PriceId),
+    /// Add a price.
+    Add(PriceKind),
+}
+
+/// What a client sent for a field, kept only to be quoted back by a refusal that needs
+/// the store to decide (pydantic's `input`); opaque to the rules.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct AsSent(serde_json::Value);
+
+impl AsSent {
+    pub fn new(value: serde_json::Value) -> Self {
+        AsSent(value)
+    }
+}
+
+/// Why a set of (non-archived) prices can't be a product's: a product has 1–2 recurring
+/// fixed prices with distinct intervals, or exactly one recurring free price, or exactly
+/// one one-time price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceSetProblem {
+    /// Fewer than `min` prices.
+    TooShort { min: usize },
+    /// More than `max` prices.
+    TooLong { max: usize },
+    /// Recurring and one-time prices mixed.
+    Mixed,
+    /// Two prices of one interval.
+    SameInterval,
+}
+
+/// What is wrong with a price set, if anything (see [`PriceSetProblem`]).
+pub fn price_set_problem(kinds: &[&PriceKind]) -> Option<PriceSetProblem> {
+    if kinds.is_empty() {
+        return Some(PriceSetProblem::TooShort { min: 1 });
+    }
+    let recurring = kinds.iter().filter(|k| k.is_recurring()).count();
+    if recurring != 0 && recurring != kinds.len() {
+        return Some(PriceSetProblem::Mixed);
+    }
+    let free = kinds
+        .iter()
+        .any(|k| matches!(k, PriceKind::RecurringFree { .. }));
+    if recurring == 0 || free {
+        return (kinds.len() > 1).then_some(PriceSetProblem::TooLong { max: 1 });
+    }
+    if kinds.len() > 2 {
+        return Some(PriceSetProblem::TooLong { max: 2 });
+    }
+    let mut intervals: Vec<RecurringInterval> = kinds.iter().filter_map(|k| k.interval()).collect();
+    intervals.sort_by_key(|i| i.as_str());
+    intervals.dedup();
+    (intervals.len() != kinds.len()).then_some(PriceSetProblem::SameInterval)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,14 +5,8 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use serde_json::Value;
 use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::api::metadata::body_metadata;
-use crate::api::price::{check_price_set, Cadence, PriceInput};
-use crate::api::product::{
-    body_cadence, parse_prices, refuse_one_time_trial, ProductUpdate, NAME_MIN_CHARS,
-};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::{
     compare_times, directed, filtered_page, nulls_last, sorted_page_of, KeyOrder,
@@ -21,15 +15,14 @@ use crate::app::paging::{ListParams, Sorting};
 use crate::auth::Subject;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
-use crate::domain::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
+use crate::domain::ids::{BenefitId, OrganizationId, PriceId, ProductId};
 use crate::domain::product::{
-    AttachField, AttachedCustomField, NewProduct, Price, PriceKind, Product, ProductSort,
-    PRODUCT_BY_BENEFIT,
+    price_set_problem, AsSent, AttachField, AttachedCustomField, NewProduct, Price, PriceChange,
+    PriceKind, PriceSetProblem, Product, ProductChange, ProductSort, PRODUCT_BY_BENEFIT,
 };
-use crate::error::{ApiError, AppError, FieldError, Invalid};
+use crate::error::{AppError, Given, Invalid};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
-use crate::{field, loc};
 
 use super::found;
 
@@ -233,16 +226,6 @@ async fn attached_fields(
     Ok(out)
 }
 
-/// The refusals of a use case not yet on commands (an update), as its validator's.
-fn push_invalid(v: &mut Validator, invalid: Vec<Invalid>) {
-    if invalid.is_empty() {
-        return;
-    }
-    if let ApiError::Validation(errors) = ApiError::from(AppError::Invalid(invalid)) {
-        errors.into_iter().for_each(|e| v.push(e));
-    }
-}
-
 fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
     Price {
         id: PriceId::new(),
@@ -299,42 +282,44 @@ pub async fn create(
 }
 
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
-/// other non-archived price is archived. The resulting set must be a valid price set.
+/// other non-archived price is archived. The resulting set must be a valid price set; the
+/// refusals (quoting `sent`, the list as sent) are pushed on `invalid`.
 fn apply_prices(
-    v: &mut Validator,
+    invalid: &mut Vec<Invalid>,
     product: &mut Product,
-    inputs: &[PriceInput],
-    raw: &Value,
+    changes: &[PriceChange],
+    sent: &AsSent,
     now: chrono::DateTime<chrono::Utc>,
 ) {
-    if inputs.is_empty() {
-        v.push(FieldError::new(
-            "too_short",
-            loc!["body", "prices"],
-            "At least one price is required.",
-            raw.clone(),
-        ));
+    if changes.is_empty() {
+        invalid.push(
+            Invalid::new(
+                field!["prices"],
+                "At least one price is required.",
+                Given::of(sent),
+            )
+            .kind("too_short"),
+        );
         return;
     }
     let mut kept: HashSet<PriceId> = HashSet::new();
     let mut added: Vec<PriceKind> = Vec::new();
     let mut unknown = false;
-    for (i, input) in inputs.iter().enumerate() {
-        match input {
-            PriceInput::Existing(id) => {
+    for (i, change) in changes.iter().enumerate() {
+        match change {
+            PriceChange::Keep(id) => {
                 if product.active_price(*id).is_some() {
                     kept.insert(*id);
                 } else {
                     unknown = true;
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "prices", i],
+                    invalid.push(Invalid::new(
+                        field!["prices", i],
                         "Price does not exist.",
-                        Value::from(id.to_string()),
+                        id.0,
                     ));
                 }
             }
-            PriceInput::New(kind) => added.push(kind.clone()),
+            PriceChange::Add(kind) => added.push(kind.clone()),
         }
     }
     if unknown {
@@ -346,8 +331,8 @@ fn apply_prices(
         .map(|p| &p.kind)
         .chain(added.iter())
         .collect();
-    check_price_set(v, &resulting, raw);
-    if v.has_errors() {
+    if let Some(problem) = price_set_problem(&resulting) {
+        invalid.push(price_set_refusal(problem, resulting.len(), sent));
         return;
     }
     for price in product.prices.iter_mut() {
@@ -363,98 +348,109 @@ fn apply_prices(
     product.is_recurring = recurring;
 }
 
+/// The refusal of a resulting price set of `n` prices (pydantic's list errors).
+fn price_set_refusal(problem: PriceSetProblem, n: usize, sent: &AsSent) -> Invalid {
+    let at = |msg: String| Invalid::new(field!["prices"], msg, Given::of(sent));
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    match problem {
+        PriceSetProblem::TooShort { min } => at(format!(
+            "List should have at least {min} item after validation, not {n}"
+        ))
+        .kind("too_short")
+        .with_ctx("field_type", "List")
+        .with_ctx("min_length", u32::try_from(min).unwrap_or(u32::MAX))
+        .with_ctx("actual_length", n32),
+        PriceSetProblem::TooLong { max } => {
+            let unit = if max == 1 { "item" } else { "items" };
+            at(format!(
+                "List should have at most {max} {unit} after validation, not {n}"
+            ))
+            .kind("too_long")
+            .with_ctx("field_type", "List")
+            .with_ctx("max_length", u32::try_from(max).unwrap_or(u32::MAX))
+            .with_ctx("actual_length", n32)
+        }
+        PriceSetProblem::Mixed => {
+            at("Value error, Recurring and one-time prices can't be mixed.".into())
+        }
+        PriceSetProblem::SameInterval => {
+            at("Value error, Only one price per interval is allowed.".into())
+        }
+    }
+}
+
 /// Changes a product: name, description, archived, metadata, its price set (listed prices
-/// stay, new ones are added, the rest archived), its attached custom fields. `raw`: the
-/// request body as sent.
+/// stay, new ones are added, the rest archived), its attached custom fields. The rules
+/// that need the stored product are checked here, in the order of Polar's 422.
 pub async fn update(
     state: &AppState,
     subject: Subject,
     id: ProductId,
-    input: ProductUpdate,
-    raw: &Value,
-) -> Result<Product, ApiError> {
-    let mut v = Validator::new();
-    if let Some(name) = &input.name {
-        if v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS) {
-            v.header_safe(loc!["body", "name"], name);
-        }
-    }
-    let body = body_cadence(&mut v, &input.cadence);
-    let said = body.cadence;
-    let metadata = body_metadata(&mut v, &input.metadata, true);
-    let raw_prices = raw.get("prices").cloned().unwrap_or(Value::Null);
-    // Not found is told after the body's errors, as for every other body.
-    let stored = product_for(state, subject, id).await;
-    // New prices without `type` recur as the body says, else as the product does now (a
-    // product sold both monthly and yearly has no single cadence: `type` is needed).
-    let cadence = said.or_else(|| match &stored {
-        Ok(p) => match p.value.recurring_interval() {
-            Some(i) => Some(Cadence::Every(i)),
-            None if !p.value.is_recurring => Some(Cadence::OneTime),
-            None => None,
-        },
-        Err(_) => None,
-    });
-    let prices = match &input.prices {
-        Some(list) => parse_prices(&mut v, list, true, cadence),
-        None => None,
-    };
-    v.finish()?;
-    stored?;
+    change: ProductChange,
+) -> Result<Product, AppError> {
+    product_for(state, subject, id).await?;
     let now = state.now();
     let updated = state
         .store
-        .update::<Product, ApiError>(&id.key(), async |current| {
+        .update::<Product, AppError>(&id.key(), async |current| {
             let mut product = current.clone();
-            let mut v = Validator::new();
-            if let Some(inputs) = &prices {
-                apply_prices(&mut v, &mut product, inputs, &raw_prices, now);
+            let mut invalid = Vec::new();
+            if let Some(changes) = &change.prices {
+                apply_prices(
+                    &mut invalid,
+                    &mut product,
+                    changes,
+                    &change.prices_sent,
+                    now,
+                );
             }
             // A period's length is what subscriptions were sold at: it never changes.
-            if let Some(count) = body.count {
+            if let Some(count) = change.recurring_interval_count {
                 if count != product.recurring_interval_count {
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body", "recurring_interval_count"],
+                    invalid.push(Invalid::new(
+                        field!["recurring_interval_count"],
                         "The billing interval count of a product cannot be changed.",
-                        Value::from(count),
+                        count,
                     ));
                 }
             }
-            match body.trial {
-                Some(Some(_)) if !product.is_recurring => {
-                    refuse_one_time_trial(&mut v, &input.cadence)
+            match change.trial {
+                Some(Some(trial)) if !product.is_recurring => {
+                    let msg = "Trial configuration is only supported on recurring products.";
+                    invalid.push(Invalid::new(
+                        field!["trial_interval"],
+                        msg,
+                        trial.interval.as_str(),
+                    ));
+                    invalid.push(Invalid::new(
+                        field!["trial_interval_count"],
+                        msg,
+                        trial.count,
+                    ));
                 }
                 Some(trial) => product.trial = trial,
                 None => {}
             }
-            if let Some(medias) = &input.medias {
-                push_invalid(&mut v, check_medias(medias));
+            if let Some(medias) = &change.medias {
+                invalid.extend(check_medias(medias));
             }
-            if let Some(list) = &input.attached_custom_fields {
-                let list: Vec<AttachField> = list
-                    .iter()
-                    .map(|a| AttachField {
-                        custom_field_id: CustomFieldId(a.custom_field_id),
-                        required: a.required,
-                    })
-                    .collect();
-                let mut invalid = Vec::new();
+            if let Some(list) = &change.attached_custom_fields {
                 product.attached_custom_fields =
-                    attached_fields(state, &mut invalid, product.organization_id, &list).await?;
-                push_invalid(&mut v, invalid);
+                    attached_fields(state, &mut invalid, product.organization_id, list).await?;
             }
-            v.finish()?;
-            if let Some(name) = &input.name {
+            if !invalid.is_empty() {
+                return Err(AppError::Invalid(invalid));
+            }
+            if let Some(name) = &change.name {
                 product.name = name.clone();
             }
-            if let Some(d) = input.description.as_ref().filter(|d| !d.is_empty()) {
+            if let Some(d) = &change.description {
                 product.description = Some(d.clone());
             }
-            if let Some(archived) = input.is_archived {
+            if let Some(archived) = change.is_archived {
                 product.is_archived = archived;
             }
-            if let Some(m) = &metadata {
+            if let Some(m) = &change.metadata {
                 product.metadata = m.clone();
             }
             product.modified_at = Some(now);
@@ -534,3 +530,7 @@ pub async fn update_benefits(
         .await?;
     found(updated)
 }
+
+#[cfg(test)]
+#[path = "products_tests.rs"]
+mod tests;

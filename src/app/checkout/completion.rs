@@ -26,7 +26,7 @@ use crate::domain::ids::{
 };
 use crate::domain::order::Order;
 use crate::domain::product::Product;
-use crate::error::{ApiError, AppError, Code};
+use crate::error::{AppError, Code};
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
 
@@ -400,7 +400,7 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppErr
         })
     };
     match outcome {
-        Ok(outcome) => record_outcome(state, &checkout, outcome).await,
+        Ok(outcome) => apply_outcome(state, &checkout, outcome).await,
         Err(e) => {
             state.metrics.payment("error");
             // Left confirmed: recovery (or the processor's webhook) settles it later.
@@ -441,21 +441,8 @@ fn charge_request(c: &Checkout) -> Result<ChargeRequest, AppError> {
 /// Records what the processor said about a confirmed checkout's payment: paid → the
 /// purchase is completed (exactly once, whoever gets there first); under way → the intent
 /// is recorded and the checkout stays confirmed; declined → it is open again and the
-/// answer is 400 `PaymentError`. (The processor's events call it: [`record_outcome`] as
-/// an `ApiError` until they are typed.)
+/// answer is `Code::PaymentError` (400). The processor's typed events call it too.
 pub async fn apply_outcome(
-    state: &AppState,
-    checkout: &Checkout,
-    outcome: ChargeOutcome,
-) -> Result<Checkout, ApiError> {
-    record_outcome(state, checkout, outcome)
-        .await
-        .map_err(ApiError::from)
-}
-
-/// Records what the processor said about a confirmed checkout's payment (see
-/// [`apply_outcome`]).
-async fn record_outcome(
     state: &AppState,
     checkout: &Checkout,
     outcome: ChargeOutcome,

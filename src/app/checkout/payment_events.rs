@@ -86,11 +86,7 @@ async fn payment_settled(
     if !applies {
         return Ok(());
     }
-    // `AppError::from`: whichever error the checkout's completion answers with.
-    match super::apply_outcome(state, &checkout, outcome)
-        .await
-        .map_err(AppError::from)
-    {
+    match super::apply_outcome(state, &checkout, outcome).await {
         Ok(_) => Ok(()),
         Err(e) if e.code() == Code::PaymentError => Ok(()),
         Err(e) => Err(e),

@@ -161,8 +161,12 @@ pub async fn update_product(
     }
     let updated = async {
         let body = input::<ProductUpdate>(raw)?;
-        let raw = body.raw.clone();
-        products::update(state, subject, id, body.into_inner(), &raw).await
+        let current = products::product_for(state, subject, id).await;
+        let change = body
+            .value
+            .into_command(&body.raw, current.as_ref().ok().map(|p| &p.value))?;
+        current?;
+        Ok(products::update(state, subject, id, change).await?)
     }
     .await;
     updated.map_err(|e| explain_amounts(e, Currency::DEFAULT, &form.amounts()))
