@@ -79,8 +79,6 @@ PENDING = {
     "src/app/license_file.rs": {"app"},
     "src/app/license_key_import.rs": {"app"},
     "src/app/subscription.rs": {"app"},
-    "src/web/account/mod.rs": {"barrier"},
-    "src/web/dashboard/orders.rs": {"barrier"},
 }
 
 
