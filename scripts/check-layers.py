@@ -74,11 +74,7 @@ PENDING = {
     "src/app/forms/mod.rs": {"app"},
     "src/app/forms/offers.rs": {"app"},
     "src/app/forms/sales.rs": {"app"},
-    "src/app/portal/purchase.rs": {"app"},
-    "src/app/portal/sign_in.rs": {"app"},
     "src/app/subscription.rs": {"app"},
-    "src/web/account/mod.rs": {"barrier"},
-    "src/web/dashboard/orders.rs": {"barrier"},
 }
 
 

@@ -188,6 +188,23 @@ pub async fn narrow(
     }
 }
 
+/// Signs up `user` (a new account, its password hashed already): `true` if it was
+/// stored, `false` if its address has an account already (then nothing is written, but
+/// the answer waits as long as a durable write would, so that sign-up does not tell who
+/// has an account).
+pub async fn sign_up(state: &AppState, user: &crate::domain::user::User) -> Result<bool, AppError> {
+    use crate::auth::service::{create_user, UserError};
+    match create_user(&state.store, user).await {
+        Ok(()) => Ok(true),
+        Err(UserError::EmailTaken) => {
+            // What a successful write waits for: a flush of the store's log.
+            state.store.read_barrier().await?;
+            Ok(false)
+        }
+        Err(UserError::Storage(e)) => Err(e.into()),
+    }
+}
+
 #[cfg(test)]
 #[path = "access_tests.rs"]
 mod tests;

@@ -239,29 +239,20 @@ pub async fn create(
     Ok(refund)
 }
 
-/// Ends the subscription of a refunded order. Until the subscriptions' use cases offer a
-/// typed cancel and revoke, this goes through their general change with the change it
-/// would be asked on the wire (`revoke` or `cancel_at_period_end`).
+/// Ends the subscription of a refunded order: revoked now, or canceled at its period end.
 async fn end_subscription(
     state: &AppState,
     subject: Subject,
     sub: SubscriptionId,
     end: EndSubscription,
 ) -> Result<(), AppError> {
-    let change = match end {
-        EndSubscription::Now => crate::api::subscription::SubscriptionUpdate {
-            revoke: Some(true),
-            ..Default::default()
-        },
-        EndSubscription::AtPeriodEnd => crate::api::subscription::SubscriptionUpdate {
-            cancel_at_period_end: Some(true),
-            ..Default::default()
-        },
+    let command = match end {
+        EndSubscription::Now => crate::app::subscription::CancelSubscription::now(),
+        EndSubscription::AtPeriodEnd => {
+            crate::app::subscription::CancelSubscription::at_period_end()
+        }
     };
-    match crate::app::subscription::update(state, subject, sub, change)
-        .await
-        .map_err(AppError::from)
-    {
+    match crate::app::subscription::cancel(state, subject, sub, command).await {
         // Already canceled or ended: nothing more to end.
         Ok(_) => Ok(()),
         Err(e) if matches!(e.code(), Code::NotPermitted | Code::BadRequest) => Ok(()),

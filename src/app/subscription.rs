@@ -704,19 +704,6 @@ pub async fn change(
     Ok(updated)
 }
 
-/// Transitional, for the callers that still forge a `PATCH` body (`app/forms/sales.rs`):
-/// the body parsed into its command by `crate::api`, then [`change`] as the seller. Goes
-/// once they build a [`SubscriptionChange`] themselves.
-pub async fn update(
-    state: &AppState,
-    subject: Subject,
-    id: SubscriptionId,
-    input: crate::api::subscription::SubscriptionUpdate,
-) -> Result<Subscription, crate::error::ApiError> {
-    let command = input.into_command()?;
-    Ok(change(state, subject, id, command, Toggler::Seller).await?)
-}
-
 #[cfg(test)]
 #[path = "subscription_tests.rs"]
 mod tests;

@@ -41,7 +41,9 @@ pub async fn subscription_action(
         other => json!({ "cancel_at_period_end": other }),
     };
     let body = input::<SubscriptionUpdate>(raw)?;
-    crate::app::subscription::update(state, subject, id, body.into_inner()).await
+    let command = body.into_inner().into_command()?;
+    let by = crate::app::subscription::Toggler::Seller;
+    Ok(crate::app::subscription::change(state, subject, id, command, by).await?)
 }
 
 // ---------------------------------------------------------------------------------------

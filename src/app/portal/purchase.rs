@@ -11,7 +11,7 @@ use crate::domain::benefit_grant::BenefitGrant;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{CheckoutId, CustomerId, OrderId, SubscriptionId};
 use crate::domain::order::Order;
-use crate::error::ApiError;
+use crate::error::AppError;
 
 /// The records a checkout's purchase made (their ids derive from the checkout's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,15 +82,12 @@ pub fn subscription_of_checkout(id: CheckoutId) -> SubscriptionId {
 }
 
 /// Polar's 403 for what a limited session may not do.
-pub fn beyond_purchase() -> ApiError {
-    ApiError::Named {
-        status: 403,
-        error: "NotPermitted",
-        detail: "This session was opened by a checkout and reaches only that purchase. \
-                 Sign in to the customer portal with the code sent to your e-mail address \
-                 for the rest."
-            .into(),
-    }
+pub fn beyond_purchase() -> AppError {
+    AppError::not_permitted(
+        "This session was opened by a checkout and reaches only that purchase. \
+         Sign in to the customer portal with the code sent to your e-mail address \
+         for the rest.",
+    )
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use crate::domain::customer::{customer_by_email, normalize_email, Customer};
 use crate::domain::customer_session::{CustomerSession, CustomerSessionCode};
 use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::domain::organization::Organization;
-use crate::error::ApiError;
+use crate::error::{AppError, Code};
 use crate::state::AppState;
 
 /// A session opened: the token (shown once) and its record.
@@ -34,12 +34,11 @@ pub struct Opened {
 }
 
 /// Polar's 401 for a code that does not sign in.
-pub fn invalid_code() -> ApiError {
-    ApiError::Named {
-        status: 401,
-        error: "CustomerSessionCodeInvalidOrExpired",
-        detail: "This customer session code is invalid or has expired.".into(),
-    }
+pub fn invalid_code() -> AppError {
+    AppError::new(
+        Code::CustomerSessionCodeInvalidOrExpired,
+        "This customer session code is invalid or has expired.",
+    )
 }
 
 /// A fresh code: [`CustomerSessionCode::LENGTH`] characters of its alphabet.
@@ -105,7 +104,7 @@ pub async fn request_code(
     org: OrganizationId,
     email: &str,
     client: std::net::IpAddr,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let started = std::time::Instant::now();
     state.limits.portal_code_reset(client, &org.uuid(), email);
     let sent = send_code(state, org, email).await;
@@ -119,14 +118,14 @@ pub async fn resend_keys(
     state: &AppState,
     org: OrganizationId,
     email: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let started = std::time::Instant::now();
     let sent = crate::app::mail::resend_keys(state, org, email).await;
     pad_answer(state, started).await;
-    Ok(sent?)
+    sent
 }
 
-async fn send_code(state: &AppState, org: OrganizationId, email: &str) -> Result<(), ApiError> {
+async fn send_code(state: &AppState, org: OrganizationId, email: &str) -> Result<(), AppError> {
     let Some(organization) = state
         .store
         .get::<Organization>(&org.key())
@@ -173,7 +172,7 @@ async fn send_code(state: &AppState, org: OrganizationId, email: &str) -> Result
             Err(e) => return Err(e.into()),
         }
     }
-    Err(ApiError::Unavailable)
+    Err(AppError::unavailable())
 }
 
 /// Where a typed code must belong: the sign-in page knows the organization and the
@@ -195,7 +194,7 @@ pub async fn authenticate(
     state: &AppState,
     typed: &str,
     expected: Option<Expected<'_>>,
-) -> Result<Opened, ApiError> {
+) -> Result<Opened, AppError> {
     if let Some(e) = expected {
         if state
             .limits
@@ -269,7 +268,7 @@ pub async fn authenticate(
 pub async fn session_of(
     state: &AppState,
     token: &str,
-) -> Result<Option<(CustomerSession, Customer)>, ApiError> {
+) -> Result<Option<(CustomerSession, Customer)>, AppError> {
     if !token.starts_with(CUSTOMER_SESSION_PREFIX) {
         return Ok(None);
     }
@@ -302,7 +301,7 @@ pub async fn session_of(
 }
 
 /// A live customer of a visible organization.
-pub async fn customer_of(state: &AppState, id: CustomerId) -> Result<Option<Customer>, ApiError> {
+pub async fn customer_of(state: &AppState, id: CustomerId) -> Result<Option<Customer>, AppError> {
     let Some(c) = state.store.get::<Customer>(&id.key()).await? else {
         return Ok(None);
     };
@@ -318,9 +317,13 @@ pub async fn customer_of(state: &AppState, id: CustomerId) -> Result<Option<Cust
 }
 
 /// Ends a session (the portal's sign-out): its record is deleted.
-pub async fn end_session(state: &AppState, session: &CustomerSession) -> Result<(), ApiError> {
+pub async fn end_session(state: &AppState, session: &CustomerSession) -> Result<(), AppError> {
     let mut batch = Batch::new();
     batch.delete::<CustomerSession>(&session.id.key(), Expect::Any);
     state.store.commit_durable(&batch).await?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "sign_in_tests.rs"]
+mod tests;

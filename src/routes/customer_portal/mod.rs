@@ -85,7 +85,7 @@ pub(super) async fn signed_in<R>(
 ) -> Result<crate::domain::customer::Customer, ApiError> {
     match auth.subject() {
         Subject::Customer(_) => Ok(reader(state, auth).await?.0),
-        Subject::Purchase(..) => Err(beyond_purchase()),
+        Subject::Purchase(..) => Err(beyond_purchase().into()),
         _ => Err(ApiError::Bearer(crate::error::BearerError::InvalidToken)),
     }
 }
@@ -341,7 +341,7 @@ async fn rotate(
     let id: LicenseKeyId = path_id("id", &id)?;
     let customer = match auth.subject() {
         Subject::Customer(customer) => customer,
-        Subject::Purchase(..) => return Err(beyond_purchase()),
+        Subject::Purchase(..) => return Err(beyond_purchase().into()),
         _ => return Err(ApiError::not_found()),
     };
     Ok(web::Json(

@@ -59,7 +59,8 @@ async fn authenticate(
             web::Json(CustomerSessionCodeAuthenticateResponse {
                 token: opened.token,
             })
-        });
+        })
+        .map_err(ApiError::from);
     Ok(Limited { answer, report })
 }
 

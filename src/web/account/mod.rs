@@ -17,7 +17,7 @@ use tollgate_storage::{Batch, Expect, Stored};
 
 use crate::app::access::{is_member, user_organizations};
 use crate::auth::password;
-use crate::auth::service::{create_user, new_user, UserError};
+use crate::auth::service::new_user;
 use crate::auth::tokens::AUTHORIZATION_CODE_PREFIX;
 use crate::auth::ScopeSet;
 use crate::credentials::bearer::find_client;
@@ -873,14 +873,8 @@ async fn signup(
         }
     };
     let user = new_user(&email, Some(hash), false, state.now());
-    match create_user(&state.store, &user).await {
-        Ok(()) => {}
-        Err(UserError::EmailTaken) => {
-            tracing::info!("sign-up with an address that has an account; nothing created");
-            // What a successful write waits for: a flush of the store's log.
-            state.store.read_barrier().await?;
-        }
-        Err(UserError::Storage(e)) => return Err(e.into()),
+    if !crate::app::access::sign_up(&state, &user).await? {
+        tracing::info!("sign-up with an address that has an account; nothing created");
     }
     Ok(see_other(
         &format!("/oauth2/login?signed_up=1&next={}", encode(&next)),

@@ -10,7 +10,7 @@ use super::{
 use crate::app::catalog::products::product_for;
 use crate::app::forms::{self, RefundForm, SubscriptionActionForm};
 use crate::app::orders::{self, order_for, OrderFilter};
-use crate::app::subscription::{self, subscription_for, SubscriptionFilter};
+use crate::app::subscription::{self, SubscriptionFilter};
 use crate::domain::customer::Customer;
 use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
 use crate::domain::mail::MailMessage;
@@ -337,8 +337,7 @@ struct SubscriptionPage {
 /// A subscription of the page's organization (else 404).
 async fn subscription_of(dash: &Dash, layout: &Layout, id: &str) -> Result<Subscription, Fail> {
     let id: SubscriptionId = path_id("id", id)?;
-    dash.state.store.read_barrier().await?;
-    let sub = subscription_for(&dash.state, dash.subject(), id)
+    let sub = subscription::get(&dash.state, dash.subject(), id)
         .await
         .map_err(crate::error::ApiError::from)?;
     of_org(layout, sub.organization_id, sub)

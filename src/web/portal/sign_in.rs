@@ -12,7 +12,7 @@
 //!   sets the cookie and redirects to the overview, so the token leaves the address bar;
 //!   any other token shows the sign-in page with **401**.
 
-use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
@@ -193,7 +193,7 @@ pub async fn session(
                 let c = session_cookie(&state, opened.token, opened.session.expires_at);
                 Ok(see_other(&p.seller.at("/overview"), vec![c]))
             }
-            Err(e) if e.status_code() == actix_web::http::StatusCode::UNAUTHORIZED => {
+            Err(e) if e.code() == crate::error::Code::CustomerSessionCodeInvalidOrExpired => {
                 let page = SignInPage::new(&p, "code", email).with_error(
                     "This code is wrong, has expired or was used already. Check the latest e-mail, or ask for a new code.",
                 );
