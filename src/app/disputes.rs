@@ -165,7 +165,9 @@ pub async fn from_processor(state: &AppState, update: &DisputeUpdate) -> Result<
         batch.put(&d, expect)?;
         match state.store.commit_durable(&batch).await {
             Ok(_) => break d.status == DisputeStatus::Lost && d.revoked_at.is_none(),
-            Err(StorageError::Conflict { .. }) => continue,
+            // Another delivery wrote it first (a new dispute's processor id is unique): read
+            // it again and decide on what it holds.
+            Err(StorageError::Conflict { .. } | StorageError::Unique { .. }) => continue,
             Err(e) => return Err(e.into()),
         }
     };

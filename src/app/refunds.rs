@@ -564,9 +564,10 @@ pub async fn from_processor(state: &AppState, refund: &RefundUpdate) -> Result<(
         batch.put(&r, Expect::Absent)?;
         match state.store.commit_durable(&batch).await {
             Ok(_) => return Ok(()),
-            // Another delivery recorded it meanwhile (the unique processor id), or the
-            // order changed: look again.
-            Err(StorageError::Conflict { .. }) => {
+            // Another delivery recorded it meanwhile (the unique processor id: `Unique`
+            // when both read the same order, `Conflict` when it moved the order first), or
+            // the order changed: look again.
+            Err(StorageError::Conflict { .. } | StorageError::Unique { .. }) => {
                 if state
                     .store
                     .lookup_unique(&processor_key(pid))
