@@ -66,6 +66,7 @@ pub mod portal;
 pub mod refunds;
 pub mod subscription;
 #[cfg(test)]
+#[path = "testing_tests.rs"]
 pub mod testing;
 pub mod tokens;
 pub mod views;

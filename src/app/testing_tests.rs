@@ -1,4 +1,3 @@
-#![cfg(test)]
 //! For the use cases' unit tests: the application's state over a temporary store, built as
 //! the server builds it (registries, caches, jobs) but never sent a request, and a seller
 //! with an organization to act as.
