@@ -74,7 +74,6 @@ PENDING = {
     "src/app/forms/mod.rs": {"app"},
     "src/app/forms/offers.rs": {"app"},
     "src/app/forms/sales.rs": {"app"},
-    "src/app/subscription.rs": {"app"},
 }
 
 

@@ -679,12 +679,9 @@ pub async fn change(
         _ => false,
     };
     if toggles && current.ended_at.is_none() {
-        // The refusal carries its Retry-After and rate-limit headers, which only the HTTP
-        // error can say (AppError has no place for them yet).
-        state
-            .limits
-            .subscription_cancel(&(id, by))
-            .map_err(crate::error::ApiError::from)?;
+        // The refusal carries the policy and when to retry (Retry-After and the
+        // rate-limit fields over HTTP).
+        state.limits.subscription_cancel(&(id, by))?;
     }
     let mut updated = state
         .subscriptions

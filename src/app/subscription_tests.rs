@@ -108,3 +108,37 @@ fn already_canceled_answers_by_context_from_one_mapping() {
         Code::NotFound
     );
 }
+
+#[actix_web::test]
+async fn toggling_over_the_limit_is_refused_with_when_to_retry() {
+    let app = testing::app().await;
+    let (org, subject) = testing::seller(&app).await;
+    let s = live_subscription(&app, org).await;
+    let quota = app
+        .settings
+        .rate_limits
+        .subscription_cancels_per_subscription;
+    let mut refused = None;
+    // Each cancel and uncancel that changes something counts; nothing else does.
+    for i in 0..(2 * quota.requests + 2) {
+        let answer = if i % 2 == 0 {
+            cancel(&app, subject, s.id, CancelSubscription::at_period_end()).await
+        } else {
+            uncancel(&app, subject, s.id).await
+        };
+        if let Err(e) = answer {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (i, err) = refused.expect("refused once over the quota");
+    assert_eq!(i, quota.requests, "the toggle after the quota is refused");
+    assert_eq!(err.code(), Code::TooManyRequests);
+    let crate::error::AppError::Limited(denied) = &err else {
+        panic!("a rate-limit refusal carries its policy: {err:?}");
+    };
+    assert!(denied.retry_after_secs > 0);
+    // Over HTTP: 429 with Retry-After, as before.
+    let http = crate::error::ApiError::from(err);
+    assert_eq!(http.code(), Code::TooManyRequests);
+}

@@ -147,6 +147,9 @@ pub enum AppError {
     },
     /// Fields of the command that break a rule (every one found).
     Invalid(Vec<Invalid>),
+    /// Over a rate limit (`Code::TooManyRequests`): the policies that applied and when to
+    /// try again, which the adapter answers as `Retry-After` and the rate-limit fields.
+    Limited(Box<crate::limits::Denied>),
     /// An HTTP error of code not yet moved to commands and codes (while issue 45's move
     /// goes on; nothing in `crate::app` builds one once it is done).
     #[doc(hidden)]
@@ -167,6 +170,7 @@ impl AppError {
         match self {
             AppError::Refused { code, .. } => *code,
             AppError::Invalid(_) => Code::Invalid,
+            AppError::Limited(_) => Code::TooManyRequests,
             AppError::Http(e) => e.code(),
         }
     }
@@ -175,6 +179,7 @@ impl AppError {
     pub fn detail(&self) -> &str {
         match self {
             AppError::Refused { detail, .. } => detail,
+            AppError::Limited(_) => "Too many requests; retry later.",
             AppError::Invalid(_) | AppError::Http(_) => "",
         }
     }
@@ -183,7 +188,7 @@ impl AppError {
     pub fn reason(&self) -> Option<&'static str> {
         match self {
             AppError::Refused { reason, .. } => *reason,
-            AppError::Invalid(_) | AppError::Http(_) => None,
+            AppError::Invalid(_) | AppError::Limited(_) | AppError::Http(_) => None,
         }
     }
 
@@ -264,6 +269,7 @@ impl std::fmt::Display for AppError {
         match self {
             AppError::Refused { code, detail, .. } => write!(f, "{}: {detail}", code.name()),
             AppError::Http(e) => write!(f, "{e}"),
+            AppError::Limited(d) => write!(f, "TooManyRequests: retry in {} s", d.retry_after_secs),
             AppError::Invalid(items) => {
                 write!(f, "invalid:")?;
                 for i in items {
@@ -280,6 +286,12 @@ impl std::error::Error for AppError {}
 impl From<super::ApiError> for AppError {
     fn from(e: super::ApiError) -> Self {
         AppError::Http(Box::new(e))
+    }
+}
+
+impl From<crate::limits::Denied> for AppError {
+    fn from(d: crate::limits::Denied) -> Self {
+        AppError::Limited(Box::new(d))
     }
 }
 
