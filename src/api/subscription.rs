@@ -17,8 +17,10 @@ use crate::api::free_form::CustomFieldValue;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::domain::ids::{PriceId, ProductId};
-use crate::domain::subscription_change::{CancelSubscription, PlanRequest, SubscriptionChange};
+use crate::domain::ids::{CustomerId, PriceId, ProductId};
+use crate::domain::subscription_change::{
+    CancelSubscription, NewSubscription, PlanRequest, Subscriber, SubscriptionChange,
+};
 use crate::error::{ApiError, FieldError};
 use crate::loc;
 use tollgate_actors::subscription::{self as domain, Subscription};
@@ -718,5 +720,53 @@ mod tests {
             "product_id": "not even a uuid"
         }))
         .is_err());
+    }
+}
+
+/// `POST /v1/subscriptions/`: a free subscription the seller starts for an existing
+/// customer (Polar's `SubscriptionCreateCustomer` | `SubscriptionCreateExternalCustomer`).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct SubscriptionCreate {
+    /// A recurring product whose price is free.
+    pub product_id: Uuid,
+    /// The customer, by id (or give `external_customer_id`).
+    #[serde(default)]
+    pub customer_id: Option<Uuid>,
+    /// The customer, by the seller's external id; it must already exist.
+    #[serde(default)]
+    pub external_customer_id: Option<String>,
+    // Parsed with [`super::metadata::parse_metadata`].
+    #[serde(default)]
+    #[schema(value_type = Option<crate::api::free_form::Metadata>)]
+    pub metadata: Option<Value>,
+}
+
+impl SubscriptionCreate {
+    /// The command, or the 422 of a body that names no customer or whose metadata breaks
+    /// Polar's rules.
+    pub fn into_command(self) -> Result<NewSubscription, ApiError> {
+        let metadata = match self.metadata.as_ref().filter(|m| !m.is_null()) {
+            None => Default::default(),
+            Some(m) => {
+                super::metadata::parse_metadata("metadata", m).map_err(ApiError::Validation)?
+            }
+        };
+        let customer = match (self.customer_id, self.external_customer_id) {
+            (Some(id), _) => Subscriber::Id(CustomerId(id)),
+            (None, Some(external)) => Subscriber::External(external),
+            (None, None) => {
+                return Err(ApiError::validation(FieldError::new(
+                    "missing",
+                    loc!["body", "customer_id"],
+                    "Field required",
+                    Value::Null,
+                )))
+            }
+        };
+        Ok(NewSubscription {
+            product_id: ProductId(self.product_id),
+            customer,
+            metadata,
+        })
     }
 }

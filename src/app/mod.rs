@@ -34,6 +34,7 @@
 //! - `plan_change`: a subscription moved to another product or price, with proration;
 //! - `portal`: the customer portal (sign-in by code, a purchase's limited session, receipts);
 //! - `refunds`: money given back through the processor, and access taken back with it;
+//! - `seller_subscriptions`: free subscriptions a seller starts without a checkout;
 //! - `subscription`: a seller's changes to a subscription (cancel, uncancel, revoke), the
 //!   renewal sweep, and its tax quote;
 //! - `testing` (tests only): the application's state over a temporary store;
@@ -64,6 +65,7 @@ pub mod paging;
 pub mod plan_change;
 pub mod portal;
 pub mod refunds;
+pub mod seller_subscriptions;
 pub mod subscription;
 #[cfg(test)]
 #[path = "testing_tests.rs"]

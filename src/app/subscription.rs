@@ -46,6 +46,9 @@ pub enum Context {
     /// `AlreadyCanceledSubscription` (403), and a currency mismatch is the body's
     /// `product_id` (422).
     PlanChange,
+    /// `DELETE /v1/subscriptions/{id}`: an ended subscription is Polar's 403
+    /// `AlreadyCanceledSubscription`.
+    Revocation,
 }
 
 /// A subscription aggregate's refusal (or failure) as the application's coded error: the
@@ -56,6 +59,10 @@ pub fn subscription_refusal(e: ActorError<SubscriptionError>, context: Context) 
         ActorError::Domain(e @ SubscriptionError::AlreadyCanceled) => match context {
             Context::Cancellation => AppError::not_permitted(e.to_string()),
             Context::PlanChange => AppError::new(Code::AlreadyCanceledSubscription, e.to_string()),
+            Context::Revocation => AppError::new(
+                Code::AlreadyCanceledSubscription,
+                "This subscription is already canceled or will be at the end of the period.",
+            ),
         },
         ActorError::Domain(e @ SubscriptionError::CurrencyMismatch)
             if context == Context::PlanChange =>
@@ -649,6 +656,37 @@ pub async fn change(
     command: SubscriptionChange,
     by: Toggler,
 ) -> Result<Subscription, AppError> {
+    change_in(state, subject, id, command, by, Context::Cancellation).await
+}
+
+/// Ends subscription `id` now, as the seller (Polar's `DELETE /v1/subscriptions/{id}`):
+/// its license keys are revoked, and a subscription that already ended is 403
+/// `AlreadyCanceledSubscription`. One set to end at its period's end ends now.
+pub async fn revoke(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+) -> Result<Subscription, AppError> {
+    let command = SubscriptionChange::Cancel(CancelSubscription::now());
+    change_in(
+        state,
+        subject,
+        id,
+        command,
+        Toggler::Seller,
+        Context::Revocation,
+    )
+    .await
+}
+
+async fn change_in(
+    state: &AppState,
+    subject: Subject,
+    id: SubscriptionId,
+    command: SubscriptionChange,
+    by: Toggler,
+    context: Context,
+) -> Result<Subscription, AppError> {
     let change = match command {
         SubscriptionChange::Plan(plan) => {
             return crate::app::plan_change::change_plan(state, subject, id, &plan).await
@@ -687,7 +725,7 @@ pub async fn change(
         .subscriptions
         .call(id, UpdateSubscription(change))
         .await
-        .map_err(refusal)?;
+        .map_err(|e| subscription_refusal(e, context))?;
     if !updated.pending_revocations.is_empty() {
         // Revoke the keys now; whatever fails here is retried by the sweep.
         let mut report = SweepReport::default();

@@ -110,6 +110,8 @@ use crate::error::ApiError;
         paths::disputes_get,
         paths::subscriptions_list,
         paths::subscriptions_get,
+        paths::subscriptions_create,
+        paths::subscriptions_revoke,
         paths::subscriptions_update,
         paths::subscriptions_change_preview,
         paths::license_keys_import,

@@ -7,10 +7,11 @@ use actix_web::web;
 use tollgate_actors::subscription::SubscriptionSort;
 
 use crate::api::subscription::{
-    SubscriptionChangePreviewInput, SubscriptionUpdate, SubscriptionView,
+    SubscriptionChangePreviewInput, SubscriptionCreate, SubscriptionUpdate, SubscriptionView,
 };
 use crate::api::{ListResource, Pagination};
 use crate::app::plan_change::{self, SubscriptionChargePreview};
+use crate::app::seller_subscriptions;
 use crate::app::subscription::{self, SubscriptionFilter, Toggler};
 use crate::app::views::subscription_view;
 use crate::domain::ids::SubscriptionId;
@@ -21,8 +22,8 @@ use crate::extract::{path_id, Auth, ListParams, QueryParams, SortField, Sorting,
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    crate::resource!(cfg, "/v1/subscriptions/", { get => list });
-    crate::resource!(cfg, "/v1/subscriptions/{id}", { get => get, patch => update });
+    crate::resource!(cfg, "/v1/subscriptions/", { get => list, post => create });
+    crate::resource!(cfg, "/v1/subscriptions/{id}", { get => get, patch => update, delete => revoke });
     crate::resource!(cfg, "/v1/subscriptions/{id}/change-preview", { post => change_preview });
 }
 
@@ -88,6 +89,30 @@ pub(crate) async fn update(
     let updated =
         subscription::change(&state, auth.subject(), id, command, Toggler::Seller).await?;
     Ok(web::Json(subscription_view(&state, &updated).await?))
+}
+
+/// Starts a free subscription for an existing customer (Polar's `POST /v1/subscriptions/`):
+/// 201, no order, no e-mail.
+pub(crate) async fn create(
+    auth: Auth<SubscriptionsWrite>,
+    state: web::Data<AppState>,
+    body: ValidJson<SubscriptionCreate>,
+) -> ApiResult<actix_web::HttpResponse> {
+    let command = body.into_inner().into_command()?;
+    let created = seller_subscriptions::create(&state, auth.subject(), command).await?;
+    Ok(actix_web::HttpResponse::Created().json(subscription_view(&state, &created).await?))
+}
+
+/// Ends a subscription now and revokes its license keys (Polar's `DELETE
+/// /v1/subscriptions/{id}`): 200 with the subscription.
+pub(crate) async fn revoke(
+    auth: Auth<SubscriptionsWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<SubscriptionView>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let ended = subscription::revoke(&state, auth.subject(), id).await?;
+    Ok(web::Json(subscription_view(&state, &ended).await?))
 }
 
 /// What a plan change would cost now (Polar's private `change-preview`); nothing is

@@ -162,7 +162,8 @@ async fn each_refusal_carries_its_code_in_the_order_of_the_checks() {
 /// The table, as docs/integrating.md publishes it: every code the domain can give is listed, once.
 #[test]
 fn the_published_table_lists_every_code_once() {
-    let readme = std::fs::read_to_string(crate::tools::repo_root().join("docs/integrating.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(crate::tools::repo_root().join("docs/integrating.md")).unwrap();
     for code in ERROR_CODES {
         assert!(
             readme.contains(&format!("`{code}`")),

@@ -61,6 +61,7 @@ mod retention;
 mod schema;
 mod schemathesis;
 mod sdk_bodies;
+mod seller_subscriptions;
 mod signature_clients;
 mod sorting;
 mod stripe;

@@ -1,8 +1,26 @@
-//! The commands a subscription is changed by, as the application takes them: the `PATCH`
-//! body, the dashboard, the customer portal and refunds all come down to one of these.
+//! The commands a subscription is started and changed by, as the application takes them:
+//! the `PATCH` body, the dashboard, the customer portal and refunds all come down to one of
+//! these; `NewSubscription` is a seller's free subscription (`POST /v1/subscriptions/`).
 
-use super::ids::{PriceId, ProductId};
+use super::ids::{CustomerId, PriceId, ProductId};
+use super::metadata::Metadata;
 use super::organization::ProrationBehavior;
+
+/// Who a seller's subscription is for: a customer of the product's organization, by its id
+/// or by the seller's external id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscriber {
+    Id(CustomerId),
+    External(String),
+}
+
+/// A free subscription the seller starts for an existing customer, without a checkout.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSubscription {
+    pub product_id: ProductId,
+    pub customer: Subscriber,
+    pub metadata: Metadata,
+}
 
 /// A cancellation of a subscription: at the end of its period (it stays active until then,
 /// and can be uncancelled), or now (`at_period_end: false`: revoked at once, its license

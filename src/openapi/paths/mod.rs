@@ -472,6 +472,20 @@ fn disputes_get() {}
     responses((status = 200, body = ListResource<SubscriptionView>)))]
 fn subscriptions_list() {}
 
+/// Start a free subscription for an existing customer (no order, no e-mail).
+#[utoipa::path(post, path = "/v1/subscriptions/", tag = "subscriptions",
+    request_body = crate::api::subscription::SubscriptionCreate,
+    security(("bearer" = ["subscriptions:write"])),
+    responses((status = 201, body = SubscriptionView)))]
+fn subscriptions_create() {}
+
+/// End a subscription now and revoke its license keys.
+#[utoipa::path(delete, path = "/v1/subscriptions/{id}", tag = "subscriptions",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["subscriptions:write"])),
+    responses((status = 200, body = SubscriptionView), (status = 403, description = "Already ended (`AlreadyCanceledSubscription`)", body = Error), (status = 404, body = Error)))]
+fn subscriptions_revoke() {}
+
 /// Get a subscription.
 #[utoipa::path(get, path = "/v1/subscriptions/{id}", tag = "subscriptions",
     params(("id" = Uuid, Path)),

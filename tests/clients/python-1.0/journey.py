@@ -1327,6 +1327,29 @@ def subscription_with_a_trial_and_a_count():
 
 
 @check
+def a_seller_gives_a_free_subscription_and_revokes_it():
+    """subscriptions.create on a free recurring product for an existing customer (201, no
+    order), then subscriptions.revoke: both answers parse as Subscription."""
+    plan = polar.products.create(
+        name=f"Compat Community {RUN}",
+        organization_id=S.org.id,
+        recurring_interval="month",
+        prices=[{"amount_type": "free"}],
+    )
+    sub = polar.subscriptions.create(
+        product_id=plan.id, customer_id=S.customer_id, metadata={"source": "sdk"}
+    )
+    ensure(isinstance(sub, models.Subscription), type(sub).__name__)
+    equal((sub.status, sub.product_id, sub.customer_id), ("active", plan.id, S.customer_id), "created")
+    equal(sub.checkout_id, None, "no checkout")
+    ended = polar.subscriptions.revoke(sub.id)
+    equal(ended.status, "canceled", "revoked")
+    ensure(ended.ended_at is not None, "ended_at")
+    e = raises(PolarClientError, polar.subscriptions.revoke, sub.id)
+    equal(e.status_code, 403, "revoking twice")
+
+
+@check
 def subscription_upgrade_charges_the_preview():
     """The portal buyer's monthly subscription moves to a dearer plan mid-period: the
     preview's amount is charged once, as a `subscription_update` order."""
