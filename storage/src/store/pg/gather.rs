@@ -1,4 +1,4 @@
-//! The gatherer of [`PgEngine::count_validation`] (issue 33): counted validations that
+//! The gatherer of [`PgEngine::gather`] (issue 33): counted validations that
 //! arrive together go to the database together.
 //!
 //! Each counted validation must be durable before its answer, and on PostgreSQL a commit's
@@ -149,7 +149,7 @@ pub(super) struct Gatherer {
 }
 
 impl PgEngine {
-    /// Counts one validation (see [`crate::Store::count_validation`]) through the gatherer.
+    /// Counts one validation (see [`crate::Store::count_hit`]) through the gatherer.
     pub(crate) async fn gather(
         self: &Arc<Self>,
         collection: &'static str,
@@ -407,9 +407,9 @@ impl PgEngine {
                 let usage: Option<i64> = row.get(3);
                 let outcome = if row.get::<_, bool>(1) {
                     Outcome::Counted(Tally {
-                        usage: usage.unwrap_or_default(),
-                        validations: row.get::<_, Option<i64>>(5).unwrap_or_default(),
-                        last_at_us: row.get(6),
+                        bounded: usage.unwrap_or_default(),
+                        hits: row.get::<_, Option<i64>>(5).unwrap_or_default(),
+                        last_hit_us: row.get(6),
                     })
                 } else {
                     Outcome::Missed {

@@ -15,13 +15,13 @@
 //! - Reads merge the row into the record (`LEFT JOIN`, [`Record::set_tally`]); without a
 //!   row the payload's counters stand. The record's revision does not move with its
 //!   counters, so counting never conflicts with the record's writers.
-//! - [`PgEngine::count_validation`] is one conditional `UPDATE` per row, joined on the
+//! - [`PgEngine::gather`] is one conditional `UPDATE` per row, joined on the
 //!   record's revision, in the statements of the gatherer (`gather.rs`, the database
 //!   function `count_validations`): two nodes cannot both take the last unit under a limit
 //!   (the row lock serializes them and the condition is evaluated again on the newer row),
 //!   and no retry loop is needed. A miss is classified by the same call, from a snapshot
 //!   taken after the update.
-//! - [`PgEngine::add_validation_counts`] adds counts of validations decided elsewhere
+//! - [`PgEngine::add_hits`] adds counts of validations decided elsewhere
 //!   (in memory) as deltas, through the same function (any revision, no usage):
 //!   commutative, so writers on several nodes never conflict; rows are locked in key order
 //!   as by every counting statement, and a statement the database aborts anyway runs again.
@@ -131,18 +131,12 @@ impl PgEngine {
                                   WHERE r.k = $1))
                          ON CONFLICT (k) DO UPDATE SET {on_conflict}"
                     ),
-                    &[
-                        &key,
-                        &tally.usage,
-                        limit,
-                        &tally.validations,
-                        &tally.last_at_us,
-                    ],
+                    &[&key, &tally.bounded, limit, &tally.hits, &tally.last_hit_us],
                 )
                 .await
                 .map_err(sql_error)?;
             }
-            TallyPlan::SetUsage(usage) => {
+            TallyPlan::SetBounded(usage) => {
                 let set = tx
                     .execute(
                         &format!("UPDATE {s}.tallies SET usage = $2 WHERE k = $1"),
@@ -184,9 +178,9 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         Ok(row.map(|r| Tally {
-            usage: r.get(0),
-            validations: r.get(1),
-            last_at_us: r.get(2),
+            bounded: r.get(0),
+            hits: r.get(1),
+            last_hit_us: r.get(2),
         }))
     }
 
@@ -196,7 +190,7 @@ impl PgEngine {
     /// several nodes never conflict over it; a statement the database aborts is run
     /// again. Returns each updated record's counters after it; a record without a tally
     /// row (gone) is left out. Callers send at most a few thousand ids per call.
-    pub async fn add_validation_counts<R: Record>(
+    pub async fn add_hits<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],
     ) -> Result<Vec<(Vec<u8>, Tally)>, StorageError> {
@@ -275,10 +269,10 @@ impl PgEngine {
                 let stored: Stored<R> = codec::open_stored(row.get::<_, &[u8]>(1))?;
                 let (tally, limit) = stored.value.tally();
                 keys.push(row.get::<_, Vec<u8>>(0));
-                usage.push(tally.usage);
+                usage.push(tally.bounded);
                 limits.push(limit);
-                validations.push(tally.validations);
-                last_at.push(tally.last_at_us);
+                validations.push(tally.hits);
+                last_at.push(tally.last_hit_us);
             }
             // The revision from the record as it is when the row goes in (a record
             // rewritten since it was read here sets it again through `mirror_trigger`).
@@ -345,16 +339,16 @@ pub(super) fn stored_from<R: Record>(row: &Row, at: usize) -> Result<Stored<R>, 
     if R::TALLIED {
         if let Some(usage) = row.get::<_, Option<i64>>(at + 1) {
             stored.value.set_tally(&Tally {
-                usage,
-                validations: row.get::<_, Option<i64>>(at + 2).unwrap_or(0),
-                last_at_us: row.get(at + 3),
+                bounded: usage,
+                hits: row.get::<_, Option<i64>>(at + 2).unwrap_or(0),
+                last_hit_us: row.get(at + 3),
             });
         }
     }
     Ok(stored)
 }
 
-/// Why [`PgEngine::count_validation`] counted nothing, from its snapshot of the tally row
+/// Why [`PgEngine::gather`] counted nothing, from its snapshot of the tally row
 /// (`seen`: usage and limit; `None`: the record is not at the revision, is gone, or has no
 /// row). The row may have moved on between the snapshot and the conditional update (another
 /// node counted meanwhile): a limit miss the snapshot does not explain reports the least
@@ -365,10 +359,13 @@ pub(super) fn classify_miss(seen: Option<(i64, Option<i64>)>, n: i64) -> Counted
     };
     let next = i128::from(usage) + i128::from(n);
     match limit {
-        Some(limit) if n != 0 && next > i128::from(limit) => Counted::Limit { usage, limit },
+        Some(limit) if n != 0 && next > i128::from(limit) => Counted::Limit {
+            bounded: usage,
+            limit,
+        },
         _ if i64::try_from(next).is_err() => Counted::OutOfRange,
         Some(limit) if n != 0 => Counted::Limit {
-            usage: usage.max(limit.saturating_sub(n).saturating_add(1)),
+            bounded: usage.max(limit.saturating_sub(n).saturating_add(1)),
             limit,
         },
         _ => Counted::Stale,
