@@ -10,7 +10,7 @@
 //! Batches carry the tally side of their writes themselves (`batch::TallyPlan`,
 //! [`crate::Batch::set_bounded`]), and reads merge the counters back.
 
-use super::pg::ChangeListener;
+use super::listener::ChangeListener;
 use super::{Engine, Store};
 use crate::record::{Record, Tally};
 use crate::StorageError;

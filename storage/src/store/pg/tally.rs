@@ -1,6 +1,8 @@
-//! Tallies on PostgreSQL: the counters of a [`Record::TALLIED`] record (usage, validations,
-//! the latest validation) in a row of their own, `{schema}.tallies (k, usage, limit_usage,
-//! validations, last_at, rev)`, keyed by the record's key as in `records`.
+//! Tallies on PostgreSQL: the counters of a [`Record::TALLIED`] record ([`Tally`]: bounded,
+//! hits, the latest hit) in a row of their own, `{schema}.tallies (k, usage, limit_usage,
+//! validations, last_at, rev)`, keyed by the record's key as in `records`. The columns keep
+//! the names of their first user (the license key's usage and validations): `usage` is the
+//! bounded counter, `limit_usage` its limit, `validations` the hits, `last_at` the latest.
 //!
 //! Design (issue 33):
 //! - The row also keeps a copy of its record's revision (`rev`), set by a trigger on
@@ -8,7 +10,7 @@
 //!   the row it updates instead of reading the record.
 //! - The row is the counters' truth on this engine; the payload's counters are read only
 //!   when the row is created (a put of a record that has none, or
-//!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The usage limit stays the payload's
+//!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The limit stays the payload's
 //!   truth and every put mirrors it into the row, in the put's transaction
 //!   ([`TallyPlan`]); a put never writes the counters, whose copy in a payload may be stale.
 //!   A delete removes the row.
@@ -21,8 +23,8 @@
 //!   (the row lock serializes them and the condition is evaluated again on the newer row),
 //!   and no retry loop is needed. A miss is classified by the same call, from a snapshot
 //!   taken after the update.
-//! - [`PgEngine::add_hits`] adds counts of validations decided elsewhere
-//!   (in memory) as deltas, through the same function (any revision, no usage):
+//! - [`PgEngine::add_hits`] adds counts of hits decided elsewhere
+//!   (in memory) as deltas, through the same function (any revision, nothing bounded):
 //!   commutative, so writers on several nodes never conflict; rows are locked in key order
 //!   as by every counting statement, and a statement the database aborts anyway runs again.
 
@@ -184,9 +186,9 @@ impl PgEngine {
         }))
     }
 
-    /// Adds `n` validations at `at_us` (the latest) to each record `id` of `R` of
-    /// `counts`, in one statement, all or nothing: `validations + n`, the latest
-    /// validation the later of the stored one and `at_us`. Commutative, so writers on
+    /// Adds `n` hits at `at_us` (the latest) to each record `id` of `R` of
+    /// `counts`, in one statement, all or nothing: `hits + n`, the latest
+    /// hit the later of the stored one and `at_us`. Commutative, so writers on
     /// several nodes never conflict over it; a statement the database aborts is run
     /// again. Returns each updated record's counters after it; a record without a tally
     /// row (gone) is left out. Callers send at most a few thousand ids per call.
@@ -349,10 +351,10 @@ pub(super) fn stored_from<R: Record>(row: &Row, at: usize) -> Result<Stored<R>, 
 }
 
 /// Why [`PgEngine::gather`] counted nothing, from its snapshot of the tally row
-/// (`seen`: usage and limit; `None`: the record is not at the revision, is gone, or has no
+/// (`seen`: bounded counter and limit; `None`: the record is not at the revision, is gone, or has no
 /// row). The row may have moved on between the snapshot and the conditional update (another
 /// node counted meanwhile): a limit miss the snapshot does not explain reports the least
-/// usage that explains it.
+/// value that explains it.
 pub(super) fn classify_miss(seen: Option<(i64, Option<i64>)>, n: i64) -> Counted {
     let Some((usage, limit)) = seen else {
         return Counted::Stale;

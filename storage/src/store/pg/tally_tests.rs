@@ -573,6 +573,35 @@ async fn the_embedded_store_keeps_no_tallies() {
     assert_eq!(get(&store, 1).await, (2, k));
 }
 
+/// A backup of the embedded store (snapshot, its file, restore) keeps a tallied record's
+/// counters, and so does the copy of that backup into PostgreSQL once the rows are made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_survive_a_backup_and_its_restore() {
+    let sled = Store::temporary().unwrap();
+    let mut k = key(1, Some(9));
+    k.usage = 4;
+    k.validations = 17;
+    k.last_at = Some(1_234);
+    put(&sled, &k, Expect::Absent).await;
+    let mut file = Vec::new();
+    sled.snapshot().unwrap().write_to(&mut file).unwrap();
+    let backup = crate::Snapshot::read_from(&mut file.as_slice()).unwrap();
+    let restored = Store::temporary().unwrap();
+    restored.restore(&backup).await.unwrap();
+    assert_eq!(get(&restored, 1).await, (1, k.clone()));
+    let Some((pg, schema)) = store("tally_backup").await else {
+        return;
+    };
+    pg.restore(&backup).await.unwrap();
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(row(&schema, 1).await, Some((4, Some(9), 17, Some(1_234))));
+    assert_eq!(get(&pg, 1).await, (1, k));
+    assert_eq!(
+        pg.count_hit::<Key>(&id(1), 1, 5, 2_000).await,
+        Ok(done(9, 18, 2_000))
+    );
+}
+
 /// Waits (at most 10 s) until `f` holds.
 async fn until(what: &str, f: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
