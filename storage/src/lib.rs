@@ -19,10 +19,10 @@ mod url;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
-pub use store::pg::{ChangeListener, FAULT_LISTENER_DELAY};
+pub use store::pg::FAULT_LISTENER_DELAY;
 pub use store::{
-    Backend, Batch, Change, Committed, Counted, Direction, Holding, IndexIter, IndexReport,
-    JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
+    Backend, Batch, Change, ChangeListener, Committed, Counted, Direction, Holding, IndexIter,
+    IndexReport, JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
 };
 pub use update::{UpdateError, UPDATE_ATTEMPTS};
 pub use url::DatabaseUrl;

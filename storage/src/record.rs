@@ -22,25 +22,24 @@ pub trait Record: Sized + Send + Sync + 'static {
     const FEED: bool = false;
 
     /// The part of the record whose change is worth a feed entry: a write that leaves it
-    /// as it was records nothing (a validation counter, a timestamp of last use). `None`
+    /// as it was records nothing (a counter, a timestamp of last use). `None`
     /// (the default): every change of the stored payload counts.
     fn feed_digest(&self) -> Option<Vec<u8>> {
         None
     }
 
-    /// Whether the record's counters ([`Tally`]) are kept apart from its payload on an
-    /// engine that keeps tallies ([`crate::Store::keeps_tallies`], PostgreSQL): there they
-    /// live in a row of their own, moved by commutative statements
-    /// ([`crate::Store::count_validation`], [`crate::Store::add_validation_counts`]) that
-    /// never conflict with the record's writers, and reads merge them back
-    /// ([`Record::set_tally`]). The payload's own counters are then ignored, except when the
-    /// row is first created (the record's first put, or
+    /// Whether the record has counters ([`Tally`]) kept apart from its payload on an engine
+    /// that keeps tallies ([`crate::Store::keeps_tallies`], PostgreSQL): there they live in
+    /// a row of their own, moved by commutative statements ([`crate::Store::count_hit`],
+    /// [`crate::Store::add_hits`]) that never conflict with the record's writers, and
+    /// reads merge them back ([`Record::set_tally`]). The payload's own counters are then
+    /// ignored, except when the row is first created (the record's first put, or
     /// [`crate::Store::ensure_tallies`]). Elsewhere nothing changes: the payload carries them.
     const TALLIED: bool = false;
 
-    /// For a [`Record::TALLIED`] type: the counters the payload carries, and the usage
-    /// limit (`None`: no limit). The limit stays the payload's truth; the engine mirrors
-    /// it into the tally row with every put.
+    /// For a [`Record::TALLIED`] type: the counters the payload carries, and the limit of
+    /// its bounded counter ([`Tally::bounded`]; `None`: no limit). The limit stays the
+    /// payload's truth; the engine mirrors it into the counters' row with every put.
     fn tally(&self) -> (Tally, Option<i64>) {
         (Tally::default(), None)
     }
@@ -65,13 +64,19 @@ pub trait Record: Sized + Send + Sync + 'static {
     }
 }
 
-/// The counters of a [`Record::TALLIED`] record: what validations move.
+/// The counters of a [`Record::TALLIED`] record, moved by [`crate::Store::count_hit`] (a
+/// hit) and [`crate::Store::add_hits`] (hits counted elsewhere). What they mean is the
+/// record type's business.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
-    pub usage: i64,
-    pub validations: i64,
-    /// The latest validation, in microseconds since the Unix epoch (`None`: never).
-    pub last_at_us: Option<i64>,
+    /// The counter a hit may raise only within the record's limit ([`Record::tally`]):
+    /// [`crate::Store::count_hit`] adds its `add_bounded` unless that passes the limit.
+    pub bounded: i64,
+    /// How many hits were counted: one per [`crate::Store::count_hit`] that counted, `n` per
+    /// entry of [`crate::Store::add_hits`]. Never limited.
+    pub hits: i64,
+    /// The latest hit, in microseconds since the Unix epoch (`None`: never).
+    pub last_hit_us: Option<i64>,
 }
 
 /// One entry in a sorted secondary index: `index | tenant | sort | id`.

@@ -9,8 +9,9 @@
 //!   keys and feed entry to write), `reads` (the page types of index reads), `feed` (the
 //!   change feed's entries), `indexes` (the derived keys records must have, and the report
 //!   comparing them with the stored ones), `snapshot` (a copy of the whole store and its
-//!   stable file format), `tally` (counters kept apart from their records, where the
-//!   engine keeps tallies) and `layout` (how records, index entries, counters and unique keys
+//!   stable file format), `tally` (named counters kept apart from their records, where
+//!   the engine keeps tallies), `listener` (what a node has heard of other nodes' changes,
+//!   [`ChangeListener`]; PostgreSQL drives it) and `layout` (how records, index entries, counters and unique keys
 //!   are laid out as keys and values);
 //! - the adapters, one folder each: `sled` (the embedded engine: sled's trees and the
 //!   group-commit flusher, in `sled/{write,read,feed,indexes,snapshot}.rs`) and `pg`
@@ -28,6 +29,7 @@ mod batch;
 mod feed;
 mod indexes;
 mod layout;
+mod listener;
 pub(crate) mod pg;
 mod reads;
 mod sled;
@@ -40,6 +42,7 @@ pub use api::{Holding, IndexIter, JobLock};
 pub use batch::{Batch, Committed};
 pub use feed::Change;
 pub use indexes::IndexReport;
+pub use listener::ChangeListener;
 pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
 pub use tally::Counted;

@@ -155,7 +155,7 @@ impl Handler<UpdateLicenseKey> for EntityActor<LicenseKeyEntity> {
             // Where the counters live apart from the key (PostgreSQL), the usage set is
             // written there; elsewhere the key carries it and this does nothing.
             if let Some(usage) = msg.0.usage {
-                batch.set_tally_usage::<LicenseKey>(&next.id.key(), usage);
+                batch.set_bounded::<LicenseKey>(&next.id.key(), usage);
             }
             let state = Stored {
                 rev: s.rev,

@@ -176,10 +176,12 @@ impl Record for LicenseKey {
 
     fn tally(&self) -> (tollgate_storage::Tally, Option<i64>) {
         (
+            // Storage's named counters: the usage is the bounded one (its limit below),
+            // a validation is a hit.
             tollgate_storage::Tally {
-                usage: self.usage,
-                validations: self.validations,
-                last_at_us: self.last_validated_at.map(|t| t.timestamp_micros()),
+                bounded: self.usage,
+                hits: self.validations,
+                last_hit_us: self.last_validated_at.map(|t| t.timestamp_micros()),
             },
             // A limit of 0 is none, as in Polar.
             self.limit_usage.filter(|&l| l != 0),
@@ -187,10 +189,10 @@ impl Record for LicenseKey {
     }
 
     fn set_tally(&mut self, tally: &tollgate_storage::Tally) {
-        self.usage = tally.usage;
-        self.validations = tally.validations;
+        self.usage = tally.bounded;
+        self.validations = tally.hits;
         self.last_validated_at = tally
-            .last_at_us
+            .last_hit_us
             .and_then(chrono::DateTime::<chrono::Utc>::from_timestamp_micros);
     }
 

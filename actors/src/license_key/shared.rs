@@ -12,7 +12,7 @@
 //!   is used only while the listener is provably caught up (the store's trust window);
 //!   otherwise the validation first compares the stored revision (one read);
 //! * an **increment, or any validation in strict mode**, is one conditional statement
-//!   ([`Store::count_validation`]): it counts only if the key is still at the revision the
+//!   ([`Store::count_hit`]): it counts only if the key is still at the revision the
 //!   decision was made on and the usage stays within the limit, durable before the reply.
 //!
 //! Why a revoke is seen at once, on every node: the revoking node answers only a trust
@@ -283,14 +283,17 @@ impl SharedKeys {
             let at = now.timestamp_micros();
             match self
                 .store
-                .count_validation::<LicenseKey>(&id.key(), c.rev, n, at)
+                .count_hit::<LicenseKey>(&id.key(), c.rev, n, at)
                 .await?
             {
                 Counted::Done(tally) => {
                     self.counted.fetch_add(1, Ordering::Relaxed);
                     return Ok(self.answer(id, &c, activation, &tally, now));
                 }
-                Counted::Limit { usage, limit } => {
+                Counted::Limit {
+                    bounded: usage,
+                    limit,
+                } => {
                     return Err(ActorError::Domain(LicenseKeyError::InsufficientUsage {
                         remaining: i128::from(limit) - i128::from(usage),
                     }))
@@ -363,15 +366,15 @@ impl SharedKeys {
         tally: &Tally,
         now: DateTime<Utc>,
     ) -> SharedValidated {
-        c.validations.fetch_max(tally.validations, Ordering::AcqRel);
-        c.usage.store(tally.usage, Ordering::Release);
+        c.validations.fetch_max(tally.hits, Ordering::AcqRel);
+        c.usage.store(tally.bounded, Ordering::Release);
         SharedValidated {
-            validations: tally.validations.saturating_add(self.pending_of(id)),
-            usage: tally.usage,
+            validations: tally.hits.saturating_add(self.pending_of(id)),
+            usage: tally.bounded,
             key: c.key.clone(),
             activation,
             last_validated_at: tally
-                .last_at_us
+                .last_hit_us
                 .and_then(DateTime::<Utc>::from_timestamp_micros)
                 .unwrap_or(now),
         }
@@ -421,10 +424,7 @@ impl SharedKeys {
                 .iter()
                 .map(|(id, n, last)| (id.key(), *n, *last))
                 .collect();
-            let result = self
-                .store
-                .add_validation_counts::<LicenseKey>(&counts)
-                .await;
+            let result = self.store.add_hits::<LicenseKey>(&counts).await;
             for (id, n, last) in chunk {
                 let p = self.pending.entry(*id).or_insert_with(|| Pending {
                     n: AtomicI64::new(0),
@@ -446,7 +446,7 @@ impl SharedKeys {
                             continue;
                         };
                         if let Some(c) = self.keys.get(&LicenseKeyId(id)) {
-                            c.validations.fetch_max(tally.validations, Ordering::AcqRel);
+                            c.validations.fetch_max(tally.hits, Ordering::AcqRel);
                         }
                     }
                 }

@@ -116,16 +116,16 @@ impl Batch {
         self
     }
 
-    /// Sets the usage counter of a [`Record::TALLIED`] record to `usage` where its counters
-    /// are kept apart ([`crate::Store::keeps_tallies`]): an explicit change of usage (not an
-    /// increment), in the batch's transaction. Elsewhere it does nothing: the caller puts
-    /// the record with its new usage as well, and that payload carries it. Refused as a
-    /// conflict when the record has no tally row (it is gone).
-    pub fn set_tally_usage<R: Record>(&mut self, id: &[u8], usage: i64) -> &mut Self {
+    /// Sets the bounded counter ([`Tally::bounded`]) of a [`Record::TALLIED`] record to
+    /// `value` where its counters are kept apart ([`crate::Store::keeps_tallies`]): an
+    /// explicit change (not an increment), in the batch's transaction. Elsewhere it does
+    /// nothing: the caller puts the record with its new value as well, and that payload
+    /// carries it. Refused as a conflict when the record has no counters (it is gone).
+    pub fn set_bounded<R: Record>(&mut self, id: &[u8], value: i64) -> &mut Self {
         self.ops.push(Box::new(TallyOp::<R> {
             key: record_key(R::COLLECTION, id),
             id: id.to_vec(),
-            usage,
+            bounded: value,
             _r: std::marker::PhantomData,
         }));
         self
@@ -272,8 +272,8 @@ pub(super) enum TallyPlan {
         tally: Tally,
         limit: Option<i64>,
     },
-    /// [`Batch::set_tally_usage`].
-    SetUsage(i64),
+    /// [`Batch::set_bounded`].
+    SetBounded(i64),
     /// A delete: the row goes with its record.
     Delete,
 }
@@ -585,7 +585,7 @@ impl<R: Record> Op for DeleteOp<R> {
 struct TallyOp<R> {
     key: Vec<u8>,
     id: Vec<u8>,
-    usage: i64,
+    bounded: i64,
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
@@ -598,7 +598,7 @@ impl<R: Record> Op for TallyOp<R> {
     fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
         Ok(Plan {
             id: self.id.clone(),
-            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetUsage(self.usage))),
+            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded))),
             ..Plan::default()
         })
     }

@@ -1,13 +1,13 @@
-//! The gatherer of [`PgEngine::count_validation`] (issue 33): counted validations that
+//! The gatherer of [`PgEngine::gather`] (issue 33): counted hits that
 //! arrive together go to the database together.
 //!
-//! Each counted validation must be durable before its answer, and on PostgreSQL a commit's
+//! Each counted hit must be durable before its answer, and on PostgreSQL a commit's
 //! cost is mostly fixed (the round trip, the statement, the commit and its WAL flush). So
 //! the calls are queued, and one task turns what is queued into statements of up to
 //! [`BATCH`] keys each, at most [`IN_FLIGHT`] at a time: one call of the database function
 //! [`count_function`] (a single multi-row `UPDATE` over `unnest` arrays), one commit, one
 //! flush for all of them. Every row keeps the single statement's rules: it counts only if
-//! its record is still at the revision given and its usage stays within the limit,
+//! its record is still at the revision given and its bounded counter stays within the limit,
 //! re-checked on the newest row version when it waited for another writer's lock (READ
 //! COMMITTED), so the limit is exact across any number of nodes and statements.
 //!
@@ -35,7 +35,7 @@ use crate::StorageError;
 const BATCH: usize = 512;
 /// Statements at once, per node.
 const IN_FLIGHT: usize = 4;
-/// A tally row's usage and limit.
+/// A tally row's bounded counter (column `usage`) and limit.
 type Row = (i64, Option<i64>);
 
 /// One entry of a [`count_function`] call.
@@ -44,11 +44,11 @@ pub(super) struct Entry<'a> {
     pub key: &'a [u8],
     /// The revision the record must be at (`None`: any).
     pub rev: Option<u64>,
-    /// Added to the usage (only within the limit and the range of `bigint`).
+    /// Added to the bounded counter (only within the limit and the range of `bigint`).
     pub n: i64,
-    /// The latest validation's time, in µs since the epoch.
+    /// The latest hit's time, in µs since the epoch.
     pub at_us: i64,
-    /// Added to the validations.
+    /// Added to the hits (column `validations`).
     pub count: i64,
 }
 
@@ -149,7 +149,7 @@ pub(super) struct Gatherer {
 }
 
 impl PgEngine {
-    /// Counts one validation (see [`crate::Store::count_validation`]) through the gatherer.
+    /// Counts one hit (see [`crate::Store::count_hit`]) through the gatherer.
     pub(crate) async fn gather(
         self: &Arc<Self>,
         collection: &'static str,
@@ -206,7 +206,7 @@ async fn run(engine: std::sync::Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<
     loop {
         while running < IN_FLIGHT {
             let mut batch: Vec<Request> = Vec::new();
-            // Plain validations (n = 0) of a key at the same revision as one in the batch
+            // Plain hits (n = 0) on a record at the same revision as one in the batch
             // ride on its row: (its index, the request).
             let mut riders: Vec<(usize, Request)> = Vec::new();
             let mut keys: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -277,7 +277,7 @@ async fn run(engine: std::sync::Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<
 }
 
 impl PgEngine {
-    /// Runs one statement for `batch` (distinct keys, with the plain validations riding on
+    /// Runs one statement for `batch` (distinct keys, with the plain hits riding on
     /// their rows) and answers each request.
     async fn count_batch(&self, batch: Vec<Request>, riders: Vec<(usize, Request)>) {
         let mut counts = vec![1i64; batch.len()];
@@ -407,9 +407,9 @@ impl PgEngine {
                 let usage: Option<i64> = row.get(3);
                 let outcome = if row.get::<_, bool>(1) {
                     Outcome::Counted(Tally {
-                        usage: usage.unwrap_or_default(),
-                        validations: row.get::<_, Option<i64>>(5).unwrap_or_default(),
-                        last_at_us: row.get(6),
+                        bounded: usage.unwrap_or_default(),
+                        hits: row.get::<_, Option<i64>>(5).unwrap_or_default(),
+                        last_hit_us: row.get(6),
                     })
                 } else {
                     Outcome::Missed {

@@ -1,5 +1,5 @@
 //! Freshness across nodes (issue 33): every write of a record whose counters are kept in
-//! tallies (`Record::TALLIED`: license keys) sends `pg_notify(channel, "{collection} {id}")`
+//! tallies (`Record::TALLIED`) sends `pg_notify(channel, "{collection} {id}")`
 //! in its own transaction, and each node runs one listener ([`PgEngine::listen`]) that
 //! hears them and tells its caches ([`ChangeListener::subscribe`]).
 //!
@@ -17,125 +17,19 @@
 //! down; it moves on every reconnect. What a cache learned in an older epoch (possibly
 //! before changes it never heard of) is not trusted; the cache reads the store instead.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::{describe, PgEngine};
-
-type Subscriber = Arc<dyn Fn(&str, &[u8], u64) + Send + Sync>;
+use crate::store::listener::ChangeListener;
 
 /// Fault injection for tests: with this variable set to a number of milliseconds, the
 /// listener handles every message (changes and pings alike) that long after it arrived, as
 /// a slow or loaded node would. Never set in production.
 pub const FAULT_LISTENER_DELAY: &str = "TOLLGATE_FAULT_LISTENER_DELAY_MS";
-
-/// What one node's listener knows (see the module's documentation).
-pub struct ChangeListener {
-    window: Duration,
-    base: Instant,
-    /// Even: listening; odd: not (connecting, or down).
-    epoch: AtomicU64,
-    /// When the last ping heard back was sent, in nanoseconds since `base` (plus one: 0 is
-    /// "none in this epoch").
-    caught_up: AtomicU64,
-    /// Changes handled so far (the sequence number a subscriber is given).
-    seq: AtomicU64,
-    reconnects: AtomicU64,
-    subscribers: RwLock<Vec<Subscriber>>,
-}
-
-impl ChangeListener {
-    fn new(window: Duration) -> Self {
-        Self {
-            window,
-            base: Instant::now(),
-            epoch: AtomicU64::new(1),
-            caught_up: AtomicU64::new(0),
-            seq: AtomicU64::new(0),
-            reconnects: AtomicU64::new(0),
-            subscribers: RwLock::new(Vec::new()),
-        }
-    }
-
-    /// The trust window (`storage.notify_window_ms`).
-    pub fn window(&self) -> Duration {
-        self.window
-    }
-
-    /// The connection's epoch: even while listening, odd while not.
-    pub fn epoch(&self) -> u64 {
-        self.epoch.load(Ordering::Acquire)
-    }
-
-    /// How many changes were handled so far: a cache notes it *before* it reads the store,
-    /// and trusts what it read only if no change of that record was handled after.
-    pub fn seq(&self) -> u64 {
-        self.seq.load(Ordering::Acquire)
-    }
-
-    /// Whether the listener is connected and listening.
-    pub fn connected(&self) -> bool {
-        self.epoch().is_multiple_of(2)
-    }
-
-    /// How many times the listening connection was lost.
-    pub fn reconnects(&self) -> u64 {
-        self.reconnects.load(Ordering::Relaxed)
-    }
-
-    /// `Some(epoch)` while everything committed up to `window` ago has been handled: the
-    /// connection listens and its last ping came back having been sent at most `window`
-    /// ago. `None`: a cache must check the store.
-    pub fn trusted_epoch(&self) -> Option<u64> {
-        let caught_up = self.caught_up.load(Ordering::Acquire);
-        let epoch = self.epoch.load(Ordering::Acquire);
-        if caught_up == 0 || !epoch.is_multiple_of(2) {
-            return None;
-        }
-        let now = self.now_ns();
-        let age = now.saturating_sub(caught_up - 1);
-        (age <= self.window.as_nanos() as u64).then_some(epoch)
-    }
-
-    /// Calls `f(collection, id, seq)` for every change heard, in commit order, before the
-    /// listener handles anything after it.
-    pub fn subscribe(&self, f: impl Fn(&str, &[u8], u64) + Send + Sync + 'static) {
-        self.subscribers
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::new(f));
-    }
-
-    fn now_ns(&self) -> u64 {
-        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
-    }
-
-    fn changed(&self, collection: &str, id: &[u8]) {
-        let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        let subscribers = self
-            .subscribers
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for f in &subscribers {
-            f(collection, id, seq);
-        }
-    }
-
-    fn set_connected(&self, connected: bool) {
-        let epoch = self.epoch.load(Ordering::Acquire);
-        if epoch.is_multiple_of(2) != connected {
-            if !connected {
-                self.caught_up.store(0, Ordering::Release);
-                self.reconnects.fetch_add(1, Ordering::Relaxed);
-            }
-            self.epoch.store(epoch + 1, Ordering::Release);
-        }
-    }
-}
 
 /// The channel of `schema`'s changes.
 pub(super) fn channel(schema: &str) -> String {
@@ -365,8 +259,8 @@ mod tests {
 
     #[test]
     fn payloads_round_trip() {
-        let p = payload("license_key", &[0x01, 0xab, 0xff]);
-        assert_eq!(p, "license_key 01abff");
+        let p = payload("counted", &[0x01, 0xab, 0xff]);
+        assert_eq!(p, "counted 01abff");
         assert_eq!(parse_hex("01abff"), Some(vec![0x01, 0xab, 0xff]));
         assert_eq!(parse_hex("0"), None);
         assert_eq!(parse_hex("zz"), None);
@@ -406,13 +300,13 @@ mod tests {
         let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
         let h = heard.clone();
         w.subscribe(move |c, id, seq| h.lock().unwrap().push((c.to_string(), id.to_vec(), seq)));
-        w.changed("license_key", &[1]);
-        w.changed("license_key", &[2]);
+        w.changed("counted", &[1]);
+        w.changed("counted", &[2]);
         assert_eq!(
             *heard.lock().unwrap(),
             vec![
-                ("license_key".to_string(), vec![1], 1),
-                ("license_key".to_string(), vec![2], 2)
+                ("counted".to_string(), vec![1], 1),
+                ("counted".to_string(), vec![2], 2)
             ]
         );
         assert_eq!(w.seq(), 2);

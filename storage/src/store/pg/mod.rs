@@ -41,7 +41,7 @@ mod tally;
 mod write;
 
 pub use admin::JobLock;
-pub use listen::{ChangeListener, FAULT_LISTENER_DELAY};
+pub use listen::FAULT_LISTENER_DELAY;
 pub(crate) use write::Held;
 
 /// A pool of connections to one schema of a PostgreSQL database.
@@ -53,7 +53,7 @@ pub struct PgEngine {
     /// How long a commit that notified a change waits before it returns, in µs (the
     /// listener's trust window, see `listen`; 0 until [`PgEngine::listen`]).
     notify_wait_us: std::sync::atomic::AtomicU64,
-    /// Counted validations on their way to the database together (`gather`).
+    /// Counted hits on their way to the database together (`gather`).
     gatherer: gather::Gatherer,
 }
 

@@ -1,6 +1,8 @@
-//! Tallies on PostgreSQL: the counters of a [`Record::TALLIED`] record (usage, validations,
-//! the latest validation) in a row of their own, `{schema}.tallies (k, usage, limit_usage,
-//! validations, last_at, rev)`, keyed by the record's key as in `records`.
+//! Tallies on PostgreSQL: the counters of a [`Record::TALLIED`] record ([`Tally`]: bounded,
+//! hits, the latest hit) in a row of their own, `{schema}.tallies (k, usage, limit_usage,
+//! validations, last_at, rev)`, keyed by the record's key as in `records`. The columns keep
+//! the names of their first user (the license key's usage and validations): `usage` is the
+//! bounded counter, `limit_usage` its limit, `validations` the hits, `last_at` the latest.
 //!
 //! Design (issue 33):
 //! - The row also keeps a copy of its record's revision (`rev`), set by a trigger on
@@ -8,21 +10,21 @@
 //!   the row it updates instead of reading the record.
 //! - The row is the counters' truth on this engine; the payload's counters are read only
 //!   when the row is created (a put of a record that has none, or
-//!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The usage limit stays the payload's
+//!   [`PgEngine::ensure_tallies`] for records written before: a copy, an older binary). The limit stays the payload's
 //!   truth and every put mirrors it into the row, in the put's transaction
 //!   ([`TallyPlan`]); a put never writes the counters, whose copy in a payload may be stale.
 //!   A delete removes the row.
 //! - Reads merge the row into the record (`LEFT JOIN`, [`Record::set_tally`]); without a
 //!   row the payload's counters stand. The record's revision does not move with its
 //!   counters, so counting never conflicts with the record's writers.
-//! - [`PgEngine::count_validation`] is one conditional `UPDATE` per row, joined on the
+//! - [`PgEngine::gather`] is one conditional `UPDATE` per row, joined on the
 //!   record's revision, in the statements of the gatherer (`gather.rs`, the database
 //!   function `count_validations`): two nodes cannot both take the last unit under a limit
 //!   (the row lock serializes them and the condition is evaluated again on the newer row),
 //!   and no retry loop is needed. A miss is classified by the same call, from a snapshot
 //!   taken after the update.
-//! - [`PgEngine::add_validation_counts`] adds counts of validations decided elsewhere
-//!   (in memory) as deltas, through the same function (any revision, no usage):
+//! - [`PgEngine::add_hits`] adds counts of hits decided elsewhere
+//!   (in memory) as deltas, through the same function (any revision, nothing bounded):
 //!   commutative, so writers on several nodes never conflict; rows are locked in key order
 //!   as by every counting statement, and a statement the database aborts anyway runs again.
 
@@ -131,18 +133,12 @@ impl PgEngine {
                                   WHERE r.k = $1))
                          ON CONFLICT (k) DO UPDATE SET {on_conflict}"
                     ),
-                    &[
-                        &key,
-                        &tally.usage,
-                        limit,
-                        &tally.validations,
-                        &tally.last_at_us,
-                    ],
+                    &[&key, &tally.bounded, limit, &tally.hits, &tally.last_hit_us],
                 )
                 .await
                 .map_err(sql_error)?;
             }
-            TallyPlan::SetUsage(usage) => {
+            TallyPlan::SetBounded(usage) => {
                 let set = tx
                     .execute(
                         &format!("UPDATE {s}.tallies SET usage = $2 WHERE k = $1"),
@@ -184,19 +180,19 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         Ok(row.map(|r| Tally {
-            usage: r.get(0),
-            validations: r.get(1),
-            last_at_us: r.get(2),
+            bounded: r.get(0),
+            hits: r.get(1),
+            last_hit_us: r.get(2),
         }))
     }
 
-    /// Adds `n` validations at `at_us` (the latest) to each record `id` of `R` of
-    /// `counts`, in one statement, all or nothing: `validations + n`, the latest
-    /// validation the later of the stored one and `at_us`. Commutative, so writers on
+    /// Adds `n` hits at `at_us` (the latest) to each record `id` of `R` of
+    /// `counts`, in one statement, all or nothing: `hits + n`, the latest
+    /// hit the later of the stored one and `at_us`. Commutative, so writers on
     /// several nodes never conflict over it; a statement the database aborts is run
     /// again. Returns each updated record's counters after it; a record without a tally
     /// row (gone) is left out. Callers send at most a few thousand ids per call.
-    pub async fn add_validation_counts<R: Record>(
+    pub async fn add_hits<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],
     ) -> Result<Vec<(Vec<u8>, Tally)>, StorageError> {
@@ -275,10 +271,10 @@ impl PgEngine {
                 let stored: Stored<R> = codec::open_stored(row.get::<_, &[u8]>(1))?;
                 let (tally, limit) = stored.value.tally();
                 keys.push(row.get::<_, Vec<u8>>(0));
-                usage.push(tally.usage);
+                usage.push(tally.bounded);
                 limits.push(limit);
-                validations.push(tally.validations);
-                last_at.push(tally.last_at_us);
+                validations.push(tally.hits);
+                last_at.push(tally.last_hit_us);
             }
             // The revision from the record as it is when the row goes in (a record
             // rewritten since it was read here sets it again through `mirror_trigger`).
@@ -345,30 +341,33 @@ pub(super) fn stored_from<R: Record>(row: &Row, at: usize) -> Result<Stored<R>, 
     if R::TALLIED {
         if let Some(usage) = row.get::<_, Option<i64>>(at + 1) {
             stored.value.set_tally(&Tally {
-                usage,
-                validations: row.get::<_, Option<i64>>(at + 2).unwrap_or(0),
-                last_at_us: row.get(at + 3),
+                bounded: usage,
+                hits: row.get::<_, Option<i64>>(at + 2).unwrap_or(0),
+                last_hit_us: row.get(at + 3),
             });
         }
     }
     Ok(stored)
 }
 
-/// Why [`PgEngine::count_validation`] counted nothing, from its snapshot of the tally row
-/// (`seen`: usage and limit; `None`: the record is not at the revision, is gone, or has no
+/// Why [`PgEngine::gather`] counted nothing, from its snapshot of the tally row
+/// (`seen`: bounded counter and limit; `None`: the record is not at the revision, is gone, or has no
 /// row). The row may have moved on between the snapshot and the conditional update (another
 /// node counted meanwhile): a limit miss the snapshot does not explain reports the least
-/// usage that explains it.
+/// value that explains it.
 pub(super) fn classify_miss(seen: Option<(i64, Option<i64>)>, n: i64) -> Counted {
     let Some((usage, limit)) = seen else {
         return Counted::Stale;
     };
     let next = i128::from(usage) + i128::from(n);
     match limit {
-        Some(limit) if n != 0 && next > i128::from(limit) => Counted::Limit { usage, limit },
+        Some(limit) if n != 0 && next > i128::from(limit) => Counted::Limit {
+            bounded: usage,
+            limit,
+        },
         _ if i64::try_from(next).is_err() => Counted::OutOfRange,
         Some(limit) if n != 0 => Counted::Limit {
-            usage: usage.max(limit.saturating_sub(n).saturating_add(1)),
+            bounded: usage.max(limit.saturating_sub(n).saturating_add(1)),
             limit,
         },
         _ => Counted::Stale,

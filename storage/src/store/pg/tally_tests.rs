@@ -39,17 +39,17 @@ impl Record for Key {
     fn tally(&self) -> (Tally, Option<i64>) {
         (
             Tally {
-                usage: self.usage,
-                validations: self.validations,
-                last_at_us: self.last_at,
+                bounded: self.usage,
+                hits: self.validations,
+                last_hit_us: self.last_at,
             },
             self.limit,
         )
     }
     fn set_tally(&mut self, t: &Tally) {
-        self.usage = t.usage;
-        self.validations = t.validations;
-        self.last_at = t.last_at_us;
+        self.usage = t.bounded;
+        self.validations = t.hits;
+        self.last_at = t.last_hit_us;
     }
 }
 
@@ -113,9 +113,9 @@ async fn row(schema: &Dropper, n: u64) -> Option<(i64, Option<i64>, i64, Option<
 
 fn done(usage: i64, validations: i64, last: i64) -> Counted {
     Counted::Done(Tally {
-        usage,
-        validations,
-        last_at_us: Some(last),
+        bounded: usage,
+        hits: validations,
+        last_hit_us: Some(last),
     })
 }
 
@@ -133,7 +133,7 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
     assert_eq!(row(&schema, 1).await, Some((2, Some(10), 7, None)));
     // Counting moves the row, not the record's revision; every read merges it.
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 1, 3, 50).await,
+        store.count_hit::<Key>(&id(1), 1, 3, 50).await,
         Ok(done(5, 8, 50))
     );
     let (rev, read) = get(&store, 1).await;
@@ -172,7 +172,7 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
     let mut b = Batch::new();
     b.put(&read, Expect::Rev(3))
         .unwrap()
-        .set_tally_usage::<Key>(&id(1), 1);
+        .set_bounded::<Key>(&id(1), 1);
     store.commit(&b).await.unwrap();
     assert_eq!(row(&schema, 1).await, Some((1, Some(20), 8, Some(50))));
     // A delete takes the row; a record created again with that id starts afresh.
@@ -181,7 +181,7 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
     store.commit(&b).await.unwrap();
     assert_eq!(row(&schema, 1).await, None);
     let mut b = Batch::new();
-    b.set_tally_usage::<Key>(&id(1), 3);
+    b.set_bounded::<Key>(&id(1), 3);
     assert!(matches!(
         store.commit(&b).await,
         Err(StorageError::Conflict { .. })
@@ -200,14 +200,17 @@ async fn tallied_increments_never_pass_the_limit_across_engines() {
     let tasks: Vec<_> = (0..1000i64)
         .map(|n| {
             let node = if n % 2 == 0 { a.clone() } else { b.clone() };
-            tokio::spawn(async move { node.count_validation::<Key>(&id(1), 1, 1, n).await })
+            tokio::spawn(async move { node.count_hit::<Key>(&id(1), 1, 1, n).await })
         })
         .collect();
     let (mut counted, mut refused) = (0, 0);
     for t in tasks {
         match t.await.unwrap().unwrap() {
             Counted::Done(_) => counted += 1,
-            Counted::Limit { limit: 500, usage } if usage >= 500 => refused += 1,
+            Counted::Limit {
+                limit: 500,
+                bounded: usage,
+            } if usage >= 500 => refused += 1,
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -216,10 +219,10 @@ async fn tallied_increments_never_pass_the_limit_across_engines() {
     assert_eq!((rev, k.usage, k.validations), (1, 500, 500));
     // A plain validation (no usage) still counts at the limit.
     assert!(matches!(
-        a.count_validation::<Key>(&id(1), 1, 0, 0).await,
+        a.count_hit::<Key>(&id(1), 1, 0, 0).await,
         Ok(Counted::Done(Tally {
-            usage: 500,
-            validations: 501,
+            bounded: 500,
+            hits: 501,
             ..
         }))
     ));
@@ -236,20 +239,20 @@ async fn a_stale_revision_is_refused_not_counted() {
     put(&store, &patched, Expect::Rev(1)).await;
     let before = row(&schema, 1).await;
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 1, 1, 9).await,
+        store.count_hit::<Key>(&id(1), 1, 1, 9).await,
         Ok(Counted::Stale)
     );
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 1, 0, 9).await,
+        store.count_hit::<Key>(&id(1), 1, 0, 9).await,
         Ok(Counted::Stale)
     );
     assert_eq!(
-        store.count_validation::<Key>(&id(2), 1, 1, 9).await,
+        store.count_hit::<Key>(&id(2), 1, 1, 9).await,
         Ok(Counted::Stale)
     );
     assert_eq!(row(&schema, 1).await, before);
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 2, 1, 9).await,
+        store.count_hit::<Key>(&id(1), 2, 1, 9).await,
         Ok(done(1, 1, 9))
     );
     // A record without a row (written before its type kept tallies) counts nothing.
@@ -259,7 +262,7 @@ async fn a_stale_revision_is_refused_not_counted() {
         .await
         .unwrap();
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 2, 1, 9).await,
+        store.count_hit::<Key>(&id(1), 2, 1, 9).await,
         Ok(Counted::Stale)
     );
 }
@@ -302,21 +305,21 @@ async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
     .unwrap();
     assert_eq!(mirrored(&schema, 1).await, Some(Some(3)));
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 2, 1, 5).await,
+        store.count_hit::<Key>(&id(1), 2, 1, 5).await,
         Ok(Counted::Stale)
     );
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 3, 1, 5).await,
+        store.count_hit::<Key>(&id(1), 3, 1, 5).await,
         Ok(done(1, 1, 5))
     );
     // A row without the copy (made before the column) checks the record instead.
     clear_rev(&schema, 1).await;
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 2, 1, 6).await,
+        store.count_hit::<Key>(&id(1), 2, 1, 6).await,
         Ok(Counted::Stale)
     );
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 3, 1, 6).await,
+        store.count_hit::<Key>(&id(1), 3, 1, 6).await,
         Ok(done(2, 2, 6))
     );
     // ensure_tallies gives it back; the rows it creates carry it from the start.
@@ -334,7 +337,7 @@ async fn the_tally_row_mirrors_its_records_revision_whoever_writes_it() {
         .unwrap();
     assert_eq!(mirrored(&schema, 1).await, Some(None));
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 3, 1, 7).await,
+        store.count_hit::<Key>(&id(1), 3, 1, 7).await,
         Ok(Counted::Stale)
     );
 }
@@ -364,7 +367,7 @@ async fn tallies_of_an_older_build_gain_the_revision_at_start() {
     assert_eq!(again.ensure_tallies::<Key>().await, Ok(0));
     assert_eq!(mirrored(&schema, 1).await, Some(Some(1)));
     assert_eq!(
-        again.count_validation::<Key>(&id(1), 1, 1, 3).await,
+        again.count_hit::<Key>(&id(1), 1, 1, 3).await,
         Ok(done(1, 1, 3))
     );
 }
@@ -394,24 +397,27 @@ async fn limits_and_ranges_are_refused_without_counting() {
     k.last_at = Some(100);
     put(&store, &k, Expect::Absent).await;
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 1, 1, 200).await,
-        Ok(Counted::Limit { usage: 3, limit: 3 })
+        store.count_hit::<Key>(&id(1), 1, 1, 200).await,
+        Ok(Counted::Limit {
+            bounded: 3,
+            limit: 3
+        })
     );
     // Going down is within the limit; an earlier time leaves the latest as it was.
     assert_eq!(
-        store.count_validation::<Key>(&id(1), 1, -2, 50).await,
+        store.count_hit::<Key>(&id(1), 1, -2, 50).await,
         Ok(done(1, 1, 100))
     );
     let mut big = key(2, None);
     big.usage = i64::MAX - 1;
     put(&store, &big, Expect::Absent).await;
     assert_eq!(
-        store.count_validation::<Key>(&id(2), 1, 2, 1).await,
+        store.count_hit::<Key>(&id(2), 1, 2, 1).await,
         Ok(Counted::OutOfRange)
     );
     assert_eq!(row(&schema, 2).await, Some((i64::MAX - 1, None, 0, None)));
     assert_eq!(
-        store.count_validation::<Key>(&id(2), 1, 1, 1).await,
+        store.count_hit::<Key>(&id(2), 1, 1, 1).await,
         Ok(done(i64::MAX, 1, 1))
     );
 }
@@ -421,12 +427,18 @@ fn misses_are_told_apart() {
     assert_eq!(classify_miss(None, 1), Counted::Stale);
     assert_eq!(
         classify_miss(Some((5, Some(5))), 1),
-        Counted::Limit { usage: 5, limit: 5 }
+        Counted::Limit {
+            bounded: 5,
+            limit: 5
+        }
     );
     // Raced: the snapshot had room, the newer row had none.
     assert_eq!(
         classify_miss(Some((2, Some(5))), 2),
-        Counted::Limit { usage: 4, limit: 5 }
+        Counted::Limit {
+            bounded: 4,
+            limit: 5
+        }
     );
     assert_eq!(
         classify_miss(Some((i64::MAX, None)), 1),
@@ -458,9 +470,9 @@ async fn counts_add_up_from_two_writers_and_keep_the_latest_time() {
                 if reverse {
                     counts.reverse();
                 }
-                let after = store.add_validation_counts::<Key>(&counts).await.unwrap();
+                let after = store.add_hits::<Key>(&counts).await.unwrap();
                 assert_eq!(after.len(), 50);
-                assert!(after.iter().all(|(id, t)| id.len() == 8 && t.usage == 0));
+                assert!(after.iter().all(|(id, t)| id.len() == 8 && t.bounded == 0));
             }
         })
     };
@@ -475,7 +487,7 @@ async fn counts_add_up_from_two_writers_and_keep_the_latest_time() {
     }
     assert_eq!(row(&schema, 51).await, None);
     // Nothing to add: nothing sent.
-    assert_eq!(a.add_validation_counts::<Key>(&[]).await, Ok(vec![]));
+    assert_eq!(a.add_hits::<Key>(&[]).await, Ok(vec![]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -499,7 +511,7 @@ async fn ensure_tallies_backfills_copied_keys_once() {
     // Reads without a row give the payload's counters; counting needs the row.
     assert_eq!(get(&pg, 9).await.1.validations, 9);
     assert_eq!(
-        pg.count_validation::<Key>(&id(9), 1, 0, 1).await,
+        pg.count_hit::<Key>(&id(9), 1, 0, 1).await,
         Ok(Counted::Stale)
     );
     // One node creates the rows while another may already have written one.
@@ -533,7 +545,7 @@ async fn ensure_tallies_backfills_copied_keys_once() {
         Some((1, Some(100), 2500, Some(25_000)))
     );
     assert_eq!(
-        pg.count_validation::<Key>(&id(9), 1, 1, 1).await,
+        pg.count_hit::<Key>(&id(9), 1, 1, 1).await,
         Ok(done(3, 10, 90))
     );
     // A type that is not tallied has nothing to backfill.
@@ -547,24 +559,47 @@ async fn the_embedded_store_keeps_no_tallies() {
     let mut k = key(1, Some(5));
     k.usage = 4;
     put(&store, &k, Expect::Absent).await;
-    assert!(store
-        .count_validation::<Key>(&id(1), 1, 1, 1)
-        .await
-        .is_err());
-    assert!(store
-        .add_validation_counts::<Key>(&[(id(1), 1, 1)])
-        .await
-        .is_err());
+    assert!(store.count_hit::<Key>(&id(1), 1, 1, 1).await.is_err());
+    assert!(store.add_hits::<Key>(&[(id(1), 1, 1)]).await.is_err());
     assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
     // Its payload carries the counters: a usage set as a tally changes nothing.
     let mut b = Batch::new();
-    b.set_tally_usage::<Key>(&id(1), 0);
+    b.set_bounded::<Key>(&id(1), 0);
     store.commit(&b).await.unwrap();
     k.usage = 5;
     let mut b = Batch::new();
     b.put_keeping_keys(&k, Expect::Rev(1)).unwrap();
     store.commit(&b).await.unwrap();
     assert_eq!(get(&store, 1).await, (2, k));
+}
+
+/// A backup of the embedded store (snapshot, its file, restore) keeps a tallied record's
+/// counters, and so does the copy of that backup into PostgreSQL once the rows are made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_survive_a_backup_and_its_restore() {
+    let sled = Store::temporary().unwrap();
+    let mut k = key(1, Some(9));
+    k.usage = 4;
+    k.validations = 17;
+    k.last_at = Some(1_234);
+    put(&sled, &k, Expect::Absent).await;
+    let mut file = Vec::new();
+    sled.snapshot().unwrap().write_to(&mut file).unwrap();
+    let backup = crate::Snapshot::read_from(&mut file.as_slice()).unwrap();
+    let restored = Store::temporary().unwrap();
+    restored.restore(&backup).await.unwrap();
+    assert_eq!(get(&restored, 1).await, (1, k.clone()));
+    let Some((pg, schema)) = store("tally_backup").await else {
+        return;
+    };
+    pg.restore(&backup).await.unwrap();
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(row(&schema, 1).await, Some((4, Some(9), 17, Some(1_234))));
+    assert_eq!(get(&pg, 1).await, (1, k));
+    assert_eq!(
+        pg.count_hit::<Key>(&id(1), 1, 5, 2_000).await,
+        Ok(done(9, 18, 2_000))
+    );
 }
 
 /// Waits (at most 10 s) until `f` holds.
@@ -596,7 +631,7 @@ async fn changes_are_heard_in_commit_order_and_the_listener_resumes_after_being_
     k.note = "changed".into();
     let rev = put(&b, &k, Expect::Rev(rev)).await;
     let mut batch = Batch::new();
-    batch.set_tally_usage::<Key>(&id(1), 7);
+    batch.set_bounded::<Key>(&id(1), 7);
     b.commit(&batch).await.unwrap();
     k.note = "again".into();
     put(&b, &k, Expect::Rev(rev)).await;
@@ -612,7 +647,7 @@ async fn changes_are_heard_in_commit_order_and_the_listener_resumes_after_being_
     );
     // Counting is no change: nothing heard.
     let (rev, _) = get(&b, 1).await;
-    b.count_validation::<Key>(&id(1), rev, 1, 5).await.unwrap();
+    b.count_hit::<Key>(&id(1), rev, 1, 5).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(heard.lock().unwrap().len(), 3);
 
@@ -672,7 +707,7 @@ async fn concurrent_plain_counts_of_one_key_share_statements_and_all_count() {
             other.clone()
         };
         let n = i64::from(i >= 300);
-        tasks.spawn(async move { (n, node.count_validation::<Key>(&id(1), rev, n, i).await) });
+        tasks.spawn(async move { (n, node.count_hit::<Key>(&id(1), rev, n, i).await) });
     }
     let (mut plain_done, mut inc_done, mut inc_limited) = (0, 0, 0);
     while let Some(joined) = tasks.join_next().await {

@@ -35,7 +35,7 @@ impl PgEngine {
     /// distributed engines) is run again, from its reads, after a random growing delay, up
     /// to [`COMMIT_ATTEMPTS`] times: its plans are decided anew on what it reads then.
     pub async fn commit(&self, batch: &Batch) -> Result<Vec<u64>, StorageError> {
-        // The hot path (a validation's counters): one conditional UPDATE, no transaction
+        // The hot path (a hit's counters): one conditional UPDATE, no transaction
         // of its own, one round trip. The stored value begins with its revision.
         if let Some((key, rev, sealed)) = batch.alone() {
             let conn = self.conn().await?;
