@@ -80,7 +80,7 @@ impl ProductForm {
     /// The prices of the form in the product's currency (`None` if one is not a price:
     /// the problems are in `v`, or in `typed` for an amount that does not read), with the
     /// API's rules on each amount.
-    fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<PriceKind>> {
+    pub(super) fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<PriceKind>> {
         let amount_type = match self.amount_type.trim() {
             "" => "fixed",
             t => t,
