@@ -188,16 +188,17 @@ pub async fn deactivate(
     key: &LicenseKey,
     activation: &str,
 ) -> Result<(), ApiError> {
-    let mut typed = Typed::default();
     let activation_id = match activation.trim() {
         "" => None,
-        _ => typed.ids("activation_id", &[activation.to_string()]).pop(),
+        id => match uuid::Uuid::parse_str(id) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                let msg = format!("Input should be a valid UUID, {e}");
+                let wrong = Invalid::new(field!["activation_id"], msg, id).kind("uuid_parsing");
+                return Err(AppError::Invalid(vec![wrong]).into());
+            }
+        },
     };
-    // `ids` names the list's item; the activation is one field.
-    for problem in &mut typed.0 {
-        problem.path.truncate(1);
-    }
-    typed.finish(Ok(()))?;
     let body = LicenseKeyDeactivate {
         key: key.key.clone(),
         organization_id: key.organization_id.0,
