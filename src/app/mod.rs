@@ -19,8 +19,6 @@
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
 //! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
-//! - `forms`: the dashboard's forms, turned into the use cases' inputs (same rules, same
-//!   422s);
 //! - `license_file`: Keygen-format license files of a key;
 //! - `license_key_import`: keys a seller brings from another provider;
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
@@ -52,7 +50,6 @@ pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
-pub mod forms;
 pub mod license_file;
 pub mod license_key_import;
 pub mod license_keys;

@@ -1,7 +1,5 @@
 //! A JSON body read into a request type, reporting every missing or invalid field at once
-//! (pydantic's habit), whether it came over HTTP (`crate::extract::ValidJson`) or was
-//! built in-process (the dashboard's forms, `crate::app::forms`): the same rules and the
-//! same 422 either way.
+//! (pydantic's habit), as it comes over HTTP (`crate::extract::ValidJson`).
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};

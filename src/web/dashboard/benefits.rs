@@ -8,11 +8,11 @@ use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult,
 };
 use crate::app::catalog::benefits;
-use crate::app::forms::{self, BenefitForm};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::BenefitId;
 use crate::extract::path_id;
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, BenefitForm};
 
 #[derive(Template)]
 #[template(path = "dashboard/benefits.html")]

@@ -7,11 +7,11 @@ use super::{
     form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
 use crate::app::catalog::custom_fields::{self, CustomFieldFilter};
-use crate::app::forms::{self, CustomFieldForm};
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::CustomFieldId;
 use crate::extract::path_id;
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, CustomFieldForm};
 
 #[derive(Template)]
 #[template(path = "dashboard/custom_fields.html")]

@@ -8,12 +8,12 @@ use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
 use crate::app::catalog::discounts::{self, DiscountFilter, DiscountSort};
-use crate::app::forms::{self, DiscountForm};
 use crate::domain::discount::Discount;
 use crate::domain::ids::DiscountId;
 use crate::domain::product::Product;
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, DiscountForm};
 
 #[derive(Template)]
 #[template(path = "dashboard/discounts.html")]

@@ -11,13 +11,13 @@ use super::{
 };
 use crate::api::license_signing::LicenseKeySigning;
 use crate::app::catalog::customers::{self, CustomerFilter, CustomerSort};
-use crate::app::forms::{self, LicenseKeyForm};
 use crate::app::license_keys::{self, directory, key_for, live_key};
 use crate::app::views::{key_customer, with_customers};
 use crate::domain::customer::Customer;
 use crate::domain::ids::LicenseKeyId;
 use crate::extract::{path_id, ListParams, Sorting};
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, LicenseKeyForm};
 use tollgate_actors::license_key::{Activation, LicenseKey};
 
 /// Customers a key search shows at most.

@@ -3,8 +3,8 @@
 //!
 //! One code path with the API: every page calls the same use cases (`crate::app`) with the
 //! signed-in user as the subject, so tenancy, rules and errors are the API's; forms are
-//! typed (`crate::app::forms`), turned into the API's own inputs, so a 422 lists the same
-//! problems (shown next to the form, with what was typed kept). Templates receive typed
+//! typed (`forms`), turned into the use cases' commands with the API's rules, so a 422 lists
+//! the same problems (shown next to the form, with what was typed kept). Templates receive typed
 //! records and views: a renamed field is a compile error. A page shows an API error as the
 //! API classifies it: a 404 is a 404 page (another organization's data is absent, not
 //! forbidden).
@@ -18,6 +18,7 @@ mod custom_fields;
 mod customers;
 mod discounts;
 pub mod fmt;
+pub mod forms;
 mod keys;
 mod orders;
 mod overview;

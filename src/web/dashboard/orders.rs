@@ -8,7 +8,6 @@ use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
 use crate::app::catalog::products::product_for;
-use crate::app::forms::{self, RefundForm, SubscriptionActionForm};
 use crate::app::orders::{self, order_for, OrderFilter};
 use crate::app::subscription::{self, SubscriptionFilter};
 use crate::domain::customer::Customer;
@@ -19,6 +18,7 @@ use crate::domain::product::{PriceKind, Product};
 use crate::domain::refund::Refund;
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, RefundForm, SubscriptionActionForm};
 use tollgate_actors::domain::money::Money;
 use tollgate_actors::subscription::{Subscription, SubscriptionSort};
 

@@ -7,13 +7,13 @@ use serde::Deserialize;
 
 use super::chart::{bars, Series};
 use super::{form_problem, posted, see_other, Dash, Layout, ListQuery, PageResult};
-use crate::app::forms::{self, ticked, OrganizationForm, SettingsForm};
 use crate::domain::currency::Currency;
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
 use crate::domain::stats::{day_date, day_number};
 use crate::extract::path_id;
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, ticked, OrganizationForm, SettingsForm};
 use tollgate_actors::domain::money::Money;
 
 /// `GET /dashboard`: the first organization's overview, or the form to create one.

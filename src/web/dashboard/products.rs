@@ -9,13 +9,13 @@ use super::{
 };
 use crate::app::catalog::benefits::{self, BenefitFilter};
 use crate::app::catalog::products::{self, product_for, ProductFilter};
-use crate::app::forms::{self, ProductBenefitsForm, ProductForm};
 use crate::domain::benefit::Benefit;
 use crate::domain::ids::{BenefitId, PriceId, ProductId};
 use crate::domain::product::{Product, ProductSort};
 use crate::error::ApiError;
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
+use crate::web::dashboard::forms::{self, ProductBenefitsForm, ProductForm};
 
 #[derive(Template)]
 #[template(path = "dashboard/products.html")]
@@ -252,7 +252,7 @@ struct LinkQuery {
 }
 
 /// `GET /buy/{product_id}`: a checkout for the product (its first price, or `price_id`),
-/// created by the product's organization (`crate::app::forms::checkout_from_link`), then
+/// created by the product's organization (`crate::web::dashboard::forms::checkout_from_link`), then
 /// the buyer goes to its hosted page. Archived products and unknown ids are 404.
 pub async fn buy(
     state: web::Data<AppState>,

@@ -18,7 +18,6 @@ use super::{
 use crate::api::webhook::{
     event_names, WebhookDeliveryView, WebhookEventType, WebhookEventView, WebhookFormat,
 };
-use crate::app::forms::ticked;
 use crate::app::webhook_endpoints::{self as endpoints, event_for};
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
@@ -27,6 +26,7 @@ use crate::domain::webhook::{
 use crate::error::ApiError;
 use crate::extract::path_id;
 use crate::state::AppState;
+use crate::web::dashboard::forms::ticked;
 
 /// The formats a form offers: (value, label).
 const FORMATS: &[(WebhookFormat, &str, &str)] = &[

@@ -1,0 +1,496 @@
+//! Products (with their prices in major units) and the benefits they grant.
+
+use serde::Deserialize;
+
+use crate::api::benefit::{
+    BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate, BenefitLicenseKeyActivationProperties,
+    BenefitLicenseKeyExpirationProperties, BenefitLicenseKeysCreate, BenefitLicenseKeysProperties,
+    BenefitLicenseKeysUpdate, BenefitUpdate, Timeframe as TimeframeInput,
+};
+use crate::api::price::{check_price_set, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT};
+use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
+use crate::api::Maybe;
+use crate::app::catalog::{benefits, products};
+use crate::auth::Subject;
+use crate::domain::benefit::{Benefit, BenefitProperties, Timeframe};
+use crate::domain::currency::Currency;
+use crate::domain::ids::{OrganizationId, ProductId};
+use crate::domain::product::{
+    NewProduct, PriceChange, PriceKind, Product, ProductChange, RecurringInterval,
+};
+use crate::error::{ApiError, Invalid};
+use crate::field;
+use crate::loc;
+use crate::state::AppState;
+use crate::validate::Validator;
+
+use super::{opt_string, text, ticked, Typed};
+
+// ---------------------------------------------------------------------------------------
+// Products
+// ---------------------------------------------------------------------------------------
+
+/// A product and its pricing: billing (`one_time`, `month`, `year` or `month_year`),
+/// amount type (`fixed`, `custom`, `free`) and the amounts, in major units.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ProductForm {
+    pub name: String,
+    pub description: String,
+    pub billing: String,
+    pub amount_type: String,
+    pub amount: String,
+    pub yearly_amount: String,
+    pub minimum_amount: String,
+    pub maximum_amount: String,
+    pub preset_amount: String,
+    pub is_archived: Option<String>,
+    /// On an edit: replace the prices with the ones of the form.
+    pub replace_prices: Option<String>,
+}
+
+impl Default for ProductForm {
+    fn default() -> Self {
+        ProductForm {
+            name: String::new(),
+            description: String::new(),
+            billing: "one_time".into(),
+            amount_type: "fixed".into(),
+            amount: String::new(),
+            yearly_amount: String::new(),
+            minimum_amount: String::new(),
+            maximum_amount: String::new(),
+            preset_amount: String::new(),
+            is_archived: None,
+            replace_prices: None,
+        }
+    }
+}
+
+impl ProductForm {
+    pub fn of(p: &Product) -> Self {
+        ProductForm {
+            name: p.name.clone(),
+            description: opt_string(&p.description),
+            is_archived: p.is_archived.then(|| "on".to_string()),
+            ..ProductForm::default()
+        }
+    }
+
+    /// The prices of the form in the product's currency (`None` if one is not a price:
+    /// the problems are in `v`, or in `typed` for an amount that does not read), with the
+    /// API's rules on each amount.
+    pub(super) fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<PriceKind>> {
+        let amount_type = match self.amount_type.trim() {
+            "" => "fixed",
+            t => t,
+        };
+        let intervals: Vec<(Option<RecurringInterval>, &str, &str)> = match self.billing.trim() {
+            "month" => vec![(Some(RecurringInterval::Month), &self.amount, "Price")],
+            "year" => vec![(Some(RecurringInterval::Year), &self.amount, "Price")],
+            "month_year" => vec![
+                (Some(RecurringInterval::Month), &self.amount, "Price"),
+                (
+                    Some(RecurringInterval::Year),
+                    &self.yearly_amount,
+                    "Yearly price",
+                ),
+            ],
+            "" | "one_time" => vec![(None, &self.amount, "Price")],
+            other => {
+                typed.0.push(
+                    Invalid::new(
+                        field!["prices", 0, "type"],
+                        "Input should be 'recurring' or 'one_time'",
+                        other,
+                    )
+                    .kind("literal_error")
+                    .with_ctx("expected", "'recurring' or 'one_time'"),
+                );
+                return None;
+            }
+        };
+        let mut kinds = Vec::with_capacity(intervals.len());
+        let mut ok = true;
+        for (i, (interval, typed_in, label)) in intervals.into_iter().enumerate() {
+            let allowed: &[&str] = match interval {
+                Some(_) => &["fixed", "free"],
+                None => &["fixed", "custom", "free"],
+            };
+            if !allowed.contains(&amount_type) {
+                let expected = match interval {
+                    Some(_) => "'fixed' or 'free'",
+                    None => "'fixed', 'custom' or 'free'",
+                };
+                typed.0.push(
+                    Invalid::new(
+                        field!["prices", i, "amount_type"],
+                        format!("Input should be {expected}"),
+                        amount_type,
+                    )
+                    .kind("literal_error")
+                    .with_ctx("expected", expected),
+                );
+                ok = false;
+                continue;
+            }
+            let code = Currency::DEFAULT.to_string();
+            let kind = match (interval, amount_type) {
+                (Some(interval), "fixed") => {
+                    amount_at(v, typed, (i, "price_amount"), (typed_in, label), true).map(|a| {
+                        PriceKind::RecurringFixed {
+                            interval,
+                            currency: code,
+                            amount: a.unwrap_or_default(),
+                        }
+                    })
+                }
+                (Some(interval), _) => Ok(PriceKind::RecurringFree { interval }),
+                (None, "fixed") => {
+                    amount_at(v, typed, (i, "price_amount"), (typed_in, label), true).map(|a| {
+                        PriceKind::OneTimeFixed {
+                            currency: code,
+                            amount: a.unwrap_or_default(),
+                        }
+                    })
+                }
+                (None, "custom") => {
+                    let min = amount_at(
+                        v,
+                        typed,
+                        (i, "minimum_amount"),
+                        (&self.minimum_amount, "Minimum"),
+                        false,
+                    );
+                    let max = amount_at(
+                        v,
+                        typed,
+                        (i, "maximum_amount"),
+                        (&self.maximum_amount, "Maximum"),
+                        false,
+                    );
+                    let preset = amount_at(
+                        v,
+                        typed,
+                        (i, "preset_amount"),
+                        (&self.preset_amount, "Suggested"),
+                        false,
+                    );
+                    match (min, max, preset) {
+                        (Ok(minimum_amount), Ok(maximum_amount), Ok(preset_amount)) => {
+                            Ok(PriceKind::OneTimeCustom {
+                                currency: code,
+                                minimum_amount,
+                                maximum_amount,
+                                preset_amount,
+                            })
+                        }
+                        _ => Err(()),
+                    }
+                }
+                (None, _) => Ok(PriceKind::OneTimeFree),
+            };
+            match kind {
+                Ok(k) => kinds.push(k),
+                Err(()) => ok = false,
+            }
+        }
+        ok.then_some(kinds)
+    }
+}
+
+/// An amount of price `i` at `field` (`typed_in`, labelled `label`), within the API's
+/// bounds; `required`: a fixed price's. `Err` when it is not one (the problem is in `v` or
+/// `typed`).
+fn amount_at(
+    v: &mut Validator,
+    typed: &mut Typed,
+    (i, field): (usize, &str),
+    (typed_in, label): (&str, &str),
+    required: bool,
+) -> Result<Option<i64>, ()> {
+    if typed_in.trim().is_empty() {
+        if required {
+            typed.0.push(
+                Invalid::new(field!["prices", i, field], "Field required", None::<&str>)
+                    .kind("missing"),
+            );
+            return Err(());
+        }
+        return Ok(None);
+    }
+    let Some(n) = typed.amount(typed_in, Currency::DEFAULT, label) else {
+        return Err(());
+    };
+    let loc = loc!["body", "prices", i, field];
+    match v.int_range(
+        loc,
+        n,
+        Some(MINIMUM_PRICE_AMOUNT),
+        Some(MAXIMUM_PRICE_AMOUNT),
+    ) {
+        true => Ok(Some(n)),
+        false => Err(()),
+    }
+}
+
+/// The API's rules on a product's name.
+fn check_name(v: &mut Validator, name: &str) {
+    if v.min_chars(loc!["body", "name"], name, NAME_MIN_CHARS) {
+        v.header_safe(loc!["body", "name"], name);
+    }
+}
+
+pub async fn create_product(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+    form: &ProductForm,
+) -> Result<Product, ApiError> {
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    let name = form.name.trim().to_string();
+    check_name(&mut v, &name);
+    let prices = form.prices(&mut v, &mut typed);
+    if let Some(kinds) = &prices {
+        let refs: Vec<&PriceKind> = kinds.iter().collect();
+        check_price_set(&mut v, &refs, &Default::default());
+    }
+    typed.finish(v.finish())?;
+    let new = NewProduct {
+        organization_id: Some(org.0),
+        name,
+        description: text(&form.description),
+        prices: prices.unwrap_or_default(),
+        metadata: Default::default(),
+        recurring_interval_count: 1,
+        trial: None,
+        medias: Vec::new(),
+        attached_custom_fields: Vec::new(),
+    };
+    Ok(products::create(state, subject, new).await?)
+}
+
+pub async fn update_product(
+    state: &AppState,
+    subject: Subject,
+    id: ProductId,
+    form: &ProductForm,
+) -> Result<Product, ApiError> {
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    let name = form.name.trim().to_string();
+    check_name(&mut v, &name);
+    let prices = match ticked(&form.replace_prices) {
+        true => form.prices(&mut v, &mut typed),
+        false => None,
+    };
+    typed.finish(v.finish())?;
+    let change = ProductChange {
+        name: Some(name),
+        description: text(&form.description),
+        is_archived: Some(ticked(&form.is_archived)),
+        metadata: None,
+        prices: prices.map(|kinds| kinds.into_iter().map(PriceChange::Add).collect()),
+        prices_sent: Default::default(),
+        recurring_interval_count: None,
+        trial: None,
+        medias: None,
+        attached_custom_fields: None,
+    };
+    Ok(products::update(state, subject, id, change).await?)
+}
+
+/// The benefits a product grants: the ticked ones, in order.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ProductBenefitsForm {
+    pub benefit: Vec<String>,
+}
+
+pub async fn set_product_benefits(
+    state: &AppState,
+    subject: Subject,
+    id: ProductId,
+    form: &ProductBenefitsForm,
+) -> Result<Product, ApiError> {
+    let mut typed = Typed::default();
+    let benefits = typed.ids("benefits", &form.benefit);
+    typed.finish(Ok(()))?;
+    let requested = ProductBenefitsUpdate { benefits }.benefit_ids();
+    Ok(products::update_benefits(state, subject, id, requested).await?)
+}
+
+// ---------------------------------------------------------------------------------------
+// Benefits
+// ---------------------------------------------------------------------------------------
+
+/// A license-key benefit (or just the description of another type).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct BenefitForm {
+    pub description: String,
+    pub prefix: String,
+    pub limit_usage: String,
+    /// Expires after this many `timeframe`s; empty: never.
+    pub ttl: String,
+    pub timeframe: String,
+    /// Activation limit; empty: none.
+    pub activations: String,
+    pub enable_customer_admin: Option<String>,
+    /// Customers may rotate their keys in the portal.
+    pub allow_customer_rotation: Option<String>,
+    /// Days a subscription's key keeps working past its paid period; empty: the default.
+    pub grace_days: String,
+}
+
+impl Default for BenefitForm {
+    fn default() -> Self {
+        BenefitForm {
+            description: String::new(),
+            prefix: String::new(),
+            limit_usage: String::new(),
+            ttl: String::new(),
+            timeframe: "year".into(),
+            activations: String::new(),
+            enable_customer_admin: None,
+            allow_customer_rotation: None,
+            grace_days: String::new(),
+        }
+    }
+}
+
+impl BenefitForm {
+    /// The form of a new benefit: customers may rotate their keys, as Polar lets them.
+    pub fn blank() -> Self {
+        BenefitForm {
+            allow_customer_rotation: Some("on".into()),
+            ..BenefitForm::default()
+        }
+    }
+
+    pub fn of(b: &Benefit) -> Self {
+        let mut form = BenefitForm {
+            description: b.description.clone(),
+            ..BenefitForm::default()
+        };
+        if let BenefitProperties::LicenseKeys(p) = &b.properties {
+            form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
+            form.grace_days = p.grace_days.to_string();
+            form.prefix = opt_string(&p.prefix);
+            form.limit_usage = opt_string(&p.limit_usage);
+            if let Some(e) = &p.expires {
+                form.ttl = e.ttl.to_string();
+                form.timeframe = match e.timeframe {
+                    Timeframe::Day => "day",
+                    Timeframe::Month => "month",
+                    Timeframe::Year => "year",
+                }
+                .into();
+            }
+            if let Some(a) = &p.activations {
+                form.activations = a.limit.to_string();
+                form.enable_customer_admin = a.enable_customer_admin.then(|| "on".to_string());
+            }
+        }
+        form
+    }
+
+    /// The properties of a license-key benefit (create and update); what does not read is
+    /// in `typed`.
+    fn license_keys(&self, typed: &mut Typed) -> BenefitLicenseKeysProperties {
+        let expires =
+            match self.ttl.trim() {
+                "" => None,
+                ttl => {
+                    let ttl = typed.int(field!["properties", "expires", "ttl"], ttl, true);
+                    let timeframe = match self.timeframe.as_str() {
+                        "year" => Some(TimeframeInput::Year),
+                        "month" => Some(TimeframeInput::Month),
+                        "day" => Some(TimeframeInput::Day),
+                        other => {
+                            typed.0.push(
+                                Invalid::new(
+                                    field!["properties", "expires", "timeframe"],
+                                    "Input should be 'year', 'month' or 'day'",
+                                    other,
+                                )
+                                .kind("enum"),
+                            );
+                            None
+                        }
+                    };
+                    ttl.zip(timeframe).map(|(ttl, timeframe)| {
+                        BenefitLicenseKeyExpirationProperties { ttl, timeframe }
+                    })
+                }
+            };
+        let activations = match self.activations.trim() {
+            "" => None,
+            limit => typed
+                .int(field!["properties", "activations", "limit"], limit, true)
+                .map(|limit| BenefitLicenseKeyActivationProperties {
+                    limit,
+                    enable_customer_admin: ticked(&self.enable_customer_admin),
+                }),
+        };
+        BenefitLicenseKeysProperties {
+            prefix: text(&self.prefix),
+            expires,
+            activations,
+            limit_usage: typed.int(field!["properties", "limit_usage"], &self.limit_usage, true),
+            allow_customer_rotation: Some(ticked(&self.allow_customer_rotation)),
+            grace_days: typed.int(field!["properties", "grace_days"], &self.grace_days, true),
+        }
+    }
+}
+
+pub async fn create_license_key_benefit(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+    form: &BenefitForm,
+) -> Result<Benefit, ApiError> {
+    let mut typed = Typed::default();
+    let body = BenefitCreate::LicenseKeys(BenefitLicenseKeysCreate {
+        description: form.description.trim().to_string(),
+        organization_id: Some(org.0),
+        properties: form.license_keys(&mut typed),
+        metadata: Maybe::Absent,
+        visibility: None,
+    });
+    let new = typed.finish(body.into_command())?;
+    Ok(benefits::create(state, subject, new).await?)
+}
+
+/// Saves a benefit: a license-key benefit's description and properties (keys already
+/// granted keep theirs, as with the API); another type's description.
+pub async fn update_benefit(
+    state: &AppState,
+    subject: Subject,
+    benefit: &Benefit,
+    form: &BenefitForm,
+) -> Result<Benefit, ApiError> {
+    let mut typed = Typed::default();
+    let description = Some(form.description.trim().to_string());
+    let body = match benefit.properties {
+        BenefitProperties::LicenseKeys(_) => BenefitUpdate::LicenseKeys(BenefitLicenseKeysUpdate {
+            description,
+            properties: Some(form.license_keys(&mut typed)),
+            metadata: Maybe::Absent,
+            visibility: None,
+        }),
+        BenefitProperties::Ads { .. } => BenefitUpdate::Ads(BenefitAdsUpdate {
+            description,
+            properties: None,
+            metadata: Maybe::Absent,
+            visibility: None,
+        }),
+        _ => BenefitUpdate::Custom(BenefitCustomUpdate {
+            description,
+            properties: None,
+            metadata: Maybe::Absent,
+            visibility: None,
+        }),
+    };
+    let change = typed.finish(body.into_command())?;
+    Ok(benefits::update(state, subject, benefit.id, change).await?)
+}

@@ -1,0 +1,157 @@
+//! The forms read what a seller types into commands: amounts in the currency's minor unit,
+//! percentages in basis points, and what does not read named by its field.
+
+use super::*;
+use crate::app::testing::{app, seller};
+use crate::domain::discount::DiscountKind;
+use crate::domain::product::{PriceKind, RecurringInterval};
+use crate::validate::Validator;
+
+#[test]
+fn amounts_read_in_the_currencys_minor_unit_and_print_back() {
+    let mut typed = Typed::default();
+    assert_eq!(typed.amount("12.5", Currency::USD, "Price"), Some(1250));
+    assert_eq!(typed.amount("9.99", Currency::USD, "Price"), Some(999));
+    // Yen have no minor digits: 1200 typed is 1200 yen, and a fraction is no amount.
+    assert_eq!(typed.amount("1200", Currency::JPY, "Price"), Some(1200));
+    assert_eq!(typed.amount(" ", Currency::USD, "Price"), None);
+    assert!(typed.0.is_empty());
+    assert_eq!(typed.amount("12.5", Currency::JPY, "Price"), None);
+    assert_eq!(typed.amount("19.999", Currency::USD, "Yearly price"), None);
+    assert_eq!(
+        typed.finish(Ok(())).unwrap_err().messages(),
+        vec![
+            "Price: Enter an amount like 19 or 19.99",
+            "Yearly price: Enter an amount like 19 or 19.99"
+        ]
+    );
+    assert_eq!(major_units(1250, Currency::USD), "12.50");
+    assert_eq!(major_units(1500, Currency::JPY), "1500");
+    assert_eq!(major_units(-5, Currency::USD), "-0.05");
+}
+
+#[test]
+fn typed_values_read_or_are_named() {
+    assert_eq!(basis_points("12.5"), Some(1250));
+    assert_eq!(basis_points("100"), Some(10_000));
+    assert_eq!(basis_points("0.05"), Some(5));
+    assert_eq!(basis_points("12.345"), None);
+    assert_eq!(basis_points("ten"), None);
+    assert_eq!(text(" Pro "), Some("Pro".to_string()));
+    assert_eq!(text("  "), None);
+    assert!(ticked(&Some("on".into())) && !ticked(&None) && !ticked(&Some("false".into())));
+    let mut typed = Typed::default();
+    assert_eq!(typed.int(field!["usage"], "12", false), Some(12));
+    assert_eq!(typed.int(field!["usage"], "", false), None);
+    assert_eq!(typed.int(field!["usage"], "x1", false), None);
+    assert_eq!(
+        typed.finish(Ok(())).unwrap_err().messages(),
+        vec!["usage: Input should be a valid integer, unable to parse string as an integer"]
+    );
+}
+
+#[test]
+fn slugs_from_names() {
+    assert_eq!(slugify("  Acme Tools, Inc. "), "acme-tools-inc");
+    assert_eq!(slugify("Élan"), "lan");
+    assert_eq!(slugify("!!"), "");
+}
+
+#[test]
+fn a_monthly_and_yearly_product_has_two_prices_in_cents() {
+    let form = ProductForm {
+        billing: "month_year".into(),
+        amount: "15".into(),
+        yearly_amount: "150.50".into(),
+        ..ProductForm::default()
+    };
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    let code = Currency::DEFAULT.to_string();
+    assert_eq!(
+        form.prices(&mut v, &mut typed),
+        Some(vec![
+            PriceKind::RecurringFixed {
+                interval: RecurringInterval::Month,
+                currency: code.clone(),
+                amount: 1500,
+            },
+            PriceKind::RecurringFixed {
+                interval: RecurringInterval::Year,
+                currency: code,
+                amount: 15050,
+            },
+        ])
+    );
+    assert!(!v.has_errors() && typed.0.is_empty());
+}
+
+#[actix_web::test]
+async fn a_product_form_is_refused_with_the_apis_problems_then_its_amounts_by_label() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let form = ProductForm {
+        name: "x".into(),
+        amount: "abc".into(),
+        ..ProductForm::default()
+    };
+    let err = create_product(&app, subject, org, &form).await.unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec![
+            "name: String should have at least 3 characters",
+            "Price: Enter an amount like 19 or 19.99"
+        ]
+    );
+    // Under the API's minimum: the API's rule, at the price's amount.
+    let form = ProductForm {
+        name: "Field Guide".into(),
+        amount: "0.10".into(),
+        ..ProductForm::default()
+    };
+    let err = create_product(&app, subject, org, &form).await.unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec!["prices › 0 › price amount: Input should be greater than or equal to 50"]
+    );
+    let form = ProductForm {
+        name: "Field Guide".into(),
+        amount: "19.99".into(),
+        ..form
+    };
+    let product = create_product(&app, subject, org, &form).await.unwrap();
+    assert_eq!(product.prices.len(), 1);
+    assert_eq!(
+        product.prices[0].kind,
+        PriceKind::OneTimeFixed {
+            currency: Currency::DEFAULT.to_string(),
+            amount: 1999,
+        }
+    );
+}
+
+#[actix_web::test]
+async fn a_discount_form_reads_its_percentage_in_basis_points() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let form = DiscountForm {
+        name: "Spring".into(),
+        percent: "12.5".into(),
+        ..DiscountForm::default()
+    };
+    let discount = create_discount(&app, subject, org, &form).await.unwrap();
+    assert_eq!(
+        discount.kind,
+        DiscountKind::Percentage { basis_points: 1250 }
+    );
+    let form = DiscountForm {
+        percent: "12.345".into(),
+        ..form
+    };
+    let err = create_discount(&app, subject, org, &form)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec!["Percent off: Enter an amount like 19 or 19.99"]
+    );
+}

@@ -1,0 +1,530 @@
+//! Discounts and custom fields.
+
+use serde::Deserialize;
+
+use crate::api::custom_field::SLUG_PATTERN;
+use crate::api::discount::{
+    DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput, DATES_OUT_OF_ORDER,
+};
+use crate::api::Maybe;
+use crate::app::catalog::{custom_fields, discounts};
+use crate::auth::Subject;
+use crate::domain::currency::Currency;
+use crate::domain::custom_field::{
+    CustomField, CustomFieldChange, CustomFieldProperties, CustomFieldType, FormProperties,
+    NewCustomField, SelectOption,
+};
+use crate::domain::discount::{Discount, DiscountKind};
+use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
+use crate::error::{ApiError, AppError, Invalid, Step};
+use crate::field;
+use crate::state::AppState;
+
+use super::{basis_points, day_of, major_units, opt_string, text, ticked, Typed, MIDNIGHT};
+
+// ---------------------------------------------------------------------------------------
+// Discounts
+// ---------------------------------------------------------------------------------------
+
+/// A discount: percentage (`percent`) or fixed (`amount`, USD), its duration, code, dates
+/// and products.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DiscountForm {
+    pub name: String,
+    pub code: String,
+    /// `percentage` or `fixed`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub percent: String,
+    pub amount: String,
+    /// `once`, `forever` or `repeating`.
+    pub duration: String,
+    pub duration_in_months: String,
+    pub max_redemptions: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub product: Vec<String>,
+}
+
+impl Default for DiscountForm {
+    fn default() -> Self {
+        DiscountForm {
+            name: String::new(),
+            code: String::new(),
+            kind: "percentage".into(),
+            percent: String::new(),
+            amount: String::new(),
+            duration: "once".into(),
+            duration_in_months: String::new(),
+            max_redemptions: String::new(),
+            starts_at: String::new(),
+            ends_at: String::new(),
+            product: Vec::new(),
+        }
+    }
+}
+
+impl DiscountForm {
+    pub fn of(d: &Discount) -> Self {
+        let (kind, amount, percent) = match &d.kind {
+            DiscountKind::Fixed { amount, currency } => {
+                let currency = Currency::from_code(currency).unwrap_or_default();
+                ("fixed", major_units(*amount, currency), String::new())
+            }
+            DiscountKind::Percentage { basis_points } => (
+                "percentage",
+                String::new(),
+                format!("{}", *basis_points as f64 / 100.0),
+            ),
+        };
+        DiscountForm {
+            name: d.name.clone(),
+            code: opt_string(&d.code),
+            kind: kind.into(),
+            percent,
+            amount,
+            duration: d.duration.as_str().into(),
+            duration_in_months: opt_string(&d.duration.months()),
+            max_redemptions: opt_string(&d.max_redemptions),
+            starts_at: day_of(d.starts_at),
+            ends_at: day_of(d.ends_at),
+            product: d.product_ids.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// Whether product `id` is ticked.
+    pub fn has_product(&self, id: &ProductId) -> bool {
+        let id = id.to_string();
+        self.product.contains(&id)
+    }
+}
+
+/// The discount type typed, or the problem (and a stand-in, so that the other fields are
+/// still checked).
+fn discount_type(typed: &mut Typed, v: &str) -> DiscountTypeInput {
+    match v {
+        "fixed" => DiscountTypeInput::Fixed,
+        "percentage" => DiscountTypeInput::Percentage,
+        other => {
+            typed.0.push(
+                Invalid::new(
+                    field!["type"],
+                    "Input should be 'fixed' or 'percentage'",
+                    other,
+                )
+                .kind("enum"),
+            );
+            DiscountTypeInput::Percentage
+        }
+    }
+}
+
+/// The duration typed, or the problem (and a stand-in).
+fn duration(typed: &mut Typed, v: &str) -> DurationInput {
+    match v {
+        "once" => DurationInput::Once,
+        "forever" => DurationInput::Forever,
+        "repeating" => DurationInput::Repeating,
+        other => {
+            typed.0.push(
+                Invalid::new(
+                    field!["duration"],
+                    "Input should be 'once', 'forever' or 'repeating'",
+                    other,
+                )
+                .kind("enum"),
+            );
+            DurationInput::Once
+        }
+    }
+}
+
+pub async fn create_discount(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+    form: &DiscountForm,
+) -> Result<Discount, ApiError> {
+    let mut typed = Typed::default();
+    let kind = discount_type(&mut typed, &form.kind);
+    let duration = duration(&mut typed, &form.duration);
+    let months = match duration {
+        DurationInput::Repeating => {
+            typed.int(field!["duration_in_months"], &form.duration_in_months, true)
+        }
+        _ => None,
+    };
+    // An amount or a percentage that does not read is named by its label (and stands in
+    // as a valid one, so that the API does not also call it missing).
+    let (mut amount, mut currency, mut bp) = (None, None, None);
+    match kind {
+        DiscountTypeInput::Fixed => {
+            let typed_in = form.amount.trim();
+            amount = typed.amount(typed_in, Currency::DEFAULT, "USD off");
+            if amount.is_none() && !typed_in.is_empty() {
+                amount = Some(0);
+            }
+            currency = Some(Currency::DEFAULT.code().to_string());
+        }
+        DiscountTypeInput::Percentage => {
+            let typed_in = form.percent.trim();
+            bp = basis_points(typed_in);
+            if bp.is_none() && !typed_in.is_empty() {
+                typed.0.push(
+                    Invalid::new(
+                        field!["Percent off"],
+                        "Enter an amount like 19 or 19.99",
+                        typed_in,
+                    )
+                    .kind("decimal_parsing"),
+                );
+                bp = Some(1);
+            }
+        }
+    }
+    let starts_at = typed.day(field!["starts_at"], &form.starts_at, MIDNIGHT);
+    let ends_at = typed.day(field!["ends_at"], &form.ends_at, MIDNIGHT);
+    let body = DiscountCreate {
+        name: form.name.trim().to_string(),
+        kind,
+        duration,
+        duration_in_months: months,
+        amount,
+        currency,
+        basis_points: bp,
+        code: text(&form.code),
+        starts_at: None,
+        ends_at: None,
+        max_redemptions: typed.int(field!["max_redemptions"], &form.max_redemptions, true),
+        max_redemptions_per_customer: None,
+        products: Some(typed.ids("products", &form.product)),
+        organization_id: Some(org.0),
+        metadata: None,
+    };
+    // The body as sent is only quoted by the dates rule, which is checked below (the API
+    // reads no dates here): nothing to quote.
+    let built = body.into_command(&Default::default()).and_then(|mut new| {
+        // The dates (days here) and their rule, as the API checks them.
+        if let (Some(s), Some(e)) = (starts_at, ends_at) {
+            if s >= e {
+                let wrong = AppError::invalid(Vec::<Step>::new(), DATES_OUT_OF_ORDER, None::<&str>);
+                return Err(ApiError::from(wrong));
+            }
+        }
+        new.starts_at = starts_at;
+        new.ends_at = ends_at;
+        Ok(new)
+    });
+    let new = typed.finish(built)?;
+    Ok(discounts::create(state, subject, new).await?)
+}
+
+/// Saves a discount's name, code, dates, limit and products (its amount and duration are
+/// fixed once created: the API refuses to change the duration).
+pub async fn update_discount(
+    state: &AppState,
+    subject: Subject,
+    id: DiscountId,
+    form: &DiscountForm,
+) -> Result<Discount, ApiError> {
+    let mut typed = Typed::default();
+    let starts_at = typed.day(field!["starts_at"], &form.starts_at, MIDNIGHT);
+    let ends_at = typed.day(field!["ends_at"], &form.ends_at, MIDNIGHT);
+    let nullable = |v: Option<i64>| v.map_or(Maybe::Null, Maybe::Value);
+    let body = DiscountUpdate {
+        name: Maybe::Value(form.name.trim().to_string()),
+        code: super::maybe_text(&form.code),
+        max_redemptions: nullable(typed.int(
+            field!["max_redemptions"],
+            &form.max_redemptions,
+            true,
+        )),
+        products: Maybe::Value(typed.ids("products", &form.product)),
+        ..DiscountUpdate::default()
+    };
+    let change = typed.finish(body.into_command().map(|mut change| {
+        change.starts_at = Some(starts_at);
+        change.ends_at = Some(ends_at);
+        change
+    }))?;
+    Ok(discounts::update(state, subject, id, change).await?)
+}
+
+// ---------------------------------------------------------------------------------------
+// Custom fields
+// ---------------------------------------------------------------------------------------
+
+/// A custom field: type, slug, name and the properties of its type; select options one per
+/// line, `value` or `value: label`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct CustomFieldForm {
+    /// `text`, `number`, `date`, `checkbox` or `select`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub slug: String,
+    pub name: String,
+    pub form_label: String,
+    pub form_help_text: String,
+    pub form_placeholder: String,
+    pub textarea: Option<String>,
+    pub min_length: String,
+    pub max_length: String,
+    pub ge: String,
+    pub le: String,
+    pub options: String,
+}
+
+impl Default for CustomFieldForm {
+    fn default() -> Self {
+        CustomFieldForm {
+            kind: "text".into(),
+            slug: String::new(),
+            name: String::new(),
+            form_label: String::new(),
+            form_help_text: String::new(),
+            form_placeholder: String::new(),
+            textarea: None,
+            min_length: String::new(),
+            max_length: String::new(),
+            ge: String::new(),
+            le: String::new(),
+            options: String::new(),
+        }
+    }
+}
+
+/// The field types, as the API lists them in its 422.
+const TAGS: &str = "'text', 'number', 'date', 'checkbox', 'select'";
+
+/// A custom field as typed, read with the API's rules on a custom field body (its 422s
+/// name the field under its type: `number › slug`).
+struct FieldBody {
+    kind: CustomFieldType,
+    slug: Option<String>,
+    name: Option<String>,
+    properties: Option<CustomFieldProperties>,
+}
+
+impl CustomFieldForm {
+    pub fn of(f: &CustomField) -> Self {
+        let mut form = CustomFieldForm {
+            kind: f.kind().as_str().into(),
+            slug: f.slug.clone(),
+            name: f.name.clone(),
+            ..CustomFieldForm::default()
+        };
+        let shared = match &f.properties {
+            CustomFieldProperties::Text {
+                form: shared,
+                textarea,
+                min_length,
+                max_length,
+            } => {
+                form.textarea = textarea.filter(|t| *t).map(|_| "on".to_string());
+                form.min_length = opt_string(min_length);
+                form.max_length = opt_string(max_length);
+                shared
+            }
+            CustomFieldProperties::Number {
+                form: shared,
+                ge,
+                le,
+            }
+            | CustomFieldProperties::Date {
+                form: shared,
+                ge,
+                le,
+            } => {
+                form.ge = opt_string(ge);
+                form.le = opt_string(le);
+                shared
+            }
+            CustomFieldProperties::Checkbox { form: shared } => shared,
+            CustomFieldProperties::Select {
+                form: shared,
+                options,
+            } => {
+                form.options = options
+                    .iter()
+                    .map(|o| format!("{}: {}", o.value, o.label))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                shared
+            }
+        };
+        form.form_label = opt_string(&shared.form_label);
+        form.form_help_text = opt_string(&shared.form_help_text);
+        form.form_placeholder = opt_string(&shared.form_placeholder);
+        form
+    }
+
+    /// The field as typed, or the 422 of a type that is not one.
+    fn read(&self, typed: &mut Typed) -> Result<FieldBody, ApiError> {
+        let Some(&(tag, kind)) = CustomFieldType::ALL.iter().find(|(n, _)| *n == self.kind) else {
+            let msg = format!(
+                "Input tag '{}' found using 'type' does not match any of the expected tags: {TAGS}",
+                self.kind
+            );
+            let wrong = Invalid::new(Vec::new(), msg, self.kind.as_str()).kind("union_tag_invalid");
+            return Err(ApiError::from(AppError::Invalid(vec![wrong])));
+        };
+        let at = |rest: Vec<Step>| {
+            let mut path = field![tag];
+            path.extend(rest);
+            path
+        };
+        let slug = self.slug.trim();
+        let slug = match string(typed, at(field!["slug"]), slug) {
+            Some(s)
+                if !s.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                }) =>
+            {
+                typed.0.push(
+                    Invalid::new(
+                        at(field!["slug"]),
+                        format!("String should match pattern '{SLUG_PATTERN}'"),
+                        s.as_str(),
+                    )
+                    .kind("string_pattern_mismatch")
+                    .with_ctx("pattern", SLUG_PATTERN),
+                );
+                None
+            }
+            s => s,
+        };
+        let name = string(typed, at(field!["name"]), self.name.trim());
+        let before = typed.0.len();
+        let props = |rest: &str| at(field!["properties", rest]);
+        let form = FormProperties {
+            form_label: text(&self.form_label),
+            form_help_text: text(&self.form_help_text),
+            form_placeholder: text(&self.form_placeholder),
+        };
+        let properties = match kind {
+            CustomFieldType::Text => {
+                let min_length = at_least_zero(typed, props("min_length"), &self.min_length);
+                let max_length = at_least_zero(typed, props("max_length"), &self.max_length);
+                CustomFieldProperties::Text {
+                    form,
+                    textarea: Some(ticked(&self.textarea)),
+                    min_length,
+                    max_length,
+                }
+            }
+            CustomFieldType::Number => CustomFieldProperties::Number {
+                form,
+                ge: typed.int(props("ge"), &self.ge, false),
+                le: typed.int(props("le"), &self.le, false),
+            },
+            CustomFieldType::Date => CustomFieldProperties::Date {
+                form,
+                ge: None,
+                le: None,
+            },
+            CustomFieldType::Checkbox => CustomFieldProperties::Checkbox { form },
+            CustomFieldType::Select => {
+                let mut options = Vec::new();
+                let lines = self
+                    .options
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty());
+                for (i, line) in lines.enumerate() {
+                    let (value, label) = match line.split_once(':') {
+                        Some((v, l)) => (v.trim(), l.trim()),
+                        None => (line, line),
+                    };
+                    let option = |key: &str| at(field!["properties", "options", i, key]);
+                    let value = string(typed, option("value"), value);
+                    let label = string(typed, option("label"), label);
+                    if let (Some(value), Some(label)) = (value, label) {
+                        options.push(SelectOption { value, label });
+                    }
+                }
+                CustomFieldProperties::Select { form, options }
+            }
+        };
+        Ok(FieldBody {
+            kind,
+            slug,
+            name,
+            properties: (typed.0.len() == before).then_some(properties),
+        })
+    }
+}
+
+/// A string of at least one character (the API's rule on a custom field's strings).
+fn string(typed: &mut Typed, path: Vec<Step>, v: &str) -> Option<String> {
+    if v.is_empty() {
+        typed.0.push(
+            Invalid::new(path, "String should have at least 1 character", v)
+                .kind("string_too_short")
+                .with_ctx("min_length", 1u32),
+        );
+        return None;
+    }
+    Some(v.to_string())
+}
+
+/// An optional length: a whole number, at least 0.
+fn at_least_zero(typed: &mut Typed, path: Vec<Step>, v: &str) -> Option<i64> {
+    let n = typed.int(path.clone(), v, false)?;
+    if n < 0 {
+        typed.0.push(
+            Invalid::new(path, "Input should be greater than or equal to 0", n)
+                .kind("greater_than_equal")
+                .with_ctx("ge", 0i64),
+        );
+        return None;
+    }
+    Some(n)
+}
+
+pub async fn create_custom_field(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+    form: &CustomFieldForm,
+) -> Result<CustomField, ApiError> {
+    let mut typed = Typed::default();
+    let body = form.read(&mut typed)?;
+    typed.finish(Ok(()))?;
+    let (Some(slug), Some(name), Some(properties)) = (body.slug, body.name, body.properties) else {
+        return Err(ApiError::internal("custom field read but incomplete"));
+    };
+    let new = NewCustomField {
+        slug: slug.to_lowercase(),
+        name,
+        metadata: Default::default(),
+        properties,
+        organization_id: Some(org.0),
+    };
+    Ok(custom_fields::create(state, subject, new).await?)
+}
+
+/// Saves a custom field (its type does not change: the stored one is sent).
+pub async fn update_custom_field(
+    state: &AppState,
+    subject: Subject,
+    field: &CustomField,
+    form: &CustomFieldForm,
+) -> Result<CustomField, ApiError> {
+    let form = CustomFieldForm {
+        kind: field.kind().as_str().into(),
+        ..form.clone()
+    };
+    let mut typed = Typed::default();
+    let body = form.read(&mut typed)?;
+    typed.finish(Ok(()))?;
+    let change = CustomFieldChange {
+        kind: body.kind,
+        slug: body.slug.map(|s| s.to_lowercase()),
+        name: body.name,
+        metadata: None,
+        properties: body.properties,
+    };
+    Ok(custom_fields::update(state, subject, field.id, change).await?)
+}
