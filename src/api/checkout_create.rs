@@ -422,18 +422,3 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
         );
     }
 }
-
-/// The checks a create body would make of what a followed link fills in itself: its
-/// metadata (the link's with the query's pairs added) and the prefilled customer name,
-/// with the 422 of a create body (metadata first).
-pub fn check_link_prefill(
-    metadata: &Metadata,
-    customer_name: Option<&str>,
-) -> Result<(), ApiError> {
-    let mut v = Validator::new();
-    metadata_field(&mut v, "metadata", &metadata.to_json());
-    if let Some(name) = customer_name {
-        v.header_safe(loc!["body", "customer_name"], name);
-    }
-    v.finish()
-}
