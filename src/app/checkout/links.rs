@@ -4,12 +4,12 @@
 
 use std::cmp::Ordering;
 
-use tollgate_actors::checkout::Checkout;
+use tollgate_actors::checkout::{
+    ChangeCheckout, Checkout, CheckoutTarget, CreateCheckout, CustomFieldInput,
+};
 use tollgate_storage::{Batch, Expect, Stored};
 
-use crate::api::checkout::{ChangeCheckout, CheckoutTarget, CreateCheckout};
 use crate::api::checkout_link::{CheckoutLinkView, CHECKOUT_LINK_SECRET_PREFIX};
-use crate::api::custom_field_data::CustomFieldInput;
 use crate::api::discount::DiscountBase;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
