@@ -21,12 +21,10 @@ use super::Maybe;
 use crate::api::free_form::CustomFieldValue;
 use tollgate_actors::checkout::{self as domain, Checkout};
 
-#[path = "checkout_create.rs"]
-pub mod create;
-pub use create::{CheckoutTarget, CreateCheckout};
 #[path = "checkout_changes.rs"]
 pub mod changes;
-pub use changes::ChangeCheckout;
+#[path = "checkout_create.rs"]
+pub mod create;
 
 /// The currency of checkouts whose price has none (free prices): Tollgate sells in US
 /// dollars only.

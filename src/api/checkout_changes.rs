@@ -5,7 +5,7 @@
 //! prices, discounts, the product's custom fields) is checked by the use case.
 
 use serde_json::Value;
-use tollgate_actors::checkout::Changes;
+use tollgate_actors::checkout::{ChangeCheckout, Changes, CustomFieldInput};
 
 use super::create::{
     address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
@@ -13,30 +13,11 @@ use super::create::{
 };
 use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
 use super::{CheckoutUpdate, CheckoutUpdatePublic};
-use crate::api::custom_field_data::CustomFieldInput;
 use crate::api::Maybe;
 use crate::domain::ids::{DiscountId, PriceId, ProductId};
 use crate::error::{ApiError, FieldError};
 use crate::loc;
 use crate::validate::Validator;
-
-/// Change an open checkout: the fields of an update or confirm body, parsed. `None` leaves
-/// a field unchanged, `Some(None)` clears it.
-#[derive(Debug, Clone, Default)]
-pub struct ChangeCheckout {
-    /// Another product of the checkout's list.
-    pub product_id: Option<ProductId>,
-    /// A price of the (new or current) product, or of another product of the list.
-    pub price_id: Option<PriceId>,
-    /// The organizer's discount: applied or removed.
-    pub discount_id: Option<Option<DiscountId>>,
-    /// The buyer's discount code: applied or removed (when the checkout allows codes).
-    pub discount_code: Option<Option<String>>,
-    /// Custom field data to check against the product's fields (an empty object is none).
-    pub custom_field_data: Option<CustomFieldInput>,
-    /// Every other change, checked.
-    pub changes: Changes,
-}
 
 impl CheckoutUpdate {
     /// The organizer's command, or the 422 of its fields.

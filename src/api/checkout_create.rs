@@ -9,10 +9,10 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
+use tollgate_actors::checkout::{CheckoutTarget, CreateCheckout, CustomFieldInput};
 use uuid::Uuid;
 
 use super::CheckoutCreate;
-use crate::api::custom_field_data::CustomFieldInput;
 use crate::api::customer::parse_address;
 use crate::api::metadata::parse_metadata;
 use crate::domain::customer::Address;
@@ -22,51 +22,6 @@ use crate::domain::product::{RecurringInterval, Trial, MAX_TRIAL_COUNT};
 use crate::error::{ApiError, FieldError};
 use crate::loc;
 use crate::validate::Validator;
-
-/// What a checkout is created for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CheckoutTarget {
-    /// Products the buyer may choose between (at least one, unique): the first one is
-    /// selected, at its first active price.
-    Products(Vec<ProductId>),
-    /// A price (of its product).
-    Price(PriceId),
-    /// A product, at its first active price.
-    Product(ProductId),
-}
-
-/// Create a checkout: the fields of a create body, parsed; what they name (products,
-/// price, discount, customer, the product's custom fields) is checked by the use case.
-#[derive(Debug, Clone)]
-pub struct CreateCheckout {
-    pub target: CheckoutTarget,
-    pub amount: Option<i64>,
-    pub discount_id: Option<DiscountId>,
-    pub allow_discount_codes: bool,
-    /// A customer of the organization, whose details fill the ones left empty.
-    pub customer_id: Option<CustomerId>,
-    pub customer_name: Option<String>,
-    pub customer_email: Option<String>,
-    pub customer_ip_address: Option<String>,
-    pub customer_billing_address: Option<Address>,
-    /// Checked against the billing address as an update would.
-    pub customer_tax_id: Option<String>,
-    pub customer_metadata: Metadata,
-    pub metadata: Metadata,
-    pub custom_field_data: CustomFieldInput,
-    /// A subscription to upgrade (not supported: refused as unknown).
-    pub subscription_id: Option<SubscriptionId>,
-    pub success_url: Option<String>,
-    pub embed_origin: Option<String>,
-    /// The checkout's own expiry (the configured time to live when `None`).
-    pub expires_at: Option<DateTime<Utc>>,
-    pub require_billing_address: bool,
-    pub allow_trial: bool,
-    pub external_customer_id: Option<String>,
-    pub return_url: Option<String>,
-    /// The checkout's own trial.
-    pub trial: Option<Trial>,
-}
 
 impl CheckoutCreate {
     /// The command this body asks for at `now`, or the 422 of its fields (in the order
@@ -421,19 +376,4 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
             prices.clone(),
         );
     }
-}
-
-/// The checks a create body would make of what a followed link fills in itself: its
-/// metadata (the link's with the query's pairs added) and the prefilled customer name,
-/// with the 422 of a create body (metadata first).
-pub fn check_link_prefill(
-    metadata: &Metadata,
-    customer_name: Option<&str>,
-) -> Result<(), ApiError> {
-    let mut v = Validator::new();
-    metadata_field(&mut v, "metadata", &metadata.to_json());
-    if let Some(name) = customer_name {
-        v.header_safe(loc!["body", "customer_name"], name);
-    }
-    v.finish()
 }

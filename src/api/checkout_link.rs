@@ -9,12 +9,17 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::checkout::create::{metadata_field, optional_string, product_list, trial_fields};
 use super::checkout::{PaymentProcessor, TrialInterval};
 use super::discount::DiscountBase;
 use super::metadata::{metadata_map, MetadataMap};
 use super::product::ProductView;
 use super::Maybe;
-use crate::domain::checkout_link::CheckoutLink;
+use crate::domain::checkout_link::{CheckoutLink, CheckoutLinkChange, LinkOffer, NewCheckoutLink};
+use crate::domain::ids::{DiscountId, PriceId, ProductId};
+use crate::error::{ApiError, FieldError};
+use crate::loc;
+use crate::validate::Validator;
 
 /// The client secret's prefix (Polar's `CHECKOUT_LINK_CLIENT_SECRET_PREFIX`).
 pub const CHECKOUT_LINK_SECRET_PREFIX: &str = "polar_cl_";
@@ -102,6 +107,148 @@ pub struct CheckoutLinkUpdate {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub units: Maybe<i64>,
+}
+
+fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
+    v.push(FieldError::new(
+        "value_error",
+        loc!["body", field],
+        msg,
+        input,
+    ));
+}
+
+/// Seats and units: not sold by Tollgate.
+fn refuse_unsupported(v: &mut Validator, seats: Option<i64>, units: Option<i64>) {
+    if let Some(n) = seats {
+        refuse(
+            v,
+            "seats",
+            "Seats can only be preconfigured when all products use seat-based pricing.",
+            Value::from(n),
+        );
+    }
+    if let Some(n) = units {
+        refuse(
+            v,
+            "units",
+            "Units can only be preconfigured when all products use unit-based pricing.",
+            Value::from(n),
+        );
+    }
+}
+
+fn check_url(v: &mut Validator, field: &str, url: Option<&String>) {
+    if let Some(u) = url {
+        v.http_url(loc!["body", field], u);
+    }
+}
+
+impl CheckoutLinkCreate {
+    /// The link to create, or the 422 of its shape (every field's error, then what it
+    /// offers).
+    pub fn into_command(self) -> Result<NewCheckoutLink, ApiError> {
+        let mut v = Validator::new();
+        if self.payment_processor != "stripe" {
+            v.push(FieldError::new(
+                "literal_error",
+                loc!["body", "payment_processor"],
+                "Input should be 'stripe'",
+                Value::from(self.payment_processor.as_str()),
+            ));
+        }
+        let metadata = self
+            .metadata
+            .as_ref()
+            .and_then(|m| metadata_field(&mut v, "metadata", m))
+            .unwrap_or_default();
+        check_url(&mut v, "success_url", self.success_url.as_ref());
+        check_url(&mut v, "return_url", self.return_url.as_ref());
+        refuse_unsupported(&mut v, self.seats, self.units);
+        let trial = trial_fields(
+            &mut v,
+            self.trial_interval.as_deref().map(Some),
+            self.trial_interval_count.map(Some),
+        )
+        .flatten();
+        v.finish()?;
+        let offer = match (&self.products, self.product_id, self.product_price_id) {
+            (Some(ids), _, _) => LinkOffer::Products(product_list(ids)?),
+            (None, Some(id), _) => LinkOffer::Product(ProductId(id)),
+            (None, None, Some(price)) => LinkOffer::Price(PriceId(price)),
+            (None, None, None) => {
+                return Err(ApiError::validation(FieldError::new(
+                    "missing",
+                    loc!["body", "products"],
+                    "Field required",
+                    Value::Null,
+                )))
+            }
+        };
+        Ok(NewCheckoutLink {
+            offer,
+            label: optional_string(self.label),
+            allow_discount_codes: self.allow_discount_codes.unwrap_or(true),
+            require_billing_address: self.require_billing_address.unwrap_or(false),
+            discount_id: self.discount_id.map(DiscountId),
+            success_url: self.success_url,
+            return_url: self.return_url,
+            metadata,
+            trial,
+        })
+    }
+}
+
+impl CheckoutLinkUpdate {
+    /// The change, or the 422 of its shape (every field's error, then the products').
+    pub fn into_command(self) -> Result<CheckoutLinkChange, ApiError> {
+        let mut v = Validator::new();
+        let metadata = match &self.metadata {
+            Maybe::Value(m) => metadata_field(&mut v, "metadata", m),
+            _ => None,
+        };
+        check_url(&mut v, "success_url", self.success_url.as_value());
+        check_url(&mut v, "return_url", self.return_url.as_value());
+        refuse_unsupported(
+            &mut v,
+            self.seats.as_value().copied(),
+            self.units.as_value().copied(),
+        );
+        let interval = match &self.trial_interval {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(i) => Some(Some(i.as_str())),
+        };
+        let count = match self.trial_interval_count {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(n) => Some(Some(n)),
+        };
+        let trial = trial_fields(&mut v, interval, count);
+        v.finish()?;
+        let products = match &self.products {
+            Maybe::Value(ids) => Some(product_list(ids)?),
+            Maybe::Null => {
+                return Err(ApiError::invalid(
+                    loc!["body", "products"],
+                    "Input should be a valid list",
+                    Value::Null,
+                ))
+            }
+            Maybe::Absent => None,
+        };
+        Ok(CheckoutLinkChange {
+            products,
+            label: self.label.into_update().map(optional_string),
+            allow_discount_codes: self.allow_discount_codes.as_value().copied(),
+            require_billing_address: self.require_billing_address.as_value().copied(),
+            discount_id: self.discount_id.into_update().map(|d| d.map(DiscountId)),
+            success_url: self.success_url.into_update(),
+            return_url: self.return_url.into_update(),
+            metadata,
+            trial,
+        })
+    }
 }
 
 /// A checkout link: following `url` opens a new checkout of its products.

@@ -528,21 +528,3 @@ fn an_update_body_parses_into_a_command_or_its_422_in_order() {
         vec![json!(["body", "allow_trial"])]
     );
 }
-
-#[test]
-fn what_a_link_fills_in_is_checked_as_a_create_body_would() {
-    use crate::domain::metadata::{MetaValue, Metadata};
-    let mut many = Metadata::default();
-    for i in 0..51 {
-        many.0.insert(format!("k{i}"), MetaValue::Int(i));
-    }
-    let err = create::check_link_prefill(&many, Some("Ada\nBcc: x@y.z")).expect_err("422");
-    assert_eq!(
-        locs(err),
-        vec![
-            json!(["body", "metadata"]),
-            json!(["body", "customer_name"])
-        ]
-    );
-    create::check_link_prefill(&Metadata::default(), Some("Ada Lovelace")).expect("fine");
-}

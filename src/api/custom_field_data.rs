@@ -21,6 +21,7 @@ use crate::domain::custom_field::{
     CustomField, CustomFieldData, CustomFieldProperties, FieldValue, SelectOption,
 };
 use crate::error::{FieldError, Given, Invalid, Step};
+use tollgate_actors::checkout::CustomFieldInput;
 
 /// A failed coercion: pydantic's error `type` and `msg`.
 pub(crate) type Rejection = (&'static str, String);
@@ -238,25 +239,16 @@ pub fn validate_custom_field_data(
     })
 }
 
-/// A command's custom field data as given (a JSON object by field slug), checked against
-/// the fields attached to its product once they are known ([`CustomFieldInput::check`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CustomFieldInput(Value);
-
-impl CustomFieldInput {
-    pub fn new(data: Value) -> Self {
-        CustomFieldInput(data)
-    }
-
-    /// None given: an empty object.
-    pub fn empty() -> Self {
-        CustomFieldInput(Value::Object(Default::default()))
-    }
-
+/// Checks a command's custom field data against the fields attached to its product.
+pub trait CheckCustomFields {
     /// What is stored, or every problem found, located at `custom_field_data.<slug>` of
     /// the command.
-    pub fn check(&self, fields: &[(CustomField, bool)]) -> Result<CustomFieldData, Vec<Invalid>> {
-        check_data(&self.0, fields, |slug, problem, input| {
+    fn check(&self, fields: &[(CustomField, bool)]) -> Result<CustomFieldData, Vec<Invalid>>;
+}
+
+impl CheckCustomFields for CustomFieldInput {
+    fn check(&self, fields: &[(CustomField, bool)]) -> Result<CustomFieldData, Vec<Invalid>> {
+        check_data(self.as_sent(), fields, |slug, problem, input| {
             let mut path = crate::field!["custom_field_data"];
             path.extend(slug.map(Step::from));
             problem.invalid(path, input)

@@ -57,7 +57,8 @@ async fn create(
     state: web::Data<AppState>,
     body: ValidJson<CheckoutLinkCreate>,
 ) -> ApiResult<Created<CheckoutLinkView>> {
-    let link = links::create(&state, auth.subject(), body.into_inner()).await?;
+    let command = body.into_inner().into_command()?;
+    let link = links::create(&state, auth.subject(), command).await?;
     Ok(Created(link_view(&state, &link).await?))
 }
 
@@ -78,7 +79,15 @@ async fn update(
     body: ValidJson<CheckoutLinkUpdate>,
 ) -> ApiResult<web::Json<CheckoutLinkView>> {
     let id: CheckoutLinkId = path_id("id", &id)?;
-    let link = links::update(&state, auth.subject(), id, body.into_inner()).await?;
+    // Not found is told before the body's errors.
+    let change = match body.into_inner().into_command() {
+        Ok(change) => change,
+        Err(e) => {
+            links::link_for(&state, auth.subject(), id).await?;
+            return Err(e);
+        }
+    };
+    let link = links::update(&state, auth.subject(), id, change).await?;
     Ok(web::Json(link_view(&state, &link).await?))
 }
 

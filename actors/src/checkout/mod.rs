@@ -11,10 +11,12 @@
 //!   `actor_tests.rs`.
 //! * `amounts.rs`: what a checkout costs and requires (price, amounts, tax, validation).
 //! * `order.rs`: the first order of a settled checkout.
+//! * `command.rs`: the commands the use cases take (create, change), parsed by the adapters.
 //! * `v1.rs`: the record's format version 1, decoded into the current one.
 
 pub mod actor;
 mod amounts;
+pub mod command;
 pub mod decide;
 pub mod model;
 mod order;
@@ -34,6 +36,7 @@ pub use actor::{
     UpdateCheckout,
 };
 pub use amounts::DEFAULT_CUSTOM_AMOUNT;
+pub use command::{ChangeCheckout, CheckoutTarget, CreateCheckout, CustomFieldInput};
 pub use model::{
     AppliedDiscount, Attempt, BillingAddressFields, Changes, Checkout, CheckoutError,
     CheckoutStatus, CheckoutTerms, ConfirmContext, FieldMode, Issue, NewCheckout, Settlement,

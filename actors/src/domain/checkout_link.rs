@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
-use super::ids::{DiscountId, OrganizationId, ProductId};
+use super::ids::{DiscountId, OrganizationId, PriceId, ProductId};
 use super::metadata::Metadata;
 use super::product::Trial;
 use super::time_key;
@@ -43,6 +43,51 @@ pub struct CheckoutLink {
     // Format version 2.
     /// The trial each checkout of the link gives, instead of its product's.
     pub trial: Option<Trial>,
+}
+
+/// What a new link offers, as its creator named it: products (at least one, unique), one
+/// product, or the product of a price.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkOffer {
+    Products(Vec<ProductId>),
+    Product(ProductId),
+    Price(PriceId),
+}
+
+/// A link to create (`POST /v1/checkout-links/`), its fields' shapes checked by the adapter
+/// that read it; its products and discount are checked against the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCheckoutLink {
+    pub offer: LinkOffer,
+    /// `None` when not given or blank.
+    pub label: Option<String>,
+    pub allow_discount_codes: bool,
+    pub require_billing_address: bool,
+    pub discount_id: Option<DiscountId>,
+    /// An http(s) URL.
+    pub success_url: Option<String>,
+    /// An http(s) URL.
+    pub return_url: Option<String>,
+    pub metadata: Metadata,
+    pub trial: Option<Trial>,
+}
+
+/// A change of a link (`PATCH /v1/checkout-links/{id}`), its fields' shapes checked by the
+/// adapter that read it; `None` leaves a field as it is, `Some(None)` clears it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckoutLinkChange {
+    /// At least one, unique; checked against the store (one organization, the link's).
+    pub products: Option<Vec<ProductId>>,
+    /// `Some(None)`: no label (also when blank).
+    pub label: Option<Option<String>>,
+    pub allow_discount_codes: Option<bool>,
+    pub require_billing_address: Option<bool>,
+    pub discount_id: Option<Option<DiscountId>>,
+    pub success_url: Option<Option<String>>,
+    pub return_url: Option<Option<String>>,
+    pub metadata: Option<Metadata>,
+    /// `Some(None)`: the link's own trial is dropped.
+    pub trial: Option<Option<Trial>>,
 }
 
 /// A link as format version 1 stored it: without a trial.

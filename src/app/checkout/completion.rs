@@ -15,7 +15,6 @@ use tollgate_actors::ActorError;
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{Batch, Expect, StorageError};
 
-use crate::api::checkout::ChangeCheckout;
 use crate::auth::tokens::{generate, CUSTOMER_SESSION_PREFIX};
 use crate::domain::customer::{customer_by_email, customer_by_id, normalize_email, Customer};
 use crate::domain::customer_session::{CustomerSession, SessionPurchase};
@@ -29,6 +28,7 @@ use crate::domain::product::Product;
 use crate::error::{AppError, Code};
 use crate::payments::{ChargeOutcome, ChargeRequest};
 use crate::state::AppState;
+use tollgate_actors::checkout::ChangeCheckout;
 
 use super::fields::resolve_changes;
 use super::{load, refusal};

@@ -2,11 +2,10 @@
 //! refuse, as codes and command fields.
 
 use super::*;
-use crate::api::checkout::{CheckoutTarget, CreateCheckout};
-use crate::api::custom_field_data::CustomFieldInput;
 use crate::app::testing;
 use crate::domain::ids::PriceId;
 use crate::domain::product::{Price, PriceKind};
+use tollgate_actors::checkout::{CheckoutTarget, CreateCheckout, CustomFieldInput};
 use tollgate_storage::{Batch, Expect};
 
 /// A one-time product of `org` at 10 dollars, stored.

@@ -6,8 +6,7 @@
 use tollgate_actors::checkout::{AppliedDiscount, Changes, Checkout};
 use tollgate_storage::StorageError;
 
-use crate::api::checkout::{ChangeCheckout, CheckoutTarget};
-use crate::api::custom_field_data::CustomFieldInput;
+use crate::api::custom_field_data::CheckCustomFields;
 use crate::app::access::can_access;
 use crate::app::catalog::custom_fields::attached_custom_fields;
 use crate::auth::Subject;
@@ -18,6 +17,7 @@ use crate::domain::product::{Price, Product};
 use crate::error::{AppError, Given, Invalid};
 use crate::field;
 use crate::state::AppState;
+use tollgate_actors::checkout::{ChangeCheckout, CheckoutTarget, CustomFieldInput};
 
 use crate::app::views::product_of;
 

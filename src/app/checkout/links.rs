@@ -4,19 +4,13 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Value;
-use tollgate_actors::checkout::Checkout;
-use tollgate_storage::{Batch, Expect, Stored};
-use uuid::Uuid;
-
-use crate::api::checkout::create::check_link_prefill;
-use crate::api::checkout::{ChangeCheckout, CheckoutTarget, CreateCheckout};
-use crate::api::checkout_link::{
-    CheckoutLinkCreate, CheckoutLinkUpdate, CheckoutLinkView, CHECKOUT_LINK_SECRET_PREFIX,
+use tollgate_actors::checkout::{
+    ChangeCheckout, Checkout, CheckoutTarget, CreateCheckout, CustomFieldInput,
 };
-use crate::api::custom_field_data::CustomFieldInput;
+use tollgate_storage::{Batch, Expect, Stored};
+
+use crate::api::checkout_link::{CheckoutLinkView, CHECKOUT_LINK_SECRET_PREFIX};
 use crate::api::discount::DiscountBase;
-use crate::api::Maybe;
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
@@ -24,19 +18,21 @@ use crate::app::views::product_view;
 use crate::auth::tokens::generate;
 use crate::auth::Subject;
 use crate::domain::checkout_link::{
-    CheckoutLink, CheckoutLinkId, CHECKOUT_LINK_BY_CREATED, CHECKOUT_LINK_PRODUCT_BY_CREATED,
+    CheckoutLink, CheckoutLinkChange, CheckoutLinkId, LinkOffer, NewCheckoutLink,
+    CHECKOUT_LINK_BY_CREATED, CHECKOUT_LINK_PRODUCT_BY_CREATED,
 };
 use crate::domain::discount::{discount_by_code, discount_by_id, Discount};
 use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
-use crate::domain::metadata::MetaValue;
+use crate::domain::metadata::{
+    MetaValue, Metadata, MetadataIssue, MAX_KEY_CHARS, MAX_PAIRS, MAX_VALUE_CHARS,
+};
 use crate::domain::product::Product;
-use crate::error::{ApiError, AppError, FieldError};
-use crate::loc;
+use crate::error::{AppError, Given, Invalid};
+use crate::field;
 use crate::state::AppState;
-use crate::validate::Validator;
+use crate::validate::{is_header_safe, HEADER_SAFE_PATTERN};
 
 use super::fields::products_for_create;
-use crate::api::checkout::create::{metadata_field, optional_string, product_list, trial_fields};
 
 // ---------------------------------------------------------------------------------------
 // Reading links.
@@ -198,60 +194,19 @@ pub async fn list(
 // ---------------------------------------------------------------------------------------
 // Creating and changing links.
 
-fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
-    v.push(FieldError::new(
-        "value_error",
-        loc!["body", field],
-        msg,
-        input,
-    ));
-}
-
-/// Seats and units: not sold by Tollgate.
-fn refuse_unsupported(v: &mut Validator, seats: Option<i64>, units: Option<i64>) {
-    if let Some(n) = seats {
-        refuse(
-            v,
-            "seats",
-            "Seats can only be preconfigured when all products use seat-based pricing.",
-            Value::from(n),
-        );
-    }
-    if let Some(n) = units {
-        refuse(
-            v,
-            "units",
-            "Units can only be preconfigured when all products use unit-based pricing.",
-            Value::from(n),
-        );
-    }
-}
-
-fn check_url(v: &mut Validator, field: &str, url: &Option<String>) {
-    if let Some(u) = url {
-        v.http_url(loc!["body", field], u);
-    }
-}
-
 /// The product of a price, for a link made from one (Polar's `_get_validated_price`).
 async fn product_of_price(
     state: &AppState,
     subject: Subject,
-    price_id: Uuid,
-) -> Result<ProductId, ApiError> {
-    let problem = |msg: &str| {
-        ApiError::invalid(
-            loc!["body", "product_price_id"],
-            msg,
-            Value::from(price_id.to_string()),
-        )
-    };
-    let found = crate::domain::product::product_for_price(&state.store, PriceId(price_id)).await?;
+    price_id: PriceId,
+) -> Result<ProductId, AppError> {
+    let problem = |msg: &str| AppError::invalid(field!["product_price_id"], msg, price_id.0);
+    let found = crate::domain::product::product_for_price(&state.store, price_id).await?;
     let product = match found {
         Some(p) if can_access(state, subject, p.value.organization_id).await? => p.value,
         _ => return Err(problem("Price does not exist.")),
     };
-    match product.price(PriceId(price_id)) {
+    match product.price(price_id) {
         None => Err(problem("Price does not exist.")),
         Some(p) if p.is_archived => Err(problem("Price is archived.")),
         Some(_) if product.is_archived => Err(problem("Product is archived.")),
@@ -265,76 +220,37 @@ async fn discount_for_link(
     state: &AppState,
     org: OrganizationId,
     products: &[ProductId],
-    id: Uuid,
-) -> Result<Option<Discount>, ApiError> {
-    Ok(discount_by_id(&state.store, DiscountId(id))
+    id: DiscountId,
+) -> Result<Option<Discount>, AppError> {
+    Ok(discount_by_id(&state.store, id)
         .await?
         .map(|d| d.value)
         .filter(|d| d.organization_id == org && products.iter().any(|p| d.applies_to(*p))))
 }
 
-fn no_discount(id: Uuid) -> ApiError {
-    ApiError::invalid(
-        loc!["body", "discount_id"],
+fn no_discount(id: DiscountId) -> AppError {
+    AppError::invalid(
+        field!["discount_id"],
         "Discount does not exist or is not applicable to this product.",
-        Value::from(id.to_string()),
+        id.0,
     )
 }
 
-/// Creates a link for `subject`, who must reach its products' organization.
+/// Creates a link for `subject`, who must reach its products' organization: its products
+/// readable, on sale and of one organization, its discount that organization's and
+/// applicable to one of them.
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    input: CheckoutLinkCreate,
-) -> Result<CheckoutLink, ApiError> {
-    let mut v = Validator::new();
-    if input.payment_processor != "stripe" {
-        v.push(FieldError::new(
-            "literal_error",
-            loc!["body", "payment_processor"],
-            "Input should be 'stripe'",
-            Value::from(input.payment_processor.as_str()),
-        ));
-    }
-    let metadata = input
-        .metadata
-        .as_ref()
-        .and_then(|m| metadata_field(&mut v, "metadata", m))
-        .unwrap_or_default();
-    check_url(&mut v, "success_url", &input.success_url);
-    check_url(&mut v, "return_url", &input.return_url);
-    refuse_unsupported(&mut v, input.seats, input.units);
-    let trial = trial_fields(
-        &mut v,
-        input.trial_interval.as_deref().map(Some),
-        input.trial_interval_count.map(Some),
-    )
-    .flatten();
-    v.finish()?;
-    let products: Vec<ProductId> = match (&input.products, input.product_id, input.product_price_id)
-    {
-        (Some(ids), _, _) => {
-            products_for_create(state, subject, &product_list(ids)?)
-                .await?
-                .2
-        }
-        (None, Some(id), _) => {
-            products_for_create(state, subject, &[ProductId(id)])
-                .await?
-                .2
-        }
-        (None, None, Some(price)) => vec![product_of_price(state, subject, price).await?],
-        (None, None, None) => {
-            return Err(ApiError::validation(FieldError::new(
-                "missing",
-                loc!["body", "products"],
-                "Field required",
-                Value::Null,
-            )))
-        }
+    cmd: NewCheckoutLink,
+) -> Result<CheckoutLink, AppError> {
+    let products: Vec<ProductId> = match cmd.offer {
+        LinkOffer::Products(ids) => products_for_create(state, subject, &ids).await?.2,
+        LinkOffer::Product(id) => products_for_create(state, subject, &[id]).await?.2,
+        LinkOffer::Price(price) => vec![product_of_price(state, subject, price).await?],
     };
     let org = first_organization(state, &products).await?;
-    if let Some(id) = input.discount_id {
+    if let Some(id) = cmd.discount_id {
         if discount_for_link(state, org, &products, id)
             .await?
             .is_none()
@@ -348,15 +264,15 @@ pub async fn create(
         created_at: state.now(),
         modified_at: None,
         client_secret: generate(CHECKOUT_LINK_SECRET_PREFIX, 32),
-        label: optional_string(input.label),
+        label: cmd.label,
         products,
-        allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
-        require_billing_address: input.require_billing_address.unwrap_or(false),
-        discount_id: input.discount_id.map(DiscountId),
-        success_url: input.success_url,
-        return_url: input.return_url,
-        metadata,
-        trial,
+        allow_discount_codes: cmd.allow_discount_codes,
+        require_billing_address: cmd.require_billing_address,
+        discount_id: cmd.discount_id,
+        success_url: cmd.success_url,
+        return_url: cmd.return_url,
+        metadata: cmd.metadata,
+        trial: cmd.trial,
     };
     let mut batch = Batch::new();
     batch.put(&link, Expect::Absent)?;
@@ -368,76 +284,43 @@ pub async fn create(
 async fn first_organization(
     state: &AppState,
     products: &[ProductId],
-) -> Result<OrganizationId, ApiError> {
+) -> Result<OrganizationId, AppError> {
     let first = products
         .first()
-        .ok_or_else(|| ApiError::internal("a link without products"))?;
+        .ok_or_else(|| AppError::internal("a link without products"))?;
     state
         .store
         .get::<Product>(&first.key())
         .await?
         .map(|p| p.value.organization_id)
-        .ok_or_else(|| ApiError::internal("a validated product is missing"))
+        .ok_or_else(|| AppError::internal("a validated product is missing"))
 }
 
-/// Changes link `id` as `subject`.
+/// Changes link `id` as `subject`: new products must be the link's organization's, a new
+/// discount applicable to one of its products.
 pub async fn update(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-    input: CheckoutLinkUpdate,
-) -> Result<CheckoutLink, ApiError> {
+    change: CheckoutLinkChange,
+) -> Result<CheckoutLink, AppError> {
     let current = link_for(state, subject, id).await?.value;
-    let mut v = Validator::new();
-    let metadata = match &input.metadata {
-        Maybe::Value(m) => metadata_field(&mut v, "metadata", m),
-        _ => None,
-    };
-    check_url(
-        &mut v,
-        "success_url",
-        &input.success_url.as_value().cloned(),
-    );
-    check_url(&mut v, "return_url", &input.return_url.as_value().cloned());
-    refuse_unsupported(
-        &mut v,
-        input.seats.as_value().copied(),
-        input.units.as_value().copied(),
-    );
-    let interval = match &input.trial_interval {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(i) => Some(Some(i.as_str())),
-    };
-    let count = match input.trial_interval_count {
-        Maybe::Absent => None,
-        Maybe::Null => Some(None),
-        Maybe::Value(n) => Some(Some(n)),
-    };
-    let trial = trial_fields(&mut v, interval, count);
-    v.finish()?;
-    let products = match &input.products {
-        Maybe::Value(ids) => {
-            let (_, _, products) = products_for_create(state, subject, &product_list(ids)?).await?;
+    let products = match &change.products {
+        Some(ids) => {
+            let (_, _, products) = products_for_create(state, subject, ids).await?;
             if first_organization(state, &products).await? != current.organization_id {
-                return Err(ApiError::invalid(
-                    loc!["body", "products"],
+                let sent: Vec<String> = ids.iter().map(|i| i.0.to_string()).collect();
+                return Err(AppError::invalid(
+                    field!["products"],
                     "Products don't belong to the checkout link's organization.",
-                    Value::from(ids.iter().map(|i| i.to_string()).collect::<Vec<_>>()),
+                    Given::of(&sent),
                 ));
             }
             Some(products)
         }
-        Maybe::Null => {
-            return Err(ApiError::invalid(
-                loc!["body", "products"],
-                "Input should be a valid list",
-                Value::Null,
-            ))
-        }
-        Maybe::Absent => None,
+        None => None,
     };
-    if let Maybe::Value(d) = input.discount_id {
+    if let Some(Some(d)) = change.discount_id {
         let offered = products.as_deref().unwrap_or(&current.products);
         if discount_for_link(state, current.organization_id, offered, d)
             .await?
@@ -449,40 +332,40 @@ pub async fn update(
     let now = state.now();
     let updated = state
         .store
-        .update::<CheckoutLink, ApiError>(&id.key(), async |link| {
+        .update::<CheckoutLink, AppError>(&id.key(), async |link| {
             let mut l = link.clone();
             if let Some(p) = &products {
                 l.products = p.clone();
             }
-            if let Some(label) = input.label.clone().into_update() {
-                l.label = optional_string(label);
+            if let Some(label) = &change.label {
+                l.label = label.clone();
             }
-            if let Maybe::Value(a) = input.allow_discount_codes {
+            if let Some(a) = change.allow_discount_codes {
                 l.allow_discount_codes = a;
             }
-            if let Maybe::Value(r) = input.require_billing_address {
+            if let Some(r) = change.require_billing_address {
                 l.require_billing_address = r;
             }
-            if let Some(d) = input.discount_id.clone().into_update() {
-                l.discount_id = d.map(DiscountId);
+            if let Some(d) = change.discount_id {
+                l.discount_id = d;
             }
-            if let Some(u) = input.success_url.clone().into_update() {
-                l.success_url = u;
+            if let Some(u) = &change.success_url {
+                l.success_url = u.clone();
             }
-            if let Some(u) = input.return_url.clone().into_update() {
-                l.return_url = u;
+            if let Some(u) = &change.return_url {
+                l.return_url = u.clone();
             }
-            if let Some(m) = &metadata {
+            if let Some(m) = &change.metadata {
                 l.metadata = m.clone();
             }
-            if let Some(t) = trial {
+            if let Some(t) = change.trial {
                 l.trial = t;
             }
             l.modified_at = Some(now);
             Ok(Some(l))
         })
         .await?
-        .ok_or_else(ApiError::not_found)?;
+        .ok_or_else(AppError::not_found)?;
     Ok(updated)
 }
 
@@ -491,7 +374,7 @@ pub async fn delete(
     state: &AppState,
     subject: Subject,
     id: CheckoutLinkId,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let current = link_for(state, subject, id).await?;
     let mut batch = Batch::new();
     batch.delete::<CheckoutLink>(&id.key(), Expect::Rev(current.rev));
@@ -528,16 +411,16 @@ pub async fn follow(
     secret: &str,
     prefill: LinkPrefill,
     ip: std::net::IpAddr,
-) -> Result<Checkout, ApiError> {
+) -> Result<Checkout, AppError> {
     let Some(id) = state
         .store
         .lookup_unique(&CheckoutLink::secret_key(secret))
         .await?
     else {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     };
     let Some(link) = state.store.get::<CheckoutLink>(&id).await?.map(|l| l.value) else {
-        return Err(ApiError::not_found());
+        return Err(AppError::not_found());
     };
     let keys: Vec<Vec<u8>> = link.products.iter().map(|p| p.key()).collect();
     let found: Vec<Product> = state
@@ -554,15 +437,11 @@ pub async fn follow(
         .filter(|p| !p.is_archived && p.first_active_price().is_some())
         .collect();
     if on_sale.is_empty() {
-        return Err(ApiError::invalid(
-            loc!["body", "products"],
+        let offered: Vec<String> = link.products.iter().map(|p| p.to_string()).collect();
+        return Err(AppError::invalid(
+            field!["products"],
             "No valid products.",
-            Value::from(
-                link.products
-                    .iter()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>(),
-            ),
+            Given::of(&offered),
         ));
     }
     let selected = prefill
@@ -603,9 +482,12 @@ pub async fn follow(
             metadata.0.insert(key, MetaValue::Str(value));
         }
     }
-    let customer_name = optional_string(prefill.customer_name);
+    let customer_name = prefill
+        .customer_name
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
     // What a create body would refuse of what the query filled in.
-    check_link_prefill(&metadata, customer_name.as_deref())?;
+    check_prefill(&metadata, customer_name.as_deref())?;
     let customer_email = prefill
         .customer_email
         .map(|e| e.trim().to_string())
@@ -642,7 +524,94 @@ pub async fn follow(
         product_id: Some(selected.id),
         ..ChangeCheckout::default()
     };
-    Ok(super::update(state, Subject::Organization(org), checkout.id, switch).await?)
+    super::update(state, Subject::Organization(org), checkout.id, switch).await
+}
+
+/// What a create body would refuse of what a followed link fills in itself: its metadata
+/// (the link's with the query's pairs added) and the prefilled customer name, as a create
+/// body's 422 tells it (metadata first).
+fn check_prefill(metadata: &Metadata, customer_name: Option<&str>) -> Result<(), AppError> {
+    let mut invalid = Vec::new();
+    if let Err(issues) = crate::domain::metadata::parse(&metadata.to_json()) {
+        invalid.extend(issues.into_iter().map(|i| metadata_invalid(metadata, i)));
+    }
+    if let Some(name) = customer_name.filter(|n| !is_header_safe(n)) {
+        invalid.push(
+            Invalid::new(
+                field!["customer_name"],
+                format!("String should match pattern '{HEADER_SAFE_PATTERN}'"),
+                name,
+            )
+            .kind("string_pattern_mismatch")
+            .with_ctx("pattern", HEADER_SAFE_PATTERN),
+        );
+    }
+    if invalid.is_empty() {
+        Ok(())
+    } else {
+        Err(AppError::Invalid(invalid))
+    }
+}
+
+/// A rule `metadata` breaks, as the metadata of a create body reports it.
+fn metadata_invalid(metadata: &Metadata, issue: MetadataIssue) -> Invalid {
+    let value = |k: &str| match metadata.0.get(k) {
+        Some(MetaValue::Str(s)) => Given::from(s),
+        Some(MetaValue::Int(i)) => Given::from(*i),
+        Some(MetaValue::Bool(b)) => Given::from(*b),
+        None => Given::none(),
+    };
+    match issue {
+        MetadataIssue::NotAnObject => Invalid::new(
+            field!["metadata"],
+            "Input should be a valid dictionary",
+            Given::of(&metadata.to_json()),
+        )
+        .kind("dict_type"),
+        MetadataIssue::TooManyPairs(n) => Invalid::new(
+            field!["metadata"],
+            format!("Dictionary should have at most {MAX_PAIRS} items after validation, not {n}"),
+            Given::of(&metadata.to_json()),
+        )
+        .kind("too_long")
+        .with_ctx("field_type", "Dictionary")
+        .with_ctx("max_length", MAX_PAIRS as u64)
+        .with_ctx("actual_length", n as u64),
+        MetadataIssue::KeyTooShort(k) => Invalid::new(
+            field!["metadata", &k, "[key]"],
+            "String should have at least 1 character",
+            &k,
+        )
+        .kind("string_too_short")
+        .with_ctx("min_length", 1u64),
+        MetadataIssue::KeyTooLong(k) => Invalid::new(
+            field!["metadata", &k, "[key]"],
+            format!("String should have at most {MAX_KEY_CHARS} characters"),
+            &k,
+        )
+        .kind("string_too_long")
+        .with_ctx("max_length", MAX_KEY_CHARS as u64),
+        MetadataIssue::ValueTooShort(k) => Invalid::new(
+            field!["metadata", &k, "str"],
+            "String should have at least 1 character",
+            value(&k),
+        )
+        .kind("string_too_short")
+        .with_ctx("min_length", 1u64),
+        MetadataIssue::ValueTooLong(k) => Invalid::new(
+            field!["metadata", &k, "str"],
+            format!("String should have at most {MAX_VALUE_CHARS} characters"),
+            value(&k),
+        )
+        .kind("string_too_long")
+        .with_ctx("max_length", MAX_VALUE_CHARS as u64),
+        MetadataIssue::BadValueType(k) => Invalid::new(
+            field!["metadata", &k],
+            "Input should be a valid string, integer or boolean",
+            value(&k),
+        )
+        .kind("string_type"),
+    }
 }
 
 /// The prefill of a followed link from its query string.
@@ -667,25 +636,5 @@ pub fn prefill_from_query(query: &str) -> LinkPrefill {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_query_fills_what_polar_fills() {
-        let p = prefill_from_query(
-            "product_id=abc&customer_email=a%40b.co&customer_name=Ada&discount_code=SPRING\
-             &reference_id=r-1&utm_source=news&other=x&customer_name=&utm_term=",
-        );
-        assert_eq!(p.product_id.as_deref(), Some("abc"));
-        assert_eq!(p.customer_email.as_deref(), Some("a@b.co"));
-        assert_eq!(p.customer_name.as_deref(), Some("Ada"));
-        assert_eq!(p.discount_code.as_deref(), Some("SPRING"));
-        assert_eq!(
-            p.metadata,
-            vec![
-                ("reference_id".to_string(), "r-1".to_string()),
-                ("utm_source".to_string(), "news".to_string())
-            ]
-        );
-    }
-}
+#[path = "links_tests.rs"]
+mod links_tests;

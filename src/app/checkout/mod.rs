@@ -33,7 +33,6 @@ use tollgate_actors::checkout::{
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
 
-use crate::api::checkout::{ChangeCheckout, CreateCheckout};
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
@@ -45,6 +44,7 @@ use crate::domain::product::Product;
 use crate::error::{AppError, Code, Given, Invalid, Step};
 use crate::field;
 use crate::state::AppState;
+use tollgate_actors::checkout::{ChangeCheckout, CreateCheckout};
 
 use fields::{
     custom_field_data_for_create, discount_for_checkout, price_for_create, resolve_changes,
