@@ -520,7 +520,6 @@ code_table! {
 impl From<AppError> for ApiError {
     fn from(e: AppError) -> Self {
         match e {
-            AppError::Http(e) => *e,
             AppError::Limited(d) => ApiError::RateLimited(d),
             AppError::Invalid(items) => ApiError::Validation(
                 items

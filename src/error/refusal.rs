@@ -150,10 +150,6 @@ pub enum AppError {
     /// Over a rate limit (`Code::TooManyRequests`): the policies that applied and when to
     /// try again, which the adapter answers as `Retry-After` and the rate-limit fields.
     Limited(Box<crate::limits::Denied>),
-    /// An HTTP error of code not yet moved to commands and codes (while issue 45's move
-    /// goes on; nothing in `crate::app` builds one once it is done).
-    #[doc(hidden)]
-    Http(Box<super::ApiError>),
 }
 
 impl AppError {
@@ -171,7 +167,6 @@ impl AppError {
             AppError::Refused { code, .. } => *code,
             AppError::Invalid(_) => Code::Invalid,
             AppError::Limited(_) => Code::TooManyRequests,
-            AppError::Http(e) => e.code(),
         }
     }
 
@@ -180,7 +175,7 @@ impl AppError {
         match self {
             AppError::Refused { detail, .. } => detail,
             AppError::Limited(_) => "Too many requests; retry later.",
-            AppError::Invalid(_) | AppError::Http(_) => "",
+            AppError::Invalid(_) => "",
         }
     }
 
@@ -188,7 +183,7 @@ impl AppError {
     pub fn reason(&self) -> Option<&'static str> {
         match self {
             AppError::Refused { reason, .. } => *reason,
-            AppError::Invalid(_) | AppError::Limited(_) | AppError::Http(_) => None,
+            AppError::Invalid(_) | AppError::Limited(_) => None,
         }
     }
 
@@ -200,7 +195,6 @@ impl AppError {
                 detail,
                 reason: Some(why),
             },
-            AppError::Http(e) => AppError::Http(Box::new(e.with_code(why))),
             other => other,
         }
     }
@@ -268,7 +262,6 @@ impl std::fmt::Display for AppError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AppError::Refused { code, detail, .. } => write!(f, "{}: {detail}", code.name()),
-            AppError::Http(e) => write!(f, "{e}"),
             AppError::Limited(d) => write!(f, "TooManyRequests: retry in {} s", d.retry_after_secs),
             AppError::Invalid(items) => {
                 write!(f, "invalid:")?;
@@ -282,12 +275,6 @@ impl std::fmt::Display for AppError {
 }
 
 impl std::error::Error for AppError {}
-
-impl From<super::ApiError> for AppError {
-    fn from(e: super::ApiError) -> Self {
-        AppError::Http(Box::new(e))
-    }
-}
 
 impl From<crate::limits::Denied> for AppError {
     fn from(d: crate::limits::Denied) -> Self {
