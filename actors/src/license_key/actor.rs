@@ -58,7 +58,7 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<Validated>;
 
     fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        if self.store().keeps_tallies() {
+        if self.store().is_shared() {
             // There a write of the key carries no counters: validations are counted by
             // `shared::SharedKeys`, never here.
             return self.reply(Err(ActorError::Storage(
