@@ -51,6 +51,7 @@ pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
+pub mod event_log;
 pub mod forms;
 pub mod license_file;
 pub mod license_key_import;
