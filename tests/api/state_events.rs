@@ -422,3 +422,191 @@ for n, body in enumerate(given["bodies"]):
         print("FAIL", version, kind, repr(e), repr(e.__cause__)[:2000])
 sys.exit(1 if failed else 0)
 "#;
+
+/// The receiver (`tests/clients/webhooks/receiver.py`) run with polar-sdk 1.0.2; killed
+/// when dropped.
+struct Receiver {
+    child: std::process::Child,
+    port: u16,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let python = tools::python_venv("tests/clients/webhooks/requirements-sdk-1.0.txt");
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("received.jsonl");
+        let mut child = std::process::Command::new(python)
+            .arg(tools::repo_root().join("tests/clients/webhooks/receiver.py"))
+            .args(["--secret", SECRET, "--max-seconds", "600", "--log"])
+            .arg(&log)
+            .env("PYTHONUNBUFFERED", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting the receiver");
+        let port = tools::announced_port(&mut child, StdDuration::from_secs(120))
+            .unwrap_or_else(|e| panic!("the receiver: {e}"));
+        Receiver {
+            child,
+            port,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn received(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Waits until `n` distinct events (`webhook-id`s) arrived.
+    async fn wait_for(&self, n: usize) -> Vec<Value> {
+        let start = std::time::Instant::now();
+        loop {
+            let got = self.received();
+            let ids: std::collections::HashSet<&str> =
+                got.iter().filter_map(|v| v["id"].as_str()).collect();
+            if ids.len() >= n {
+                return got;
+            }
+            assert!(
+                start.elapsed() < StdDuration::from_secs(60),
+                "{} of {n} deliveries: {got:?}",
+                got.len()
+            );
+            tokio::time::sleep(StdDuration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Delivered for real: the receiver verifies each signature and loads each body with
+/// polar-sdk 1.0.2's `validate_event` in the endpoint's version.
+#[actix_web::test]
+async fn the_new_events_are_delivered_and_verified_by_polar_sdk_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = tollgate::config::Settings::for_tests(dir.path());
+    settings.webhooks.allow_private_targets = true;
+    settings.rate_limits.enabled = false;
+    settings.webhooks.timeout_secs = 30.0;
+    let app =
+        crate::helpers::spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let token = Some(app.token.as_str());
+    let receiver = Receiver::start();
+    let org = app
+        .created_org_as(&app.token, "Deliveries", "deliveries")
+        .await;
+    let org = org["id"].as_str().unwrap().to_string();
+    let types = [
+        "customer.state_changed",
+        "customer.deleted",
+        "discount.created",
+        "discount.updated",
+        "discount.deleted",
+    ];
+    for version in VERSIONS {
+        app.post_json(
+            "/v1/webhooks/endpoints",
+            token,
+            &json!({"url": format!("http://localhost:{}/hooks", receiver.port), "format": "raw",
+                    "events": types, "organization_id": org, "api_version": version,
+                    "secret": SECRET}),
+        )
+        .await
+        .expect(201);
+    }
+    let d = app
+        .post_json(
+            "/v1/discounts/",
+            token,
+            &json!({"name": "Tenth", "type": "percentage", "basis_points": 1000,
+                    "duration": "forever", "organization_id": org}),
+        )
+        .await;
+    d.expect(201);
+    let discount = d.body["id"].as_str().unwrap().to_string();
+    app.patch_json(
+        &format!("/v1/discounts/{discount}"),
+        token,
+        &json!({"metadata": {"campaign": "spring"}}),
+    )
+    .await
+    .expect(200);
+    let r = app
+        .send(app.request(Method::DELETE, &format!("/v1/discounts/{discount}"), token))
+        .await;
+    r.expect(204);
+    let c = app
+        .post_json(
+            "/v1/customers/",
+            token,
+            &json!({"email": "ada@example.com", "external_id": "ada-1", "organization_id": org}),
+        )
+        .await;
+    c.expect(201);
+    let customer = c.body["id"].as_str().unwrap().to_string();
+    let r = app
+        .send(app.request(Method::DELETE, &format!("/v1/customers/{customer}"), token))
+        .await;
+    r.expect(204);
+
+    // Per version: 3 discount events, the state at creation, the deletion and its state
+    // (each once: an attempt the SDK's first import made slow may be sent again).
+    let got = receiver.wait_for(3 * 6).await;
+    let mut ids = std::collections::HashSet::new();
+    let got: Vec<Value> = got
+        .into_iter()
+        .filter(|v| ids.insert(v["id"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(got.len(), 18, "{got:?}");
+    for v in &got {
+        assert_eq!(v["verified"], true, "{v}");
+        let kind = v["type"].as_str().unwrap();
+        let class = v["sdk"].as_str().unwrap_or_default();
+        assert!(
+            class.starts_with("Webhook") && class.ends_with("Payload"),
+            "{kind} in {}: {class}",
+            v["body"]["api_version"]
+        );
+    }
+    for version in VERSIONS {
+        let kinds: Vec<&str> = got
+            .iter()
+            .filter(|v| v["body"]["api_version"] == *version)
+            .map(|v| v["type"].as_str().unwrap())
+            .collect();
+        let mut sorted = kinds.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "customer.deleted",
+                "customer.state_changed",
+                "customer.state_changed",
+                "discount.created",
+                "discount.deleted",
+                "discount.updated"
+            ],
+            "{version}"
+        );
+    }
+    let deleted = got
+        .iter()
+        .find(|v| v["type"] == "customer.deleted")
+        .unwrap();
+    assert_eq!(
+        deleted["body"]["data"]["metadata"]["__external_id"],
+        "ada-1"
+    );
+}
