@@ -616,6 +616,18 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
                 &delivery, &event,
             ))),
         ),
+        (
+            "WebhookCursorPage",
+            value(serde_json::to_value(WebhookCursorPage {
+                items: vec![WebhookCursorEvent::new(
+                    7,
+                    "customer.updated",
+                    now,
+                    r#"{"id":"992fae2a-2a17-4b7a-8d9e-e287cf90131b","email":"jane@example.com"}"#,
+                )],
+                next: 7,
+            })),
+        ),
     ]
 }
 
