@@ -2,27 +2,31 @@
 //! (Polar's `polar-2026.md` §5.4).
 //!
 //! `customer.state_changed` is rendered for every customer a change touches (the customer
-//! itself, the customer of a subscription, an order, a refund or a license key) as
+//! itself, the customer of a subscription, an order, a refund or a license key, the buyers
+//! of a product whose benefits changed or of the products granting a benefit whose metadata
+//! changed) as
 //! `GET /v1/customers/{id}/state` answers right after the write; the fan-out sends it only
 //! if it differs from the last state it told of that customer (`super::log`), so a change
 //! that leaves the state as it was (a key's activation, an order's invoice) tells nothing.
 
 use chrono::{DateTime, Utc};
-use tollgate_storage::{Change, Record};
+use tollgate_storage::{Change, Direction, Record};
 
 use super::events::{out, Event};
 use crate::api::customer::CustomerView;
 use crate::api::webhook::WebhookEventType as T;
+use crate::domain::benefit::Benefit;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, OrganizationId};
-use crate::domain::order::Order;
+use crate::domain::order::{Order, ORDER_OF_PRODUCT};
+use crate::domain::product::{Product, PRODUCT_BY_BENEFIT};
 use crate::domain::refund::Refund;
 use crate::error::ApiError;
 use crate::state::AppState;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus};
 use tollgate_actors::license_key::LicenseKey;
-use tollgate_actors::subscription::Subscription;
+use tollgate_actors::subscription::{Subscription, SUBSCRIPTION_OF_PRODUCT};
 
 /// Where Polar keeps a deleted customer's external id (it clears the column, so that the
 /// seller can give the id to a new customer, and shows it from there).
@@ -142,6 +146,31 @@ pub async fn touched_customers(
     } else if change.is::<LicenseKey>() {
         ids.extend(change.before::<LicenseKey>()?.map(|k| k.customer_id));
         ids.extend(change.after::<LicenseKey>()?.map(|k| k.customer_id));
+    } else if change.is::<Benefit>() {
+        // A benefit's metadata is each grant's `benefit_metadata` (a feature flag's
+        // payload); its deletion revokes its grants: every customer of a product granting it.
+        if let (Some(before), Some(after)) =
+            (change.before::<Benefit>()?, change.after::<Benefit>()?)
+        {
+            if before.metadata != after.metadata || before.deleted_at != after.deleted_at {
+                let products = state
+                    .store
+                    .index_iter(PRODUCT_BY_BENEFIT, &[after.id.key()], Direction::Asc)?
+                    .collect()
+                    .await?;
+                ids.extend(customers_of_products(state, &products).await?);
+            }
+        }
+    } else if change.is::<Product>() {
+        // Benefits added to or removed from a product are granted or revoked to everyone
+        // who bought it.
+        if let (Some(before), Some(after)) =
+            (change.before::<Product>()?, change.after::<Product>()?)
+        {
+            if before.benefit_ids != after.benefit_ids {
+                ids.extend(customers_of_products(state, &[after.id.key()]).await?);
+            }
+        }
     }
     let mut unique = Vec::with_capacity(ids.len());
     for id in ids {
@@ -150,6 +179,32 @@ pub async fn touched_customers(
         }
     }
     Ok(unique)
+}
+
+/// The customers of the orders and subscriptions of these products (id keys).
+async fn customers_of_products(
+    state: &AppState,
+    products: &[Vec<u8>],
+) -> Result<Vec<CustomerId>, ApiError> {
+    let mut ids = Vec::new();
+    let mut orders = state
+        .store
+        .index_iter(ORDER_OF_PRODUCT, products, Direction::Asc)?;
+    while let Some(id) = orders.next().await {
+        if let Some(o) = state.store.get::<Order>(&id?).await? {
+            ids.push(o.value.customer_id);
+        }
+    }
+    let mut subscriptions =
+        state
+            .store
+            .index_iter(SUBSCRIPTION_OF_PRODUCT, products, Direction::Asc)?;
+    while let Some(id) = subscriptions.next().await {
+        if let Some(s) = state.store.get::<Subscription>(&id?).await? {
+            ids.push(s.value.customer_id);
+        }
+    }
+    Ok(ids)
 }
 
 /// `customer.state_changed` for each customer `change` touches, as its state reads now

@@ -291,6 +291,21 @@ async fn every_new_event_is_sent_in_polars_shape() {
         "the state did not change"
     );
 
+    // The benefit's metadata changes: every holder's state shows the new one.
+    app.patch_json(
+        &format!("/v1/benefits/{benefit}"),
+        token,
+        &json!({"type": "custom", "metadata": {"tier": "max"}}),
+    )
+    .await
+    .expect(200);
+    let got = bodies(&app, &main).await;
+    let told = states(&got, &customer_id);
+    assert_eq!(
+        told.last().unwrap()["data"]["granted_benefits"][0]["benefit_metadata"],
+        json!({"tier": "max"})
+    );
+
     // A cancellation at the period end: the state says so.
     app.clock.set(t0() + Duration::days(5));
     app.patch_json(
