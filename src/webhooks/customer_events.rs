@@ -224,7 +224,7 @@ pub async fn state_events(
         if !listening(customer.organization_id) {
             continue;
         }
-        let mut view = crate::app::customer_state::state_of(state, &customer).await?;
+        let mut view = crate::app::customer_state::state_as_stored(state, &customer).await?;
         view.customer = customer_view(&customer);
         let mut o = out(
             customer.organization_id,

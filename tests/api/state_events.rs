@@ -625,3 +625,82 @@ async fn the_new_events_are_delivered_and_verified_by_polar_sdk_1_0() {
         "ada-1"
     );
 }
+
+/// A renewal and a plan change each tell the new state once.
+#[actix_web::test]
+async fn a_renewal_and_a_plan_change_each_tell_the_new_state() {
+    let app = spawn_app_with_clock().await;
+    let token = Some(app.token.as_str());
+    let org = app.org(&app.token, "state-renewal").await;
+    let main = endpoint(&app, org, "2026-04").await;
+    let mut benefits = Vec::new();
+    for description in ["Support", "Priority support"] {
+        let b = app
+            .post_json(
+                "/v1/benefits/",
+                token,
+                &json!({"type": "custom", "description": description, "organization_id": org,
+                        "properties": {"note": "Write to us"}}),
+            )
+            .await;
+        b.expect(201);
+        benefits.push(b.body["id"].as_str().unwrap().to_string());
+    }
+    let pro = app.monthly(&app.token, org, "Pro", 1500).await;
+    let max = app.monthly(&app.token, org, "Max", 4000).await;
+    for (product, granted) in [(&pro, &benefits[..1]), (&max, &benefits[..])] {
+        app.post_json(
+            &format!("/v1/products/{}/benefits", product.id),
+            token,
+            &json!({ "benefits": granted }),
+        )
+        .await
+        .expect(200);
+    }
+    let customer = app.customer(&app.token, org, "jane@example.com").await;
+    let id = customer.id.to_string();
+    let s = app.subscribe(purchase(&pro, &customer, None), t0()).await;
+    let end = s.current_period_end.unwrap();
+    let before = states(&bodies(&app, &main).await, &id).len();
+
+    // Renewed: one state, in the new period.
+    app.clock.set(end + Duration::hours(1));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let got = bodies(&app, &main).await;
+    let told = states(&got, &id);
+    assert_eq!(told.len(), before + 1);
+    let renewed = &told.last().unwrap()["data"]["active_subscriptions"][0];
+    let start =
+        chrono::DateTime::parse_from_rfc3339(renewed["current_period_start"].as_str().unwrap())
+            .unwrap();
+    assert_eq!(start, end);
+
+    // Upgraded: one state, with the new product and both benefits.
+    app.patch_json(
+        &format!("/v1/subscriptions/{}", s.id),
+        token,
+        &json!({"product_id": max.id, "proration_behavior": "prorate"}),
+    )
+    .await
+    .expect(200);
+    let got = bodies(&app, &main).await;
+    let told = states(&got, &id);
+    assert_eq!(told.len(), before + 2);
+    let upgraded = &told.last().unwrap()["data"];
+    assert_eq!(
+        upgraded["active_subscriptions"][0]["product_id"],
+        max.id.to_string()
+    );
+    let mut granted: Vec<&str> = upgraded["granted_benefits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["benefit_id"].as_str().unwrap())
+        .collect();
+    granted.sort_unstable();
+    let mut expected: Vec<&str> = benefits.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(granted, expected);
+    let state = app.get(&format!("/v1/customers/{id}/state"), token).await;
+    assert_eq!(upgraded, &state.body);
+}
