@@ -131,7 +131,13 @@ pub async fn events_of(
 ) -> Result<Vec<Event>, ApiError> {
     let now = state.now();
     let mut events = resource_events(state, change, now, listening).await?;
-    events.extend(state_events(state, change, now, listening).await?);
+    // A state that cannot be rendered must not cost the change its own events.
+    match state_events(state, change, now, listening).await {
+        Ok(states) => events.extend(states),
+        Err(e) => {
+            tracing::warn!(collection = %change.collection, error = %e, "cannot render a customer state; skipped")
+        }
+    }
     Ok(events)
 }
 
