@@ -237,3 +237,34 @@ pub async fn state_events(
     }
     Ok(events)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deleted_customer_shows_its_external_id_in_metadata_as_polar_does() {
+        let now = chrono::Utc::now();
+        let mut c = Customer::new(
+            CustomerId::new(),
+            OrganizationId::new(),
+            "jane@example.com".into(),
+            now,
+        );
+        c.external_id = Some("usr_1337".into());
+        let live = serde_json::to_value(customer_view(&c)).unwrap();
+        assert_eq!(live["metadata"], serde_json::json!({}));
+        c.deleted_at = Some(now);
+        let gone = serde_json::to_value(customer_view(&c)).unwrap();
+        assert_eq!(
+            gone["metadata"],
+            serde_json::json!({"__external_id": "usr_1337"})
+        );
+        assert_eq!(gone["external_id"], "usr_1337");
+        assert!(gone["deleted_at"].is_string());
+        // Without an external id there is nothing to keep.
+        c.external_id = None;
+        let anonymous = serde_json::to_value(customer_view(&c)).unwrap();
+        assert_eq!(anonymous["metadata"], serde_json::json!({}));
+    }
+}
