@@ -107,6 +107,22 @@ pub enum WebhookEventType {
     CustomerUpdated,
     #[serde(rename = "organization.updated")]
     OrganizationUpdated,
+    /// An open checkout passed its `expires_at` and was expired by the sweep.
+    #[serde(rename = "checkout.expired")]
+    CheckoutExpired,
+    /// A customer was deleted (`deleted_at` set; `metadata.__external_id` keeps its external id).
+    #[serde(rename = "customer.deleted")]
+    CustomerDeleted,
+    /// What `GET /v1/customers/{id}/state` answers changed: the state after the change.
+    #[serde(rename = "customer.state_changed")]
+    CustomerStateChanged,
+    #[serde(rename = "discount.created")]
+    DiscountCreated,
+    #[serde(rename = "discount.updated")]
+    DiscountUpdated,
+    /// A discount was deleted (the payload is the discount, with no deletion marker).
+    #[serde(rename = "discount.deleted")]
+    DiscountDeleted,
     #[serde(rename = "license_key.created")]
     LicenseKeyCreated,
     #[serde(rename = "license_key.updated")]
@@ -150,6 +166,12 @@ impl WebhookEventType {
         WebhookEventType::CustomerCreated,
         WebhookEventType::CustomerUpdated,
         WebhookEventType::OrganizationUpdated,
+        WebhookEventType::CheckoutExpired,
+        WebhookEventType::CustomerDeleted,
+        WebhookEventType::CustomerStateChanged,
+        WebhookEventType::DiscountCreated,
+        WebhookEventType::DiscountUpdated,
+        WebhookEventType::DiscountDeleted,
         WebhookEventType::LicenseKeyCreated,
         WebhookEventType::LicenseKeyUpdated,
         WebhookEventType::LicenseKeyRevoked,
@@ -187,6 +209,12 @@ impl WebhookEventType {
             WebhookEventType::CustomerCreated => "customer.created",
             WebhookEventType::CustomerUpdated => "customer.updated",
             WebhookEventType::OrganizationUpdated => "organization.updated",
+            WebhookEventType::CheckoutExpired => "checkout.expired",
+            WebhookEventType::CustomerDeleted => "customer.deleted",
+            WebhookEventType::CustomerStateChanged => "customer.state_changed",
+            WebhookEventType::DiscountCreated => "discount.created",
+            WebhookEventType::DiscountUpdated => "discount.updated",
+            WebhookEventType::DiscountDeleted => "discount.deleted",
             WebhookEventType::LicenseKeyCreated => "license_key.created",
             WebhookEventType::LicenseKeyUpdated => "license_key.updated",
             WebhookEventType::LicenseKeyRevoked => "license_key.revoked",
@@ -197,42 +225,7 @@ impl WebhookEventType {
     }
 
     pub fn parse(s: &str) -> Option<WebhookEventType> {
-        match s {
-            "checkout.created" => Some(WebhookEventType::CheckoutCreated),
-            "checkout.updated" => Some(WebhookEventType::CheckoutUpdated),
-            "order.created" => Some(WebhookEventType::OrderCreated),
-            "order.paid" => Some(WebhookEventType::OrderPaid),
-            "refund.created" => Some(WebhookEventType::RefundCreated),
-            "refund.updated" => Some(WebhookEventType::RefundUpdated),
-            "order.updated" => Some(WebhookEventType::OrderUpdated),
-            "order.refunded" => Some(WebhookEventType::OrderRefunded),
-            "subscription.created" => Some(WebhookEventType::SubscriptionCreated),
-            "subscription.updated" => Some(WebhookEventType::SubscriptionUpdated),
-            "subscription.active" => Some(WebhookEventType::SubscriptionActive),
-            "subscription.canceled" => Some(WebhookEventType::SubscriptionCanceled),
-            "subscription.uncanceled" => Some(WebhookEventType::SubscriptionUncanceled),
-            "subscription.revoked" => Some(WebhookEventType::SubscriptionRevoked),
-            "subscription.past_due" => Some(WebhookEventType::SubscriptionPastDue),
-            "subscription.cycled" => Some(WebhookEventType::SubscriptionCycled),
-            "product.created" => Some(WebhookEventType::ProductCreated),
-            "product.updated" => Some(WebhookEventType::ProductUpdated),
-            "benefit.created" => Some(WebhookEventType::BenefitCreated),
-            "benefit.updated" => Some(WebhookEventType::BenefitUpdated),
-            "benefit_grant.created" => Some(WebhookEventType::BenefitGrantCreated),
-            "benefit_grant.updated" => Some(WebhookEventType::BenefitGrantUpdated),
-            "benefit_grant.cycled" => Some(WebhookEventType::BenefitGrantCycled),
-            "benefit_grant.revoked" => Some(WebhookEventType::BenefitGrantRevoked),
-            "customer.created" => Some(WebhookEventType::CustomerCreated),
-            "customer.updated" => Some(WebhookEventType::CustomerUpdated),
-            "organization.updated" => Some(WebhookEventType::OrganizationUpdated),
-            "license_key.created" => Some(WebhookEventType::LicenseKeyCreated),
-            "license_key.updated" => Some(WebhookEventType::LicenseKeyUpdated),
-            "license_key.revoked" => Some(WebhookEventType::LicenseKeyRevoked),
-            "license_key.activated" => Some(WebhookEventType::LicenseKeyActivated),
-            "license_key.deactivated" => Some(WebhookEventType::LicenseKeyDeactivated),
-            "license_key.limit_reached" => Some(WebhookEventType::LicenseKeyLimitReached),
-            _ => None,
-        }
+        Self::ALL.iter().copied().find(|t| t.as_str() == s)
     }
 }
 
@@ -517,6 +510,41 @@ pub struct WebhookPayload<'a, T: Serialize> {
     pub data: T,
 }
 
+/// One event of the cursor (`GET /v1/webhooks/events`): its number within the
+/// organization, and the `type`, `timestamp` and `data` of the webhook body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WebhookCursorEvent {
+    /// 1, 2, 3, … in commit order within the organization; resume with `after` = the last
+    /// one handled.
+    pub seq: u64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub timestamp: DateTime<Utc>,
+    /// The resource as the webhook's `data` shows it.
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+}
+
+impl WebhookCursorEvent {
+    /// From the logged event (`data` is the JSON text the fan-out rendered).
+    pub fn new(seq: u64, event_type: &str, timestamp: DateTime<Utc>, data: &str) -> Self {
+        WebhookCursorEvent {
+            seq,
+            event_type: event_type.to_string(),
+            timestamp,
+            data: serde_json::from_str(data).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// A page of the cursor: the events after the `after` given, and the `after` to pass next.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WebhookCursorPage {
+    pub items: Vec<WebhookCursorEvent>,
+    /// The last item's `seq` (the `after` given when the page is empty).
+    pub next: u64,
+}
+
 #[cfg(test)]
 pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     use chrono::TimeZone;
@@ -588,6 +616,18 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
                 &delivery, &event,
             ))),
         ),
+        (
+            "WebhookCursorPage",
+            value(serde_json::to_value(WebhookCursorPage {
+                items: vec![WebhookCursorEvent::new(
+                    7,
+                    "customer.updated",
+                    now,
+                    r#"{"id":"992fae2a-2a17-4b7a-8d9e-e287cf90131b","email":"jane@example.com"}"#,
+                )],
+                next: 7,
+            })),
+        ),
     ]
 }
 
@@ -610,8 +650,16 @@ mod tests {
             "subscription.past_due",
             "subscription.cycled",
             "benefit_grant.cycled",
+            "checkout.expired",
+            "customer.deleted",
+            "customer.state_changed",
+            "discount.created",
+            "discount.updated",
+            "discount.deleted",
         ] {
             assert!(names.contains(name), "{name}");
         }
+        // Every variant is listed (`as_str` is exhaustive, `ALL` is not by itself).
+        assert_eq!(names.len(), 39);
     }
 }

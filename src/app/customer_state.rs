@@ -15,6 +15,16 @@ pub async fn state_of(
     customer: &Customer,
 ) -> Result<CustomerStateView, AppError> {
     state.store.read_barrier().await?;
+    state_as_stored(state, customer).await
+}
+
+/// The state as the store holds it now, without waiting for the writes so far to be
+/// durable: for the webhook fan-out, which acts on durable changes only and renders the
+/// state right after them (`customer.state_changed`).
+pub async fn state_as_stored(
+    state: &AppState,
+    customer: &Customer,
+) -> Result<CustomerStateView, AppError> {
     let subscriptions = subscriptions_of(state, customer).await?;
     let grants = granted_to(state, customer).await?;
     let (_, benefits) = parts(state, &grants).await?;

@@ -18,6 +18,8 @@
 //! - `claimable_keys`: keys generated without an order, claimed by a customer;
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
+//! - `event_log`: every webhook event of an organization, numbered in commit order, for
+//!   the resumable event cursor;
 //! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
 //! - `license_file`: Keygen-format license files of a key;
 //! - `license_key_import`: keys a seller brings from another provider;
@@ -50,6 +52,7 @@ pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
+pub mod event_log;
 pub mod license_file;
 pub mod license_key_import;
 pub mod license_keys;

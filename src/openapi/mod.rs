@@ -197,6 +197,7 @@ use crate::error::ApiError;
         paths::webhooks_endpoints_delete,
         paths::webhooks_deliveries_list,
         paths::webhooks_events_redeliver,
+        paths::webhooks_events_cursor,
     ),
     components(schemas(
         crate::error::ErrorBody,

@@ -14,6 +14,7 @@ use actix_web::web;
 use tollgate_storage::{Batch, Change, Expect, Record, StorageError};
 
 use super::events::{events_of, is_event_source, Event};
+use super::log::Logger;
 use crate::api::webhook::WebhookEventType;
 use crate::domain::ids::{OrganizationId, WebhookEventId};
 use crate::domain::mail::MailMessage;
@@ -59,7 +60,9 @@ pub fn start(state: web::Data<AppState>) {
     });
 }
 
-/// One pass over the head of the feed; returns how many entries it consumed.
+/// One pass over the head of the feed; returns how many entries it consumed. Every
+/// event is rendered and logged for the cursor (`super::log`); the subscribed endpoints
+/// get theirs.
 pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let changes = state.store.changes(None, BATCH).await?;
     if changes.is_empty() {
@@ -76,6 +79,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     // The dashboard's day counters, written with the consumption (see `crate::stats`).
     let mut projection = crate::stats::Projection::default();
     let now = state.now();
+    let mut logger = Logger::default();
     for change in &changes {
         seqs.push(change.seq);
         if let Err(e) = projection.add(change, now) {
@@ -91,9 +95,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         if !is_event_source(&change.collection) {
             continue;
         }
-        let mut listening =
-            |org: OrganizationId| endpoints.get(&org).is_some_and(|list| !list.is_empty());
-        let events = events_of(state, change, &mut listening).await;
+        // Every organization's events are kept for the cursor, listened to or not.
+        let mut everyone = |_: OrganizationId| true;
+        let events = events_of(state, change, &mut everyone).await;
         let events = match events {
             Ok(events) => events,
             Err(e) => {
@@ -103,6 +107,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
                 continue;
             }
         };
+        let events = logger.keep(&state.store, events, now, &mut batch).await?;
         for (position, event) in events.iter().enumerate() {
             let Some(subscribed) = endpoints.get(&event.organization_id) else {
                 continue;
@@ -119,6 +124,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
             }
         }
     }
+    logger.finish(&mut batch)?;
     projection.write(&state.store, &mut batch).await?;
     batch.consume_changes(&seqs);
     state.store.commit_durable(&batch).await?;

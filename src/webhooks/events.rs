@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tollgate_storage::{Change, Direction, Record};
 
+use super::customer_events::{checkout_events, customer_events, discount_events, state_events};
 use crate::api::benefit::BenefitView;
 use crate::api::customer::CustomerView;
 use crate::api::license_key::{LicenseKeyActivationRead, LicenseKeyRead};
@@ -19,6 +20,7 @@ use crate::api::webhook::{
 };
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::customer::Customer;
+use crate::domain::discount::Discount;
 use crate::domain::ids::{BenefitId, OrderId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::order::{Order, OrderStatus};
 use crate::domain::organization::Organization;
@@ -41,15 +43,15 @@ pub struct Event {
     pub body: serde_json::Value,
 }
 
-struct Out {
-    events: Vec<Event>,
+pub(super) struct Out {
+    pub(super) events: Vec<Event>,
     organization_id: OrganizationId,
     now: DateTime<Utc>,
     resource: String,
 }
 
 impl Out {
-    fn push<D: Serialize>(&mut self, event_type: T, data: &D) -> Result<(), ApiError> {
+    pub(super) fn push<D: Serialize>(&mut self, event_type: T, data: &D) -> Result<(), ApiError> {
         self.push_for(event_type, self.resource.clone(), data)
     }
 
@@ -75,7 +77,7 @@ impl Out {
     }
 }
 
-fn out(
+pub(super) fn out(
     organization_id: OrganizationId,
     collection: &str,
     id: impl std::fmt::Display,
@@ -120,14 +122,32 @@ where
 }
 
 /// The events `change` stands for, in the order they happened (none for a change no
-/// event describes, or of an organization `listening` says has no endpoint: nothing is
-/// rendered for nobody).
+/// event describes, or of an organization `listening` says nobody listens to: nothing is
+/// rendered for nobody), then `customer.state_changed` for each customer it touches.
 pub async fn events_of(
     state: &AppState,
     change: &Change,
     listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let now = state.now();
+    let mut events = resource_events(state, change, now, listening).await?;
+    // A state that cannot be rendered must not cost the change its own events.
+    match state_events(state, change, now, listening).await {
+        Ok(states) => events.extend(states),
+        Err(e) => {
+            tracing::warn!(collection = %change.collection, error = %e, "cannot render a customer state; skipped")
+        }
+    }
+    Ok(events)
+}
+
+/// The events of the record `change` is about.
+async fn resource_events(
+    state: &AppState,
+    change: &Change,
+    now: DateTime<Utc>,
+    listening: &mut dyn FnMut(OrganizationId) -> bool,
+) -> Result<Vec<Event>, ApiError> {
     if change.collection == LIMIT_REACHED {
         return limit_reached(state, change, now, listening).await;
     }
@@ -165,26 +185,13 @@ pub async fn events_of(
         .await;
     }
     if change.is::<Customer>() {
-        return created_or_updated(
-            change,
-            now,
-            listening,
-            (Some(T::CustomerCreated), T::CustomerUpdated),
-            |c: &Customer| (c.organization_id, c.id.to_string()),
-            |c| async move { Ok(CustomerView::from(&c)) },
-        )
-        .await;
+        return customer_events(change, now, listening).await;
     }
     if change.is::<Checkout>() {
-        return created_or_updated(
-            change,
-            now,
-            listening,
-            (Some(T::CheckoutCreated), T::CheckoutUpdated),
-            |c: &Checkout| (c.organization_id, c.id.to_string()),
-            |c| async move { Ok(crate::app::views::checkout_view(state, &c).await?) },
-        )
-        .await;
+        return checkout_events(state, change, now, listening).await;
+    }
+    if change.is::<Discount>() {
+        return discount_events(state, change, now, listening).await;
     }
     if change.is::<crate::domain::refund::Refund>() {
         return refund_events(state, change, now, listening).await;
@@ -669,6 +676,7 @@ pub fn is_event_source(collection: &str) -> bool {
             Benefit::COLLECTION,
             Customer::COLLECTION,
             Checkout::COLLECTION,
+            Discount::COLLECTION,
             Order::COLLECTION,
             Subscription::COLLECTION,
             LicenseKey::COLLECTION,

@@ -5,20 +5,27 @@
 //! * [`dispatch`]: the fan-out. It reads the store's change feed (the outbox, written in
 //!   the same transaction as each change), turns each entry into one event per subscribed
 //!   endpoint, and removes the entry in the transaction that records those events.
+//! * [`customer_events`]: customers, checkouts' expiry, discounts, `customer.state_changed`.
+//! * [`log`]: every event kept per organization, numbered in commit order, for the
+//!   cursor (`crate::app::event_log`, `GET /v1/webhooks/events?after=`): a backend that
+//!   was down catches up, once.
 //! * [`delivery`]: one worker per endpoint sends its events, signed with Standard
 //!   Webhooks headers, retries with backoff and jitter, and logs every attempt.
 //! * what a URL may point at, and the HTTP clients: `crate::egress`.
 
+pub mod customer_events;
 pub mod delivery;
 pub mod dispatch;
 pub mod events;
+pub mod log;
 
 use tollgate_storage::Batch;
 
 use crate::state::AppState;
 
-/// Deletes settled events older than `webhooks.retention_days`, with their delivery log;
-/// returns how many events went. Pending events stay until they settle.
+/// Deletes settled events older than `webhooks.retention_days`, with their delivery log,
+/// and the cursor's log entries as old; returns how many (endpoint) events went. Pending
+/// events stay until they settle.
 pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageError> {
     use crate::domain::webhook::{
         WebhookDelivery, WebhookEvent, WEBHOOK_DELIVERY_BY_EVENT, WEBHOOK_EVENT_BY_CREATED,
@@ -69,5 +76,7 @@ pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageE
     if !batch.is_empty() {
         state.store.commit_durable(&batch).await?;
     }
+    // The cursor's log keeps as long.
+    crate::app::event_log::purge(state, cutoff, 10_000).await?;
     Ok(purged)
 }

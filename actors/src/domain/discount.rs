@@ -186,6 +186,8 @@ impl Discount {
 
 impl Record for Discount {
     crate::record_v1!(Discount, "discount");
+    /// Its changes are webhook events (`discount.*`).
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         DISCOUNT_BY_CREATED,
         DISCOUNT_BY_NAME,
@@ -238,6 +240,14 @@ impl Record for Discount {
                     .into_vec(),
             ),
         ]
+    }
+
+    /// A redemption (its counter) is no change of the discount: Polar counts redemptions
+    /// apart and tells nothing.
+    fn feed_digest(&self) -> Option<Vec<u8>> {
+        let mut watched = self.clone();
+        watched.redemptions_count = 0;
+        tollgate_storage::codec::encode(&watched).ok()
     }
 
     /// A deleted discount frees its code, as Polar's code lookup ignores deleted ones.

@@ -749,3 +749,19 @@ fn webhooks_deliveries_list() {}
         (status = 409, description = "The event is archived", body = Error),
 ))]
 fn webhooks_events_redeliver() {}
+
+/// The event cursor: every event of the organization (the webhooks' payloads, whether an
+/// endpoint listens or not) numbered in commit order; resume with `after` = the last
+/// `seq` handled. Without `after`, from the oldest kept (`webhooks.retention_days`).
+/// `limit`: 1–1000, 100 by default. A token reaching several organizations names one.
+#[utoipa::path(get, path = "/v1/webhooks/events", tag = "webhooks",
+    params(
+        ("organization_id" = Option<Uuid>, Query),
+        ("after" = Option<u64>, Query), ("limit" = Option<u32>, Query),
+    ),
+    security(("bearer" = ["webhooks:read"])),
+    responses(
+        (status = 200, body = crate::api::webhook::WebhookCursorPage),
+        (status = 422, body = crate::error::ValidationErrorBody),
+))]
+fn webhooks_events_cursor() {}

@@ -1,9 +1,10 @@
 """A webhook receiver for Tollgate's tests: verifies every delivery with the pinned
 `standardwebhooks` reference library (with Polar's key encoding and, for a `whsec_`
 secret, also with the secret as a Standard Webhooks receiver uses it: `verified_standard`)
-and, for the event types the pinned polar-sdk knows, with Polar's own helper
-(`polar_sdk.webhooks.validate_event`, given the raw secret), and appends one JSON line
-per request to the log file.
+and, for the event types the installed polar-sdk knows, with Polar's own helper
+(`validate_event`, given the raw secret), and appends one JSON line per request to the
+log file. It runs with either pinned SDK: 0.13.5 (`polar_sdk.webhooks`) or 1.0.2, whose
+module for the body's `api_version` (`polar.v2026_04.webhooks`, ...) is used.
 
 Usage: receiver.py --secret S --log FILE [--fail-first N] [--max-seconds T]
 Prints `PORT <n>` once it listens. `--fail-first N` answers 500 to the first N attempts of
@@ -20,19 +21,48 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks.webhooks import Webhook
 
-from polar_sdk.webhooks import validate_event
+try:
+    from polar_sdk.webhooks import validate_event
 
-# The event types the pinned polar-sdk (0.13.5) parses; the others are Tollgate's own.
-SDK_TYPES = {
-    "benefit.created", "benefit.updated",
-    "benefit_grant.created", "benefit_grant.updated", "benefit_grant.revoked",
-    "checkout.created", "checkout.updated",
-    "order.created",
-    "organization.updated",
-    "product.created", "product.updated",
-    "subscription.active", "subscription.canceled", "subscription.created",
-    "subscription.revoked", "subscription.updated",
-}
+    # The event types polar-sdk 0.13.5 parses; the others are Tollgate's own or newer.
+    SDK_TYPES = {
+        "benefit.created", "benefit.updated",
+        "benefit_grant.created", "benefit_grant.updated", "benefit_grant.revoked",
+        "checkout.created", "checkout.updated",
+        "order.created",
+        "organization.updated",
+        "product.created", "product.updated",
+        "subscription.active", "subscription.canceled", "subscription.created",
+        "subscription.revoked", "subscription.updated",
+    }
+except ImportError:
+    import importlib
+
+    def validate_event(body, headers, secret):
+        version = json.loads(body).get("api_version") or "2026-04"
+        module = importlib.import_module(f"polar.v{version.replace('-', '_')}.webhooks")
+        return module.validate_event(body, headers, secret)
+
+    # The event types polar-sdk 1.0.2 parses (Polar's 41); `license_key.*` are Tollgate's.
+    SDK_TYPES = {
+        "benefit.created", "benefit.updated",
+        "benefit_grant.created", "benefit_grant.cycled", "benefit_grant.revoked",
+        "benefit_grant.updated",
+        "checkout.created", "checkout.expired", "checkout.updated",
+        "customer.created", "customer.deleted", "customer.state_changed",
+        "customer.updated",
+        "customer_seat.assigned", "customer_seat.claimed", "customer_seat.revoked",
+        "discount.created", "discount.deleted", "discount.updated",
+        "member.created", "member.deleted", "member.updated",
+        "order.created", "order.paid", "order.refunded", "order.updated",
+        "organization.updated",
+        "product.created", "product.updated",
+        "refund.created", "refund.updated",
+        "subscription.active", "subscription.canceled", "subscription.created",
+        "subscription.cycled", "subscription.migrated", "subscription.past_due",
+        "subscription.paused", "subscription.resumed", "subscription.revoked",
+        "subscription.uncanceled", "subscription.updated",
+    }
 
 
 def main():

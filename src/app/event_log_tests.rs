@@ -1,0 +1,151 @@
+use chrono::Duration;
+use tollgate_storage::{Batch, Expect};
+
+use super::*;
+use crate::app::testing::{app, seller};
+
+/// Logs `n` events of `org` numbered 1..=n, the i-th logged `i` hours after `start`.
+async fn logged(state: &AppState, org: OrganizationId, n: u64, start: DateTime<Utc>) {
+    let mut batch = Batch::new();
+    for seq in 1..=n {
+        let at = start + Duration::hours(seq as i64);
+        let e = LoggedEvent {
+            organization_id: org,
+            seq,
+            event_type: "customer.updated".into(),
+            timestamp: at,
+            data: format!("{{\"n\":{seq}}}"),
+            created_at: at,
+        };
+        batch.put(&e, Expect::Absent).unwrap();
+    }
+    batch
+        .put(
+            &EventLogHead {
+                organization_id: org,
+                last: n,
+            },
+            Expect::Any,
+        )
+        .unwrap();
+    state.store.commit_durable(&batch).await.unwrap();
+}
+
+fn seqs(page: &EventPage) -> Vec<u64> {
+    page.items.iter().map(|e| e.seq).collect()
+}
+
+#[actix_web::test]
+async fn pages_follow_the_numbers_and_resume_after_the_last_one() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    logged(&app, org, 7, app.now()).await;
+
+    let first = page(&app, subject, None, None, 3).await.unwrap().unwrap();
+    assert_eq!(seqs(&first), [1, 2, 3]);
+    assert_eq!(first.next, 3);
+    let second = page(&app, subject, Some(org), Some(first.next), 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seqs(&second), [4, 5, 6]);
+    let third = page(&app, subject, None, Some(second.next), 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seqs(&third), [7]);
+    assert_eq!(third.next, 7);
+    // Caught up: nothing, and the same place to resume from.
+    let end = page(&app, subject, None, Some(7), 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(end.items.is_empty());
+    assert_eq!(end.next, 7);
+}
+
+#[actix_web::test]
+async fn another_organization_sees_nothing_and_several_must_name_one() {
+    let app = app().await;
+    let (org, _) = seller(&app).await;
+    let (_, stranger) = seller(&app).await;
+    logged(&app, org, 2, app.now()).await;
+    // Naming it or not, a stranger reaches nothing of it.
+    for requested in [None, Some(org)] {
+        let p = page(&app, stranger, requested, None, 10)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(p.items.is_empty(), "{requested:?}");
+        assert_eq!(p.next, 0);
+    }
+    // A user of two organizations must say which.
+    let (second, _) = seller(&app).await;
+    let user = match stranger {
+        Subject::UserIn(user, _) => user,
+        other => panic!("{other:?}"),
+    };
+    let mut batch = Batch::new();
+    for o in [org, second] {
+        let organization = app
+            .store
+            .get::<crate::domain::organization::Organization>(&o.key())
+            .await
+            .unwrap()
+            .unwrap()
+            .value;
+        batch
+            .put(
+                &crate::domain::membership::Membership {
+                    user_id: user,
+                    organization_id: o,
+                    organization_created_at: organization.created_at,
+                    organization_slug: organization.slug.clone(),
+                    created_at: app.now(),
+                },
+                Expect::Absent,
+            )
+            .unwrap();
+    }
+    app.store.commit_durable(&batch).await.unwrap();
+    assert_eq!(
+        page(&app, Subject::User(user), None, None, 10)
+            .await
+            .unwrap(),
+        None
+    );
+    let named = page(&app, Subject::User(user), Some(org), None, 10)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seqs(&named), [1, 2]);
+}
+
+#[actix_web::test]
+async fn the_retention_removes_the_oldest_and_numbers_go_on() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let start = app.now() - Duration::days(30);
+    logged(&app, org, 5, start).await;
+    // Everything logged before the third hour goes.
+    let purged = purge(&app, start + Duration::hours(3), 10_000)
+        .await
+        .unwrap();
+    assert_eq!(purged, 2);
+    let p = page(&app, subject, None, None, 10).await.unwrap().unwrap();
+    assert_eq!(seqs(&p), [3, 4, 5], "from the oldest kept");
+    // An `after` from before the oldest kept starts there too.
+    let p = page(&app, subject, None, Some(1), 2)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seqs(&p), [3, 4]);
+    // The head stays: the next number is 6, never 1 again.
+    let head = app
+        .store
+        .get::<EventLogHead>(&org.key())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(head.value.last, 5);
+}
