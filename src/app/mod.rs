@@ -18,9 +18,9 @@
 //! - `claimable_keys`: keys generated without an order, claimed by a customer;
 //! - `customer_sessions`: customer-portal sessions a seller opens for a customer;
 //! - `customer_state`: a customer with its active subscriptions and granted benefits;
+//! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
 //! - `event_log`: every webhook event of an organization, numbered in commit order, for
 //!   the resumable event cursor;
-//! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
 //! - `license_file`: Keygen-format license files of a key;
 //! - `license_key_import`: keys a seller brings from another provider;
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
