@@ -6,7 +6,7 @@ use crate::api::custom_field::{
     field_type, CustomFieldChangeInput, CustomFieldInput, OptionInput, PropertiesInput,
 };
 use crate::api::discount::{
-    DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput, DATES_OUT_OF_ORDER,
+    check_dates, DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput,
 };
 use crate::api::Maybe;
 use crate::app::catalog::{custom_fields, discounts};
@@ -15,7 +15,7 @@ use crate::domain::currency::Currency;
 use crate::domain::custom_field::{CustomField, CustomFieldProperties, CustomFieldType};
 use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
-use crate::error::{ApiError, AppError, Invalid, Step};
+use crate::error::{ApiError, AppError, Invalid};
 use crate::field;
 use crate::state::AppState;
 
@@ -201,16 +201,10 @@ pub async fn create_discount(
         organization_id: Some(org.0),
         metadata: None,
     };
-    // The body as sent is only quoted by the dates rule, which is checked below (the API
-    // reads no dates here): nothing to quote.
-    let built = body.into_command(&Default::default()).and_then(|mut new| {
-        // The dates (days here) and their rule, as the API checks them.
-        if let (Some(s), Some(e)) = (starts_at, ends_at) {
-            if s >= e {
-                let wrong = AppError::invalid(Vec::<Step>::new(), DATES_OUT_OF_ORDER, None::<&str>);
-                return Err(ApiError::from(wrong));
-            }
-        }
+    // No body was sent: nothing to quote.
+    let built = body.into_command(None).and_then(|mut new| {
+        // The dates (days here) and the API's rule on them.
+        check_dates(starts_at, ends_at)?;
         new.starts_at = starts_at;
         new.ends_at = ends_at;
         Ok(new)
