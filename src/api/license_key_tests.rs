@@ -2,8 +2,8 @@
 //! update body's rules, the validate body's leniency.
 
 use super::*;
-use serde_json::json;
 use crate::api::version::ApiVersion;
+use serde_json::json;
 use std::collections::BTreeSet;
 
 fn keys(v: &Value) -> BTreeSet<&str> {
