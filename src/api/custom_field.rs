@@ -4,8 +4,13 @@
 //! Bodies are read from the raw JSON rather than through serde, so that every problem is
 //! reported at once with pydantic's error types, and with pydantic's `loc` for tagged unions:
 //! the tag follows `body` (`["body", "text", "slug"]`). Polar's own checks (organization,
-//! duplicate slug, type change) use `["body", <field>]`, as Polar raises them. The parsed
-//! bodies derive only their schema: its keys are the ones the parser reads.
+//! duplicate slug, type change) use `["body", <field>]`, as Polar raises them. The body
+//! structs derive only their schema: its keys are the ones the parser reads.
+//!
+//! Two steps: a body is read into a typed [`CustomFieldInput`] / [`CustomFieldChangeInput`]
+//! (each value of its type, pydantic's coercions), and that input's `into_command` holds
+//! every rule and message. The dashboard's forms build the input directly and call the same
+//! rules; over JSON, the problems of both steps are told together in the body's order.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -20,14 +25,15 @@ use crate::domain::custom_field::{
     NewCustomField, SelectOption,
 };
 use crate::domain::metadata::Metadata;
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, AppError, FieldError, Given, Invalid, Step};
+use crate::field;
 
 /// Polar's slug pattern (`custom_field/schemas.py`). pydantic checks it before lowercasing,
 /// so upper-case letters are refused.
 pub const SLUG_PATTERN: &str = "^[a-z0-9-_]+$";
 
 /// Creates a custom field; `type` picks the keys of `properties`.
-// The parsed, schema-valid body (read by [`parse_create`]).
+// The schema of the body (read into a [`CustomFieldInput`] by [`new_custom_field`]).
 #[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldCreate {
     #[serde(rename = "type")]
@@ -46,7 +52,7 @@ pub struct CustomFieldCreate {
 
 /// Updates a custom field; `type` must be the field's. A field left out or `null` is
 /// unchanged.
-// The parsed, schema-valid body (read by [`parse_update`]).
+// The schema of the body (read into a [`CustomFieldChangeInput`] by [`custom_field_change`]).
 #[derive(Debug, Clone, PartialEq, ToSchema)]
 pub struct CustomFieldUpdate {
     #[serde(rename = "type")]
@@ -60,7 +66,296 @@ pub struct CustomFieldUpdate {
     pub properties: Option<CustomFieldProperties>,
 }
 
-/// Collects errors while reading one body.
+// ---------------------------------------------------------------------------------------
+// A custom field as given (typed, not yet checked) and its rules
+// ---------------------------------------------------------------------------------------
+
+/// The properties of a field as given, before their rules: each key with the value it was
+/// given (`None`: not given). The keys that the field's type does not have are ignored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PropertiesInput {
+    pub form_label: Option<String>,
+    pub form_help_text: Option<String>,
+    pub form_placeholder: Option<String>,
+    pub textarea: Option<bool>,
+    pub min_length: Option<i64>,
+    pub max_length: Option<i64>,
+    pub ge: Option<i64>,
+    pub le: Option<i64>,
+    /// A select's options (required for one).
+    pub options: Option<Vec<OptionInput>>,
+}
+
+/// One option of a select as given (both keys are required).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptionInput {
+    pub value: Option<String>,
+    pub label: Option<String>,
+}
+
+/// A new custom field as given (what a body reads as, or what a form typed), before the
+/// rules of [`CustomFieldInput::into_command`]. `slug`, `name` and `properties` are required.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomFieldInput {
+    pub kind: CustomFieldType,
+    pub slug: Option<String>,
+    pub name: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub organization_id: Option<Uuid>,
+    pub properties: Option<PropertiesInput>,
+}
+
+/// A change of a custom field as given (`None`: unchanged), before the rules of
+/// [`CustomFieldChangeInput::into_command`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomFieldChangeInput {
+    pub kind: CustomFieldType,
+    pub slug: Option<String>,
+    pub name: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub properties: Option<PropertiesInput>,
+}
+
+const TAGS: &str = "'text', 'number', 'date', 'checkbox', 'select'";
+
+/// The type a `type` tag names, or the problem (at the body itself: the tag picks the
+/// body's shape).
+pub fn field_type(tag: &str) -> Result<CustomFieldType, Invalid> {
+    match CustomFieldType::ALL.iter().find(|(n, _)| *n == tag) {
+        Some((_, kind)) => Ok(*kind),
+        None => Err(Invalid::new(
+            Vec::new(),
+            format!(
+                "Input tag '{tag}' found using 'type' does not match any of the expected tags: {TAGS}"
+            ),
+            tag,
+        )
+        .kind("union_tag_invalid")
+        .with_ctx("discriminator", "'type'")
+        .with_ctx("tag", tag)
+        .with_ctx("expected_tags", TAGS)),
+    }
+}
+
+/// The rules on a custom field's values; problems are located under the field's type
+/// (`["text", "slug"]`), as pydantic locates them in a tagged union.
+struct Rules {
+    base: Vec<Step>,
+    wrong: Vec<Invalid>,
+}
+
+impl Rules {
+    fn new(kind: CustomFieldType) -> Self {
+        Rules {
+            base: field![kind.as_str()],
+            wrong: Vec::new(),
+        }
+    }
+
+    fn at(&self, rest: Vec<Step>) -> Vec<Step> {
+        let mut path = self.base.clone();
+        path.extend(rest);
+        path
+    }
+
+    fn missing(&mut self, path: Vec<Step>) {
+        let wrong = Invalid::new(path, "Field required", Given::none()).kind("missing");
+        self.wrong.push(wrong);
+    }
+
+    /// A string of at least one character.
+    fn string(&mut self, path: Vec<Step>, s: String) -> Option<String> {
+        if s.is_empty() {
+            self.wrong.push(
+                Invalid::new(path, "String should have at least 1 character", s.as_str())
+                    .kind("string_too_short")
+                    .with_ctx("min_length", 1u32),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    /// A required string of at least one character.
+    fn required(&mut self, path: Vec<Step>, s: Option<String>) -> Option<String> {
+        match s {
+            None => {
+                self.missing(path);
+                None
+            }
+            Some(s) => self.string(path, s),
+        }
+    }
+
+    /// A slug: [`SLUG_PATTERN`] (checked before lowercasing, as pydantic does), lowercased.
+    fn slug(&mut self, path: Vec<Step>, s: String) -> Option<String> {
+        let s = self.string(path.clone(), s)?;
+        let ok = s
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !ok {
+            self.wrong.push(
+                Invalid::new(
+                    path,
+                    format!("String should match pattern '{SLUG_PATTERN}'"),
+                    s.as_str(),
+                )
+                .kind("string_pattern_mismatch")
+                .with_ctx("pattern", SLUG_PATTERN),
+            );
+            return None;
+        }
+        Some(s.to_lowercase())
+    }
+
+    /// A length: at least 0.
+    fn length(&mut self, path: Vec<Step>, n: i64) -> Option<i64> {
+        if n < 0 {
+            self.wrong.push(
+                Invalid::new(path, "Input should be greater than or equal to 0", n)
+                    .kind("greater_than_equal")
+                    .with_ctx("ge", 0i64),
+            );
+            return None;
+        }
+        Some(n)
+    }
+
+    /// The properties of a field of type `kind`.
+    fn properties(
+        &mut self,
+        kind: CustomFieldType,
+        p: PropertiesInput,
+    ) -> Option<CustomFieldProperties> {
+        let before = self.wrong.len();
+        let at = |r: &Rules, key: &str| r.at(field!["properties", key]);
+        let text =
+            |r: &mut Rules, key: &str, v: Option<String>| v.and_then(|s| r.string(at(r, key), s));
+        let form = FormProperties {
+            form_label: text(self, "form_label", p.form_label),
+            form_help_text: text(self, "form_help_text", p.form_help_text),
+            form_placeholder: text(self, "form_placeholder", p.form_placeholder),
+        };
+        let properties = match kind {
+            CustomFieldType::Text => CustomFieldProperties::Text {
+                form,
+                textarea: p.textarea,
+                min_length: p
+                    .min_length
+                    .and_then(|n| self.length(at(self, "min_length"), n)),
+                max_length: p
+                    .max_length
+                    .and_then(|n| self.length(at(self, "max_length"), n)),
+            },
+            CustomFieldType::Number => CustomFieldProperties::Number {
+                form,
+                ge: p.ge,
+                le: p.le,
+            },
+            CustomFieldType::Date => CustomFieldProperties::Date {
+                form,
+                ge: p.ge,
+                le: p.le,
+            },
+            CustomFieldType::Checkbox => CustomFieldProperties::Checkbox { form },
+            CustomFieldType::Select => {
+                let mut options = Vec::new();
+                match p.options {
+                    None => self.missing(at(self, "options")),
+                    Some(given) => {
+                        for (i, o) in given.into_iter().enumerate() {
+                            let path = |key: &str| field!["properties", "options", i, key];
+                            let value = self.required(self.at(path("value")), o.value);
+                            let label = self.required(self.at(path("label")), o.label);
+                            if let (Some(value), Some(label)) = (value, label) {
+                                options.push(SelectOption { value, label });
+                            }
+                        }
+                    }
+                }
+                CustomFieldProperties::Select { form, options }
+            }
+        };
+        (self.wrong.len() == before).then_some(properties)
+    }
+
+    fn finish<T>(self, value: Option<T>) -> Result<T, Vec<Invalid>> {
+        match value {
+            Some(v) if self.wrong.is_empty() => Ok(v),
+            _ => Err(self.wrong),
+        }
+    }
+}
+
+/// A refusal of the rules as the 422 it is.
+fn refused(wrong: Vec<Invalid>) -> ApiError {
+    ApiError::from(AppError::Invalid(wrong))
+}
+
+impl CustomFieldInput {
+    /// The command, or every rule it breaks (a 422 located in the body).
+    pub fn into_command(self) -> Result<NewCustomField, ApiError> {
+        self.check().map_err(refused)
+    }
+
+    fn check(self) -> Result<NewCustomField, Vec<Invalid>> {
+        let mut r = Rules::new(self.kind);
+        let slug = match self.slug {
+            None => {
+                r.missing(r.at(field!["slug"]));
+                None
+            }
+            Some(s) => r.slug(r.at(field!["slug"]), s),
+        };
+        let name = r.required(r.at(field!["name"]), self.name);
+        let properties = match self.properties {
+            None => {
+                r.missing(r.at(field!["properties"]));
+                None
+            }
+            Some(p) => r.properties(self.kind, p),
+        };
+        let new = match (slug, name, properties) {
+            (Some(slug), Some(name), Some(properties)) => Some(NewCustomField {
+                slug,
+                name,
+                metadata: self.metadata.unwrap_or_default(),
+                properties,
+                organization_id: self.organization_id,
+            }),
+            _ => None,
+        };
+        r.finish(new)
+    }
+}
+
+impl CustomFieldChangeInput {
+    /// The command, or every rule it breaks (a 422 located in the body).
+    pub fn into_command(self) -> Result<CustomFieldChange, ApiError> {
+        self.check().map_err(refused)
+    }
+
+    fn check(self) -> Result<CustomFieldChange, Vec<Invalid>> {
+        let mut r = Rules::new(self.kind);
+        let name = self.name.and_then(|s| r.string(r.at(field!["name"]), s));
+        let slug = self.slug.and_then(|s| r.slug(r.at(field!["slug"]), s));
+        let properties = self.properties.and_then(|p| r.properties(self.kind, p));
+        r.finish(Some(CustomFieldChange {
+            kind: self.kind,
+            slug,
+            name,
+            metadata: self.metadata,
+            properties,
+        }))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading a JSON body as the input
+// ---------------------------------------------------------------------------------------
+
+/// Reads a body's values as their types (pydantic's coercions), collecting the values that
+/// do not read; the rules come after, on the input.
 struct Reader {
     errors: Vec<FieldError>,
 }
@@ -81,36 +376,14 @@ impl Reader {
             .push(FieldError::new(kind, loc, msg, input.clone()));
     }
 
-    fn missing(&mut self, loc: Vec<Value>, container: &Value) {
-        self.errors.push(FieldError::new(
-            "missing",
-            loc,
-            "Field required",
-            container.clone(),
-        ));
-    }
-
-    fn too_short(&mut self, loc: Vec<Value>, input: &str, min: usize) {
-        let unit = if min == 1 { "character" } else { "characters" };
-        self.errors.push(
-            FieldError::new(
-                "string_too_short",
-                loc,
-                format!("String should have at least {min} {unit}"),
-                Value::from(input),
-            )
-            .with_ctx(json!({ "min_length": min })),
-        );
-    }
-
-    /// A string of at least `min` characters.
-    fn string(&mut self, loc: Vec<Value>, v: &Value, min: usize) -> Option<String> {
-        match strict_str(v) {
-            Ok(s) if s.chars().count() < min => {
-                self.too_short(loc, s, min);
-                None
-            }
-            Ok(s) => Some(s.to_string()),
+    fn read<T>(
+        &mut self,
+        loc: Vec<Value>,
+        v: &Value,
+        read: fn(&Value) -> Result<T, Rejection>,
+    ) -> Option<T> {
+        match read(v) {
+            Ok(x) => Some(x),
             Err(r) => {
                 self.reject(r, loc, v);
                 None
@@ -118,58 +391,8 @@ impl Reader {
         }
     }
 
-    fn int(&mut self, loc: Vec<Value>, v: &Value, min: Option<i64>) -> Option<i64> {
-        match lax_int(v) {
-            Ok(i) => match min {
-                Some(m) if i < m => {
-                    self.errors.push(
-                        FieldError::new(
-                            "greater_than_equal",
-                            loc,
-                            format!("Input should be greater than or equal to {m}"),
-                            v.clone(),
-                        )
-                        .with_ctx(json!({ "ge": m })),
-                    );
-                    None
-                }
-                _ => Some(i),
-            },
-            Err(r) => {
-                self.reject(r, loc, v);
-                None
-            }
-        }
-    }
-
-    fn bool(&mut self, loc: Vec<Value>, v: &Value) -> Option<bool> {
-        match lax_bool(v) {
-            Ok(b) => Some(b),
-            Err(r) => {
-                self.reject(r, loc, v);
-                None
-            }
-        }
-    }
-
-    fn slug(&mut self, loc: Vec<Value>, v: &Value) -> Option<String> {
-        let s = self.string(loc.clone(), v, 1)?;
-        let ok = s
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !ok {
-            self.errors.push(
-                FieldError::new(
-                    "string_pattern_mismatch",
-                    loc,
-                    format!("String should match pattern '{SLUG_PATTERN}'"),
-                    v.clone(),
-                )
-                .with_ctx(json!({ "pattern": SLUG_PATTERN })),
-            );
-            return None;
-        }
-        Some(s.to_lowercase())
+    fn string(&mut self, loc: Vec<Value>, v: &Value) -> Option<String> {
+        self.read(loc, v, |v| strict_str(v).map(str::to_string))
     }
 
     fn metadata(&mut self, base: &[Value], v: &Value) -> Option<Metadata> {
@@ -223,13 +446,13 @@ impl Reader {
         }
     }
 
-    /// The `properties` TypedDict of a field type. Unknown keys are ignored.
+    /// The `properties` TypedDict of a field type: the keys of that type, others ignored.
     fn properties(
         &mut self,
         kind: CustomFieldType,
         base: &[Value],
         v: &Value,
-    ) -> Option<CustomFieldProperties> {
+    ) -> Option<PropertiesInput> {
         let Value::Object(map) = v else {
             self.errors.push(FieldError::new(
                 "dict_type",
@@ -239,59 +462,40 @@ impl Reader {
             ));
             return None;
         };
-        let before = self.errors.len();
-        let mut form = FormProperties::default();
+        let mut p = PropertiesInput::default();
         for (key, slot) in [
-            ("form_label", &mut form.form_label),
-            ("form_help_text", &mut form.form_help_text),
-            ("form_placeholder", &mut form.form_placeholder),
+            ("form_label", &mut p.form_label),
+            ("form_help_text", &mut p.form_help_text),
+            ("form_placeholder", &mut p.form_placeholder),
         ] {
-            if let Some(x) = map.get(key) {
-                *slot = self.string(at(base, key), x, 1);
-            }
+            *slot = map.get(key).and_then(|x| self.string(at(base, key), x));
         }
-        let int = |r: &mut Reader, key: &str, min: Option<i64>| {
-            map.get(key).and_then(|x| r.int(at(base, key), x, min))
+        let int = |r: &mut Reader, key: &str| {
+            map.get(key).and_then(|x| r.read(at(base, key), x, lax_int))
         };
-        let properties = match kind {
+        match kind {
             CustomFieldType::Text => {
-                let textarea = map
+                p.textarea = map
                     .get("textarea")
-                    .and_then(|x| self.bool(at(base, "textarea"), x));
-                let min_length = int(self, "min_length", Some(0));
-                let max_length = int(self, "max_length", Some(0));
-                CustomFieldProperties::Text {
-                    form,
-                    textarea,
-                    min_length,
-                    max_length,
-                }
+                    .and_then(|x| self.read(at(base, "textarea"), x, lax_bool));
+                p.min_length = int(self, "min_length");
+                p.max_length = int(self, "max_length");
             }
             CustomFieldType::Number | CustomFieldType::Date => {
-                let ge = int(self, "ge", None);
-                let le = int(self, "le", None);
-                if kind == CustomFieldType::Number {
-                    CustomFieldProperties::Number { form, ge, le }
-                } else {
-                    CustomFieldProperties::Date { form, ge, le }
-                }
+                p.ge = int(self, "ge");
+                p.le = int(self, "le");
             }
-            CustomFieldType::Checkbox => CustomFieldProperties::Checkbox { form },
+            CustomFieldType::Checkbox => {}
             CustomFieldType::Select => {
-                let options = match map.get("options") {
-                    None => {
-                        self.missing(at(base, "options"), v);
-                        Vec::new()
-                    }
-                    Some(list) => self.options(&at(base, "options"), list),
-                };
-                CustomFieldProperties::Select { form, options }
+                p.options = map
+                    .get("options")
+                    .and_then(|list| self.options(&at(base, "options"), list));
             }
-        };
-        (self.errors.len() == before).then_some(properties)
+        }
+        Some(p)
     }
 
-    fn options(&mut self, base: &[Value], v: &Value) -> Vec<SelectOption> {
+    fn options(&mut self, base: &[Value], v: &Value) -> Option<Vec<OptionInput>> {
         let Value::Array(items) = v else {
             self.errors.push(FieldError::new(
                 "list_type",
@@ -299,45 +503,32 @@ impl Reader {
                 "Input should be a valid list",
                 v.clone(),
             ));
-            return Vec::new();
+            return None;
         };
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let loc = at(base, i);
-            let Value::Object(o) = item else {
-                self.errors.push(FieldError::new(
+            let mut option = OptionInput::default();
+            match item {
+                Value::Object(o) => {
+                    let mut read =
+                        |key: &str| o.get(key).and_then(|x| self.string(at(&loc, key), x));
+                    option.value = read("value");
+                    option.label = read("label");
+                }
+                _ => self.errors.push(FieldError::new(
                     "dict_type",
                     loc,
                     "Input should be a valid dictionary",
                     item.clone(),
-                ));
-                continue;
-            };
-            let mut read = |key: &str| match o.get(key) {
-                None => {
-                    self.missing(at(&loc, key), item);
-                    None
-                }
-                Some(x) => self.string(at(&loc, key), x, 1),
-            };
-            let value = read("value");
-            let label = read("label");
-            if let (Some(value), Some(label)) = (value, label) {
-                out.push(SelectOption { value, label });
+                )),
             }
+            // An option that did not read stands in empty: the problems under it are told.
+            out.push(option);
         }
-        out
-    }
-
-    fn finish<T>(self, value: Option<T>) -> Result<T, Vec<FieldError>> {
-        match value {
-            Some(v) if self.errors.is_empty() => Ok(v),
-            _ => Err(self.errors),
-        }
+        Some(out)
     }
 }
-
-const TAGS: &str = "'text', 'number', 'date', 'checkbox', 'select'";
 
 /// The discriminator: `type` must name a field type.
 fn tag(body: &Value) -> Result<CustomFieldType, Vec<FieldError>> {
@@ -362,109 +553,147 @@ fn tag(body: &Value) -> Result<CustomFieldType, Vec<FieldError>> {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    match CustomFieldType::ALL.iter().find(|(n, _)| *n == text) {
-        Some((_, kind)) => Ok(*kind),
-        None => Err(vec![FieldError::new(
-            "union_tag_invalid",
-            crate::loc!["body"],
-            format!(
-                "Input tag '{text}' found using 'type' does not match any of the expected tags: {TAGS}"
-            ),
-            body.clone(),
-        )
-        .with_ctx(json!({"discriminator": "'type'", "tag": text, "expected_tags": TAGS}))]),
+    field_type(&text).map_err(|wrong| quoted(body, &[], vec![], vec![wrong]))
+}
+
+/// The order in which a body's fields are read (and their problems told).
+const CREATE_ORDER: &[&str] = &["metadata", "slug", "name", "organization_id", "properties"];
+const UPDATE_ORDER: &[&str] = &["metadata", "name", "slug", "properties"];
+const PROPERTIES_ORDER: &[&str] = &[
+    "form_label",
+    "form_help_text",
+    "form_placeholder",
+    "textarea",
+    "min_length",
+    "max_length",
+    "ge",
+    "le",
+    "options",
+];
+
+/// Where a problem at `loc` (`["body", tag, field, ...]`) comes in the body's order.
+fn rank(order: &[&str], loc: &[Value]) -> [usize; 4] {
+    let key = |i: usize, keys: &[&str]| match loc.get(i) {
+        None => 0,
+        Some(v) => v
+            .as_str()
+            .and_then(|s| keys.iter().position(|k| *k == s))
+            .map_or(keys.len() + 1, |p| p + 1),
+    };
+    let mut r = [key(2, order), 0, 0, 0];
+    if loc.get(2).and_then(Value::as_str) == Some("properties") {
+        r[1] = key(3, PROPERTIES_ORDER);
+        if loc.get(3).and_then(Value::as_str) == Some("options") {
+            r[2] = loc
+                .get(4)
+                .and_then(Value::as_u64)
+                .map_or(0, |i| i as usize + 1);
+            r[3] = key(5, &["value", "label"]);
+        }
+    }
+    r
+}
+
+/// The value sent at `path` in `body` (`Null` if there is none).
+fn sent_at<'a>(body: &'a Value, path: &[Value]) -> &'a Value {
+    path.iter()
+        .try_fold(body, |v, step| match step {
+            Value::String(k) => v.get(k.as_str()),
+            Value::Number(i) => i.as_u64().and_then(|i| v.get(i as usize)),
+            _ => None,
+        })
+        .unwrap_or(&Value::Null)
+}
+
+/// A body's problems: those of its reading, then those of the rules but none under a value
+/// that did not read, each rule's quoting what the body holds at its place (a missing field
+/// quotes what holds it), all in the order of the body's fields.
+fn quoted(
+    body: &Value,
+    order: &[&str],
+    read: Vec<FieldError>,
+    ruled: Vec<Invalid>,
+) -> Vec<FieldError> {
+    let ApiError::Validation(ruled) = refused(ruled) else {
+        return read;
+    };
+    let mut all = read;
+    let told = all.len();
+    for mut e in ruled {
+        if all[..told].iter().any(|r| e.loc.starts_with(&r.loc)) {
+            continue;
+        }
+        let place = match e.kind.as_str() {
+            "missing" => &e.loc[..e.loc.len() - 1],
+            _ => &e.loc[..],
+        };
+        e.input = sent_at(body, place.get(2..).unwrap_or_default()).clone();
+        all.push(e);
+    }
+    all.sort_by_key(|e| rank(order, &e.loc));
+    all
+}
+
+/// The input of a create body (the values that read) and what did not read.
+fn read_create(kind: CustomFieldType, body: &Value) -> (CustomFieldInput, Vec<FieldError>) {
+    let base = crate::loc!["body", kind.as_str()];
+    let mut r = Reader::new();
+    let field = |k: &str| body.get(k);
+    let input = CustomFieldInput {
+        kind,
+        metadata: field("metadata").and_then(|v| r.metadata(&base, v)),
+        slug: field("slug").and_then(|v| r.string(at(&base, "slug"), v)),
+        name: field("name").and_then(|v| r.string(at(&base, "name"), v)),
+        organization_id: field("organization_id")
+            .and_then(|v| r.organization_id(at(&base, "organization_id"), v)),
+        properties: field("properties")
+            .and_then(|v| r.properties(kind, &at(&base, "properties"), v)),
+    };
+    (input, r.errors)
+}
+
+/// The input of an update body (`null` is not given) and what did not read.
+fn read_update(kind: CustomFieldType, body: &Value) -> (CustomFieldChangeInput, Vec<FieldError>) {
+    let base = crate::loc!["body", kind.as_str()];
+    let mut r = Reader::new();
+    let sent = |k: &str| body.get(k).filter(|v| !v.is_null());
+    let input = CustomFieldChangeInput {
+        kind,
+        metadata: sent("metadata").and_then(|v| r.metadata(&base, v)),
+        name: sent("name").and_then(|v| r.string(at(&base, "name"), v)),
+        slug: sent("slug").and_then(|v| r.string(at(&base, "slug"), v)),
+        properties: sent("properties")
+            .and_then(|v| r.properties(kind, &at(&base, "properties"), v)),
+    };
+    (input, r.errors)
+}
+
+/// The command of a body, or its 422: what did not read and the rules' problems together.
+fn settle<T>(
+    body: &Value,
+    order: &[&str],
+    read: Vec<FieldError>,
+    ruled: Result<T, Vec<Invalid>>,
+) -> Result<T, ApiError> {
+    match ruled {
+        Ok(command) if read.is_empty() => Ok(command),
+        Ok(_) => Err(ApiError::Validation(read)),
+        Err(wrong) => Err(ApiError::Validation(quoted(body, order, read, wrong))),
     }
 }
 
 /// The command of a create body, or its 422.
 pub fn new_custom_field(body: &Value) -> Result<NewCustomField, ApiError> {
-    let c = parse_create(body).map_err(ApiError::Validation)?;
-    Ok(NewCustomField {
-        slug: c.slug,
-        name: c.name,
-        metadata: c.metadata,
-        properties: c.properties,
-        organization_id: c.organization_id,
-    })
+    let kind = tag(body).map_err(ApiError::Validation)?;
+    let (input, read) = read_create(kind, body);
+    settle(body, CREATE_ORDER, read, input.check())
 }
 
 /// The command of an update body, or its 422.
 pub fn custom_field_change(body: &Value) -> Result<CustomFieldChange, ApiError> {
-    let u = parse_update(body).map_err(ApiError::Validation)?;
-    Ok(CustomFieldChange {
-        kind: u.kind,
-        slug: u.slug,
-        name: u.name,
-        metadata: u.metadata,
-        properties: u.properties,
-    })
-}
-
-/// Parses a `CustomFieldCreate` body, reporting every schema error.
-pub fn parse_create(body: &Value) -> Result<CustomFieldCreate, Vec<FieldError>> {
-    let kind = tag(body)?;
-    let base = crate::loc!["body", kind.as_str()];
-    let mut r = Reader::new();
-    let field = |k: &str| body.get(k);
-    let metadata = match field("metadata") {
-        None => Some(Metadata::default()),
-        Some(v) => r.metadata(&base, v),
-    };
-    let slug = match field("slug") {
-        None => {
-            r.missing(at(&base, "slug"), body);
-            None
-        }
-        Some(v) => r.slug(at(&base, "slug"), v),
-    };
-    let name = match field("name") {
-        None => {
-            r.missing(at(&base, "name"), body);
-            None
-        }
-        Some(v) => r.string(at(&base, "name"), v, 1),
-    };
-    let organization_id =
-        field("organization_id").and_then(|v| r.organization_id(at(&base, "organization_id"), v));
-    let properties = match field("properties") {
-        None => {
-            r.missing(at(&base, "properties"), body);
-            None
-        }
-        Some(v) => r.properties(kind, &at(&base, "properties"), v),
-    };
-    let parsed = match (metadata, slug, name, properties) {
-        (Some(metadata), Some(slug), Some(name), Some(properties)) => Some(CustomFieldCreate {
-            kind,
-            slug,
-            name,
-            organization_id,
-            metadata,
-            properties,
-        }),
-        _ => None,
-    };
-    r.finish(parsed)
-}
-
-/// Parses a `CustomFieldUpdate` body, reporting every schema error.
-pub fn parse_update(body: &Value) -> Result<CustomFieldUpdate, Vec<FieldError>> {
-    let kind = tag(body)?;
-    let base = crate::loc!["body", kind.as_str()];
-    let mut r = Reader::new();
-    let sent = |k: &str| body.get(k).filter(|v| !v.is_null());
-    let metadata = sent("metadata").and_then(|v| r.metadata(&base, v));
-    let name = sent("name").and_then(|v| r.string(at(&base, "name"), v, 1));
-    let slug = sent("slug").and_then(|v| r.slug(at(&base, "slug"), v));
-    let properties =
-        sent("properties").and_then(|v| r.properties(kind, &at(&base, "properties"), v));
-    r.finish(Some(CustomFieldUpdate {
-        kind,
-        slug,
-        name,
-        metadata,
-        properties,
-    }))
+    let kind = tag(body).map_err(ApiError::Validation)?;
+    let (input, read) = read_update(kind, body);
+    settle(body, UPDATE_ORDER, read, input.check())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -722,231 +951,5 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn base(extra: Value) -> Value {
-        let mut b =
-            json!({"type": "text", "slug": "my-field", "name": "My field", "properties": {}});
-        if let (Value::Object(b), Value::Object(extra)) = (&mut b, extra) {
-            for (k, v) in extra {
-                b.insert(k, v);
-            }
-        }
-        b
-    }
-
-    fn errors(body: Value) -> Vec<FieldError> {
-        parse_create(&body).expect_err("should fail")
-    }
-
-    /// Polar's `test_invalid_create` cases.
-    #[test]
-    fn custom_field_create_rejects_polars_invalid_cases() {
-        for (extra, loc) in [
-            (json!({"slug": ""}), crate::loc!["body", "text", "slug"]),
-            (
-                json!({"slug": "aaa bbb"}),
-                crate::loc!["body", "text", "slug"],
-            ),
-            (json!({"slug": "888!"}), crate::loc!["body", "text", "slug"]),
-            (json!({"name": ""}), crate::loc!["body", "text", "name"]),
-            (
-                json!({"properties": {"form_label": ""}}),
-                crate::loc!["body", "text", "properties", "form_label"],
-            ),
-            (
-                json!({"properties": {"form_help_text": ""}}),
-                crate::loc!["body", "text", "properties", "form_help_text"],
-            ),
-            (
-                json!({"properties": {"form_placeholder": ""}}),
-                crate::loc!["body", "text", "properties", "form_placeholder"],
-            ),
-            (
-                json!({"properties": {"min_length": -1}}),
-                crate::loc!["body", "text", "properties", "min_length"],
-            ),
-            (
-                json!({"properties": {"max_length": -1}}),
-                crate::loc!["body", "text", "properties", "max_length"],
-            ),
-            (
-                json!({"type": "select", "properties": {}}),
-                crate::loc!["body", "select", "properties", "options"],
-            ),
-            (
-                json!({"type": "select", "properties": {"options": [{"k": "a", "v": "b"}]}}),
-                crate::loc!["body", "select", "properties", "options", 0, "value"],
-            ),
-        ] {
-            let e = errors(base(extra.clone()));
-            assert_eq!(e[0].loc, loc, "{extra}: {e:?}");
-        }
-    }
-
-    /// Polar's `test_valid_create` cases.
-    #[test]
-    fn custom_field_create_accepts_polars_valid_cases() {
-        for (extra, kind) in [
-            (json!({}), CustomFieldType::Text),
-            (json!({"type": "number"}), CustomFieldType::Number),
-            (json!({"type": "date"}), CustomFieldType::Date),
-            (json!({"type": "checkbox"}), CustomFieldType::Checkbox),
-            (
-                json!({"type": "select", "properties": {"options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}}),
-                CustomFieldType::Select,
-            ),
-            (json!({"slug": "valid_slug"}), CustomFieldType::Text),
-            (json!({"slug": "_valid_slug2"}), CustomFieldType::Text),
-        ] {
-            let c = parse_create(&base(extra.clone())).unwrap_or_else(|e| panic!("{extra}: {e:?}"));
-            assert_eq!(c.kind, kind);
-            assert_eq!(c.properties.kind(), kind);
-        }
-    }
-
-    #[test]
-    fn custom_field_slug_messages() {
-        let e = errors(base(json!({"slug": "Upper"})));
-        assert_eq!(e[0].kind, "string_pattern_mismatch");
-        assert_eq!(e[0].msg, "String should match pattern '^[a-z0-9-_]+$'");
-        assert_eq!(e[0].input, json!("Upper"));
-        let e = errors(base(json!({"slug": ""})));
-        assert_eq!(e[0].kind, "string_too_short");
-        assert_eq!(e[0].msg, "String should have at least 1 character");
-        let e = errors(base(json!({"slug": 3})));
-        assert_eq!(e[0].kind, "string_type");
-    }
-
-    #[test]
-    fn custom_field_create_reports_every_error() {
-        let e = errors(
-            json!({"type": "text", "name": "", "properties": {"min_length": "x"}, "metadata": {"k".repeat(41): 1}}),
-        );
-        let locs: Vec<Value> = e.iter().map(|e| Value::Array(e.loc.clone())).collect();
-        assert_eq!(
-            locs,
-            vec![
-                json!(["body", "text", "metadata", "k".repeat(41), "[key]"]),
-                json!(["body", "text", "slug"]),
-                json!(["body", "text", "name"]),
-                json!(["body", "text", "properties", "min_length"]),
-            ]
-        );
-        assert_eq!(e[1].kind, "missing");
-        assert_eq!(e[3].kind, "int_parsing");
-    }
-
-    #[test]
-    fn custom_field_discriminator_errors() {
-        let e = errors(json!({"slug": "a"}));
-        assert_eq!(e[0].kind, "union_tag_not_found");
-        assert_eq!(e[0].loc, crate::loc!["body"]);
-        let e = errors(json!({"type": "color", "slug": "a"}));
-        assert_eq!(e[0].kind, "union_tag_invalid");
-        assert_eq!(
-            e[0].msg,
-            "Input tag 'color' found using 'type' does not match any of the expected tags: 'text', 'number', 'date', 'checkbox', 'select'"
-        );
-    }
-
-    #[test]
-    fn custom_field_organization_id_rules() {
-        let id = uuid::Uuid::new_v4();
-        let c = parse_create(&base(json!({"organization_id": id.to_string()}))).unwrap();
-        assert_eq!(c.organization_id, Some(id));
-        assert_eq!(
-            parse_create(&base(json!({"organization_id": null})))
-                .unwrap()
-                .organization_id,
-            None
-        );
-        assert_eq!(
-            errors(base(json!({"organization_id": "nope"})))[0].kind,
-            "uuid_parsing"
-        );
-        assert_eq!(
-            errors(base(
-                json!({"organization_id": "00000000-0000-0000-0000-000000000001"})
-            ))[0]
-                .kind,
-            "uuid_version"
-        );
-        assert_eq!(
-            errors(base(json!({"organization_id": 5})))[0].kind,
-            "uuid_type"
-        );
-    }
-
-    #[test]
-    fn custom_field_update_parsing() {
-        let u = parse_update(&json!({"type": "number"})).unwrap();
-        assert_eq!(
-            u,
-            CustomFieldUpdate {
-                kind: CustomFieldType::Number,
-                slug: None,
-                name: None,
-                metadata: None,
-                properties: None
-            }
-        );
-        let u = parse_update(&json!({"type": "number", "name": null, "slug": "x", "properties": {"ge": 1}, "metadata": {"a": true}})).unwrap();
-        assert_eq!(u.slug.as_deref(), Some("x"));
-        assert_eq!(u.name, None);
-        assert!(u.metadata.is_some());
-        assert!(matches!(
-            u.properties,
-            Some(CustomFieldProperties::Number {
-                ge: Some(1),
-                le: None,
-                ..
-            })
-        ));
-        let e = parse_update(&json!({"type": "text", "name": "", "slug": "A"})).unwrap_err();
-        assert_eq!(e.len(), 2);
-        assert_eq!(e[0].loc, crate::loc!["body", "text", "name"]);
-    }
-
-    #[test]
-    fn custom_field_renders_only_set_properties() {
-        let fields = sample_custom_fields();
-        let v = serde_json::to_value(CustomFieldView::from(&fields[0])).unwrap();
-        assert_eq!(v["type"], "text");
-        assert_eq!(
-            v["properties"],
-            json!({"form_label": "Your answer", "textarea": false, "min_length": 1})
-        );
-        assert_eq!(v["metadata"], json!({}));
-        assert_eq!(v["modified_at"], Value::Null);
-        assert_eq!(v["organization_id"], "00000000-0000-0000-0000-00000000000a");
-        let a = serde_json::to_value(AttachedCustomFieldView::new(&fields[0], 3, true)).unwrap();
-        assert_eq!(a["custom_field_id"], v["id"]);
-        assert_eq!(a["custom_field"], v);
-        assert_eq!(
-            (a["order"].clone(), a["required"].clone()),
-            (json!(3), json!(true))
-        );
-        let properties = |cf: &CustomField| {
-            serde_json::to_value(CustomFieldPropertiesView::from(&cf.properties)).unwrap()
-        };
-        assert_eq!(properties(&fields[1]), json!({"ge": 1, "le": 100}));
-        assert_eq!(
-            properties(&fields[2]),
-            json!({"form_label": "Your answer", "options": [{"value": "s", "label": "Small"}]})
-        );
-        assert_eq!(properties(&fields[3]), json!({}));
-    }
-
-    #[test]
-    fn samples_cover_every_shape() {
-        let samples = samples();
-        let names: std::collections::BTreeSet<&str> = samples.iter().map(|(n, _)| *n).collect();
-        assert_eq!(
-            names,
-            ["AttachedCustomField", "CustomField"].into_iter().collect()
-        );
-        assert!(samples.iter().all(|(_, v)| v.is_object()));
-    }
-}
+#[path = "custom_field_tests.rs"]
+mod tests;

@@ -134,7 +134,7 @@ pub struct DiscountUpdate {
 
 #[path = "discount_command.rs"]
 mod command;
-pub use command::{quote_body, DATES_OUT_OF_ORDER};
+pub use command::{check_dates, quote_body, DATES_OUT_OF_ORDER};
 
 pub const CODE_MIN: usize = 3;
 pub const CODE_MAX: usize = 256;

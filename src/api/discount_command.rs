@@ -62,6 +62,23 @@ fn datetime_field(v: &mut Validator, field: &str, value: Option<&Value>) -> Opti
 /// The message of the rule on a discount's dates (a model-level rule: at `["body"]`).
 pub const DATES_OUT_OF_ORDER: &str = "Value error, starts_at must be before ends_at";
 
+/// The rule on a discount's dates: `starts_at` before `ends_at` when both are set. A
+/// model-level rule (no field), quoting nothing: an adapter that has the body quotes it
+/// ([`quote_body`]).
+pub fn check_dates(
+    starts_at: Option<DateTime<Utc>>,
+    ends_at: Option<DateTime<Utc>>,
+) -> Result<(), AppError> {
+    match (starts_at, ends_at) {
+        (Some(s), Some(e)) if s >= e => Err(AppError::invalid(
+            Vec::new(),
+            DATES_OUT_OF_ORDER,
+            Given::none(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A refusal whose model-level errors (no field: the dates rule) quote the whole body, as
 /// pydantic does; the use case, which never sees the body, leaves their input empty.
 pub fn quote_body(e: AppError, body: &Value) -> AppError {
@@ -81,9 +98,9 @@ fn products(ids: &[uuid::Uuid]) -> Vec<ProductId> {
 }
 
 impl DiscountCreate {
-    /// The command of this body (`raw`: the body as sent, which the dates rule quotes), or
-    /// its 422.
-    pub fn into_command(self, raw: &Value) -> Result<NewDiscount, ApiError> {
+    /// The command of this body, or its 422. `sent`: the body as sent, which the dates rule
+    /// quotes (a caller without one, the dashboard, passes `None`: nothing is quoted).
+    pub fn into_command(self, sent: Option<&Value>) -> Result<NewDiscount, ApiError> {
         let input = self;
         let mut v = Validator::new();
         v.min_chars(loc!["body", "name"], &input.name, 1);
@@ -167,19 +184,9 @@ impl DiscountCreate {
             },
             None => Default::default(),
         };
-        if !v.has_errors() {
-            if let (Some(s), Some(e)) = (starts_at, ends_at) {
-                if s >= e {
-                    v.push(FieldError::new(
-                        "value_error",
-                        loc!["body"],
-                        DATES_OUT_OF_ORDER,
-                        raw.clone(),
-                    ));
-                }
-            }
-        }
         v.finish()?;
+        check_dates(starts_at, ends_at)
+            .map_err(|e| ApiError::from(quote_body(e, sent.unwrap_or(&Value::Null))))?;
         let (Some(kind), Some(duration)) = (kind, duration) else {
             return Err(ApiError::internal("discount validated but incomplete"));
         };

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tollgate_actors::error::ActorError;
 use tollgate_actors::license_key::{
     decide::stored_object, live_activations, ActivateKey, Activation, ActivationRef, DeactivateKey,
@@ -25,7 +25,7 @@ use tollgate_actors::subscription::Subscription;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::custom_field_data::{lax_datetime, lax_int};
+use super::custom_field_data::{lax_datetime, lax_int, Rejection};
 use super::customer::{CustomerUser, CustomerView};
 use super::order::OrderStatus;
 use super::subscription::SubscriptionStatus;
@@ -34,7 +34,8 @@ use super::Maybe;
 use crate::domain::customer::Customer;
 use crate::domain::ids::{ActivationId, BenefitId, CustomerId, OrganizationId};
 use crate::domain::order::Order;
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, AppError, FieldError, Given, Invalid, Step};
+use crate::field;
 
 // ---------------------------------------------------------------------------------------
 // Responses
@@ -640,8 +641,8 @@ impl LicenseKeyDeactivate {
 
 /// Changes a key; an explicit null clears a limit or the expiry.
 // Every field optional; only the fields sent are applied, and an explicit `null` clears
-// `limit_activations`, `limit_usage` and `expires_at`. The values are read by
-// [`LicenseKeyUpdate::into_changes`] with pydantic's rules and errors.
+// `limit_activations`, `limit_usage` and `expires_at`. The values are read into a
+// [`LicenseKeyChangeInput`] with pydantic's coercions, whose rules the dashboard shares.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct LicenseKeyUpdate {
     #[serde(default)]
@@ -661,135 +662,175 @@ pub struct LicenseKeyUpdate {
     pub expires_at: Maybe<Value>,
 }
 
+/// A change of a key as given, typed (what a body reads as, or what a form typed), before
+/// the rules of [`LicenseKeyChangeInput::into_changes`]: `Absent` leaves a field as it is,
+/// `Null` clears a limit or the expiry (and is refused for the status and the usage).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LicenseKeyChangeInput {
+    /// `granted`, `revoked` or `disabled`.
+    pub status: Maybe<String>,
+    pub usage: Maybe<i64>,
+    pub limit_activations: Maybe<i64>,
+    pub limit_usage: Maybe<i64>,
+    pub expires_at: Maybe<DateTime<Utc>>,
+}
+
 const STATUSES: &[(&str, KeyStatus)] = &[
     ("granted", KeyStatus::Granted),
     ("revoked", KeyStatus::Revoked),
     ("disabled", KeyStatus::Disabled),
 ];
 
-fn body_loc(field: &str) -> Vec<Value> {
-    crate::loc!["body", field]
+/// The fields of a change, in the order their problems are told.
+const CHANGE_ORDER: &[&str] = &[
+    "status",
+    "usage",
+    "limit_activations",
+    "limit_usage",
+    "expires_at",
+];
+
+/// A status that is none of the statuses (`null` included: Polar's schema lets it through
+/// and its database then refuses it, a 500; here it is refused like any other value).
+fn not_a_status(input: Given) -> Invalid {
+    const EXPECTED: &str = "'granted', 'revoked' or 'disabled'";
+    Invalid::new(
+        field!["status"],
+        format!("Input should be {EXPECTED}"),
+        input,
+    )
+    .kind("enum")
+    .with_ctx("expected", EXPECTED)
 }
 
-fn int_field(field: &str, v: &Value, errors: &mut Vec<FieldError>) -> Option<i64> {
-    match lax_int(v) {
-        Ok(n) => Some(n),
-        Err((kind, msg)) => {
-            errors.push(FieldError::new(kind, body_loc(field), msg, v.clone()));
+/// A limit: greater than 0, and at most `max` if any.
+fn limit(wrong: &mut Vec<Invalid>, name: &str, n: i64, max: Option<i64>) -> Option<i64> {
+    if n <= 0 {
+        let e = Invalid::new(field![name], "Input should be greater than 0", n);
+        wrong.push(e.kind("greater_than").with_ctx("gt", 0i64));
+        return None;
+    }
+    match max.filter(|max| n > *max) {
+        Some(max) => {
+            let msg = format!("Input should be less than or equal to {max}");
+            let e = Invalid::new(field![name], msg, n).kind("less_than_equal");
+            wrong.push(e.with_ctx("le", max));
             None
         }
+        None => Some(n),
     }
 }
 
-fn greater_than_zero(field: &str, n: i64, errors: &mut Vec<FieldError>) -> bool {
-    if n > 0 {
-        return true;
-    }
-    errors.push(
-        FieldError::new(
-            "greater_than",
-            body_loc(field),
-            "Input should be greater than 0",
-            Value::from(n),
-        )
-        .with_ctx(json!({"gt": 0})),
-    );
-    false
-}
-
-impl LicenseKeyUpdate {
-    /// The changes, or every field error at once (pydantic's rules).
+impl LicenseKeyChangeInput {
+    /// The changes, or every rule broken at once (a 422 located in the body).
     pub fn into_changes(self) -> Result<KeyChanges, ApiError> {
-        let mut errors = Vec::new();
+        self.check()
+            .map_err(|wrong| ApiError::from(AppError::Invalid(wrong)))
+    }
+
+    fn check(self) -> Result<KeyChanges, Vec<Invalid>> {
+        let mut wrong = Vec::new();
         let mut changes = KeyChanges::default();
         match self.status {
             Maybe::Absent => {}
-            // Polar's schema lets `null` through and its database then refuses it (a 500):
-            // here it is a validation error like any other value outside the enum.
-            Maybe::Null | Maybe::Value(_) => {
-                let raw = match &self.status {
-                    Maybe::Value(v) => v.clone(),
-                    _ => Value::Null,
-                };
-                match STATUSES
-                    .iter()
-                    .find(|(name, _)| raw.as_str() == Some(*name))
-                {
-                    Some((_, status)) => changes.status = Some(*status),
-                    None => errors.push(
-                        FieldError::new(
-                            "enum",
-                            body_loc("status"),
-                            "Input should be 'granted', 'revoked' or 'disabled'",
-                            raw,
-                        )
-                        .with_ctx(json!({"expected": "'granted', 'revoked' or 'disabled'"})),
-                    ),
-                }
-            }
-        }
-        match &self.usage {
-            Maybe::Absent => {}
-            Maybe::Null => errors.push(FieldError::new(
-                "int_type",
-                body_loc("usage"),
-                "Input should be a valid integer",
-                Value::Null,
-            )),
-            Maybe::Value(v) => changes.usage = int_field("usage", v, &mut errors),
-        }
-        match &self.limit_activations {
-            Maybe::Absent => {}
-            Maybe::Null => changes.limit_activations = Some(None),
-            Maybe::Value(v) => {
-                if let Some(n) = int_field("limit_activations", v, &mut errors) {
-                    if greater_than_zero("limit_activations", n, &mut errors) {
-                        if n > 50 {
-                            errors.push(
-                                FieldError::new(
-                                    "less_than_equal",
-                                    body_loc("limit_activations"),
-                                    "Input should be less than or equal to 50",
-                                    Value::from(n),
-                                )
-                                .with_ctx(json!({"le": 50})),
-                            );
-                        } else {
-                            changes.limit_activations = Some(Some(n));
-                        }
-                    }
-                }
-            }
-        }
-        match &self.limit_usage {
-            Maybe::Absent => {}
-            Maybe::Null => changes.limit_usage = Some(None),
-            Maybe::Value(v) => {
-                if let Some(n) = int_field("limit_usage", v, &mut errors) {
-                    if greater_than_zero("limit_usage", n, &mut errors) {
-                        changes.limit_usage = Some(Some(n));
-                    }
-                }
-            }
-        }
-        match &self.expires_at {
-            Maybe::Absent => {}
-            Maybe::Null => changes.expires_at = Some(None),
-            Maybe::Value(v) => match lax_datetime(v) {
-                Ok(at) => changes.expires_at = Some(Some(at)),
-                Err((kind, msg)) => errors.push(FieldError::new(
-                    kind,
-                    body_loc("expires_at"),
-                    msg,
-                    v.clone(),
-                )),
+            Maybe::Null => wrong.push(not_a_status(Given::none())),
+            Maybe::Value(s) => match STATUSES.iter().find(|(name, _)| *name == s) {
+                Some((_, status)) => changes.status = Some(*status),
+                None => wrong.push(not_a_status(Given::from(s))),
             },
         }
-        if errors.is_empty() {
+        match self.usage {
+            Maybe::Absent => {}
+            Maybe::Null => wrong.push(
+                Invalid::new(
+                    field!["usage"],
+                    "Input should be a valid integer",
+                    Given::none(),
+                )
+                .kind("int_type"),
+            ),
+            Maybe::Value(n) => changes.usage = Some(n),
+        }
+        let mut cleared = |name: &str, m: Maybe<i64>, max: Option<i64>| match m {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(n) => limit(&mut wrong, name, n, max).map(Some),
+        };
+        changes.limit_activations = cleared("limit_activations", self.limit_activations, Some(50));
+        changes.limit_usage = cleared("limit_usage", self.limit_usage, None);
+        changes.expires_at = self.expires_at.into_update();
+        if wrong.is_empty() {
             Ok(changes)
         } else {
-            Err(ApiError::Validation(errors))
+            Err(wrong)
         }
+    }
+}
+
+/// A field sent as JSON, read with pydantic's lax coercion `read`; what does not read is a
+/// problem (and the field is left as not given).
+fn lax<T>(
+    wrong: &mut Vec<Invalid>,
+    name: &str,
+    m: Maybe<Value>,
+    read: fn(&Value) -> Result<T, Rejection>,
+) -> Maybe<T> {
+    match m {
+        Maybe::Absent => Maybe::Absent,
+        Maybe::Null => Maybe::Null,
+        Maybe::Value(v) => match read(&v) {
+            Ok(x) => Maybe::Value(x),
+            Err((kind, msg)) => {
+                wrong.push(Invalid::new(field![name], msg, Given::of(&v)).kind(kind));
+                Maybe::Absent
+            }
+        },
+    }
+}
+
+impl LicenseKeyUpdate {
+    /// The body as typed input (pydantic's lax integers and date-times), and what did not
+    /// read.
+    fn read(self) -> (LicenseKeyChangeInput, Vec<Invalid>) {
+        let mut wrong = Vec::new();
+        let status = match self.status {
+            Maybe::Absent => Maybe::Absent,
+            Maybe::Null => Maybe::Null,
+            Maybe::Value(Value::String(s)) => Maybe::Value(s),
+            Maybe::Value(other) => {
+                wrong.push(not_a_status(Given::of(&other)));
+                Maybe::Absent
+            }
+        };
+        let input = LicenseKeyChangeInput {
+            status,
+            usage: lax(&mut wrong, "usage", self.usage, lax_int),
+            limit_activations: lax(
+                &mut wrong,
+                "limit_activations",
+                self.limit_activations,
+                lax_int,
+            ),
+            limit_usage: lax(&mut wrong, "limit_usage", self.limit_usage, lax_int),
+            expires_at: lax(&mut wrong, "expires_at", self.expires_at, lax_datetime),
+        };
+        (input, wrong)
+    }
+
+    /// The changes, or every field error at once (pydantic's rules), in the body's order.
+    pub fn into_changes(self) -> Result<KeyChanges, ApiError> {
+        let (input, mut wrong) = self.read();
+        match input.check() {
+            Ok(changes) if wrong.is_empty() => return Ok(changes),
+            Ok(_) => {}
+            Err(ruled) => wrong.extend(ruled),
+        }
+        let rank = |e: &Invalid| match e.path.first() {
+            Some(Step::Field(f)) => CHANGE_ORDER.iter().position(|n| n == f),
+            _ => None,
+        };
+        wrong.sort_by_key(rank);
+        Err(ApiError::from(AppError::Invalid(wrong)))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::api::version::ApiVersion;
+use serde_json::json;
 use std::collections::BTreeSet;
 
 fn keys(v: &Value) -> BTreeSet<&str> {
@@ -280,4 +281,43 @@ async fn each_version_renders_its_fields() {
         .find(|v| v["subscription"].is_null() && v["order"].is_null())
         .expect("a plain key");
     assert!(plain["subscription_id"].is_null() && plain["order_id"].is_null());
+}
+
+/// The rules, called with a typed input as the dashboard builds one (no JSON); a lax
+/// integer sent as a string is read, then its rule quotes the number read.
+#[test]
+fn typed_changes_break_the_same_rules() {
+    let input = LicenseKeyChangeInput {
+        status: Maybe::Value("paused".into()),
+        usage: Maybe::Value(3),
+        limit_activations: Maybe::Value(51),
+        limit_usage: Maybe::Null,
+        expires_at: Maybe::Absent,
+    };
+    let Err(ApiError::Validation(errs)) = input.into_changes() else {
+        panic!("should fail");
+    };
+    let got: Vec<(&str, Value, Value)> = errs
+        .iter()
+        .map(|e| (e.kind.as_str(), e.loc[1].clone(), e.input.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("enum", json!("status"), json!("paused")),
+            ("less_than_equal", json!("limit_activations"), json!(51)),
+        ]
+    );
+    let ok = LicenseKeyChangeInput {
+        status: Maybe::Value("disabled".into()),
+        limit_usage: Maybe::Null,
+        ..LicenseKeyChangeInput::default()
+    };
+    let c = ok.into_changes().unwrap();
+    assert_eq!(c.status, Some(KeyStatus::Disabled));
+    assert_eq!(c.limit_usage, Some(None));
+    assert_eq!(c.usage, None);
+    let errs = changes(json!({"limit_usage": "0", "status": 5})).unwrap_err();
+    assert_eq!(errs[0].input, json!(5));
+    assert_eq!(errs[1].input, json!(0));
 }

@@ -47,7 +47,7 @@ pub(crate) async fn create(
     body: ValidJson<DiscountCreate>,
 ) -> ApiResult<Created<DiscountView>> {
     let raw = body.raw.clone();
-    let new = body.into_inner().into_command(&raw)?;
+    let new = body.into_inner().into_command(Some(&raw))?;
     let discount = discounts::create(&state, auth.subject(), new).await?;
     Ok(Created(discount_view(&state, &discount).await?))
 }

@@ -2,21 +2,20 @@
 
 use serde::Deserialize;
 
-use crate::api::custom_field::SLUG_PATTERN;
+use crate::api::custom_field::{
+    field_type, CustomFieldChangeInput, CustomFieldInput, OptionInput, PropertiesInput,
+};
 use crate::api::discount::{
-    DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput, DATES_OUT_OF_ORDER,
+    check_dates, DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput,
 };
 use crate::api::Maybe;
 use crate::app::catalog::{custom_fields, discounts};
 use crate::auth::Subject;
 use crate::domain::currency::Currency;
-use crate::domain::custom_field::{
-    CustomField, CustomFieldChange, CustomFieldProperties, CustomFieldType, FormProperties,
-    NewCustomField, SelectOption,
-};
+use crate::domain::custom_field::{CustomField, CustomFieldProperties, CustomFieldType};
 use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::ids::{DiscountId, OrganizationId, ProductId};
-use crate::error::{ApiError, AppError, Invalid, Step};
+use crate::error::{ApiError, AppError, Invalid};
 use crate::field;
 use crate::state::AppState;
 
@@ -202,16 +201,10 @@ pub async fn create_discount(
         organization_id: Some(org.0),
         metadata: None,
     };
-    // The body as sent is only quoted by the dates rule, which is checked below (the API
-    // reads no dates here): nothing to quote.
-    let built = body.into_command(&Default::default()).and_then(|mut new| {
-        // The dates (days here) and their rule, as the API checks them.
-        if let (Some(s), Some(e)) = (starts_at, ends_at) {
-            if s >= e {
-                let wrong = AppError::invalid(Vec::<Step>::new(), DATES_OUT_OF_ORDER, None::<&str>);
-                return Err(ApiError::from(wrong));
-            }
-        }
+    // No body was sent: nothing to quote.
+    let built = body.into_command(None).and_then(|mut new| {
+        // The dates (days here) and the API's rule on them.
+        check_dates(starts_at, ends_at)?;
         new.starts_at = starts_at;
         new.ends_at = ends_at;
         Ok(new)
@@ -295,18 +288,6 @@ impl Default for CustomFieldForm {
     }
 }
 
-/// The field types, as the API lists them in its 422.
-const TAGS: &str = "'text', 'number', 'date', 'checkbox', 'select'";
-
-/// A custom field as typed, read with the API's rules on a custom field body (its 422s
-/// name the field under its type: `number › slug`).
-struct FieldBody {
-    kind: CustomFieldType,
-    slug: Option<String>,
-    name: Option<String>,
-    properties: Option<CustomFieldProperties>,
-}
-
 impl CustomFieldForm {
     pub fn of(f: &CustomField) -> Self {
         let mut form = CustomFieldForm {
@@ -360,127 +341,52 @@ impl CustomFieldForm {
         form
     }
 
-    /// The field as typed, or the 422 of a type that is not one.
-    fn read(&self, typed: &mut Typed) -> Result<FieldBody, ApiError> {
-        let Some(&(tag, kind)) = CustomFieldType::ALL.iter().find(|(n, _)| *n == self.kind) else {
-            let msg = format!(
-                "Input tag '{}' found using 'type' does not match any of the expected tags: {TAGS}",
-                self.kind
-            );
-            let wrong = Invalid::new(Vec::new(), msg, self.kind.as_str()).kind("union_tag_invalid");
-            return Err(ApiError::from(AppError::Invalid(vec![wrong])));
-        };
-        let at = |rest: Vec<Step>| {
-            let mut path = field![tag];
-            path.extend(rest);
-            path
-        };
-        let slug = self.slug.trim();
-        let slug = match string(typed, at(field!["slug"]), slug) {
-            Some(s)
-                if !s.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
-                }) =>
-            {
-                typed.0.push(
-                    Invalid::new(
-                        at(field!["slug"]),
-                        format!("String should match pattern '{SLUG_PATTERN}'"),
-                        s.as_str(),
-                    )
-                    .kind("string_pattern_mismatch")
-                    .with_ctx("pattern", SLUG_PATTERN),
-                );
-                None
-            }
-            s => s,
-        };
-        let name = string(typed, at(field!["name"]), self.name.trim());
-        let before = typed.0.len();
-        let props = |rest: &str| at(field!["properties", rest]);
-        let form = FormProperties {
+    /// The field's type, or the API's 422 about a type that is not one.
+    fn kind(&self) -> Result<CustomFieldType, ApiError> {
+        field_type(&self.kind).map_err(|wrong| ApiError::from(AppError::Invalid(vec![wrong])))
+    }
+
+    /// The properties as typed (an integer that does not read is in `typed`); the API's
+    /// rules check them.
+    fn properties(&self, kind: CustomFieldType, typed: &mut Typed) -> PropertiesInput {
+        let at = |key: &str| field![kind.as_str(), "properties", key];
+        let mut p = PropertiesInput {
             form_label: text(&self.form_label),
             form_help_text: text(&self.form_help_text),
             form_placeholder: text(&self.form_placeholder),
+            ..PropertiesInput::default()
         };
-        let properties = match kind {
+        match kind {
             CustomFieldType::Text => {
-                let min_length = at_least_zero(typed, props("min_length"), &self.min_length);
-                let max_length = at_least_zero(typed, props("max_length"), &self.max_length);
-                CustomFieldProperties::Text {
-                    form,
-                    textarea: Some(ticked(&self.textarea)),
-                    min_length,
-                    max_length,
-                }
+                p.textarea = Some(ticked(&self.textarea));
+                p.min_length = typed.int(at("min_length"), &self.min_length, false);
+                p.max_length = typed.int(at("max_length"), &self.max_length, false);
             }
-            CustomFieldType::Number => CustomFieldProperties::Number {
-                form,
-                ge: typed.int(props("ge"), &self.ge, false),
-                le: typed.int(props("le"), &self.le, false),
-            },
-            CustomFieldType::Date => CustomFieldProperties::Date {
-                form,
-                ge: None,
-                le: None,
-            },
-            CustomFieldType::Checkbox => CustomFieldProperties::Checkbox { form },
+            CustomFieldType::Number => {
+                p.ge = typed.int(at("ge"), &self.ge, false);
+                p.le = typed.int(at("le"), &self.le, false);
+            }
+            CustomFieldType::Date | CustomFieldType::Checkbox => {}
             CustomFieldType::Select => {
-                let mut options = Vec::new();
                 let lines = self
                     .options
                     .lines()
                     .map(str::trim)
                     .filter(|l| !l.is_empty());
-                for (i, line) in lines.enumerate() {
-                    let (value, label) = match line.split_once(':') {
-                        Some((v, l)) => (v.trim(), l.trim()),
-                        None => (line, line),
-                    };
-                    let option = |key: &str| at(field!["properties", "options", i, key]);
-                    let value = string(typed, option("value"), value);
-                    let label = string(typed, option("label"), label);
-                    if let (Some(value), Some(label)) = (value, label) {
-                        options.push(SelectOption { value, label });
+                let option = |line: &str| {
+                    let (value, label) = line
+                        .split_once(':')
+                        .map_or((line, line), |(v, l)| (v.trim(), l.trim()));
+                    OptionInput {
+                        value: Some(value.to_string()),
+                        label: Some(label.to_string()),
                     }
-                }
-                CustomFieldProperties::Select { form, options }
+                };
+                p.options = Some(lines.map(option).collect());
             }
-        };
-        Ok(FieldBody {
-            kind,
-            slug,
-            name,
-            properties: (typed.0.len() == before).then_some(properties),
-        })
+        }
+        p
     }
-}
-
-/// A string of at least one character (the API's rule on a custom field's strings).
-fn string(typed: &mut Typed, path: Vec<Step>, v: &str) -> Option<String> {
-    if v.is_empty() {
-        typed.0.push(
-            Invalid::new(path, "String should have at least 1 character", v)
-                .kind("string_too_short")
-                .with_ctx("min_length", 1u32),
-        );
-        return None;
-    }
-    Some(v.to_string())
-}
-
-/// An optional length: a whole number, at least 0.
-fn at_least_zero(typed: &mut Typed, path: Vec<Step>, v: &str) -> Option<i64> {
-    let n = typed.int(path.clone(), v, false)?;
-    if n < 0 {
-        typed.0.push(
-            Invalid::new(path, "Input should be greater than or equal to 0", n)
-                .kind("greater_than_equal")
-                .with_ctx("ge", 0i64),
-        );
-        return None;
-    }
-    Some(n)
 }
 
 pub async fn create_custom_field(
@@ -489,19 +395,17 @@ pub async fn create_custom_field(
     org: OrganizationId,
     form: &CustomFieldForm,
 ) -> Result<CustomField, ApiError> {
+    let kind = form.kind()?;
     let mut typed = Typed::default();
-    let body = form.read(&mut typed)?;
-    typed.finish(Ok(()))?;
-    let (Some(slug), Some(name), Some(properties)) = (body.slug, body.name, body.properties) else {
-        return Err(ApiError::internal("custom field read but incomplete"));
-    };
-    let new = NewCustomField {
-        slug: slug.to_lowercase(),
-        name,
-        metadata: Default::default(),
-        properties,
+    let input = CustomFieldInput {
+        kind,
+        slug: Some(form.slug.trim().to_string()),
+        name: Some(form.name.trim().to_string()),
+        metadata: None,
         organization_id: Some(org.0),
+        properties: Some(form.properties(kind, &mut typed)),
     };
+    let new = typed.finish(input.into_command())?;
     Ok(custom_fields::create(state, subject, new).await?)
 }
 
@@ -512,19 +416,15 @@ pub async fn update_custom_field(
     field: &CustomField,
     form: &CustomFieldForm,
 ) -> Result<CustomField, ApiError> {
-    let form = CustomFieldForm {
-        kind: field.kind().as_str().into(),
-        ..form.clone()
-    };
+    let kind = field.kind();
     let mut typed = Typed::default();
-    let body = form.read(&mut typed)?;
-    typed.finish(Ok(()))?;
-    let change = CustomFieldChange {
-        kind: body.kind,
-        slug: body.slug.map(|s| s.to_lowercase()),
-        name: body.name,
+    let input = CustomFieldChangeInput {
+        kind,
+        slug: Some(form.slug.trim().to_string()),
+        name: Some(form.name.trim().to_string()),
         metadata: None,
-        properties: body.properties,
+        properties: Some(form.properties(kind, &mut typed)),
     };
+    let change = typed.finish(input.into_command())?;
     Ok(custom_fields::update(state, subject, field.id, change).await?)
 }

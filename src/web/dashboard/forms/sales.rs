@@ -3,12 +3,13 @@
 use chrono::NaiveTime;
 use serde::Deserialize;
 use tollgate_actors::checkout::Checkout;
-use tollgate_actors::license_key::{KeyChanges, KeyStatus, LicenseKey};
+use tollgate_actors::license_key::LicenseKey;
 use tollgate_actors::subscription::Subscription;
 
 use crate::api::checkout::CheckoutCreate;
-use crate::api::license_key::{LicenseKeyDeactivate, LicenseKeyRead};
+use crate::api::license_key::{LicenseKeyChangeInput, LicenseKeyDeactivate, LicenseKeyRead};
 use crate::api::subscription::SubscriptionUpdate;
+use crate::api::Maybe;
 use crate::auth::Subject;
 use crate::domain::ids::{PriceId, SubscriptionId};
 use crate::domain::product::Product;
@@ -92,78 +93,40 @@ impl LicenseKeyForm {
         }
     }
 
-    /// The changes typed, with the API's rules on a key's fields (`PATCH
-    /// /v1/license-keys/{id}`); what breaks one is in `typed`.
-    fn changes(&self, key: &LicenseKey, typed: &mut Typed) -> KeyChanges {
-        let mut changes = KeyChanges::default();
-        let status = [
-            ("granted", KeyStatus::Granted),
-            ("revoked", KeyStatus::Revoked),
-            ("disabled", KeyStatus::Disabled),
-        ]
-        .into_iter()
-        .find(|(name, _)| *name == self.status);
-        match status {
-            Some((_, s)) => changes.status = Some(s),
-            None => typed.0.push(
-                Invalid::new(
-                    field!["status"],
-                    "Input should be 'granted', 'revoked' or 'disabled'",
-                    self.status.as_str(),
-                )
-                .kind("enum")
-                .with_ctx("expected", "'granted', 'revoked' or 'disabled'"),
-            ),
-        }
+    /// The changes typed (a number or a day that does not read is in `typed`), for the
+    /// API's rules on a key's fields (`PATCH /v1/license-keys/{id}`).
+    fn changes(&self, key: &LicenseKey, typed: &mut Typed) -> LicenseKeyChangeInput {
+        let status = Maybe::Value(self.status.clone());
         if self.quick.is_some() {
-            return changes;
+            return LicenseKeyChangeInput {
+                status,
+                ..LicenseKeyChangeInput::default()
+            };
         }
-        // A blank usage keeps the key's.
-        changes.usage = Some(
-            typed
-                .int(field!["usage"], &self.usage, false)
-                .unwrap_or(key.usage),
-        );
-        let limit = |typed: &mut Typed, name: &str, v: &str, max: Option<i64>| {
-            let n = typed.int(field![name], v, false)?;
-            if n <= 0 {
-                typed.0.push(
-                    Invalid::new(field![name], "Input should be greater than 0", n)
-                        .kind("greater_than")
-                        .with_ctx("gt", 0i64),
-                );
-                return None;
-            }
-            if let Some(max) = max.filter(|max| n > *max) {
-                typed.0.push(
-                    Invalid::new(
-                        field![name],
-                        format!("Input should be less than or equal to {max}"),
-                        n,
-                    )
-                    .kind("less_than_equal")
-                    .with_ctx("le", max),
-                );
-                return None;
-            }
-            Some(n)
-        };
         // A blank limit or expiry clears it.
-        changes.limit_activations = Some(limit(
-            typed,
-            "limit_activations",
-            &self.limit_activations,
-            Some(50),
-        ));
-        changes.limit_usage = Some(limit(typed, "limit_usage", &self.limit_usage, None));
-        // An expiry left on its day keeps its time (a day input holds no time).
-        changes.expires_at = Some(if self.expires_at.trim() == day_of(key.expires_at) {
-            key.expires_at
-        } else {
-            let end_of_day = NaiveTime::from_hms_opt(23, 59, 59).unwrap_or(NaiveTime::MIN);
-            typed.day(field!["expires_at"], &self.expires_at, end_of_day)
-        });
-        changes
+        let cleared = |v: Option<i64>| v.map_or(Maybe::Null, Maybe::Value);
+        let mut limit = |name: &str, v: &str| cleared(typed.int(field![name], v, false));
+        let limit_activations = limit("limit_activations", &self.limit_activations);
+        let limit_usage = limit("limit_usage", &self.limit_usage);
+        LicenseKeyChangeInput {
+            status,
+            // A blank usage keeps the key's.
+            usage: Maybe::Value(
+                typed
+                    .int(field!["usage"], &self.usage, false)
+                    .unwrap_or(key.usage),
+            ),
+            limit_activations,
+            limit_usage,
+            // An expiry left on its day keeps its time (a day input holds no time).
+            expires_at: if self.expires_at.trim() == day_of(key.expires_at) {
+                key.expires_at.map_or(Maybe::Null, Maybe::Value)
+            } else {
+                let end_of_day = NaiveTime::from_hms_opt(23, 59, 59).unwrap_or(NaiveTime::MIN);
+                let day = typed.day(field!["expires_at"], &self.expires_at, end_of_day);
+                day.map_or(Maybe::Null, Maybe::Value)
+            },
+        }
     }
 }
 
@@ -176,8 +139,8 @@ pub async fn update_license_key(
     form: &LicenseKeyForm,
 ) -> Result<LicenseKeyRead, ApiError> {
     let mut typed = Typed::default();
-    let changes = form.changes(key, &mut typed);
-    typed.finish(Ok(()))?;
+    let input = form.changes(key, &mut typed);
+    let changes = typed.finish(input.into_changes())?;
     Ok(crate::app::license_keys::update(state, subject, key.id, changes).await?)
 }
 
