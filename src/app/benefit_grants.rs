@@ -26,6 +26,7 @@ use crate::domain::customer::{customer_by_external_id, Customer};
 use crate::domain::ids::{BenefitId, CustomerId, OrganizationId, ProductId};
 use crate::domain::order::{Order, ORDER_BY_CREATED, ORDER_OF_CUSTOMER, ORDER_OF_PRODUCT};
 use crate::domain::product::{Product, PRODUCT_BY_BENEFIT};
+use crate::domain::refund::{Refund, RefundStatus, REFUND_OF_ORDER};
 use crate::error::AppError;
 use crate::state::AppState;
 use tollgate_actors::license_key::{LicenseKey, LICENSE_KEY_BY_CUSTOMER};
@@ -237,15 +238,41 @@ impl<'a> Grants<'a> {
         if o.subscription_id.is_some() {
             return Ok(Vec::new());
         }
+        let revoked_at = self.revoked_by_refund(o).await?;
         self.of_purchase(
             o.organization_id,
             o.customer_id,
             o.product_id,
             GrantSource::Order(o.id),
             o.created_at,
-            None,
+            revoked_at,
         )
         .await
+    }
+
+    /// When a refund of the order that revokes its benefits succeeded (the earliest), if
+    /// one did: the order's grants end then.
+    async fn revoked_by_refund(
+        &mut self,
+        o: &Order,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
+        let tenants = [o.id.key()];
+        let mut ids = self
+            .state
+            .store
+            .index_iter(REFUND_OF_ORDER, &tenants, Direction::Asc)?;
+        let mut earliest: Option<chrono::DateTime<chrono::Utc>> = None;
+        while let Some(id) = ids.next().await {
+            let Some(r) = self.state.store.get::<Refund>(&id?).await? else {
+                continue;
+            };
+            let r = r.value;
+            if r.revoke_benefits && r.status == RefundStatus::Succeeded {
+                let at = r.modified_at.unwrap_or(r.created_at);
+                earliest = Some(earliest.map_or(at, |e| e.min(at)));
+            }
+        }
+        Ok(earliest)
     }
 
     /// The grants of a subscription that started, revoked once it ended.

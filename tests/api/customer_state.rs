@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 use tollgate::auth::Scope;
 
-use crate::benefit_grants::{buy, key_of, revoke, shop, subscription_of};
+use crate::benefit_grants::{buy, key_of, order_of, revoke, shop, subscription_of};
 use crate::helpers::{assert_utc_timestamp, spawn_app, TestApp};
 
 fn state_path(id: &str) -> String {
@@ -239,4 +239,63 @@ async fn a_state_is_read_with_customers_read_within_the_callers_organizations() 
     }
     let r = app.get(&state_path("nope"), Some(&app.token)).await;
     r.expect_invalid_at(json!(["path", "id"]));
+}
+
+/// How many grants the customer holds, by its state and by the grants list.
+async fn granted(app: &TestApp, customer: &str) -> (usize, u64) {
+    let state = app.get(&state_path(customer), Some(&app.token)).await;
+    state.expect(200);
+    let listed = app
+        .get(
+            &format!("/v1/benefit-grants/?customer_id={customer}&is_granted=true"),
+            Some(&app.token),
+        )
+        .await;
+    (
+        state.body["granted_benefits"].as_array().unwrap().len(),
+        listed.total_count(),
+    )
+}
+
+/// A refund that revokes the benefits ends the order's grants: the state and the grants
+/// list no longer show them (a refund that keeps them changes nothing).
+#[actix_web::test]
+async fn a_refund_that_revokes_the_benefits_ends_their_grants() {
+    let app = spawn_app().await;
+    let shop = shop(&app, "refunded").await;
+    let ada = buy(&app, &shop.one_time, "ada@refunded.example").await;
+    let order = order_of(&app, &ada.checkout).await;
+    assert_eq!(granted(&app, &ada.customer).await, (2, 2));
+    // A partial refund that keeps the benefits: still granted.
+    app.post_json(
+        "/v1/refunds/",
+        Some(&app.token),
+        &json!({"order_id": order, "reason": "customer_request", "amount": 100,
+                "revoke_benefits": false}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(granted(&app, &ada.customer).await, (2, 2));
+    app.post_json(
+        "/v1/refunds/",
+        Some(&app.token),
+        &json!({"order_id": order, "reason": "customer_request", "amount": 100,
+                "revoke_benefits": true}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(granted(&app, &ada.customer).await, (0, 0));
+    let revoked = app
+        .get(
+            &format!(
+                "/v1/benefit-grants/?customer_id={}&is_granted=false",
+                ada.customer
+            ),
+            Some(&app.token),
+        )
+        .await;
+    assert_eq!(revoked.total_count(), 2);
+    for g in revoked.items() {
+        assert!(g["revoked_at"].is_string(), "{g}");
+    }
 }
