@@ -50,6 +50,7 @@ pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
+pub mod exports;
 pub mod license_file;
 pub mod license_key_import;
 pub mod license_keys;
