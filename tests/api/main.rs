@@ -30,6 +30,7 @@ mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
 mod errors;
+mod exports;
 mod hardening3;
 mod health;
 mod helpers;
