@@ -2,8 +2,6 @@
 //! exports, and Tollgate's own license-key export. Each answers `text/csv`, streamed.
 #![allow(dead_code)] // Documentation stubs: described, never called.
 
-use uuid::Uuid;
-
 /// Export orders as a CSV file (newest first). Amounts are `cents / 100`, dates ISO 8601 in
 /// `timezone`; a text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return is
 /// sent with a leading `'` (no spreadsheet runs it as a formula).
