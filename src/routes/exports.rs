@@ -394,29 +394,34 @@ where
                     (None, export, state, next, render),
                 ));
             }
-            let export = export?;
-            let (page, export) = next(state.clone(), export).await;
-            match page {
-                Ok(Some(rows)) => {
-                    let mut out = Vec::new();
-                    for row in &rows {
-                        match record(&render(row)) {
-                            Ok(bytes) => out.extend(bytes),
-                            Err(e) => return Some((Err(e), (None, None, state, next, render))),
+            let mut export = export?;
+            // A page the filters emptied sends nothing: the next one is read at once.
+            loop {
+                let (page, back) = next(state.clone(), export).await;
+                export = back;
+                match page {
+                    Ok(Some(rows)) if rows.is_empty() => continue,
+                    Ok(Some(rows)) => {
+                        let mut out = Vec::new();
+                        for row in &rows {
+                            match record(&render(row)) {
+                                Ok(bytes) => out.extend(bytes),
+                                Err(e) => return Some((Err(e), (None, None, state, next, render))),
+                            }
                         }
+                        return Some((
+                            Ok(web::Bytes::from(out)),
+                            (None, Some(export), state, next, render),
+                        ));
                     }
-                    Some((
-                        Ok(web::Bytes::from(out)),
-                        (None, Some(export), state, next, render),
-                    ))
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    tracing::error!(error = %e, "an export stopped mid-way");
-                    Some((
-                        Err(std::io::Error::other(e.to_string())),
-                        (None, None, state, next, render),
-                    ))
+                    Ok(None) => return None,
+                    Err(e) => {
+                        tracing::error!(error = %e, "an export stopped mid-way");
+                        return Some((
+                            Err(std::io::Error::other(e.to_string())),
+                            (None, None, state, next, render),
+                        ));
+                    }
                 }
             }
         },

@@ -378,6 +378,31 @@ async fn a_long_export_is_streamed_page_after_page_and_holds_every_order() {
 }
 
 #[actix_web::test]
+async fn pages_a_filter_empties_do_not_end_the_export() {
+    let app = spawn_app_with_clock().await;
+    let token = app.token.clone();
+    let org = app.org(&token, "export-sparse").await;
+    let widget = one_time(&app, org, "Widget", 100).await;
+    let gadget = one_time(&app, org, "Gadget", 700).await;
+    let ann = app.customer(&token, org, "ann@example.com").await;
+    // Three old gadget orders, then more than two pages of newer widget orders: the first
+    // pages read keep nothing, and the export goes on past them.
+    let n = tollgate::app::exports::PAGE * 2 + 5;
+    let mut orders: Vec<Order> = (0..3)
+        .map(|i| order(&gadget, &ann, 700, t0() + Duration::minutes(i)))
+        .collect();
+    orders.extend((0..n).map(|i| order(&widget, &ann, 100, t0() + Duration::hours(1 + i as i64))));
+    put_all(&app, &orders).await;
+    let (_, rows) = csv_of(
+        &app,
+        &format!("/v1/orders/export?product_id={}&columns=product", gadget.id),
+        &token,
+    )
+    .await;
+    assert_eq!(rows, [["Gadget"], ["Gadget"], ["Gadget"]]);
+}
+
+#[actix_web::test]
 async fn subscriptions_export_polars_columns_and_filters() {
     let app = spawn_app_with_clock().await;
     let token = app.token.clone();
