@@ -53,6 +53,7 @@ pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
 pub mod event_log;
+pub mod exports;
 pub mod license_file;
 pub mod license_key_import;
 pub mod license_keys;

@@ -12,6 +12,7 @@
 pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
+pub mod export_paths;
 pub mod paths;
 pub mod portal_paths;
 pub mod signing_paths;
@@ -65,6 +66,10 @@ use crate::error::ApiError;
         paths::discounts_update,
         paths::discounts_delete,
         paths::customers_list,
+        export_paths::orders_export,
+        export_paths::subscriptions_export,
+        export_paths::customers_export,
+        export_paths::license_keys_export,
         paths::customers_create,
         paths::customers_get,
         paths::customers_update,

@@ -11,6 +11,7 @@ pub mod customer_sessions;
 pub mod customers;
 pub mod discounts;
 pub mod disputes;
+pub mod exports;
 pub mod health;
 pub mod license_keys;
 pub mod license_signing;
@@ -36,6 +37,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     benefits::configure(cfg);
     products::configure(cfg);
     discounts::configure(cfg);
+    // Before `/v1/{customers,orders,subscriptions,license-keys}/{id}`.
+    exports::configure(cfg);
     customers::configure(cfg);
     customer_sessions::configure(cfg);
     benefit_grants::configure(cfg);

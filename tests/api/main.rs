@@ -31,6 +31,7 @@ mod discounts;
 mod disk_full;
 mod errors;
 mod event_cursor;
+mod exports;
 mod hardening3;
 mod health;
 mod helpers;

@@ -528,6 +528,31 @@ def customers_get_external():
 
 
 @check
+def exports_csv():
+    import csv
+    import io
+
+    def rows(text):
+        return list(csv.reader(io.StringIO(text)))
+
+    orders = rows(polar.orders.export(
+        organization_id=S.org.id,
+        timezone="Europe/Paris",
+        columns=["email", "total_amount", "status", "created_at"],
+    ))
+    equal(orders[0], ["Email", "Total", "Status", "Created At"], "orders header")
+    equal([r[:3] for r in orders[1:]], [[f"buyer-{RUN}@example.com", "25.0", "paid"]], "orders")
+    ensure(orders[1][3].endswith(("+01:00", "+02:00")), orders[1][3])
+    subscriptions = rows(polar.subscriptions.export(organization_id=S.org.id))
+    equal(subscriptions, [["Email", "Started At", "Product", "Amount", "Currency", "Status",
+                           "Billing Interval"]], "subscriptions of a one-time product")
+    customers = rows(polar.customers.export(organization_id=S.org.id))
+    equal(customers[0][:5], ["ID", "External ID", "Created At", "Email", "Name"], "customers header")
+    equal([r[:2] + r[3:5] for r in customers[1:]],
+          [[S.customer_id, f"ext-{RUN}", f"buyer-{RUN}@example.com", "Ada Lovelace"]], "customers")
+
+
+@check
 def customer_state_external():
     # 1.0.2 types CustomerStateSubscription.status as Literal["granted", "disabled"]: a state
     # with an active subscription cannot parse, so the journey's product is one-time.
