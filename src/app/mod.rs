@@ -21,6 +21,8 @@
 //! - `disputes`: chargebacks as the processor reports them, and what a lost one takes back;
 //! - `event_log`: every webhook event of an organization, numbered in commit order, for
 //!   the resumable event cursor;
+//! - `exports`: the rows of the CSV exports (orders, subscriptions, customers, license
+//!   keys), page by page from the indexes;
 //! - `license_file`: Keygen-format license files of a key;
 //! - `license_key_import`: keys a seller brings from another provider;
 //! - `license_keys`: the validation hot path, a customer's keys, the organizer's changes;
