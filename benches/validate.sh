@@ -323,7 +323,9 @@ def fetch(tokens):
             if page >= body["pagination"]["max_page"]:
                 break
             page += 1
-# A session of the whole portal for each customer, opened by the seller.
+# A session of the whole portal for each customer, opened by the seller (on a new
+# connection: the first one sat idle through the seeding, past the server's keep-alive).
+c = connect()
 toks = [call(c, "POST", "/v1/customer-sessions/", {"customer_id": cid})["token"]
         for cid in sorted(set(sessions.values()))]
 ts = [threading.Thread(target=fetch, args=(toks[w::clients],)) for w in range(clients)]
