@@ -28,13 +28,14 @@ pub trait Record: Sized + Send + Sync + 'static {
         None
     }
 
-    /// Whether the record has counters ([`Tally`]) kept apart from its payload on an engine
-    /// that keeps tallies ([`crate::Store::keeps_tallies`], PostgreSQL): there they live in
-    /// a row of their own, moved by commutative statements ([`crate::Store::count_hit`],
-    /// [`crate::Store::add_hits`]) that never conflict with the record's writers, and
-    /// reads merge them back ([`Record::set_tally`]). The payload's own counters are then
-    /// ignored, except when the row is first created (the record's first put, or
-    /// [`crate::Store::ensure_tallies`]). Elsewhere nothing changes: the payload carries them.
+    /// Whether the record has counters ([`Tally`]) kept apart from its payload
+    /// ([`crate::Store::counters_apart`]): they live in a row of their own (PostgreSQL: a
+    /// tally row; embedded: an entry of the tallies tree), moved by
+    /// [`crate::Store::count_hit`] and [`crate::Store::add_hits`] without rewriting the
+    /// record, and reads merge them back ([`Record::set_tally`]). The row is created from
+    /// the payload's counters (the record's first put, or [`crate::Store::ensure_tallies`]);
+    /// later puts write them too only where the record has a single writer (the embedded
+    /// store), never where several nodes count (PostgreSQL).
     const TALLIED: bool = false;
 
     /// For a [`Record::TALLIED`] type: the counters the payload carries, and the limit of
@@ -45,7 +46,7 @@ pub trait Record: Sized + Send + Sync + 'static {
     }
 
     /// For a [`Record::TALLIED`] type: replaces the payload's counters with the stored
-    /// ones (a read on an engine that keeps tallies).
+    /// ones (a read merging its counters' row).
     fn set_tally(&mut self, _tally: &Tally) {}
 
     /// The primary key inside the collection (usually the 16 bytes of a UUID).

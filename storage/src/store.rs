@@ -9,12 +9,12 @@
 //!   keys and feed entry to write), `reads` (the page types of index reads), `feed` (the
 //!   change feed's entries), `indexes` (the derived keys records must have, and the report
 //!   comparing them with the stored ones), `snapshot` (a copy of the whole store and its
-//!   stable file format), `tally` (named counters kept apart from their records, where
-//!   the engine keeps tallies), `listener` (what a node has heard of other nodes' changes,
+//!   stable file format), `tally` (named counters kept apart from their records, on
+//!   every engine), `listener` (what a node has heard of other nodes' changes,
 //!   [`ChangeListener`]; PostgreSQL drives it) and `layout` (how records, index entries, counters and unique keys
 //!   are laid out as keys and values);
 //! - the adapters, one folder each: `sled` (the embedded engine: sled's trees and the
-//!   group-commit flusher, in `sled/{write,read,feed,indexes,snapshot}.rs`) and `pg`
+//!   group-commit flusher, in `sled/{write,read,feed,indexes,snapshot,tally}.rs`) and `pg`
 //!   (PostgreSQL, several nodes on one database, in `pg/{write,read,admin}.rs`).
 
 use std::path::PathBuf;

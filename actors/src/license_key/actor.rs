@@ -1,12 +1,13 @@
 //! The license key actor's messages and their handlers: each decides through the rules of
 //! `decide.rs` on the key the entity holds and writes it conditional on its revision; a
-//! plain validation in batched mode only counts, in memory (see `live.rs`). On a store that
-//! keeps counters apart (PostgreSQL) validations do not come here (see `shared.rs`).
+//! plain validation in batched mode only counts, in memory (see `live.rs`), and the counters
+//! are written back to the key's counters' row (`Batch::write_tally`), not in the key. On a
+//! store several nodes write (PostgreSQL) validations do not come here (see `shared.rs`).
 
 use std::sync::Arc;
 
 use actix::prelude::*;
-use tollgate_storage::{Batch, Expect, Stored};
+use tollgate_storage::{Batch, Expect, Record, Stored};
 
 use super::decide;
 use super::model::{
@@ -58,7 +59,7 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
     type Result = Handled<Validated>;
 
     fn handle(&mut self, msg: ValidateLicenseKey, ctx: &mut Context<Self>) -> Self::Result {
-        if self.store().keeps_tallies() {
+        if self.store().is_shared() {
             // There a write of the key carries no counters: validations are counted by
             // `shared::SharedKeys`, never here.
             return self.reply(Err(ActorError::Storage(
@@ -91,9 +92,13 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
         }
         self.execute(ctx, move |s, now| {
             let validated = decide::validate(&s.value, &msg.0, now).map_err(refused)?;
-            // Counters and usage only: none of the key's derived keys changes.
+            // Counters and usage only: written to the key's counters' row, at its revision.
             let mut batch = Batch::new();
-            batch.put_keeping_keys(&validated.key, Expect::Rev(s.rev))?;
+            batch.write_tally::<LicenseKey>(
+                &validated.key.id.key(),
+                s.rev,
+                validated.key.tally().0,
+            );
             let state = Stored {
                 rev: s.rev,
                 value: Arc::new(validated.key.clone()),

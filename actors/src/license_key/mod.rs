@@ -134,7 +134,7 @@ impl Record for LicenseKey {
     }
 
     /// Its changes are webhook events, except the validation counters (`usage`,
-    /// `validations`, `last_validated_at`): the hot path stays a compare-and-swap.
+    /// `validations`, `last_validated_at`), which live in the key's counters' row.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
         LICENSE_KEY_BY_CREATED,
@@ -170,8 +170,9 @@ impl Record for LicenseKey {
         vec![LicenseKey::value_key(self.organization_id, &self.key)]
     }
 
-    /// On PostgreSQL the counters live in a tally row of their own: nodes count
-    /// validations without rewriting (or conflicting over) the key (issue 33).
+    /// The counters live in a row of their own (PostgreSQL: a tally row, where nodes count
+    /// validations without rewriting or conflicting over the key, issue 33; embedded: the
+    /// tallies tree, where the actor writes back its counts without rewriting the key).
     const TALLIED: bool = true;
 
     fn tally(&self) -> (tollgate_storage::Tally, Option<i64>) {
@@ -289,12 +290,11 @@ impl Entity for LicenseKeyEntity {
         ext.retire(id, &mut state.value)
     }
 
-    /// The validation counters held in memory (batched mode), over the stored key: only
-    /// counters changed, so no index entry, unique key or feed digest does.
+    /// The validation counters held in memory (batched mode), written to the key's
+    /// counters' row at the stored revision: a few bytes, the key record untouched.
     fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
-        batch
-            .put_keeping_keys(&*state.value, Expect::Rev(state.rev))
-            .map(|_| ())
+        batch.write_tally::<LicenseKey>(&state.value.id.key(), state.rev, state.value.tally().0);
+        Ok(())
     }
 }
 

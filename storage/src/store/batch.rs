@@ -117,15 +117,30 @@ impl Batch {
     }
 
     /// Sets the bounded counter ([`Tally::bounded`]) of a [`Record::TALLIED`] record to
-    /// `value` where its counters are kept apart ([`crate::Store::keeps_tallies`]): an
-    /// explicit change (not an increment), in the batch's transaction. Elsewhere it does
-    /// nothing: the caller puts the record with its new value as well, and that payload
-    /// carries it. Refused as a conflict when the record has no counters (it is gone).
+    /// `value` in its counters' row ([`crate::Store::counters_apart`]): an explicit change
+    /// (not an increment), in the batch's transaction. Refused as a conflict when the
+    /// record has no counters (it is gone).
     pub fn set_bounded<R: Record>(&mut self, id: &[u8], value: i64) -> &mut Self {
         self.ops.push(Box::new(TallyOp::<R> {
             key: record_key(R::COLLECTION, id),
             id: id.to_vec(),
             bounded: value,
+            _r: std::marker::PhantomData,
+        }));
+        self
+    }
+
+    /// Writes the counters of the [`Record::TALLIED`] record `id`, at revision `rev`, as its
+    /// single writer holds them (the embedded store's actor writing back what it counted
+    /// in memory): a few bytes in the counters' row, the record itself untouched and its
+    /// revision unchanged (reported as `rev` in [`Committed::revs`]). The limit stays the
+    /// one its last put wrote. A conflict when the record is not at `rev` (changed or gone).
+    pub fn write_tally<R: Record>(&mut self, id: &[u8], rev: u64, tally: Tally) -> &mut Self {
+        self.ops.push(Box::new(WriteTallyOp::<R> {
+            key: record_key(R::COLLECTION, id),
+            id: id.to_vec(),
+            rev,
+            tally,
             _r: std::marker::PhantomData,
         }));
         self
@@ -255,8 +270,8 @@ pub(super) struct Plan {
     pub(super) consume: Vec<u64>,
     /// `(key, value)` of a meta write.
     pub(super) meta: Option<(Vec<u8>, Vec<u8>)>,
-    /// `(record key, change)` of the record's tally row: engines that keep tallies apply
-    /// it, the embedded one ignores it (its payload carries the counters).
+    /// `(record key, change)` of the record's counters' row (a tally row on PostgreSQL,
+    /// an entry of the tallies tree on the embedded engine).
     pub(super) tally: Option<(Vec<u8>, TallyPlan)>,
 }
 
@@ -264,9 +279,11 @@ pub(super) struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum TallyPlan {
     /// A put. A new record (`create`) gets its row from the payload's counters, replacing
-    /// any row left over. A later put writes only the payload's limit: the counters of a
-    /// payload may be stale, the row's are the truth (a record without a row yet, written
-    /// before its type kept tallies, gets one from the payload).
+    /// any row left over; so does a record without a row yet (written before its type
+    /// kept tallies). On PostgreSQL a later put writes only the payload's limit: there
+    /// several nodes count, the counters of a payload may be stale, the row's are the
+    /// truth. On the embedded engine a record has one writer, which holds the counters in
+    /// memory: a later put writes them with the limit.
     Put {
         create: bool,
         tally: Tally,
@@ -274,6 +291,8 @@ pub(super) enum TallyPlan {
     },
     /// [`Batch::set_bounded`].
     SetBounded(i64),
+    /// [`Batch::write_tally`]: the counters (not the limit); the row must exist.
+    Set(Tally),
     /// A delete: the row goes with its record.
     Delete,
 }
@@ -385,6 +404,10 @@ impl<R: Record> Op for PutOp<R> {
     }
 
     fn swap_key(&self) -> Option<&[u8]> {
+        // A tallied record's counters' row is written with every put: a transaction.
+        if self.tally.is_some() {
+            return None;
+        }
         Some(&self.key)
     }
 
@@ -599,6 +622,40 @@ impl<R: Record> Op for TallyOp<R> {
         Ok(Plan {
             id: self.id.clone(),
             tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded))),
+            ..Plan::default()
+        })
+    }
+}
+
+struct WriteTallyOp<R> {
+    key: Vec<u8>,
+    id: Vec<u8>,
+    rev: u64,
+    tally: Tally,
+    _r: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Record> Op for WriteTallyOp<R> {
+    /// What a read of the record gives changes: caches of it are told.
+    fn written(&self) -> Option<(&'static str, &[u8])> {
+        Some((R::COLLECTION, &self.id))
+    }
+
+    fn reads(&self) -> Option<&[u8]> {
+        Some(&self.key)
+    }
+
+    fn predicted_rev(&self) -> Option<u64> {
+        Some(self.rev)
+    }
+
+    fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError> {
+        let found = old.map(codec::open).transpose()?.map(|(rev, _, _)| rev);
+        Expect::Rev(self.rev).check(R::COLLECTION, found)?;
+        Ok(Plan {
+            rev: self.rev,
+            id: self.id.clone(),
+            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::Set(self.tally))),
             ..Plan::default()
         })
     }

@@ -7,8 +7,13 @@
 
 use crate::StorageError;
 
-/// The trees of a store, in the order a [`Snapshot`] holds them.
-pub(super) const TREES: [&str; 6] = ["records", "index", "counters", "uniques", "meta", "feed"];
+/// The trees of a store, in the order a [`Snapshot`] holds them. `tallies` (the counters of
+/// tallied records, `tally`) comes after `records`, which an import needs first; a
+/// snapshot of a build without it reads as one whose records carry their counters
+/// (`Store::ensure_tallies` gives them entries).
+pub(super) const TREES: [&str; 7] = [
+    "records", "index", "counters", "uniques", "meta", "feed", "tallies",
+];
 const SNAPSHOT_MAGIC: &[u8] = b"TOLLGATE-SNAPSHOT-1\n";
 const SNAPSHOT_END: &[u8] = b"END\n";
 

@@ -1,14 +1,18 @@
 //! Tallies: the named counters of a [`Record::TALLIED`] record ([`Tally`]: a bounded
 //! counter, a count of hits, the latest hit) kept apart from its payload, where the engine
-//! can move them without conflicting with the record's writers (issue 33).
+//! can move them without rewriting the record (issues 33 and 45).
 //!
-//! Design: only PostgreSQL keeps them ([`Store::keeps_tallies`]; `pg/tally.rs` says how).
-//! There several nodes count hits on one record, and counters inside the payload would
-//! make every hit a conflicting rewrite of the whole record. The embedded engine has
-//! one writer per record and keeps the counters in the payload, as before: its callers keep
-//! their own path, so the calls here refuse ([`StorageError::Io`]) or do nothing on it.
-//! Batches carry the tally side of their writes themselves (`batch::TallyPlan`,
-//! [`crate::Batch::set_bounded`]), and reads merge the counters back.
+//! Design: every engine keeps them apart ([`Store::counters_apart`]): PostgreSQL in tally
+//! rows (`pg/tally.rs`), the embedded engine in a tree of its own (`sled/tally.rs`), keyed
+//! like the record, each entry [`TALLY_ENTRY_LEN`] bytes ([`encode_entry`]). The row is
+//! created with the record's first put, from its payload, and deleted with the record, in
+//! the same transaction; reads merge it back ([`Record::set_tally`]). What differs is who
+//! writes: on PostgreSQL several nodes count hits on one record ([`Store::is_shared`]), so
+//! a later put never writes the counters (the payload's may be stale) and counting is
+//! commutative; on the embedded store the record has one writer (its actor), which holds
+//! the counters in memory, so a put writes them too and [`crate::Batch::write_tally`]
+//! writes them back alone, a few bytes instead of the whole record. Batches carry the tally
+//! side of their writes themselves (`batch::TallyPlan`, [`crate::Batch::set_bounded`]).
 
 use super::listener::ChangeListener;
 use super::{Engine, Store};
@@ -31,19 +35,65 @@ pub enum Counted {
     Stale,
 }
 
-fn not_kept() -> StorageError {
-    StorageError::Io("this store keeps counters in their records, not in tallies".into())
+/// Bytes of one entry of the embedded engine's tallies tree (and of a snapshot's): a
+/// version byte, then big-endian `bounded`, `hits`, the latest hit and the limit, each of
+/// the last two behind a presence byte.
+pub(super) const TALLY_ENTRY_LEN: usize = 1 + 8 + 8 + 9 + 9;
+const TALLY_ENTRY_VERSION: u8 = 1;
+
+/// A tally entry as the embedded engine stores it (see [`TALLY_ENTRY_LEN`]).
+pub(super) fn encode_entry(tally: &Tally, limit: Option<i64>) -> Vec<u8> {
+    let mut v = Vec::with_capacity(TALLY_ENTRY_LEN);
+    v.push(TALLY_ENTRY_VERSION);
+    v.extend_from_slice(&tally.bounded.to_be_bytes());
+    v.extend_from_slice(&tally.hits.to_be_bytes());
+    for opt in [tally.last_hit_us, limit] {
+        v.push(u8::from(opt.is_some()));
+        v.extend_from_slice(&opt.unwrap_or(0).to_be_bytes());
+    }
+    v
+}
+
+/// Reads what [`encode_entry`] wrote: the counters and the limit.
+pub(super) fn decode_entry(bytes: &[u8]) -> Result<(Tally, Option<i64>), StorageError> {
+    let bad = || StorageError::Corrupt("a tally entry is not as this build writes it".into());
+    if bytes.len() != TALLY_ENTRY_LEN || bytes.first() != Some(&TALLY_ENTRY_VERSION) {
+        return Err(bad());
+    }
+    let int = |at: usize| -> Result<i64, StorageError> {
+        let arr: [u8; 8] = bytes
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(bad)?;
+        Ok(i64::from_be_bytes(arr))
+    };
+    let opt = |at: usize| -> Result<Option<i64>, StorageError> {
+        match bytes.get(at) {
+            Some(0) => Ok(None),
+            Some(1) => int(at + 1).map(Some),
+            _ => Err(bad()),
+        }
+    };
+    Ok((
+        Tally {
+            bounded: int(1)?,
+            hits: int(9)?,
+            last_hit_us: opt(17)?,
+        },
+        opt(26)?,
+    ))
 }
 
 impl Store {
     /// Whether the counters of [`Record::TALLIED`] records are kept apart from their
-    /// payloads (PostgreSQL): then [`Store::count_hit`] and
-    /// [`Store::add_hits`] move them, puts never write them, and reads merge
-    /// them in. `false` on the embedded store, whose records carry their counters.
-    pub fn keeps_tallies(&self) -> bool {
+    /// payloads: [`Store::count_hit`] and [`Store::add_hits`] move them and reads merge
+    /// them in. `true` on every engine now (PostgreSQL: tally rows; embedded: a tree of
+    /// its own). Who may write them is [`Store::is_shared`]'s question: several nodes on
+    /// PostgreSQL (puts never write counters there), one writer per record on the
+    /// embedded store (its puts carry them).
+    pub fn counters_apart(&self) -> bool {
         match &self.engine {
-            Engine::Embedded(_) => false,
-            Engine::Postgres(_) => true,
+            Engine::Embedded(_) | Engine::Postgres(_) => true,
         }
     }
 
@@ -51,8 +101,8 @@ impl Store {
     /// `add_bounded` to its bounded counter unless that passes its limit (an `add_bounded`
     /// of 0 never does), adds one to its hits and moves its latest hit to `at_us` if that
     /// is later. One statement, which cannot lose an increment to another node nor pass
-    /// the limit, durable when it returns. A miss counts nothing ([`Counted`]). Only where
-    /// [`Store::keeps_tallies`]; refused elsewhere.
+    /// the limit, durable when it returns (on the embedded store: after the group-commit
+    /// flush that covers it). A miss counts nothing ([`Counted`]).
     pub async fn count_hit<R: Record>(
         &self,
         id: &[u8],
@@ -61,7 +111,13 @@ impl Store {
         at_us: i64,
     ) -> Result<Counted, StorageError> {
         match &self.engine {
-            Engine::Embedded(_) => Err(not_kept()),
+            Engine::Embedded(e) => {
+                let (counted, seq) = e.count_hit::<R>(id, rev, add_bounded, at_us)?;
+                if let Some(seq) = seq {
+                    e.flusher().wait(seq).await?;
+                }
+                Ok(counted)
+            }
             Engine::Postgres(pg) => {
                 let key = super::layout::record_key(R::COLLECTION, id);
                 Box::pin(pg.gather(R::COLLECTION, key, rev, add_bounded, at_us)).await
@@ -73,13 +129,18 @@ impl Store {
     /// the latest hit the later of the stored one and `at_us`, for every record of
     /// `counts` in one statement, all or nothing (keep `counts` to a few thousand). Writers
     /// on several nodes never conflict over it. Returns the counters after it of each
-    /// record that has a tally row. Only where [`Store::keeps_tallies`]; refused elsewhere.
+    /// record that has a tally row. On the embedded store: one sled transaction, durable
+    /// when it returns.
     pub async fn add_hits<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],
     ) -> Result<Vec<(Vec<u8>, Tally)>, StorageError> {
         match &self.engine {
-            Engine::Embedded(_) => Err(not_kept()),
+            Engine::Embedded(e) => {
+                let (tallies, seq) = e.add_hits::<R>(counts)?;
+                e.flusher().wait(seq).await?;
+                Ok(tallies)
+            }
             Engine::Postgres(pg) => Box::pin(pg.add_hits::<R>(counts)).await,
         }
     }
@@ -97,11 +158,12 @@ impl Store {
 
     /// Gives every record of `R` that has no tally row one, from its payload (records
     /// copied in, or written before `R` was tallied); returns how many. Idempotent, safe
-    /// while other nodes run: every node may call it at start. Nothing to do on the
-    /// embedded store or for a type that is not [`Record::TALLIED`].
+    /// while other nodes run: every node may call it at start (the embedded store too: a
+    /// data directory of a build that kept counters in payloads gets its tree entries, made
+    /// durable before it returns). Nothing to do for a type that is not [`Record::TALLIED`].
     pub async fn ensure_tallies<R: Record>(&self) -> Result<u64, StorageError> {
         match &self.engine {
-            Engine::Embedded(_) => Ok(0),
+            Engine::Embedded(e) => e.ensure_tallies::<R>(),
             Engine::Postgres(pg) => Box::pin(pg.ensure_tallies::<R>()).await,
         }
     }

@@ -11,13 +11,15 @@ use crate::record::Record;
 use crate::store::indexes::{compare, expected_keys, IndexReport};
 use crate::store::layout::decode_counter;
 use crate::store::snapshot::Snapshot;
+use crate::store::tally::decode_entry;
 use crate::StorageError;
 
 impl PgEngine {
     /// Loads a snapshot of the embedded store (`Store::snapshot`) into this schema, which
     /// must hold no record yet, in one transaction: every record with its revision, and
     /// every index entry, counter, unique key, meta value and feed entry as it is (feed
-    /// numbers kept; new ones continue after them). Returns the number of records.
+    /// numbers kept; new ones continue after them), and every tallies entry as its
+    /// record's tally row (with the record's revision). Returns the number of records.
     pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
         let s = &self.schema;
         let mut conn = self.conn().await?;
@@ -90,6 +92,32 @@ impl PgEngine {
                                 "INSERT INTO {s}.feed (seq, v) SELECT * FROM unnest($1::int8[], $2::bytea[])"
                             ),
                             &[&seqs, &values],
+                        )
+                        .await
+                        .map_err(sql_error)?;
+                    }
+                    "tallies" => {
+                        let mut usage = Vec::with_capacity(chunk.len());
+                        let mut limits = Vec::with_capacity(chunk.len());
+                        let mut validations = Vec::with_capacity(chunk.len());
+                        let mut last_at = Vec::with_capacity(chunk.len());
+                        for v in &values {
+                            let (tally, limit) = decode_entry(v)?;
+                            usage.push(tally.bounded);
+                            limits.push(limit);
+                            validations.push(tally.hits);
+                            last_at.push(tally.last_hit_us);
+                        }
+                        // `records` came first (`TREES`): the revision is the record's.
+                        tx.execute(
+                            &format!(
+                                "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at, rev)
+                                 SELECT d.*, (SELECT substring(r.v from 1 for 8) FROM {s}.records r
+                                              WHERE r.k = d.k)
+                                 FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[], $5::int8[])
+                                      AS d(k, usage, limit_usage, validations, last_at)"
+                            ),
+                            &[&keys, &usage, &limits, &validations, &last_at],
                         )
                         .await
                         .map_err(sql_error)?;

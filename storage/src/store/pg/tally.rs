@@ -154,6 +154,25 @@ impl PgEngine {
                     });
                 }
             }
+            TallyPlan::Set(tally) => {
+                let set = tx
+                    .execute(
+                        &format!(
+                            "UPDATE {s}.tallies SET usage = $2, validations = $3, last_at = $4
+                             WHERE k = $1"
+                        ),
+                        &[&key, &tally.bounded, &tally.hits, &tally.last_hit_us],
+                    )
+                    .await
+                    .map_err(sql_error)?;
+                if set != 1 {
+                    return Err(StorageError::Conflict {
+                        collection,
+                        expected: "a tally".into(),
+                        found: None,
+                    });
+                }
+            }
             TallyPlan::Delete => {
                 tx.execute(&format!("DELETE FROM {s}.tallies WHERE k = $1"), &[&key])
                     .await

@@ -1,7 +1,8 @@
 //! Tallies (`tally.rs`) against a real database, through the [`Store`] API: the row moves
 //! with its record's puts and deletes, reads merge it, counting is exact under a limit
 //! across two engines on one schema, a stale revision counts nothing, deltas add up from
-//! several writers, and a copied store is backfilled once. The embedded store keeps none.
+//! several writers, and a copied store is backfilled once. The embedded store's tallies
+//! tree has its own tests (`sled/tally_tests.rs`); here, its import.
 //! Skipped without a database, as `tests.rs` (`crate::testing`).
 
 use serde::{Deserialize, Serialize};
@@ -124,7 +125,7 @@ async fn the_tally_row_moves_with_its_record_and_reads_merge_it() {
     let Some((store, schema)) = store("tally_row").await else {
         return;
     };
-    assert!(store.keeps_tallies());
+    assert!(store.counters_apart() && store.is_shared());
     // The first put creates the row from the payload's counters.
     let mut k = key(1, Some(10));
     k.usage = 2;
@@ -506,7 +507,10 @@ async fn ensure_tallies_backfills_copied_keys_once() {
         b.put(&k, Expect::Absent).unwrap();
         sled.commit(&b).await.unwrap();
     }
-    pg.restore(&sled.snapshot().unwrap()).await.unwrap();
+    // As a build that kept the counters in payloads copied them: no tallies tree.
+    let mut copied = sled.snapshot().unwrap();
+    copied.trees.retain(|(name, _)| name != "tallies");
+    pg.restore(&copied).await.unwrap();
     assert_eq!(row(&schema, 1).await, None);
     // Reads without a row give the payload's counters; counting needs the row.
     assert_eq!(get(&pg, 9).await.1.validations, 9);
@@ -552,27 +556,6 @@ async fn ensure_tallies_backfills_copied_keys_once() {
     assert_eq!(pg.ensure_tallies::<crate::store_tests::Item>().await, Ok(0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_embedded_store_keeps_no_tallies() {
-    let store = Store::temporary().unwrap();
-    assert!(!store.keeps_tallies());
-    let mut k = key(1, Some(5));
-    k.usage = 4;
-    put(&store, &k, Expect::Absent).await;
-    assert!(store.count_hit::<Key>(&id(1), 1, 1, 1).await.is_err());
-    assert!(store.add_hits::<Key>(&[(id(1), 1, 1)]).await.is_err());
-    assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
-    // Its payload carries the counters: a usage set as a tally changes nothing.
-    let mut b = Batch::new();
-    b.set_bounded::<Key>(&id(1), 0);
-    store.commit(&b).await.unwrap();
-    k.usage = 5;
-    let mut b = Batch::new();
-    b.put_keeping_keys(&k, Expect::Rev(1)).unwrap();
-    store.commit(&b).await.unwrap();
-    assert_eq!(get(&store, 1).await, (2, k));
-}
-
 /// A backup of the embedded store (snapshot, its file, restore) keeps a tallied record's
 /// counters, and so does the copy of that backup into PostgreSQL once the rows are made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -593,13 +576,55 @@ async fn counters_survive_a_backup_and_its_restore() {
         return;
     };
     pg.restore(&backup).await.unwrap();
-    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(1));
+    // The import turns the backup's tallies entries into tally rows: nothing to backfill.
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
     assert_eq!(row(&schema, 1).await, Some((4, Some(9), 17, Some(1_234))));
     assert_eq!(get(&pg, 1).await, (1, k));
     assert_eq!(
         pg.count_hit::<Key>(&id(1), 1, 5, 2_000).await,
         Ok(done(9, 18, 2_000))
     );
+}
+
+/// Counters moved on the embedded store, in its tallies tree only (the payload is stale),
+/// reach PostgreSQL's tally rows through the import of a backup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_moved_apart_survive_the_import_into_postgres() {
+    let sled = Store::temporary().unwrap();
+    put(&sled, &key(1, Some(9)), Expect::Absent).await;
+    put(&sled, &key(2, None), Expect::Absent).await;
+    assert_eq!(
+        sled.count_hit::<Key>(&id(1), 1, 4, 1_000).await,
+        Ok(done(4, 1, 1_000))
+    );
+    let mut b = Batch::new();
+    b.write_tally::<Key>(
+        &id(2),
+        1,
+        Tally {
+            bounded: 0,
+            hits: 40,
+            last_hit_us: Some(7),
+        },
+    );
+    sled.commit(&b).await.unwrap();
+    let Some((pg, schema)) = store("tally_import").await else {
+        return;
+    };
+    pg.restore(&sled.snapshot().unwrap()).await.unwrap();
+    assert_eq!(row(&schema, 1).await, Some((4, Some(9), 1, Some(1_000))));
+    assert_eq!(row(&schema, 2).await, Some((0, None, 40, Some(7))));
+    assert_eq!(mirrored(&schema, 1).await, Some(Some(1)));
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
+    assert_eq!(get(&pg, 2).await.1.validations, 40);
+    assert_eq!(
+        pg.count_hit::<Key>(&id(1), 1, 6, 2_000).await,
+        Ok(Counted::Limit {
+            bounded: 4,
+            limit: 9
+        })
+    );
+    assert!(pg.verify_indexes::<Key>().await.unwrap().is_clean());
 }
 
 /// Waits (at most 10 s) until `f` holds.

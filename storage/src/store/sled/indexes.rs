@@ -1,6 +1,7 @@
 //! Checking and repairing a record type's derived keys on the embedded engine: its index,
 //! counter and unique-key trees compared with what the records derive
-//! (`indexes::expected_keys`), or rewritten from them.
+//! (`indexes::expected_keys`), or rewritten from them; and its tallies entries (`tally`):
+//! one per record of a tallied type, none without a record.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,7 @@ use crate::StorageError;
 
 impl Embedded {
     /// Compares the stored index entries, counters and unique keys of `R` with the ones its
-    /// records derive.
+    /// records derive, and its tallies entries with its records.
     pub fn verify_indexes<R: Record>(&self) -> Result<IndexReport, StorageError> {
         let expected = expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
         let actual_index = self.keys_under(&self.inner.index, R::INDEXES)?;
@@ -22,15 +23,18 @@ impl Embedded {
             .into_iter()
             .map(|(k, v)| Ok((k, decode_counter(&v)?)))
             .collect::<Result<BTreeMap<_, _>, StorageError>>()?;
-        Ok(compare(
-            &expected,
-            &actual_index,
-            &actual_uniques,
-            &actual_counters,
-        ))
+        let mut report = compare(&expected, &actual_index, &actual_uniques, &actual_counters);
+        // A record without its counters' entry is missing one; an entry without its
+        // record is extra (both named by the record's key).
+        let (missing, extra) = self.verify_tallies::<R>()?;
+        report.missing.extend(missing);
+        report.extra.extend(extra);
+        Ok(report)
     }
 
-    /// Drops and rewrites every index entry, counter and unique key of `R` from its records.
+    /// Drops and rewrites every index entry, counter and unique key of `R` from its records;
+    /// gives records without a tallies entry one from their payloads and removes entries
+    /// without a record.
     pub fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
         let (index, counters, uniques) =
             expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;
@@ -52,6 +56,7 @@ impl Embedded {
         for (k, v) in uniques {
             self.inner.uniques.insert(k, v)?;
         }
+        self.rebuild_tallies::<R>()?;
         self.inner.db.flush()?;
         Ok(())
     }

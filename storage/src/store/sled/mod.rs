@@ -7,7 +7,8 @@
 //! flusher); `write` commits batches (a lone compare-and-swap, or the operations' plans in
 //! one sled transaction), `read` answers reads (records, unique keys, counts, index pages
 //! merged over tenants), `feed` reads the change feed, `indexes` verifies and rebuilds the
-//! derived keys, `snapshot` copies the whole store and restores a copy.
+//! derived keys, `snapshot` copies the whole store and restores a copy, `tally` keeps the
+//! counters of tallied records apart from them (the `tallies` tree).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +21,10 @@ mod feed;
 mod indexes;
 mod read;
 mod snapshot;
+mod tally;
+#[cfg(test)]
+#[path = "tally_tests.rs"]
+mod tally_tests;
 mod write;
 
 pub(crate) use read::SledIndexIter;
@@ -42,6 +47,8 @@ struct Inner {
     meta: sled::Tree,
     /// The change feed: `seq (u64 BE) -> Change`, see [`crate::Store::changes`].
     feed: sled::Tree,
+    /// The counters of tallied records, under their records' keys (`tally`).
+    tallies: sled::Tree,
     flusher: Flusher,
     /// Commits share it; [`crate::Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
@@ -72,6 +79,7 @@ impl Embedded {
         let uniques = db.open_tree("uniques")?;
         let meta = db.open_tree("meta")?;
         let feed = db.open_tree("feed")?;
+        let tallies = db.open_tree("tallies")?;
         let feed_base = match meta.get(FEED_BASE)? {
             Some(v) => u64::from_be_bytes(
                 v.as_ref()
@@ -90,6 +98,7 @@ impl Embedded {
                 uniques,
                 meta,
                 feed,
+                tallies,
                 flusher,
                 gate: std::sync::RwLock::new(()),
                 feed_base: std::sync::atomic::AtomicU64::new(feed_base),
@@ -187,6 +196,23 @@ impl Embedded {
 
     pub(crate) fn inner_insert_index(&self, key: Vec<u8>) {
         self.inner.index.insert(key, &[0u8; 8]).unwrap();
+    }
+
+    /// The tallies entry under a record key, decoded: (counters, limit).
+    pub(crate) fn inner_tally(&self, key: &[u8]) -> Option<(crate::Tally, Option<i64>)> {
+        self.inner
+            .tallies
+            .get(key)
+            .unwrap()
+            .map(|v| crate::store::tally::decode_entry(&v).unwrap())
+    }
+
+    pub(crate) fn inner_remove_tally(&self, key: &[u8]) {
+        self.inner.tallies.remove(key).unwrap();
+    }
+
+    pub(crate) fn inner_remove_record(&self, key: &[u8]) {
+        self.inner.records.remove(key).unwrap();
     }
 
     pub(crate) fn inner_set_counter(&self, key: Vec<u8>, value: u64) {

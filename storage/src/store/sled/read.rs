@@ -10,9 +10,15 @@ use crate::store::reads::{Direction, Page, PageQuery};
 use crate::StorageError;
 
 impl Embedded {
+    /// A record and its revision, its counters merged in (a tallied type's).
     pub fn get<R: Record>(&self, id: &[u8]) -> Result<Option<Stored<R>>, StorageError> {
-        match self.inner.records.get(record_key(R::COLLECTION, id))? {
-            Some(bytes) => Ok(Some(crate::codec::open_stored(&bytes)?)),
+        let key = record_key(R::COLLECTION, id);
+        match self.inner.records.get(&key)? {
+            Some(bytes) => {
+                let mut stored = crate::codec::open_stored(&bytes)?;
+                self.merge_tally(&key, &mut stored)?;
+                Ok(Some(stored))
+            }
             None => Ok(None),
         }
     }
@@ -42,8 +48,10 @@ impl Embedded {
             .records
             .scan_prefix(record_key(R::COLLECTION, &[]))
             .map(|item| {
-                let (_, bytes) = item?;
-                crate::codec::open_stored(&bytes)
+                let (key, bytes) = item?;
+                let mut stored = crate::codec::open_stored(&bytes)?;
+                self.merge_tally(&key, &mut stored)?;
+                Ok(stored)
             })
     }
 

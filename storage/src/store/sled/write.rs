@@ -1,6 +1,6 @@
 //! Commits on the embedded engine: a batch of one write that changes nothing but its
 //! record is one compare-and-swap on it; any other batch is one sled transaction over the
-//! six trees, applying each operation's plan (`batch::Plan`) in order. Visible at once,
+//! seven trees, applying each operation's plan (`batch::Plan`) in order. Visible at once,
 //! durable after the flush that covers the returned sequence number.
 
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
@@ -24,6 +24,7 @@ struct Tx<'a> {
     uniques: &'a TransactionalTree,
     meta: &'a TransactionalTree,
     feed: &'a TransactionalTree,
+    tallies: &'a TransactionalTree,
     /// Added to sled's id generator: past the entries a restore copied.
     feed_base: u64,
 }
@@ -78,6 +79,10 @@ fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
             tx.records.remove(key.as_slice())?;
         }
         None => {}
+    }
+    if let Some((key, tally)) = &plan.tally {
+        let collection = op.written().map_or("record", |(c, _)| c);
+        super::tally::apply_tally(tx.tallies, key, tally, collection)?;
     }
     for (key, counter) in &plan.index_remove {
         tx.index.remove(key.as_slice())?;
@@ -149,24 +154,27 @@ impl Embedded {
             &i.uniques,
             &i.meta,
             &i.feed,
+            &i.tallies,
         );
         let feed_base = i.feed_base.load(std::sync::atomic::Ordering::Acquire);
-        let result = trees.transaction(|(records, index, counters, uniques, meta, feed)| {
-            let tx = Tx {
-                records,
-                index,
-                counters,
-                uniques,
-                meta,
-                feed,
-                feed_base,
-            };
-            batch
-                .ops
-                .iter()
-                .map(|op| apply(&tx, op.as_ref()))
-                .collect::<TxResult<Vec<u64>>>()
-        });
+        let result =
+            trees.transaction(|(records, index, counters, uniques, meta, feed, tallies)| {
+                let tx = Tx {
+                    records,
+                    index,
+                    counters,
+                    uniques,
+                    meta,
+                    feed,
+                    tallies,
+                    feed_base,
+                };
+                batch
+                    .ops
+                    .iter()
+                    .map(|op| apply(&tx, op.as_ref()))
+                    .collect::<TxResult<Vec<u64>>>()
+            });
         match result {
             Ok(revs) => Ok(Committed {
                 seq: i.flusher.committed(),

@@ -1,0 +1,327 @@
+//! The embedded engine's tallies tree (`tally.rs`) through the [`Store`] API: the entry is
+//! created with the record's first put and removed with it, reads merge it, counting moves
+//! it (durably, without moving the record's revision), the single writer's puts and
+//! write-backs write it, a data directory of an older build gets its entries, `check`
+//! reports and repairs strays, and backups carry the counters.
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::layout::record_key;
+use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, Tally};
+
+/// A record whose counters are tallied, as a license key's are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Key {
+    id: u64,
+    note: String,
+    limit: Option<i64>,
+    usage: i64,
+    validations: i64,
+    last_at: Option<i64>,
+}
+
+impl Record for Key {
+    const COLLECTION: &'static str = "skey";
+    const VERSION: u16 = 1;
+    const TALLIED: bool = true;
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.to_be_bytes().to_vec()
+    }
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        codec::encode(self)
+    }
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        codec::decode(Self::COLLECTION, version, payload)
+    }
+    fn tally(&self) -> (Tally, Option<i64>) {
+        (
+            Tally {
+                bounded: self.usage,
+                hits: self.validations,
+                last_hit_us: self.last_at,
+            },
+            self.limit,
+        )
+    }
+    fn set_tally(&mut self, t: &Tally) {
+        self.usage = t.bounded;
+        self.validations = t.hits;
+        self.last_at = t.last_hit_us;
+    }
+}
+
+fn key(id: u64, limit: Option<i64>) -> Key {
+    Key {
+        id,
+        note: "new".into(),
+        limit,
+        usage: 0,
+        validations: 0,
+        last_at: None,
+    }
+}
+
+fn id(n: u64) -> Vec<u8> {
+    n.to_be_bytes().to_vec()
+}
+
+fn rk(n: u64) -> Vec<u8> {
+    record_key(Key::COLLECTION, &id(n))
+}
+
+async fn put(store: &Store, k: &Key, expect: Expect) -> u64 {
+    let mut b = Batch::new();
+    b.put(k, expect).unwrap();
+    store.commit(&b).await.unwrap().revs[0]
+}
+
+async fn get(store: &Store, n: u64) -> (u64, Key) {
+    let s = store.get::<Key>(&id(n)).await.unwrap().unwrap();
+    (s.rev, s.value)
+}
+
+/// The stored payload's own counters (what a read without the tree would give).
+fn payload(store: &Store, n: u64) -> (i64, i64) {
+    let raw = store.embedded().inner_records();
+    let (_, bytes) = raw.iter().find(|(k, _)| *k == rk(n)).unwrap();
+    let s: crate::Stored<Key> = codec::open_stored(bytes).unwrap();
+    (s.value.usage, s.value.validations)
+}
+
+fn tally(bounded: i64, hits: i64, last: Option<i64>) -> Tally {
+    Tally {
+        bounded,
+        hits,
+        last_hit_us: last,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_entry_moves_with_its_record_and_reads_merge_it() {
+    let store = Store::temporary().unwrap();
+    assert!(store.counters_apart());
+    assert!(!store.is_shared());
+    let e = store.embedded();
+    // The first put creates the entry from the payload's counters.
+    let mut k = key(1, Some(10));
+    k.usage = 2;
+    k.validations = 7;
+    assert_eq!(put(&store, &k, Expect::Absent).await, 1);
+    assert_eq!(e.inner_tally(&rk(1)), Some((tally(2, 7, None), Some(10))));
+    // Counting moves the entry, not the record (its revision, its payload), durably.
+    assert_eq!(
+        store.count_hit::<Key>(&id(1), 1, 3, 50).await,
+        Ok(Counted::Done(tally(5, 8, Some(50))))
+    );
+    assert!(store.is_durable(store.last_committed()));
+    assert_eq!(payload(&store, 1), (2, 7));
+    let (rev, read) = get(&store, 1).await;
+    assert_eq!(
+        (rev, read.usage, read.validations, read.last_at),
+        (1, 5, 8, Some(50))
+    );
+    put(&store, &key(2, None), Expect::Absent).await;
+    let many = store.get_many::<Key>(&[id(2), id(1), id(3)]).await.unwrap();
+    assert_eq!((many.len(), many[1].value.usage), (2, 5));
+    let all = store.scan::<Key>().await.unwrap();
+    assert_eq!(all[0].value, read);
+    // Misses count nothing.
+    assert_eq!(
+        store.count_hit::<Key>(&id(1), 1, 6, 60).await,
+        Ok(Counted::Limit {
+            bounded: 5,
+            limit: 10
+        })
+    );
+    assert_eq!(
+        store.count_hit::<Key>(&id(1), 2, 0, 60).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_hit::<Key>(&id(9), 1, 0, 60).await,
+        Ok(Counted::Stale)
+    );
+    assert_eq!(
+        store.count_hit::<Key>(&id(2), 1, i64::MAX, 60).await,
+        Ok(Counted::Done(tally(i64::MAX, 1, Some(60))))
+    );
+    assert_eq!(
+        store.count_hit::<Key>(&id(2), 1, 1, 60).await,
+        Ok(Counted::OutOfRange)
+    );
+    // A plain hit counts at the limit; an earlier time keeps the latest.
+    assert_eq!(
+        store.count_hit::<Key>(&id(1), 1, 0, 40).await,
+        Ok(Counted::Done(tally(5, 9, Some(50))))
+    );
+    // The single writer's put writes its counters and limit, even through a put that
+    // keeps its keys (a transaction, not a lone compare-and-swap, for a tallied record).
+    let mut next = read.clone();
+    next.note = "patched".into();
+    next.limit = Some(20);
+    next.validations = 9;
+    assert_eq!(put(&store, &next, Expect::Rev(1)).await, 2);
+    assert_eq!(
+        e.inner_tally(&rk(1)),
+        Some((tally(5, 9, Some(50)), Some(20)))
+    );
+    next.usage = 6;
+    let mut b = Batch::new();
+    b.put_keeping_keys(&next, Expect::Rev(2)).unwrap();
+    assert_eq!(store.commit(&b).await.unwrap().revs, vec![3]);
+    assert_eq!(get(&store, 1).await, (3, next.clone()));
+    // An explicit usage, in the batch of its put.
+    let mut b = Batch::new();
+    b.put(&next, Expect::Rev(3))
+        .unwrap()
+        .set_bounded::<Key>(&id(1), 1);
+    store.commit(&b).await.unwrap();
+    assert_eq!(get(&store, 1).await.1.usage, 1);
+    // A write-back of counters: the entry only, the revision unchanged, conditional on it.
+    let mut b = Batch::new();
+    b.write_tally::<Key>(&id(1), 4, tally(3, 30, Some(300)));
+    assert_eq!(store.commit(&b).await.unwrap().revs, vec![4]);
+    assert_eq!(
+        e.inner_tally(&rk(1)),
+        Some((tally(3, 30, Some(300)), Some(20)))
+    );
+    let (rev, read) = get(&store, 1).await;
+    assert_eq!((rev, read.usage, read.validations), (4, 3, 30));
+    assert_eq!(payload(&store, 1), (6, 9));
+    let mut b = Batch::new();
+    b.write_tally::<Key>(&id(1), 3, tally(0, 0, None));
+    assert!(matches!(
+        store.commit(&b).await,
+        Err(StorageError::Conflict { .. })
+    ));
+    // A delete takes the entry; a record created again with that id starts afresh.
+    let mut b = Batch::new();
+    b.delete::<Key>(&id(1), Expect::Rev(4));
+    store.commit(&b).await.unwrap();
+    assert_eq!(e.inner_tally(&rk(1)), None);
+    let mut b = Batch::new();
+    b.set_bounded::<Key>(&id(1), 3);
+    assert!(matches!(
+        store.commit(&b).await,
+        Err(StorageError::Conflict { .. })
+    ));
+    put(&store, &key(1, None), Expect::Absent).await;
+    assert_eq!(e.inner_tally(&rk(1)), Some((tally(0, 0, None), None)));
+    assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_hits_sum_up_in_one_transaction_and_keep_the_latest_time() {
+    let store = Store::temporary().unwrap();
+    put(&store, &key(1, Some(1)), Expect::Absent).await;
+    put(&store, &key(2, None), Expect::Absent).await;
+    let before = store.last_committed();
+    let mut out = store
+        .add_hits::<Key>(&[
+            (id(1), 3, 100),
+            (id(2), 1, 50),
+            (id(1), 2, 70),
+            (id(9), 4, 10),
+        ])
+        .await
+        .unwrap();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        out,
+        vec![
+            (id(1), tally(0, 5, Some(100))),
+            (id(2), tally(0, 1, Some(50))),
+        ]
+    );
+    // One commit for all of them, durable when it returned.
+    assert_eq!(store.last_committed(), before + 1);
+    assert!(store.is_durable(before + 1));
+    assert_eq!(get(&store, 1).await.0, 1);
+    assert_eq!(store.add_hits::<Key>(&[]).await, Ok(vec![]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_an_older_build_get_their_entries_and_check_sees_strays() {
+    let store = Store::temporary().unwrap();
+    let e = store.embedded();
+    for n in 1..=3 {
+        let mut k = key(n, Some(9));
+        k.validations = n as i64;
+        put(&store, &k, Expect::Absent).await;
+    }
+    // As a build that kept counters in payloads left them: no entries.
+    e.inner_remove_tally(&rk(1));
+    e.inner_remove_tally(&rk(2));
+    // A read without an entry gives the payload's counters.
+    assert_eq!(get(&store, 2).await.1.validations, 2);
+    let report = store.verify_indexes::<Key>().await.unwrap();
+    assert_eq!(report.missing, vec![rk(1), rk(2)]);
+    assert_eq!(store.ensure_tallies::<Key>().await, Ok(2));
+    assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
+    assert_eq!(e.inner_tally(&rk(2)), Some((tally(0, 2, None), Some(9))));
+    assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
+    // An entry without its record is extra; a repair removes it and makes missing ones.
+    e.inner_remove_record(&rk(3));
+    e.inner_remove_tally(&rk(1));
+    let report = store.verify_indexes::<Key>().await.unwrap();
+    assert_eq!(
+        (report.missing.clone(), report.extra.contains(&rk(3))),
+        (vec![rk(1)], true)
+    );
+    store.rebuild_indexes::<Key>().await.unwrap();
+    assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
+    assert_eq!(e.inner_tally(&rk(3)), None);
+    assert_eq!(e.inner_tally(&rk(1)), Some((tally(0, 1, None), Some(9))));
+    // A type that is not tallied has nothing to backfill.
+    assert_eq!(
+        store.ensure_tallies::<crate::store_tests::Item>().await,
+        Ok(0)
+    );
+}
+
+/// The sled-only variant of `pg/tally_tests.rs`'s backup test: counters moved in the tree
+/// only (the payload is stale) survive a snapshot, its file and its restore; a snapshot
+/// of an older build (no tallies tree) restores with the payloads' counters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_in_the_tree_survive_a_backup_and_its_restore() {
+    let sled = Store::temporary().unwrap();
+    let mut k = key(1, Some(9));
+    k.usage = 4;
+    k.validations = 17;
+    k.last_at = Some(1_234);
+    put(&sled, &k, Expect::Absent).await;
+    assert_eq!(
+        sled.count_hit::<Key>(&id(1), 1, 2, 2_000).await,
+        Ok(Counted::Done(tally(6, 18, Some(2_000))))
+    );
+    let mut file = Vec::new();
+    let snapshot = sled.snapshot().unwrap();
+    snapshot.write_to(&mut file).unwrap();
+    let backup = crate::Snapshot::read_from(&mut file.as_slice()).unwrap();
+    assert_eq!(backup, snapshot);
+    let restored = Store::temporary().unwrap();
+    restored.restore(&backup).await.unwrap();
+    let mut counted = k.clone();
+    (counted.usage, counted.validations, counted.last_at) = (6, 18, Some(2_000));
+    assert_eq!(get(&restored, 1).await, (1, counted.clone()));
+    assert!(restored.verify_indexes::<Key>().await.unwrap().is_clean());
+    assert_eq!(
+        restored.count_hit::<Key>(&id(1), 1, 4, 3_000).await,
+        Ok(Counted::Limit {
+            bounded: 6,
+            limit: 9
+        })
+    );
+    // A backup written by a build without the tree.
+    let mut old = backup.clone();
+    old.trees.retain(|(name, _)| name != "tallies");
+    let restored = Store::temporary().unwrap();
+    restored.restore(&old).await.unwrap();
+    assert_eq!(get(&restored, 1).await, (1, k.clone()));
+    assert_eq!(restored.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(
+        restored.count_hit::<Key>(&id(1), 1, 1, 3_000).await,
+        Ok(Counted::Done(tally(5, 18, Some(3_000))))
+    );
+}
