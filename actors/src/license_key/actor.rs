@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use actix::prelude::*;
-use tollgate_storage::{Batch, Expect, Record, Stored};
+use tollgate_storage::{Batch, Expect, Stored};
 
 use super::decide;
 use super::model::{
@@ -94,11 +94,7 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
             let validated = decide::validate(&s.value, &msg.0, now).map_err(refused)?;
             // Counters and usage only: written to the key's counters' row, at its revision.
             let mut batch = Batch::new();
-            batch.write_tally::<LicenseKey>(
-                &validated.key.id.key(),
-                s.rev,
-                validated.key.tally().0,
-            );
+            batch.write_tally(&validated.key, s.rev);
             let state = Stored {
                 rev: s.rev,
                 value: Arc::new(validated.key.clone()),

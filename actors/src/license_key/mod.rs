@@ -293,7 +293,7 @@ impl Entity for LicenseKeyEntity {
     /// The validation counters held in memory (batched mode), written to the key's
     /// counters' row at the stored revision: a few bytes, the key record untouched.
     fn write_back(state: &Self::State, batch: &mut Batch) -> Result<(), StorageError> {
-        batch.write_tally::<LicenseKey>(&state.value.id.key(), state.rev, state.value.tally().0);
+        batch.write_tally(&*state.value, state.rev);
         Ok(())
     }
 }

@@ -130,17 +130,22 @@ impl Batch {
         self
     }
 
-    /// Writes the counters of the [`Record::TALLIED`] record `id`, at revision `rev`, as its
-    /// single writer holds them (the embedded store's actor writing back what it counted
-    /// in memory): a few bytes in the counters' row, the record itself untouched and its
-    /// revision unchanged (reported as `rev` in [`Committed::revs`]). The limit stays the
-    /// one its last put wrote. A conflict when the record is not at `rev` (changed or gone).
-    pub fn write_tally<R: Record>(&mut self, id: &[u8], rev: u64, tally: Tally) -> &mut Self {
+    /// Writes the counters of the [`Record::TALLIED`] record `record`, stored at revision
+    /// `rev`, as its single writer holds them (the embedded store's actor writing back what
+    /// it counted in memory): a few bytes in the counters' row, the record itself untouched
+    /// and its revision unchanged (reported as `rev` in [`Committed::revs`]). A conflict
+    /// when the record is not at `rev` (changed or gone). On the embedded engine a batch of
+    /// this write alone is one insert in the tallies tree, no transaction
+    /// (`sled/tally.rs`); on PostgreSQL the row's counters (not its limit) are set.
+    pub fn write_tally<R: Record>(&mut self, record: &R, rev: u64) -> &mut Self {
+        let id = record.id_key();
+        let (tally, limit) = record.tally();
         self.ops.push(Box::new(WriteTallyOp::<R> {
-            key: record_key(R::COLLECTION, id),
-            id: id.to_vec(),
+            key: record_key(R::COLLECTION, &id),
+            id,
             rev,
             tally,
+            limit,
             _r: std::marker::PhantomData,
         }));
         self
@@ -278,21 +283,30 @@ pub(super) struct Plan {
 /// What a write does to its record's tally row (see [`Record::TALLIED`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum TallyPlan {
-    /// A put. A new record (`create`) gets its row from the payload's counters, replacing
-    /// any row left over; so does a record without a row yet (written before its type
-    /// kept tallies). On PostgreSQL a later put writes only the payload's limit: there
+    /// A put. On PostgreSQL a new record (`create`) gets its row from the payload's
+    /// counters, replacing any row left over; so does a record without a row yet (written
+    /// before its type kept tallies); a later put writes only the payload's limit: there
     /// several nodes count, the counters of a payload may be stale, the row's are the
     /// truth. On the embedded engine a record has one writer, which holds the counters in
-    /// memory: a later put writes them with the limit.
+    /// memory and puts them in the payload: the put removes the entry (in a transaction;
+    /// on the compare-and-swap path the record's new revision makes it stale).
     Put {
         create: bool,
         tally: Tally,
         limit: Option<i64>,
     },
-    /// [`Batch::set_bounded`].
-    SetBounded(i64),
-    /// [`Batch::write_tally`]: the counters (not the limit); the row must exist.
-    Set(Tally),
+    /// [`Batch::set_bounded`], and the record as the batch's transaction reads it (its
+    /// revision, its payload's counters and limit; `None`: gone), which the embedded
+    /// engine counts from when it has no entry at that revision.
+    SetBounded(i64, Option<(u64, Tally, Option<i64>)>),
+    /// [`Batch::write_tally`]: the counters at the record's revision `rev` (PostgreSQL
+    /// sets the counters of the row, which must exist; the embedded engine writes the
+    /// entry, limit included).
+    Set {
+        rev: u64,
+        tally: Tally,
+        limit: Option<i64>,
+    },
     /// A delete: the row goes with its record.
     Delete,
 }
@@ -334,6 +348,13 @@ pub(super) trait Op: Send + Sync {
     /// is stored, an unconditional put).
     fn predicted_rev(&self) -> Option<u64> {
         Some(0)
+    }
+
+    /// For a [`Batch::write_tally`] of a tallied record: (collection, record key, the
+    /// revision it expects, the embedded engine's entry): a write of the tallies tree
+    /// alone, with no transaction (`sled/tally.rs`).
+    fn tally_alone(&self) -> Option<(&'static str, &[u8], u64, Vec<u8>)> {
+        None
     }
 
     /// For a [`Batch::put_keeping_keys`]: its record key and condition.
@@ -404,10 +425,6 @@ impl<R: Record> Op for PutOp<R> {
     }
 
     fn swap_key(&self) -> Option<&[u8]> {
-        // A tallied record's counters' row is written with every put: a transaction.
-        if self.tally.is_some() {
-            return None;
-        }
         Some(&self.key)
     }
 
@@ -618,10 +635,22 @@ impl<R: Record> Op for TallyOp<R> {
         Some((R::COLLECTION, &self.id))
     }
 
-    fn plan(&self, _: Option<&[u8]>) -> Result<Plan, StorageError> {
+    fn reads(&self) -> Option<&[u8]> {
+        Some(&self.key)
+    }
+
+    fn plan(&self, old: Option<&[u8]>) -> Result<Plan, StorageError> {
+        let base = match old.filter(|_| R::TALLIED) {
+            Some(bytes) => {
+                let stored = codec::open_stored::<R>(bytes)?;
+                let (tally, limit) = stored.value.tally();
+                Some((stored.rev, tally, limit))
+            }
+            None => None,
+        };
         Ok(Plan {
             id: self.id.clone(),
-            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded))),
+            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded, base))),
             ..Plan::default()
         })
     }
@@ -632,6 +661,7 @@ struct WriteTallyOp<R> {
     id: Vec<u8>,
     rev: u64,
     tally: Tally,
+    limit: Option<i64>,
     _r: std::marker::PhantomData<fn() -> R>,
 }
 
@@ -655,8 +685,22 @@ impl<R: Record> Op for WriteTallyOp<R> {
         Ok(Plan {
             rev: self.rev,
             id: self.id.clone(),
-            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::Set(self.tally))),
+            tally: R::TALLIED.then(|| {
+                let set = TallyPlan::Set {
+                    rev: self.rev,
+                    tally: self.tally,
+                    limit: self.limit,
+                };
+                (self.key.clone(), set)
+            }),
             ..Plan::default()
+        })
+    }
+
+    fn tally_alone(&self) -> Option<(&'static str, &[u8], u64, Vec<u8>)> {
+        R::TALLIED.then(|| {
+            let entry = super::tally::encode_entry(self.rev, &self.tally, self.limit);
+            (R::COLLECTION, self.key.as_slice(), self.rev, entry)
         })
     }
 }

@@ -36,15 +36,27 @@ pub enum Counted {
 }
 
 /// Bytes of one entry of the embedded engine's tallies tree (and of a snapshot's): a
-/// version byte, then big-endian `bounded`, `hits`, the latest hit and the limit, each of
-/// the last two behind a presence byte.
-pub(super) const TALLY_ENTRY_LEN: usize = 1 + 8 + 8 + 9 + 9;
-const TALLY_ENTRY_VERSION: u8 = 1;
+/// version byte, the revision of the record the counters were counted on, then big-endian
+/// `bounded`, `hits`, the latest hit and the limit, each of the last two behind a presence
+/// byte.
+pub(super) const TALLY_ENTRY_LEN: usize = 1 + 8 + 8 + 8 + 9 + 9;
+const TALLY_ENTRY_VERSION: u8 = 2;
+
+/// An entry of the embedded engine's tallies tree, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The record's revision the counters belong to: an entry whose record is at another
+    /// revision (rewritten since, or deleted and created anew) is stale and ignored.
+    pub(crate) rev: u64,
+    pub(crate) tally: Tally,
+    pub(crate) limit: Option<i64>,
+}
 
 /// A tally entry as the embedded engine stores it (see [`TALLY_ENTRY_LEN`]).
-pub(super) fn encode_entry(tally: &Tally, limit: Option<i64>) -> Vec<u8> {
+pub(super) fn encode_entry(rev: u64, tally: &Tally, limit: Option<i64>) -> Vec<u8> {
     let mut v = Vec::with_capacity(TALLY_ENTRY_LEN);
     v.push(TALLY_ENTRY_VERSION);
+    v.extend_from_slice(&rev.to_be_bytes());
     v.extend_from_slice(&tally.bounded.to_be_bytes());
     v.extend_from_slice(&tally.hits.to_be_bytes());
     for opt in [tally.last_hit_us, limit] {
@@ -54,8 +66,8 @@ pub(super) fn encode_entry(tally: &Tally, limit: Option<i64>) -> Vec<u8> {
     v
 }
 
-/// Reads what [`encode_entry`] wrote: the counters and the limit.
-pub(super) fn decode_entry(bytes: &[u8]) -> Result<(Tally, Option<i64>), StorageError> {
+/// Reads what [`encode_entry`] wrote.
+pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, StorageError> {
     let bad = || StorageError::Corrupt("a tally entry is not as this build writes it".into());
     if bytes.len() != TALLY_ENTRY_LEN || bytes.first() != Some(&TALLY_ENTRY_VERSION) {
         return Err(bad());
@@ -74,14 +86,15 @@ pub(super) fn decode_entry(bytes: &[u8]) -> Result<(Tally, Option<i64>), Storage
             _ => Err(bad()),
         }
     };
-    Ok((
-        Tally {
-            bounded: int(1)?,
-            hits: int(9)?,
-            last_hit_us: opt(17)?,
+    Ok(Entry {
+        rev: int(1)?.cast_unsigned(),
+        tally: Tally {
+            bounded: int(9)?,
+            hits: int(17)?,
+            last_hit_us: opt(25)?,
         },
-        opt(26)?,
-    ))
+        limit: opt(34)?,
+    })
 }
 
 impl Store {
@@ -158,12 +171,13 @@ impl Store {
 
     /// Gives every record of `R` that has no tally row one, from its payload (records
     /// copied in, or written before `R` was tallied); returns how many. Idempotent, safe
-    /// while other nodes run: every node may call it at start (the embedded store too: a
-    /// data directory of a build that kept counters in payloads gets its tree entries, made
-    /// durable before it returns). Nothing to do for a type that is not [`Record::TALLIED`].
+    /// while other nodes run: every node may call it at start. Nothing to do on the
+    /// embedded store (a record without an entry at its revision reads its payload's
+    /// counters, which are then the truth; the first counter write makes the entry) or for
+    /// a type that is not [`Record::TALLIED`].
     pub async fn ensure_tallies<R: Record>(&self) -> Result<u64, StorageError> {
         match &self.engine {
-            Engine::Embedded(e) => e.ensure_tallies::<R>(),
+            Engine::Embedded(_) => Ok(0),
             Engine::Postgres(pg) => Box::pin(pg.ensure_tallies::<R>()).await,
         }
     }

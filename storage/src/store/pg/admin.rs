@@ -18,8 +18,8 @@ impl PgEngine {
     /// Loads a snapshot of the embedded store (`Store::snapshot`) into this schema, which
     /// must hold no record yet, in one transaction: every record with its revision, and
     /// every index entry, counter, unique key, meta value and feed entry as it is (feed
-    /// numbers kept; new ones continue after them), and every tallies entry as its
-    /// record's tally row (with the record's revision). Returns the number of records.
+    /// numbers kept; new ones continue after them), and every tallies entry at its
+    /// record's revision as that record's tally row. Returns the number of records.
     pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
         let s = &self.schema;
         let mut conn = self.conn().await?;
@@ -97,27 +97,34 @@ impl PgEngine {
                         .map_err(sql_error)?;
                     }
                     "tallies" => {
+                        let mut revs = Vec::with_capacity(chunk.len());
                         let mut usage = Vec::with_capacity(chunk.len());
                         let mut limits = Vec::with_capacity(chunk.len());
                         let mut validations = Vec::with_capacity(chunk.len());
                         let mut last_at = Vec::with_capacity(chunk.len());
                         for v in &values {
-                            let (tally, limit) = decode_entry(v)?;
-                            usage.push(tally.bounded);
-                            limits.push(limit);
-                            validations.push(tally.hits);
-                            last_at.push(tally.last_hit_us);
+                            let entry = decode_entry(v)?;
+                            revs.push(entry.rev.to_be_bytes().to_vec());
+                            usage.push(entry.tally.bounded);
+                            limits.push(entry.limit);
+                            validations.push(entry.tally.hits);
+                            last_at.push(entry.tally.last_hit_us);
                         }
-                        // `records` came first (`TREES`): the revision is the record's.
+                        // `records` came first (`TREES`). Only an entry at its record's
+                        // revision holds the counters; a stale one (its record rewritten
+                        // since, with the counters in the payload) makes no row, and
+                        // `ensure_tallies` gives that record one from its payload.
                         tx.execute(
                             &format!(
                                 "INSERT INTO {s}.tallies (k, usage, limit_usage, validations, last_at, rev)
-                                 SELECT d.*, (SELECT substring(r.v from 1 for 8) FROM {s}.records r
-                                              WHERE r.k = d.k)
-                                 FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[], $5::int8[])
-                                      AS d(k, usage, limit_usage, validations, last_at)"
+                                 SELECT d.k, d.usage, d.limit_usage, d.validations, d.last_at, d.rev
+                                 FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::int8[], $5::int8[],
+                                             $6::bytea[])
+                                      AS d(k, usage, limit_usage, validations, last_at, rev)
+                                 JOIN {s}.records r ON r.k = d.k
+                                 WHERE substring(r.v from 1 for 8) = d.rev"
                             ),
-                            &[&keys, &usage, &limits, &validations, &last_at],
+                            &[&keys, &usage, &limits, &validations, &last_at, &revs],
                         )
                         .await
                         .map_err(sql_error)?;

@@ -138,7 +138,7 @@ impl PgEngine {
                 .await
                 .map_err(sql_error)?;
             }
-            TallyPlan::SetBounded(usage) => {
+            TallyPlan::SetBounded(usage, _) => {
                 let set = tx
                     .execute(
                         &format!("UPDATE {s}.tallies SET usage = $2 WHERE k = $1"),
@@ -154,7 +154,7 @@ impl PgEngine {
                     });
                 }
             }
-            TallyPlan::Set(tally) => {
+            TallyPlan::Set { tally, .. } => {
                 let set = tx
                     .execute(
                         &format!(

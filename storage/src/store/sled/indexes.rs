@@ -1,7 +1,7 @@
 //! Checking and repairing a record type's derived keys on the embedded engine: its index,
 //! counter and unique-key trees compared with what the records derive
 //! (`indexes::expected_keys`), or rewritten from them; and its tallies entries (`tally`):
-//! one per record of a tallied type, none without a record.
+//! none without its record, none ahead of its record's revision.
 
 use std::collections::BTreeMap;
 
@@ -24,17 +24,13 @@ impl Embedded {
             .map(|(k, v)| Ok((k, decode_counter(&v)?)))
             .collect::<Result<BTreeMap<_, _>, StorageError>>()?;
         let mut report = compare(&expected, &actual_index, &actual_uniques, &actual_counters);
-        // A record without its counters' entry is missing one; an entry without its
-        // record is extra (both named by the record's key).
-        let (missing, extra) = self.verify_tallies::<R>()?;
-        report.missing.extend(missing);
-        report.extra.extend(extra);
+        // An entry without its record (or ahead of it) is extra, named by the record's key.
+        report.extra.extend(self.verify_tallies::<R>()?);
         Ok(report)
     }
 
-    /// Drops and rewrites every index entry, counter and unique key of `R` from its records;
-    /// gives records without a tallies entry one from their payloads and removes entries
-    /// without a record.
+    /// Drops and rewrites every index entry, counter and unique key of `R` from its records,
+    /// and removes the tallies entries without a record (or ahead of it).
     pub fn rebuild_indexes<R: Record>(&self) -> Result<(), StorageError> {
         let (index, counters, uniques) =
             expected_keys(self.scan::<R>().map(|r| r.map(|s| s.value)))?;

@@ -198,8 +198,8 @@ impl Embedded {
         self.inner.index.insert(key, &[0u8; 8]).unwrap();
     }
 
-    /// The tallies entry under a record key, decoded: (counters, limit).
-    pub(crate) fn inner_tally(&self, key: &[u8]) -> Option<(crate::Tally, Option<i64>)> {
+    /// The tallies entry under a record key, decoded.
+    pub(crate) fn inner_tally(&self, key: &[u8]) -> Option<crate::store::tally::Entry> {
         self.inner
             .tallies
             .get(key)

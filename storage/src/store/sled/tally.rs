@@ -1,17 +1,23 @@
-//! Counters kept apart on the embedded engine (`store::tally`): the `tallies` tree, one
-//! entry per [`Record::TALLIED`] record under the record's key (its counters and limit,
-//! `tally::encode_entry`). Batches write it in their sled transaction (`apply_tally`);
-//! reads merge it into the records they decode ([`Embedded::merge_tally`]);
-//! [`Embedded::count_hit`] and [`Embedded::add_hits`] move it in transactions of their
-//! own over `records` and `tallies`, numbered like commits so that their callers wait for
-//! the flush that covers them; [`Embedded::ensure_tallies`] gives records written by a
-//! build that kept counters in payloads their entries; `check` compares entries and
-//! records ([`Embedded::verify_tallies`]).
+//! Counters kept apart on the embedded engine (`store::tally`): the `tallies` tree, at most
+//! one entry per [`Record::TALLIED`] record under the record's key: its counters, its
+//! limit, and the revision of the record they were counted on (`tally::encode_entry`).
+//!
+//! A counter write touches this tree alone, with no sled transaction: a lone
+//! [`crate::Batch::write_tally`] is one insert ([`Embedded::write_tally_alone`]),
+//! [`Embedded::count_hit`] and [`Embedded::add_hits`] one compare-and-swap per record. Each
+//! checks the record's revision before and after it writes, and is numbered like a commit
+//! (durable after the group-commit flush that covers it). The record's own writes do not
+//! touch the entry on their fast path (a compare-and-swap on the record): the payload they
+//! write carries the counters (the record's single writer, its actor, holds them), its
+//! revision moves, and the entry, now at an older revision, is stale: reads merge an entry
+//! only when its revision is the record's ([`Embedded::merge_tally`]), and the next
+//! counter write replaces it. A batch's transaction removes the entry of a record it
+//! creates, puts or deletes (`apply_tally`), so no entry outlives its record's deletion and
+//! a record created anew (revision 1 again) never meets an older entry.
 
 use std::collections::BTreeMap;
 
-use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
-use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::Embedded;
 use crate::codec;
@@ -26,8 +32,9 @@ type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 /// Records' counters after [`Embedded::add_hits`]: `(id, counters)`.
 type Counts = Vec<(Vec<u8>, Tally)>;
 
-/// Record keys: (of records without an entry, of entries without a record).
-type Strays = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+/// Record keys of entries without a valid record (none, or at an older revision than the
+/// entry's).
+type Strays = Vec<Vec<u8>>;
 
 fn abort<T>(e: StorageError) -> TxResult<T> {
     Err(ConflictableTransactionError::Abort(e))
@@ -41,9 +48,9 @@ fn no_tally(collection: &'static str) -> StorageError {
     }
 }
 
-/// Applies the tally part of a plan (`key`: the record's) in the batch's transaction. A
-/// put writes the payload's counters and limit (the record's single writer holds the
-/// counters: see `TallyPlan::Put`).
+/// Applies the tally part of a plan (`key`: the record's) in a batch's transaction. A put
+/// or a delete removes the entry (the payload written carries the counters, or the record
+/// is gone); a set writes one at the record's revision as the transaction sees it.
 pub(super) fn apply_tally(
     tallies: &TransactionalTree,
     key: &[u8],
@@ -51,26 +58,28 @@ pub(super) fn apply_tally(
     collection: &'static str,
 ) -> TxResult<()> {
     match plan {
-        TallyPlan::Put { tally, limit, .. } => {
-            tallies.insert(key, encode_entry(tally, *limit))?;
+        TallyPlan::Put { .. } | TallyPlan::Delete => {
+            tallies.remove(key)?;
         }
-        TallyPlan::SetBounded(_) | TallyPlan::Set(_) => {
-            let Some(old) = tallies.get(key)? else {
+        TallyPlan::SetBounded(bounded, base) => {
+            // `base`: the record as this transaction sees it (after the batch's earlier
+            // writes): its revision, the payload's counters and limit.
+            let Some((rev, payload, limit)) = base else {
                 return abort(no_tally(collection));
             };
-            let (mut tally, limit) = match decode_entry(&old) {
-                Ok(t) => t,
-                Err(e) => return abort(e),
+            let mut tally = match tallies.get(key)? {
+                Some(old) => match decode_entry(&old) {
+                    Ok(e) if e.rev == *rev => e.tally,
+                    Ok(_) => *payload,
+                    Err(e) => return abort(e),
+                },
+                None => *payload,
             };
-            match plan {
-                TallyPlan::SetBounded(bounded) => tally.bounded = *bounded,
-                TallyPlan::Set(next) => tally = *next,
-                _ => {}
-            }
-            tallies.insert(key, encode_entry(&tally, limit))?;
+            tally.bounded = *bounded;
+            tallies.insert(key, encode_entry(*rev, &tally, *limit))?;
         }
-        TallyPlan::Delete => {
-            tallies.remove(key)?;
+        TallyPlan::Set { rev, tally, limit } => {
+            tallies.insert(key, encode_entry(*rev, tally, *limit))?;
         }
     }
     Ok(())
@@ -102,9 +111,17 @@ fn count_one(
     None
 }
 
+/// What one compare-and-swap on an entry decided.
+enum Step<T> {
+    /// Nothing to write: the answer.
+    Done(T),
+    /// Write this entry (replacing what was read), then answer this.
+    Write(Vec<u8>, T),
+}
+
 impl Embedded {
-    /// Replaces the counters of `stored` (record key `key`) with its tallies entry, if it
-    /// has one (without, the payload's stand).
+    /// Replaces the counters of `stored` (record key `key`) with its tallies entry when the
+    /// entry is at the record's revision (otherwise the payload's stand).
     pub(super) fn merge_tally<R: Record>(
         &self,
         key: &[u8],
@@ -112,28 +129,121 @@ impl Embedded {
     ) -> Result<(), StorageError> {
         if R::TALLIED {
             if let Some(entry) = self.inner.tallies.get(key)? {
-                stored.value.set_tally(&decode_entry(&entry)?.0);
+                let entry = decode_entry(&entry)?;
+                if entry.rev == stored.rev {
+                    stored.value.set_tally(&entry.tally);
+                }
             }
         }
         Ok(())
     }
 
-    /// Runs `f` over `records` and `tallies` in one sled transaction, as a commit: refused
-    /// once the store is failed, numbered when `f` says it wrote (the sequence number to
-    /// wait for before acknowledging it).
-    fn tally_transaction<T>(
+    /// The hot path of [`crate::Batch::write_tally`] (a batch of that write alone): checks
+    /// that the record is at `rev`, inserts the entry, and checks that the record did not
+    /// change meanwhile: no transaction, the records tree only read. A conflict when the
+    /// record is not at `rev` (before, or after: then the entry written is stale, or
+    /// removed if the record was created anew). Called inside a commit (gate held).
+    pub(super) fn write_tally_alone(
         &self,
-        f: impl Fn(&TransactionalTree, &TransactionalTree) -> TxResult<(T, bool)>,
+        collection: &'static str,
+        key: &[u8],
+        rev: u64,
+        entry: &[u8],
+    ) -> Result<(), StorageError> {
+        let i = &self.inner;
+        let conflict = |found: Option<u64>| StorageError::Conflict {
+            collection,
+            expected: format!("revision {rev}"),
+            found,
+        };
+        let Some(before) = i.records.get(key)? else {
+            return Err(conflict(None));
+        };
+        let found = codec::open(&before)?.0;
+        if found != rev {
+            return Err(conflict(Some(found)));
+        }
+        i.tallies.insert(key, entry)?;
+        let after = i.records.get(key)?;
+        if after.as_ref() == Some(&before) {
+            return Ok(());
+        }
+        // Changed under us. An entry at another revision is ignored by reads; but a record
+        // deleted and created anew may be at `rev` again: take ours back.
+        let _ = i
+            .tallies
+            .compare_and_swap(key, Some(entry), None as Option<&[u8]>)?;
+        let found = after.map(|a| codec::open(&a).map(|o| o.0)).transpose()?;
+        Err(conflict(found))
+    }
+
+    /// Runs `decide` on the record `key` of `R` at `rev` (its payload's counters and limit,
+    /// or its valid entry's) and writes what it says with one compare-and-swap on the
+    /// entry, retried when the entry changed meanwhile; `stale` when the record is not at
+    /// `rev`, before or after. The boolean: whether it wrote.
+    fn swap_entry<R: Record, T>(
+        &self,
+        key: &[u8],
+        rev: u64,
+        stale: T,
+        decide: impl Fn(Tally, Option<i64>) -> Step<T>,
+    ) -> Result<(T, bool), StorageError> {
+        let i = &self.inner;
+        loop {
+            let Some(bytes) = i.records.get(key)? else {
+                return Ok((stale, false));
+            };
+            let stored: Stored<R> = codec::open_stored(&bytes)?;
+            if stored.rev != rev {
+                return Ok((stale, false));
+            }
+            let (payload, limit) = stored.value.tally();
+            let old = i.tallies.get(key)?;
+            let tally = match &old {
+                Some(e) => {
+                    let e = decode_entry(e)?;
+                    if e.rev == rev {
+                        e.tally
+                    } else {
+                        payload
+                    }
+                }
+                None => payload,
+            };
+            let (entry, answer) = match decide(tally, limit) {
+                Step::Done(answer) => return Ok((answer, false)),
+                Step::Write(entry, answer) => (entry, answer),
+            };
+            if i
+                .tallies
+                .compare_and_swap(key, old, Some(entry.as_slice()))?
+                .is_err()
+            {
+                continue;
+            }
+            if i.records.get(key)?.as_ref() != Some(&bytes) {
+                let _ = i
+                    .tallies
+                    .compare_and_swap(key, Some(entry), None as Option<&[u8]>)?;
+                return Ok((stale, false));
+            }
+            return Ok((answer, true));
+        }
+    }
+
+    /// Runs a counter write as a commit: refused once the store is failed, beside other
+    /// commits (not during a snapshot), numbered when it wrote (the sequence number to
+    /// wait for before acknowledging it).
+    fn counter_write<T>(
+        &self,
+        f: impl FnOnce() -> Result<(T, bool), StorageError>,
     ) -> Result<(T, Option<u64>), StorageError> {
         let i = &self.inner;
         i.flusher.check_writable()?;
         let _shared = i.gate.read().unwrap_or_else(|p| p.into_inner());
-        let result = (&i.records, &i.tallies).transaction(|(records, tallies)| f(records, tallies));
-        match result {
+        match f() {
             Ok((value, wrote)) => Ok((value, wrote.then(|| i.flusher.committed()))),
-            Err(TransactionError::Abort(e)) => Err(e),
-            Err(TransactionError::Storage(e)) => {
-                let e = StorageError::from(e);
+            Err(e) => {
                 if let StorageError::Io(cause) = &e {
                     i.flusher.fail(cause);
                 }
@@ -142,8 +252,8 @@ impl Embedded {
         }
     }
 
-    /// See [`crate::Store::count_hit`]: one transaction; the sequence number to wait for
-    /// when it counted.
+    /// See [`crate::Store::count_hit`]: one compare-and-swap on the entry; the sequence
+    /// number to wait for when it counted.
     pub(crate) fn count_hit<R: Record>(
         &self,
         id: &[u8],
@@ -152,32 +262,19 @@ impl Embedded {
         at_us: i64,
     ) -> Result<(Counted, Option<u64>), StorageError> {
         let key = record_key(R::COLLECTION, id);
-        self.tally_transaction(|records, tallies| {
-            let found = match records.get(&key)? {
-                Some(bytes) => match codec::open(&bytes) {
-                    Ok((rev, _, _)) => Some(rev),
-                    Err(e) => return abort(e),
-                },
-                None => None,
-            };
-            let entry = match tallies.get(&key)? {
-                Some(entry) if found == Some(rev) => entry,
-                _ => return Ok((Counted::Stale, false)),
-            };
-            let (mut tally, limit) = match decode_entry(&entry) {
-                Ok(t) => t,
-                Err(e) => return abort(e),
-            };
-            if let Some(miss) = count_one(&mut tally, limit, add_bounded, at_us) {
-                return Ok((miss, false));
-            }
-            tallies.insert(key.as_slice(), encode_entry(&tally, limit))?;
-            Ok((Counted::Done(tally), true))
+        self.counter_write(|| {
+            self.swap_entry::<R, _>(&key, rev, Counted::Stale, |mut tally, limit| {
+                match count_one(&mut tally, limit, add_bounded, at_us) {
+                    Some(miss) => Step::Done(miss),
+                    None => Step::Write(encode_entry(rev, &tally, limit), Counted::Done(tally)),
+                }
+            })
         })
     }
 
-    /// See [`crate::Store::add_hits`]: one transaction over every entry; the sequence
-    /// number to wait for.
+    /// See [`crate::Store::add_hits`]: one compare-and-swap per record (each record's
+    /// deltas all or nothing; a record that is gone counts nothing); the sequence number to
+    /// wait for.
     pub(crate) fn add_hits<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],
@@ -188,102 +285,66 @@ impl Embedded {
             e.0 = e.0.saturating_add(*n);
             e.1 = e.1.max(*at);
         }
-        let (tallies, seq) = self.tally_transaction(|_, tallies| {
+        let (out, seq) = self.counter_write(|| {
             let mut out = Vec::with_capacity(merged.len());
+            let mut wrote = false;
             for (id, &(n, at)) in &merged {
                 let key = record_key(R::COLLECTION, id);
-                let Some(entry) = tallies.get(&key)? else {
-                    continue;
+                // Any revision: deltas are counted on whatever the record is now.
+                let (counted, w) = loop {
+                    let Some(bytes) = self.inner.records.get(&key)? else {
+                        break (None, false);
+                    };
+                    let rev = codec::open(&bytes)?.0;
+                    let (tally, w) = self.swap_entry::<R, _>(&key, rev, None, |mut t, limit| {
+                        t.hits = t.hits.saturating_add(n);
+                        t.last_hit_us = Some(t.last_hit_us.map_or(at, |l| l.max(at)));
+                        Step::Write(encode_entry(rev, &t, limit), Some(t))
+                    })?;
+                    if tally.is_some() {
+                        break (tally, w);
+                    }
                 };
-                let (mut tally, limit) = match decode_entry(&entry) {
-                    Ok(t) => t,
-                    Err(e) => return abort(e),
-                };
-                tally.hits = tally.hits.saturating_add(n);
-                tally.last_hit_us = Some(tally.last_hit_us.map_or(at, |l| l.max(at)));
-                tallies.insert(key, encode_entry(&tally, limit))?;
-                out.push((id.to_vec(), tally));
-            }
-            let wrote = !out.is_empty();
-            Ok((out, wrote))
-        })?;
-        Ok((
-            tallies,
-            seq.unwrap_or_else(|| self.inner.flusher.last_committed()),
-        ))
-    }
-
-    /// See [`crate::Store::ensure_tallies`]: every record of `R` without an entry gets one
-    /// from its payload; flushed before it returns. Idempotent.
-    pub(crate) fn ensure_tallies<R: Record>(&self) -> Result<u64, StorageError> {
-        if !R::TALLIED {
-            return Ok(0);
-        }
-        // Beside commits, not during a snapshot (which then sees every entry or none).
-        let _shared = self.inner.gate.read().unwrap_or_else(|p| p.into_inner());
-        let mut created = 0;
-        for item in self
-            .inner
-            .records
-            .scan_prefix(record_key(R::COLLECTION, &[]))
-        {
-            let (key, bytes) = item?;
-            if self.inner.tallies.contains_key(&key)? {
-                continue;
-            }
-            let stored: Stored<R> = codec::open_stored(&bytes)?;
-            let (tally, limit) = stored.value.tally();
-            // Only where there is still none: a writer may have made one meanwhile.
-            let made = self.inner.tallies.compare_and_swap(
-                &key,
-                None as Option<&[u8]>,
-                Some(encode_entry(&tally, limit)),
-            )?;
-            if made.is_ok() {
-                created += 1;
-            }
-        }
-        if created > 0 {
-            self.inner.db.flush()?;
-        }
-        Ok(created)
-    }
-
-    /// The tallies check of `tollgate check`: keys of records of `R` without an entry
-    /// (`missing`), and entries of `R`'s collection without a record (`extra`).
-    pub(super) fn verify_tallies<R: Record>(&self) -> Result<Strays, StorageError> {
-        let prefix = record_key(R::COLLECTION, &[]);
-        let mut missing = Vec::new();
-        let mut extra = Vec::new();
-        if R::TALLIED {
-            for key in self.inner.records.scan_prefix(&prefix).keys() {
-                let key = key?;
-                if !self.inner.tallies.contains_key(&key)? {
-                    missing.push(key.to_vec());
+                wrote |= w;
+                if let Some(t) = counted {
+                    out.push((id.to_vec(), t));
                 }
             }
-        }
-        for key in self.inner.tallies.scan_prefix(&prefix).keys() {
-            let key = key?;
-            if !R::TALLIED || !self.inner.records.contains_key(&key)? {
+            Ok((out, wrote))
+        })?;
+        Ok((out, seq.unwrap_or_else(|| self.inner.flusher.last_committed())))
+    }
+
+    /// The tallies check of `tollgate check`: keys of entries of `R`'s collection without a
+    /// record, at a later revision than their record's, or of a type that is not tallied.
+    /// (An entry at an earlier revision is the normal leftover of a record rewritten on its
+    /// fast path: ignored, and replaced by the next counter write.)
+    pub(super) fn verify_tallies<R: Record>(&self) -> Result<Strays, StorageError> {
+        let prefix = record_key(R::COLLECTION, &[]);
+        let mut extra = Vec::new();
+        for item in self.inner.tallies.scan_prefix(&prefix) {
+            let (key, entry) = item?;
+            let record_rev = match self.inner.records.get(&key)? {
+                Some(bytes) => Some(codec::open(&bytes)?.0),
+                None => None,
+            };
+            let valid = R::TALLIED
+                && record_rev.is_some_and(|r| decode_entry(&entry).is_ok_and(|e| e.rev <= r));
+            if !valid {
                 extra.push(key.to_vec());
             }
         }
-        Ok((missing, extra))
+        Ok(extra)
     }
 
-    /// Repairs what [`Embedded::verify_tallies`] finds: entries made from payloads, and
-    /// entries without a record removed.
+    /// Repairs what [`Embedded::verify_tallies`] finds: those entries are removed (the
+    /// records' payloads stand).
     pub(super) fn rebuild_tallies<R: Record>(&self) -> Result<(), StorageError> {
-        let (_, extra) = self.verify_tallies::<R>()?;
-        {
-            let _shared = self.inner.gate.read().unwrap_or_else(|p| p.into_inner());
-            for key in extra {
-                self.inner.tallies.remove(key)?;
-            }
+        let extra = self.verify_tallies::<R>()?;
+        let _shared = self.inner.gate.read().unwrap_or_else(|p| p.into_inner());
+        for key in extra {
+            self.inner.tallies.remove(key)?;
         }
-        self.ensure_tallies::<R>()?;
-        self.inner.db.flush()?;
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Commits on the embedded engine: a batch of one write that changes nothing but its
-//! record is one compare-and-swap on it; any other batch is one sled transaction over the
-//! seven trees, applying each operation's plan (`batch::Plan`) in order. Visible at once,
+//! record is one compare-and-swap on it, a batch of one counters write
+//! ([`crate::Batch::write_tally`]) one insert in the tallies tree (`tally.rs`); any other
+//! batch is one sled transaction over the seven trees, applying each operation's plan (`batch::Plan`) in order. Visible at once,
 //! durable after the flush that covers the returned sequence number.
 
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
@@ -140,6 +141,14 @@ impl Embedded {
     fn commit_inner(&self, batch: &Batch) -> Result<Committed, StorageError> {
         let i = &self.inner;
         if let [op] = batch.ops.as_slice() {
+            // A single writer's counters: one insert in the tallies tree, no transaction.
+            if let Some((collection, key, rev, entry)) = op.tally_alone() {
+                self.write_tally_alone(collection, key, rev, &entry)?;
+                return Ok(Committed {
+                    seq: i.flusher.committed(),
+                    revs: vec![rev],
+                });
+            }
             if let Some(rev) = apply_alone(&i.records, op.as_ref())? {
                 return Ok(Committed {
                     seq: i.flusher.committed(),
