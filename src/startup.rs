@@ -338,8 +338,8 @@ impl Application {
     }
 }
 
-/// On every store, every key gets its counters' row (keys copied in or written by an older
-/// build get theirs). On a shared store (PostgreSQL) the change listener runs, and this node's validations
+/// On a shared store (PostgreSQL): every key has its tally row (keys copied in or written
+/// by an older build get theirs), the change listener runs, and this node's validations
 /// go through [`SharedKeys`](tollgate_actors::license_key::shared::SharedKeys), whose
 /// batched counts a task adds to the store every `license_keys.stats_flush_ms`. `None` on
 /// the embedded store.
@@ -348,15 +348,12 @@ async fn shared_keys(
     settings: &Settings,
 ) -> anyhow::Result<Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>> {
     use tollgate_actors::license_key::{shared::SharedKeys, LicenseKey};
-    // Every engine keeps the keys' counters apart: keys written by an older build (or
-    // copied in) get their row, the embedded store's data directory too.
+    if !store.is_shared() {
+        return Ok(None);
+    }
     let backfilled = store.ensure_tallies::<LicenseKey>().await?;
     if backfilled > 0 {
         tracing::info!(keys = backfilled, "license keys given their tally rows");
-    }
-    // Only where several nodes write the keys do validations leave the actors.
-    if !store.is_shared() {
-        return Ok(None);
     }
     let window = settings.storage.notify_window_ms;
     let watch = (window > 0).then(|| store.listen(std::time::Duration::from_millis(window)));

@@ -32,15 +32,18 @@ pub trait Record: Sized + Send + Sync + 'static {
     /// ([`crate::Store::counters_apart`]): they live in a row of their own (PostgreSQL: a
     /// tally row; embedded: an entry of the tallies tree), moved by
     /// [`crate::Store::count_hit`] and [`crate::Store::add_hits`] without rewriting the
-    /// record, and reads merge them back ([`Record::set_tally`]). The row is created from
-    /// the payload's counters (the record's first put, or [`crate::Store::ensure_tallies`]);
-    /// later puts write them too only where the record has a single writer (the embedded
-    /// store), never where several nodes count (PostgreSQL).
+    /// record, and reads merge them back ([`Record::set_tally`]). On PostgreSQL the row is
+    /// created from the payload's counters (the record's first put, or
+    /// [`crate::Store::ensure_tallies`]) and later puts never write them (several nodes
+    /// count). On the embedded store the record has a single writer: its puts carry the
+    /// counters in the payload, and an entry (written by [`crate::Batch::write_tally`] or
+    /// counting) is read only while the record is at the revision it names.
     const TALLIED: bool = false;
 
     /// For a [`Record::TALLIED`] type: the counters the payload carries, and the limit of
     /// its bounded counter ([`Tally::bounded`]; `None`: no limit). The limit stays the
-    /// payload's truth; the engine mirrors it into the counters' row with every put.
+    /// payload's truth; PostgreSQL mirrors it into the tally row with every put, the
+    /// embedded engine copies it into the entries it writes.
     fn tally(&self) -> (Tally, Option<i64>) {
         (Tally::default(), None)
     }

@@ -650,7 +650,8 @@ impl<R: Record> Op for TallyOp<R> {
         };
         Ok(Plan {
             id: self.id.clone(),
-            tally: R::TALLIED.then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded, base))),
+            tally: R::TALLIED
+                .then(|| (self.key.clone(), TallyPlan::SetBounded(self.bounded, base))),
             ..Plan::default()
         })
     }

@@ -9,8 +9,8 @@ use crate::StorageError;
 
 /// The trees of a store, in the order a [`Snapshot`] holds them. `tallies` (the counters of
 /// tallied records, `tally`) comes after `records`, which an import needs first; a
-/// snapshot of a build without it reads as one whose records carry their counters
-/// (`Store::ensure_tallies` gives them entries).
+/// snapshot of a build without it reads as one whose records carry their counters (they
+/// do: a record without an entry at its revision reads its payload's).
 pub(super) const TREES: [&str; 7] = [
     "records", "index", "counters", "uniques", "meta", "feed", "tallies",
 ];

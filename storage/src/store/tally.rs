@@ -4,15 +4,18 @@
 //!
 //! Design: every engine keeps them apart ([`Store::counters_apart`]): PostgreSQL in tally
 //! rows (`pg/tally.rs`), the embedded engine in a tree of its own (`sled/tally.rs`), keyed
-//! like the record, each entry [`TALLY_ENTRY_LEN`] bytes ([`encode_entry`]). The row is
-//! created with the record's first put, from its payload, and deleted with the record, in
-//! the same transaction; reads merge it back ([`Record::set_tally`]). What differs is who
-//! writes: on PostgreSQL several nodes count hits on one record ([`Store::is_shared`]), so
-//! a later put never writes the counters (the payload's may be stale) and counting is
-//! commutative; on the embedded store the record has one writer (its actor), which holds
-//! the counters in memory, so a put writes them too and [`crate::Batch::write_tally`]
-//! writes them back alone, a few bytes instead of the whole record. Batches carry the tally
-//! side of their writes themselves (`batch::TallyPlan`, [`crate::Batch::set_bounded`]).
+//! like the record; reads merge them back ([`Record::set_tally`]). What differs is who
+//! writes. On PostgreSQL several nodes count hits on one record ([`Store::is_shared`]):
+//! the row is created with the record's first put and deleted with it, in the same
+//! transaction, a later put never writes the counters (the payload's may be stale), and
+//! counting is commutative. On the embedded store the record has one writer (its actor),
+//! which holds the counters in memory: its puts carry them in the payload, as before, and
+//! [`crate::Batch::write_tally`] writes them back alone, [`TALLY_ENTRY_LEN`] bytes
+//! ([`encode_entry`]) with no transaction, instead of the whole record. The entry names
+//! the record's revision it was counted on, and is read only while the record is at that
+//! revision: a put (which moves the revision) leaves it stale without touching it. Batches
+//! carry the tally side of their writes themselves (`batch::TallyPlan`,
+//! [`crate::Batch::set_bounded`]).
 
 use super::listener::ChangeListener;
 use super::{Engine, Store};
@@ -101,9 +104,9 @@ impl Store {
     /// Whether the counters of [`Record::TALLIED`] records are kept apart from their
     /// payloads: [`Store::count_hit`] and [`Store::add_hits`] move them and reads merge
     /// them in. `true` on every engine now (PostgreSQL: tally rows; embedded: a tree of
-    /// its own). Who may write them is [`Store::is_shared`]'s question: several nodes on
-    /// PostgreSQL (puts never write counters there), one writer per record on the
-    /// embedded store (its puts carry them).
+    /// its own, entries at the record's revision). Who may write them is
+    /// [`Store::is_shared`]'s question: several nodes on PostgreSQL (puts never write
+    /// counters there), one writer per record on the embedded store (its puts carry them).
     pub fn counters_apart(&self) -> bool {
         match &self.engine {
             Engine::Embedded(_) | Engine::Postgres(_) => true,
@@ -114,8 +117,9 @@ impl Store {
     /// `add_bounded` to its bounded counter unless that passes its limit (an `add_bounded`
     /// of 0 never does), adds one to its hits and moves its latest hit to `at_us` if that
     /// is later. One statement, which cannot lose an increment to another node nor pass
-    /// the limit, durable when it returns (on the embedded store: after the group-commit
-    /// flush that covers it). A miss counts nothing ([`Counted`]).
+    /// the limit, durable when it returns (on the embedded store: one compare-and-swap on
+    /// the record's entry, durable after the group-commit flush that covers it). A miss
+    /// counts nothing ([`Counted`]).
     pub async fn count_hit<R: Record>(
         &self,
         id: &[u8],
@@ -142,8 +146,9 @@ impl Store {
     /// the latest hit the later of the stored one and `at_us`, for every record of
     /// `counts` in one statement, all or nothing (keep `counts` to a few thousand). Writers
     /// on several nodes never conflict over it. Returns the counters after it of each
-    /// record that has a tally row. On the embedded store: one sled transaction, durable
-    /// when it returns.
+    /// record that has a tally row. On the embedded store: one compare-and-swap per record
+    /// (each record's all or nothing; a record that is gone counts nothing), one commit,
+    /// durable when it returns.
     pub async fn add_hits<R: Record>(
         &self,
         counts: &[(Vec<u8>, i64, i64)],

@@ -576,8 +576,9 @@ async fn counters_survive_a_backup_and_its_restore() {
         return;
     };
     pg.restore(&backup).await.unwrap();
-    // The import turns the backup's tallies entries into tally rows: nothing to backfill.
-    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
+    // Counters never moved apart on the embedded store: no entry, the payload's counters
+    // are the truth, and the record's row comes from them.
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(1));
     assert_eq!(row(&schema, 1).await, Some((4, Some(9), 17, Some(1_234))));
     assert_eq!(get(&pg, 1).await, (1, k));
     assert_eq!(
@@ -593,21 +594,24 @@ async fn counters_moved_apart_survive_the_import_into_postgres() {
     let sled = Store::temporary().unwrap();
     put(&sled, &key(1, Some(9)), Expect::Absent).await;
     put(&sled, &key(2, None), Expect::Absent).await;
+    put(&sled, &key(3, None), Expect::Absent).await;
     assert_eq!(
         sled.count_hit::<Key>(&id(1), 1, 4, 1_000).await,
         Ok(done(4, 1, 1_000))
     );
+    let mut counted = key(2, None);
+    (counted.validations, counted.last_at) = (40, Some(7));
     let mut b = Batch::new();
-    b.write_tally::<Key>(
-        &id(2),
-        1,
-        Tally {
-            bounded: 0,
-            hits: 40,
-            last_hit_us: Some(7),
-        },
-    );
+    b.write_tally(&counted, 1);
     sled.commit(&b).await.unwrap();
+    // Key 3's entry goes stale: its record is rewritten (its payload carries the counters).
+    assert_eq!(
+        sled.count_hit::<Key>(&id(3), 1, 0, 5).await,
+        Ok(done(0, 1, 5))
+    );
+    let mut rewritten = key(3, None);
+    (rewritten.note, rewritten.validations) = ("rewritten".into(), 8);
+    put(&sled, &rewritten, Expect::Rev(1)).await;
     let Some((pg, schema)) = store("tally_import").await else {
         return;
     };
@@ -615,8 +619,12 @@ async fn counters_moved_apart_survive_the_import_into_postgres() {
     assert_eq!(row(&schema, 1).await, Some((4, Some(9), 1, Some(1_000))));
     assert_eq!(row(&schema, 2).await, Some((0, None, 40, Some(7))));
     assert_eq!(mirrored(&schema, 1).await, Some(Some(1)));
-    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(0));
+    // The stale entry made no row: the payload gives it one.
+    assert_eq!(row(&schema, 3).await, None);
+    assert_eq!(pg.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(row(&schema, 3).await, Some((0, None, 8, None)));
     assert_eq!(get(&pg, 2).await.1.validations, 40);
+    assert_eq!(get(&pg, 3).await, (2, rewritten));
     assert_eq!(
         pg.count_hit::<Key>(&id(1), 1, 6, 2_000).await,
         Ok(Counted::Limit {

@@ -207,10 +207,6 @@ impl Embedded {
             .map(|v| crate::store::tally::decode_entry(&v).unwrap())
     }
 
-    pub(crate) fn inner_remove_tally(&self, key: &[u8]) {
-        self.inner.tallies.remove(key).unwrap();
-    }
-
     pub(crate) fn inner_remove_record(&self, key: &[u8]) {
         self.inner.records.remove(key).unwrap();
     }

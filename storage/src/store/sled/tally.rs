@@ -214,8 +214,7 @@ impl Embedded {
                 Step::Done(answer) => return Ok((answer, false)),
                 Step::Write(entry, answer) => (entry, answer),
             };
-            if i
-                .tallies
+            if i.tallies
                 .compare_and_swap(key, old, Some(entry.as_slice()))?
                 .is_err()
             {
@@ -263,12 +262,15 @@ impl Embedded {
     ) -> Result<(Counted, Option<u64>), StorageError> {
         let key = record_key(R::COLLECTION, id);
         self.counter_write(|| {
-            self.swap_entry::<R, _>(&key, rev, Counted::Stale, |mut tally, limit| {
-                match count_one(&mut tally, limit, add_bounded, at_us) {
+            self.swap_entry::<R, _>(
+                &key,
+                rev,
+                Counted::Stale,
+                |mut tally, limit| match count_one(&mut tally, limit, add_bounded, at_us) {
                     Some(miss) => Step::Done(miss),
                     None => Step::Write(encode_entry(rev, &tally, limit), Counted::Done(tally)),
-                }
-            })
+                },
+            )
         })
     }
 
@@ -312,7 +314,10 @@ impl Embedded {
             }
             Ok((out, wrote))
         })?;
-        Ok((out, seq.unwrap_or_else(|| self.inner.flusher.last_committed())))
+        Ok((
+            out,
+            seq.unwrap_or_else(|| self.inner.flusher.last_committed()),
+        ))
     }
 
     /// The tallies check of `tollgate check`: keys of entries of `R`'s collection without a

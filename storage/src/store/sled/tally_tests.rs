@@ -1,13 +1,15 @@
-//! The embedded engine's tallies tree (`tally.rs`) through the [`Store`] API: the entry is
-//! created with the record's first put and removed with it, reads merge it, counting moves
-//! it (durably, without moving the record's revision), the single writer's puts and
-//! write-backs write it, a data directory of an older build gets its entries, `check`
-//! reports and repairs strays, and backups carry the counters.
+//! The embedded engine's tallies tree (`tally.rs`) through the [`Store`] API: counting and
+//! write-backs write the entry at the record's revision (durably, without moving the
+//! record's revision, without a transaction), reads merge it only at that revision, the
+//! single writer's puts carry the counters in the payload (the entry goes stale, or a
+//! transaction removes it), a delete removes it, a record without an entry reads its
+//! payload, `check` reports and repairs strays, and backups carry the counters.
 
 use serde::{Deserialize, Serialize};
 
 use crate::store::layout::record_key;
-use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, Tally};
+use crate::store::tally::Entry;
+use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, StoreConfig, Tally};
 
 /// A record whose counters are tallied, as a license key's are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,24 +99,33 @@ fn tally(bounded: i64, hits: i64, last: Option<i64>) -> Tally {
     }
 }
 
+fn entry(rev: u64, tally: Tally, limit: Option<i64>) -> Option<Entry> {
+    Some(Entry { rev, tally, limit })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_entry_moves_with_its_record_and_reads_merge_it() {
+async fn the_entry_is_at_its_records_revision_and_reads_merge_it() {
     let store = Store::temporary().unwrap();
     assert!(store.counters_apart());
     assert!(!store.is_shared());
     let e = store.embedded();
-    // The first put creates the entry from the payload's counters.
+    // A put writes the counters in the payload: no entry.
     let mut k = key(1, Some(10));
     k.usage = 2;
     k.validations = 7;
     assert_eq!(put(&store, &k, Expect::Absent).await, 1);
-    assert_eq!(e.inner_tally(&rk(1)), Some((tally(2, 7, None), Some(10))));
-    // Counting moves the entry, not the record (its revision, its payload), durably.
+    assert_eq!(e.inner_tally(&rk(1)), None);
+    assert_eq!(get(&store, 1).await, (1, k.clone()));
+    // Counting writes the entry, not the record (its revision, its payload), durably.
     assert_eq!(
         store.count_hit::<Key>(&id(1), 1, 3, 50).await,
         Ok(Counted::Done(tally(5, 8, Some(50))))
     );
     assert!(store.is_durable(store.last_committed()));
+    assert_eq!(
+        e.inner_tally(&rk(1)),
+        entry(1, tally(5, 8, Some(50)), Some(10))
+    );
     assert_eq!(payload(&store, 1), (2, 7));
     let (rev, read) = get(&store, 1).await;
     assert_eq!(
@@ -155,47 +166,76 @@ async fn the_entry_moves_with_its_record_and_reads_merge_it() {
         store.count_hit::<Key>(&id(1), 1, 0, 40).await,
         Ok(Counted::Done(tally(5, 9, Some(50))))
     );
-    // The single writer's put writes its counters and limit, even through a put that
-    // keeps its keys (a transaction, not a lone compare-and-swap, for a tallied record).
-    let mut next = read.clone();
+    // The single writer's put (a lone compare-and-swap on the record) carries its counters
+    // in the payload: the entry, at the older revision, is stale and no longer read.
+    let mut next = get(&store, 1).await.1;
     next.note = "patched".into();
     next.limit = Some(20);
     next.validations = 9;
+    next.usage = 4;
     assert_eq!(put(&store, &next, Expect::Rev(1)).await, 2);
     assert_eq!(
         e.inner_tally(&rk(1)),
-        Some((tally(5, 9, Some(50)), Some(20)))
+        entry(1, tally(5, 9, Some(50)), Some(10))
     );
-    next.usage = 6;
+    assert_eq!(get(&store, 1).await, (2, next.clone()));
+    // A put that resets the counters resets them.
+    next.usage = 0;
+    next.validations = 0;
+    next.last_at = None;
     let mut b = Batch::new();
     b.put_keeping_keys(&next, Expect::Rev(2)).unwrap();
     assert_eq!(store.commit(&b).await.unwrap().revs, vec![3]);
     assert_eq!(get(&store, 1).await, (3, next.clone()));
-    // An explicit usage, in the batch of its put.
+    // Counting goes on from the payload of that revision.
+    assert_eq!(
+        store.count_hit::<Key>(&id(1), 3, 2, 70).await,
+        Ok(Counted::Done(tally(2, 1, Some(70))))
+    );
+    assert_eq!(
+        e.inner_tally(&rk(1)),
+        entry(3, tally(2, 1, Some(70)), Some(20))
+    );
+    // An explicit usage, in the batch of its put (a transaction: the put removes the
+    // entry, the usage makes one at the new revision from the payload).
+    next.usage = 6;
     let mut b = Batch::new();
     b.put(&next, Expect::Rev(3))
         .unwrap()
         .set_bounded::<Key>(&id(1), 1);
     store.commit(&b).await.unwrap();
+    assert_eq!(e.inner_tally(&rk(1)), entry(4, tally(1, 0, None), Some(20)));
     assert_eq!(get(&store, 1).await.1.usage, 1);
+    assert_eq!(payload(&store, 1), (6, 0));
     // A write-back of counters: the entry only, the revision unchanged, conditional on it.
+    let mut counted = next.clone();
+    (counted.usage, counted.validations, counted.last_at) = (3, 30, Some(300));
     let mut b = Batch::new();
-    b.write_tally::<Key>(&id(1), 4, tally(3, 30, Some(300)));
+    b.write_tally(&counted, 4);
     assert_eq!(store.commit(&b).await.unwrap().revs, vec![4]);
     assert_eq!(
         e.inner_tally(&rk(1)),
-        Some((tally(3, 30, Some(300)), Some(20)))
+        entry(4, tally(3, 30, Some(300)), Some(20))
     );
-    let (rev, read) = get(&store, 1).await;
-    assert_eq!((rev, read.usage, read.validations), (4, 3, 30));
-    assert_eq!(payload(&store, 1), (6, 9));
+    assert_eq!(get(&store, 1).await, (4, counted.clone()));
+    assert_eq!(payload(&store, 1), (6, 0));
+    for stale in [3, 5] {
+        let mut b = Batch::new();
+        b.write_tally(&counted, stale);
+        assert!(matches!(
+            store.commit(&b).await,
+            Err(StorageError::Conflict { found: Some(4), .. })
+        ));
+    }
     let mut b = Batch::new();
-    b.write_tally::<Key>(&id(1), 3, tally(0, 0, None));
+    b.write_tally(&key(9, None), 1);
     assert!(matches!(
         store.commit(&b).await,
-        Err(StorageError::Conflict { .. })
+        Err(StorageError::Conflict { found: None, .. })
     ));
-    // A delete takes the entry; a record created again with that id starts afresh.
+    assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
+    // A delete takes the entry; a record created again with that id starts afresh, at
+    // revision 1 again, with no entry left to mistake for its own.
     let mut b = Batch::new();
     b.delete::<Key>(&id(1), Expect::Rev(4));
     store.commit(&b).await.unwrap();
@@ -206,13 +246,50 @@ async fn the_entry_moves_with_its_record_and_reads_merge_it() {
         store.commit(&b).await,
         Err(StorageError::Conflict { .. })
     ));
+    assert_eq!(e.inner_tally(&rk(1)), None);
     put(&store, &key(1, None), Expect::Absent).await;
-    assert_eq!(e.inner_tally(&rk(1)), Some((tally(0, 0, None), None)));
+    assert_eq!(e.inner_tally(&rk(1)), None);
+    assert_eq!(get(&store, 1).await, (1, key(1, None)));
+    // Counted, deleted, created anew: the new record (at revision 1 again) does not
+    // inherit the counters.
+    let mut b = Batch::new();
+    b.write_tally(&counted, 1);
+    store.commit(&b).await.unwrap();
+    let mut b = Batch::new();
+    b.delete::<Key>(&id(1), Expect::Rev(1));
+    store.commit(&b).await.unwrap();
+    put(&store, &key(1, None), Expect::Absent).await;
+    assert_eq!(get(&store, 1).await, (1, key(1, None)));
     assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
 }
 
+/// Counter writes acknowledged durable (a write-back committed durably, a counted hit)
+/// survive a reopen of the data directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn added_hits_sum_up_in_one_transaction_and_keep_the_latest_time() {
+async fn durable_counter_writes_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path());
+    let mut k = key(1, Some(100));
+    {
+        let store = Store::open(&config).unwrap();
+        put(&store, &k, Expect::Absent).await;
+        put(&store, &key(2, None), Expect::Absent).await;
+        (k.usage, k.validations, k.last_at) = (7, 70, Some(700));
+        let mut b = Batch::new();
+        b.write_tally(&k, 1);
+        store.commit_durable(&b).await.unwrap();
+        assert_eq!(
+            store.count_hit::<Key>(&id(2), 1, 1, 5).await,
+            Ok(Counted::Done(tally(1, 1, Some(5))))
+        );
+    }
+    let store = Store::open(&config).unwrap();
+    assert_eq!(get(&store, 1).await, (1, k));
+    assert_eq!(get(&store, 2).await.1.usage, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_hits_sum_up_in_one_commit_and_keep_the_latest_time() {
     let store = Store::temporary().unwrap();
     put(&store, &key(1, Some(1)), Expect::Absent).await;
     put(&store, &key(2, None), Expect::Absent).await;
@@ -242,7 +319,7 @@ async fn added_hits_sum_up_in_one_transaction_and_keep_the_latest_time() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn records_of_an_older_build_get_their_entries_and_check_sees_strays() {
+async fn records_without_an_entry_read_their_payload_and_check_sees_strays() {
     let store = Store::temporary().unwrap();
     let e = store.embedded();
     for n in 1..=3 {
@@ -250,29 +327,30 @@ async fn records_of_an_older_build_get_their_entries_and_check_sees_strays() {
         k.validations = n as i64;
         put(&store, &k, Expect::Absent).await;
     }
-    // As a build that kept counters in payloads left them: no entries.
-    e.inner_remove_tally(&rk(1));
-    e.inner_remove_tally(&rk(2));
-    // A read without an entry gives the payload's counters.
+    // As a build that kept counters in payloads left them: no entries, nothing to
+    // backfill, nothing missing.
     assert_eq!(get(&store, 2).await.1.validations, 2);
-    let report = store.verify_indexes::<Key>().await.unwrap();
-    assert_eq!(report.missing, vec![rk(1), rk(2)]);
-    assert_eq!(store.ensure_tallies::<Key>().await, Ok(2));
-    assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
-    assert_eq!(e.inner_tally(&rk(2)), Some((tally(0, 2, None), Some(9))));
     assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
-    // An entry without its record is extra; a repair removes it and makes missing ones.
-    e.inner_remove_record(&rk(3));
-    e.inner_remove_tally(&rk(1));
-    let report = store.verify_indexes::<Key>().await.unwrap();
+    assert_eq!(store.ensure_tallies::<Key>().await, Ok(0));
+    for n in [1, 3] {
+        store.count_hit::<Key>(&id(n), 1, 0, 1).await.unwrap();
+    }
     assert_eq!(
-        (report.missing.clone(), report.extra.contains(&rk(3))),
-        (vec![rk(1)], true)
+        e.inner_tally(&rk(1)),
+        entry(1, tally(0, 2, Some(1)), Some(9))
     );
+    // An entry without its record is extra; a repair removes it.
+    e.inner_remove_record(&rk(3));
+    let report = store.verify_indexes::<Key>().await.unwrap();
+    assert!(report.missing.is_empty());
+    assert!(report.extra.contains(&rk(3)));
     store.rebuild_indexes::<Key>().await.unwrap();
     assert!(store.verify_indexes::<Key>().await.unwrap().is_clean());
     assert_eq!(e.inner_tally(&rk(3)), None);
-    assert_eq!(e.inner_tally(&rk(1)), Some((tally(0, 1, None), Some(9))));
+    assert_eq!(
+        e.inner_tally(&rk(1)),
+        entry(1, tally(0, 2, Some(1)), Some(9))
+    );
     // A type that is not tallied has nothing to backfill.
     assert_eq!(
         store.ensure_tallies::<crate::store_tests::Item>().await,
@@ -319,7 +397,7 @@ async fn counters_in_the_tree_survive_a_backup_and_its_restore() {
     let restored = Store::temporary().unwrap();
     restored.restore(&old).await.unwrap();
     assert_eq!(get(&restored, 1).await, (1, k.clone()));
-    assert_eq!(restored.ensure_tallies::<Key>().await, Ok(1));
+    assert_eq!(restored.ensure_tallies::<Key>().await, Ok(0));
     assert_eq!(
         restored.count_hit::<Key>(&id(1), 1, 1, 3_000).await,
         Ok(Counted::Done(tally(5, 18, Some(3_000))))

@@ -1,8 +1,9 @@
 //! Commits on the embedded engine: a batch of one write that changes nothing but its
 //! record is one compare-and-swap on it, a batch of one counters write
 //! ([`crate::Batch::write_tally`]) one insert in the tallies tree (`tally.rs`); any other
-//! batch is one sled transaction over the seven trees, applying each operation's plan (`batch::Plan`) in order. Visible at once,
-//! durable after the flush that covers the returned sequence number.
+//! batch is one sled transaction over the seven trees, applying each operation's plan
+//! (`batch::Plan`) in order. Visible at once, durable after the flush that covers the
+//! returned sequence number.
 
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use sled::Transactional;
