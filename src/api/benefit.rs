@@ -20,6 +20,7 @@ use crate::loc;
 use crate::validate::Validator;
 
 tag!(TagAds = "ads");
+tag!(TagFeatureFlag = "feature_flag");
 tag!(TagLicenseKeys = "license_keys");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -31,6 +32,7 @@ pub enum BenefitType {
     GithubRepository,
     Downloadables,
     LicenseKeys,
+    FeatureFlag,
 }
 
 impl From<domain::BenefitType> for BenefitType {
@@ -42,6 +44,7 @@ impl From<domain::BenefitType> for BenefitType {
             domain::BenefitType::GithubRepository => BenefitType::GithubRepository,
             domain::BenefitType::Downloadables => BenefitType::Downloadables,
             domain::BenefitType::LicenseKeys => BenefitType::LicenseKeys,
+            domain::BenefitType::FeatureFlag => BenefitType::FeatureFlag,
         }
     }
 }
@@ -84,6 +87,38 @@ pub struct BenefitLicenseKeyExpirationProperties {
 pub struct BenefitLicenseKeyActivationProperties {
     pub limit: i64,
     pub enable_customer_admin: bool,
+    /// Tollgate's: whether `activate` at the limit may free a live activation named by its
+    /// `replace` (false unless set).
+    #[serde(default)]
+    pub allow_replacement: bool,
+}
+
+/// Tollgate's: what a purchase of several units (a seat-based price) grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LicenseKeyQuantity {
+    /// One key whose activation limit is multiplied by the units.
+    OneKey,
+    /// One key per unit, each with the limit.
+    KeyPerUnit,
+}
+
+impl From<domain::KeyQuantity> for LicenseKeyQuantity {
+    fn from(q: domain::KeyQuantity) -> Self {
+        match q {
+            domain::KeyQuantity::OneKey => LicenseKeyQuantity::OneKey,
+            domain::KeyQuantity::KeyPerUnit => LicenseKeyQuantity::KeyPerUnit,
+        }
+    }
+}
+
+impl From<LicenseKeyQuantity> for domain::KeyQuantity {
+    fn from(q: LicenseKeyQuantity) -> Self {
+        match q {
+            LicenseKeyQuantity::OneKey => domain::KeyQuantity::OneKey,
+            LicenseKeyQuantity::KeyPerUnit => domain::KeyQuantity::KeyPerUnit,
+        }
+    }
 }
 
 /// The properties of a license-key benefit; in a body, every key is optional.
@@ -106,6 +141,10 @@ pub struct BenefitLicenseKeysProperties {
     /// without it keeps the benefit's setting).
     #[serde(default)]
     pub grace_days: Option<i64>,
+    /// Tollgate's: `one_key` (the default) or `key_per_unit`; an update without it keeps
+    /// the benefit's setting.
+    #[serde(default)]
+    pub quantity: Option<LicenseKeyQuantity>,
 }
 
 impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
@@ -121,10 +160,12 @@ impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
                 .map(|a| BenefitLicenseKeyActivationProperties {
                     limit: a.limit,
                     enable_customer_admin: a.enable_customer_admin,
+                    allow_replacement: a.allow_replacement,
                 }),
             limit_usage: k.limit_usage,
             allow_customer_rotation: Some(k.allow_customer_rotation),
             grace_days: Some(i64::from(k.grace_days)),
+            quantity: Some(k.quantity.into()),
         }
     }
 }
@@ -140,6 +181,7 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
             activations: p.activations.map(|a| KeyActivations {
                 limit: a.limit,
                 enable_customer_admin: a.enable_customer_admin,
+                allow_replacement: a.allow_replacement,
             }),
             limit_usage: p.limit_usage,
             allow_customer_rotation: p.allow_customer_rotation.unwrap_or(true),
@@ -148,6 +190,7 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
             grace_days: p.grace_days.map_or(domain::DEFAULT_GRACE_DAYS, |d| {
                 u32::try_from(d.clamp(0, i64::from(domain::MAX_GRACE_DAYS))).unwrap_or(0)
             }),
+            quantity: p.quantity.map(Into::into).unwrap_or_default(),
         })
     }
 }
@@ -207,9 +250,9 @@ macro_rules! benefit_variant {
             pub is_deleted: bool,
             #[schema(value_type = crate::api::free_form::Metadata)]
             pub metadata: MetadataMap,
-            /// `public`: Tollgate's benefit types are always shown to their customers.
+            /// `draft`, `private` or `public`: only a feature flag may be other than public.
             pub visibility: &'static str,
-            /// Whether `visibility` may be set: never, for Tollgate's benefit types.
+            /// Whether `visibility` may be set: for feature flags only.
             pub visibility_configurable: bool,
             $($(#[$xdoc])* pub $extra: $xty,)*
         }
@@ -228,8 +271,8 @@ macro_rules! benefit_variant {
                     properties,
                     is_deleted: b.deleted_at.is_some(),
                     metadata: metadata_map(&b.metadata),
-                    visibility: "public",
-                    visibility_configurable: false,
+                    visibility: b.visibility.as_str(),
+                    visibility_configurable: b.kind() == domain::BenefitType::FeatureFlag,
                     $($extra,)*
                 }
             }
@@ -257,6 +300,16 @@ benefit_variant!(
     TagAds,
     BenefitAdsProperties
 );
+benefit_variant!(
+    /// A feature flag: what it unlocks is its metadata.
+    BenefitFeatureFlag,
+    TagFeatureFlag,
+    BenefitFeatureFlagProperties
+);
+
+/// The properties of a feature flag: none (`{}`), as Polar's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct BenefitFeatureFlagProperties {}
 
 /// The `Benefit` schema: a benefit, its variant named by `type`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -266,6 +319,7 @@ pub enum BenefitView {
     LicenseKeys(BenefitLicenseKeys),
     Custom(BenefitCustom),
     Ads(BenefitAds),
+    FeatureFlag(BenefitFeatureFlag),
 }
 
 impl From<&Benefit> for BenefitView {
@@ -290,6 +344,11 @@ impl From<&Benefit> for BenefitView {
                     image_height: *image_height,
                     image_width: *image_width,
                 },
+            )),
+            BenefitProperties::FeatureFlag => BenefitView::FeatureFlag(BenefitFeatureFlag::build(
+                b,
+                TagFeatureFlag::Value,
+                BenefitFeatureFlagProperties {},
             )),
         }
     }
@@ -546,6 +605,7 @@ impl BenefitUpdate {
         let kind = self.kind();
         let mut rotation_given = false;
         let mut grace_given = None;
+        let mut quantity_given = false;
         let (description, properties, metadata, visibility): (_, Option<BenefitProperties>, _, _) =
             match self {
                 BenefitUpdate::Custom(u) => (
@@ -566,6 +626,7 @@ impl BenefitUpdate {
                         .as_ref()
                         .is_some_and(|p| p.allow_customer_rotation.is_some());
                     grace_given = u.properties.as_ref().and_then(|p| p.grace_days);
+                    quantity_given = u.properties.as_ref().is_some_and(|p| p.quantity.is_some());
                     (
                         u.description,
                         u.properties.map(Into::into),
@@ -593,6 +654,7 @@ impl BenefitUpdate {
             properties,
             rotation_given,
             grace_given: grace_given.is_some(),
+            quantity_given,
             metadata,
         })
     }
@@ -619,6 +681,7 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
         properties,
         deleted_at: None,
         metadata: crate::domain::metadata::Metadata::default(),
+        visibility: domain::Visibility::Public,
     };
     vec![
         benefit(
@@ -633,10 +696,12 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                 activations: Some(KeyActivations {
                     limit: 3,
                     enable_customer_admin: true,
+                    allow_replacement: false,
                 }),
                 limit_usage: None,
                 allow_customer_rotation: true,
                 grace_days: domain::DEFAULT_GRACE_DAYS,
+                quantity: domain::KeyQuantity::OneKey,
             }),
         ),
         benefit(
@@ -654,6 +719,10 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                 image_width: 400,
             },
         ),
+        Benefit {
+            visibility: domain::Visibility::Private,
+            ..benefit(4, "Beta features", BenefitProperties::FeatureFlag)
+        },
     ]
 }
 
@@ -688,8 +757,10 @@ mod tests {
         assert_eq!(
             views[0]["properties"],
             json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
-                   "activations": {"limit": 3, "enable_customer_admin": true},
-                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3})
+                   "activations": {"limit": 3, "enable_customer_admin": true,
+                                   "allow_replacement": false},
+                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3,
+                   "quantity": "one_key"})
         );
         assert!(views[0].get("is_tax_applicable").is_none());
         assert_eq!(views[1]["type"], "custom");
@@ -698,6 +769,12 @@ mod tests {
         assert_eq!(views[2]["type"], "ads");
         assert!(views[2].get("is_tax_applicable").is_none());
         assert_eq!(views[2]["modified_at"], serde_json::Value::Null);
+        assert_eq!(views[2]["visibility"], "public");
+        assert_eq!(views[2]["visibility_configurable"], false);
+        assert_eq!(views[3]["type"], "feature_flag");
+        assert_eq!(views[3]["properties"], json!({}));
+        assert_eq!(views[3]["visibility"], "private");
+        assert_eq!(views[3]["visibility_configurable"], true);
     }
 
     #[test]
@@ -728,10 +805,11 @@ mod tests {
             .filter(|(name, _)| *name == "Benefit")
             .filter_map(|(_, v)| v["type"].as_str().map(String::from))
             .collect();
-        let expected: std::collections::BTreeSet<String> = ["ads", "custom", "license_keys"]
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let expected: std::collections::BTreeSet<String> =
+            ["ads", "custom", "feature_flag", "license_keys"]
+                .into_iter()
+                .map(String::from)
+                .collect();
         assert_eq!(types, expected);
     }
 }

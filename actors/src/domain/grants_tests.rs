@@ -1,7 +1,7 @@
 //! Unit tests of what benefits grant (`grants.rs`).
 
 use super::*;
-use crate::domain::benefit::{KeyActivations, KeyExpiry};
+use crate::domain::benefit::{KeyActivations, KeyExpiry, KeyQuantity, Visibility};
 use crate::domain::ids::OrganizationId;
 use crate::domain::metadata::Metadata;
 
@@ -26,6 +26,7 @@ fn benefit(properties: BenefitProperties) -> Benefit {
         properties,
         deleted_at: None,
         metadata: Metadata::default(),
+        visibility: Visibility::Public,
     }
 }
 
@@ -36,10 +37,12 @@ fn keys(expires: Option<KeyExpiry>, grace_days: u32) -> Benefit {
         activations: Some(KeyActivations {
             limit: 3,
             enable_customer_admin: true,
+            allow_replacement: false,
         }),
         limit_usage: Some(10),
         allow_customer_rotation: true,
         grace_days,
+        quantity: KeyQuantity::OneKey,
     }))
 }
 

@@ -8,8 +8,8 @@ use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::benefit::{
-    Benefit, BenefitChange, BenefitProperties, BenefitType, NewBenefit, BENEFIT_BY_TYPE,
-    BENEFIT_OF_TYPE,
+    Benefit, BenefitChange, BenefitProperties, BenefitType, NewBenefit, Visibility,
+    BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::AppError;
@@ -98,6 +98,7 @@ pub async fn create(
         deletable: true,
         properties,
         deleted_at: None,
+        visibility: Visibility::Public,
         metadata,
     };
     let mut batch = Batch::new();
@@ -151,8 +152,8 @@ pub async fn update(
             }
             if let Some(p) = &change.properties {
                 let mut p = p.clone();
-                // Properties without `allow_customer_rotation` or `grace_days` keep the
-                // benefit's settings.
+                // Properties without `allow_customer_rotation`, `grace_days` or `quantity`
+                // keep the benefit's settings.
                 if let (BenefitProperties::LicenseKeys(new), BenefitProperties::LicenseKeys(old)) =
                     (&mut p, &current.properties)
                 {
@@ -161,6 +162,9 @@ pub async fn update(
                     }
                     if !change.grace_given {
                         new.grace_days = old.grace_days;
+                    }
+                    if !change.quantity_given {
+                        new.quantity = old.quantity;
                     }
                 }
                 benefit.properties = p;

@@ -35,6 +35,7 @@ async fn a_change_keeps_the_grace_it_does_not_name_and_never_changes_the_type() 
         )),
         rotation_given: false,
         grace_given: false,
+        quantity_given: false,
         metadata: None,
     };
     let changed = update(&app, subject, benefit.id, change.clone())

@@ -12,7 +12,7 @@ use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
 use crate::api::Maybe;
 use crate::app::catalog::{benefits, products};
 use crate::auth::Subject;
-use crate::domain::benefit::{Benefit, BenefitProperties, Timeframe};
+use crate::domain::benefit::{Benefit, BenefitProperties, KeyQuantity, Timeframe};
 use crate::domain::currency::Currency;
 use crate::domain::ids::{OrganizationId, ProductId};
 use crate::domain::product::{
@@ -336,6 +336,10 @@ pub struct BenefitForm {
     /// Activation limit; empty: none.
     pub activations: String,
     pub enable_customer_admin: Option<String>,
+    /// At the limit, an activation may replace a live one (`activations.allow_replacement`).
+    pub allow_replacement: Option<String>,
+    /// `one_key` or `key_per_unit`: what a purchase of several units grants.
+    pub quantity: String,
     /// Customers may rotate their keys in the portal.
     pub allow_customer_rotation: Option<String>,
     /// Days a subscription's key keeps working past its paid period; empty: the default.
@@ -352,6 +356,8 @@ impl Default for BenefitForm {
             timeframe: "year".into(),
             activations: String::new(),
             enable_customer_admin: None,
+            allow_replacement: None,
+            quantity: "one_key".into(),
             allow_customer_rotation: None,
             grace_days: String::new(),
         }
@@ -375,6 +381,7 @@ impl BenefitForm {
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
             form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
             form.grace_days = p.grace_days.to_string();
+            form.quantity = p.quantity.as_str().into();
             form.prefix = opt_string(&p.prefix);
             form.limit_usage = opt_string(&p.limit_usage);
             if let Some(e) = &p.expires {
@@ -389,6 +396,7 @@ impl BenefitForm {
             if let Some(a) = &p.activations {
                 form.activations = a.limit.to_string();
                 form.enable_customer_admin = a.enable_customer_admin.then(|| "on".to_string());
+                form.allow_replacement = a.allow_replacement.then(|| "on".to_string());
             }
         }
         form
@@ -430,6 +438,7 @@ impl BenefitForm {
                 .map(|limit| BenefitLicenseKeyActivationProperties {
                     limit,
                     enable_customer_admin: ticked(&self.enable_customer_admin),
+                    allow_replacement: ticked(&self.allow_replacement),
                 }),
         };
         BenefitLicenseKeysProperties {
@@ -439,6 +448,23 @@ impl BenefitForm {
             limit_usage: typed.int(field!["properties", "limit_usage"], &self.limit_usage, true),
             allow_customer_rotation: Some(ticked(&self.allow_customer_rotation)),
             grace_days: typed.int(field!["properties", "grace_days"], &self.grace_days, true),
+            quantity: match self.quantity.trim() {
+                "" => None,
+                q => match KeyQuantity::parse(q) {
+                    Some(q) => Some(q.into()),
+                    None => {
+                        typed.push(
+                            Invalid::new(
+                                field!["properties", "quantity"],
+                                "Input should be 'one_key' or 'key_per_unit'",
+                                q,
+                            )
+                            .kind("enum"),
+                        );
+                        None
+                    }
+                },
+            },
         }
     }
 }
