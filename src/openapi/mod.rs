@@ -199,6 +199,7 @@ use crate::error::ApiError;
         paths::webhooks_endpoints_create,
         paths::webhooks_endpoints_get,
         paths::webhooks_endpoints_update,
+        paths::webhooks_endpoints_secret,
         paths::webhooks_endpoints_delete,
         paths::webhooks_deliveries_list,
         paths::webhooks_events_redeliver,

@@ -77,4 +77,5 @@ mod tools;
 mod validation_crash;
 mod versions;
 mod webhook_endpoints;
+mod webhook_secret;
 mod webhooks;

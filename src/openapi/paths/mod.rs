@@ -722,6 +722,17 @@ fn webhooks_endpoints_get() {}
     responses((status = 200, body = WebhookEndpointView)))]
 fn webhooks_endpoints_update() {}
 
+/// Regenerate a webhook endpoint's secret (no body). The old secret stops at once: every
+/// later delivery, retries of earlier events included, is signed with the new one.
+#[utoipa::path(patch, path = "/v1/webhooks/endpoints/{id}/secret", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, body = WebhookEndpointView),
+        (status = 404, description = "Webhook endpoint not found", body = Error),
+))]
+fn webhooks_endpoints_secret() {}
+
 /// Delete a webhook endpoint; its undelivered events are dropped.
 #[utoipa::path(delete, path = "/v1/webhooks/endpoints/{id}", tag = "webhooks",
     params(("id" = Uuid, Path)),

@@ -75,8 +75,15 @@ def main():
 
     # Polar's encoding: the secret's UTF-8 bytes are the key, given base64-encoded.
     wh = Webhook(base64.b64encode(args.secret.encode()).decode())
-    # A `whsec_` secret as a Standard Webhooks receiver uses it: the library decodes it.
-    standard = Webhook(args.secret) if args.secret.startswith("whsec_") else None
+    # A `whsec_<base64>` secret as a Standard Webhooks receiver uses it: the library decodes
+    # it. Polar's generated secrets (`whsec_` + 43 characters) are not base64: the library
+    # refuses them as they are, so only Polar's encoding applies.
+    standard = None
+    if args.secret.startswith("whsec_"):
+        try:
+            standard = Webhook(args.secret)
+        except Exception:  # noqa: BLE001
+            standard = None
     seen = {}
     lock = threading.Lock()
 
