@@ -113,6 +113,7 @@ use crate::error::ApiError;
         paths::refunds_create,
         paths::disputes_list,
         paths::disputes_get,
+        paths::disputes_accept,
         paths::subscriptions_list,
         paths::subscriptions_get,
         paths::subscriptions_create,

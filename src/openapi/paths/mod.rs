@@ -457,6 +457,19 @@ fn disputes_list() {}
     responses((status = 200, body = DisputeView)))]
 fn disputes_get() {}
 
+/// Accept a dispute, conceding the chargeback: closes it at Stripe, which settles it as
+/// `lost` (the order's license keys are revoked, as for any lost dispute). Only a dispute
+/// that needs a response can be accepted; any other is a 409 `DisputeNotOpenError`.
+#[utoipa::path(post, path = "/v1/disputes/{id}/accept", tag = "disputes",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 200, body = DisputeView),
+        (status = 404, description = "Dispute not found", body = Error),
+        (status = 409, description = "The dispute is not awaiting a response", body = Error),
+))]
+fn disputes_accept() {}
+
 /// List subscriptions.
 #[utoipa::path(get, path = "/v1/subscriptions/", tag = "subscriptions",
     params(

@@ -1075,6 +1075,7 @@ def disputes_list_is_empty():
     page = polar.disputes.list(order_id=S.order.id)
     equal(page.items, [], "no dispute")
     not_found(polar.disputes.get, uid())
+    not_found(polar.disputes.accept, uid())
 
 
 # --- Errors ---------------------------------------------------------------------------------
