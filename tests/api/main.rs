@@ -5,6 +5,7 @@ mod abuse;
 mod backup;
 mod benefit_grants;
 mod benefits;
+mod better_auth;
 mod binary;
 mod browser;
 mod browser_dashboard;
