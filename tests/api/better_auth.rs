@@ -3,7 +3,8 @@
 //! onCustomerStateChanged, onPayload })` handler, served by better-auth, is Tollgate's
 //! webhook endpoint. It verifies each real delivery and parses it with `@polar-sh/sdk`'s
 //! `validateEvent` (a 400 otherwise), then calls the handlers: `customer.state_changed`
-//! arrives and parses after a purchase, a renewal and a refund that revokes.
+//! arrives and parses after a purchase, a renewal and a refund that revokes. The handlers
+//! get the SDK's parsed objects (camelCase fields, dates as JavaScript's), logged as such.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -158,12 +159,26 @@ fn time(v: &Value) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
+/// A field of a state: the SDK's parsed objects name fields in camelCase, the API in
+/// snake_case.
+fn field<'a>(v: &'a Value, camel: &str, snake: &str) -> &'a Value {
+    match &v[camel] {
+        Value::Null => &v[snake],
+        found => found,
+    }
+}
+
 fn benefit_ids(state: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = state["granted_benefits"]
+    let mut ids: Vec<String> = field(state, "grantedBenefits", "granted_benefits")
         .as_array()
-        .unwrap_or_else(|| panic!("no granted_benefits in {state}"))
+        .unwrap_or_else(|| panic!("no granted benefits in {state}"))
         .iter()
-        .map(|g| g["benefit_id"].as_str().unwrap().to_string())
+        .map(|g| {
+            field(g, "benefitId", "benefit_id")
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     ids.sort_unstable();
     ids
@@ -171,14 +186,17 @@ fn benefit_ids(state: &Value) -> Vec<String> {
 
 /// A state's grants: (grant id, benefit id), sorted.
 fn grants(state: &Value) -> Vec<(String, String)> {
-    let mut all: Vec<(String, String)> = state["granted_benefits"]
+    let mut all: Vec<(String, String)> = field(state, "grantedBenefits", "granted_benefits")
         .as_array()
-        .unwrap_or_else(|| panic!("no granted_benefits in {state}"))
+        .unwrap_or_else(|| panic!("no granted benefits in {state}"))
         .iter()
         .map(|g| {
             (
                 g["id"].as_str().unwrap().to_string(),
-                g["benefit_id"].as_str().unwrap().to_string(),
+                field(g, "benefitId", "benefit_id")
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
             )
         })
         .collect();
@@ -234,7 +252,7 @@ async fn the_better_auth_plugin_receives_the_state_after_a_purchase_a_renewal_an
     let bought = plugin
         .wait_for_state("after the purchase", |s| {
             s["data"]["id"] == customer.as_str()
-                && s["data"]["active_subscriptions"][0]["id"] == sub["id"]
+                && s["data"]["activeSubscriptions"][0]["id"] == sub["id"]
         })
         .await;
     assert_eq!(bought["type"], "customer.state_changed");
@@ -250,13 +268,17 @@ async fn the_better_auth_plugin_receives_the_state_after_a_purchase_a_renewal_an
     let renewed = plugin
         .wait_for_state("after the renewal", |s| {
             s["data"]["id"] == customer.as_str()
-                && s["data"]["active_subscriptions"][0]["current_period_start"]
+                && s["data"]["activeSubscriptions"][0]["currentPeriodStart"]
                     .as_str()
-                    .is_some_and(|t| DateTime::parse_from_rfc3339(t).is_ok_and(|t| t == end))
+                    // The SDK parses dates to JavaScript's, to the millisecond.
+                    .is_some_and(|t| {
+                        DateTime::parse_from_rfc3339(t)
+                            .is_ok_and(|t| t.timestamp_millis() == end.timestamp_millis())
+                    })
         })
         .await;
     assert_eq!(
-        renewed["data"]["active_subscriptions"][0]["id"], sub["id"],
+        renewed["data"]["activeSubscriptions"][0]["id"], sub["id"],
         "the same subscription, renewed"
     );
 
@@ -303,7 +325,7 @@ async fn the_better_auth_plugin_receives_the_state_after_a_purchase_a_renewal_an
     assert_eq!(refunded["type"], "customer.state_changed");
     assert_eq!(refunded["data"]["id"], customer.as_str());
     assert_eq!(
-        refunded["data"]["active_subscriptions"][0]["id"], sub["id"],
+        refunded["data"]["activeSubscriptions"][0]["id"], sub["id"],
         "the plan is untouched by the e-book's refund"
     );
     assert_eq!(grants(&api_state(&app, &customer).await), plan_grants);
