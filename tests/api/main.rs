@@ -29,6 +29,7 @@ mod dashboard_signing;
 mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
+mod entitlements;
 mod errors;
 mod event_cursor;
 mod exports;

@@ -18,6 +18,7 @@ fn license_keys(grace_days: u32) -> NewBenefit {
             ..Default::default()
         }),
         metadata: Default::default(),
+        visibility: Default::default(),
     }
 }
 
@@ -37,6 +38,7 @@ async fn a_change_keeps_the_grace_it_does_not_name_and_never_changes_the_type() 
         grace_given: false,
         quantity_given: false,
         metadata: None,
+        visibility: None,
     };
     let changed = update(&app, subject, benefit.id, change.clone())
         .await
