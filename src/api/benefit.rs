@@ -13,7 +13,7 @@ use super::price::{tag, TagCustom};
 use super::Maybe;
 use crate::domain::benefit::{
     self as domain, Benefit, BenefitChange, BenefitProperties, KeyActivations, KeyExpiry,
-    LicenseKeyProperties, NewBenefit,
+    LicenseKeyProperties, NewBenefit, Visibility,
 };
 use crate::error::{ApiError, FieldError};
 use crate::loc;
@@ -442,6 +442,13 @@ benefit_bodies!(
     "a license-key benefit"
 );
 
+benefit_bodies!(
+    BenefitFeatureFlagCreate,
+    BenefitFeatureFlagUpdate,
+    BenefitFeatureFlagProperties,
+    "a feature flag (`visibility`: `draft`, `private` or `public`)"
+);
+
 /// Creates a benefit; `type` picks the properties.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -449,6 +456,7 @@ pub enum BenefitCreate {
     Custom(BenefitCustomCreate),
     Ads(BenefitAdsCreate),
     LicenseKeys(BenefitLicenseKeysCreate),
+    FeatureFlag(BenefitFeatureFlagCreate),
 }
 
 /// Updates a benefit; `type` must be the benefit's.
@@ -458,6 +466,48 @@ pub enum BenefitUpdate {
     Custom(BenefitCustomUpdate),
     Ads(BenefitAdsUpdate),
     LicenseKeys(BenefitLicenseKeysUpdate),
+    FeatureFlag(BenefitFeatureFlagUpdate),
+}
+
+impl From<BenefitFeatureFlagProperties> for BenefitProperties {
+    fn from(_: BenefitFeatureFlagProperties) -> Self {
+        BenefitProperties::FeatureFlag
+    }
+}
+
+/// A body's free-form `metadata` (parsed with [`super::metadata::parse_metadata`]).
+pub type MetadataBody = Value;
+
+/// The dashboard's metadata text (one `key=value` a line; integers and `true`/`false` are
+/// typed, the rest strings) as a body's `metadata`, whose checks then apply; `Err`: the
+/// first line without `=`.
+pub fn metadata_from_lines(text: &str) -> Result<Maybe<MetadataBody>, String> {
+    let mut map = serde_json::Map::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (k, v) = line.split_once('=').ok_or_else(|| line.to_string())?;
+        let v = v.trim();
+        let value = if let Ok(n) = v.parse::<i64>() {
+            Value::from(n)
+        } else if let Ok(b) = v.parse::<bool>() {
+            Value::from(b)
+        } else {
+            Value::from(v)
+        };
+        map.insert(k.trim().to_string(), value);
+    }
+    Ok(Maybe::Value(Value::Object(map)))
+}
+
+/// A benefit's metadata as the dashboard's text shows it (see [`metadata_from_lines`]).
+pub fn metadata_lines(m: &crate::domain::metadata::Metadata) -> String {
+    metadata_map(m)
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -528,8 +578,29 @@ fn greater_than_zero(loc: Vec<Value>, input: i64) -> FieldError {
     .with_ctx(serde_json::json!({"gt": 0}))
 }
 
-/// Tollgate's benefit types are not configurable: only `public`.
-fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
+/// A feature flag's visibility may be `draft`, `private` or `public` (Polar's
+/// `BenefitVisibility`); the other types' only `public`.
+fn check_visibility(
+    v: &mut Validator,
+    kind: domain::BenefitType,
+    visibility: Option<&str>,
+) -> Option<Visibility> {
+    if kind == domain::BenefitType::FeatureFlag {
+        let given = visibility?;
+        let parsed = Visibility::parse(given);
+        if parsed.is_none() {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "visibility"],
+                    "Input should be 'draft', 'private' or 'public'",
+                    given.into(),
+                )
+                .with_ctx(serde_json::json!({"expected": "'draft', 'private' or 'public'"})),
+            );
+        }
+        return parsed;
+    }
     if let Some(other) = visibility.filter(|x| *x != "public") {
         v.push(FieldError::new(
             "value_error",
@@ -538,6 +609,7 @@ fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
             other.into(),
         ));
     }
+    None
 }
 
 impl BenefitCreate {
@@ -548,7 +620,13 @@ impl BenefitCreate {
             BenefitCreate::LicenseKeys(c) => c.properties.grace_days,
             _ => None,
         };
-        let (description, organization_id, properties, metadata, visibility) = match self {
+        let (description, organization_id, properties, metadata, visibility): (
+            _,
+            _,
+            BenefitProperties,
+            _,
+            _,
+        ) = match self {
             BenefitCreate::Custom(c) => (
                 c.description,
                 c.organization_id,
@@ -570,9 +648,17 @@ impl BenefitCreate {
                 c.metadata,
                 c.visibility,
             ),
+            BenefitCreate::FeatureFlag(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
         };
         let mut v = Validator::new();
-        check_visibility(&mut v, visibility.as_deref());
+        let kind = properties.kind();
+        let visibility = check_visibility(&mut v, kind, visibility.as_deref());
         let metadata = body_metadata(&mut v, &metadata, false).unwrap_or_default();
         if v.min_chars(loc!["body", "description"], &description, DESCRIPTION_MIN) {
             v.max_chars(loc!["body", "description"], &description, DESCRIPTION_MAX);
@@ -585,6 +671,7 @@ impl BenefitCreate {
             description,
             properties,
             metadata,
+            visibility: visibility.unwrap_or_default(),
         })
     }
 }
@@ -596,6 +683,7 @@ impl BenefitUpdate {
             BenefitUpdate::Custom(_) => domain::BenefitType::Custom,
             BenefitUpdate::Ads(_) => domain::BenefitType::Ads,
             BenefitUpdate::LicenseKeys(_) => domain::BenefitType::LicenseKeys,
+            BenefitUpdate::FeatureFlag(_) => domain::BenefitType::FeatureFlag,
         }
     }
 
@@ -634,6 +722,12 @@ impl BenefitUpdate {
                         u.visibility,
                     )
                 }
+                BenefitUpdate::FeatureFlag(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
             };
         let mut v = Validator::new();
         if let Some(d) = &description {
@@ -645,7 +739,7 @@ impl BenefitUpdate {
             check_properties(&mut v, p);
             check_grace_days(&mut v, grace_given);
         }
-        check_visibility(&mut v, visibility.as_deref());
+        let visibility = check_visibility(&mut v, kind, visibility.as_deref());
         let metadata = body_metadata(&mut v, &metadata, true);
         v.finish()?;
         Ok(BenefitChange {
@@ -656,6 +750,7 @@ impl BenefitUpdate {
             grace_given: grace_given.is_some(),
             quantity_given,
             metadata,
+            visibility,
         })
     }
 }

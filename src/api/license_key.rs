@@ -274,6 +274,10 @@ license_key_schema!(
         order_id: Option<Uuid>,
         #[serde(skip_serializing_if = "version::before_2027_01")]
         order: Option<LicenseKeyOrder>,
+        /// Tollgate's: the feature flags the key's customer holds from the key's order or
+        /// subscription, now (additive; the SDKs ignore it).
+        #[schema(value_type = Vec<Entitlement>)]
+        entitlements: Arc<Vec<Entitlement>>,
     }
 );
 license_key_schema!(
@@ -289,8 +293,32 @@ license_key_schema!(
         order_id: Option<Uuid>,
         #[serde(skip_serializing_if = "version::before_2027_01")]
         order: Option<LicenseKeyOrder>,
+        /// Tollgate's: the feature flags the key's customer holds from the key's order or
+        /// subscription, now (additive; the SDKs ignore it).
+        #[schema(value_type = Vec<Entitlement>)]
+        entitlements: Arc<Vec<Entitlement>>,
     }
 );
+
+/// Tollgate's entitlement: a `feature_flag` benefit a key's purchase grants, with what it
+/// unlocks (its metadata).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Entitlement {
+    pub benefit_id: Uuid,
+    pub description: String,
+    #[schema(value_type = crate::api::free_form::Metadata)]
+    pub metadata: crate::api::metadata::MetadataMap,
+}
+
+impl From<&crate::domain::benefit::Benefit> for Entitlement {
+    fn from(b: &crate::domain::benefit::Benefit) -> Self {
+        Entitlement {
+            benefit_id: b.id.0,
+            description: b.description.clone(),
+            metadata: crate::api::metadata::metadata_map(&b.metadata),
+        }
+    }
+}
 
 /// The subscription that granted a key, as 2027-01 answers show it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -408,12 +436,18 @@ impl ValidatedLicenseKey {
             None,
             key.order_id.map(|o| o.0),
             None,
+            Arc::default(),
         )
     }
 
     pub fn with_purchase(mut self, purchase: Purchase) -> Self {
         self.subscription = purchase.subscription;
         self.order = purchase.order;
+        self
+    }
+
+    pub fn with_entitlements(mut self, entitlements: Arc<Vec<Entitlement>>) -> Self {
+        self.entitlements = entitlements;
         self
     }
 }
@@ -427,12 +461,18 @@ impl GrantedLicenseKey {
             None,
             key.order_id.map(|o| o.0),
             None,
+            Arc::default(),
         )
     }
 
     pub fn with_purchase(mut self, purchase: Purchase) -> Self {
         self.subscription = purchase.subscription;
         self.order = purchase.order;
+        self
+    }
+
+    pub fn with_entitlements(mut self, entitlements: Arc<Vec<Entitlement>>) -> Self {
+        self.entitlements = entitlements;
         self
     }
 }

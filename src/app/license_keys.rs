@@ -20,8 +20,9 @@ use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    LicenseKeyActivationCreated, LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription,
-    LicenseKeyWithActivations, Purchase, RotatedLicenseKey, ValidatedLicenseKey,
+    Entitlement, LicenseKeyActivationCreated, LicenseKeyOrder, LicenseKeyRead,
+    LicenseKeySubscription, LicenseKeyWithActivations, Purchase, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::version::{self, ApiVersion};
 use crate::api::ListResource;
@@ -297,7 +298,9 @@ async fn validated_answer(
         .customers
         .get(key.customer_id, || key_customer(state, key))
         .await?;
-    let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
+    let entitlements = entitlements_of(state, key, customer.view.deleted_at.is_some()).await?;
+    let mut answer =
+        ValidatedLicenseKey::new(key, &customer, activation).with_entitlements(entitlements);
     if let Some(counts) = counts {
         answer.validations = counts.validations;
         answer.last_validated_at = Some(counts.last_validated_at);
@@ -311,6 +314,34 @@ async fn validated_answer(
         answer = answer.with_purchase(purchase_of(state, key).await?);
     }
     Ok(answer)
+}
+
+/// Tollgate's entitlements of `key`: the feature flags its customer holds from the key's
+/// order or subscription (`benefit_grants::feature_flags_of`), none for a deleted
+/// customer (`deleted`) or a key no purchase granted. From `AppState::entitlements`, which
+/// the store's writes of the purchase, products, benefits and refunds invalidate: a
+/// validation reads the store only after such a write.
+pub async fn entitlements_of(
+    state: &AppState,
+    key: &LicenseKey,
+    deleted: bool,
+) -> Result<std::sync::Arc<Vec<Entitlement>>, AppError> {
+    use crate::domain::benefit_grant::GrantSource;
+    let source = match (key.subscription_id, key.order_id) {
+        (Some(s), _) => GrantSource::Subscription(s),
+        (None, Some(o)) => GrantSource::Order(o),
+        (None, None) => return Ok(std::sync::Arc::default()),
+    };
+    if deleted {
+        return Ok(std::sync::Arc::default());
+    }
+    state
+        .entitlements
+        .get(source, || async move {
+            let flags = crate::app::benefit_grants::feature_flags_of(state, source).await?;
+            Ok::<_, AppError>(flags.iter().map(Entitlement::from).collect())
+        })
+        .await
 }
 
 /// Whether the answer being built shows what granted its key (2027-01 on): the only cost
@@ -360,12 +391,10 @@ pub async fn activate(
     } else {
         Purchase::default()
     };
-    Ok(LicenseKeyActivationCreated::new(
-        &key,
-        &activation,
-        &customer,
-        purchase,
-    ))
+    let mut created = LicenseKeyActivationCreated::new(&key, &activation, &customer, purchase);
+    let entitlements = entitlements_of(state, &key, customer.deleted_at.is_some()).await?;
+    created.license_key = created.license_key.with_entitlements(entitlements);
+    Ok(created)
 }
 
 /// Removes an activation of a key, for anyone who holds the key: named by its id, or by

@@ -31,6 +31,7 @@ mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
 mod disputes;
+mod entitlements;
 mod errors;
 mod event_cursor;
 mod exports;

@@ -555,6 +555,8 @@ pub struct NewBenefit {
     pub description: String,
     pub properties: BenefitProperties,
     pub metadata: Metadata,
+    /// `Public` unless a feature flag's body names another.
+    pub visibility: Visibility,
 }
 
 /// A change of a benefit (`PATCH /v1/benefits/{id}`): what is `None` stays. `kind` must be
@@ -572,6 +574,8 @@ pub struct BenefitChange {
     /// The new license-key properties name the quantity rule (else the benefit's stays).
     pub quantity_given: bool,
     pub metadata: Option<Metadata>,
+    /// A feature flag's new visibility (only a feature flag's change names one).
+    pub visibility: Option<Visibility>,
 }
 
 #[cfg(test)]

@@ -86,8 +86,10 @@ pub async fn create(
         description,
         properties,
         metadata,
+        visibility,
     } = new;
     let organization_id = organization_for_create(state, subject, organization_id).await?;
+    let properties_kind = properties.kind();
     let benefit = Benefit {
         id: BenefitId::new(),
         organization_id,
@@ -98,7 +100,12 @@ pub async fn create(
         deletable: true,
         properties,
         deleted_at: None,
-        visibility: Visibility::Public,
+        // Only a feature flag's visibility is configurable (the adapter refuses others).
+        visibility: if properties_kind == BenefitType::FeatureFlag {
+            visibility
+        } else {
+            Visibility::Public
+        },
         metadata,
     };
     let mut batch = Batch::new();
@@ -130,7 +137,8 @@ fn check_kind(current: &Benefit, kind: BenefitType) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Changes a benefit's description, properties or metadata (never its type).
+/// Changes a benefit's description, properties, metadata or (a feature flag's) visibility
+/// (never its type).
 pub async fn update(
     state: &AppState,
     subject: Subject,
@@ -171,6 +179,11 @@ pub async fn update(
             }
             if let Some(m) = &change.metadata {
                 benefit.metadata = m.clone();
+            }
+            if let Some(vis) = change.visibility {
+                if current.kind() == BenefitType::FeatureFlag {
+                    benefit.visibility = vis;
+                }
             }
             benefit.modified_at = Some(now);
             Ok(Some(benefit))

@@ -3,9 +3,11 @@
 use serde::Deserialize;
 
 use crate::api::benefit::{
-    BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate, BenefitLicenseKeyActivationProperties,
-    BenefitLicenseKeyExpirationProperties, BenefitLicenseKeysCreate, BenefitLicenseKeysProperties,
-    BenefitLicenseKeysUpdate, BenefitUpdate, Timeframe as TimeframeInput,
+    metadata_from_lines, metadata_lines, BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate,
+    BenefitFeatureFlagCreate, BenefitFeatureFlagProperties, BenefitFeatureFlagUpdate,
+    BenefitLicenseKeyActivationProperties, BenefitLicenseKeyExpirationProperties,
+    BenefitLicenseKeysCreate, BenefitLicenseKeysProperties, BenefitLicenseKeysUpdate,
+    BenefitUpdate, Timeframe as TimeframeInput,
 };
 use crate::api::price::{check_price_set, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT};
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
@@ -344,6 +346,14 @@ pub struct BenefitForm {
     pub allow_customer_rotation: Option<String>,
     /// Days a subscription's key keeps working past its paid period; empty: the default.
     pub grace_days: String,
+    /// The type a new benefit is of: `license_keys` (the default) or `feature_flag`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A feature flag's metadata: one `key=value` a line (integers and `true`/`false` are
+    /// typed, the rest are strings).
+    pub metadata: String,
+    /// A feature flag's visibility: `draft`, `private` or `public`.
+    pub visibility: String,
 }
 
 impl Default for BenefitForm {
@@ -360,6 +370,9 @@ impl Default for BenefitForm {
             quantity: "one_key".into(),
             allow_customer_rotation: None,
             grace_days: String::new(),
+            kind: "license_keys".into(),
+            metadata: String::new(),
+            visibility: "public".into(),
         }
     }
 }
@@ -378,6 +391,9 @@ impl BenefitForm {
             description: b.description.clone(),
             ..BenefitForm::default()
         };
+        form.kind = b.kind().as_str().into();
+        form.visibility = b.visibility.as_str().into();
+        form.metadata = metadata_lines(&b.metadata);
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
             form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
             form.grace_days = p.grace_days.to_string();
@@ -469,6 +485,29 @@ impl BenefitForm {
     }
 }
 
+impl BenefitForm {
+    /// The metadata lines as the API's `metadata` object (its checks apply); a line
+    /// without `=` is a 422 of its own.
+    fn metadata(&self, typed: &mut Typed) -> Maybe<crate::api::benefit::MetadataBody> {
+        match metadata_from_lines(&self.metadata) {
+            Ok(m) => m,
+            Err(line) => {
+                typed.push(
+                    Invalid::new(field!["metadata"], "Write one key=value a line", line)
+                        .kind("value_error"),
+                );
+                Maybe::Absent
+            }
+        }
+    }
+
+    fn visibility(&self) -> Option<String> {
+        Some(self.visibility.trim().to_string()).filter(|v| !v.is_empty())
+    }
+}
+
+/// Creates the benefit of the dashboard's form: a license-key benefit, or a feature flag
+/// (`type=feature_flag`) with its metadata and visibility.
 pub async fn create_license_key_benefit(
     state: &AppState,
     subject: Subject,
@@ -476,13 +515,23 @@ pub async fn create_license_key_benefit(
     form: &BenefitForm,
 ) -> Result<Benefit, ApiError> {
     let mut typed = Typed::default();
-    let body = BenefitCreate::LicenseKeys(BenefitLicenseKeysCreate {
-        description: form.description.trim().to_string(),
-        organization_id: Some(org.0),
-        properties: form.license_keys(&mut typed),
-        metadata: Maybe::Absent,
-        visibility: None,
-    });
+    let body = if form.kind == "feature_flag" {
+        BenefitCreate::FeatureFlag(BenefitFeatureFlagCreate {
+            description: form.description.trim().to_string(),
+            organization_id: Some(org.0),
+            properties: BenefitFeatureFlagProperties {},
+            metadata: form.metadata(&mut typed),
+            visibility: form.visibility(),
+        })
+    } else {
+        BenefitCreate::LicenseKeys(BenefitLicenseKeysCreate {
+            description: form.description.trim().to_string(),
+            organization_id: Some(org.0),
+            properties: form.license_keys(&mut typed),
+            metadata: Maybe::Absent,
+            visibility: None,
+        })
+    };
     let new = typed.finish(body.into_command())?;
     Ok(benefits::create(state, subject, new).await?)
 }
@@ -503,6 +552,12 @@ pub async fn update_benefit(
             properties: Some(form.license_keys(&mut typed)),
             metadata: Maybe::Absent,
             visibility: None,
+        }),
+        BenefitProperties::FeatureFlag => BenefitUpdate::FeatureFlag(BenefitFeatureFlagUpdate {
+            description,
+            properties: None,
+            metadata: form.metadata(&mut typed),
+            visibility: form.visibility(),
         }),
         BenefitProperties::Ads { .. } => BenefitUpdate::Ads(BenefitAdsUpdate {
             description,
