@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use tollgate::domain::ids::LicenseKeyId;
+use tollgate_actors::domain::webhook::WebhookEvent;
 use tollgate_actors::license_key::{LicenseKey, REPLACEMENTS_PER_WINDOW};
 
 use crate::license_keys::{spawn, KeyApp};
@@ -15,6 +16,40 @@ use crate::license_keys::{spawn, KeyApp};
 /// Key properties with 3 activations, replacement allowed or not.
 fn props(allow: bool) -> Value {
     json!({"activations": {"limit": 3, "enable_customer_admin": false, "allow_replacement": allow}})
+}
+
+/// An endpoint of `org` listening for the activation events, so the fan-out writes them.
+async fn hook(app: &KeyApp, org: &str) {
+    app.post(
+        "/v1/webhooks/endpoints",
+        Some(&app.token),
+        &json!({"url": "https://hooks.example.com/tollgate", "format": "raw",
+                "events": ["license_key.activated", "license_key.deactivated"],
+                "organization_id": org}),
+    )
+    .await
+    .expect(201);
+}
+
+/// The payloads of the events of type `kind` the fan-out wrote, once it has caught up with
+/// every committed change.
+async fn events(app: &KeyApp, kind: &str) -> Vec<Value> {
+    for _ in 0..1200 {
+        if app.state.store.changes(None, 1).await.unwrap().is_empty() {
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(
+        app.state.store.changes(None, 1).await.unwrap().is_empty(),
+        "the webhook fan-out did not catch up"
+    );
+    crate::checkouts::store_values::<WebhookEvent>(&app.state.store)
+        .await
+        .into_iter()
+        .filter(|e| e.event_type == kind)
+        .map(|e| serde_json::from_str(&e.payload).unwrap())
+        .collect()
 }
 
 async fn stored(app: &KeyApp, id: LicenseKeyId) -> LicenseKey {
@@ -94,6 +129,7 @@ async fn sixty_four_concurrent_replacements_keep_three_live_and_free_one_each() 
 async fn replace_by_label_on_the_public_route_and_its_refusals() {
     let app = spawn(None).await;
     let s = app.seeded("replacelabel", props(true)).await;
+    hook(&app, &s.org).await;
     let mut ids = Vec::new();
     for label in ["laptop", "desk", "tablet"] {
         // Below the limit `replace` is ignored: a normal activation.
@@ -132,6 +168,15 @@ async fn replace_by_label_on_the_public_route_and_its_refusals() {
         .map(|a| a.id.to_string())
         .collect();
     assert_eq!(live, vec![ids[0].clone(), ids[2].clone(), phone]);
+    // The freed one sends what a deactivation sends.
+    let deactivated = events(&app, "license_key.deactivated").await;
+    assert_eq!(deactivated.len(), 1);
+    assert_eq!(deactivated[0]["data"]["id"], ids[1]);
+    assert_eq!(deactivated[0]["data"]["label"], "desk");
+    assert_eq!(
+        deactivated[0]["data"]["license_key_id"],
+        s.key.id.to_string()
+    );
     // The freed activation no longer validates.
     let r = app
         .validate(&s.body(json!({"activation_id": ids[1]})))
