@@ -252,7 +252,7 @@ async fn the_portal_moves_an_activation_to_a_new_device() {
     app.patch_json(
         &format!("/v1/benefits/{}", shop.locked_benefit),
         Some(&app.token),
-        &json!({"properties": {"prefix": "LOCK", "allow_customer_rotation": false,
+        &json!({"type": "license_keys", "properties": {"prefix": "LOCK", "allow_customer_rotation": false,
                 "activations": {"limit": 2, "enable_customer_admin": false, "allow_replacement": true}}}),
     )
     .await
