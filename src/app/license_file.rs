@@ -439,6 +439,8 @@ mod tests {
             subscription_id: None,
             order_id: None,
             paid_until: None,
+            allow_replacement: false,
+            replacements: Vec::new(),
         };
         let expiry = now + chrono::Duration::days(2);
         for with_activation in [true, false] {

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
-    ActivateKey, ActivateLicenseKey, Activation, DeactivateKey, DeactivateLicenseKey, ErrorKind,
-    GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus, LicenseKey, LicenseKeyEntity,
-    LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey, ValidateKey,
-    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+    live_activations, ActivateKey, ActivateLicenseKey, Activation, DeactivateKey,
+    DeactivateLicenseKey, ErrorKind, GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus,
+    LicenseKey, LicenseKeyEntity, LicenseKeyError, MoveActivation, RotateKey, RotateLicenseKey,
+    UpdateLicenseKey, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT,
+    LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
@@ -44,12 +45,19 @@ use tollgate_storage::{Batch, StorageError};
 /// of keys become codes.
 pub fn key_error(e: ActorError<LicenseKeyError>) -> AppError {
     match e {
+        // Answered as every rate limit is: 429 with `Retry-After` and the policy.
+        ActorError::Domain(LicenseKeyError::ReplacementRateLimited { retry_after_secs }) => {
+            AppError::Limited(Box::new(crate::api::license_key::replacement_denied(
+                retry_after_secs,
+            )))
+        }
         ActorError::Domain(e) => AppError::new(
             match e.kind() {
                 ErrorKind::NotFound => Code::NotFound,
                 ErrorKind::NotPermitted => Code::NotPermitted,
                 ErrorKind::BadRequest => Code::BadRequest,
                 ErrorKind::RotateNotPermitted => Code::RotateNotPermitted,
+                ErrorKind::TooManyRequests => Code::TooManyRequests,
             },
             e.message(),
         )
@@ -395,6 +403,34 @@ pub async fn activate(
     let entitlements = entitlements_of(state, &key, customer.deleted_at.is_some()).await?;
     created.license_key = created.license_key.with_entitlements(entitlements);
     Ok(created)
+}
+
+/// The customer portal's "move to another device" on the customer's key `id`: frees the
+/// live activation `activation` so that the key activates on the next device that starts
+/// the application, counted as a replacement (the page cannot know which device "this" one
+/// is: the browser is not the application). 404 for a key or activation that is not the
+/// customer's, 403 when the key's benefit does not allow replacement, 429 over the key's
+/// replacements.
+pub async fn move_activation(
+    state: &AppState,
+    customer: &crate::domain::customer::Customer,
+    id: LicenseKeyId,
+    activation: crate::domain::ids::ActivationId,
+) -> Result<LicenseKey, AppError> {
+    let k = crate::app::portal::key(state, customer, id).await?;
+    if !live_activations(&k).any(|a| a.id == activation) {
+        return Err(AppError::not_found().with_reason("activation_not_found"));
+    }
+    if !k.allow_replacement {
+        return Err(AppError::not_permitted(
+            "The seller does not let this key's activations move to another device.",
+        ));
+    }
+    state
+        .license_keys
+        .call(k.id, MoveActivation(activation))
+        .await
+        .map_err(key_error)
 }
 
 /// Removes an activation of a key, for anyone who holds the key: named by its id, or by

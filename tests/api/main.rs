@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod abuse;
+mod activation_replacement;
 mod backup;
 mod benefit_grants;
 mod benefits;

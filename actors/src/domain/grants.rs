@@ -28,6 +28,8 @@ pub struct KeyGrant {
     /// The prefix of a value drawn for it (`generate_key`).
     pub prefix: Option<String>,
     pub limit_activations: Option<i64>,
+    /// Whether the key's activation at the limit may replace one (`activations.allow_replacement`).
+    pub allow_replacement: bool,
     pub limit_usage: Option<i64>,
     pub granted_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
@@ -80,6 +82,7 @@ pub fn key_grant(
         benefit_id,
         prefix: props.prefix.clone(),
         limit_activations: props.activations.map(|a| a.limit),
+        allow_replacement: props.activations.is_some_and(|a| a.allow_replacement),
         limit_usage: props.limit_usage,
         granted_at: at,
         expires_at: match paid_until {

@@ -89,6 +89,7 @@ fn a_one_time_purchase_grants_a_key_per_key_benefit_for_its_own_expiry() {
                 benefit_id: key.id,
                 prefix: Some("TG".into()),
                 limit_activations: Some(3),
+                allow_replacement: false,
                 limit_usage: Some(10),
                 granted_at: now(),
                 expires_at: key_expiry(now(), 1, Timeframe::Year),
@@ -175,4 +176,21 @@ fn a_claim_grants_the_key_for_the_benefits_own_expiry() {
     assert_eq!(g.paid_until, None);
     assert_eq!(g.expires_at, key_expiry(now(), 1, Timeframe::Year));
     assert_eq!(g.limit_activations, Some(3));
+}
+
+#[test]
+fn a_grant_carries_the_benefits_allow_replacement() {
+    let mut b = keys(None, 5);
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        if let Some(a) = p.activations.as_mut() {
+            a.allow_replacement = true;
+        }
+    }
+    assert!(purchase(std::slice::from_ref(&b), now(), None)[0].allow_replacement);
+    assert!(!purchase(&[keys(None, 5)], now(), None)[0].allow_replacement);
+    // No activation limit: nothing to replace.
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.activations = None;
+    }
+    assert!(!purchase(&[b], now(), None)[0].allow_replacement);
 }
