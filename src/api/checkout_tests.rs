@@ -252,6 +252,7 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
             embed_origin: None,
             subscription_id: None,
             product_trial: None,
+            seats: None,
         })
     };
     let mut out = Vec::new();
