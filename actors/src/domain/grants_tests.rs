@@ -194,3 +194,49 @@ fn a_grant_carries_the_benefits_allow_replacement() {
     }
     assert!(!purchase(&[b], now(), None)[0].allow_replacement);
 }
+
+fn with_quantity(mut b: Benefit, quantity: KeyQuantity) -> Benefit {
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.quantity = quantity;
+    }
+    b
+}
+
+#[test]
+fn a_purchase_of_seats_grants_one_key_with_the_limit_times_n_or_n_keys() {
+    let one = with_quantity(keys(None, 7), KeyQuantity::OneKey);
+    let per = with_quantity(keys(None, 7), KeyQuantity::KeyPerUnit);
+    let custom = benefit(BenefitProperties::Custom { note: None });
+    let benefits = [one.clone(), custom, per.clone()];
+    let got = purchase_of(&benefits, now(), None, 3);
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0].benefit_id, one.id);
+    assert_eq!(got[0].limit_activations, Some(9));
+    assert_eq!(got[0].limit_usage, Some(10));
+    for g in &got[1..] {
+        assert_eq!(g.benefit_id, per.id);
+        assert_eq!(g.limit_activations, Some(3));
+    }
+    // One seat (or none given) grants what a purchase always did, under either rule.
+    for units in [0, 1] {
+        assert_eq!(
+            purchase_of(&benefits, now(), None, units),
+            purchase(&benefits, now(), None)
+        );
+    }
+    let single = purchase(&benefits, now(), None);
+    assert_eq!(single.len(), 2);
+    assert!(single.iter().all(|g| g.limit_activations == Some(3)));
+}
+
+#[test]
+fn a_key_without_an_activation_limit_stays_unlimited_for_any_seat_count() {
+    let mut b = with_quantity(keys(None, 7), KeyQuantity::OneKey);
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.activations = None;
+    }
+    let got = purchase_of(&[b], now(), Some(now()), 5);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].limit_activations, None);
+    assert_eq!(got[0].paid_until, Some(now()));
+}
