@@ -241,6 +241,8 @@ mod tests {
             benefit_id: uuid::Uuid::from_u128(9),
             description: d.into(),
             metadata: Default::default(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
         };
         let loaded = |d: &'static str| async move { Ok::<_, ()>(vec![flag(d)]) };
         let cache = EntitlementCache::default();

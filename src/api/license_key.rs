@@ -309,6 +309,12 @@ pub struct Entitlement {
     pub description: String,
     #[schema(value_type = crate::api::free_form::Metadata)]
     pub metadata: crate::api::metadata::MetadataMap,
+    /// The benefit's creation, for the license file's Keygen `entitlements` resource.
+    #[serde(skip)]
+    pub created_at: DateTime<Utc>,
+    /// The benefit's last change (its creation when none), likewise.
+    #[serde(skip)]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl From<&crate::domain::benefit::Benefit> for Entitlement {
@@ -317,6 +323,8 @@ impl From<&crate::domain::benefit::Benefit> for Entitlement {
             benefit_id: b.id.0,
             description: b.description.clone(),
             metadata: crate::api::metadata::metadata_map(&b.metadata),
+            created_at: b.created_at,
+            updated_at: b.modified_at.unwrap_or(b.created_at),
         }
     }
 }

@@ -21,13 +21,18 @@ async fn flag(app: &TestApp, org: &str, description: &str, extra: Value) -> Repl
     app.post_json(BENEFITS, Some(&app.token), &body).await
 }
 
-async fn flag_id(app: &TestApp, org: &str, description: &str, metadata: Value) -> String {
+pub(crate) async fn flag_id(
+    app: &TestApp,
+    org: &str,
+    description: &str,
+    metadata: Value,
+) -> String {
     let r = flag(app, org, description, json!({"metadata": metadata})).await;
     r.expect(201);
     r.id()
 }
 
-async fn set_benefits(app: &TestApp, product: &str, benefits: &[&str]) {
+pub(crate) async fn set_benefits(app: &TestApp, product: &str, benefits: &[&str]) {
     app.post_json(
         &format!("/v1/products/{product}/benefits"),
         Some(&app.token),
