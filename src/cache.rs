@@ -1,8 +1,12 @@
 //! Caches of renderings the hot path answers with, invalidated by the store's writes.
 
-use crate::api::license_key::CustomerParts;
+use std::sync::Arc;
+
+use crate::api::license_key::{CustomerParts, Entitlement};
+use crate::domain::benefit_grant::GrantSource;
 use crate::domain::customer::Customer;
 use crate::domain::ids::CustomerId;
+use crate::domain::ids::{OrderId, SubscriptionId};
 
 /// Rendered customers by id, for the validation hot path. Every write of a customer
 /// invalidates its entry (`Store::watch`); an entry is only inserted if no customer was
@@ -80,6 +84,124 @@ impl CustomerCache {
     }
 }
 
+/// The entitlements of a purchase (a one-time order or a subscription) by purchase, for
+/// the validation hot path: the feature flags a key's purchase grants now
+/// (`crate::app::license_keys::entitlements_of`). What they derive from is the purchase,
+/// its product's benefits, the benefits and the order's refunds: a write of the order or
+/// subscription removes its entry, a write of a product, benefit or refund (rare, and not
+/// tied to one purchase by its id) empties the cache. As in [`CustomerCache`], an entry is
+/// only inserted if nothing was invalidated while it was being read.
+///
+/// On a store other nodes write too, entries also expire after `ttl`.
+/// A purchase's entitlements and when they were read.
+type EntitlementEntry = (Arc<Vec<Entitlement>>, std::time::Instant);
+
+#[derive(Default)]
+pub struct EntitlementCache {
+    /// By purchase: `(false, order id)` or `(true, subscription id)`.
+    entries: dashmap::DashMap<(bool, uuid::Uuid), EntitlementEntry>,
+    epoch: std::sync::atomic::AtomicU64,
+    ttl: Option<std::time::Duration>,
+}
+
+impl EntitlementCache {
+    /// At most this many purchases are kept (beyond it, the cache is emptied).
+    const CAPACITY: usize = 100_000;
+
+    /// A cache whose entries also expire after `ttl`.
+    pub fn expiring(ttl: std::time::Duration) -> Self {
+        EntitlementCache {
+            ttl: Some(ttl),
+            ..EntitlementCache::default()
+        }
+    }
+
+    /// The order `id` (its key bytes) was written.
+    pub fn invalidate_order(&self, id: &[u8]) {
+        if let Ok(bytes) = <[u8; 16]>::try_from(id) {
+            self.remove(GrantSource::Order(OrderId(uuid::Uuid::from_bytes(bytes))));
+        }
+    }
+
+    /// The subscription `id` (its key bytes) was written.
+    pub fn invalidate_subscription(&self, id: &[u8]) {
+        if let Ok(bytes) = <[u8; 16]>::try_from(id) {
+            self.remove(GrantSource::Subscription(SubscriptionId(
+                uuid::Uuid::from_bytes(bytes),
+            )));
+        }
+    }
+
+    fn remove(&self, source: GrantSource) {
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.entries.remove(&Self::slot(source));
+    }
+
+    fn slot(source: GrantSource) -> (bool, uuid::Uuid) {
+        match source {
+            GrantSource::Order(id) => (false, id.0),
+            GrantSource::Subscription(id) => (true, id.0),
+        }
+    }
+
+    /// A product, benefit or refund was written: every entry may be stale.
+    pub fn invalidate_all(&self) {
+        self.epoch.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.entries.clear();
+    }
+
+    /// The entitlements of `source`, from the cache or `load`.
+    pub async fn get<E, F>(
+        &self,
+        source: GrantSource,
+        load: impl FnOnce() -> F,
+    ) -> Result<Arc<Vec<Entitlement>>, E>
+    where
+        F: std::future::Future<Output = Result<Vec<Entitlement>, E>>,
+    {
+        use std::sync::atomic::Ordering;
+        let slot = Self::slot(source);
+        if let Some(entry) = self.entries.get(&slot) {
+            let (found, at) = entry.value();
+            if self.ttl.is_none_or(|ttl| at.elapsed() < ttl) {
+                return Ok(found.clone());
+            }
+        }
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let found = Arc::new(load().await?);
+        if self.entries.len() >= Self::CAPACITY {
+            self.entries.clear();
+        }
+        if self.epoch.load(Ordering::SeqCst) == epoch {
+            self.entries
+                .insert(slot, (found.clone(), std::time::Instant::now()));
+        }
+        Ok(found)
+    }
+}
+
+/// Keeps `cache` in step with the writes of `store` (see [`EntitlementCache`]).
+pub fn watch_entitlements(store: &tollgate_storage::Store, cache: &Arc<EntitlementCache>) {
+    use tollgate_storage::Record;
+    let c = cache.clone();
+    store.watch(crate::domain::order::Order::COLLECTION, move |id| {
+        c.invalidate_order(id)
+    });
+    let c = cache.clone();
+    store.watch(
+        tollgate_actors::subscription::Subscription::COLLECTION,
+        move |id| c.invalidate_subscription(id),
+    );
+    for collection in [
+        crate::domain::product::Product::COLLECTION,
+        crate::domain::benefit::Benefit::COLLECTION,
+        crate::domain::refund::Refund::COLLECTION,
+    ] {
+        let c = cache.clone();
+        store.watch(collection, move |_| c.invalidate_all());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +231,51 @@ mod tests {
         cache.invalidate(&c.id.key());
         let fresh = cache.get(c.id, || loaded(renamed.clone())).await.unwrap();
         assert_eq!(fresh.view.name.as_deref(), Some("Other"));
+    }
+
+    #[actix_web::test]
+    async fn the_entitlement_cache_drops_a_purchase_on_its_write_and_all_on_a_catalog_write() {
+        let order = OrderId(uuid::Uuid::from_u128(7));
+        let source = GrantSource::Order(order);
+        let flag = |d: &str| Entitlement {
+            benefit_id: uuid::Uuid::from_u128(9),
+            description: d.into(),
+            metadata: Default::default(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+        };
+        let loaded = |d: &'static str| async move { Ok::<_, ()>(vec![flag(d)]) };
+        let cache = EntitlementCache::default();
+        // Invalidated while loading: served, not kept.
+        let got = cache
+            .get(source, || {
+                cache.invalidate_all();
+                loaded("a")
+            })
+            .await
+            .unwrap();
+        assert_eq!(got[0].description, "a");
+        assert!(cache.entries.is_empty());
+        cache.get(source, || loaded("a")).await.unwrap();
+        let hit = cache.get(source, || loaded("b")).await.unwrap();
+        assert_eq!(hit[0].description, "a", "served from the cache");
+        // Another purchase's write leaves it; its own order's write drops it.
+        cache.invalidate_order(&uuid::Uuid::from_u128(8).into_bytes());
+        cache.invalidate_subscription(&order.0.into_bytes());
+        assert_eq!(
+            cache.get(source, || loaded("b")).await.unwrap()[0].description,
+            "a"
+        );
+        cache.invalidate_order(&order.0.into_bytes());
+        assert_eq!(
+            cache.get(source, || loaded("b")).await.unwrap()[0].description,
+            "b"
+        );
+        cache.invalidate_all();
+        assert_eq!(
+            cache.get(source, || loaded("c")).await.unwrap()[0].description,
+            "c"
+        );
     }
 
     #[actix_web::test]

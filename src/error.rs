@@ -495,6 +495,8 @@ code_table! {
     SubscriptionLocked => ("SubscriptionLocked", 409),
     /// A trial of a product the customer had one of already.
     TrialAlreadyRedeemed => ("TrialAlreadyRedeemed", 403),
+    /// An accept of a dispute that does not need a response (any more).
+    DisputeNotOpenError => ("DisputeNotOpenError", 409),
     PayloadTooLarge => ("PayloadTooLarge", 413),
     MethodNotAllowed => ("MethodNotAllowed", 405),
     TooManyRequests => ("TooManyRequests", 429),

@@ -44,6 +44,9 @@ pub struct AppState {
     pub mailer: Arc<crate::egress::mail::Mailer>,
     /// Customers as license keys render them, for the validation hot path.
     pub customers: Arc<crate::cache::CustomerCache>,
+    /// The feature flags each purchase grants, for license-key answers (invalidated by
+    /// the store's writes, as `customers`).
+    pub entitlements: Arc<crate::cache::EntitlementCache>,
     /// What `GET /metrics` exposes.
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Background jobs this node leads (see [`Leadership`]).
@@ -100,8 +103,15 @@ impl AppState {
             <crate::domain::customer::Customer as tollgate_storage::Record>::COLLECTION,
             move |id| invalidate.invalidate(id),
         );
+        let entitlements = Arc::new(if !store.is_shared() {
+            crate::cache::EntitlementCache::default()
+        } else {
+            crate::cache::EntitlementCache::expiring(std::time::Duration::from_secs(2))
+        });
+        crate::cache::watch_entitlements(&store, &entitlements);
         Self {
             customers,
+            entitlements,
             store,
             hasher,
             settings,

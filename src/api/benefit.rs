@@ -13,13 +13,14 @@ use super::price::{tag, TagCustom};
 use super::Maybe;
 use crate::domain::benefit::{
     self as domain, Benefit, BenefitChange, BenefitProperties, KeyActivations, KeyExpiry,
-    LicenseKeyProperties, NewBenefit,
+    LicenseKeyProperties, NewBenefit, Visibility,
 };
 use crate::error::{ApiError, FieldError};
 use crate::loc;
 use crate::validate::Validator;
 
 tag!(TagAds = "ads");
+tag!(TagFeatureFlag = "feature_flag");
 tag!(TagLicenseKeys = "license_keys");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -31,6 +32,7 @@ pub enum BenefitType {
     GithubRepository,
     Downloadables,
     LicenseKeys,
+    FeatureFlag,
 }
 
 impl From<domain::BenefitType> for BenefitType {
@@ -42,6 +44,7 @@ impl From<domain::BenefitType> for BenefitType {
             domain::BenefitType::GithubRepository => BenefitType::GithubRepository,
             domain::BenefitType::Downloadables => BenefitType::Downloadables,
             domain::BenefitType::LicenseKeys => BenefitType::LicenseKeys,
+            domain::BenefitType::FeatureFlag => BenefitType::FeatureFlag,
         }
     }
 }
@@ -84,6 +87,38 @@ pub struct BenefitLicenseKeyExpirationProperties {
 pub struct BenefitLicenseKeyActivationProperties {
     pub limit: i64,
     pub enable_customer_admin: bool,
+    /// Tollgate's: whether `activate` at the limit may free a live activation named by its
+    /// `replace` (false unless set).
+    #[serde(default)]
+    pub allow_replacement: bool,
+}
+
+/// Tollgate's: what a purchase of several units (a seat-based price) grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LicenseKeyQuantity {
+    /// One key whose activation limit is multiplied by the units.
+    OneKey,
+    /// One key per unit, each with the limit.
+    KeyPerUnit,
+}
+
+impl From<domain::KeyQuantity> for LicenseKeyQuantity {
+    fn from(q: domain::KeyQuantity) -> Self {
+        match q {
+            domain::KeyQuantity::OneKey => LicenseKeyQuantity::OneKey,
+            domain::KeyQuantity::KeyPerUnit => LicenseKeyQuantity::KeyPerUnit,
+        }
+    }
+}
+
+impl From<LicenseKeyQuantity> for domain::KeyQuantity {
+    fn from(q: LicenseKeyQuantity) -> Self {
+        match q {
+            LicenseKeyQuantity::OneKey => domain::KeyQuantity::OneKey,
+            LicenseKeyQuantity::KeyPerUnit => domain::KeyQuantity::KeyPerUnit,
+        }
+    }
 }
 
 /// The properties of a license-key benefit; in a body, every key is optional.
@@ -106,6 +141,10 @@ pub struct BenefitLicenseKeysProperties {
     /// without it keeps the benefit's setting).
     #[serde(default)]
     pub grace_days: Option<i64>,
+    /// Tollgate's: `one_key` (the default) or `key_per_unit`; an update without it keeps
+    /// the benefit's setting.
+    #[serde(default)]
+    pub quantity: Option<LicenseKeyQuantity>,
 }
 
 impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
@@ -121,10 +160,12 @@ impl From<&LicenseKeyProperties> for BenefitLicenseKeysProperties {
                 .map(|a| BenefitLicenseKeyActivationProperties {
                     limit: a.limit,
                     enable_customer_admin: a.enable_customer_admin,
+                    allow_replacement: a.allow_replacement,
                 }),
             limit_usage: k.limit_usage,
             allow_customer_rotation: Some(k.allow_customer_rotation),
             grace_days: Some(i64::from(k.grace_days)),
+            quantity: Some(k.quantity.into()),
         }
     }
 }
@@ -140,6 +181,7 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
             activations: p.activations.map(|a| KeyActivations {
                 limit: a.limit,
                 enable_customer_admin: a.enable_customer_admin,
+                allow_replacement: a.allow_replacement,
             }),
             limit_usage: p.limit_usage,
             allow_customer_rotation: p.allow_customer_rotation.unwrap_or(true),
@@ -148,6 +190,7 @@ impl From<BenefitLicenseKeysProperties> for BenefitProperties {
             grace_days: p.grace_days.map_or(domain::DEFAULT_GRACE_DAYS, |d| {
                 u32::try_from(d.clamp(0, i64::from(domain::MAX_GRACE_DAYS))).unwrap_or(0)
             }),
+            quantity: p.quantity.map(Into::into).unwrap_or_default(),
         })
     }
 }
@@ -207,9 +250,9 @@ macro_rules! benefit_variant {
             pub is_deleted: bool,
             #[schema(value_type = crate::api::free_form::Metadata)]
             pub metadata: MetadataMap,
-            /// `public`: Tollgate's benefit types are always shown to their customers.
+            /// `draft`, `private` or `public`: only a feature flag may be other than public.
             pub visibility: &'static str,
-            /// Whether `visibility` may be set: never, for Tollgate's benefit types.
+            /// Whether `visibility` may be set: for feature flags only.
             pub visibility_configurable: bool,
             $($(#[$xdoc])* pub $extra: $xty,)*
         }
@@ -228,8 +271,8 @@ macro_rules! benefit_variant {
                     properties,
                     is_deleted: b.deleted_at.is_some(),
                     metadata: metadata_map(&b.metadata),
-                    visibility: "public",
-                    visibility_configurable: false,
+                    visibility: b.visibility.as_str(),
+                    visibility_configurable: b.kind() == domain::BenefitType::FeatureFlag,
                     $($extra,)*
                 }
             }
@@ -257,6 +300,16 @@ benefit_variant!(
     TagAds,
     BenefitAdsProperties
 );
+benefit_variant!(
+    /// A feature flag: what it unlocks is its metadata.
+    BenefitFeatureFlag,
+    TagFeatureFlag,
+    BenefitFeatureFlagProperties
+);
+
+/// The properties of a feature flag: none (`{}`), as Polar's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct BenefitFeatureFlagProperties {}
 
 /// The `Benefit` schema: a benefit, its variant named by `type`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -266,6 +319,7 @@ pub enum BenefitView {
     LicenseKeys(BenefitLicenseKeys),
     Custom(BenefitCustom),
     Ads(BenefitAds),
+    FeatureFlag(BenefitFeatureFlag),
 }
 
 impl From<&Benefit> for BenefitView {
@@ -290,6 +344,11 @@ impl From<&Benefit> for BenefitView {
                     image_height: *image_height,
                     image_width: *image_width,
                 },
+            )),
+            BenefitProperties::FeatureFlag => BenefitView::FeatureFlag(BenefitFeatureFlag::build(
+                b,
+                TagFeatureFlag::Value,
+                BenefitFeatureFlagProperties {},
             )),
         }
     }
@@ -383,6 +442,13 @@ benefit_bodies!(
     "a license-key benefit"
 );
 
+benefit_bodies!(
+    BenefitFeatureFlagCreate,
+    BenefitFeatureFlagUpdate,
+    BenefitFeatureFlagProperties,
+    "a feature flag (`visibility`: `draft`, `private` or `public`)"
+);
+
 /// Creates a benefit; `type` picks the properties.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -390,6 +456,7 @@ pub enum BenefitCreate {
     Custom(BenefitCustomCreate),
     Ads(BenefitAdsCreate),
     LicenseKeys(BenefitLicenseKeysCreate),
+    FeatureFlag(BenefitFeatureFlagCreate),
 }
 
 /// Updates a benefit; `type` must be the benefit's.
@@ -399,6 +466,48 @@ pub enum BenefitUpdate {
     Custom(BenefitCustomUpdate),
     Ads(BenefitAdsUpdate),
     LicenseKeys(BenefitLicenseKeysUpdate),
+    FeatureFlag(BenefitFeatureFlagUpdate),
+}
+
+impl From<BenefitFeatureFlagProperties> for BenefitProperties {
+    fn from(_: BenefitFeatureFlagProperties) -> Self {
+        BenefitProperties::FeatureFlag
+    }
+}
+
+/// A body's free-form `metadata` (parsed with [`super::metadata::parse_metadata`]).
+pub type MetadataBody = Value;
+
+/// The dashboard's metadata text (one `key=value` a line; integers and `true`/`false` are
+/// typed, the rest strings) as a body's `metadata`, whose checks then apply; `Err`: the
+/// first line without `=`.
+pub fn metadata_from_lines(text: &str) -> Result<Maybe<MetadataBody>, String> {
+    let mut map = serde_json::Map::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (k, v) = line.split_once('=').ok_or_else(|| line.to_string())?;
+        let v = v.trim();
+        let value = if let Ok(n) = v.parse::<i64>() {
+            Value::from(n)
+        } else if let Ok(b) = v.parse::<bool>() {
+            Value::from(b)
+        } else {
+            Value::from(v)
+        };
+        map.insert(k.trim().to_string(), value);
+    }
+    Ok(Maybe::Value(Value::Object(map)))
+}
+
+/// A benefit's metadata as the dashboard's text shows it (see [`metadata_from_lines`]).
+pub fn metadata_lines(m: &crate::domain::metadata::Metadata) -> String {
+    metadata_map(m)
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -469,8 +578,29 @@ fn greater_than_zero(loc: Vec<Value>, input: i64) -> FieldError {
     .with_ctx(serde_json::json!({"gt": 0}))
 }
 
-/// Tollgate's benefit types are not configurable: only `public`.
-fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
+/// A feature flag's visibility may be `draft`, `private` or `public` (Polar's
+/// `BenefitVisibility`); the other types' only `public`.
+fn check_visibility(
+    v: &mut Validator,
+    kind: domain::BenefitType,
+    visibility: Option<&str>,
+) -> Option<Visibility> {
+    if kind == domain::BenefitType::FeatureFlag {
+        let given = visibility?;
+        let parsed = Visibility::parse(given);
+        if parsed.is_none() {
+            v.push(
+                FieldError::new(
+                    "enum",
+                    loc!["body", "visibility"],
+                    "Input should be 'draft', 'private' or 'public'",
+                    given.into(),
+                )
+                .with_ctx(serde_json::json!({"expected": "'draft', 'private' or 'public'"})),
+            );
+        }
+        return parsed;
+    }
     if let Some(other) = visibility.filter(|x| *x != "public") {
         v.push(FieldError::new(
             "value_error",
@@ -479,6 +609,7 @@ fn check_visibility(v: &mut Validator, visibility: Option<&str>) {
             other.into(),
         ));
     }
+    None
 }
 
 impl BenefitCreate {
@@ -489,7 +620,13 @@ impl BenefitCreate {
             BenefitCreate::LicenseKeys(c) => c.properties.grace_days,
             _ => None,
         };
-        let (description, organization_id, properties, metadata, visibility) = match self {
+        let (description, organization_id, properties, metadata, visibility): (
+            _,
+            _,
+            BenefitProperties,
+            _,
+            _,
+        ) = match self {
             BenefitCreate::Custom(c) => (
                 c.description,
                 c.organization_id,
@@ -511,9 +648,17 @@ impl BenefitCreate {
                 c.metadata,
                 c.visibility,
             ),
+            BenefitCreate::FeatureFlag(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
         };
         let mut v = Validator::new();
-        check_visibility(&mut v, visibility.as_deref());
+        let kind = properties.kind();
+        let visibility = check_visibility(&mut v, kind, visibility.as_deref());
         let metadata = body_metadata(&mut v, &metadata, false).unwrap_or_default();
         if v.min_chars(loc!["body", "description"], &description, DESCRIPTION_MIN) {
             v.max_chars(loc!["body", "description"], &description, DESCRIPTION_MAX);
@@ -526,6 +671,7 @@ impl BenefitCreate {
             description,
             properties,
             metadata,
+            visibility: visibility.unwrap_or_default(),
         })
     }
 }
@@ -537,6 +683,7 @@ impl BenefitUpdate {
             BenefitUpdate::Custom(_) => domain::BenefitType::Custom,
             BenefitUpdate::Ads(_) => domain::BenefitType::Ads,
             BenefitUpdate::LicenseKeys(_) => domain::BenefitType::LicenseKeys,
+            BenefitUpdate::FeatureFlag(_) => domain::BenefitType::FeatureFlag,
         }
     }
 
@@ -546,6 +693,7 @@ impl BenefitUpdate {
         let kind = self.kind();
         let mut rotation_given = false;
         let mut grace_given = None;
+        let mut quantity_given = false;
         let (description, properties, metadata, visibility): (_, Option<BenefitProperties>, _, _) =
             match self {
                 BenefitUpdate::Custom(u) => (
@@ -566,6 +714,7 @@ impl BenefitUpdate {
                         .as_ref()
                         .is_some_and(|p| p.allow_customer_rotation.is_some());
                     grace_given = u.properties.as_ref().and_then(|p| p.grace_days);
+                    quantity_given = u.properties.as_ref().is_some_and(|p| p.quantity.is_some());
                     (
                         u.description,
                         u.properties.map(Into::into),
@@ -573,6 +722,12 @@ impl BenefitUpdate {
                         u.visibility,
                     )
                 }
+                BenefitUpdate::FeatureFlag(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
             };
         let mut v = Validator::new();
         if let Some(d) = &description {
@@ -584,7 +739,7 @@ impl BenefitUpdate {
             check_properties(&mut v, p);
             check_grace_days(&mut v, grace_given);
         }
-        check_visibility(&mut v, visibility.as_deref());
+        let visibility = check_visibility(&mut v, kind, visibility.as_deref());
         let metadata = body_metadata(&mut v, &metadata, true);
         v.finish()?;
         Ok(BenefitChange {
@@ -593,7 +748,9 @@ impl BenefitUpdate {
             properties,
             rotation_given,
             grace_given: grace_given.is_some(),
+            quantity_given,
             metadata,
+            visibility,
         })
     }
 }
@@ -619,6 +776,7 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
         properties,
         deleted_at: None,
         metadata: crate::domain::metadata::Metadata::default(),
+        visibility: domain::Visibility::Public,
     };
     vec![
         benefit(
@@ -633,10 +791,12 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                 activations: Some(KeyActivations {
                     limit: 3,
                     enable_customer_admin: true,
+                    allow_replacement: false,
                 }),
                 limit_usage: None,
                 allow_customer_rotation: true,
                 grace_days: domain::DEFAULT_GRACE_DAYS,
+                quantity: domain::KeyQuantity::OneKey,
             }),
         ),
         benefit(
@@ -654,6 +814,10 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
                 image_width: 400,
             },
         ),
+        Benefit {
+            visibility: domain::Visibility::Private,
+            ..benefit(4, "Beta features", BenefitProperties::FeatureFlag)
+        },
     ]
 }
 
@@ -688,8 +852,10 @@ mod tests {
         assert_eq!(
             views[0]["properties"],
             json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
-                   "activations": {"limit": 3, "enable_customer_admin": true},
-                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3})
+                   "activations": {"limit": 3, "enable_customer_admin": true,
+                                   "allow_replacement": false},
+                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3,
+                   "quantity": "one_key"})
         );
         assert!(views[0].get("is_tax_applicable").is_none());
         assert_eq!(views[1]["type"], "custom");
@@ -698,6 +864,12 @@ mod tests {
         assert_eq!(views[2]["type"], "ads");
         assert!(views[2].get("is_tax_applicable").is_none());
         assert_eq!(views[2]["modified_at"], serde_json::Value::Null);
+        assert_eq!(views[2]["visibility"], "public");
+        assert_eq!(views[2]["visibility_configurable"], false);
+        assert_eq!(views[3]["type"], "feature_flag");
+        assert_eq!(views[3]["properties"], json!({}));
+        assert_eq!(views[3]["visibility"], "private");
+        assert_eq!(views[3]["visibility_configurable"], true);
     }
 
     #[test]
@@ -728,10 +900,11 @@ mod tests {
             .filter(|(name, _)| *name == "Benefit")
             .filter_map(|(_, v)| v["type"].as_str().map(String::from))
             .collect();
-        let expected: std::collections::BTreeSet<String> = ["ads", "custom", "license_keys"]
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let expected: std::collections::BTreeSet<String> =
+            ["ads", "custom", "feature_flag", "license_keys"]
+                .into_iter()
+                .map(String::from)
+                .collect();
         assert_eq!(types, expected);
     }
 }

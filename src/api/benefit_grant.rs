@@ -130,6 +130,7 @@ pub(crate) fn sample_grants() -> (Customer, Benefit, Vec<BenefitGrant>) {
         properties: BenefitProperties::LicenseKeys(LicenseKeyProperties::default()),
         deleted_at: None,
         metadata: crate::domain::metadata::Metadata::default(),
+        visibility: Default::default(),
     };
     let mut granted = BenefitGrant::new(
         org,

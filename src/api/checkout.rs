@@ -641,7 +641,9 @@ macro_rules! checkout_schema {
             pub embed_origin: Option<String>,
             /// Before discount and tax (0 for a free price).
             pub amount: i64,
-            /// Tollgate has no seat-based or unit-based prices: always `null`.
+            /// The seats bought at a seat-based price, with the fewest and most the price
+            /// sells (`null` for other prices; `max_seats` also when unlimited). Tollgate
+            /// has no unit-based prices: `units` and its bounds are always `null`.
             pub seats: Option<i64>,
             pub min_seats: Option<i64>,
             pub max_seats: Option<i64>,
@@ -719,9 +721,18 @@ macro_rules! checkout_schema {
                     return_url: c.return_url.clone(),
                     embed_origin: c.embed_origin.clone(),
                     amount: c.amount.unwrap_or(0),
-                    seats: None,
-                    min_seats: None,
-                    max_seats: None,
+                    seats: c.seats.map(i64::from),
+                    min_seats: c
+                        .price
+                        .kind
+                        .seat_tiers()
+                        .map(|t| i64::from(t.minimum_seats())),
+                    max_seats: c
+                        .price
+                        .kind
+                        .seat_tiers()
+                        .and_then(|t| t.maximum_seats())
+                        .map(i64::from),
                     units: None,
                     min_units: None,
                     max_units: None,

@@ -9,7 +9,7 @@ use tollgate_actors::checkout::{ChangeCheckout, Changes, CustomFieldInput};
 
 use super::create::{
     address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
-    optional_string, refuse, refuse_business, refuse_counts, trial_fields,
+    optional_string, refuse, refuse_business, refuse_counts, seats_field, trial_fields,
 };
 use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
 use super::{CheckoutUpdate, CheckoutUpdatePublic};
@@ -148,13 +148,10 @@ fn parse_2026_fields(
     buyer: CheckoutBuyerUpdate,
     public: bool,
 ) {
-    refuse_counts(
-        v,
-        &[
-            ("seats", buyer.seats.as_value().copied()),
-            ("units", buyer.units.as_value().copied()),
-        ],
-    );
+    refuse_counts(v, &[("units", buyer.units.as_value().copied())]);
+    if let Some(n) = buyer.seats.as_value().copied() {
+        ch.seats = seats_field(v, n);
+    }
     refuse_business(
         v,
         buyer.is_business_customer.as_value().copied(),

@@ -72,6 +72,7 @@ impl CheckoutCreate {
             v.http_url(loc!["body", "return_url"], url);
         }
         refuse_unsupported_on_create(&mut v, &input);
+        let seats = input.seats.and_then(|n| seats_field(&mut v, n));
         let trial = trial_fields(
             &mut v,
             input.trial_interval.as_deref().map(Some),
@@ -93,6 +94,7 @@ impl CheckoutCreate {
         Ok(CreateCheckout {
             target,
             amount: input.amount,
+            seats,
             discount_id: input.discount_id.map(DiscountId),
             allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
             customer_id: input.customer_id.map(CustomerId),
@@ -239,6 +241,19 @@ pub fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
     ));
 }
 
+/// A seat count (`seats` of a create, update or confirm): at least 1 (pydantic's `ge=1`),
+/// at most [`crate::api::price::MAXIMUM_SEATS`]; whether the price sells that many is
+/// the use case's question.
+pub fn seats_field(v: &mut Validator, n: i64) -> Option<u32> {
+    let ok = v.int_range(
+        loc!["body", "seats"],
+        n,
+        Some(1),
+        Some(crate::api::price::MAXIMUM_SEATS),
+    );
+    ok.then(|| u32::try_from(n).ok()).flatten()
+}
+
 /// Seat and unit counts (Polar refuses them for prices that are not seat- or unit-based,
 /// and Tollgate has none), with Polar's messages.
 pub fn refuse_counts(v: &mut Validator, counts: &[(&str, Option<i64>)]) {
@@ -354,7 +369,6 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
     refuse_counts(
         v,
         &[
-            ("seats", input.seats),
             ("min_seats", input.min_seats),
             ("max_seats", input.max_seats),
             ("units", input.units),

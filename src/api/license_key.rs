@@ -19,7 +19,8 @@ use serde_json::Value;
 use tollgate_actors::error::ActorError;
 use tollgate_actors::license_key::{
     decide::stored_object, live_activations, ActivateKey, Activation, ActivationRef, DeactivateKey,
-    ErrorKind, JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, ValidateKey,
+    ErrorKind, JsonObject, KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, Replace,
+    ValidateKey,
 };
 use tollgate_actors::subscription::Subscription;
 use utoipa::ToSchema;
@@ -274,6 +275,10 @@ license_key_schema!(
         order_id: Option<Uuid>,
         #[serde(skip_serializing_if = "version::before_2027_01")]
         order: Option<LicenseKeyOrder>,
+        /// Tollgate's: the feature flags the key's customer holds from the key's order or
+        /// subscription, now (additive; the SDKs ignore it).
+        #[schema(value_type = Vec<Entitlement>)]
+        entitlements: Arc<Vec<Entitlement>>,
     }
 );
 license_key_schema!(
@@ -289,8 +294,40 @@ license_key_schema!(
         order_id: Option<Uuid>,
         #[serde(skip_serializing_if = "version::before_2027_01")]
         order: Option<LicenseKeyOrder>,
+        /// Tollgate's: the feature flags the key's customer holds from the key's order or
+        /// subscription, now (additive; the SDKs ignore it).
+        #[schema(value_type = Vec<Entitlement>)]
+        entitlements: Arc<Vec<Entitlement>>,
     }
 );
+
+/// Tollgate's entitlement: a `feature_flag` benefit a key's purchase grants, with what it
+/// unlocks (its metadata).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Entitlement {
+    pub benefit_id: Uuid,
+    pub description: String,
+    #[schema(value_type = crate::api::free_form::Metadata)]
+    pub metadata: crate::api::metadata::MetadataMap,
+    /// The benefit's creation, for the license file's Keygen `entitlements` resource.
+    #[serde(skip)]
+    pub created_at: DateTime<Utc>,
+    /// The benefit's last change (its creation when none), likewise.
+    #[serde(skip)]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<&crate::domain::benefit::Benefit> for Entitlement {
+    fn from(b: &crate::domain::benefit::Benefit) -> Self {
+        Entitlement {
+            benefit_id: b.id.0,
+            description: b.description.clone(),
+            metadata: crate::api::metadata::metadata_map(&b.metadata),
+            created_at: b.created_at,
+            updated_at: b.modified_at.unwrap_or(b.created_at),
+        }
+    }
+}
 
 /// The subscription that granted a key, as 2027-01 answers show it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -408,12 +445,18 @@ impl ValidatedLicenseKey {
             None,
             key.order_id.map(|o| o.0),
             None,
+            Arc::default(),
         )
     }
 
     pub fn with_purchase(mut self, purchase: Purchase) -> Self {
         self.subscription = purchase.subscription;
         self.order = purchase.order;
+        self
+    }
+
+    pub fn with_entitlements(mut self, entitlements: Arc<Vec<Entitlement>>) -> Self {
+        self.entitlements = entitlements;
         self
     }
 }
@@ -427,12 +470,18 @@ impl GrantedLicenseKey {
             None,
             key.order_id.map(|o| o.0),
             None,
+            Arc::default(),
         )
     }
 
     pub fn with_purchase(mut self, purchase: Purchase) -> Self {
         self.subscription = purchase.subscription;
         self.order = purchase.order;
+        self
+    }
+
+    pub fn with_entitlements(mut self, entitlements: Arc<Vec<Entitlement>>) -> Self {
+        self.entitlements = entitlements;
         self
     }
 }
@@ -462,17 +511,44 @@ fn user_of(customer: &Customer, view: &CustomerView) -> CustomerUser {
 /// `crate::app::license_keys::key_error` is the mapping to codes.
 pub fn key_error(e: ActorError<LicenseKeyError>) -> ApiError {
     match e {
+        ActorError::Domain(LicenseKeyError::ReplacementRateLimited { retry_after_secs }) => {
+            replacement_denied(retry_after_secs).into()
+        }
         ActorError::Domain(e) => match e.kind() {
             ErrorKind::NotFound => ApiError::NotFound(e.message()),
             ErrorKind::NotPermitted => ApiError::NotPermitted(e.message()),
             ErrorKind::BadRequest => ApiError::BadRequest(e.message()),
             ErrorKind::RotateNotPermitted => ApiError::RotateNotPermitted(e.message()),
+            ErrorKind::TooManyRequests => ApiError::TooManyRequests {
+                retry_after_secs: 1,
+            },
         }
         .with_code(e.code()),
         ActorError::NotFound => unknown_key(),
         ActorError::AlreadyExists => ApiError::Conflict("The license key already exists.".into()),
         ActorError::Unavailable(_) => ApiError::Unavailable,
         ActorError::Storage(e) => e.into(),
+    }
+}
+
+/// A replacement over the key's limit ([`tollgate_actors::license_key::REPLACEMENTS_PER_WINDOW`] in
+/// `REPLACEMENT_WINDOW_HOURS`, counted in the key's record so that it holds on every
+/// node): a 429 whose `RateLimit-Policy` names the policy `replace`.
+pub fn replacement_denied(retry_after_secs: u64) -> crate::limits::Denied {
+    let mut report = crate::limits::Report::default();
+    let window_secs = u32::try_from(tollgate_actors::license_key::REPLACEMENT_WINDOW_HOURS * 3600)
+        .unwrap_or(u32::MAX);
+    report.push(crate::limits::PolicyState {
+        name: "replace",
+        quota: u32::try_from(tollgate_actors::license_key::REPLACEMENTS_PER_WINDOW)
+            .unwrap_or(u32::MAX),
+        window_secs,
+        remaining: 0,
+        reset_secs: u32::try_from(retry_after_secs).unwrap_or(window_secs),
+    });
+    crate::limits::Denied {
+        retry_after_secs,
+        report,
     }
 }
 
@@ -570,7 +646,7 @@ impl LicenseKeyValidate {
     }
 }
 
-// Polar's `LicenseKeyActivate`.
+// Polar's `LicenseKeyActivate`, with Tollgate's `replace`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct LicenseKeyActivate {
     pub key: String,
@@ -582,18 +658,51 @@ pub struct LicenseKeyActivate {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub meta: JsonObject,
+    /// Tollgate's: when the key is at its activation limit and its benefit allows
+    /// replacement (`activations.allow_replacement`), the live activation to free for this
+    /// one: `"oldest"` (the first created) or `{"label": "…"}` (the most recent with exactly
+    /// that label). Ignored below the limit. At most 5 replacements per key in 24 hours.
+    #[serde(default)]
+    #[schema(value_type = Option<Value>, example = json!("oldest"))]
+    pub replace: Option<Value>,
 }
 
 impl LicenseKeyActivate {
-    pub fn into_command(self) -> ActivateKey {
-        ActivateKey {
+    /// The command, or a 422 naming `replace` when it is neither `"oldest"` nor an object
+    /// with exactly a string `label` (`null` is no replacement).
+    pub fn into_command(self) -> Result<ActivateKey, ApiError> {
+        let replace = match self.replace {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(replace_of(v)?),
+        };
+        Ok(ActivateKey {
             organization_id: OrganizationId(self.organization_id),
             key: self.key,
             label: self.label,
             conditions: self.conditions,
             meta: self.meta,
-        }
+            replace,
+        })
     }
+}
+
+/// `"oldest"` or `{"label": "<string>"}`.
+fn replace_of(v: Value) -> Result<Replace, ApiError> {
+    match &v {
+        Value::String(s) if s == "oldest" => return Ok(Replace::Oldest),
+        Value::Object(m) if m.len() == 1 => {
+            if let Some(Value::String(label)) = m.get("label") {
+                return Ok(Replace::Label(label.clone()));
+            }
+        }
+        _ => {}
+    }
+    Err(ApiError::validation(FieldError::new(
+        "replace_type",
+        crate::loc!["body", "replace"],
+        "Input should be 'oldest' or an object with a string 'label'",
+        v,
+    )))
 }
 
 // Polar's `LicenseKeyDeactivate`, with Tollgate's `label` beside `activation_id`.

@@ -46,6 +46,8 @@ pub(crate) fn sample_keys() -> Vec<LicenseKey> {
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: false,
+        replacements: Vec::new(),
     };
     let mut granted = key(1);
     granted.modified_at = Some(now);

@@ -51,9 +51,13 @@ fn every_form_has_exactly_its_keys() {
     let mut names = BTreeSet::new();
     for (name, v) in &samples {
         let expected = match *name {
-            "LicenseKeyRead" | "RotatedLicenseKey" | "GrantedLicenseKey" => with(&[], &READ_KEYS),
+            "LicenseKeyRead" | "RotatedLicenseKey" => with(&[], &READ_KEYS),
+            // Tollgate's entitlements (issue 46), on the validate and activate answers.
+            "GrantedLicenseKey" => with(&["entitlements"], &READ_KEYS),
             "LicenseKeyWithActivations" => with(&["activations"], &READ_KEYS),
-            "ValidatedLicenseKey" => with(&["activation", "grace_until"], &READ_KEYS),
+            "ValidatedLicenseKey" => {
+                with(&["activation", "grace_until", "entitlements"], &READ_KEYS)
+            }
             "LicenseKeyActivationBase" => with(&[], &ACTIVATION_KEYS),
             "LicenseKeyActivationRead" | "LicenseKeyActivationCreated" => {
                 with(&["license_key"], &ACTIVATION_KEYS)

@@ -31,6 +31,7 @@ tag!(TagOneTime = "one_time");
 tag!(TagFixed = "fixed");
 tag!(TagFree = "free");
 tag!(TagCustom = "custom");
+tag!(TagSeatBased = "seat_based");
 
 /// Stripe's bounds, which Polar applies to every amount (in cents).
 pub const MINIMUM_PRICE_AMOUNT: i64 = 50;
@@ -114,14 +115,33 @@ fn missing(loc: Vec<Value>, parent: &Value) -> FieldError {
     FieldError::new("missing", loc, "Field required", parent.clone())
 }
 
-/// A required or optional integer, with pydantic's lax JSON rules (integral floats and
-/// numeric strings are accepted).
+/// A required or optional amount (Stripe's bounds), with pydantic's lax JSON rules.
 fn integer(
     v: &mut Validator,
     obj: &Value,
     loc: &[Value],
     key: &str,
     required: bool,
+) -> Option<i64> {
+    integer_in(
+        v,
+        obj,
+        loc,
+        key,
+        required,
+        (MINIMUM_PRICE_AMOUNT, MAXIMUM_PRICE_AMOUNT),
+    )
+}
+
+/// A required or optional integer within `(min, max)`, with pydantic's lax JSON rules
+/// (integral floats and numeric strings are accepted).
+fn integer_in(
+    v: &mut Validator,
+    obj: &Value,
+    loc: &[Value],
+    key: &str,
+    required: bool,
+    (min, max): (i64, i64),
 ) -> Option<i64> {
     let loc = at(loc, key);
     let value = match obj.get(key) {
@@ -169,14 +189,7 @@ fn integer(
         )),
     };
     match parsed {
-        Ok(i) => v
-            .int_range(
-                loc,
-                i,
-                Some(MINIMUM_PRICE_AMOUNT),
-                Some(MAXIMUM_PRICE_AMOUNT),
-            )
-            .then_some(i),
+        Ok(i) => v.int_range(loc, i, Some(min), Some(max)).then_some(i),
         Err(e) => {
             v.push(e);
             None
@@ -255,7 +268,6 @@ pub enum Cadence {
 
 /// The price kinds of Polar that Tollgate does not sell (yet).
 const UNSUPPORTED_AMOUNT_TYPES: &[(&str, &str)] = &[
-    ("seat_based", "Seat-based pricing"),
     ("unit_based", "Unit-based pricing"),
     ("metered_unit", "Usage-based (metered) pricing"),
     ("metered_tiers", "Usage-based (metered) pricing"),
@@ -355,9 +367,9 @@ pub fn parse_price(
         Some(a) => {
             let allowed: &[&str] = if recurring == Some(true) {
                 // Recurring prices can't be pay-what-you-want.
-                &["fixed", "free"]
+                &["fixed", "free", "seat_based"]
             } else {
-                &["fixed", "custom", "free"]
+                &["fixed", "custom", "free", "seat_based"]
             };
             match a.as_str().filter(|s| allowed.contains(s)) {
                 Some(s) => Some(s),
@@ -378,6 +390,24 @@ pub fn parse_price(
                 interval: interval?,
                 currency: currency?,
                 amount: amount?,
+            }
+        }
+        (true, "seat_based") => {
+            let currency = currency(v, raw, loc);
+            let seat_tiers = seat_tiers(v, raw, loc);
+            let interval = interval(v);
+            PriceKind::RecurringSeatBased {
+                interval: interval?,
+                currency: currency?,
+                seat_tiers: seat_tiers?,
+            }
+        }
+        (false, "seat_based") => {
+            let currency = currency(v, raw, loc);
+            let seat_tiers = seat_tiers(v, raw, loc);
+            PriceKind::OneTimeSeatBased {
+                currency: currency?,
+                seat_tiers: seat_tiers?,
             }
         }
         (true, _) => PriceKind::RecurringFree {
@@ -407,6 +437,150 @@ pub fn parse_price(
         (false, _) => PriceKind::OneTimeFree,
     };
     Some(PriceInput::New(kind))
+}
+
+/// The most seats a tier bound may name (Tollgate stores seat counts as `u32`).
+pub const MAXIMUM_SEATS: i64 = 1_000_000;
+
+/// A JSON object at `loc`, or a `model_type` error.
+fn object<'a>(v: &mut Validator, value: &'a Value, loc: Vec<Value>) -> Option<&'a Value> {
+    if value.is_object() {
+        Some(value)
+    } else {
+        v.push(FieldError::new(
+            "model_type",
+            loc,
+            "Input should be a valid dictionary or object",
+            value.clone(),
+        ));
+        None
+    }
+}
+
+/// A seat count of a tier (`ge=1`), `None` when absent or null and not `required`.
+fn seat_count(
+    v: &mut Validator,
+    tier: &Value,
+    loc: &[Value],
+    key: &str,
+    required: bool,
+) -> Option<Option<u32>> {
+    let before = v.has_errors();
+    let n = integer_in(v, tier, loc, key, required, (1, MAXIMUM_SEATS));
+    if v.has_errors() && !before {
+        return None;
+    }
+    match n {
+        Some(n) => u32::try_from(n).ok().map(Some),
+        None if required => None,
+        None => Some(None),
+    }
+}
+
+/// `seat_tiers` of a seat-based price (Polar's `ProductPriceSeatTiers`): `seat_tier_type`
+/// (`volume`, the default, or `graduated`) and at least one tier `{min_seats, max_seats,
+/// price_per_seat}`; the tiers, sorted, must form one range without gaps or overlaps,
+/// only the last one open-ended. Other keys (the derived `minimum_seats` and
+/// `maximum_seats` of the output) are ignored, as pydantic does.
+fn seat_tiers(v: &mut Validator, raw: &Value, loc: &[Value]) -> Option<domain::SeatTiers> {
+    let loc = at(loc, "seat_tiers");
+    let Some(value) = raw.get("seat_tiers") else {
+        v.push(missing(loc, raw));
+        return None;
+    };
+    let obj = object(v, value, loc.clone())?;
+    let tier_type = match obj.get("seat_tier_type") {
+        None => Some(domain::SeatTierType::Volume),
+        Some(t) => match t.as_str().and_then(domain::SeatTierType::parse) {
+            Some(t) => Some(t),
+            None => {
+                v.push(
+                    FieldError::new(
+                        "enum",
+                        at(&loc, "seat_tier_type"),
+                        "Input should be 'volume' or 'graduated'",
+                        t.clone(),
+                    )
+                    .with_ctx(json!({"expected": "'volume' or 'graduated'"})),
+                );
+                None
+            }
+        },
+    };
+    let tiers_loc = at(&loc, "tiers");
+    let tiers = match obj.get("tiers") {
+        None => {
+            v.push(missing(tiers_loc.clone(), obj));
+            None
+        }
+        Some(Value::Array(items)) => {
+            let mut tiers = Vec::with_capacity(items.len());
+            let mut ok = true;
+            for (i, item) in items.iter().enumerate() {
+                let mut item_loc = tiers_loc.clone();
+                item_loc.push(Value::from(i));
+                let Some(t) = object(v, item, item_loc.clone()) else {
+                    ok = false;
+                    continue;
+                };
+                let min = seat_count(v, t, &item_loc, "min_seats", true);
+                let max = seat_count(v, t, &item_loc, "max_seats", false);
+                let price = integer_in(
+                    v,
+                    t,
+                    &item_loc,
+                    "price_per_seat",
+                    true,
+                    (0, MAXIMUM_PRICE_AMOUNT),
+                );
+                match (min, max, price) {
+                    (Some(Some(min_seats)), Some(max_seats), Some(price_per_seat)) => {
+                        tiers.push(domain::SeatTier {
+                            min_seats,
+                            max_seats,
+                            price_per_seat,
+                        })
+                    }
+                    _ => ok = false,
+                }
+            }
+            if items.is_empty() {
+                v.push(
+                    FieldError::new(
+                        "too_short",
+                        tiers_loc.clone(),
+                        "List should have at least 1 item after validation, not 0",
+                        Value::Array(Vec::new()),
+                    )
+                    .with_ctx(json!({"field_type": "List", "min_length": 1, "actual_length": 0})),
+                );
+                ok = false;
+            }
+            ok.then_some(tiers)
+        }
+        Some(other) => {
+            v.push(FieldError::new(
+                "list_type",
+                tiers_loc.clone(),
+                "Input should be a valid list",
+                other.clone(),
+            ));
+            None
+        }
+    };
+    let (tier_type, tiers) = (tier_type?, tiers?);
+    match domain::SeatTiers::new(tier_type, tiers) {
+        Ok(t) => Some(t),
+        Err(problem) => {
+            v.push(FieldError::new(
+                "value_error",
+                tiers_loc,
+                format!("Value error, {}", problem.message()),
+                obj.get("tiers").cloned().unwrap_or(Value::Null),
+            ));
+            None
+        }
+    }
 }
 
 /// The rules on a product's set of (non-archived) prices: 1–2 recurring fixed prices
@@ -530,6 +704,67 @@ price_variant!(
     }
 );
 
+/// One tier of a seat-based price (Polar's `ProductPriceSeatTier`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProductPriceSeatTier {
+    /// The tier's fewest seats (inclusive).
+    pub min_seats: u32,
+    /// The tier's most seats (inclusive); `null`: no limit.
+    pub max_seats: Option<u32>,
+    /// The price of a seat in this tier, in cents.
+    pub price_per_seat: i64,
+}
+
+/// The tiers of a seat-based price (Polar's `ProductPriceSeatTiersOutput`), with the seat
+/// counts on sale derived from them.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProductPriceSeatTiersOutput {
+    /// `volume`: every seat at the rate of the tier the count falls in; `graduated`: each
+    /// tier's seats at its own rate.
+    #[schema(value_type = String)]
+    pub seat_tier_type: &'static str,
+    pub tiers: Vec<ProductPriceSeatTier>,
+    /// The first tier's `min_seats`.
+    pub minimum_seats: u32,
+    /// The last tier's `max_seats` (`null`: no limit).
+    pub maximum_seats: Option<u32>,
+}
+
+impl From<&domain::SeatTiers> for ProductPriceSeatTiersOutput {
+    fn from(t: &domain::SeatTiers) -> Self {
+        ProductPriceSeatTiersOutput {
+            seat_tier_type: t.tier_type.as_str(),
+            tiers: t
+                .tiers()
+                .iter()
+                .map(|t| ProductPriceSeatTier {
+                    min_seats: t.min_seats,
+                    max_seats: t.max_seats,
+                    price_per_seat: t.price_per_seat,
+                })
+                .collect(),
+            minimum_seats: t.minimum_seats(),
+            maximum_seats: t.maximum_seats(),
+        }
+    }
+}
+
+price_variant!(
+    /// Seat-based, recurring: the buyer picks a seat count.
+    ProductPriceRecurringSeatBased, TagSeatBased, TagRecurring {
+        price_currency: String,
+        recurring_interval: RecurringInterval,
+        seat_tiers: ProductPriceSeatTiersOutput,
+    }
+);
+price_variant!(
+    /// Seat-based, one-time: the buyer picks a seat count.
+    ProductPriceOneTimeSeatBased, TagSeatBased, TagOneTime {
+        price_currency: String,
+        seat_tiers: ProductPriceSeatTiersOutput,
+    }
+);
+
 /// A price, its variant named by `type` and `amount_type`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(untagged)]
@@ -539,6 +774,8 @@ pub enum ProductPrice {
     OneTimeFixed(ProductPriceOneTimeFixed),
     OneTimeFree(ProductPriceOneTimeFree),
     OneTimeCustom(ProductPriceOneTimeCustom),
+    RecurringSeatBased(ProductPriceRecurringSeatBased),
+    OneTimeSeatBased(ProductPriceOneTimeSeatBased),
 }
 
 impl ProductPrice {
@@ -592,6 +829,26 @@ impl ProductPrice {
                 *maximum_amount,
                 *preset_amount,
             )),
+            PriceKind::RecurringSeatBased {
+                interval,
+                currency,
+                seat_tiers,
+            } => ProductPrice::RecurringSeatBased(ProductPriceRecurringSeatBased::build(
+                product_id,
+                p,
+                currency.clone(),
+                (*interval).into(),
+                seat_tiers.into(),
+            )),
+            PriceKind::OneTimeSeatBased {
+                currency,
+                seat_tiers,
+            } => ProductPrice::OneTimeSeatBased(ProductPriceOneTimeSeatBased::build(
+                product_id,
+                p,
+                currency.clone(),
+                seat_tiers.into(),
+            )),
         }
     }
 }
@@ -602,6 +859,7 @@ impl ProductPrice {
 pub enum ProductPriceRecurring {
     Fixed(ProductPriceRecurringFixed),
     Free(ProductPriceRecurringFree),
+    SeatBased(ProductPriceRecurringSeatBased),
 }
 
 impl ProductPriceRecurring {
@@ -610,101 +868,14 @@ impl ProductPriceRecurring {
         match ProductPrice::new(product_id, p) {
             ProductPrice::RecurringFixed(fixed) => Some(ProductPriceRecurring::Fixed(fixed)),
             ProductPrice::RecurringFree(free) => Some(ProductPriceRecurring::Free(free)),
+            ProductPrice::RecurringSeatBased(seats) => {
+                Some(ProductPriceRecurring::SeatBased(seats))
+            }
             _ => None,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::ApiError;
-
-    fn parse(raw: Value, existing: bool) -> Result<Option<PriceInput>, Vec<FieldError>> {
-        let mut v = Validator::new();
-        let loc = crate::loc!["body", "prices", 0];
-        let out = parse_price(&mut v, &loc, &raw, existing, None);
-        match v.finish() {
-            Ok(()) => Ok(out),
-            Err(ApiError::Validation(items)) => Err(items),
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-
-    #[test]
-    fn parses_every_price_shape() {
-        assert_eq!(
-            parse(json!({"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "month"}), false).unwrap(),
-            Some(PriceInput::New(PriceKind::RecurringFixed { interval: domain::RecurringInterval::Month, currency: "usd".into(), amount: 1000 }))
-        );
-        assert_eq!(
-            parse(
-                json!({"type": "one_time", "amount_type": "custom", "minimum_amount": 100}),
-                false
-            )
-            .unwrap(),
-            Some(PriceInput::New(PriceKind::OneTimeCustom {
-                currency: "usd".into(),
-                minimum_amount: Some(100),
-                maximum_amount: None,
-                preset_amount: None
-            }))
-        );
-        assert_eq!(
-            parse(json!({"type": "one_time", "amount_type": "free"}), false).unwrap(),
-            Some(PriceInput::New(PriceKind::OneTimeFree))
-        );
-        let id = uuid::Uuid::new_v4();
-        assert_eq!(
-            parse(json!({"id": id.to_string(), "type": "one_time"}), true).unwrap(),
-            Some(PriceInput::Existing(PriceId(id)))
-        );
-    }
-
-    #[test]
-    fn reports_each_bad_field() {
-        let e = parse(json!({"type": "recurring", "amount_type": "custom"}), false).unwrap_err();
-        assert_eq!(e[0].kind, "literal_error");
-        assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);
-        let e = parse(json!({"type": "one_time", "amount_type": "fixed", "price_amount": 49, "price_currency": "eur"}), false).unwrap_err();
-        assert_eq!(e.len(), 2);
-        assert_eq!(e[0].kind, "greater_than_equal");
-        assert_eq!(e[1].kind, "string_pattern_mismatch");
-        let e = parse(json!({"type": "one_time"}), false).unwrap_err();
-        assert_eq!(e[0].kind, "missing");
-        assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);
-    }
-
-    #[test]
-    fn price_sets() {
-        let month = PriceKind::RecurringFixed {
-            interval: domain::RecurringInterval::Month,
-            currency: "usd".into(),
-            amount: 100,
-        };
-        let year = PriceKind::RecurringFixed {
-            interval: domain::RecurringInterval::Year,
-            currency: "usd".into(),
-            amount: 1000,
-        };
-        let check = |kinds: &[&PriceKind]| {
-            let mut v = Validator::new();
-            check_price_set(&mut v, kinds, &Value::Null);
-            v.finish().err()
-        };
-        assert!(check(&[&month, &year]).is_none());
-        assert!(check(&[&month, &month]).is_some());
-        assert!(check(&[&month, &year, &month]).is_some());
-        assert!(check(&[&PriceKind::OneTimeFree]).is_none());
-        assert!(check(&[&PriceKind::OneTimeFree, &PriceKind::OneTimeFree]).is_some());
-        assert!(check(&[&month, &PriceKind::OneTimeFree]).is_some());
-        assert!(check(&[
-            &month,
-            &PriceKind::RecurringFree {
-                interval: domain::RecurringInterval::Year
-            }
-        ])
-        .is_some());
-        assert!(check(&[]).is_some());
-    }
-}
+#[path = "price_tests.rs"]
+mod tests;

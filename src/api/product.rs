@@ -525,7 +525,7 @@ mod tests {
                    "price_currency": "usd", "price_amount": 1000, "recurring_interval": "month",
                    "source": "catalog", "tax_behavior": null})
         );
-        assert_eq!(pro["benefits"].as_array().map(Vec::len), Some(3));
+        assert_eq!(pro["benefits"].as_array().map(Vec::len), Some(4));
         assert_eq!(pro["benefits"][1]["is_tax_applicable"], false);
         assert_eq!(pro["attached_custom_fields"][0]["required"], true);
         assert_eq!(pro["metadata"], json!({"tier": 2}));

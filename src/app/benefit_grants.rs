@@ -20,7 +20,7 @@ use crate::app::access::organizations_for_list;
 use crate::app::listing::{compare_times, directed, nulls_last, select_page};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
-use crate::domain::benefit::Benefit;
+use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::benefit_grant::{BenefitGrant, GrantSource, GrantedKey};
 use crate::domain::customer::{customer_by_external_id, Customer};
 use crate::domain::ids::{BenefitId, CustomerId, OrganizationId, ProductId};
@@ -293,6 +293,51 @@ impl<'a> Grants<'a> {
         )
         .await
     }
+}
+
+/// The `feature_flag` benefits purchase `source` grants its customer now (the grants
+/// [`Grants::of_order`] and [`Grants::of_subscription`] derive, without their keys): none
+/// once the order's benefits are revoked by a refund or the subscription has ended, and
+/// the flags of the product it is on now (a plan change moves them). Tollgate's
+/// entitlements of a license key (`crate::app::license_keys::entitlements_of`).
+pub async fn feature_flags_of(
+    state: &AppState,
+    source: GrantSource,
+) -> Result<Vec<Benefit>, AppError> {
+    let mut grants = Grants::new(state);
+    let (product_id, revoked_at) = match source {
+        GrantSource::Order(id) => {
+            let Some(o) = state.store.get::<Order>(&id.key()).await? else {
+                return Ok(Vec::new());
+            };
+            if o.value.subscription_id.is_some() {
+                return Ok(Vec::new());
+            }
+            let revoked = grants.revoked_by_refund(&o.value).await?;
+            (o.value.product_id, revoked)
+        }
+        GrantSource::Subscription(id) => {
+            let Some(s) = state.store.get::<Subscription>(&id.key()).await? else {
+                return Ok(Vec::new());
+            };
+            if s.value.started_at.is_none() {
+                return Ok(Vec::new());
+            }
+            (s.value.product_id, s.value.ended_at)
+        }
+    };
+    if revoked_at.is_some() {
+        return Ok(Vec::new());
+    }
+    let mut flags = Vec::new();
+    for benefit_id in grants.benefit_ids(product_id).await? {
+        if let Some(b) = grants.benefit(benefit_id).await? {
+            if b.deleted_at.is_none() && b.kind() == BenefitType::FeatureFlag {
+                flags.push(b.clone());
+            }
+        }
+    }
+    Ok(flags)
 }
 
 /// The records of an index over `tenants`, each once.

@@ -2,6 +2,10 @@
 //! as it moves, and when the seller loses it, the order's license keys are revoked (once).
 //! A resolved dispute (lost or won) keeps its outcome: events arriving late or out of
 //! order ([`next_status`]) never reopen it.
+//!
+//! The seller may concede one that needs a response ([`accept`], Polar's
+//! `POST /v1/disputes/{id}/accept`): the processor closes it, which settles it as lost, and
+//! that outcome goes through the same path as the processor's own events.
 
 use tollgate_storage::{Batch, Expect, StorageError};
 
@@ -15,8 +19,9 @@ use crate::domain::dispute::{
 };
 use crate::domain::ids::{DisputeId, OrderId, OrganizationId};
 use crate::domain::refund::split_total;
-use crate::error::AppError;
+use crate::error::{AppError, Code};
 use crate::payments::events::DisputeUpdate;
+use crate::payments::DisputeCloseOutcome;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +91,40 @@ pub async fn dispute_for(
         }
         _ => Err(AppError::not_found()),
     }
+}
+
+/// Concedes a dispute that needs a response (Polar's `accept`): the processor closes it,
+/// and what it answers (lost, at Stripe) is recorded as its events are, so a lost dispute
+/// takes the order's keys back here too. Any other status, or a processor that refuses to
+/// close it, is `DisputeNotOpenError` (409). Answers the dispute as it is then.
+pub async fn accept(
+    state: &AppState,
+    subject: Subject,
+    id: DisputeId,
+) -> Result<Dispute, AppError> {
+    let d = dispute_for(state, subject, id).await?;
+    let not_open = |why: String| AppError::new(Code::DisputeNotOpenError, why);
+    if d.status != DisputeStatus::NeedsResponse {
+        return Err(not_open(format!(
+            "Dispute {} is not awaiting a response.",
+            d.id
+        )));
+    }
+    let update = match state.processor.close_dispute(&d.processor_id).await {
+        Ok(DisputeCloseOutcome::Closed(update)) => update,
+        Ok(DisputeCloseOutcome::Refused { message }) => {
+            return Err(not_open(format!(
+                "Dispute {} is not awaiting a response: the processor refused to close it ({message}).",
+                d.id
+            )));
+        }
+        Err(e) => {
+            tracing::warn!(dispute = %d.id, error = %e, "closing a dispute at the processor failed");
+            return Err(AppError::unavailable());
+        }
+    };
+    from_processor(state, &update).await?;
+    dispute_for(state, subject, id).await
 }
 
 /// The status of a dispute at `current` after the processor reports `reported`: a resolved
@@ -214,3 +253,7 @@ mod tests {
         assert_eq!(next_status(Prevented, NeedsResponse), NeedsResponse);
     }
 }
+
+#[cfg(test)]
+#[path = "disputes_tests.rs"]
+mod accept_tests;

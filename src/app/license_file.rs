@@ -15,7 +15,8 @@
 //!
 //! The data is Keygen's `{"data", "included", "meta"}`: a `licenses` resource (its `key`,
 //! `expiry`, `status`, `uses`, `maxMachines`, `maxUses`, `metadata`), the activation as a
-//! `machines` resource, and `meta.issued` / `meta.expiry` / `meta.ttl` (Keygen's
+//! `machines` resource, each feature flag the key's purchase grants as an `entitlements`
+//! resource (its `code` the benefit's id, its `metadata` what it unlocks), and `meta.issued` / `meta.expiry` / `meta.ttl` (Keygen's
 //! verifiers refuse a file past `meta.expiry`); `meta.license_key` is the key as Polar's
 //! validation shows it. A file is only made for a key that validates (the same checks and
 //! error codes); its expiry never passes the key's.
@@ -66,8 +67,16 @@ fn stamp(t: DateTime<Utc>) -> String {
 #[derive(Serialize)]
 struct Document<'a> {
     data: LicenseResource<'a>,
-    included: Vec<MachineResource<'a>>,
+    included: Vec<Included<'a>>,
     meta: DocumentMeta<'a>,
+}
+
+/// A resource of `included`: the activation, then the entitlements.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Included<'a> {
+    Machine(MachineResource<'a>),
+    Entitlement(EntitlementResource<'a>),
 }
 
 /// A resource identifier (`{"id", "type"}`).
@@ -114,6 +123,9 @@ struct Empty {}
 
 #[derive(Serialize)]
 struct LicenseRelationships {
+    /// Left out when there are none, as files made before entitlements were.
+    #[serde(skip_serializing_if = "Related::is_empty")]
+    entitlements: Related<Vec<Ref>>,
     machines: Related<Vec<Ref>>,
     owner: Related<Ref>,
     product: Related<Ref>,
@@ -140,6 +152,32 @@ struct MachineAttributes<'a> {
 #[derive(Serialize)]
 struct MachineRelationships {
     license: Related<Ref>,
+}
+
+impl Related<Vec<Ref>> {
+    fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// A Keygen `entitlements` resource: a feature flag the key's purchase grants (Keygen's
+/// `code` is the benefit's id; `metadata` is what it unlocks).
+#[derive(Serialize)]
+struct EntitlementResource<'a> {
+    attributes: EntitlementAttributes<'a>,
+    id: Uuid,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct EntitlementAttributes<'a> {
+    code: String,
+    created: String,
+    #[serde(serialize_with = "sorted")]
+    metadata: &'a crate::api::metadata::MetadataMap,
+    name: &'a str,
+    updated: String,
 }
 
 #[derive(Serialize)]
@@ -201,6 +239,20 @@ fn document<'a>(
             },
             kind: "machines",
         })
+        .map(Included::Machine)
+        .chain(validated.entitlements.iter().map(|e| {
+            Included::Entitlement(EntitlementResource {
+                attributes: EntitlementAttributes {
+                    code: e.benefit_id.to_string(),
+                    created: stamp(e.created_at),
+                    metadata: &e.metadata,
+                    name: &e.description,
+                    updated: stamp(e.updated_at),
+                },
+                id: e.benefit_id,
+                kind: "entitlements",
+            })
+        }))
         .collect();
     Document {
         data: LicenseResource {
@@ -218,6 +270,16 @@ fn document<'a>(
             },
             id: validated.id,
             relationships: LicenseRelationships {
+                entitlements: Related {
+                    data: validated
+                        .entitlements
+                        .iter()
+                        .map(|e| Ref {
+                            id: e.benefit_id,
+                            kind: "entitlements",
+                        })
+                        .collect(),
+                },
                 machines: Related {
                     data: validated
                         .activation
@@ -439,6 +501,8 @@ mod tests {
             subscription_id: None,
             order_id: None,
             paid_until: None,
+            allow_replacement: false,
+            replacements: Vec::new(),
         };
         let expiry = now + chrono::Duration::days(2);
         for with_activation in [true, false] {

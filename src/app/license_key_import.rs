@@ -273,6 +273,8 @@ fn imported_key(
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: props.activations.is_some_and(|a| a.allow_replacement),
+        replacements: Vec::new(),
     }
 }
 

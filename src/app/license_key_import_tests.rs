@@ -42,6 +42,7 @@ async fn key_benefit_of(app: &AppState, subject: Subject) -> BenefitId {
             description: "Imported".into(),
             properties: BenefitProperties::LicenseKeys(LicenseKeyProperties::default()),
             metadata: Default::default(),
+            visibility: Default::default(),
         },
     )
     .await

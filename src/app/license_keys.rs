@@ -11,17 +11,19 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
 use tollgate_actors::license_key::{
-    ActivateKey, ActivateLicenseKey, Activation, DeactivateKey, DeactivateLicenseKey, ErrorKind,
-    GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus, LicenseKey, LicenseKeyEntity,
-    LicenseKeyError, RotateKey, RotateLicenseKey, UpdateLicenseKey, ValidateKey,
-    ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT, LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
+    live_activations, ActivateKey, ActivateLicenseKey, Activation, DeactivateKey,
+    DeactivateLicenseKey, ErrorKind, GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus,
+    LicenseKey, LicenseKeyEntity, LicenseKeyError, MoveActivation, RotateKey, RotateLicenseKey,
+    UpdateLicenseKey, ValidateKey, ValidateLicenseKey, LICENSE_KEY_BY_BENEFIT,
+    LICENSE_KEY_BY_CREATED, LICENSE_KEY_BY_CUSTOMER,
 };
 use tollgate_actors::subscription::Subscription;
 use tollgate_actors::{ActorError, EntityActor};
 
 use crate::api::license_key::{
-    LicenseKeyActivationCreated, LicenseKeyOrder, LicenseKeyRead, LicenseKeySubscription,
-    LicenseKeyWithActivations, Purchase, RotatedLicenseKey, ValidatedLicenseKey,
+    Entitlement, LicenseKeyActivationCreated, LicenseKeyOrder, LicenseKeyRead,
+    LicenseKeySubscription, LicenseKeyWithActivations, Purchase, RotatedLicenseKey,
+    ValidatedLicenseKey,
 };
 use crate::api::version::{self, ApiVersion};
 use crate::api::ListResource;
@@ -43,12 +45,19 @@ use tollgate_storage::{Batch, StorageError};
 /// of keys become codes.
 pub fn key_error(e: ActorError<LicenseKeyError>) -> AppError {
     match e {
+        // Answered as every rate limit is: 429 with `Retry-After` and the policy.
+        ActorError::Domain(LicenseKeyError::ReplacementRateLimited { retry_after_secs }) => {
+            AppError::Limited(Box::new(crate::api::license_key::replacement_denied(
+                retry_after_secs,
+            )))
+        }
         ActorError::Domain(e) => AppError::new(
             match e.kind() {
                 ErrorKind::NotFound => Code::NotFound,
                 ErrorKind::NotPermitted => Code::NotPermitted,
                 ErrorKind::BadRequest => Code::BadRequest,
                 ErrorKind::RotateNotPermitted => Code::RotateNotPermitted,
+                ErrorKind::TooManyRequests => Code::TooManyRequests,
             },
             e.message(),
         )
@@ -297,7 +306,9 @@ async fn validated_answer(
         .customers
         .get(key.customer_id, || key_customer(state, key))
         .await?;
-    let mut answer = ValidatedLicenseKey::new(key, &customer, activation);
+    let entitlements = entitlements_of(state, key, customer.view.deleted_at.is_some()).await?;
+    let mut answer =
+        ValidatedLicenseKey::new(key, &customer, activation).with_entitlements(entitlements);
     if let Some(counts) = counts {
         answer.validations = counts.validations;
         answer.last_validated_at = Some(counts.last_validated_at);
@@ -311,6 +322,34 @@ async fn validated_answer(
         answer = answer.with_purchase(purchase_of(state, key).await?);
     }
     Ok(answer)
+}
+
+/// Tollgate's entitlements of `key`: the feature flags its customer holds from the key's
+/// order or subscription (`benefit_grants::feature_flags_of`), none for a deleted
+/// customer (`deleted`) or a key no purchase granted. From `AppState::entitlements`, which
+/// the store's writes of the purchase, products, benefits and refunds invalidate: a
+/// validation reads the store only after such a write.
+pub async fn entitlements_of(
+    state: &AppState,
+    key: &LicenseKey,
+    deleted: bool,
+) -> Result<std::sync::Arc<Vec<Entitlement>>, AppError> {
+    use crate::domain::benefit_grant::GrantSource;
+    let source = match (key.subscription_id, key.order_id) {
+        (Some(s), _) => GrantSource::Subscription(s),
+        (None, Some(o)) => GrantSource::Order(o),
+        (None, None) => return Ok(std::sync::Arc::default()),
+    };
+    if deleted {
+        return Ok(std::sync::Arc::default());
+    }
+    state
+        .entitlements
+        .get(source, || async move {
+            let flags = crate::app::benefit_grants::feature_flags_of(state, source).await?;
+            Ok::<_, AppError>(flags.iter().map(Entitlement::from).collect())
+        })
+        .await
 }
 
 /// Whether the answer being built shows what granted its key (2027-01 on): the only cost
@@ -360,12 +399,38 @@ pub async fn activate(
     } else {
         Purchase::default()
     };
-    Ok(LicenseKeyActivationCreated::new(
-        &key,
-        &activation,
-        &customer,
-        purchase,
-    ))
+    let mut created = LicenseKeyActivationCreated::new(&key, &activation, &customer, purchase);
+    let entitlements = entitlements_of(state, &key, customer.deleted_at.is_some()).await?;
+    created.license_key = created.license_key.with_entitlements(entitlements);
+    Ok(created)
+}
+
+/// The customer portal's "move to another device" on the customer's key `id`: frees the
+/// live activation `activation` so that the key activates on the next device that starts
+/// the application, counted as a replacement (the page cannot know which device "this" one
+/// is: the browser is not the application). 404 for a key or activation that is not the
+/// customer's, 403 when the key's benefit does not allow replacement, 429 over the key's
+/// replacements.
+pub async fn move_activation(
+    state: &AppState,
+    customer: &crate::domain::customer::Customer,
+    id: LicenseKeyId,
+    activation: crate::domain::ids::ActivationId,
+) -> Result<LicenseKey, AppError> {
+    let k = crate::app::portal::key(state, customer, id).await?;
+    if !live_activations(&k).any(|a| a.id == activation) {
+        return Err(AppError::not_found().with_reason("activation_not_found"));
+    }
+    if !k.allow_replacement {
+        return Err(AppError::not_permitted(
+            "The seller does not let this key's activations move to another device.",
+        ));
+    }
+    state
+        .license_keys
+        .call(k.id, MoveActivation(activation))
+        .await
+        .map_err(key_error)
 }
 
 /// Removes an activation of a key, for anyone who holds the key: named by its id, or by

@@ -99,6 +99,7 @@ async fn a_free_subscription_grants_its_keys_and_ends_with_them() {
             description: "Team licence".into(),
             properties: BenefitProperties::LicenseKeys(LicenseKeyProperties::default()),
             metadata: Default::default(),
+            visibility: Default::default(),
         },
     )
     .await

@@ -22,15 +22,45 @@ use crate::error::AppError;
 use crate::field;
 use crate::state::AppState;
 
-/// Polar's secrets since September 2026: `whsec_` and 32 random bytes in base64, so that
-/// deliveries verify both ways (see `crate::webhooks::delivery::sign`).
+/// Polar's secrets (`kit/crypto.py`, `generate_token(prefix="whsec_")`, what both creating an
+/// endpoint and rotating its secret give): `whsec_`, 37 random characters of `[A-Za-z0-9]`,
+/// then the CRC32 of those 37 in base62, zero-padded to 6; 49 characters in all.
 fn generate_secret() -> String {
-    use base64::Engine;
-    let bytes: [u8; 32] = rand::random();
-    format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
+    use rand::distributions::{Alphanumeric, DistString};
+    let token = Alphanumeric.sample_string(&mut rand::thread_rng(), 37);
+    format!("whsec_{token}{}", crc32_base62(crc32(token.as_bytes())))
+}
+
+/// CRC-32 (IEEE 802.3, zlib's `crc32`).
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A number in Polar's base62 (digits, then upper, then lower case), left-padded with `0` to
+/// six characters (Polar's `_crc32_to_base62`).
+fn crc32_base62(mut n: u32) -> String {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(DIGITS[(n % 62) as usize]);
+        n /= 62;
+    }
+    while out.len() < 6 {
+        out.push(b'0');
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn check_url(state: &AppState, url: &str) -> Result<String, AppError> {
@@ -260,6 +290,32 @@ pub async fn update(
                 e.enabled = enabled;
                 e.disabled_reason = None;
             }
+            e.modified_at = Some(now);
+            Ok(Some(e))
+        })
+        .await?
+        .ok_or_else(AppError::not_found)?;
+    state.webhooks.wake(updated.id);
+    Ok(updated)
+}
+
+/// Gives an endpoint a new generated secret (Polar's `PATCH /v1/webhooks/endpoints/{id}/secret`).
+/// No grace period: every later attempt, retries of earlier events included, is signed
+/// with it, since a delivery is signed when it is sent with the endpoint's secret of that
+/// moment (`crate::webhooks::delivery`); nothing signed is stored.
+pub async fn rotate_secret(
+    state: &AppState,
+    subject: Subject,
+    id: WebhookEndpointId,
+) -> Result<WebhookEndpoint, AppError> {
+    endpoint_for(state, subject, id).await?;
+    let now = state.now();
+    let secret = generate_secret();
+    let updated = state
+        .store
+        .update::<WebhookEndpoint, AppError>(&id.key(), async |current| {
+            let mut e = current.clone();
+            e.secret = secret.clone();
             e.modified_at = Some(now);
             Ok(Some(e))
         })

@@ -66,3 +66,68 @@ async fn an_endpoint_needs_a_reachable_url_and_a_long_secret() {
     .expect("paused");
     assert!(!paused.enabled);
 }
+
+/// Polar's `generate_token`: zlib's CRC32 (the check value of "123456789" is 0xCBF43926)
+/// in base62, padded to six.
+#[test]
+fn secrets_have_polars_format() {
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    assert_eq!(crc32(b""), 0);
+    assert_eq!(crc32_base62(0), "000000");
+    assert_eq!(crc32_base62(61), "00000z");
+    assert_eq!(crc32_base62(62), "000010");
+    assert_eq!(crc32_base62(u32::MAX), "4gfFC3");
+    let a = generate_secret();
+    let b = generate_secret();
+    assert_ne!(a, b);
+    for s in [&a, &b] {
+        assert_eq!(s.len(), 49, "{s}");
+        let tail = s.strip_prefix("whsec_").expect("the prefix");
+        assert!(tail.chars().all(|c| c.is_ascii_alphanumeric()), "{s}");
+        let (token, check) = tail.split_at(37);
+        assert_eq!(check, crc32_base62(crc32(token.as_bytes())));
+    }
+}
+
+#[actix_web::test]
+async fn rotating_gives_a_new_secret_only_to_the_owner() {
+    let app = testing::app().await;
+    let (_, seller) = testing::seller(&app).await;
+    let endpoint = create(
+        &app,
+        seller,
+        new_endpoint("https://example.com/hooks", None),
+    )
+    .await
+    .expect("created");
+    assert_eq!(endpoint.secret.len(), 49);
+    let (_, stranger) = testing::seller(&app).await;
+    let err = rotate_secret(&app, stranger, endpoint.id)
+        .await
+        .expect_err("not theirs");
+    assert_eq!(err.code(), Code::NotFound);
+    assert_eq!(
+        get(&app, seller, endpoint.id).await.expect("kept").secret,
+        endpoint.secret,
+        "a refused rotation changes nothing"
+    );
+    let rotated = rotate_secret(&app, seller, endpoint.id)
+        .await
+        .expect("rotated");
+    assert_ne!(rotated.secret, endpoint.secret);
+    assert_eq!(rotated.secret.len(), 49);
+    assert!(rotated.modified_at.is_some());
+    assert_eq!(
+        get(&app, seller, endpoint.id).await.expect("stored").secret,
+        rotated.secret
+    );
+    assert_eq!(
+        (rotated.url, rotated.events, rotated.enabled),
+        (endpoint.url, endpoint.events, endpoint.enabled),
+        "only the secret changes"
+    );
+    let err = rotate_secret(&app, seller, WebhookEndpointId::new())
+        .await
+        .expect_err("unknown");
+    assert_eq!(err.code(), Code::NotFound);
+}

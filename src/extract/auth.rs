@@ -75,6 +75,7 @@ requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead]);
 requirement!(RefundsRead: [User, Organization] => [WebDefault, RefundsRead, RefundsWrite]);
 requirement!(RefundsWrite: [User, Organization] => [WebDefault, RefundsWrite]);
 requirement!(DisputesRead: [User, Organization] => [WebDefault, DisputesRead, DisputesWrite]);
+requirement!(DisputesWrite: [User, Organization] => [WebDefault, DisputesWrite]);
 requirement!(SubscriptionsRead: [User, Organization] => [WebDefault, SubscriptionsRead, SubscriptionsWrite]);
 requirement!(SubscriptionsWrite: [User, Organization] => [WebDefault, SubscriptionsWrite]);
 requirement!(LicenseKeysRead: [User, Organization] => [WebDefault, LicenseKeysRead, LicenseKeysWrite]);

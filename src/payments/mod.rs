@@ -116,7 +116,24 @@ pub trait PaymentProcessor: Send + Sync + 'static {
     /// Gives money back on a payment this processor took. Idempotent per
     /// `idempotency_key`: asking again with the same key never refunds twice.
     fn refund(&self, request: RefundRequest) -> RefundFuture;
+
+    /// Closes a dispute this processor reported (`processor_id`, Stripe's `dp_…`),
+    /// conceding it: Stripe's `POST /v1/disputes/{id}/close`, which settles it as lost.
+    fn close_dispute(&self, processor_id: &str) -> DisputeCloseFuture;
 }
+
+/// What the processor did with a request to close a dispute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisputeCloseOutcome {
+    /// Closed: the dispute as the processor reports it now.
+    Closed(events::DisputeUpdate),
+    /// Refused (a dispute closed already, or one the processor does not know), with its
+    /// message.
+    Refused { message: String },
+}
+
+pub type DisputeCloseFuture =
+    Pin<Box<dyn Future<Output = Result<DisputeCloseOutcome, ProcessorError>> + Send>>;
 
 /// A refund to ask of the processor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,6 +249,21 @@ impl PaymentProcessor for TestProcessor {
         let outcome = RefundOutcome::Succeeded {
             processor_id: format!("re_test_{}", test_intent_suffix(&request.idempotency_key)),
         };
+        Box::pin(async move { Ok(outcome) })
+    }
+
+    /// Concedes at once, as Stripe does: the dispute is lost (its amount and payment are
+    /// the ones Tollgate recorded; the update carries only the new status).
+    fn close_dispute(&self, processor_id: &str) -> DisputeCloseFuture {
+        let outcome = DisputeCloseOutcome::Closed(events::DisputeUpdate {
+            processor_id: processor_id.to_string(),
+            payment_id: None,
+            status: crate::domain::dispute::DisputeStatus::Lost,
+            amount: 0,
+            currency: String::new(),
+            reason: None,
+            evidence_due_by: None,
+        });
         Box::pin(async move { Ok(outcome) })
     }
 }

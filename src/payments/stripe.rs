@@ -24,8 +24,9 @@ use super::events::{
     DisputeUpdate, EventKind, PaymentUpdate, ProcessorEvent, RefundState, RefundUpdate,
 };
 use super::{
-    ChargeFuture, ChargeOutcome, ChargeRequest, PageSources, PaymentProcessor, ProcessorClient,
-    ProcessorError, RefundFuture, RefundOutcome, RefundRequest,
+    ChargeFuture, ChargeOutcome, ChargeRequest, DisputeCloseFuture, DisputeCloseOutcome,
+    PageSources, PaymentProcessor, ProcessorClient, ProcessorError, RefundFuture, RefundOutcome,
+    RefundRequest,
 };
 use crate::config::PaymentSettings;
 use crate::domain::dispute::DisputeStatus;
@@ -459,6 +460,24 @@ impl PaymentProcessor for StripeProcessor {
                 Ok(refund) => Ok(refund_outcome(&refund)),
                 Err(e) => Ok(RefundOutcome::Failed {
                     processor_id: None,
+                    message: e.message.clone().unwrap_or_else(|| e.describe()),
+                }),
+            }
+        })
+    }
+
+    /// `POST /v1/disputes/{id}/close`: Stripe answers the Dispute, now `lost`; a dispute
+    /// closed already (or unknown) is Stripe's 4xx, a refusal.
+    fn close_dispute(&self, processor_id: &str) -> DisputeCloseFuture {
+        let this = self.clone_handle();
+        let id = processor_id.to_string();
+        Box::pin(async move {
+            let path = format!("/v1/disputes/{id}/close");
+            match this.call(reqwest::Method::POST, &path, &[], None).await? {
+                Ok(dispute) => dispute_update(&dispute)
+                    .map(DisputeCloseOutcome::Closed)
+                    .ok_or_else(|| ProcessorError(format!("{path}: not a dispute: {dispute}"))),
+                Err(e) => Ok(DisputeCloseOutcome::Refused {
                     message: e.message.clone().unwrap_or_else(|| e.describe()),
                 }),
             }

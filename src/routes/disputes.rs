@@ -1,4 +1,5 @@
-//! `/v1/disputes/`: the chargebacks Stripe reported (`crate::app::disputes`).
+//! `/v1/disputes/`: the chargebacks Stripe reported, and conceding one (`accept`), through
+//! `crate::app::disputes`.
 
 use actix_web::web;
 
@@ -9,13 +10,14 @@ use crate::domain::customer::Customer;
 use crate::domain::dispute::{Dispute, DisputeStatus};
 use crate::domain::ids::DisputeId;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::auth::DisputesRead;
+use crate::extract::auth::{DisputesRead, DisputesWrite};
 use crate::extract::{path_id, Auth, ListParams, QueryParams, RawQuery, Sorting};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/disputes/", { get => list });
     crate::resource!(cfg, "/v1/disputes/{id}", { get => get });
+    crate::resource!(cfg, "/v1/disputes/{id}/accept", { post => accept });
 }
 
 async fn view(state: &AppState, d: &Dispute) -> ApiResult<DisputeView> {
@@ -62,5 +64,16 @@ pub(crate) async fn get(
 ) -> ApiResult<web::Json<DisputeView>> {
     let id: DisputeId = path_id("id", &id)?;
     let d = dispute_for(&state, auth.subject(), id).await?;
+    Ok(web::Json(view(&state, &d).await?))
+}
+
+/// `POST /v1/disputes/{id}/accept` (no body): concedes the dispute; 200 with it, lost.
+pub(crate) async fn accept(
+    auth: Auth<DisputesWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<DisputeView>> {
+    let id: DisputeId = path_id("id", &id)?;
+    let d = disputes::accept(&state, auth.subject(), id).await?;
     Ok(web::Json(view(&state, &d).await?))
 }

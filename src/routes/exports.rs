@@ -9,17 +9,17 @@
 //! crate (RFC 4180); a text cell that a spreadsheet would run as a formula (it starts with
 //! `=`, `+`, `-`, `@`, a tab or a carriage return) is sent with a leading `'`.
 
-use std::future::Future;
-
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
 use crate::app::exports::{
-    self, CustomerRow, LicenseKeyExportFilter, LicenseKeyRow, OrderExportFilter, OrderRow,
-    SubscriptionExportFilter, SubscriptionRow,
+    self, CustomerExport, CustomerRow, LicenseKeyExport, LicenseKeyExportFilter, LicenseKeyRow,
+    OrderExport, OrderExportFilter, OrderRow, SubscriptionExport, SubscriptionExportFilter,
+    SubscriptionRow,
 };
 use crate::auth::Subject;
 use crate::domain::ids::OrganizationId;
@@ -367,51 +367,74 @@ fn record(cells: &[String]) -> Result<Vec<u8>, std::io::Error> {
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
+/// An export read a page at a time by the use case.
+trait Pages: 'static {
+    type Row: 'static;
+    fn next_page<'a>(
+        &'a mut self,
+        state: &'a AppState,
+    ) -> LocalBoxFuture<'a, Result<Option<Vec<Self::Row>>, AppError>>;
+}
+
+macro_rules! pages {
+    ($($export:ty => $row:ty),* $(,)?) => {$(
+        impl Pages for $export {
+            type Row = $row;
+            fn next_page<'a>(
+                &'a mut self,
+                state: &'a AppState,
+            ) -> LocalBoxFuture<'a, Result<Option<Vec<$row>>, AppError>> {
+                Box::pin(<$export>::next_page(self, state))
+            }
+        }
+    )*};
+}
+
+pages!(
+    OrderExport => OrderRow,
+    SubscriptionExport => SubscriptionRow,
+    CustomerExport => CustomerRow,
+    LicenseKeyExport => LicenseKeyRow,
+);
+
+/// The headers of the chosen columns of `table`.
+fn headers(cols: &[usize], table: &[(&str, &str)]) -> Vec<String> {
+    cols.iter().map(|&c| table[c].1.to_string()).collect()
+}
+
 /// The CSV response: the header row, then each page of rows as it is read. A failure
 /// mid-way ends the body early (the status is already sent): the client sees a truncated
 /// transfer, never a partial file presented as whole.
-fn csv_response<P, F, Fut, R>(
+fn csv_response<P: Pages>(
     state: web::Data<AppState>,
     filename: &str,
     header: Vec<String>,
     export: P,
-    next: F,
-    render: impl Fn(&R) -> Vec<String> + 'static,
-) -> Result<HttpResponse, ApiError>
-where
-    P: 'static,
-    F: Fn(web::Data<AppState>, P) -> Fut + 'static,
-    Fut: Future<Output = (Result<Option<Vec<R>>, AppError>, P)> + 'static,
-    R: 'static,
-{
+    render: impl Fn(&P::Row) -> Vec<String> + 'static,
+) -> Result<HttpResponse, ApiError> {
     let head = record(&header).map_err(|e| ApiError::from(AppError::internal(e.to_string())))?;
     let body = futures_util::stream::unfold(
-        (Some(head), Some(export), state, next, render),
-        |(head, export, state, next, render)| async move {
+        (Some(head), Some(export), state, render),
+        |(head, export, state, render)| async move {
             if let Some(head) = head {
-                return Some((
-                    Ok(web::Bytes::from(head)),
-                    (None, export, state, next, render),
-                ));
+                return Some((Ok(web::Bytes::from(head)), (None, export, state, render)));
             }
             let mut export = export?;
             // A page the filters emptied sends nothing: the next one is read at once.
             loop {
-                let (page, back) = next(state.clone(), export).await;
-                export = back;
-                match page {
+                match export.next_page(&state).await {
                     Ok(Some(rows)) if rows.is_empty() => continue,
                     Ok(Some(rows)) => {
                         let mut out = Vec::new();
                         for row in &rows {
                             match record(&render(row)) {
                                 Ok(bytes) => out.extend(bytes),
-                                Err(e) => return Some((Err(e), (None, None, state, next, render))),
+                                Err(e) => return Some((Err(e), (None, None, state, render))),
                             }
                         }
                         return Some((
                             Ok(web::Bytes::from(out)),
-                            (None, Some(export), state, next, render),
+                            (None, Some(export), state, render),
                         ));
                     }
                     Ok(None) => return None,
@@ -419,7 +442,7 @@ where
                         tracing::error!(error = %e, "an export stopped mid-way");
                         return Some((
                             Err(std::io::Error::other(e.to_string())),
-                            (None, None, state, next, render),
+                            (None, None, state, render),
                         ));
                     }
                 }
@@ -478,18 +501,10 @@ pub async fn orders_csv(
     q.finish()?;
     let name = filename("orders", [filter.created_after, filter.created_before], tz);
     let export = exports::orders(&state, subject, filter).await?;
-    let header = cols
-        .iter()
-        .map(|&c| ORDER_COLUMNS[c].1.to_string())
-        .collect();
-    csv_response(
-        state,
-        &name,
-        header,
-        export,
-        |state, mut export| async move { (export.next_page(&state).await, export) },
-        move |row| cols.iter().map(|&c| order_cell(row, c, tz)).collect(),
-    )
+    let header = headers(&cols, ORDER_COLUMNS);
+    csv_response(state, &name, header, export, move |row| {
+        cols.iter().map(|&c| order_cell(row, c, tz)).collect()
+    })
 }
 
 /// The subscriptions' CSV for `subject` (`only`: the dashboard's organization).
@@ -517,22 +532,12 @@ pub async fn subscriptions_csv(
         tz,
     );
     let export = exports::subscriptions(&state, subject, filter).await?;
-    let header = cols
-        .iter()
-        .map(|&c| SUBSCRIPTION_COLUMNS[c].1.to_string())
-        .collect();
-    csv_response(
-        state,
-        &name,
-        header,
-        export,
-        |state, mut export| async move { (export.next_page(&state).await, export) },
-        move |row| {
-            cols.iter()
-                .map(|&c| subscription_cell(row, c, tz))
-                .collect()
-        },
-    )
+    let header = headers(&cols, SUBSCRIPTION_COLUMNS);
+    csv_response(state, &name, header, export, move |row| {
+        cols.iter()
+            .map(|&c| subscription_cell(row, c, tz))
+            .collect()
+    })
 }
 
 /// The customers' CSV for `subject` (`only`: the dashboard's organization). Polar's
@@ -555,7 +560,6 @@ pub async fn customers_csv(
         "tollgate-customers.csv",
         header,
         export,
-        |state, mut export| async move { (export.next_page(&state).await, export) },
         move |row| customer_cells(row, tz),
     )
 }
@@ -577,16 +581,12 @@ pub async fn license_keys_csv(
     let cols = columns(&mut q, LICENSE_KEY_COLUMNS, LICENSE_KEY_DEFAULT);
     q.finish()?;
     let export = exports::license_keys(&state, subject, filter).await?;
-    let header = cols
-        .iter()
-        .map(|&c| LICENSE_KEY_COLUMNS[c].1.to_string())
-        .collect();
+    let header = headers(&cols, LICENSE_KEY_COLUMNS);
     csv_response(
         state,
         "tollgate-license-keys.csv",
         header,
         export,
-        |state, mut export| async move { (export.next_page(&state).await, export) },
         move |row| cols.iter().map(|&c| license_key_cell(row, c, tz)).collect(),
     )
 }

@@ -211,9 +211,12 @@ async fn activate(
     let signing =
         license_signing::for_subject(&state, auth.subject(), body.organization_id, requested)
             .await?;
-    let answer = license_keys::activate_as(&state, auth.subject(), body.into_command())
-        .await
-        .map_err(ApiError::from);
+    let answer = match body.into_command() {
+        Ok(cmd) => license_keys::activate_as(&state, auth.subject(), cmd)
+            .await
+            .map_err(ApiError::from),
+        Err(e) => Err(e),
+    };
     Ok(MaybeSigned {
         answer: answer.map(web::Json),
         signing,

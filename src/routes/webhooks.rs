@@ -22,6 +22,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/webhooks/endpoints/{id}", {
         get => get_endpoint, patch => update_endpoint, delete => delete_endpoint
     });
+    crate::resource!(cfg, "/v1/webhooks/endpoints/{id}/secret", { patch => rotate_secret });
     crate::resource!(cfg, "/v1/webhooks/deliveries", { get => list_deliveries });
     crate::resource!(cfg, "/v1/webhooks/events", { get => cursor });
     crate::resource!(cfg, "/v1/webhooks/events/{id}/redeliver", { post => redeliver });
@@ -76,6 +77,18 @@ async fn update_endpoint(
         body.into_inner().into_command()?,
     )
     .await?;
+    Ok(web::Json(WebhookEndpointView::from(&e)))
+}
+
+/// `PATCH /v1/webhooks/endpoints/{id}/secret`: a new generated secret, no body (Polar's
+/// `reset_webhook_endpoint_secret`; a body, if any, is ignored as Polar's is).
+async fn rotate_secret(
+    auth: Auth<WebhooksWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<web::Json<WebhookEndpointView>> {
+    let id: WebhookEndpointId = path_id("id", &id)?;
+    let e = endpoints::rotate_secret(&state, auth.subject(), id).await?;
     Ok(web::Json(WebhookEndpointView::from(&e)))
 }
 

@@ -109,12 +109,12 @@ async fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<St
 /// The period a recurring price is per: "month", or "3 months" for a count of 3.
 fn interval_of(kind: &PriceKind, count: u32) -> Option<String> {
     match kind {
-        PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => {
-            Some(match count {
-                0 | 1 => interval.as_str().to_string(),
-                n => format!("{n} {}s", interval.as_str()),
-            })
-        }
+        PriceKind::RecurringFixed { interval, .. }
+        | PriceKind::RecurringFree { interval }
+        | PriceKind::RecurringSeatBased { interval, .. } => Some(match count {
+            0 | 1 => interval.as_str().to_string(),
+            n => format!("{n} {}s", interval.as_str()),
+        }),
         _ => None,
     }
 }
@@ -272,7 +272,32 @@ fn price_label(kind: &PriceKind, amount: Option<i64>, count: u32) -> String {
             Money::new(amount.unwrap_or(*a), currency),
             interval.map(|i| format!("/{i}")).unwrap_or_default()
         ),
+        PriceKind::OneTimeSeatBased {
+            currency,
+            seat_tiers,
+        }
+        | PriceKind::RecurringSeatBased {
+            currency,
+            seat_tiers,
+            ..
+        } => seat_label(seat_tiers, currency, interval.as_deref()),
     }
+}
+
+/// A seat-based price as the page shows it: "From $10.00 per seat/month" (the rate of the
+/// fewest seats).
+fn seat_label(
+    tiers: &crate::domain::product::SeatTiers,
+    currency: &str,
+    interval: Option<&str>,
+) -> String {
+    let rate = tiers.tiers().first().map_or(0, |t| t.price_per_seat);
+    let from = if tiers.tiers().len() > 1 { "From " } else { "" };
+    format!(
+        "{from}{} per seat{}",
+        Money::new(rate, currency),
+        interval.map(|i| format!("/{i}")).unwrap_or_default()
+    )
 }
 
 /// The products of a checkout of several, each with its price; empty for one product.

@@ -207,16 +207,16 @@ async fn customers_of_products(
     Ok(ids)
 }
 
-/// `customer.state_changed` for each customer `change` touches, as its state reads now
-/// (the fan-out drops those equal to the last one told).
+/// `customer.state_changed` for each of `customers`, as its state reads now (the fan-out
+/// drops those equal to the last one told).
 pub async fn state_events(
     state: &AppState,
-    change: &Change,
+    customers: &[CustomerId],
     now: DateTime<Utc>,
     listening: &mut dyn FnMut(OrganizationId) -> bool,
 ) -> Result<Vec<Event>, ApiError> {
     let mut events = Vec::new();
-    for id in touched_customers(state, change).await? {
+    for &id in customers {
         let Some(customer) = state.store.get::<Customer>(&id.key()).await? else {
             continue;
         };

@@ -7,16 +7,17 @@
 //! ids are derived from (entry, endpoint, position), so the replay writes the same events
 //! again instead of new ones.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use actix_web::web;
 use tollgate_storage::{Batch, Change, Expect, Record, StorageError};
 
+use super::customer_events::touched_customers;
 use super::events::{events_of, is_event_source, Event};
 use super::log::Logger;
 use crate::api::webhook::WebhookEventType;
-use crate::domain::ids::{OrganizationId, WebhookEventId};
+use crate::domain::ids::{CustomerId, OrganizationId, WebhookEventId};
 use crate::domain::mail::MailMessage;
 use crate::domain::webhook::{WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat};
 use crate::state::AppState;
@@ -80,7 +81,8 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let mut projection = crate::stats::Projection::default();
     let now = state.now();
     let mut logger = Logger::default();
-    for change in &changes {
+    let states = states_told_after(state, &changes).await;
+    for (i, change) in changes.iter().enumerate() {
         seqs.push(change.seq);
         if let Err(e) = projection.add(change, now) {
             tracing::warn!(collection = %change.collection, error = %e, "cannot count a change in the day counters; skipped");
@@ -97,16 +99,8 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         }
         // Every organization's events are kept for the cursor, listened to or not.
         let mut everyone = |_: OrganizationId| true;
-        let events = events_of(state, change, &mut everyone).await;
-        let events = match events {
-            Ok(events) => events,
-            Err(e) => {
-                // A record that cannot be rendered (its product vanished) must not stop
-                // every later event.
-                tracing::warn!(collection = %change.collection, error = %e, "cannot render a webhook event; skipped");
-                continue;
-            }
-        };
+        let told = states.get(&i).map_or(&[][..], Vec::as_slice);
+        let events = events_of(state, change, told, &mut everyone).await;
         let events = logger.keep(&state.store, events, now, &mut batch).await?;
         for (position, event) in events.iter().enumerate() {
             let Some(subscribed) = endpoints.get(&event.organization_id) else {
@@ -135,6 +129,43 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         state.mailer.wake();
     }
     Ok(changes.len())
+}
+
+/// For each change of the pass (by position), the customers whose
+/// `customer.state_changed` is rendered after it: each customer the pass's changes touch,
+/// once, after the last change that touches it. A state reads as it is now, so rendering
+/// it after each of a purchase's changes (its checkout, order, subscription, keys and
+/// grants) would render the same state several times for the digest to drop.
+async fn states_told_after(
+    state: &AppState,
+    changes: &[Change],
+) -> HashMap<usize, Vec<CustomerId>> {
+    let mut last: HashMap<CustomerId, usize> = HashMap::new();
+    let mut order: Vec<CustomerId> = Vec::new();
+    for (i, change) in changes.iter().enumerate() {
+        if !is_event_source(&change.collection) {
+            continue;
+        }
+        match touched_customers(state, change).await {
+            Ok(ids) => {
+                for id in ids {
+                    if last.insert(id, i).is_none() {
+                        order.push(id);
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(collection = %change.collection, error = %e, "cannot tell whose state a change touches; skipped")
+            }
+        }
+    }
+    let mut after: HashMap<usize, Vec<CustomerId>> = HashMap::new();
+    for id in order {
+        if let Some(&i) = last.get(&id) {
+            after.entry(i).or_default().push(id);
+        }
+    }
+    after
 }
 
 fn event_for(

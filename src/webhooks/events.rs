@@ -21,7 +21,9 @@ use crate::api::webhook::{
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::domain::ids::{BenefitId, OrderId, OrganizationId, ProductId, SubscriptionId};
+use crate::domain::ids::{
+    BenefitId, CustomerId, OrderId, OrganizationId, ProductId, SubscriptionId,
+};
 use crate::domain::order::{Order, OrderStatus};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
@@ -123,22 +125,32 @@ where
 
 /// The events `change` stands for, in the order they happened (none for a change no
 /// event describes, or of an organization `listening` says nobody listens to: nothing is
-/// rendered for nobody), then `customer.state_changed` for each customer it touches.
+/// rendered for nobody), then `customer.state_changed` for each of `states` (the
+/// customers it touches whose state the caller wants told after this change: see
+/// [`super::dispatch`]).
 pub async fn events_of(
     state: &AppState,
     change: &Change,
+    states: &[CustomerId],
     listening: &mut dyn FnMut(OrganizationId) -> bool,
-) -> Result<Vec<Event>, ApiError> {
+) -> Vec<Event> {
     let now = state.now();
-    let mut events = resource_events(state, change, now, listening).await?;
-    // A state that cannot be rendered must not cost the change its own events.
-    match state_events(state, change, now, listening).await {
+    // A record that cannot be rendered (its product vanished) must not cost the customers
+    // their states, nor a state the change its own events.
+    let mut events = match resource_events(state, change, now, listening).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::warn!(collection = %change.collection, error = %e, "cannot render a webhook event; skipped");
+            Vec::new()
+        }
+    };
+    match state_events(state, states, now, listening).await {
         Ok(states) => events.extend(states),
         Err(e) => {
             tracing::warn!(collection = %change.collection, error = %e, "cannot render a customer state; skipped")
         }
     }
-    Ok(events)
+    events
 }
 
 /// The events of the record `change` is about.

@@ -52,7 +52,7 @@ async fn create_read_update_and_delete_each_type() {
     assert_eq!(
         bare.body["properties"],
         json!({"prefix": null, "expires": null, "activations": null, "limit_usage": null,
-               "allow_customer_rotation": true, "grace_days": 3})
+               "allow_customer_rotation": true, "grace_days": 3, "quantity": "one_key"})
     );
     let custom = app
         .post_json(

@@ -1,6 +1,7 @@
 //! The dashboard's Webhooks section over HTTP, as a browser that keeps cookies and never
 //! follows redirects: endpoints listed, created (the signing secret shown once, never on a
-//! reload), edited, disabled and enabled, deleted after a confirmation; an endpoint's
+//! reload), edited, disabled and enabled, its secret rotated (the new one shown once),
+//! deleted after a confirmation; an endpoint's
 //! deliveries after a purchase, each attempt with the receiver's answer, and a redelivery
 //! that makes a new attempt; 422 with the API's messages, 403 without the CSRF token, 404
 //! for another organization's endpoints and events.
@@ -701,6 +702,11 @@ async fn another_organizations_endpoints_are_not_found_and_forms_need_the_csrf_t
             vec![("enabled", "false")],
         ),
         (
+            "/dashboard/{org}/webhooks/{id}/secret",
+            format!("{at}/secret"),
+            vec![],
+        ),
+        (
             "/dashboard/{org}/webhooks/{id}/delete",
             format!("{at}/delete"),
             vec![],
@@ -771,4 +777,46 @@ async fn another_organizations_endpoints_are_not_found_and_forms_need_the_csrf_t
     assert!(!page.body.contains(&secret));
     assert_eq!(attempts_of(&page, &event), 1);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+/// "Rotate secret" on an endpoint's page: a CSRF-protected form whose answer shows the new
+/// secret this once; the old one is gone from the store, the new one never shown again.
+#[actix_web::test]
+async fn the_rotate_secret_button_shows_a_new_secret_once() {
+    let app = app().await;
+    let (mut b, org) = seller(&app, "rotate@example.com", "Rotate Shop").await;
+    let (id, old) = new_endpoint(
+        &mut b,
+        &org,
+        "https://hooks.example.com/tollgate",
+        &["order.paid"],
+        true,
+    )
+    .await;
+    let at = format!("/dashboard/{org}/webhooks/{id}");
+    let page = b.get(&at).await;
+    assert_html(&page, 200);
+    assert!(page.body.contains(&format!(r#"action="{at}/secret""#)));
+    assert!(page.body.contains(r#"id="rotate-secret""#));
+
+    let page = form_post(&mut b, &format!("{at}/secret"), &[]).await;
+    assert_html(&page, 200);
+    assert!(
+        page.body.contains("Signing secret rotated"),
+        "{}",
+        main_of(&page)
+    );
+    let new = text_of(&page, "webhook-secret");
+    assert_ne!(new, old);
+    assert!(new.starts_with("whsec_") && new.len() == 49, "{new}");
+    let e = stored(&app, &id).await.expect("still stored");
+    assert_eq!(e.secret, new);
+    assert_eq!(e.url, "https://hooks.example.com/tollgate");
+    assert!(e.enabled);
+
+    // Never shown again.
+    let page = b.get(&at).await;
+    assert_html(&page, 200);
+    assert!(!page.body.contains(&new));
+    assert!(!page.body.contains(&old));
 }

@@ -305,6 +305,8 @@ pub async fn grant_key(
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: props.activations.is_some_and(|a| a.allow_replacement),
+        replacements: Vec::new(),
     }
 }
 

@@ -1920,3 +1920,101 @@ async fn a_file_issued_in_the_past_is_expired_now() {
         "expired"
     );
 }
+
+/// Issue 46: the entitlements (the feature flags of the key's purchase) ride in the signed
+/// answer, covered by its signature, and in the license file's data, covered by its
+/// signature; a flag removed from the product leaves the next of both.
+#[actix_web::test]
+async fn entitlements_are_signed_in_the_answer_and_in_the_license_file() {
+    let app = spawn_app().await;
+    let sale = sell_key(&app, "entitled-files").await;
+    let flag = app
+        .post_json(
+            "/v1/benefits/",
+            Some(&app.token),
+            &json!({"type": "feature_flag", "description": "Pro features",
+                    "organization_id": sale.org, "properties": {},
+                    "metadata": {"export": true, "max_projects": 10}}),
+        )
+        .await;
+    flag.expect(201);
+    let flag = flag.id();
+    let set_benefits = |benefits: Value| {
+        let app = &app;
+        let product = sale.product.clone();
+        async move {
+            app.post_json(
+                &format!("/v1/products/{product}/benefits"),
+                Some(&app.token),
+                &json!({ "benefits": benefits }),
+            )
+            .await
+            .expect(200);
+        }
+    };
+    set_benefits(json!([sale.benefit, flag])).await;
+    let expected = json!([{"benefit_id": flag, "description": "Pro features",
+                           "metadata": {"export": true, "max_projects": 10}}]);
+
+    let keys = jwks(&app, &sale.org).await;
+    let ex = post(
+        &app,
+        &format!("{PORTAL}/validate"),
+        None,
+        &key_body(&sale),
+        &[("Accept-Signature", &*ask("n-entitled"))],
+    )
+    .await;
+    ex.expect(200);
+    assert_eq!(ex.json()["entitlements"], expected);
+    // The verifier refuses any change to the body: the entitlements are signed.
+    verify_and_tamper(&ex, &keys, "sig1", "n-entitled");
+
+    for encrypt in [false, true] {
+        let r = app
+            .post_json(
+                LICENSE_FILE,
+                None,
+                &json!({"key": sale.key, "organization_id": sale.org, "encrypt": encrypt}),
+            )
+            .await;
+        r.expect(200);
+        let cert = r.body["certificate"].as_str().unwrap();
+        let opened = open_license_file(cert, &keys, &sale.key, Utc::now()).unwrap();
+        assert_file_data(&r.body, &opened, &sale);
+        assert_eq!(
+            opened.data["meta"]["license_key"]["entitlements"], expected,
+            "encrypted: {encrypt}"
+        );
+        assert!(
+            open_license_file(&tamper_license_file(cert), &keys, &sale.key, Utc::now()).is_err()
+        );
+    }
+
+    // Removed from the product: the next answer and the next file carry none.
+    set_benefits(json!([sale.benefit])).await;
+    let ex = post(
+        &app,
+        &format!("{PORTAL}/validate"),
+        None,
+        &key_body(&sale),
+        &[("Accept-Signature", &*ask("n-revoked"))],
+    )
+    .await;
+    ex.expect(200);
+    assert_eq!(ex.json()["entitlements"], json!([]));
+    verify(&ex, &keys, "sig1", Some("n-revoked")).unwrap();
+    let r = app.post_json(LICENSE_FILE, None, &key_body(&sale)).await;
+    r.expect(200);
+    let opened = open_license_file(
+        r.body["certificate"].as_str().unwrap(),
+        &keys,
+        &sale.key,
+        Utc::now(),
+    )
+    .unwrap();
+    assert_eq!(
+        opened.data["meta"]["license_key"]["entitlements"],
+        json!([])
+    );
+}

@@ -2,9 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod abuse;
+mod activation_replacement;
 mod backup;
 mod benefit_grants;
 mod benefits;
+mod better_auth;
 mod binary;
 mod browser;
 mod browser_dashboard;
@@ -29,6 +31,8 @@ mod dashboard_signing;
 mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
+mod disputes;
+mod entitlements;
 mod errors;
 mod event_cursor;
 mod exports;
@@ -63,6 +67,7 @@ mod retention;
 mod schema;
 mod schemathesis;
 mod sdk_bodies;
+mod seats;
 mod seller_subscriptions;
 mod signature_clients;
 mod sorting;
@@ -77,4 +82,5 @@ mod tools;
 mod validation_crash;
 mod versions;
 mod webhook_endpoints;
+mod webhook_secret;
 mod webhooks;

@@ -456,7 +456,7 @@ async fn create_validation_errors_name_their_location() {
         &r,
         json!(["body", "prices", 0, "amount_type"]),
         "literal_error",
-        "Input should be 'fixed' or 'free'",
+        "Input should be 'fixed', 'free' or 'seat_based'",
     );
 
     let r = post(base(json!([one_time(1000), one_time(2000)]))).await;
@@ -975,7 +975,7 @@ async fn update_archives_omitted_prices_and_adds_new_ones() {
         &r,
         json!(["body", "prices", 0, "amount_type"]),
         "literal_error",
-        "'fixed' or 'free'",
+        "'fixed', 'free' or 'seat_based'",
     );
     let r = app
         .patch_json(

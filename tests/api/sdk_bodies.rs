@@ -89,7 +89,7 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
     let cases = [
         (
             json!({"prices": [{"amount_type": "seat_based", "price_per_seat": 500}]}),
-            json!(["body", "prices", 0, "amount_type"]),
+            json!(["body", "prices", 0, "seat_tiers"]),
         ),
         (
             json!({"prices": [{"amount_type": "metered_unit", "meter_id": "x", "unit_amount": "1"}]}),
@@ -135,13 +135,13 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
     }
     let r = create_product(
         &app,
-        json!({"name": "Nope", "organization_id": org, "prices": [{"amount_type": "seat_based"}]}),
+        json!({"name": "Nope", "organization_id": org, "prices": [{"amount_type": "unit_based"}]}),
     )
     .await;
     let item = r.expect_invalid_at(json!(["body", "prices", 0, "amount_type"]));
     assert_eq!(
         item["msg"],
-        "Value error, Seat-based pricing is not supported by Tollgate."
+        "Value error, Unit-based pricing is not supported by Tollgate."
     );
     // Nothing was created.
     let list = app

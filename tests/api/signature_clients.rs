@@ -9,7 +9,8 @@
 //! * license files: `keygen-py` and `keygen-sdk` from PyPI (`license_files.py`) and the
 //!   documented examples `docs/examples/verify_license_file.{py,mjs}` accept fresh files
 //!   and refuse a tampered file, another organization's file, an expired file and a wrong
-//!   license key.
+//!   license key; and keygen-sdk reads the feature flags a key's purchase grants as the
+//!   file's Keygen entitlements (keygen-py accepts the same file), none once revoked.
 //!
 //! The scripts print one JSON line per case; the verdict each case must get (and the
 //! reason a refusal must give) is decided here.
@@ -677,4 +678,69 @@ async fn keygen_verifiers_and_the_documented_examples_check_license_files_offlin
         node.arg(examples.join("verify_license_file.mjs"));
         run_example("example.mjs", node, c, &a, &kid_a).await;
     }
+}
+
+#[actix_web::test]
+async fn keygen_verifiers_read_the_feature_flags_of_a_license_file_as_its_entitlements() {
+    use crate::entitlements::{flag_id, set_benefits};
+    let python = tools::python_venv(REQUIREMENTS);
+    let app = crate::helpers::spawn_app().await;
+    let sale = sell_key(&app, "entitled-files").await;
+    let beta = flag_id(
+        &app,
+        &sale.org,
+        "Beta features",
+        json!({"flag": "beta", "max_projects": 10}),
+    )
+    .await;
+    set_benefits(&app, &sale.product, &[&sale.benefit, &beta]).await;
+    let public = public_key_hex(&app, &sale.org).await;
+    let dir = tempfile::tempdir().expect("a folder for the files");
+
+    // Run both verifiers over one fresh encrypted file; the verdicts by verifier.
+    let verdicts = |name: &'static str| {
+        let python = python.clone();
+        let (app, sale, public, dir) = (&app, &sale, public.clone(), dir.path().to_path_buf());
+        async move {
+            let file = license_file(app, sale, json!({"encrypt": true})).await;
+            let path = dir.join(format!("{name}.lic"));
+            std::fs::write(&path, file["certificate"].as_str().unwrap()).unwrap();
+            let listing = dir.join(format!("{name}.json"));
+            let case = json!([{"case": name, "path": path, "public_key_hex": public,
+                               "license_key": sale.key, "encrypted": true}]);
+            std::fs::write(&listing, case.to_string()).unwrap();
+            let mut cmd = Command::new(&python);
+            cmd.arg(tools::repo_root().join("tests/clients/signatures/license_files.py"))
+                .arg(&listing);
+            let out = tools::run_async(cmd, SCRIPT_TIMEOUT).await;
+            let report = report("license_files.py", &out);
+            assert!(out.status.success(), "{report}");
+            let by: HashMap<String, Value> = json_lines(&out)
+                .into_iter()
+                .map(|v| (v["verifier"].as_str().unwrap_or_default().to_string(), v))
+                .collect();
+            for verifier in ["keygen-py", "keygen-sdk"] {
+                assert_eq!(by[verifier]["verdict"], "accepted", "{verifier}: {report}");
+                assert_eq!(by[verifier]["key"], sale.key.as_str(), "{report}");
+            }
+            by
+        }
+    };
+
+    let by = verdicts("flagged").await;
+    assert_eq!(
+        by["keygen-sdk"]["entitlements"],
+        json!([{"code": beta, "name": "Beta features",
+                "metadata": {"flag": "beta", "max_projects": 10}}]),
+        "{by:?}"
+    );
+    // Where keygen-py exposes what it read, it reads the same.
+    if let Some(read) = by["keygen-py"].get("entitlements") {
+        assert_eq!(read[0]["code"], beta.as_str(), "{by:?}");
+    }
+
+    // The flag leaves the product: the next file entitles nothing.
+    set_benefits(&app, &sale.product, &[&sale.benefit]).await;
+    let by = verdicts("revoked").await;
+    assert_eq!(by["keygen-sdk"]["entitlements"], json!([]), "{by:?}");
 }

@@ -119,6 +119,8 @@ async fn benefit_and_key(
         subscription_id: Some(subscription),
         order_id: None,
         paid_until: Some(paid_until),
+        allow_replacement: false,
+        replacements: Vec::new(),
     };
     app.put(&key).await;
     (benefit, key)

@@ -275,6 +275,8 @@ impl ClockApp {
             subscription_id: Some(subscription),
             order_id: None,
             paid_until: None,
+            allow_replacement: false,
+            replacements: Vec::new(),
         };
         self.put(&key).await;
         id

@@ -91,13 +91,27 @@ impl Checkout {
         }
     }
 
+    /// Sells `price`: its amount (a custom price's `amount` within its bounds; a
+    /// seat-based price's for `seats`, else the seats already chosen, else its fewest).
+    /// Seats for any other price are refused, as Polar does.
     pub(super) fn select_price(
         &mut self,
         price: Price,
         amount: Option<i64>,
+        seats: Option<u32>,
         issues: &mut Vec<Issue>,
-        _field: &str,
     ) {
+        let seats_before = self
+            .seats
+            .filter(|_| self.price.kind.seat_tiers().is_some());
+        self.seats = None;
+        if seats.is_some() && price.kind.seat_tiers().is_none() {
+            issues.push(Issue::new(
+                &["seats"],
+                "value_error",
+                "Seats can only be set for seat-based pricing.",
+            ));
+        }
         match &price.kind {
             PriceKind::RecurringFixed {
                 currency,
@@ -137,6 +151,42 @@ impl Checkout {
                     ));
                 }
                 self.amount = Some(chosen);
+                self.currency = Some(currency.clone());
+            }
+            PriceKind::RecurringSeatBased {
+                currency,
+                seat_tiers,
+                ..
+            }
+            | PriceKind::OneTimeSeatBased {
+                currency,
+                seat_tiers,
+            } => {
+                let chosen = seats
+                    .or(seats_before)
+                    .unwrap_or_else(|| seat_tiers.minimum_seats());
+                if chosen < seat_tiers.minimum_seats() {
+                    issues.push(Issue::new(
+                        &["seats"],
+                        "greater_than_equal",
+                        format!(
+                            "Input should be greater than or equal to {}",
+                            seat_tiers.minimum_seats()
+                        ),
+                    ));
+                } else if let Some(max) = seat_tiers.maximum_seats().filter(|m| chosen > *m) {
+                    issues.push(Issue::new(
+                        &["seats"],
+                        "less_than_equal",
+                        format!("Input should be less than or equal to {max}"),
+                    ));
+                }
+                // Out of range: priced at the nearest count on sale, the update refused.
+                let priced = chosen
+                    .max(seat_tiers.minimum_seats())
+                    .min(seat_tiers.maximum_seats().unwrap_or(u32::MAX));
+                self.seats = Some(priced);
+                self.amount = seat_tiers.amount(priced);
                 self.currency = Some(currency.clone());
             }
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => {

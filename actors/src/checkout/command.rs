@@ -31,6 +31,8 @@ pub enum CheckoutTarget {
 pub struct CreateCheckout {
     pub target: CheckoutTarget,
     pub amount: Option<i64>,
+    /// The seats to buy at a seat-based price (`None`: its fewest).
+    pub seats: Option<u32>,
     pub discount_id: Option<DiscountId>,
     pub allow_discount_codes: bool,
     /// A customer of the organization, whose details fill the ones left empty.

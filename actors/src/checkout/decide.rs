@@ -78,9 +78,10 @@ impl Checkout {
             trial: terms.trial,
             product_trial: n.product_trial,
             trial_end: None,
+            seats: None,
         };
         let mut issues = Vec::new();
-        c.select_price(n.price, n.amount, &mut issues, "product_price_id");
+        c.select_price(n.price, n.amount, n.seats, &mut issues);
         if let Some(d) = n.discount {
             c.apply_discount(Some(d), "discount_id", &mut issues);
         }
@@ -126,14 +127,14 @@ impl Checkout {
             }
         }
         match ch.price {
-            Some(p) => c.select_price(p, ch.amount, &mut issues, "product_price_id"),
+            Some(p) => c.select_price(p, ch.amount, ch.seats, &mut issues),
             None => {
-                if let Some(amount) = ch.amount {
-                    // Only custom prices take an amount; for others it is ignored.
-                    if c.amount_type() == AmountType::Custom {
-                        let price = c.price.clone();
-                        c.select_price(price, Some(amount), &mut issues, "amount");
-                    }
+                // Only custom prices take an amount (ignored for others); seats are
+                // priced (or refused) by the current price.
+                let amount = ch.amount.filter(|_| c.amount_type() == AmountType::Custom);
+                if amount.is_some() || ch.seats.is_some() {
+                    let price = c.price.clone();
+                    c.select_price(price, amount, ch.seats, &mut issues);
                 }
             }
         }

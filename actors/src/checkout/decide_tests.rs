@@ -74,6 +74,7 @@ fn new(p: Price) -> NewCheckout {
         embed_origin: None,
         subscription_id: None,
         product_trial: None,
+        seats: None,
     }
 }
 

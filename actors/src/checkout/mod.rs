@@ -22,6 +22,7 @@ pub mod model;
 mod order;
 mod v1;
 mod v2;
+mod v3;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -66,7 +67,8 @@ impl Record for Checkout {
     const COLLECTION: &'static str = "checkout";
     /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1); 3: trials
     /// (`v2.rs` decodes version 2).
-    const VERSION: u16 = 3;
+    /// 4: seats (`v3.rs` decodes version 3).
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -78,7 +80,9 @@ impl Record for Checkout {
                 .map(Checkout::from),
             2 => tollgate_storage::codec::decode::<v2::CheckoutV2>(Self::COLLECTION, 2, payload)
                 .map(Checkout::from),
-            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            3 => tollgate_storage::codec::decode::<v3::CheckoutV3>(Self::COLLECTION, 3, payload)
+                .map(Into::into),
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

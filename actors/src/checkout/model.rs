@@ -128,6 +128,9 @@ pub struct Checkout {
     /// When the trial the buyer gets ends, counted from the last change of the checkout
     /// (Polar's `trial_end`); `None`: no trial, the first period is paid now.
     pub trial_end: Option<DateTime<Utc>>,
+    // Format version 4 (`v3.rs` decodes version 3).
+    /// The seats bought at a seat-based price (`None` for any other price).
+    pub seats: Option<u32>,
 }
 
 /// Whether the hosted page asks for a line of the billing address.
@@ -222,6 +225,8 @@ pub struct NewCheckout {
     pub subscription_id: Option<SubscriptionId>,
     /// The selected product's trial.
     pub product_trial: Option<Trial>,
+    /// The seats to buy at a seat-based price (`None`: its fewest).
+    pub seats: Option<u32>,
 }
 
 /// What the seller chose for a new checkout beyond its first product and price (format
@@ -262,6 +267,8 @@ pub struct Changes {
     pub product: Option<ProductId>,
     pub price: Option<Price>,
     pub amount: Option<i64>,
+    /// The seats to buy at the (new or current) seat-based price.
+    pub seats: Option<u32>,
     pub customer_name: Option<Option<String>>,
     pub customer_email: Option<Option<String>>,
     pub customer_ip_address: Option<Option<String>>,

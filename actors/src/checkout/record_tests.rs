@@ -79,21 +79,28 @@ fn full_checkout() -> Checkout {
             count: 14,
         }),
         trial_end: Some(at(600)),
+        seats: None,
     }
 }
 
 #[test]
 fn round_trip_and_golden_bytes() {
     let c = full_checkout();
-    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 3));
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 4));
     let bytes = c.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(3, &bytes).ok(), Some(c));
+    assert_eq!(Checkout::decode(4, &bytes).ok(), Some(c.clone()));
     assert_eq!(
         hex(&bytes),
-        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"),
-        "checkout format v3 changed"
+        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}"),
+        "checkout format v4 changed"
     );
+    // A version-3 record (the same bytes without the seats) reads without seats.
+    let v3 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"));
+    assert_eq!(Checkout::decode(3, &v3).ok(), Some(c));
 }
+
+/// Format version 4 appends the seats (none here) to version 3's layout.
+const GOLDEN_V4_TAIL: &str = "00";
 
 /// Format version 3 appends the trial fields to version 2's layout: these are their bytes.
 const GOLDEN_V3_TAIL: &str = "01030201020e0114313937302d30312d30315430303a31303a30305a";
@@ -140,11 +147,32 @@ fn version_1_records_decode_as_checkouts_of_their_one_product() {
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(3, &again).ok(), Some(expected));
+    assert_eq!(Checkout::decode(4, &again).ok(), Some(expected));
     // Version 1 bytes are not later versions' bytes, and an unknown version is refused.
     assert!(Checkout::decode(2, &unhex(GOLDEN_V1)).is_err());
     assert!(Checkout::decode(3, &unhex(GOLDEN_V1)).is_err());
-    assert!(Checkout::decode(4, &again).is_err());
+    assert!(Checkout::decode(5, &again).is_err());
+}
+
+/// A record written by a build of format version 3 (before seats) reads without seats;
+/// version 4 keeps them.
+#[test]
+fn version_3_records_decode_without_seats() {
+    let mut c = full_checkout();
+    c.seats = None;
+    let mut fields = serde_json::to_value(&c).unwrap_or_default();
+    if let Some(o) = fields.as_object_mut() {
+        o.remove("seats");
+    }
+    let v3: Result<super::v3::CheckoutV3, _> = serde_json::from_value(fields);
+    let Ok(v3) = v3 else {
+        panic!("no version-3 layout: {v3:?}");
+    };
+    let bytes = tollgate_storage::codec::encode(&v3).unwrap_or_default();
+    assert_eq!(Checkout::decode(3, &bytes).ok(), Some(c.clone()));
+    c.seats = Some(7);
+    let bytes = c.encode().unwrap_or_default();
+    assert_eq!(Checkout::decode(Checkout::VERSION, &bytes).ok(), Some(c));
 }
 
 const GOLDEN_V2: &str = "\

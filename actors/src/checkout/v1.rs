@@ -92,6 +92,7 @@ impl From<CheckoutV1> for Checkout {
             trial: None,
             product_trial: None,
             trial_end: None,
+            seats: None,
         }
     }
 }

@@ -96,6 +96,7 @@ impl From<CheckoutV2> for Checkout {
             trial: None,
             product_trial: None,
             trial_end: None,
+            seats: None,
         }
     }
 }

@@ -21,6 +21,41 @@ pub struct Benefit {
     pub deleted_at: Option<DateTime<Utc>>,
     /// The seller's key-value pairs (from format version 2).
     pub metadata: Metadata,
+    /// Who sees it in the customer portal (from format version 5; `Public` before).
+    pub visibility: Visibility,
+}
+
+/// Polar's `BenefitVisibility`. Only a `feature_flag` benefit may be set to another than
+/// `public` (`visibility_configurable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Visibility {
+    Draft,
+    Private,
+    #[default]
+    Public,
+}
+
+impl Visibility {
+    pub const ALL: &'static [(&'static str, Visibility)] = &[
+        ("draft", Visibility::Draft),
+        ("private", Visibility::Private),
+        ("public", Visibility::Public),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Draft => "draft",
+            Visibility::Private => "private",
+            Visibility::Public => "public",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Visibility> {
+        Visibility::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// A benefit as format version 1 stored it: without metadata.
@@ -80,7 +115,7 @@ enum PropertiesV3 {
 struct LicenseKeyPropertiesV3 {
     prefix: Option<String>,
     expires: Option<KeyExpiry>,
-    activations: Option<KeyActivations>,
+    activations: Option<KeyActivationsV4>,
     limit_usage: Option<i64>,
     allow_customer_rotation: bool,
 }
@@ -100,10 +135,86 @@ impl From<PropertiesV3> for BenefitProperties {
             PropertiesV3::LicenseKeys(k) => BenefitProperties::LicenseKeys(LicenseKeyProperties {
                 prefix: k.prefix,
                 expires: k.expires,
-                activations: k.activations,
+                activations: k.activations.map(KeyActivations::from),
                 limit_usage: k.limit_usage,
                 allow_customer_rotation: k.allow_customer_rotation,
                 grace_days: DEFAULT_GRACE_DAYS,
+                quantity: KeyQuantity::default(),
+            }),
+        }
+    }
+}
+
+/// A benefit as format version 4 stored it: no visibility, no `feature_flag`, activations
+/// without `allow_replacement`, license keys without a quantity rule.
+#[derive(Serialize, Deserialize)]
+struct BenefitV4 {
+    id: BenefitId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    description: String,
+    selectable: bool,
+    deletable: bool,
+    properties: PropertiesV4,
+    deleted_at: Option<DateTime<Utc>>,
+    metadata: Metadata,
+}
+
+/// [`BenefitProperties`] in format version 4.
+#[derive(Serialize, Deserialize)]
+enum PropertiesV4 {
+    Custom { note: Option<String> },
+    Ads { image_height: i64, image_width: i64 },
+    LicenseKeys(LicenseKeyPropertiesV4),
+}
+
+#[derive(Serialize, Deserialize)]
+struct LicenseKeyPropertiesV4 {
+    prefix: Option<String>,
+    expires: Option<KeyExpiry>,
+    activations: Option<KeyActivationsV4>,
+    limit_usage: Option<i64>,
+    allow_customer_rotation: bool,
+    grace_days: u32,
+}
+
+/// [`KeyActivations`] before format version 5: no replacement.
+#[derive(Serialize, Deserialize)]
+struct KeyActivationsV4 {
+    limit: i64,
+    enable_customer_admin: bool,
+}
+
+impl From<KeyActivationsV4> for KeyActivations {
+    fn from(a: KeyActivationsV4) -> Self {
+        KeyActivations {
+            limit: a.limit,
+            enable_customer_admin: a.enable_customer_admin,
+            allow_replacement: false,
+        }
+    }
+}
+
+impl From<PropertiesV4> for BenefitProperties {
+    fn from(p: PropertiesV4) -> Self {
+        match p {
+            PropertiesV4::Custom { note } => BenefitProperties::Custom { note },
+            PropertiesV4::Ads {
+                image_height,
+                image_width,
+            } => BenefitProperties::Ads {
+                image_height,
+                image_width,
+            },
+            PropertiesV4::LicenseKeys(k) => BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                prefix: k.prefix,
+                expires: k.expires,
+                activations: k.activations.map(KeyActivations::from),
+                limit_usage: k.limit_usage,
+                allow_customer_rotation: k.allow_customer_rotation,
+                grace_days: k.grace_days,
+                quantity: KeyQuantity::default(),
             }),
         }
     }
@@ -121,7 +232,7 @@ enum PropertiesV2 {
 struct LicenseKeyPropertiesV2 {
     prefix: Option<String>,
     expires: Option<KeyExpiry>,
-    activations: Option<KeyActivations>,
+    activations: Option<KeyActivationsV4>,
     limit_usage: Option<i64>,
 }
 
@@ -141,10 +252,11 @@ impl From<PropertiesV2> for BenefitProperties {
             PropertiesV2::LicenseKeys(k) => BenefitProperties::LicenseKeys(LicenseKeyProperties {
                 prefix: k.prefix,
                 expires: k.expires,
-                activations: k.activations,
+                activations: k.activations.map(KeyActivations::from),
                 limit_usage: k.limit_usage,
                 allow_customer_rotation: true,
                 grace_days: DEFAULT_GRACE_DAYS,
+                quantity: KeyQuantity::default(),
             }),
         }
     }
@@ -152,11 +264,20 @@ impl From<PropertiesV2> for BenefitProperties {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum BenefitProperties {
-    Custom { note: Option<String> },
-    Ads { image_height: i64, image_width: i64 },
+    Custom {
+        note: Option<String>,
+    },
+    Ads {
+        image_height: i64,
+        image_width: i64,
+    },
     LicenseKeys(LicenseKeyProperties),
+    /// Polar's `feature_flag` (from format version 5): no properties; what it unlocks is
+    /// the benefit's metadata.
+    FeatureFlag,
 }
 
+/// The stored code of each type ([`BenefitType::code`]) is its position here: append only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BenefitType {
     Custom,
@@ -165,6 +286,7 @@ pub enum BenefitType {
     GithubRepository,
     Downloadables,
     LicenseKeys,
+    FeatureFlag,
 }
 
 impl BenefitType {
@@ -176,6 +298,7 @@ impl BenefitType {
         ("github_repository", BenefitType::GithubRepository),
         ("downloadables", BenefitType::Downloadables),
         ("license_keys", BenefitType::LicenseKeys),
+        ("feature_flag", BenefitType::FeatureFlag),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -204,6 +327,39 @@ pub struct LicenseKeyProperties {
     /// validating while a renewal is retried (from format version 4;
     /// [`DEFAULT_GRACE_DAYS`] unless set).
     pub grace_days: u32,
+    /// What a purchase of several units grants (from format version 5).
+    pub quantity: KeyQuantity,
+}
+
+/// What a purchase of N units (a seat-based price) grants: one key with N times the
+/// activation limit, or N keys each with the limit. A purchase of one unit grants one key
+/// either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum KeyQuantity {
+    #[default]
+    OneKey,
+    KeyPerUnit,
+}
+
+impl KeyQuantity {
+    pub const ALL: &'static [(&'static str, KeyQuantity)] = &[
+        ("one_key", KeyQuantity::OneKey),
+        ("key_per_unit", KeyQuantity::KeyPerUnit),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyQuantity::OneKey => "one_key",
+            KeyQuantity::KeyPerUnit => "key_per_unit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KeyQuantity> {
+        KeyQuantity::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// The grace of a subscription's keys when the seller sets none: a renewal declined on
@@ -222,6 +378,7 @@ impl Default for LicenseKeyProperties {
             limit_usage: None,
             allow_customer_rotation: true,
             grace_days: DEFAULT_GRACE_DAYS,
+            quantity: KeyQuantity::default(),
         }
     }
 }
@@ -244,6 +401,9 @@ pub enum Timeframe {
 pub struct KeyActivations {
     pub limit: i64,
     pub enable_customer_admin: bool,
+    /// Whether `activate` at the limit may free a live activation named by `replace`
+    /// (from format version 5; false before).
+    pub allow_replacement: bool,
 }
 
 impl BenefitProperties {
@@ -252,6 +412,7 @@ impl BenefitProperties {
             BenefitProperties::Custom { .. } => BenefitType::Custom,
             BenefitProperties::Ads { .. } => BenefitType::Ads,
             BenefitProperties::LicenseKeys(_) => BenefitType::LicenseKeys,
+            BenefitProperties::FeatureFlag => BenefitType::FeatureFlag,
         }
     }
 }
@@ -280,7 +441,7 @@ impl Benefit {
 
 impl Record for Benefit {
     const COLLECTION: &'static str = "benefit";
-    const VERSION: u16 = 4;
+    const VERSION: u16 = 5;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -301,6 +462,7 @@ impl Record for Benefit {
                     properties: v1.properties.into(),
                     deleted_at: v1.deleted_at,
                     metadata: Metadata::default(),
+                    visibility: Visibility::Public,
                 })
             }
             2 => {
@@ -316,6 +478,7 @@ impl Record for Benefit {
                     properties: v2.properties.into(),
                     deleted_at: v2.deleted_at,
                     metadata: v2.metadata,
+                    visibility: Visibility::Public,
                 })
             }
             3 => {
@@ -331,9 +494,26 @@ impl Record for Benefit {
                     properties: v3.properties.into(),
                     deleted_at: v3.deleted_at,
                     metadata: v3.metadata,
+                    visibility: Visibility::Public,
                 })
             }
-            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            4 => {
+                let v4: BenefitV4 = tollgate_storage::codec::decode(Self::COLLECTION, 4, payload)?;
+                Ok(Benefit {
+                    id: v4.id,
+                    organization_id: v4.organization_id,
+                    created_at: v4.created_at,
+                    modified_at: v4.modified_at,
+                    description: v4.description,
+                    selectable: v4.selectable,
+                    deletable: v4.deletable,
+                    properties: v4.properties.into(),
+                    deleted_at: v4.deleted_at,
+                    metadata: v4.metadata,
+                    visibility: Visibility::Public,
+                })
+            }
+            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -375,6 +555,8 @@ pub struct NewBenefit {
     pub description: String,
     pub properties: BenefitProperties,
     pub metadata: Metadata,
+    /// `Public` unless a feature flag's body names another.
+    pub visibility: Visibility,
 }
 
 /// A change of a benefit (`PATCH /v1/benefits/{id}`): what is `None` stays. `kind` must be
@@ -389,7 +571,11 @@ pub struct BenefitChange {
     pub rotation_given: bool,
     /// The new license-key properties name the grace days (else the benefit's stay).
     pub grace_given: bool,
+    /// The new license-key properties name the quantity rule (else the benefit's stays).
+    pub quantity_given: bool,
     pub metadata: Option<Metadata>,
+    /// A feature flag's new visibility (only a feature flag's change names one).
+    pub visibility: Option<Visibility>,
 }
 
 #[cfg(test)]
@@ -426,7 +612,7 @@ mod tests {
             properties: PropertiesV2::LicenseKeys(LicenseKeyPropertiesV2 {
                 prefix: Some("TG".into()),
                 expires: None,
-                activations: Some(KeyActivations {
+                activations: Some(KeyActivationsV4 {
                     limit: 3,
                     enable_customer_admin: true,
                 }),
@@ -443,11 +629,13 @@ mod tests {
                 expires: None,
                 activations: Some(KeyActivations {
                     limit: 3,
-                    enable_customer_admin: true
+                    enable_customer_admin: true,
+                    allow_replacement: false,
                 }),
                 limit_usage: Some(10),
                 allow_customer_rotation: true,
                 grace_days: DEFAULT_GRACE_DAYS,
+                quantity: KeyQuantity::OneKey,
             })
         );
         assert_eq!(b.metadata, metadata());
@@ -515,6 +703,86 @@ mod tests {
         };
         let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
         assert_eq!(back, b);
-        assert!(Benefit::decode(5, &b.encode().unwrap()).is_err());
+        assert!(Benefit::decode(6, &b.encode().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_version_4_benefit_is_public_and_replaces_nothing() {
+        let v4 = BenefitV4 {
+            id: BenefitId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(1_700_000_000),
+            modified_at: None,
+            description: "Keys".into(),
+            selectable: true,
+            deletable: true,
+            properties: PropertiesV4::LicenseKeys(LicenseKeyPropertiesV4 {
+                prefix: None,
+                expires: None,
+                activations: Some(KeyActivationsV4 {
+                    limit: 2,
+                    enable_customer_admin: false,
+                }),
+                limit_usage: None,
+                allow_customer_rotation: true,
+                grace_days: 9,
+            }),
+            deleted_at: None,
+            metadata: metadata(),
+        };
+        let b = Benefit::decode(4, &tollgate_storage::codec::encode(&v4).unwrap()).unwrap();
+        assert_eq!(b.visibility, Visibility::Public);
+        assert_eq!(
+            b.properties,
+            BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                activations: Some(KeyActivations {
+                    limit: 2,
+                    enable_customer_admin: false,
+                    allow_replacement: false,
+                }),
+                grace_days: 9,
+                ..LicenseKeyProperties::default()
+            })
+        );
+    }
+
+    #[test]
+    fn version_5_keeps_feature_flags_visibility_replacement_and_quantity() {
+        let flag = Benefit {
+            id: BenefitId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            created_at: at(1_700_000_000),
+            modified_at: None,
+            description: "Beta".into(),
+            selectable: true,
+            deletable: true,
+            properties: BenefitProperties::FeatureFlag,
+            deleted_at: None,
+            metadata: metadata(),
+            visibility: Visibility::Private,
+        };
+        assert_eq!(
+            Benefit::decode(Benefit::VERSION, &flag.encode().unwrap()).unwrap(),
+            flag
+        );
+        assert_eq!(flag.kind(), BenefitType::FeatureFlag);
+        assert_eq!(flag.kind().as_str(), "feature_flag");
+        let keys = Benefit {
+            properties: BenefitProperties::LicenseKeys(LicenseKeyProperties {
+                activations: Some(KeyActivations {
+                    limit: 3,
+                    enable_customer_admin: true,
+                    allow_replacement: true,
+                }),
+                quantity: KeyQuantity::KeyPerUnit,
+                ..LicenseKeyProperties::default()
+            }),
+            visibility: Visibility::Public,
+            ..flag
+        };
+        assert_eq!(
+            Benefit::decode(Benefit::VERSION, &keys.encode().unwrap()).unwrap(),
+            keys
+        );
     }
 }

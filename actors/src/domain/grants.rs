@@ -17,7 +17,7 @@
 use chrono::{DateTime, Duration, Months, Utc};
 
 use super::benefit::DEFAULT_GRACE_DAYS;
-use super::benefit::{Benefit, BenefitProperties, LicenseKeyProperties, Timeframe};
+use super::benefit::{Benefit, BenefitProperties, KeyQuantity, LicenseKeyProperties, Timeframe};
 use super::ids::BenefitId;
 use super::product::RecurringInterval;
 
@@ -28,6 +28,8 @@ pub struct KeyGrant {
     /// The prefix of a value drawn for it (`generate_key`).
     pub prefix: Option<String>,
     pub limit_activations: Option<i64>,
+    /// Whether the key's activation at the limit may replace one (`activations.allow_replacement`).
+    pub allow_replacement: bool,
     pub limit_usage: Option<i64>,
     pub granted_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
@@ -80,6 +82,7 @@ pub fn key_grant(
         benefit_id,
         prefix: props.prefix.clone(),
         limit_activations: props.activations.map(|a| a.limit),
+        allow_replacement: props.activations.is_some_and(|a| a.allow_replacement),
         limit_usage: props.limit_usage,
         granted_at: at,
         expires_at: match paid_until {
@@ -113,10 +116,38 @@ pub fn purchase(
     at: DateTime<Utc>,
     paid_until: Option<DateTime<Utc>>,
 ) -> Vec<KeyGrant> {
-    benefits
-        .iter()
-        .filter_map(|b| key_properties(b).map(|p| key_grant(b.id, p, at, paid_until)))
-        .collect()
+    purchase_of(benefits, at, paid_until, 1)
+}
+
+/// What a purchase of `units` (the seats of a seat-based price; 0 reads as 1) at `at`
+/// grants, per license-key benefit as its quantity rule says: one key with `units` times
+/// the activation limit ([`KeyQuantity::OneKey`]; a key without a limit stays without
+/// one), or `units` keys each with the limit ([`KeyQuantity::KeyPerUnit`]). One unit
+/// grants what [`purchase`] does.
+pub fn purchase_of(
+    benefits: &[Benefit],
+    at: DateTime<Utc>,
+    paid_until: Option<DateTime<Utc>>,
+    units: u32,
+) -> Vec<KeyGrant> {
+    let units = units.max(1);
+    let mut out = Vec::new();
+    for b in benefits {
+        let Some(p) = key_properties(b) else { continue };
+        let grant = key_grant(b.id, p, at, paid_until);
+        match p.quantity {
+            KeyQuantity::OneKey => out.push(KeyGrant {
+                limit_activations: grant
+                    .limit_activations
+                    .map(|l| l.saturating_mul(i64::from(units))),
+                ..grant
+            }),
+            KeyQuantity::KeyPerUnit => {
+                out.extend(std::iter::repeat_n(grant, units as usize));
+            }
+        }
+    }
+    out
 }
 
 /// A subscription's key of `benefit` (`None`: gone) once a renewal paid until

@@ -1,7 +1,7 @@
 //! Unit tests of what benefits grant (`grants.rs`).
 
 use super::*;
-use crate::domain::benefit::{KeyActivations, KeyExpiry};
+use crate::domain::benefit::{KeyActivations, KeyExpiry, KeyQuantity, Visibility};
 use crate::domain::ids::OrganizationId;
 use crate::domain::metadata::Metadata;
 
@@ -26,6 +26,7 @@ fn benefit(properties: BenefitProperties) -> Benefit {
         properties,
         deleted_at: None,
         metadata: Metadata::default(),
+        visibility: Visibility::Public,
     }
 }
 
@@ -36,10 +37,12 @@ fn keys(expires: Option<KeyExpiry>, grace_days: u32) -> Benefit {
         activations: Some(KeyActivations {
             limit: 3,
             enable_customer_admin: true,
+            allow_replacement: false,
         }),
         limit_usage: Some(10),
         allow_customer_rotation: true,
         grace_days,
+        quantity: KeyQuantity::OneKey,
     }))
 }
 
@@ -86,6 +89,7 @@ fn a_one_time_purchase_grants_a_key_per_key_benefit_for_its_own_expiry() {
                 benefit_id: key.id,
                 prefix: Some("TG".into()),
                 limit_activations: Some(3),
+                allow_replacement: false,
                 limit_usage: Some(10),
                 granted_at: now(),
                 expires_at: key_expiry(now(), 1, Timeframe::Year),
@@ -172,4 +176,67 @@ fn a_claim_grants_the_key_for_the_benefits_own_expiry() {
     assert_eq!(g.paid_until, None);
     assert_eq!(g.expires_at, key_expiry(now(), 1, Timeframe::Year));
     assert_eq!(g.limit_activations, Some(3));
+}
+
+#[test]
+fn a_grant_carries_the_benefits_allow_replacement() {
+    let mut b = keys(None, 5);
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        if let Some(a) = p.activations.as_mut() {
+            a.allow_replacement = true;
+        }
+    }
+    assert!(purchase(std::slice::from_ref(&b), now(), None)[0].allow_replacement);
+    assert!(!purchase(&[keys(None, 5)], now(), None)[0].allow_replacement);
+    // No activation limit: nothing to replace.
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.activations = None;
+    }
+    assert!(!purchase(&[b], now(), None)[0].allow_replacement);
+}
+
+fn with_quantity(mut b: Benefit, quantity: KeyQuantity) -> Benefit {
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.quantity = quantity;
+    }
+    b
+}
+
+#[test]
+fn a_purchase_of_seats_grants_one_key_with_the_limit_times_n_or_n_keys() {
+    let one = with_quantity(keys(None, 7), KeyQuantity::OneKey);
+    let per = with_quantity(keys(None, 7), KeyQuantity::KeyPerUnit);
+    let custom = benefit(BenefitProperties::Custom { note: None });
+    let benefits = [one.clone(), custom, per.clone()];
+    let got = purchase_of(&benefits, now(), None, 3);
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0].benefit_id, one.id);
+    assert_eq!(got[0].limit_activations, Some(9));
+    assert_eq!(got[0].limit_usage, Some(10));
+    for g in &got[1..] {
+        assert_eq!(g.benefit_id, per.id);
+        assert_eq!(g.limit_activations, Some(3));
+    }
+    // One seat (or none given) grants what a purchase always did, under either rule.
+    for units in [0, 1] {
+        assert_eq!(
+            purchase_of(&benefits, now(), None, units),
+            purchase(&benefits, now(), None)
+        );
+    }
+    let single = purchase(&benefits, now(), None);
+    assert_eq!(single.len(), 2);
+    assert!(single.iter().all(|g| g.limit_activations == Some(3)));
+}
+
+#[test]
+fn a_key_without_an_activation_limit_stays_unlimited_for_any_seat_count() {
+    let mut b = with_quantity(keys(None, 7), KeyQuantity::OneKey);
+    if let BenefitProperties::LicenseKeys(p) = &mut b.properties {
+        p.activations = None;
+    }
+    let got = purchase_of(&[b], now(), Some(now()), 5);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].limit_activations, None);
+    assert_eq!(got[0].paid_until, Some(now()));
 }

@@ -362,6 +362,7 @@ pub(crate) mod tests {
             embed_origin: None,
             subscription_id: None,
             product_trial: None,
+            seats: None,
         };
         Checkout::create(n, t0(), None).unwrap()
     }

@@ -181,6 +181,185 @@ pub enum PriceKind {
         preset_amount: Option<i64>,
     },
     OneTimeFree,
+    // Format version 3 (appended: bincode stores the variant's index, so version-2
+    // records read as before).
+    /// Polar's `seat_based` price of a recurring product: the buyer picks a seat count.
+    RecurringSeatBased {
+        interval: RecurringInterval,
+        currency: String,
+        seat_tiers: SeatTiers,
+    },
+    /// Polar's `seat_based` price of a one-time product.
+    OneTimeSeatBased {
+        currency: String,
+        seat_tiers: SeatTiers,
+    },
+}
+
+/// How a seat-based price's tiers apply (Polar's `SeatTierType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SeatTierType {
+    /// Every seat at the rate of the tier the seat count falls in.
+    Volume,
+    /// Each tier's seats at that tier's rate.
+    Graduated,
+}
+
+impl SeatTierType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeatTierType::Volume => "volume",
+            SeatTierType::Graduated => "graduated",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SeatTierType> {
+        [SeatTierType::Volume, SeatTierType::Graduated]
+            .into_iter()
+            .find(|t| t.as_str() == s)
+    }
+}
+
+/// One tier: seat counts `min_seats..=max_seats` (no end: `None`) at `price_per_seat`
+/// (minor units, 0 for a free tier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatTier {
+    pub min_seats: u32,
+    pub max_seats: Option<u32>,
+    pub price_per_seat: i64,
+}
+
+/// The tiers of a seat-based price, sorted by `min_seats`, contiguous, only the last one
+/// open-ended (built by [`SeatTiers::new`]). The seat counts on sale run from the first
+/// tier's `min_seats` to the last one's `max_seats`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatTiers {
+    pub tier_type: SeatTierType,
+    tiers: Vec<SeatTier>,
+}
+
+/// Why tiers can't be a seat-based price's (Polar's messages, `ProductPriceSeatTiers`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SeatTiersProblem {
+    /// No tier.
+    Empty,
+    /// A tier before the last has no `max_seats`.
+    UnlimitedBeforeLast,
+    /// Tier `i` (sorted) does not start right after the previous one ends.
+    GapOrOverlap { ending_at: u32, starting_at: u32 },
+    /// A tier ends before it starts (Tollgate's rule: no seat count would be in it).
+    EndsBeforeStart { min_seats: u32, max_seats: u32 },
+}
+
+impl SeatTiersProblem {
+    /// The message of the 422 (pydantic's `Value error, …`).
+    pub fn message(&self) -> String {
+        match self {
+            SeatTiersProblem::Empty => "At least one tier is required".into(),
+            SeatTiersProblem::UnlimitedBeforeLast => {
+                "Only the last tier can have unlimited max_seats (None)".into()
+            }
+            SeatTiersProblem::GapOrOverlap {
+                ending_at,
+                starting_at,
+            } => format!(
+                "Gap or overlap between tiers: tier ending at {ending_at} and tier starting at {starting_at}"
+            ),
+            SeatTiersProblem::EndsBeforeStart {
+                min_seats,
+                max_seats,
+            } => format!("A tier's max_seats ({max_seats}) is below its min_seats ({min_seats})"),
+        }
+    }
+}
+
+impl SeatTiers {
+    /// The tiers, sorted by `min_seats` (Polar sorts them rather than refusing an order),
+    /// if they form one range without gaps or overlaps with only the last one open-ended.
+    pub fn new(
+        tier_type: SeatTierType,
+        mut tiers: Vec<SeatTier>,
+    ) -> Result<SeatTiers, SeatTiersProblem> {
+        if tiers.is_empty() {
+            return Err(SeatTiersProblem::Empty);
+        }
+        tiers.sort_by_key(|t| t.min_seats);
+        for t in &tiers {
+            if let Some(max) = t.max_seats.filter(|m| *m < t.min_seats) {
+                return Err(SeatTiersProblem::EndsBeforeStart {
+                    min_seats: t.min_seats,
+                    max_seats: max,
+                });
+            }
+        }
+        for pair in tiers.windows(2) {
+            let Some(end) = pair[0].max_seats else {
+                return Err(SeatTiersProblem::UnlimitedBeforeLast);
+            };
+            if end.checked_add(1) != Some(pair[1].min_seats) {
+                return Err(SeatTiersProblem::GapOrOverlap {
+                    ending_at: end,
+                    starting_at: pair[1].min_seats,
+                });
+            }
+        }
+        Ok(SeatTiers { tier_type, tiers })
+    }
+
+    pub fn tiers(&self) -> &[SeatTier] {
+        &self.tiers
+    }
+
+    /// The fewest seats one can buy: the first tier's `min_seats`.
+    pub fn minimum_seats(&self) -> u32 {
+        self.tiers.first().map_or(1, |t| t.min_seats)
+    }
+
+    /// The most seats one can buy: the last tier's `max_seats` (`None`: no limit).
+    pub fn maximum_seats(&self) -> Option<u32> {
+        self.tiers.last().and_then(|t| t.max_seats)
+    }
+
+    /// Whether `seats` can be bought.
+    pub fn allows(&self, seats: u32) -> bool {
+        seats >= self.minimum_seats() && self.maximum_seats().is_none_or(|m| seats <= m)
+    }
+
+    /// The tier `seats` falls in.
+    pub fn tier_for(&self, seats: u32) -> Option<&SeatTier> {
+        self.tiers
+            .iter()
+            .find(|t| seats >= t.min_seats && t.max_seats.is_none_or(|m| seats <= m))
+    }
+
+    /// What `seats` seats cost (Polar's `calculate_amount`): volume, the rate of the tier
+    /// the count falls in times the count; graduated, each tier's seats at its own rate.
+    /// `None` for a count outside the tiers (or an amount beyond `i64`).
+    pub fn amount(&self, seats: u32) -> Option<i64> {
+        if !self.allows(seats) {
+            return None;
+        }
+        match self.tier_type {
+            SeatTierType::Volume => self
+                .tier_for(seats)?
+                .price_per_seat
+                .checked_mul(i64::from(seats)),
+            SeatTierType::Graduated => {
+                // The first tier bills from the first seat, as Polar's does.
+                let mut total: i64 = 0;
+                for (i, t) in self.tiers.iter().enumerate() {
+                    if seats < t.min_seats {
+                        break;
+                    }
+                    let bottom = if i == 0 { 1 } else { t.min_seats };
+                    let top = t.max_seats.map_or(seats, |m| m.min(seats));
+                    let n = i64::from(top - bottom + 1);
+                    total = total.checked_add(t.price_per_seat.checked_mul(n)?)?;
+                }
+                Some(total)
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +367,7 @@ pub enum AmountType {
     Fixed,
     Custom,
     Free,
+    SeatBased,
 }
 
 impl AmountType {
@@ -196,6 +376,7 @@ impl AmountType {
             AmountType::Fixed => "fixed",
             AmountType::Custom => "custom",
             AmountType::Free => "free",
+            AmountType::SeatBased => "seat_based",
         }
     }
 }
@@ -204,8 +385,19 @@ impl PriceKind {
     pub fn is_recurring(&self) -> bool {
         matches!(
             self,
-            PriceKind::RecurringFixed { .. } | PriceKind::RecurringFree { .. }
+            PriceKind::RecurringFixed { .. }
+                | PriceKind::RecurringFree { .. }
+                | PriceKind::RecurringSeatBased { .. }
         )
+    }
+
+    /// The tiers of a seat-based price.
+    pub fn seat_tiers(&self) -> Option<&SeatTiers> {
+        match self {
+            PriceKind::RecurringSeatBased { seat_tiers, .. }
+            | PriceKind::OneTimeSeatBased { seat_tiers, .. } => Some(seat_tiers),
+            _ => None,
+        }
     }
 
     pub fn amount_type(&self) -> AmountType {
@@ -213,14 +405,17 @@ impl PriceKind {
             PriceKind::RecurringFixed { .. } | PriceKind::OneTimeFixed { .. } => AmountType::Fixed,
             PriceKind::OneTimeCustom { .. } => AmountType::Custom,
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => AmountType::Free,
+            PriceKind::RecurringSeatBased { .. } | PriceKind::OneTimeSeatBased { .. } => {
+                AmountType::SeatBased
+            }
         }
     }
 
     pub fn interval(&self) -> Option<RecurringInterval> {
         match self {
-            PriceKind::RecurringFixed { interval, .. } | PriceKind::RecurringFree { interval } => {
-                Some(*interval)
-            }
+            PriceKind::RecurringFixed { interval, .. }
+            | PriceKind::RecurringFree { interval }
+            | PriceKind::RecurringSeatBased { interval, .. } => Some(*interval),
             _ => None,
         }
     }
@@ -229,7 +424,9 @@ impl PriceKind {
         match self {
             PriceKind::RecurringFixed { currency, .. }
             | PriceKind::OneTimeFixed { currency, .. }
-            | PriceKind::OneTimeCustom { currency, .. } => Some(currency),
+            | PriceKind::OneTimeCustom { currency, .. }
+            | PriceKind::RecurringSeatBased { currency, .. }
+            | PriceKind::OneTimeSeatBased { currency, .. } => Some(currency),
             _ => None,
         }
     }
@@ -329,19 +526,24 @@ impl PriceKind {
         }
     }
 
-    /// Polar's `price_amount_type` sort value: free, custom, fixed.
+    /// Polar's `price_amount_type` sort value: free, custom, fixed, seat-based.
     pub fn amount_type_rank(&self) -> i64 {
         match self.amount_type() {
             AmountType::Free => 1,
             AmountType::Custom => 2,
             AmountType::Fixed => 3,
+            AmountType::SeatBased => 4,
         }
     }
 
     /// Polar's `price_amount` sort value: free is -2, custom its minimum (or -1), fixed
-    /// its amount.
+    /// its amount, seat-based what its fewest seats cost.
     pub fn amount_rank(&self) -> i64 {
         match self {
+            PriceKind::RecurringSeatBased { seat_tiers, .. }
+            | PriceKind::OneTimeSeatBased { seat_tiers, .. } => {
+                seat_tiers.amount(seat_tiers.minimum_seats()).unwrap_or(-1)
+            }
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => -2,
             PriceKind::OneTimeCustom { minimum_amount, .. } => minimum_amount.unwrap_or(-1),
             PriceKind::RecurringFixed { amount, .. } | PriceKind::OneTimeFixed { amount, .. } => {
@@ -395,7 +597,9 @@ impl Product {
 
 impl Record for Product {
     const COLLECTION: &'static str = "product";
-    const VERSION: u16 = 2;
+    /// Version 3 may hold seat-based prices (variants appended to [`PriceKind`]); its
+    /// layout is version 2's, which reads as it is.
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -405,7 +609,7 @@ impl Record for Product {
         match version {
             1 => tollgate_storage::codec::decode::<ProductV1>(Self::COLLECTION, 1, payload)
                 .map(Into::into),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, 2, payload),
+            2 | 3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -543,8 +747,8 @@ impl AsSent {
 }
 
 /// Why a set of (non-archived) prices can't be a product's: a product has 1–2 recurring
-/// fixed prices with distinct intervals, or exactly one recurring free price, or exactly
-/// one one-time price.
+/// fixed prices with distinct intervals, or exactly one recurring free or seat-based
+/// price, or exactly one one-time price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PriceSetProblem {
     /// Fewer than `min` prices.
@@ -566,10 +770,14 @@ pub fn price_set_problem(kinds: &[&PriceKind]) -> Option<PriceSetProblem> {
     if recurring != 0 && recurring != kinds.len() {
         return Some(PriceSetProblem::Mixed);
     }
-    let free = kinds
-        .iter()
-        .any(|k| matches!(k, PriceKind::RecurringFree { .. }));
-    if recurring == 0 || free {
+    // A seat-based price is sold alone (Polar adds a fixed price to it; Tollgate does not).
+    let alone = kinds.iter().any(|k| {
+        matches!(
+            k,
+            PriceKind::RecurringFree { .. } | PriceKind::RecurringSeatBased { .. }
+        )
+    });
+    if recurring == 0 || alone {
         return (kinds.len() > 1).then_some(PriceSetProblem::TooLong { max: 1 });
     }
     if kinds.len() > 2 {
@@ -582,154 +790,5 @@ pub fn price_set_problem(kinds: &[&PriceKind]) -> Option<PriceSetProblem> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    fn price(kind: PriceKind, archived: bool) -> Price {
-        Price {
-            id: PriceId::new(),
-            created_at: Utc
-                .timestamp_opt(1_700_000_000, 0)
-                .single()
-                .unwrap_or_default(),
-            modified_at: None,
-            is_archived: archived,
-            kind,
-        }
-    }
-
-    fn product(name: &str, secs: i64, prices: Vec<Price>) -> Product {
-        Product {
-            id: ProductId::new(),
-            organization_id: OrganizationId::new(),
-            created_at: Utc.timestamp_opt(secs, 0).single().unwrap_or_default(),
-            modified_at: None,
-            name: name.into(),
-            description: None,
-            is_recurring: false,
-            is_archived: false,
-            is_tax_applicable: true,
-            metadata: Metadata::default(),
-            prices,
-            benefit_ids: Vec::new(),
-            media_ids: Vec::new(),
-            attached_custom_fields: Vec::new(),
-            recurring_interval_count: 1,
-            trial: None,
-        }
-    }
-
-    fn fixed(amount: i64) -> PriceKind {
-        PriceKind::OneTimeFixed {
-            currency: "usd".into(),
-            amount,
-        }
-    }
-
-    fn order(products: &[Product], field: ProductSort) -> Vec<String> {
-        let mut keyed: Vec<(Vec<u8>, String)> = products
-            .iter()
-            .map(|p| (p.sort_key(field), p.name.clone()))
-            .collect();
-        keyed.sort();
-        keyed.into_iter().map(|(_, n)| n).collect()
-    }
-
-    #[test]
-    fn price_amount_uses_the_first_active_price_and_puts_none_last() {
-        let products = vec![
-            product("big", 1, vec![price(fixed(9000), false)]),
-            product(
-                "archived-first",
-                2,
-                vec![price(fixed(1), true), price(fixed(5000), false)],
-            ),
-            product("free", 3, vec![price(PriceKind::OneTimeFree, false)]),
-            product(
-                "custom",
-                4,
-                vec![price(
-                    PriceKind::OneTimeCustom {
-                        currency: "usd".into(),
-                        minimum_amount: None,
-                        maximum_amount: None,
-                        preset_amount: None,
-                    },
-                    false,
-                )],
-            ),
-            product("none", 5, vec![price(fixed(10), true)]),
-        ];
-        assert_eq!(
-            order(&products, ProductSort::PriceAmount),
-            vec!["free", "custom", "archived-first", "big", "none"]
-        );
-        assert_eq!(
-            order(&products, ProductSort::PriceAmountType),
-            vec!["free", "custom", "big", "archived-first", "none"]
-        );
-    }
-
-    #[test]
-    fn names_sort_case_insensitively_then_by_creation() {
-        let products = [
-            product("beta", 1, vec![]),
-            product("Alpha", 3, vec![]),
-            product("alpha", 2, vec![]),
-        ];
-        let mut keyed: Vec<(Vec<u8>, i64)> = products
-            .iter()
-            .map(|p| (p.sort_key(ProductSort::Name), p.created_at.timestamp()))
-            .collect();
-        keyed.sort();
-        let got: Vec<i64> = keyed.into_iter().map(|(_, t)| t).collect();
-        assert_eq!(got, vec![2, 3, 1]);
-    }
-
-    /// A product written by a build of format version 1 reads with single intervals and no
-    /// trial; version 2 keeps both.
-    #[test]
-    fn version_1_products_decode_with_single_intervals_and_no_trial() {
-        let mut p = product("x", 1, vec![price(fixed(100), false)]);
-        let v1 = ProductV1 {
-            id: p.id,
-            organization_id: p.organization_id,
-            created_at: p.created_at,
-            modified_at: p.modified_at,
-            name: p.name.clone(),
-            description: p.description.clone(),
-            is_recurring: p.is_recurring,
-            is_archived: p.is_archived,
-            is_tax_applicable: p.is_tax_applicable,
-            metadata: p.metadata.clone(),
-            prices: p.prices.clone(),
-            benefit_ids: p.benefit_ids.clone(),
-            media_ids: p.media_ids.clone(),
-            attached_custom_fields: p.attached_custom_fields.clone(),
-        };
-        let bytes = tollgate_storage::codec::encode(&v1).unwrap_or_default();
-        assert_eq!(Product::decode(1, &bytes).ok(), Some(p.clone()));
-        assert!(Product::decode(2, &bytes).is_err());
-        p.recurring_interval_count = 3;
-        p.trial = Some(Trial {
-            interval: RecurringInterval::Week,
-            count: 2,
-        });
-        let bytes = p.encode().unwrap_or_default();
-        assert_eq!(Product::decode(2, &bytes).ok(), Some(p));
-        assert!(Product::decode(3, &bytes).is_err());
-    }
-
-    #[test]
-    fn every_price_claims_a_unique_key() {
-        let p = product(
-            "x",
-            1,
-            vec![price(fixed(100), true), price(fixed(200), false)],
-        );
-        let keys = p.unique_keys();
-        assert_eq!(keys.len(), 2);
-        assert_eq!(keys[0], Product::price_key(p.prices[0].id));
-    }
-}
+#[path = "product_tests.rs"]
+mod tests;

@@ -105,6 +105,10 @@ impl Handler<ValidateLicenseKey> for EntityActor<LicenseKeyEntity> {
 }
 
 /// `POST /v1/customer-portal/license-keys/activate`: replies the key and the new activation.
+/// At the limit with `replace` on a key that allows it, the freed activation and the new
+/// one are one write ([`decide::activate`]): one message at a time on the key, each write
+/// conditional on the revision it read, so concurrent replacements never leave more live
+/// activations than the limit and each frees exactly one.
 #[derive(Message)]
 #[rtype(result = "KeyReply<(LicenseKey, Activation)>")]
 pub struct ActivateLicenseKey(pub ActivateKey);
@@ -135,6 +139,25 @@ impl Handler<DeactivateLicenseKey> for EntityActor<LicenseKeyEntity> {
         self.execute(ctx, move |s, now| {
             let next = decide::deactivate(&s.value, &msg.0, now).map_err(refused)?;
             store_and_reply(s, next, ())
+        })
+    }
+}
+
+/// The customer portal's "move to another device": frees the live activation so that the
+/// key activates on the next device, counted as a replacement ([`decide::free_for_move`]).
+/// Replies the key as it now is.
+#[derive(Message)]
+#[rtype(result = "KeyReply<LicenseKey>")]
+pub struct MoveActivation(pub crate::domain::ids::ActivationId);
+
+impl Handler<MoveActivation> for EntityActor<LicenseKeyEntity> {
+    type Result = Handled<LicenseKey>;
+
+    fn handle(&mut self, msg: MoveActivation, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let next = decide::free_for_move(&s.value, msg.0, now).map_err(refused)?;
+            let reply = next.clone();
+            store_and_reply(s, next, reply)
         })
     }
 }

@@ -68,6 +68,8 @@ pub(crate) fn new_key(limit_usage: Option<i64>, limit_activations: Option<i64>) 
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: false,
+        replacements: Vec::new(),
     }
 }
 
@@ -193,6 +195,7 @@ async fn concurrent_activations_respect_the_limit() {
                 label: format!("machine {i}"),
                 conditions: JsonObject::new(),
                 meta: JsonObject::new(),
+                replace: None,
             }),
         )
     }))
@@ -365,6 +368,7 @@ async fn validations_leave_the_change_feed_alone_and_activations_are_recorded_in
                 label: "laptop".into(),
                 conditions: JsonObject::new(),
                 meta: JsonObject::new(),
+                replace: None,
             }),
         )
         .await
@@ -519,6 +523,7 @@ async fn batched_mode_keeps_usage_increments_and_activations_durable_before_the_
                 label: "desk".into(),
                 conditions: JsonObject::new(),
                 meta: JsonObject::new(),
+                replace: None,
             }),
         )
         .await
@@ -754,6 +759,7 @@ async fn rotation_with_concurrent_validations_switches_the_value_at_once() {
             label: "laptop".into(),
             conditions: JsonObject::new(),
             meta: JsonObject::new(),
+            replace: None,
         };
         let (_, activation) = registry
             .call(k.id, ActivateLicenseKey(activate.clone()))
@@ -866,4 +872,146 @@ async fn a_revoked_key_does_not_rotate_and_keeps_its_value() {
         dir.lookup(&store, k.organization_id, &k.key).await.unwrap(),
         Some(k.id)
     );
+}
+
+/// 64 concurrent activations with `replace: "oldest"` on a key with 3 activations whose
+/// benefit allows replacement: each is one write of the key's actor, so the live
+/// activations never pass 3 and each replacement frees exactly one; past the per-key limit
+/// the rest are refused as rate-limited, and nothing else fails.
+#[actix::test]
+async fn concurrent_replacements_free_exactly_one_each_and_stop_at_the_rate_limit() {
+    use crate::license_key::{Replace, REPLACEMENTS_PER_WINDOW};
+    let (registry, store) = registry();
+    let mut k = new_key(None, Some(3));
+    k.allow_replacement = true;
+    let mut batch = Batch::new();
+    batch.put(&k, Expect::Absent).unwrap();
+    ready(store.commit(&batch)).unwrap();
+    let replies = join_all((0..64).map(|i| {
+        registry.call(
+            k.id,
+            ActivateLicenseKey(ActivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                label: format!("machine {i}"),
+                conditions: JsonObject::new(),
+                meta: JsonObject::new(),
+                replace: Some(Replace::Oldest),
+            }),
+        )
+    }))
+    .await;
+    let ok: Vec<ActivationId> = replies
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|(_, a)| a.id))
+        .collect();
+    // Three free slots, then one replacement each up to the limit.
+    assert_eq!(ok.len(), 3 + REPLACEMENTS_PER_WINDOW);
+    assert!(replies.iter().all(|r| r.is_ok()
+        || matches!(
+            r,
+            Err(ActorError::Domain(
+                LicenseKeyError::ReplacementRateLimited { .. }
+            ))
+        )));
+    // Every reply showed at most three live activations.
+    for r in replies.iter().flatten() {
+        assert!(live_activations(&r.0).count() <= 3);
+    }
+    let stored = in_store(&store, k.id);
+    let live: Vec<ActivationId> = live_activations(&stored).map(|a| a.id).collect();
+    assert_eq!(live.len(), 3);
+    let freed: Vec<ActivationId> = stored
+        .activations
+        .iter()
+        .filter(|a| a.deleted_at.is_some())
+        .map(|a| a.id)
+        .collect();
+    // Exactly one freed per replacement, each one of the successful activations, none twice.
+    assert_eq!(freed.len(), ok.len() - 3);
+    assert_eq!(stored.replacements.len(), REPLACEMENTS_PER_WINDOW);
+    let mut all: Vec<ActivationId> = live.iter().chain(&freed).copied().collect();
+    all.sort_by_key(|id| id.0);
+    let mut expected = ok.clone();
+    expected.sort_by_key(|id| id.0);
+    assert_eq!(all, expected);
+    // The oldest went first: the live ones are the last three activated.
+    let mut by_creation: Vec<_> = stored.activations.clone();
+    by_creation.sort_by_key(|a| a.created_at);
+    let newest: Vec<ActivationId> = by_creation.iter().rev().take(3).map(|a| a.id).collect();
+    assert!(newest.iter().all(|id| live.contains(id)));
+}
+
+/// A key whose benefit does not allow replacement refuses at its limit, `replace` or not.
+#[actix::test]
+async fn without_the_benefits_leave_replace_is_the_usual_refusal_and_a_move_is_refused() {
+    use crate::license_key::{MoveActivation, Replace};
+    let (registry, store) = registry();
+    let k = stored_key(&store, None, Some(1));
+    let activate = |replace| {
+        ActivateLicenseKey(ActivateKey {
+            organization_id: k.organization_id,
+            key: k.key.clone(),
+            label: "m".into(),
+            conditions: JsonObject::new(),
+            meta: JsonObject::new(),
+            replace,
+        })
+    };
+    let (_, first) = registry.call(k.id, activate(None)).await.unwrap();
+    let e = registry
+        .call(k.id, activate(Some(Replace::Oldest)))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        ActorError::Domain(LicenseKeyError::ActivationLimitReached)
+    ));
+    let e = registry
+        .call(k.id, MoveActivation(first.id))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        ActorError::Domain(LicenseKeyError::ActivationLimitReached)
+    ));
+    assert_eq!(
+        live_activations(&in_store(&store, k.id))
+            .map(|a| a.id)
+            .collect::<Vec<_>>(),
+        vec![first.id]
+    );
+}
+
+/// A move frees the activation durably and counts as a replacement.
+#[actix::test]
+async fn a_move_frees_the_activation_durably() {
+    let (registry, store) = registry();
+    let mut k = new_key(None, Some(1));
+    k.allow_replacement = true;
+    let mut batch = Batch::new();
+    batch.put(&k, Expect::Absent).unwrap();
+    ready(store.commit(&batch)).unwrap();
+    let (_, a) = registry
+        .call(
+            k.id,
+            ActivateLicenseKey(ActivateKey {
+                organization_id: k.organization_id,
+                key: k.key.clone(),
+                label: "old".into(),
+                conditions: JsonObject::new(),
+                meta: JsonObject::new(),
+                replace: None,
+            }),
+        )
+        .await
+        .unwrap();
+    let reply = registry
+        .call(k.id, crate::license_key::MoveActivation(a.id))
+        .await
+        .unwrap();
+    let stored = in_store(&store, k.id);
+    assert_eq!(reply, stored);
+    assert_eq!(live_activations(&stored).count(), 0);
+    assert_eq!(stored.replacements.len(), 1);
 }

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::model::{
     ActivateKey, Activation, ActivationRef, DeactivateKey, JsonObject, KeyChanges, KeyStatus,
-    LicenseKey, LicenseKeyError, Rotated, ValidateKey, Validated, ROTATABLE,
+    LicenseKey, LicenseKeyError, Replace, Rotated, ValidateKey, Validated, REPLACEMENTS_PER_WINDOW,
+    REPLACEMENT_WINDOW_HOURS, ROTATABLE,
 };
 use crate::domain::ids::{ActivationId, OrganizationId};
 
@@ -125,6 +126,11 @@ pub fn check_validation<'k>(
 /// Activates the key on a new instance (reference 3.5 `/activate`), in Polar's order: the
 /// key must be granted and not expired (403s; earlier Polar checked neither), then take
 /// activations and have a free slot. The counters do not move, as in Polar.
+///
+/// At the limit, a command that names an activation to free (`replace`, Tollgate's) on a key
+/// whose benefit allows replacement frees it and takes its slot, in this one change: the
+/// live activations never pass the limit and each replacement frees exactly one (see
+/// [`to_replace`]). Below the limit `replace` is ignored.
 pub fn activate(
     key: &LicenseKey,
     cmd: &ActivateKey,
@@ -142,9 +148,13 @@ pub fn activate(
         None | Some(0) => return Err(LicenseKeyError::ActivationNotRequired),
         Some(limit) => limit,
     };
-    let live = live_activations(key).count();
-    if i64::try_from(live).unwrap_or(i64::MAX) >= limit {
-        return Err(LicenseKeyError::ActivationLimitReached);
+    let mut next = key.clone();
+    if at_limit(key, limit) {
+        let freed = match (&cmd.replace, key.allow_replacement) {
+            (Some(which), true) => to_replace(key, which)?,
+            _ => return Err(LicenseKeyError::ActivationLimitReached),
+        };
+        free_for_replacement(&mut next, freed, now)?;
     }
     let activation = Activation {
         id,
@@ -155,9 +165,82 @@ pub fn activate(
         modified_at: None,
         deleted_at: None,
     };
-    let mut next = key.clone();
     next.activations.push(activation.clone());
     Ok((next, activation))
+}
+
+/// Whether the key's live activations take all of its `limit`.
+fn at_limit(key: &LicenseKey, limit: i64) -> bool {
+    i64::try_from(live_activations(key).count()).unwrap_or(i64::MAX) >= limit
+}
+
+/// The live activation `which` names: the oldest (first created; the first stored on a
+/// tie), or the most recent one with exactly that label (`activation_not_found` if none).
+pub fn to_replace(key: &LicenseKey, which: &Replace) -> Result<ActivationId, LicenseKeyError> {
+    let found = match which {
+        Replace::Oldest => live_activations(key)
+            .enumerate()
+            .min_by_key(|(i, a)| (a.created_at, *i))
+            .map(|(_, a)| a.id),
+        Replace::Label(label) => live_activations(key)
+            .filter(|a| a.label == *label)
+            .max_by_key(|a| a.created_at)
+            .map(|a| a.id),
+    };
+    found.ok_or(LicenseKeyError::ActivationNotFound)
+}
+
+/// Deactivates the live activation `id` of `next` as a replacement: counted against the
+/// key's [`REPLACEMENTS_PER_WINDOW`] (`ReplacementRateLimited` over it, with the seconds
+/// until the oldest counted one leaves the window).
+fn free_for_replacement(
+    next: &mut LicenseKey,
+    id: ActivationId,
+    now: DateTime<Utc>,
+) -> Result<(), LicenseKeyError> {
+    let window = chrono::Duration::hours(REPLACEMENT_WINDOW_HOURS);
+    next.replacements.retain(|at| *at + window > now);
+    if next.replacements.len() >= REPLACEMENTS_PER_WINDOW {
+        let oldest = next.replacements.iter().min().copied().unwrap_or(now);
+        let wait = (oldest + window - now).num_seconds().max(1);
+        return Err(LicenseKeyError::ReplacementRateLimited {
+            retry_after_secs: u64::try_from(wait).unwrap_or(1),
+        });
+    }
+    next.replacements.push(now);
+    for a in next.activations.iter_mut().filter(|a| a.id == id) {
+        a.deleted_at = Some(now);
+        a.modified_at = Some(now);
+    }
+    prune_deactivated(&mut next.activations);
+    Ok(())
+}
+
+/// Frees the live activation `id` so that the key activates on another device (the
+/// customer portal's "move to another device", Tollgate's). Only on a granted, unexpired
+/// key whose benefit allows replacement (else `ActivationLimitReached`, the refusal an
+/// activation at the limit would get), and counted as a replacement
+/// (`ReplacementRateLimited` over the limit); an activation that is not live is
+/// `ActivationNotFound`.
+pub fn free_for_move(
+    key: &LicenseKey,
+    id: ActivationId,
+    now: DateTime<Utc>,
+) -> Result<LicenseKey, LicenseKeyError> {
+    if key.status != KeyStatus::Granted {
+        return Err(LicenseKeyError::ActivationOfInactiveKey { status: key.status });
+    }
+    if key.expires_at.is_some_and(|at| now >= at) {
+        return Err(LicenseKeyError::ActivationOfExpiredKey);
+    }
+    let id = live_activation(key, id)?.id;
+    if !key.allow_replacement {
+        return Err(LicenseKeyError::ActivationLimitReached);
+    }
+    let mut next = key.clone();
+    free_for_replacement(&mut next, id, now)?;
+    next.modified_at = Some(now);
+    Ok(next)
 }
 
 /// Deactivates one live activation, which frees its slot (reference 3.5 `/deactivate`).
@@ -327,3 +410,7 @@ fn py_number(v: &Value) -> Option<PyNumber> {
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "replace_tests.rs"]
+mod replace_tests;

@@ -33,6 +33,8 @@ fn key() -> LicenseKey {
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: false,
+        replacements: Vec::new(),
     }
 }
 
@@ -62,6 +64,7 @@ fn activate_cmd(k: &LicenseKey) -> ActivateKey {
         label: "laptop".into(),
         conditions: JsonObject::new(),
         meta: JsonObject::new(),
+        replace: None,
     }
 }
 

@@ -28,6 +28,8 @@ async fn stored_key(store: &Store, org: OrganizationId, value: &str) -> LicenseK
         subscription_id: None,
         order_id: None,
         paid_until: None,
+        allow_replacement: false,
+        replacements: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&key, Expect::Absent).unwrap();

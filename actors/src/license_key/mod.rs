@@ -36,15 +36,15 @@ use tollgate_storage::{
 use crate::domain::ids::{LicenseKeyId, OrganizationId};
 use crate::entity::Entity;
 pub use actor::{
-    ActivateLicenseKey, DeactivateLicenseKey, GetLicenseKey, KeyReply, RevokeLicenseKey,
-    RotateLicenseKey, UpdateLicenseKey, ValidateLicenseKey,
+    ActivateLicenseKey, DeactivateLicenseKey, GetLicenseKey, KeyReply, MoveActivation,
+    RevokeLicenseKey, RotateLicenseKey, UpdateLicenseKey, ValidateLicenseKey,
 };
 pub use decide::live_activations;
 pub use directory::KeyDirectory;
 pub use model::{
     generate_key, ActivateKey, Activation, ActivationRef, DeactivateKey, ErrorKind, JsonObject,
-    KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, RotateKey, Rotated, ValidateKey, Validated,
-    ERROR_CODES, ROTATABLE,
+    KeyChanges, KeyStatus, LicenseKey, LicenseKeyError, Replace, RotateKey, Rotated, ValidateKey,
+    Validated, ERROR_CODES, REPLACEMENTS_PER_WINDOW, REPLACEMENT_WINDOW_HOURS, ROTATABLE,
 };
 
 /// Organization | created_at: the organizer list.
@@ -107,13 +107,35 @@ impl From<LicenseKeyV1> for LicenseKey {
             // Keys written before keys followed their subscription keep their own expiry
             // until the subscription's next paid period sets both.
             paid_until: None,
+            allow_replacement: false,
+            replacements: Vec::new(),
+        }
+    }
+}
+
+/// A key as format version 2 stored it: version 1 and `paid_until`, without
+/// `allow_replacement` and `replacements` (bincode writes the nested version 1 fields
+/// inline, so these are exactly version 2's bytes).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct LicenseKeyV2 {
+    pub(crate) v1: LicenseKeyV1,
+    pub(crate) paid_until: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl From<LicenseKeyV2> for LicenseKey {
+    fn from(k: LicenseKeyV2) -> Self {
+        LicenseKey {
+            paid_until: k.paid_until,
+            // Keys granted before replacement existed never replace (the benefit's
+            // default), until the seller's benefit grants new ones.
+            ..LicenseKey::from(k.v1)
         }
     }
 }
 
 impl Record for LicenseKey {
     const COLLECTION: &'static str = "license_key";
-    const VERSION: u16 = 2;
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -125,7 +147,11 @@ impl Record for LicenseKey {
                 tollgate_storage::codec::decode::<LicenseKeyV1>(Self::COLLECTION, 1, payload)?
                     .into(),
             ),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => Ok(
+                tollgate_storage::codec::decode::<LicenseKeyV2>(Self::COLLECTION, 2, payload)?
+                    .into(),
+            ),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

@@ -58,7 +58,23 @@ pub struct LicenseKey {
     /// paid for. `expires_at` is that plus the benefit's grace: validations in between are
     /// in the grace period ([`LicenseKey::grace_until`]). From format version 2.
     pub paid_until: Option<DateTime<Utc>>,
+    /// Whether `activate` at the limit may free a live activation (`replace`): the
+    /// benefit's `activations.allow_replacement` when the key was granted, carried as the
+    /// limit is. From format version 3 (false before).
+    pub allow_replacement: bool,
+    /// When this key's recent replacements happened (those of the last
+    /// [`REPLACEMENT_WINDOW_HOURS`], oldest first): the per-key limit
+    /// [`REPLACEMENTS_PER_WINDOW`] is counted here, in the record, so it holds whichever node
+    /// applies the command. From format version 3.
+    pub replacements: Vec<DateTime<Utc>>,
 }
+
+/// How many activations one key may free by replacement within
+/// [`REPLACEMENT_WINDOW_HOURS`]: enough for a buyer who moves to a new machine now and
+/// then, too few for a key shared among many machines that take turns.
+pub const REPLACEMENTS_PER_WINDOW: usize = 5;
+/// The window of [`REPLACEMENTS_PER_WINDOW`], in hours.
+pub const REPLACEMENT_WINDOW_HOURS: i64 = 24;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Activation {
@@ -108,6 +124,12 @@ pub enum LicenseKeyError {
     ActivationOfExpiredKey,
     #[error("License key activation limit already reached")]
     ActivationLimitReached,
+    /// A replacement over [`REPLACEMENTS_PER_WINDOW`]: the HTTP layer answers 429 with
+    /// `Retry-After: retry_after_secs`.
+    #[error(
+        "Too many activations were replaced on this license key; retry in {retry_after_secs} s."
+    )]
+    ReplacementRateLimited { retry_after_secs: u64 },
     /// A rotation of a key that is neither granted nor disabled (Polar's
     /// `RotateNotPermitted`).
     #[error(
@@ -128,6 +150,8 @@ pub enum ErrorKind {
     BadRequest,
     /// 400 `RotateNotPermitted`
     RotateNotPermitted,
+    /// 429 `TooManyRequests`
+    TooManyRequests,
 }
 
 impl LicenseKeyError {
@@ -147,6 +171,7 @@ impl LicenseKeyError {
             | ActivationOfInactiveKey { .. }
             | ActivationOfExpiredKey => ErrorKind::NotPermitted,
             RotateNotPermitted { .. } => ErrorKind::RotateNotPermitted,
+            ReplacementRateLimited { .. } => ErrorKind::TooManyRequests,
         }
     }
 
@@ -176,12 +201,15 @@ impl LicenseKeyError {
             ActivationNotRequired => "activation_not_required",
             ActivationLimitReached => "activation_limit_reached",
             RotateNotPermitted { .. } => "rotation_not_permitted",
+            ReplacementRateLimited { .. } => "replacement_rate_limited",
         }
     }
 }
 
 /// Every `code` a license-key refusal may carry, in the order validation checks them (the
-/// first failing check wins), then those of activation, deactivation and rotation.
+/// first failing check wins), then those of activation, deactivation and rotation. A
+/// replacement over its limit (`replacement_rate_limited`) is answered as every rate limit
+/// is (429, without a code), so it is not listed.
 pub const ERROR_CODES: &[&str] = &[
     "not_found",
     "revoked",
@@ -229,6 +257,19 @@ pub struct ActivateKey {
     pub label: String,
     pub conditions: JsonObject,
     pub meta: JsonObject,
+    /// Which live activation to free when the key is at its limit and its benefit allows
+    /// replacement (`"replace"`, Tollgate's); ignored below the limit.
+    pub replace: Option<Replace>,
+}
+
+/// The activation an activation at the limit frees (`"replace": "oldest"` or
+/// `"replace": {"label": "…"}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replace {
+    /// The live activation created first.
+    Oldest,
+    /// The live activation with exactly this label (the most recent one if several).
+    Label(String),
 }
 
 /// `POST /deactivate`.
@@ -402,6 +443,8 @@ impl LicenseKey {
             subscription_id,
             order_id,
             paid_until: grant.paid_until,
+            allow_replacement: grant.allow_replacement,
+            replacements: Vec::new(),
         }
     }
 }

@@ -37,6 +37,8 @@ fn full_key() -> LicenseKey {
         subscription_id: Some(SubscriptionId(uuid(6))),
         order_id: Some(OrderId(uuid(7))),
         paid_until: Some(at(80_000)),
+        allow_replacement: true,
+        replacements: vec![at(90)],
     }
 }
 
@@ -45,16 +47,37 @@ fn round_trip_and_golden_bytes() {
     let k = full_key();
     assert_eq!(
         (LicenseKey::COLLECTION, LicenseKey::VERSION),
-        ("license_key", 2)
+        ("license_key", 3)
     );
     let bytes = k.encode().unwrap_or_default();
-    assert_eq!(LicenseKey::decode(2, &bytes).ok(), Some(k));
-    // Version 2 is version 1 with `paid_until` at the end.
+    assert_eq!(LicenseKey::decode(3, &bytes).ok(), Some(k));
+    // Version 3 is version 2 (version 1 with `paid_until` at the end) with
+    // `allow_replacement` and `replacements` after it.
     assert_eq!(
         hex(&bytes),
-        format!("{GOLDEN_V1}{PAID_UNTIL}"),
-        "license key format v2 changed"
+        format!("{GOLDEN_V1}{PAID_UNTIL}{REPLACEMENT}"),
+        "license key format v3 changed"
     );
+}
+
+/// `true`, then `[1970-01-01T00:01:30Z]`.
+const REPLACEMENT: &str = "010114313937302d30312d30315430303a30313a33305a";
+
+#[test]
+fn a_version_2_key_reads_with_no_replacement() {
+    let k = LicenseKey::decode(2, &unhex(&format!("{GOLDEN_V1}{PAID_UNTIL}"))).unwrap();
+    assert_eq!(
+        k,
+        LicenseKey {
+            allow_replacement: false,
+            replacements: Vec::new(),
+            ..full_key()
+        }
+    );
+    // Version 2's bytes are not version 3's, and the other way round.
+    assert!(LicenseKey::decode(3, &unhex(&format!("{GOLDEN_V1}{PAID_UNTIL}"))).is_err());
+    let v3 = full_key().encode().unwrap_or_default();
+    assert!(LicenseKey::decode(2, &v3).is_err());
 }
 
 /// `Some(1970-01-01T22:13:20Z)`.
@@ -74,10 +97,13 @@ fn a_version_1_key_reads_without_paid_until() {
         k,
         LicenseKey {
             paid_until: None,
+            allow_replacement: false,
+            replacements: Vec::new(),
             ..full_key()
         }
     );
     assert!(LicenseKey::decode(3, &unhex(GOLDEN_V1)).is_err());
+    assert!(LicenseKey::decode(4, &unhex(GOLDEN_V1)).is_err());
 }
 
 const GOLDEN_V1: &str = "\

@@ -88,6 +88,7 @@ fn activate(k: &LicenseKey, label: &str) -> ActivateLicenseKey {
         label: label.into(),
         conditions: JsonObject::new(),
         meta: JsonObject::new(),
+        replace: None,
     })
 }
 

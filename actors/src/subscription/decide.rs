@@ -30,6 +30,8 @@ impl Subscription {
             PriceKind::RecurringFixed {
                 amount, currency, ..
             } => (Some(p.amount.unwrap_or(*amount)), Some(currency.clone())),
+            // What the seats bought cost, each period.
+            PriceKind::RecurringSeatBased { currency, .. } => (p.amount, Some(currency.clone())),
             _ => (None, None),
         };
         // Discounts only apply to fixed prices.

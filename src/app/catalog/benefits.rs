@@ -8,8 +8,8 @@ use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::benefit::{
-    Benefit, BenefitChange, BenefitProperties, BenefitType, NewBenefit, BENEFIT_BY_TYPE,
-    BENEFIT_OF_TYPE,
+    Benefit, BenefitChange, BenefitProperties, BenefitType, NewBenefit, Visibility,
+    BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::AppError;
@@ -86,8 +86,10 @@ pub async fn create(
         description,
         properties,
         metadata,
+        visibility,
     } = new;
     let organization_id = organization_for_create(state, subject, organization_id).await?;
+    let properties_kind = properties.kind();
     let benefit = Benefit {
         id: BenefitId::new(),
         organization_id,
@@ -98,6 +100,12 @@ pub async fn create(
         deletable: true,
         properties,
         deleted_at: None,
+        // Only a feature flag's visibility is configurable (the adapter refuses others).
+        visibility: if properties_kind == BenefitType::FeatureFlag {
+            visibility
+        } else {
+            Visibility::Public
+        },
         metadata,
     };
     let mut batch = Batch::new();
@@ -129,7 +137,8 @@ fn check_kind(current: &Benefit, kind: BenefitType) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Changes a benefit's description, properties or metadata (never its type).
+/// Changes a benefit's description, properties, metadata or (a feature flag's) visibility
+/// (never its type).
 pub async fn update(
     state: &AppState,
     subject: Subject,
@@ -151,8 +160,8 @@ pub async fn update(
             }
             if let Some(p) = &change.properties {
                 let mut p = p.clone();
-                // Properties without `allow_customer_rotation` or `grace_days` keep the
-                // benefit's settings.
+                // Properties without `allow_customer_rotation`, `grace_days` or `quantity`
+                // keep the benefit's settings.
                 if let (BenefitProperties::LicenseKeys(new), BenefitProperties::LicenseKeys(old)) =
                     (&mut p, &current.properties)
                 {
@@ -162,11 +171,19 @@ pub async fn update(
                     if !change.grace_given {
                         new.grace_days = old.grace_days;
                     }
+                    if !change.quantity_given {
+                        new.quantity = old.quantity;
+                    }
                 }
                 benefit.properties = p;
             }
             if let Some(m) = &change.metadata {
                 benefit.metadata = m.clone();
+            }
+            if let Some(vis) = change.visibility {
+                if current.kind() == BenefitType::FeatureFlag {
+                    benefit.visibility = vis;
+                }
             }
             benefit.modified_at = Some(now);
             Ok(Some(benefit))

@@ -18,6 +18,7 @@ fn license_keys(grace_days: u32) -> NewBenefit {
             ..Default::default()
         }),
         metadata: Default::default(),
+        visibility: Default::default(),
     }
 }
 
@@ -35,7 +36,9 @@ async fn a_change_keeps_the_grace_it_does_not_name_and_never_changes_the_type() 
         )),
         rotation_given: false,
         grace_given: false,
+        quantity_given: false,
         metadata: None,
+        visibility: None,
     };
     let changed = update(&app, subject, benefit.id, change.clone())
         .await
@@ -113,4 +116,75 @@ async fn a_slug_already_held_is_an_invalid_slug() {
     };
     assert_eq!(fields[0].path, vec![Step::Field("slug".into())]);
     assert_eq!(fields[0].msg, "Custom field with this slug already exists.");
+}
+
+#[actix_web::test]
+async fn only_a_feature_flag_keeps_a_visibility_other_than_public() {
+    let app = testing::app().await;
+    let (_, subject) = testing::seller(&app).await;
+    let flag = create(
+        &app,
+        subject,
+        NewBenefit {
+            organization_id: None,
+            description: "Beta features".into(),
+            properties: BenefitProperties::FeatureFlag,
+            metadata: Default::default(),
+            visibility: Visibility::Private,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(flag.visibility, Visibility::Private);
+    assert_eq!(flag.kind(), BenefitType::FeatureFlag);
+    // A command for another type that names one (the adapter refuses it) stays public.
+    let keys = create(
+        &app,
+        subject,
+        NewBenefit {
+            visibility: Visibility::Draft,
+            ..license_keys(3)
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(keys.visibility, Visibility::Public);
+
+    let change = |kind, visibility| BenefitChange {
+        kind,
+        description: None,
+        properties: None,
+        rotation_given: false,
+        grace_given: false,
+        quantity_given: false,
+        metadata: None,
+        visibility: Some(visibility),
+    };
+    let changed = update(
+        &app,
+        subject,
+        flag.id,
+        change(BenefitType::FeatureFlag, Visibility::Draft),
+    )
+    .await
+    .unwrap();
+    assert_eq!(changed.visibility, Visibility::Draft);
+    let kept = update(
+        &app,
+        subject,
+        keys.id,
+        change(BenefitType::LicenseKeys, Visibility::Private),
+    )
+    .await
+    .unwrap();
+    assert_eq!(kept.visibility, Visibility::Public);
+    let err = update(
+        &app,
+        subject,
+        flag.id,
+        change(BenefitType::Custom, Visibility::Public),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), Code::BadRequest);
 }

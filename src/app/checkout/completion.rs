@@ -611,11 +611,18 @@ fn completion(
         .and_then(|_| c.price.kind.interval())
         .map(|i| grants::first_period_end(i, product.recurring_interval_count, c.trial_end, now));
     let mut key_ids = Vec::new();
-    for grant in grants::purchase(benefits, now, paid_until) {
-        let id = LicenseKeyId(derived_uuid(
-            c.id.0,
-            &format!("license_key:{}", grant.benefit_id),
-        ));
+    // A seat-based purchase grants per its seats; the first key of a benefit keeps the id
+    // a purchase of one always had, the others are numbered after it.
+    let mut drawn: std::collections::HashMap<crate::domain::ids::BenefitId, u32> =
+        std::collections::HashMap::new();
+    for grant in grants::purchase_of(benefits, now, paid_until, c.seats.unwrap_or(1)) {
+        let n = drawn.entry(grant.benefit_id).or_insert(0);
+        let name = match *n {
+            0 => format!("license_key:{}", grant.benefit_id),
+            i => format!("license_key:{}:{i}", grant.benefit_id),
+        };
+        *n += 1;
+        let id = LicenseKeyId(derived_uuid(c.id.0, &name));
         key_ids.push(id);
         let key = LicenseKey::from_grant(
             id,

@@ -48,6 +48,7 @@ async fn product(state: &AppState, org: OrganizationId) -> Product {
 fn command(target: CheckoutTarget) -> CreateCheckout {
     CreateCheckout {
         target,
+        seats: None,
         amount: None,
         discount_id: None,
         allow_discount_codes: true,

@@ -494,6 +494,7 @@ pub async fn follow(
         .filter(|e| crate::validate::is_email(e));
     let command = CreateCheckout {
         target: CheckoutTarget::Products(on_sale.iter().map(|p| p.id).collect()),
+        seats: None,
         amount: None,
         discount_id: discount.as_ref().map(|d| d.id),
         allow_discount_codes: link.allow_discount_codes,

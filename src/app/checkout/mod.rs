@@ -400,6 +400,7 @@ pub async fn create(
         embed_origin: cmd.embed_origin,
         subscription_id: None,
         product_trial: product.trial,
+        seats: cmd.seats,
     };
     let id = new.id;
     let terms = CheckoutTerms {

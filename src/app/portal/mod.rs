@@ -379,16 +379,16 @@ pub async fn grants(
     });
     // What the criteria compare, read once per benefit and product.
     let mut kinds: HashMap<crate::domain::ids::BenefitId, u8> = HashMap::new();
+    let mut hidden: std::collections::HashSet<crate::domain::ids::BenefitId> = Default::default();
     let mut positions: HashMap<uuid::Uuid, usize> = HashMap::new();
     let mut products: HashMap<ProductId, Option<Product>> = HashMap::new();
     for g in &all {
         if let std::collections::hash_map::Entry::Vacant(e) = kinds.entry(g.benefit_id) {
-            let kind = state
-                .store
-                .get::<Benefit>(&g.benefit_id.key())
-                .await?
-                .map_or(u8::MAX, |b| b.value.kind().code());
-            e.insert(kind);
+            let benefit = state.store.get::<Benefit>(&g.benefit_id.key()).await?;
+            if benefit.as_ref().is_some_and(|b| !visible(&b.value)) {
+                hidden.insert(g.benefit_id);
+            }
+            e.insert(benefit.map_or(u8::MAX, |b| b.value.kind().code()));
         }
         let product = grant_product(state, g).await?;
         let position = match product {
@@ -412,6 +412,7 @@ pub async fn grants(
         };
         positions.insert(g.id, position);
     }
+    all.retain(|g| !hidden.contains(&g.benefit_id));
     if !wanted.types.is_empty() {
         all.retain(|g| {
             kinds
@@ -444,6 +445,12 @@ pub async fn grants(
         .take(usize::try_from(params.limit).unwrap_or(usize::MAX))
         .collect();
     Ok((page, total))
+}
+
+/// Whether the customer portal shows the grants of `benefit`: a public one only (Polar's
+/// `Benefit.visibility == public`; a draft or private feature flag is not shown).
+fn visible(benefit: &Benefit) -> bool {
+    benefit.visibility == crate::domain::benefit::Visibility::Public
 }
 
 /// The product a grant came from: its order's, or its subscription's.
@@ -503,7 +510,12 @@ pub async fn grant(
         limit: 10_000,
     };
     let (all, _) = benefit_grants::list(state, seller(customer), &filter, params).await?;
-    all.into_iter()
+    let found = all
+        .into_iter()
         .find(|g| g.id == id)
-        .ok_or_else(AppError::not_found)
+        .ok_or_else(AppError::not_found)?;
+    match state.store.get::<Benefit>(&found.benefit_id.key()).await? {
+        Some(b) if !visible(&b.value) => Err(AppError::not_found()),
+        _ => Ok(found),
+    }
 }

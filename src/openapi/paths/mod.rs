@@ -457,6 +457,19 @@ fn disputes_list() {}
     responses((status = 200, body = DisputeView)))]
 fn disputes_get() {}
 
+/// Accept a dispute, conceding the chargeback: closes it at Stripe, which settles it as
+/// `lost` (the order's license keys are revoked, as for any lost dispute). Only a dispute
+/// that needs a response can be accepted; any other is a 409 `DisputeNotOpenError`.
+#[utoipa::path(post, path = "/v1/disputes/{id}/accept", tag = "disputes",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["disputes:write"])),
+    responses(
+        (status = 200, body = DisputeView),
+        (status = 404, description = "Dispute not found", body = Error),
+        (status = 409, description = "The dispute is not awaiting a response", body = Error),
+))]
+fn disputes_accept() {}
+
 /// List subscriptions.
 #[utoipa::path(get, path = "/v1/subscriptions/", tag = "subscriptions",
     params(
@@ -721,6 +734,17 @@ fn webhooks_endpoints_get() {}
     security(("bearer" = ["webhooks:write"])),
     responses((status = 200, body = WebhookEndpointView)))]
 fn webhooks_endpoints_update() {}
+
+/// Regenerate a webhook endpoint's secret (no body). The old secret stops at once: every
+/// later delivery, retries of earlier events included, is signed with the new one.
+#[utoipa::path(patch, path = "/v1/webhooks/endpoints/{id}/secret", tag = "webhooks",
+    params(("id" = Uuid, Path)),
+    security(("bearer" = ["webhooks:write"])),
+    responses(
+        (status = 200, body = WebhookEndpointView),
+        (status = 404, description = "Webhook endpoint not found", body = Error),
+))]
+fn webhooks_endpoints_secret() {}
 
 /// Delete a webhook endpoint; its undelivered events are dropped.
 #[utoipa::path(delete, path = "/v1/webhooks/endpoints/{id}", tag = "webhooks",

@@ -203,10 +203,13 @@ async fn activate(
     Ok(MaybeSigned {
         // 200, not 201, as in Polar.
         answer: Limited {
-            answer: license_keys::activate(&state, body.into_command())
-                .await
-                .map(web::Json)
-                .map_err(ApiError::from),
+            answer: match body.into_command() {
+                Ok(cmd) => license_keys::activate(&state, cmd)
+                    .await
+                    .map(web::Json)
+                    .map_err(ApiError::from),
+                Err(e) => Err(e),
+            },
             report,
         },
         signing,

@@ -66,7 +66,32 @@ pub fn price(kind: &PriceKind) -> String {
             None => "Pay what you want".into(),
         },
         PriceKind::OneTimeFree => "Free".into(),
+        PriceKind::RecurringSeatBased {
+            interval,
+            currency,
+            seat_tiers,
+        } => format!("{} / {}", seats(seat_tiers, currency), interval.as_str()),
+        PriceKind::OneTimeSeatBased {
+            currency,
+            seat_tiers,
+        } => seats(seat_tiers, currency),
     }
+}
+
+/// A seat-based price's tiers: "$10.00 per seat (1-4), $8.00 per seat (5+)".
+fn seats(tiers: &crate::domain::product::SeatTiers, currency: &str) -> String {
+    let parts: Vec<String> = tiers
+        .tiers()
+        .iter()
+        .map(|t| {
+            let range = match t.max_seats {
+                Some(max) => format!("{}-{max}", t.min_seats),
+                None => format!("{}+", t.min_seats),
+            };
+            format!("{} per seat ({range})", money(&t.price_per_seat, currency))
+        })
+        .collect();
+    parts.join(", ")
 }
 
 /// What a discount takes off: "$5.00" or "1250 bp".

@@ -99,6 +99,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/webhooks/{id}", "A webhook endpoint: edit, enable or disable, its deliveries with their attempts and answers."),
     ("post", "/dashboard/{org}/webhooks/{id}", "Save a webhook endpoint (URL, name, format, events, enabled)."),
     ("post", "/dashboard/{org}/webhooks/{id}/enabled", "Enable or disable a webhook endpoint."),
+    ("post", "/dashboard/{org}/webhooks/{id}/secret", "Rotate a webhook endpoint's signing secret; the page shows the new one, this once."),
     ("get", "/dashboard/{org}/webhooks/{id}/delete", "Form: confirm deleting a webhook endpoint."),
     ("post", "/dashboard/{org}/webhooks/{id}/delete", "Delete a webhook endpoint."),
     ("post", "/dashboard/{org}/webhooks/{id}/events/{event_id}/redeliver", "Send an event to its endpoint again."),
@@ -142,6 +143,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/webhooks/new", { get => webhooks::webhook_new, post => webhooks::webhook_create });
     resource!(cfg, "/dashboard/{org}/webhooks/{id}", { get => webhooks::webhook, post => webhooks::webhook_save });
     resource!(cfg, "/dashboard/{org}/webhooks/{id}/enabled", { post => webhooks::webhook_enabled });
+    resource!(cfg, "/dashboard/{org}/webhooks/{id}/secret", { post => webhooks::webhook_rotate_secret });
     resource!(cfg, "/dashboard/{org}/webhooks/{id}/delete", { get => webhooks::webhook_delete_confirm, post => webhooks::webhook_delete });
     resource!(cfg, "/dashboard/{org}/webhooks/{id}/events/{event_id}/redeliver", { post => webhooks::redeliver });
     resource!(cfg, "/buy/{product_id}", { get => products::buy });

@@ -1,5 +1,6 @@
 //! Webhooks: an organization's endpoints (the list, a new one with its signing secret shown
-//! once, editing, enabling and disabling, deleting after a confirmation) and each endpoint's
+//! once, editing, enabling and disabling, rotating its secret (the new one shown once),
+//! deleting after a confirmation) and each endpoint's
 //! delivery log: every attempt with its answer, grouped by event, newest first, with a
 //! button that sends an event again.
 //!
@@ -228,6 +229,8 @@ impl NewPage {
 struct CreatedPage {
     layout: Layout,
     endpoint: WebhookEndpoint,
+    /// The page after a rotation rather than a creation.
+    rotated: bool,
 }
 
 pub async fn webhook_new(
@@ -281,7 +284,14 @@ pub async fn webhook_create(
                 title: "Webhook endpoint created".into(),
                 ..layout
             };
-            dash.page(201, &CreatedPage { layout, endpoint })
+            dash.page(
+                201,
+                &CreatedPage {
+                    layout,
+                    endpoint,
+                    rotated: false,
+                },
+            )
         }
         Err(e) => {
             let (status, errors) = form_refusal(e)?;
@@ -542,6 +552,33 @@ pub async fn redeliver(
             endpoint_page(&dash, &req, layout, endpoint, status, shown).await
         }
     }
+}
+
+/// Rotates the endpoint's signing secret and shows the new one once (200, not a redirect:
+/// the secret is never put in a URL). The old one stops working at once.
+pub async fn webhook_rotate_secret(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "webhooks", "Webhook endpoint").await?;
+    let endpoint = endpoint_of(&dash, &layout, &id).await?;
+    let endpoint = endpoints::rotate_secret(&state, dash.subject(), endpoint.id).await?;
+    let layout = Layout {
+        title: "Signing secret rotated".into(),
+        ..layout
+    };
+    dash.page(
+        200,
+        &CreatedPage {
+            layout,
+            endpoint,
+            rotated: true,
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------

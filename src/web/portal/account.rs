@@ -41,6 +41,8 @@ struct OverviewPage {
     orders: Vec<OrderRow>,
     subscriptions: Vec<SubscriptionRow>,
     keys: Vec<KeyRow>,
+    /// The feature flags the buyer holds (public ones: the portal's benefit grants).
+    features: Vec<String>,
 }
 
 /// The names of benefits, read once each.
@@ -87,6 +89,18 @@ pub async fn overview(
         .await
         .map_err(crate::error::ApiError::from)?;
         let names = benefit_names(&state, keys.iter().map(|k| k.benefit_id)).await?;
+        let flags = portal::PortalGrantFilter {
+            types: vec![crate::domain::benefit::BenefitType::FeatureFlag],
+            ..portal::PortalGrantFilter::default()
+        };
+        let (grants, _) = portal::grants(&state, c, &flags, &[], LISTED)
+            .await
+            .map_err(crate::error::ApiError::from)?;
+        let mut features: Vec<String> = benefit_names(&state, grants.iter().map(|g| g.benefit_id))
+            .await?
+            .into_values()
+            .collect();
+        features.sort();
         let now = state.now();
         let page = OverviewPage {
             seller: s.seller(),
@@ -103,6 +117,7 @@ pub async fn overview(
                     status: view::key_status(k, now),
                 })
                 .collect(),
+            features,
         };
         s.portal.page(200, &page, Vec::new())
     }

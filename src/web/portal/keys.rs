@@ -1,6 +1,8 @@
 //! A license key of the signed-in buyer: the key in full (copy), status, usage,
 //! validations, expiry; its activations, each with **Deactivate** when the seller lets
-//! customers manage them (`activations.enable_customer_admin`); **Rotate** behind a
+//! customers manage them (`activations.enable_customer_admin`), and **Move to a new device**
+//! when every activation is taken and the seller allows replacement
+//! (`activations.allow_replacement`; see [`move_activation`]); **Rotate** behind a
 //! confirmation step, when the seller lets customers rotate (`allow_customer_rotation`).
 //! Another customer's key or activation is a 404 page.
 
@@ -44,6 +46,11 @@ struct KeyPage {
     activations: Vec<ActivationRow>,
     /// The buyer may deactivate (the seller's setting).
     customer_admin: bool,
+    /// Every activation is taken and the key may replace one: each offers "Move to a new
+    /// device".
+    can_move: bool,
+    /// How many moves (replacements) a key may make a day.
+    moves_per_day: usize,
     /// The key takes a new value (its status and the seller's setting allow it).
     can_rotate: bool,
     error: Option<String>,
@@ -71,6 +78,13 @@ async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyP
         None if !live.is_empty() => Some(format!("{} (no limit)", live.len())),
         None => None,
     };
+    let at_limit = k
+        .limit_activations
+        .is_some_and(|limit| limit > 0 && i64::try_from(live.len()).unwrap_or(i64::MAX) >= limit);
+    let can_move = at_limit
+        && k.allow_replacement
+        && k.status == KeyStatus::Granted
+        && k.expires_at.is_none_or(|at| at > now);
     Ok(KeyPage {
         seller: s.seller(),
         frame: s.frame(),
@@ -105,6 +119,8 @@ async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyP
             })
             .collect(),
         customer_admin,
+        can_move,
+        moves_per_day: tollgate_actors::license_key::REPLACEMENTS_PER_WINDOW,
         can_rotate: matches!(k.status, KeyStatus::Granted | KeyStatus::Disabled)
             && crate::app::license_keys::customer_may_rotate(state, &k)
                 .await
@@ -139,6 +155,11 @@ pub async fn key(
             "deactivated" => {
                 Some("The activation was removed: its slot is free for another device.".into())
             }
+            "moved" => Some(
+                "The device was removed from this key. Start the application on your new device \
+                 (or enter the key there): it activates in the freed slot."
+                    .into(),
+            ),
             _ => None,
         };
         s.portal.page(200, &page, Vec::new())
@@ -156,7 +177,7 @@ async fn refused(
 ) -> PageResult {
     let status = e.status_code().as_u16();
     match status {
-        400 | 403 | 409 | 422 => {
+        400 | 403 | 409 | 422 | 429 => {
             let mut page = key_page(state, s, id).await?;
             page.error = Some(e.messages().join(" "));
             s.portal.page(status, &page, Vec::new())
@@ -207,6 +228,36 @@ pub async fn deactivate(
                 &s.portal
                     .seller
                     .at(&format!("/license-keys/{id}?done=deactivated")),
+                Vec::new(),
+            )),
+            Err(e) => refused(&state, &s, id, e.into()).await,
+        }
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+/// `POST /portal/{slug}/license-keys/{id}/activations/{activation_id}/move`: "Move to a new
+/// device". The page runs in a browser, not in the application, so it cannot know which
+/// device "this" one is: it frees the chosen activation (counted as a replacement), and the
+/// application activates on the new device when it next starts there. The portal offers no
+/// `replace` of its own: the activation call with `"replace"` stays the application's.
+pub async fn move_activation(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let (slug, id, activation) = path.into_inner();
+    let s = Signed::posted(&state, &req, &slug, &body).await?;
+    let r: PageResult = async {
+        let id: LicenseKeyId = path_id(&id)?;
+        let activation: ActivationId = path_id(&activation)?;
+        match crate::app::license_keys::move_activation(&state, &s.customer, id, activation).await {
+            Ok(_) => Ok(see_other(
+                &s.portal
+                    .seller
+                    .at(&format!("/license-keys/{id}?done=moved")),
                 Vec::new(),
             )),
             Err(e) => refused(&state, &s, id, e.into()).await,

@@ -67,6 +67,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/portal/{slug}/license-keys/{id}", "A license key: the key (copy), status, usage, validations, expiry, activations."),
     ("post", "/portal/{slug}/license-keys/{id}/rotate", "Give the key a new value; the old one stops working at once."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", "Deactivate one activation of the key, freeing its slot (when the seller lets customers)."),
+    ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", "Move to a new device: free one activation of a key at its limit, counted as a replacement (when the seller allows replacement); the application activates on the new device when it next starts."),
     ("get", "/portal/receipts/{order_id}", "An order's printable receipt, through a signed link that expires (`expires`, `signature`); no session needed."),
 ];
 
@@ -83,6 +84,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/license-keys/{id}", { get => keys::key });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/rotate", { post => keys::rotate });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
+    resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", { post => keys::move_activation });
     // Last: an organization whose slug is `receipts` keeps its own pages above.
     resource!(cfg, "/portal/receipts/{order_id}", { get => receipt::receipt });
 }

@@ -982,6 +982,18 @@ def webhook_endpoint_get_list_update():
 
 
 @check
+def webhook_endpoint_reset_secret():
+    before = S.endpoint.secret
+    endpoint = polar.webhooks.reset_webhook_endpoint_secret(S.endpoint.id)
+    ensure(isinstance(endpoint, models.WebhookEndpoint), type(endpoint).__name__)
+    equal(endpoint.id, S.endpoint.id, "id")
+    ensure(endpoint.secret != before, "the secret did not change")
+    ensure(endpoint.secret.startswith("whsec_") and len(endpoint.secret) == 49, endpoint.secret)
+    equal(polar.webhooks.get_webhook_endpoint(S.endpoint.id).secret, endpoint.secret, "stored")
+    not_found(polar.webhooks.reset_webhook_endpoint_secret, uid())
+
+
+@check
 def webhook_endpoint_delete():
     equal(polar.webhooks.delete_webhook_endpoint(S.endpoint.id), None, "result")
     not_found(polar.webhooks.get_webhook_endpoint, S.endpoint.id)
@@ -1063,6 +1075,7 @@ def disputes_list_is_empty():
     page = polar.disputes.list(order_id=S.order.id)
     equal(page.items, [], "no dispute")
     not_found(polar.disputes.get, uid())
+    not_found(polar.disputes.accept, uid())
 
 
 # --- Errors ---------------------------------------------------------------------------------

@@ -5,8 +5,10 @@ organization's ed25519 public key in hex.
 
 Usage: license_files.py CASES.json, where CASES is a list of {"case", "path",
 "public_key_hex", "license_key", "encrypted"}. Prints one JSON line per verifier and case:
-{"verifier", "case", "verdict": "accepted" | "refused" | "error", "reason", "key", "expiry"}
-(`key`: the license key the file states, once accepted). The test
+{"verifier", "case", "verdict": "accepted" | "refused" | "error", "reason", "key", "expiry",
+"entitlements"} (`key`: the license key the file states, once accepted; `entitlements`: the
+Keygen entitlements the verifier read from it, `[{"code", "name", "metadata"}]`, where the
+verifier exposes them: keygen-sdk does, keygen-py 0.2's dataset does not). The test
 (tests/api/signature_clients.rs) decides which verdict each case must get.
 """
 
@@ -41,11 +43,17 @@ def keygen_py(case, text):
         dataset = lf.decrypt(case["license_key"])
     except KeygenError as e:
         return {"verdict": "refused", "reason": str(e)}
-    return {
+    outcome = {
         "verdict": "accepted",
         "key": dataset.license.key,
         "expiry": dataset.expiry.isoformat(),
     }
+    if hasattr(dataset, "entitlements"):
+        outcome["entitlements"] = [
+            {"code": e.code, "name": e.name, "metadata": getattr(e, "metadata", None)}
+            for e in dataset.entitlements
+        ]
+    return outcome
 
 
 def keygen_sdk(case, text):
@@ -60,6 +68,9 @@ def keygen_sdk(case, text):
         "verdict": "accepted",
         "key": dataset.license.key,
         "expiry": dataset.expiry.isoformat(),
+        "entitlements": [
+            {"code": e.code, "name": e.name, "metadata": e.metadata} for e in dataset.entitlements
+        ],
     }
 
 

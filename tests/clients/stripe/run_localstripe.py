@@ -29,6 +29,15 @@ does and Tollgate relies on:
   `requested_by_customer`, exported on the refund), refuses more than is left to refund
   on the charge (Stripe's `amount_too_large`), and sends `refund.created` and
   `charge.refunded`, as Stripe does;
+- disputes, which localstripe lacks: Stripe's Dispute object (`dp_…`: amount, currency,
+  charge, payment_intent, reason, status, evidence_details, is_charge_refundable, ...),
+  `GET /v1/disputes/{id}`, `GET /v1/disputes` and `POST /v1/disputes/{id}/close`, which
+  concedes a dispute that needs a response (`needs_response` becomes `lost`,
+  `warning_needs_response` becomes `warning_closed`) and sends `charge.dispute.closed`, as
+  Stripe does; closing one in any other status is refused (400). A dispute is opened as in
+  Stripe's test mode: a payment with the card 4000000000000259 succeeds, and a moment
+  later (a second, then the webhook's own second) it is disputed as `fraudulent`, with
+  `charge.dispute.created`;
 - a POST with an `Idempotency-Key` header answers a retry with the same key and path with
   the first answer instead of doing it again, as Stripe does (kept in memory);
 - its fake Stripe.js (`localstripe-v3.js`, checked against the SHA-256 below so that an
@@ -38,12 +47,14 @@ does and Tollgate relies on:
 """
 
 import argparse
+import asyncio
 import hashlib
 import logging
 import os
 import socket
 import sys
 import threading
+import time
 
 from aiohttp import web
 
@@ -164,6 +175,8 @@ def patch():
     PaymentIntent._on_success = on_success
     PaymentIntent._api_authenticate = api_authenticate
     SetupIntent._api_confirm = setup_api_confirm
+    # After the intent's own hook above, which it wraps.
+    patch_disputes()
     # The server module registers the routes of `extra_apis` when imported: after this.
     replaced = {
         "/v1/payment_intents/{id}/_authenticate": PaymentIntent._api_authenticate,
@@ -172,6 +185,84 @@ def patch():
     resources.extra_apis[:] = [
         (method, url, replaced.get(url, func)) for method, url, func in resources.extra_apis
     ]
+
+
+# Stripe's test card whose payments are disputed (fraudulent) right after they succeed.
+DISPUTED_CARD = "4000000000000259"
+# Stripe gives the seller about three weeks to answer.
+EVIDENCE_DAYS = 21
+
+
+class Dispute(resources.StripeObject):
+    """Stripe's Dispute (https://docs.stripe.com/api/disputes/object), as far as Tollgate
+    and its tests read it."""
+
+    object = "dispute"
+    _id_prefix = "dp_"
+
+    def __init__(self, charge, payment_intent, reason="fraudulent"):
+        super().__init__()
+        self.amount = charge.amount
+        self.currency = charge.currency
+        self.charge = charge.id
+        self.payment_intent = payment_intent
+        self.reason = reason
+        self.status = "needs_response"
+        self.is_charge_refundable = False
+        self.balance_transactions = []
+        self.evidence = {}
+        self.evidence_details = {
+            "due_by": int(time.time()) + EVIDENCE_DAYS * 86400,
+            "has_evidence": False,
+            "past_due": False,
+            "submission_count": 0,
+        }
+        self.metadata = {}
+
+    @classmethod
+    def _api_close(cls, id, **kwargs):
+        if kwargs:
+            raise UserError(400, "Unexpected " + ", ".join(kwargs.keys()))
+        obj = cls._api_retrieve(id)
+        closed = {"needs_response": "lost", "warning_needs_response": "warning_closed"}
+        if obj.status not in closed:
+            raise UserError(
+                400,
+                "This dispute cannot be closed: its status is %s." % obj.status,
+                {"code": "dispute_already_closed"} if obj.status in ("lost", "won", "warning_closed")
+                else {},
+            )
+        obj.status = closed[obj.status]
+        obj.evidence_details["due_by"] = None
+        schedule_webhook(resources.Event("charge.dispute.closed", obj))
+        return obj
+
+
+def patch_disputes():
+    PaymentIntent = resources.PaymentIntent
+    PaymentMethod = resources.PaymentMethod
+    succeeded = PaymentIntent._on_success
+
+    def on_success(self):
+        succeeded(self)
+        method = PaymentMethod._api_retrieve(self.payment_method) if self.payment_method else None
+        if method is None or getattr(method, "_card_number", None) != DISPUTED_CARD:
+            return
+        charge = self.latest_charge
+
+        async def open_dispute():
+            await asyncio.sleep(1)
+            dispute = Dispute(charge, self.id)
+            schedule_webhook(resources.Event("charge.dispute.created", dispute))
+
+        asyncio.ensure_future(open_dispute())
+
+    PaymentIntent._on_success = on_success
+    resources.extra_apis.extend([
+        ("GET", "/v1/disputes", lambda **data: Dispute._api_list_all("/v1/disputes", **data)),
+        ("GET", "/v1/disputes/{id}", lambda id, **data: Dispute._api_retrieve(id)),
+        ("POST", "/v1/disputes/{id}/close", Dispute._api_close),
+    ])
 
 
 # localstripe 1.15.10's localstripe-v3.js, to which stripe-js-additions.js is appended.

@@ -75,8 +75,16 @@ def main():
 
     # Polar's encoding: the secret's UTF-8 bytes are the key, given base64-encoded.
     wh = Webhook(base64.b64encode(args.secret.encode()).decode())
-    # A `whsec_` secret as a Standard Webhooks receiver uses it: the library decodes it.
-    standard = Webhook(args.secret) if args.secret.startswith("whsec_") else None
+    # A `whsec_<base64>` secret as a Standard Webhooks receiver uses it: the library decodes
+    # it. Polar's generated secrets (`whsec_` + 43 characters) are not base64 (a library
+    # given one as it is cannot verify Polar's deliveries either): Polar's encoding only.
+    standard = None
+    if args.secret.startswith("whsec_"):
+        try:
+            base64.b64decode(args.secret[len("whsec_"):], validate=True)
+            standard = Webhook(args.secret)
+        except ValueError:  # binascii.Error: not base64 (Polar's own format)
+            standard = None
     seen = {}
     lock = threading.Lock()
 

@@ -3,16 +3,18 @@
 use serde::Deserialize;
 
 use crate::api::benefit::{
-    BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate, BenefitLicenseKeyActivationProperties,
-    BenefitLicenseKeyExpirationProperties, BenefitLicenseKeysCreate, BenefitLicenseKeysProperties,
-    BenefitLicenseKeysUpdate, BenefitUpdate, Timeframe as TimeframeInput,
+    metadata_from_lines, metadata_lines, BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate,
+    BenefitFeatureFlagCreate, BenefitFeatureFlagProperties, BenefitFeatureFlagUpdate,
+    BenefitLicenseKeyActivationProperties, BenefitLicenseKeyExpirationProperties,
+    BenefitLicenseKeysCreate, BenefitLicenseKeysProperties, BenefitLicenseKeysUpdate,
+    BenefitUpdate, Timeframe as TimeframeInput,
 };
 use crate::api::price::{check_price_set, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT};
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
 use crate::api::Maybe;
 use crate::app::catalog::{benefits, products};
 use crate::auth::Subject;
-use crate::domain::benefit::{Benefit, BenefitProperties, Timeframe};
+use crate::domain::benefit::{Benefit, BenefitProperties, KeyQuantity, Timeframe};
 use crate::domain::currency::Currency;
 use crate::domain::ids::{OrganizationId, ProductId};
 use crate::domain::product::{
@@ -336,10 +338,22 @@ pub struct BenefitForm {
     /// Activation limit; empty: none.
     pub activations: String,
     pub enable_customer_admin: Option<String>,
+    /// At the limit, an activation may replace a live one (`activations.allow_replacement`).
+    pub allow_replacement: Option<String>,
+    /// `one_key` or `key_per_unit`: what a purchase of several units grants.
+    pub quantity: String,
     /// Customers may rotate their keys in the portal.
     pub allow_customer_rotation: Option<String>,
     /// Days a subscription's key keeps working past its paid period; empty: the default.
     pub grace_days: String,
+    /// The type a new benefit is of: `license_keys` (the default) or `feature_flag`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A feature flag's metadata: one `key=value` a line (integers and `true`/`false` are
+    /// typed, the rest are strings).
+    pub metadata: String,
+    /// A feature flag's visibility: `draft`, `private` or `public`.
+    pub visibility: String,
 }
 
 impl Default for BenefitForm {
@@ -352,8 +366,13 @@ impl Default for BenefitForm {
             timeframe: "year".into(),
             activations: String::new(),
             enable_customer_admin: None,
+            allow_replacement: None,
+            quantity: "one_key".into(),
             allow_customer_rotation: None,
             grace_days: String::new(),
+            kind: "license_keys".into(),
+            metadata: String::new(),
+            visibility: "public".into(),
         }
     }
 }
@@ -372,9 +391,13 @@ impl BenefitForm {
             description: b.description.clone(),
             ..BenefitForm::default()
         };
+        form.kind = b.kind().as_str().into();
+        form.visibility = b.visibility.as_str().into();
+        form.metadata = metadata_lines(&b.metadata);
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
             form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
             form.grace_days = p.grace_days.to_string();
+            form.quantity = p.quantity.as_str().into();
             form.prefix = opt_string(&p.prefix);
             form.limit_usage = opt_string(&p.limit_usage);
             if let Some(e) = &p.expires {
@@ -389,6 +412,7 @@ impl BenefitForm {
             if let Some(a) = &p.activations {
                 form.activations = a.limit.to_string();
                 form.enable_customer_admin = a.enable_customer_admin.then(|| "on".to_string());
+                form.allow_replacement = a.allow_replacement.then(|| "on".to_string());
             }
         }
         form
@@ -430,6 +454,7 @@ impl BenefitForm {
                 .map(|limit| BenefitLicenseKeyActivationProperties {
                     limit,
                     enable_customer_admin: ticked(&self.enable_customer_admin),
+                    allow_replacement: ticked(&self.allow_replacement),
                 }),
         };
         BenefitLicenseKeysProperties {
@@ -439,10 +464,50 @@ impl BenefitForm {
             limit_usage: typed.int(field!["properties", "limit_usage"], &self.limit_usage, true),
             allow_customer_rotation: Some(ticked(&self.allow_customer_rotation)),
             grace_days: typed.int(field!["properties", "grace_days"], &self.grace_days, true),
+            quantity: match self.quantity.trim() {
+                "" => None,
+                q => match KeyQuantity::parse(q) {
+                    Some(q) => Some(q.into()),
+                    None => {
+                        typed.push(
+                            Invalid::new(
+                                field!["properties", "quantity"],
+                                "Input should be 'one_key' or 'key_per_unit'",
+                                q,
+                            )
+                            .kind("enum"),
+                        );
+                        None
+                    }
+                },
+            },
         }
     }
 }
 
+impl BenefitForm {
+    /// The metadata lines as the API's `metadata` object (its checks apply); a line
+    /// without `=` is a 422 of its own.
+    fn metadata(&self, typed: &mut Typed) -> Maybe<crate::api::benefit::MetadataBody> {
+        match metadata_from_lines(&self.metadata) {
+            Ok(m) => m,
+            Err(line) => {
+                typed.push(
+                    Invalid::new(field!["metadata"], "Write one key=value a line", line)
+                        .kind("value_error"),
+                );
+                Maybe::Absent
+            }
+        }
+    }
+
+    fn visibility(&self) -> Option<String> {
+        Some(self.visibility.trim().to_string()).filter(|v| !v.is_empty())
+    }
+}
+
+/// Creates the benefit of the dashboard's form: a license-key benefit, or a feature flag
+/// (`type=feature_flag`) with its metadata and visibility.
 pub async fn create_license_key_benefit(
     state: &AppState,
     subject: Subject,
@@ -450,13 +515,23 @@ pub async fn create_license_key_benefit(
     form: &BenefitForm,
 ) -> Result<Benefit, ApiError> {
     let mut typed = Typed::default();
-    let body = BenefitCreate::LicenseKeys(BenefitLicenseKeysCreate {
-        description: form.description.trim().to_string(),
-        organization_id: Some(org.0),
-        properties: form.license_keys(&mut typed),
-        metadata: Maybe::Absent,
-        visibility: None,
-    });
+    let body = if form.kind == "feature_flag" {
+        BenefitCreate::FeatureFlag(BenefitFeatureFlagCreate {
+            description: form.description.trim().to_string(),
+            organization_id: Some(org.0),
+            properties: BenefitFeatureFlagProperties {},
+            metadata: form.metadata(&mut typed),
+            visibility: form.visibility(),
+        })
+    } else {
+        BenefitCreate::LicenseKeys(BenefitLicenseKeysCreate {
+            description: form.description.trim().to_string(),
+            organization_id: Some(org.0),
+            properties: form.license_keys(&mut typed),
+            metadata: Maybe::Absent,
+            visibility: None,
+        })
+    };
     let new = typed.finish(body.into_command())?;
     Ok(benefits::create(state, subject, new).await?)
 }
@@ -477,6 +552,12 @@ pub async fn update_benefit(
             properties: Some(form.license_keys(&mut typed)),
             metadata: Maybe::Absent,
             visibility: None,
+        }),
+        BenefitProperties::FeatureFlag => BenefitUpdate::FeatureFlag(BenefitFeatureFlagUpdate {
+            description,
+            properties: None,
+            metadata: form.metadata(&mut typed),
+            visibility: form.visibility(),
         }),
         BenefitProperties::Ads { .. } => BenefitUpdate::Ads(BenefitAdsUpdate {
             description,

@@ -59,6 +59,11 @@ fn maybe_text(v: &str) -> Maybe<String> {
 struct Typed(Vec<Invalid>);
 
 impl Typed {
+    /// A value that does not read as one.
+    fn push(&mut self, problem: Invalid) {
+        self.0.push(problem);
+    }
+
     /// An integer field at `path`: `None` when blank; what does not read is a problem
     /// (`strict`: the message of a typed field, else pydantic's lax one).
     fn int(&mut self, path: Vec<Step>, v: &str, strict: bool) -> Option<i64> {

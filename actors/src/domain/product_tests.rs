@@ -1,0 +1,292 @@
+//! Unit tests of `product.rs`.
+
+use super::*;
+use chrono::TimeZone;
+
+fn price(kind: PriceKind, archived: bool) -> Price {
+    Price {
+        id: PriceId::new(),
+        created_at: Utc
+            .timestamp_opt(1_700_000_000, 0)
+            .single()
+            .unwrap_or_default(),
+        modified_at: None,
+        is_archived: archived,
+        kind,
+    }
+}
+
+fn product(name: &str, secs: i64, prices: Vec<Price>) -> Product {
+    Product {
+        id: ProductId::new(),
+        organization_id: OrganizationId::new(),
+        created_at: Utc.timestamp_opt(secs, 0).single().unwrap_or_default(),
+        modified_at: None,
+        name: name.into(),
+        description: None,
+        is_recurring: false,
+        is_archived: false,
+        is_tax_applicable: true,
+        metadata: Metadata::default(),
+        prices,
+        benefit_ids: Vec::new(),
+        media_ids: Vec::new(),
+        attached_custom_fields: Vec::new(),
+        recurring_interval_count: 1,
+        trial: None,
+    }
+}
+
+fn fixed(amount: i64) -> PriceKind {
+    PriceKind::OneTimeFixed {
+        currency: "usd".into(),
+        amount,
+    }
+}
+
+fn order(products: &[Product], field: ProductSort) -> Vec<String> {
+    let mut keyed: Vec<(Vec<u8>, String)> = products
+        .iter()
+        .map(|p| (p.sort_key(field), p.name.clone()))
+        .collect();
+    keyed.sort();
+    keyed.into_iter().map(|(_, n)| n).collect()
+}
+
+#[test]
+fn price_amount_uses_the_first_active_price_and_puts_none_last() {
+    let products = vec![
+        product("big", 1, vec![price(fixed(9000), false)]),
+        product(
+            "archived-first",
+            2,
+            vec![price(fixed(1), true), price(fixed(5000), false)],
+        ),
+        product("free", 3, vec![price(PriceKind::OneTimeFree, false)]),
+        product(
+            "custom",
+            4,
+            vec![price(
+                PriceKind::OneTimeCustom {
+                    currency: "usd".into(),
+                    minimum_amount: None,
+                    maximum_amount: None,
+                    preset_amount: None,
+                },
+                false,
+            )],
+        ),
+        product("none", 5, vec![price(fixed(10), true)]),
+    ];
+    assert_eq!(
+        order(&products, ProductSort::PriceAmount),
+        vec!["free", "custom", "archived-first", "big", "none"]
+    );
+    assert_eq!(
+        order(&products, ProductSort::PriceAmountType),
+        vec!["free", "custom", "big", "archived-first", "none"]
+    );
+}
+
+#[test]
+fn names_sort_case_insensitively_then_by_creation() {
+    let products = [
+        product("beta", 1, vec![]),
+        product("Alpha", 3, vec![]),
+        product("alpha", 2, vec![]),
+    ];
+    let mut keyed: Vec<(Vec<u8>, i64)> = products
+        .iter()
+        .map(|p| (p.sort_key(ProductSort::Name), p.created_at.timestamp()))
+        .collect();
+    keyed.sort();
+    let got: Vec<i64> = keyed.into_iter().map(|(_, t)| t).collect();
+    assert_eq!(got, vec![2, 3, 1]);
+}
+
+/// A product written by a build of format version 1 reads with single intervals and no
+/// trial; version 2 keeps both.
+#[test]
+fn version_1_products_decode_with_single_intervals_and_no_trial() {
+    let mut p = product("x", 1, vec![price(fixed(100), false)]);
+    let v1 = ProductV1 {
+        id: p.id,
+        organization_id: p.organization_id,
+        created_at: p.created_at,
+        modified_at: p.modified_at,
+        name: p.name.clone(),
+        description: p.description.clone(),
+        is_recurring: p.is_recurring,
+        is_archived: p.is_archived,
+        is_tax_applicable: p.is_tax_applicable,
+        metadata: p.metadata.clone(),
+        prices: p.prices.clone(),
+        benefit_ids: p.benefit_ids.clone(),
+        media_ids: p.media_ids.clone(),
+        attached_custom_fields: p.attached_custom_fields.clone(),
+    };
+    let bytes = tollgate_storage::codec::encode(&v1).unwrap_or_default();
+    assert_eq!(Product::decode(1, &bytes).ok(), Some(p.clone()));
+    assert!(Product::decode(2, &bytes).is_err());
+    p.recurring_interval_count = 3;
+    p.trial = Some(Trial {
+        interval: RecurringInterval::Week,
+        count: 2,
+    });
+    let bytes = p.encode().unwrap_or_default();
+    assert_eq!(Product::decode(2, &bytes).ok(), Some(p.clone()));
+    assert_eq!(Product::decode(3, &bytes).ok(), Some(p));
+    assert!(Product::decode(4, &bytes).is_err());
+}
+
+fn tier(min: u32, max: Option<u32>, price: i64) -> SeatTier {
+    SeatTier {
+        min_seats: min,
+        max_seats: max,
+        price_per_seat: price,
+    }
+}
+
+/// A version-2 record (every price kind it knew) reads as version 3, and a product
+/// with seat-based prices round-trips through version 3.
+#[test]
+fn version_3_adds_seat_based_prices_and_reads_version_2() {
+    let v2 = product(
+        "old",
+        1,
+        vec![
+            price(fixed(100), true),
+            price(PriceKind::OneTimeFree, true),
+            price(
+                PriceKind::RecurringFree {
+                    interval: RecurringInterval::Week,
+                },
+                false,
+            ),
+        ],
+    );
+    let bytes = tollgate_storage::codec::encode(&v2).unwrap_or_default();
+    assert_eq!(Product::decode(2, &bytes).ok(), Some(v2));
+    let tiers = SeatTiers::new(
+        SeatTierType::Graduated,
+        vec![tier(1, Some(4), 1000), tier(5, None, 800)],
+    );
+    let Ok(tiers) = tiers else {
+        panic!("valid tiers refused: {tiers:?}");
+    };
+    let seats = product(
+        "seats",
+        2,
+        vec![
+            price(
+                PriceKind::OneTimeSeatBased {
+                    currency: "usd".into(),
+                    seat_tiers: tiers.clone(),
+                },
+                true,
+            ),
+            price(
+                PriceKind::RecurringSeatBased {
+                    interval: RecurringInterval::Month,
+                    currency: "eur".into(),
+                    seat_tiers: tiers,
+                },
+                false,
+            ),
+        ],
+    );
+    let bytes = seats.encode().unwrap_or_default();
+    assert_eq!(Product::decode(Product::VERSION, &bytes).ok(), Some(seats));
+}
+
+#[test]
+fn seat_tiers_are_sorted_contiguous_and_open_only_at_the_end() {
+    let t = SeatTiers::new(
+        SeatTierType::Volume,
+        vec![tier(11, None, 500), tier(1, Some(10), 1000)],
+    );
+    let Ok(t) = t else {
+        panic!("valid tiers refused: {t:?}");
+    };
+    assert_eq!(t.tiers()[0].min_seats, 1);
+    assert_eq!((t.minimum_seats(), t.maximum_seats()), (1, None));
+    let problem = |tiers: Vec<SeatTier>| SeatTiers::new(SeatTierType::Volume, tiers).err();
+    assert_eq!(problem(vec![]), Some(SeatTiersProblem::Empty));
+    assert_eq!(
+        problem(vec![tier(1, None, 1), tier(2, None, 1)]),
+        Some(SeatTiersProblem::UnlimitedBeforeLast)
+    );
+    assert_eq!(
+        problem(vec![tier(1, Some(5), 1), tier(7, None, 1)]),
+        Some(SeatTiersProblem::GapOrOverlap {
+            ending_at: 5,
+            starting_at: 7
+        })
+    );
+    assert_eq!(
+        problem(vec![tier(1, Some(5), 1), tier(5, None, 1)]),
+        Some(SeatTiersProblem::GapOrOverlap {
+            ending_at: 5,
+            starting_at: 5
+        })
+    );
+    assert_eq!(
+        problem(vec![tier(3, Some(2), 1)]),
+        Some(SeatTiersProblem::EndsBeforeStart {
+            min_seats: 3,
+            max_seats: 2
+        })
+    );
+    assert_eq!(
+        SeatTiersProblem::GapOrOverlap {
+            ending_at: 5,
+            starting_at: 7
+        }
+        .message(),
+        "Gap or overlap between tiers: tier ending at 5 and tier starting at 7"
+    );
+}
+
+#[test]
+fn seat_amounts_volume_and_graduated() {
+    let tiers = vec![
+        tier(2, Some(4), 1000),
+        tier(5, Some(9), 800),
+        tier(10, Some(20), 0),
+    ];
+    let volume = SeatTiers::new(SeatTierType::Volume, tiers.clone());
+    let graduated = SeatTiers::new(SeatTierType::Graduated, tiers);
+    let (Ok(volume), Ok(graduated)) = (volume, graduated) else {
+        panic!("valid tiers refused");
+    };
+    assert_eq!(
+        (volume.minimum_seats(), volume.maximum_seats()),
+        (2, Some(20))
+    );
+    // The count picks the tier, every seat at its rate.
+    assert_eq!(volume.amount(3), Some(3000));
+    assert_eq!(volume.amount(5), Some(4000));
+    assert_eq!(volume.amount(12), Some(0));
+    // Each tier's seats at its own rate, the first tier from the first seat:
+    // 4 × 10.00 + 2 × 8.00 for 6.
+    assert_eq!(graduated.amount(3), Some(3000));
+    assert_eq!(graduated.amount(6), Some(4 * 1000 + 2 * 800));
+    assert_eq!(graduated.amount(12), Some(4 * 1000 + 5 * 800));
+    for outside in [0, 1, 21] {
+        assert_eq!(volume.amount(outside), None);
+        assert_eq!(graduated.amount(outside), None);
+        assert!(!volume.allows(outside));
+    }
+}
+
+#[test]
+fn every_price_claims_a_unique_key() {
+    let p = product(
+        "x",
+        1,
+        vec![price(fixed(100), true), price(fixed(200), false)],
+    );
+    let keys = p.unique_keys();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[0], Product::price_key(p.prices[0].id));
+}

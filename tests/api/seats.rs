@@ -1,0 +1,156 @@
+//! Seat-based prices end to end: a product sold by the seat, a checkout of 3 seats priced
+//! by its tier, and the keys the purchase grants under each quantity rule.
+
+use serde_json::{json, Value};
+
+use crate::benefit_grants::key_of;
+use crate::helpers::{spawn_app, Reply, TestApp};
+
+async fn post(app: &TestApp, path: &str, body: Value) -> Reply {
+    app.post_json(path, Some(&app.token), &body).await
+}
+
+async fn key_benefit(app: &TestApp, org: &str, quantity: &str) -> String {
+    let r = post(
+        app,
+        "/v1/benefits/",
+        json!({"type": "license_keys", "description": format!("Key {quantity}"),
+               "organization_id": org,
+               "properties": {"prefix": "TG", "quantity": quantity,
+                              "activations": {"limit": 2, "enable_customer_admin": false}}}),
+    )
+    .await;
+    r.expect(201);
+    r.id()
+}
+
+#[actix_web::test]
+async fn a_purchase_of_three_seats_grants_per_each_benefits_quantity_rule() {
+    let app = spawn_app().await;
+    let org = app.created_org_as(&app.token, "seats", "seats").await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let one_key = key_benefit(&app, &org, "one_key").await;
+    let per_unit = key_benefit(&app, &org, "key_per_unit").await;
+    let r = post(
+        &app,
+        "/v1/products/",
+        json!({"name": "Team", "organization_id": org,
+               "prices": [{"amount_type": "seat_based", "seat_tiers": {"tiers": [
+                   {"min_seats": 3, "max_seats": 4, "price_per_seat": 1000},
+                   {"min_seats": 1, "max_seats": 2, "price_per_seat": 1200},
+                   {"min_seats": 5, "max_seats": 10, "price_per_seat": 800}]}}]}),
+    )
+    .await;
+    r.expect(201);
+    let price = &r.body["prices"][0];
+    assert_eq!(price["amount_type"], "seat_based");
+    assert_eq!(price["seat_tiers"]["seat_tier_type"], "volume");
+    assert_eq!(price["seat_tiers"]["minimum_seats"], 1);
+    assert_eq!(price["seat_tiers"]["maximum_seats"], 10);
+    assert_eq!(price["seat_tiers"]["tiers"][0]["price_per_seat"], 1200);
+    let product = r.id();
+    post(
+        &app,
+        &format!("/v1/products/{product}/benefits"),
+        json!({"benefits": [one_key, per_unit]}),
+    )
+    .await
+    .expect(200);
+
+    // Too many seats, or seats for nothing seat-based: 422 at `seats`.
+    let r = post(
+        &app,
+        "/v1/checkouts/",
+        json!({"products": [product], "seats": 11}),
+    )
+    .await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+    let r = post(
+        &app,
+        "/v1/checkouts/",
+        json!({"products": [product], "seats": 0}),
+    )
+    .await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+
+    // The fewest seats by default, then 3 at the tier of 3 (volume pricing).
+    let checkout = post(&app, "/v1/checkouts/", json!({"products": [product]})).await;
+    checkout.expect(201);
+    assert_eq!(checkout.body["seats"], 1);
+    assert_eq!(checkout.body["min_seats"], 1);
+    assert_eq!(checkout.body["max_seats"], 10);
+    assert_eq!(checkout.body["amount"], 1200);
+    let secret = checkout.body["client_secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let r = app
+        .patch_json(
+            &format!("/v1/checkouts/client/{secret}"),
+            None,
+            &json!({"seats": 3}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(
+        (r.body["seats"].clone(), r.body["amount"].clone()),
+        (json!(3), json!(3000))
+    );
+    let r = app
+        .post_json(
+            &format!("/v1/checkouts/client/{secret}/confirm"),
+            None,
+            &json!({"customer_name": "Ada Lovelace", "customer_email": "ada@seats.example",
+                    "customer_billing_address": {"country": "FR"},
+                    "confirmation_token_id": "tok_visa"}),
+        )
+        .await;
+    r.expect(200);
+    let id = checkout.id();
+    let mut customer = String::new();
+    for _ in 0..100 {
+        let c = app
+            .get(&format!("/v1/checkouts/{id}"), Some(&app.token))
+            .await;
+        if c.body["status"] == "succeeded" {
+            customer = c.body["customer_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!customer.is_empty(), "the checkout did not succeed");
+
+    // One key with 3 × 2 activations; three keys of 2 each.
+    let one = key_of(&app, &customer, &one_key).await;
+    assert_eq!(one.len(), 1, "{one:?}");
+    assert_eq!(one[0]["limit_activations"], 6);
+    let per = key_of(&app, &customer, &per_unit).await;
+    assert_eq!(per.len(), 3, "{per:?}");
+    assert!(per.iter().all(|k| k["limit_activations"] == 2));
+    let mut values: Vec<&str> = per.iter().filter_map(|k| k["key"].as_str()).collect();
+    values.dedup();
+    assert_eq!(values.len(), 3);
+
+    // A fixed price takes no seats.
+    let r = post(
+        &app,
+        "/v1/products/",
+        json!({"name": "Solo", "organization_id": org,
+               "prices": [{"amount_type": "fixed", "price_amount": 900}]}),
+    )
+    .await;
+    r.expect(201);
+    let r = post(
+        &app,
+        "/v1/checkouts/",
+        json!({"products": [r.id()], "seats": 2}),
+    )
+    .await;
+    let item = r.expect_invalid_at(json!(["body", "seats"]));
+    assert_eq!(item["msg"], "Seats can only be set for seat-based pricing.");
+}
