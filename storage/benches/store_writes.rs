@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 use tollgate_storage::{
-    DurabilityMode, Expect, IndexEntry, Record, StorageError, Store, StoreConfig,
+    DurabilityMode, Expect, IndexEntry, Record, StorageError, Store, StoreConfig, Tally,
 };
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -78,6 +78,150 @@ impl Record for BenchRecord {
     }
 }
 
+
+/// Records each counter-writing writer cycles over.
+const TALLIED_PER_WRITER: u64 = 156;
+
+/// A tallied record about the size of a license key's: an id, a ~300-byte body and its
+/// counters (encoded last).
+struct Tallied {
+    id: [u8; 16],
+    body: Vec<u8>,
+    tally: Tally,
+    limit: Option<i64>,
+}
+
+impl Record for Tallied {
+    const COLLECTION: &'static str = "bench_tallied";
+    const VERSION: u16 = 1;
+    const TALLIED: bool = true;
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.to_vec()
+    }
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        let mut out = Vec::with_capacity(16 + 4 + self.body.len() + 40);
+        out.extend_from_slice(&self.id);
+        out.extend_from_slice(&u32::try_from(self.body.len()).unwrap_or(0).to_be_bytes());
+        out.extend_from_slice(&self.body);
+        for n in [
+            self.tally.bounded,
+            self.tally.hits,
+            self.tally.last_hit_us.unwrap_or(-1),
+            self.limit.unwrap_or(-1),
+        ] {
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Ok(out)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        let bad = || StorageError::Codec {
+            collection: Self::COLLECTION,
+            version,
+            reason: "short".into(),
+        };
+        let (id, rest) = payload.split_first_chunk::<16>().ok_or_else(bad)?;
+        let (len, rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
+        let len = u32::from_be_bytes(*len) as usize;
+        let body = rest.get(..len).ok_or_else(bad)?.to_vec();
+        let mut ints = rest.get(len..).ok_or_else(bad)?.chunks_exact(8).map(|c| {
+            i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))
+        });
+        let mut next = || ints.next().ok_or_else(bad);
+        let (bounded, hits, last, limit) = (next()?, next()?, next()?, next()?);
+        Ok(Self {
+            id: *id,
+            body,
+            tally: Tally {
+                bounded,
+                hits,
+                last_hit_us: (last >= 0).then_some(last),
+            },
+            limit: (limit >= 0).then_some(limit),
+        })
+    }
+
+    fn tally(&self) -> (Tally, Option<i64>) {
+        (self.tally, self.limit)
+    }
+
+    fn set_tally(&mut self, t: &Tally) {
+        self.tally = *t;
+    }
+}
+
+/// One counter write of `record` (at `rev`) as `strategy` does it; its revision after.
+async fn counter_write(
+    store: &Store,
+    strategy: Strategy,
+    record: &mut Tallied,
+    rev: u64,
+) -> Result<u64, StorageError> {
+    record.tally.bounded += 1;
+    record.tally.hits += 1;
+    let mut batch = tollgate_storage::Batch::new();
+    if strategy == Strategy::CounterPut {
+        batch.put_keeping_keys(&*record, Expect::Rev(rev))?;
+        let done = store.commit_durable(&batch).await?;
+        Ok(done.revs.first().copied().unwrap_or(rev))
+    } else {
+        batch.write_tally(&*record, rev);
+        store.commit_durable(&batch).await?;
+        Ok(rev)
+    }
+}
+
+/// A counter-writing writer: creates its records, then writes their counters in turn.
+async fn counter_writer(
+    store: Store,
+    strategy: Strategy,
+    writer_no: u32,
+    measure_from: Instant,
+    measure_until: Instant,
+) -> Result<WriterStats, StorageError> {
+    let mut records = Vec::new();
+    for n in 0..TALLIED_PER_WRITER {
+        let mut id = [0u8; 16];
+        id[..4].copy_from_slice(&writer_no.to_be_bytes());
+        id[8..].copy_from_slice(&n.to_be_bytes());
+        let record = Tallied {
+            id,
+            body: vec![(n as u8) ^ (writer_no as u8); 300],
+            tally: Tally::default(),
+            limit: None,
+        };
+        let mut batch = tollgate_storage::Batch::new();
+        batch.put(&record, Expect::Absent)?;
+        let rev = store.commit(&batch).await?.revs[0];
+        records.push((record, rev));
+    }
+    let mut stats = WriterStats {
+        writes: 0,
+        latencies_us: Vec::new(),
+    };
+    let mut i = 0usize;
+    loop {
+        let started = Instant::now();
+        if started >= measure_until {
+            return Ok(stats);
+        }
+        let at = i % records.len();
+        let (record, rev) = &mut records[at];
+        i += 1;
+        *rev = counter_write(&store, strategy, record, *rev).await?;
+        let done = Instant::now();
+        if done >= measure_from && done <= measure_until {
+            stats.writes += 1;
+            let us = done.duration_since(started).as_micros();
+            stats
+                .latencies_us
+                .push(u32::try_from(us).unwrap_or(u32::MAX));
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Strategy {
     /// Concurrent writers share flushes through the store's flusher.
@@ -90,6 +234,13 @@ enum Strategy {
     /// without changing its index entries: the hot path of an aggregate's counters, which
     /// the store commits as one compare-and-swap outside any transaction.
     Update,
+    /// A counter write of a tallied record the way the embedded store's actors wrote them
+    /// before the counters tree: the whole record put again, keeping its keys, at its
+    /// revision (each writer cycles over `TALLIED_PER_WRITER` records of its own).
+    CounterPut,
+    /// The same counter write through the counters tree: `Batch::write_tally` at the
+    /// record's revision, the record untouched.
+    CounterTally,
 }
 
 impl Strategy {
@@ -99,6 +250,8 @@ impl Strategy {
             Strategy::Serial => "serial",
             Strategy::NoWait => "nowait",
             Strategy::Update => "update",
+            Strategy::CounterPut => "ctr-put",
+            Strategy::CounterTally => "ctr-tally",
         }
     }
 }
@@ -177,7 +330,10 @@ async fn writer(
         };
         batch.put(&record, expect)?;
         match strategy {
-            Strategy::Group | Strategy::Update => {
+            Strategy::Group
+            | Strategy::Update
+            | Strategy::CounterPut
+            | Strategy::CounterTally => {
                 store.commit_durable(&batch).await?;
             }
             Strategy::Serial => {
@@ -209,6 +365,16 @@ async fn run_case(store: &Store, case: &Case, timing: &Timing) -> Result<Outcome
     let measure_until = measure_from + timing.measure;
     let mut tasks = Vec::new();
     for w in 0..case.writers {
+        if matches!(case.strategy, Strategy::CounterPut | Strategy::CounterTally) {
+            tasks.push(tokio::spawn(counter_writer(
+                store.clone(),
+                case.strategy,
+                w,
+                measure_from,
+                measure_until,
+            )));
+            continue;
+        }
         tasks.push(tokio::spawn(writer(
             store.clone(),
             case.strategy,
@@ -292,6 +458,15 @@ fn main() -> Result<(), BoxError> {
             writers,
         });
     }
+    for strategy in [Strategy::CounterPut, Strategy::CounterTally] {
+        for writers in [1, 64] {
+            cases.push(Case {
+                mode: DurabilityMode::Process,
+                strategy,
+                writers,
+            });
+        }
+    }
     // The flusher never runs here, so the durability mode makes no difference.
     for writers in [1, 64] {
         cases.push(Case {
@@ -315,7 +490,15 @@ fn main() -> Result<(), BoxError> {
         "{:<8} {:<7} {:>7} {:>11} {:>12} {:>8} {:>8}",
         "mode", "flush", "writers", "writes/s", "writes/flush", "p50 ms", "p99 ms"
     );
+    // BENCH_ONLY: the strategies to run, by label (e.g. "ctr-put ctr-tally"); all by default.
+    let only = std::env::var("BENCH_ONLY").ok();
     for case in &cases {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split_whitespace().any(|l| l == case.strategy.label()))
+        {
+            continue;
+        }
         let dir = match &parent {
             Some(p) => tempfile::tempdir_in(p)?,
             None => tempfile::tempdir()?,
