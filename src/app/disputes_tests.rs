@@ -1,49 +1,13 @@
 //! Accepting a dispute, called with commands (the test processor closes a dispute as
 //! Stripe does: lost).
 
-use tollgate_storage::{Batch, Expect};
-
 use super::*;
 use crate::app::testing;
-use crate::domain::order::{BillingReason, Order, OrderStatus};
+use crate::domain::order::Order;
 
-/// A paid one-time order of the organization, paid by `payment`.
+/// A paid one-time order of $25.00 of the organization, paid by `payment`.
 async fn paid_order(state: &AppState, org: OrganizationId, payment: &str) -> Order {
-    let customer = crate::api::subscription::sample_customer();
-    let sub = &crate::api::subscription::sample_subscriptions()[0];
-    let order = Order {
-        id: OrderId::new(),
-        organization_id: org,
-        created_at: state.now(),
-        modified_at: None,
-        status: OrderStatus::Paid,
-        amount: 2500,
-        tax_amount: 0,
-        refunded_amount: 0,
-        refunded_tax_amount: 0,
-        currency: "usd".into(),
-        billing_reason: BillingReason::Purchase,
-        billing_address: None,
-        customer_id: customer.id,
-        product_id: sub.product_id,
-        product_price_id: sub.price_id,
-        recurring: false,
-        discount_id: None,
-        subscription_id: None,
-        checkout_id: None,
-        metadata: Default::default(),
-        custom_field_data: Default::default(),
-        customer_email: customer.email,
-        product_name: "Pro".into(),
-        discount_name: None,
-        payment_id: Some(payment.to_string()),
-        refund_pending_amount: 0,
-        refund_pending_tax_amount: 0,
-    };
-    let mut batch = Batch::new();
-    batch.put(&order, Expect::Absent).unwrap();
-    state.store.commit_durable(&batch).await.unwrap();
-    order
+    testing::paid_order(state, org, 2500, 0, payment).await
 }
 
 /// The processor reports a dispute `dp` of the order's payment with `status`.

@@ -1,51 +1,21 @@
 //! The refund use cases called with commands, without a server.
 
-use tollgate_storage::{Batch, Expect};
-
 use super::*;
 use crate::app::testing;
-use crate::domain::order::{BillingReason, OrderStatus};
 use crate::domain::refund::RefundReason;
 use crate::error::{Code, Step};
 use crate::payments::events::{RefundState, RefundUpdate};
 
-/// A paid one-time order of $15.00 (tax $3.00) of the organization, paid by `pi_paid`.
+/// A paid one-time order of $15.00 (tax $3.00) of the organization, paid by `pi_paid_<org>`.
 async fn paid_order(state: &AppState, org: OrganizationId) -> Order {
-    let customer = crate::api::subscription::sample_customer();
-    let sub = &crate::api::subscription::sample_subscriptions()[0];
-    let order = Order {
-        id: OrderId::new(),
-        organization_id: org,
-        created_at: state.now(),
-        modified_at: None,
-        status: OrderStatus::Paid,
-        amount: 1500,
-        tax_amount: 300,
-        refunded_amount: 0,
-        refunded_tax_amount: 0,
-        currency: "usd".into(),
-        billing_reason: BillingReason::Purchase,
-        billing_address: None,
-        customer_id: customer.id,
-        product_id: sub.product_id,
-        product_price_id: sub.price_id,
-        recurring: false,
-        discount_id: None,
-        subscription_id: None,
-        checkout_id: None,
-        metadata: Default::default(),
-        custom_field_data: Default::default(),
-        customer_email: customer.email,
-        product_name: "Pro".into(),
-        discount_name: None,
-        payment_id: Some(format!("pi_paid_{}", org.0.simple())),
-        refund_pending_amount: 0,
-        refund_pending_tax_amount: 0,
-    };
-    let mut batch = Batch::new();
-    batch.put(&order, Expect::Absent).unwrap();
-    state.store.commit_durable(&batch).await.unwrap();
-    order
+    testing::paid_order(
+        state,
+        org,
+        1500,
+        300,
+        &format!("pi_paid_{}", org.0.simple()),
+    )
+    .await
 }
 
 fn request(order_id: OrderId, amount: i64) -> RefundRequest {

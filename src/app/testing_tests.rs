@@ -1,6 +1,6 @@
 //! For the use cases' unit tests: the application's state over a temporary store, built as
-//! the server builds it (registries, caches, jobs) but never sent a request, and a seller
-//! with an organization to act as.
+//! the server builds it (registries, caches, jobs) but never sent a request, a seller with
+//! an organization to act as, and a paid order of it.
 
 use std::sync::Arc;
 
@@ -11,8 +11,9 @@ use tollgate_storage::{Batch, Expect};
 
 use crate::auth::Subject;
 use crate::config::Settings;
-use crate::domain::ids::{OrganizationId, UserId};
+use crate::domain::ids::{OrderId, OrganizationId, UserId};
 use crate::domain::membership::Membership;
+use crate::domain::order::{BillingReason, Order, OrderStatus};
 use crate::domain::organization::Organization;
 use crate::startup::Application;
 use crate::state::AppState;
@@ -71,6 +72,53 @@ pub async fn seller(state: &AppState) -> (OrganizationId, Subject) {
     batch.put(&membership, Expect::Absent).expect("membership");
     state.store.commit_durable(&batch).await.expect("seeded");
     (id, Subject::UserIn(user, id))
+}
+
+/// A paid one-time order of the organization, stored as is: `amount` cents in USD, of which
+/// `tax_amount` tax, paid by the processor's payment `payment`, for the API's sample customer
+/// and the product of its first sample subscription.
+pub async fn paid_order(
+    state: &AppState,
+    org: OrganizationId,
+    amount: i64,
+    tax_amount: i64,
+    payment: &str,
+) -> Order {
+    let customer = crate::api::subscription::sample_customer();
+    let sub = &crate::api::subscription::sample_subscriptions()[0];
+    let order = Order {
+        id: OrderId::new(),
+        organization_id: org,
+        created_at: state.now(),
+        modified_at: None,
+        status: OrderStatus::Paid,
+        amount,
+        tax_amount,
+        refunded_amount: 0,
+        refunded_tax_amount: 0,
+        currency: "usd".into(),
+        billing_reason: BillingReason::Purchase,
+        billing_address: None,
+        customer_id: customer.id,
+        product_id: sub.product_id,
+        product_price_id: sub.price_id,
+        recurring: false,
+        discount_id: None,
+        subscription_id: None,
+        checkout_id: None,
+        metadata: Default::default(),
+        custom_field_data: Default::default(),
+        customer_email: customer.email,
+        product_name: "Pro".into(),
+        discount_name: None,
+        payment_id: Some(payment.to_string()),
+        refund_pending_amount: 0,
+        refund_pending_tax_amount: 0,
+    };
+    let mut batch = Batch::new();
+    batch.put(&order, Expect::Absent).expect("order");
+    state.store.commit_durable(&batch).await.expect("stored");
+    order
 }
 
 #[actix_web::test]

@@ -2,7 +2,9 @@
 //! with each pinned generation of `polar-sdk` (Python: the seed-era 0.13.5, and 1.0.2 in
 //! each API version) and `@polar-sh/sdk` (Node: 0.22.2, 0.47.1, and 1.0.1 in each API
 //! version), must end with `N passed, 0 failed`. The packages are installed on first use
-//! (see `tools.rs`).
+//! (see `tools.rs`). @polar-sh/sdk 1.0.1 also runs issue 46's journey: a feature flag bought
+//! and read in the customer's state, and every new event, as delivered, through the SDK's
+//! `validateEvent` and payload types.
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -109,6 +111,9 @@ async fn polar_sdk_1_0_runs_the_whole_journey_in_2027_01() {
 async fn node_journey(dir: &str, version: Option<&str>) {
     let packages = tools::node_packages(dir);
     let script = tools::node_script(&packages, &format!("{dir}/journey.mjs"));
+    if dir == NODE_1_0 {
+        tools::node_script(&packages, &format!("{dir}/types.mjs"));
+    }
     let app = spawn_app().await;
     let mut cmd = Command::new("node");
     cmd.arg(script)
@@ -129,17 +134,72 @@ async fn polar_sh_sdk_0_47_runs_the_whole_journey() {
     node_journey("tests/clients/node-0.47", None).await;
 }
 
+const NODE_1_0: &str = "tests/clients/node-1.0";
+
 #[actix_web::test]
 async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2026_04() {
-    node_journey("tests/clients/node-1.0", Some("2026-04")).await;
+    node_journey(NODE_1_0, Some("2026-04")).await;
 }
 
 #[actix_web::test]
 async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2026_10() {
-    node_journey("tests/clients/node-1.0", Some("2026-10")).await;
+    node_journey(NODE_1_0, Some("2026-10")).await;
 }
 
 #[actix_web::test]
 async fn polar_sh_sdk_1_0_runs_the_whole_journey_in_2027_01() {
-    node_journey("tests/clients/node-1.0", Some("2027-01")).await;
+    node_journey(NODE_1_0, Some("2027-01")).await;
+}
+
+/// The checks of `feature_flags.mjs`: 15 named ones and one per new event type (6).
+const FEATURE_FLAG_CHECKS: u32 = 21;
+
+/// Issue 46 with @polar-sh/sdk 1.0.1 (`tests/clients/node-1.0/feature_flags.mjs`), in one API
+/// version: a feature flag created with metadata, bought, read in the customer's state by id
+/// and by external id; every new event type delivered to the script's receiver passes
+/// `validateEvent` and the package's payload type. The server delivers to loopback and gives
+/// a checkout 10 seconds (swept every second), so the one the script leaves open expires
+/// while it runs.
+async fn node_feature_flags(version: &str) {
+    let packages = tools::node_packages(NODE_1_0);
+    let script = tools::node_script(&packages, &format!("{NODE_1_0}/feature_flags.mjs"));
+    tools::node_script(&packages, &format!("{NODE_1_0}/types.mjs"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = tollgate::config::Settings::for_tests(dir.path());
+    settings.webhooks.allow_private_targets = true;
+    settings.rate_limits.enabled = false;
+    settings.checkout.ttl_secs = 10;
+    settings.jobs.sweep_interval_secs = 1;
+    let app =
+        crate::helpers::spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let mut cmd = Command::new("node");
+    cmd.arg(script)
+        .current_dir(&packages)
+        .env("TOLLGATE_URL", &app.address)
+        .env("TOLLGATE_TOKEN", &app.token)
+        .env("TOLLGATE_API_VERSION", version);
+    let out = tools::run_async(cmd, Duration::from_secs(240)).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        tools::tally(&stdout),
+        Some((FEATURE_FLAG_CHECKS, 0)),
+        "{}",
+        report(&format!("node 1.0 feature flags {version}"), &out)
+    );
+    assert!(out.status.success(), "{}", report(version, &out));
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_buys_a_feature_flag_and_validates_the_new_events_in_2026_04() {
+    node_feature_flags("2026-04").await;
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_buys_a_feature_flag_and_validates_the_new_events_in_2026_10() {
+    node_feature_flags("2026-10").await;
+}
+
+#[actix_web::test]
+async fn polar_sh_sdk_1_0_buys_a_feature_flag_and_validates_the_new_events_in_2027_01() {
+    node_feature_flags("2027-01").await;
 }

@@ -1,12 +1,15 @@
 //! Issue 46, items 1 and 3: the `feature_flag` benefit as Polar has it (created, changed,
 //! granted and revoked like every benefit, shown in the customer's state and, when public,
 //! in the portal), and Tollgate's entitlements: the feature flags a key's customer holds
-//! from the key's own order or subscription, inside the validate and activate answers.
+//! from the key's own order or subscription, inside the validate and activate answers, their
+//! signed form and the license file; a plan change swaps them at once, a revocation ends them.
 
 use serde_json::{json, Value};
 use tollgate::auth::Scope;
 
+use crate::benefit_grants::{buy, key_of, revoke, subscription_of};
 use crate::helpers::{spawn_app, Reply, TestApp};
+use crate::license_signing::{ask, jwks, open_license_file, post, verify, Jwk, LICENSE_FILE};
 use crate::versions::{sell_key, Sale};
 
 const BENEFITS: &str = "/v1/benefits/";
@@ -426,4 +429,288 @@ async fn polar_sdk_1_0_creates_a_feature_flag_and_reads_it_in_the_state() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// A seller with one license-key benefit and two monthly plans: Starter grants the key and
+/// the flag `starter`, Pro the key and the flag `pro`.
+struct Plans {
+    org: String,
+    keys: String,
+    starter: String,
+    pro: String,
+    starter_flag: String,
+    pro_flag: String,
+}
+
+async fn plans(app: &TestApp, slug: &str) -> Plans {
+    let org = app.created_org_as(&app.token, slug, slug).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app
+        .post_json(
+            BENEFITS,
+            Some(&app.token),
+            &json!({"type": "license_keys", "description": "Key", "organization_id": org,
+                    "properties": {"prefix": "TG"}}),
+        )
+        .await;
+    r.expect(201);
+    let keys = r.id();
+    let starter_flag = flag_id(app, &org, "Starter features", json!({"tier": "starter"})).await;
+    let pro_flag = flag_id(
+        app,
+        &org,
+        "Pro features",
+        json!({"tier": "pro", "max_projects": 10}),
+    )
+    .await;
+    let mut products = Vec::new();
+    for (name, amount, flag) in [("Starter", 900, &starter_flag), ("Pro", 2900, &pro_flag)] {
+        let r = app
+            .post_json(
+                "/v1/products/",
+                Some(&app.token),
+                &json!({"name": name, "organization_id": org,
+                        "prices": [{"type": "recurring", "amount_type": "fixed",
+                                    "price_amount": amount, "price_currency": "usd",
+                                    "recurring_interval": "month"}]}),
+            )
+            .await;
+        r.expect(201);
+        let product = r.id();
+        set_benefits(app, &product, &[&keys, flag]).await;
+        products.push(product);
+    }
+    let pro = products.pop().unwrap();
+    let starter = products.pop().unwrap();
+    Plans {
+        org,
+        keys,
+        starter,
+        pro,
+        starter_flag,
+        pro_flag,
+    }
+}
+
+/// What a key's customer holds, seen four ways: the validate answer's entitlements, the
+/// signed validate answer's (its RFC 9421 signature verified), the license file's (its
+/// ed25519 signature verified), and the `feature_flag` grants of the customer's state.
+#[derive(Debug, PartialEq)]
+struct Held {
+    answer: Vec<String>,
+    signed: Vec<String>,
+    file: Vec<String>,
+    state: Vec<String>,
+}
+
+impl Held {
+    fn all(ids: &[&str]) -> Held {
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        Held {
+            answer: ids.clone(),
+            signed: ids.clone(),
+            file: ids.clone(),
+            state: ids,
+        }
+    }
+}
+
+async fn held(app: &TestApp, org: &str, key: &str, customer: &str, trusted: &[Jwk]) -> Held {
+    let body = json!({"key": key, "organization_id": org});
+    let answer = entitlement_ids(&{
+        let r = app
+            .post_json(&format!("{PORTAL}/validate"), None, &body)
+            .await;
+        r.expect(200);
+        r.body.clone()
+    });
+    let nonce = format!("n-{}", uuid::Uuid::new_v4().simple());
+    let ex = post(
+        app,
+        &format!("{PORTAL}/validate"),
+        None,
+        &body,
+        &[("Accept-Signature", &*ask(&nonce))],
+    )
+    .await;
+    ex.expect(200);
+    verify(&ex, trusted, "sig1", Some(&nonce)).unwrap();
+    let signed = entitlement_ids(&ex.json());
+    let r = app.post_json(LICENSE_FILE, None, &body).await;
+    r.expect(200);
+    let opened = open_license_file(
+        r.body["certificate"].as_str().unwrap(),
+        trusted,
+        key,
+        chrono::Utc::now(),
+    )
+    .unwrap();
+    let file = entitlement_ids(&opened.data["meta"]["license_key"]);
+    Held {
+        answer,
+        signed,
+        file,
+        state: state_flags(app, customer).await,
+    }
+}
+
+/// The ids of the `feature_flag` grants in the customer's state.
+async fn state_flags(app: &TestApp, customer: &str) -> Vec<String> {
+    let state = app
+        .get(&format!("/v1/customers/{customer}/state"), Some(&app.token))
+        .await;
+    state.expect(200);
+    state.body["granted_benefits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no granted_benefits: {}", state.body))
+        .iter()
+        .filter(|g| g["benefit_type"] == "feature_flag")
+        .map(|g| g["benefit_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn change_plan(app: &TestApp, token: &str, subscription: &str, product: &str) -> Reply {
+    app.patch_json(
+        &format!("/v1/subscriptions/{subscription}"),
+        Some(token),
+        &json!({"product_id": product, "proration_behavior": "prorate"}),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn a_plan_change_swaps_the_keys_entitlements_and_a_revocation_ends_them() {
+    let app = spawn_app().await;
+    let p = plans(&app, "plan-flags").await;
+    let ada = buy(&app, &p.starter, "ada@plan-flags.example").await;
+    let sub = subscription_of(&app, &ada.customer).await;
+    let key = key_of(&app, &ada.customer, &p.keys).await.remove(0);
+    let key = key["key"].as_str().unwrap().to_string();
+    let trusted = jwks(&app, &p.org).await;
+    assert_eq!(
+        held(&app, &p.org, &key, &ada.customer, &trusted).await,
+        Held::all(&[&p.starter_flag])
+    );
+
+    // Starter to Pro: the same key, and at once Pro's flag in every answer, Starter's in none.
+    change_plan(&app, &app.token, &sub, &p.pro)
+        .await
+        .expect(200);
+    let now = held(&app, &p.org, &key, &ada.customer, &trusted).await;
+    assert_eq!(now, Held::all(&[&p.pro_flag]));
+    // The entitlement carries Pro's flag as it is.
+    let r = app
+        .post_json(
+            &format!("{PORTAL}/validate"),
+            None,
+            &json!({"key": key, "organization_id": p.org}),
+        )
+        .await;
+    assert_eq!(
+        r.body["entitlements"],
+        json!([{"benefit_id": p.pro_flag, "description": "Pro features",
+                "metadata": {"tier": "pro", "max_projects": 10}}])
+    );
+    // And back: Starter's again, not Pro's.
+    change_plan(&app, &app.token, &sub, &p.starter)
+        .await
+        .expect(200);
+    assert_eq!(
+        held(&app, &p.org, &key, &ada.customer, &trusted).await,
+        Held::all(&[&p.starter_flag])
+    );
+
+    // Revoked (canceled at once): no answer carries anything, the state holds nothing.
+    revoke(&app, &sub).await;
+    let body = json!({"key": key, "organization_id": p.org});
+    let r = app
+        .post_json(&format!("{PORTAL}/validate"), None, &body)
+        .await;
+    assert_ne!(r.status.as_u16(), 200, "{}", r.body);
+    assert!(r.body.get("entitlements").is_none(), "{}", r.body);
+    let ex = post(
+        &app,
+        &format!("{PORTAL}/validate"),
+        None,
+        &body,
+        &[("Accept-Signature", &*ask("n-revoked"))],
+    )
+    .await;
+    assert_ne!(ex.status, 200, "{:?}", ex.json());
+    let r = app.post_json(LICENSE_FILE, None, &body).await;
+    assert_ne!(r.status.as_u16(), 200, "{}", r.body);
+    assert!(r.body.get("certificate").is_none(), "{}", r.body);
+    let state = app
+        .get(
+            &format!("/v1/customers/{}/state", ada.customer),
+            Some(&app.token),
+        )
+        .await;
+    state.expect(200);
+    assert_eq!(state.body["active_subscriptions"], json!([]));
+    assert_eq!(state.body["granted_benefits"], json!([]));
+}
+
+#[actix_web::test]
+async fn a_plan_change_that_is_refused_leaves_the_entitlements_as_they_were() {
+    let app = spawn_app().await;
+    let p = plans(&app, "plan-denials").await;
+    let ada = buy(&app, &p.starter, "ada@plan-denials.example").await;
+    let sub = subscription_of(&app, &ada.customer).await;
+    let key = key_of(&app, &ada.customer, &p.keys).await.remove(0);
+    let key = key["key"].as_str().unwrap().to_string();
+    let trusted = jwks(&app, &p.org).await;
+    let before = Held::all(&[&p.starter_flag]);
+
+    // A token that may only read subscriptions: 403.
+    let (_, read_only) = app
+        .new_user_with_scopes("ro@plan-denials.example", &[Scope::SubscriptionsRead])
+        .await;
+    let (_, stranger) = app
+        .new_user_with_scopes(
+            "stranger@plan-denials.example",
+            &[
+                Scope::SubscriptionsRead,
+                Scope::SubscriptionsWrite,
+                Scope::CustomersRead,
+            ],
+        )
+        .await;
+    change_plan(&app, &read_only, &sub, &p.pro)
+        .await
+        .expect(403);
+    // Another seller, with every subscription scope: the subscription is not found, nor the
+    // customer's state.
+    change_plan(&app, &stranger, &sub, &p.pro).await.expect(404);
+    app.get(
+        &format!("/v1/customers/{}/state", ada.customer),
+        Some(&stranger),
+    )
+    .await
+    .expect(404);
+    // Another organization's plan, with its own flag: not a product of this one.
+    let other = plans(&app, "plan-elsewhere").await;
+    change_plan(&app, &app.token, &sub, &other.pro)
+        .await
+        .expect_invalid_at(json!(["body", "product_id"]));
+    // The key is not another organization's either.
+    app.post_json(
+        &format!("{PORTAL}/validate"),
+        None,
+        &json!({"key": key, "organization_id": other.org}),
+    )
+    .await
+    .expect(404);
+
+    assert_eq!(
+        held(&app, &p.org, &key, &ada.customer, &trusted).await,
+        before
+    );
+    let s = app
+        .get(&format!("/v1/subscriptions/{sub}"), Some(&app.token))
+        .await;
+    s.expect(200);
+    assert_eq!(s.body["product_id"], p.starter);
 }

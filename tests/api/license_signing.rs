@@ -28,7 +28,7 @@ const USERS: &str = "/v1/users/license-keys";
 const TOKEN: &str = "/v1/license-keys";
 const SIGNING: &str = "/v1/license-keys/signing";
 const ROTATE: &str = "/v1/license-keys/signing/rotate";
-const LICENSE_FILE: &str = "/v1/customer-portal/license-keys/license-file";
+pub(crate) const LICENSE_FILE: &str = "/v1/customer-portal/license-keys/license-file";
 const UNKNOWN: &str = "5b0a3f7e-3c1a-4c8e-9d55-0f8a7b6c5d4e";
 /// What every signature must cover (RFC 9421 names, `;req` for the request's).
 const MANDATORY: [&str; 4] = [
@@ -54,15 +54,15 @@ struct Sent {
 
 /// One request and its answer, the body as raw bytes.
 #[derive(Debug, Clone)]
-struct Exchange {
+pub(crate) struct Exchange {
     sent: Sent,
-    status: u16,
+    pub(crate) status: u16,
     headers: HeaderMap,
     body: Vec<u8>,
 }
 
 impl Exchange {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
@@ -73,7 +73,7 @@ impl Exchange {
     }
 
     #[track_caller]
-    fn expect(&self, status: u16) -> &Self {
+    pub(crate) fn expect(&self, status: u16) -> &Self {
         assert_eq!(
             self.status,
             status,
@@ -162,7 +162,7 @@ async fn exchange(
     }
 }
 
-async fn post(
+pub(crate) async fn post(
     app: &TestApp,
     path: &str,
     token: Option<&str>,
@@ -173,7 +173,7 @@ async fn post(
 }
 
 /// `Accept-Signature` asking for the mandatory components under `sig1`, with `nonce`.
-fn ask(nonce: &str) -> String {
+pub(crate) fn ask(nonce: &str) -> String {
     format!(r#"sig1=("@status" "content-digest" "@method";req "@path";req);nonce="{nonce}""#)
 }
 
@@ -187,7 +187,7 @@ fn key_body(sale: &Sale) -> Value {
 
 /// A public key from the organization's JWKS.
 #[derive(Debug, Clone)]
-struct Jwk {
+pub(crate) struct Jwk {
     kid: String,
     key: VerifyingKey,
 }
@@ -222,7 +222,7 @@ fn parse_jwk(jwk: &Value) -> Jwk {
 }
 
 /// The organization's JWKS, fetched as an app would: no token.
-async fn jwks(app: &TestApp, org: &str) -> Vec<Jwk> {
+pub(crate) async fn jwks(app: &TestApp, org: &str) -> Vec<Jwk> {
     let r = app
         .get(&format!("{PORTAL}/jwks?organization_id={org}"), None)
         .await;
@@ -234,7 +234,7 @@ async fn jwks(app: &TestApp, org: &str) -> Vec<Jwk> {
 
 /// What a verified signature said.
 #[derive(Debug)]
-struct Verified {
+pub(crate) struct Verified {
     kid: String,
     created: i64,
     tag: Option<String>,
@@ -318,7 +318,7 @@ fn parse_dict(ex: &Exchange, name: &str) -> Result<sfv::Dictionary, String> {
 
 /// Verifies the signature `label` of `ex` with one of `keys` (by `keyid`), expecting
 /// `nonce` (`None`: the signature must carry none).
-fn verify(
+pub(crate) fn verify(
     ex: &Exchange,
     keys: &[Jwk],
     label: &str,
@@ -1500,16 +1500,16 @@ async fn a_rotated_key_keeps_old_answers_verifiable_and_new_ones_use_the_new_key
 
 /// A license file opened as an offline verifier would.
 #[derive(Debug)]
-struct Opened {
+pub(crate) struct Opened {
     alg: String,
     kid: String,
-    data: Value,
+    pub(crate) data: Value,
 }
 
 /// Keygen's verification: the armour, `{enc, sig, alg}`, the ed25519 signature of
 /// `"license/" + enc` by one of `keys`, then the data (decrypted with SHA-256 of
 /// `license_key` for `aes-256-gcm+ed25519`), refused past its `meta.expiry` at `now`.
-fn open_license_file(
+pub(crate) fn open_license_file(
     certificate: &str,
     keys: &[Jwk],
     license_key: &str,
