@@ -595,7 +595,7 @@ pub struct SeatTierInput {
 /// a body's (`loc` is the price's location).
 pub fn seat_tiers_of(
     v: &mut Validator,
-    loc: &[Value],
+    loc: Vec<Value>,
     tier_type: &str,
     tiers: &[SeatTierInput],
 ) -> Option<domain::SeatTiers> {
@@ -607,7 +607,7 @@ pub fn seat_tiers_of(
         })
         .collect();
     let raw = json!({"seat_tiers": {"seat_tier_type": tier_type, "tiers": tiers}});
-    seat_tiers(v, &raw, loc)
+    seat_tiers(v, &raw, &loc)
 }
 
 /// The rules on a product's set of (non-archived) prices: 1–2 recurring fixed prices

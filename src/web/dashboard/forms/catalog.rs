@@ -240,8 +240,7 @@ impl ProductForm {
             t => t,
         };
         let tiers = self.seat_tier_lines(typed)?;
-        let seat_tiers =
-            seat_tiers_of(v, &loc!["body", "prices", i], tier_type, &tiers).ok_or(())?;
+        let seat_tiers = seat_tiers_of(v, loc!["body", "prices", i], tier_type, &tiers).ok_or(())?;
         let currency = Currency::DEFAULT.to_string();
         Ok(match interval {
             Some(interval) => PriceKind::RecurringSeatBased {
