@@ -175,6 +175,68 @@
     onAmount();
   }
 
+  // ----- The seats of a seat-based price: the API re-prices the checkout for the count,
+  // the page shows the rate of the tier the count falls in and the new total.
+  var seatsInput = document.getElementById("seats");
+  // The count typed, or null when it is not a whole number.
+  function seatCount() {
+    var raw = seatsInput.value.trim();
+    if ((seatsInput.validity && seatsInput.validity.badInput) || !/^[0-9]+$/.test(raw)) return null;
+    return parseInt(raw, 10);
+  }
+  function showSeatRate(n) {
+    var tiers = document.querySelectorAll("#seat-tiers li");
+    tiers.forEach(function (li) {
+      var min = parseInt(li.getAttribute("data-min"), 10);
+      var max = li.getAttribute("data-max");
+      var hit = n >= min && (max === "" || n <= parseInt(max, 10));
+      li.classList.toggle("current", hit);
+      if (hit) setText("price", li.getAttribute("data-rate"));
+    });
+    setText("summary-seats", String(n));
+  }
+  function clearSeatError() {
+    var err = document.getElementById("err-seats");
+    err.textContent = "";
+    err.hidden = true;
+    seatsInput.removeAttribute("aria-invalid");
+  }
+  if (seatsInput) {
+    var seatsButton = document.getElementById("update-seats");
+    var updateSeats = function () {
+      if (busy) return;
+      clearSeatError();
+      var n = seatCount();
+      if (n === null) {
+        showError("err-seats", "Enter a whole number of seats.");
+        return;
+      }
+      seatsButton.disabled = true;
+      send("PATCH", api, { seats: n }).then(function (r) {
+        if (r.status === 200) {
+          showTotals(r.data);
+          seatsInput.value = String(r.data.seats);
+          showSeatRate(r.data.seats);
+        } else if (r.status === 422 && Array.isArray(r.data.detail)) {
+          showError("err-seats", r.data.detail.map(function (d) { return d.msg; }).join(" ") +
+            " " + document.getElementById("seats-help").textContent);
+        } else if (r.status === 404 || r.status === 403) {
+          leaving = true;
+          window.location.reload();
+        } else {
+          showError("err-seats", "The seats could not be changed; try again.");
+        }
+      }, function () {
+        showError("err-seats", "Network error; try again.");
+      }).then(function () { seatsButton.disabled = false; });
+    };
+    seatsInput.addEventListener("change", updateSeats);
+    seatsButton.addEventListener("click", updateSeats);
+    seatsInput.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { e.preventDefault(); updateSeats(); }
+    });
+  }
+
   // ----- The product, when the checkout offers several: the API re-prices the checkout,
   // and the page is rendered again for the new product.
   form.querySelectorAll('input[name="product_id"]').forEach(function (radio) {
@@ -283,6 +345,10 @@
     var name = value("customer_name");
     if (name) body.customer_name = name;
     if (amountInput) body.amount = customAmount();
+    if (seatsInput) {
+      var n = seatCount();
+      body.seats = n === null ? seatsInput.value.trim() : n;
+    }
     if (country) {
       var address = { country: country.value };
       ["line1", "line2", "postal_code", "city"].forEach(function (k) {

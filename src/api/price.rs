@@ -583,6 +583,33 @@ fn seat_tiers(v: &mut Validator, raw: &Value, loc: &[Value]) -> Option<domain::S
     }
 }
 
+/// A tier as typed elsewhere (the dashboard's form), before the rules of `seat_tiers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeatTierInput {
+    pub min_seats: i64,
+    pub max_seats: Option<i64>,
+    pub price_per_seat: i64,
+}
+
+/// `seat_tiers` of a typed `tier_type` and tiers, read with the same rules and messages as
+/// a body's (`loc` is the price's location).
+pub fn seat_tiers_of(
+    v: &mut Validator,
+    loc: Vec<Value>,
+    tier_type: &str,
+    tiers: &[SeatTierInput],
+) -> Option<domain::SeatTiers> {
+    let tiers: Vec<Value> = tiers
+        .iter()
+        .map(|t| {
+            json!({"min_seats": t.min_seats, "max_seats": t.max_seats,
+                   "price_per_seat": t.price_per_seat})
+        })
+        .collect();
+    let raw = json!({"seat_tiers": {"seat_tier_type": tier_type, "tiers": tiers}});
+    seat_tiers(v, &raw, &loc)
+}
+
 /// The rules on a product's set of (non-archived) prices: 1–2 recurring fixed prices
 /// with distinct intervals, or exactly one recurring free price, or exactly one one-time
 /// price. `input` is the `prices` list as sent, echoed in the errors.

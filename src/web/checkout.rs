@@ -300,6 +300,75 @@ fn seat_label(
     )
 }
 
+/// One tier of a seat-based price as the page lists it; the script picks the label of the
+/// tier a seat count falls in.
+struct SeatTierView {
+    min: u32,
+    /// Empty for the open-ended last tier.
+    max: String,
+    /// "5–10 seats" or "11+ seats".
+    range: String,
+    /// "$8.00 per seat/month".
+    rate: String,
+    current: bool,
+}
+
+/// The seats input of a seat-based price: the count chosen and the counts on sale.
+struct SeatsView {
+    value: u32,
+    min: u32,
+    /// Empty when the last tier has no end.
+    max: String,
+    /// "From 1 to 10 seats." or "At least 3 seats."
+    hint: String,
+    tiers: Vec<SeatTierView>,
+    graduated: bool,
+}
+
+/// The seats a checkout sells at a seat-based price, its per-seat label ("$8.00 per
+/// seat/month", the tier the count falls in) and the tiers; `None` for other prices.
+fn seats_view(c: &Checkout, currency: &str, per: &str) -> Option<(SeatsView, String)> {
+    let tiers = c.price.kind.seat_tiers()?;
+    let min = tiers.minimum_seats();
+    let max = tiers.maximum_seats();
+    let value = c.seats.unwrap_or(min);
+    let rate = |t: &crate::domain::product::SeatTier| {
+        format!("{} per seat{per}", Money::new(t.price_per_seat, currency))
+    };
+    let label = tiers
+        .tier_for(value)
+        .or_else(|| tiers.tiers().first())
+        .map(rate)
+        .unwrap_or_default();
+    let view = SeatsView {
+        value,
+        min,
+        max: max.map(|m| m.to_string()).unwrap_or_default(),
+        hint: match max {
+            Some(m) if m == min => format!("{min} seats."),
+            Some(m) => format!("From {min} to {m} seats."),
+            None => format!("At least {min} seats."),
+        },
+        tiers: tiers
+            .tiers()
+            .iter()
+            .map(|t| SeatTierView {
+                min: t.min_seats,
+                max: t.max_seats.map(|m| m.to_string()).unwrap_or_default(),
+                range: match t.max_seats {
+                    Some(m) if m == t.min_seats => format!("{m} seats"),
+                    Some(m) => format!("{}–{m} seats", t.min_seats),
+                    None => format!("{}+ seats", t.min_seats),
+                },
+                rate: rate(t),
+                current: tiers.tier_for(value).is_some_and(|x| x == t),
+            })
+            .collect(),
+        graduated: tiers.tier_type == crate::domain::product::SeatTierType::Graduated,
+    };
+    Some((view, label))
+}
+
 /// The products of a checkout of several, each with its price; empty for one product.
 async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<ProductChoice>> {
     if c.products.len() < 2 {
@@ -364,6 +433,8 @@ struct CheckoutPage {
     custom_min: String,
     custom_max: String,
     custom_hint: String,
+    /// The seats of a seat-based price (`None` for other prices).
+    seats: Option<SeatsView>,
     discount_box: bool,
     discount_code: String,
     amount: String,
@@ -506,6 +577,7 @@ async fn checkout_page(
         .map(|i| format!("/{i}"))
         .unwrap_or_default();
     let trial = trial_note(&c, &per, &currency);
+    let seats = seats_view(&c, &currency, &per);
     let (price_label, custom, custom_min, custom_max, custom_hint) = match &c.price.kind {
         PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => (
             format!(
@@ -549,6 +621,13 @@ async fn checkout_page(
                 hint,
             )
         }
+        _ if seats.is_some() => (
+            seats.as_ref().map(|s| s.1.clone()).unwrap_or_default(),
+            false,
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
         _ => (
             format!("{}{}", Money::new(amount, &currency), per),
             false,
@@ -623,6 +702,7 @@ async fn checkout_page(
         custom_min,
         custom_max,
         custom_hint,
+        seats: seats.map(|s| s.0),
         discount_box: c.allow_discount_codes && c.is_discount_applicable(),
         discount_code: c
             .discount

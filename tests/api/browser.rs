@@ -1,7 +1,8 @@
 //! The hosted checkout page in a real browser: `tests/clients/browser/checkout.py` drives
 //! headless Chromium (Debian's `chromium` and `chromium-driver`) with pinned selenium
-//! through a purchase with a discount code and a declined card, against a fresh server, and
-//! must end with `N passed, 0 failed`. Screenshots of the checkout and confirmation pages
+//! through a purchase with a discount code and a declined card, and a purchase of seats at
+//! a seat-based price (the count changed, bad counts refused in place), against a fresh
+//! server, and must end with `N passed, 0 failed`. Screenshots of the checkout and confirmation pages
 //! at phone and desktop sizes are left under `<CARGO_TARGET_TMPDIR>/browser-screenshots`.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
 const APT_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Fewer checks than this means the script stopped early.
-const MIN_CHECKS: u32 = 25;
+const MIN_CHECKS: u32 = 65;
 
 fn is_root() -> bool {
     let out = tools::run_with_timeout(Command::new("id").arg("-u"), Duration::from_secs(10));
@@ -96,6 +97,24 @@ async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
     let cat = seed(api, "browser").await;
     let checkout = created(api, &by_price(&cat.ebook_price)).await;
     let declined = created(api, &by_price(&cat.ebook_price)).await;
+    // A monthly plan sold by the seat: 1 to 4 seats at $10.00 each, 5 to 10 at $8.00.
+    let team = api
+        .posted(
+            "/v1/products/",
+            &serde_json::json!({"name": "Team plan", "organization_id": cat.org,
+                "recurring_interval": "month",
+                "prices": [{"amount_type": "seat_based", "price_currency": "usd",
+                            "seat_tiers": {"tiers": [
+                                {"min_seats": 1, "max_seats": 4, "price_per_seat": 1000},
+                                {"min_seats": 5, "max_seats": 10, "price_per_seat": 800}]}}]}),
+            201,
+        )
+        .await;
+    let seats = created(
+        api,
+        &by_price(team["prices"][0]["id"].as_str().expect("a price id")),
+    )
+    .await;
     let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
 
     run_script(
@@ -104,6 +123,7 @@ async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
         &[
             ("CHECKOUT_URL", url(&checkout).as_str()),
             ("DECLINE_URL", url(&declined).as_str()),
+            ("SEATS_URL", url(&seats).as_str()),
             ("TOLLGATE_URL", app.address.as_str()),
             ("ORG_ID", cat.org.as_str()),
             ("DISCOUNT_CODE", "LAUNCH"),

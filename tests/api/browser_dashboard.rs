@@ -4,7 +4,10 @@
 //! create an organization, a license-key benefit and a product, copy the product's checkout
 //! link, buy through it as a buyer in the same browser, then find the order, the customer
 //! and the key in the dashboard, watch validations reach the overview's chart, and revoke
-//! the key. It must end with `N passed, 0 failed`. Screenshots of every page at phone and
+//! the key; then refunds part of the order, creates a feature flag with the benefits page's
+//! form, rotates a webhook endpoint's secret with its "Rotate secret" button, and creates a
+//! seat-based product (a gap between tiers refused first, with the API's message). It must
+//! end with `N passed, 0 failed`. Screenshots of every page at phone and
 //! desktop sizes are left under `<CARGO_TARGET_TMPDIR>/dashboard-screenshots`.
 
 use std::path::PathBuf;
@@ -17,7 +20,7 @@ use crate::helpers::spawn_app;
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Fewer checks than this means the script stopped early.
-const MIN_CHECKS: u32 = 100;
+const MIN_CHECKS: u32 = 200;
 
 fn screenshot_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots")

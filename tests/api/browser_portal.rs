@@ -10,7 +10,8 @@
 //! HTTP helper this test serves), types a wrong code then the right one, sees the order
 //! and the key, opens the printable receipt, copies the key, deactivates an activation
 //! (the public `activate` then succeeds again within the limit, and `validate` with the
-//! old `activation_id` is refused), cancels the subscription then resumes it, rotates the
+//! old `activation_id` is refused), sees the "Features" section (the product also grants a
+//! feature flag) and the "Move to a new device" buttons of a key at its limit, cancels the subscription then resumes it, rotates the
 //! key (the old key is refused, the new one validates) and signs out.
 //!
 //! The script fails on any console error and must end with `N passed, 0 failed`.
@@ -33,7 +34,7 @@ use crate::portal_pages::{portal_shop, PortalShop};
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Fewer checks than this means the script stopped early.
-const MIN_CHECKS: u32 = 70;
+const MIN_CHECKS: u32 = 130;
 
 const BUYER: &str = "ada@portal-browser.example";
 
@@ -64,6 +65,40 @@ fn mailbox_helper(smtp: Arc<SmtpServer>) -> (String, actix_web::dev::ServerHandl
     (format!("http://127.0.0.1:{port}"), handle)
 }
 
+/// Issue 46's pages in the story: the "Desktop App" key's benefit lets its customer move an
+/// activation to a new device (`allow_replacement`), and the product also grants the
+/// public feature flag "Pro features" (its id), which the portal's overview lists.
+async fn features_and_moves(app: &crate::helpers::TestApp, shop: &PortalShop) -> String {
+    let token = Some(app.token.as_str());
+    app.patch_json(
+        &format!("/v1/benefits/{}", shop.benefit),
+        token,
+        &json!({"type": "license_keys", "properties": {"prefix": "ACME",
+                "activations": {"limit": 2, "enable_customer_admin": true, "allow_replacement": true}}}),
+    )
+    .await
+    .expect(200);
+    let r = app
+        .post_json(
+            "/v1/benefits/",
+            token,
+            &json!({"type": "feature_flag", "description": "Pro features",
+                    "organization_id": shop.org, "properties": {},
+                    "metadata": {"tier": "pro"}}),
+        )
+        .await;
+    r.expect(201);
+    let flag = r.id();
+    app.post_json(
+        &format!("/v1/products/{}/benefits", shop.app_product),
+        token,
+        &json!({"benefits": [shop.benefit, flag]}),
+    )
+    .await
+    .expect(200);
+    flag
+}
+
 /// A checkout of `product`'s first price as the admin: its hosted page's URL.
 async fn checkout_url(app: &crate::helpers::TestApp, product: &str) -> String {
     let r = app
@@ -86,6 +121,7 @@ async fn a_buyer_manages_its_purchases_in_the_customer_portal_in_a_real_browser(
     let app = spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
     let (helper, helper_handle) = mailbox_helper(smtp.clone());
     let shop: PortalShop = portal_shop(&app, "acme-tools").await;
+    let flag = features_and_moves(&app, &shop).await;
     let app_checkout = checkout_url(&app, &shop.app_product).await;
     let sync_checkout = checkout_url(&app, &shop.sync_product).await;
 
@@ -157,4 +193,16 @@ async fn a_buyer_manages_its_purchases_in_the_customer_portal_in_a_real_browser(
         .collect();
     assert!(!codes.is_empty(), "no sign-in code mailed");
     assert!(codes[0]["headers"]["To"].as_str().unwrap().contains(BUYER));
+    // The feature flag the overview listed is the customer's.
+    let state = app
+        .get(&format!("/v1/customers/{customer}/state"), Some(&app.token))
+        .await;
+    state.expect(200);
+    assert!(
+        state.body["granted_benefits"]
+            .as_array()
+            .is_some_and(|g| g.iter().any(|b| b["benefit_id"] == flag.as_str())),
+        "{}",
+        state.body
+    );
 }

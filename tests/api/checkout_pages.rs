@@ -13,7 +13,8 @@ use tollgate_actors::ManualClock;
 use tollgate_storage::{Batch, Expect};
 
 use crate::checkouts::{
-    buyer, by_price, confirm, create_org, created, id_of, product, secret, seed, with, Api,
+    buyer, by_price, client_path, confirm, create_org, created, id_of, product, secret, seed, with,
+    Api,
 };
 use crate::helpers::{send_checked, spawn_app, spawn_app_with, Reply, TestApp};
 
@@ -183,6 +184,105 @@ async fn the_checkout_page_lists_the_products_custom_fields_and_escapes_text() {
     );
     assert!(!body.contains("<script>alert(1)"), "{body}");
     assert!(body.contains("Pay $10.00"), "{body}");
+}
+
+/// A monthly product sold by the seat: 1 to 4 seats at $10.00 each, 5 to 10 at $8.00.
+async fn seat_checkout(api: Api<'_>, slug: &str) -> Value {
+    let org = create_org(api, slug).await;
+    let p = api
+        .posted(
+            "/v1/products/",
+            &json!({"name": "Team plan", "organization_id": org, "recurring_interval": "month",
+                    "prices": [{"amount_type": "seat_based", "price_currency": "usd",
+                                "seat_tiers": {"tiers": [
+                                    {"min_seats": 1, "max_seats": 4, "price_per_seat": 1000},
+                                    {"min_seats": 5, "max_seats": 10, "price_per_seat": 800}]}}]}),
+            201,
+        )
+        .await;
+    created(api, &by_price(p["prices"][0]["id"].as_str().unwrap())).await
+}
+
+#[actix_web::test]
+async fn the_checkout_page_sells_seats_at_the_rate_of_their_tier() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let c = seat_checkout(api, "seat-page").await;
+
+    // The fewest seats at first: the first tier's rate, an input bounded by the tiers.
+    let r = page(&app, &checkout_path(&c)).await;
+    let body = assert_page(&r, 200);
+    for needle in [
+        r#"id="price">$10.00 per seat/month</p>"#,
+        r#"id="seats" name="seats" type="number""#,
+        r#"min="1" max="10" value="1""#,
+        "From 1 to 10 seats.",
+        r#"id="err-seats""#,
+        "1–4 seats: $10.00 per seat/month",
+        "5–10 seats: $8.00 per seat/month",
+        r#"id="summary-seats">1</td>"#,
+        "Subscribe $10.00/month",
+    ] {
+        assert!(body.contains(needle), "missing {needle:?} in {body}");
+    }
+    assert!(!body.contains(r#"id="discount_code""#), "{body}");
+
+    // The page's update path: six seats are priced at the second tier's rate.
+    let path = client_path(&secret(&c));
+    let r = api.patch(&path, None, &json!({"seats": 6})).await;
+    r.expect(200);
+    assert_eq!(r.body["seats"], 6);
+    assert_eq!(r.body["amount"], 4800);
+    let r = page(&app, &checkout_path(&c)).await;
+    let body = assert_page(&r, 200);
+    for needle in [
+        r#"id="price">$8.00 per seat/month</p>"#,
+        r#"value="6""#,
+        r#"id="summary-seats">6</td>"#,
+        r#"<li data-min="5" data-max="10" data-rate="$8.00 per seat/month" class="current">"#,
+        "Subscribe $48.00/month",
+    ] {
+        assert!(body.contains(needle), "missing {needle:?} in {body}");
+    }
+
+    // Bad counts are refused at `seats` with a message the page shows; nothing changes.
+    for (bad, msg) in [
+        (json!(0), "greater than or equal to 1"),
+        (json!(11), "less than or equal to 10"),
+        (json!("many"), "integer"),
+        (json!(2.5), "integer"),
+    ] {
+        let r = api.patch(&path, None, &json!({"seats": bad})).await;
+        let item = r.expect_invalid_at(json!(["body", "seats"]));
+        assert!(
+            item["msg"].as_str().unwrap_or_default().contains(msg),
+            "{bad}: {item}"
+        );
+    }
+    let r = page(&app, &checkout_path(&c)).await;
+    let body = assert_page(&r, 200);
+    assert!(body.contains("Subscribe $48.00/month"), "{body}");
+    assert!(body.contains(r#"value="6""#), "{body}");
+
+    // The script sends the count, says so when it is not a whole number, and is the one
+    // the page loads.
+    let start = body.find("/checkout/assets/checkout.js?v=").unwrap();
+    let end = start + body[start..].find('"').unwrap();
+    let script = page(&app, &body[start..end]).await;
+    let script = html(&script);
+    assert!(script.contains("{ seats: n }"), "{script}");
+    assert!(
+        script.contains("Enter a whole number of seats."),
+        "{script}"
+    );
+
+    // A price that is not seat-based has no seats input.
+    let cat = seed(api, "seat-page-fixed").await;
+    let fixed = created(api, &by_price(&cat.ebook_price)).await;
+    let r = page(&app, &checkout_path(&fixed)).await;
+    let body = assert_page(&r, 200);
+    assert!(!body.contains(r#"id="seats""#), "{body}");
+    assert!(!body.contains("per seat"), "{body}");
 }
 
 #[actix_web::test]

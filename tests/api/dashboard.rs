@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use tollgate::config::{Limit, Settings};
+use tollgate::domain::product::{PriceKind, RecurringInterval, SeatTier, SeatTierType, SeatTiers};
 use tollgate::web::dashboard::ROUTES;
 
 use crate::checkouts::{buyer, confirm, Api};
@@ -1707,6 +1708,177 @@ async fn the_product_forms_create_edit_replace_prices_and_archive() {
     let page = b.get(&path).await;
     assert!(!page.body.contains(r#"<span class="badge">archived</span>"#));
     checkout_secret(&Browser::new(&app).get(&format!("/buy/{ebook}")).await);
+}
+
+/// The first price of product `id` as stored (the seller's products are not the admin's to
+/// read over the API).
+async fn stored_price(app: &TestApp, id: &str) -> PriceKind {
+    let id = tollgate::domain::ids::ProductId(id.parse().unwrap());
+    let p = app
+        .state
+        .store
+        .get::<tollgate::domain::product::Product>(&id.key())
+        .await
+        .unwrap()
+        .expect("the product");
+    p.value.prices[0].kind.clone()
+}
+
+#[actix_web::test]
+async fn the_product_form_sells_seats_in_tiers_with_the_apis_rules() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "seats@example.com", SHOP).await;
+    let new = format!("/dashboard/{org}/products/new");
+    let seat_form = |name: &'static str, billing: &'static str, tiers: &'static str| {
+        vec![
+            ("name", name),
+            ("billing", billing),
+            ("amount_type", "seat_based"),
+            ("seat_tiers", tiers),
+        ]
+    };
+
+    // Monthly, volume pricing, the last tier open-ended ("5+"; spaces and a blank line
+    // are fine).
+    let page = form_post(
+        &mut b,
+        &new,
+        &seat_form("Team", "month", "1 - 4  10.00\r\n\r\n5+ 8"),
+    )
+    .await;
+    let team = id_after(&redirected(&page), &format!("/dashboard/{org}/products/"));
+    let page = b.get(&format!("/dashboard/{org}/products/{team}")).await;
+    assert_html(&page);
+    assert!(
+        page.body
+            .contains("<li>$10.00 per seat (1-4), $8.00 per seat (5+) / month <span"),
+        "{}",
+        main_of(&page)
+    );
+    let price = stored_price(&app, &team).await;
+    assert_eq!(
+        price,
+        PriceKind::RecurringSeatBased {
+            interval: RecurringInterval::Month,
+            currency: "usd".into(),
+            seat_tiers: SeatTiers::new(
+                SeatTierType::Volume,
+                vec![
+                    SeatTier {
+                        min_seats: 1,
+                        max_seats: Some(4),
+                        price_per_seat: 1000
+                    },
+                    SeatTier {
+                        min_seats: 5,
+                        max_seats: None,
+                        price_per_seat: 800
+                    },
+                ],
+            )
+            .unwrap(),
+        }
+    );
+    // Its checkout link sells seats at the first tier's rate.
+    let page = Browser::new(&app).get(&format!("/buy/{team}")).await;
+    let secret = checkout_secret(&page);
+    let page = Browser::new(&app).get(&format!("/checkout/{secret}")).await;
+    assert!(
+        page.body.contains("id=\"price\">$10.00 per seat/month</p>"),
+        "{}",
+        page.body
+    );
+
+    // One-time, graduated, bounded.
+    let mut form = seat_form("Seats once", "one_time", "11-20 4.50\n1-10 5");
+    form.push(("seat_tier_type", "graduated"));
+    let page = form_post(&mut b, &new, &form).await;
+    let once = id_after(&redirected(&page), &format!("/dashboard/{org}/products/"));
+    let PriceKind::OneTimeSeatBased { seat_tiers, .. } = stored_price(&app, &once).await else {
+        panic!("not a one-time seat-based price");
+    };
+    assert_eq!(seat_tiers.tier_type, SeatTierType::Graduated);
+    assert_eq!(seat_tiers.maximum_seats(), Some(20));
+    assert_eq!(seat_tiers.tiers()[0].price_per_seat, 500);
+    assert_eq!(seat_tiers.tiers()[1].price_per_seat, 450);
+
+    // Refused with the API's messages (its reading of `seat_tiers`), the form as typed.
+    let gap = "1-4 10\n6+ 8";
+    let page = form_post(&mut b, &new, &seat_form("Gap", "month", gap)).await;
+    assert_invalid(&page, "prices › 0 › seat tiers › tiers");
+    assert!(
+        errors(&page)
+            .iter()
+            .any(|e| e
+                .contains("Gap or overlap between tiers: tier ending at 4 and tier starting at 6")),
+        "{:?}",
+        errors(&page)
+    );
+    assert_eq!(textarea(&page, "seat_tiers"), gap);
+    assert!(page
+        .body
+        .contains(r#"<option value="seat_based" selected>"#));
+    assert!(page.body.contains(r#"<option value="month" selected>"#));
+    for (tiers, field, message) in [
+        (
+            "1+ 10\n5-9 8",
+            "prices › 0 › seat tiers › tiers",
+            "Only the last tier can have unlimited max_seats (None)",
+        ),
+        (
+            "0-4 10",
+            "prices › 0 › seat tiers › tiers › 0 › min seats",
+            "greater than or equal to 1",
+        ),
+        (
+            "1-4 1000000",
+            "prices › 0 › seat tiers › tiers › 0 › price per seat",
+            "less than or equal to",
+        ),
+        (
+            "1-2000000 1",
+            "prices › 0 › seat tiers › tiers › 0 › max seats",
+            "less than or equal to 1000000",
+        ),
+        ("1-4 -1", "Seat tiers", "Enter an amount like 19 or 19.99"),
+        ("", "prices › 0 › seat tiers › tiers", "at least 1 item"),
+        (
+            "one to four 10",
+            "Seat tiers",
+            "Line 1: the seats are not whole numbers",
+        ),
+        ("1-4", "Seat tiers", "Line 1: no price"),
+        ("1-4 ten", "Seat tiers", "Enter an amount like 19 or 19.99"),
+    ] {
+        let page = form_post(&mut b, &new, &seat_form("Bad", "one_time", tiers)).await;
+        assert_invalid(&page, field);
+        assert!(
+            errors(&page)
+                .iter()
+                .any(|e| e.starts_with(field) && e.contains(message)),
+            "{tiers:?}: {:?}",
+            errors(&page)
+        );
+    }
+    let mut form = seat_form("Both", "month_year", "1+ 10");
+    form.push(("yearly_amount", "100"));
+    let page = form_post(&mut b, &new, &form).await;
+    assert_invalid(&page, "prices › 1 › amount type");
+    // An invalid tier type is the API's enum error.
+    let mut form = seat_form("Kind", "one_time", "1+ 10");
+    form.push(("seat_tier_type", "stepped"));
+    let page = form_post(&mut b, &new, &form).await;
+    assert_invalid(&page, "prices › 0 › seat tiers › seat tier type");
+
+    // None of the refused forms made a product.
+    let page = b
+        .get(&format!("/dashboard/{org}/products?archived=all"))
+        .await;
+    assert!(
+        page.body.contains("Page 1 of 1 · 2 in all"),
+        "{}",
+        main_of(&page)
+    );
 }
 
 #[actix_web::test]

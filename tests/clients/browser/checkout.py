@@ -3,6 +3,7 @@
 Run by tests/api/browser.rs against a fresh server, with:
   CHECKOUT_URL   a checkout for a one-time fixed price with a license-key benefit
   DECLINE_URL    a second checkout of the same price
+  SEATS_URL      a checkout of a monthly seat-based price: 1-4 seats at $10.00, 5-10 at $8.00
   TOLLGATE_URL   the server; ORG_ID the seller; DISCOUNT_CODE a fixed-amount code
   SCREENSHOT_DIR where the screenshots go; CHROMIUM, CHROMEDRIVER the binaries
 Prints one line per check and ends with `N passed, M failed`.
@@ -16,6 +17,7 @@ from harness import check, console_errors, env, fill, run, shoot, validate, visi
 
 CHECKOUT_URL = env("CHECKOUT_URL")
 DECLINE_URL = env("DECLINE_URL")
+SEATS_URL = env("SEATS_URL")
 BASE = env("TOLLGATE_URL")
 ORG_ID = env("ORG_ID")
 CODE = env("DISCOUNT_CODE")
@@ -132,5 +134,69 @@ def purchase(d):
     console_errors(d, "the checkout and confirmation pages", expected=[(CHECKOUT, 422)])
 
 
+def seats_error(d, typed, expected):
+    """Types `typed` as the seat count and asks for the update: the message next to the
+    field contains `expected`; the total is unchanged."""
+    fill(d, "seats", typed)
+    d.find_element(By.ID, "update-seats").click()
+    wait(d).until(lambda _: expected in d.find_element(By.ID, "err-seats").text)
+    text = d.find_element(By.ID, "err-seats").text
+    check(f"{typed!r} seats is refused next to the field", d.find_element(By.ID, "err-seats")
+          .is_displayed() and expected in text, text)
+    check(f"the field is marked invalid after {typed!r}",
+          d.find_element(By.ID, "seats").get_attribute("aria-invalid") == "true")
+    total = d.find_element(By.ID, "summary-total").text
+    check(f"the total is unchanged after {typed!r}", total == "$48.00/month", total)
+
+
+def seats(d):
+    d.get(SEATS_URL)
+    price = d.find_element(By.ID, "price")
+    check("the per-seat price is shown", price.is_displayed() and price.text
+          == "$10.00 per seat/month", price.text)
+    box = d.find_element(By.ID, "seats")
+    check("the seats input is shown", box.is_displayed())
+    check("the seats input is bounded by the tiers",
+          (box.get_attribute("min"), box.get_attribute("max"), box.get_attribute("value"))
+          == ("1", "10", "1"), (box.get_attribute("min"), box.get_attribute("max")))
+    check("the tiers are listed", d.find_element(By.ID, "seat-tiers").is_displayed())
+    total = d.find_element(By.ID, "summary-total").text
+    check("the total is one seat", total == "$10.00/month", total)
+    shoot(d, "checkout-seats", focus="#seats")
+
+    fill(d, "seats", "6")
+    d.find_element(By.ID, "update-seats").click()
+    wait(d).until(lambda _: d.find_element(By.ID, "summary-total").text == "$48.00/month")
+    check("six seats cost $48.00 a month", d.find_element(By.ID, "summary-total").text
+          == "$48.00/month", d.find_element(By.ID, "summary-total").text)
+    check("the per-seat price follows the tier",
+          d.find_element(By.ID, "price").text == "$8.00 per seat/month",
+          d.find_element(By.ID, "price").text)
+    check("the summary counts the seats", d.find_element(By.ID, "summary-seats").text == "6")
+    current = d.find_element(By.CSS_SELECTOR, "#seat-tiers li.current").text
+    check("the tier of six is marked", current.startswith("5–10 seats"), current)
+    check("the button follows", d.find_element(By.ID, "pay").text == "Subscribe $48.00/month",
+          d.find_element(By.ID, "pay").text)
+    check("no seats error is shown", not d.find_element(By.ID, "err-seats").is_displayed())
+
+    seats_error(d, "0", "greater than or equal to 1")
+    seats_error(d, "11", "less than or equal to 10")
+    seats_error(d, "2.5", "Enter a whole number of seats.")
+    shoot(d, "checkout-seats-error", focus="#seats")
+
+    # Paying sends the count: the confirmation's total is six seats' (tax may be added).
+    fill(d, "seats", "6")
+    d.find_element(By.ID, "update-seats").click()
+    wait(d).until(lambda _: not d.find_element(By.ID, "err-seats").is_displayed())
+    fill_buyer(d, "team@example.com")
+    d.find_element(By.ID, "pay").click()
+    wait(d).until(EC.url_contains("/confirmation"))
+    check("paying for seats leads to the confirmation", "/confirmation" in d.current_url,
+          d.current_url)
+    summary = d.find_element(By.ID, "summary-total").text
+    check("the amount paid is six seats'", summary.startswith("$48.00"), summary)
+    console_errors(d, "the seats", expected=[(CHECKOUT, 422)])
+
+
 if __name__ == "__main__":
-    run([declined_card, purchase])
+    run([declined_card, purchase, seats])

@@ -6,7 +6,9 @@ Run by tests/api/browser_dashboard.rs against a fresh server, with:
 One seller, in one browser: signs up and in, creates an organization, a license-key benefit
 and a product, copies the product's checkout link and buys through it as a buyer, then finds
 the order, the customer and the key in the dashboard, watches validations reach the
-overview's chart, and revokes the key.
+overview's chart, and revokes the key; then refunds part of the order, creates a feature flag,
+rotates a webhook endpoint's secret and creates a seat-based product (each form's elements
+checked visible and shot).
 Prints one line per check and ends with `N passed, M failed`.
 """
 
@@ -61,10 +63,14 @@ def no_horizontal_scroll(d, name):
     viewport(d, DESKTOP)
 
 
-def shoot(d, name):
-    """A viewport screenshot at the phone and the desktop size, and a full-page one of each."""
+def shoot(d, name, focus=None):
+    """A viewport screenshot at the phone and the desktop size (scrolled to the element
+    `focus` names, a CSS selector, when given), and a full-page one of each."""
     for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
         viewport(d, size)
+        if focus:
+            d.execute_script(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", focus)
         path = os.path.join(SHOTS, f"dashboard-{name}-{label}.png")
         d.save_screenshot(path)
         if label == "phone":
@@ -529,13 +535,94 @@ def refund_part_of_the_order(d):
     check("the overview's revenue is net of the refund", ok, text(d, "#revenue-total"))
 
 
+def shown(d, css, what):
+    """Checks that the element `css` is on the page and visible (not only that the page
+    loaded); returns it."""
+    found = d.find_elements(By.CSS_SELECTOR, css)
+    check(f"{what} is shown", bool(found) and found[0].is_displayed(), css)
+    return found[0] if found else None
+
+
+def feature_flag_form(d):
+    """The benefits page's feature-flag form: a flag with its metadata, then listed."""
+    section(d, "Benefits")
+    shown(d, "#ff-description", "the feature flag form's description")
+    shown(d, "textarea#metadata", "the feature flag form's metadata")
+    shown(d, "select#visibility", "the feature flag form's visibility")
+    fill(d, "ff-description", "Pro features")
+    fill(d, "metadata", "tier=pro\nexport=true")
+    shoot(d, "feature-flag-form", focus="#ff-description")
+    submit(d, "Create feature flag")
+    check("no error is shown", not d.find_elements(By.CSS_SELECTOR, "main .error"),
+          text(d, "main"))
+    rows = [r.text for r in d.find_elements(By.CSS_SELECTOR, "main table tr")[1:]]
+    row = next((r for r in rows if "Pro features" in r), "")
+    check("the feature flag is listed as one", "feature_flag" in row, rows)
+
+
+def webhook_rotate_secret(d):
+    """An endpoint's page offers "Rotate secret"; rotating shows a new secret once."""
+    section(d, "Webhooks")
+    follow(d, "https://hooks.example.com/tollgate")
+    button = shown(d, "#rotate-secret", "the Rotate secret button")
+    check("the button says Rotate secret", button is not None and button.text == "Rotate secret",
+          button and button.text)
+    shoot(d, "webhook-rotate-secret", focus="#rotate-secret")
+    submit(d, "Rotate secret")
+    check("the page says the secret was rotated", text(d, "main h1") == "Signing secret rotated",
+          text(d, "main h1"))
+    secret = text(d, "#webhook-secret")
+    check("a new signing secret is shown once", secret.startswith("whsec_"), secret)
+    shoot(d, "webhook-secret-rotated")
+
+
+def seat_based_product(d):
+    """A product sold by the seat from the product form: tiers one a line; a gap between
+    tiers is refused with the API's message, the form kept as typed."""
+    section(d, "Products")
+    follow(d, "New product")
+    fill(d, "name", "Acme Team")
+    Select(d.find_element(By.ID, "billing")).select_by_value("month")
+    Select(d.find_element(By.ID, "amount_type")).select_by_value("seat_based")
+    shown(d, "textarea#seat_tiers", "the seat tiers field")
+    shown(d, "select#seat_tier_type", "the tier pricing choice")
+    fill(d, "seat_tiers", "1-4 10.00\n6+ 8.00")
+    submit(d, "Create product")
+    error = text(d, "main .error")
+    check("a gap between tiers is refused with the API's message",
+          "Gap or overlap between tiers: tier ending at 4 and tier starting at 6" in error, error)
+    check("the tiers are kept as typed",
+          d.find_element(By.ID, "seat_tiers").get_attribute("value") == "1-4 10.00\n6+ 8.00",
+          d.find_element(By.ID, "seat_tiers").get_attribute("value"))
+    shoot(d, "product-new-seats-error", focus="#seat_tiers")
+    fill(d, "seat_tiers", "1-4 10.00\n5+ 8.00")
+    check("the seat-based choice is kept",
+          Select(d.find_element(By.ID, "amount_type")).first_selected_option.get_attribute("value")
+          == "seat_based")
+    shoot(d, "product-new-seats", focus="#seat_tiers")
+    submit(d, "Create product")
+    check("creating the seat-based product opens its page", text(d, "main h1") == "Acme Team",
+          text(d, "main h1"))
+    prices = [li.text for li in
+              d.find_elements(By.XPATH, "//main//h2[.='Prices']/following-sibling::ul[1]/li")]
+    check("its price is per seat, by tier, monthly",
+          len(prices) == 1 and prices[0].startswith(
+              "$10.00 per seat (1-4), $8.00 per seat (5+) / month"), prices)
+    shoot(d, "product-seats")
+
+
+# The refused seat tiers' page (422) is a failed load to Chromium.
+seat_based_product.expected = [(r"/products/new$", 422)]
+
+
 # The refused refund's page (422) is a failed load to Chromium.
 refund_part_of_the_order.expected = [(r"/orders/[^/]+/refunds$", 422)]
 
 STEPS = tuple(map(then_no_console_error, (
     sign_up_and_in, create_organization, create_benefit, create_product,
     buy_through_the_link, find_the_sale, validations_reach_the_overview, revoke_the_key,
-    the_other_sections, refund_part_of_the_order)))
+    the_other_sections, refund_part_of_the_order, feature_flag_form, webhook_rotate_secret,
+    seat_based_product)))
 
 
 if __name__ == "__main__":

@@ -243,7 +243,13 @@ def overview(d):
           in d.find_element(By.ID, "resend-keys").get_attribute("href"))
     check("the seller's support address is a mailto link",
           d.find_element(By.ID, "support").get_attribute("href") == f"mailto:support@{SLUG}.test")
+    features = d.find_elements(By.CSS_SELECTOR, "#features [data-feature]")
+    check("the Features section is shown",
+          bool(d.find_elements(By.ID, "features")) and d.find_element(By.ID, "features").is_displayed())
+    check("it lists the feature flag the app grants",
+          [f.text for f in features] == ["Pro features"], [f.text for f in features])
     page(d, "overview")
+    page(d, "features", focus="#features")
 
 
 def order_and_receipt(d):
@@ -294,10 +300,17 @@ def deactivate(d):
     wait(d).until(lambda _: copy.text != "Copy")
     check("the copy button answers", copy.text in ("Copied", "Selected: press Ctrl+C"), copy.text)
     page(d, "license-key")
+    # At the limit, each activation can be moved to a new device (the benefit allows it).
+    moves = [b for b in d.find_elements(By.CSS_SELECTOR, "ul.activations li button")
+             if b.text == "Move to a new device"]
+    check("a Move to a new device button per activation",
+          len(moves) == 2 and all(b.is_displayed() for b in moves), [b.text for b in moves])
+    check("the page explains the move", d.find_element(By.ID, "move-help").is_displayed())
+    page(d, "license-key-move", focus="#move-help")
     laptop = story["activations"]["laptop"]
     row = d.find_element(By.CSS_SELECTOR, f"li[data-activation='{laptop}']")
     check("the laptop's activation shows its label", "laptop" in row.text, row.text)
-    click_and_wait(d, row.find_element(By.TAG_NAME, "button"))
+    click_and_wait(d, row.find_element(By.CSS_SELECTOR, "button.danger"))
     check("the deactivation is confirmed", "slot is free" in text(d, "#notice"), text(d, "#notice"))
     check("one of two activations", text(d, "#activations-used") == "1 of 2")
     check("the laptop is gone",

@@ -9,7 +9,9 @@ use crate::api::benefit::{
     BenefitLicenseKeysCreate, BenefitLicenseKeysProperties, BenefitLicenseKeysUpdate,
     BenefitUpdate, Timeframe as TimeframeInput,
 };
-use crate::api::price::{check_price_set, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT};
+use crate::api::price::{
+    check_price_set, seat_tiers_of, SeatTierInput, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT,
+};
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
 use crate::api::Maybe;
 use crate::app::catalog::{benefits, products};
@@ -33,7 +35,8 @@ use super::{opt_string, text, ticked, Typed};
 // ---------------------------------------------------------------------------------------
 
 /// A product and its pricing: billing (`one_time`, `month`, `year` or `month_year`),
-/// amount type (`fixed`, `custom`, `free`) and the amounts, in major units.
+/// amount type (`fixed`, `custom`, `free`, `seat_based`) and the amounts, in major units;
+/// a seat-based price's tiers one a line (`1-4 10.00`, the last one open-ended: `5+ 8.00`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct ProductForm {
@@ -46,6 +49,11 @@ pub struct ProductForm {
     pub minimum_amount: String,
     pub maximum_amount: String,
     pub preset_amount: String,
+    /// A seat-based price's tiers, one a line: `1-4 10.00` (seats from and to, the price of
+    /// a seat), the last one may be open-ended (`5+ 8.00` or `5- 8.00`).
+    pub seat_tiers: String,
+    /// `volume` (every seat at its tier's rate) or `graduated`.
+    pub seat_tier_type: String,
     pub is_archived: Option<String>,
     /// On an edit: replace the prices with the ones of the form.
     pub replace_prices: Option<String>,
@@ -63,6 +71,8 @@ impl Default for ProductForm {
             minimum_amount: String::new(),
             maximum_amount: String::new(),
             preset_amount: String::new(),
+            seat_tiers: String::new(),
+            seat_tier_type: "volume".into(),
             is_archived: None,
             replace_prices: None,
         }
@@ -116,13 +126,25 @@ impl ProductForm {
         let mut ok = true;
         for (i, (interval, typed_in, label)) in intervals.into_iter().enumerate() {
             let allowed: &[&str] = match interval {
-                Some(_) => &["fixed", "free"],
-                None => &["fixed", "custom", "free"],
+                Some(_) => &["fixed", "free", "seat_based"],
+                None => &["fixed", "custom", "free", "seat_based"],
             };
+            if amount_type == "seat_based" && i > 0 {
+                typed.0.push(
+                    Invalid::new(
+                        field!["prices", i, "amount_type"],
+                        "A seat-based price has one billing period: choose monthly or yearly",
+                        amount_type,
+                    )
+                    .kind("value_error"),
+                );
+                ok = false;
+                continue;
+            }
             if !allowed.contains(&amount_type) {
                 let expected = match interval {
-                    Some(_) => "'fixed' or 'free'",
-                    None => "'fixed', 'custom' or 'free'",
+                    Some(_) => "'fixed', 'free' or 'seat_based'",
+                    None => "'fixed', 'custom', 'free' or 'seat_based'",
                 };
                 typed.0.push(
                     Invalid::new(
@@ -138,6 +160,7 @@ impl ProductForm {
             }
             let code = Currency::DEFAULT.to_string();
             let kind = match (interval, amount_type) {
+                (_, "seat_based") => self.seat_price(v, typed, i, interval),
                 (Some(interval), "fixed") => {
                     amount_at(v, typed, (i, "price_amount"), (typed_in, label), true).map(|a| {
                         PriceKind::RecurringFixed {
@@ -198,6 +221,97 @@ impl ProductForm {
             }
         }
         ok.then_some(kinds)
+    }
+}
+
+impl ProductForm {
+    /// The seat-based price `i` of the form: the tiers read from their lines, then checked
+    /// by the API's own reading of `seat_tiers` (seat counts, amounts, gaps and overlaps,
+    /// the open-ended last tier), so the rules and messages are the API's.
+    fn seat_price(
+        &self,
+        v: &mut Validator,
+        typed: &mut Typed,
+        i: usize,
+        interval: Option<RecurringInterval>,
+    ) -> Result<PriceKind, ()> {
+        let tier_type = match self.seat_tier_type.trim() {
+            "" => "volume",
+            t => t,
+        };
+        let tiers = self.seat_tier_lines(typed)?;
+        let seat_tiers = seat_tiers_of(v, loc!["body", "prices", i], tier_type, &tiers).ok_or(())?;
+        let currency = Currency::DEFAULT.to_string();
+        Ok(match interval {
+            Some(interval) => PriceKind::RecurringSeatBased {
+                interval,
+                currency,
+                seat_tiers,
+            },
+            None => PriceKind::OneTimeSeatBased {
+                currency,
+                seat_tiers,
+            },
+        })
+    }
+
+    /// The tiers typed one a line (`1-4 10.00`, `5+ 8.00`, `5- 8.00`, or one count: `3
+    /// 9.00`), the price in minor units; `Err` when a line does not read (named by its
+    /// number, in `typed`).
+    fn seat_tier_lines(&self, typed: &mut Typed) -> Result<Vec<SeatTierInput>, ()> {
+        let mut tiers = Vec::new();
+        let mut ok = true;
+        for (n, line) in self.seat_tiers.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let problem = |what: &str| {
+                Invalid::new(
+                    field!["Seat tiers"],
+                    format!(
+                        "Line {}: {what}; write each tier as seats from-to and the price of a \
+                         seat, like 1-4 10.00 (the last tier may be open-ended: 5+ 8.00)",
+                        n + 1
+                    ),
+                    line,
+                )
+                .kind("value_error")
+            };
+            let Some((range, price)) = line.rsplit_once(char::is_whitespace) else {
+                typed.push(problem("no price"));
+                ok = false;
+                continue;
+            };
+            let range: String = range.chars().filter(|c| !c.is_whitespace()).collect();
+            let (min, max) = if let Some(min) = range.strip_suffix(['+', '-']) {
+                (min, None)
+            } else if let Some((min, max)) = range.split_once('-') {
+                (min, Some(max))
+            } else {
+                (range.as_str(), Some(range.as_str()))
+            };
+            let count = |s: &str| s.parse::<i64>().ok();
+            let max = match max {
+                None => Some(None),
+                Some(m) => count(m).map(Some),
+            };
+            let (Some(min_seats), Some(max_seats)) = (count(min), max) else {
+                typed.push(problem("the seats are not whole numbers"));
+                ok = false;
+                continue;
+            };
+            let Some(price_per_seat) = typed.amount(price, Currency::DEFAULT, "Seat tiers") else {
+                ok = false;
+                continue;
+            };
+            tiers.push(SeatTierInput {
+                min_seats,
+                max_seats,
+                price_per_seat,
+            });
+        }
+        ok.then_some(tiers).ok_or(())
     }
 }
 

@@ -155,3 +155,72 @@ async fn a_discount_form_reads_its_percentage_in_basis_points() {
         vec!["Percent off: Enter an amount like 19 or 19.99"]
     );
 }
+
+#[test]
+fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
+    use crate::domain::product::{SeatTier, SeatTierType, SeatTiers};
+    let form = ProductForm {
+        billing: "year".into(),
+        amount_type: "seat_based".into(),
+        seat_tiers: "5+ 8.50\n\n 1 - 4   10 \n".into(),
+        ..ProductForm::default()
+    };
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    let tiers = SeatTiers::new(
+        SeatTierType::Volume,
+        vec![
+            SeatTier {
+                min_seats: 1,
+                max_seats: Some(4),
+                price_per_seat: 1000,
+            },
+            SeatTier {
+                min_seats: 5,
+                max_seats: None,
+                price_per_seat: 850,
+            },
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        form.prices(&mut v, &mut typed),
+        Some(vec![PriceKind::RecurringSeatBased {
+            interval: RecurringInterval::Year,
+            currency: Currency::DEFAULT.to_string(),
+            seat_tiers: tiers,
+        }])
+    );
+    assert!(!v.has_errors() && typed.0.is_empty());
+
+    // One count a tier ("3 9"), graduated, one-time.
+    let form = ProductForm {
+        amount_type: "seat_based".into(),
+        seat_tier_type: "graduated".into(),
+        seat_tiers: "3 9\n1-2 10".into(),
+        ..ProductForm::default()
+    };
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    let Some(kinds) = form.prices(&mut v, &mut typed) else {
+        panic!("{:?} {:?}", v.finish().err(), typed.0);
+    };
+    let PriceKind::OneTimeSeatBased { seat_tiers, .. } = &kinds[0] else {
+        panic!("{kinds:?}");
+    };
+    assert_eq!(seat_tiers.tier_type, SeatTierType::Graduated);
+    assert_eq!(seat_tiers.maximum_seats(), Some(3));
+    assert_eq!(seat_tiers.amount(3), Some(2900));
+
+    // A line that does not read is the form's problem (the API's rules are not asked);
+    // tiers that read but overlap are the API's.
+    for (lines, from_form) in [("1-4 ten", true), ("x 10", true), ("1-4 10\n4+ 8", false)] {
+        let form = ProductForm {
+            amount_type: "seat_based".into(),
+            seat_tiers: lines.into(),
+            ..ProductForm::default()
+        };
+        let (mut v, mut typed) = (Validator::new(), Typed::default());
+        assert_eq!(form.prices(&mut v, &mut typed), None, "{lines}");
+        assert_eq!(!typed.0.is_empty(), from_form, "{lines}");
+        assert_eq!(v.has_errors(), !from_form, "{lines}");
+    }
+}
