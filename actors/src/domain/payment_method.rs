@@ -84,6 +84,34 @@ impl Record for PaymentMethod {
     }
 }
 
+/// A buyer's new payment method for the portal's add (Polar's
+/// `CustomerPaymentMethodCreate`, its fields' shapes checked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddPaymentMethod {
+    /// The processor's token of the card (Stripe's `ctoken_…` or `pm_…`, a test token).
+    pub token: String,
+    pub set_default: bool,
+    /// Where the processor sends the buyer back after an authentication (http(s)).
+    pub return_url: String,
+}
+
+/// A setup the buyer finished (Polar's `CustomerPaymentMethodConfirm`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmPaymentMethod {
+    pub setup_intent_id: String,
+    pub set_default: bool,
+}
+
+/// What an add or a confirm did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupAnswer {
+    /// The method is saved.
+    Saved(PaymentMethod),
+    /// The buyer must authenticate the card (3-D Secure) with the processor's client
+    /// secret, then confirm the setup.
+    RequiresAction { client_secret: String },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
