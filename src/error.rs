@@ -495,6 +495,22 @@ code_table! {
     SubscriptionLocked => ("SubscriptionLocked", 409),
     /// A trial of a product the customer had one of already.
     TrialAlreadyRedeemed => ("TrialAlreadyRedeemed", 403),
+    /// A card the processor refused to save (the portal's add of a payment method).
+    PaymentMethodSetupFailed => ("PaymentMethodSetupFailed", 400),
+    /// A removal of the last saved card a live paid subscription is billed with.
+    PaymentMethodInUseByActiveSubscription => ("PaymentMethodInUseByActiveSubscription", 400),
+    /// A portal operation that needs the customer known to the processor first.
+    CustomerNotReady => ("CustomerNotReady", 403),
+    /// "Pay now" of an order that is not a past-due renewal.
+    OrderNotEligibleForRetry => ("OrderNotEligibleForRetry", 422),
+    /// "Pay now" with a payment method that is not the customer's.
+    PaymentRetryValidationError => ("PaymentRetryValidationError", 422),
+    /// "Pay now" while another payment of the subscription is in flight.
+    PaymentAlreadyInProgress => ("PaymentAlreadyInProgress", 409),
+    /// "Pay now" tried too many times for one renewal.
+    ManualRetryLimitExceeded => ("ManualRetryLimitExceeded", 429),
+    /// A plan change by the buyer where the organization does not allow it.
+    UpdateSubscriptionPlanNotAllowed => ("UpdateSubscriptionPlanNotAllowed", 403),
     /// An accept of a dispute that does not need a response (any more).
     DisputeNotOpenError => ("DisputeNotOpenError", 409),
     PayloadTooLarge => ("PayloadTooLarge", 413),

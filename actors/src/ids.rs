@@ -170,6 +170,11 @@ pub mod entity {
         /// One e-mail in the outbox; its `Message-ID` is derived from it.
         pub MailMessageId
     );
+    crate::typed_id!(
+        /// A customer's saved payment method (derived from the customer and the
+        /// processor's reference, so that saving the same method twice is one record).
+        pub PaymentMethodId
+    );
 }
 
 /// A UUID derived deterministically from a parent id and a label (e.g. the order of a

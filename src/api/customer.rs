@@ -330,7 +330,7 @@ pub struct CustomerView {
     #[serde(rename = "type")]
     pub kind: CustomerType,
     pub name: Option<String>,
-    /// The name on invoices: Tollgate keeps no separate one, so the name (Polar's
+    /// The name on invoices: the customer's billing name, else the name (Polar's
     /// fallback).
     pub billing_name: Option<String>,
     pub billing_address: Option<AddressView>,
@@ -356,7 +356,7 @@ impl From<&Customer> for CustomerView {
             email_verified: c.email_verified,
             kind: CustomerType::Individual,
             name: c.name.clone(),
-            billing_name: c.name.clone(),
+            billing_name: c.invoice_name().map(str::to_string),
             billing_address: c.billing_address.as_ref().map(AddressView::from),
             tax_id: c.tax_id.as_ref().map(TaxIdView::from),
             organization_id: c.organization_id.0,

@@ -87,7 +87,7 @@ pub struct CustomerPortalCustomer {
     /// Sign-in with OAuth accounts is not offered: `{}`.
     #[schema(value_type = Object)]
     pub oauth_accounts: serde_json::Map<String, serde_json::Value>,
-    /// Saved payment methods are the processor's: `null`.
+    /// The saved payment method charges use first, if the customer chose one.
     pub default_payment_method_id: Option<Uuid>,
     pub locale: Option<String>,
 }
@@ -97,7 +97,7 @@ impl From<&Customer> for CustomerPortalCustomer {
         Self {
             customer: CustomerView::from(c),
             oauth_accounts: serde_json::Map::new(),
-            default_payment_method_id: None,
+            default_payment_method_id: c.default_payment_method_id.map(|id| id.0),
             locale: None,
         }
     }
@@ -445,5 +445,33 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(me["email"], "jane@example.com");
         assert_eq!(me["oauth_accounts"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn the_billing_name_and_default_method_are_the_customer_s() {
+        let mut c = Customer::new(
+            crate::domain::ids::CustomerId::new(),
+            crate::domain::ids::OrganizationId::new(),
+            "jane@example.com".into(),
+            chrono::DateTime::<Utc>::UNIX_EPOCH,
+        );
+        c.name = Some("Jane".into());
+        let me = |c: &Customer| {
+            serde_json::to_value(CustomerPortalCustomer::from(c)).unwrap_or_default()
+        };
+        assert_eq!(
+            me(&c)["billing_name"],
+            "Jane",
+            "the name when none was given"
+        );
+        assert_eq!(me(&c)["default_payment_method_id"], serde_json::Value::Null);
+        let method = crate::domain::ids::PaymentMethodId::new();
+        c.billing_name = Some("Jane Doe Ltd".into());
+        c.default_payment_method_id = Some(method);
+        assert_eq!(me(&c)["billing_name"], "Jane Doe Ltd");
+        assert_eq!(
+            me(&c)["default_payment_method_id"],
+            serde_json::json!(method.to_string())
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod oauth2;
 pub mod order;
 pub mod organization;
 pub mod organization_access_token;
+pub mod payment_method;
 pub mod price;
 pub mod product;
 pub mod refund;

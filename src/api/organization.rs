@@ -381,10 +381,12 @@ impl From<&Organization> for OrganizationView {
                 subscription_updated: false,
             },
             customer_portal_settings: OrganizationCustomerPortalSettings {
-                usage: CustomerPortalUsageSettings { show: false },
+                usage: CustomerPortalUsageSettings {
+                    show: o.customer_portal_settings.usage_show,
+                },
                 subscription: CustomerPortalSubscriptionSettings {
-                    update_seats: false,
-                    update_plan: false,
+                    update_seats: o.customer_portal_settings.update_seats,
+                    update_plan: o.customer_portal_settings.update_plan,
                 },
             },
             dispute_settings: OrganizationDisputeSettings {
@@ -817,5 +819,36 @@ mod tests {
         assert_eq!(bare["allow_customer_updates"], true);
         assert_eq!(bare["status"], "active");
         assert_eq!(bare["default_presentment_currency"], "usd");
+    }
+
+    #[test]
+    fn the_portal_settings_are_the_organization_s() {
+        let at = chrono::DateTime::<Utc>::UNIX_EPOCH;
+        let mut org = Organization::new(
+            crate::domain::ids::OrganizationId::new(),
+            "Acme".into(),
+            "acme".into(),
+            at,
+        );
+        let shown = |o: &Organization| {
+            serde_json::to_value(OrganizationView::from(o)).unwrap_or_default()
+                ["customer_portal_settings"]
+                .clone()
+        };
+        assert_eq!(
+            shown(&org),
+            json!({"usage": {"show": false},
+                   "subscription": {"update_seats": false, "update_plan": true}})
+        );
+        org.customer_portal_settings = crate::domain::organization::CustomerPortalSettings {
+            usage_show: true,
+            update_seats: true,
+            update_plan: false,
+        };
+        assert_eq!(
+            shown(&org),
+            json!({"usage": {"show": true},
+                   "subscription": {"update_seats": true, "update_plan": false}})
+        );
     }
 }

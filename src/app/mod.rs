@@ -33,6 +33,8 @@
 //!   payment paid;
 //! - `organization_access_tokens`: the `polar_oat_…` tokens a member gives an organization;
 //! - `paging`: list parameters and sort orders;
+//! - `payment_methods`: a customer's saved payment methods (the portal's list, add,
+//!   confirm, default, remove);
 //! - `plan_change`: a subscription moved to another product or price, with proration;
 //! - `portal`: the customer portal (sign-in by code, a purchase's limited session, receipts);
 //! - `refunds`: money given back through the processor, and access taken back with it;
@@ -65,6 +67,7 @@ pub mod mail;
 pub mod orders;
 pub mod organization_access_tokens;
 pub mod paging;
+pub mod payment_methods;
 pub mod plan_change;
 pub mod portal;
 pub mod refunds;

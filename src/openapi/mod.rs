@@ -14,6 +14,7 @@ pub mod customer_paths;
 mod docs;
 pub mod export_paths;
 pub mod paths;
+pub mod payment_method_paths;
 pub mod portal_paths;
 pub mod signing_paths;
 pub mod token_paths;
@@ -149,6 +150,10 @@ use crate::error::ApiError;
         portal_paths::customer_session_introspect,
         portal_paths::customer_session_user,
         portal_paths::portal_customers_me,
+        payment_method_paths::portal_payment_methods_list,
+        payment_method_paths::portal_payment_methods_add,
+        payment_method_paths::portal_payment_methods_confirm,
+        payment_method_paths::portal_payment_methods_delete,
         portal_paths::portal_orders_list,
         portal_paths::portal_orders_get,
         portal_paths::portal_orders_receipt,
@@ -719,6 +724,7 @@ mod tests {
             crate::api::customer_state::samples(),
             crate::api::customer_session::samples(),
             crate::api::customer_portal::samples(),
+            crate::api::payment_method::samples(),
             crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),

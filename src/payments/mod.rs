@@ -120,7 +120,22 @@ pub trait PaymentProcessor: Send + Sync + 'static {
     /// Closes a dispute this processor reported (`processor_id`, Stripe's `dp_…`),
     /// conceding it: Stripe's `POST /v1/disputes/{id}/close`, which settles it as lost.
     fn close_dispute(&self, processor_id: &str) -> DisputeCloseFuture;
+
+    /// What a saved payment method is (`processor_ref`: what `setup` or `charge`
+    /// answered as its `payment_method`): Stripe's `GET /v1/payment_methods/{id}`.
+    fn describe_method(&self, processor_ref: &str) -> DescribeFuture;
+
+    /// Forgets a saved payment method: later charges cannot use it (Stripe's `POST
+    /// /v1/payment_methods/{id}/detach`). A method the processor no longer holds is
+    /// forgotten already.
+    fn detach_method(&self, processor_ref: &str) -> DetachFuture;
 }
+
+pub use tollgate_actors::domain::payment_method::MethodDetails;
+
+pub type DescribeFuture =
+    Pin<Box<dyn Future<Output = Result<MethodDetails, ProcessorError>> + Send>>;
+pub type DetachFuture = Pin<Box<dyn Future<Output = Result<(), ProcessorError>> + Send>>;
 
 /// What the processor did with a request to close a dispute.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +281,42 @@ impl PaymentProcessor for TestProcessor {
         });
         Box::pin(async move { Ok(outcome) })
     }
+
+    /// `tok_visa` is a Visa ending in 4242, `tok_mastercard` a Mastercard ending in 4444,
+    /// `tok_chargeDeclined` a Visa ending in 0341 (Stripe's test cards); any other token
+    /// a Visa whose last four digits derive from the token.
+    fn describe_method(&self, processor_ref: &str) -> DescribeFuture {
+        let details = test_method_details(processor_ref);
+        Box::pin(async move { Ok(details) })
+    }
+
+    /// Nothing is kept: forgetting is done.
+    fn detach_method(&self, _processor_ref: &str) -> DetachFuture {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// What the test processor says of a token (see [`TestProcessor::describe_method`]).
+pub fn test_method_details(token: &str) -> MethodDetails {
+    let (brand, last4) = match token {
+        "tok_visa" => ("visa", "4242".to_string()),
+        "tok_mastercard" => ("mastercard", "4444".to_string()),
+        CHARGE_DECLINED => ("visa", "0341".to_string()),
+        other => {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(other.as_bytes());
+            let n = u16::from_be_bytes([digest[0], digest[1]]) % 10_000;
+            ("visa", format!("{n:04}"))
+        }
+    };
+    MethodDetails {
+        kind: "card".into(),
+        brand: Some(brand.into()),
+        last4: Some(last4),
+        exp_month: Some(12),
+        exp_year: Some(2030),
+        wallet: None,
+    }
 }
 
 /// A stable, id-like suffix for the test processor's intent ids.
@@ -308,6 +359,31 @@ mod tests {
                 .await,
             Ok(ChargeOutcome::Declined { .. })
         ));
+    }
+
+    #[actix_web::test]
+    async fn test_cards_describe_as_stripe_s_and_others_stably() {
+        let p = TestProcessor::default();
+        let visa = p.describe_method("tok_visa").await.unwrap();
+        assert_eq!(
+            (
+                visa.kind.as_str(),
+                visa.brand.as_deref(),
+                visa.last4.as_deref()
+            ),
+            ("card", Some("visa"), Some("4242"))
+        );
+        let mc = p.describe_method("tok_mastercard").await.unwrap();
+        assert_eq!(
+            (mc.brand.as_deref(), mc.last4.as_deref()),
+            (Some("mastercard"), Some("4444"))
+        );
+        let declined = p.describe_method(CHARGE_DECLINED).await.unwrap();
+        assert_eq!(declined.last4.as_deref(), Some("0341"));
+        let other = p.describe_method("tok_other").await.unwrap();
+        assert_eq!(other, p.describe_method("tok_other").await.unwrap());
+        assert_eq!(other.last4.map(|l| l.len()), Some(4));
+        assert!(p.detach_method("tok_visa").await.is_ok());
     }
 
     #[actix_web::test]

@@ -24,15 +24,18 @@ use super::events::{
     DisputeUpdate, EventKind, PaymentUpdate, ProcessorEvent, RefundState, RefundUpdate,
 };
 use super::{
-    ChargeFuture, ChargeOutcome, ChargeRequest, DisputeCloseFuture, DisputeCloseOutcome,
-    PageSources, PaymentProcessor, ProcessorClient, ProcessorError, RefundFuture, RefundOutcome,
-    RefundRequest,
+    ChargeFuture, ChargeOutcome, ChargeRequest, DescribeFuture, DetachFuture, DisputeCloseFuture,
+    DisputeCloseOutcome, PageSources, PaymentProcessor, ProcessorClient, ProcessorError,
+    RefundFuture, RefundOutcome, RefundRequest,
 };
 use crate::config::PaymentSettings;
 use crate::domain::dispute::DisputeStatus;
 use crate::domain::ids::{CheckoutId, RefundId};
 use crate::domain::refund::RefundReason;
 use tollgate_actors::domain::ids::CustomerId;
+
+#[path = "stripe_methods.rs"]
+mod methods;
 
 /// How far a webhook's signed timestamp may be from now (Stripe's libraries: 300 s).
 pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
@@ -482,6 +485,14 @@ impl PaymentProcessor for StripeProcessor {
                 }),
             }
         })
+    }
+
+    fn describe_method(&self, processor_ref: &str) -> DescribeFuture {
+        methods::describe(self.clone_handle(), processor_ref)
+    }
+
+    fn detach_method(&self, processor_ref: &str) -> DetachFuture {
+        methods::detach(self.clone_handle(), processor_ref)
     }
 }
 

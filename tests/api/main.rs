@@ -58,6 +58,7 @@ mod organization_access_tokens;
 mod organizations;
 mod portal;
 mod portal_pages;
+mod portal_payment_methods;
 mod portal_takeover;
 mod products;
 mod rate_limits;

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
 
-use super::ids::{CustomerId, OrganizationId};
+use super::ids::{CustomerId, OrganizationId, PaymentMethodId};
 use super::metadata::Metadata;
 use super::time_key;
 
@@ -39,6 +39,51 @@ pub struct Customer {
     /// among customers that are not deleted; once set, never changed. A deleted customer
     /// keeps it (Polar shows it still) but frees it for a new customer.
     pub external_id: Option<String>,
+    // Format version 3.
+    /// The name on invoices, when the customer gave one apart from `name` (Polar's
+    /// `billing_name`; readers fall back to `name`).
+    pub billing_name: Option<String>,
+    /// The saved payment method future charges use first (Polar's
+    /// `default_payment_method_id`).
+    pub default_payment_method_id: Option<PaymentMethodId>,
+}
+
+/// Format version 2, before `billing_name` and `default_payment_method_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CustomerV2 {
+    id: CustomerId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    email: String,
+    email_verified: bool,
+    name: Option<String>,
+    billing_address: Option<Address>,
+    tax_id: Option<TaxId>,
+    metadata: Metadata,
+    deleted_at: Option<DateTime<Utc>>,
+    external_id: Option<String>,
+}
+
+impl From<CustomerV2> for Customer {
+    fn from(v2: CustomerV2) -> Customer {
+        Customer {
+            id: v2.id,
+            organization_id: v2.organization_id,
+            created_at: v2.created_at,
+            modified_at: v2.modified_at,
+            email: v2.email,
+            email_verified: v2.email_verified,
+            name: v2.name,
+            billing_address: v2.billing_address,
+            tax_id: v2.tax_id,
+            metadata: v2.metadata,
+            deleted_at: v2.deleted_at,
+            external_id: v2.external_id,
+            billing_name: None,
+            default_payment_method_id: None,
+        }
+    }
 }
 
 /// Format version 1, before `external_id`.
@@ -72,6 +117,8 @@ impl From<CustomerV1> for Customer {
             metadata: v1.metadata,
             deleted_at: v1.deleted_at,
             external_id: None,
+            billing_name: None,
+            default_payment_method_id: None,
         }
     }
 }
@@ -108,7 +155,14 @@ impl Customer {
             metadata: Metadata::default(),
             deleted_at: None,
             external_id: None,
+            billing_name: None,
+            default_payment_method_id: None,
         }
+    }
+
+    /// The name on invoices: the billing name, else the name (Polar's fallback).
+    pub fn invoice_name(&self) -> Option<&str> {
+        self.billing_name.as_deref().or(self.name.as_deref())
     }
 
     pub fn is_deleted(&self) -> bool {
@@ -155,8 +209,8 @@ impl Customer {
 
 impl Record for Customer {
     const COLLECTION: &'static str = COLLECTION;
-    /// 2: `external_id`.
-    const VERSION: u16 = 2;
+    /// 2: `external_id`; 3: `billing_name`, `default_payment_method_id`.
+    const VERSION: u16 = 3;
     /// Its changes are webhook events.
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] =
@@ -171,7 +225,9 @@ impl Record for Customer {
         match version {
             1 => tollgate_storage::codec::decode::<CustomerV1>(COLLECTION, version, payload)
                 .map(Customer::from),
-            2 => tollgate_storage::codec::decode(COLLECTION, version, payload),
+            2 => tollgate_storage::codec::decode::<CustomerV2>(COLLECTION, version, payload)
+                .map(Customer::from),
+            3 => tollgate_storage::codec::decode(COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(COLLECTION, v)),
         }
     }
@@ -365,27 +421,52 @@ mod tests {
         c
     }
 
+    fn unhex(hex: &str) -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .filter_map(|i| hex.get(i..i + 2))
+            .filter_map(|h| u8::from_str_radix(h, 16).ok())
+            .collect()
+    }
+
     #[test]
     fn round_trip_and_golden_bytes() {
         let mut c = full();
         c.external_id = Some("usr_1337".into());
+        c.billing_name = Some("Doe Inc.".into());
+        c.default_payment_method_id = Some(PaymentMethodId(uuid::Uuid::from_u128(3)));
         let bytes = c.encode().unwrap_or_default();
-        assert_eq!(Customer::decode(2, &bytes).ok(), Some(c));
+        assert_eq!(Customer::decode(3, &bytes).ok(), Some(c.clone()));
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, GOLDEN_V2, "customer format v2 changed");
+        assert_eq!(hex, GOLDEN_V3, "customer format v3 changed");
+        assert_eq!(c.invoice_name(), Some("Doe Inc."));
+        c.billing_name = None;
+        assert_eq!(
+            c.invoice_name(),
+            Some("Jane"),
+            "the name when none was given"
+        );
+    }
+
+    #[test]
+    fn version_2_reads_without_a_billing_name_or_default_method() {
+        let c = Customer::decode(2, &unhex(GOLDEN_V2)).ok();
+        let mut expected = full();
+        expected.external_id = Some("usr_1337".into());
+        assert_eq!(c, Some(expected));
+        assert!(
+            Customer::decode(3, &unhex(GOLDEN_V2)).is_err(),
+            "v2 bytes are not v3"
+        );
     }
 
     #[test]
     fn version_1_reads_without_an_external_id() {
-        let bytes: Vec<u8> = (0..GOLDEN_V1.len())
-            .step_by(2)
-            .filter_map(|i| GOLDEN_V1.get(i..i + 2))
-            .filter_map(|h| u8::from_str_radix(h, 16).ok())
-            .collect();
+        let bytes = unhex(GOLDEN_V1);
         let c = Customer::decode(1, &bytes).ok();
         assert_eq!(c, Some(full()));
         assert_eq!(c.and_then(|c| c.external_id), None);
-        assert!(Customer::decode(3, &bytes).is_err());
+        assert!(Customer::decode(4, &bytes).is_err());
     }
 
     #[test]
@@ -403,6 +484,7 @@ mod tests {
         assert_eq!(c.external_id.as_deref(), Some("usr_1"), "kept when deleted");
     }
 
+    const GOLDEN_V3: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00144a616e652e446f65404578616d706c652e636f6d0001044a616e650100000000010543412d514302434101093132333435363738320a000001087573725f313333370108446f6520496e632e011000000000000000000000000000000003";
     const GOLDEN_V2: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00144a616e652e446f65404578616d706c652e636f6d0001044a616e650100000000010543412d514302434101093132333435363738320a000001087573725f31333337";
     const GOLDEN_V1: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00144a616e652e446f65404578616d706c652e636f6d0001044a616e650100000000010543412d514302434101093132333435363738320a0000";
 }

@@ -6,7 +6,8 @@
 //! - records: `benefit`, `benefit_grant`, `checkout_link`, `claimable_key`, `custom_field`,
 //!   `customer` (with its address and tax ids), `customer_session`, `discount`, `dispute`,
 //!   `license_signing`, `mail`, `membership`, `oauth2`, `order`, `organization`,
-//!   `organization_access_token`, `pat`, `product`, `refund`, `stats`, `user`, `webhook`;
+//!   `organization_access_token`, `pat`, `payment_method`, `portal_link` (payment setups,
+//!   recovery links, e-mail changes), `product`, `refund`, `stats`, `user`, `webhook`;
 //! - commands parsed from requests (beside their records: `NewProduct`, `NewDiscount`,
 //!   `RefundRequest`, `NewCustomer`, …) and `subscription_change` (`CancelSubscription`,
 //!   `PlanRequest`, `SubscriptionChange`);
@@ -38,6 +39,8 @@ pub mod order;
 pub mod organization;
 pub mod organization_access_token;
 pub mod pat;
+pub mod payment_method;
+pub mod portal_link;
 pub mod product;
 pub mod refund;
 pub mod retention;

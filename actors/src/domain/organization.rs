@@ -39,6 +39,103 @@ pub struct Organization {
     /// Polar's `subscription_settings.prevent_trial_abuse` (format version 3): one trial
     /// per customer and product. On unless the seller turns it off.
     pub prevent_trial_abuse: bool,
+    /// What buyers may do themselves in the customer portal (format version 4; Polar's
+    /// `customer_portal_settings`).
+    pub customer_portal_settings: CustomerPortalSettings,
+}
+
+/// Polar's `customer_portal_settings`: `usage.show`, `subscription.update_seats`,
+/// `subscription.update_plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomerPortalSettings {
+    pub usage_show: bool,
+    pub update_seats: bool,
+    /// Buyers may switch their subscription to another recurring product.
+    pub update_plan: bool,
+}
+
+impl CustomerPortalSettings {
+    /// A new organization's: plan changes by the buyer on (Polar's default), the rest off.
+    pub const NEW: CustomerPortalSettings = CustomerPortalSettings {
+        usage_show: false,
+        update_seats: false,
+        update_plan: true,
+    };
+
+    /// An organization stored before the settings existed: everything off, as the API
+    /// answered for it until then.
+    pub const UPGRADED: CustomerPortalSettings = CustomerPortalSettings {
+        usage_show: false,
+        update_seats: false,
+        update_plan: false,
+    };
+}
+
+/// Format version 3: before `customer_portal_settings`.
+#[derive(Deserialize)]
+struct OrganizationV3 {
+    id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    slug: String,
+    avatar_url: Option<String>,
+    bio: Option<String>,
+    company: Option<String>,
+    blog: Option<String>,
+    location: Option<String>,
+    email: Option<String>,
+    twitter_username: Option<String>,
+    pledge_minimum_amount: i64,
+    pledge_badge_show_amount: bool,
+    default_upfront_split_to_contributors: Option<i64>,
+    billing_email: Option<String>,
+    default_badge_custom_content: Option<String>,
+    total_monthly_spending_limit: Option<i64>,
+    per_user_monthly_spending_limit: Option<i64>,
+    profile_settings: ProfileSettings,
+    feature_settings: FeatureSettings,
+    subscription_settings: SubscriptionSettings,
+    blocked_at: Option<DateTime<Utc>>,
+    deleted_at: Option<DateTime<Utc>>,
+    notification_settings: NotificationSettings,
+    refund_settings: RefundSettings,
+    prevent_trial_abuse: bool,
+}
+
+impl From<OrganizationV3> for Organization {
+    fn from(v3: OrganizationV3) -> Self {
+        Self {
+            id: v3.id,
+            created_at: v3.created_at,
+            modified_at: v3.modified_at,
+            name: v3.name,
+            slug: v3.slug,
+            avatar_url: v3.avatar_url,
+            bio: v3.bio,
+            company: v3.company,
+            blog: v3.blog,
+            location: v3.location,
+            email: v3.email,
+            twitter_username: v3.twitter_username,
+            pledge_minimum_amount: v3.pledge_minimum_amount,
+            pledge_badge_show_amount: v3.pledge_badge_show_amount,
+            default_upfront_split_to_contributors: v3.default_upfront_split_to_contributors,
+            billing_email: v3.billing_email,
+            default_badge_custom_content: v3.default_badge_custom_content,
+            total_monthly_spending_limit: v3.total_monthly_spending_limit,
+            per_user_monthly_spending_limit: v3.per_user_monthly_spending_limit,
+            profile_settings: v3.profile_settings,
+            feature_settings: v3.feature_settings,
+            subscription_settings: v3.subscription_settings,
+            blocked_at: v3.blocked_at,
+            deleted_at: v3.deleted_at,
+            notification_settings: v3.notification_settings,
+            refund_settings: v3.refund_settings,
+            prevent_trial_abuse: v3.prevent_trial_abuse,
+            customer_portal_settings: CustomerPortalSettings::UPGRADED,
+        }
+    }
 }
 
 /// A seller's choice about refunds (Tollgate's; set in the dashboard's settings).
@@ -118,6 +215,7 @@ impl From<OrganizationV2> for Organization {
             notification_settings: v2.notification_settings,
             refund_settings: v2.refund_settings,
             prevent_trial_abuse: true,
+            customer_portal_settings: CustomerPortalSettings::UPGRADED,
         }
     }
 }
@@ -290,6 +388,7 @@ impl Organization {
             notification_settings: NotificationSettings::default(),
             refund_settings: RefundSettings::default(),
             prevent_trial_abuse: true,
+            customer_portal_settings: CustomerPortalSettings::NEW,
         }
     }
 
@@ -332,14 +431,16 @@ impl From<OrganizationV1> for Organization {
             notification_settings: NotificationSettings::default(),
             refund_settings: RefundSettings::default(),
             prevent_trial_abuse: true,
+            customer_portal_settings: CustomerPortalSettings::UPGRADED,
         }
     }
 }
 
 impl Record for Organization {
     const COLLECTION: &'static str = "organization";
-    /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on).
-    const VERSION: u16 = 3;
+    /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on); 4:
+    /// `customer_portal_settings` (earlier versions decode with everything off).
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -359,7 +460,13 @@ impl Record for Organization {
                 payload,
             )?
             .into()),
-            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            3 => Ok(tollgate_storage::codec::decode::<OrganizationV3>(
+                Self::COLLECTION,
+                3,
+                payload,
+            )?
+            .into()),
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -558,25 +665,50 @@ mod tests {
             Utc.timestamp_opt(0, 0).unwrap(),
         );
         let bytes = org.encode().unwrap();
-        assert_eq!(Organization::decode(3, &bytes).unwrap(), org);
-        // Version 2 is version 3 without `prevent_trial_abuse` at the end (on when read),
+        assert_eq!(Organization::decode(4, &bytes).unwrap(), org);
+        assert_eq!(org.customer_portal_settings, CustomerPortalSettings::NEW);
+        assert!(org.customer_portal_settings.update_plan);
+        // Version 3 is version 4 without the three portal settings at the end (all off
+        // when read), version 2 also without `prevent_trial_abuse` (on when read),
         // version 1 also without the notification and refund settings.
-        let v2 = &bytes[..bytes.len() - 1];
-        assert_eq!(Organization::decode(2, v2).unwrap(), org);
-        let v1 = &bytes[..bytes.len() - 4];
-        assert_eq!(Organization::decode(1, v1).unwrap(), org);
+        let upgraded = Organization {
+            customer_portal_settings: CustomerPortalSettings::UPGRADED,
+            ..org.clone()
+        };
+        let v3 = &bytes[..bytes.len() - 3];
+        assert_eq!(Organization::decode(3, v3).unwrap(), upgraded);
+        assert!(
+            !Organization::decode(3, v3)
+                .unwrap()
+                .customer_portal_settings
+                .update_plan
+        );
+        let v2 = &bytes[..bytes.len() - 4];
+        assert_eq!(Organization::decode(2, v2).unwrap(), upgraded);
+        let v1 = &bytes[..bytes.len() - 7];
+        assert_eq!(Organization::decode(1, v1).unwrap(), upgraded);
         let mut copies = org.clone();
         copies.notification_settings.new_order = true;
         copies.prevent_trial_abuse = false;
-        let back = Organization::decode(3, &copies.encode().unwrap()).unwrap();
+        copies.customer_portal_settings = CustomerPortalSettings {
+            usage_show: true,
+            update_seats: true,
+            update_plan: false,
+        };
+        let back = Organization::decode(4, &copies.encode().unwrap()).unwrap();
         assert!(back.notification_settings.new_order);
         assert!(!back.prevent_trial_abuse);
+        assert_eq!(
+            back.customer_portal_settings,
+            copies.customer_portal_settings
+        );
         // Pin the format: id (len 16 + bytes), then the timestamp string.
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             hex,
             "100000000000000000000000000000000714313937302d30312d30315430303a30303a30305a00\
-             0441636d650461636d6500000000000000fba00f0000000000000000000000000000000101000000000001"
+             0441636d650461636d6500000000000000fba00f0000000000000000000000000000000101000000000001\
+             000001"
         );
     }
 }

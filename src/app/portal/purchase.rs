@@ -60,6 +60,8 @@ pub fn shown_customer(c: &Customer) -> Customer {
         tax_id: None,
         metadata: Default::default(),
         external_id: None,
+        billing_name: None,
+        default_payment_method_id: None,
         ..c.clone()
     }
 }

@@ -10,9 +10,10 @@
 //!   frees an activation slot of the customer's own key (Tollgate's: Polar's customers
 //!   deactivate with the key in hand).
 //! * the sign-in by code and the session (`session`), and the customer's own records
-//!   (`account`).
+//!   (`account`), its saved payment methods (`payment_methods`).
 
 mod account;
+mod payment_methods;
 mod session;
 
 use actix_web::body::BoxBody;
@@ -63,6 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub fn configure_account(cfg: &mut web::ServiceConfig) {
     session::configure(cfg);
     account::configure(cfg);
+    payment_methods::configure(cfg);
 }
 
 /// `POST /v1/customer-portal/license-keys/claim`: a generated key becomes the signed-in

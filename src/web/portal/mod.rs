@@ -22,6 +22,7 @@
 
 mod account;
 mod keys;
+mod payment_methods;
 mod receipt;
 mod sign_in;
 mod view;
@@ -68,6 +69,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/portal/{slug}/license-keys/{id}/rotate", "Give the key a new value; the old one stops working at once."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", "Deactivate one activation of the key, freeing its slot (when the seller lets customers)."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", "Move to a new device: free one activation of a key at its limit, counted as a replacement (when the seller allows replacement); the application activates on the new device when it next starts."),
+    ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default, remove one (not the card a live paid subscription is billed with); with the test processor, add one by its token."),
+    ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`, `set_default`; test processor only), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
     ("get", "/portal/receipts/{order_id}", "An order's printable receipt, through a signed link that expires (`expires`, `signature`); no session needed."),
 ];
 
@@ -85,6 +88,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/license-keys/{id}/rotate", { post => keys::rotate });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", { post => keys::move_activation });
+    resource!(cfg, "/portal/{slug}/payment-methods", { get => payment_methods::page, post => payment_methods::change });
     // Last: an organization whose slug is `receipts` keeps its own pages above.
     resource!(cfg, "/portal/receipts/{order_id}", { get => receipt::receipt });
 }
