@@ -39,6 +39,7 @@ async fn paid_order(state: &AppState, org: OrganizationId, payment: &str) -> Ord
         payment_id: Some(payment.to_string()),
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).unwrap();

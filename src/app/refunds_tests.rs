@@ -41,6 +41,7 @@ async fn paid_order(state: &AppState, org: OrganizationId) -> Order {
         payment_id: Some(format!("pi_paid_{}", org.0.simple())),
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).unwrap();

@@ -335,6 +335,7 @@ pub fn purchase(product: &Product, customer: &Customer, discount: Option<&Discou
         license_key_ids: Vec::new(),
         interval_count: product.recurring_interval_count,
         trial_end: None,
+        seats: None,
     }
 }
 
