@@ -400,6 +400,7 @@ pub const SUBSCRIPTION_BASE_KEYS: &[&str] = &[
     "pause_at_period_end",
     "paused_at",
     "resumes_at",
+    "seats",
     "units",
 ];
 
