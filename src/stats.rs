@@ -358,6 +358,7 @@ mod tests {
             payment_id: None,
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: None,
         }
     }
 

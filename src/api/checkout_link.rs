@@ -59,7 +59,7 @@ pub struct CheckoutLinkCreate {
     #[schema(value_type = Option<TrialInterval>)]
     pub trial_interval: Option<String>,
     pub trial_interval_count: Option<i64>,
-    /// Not supported (seat-based prices).
+    /// The seats each checkout starts with (1-1000; every product seat-based).
     pub seats: Option<i64>,
     /// Not supported (unit-based prices).
     pub units: Option<i64>,
@@ -99,7 +99,7 @@ pub struct CheckoutLinkUpdate {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub trial_interval_count: Maybe<i64>,
-    /// Not supported (seat-based prices).
+    /// The seats each checkout starts with (`null`: none preset).
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub seats: Maybe<i64>,
@@ -118,16 +118,17 @@ fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
     ));
 }
 
-/// Seats and units: not sold by Tollgate.
-fn refuse_unsupported(v: &mut Validator, seats: Option<i64>, units: Option<i64>) {
-    if let Some(n) = seats {
-        refuse(
-            v,
-            "seats",
-            "Seats can only be preconfigured when all products use seat-based pricing.",
-            Value::from(n),
-        );
-    }
+/// A preset seat count: 1-1000 (whether every product is seat-based is the use case's
+/// question).
+fn seats_field(v: &mut Validator, seats: Option<i64>) -> Option<u32> {
+    let n = seats?;
+    v.int_range(loc!["body", "seats"], n, Some(1), Some(1000))
+        .then(|| u32::try_from(n).ok())
+        .flatten()
+}
+
+/// Units: not sold by Tollgate.
+fn refuse_unsupported(v: &mut Validator, units: Option<i64>) {
     if let Some(n) = units {
         refuse(
             v,
@@ -164,7 +165,8 @@ impl CheckoutLinkCreate {
             .unwrap_or_default();
         check_url(&mut v, "success_url", self.success_url.as_ref());
         check_url(&mut v, "return_url", self.return_url.as_ref());
-        refuse_unsupported(&mut v, self.seats, self.units);
+        let seats = seats_field(&mut v, self.seats);
+        refuse_unsupported(&mut v, self.units);
         let trial = trial_fields(
             &mut v,
             self.trial_interval.as_deref().map(Some),
@@ -195,6 +197,7 @@ impl CheckoutLinkCreate {
             return_url: self.return_url,
             metadata,
             trial,
+            seats,
         })
     }
 }
@@ -209,11 +212,12 @@ impl CheckoutLinkUpdate {
         };
         check_url(&mut v, "success_url", self.success_url.as_value());
         check_url(&mut v, "return_url", self.return_url.as_value());
-        refuse_unsupported(
-            &mut v,
-            self.seats.as_value().copied(),
-            self.units.as_value().copied(),
-        );
+        let seats = match self.seats {
+            Maybe::Absent => None,
+            Maybe::Null => Some(None),
+            Maybe::Value(n) => Some(seats_field(&mut v, Some(n))),
+        };
+        refuse_unsupported(&mut v, self.units.as_value().copied());
         let interval = match &self.trial_interval {
             Maybe::Absent => None,
             Maybe::Null => Some(None),
@@ -247,6 +251,7 @@ impl CheckoutLinkUpdate {
             return_url: self.return_url.into_update(),
             metadata,
             trial,
+            seats,
         })
     }
 }
@@ -271,8 +276,9 @@ pub struct CheckoutLinkView {
     pub allow_discount_codes: bool,
     pub require_billing_address: bool,
     pub discount_id: Option<Uuid>,
-    /// Tollgate has no seat-based or unit-based prices: always `null`.
+    /// The seats each checkout starts with (`null`: the price's fewest).
     pub seats: Option<i64>,
+    /// Tollgate has no unit-based prices: always `null`.
     pub units: Option<i64>,
     pub organization_id: Uuid,
     /// The products a checkout of the link offers, in order.
@@ -306,7 +312,7 @@ impl CheckoutLinkView {
             allow_discount_codes: link.allow_discount_codes,
             require_billing_address: link.require_billing_address,
             discount_id: link.discount_id.map(|d| d.0),
-            seats: None,
+            seats: link.seats.map(i64::from),
             units: None,
             organization_id: link.organization_id.0,
             products,
@@ -361,6 +367,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             interval: crate::domain::product::RecurringInterval::Day,
             count: 14,
         }),
+        seats: None,
     };
     let views = |ids: &[crate::domain::ids::ProductId]| -> Vec<ProductView> {
         ids.iter()

@@ -131,6 +131,8 @@ pub struct CustomerOrder {
     pub invoice_number: String,
     pub is_invoice_generated: bool,
     pub receipt_number: Option<String>,
+    /// The seats bought at a seat-based price; `null` for any other price.
+    pub seats: Option<i64>,
     pub units: Option<i64>,
     pub customer_id: Uuid,
     pub product_id: Uuid,
@@ -175,6 +177,7 @@ impl CustomerOrder {
             invoice_number: o.invoice_number,
             is_invoice_generated: o.is_invoice_generated,
             receipt_number: o.receipt_number,
+            seats: o.seats,
             units: o.units,
             customer_id: o.customer_id,
             product_id: o.product_id,
@@ -376,6 +379,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             payment_id: None,
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: None,
         };
         let refs = OrderRefs {
             customer: &customer,

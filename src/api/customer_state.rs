@@ -55,7 +55,7 @@ pub struct CustomerStateSubscription {
     pub discount_id: Option<Uuid>,
     /// Deprecated: the subscription's price.
     pub price_id: Uuid,
-    /// Seat-based prices only: Tollgate has none, so null.
+    /// The seats paid for at a seat-based price; null for any other price.
     pub seats: Option<i64>,
     /// Unit-based prices only: Tollgate has none, so null.
     pub units: Option<i64>,
@@ -98,7 +98,7 @@ impl CustomerStateSubscription {
             product_id: s.product_id.uuid(),
             discount_id: s.discount_id.map(|d| d.uuid()),
             price_id: s.price_id.uuid(),
-            seats: None,
+            seats: s.seats.map(i64::from),
             units: None,
             meters: Vec::new(),
         })
@@ -160,6 +160,8 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     trialing.status = SubscriptionStatus::Trialing;
     trialing.currency = None;
     trialing.amount = None;
+    // A seat-based subscription shows its seats.
+    trialing.seats = Some(3);
     let mut canceled = active.clone();
     canceled.status = SubscriptionStatus::Canceled;
     let state = CustomerStateView::new(&customer, &[active, trialing, canceled], granted);
@@ -201,6 +203,7 @@ mod tests {
         assert_eq!(subs[1]["currency"], "usd");
         assert_eq!(subs[0]["meters"], json!([]));
         assert_eq!(subs[0]["seats"], serde_json::Value::Null);
+        assert_eq!(subs[1]["seats"], 3);
         assert_eq!(state["granted_benefits"].as_array().map(Vec::len), Some(1));
         assert_eq!(state["active_meters"], json!([]));
         assert_eq!(samples[1].1["active_subscriptions"], json!([]));

@@ -215,6 +215,7 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         payment_id: None,
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     };
     let mut k = key.clone();
     k.order_id = Some(order.id);

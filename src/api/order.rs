@@ -122,7 +122,9 @@ pub struct OrderView {
     pub invoice_number: String,
     pub is_invoice_generated: bool,
     pub receipt_number: Option<String>,
-    /// Seats are not sold: `null`.
+    /// The seats bought at a seat-based price; `null` for any other price.
+    pub seats: Option<i64>,
+    /// Unit-based prices are not sold: `null`.
     pub units: Option<i64>,
     /// Tollgate takes no fee.
     pub platform_fee_amount: i64,
@@ -204,6 +206,7 @@ impl OrderView {
             invoice_number: invoice_number(o),
             is_invoice_generated: false,
             receipt_number: None,
+            seats: o.seats.map(i64::from),
             units: None,
             platform_fee_amount: 0,
             platform_fee_currency: None,
@@ -278,6 +281,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         payment_id: None,
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     };
     let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
     let mut refunded = false;
@@ -358,8 +362,8 @@ mod tests {
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            // The seed's 26 keys and Polar's 2026 ones.
-            assert_eq!(keys.len(), 44, "{keys:?}");
+            // The seed's 26 keys and Polar's 2026 ones (with `seats`).
+            assert_eq!(keys.len(), 45, "{keys:?}");
             let amount = v["amount"].as_i64().unwrap();
             assert_eq!(v["net_amount"], amount);
             assert_eq!(

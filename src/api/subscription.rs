@@ -134,7 +134,9 @@ macro_rules! subscription_schema {
             pub pause_at_period_end: bool,
             pub paused_at: Option<DateTime<Utc>>,
             pub resumes_at: Option<DateTime<Utc>>,
-            /// Seats are not sold: `null`.
+            /// The seats paid for at a seat-based price; `null` for any other price.
+            pub seats: Option<i64>,
+            /// Unit-based prices are not sold: `null`.
             pub units: Option<i64>,
             pub status: SubscriptionStatus,
             pub current_period_start: DateTime<Utc>,
@@ -177,6 +179,7 @@ macro_rules! subscription_schema {
                     pause_at_period_end: false,
                     paused_at: None,
                     resumes_at: None,
+                    seats: s.seats.map(i64::from),
                     units: None,
                     status: s.status.into(),
                     current_period_start: s.current_period_start,
@@ -529,6 +532,7 @@ pub(crate) fn sample_subscriptions() -> Vec<Subscription> {
             license_key_ids: Vec::new(),
             interval_count: 1,
             trial_end: None,
+            seats: None,
         };
         let id = SubscriptionId(Uuid::from_u128(0x5000 + n as u128));
         let Ok(mut s) = Subscription::new_from_purchase(id, purchase, now) else {
@@ -597,7 +601,7 @@ mod tests {
             .unwrap_or_default()
     }
 
-    const BASE_KEYS: [&str; 32] = [
+    const BASE_KEYS: [&str; 33] = [
         "created_at",
         "modified_at",
         "id",
@@ -631,6 +635,7 @@ mod tests {
         "paused_at",
         "resumes_at",
         "units",
+        "seats",
     ];
 
     #[test]

@@ -128,6 +128,37 @@ fn target_price<'a>(
         })
 }
 
+/// The seats a subscription keeps when it moves to `price`. A seat-based subscription
+/// moves only to another seat-based price (Polar's 422 otherwise), keeping its seat
+/// count, which the new tiers must sell. A subscription that is not seat-based does not
+/// move to a seat-based price: Polar would make its customer a team and assign seats,
+/// which Tollgate does not have.
+fn seats_after_change(
+    current: &Subscription,
+    price: &Price,
+    named: &str,
+    field: &str,
+) -> Result<Option<u32>, AppError> {
+    match (current.seats, price.kind.seat_tiers()) {
+        (Some(_), None) => Err(invalid(
+            field,
+            "Can't switch from a seat-based to a non-seat-based product.",
+            named.to_string(),
+        )),
+        (None, Some(_)) => Err(invalid(
+            field,
+            "Can't switch from a non-seat-based to a seat-based product.",
+            named.to_string(),
+        )),
+        (Some(n), Some(tiers)) if !tiers.allows(n) => Err(invalid(
+            field,
+            &format!("This product doesn't sell the subscription's {n} seats."),
+            named.to_string(),
+        )),
+        (seats, _) => Ok(seats),
+    }
+}
+
 /// Resolves the request against the catalog and decides the change at `at`.
 async fn decide(
     state: &AppState,
@@ -172,7 +203,12 @@ async fn decide(
         return Err(invalid(field, "Product is not recurring.", named.clone()));
     }
     let price = target_price(&current, &product, req.price_id)?;
-    let base = price.kind.fixed_amount();
+    let seats = seats_after_change(&current, price, &named, field)?;
+    // A seat-based price costs what its tiers ask for the seats kept.
+    let base = match (seats, price.kind.seat_tiers()) {
+        (Some(n), Some(tiers)) => tiers.amount(n),
+        _ => price.kind.fixed_amount(),
+    };
     let discount = match current.discount_id {
         Some(id) => state
             .store
@@ -181,9 +217,10 @@ async fn decide(
             .map(|d| d.value),
         None => None,
     };
+    // Discounts apply to fixed prices only.
     let keeps_discount = discount
         .as_ref()
-        .is_some_and(|d| d.applies_to(product.id) && base.is_some());
+        .is_some_and(|d| d.applies_to(product.id) && price.kind.fixed_amount().is_some());
     let amount = base.map(|a| match (&discount, keeps_discount) {
         (Some(d), true) => a - amount_off(&d.kind, a),
         _ => a,
@@ -196,7 +233,8 @@ async fn decide(
         amount,
         keeps_discount,
     )
-    .ok_or_else(|| invalid(field, "Product is not recurring.", named.clone()))?;
+    .ok_or_else(|| invalid(field, "Product is not recurring.", named.clone()))?
+    .with_seats(seats);
     let behavior = match req.behavior {
         Some(b) => b,
         None => state
@@ -364,12 +402,25 @@ async fn key_changes(
     let c = &d.change;
     let paid_until =
         grants::plan_change_paid_until(c.resets_cycle, c.period_end, d.current.current_period_end);
-    let mut granted = Vec::new();
-    for g in grants::plan_change(&benefits, &covered, c.at, paid_until) {
-        let id = LicenseKeyId(derived_uuid(
-            d.current.id.0,
-            &format!("license_key:{}:{}", g.benefit_id, c.number),
-        ));
+    // The new benefits grant as a purchase of the seats kept would (one seat otherwise).
+    let uncovered: Vec<Benefit> = benefits
+        .into_iter()
+        .filter(|b| !covered.contains(&b.id))
+        .collect();
+    let seats = c.target.seats.unwrap_or(1);
+    let mut granted: Vec<LicenseKey> = Vec::new();
+    for g in grants::purchase_of(&uncovered, c.at, Some(paid_until), seats) {
+        // The first key of a benefit keeps the id a one-key change derives; the others
+        // are numbered.
+        let nth = granted
+            .iter()
+            .filter(|k| k.benefit_id == g.benefit_id)
+            .count();
+        let name = match nth {
+            0 => format!("license_key:{}:{}", g.benefit_id, c.number),
+            n => format!("license_key:{}:{}:{n}", g.benefit_id, c.number),
+        };
+        let id = LicenseKeyId(derived_uuid(d.current.id.0, &name));
         granted.push(LicenseKey::from_grant(
             id,
             d.current.organization_id,

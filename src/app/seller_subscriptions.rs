@@ -122,6 +122,7 @@ pub async fn create(
         license_key_ids: key_ids,
         interval_count: product.recurring_interval_count,
         trial_end: None,
+        seats: None,
     };
     let subscription =
         Subscription::new_from_purchase(id, purchase, now).map_err(AppError::internal)?;

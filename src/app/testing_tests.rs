@@ -114,6 +114,7 @@ pub async fn paid_order(
         payment_id: Some(payment.to_string()),
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).expect("order");

@@ -46,6 +46,7 @@ fn order(product: &Product, customer: &Customer, amount: i64, at: DateTime<Utc>)
         payment_id: None,
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     }
 }
 

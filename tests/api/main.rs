@@ -68,6 +68,7 @@ mod retention;
 mod schema;
 mod schemathesis;
 mod sdk_bodies;
+mod seat_subscriptions;
 mod seats;
 mod seller_subscriptions;
 mod signature_clients;

@@ -64,6 +64,7 @@ const ORDER_KEYS: &[&str] = &[
     "invoice_number",
     "is_invoice_generated",
     "receipt_number",
+    "seats",
     "units",
     "platform_fee_amount",
     "platform_fee_currency",
@@ -131,6 +132,7 @@ fn order(
         payment_id: None,
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
+        seats: None,
     }
 }
 

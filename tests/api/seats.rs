@@ -154,3 +154,84 @@ async fn a_purchase_of_three_seats_grants_per_each_benefits_quantity_rule() {
     let item = r.expect_invalid_at(json!(["body", "seats"]));
     assert_eq!(item["msg"], "Seats can only be set for seat-based pricing.");
 }
+
+/// A checkout link with seats preset: accepted for seat-based products only, within their
+/// tiers; the checkouts it opens start with those seats, priced by their tier.
+#[actix_web::test]
+async fn a_link_presets_the_seats_of_the_checkouts_it_opens() {
+    let app = spawn_app().await;
+    let org = app
+        .created_org_as(&app.token, "linkseats", "linkseats")
+        .await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let product = |name: &str, price: Value| {
+        let body = json!({"name": name, "organization_id": org, "prices": [price]});
+        let app = &app;
+        async move {
+            let r = post(app, "/v1/products/", body).await;
+            r.expect(201);
+            r.id()
+        }
+    };
+    let team = product(
+        "Team",
+        json!({"amount_type": "seat_based", "seat_tiers": {"tiers": [
+            {"min_seats": 1, "max_seats": 2, "price_per_seat": 1200},
+            {"min_seats": 3, "max_seats": 10, "price_per_seat": 1000}]}}),
+    )
+    .await;
+    let solo = product("Solo", json!({"amount_type": "fixed", "price_amount": 900})).await;
+    let link_of = |products: Vec<&str>, seats: Value| json!({"payment_processor": "stripe", "products": products, "seats": seats});
+
+    // Refused: a product not sold by the seat, seats its tiers don't sell, seats below 1.
+    let r = post(
+        &app,
+        "/v1/checkout-links/",
+        link_of(vec![&team, &solo], json!(3)),
+    )
+    .await;
+    let item = r.expect_invalid_at(json!(["body", "seats"]));
+    assert_eq!(
+        item["msg"],
+        "Seats can only be preconfigured when all products use seat-based pricing."
+    );
+    let r = post(&app, "/v1/checkout-links/", link_of(vec![&team], json!(11))).await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+    let r = post(&app, "/v1/checkout-links/", link_of(vec![&team], json!(0))).await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+
+    let link = post(&app, "/v1/checkout-links/", link_of(vec![&team], json!(3))).await;
+    link.expect(201);
+    assert_eq!(link.body["seats"], 3);
+    let url = link.body["url"].as_str().unwrap_or_default().to_string();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default();
+    let r = app.send(http.get(&url)).await;
+    assert_eq!(r.status, 307, "{}", r.body);
+    let location = r.header("location");
+    let secret = location.rsplit('/').next().unwrap_or_default().to_string();
+    let c = app
+        .get(&format!("/v1/checkouts/client/{secret}"), None)
+        .await;
+    c.expect(200);
+    assert_eq!(
+        (c.body["seats"].clone(), c.body["amount"].clone()),
+        (json!(3), json!(3000))
+    );
+
+    // Adding a product not sold by the seat keeps the seats refused; clearing them works.
+    let path = format!("/v1/checkout-links/{}", link.id());
+    let r = app
+        .patch_json(&path, Some(&app.token), &json!({"products": [team, solo]}))
+        .await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+    let r = app
+        .patch_json(&path, Some(&app.token), &json!({"seats": null}))
+        .await;
+    r.expect(200);
+    assert!(r.body["seats"].is_null());
+}

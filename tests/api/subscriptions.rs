@@ -335,6 +335,7 @@ pub fn purchase(product: &Product, customer: &Customer, discount: Option<&Discou
         license_key_ids: Vec::new(),
         interval_count: product.recurring_interval_count,
         trial_end: None,
+        seats: None,
     }
 }
 
@@ -399,6 +400,7 @@ pub const SUBSCRIPTION_BASE_KEYS: &[&str] = &[
     "pause_at_period_end",
     "paused_at",
     "resumes_at",
+    "seats",
     "units",
 ];
 

@@ -80,6 +80,9 @@ impl Order {
                 .cloned(),
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: checkout
+                .seats
+                .filter(|_| checkout.price.kind.seat_tiers().is_some()),
         }
     }
 }

@@ -43,6 +43,9 @@ pub struct CheckoutLink {
     // Format version 2.
     /// The trial each checkout of the link gives, instead of its product's.
     pub trial: Option<Trial>,
+    // Format version 3.
+    /// The seats each checkout of the link starts with (seat-based products only).
+    pub seats: Option<u32>,
 }
 
 /// What a new link offers, as its creator named it: products (at least one, unique), one
@@ -70,6 +73,9 @@ pub struct NewCheckoutLink {
     pub return_url: Option<String>,
     pub metadata: Metadata,
     pub trial: Option<Trial>,
+    /// The seats each checkout starts with (every product seat-based; checked against
+    /// the store).
+    pub seats: Option<u32>,
 }
 
 /// A change of a link (`PATCH /v1/checkout-links/{id}`), its fields' shapes checked by the
@@ -88,6 +94,50 @@ pub struct CheckoutLinkChange {
     pub metadata: Option<Metadata>,
     /// `Some(None)`: the link's own trial is dropped.
     pub trial: Option<Option<Trial>>,
+    /// `Some(None)`: no seats preset.
+    pub seats: Option<Option<u32>>,
+}
+
+/// A link as format version 2 stored it: without seats.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct CheckoutLinkV2 {
+    id: CheckoutLinkId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    client_secret: String,
+    label: Option<String>,
+    products: Vec<ProductId>,
+    allow_discount_codes: bool,
+    require_billing_address: bool,
+    discount_id: Option<DiscountId>,
+    success_url: Option<String>,
+    return_url: Option<String>,
+    metadata: Metadata,
+    trial: Option<Trial>,
+}
+
+impl From<CheckoutLinkV2> for CheckoutLink {
+    fn from(v: CheckoutLinkV2) -> Self {
+        CheckoutLink {
+            id: v.id,
+            organization_id: v.organization_id,
+            created_at: v.created_at,
+            modified_at: v.modified_at,
+            client_secret: v.client_secret,
+            label: v.label,
+            products: v.products,
+            allow_discount_codes: v.allow_discount_codes,
+            require_billing_address: v.require_billing_address,
+            discount_id: v.discount_id,
+            success_url: v.success_url,
+            return_url: v.return_url,
+            metadata: v.metadata,
+            trial: v.trial,
+            seats: None,
+        }
+    }
 }
 
 /// A link as format version 1 stored it: without a trial.
@@ -126,6 +176,7 @@ impl From<CheckoutLinkV1> for CheckoutLink {
             return_url: v.return_url,
             metadata: v.metadata,
             trial: None,
+            seats: None,
         }
     }
 }
@@ -138,8 +189,9 @@ impl CheckoutLink {
 
 impl Record for CheckoutLink {
     const COLLECTION: &'static str = "checkout_link";
-    /// 2: the link's trial (version 1 decodes without one).
-    const VERSION: u16 = 2;
+    /// 2: the link's trial (version 1 decodes without one); 3: its seats (version 2
+    /// decodes without).
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -149,7 +201,9 @@ impl Record for CheckoutLink {
         match version {
             1 => tollgate_storage::codec::decode::<CheckoutLinkV1>(Self::COLLECTION, 1, payload)
                 .map(CheckoutLink::from),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, 2, payload),
+            2 => tollgate_storage::codec::decode::<CheckoutLinkV2>(Self::COLLECTION, 2, payload)
+                .map(CheckoutLink::from),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, 3, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -211,6 +265,7 @@ mod tests {
                 interval: crate::domain::product::RecurringInterval::Week,
                 count: 2,
             }),
+            seats: Some(4),
         }
     }
 
@@ -219,15 +274,38 @@ mod tests {
         let link = full_link();
         assert_eq!(
             (CheckoutLink::COLLECTION, CheckoutLink::VERSION),
-            ("checkout_link", 2)
+            ("checkout_link", 3)
         );
         let bytes = link.encode().unwrap_or_default();
-        assert_eq!(CheckoutLink::decode(2, &bytes).ok(), Some(link));
+        assert_eq!(CheckoutLink::decode(3, &bytes).ok(), Some(link));
+        // Version 3 appends the seats (`Some(4)`: 01 04).
         assert_eq!(
             hex(&bytes),
-            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"),
-            "checkout link format v2 changed"
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0104"),
+            "checkout link format v3 changed"
         );
+    }
+
+    /// A link written by a build of format version 2 reads without seats.
+    #[test]
+    fn version_2_links_decode_without_seats() {
+        let v2 = (0..GOLDEN_V1.len() + GOLDEN_V2_TAIL.len())
+            .step_by(2)
+            .filter_map(|i| {
+                format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}")
+                    .get(i..i + 2)
+                    .map(str::to_string)
+            })
+            .filter_map(|b| u8::from_str_radix(&b, 16).ok())
+            .collect::<Vec<u8>>();
+        let expected = CheckoutLink {
+            seats: None,
+            ..full_link()
+        };
+        assert_eq!(CheckoutLink::decode(2, &v2).ok(), Some(expected.clone()));
+        assert!(CheckoutLink::decode(3, &v2).is_err());
+        let again = expected.encode().unwrap_or_default();
+        assert_eq!(hex(&again), format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00"));
     }
 
     /// A link written by a build of format version 1 reads without a trial.
@@ -253,6 +331,7 @@ mod tests {
         assert_eq!(hex(&bytes), GOLDEN_V1);
         let expected = CheckoutLink {
             trial: None,
+            seats: None,
             ..link
         };
         assert_eq!(CheckoutLink::decode(1, &bytes).ok(), Some(expected));

@@ -52,6 +52,41 @@ pub struct Order {
     /// `domain::refund`).
     pub refund_pending_amount: i64,
     pub refund_pending_tax_amount: i64,
+    /// The seats bought at a seat-based price (format version 3; `None` for any other
+    /// price, and for orders written before).
+    pub seats: Option<u32>,
+}
+
+/// Format version 2: before the seats.
+#[derive(Deserialize)]
+struct OrderV2 {
+    pub id: OrderId,
+    pub organization_id: OrganizationId,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub status: OrderStatus,
+    pub amount: i64,
+    pub tax_amount: i64,
+    pub refunded_amount: i64,
+    pub refunded_tax_amount: i64,
+    pub currency: String,
+    pub billing_reason: BillingReason,
+    pub billing_address: Option<Address>,
+    pub customer_id: CustomerId,
+    pub product_id: ProductId,
+    pub product_price_id: PriceId,
+    pub recurring: bool,
+    pub discount_id: Option<DiscountId>,
+    pub subscription_id: Option<SubscriptionId>,
+    pub checkout_id: Option<CheckoutId>,
+    pub metadata: Metadata,
+    pub custom_field_data: CustomFieldData,
+    pub customer_email: String,
+    pub product_name: String,
+    pub discount_name: Option<String>,
+    pub payment_id: Option<String>,
+    pub refund_pending_amount: i64,
+    pub refund_pending_tax_amount: i64,
 }
 
 /// Format version 1: before the payment and the refunds under way.
@@ -235,13 +270,50 @@ impl From<OrderV1> for Order {
             payment_id: None,
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: None,
+        }
+    }
+}
+
+impl From<OrderV2> for Order {
+    fn from(v2: OrderV2) -> Self {
+        Self {
+            id: v2.id,
+            organization_id: v2.organization_id,
+            created_at: v2.created_at,
+            modified_at: v2.modified_at,
+            status: v2.status,
+            amount: v2.amount,
+            tax_amount: v2.tax_amount,
+            refunded_amount: v2.refunded_amount,
+            refunded_tax_amount: v2.refunded_tax_amount,
+            currency: v2.currency,
+            billing_reason: v2.billing_reason,
+            billing_address: v2.billing_address,
+            customer_id: v2.customer_id,
+            product_id: v2.product_id,
+            product_price_id: v2.product_price_id,
+            recurring: v2.recurring,
+            discount_id: v2.discount_id,
+            subscription_id: v2.subscription_id,
+            checkout_id: v2.checkout_id,
+            metadata: v2.metadata,
+            custom_field_data: v2.custom_field_data,
+            customer_email: v2.customer_email,
+            product_name: v2.product_name,
+            discount_name: v2.discount_name,
+            payment_id: v2.payment_id,
+            refund_pending_amount: v2.refund_pending_amount,
+            refund_pending_tax_amount: v2.refund_pending_tax_amount,
+            seats: None,
         }
     }
 }
 
 impl Record for Order {
     const COLLECTION: &'static str = "order";
-    const VERSION: u16 = 2;
+    /// 3: the seats of a seat-based purchase.
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -252,7 +324,10 @@ impl Record for Order {
             1 => Ok(
                 tollgate_storage::codec::decode::<OrderV1>(Self::COLLECTION, 1, payload)?.into(),
             ),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => Ok(
+                tollgate_storage::codec::decode::<OrderV2>(Self::COLLECTION, 2, payload)?.into(),
+            ),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -441,27 +516,86 @@ pub(crate) mod tests {
             payment_id: Some("pi_1".into()),
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: Some(5),
         }
     }
 
     #[test]
     fn round_trip_and_golden_bytes() {
         let o = full_order();
-        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 2));
+        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 3));
         let bytes = o.encode().unwrap_or_default();
-        assert_eq!(Order::decode(2, &bytes).ok(), Some(o.clone()));
-        // Version 1 (golden bytes): read with no payment and nothing under way.
+        assert_eq!(Order::decode(3, &bytes).ok(), Some(o.clone()));
+        // Version 1 (golden bytes): read with no payment, nothing under way, no seats.
         let v1 = decode_hex(GOLDEN_V1);
         let old = Order::decode(1, &v1).expect("reading version 1");
         assert_eq!(
             old,
             Order {
                 payment_id: None,
+                seats: None,
                 ..o.clone()
             }
         );
-        // Version 2 is version 1 with the new fields at the end.
-        assert!(crate::golden::hex(&bytes).starts_with(GOLDEN_V1));
+        // Version 2 (golden bytes): version 1 with the payment and the refunds under way at
+        // the end; read without seats.
+        let v2 = decode_hex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"));
+        let old = Order::decode(2, &v2).expect("reading version 2");
+        assert_eq!(
+            old,
+            Order {
+                seats: None,
+                ..o.clone()
+            }
+        );
+        assert!(Order::decode(3, &v2).is_err());
+        assert!(Order::decode(4, &bytes).is_err());
+        // Version 3 is version 2 with the seats at the end (`Some(5)`: 01 05).
+        assert_eq!(
+            crate::golden::hex(&bytes),
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105")
+        );
+        // Written again, a version-2 order is version 3 without seats (a `None`: 00).
+        let again = Order { seats: None, ..o }.encode().unwrap_or_default();
+        assert_eq!(
+            crate::golden::hex(&again),
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00")
+        );
+    }
+
+    /// A one-time seat-based purchase's order carries its seats; a fixed price's none.
+    #[test]
+    fn an_order_carries_the_seats_of_its_checkout() {
+        use crate::domain::product::{SeatTier, SeatTierType, SeatTiers};
+        let tiers = SeatTiers::new(
+            SeatTierType::Volume,
+            vec![SeatTier {
+                min_seats: 1,
+                max_seats: None,
+                price_per_seat: 1000,
+            }],
+        )
+        .expect("tiers");
+        let mut c = checkout(
+            PriceKind::OneTimeSeatBased {
+                currency: "usd".into(),
+                seat_tiers: tiers,
+            },
+            None,
+        );
+        c.seats = Some(3);
+        let cu = customer(&c);
+        let o = Order::from_checkout(OrderId::new(), &c, &cu, "Team", None, t0());
+        assert_eq!(o.seats, Some(3));
+        let fixed = checkout(
+            PriceKind::OneTimeFixed {
+                currency: "usd".into(),
+                amount: 100,
+            },
+            None,
+        );
+        let o = Order::from_checkout(OrderId::new(), &fixed, &customer(&fixed), "b", None, t0());
+        assert_eq!(o.seats, None);
     }
 
     fn decode_hex(s: &str) -> Vec<u8> {
@@ -481,4 +615,6 @@ pub(crate) mod tests {
         010505747269616c020105056167726565030004626f726e0414323032342d30352d30315430303a30303a30\
         305a05636f756e74020e05656d70747900046e6f746501026869106a616e65406578616d706c652e636f6d03\
         50726f01064c61756e6368";
+
+    const GOLDEN_V2_TAIL: &str = "010470695f310000";
 }

@@ -54,6 +54,7 @@ async fn stored(store: &Store, start: chrono::DateTime<Utc>) -> Subscription {
         license_key_ids: vec![LicenseKeyId::new()],
         interval_count: 1,
         trial_end: None,
+        seats: None,
     };
     let s = Subscription::new_from_purchase(SubscriptionId::new(), p, start).unwrap();
     let mut batch = Batch::new();

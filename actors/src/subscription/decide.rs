@@ -83,6 +83,7 @@ impl Subscription {
             proration_balance: 0,
             plan_changes: 0,
             trial_reminded_for: None,
+            seats: p.seats.filter(|_| p.price.kind.seat_tiers().is_some()),
         })
     }
 

@@ -51,6 +51,7 @@ fn purchase(price: Price) -> Purchase {
         license_key_ids: vec![LicenseKeyId::new(), LicenseKeyId::new()],
         interval_count: 1,
         trial_end: None,
+        seats: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod model;
 pub mod plan_change;
 mod renewal;
 mod v1;
+mod v2;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
@@ -174,8 +175,9 @@ impl Subscription {
 
 impl Record for Subscription {
     const COLLECTION: &'static str = "subscription";
-    /// 2: interval counts, trials, plan changes (`v1.rs` decodes version 1).
-    const VERSION: u16 = 2;
+    /// 2: interval counts, trials, plan changes (`v1.rs` decodes version 1); 3: seats
+    /// (`v2.rs` decodes version 2).
+    const VERSION: u16 = 3;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -187,7 +189,11 @@ impl Record for Subscription {
                 tollgate_storage::codec::decode::<v1::SubscriptionV1>(Self::COLLECTION, 1, payload)
                     .map(Subscription::from)
             }
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => {
+                tollgate_storage::codec::decode::<v2::SubscriptionV2>(Self::COLLECTION, 2, payload)
+                    .map(Subscription::from)
+            }
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

@@ -139,6 +139,9 @@ pub struct Subscription {
     pub plan_changes: u32,
     /// The trial end a reminder of the first charge went out for (one per trial end).
     pub trial_reminded_for: Option<DateTime<Utc>>,
+    // Format version 3 (`v2.rs` decodes version 2).
+    /// The seats paid for at a seat-based price (`None` for any other price).
+    pub seats: Option<u32>,
 }
 
 /// Why a subscription refused a command. The messages are Polar's.
@@ -195,6 +198,9 @@ pub struct Purchase {
     /// The end of the free trial the subscription starts with (`None`: no trial, the
     /// first period is paid at checkout).
     pub trial_end: Option<DateTime<Utc>>,
+    /// The seats bought at a seat-based price (`amount` is what they cost); `None` for
+    /// any other price.
+    pub seats: Option<u32>,
 }
 
 impl Purchase {
@@ -228,6 +234,9 @@ impl Purchase {
             license_key_ids,
             interval_count,
             trial_end,
+            seats: checkout
+                .seats
+                .filter(|_| checkout.price.kind.seat_tiers().is_some()),
         }
     }
 }

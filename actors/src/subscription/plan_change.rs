@@ -47,6 +47,9 @@ pub struct PlanTarget {
     pub currency: Option<String>,
     /// The subscription's discount applies to the new amount (else it is dropped).
     pub keeps_discount: bool,
+    /// The seats paid for at a seat-based price (`amount` is what they cost); `None` for
+    /// any other price.
+    pub seats: Option<u32>,
 }
 
 impl PlanTarget {
@@ -68,7 +71,14 @@ impl PlanTarget {
             amount,
             currency: price.kind.currency().map(str::to_string),
             keeps_discount,
+            seats: None,
         })
+    }
+
+    /// The same target for `seats` seats (of a seat-based price; `amount` their cost).
+    pub fn with_seats(mut self, seats: Option<u32>) -> PlanTarget {
+        self.seats = seats;
+        self
     }
 }
 
@@ -167,6 +177,7 @@ impl Subscription {
         if target.price_id == self.price_id
             && target.product_id == self.product_id
             && target.amount == self.amount
+            && target.seats == self.seats
             && !resets_cycle
         {
             return Ok(None);
@@ -238,6 +249,7 @@ impl Subscription {
         next.product_name = t.product_name.clone();
         next.price_id = t.price_id;
         next.amount = t.amount;
+        next.seats = t.seats;
         next.currency = t.currency.clone().or(next.currency);
         next.recurring_interval = t.interval;
         next.recurring_interval_count = t.interval_count;
@@ -320,6 +332,7 @@ impl Subscription {
             payment_id: charge.payment_id.clone(),
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: self.seats,
         }
     }
 }

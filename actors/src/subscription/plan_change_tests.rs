@@ -68,6 +68,7 @@ fn purchase(price: Price, count: u32, trial_end: Option<DateTime<Utc>>) -> Purch
         license_key_ids: vec![LicenseKeyId::new()],
         interval_count: count,
         trial_end,
+        seats: None,
     }
 }
 
@@ -288,6 +289,7 @@ fn refusals_and_no_ops() {
         amount: s.amount,
         currency: s.currency.clone(),
         keeps_discount: true,
+        seats: None,
     };
     assert_eq!(
         s.plan_change(&same, ProrationBehavior::Invoice, at),

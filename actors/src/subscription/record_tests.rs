@@ -40,6 +40,7 @@ fn sub(amount: Option<i64>, interval: RecurringInterval) -> Subscription {
         license_key_ids: Vec::new(),
         interval_count: 1,
         trial_end: None,
+        seats: None,
     };
     Subscription::new_from_purchase(SubscriptionId::new(), p, t0).unwrap()
 }
@@ -154,6 +155,7 @@ fn full_subscription() -> Subscription {
         proration_balance: -250,
         plan_changes: 2,
         trial_reminded_for: Some(at(540)),
+        seats: Some(7),
     }
 }
 
@@ -162,15 +164,35 @@ fn round_trip_and_golden_bytes() {
     let s = full_subscription();
     assert_eq!(
         (Subscription::COLLECTION, Subscription::VERSION),
-        ("subscription", 2)
+        ("subscription", 3)
     );
     let bytes = s.encode().unwrap_or_default();
-    assert_eq!(Subscription::decode(2, &bytes).ok(), Some(s));
+    assert_eq!(Subscription::decode(3, &bytes).ok(), Some(s));
+    // Version 3 appends the seats (`Some(7)`: 01 07) to version 2's layout.
     assert_eq!(
         crate::golden::hex(&bytes),
-        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"),
-        "subscription format v2 changed"
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0107"),
+        "subscription format v3 changed"
     );
+}
+
+/// A record written by a build of format version 2 reads as a subscription without
+/// seats; written again, it is version 3.
+#[test]
+fn version_2_records_decode_without_seats() {
+    let v2 = unhex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"));
+    let expected = Subscription {
+        seats: None,
+        ..full_subscription()
+    };
+    assert_eq!(Subscription::decode(2, &v2).ok(), Some(expected.clone()));
+    assert!(Subscription::decode(3, &v2).is_err());
+    let again = expected.encode().unwrap_or_default();
+    assert_eq!(
+        crate::golden::hex(&again),
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00")
+    );
+    assert_eq!(Subscription::decode(3, &again).ok(), Some(expected));
 }
 
 /// The bytes of a hex string (the golden fixtures).
@@ -184,7 +206,7 @@ fn unhex(s: &str) -> Vec<u8> {
 
 /// A record written by a build of format version 1 reads as a subscription of single
 /// intervals, without a trial, its periods counted from its start; written again, it is
-/// version 2.
+/// version 3.
 #[test]
 fn version_1_records_decode_with_single_intervals_and_no_trial() {
     use crate::golden::at;
@@ -198,13 +220,14 @@ fn version_1_records_decode_with_single_intervals_and_no_trial() {
         proration_balance: 0,
         plan_changes: 0,
         trial_reminded_for: None,
+        seats: None,
         ..full_subscription()
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Subscription::decode(2, &again).ok(), Some(expected));
+    assert_eq!(Subscription::decode(3, &again).ok(), Some(expected));
     assert!(Subscription::decode(2, &unhex(GOLDEN_V1)).is_err());
-    assert!(Subscription::decode(3, &again).is_err());
+    assert!(Subscription::decode(4, &again).is_err());
 }
 
 /// Format version 2 appends its fields to version 1's layout: these are their bytes.

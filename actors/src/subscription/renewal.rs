@@ -382,6 +382,7 @@ impl Subscription {
             payment_id: None,
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
+            seats: self.seats,
         }
     }
 }

@@ -94,6 +94,7 @@ impl From<SubscriptionV1> for Subscription {
             proration_balance: 0,
             plan_changes: 0,
             trial_reminded_for: None,
+            seats: None,
         }
     }
 }

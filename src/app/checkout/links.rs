@@ -250,6 +250,9 @@ pub async fn create(
         LinkOffer::Price(price) => vec![product_of_price(state, subject, price).await?],
     };
     let org = first_organization(state, &products).await?;
+    if let Some(n) = cmd.seats {
+        check_seats(state, &products, n).await?;
+    }
     if let Some(id) = cmd.discount_id {
         if discount_for_link(state, org, &products, id)
             .await?
@@ -273,11 +276,43 @@ pub async fn create(
         return_url: cmd.return_url,
         metadata: cmd.metadata,
         trial: cmd.trial,
+        seats: cmd.seats,
     };
     let mut batch = Batch::new();
     batch.put(&link, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
     Ok(link)
+}
+
+/// Seats preset on a link: every product is sold by the seat (Polar's message
+/// otherwise), and sells `seats` of them.
+async fn check_seats(state: &AppState, products: &[ProductId], seats: u32) -> Result<(), AppError> {
+    for id in products {
+        let product = state
+            .store
+            .get::<Product>(&id.key())
+            .await?
+            .map(|p| p.value);
+        let tiers = product.as_ref().and_then(|p| {
+            p.active_prices()
+                .find_map(|price| price.kind.seat_tiers().cloned())
+        });
+        let Some(tiers) = tiers else {
+            return Err(AppError::invalid(
+                field!["seats"],
+                "Seats can only be preconfigured when all products use seat-based pricing.",
+                Given::of(&seats),
+            ));
+        };
+        if !tiers.allows(seats) {
+            return Err(AppError::invalid(
+                field!["seats"],
+                format!("The product {id} doesn't sell {seats} seats."),
+                Given::of(&seats),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The organization of the first of validated products.
@@ -320,6 +355,15 @@ pub async fn update(
         }
         None => None,
     };
+    let seats = match change.seats {
+        Some(s) => s,
+        // New products must sell the seats already preset.
+        None if products.is_some() => current.seats,
+        None => None,
+    };
+    if let Some(n) = seats {
+        check_seats(state, products.as_deref().unwrap_or(&current.products), n).await?;
+    }
     if let Some(Some(d)) = change.discount_id {
         let offered = products.as_deref().unwrap_or(&current.products);
         if discount_for_link(state, current.organization_id, offered, d)
@@ -360,6 +404,9 @@ pub async fn update(
             }
             if let Some(t) = change.trial {
                 l.trial = t;
+            }
+            if let Some(n) = change.seats {
+                l.seats = n;
             }
             l.modified_at = Some(now);
             Ok(Some(l))
@@ -494,7 +541,7 @@ pub async fn follow(
         .filter(|e| crate::validate::is_email(e));
     let command = CreateCheckout {
         target: CheckoutTarget::Products(on_sale.iter().map(|p| p.id).collect()),
-        seats: None,
+        seats: link.seats,
         amount: None,
         discount_id: discount.as_ref().map(|d| d.id),
         allow_discount_codes: link.allow_discount_codes,

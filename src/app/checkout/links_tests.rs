@@ -55,6 +55,7 @@ fn command(offer: LinkOffer) -> NewCheckoutLink {
         return_url: None,
         metadata: Default::default(),
         trial: None,
+        seats: None,
     }
 }
 
