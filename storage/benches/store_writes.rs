@@ -78,7 +78,6 @@ impl Record for BenchRecord {
     }
 }
 
-
 /// Records each counter-writing writer cycles over.
 const TALLIED_PER_WRITER: u64 = 156;
 
@@ -126,9 +125,11 @@ impl Record for Tallied {
         let (len, rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
         let len = u32::from_be_bytes(*len) as usize;
         let body = rest.get(..len).ok_or_else(bad)?.to_vec();
-        let mut ints = rest.get(len..).ok_or_else(bad)?.chunks_exact(8).map(|c| {
-            i64::from_be_bytes(c.try_into().unwrap_or([0; 8]))
-        });
+        let mut ints = rest
+            .get(len..)
+            .ok_or_else(bad)?
+            .chunks_exact(8)
+            .map(|c| i64::from_be_bytes(c.try_into().unwrap_or([0; 8])));
         let mut next = || ints.next().ok_or_else(bad);
         let (bounded, hits, last, limit) = (next()?, next()?, next()?, next()?);
         Ok(Self {
@@ -330,10 +331,7 @@ async fn writer(
         };
         batch.put(&record, expect)?;
         match strategy {
-            Strategy::Group
-            | Strategy::Update
-            | Strategy::CounterPut
-            | Strategy::CounterTally => {
+            Strategy::Group | Strategy::Update | Strategy::CounterPut | Strategy::CounterTally => {
                 store.commit_durable(&batch).await?;
             }
             Strategy::Serial => {
