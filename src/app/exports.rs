@@ -256,6 +256,8 @@ pub struct SubscriptionRow {
     pub billing_country: Option<String>,
     /// The discount's code, else its name.
     pub discount: Option<String>,
+    /// The seats of a seat-based subscription (none for other prices).
+    pub seats: Option<u32>,
     pub current_period_start: DateTime<Utc>,
     pub current_period_end: Option<DateTime<Utc>>,
     pub cancel_at_period_end: bool,
@@ -354,6 +356,7 @@ impl SubscriptionExport {
                     .as_ref()
                     .and_then(|c| country(c.billing_address.as_ref())),
                 discount: discount.map(|d| d.code.unwrap_or(d.name)),
+                seats: s.seats,
                 current_period_start: s.current_period_start,
                 current_period_end: s.current_period_end,
                 cancel_at_period_end: s.cancel_at_period_end,

@@ -296,8 +296,8 @@ fn subscription_cell(row: &SubscriptionRow, column: usize, tz: Tz) -> String {
         "billing_name" => opt_text(row.billing_name.as_deref()),
         "billing_country" => opt_text(row.billing_country.as_deref()),
         "discount" => opt_text(row.discount.as_deref()),
-        // Tollgate has no seat-based subscriptions.
-        "seats" => String::new(),
+        // Empty unless the subscription is seat-based.
+        "seats" => row.seats.map(|n| n.to_string()).unwrap_or_default(),
         "current_period_start" => date(row.current_period_start, tz),
         "current_period_end" => opt_date(row.current_period_end, tz),
         "cancel_at_period_end" => row.cancel_at_period_end.to_string(),

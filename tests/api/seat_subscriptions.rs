@@ -158,6 +158,15 @@ async fn three_seats_renew_with_their_keys_and_a_revocation_takes_them_all() {
     assert_eq!(first[0]["seats"], 3);
     assert_eq!(first[0]["billing_reason"], "subscription_create");
     assert_eq!(first[0]["subscription"]["seats"], 3);
+    // The subscriptions export fills its Seats column.
+    let (header, rows) = crate::exports::csv_of(
+        &app,
+        "/v1/subscriptions/export?columns=email&columns=seats",
+        &app.token,
+    )
+    .await;
+    assert_eq!(header, ["Email", "Seats"]);
+    assert_eq!(rows, [["ada@seatsubs.example", "3"]]);
 
     // One key with 3 × 2 activations; three keys of 2 each.
     let one = keys_of(&app, &customer, &one_key).await;
