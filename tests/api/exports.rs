@@ -73,7 +73,11 @@ async fn fetch(app: &ClockApp, path: &str, token: Option<&str>) -> (u16, String,
 }
 
 /// The CSV of a 200 answer, parsed by an independent reader: (header, rows).
-pub(crate) async fn csv_of(app: &ClockApp, path: &str, token: &str) -> (Vec<String>, Vec<Vec<String>>) {
+pub(crate) async fn csv_of(
+    app: &ClockApp,
+    path: &str,
+    token: &str,
+) -> (Vec<String>, Vec<Vec<String>>) {
     let (status, content_type, body) = fetch(app, path, Some(token)).await;
     assert_eq!(status, 200, "{path}: {body}");
     assert!(content_type.starts_with("text/csv"), "{content_type}");
