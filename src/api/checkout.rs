@@ -641,8 +641,9 @@ macro_rules! checkout_schema {
             pub embed_origin: Option<String>,
             /// Before discount and tax (0 for a free price).
             pub amount: i64,
-            /// The seats bought at a seat-based price, with the fewest and most the price
-            /// sells (`null` for other prices; `max_seats` also when unlimited). Tollgate
+            /// The seats bought at a seat-based price, with the fewest and most on sale (the
+            /// price's, narrowed by the seller's `min_seats` and `max_seats` of create;
+            /// `null` for other prices; `max_seats` also when unlimited). Tollgate
             /// has no unit-based prices: `units` and its bounds are always `null`.
             pub seats: Option<i64>,
             pub min_seats: Option<i64>,
@@ -722,17 +723,8 @@ macro_rules! checkout_schema {
                     embed_origin: c.embed_origin.clone(),
                     amount: c.amount.unwrap_or(0),
                     seats: c.seats.map(i64::from),
-                    min_seats: c
-                        .price
-                        .kind
-                        .seat_tiers()
-                        .map(|t| i64::from(t.minimum_seats())),
-                    max_seats: c
-                        .price
-                        .kind
-                        .seat_tiers()
-                        .and_then(|t| t.maximum_seats())
-                        .map(i64::from),
+                    min_seats: c.seat_range().map(|(min, _)| i64::from(min)),
+                    max_seats: c.seat_range().and_then(|(_, max)| max).map(i64::from),
                     units: None,
                     min_units: None,
                     max_units: None,

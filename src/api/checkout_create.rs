@@ -73,6 +73,12 @@ impl CheckoutCreate {
         }
         refuse_unsupported_on_create(&mut v, &input);
         let seats = input.seats.and_then(|n| seats_field(&mut v, n));
+        let min_seats = input
+            .min_seats
+            .and_then(|n| count_field(&mut v, "min_seats", n));
+        let max_seats = input
+            .max_seats
+            .and_then(|n| count_field(&mut v, "max_seats", n));
         let trial = trial_fields(
             &mut v,
             input.trial_interval.as_deref().map(Some),
@@ -90,11 +96,14 @@ impl CheckoutCreate {
             }
         }
         v.finish()?;
+        check_seat_bounds(seats, min_seats, max_seats)?;
         let target = target(&input)?;
         Ok(CreateCheckout {
             target,
             amount: input.amount,
             seats,
+            min_seats,
+            max_seats,
             discount_id: input.discount_id.map(DiscountId),
             allow_discount_codes: input.allow_discount_codes.unwrap_or(true),
             customer_id: input.customer_id.map(CustomerId),
@@ -241,17 +250,49 @@ pub fn refuse(v: &mut Validator, field: &str, msg: &str, input: Value) {
     ));
 }
 
-/// A seat count (`seats` of a create, update or confirm): at least 1 (pydantic's `ge=1`),
-/// at most [`crate::api::price::MAXIMUM_SEATS`]; whether the price sells that many is
-/// the use case's question.
+/// A seat count (`seats` of a create, update or confirm): 1 to [`MAX_CHECKOUT_SEATS`];
+/// whether the price sells that many is the use case's question.
 pub fn seats_field(v: &mut Validator, n: i64) -> Option<u32> {
-    let ok = v.int_range(
-        loc!["body", "seats"],
-        n,
-        Some(1),
-        Some(crate::api::price::MAXIMUM_SEATS),
-    );
+    count_field(v, "seats", n)
+}
+
+/// The most seats a checkout body names (Polar's `le=1000` on `seats`, `min_seats` and
+/// `max_seats`).
+pub const MAX_CHECKOUT_SEATS: i64 = 1000;
+
+/// A seat count of the body (`seats`, `min_seats`, `max_seats`): 1 to
+/// [`MAX_CHECKOUT_SEATS`], as Polar's fields are.
+fn count_field(v: &mut Validator, field: &str, n: i64) -> Option<u32> {
+    let ok = v.int_range(loc!["body", field], n, Some(1), Some(MAX_CHECKOUT_SEATS));
     ok.then(|| u32::try_from(n).ok()).flatten()
+}
+
+/// Polar's model-level rules on the seats of a create body (at `["body"]`, the first one
+/// broken): `min_seats` at most `max_seats`, `seats` within them. Whether the price sells
+/// them is the use case's question.
+fn check_seat_bounds(
+    seats: Option<u32>,
+    min: Option<u32>,
+    max: Option<u32>,
+) -> Result<(), ApiError> {
+    let broken = if min.zip(max).is_some_and(|(a, b)| a > b) {
+        Some("min_seats must be less than or equal to max_seats")
+    } else if seats.zip(min).is_some_and(|(s, a)| s < a) {
+        Some("seats must be greater than or equal to min_seats")
+    } else if seats.zip(max).is_some_and(|(s, b)| s > b) {
+        Some("seats must be less than or equal to max_seats")
+    } else {
+        None
+    };
+    match broken {
+        Some(msg) => Err(ApiError::validation(FieldError::new(
+            "value_error",
+            loc!["body"],
+            format!("Value error, {msg}"),
+            Value::Null,
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Seat and unit counts (Polar refuses them for prices that are not seat- or unit-based,
@@ -369,8 +410,6 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
     refuse_counts(
         v,
         &[
-            ("min_seats", input.min_seats),
-            ("max_seats", input.max_seats),
             ("units", input.units),
             ("min_units", input.min_units),
             ("max_units", input.max_units),

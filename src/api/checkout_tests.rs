@@ -318,6 +318,8 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
         external_customer_id: Some("ext-jane".into()),
         return_url: Some("https://example.com/pricing".into()),
         trial: None,
+        min_seats: None,
+        max_seats: None,
     };
     let Ok(confirmed) = Checkout::create_with(bought, terms, now, None)
         .and_then(|c| c.confirm(Changes::default(), confirm, now, None))

@@ -329,8 +329,8 @@ struct SeatsView {
 /// seat/month", the tier the count falls in) and the tiers; `None` for other prices.
 fn seats_view(c: &Checkout, currency: &str, per: &str) -> Option<(SeatsView, String)> {
     let tiers = c.price.kind.seat_tiers()?;
-    let min = tiers.minimum_seats();
-    let max = tiers.maximum_seats();
+    // The counts on sale: the price's, narrowed by the seller's bounds.
+    let (min, max) = c.seat_range()?;
     let value = c.seats.unwrap_or(min);
     let rate = |t: &crate::domain::product::SeatTier| {
         format!("{} per seat{per}", Money::new(t.price_per_seat, currency))

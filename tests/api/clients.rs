@@ -2,7 +2,8 @@
 //! with each pinned generation of `polar-sdk` (Python: the seed-era 0.13.5, and 1.0.2 in
 //! each API version) and `@polar-sh/sdk` (Node: 0.22.2, 0.47.1, and 1.0.1 in each API
 //! version), must end with `N passed, 0 failed`. The packages are installed on first use
-//! (see `tools.rs`). @polar-sh/sdk 1.0.1 also runs issue 46's journey: a feature flag bought
+//! (see `tools.rs`). The 1.0 journeys also buy 3 seats of a seat-based plan and read the
+//! order, subscription and customer state back with `seats: 3` (2026-04 and 2026-10). @polar-sh/sdk 1.0.1 also runs issue 46's journey: a feature flag bought
 //! and read in the customer's state, and every new event, as delivered, through the SDK's
 //! `validateEvent` and payload types.
 

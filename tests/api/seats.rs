@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::benefit_grants::key_of;
+use crate::checkout_pages::{assert_page, page};
 use crate::helpers::{spawn_app, Reply, TestApp};
 
 async fn post(app: &TestApp, path: &str, body: Value) -> Reply {
@@ -222,6 +223,11 @@ async fn a_link_presets_the_seats_of_the_checkouts_it_opens() {
         (c.body["seats"].clone(), c.body["amount"].clone()),
         (json!(3), json!(3000))
     );
+    // A link sets no bounds of its own: the checkout sells what the price sells.
+    assert_eq!(
+        (c.body["min_seats"].clone(), c.body["max_seats"].clone()),
+        (json!(1), json!(10))
+    );
 
     // Adding a product not sold by the seat keeps the seats refused; clearing them works.
     let path = format!("/v1/checkout-links/{}", link.id());
@@ -234,4 +240,160 @@ async fn a_link_presets_the_seats_of_the_checkouts_it_opens() {
         .await;
     r.expect(200);
     assert!(r.body["seats"].is_null());
+}
+
+/// The seller's bounds on a checkout's seats (Polar's `min_seats` and `max_seats` of
+/// create): refused as Polar refuses them, shown narrowed in the answer and on the hosted
+/// page, and enforced on every later update and on confirm.
+#[actix_web::test]
+async fn a_seller_bounds_the_seats_of_a_checkout() {
+    let app = spawn_app().await;
+    let org = app
+        .created_org_as(&app.token, "seatbounds", "seatbounds")
+        .await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let product = |name: &str, price: Value| {
+        let body = json!({"name": name, "organization_id": org, "prices": [price]});
+        let app = &app;
+        async move {
+            let r = post(app, "/v1/products/", body).await;
+            r.expect(201);
+            r.id()
+        }
+    };
+    let team = product(
+        "Team",
+        json!({"amount_type": "seat_based", "seat_tiers": {"tiers": [
+            {"min_seats": 1, "max_seats": 2, "price_per_seat": 1200},
+            {"min_seats": 3, "max_seats": 10, "price_per_seat": 1000}]}}),
+    )
+    .await;
+    let solo = product("Solo", json!({"amount_type": "fixed", "price_amount": 900})).await;
+
+    // Refused: counts out of 1-1000, bounds out of order, seats outside them, bounds the
+    // price can't meet, bounds of a price that is not seat-based.
+    let refusals = [
+        (
+            json!({"products": [team], "min_seats": 0}),
+            json!(["body", "min_seats"]),
+            "Input should be greater than or equal to 1",
+        ),
+        (
+            json!({"products": [team], "max_seats": 1001}),
+            json!(["body", "max_seats"]),
+            "Input should be less than or equal to 1000",
+        ),
+        (
+            json!({"products": [team], "min_seats": 5, "max_seats": 4}),
+            json!(["body"]),
+            "Value error, min_seats must be less than or equal to max_seats",
+        ),
+        (
+            json!({"products": [team], "seats": 2, "min_seats": 3}),
+            json!(["body"]),
+            "Value error, seats must be greater than or equal to min_seats",
+        ),
+        (
+            json!({"products": [team], "seats": 9, "max_seats": 8}),
+            json!(["body"]),
+            "Value error, seats must be less than or equal to max_seats",
+        ),
+        (
+            json!({"products": [team], "min_seats": 11}),
+            json!(["body", "min_seats"]),
+            "The price doesn't sell 11 seats.",
+        ),
+        (
+            json!({"products": [solo], "min_seats": 2}),
+            json!(["body", "min_seats"]),
+            "min_seats can only be set for seat-based pricing.",
+        ),
+        (
+            json!({"products": [solo], "max_seats": 2}),
+            json!(["body", "max_seats"]),
+            "max_seats can only be set for seat-based pricing.",
+        ),
+    ];
+    for (body, loc, msg) in refusals {
+        let r = post(&app, "/v1/checkouts/", body.clone()).await;
+        let item = r.expect_invalid_at(loc);
+        assert!(
+            item["msg"].as_str().unwrap_or_default().contains(msg),
+            "{body}: {item}"
+        );
+    }
+
+    // 3 to 5 seats: the fewest by default, the narrowed bounds in the answer.
+    let checkout = post(
+        &app,
+        "/v1/checkouts/",
+        json!({"products": [team], "min_seats": 3, "max_seats": 5}),
+    )
+    .await;
+    checkout.expect(201);
+    let fields = |b: &Value| {
+        ["seats", "min_seats", "max_seats", "amount"].map(|f| b[f].as_i64().unwrap_or(-1))
+    };
+    assert_eq!(fields(&checkout.body), [3, 3, 5, 3000]);
+    let id = checkout.id();
+    let secret = checkout.body["client_secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // The hosted page's input is bounded by them.
+    let r = page(&app, &format!("/checkout/{secret}")).await;
+    let body = assert_page(&r, 200);
+    for needle in [r#"min="3" max="5" value="3""#, "From 3 to 5 seats."] {
+        assert!(body.contains(needle), "missing {needle:?} in {body}");
+    }
+
+    // Updates (the buyer's and the seller's) outside them are refused at `seats`.
+    let client = format!("/v1/checkouts/client/{secret}");
+    for (n, msg) in [
+        (2, "Input should be greater than or equal to 3"),
+        (6, "Input should be less than or equal to 5"),
+    ] {
+        let r = app.patch_json(&client, None, &json!({"seats": n})).await;
+        let item = r.expect_invalid_at(json!(["body", "seats"]));
+        assert_eq!(item["msg"], msg);
+        let r = app
+            .patch_json(
+                &format!("/v1/checkouts/{id}"),
+                Some(&app.token),
+                &json!({"seats": n}),
+            )
+            .await;
+        let item = r.expect_invalid_at(json!(["body", "seats"]));
+        assert_eq!(item["msg"], msg);
+    }
+    let r = app.patch_json(&client, None, &json!({"seats": 5})).await;
+    r.expect(200);
+    assert_eq!(fields(&r.body), [5, 3, 5, 5000]);
+
+    // A confirm outside them is refused too, and leaves the checkout open.
+    let buyer = json!({"customer_name": "Ada Lovelace", "customer_email": "ada@bounds.example",
+                       "customer_billing_address": {"country": "FR"},
+                       "confirmation_token_id": "tok_visa"});
+    let mut over = buyer.clone();
+    over["seats"] = json!(6);
+    let r = app
+        .post_json(&format!("{client}/confirm"), None, &over)
+        .await;
+    r.expect_invalid_at(json!(["body", "seats"]));
+    let r = app
+        .get(&format!("/v1/checkouts/{id}"), Some(&app.token))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "open");
+    assert_eq!(fields(&r.body), [5, 3, 5, 5000]);
+    let mut within = buyer;
+    within["seats"] = json!(4);
+    let r = app
+        .post_json(&format!("{client}/confirm"), None, &within)
+        .await;
+    r.expect(200);
+    assert_eq!(fields(&r.body), [4, 3, 5, 4000]);
 }

@@ -8,7 +8,7 @@
 
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;
-use crate::domain::product::{AmountType, Price, PriceKind};
+use crate::domain::product::{AmountType, Price, PriceKind, SeatTiers};
 use crate::tax::{TaxQuote, TaxRequest};
 
 use super::model::{
@@ -91,6 +91,58 @@ impl Checkout {
         }
     }
 
+    /// The seats this checkout sells at its seat-based price (`None` for any other): the
+    /// fewest and the most (`None`: no limit), the price's own narrowed by the seller's
+    /// `min_seats` and `max_seats`.
+    pub fn seat_range(&self) -> Option<(u32, Option<u32>)> {
+        self.price.kind.seat_tiers().map(|t| self.narrow(t))
+    }
+
+    fn narrow(&self, tiers: &SeatTiers) -> (u32, Option<u32>) {
+        let min = tiers.minimum_seats().max(self.min_seats.unwrap_or(0));
+        let max = match (tiers.maximum_seats(), self.max_seats) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        (min, max)
+    }
+
+    /// The seller's bounds on the seats of a new checkout, against its first price: only
+    /// for a seat-based price (Polar's message otherwise), and sharing at least one count
+    /// with the price's own.
+    pub(super) fn check_seat_bounds(&self, issues: &mut Vec<Issue>) {
+        let given = [("min_seats", self.min_seats), ("max_seats", self.max_seats)];
+        let Some(tiers) = self.price.kind.seat_tiers() else {
+            for (field, n) in given {
+                if n.is_some() {
+                    issues.push(Issue::new(
+                        &[field],
+                        "value_error",
+                        format!("{field} can only be set for seat-based pricing."),
+                    ));
+                }
+            }
+            return;
+        };
+        if let Some(n) = self
+            .min_seats
+            .filter(|n| tiers.maximum_seats().is_some_and(|m| *n > m))
+        {
+            issues.push(Issue::new(
+                &["min_seats"],
+                "value_error",
+                format!("The price doesn't sell {n} seats."),
+            ));
+        }
+        if let Some(n) = self.max_seats.filter(|n| *n < tiers.minimum_seats()) {
+            issues.push(Issue::new(
+                &["max_seats"],
+                "value_error",
+                format!("The price doesn't sell {n} seats."),
+            ));
+        }
+    }
+
     /// Sells `price`: its amount (a custom price's `amount` within its bounds; a
     /// seat-based price's for `seats`, else the seats already chosen, else its fewest).
     /// Seats for any other price are refused, as Polar does.
@@ -162,19 +214,15 @@ impl Checkout {
                 currency,
                 seat_tiers,
             } => {
-                let chosen = seats
-                    .or(seats_before)
-                    .unwrap_or_else(|| seat_tiers.minimum_seats());
-                if chosen < seat_tiers.minimum_seats() {
+                let (min, max) = self.narrow(seat_tiers);
+                let chosen = seats.or(seats_before).unwrap_or(min);
+                if chosen < min {
                     issues.push(Issue::new(
                         &["seats"],
                         "greater_than_equal",
-                        format!(
-                            "Input should be greater than or equal to {}",
-                            seat_tiers.minimum_seats()
-                        ),
+                        format!("Input should be greater than or equal to {min}"),
                     ));
-                } else if let Some(max) = seat_tiers.maximum_seats().filter(|m| chosen > *m) {
+                } else if let Some(max) = max.filter(|m| chosen > *m) {
                     issues.push(Issue::new(
                         &["seats"],
                         "less_than_equal",
@@ -182,9 +230,7 @@ impl Checkout {
                     ));
                 }
                 // Out of range: priced at the nearest count on sale, the update refused.
-                let priced = chosen
-                    .max(seat_tiers.minimum_seats())
-                    .min(seat_tiers.maximum_seats().unwrap_or(u32::MAX));
+                let priced = chosen.max(min).min(max.unwrap_or(u32::MAX));
                 self.seats = Some(priced);
                 self.amount = seat_tiers.amount(priced);
                 self.currency = Some(currency.clone());

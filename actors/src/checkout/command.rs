@@ -33,6 +33,10 @@ pub struct CreateCheckout {
     pub amount: Option<i64>,
     /// The seats to buy at a seat-based price (`None`: its fewest).
     pub seats: Option<u32>,
+    /// The seller's bounds on the seats, narrowing the price's own (a seat-based price
+    /// only).
+    pub min_seats: Option<u32>,
+    pub max_seats: Option<u32>,
     pub discount_id: Option<DiscountId>,
     pub allow_discount_codes: bool,
     /// A customer of the organization, whose details fill the ones left empty.

@@ -79,8 +79,14 @@ impl Checkout {
             product_trial: n.product_trial,
             trial_end: None,
             seats: None,
+            min_seats: terms.min_seats,
+            max_seats: terms.max_seats,
         };
         let mut issues = Vec::new();
+        c.check_seat_bounds(&mut issues);
+        if !issues.is_empty() {
+            return Err(CheckoutError::Invalid(issues));
+        }
         c.select_price(n.price, n.amount, n.seats, &mut issues);
         if let Some(d) = n.discount {
             c.apply_discount(Some(d), "discount_id", &mut issues);

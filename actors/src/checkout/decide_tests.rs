@@ -866,3 +866,119 @@ fn a_quote_for_other_amounts_is_refused_as_stale() {
         None
     );
 }
+
+fn seat_price(min: u32, max: Option<u32>) -> Price {
+    use crate::domain::product::{SeatTier, SeatTierType, SeatTiers};
+    let tier = SeatTier {
+        min_seats: min,
+        max_seats: max,
+        price_per_seat: 500,
+    };
+    let Ok(seat_tiers) = SeatTiers::new(SeatTierType::Volume, vec![tier]) else {
+        panic!("tiers refused");
+    };
+    price(PriceKind::OneTimeSeatBased {
+        currency: "usd".into(),
+        seat_tiers,
+    })
+}
+
+/// A checkout of `p` with the seller's bounds on the seats, buying `seats`.
+fn bounded(
+    p: Price,
+    min: Option<u32>,
+    max: Option<u32>,
+    seats: Option<u32>,
+) -> Result<Checkout, CheckoutError> {
+    let mut n = new(p);
+    n.seats = seats;
+    let terms = CheckoutTerms {
+        min_seats: min,
+        max_seats: max,
+        ..CheckoutTerms::for_product(n.product_id)
+    };
+    Checkout::create_with(n, terms, t0(), None)
+}
+
+/// The locations and kinds of a refusal's issues.
+fn refused(r: Result<Checkout, CheckoutError>) -> Vec<(String, &'static str, String)> {
+    match r {
+        Err(CheckoutError::Invalid(issues)) => issues
+            .into_iter()
+            .map(|i| (i.loc.join("."), i.kind, i.msg))
+            .collect(),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+#[test]
+fn the_sellers_seat_bounds_narrow_the_prices_own() {
+    // 1+ seats narrowed to 3-10: the fewest by default.
+    let c = bounded(seat_price(1, None), Some(3), Some(10), None).unwrap();
+    assert_eq!(
+        (c.seats, c.amount, c.seat_range()),
+        (Some(3), Some(1500), Some((3, Some(10))))
+    );
+    // Looser bounds than the price's own (2-20) change nothing.
+    let c = bounded(seat_price(2, Some(20)), Some(1), Some(50), Some(4)).unwrap();
+    assert_eq!((c.seats, c.seat_range()), (Some(4), Some((2, Some(20)))));
+    // Without bounds, the price's own.
+    let c = bounded(seat_price(2, None), None, None, None).unwrap();
+    assert_eq!((c.seats, c.seat_range()), (Some(2), Some((2, None))));
+    // An update within them is priced; outside them it is refused at `seats`.
+    let c = bounded(seat_price(1, None), Some(3), Some(10), Some(5)).unwrap();
+    let seats = |n| Changes {
+        seats: Some(n),
+        ..Changes::default()
+    };
+    let up = c.update(seats(10), t0(), None).unwrap();
+    assert_eq!((up.seats, up.amount), (Some(10), Some(5000)));
+    assert_eq!(
+        refused(c.update(seats(2), t0(), None)),
+        [(
+            "seats".into(),
+            "greater_than_equal",
+            "Input should be greater than or equal to 3".into()
+        )]
+    );
+    assert_eq!(
+        refused(c.update(seats(11), t0(), None)),
+        [(
+            "seats".into(),
+            "less_than_equal",
+            "Input should be less than or equal to 10".into()
+        )]
+    );
+    // Bounds the price can't meet, and bounds of a price that is not seat-based.
+    assert_eq!(
+        refused(bounded(seat_price(1, Some(5)), Some(6), None, None)),
+        [(
+            "min_seats".into(),
+            "value_error",
+            "The price doesn't sell 6 seats.".into()
+        )]
+    );
+    assert_eq!(
+        refused(bounded(seat_price(4, None), None, Some(3), None)),
+        [(
+            "max_seats".into(),
+            "value_error",
+            "The price doesn't sell 3 seats.".into()
+        )]
+    );
+    assert_eq!(
+        refused(bounded(fixed(1000), Some(1), Some(2), None)),
+        [
+            (
+                "min_seats".into(),
+                "value_error",
+                "min_seats can only be set for seat-based pricing.".into()
+            ),
+            (
+                "max_seats".into(),
+                "value_error",
+                "max_seats can only be set for seat-based pricing.".into()
+            )
+        ]
+    );
+}

@@ -12,7 +12,7 @@
 //! * `amounts.rs`: what a checkout costs and requires (price, amounts, tax, validation).
 //! * `order.rs`: the first order of a settled checkout.
 //! * `command.rs`: the commands the use cases take (create, change), parsed by the adapters.
-//! * `v1.rs`: the record's format version 1, decoded into the current one.
+//! * `v1.rs` to `v4.rs`: the record's earlier format versions, decoded into the current one.
 
 pub mod actor;
 mod amounts;
@@ -23,6 +23,7 @@ mod order;
 mod v1;
 mod v2;
 mod v3;
+mod v4;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -67,8 +68,9 @@ impl Record for Checkout {
     const COLLECTION: &'static str = "checkout";
     /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1); 3: trials
     /// (`v2.rs` decodes version 2).
-    /// 4: seats (`v3.rs` decodes version 3).
-    const VERSION: u16 = 4;
+    /// 4: seats (`v3.rs` decodes version 3); 5: the seller's bounds on the seats (`v4.rs`
+    /// decodes version 4).
+    const VERSION: u16 = 5;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -82,7 +84,9 @@ impl Record for Checkout {
                 .map(Checkout::from),
             3 => tollgate_storage::codec::decode::<v3::CheckoutV3>(Self::COLLECTION, 3, payload)
                 .map(Into::into),
-            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            4 => tollgate_storage::codec::decode::<v4::CheckoutV4>(Self::COLLECTION, 4, payload)
+                .map(Into::into),
+            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

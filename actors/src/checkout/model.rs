@@ -131,6 +131,11 @@ pub struct Checkout {
     // Format version 4 (`v3.rs` decodes version 3).
     /// The seats bought at a seat-based price (`None` for any other price).
     pub seats: Option<u32>,
+    // Format version 5 (`v4.rs` decodes version 4).
+    /// The seller's bounds on the seats (Polar's `min_seats` and `max_seats` of checkout
+    /// create): they narrow a seat-based price's own ([`Checkout::seat_range`]).
+    pub min_seats: Option<u32>,
+    pub max_seats: Option<u32>,
 }
 
 /// Whether the hosted page asks for a line of the billing address.
@@ -243,6 +248,9 @@ pub struct CheckoutTerms {
     pub return_url: Option<String>,
     /// The checkout's own trial, instead of the product's.
     pub trial: Option<Trial>,
+    /// The seller's bounds on the seats, narrowing a seat-based price's own.
+    pub min_seats: Option<u32>,
+    pub max_seats: Option<u32>,
 }
 
 impl CheckoutTerms {
@@ -255,6 +263,8 @@ impl CheckoutTerms {
             external_customer_id: None,
             return_url: None,
             trial: None,
+            min_seats: None,
+            max_seats: None,
         }
     }
 }

@@ -80,24 +80,38 @@ fn full_checkout() -> Checkout {
         }),
         trial_end: Some(at(600)),
         seats: None,
+        min_seats: None,
+        max_seats: None,
     }
 }
 
 #[test]
 fn round_trip_and_golden_bytes() {
-    let c = full_checkout();
-    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 4));
+    let c = Checkout {
+        min_seats: Some(2),
+        max_seats: Some(9),
+        ..full_checkout()
+    };
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 5));
     let bytes = c.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(4, &bytes).ok(), Some(c.clone()));
+    assert_eq!(Checkout::decode(5, &bytes).ok(), Some(c.clone()));
     assert_eq!(
         hex(&bytes),
-        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}"),
-        "checkout format v4 changed"
+        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}"),
+        "checkout format v5 changed"
     );
+    // A version-4 record (the same bytes without the bounds) reads without bounds.
+    let v4 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}"));
+    assert_eq!(Checkout::decode(4, &v4).ok(), Some(full_checkout()));
+    assert!(Checkout::decode(5, &v4).is_err());
     // A version-3 record (the same bytes without the seats) reads without seats.
     let v3 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"));
-    assert_eq!(Checkout::decode(3, &v3).ok(), Some(c));
+    assert_eq!(Checkout::decode(3, &v3).ok(), Some(full_checkout()));
 }
+
+/// Format version 5 appends the seller's bounds on the seats (2 to 9 here) to version 4's
+/// layout.
+const GOLDEN_V5_TAIL: &str = "01020109";
 
 /// Format version 4 appends the seats (none here) to version 3's layout.
 const GOLDEN_V4_TAIL: &str = "00";
@@ -147,11 +161,11 @@ fn version_1_records_decode_as_checkouts_of_their_one_product() {
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(4, &again).ok(), Some(expected));
+    assert_eq!(Checkout::decode(5, &again).ok(), Some(expected));
     // Version 1 bytes are not later versions' bytes, and an unknown version is refused.
     assert!(Checkout::decode(2, &unhex(GOLDEN_V1)).is_err());
     assert!(Checkout::decode(3, &unhex(GOLDEN_V1)).is_err());
-    assert!(Checkout::decode(5, &again).is_err());
+    assert!(Checkout::decode(6, &again).is_err());
 }
 
 /// A record written by a build of format version 3 (before seats) reads without seats;

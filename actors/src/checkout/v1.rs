@@ -93,6 +93,8 @@ impl From<CheckoutV1> for Checkout {
             product_trial: None,
             trial_end: None,
             seats: None,
+            min_seats: None,
+            max_seats: None,
         }
     }
 }

@@ -97,6 +97,8 @@ impl From<CheckoutV2> for Checkout {
             product_trial: None,
             trial_end: None,
             seats: None,
+            min_seats: None,
+            max_seats: None,
         }
     }
 }

@@ -100,6 +100,8 @@ impl From<CheckoutV3> for Checkout {
             product_trial: v3.product_trial,
             trial_end: v3.trial_end,
             seats: None,
+            min_seats: None,
+            max_seats: None,
         }
     }
 }

@@ -49,6 +49,8 @@ fn command(target: CheckoutTarget) -> CreateCheckout {
     CreateCheckout {
         target,
         seats: None,
+        min_seats: None,
+        max_seats: None,
         amount: None,
         discount_id: None,
         allow_discount_codes: true,

@@ -542,6 +542,8 @@ pub async fn follow(
     let command = CreateCheckout {
         target: CheckoutTarget::Products(on_sale.iter().map(|p| p.id).collect()),
         seats: link.seats,
+        min_seats: None,
+        max_seats: None,
         amount: None,
         discount_id: discount.as_ref().map(|d| d.id),
         allow_discount_codes: link.allow_discount_codes,

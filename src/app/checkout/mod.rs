@@ -410,6 +410,8 @@ pub async fn create(
         external_customer_id: cmd.external_customer_id,
         return_url: cmd.return_url,
         trial: cmd.trial,
+        min_seats: cmd.min_seats,
+        max_seats: cmd.max_seats,
     };
     let checkout = Checkout::create_with(new, terms, now, None)
         .map_err(|e| refusal(ActorError::Domain(e), id))?;

@@ -218,23 +218,7 @@ pub async fn deactivate(
     path: web::Path<(String, String, String)>,
     body: web::Bytes,
 ) -> PageResult {
-    let (slug, id, activation) = path.into_inner();
-    let s = Signed::posted(&state, &req, &slug, &body).await?;
-    let r: PageResult = async {
-        let id: LicenseKeyId = path_id(&id)?;
-        let activation: ActivationId = path_id(&activation)?;
-        match portal::deactivate(&state, &s.customer, id, activation).await {
-            Ok(()) => Ok(see_other(
-                &s.portal
-                    .seller
-                    .at(&format!("/license-keys/{id}?done=deactivated")),
-                Vec::new(),
-            )),
-            Err(e) => refused(&state, &s, id, e.into()).await,
-        }
-    }
-    .await;
-    s.portal.branded(r)
+    on_activation(state, req, path, body, ActivationAction::Deactivate).await
 }
 
 /// `POST /portal/{slug}/license-keys/{id}/activations/{activation_id}/move`: "Move to a new
@@ -248,16 +232,47 @@ pub async fn move_activation(
     path: web::Path<(String, String, String)>,
     body: web::Bytes,
 ) -> PageResult {
+    on_activation(state, req, path, body, ActivationAction::Move).await
+}
+
+/// What a button of an activation asks for.
+#[derive(Debug, Clone, Copy)]
+enum ActivationAction {
+    Deactivate,
+    Move,
+}
+
+/// The activation of the path, deactivated or moved for the signed-in customer: back to
+/// the key's page with the notice of what was done, or its refusal shown there.
+async fn on_activation(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String, String)>,
+    body: web::Bytes,
+    action: ActivationAction,
+) -> PageResult {
     let (slug, id, activation) = path.into_inner();
     let s = Signed::posted(&state, &req, &slug, &body).await?;
     let r: PageResult = async {
         let id: LicenseKeyId = path_id(&id)?;
         let activation: ActivationId = path_id(&activation)?;
-        match crate::app::license_keys::move_activation(&state, &s.customer, id, activation).await {
-            Ok(_) => Ok(see_other(
+        let (done, result) = match action {
+            ActivationAction::Deactivate => (
+                "deactivated",
+                portal::deactivate(&state, &s.customer, id, activation).await,
+            ),
+            ActivationAction::Move => (
+                "moved",
+                crate::app::license_keys::move_activation(&state, &s.customer, id, activation)
+                    .await
+                    .map(|_| ()),
+            ),
+        };
+        match result {
+            Ok(()) => Ok(see_other(
                 &s.portal
                     .seller
-                    .at(&format!("/license-keys/{id}?done=moved")),
+                    .at(&format!("/license-keys/{id}?done={done}")),
                 Vec::new(),
             )),
             Err(e) => refused(&state, &s, id, e.into()).await,

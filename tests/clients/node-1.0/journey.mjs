@@ -1149,6 +1149,95 @@ check("portal_token_is_refused_on_the_sellers_api", async () => {
   }
 });
 
+// --- Seats ---------------------------------------------------------------------------------
+// A seat-based plan bought by a buyer of its own (so the checks above count nothing of it):
+// 3 seats, read back through the SDK as an order, a subscription and the customer's state,
+// each matched against the package's types with `seats: 3`. Not in 2027-01: Tollgate still
+// serves a seat-based price in the 2026 shape there (`seat_tiers`, not 2027-01's `tiers`,
+// `minimum_units` and `maximum_units`), which that version's types do not allow.
+
+const seatsCheck = VERSION < "2027-01" ? check : () => {};
+
+seatsCheck("seats_are_bought_and_read_back", async () => {
+  const tiers = {
+    tiers: [
+      { min_seats: 1, max_seats: 4, price_per_seat: 1000 },
+      { min_seats: 5, max_seats: null, price_per_seat: 800 },
+    ],
+  };
+  // The 2026 input shape of a seat-based price (2027-01 has another), so sent as 2026-04.
+  const res = await fetch(`${URL_}/v1/products/`, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${TOKEN}`,
+      "Content-Type": "application/json",
+      "Polar-Version": "2026-04",
+    },
+    body: JSON.stringify({
+      name: `Compat 1.0 Team ${RUN}`,
+      organization_id: need("org").id,
+      recurring_interval: "month",
+      prices: [{ amount_type: "seat_based", price_currency: "usd", seat_tiers: tiers }],
+    }),
+  });
+  equal(res.status, 201, "seat-based product created");
+  const team = (await res.json()).id;
+  const checkout = typed(
+    "Checkout",
+    await polar.checkouts.create({
+      products: [team],
+      seats: 3,
+      external_customer_id: `seats-${RUN}`,
+      customer_email: `seats-${RUN}@example.com`,
+    }),
+  );
+  equal([checkout.seats, checkout.amount], [3, 3000], "checkout of 3 seats");
+  typed(
+    "CheckoutPublicConfirmed",
+    await polar.checkouts.clientConfirm(checkout.client_secret, {
+      confirmation_token_id: "tok_visa",
+      customer_name: "Grace Hopper",
+      customer_billing_address: { country: "US" },
+    }),
+  );
+  const deadline = Date.now() + 10000;
+  let done;
+  while ((done = await clientGet(checkout.client_secret)).status !== "succeeded") {
+    ensure(Date.now() < deadline, "the seats' checkout did not succeed within 10 s");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const customer = done.customer_id;
+  const orders = typed(
+    "ListResourceOrder",
+    await polar.orders.list({ checkout_id: checkout.id }),
+  ).items;
+  equal(orders.map((o) => [o.seats, o.total_amount]), [[3, 3000]], "the order of 3 seats");
+  equal(typed("Order", await polar.orders.get(orders[0].id)).seats, 3, "orders.get seats");
+  const subs = typed(
+    "ListResourceSubscription",
+    await polar.subscriptions.list({ customer_id: customer }),
+  ).items;
+  equal(subs.map((x) => [x.seats, x.amount]), [[3, 3000]], "the subscription of 3 seats");
+  equal(
+    typed("Subscription", await polar.subscriptions.get(subs[0].id)).seats,
+    3,
+    "subscriptions.get seats",
+  );
+  // 1.0.1 types a state subscription's status as "granted" | "disabled" (as polar-sdk
+  // 1.0.2 does): the state of an active subscription matches its type but for that.
+  const state = await polar.customers.getState(customer);
+  const found = mismatches(state, { k: "ref", name: "CustomerState", args: [] }, []);
+  const odd = found.filter(
+    (x) => !(x.path === "active_subscriptions.0.status" && x.text.includes('"active"')),
+  );
+  ensure(!odd.length, `the state matches CustomerState but for its status: ${show(odd)}`);
+  equal(
+    state.active_subscriptions.map((x) => x.seats),
+    [3],
+    "the state's seats",
+  );
+});
+
 // --- Versioning ------------------------------------------------------------------------------
 
 check("every_answer_says_the_requested_polar_version", async () => {
