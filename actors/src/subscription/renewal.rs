@@ -65,7 +65,7 @@ pub struct RenewalCharge {
     /// The subscription's discount applies to this period.
     pub discounted: bool,
     /// `<subscription id>:<cycle>` for the first attempt, with `:<last attempt time>`
-    /// appended for retries: a retried charge of the same attempt can never be taken twice.
+    /// (`last_attempt_at`) appended for retries: a retried charge of the same attempt can never be taken twice.
     pub idempotency_key: String,
     pub payment_token: Option<String>,
     pub customer_id: CustomerId,
@@ -164,13 +164,26 @@ impl Subscription {
                 }
             }
             SubscriptionStatus::Active => self.current_period_end,
-            SubscriptionStatus::PastDue => {
-                let last = self.modified_at.unwrap_or(self.current_period_start);
-                let retry = last + RENEWAL_RETRY_DELAY;
-                Some(self.current_period_end.map_or(retry, |end| retry.max(end)))
-            }
+            SubscriptionStatus::PastDue => self.next_payment_attempt_at,
             _ => None,
         }
+    }
+
+    /// When a renewal declined at `now` is charged again: [`RENEWAL_RETRY_DELAY`] later,
+    /// never before the period end.
+    pub fn next_retry_after(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let retry = now + RENEWAL_RETRY_DELAY;
+        self.current_period_end.map_or(retry, |end| retry.max(end))
+    }
+
+    /// Forgets the recovery of a declined renewal (it was paid).
+    pub(super) fn clear_recovery(&mut self) {
+        self.past_due_at = None;
+        self.last_attempt_at = None;
+        self.next_payment_attempt_at = None;
+        self.buyer_attempts = 0;
+        self.payment_lock_until = None;
+        self.recovery_intent = None;
     }
 
     /// Whether the discount still applies to the period starting at `start`.
@@ -218,7 +231,7 @@ impl Subscription {
         let base = amount.unwrap_or(0).max(0);
         // A credit is taken off up to the period's own amount; a debt is added in full.
         let balance_applied = self.proration_balance.max(-base);
-        let idempotency_key = match (self.status, self.modified_at) {
+        let idempotency_key = match (self.status, self.last_attempt_at) {
             (SubscriptionStatus::PastDue, Some(last)) => {
                 format!("{}:{cycle}:{}", self.id, last.timestamp_micros())
             }
@@ -299,6 +312,7 @@ impl Subscription {
                     next.discount_name = None;
                     next.amount = terms.price_amount.or(self.amount);
                 }
+                next.clear_recovery();
                 Ok(Renewal {
                     subscription: next,
                     order: Some(order),
@@ -308,14 +322,19 @@ impl Subscription {
                 let given_up = self
                     .current_period_end
                     .is_some_and(|end| now >= end + DUNNING_PERIOD);
+                next.last_attempt_at = Some(now);
                 if given_up {
                     next.status = SubscriptionStatus::Canceled;
                     next.ended_at = Some(now);
                     next.ends_at = Some(now);
                     next.canceled_at = next.canceled_at.or(Some(now));
+                    next.next_payment_attempt_at = None;
+                    next.payment_lock_until = None;
                     union(&mut next.pending_revocations, &self.license_key_ids);
                 } else {
                     next.status = SubscriptionStatus::PastDue;
+                    next.past_due_at = self.past_due_at.or(Some(now));
+                    next.next_payment_attempt_at = Some(self.next_retry_after(now));
                 }
                 Ok(Renewal {
                     subscription: next,
@@ -383,6 +402,8 @@ impl Subscription {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: self.seats,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }
