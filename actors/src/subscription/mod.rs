@@ -10,6 +10,8 @@
 //! * `actor.rs`: the messages and their handlers on the entity actor; its tests in
 //!   `actor_tests.rs`.
 //! * `renewal.rs`: renewal billing (periods, charges, dunning, the renewal order).
+//! * `recovery.rs`: the buyer's own charge of a past-due renewal ("pay now"); its tests
+//!   in `recovery_tests.rs`.
 //! * `follow.rs`: the outbox that tells the license keys a period was paid.
 
 pub mod actor;
@@ -17,6 +19,7 @@ pub mod decide;
 pub mod follow;
 pub mod model;
 pub mod plan_change;
+pub mod recovery;
 mod renewal;
 mod v1;
 mod v2;
@@ -26,14 +29,15 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 pub use actor::{
-    ChangePlan, ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
-    UpdateSubscription,
+    BeginRecovery, ChangePlan, ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed,
+    SetPaymentMethod, SettleRecovery, SubscriptionReply, UpdateSubscription,
 };
 pub use follow::KeysPaidUntil;
 pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
 pub use plan_change::{
     change_order_id, prorate, ChangeCharge, PlanChange, PlanTarget, ProrationBehavior,
 };
+pub use recovery::{RecoveryOutcome, MAX_BUYER_ATTEMPTS, PAYMENT_LOCK};
 pub use renewal::{
     add_intervals, renewal_order_id, trial_reminder_lead, PaymentOutcome, Renewal, RenewalCharge,
     RenewalPlan, RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,

@@ -188,6 +188,18 @@ pub enum SubscriptionError {
     /// A renewal that needs a charge was applied without the charge's outcome.
     #[error("the renewal needs a payment outcome")]
     MissingOutcome,
+    /// The buyer asked to pay a renewal of a subscription that is not past due (Polar:
+    /// 422 `OrderNotEligibleForRetry`).
+    #[error("the subscription is not past due")]
+    NotPastDue,
+    /// A charge of the past-due renewal is under way (Polar: 409
+    /// `PaymentAlreadyInProgress`).
+    #[error("Payment already in progress.")]
+    PaymentInProgress,
+    /// The buyer used up their attempts at the past-due renewal (Polar: 429
+    /// `ManualRetryLimitExceeded`).
+    #[error("Maximum number of manual retry attempts exceeded.")]
+    TooManyAttempts,
 }
 
 /// Everything a purchase tells a new subscription (the checkout engineer's entry point;

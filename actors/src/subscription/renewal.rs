@@ -176,6 +176,46 @@ impl Subscription {
         self.current_period_end.map_or(retry, |end| retry.max(end))
     }
 
+    /// The renewal `charge` paid at `now`: the next period, `cycles` + 1, `active`, its
+    /// recovery forgotten, and the renewal order `paid` (the order a decline left
+    /// `pending` keeps its creation time); the amount loses a discount that no longer
+    /// applies.
+    pub(super) fn apply_paid(
+        &self,
+        charge: &RenewalCharge,
+        tax: TaxQuote,
+        payment_id: Option<String>,
+        terms: &RenewalTerms,
+        now: DateTime<Utc>,
+    ) -> Renewal {
+        let mut order =
+            self.renewal_order(charge, tax.added_tax(), tax.request.billing_address, now);
+        order.payment_id = payment_id;
+        if let Some(since) = self.past_due_at {
+            order.created_at = since;
+            order.modified_at = Some(now);
+        }
+        let mut next = self.clone();
+        next.modified_at = Some(now);
+        next.cycles = charge.cycle;
+        next.current_period_start = self.period_start(charge.cycle);
+        next.current_period_end = Some(self.period_start(charge.cycle.saturating_add(1)));
+        next.status = SubscriptionStatus::Active;
+        next.proration_balance = self
+            .proration_balance
+            .saturating_sub(charge.balance_applied);
+        if !charge.discounted && self.discount_id.is_some() {
+            next.discount_id = None;
+            next.discount_name = None;
+            next.amount = terms.price_amount.or(self.amount);
+        }
+        next.clear_recovery();
+        Renewal {
+            subscription: next,
+            order: Some(order),
+        }
+    }
+
     /// Forgets the recovery of a declined renewal (it was paid).
     pub(super) fn clear_recovery(&mut self) {
         self.past_due_at = None;
@@ -206,11 +246,15 @@ impl Subscription {
         }
     }
 
-    /// The next renewal step at `now`.
+    /// The next renewal step at `now` (none while the buyer's charge of a past-due renewal
+    /// holds the payment lock).
     pub fn plan_renewal(&self, now: DateTime<Utc>, terms: &RenewalTerms) -> RenewalPlan {
         match self.due_at() {
             Some(due) if due <= now => {}
             _ => return RenewalPlan::NotDue,
+        }
+        if self.payment_locked(now) {
+            return RenewalPlan::NotDue;
         }
         if self.cancel_at_period_end && self.status.is_active() {
             return RenewalPlan::End;
@@ -220,6 +264,11 @@ impl Subscription {
                 return RenewalPlan::RemindTrial { trial_end };
             }
         }
+        RenewalPlan::Charge(self.renewal_charge(terms))
+    }
+
+    /// The charge of the next period (`cycles + 1`), due or not.
+    pub(super) fn renewal_charge(&self, terms: &RenewalTerms) -> RenewalCharge {
         let cycle = self.cycles.saturating_add(1);
         let start = self.period_start(cycle);
         let discounted = self.discount_applies(start, terms);
@@ -237,7 +286,7 @@ impl Subscription {
             }
             _ => format!("{}:{cycle}", self.id),
         };
-        RenewalPlan::Charge(RenewalCharge {
+        RenewalCharge {
             cycle,
             amount: base.saturating_add(balance_applied),
             balance_applied,
@@ -250,7 +299,7 @@ impl Subscription {
             payment_token: self.payment_token.clone(),
             customer_id: self.customer_id,
             customer_email: self.customer_email.clone(),
-        })
+        }
     }
 
     /// Applies the renewal step due at `now` with the charge's outcome (ignored when the
@@ -259,7 +308,8 @@ impl Subscription {
     /// - paid → the next period, `cycles` + 1, `active`, and the renewal order; the
     ///   amount loses a discount that no longer applies;
     /// - declined → `past_due` (retried later), or `canceled` with the keys to revoke once
-    ///   [`DUNNING_PERIOD`] has passed since the period end.
+    ///   [`DUNNING_PERIOD`] has passed since the period end; the renewal order is written
+    ///   `pending` (with the next attempt, none once given up).
     pub fn renew(
         &self,
         now: DateTime<Utc>,
@@ -297,26 +347,7 @@ impl Subscription {
         next.modified_at = Some(now);
         match outcome.ok_or(SubscriptionError::MissingOutcome)? {
             PaymentOutcome::Paid { tax, payment_id } => {
-                let mut order =
-                    self.renewal_order(&charge, tax.added_tax(), tax.request.billing_address, now);
-                order.payment_id = payment_id;
-                next.cycles = charge.cycle;
-                next.current_period_start = self.period_start(charge.cycle);
-                next.current_period_end = Some(self.period_start(charge.cycle.saturating_add(1)));
-                next.status = SubscriptionStatus::Active;
-                next.proration_balance = self
-                    .proration_balance
-                    .saturating_sub(charge.balance_applied);
-                if !charge.discounted && self.discount_id.is_some() {
-                    next.discount_id = None;
-                    next.discount_name = None;
-                    next.amount = terms.price_amount.or(self.amount);
-                }
-                next.clear_recovery();
-                Ok(Renewal {
-                    subscription: next,
-                    order: Some(order),
-                })
+                Ok(self.apply_paid(&charge, *tax, payment_id, terms, now))
             }
             PaymentOutcome::Declined => {
                 let given_up = self
@@ -336,9 +367,18 @@ impl Subscription {
                     next.past_due_at = self.past_due_at.or(Some(now));
                     next.next_payment_attempt_at = Some(self.next_retry_after(now));
                 }
+                // The renewal's order is due, not paid: `pending` (Polar's), retried at the
+                // subscription's next attempt; created when it first fell due.
+                let mut order = self.renewal_order(&charge, 0, None, now);
+                order.status = OrderStatus::Pending;
+                order.next_payment_attempt_at = next.next_payment_attempt_at;
+                if let Some(since) = self.past_due_at {
+                    order.created_at = since;
+                    order.modified_at = Some(now);
+                }
                 Ok(Renewal {
                     subscription: next,
-                    order: None,
+                    order: Some(order),
                 })
             }
         }
