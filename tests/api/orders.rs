@@ -65,6 +65,7 @@ const ORDER_KEYS: &[&str] = &[
     "is_invoice_generated",
     "receipt_number",
     "seats",
+    "next_payment_attempt_at",
     "units",
     "platform_fee_amount",
     "platform_fee_currency",
