@@ -49,10 +49,14 @@ impl Projection {
     /// Counts one feed entry; `now`: when a subscription's change is attributed.
     pub fn add(&mut self, change: &Change, now: DateTime<Utc>) -> Result<(), StorageError> {
         if change.is::<Order>() {
-            // An order counts on the day it was created, once: at its creation. Revenue is
-            // net of refunds: what a refund gives back comes off the day it is given back.
+            // An order counts on the day it was created, once: when it is written paid (a
+            // `pending` renewal counts when its retry pays it). Revenue is net of refunds:
+            // what a refund gives back comes off the day it is given back.
             match (change.before::<Order>()?, change.after::<Order>()?) {
-                (None, Some(order)) => {
+                (before, Some(order))
+                    if order.status.was_paid()
+                        && !before.as_ref().is_some_and(|b| b.status.was_paid()) =>
+                {
                     let d = self.day(order.organization_id, day_number(order.created_at));
                     d.orders += 1;
                     *d.revenue.entry(order.currency.to_lowercase()).or_default() +=
@@ -359,6 +363,8 @@ mod tests {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: None,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 
@@ -510,6 +516,25 @@ mod tests {
             Some(1000)
         );
         assert_eq!(sales(&store, org, today - 1).await.orders, 1);
+        // A pending renewal (declined) counts nothing; paid by a retry, it counts once.
+        let mut pending = order(org, 900, yesterday);
+        pending.status = OrderStatus::Pending;
+        let mut b = Batch::new();
+        b.put(&pending, Expect::Absent).unwrap();
+        project(&store, b, now).await;
+        assert_eq!(sales(&store, org, today - 1).await.orders, 1);
+        pending.status = OrderStatus::Paid;
+        pending.modified_at = Some(now);
+        for _ in 0..2 {
+            let mut b = Batch::new();
+            b.put(&pending, Expect::Any).unwrap();
+            project(&store, b, now).await;
+        }
+        let paid_day = sales(&store, org, today - 1).await;
+        assert_eq!(
+            (paid_day.orders, paid_day.revenue.get("usd").copied()),
+            (2, Some(1600))
+        );
         // Another organization's counters are untouched.
         assert_eq!(sales(&store, OrganizationId::new(), today).await.orders, 0);
 

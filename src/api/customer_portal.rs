@@ -380,6 +380,8 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: None,
+            next_payment_attempt_at: None,
+            last_payment: None,
         };
         let refs = OrderRefs {
             customer: &customer,

@@ -216,6 +216,8 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
         seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
     };
     let mut k = key.clone();
     k.order_id = Some(order.id);

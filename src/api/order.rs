@@ -24,6 +24,8 @@ pub enum OrderStatus {
     Paid,
     Refunded,
     PartiallyRefunded,
+    /// A renewal whose charge was declined: due, retried (`next_payment_attempt_at`).
+    Pending,
 }
 
 impl From<domain::OrderStatus> for OrderStatus {
@@ -32,6 +34,7 @@ impl From<domain::OrderStatus> for OrderStatus {
             domain::OrderStatus::Paid => OrderStatus::Paid,
             domain::OrderStatus::Refunded => OrderStatus::Refunded,
             domain::OrderStatus::PartiallyRefunded => OrderStatus::PartiallyRefunded,
+            domain::OrderStatus::Pending => OrderStatus::Pending,
         }
     }
 }
@@ -92,6 +95,9 @@ pub struct OrderView {
     pub discount_id: Option<Uuid>,
     pub subscription_id: Option<Uuid>,
     pub checkout_id: Option<Uuid>,
+    /// When a `pending` renewal is charged again; `null` for any other order (and once
+    /// dunning gave up).
+    pub next_payment_attempt_at: Option<DateTime<Utc>>,
     pub customer: CustomerView,
     /// Deprecated: the customer's id.
     pub user_id: Uuid,
@@ -101,7 +107,7 @@ pub struct OrderView {
     pub discount: Option<DiscountBase>,
     pub subscription: Option<OrderSubscription>,
     // Polar's 2026 amounts and fields (today's SDKs require them).
-    /// Every Tollgate order is paid for: an order is written when its payment settles.
+    /// Whether the order was paid: every order but a `pending` renewal.
     pub paid: bool,
     /// Before discount and tax.
     pub subtotal_amount: i64,
@@ -112,7 +118,7 @@ pub struct OrderView {
     pub total_amount: i64,
     /// No customer balance: 0.
     pub applied_balance_amount: i64,
-    /// Nothing is left to pay: 0.
+    /// What is left to pay: `total_amount` for a `pending` renewal, else 0.
     pub due_amount: i64,
     pub refundable_amount: i64,
     pub refundable_tax_amount: i64,
@@ -151,6 +157,15 @@ pub struct OrderItemSchema {
     pub end_timestamp: Option<DateTime<Utc>>,
 }
 
+/// What is left to refund of `paid` (nothing of an order not paid).
+fn refundable(o: &Order, paid: i64, refunded: i64) -> i64 {
+    if o.status.was_paid() {
+        (paid - refunded).max(0)
+    } else {
+        0
+    }
+}
+
 /// The order's amount before its discount: a discount applies to fixed prices only, whose
 /// amount is the price's.
 fn subtotal(o: &Order, price: &Price) -> i64 {
@@ -185,6 +200,7 @@ impl OrderView {
             discount_id: o.discount_id.map(|d| d.0),
             subscription_id: o.subscription_id.map(|s| s.0),
             checkout_id: o.checkout_id.map(|c| c.0),
+            next_payment_attempt_at: o.next_payment_attempt_at,
             customer: CustomerView::from(refs.customer),
             // Polar's legacy user id; Tollgate has none, so the customer's.
             user_id: refs.customer.id.0,
@@ -193,15 +209,19 @@ impl OrderView {
             product_price: ProductPrice::new(refs.product.id, refs.price),
             discount: refs.discount.map(DiscountBase::from),
             subscription: refs.subscription.map(OrderSubscription::from),
-            paid: true,
+            paid: o.status.was_paid(),
             subtotal_amount: subtotal(o, refs.price),
             discount_amount: subtotal(o, refs.price) - o.amount,
             net_amount: o.amount,
             total_amount: o.amount + o.tax_amount,
             applied_balance_amount: 0,
-            due_amount: 0,
-            refundable_amount: (o.amount - o.refunded_amount).max(0),
-            refundable_tax_amount: (o.tax_amount - o.refunded_tax_amount).max(0),
+            due_amount: if o.status.was_paid() {
+                0
+            } else {
+                o.amount + o.tax_amount
+            },
+            refundable_amount: refundable(o, o.amount, o.refunded_amount),
+            refundable_tax_amount: refundable(o, o.tax_amount, o.refunded_tax_amount),
             billing_name: refs.customer.name.clone(),
             invoice_number: invoice_number(o),
             is_invoice_generated: false,
@@ -282,6 +302,8 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
         seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
     };
     let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
     let mut refunded = false;
@@ -349,6 +371,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::TimeZone;
     use serde_json::{json, Value};
     use std::collections::BTreeSet;
 
@@ -363,7 +386,7 @@ mod tests {
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
             // The seed's 26 keys and Polar's 2026 ones (with `seats`).
-            assert_eq!(keys.len(), 45, "{keys:?}");
+            assert_eq!(keys.len(), 46, "{keys:?}");
             let amount = v["amount"].as_i64().unwrap();
             assert_eq!(v["net_amount"], amount);
             assert_eq!(
@@ -404,10 +427,67 @@ mod tests {
         assert_eq!(renewal["billing_address"], Value::Null);
     }
 
+    /// A declined renewal's order: `pending`, not paid, all of it due, nothing to refund,
+    /// with its next attempt; once paid, nothing due.
+    #[test]
+    fn a_pending_renewal_is_due_and_not_refundable() {
+        let customer = super::super::subscription::sample_customer();
+        let products = super::super::product::sample_products();
+        let subscriptions = super::super::subscription::sample_subscriptions();
+        let sub = subscriptions.first().expect("a sample subscription");
+        let product = products
+            .iter()
+            .find(|p| p.id == sub.product_id)
+            .expect("its product");
+        let price = product.prices.first().expect("a price");
+        let next = Utc.with_ymd_and_hms(2026, 3, 4, 12, 0, 0).unwrap();
+        let mut o = sub.renewal_order(
+            &tollgate_actors::subscription::RenewalCharge {
+                cycle: 1,
+                amount: 1500,
+                balance_applied: 0,
+                currency: "usd".into(),
+                discounted: false,
+                idempotency_key: "k".into(),
+                payment_token: None,
+                customer_id: customer.id,
+                customer_email: customer.email.clone(),
+            },
+            300,
+            None,
+            next,
+        );
+        o.status = domain::OrderStatus::Pending;
+        o.next_payment_attempt_at = Some(next);
+        let refs = OrderRefs {
+            customer: &customer,
+            product,
+            price,
+            discount: None,
+            subscription: Some(sub),
+        };
+        let v = serde_json::to_value(OrderView::new(&o, &refs)).unwrap_or_default();
+        assert_eq!(v["status"], "pending");
+        assert_eq!(v["paid"], false);
+        assert_eq!(v["due_amount"], 1800);
+        assert_eq!(v["refundable_amount"], 0);
+        assert_eq!(v["refundable_tax_amount"], 0);
+        assert_eq!(v["next_payment_attempt_at"], json!(next));
+        o.status = domain::OrderStatus::Paid;
+        o.next_payment_attempt_at = None;
+        let v = serde_json::to_value(OrderView::new(&o, &refs)).unwrap_or_default();
+        assert_eq!(
+            (v["paid"].clone(), v["due_amount"].clone()),
+            (json!(true), json!(0))
+        );
+        assert_eq!(v["refundable_amount"], 1500);
+        assert_eq!(v["next_payment_attempt_at"], Value::Null);
+    }
+
     #[test]
     fn statuses_and_reasons_are_the_domains_names() {
         use domain::{BillingReason as R, OrderStatus as S};
-        for s in [S::Paid, S::Refunded, S::PartiallyRefunded] {
+        for s in [S::Paid, S::Refunded, S::PartiallyRefunded, S::Pending] {
             assert_eq!(
                 serde_json::to_value(OrderStatus::from(s)).unwrap(),
                 json!(s.as_str())

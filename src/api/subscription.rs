@@ -146,6 +146,8 @@ macro_rules! subscription_schema {
             pub started_at: Option<DateTime<Utc>>,
             pub ends_at: Option<DateTime<Utc>>,
             pub ended_at: Option<DateTime<Utc>>,
+            /// When the subscription went `past_due` (a renewal declined); `null` otherwise.
+            pub past_due_at: Option<DateTime<Utc>>,
             pub customer_id: Uuid,
             pub product_id: Uuid,
             pub price_id: Uuid,
@@ -189,6 +191,7 @@ macro_rules! subscription_schema {
                     started_at: s.started_at,
                     ends_at: s.ends_at,
                     ended_at: s.ended_at,
+                    past_due_at: s.past_due_at,
                     customer_id: s.customer_id.0,
                     product_id: s.product_id.0,
                     price_id: s.price_id.0,
@@ -601,7 +604,7 @@ mod tests {
             .unwrap_or_default()
     }
 
-    const BASE_KEYS: [&str; 33] = [
+    const BASE_KEYS: [&str; 34] = [
         "created_at",
         "modified_at",
         "id",
@@ -636,6 +639,7 @@ mod tests {
         "resumes_at",
         "units",
         "seats",
+        "past_due_at",
     ];
 
     #[test]

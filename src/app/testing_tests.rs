@@ -115,6 +115,8 @@ pub async fn paid_order(
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
         seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).expect("order");

@@ -300,6 +300,7 @@ async fn order_events(
     match before {
         None => {
             o.push(T::OrderCreated, &view)?;
+            // A pending renewal (declined) is paid later, if ever.
             if after.status == OrderStatus::Paid {
                 o.push(T::OrderPaid, &view)?;
             }
@@ -317,6 +318,10 @@ async fn order_events(
         }
         Some(before) => {
             o.push(T::OrderUpdated, &view)?;
+            // A pending renewal paid by a retry is paid now.
+            if after.status.was_paid() && !before.status.was_paid() {
+                o.push(T::OrderPaid, &view)?;
+            }
             let refunded = |s: OrderStatus| {
                 matches!(s, OrderStatus::Refunded | OrderStatus::PartiallyRefunded)
             };

@@ -47,6 +47,8 @@ fn order(product: &Product, customer: &Customer, amount: i64, at: DateTime<Utc>)
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
         seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
     }
 }
 

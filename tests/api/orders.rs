@@ -65,6 +65,7 @@ const ORDER_KEYS: &[&str] = &[
     "is_invoice_generated",
     "receipt_number",
     "seats",
+    "next_payment_attempt_at",
     "units",
     "platform_fee_amount",
     "platform_fee_currency",
@@ -133,6 +134,8 @@ fn order(
         refund_pending_amount: 0,
         refund_pending_tax_amount: 0,
         seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
     }
 }
 

@@ -457,11 +457,11 @@ async fn a_declined_first_charge_after_a_trial_is_past_due_then_revoked_when_dun
     let r = validate(&app, &key, shop.org).await;
     r.expect(200);
     assert_eq!(time(&r.body["grace_until"]), trial_end + Duration::days(3));
-    assert_eq!(
-        orders(&app, &customer).await.len(),
-        1,
-        "only the free order"
-    );
+    // The free order, and the renewal's order pending (nothing was paid).
+    let o = orders(&app, &customer).await;
+    assert_eq!(o.len(), 2, "{o:?}");
+    assert_eq!(o[1]["status"], "pending");
+    assert_eq!(o[1]["paid"], false);
 
     // Past the grace it no longer validates; when dunning gives up, it is revoked.
     app.clock

@@ -401,6 +401,7 @@ pub const SUBSCRIPTION_BASE_KEYS: &[&str] = &[
     "paused_at",
     "resumes_at",
     "seats",
+    "past_due_at",
     "units",
 ];
 
@@ -713,7 +714,16 @@ async fn a_declined_renewal_is_past_due_then_canceled_with_its_keys_revoked() {
     let r = app.get(&path(id), Some(&app.token)).await;
     assert_eq!(r.body["status"], "past_due");
     assert_eq!(app.key_status(key).await, KeyStatus::Granted);
-    assert!(app.order(renewal_order_id(id, 1)).await.is_none());
+    // The renewal's order is written pending, retried with the subscription.
+    let pending = app
+        .order(renewal_order_id(id, 1))
+        .await
+        .expect("the pending order");
+    assert_eq!(pending.status.as_str(), "pending");
+    assert_eq!(
+        pending.next_payment_attempt_at,
+        Some(end + Duration::minutes(1) + Duration::days(3))
+    );
     // Listed as inactive.
     let inactive = app
         .get(&format!("{SUBSCRIPTIONS}?active=false"), Some(&app.token))
@@ -738,7 +748,15 @@ async fn a_declined_renewal_is_past_due_then_canceled_with_its_keys_revoked() {
     assert!(gone.ended_at.is_some());
     assert!(gone.pending_revocations.is_empty());
     assert_eq!(app.key_status(key).await, KeyStatus::Revoked);
-    assert!(app.order(renewal_order_id(id, 1)).await.is_none());
+    // Given up: the renewal's order stays pending, with no next attempt.
+    let pending = app
+        .order(renewal_order_id(id, 1))
+        .await
+        .expect("the pending order");
+    assert_eq!(
+        (pending.status.as_str(), pending.next_payment_attempt_at),
+        ("pending", None)
+    );
     let report = app
         .state
         .store

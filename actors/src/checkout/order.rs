@@ -83,6 +83,8 @@ impl Order {
             seats: checkout
                 .seats
                 .filter(|_| checkout.price.kind.seat_tiers().is_some()),
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }

@@ -55,6 +55,61 @@ pub struct Order {
     /// The seats bought at a seat-based price (format version 3; `None` for any other
     /// price, and for orders written before).
     pub seats: Option<u32>,
+    /// Format version 4: a `pending` renewal (its charge was declined) is charged again
+    /// then; `None` for any other order, and once dunning gave up.
+    pub next_payment_attempt_at: Option<DateTime<Utc>>,
+    /// The last charge the buyer asked for of a `pending` order (what `payment-status`
+    /// answers); `None` for orders never retried by the buyer.
+    pub last_payment: Option<PaymentAttempt>,
+}
+
+/// A charge of a `pending` order the buyer asked for, as the processor last told it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentAttempt {
+    /// The processor's payment (a Stripe PaymentIntent); `None` when the processor made
+    /// none (a refusal before any charge).
+    pub intent_id: Option<String>,
+    pub status: PaymentAttemptStatus,
+    /// Why it failed, as the buyer is told (`failed` only).
+    pub error: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+/// Polar's payment-status values of a retried order (`no_payment` is the absence of an
+/// attempt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PaymentAttemptStatus {
+    /// Waiting for the buyer's action (3-D Secure) or the processor.
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+impl PaymentAttemptStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentAttemptStatus::Pending => "pending",
+            PaymentAttemptStatus::Succeeded => "succeeded",
+            PaymentAttemptStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Format version 3: version 2 and the seats (bincode writes a struct as its fields in
+/// order: the nested version 2 reads the same bytes).
+#[derive(Deserialize)]
+struct OrderV3 {
+    v2: OrderV2,
+    seats: Option<u32>,
+}
+
+impl From<OrderV3> for Order {
+    fn from(v3: OrderV3) -> Self {
+        Self {
+            seats: v3.seats,
+            ..Order::from(v3.v2)
+        }
+    }
 }
 
 /// Format version 2: before the seats.
@@ -127,6 +182,9 @@ pub enum OrderStatus {
     Paid,
     Refunded,
     PartiallyRefunded,
+    /// A renewal whose charge was declined: due, not paid (format version 4; appended, so
+    /// the earlier statuses keep their bytes).
+    Pending,
 }
 
 impl OrderStatus {
@@ -135,7 +193,14 @@ impl OrderStatus {
             OrderStatus::Paid => "paid",
             OrderStatus::Refunded => "refunded",
             OrderStatus::PartiallyRefunded => "partially_refunded",
+            OrderStatus::Pending => "pending",
         }
+    }
+
+    /// Whether the order was paid (refunded since or not): what revenue counts and what
+    /// can be refunded or disputed.
+    pub fn was_paid(self) -> bool {
+        !matches!(self, OrderStatus::Pending)
     }
 }
 
@@ -271,6 +336,8 @@ impl From<OrderV1> for Order {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: None,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }
@@ -306,14 +373,16 @@ impl From<OrderV2> for Order {
             refund_pending_amount: v2.refund_pending_amount,
             refund_pending_tax_amount: v2.refund_pending_tax_amount,
             seats: None,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }
 
 impl Record for Order {
     const COLLECTION: &'static str = "order";
-    /// 3: the seats of a seat-based purchase.
-    const VERSION: u16 = 3;
+    /// 3: the seats of a seat-based purchase; 4: `pending` renewals and their retries.
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -327,7 +396,10 @@ impl Record for Order {
             2 => Ok(
                 tollgate_storage::codec::decode::<OrderV2>(Self::COLLECTION, 2, payload)?.into(),
             ),
-            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            3 => Ok(
+                tollgate_storage::codec::decode::<OrderV3>(Self::COLLECTION, 3, payload)?.into(),
+            ),
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -517,15 +589,28 @@ pub(crate) mod tests {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: Some(5),
+            next_payment_attempt_at: Some(at(120)),
+            last_payment: Some(PaymentAttempt {
+                intent_id: Some("pi_2".into()),
+                status: PaymentAttemptStatus::Failed,
+                error: Some("declined".into()),
+                at: at(180),
+            }),
         }
     }
 
     #[test]
     fn round_trip_and_golden_bytes() {
         let o = full_order();
-        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 3));
+        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 4));
         let bytes = o.encode().unwrap_or_default();
-        assert_eq!(Order::decode(3, &bytes).ok(), Some(o.clone()));
+        assert_eq!(Order::decode(4, &bytes).ok(), Some(o.clone()));
+        // What an order written before version 4 reads as: no retry.
+        let before_v4 = Order {
+            next_payment_attempt_at: None,
+            last_payment: None,
+            ..o.clone()
+        };
         // Version 1 (golden bytes): read with no payment, nothing under way, no seats.
         let v1 = decode_hex(GOLDEN_V1);
         let old = Order::decode(1, &v1).expect("reading version 1");
@@ -534,7 +619,7 @@ pub(crate) mod tests {
             Order {
                 payment_id: None,
                 seats: None,
-                ..o.clone()
+                ..before_v4.clone()
             }
         );
         // Version 2 (golden bytes): version 1 with the payment and the refunds under way at
@@ -545,22 +630,44 @@ pub(crate) mod tests {
             old,
             Order {
                 seats: None,
-                ..o.clone()
+                ..before_v4.clone()
             }
         );
         assert!(Order::decode(3, &v2).is_err());
-        assert!(Order::decode(4, &bytes).is_err());
-        // Version 3 is version 2 with the seats at the end (`Some(5)`: 01 05).
+        // Version 3 (golden bytes): version 2 with the seats (`Some(5)`: 01 05).
+        let v3 = decode_hex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105"));
+        assert_eq!(Order::decode(3, &v3).expect("reading version 3"), before_v4);
+        assert!(Order::decode(4, &v3).is_err());
+        assert!(Order::decode(5, &bytes).is_err());
+        // Version 4 is version 3 with the next attempt and the buyer's last charge at the
+        // end.
         assert_eq!(
             crate::golden::hex(&bytes),
-            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105")
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105{GOLDEN_V4_TAIL}")
         );
-        // Written again, a version-2 order is version 3 without seats (a `None`: 00).
-        let again = Order { seats: None, ..o }.encode().unwrap_or_default();
+        // Written again, a version-3 order is version 4 without a retry (two `None`s).
+        let again = before_v4.encode().unwrap_or_default();
         assert_eq!(
             crate::golden::hex(&again),
-            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00")
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}01050000")
         );
+    }
+
+    /// A pending order was not paid; every other status was.
+    #[test]
+    fn only_a_pending_order_was_not_paid() {
+        assert!(!OrderStatus::Pending.was_paid());
+        assert_eq!(OrderStatus::Pending.as_str(), "pending");
+        for s in [
+            OrderStatus::Paid,
+            OrderStatus::Refunded,
+            OrderStatus::PartiallyRefunded,
+        ] {
+            assert!(s.was_paid(), "{s:?}");
+        }
+        // Appended: the earlier statuses keep their bytes, pending is the fourth.
+        let bytes = tollgate_storage::codec::encode(&OrderStatus::Pending).unwrap_or_default();
+        assert_eq!(crate::golden::hex(&bytes), "03");
     }
 
     /// A one-time seat-based purchase's order carries its seats; a fixed price's none.
@@ -617,4 +724,8 @@ pub(crate) mod tests {
         50726f01064c61756e6368";
 
     const GOLDEN_V2_TAIL: &str = "010470695f310000";
+
+    /// `Some(at(120))`, then `Some` attempt: `Some("pi_2")`, failed (2), `Some("declined")`,
+    /// `at(180)`.
+    const GOLDEN_V4_TAIL: &str = "0114313937302d30312d30315430303a30323a30305a01010470695f320201086465636c696e656414313937302d30312d30315430303a30333a30305a";
 }

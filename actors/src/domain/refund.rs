@@ -209,7 +209,7 @@ pub enum RefundError {
     /// More than is left to refund (Polar: 422 at `amount`).
     #[error("Refund amount exceeds refundable amount")]
     TooHigh { refundable: i64 },
-    /// Nothing was paid (a free order).
+    /// Nothing was paid (a free order, or a `pending` one).
     #[error("Nothing was paid for this order: there is nothing to refund.")]
     NothingPaid,
 }
@@ -269,7 +269,7 @@ impl Order {
         if self.status == OrderStatus::Refunded {
             return Err(RefundError::RefundedAlready(self.id));
         }
-        if self.amount + self.tax_amount <= 0 {
+        if self.amount + self.tax_amount <= 0 || !self.status.was_paid() {
             return Err(RefundError::NothingPaid);
         }
         let refundable = self.refundable_amount();
@@ -386,6 +386,10 @@ mod tests {
         free.amount = 0;
         free.tax_amount = 0;
         assert_eq!(free.reserve_refund(1), Err(RefundError::NothingPaid));
+        // A pending renewal (its charge declined) was not paid either.
+        let mut pending = order();
+        pending.status = OrderStatus::Pending;
+        assert_eq!(pending.reserve_refund(1), Err(RefundError::NothingPaid));
         assert_eq!(o.refund_pending_amount, 0);
     }
 

@@ -4,9 +4,11 @@
 //! Renewal is driven from outside (the payment processor lives in the HTTP crate) in
 //! steps that each survive a crash: [`PlanRenewal`] says what is due at the actor's `now`;
 //! the caller charges with the plan's idempotency key; [`Renew`] applies the outcome only
-//! if the plan still matches, writing the subscription and the renewal order (derived id,
-//! `Expect::Absent`) in one batch. Keys to revoke wait in `pending_revocations` until the
-//! caller has revoked them and sends [`ClearRevocations`].
+//! if the plan still matches, writing the subscription and the renewal order (derived id:
+//! written `pending` by a decline, then over it `paid`) in one batch. The buyer's own
+//! charge of a past-due renewal is [`BeginRecovery`] (the payment lock, the charge to
+//! make) then [`SettleRecovery`] (its outcome). Keys to revoke wait in
+//! `pending_revocations` until the caller has revoked them and sends [`ClearRevocations`].
 
 use actix::prelude::*;
 use tollgate_storage::{Batch, Expect, Stored};
@@ -14,10 +16,11 @@ use tollgate_storage::{Batch, Expect, Stored};
 use super::follow::KeysPaidUntil;
 use super::model::{Change, Subscription, SubscriptionError};
 use super::plan_change::{ChangeCharge, PlanChange};
-use super::renewal::{PaymentOutcome, RenewalPlan, RenewalTerms};
+use super::recovery::RecoveryOutcome;
+use super::renewal::{PaymentOutcome, Renewal, RenewalCharge, RenewalPlan, RenewalTerms};
 use super::SubscriptionEntity;
 use crate::domain::ids::LicenseKeyId;
-use crate::domain::order::Order;
+use crate::domain::order::{BillingReason, Order, OrderStatus};
 use crate::entity::{CommandReply, EntityActor, Outcome};
 use crate::error::ActorError;
 use crate::license_key::LicenseKey;
@@ -76,6 +79,32 @@ pub struct ChangePlan {
     pub dropped_keys: Vec<LicenseKeyId>,
 }
 
+/// Starts the buyer's charge of the past-due renewal with `method` (the processor's
+/// reference of the card): takes the payment lock and answers the charge to make.
+#[derive(Message)]
+#[rtype(result = "Result<RenewalCharge, ActorError<SubscriptionError>>")]
+pub struct BeginRecovery {
+    pub terms: RenewalTerms,
+    pub method: String,
+}
+
+/// Applies the outcome of the buyer's charge of period `cycle`; a paid one writes the
+/// subscription, the renewal order `paid` and the keys' paid period in one batch.
+/// `applied` is false when nothing was written (paid or ended meanwhile).
+#[derive(Message)]
+#[rtype(result = "Result<Renewed, ActorError<SubscriptionError>>")]
+pub struct SettleRecovery {
+    pub terms: RenewalTerms,
+    pub cycle: u32,
+    pub outcome: RecoveryOutcome,
+}
+
+/// Bills the subscription's next charges with `0` (the processor's reference of a saved
+/// method); the retry schedule is not touched. Nothing is written when it already does.
+#[derive(Message)]
+#[rtype(result = "SubscriptionReply")]
+pub struct SetPaymentMethod(pub String);
+
 /// Removes revoked keys from `pending_revocations`.
 #[derive(Message)]
 #[rtype(result = "SubscriptionReply")]
@@ -91,7 +120,14 @@ fn commit(
     let mut batch = Batch::new();
     batch.put(&next, Expect::Rev(s.rev))?;
     if let Some(order) = order {
-        batch.put(order, Expect::Absent)?;
+        // A renewal's order (derived id) is written `pending` by a decline, then again by
+        // each retry, and `paid` over it; any other order is new.
+        let expect = if order.billing_reason == BillingReason::SubscriptionCycle {
+            Expect::Any
+        } else {
+            Expect::Absent
+        };
+        batch.put(order, expect)?;
     }
     Ok((
         batch,
@@ -151,22 +187,92 @@ impl Handler<Renew> for EntityActor<SubscriptionEntity> {
                 order: renewal.order.clone(),
                 applied: true,
             };
-            let paid = renewal
-                .order
-                .as_ref()
-                .and(renewal.subscription.current_period_end)
-                .filter(|_| !renewal.subscription.license_key_ids.is_empty())
-                .map(|paid_until| KeysPaidUntil {
-                    subscription_id: renewal.subscription.id,
-                    paid_until,
-                    keys: renewal.subscription.license_key_ids.clone(),
-                    created_at: now,
-                });
-            let (mut batch, state) = commit(s, renewal.subscription, renewal.order.as_ref())?;
-            // The keys learn of the paid period from this outbox, written with it.
-            if let Some(paid) = &paid {
-                batch.put(paid, Expect::Any)?;
+            let (batch, state) = commit_renewal(s, renewal, now)?;
+            Ok(Outcome::commit(batch, state, reply))
+        })
+    }
+}
+
+/// Writes a renewal step: the subscription, its order, and (a paid period) the outbox that
+/// tells the keys, in one batch.
+fn commit_renewal(
+    s: &Stored<Subscription>,
+    renewal: Renewal,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(Batch, Stored<Subscription>), ActorError<SubscriptionError>> {
+    let paid = renewal
+        .order
+        .as_ref()
+        .filter(|o| o.status == OrderStatus::Paid)
+        .and(renewal.subscription.current_period_end)
+        .filter(|_| !renewal.subscription.license_key_ids.is_empty())
+        .map(|paid_until| KeysPaidUntil {
+            subscription_id: renewal.subscription.id,
+            paid_until,
+            keys: renewal.subscription.license_key_ids.clone(),
+            created_at: now,
+        });
+    let (mut batch, state) = commit(s, renewal.subscription, renewal.order.as_ref())?;
+    // The keys learn of the paid period from this outbox, written with it.
+    if let Some(paid) = &paid {
+        batch.put(paid, Expect::Any)?;
+    }
+    Ok((batch, state))
+}
+
+impl Handler<BeginRecovery> for EntityActor<SubscriptionEntity> {
+    type Result = CommandReply<SubscriptionEntity, RenewalCharge, SubscriptionError>;
+
+    fn handle(&mut self, msg: BeginRecovery, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let (next, charge) = s
+                .value
+                .begin_recovery(now, &msg.terms, &msg.method)
+                .map_err(domain)?;
+            let (batch, state) = commit(s, next, None)?;
+            Ok(Outcome::commit(batch, state, charge))
+        })
+    }
+}
+
+impl Handler<SettleRecovery> for EntityActor<SubscriptionEntity> {
+    type Result = CommandReply<SubscriptionEntity, Renewed, SubscriptionError>;
+
+    fn handle(&mut self, msg: SettleRecovery, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, now| {
+            let Some(renewal) =
+                s.value
+                    .settle_recovery(now, &msg.terms, msg.cycle, msg.outcome.clone())
+            else {
+                return Ok(Outcome::reply(Renewed {
+                    subscription: s.value.clone(),
+                    order: None,
+                    applied: false,
+                }));
+            };
+            let reply = Renewed {
+                subscription: renewal.subscription.clone(),
+                order: renewal.order.clone(),
+                applied: true,
+            };
+            let (batch, state) = commit_renewal(s, renewal, now)?;
+            Ok(Outcome::commit(batch, state, reply))
+        })
+    }
+}
+
+impl Handler<SetPaymentMethod> for EntityActor<SubscriptionEntity> {
+    type Result = CommandReply<SubscriptionEntity, Subscription, SubscriptionError>;
+
+    fn handle(&mut self, msg: SetPaymentMethod, ctx: &mut Context<Self>) -> Self::Result {
+        self.execute(ctx, move |s, _| {
+            if s.value.payment_token.as_deref() == Some(msg.0.as_str()) {
+                return Ok(Outcome::reply(s.value.clone()));
             }
+            let mut next = s.value.clone();
+            next.payment_token = Some(msg.0.clone());
+            let reply = next.clone();
+            let (batch, state) = commit(s, next, None)?;
             Ok(Outcome::commit(batch, state, reply))
         })
     }

@@ -84,6 +84,12 @@ impl Subscription {
             plan_changes: 0,
             trial_reminded_for: None,
             seats: p.seats.filter(|_| p.price.kind.seat_tiers().is_some()),
+            past_due_at: None,
+            last_attempt_at: None,
+            next_payment_attempt_at: None,
+            buyer_attempts: 0,
+            payment_lock_until: None,
+            recovery_intent: None,
         })
     }
 

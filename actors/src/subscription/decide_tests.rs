@@ -240,20 +240,53 @@ fn a_declined_renewal_is_past_due_then_retried_then_canceled() {
     let end = s.current_period_end.unwrap();
     let t = terms(1500, None);
     let r = s.renew(end, &t, Some(PaymentOutcome::Declined)).unwrap();
-    assert!(r.order.is_none());
+    // The renewal's order is written pending (see `recovery_tests.rs`).
+    assert_eq!(r.order.as_ref().map(|o| o.status.as_str()), Some("pending"));
     let past_due = r.subscription;
     assert_eq!(past_due.status, SubscriptionStatus::PastDue);
     assert_eq!(past_due.cycles, 0, "the period does not move until paid");
     assert_eq!(past_due.current_period_end, Some(end));
     assert!(past_due.pending_revocations.is_empty());
     assert_eq!(past_due.due_at(), Some(end + RENEWAL_RETRY_DELAY));
+    assert_eq!(past_due.past_due_at, Some(end));
+    assert_eq!(past_due.last_attempt_at, Some(end));
+    assert_eq!(
+        past_due.next_payment_attempt_at,
+        Some(end + RENEWAL_RETRY_DELAY)
+    );
     assert_eq!(
         past_due.plan_renewal(end + Duration::days(1), &t),
         RenewalPlan::NotDue
     );
     let retry = charge(past_due.plan_renewal(end + RENEWAL_RETRY_DELAY, &t));
     assert_eq!(retry.cycle, 1);
-    assert_ne!(retry.idempotency_key, format!("{}:1", s.id));
+    assert_eq!(
+        retry.idempotency_key,
+        format!("{}:1:{}", s.id, end.timestamp_micros())
+    );
+
+    // Declined again: the retry moves on, `past_due_at` stays when it first went past due.
+    let again = past_due
+        .renew(
+            end + RENEWAL_RETRY_DELAY,
+            &t,
+            Some(PaymentOutcome::Declined),
+        )
+        .unwrap()
+        .subscription;
+    assert_eq!(again.past_due_at, Some(end));
+    assert_eq!(again.last_attempt_at, Some(end + RENEWAL_RETRY_DELAY));
+    assert_eq!(again.due_at(), Some(end + RENEWAL_RETRY_DELAY * 2));
+
+    // Changing the subscription meanwhile (here its cancel flag's time) does not move the
+    // retry nor its key.
+    let mut touched = past_due.clone();
+    touched.modified_at = Some(end + Duration::days(1));
+    assert_eq!(touched.due_at(), past_due.due_at());
+    assert_eq!(
+        charge(touched.plan_renewal(end + RENEWAL_RETRY_DELAY, &t)).idempotency_key,
+        retry.idempotency_key
+    );
 
     // A retry that succeeds makes it active again, with the period it paid.
     let ok = past_due
@@ -263,11 +296,20 @@ fn a_declined_renewal_is_past_due_then_retried_then_canceled() {
     assert_eq!(ok.subscription.cycles, 1);
     assert_eq!(ok.subscription.current_period_start, end);
     assert!(ok.order.is_some());
+    assert_eq!(
+        (
+            ok.subscription.past_due_at,
+            ok.subscription.last_attempt_at,
+            ok.subscription.next_payment_attempt_at
+        ),
+        (None, None, None),
+        "a paid renewal ends the recovery"
+    );
 
     // Still declined after the dunning period: canceled, keys to revoke.
     let late = end + DUNNING_PERIOD;
     let mut still = past_due.clone();
-    still.modified_at = Some(late - RENEWAL_RETRY_DELAY);
+    still.next_payment_attempt_at = Some(late);
     let gone = still
         .renew(late, &t, Some(PaymentOutcome::Declined))
         .unwrap()
@@ -276,6 +318,7 @@ fn a_declined_renewal_is_past_due_then_retried_then_canceled() {
     assert_eq!(gone.ended_at, Some(late));
     assert_eq!(gone.pending_revocations, s.license_key_ids);
     assert_eq!(gone.due_at(), None);
+    assert_eq!(gone.next_payment_attempt_at, None);
 }
 
 #[test]

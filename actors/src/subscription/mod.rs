@@ -10,6 +10,8 @@
 //! * `actor.rs`: the messages and their handlers on the entity actor; its tests in
 //!   `actor_tests.rs`.
 //! * `renewal.rs`: renewal billing (periods, charges, dunning, the renewal order).
+//! * `recovery.rs`: the buyer's own charge of a past-due renewal ("pay now"); its tests
+//!   in `recovery_tests.rs`.
 //! * `follow.rs`: the outbox that tells the license keys a period was paid.
 
 pub mod actor;
@@ -17,22 +19,25 @@ pub mod decide;
 pub mod follow;
 pub mod model;
 pub mod plan_change;
+pub mod recovery;
 mod renewal;
 mod v1;
 mod v2;
+mod v3;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 pub use actor::{
-    ChangePlan, ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed, SubscriptionReply,
-    UpdateSubscription,
+    BeginRecovery, ChangePlan, ClearRevocations, GetSubscription, PlanRenewal, Renew, Renewed,
+    SetPaymentMethod, SettleRecovery, SubscriptionReply, UpdateSubscription,
 };
 pub use follow::KeysPaidUntil;
 pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionStatus};
 pub use plan_change::{
     change_order_id, prorate, ChangeCharge, PlanChange, PlanTarget, ProrationBehavior,
 };
+pub use recovery::{RecoveryOutcome, MAX_BUYER_ATTEMPTS, PAYMENT_LOCK};
 pub use renewal::{
     add_intervals, renewal_order_id, trial_reminder_lead, PaymentOutcome, Renewal, RenewalCharge,
     RenewalPlan, RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,
@@ -176,8 +181,9 @@ impl Subscription {
 impl Record for Subscription {
     const COLLECTION: &'static str = "subscription";
     /// 2: interval counts, trials, plan changes (`v1.rs` decodes version 1); 3: seats
-    /// (`v2.rs` decodes version 2).
-    const VERSION: u16 = 3;
+    /// (`v2.rs` decodes version 2); 4: the recovery of a declined renewal (`v3.rs` decodes
+    /// version 3; earlier versions read with the retry they had).
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -187,13 +193,17 @@ impl Record for Subscription {
         match version {
             1 => {
                 tollgate_storage::codec::decode::<v1::SubscriptionV1>(Self::COLLECTION, 1, payload)
-                    .map(Subscription::from)
+                    .map(|s| Subscription::from(s).with_recovery_derived())
             }
             2 => {
                 tollgate_storage::codec::decode::<v2::SubscriptionV2>(Self::COLLECTION, 2, payload)
-                    .map(Subscription::from)
+                    .map(|s| Subscription::from(s).with_recovery_derived())
             }
-            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            3 => {
+                tollgate_storage::codec::decode::<v3::SubscriptionV3>(Self::COLLECTION, 3, payload)
+                    .map(|s| Subscription::from(s).with_recovery_derived())
+            }
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -282,6 +292,14 @@ impl Record for Subscription {
         let mut visible = self.clone();
         visible.pending_revocations.clear();
         visible.payment_token = None;
+        // The retry schedule and the buyer's charges under way are bookkeeping too (a
+        // retry declined again, a payment lock taken, are no event; `past_due_at` moves
+        // with the status).
+        visible.last_attempt_at = None;
+        visible.next_payment_attempt_at = None;
+        visible.buyer_attempts = 0;
+        visible.payment_lock_until = None;
+        visible.recovery_intent = None;
         // A write that changes nothing else (the bookkeeping above) is no event.
         visible.modified_at = None;
         tollgate_storage::codec::encode(&visible).ok()

@@ -142,6 +142,24 @@ pub struct Subscription {
     // Format version 3 (`v2.rs` decodes version 2).
     /// The seats paid for at a seat-based price (`None` for any other price).
     pub seats: Option<u32>,
+    // Format version 4 (`v3.rs` decodes version 3): the recovery of a declined renewal.
+    /// When the subscription last went `past_due` (Polar's `past_due_at`); `None` while
+    /// it is not past due.
+    pub past_due_at: Option<DateTime<Utc>>,
+    /// The last declined charge of the renewal due (the sweep's or the buyer's): retry
+    /// charges are keyed with it, so a retry of the same attempt is never taken twice.
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    /// When the sweep charges the declined renewal again; `None` unless past due (and once
+    /// dunning gave up).
+    pub next_payment_attempt_at: Option<DateTime<Utc>>,
+    /// Charges of the due renewal the buyer asked for ("pay now") since it went past due.
+    pub buyer_attempts: u8,
+    /// A charge of the due renewal is under way until then: no other charge of it starts
+    /// (the sweep waits, the buyer is told a payment is in progress).
+    pub payment_lock_until: Option<DateTime<Utc>>,
+    /// The processor's payment of the buyer's charge still waiting for an action (3-D
+    /// Secure), settled when it reports.
+    pub recovery_intent: Option<String>,
 }
 
 /// Why a subscription refused a command. The messages are Polar's.
@@ -170,6 +188,18 @@ pub enum SubscriptionError {
     /// A renewal that needs a charge was applied without the charge's outcome.
     #[error("the renewal needs a payment outcome")]
     MissingOutcome,
+    /// The buyer asked to pay a renewal of a subscription that is not past due (Polar:
+    /// 422 `OrderNotEligibleForRetry`).
+    #[error("the subscription is not past due")]
+    NotPastDue,
+    /// A charge of the past-due renewal is under way (Polar: 409
+    /// `PaymentAlreadyInProgress`).
+    #[error("Payment already in progress.")]
+    PaymentInProgress,
+    /// The buyer used up their attempts at the past-due renewal (Polar: 429
+    /// `ManualRetryLimitExceeded`).
+    #[error("Maximum number of manual retry attempts exceeded.")]
+    TooManyAttempts,
 }
 
 /// Everything a purchase tells a new subscription (the checkout engineer's entry point;

@@ -333,6 +333,8 @@ impl Subscription {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: self.seats,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }

@@ -612,7 +612,10 @@ fn a_declined_first_charge_after_a_trial_is_past_due() {
         .renew(end, &no_terms(), Some(PaymentOutcome::Declined))
         .unwrap();
     assert_eq!(r.subscription.status, SubscriptionStatus::PastDue);
-    assert!(r.order.is_none());
+    assert_eq!(
+        r.order.as_ref().map(|o| (o.status.as_str(), o.amount)),
+        Some(("pending", 1000))
+    );
 }
 
 #[test]

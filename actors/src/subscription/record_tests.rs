@@ -156,6 +156,26 @@ fn full_subscription() -> Subscription {
         plan_changes: 2,
         trial_reminded_for: Some(at(540)),
         seats: Some(7),
+        past_due_at: Some(at(600)),
+        last_attempt_at: Some(at(660)),
+        next_payment_attempt_at: Some(at(720)),
+        buyer_attempts: 2,
+        payment_lock_until: Some(at(780)),
+        recovery_intent: Some("pi_3".into()),
+    }
+}
+
+/// What a record of an earlier version reads as: no recovery recorded (the full
+/// subscription has ended, so nothing is derived either).
+fn before_v4() -> Subscription {
+    Subscription {
+        past_due_at: None,
+        last_attempt_at: None,
+        next_payment_attempt_at: None,
+        buyer_attempts: 0,
+        payment_lock_until: None,
+        recovery_intent: None,
+        ..full_subscription()
     }
 }
 
@@ -164,35 +184,98 @@ fn round_trip_and_golden_bytes() {
     let s = full_subscription();
     assert_eq!(
         (Subscription::COLLECTION, Subscription::VERSION),
-        ("subscription", 3)
+        ("subscription", 4)
     );
     let bytes = s.encode().unwrap_or_default();
-    assert_eq!(Subscription::decode(3, &bytes).ok(), Some(s));
-    // Version 3 appends the seats (`Some(7)`: 01 07) to version 2's layout.
+    assert_eq!(Subscription::decode(4, &bytes).ok(), Some(s));
+    // Version 3 appends the seats (`Some(7)`: 01 07) to version 2's layout, version 4
+    // the recovery of a declined renewal.
     assert_eq!(
         crate::golden::hex(&bytes),
-        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0107"),
-        "subscription format v3 changed"
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0107{GOLDEN_V4_TAIL}"),
+        "subscription format v4 changed"
     );
+    assert!(Subscription::decode(5, &bytes).is_err());
 }
 
 /// A record written by a build of format version 2 reads as a subscription without
-/// seats; written again, it is version 3.
+/// seats; written again, it is version 4.
 #[test]
 fn version_2_records_decode_without_seats() {
     let v2 = unhex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"));
     let expected = Subscription {
         seats: None,
-        ..full_subscription()
+        ..before_v4()
     };
     assert_eq!(Subscription::decode(2, &v2).ok(), Some(expected.clone()));
     assert!(Subscription::decode(3, &v2).is_err());
     let again = expected.encode().unwrap_or_default();
     assert_eq!(
         crate::golden::hex(&again),
-        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00")
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}00{NO_RECOVERY}")
     );
-    assert_eq!(Subscription::decode(3, &again).ok(), Some(expected));
+    assert_eq!(Subscription::decode(4, &again).ok(), Some(expected));
+}
+
+/// A record written by a build of format version 3 reads with its seats and no recovery;
+/// written again, it is version 4.
+#[test]
+fn version_3_records_decode_with_their_seats() {
+    let v3 = unhex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0107"));
+    assert_eq!(Subscription::decode(3, &v3).ok(), Some(before_v4()));
+    assert!(Subscription::decode(4, &v3).is_err());
+    let again = before_v4().encode().unwrap_or_default();
+    assert_eq!(
+        crate::golden::hex(&again),
+        format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0107{NO_RECOVERY}")
+    );
+}
+
+/// A live past-due subscription of format version 3 keeps its retry: its last attempt is
+/// its `modified_at` (the retry's idempotency key is unchanged), its next attempt 3 days
+/// after it (not before the period end), as version 3 computed them.
+#[test]
+fn a_past_due_version_3_record_keeps_its_retry_and_its_key() {
+    use crate::golden::at;
+    let live = Subscription {
+        ended_at: None,
+        ends_at: None,
+        cancel_at_period_end: false,
+        ..before_v4()
+    };
+    let hex = crate::golden::hex(&live.encode().unwrap_or_default());
+    let v3 = unhex(
+        hex.strip_suffix(NO_RECOVERY)
+            .expect("a v4 tail of no recovery"),
+    );
+    let read = Subscription::decode(3, &v3).expect("reading version 3");
+    // Last charged at(60): retried 3 days later (the period ended at(180), before that).
+    assert_eq!(read.last_attempt_at, Some(at(60)));
+    assert_eq!(
+        read.next_payment_attempt_at,
+        Some(at(60) + super::RENEWAL_RETRY_DELAY)
+    );
+    assert_eq!(read.past_due_at, Some(at(180)));
+    assert_eq!(read.due_at(), Some(at(60) + super::RENEWAL_RETRY_DELAY));
+    let now = at(60) + super::RENEWAL_RETRY_DELAY;
+    match read.plan_renewal(now, &super::RenewalTerms::default()) {
+        super::RenewalPlan::Charge(c) => assert_eq!(
+            c.idempotency_key,
+            format!("{}:4:{}", read.id, at(60).timestamp_micros())
+        ),
+        other => panic!("expected a charge, got {other:?}"),
+    }
+    // An active one derives nothing.
+    let active = Subscription {
+        status: SubscriptionStatus::Active,
+        ..live
+    };
+    let hex = crate::golden::hex(&active.encode().unwrap_or_default());
+    let v3 = unhex(
+        hex.strip_suffix(NO_RECOVERY)
+            .expect("a v4 tail of no recovery"),
+    );
+    assert_eq!(Subscription::decode(3, &v3).ok(), Some(active));
 }
 
 /// The bytes of a hex string (the golden fixtures).
@@ -206,7 +289,7 @@ fn unhex(s: &str) -> Vec<u8> {
 
 /// A record written by a build of format version 1 reads as a subscription of single
 /// intervals, without a trial, its periods counted from its start; written again, it is
-/// version 3.
+/// version 4.
 #[test]
 fn version_1_records_decode_with_single_intervals_and_no_trial() {
     use crate::golden::at;
@@ -221,14 +304,22 @@ fn version_1_records_decode_with_single_intervals_and_no_trial() {
         plan_changes: 0,
         trial_reminded_for: None,
         seats: None,
-        ..full_subscription()
+        ..before_v4()
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Subscription::decode(3, &again).ok(), Some(expected));
+    assert_eq!(Subscription::decode(4, &again).ok(), Some(expected));
     assert!(Subscription::decode(2, &unhex(GOLDEN_V1)).is_err());
-    assert!(Subscription::decode(4, &again).is_err());
+    assert!(Subscription::decode(5, &again).is_err());
 }
+
+/// Format version 4 appends the recovery: `past_due_at` at(600), `last_attempt_at`
+/// at(660), `next_payment_attempt_at` at(720), 2 buyer attempts, the lock until at(780),
+/// the intent "pi_3".
+const GOLDEN_V4_TAIL: &str = "0114313937302d30312d30315430303a31303a30305a0114313937302d30312d30315430303a31313a30305a0114313937302d30312d30315430303a31323a30305a020114313937302d30312d30315430303a31333a30305a010470695f33";
+
+/// Version 4's tail of a subscription with no recovery: five `None`s and 0 attempts.
+const NO_RECOVERY: &str = "000000000000";
 
 /// Format version 2 appends its fields to version 1's layout: these are their bytes.
 const GOLDEN_V2_TAIL: &str = "\

@@ -65,7 +65,7 @@ pub struct RenewalCharge {
     /// The subscription's discount applies to this period.
     pub discounted: bool,
     /// `<subscription id>:<cycle>` for the first attempt, with `:<last attempt time>`
-    /// appended for retries: a retried charge of the same attempt can never be taken twice.
+    /// (`last_attempt_at`) appended for retries: a retried charge of the same attempt can never be taken twice.
     pub idempotency_key: String,
     pub payment_token: Option<String>,
     pub customer_id: CustomerId,
@@ -164,13 +164,66 @@ impl Subscription {
                 }
             }
             SubscriptionStatus::Active => self.current_period_end,
-            SubscriptionStatus::PastDue => {
-                let last = self.modified_at.unwrap_or(self.current_period_start);
-                let retry = last + RENEWAL_RETRY_DELAY;
-                Some(self.current_period_end.map_or(retry, |end| retry.max(end)))
-            }
+            SubscriptionStatus::PastDue => self.next_payment_attempt_at,
             _ => None,
         }
+    }
+
+    /// When a renewal declined at `now` is charged again: [`RENEWAL_RETRY_DELAY`] later,
+    /// never before the period end.
+    pub fn next_retry_after(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        let retry = now + RENEWAL_RETRY_DELAY;
+        self.current_period_end.map_or(retry, |end| retry.max(end))
+    }
+
+    /// The renewal `charge` paid at `now`: the next period, `cycles` + 1, `active`, its
+    /// recovery forgotten, and the renewal order `paid` (the order a decline left
+    /// `pending` keeps its creation time); the amount loses a discount that no longer
+    /// applies.
+    pub(super) fn apply_paid(
+        &self,
+        charge: &RenewalCharge,
+        tax: TaxQuote,
+        payment_id: Option<String>,
+        terms: &RenewalTerms,
+        now: DateTime<Utc>,
+    ) -> Renewal {
+        let mut order =
+            self.renewal_order(charge, tax.added_tax(), tax.request.billing_address, now);
+        order.payment_id = payment_id;
+        if let Some(since) = self.past_due_at {
+            order.created_at = since;
+            order.modified_at = Some(now);
+        }
+        let mut next = self.clone();
+        next.modified_at = Some(now);
+        next.cycles = charge.cycle;
+        next.current_period_start = self.period_start(charge.cycle);
+        next.current_period_end = Some(self.period_start(charge.cycle.saturating_add(1)));
+        next.status = SubscriptionStatus::Active;
+        next.proration_balance = self
+            .proration_balance
+            .saturating_sub(charge.balance_applied);
+        if !charge.discounted && self.discount_id.is_some() {
+            next.discount_id = None;
+            next.discount_name = None;
+            next.amount = terms.price_amount.or(self.amount);
+        }
+        next.clear_recovery();
+        Renewal {
+            subscription: next,
+            order: Some(order),
+        }
+    }
+
+    /// Forgets the recovery of a declined renewal (it was paid).
+    pub(super) fn clear_recovery(&mut self) {
+        self.past_due_at = None;
+        self.last_attempt_at = None;
+        self.next_payment_attempt_at = None;
+        self.buyer_attempts = 0;
+        self.payment_lock_until = None;
+        self.recovery_intent = None;
     }
 
     /// Whether the discount still applies to the period starting at `start`.
@@ -193,11 +246,15 @@ impl Subscription {
         }
     }
 
-    /// The next renewal step at `now`.
+    /// The next renewal step at `now` (none while the buyer's charge of a past-due renewal
+    /// holds the payment lock).
     pub fn plan_renewal(&self, now: DateTime<Utc>, terms: &RenewalTerms) -> RenewalPlan {
         match self.due_at() {
             Some(due) if due <= now => {}
             _ => return RenewalPlan::NotDue,
+        }
+        if self.payment_locked(now) {
+            return RenewalPlan::NotDue;
         }
         if self.cancel_at_period_end && self.status.is_active() {
             return RenewalPlan::End;
@@ -207,6 +264,11 @@ impl Subscription {
                 return RenewalPlan::RemindTrial { trial_end };
             }
         }
+        RenewalPlan::Charge(self.renewal_charge(terms))
+    }
+
+    /// The charge of the next period (`cycles + 1`), due or not.
+    pub(super) fn renewal_charge(&self, terms: &RenewalTerms) -> RenewalCharge {
         let cycle = self.cycles.saturating_add(1);
         let start = self.period_start(cycle);
         let discounted = self.discount_applies(start, terms);
@@ -218,13 +280,13 @@ impl Subscription {
         let base = amount.unwrap_or(0).max(0);
         // A credit is taken off up to the period's own amount; a debt is added in full.
         let balance_applied = self.proration_balance.max(-base);
-        let idempotency_key = match (self.status, self.modified_at) {
+        let idempotency_key = match (self.status, self.last_attempt_at) {
             (SubscriptionStatus::PastDue, Some(last)) => {
                 format!("{}:{cycle}:{}", self.id, last.timestamp_micros())
             }
             _ => format!("{}:{cycle}", self.id),
         };
-        RenewalPlan::Charge(RenewalCharge {
+        RenewalCharge {
             cycle,
             amount: base.saturating_add(balance_applied),
             balance_applied,
@@ -237,7 +299,7 @@ impl Subscription {
             payment_token: self.payment_token.clone(),
             customer_id: self.customer_id,
             customer_email: self.customer_email.clone(),
-        })
+        }
     }
 
     /// Applies the renewal step due at `now` with the charge's outcome (ignored when the
@@ -246,7 +308,8 @@ impl Subscription {
     /// - paid → the next period, `cycles` + 1, `active`, and the renewal order; the
     ///   amount loses a discount that no longer applies;
     /// - declined → `past_due` (retried later), or `canceled` with the keys to revoke once
-    ///   [`DUNNING_PERIOD`] has passed since the period end.
+    ///   [`DUNNING_PERIOD`] has passed since the period end; the renewal order is written
+    ///   `pending` (with the next attempt, none once given up).
     pub fn renew(
         &self,
         now: DateTime<Utc>,
@@ -284,42 +347,38 @@ impl Subscription {
         next.modified_at = Some(now);
         match outcome.ok_or(SubscriptionError::MissingOutcome)? {
             PaymentOutcome::Paid { tax, payment_id } => {
-                let mut order =
-                    self.renewal_order(&charge, tax.added_tax(), tax.request.billing_address, now);
-                order.payment_id = payment_id;
-                next.cycles = charge.cycle;
-                next.current_period_start = self.period_start(charge.cycle);
-                next.current_period_end = Some(self.period_start(charge.cycle.saturating_add(1)));
-                next.status = SubscriptionStatus::Active;
-                next.proration_balance = self
-                    .proration_balance
-                    .saturating_sub(charge.balance_applied);
-                if !charge.discounted && self.discount_id.is_some() {
-                    next.discount_id = None;
-                    next.discount_name = None;
-                    next.amount = terms.price_amount.or(self.amount);
-                }
-                Ok(Renewal {
-                    subscription: next,
-                    order: Some(order),
-                })
+                Ok(self.apply_paid(&charge, *tax, payment_id, terms, now))
             }
             PaymentOutcome::Declined => {
                 let given_up = self
                     .current_period_end
                     .is_some_and(|end| now >= end + DUNNING_PERIOD);
+                next.last_attempt_at = Some(now);
                 if given_up {
                     next.status = SubscriptionStatus::Canceled;
                     next.ended_at = Some(now);
                     next.ends_at = Some(now);
                     next.canceled_at = next.canceled_at.or(Some(now));
+                    next.next_payment_attempt_at = None;
+                    next.payment_lock_until = None;
                     union(&mut next.pending_revocations, &self.license_key_ids);
                 } else {
                     next.status = SubscriptionStatus::PastDue;
+                    next.past_due_at = self.past_due_at.or(Some(now));
+                    next.next_payment_attempt_at = Some(self.next_retry_after(now));
+                }
+                // The renewal's order is due, not paid: `pending` (Polar's), retried at the
+                // subscription's next attempt; created when it first fell due.
+                let mut order = self.renewal_order(&charge, 0, None, now);
+                order.status = OrderStatus::Pending;
+                order.next_payment_attempt_at = next.next_payment_attempt_at;
+                if let Some(since) = self.past_due_at {
+                    order.created_at = since;
+                    order.modified_at = Some(now);
                 }
                 Ok(Renewal {
                     subscription: next,
-                    order: None,
+                    order: Some(order),
                 })
             }
         }
@@ -383,6 +442,8 @@ impl Subscription {
             refund_pending_amount: 0,
             refund_pending_tax_amount: 0,
             seats: self.seats,
+            next_payment_attempt_at: None,
+            last_payment: None,
         }
     }
 }

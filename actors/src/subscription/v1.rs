@@ -95,6 +95,12 @@ impl From<SubscriptionV1> for Subscription {
             plan_changes: 0,
             trial_reminded_for: None,
             seats: None,
+            past_due_at: None,
+            last_attempt_at: None,
+            next_payment_attempt_at: None,
+            buyer_attempts: 0,
+            payment_lock_until: None,
+            recovery_intent: None,
         }
     }
 }

@@ -101,6 +101,12 @@ impl From<SubscriptionV2> for Subscription {
             plan_changes: v.plan_changes,
             trial_reminded_for: v.trial_reminded_for,
             seats: None,
+            past_due_at: None,
+            last_attempt_at: None,
+            next_payment_attempt_at: None,
+            buyer_attempts: 0,
+            payment_lock_until: None,
+            recovery_intent: None,
         }
     }
 }

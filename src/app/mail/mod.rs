@@ -45,7 +45,14 @@ pub use render::{date, Brand, KeyLine, Rendered};
 pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMessage>, AppError> {
     let decided = if change.is::<Order>() {
         match (change.before::<Order>()?, change.after::<Order>()?) {
-            (None, Some(order)) => order_messages(state, &order).await?,
+            // The receipt goes when the order is paid: at once, or (a pending renewal)
+            // when a retry pays it.
+            (before, Some(order))
+                if order.status.was_paid()
+                    && !before.as_ref().is_some_and(|b| b.status.was_paid()) =>
+            {
+                order_messages(state, &order).await?
+            }
             _ => Vec::new(),
         }
     } else if change.is::<Subscription>() {

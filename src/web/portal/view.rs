@@ -44,6 +44,10 @@ pub fn order_status(s: OrderStatus) -> Status {
             label: "Refunded",
             class: "off",
         },
+        OrderStatus::Pending => Status {
+            label: "Payment due",
+            class: "warn",
+        },
     }
 }
 
