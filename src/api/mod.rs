@@ -48,6 +48,8 @@ pub fn versioned_schemas() -> Vec<(&'static str, &'static [(&'static str, versio
         of::<license_key::ValidatedLicenseKey>(),
         of::<license_key::RotatedLicenseKey>(),
         of::<license_key::GrantedLicenseKey>(),
+        of::<price::ProductPriceRecurringSeatBased>(),
+        of::<price::ProductPriceOneTimeSeatBased>(),
     ]
 }
 

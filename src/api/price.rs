@@ -14,6 +14,12 @@ use crate::domain::product::{self as domain, Price, PriceKind};
 use crate::error::FieldError;
 use crate::validate::Validator;
 
+use super::version::{self, ApiVersion, VersionedFields, Versions};
+
+#[path = "price_tiers.rs"]
+mod tiers;
+pub use tiers::{PriceTier, PriceTiers};
+
 /// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
 macro_rules! tag {
     ($name:ident = $value:tt) => {
@@ -394,7 +400,7 @@ pub fn parse_price(
         }
         (true, "seat_based") => {
             let currency = currency(v, raw, loc);
-            let seat_tiers = seat_tiers(v, raw, loc);
+            let seat_tiers = seat_price_tiers(v, raw, loc);
             let interval = interval(v);
             PriceKind::RecurringSeatBased {
                 interval: interval?,
@@ -404,7 +410,7 @@ pub fn parse_price(
         }
         (false, "seat_based") => {
             let currency = currency(v, raw, loc);
-            let seat_tiers = seat_tiers(v, raw, loc);
+            let seat_tiers = seat_price_tiers(v, raw, loc);
             PriceKind::OneTimeSeatBased {
                 currency: currency?,
                 seat_tiers: seat_tiers?,
@@ -474,6 +480,18 @@ fn seat_count(
         Some(n) => u32::try_from(n).ok().map(Some),
         None if required => None,
         None => Some(None),
+    }
+}
+
+/// The tiers of a seat-based price: 2027-01's `tiers` and `minimum_units` ([`tiers`]) when
+/// that version is served, unless the body has only the 2026 `seat_tiers` (which
+/// @polar-sh/sdk 1.0.1 still sends in 2027-01); `seat_tiers` in the earlier versions.
+fn seat_price_tiers(v: &mut Validator, raw: &Value, loc: &[Value]) -> Option<domain::SeatTiers> {
+    let only_2026 = raw.get("tiers").is_none() && raw.get("seat_tiers").is_some();
+    if version::serves_since(ApiVersion::V2027_01) && !only_2026 {
+        tiers::seat_tiers_2027(v, raw, loc)
+    } else {
+        seat_tiers(v, raw, loc)
     }
 }
 
@@ -656,7 +674,7 @@ pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
 /// One variant of the `ProductPrice` union: the fields every price has, its two tags and
 /// the variant's own fields; `build` fills the common fields from the record.
 macro_rules! price_variant {
-    ($(#[$doc:meta])* $name:ident, $amount_type:ident, $kind:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident, $amount_type:ident, $kind:ident { $($(#[$fattr:meta])* $field:ident : $ty:ty),* $(,)? }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Serialize, ToSchema)]
         pub struct $name {
@@ -673,10 +691,12 @@ macro_rules! price_variant {
             /// `null`: the organization's default (`location`).
             #[schema(value_type = Option<String>)]
             pub tax_behavior: Option<&'static str>,
-            $(pub $field: $ty,)*
+            $($(#[$fattr])* pub $field: $ty,)*
         }
 
         impl $name {
+            // One argument per field of the variant (the seat-based ones have six).
+            #[allow(clippy::too_many_arguments)]
             fn build(product_id: ProductId, p: &Price, $($field: $ty),*) -> Self {
                 Self {
                     id: p.id.0,
@@ -781,16 +801,55 @@ price_variant!(
     ProductPriceRecurringSeatBased, TagSeatBased, TagRecurring {
         price_currency: String,
         recurring_interval: RecurringInterval,
+        /// In every version: polar-sdk 1.0.2's 2027-01 models replaced it with `tiers`,
+        /// `minimum_units` and `maximum_units`, @polar-sh/sdk 1.0.1's still require it.
         seat_tiers: ProductPriceSeatTiersOutput,
+        /// From 2027-01: the tiers (`seat_tiers` before).
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        tiers: PriceTiers,
+        /// From 2027-01: the fewest seats on sale.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        minimum_units: Option<u32>,
+        /// From 2027-01: the most seats on sale (`null`: no limit).
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        maximum_units: Option<u32>,
     }
 );
 price_variant!(
     /// Seat-based, one-time: the buyer picks a seat count.
     ProductPriceOneTimeSeatBased, TagSeatBased, TagOneTime {
         price_currency: String,
+        /// In every version: polar-sdk 1.0.2's 2027-01 models replaced it with `tiers`,
+        /// `minimum_units` and `maximum_units`, @polar-sh/sdk 1.0.1's still require it.
         seat_tiers: ProductPriceSeatTiersOutput,
+        /// From 2027-01: the tiers (`seat_tiers` before).
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        tiers: PriceTiers,
+        /// From 2027-01: the fewest seats on sale.
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        minimum_units: Option<u32>,
+        /// From 2027-01: the most seats on sale (`null`: no limit).
+        #[serde(skip_serializing_if = "version::before_2027_01")]
+        maximum_units: Option<u32>,
     }
 );
+
+/// The fields of a seat-based price that 2027-01 added (`seat_tiers` stays: see the field).
+const SEAT_PRICE_FIELDS: &[(&str, Versions)] = &[
+    ("tiers", Versions::since(ApiVersion::V2027_01)),
+    ("minimum_units", Versions::since(ApiVersion::V2027_01)),
+    ("maximum_units", Versions::since(ApiVersion::V2027_01)),
+];
+
+impl VersionedFields for ProductPriceRecurringSeatBased {
+    const SCHEMA: &'static str = "ProductPriceRecurringSeatBased";
+    const FIELDS: &'static [(&'static str, Versions)] = SEAT_PRICE_FIELDS;
+}
+
+impl VersionedFields for ProductPriceOneTimeSeatBased {
+    const SCHEMA: &'static str = "ProductPriceOneTimeSeatBased";
+    const FIELDS: &'static [(&'static str, Versions)] = SEAT_PRICE_FIELDS;
+}
 
 /// A price, its variant named by `type` and `amount_type`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -866,6 +925,9 @@ impl ProductPrice {
                 currency.clone(),
                 (*interval).into(),
                 seat_tiers.into(),
+                seat_tiers.into(),
+                Some(seat_tiers.minimum_seats()),
+                seat_tiers.maximum_seats(),
             )),
             PriceKind::OneTimeSeatBased {
                 currency,
@@ -875,6 +937,9 @@ impl ProductPrice {
                 p,
                 currency.clone(),
                 seat_tiers.into(),
+                seat_tiers.into(),
+                Some(seat_tiers.minimum_seats()),
+                seat_tiers.maximum_seats(),
             )),
         }
     }

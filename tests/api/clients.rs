@@ -3,7 +3,9 @@
 //! each API version) and `@polar-sh/sdk` (Node: 0.22.2, 0.47.1, and 1.0.1 in each API
 //! version), must end with `N passed, 0 failed`. The packages are installed on first use
 //! (see `tools.rs`). The 1.0 journeys also buy 3 seats of a seat-based plan and read the
-//! order, subscription and customer state back with `seats: 3` (2026-04 and 2026-10). @polar-sh/sdk 1.0.1 also runs issue 46's journey: a feature flag bought
+//! order, subscription and customer state back with `seats: 3` (in 2027-01 the price is
+//! created and read in that version's `tiers` shape). @polar-sh/sdk 1.0.1 also runs issue
+//! 46's journey: a feature flag bought
 //! and read in the customer's state, and every new event, as delivered, through the SDK's
 //! `validateEvent` and payload types.
 

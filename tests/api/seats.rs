@@ -397,3 +397,162 @@ async fn a_seller_bounds_the_seats_of_a_checkout() {
     r.expect(200);
     assert_eq!(fields(&r.body), [4, 3, 5, 4000]);
 }
+
+async fn in_version(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    version: &str,
+    body: Option<Value>,
+) -> Reply {
+    let req = app
+        .request(method, path, Some(&app.token))
+        .header("Polar-Version", version);
+    app.send(match body {
+        Some(b) => req.json(&b),
+        None => req,
+    })
+    .await
+}
+
+/// 2027-01's seat-based price (`tiers: {type, tiers: [{bound, unit_amount}]}`,
+/// `minimum_units`, `maximum_units`) on the way in and out, beside the 2026 `seat_tiers`
+/// (which @polar-sh/sdk 1.0.1's 2027-01 types require); the earlier versions show only
+/// `seat_tiers`; a fractional rate or bounds that do not rise are a 422 where they are.
+#[actix_web::test]
+async fn a_seat_based_price_speaks_the_2027_01_shape_in_that_version() {
+    use reqwest::Method;
+    let app = spawn_app().await;
+    let org = app.created_org_as(&app.token, "tiers", "tiers").await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let body = |tiers: Value| {
+        json!({"name": "Team 2027", "organization_id": org, "recurring_interval": "month",
+               "prices": [{"amount_type": "seat_based", "price_currency": "usd",
+                           "minimum_units": 2, "tiers": tiers}]})
+    };
+    let r = in_version(
+        &app,
+        Method::POST,
+        "/v1/products/",
+        "2027-01",
+        Some(body(json!({"type": "graduated", "tiers": [
+            {"bound": 4, "unit_amount": "1000.00"}, {"bound": null, "unit_amount": 800}]}))),
+    )
+    .await;
+    r.expect(201);
+    let price = &r.body["prices"][0];
+    assert_eq!(price["seat_tiers"]["tiers"][1]["min_seats"], 5, "{price}");
+    assert_eq!(
+        price["tiers"],
+        json!({"type": "graduated", "tiers": [{"bound": 4, "unit_amount": "1000"},
+                                              {"bound": null, "unit_amount": "800"}]})
+    );
+    assert_eq!(
+        (&price["minimum_units"], &price["maximum_units"]),
+        (&json!(2), &Value::Null)
+    );
+    let product = r.id();
+    let path = format!("/v1/products/{product}");
+    for version in ["2026-04", "2026-10"] {
+        let r = in_version(&app, Method::GET, &path, version, None).await;
+        r.expect(200);
+        let old = &r.body["prices"][0];
+        assert!(
+            old.get("tiers").is_none() && old.get("minimum_units").is_none(),
+            "{old}"
+        );
+        assert_eq!(
+            old["seat_tiers"],
+            json!({"seat_tier_type": "graduated", "minimum_seats": 2, "maximum_seats": null,
+                   "tiers": [{"min_seats": 2, "max_seats": 4, "price_per_seat": 1000},
+                             {"min_seats": 5, "max_seats": null, "price_per_seat": 800}]}),
+            "{version}"
+        );
+    }
+    // A checkout of 6 seats in 2027-01, priced by the tiers read from that shape
+    // (graduated, the first tier billing from the first seat: 1-4 at 1000, 5-6 at 800).
+    let r = in_version(
+        &app,
+        Method::POST,
+        "/v1/checkouts/",
+        "2027-01",
+        Some(json!({"products": [product], "seats": 6})),
+    )
+    .await;
+    r.expect(201);
+    assert_eq!(r.body["seats"], 6);
+    assert_eq!(r.body["amount"], 4 * 1000 + 2 * 800);
+    assert!(
+        r.body["product"]["prices"][0]["tiers"].is_object(),
+        "{}",
+        r.body
+    );
+
+    // Refusals, each where it is.
+    let r = in_version(
+        &app,
+        Method::POST,
+        "/v1/products/",
+        "2027-01",
+        Some(body(
+            json!({"type": "volume", "tiers": [{"bound": 3, "unit_amount": "9.5"}]}),
+        )),
+    )
+    .await;
+    let e = r.expect_invalid_at(json!([
+        "body",
+        "prices",
+        0,
+        "tiers",
+        "tiers",
+        0,
+        "unit_amount"
+    ]));
+    assert!(
+        e["msg"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("whole cents"),
+        "{e}"
+    );
+    let r = in_version(
+        &app,
+        Method::POST,
+        "/v1/products/",
+        "2027-01",
+        Some(body(
+            json!({"type": "volume", "tiers": [{"bound": 1, "unit_amount": 100}]}),
+        )),
+    )
+    .await;
+    r.expect_invalid_at(json!(["body", "prices", 0, "tiers", "tiers"]));
+    let old_body = json!({"name": "Old shape", "organization_id": org, "recurring_interval": "month",
+        "prices": [{"amount_type": "seat_based",
+                    "seat_tiers": {"tiers": [{"min_seats": 1, "price_per_seat": 500}]}}]});
+    // The 2026 body is still read in 2027-01 (@polar-sh/sdk 1.0.1 sends it there); a body
+    // with neither shape misses 2027-01's.
+    in_version(
+        &app,
+        Method::POST,
+        "/v1/products/",
+        "2027-01",
+        Some(old_body.clone()),
+    )
+    .await
+    .expect(201);
+    let mut neither = old_body;
+    if let Some(p) = neither["prices"][0].as_object_mut() {
+        p.remove("seat_tiers");
+    }
+    let r = in_version(
+        &app,
+        Method::POST,
+        "/v1/products/",
+        "2027-01",
+        Some(neither),
+    )
+    .await;
+    r.expect_invalid_at(json!(["body", "prices", 0, "tiers"]));
+}

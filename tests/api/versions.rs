@@ -156,6 +156,27 @@ async fn each_version_has_its_openapi_document() {
             version != "2026-04",
             "{version}: member_id from 2026-10 on"
         );
+        // 2027-01 adds `tiers`, `minimum_units` and `maximum_units` to a seat-based price
+        // (`seat_tiers` stays for @polar-sh/sdk 1.0.1's 2027-01 types).
+        for schema in [
+            "ProductPriceRecurringSeatBased",
+            "ProductPriceOneTimeSeatBased",
+        ] {
+            let props = &r.body["components"]["schemas"][schema]["properties"];
+            let required = &r.body["components"]["schemas"][schema]["required"];
+            let new = version == "2027-01";
+            assert!(props.is_object(), "{version}: {schema} is a component");
+            assert!(props["seat_tiers"].is_object(), "{version} {schema}");
+            for field in ["tiers", "minimum_units", "maximum_units"] {
+                assert_eq!(props[field].is_object(), new, "{version} {schema} {field}");
+            }
+            let names: Vec<&str> = required
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            assert!(names.contains(&"seat_tiers"), "{version} {schema}");
+            assert_eq!(names.contains(&"tiers"), new, "{version} {schema}");
+        }
     }
     for bad in ["2025-10", "2026-7", "v1"] {
         app.get(&format!("/{bad}/openapi.json"), None)

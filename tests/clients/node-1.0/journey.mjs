@@ -1152,26 +1152,64 @@ check("portal_token_is_refused_on_the_sellers_api", async () => {
 // --- Seats ---------------------------------------------------------------------------------
 // A seat-based plan bought by a buyer of its own (so the checks above count nothing of it):
 // 3 seats, read back through the SDK as an order, a subscription and the customer's state,
-// each matched against the package's types with `seats: 3`. Not in 2027-01: Tollgate still
-// serves a seat-based price in the 2026 shape there (`seat_tiers`, not 2027-01's `tiers`,
-// `minimum_units` and `maximum_units`), which that version's types do not allow.
+// each matched against the package's types with `seats: 3`. In 2027-01 the price is created
+// and read in polar-sdk 1.0.2's shape of that version (`tiers`, `minimum_units`,
+// `maximum_units`), which answers carry beside the `seat_tiers` 1.0.1's types require; before
+// it, in the 2026 shape (`seat_tiers`), sent raw in the version served.
 
-const seatsCheck = VERSION < "2027-01" ? check : () => {};
-
-seatsCheck("seats_are_bought_and_read_back", async () => {
+async function seatBasedPlan() {
+  if (VERSION >= "2027-01") {
+    const team = typed(
+      "Product",
+      await polar.products.create({
+        name: `Compat 1.0 Team ${RUN}`,
+        organization_id: need("org").id,
+        recurring_interval: "month",
+        prices: [
+          {
+            amount_type: "seat_based",
+            price_currency: "usd",
+            tiers: {
+              type: "volume",
+              tiers: [
+                { bound: 4, unit_amount: "1000" },
+                { bound: null, unit_amount: 800 },
+              ],
+            },
+          },
+        ],
+      }),
+    );
+    const price = typed("Product", await polar.products.get(team.id)).prices[0];
+    equal(
+      price.tiers.tiers.map((t) => [t.bound, t.unit_amount]),
+      [
+        [4, "1000"],
+        [null, "800"],
+      ],
+      "the tiers",
+    );
+    equal(
+      [price.tiers.type, price.minimum_units, price.maximum_units],
+      ["volume", 1, null],
+      "the tiers' type and the seats on sale",
+    );
+    // 1.0.1's 2027-01 types still require the 2026 `seat_tiers`: it is there too.
+    equal(price.seat_tiers.maximum_seats, null, "seat_tiers beside tiers");
+    return team.id;
+  }
   const tiers = {
     tiers: [
       { min_seats: 1, max_seats: 4, price_per_seat: 1000 },
       { min_seats: 5, max_seats: null, price_per_seat: 800 },
     ],
   };
-  // The 2026 input shape of a seat-based price (2027-01 has another), so sent as 2026-04.
   const res = await fetch(`${URL_}/v1/products/`, {
     method: "POST",
     headers: {
       Authorization: `Bearer ${TOKEN}`,
       "Content-Type": "application/json",
-      "Polar-Version": "2026-04",
+      "Polar-Version": VERSION,
     },
     body: JSON.stringify({
       name: `Compat 1.0 Team ${RUN}`,
@@ -1181,7 +1219,11 @@ seatsCheck("seats_are_bought_and_read_back", async () => {
     }),
   });
   equal(res.status, 201, "seat-based product created");
-  const team = (await res.json()).id;
+  return (await res.json()).id;
+}
+
+check("seats_are_bought_and_read_back", async () => {
+  const team = await seatBasedPlan();
   const checkout = typed(
     "Checkout",
     await polar.checkouts.create({

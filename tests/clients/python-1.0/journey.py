@@ -1420,23 +1420,44 @@ def subscription_upgrade_charges_the_preview():
 #
 # A seat-based plan bought by a buyer of its own (so the checks above count nothing of it):
 # 3 seats, read back through the SDK as an order, a subscription and the customer's state,
-# whose models must parse `seats: 3`. Not in 2027-01: Tollgate still serves a seat-based
-# price in the 2026 shape there (`seat_tiers`, not 2027-01's `tiers`, `minimum_units` and
-# `maximum_units`), which that version's models cannot parse.
+# whose models must parse `seats: 3`. In 2027-01 the price is created and read in that
+# version's shape (`tiers`, `minimum_units`, `maximum_units`) through the SDK's own models;
+# before it, in the 2026 shape (`seat_tiers`), which the 2026 input types lack, so raw.
 
 
-def seats_are_bought_and_read_back():
+def seat_based_plan():
+    if at_least("2027-01"):
+        team = polar.products.create(
+            name=f"Compat Team {RUN}",
+            organization_id=S.org.id,
+            recurring_interval="month",
+            prices=[{"amount_type": "seat_based", "price_currency": "usd",
+                     "tiers": {"type": "volume",
+                               "tiers": [{"bound": 4, "unit_amount": "1000"},
+                                         {"bound": None, "unit_amount": 800}]}}],
+        )
+        price = polar.products.get(team.id).prices[0]
+        equal(type(price).__name__, "ProductPriceSeatBased", "the price's model")
+        equal([(t.bound, t.unit_amount) for t in price.tiers.tiers],
+              [(4, "1000"), (None, "800")], "the tiers")
+        equal((price.tiers.type, price.minimum_units, price.maximum_units),
+              ("volume", 1, None), "the tiers' type and the seats on sale")
+        return team.id
     tiers = {"tiers": [{"min_seats": 1, "max_seats": 4, "price_per_seat": 1000},
                        {"min_seats": 5, "max_seats": None, "price_per_seat": 800}]}
     body = {"name": f"Compat Team {RUN}", "organization_id": S.org.id,
             "recurring_interval": "month",
             "prices": [{"amount_type": "seat_based", "price_currency": "usd",
                         "seat_tiers": tiers}]}
-    # The 2026 input shape of a seat-based price (2027-01 has another), so sent as 2026-04.
-    with raw({"Authorization": f"Bearer {TOKEN}", "Polar-Version": "2026-04"}) as http:
+    with raw({"Authorization": f"Bearer {TOKEN}", "Polar-Version": VERSION}) as http:
         created = http.post("/v1/products/", json=body)
     equal(created.status_code, 201, "seat-based product created")
-    team = created.json()["id"]
+    equal(created.json()["prices"][0]["seat_tiers"]["maximum_seats"], None, "seat_tiers")
+    return created.json()["id"]
+
+
+def seats_are_bought_and_read_back():
+    team = seat_based_plan()
     checkout = polar.checkouts.create(
         products=[team], seats=3, external_customer_id=f"seats-{RUN}",
         customer_email=f"seats-{RUN}@example.com",
@@ -1473,8 +1494,7 @@ def seats_are_bought_and_read_back():
     equal([s.seats for s in state.active_subscriptions], [3], "the state's seats")
 
 
-if not at_least("2027-01"):
-    check(seats_are_bought_and_read_back)
+check(seats_are_bought_and_read_back)
 
 
 @check
