@@ -35,6 +35,8 @@ mod reads;
 mod sled;
 mod snapshot;
 mod tally;
+#[cfg(test)]
+mod tally_fixture;
 
 use self::sled::Embedded;
 

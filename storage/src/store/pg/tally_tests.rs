@@ -5,69 +5,11 @@
 //! tree has its own tests (`sled/tally_tests.rs`); here, its import.
 //! Skipped without a database, as `tests.rs` (`crate::testing`).
 
-use serde::{Deserialize, Serialize};
-
 use super::tally::classify_miss;
 use crate::store::layout::record_key;
+use crate::store::tally_fixture::{get, id, key, put, Key};
 use crate::store_tests::test_db::{client, fresh_schema, Dropper};
-use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, Tally};
-
-/// A record whose counters are tallied, as a license key's are.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Key {
-    id: u64,
-    note: String,
-    limit: Option<i64>,
-    usage: i64,
-    validations: i64,
-    last_at: Option<i64>,
-}
-
-impl Record for Key {
-    const COLLECTION: &'static str = "tkey";
-    const VERSION: u16 = 1;
-    const TALLIED: bool = true;
-
-    fn id_key(&self) -> Vec<u8> {
-        self.id.to_be_bytes().to_vec()
-    }
-    fn encode(&self) -> Result<Vec<u8>, StorageError> {
-        codec::encode(self)
-    }
-    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
-        codec::decode(Self::COLLECTION, version, payload)
-    }
-    fn tally(&self) -> (Tally, Option<i64>) {
-        (
-            Tally {
-                bounded: self.usage,
-                hits: self.validations,
-                last_hit_us: self.last_at,
-            },
-            self.limit,
-        )
-    }
-    fn set_tally(&mut self, t: &Tally) {
-        self.usage = t.bounded;
-        self.validations = t.hits;
-        self.last_at = t.last_hit_us;
-    }
-}
-
-fn key(id: u64, limit: Option<i64>) -> Key {
-    Key {
-        id,
-        note: "new".into(),
-        limit,
-        usage: 0,
-        validations: 0,
-        last_at: None,
-    }
-}
-
-fn id(n: u64) -> Vec<u8> {
-    n.to_be_bytes().to_vec()
-}
+use crate::{Batch, Counted, Expect, Record, StorageError, Store, Tally};
 
 /// A store over a fresh schema; `None` (skipped) without a test database.
 async fn store(test: &str) -> Option<(Store, Dropper)> {
@@ -83,17 +25,6 @@ async fn other_node(schema: &Dropper) -> Store {
     Store::postgres(&schema.url, &schema.schema, 8)
         .await
         .unwrap()
-}
-
-async fn put(store: &Store, k: &Key, expect: Expect) -> u64 {
-    let mut b = Batch::new();
-    b.put(k, expect).unwrap();
-    store.commit(&b).await.unwrap().revs[0]
-}
-
-async fn get(store: &Store, n: u64) -> (u64, Key) {
-    let s = store.get::<Key>(&id(n)).await.unwrap().unwrap();
-    (s.rev, s.value)
 }
 
 /// The tally row as stored: (usage, limit, validations, last_at).
@@ -673,9 +604,9 @@ async fn changes_are_heard_in_commit_order_and_the_listener_resumes_after_being_
     assert_eq!(
         seen,
         vec![
-            ("tkey".to_string(), id(1), 1),
-            ("tkey".to_string(), id(1), 2),
-            ("tkey".to_string(), id(1), 3)
+            (Key::COLLECTION.to_string(), id(1), 1),
+            (Key::COLLECTION.to_string(), id(1), 2),
+            (Key::COLLECTION.to_string(), id(1), 3)
         ]
     );
     // Counting is no change: nothing heard.

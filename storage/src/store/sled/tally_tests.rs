@@ -5,82 +5,13 @@
 //! transaction removes it), a delete removes it, a record without an entry reads its
 //! payload, `check` reports and repairs strays, and backups carry the counters.
 
-use serde::{Deserialize, Serialize};
-
 use crate::store::layout::record_key;
 use crate::store::tally::Entry;
+use crate::store::tally_fixture::{get, id, key, put, Key};
 use crate::{codec, Batch, Counted, Expect, Record, StorageError, Store, StoreConfig, Tally};
-
-/// A record whose counters are tallied, as a license key's are.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Key {
-    id: u64,
-    note: String,
-    limit: Option<i64>,
-    usage: i64,
-    validations: i64,
-    last_at: Option<i64>,
-}
-
-impl Record for Key {
-    const COLLECTION: &'static str = "skey";
-    const VERSION: u16 = 1;
-    const TALLIED: bool = true;
-
-    fn id_key(&self) -> Vec<u8> {
-        self.id.to_be_bytes().to_vec()
-    }
-    fn encode(&self) -> Result<Vec<u8>, StorageError> {
-        codec::encode(self)
-    }
-    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
-        codec::decode(Self::COLLECTION, version, payload)
-    }
-    fn tally(&self) -> (Tally, Option<i64>) {
-        (
-            Tally {
-                bounded: self.usage,
-                hits: self.validations,
-                last_hit_us: self.last_at,
-            },
-            self.limit,
-        )
-    }
-    fn set_tally(&mut self, t: &Tally) {
-        self.usage = t.bounded;
-        self.validations = t.hits;
-        self.last_at = t.last_hit_us;
-    }
-}
-
-fn key(id: u64, limit: Option<i64>) -> Key {
-    Key {
-        id,
-        note: "new".into(),
-        limit,
-        usage: 0,
-        validations: 0,
-        last_at: None,
-    }
-}
-
-fn id(n: u64) -> Vec<u8> {
-    n.to_be_bytes().to_vec()
-}
 
 fn rk(n: u64) -> Vec<u8> {
     record_key(Key::COLLECTION, &id(n))
-}
-
-async fn put(store: &Store, k: &Key, expect: Expect) -> u64 {
-    let mut b = Batch::new();
-    b.put(k, expect).unwrap();
-    store.commit(&b).await.unwrap().revs[0]
-}
-
-async fn get(store: &Store, n: u64) -> (u64, Key) {
-    let s = store.get::<Key>(&id(n)).await.unwrap().unwrap();
-    (s.rev, s.value)
 }
 
 /// The stored payload's own counters (what a read without the tree would give).
