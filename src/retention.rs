@@ -4,8 +4,14 @@
 //! and unique keys, in batches that each wait for durability. A record changed meanwhile
 //! (its revision moved on) is left for the next purge. Expired `Idempotency-Key` answers
 //! go in the same pass.
+//!
+//! The customer portal's records (`tollgate_actors::domain::portal_link`) go too: a
+//! recovery link once it would have expired, used or not (a used one is kept until then,
+//! so a replayed fan-out cannot write it again alive), plus the grace period; an e-mail
+//! change once its code expired; a card setup the buyer never confirmed
+//! [`PAYMENT_SETUP_TTL`] after it began, plus the grace period.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use tollgate_actors::domain::customer_session::{CustomerSession, CustomerSessionCode};
 use tollgate_actors::domain::oauth2::{
@@ -13,14 +19,19 @@ use tollgate_actors::domain::oauth2::{
 };
 use tollgate_actors::domain::organization_access_token::OrganizationAccessToken;
 use tollgate_actors::domain::pat::PersonalAccessToken;
+use tollgate_actors::domain::portal_link::{EmailChange, PaymentSetup, RecoveryLink};
 use tollgate_actors::domain::retention::{purgeable, Expiring};
-use tollgate_storage::{Batch, Expect, StorageError};
+use tollgate_storage::{Batch, Expect, Record, StorageError};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Deletes per batch: bounded so that one purge never holds the store for long.
 const BATCH: usize = 256;
+
+/// How long a card setup waits for the buyer's confirmation (3-D Secure is a matter of
+/// minutes; the processor's setup is abandoned long before).
+pub const PAYMENT_SETUP_TTL: Duration = Duration::days(1);
 
 /// How many records of each kind one purge removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -37,6 +48,12 @@ pub struct PurgeReport {
     pub organization_access_tokens: u64,
     /// Stored answers of expired `Idempotency-Key`s.
     pub idempotency_keys: u64,
+    /// Links of "payment failed" e-mails, used or not, past their expiry.
+    pub recovery_links: u64,
+    /// Card setups never confirmed.
+    pub payment_setups: u64,
+    /// E-mail changes whose code expired.
+    pub email_changes: u64,
 }
 
 impl PurgeReport {
@@ -50,6 +67,9 @@ impl PurgeReport {
             + self.personal_access_tokens
             + self.organization_access_tokens
             + self.idempotency_keys
+            + self.recovery_links
+            + self.payment_setups
+            + self.email_changes
     }
 }
 
@@ -69,14 +89,31 @@ pub async fn purge(state: &AppState) -> Result<PurgeReport, ApiError> {
         personal_access_tokens: purge_kind::<PersonalAccessToken>(state, grace).await?,
         organization_access_tokens: purge_kind::<OrganizationAccessToken>(state, grace).await?,
         idempotency_keys: crate::idempotency::purge_expired(state).await? as u64,
+        recovery_links: purge_by::<RecoveryLink>(state, grace, |l| Some(l.expires_at)).await?,
+        payment_setups: purge_by::<PaymentSetup>(state, grace, |s| {
+            Some(s.created_at + PAYMENT_SETUP_TTL)
+        })
+        .await?,
+        // Like a sign-in code: of no use once expired (a used one is deleted at once).
+        email_changes: purge_by::<EmailChange>(state, Duration::zero(), |c| Some(c.expires_at))
+            .await?,
     })
 }
 
 async fn purge_kind<R: Expiring>(state: &AppState, grace: Duration) -> Result<u64, StorageError> {
+    purge_by::<R>(state, grace, R::dead_since).await
+}
+
+/// Deletes the records of a kind dead (`dead_since`) for `grace` by now.
+async fn purge_by<R: Record>(
+    state: &AppState,
+    grace: Duration,
+    dead_since: impl Fn(&R) -> Option<DateTime<Utc>>,
+) -> Result<u64, StorageError> {
     let now = state.now();
     let mut doomed = Vec::new();
     for stored in state.store.scan::<R>().await? {
-        if purgeable(stored.value.dead_since(), now, grace) {
+        if purgeable(dead_since(&stored.value), now, grace) {
             doomed.push((stored.value.id_key(), stored.rev));
         }
     }
@@ -104,4 +141,103 @@ async fn purge_kind<R: Expiring>(state: &AppState, grace: Duration) -> Result<u6
         }
     }
     Ok(purged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing;
+    use crate::domain::ids::{CustomerId, OrganizationId, SubscriptionId};
+
+    async fn put<R: Record>(state: &AppState, r: &R) {
+        let mut batch = Batch::new();
+        batch.put(r, Expect::Absent).unwrap();
+        state.store.commit_durable(&batch).await.unwrap();
+    }
+
+    async fn exists<R: Record>(state: &AppState, r: &R) -> bool {
+        state.store.get::<R>(&r.id_key()).await.unwrap().is_some()
+    }
+
+    #[actix_web::test]
+    async fn dead_portal_links_setups_and_email_changes_go_and_live_ones_stay() {
+        let app = testing::app().await;
+        let now = app.now();
+        let grace = Duration::hours(i64::try_from(app.settings.retention.grace_hours).unwrap());
+        let (org, customer, sub) = (
+            OrganizationId::new(),
+            CustomerId::new(),
+            SubscriptionId::new(),
+        );
+        let link = |n: u8, expires_at, used_at| RecoveryLink {
+            token_hash: vec![n; 32],
+            organization_id: org,
+            customer_id: customer,
+            subscription_id: sub,
+            created_at: now - Duration::days(10),
+            expires_at,
+            used_at,
+        };
+        let long_expired = link(1, now - grace - Duration::minutes(1), None);
+        let used_and_expired = link(
+            2,
+            now - grace - Duration::minutes(1),
+            Some(now - Duration::days(9)),
+        );
+        // Used, but it would still work: kept, so that no replay writes it again alive.
+        let used_live = link(3, now + Duration::days(1), Some(now - Duration::days(1)));
+        let live = link(4, now + Duration::days(1), None);
+        // Expired within the grace period: kept a while.
+        let just_expired = link(5, now - Duration::minutes(1), None);
+        let setup = |id: &str, created_at| PaymentSetup {
+            setup_intent_id: id.into(),
+            organization_id: org,
+            customer_id: customer,
+            set_default: false,
+            created_at,
+        };
+        let abandoned = setup(
+            "seti_old",
+            now - PAYMENT_SETUP_TTL - grace - Duration::minutes(1),
+        );
+        let waiting = setup("seti_new", now - Duration::minutes(5));
+        let change =
+            |n: u8, at| EmailChange::open(vec![n; 32], org, customer, "new@example.com".into(), at);
+        let expired_change = change(1, now - EmailChange::TTL - Duration::minutes(1));
+        let live_change = change(2, now - Duration::minutes(1));
+        for l in [
+            &long_expired,
+            &used_and_expired,
+            &used_live,
+            &live,
+            &just_expired,
+        ] {
+            put(&app, l).await;
+        }
+        put(&app, &abandoned).await;
+        put(&app, &waiting).await;
+        put(&app, &expired_change).await;
+        put(&app, &live_change).await;
+
+        let report = purge(&app).await.unwrap();
+        assert_eq!(
+            (
+                report.recovery_links,
+                report.payment_setups,
+                report.email_changes
+            ),
+            (2, 1, 1)
+        );
+        assert!(!exists(&app, &long_expired).await);
+        assert!(!exists(&app, &used_and_expired).await);
+        for l in [&used_live, &live, &just_expired] {
+            assert!(exists(&app, l).await, "{l:?}");
+        }
+        assert!(!exists(&app, &abandoned).await);
+        assert!(exists(&app, &waiting).await);
+        assert!(!exists(&app, &expired_change).await);
+        assert!(exists(&app, &live_change).await);
+        // Nothing left to purge.
+        assert_eq!(purge(&app).await.unwrap().total(), 0);
+    }
 }

@@ -63,6 +63,7 @@ mod portal_takeover;
 mod products;
 mod rate_limits;
 mod readme;
+mod recovery_link;
 mod refunds;
 mod retention;
 mod schema;

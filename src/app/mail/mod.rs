@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | order receipt | buyer | an order of a purchase or a subscription's first payment is written |
 //! | renewal receipt | buyer | a renewal order is written |
-//! | renewal payment failed | buyer | a subscription becomes past due, and at each failed retry |
+//! | renewal payment failed | buyer | a subscription becomes past due, and at each failed retry; with a one-use link that opens the portal on it, signed in (`crate::app::portal::recovery_link`) |
 //! | subscription canceled | buyer | it is set to end at the period's end |
 //! | subscription ended | buyer | it ends (canceled now, revoked, or dunning gave up) |
 //! | trial ending | buyer | 3 days before a paid trial's first charge (1 day for a trial shorter than 3 days) |
@@ -39,7 +39,7 @@ use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus, DUNNING_PERIOD};
 
-pub use render::{date, Brand, KeyLine, Rendered};
+pub use render::{date, Brand, KeyLine, Recovery, Rendered};
 
 /// The messages `change` stands for that were not decided before (none for most changes).
 pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMessage>, AppError> {
@@ -411,7 +411,7 @@ async fn subscription_messages(
     } else {
         return Ok(Vec::new());
     };
-    let (brand, _) = brand(state, after.organization_id).await?;
+    let (brand, org) = brand(state, after.organization_id).await?;
     let (customer, to) = recipient(state, after.customer_id, &after.customer_email).await?;
     let keys: Vec<LicenseKey> = match &customer {
         Some(c) => customer_keys(state, c)
@@ -422,6 +422,21 @@ async fn subscription_messages(
             .filter(|k| kind != MailKind::PlanChanged || after.license_key_ids.contains(&k.id))
             .collect(),
         None => Vec::new(),
+    };
+    // A cancellation waits out the notice window: undone meanwhile, it is not sent (the
+    // sender checks), and the cancellations of one window are one notice (one id).
+    let now = state.now();
+    let window = i64::try_from(state.settings.email.notice_window_secs).unwrap_or(i64::MAX);
+    let (id, due) = if kind == MailKind::SubscriptionCanceled && window > 0 {
+        (
+            canceled_notice_id(after.id, notice_bucket(now, window)).0,
+            now + chrono::Duration::seconds(window),
+        )
+    } else {
+        (
+            derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
+            now,
+        )
     };
     let amount = after.amount.map(|a| {
         render::money(
@@ -444,9 +459,21 @@ async fn subscription_messages(
                 .iter()
                 .filter(|k| k.paid_until.is_some())
                 .filter_map(|k| k.expires_at)
-                .max()
-                .map(render::date);
-            render::Notice::renewal_failed(&product, amount.as_deref(), retry, gives_up, keys_until)
+                .max();
+            let recovery = match customer.as_ref().filter(|c| !c.is_deleted()) {
+                Some(_) => {
+                    Some(recovery(state, MailMessageId(id), after, &org.slug, keys_until).await?)
+                }
+                None => None,
+            };
+            render::Notice::renewal_failed(
+                &product,
+                amount.as_deref(),
+                retry,
+                gives_up,
+                keys_until.map(render::date),
+                recovery,
+            )
         }
         MailKind::SubscriptionCanceled => render::Notice::canceled(
             &product,
@@ -472,27 +499,35 @@ async fn subscription_messages(
         .with(brand.clone(), key_lines(state, &keys).await)
         .with_link(purchase_link(state, after.checkout_id).await)
         .render()?;
-    // A cancellation waits out the notice window: undone meanwhile, it is not sent (the
-    // sender checks), and the cancellations of one window are one notice (one id).
-    let now = state.now();
-    let window = i64::try_from(state.settings.email.notice_window_secs).unwrap_or(i64::MAX);
-    let (id, due) = if kind == MailKind::SubscriptionCanceled && window > 0 {
-        (
-            canceled_notice_id(after.id, notice_bucket(now, window)).0,
-            now + chrono::Duration::seconds(window),
-        )
-    } else {
-        (
-            derived_uuid(after.id.0, &format!("mail:{}:{seq}", kind.as_str())),
-            now,
-        )
-    };
     let mut m = message(id, &brand, kind, &to, rendered, now);
     m.next_attempt_at = Some(due);
     m.organization_id = after.organization_id;
     m.subscription_id = Some(after.id);
     m.customer_id = Some(after.customer_id);
     Ok(vec![m])
+}
+
+/// The link of a "payment failed" message (`crate::app::portal::recovery_link`): stored
+/// unless the message was decided before (a replayed fan-out never writes it again), and
+/// shown with the day access stops.
+async fn recovery(
+    state: &AppState,
+    mail: MailMessageId,
+    subscription: &Subscription,
+    slug: &str,
+    keys_until: Option<DateTime<Utc>>,
+) -> Result<render::Recovery, AppError> {
+    use crate::app::portal::recovery_link;
+    let until = recovery_link::access_stops(subscription, keys_until, state.now());
+    let token = if state.store.get::<MailMessage>(&mail.key()).await?.is_some() {
+        recovery_link::token_of(state, mail)
+    } else {
+        recovery_link::issue(state, mail, subscription, until).await?
+    };
+    Ok(render::Recovery {
+        url: recovery_link::url(state, slug, &token),
+        until: render::date(until),
+    })
 }
 
 /// The notice window (`email.notice_window_secs`, > 0) that `at` falls in.

@@ -216,6 +216,25 @@ struct ReceiptHtml<'a> {
 // ---------------------------------------------------------------------------------------
 // Notices
 
+/// What a notice asks the reader to do: a sentence, the link (a button in the HTML part),
+/// and what to know about it.
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub lead: String,
+    pub url: String,
+    pub label: &'static str,
+    pub after: Vec<String>,
+}
+
+/// The one-use link of a "payment failed" message (`crate::app::portal::recovery_link`)
+/// and the day it stops working, which is the day access stops.
+#[derive(Debug, Clone)]
+pub struct Recovery {
+    pub url: String,
+    /// `November 26, 2026`.
+    pub until: String,
+}
+
 /// A message that says one thing, with the keys it is about and a link.
 pub struct Notice {
     pub brand: Brand,
@@ -229,6 +248,8 @@ pub struct Notice {
     /// A one-time code, shown large, then more paragraphs.
     pub code: Option<String>,
     pub paragraphs_after: Vec<String>,
+    /// What to do, after the paragraphs (before the keys).
+    pub action: Option<Action>,
 }
 
 impl Notice {
@@ -248,6 +269,7 @@ impl Notice {
             link_label: "View your purchase",
             code: None,
             paragraphs_after: Vec::new(),
+            action: None,
         }
     }
 
@@ -270,12 +292,17 @@ impl Notice {
         n
     }
 
+    /// A renewal was declined: when it is tried again, when dunning gives up, and, with
+    /// `recovery`, the link that pays now or takes another card (Polar's
+    /// `subscription_past_due`: "Update payment method") and the day access stops.
+    /// Without one (the customer is gone), the reader is asked to reply.
     pub fn renewal_failed(
         product: &str,
         amount: Option<&str>,
         retry: Option<String>,
         gives_up: Option<String>,
         keys_until: Option<String>,
+        recovery: Option<Recovery>,
     ) -> Self {
         let mut p = vec![format!(
             "We could not charge your card for the renewal of {product}{}.",
@@ -293,14 +320,37 @@ impl Notice {
         }
         if let Some(end) = gives_up {
             p.push(format!(
-                "If the payment still fails by {end}, the subscription will be canceled and its license keys revoked. Make sure your card can be charged, or contact us by replying to this e-mail."
+                "If the payment still fails by {end}, the subscription will be canceled and its license keys revoked."
             ));
         }
-        Self::new(
+        let action = match recovery {
+            Some(r) => Some(Action {
+                lead: "Pay now, or update your card, in the customer portal:".into(),
+                url: r.url,
+                label: "Pay now or update your card",
+                after: vec![
+                    format!(
+                        "The link works once, until {}. Access stops on {}.",
+                        r.until, r.until
+                    ),
+                    "Questions? Reply to this e-mail.".into(),
+                ],
+            }),
+            None => {
+                p.push(
+                    "Make sure your card can be charged, or contact us by replying to this e-mail."
+                        .into(),
+                );
+                None
+            }
+        };
+        let mut n = Self::new(
             format!("Payment failed for your {product} subscription"),
             "Your renewal payment failed",
             p,
-        )
+        );
+        n.action = action;
+        n
     }
 
     /// Polar's `subscription_trial_conversion_reminder`: the trial ends soon, and what
@@ -547,6 +597,10 @@ mod tests {
             Some("December 1, 2026".into()),
             Some("December 7, 2026".into()),
             Some("December 2, 2026".into()),
+            Some(Recovery {
+                url: "https://shop.example.com/portal/acme/recover/T0KEN".into(),
+                until: "December 2, 2026".into(),
+            }),
         )
         .with(brand(), vec![key()])
         .render()
@@ -562,6 +616,35 @@ mod tests {
                 "the grace: {part}"
             );
             assert!(part.contains("ACME-1234"), "{part}");
+            assert!(
+                part.contains("https://shop.example.com/portal/acme/recover/T0KEN"),
+                "the link: {part}"
+            );
+            assert!(
+                part.contains("works once, until December 2, 2026"),
+                "{part}"
+            );
+            assert!(part.contains("Access stops on December 2, 2026"), "{part}");
+            assert!(!part.contains("Make sure your card"), "{part}");
+        }
+        // No customer to sign in: no link, the old advice.
+        let n = Notice::renewal_failed(
+            "Pro",
+            None,
+            None,
+            Some("December 7, 2026".into()),
+            None,
+            None,
+        )
+        .with(brand(), Vec::new())
+        .render()
+        .unwrap();
+        for part in [&n.text, &n.html] {
+            assert!(
+                part.contains("Make sure your card can be charged"),
+                "{part}"
+            );
+            assert!(!part.contains("/recover/"), "{part}");
         }
         let n = Notice::key(true)
             .with(brand(), vec![key()])

@@ -11,6 +11,7 @@
 
 pub mod purchase;
 pub mod receipt;
+pub mod recovery_link;
 pub mod sign_in;
 
 use std::collections::HashMap;

@@ -24,6 +24,7 @@ mod account;
 mod keys;
 mod payment_methods;
 mod receipt;
+mod recovery;
 mod sign_in;
 mod view;
 
@@ -71,6 +72,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", "Move to a new device: free one activation of a key at its limit, counted as a replacement (when the seller allows replacement); the application activates on the new device when it next starts."),
     ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default, remove one (not the card a live paid subscription is billed with); with the test processor, add one by its token."),
     ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`, `set_default`; test processor only), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
+    ("get", "/portal/{slug}/recover/{token}", "The link of a \"payment failed\" e-mail: once, until access stops, it signs the buyer in and goes to the subscription; used, expired or another organization's: 401 with the sign-in form."),
     ("get", "/portal/receipts/{order_id}", "An order's printable receipt, through a signed link that expires (`expires`, `signature`); no session needed."),
 ];
 
@@ -89,6 +91,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", { post => keys::move_activation });
     resource!(cfg, "/portal/{slug}/payment-methods", { get => payment_methods::page, post => payment_methods::change });
+    resource!(cfg, "/portal/{slug}/recover/{token}", { get => recovery::recover });
     // Last: an organization whose slug is `receipts` keeps its own pages above.
     resource!(cfg, "/portal/receipts/{order_id}", { get => receipt::receipt });
 }
