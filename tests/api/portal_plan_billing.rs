@@ -839,3 +839,89 @@ async fn the_account_page_saves_details_and_changes_the_email_by_code() {
     // The seller's session opened before the change is over.
     app.get(ME, Some(&token)).await.expect(401);
 }
+
+/// The organization's portal settings as the seller's API reads them.
+async fn portal_settings_of(app: &TestApp, org: &str) -> Value {
+    let r = app
+        .get(&format!("/v1/organizations/{org}"), Some(&app.token))
+        .await;
+    r.expect(200);
+    r.body["customer_portal_settings"].clone()
+}
+
+#[actix_web::test]
+async fn the_seller_turns_plan_changes_off_and_on_in_the_api_and_the_dashboard() {
+    let app = app(false).await;
+    let org = app
+        .created_org_as(&app.token, "Portal Settings", "portal-settings")
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A new organization lets buyers change plans (Polar's default).
+    assert_eq!(
+        portal_settings_of(&app, &org).await["subscription"]["update_plan"],
+        true
+    );
+    set_org(&app, &org, portal_settings(false)).await;
+    assert_eq!(
+        portal_settings_of(&app, &org).await,
+        json!({"usage": {"show": false},
+               "subscription": {"update_seats": false, "update_plan": false}})
+    );
+    // All three keys or none.
+    let r = app
+        .patch_json(
+            &format!("/v1/organizations/{org}"),
+            Some(&app.token),
+            &json!({"customer_portal_settings": {"subscription": {"update_plan": true}}}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "customer_portal_settings", "usage"]));
+    assert_eq!(
+        portal_settings_of(&app, &org).await["subscription"]["update_plan"],
+        false
+    );
+
+    // The dashboard's settings form: the three boxes.
+    let (mut b, dash_org) =
+        crate::dashboard::seller(&app, "owner@portal-settings.example", "Dash Shop").await;
+    let path = format!("/dashboard/{dash_org}/settings");
+    let page = b.get(&path).await;
+    status(&page, 200);
+    assert!(page
+        .body
+        .contains("id=\"portal_update_plan\" name=\"portal_update_plan\" checked"));
+    let page = crate::dashboard::form_post(
+        &mut b,
+        &path,
+        &[("name", "Dash Shop"), ("portal_usage_show", "on")],
+    )
+    .await;
+    status(&page, 303);
+    let stored = app
+        .state
+        .store
+        .get::<tollgate::domain::organization::Organization>(
+            &dash_org
+                .parse::<tollgate::domain::ids::OrganizationId>()
+                .unwrap()
+                .key(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    let s = stored.customer_portal_settings;
+    assert_eq!(
+        (s.usage_show, s.update_seats, s.update_plan),
+        (true, false, false)
+    );
+    let page = b.get(&path).await;
+    assert!(!page
+        .body
+        .contains("id=\"portal_update_plan\" name=\"portal_update_plan\" checked"));
+    assert!(page
+        .body
+        .contains("id=\"portal_usage_show\" name=\"portal_usage_show\" checked"));
+}
