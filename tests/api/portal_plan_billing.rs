@@ -721,9 +721,11 @@ async fn the_plan_page_shows_the_preview_and_its_form_changes_the_plan() {
         shop.pro.as_str()
     );
 
-    // The setting off: the page is not there, its form refused.
+    // The setting off: the page is not there (nor its link), its form refused.
     set_org(&app, &shop.org, portal_settings(false)).await;
     status(&b.get(&plan).await, 404);
+    let overview = b.get(&format!("/portal/{}/overview", shop.slug)).await;
+    assert!(!overview.body.contains(&format!("href=\"{plan}\"")));
     let refused = b
         .post(
             &plan,

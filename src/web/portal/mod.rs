@@ -234,6 +234,8 @@ pub struct Seller {
     pub email: Option<String>,
     /// The organization's id (the "send me my keys again" link).
     pub id: String,
+    /// Buyers may change their plan (`customer_portal_settings.subscription.update_plan`).
+    pub plan_changes: bool,
 }
 
 impl Seller {
@@ -244,6 +246,7 @@ impl Seller {
             slug: org.slug.clone(),
             email: org.email.clone().filter(|e| !e.trim().is_empty()),
             id: org.id.to_string(),
+            plan_changes: org.customer_portal_settings.update_plan,
         }
     }
 
@@ -255,6 +258,7 @@ impl Seller {
             slug: String::new(),
             email: None,
             id: String::new(),
+            plan_changes: false,
         }
     }
 
