@@ -298,6 +298,26 @@ async fn plan_changes_are_refused_as_polar_refuses_them_and_change_nothing() {
         .expect(200);
     set_org(&app, &shop.org, portal_settings(true)).await;
 
+    // A subscription canceled at the period's end keeps its plan.
+    patch(json!({"cancel_at_period_end": true}))
+        .await
+        .expect(200);
+    let r = patch(json!({"product_id": shop.pro})).await;
+    assert_eq!(r.expect_error(403), "AlreadyCanceledSubscription");
+    let mut b = browser(&app, &shop.slug, &shop.ada).await;
+    let page = b
+        .get(&format!(
+            "/portal/{}/subscriptions/{}/plan",
+            shop.slug, shop.sub
+        ))
+        .await;
+    status(&page, 200);
+    assert!(page.body.contains("id=\"error\""), "{}", page.body);
+    assert!(!page.body.contains(&format!("id=\"plan-{}\"", shop.pro)));
+    patch(json!({"cancel_at_period_end": false}))
+        .await
+        .expect(200);
+
     // Products it cannot move to: Polar's messages at body.product_id.
     let other_org = app.created_org_as(&app.token, "Other", "plan-other").await["id"]
         .as_str()

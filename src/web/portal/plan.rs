@@ -59,7 +59,16 @@ async fn plan_page(state: &AppState, s: &Signed, id: SubscriptionId) -> Result<P
         portal::subscription(state, &s.customer, id).await?;
         return Err(super::not_found().into());
     }
-    let (current, options) = plan::options(state, &s.customer, id).await?;
+    let (current, options, error) = match plan::options(state, &s.customer, id).await {
+        Ok((current, options)) => (current, options, None),
+        // A canceled subscription keeps its plan: the page says why.
+        Err(e) if e.code() == crate::error::Code::AlreadyCanceledSubscription => (
+            portal::subscription(state, &s.customer, id).await?,
+            Vec::new(),
+            Some(e.messages().join(" ")),
+        ),
+        Err(e) => return Err(e.into()),
+    };
     let rows = options
         .iter()
         .map(|o| PlanRow {
@@ -77,7 +86,7 @@ async fn plan_page(state: &AppState, s: &Signed, id: SubscriptionId) -> Result<P
         product: current.product_name.clone(),
         price: view::subscription_price(&current),
         options: rows,
-        error: None,
+        error,
         notice: None,
     })
 }
