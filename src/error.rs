@@ -511,6 +511,8 @@ code_table! {
     ManualRetryLimitExceeded => ("ManualRetryLimitExceeded", 429),
     /// A plan change by the buyer where the organization does not allow it.
     UpdateSubscriptionPlanNotAllowed => ("UpdateSubscriptionPlanNotAllowed", 403),
+    /// An e-mail change code that is wrong, used or expired.
+    InvalidCustomerEmailUpdate => ("InvalidCustomerEmailUpdate", 401),
     /// An accept of a dispute that does not need a response (any more).
     DisputeNotOpenError => ("DisputeNotOpenError", 409),
     PayloadTooLarge => ("PayloadTooLarge", 413),

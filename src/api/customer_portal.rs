@@ -12,9 +12,10 @@ use super::benefit::BenefitView;
 use super::customer::{AddressView, CustomerView};
 use super::order::{OrderItemSchema, OrderStatus, OrderView};
 use super::organization::OrganizationView;
+pub use super::portal_update::CustomerSubscriptionUpdate;
 use super::product::{CustomerProduct, ProductPrice};
 pub use super::subscription::CustomerSubscription;
-use super::subscription::{CustomerCancellationReason, OrderSubscription};
+use super::subscription::OrderSubscription;
 use super::webhook::BenefitGrantProperties;
 use crate::domain::benefit::Benefit;
 use crate::domain::benefit_grant::BenefitGrant;
@@ -200,21 +201,6 @@ impl CustomerOrder {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CustomerOrderReceipt {
     pub url: String,
-}
-
-/// `PATCH /v1/customer-portal/subscriptions/{id}`: cancel at the period's end (`true`)
-/// or take the cancellation back (`false`), with the customer's reason. Polar's
-/// `CustomerSubscriptionCancel`; plan changes (`product_id`) come with the subscriptions
-/// issue.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CustomerSubscriptionUpdate {
-    #[serde(default)]
-    pub cancel_at_period_end: Option<bool>,
-    #[serde(default)]
-    pub cancellation_reason: Option<CustomerCancellationReason>,
-    #[serde(default)]
-    pub cancellation_comment: Option<String>,
 }
 
 /// A benefit as a customer holds it (Polar's `Benefit…Subscriber`): the benefit and its

@@ -23,6 +23,7 @@ pub mod order;
 pub mod organization;
 pub mod organization_access_token;
 pub mod payment_method;
+pub mod portal_update;
 pub mod price;
 pub mod product;
 pub mod refund;

@@ -120,19 +120,20 @@ pub struct OrganizationCustomerEmailSettings {
     pub subscription_updated: bool,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct CustomerPortalUsageSettings {
     pub show: bool,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct CustomerPortalSubscriptionSettings {
     pub update_seats: bool,
     pub update_plan: bool,
 }
 
-/// What the customer portal lets customers do.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// What the customer portal lets customers do (`subscription.update_plan`: switch their
+/// subscription to another recurring product; the other two are stored, not used yet).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct OrganizationCustomerPortalSettings {
     pub usage: CustomerPortalUsageSettings,
     pub subscription: CustomerPortalSubscriptionSettings,
@@ -471,6 +472,10 @@ pub struct OrganizationUpdate {
     #[serde(default)]
     #[schema(value_type = Option<OrganizationNotificationSettings>)]
     pub notification_settings: Maybe<OrganizationNotificationSettings>,
+    /// What buyers may do in the customer portal (all three keys; `null`: unchanged).
+    #[serde(default)]
+    #[schema(value_type = Option<OrganizationCustomerPortalSettings>)]
+    pub customer_portal_settings: Maybe<OrganizationCustomerPortalSettings>,
     // Public profile fields Polar shows but edits elsewhere (not in its `OrganizationUpdate`
     // schema); accepted here so they can be set.
     #[serde(default)]
@@ -735,6 +740,13 @@ impl OrganizationUpdate {
                 new_subscription: n.new_subscription,
             });
         }
+        if let Maybe::Value(p) = self.customer_portal_settings {
+            change.customer_portal_settings = Some(domain::CustomerPortalSettings {
+                usage_show: p.usage.show,
+                update_seats: p.subscription.update_seats,
+                update_plan: p.subscription.update_plan,
+            });
+        }
         v.finish()?;
         Ok(change)
     }
@@ -850,5 +862,47 @@ mod tests {
             json!({"usage": {"show": true},
                    "subscription": {"update_seats": true, "update_plan": false}})
         );
+    }
+
+    #[test]
+    fn an_update_sets_the_portal_settings_or_leaves_them() {
+        let at = chrono::DateTime::<Utc>::UNIX_EPOCH;
+        let mut org = Organization::new(
+            crate::domain::ids::OrganizationId::new(),
+            "Acme".into(),
+            "acme".into(),
+            at,
+        );
+        let change = |body: Value| {
+            serde_json::from_value::<OrganizationUpdate>(body)
+                .map_err(|e| e.to_string())
+                .and_then(|u| u.into_command(&org).map_err(|e| format!("{e:?}")))
+        };
+        let off = change(json!({"customer_portal_settings": {"usage": {"show": true},
+            "subscription": {"update_seats": false, "update_plan": false}}}))
+        .unwrap();
+        assert_eq!(
+            off.customer_portal_settings,
+            Some(crate::domain::organization::CustomerPortalSettings {
+                usage_show: true,
+                update_seats: false,
+                update_plan: false,
+            })
+        );
+        assert_eq!(
+            change(json!({"customer_portal_settings": null}))
+                .unwrap()
+                .customer_portal_settings,
+            None
+        );
+        assert_eq!(
+            change(json!({"name": "Acme 2"}))
+                .unwrap()
+                .customer_portal_settings,
+            None
+        );
+        assert!(change(json!({"customer_portal_settings": {"usage": {"show": true}}})).is_err());
+        off.apply(&mut org);
+        assert!(!org.customer_portal_settings.update_plan);
     }
 }

@@ -80,6 +80,16 @@ pub struct SubscriptionChargePreview {
     /// The end of the period the change leaves the subscription in (a new interval starts
     /// a new period now).
     pub period_end: DateTime<Utc>,
+    /// What the renewal at `period_end` charges before tax, if nothing else changes: the
+    /// new amount with the balance carried (a credit taken off up to the period's amount).
+    pub next_amount: i64,
+}
+
+/// What the next renewal charges before tax for `amount` a period with `balance` carried
+/// (the renewal's own rule: a credit is taken off up to the amount, a debt added in full).
+fn next_amount(amount: Option<i64>, balance: i64) -> i64 {
+    let base = amount.unwrap_or(0).max(0);
+    base.saturating_add(balance.max(-base))
 }
 
 /// A change as decided now, with what applying it needs.
@@ -325,6 +335,10 @@ fn preview_of(
         },
         carried_amount: c.carried,
         period_end: c.period_end,
+        next_amount: next_amount(
+            c.target.amount,
+            current.proration_balance.saturating_add(c.carried),
+        ),
     }
 }
 
@@ -365,6 +379,7 @@ pub async fn preview(
             period_end: current
                 .current_period_end
                 .unwrap_or(current.current_period_start),
+            next_amount: next_amount(current.amount, current.proration_balance),
         }),
     }
 }

@@ -15,6 +15,7 @@ mod docs;
 pub mod export_paths;
 pub mod paths;
 pub mod payment_method_paths;
+pub mod portal_billing_paths;
 pub mod portal_paths;
 pub mod signing_paths;
 pub mod token_paths;
@@ -150,6 +151,10 @@ use crate::error::ApiError;
         portal_paths::customer_session_introspect,
         portal_paths::customer_session_user,
         portal_paths::portal_customers_me,
+        portal_billing_paths::portal_customers_me_update,
+        portal_billing_paths::portal_email_update_request,
+        portal_billing_paths::portal_email_update_check,
+        portal_billing_paths::portal_email_update_verify,
         payment_method_paths::portal_payment_methods_list,
         payment_method_paths::portal_payment_methods_add,
         payment_method_paths::portal_payment_methods_confirm,
@@ -161,6 +166,7 @@ use crate::error::ApiError;
         portal_paths::portal_subscriptions_get,
         portal_paths::portal_subscriptions_update,
         portal_paths::portal_subscriptions_cancel,
+        portal_billing_paths::portal_subscriptions_change_preview,
         portal_paths::portal_benefit_grants_list,
         portal_paths::portal_benefit_grants_get,
         portal_paths::portal_license_keys_remove_activation,
@@ -724,6 +730,7 @@ mod tests {
             crate::api::customer_state::samples(),
             crate::api::customer_session::samples(),
             crate::api::customer_portal::samples(),
+            crate::api::portal_update::samples(),
             crate::api::payment_method::samples(),
             crate::api::benefit_grant::samples(),
             crate::api::order::samples(),

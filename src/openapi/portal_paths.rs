@@ -116,9 +116,12 @@ fn portal_subscriptions_list() {}
     responses((status = 200, body = CustomerSubscription)))]
 fn portal_subscriptions_get() {}
 
-/// Cancel one of the customer's subscriptions at the end of its period
-/// (`cancel_at_period_end: true`, with an optional reason and comment), or take the
-/// cancellation back (`false`); without `cancel_at_period_end` nothing changes.
+/// One of Polar's update shapes, picked by its keys (mixing two is a 422): move to another
+/// product (`product_id`, when the organization lets buyers change plans; the seller's
+/// rules and the organization's proration behaviour); cancel at the end of the period
+/// (`cancel_at_period_end: true`, with an optional reason and comment) or take the
+/// cancellation back (`false`); `pending_update: null` (there is never one). Without any
+/// key nothing changes.
 #[utoipa::path(patch, path = "/v1/customer-portal/subscriptions/{id}", tag = "customer-portal",
     params(("id" = Uuid, Path)),
     request_body = CustomerSubscriptionUpdate,
@@ -126,7 +129,8 @@ fn portal_subscriptions_get() {}
     responses(
         (status = 200, body = CustomerSubscription),
         (status = 400, description = "The subscription can't make this change", body = Error),
-        (status = 403, description = "AlreadyCanceledSubscription: it is canceled, or will be at the end of the period; or the token lacks the scope", body = Error),
+        (status = 402, description = "PaymentFailed: the charge of a plan change was declined", body = Error),
+        (status = 403, description = "AlreadyCanceledSubscription: it is canceled, or will be at the end of the period; UpdateSubscriptionPlanNotAllowed: the organization does not let buyers change plans; or the token lacks the scope", body = Error),
         (status = 410, description = "ResourceUnavailable: the subscription has ended", body = Error),
 ))]
 fn portal_subscriptions_update() {}

@@ -54,6 +54,10 @@ pub enum MailKind {
     TrialEnding,
     /// To the buyer: their subscription moved to another product or price.
     PlanChanged,
+    /// To a buyer's new address: the code that confirms the change of address.
+    EmailChangeCode,
+    /// To a buyer's old address: the address was changed.
+    EmailChanged,
 }
 
 impl MailKind {
@@ -77,6 +81,8 @@ impl MailKind {
             MailKind::SignInCode => "customer_session_code",
             MailKind::TrialEnding => "subscription_trial_conversion_reminder",
             MailKind::PlanChanged => "subscription_updated",
+            MailKind::EmailChangeCode => "customer_email_update_verification",
+            MailKind::EmailChanged => "customer_email_changed_notification",
         }
     }
 }

@@ -525,6 +525,7 @@ pub struct OrganizationChange {
     /// The subscription settings and `prevent_trial_abuse`.
     pub subscription_settings: Option<(SubscriptionSettings, bool)>,
     pub notification_settings: Option<NotificationSettings>,
+    pub customer_portal_settings: Option<CustomerPortalSettings>,
 }
 
 /// A change of the public profile's keys (see [`OrganizationChange`]).
@@ -618,6 +619,10 @@ impl OrganizationChange {
             org.prevent_trial_abuse = *prevent_trial_abuse;
         }
         set(&mut org.notification_settings, self.notification_settings);
+        set(
+            &mut org.customer_portal_settings,
+            self.customer_portal_settings,
+        );
     }
 }
 

@@ -203,7 +203,7 @@ fn taken(constraint: &str, customer: &Customer) -> AppError {
 /// A tax number checked against the billing address's country (Polar's rule): no address
 /// is a `missing` billing address; a number the country does not accept is an invalid
 /// tax id.
-fn tax_id_for(number: &str, address: Option<&Address>) -> Result<TaxId, AppError> {
+pub(crate) fn tax_id_for(number: &str, address: Option<&Address>) -> Result<TaxId, AppError> {
     let Some(address) = address else {
         return Err(Invalid::new(
             field!["billing_address"],

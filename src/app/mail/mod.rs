@@ -20,6 +20,7 @@
 //! | customer portal sign-in code | buyer | asked for on the portal's sign-in page or `POST /v1/customer-portal/customer-session/request` |
 //! | new order (copy) | the organization's e-mail | with each order, when `notification_settings.new_order` is on |
 
+mod email_change;
 mod render;
 
 use chrono::{DateTime, Utc};
@@ -39,6 +40,7 @@ use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus, DUNNING_PERIOD};
 
+pub use email_change::{email_change_code, email_changed_notice};
 pub use render::{date, Brand, KeyLine, Recovery, Rendered};
 
 /// The messages `change` stands for that were not decided before (none for most changes).

@@ -7,8 +7,14 @@
 //!
 //! - [`sign_in`]: codes by e-mail, sessions;
 //! - [`receipt`]: signed links to an order's printable receipt;
-//! - [`purchase`]: what a session limited to one checkout's purchase reaches.
+//! - [`purchase`]: what a session limited to one checkout's purchase reaches;
+//! - [`plan`]: plan changes by the buyer, and their previews;
+//! - [`billing`]: the buyer's billing details;
+//! - [`email_change`]: the buyer's new e-mail address, confirmed by a code sent to it.
 
+pub mod billing;
+pub mod email_change;
+pub mod plan;
 pub mod purchase;
 pub mod receipt;
 pub mod recovery_link;

@@ -1,5 +1,6 @@
 //! The signed-in customer's own records under `/v1/customer-portal/`: the customer
-//! (`customers/me`), its orders (and their receipts), subscriptions (cancel, uncancel)
+//! (`customers/me`, its billing details changed in `super::billing`), its orders (and
+//! their receipts), subscriptions (cancel, uncancel, change the plan, preview a change)
 //! and benefit grants. A customer session only; another customer's ids are 404. A session
 //! limited to one checkout's purchase (`crate::app::portal::purchase`) reads that
 //! purchase's order, subscription and grants, is 404 for the rest, and 403 for
@@ -11,10 +12,14 @@ use tollgate_actors::subscription::SubscriptionSort;
 
 use crate::api::customer_portal::{
     CustomerBenefitGrant, CustomerOrder, CustomerOrderReceipt, CustomerPortalCustomer,
-    CustomerSubscription, CustomerSubscriptionUpdate,
+    CustomerSubscription,
+};
+use crate::api::portal_update::{
+    CustomerSubscriptionChangePreview, CustomerSubscriptionUpdate, PortalSubscriptionUpdate,
 };
 use crate::api::{ListResource, Pagination};
 use crate::app::orders::{OrderFilter, PRICE_TYPES};
+use crate::app::plan_change::SubscriptionChargePreview;
 use crate::app::portal::purchase::PurchaseScope;
 use crate::app::portal::{self, CancelChange, PortalGrantFilter, PortalGrantSort};
 use crate::app::subscription::SubscriptionFilter;
@@ -27,13 +32,16 @@ use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     let base = "/v1/customer-portal";
-    crate::resource!(cfg, format!("{base}/customers/me"), { get => me });
+    crate::resource!(cfg, format!("{base}/customers/me"),
+        { get => me, patch => super::billing::update_me });
     crate::resource!(cfg, format!("{base}/orders/"), { get => orders });
     crate::resource!(cfg, format!("{base}/orders/{{id}}"), { get => order });
     crate::resource!(cfg, format!("{base}/orders/{{id}}/receipt"), { get => receipt });
     crate::resource!(cfg, format!("{base}/subscriptions/"), { get => subscriptions });
     crate::resource!(cfg, format!("{base}/subscriptions/{{id}}"),
         { get => subscription, patch => update_subscription, delete => cancel_subscription });
+    crate::resource!(cfg, format!("{base}/subscriptions/{{id}}/change-preview"),
+        { post => change_preview });
     crate::resource!(cfg, format!("{base}/benefit-grants/"), { get => grants });
     crate::resource!(cfg, format!("{base}/benefit-grants/{{id}}"), { get => grant });
 }
@@ -201,6 +209,17 @@ async fn subscription(
     ))
 }
 
+async fn answered(
+    state: &AppState,
+    customer: &crate::domain::customer::Customer,
+    s: &tollgate_actors::subscription::Subscription,
+) -> ApiResult<web::Json<CustomerSubscription>> {
+    let organization = portal::organization(state, customer).await?;
+    Ok(web::Json(
+        portal::subscription_view_of(state, s, &organization).await?,
+    ))
+}
+
 async fn changed(
     state: &AppState,
     customer: &crate::domain::customer::Customer,
@@ -208,13 +227,12 @@ async fn changed(
     change: CancelChange,
 ) -> ApiResult<web::Json<CustomerSubscription>> {
     let s = portal::update_subscription(state, customer, id, change).await?;
-    let organization = portal::organization(state, customer).await?;
-    Ok(web::Json(
-        portal::subscription_view_of(state, &s, &organization).await?,
-    ))
+    answered(state, customer, &s).await
 }
 
-/// Cancel at the period's end (`cancel_at_period_end: true`) or uncancel (`false`).
+/// One of Polar's update shapes: `{product_id}` changes the plan (when the organization
+/// lets buyers), `{cancel_at_period_end, …}` cancels at the period's end or uncancels,
+/// `{pending_update: null}` drops a scheduled change (there is never one).
 async fn update_subscription(
     auth: Auth<CustomerSessionWrite>,
     state: web::Data<AppState>,
@@ -222,14 +240,45 @@ async fn update_subscription(
     body: ValidJson<CustomerSubscriptionUpdate>,
 ) -> ApiResult<web::Json<CustomerSubscription>> {
     let id: SubscriptionId = path_id("id", &id)?;
-    let body = body.into_inner();
+    let update = body.value.into_command(&body.raw)?;
     let customer = super::signed_in(&state, &auth).await?;
-    let change = CancelChange {
-        cancel_at_period_end: body.cancel_at_period_end,
-        reason: body.cancellation_reason,
-        comment: body.cancellation_comment,
-    };
-    changed(&state, &customer, id, change).await
+    match update {
+        PortalSubscriptionUpdate::Plan(product) => {
+            let s = portal::plan::change_plan(&state, &customer, id, product).await?;
+            answered(&state, &customer, &s).await
+        }
+        PortalSubscriptionUpdate::Cancel {
+            cancel_at_period_end,
+            reason,
+            comment,
+        } => {
+            let change = CancelChange {
+                cancel_at_period_end,
+                reason,
+                comment,
+            };
+            changed(&state, &customer, id, change).await
+        }
+        PortalSubscriptionUpdate::DropPendingUpdate => {
+            changed(&state, &customer, id, CancelChange::default()).await
+        }
+    }
+}
+
+/// What moving to another product would cost now and at the renewal (Polar's private
+/// `change-preview`); nothing is written.
+async fn change_preview(
+    auth: Auth<CustomerSessionWrite>,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ValidJson<CustomerSubscriptionChangePreview>,
+) -> ApiResult<web::Json<SubscriptionChargePreview>> {
+    let id: SubscriptionId = path_id("id", &id)?;
+    let product = body.value.into_command(&body.raw)?;
+    let customer = super::signed_in(&state, &auth).await?;
+    Ok(web::Json(
+        portal::plan::preview(&state, &customer, id, product).await?,
+    ))
 }
 
 /// `DELETE`: cancel at the period's end (Polar).

@@ -10,9 +10,11 @@
 //!   frees an activation slot of the customer's own key (Tollgate's: Polar's customers
 //!   deactivate with the key in hand).
 //! * the sign-in by code and the session (`session`), and the customer's own records
-//!   (`account`), its saved payment methods (`payment_methods`).
+//!   (`account`), its billing details and address (`billing`), its saved payment methods
+//!   (`payment_methods`).
 
 mod account;
+mod billing;
 mod payment_methods;
 mod session;
 
@@ -64,6 +66,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub fn configure_account(cfg: &mut web::ServiceConfig) {
     session::configure(cfg);
     account::configure(cfg);
+    billing::configure(cfg);
     payment_methods::configure(cfg);
 }
 

@@ -103,6 +103,14 @@ impl SettingsPage {
     fn revoke_on_full_refund(&self) -> bool {
         ticked(&self.form.revoke_on_full_refund)
     }
+
+    fn portal(&self, which: &str) -> bool {
+        ticked(match which {
+            "usage_show" => &self.form.portal_usage_show,
+            "update_seats" => &self.form.portal_update_seats,
+            _ => &self.form.portal_update_plan,
+        })
+    }
 }
 
 pub async fn settings(

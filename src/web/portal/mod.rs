@@ -21,8 +21,10 @@
 //! [`ROUTES`] lists the pages (the OpenAPI document can list them from there).
 
 mod account;
+mod billing;
 mod keys;
 mod payment_methods;
+mod plan;
 mod receipt;
 mod recovery;
 mod sign_in;
@@ -73,6 +75,10 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default, remove one (not the card a live paid subscription is billed with); with the test processor, add one by its token."),
     ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`, `set_default`; test processor only), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
     ("get", "/portal/{slug}/recover/{token}", "The link of a \"payment failed\" e-mail: once, until access stops, it signs the buyer in and goes to the subscription; used, expired or another organization's: 401 with the sign-in form."),
+    ("get", "/portal/{slug}/subscriptions/{id}/plan", "Change a subscription's plan (when the seller lets buyers): the seller's other recurring products, each with what the change charges now and at the renewal, a button each; 404 when the seller does not let buyers."),
+    ("post", "/portal/{slug}/subscriptions/{id}/plan", "Move the subscription to another product (`product_id`): to the plan page; 403 when the seller does not let buyers, the refusal on the page (402, 422) otherwise."),
+    ("get", "/portal/{slug}/account", "The buyer's billing details (name, address, tax id) and e-mail address, each with its form."),
+    ("post", "/portal/{slug}/account", "Save the billing details (`action=details`), send a code to a new e-mail address (`action=email`, `email`) or confirm it with the code (`action=code`, `code`: a new session, the others end)."),
     ("get", "/portal/receipts/{order_id}", "An order's printable receipt, through a signed link that expires (`expires`, `signature`); no session needed."),
 ];
 
@@ -92,6 +98,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", { post => keys::move_activation });
     resource!(cfg, "/portal/{slug}/payment-methods", { get => payment_methods::page, post => payment_methods::change });
     resource!(cfg, "/portal/{slug}/recover/{token}", { get => recovery::recover });
+    resource!(cfg, "/portal/{slug}/subscriptions/{id}/plan", { get => plan::page, post => plan::change });
+    resource!(cfg, "/portal/{slug}/account", { get => billing::page, post => billing::change });
     // Last: an organization whose slug is `receipts` keeps its own pages above.
     resource!(cfg, "/portal/receipts/{order_id}", { get => receipt::receipt });
 }
@@ -229,6 +237,8 @@ pub struct Seller {
     pub email: Option<String>,
     /// The organization's id (the "send me my keys again" link).
     pub id: String,
+    /// Buyers may change their plan (`customer_portal_settings.subscription.update_plan`).
+    pub plan_changes: bool,
 }
 
 impl Seller {
@@ -239,6 +249,7 @@ impl Seller {
             slug: org.slug.clone(),
             email: org.email.clone().filter(|e| !e.trim().is_empty()),
             id: org.id.to_string(),
+            plan_changes: org.customer_portal_settings.update_plan,
         }
     }
 
@@ -250,6 +261,7 @@ impl Seller {
             slug: String::new(),
             email: None,
             id: String::new(),
+            plan_changes: false,
         }
     }
 

@@ -289,6 +289,11 @@ pub struct SettingsForm {
     pub new_order_emails: Option<String>,
     /// A full refund of a one-time purchase revokes its benefits.
     pub revoke_on_full_refund: Option<String>,
+    /// The customer portal's settings (Polar's `customer_portal_settings`): buyers see
+    /// their usage, change their seats, change their plan.
+    pub portal_usage_show: Option<String>,
+    pub portal_update_seats: Option<String>,
+    pub portal_update_plan: Option<String>,
 }
 
 impl SettingsForm {
@@ -308,6 +313,9 @@ impl SettingsForm {
             email: opt_string(&org.email),
             new_order_emails: on(org.notification_settings.new_order),
             revoke_on_full_refund: on(org.refund_settings.revoke_benefits_on_full_refund),
+            portal_usage_show: on(org.customer_portal_settings.usage_show),
+            portal_update_seats: on(org.customer_portal_settings.update_seats),
+            portal_update_plan: on(org.customer_portal_settings.update_plan),
         }
     }
 }
@@ -347,6 +355,17 @@ pub async fn update_settings(
         location: maybe_text(&form.location),
         email: maybe_text(&form.email),
         twitter_username: Maybe::Absent,
+        customer_portal_settings: Maybe::Value(
+            crate::api::organization::OrganizationCustomerPortalSettings {
+                usage: crate::api::organization::CustomerPortalUsageSettings {
+                    show: ticked(&form.portal_usage_show),
+                },
+                subscription: crate::api::organization::CustomerPortalSubscriptionSettings {
+                    update_seats: ticked(&form.portal_update_seats),
+                    update_plan: ticked(&form.portal_update_plan),
+                },
+            },
+        ),
     };
     let change = body.into_command(org)?;
     let updated = organizations::update(state, subject, org.id, change).await?;
