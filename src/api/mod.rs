@@ -25,6 +25,7 @@ pub mod organization_access_token;
 pub mod payment_method;
 pub mod price;
 pub mod product;
+pub mod recovery;
 pub mod refund;
 pub mod subscription;
 pub mod version;

@@ -16,6 +16,7 @@ pub mod export_paths;
 pub mod paths;
 pub mod payment_method_paths;
 pub mod portal_paths;
+pub mod recovery_paths;
 pub mod signing_paths;
 pub mod token_paths;
 
@@ -157,6 +158,8 @@ use crate::error::ApiError;
         portal_paths::portal_orders_list,
         portal_paths::portal_orders_get,
         portal_paths::portal_orders_receipt,
+        recovery_paths::portal_orders_confirm_payment,
+        recovery_paths::portal_orders_payment_status,
         portal_paths::portal_subscriptions_list,
         portal_paths::portal_subscriptions_get,
         portal_paths::portal_subscriptions_update,
@@ -725,6 +728,7 @@ mod tests {
             crate::api::customer_session::samples(),
             crate::api::customer_portal::samples(),
             crate::api::payment_method::samples(),
+            crate::api::recovery::samples(),
             crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),

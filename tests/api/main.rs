@@ -59,6 +59,7 @@ mod organizations;
 mod portal;
 mod portal_pages;
 mod portal_payment_methods;
+mod portal_recovery;
 mod portal_takeover;
 mod products;
 mod rate_limits;

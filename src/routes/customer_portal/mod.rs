@@ -13,6 +13,7 @@
 //!   (`account`), its saved payment methods (`payment_methods`).
 
 mod account;
+mod order_payment;
 mod payment_methods;
 mod session;
 
@@ -65,6 +66,7 @@ pub fn configure_account(cfg: &mut web::ServiceConfig) {
     session::configure(cfg);
     account::configure(cfg);
     payment_methods::configure(cfg);
+    order_payment::configure(cfg);
 }
 
 /// `POST /v1/customer-portal/license-keys/claim`: a generated key becomes the signed-in

@@ -1,0 +1,542 @@
+//! "Pay now" over HTTP with the test processor on a `ManualClock` (Polar's customer portal
+//! `orders/{id}/confirm-payment` and `payment-status`): a trial whose card cannot be
+//! charged goes past due at its end with its renewal order `pending`; the buyer adds a
+//! working card and pays the order now: the subscription is `active`, the key validates
+//! without `grace_until`, the order is `paid` with its receipt, and `order.paid` and
+//! `subscription.active` are sent. Refusals: an order that is not a pending renewal (422),
+//! another customer's order (404, nothing changed), the sixth attempt (429), a body with
+//! both or neither way to pay (422), no session (401).
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{json, Value};
+use tollgate::domain::ids::{OrganizationId, SubscriptionId};
+use tollgate_actors::domain::mail::{MailKind, MailMessage};
+use tollgate_actors::domain::webhook::WebhookEvent;
+
+use crate::checkouts::store_values;
+use crate::helpers::Reply;
+use crate::subscriptions::{spawn_app_with_clock, t0, ClockApp};
+
+const VALIDATE: &str = "/v1/customer-portal/license-keys/validate";
+const METHODS: &str = "/v1/customer-portal/customers/me/payment-methods";
+
+fn time(v: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("not a time: {v}")))
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// A past-due subscription: its trial ended and its card could not be charged.
+struct PastDue {
+    org: OrganizationId,
+    subscription: String,
+    /// A customer session of the buyer.
+    session: String,
+    /// The renewal order left `pending`.
+    order: Value,
+    key: Value,
+    trial_end: DateTime<Utc>,
+    endpoint: String,
+}
+
+/// A shop selling a 14-day trial with a license key (3 days of grace), a paused webhook
+/// endpoint, and a buyer whose card saves but never charges, past the trial's end.
+async fn past_due(app: &ClockApp, slug: &str, email: &str) -> PastDue {
+    past_due_all(app, &[(slug, email)]).await.remove(0)
+}
+
+/// Each `(slug, email)`'s shop and buyer (see [`past_due`]), the trials started together
+/// and ended by one sweep.
+async fn past_due_all(app: &ClockApp, buyers: &[(&str, &str)]) -> Vec<PastDue> {
+    let mut bought = Vec::new();
+    for (slug, email) in buyers {
+        bought.push(subscribed(app, slug, email).await);
+    }
+    let trial_end = t0() + Duration::days(14);
+    app.clock.set(trial_end + Duration::minutes(1));
+    assert_eq!(app.sweep().await.declined, buyers.len() as u64);
+    let mut out = Vec::new();
+    for b in bought {
+        out.push(b.past_due(app, trial_end).await);
+    }
+    out
+}
+
+/// A shop's trial subscription, before its end.
+struct Subscribed {
+    org: OrganizationId,
+    benefit: String,
+    customer: String,
+    subscription: String,
+    endpoint: String,
+}
+
+async fn subscribed(app: &ClockApp, slug: &str, email: &str) -> Subscribed {
+    let token = Some(app.token.as_str());
+    let org = app.org(&app.token, slug).await;
+    let b = app
+        .post_json(
+            "/v1/benefits/",
+            token,
+            &json!({"type": "license_keys", "description": "Keys", "organization_id": org,
+                    "properties": {"prefix": "PAY", "grace_days": 3}}),
+        )
+        .await;
+    b.expect(201);
+    let benefit = id(&b.body);
+    let p = app
+        .post_json(
+            "/v1/products/",
+            token,
+            &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
+                    "trial_interval": "day", "trial_interval_count": 14,
+                    "prices": [{"amount_type": "fixed", "price_amount": 1000,
+                                "price_currency": "usd"}]}),
+        )
+        .await;
+    p.expect(201);
+    let product = id(&p.body);
+    app.post_json(
+        &format!("/v1/products/{product}/benefits"),
+        token,
+        &json!({ "benefits": [benefit] }),
+    )
+    .await
+    .expect(200);
+    let e = app
+        .post_json(
+            "/v1/webhooks/endpoints",
+            token,
+            &json!({"url": "https://hooks.example.com/pay", "format": "raw",
+                    "events": ["order.paid", "order.updated", "subscription.active"],
+                    "organization_id": org}),
+        )
+        .await;
+    e.expect(201);
+    let endpoint = id(&e.body);
+    app.patch_json(
+        &format!("/v1/webhooks/endpoints/{endpoint}"),
+        token,
+        &json!({"enabled": false}),
+    )
+    .await
+    .expect(200);
+
+    // A card that can be saved but not charged (Stripe's `tok_chargeDeclined`).
+    let c = app
+        .post_json(
+            "/v1/checkouts/custom/",
+            token,
+            &json!({"product_id": product}),
+        )
+        .await;
+    c.expect(201);
+    let secret = c.body["client_secret"].as_str().unwrap().to_string();
+    app.post_json(
+        &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+        None,
+        &json!({"customer_name": "Ada Lovelace", "customer_email": email,
+                "customer_billing_address": {"country": "FR"},
+                "confirmation_token_id": "tok_chargeDeclined"}),
+    )
+    .await
+    .expect(200);
+    let checkout = id(&c.body);
+    let mut customer = String::new();
+    for _ in 0..100 {
+        let c = app
+            .get(&format!("/v1/checkouts/custom/{checkout}"), token)
+            .await;
+        if c.body["status"] == "succeeded" {
+            customer = c.body["customer_id"].as_str().unwrap().to_string();
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!customer.is_empty(), "the checkout did not succeed");
+    let r = app
+        .get(&format!("/v1/subscriptions/?customer_id={customer}"), token)
+        .await;
+    r.expect(200);
+    let subscription = id(&r.body["items"][0]);
+    Subscribed {
+        org,
+        benefit,
+        customer,
+        subscription,
+        endpoint,
+    }
+}
+
+impl Subscribed {
+    /// Past its trial's end: a customer session, the pending order and the key.
+    async fn past_due(self, app: &ClockApp, trial_end: DateTime<Utc>) -> PastDue {
+        let token = Some(app.token.as_str());
+        let Subscribed {
+            org,
+            benefit,
+            customer,
+            subscription,
+            endpoint,
+        } = self;
+        let s = app
+            .post_json(
+                "/v1/customer-sessions/",
+                token,
+                &json!({ "customer_id": customer }),
+            )
+            .await;
+        s.expect(201);
+        let session = s.body["token"].as_str().unwrap().to_string();
+        let orders = app.get("/v1/customer-portal/orders/", Some(&session)).await;
+        orders.expect(200);
+        let order = orders.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["status"] == "pending")
+            .unwrap_or_else(|| panic!("no pending order: {}", orders.body))
+            .clone();
+        let keys = app
+            .get(
+                &format!("/v1/license-keys/?benefit_id={benefit}&limit=100"),
+                token,
+            )
+            .await;
+        keys.expect(200);
+        let key = keys.body["items"][0].clone();
+        PastDue {
+            org,
+            subscription,
+            session,
+            order,
+            key,
+            trial_end,
+            endpoint,
+        }
+    }
+}
+
+async fn confirm(app: &ClockApp, session: Option<&str>, order: &str, body: Value) -> Reply {
+    app.post_json(
+        &format!("/v1/customer-portal/orders/{order}/confirm-payment"),
+        session,
+        &body,
+    )
+    .await
+}
+
+async fn validate(app: &ClockApp, p: &PastDue) -> Reply {
+    app.post_json(
+        VALIDATE,
+        None,
+        &json!({"key": p.key["key"], "organization_id": p.org}),
+    )
+    .await
+}
+
+async fn subscription(app: &ClockApp, id: &str) -> Value {
+    let r = app
+        .get(&format!("/v1/subscriptions/{id}"), Some(&app.token))
+        .await;
+    r.expect(200);
+    r.body
+}
+
+/// Waits until the change feed was consumed (mails and webhooks decided).
+async fn settled(app: &ClockApp) {
+    for _ in 0..400 {
+        if app.state.store.changes(None, 1).await.unwrap().is_empty() {
+            return;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the change feed was not consumed");
+}
+
+/// The types of the events recorded for the endpoint about `id` (as `data.id`).
+async fn event_types(app: &ClockApp, endpoint: &str, id: &str) -> Vec<String> {
+    settled(app).await;
+    let mut events: Vec<WebhookEvent> = store_values::<WebhookEvent>(&app.state.store)
+        .await
+        .into_iter()
+        .filter(|e| e.endpoint_id.to_string() == endpoint)
+        .collect();
+    events.sort_by_key(|e| e.seq);
+    events
+        .iter()
+        .map(|e| serde_json::from_str::<Value>(&e.payload).unwrap())
+        .filter(|b| b["data"]["id"] == id)
+        .map(|b| b["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[actix_web::test]
+async fn a_past_due_buyer_adds_a_card_and_pays_now() {
+    let app = spawn_app_with_clock().await;
+    let p = past_due(&app, "pay-now", "ada@pay.example").await;
+    let order = id(&p.order);
+
+    // The declined renewal: a pending order, retried in 3 days; the key in its grace.
+    assert_eq!(p.order["paid"], false);
+    assert_eq!(p.order["due_amount"], p.order["total_amount"]);
+    assert_eq!(p.order["billing_reason"], "subscription_cycle");
+    // (The seller's view of the order says when it is retried.)
+    let seller_view = app
+        .get(&format!("/v1/orders/{order}"), Some(&app.token))
+        .await;
+    seller_view.expect(200);
+    assert_eq!(
+        time(&seller_view.body["next_payment_attempt_at"]),
+        p.trial_end + Duration::minutes(1) + Duration::days(3)
+    );
+    let s = subscription(&app, &p.subscription).await;
+    assert_eq!(s["status"], "past_due");
+    assert_eq!(time(&s["past_due_at"]), p.trial_end + Duration::minutes(1));
+    let r = validate(&app, &p).await;
+    r.expect(200);
+    assert_eq!(
+        time(&r.body["grace_until"]),
+        p.trial_end + Duration::days(3)
+    );
+    let status = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}/payment-status"),
+            Some(&p.session),
+        )
+        .await;
+    status.expect(200);
+    assert_eq!(status.body["status"], "failed");
+    assert_eq!(
+        event_types(&app, &p.endpoint, &order).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        event_types(&app, &p.endpoint, &p.subscription).await,
+        ["subscription.active"],
+        "the trial's start only"
+    );
+
+    // A working card, then pay now with it.
+    let r = app
+        .post_json(
+            METHODS,
+            Some(&p.session),
+            &json!({"confirmation_token_id": "tok_visa", "set_default": true,
+                    "return_url": "https://shop.example.com/portal"}),
+        )
+        .await;
+    r.expect(201);
+    let visa = id(&r.body["payment_method"]);
+    app.clock.set(p.trial_end + Duration::minutes(30));
+    let r = confirm(
+        &app,
+        Some(&p.session),
+        &order,
+        json!({"payment_method_id": visa, "payment_processor": "stripe"}),
+    )
+    .await;
+    r.expect(200);
+    assert_eq!(
+        r.body,
+        json!({"status": "succeeded", "client_secret": null, "error": null})
+    );
+
+    // Active, the period paid from the trial's end, the key without grace at once.
+    let s = subscription(&app, &p.subscription).await;
+    assert_eq!(s["status"], "active");
+    assert_eq!(s["past_due_at"], Value::Null);
+    assert_eq!(time(&s["current_period_start"]), p.trial_end);
+    let r = validate(&app, &p).await;
+    r.expect(200);
+    assert_eq!(r.body["grace_until"], Value::Null, "{}", r.body);
+    let stored = app
+        .stored(p.subscription.parse::<SubscriptionId>().unwrap())
+        .await;
+    assert_eq!(stored.payment_token.as_deref(), Some("tok_visa"));
+    assert_eq!(
+        (stored.buyer_attempts, stored.payment_lock_until),
+        (0, None)
+    );
+
+    // The same order, paid; its receipt; order.paid and subscription.active.
+    let o = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}"),
+            Some(&p.session),
+        )
+        .await;
+    o.expect(200);
+    assert_eq!(o.body["status"], "paid");
+    assert_eq!(o.body["next_payment_attempt_at"], Value::Null);
+    let status = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}/payment-status"),
+            Some(&p.session),
+        )
+        .await;
+    assert_eq!(status.body, json!({"status": "succeeded", "error": null}));
+    let order_events = event_types(&app, &p.endpoint, &order).await;
+    assert_eq!(order_events, ["order.updated", "order.paid"]);
+    // (The first at the trial's start: a trial is active.)
+    assert_eq!(
+        event_types(&app, &p.endpoint, &p.subscription).await,
+        ["subscription.active", "subscription.active"]
+    );
+    let receipts: Vec<MailMessage> = store_values::<MailMessage>(&app.state.store)
+        .await
+        .into_iter()
+        .filter(|m| {
+            m.kind == MailKind::RenewalReceipt
+                && m.order_id.map(|o| o.to_string()) == Some(order.clone())
+        })
+        .collect();
+    assert_eq!(receipts.len(), 1);
+
+    // Paid: not again.
+    let r = confirm(
+        &app,
+        Some(&p.session),
+        &order,
+        json!({"payment_method_id": visa}),
+    )
+    .await;
+    assert_eq!(r.expect_error(422), "OrderNotEligibleForRetry");
+    assert_eq!(
+        r.body["detail"],
+        format!("Order {order} is not eligible for payment retry.")
+    );
+    // Nor does the sweep charge it again.
+    app.clock.set(p.trial_end + Duration::days(4));
+    assert_eq!(app.sweep().await.renewed, 0);
+}
+
+#[actix_web::test]
+async fn pay_now_refusals() {
+    let app = spawn_app_with_clock().await;
+    let mut both = past_due_all(
+        &app,
+        &[
+            ("pay-refusals", "bob@pay.example"),
+            ("pay-other", "eve@pay.example"),
+        ],
+    )
+    .await;
+    let other = both.remove(1);
+    let p = both.remove(0);
+    let order = id(&p.order);
+    let sub: SubscriptionId = p.subscription.parse().unwrap();
+    let before = app.stored(sub).await;
+
+    // No session: 401.
+    let r = confirm(
+        &app,
+        None,
+        &order,
+        json!({"confirmation_token_id": "tok_visa"}),
+    )
+    .await;
+    r.expect(401);
+    // Both ways to pay, or neither: 422.
+    for body in [
+        json!({}),
+        json!({"confirmation_token_id": "tok_visa",
+               "payment_method_id": "7e000000-0000-4000-8000-0000000000e1"}),
+    ] {
+        let r = confirm(&app, Some(&p.session), &order, body).await;
+        r.expect(422);
+    }
+    // A saved method that is not the customer's: 422.
+    let r = confirm(
+        &app,
+        Some(&p.session),
+        &order,
+        json!({"payment_method_id": "7e000000-0000-4000-8000-0000000000e1"}),
+    )
+    .await;
+    assert_eq!(r.expect_error(422), "PaymentRetryValidationError");
+
+    // Another customer's order: 404, and nothing changed.
+    let r = confirm(
+        &app,
+        Some(&other.session),
+        &order,
+        json!({"confirmation_token_id": "tok_visa"}),
+    )
+    .await;
+    r.expect(404);
+    let r = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}/payment-status"),
+            Some(&other.session),
+        )
+        .await;
+    r.expect(404);
+    assert_eq!(app.stored(sub).await, before);
+
+    // The order of the trial (free, paid): not eligible.
+    let orders = app
+        .get("/v1/customer-portal/orders/", Some(&p.session))
+        .await;
+    let free = orders.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["status"] == "paid")
+        .cloned()
+        .expect("the trial's order");
+    let r = confirm(
+        &app,
+        Some(&p.session),
+        &id(&free),
+        json!({"confirmation_token_id": "tok_visa"}),
+    )
+    .await;
+    assert_eq!(r.expect_error(422), "OrderNotEligibleForRetry");
+
+    // Five declined attempts are answered `failed`; the sixth is refused.
+    for n in 0..5 {
+        let r = confirm(
+            &app,
+            Some(&p.session),
+            &order,
+            json!({"confirmation_token_id": "tok_decline_insufficient_funds"}),
+        )
+        .await;
+        r.expect(200);
+        assert_eq!(
+            r.body,
+            json!({"status": "failed", "client_secret": null,
+                   "error": "Your card was declined."}),
+            "attempt {n}"
+        );
+    }
+    let status = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}/payment-status"),
+            Some(&p.session),
+        )
+        .await;
+    assert_eq!(
+        status.body,
+        json!({"status": "failed", "error": "Your card was declined."})
+    );
+    let r = confirm(
+        &app,
+        Some(&p.session),
+        &order,
+        json!({"confirmation_token_id": "tok_visa"}),
+    )
+    .await;
+    assert_eq!(r.expect_error(429), "ManualRetryLimitExceeded");
+    let s = app.stored(sub).await;
+    assert_eq!(s.buyer_attempts, 5);
+    assert_eq!(
+        subscription(&app, &p.subscription).await["status"],
+        "past_due"
+    );
+}
