@@ -540,3 +540,212 @@ async fn pay_now_refusals() {
         "past_due"
     );
 }
+
+/// A browser on the portal's pages: its cookies (the session's and the CSRF one) kept.
+struct PortalBrowser {
+    http: reqwest::Client,
+    base: String,
+    cookies: std::collections::BTreeMap<String, String>,
+}
+
+struct Page {
+    status: u16,
+    location: String,
+    body: String,
+}
+
+impl PortalBrowser {
+    /// Signed in through the seller's link (`customer_session_token`).
+    async fn signed_in(app: &ClockApp, slug: &str, session: &str) -> PortalBrowser {
+        let mut b = PortalBrowser {
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: app.address.clone(),
+            cookies: Default::default(),
+        };
+        let page = b
+            .get(&format!("/portal/{slug}?customer_session_token={session}"))
+            .await;
+        assert_eq!(page.status, 303, "{}", page.body);
+        b
+    }
+
+    async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
+        let cookie: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let resp = req
+            .header("cookie", cookie.join("; "))
+            .header("origin", self.base.clone())
+            .send()
+            .await
+            .unwrap();
+        for c in resp.headers().get_all("set-cookie") {
+            let pair = c.to_str().unwrap().split(';').next().unwrap().to_string();
+            if let Some((k, v)) = pair.split_once('=') {
+                self.cookies.insert(k.to_string(), v.to_string());
+            }
+        }
+        Page {
+            status: resp.status().as_u16(),
+            location: resp
+                .headers()
+                .get("location")
+                .map(|l| l.to_str().unwrap().to_string())
+                .unwrap_or_default(),
+            body: resp.text().await.unwrap(),
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let req = self.http.get(format!("{}{path}", self.base));
+        self.send(req).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let req = self.http.post(format!("{}{path}", self.base)).form(form);
+        self.send(req).await
+    }
+}
+
+/// The value of the first input named `name` with a non-empty value.
+fn input(body: &str, name: &str) -> Option<String> {
+    body.split(&format!("name=\"{name}\" value=\""))
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+#[actix_web::test]
+async fn the_subscription_page_pays_a_past_due_renewal_now() {
+    let app = spawn_app_with_clock().await;
+    let slug = "pay-page";
+    let mut both = past_due_all(
+        &app,
+        &[
+            (slug, "ada@page.example"),
+            ("pay-page-other", "eve@page.example"),
+        ],
+    )
+    .await;
+    let other = both.remove(1);
+    let p = both.remove(0);
+    let order = id(&p.order);
+    let path = format!("/portal/{slug}/subscriptions/{}", p.subscription);
+    let mut b = PortalBrowser::signed_in(&app, slug, &p.session).await;
+
+    // The page says the payment failed, when access stops, what is due; the card that
+    // failed is the one offered.
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let failed_on = p.trial_end + Duration::minutes(1);
+    // The key's grace (3 days) ends before dunning gives up (9 days).
+    let stops = p.trial_end + Duration::days(3);
+    assert!(
+        page.body.contains(&format!(
+            "Payment failed on {}; access stops on {}.",
+            failed_on.format("%b %-d, %Y"),
+            stops.format("%b %-d, %Y")
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("id=\"amount-due\">$10.00<"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("Visa •••• 0341"));
+    let csrf = input(&page.body, "csrf_token").expect("a CSRF token");
+    let failing = input(&page.body, "method_id").expect("the saved card");
+    let pay = format!("{path}/pay");
+
+    // A forged form, another buyer's subscription, no card chosen: nothing is charged.
+    let r = b
+        .post(
+            &pay,
+            &[
+                ("csrf_token", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+                ("action", "pay"),
+                ("method_id", failing.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    let r = b
+        .post(
+            &format!("/portal/{slug}/subscriptions/{}/pay", other.subscription),
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "pay"),
+                ("token", "tok_visa"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 404);
+    let r = b
+        .post(&pay, &[("csrf_token", csrf.as_str()), ("action", "pay")])
+        .await;
+    assert_eq!(r.status, 422);
+    assert!(r.body.contains("Choose a card to pay with."));
+    let sub: SubscriptionId = p.subscription.parse().unwrap();
+    assert_eq!(app.stored(sub).await.buyer_attempts, 0);
+    let other_sub: SubscriptionId = other.subscription.parse().unwrap();
+    assert_eq!(app.stored(other_sub).await.status.as_str(), "past_due");
+
+    // The saved card is declined again: the page says so.
+    let r = b
+        .post(
+            &pay,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "pay"),
+                ("method_id", failing.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("Your card was declined."), "{}", r.body);
+    assert_eq!(app.stored(sub).await.buyer_attempts, 1);
+
+    // Another card pays: the page again, active; the key without grace; the order paid.
+    let r = b
+        .post(
+            &pay,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "pay"),
+                ("method_id", ""),
+                ("token", "tok_visa"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.location, format!("{path}?done=paid"));
+    let page = b.get(&r.location).await;
+    assert!(page.body.contains("Payment received"), "{}", page.body);
+    assert!(!page.body.contains("payment-failed"));
+    assert_eq!(
+        subscription(&app, &p.subscription).await["status"],
+        "active"
+    );
+    let v = validate(&app, &p).await;
+    v.expect(200);
+    assert_eq!(v.body["grace_until"], Value::Null);
+    let o = app
+        .get(
+            &format!("/v1/customer-portal/orders/{order}"),
+            Some(&p.session),
+        )
+        .await;
+    assert_eq!(o.body["status"], "paid");
+    assert_eq!(
+        app.stored(sub).await.payment_token.as_deref(),
+        Some("tok_visa")
+    );
+}
