@@ -527,8 +527,8 @@ pub async fn settled_by_processor(
     .await;
     match settled {
         Ok(_) => Ok(()),
-        // The subscription moved on (paid, ended): the event has nothing left to do.
-        Err(e) if e.code() == Code::OrderNotEligibleForRetry => Ok(()),
+        // The subscription moved on (paid, ended) or is gone: nothing left to do.
+        Err(e) if matches!(e.code(), Code::OrderNotEligibleForRetry | Code::NotFound) => Ok(()),
         Err(e) => Err(e),
     }
 }

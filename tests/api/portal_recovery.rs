@@ -749,3 +749,180 @@ async fn the_subscription_page_pays_a_past_due_renewal_now() {
         Some("tok_visa")
     );
 }
+
+/// Against localstripe: a trial whose card saves but never charges (4000000000000341)
+/// goes past due; the buyer pays now with a new card that asks for 3-D Secure: the answer
+/// is `requires_action` with the intent's secret, the status `pending` until the buyer
+/// authenticates, then `succeeded` (payment-status asks Stripe and settles): one succeeded,
+/// on-session charge at Stripe for the customer, the subscription active and billed with
+/// the new card, the key without grace.
+#[actix_web::test]
+async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
+    use crate::checkouts::{
+        attach_benefits, confirm as confirm_checkout, create_org, created, id_of, license_benefit,
+        secret,
+    };
+    use crate::stripe::{list, paying, spawn_shop, str_of, CARD_3DS, CARD_DECLINED};
+
+    let shop = spawn_shop(true).await;
+    let clock = shop.clock.clone().expect("a manual clock");
+    let org = create_org(shop.api(), "stripe-pay-now").await;
+    let benefit =
+        license_benefit(shop.api(), &org, json!({"prefix": "PAY", "grace_days": 3})).await;
+    let product = id_of(
+        &shop
+            .api()
+            .posted(
+                "/v1/products/",
+                &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
+                        "trial_interval": "day", "trial_interval_count": 14,
+                        "prices": [{"amount_type": "fixed", "price_amount": 1000,
+                                    "price_currency": "usd"}]}),
+                201,
+            )
+            .await,
+    );
+    attach_benefits(shop.api(), &product, &[&benefit]).await;
+    let declining = shop.ls.card(CARD_DECLINED).await;
+    let c = created(
+        shop.api(),
+        &json!({"payment_processor": "stripe", "product_id": product}),
+    )
+    .await;
+    confirm_checkout(
+        shop.api(),
+        &secret(&c),
+        &paying("ada@example.com", &declining),
+    )
+    .await
+    .expect(200);
+    // Every event localstripe sent is handled before the clock moves (see
+    // stripe_subscriptions.rs: later ones would look stale).
+    for event in list(&shop.ls.get("/v1/events?limit=100").await) {
+        shop.wait_handled(str_of(&event, "id")).await;
+    }
+    let trial_end = time(&c["trial_end"]);
+    clock.set(trial_end + Duration::minutes(1));
+    tollgate::app::subscription::sweep_subscriptions(&shop.app.state)
+        .await
+        .unwrap();
+    let subs = shop
+        .api()
+        .read(&format!("/v1/subscriptions/?organization_id={org}"))
+        .await;
+    let s = subs.items()[0].clone();
+    assert_eq!(s["status"], "past_due", "{s}");
+    let sub = id(&s);
+    let session = shop
+        .app
+        .post_json(
+            "/v1/customer-sessions/",
+            Some(&shop.app.token),
+            &json!({"customer_id": s["customer_id"]}),
+        )
+        .await;
+    session.expect(201);
+    let session = session.body["token"].as_str().unwrap().to_string();
+    let orders = shop
+        .app
+        .get("/v1/customer-portal/orders/", Some(&session))
+        .await;
+    let order = orders
+        .items()
+        .into_iter()
+        .find(|o| o["status"] == "pending")
+        .unwrap_or_else(|| panic!("no pending order: {}", orders.body));
+    let order = id(&order);
+    let before = shop.ls.intents().await.len();
+
+    // A new card that asks for 3-D Secure.
+    let card = shop.ls.card(CARD_3DS).await;
+    let r = shop
+        .app
+        .post_json(
+            &format!("/v1/customer-portal/orders/{order}/confirm-payment"),
+            Some(&session),
+            &json!({"confirmation_token_id": card, "payment_processor": "stripe"}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "requires_action", "{}", r.body);
+    let client_secret = r.body["client_secret"].as_str().unwrap().to_string();
+    let intent = client_secret.split("_secret_").next().unwrap().to_string();
+    let status = |session: String| {
+        let app = &shop.app;
+        let order = order.clone();
+        async move {
+            let r = app
+                .get(
+                    &format!("/v1/customer-portal/orders/{order}/payment-status"),
+                    Some(&session),
+                )
+                .await;
+            r.expect(200);
+            r.body
+        }
+    };
+    assert_eq!(status(session.clone()).await["status"], "pending");
+    // Meanwhile another charge is refused: one is under way.
+    let r = shop
+        .app
+        .post_json(
+            &format!("/v1/customer-portal/orders/{order}/confirm-payment"),
+            Some(&session),
+            &json!({"confirmation_token_id": card}),
+        )
+        .await;
+    assert_eq!(r.expect_error(409), "PaymentAlreadyInProgress");
+
+    // The buyer authenticates; the page's next look settles it.
+    shop.ls.authenticate(&intent, &client_secret, true).await;
+    assert_eq!(
+        status(session.clone()).await,
+        json!({"status": "succeeded", "error": null})
+    );
+    let s = shop.api().read(&format!("/v1/subscriptions/{sub}")).await;
+    assert_eq!(s.body["status"], "active", "{}", s.body);
+    assert_eq!(s.body["past_due_at"], Value::Null);
+    let keys = shop.license_keys(&org).await;
+    let v = shop
+        .app
+        .post_json(
+            VALIDATE,
+            None,
+            &json!({"key": keys[0]["key"], "organization_id": org}),
+        )
+        .await;
+    v.expect(200);
+    assert_eq!(v.body["grace_until"], Value::Null, "{}", v.body);
+    let stored = shop
+        .app
+        .state
+        .store
+        .get::<tollgate_actors::subscription::Subscription>(
+            &sub.parse::<SubscriptionId>().unwrap().key(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    assert_eq!(stored.payment_token.as_deref(), Some(card.as_str()));
+
+    // At Stripe: one charge of the buyer's, on-session, succeeded.
+    let intents = shop.ls.intents().await;
+    assert_eq!(intents.len(), before + 1, "{intents:?}");
+    let pi = intents
+        .iter()
+        .find(|i| i["id"] == intent.as_str())
+        .expect("the buyer's intent");
+    assert_eq!(pi["status"], "succeeded", "{pi}");
+    assert_ne!(pi["off_session"], true, "{pi}");
+    assert_eq!(pi["metadata"]["order_id"], order.as_str());
+    assert_eq!(
+        intents
+            .iter()
+            .filter(|i| i["status"] == "succeeded")
+            .count(),
+        1
+    );
+}
