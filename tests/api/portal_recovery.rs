@@ -551,18 +551,20 @@ struct PortalBrowser {
 struct Page {
     status: u16,
     location: String,
+    /// The page's `Content-Security-Policy`.
+    csp: String,
     body: String,
 }
 
 impl PortalBrowser {
     /// Signed in through the seller's link (`customer_session_token`).
-    async fn signed_in(app: &ClockApp, slug: &str, session: &str) -> PortalBrowser {
+    async fn signed_in(address: &str, slug: &str, session: &str) -> PortalBrowser {
         let mut b = PortalBrowser {
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),
-            base: app.address.clone(),
+            base: address.to_string(),
             cookies: Default::default(),
         };
         let page = b
@@ -591,6 +593,11 @@ impl PortalBrowser {
             }
         }
         Page {
+            csp: resp
+                .headers()
+                .get("content-security-policy")
+                .map(|l| l.to_str().unwrap().to_string())
+                .unwrap_or_default(),
             status: resp.status().as_u16(),
             location: resp
                 .headers()
@@ -637,7 +644,7 @@ async fn the_subscription_page_pays_a_past_due_renewal_now() {
     let p = both.remove(0);
     let order = id(&p.order);
     let path = format!("/portal/{slug}/subscriptions/{}", p.subscription);
-    let mut b = PortalBrowser::signed_in(&app, slug, &p.session).await;
+    let mut b = PortalBrowser::signed_in(&app.address, slug, &p.session).await;
 
     // The page says the payment failed, when access stops, what is due; the card that
     // failed is the one offered.
@@ -833,6 +840,46 @@ async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
         .find(|o| o["status"] == "pending")
         .unwrap_or_else(|| panic!("no pending order: {}", orders.body));
     let order = id(&order);
+
+    // The subscription's page offers the saved card, and allows Stripe.js (its origin,
+    // frames and calls); the card is declined again, the page says so.
+    let mut b = PortalBrowser::signed_in(&shop.app.address, "stripe-pay-now", &session).await;
+    let path = format!("/portal/stripe-pay-now/subscriptions/{sub}");
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("id=\"payment-failed\""), "{}", page.body);
+    assert!(page.body.contains("•••• 0341"), "{}", page.body);
+    assert!(
+        !page.body.contains("name=\"token\""),
+        "no token field with Stripe"
+    );
+    let tollgate::payments::ProcessorClient::Stripe { sources, .. } =
+        shop.app.state.processor.client()
+    else {
+        panic!("not Stripe");
+    };
+    assert!(!sources.script.is_empty());
+    assert!(
+        page.csp
+            .contains(&format!("script-src 'self' {}", sources.script.join(" "))),
+        "{}",
+        page.csp
+    );
+    assert!(page.csp.contains("frame-src 'self'"), "{}", page.csp);
+    let csrf = input(&page.body, "csrf_token").unwrap();
+    let saved = input(&page.body, "method_id").unwrap();
+    let r = b
+        .post(
+            &format!("{path}/pay"),
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "pay"),
+                ("method_id", saved.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("declined"), "{}", r.body);
     let before = shop.ls.intents().await.len();
 
     // A new card that asks for 3-D Secure.
@@ -875,8 +922,21 @@ async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
         .await;
     assert_eq!(r.expect_error(409), "PaymentAlreadyInProgress");
 
+    // The page, asked how it went, checks again later (its script polls).
+    let check = [("csrf_token", csrf.as_str()), ("action", "check")];
+    let r = b.post(&format!("{path}/pay"), &check).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert!(r.body.contains("id=\"pay-check\""), "{}", r.body);
+    assert!(r.body.contains("/portal/assets/payments.js"), "{}", r.body);
+    let script = b.get("/portal/assets/payments.js").await;
+    assert_eq!(script.status, 200);
+    assert!(script.body.contains("confirmCardPayment(secret)"));
+
     // The buyer authenticates; the page's next look settles it.
     shop.ls.authenticate(&intent, &client_secret, true).await;
+    let r = b.post(&format!("{path}/pay"), &check).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.location, format!("{path}?done=paid"));
     assert_eq!(
         status(session.clone()).await,
         json!({"status": "succeeded", "error": null})
