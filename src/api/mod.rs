@@ -26,6 +26,7 @@ pub mod payment_method;
 pub mod portal_update;
 pub mod price;
 pub mod product;
+pub mod recovery;
 pub mod refund;
 pub mod subscription;
 pub mod version;

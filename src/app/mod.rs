@@ -37,6 +37,7 @@
 //!   confirm, default, remove);
 //! - `plan_change`: a subscription moved to another product or price, with proration;
 //! - `portal`: the customer portal (sign-in by code, a purchase's limited session, receipts);
+//! - `recovery`: "pay now", the buyer's charge of a past-due subscription's renewal;
 //! - `refunds`: money given back through the processor, and access taken back with it;
 //! - `seller_subscriptions`: free subscriptions a seller starts without a checkout;
 //! - `subscription`: a seller's changes to a subscription (cancel, uncancel, revoke), the
@@ -70,6 +71,7 @@ pub mod paging;
 pub mod payment_methods;
 pub mod plan_change;
 pub mod portal;
+pub mod recovery;
 pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;

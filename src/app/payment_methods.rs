@@ -5,14 +5,18 @@
 //!
 //! The methods a customer's paid subscriptions are billed with become records the first time
 //! the list is read (`materialize`): buyers who subscribed before saved methods existed
-//! see the card they pay with, no migration needed. A method a live paid subscription is
-//! billed with is never removed: the subscription would have nothing left to charge.
+//! see the card they pay with, no migration needed. The default method bills every live
+//! subscription of the customer; a method removed hands its subscriptions to the default
+//! (or the newest other) one, and is refused only when a live paid subscription would be
+//! left with nothing to charge.
 
-use tollgate_actors::subscription::Subscription;
+use tollgate_actors::subscription::{SetPaymentMethod, Subscription};
+use tollgate_actors::ActorError;
 use tollgate_storage::{Batch, Expect, Record, StorageError};
 
 use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
+use crate::app::subscription::{subscription_refusal, Context};
 use crate::domain::customer::Customer;
 use crate::domain::ids::PaymentMethodId;
 use crate::domain::payment_method::{
@@ -266,6 +270,40 @@ async fn save(
         .map_or(method, |m| m.value))
 }
 
+/// The record of a method a charge saved for the customer (a new card the buyer paid a
+/// renewal with), written once.
+pub(crate) async fn record_new(
+    state: &AppState,
+    customer: &Customer,
+    processor_ref: &str,
+) -> Result<PaymentMethod, AppError> {
+    save(state, customer, processor_ref).await
+}
+
+/// Makes `id` (one of the customer's methods) its default if it has none; the
+/// subscriptions keep their cards.
+pub(crate) async fn default_if_none(
+    state: &AppState,
+    customer: &Customer,
+    id: PaymentMethodId,
+) -> Result<(), AppError> {
+    let now = state.now();
+    state
+        .store
+        .update::<Customer, AppError>(&customer.id.key(), async |c: &Customer| {
+            if c.default_payment_method_id.is_some() {
+                return Ok(None);
+            }
+            Ok(Some(Customer {
+                default_payment_method_id: Some(id),
+                modified_at: Some(now),
+                ..c.clone()
+            }))
+        })
+        .await?;
+    Ok(())
+}
+
 /// One of the customer's methods, else 404.
 async fn own(
     state: &AppState,
@@ -280,16 +318,19 @@ async fn own(
         .ok_or_else(AppError::not_found)
 }
 
-/// Makes one of the customer's methods its default (404 for anyone else's). The customer
-/// after the change.
+/// Makes one of the customer's methods its default (404 for anyone else's): the customer's
+/// live subscriptions are billed with it from their next charge on (the retry schedule of
+/// a past-due one is not moved). The customer after the change.
 pub async fn set_default(
     state: &AppState,
     customer: &Customer,
     id: PaymentMethodId,
 ) -> Result<Customer, AppError> {
-    own(state, customer, id).await?;
+    let method = own(state, customer, id).await?.value;
+    // The cards the subscriptions are billed with now stay listed once they move.
+    materialize(state, customer).await?;
     let now = state.now();
-    state
+    let changed = state
         .store
         .update::<Customer, AppError>(&customer.id.key(), async |c: &Customer| {
             if c.default_payment_method_id == Some(id) {
@@ -302,47 +343,77 @@ pub async fn set_default(
             }))
         })
         .await?
-        .ok_or_else(AppError::not_found)
+        .ok_or_else(AppError::not_found)?;
+    let subscriptions = crate::app::benefit_grants::subscriptions_of(state, customer).await?;
+    let live = subscriptions.iter().filter(|s| is_live(s));
+    bill_with(state, live, &method.processor_ref).await?;
+    Ok(changed)
 }
 
-/// Removes one of the customer's methods (404 for anyone else's): 400
-/// `PaymentMethodInUseByActiveSubscription` while a live paid subscription is billed with
-/// it. The processor forgets it (best effort: a method it no longer holds is forgotten
-/// already); a default removed leaves the newest other method the default, if any.
+/// Bills each of `subscriptions` with `processor_ref` from its next charge on (through
+/// its actor; one that ended meanwhile is left).
+async fn bill_with<'a>(
+    state: &AppState,
+    subscriptions: impl Iterator<Item = &'a Subscription>,
+    processor_ref: &str,
+) -> Result<(), AppError> {
+    for s in subscriptions {
+        if s.payment_token.as_deref() == Some(processor_ref) {
+            continue;
+        }
+        match state
+            .subscriptions
+            .call(s.id, SetPaymentMethod(processor_ref.to_string()))
+            .await
+        {
+            Ok(_) | Err(ActorError::NotFound) => {}
+            Err(e) => return Err(subscription_refusal(e, Context::Cancellation)),
+        }
+    }
+    Ok(())
+}
+
+/// Removes one of the customer's methods (404 for anyone else's). The live subscriptions
+/// billed with it move to the customer's default method, or else its newest other one;
+/// 400 `PaymentMethodInUseByActiveSubscription` when a live paid one would be left with
+/// nothing to charge. The processor forgets the method (best effort: a method it no
+/// longer holds is forgotten already); a default removed leaves the method the
+/// subscriptions moved to (or the newest other) the default, if any.
 pub async fn remove(
     state: &AppState,
     customer: &Customer,
     id: PaymentMethodId,
 ) -> Result<(), AppError> {
     let method = own(state, customer, id).await?;
+    let processor_ref = method.value.processor_ref.clone();
+    // The cards the subscriptions are billed with are candidates to take over.
+    materialize(state, customer).await?;
+    let current = state
+        .store
+        .get::<Customer>(&customer.id.key())
+        .await?
+        .ok_or_else(AppError::not_found)?
+        .value;
+    let replacement = replacement(state, &current, id).await?;
     let subscriptions = crate::app::benefit_grants::subscriptions_of(state, customer).await?;
-    let billed = subscriptions.iter().any(|s| {
-        is_live_paid(s) && s.payment_token.as_deref() == Some(method.value.processor_ref.as_str())
-    });
-    if billed {
-        return Err(AppError::new(
-            Code::PaymentMethodInUseByActiveSubscription,
-            IN_USE,
-        ));
+    let billed: Vec<&Subscription> = subscriptions
+        .iter()
+        .filter(|s| is_live(s) && s.payment_token.as_deref() == Some(processor_ref.as_str()))
+        .collect();
+    match &replacement {
+        Some(other) => bill_with(state, billed.into_iter(), &other.processor_ref).await?,
+        None if billed.iter().any(|s| is_live_paid(s)) => {
+            return Err(AppError::new(
+                Code::PaymentMethodInUseByActiveSubscription,
+                IN_USE,
+            ));
+        }
+        None => {}
     }
-    if let Err(e) = state
-        .processor
-        .detach_method(&method.value.processor_ref)
-        .await
-    {
+    if let Err(e) = state.processor.detach_method(&processor_ref).await {
         tracing::warn!(method = %id, error = %e, "payment method not detached");
     }
-    let others = page_of::<PaymentMethod>(
-        state,
-        PAYMENT_METHOD_OF_CUSTOMER,
-        &[customer.id.key()],
-        true,
-        ListParams { page: 1, limit: 2 },
-        None,
-    )
-    .await?
-    .0;
-    let next_default = others.iter().map(|m| m.id).find(|m| *m != id);
+    let next_default = replacement.map(|m| m.id);
     let now = state.now();
     for _ in 0..tollgate_storage::UPDATE_ATTEMPTS {
         let Some(stored) = state.store.get::<PaymentMethod>(&id.key()).await? else {
@@ -371,6 +442,31 @@ pub async fn remove(
         }
     }
     Err(AppError::conflict("The customer changed meanwhile; retry."))
+}
+
+/// The method that takes over from `removed`: the customer's default if it is another
+/// one, else its newest other method; `None` when it has no other.
+async fn replacement(
+    state: &AppState,
+    customer: &Customer,
+    removed: PaymentMethodId,
+) -> Result<Option<PaymentMethod>, AppError> {
+    if let Some(default) = customer.default_payment_method_id.filter(|d| *d != removed) {
+        if let Some(m) = state.store.get::<PaymentMethod>(&default.key()).await? {
+            return Ok(Some(m.value));
+        }
+    }
+    let newest = page_of::<PaymentMethod>(
+        state,
+        PAYMENT_METHOD_OF_CUSTOMER,
+        &[customer.id.key()],
+        true,
+        ListParams { page: 1, limit: 2 },
+        None,
+    )
+    .await?
+    .0;
+    Ok(newest.into_iter().find(|m| m.id != removed))
 }
 
 #[cfg(test)]

@@ -42,7 +42,12 @@ async fn added(state: &AppState, c: &Customer, token: &str, set_default: bool) -
 const PAGE: ListParams = ListParams { page: 1, limit: 10 };
 
 /// A live subscription of `c` of $9.00 a month (or free) billed with `token`.
-async fn subscription(state: &AppState, c: &Customer, token: &str, amount: Option<i64>) {
+async fn subscription(
+    state: &AppState,
+    c: &Customer,
+    token: &str,
+    amount: Option<i64>,
+) -> crate::domain::ids::SubscriptionId {
     let mut s = crate::api::subscription::sample_subscriptions().remove(0);
     s.id = crate::domain::ids::SubscriptionId::new();
     s.organization_id = c.organization_id;
@@ -55,6 +60,19 @@ async fn subscription(state: &AppState, c: &Customer, token: &str, amount: Optio
     let mut batch = Batch::new();
     batch.put(&s, Expect::Absent).unwrap();
     state.store.commit_durable(&batch).await.unwrap();
+    s.id
+}
+
+/// The card a subscription is billed with, as stored.
+async fn billed_with(state: &AppState, id: crate::domain::ids::SubscriptionId) -> Option<String> {
+    state
+        .store
+        .get::<Subscription>(&id.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value
+        .payment_token
 }
 
 #[actix_web::test]
@@ -124,12 +142,12 @@ async fn another_customer_s_method_is_not_found_and_unchanged() {
 }
 
 #[actix_web::test]
-async fn a_paid_subscription_s_card_is_listed_and_kept_while_it_bills() {
+async fn a_paid_subscription_s_card_is_listed_and_handed_over_when_removed() {
     let app = testing::app().await;
     let (org, _) = testing::seller(&app).await;
     let c = customer(&app, org, "ada@example.com").await;
-    subscription(&app, &c, "tok_chargeDeclined", Some(900)).await;
-    subscription(&app, &c, "tok_free", None).await;
+    let paid = subscription(&app, &c, "tok_chargeDeclined", Some(900)).await;
+    let free = subscription(&app, &c, "tok_free", None).await;
     // The paid subscription's card becomes a record on the first read, once; the free
     // one's charges nothing and is not listed.
     let (items, total) = list(&app, &c, PAGE).await.unwrap();
@@ -139,8 +157,7 @@ async fn a_paid_subscription_s_card_is_listed_and_kept_while_it_bills() {
     assert_eq!(billed.processor_ref, "tok_chargeDeclined");
     assert_eq!(billed.details.last4.as_deref(), Some("0341"));
 
-    // The paid subscription's only card stays, even with another one saved.
-    let visa = added(&app, &c, "tok_visa", false).await;
+    // Its only card stays.
     let e = remove(&app, &c, billed.id).await.unwrap_err();
     assert_eq!(e.code(), Code::PaymentMethodInUseByActiveSubscription);
     assert_eq!(e.detail(), IN_USE);
@@ -150,11 +167,79 @@ async fn a_paid_subscription_s_card_is_listed_and_kept_while_it_bills() {
         .await
         .unwrap()
         .is_some());
-    // A spare one goes, and stays gone.
-    remove(&app, &c, visa.id).await.unwrap();
+    // With another card saved, it goes: the subscription is billed with the other one,
+    // which becomes the default.
+    let visa = added(&app, &c, "tok_visa", false).await;
+    remove(&app, &c, billed.id).await.unwrap();
+    assert_eq!(billed_with(&app, paid).await.as_deref(), Some("tok_visa"));
+    assert_eq!(billed_with(&app, free).await.as_deref(), Some("tok_free"));
     let (left, total) = list(&app, &c, PAGE).await.unwrap();
-    assert_eq!(total, 1);
-    assert_eq!(left[0].id, billed.id);
+    assert_eq!(total, 1, "not saved again from the subscription");
+    assert_eq!(left[0].id, visa.id);
+    // Now the other one is the last card.
+    let e = remove(&app, &c, visa.id).await.unwrap_err();
+    assert_eq!(e.code(), Code::PaymentMethodInUseByActiveSubscription);
+    assert_eq!(billed_with(&app, paid).await.as_deref(), Some("tok_visa"));
+}
+
+#[actix_web::test]
+async fn the_default_card_bills_the_live_subscriptions_and_takes_over_a_removed_one() {
+    let app = testing::app().await;
+    let (org, _) = testing::seller(&app).await;
+    let c = customer(&app, org, "ada@example.com").await;
+    let monthly = subscription(&app, &c, "tok_visa", Some(900)).await;
+    let yearly = subscription(&app, &c, "tok_visa", Some(9000)).await;
+    let ended = subscription(&app, &c, "tok_visa", Some(900)).await;
+    app.store
+        .update::<Subscription, AppError>(&ended.key(), async |s: &Subscription| {
+            Ok(Some(Subscription {
+                ended_at: Some(s.created_at),
+                ..s.clone()
+            }))
+        })
+        .await
+        .unwrap();
+    let visa = added(&app, &c, "tok_visa", false).await;
+    app.clock.advance(chrono::Duration::seconds(5));
+    let mc = added(&app, &c, "tok_mastercard", true).await;
+    // Made the default: the live subscriptions are billed with it, not the ended one.
+    for s in [monthly, yearly] {
+        assert_eq!(
+            billed_with(&app, s).await.as_deref(),
+            Some("tok_mastercard")
+        );
+    }
+    assert_eq!(billed_with(&app, ended).await.as_deref(), Some("tok_visa"));
+    set_default(&app, &c, visa.id).await.unwrap();
+    for s in [monthly, yearly] {
+        assert_eq!(billed_with(&app, s).await.as_deref(), Some("tok_visa"));
+    }
+    // A third card, newest; the default removed: the subscriptions go to the newest
+    // other card, the new default.
+    app.clock.advance(chrono::Duration::seconds(5));
+    let amex = added(&app, &c, "tok_amex", false).await;
+    set_default(&app, &c, mc.id).await.unwrap();
+    remove(&app, &c, mc.id).await.unwrap();
+    assert_eq!(
+        reread(&app, &c).await.default_payment_method_id,
+        Some(amex.id)
+    );
+    for s in [monthly, yearly] {
+        assert_eq!(billed_with(&app, s).await.as_deref(), Some("tok_amex"));
+    }
+    // A card that is not the default hands its subscription to the default.
+    app.subscriptions
+        .call(monthly, SetPaymentMethod("tok_visa".into()))
+        .await
+        .unwrap();
+    remove(&app, &c, visa.id).await.unwrap();
+    for s in [monthly, yearly] {
+        assert_eq!(billed_with(&app, s).await.as_deref(), Some("tok_amex"));
+    }
+    assert_eq!(
+        reread(&app, &c).await.default_payment_method_id,
+        Some(amex.id)
+    );
 }
 
 #[actix_web::test]

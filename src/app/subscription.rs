@@ -356,7 +356,10 @@ pub async fn sweep_subscriptions(state: &AppState) -> Result<SweepReport, AppErr
 
 /// The catalog terms of a subscription's renewal: its price's amount and its discount's
 /// duration, as stored now.
-async fn renewal_terms(state: &AppState, s: &Subscription) -> Result<RenewalTerms, AppError> {
+pub(crate) async fn renewal_terms(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<RenewalTerms, AppError> {
     let price_amount = state
         .store
         .get::<Product>(&s.product_id.key())

@@ -17,6 +17,7 @@ pub mod paths;
 pub mod payment_method_paths;
 pub mod portal_billing_paths;
 pub mod portal_paths;
+pub mod recovery_paths;
 pub mod signing_paths;
 pub mod token_paths;
 
@@ -162,6 +163,8 @@ use crate::error::ApiError;
         portal_paths::portal_orders_list,
         portal_paths::portal_orders_get,
         portal_paths::portal_orders_receipt,
+        recovery_paths::portal_orders_confirm_payment,
+        recovery_paths::portal_orders_payment_status,
         portal_paths::portal_subscriptions_list,
         portal_paths::portal_subscriptions_get,
         portal_paths::portal_subscriptions_update,
@@ -732,6 +735,7 @@ mod tests {
             crate::api::customer_portal::samples(),
             crate::api::portal_update::samples(),
             crate::api::payment_method::samples(),
+            crate::api::recovery::samples(),
             crate::api::benefit_grant::samples(),
             crate::api::order::samples(),
             crate::api::subscription::samples(),

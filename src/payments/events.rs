@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::dispute::DisputeStatus;
-use crate::domain::ids::{CheckoutId, RefundId};
+use crate::domain::ids::{CheckoutId, OrderId, RefundId};
 use crate::domain::refund::RefundReason;
 
 use super::ChargeOutcome;
@@ -42,6 +42,9 @@ pub struct PaymentUpdate {
     pub payment_id: String,
     /// The checkout the payment was started for (renewals have none).
     pub checkout_id: Option<CheckoutId>,
+    /// The past-due renewal order a buyer's "pay now" charge pays (its metadata's
+    /// `order_id`); the sweep's own charges name none.
+    pub order_id: Option<OrderId>,
     /// What the payment's state means for the checkout it pays.
     pub outcome: ChargeOutcome,
 }

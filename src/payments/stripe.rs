@@ -30,7 +30,7 @@ use super::{
 };
 use crate::config::PaymentSettings;
 use crate::domain::dispute::DisputeStatus;
-use crate::domain::ids::{CheckoutId, RefundId};
+use crate::domain::ids::{CheckoutId, OrderId, RefundId};
 use crate::domain::refund::RefundReason;
 use tollgate_actors::domain::ids::CustomerId;
 
@@ -699,9 +699,15 @@ fn payment_update(object: &serde_json::Value) -> Result<PaymentUpdate, EventErro
         .get("checkout_id")
         .and_then(|s| s.parse::<uuid::Uuid>().ok())
         .map(CheckoutId);
+    let order_id = intent
+        .metadata
+        .get("order_id")
+        .and_then(|s| s.parse::<uuid::Uuid>().ok())
+        .map(OrderId);
     Ok(PaymentUpdate {
         payment_id: intent.id.clone(),
         checkout_id,
+        order_id,
         outcome: intent.outcome(),
     })
 }

@@ -27,6 +27,7 @@ fn a_succeeded_intent_is_a_payment_succeeded() {
         EventKind::PaymentSucceeded(PaymentUpdate {
             payment_id: "pi_1".into(),
             checkout_id: Some(CheckoutId(CHECKOUT.parse().unwrap())),
+            order_id: None,
             outcome: ChargeOutcome::Succeeded {
                 intent_id: "pi_1".into(),
                 payment_method: Some("pm_1".into()),
@@ -35,6 +36,26 @@ fn a_succeeded_intent_is_a_payment_succeeded() {
     );
     let e = event("setup_intent.succeeded", intent("succeeded"));
     assert!(matches!(e.kind, EventKind::PaymentSucceeded(_)));
+}
+
+/// A buyer's "pay now" charge names the past-due order it pays, and no checkout.
+#[test]
+fn a_pay_now_intent_names_its_order() {
+    let order = "7e000000-0000-4000-8000-0000000000a1";
+    let object = json!({"id": "pi_2", "status": "succeeded", "client_secret": null,
+                        "payment_method": "pm_2",
+                        "metadata": {"order_id": order, "subscription_id": CHECKOUT}});
+    let EventKind::PaymentSucceeded(update) = event("payment_intent.succeeded", object).kind else {
+        panic!("not a payment");
+    };
+    assert_eq!(update.checkout_id, None);
+    assert_eq!(update.order_id, Some(OrderId(order.parse().unwrap())));
+    let EventKind::PaymentSucceeded(update) =
+        event("payment_intent.succeeded", intent("succeeded")).kind
+    else {
+        panic!("not a payment");
+    };
+    assert_eq!(update.order_id, None);
 }
 
 #[test]

@@ -60,6 +60,7 @@ mod portal;
 mod portal_pages;
 mod portal_payment_methods;
 mod portal_plan_billing;
+mod portal_recovery;
 mod portal_takeover;
 mod products;
 mod rate_limits;

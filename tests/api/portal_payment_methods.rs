@@ -1,14 +1,18 @@
 //! The customer portal's saved payment methods over HTTP, with the test processor
 //! (Polar's `/v1/customer-portal/customers/me/payment-methods`): the card a subscription
-//! is billed with is listed, a card is added (and made the default), a declined one is
-//! refused, the last card of a paid subscription stays, a spare one goes. Denials: another
+//! is billed with is listed, a card is added (and made the default: the subscriptions are
+//! billed with it from then on), a declined one is refused, a removed card hands its
+//! subscriptions to the default (or newest other) card, and the last card of a paid
+//! subscription stays. Denials: another
 //! customer's method (404, nothing changed), a setup another customer started (422), no
 //! session (401), a seller's token (401), bodies that do not read (422).
 
 use reqwest::Method;
 use serde_json::{json, Value};
+use tollgate_actors::domain::ids::SubscriptionId;
 use tollgate_actors::domain::ids::{CustomerId, OrganizationId};
 use tollgate_actors::domain::portal_link::PaymentSetup;
+use tollgate_actors::subscription::Subscription;
 use tollgate_storage::{Batch, Expect};
 
 use crate::benefit_grants::{buy, shop};
@@ -57,6 +61,29 @@ async fn default_of(app: &TestApp, token: &str) -> Value {
     r.body["default_payment_method_id"].clone()
 }
 
+/// The processor's reference of the card each subscription of `customer` is billed with.
+async fn cards_billed(app: &TestApp, customer: &str) -> Vec<Option<String>> {
+    let r = app
+        .get(
+            &format!("/v1/subscriptions/?customer_id={customer}"),
+            Some(&app.token),
+        )
+        .await;
+    r.expect(200);
+    let mut cards = Vec::new();
+    for s in r.items() {
+        let id: SubscriptionId = s["id"].as_str().unwrap().parse().unwrap();
+        let stored = app
+            .state
+            .store
+            .get::<Subscription>(&id.key())
+            .await
+            .unwrap();
+        cards.push(stored.unwrap().value.payment_token);
+    }
+    cards
+}
+
 #[actix_web::test]
 async fn a_subscriber_lists_adds_and_removes_cards_but_keeps_the_one_that_bills() {
     let app = spawn_app().await;
@@ -77,8 +104,12 @@ async fn a_subscriber_lists_adds_and_removes_cards_but_keeps_the_one_that_bills(
                "wallet": null})
     );
     assert_eq!(default_of(&app, &token).await, Value::Null);
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_visa".into())]
+    );
 
-    // A new card, made the default.
+    // A new card, made the default: the subscription is billed with it.
     let r = add(&app, &token, "tok_mastercard", true).await;
     r.expect(201);
     assert_eq!(r.body["status"], "succeeded", "{}", r.body);
@@ -86,6 +117,10 @@ async fn a_subscriber_lists_adds_and_removes_cards_but_keeps_the_one_that_bills(
     assert_eq!(mc["method_metadata"]["brand"], "mastercard");
     assert_eq!(mc["method_metadata"]["last4"], "4444");
     assert_eq!(default_of(&app, &token).await, mc["id"]);
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_mastercard".into())]
+    );
     let items = listed(&app, &token).await;
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["id"], mc["id"], "newest first");
@@ -101,7 +136,23 @@ async fn a_subscriber_lists_adds_and_removes_cards_but_keeps_the_one_that_bills(
     assert_eq!(r.expect_error(400), "PaymentMethodSetupFailed");
     assert_eq!(listed(&app, &token).await.len(), 2);
 
-    // The card the subscription bills stays.
+    // The default card goes while another is saved: the subscription moves to the card
+    // left, which becomes the default.
+    delete(&app, Some(&token), mc["id"].as_str().unwrap())
+        .await
+        .expect(204);
+    let items = listed(&app, &token).await;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["id"], billed["id"]);
+    assert_eq!(default_of(&app, &token).await, billed["id"]);
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_visa".into())]
+    );
+    delete(&app, Some(&token), mc["id"].as_str().unwrap())
+        .await
+        .expect_error(404);
+    // The last card of the paid subscription stays.
     let r = delete(&app, Some(&token), billed["id"].as_str().unwrap()).await;
     assert_eq!(
         r.expect_error(400),
@@ -112,17 +163,11 @@ async fn a_subscriber_lists_adds_and_removes_cards_but_keeps_the_one_that_bills(
         "This payment method is still needed to bill a subscription. Add another one or \
          cancel the subscription first."
     );
-    // The spare one goes; the default falls back to the card left.
-    delete(&app, Some(&token), mc["id"].as_str().unwrap())
-        .await
-        .expect(204);
-    let items = listed(&app, &token).await;
-    assert_eq!(items.len(), 1);
-    assert_eq!(items[0]["id"], billed["id"]);
-    assert_eq!(default_of(&app, &token).await, billed["id"]);
-    delete(&app, Some(&token), mc["id"].as_str().unwrap())
-        .await
-        .expect_error(404);
+    assert_eq!(listed(&app, &token).await.len(), 1);
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_visa".into())]
+    );
 }
 
 #[actix_web::test]
@@ -338,8 +383,38 @@ async fn the_page_lists_adds_makes_default_and_removes_cards() {
         .await;
     status(&page, 303);
     assert_eq!(default_of(&app, &token).await, json!(billed));
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_visa".into())]
+    );
 
-    // The subscription's card stays; the spare one goes.
+    // The spare card goes; then the default one, the subscription moving to the other.
+    let spare = b
+        .post(
+            &path,
+            &[
+                ("csrf_token", &csrf),
+                ("action", "add"),
+                ("token", "tok_amex_spare"),
+            ],
+        )
+        .await;
+    status(&spare, 303);
+    let spare = listed_on(&b.get(&path).await)
+        .into_iter()
+        .find(|c| *c != billed && *c != mc)
+        .unwrap();
+    let page = b
+        .post(
+            &path,
+            &[
+                ("csrf_token", &csrf),
+                ("action", "remove"),
+                ("method_id", &spare),
+            ],
+        )
+        .await;
+    status(&page, 303);
     let page = b
         .post(
             &path,
@@ -350,8 +425,13 @@ async fn the_page_lists_adds_makes_default_and_removes_cards() {
             ],
         )
         .await;
-    status(&page, 400);
-    assert!(page.body.contains("still needed to bill a subscription"));
+    status(&page, 303);
+    assert_eq!(default_of(&app, &token).await, json!(mc));
+    assert_eq!(
+        cards_billed(&app, &ada.customer).await,
+        [Some("tok_mastercard".into())]
+    );
+    // The last card of the paid subscription stays.
     let page = b
         .post(
             &path,
@@ -362,8 +442,10 @@ async fn the_page_lists_adds_makes_default_and_removes_cards() {
             ],
         )
         .await;
-    status(&page, 303);
-    assert_eq!(listed_on(&b.get(&path).await), vec![billed.clone()]);
+    status(&page, 400);
+    assert!(page.body.contains("still needed to bill a subscription"));
+    assert_eq!(listed_on(&b.get(&path).await), vec![mc.clone()]);
+    let billed = mc;
 
     // Another buyer's card is a 404 page and stays; a forged form changes nothing.
     let mut bob_browser = signed_in(&app, slug, &bob.email).await;

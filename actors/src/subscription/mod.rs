@@ -37,7 +37,10 @@ pub use model::{Change, Purchase, Subscription, SubscriptionError, SubscriptionS
 pub use plan_change::{
     change_order_id, prorate, ChangeCharge, PlanChange, PlanTarget, ProrationBehavior,
 };
-pub use recovery::{RecoveryOutcome, MAX_BUYER_ATTEMPTS, PAYMENT_LOCK};
+pub use recovery::{
+    Confirmation, ConfirmationStatus, PayWith, PaymentStatus, RecoveryOutcome, MAX_BUYER_ATTEMPTS,
+    PAYMENT_LOCK,
+};
 pub use renewal::{
     add_intervals, renewal_order_id, trial_reminder_lead, PaymentOutcome, Renewal, RenewalCharge,
     RenewalPlan, RenewalTerms, DUNNING_PERIOD, RENEWAL_RETRY_DELAY,

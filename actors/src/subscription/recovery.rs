@@ -24,6 +24,43 @@ pub const MAX_BUYER_ATTEMPTS: u8 = 5;
 /// How long a charge under way holds the subscription's payment.
 pub const PAYMENT_LOCK: Duration = Duration::minutes(15);
 
+// The buyer's command and the answers of "pay now" (Polar's customer-portal
+// `confirm-payment` and `payment-status`), shared by the application and the wire.
+
+/// What the buyer pays with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayWith {
+    /// One of the customer's saved methods (`payment_method_id`).
+    Saved(crate::domain::ids::PaymentMethodId),
+    /// A new payment (`confirmation_token_id`): saved for the next renewals once it pays.
+    New(String),
+}
+
+/// How the buyer's charge went (Polar's `CustomerOrderConfirmPaymentResponse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmation {
+    pub status: ConfirmationStatus,
+    /// The processor's secret for the page's next action (`requires_action` only).
+    pub client_secret: Option<String>,
+    /// Why it failed (`failed` only).
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmationStatus {
+    Succeeded,
+    RequiresAction,
+    Failed,
+}
+
+/// The last payment of an order (Polar's `CustomerOrderPaymentStatus`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentStatus {
+    /// `pending`, `succeeded`, `failed` or `no_payment`.
+    pub status: &'static str,
+    pub error: Option<String>,
+}
+
 /// How the buyer's charge of the past-due renewal ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecoveryOutcome {

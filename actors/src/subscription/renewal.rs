@@ -268,7 +268,7 @@ impl Subscription {
     }
 
     /// The charge of the next period (`cycles + 1`), due or not.
-    pub(super) fn renewal_charge(&self, terms: &RenewalTerms) -> RenewalCharge {
+    pub fn renewal_charge(&self, terms: &RenewalTerms) -> RenewalCharge {
         let cycle = self.cycles.saturating_add(1);
         let start = self.period_start(cycle);
         let discounted = self.discount_applies(start, terms);

@@ -10,6 +10,8 @@
 //! - a payment that failed or was canceled reopens the checkout, but only if it still waits
 //!   on that very payment (a late failure of an earlier attempt never touches a newer one).
 //!   A trial's checkout saves the card instead of paying: the same holds for it;
+//! - a buyer's "pay now" charge of a past-due renewal (metadata `order_id`, no checkout)
+//!   that waited for the buyer (3-D Secure) is settled by `crate::app::recovery`;
 //! - refunds are settled or recorded (`crate::app::refunds::from_processor`), disputes
 //!   recorded and followed (`crate::app::disputes::from_processor`).
 //!
@@ -63,8 +65,12 @@ async fn payment_settled(
     payment: &PaymentUpdate,
     failed: bool,
 ) -> Result<(), AppError> {
-    // Renewal charges are answered synchronously; only checkouts wait on webhooks.
+    // The sweep's renewal charges are answered synchronously; checkouts and the buyer's
+    // recovery charges wait on webhooks.
     let Some(id) = payment.checkout_id else {
+        if let Some(order) = payment.order_id {
+            return crate::app::recovery::settled_by_processor(state, order, payment).await;
+        }
         return Ok(());
     };
     let Some(checkout) = current(state, id).await? else {

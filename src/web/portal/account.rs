@@ -1,5 +1,6 @@
 //! The signed-in buyer's overview, orders and subscriptions (cancel at the period's end,
-//! resume). Every id goes through `crate::app::portal`: another customer's is a 404 page.
+//! resume; a past-due one is paid now with a saved card, `crate::app::recovery`). Every id
+//! goes through `crate::app::portal`: another customer's is a 404 page.
 
 use std::collections::HashMap;
 
@@ -234,6 +235,40 @@ struct SubscriptionPage {
     comment: String,
     error: Option<String>,
     notice: Option<String>,
+    /// A past-due subscription's renewal to pay now.
+    due: Option<Due>,
+    pay_script: &'static str,
+}
+
+/// What a past-due subscription's page says of the declined renewal, and its "Pay now"
+/// form.
+struct Due {
+    failed_on: String,
+    access_until: String,
+    /// Tax included.
+    amount: String,
+    /// The buyer's saved cards, one checked (the default, else the newest).
+    cards: Vec<DueCard>,
+    /// A field for a test token (the test processor's; Stripe's cards are added on the
+    /// payment methods page).
+    can_add: bool,
+    /// Stripe.js and the payment it asks the buyer to authenticate (3-D Secure).
+    stripe: Option<DueStripe>,
+    /// A payment waits for the buyer or their bank: the page checks how it ended.
+    checking: bool,
+}
+
+struct DueCard {
+    id: String,
+    label: String,
+    checked: bool,
+}
+
+struct DueStripe {
+    publishable_key: String,
+    js_url: String,
+    /// Set when the last charge asks the buyer to authenticate it.
+    client_secret: Option<String>,
 }
 
 /// Polar's cancellation reasons, in words.
@@ -254,6 +289,14 @@ fn reason_label(r: CustomerCancellationReason) -> &'static str {
 #[serde(default)]
 struct Done {
     done: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PayForm {
+    action: String,
+    method_id: String,
+    token: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -299,7 +342,117 @@ async fn subscription_page(
         comment: String::new(),
         error: None,
         notice: None,
+        due: due(state, s, &sub).await?,
+        pay_script: PAY_SCRIPT_PATH,
     })
+}
+
+/// The "Pay now" box of a past-due subscription whose renewal order is pending.
+async fn due(
+    state: &AppState,
+    s: &Signed,
+    sub: &tollgate_actors::subscription::Subscription,
+) -> Result<Option<Due>, Fail> {
+    use tollgate_actors::subscription::{renewal_order_id, SubscriptionStatus, DUNNING_PERIOD};
+    if sub.status != SubscriptionStatus::PastDue || sub.ended_at.is_some() {
+        return Ok(None);
+    }
+    let order_id = renewal_order_id(sub.id, sub.cycles.saturating_add(1));
+    let Some(order) = state
+        .store
+        .get::<crate::domain::order::Order>(&order_id.key())
+        .await?
+        .map(|o| o.value)
+        .filter(|o| o.status == crate::domain::order::OrderStatus::Pending)
+    else {
+        return Ok(None);
+    };
+    let failed_on = sub.past_due_at.unwrap_or(order.created_at);
+    // Access stops when the keys' grace ends, or (no keys) when dunning gives up.
+    let dunning_end = sub.current_period_end.map(|end| end + DUNNING_PERIOD);
+    let mut keys_until = None;
+    for key in &sub.license_key_ids {
+        let expires = state
+            .store
+            .get::<tollgate_actors::license_key::LicenseKey>(&key.key())
+            .await?
+            .and_then(|k| k.value.expires_at);
+        keys_until = keys_until.max(expires);
+    }
+    let access_until = match (keys_until, dunning_end) {
+        (Some(keys), Some(end)) => keys.min(end),
+        (Some(until), None) | (None, Some(until)) => until,
+        (None, None) => failed_on,
+    };
+    let (methods, _) = crate::app::payment_methods::list(state, &s.customer, LISTED).await?;
+    let default = s
+        .customer
+        .default_payment_method_id
+        .filter(|d| methods.iter().any(|m| m.id == *d))
+        .or(methods.first().map(|m| m.id));
+    let (can_add, stripe) = match state.processor.client() {
+        crate::payments::ProcessorClient::Test => (true, None),
+        crate::payments::ProcessorClient::Stripe {
+            publishable_key,
+            js_url,
+            ..
+        } => (
+            false,
+            Some(DueStripe {
+                publishable_key,
+                js_url,
+                client_secret: None,
+            }),
+        ),
+    };
+    Ok(Some(Due {
+        failed_on: view::date(&failed_on),
+        access_until: view::date(&access_until),
+        amount: view::money(order.amount + order.tax_amount, &order.currency),
+        cards: methods
+            .iter()
+            .map(|m| {
+                let row = super::payment_methods::MethodRow::new(m, default);
+                DueCard {
+                    id: row.id,
+                    label: row.label,
+                    checked: row.is_default,
+                }
+            })
+            .collect(),
+        can_add,
+        stripe,
+        checking: false,
+    }))
+}
+
+/// A subscription page answered with the Stripe sources its "Pay now" box needs (Stripe.js,
+/// its frames and calls), or the portal's own policy.
+fn with_sources(
+    state: &AppState,
+    page: &SubscriptionPage,
+    response: actix_web::HttpResponse,
+) -> actix_web::HttpResponse {
+    let mut response = response;
+    if page.due.as_ref().is_some_and(|d| d.stripe.is_some()) {
+        if let crate::payments::ProcessorClient::Stripe { sources, .. } = state.processor.client() {
+            let join = |v: &[String]| v.iter().map(|s| format!(" {s}")).collect::<String>();
+            let csp = format!(
+                "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src 'self'{}; \
+                 style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; \
+                 form-action 'self'; frame-ancestors 'none'",
+                join(&sources.script),
+                join(&sources.connect),
+                join(&sources.frame),
+            );
+            if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&csp) {
+                response
+                    .headers_mut()
+                    .insert(actix_web::http::header::CONTENT_SECURITY_POLICY, v);
+            }
+        }
+    }
+    response
 }
 
 /// `GET /portal/{slug}/subscriptions/{id}`.
@@ -319,9 +472,11 @@ pub async fn subscription(
                 "Your subscription is canceled: it ends at the end of the current period, and you keep access until then.".into(),
             ),
             "resumed" => Some("Your subscription is resumed: it renews as before.".into()),
+            "paid" => Some("Payment received: your subscription is active again.".into()),
             _ => None,
         };
-        s.portal.page(200, &page, Vec::new())
+        let response = s.portal.page(200, &page, Vec::new())?;
+        Ok(with_sources(&state, &page, response))
     }
     .await;
     s.portal.branded(r)
@@ -396,4 +551,135 @@ pub async fn subscription_change(
     }
     .await;
     s.portal.branded(r)
+}
+
+/// `POST /portal/{slug}/subscriptions/{id}/pay`: pay a past-due subscription's renewal now
+/// (`action=pay`) with a saved card (`method_id`) or, with the test processor, a new one
+/// (`token`); `action=check` asks how a payment the buyer authenticated (3-D Secure, after
+/// Stripe.js's `confirmCardPayment`) ended. Paid: to the page, active again; declined or
+/// refused: the page with the reason; waiting for the buyer: the page runs the
+/// authentication, then checks.
+pub async fn pay(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    use crate::app::recovery::{self, ConfirmationStatus, PayWith};
+    let (slug, id) = path.into_inner();
+    let s = Signed::posted(&state, &req, &slug, &body).await?;
+    let r: PageResult = async {
+        let id: SubscriptionId = path_id(&id)?;
+        let sub = portal::subscription(&state, &s.customer, id).await?;
+        let order =
+            tollgate_actors::subscription::renewal_order_id(sub.id, sub.cycles.saturating_add(1));
+        let f: PayForm = serde_html_form::from_bytes(&body).unwrap_or_default();
+        let paid = || -> PageResult {
+            Ok(see_other(
+                &s.portal
+                    .seller
+                    .at(&format!("/subscriptions/{id}?done=paid")),
+                Vec::new(),
+            ))
+        };
+        let again = async |status: u16,
+                           error: Option<String>,
+                           notice: Option<String>,
+                           secret: Option<String>|
+               -> PageResult {
+            let mut page = subscription_page(&state, &s, id).await?;
+            page.error = error;
+            if let Some(d) = page.due.as_mut() {
+                d.checking = notice.is_some();
+                if let Some(stripe) = d.stripe.as_mut() {
+                    stripe.client_secret = secret;
+                }
+            }
+            page.notice = notice;
+            let response = s.portal.page(status, &page, Vec::new())?;
+            Ok(with_sources(&state, &page, response))
+        };
+        if f.action == "check" {
+            let status = recovery::payment_status(&state, &s.customer, order).await?;
+            return match status.status {
+                "succeeded" => paid(),
+                "pending" => {
+                    again(
+                        202,
+                        None,
+                        Some(
+                            "Your bank is still confirming the payment; check again in a moment."
+                                .into(),
+                        ),
+                        None,
+                    )
+                    .await
+                }
+                _ => {
+                    again(
+                        400,
+                        Some(status.error.unwrap_or_else(|| recovery::DECLINED.into())),
+                        None,
+                        None,
+                    )
+                    .await
+                }
+            };
+        }
+        let with = match (f.method_id.trim(), f.token.trim()) {
+            ("", "") => None,
+            ("", token) => Some(PayWith::New(token.to_string())),
+            (method, _) => method
+                .parse::<crate::domain::ids::PaymentMethodId>()
+                .ok()
+                .map(PayWith::Saved),
+        };
+        let Some(with) = with.filter(|_| f.action == "pay") else {
+            return again(422, Some("Choose a card to pay with.".into()), None, None).await;
+        };
+        match recovery::pay_now(&state, &s.customer, order, with).await {
+            Ok(c) => match c.status {
+                ConfirmationStatus::Succeeded => paid(),
+                ConfirmationStatus::RequiresAction => {
+                    again(
+                        202,
+                        None,
+                        Some("Your bank asks you to confirm the payment.".into()),
+                        c.client_secret,
+                    )
+                    .await
+                }
+                ConfirmationStatus::Failed => {
+                    again(
+                        400,
+                        Some(c.error.unwrap_or_else(|| recovery::DECLINED.into())),
+                        None,
+                        None,
+                    )
+                    .await
+                }
+            },
+            Err(e) => match e.code().status() {
+                status @ (400 | 403 | 409 | 422 | 429) => {
+                    again(status, Some(e.messages().join(" ")), None, None).await
+                }
+                _ => Err(e.into()),
+            },
+        }
+    }
+    .await;
+    s.portal.branded(r)
+}
+
+/// The "Pay now" script (Stripe.js's authentication of a payment, then the check).
+pub const PAY_SCRIPT_PATH: &str = "/portal/assets/payments.js";
+const PAY_SCRIPT: &str = include_str!("../../../templates/portal/payment_methods.js");
+
+/// `GET /portal/assets/payments.js`.
+pub async fn pay_script() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok()
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-cache"))
+        .insert_header((actix_web::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .content_type("text/javascript; charset=utf-8")
+        .body(PAY_SCRIPT)
 }

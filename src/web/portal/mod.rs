@@ -58,6 +58,7 @@ const SCRIPT: &str = include_str!("../../../templates/portal/portal.js");
 /// Every portal route: method, path and what it does.
 pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/portal/assets/portal.js", "The portal pages' script (copy and print buttons)."),
+    ("get", "/portal/assets/payments.js", "The \"Pay now\" script: Stripe.js authenticates a payment (3-D Secure), then the page checks how it ended."),
     ("get", "/portal/{slug}", "Sign-in: the e-mail form; signed in, to the overview. With `customer_session_token` (a seller's `customer_portal_url`): opens that session and redirects to the overview, or says the link expired (401)."),
     ("get", "/portal/{slug}/code", "To the sign-in page."),
     ("post", "/portal/{slug}/code", "E-mail a sign-in code to the address if it bought from the seller; the same answer either way: the code form (429 past the rate limits)."),
@@ -68,11 +69,12 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/portal/{slug}/orders/{id}", "An order: product, amounts, tax, refunds, status, and the link to its printable receipt."),
     ("get", "/portal/{slug}/subscriptions/{id}", "A subscription: status, price, next charge; cancel at the period's end or resume."),
     ("post", "/portal/{slug}/subscriptions/{id}", "Cancel the subscription at the period's end (with a reason and a comment), or resume it."),
+    ("post", "/portal/{slug}/subscriptions/{id}/pay", "Pay a past-due subscription's renewal now (`action=pay`, a saved card's `method_id` or, test processor only, a `token`), or ask how a payment the buyer authenticated ended (`action=check`)."),
     ("get", "/portal/{slug}/license-keys/{id}", "A license key: the key (copy), status, usage, validations, expiry, activations."),
     ("post", "/portal/{slug}/license-keys/{id}/rotate", "Give the key a new value; the old one stops working at once."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", "Deactivate one activation of the key, freeing its slot (when the seller lets customers)."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", "Move to a new device: free one activation of a key at its limit, counted as a replacement (when the seller allows replacement); the application activates on the new device when it next starts."),
-    ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default, remove one (not the card a live paid subscription is billed with); with the test processor, add one by its token."),
+    ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default (it bills the live subscriptions), remove one (its subscriptions move to the default or newest other card; not the last card of a live paid subscription); with the test processor, add one by its token."),
     ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`, `set_default`; test processor only), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
     ("get", "/portal/{slug}/recover/{token}", "The link of a \"payment failed\" e-mail: once, until access stops, it signs the buyer in and goes to the subscription; used, expired or another organization's: 401 with the sign-in form."),
     ("get", "/portal/{slug}/subscriptions/{id}/plan", "Change a subscription's plan (when the seller lets buyers): the seller's other recurring products, each with what the change charges now and at the renewal, a button each; 404 when the seller does not let buyers."),
@@ -85,6 +87,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::resource;
     resource!(cfg, SCRIPT_PATH, { get => script });
+    resource!(cfg, account::PAY_SCRIPT_PATH, { get => account::pay_script });
     resource!(cfg, "/portal/{slug}", { get => sign_in::page });
     resource!(cfg, "/portal/{slug}/code", { get => sign_in::to_sign_in, post => sign_in::code });
     resource!(cfg, "/portal/{slug}/session", { get => sign_in::to_sign_in, post => sign_in::session });
@@ -92,6 +95,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/overview", { get => account::overview });
     resource!(cfg, "/portal/{slug}/orders/{id}", { get => account::order });
     resource!(cfg, "/portal/{slug}/subscriptions/{id}", { get => account::subscription, post => account::subscription_change });
+    resource!(cfg, "/portal/{slug}/subscriptions/{id}/pay", { post => account::pay });
     resource!(cfg, "/portal/{slug}/license-keys/{id}", { get => keys::key });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/rotate", { post => keys::rotate });
     resource!(cfg, "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", { post => keys::deactivate });

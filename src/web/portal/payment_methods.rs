@@ -1,7 +1,8 @@
 //! `/portal/{slug}/payment-methods`: the signed-in buyer's saved cards (the card each
 //! subscription is billed with among them), the default marked; make one the default,
-//! remove one (never the card a live paid subscription is billed with: the page says
-//! why), and, with the test processor, add one by its token (a plain form, no script).
+//! remove one (its subscriptions move to another card; never the last card of a live paid
+//! subscription: the page says why), and, with the test processor, add one by its token
+//! (a plain form, no script).
 //! `crate::app::payment_methods` does the work; another customer's card is a 404 page.
 
 use actix_web::{web, HttpRequest};
@@ -34,7 +35,7 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    fn new(m: &PaymentMethod, default: Option<PaymentMethodId>) -> MethodRow {
+    pub(super) fn new(m: &PaymentMethod, default: Option<PaymentMethodId>) -> MethodRow {
         let d = &m.details;
         let brand = match d.brand.as_deref() {
             Some("visa") => "Visa".to_string(),
