@@ -57,6 +57,7 @@ mod orders;
 mod organization_access_tokens;
 mod organizations;
 mod portal;
+mod portal_billing_sdk;
 mod portal_pages;
 mod portal_payment_methods;
 mod portal_plan_billing;

@@ -24,12 +24,12 @@ use crate::oauth::{Browser, Page};
 const PORTAL_COOKIE: &str = "tollgate_portal";
 const DEAD: &str = "This link has expired or was already used";
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 2, 9, 0, 0).unwrap()
 }
 
 /// A server mailing into `<data_dir>/mail/`, on a manual clock at [`t0`].
-async fn spawn() -> (TestApp, std::sync::Arc<ManualClock>) {
+pub(crate) async fn spawn() -> (TestApp, std::sync::Arc<ManualClock>) {
     let dir = tempfile::tempdir().unwrap();
     let mut settings = Settings::for_tests(dir.path());
     settings.email.transport = EmailTransport::File;
@@ -37,15 +37,15 @@ async fn spawn() -> (TestApp, std::sync::Arc<ManualClock>) {
     (spawn_app_with(dir, settings, shared).await, clock)
 }
 
-struct Shop {
-    org: String,
-    slug: String,
-    product: String,
+pub(crate) struct Shop {
+    pub org: String,
+    pub slug: String,
+    pub product: String,
 }
 
 /// An organization selling "Pro" ($10 a month after a 14-day trial) with a license key
 /// whose grace is 3 days.
-async fn shop(app: &TestApp, slug: &str) -> Shop {
+pub(crate) async fn shop(app: &TestApp, slug: &str) -> Shop {
     let token = Some(app.token.as_str());
     let org = app.created_org_as(&app.token, "Acme Tools", slug).await["id"]
         .as_str()
@@ -88,7 +88,7 @@ async fn shop(app: &TestApp, slug: &str) -> Shop {
 
 /// A trial of `product` bought by `email` with a card that saves but never charges; the
 /// subscription once the checkout succeeded.
-async fn declining_trial(app: &TestApp, product: &str, email: &str) -> Value {
+pub(crate) async fn declining_trial(app: &TestApp, product: &str, email: &str) -> Value {
     let c = app
         .post_json(
             "/v1/checkouts/custom/",
@@ -131,7 +131,7 @@ async fn declining_trial(app: &TestApp, product: &str, email: &str) -> Value {
     panic!("the checkout did not succeed");
 }
 
-async fn status(app: &TestApp, subscription: &str) -> String {
+pub(crate) async fn status(app: &TestApp, subscription: &str) -> String {
     let r = app
         .get(
             &format!("/v1/subscriptions/{subscription}"),
