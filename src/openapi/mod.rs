@@ -322,6 +322,10 @@ fn add_portal_pages(doc: &mut Value) {
             if *path == "/portal/{slug}" {
                 responses["401"] = html("The seller's portal link has expired");
             }
+            if path.ends_with("/recover/{token}") {
+                responses["401"] =
+                    html("The e-mail's link has expired or was already used: the sign-in form");
+            }
         } else {
             responses["200"] = html("The form again, with its answer or its problems");
             responses["303"] =
@@ -333,6 +337,10 @@ fn add_portal_pages(doc: &mut Value) {
             responses["410"] = html("The subscription has ended");
             responses["422"] = html("The form again, with each problem");
             responses["429"] = html("Too many codes or sign-in attempts; retry later");
+            if path.ends_with("/pay") {
+                responses["202"] =
+                    html("The payment waits for the buyer's bank: the page checks again");
+            }
         }
         doc["paths"][*path][*method] = json!({
             "tags": ["portal"],
