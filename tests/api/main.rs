@@ -11,6 +11,7 @@ mod binary;
 mod browser;
 mod browser_dashboard;
 mod browser_portal;
+mod browser_recovery;
 mod browser_stripe;
 mod catalog_setup;
 mod checkout_crash;

@@ -986,3 +986,181 @@ async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
         1
     );
 }
+
+/// With Stripe, the cards page takes a card in Stripe's card Element: the page carries the
+/// Element's mount point and its key, and allows Stripe.js (its origin, frames and calls);
+/// the payment method Stripe.js makes of the card is posted as the token and saved as the
+/// default; a card whose bank asks for 3-D Secure comes back with the confirm step (Stripe.js
+/// shows the dialog with the setup's secret, then the form asks how it ended).
+#[actix_web::test]
+async fn with_stripe_the_cards_page_adds_a_card_from_stripes_element() {
+    use crate::checkouts::{confirm as confirm_checkout, create_org, created, id_of, secret};
+    use crate::stripe::{paying, spawn_shop, CARD_3DS, CARD_DECLINED};
+
+    let shop = spawn_shop(false).await;
+    let org = create_org(shop.api(), "stripe-cards").await;
+    let product = id_of(
+        &shop
+            .api()
+            .posted(
+                "/v1/products/",
+                &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
+                        "trial_interval": "day", "trial_interval_count": 14,
+                        "prices": [{"amount_type": "fixed", "price_amount": 1000,
+                                    "price_currency": "usd"}]}),
+                201,
+            )
+            .await,
+    );
+    let declining = shop.ls.card(CARD_DECLINED).await;
+    let c = created(
+        shop.api(),
+        &json!({"payment_processor": "stripe", "product_id": product}),
+    )
+    .await;
+    confirm_checkout(
+        shop.api(),
+        &secret(&c),
+        &paying("ada@example.com", &declining),
+    )
+    .await
+    .expect(200);
+    let mut customer = Value::Null;
+    for _ in 0..200 {
+        let s = shop
+            .api()
+            .read(&format!("/v1/subscriptions/?organization_id={org}"))
+            .await;
+        if let Some(s) = s.items().first() {
+            customer = s["customer_id"].clone();
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(customer.is_string(), "no subscription");
+    let session = shop
+        .app
+        .post_json(
+            "/v1/customer-sessions/",
+            Some(&shop.app.token),
+            &json!({ "customer_id": customer }),
+        )
+        .await;
+    session.expect(201);
+    let session = session.body["token"].as_str().unwrap().to_string();
+    let mut b = PortalBrowser::signed_in(&shop.app.address, "stripe-cards", &session).await;
+    let path = "/portal/stripe-cards/payment-methods";
+    let page = b.get(path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("id=\"card-element\""), "{}", page.body);
+    assert!(page.body.contains("data-stripe-key=\"pk_"), "{}", page.body);
+    assert!(
+        page.body.contains("/portal/assets/payments.js"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("Card token"),
+        "no token field with Stripe"
+    );
+    let tollgate::payments::ProcessorClient::Stripe { sources, .. } =
+        shop.app.state.processor.client()
+    else {
+        panic!("not Stripe");
+    };
+    assert!(
+        page.csp
+            .contains(&format!("script-src 'self' {}", sources.script.join(" "))),
+        "{}",
+        page.csp
+    );
+    let script = b.get("/portal/assets/payments.js").await;
+    assert!(
+        script.body.contains("createPaymentMethod"),
+        "{}",
+        script.body
+    );
+    assert!(script.body.contains("confirmCardSetup"), "{}", script.body);
+    let csrf = input(&page.body, "csrf_token").unwrap();
+
+    // Nothing typed: the page says so.
+    let r = b
+        .post(path, &[("csrf_token", csrf.as_str()), ("action", "add")])
+        .await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(r.body.contains("Enter your card"), "{}", r.body);
+
+    // A working card, as Stripe.js makes it: saved, the default.
+    let visa = shop.ls.card("4242424242424242").await;
+    let r = b
+        .post(
+            path,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "add"),
+                ("token", visa.as_str()),
+                ("set_default", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.location, format!("{path}?done=added"));
+    let page = b.get(path).await;
+    assert!(page.body.contains("Visa •••• 4242"), "{}", page.body);
+    let r = shop
+        .app
+        .get(
+            "/v1/customer-portal/customers/me/payment-methods",
+            Some(&session),
+        )
+        .await;
+    r.expect(200);
+    let me = shop
+        .app
+        .get("/v1/customer-portal/customers/me", Some(&session))
+        .await;
+    let default = me.body["default_payment_method_id"].clone();
+    let added = r
+        .items()
+        .into_iter()
+        .find(|m| m["method_metadata"]["last4"] == "4242")
+        .expect("the card added");
+    assert_eq!(added["id"], default, "the new card is the default");
+
+    // A card whose bank asks: the confirm step, with the setup's secret for Stripe.js.
+    let asking = shop.ls.card(CARD_3DS).await;
+    let r = b
+        .post(
+            path,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "add"),
+                ("token", asking.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("id=\"card-confirm\""), "{}", r.body);
+    assert!(r.body.contains("data-client-secret=\"seti_"), "{}", r.body);
+    let setup = input(&r.body, "setup_intent_id").unwrap();
+    assert!(setup.starts_with("seti_"), "{setup}");
+    assert!(
+        !r.body.contains("name=\"set_default\""),
+        "not asked for: {}",
+        r.body
+    );
+    // Checked before the buyer answered the bank: not saved, the step again or a refusal.
+    let r = b
+        .post(
+            path,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "confirm"),
+                ("setup_intent_id", setup.as_str()),
+            ],
+        )
+        .await;
+    assert!(matches!(r.status, 200 | 400), "{}: {}", r.status, r.body);
+    let page = b.get(path).await;
+    assert_eq!(page.body.matches("•••• 3220").count(), 0, "{}", page.body);
+}

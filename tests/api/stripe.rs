@@ -308,9 +308,18 @@ pub(crate) struct Shop {
 /// A server charging through a fresh localstripe, whose webhook points at it; on the
 /// system clock, or on a manual one starting now (webhooks are signed with the real time).
 pub(crate) async fn spawn_shop(manual_clock: bool) -> Shop {
+    spawn_shop_with(manual_clock, |_| {}).await
+}
+
+/// [`spawn_shop`], its settings changed by `change` first (e.g. to mail through SMTP).
+pub(crate) async fn spawn_shop_with(
+    manual_clock: bool,
+    change: impl FnOnce(&mut Settings),
+) -> Shop {
     let ls = LocalStripe::start().await;
     let dir = tempfile::tempdir().expect("creating the data directory");
-    let settings = stripe_settings(dir.path(), &ls.base);
+    let mut settings = stripe_settings(dir.path(), &ls.base);
+    change(&mut settings);
     let (clock, shared) = if manual_clock {
         let (clock, shared) = ManualClock::shared(Utc::now());
         (Some(clock), shared)

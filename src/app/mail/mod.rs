@@ -280,14 +280,37 @@ pub async fn receipt(
         None => Vec::new(),
     };
     let renewal = order.billing_reason == BillingReason::SubscriptionCycle;
-    let checkout = match order.subscription_id {
-        Some(s) if renewal => state
-            .store
-            .get::<Subscription>(&s.key())
-            .await?
-            .and_then(|s| s.value.checkout_id),
-        _ => order.checkout_id,
+    let subscription = match order.subscription_id {
+        Some(s) if renewal => state.store.get::<Subscription>(&s.key()).await?,
+        _ => None,
     };
+    let checkout = match &subscription {
+        Some(s) => s.value.checkout_id,
+        None if renewal => None,
+        None => order.checkout_id,
+    };
+    // A renewal's keys as they stand once told of the period paid for: the mail may be
+    // rendered before the keys follow their subscription (`follow_keys`), and must not
+    // show the old end of their validity.
+    let mut keys = keys;
+    if let Some((s, end)) = subscription
+        .as_ref()
+        .and_then(|s| Some((s, s.value.current_period_end?)))
+    {
+        for k in keys
+            .iter_mut()
+            .filter(|k| k.subscription_id == Some(s.value.id))
+        {
+            let benefit = state
+                .store
+                .get::<crate::domain::benefit::Benefit>(&k.benefit_id.key())
+                .await?;
+            let term = crate::domain::grants::renewal(benefit.as_ref().map(|b| &b.value), end);
+            if k.expires_at.is_some_and(|e| e < term.expires_at) {
+                k.expires_at = Some(term.expires_at);
+            }
+        }
+    }
     let interval = product
         .as_ref()
         .and_then(|p| p.price(order.product_price_id))

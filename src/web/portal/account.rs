@@ -433,26 +433,11 @@ fn with_sources(
     page: &SubscriptionPage,
     response: actix_web::HttpResponse,
 ) -> actix_web::HttpResponse {
-    let mut response = response;
     if page.due.as_ref().is_some_and(|d| d.stripe.is_some()) {
-        if let crate::payments::ProcessorClient::Stripe { sources, .. } = state.processor.client() {
-            let join = |v: &[String]| v.iter().map(|s| format!(" {s}")).collect::<String>();
-            let csp = format!(
-                "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src 'self'{}; \
-                 style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; \
-                 form-action 'self'; frame-ancestors 'none'",
-                join(&sources.script),
-                join(&sources.connect),
-                join(&sources.frame),
-            );
-            if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&csp) {
-                response
-                    .headers_mut()
-                    .insert(actix_web::http::header::CONTENT_SECURITY_POLICY, v);
-            }
-        }
+        super::with_stripe_sources(state, response)
+    } else {
+        response
     }
-    response
 }
 
 /// `GET /portal/{slug}/subscriptions/{id}`.

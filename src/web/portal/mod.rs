@@ -75,7 +75,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/deactivate", "Deactivate one activation of the key, freeing its slot (when the seller lets customers)."),
     ("post", "/portal/{slug}/license-keys/{id}/activations/{activation_id}/move", "Move to a new device: free one activation of a key at its limit, counted as a replacement (when the seller allows replacement); the application activates on the new device when it next starts."),
     ("get", "/portal/{slug}/payment-methods", "The buyer's saved cards (the default marked; the card each subscription is billed with among them): make one the default (it bills the live subscriptions), remove one (its subscriptions move to the default or newest other card; not the last card of a live paid subscription); with the test processor, add one by its token."),
-    ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`, `set_default`; test processor only), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
+    ("post", "/portal/{slug}/payment-methods", "Add a card (`action=add`, `token`: the test processor's token or the payment method Stripe.js made of the card Element; `set_default`), confirm one the bank asked the buyer to authenticate (`action=confirm`, `setup_intent_id`), make one the default (`action=default`, `method_id`) or remove one (`action=remove`, `method_id`)."),
     ("get", "/portal/{slug}/recover/{token}", "The link of a \"payment failed\" e-mail: once, until access stops, it signs the buyer in and goes to the subscription; used, expired or another organization's: 401 with the sign-in form."),
     ("get", "/portal/{slug}/subscriptions/{id}/plan", "Change a subscription's plan (when the seller lets buyers): the seller's other recurring products, each with what the change charges now and at the renewal, a button each; 404 when the seller does not let buyers."),
     ("post", "/portal/{slug}/subscriptions/{id}/plan", "Move the subscription to another product (`product_id`): to the plan page; 403 when the seller does not let buyers, the refusal on the page (402, 422) otherwise."),
@@ -617,3 +617,26 @@ impl ResponseError for Fail {
 }
 
 pub type PageResult = Result<HttpResponse, Fail>;
+
+/// `response` with a policy that lets Stripe.js, its frames and its calls in, for a page
+/// that takes or authenticates a card with Stripe; as it was with any other processor.
+pub(super) fn with_stripe_sources(state: &AppState, response: HttpResponse) -> HttpResponse {
+    let mut response = response;
+    if let crate::payments::ProcessorClient::Stripe { sources, .. } = state.processor.client() {
+        let join = |v: &[String]| v.iter().map(|s| format!(" {s}")).collect::<String>();
+        let csp = format!(
+            "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src 'self'{}; \
+             style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'",
+            join(&sources.script),
+            join(&sources.connect),
+            join(&sources.frame),
+        );
+        if let Ok(v) = header::HeaderValue::from_str(&csp) {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+    }
+    response
+}

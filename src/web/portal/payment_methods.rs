@@ -1,8 +1,10 @@
 //! `/portal/{slug}/payment-methods`: the signed-in buyer's saved cards (the card each
 //! subscription is billed with among them), the default marked; make one the default,
 //! remove one (its subscriptions move to another card; never the last card of a live paid
-//! subscription: the page says why), and, with the test processor, add one by its token
-//! (a plain form, no script).
+//! subscription: the page says why), and add one: with Stripe, in Stripe's card Element
+//! (`payments.js` turns it into a payment method the form posts; a card whose bank asks
+//! the buyer to authenticate it (3-D Secure) comes back with Stripe.js's dialog, then the
+//! confirm form); with the test processor, by its token (a plain form, no script).
 //! `crate::app::payment_methods` does the work; another customer's card is a 404 page.
 
 use actix_web::{web, HttpRequest};
@@ -14,7 +16,10 @@ use super::{see_other, Frame, PageResult, Seller, Signed};
 use crate::app::paging::ListParams;
 use crate::app::payment_methods;
 use crate::domain::ids::PaymentMethodId;
-use crate::domain::payment_method::{AddPaymentMethod, PaymentMethod, SetupAnswer};
+use crate::domain::payment_method::{
+    AddPaymentMethod, ConfirmPaymentMethod, PaymentMethod, SetupAnswer,
+};
+use crate::error::AppError;
 use crate::payments::ProcessorClient;
 use crate::state::AppState;
 
@@ -72,10 +77,34 @@ struct MethodsPage {
     seller: Seller,
     frame: Frame,
     methods: Vec<MethodRow>,
-    /// The token form (the test processor's; Stripe needs its card field).
-    can_add: bool,
+    /// Stripe's card Element (with Stripe); the token field otherwise (the test processor).
+    stripe: Option<CardStripe>,
+    script: &'static str,
     error: Option<String>,
     notice: Option<String>,
+}
+
+/// What the Stripe card Element needs, and a setup waiting for the buyer (3-D Secure).
+struct CardStripe {
+    publishable_key: String,
+    js_url: String,
+    /// The setup's client secret while the buyer authenticates the card.
+    client_secret: Option<String>,
+    /// The setup's id (`seti_…`), with `client_secret`.
+    setup_intent: String,
+    set_default: bool,
+}
+
+impl MethodsPage {
+    /// The page answered, with Stripe's sources when it carries the card Element.
+    fn answer(&self, state: &AppState, s: &Signed, status: u16) -> PageResult {
+        let response = s.portal.page(status, self, Vec::new())?;
+        Ok(if self.stripe.is_some() {
+            super::with_stripe_sources(state, response)
+        } else {
+            response
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -87,11 +116,26 @@ pub struct Done {
 async fn methods_page(state: &AppState, s: &Signed) -> Result<MethodsPage, super::Fail> {
     let (methods, _) = payment_methods::list(state, &s.customer, LISTED).await?;
     let default = s.customer.default_payment_method_id;
+    let stripe = match state.processor.client() {
+        ProcessorClient::Test => None,
+        ProcessorClient::Stripe {
+            publishable_key,
+            js_url,
+            ..
+        } => Some(CardStripe {
+            publishable_key,
+            js_url,
+            client_secret: None,
+            setup_intent: String::new(),
+            set_default: true,
+        }),
+    };
     Ok(MethodsPage {
         seller: s.seller(),
         frame: s.frame(),
         methods: methods.iter().map(|m| MethodRow::new(m, default)).collect(),
-        can_add: matches!(state.processor.client(), ProcessorClient::Test),
+        stripe,
+        script: super::account::PAY_SCRIPT_PATH,
         error: None,
         notice: None,
     })
@@ -113,7 +157,7 @@ pub async fn page(
             "removed" => Some("Card removed.".into()),
             _ => None,
         };
-        s.portal.page(200, &page, Vec::new())
+        page.answer(&state, &s, 200)
     }
     .await;
     s.portal.branded(r)
@@ -126,10 +170,20 @@ struct MethodForm {
     token: String,
     set_default: String,
     method_id: String,
+    setup_intent_id: String,
 }
 
-/// `POST /portal/{slug}/payment-methods`: `action` = `add` (`token`, `set_default`),
-/// `default` or `remove` (`method_id`).
+/// The page again, saying `error`, answered with `status`.
+async fn refused(state: &AppState, s: &Signed, status: u16, error: String) -> PageResult {
+    let mut page = methods_page(state, s).await?;
+    page.error = Some(error);
+    page.answer(state, s, status)
+}
+
+/// `POST /portal/{slug}/payment-methods`: `action` = `add` (`token`: the test processor's
+/// token or the payment method Stripe.js made; `set_default`), `confirm` (`setup_intent_id`,
+/// `set_default`: after the buyer authenticated the card), `default` or `remove`
+/// (`method_id`).
 pub async fn change(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -141,12 +195,15 @@ pub async fn change(
         let f: MethodForm = serde_html_form::from_bytes(&body).unwrap_or_default();
         let c = &s.customer;
         let done = match f.action.as_str() {
-            "add" if matches!(state.processor.client(), ProcessorClient::Test) => {
+            "add" => {
                 let token = f.token.trim();
                 if token.is_empty() {
-                    let mut page = methods_page(&state, &s).await?;
-                    page.error = Some("Enter the card's token.".into());
-                    return s.portal.page(422, &page, Vec::new());
+                    let msg = if matches!(state.processor.client(), ProcessorClient::Test) {
+                        "Enter the card's token."
+                    } else {
+                        "Enter your card's details."
+                    };
+                    return refused(&state, &s, 422, msg.into()).await;
                 }
                 let command = AddPaymentMethod {
                     token: token.to_string(),
@@ -157,31 +214,43 @@ pub async fn change(
                         s.seller().at("/payment-methods")
                     ),
                 };
-                payment_methods::add(&state, c, command)
-                    .await
-                    .map(|a| match a {
-                        SetupAnswer::Saved(_) => "added",
-                        // The test processor never asks for an authentication.
-                        SetupAnswer::RequiresAction { .. } => "",
-                    })
+                let answer = payment_methods::add(&state, c, command).await;
+                settled(&state, &s, answer, !f.set_default.is_empty()).await
+            }
+            "confirm" => {
+                let command = ConfirmPaymentMethod {
+                    setup_intent_id: f.setup_intent_id.trim().to_string(),
+                    set_default: !f.set_default.is_empty(),
+                };
+                let answer = payment_methods::confirm(&state, c, command).await;
+                settled(&state, &s, answer, !f.set_default.is_empty()).await
             }
             "default" => {
                 let id: PaymentMethodId = path_id(&f.method_id)?;
-                payment_methods::set_default(&state, c, id)
+                Ok(payment_methods::set_default(&state, c, id)
                     .await
-                    .map(|_| "default")
+                    .map(|_| "default"))
             }
             "remove" => {
                 let id: PaymentMethodId = path_id(&f.method_id)?;
-                payment_methods::remove(&state, c, id)
+                Ok(payment_methods::remove(&state, c, id)
                     .await
-                    .map(|()| "removed")
+                    .map(|()| "removed"))
             }
             _ => {
-                let mut page = methods_page(&state, &s).await?;
-                page.error = Some("Choose add, make default or remove.".into());
-                return s.portal.page(422, &page, Vec::new());
+                return refused(
+                    &state,
+                    &s,
+                    422,
+                    "Choose add, make default or remove.".into(),
+                )
+                .await;
             }
+        };
+        // A card to authenticate answered the page with its confirm step.
+        let done = match done {
+            Ok(done) => done,
+            Err(page) => return page,
         };
         match done {
             Ok(done) => Ok(see_other(
@@ -190,9 +259,7 @@ pub async fn change(
             )),
             Err(e) => match e.code().status() {
                 status @ (400 | 403 | 409 | 422) => {
-                    let mut page = methods_page(&state, &s).await?;
-                    page.error = Some(e.messages().join(" "));
-                    s.portal.page(status, &page, Vec::new())
+                    refused(&state, &s, status, e.messages().join(" ")).await
                 }
                 _ => Err(e.into()),
             },
@@ -200,6 +267,40 @@ pub async fn change(
     }
     .await;
     s.portal.branded(r)
+}
+
+/// What an add or a confirm did: `Ok(Ok("added"))` once the card is saved; a card to
+/// authenticate (3-D Secure) is the page with the confirm step (`Err`, the page answered).
+async fn settled(
+    state: &AppState,
+    s: &Signed,
+    answer: Result<SetupAnswer, AppError>,
+    set_default: bool,
+) -> Result<Result<&'static str, AppError>, PageResult> {
+    match answer {
+        Ok(SetupAnswer::Saved(_)) => Ok(Ok("added")),
+        Ok(SetupAnswer::RequiresAction { client_secret }) => {
+            let page = async {
+                let mut page = methods_page(state, s).await?;
+                // `seti_…_secret_…`: the setup's id is the secret's first part.
+                let id = client_secret
+                    .split("_secret_")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                if let Some(st) = page.stripe.as_mut() {
+                    st.client_secret = Some(client_secret);
+                    st.setup_intent = id;
+                    st.set_default = set_default;
+                }
+                page.notice = Some("Your bank asks you to confirm this card.".into());
+                page.answer(state, s, 200)
+            }
+            .await;
+            Err(page)
+        }
+        Err(e) => Ok(Err(e)),
+    }
 }
 
 #[cfg(test)]
