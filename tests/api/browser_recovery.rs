@@ -19,12 +19,10 @@ use chrono::DateTime;
 use serde_json::{json, Value};
 
 use crate::browser::{ensure_chromium, run_script};
-use crate::checkouts::{
-    attach_benefits, confirm as confirm_checkout, create_org, created, id_of, license_benefit,
-    secret,
-};
+use crate::checkouts::id_of;
 use crate::mail::{mail_settings, SmtpServer};
-use crate::stripe::{list, paying, spawn_shop_with, str_of, CARD_DECLINED};
+use crate::portal_recovery::stripe_declining_trial;
+use crate::stripe::{spawn_shop_with, str_of};
 
 /// The whole script takes well under a minute; this only stops a hung browser.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -57,20 +55,8 @@ async fn a_past_due_buyer_adds_a_card_and_pays_now_in_a_real_browser() {
     .await;
     let clock = shop.clock.clone().expect("a manual clock");
     let api = shop.api();
-    let org = create_org(api, SLUG).await;
-    let benefit = license_benefit(api, &org, json!({"prefix": "PAY", "grace_days": 3})).await;
-    let product = id_of(
-        &api.posted(
-            "/v1/products/",
-            &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
-                    "trial_interval": "day", "trial_interval_count": 14,
-                    "prices": [{"amount_type": "fixed", "price_amount": 1000,
-                                "price_currency": "usd"}]}),
-            201,
-        )
-        .await,
-    );
-    attach_benefits(api, &product, &[&benefit]).await;
+    let trial = stripe_declining_trial(&shop, SLUG, BUYER).await;
+    let (org, product, c) = (trial.org, trial.product, trial.checkout);
     // Another plan, for the plan page.
     api.posted(
         "/v1/products/",
@@ -80,21 +66,6 @@ async fn a_past_due_buyer_adds_a_card_and_pays_now_in_a_real_browser() {
         201,
     )
     .await;
-
-    let declining = shop.ls.card(CARD_DECLINED).await;
-    let c = created(
-        api,
-        &json!({"payment_processor": "stripe", "product_id": product}),
-    )
-    .await;
-    confirm_checkout(api, &secret(&c), &paying(BUYER, &declining))
-        .await
-        .expect(200);
-    // Every event localstripe sent is handled before the clock moves (later ones would
-    // look stale to the webhook's signature check).
-    for event in list(&shop.ls.get("/v1/events?limit=100").await) {
-        shop.wait_handled(str_of(&event, "id")).await;
-    }
     let trial_end: DateTime<chrono::Utc> = c["trial_end"]
         .as_str()
         .and_then(|t| t.parse().ok())

@@ -765,49 +765,12 @@ async fn the_subscription_page_pays_a_past_due_renewal_now() {
 /// the new card, the key without grace.
 #[actix_web::test]
 async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
-    use crate::checkouts::{
-        attach_benefits, confirm as confirm_checkout, create_org, created, id_of, license_benefit,
-        secret,
-    };
-    use crate::stripe::{list, paying, spawn_shop, str_of, CARD_3DS, CARD_DECLINED};
+    use crate::stripe::{spawn_shop, CARD_3DS};
 
     let shop = spawn_shop(true).await;
     let clock = shop.clock.clone().expect("a manual clock");
-    let org = create_org(shop.api(), "stripe-pay-now").await;
-    let benefit =
-        license_benefit(shop.api(), &org, json!({"prefix": "PAY", "grace_days": 3})).await;
-    let product = id_of(
-        &shop
-            .api()
-            .posted(
-                "/v1/products/",
-                &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
-                        "trial_interval": "day", "trial_interval_count": 14,
-                        "prices": [{"amount_type": "fixed", "price_amount": 1000,
-                                    "price_currency": "usd"}]}),
-                201,
-            )
-            .await,
-    );
-    attach_benefits(shop.api(), &product, &[&benefit]).await;
-    let declining = shop.ls.card(CARD_DECLINED).await;
-    let c = created(
-        shop.api(),
-        &json!({"payment_processor": "stripe", "product_id": product}),
-    )
-    .await;
-    confirm_checkout(
-        shop.api(),
-        &secret(&c),
-        &paying("ada@example.com", &declining),
-    )
-    .await
-    .expect(200);
-    // Every event localstripe sent is handled before the clock moves (see
-    // stripe_subscriptions.rs: later ones would look stale).
-    for event in list(&shop.ls.get("/v1/events?limit=100").await) {
-        shop.wait_handled(str_of(&event, "id")).await;
-    }
+    let trial = stripe_declining_trial(&shop, "stripe-pay-now", "ada@example.com").await;
+    let (org, c) = (trial.org, trial.checkout);
     let trial_end = time(&c["trial_end"]);
     clock.set(trial_end + Duration::minutes(1));
     tollgate::app::subscription::sweep_subscriptions(&shop.app.state)
@@ -994,37 +957,12 @@ async fn with_stripe_a_past_due_buyer_pays_now_through_3d_secure_once() {
 /// shows the dialog with the setup's secret, then the form asks how it ended).
 #[actix_web::test]
 async fn with_stripe_the_cards_page_adds_a_card_from_stripes_element() {
-    use crate::checkouts::{confirm as confirm_checkout, create_org, created, id_of, secret};
-    use crate::stripe::{paying, spawn_shop, CARD_3DS, CARD_DECLINED};
+    use crate::stripe::{spawn_shop, CARD_3DS};
 
     let shop = spawn_shop(false).await;
-    let org = create_org(shop.api(), "stripe-cards").await;
-    let product = id_of(
-        &shop
-            .api()
-            .posted(
-                "/v1/products/",
-                &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
-                        "trial_interval": "day", "trial_interval_count": 14,
-                        "prices": [{"amount_type": "fixed", "price_amount": 1000,
-                                    "price_currency": "usd"}]}),
-                201,
-            )
-            .await,
-    );
-    let declining = shop.ls.card(CARD_DECLINED).await;
-    let c = created(
-        shop.api(),
-        &json!({"payment_processor": "stripe", "product_id": product}),
-    )
-    .await;
-    confirm_checkout(
-        shop.api(),
-        &secret(&c),
-        &paying("ada@example.com", &declining),
-    )
-    .await
-    .expect(200);
+    let org = stripe_declining_trial(&shop, "stripe-cards", "ada@example.com")
+        .await
+        .org;
     let mut customer = Value::Null;
     for _ in 0..200 {
         let s = shop
@@ -1163,4 +1101,61 @@ async fn with_stripe_the_cards_page_adds_a_card_from_stripes_element() {
     assert!(matches!(r.status, 200 | 400), "{}: {}", r.status, r.body);
     let page = b.get(path).await;
     assert_eq!(page.body.matches("•••• 3220").count(), 0, "{}", page.body);
+}
+
+/// A Stripe shop's declining trial: the organization, the product ("Pro", $10 a month after
+/// a 14-day trial, granting a license key with 3 days of grace) and the checkout.
+pub(crate) struct StripeTrial {
+    pub org: String,
+    pub product: String,
+    pub checkout: Value,
+}
+
+/// On `shop` (localstripe), an organization `slug` selling "Pro" (see [`StripeTrial`]),
+/// its trial bought by `email` with a card that attaches but fails every charge
+/// (4000000000000341), and every event localstripe sent handled (later ones would look
+/// stale once a manual clock moves: see stripe_subscriptions.rs).
+pub(crate) async fn stripe_declining_trial(
+    shop: &crate::stripe::Shop,
+    slug: &str,
+    email: &str,
+) -> StripeTrial {
+    use crate::checkouts::{
+        attach_benefits, confirm as confirm_checkout, create_org, created, id_of, license_benefit,
+        secret,
+    };
+    use crate::stripe::{list, paying, str_of, CARD_DECLINED};
+
+    let api = shop.api();
+    let org = create_org(api, slug).await;
+    let benefit = license_benefit(api, &org, json!({"prefix": "PAY", "grace_days": 3})).await;
+    let product = id_of(
+        &api.posted(
+            "/v1/products/",
+            &json!({"name": "Pro", "organization_id": org, "recurring_interval": "month",
+                    "trial_interval": "day", "trial_interval_count": 14,
+                    "prices": [{"amount_type": "fixed", "price_amount": 1000,
+                                "price_currency": "usd"}]}),
+            201,
+        )
+        .await,
+    );
+    attach_benefits(api, &product, &[&benefit]).await;
+    let declining = shop.ls.card(CARD_DECLINED).await;
+    let checkout = created(
+        api,
+        &json!({"payment_processor": "stripe", "product_id": product}),
+    )
+    .await;
+    confirm_checkout(api, &secret(&checkout), &paying(email, &declining))
+        .await
+        .expect(200);
+    for event in list(&shop.ls.get("/v1/events?limit=100").await) {
+        shop.wait_handled(str_of(&event, "id")).await;
+    }
+    StripeTrial {
+        org,
+        product,
+        checkout,
+    }
 }
