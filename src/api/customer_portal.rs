@@ -141,6 +141,9 @@ pub struct CustomerOrder {
     pub discount_id: Option<Uuid>,
     pub subscription_id: Option<Uuid>,
     pub checkout_id: Option<Uuid>,
+    /// When a `pending` renewal is charged again; `null` for any other order (and once
+    /// dunning gave up). The buyer may pay it sooner (`confirm-payment`).
+    pub next_payment_attempt_at: Option<DateTime<Utc>>,
     /// Deprecated: the customer's id.
     pub user_id: Uuid,
     pub product: CustomerProduct,
@@ -186,6 +189,7 @@ impl CustomerOrder {
             discount_id: o.discount_id,
             subscription_id: o.subscription_id,
             checkout_id: o.checkout_id,
+            next_payment_attempt_at: o.next_payment_attempt_at,
             user_id: o.user_id,
             product,
             product_price: o.product_price,
