@@ -93,12 +93,14 @@ async fn a_past_due_buyer_adds_a_card_and_pays_now_in_a_real_browser() {
 
     // The "payment failed" mail, with its link.
     let mut link = String::new();
+    let mut failure_mail = Value::Null;
     for _ in 0..200 {
         if let Some(m) = smtp.messages().into_iter().find(|m| {
             m["text"].as_str().is_some_and(|t| t.contains("/recover/"))
                 && m["rcpt_tos"] == json!([BUYER])
         }) {
             link = recover_link(m["text"].as_str().unwrap());
+            failure_mail = m;
             break;
         }
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
@@ -176,6 +178,18 @@ async fn a_past_due_buyer_adds_a_card_and_pays_now_in_a_real_browser() {
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
     }
     let receipt = receipt.unwrap_or_else(|| panic!("no receipt: {:#?}", smtp.messages()));
+    // The two mails as the buyer reads them, kept beside the screenshots.
+    for (name, m) in [
+        ("payment-failed.txt", &failure_mail),
+        ("receipt.txt", &receipt),
+    ] {
+        let text = format!(
+            "{}\n\n{}",
+            m["headers"]["Subject"],
+            m["text"].as_str().unwrap_or("")
+        );
+        std::fs::write(screenshot_dir().join(name), text).expect("keeping a mail");
+    }
     let text = receipt["text"].as_str().unwrap_or("");
     assert!(text.contains("Total paid: $10.00"), "{text}");
     assert!(text.contains(&key), "{text}");

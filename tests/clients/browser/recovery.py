@@ -126,11 +126,24 @@ def the_plan_page_offers_the_other_plan(d):
     console_errors(d, "the plan page")
 
 
+def the_account_page_shows_the_billing_details(d):
+    d.get(f"{BASE}/portal/{SLUG}/account")
+    text = d.find_element(By.TAG_NAME, "main").text
+    check("the account page shows the buyer's e-mail", "recovery-browser.example" in text,
+          text[:300])
+    check("the account page has the e-mail change form",
+          bool(d.find_elements(By.CSS_SELECTOR, "input[name=email]")))
+    shoot(d, "account")
+    phone_check(d, "account page")
+    console_errors(d, "the account page")
+
+
 def the_link_works_once(d):
     d.delete_all_cookies()
     d.get(RECOVER_URL)
     body = d.find_element(By.TAG_NAME, "body").text
     check("the link opened again is refused", "expired or was already used" in body, body[:300])
+    shoot(d, "link-used")
     console_errors(d, "the used link", expected=((r"/recover/", 401),))
 
 
@@ -140,5 +153,6 @@ if __name__ == "__main__":
         a_working_card_is_added_in_stripes_element,
         the_renewal_is_paid_now,
         the_plan_page_offers_the_other_plan,
+        the_account_page_shows_the_billing_details,
         the_link_works_once,
     ], stop_at_first_failure=True)
