@@ -5,6 +5,8 @@
 //! none calls a service. The service itself (`TaxService`) is the server's
 //! (`src/payments/tax.rs`).
 
+pub mod rates;
+
 use crate::domain::customer::Address;
 
 /// What to quote tax for: one amount of one currency, for one buyer.
