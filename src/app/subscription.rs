@@ -452,13 +452,8 @@ pub(crate) async fn tax_quote(
         .get::<Customer>(&customer.key())
         .await?
         .and_then(|c| c.value.billing_address);
-    let request = TaxRequest {
-        amount,
-        currency: currency.to_string(),
-        billing_address,
-        tax_code: None,
-        tax_inclusive: false,
-    };
+    let mut request = TaxRequest::new(amount, currency, chrono::Utc::now().date_naive());
+    request.buyer = tollgate_actors::tax::Buyer::at(billing_address);
     crate::payments::tax::quote(state.tax.as_ref(), request)
         .await
         .map_err(|e| {

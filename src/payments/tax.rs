@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-pub use tollgate_actors::tax::{TaxLine, TaxQuote, TaxRequest};
+pub use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
 /// The tax service did not answer: the step that needed the quote is not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,20 +46,18 @@ mod tests {
     use super::*;
 
     fn request(amount: i64) -> TaxRequest {
-        TaxRequest {
+        TaxRequest::new(
             amount,
-            currency: "usd".into(),
-            billing_address: None,
-            tax_code: None,
-            tax_inclusive: false,
-        }
+            "usd",
+            chrono::NaiveDate::from_ymd_opt(2026, 1, 1).expect("a date"),
+        )
     }
 
     #[actix_web::test]
     async fn the_default_service_quotes_zero() {
         let q = quote(&NoTax, request(1000)).await.expect("a quote");
-        assert_eq!((q.tax_amount, q.taxable_amount), (0, 1000));
-        assert!(q.lines.is_empty() && !q.tax_included && !q.reverse_charge);
+        assert_eq!((q.tax_amount, q.net_amount()), (0, 1000));
+        assert!(q.breakdown.is_empty() && !q.reverse_charge());
         assert!(q.answers(&request(1000)));
     }
 

@@ -9,7 +9,7 @@
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;
 use crate::domain::product::{AmountType, Price, PriceKind, SeatTiers};
-use crate::tax::{TaxQuote, TaxRequest};
+use crate::tax::{Buyer, TaxQuote, TaxRequest};
 
 use super::model::{
     AppliedDiscount, BillingAddressFields, Checkout, CheckoutError, FieldMode, Issue,
@@ -273,13 +273,11 @@ impl Checkout {
     /// price).
     pub fn tax_request(&self) -> Option<TaxRequest> {
         match (self.subtotal_amount(), &self.currency) {
-            (Some(amount), Some(currency)) => Some(TaxRequest {
-                amount,
-                currency: currency.clone(),
-                billing_address: self.customer_billing_address.clone(),
-                tax_code: None,
-                tax_inclusive: false,
-            }),
+            (Some(amount), Some(currency)) => {
+                let mut r = TaxRequest::new(amount, currency, self.created_at.date_naive());
+                r.buyer = Buyer::at(self.customer_billing_address.clone());
+                Some(r)
+            }
             _ => None,
         }
     }
@@ -299,7 +297,7 @@ impl Checkout {
         self.tax_amount = match (self.tax_request(), quote) {
             (None, _) => None,
             (Some(_), None) => Some(0),
-            (Some(request), Some(q)) if q.answers(&request) => Some(q.added_tax()),
+            (Some(request), Some(q)) if q.is_for_sale(&request) => Some(q.added_tax()),
             (Some(_), Some(_)) => return Err(CheckoutError::TaxQuoteStale),
         };
         Ok(())

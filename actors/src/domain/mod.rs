@@ -47,6 +47,7 @@ pub mod retention;
 pub mod scope;
 pub mod stats;
 pub mod subscription_change;
+pub mod tax_settings;
 pub mod user;
 pub mod webhook;
 

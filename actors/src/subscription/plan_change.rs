@@ -316,7 +316,7 @@ impl Subscription {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
             billing_reason: BillingReason::SubscriptionUpdate,
-            billing_address: charge.tax.request.billing_address.clone(),
+            billing_address: charge.tax.request.buyer.address.clone(),
             customer_id: self.customer_id,
             product_id: self.product_id,
             product_price_id: self.price_id,

@@ -188,8 +188,7 @@ impl Subscription {
         terms: &RenewalTerms,
         now: DateTime<Utc>,
     ) -> Renewal {
-        let mut order =
-            self.renewal_order(charge, tax.added_tax(), tax.request.billing_address, now);
+        let mut order = self.renewal_order(charge, tax.added_tax(), tax.request.buyer.address, now);
         order.payment_id = payment_id;
         if let Some(since) = self.past_due_at {
             order.created_at = since;

@@ -1,40 +1,196 @@
 //! Tax as a quote: what the application asks a tax service ([`TaxRequest`]) and what the
 //! service answers ([`TaxQuote`]). The application asks before a checkout is confirmed
 //! (and whenever its amounts change), before a renewal is charged and before a plan change
-//! is applied, and hands the quote to the pure rules as data: no rule computes tax, and
-//! none calls a service. The service itself (`TaxService`) is the server's
-//! (`src/payments/tax.rs`).
+//! is applied, and hands the quote to the pure rules as data: no rule calls a service. The
+//! services themselves (`TaxService`: none, the built-in rules of [`builtin`], Stripe Tax)
+//! are the server's (`src/payments/tax.rs`).
+//!
+//! Amounts: a request carries one amount in the currency's minor unit, after discounts,
+//! and whether it includes its tax ([`TaxBehavior`]). The quote answers the tax and the
+//! breakdown per jurisdiction and rate; [`TaxQuote::net_amount`] and
+//! [`TaxQuote::total_amount`] say what that makes of the amount (inclusive: the total is
+//! the amount and the net is what is left after the tax; exclusive: the tax is added).
 
+pub mod builtin;
+pub mod place;
 pub mod rates;
+pub mod rounding;
 
-use crate::domain::customer::Address;
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
 
-/// What to quote tax for: one amount of one currency, for one buyer.
+use crate::domain::customer::{Address, TaxId};
+pub use crate::domain::tax_settings::{SellerTax, TaxBehavior};
+
+/// How far a buyer's tax number was checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaxIdStatus {
+    /// Format and check digits pass, and no register was asked (none configured) or the
+    /// register did not answer in time: the sale goes on as if valid, flagged.
+    #[default]
+    Unverified,
+    /// The register (VIES, HMRC) confirms the number.
+    Valid,
+    /// The register says the number is not registered: the buyer is taxed as a consumer.
+    Invalid,
+}
+
+impl TaxIdStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxIdStatus::Unverified => "unverified",
+            TaxIdStatus::Valid => "valid",
+            TaxIdStatus::Invalid => "invalid",
+        }
+    }
+}
+
+/// The buyer as a tax rule sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Buyer {
+    /// The billing address: its country (and for some countries its subdivision or postal
+    /// code) decides the jurisdiction. `None`: no tax can be computed.
+    pub address: Option<Address>,
+    /// Buying as a business (Polar's `is_business_customer`).
+    pub is_business: bool,
+    /// The business's tax number, already validated for its country, and how far it was
+    /// checked. A business with a number that is not `Invalid` may be reverse-charged.
+    pub tax_id: Option<(TaxId, TaxIdStatus)>,
+}
+
+impl Buyer {
+    /// A consumer at `address`.
+    pub fn at(address: Option<Address>) -> Buyer {
+        Buyer {
+            address,
+            ..Buyer::default()
+        }
+    }
+
+    /// A business with a usable tax number (valid or not refuted).
+    pub fn has_business_number(&self) -> bool {
+        self.is_business && matches!(&self.tax_id, Some((_, s)) if *s != TaxIdStatus::Invalid)
+    }
+}
+
+/// What to quote tax for: one amount of one currency, for one buyer, by one seller, on one
+/// day.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaxRequest {
     /// The amount to tax, in the currency's minor unit, after discounts.
     pub amount: i64,
     /// ISO 4217, lower case, as prices store it.
     pub currency: String,
-    /// The buyer's billing address (the country decides the jurisdiction).
-    pub billing_address: Option<Address>,
+    /// Whether `amount` includes its tax.
+    pub behavior: TaxBehavior,
+    pub buyer: Buyer,
+    pub seller: SellerTax,
+    /// The tax point: the rate in force on this day applies.
+    pub tax_date: NaiveDate,
     /// The product's tax code, if the seller gave one (none can be given yet).
     pub tax_code: Option<String>,
-    /// Whether `amount` already includes tax (no such seller setting yet: always `false`).
-    pub tax_inclusive: bool,
 }
 
-/// One tax of a quote (a country's VAT, a state's sales tax, …).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaxLine {
-    /// In the currency's minor unit.
-    pub amount: i64,
-    /// In basis points (2000: 20 %).
-    pub rate_bps: u32,
-    /// Where the tax is owed (`FR`, `US-CA`, …).
-    pub jurisdiction: String,
-    /// What the buyer reads (`VAT`, `Sales tax`).
+impl TaxRequest {
+    /// A request for `amount` in `currency`, tax-exclusive, for an unknown buyer of a seller
+    /// without tax settings, dated `tax_date`; the fields are public to set the rest.
+    pub fn new(amount: i64, currency: &str, tax_date: NaiveDate) -> TaxRequest {
+        TaxRequest {
+            amount,
+            currency: currency.to_string(),
+            behavior: TaxBehavior::Exclusive,
+            buyer: Buyer::default(),
+            seller: SellerTax::default(),
+            tax_date,
+            tax_code: None,
+        }
+    }
+
+    /// The buyer's billing address.
+    pub fn billing_address(&self) -> Option<&Address> {
+        self.buyer.address.as_ref()
+    }
+}
+
+/// Why a jurisdiction's tax is what it is (Stripe's `taxability_reason`, the values the
+/// built-in rules answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaxabilityReason {
+    /// The standard rate applies.
+    StandardRated,
+    /// A business buyer accounts for the tax: nothing is collected, the invoice says so.
+    ReverseCharge,
+    /// The seller is not registered there: nothing is collected.
+    NotCollecting,
+    /// The supply is outside the tax (a territory outside the VAT area, a business buyer
+    /// under a consumer-only scheme).
+    NotSubjectToTax,
+    /// The provider could not say (Stripe's `not_supported`).
+    NotSupported,
+}
+
+impl TaxabilityReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxabilityReason::StandardRated => "standard_rated",
+            TaxabilityReason::ReverseCharge => "reverse_charge",
+            TaxabilityReason::NotCollecting => "not_collecting",
+            TaxabilityReason::NotSubjectToTax => "not_subject_to_tax",
+            TaxabilityReason::NotSupported => "not_supported",
+        }
+    }
+}
+
+/// Under which scheme the tax is owed and reported (decides the reports: the EU OSS return
+/// has the `EuOss` and `NonEuOss` rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Regime {
+    /// The seller's home tax (a domestic sale, or an EU sale under the micro threshold).
+    Domestic,
+    EuOss,
+    NonEuOss,
+    Gb,
+    No,
+    Ch,
+    Au,
+    Ca,
+    /// Computed by an external provider (Stripe Tax).
+    Provider,
+    /// Nothing owed by the seller.
+    None,
+}
+
+/// One jurisdiction and rate of a quote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxBreakdown {
+    /// ISO 3166-1 alpha-2.
+    pub country: String,
+    /// ISO 3166-2 (`CA-ON`, `PT-30`) when the rate is a subdivision's.
+    pub subdivision: Option<String>,
+    /// What the buyer reads: `VAT`, `GST`, `HST`, `QST`, `Sales tax`.
     pub name: String,
+    /// Parts per million (19 % = 190_000).
+    pub rate_ppm: u32,
+    /// The net amount this line taxes (minor units).
+    pub taxable_amount: i64,
+    /// The tax (minor units).
+    pub amount: i64,
+    pub reason: TaxabilityReason,
+    pub regime: Regime,
+}
+
+impl TaxBreakdown {
+    /// The rate as people write it: `19`, `25.5`, `9.975`.
+    pub fn rate_percent(&self) -> String {
+        let whole = self.rate_ppm / 10_000;
+        let frac = self.rate_ppm % 10_000;
+        if frac == 0 {
+            whole.to_string()
+        } else {
+            let s = format!("{whole}.{frac:04}");
+            s.trim_end_matches('0').to_string()
+        }
+    }
 }
 
 /// A tax service's answer to one [`TaxRequest`].
@@ -42,16 +198,14 @@ pub struct TaxLine {
 pub struct TaxQuote {
     /// What was quoted: the rules apply a quote only to the amounts it was made for.
     pub request: TaxRequest,
-    pub lines: Vec<TaxLine>,
-    /// The part of the amount that is taxed.
-    pub taxable_amount: i64,
-    /// The sum of the lines.
+    /// One line per jurisdiction and rate (a reverse charge is a line of 0 with its reason;
+    /// no line at all: no tax anywhere).
+    pub breakdown: Vec<TaxBreakdown>,
+    /// The sum of the breakdown's amounts.
     pub tax_amount: i64,
-    /// The tax is inside the amount (not added to it).
-    pub tax_included: bool,
-    /// The buyer accounts for the tax (a business buyer across a border): nothing is
-    /// collected, and the invoice says so.
-    pub reverse_charge: bool,
+    /// The provider's id of this calculation (Stripe Tax `taxcalc_…`), to record the
+    /// transaction after payment.
+    pub provider_ref: Option<String>,
 }
 
 impl TaxQuote {
@@ -59,12 +213,10 @@ impl TaxQuote {
     /// quoted without asking.
     pub fn zero(request: TaxRequest) -> TaxQuote {
         TaxQuote {
-            taxable_amount: request.amount,
-            tax_included: request.tax_inclusive,
             request,
-            lines: Vec::new(),
+            breakdown: Vec::new(),
             tax_amount: 0,
-            reverse_charge: false,
+            provider_ref: None,
         }
     }
 
@@ -73,15 +225,43 @@ impl TaxQuote {
         self.request == *request
     }
 
-    /// What the buyer pays on top of the amount: the tax, unless it is included in the
-    /// amount already or reverse-charged. (The records keep the added tax only, so an
-    /// inclusive quote adds nothing to a total.)
-    pub fn added_tax(&self) -> i64 {
-        if self.tax_included || self.reverse_charge {
-            0
-        } else {
-            self.tax_amount
+    /// Whether this quote was made for the sale `request` describes: the same amount,
+    /// currency and buyer. (The seller's settings, the behaviour and the tax point are the
+    /// application's to fill; an aggregate that builds a request knows only the sale.)
+    pub fn is_for_sale(&self, request: &TaxRequest) -> bool {
+        self.request.amount == request.amount
+            && self.request.currency == request.currency
+            && self.request.buyer == request.buyer
+    }
+
+    pub fn behavior(&self) -> TaxBehavior {
+        self.request.behavior
+    }
+
+    /// The amount before tax: the request's amount when exclusive, the amount less the
+    /// tax inside it when inclusive.
+    pub fn net_amount(&self) -> i64 {
+        match self.request.behavior {
+            TaxBehavior::Exclusive => self.request.amount,
+            TaxBehavior::Inclusive => self.request.amount - self.tax_amount,
         }
+    }
+
+    /// What the buyer pays: net plus tax.
+    pub fn total_amount(&self) -> i64 {
+        self.net_amount() + self.tax_amount
+    }
+
+    /// What the buyer pays on top of the amount: the tax when exclusive, 0 when inclusive.
+    pub fn added_tax(&self) -> i64 {
+        self.total_amount() - self.request.amount
+    }
+
+    /// A business buyer accounts for the tax (a line with the reverse-charge reason).
+    pub fn reverse_charge(&self) -> bool {
+        self.breakdown
+            .iter()
+            .any(|b| b.reason == TaxabilityReason::ReverseCharge)
     }
 }
 
@@ -90,12 +270,19 @@ mod tests {
     use super::*;
 
     fn request(amount: i64) -> TaxRequest {
-        TaxRequest {
+        TaxRequest::new(amount, "usd", NaiveDate::from_ymd_opt(2026, 1, 1).unwrap())
+    }
+
+    fn line(amount: i64, rate_ppm: u32) -> TaxBreakdown {
+        TaxBreakdown {
+            country: "DE".into(),
+            subdivision: None,
+            name: "VAT".into(),
+            rate_ppm,
+            taxable_amount: 0,
             amount,
-            currency: "usd".into(),
-            billing_address: None,
-            tax_code: None,
-            tax_inclusive: false,
+            reason: TaxabilityReason::StandardRated,
+            regime: Regime::EuOss,
         }
     }
 
@@ -103,21 +290,52 @@ mod tests {
     fn a_zero_quote_adds_nothing_and_answers_its_request_only() {
         let q = TaxQuote::zero(request(1500));
         assert_eq!(
-            (q.tax_amount, q.added_tax(), q.taxable_amount),
-            (0, 0, 1500)
+            (
+                q.tax_amount,
+                q.added_tax(),
+                q.net_amount(),
+                q.total_amount()
+            ),
+            (0, 0, 1500, 1500)
         );
         assert!(q.answers(&request(1500)) && !q.answers(&request(1600)));
+        assert!(!q.reverse_charge());
     }
 
     #[test]
-    fn included_or_reverse_charged_tax_is_not_added() {
+    fn exclusive_tax_is_added_and_inclusive_tax_is_inside() {
         let mut q = TaxQuote::zero(request(1000));
-        q.tax_amount = 200;
-        assert_eq!(q.added_tax(), 200);
-        q.tax_included = true;
-        assert_eq!(q.added_tax(), 0);
-        q.tax_included = false;
-        q.reverse_charge = true;
-        assert_eq!(q.added_tax(), 0);
+        q.tax_amount = 190;
+        q.breakdown = vec![line(190, 190_000)];
+        assert_eq!(
+            (q.net_amount(), q.total_amount(), q.added_tax()),
+            (1000, 1190, 190)
+        );
+        q.request.behavior = TaxBehavior::Inclusive;
+        assert_eq!(
+            (q.net_amount(), q.total_amount(), q.added_tax()),
+            (810, 1000, 0)
+        );
+    }
+
+    #[test]
+    fn rates_print_as_people_write_them() {
+        assert_eq!(line(0, 190_000).rate_percent(), "19");
+        assert_eq!(line(0, 255_000).rate_percent(), "25.5");
+        assert_eq!(line(0, 99_750).rate_percent(), "9.975");
+        assert_eq!(line(0, 81_000).rate_percent(), "8.1");
+        assert_eq!(line(0, 0).rate_percent(), "0");
+    }
+
+    #[test]
+    fn a_business_number_counts_unless_refuted() {
+        let id = crate::domain::customer::validate_tax_id("DE136695976", "DE").expect("valid");
+        let mut b = Buyer::default();
+        b.tax_id = Some((id, TaxIdStatus::Unverified));
+        assert!(!b.has_business_number(), "not a business");
+        b.is_business = true;
+        assert!(b.has_business_number());
+        b.tax_id.as_mut().unwrap().1 = TaxIdStatus::Invalid;
+        assert!(!b.has_business_number());
     }
 }

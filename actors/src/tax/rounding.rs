@@ -1,0 +1,1 @@
+//! How tax amounts are rounded. Filled by the tax engine work.
