@@ -22,6 +22,7 @@ pub mod oauth2;
 pub mod order;
 pub mod organization;
 pub mod organization_access_token;
+pub mod organization_tax;
 pub mod payment_method;
 pub mod portal_update;
 pub mod price;
