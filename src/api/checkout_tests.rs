@@ -253,6 +253,8 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
             subscription_id: None,
             product_trial: None,
             seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
         })
     };
     let mut out = Vec::new();

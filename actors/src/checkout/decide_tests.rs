@@ -75,6 +75,8 @@ fn new(p: Price) -> NewCheckout {
         subscription_id: None,
         product_trial: None,
         seats: None,
+        is_business_customer: false,
+        customer_billing_name: None,
     }
 }
 

@@ -510,6 +510,8 @@ pub(crate) mod tests {
             subscription_id: None,
             product_trial: None,
             seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
         };
         Checkout::create(n, t0(), None).unwrap()
     }

@@ -226,12 +226,15 @@ impl TaxQuote {
     }
 
     /// Whether this quote was made for the sale `request` describes: the same amount,
-    /// currency and buyer. (The seller's settings, the behaviour and the tax point are the
+    /// currency and buyer (how far the buyer's number was checked is the quote's to say). (The seller's settings, the behaviour and the tax point are the
     /// application's to fill; an aggregate that builds a request knows only the sale.)
     pub fn is_for_sale(&self, request: &TaxRequest) -> bool {
+        let (a, b) = (&self.request.buyer, &request.buyer);
         self.request.amount == request.amount
             && self.request.currency == request.currency
-            && self.request.buyer == request.buyer
+            && a.address == b.address
+            && a.is_business == b.is_business
+            && a.tax_id.as_ref().map(|t| &t.0) == b.tax_id.as_ref().map(|t| &t.0)
     }
 
     pub fn behavior(&self) -> TaxBehavior {
@@ -330,8 +333,10 @@ mod tests {
     #[test]
     fn a_business_number_counts_unless_refuted() {
         let id = crate::domain::customer::validate_tax_id("DE136695976", "DE").expect("valid");
-        let mut b = Buyer::default();
-        b.tax_id = Some((id, TaxIdStatus::Unverified));
+        let mut b = Buyer {
+            tax_id: Some((id, TaxIdStatus::Unverified)),
+            ..Buyer::default()
+        };
         assert!(!b.has_business_number(), "not a business");
         b.is_business = true;
         assert!(b.has_business_number());

@@ -401,6 +401,8 @@ pub async fn create(
         subscription_id: None,
         product_trial: product.trial,
         seats: cmd.seats,
+        is_business_customer: false,
+        customer_billing_name: None,
     };
     let id = new.id;
     let terms = CheckoutTerms {
