@@ -64,6 +64,13 @@ pub fn rate_on(country: &str, subdivision: Option<&str>, date: NaiveDate) -> Opt
         })
 }
 
+/// Whether the table has rows for `country` (`subdivision` `None`: its own, country-wide
+/// rows; `Some`: rows of that subdivision's own), on any date. Codes without regard to case.
+pub fn has_rows(country: &str, subdivision: Option<&str>) -> bool {
+    let sub = subdivision.unwrap_or("");
+    RATES.iter().any(|r| r.is(country, sub))
+}
+
 /// The Portuguese autonomous region of a postal code (`9050-123`, `9050123` or `9050`):
 /// Madeira (with Porto Santo) 9000–9499 → `PT-30`, the Azores 9500–9999 → `PT-20`;
 /// mainland codes and anything that is not a Portuguese postal code → `None`.
