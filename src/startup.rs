@@ -177,7 +177,7 @@ impl Application {
                 },
             )?,
             processor: payment_processor(&settings, &store)?,
-            tax: Arc::new(crate::payments::NoTax),
+            tax: crate::payments::TaxServices::builtin(),
             webhooks: crate::egress::Hub::new(
                 &settings.webhooks,
                 crate::egress::target::TargetPolicy::new(

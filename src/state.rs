@@ -11,7 +11,7 @@ use tollgate_storage::Store;
 use crate::auth::TokenHasher;
 use crate::config::Settings;
 use crate::domain::ids::UserId;
-use crate::payments::{PaymentProcessor, TaxService};
+use crate::payments::{PaymentProcessor, TaxServices};
 
 /// Everything a handler needs, shared by all workers.
 pub struct AppState {
@@ -22,7 +22,8 @@ pub struct AppState {
     pub public_url: String,
     pub clock: SharedClock,
     pub processor: Arc<dyn PaymentProcessor>,
-    pub tax: Arc<dyn TaxService>,
+    /// The tax services an organization's `tax.provider` picks from.
+    pub tax: TaxServices,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -65,7 +66,8 @@ pub struct AppState {
 pub struct Services {
     pub clock: SharedClock,
     pub processor: Arc<dyn PaymentProcessor>,
-    pub tax: Arc<dyn TaxService>,
+    /// The tax services an organization's `tax.provider` picks from.
+    pub tax: TaxServices,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,

@@ -6,6 +6,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+
+use tollgate_actors::domain::tax_settings::TaxProvider;
 
 pub use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
@@ -29,6 +32,50 @@ pub struct NoTax;
 impl TaxService for NoTax {
     fn quote(&self, request: TaxRequest) -> TaxFuture {
         Box::pin(async move { Ok(TaxQuote::zero(request)) })
+    }
+}
+
+/// Tollgate's own rules (`tollgate_actors::tax::builtin`): destination VAT/GST from the
+/// dated rate table, for the seller's registrations. Synchronous and local: it never fails.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BuiltinTax;
+
+impl TaxService for BuiltinTax {
+    fn quote(&self, request: TaxRequest) -> TaxFuture {
+        Box::pin(async move { Ok(tollgate_actors::tax::builtin::quote(request)) })
+    }
+}
+
+/// The services an organization's `tax.provider` picks from.
+#[derive(Clone)]
+pub struct TaxServices {
+    builtin: Arc<dyn TaxService>,
+    stripe: Option<Arc<dyn TaxService>>,
+}
+
+impl TaxServices {
+    /// The built-in rules, and Stripe Tax when the server has it (`stripe`).
+    pub fn new(builtin: Arc<dyn TaxService>, stripe: Option<Arc<dyn TaxService>>) -> Self {
+        TaxServices { builtin, stripe }
+    }
+
+    /// The built-in rules only.
+    pub fn builtin() -> Self {
+        TaxServices::new(Arc::new(BuiltinTax), None)
+    }
+
+    /// The service of `provider`: `Ok(None)` for `none` (no tax); an error for `stripe` on
+    /// a server without Stripe Tax.
+    pub fn for_provider(&self, provider: TaxProvider) -> Result<Option<&dyn TaxService>, TaxError> {
+        match provider {
+            TaxProvider::None => Ok(None),
+            TaxProvider::Builtin => Ok(Some(self.builtin.as_ref())),
+            TaxProvider::Stripe => self
+                .stripe
+                .as_deref()
+                .map(Some)
+                .ok_or_else(|| TaxError("Stripe Tax is not configured on this server".into())),
+        }
     }
 }
 

@@ -136,6 +136,8 @@ fn order(
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: tollgate::domain::order::OrderTax::default(),
+        invoice: tollgate::domain::order::InvoiceState::None,
     }
 }
 

@@ -36,6 +36,7 @@ pub mod metadata;
 pub mod money;
 pub mod oauth2;
 pub mod order;
+pub mod order_tax;
 pub mod organization;
 pub mod organization_access_token;
 pub mod pat;

@@ -188,7 +188,15 @@ impl Subscription {
         terms: &RenewalTerms,
         now: DateTime<Utc>,
     ) -> Renewal {
-        let mut order = self.renewal_order(charge, tax.added_tax(), tax.request.buyer.address, now);
+        let mut order = self.renewal_order(
+            charge,
+            tax.tax_amount,
+            tax.request.buyer.address.clone(),
+            now,
+        );
+        // The order keeps the net: for an inclusive price, the amount less the tax in it.
+        order.amount = tax.net_amount();
+        order.tax = crate::domain::order::OrderTax::of_quote(&tax, None);
         order.payment_id = payment_id;
         if let Some(since) = self.past_due_at {
             order.created_at = since;
@@ -443,6 +451,8 @@ impl Subscription {
             seats: self.seats,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }

@@ -499,13 +499,9 @@ pub(crate) async fn quote_tax(
     let Some(request) = c.tax_request() else {
         return Ok(None);
     };
-    match crate::payments::tax::quote(state.tax.as_ref(), request).await {
-        Ok(q) => Ok(Some(q)),
-        Err(e) => {
-            tracing::warn!(checkout = %c.id, error = %e, "tax quote failed");
-            Err(crate::error::AppError::unavailable())
-        }
-    }
+    crate::app::tax::quote(state, c.organization_id, None, request)
+        .await
+        .map(Some)
 }
 
 /// Updates checkout `id` as `subject` (its organization's member or token).

@@ -1,0 +1,61 @@
+//! What an order keeps of its tax and its buyer's billing identity (format version 5 of the
+//! order record), and where its invoice stands.
+
+use serde::{Deserialize, Serialize};
+
+use super::customer::TaxId;
+use crate::tax::{TaxBehavior, TaxBreakdown, TaxIdStatus, TaxabilityReason};
+
+/// The tax of an order as it was charged: the quote's behaviour and breakdown, and the
+/// buyer's billing name and tax number (copied, so a later change of the customer does not
+/// rewrite a sale).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderTax {
+    /// Whether the price included the tax (the order's `amount` is the net either way).
+    pub behavior: TaxBehavior,
+    /// One line per jurisdiction and rate (empty: no tax, or an order from before).
+    pub breakdown: Vec<TaxBreakdown>,
+    /// The name to bill (a business's; `None`: the customer's name).
+    pub billing_name: Option<String>,
+    pub is_business: bool,
+    pub tax_id: Option<TaxId>,
+    pub tax_id_status: Option<TaxIdStatus>,
+    /// The tax provider's calculation (Stripe Tax `taxcalc_…`) to record after payment.
+    pub provider_ref: Option<String>,
+}
+
+impl OrderTax {
+    /// The tax of an order charged on `quote` (a renewal, a plan change, a retried
+    /// charge), its buyer as the quote names them.
+    pub fn of_quote(quote: &crate::tax::TaxQuote, billing_name: Option<String>) -> OrderTax {
+        let buyer = &quote.request.buyer;
+        OrderTax {
+            behavior: quote.behavior(),
+            breakdown: quote.breakdown.clone(),
+            billing_name: billing_name.filter(|_| buyer.is_business),
+            is_business: buyer.is_business,
+            tax_id: buyer.tax_id.as_ref().map(|t| t.0.clone()),
+            tax_id_status: buyer.tax_id.as_ref().map(|t| t.1),
+            provider_ref: quote.provider_ref.clone(),
+        }
+    }
+
+    /// A business buyer accounts for the tax.
+    pub fn reverse_charge(&self) -> bool {
+        self.breakdown
+            .iter()
+            .any(|b| b.reason == TaxabilityReason::ReverseCharge)
+    }
+}
+
+/// Where an order's invoice stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InvoiceState {
+    /// No invoice asked for (every order from before invoices).
+    #[default]
+    None,
+    /// An invoice is to be issued: the issuer numbers it.
+    Due,
+    /// Issued under `number`, the `seq`-th of its organization.
+    Issued { number: String, seq: u64 },
+}
