@@ -30,6 +30,7 @@ pub mod product;
 pub mod recovery;
 pub mod refund;
 pub mod subscription;
+pub mod tax;
 pub mod version;
 pub mod webhook;
 

@@ -401,8 +401,8 @@ pub async fn create(
         subscription_id: None,
         product_trial: product.trial,
         seats: cmd.seats,
-        is_business_customer: false,
-        customer_billing_name: None,
+        is_business_customer: cmd.is_business_customer,
+        customer_billing_name: cmd.customer_billing_name.clone(),
     };
     let id = new.id;
     let terms = CheckoutTerms {
