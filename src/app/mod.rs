@@ -75,6 +75,7 @@ pub mod recovery;
 pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;
+pub mod tax_ids;
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 pub mod testing;
