@@ -6,6 +6,7 @@
 
 pub mod mail;
 pub mod target;
+pub mod tax_id;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
