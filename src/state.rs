@@ -24,6 +24,8 @@ pub struct AppState {
     pub processor: Arc<dyn PaymentProcessor>,
     /// The tax services an organization's `tax.provider` picks from.
     pub tax: TaxServices,
+    /// Checks business buyers' tax numbers with their registers (`[tax]`).
+    pub tax_ids: Arc<crate::app::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -68,6 +70,8 @@ pub struct Services {
     pub processor: Arc<dyn PaymentProcessor>,
     /// The tax services an organization's `tax.provider` picks from.
     pub tax: TaxServices,
+    /// Checks business buyers' tax numbers with their registers (`[tax]`).
+    pub tax_ids: Arc<crate::app::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -121,6 +125,7 @@ impl AppState {
             clock: services.clock,
             processor: services.processor,
             tax: services.tax,
+            tax_ids: services.tax_ids,
             checkouts: services.checkouts,
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,

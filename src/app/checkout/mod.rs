@@ -496,9 +496,18 @@ pub(crate) async fn quote_tax(
     state: &AppState,
     c: &Checkout,
 ) -> Result<Option<crate::payments::TaxQuote>, crate::error::AppError> {
-    let Some(request) = c.tax_request() else {
+    let Some(mut request) = c.tax_request() else {
         return Ok(None);
     };
+    // A business's number is checked with its register (when one is configured) before
+    // the quote: a number the register refutes is taxed as a consumer's.
+    if let (true, Some((id, status)), Some(country)) = (
+        request.buyer.is_business,
+        request.buyer.tax_id.as_mut(),
+        c.customer_billing_address.as_ref().map(|a| a.country.clone()),
+    ) {
+        *status = state.tax_ids.check(id, &country).await;
+    }
     crate::app::tax::quote(state, c.organization_id, None, request)
         .await
         .map(Some)
