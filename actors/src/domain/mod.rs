@@ -29,6 +29,7 @@ pub mod dispute;
 pub mod email;
 pub mod grants;
 pub mod ids;
+pub mod invoice;
 pub mod license_signing;
 pub mod mail;
 pub mod membership;
