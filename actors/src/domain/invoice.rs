@@ -19,11 +19,10 @@ use tollgate_storage::{IndexEntry, Record, UniqueKey};
 
 use super::customer::Address;
 use super::ids::{OrderId, OrganizationId, RefundId};
+use super::tax_breakdown::{TaxBreakdown, TaxabilityReason};
 use super::tax_settings::TaxBehavior;
 use super::time_key;
 use crate::ids::derived_uuid;
-use crate::tax::rates::EU_MEMBER_STATES;
-use crate::tax::{TaxBreakdown, TaxabilityReason};
 
 crate::typed_id!(
     /// An invoice or a credit note (derived from its order or refund: never two).
@@ -200,16 +199,20 @@ impl Invoice {
 }
 
 /// The mention a reverse-charged breakdown line requires on the document, by the buyer's
-/// country (the line's): an EU member state's or the United Kingdom's; `None` for any
-/// other line.
-pub fn reverse_charge_mention(line: &TaxBreakdown) -> Option<&'static str> {
+/// country (the line's, upper case): an EU member state's (`eu_member` says which
+/// countries are: `crate::tax::rates::EU_MEMBER_STATES`, which the domain does not
+/// import) or the United Kingdom's; `None` for any other line.
+pub fn reverse_charge_mention(
+    line: &TaxBreakdown,
+    eu_member: impl Fn(&str) -> bool,
+) -> Option<&'static str> {
     if line.reason != TaxabilityReason::ReverseCharge {
         return None;
     }
     let country = line.country.to_ascii_uppercase();
     if country == "GB" {
         Some(REVERSE_CHARGE_GB)
-    } else if EU_MEMBER_STATES.contains(&country.as_str()) {
+    } else if eu_member(&country) {
         Some(REVERSE_CHARGE_EU)
     } else {
         None
@@ -217,9 +220,12 @@ pub fn reverse_charge_mention(line: &TaxBreakdown) -> Option<&'static str> {
 }
 
 /// The mentions a breakdown requires, each once, in the breakdown's order.
-pub fn mentions_for(breakdown: &[TaxBreakdown]) -> Vec<String> {
+pub fn mentions_for(breakdown: &[TaxBreakdown], eu_member: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for m in breakdown.iter().filter_map(reverse_charge_mention) {
+    for m in breakdown
+        .iter()
+        .filter_map(|line| reverse_charge_mention(line, &eu_member))
+    {
         if !out.iter().any(|o| o == m) {
             out.push(m.to_string());
         }

@@ -48,6 +48,7 @@ pub mod retention;
 pub mod scope;
 pub mod stats;
 pub mod subscription_change;
+pub mod tax_breakdown;
 pub mod tax_settings;
 pub mod user;
 pub mod webhook;
