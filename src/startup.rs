@@ -178,7 +178,9 @@ impl Application {
             )?,
             processor: payment_processor(&settings, &store)?,
             tax: crate::payments::TaxServices::builtin(),
-            tax_ids: Arc::new(crate::app::tax_ids::TaxIdChecker::from_config(&settings.tax)?),
+            tax_ids: Arc::new(crate::egress::tax_ids::TaxIdChecker::from_config(
+                &settings.tax,
+            )?),
             webhooks: crate::egress::Hub::new(
                 &settings.webhooks,
                 crate::egress::target::TargetPolicy::new(

@@ -25,7 +25,7 @@ pub struct AppState {
     /// The tax services an organization's `tax.provider` picks from.
     pub tax: TaxServices,
     /// Checks business buyers' tax numbers with their registers (`[tax]`).
-    pub tax_ids: Arc<crate::app::tax_ids::TaxIdChecker>,
+    pub tax_ids: Arc<crate::egress::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -71,7 +71,7 @@ pub struct Services {
     /// The tax services an organization's `tax.provider` picks from.
     pub tax: TaxServices,
     /// Checks business buyers' tax numbers with their registers (`[tax]`).
-    pub tax_ids: Arc<crate::app::tax_ids::TaxIdChecker>,
+    pub tax_ids: Arc<crate::egress::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,

@@ -77,7 +77,6 @@ pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;
 pub mod tax;
-pub mod tax_ids;
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 pub mod testing;

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::customer::TaxId;
-use crate::tax::{TaxBehavior, TaxBreakdown, TaxIdStatus, TaxabilityReason};
+use super::tax_breakdown::{TaxBreakdown, TaxIdStatus, TaxabilityReason};
+use super::tax_settings::TaxBehavior;
 
 /// The tax of an order as it was charged: the quote's behaviour and breakdown, and the
 /// buyer's billing name and tax number (copied, so a later change of the customer does not
@@ -25,21 +26,6 @@ pub struct OrderTax {
 }
 
 impl OrderTax {
-    /// The tax of an order charged on `quote` (a renewal, a plan change, a retried
-    /// charge), its buyer as the quote names them.
-    pub fn of_quote(quote: &crate::tax::TaxQuote, billing_name: Option<String>) -> OrderTax {
-        let buyer = &quote.request.buyer;
-        OrderTax {
-            behavior: quote.behavior(),
-            breakdown: quote.breakdown.clone(),
-            billing_name: billing_name.filter(|_| buyer.is_business),
-            is_business: buyer.is_business,
-            tax_id: buyer.tax_id.as_ref().map(|t| t.0.clone()),
-            tax_id_status: buyer.tax_id.as_ref().map(|t| t.1),
-            provider_ref: quote.provider_ref.clone(),
-        }
-    }
-
     /// A business buyer accounts for the tax.
     pub fn reverse_charge(&self) -> bool {
         self.breakdown

@@ -84,3 +84,26 @@ impl TaxBreakdown {
         }
     }
 }
+
+/// How far a buyer's tax number was checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaxIdStatus {
+    /// Format and check digits pass, and no register was asked (none configured) or the
+    /// register did not answer in time: the sale goes on as if valid, flagged.
+    #[default]
+    Unverified,
+    /// The register (VIES, HMRC) confirms the number.
+    Valid,
+    /// The register says the number is not registered: the buyer is taxed as a consumer.
+    Invalid,
+}
+
+impl TaxIdStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaxIdStatus::Unverified => "unverified",
+            TaxIdStatus::Valid => "valid",
+            TaxIdStatus::Invalid => "invalid",
+        }
+    }
+}

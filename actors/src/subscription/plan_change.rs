@@ -341,7 +341,7 @@ impl Subscription {
             seats: self.seats,
             next_payment_attempt_at: None,
             last_payment: None,
-            tax: crate::domain::order::OrderTax::of_quote(&charge.tax, None),
+            tax: charge.tax.order_tax(None),
             invoice: crate::domain::order::InvoiceState::None,
         }
     }

@@ -196,7 +196,7 @@ impl Subscription {
         );
         // The order keeps the net: for an inclusive price, the amount less the tax in it.
         order.amount = tax.net_amount();
-        order.tax = crate::domain::order::OrderTax::of_quote(&tax, None);
+        order.tax = tax.order_tax(None);
         order.payment_id = payment_id;
         if let Some(since) = self.past_due_at {
             order.created_at = since;

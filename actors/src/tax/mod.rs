@@ -17,34 +17,10 @@ pub mod rates;
 pub mod rounding;
 
 use chrono::NaiveDate;
-use serde::{Deserialize, Serialize};
 
 use crate::domain::customer::{Address, TaxId};
-pub use crate::domain::tax_breakdown::{Regime, TaxBreakdown, TaxabilityReason};
+pub use crate::domain::tax_breakdown::{Regime, TaxBreakdown, TaxIdStatus, TaxabilityReason};
 pub use crate::domain::tax_settings::{SellerTax, TaxBehavior};
-
-/// How far a buyer's tax number was checked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TaxIdStatus {
-    /// Format and check digits pass, and no register was asked (none configured) or the
-    /// register did not answer in time: the sale goes on as if valid, flagged.
-    #[default]
-    Unverified,
-    /// The register (VIES, HMRC) confirms the number.
-    Valid,
-    /// The register says the number is not registered: the buyer is taxed as a consumer.
-    Invalid,
-}
-
-impl TaxIdStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaxIdStatus::Unverified => "unverified",
-            TaxIdStatus::Valid => "valid",
-            TaxIdStatus::Invalid => "invalid",
-        }
-    }
-}
 
 /// The buyer as a tax rule sees it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -178,6 +154,21 @@ impl TaxQuote {
     /// What the buyer pays on top of the amount: the tax when exclusive, 0 when inclusive.
     pub fn added_tax(&self) -> i64 {
         self.total_amount() - self.request.amount
+    }
+
+    /// What an order charged on this quote keeps of its tax (a renewal, a plan change, a
+    /// retried charge), its buyer as the quote names them.
+    pub fn order_tax(&self, billing_name: Option<String>) -> crate::domain::order::OrderTax {
+        let buyer = &self.request.buyer;
+        crate::domain::order::OrderTax {
+            behavior: self.behavior(),
+            breakdown: self.breakdown.clone(),
+            billing_name: billing_name.filter(|_| buyer.is_business),
+            is_business: buyer.is_business,
+            tax_id: buyer.tax_id.as_ref().map(|t| t.0.clone()),
+            tax_id_status: buyer.tax_id.as_ref().map(|t| t.1),
+            provider_ref: self.provider_ref.clone(),
+        }
     }
 
     /// A business buyer accounts for the tax (a line with the reverse-charge reason).

@@ -504,7 +504,9 @@ pub(crate) async fn quote_tax(
     if let (true, Some((id, status)), Some(country)) = (
         request.buyer.is_business,
         request.buyer.tax_id.as_mut(),
-        c.customer_billing_address.as_ref().map(|a| a.country.clone()),
+        c.customer_billing_address
+            .as_ref()
+            .map(|a| a.country.clone()),
     ) {
         *status = state.tax_ids.check(id, &country).await;
     }
