@@ -762,7 +762,7 @@ impl OrganizationUpdate {
         match &self.default_tax_behavior {
             Maybe::Value(b) => match crate::api::organization_tax::parse_default_tax_behavior(b) {
                 Ok(b) => change.default_tax_behavior = Some(b),
-                Err(e) => v.push(e),
+                Err(e) => v.push(*e),
             },
             Maybe::Null => change.default_tax_behavior = Some(Default::default()),
             Maybe::Absent => {}

@@ -385,17 +385,17 @@ fn cross_rules(next: &TaxSettings, value: &Value, errors: &mut Vec<FieldError>) 
 }
 
 /// Polar's `default_tax_behavior` in a PATCH.
-pub fn parse_default_tax_behavior(value: &Value) -> Result<TaxBehaviorOption, FieldError> {
+pub fn parse_default_tax_behavior(value: &Value) -> Result<TaxBehaviorOption, Box<FieldError>> {
     value
         .as_str()
         .and_then(TaxBehaviorOption::parse)
         .ok_or_else(|| {
-            err(
+            Box::new(err(
                 "enum",
                 vec!["body".into(), "default_tax_behavior".into()],
                 "Input should be 'location', 'inclusive' or 'exclusive'",
                 value,
-            )
+            ))
         })
 }
 
