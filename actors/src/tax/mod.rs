@@ -179,6 +179,24 @@ impl TaxQuote {
     }
 }
 
+/// The tax line's label as a buyer reads it, from a breakdown and the price's behaviour:
+/// `VAT 19%`, `Includes VAT 19%` (tax inside the price), `VAT reverse charge`; `None` when no
+/// tax is shown (none anywhere, not collected, not subject to tax).
+pub fn label(breakdown: &[TaxBreakdown], behavior: TaxBehavior) -> Option<String> {
+    let b = breakdown.first()?;
+    match b.reason {
+        TaxabilityReason::ReverseCharge => Some(format!("{} reverse charge", b.name)),
+        TaxabilityReason::StandardRated => {
+            let l = format!("{} {}%", b.name, b.rate_percent());
+            Some(match behavior {
+                TaxBehavior::Inclusive => format!("Includes {l}"),
+                TaxBehavior::Exclusive => l,
+            })
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +248,27 @@ mod tests {
             (q.net_amount(), q.total_amount(), q.added_tax()),
             (810, 1000, 0)
         );
+    }
+
+    #[test]
+    fn the_tax_line_is_labelled_by_its_reason_and_behaviour() {
+        assert_eq!(label(&[], TaxBehavior::Exclusive), None);
+        let mut b = line(190, 190_000);
+        assert_eq!(
+            label(&[b.clone()], TaxBehavior::Exclusive).as_deref(),
+            Some("VAT 19%")
+        );
+        assert_eq!(
+            label(&[b.clone()], TaxBehavior::Inclusive).as_deref(),
+            Some("Includes VAT 19%")
+        );
+        b.reason = TaxabilityReason::ReverseCharge;
+        assert_eq!(
+            label(&[b.clone()], TaxBehavior::Inclusive).as_deref(),
+            Some("VAT reverse charge")
+        );
+        b.reason = TaxabilityReason::NotCollecting;
+        assert_eq!(label(&[b], TaxBehavior::Exclusive), None);
     }
 
     #[test]
