@@ -23,6 +23,8 @@ const NEW_KEYS: [&str; 20] = [
     "discount_amount",
     "net_amount",
     "tax_behavior",
+    // Tollgate's additive breakdown.
+    "tax_breakdown",
     "allow_trial",
     "active_trial_interval",
     "active_trial_interval_count",

@@ -403,8 +403,12 @@ mod tests {
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            // The seed's 26 keys and Polar's 2026 ones (with `seats`).
-            assert_eq!(keys.len(), 46, "{keys:?}");
+            // The seed's 26 keys and Polar's 2026 ones (with `seats`), and Tollgate's three
+            // of tax (`tax_breakdown`, `tax_behavior`, `customer_tax_id`).
+            assert_eq!(keys.len(), 49, "{keys:?}");
+            for k in ["tax_breakdown", "tax_behavior", "customer_tax_id"] {
+                assert!(keys.contains(k), "{k}");
+            }
             let amount = v["amount"].as_i64().unwrap();
             assert_eq!(v["net_amount"], amount);
             assert_eq!(

@@ -728,7 +728,7 @@ async fn checkout_page(
             .map(|t| Money::new(t, &currency).to_string()),
         tax_label: tax_label.unwrap_or_else(|| "Tax".into()),
         tax_note: tax_note(&c),
-        business: c.is_business_customer,
+        business: c.is_business_customer || c.customer_tax_id.is_some(),
         billing_name: c.customer_billing_name.clone().unwrap_or_default(),
         total: Money::new(total, &currency).to_string(),
         form_required: c.is_payment_form_required(),

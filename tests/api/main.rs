@@ -13,6 +13,7 @@ mod browser_dashboard;
 mod browser_portal;
 mod browser_recovery;
 mod browser_stripe;
+mod browser_tax;
 mod catalog_setup;
 mod checkout_crash;
 mod checkout_links;
