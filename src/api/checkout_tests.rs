@@ -12,7 +12,7 @@ fn keys(v: &Value) -> BTreeSet<String> {
 }
 
 /// Polar's 2026 keys (issue 27), beside the seed's.
-const NEW_KEYS: [&str; 20] = [
+const NEW_KEYS: [&str; 21] = [
     "return_url",
     "seats",
     "min_seats",
