@@ -194,8 +194,11 @@ impl Subscription {
             tax.request.buyer.address.clone(),
             now,
         );
-        // The order keeps the net: for an inclusive price, the amount less the tax in it.
-        order.amount = tax.net_amount();
+        // The order keeps the net: for an inclusive price, the amount less the tax in it
+        // (when the quote was made for the amount charged).
+        if tax.request.amount == charge.amount {
+            order.amount = tax.net_amount();
+        }
         order.tax = tax.order_tax(None);
         order.payment_id = payment_id;
         if let Some(since) = self.past_due_at {
