@@ -6,7 +6,8 @@
 //! pays 1200 + 228; an organization without tax settings is unchanged. The refusals of a
 //! business confirm (no billing name, a number whose check digits fail), the processor
 //! charged exactly `total_amount` (localstripe's PaymentIntent), and a refund of half an
-//! inclusive order returns half its tax.
+//! inclusive order returns half its tax. Only the seller's token with organizations:write
+//! sets the tax (a stranger: 404, a read-only token: 403).
 
 use serde_json::{json, Value};
 
@@ -16,6 +17,7 @@ use crate::checkouts::{
 };
 use crate::helpers::spawn_app;
 use crate::stripe::{intent_of, paying, spawn_shop, CARD_OK};
+use tollgate::auth::Scope;
 
 const SELLER_TAX: &str = "DE136695976";
 const FR_BUSINESS: &str = "FR40303265045";
@@ -350,4 +352,46 @@ async fn the_processor_charges_the_total_with_its_tax() {
         assert_eq!(o["total_amount"], total, "{o}");
         assert_eq!(o["tax_amount"], tax, "{o}");
     }
+}
+
+/// The tax settings are the seller's own: a stranger's token (organizations:write) cannot
+/// turn them on (404), the member's read-only token cannot either (403), and an invalid
+/// seller number is a 422; the settings stay as they were.
+#[actix_web::test]
+async fn only_the_seller_with_write_scope_sets_its_tax() {
+    let app = spawn_app().await;
+    let (user, writer) = app
+        .new_user_with_scopes("seller@example.de", &[Scope::OrganizationsWrite])
+        .await;
+    let org = app.created_org_as(&writer, "Seller", "tax-seller").await;
+    let id = id_of(&org);
+    let reader = app.issue_token(user, &[Scope::OrganizationsRead]).await;
+    let (_, stranger) = app
+        .new_user_with_scopes("stranger@example.com", &[Scope::OrganizationsWrite])
+        .await;
+    let body = json!({"tax": {"country": "DE", "tax_id": SELLER_TAX,
+                              "registrations": ["eu_oss"]},
+                      "default_tax_behavior": "exclusive"});
+
+    let r = app.patch_org(&id, &stranger, &body).await;
+    assert_eq!(r.expect_error(404), "ResourceNotFound", "{}", r.body);
+    let r = app.patch_org(&id, &reader, &body).await;
+    r.expect(403);
+    assert_eq!(r.body["error"], "insufficient_scope", "{}", r.body);
+    let mut wrong = body.clone();
+    wrong["tax"]["tax_id"] = json!("DE136695977");
+    let r = app.patch_org(&id, &writer, &wrong).await;
+    let item = r.expect_invalid_at(json!(["body", "tax", "tax_id"]));
+    assert_eq!(item["msg"], "Invalid tax ID.", "{}", r.body);
+
+    let r = app.get_org(&id, &reader).await;
+    r.expect(200);
+    assert_eq!(r.body["tax"]["country"], Value::Null, "{}", r.body);
+    assert_eq!(r.body["tax"]["registrations"], json!([]), "{}", r.body);
+    assert_ne!(r.body["default_tax_behavior"], "exclusive", "{}", r.body);
+
+    let r = app.patch_org(&id, &writer, &body).await;
+    r.expect(200);
+    assert_eq!(r.body["tax"]["tax_id"], SELLER_TAX, "{}", r.body);
+    assert_eq!(r.body["default_tax_behavior"], "exclusive", "{}", r.body);
 }
