@@ -308,7 +308,7 @@ async fn an_exclusive_seller_adds_the_vat_and_a_seller_without_settings_adds_not
         assert_eq!(q["net_amount"], 1200, "{q}");
         assert_eq!(q["total_amount"], 1200, "{q}");
         assert_eq!(q["tax_breakdown"], json!([]), "{q}");
-        assert_ne!(q["tax_behavior"], "inclusive", "{q}");
+        assert_eq!(q["tax_behavior"], "exclusive", "{q}");
         let o = bought(
             api,
             &c,
@@ -388,7 +388,7 @@ async fn only_the_seller_with_write_scope_sets_its_tax() {
     r.expect(200);
     assert_eq!(r.body["tax"]["country"], Value::Null, "{}", r.body);
     assert_eq!(r.body["tax"]["registrations"], json!([]), "{}", r.body);
-    assert_ne!(r.body["default_tax_behavior"], "exclusive", "{}", r.body);
+    assert_eq!(r.body["default_tax_behavior"], "location", "{}", r.body);
 
     let r = app.patch_org(&id, &writer, &body).await;
     r.expect(200);
