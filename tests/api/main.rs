@@ -86,6 +86,7 @@ mod subscription_events;
 mod subscription_keys;
 mod subscription_plans;
 mod subscriptions;
+mod tax_checkout;
 mod tools;
 mod validation_crash;
 mod versions;
