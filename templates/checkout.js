@@ -376,6 +376,8 @@
       var el = document.getElementById(id);
       if (el) { el.textContent = ""; el.hidden = true; }
     });
+    var taxInput = document.getElementById("customer_tax_id");
+    if (taxInput) taxInput.removeAttribute("aria-invalid");
     send("PATCH", api, taxBody()).then(function (r) {
       if (r.status === 200) {
         showTotals(r.data);

@@ -97,6 +97,8 @@ def french_business(d):
     check("the page says why", "Reverse charge" in note, note)
     check("the invalid-number message is gone",
           not d.find_element(By.ID, "err-customer_tax_id").is_displayed())
+    check("the number is no longer marked invalid",
+          d.find_element(By.ID, "customer_tax_id").get_attribute("aria-invalid") != "true")
     shoot(d, "business-fr", focus="#business")
     pay_and_confirm(d, "French business")
     check("the confirmation says reverse charge",
