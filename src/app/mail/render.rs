@@ -584,6 +584,29 @@ mod tests {
     }
 
     #[test]
+    fn a_receipt_labels_its_tax_and_says_what_the_tax_requires() {
+        let mut r = receipt();
+        let plain = r.render().unwrap();
+        assert!(plain.text.contains("  Tax: $0.00"), "{}", plain.text);
+        r.tax_label = Some("VAT reverse charge".into());
+        r.tax_notes = vec![
+            crate::domain::invoice::REVERSE_CHARGE_EU.to_string(),
+            "Your tax number: FR40303265045".into(),
+        ];
+        let out = r.render().unwrap();
+        for part in [&out.text, &out.html] {
+            for needle in [
+                "VAT reverse charge",
+                "Article 196, Council Directive 2006/112/EC",
+                "Your tax number: FR40303265045",
+            ] {
+                assert!(part.contains(needle), "{needle} missing in\n{part}");
+            }
+        }
+        assert!(!out.text.contains("  Tax: "), "{}", out.text);
+    }
+
+    #[test]
     fn no_discount_line_without_a_discount_and_renewals_say_so() {
         let mut r = receipt();
         r.discount = 0;
