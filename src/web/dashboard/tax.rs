@@ -59,13 +59,10 @@ const BEHAVIORS: &[(TaxBehaviorOption, &str)] = &[
 ];
 
 const TIMINGS: &[(InvoiceTiming, &str)] = &[
-    (
-        InvoiceTiming::OnPayment,
-        "On payment: every paid order is invoiced",
-    ),
+    (InvoiceTiming::OnPayment, "On payment (every paid order)"),
     (
         InvoiceTiming::OnRequest,
-        "On request: when you or the buyer ask for it",
+        "On request (you or the buyer ask)",
     ),
 ];
 
