@@ -7,7 +7,7 @@
 //! (`legal_name`, `address`), the invoices' number prefix and when invoices are issued
 //! (`invoice_prefix`, `invoice_timing`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
@@ -397,6 +397,199 @@ pub fn parse_default_tax_behavior(value: &Value) -> Result<TaxBehaviorOption, Bo
                 value,
             ))
         })
+}
+
+// ---------------------------------------------------------------------------------------
+// The dashboard's form
+// ---------------------------------------------------------------------------------------
+
+/// The dashboard's tax form as posted (`/dashboard/{org}/tax`): text fields, ticked boxes
+/// and radios. It is read by the PATCH's own rules: [`TaxForm::to_value`] writes the `tax`
+/// object a PATCH would carry and [`parse_tax`] reads it, so a form and the API accept and
+/// refuse the same settings with the same messages.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TaxForm {
+    /// ISO 3166-1 alpha-2; empty: no tax.
+    pub country: String,
+    pub tax_id: String,
+    pub legal_name: String,
+    pub address_line1: String,
+    pub address_line2: String,
+    pub address_postal_code: String,
+    pub address_city: String,
+    pub address_state: String,
+    pub address_country: String,
+    /// The ticked registrations (wire names), and those the form keeps without a box
+    /// (`us_<state>`, set through the API).
+    pub registrations: Vec<String>,
+    pub eu_micro_threshold: Option<String>,
+    /// `none`, `builtin` or `stripe`; empty: the PATCH's default.
+    pub provider: String,
+    /// `location`, `inclusive` or `exclusive`; empty: unchanged.
+    pub default_tax_behavior: String,
+    /// Empty: the slug in upper case.
+    pub invoice_prefix: String,
+    /// `on_payment` or `on_request`; empty: the default.
+    pub invoice_timing: String,
+}
+
+impl TaxForm {
+    /// The form filled with the organization's settings. With no country yet, the provider
+    /// offered is `builtin`, what a country first set turns on.
+    pub fn of(o: &Organization) -> TaxForm {
+        let t = &o.tax;
+        let a = t.address.clone().unwrap_or_default();
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        TaxForm {
+            country: text(&t.country),
+            tax_id: t
+                .tax_id
+                .as_ref()
+                .map(|i| i.value.clone())
+                .unwrap_or_default(),
+            legal_name: text(&t.legal_name),
+            address_line1: text(&a.line1),
+            address_line2: text(&a.line2),
+            address_postal_code: text(&a.postal_code),
+            address_city: text(&a.city),
+            address_state: text(&a.state),
+            address_country: a.country,
+            registrations: t.registrations.iter().map(|r| r.as_string()).collect(),
+            eu_micro_threshold: t.eu_micro_threshold.then(|| "on".to_string()),
+            provider: match (&t.country, t.provider) {
+                (None, TaxProvider::None) => TaxProvider::Builtin.as_str().to_string(),
+                (_, p) => p.as_str().to_string(),
+            },
+            default_tax_behavior: o.default_tax_behavior.as_str().to_string(),
+            invoice_prefix: text(&t.invoice_prefix),
+            invoice_timing: t.invoice_timing.as_str().to_string(),
+        }
+    }
+
+    /// Whether the micro-threshold box is ticked.
+    pub fn micro_threshold(&self) -> bool {
+        self.eu_micro_threshold
+            .as_deref()
+            .is_some_and(|v| v != "false")
+    }
+
+    /// The `tax` object of a PATCH with what was typed: every key sent (a blank text is
+    /// `null`), but the provider and the invoice timing when left blank, and the address
+    /// `null` when all of its fields are blank.
+    fn to_value(&self) -> Value {
+        let text = |v: &str| match v.trim() {
+            "" => Value::Null,
+            v => Value::from(v),
+        };
+        let mut tax = serde_json::Map::new();
+        tax.insert("country".into(), text(&self.country));
+        tax.insert("tax_id".into(), text(&self.tax_id));
+        tax.insert(
+            "registrations".into(),
+            self.registrations
+                .iter()
+                .map(|r| Value::from(r.trim()))
+                .collect(),
+        );
+        tax.insert(
+            "eu_micro_threshold".into(),
+            Value::from(self.micro_threshold()),
+        );
+        if !self.provider.trim().is_empty() {
+            tax.insert("provider".into(), text(&self.provider));
+        }
+        tax.insert("legal_name".into(), text(&self.legal_name));
+        let lines = [
+            ("line1", &self.address_line1),
+            ("line2", &self.address_line2),
+            ("postal_code", &self.address_postal_code),
+            ("city", &self.address_city),
+            ("state", &self.address_state),
+        ];
+        let address = if lines.iter().all(|(_, v)| v.trim().is_empty())
+            && self.address_country.trim().is_empty()
+        {
+            Value::Null
+        } else {
+            let mut a: serde_json::Map<String, Value> = lines
+                .iter()
+                .map(|(k, v)| (k.to_string(), text(v)))
+                .collect();
+            a.insert("country".into(), Value::from(self.address_country.trim()));
+            Value::Object(a)
+        };
+        tax.insert("address".into(), address);
+        tax.insert("invoice_prefix".into(), text(&self.invoice_prefix));
+        if !self.invoice_timing.trim().is_empty() {
+            tax.insert("invoice_timing".into(), text(&self.invoice_timing));
+        }
+        Value::Object(tax)
+    }
+
+    /// The organization update the form saves, through the same command as
+    /// `PATCH /v1/organizations/{id}`: the `tax` object and `default_tax_behavior` (when
+    /// chosen), nothing else.
+    pub fn update(&self) -> crate::api::organization::OrganizationUpdate {
+        use crate::api::Maybe;
+        let behavior = match self.default_tax_behavior.trim() {
+            "" => Maybe::Absent,
+            b => Maybe::Value(Value::from(b)),
+        };
+        crate::api::organization::OrganizationUpdate {
+            name: Maybe::Absent,
+            avatar_url: Maybe::Absent,
+            default_upfront_split_to_contributors: Maybe::Absent,
+            pledge_badge_show_amount: Maybe::Absent,
+            pledge_minimum_amount: Maybe::Absent,
+            billing_email: Maybe::Absent,
+            default_badge_custom_content: Maybe::Absent,
+            total_monthly_spending_limit: Maybe::Absent,
+            per_user_monthly_spending_limit: Maybe::Absent,
+            profile_settings: Maybe::Absent,
+            feature_settings: Maybe::Absent,
+            subscription_settings: Maybe::Absent,
+            notification_settings: Maybe::Absent,
+            customer_portal_settings: Maybe::Absent,
+            default_tax_behavior: behavior,
+            tax: Maybe::Value(self.to_value()),
+            bio: Maybe::Absent,
+            company: Maybe::Absent,
+            blog: Maybe::Absent,
+            location: Maybe::Absent,
+            email: Maybe::Absent,
+            twitter_username: Maybe::Absent,
+        }
+    }
+}
+
+/// The settings `current` becomes with the form, by [`parse_tax`]'s rules, or its 422's
+/// field errors.
+pub fn parse_tax_form(
+    form: &TaxForm,
+    current: &TaxSettings,
+) -> Result<TaxSettings, Vec<FieldError>> {
+    parse_tax(&form.to_value(), current)
+}
+
+/// The form's field a 422's problem is about (`tax_id`, `address_city`,
+/// `default_tax_behavior`; `registrations` for any of them), and its message; `""` for a
+/// problem of no one field.
+pub fn form_problems(errors: &[FieldError]) -> Vec<(String, String)> {
+    errors
+        .iter()
+        .map(|e| {
+            let keys: Vec<&str> = e.loc.iter().skip(1).filter_map(Value::as_str).collect();
+            let field = match keys.as_slice() {
+                ["default_tax_behavior", ..] => "default_tax_behavior".to_string(),
+                ["tax", "address", part, ..] => format!("address_{part}"),
+                ["tax", "address"] => "address_country".to_string(),
+                ["tax", key, ..] => key.to_string(),
+                _ => String::new(),
+            };
+            (field, e.msg.clone())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod customer_state;
 mod customers;
 mod dashboard;
 mod dashboard_signing;
+mod dashboard_tax;
 mod dashboard_webhooks;
 mod discounts;
 mod disk_full;
