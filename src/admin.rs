@@ -243,6 +243,8 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<mail::MailMessage>();
     v.visit::<refund::Refund>();
     v.visit::<dispute::Dispute>();
+    v.visit::<crate::domain::invoice::Invoice>();
+    v.visit::<crate::domain::invoice::DocumentSequence>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

@@ -29,6 +29,7 @@ pub struct Settings {
     pub license_keys: LicenseKeySettings,
     pub metrics: MetricsSettings,
     pub email: EmailSettings,
+    pub tax: TaxConfig,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -455,6 +456,9 @@ fn is_loopback(u: &url::Url) -> bool {
 
 mod email;
 pub use email::{EmailSettings, EmailTransport};
+
+mod tax;
+pub use tax::{TaxConfig, HMRC_URL, VIES_URL};
 
 /// A URL with its password replaced (for logs).
 pub fn redacted_url(raw: &str) -> String {
@@ -888,6 +892,7 @@ impl Settings {
         }
         self.rate_limits.validate()?;
         self.webhooks.validate()?;
+        self.tax.validate()?;
         self.storage.validate()?;
         self.payments.validate()
     }

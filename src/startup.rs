@@ -177,7 +177,10 @@ impl Application {
                 },
             )?,
             processor: payment_processor(&settings, &store)?,
-            tax: Arc::new(crate::payments::NoTax),
+            tax: crate::payments::TaxServices::builtin(),
+            tax_ids: Arc::new(crate::egress::tax_ids::TaxIdChecker::from_config(
+                &settings.tax,
+            )?),
             webhooks: crate::egress::Hub::new(
                 &settings.webhooks,
                 crate::egress::target::TargetPolicy::new(

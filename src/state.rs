@@ -11,7 +11,7 @@ use tollgate_storage::Store;
 use crate::auth::TokenHasher;
 use crate::config::Settings;
 use crate::domain::ids::UserId;
-use crate::payments::{PaymentProcessor, TaxService};
+use crate::payments::{PaymentProcessor, TaxServices};
 
 /// Everything a handler needs, shared by all workers.
 pub struct AppState {
@@ -22,7 +22,10 @@ pub struct AppState {
     pub public_url: String,
     pub clock: SharedClock,
     pub processor: Arc<dyn PaymentProcessor>,
-    pub tax: Arc<dyn TaxService>,
+    /// The tax services an organization's `tax.provider` picks from.
+    pub tax: TaxServices,
+    /// Checks business buyers' tax numbers with their registers (`[tax]`).
+    pub tax_ids: Arc<crate::egress::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -65,7 +68,10 @@ pub struct AppState {
 pub struct Services {
     pub clock: SharedClock,
     pub processor: Arc<dyn PaymentProcessor>,
-    pub tax: Arc<dyn TaxService>,
+    /// The tax services an organization's `tax.provider` picks from.
+    pub tax: TaxServices,
+    /// Checks business buyers' tax numbers with their registers (`[tax]`).
+    pub tax_ids: Arc<crate::egress::tax_ids::TaxIdChecker>,
     pub checkouts: Registry<CheckoutEntity>,
     pub subscriptions: Registry<SubscriptionEntity>,
     pub license_keys: Registry<LicenseKeyEntity>,
@@ -119,6 +125,7 @@ impl AppState {
             clock: services.clock,
             processor: services.processor,
             tax: services.tax,
+            tax_ids: services.tax_ids,
             checkouts: services.checkouts,
             subscriptions: services.subscriptions,
             license_keys: services.license_keys,

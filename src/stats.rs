@@ -365,6 +365,8 @@ mod tests {
             seats: None,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 

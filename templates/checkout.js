@@ -72,6 +72,29 @@
     payButton.textContent = (mode === "subscribe" ? "Subscribe " + money(total) + per() : "Pay " + money(total));
   }
 
+  // The tax row's label from the checkout's breakdown: "VAT 19%", "Includes VAT 19%" for a
+  // price with its tax inside, "VAT reverse charge"; null when no tax is shown.
+  function taxLabel(c) {
+    var b = (c.tax_breakdown || [])[0];
+    if (!b) return null;
+    if (b.taxability_reason === "reverse_charge") return b.name + " reverse charge";
+    if (b.taxability_reason !== "standard_rated") return null;
+    var l = b.name + " " + b.rate + "%";
+    return c.tax_behavior === "inclusive" ? "Includes " + l : l;
+  }
+
+  // What the buyer is told under the tax number.
+  function taxNote(c) {
+    var b = (c.tax_breakdown || [])[0];
+    if (b && b.taxability_reason === "reverse_charge") {
+      return "Reverse charge: no VAT is charged; you account for it in your own return.";
+    }
+    if (c.is_business_customer && c.customer_tax_id && b && b.taxability_reason === "standard_rated") {
+      return "This VAT number could not be confirmed as registered: VAT is charged.";
+    }
+    return "";
+  }
+
   // The summary from a checkout as the API renders it.
   function showTotals(c) {
     var amount = c.amount || 0;
@@ -84,7 +107,14 @@
     document.getElementById("row-discount").hidden = discount <= 0;
     setText("summary-subtotal", money(subtotal));
     setText("summary-tax", money(tax));
-    document.getElementById("row-tax").hidden = tax <= 0;
+    var label = taxLabel(c);
+    setText("summary-tax-label", label || "Tax");
+    document.getElementById("row-tax").hidden = !label && tax <= 0;
+    var note = document.getElementById("tax-note");
+    if (note && c.tax_breakdown) {
+      note.textContent = taxNote(c);
+      note.hidden = !note.textContent;
+    }
     setText("summary-total", money(total) + per());
     // The first charge after a trial is the total as it now stands (a discount changes it).
     if (document.getElementById("trial-amount") && document.getElementById("trial-amount").textContent) {
@@ -315,6 +345,67 @@
     showStates();
   }
 
+  // ----- Business buyers, and the tax as the address and the number decide it: the
+  // checkout is updated (and its tax quoted again) when they change.
+  var business = document.getElementById("is_business_customer");
+  if (business) {
+    business.addEventListener("change", function () {
+      document.getElementById("business").hidden = !business.checked;
+    });
+  }
+  var taxTimer = null;
+  function taxBody() {
+    var body = {};
+    var address = { country: country.value };
+    ["line1", "line2", "postal_code", "city"].forEach(function (k) {
+      var v = value(k);
+      if (v) address[k] = v;
+    });
+    var s = stateSelect();
+    if (s && s.value) address.state = country.value + "-" + s.value;
+    body.customer_billing_address = address.country ? address : null;
+    var isBusiness = !!(business && business.checked);
+    body.is_business_customer = isBusiness;
+    body.customer_tax_id = isBusiness ? (value("customer_tax_id") || null) : null;
+    if (isBusiness) body.customer_billing_name = value("customer_billing_name") || null;
+    return body;
+  }
+  function requote() {
+    if (busy || leaving || !country) return;
+    ["err-customer_tax_id", "err-customer_billing_address"].forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) { el.textContent = ""; el.hidden = true; }
+    });
+    var taxInput = document.getElementById("customer_tax_id");
+    if (taxInput) taxInput.removeAttribute("aria-invalid");
+    send("PATCH", api, taxBody()).then(function (r) {
+      if (r.status === 200) {
+        showTotals(r.data);
+      } else if (r.status === 422 && Array.isArray(r.data.detail)) {
+        showValidation(r.data.detail);
+      } else if (r.status === 404 || r.status === 403) {
+        leaving = true;
+        window.location.reload();
+      }
+    }, function () { /* the confirm sends everything again */ });
+  }
+  function requoteSoon() {
+    if (taxTimer) clearTimeout(taxTimer);
+    taxTimer = setTimeout(requote, 400);
+  }
+  if (country) {
+    country.addEventListener("change", requoteSoon);
+    ["US", "CA"].forEach(function (c) {
+      var s = document.getElementById("state-" + c);
+      if (s) s.addEventListener("change", requoteSoon);
+    });
+    ["postal_code", "customer_tax_id"].forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) el.addEventListener("change", requoteSoon);
+    });
+    if (business) business.addEventListener("change", requoteSoon);
+  }
+
   // ----- The card.
   var stripe = null;
   var card = null;
@@ -358,8 +449,13 @@
       var s = stateSelect();
       if (s && s.value) address.state = country.value + "-" + s.value;
       if (address.country || Object.keys(address).length > 1) body.customer_billing_address = address;
+      var isBusiness = !!(business && business.checked);
+      body.is_business_customer = isBusiness;
       var taxId = value("customer_tax_id");
-      if (taxId) body.customer_tax_id = taxId;
+      if (isBusiness && taxId) body.customer_tax_id = taxId;
+      if (!isBusiness) body.customer_tax_id = null;
+      var billingName = value("customer_billing_name");
+      if (isBusiness) body.customer_billing_name = billingName || null;
     }
     var fields = form.querySelectorAll("[data-slug]");
     if (fields.length) {

@@ -522,7 +522,7 @@ pub enum PaymentProcessor {
     Stripe,
 }
 
-/// How a checkout's tax relates to its amounts: Tollgate adds tax on top (`exclusive`).
+/// How a checkout's tax relates to its amounts: inside the price or added to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaxBehavior {
@@ -652,13 +652,17 @@ macro_rules! checkout_schema {
             pub min_units: Option<i64>,
             pub max_units: Option<i64>,
             pub discount_amount: i64,
-            /// After discount, before tax.
+            /// After discount, before tax (for an inclusive price, the subtotal less the
+            /// tax in it).
             pub net_amount: i64,
             pub tax_amount: Option<i64>,
-            /// `exclusive` once the tax is computed (added on top), `null` before.
+            /// Whether the tax is inside the price (`inclusive`) or added to it
+            /// (`exclusive`), once computed; `null` before.
             pub tax_behavior: Option<TaxBehavior>,
+            /// The tax per jurisdiction and rate (Tollgate's; empty: none).
+            pub tax_breakdown: Vec<crate::api::tax::TaxBreakdownView>,
             pub currency: String,
-            /// The same as `net_amount` (the seed's name).
+            /// After discount (for an inclusive price, tax included).
             pub subtotal_amount: i64,
             pub total_amount: i64,
             pub allow_trial: Option<bool>,
@@ -678,12 +682,13 @@ macro_rules! checkout_schema {
             pub is_payment_setup_required: bool,
             pub is_payment_form_required: bool,
             pub customer_id: Option<Uuid>,
-            /// Business purchases are not supported: always `false`.
+            /// Buying as a business: a billing name and a full address are required, and
+            /// a valid VAT number of another EU state is reverse-charged.
             pub is_business_customer: bool,
             pub customer_name: Option<String>,
             pub customer_email: Option<String>,
             pub customer_ip_address: Option<String>,
-            /// Business purchases are not supported: always `null`.
+            /// The business's name on the invoice.
             pub customer_billing_name: Option<String>,
             pub customer_billing_address: Option<AddressView>,
             pub customer_tax_id: Option<String>,
@@ -729,9 +734,15 @@ macro_rules! checkout_schema {
                     min_units: None,
                     max_units: None,
                     discount_amount: c.discount_amount(),
-                    net_amount: c.subtotal_amount().unwrap_or(0),
+                    net_amount: c.net_amount().unwrap_or(0),
                     tax_amount: c.tax_amount,
-                    tax_behavior: c.tax_amount.map(|_| TaxBehavior::Exclusive),
+                    tax_behavior: c.tax_amount.map(|_| match c.tax_behavior {
+                        Some(tollgate_actors::tax::TaxBehavior::Inclusive) => {
+                            TaxBehavior::Inclusive
+                        }
+                        _ => TaxBehavior::Exclusive,
+                    }),
+                    tax_breakdown: crate::api::tax::breakdown_view(&c.tax_breakdown),
                     currency: c.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
                     subtotal_amount: c.subtotal_amount().unwrap_or(0),
                     total_amount: c.total_amount().unwrap_or(0),
@@ -751,11 +762,11 @@ macro_rules! checkout_schema {
                     is_payment_setup_required: c.is_payment_setup_required(),
                     is_payment_form_required: c.is_payment_form_required(),
                     customer_id: c.customer_id.map(|id| id.0),
-                    is_business_customer: false,
+                    is_business_customer: c.is_business_customer,
                     customer_name: c.customer_name.clone(),
                     customer_email: c.customer_email.clone(),
                     customer_ip_address: c.customer_ip_address.clone(),
-                    customer_billing_name: None,
+                    customer_billing_name: c.customer_billing_name.clone(),
                     customer_billing_address: c
                         .customer_billing_address
                         .as_ref()

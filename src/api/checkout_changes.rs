@@ -8,8 +8,8 @@ use serde_json::Value;
 use tollgate_actors::checkout::{ChangeCheckout, Changes, CustomFieldInput};
 
 use super::create::{
-    address_field, check_amount, check_currency, check_ip, email_field, metadata_field,
-    optional_string, refuse, refuse_business, refuse_counts, seats_field, trial_fields,
+    address_field, check_amount, check_billing_name, check_currency, check_ip, email_field,
+    metadata_field, optional_string, refuse, refuse_counts, seats_field, trial_fields,
 };
 use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
 use super::{CheckoutUpdate, CheckoutUpdatePublic};
@@ -152,11 +152,20 @@ fn parse_2026_fields(
     if let Some(n) = buyer.seats.as_value().copied() {
         ch.seats = seats_field(v, n);
     }
-    refuse_business(
+    match buyer.is_business_customer {
+        Maybe::Value(b) => ch.is_business_customer = Some(b),
+        Maybe::Null => ch.is_business_customer = Some(false),
+        Maybe::Absent => {}
+    }
+    check_billing_name(
         v,
-        buyer.is_business_customer.as_value().copied(),
         buyer.customer_billing_name.as_value().map(String::as_str),
     );
+    match buyer.customer_billing_name {
+        Maybe::Value(n) => ch.customer_billing_name = Some(Some(n.trim().to_string())),
+        Maybe::Null => ch.customer_billing_name = Some(None),
+        Maybe::Absent => {}
+    }
     // `locale` is accepted: the pages are in English, as Polar's are for organizations
     // without checkout localization.
     match (buyer.allow_trial, public) {

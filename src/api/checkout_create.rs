@@ -112,6 +112,8 @@ impl CheckoutCreate {
             customer_ip_address: optional_string(input.customer_ip_address),
             customer_billing_address: address,
             customer_tax_id: optional_string(input.customer_tax_id),
+            is_business_customer: input.is_business_customer.unwrap_or(false),
+            customer_billing_name: optional_string(input.customer_billing_name),
             customer_metadata,
             metadata,
             custom_field_data: input
@@ -310,23 +312,15 @@ pub fn refuse_counts(v: &mut Validator, counts: &[(&str, Option<i64>)]) {
     }
 }
 
-/// Business purchases (a billing name, a business customer): not supported.
-pub fn refuse_business(v: &mut Validator, is_business: Option<bool>, billing_name: Option<&str>) {
-    if is_business == Some(true) {
-        refuse(
-            v,
-            "is_business_customer",
-            "Business customers are not supported.",
-            Value::Bool(true),
-        );
-    }
-    if let Some(name) = billing_name.filter(|n| !n.trim().is_empty()) {
-        refuse(
-            v,
-            "customer_billing_name",
-            "A billing name is only used for business customers, which are not supported.",
+/// A billing name longer than Polar's 256 characters.
+pub fn check_billing_name(v: &mut Validator, billing_name: Option<&str>) {
+    if let Some(name) = billing_name.filter(|n| n.chars().count() > 256) {
+        v.push(FieldError::new(
+            "string_too_long",
+            loc!["body", "customer_billing_name"],
+            "String should have at most 256 characters",
             Value::from(name),
-        );
+        ));
     }
 }
 
@@ -415,11 +409,7 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
             ("max_units", input.max_units),
         ],
     );
-    refuse_business(
-        v,
-        input.is_business_customer,
-        input.customer_billing_name.as_deref(),
-    );
+    check_billing_name(v, input.customer_billing_name.as_deref());
     check_currency(v, input.currency.as_deref());
     if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
         refuse(

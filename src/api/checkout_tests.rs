@@ -12,7 +12,7 @@ fn keys(v: &Value) -> BTreeSet<String> {
 }
 
 /// Polar's 2026 keys (issue 27), beside the seed's.
-const NEW_KEYS: [&str; 20] = [
+const NEW_KEYS: [&str; 21] = [
     "return_url",
     "seats",
     "min_seats",
@@ -23,6 +23,8 @@ const NEW_KEYS: [&str; 20] = [
     "discount_amount",
     "net_amount",
     "tax_behavior",
+    // Tollgate's additive breakdown.
+    "tax_breakdown",
     "allow_trial",
     "active_trial_interval",
     "active_trial_interval_count",
@@ -253,6 +255,8 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
             subscription_id: None,
             product_trial: None,
             seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
         })
     };
     let mut out = Vec::new();

@@ -372,6 +372,8 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             seats: None,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         };
         let refs = OrderRefs {
             customer: &customer,

@@ -218,6 +218,8 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: crate::domain::order::OrderTax::default(),
+        invoice: crate::domain::order::InvoiceState::None,
     };
     let mut k = key.clone();
     k.order_id = Some(order.id);

@@ -22,6 +22,7 @@ pub mod oauth2;
 pub mod order;
 pub mod organization;
 pub mod organization_access_token;
+pub mod organization_tax;
 pub mod payment_method;
 pub mod portal_update;
 pub mod price;
@@ -29,6 +30,7 @@ pub mod product;
 pub mod recovery;
 pub mod refund;
 pub mod subscription;
+pub mod tax;
 pub mod version;
 pub mod webhook;
 

@@ -14,7 +14,7 @@ use super::subscription::{custom_field_data_map, CustomFieldDataMap, OrderSubscr
 use crate::api::free_form::CustomFieldValue;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
-use crate::domain::order::{self as domain, Order};
+use crate::domain::order::{self as domain, InvoiceState, Order};
 use crate::domain::product::{Price, Product};
 use tollgate_actors::subscription::Subscription;
 
@@ -122,11 +122,17 @@ pub struct OrderView {
     pub due_amount: i64,
     pub refundable_amount: i64,
     pub refundable_tax_amount: i64,
-    /// The customer's name.
+    /// The business's billing name, else the customer's name.
     pub billing_name: Option<String>,
-    /// A number derived from the order's id (Tollgate issues no invoice documents).
+    /// The invoice's number once issued; before, a number derived from the order's id.
     pub invoice_number: String,
     pub is_invoice_generated: bool,
+    /// The tax per jurisdiction and rate (Tollgate's; empty: none).
+    pub tax_breakdown: Vec<crate::api::tax::TaxBreakdownView>,
+    /// Whether the price included the tax (Tollgate's).
+    pub tax_behavior: &'static str,
+    /// The buyer's tax number as the order was paid (Tollgate's).
+    pub customer_tax_id: Option<String>,
     pub receipt_number: Option<String>,
     /// The seats bought at a seat-based price; `null` for any other price.
     pub seats: Option<i64>,
@@ -222,9 +228,16 @@ impl OrderView {
             },
             refundable_amount: refundable(o, o.amount, o.refunded_amount),
             refundable_tax_amount: refundable(o, o.tax_amount, o.refunded_tax_amount),
-            billing_name: refs.customer.name.clone(),
+            billing_name: o
+                .tax
+                .billing_name
+                .clone()
+                .or_else(|| refs.customer.name.clone()),
             invoice_number: invoice_number(o),
-            is_invoice_generated: false,
+            is_invoice_generated: matches!(o.invoice, InvoiceState::Issued { .. }),
+            tax_breakdown: crate::api::tax::breakdown_view(&o.tax.breakdown),
+            tax_behavior: o.tax.behavior.as_str(),
+            customer_tax_id: o.tax.tax_id.as_ref().map(|t| t.value.clone()),
             receipt_number: None,
             seats: o.seats.map(i64::from),
             units: None,
@@ -247,9 +260,12 @@ impl OrderView {
     }
 }
 
-/// `TG-` and the order id's first twelve hex digits, upper case: stable and unique enough
-/// to quote to a buyer.
+/// The issued invoice's number; before one is issued, `TG-` and the order id's first twelve
+/// hex digits, upper case: stable and unique enough to quote to a buyer.
 fn invoice_number(o: &Order) -> String {
+    if let InvoiceState::Issued { number, .. } = &o.invoice {
+        return number.clone();
+    }
     let hex = o.id.0.simple().to_string().to_ascii_uppercase();
     format!("TG-{}", &hex[..12])
 }
@@ -304,6 +320,8 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: crate::domain::order::OrderTax::default(),
+        invoice: crate::domain::order::InvoiceState::None,
     };
     let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
     let mut refunded = false;
@@ -385,8 +403,12 @@ mod tests {
                 .as_object()
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            // The seed's 26 keys and Polar's 2026 ones (with `seats`).
-            assert_eq!(keys.len(), 46, "{keys:?}");
+            // The seed's 26 keys and Polar's 2026 ones (with `seats`), and Tollgate's three
+            // of tax (`tax_breakdown`, `tax_behavior`, `customer_tax_id`).
+            assert_eq!(keys.len(), 49, "{keys:?}");
+            for k in ["tax_breakdown", "tax_behavior", "customer_tax_id"] {
+                assert!(keys.contains(k), "{k}");
+            }
             let amount = v["amount"].as_i64().unwrap();
             assert_eq!(v["net_amount"], amount);
             assert_eq!(

@@ -306,8 +306,11 @@ pub struct OrganizationView {
     pub sso_enforced: bool,
     /// `usd`: the only currency Tollgate sells in.
     pub default_presentment_currency: &'static str,
-    /// `location`: tax is added on top of the price, by the buyer's country.
+    /// `location` (exclusive in the US, Canada and India, inclusive elsewhere), `inclusive`
+    /// or `exclusive`: the behaviour of prices that name none.
     pub default_tax_behavior: &'static str,
+    /// The seller's tax settings (Tollgate's additive object).
+    pub tax: crate::api::organization_tax::OrganizationTax,
     pub customer_email_settings: OrganizationCustomerEmailSettings,
     pub customer_portal_settings: OrganizationCustomerPortalSettings,
     pub dispute_settings: OrganizationDisputeSettings,
@@ -364,7 +367,8 @@ impl From<&Organization> for OrganizationView {
             onboarding_resubmission_requested_at: None,
             sso_enforced: false,
             default_presentment_currency: crate::domain::currency::Currency::DEFAULT.code(),
-            default_tax_behavior: "location",
+            default_tax_behavior: o.default_tax_behavior.as_str(),
+            tax: crate::api::organization_tax::OrganizationTax::of(o),
             customer_email_settings: OrganizationCustomerEmailSettings {
                 order_confirmation: false,
                 payment_method_expiration_reminder: false,
@@ -476,6 +480,14 @@ pub struct OrganizationUpdate {
     #[serde(default)]
     #[schema(value_type = Option<OrganizationCustomerPortalSettings>)]
     pub customer_portal_settings: Maybe<OrganizationCustomerPortalSettings>,
+    /// `location`, `inclusive` or `exclusive`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub default_tax_behavior: Maybe<serde_json::Value>,
+    /// The seller's tax settings (each key optional: absent keys are kept).
+    #[serde(default)]
+    #[schema(value_type = Option<crate::api::organization_tax::OrganizationTaxUpdate>)]
+    pub tax: Maybe<serde_json::Value>,
     // Public profile fields Polar shows but edits elsewhere (not in its `OrganizationUpdate`
     // schema); accepted here so they can be set.
     #[serde(default)]
@@ -746,6 +758,20 @@ impl OrganizationUpdate {
                 update_seats: p.subscription.update_seats,
                 update_plan: p.subscription.update_plan,
             });
+        }
+        match &self.default_tax_behavior {
+            Maybe::Value(b) => match crate::api::organization_tax::parse_default_tax_behavior(b) {
+                Ok(b) => change.default_tax_behavior = Some(b),
+                Err(e) => v.push(*e),
+            },
+            Maybe::Null => change.default_tax_behavior = Some(Default::default()),
+            Maybe::Absent => {}
+        }
+        if let Maybe::Value(t) = &self.tax {
+            match crate::api::organization_tax::parse_tax(t, &stored.tax) {
+                Ok(t) => change.tax = Some(t),
+                Err(errors) => errors.into_iter().for_each(|e| v.push(e)),
+            }
         }
         v.finish()?;
         Ok(change)

@@ -59,6 +59,7 @@ pub mod customer_state;
 pub mod disputes;
 pub mod event_log;
 pub mod exports;
+pub mod invoices;
 pub mod license_file;
 pub mod license_key_import;
 pub mod license_keys;
@@ -75,6 +76,7 @@ pub mod recovery;
 pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;
+pub mod tax;
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 pub mod testing;

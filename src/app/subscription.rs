@@ -447,24 +447,26 @@ pub(crate) async fn tax_quote(
     amount: i64,
     currency: &str,
 ) -> Result<TaxQuote, AppError> {
-    let billing_address = state
-        .store
-        .get::<Customer>(&customer.key())
-        .await?
-        .and_then(|c| c.value.billing_address);
-    let request = TaxRequest {
-        amount,
-        currency: currency.to_string(),
-        billing_address,
-        tax_code: None,
-        tax_inclusive: false,
+    let Some(c) = state.store.get::<Customer>(&customer.key()).await? else {
+        return Ok(TaxQuote::zero(TaxRequest::new(
+            amount,
+            currency,
+            chrono::Utc::now().date_naive(),
+        )));
     };
-    crate::payments::tax::quote(state.tax.as_ref(), request)
-        .await
-        .map_err(|e| {
-            tracing::warn!(customer = %customer, error = %e, "tax quote failed");
-            AppError::unavailable()
-        })
+    let c = c.value;
+    let mut request = TaxRequest::new(amount, currency, chrono::Utc::now().date_naive());
+    // The customer as they are now (the portal edits their billing details): a customer
+    // with a tax number buys as a business, as their checkout did.
+    request.buyer = tollgate_actors::tax::Buyer {
+        address: c.billing_address.clone(),
+        is_business: c.tax_id.is_some(),
+        tax_id: c
+            .tax_id
+            .clone()
+            .map(|t| (t, tollgate_actors::tax::TaxIdStatus::Unverified)),
+    };
+    crate::app::tax::quote(state, c.organization_id, None, request).await
 }
 
 /// Charges a renewal (amount plus tax) through the processor. A processor that does not

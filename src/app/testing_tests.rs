@@ -117,6 +117,8 @@ pub async fn paid_order(
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: crate::domain::order::OrderTax::default(),
+        invoice: crate::domain::order::InvoiceState::None,
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).expect("order");

@@ -6,6 +6,8 @@
 
 pub mod mail;
 pub mod target;
+pub mod tax_id;
+pub mod tax_ids;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -326,7 +326,7 @@ fn test_intent_suffix(key: &str) -> String {
     digest[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub use tax::{NoTax, TaxError, TaxQuote, TaxRequest, TaxService};
+pub use tax::{BuiltinTax, NoTax, TaxError, TaxQuote, TaxRequest, TaxService, TaxServices};
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
-pub use tollgate_actors::tax::{TaxLine, TaxQuote, TaxRequest};
+use tollgate_actors::domain::tax_settings::TaxProvider;
+
+pub use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
 /// The tax service did not answer: the step that needed the quote is not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,6 +35,50 @@ impl TaxService for NoTax {
     }
 }
 
+/// Tollgate's own rules (`tollgate_actors::tax::builtin`): destination VAT/GST from the
+/// dated rate table, for the seller's registrations. Synchronous and local: it never fails.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BuiltinTax;
+
+impl TaxService for BuiltinTax {
+    fn quote(&self, request: TaxRequest) -> TaxFuture {
+        Box::pin(async move { Ok(tollgate_actors::tax::builtin::quote(request)) })
+    }
+}
+
+/// The services an organization's `tax.provider` picks from.
+#[derive(Clone)]
+pub struct TaxServices {
+    builtin: Arc<dyn TaxService>,
+    stripe: Option<Arc<dyn TaxService>>,
+}
+
+impl TaxServices {
+    /// The built-in rules, and Stripe Tax when the server has it (`stripe`).
+    pub fn new(builtin: Arc<dyn TaxService>, stripe: Option<Arc<dyn TaxService>>) -> Self {
+        TaxServices { builtin, stripe }
+    }
+
+    /// The built-in rules only.
+    pub fn builtin() -> Self {
+        TaxServices::new(Arc::new(BuiltinTax), None)
+    }
+
+    /// The service of `provider`: `Ok(None)` for `none` (no tax); an error for `stripe` on
+    /// a server without Stripe Tax.
+    pub fn for_provider(&self, provider: TaxProvider) -> Result<Option<&dyn TaxService>, TaxError> {
+        match provider {
+            TaxProvider::None => Ok(None),
+            TaxProvider::Builtin => Ok(Some(self.builtin.as_ref())),
+            TaxProvider::Stripe => self
+                .stripe
+                .as_deref()
+                .map(Some)
+                .ok_or_else(|| TaxError("Stripe Tax is not configured on this server".into())),
+        }
+    }
+}
+
 /// The quote of `request` from `service`; an amount of 0 or less has no tax and is quoted
 /// zero without asking.
 pub async fn quote(service: &dyn TaxService, request: TaxRequest) -> Result<TaxQuote, TaxError> {
@@ -46,20 +93,18 @@ mod tests {
     use super::*;
 
     fn request(amount: i64) -> TaxRequest {
-        TaxRequest {
+        TaxRequest::new(
             amount,
-            currency: "usd".into(),
-            billing_address: None,
-            tax_code: None,
-            tax_inclusive: false,
-        }
+            "usd",
+            chrono::NaiveDate::from_ymd_opt(2026, 1, 1).expect("a date"),
+        )
     }
 
     #[actix_web::test]
     async fn the_default_service_quotes_zero() {
         let q = quote(&NoTax, request(1000)).await.expect("a quote");
-        assert_eq!((q.tax_amount, q.taxable_amount), (0, 1000));
-        assert!(q.lines.is_empty() && !q.tax_included && !q.reverse_charge);
+        assert_eq!((q.tax_amount, q.net_amount()), (0, 1000));
+        assert!(q.breakdown.is_empty() && !q.reverse_charge());
         assert!(q.answers(&request(1000)));
     }
 

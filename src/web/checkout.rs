@@ -441,6 +441,13 @@ struct CheckoutPage {
     discount: Option<String>,
     subtotal: String,
     tax: Option<String>,
+    /// The tax row's label (`VAT 19%`, `Includes VAT 19%`, `VAT reverse charge`, `Tax`).
+    tax_label: String,
+    /// What the buyer is told under the tax number (a reverse charge, a refuted number).
+    tax_note: String,
+    /// Buying as a business, and its billing name.
+    business: bool,
+    billing_name: String,
     total: String,
     form_required: bool,
     /// The billing address is asked for (a payment form, or a full address required).
@@ -675,6 +682,8 @@ async fn checkout_page(
     };
     let address = c.customer_billing_address.clone().unwrap_or_default();
     let discount_amount = c.discount_amount();
+    let tax_label =
+        tollgate_actors::tax::label(&c.tax_breakdown, c.tax_behavior.unwrap_or_default());
     let view = CheckoutPage {
         secret: c.client_secret.clone(),
         script_url: script_url(),
@@ -715,8 +724,12 @@ async fn checkout_page(
         subtotal: Money::new(c.subtotal_amount().unwrap_or(0), &currency).to_string(),
         tax: c
             .tax_amount
-            .filter(|t| *t > 0)
+            .filter(|t| *t > 0 || tax_label.is_some())
             .map(|t| Money::new(t, &currency).to_string()),
+        tax_label: tax_label.unwrap_or_else(|| "Tax".into()),
+        tax_note: tax_note(&c),
+        business: c.is_business_customer || c.customer_tax_id.is_some(),
+        billing_name: c.customer_billing_name.clone().unwrap_or_default(),
         total: Money::new(total, &currency).to_string(),
         form_required: c.is_payment_form_required(),
         address_shown: c.is_payment_form_required() || c.require_billing_address,
@@ -758,6 +771,23 @@ struct KeyView {
     expires: Option<String>,
 }
 
+/// What the buyer is told under the tax number: a reverse charge, or a business number its
+/// register refuted (VAT is charged).
+fn tax_note(c: &Checkout) -> String {
+    use tollgate_actors::tax::{TaxIdStatus, TaxabilityReason};
+    match c.tax_breakdown.first().map(|b| b.reason) {
+        Some(TaxabilityReason::ReverseCharge) => {
+            "Reverse charge: no VAT is charged; you account for it in your own return.".into()
+        }
+        Some(TaxabilityReason::StandardRated)
+            if c.is_business_customer && c.tax_id_status == Some(TaxIdStatus::Invalid) =>
+        {
+            "This VAT number could not be confirmed as registered: VAT is charged.".into()
+        }
+        _ => String::new(),
+    }
+}
+
 #[derive(Template)]
 #[template(path = "checkout_confirmation.html")]
 struct ConfirmationPage {
@@ -771,6 +801,8 @@ struct ConfirmationPage {
     amount: String,
     discount: Option<String>,
     tax: String,
+    /// The tax row's label (`VAT 19%`, `Includes VAT 19%`, `VAT reverse charge`, `Tax`).
+    tax_label: String,
     total: String,
     keys: Vec<KeyView>,
     benefits: Vec<String>,
@@ -852,6 +884,11 @@ async fn confirmation_page(
         discount: (discount_amount > 0)
             .then(|| Money::new(-discount_amount, &currency).to_string()),
         tax: Money::new(c.tax_amount.unwrap_or(0), &currency).to_string(),
+        tax_label: tollgate_actors::tax::label(
+            &c.tax_breakdown,
+            c.tax_behavior.unwrap_or_default(),
+        )
+        .unwrap_or_else(|| "Tax".into()),
         total: Money::new(c.total_amount().unwrap_or(0), &currency).to_string(),
         keys,
         benefits: benefit_descriptions(&state, &product).await?,

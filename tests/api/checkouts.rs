@@ -461,6 +461,8 @@ const BASE_REQUIRED: &[&str] = &[
     "is_business_customer",
     "billing_address_fields",
     "allow_trial",
+    // Tollgate's additive tax breakdown (issue 48).
+    "tax_breakdown",
 ];
 const BASE_NULLABLE: &[&str] = &[
     "modified_at",

@@ -1038,16 +1038,6 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
             "max_units can only be set for unit-based pricing.",
         ),
         (
-            "is_business_customer",
-            json!(true),
-            "Business customers are not supported.",
-        ),
-        (
-            "customer_billing_name",
-            json!("ACME Corp"),
-            "A billing name is only used for business customers, which are not supported.",
-        ),
-        (
             "currency",
             json!("eur"),
             "Product is not available in the specified currency.",
@@ -1091,8 +1081,6 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
     for (field, value) in [
         ("seats", json!(2)),
         ("units", json!(2)),
-        ("is_business_customer", json!(true)),
-        ("customer_billing_name", json!("ACME Corp")),
         ("currency", json!("eur")),
     ] {
         let r = api
@@ -1114,8 +1102,6 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
     for (field, value) in [
         ("seats", json!(2)),
         ("units", json!(2)),
-        ("is_business_customer", json!(true)),
-        ("customer_billing_name", json!("ACME Corp")),
         ("payment_method_type", json!("upi")),
     ] {
         let r = api.patch(&client, None, &json!({ field: value })).await;

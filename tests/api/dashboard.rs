@@ -532,6 +532,11 @@ fn pages_of(s: &Sold) -> Vec<PageCase> {
             vec![format!("Settings of {SHOP}"), "alpha-tools".into()],
         ),
         (
+            "/dashboard/{org}/tax",
+            at("/tax"),
+            vec![format!("Tax of {SHOP}")],
+        ),
+        (
             "/dashboard/{org}/products",
             at("/products"),
             vec![EBOOK.into(), PLAN.into(), "$15.00 / month".into()],
@@ -657,6 +662,11 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             "/dashboard/{org}/settings",
             at("/settings"),
             name("Taken Over"),
+        ),
+        (
+            "/dashboard/{org}/tax",
+            at("/tax"),
+            vec![("country", "DE".into())],
         ),
         (
             "/dashboard/{org}/products/new",

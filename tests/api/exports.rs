@@ -49,6 +49,8 @@ fn order(product: &Product, customer: &Customer, amount: i64, at: DateTime<Utc>)
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: tollgate::domain::order::OrderTax::default(),
+        invoice: tollgate::domain::order::InvoiceState::None,
     }
 }
 

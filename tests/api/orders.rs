@@ -62,6 +62,10 @@ const ORDER_KEYS: &[&str] = &[
     "refundable_tax_amount",
     "billing_name",
     "invoice_number",
+    // Tollgate's additive tax keys (issue 48).
+    "tax_breakdown",
+    "tax_behavior",
+    "customer_tax_id",
     "is_invoice_generated",
     "receipt_number",
     "seats",
@@ -136,6 +140,8 @@ fn order(
         seats: None,
         next_payment_attempt_at: None,
         last_payment: None,
+        tax: tollgate::domain::order::OrderTax::default(),
+        invoice: tollgate::domain::order::InvoiceState::None,
     }
 }
 

@@ -9,7 +9,7 @@
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;
 use crate::domain::product::{AmountType, Price, PriceKind, SeatTiers};
-use crate::tax::{TaxQuote, TaxRequest};
+use crate::tax::{Buyer, TaxBehavior, TaxIdStatus, TaxQuote, TaxRequest};
 
 use super::model::{
     AppliedDiscount, BillingAddressFields, Checkout, CheckoutError, FieldMode, Issue,
@@ -42,9 +42,21 @@ impl Checkout {
         self.amount.map(|a| a - self.discount_amount())
     }
 
-    pub fn total_amount(&self) -> Option<i64> {
+    /// Whether the applied quote's tax is inside the amount.
+    pub fn tax_inclusive(&self) -> bool {
+        self.tax_behavior == Some(TaxBehavior::Inclusive)
+    }
+
+    /// The amount before tax: the subtotal, less the tax inside it for an inclusive price.
+    pub fn net_amount(&self) -> Option<i64> {
+        let tax = self.tax_amount.unwrap_or(0);
         self.subtotal_amount()
-            .map(|s| s + self.tax_amount.unwrap_or(0))
+            .map(|s| if self.tax_inclusive() { s - tax } else { s })
+    }
+
+    /// What the buyer pays: the net plus the tax (for an inclusive price, the subtotal).
+    pub fn total_amount(&self) -> Option<i64> {
+        self.net_amount().map(|n| n + self.tax_amount.unwrap_or(0))
     }
 
     /// Whether the buyer pays now: a positive total without a trial (with one, the
@@ -72,7 +84,7 @@ impl Checkout {
             .customer_billing_address
             .as_ref()
             .map(|a| a.country.as_str());
-        let full = if self.require_billing_address {
+        let full = if self.require_billing_address || self.is_business_customer {
             FieldMode::Required
         } else {
             FieldMode::Optional
@@ -273,13 +285,18 @@ impl Checkout {
     /// price).
     pub fn tax_request(&self) -> Option<TaxRequest> {
         match (self.subtotal_amount(), &self.currency) {
-            (Some(amount), Some(currency)) => Some(TaxRequest {
-                amount,
-                currency: currency.clone(),
-                billing_address: self.customer_billing_address.clone(),
-                tax_code: None,
-                tax_inclusive: false,
-            }),
+            (Some(amount), Some(currency)) => {
+                let mut r = TaxRequest::new(amount, currency, self.created_at.date_naive());
+                r.buyer = Buyer {
+                    address: self.customer_billing_address.clone(),
+                    is_business: self.is_business_customer,
+                    tax_id: self
+                        .customer_tax_id
+                        .clone()
+                        .map(|t| (t, self.tax_id_status.unwrap_or(TaxIdStatus::Unverified))),
+                };
+                Some(r)
+            }
             _ => None,
         }
     }
@@ -296,12 +313,27 @@ impl Checkout {
     /// for other amounts or another address (the checkout changed since it was asked) is
     /// refused with [`CheckoutError::TaxQuoteStale`]: the caller asks again.
     pub(super) fn apply_tax(&mut self, quote: Option<&TaxQuote>) -> Result<(), CheckoutError> {
-        self.tax_amount = match (self.tax_request(), quote) {
+        let applied = match (self.tax_request(), quote) {
             (None, _) => None,
-            (Some(_), None) => Some(0),
-            (Some(request), Some(q)) if q.answers(&request) => Some(q.added_tax()),
+            (Some(_), None) => Some((0, None, Vec::new(), None, None)),
+            (Some(request), Some(q)) if q.is_for_sale(&request) => Some((
+                q.tax_amount,
+                Some(q.behavior()),
+                q.breakdown.clone(),
+                q.request.buyer.tax_id.as_ref().map(|t| t.1),
+                q.provider_ref.clone(),
+            )),
             (Some(_), Some(_)) => return Err(CheckoutError::TaxQuoteStale),
         };
+        let (tax, behavior, breakdown, status, provider_ref) = match applied {
+            Some((t, b, br, s, r)) => (Some(t), b, br, s, r),
+            None => (None, None, Vec::new(), None, None),
+        };
+        self.tax_amount = tax;
+        self.tax_behavior = behavior;
+        self.tax_breakdown = breakdown;
+        self.tax_id_status = status;
+        self.tax_provider_ref = provider_ref;
         Ok(())
     }
 
@@ -382,14 +414,22 @@ impl Checkout {
                 "Field is required.",
             ));
         }
-        if self.is_payment_form_required() || self.require_billing_address {
+        if self.is_business_customer && self.customer_billing_name.is_none() {
+            issues.push(Issue::new(
+                &["customer_billing_name"],
+                "missing",
+                "Field is required.",
+            ));
+        }
+        let full = self.require_billing_address || self.is_business_customer;
+        if self.is_payment_form_required() || full {
             match &self.customer_billing_address {
                 None => issues.push(Issue::new(
                     &["customer_billing_address"],
                     "missing",
                     "Field is required.",
                 )),
-                Some(a) if self.require_billing_address => {
+                Some(a) if full => {
                     for (field, value) in [
                         ("line1", &a.line1),
                         ("postal_code", &a.postal_code),

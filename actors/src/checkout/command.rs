@@ -47,6 +47,9 @@ pub struct CreateCheckout {
     pub customer_billing_address: Option<Address>,
     /// Checked against the billing address as an update would.
     pub customer_tax_id: Option<String>,
+    /// Buying as a business (Polar's `is_business_customer`), and its billing name.
+    pub is_business_customer: bool,
+    pub customer_billing_name: Option<String>,
     pub customer_metadata: Metadata,
     pub metadata: Metadata,
     pub custom_field_data: CustomFieldInput,

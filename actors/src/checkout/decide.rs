@@ -81,6 +81,12 @@ impl Checkout {
             seats: None,
             min_seats: terms.min_seats,
             max_seats: terms.max_seats,
+            is_business_customer: n.is_business_customer,
+            customer_billing_name: n.customer_billing_name,
+            tax_behavior: None,
+            tax_breakdown: Vec::new(),
+            tax_id_status: None,
+            tax_provider_ref: None,
         };
         let mut issues = Vec::new();
         c.check_seat_bounds(&mut issues);
@@ -161,6 +167,12 @@ impl Checkout {
             c.customer_billing_address = address;
         }
         c.apply_tax_id(ch.customer_tax_id, country_changed, &mut issues);
+        if let Some(b) = ch.is_business_customer {
+            c.is_business_customer = b;
+        }
+        if let Some(name) = ch.customer_billing_name {
+            c.customer_billing_name = name.filter(|n| !n.trim().is_empty());
+        }
         if let Some(data) = ch.custom_field_data {
             c.custom_field_data = data;
         }

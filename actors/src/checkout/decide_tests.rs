@@ -75,6 +75,8 @@ fn new(p: Price) -> NewCheckout {
         subscription_id: None,
         product_trial: None,
         seats: None,
+        is_business_customer: false,
+        customer_billing_name: None,
     }
 }
 
@@ -799,12 +801,16 @@ fn quote_for(c: &Checkout, changes: Changes, percent: i64) -> crate::tax::TaxQuo
     let preview = c.update(changes, t0(), None).unwrap();
     let request = preview.tax_request().expect("a taxable checkout");
     let mut q = crate::tax::TaxQuote::zero(request);
-    q.tax_amount = q.taxable_amount * percent / 100;
-    q.lines.push(crate::tax::TaxLine {
-        amount: q.tax_amount,
-        rate_bps: u32::try_from(percent * 100).unwrap(),
-        jurisdiction: "FR".into(),
+    q.tax_amount = q.request.amount * percent / 100;
+    q.breakdown.push(crate::tax::TaxBreakdown {
+        country: "FR".into(),
+        subdivision: None,
         name: "VAT".into(),
+        rate_ppm: u32::try_from(percent * 10_000).unwrap(),
+        taxable_amount: q.request.amount,
+        amount: q.tax_amount,
+        reason: crate::tax::TaxabilityReason::StandardRated,
+        regime: crate::tax::Regime::EuOss,
     });
     q
 }
@@ -837,7 +843,7 @@ fn a_quote_given_is_the_checkouts_tax() {
     );
     // An inclusive quote adds nothing to the total.
     let mut inclusive = q.clone();
-    inclusive.tax_included = true;
+    inclusive.request.behavior = crate::tax::TaxBehavior::Inclusive;
     let confirmed = c
         .confirm(ready(), ctx(Some("tok_visa")), t0(), Some(&inclusive))
         .unwrap();

@@ -24,6 +24,7 @@ mod v1;
 mod v2;
 mod v3;
 mod v4;
+mod v5;
 
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{
@@ -69,8 +70,9 @@ impl Record for Checkout {
     /// 2: the list of products and the 2026 fields (`v1.rs` decodes version 1); 3: trials
     /// (`v2.rs` decodes version 2).
     /// 4: seats (`v3.rs` decodes version 3); 5: the seller's bounds on the seats (`v4.rs`
-    /// decodes version 4).
-    const VERSION: u16 = 5;
+    /// decodes version 4); 6: business buyers and the tax breakdown (`v5.rs` decodes
+    /// version 5).
+    const VERSION: u16 = 6;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -86,7 +88,9 @@ impl Record for Checkout {
                 .map(Into::into),
             4 => tollgate_storage::codec::decode::<v4::CheckoutV4>(Self::COLLECTION, 4, payload)
                 .map(Into::into),
-            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            5 => tollgate_storage::codec::decode::<v5::CheckoutV5>(Self::COLLECTION, 5, payload)
+                .map(Into::into),
+            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

@@ -22,6 +22,7 @@ use crate::domain::ids::{
 };
 use crate::domain::metadata::Metadata;
 use crate::domain::product::{Price, Trial};
+use crate::tax::{TaxBehavior, TaxBreakdown, TaxIdStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CheckoutStatus {
@@ -136,6 +137,21 @@ pub struct Checkout {
     /// create): they narrow a seat-based price's own ([`Checkout::seat_range`]).
     pub min_seats: Option<u32>,
     pub max_seats: Option<u32>,
+    // Format version 6 (`v5.rs` decodes version 5).
+    /// Buying as a business (Polar's `is_business_customer`): a billing name and a full
+    /// address are required, and a valid tax number of another state is reverse-charged.
+    pub is_business_customer: bool,
+    /// The business's name on the invoice (Polar's `customer_billing_name`).
+    pub customer_billing_name: Option<String>,
+    /// The behaviour of the quote applied (`None`: no quote yet, or a record from before
+    /// tax behaviours, whose tax was added on top).
+    pub tax_behavior: Option<TaxBehavior>,
+    /// The applied quote's jurisdictions and rates (empty: no tax anywhere).
+    pub tax_breakdown: Vec<TaxBreakdown>,
+    /// How far the tax number was checked when the quote was made.
+    pub tax_id_status: Option<TaxIdStatus>,
+    /// The tax provider's id of the applied calculation (Stripe Tax `taxcalc_…`).
+    pub tax_provider_ref: Option<String>,
 }
 
 /// Whether the hosted page asks for a line of the billing address.
@@ -232,6 +248,9 @@ pub struct NewCheckout {
     pub product_trial: Option<Trial>,
     /// The seats to buy at a seat-based price (`None`: its fewest).
     pub seats: Option<u32>,
+    /// Buying as a business, and its name on the invoice.
+    pub is_business_customer: bool,
+    pub customer_billing_name: Option<String>,
 }
 
 /// What the seller chose for a new checkout beyond its first product and price (format
@@ -285,6 +304,8 @@ pub struct Changes {
     pub customer_billing_address: Option<Option<Address>>,
     /// The raw tax id; validated here against the (new or current) country.
     pub customer_tax_id: Option<Option<String>>,
+    pub is_business_customer: Option<bool>,
+    pub customer_billing_name: Option<Option<String>>,
     pub custom_field_data: Option<CustomFieldData>,
     /// A discount to apply (`Some(Some)`) or remove (`Some(None)`), and the request field
     /// that named it (`discount_id` or `discount_code`), for error locations.

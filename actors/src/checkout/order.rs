@@ -13,7 +13,8 @@ use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
 impl Order {
     /// The first order of a settled checkout: `purchase`, or `subscription_create` for a
     /// recurring price (with the subscription it created). Its amount is the checkout's
-    /// subtotal (after discount, before tax).
+    /// net (after discount, before tax: for an inclusive price, the subtotal less its
+    /// tax), and it keeps the tax as charged and the buyer's billing identity.
     pub fn from_checkout(
         id: OrderId,
         checkout: &Checkout,
@@ -35,7 +36,7 @@ impl Order {
             amount: if trial {
                 0
             } else {
-                checkout.subtotal_amount().unwrap_or(0)
+                checkout.net_amount().unwrap_or(0)
             },
             tax_amount: if trial {
                 0
@@ -85,6 +86,23 @@ impl Order {
                 .filter(|_| checkout.price.kind.seat_tiers().is_some()),
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: if trial {
+                crate::domain::order::OrderTax::default()
+            } else {
+                crate::domain::order::OrderTax {
+                    behavior: checkout.tax_behavior.unwrap_or_default(),
+                    breakdown: checkout.tax_breakdown.clone(),
+                    billing_name: checkout
+                        .customer_billing_name
+                        .clone()
+                        .filter(|_| checkout.is_business_customer),
+                    is_business: checkout.is_business_customer,
+                    tax_id: checkout.customer_tax_id.clone(),
+                    tax_id_status: checkout.tax_id_status,
+                    provider_ref: checkout.tax_provider_ref.clone(),
+                }
+            },
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }

@@ -82,6 +82,12 @@ fn full_checkout() -> Checkout {
         seats: None,
         min_seats: None,
         max_seats: None,
+        is_business_customer: false,
+        customer_billing_name: None,
+        tax_behavior: None,
+        tax_breakdown: Vec::new(),
+        tax_id_status: None,
+        tax_provider_ref: None,
     }
 }
 
@@ -92,14 +98,46 @@ fn round_trip_and_golden_bytes() {
         max_seats: Some(9),
         ..full_checkout()
     };
-    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 5));
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 6));
     let bytes = c.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(5, &bytes).ok(), Some(c.clone()));
+    assert_eq!(Checkout::decode(6, &bytes).ok(), Some(c.clone()));
     assert_eq!(
         hex(&bytes),
-        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}"),
-        "checkout format v5 changed"
+        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_EMPTY}"),
+        "checkout format v6 changed"
     );
+    // A business buyer's checkout with a reverse-charged quote.
+    let business = Checkout {
+        is_business_customer: true,
+        customer_billing_name: Some("Acme SAS".into()),
+        tax_behavior: Some(crate::tax::TaxBehavior::Inclusive),
+        tax_breakdown: vec![crate::tax::TaxBreakdown {
+            country: "FR".into(),
+            subdivision: None,
+            name: "VAT".into(),
+            rate_ppm: 200_000,
+            taxable_amount: 1500,
+            amount: 0,
+            reason: crate::tax::TaxabilityReason::ReverseCharge,
+            regime: crate::tax::Regime::None,
+        }],
+        tax_id_status: Some(crate::tax::TaxIdStatus::Valid),
+        tax_provider_ref: Some("taxcalc_1".into()),
+        ..c.clone()
+    };
+    let b = business.encode().unwrap_or_default();
+    assert_eq!(Checkout::decode(6, &b).ok(), Some(business));
+    assert_eq!(
+        hex(&b),
+        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_TAIL}"),
+        "checkout format v6 changed"
+    );
+    // A version-5 record (the same bytes without the business and tax fields) reads as a
+    // consumer's, without a breakdown.
+    let v5 = unhex(&format!(
+        "{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}"
+    ));
+    assert_eq!(Checkout::decode(5, &v5).ok(), Some(c.clone()));
     // A version-4 record (the same bytes without the bounds) reads without bounds.
     let v4 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}"));
     assert_eq!(Checkout::decode(4, &v4).ok(), Some(full_checkout()));
@@ -108,6 +146,14 @@ fn round_trip_and_golden_bytes() {
     let v3 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"));
     assert_eq!(Checkout::decode(3, &v3).ok(), Some(full_checkout()));
 }
+
+/// Format version 6 appends the business buyer and the applied quote (none here) to
+/// version 5's layout.
+const GOLDEN_V6_EMPTY: &str = "000000000000";
+
+/// The same with a business buyer's reverse-charged quote.
+const GOLDEN_V6_TAIL: &str =
+    "01010841636d65205341530100010246520003564154fc400d0300fbb80b0001090101010974617863616c635f31";
 
 /// Format version 5 appends the seller's bounds on the seats (2 to 9 here) to version 4's
 /// layout.
@@ -161,11 +207,11 @@ fn version_1_records_decode_as_checkouts_of_their_one_product() {
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(5, &again).ok(), Some(expected));
+    assert_eq!(Checkout::decode(6, &again).ok(), Some(expected));
     // Version 1 bytes are not later versions' bytes, and an unknown version is refused.
     assert!(Checkout::decode(2, &unhex(GOLDEN_V1)).is_err());
     assert!(Checkout::decode(3, &unhex(GOLDEN_V1)).is_err());
-    assert!(Checkout::decode(6, &again).is_err());
+    assert!(Checkout::decode(7, &again).is_err());
 }
 
 /// A record written by a build of format version 3 (before seats) reads without seats;

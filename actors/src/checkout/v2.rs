@@ -99,6 +99,12 @@ impl From<CheckoutV2> for Checkout {
             seats: None,
             min_seats: None,
             max_seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
+            tax_behavior: None,
+            tax_breakdown: Vec::new(),
+            tax_id_status: None,
+            tax_provider_ref: None,
         }
     }
 }

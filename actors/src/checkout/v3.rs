@@ -102,6 +102,12 @@ impl From<CheckoutV3> for Checkout {
             seats: None,
             min_seats: None,
             max_seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
+            tax_behavior: None,
+            tax_breakdown: Vec::new(),
+            tax_id_status: None,
+            tax_provider_ref: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod address;
 mod tax;
+mod tax_checks;
 
 pub use address::{
     is_country, non_blank, Address, AddressIssue, CA_SUBDIVISIONS, COUNTRIES, US_STATES,

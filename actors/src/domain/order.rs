@@ -9,6 +9,7 @@ use super::ids::{
     CheckoutId, CustomerId, DiscountId, OrderId, OrganizationId, PriceId, ProductId, SubscriptionId,
 };
 use super::metadata::Metadata;
+pub use super::order_tax::{InvoiceState, OrderTax};
 use super::time_key;
 
 /// The currency of orders whose checkout had none (free prices).
@@ -61,6 +62,11 @@ pub struct Order {
     /// The last charge the buyer asked for of a `pending` order (what `payment-status`
     /// answers); `None` for orders never retried by the buyer.
     pub last_payment: Option<PaymentAttempt>,
+    /// Format version 5: the tax as charged and the buyer's billing identity (orders from
+    /// before: no breakdown, tax added on top, the customer's name).
+    pub tax: OrderTax,
+    /// Format version 5: where the order's invoice stands.
+    pub invoice: InvoiceState,
 }
 
 /// A charge of a `pending` order the buyer asked for, as the processor last told it.
@@ -91,6 +97,24 @@ impl PaymentAttemptStatus {
             PaymentAttemptStatus::Pending => "pending",
             PaymentAttemptStatus::Succeeded => "succeeded",
             PaymentAttemptStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Format version 4: version 3 and the retries of a `pending` renewal.
+#[derive(Deserialize)]
+struct OrderV4 {
+    v3: OrderV3,
+    next_payment_attempt_at: Option<DateTime<Utc>>,
+    last_payment: Option<PaymentAttempt>,
+}
+
+impl From<OrderV4> for Order {
+    fn from(v4: OrderV4) -> Self {
+        Self {
+            next_payment_attempt_at: v4.next_payment_attempt_at,
+            last_payment: v4.last_payment,
+            ..Order::from(v4.v3)
         }
     }
 }
@@ -338,6 +362,8 @@ impl From<OrderV1> for Order {
             seats: None,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }
@@ -375,14 +401,17 @@ impl From<OrderV2> for Order {
             seats: None,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }
 
 impl Record for Order {
     const COLLECTION: &'static str = "order";
-    /// 3: the seats of a seat-based purchase; 4: `pending` renewals and their retries.
-    const VERSION: u16 = 4;
+    /// 3: the seats of a seat-based purchase; 4: `pending` renewals and their retries; 5:
+    /// the tax as charged, the billing identity and the invoice.
+    const VERSION: u16 = 5;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -399,7 +428,10 @@ impl Record for Order {
             3 => Ok(
                 tollgate_storage::codec::decode::<OrderV3>(Self::COLLECTION, 3, payload)?.into(),
             ),
-            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            4 => Ok(
+                tollgate_storage::codec::decode::<OrderV4>(Self::COLLECTION, 4, payload)?.into(),
+            ),
+            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -510,6 +542,8 @@ pub(crate) mod tests {
             subscription_id: None,
             product_trial: None,
             seats: None,
+            is_business_customer: false,
+            customer_billing_name: None,
         };
         Checkout::create(n, t0(), None).unwrap()
     }
@@ -596,19 +630,62 @@ pub(crate) mod tests {
                 error: Some("declined".into()),
                 at: at(180),
             }),
+            tax: OrderTax {
+                behavior: crate::tax::TaxBehavior::Inclusive,
+                breakdown: vec![crate::tax::TaxBreakdown {
+                    country: "DE".into(),
+                    subdivision: None,
+                    name: "VAT".into(),
+                    rate_ppm: 190_000,
+                    taxable_amount: 1008,
+                    amount: 192,
+                    reason: crate::tax::TaxabilityReason::StandardRated,
+                    regime: crate::tax::Regime::EuOss,
+                }],
+                billing_name: Some("Müller GmbH".into()),
+                is_business: true,
+                tax_id: None,
+                tax_id_status: Some(crate::tax::TaxIdStatus::Unverified),
+                provider_ref: None,
+            },
+            invoice: InvoiceState::Issued {
+                number: "ACME-0001".into(),
+                seq: 1,
+            },
         }
     }
 
     #[test]
     fn round_trip_and_golden_bytes() {
-        let o = full_order();
-        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 4));
-        let bytes = o.encode().unwrap_or_default();
+        let o5 = full_order();
+        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 5));
+        let v5 = o5.encode().unwrap_or_default();
+        assert_eq!(Order::decode(5, &v5).ok(), Some(o5.clone()));
+        // Version 5 is version 4 with the tax and the invoice at the end; a version-4
+        // order reads with no breakdown and no invoice.
+        let o = Order {
+            tax: OrderTax::default(),
+            invoice: InvoiceState::None,
+            ..o5.clone()
+        };
+        assert_eq!(
+            crate::golden::hex(&v5),
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}"),
+            "order format v5 changed"
+        );
+        let bytes = v5[..v5.len() - GOLDEN_V5_TAIL.len() / 2].to_vec();
+        assert_eq!(
+            crate::golden::hex(&v5[bytes.len()..]),
+            GOLDEN_V5_TAIL,
+            "order format v5 changed"
+        );
         assert_eq!(Order::decode(4, &bytes).ok(), Some(o.clone()));
         // What an order written before version 4 reads as: no retry.
         let before_v4 = Order {
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
             ..o.clone()
         };
         // Version 1 (golden bytes): read with no payment, nothing under way, no seats.
@@ -638,18 +715,19 @@ pub(crate) mod tests {
         let v3 = decode_hex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105"));
         assert_eq!(Order::decode(3, &v3).expect("reading version 3"), before_v4);
         assert!(Order::decode(4, &v3).is_err());
-        assert!(Order::decode(5, &bytes).is_err());
+        assert!(Order::decode(6, &bytes).is_err());
         // Version 4 is version 3 with the next attempt and the buyer's last charge at the
         // end.
         assert_eq!(
             crate::golden::hex(&bytes),
             format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105{GOLDEN_V4_TAIL}")
         );
-        // Written again, a version-3 order is version 4 without a retry (two `None`s).
+        // Written again, a version-3 order is version 5 without a retry (two `None`s), tax
+        // or invoice.
         let again = before_v4.encode().unwrap_or_default();
         assert_eq!(
             crate::golden::hex(&again),
-            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}01050000")
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}01050000{GOLDEN_V5_EMPTY}")
         );
     }
 
@@ -727,5 +805,10 @@ pub(crate) mod tests {
 
     /// `Some(at(120))`, then `Some` attempt: `Some("pi_2")`, failed (2), `Some("declined")`,
     /// `at(180)`.
+    /// Format version 5's tax (inclusive, one German line of 1.92 on 10.08, a business
+    /// with a billing name) and invoice (`ACME-0001`).
+    const GOLDEN_V5_TAIL: &str = "00010244450003564154fc30e60200fbe007fb80010001010c4dc3bc6c6c657220476d62480100010000020941434d452d3030303101";
+    /// The same of an order without tax or invoice.
+    const GOLDEN_V5_EMPTY: &str = "0100000000000000";
     const GOLDEN_V4_TAIL: &str = "0114313937302d30312d30315430303a30323a30305a01010470695f320201086465636c696e656414313937302d30312d30315430303a30333a30305a";
 }

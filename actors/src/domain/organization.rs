@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::{Record, UniqueKey};
 
 use super::ids::OrganizationId;
+use super::tax_settings::{TaxBehaviorOption, TaxSettings};
 
 /// A seller. Slugs are unique across all organizations (deleted ones included),
 /// case-insensitively.
@@ -42,6 +43,11 @@ pub struct Organization {
     /// What buyers may do themselves in the customer portal (format version 4; Polar's
     /// `customer_portal_settings`).
     pub customer_portal_settings: CustomerPortalSettings,
+    /// The seller's tax settings (format version 5; earlier versions: no tax).
+    pub tax: TaxSettings,
+    /// Polar's `default_tax_behavior` (format version 5; earlier versions: `location`, what
+    /// the API answered).
+    pub default_tax_behavior: TaxBehaviorOption,
 }
 
 /// Polar's `customer_portal_settings`: `usage.show`, `subscription.update_seats`,
@@ -69,6 +75,76 @@ impl CustomerPortalSettings {
         update_seats: false,
         update_plan: false,
     };
+}
+
+/// Format version 4: before the tax settings.
+#[derive(Deserialize)]
+struct OrganizationV4 {
+    id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    slug: String,
+    avatar_url: Option<String>,
+    bio: Option<String>,
+    company: Option<String>,
+    blog: Option<String>,
+    location: Option<String>,
+    email: Option<String>,
+    twitter_username: Option<String>,
+    pledge_minimum_amount: i64,
+    pledge_badge_show_amount: bool,
+    default_upfront_split_to_contributors: Option<i64>,
+    billing_email: Option<String>,
+    default_badge_custom_content: Option<String>,
+    total_monthly_spending_limit: Option<i64>,
+    per_user_monthly_spending_limit: Option<i64>,
+    profile_settings: ProfileSettings,
+    feature_settings: FeatureSettings,
+    subscription_settings: SubscriptionSettings,
+    blocked_at: Option<DateTime<Utc>>,
+    deleted_at: Option<DateTime<Utc>>,
+    notification_settings: NotificationSettings,
+    refund_settings: RefundSettings,
+    prevent_trial_abuse: bool,
+    customer_portal_settings: CustomerPortalSettings,
+}
+
+impl From<OrganizationV4> for Organization {
+    fn from(v4: OrganizationV4) -> Self {
+        Self {
+            id: v4.id,
+            created_at: v4.created_at,
+            modified_at: v4.modified_at,
+            name: v4.name,
+            slug: v4.slug,
+            avatar_url: v4.avatar_url,
+            bio: v4.bio,
+            company: v4.company,
+            blog: v4.blog,
+            location: v4.location,
+            email: v4.email,
+            twitter_username: v4.twitter_username,
+            pledge_minimum_amount: v4.pledge_minimum_amount,
+            pledge_badge_show_amount: v4.pledge_badge_show_amount,
+            default_upfront_split_to_contributors: v4.default_upfront_split_to_contributors,
+            billing_email: v4.billing_email,
+            default_badge_custom_content: v4.default_badge_custom_content,
+            total_monthly_spending_limit: v4.total_monthly_spending_limit,
+            per_user_monthly_spending_limit: v4.per_user_monthly_spending_limit,
+            profile_settings: v4.profile_settings,
+            feature_settings: v4.feature_settings,
+            subscription_settings: v4.subscription_settings,
+            blocked_at: v4.blocked_at,
+            deleted_at: v4.deleted_at,
+            notification_settings: v4.notification_settings,
+            refund_settings: v4.refund_settings,
+            prevent_trial_abuse: v4.prevent_trial_abuse,
+            customer_portal_settings: v4.customer_portal_settings,
+            tax: TaxSettings::none(),
+            default_tax_behavior: TaxBehaviorOption::Location,
+        }
+    }
 }
 
 /// Format version 3: before `customer_portal_settings`.
@@ -134,6 +210,8 @@ impl From<OrganizationV3> for Organization {
             refund_settings: v3.refund_settings,
             prevent_trial_abuse: v3.prevent_trial_abuse,
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
+            tax: TaxSettings::none(),
+            default_tax_behavior: TaxBehaviorOption::Location,
         }
     }
 }
@@ -216,6 +294,8 @@ impl From<OrganizationV2> for Organization {
             refund_settings: v2.refund_settings,
             prevent_trial_abuse: true,
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
+            tax: TaxSettings::none(),
+            default_tax_behavior: TaxBehaviorOption::Location,
         }
     }
 }
@@ -389,6 +469,8 @@ impl Organization {
             refund_settings: RefundSettings::default(),
             prevent_trial_abuse: true,
             customer_portal_settings: CustomerPortalSettings::NEW,
+            tax: TaxSettings::none(),
+            default_tax_behavior: TaxBehaviorOption::Location,
         }
     }
 
@@ -432,6 +514,8 @@ impl From<OrganizationV1> for Organization {
             refund_settings: RefundSettings::default(),
             prevent_trial_abuse: true,
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
+            tax: TaxSettings::none(),
+            default_tax_behavior: TaxBehaviorOption::Location,
         }
     }
 }
@@ -439,8 +523,9 @@ impl From<OrganizationV1> for Organization {
 impl Record for Organization {
     const COLLECTION: &'static str = "organization";
     /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on); 4:
-    /// `customer_portal_settings` (earlier versions decode with everything off).
-    const VERSION: u16 = 4;
+    /// `customer_portal_settings` (earlier versions decode with everything off); 5: `tax` and
+    /// `default_tax_behavior` (earlier versions decode with no tax, `location`).
+    const VERSION: u16 = 5;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -466,7 +551,13 @@ impl Record for Organization {
                 payload,
             )?
             .into()),
-            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            4 => Ok(tollgate_storage::codec::decode::<OrganizationV4>(
+                Self::COLLECTION,
+                4,
+                payload,
+            )?
+            .into()),
+            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -526,6 +617,9 @@ pub struct OrganizationChange {
     pub subscription_settings: Option<(SubscriptionSettings, bool)>,
     pub notification_settings: Option<NotificationSettings>,
     pub customer_portal_settings: Option<CustomerPortalSettings>,
+    /// The whole `tax` object after the change (the use case merges and validates it).
+    pub tax: Option<TaxSettings>,
+    pub default_tax_behavior: Option<TaxBehaviorOption>,
 }
 
 /// A change of the public profile's keys (see [`OrganizationChange`]).
@@ -623,6 +717,8 @@ impl OrganizationChange {
             &mut org.customer_portal_settings,
             self.customer_portal_settings,
         );
+        set(&mut org.tax, self.tax.clone());
+        set(&mut org.default_tax_behavior, self.default_tax_behavior);
     }
 }
 
@@ -669,8 +765,29 @@ mod tests {
             "acme".into(),
             Utc.timestamp_opt(0, 0).unwrap(),
         );
-        let bytes = org.encode().unwrap();
+        let v5 = org.encode().unwrap();
+        assert_eq!(Organization::decode(5, &v5).unwrap(), org);
+        // Version 4 is version 5 without the tax settings and the default tax behaviour at
+        // the end (no tax, `location` when read).
+        let tail =
+            tollgate_storage::codec::encode(&(TaxSettings::none(), TaxBehaviorOption::Location))
+                .unwrap()
+                .len();
+        let bytes = v5[..v5.len() - tail].to_vec();
+        let tail_hex: String = v5[v5.len() - tail..]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(tail_hex, "00000000000000000100");
         assert_eq!(Organization::decode(4, &bytes).unwrap(), org);
+        let mut taxed = org.clone();
+        taxed.tax.country = Some("DE".into());
+        taxed.tax.registrations = vec![super::super::tax_settings::Registration::EuOss];
+        taxed.default_tax_behavior = TaxBehaviorOption::Exclusive;
+        assert_eq!(
+            Organization::decode(5, &taxed.encode().unwrap()).unwrap(),
+            taxed
+        );
         assert_eq!(org.customer_portal_settings, CustomerPortalSettings::NEW);
         assert!(org.customer_portal_settings.update_plan);
         // Version 3 is version 4 without the three portal settings at the end (all off
@@ -700,7 +817,7 @@ mod tests {
             update_seats: true,
             update_plan: false,
         };
-        let back = Organization::decode(4, &copies.encode().unwrap()).unwrap();
+        let back = Organization::decode(5, &copies.encode().unwrap()).unwrap();
         assert!(back.notification_settings.new_order);
         assert!(!back.prevent_trial_abuse);
         assert_eq!(

@@ -175,11 +175,9 @@ async fn revoke_then_clear_empties_the_outbox() {
 
 /// A quote of no tax (the default service's answer).
 fn no_tax() -> crate::tax::TaxQuote {
-    crate::tax::TaxQuote::zero(crate::tax::TaxRequest {
-        amount: 0,
-        currency: "usd".into(),
-        billing_address: None,
-        tax_code: None,
-        tax_inclusive: false,
-    })
+    crate::tax::TaxQuote::zero(crate::tax::TaxRequest::new(
+        0,
+        "usd",
+        chrono::NaiveDate::from_ymd_opt(2026, 1, 1).expect("a date"),
+    ))
 }

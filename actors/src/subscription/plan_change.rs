@@ -307,8 +307,14 @@ impl Subscription {
             created_at: now,
             modified_at: None,
             status: OrderStatus::Paid,
-            amount: change.due_now,
-            tax_amount: charge.tax.added_tax(),
+            // The net of the amount due (for an inclusive price, less the tax in it), when
+            // the quote was made for it.
+            amount: if charge.tax.request.amount == change.due_now {
+                charge.tax.net_amount()
+            } else {
+                change.due_now
+            },
+            tax_amount: charge.tax.tax_amount,
             refunded_amount: 0,
             refunded_tax_amount: 0,
             currency: self
@@ -316,7 +322,7 @@ impl Subscription {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
             billing_reason: BillingReason::SubscriptionUpdate,
-            billing_address: charge.tax.request.billing_address.clone(),
+            billing_address: charge.tax.request.buyer.address.clone(),
             customer_id: self.customer_id,
             product_id: self.product_id,
             product_price_id: self.price_id,
@@ -335,6 +341,8 @@ impl Subscription {
             seats: self.seats,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: charge.tax.order_tax(None),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }

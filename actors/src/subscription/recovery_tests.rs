@@ -26,13 +26,11 @@ fn terms() -> RenewalTerms {
 }
 
 fn no_tax() -> TaxQuote {
-    TaxQuote::zero(crate::tax::TaxRequest {
-        amount: 0,
-        currency: "usd".into(),
-        billing_address: None,
-        tax_code: None,
-        tax_inclusive: false,
-    })
+    TaxQuote::zero(crate::tax::TaxRequest::new(
+        0,
+        "usd",
+        chrono::NaiveDate::from_ymd_opt(2026, 1, 1).expect("a date"),
+    ))
 }
 
 fn active() -> Subscription {

@@ -188,8 +188,18 @@ impl Subscription {
         terms: &RenewalTerms,
         now: DateTime<Utc>,
     ) -> Renewal {
-        let mut order =
-            self.renewal_order(charge, tax.added_tax(), tax.request.billing_address, now);
+        let mut order = self.renewal_order(
+            charge,
+            tax.tax_amount,
+            tax.request.buyer.address.clone(),
+            now,
+        );
+        // The order keeps the net: for an inclusive price, the amount less the tax in it
+        // (when the quote was made for the amount charged).
+        if tax.request.amount == charge.amount {
+            order.amount = tax.net_amount();
+        }
+        order.tax = tax.order_tax(None);
         order.payment_id = payment_id;
         if let Some(since) = self.past_due_at {
             order.created_at = since;
@@ -444,6 +454,8 @@ impl Subscription {
             seats: self.seats,
             next_payment_attempt_at: None,
             last_payment: None,
+            tax: crate::domain::order::OrderTax::default(),
+            invoice: crate::domain::order::InvoiceState::None,
         }
     }
 }

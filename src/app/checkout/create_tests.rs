@@ -60,6 +60,8 @@ fn command(target: CheckoutTarget) -> CreateCheckout {
         customer_ip_address: None,
         customer_billing_address: None,
         customer_tax_id: None,
+        is_business_customer: false,
+        customer_billing_name: None,
         customer_metadata: Default::default(),
         metadata: Default::default(),
         custom_field_data: CustomFieldInput::empty(),

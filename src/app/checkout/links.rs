@@ -553,6 +553,8 @@ pub async fn follow(
         customer_ip_address: Some(ip.to_string()),
         customer_billing_address: None,
         customer_tax_id: None,
+        is_business_customer: false,
+        customer_billing_name: None,
         customer_metadata: Default::default(),
         metadata,
         custom_field_data: CustomFieldInput::empty(),

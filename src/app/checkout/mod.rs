@@ -401,6 +401,8 @@ pub async fn create(
         subscription_id: None,
         product_trial: product.trial,
         seats: cmd.seats,
+        is_business_customer: cmd.is_business_customer,
+        customer_billing_name: cmd.customer_billing_name.clone(),
     };
     let id = new.id;
     let terms = CheckoutTerms {
@@ -494,16 +496,23 @@ pub(crate) async fn quote_tax(
     state: &AppState,
     c: &Checkout,
 ) -> Result<Option<crate::payments::TaxQuote>, crate::error::AppError> {
-    let Some(request) = c.tax_request() else {
+    let Some(mut request) = c.tax_request() else {
         return Ok(None);
     };
-    match crate::payments::tax::quote(state.tax.as_ref(), request).await {
-        Ok(q) => Ok(Some(q)),
-        Err(e) => {
-            tracing::warn!(checkout = %c.id, error = %e, "tax quote failed");
-            Err(crate::error::AppError::unavailable())
-        }
+    // A business's number is checked with its register (when one is configured) before
+    // the quote: a number the register refutes is taxed as a consumer's.
+    if let (true, Some((id, status)), Some(country)) = (
+        request.buyer.is_business,
+        request.buyer.tax_id.as_mut(),
+        c.customer_billing_address
+            .as_ref()
+            .map(|a| a.country.clone()),
+    ) {
+        *status = state.tax_ids.check(id, &country).await;
     }
+    crate::app::tax::quote(state, c.organization_id, None, request)
+        .await
+        .map(Some)
 }
 
 /// Updates checkout `id` as `subject` (its organization's member or token).

@@ -328,6 +328,8 @@ pub async fn receipt(
         subtotal: view.subtotal_amount,
         discount: view.discount_amount,
         tax: view.tax_amount,
+        tax_label: tax_label(order),
+        tax_notes: tax_notes(order),
         total: view.total_amount,
         keys: key_lines(state, &keys).await,
         benefits: benefits
@@ -381,6 +383,8 @@ async fn seller_copy(
         subtotal: view.subtotal_amount,
         discount: view.discount_amount,
         tax: view.tax_amount,
+        tax_label: tax_label(order),
+        tax_notes: tax_notes(order),
         total: view.total_amount,
         keys: Vec::new(),
         benefits: Vec::new(),
@@ -773,4 +777,25 @@ pub async fn messages_of_order(
         }
     }
     Ok(out)
+}
+
+/// The receipt's tax line label: the subtotal is the net, so the rate is added on top
+/// (`VAT 19%`) whatever the price's behaviour.
+fn tax_label(order: &Order) -> Option<String> {
+    tollgate_actors::tax::label(
+        &order.tax.breakdown,
+        tollgate_actors::tax::TaxBehavior::Exclusive,
+    )
+}
+
+/// What the receipt must say of its tax: the reverse-charge mention and the buyer's tax
+/// number.
+fn tax_notes(order: &Order) -> Vec<String> {
+    let mut notes = crate::domain::invoice::mentions_for(&order.tax.breakdown, |c| {
+        tollgate_actors::tax::rates::EU_MEMBER_STATES.contains(&c)
+    });
+    if let Some(id) = &order.tax.tax_id {
+        notes.push(format!("Your tax number: {}", id.value));
+    }
+    notes
 }

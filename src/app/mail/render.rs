@@ -115,6 +115,11 @@ pub struct Receipt {
     pub subtotal: i64,
     pub discount: i64,
     pub tax: i64,
+    /// The tax line's label (`VAT 19%`, `VAT reverse charge`; `None`: `Tax`).
+    pub tax_label: Option<String>,
+    /// What the tax requires the receipt to say (the reverse-charge mention, the buyer's tax
+    /// number).
+    pub tax_notes: Vec<String>,
     pub total: i64,
     pub keys: Vec<KeyLine>,
     pub benefits: Vec<String>,
@@ -126,7 +131,7 @@ pub struct Receipt {
 
 /// One line of the amounts.
 pub struct Line {
-    pub label: &'static str,
+    pub label: String,
     pub value: String,
     pub total: bool,
 }
@@ -140,24 +145,24 @@ impl Receipt {
             .map(|i| format!(" / {i}"))
             .unwrap_or_default();
         let mut out = vec![Line {
-            label: "Subtotal",
+            label: "Subtotal".into(),
             value: m(self.subtotal),
             total: false,
         }];
         if self.discount > 0 {
             out.push(Line {
-                label: "Discount",
+                label: "Discount".into(),
                 value: m(-self.discount),
                 total: false,
             });
         }
         out.push(Line {
-            label: "Tax",
+            label: self.tax_label.clone().unwrap_or_else(|| "Tax".into()),
             value: m(self.tax),
             total: false,
         });
         out.push(Line {
-            label: "Total paid",
+            label: "Total paid".into(),
             value: format!("{}{per}", m(self.total)),
             total: true,
         });
@@ -544,6 +549,8 @@ mod tests {
             subtotal: 2500,
             discount: 500,
             tax: 0,
+            tax_label: None,
+            tax_notes: Vec::new(),
             total: 2000,
             keys: vec![key()],
             benefits: vec!["Updates for a year".into()],
@@ -574,6 +581,29 @@ mod tests {
         assert!(r.html.contains("Acme &#60;Tools&#62;") || r.html.contains("Acme &lt;Tools&gt;"));
         assert!(!r.html.contains("Acme <Tools>"));
         assert!(r.text.contains("Acme <Tools>"));
+    }
+
+    #[test]
+    fn a_receipt_labels_its_tax_and_says_what_the_tax_requires() {
+        let mut r = receipt();
+        let plain = r.render().unwrap();
+        assert!(plain.text.contains("  Tax: $0.00"), "{}", plain.text);
+        r.tax_label = Some("VAT reverse charge".into());
+        r.tax_notes = vec![
+            crate::domain::invoice::REVERSE_CHARGE_EU.to_string(),
+            "Your tax number: FR40303265045".into(),
+        ];
+        let out = r.render().unwrap();
+        for part in [&out.text, &out.html] {
+            for needle in [
+                "VAT reverse charge",
+                "Article 196, Council Directive 2006/112/EC",
+                "Your tax number: FR40303265045",
+            ] {
+                assert!(part.contains(needle), "{needle} missing in\n{part}");
+            }
+        }
+        assert!(!out.text.contains("  Tax: "), "{}", out.text);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod orders;
 mod overview;
 mod products;
 mod signing;
+mod tax;
 mod webhooks;
 
 use std::fmt as stdfmt;
@@ -57,6 +58,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}", "Overview: revenue, orders, active subscriptions and license validations per day (SVG charts)."),
     ("get", "/dashboard/{org}/settings", "Form: the organization's settings."),
     ("post", "/dashboard/{org}/settings", "Save the organization's settings."),
+    ("get", "/dashboard/{org}/tax", "Form: the organization's tax settings (country, tax number, registrations, provider, price behaviour, invoices)."),
+    ("post", "/dashboard/{org}/tax", "Save the organization's tax settings."),
     ("get", "/dashboard/{org}/products", "Products (archived filter, pages)."),
     ("get", "/dashboard/{org}/products/new", "Form: create a product with its prices."),
     ("post", "/dashboard/{org}/products/new", "Create a product."),
@@ -112,6 +115,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/organizations/new", { get => overview::org_new, post => overview::org_create });
     resource!(cfg, "/dashboard/{org}", { get => overview::overview });
     resource!(cfg, "/dashboard/{org}/settings", { get => overview::settings, post => overview::settings_save });
+    resource!(cfg, "/dashboard/{org}/tax", { get => tax::tax, post => tax::tax_save });
     resource!(cfg, "/dashboard/{org}/products", { get => products::products });
     resource!(cfg, "/dashboard/{org}/products/new", { get => products::product_new, post => products::product_create });
     resource!(cfg, "/dashboard/{org}/products/{id}", { get => products::product, post => products::product_save });
@@ -487,6 +491,7 @@ const SECTIONS: &[(&str, &str, &str)] = &[
     ("discounts", "Discounts", "/discounts"),
     ("custom-fields", "Custom fields", "/custom-fields"),
     ("webhooks", "Webhooks", "/webhooks"),
+    ("tax", "Tax", "/tax"),
     ("settings", "Settings", "/settings"),
 ];
 

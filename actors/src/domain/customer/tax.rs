@@ -1,10 +1,13 @@
 //! Tax ids: a number checked against the billing country, stored with its Stripe tax-id
 //! format (Polar's `kit/tax.py`). Polar validates with `python-stdnum`; this is a hand-written
-//! subset: exact checks (format and, where well defined, check digits) for the EU VAT
-//! numbers of every member state, GB, US, CA, AU, CH and NO; for the other formats Polar
+//! subset: exact checks (format and, where well defined, check digits: those of most EU
+//! states and GB in `tax_checks.rs`) for the EU VAT numbers of every member state, GB, US,
+//! CA, AU, CH and NO; for the other formats Polar
 //! lists, a loose shape check so that buyers from those countries are not turned away.
 
 use serde::{Deserialize, Serialize};
+
+use super::tax_checks;
 
 macro_rules! tax_id_formats {
     ($($variant:ident = $name:literal),* $(,)?) => {
@@ -291,39 +294,19 @@ fn eu_vat(number: &str) -> Option<String> {
     let prefix = n.get(..2)?;
     let rest = n.get(2..)?;
     let body = match prefix {
-        "AT" => at(rest),
         "BE" => be(rest),
-        "BG" => (all_digits(rest, 9) || all_digits(rest, 10)).then(|| rest.to_string()),
-        "CY" => cy(rest),
-        "CZ" => ((8..=10).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| rest.to_string()),
         "DE" => de(rest),
-        "DK" | "FI" | "HU" | "LU" | "MT" | "SI" => all_digits(rest, 8).then(|| rest.to_string()),
-        "EE" | "EL" | "GR" => all_digits(rest, 9).then(|| rest.to_string()),
         "ES" => es(rest),
         "FR" => fr(rest),
-        "HR" | "LV" => all_digits(rest, 11).then(|| rest.to_string()),
         "IE" => ie(rest),
         "IT" => it(rest),
-        "LT" => (all_digits(rest, 9) || all_digits(rest, 12)).then(|| rest.to_string()),
         "NL" => nl(rest),
         "PL" => pl(rest),
         "PT" => pt(rest),
-        "RO" => ((2..=10).contains(&rest.len())
-            && rest.bytes().all(|b| b.is_ascii_digit())
-            && !rest.starts_with('0'))
-        .then(|| rest.to_string()),
-        "SE" => (all_digits(rest, 12) && rest.ends_with("01")).then(|| rest.to_string()),
-        "SK" => all_digits(rest, 10).then(|| rest.to_string()),
-        "XI" => gb_body(rest),
-        _ => None,
+        "XI" => tax_checks::gb(rest),
+        _ => tax_checks::eu_body(prefix, rest)?,
     }?;
     Some(format!("{prefix}{body}"))
-}
-
-fn at(rest: &str) -> Option<String> {
-    let d = rest.strip_prefix('U')?;
-    all_digits(d, 8).then(|| rest.to_string())
 }
 
 /// Ten digits (a nine-digit number gets a leading 0), starting with 0 or 1, whose last two
@@ -340,12 +323,6 @@ fn be(rest: &str) -> Option<String> {
     let head = mod_of(n.get(..8)?, 97)?;
     let check: u64 = n.get(8..)?.parse().ok()?;
     (97 - head == check).then_some(n)
-}
-
-fn cy(rest: &str) -> Option<String> {
-    let (d, last) = rest.split_at_checked(8)?;
-    (all_digits(d, 8) && last.len() == 1 && last.bytes().all(|b| b.is_ascii_uppercase()))
-        .then(|| rest.to_string())
 }
 
 /// Nine digits, the last an ISO 7064 MOD 11,10 check digit.
@@ -464,24 +441,12 @@ fn pt(rest: &str) -> Option<String> {
     (Some(&check) == d.get(8)).then(|| rest.to_string())
 }
 
-/// GB VAT: nine or twelve digits, or a government (`GD` + 3) or health (`HA` + 3) number;
-/// stored without the `GB` prefix.
+/// GB VAT: nine or twelve digits with their check digits, or a government (`GD` + 3) or
+/// health (`HA` + 3) number (`tax_checks::gb`); stored without the `GB` prefix.
 fn gb_vat(number: &str) -> Option<String> {
     let n = clean(number);
     let rest = n.strip_prefix("GB").unwrap_or(&n);
-    gb_body(rest)
-}
-
-fn gb_body(rest: &str) -> Option<String> {
-    let ok = all_digits(rest, 9)
-        || all_digits(rest, 12)
-        || rest
-            .strip_prefix("GD")
-            .is_some_and(|d| all_digits(d, 3) && d < "500")
-        || rest
-            .strip_prefix("HA")
-            .is_some_and(|d| all_digits(d, 3) && d >= "500");
-    ok.then(|| rest.to_string())
+    tax_checks::gb(rest)
 }
 
 /// US employer identification number: nine digits (`12-3456789`).

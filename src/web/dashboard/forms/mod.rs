@@ -355,6 +355,8 @@ pub async fn update_settings(
         location: maybe_text(&form.location),
         email: maybe_text(&form.email),
         twitter_username: Maybe::Absent,
+        default_tax_behavior: Maybe::Absent,
+        tax: Maybe::Absent,
         customer_portal_settings: Maybe::Value(
             crate::api::organization::OrganizationCustomerPortalSettings {
                 usage: crate::api::organization::CustomerPortalUsageSettings {

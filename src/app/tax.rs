@@ -1,0 +1,87 @@
+//! Asking for tax: the one place a [`TaxRequest`] is completed with what its aggregate does
+//! not know (the seller's settings, the behaviour its prices resolve to) and sent to the
+//! service of the seller's provider (`none`: no tax, `builtin`, `stripe`).
+
+use tollgate_actors::domain::tax_settings::{TaxBehavior, TaxBehaviorOption, TaxProvider};
+use tollgate_actors::tax::{TaxQuote, TaxRequest};
+
+use crate::domain::ids::OrganizationId;
+use crate::domain::organization::Organization;
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// The behaviour a sale of `org` at a price of `price_option` resolves to for a buyer in
+/// `country`: the price's own option, else the organization's default; an organization
+/// that collects no tax keeps prices exclusive (nothing is added).
+pub fn behavior_of(
+    org: &Organization,
+    price_option: Option<TaxBehaviorOption>,
+    country: Option<&str>,
+) -> TaxBehavior {
+    if org.tax.provider == TaxProvider::None {
+        return TaxBehavior::Exclusive;
+    }
+    price_option
+        .unwrap_or(org.default_tax_behavior)
+        .resolve(country)
+}
+
+/// `request` completed for a sale of `org` (its seller settings and the behaviour), as the
+/// quote's service will get it.
+pub fn complete(
+    org: &Organization,
+    price_option: Option<TaxBehaviorOption>,
+    mut request: TaxRequest,
+) -> TaxRequest {
+    let country = request.buyer.address.as_ref().map(|a| a.country.clone());
+    request.behavior = behavior_of(org, price_option, country.as_deref());
+    request.seller = org.tax.seller();
+    request
+}
+
+/// The quote of `request` for a sale of `org`: zero for an organization without tax, else
+/// its provider's answer. A provider that does not answer refuses the step (nothing is
+/// charged), with the cause logged.
+pub async fn quote_for(
+    state: &AppState,
+    org: &Organization,
+    price_option: Option<TaxBehaviorOption>,
+    request: TaxRequest,
+) -> Result<TaxQuote, AppError> {
+    let request = complete(org, price_option, request);
+    let service = state.tax.for_provider(org.tax.provider).map_err(|e| {
+        tracing::warn!(organization = %org.id, error = %e, "tax provider unavailable");
+        AppError::unavailable()
+    })?;
+    let Some(service) = service else {
+        return Ok(TaxQuote::zero(request));
+    };
+    crate::payments::tax::quote(service, request)
+        .await
+        .map_err(|e| {
+            tracing::warn!(organization = %org.id, error = %e, "tax quote failed");
+            AppError::unavailable()
+        })
+}
+
+/// [`quote_for`] of the organization `org` as stored.
+pub async fn quote(
+    state: &AppState,
+    org: OrganizationId,
+    price_option: Option<TaxBehaviorOption>,
+    request: TaxRequest,
+) -> Result<TaxQuote, AppError> {
+    let Some(org) = state.store.get::<Organization>(&org.key()).await? else {
+        // An organization deleted under a sale: no tax, as before settings existed.
+        return Ok(TaxQuote::zero(complete(
+            &Organization::new(org, String::new(), String::new(), chrono::Utc::now()),
+            None,
+            request,
+        )));
+    };
+    quote_for(state, &org.value, price_option, request).await
+}
+
+#[cfg(test)]
+#[path = "tax_tests.rs"]
+mod tests;

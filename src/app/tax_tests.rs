@@ -1,0 +1,89 @@
+use tollgate_actors::domain::customer::Address;
+use tollgate_actors::domain::tax_settings::Registration;
+use tollgate_actors::tax::{Buyer, TaxabilityReason};
+
+use super::*;
+use crate::app::testing;
+
+fn address(country: &str) -> Option<Address> {
+    Some(Address {
+        country: country.into(),
+        ..Address::default()
+    })
+}
+
+fn request(amount: i64, country: &str) -> TaxRequest {
+    let mut r = TaxRequest::new(
+        amount,
+        "usd",
+        chrono::NaiveDate::from_ymd_opt(2026, 3, 1).expect("a date"),
+    );
+    r.buyer = Buyer::at(address(country));
+    r
+}
+
+fn german_seller(org: &mut Organization) {
+    org.tax.country = Some("DE".into());
+    org.tax.tax_id =
+        Some(crate::domain::customer::validate_tax_id("DE136695976", "DE").expect("a number"));
+    org.tax.registrations = vec![Registration::EuOss];
+    org.tax.provider = TaxProvider::Builtin;
+}
+
+#[test]
+fn prices_are_exclusive_without_tax_and_follow_the_location_with_it() {
+    let mut org = Organization::new(
+        OrganizationId::new(),
+        "Acme".into(),
+        "acme".into(),
+        chrono::Utc::now(),
+    );
+    assert_eq!(behavior_of(&org, None, Some("DE")), TaxBehavior::Exclusive);
+    german_seller(&mut org);
+    assert_eq!(behavior_of(&org, None, Some("DE")), TaxBehavior::Inclusive);
+    assert_eq!(behavior_of(&org, None, Some("US")), TaxBehavior::Exclusive);
+    assert_eq!(
+        behavior_of(&org, Some(TaxBehaviorOption::Exclusive), Some("DE")),
+        TaxBehavior::Exclusive
+    );
+    org.default_tax_behavior = TaxBehaviorOption::Inclusive;
+    assert_eq!(behavior_of(&org, None, Some("US")), TaxBehavior::Inclusive);
+}
+
+#[actix_web::test]
+async fn the_sellers_provider_answers() {
+    let app = testing::app().await;
+    let mut org = Organization::new(
+        OrganizationId::new(),
+        "Acme".into(),
+        "acme".into(),
+        chrono::Utc::now(),
+    );
+    // No settings: no tax, whoever buys.
+    let q = quote_for(&app, &org, None, request(1190, "FR"))
+        .await
+        .expect("a quote");
+    assert_eq!((q.tax_amount, q.total_amount()), (0, 1190));
+    // A German seller registered for the OSS: a French consumer pays French VAT, inside
+    // the price.
+    german_seller(&mut org);
+    let q = quote_for(&app, &org, None, request(1200, "FR"))
+        .await
+        .expect("a quote");
+    assert_eq!(
+        (q.net_amount(), q.tax_amount, q.total_amount()),
+        (1000, 200, 1200)
+    );
+    assert_eq!(q.breakdown[0].reason, TaxabilityReason::StandardRated);
+    assert_eq!(q.request.seller.country.as_deref(), Some("DE"));
+    // A US buyer: exclusive, nothing collected.
+    let q = quote_for(&app, &org, None, request(1000, "US"))
+        .await
+        .expect("a quote");
+    assert_eq!((q.tax_amount, q.total_amount()), (0, 1000));
+    // Stripe Tax on a server without it: refused, nothing quoted.
+    org.tax.provider = TaxProvider::Stripe;
+    assert!(quote_for(&app, &org, None, request(1000, "FR"))
+        .await
+        .is_err());
+}
