@@ -354,8 +354,8 @@
     });
   }
   var taxTimer = null;
-  function taxBody() {
-    var body = {};
+  // The billing address as typed, and the business fields (a consumer sends no number).
+  function buyerFields(body) {
     var address = { country: country.value };
     ["line1", "line2", "postal_code", "city"].forEach(function (k) {
       var v = value(k);
@@ -363,11 +363,16 @@
     });
     var s = stateSelect();
     if (s && s.value) address.state = country.value + "-" + s.value;
-    body.customer_billing_address = address.country ? address : null;
+    if (address.country || Object.keys(address).length > 1) body.customer_billing_address = address;
     var isBusiness = !!(business && business.checked);
     body.is_business_customer = isBusiness;
     body.customer_tax_id = isBusiness ? (value("customer_tax_id") || null) : null;
     if (isBusiness) body.customer_billing_name = value("customer_billing_name") || null;
+    return body;
+  }
+  function taxBody() {
+    var body = buyerFields({});
+    if (!body.customer_billing_address) body.customer_billing_address = null;
     return body;
   }
   function requote() {
@@ -440,23 +445,7 @@
       var n = seatCount();
       body.seats = n === null ? seatsInput.value.trim() : n;
     }
-    if (country) {
-      var address = { country: country.value };
-      ["line1", "line2", "postal_code", "city"].forEach(function (k) {
-        var v = value(k);
-        if (v) address[k] = v;
-      });
-      var s = stateSelect();
-      if (s && s.value) address.state = country.value + "-" + s.value;
-      if (address.country || Object.keys(address).length > 1) body.customer_billing_address = address;
-      var isBusiness = !!(business && business.checked);
-      body.is_business_customer = isBusiness;
-      var taxId = value("customer_tax_id");
-      if (isBusiness && taxId) body.customer_tax_id = taxId;
-      if (!isBusiness) body.customer_tax_id = null;
-      var billingName = value("customer_billing_name");
-      if (isBusiness) body.customer_billing_name = billingName || null;
-    }
+    if (country) buyerFields(body);
     var fields = form.querySelectorAll("[data-slug]");
     if (fields.length) {
       var data = {};
