@@ -72,12 +72,9 @@ pub async fn quote(
     request: TaxRequest,
 ) -> Result<TaxQuote, AppError> {
     let Some(org) = state.store.get::<Organization>(&org.key()).await? else {
-        // An organization deleted under a sale: no tax, as before settings existed.
-        return Ok(TaxQuote::zero(complete(
-            &Organization::new(org, String::new(), String::new(), chrono::Utc::now()),
-            None,
-            request,
-        )));
+        // An organization deleted under a sale: no tax, as before settings existed (the
+        // request's defaults: no seller settings, exclusive).
+        return Ok(TaxQuote::zero(request));
     };
     quote_for(state, &org.value, price_option, request).await
 }

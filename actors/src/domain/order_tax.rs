@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::customer::TaxId;
-use super::tax_breakdown::{TaxBreakdown, TaxIdStatus, TaxabilityReason};
+use super::tax_breakdown::{TaxBreakdown, TaxIdStatus};
 use super::tax_settings::TaxBehavior;
 
 /// The tax of an order as it was charged: the quote's behaviour and breakdown, and the
@@ -23,15 +23,6 @@ pub struct OrderTax {
     pub tax_id_status: Option<TaxIdStatus>,
     /// The tax provider's calculation (Stripe Tax `taxcalc_…`) to record after payment.
     pub provider_ref: Option<String>,
-}
-
-impl OrderTax {
-    /// A business buyer accounts for the tax.
-    pub fn reverse_charge(&self) -> bool {
-        self.breakdown
-            .iter()
-            .any(|b| b.reason == TaxabilityReason::ReverseCharge)
-    }
 }
 
 /// Where an order's invoice stands.
