@@ -245,6 +245,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<dispute::Dispute>();
     v.visit::<crate::domain::invoice::Invoice>();
     v.visit::<crate::domain::invoice::DocumentSequence>();
+    v.visit::<crate::domain::invoice::DocumentDue>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

@@ -515,6 +515,19 @@ code_table! {
     InvalidCustomerEmailUpdate => ("InvalidCustomerEmailUpdate", 401),
     /// An accept of a dispute that does not need a response (any more).
     DisputeNotOpenError => ("DisputeNotOpenError", 409),
+    /// The invoice of an order asked for before it is issued (Polar's).
+    InvoiceDoesNotExist => ("InvoiceDoesNotExist", 404),
+    /// An invoice asked for an order that is not paid (Polar's).
+    OrderNotEligibleForInvoice => ("OrderNotEligibleForInvoice", 409),
+    /// An invoice asked for an order without a billing name and address (Polar's).
+    MissingInvoiceBillingDetails => ("MissingInvoiceBillingDetails", 422),
+    /// A change of the billing details of an order whose invoice is issued.
+    InvoiceAlreadyIssued => ("InvoiceAlreadyIssued", 409),
+    /// The credit note of a refund asked for before it is issued.
+    CreditNoteDoesNotExist => ("CreditNoteDoesNotExist", 404),
+    /// The organization's tax provider (Stripe Tax) failed to compute the tax: nothing was
+    /// charged.
+    TaxCalculationFailed => ("TaxCalculationFailed", 502),
     PayloadTooLarge => ("PayloadTooLarge", 413),
     MethodNotAllowed => ("MethodNotAllowed", 405),
     TooManyRequests => ("TooManyRequests", 429),

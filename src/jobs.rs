@@ -26,6 +26,8 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::S
     spawn_limit_purge(state.clone());
     crate::webhooks::dispatch::start(state.clone());
     crate::mail::start(state.clone());
+    crate::app::invoices::start(state.clone());
+    crate::app::tax_transactions::start(state.clone());
     spawn_validation_counts(state.clone());
     crate::webhooks::delivery::start(state).await
 }

@@ -61,6 +61,11 @@ pub struct AppState {
     /// On a shared store (PostgreSQL): this node's license keys for validation, counted in
     /// their tally rows without their actors (`tollgate_actors::license_key::shared`).
     pub shared_keys: Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>,
+    /// Wakes the invoice issuer (`crate::app::invoices::issue`): a document is due.
+    pub invoicer: Arc<tokio::sync::Notify>,
+    /// Wakes the recorder of tax transactions at the tax provider
+    /// (`crate::app::tax_transactions`).
+    pub tax_recorder: Arc<tokio::sync::Notify>,
     ready: AtomicBool,
 }
 
@@ -141,6 +146,8 @@ impl AppState {
             validation_counts: crate::stats::ValidationCounters::default(),
             signers: crate::signature::Signers::default(),
             shared_keys: services.shared_keys,
+            invoicer: Arc::new(tokio::sync::Notify::new()),
+            tax_recorder: Arc::new(tokio::sync::Notify::new()),
             ready: AtomicBool::new(false),
         }
     }

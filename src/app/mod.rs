@@ -77,6 +77,8 @@ pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;
 pub mod tax;
+pub mod tax_reports;
+pub mod tax_transactions;
 #[cfg(test)]
 #[path = "testing_tests.rs"]
 pub mod testing;

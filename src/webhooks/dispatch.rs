@@ -75,6 +75,8 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let mut batch = Batch::new();
     let mut woken = HashSet::new();
     let mut mail = false;
+    let mut invoices = false;
+    let mut tax_records = false;
     let mut queued = HashSet::new();
     let mut seqs = Vec::with_capacity(changes.len());
     // The dashboard's day counters, written with the consumption (see `crate::stats`).
@@ -94,6 +96,10 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
                 tracing::warn!(collection = %change.collection, error = %e, "cannot render an e-mail; skipped");
             }
         }
+        // The documents and the provider's records it calls for, queued in this same
+        // write (a crash before it replays the change, which queues them again).
+        invoices |= crate::app::invoices::queue(state, change, &mut batch).await?;
+        tax_records |= crate::app::tax_transactions::queue(state, change, &mut batch).await?;
         if !is_event_source(&change.collection) {
             continue;
         }
@@ -127,6 +133,12 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     }
     if mail {
         state.mailer.wake();
+    }
+    if invoices {
+        state.invoicer.notify_one();
+    }
+    if tax_records {
+        state.tax_recorder.notify_one();
     }
     Ok(changes.len())
 }

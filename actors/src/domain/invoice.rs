@@ -235,6 +235,9 @@ pub fn mentions_for(breakdown: &[TaxBreakdown], eu_member: impl Fn(&str) -> bool
 
 impl Record for Invoice {
     crate::record_v1!(Invoice, "invoice");
+    /// An issued document is told by e-mail (the receipt with the invoice, the credit
+    /// note), decided from the feed like every message.
+    const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[INVOICE_BY_ISSUED];
     const UNIQUES: &'static [&'static str] =
         &[INVOICE_NUMBER, INVOICE_OF_ORDER, CREDIT_NOTE_OF_REFUND];
@@ -293,6 +296,76 @@ impl DocumentSequence {
 
 impl Record for DocumentSequence {
     crate::record_v1!(DocumentSequence, "document_sequence");
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+}
+
+crate::typed_id!(
+    /// A document waiting to be issued (derived from what it bills: one at a time).
+    pub DocumentDueId
+);
+
+/// What a waiting document bills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DueDocument {
+    /// The invoice of a paid order.
+    Invoice { order_id: OrderId },
+    /// The credit note of a succeeded refund of an invoiced order.
+    CreditNote {
+        refund_id: RefundId,
+        order_id: OrderId,
+    },
+}
+
+/// The issuer's queue: a document to number and write. Written when a paid order of an
+/// organization that invoices on payment is seen, when an invoice is asked for, when a
+/// refund of an invoiced order succeeds; deleted in the batch that issues the document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentDue {
+    pub id: DocumentDueId,
+    pub organization_id: OrganizationId,
+    pub document: DueDocument,
+    /// When it was queued: documents are numbered in this order.
+    pub created_at: DateTime<Utc>,
+}
+
+impl DocumentDue {
+    pub fn new(
+        organization_id: OrganizationId,
+        document: DueDocument,
+        created_at: DateTime<Utc>,
+    ) -> DocumentDue {
+        DocumentDue {
+            id: DocumentDue::id_for(document),
+            organization_id,
+            document,
+            created_at,
+        }
+    }
+
+    /// One entry per document, however often it is asked for.
+    pub fn id_for(document: DueDocument) -> DocumentDueId {
+        DocumentDueId(match document {
+            DueDocument::Invoice { order_id } => derived_uuid(order_id.0, "invoice_due"),
+            DueDocument::CreditNote { refund_id, .. } => {
+                derived_uuid(refund_id.0, "credit_note_due")
+            }
+        })
+    }
+
+    /// The document it asks for.
+    pub fn invoice_id(&self) -> InvoiceId {
+        match self.document {
+            DueDocument::Invoice { order_id } => Invoice::id_for_order(order_id),
+            DueDocument::CreditNote { refund_id, .. } => Invoice::id_for_refund(refund_id),
+        }
+    }
+}
+
+impl Record for DocumentDue {
+    crate::record_v1!(DocumentDue, "document_due");
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()

@@ -240,3 +240,31 @@ const GOLDEN_V1: &str = "\
 
 const GOLDEN_SEQUENCE_V1: &str =
     "103d3b8e4cc56b4293943f47b41e5b680f10000000000000000000000000000000020107";
+
+#[test]
+fn a_due_document_is_one_entry_per_document() {
+    let order = OrderId(uuid(3));
+    let refund = RefundId(uuid(4));
+    let invoice = DueDocument::Invoice { order_id: order };
+    let note = DueDocument::CreditNote {
+        refund_id: refund,
+        order_id: order,
+    };
+    assert_eq!(DocumentDue::id_for(invoice), DocumentDue::id_for(invoice));
+    assert_ne!(DocumentDue::id_for(invoice), DocumentDue::id_for(note));
+    let due = DocumentDue::new(OrganizationId(uuid(2)), note, at(1_796_000_000));
+    assert_eq!(due.invoice_id(), Invoice::id_for_refund(refund));
+    assert_eq!(
+        DocumentDue::new(OrganizationId(uuid(2)), invoice, at(1_796_000_000)).invoice_id(),
+        Invoice::id_for_order(order)
+    );
+    assert_eq!(
+        (DocumentDue::COLLECTION, DocumentDue::VERSION),
+        ("document_due", 1)
+    );
+    let bytes = due.encode().unwrap_or_default();
+    assert_eq!(DocumentDue::decode(1, &bytes).ok(), Some(due));
+    assert_eq!(hex(&bytes), GOLDEN_DUE_V1, "document_due format v1 changed");
+}
+
+const GOLDEN_DUE_V1: &str = "1098ff8132596c4dfe8a26ea9a22e676e01000000000000000000000000000000002011000000000000000000000000000000004100000000000000000000000000000000314323032362d31312d33305430303a35333a32305a";

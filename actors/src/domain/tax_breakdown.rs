@@ -85,6 +85,66 @@ impl TaxBreakdown {
     }
 }
 
+/// The part of `breakdown` (an order's) that a refund of `net` before tax and `tax` gives
+/// back: each line's taxable amount in proportion to its share of the order's net, each
+/// line's tax in proportion to its share of the order's tax, rounded so that the lines add
+/// up to exactly `net` and `tax` (largest remainder: the parts rounded down furthest get
+/// the leftover units, earlier lines first on ties). Rates, countries and reasons are the
+/// order's: a credit note and the reports print what the order printed.
+pub fn refund_share(breakdown: &[TaxBreakdown], net: i64, tax: i64) -> Vec<TaxBreakdown> {
+    let taxable = split(
+        &breakdown
+            .iter()
+            .map(|b| b.taxable_amount)
+            .collect::<Vec<_>>(),
+        net,
+    );
+    let taxes = split(&breakdown.iter().map(|b| b.amount).collect::<Vec<_>>(), tax);
+    breakdown
+        .iter()
+        .zip(taxable.into_iter().zip(taxes))
+        .map(|(b, (taxable_amount, amount))| TaxBreakdown {
+            taxable_amount,
+            amount,
+            ..b.clone()
+        })
+        .collect()
+}
+
+/// `total` split in proportion to `weights` (all of it to the first part when the weights
+/// add up to nothing), the parts adding up to `total`.
+fn split(weights: &[i64], total: i64) -> Vec<i64> {
+    if weights.is_empty() {
+        return Vec::new();
+    }
+    let sum: i128 = weights.iter().map(|w| i128::from(*w)).sum();
+    if sum == 0 {
+        let mut parts = vec![0; weights.len()];
+        parts[0] = total;
+        return parts;
+    }
+    let mut parts = Vec::with_capacity(weights.len());
+    let mut remainders = Vec::with_capacity(weights.len());
+    for (i, w) in weights.iter().enumerate() {
+        let exact = i128::from(total) * i128::from(*w);
+        parts.push(exact.div_euclid(sum));
+        remainders.push((exact.rem_euclid(sum), i));
+    }
+    let mut left = i128::from(total) - parts.iter().sum::<i128>();
+    remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, i) in remainders.iter().cycle() {
+        if left <= 0 {
+            break;
+        }
+        parts[*i] += 1;
+        left -= 1;
+    }
+    parts
+        .into_iter()
+        .map(|p| i64::try_from(p).unwrap_or(if p < 0 { i64::MIN } else { i64::MAX }))
+        .collect()
+}
+
 /// How far a buyer's tax number was checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TaxIdStatus {
@@ -105,5 +165,62 @@ impl TaxIdStatus {
             TaxIdStatus::Valid => "valid",
             TaxIdStatus::Invalid => "invalid",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(country: &str, taxable: i64, tax: i64) -> TaxBreakdown {
+        TaxBreakdown {
+            country: country.into(),
+            subdivision: None,
+            name: "VAT".into(),
+            rate_ppm: 190_000,
+            taxable_amount: taxable,
+            amount: tax,
+            reason: TaxabilityReason::StandardRated,
+            regime: Regime::EuOss,
+        }
+    }
+
+    fn amounts(b: &[TaxBreakdown]) -> Vec<(i64, i64)> {
+        b.iter().map(|l| (l.taxable_amount, l.amount)).collect()
+    }
+
+    #[test]
+    fn a_full_refund_gives_back_every_line() {
+        let order = [line("DE", 1000, 190), line("AT", 500, 100)];
+        assert_eq!(
+            amounts(&refund_share(&order, 1500, 290)),
+            [(1000, 190), (500, 100)]
+        );
+    }
+
+    #[test]
+    fn a_partial_refund_splits_in_proportion_and_adds_up() {
+        let order = [line("DE", 1000, 190)];
+        assert_eq!(amounts(&refund_share(&order, 333, 63)), [(333, 63)]);
+        // Thirds of 100 between three equal lines: the first gets the leftover unit.
+        let three = [line("DE", 10, 1), line("FR", 10, 1), line("AT", 10, 1)];
+        let share = refund_share(&three, 100, 2);
+        assert_eq!(amounts(&share), [(34, 1), (33, 1), (33, 0)]);
+        assert_eq!(share.iter().map(|l| l.taxable_amount).sum::<i64>(), 100);
+        assert_eq!(share[1].country, "FR");
+    }
+
+    #[test]
+    fn largest_remainders_get_the_leftover_units() {
+        // 10 split 1:2 is 3.33 and 6.67: the second line rounds up.
+        let order = [line("DE", 100, 0), line("FR", 200, 0)];
+        assert_eq!(amounts(&refund_share(&order, 10, 0)), [(3, 0), (7, 0)]);
+    }
+
+    #[test]
+    fn nothing_taxed_and_no_lines() {
+        assert!(refund_share(&[], 500, 0).is_empty());
+        let zero = [line("US", 0, 0), line("DE", 0, 0)];
+        assert_eq!(amounts(&refund_share(&zero, 500, 0)), [(500, 0), (0, 0)]);
     }
 }

@@ -3,4 +3,7 @@
 //! printed, numbered from a gapless sequence); `pdf` renders one as a PDF, on demand and
 //! the same bytes every time.
 
+pub mod issue;
 pub mod pdf;
+
+pub use issue::{queue, start};
