@@ -63,10 +63,7 @@ impl OrganizationTax {
 
 /// The invoices' prefix of `o`: its own, or its slug in upper case.
 pub fn invoice_prefix(o: &Organization) -> String {
-    o.tax
-        .invoice_prefix
-        .clone()
-        .unwrap_or_else(|| o.slug.to_ascii_uppercase())
+    o.tax.prefix_for(&o.slug)
 }
 
 /// The `tax` object's keys in a PATCH (every one optional).

@@ -227,6 +227,20 @@ impl TaxSettings {
         self.registrations.contains(r)
     }
 
+    /// Whether every paid order gets its invoice at once (and the receipt waits for it):
+    /// an organization that collects tax and issues `on_payment`.
+    pub fn invoices_on_payment(&self) -> bool {
+        self.provider != TaxProvider::None && self.invoice_timing == InvoiceTiming::OnPayment
+    }
+
+    /// The prefix of the organization's document numbers: the one set, else its slug in
+    /// upper case (`acme-tools` → `ACME-TOOLS-0001`).
+    pub fn prefix_for(&self, slug: &str) -> String {
+        self.invoice_prefix
+            .clone()
+            .unwrap_or_else(|| slug.to_ascii_uppercase())
+    }
+
     /// What the tax service is told of the seller.
     pub fn seller(&self) -> SellerTax {
         SellerTax {
@@ -258,6 +272,29 @@ impl SellerTax {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invoices_on_payment_need_tax_and_the_timing() {
+        let mut t = TaxSettings {
+            provider: TaxProvider::Builtin,
+            invoice_timing: InvoiceTiming::OnPayment,
+            ..TaxSettings::none()
+        };
+        assert!(t.invoices_on_payment());
+        t.invoice_timing = InvoiceTiming::OnRequest;
+        assert!(!t.invoices_on_payment());
+        t.invoice_timing = InvoiceTiming::OnPayment;
+        t.provider = TaxProvider::None;
+        assert!(!t.invoices_on_payment());
+    }
+
+    #[test]
+    fn the_prefix_is_the_set_one_else_the_slug() {
+        let mut t = TaxSettings::none();
+        assert_eq!(t.prefix_for("acme-tools"), "ACME-TOOLS");
+        t.invoice_prefix = Some("AC".into());
+        assert_eq!(t.prefix_for("acme-tools"), "AC");
+    }
 
     #[test]
     fn location_is_exclusive_in_the_us_canada_and_india_only() {
