@@ -14,6 +14,7 @@ pub mod discount;
 pub mod dispute;
 pub mod free_form;
 pub mod health;
+pub mod invoice;
 pub mod license_key;
 pub mod license_key_import;
 pub mod license_signing;

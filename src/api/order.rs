@@ -172,16 +172,9 @@ fn refundable(o: &Order, paid: i64, refunded: i64) -> i64 {
     }
 }
 
-/// The order's amount before its discount: a discount applies to fixed prices only, whose
-/// amount is the price's.
+/// The order's amount before its discount.
 fn subtotal(o: &Order, price: &Price) -> i64 {
-    use crate::domain::product::PriceKind;
-    let before = match (&o.discount_id, &price.kind) {
-        (Some(_), PriceKind::OneTimeFixed { amount, .. })
-        | (Some(_), PriceKind::RecurringFixed { amount, .. }) => *amount,
-        _ => o.amount,
-    };
-    before.max(o.amount)
+    o.subtotal_with(price)
 }
 
 impl OrderView {

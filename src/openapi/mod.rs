@@ -13,6 +13,7 @@ pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
 pub mod export_paths;
+pub mod invoice_paths;
 pub mod paths;
 pub mod payment_method_paths;
 pub mod portal_billing_paths;
@@ -112,6 +113,11 @@ use crate::error::ApiError;
         checkout_paths::checkout_links_redirect,
         paths::orders_list,
         paths::orders_get,
+        invoice_paths::orders_update,
+        invoice_paths::orders_generate_invoice,
+        invoice_paths::orders_invoice,
+        invoice_paths::refunds_credit_note,
+        invoice_paths::invoices_pdf,
         paths::refunds_list,
         paths::refunds_create,
         paths::disputes_list,
@@ -163,6 +169,10 @@ use crate::error::ApiError;
         portal_paths::portal_orders_list,
         portal_paths::portal_orders_get,
         portal_paths::portal_orders_receipt,
+        invoice_paths::portal_orders_update,
+        invoice_paths::portal_orders_generate_invoice,
+        invoice_paths::portal_orders_invoice,
+        invoice_paths::portal_refunds_credit_note,
         recovery_paths::portal_orders_confirm_payment,
         recovery_paths::portal_orders_payment_status,
         portal_paths::portal_subscriptions_list,

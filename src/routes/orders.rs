@@ -16,7 +16,7 @@ use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/orders/", { get => list });
-    crate::resource!(cfg, "/v1/orders/{id}", { get => get });
+    crate::resource!(cfg, "/v1/orders/{id}", { get => get, patch => super::invoices::update_order });
 }
 
 impl SortField for OrderSort {

@@ -300,6 +300,18 @@ impl OrderSort {
 }
 
 impl Order {
+    /// The order's amount before its discount: a discount applies to fixed prices only,
+    /// whose amount is the price's (`price` is the order's).
+    pub fn subtotal_with(&self, price: &crate::domain::product::Price) -> i64 {
+        use crate::domain::product::PriceKind;
+        let before = match (&self.discount_id, &price.kind) {
+            (Some(_), PriceKind::OneTimeFixed { amount, .. })
+            | (Some(_), PriceKind::RecurringFixed { amount, .. }) => *amount,
+            _ => self.amount,
+        };
+        before.max(self.amount)
+    }
+
     fn created(&self) -> KeyBuf {
         KeyBuf::new().i64(self.created_at.timestamp_micros())
     }

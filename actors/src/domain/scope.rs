@@ -71,6 +71,7 @@ scopes! {
     RefundsWrite = "refunds:write",
     DisputesRead = "disputes:read",
     DisputesWrite = "disputes:write",
+    OrdersWrite = "orders:write",
 }
 
 impl Scope {

@@ -35,7 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, format!("{base}/customers/me"),
         { get => me, patch => super::billing::update_me });
     crate::resource!(cfg, format!("{base}/orders/"), { get => orders });
-    crate::resource!(cfg, format!("{base}/orders/{{id}}"), { get => order });
+    crate::resource!(cfg, format!("{base}/orders/{{id}}"), { get => order, patch => super::invoices::update_order });
     crate::resource!(cfg, format!("{base}/orders/{{id}}/receipt"), { get => receipt });
     crate::resource!(cfg, format!("{base}/subscriptions/"), { get => subscriptions });
     crate::resource!(cfg, format!("{base}/subscriptions/{{id}}"),
@@ -137,7 +137,7 @@ fn shown_order(mut view: CustomerOrder, scope: Option<PurchaseScope>) -> Custome
 }
 
 /// One of the customer's orders that the session reaches, else 404.
-async fn purchase_order(
+pub(super) async fn purchase_order(
     state: &AppState,
     customer: &crate::domain::customer::Customer,
     scope: Option<PurchaseScope>,

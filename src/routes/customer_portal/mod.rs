@@ -15,6 +15,7 @@
 
 mod account;
 mod billing;
+mod invoices;
 mod order_payment;
 mod payment_methods;
 mod session;
@@ -70,6 +71,7 @@ pub fn configure_account(cfg: &mut web::ServiceConfig) {
     billing::configure(cfg);
     payment_methods::configure(cfg);
     order_payment::configure(cfg);
+    invoices::configure(cfg);
 }
 
 /// `POST /v1/customer-portal/license-keys/claim`: a generated key becomes the signed-in

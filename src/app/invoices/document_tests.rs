@@ -1,0 +1,274 @@
+use chrono::TimeZone;
+use tollgate_actors::tax::Regime;
+
+use super::*;
+use crate::domain::customer::TaxId;
+use crate::domain::ids::{CustomerId, OrderId, OrganizationId, PriceId, ProductId, RefundId};
+use crate::domain::invoice::REVERSE_CHARGE_EU;
+use crate::domain::order::{BillingReason, InvoiceState, OrderStatus, OrderTax};
+use crate::domain::product::PriceKind;
+use crate::domain::refund::{RefundReason, RefundStatus};
+use crate::domain::tax_breakdown::{TaxBreakdown, TaxabilityReason};
+use crate::domain::tax_settings::{TaxProvider, TaxSettings};
+
+fn at(d: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, d, 9, 0, 0).unwrap()
+}
+
+fn fr(line1: &str) -> Address {
+    Address {
+        line1: Some(line1.into()),
+        line2: None,
+        postal_code: Some("75001".into()),
+        city: Some("Paris".into()),
+        state: None,
+        country: "FR".into(),
+    }
+}
+
+fn org() -> Organization {
+    let mut o = Organization::new(OrganizationId::new(), "Acme".into(), "acme".into(), at(1));
+    o.tax = TaxSettings {
+        country: Some("DE".into()),
+        provider: TaxProvider::Builtin,
+        legal_name: Some("Acme GmbH".into()),
+        ..TaxSettings::none()
+    };
+    o
+}
+
+fn line(reason: TaxabilityReason, taxable: i64, amount: i64) -> TaxBreakdown {
+    TaxBreakdown {
+        country: "FR".into(),
+        subdivision: None,
+        name: "VAT".into(),
+        rate_ppm: if amount == 0 { 0 } else { 200_000 },
+        taxable_amount: taxable,
+        amount,
+        reason,
+        regime: Regime::EuOss,
+    }
+}
+
+fn order(amount: i64, tax: i64, behavior: TaxBehavior) -> Order {
+    Order {
+        id: OrderId::new(),
+        organization_id: OrganizationId::new(),
+        created_at: at(2),
+        modified_at: None,
+        status: OrderStatus::Paid,
+        amount,
+        tax_amount: tax,
+        refunded_amount: 0,
+        refunded_tax_amount: 0,
+        currency: "usd".into(),
+        billing_reason: BillingReason::Purchase,
+        billing_address: Some(fr("1 rue de Rivoli")),
+        customer_id: CustomerId::new(),
+        product_id: ProductId::new(),
+        product_price_id: PriceId::new(),
+        recurring: false,
+        discount_id: None,
+        subscription_id: None,
+        checkout_id: None,
+        metadata: Default::default(),
+        custom_field_data: Default::default(),
+        customer_email: "jo@example.com".into(),
+        product_name: "Pro".into(),
+        discount_name: None,
+        payment_id: None,
+        refund_pending_amount: 0,
+        refund_pending_tax_amount: 0,
+        seats: None,
+        next_payment_attempt_at: None,
+        last_payment: None,
+        tax: OrderTax {
+            behavior,
+            breakdown: vec![line(TaxabilityReason::StandardRated, amount, tax)],
+            ..OrderTax::default()
+        },
+        invoice: InvoiceState::None,
+    }
+}
+
+fn price(amount: i64) -> Price {
+    Price {
+        id: PriceId::new(),
+        created_at: at(1),
+        modified_at: None,
+        is_archived: false,
+        kind: PriceKind::OneTimeFixed {
+            amount,
+            currency: "usd".into(),
+        },
+    }
+}
+
+#[test]
+fn an_invoice_prints_the_order_as_sold() {
+    let org = org();
+    let o = order(1000, 200, TaxBehavior::Exclusive);
+    let i = invoice(
+        &org,
+        &o,
+        None,
+        None,
+        number(&org, DocumentKind::Invoice, 7),
+        7,
+        at(3),
+    );
+    assert_eq!(i.id, Invoice::id_for_order(o.id));
+    assert_eq!((i.number.as_str(), i.seq), ("ACME-0007", 7));
+    assert_eq!((i.issued_at, i.supplied_at), (at(3), at(2)));
+    assert_eq!(i.seller.legal_name, "Acme GmbH");
+    assert_eq!(i.seller.address.country, "DE");
+    // No billing name, no customer: the e-mail address is who is billed.
+    assert_eq!(i.buyer.name, "jo@example.com");
+    assert_eq!(i.buyer.address, o.billing_address);
+    assert_eq!(
+        (i.subtotal, i.discount, i.net, i.tax(), i.total),
+        (1000, 0, 1000, 200, 1200)
+    );
+    assert_eq!(i.lines.len(), 1);
+    assert_eq!(
+        (
+            i.lines[0].quantity,
+            i.lines[0].unit_amount,
+            i.lines[0].tax_amount
+        ),
+        (1, 1000, 200)
+    );
+    assert!(i.mentions.is_empty());
+}
+
+#[test]
+fn a_business_is_billed_under_its_name_and_number_with_the_reverse_charge() {
+    let org = org();
+    let mut o = order(1000, 0, TaxBehavior::Exclusive);
+    o.tax.breakdown = vec![line(TaxabilityReason::ReverseCharge, 1000, 0)];
+    o.tax.billing_name = Some("Acme SAS".into());
+    o.tax.is_business = true;
+    o.tax.tax_id = Some(TaxId {
+        value: "FR40303265045".into(),
+        format: crate::domain::customer::TaxIdFormat::EuVat,
+    });
+    let customer = Customer {
+        name: Some("Jo".into()),
+        ..crate::api::subscription::sample_customer()
+    };
+    let i = invoice(&org, &o, Some(&customer), None, "X-0001".into(), 1, at(3));
+    assert_eq!(i.buyer.name, "Acme SAS");
+    assert_eq!(i.buyer.tax_id.as_deref(), Some("FR40303265045"));
+    assert_eq!(i.buyer.email, customer.email);
+    assert_eq!(i.mentions, vec![REVERSE_CHARGE_EU.to_string()]);
+    assert_eq!(i.total, 1000);
+    // Without a billing name, the customer's.
+    o.tax.billing_name = None;
+    assert_eq!(
+        invoice(&org, &o, Some(&customer), None, "X".into(), 1, at(3))
+            .buyer
+            .name,
+        "Jo"
+    );
+}
+
+#[test]
+fn a_discount_is_printed_net() {
+    let org = org();
+    // Exclusive: a price of 1500 less 500.
+    let mut o = order(1000, 200, TaxBehavior::Exclusive);
+    o.discount_id = Some(crate::domain::ids::DiscountId::new());
+    let i = invoice(&org, &o, None, Some(&price(1500)), "X".into(), 1, at(3));
+    assert_eq!(
+        (i.subtotal, i.discount, i.net, i.total),
+        (1500, 500, 1000, 1200)
+    );
+    // Inclusive: 1800 with VAT, less 600, charged 1200 of which 200 VAT: the subtotal is
+    // taken back to net in the same proportion (1800 × 1000 / 1200).
+    let mut o = order(1000, 200, TaxBehavior::Inclusive);
+    o.discount_id = Some(crate::domain::ids::DiscountId::new());
+    let i = invoice(&org, &o, None, Some(&price(1800)), "X".into(), 1, at(3));
+    assert_eq!(
+        (i.subtotal, i.discount, i.net, i.total),
+        (1500, 500, 1000, 1200)
+    );
+}
+
+#[test]
+fn seats_are_a_quantity_when_they_divide_the_amount() {
+    let org = org();
+    let mut o = order(3000, 0, TaxBehavior::Exclusive);
+    o.seats = Some(3);
+    let i = invoice(&org, &o, None, None, "X".into(), 1, at(3));
+    assert_eq!(
+        (
+            i.lines[0].quantity,
+            i.lines[0].unit_amount,
+            i.lines[0].amount
+        ),
+        (3, 1000, 3000)
+    );
+    o.amount = 3001;
+    let i = invoice(&org, &o, None, None, "X".into(), 1, at(3));
+    assert_eq!((i.lines[0].quantity, i.lines[0].unit_amount), (1, 3001));
+}
+
+#[test]
+fn a_credit_note_gives_back_the_refund_in_negative_amounts() {
+    let org = org();
+    let o = order(1000, 200, TaxBehavior::Exclusive);
+    let i = invoice(&org, &o, None, None, "ACME-0001".into(), 1, at(3));
+    let refund = Refund {
+        id: RefundId::new(),
+        organization_id: o.organization_id,
+        created_at: at(4),
+        modified_at: Some(at(5)),
+        status: RefundStatus::Succeeded,
+        reason: RefundReason::CustomerRequest,
+        amount: 500,
+        tax_amount: 100,
+        currency: "usd".into(),
+        order_id: o.id,
+        subscription_id: None,
+        customer_id: o.customer_id,
+        revoke_benefits: false,
+        comment: None,
+        metadata: Default::default(),
+        processor_id: None,
+        failure: None,
+    };
+    let n = credit_note(
+        &i,
+        &o,
+        &refund,
+        number(&org, DocumentKind::CreditNote, 1),
+        1,
+        at(6),
+    );
+    assert_eq!(n.id, Invoice::id_for_refund(refund.id));
+    assert_eq!(n.number, "ACME-CN-0001");
+    assert_eq!(
+        n.kind,
+        InvoiceKind::CreditNote {
+            refund_id: refund.id,
+            invoice_number: "ACME-0001".into()
+        }
+    );
+    assert_eq!(
+        (n.subtotal, n.net, n.tax(), n.total),
+        (-500, -500, -100, -600)
+    );
+    assert_eq!(
+        (
+            n.tax_breakdown[0].taxable_amount,
+            n.tax_breakdown[0].amount,
+            n.tax_breakdown[0].rate_ppm
+        ),
+        (-500, -100, 200_000)
+    );
+    assert_eq!(
+        (n.seller.clone(), n.buyer.clone()),
+        (i.seller.clone(), i.buyer.clone())
+    );
+    assert_eq!((n.issued_at, n.supplied_at), (at(6), i.supplied_at));
+}
