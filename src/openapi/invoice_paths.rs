@@ -30,7 +30,9 @@ fn orders_update() {}
         (status = 202, description = "`null`: the invoice is on its way"),
         (status = 404, description = "Not an order the token reaches", body = Error),
         (status = 409, description = "OrderNotEligibleForInvoice: the order is not paid", body = Error),
-        (status = 422, description = "MissingInvoiceBillingDetails: set a billing name and address first", body = Error),
+        // Either shape: the refusal's `Error` or an `HTTPValidationError` of a header that
+        // does not read.
+        (status = 422, description = "MissingInvoiceBillingDetails (`Error`): set a billing name and address first; or a header that does not read (`HTTPValidationError`)"),
 ))]
 fn orders_generate_invoice() {}
 
@@ -91,7 +93,7 @@ fn portal_orders_update() {}
         (status = 202, description = "`null`: the invoice is on its way"),
         (status = 404, description = "Not the customer's order", body = Error),
         (status = 409, description = "OrderNotEligibleForInvoice", body = Error),
-        (status = 422, description = "MissingInvoiceBillingDetails", body = Error),
+        (status = 422, description = "MissingInvoiceBillingDetails (`Error`), or a header that does not read (`HTTPValidationError`)"),
 ))]
 fn portal_orders_generate_invoice() {}
 

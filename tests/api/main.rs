@@ -44,6 +44,8 @@ mod health;
 mod helpers;
 mod http_hardening;
 mod idempotency;
+mod invoice_numbers;
+mod invoices;
 mod license_key_codes;
 mod license_key_import;
 mod license_keys;

@@ -19,8 +19,8 @@ use crate::helpers::spawn_app;
 use crate::stripe::{intent_of, paying, spawn_shop, CARD_OK};
 use tollgate::auth::Scope;
 
-const SELLER_TAX: &str = "DE136695976";
-const FR_BUSINESS: &str = "FR40303265045";
+pub(crate) const SELLER_TAX: &str = "DE136695976";
+pub(crate) const FR_BUSINESS: &str = "FR40303265045";
 /// The business's number with its last digit changed: the check digits fail.
 const FR_BUSINESS_WRONG: &str = "FR40303265046";
 
@@ -55,11 +55,11 @@ async fn shop(api: Api<'_>, slug: &str, tax: bool, behavior: &str) -> (String, S
     (org, price)
 }
 
-fn consumer(country: &str) -> Value {
+pub(crate) fn consumer(country: &str) -> Value {
     json!({"customer_billing_address": {"country": country}})
 }
 
-fn french_business() -> Value {
+pub(crate) fn french_business() -> Value {
     json!({
         "is_business_customer": true,
         "customer_billing_name": "Acme SAS",
@@ -70,7 +70,7 @@ fn french_business() -> Value {
 }
 
 /// The confirm body: `buyer`'s details, an e-mail and the test card.
-fn confirming(buyer: &Value, email: &str) -> Value {
+pub(crate) fn confirming(buyer: &Value, email: &str) -> Value {
     let mut body = buyer.clone();
     body["customer_name"] = json!("Ada Lovelace");
     body["customer_email"] = json!(email);
@@ -80,7 +80,7 @@ fn confirming(buyer: &Value, email: &str) -> Value {
 
 /// A checkout of `price` whose buyer gave `buyer`'s details (a client update); returns
 /// (the created checkout, the update's answer).
-async fn quoted(api: Api<'_>, price: &str, buyer: &Value) -> (Value, Value) {
+pub(crate) async fn quoted(api: Api<'_>, price: &str, buyer: &Value) -> (Value, Value) {
     let c = created(api, &by_price(price)).await;
     let r = api.patch(&client_path(&secret(&c)), None, buyer).await;
     r.expect(200);
@@ -111,13 +111,13 @@ fn assert_breakdown(v: &Value, country: &str, rate: f64, reason: &str, taxable: 
 }
 
 /// Confirms the checkout with `buyer`'s details and answers its order.
-async fn bought(api: Api<'_>, c: &Value, buyer: &Value, email: &str) -> Value {
+pub(crate) async fn bought(api: Api<'_>, c: &Value, buyer: &Value, email: &str) -> Value {
     let r = confirm(api, &secret(c), &confirming(buyer, email)).await;
     r.expect(200);
     order_of(api, c).await
 }
 
-async fn order_of(api: Api<'_>, c: &Value) -> Value {
+pub(crate) async fn order_of(api: Api<'_>, c: &Value) -> Value {
     let r = api
         .read(&format!("/v1/orders/?checkout_id={}", id_of(c)))
         .await;
