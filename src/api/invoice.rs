@@ -92,6 +92,22 @@ pub struct RefundCreditNote {
     pub url: String,
 }
 
+/// One of each answer, for the document's tests.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, Value)> {
+    let url = "https://tollgate.example/v1/invoices/0d00.pdf?expires=1&signature=abc";
+    vec![
+        (
+            "OrderInvoice",
+            serde_json::to_value(OrderInvoice { url: url.into() }).unwrap_or_default(),
+        ),
+        (
+            "RefundCreditNote",
+            serde_json::to_value(RefundCreditNote { url: url.into() }).unwrap_or_default(),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,7 @@ requirement!(
     CheckoutLinksRead: [User, Organization] => [CheckoutLinksRead, CheckoutLinksWrite]
 );
 requirement!(CheckoutLinksWrite: [User, Organization] => [CheckoutLinksWrite]);
-requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead, OrdersWrite]);
+requirement!(OrdersRead: [User, Organization] => [WebDefault, OrdersRead]);
 requirement!(OrdersWrite: [User, Organization] => [WebDefault, OrdersWrite]);
 requirement!(RefundsRead: [User, Organization] => [WebDefault, RefundsRead, RefundsWrite]);
 requirement!(RefundsWrite: [User, Organization] => [WebDefault, RefundsWrite]);

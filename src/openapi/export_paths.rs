@@ -60,3 +60,38 @@ fn customers_export() {}
     security(("bearer" = ["license_keys:read", "license_keys:write"])),
     responses((status = 200, description = "The license keys", content_type = "text/csv", body = String)))]
 fn license_keys_export() {}
+
+/// The EU One-Stop-Shop return of a quarter as CSV (`country,rate,taxable_amount,tax_amount,
+/// currency`): one row per member state, rate and currency of the sales under the EU
+/// schemes, refunds netted in the quarter they were made; the rate as a percentage, amounts
+/// in the currency's major unit, not converted.
+#[utoipa::path(get, path = "/v1/reports/oss", tag = "orders",
+    params(
+        ("organization_id" = Uuid, Query),
+        ("year" = i32, Query, description = "2000 to 2200."),
+        ("quarter" = u32, Query, description = "1 to 4."),
+    ),
+    security(("bearer" = ["orders:read"])),
+    responses(
+        (status = 200, description = "The return", content_type = "text/csv", body = String),
+        (status = 404, description = "Not an organization the token reaches", body = crate::error::ErrorBody),
+        (status = 422, description = "A missing or out-of-range parameter", body = crate::error::ValidationErrorBody),
+))]
+fn reports_oss() {}
+
+/// Every tax line of a period as CSV (the same columns as the OSS return): each country,
+/// rate and currency, whatever the scheme (domestic sales, reverse-charged ones at rate 0,
+/// other countries' registrations), refunds netted.
+#[utoipa::path(get, path = "/v1/reports/tax", tag = "orders",
+    params(
+        ("organization_id" = Uuid, Query),
+        ("start" = String, Query, description = "The first day (`2026-01-01`) or instant (with a UTC offset), included."),
+        ("end" = String, Query, description = "The day or instant the period ends, excluded."),
+    ),
+    security(("bearer" = ["orders:read"])),
+    responses(
+        (status = 200, description = "The summary", content_type = "text/csv", body = String),
+        (status = 404, description = "Not an organization the token reaches", body = crate::error::ErrorBody),
+        (status = 422, description = "A missing parameter, or an end not after the start", body = crate::error::ValidationErrorBody),
+))]
+fn reports_tax() {}

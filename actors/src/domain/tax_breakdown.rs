@@ -74,14 +74,19 @@ pub struct TaxBreakdown {
 impl TaxBreakdown {
     /// The rate as people write it: `19`, `25.5`, `9.975`.
     pub fn rate_percent(&self) -> String {
-        let whole = self.rate_ppm / 10_000;
-        let frac = self.rate_ppm % 10_000;
-        if frac == 0 {
-            whole.to_string()
-        } else {
-            let s = format!("{whole}.{frac:04}");
-            s.trim_end_matches('0').to_string()
-        }
+        percent(self.rate_ppm)
+    }
+}
+
+/// A rate in parts per million as people write the percentage: `19`, `25.5`, `9.975`.
+pub fn percent(rate_ppm: u32) -> String {
+    let whole = rate_ppm / 10_000;
+    let frac = rate_ppm % 10_000;
+    if frac == 0 {
+        whole.to_string()
+    } else {
+        let s = format!("{whole}.{frac:04}");
+        s.trim_end_matches('0').to_string()
     }
 }
 
