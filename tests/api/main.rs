@@ -44,6 +44,7 @@ mod health;
 mod helpers;
 mod http_hardening;
 mod idempotency;
+mod invoice_mail;
 mod license_key_codes;
 mod license_key_import;
 mod license_keys;
