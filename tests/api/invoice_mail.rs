@@ -16,10 +16,11 @@ use std::time::Duration;
 use actix_web::rt::time::sleep;
 use serde_json::{json, Value};
 use tollgate::domain::customer::Address;
-use tollgate::domain::ids::OrderId;
+use tollgate::domain::ids::{OrderId, RefundId};
 use tollgate::domain::invoice::{BillTo, Invoice, InvoiceKind, InvoiceLine, Seller};
 use tollgate::domain::mail::{Attachment, MailState};
 use tollgate::domain::order::{InvoiceState, Order};
+use tollgate::domain::tax_breakdown::TaxBreakdown;
 use tollgate_storage::{Batch, Expect};
 
 use crate::checkouts::{id_of, seed, Api, Catalog};
@@ -210,6 +211,70 @@ async fn assert_receipt_with_invoice(
     assert_eq!(smtp.messages().len(), 1);
 }
 
+/// The document of `o` an issuer writes: its invoice, or a credit note of all of it (the
+/// amounts negative).
+fn document(o: &Order, kind: InvoiceKind, number: &str) -> Invoice {
+    let sign = if kind == InvoiceKind::Invoice { 1 } else { -1 };
+    let seller_address = Address {
+        line1: Some("Unter den Linden 1".into()),
+        line2: None,
+        postal_code: Some("10117".into()),
+        city: Some("Berlin".into()),
+        state: None,
+        country: "DE".into(),
+    };
+    let id = match &kind {
+        InvoiceKind::Invoice => Invoice::id_for_order(o.id),
+        InvoiceKind::CreditNote { refund_id, .. } => Invoice::id_for_refund(*refund_id),
+    };
+    Invoice {
+        id,
+        organization_id: o.organization_id,
+        order_id: o.id,
+        kind,
+        number: number.into(),
+        seq: 1,
+        issued_at: o.created_at,
+        supplied_at: o.created_at,
+        seller: Seller {
+            legal_name: "Acme Tools GmbH".into(),
+            address: seller_address,
+            tax_id: Some("DE136695976".into()),
+        },
+        buyer: BillTo {
+            name: "Ada Lovelace".into(),
+            address: o.billing_address.clone(),
+            tax_id: None,
+            email: o.customer_email.clone(),
+        },
+        lines: vec![InvoiceLine {
+            description: o.product_name.clone(),
+            quantity: 1,
+            unit_amount: sign * o.amount,
+            amount: sign * o.amount,
+            tax_amount: sign * o.tax_amount,
+            period: None,
+        }],
+        subtotal: sign * o.amount,
+        discount: 0,
+        net: sign * o.amount,
+        tax_breakdown: o
+            .tax
+            .breakdown
+            .iter()
+            .map(|b| TaxBreakdown {
+                taxable_amount: sign * b.taxable_amount,
+                amount: sign * b.amount,
+                ..b.clone()
+            })
+            .collect(),
+        total: sign * (o.amount + o.tax_amount),
+        currency: o.currency.clone(),
+        behavior: tollgate_actors::tax::TaxBehavior::Exclusive,
+        mentions: Vec::new(),
+    }
+}
+
 /// What the issuer writes for `order`: its invoice `number` and the order `Issued`, in
 /// one batch; again when the order changed meanwhile (a conflict writes nothing).
 async fn issue(app: &TestApp, order: OrderId, number: &str) {
@@ -236,51 +301,7 @@ async fn issue_once(
         .expect("reading the order")
         .expect("the order");
     let o = stored.value.clone();
-    let seller_address = Address {
-        line1: Some("Unter den Linden 1".into()),
-        line2: None,
-        postal_code: Some("10117".into()),
-        city: Some("Berlin".into()),
-        state: None,
-        country: "DE".into(),
-    };
-    let invoice = Invoice {
-        id: Invoice::id_for_order(o.id),
-        organization_id: o.organization_id,
-        order_id: o.id,
-        kind: InvoiceKind::Invoice,
-        number: number.into(),
-        seq: 1,
-        issued_at: o.created_at,
-        supplied_at: o.created_at,
-        seller: Seller {
-            legal_name: "Acme Tools GmbH".into(),
-            address: seller_address,
-            tax_id: Some("DE136695976".into()),
-        },
-        buyer: BillTo {
-            name: "Ada Lovelace".into(),
-            address: o.billing_address.clone(),
-            tax_id: None,
-            email: o.customer_email.clone(),
-        },
-        lines: vec![InvoiceLine {
-            description: o.product_name.clone(),
-            quantity: 1,
-            unit_amount: o.amount,
-            amount: o.amount,
-            tax_amount: o.tax_amount,
-            period: None,
-        }],
-        subtotal: o.amount,
-        discount: 0,
-        net: o.amount,
-        tax_breakdown: o.tax.breakdown.clone(),
-        total: o.amount + o.tax_amount,
-        currency: o.currency.clone(),
-        behavior: tollgate_actors::tax::TaxBehavior::Exclusive,
-        mentions: Vec::new(),
-    };
+    let invoice = document(&o, InvoiceKind::Invoice, number);
     let issued = Order {
         invoice: InvoiceState::Issued {
             number: number.into(),
@@ -309,6 +330,68 @@ async fn a_receipt_waits_for_its_invoice_and_arrives_once_with_it_attached() {
     issue(&app, id, "ACME-0001").await;
     let total = dollars(order["total_amount"].as_i64().expect("a total"));
     assert_receipt_with_invoice(&smtp, &app, id, "ACME-0001", &total).await;
+}
+
+#[actix_web::test]
+async fn a_credit_note_is_mailed_to_the_buyer_with_the_note_attached() {
+    use base64::Engine;
+    let (smtp, app, cat) = invoicing_shop("invoice-mail-credit").await;
+    let api = Api::of(&app);
+    let checkout = buy(api, &cat.ebook_price, "ada@example.com", None).await;
+    let order = order_of(api, &checkout).await;
+    let id = OrderId(uuid::Uuid::parse_str(&id_of(&order)).expect("an order id"));
+    issue(&app, id, "ACME-0001").await;
+    smtp.wait_for(1).await;
+    // The credit note of a refund of all of it, as the issuer writes it.
+    let o = app
+        .state
+        .store
+        .get::<Order>(&id.key())
+        .await
+        .expect("reading the order")
+        .expect("the order")
+        .value;
+    let note = document(
+        &o,
+        InvoiceKind::CreditNote {
+            refund_id: RefundId::new(),
+            invoice_number: "ACME-0001".into(),
+        },
+        "ACME-CN-0001",
+    );
+    let mut batch = Batch::new();
+    batch.put(&note, Expect::Absent).expect("the note");
+    app.state
+        .store
+        .commit_durable(&batch)
+        .await
+        .expect("issued");
+
+    let all = smtp.wait_for(2).await;
+    let m = &all[1];
+    assert_eq!(header(m, "To"), "ada@example.com");
+    assert_eq!(
+        header(m, "Subject"),
+        "Credit note ACME-CN-0001 for invoice ACME-0001"
+    );
+    assert_eq!(m["content_type"], "multipart/mixed", "{m:#}");
+    let total = dollars(o.amount + o.tax_amount);
+    for part in ["text", "html"] {
+        let body = m[part].as_str().expect("the part");
+        assert!(body.contains("Total refunded"), "{body}");
+        assert!(body.contains(&total), "{total} missing: {body}");
+    }
+    let files = attachments_of(&smtp.eml(m["n"].as_u64().expect("its number")));
+    assert_eq!(files.len(), 1, "{files:#?}");
+    assert_eq!(files[0]["content_type"], "application/pdf");
+    assert_eq!(files[0]["filename"], "CreditNote-ACME-CN-0001.pdf");
+    let pdf = base64::engine::general_purpose::STANDARD
+        .decode(files[0]["data"].as_str().expect("the bytes"))
+        .expect("base64");
+    let text = pdf_text(&pdf);
+    for needle in ["ACME-CN-0001", "ACME-0001", total.as_str()] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
 }
 
 #[actix_web::test]
