@@ -54,7 +54,8 @@ pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMe
     let decided = if change.is::<Order>() {
         match (change.before::<Order>()?, change.after::<Order>()?) {
             // The receipt goes when the order is paid: at once, or (a pending renewal)
-            // when a retry pays it.
+            // when a retry pays it; or, for an organization that invoices on payment,
+            // with the order's invoice (below).
             (before, Some(order)) => order_paid_messages(state, before.as_ref(), &order).await?,
             _ => Vec::new(),
         }
