@@ -20,6 +20,17 @@
 //! Before a message leaves, what it tells is checked once more: a cancellation notice of a
 //! cancellation undone (or told again by a newer notice) is withdrawn, and a receipt to an
 //! address that had `rate_limits.receipts_per_address` already waits its turn.
+//!
+//! A message's attachments are references ([`Attachment`]): at each attempt the sender
+//! reads what they name and renders it (an invoice's or a credit note's PDF, from its
+//! immutable record: the same bytes every time), then hands the files to the transport. A
+//! message is never sent without a file it names: a document that cannot be read (not
+//! there) or rendered (the renderer fails or panics) counts as a failed attempt for now,
+//! like a server that does not answer: it is tried again after the retry policy's delay,
+//! and fails for good after `email.max_attempts`, each attempt logged and recorded on the
+//! message with what went wrong. (A receipt that says "Invoice ACME-0001, attached" and
+//! arrives without it would be worse than one that arrives later; a renderer fixed by an
+//! upgrade within the retries still sends it.)
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -31,8 +42,11 @@ use futures_util::FutureExt;
 use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
 use crate::app::mail::{canceled_notice_id, notice_bucket};
-use crate::domain::mail::{Delivery, MailKind, MailMessage, MAIL_PENDING, MAIL_PENDING_CODES};
-use crate::egress::mail::Mailer;
+use crate::domain::invoice::Invoice;
+use crate::domain::mail::{
+    Attachment, Delivery, MailKind, MailMessage, MAIL_PENDING, MAIL_PENDING_CODES,
+};
+use crate::egress::mail::{File, Mailer};
 use crate::state::AppState;
 use tollgate_actors::subscription::Subscription;
 
@@ -260,21 +274,14 @@ async fn deliver(state: &AppState, stored: Stored<MailMessage>) -> Result<(), St
             return Ok(());
         }
         Some(Hold::Withdraw(why)) => Delivery::Withdrawn(why),
-        None => match AssertUnwindSafe(state.mailer.send(&m)).catch_unwind().await {
-            Ok(delivery) => delivery,
-            Err(panic) => {
-                state.mailer.health.panicked();
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(to = %m.to, kind = m.kind.as_str(), panic = %what,
-                    "building or sending an e-mail panicked; it is given up");
-                Delivery::Permanent(format!(
-                    "cannot build or send the message (it panicked: {what})"
-                ))
+        None if !state.mailer.sends() => Delivery::Skipped,
+        None => match files_of(state, &m).await? {
+            Err(why) => {
+                tracing::warn!(to = %m.to, kind = m.kind.as_str(), error = %why,
+                    "an e-mail's attachment cannot be made; the attempt counts as failed");
+                Delivery::Transient(why)
             }
+            Ok(files) => send(state, &m, &files).await,
         },
     };
     let at = state.now();
@@ -291,6 +298,82 @@ async fn deliver(state: &AppState, stored: Stored<MailMessage>) -> Result<(), St
     batch.put(&m, Expect::Rev(stored.rev))?;
     state.store.commit_durable(&batch).await?;
     Ok(())
+}
+
+/// One attempt to hand `m` and its files to the transport; a panic while building or
+/// sending it fails it for good.
+async fn send(state: &AppState, m: &MailMessage, files: &[File]) -> Delivery {
+    match AssertUnwindSafe(state.mailer.send(m, files))
+        .catch_unwind()
+        .await
+    {
+        Ok(delivery) => delivery,
+        Err(panic) => {
+            state.mailer.health.panicked();
+            let what = panic_text(panic.as_ref());
+            tracing::error!(to = %m.to, kind = m.kind.as_str(), panic = %what,
+                "building or sending an e-mail panicked; it is given up");
+            Delivery::Permanent(format!(
+                "cannot build or send the message (it panicked: {what})"
+            ))
+        }
+    }
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// The files `m` names, rendered for this attempt: `Err` (why) when one cannot be made now
+/// (its document is not there, or does not render); a storage error as such.
+async fn files_of(
+    state: &AppState,
+    m: &MailMessage,
+) -> Result<Result<Vec<File>, String>, StorageError> {
+    let mut files = Vec::with_capacity(m.attachments.len());
+    for a in &m.attachments {
+        match *a {
+            Attachment::Invoice(id) => {
+                let Some(invoice) = state.store.get::<Invoice>(&id.key()).await? else {
+                    return Ok(Err(format!(
+                        "not sent: its attachment, the document {id}, does not exist"
+                    )));
+                };
+                let invoice = invoice.value;
+                let name = crate::app::mail::attachment_name(&invoice);
+                // The PDF is laid out and compressed off the async workers.
+                let rendered = tokio::task::spawn_blocking(move || {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        crate::app::invoices::pdf::render(&invoice)
+                    }))
+                })
+                .await;
+                let bytes = match rendered {
+                    Ok(Ok(Ok(bytes))) => bytes,
+                    Ok(Ok(Err(e))) => {
+                        return Ok(Err(format!("not sent: {name} does not render: {e}")))
+                    }
+                    Ok(Err(panic)) => {
+                        return Ok(Err(format!(
+                            "not sent: rendering {name} panicked: {}",
+                            panic_text(panic.as_ref())
+                        )))
+                    }
+                    Err(e) => return Ok(Err(format!("not sent: rendering {name} failed: {e}"))),
+                };
+                files.push(File {
+                    name,
+                    content_type: "application/pdf".into(),
+                    bytes,
+                });
+            }
+        }
+    }
+    Ok(Ok(files))
 }
 
 /// Deletes messages settled (sent, failed or skipped) more than `webhooks.retention_days`
@@ -327,4 +410,89 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
         state.store.commit_durable(&batch).await?;
     }
     Ok(purged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing;
+    use crate::domain::ids::MailMessageId;
+    use crate::domain::invoice::{InvoiceId, InvoiceKind};
+    use crate::domain::mail::MailState;
+
+    fn message(attachments: Vec<Attachment>) -> MailMessage {
+        MailMessage {
+            id: MailMessageId::new(),
+            organization_id: crate::domain::ids::OrganizationId::new(),
+            created_at: chrono::Utc::now(),
+            modified_at: None,
+            kind: MailKind::OrderReceipt,
+            to: "ada@example.com".into(),
+            reply_to: None,
+            from_name: "Acme".into(),
+            subject: "Your receipt".into(),
+            text: "Thanks".into(),
+            html: "<p>Thanks</p>".into(),
+            order_id: None,
+            subscription_id: None,
+            customer_id: None,
+            state: MailState::Pending,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+            attachments,
+        }
+    }
+
+    #[actix_web::test]
+    async fn documents_are_rendered_when_sent_and_a_missing_one_is_not_sent_now() {
+        let app = testing::app().await;
+        let (org, _) = testing::seller(&app).await;
+        let order = testing::paid_order(&app, org, 2000, 380, "pi_mail_files").await;
+        let invoice = crate::app::mail::test_document(&order, InvoiceKind::Invoice, "ACME-0001");
+        let note = crate::app::mail::test_document(
+            &order,
+            InvoiceKind::CreditNote {
+                refund_id: crate::domain::ids::RefundId::new(),
+                invoice_number: "ACME-0001".into(),
+            },
+            "ACME-CN-0001",
+        );
+        let m = message(vec![
+            Attachment::Invoice(invoice.id),
+            Attachment::Invoice(note.id),
+        ]);
+        // Not there (yet): the attempt fails for now, naming the document.
+        let why = files_of(&app, &m).await.unwrap().expect_err("not there");
+        assert!(why.contains(&invoice.id.to_string()), "{why}");
+        let mut batch = Batch::new();
+        batch.put(&invoice, Expect::Absent).unwrap();
+        batch.put(&note, Expect::Absent).unwrap();
+        app.store.commit_durable(&batch).await.unwrap();
+        // There: each rendered from its record, under its name, the same bytes as the
+        // document's own rendering.
+        let files = files_of(&app, &m).await.unwrap().expect("rendered");
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Invoice-ACME-0001.pdf", "CreditNote-ACME-CN-0001.pdf"]
+        );
+        assert!(files.iter().all(|f| f.content_type == "application/pdf"));
+        assert_eq!(
+            files[0].bytes,
+            crate::app::invoices::pdf::render(&invoice).unwrap()
+        );
+        assert_eq!(
+            files[1].bytes,
+            crate::app::invoices::pdf::render(&note).unwrap()
+        );
+        assert!(files[0].bytes.starts_with(b"%PDF"));
+        // No attachment: no file, nothing read.
+        assert!(files_of(&app, &message(Vec::new()))
+            .await
+            .unwrap()
+            .unwrap()
+            .is_empty());
+        let stranger = message(vec![Attachment::Invoice(InvoiceId::new())]);
+        assert!(files_of(&app, &stranger).await.unwrap().is_err());
+    }
 }

@@ -1,6 +1,9 @@
 //! E-mail's way out (`[email]`): a message of the outbox built to RFC 5322 with `lettre`
 //! (a plain-text and an HTML part, encoded headers, a stable `Message-ID`) and handed to
 //! the transport: an SMTP server, an `.eml` file under `<data_dir>/mail/`, or nowhere.
+//! A message with files ([`File`]: the sender renders them, e.g. an invoice's PDF, and
+//! hands the bytes here) is `multipart/mixed`: the same text-and-HTML alternative first,
+//! then one attachment part per file.
 //!
 //! One attempt answers a [`Delivery`]: accepted (with the server's answer, or the file
 //! written), refused for now (a 4xx answer, no connection, a timeout), refused for good (a
@@ -19,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart};
 use lettre::transport::smtp::AsyncSmtpTransport;
 use lettre::{AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::watch;
@@ -27,6 +31,16 @@ use tokio::sync::watch;
 use crate::config::{redacted_url, EmailSettings, EmailTransport};
 use crate::domain::mail::{Delivery, MailMessage, RetryPolicy};
 use crate::validate::is_header_safe;
+
+/// A file sent with a message, as the sender rendered it for this attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// The name the recipient sees (`Invoice-ACME-0001.pdf`).
+    pub name: String,
+    /// Its MIME type (`application/pdf`).
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
 
 enum Transport {
     File(PathBuf),
@@ -118,8 +132,17 @@ impl Mailer {
         m.message_id(&self.domain)
     }
 
-    /// Builds the message as it goes out.
-    pub fn build(&self, m: &MailMessage) -> Result<Message, String> {
+    /// Builds the message as it goes out, with `files` attached (none: the text-and-HTML
+    /// alternative alone, as every message without attachments).
+    pub fn build(&self, m: &MailMessage, files: &[File]) -> Result<Message, String> {
+        for f in files {
+            if !is_header_safe(&f.name) || f.name.trim().is_empty() {
+                return Err(format!(
+                    "cannot build the message: an attachment's name is not one: {:?}",
+                    f.name
+                ));
+            }
+        }
         for (header, value) in [
             ("From name", m.from_name.as_str()),
             ("Subject", m.subject.as_str()),
@@ -152,20 +175,35 @@ impl Mailer {
         {
             builder = builder.reply_to(reply_to);
         }
+        let body = MultiPart::alternative_plain_html(m.text.clone(), m.html.clone());
+        let body = if files.is_empty() {
+            body
+        } else {
+            let mut mixed = MultiPart::mixed().multipart(body);
+            for f in files {
+                let content_type = ContentType::parse(&f.content_type).map_err(|e| {
+                    format!(
+                        "cannot build the message: {:?} is not a content type: {e}",
+                        f.content_type
+                    )
+                })?;
+                mixed = mixed.singlepart(
+                    Attachment::new(f.name.clone()).body(f.bytes.clone(), content_type),
+                );
+            }
+            mixed
+        };
         builder
-            .multipart(MultiPart::alternative_plain_html(
-                m.text.clone(),
-                m.html.clone(),
-            ))
+            .multipart(body)
             .map_err(|e| format!("cannot build the message: {e}"))
     }
 
-    /// One attempt to send `m`.
-    pub async fn send(&self, m: &MailMessage) -> Delivery {
+    /// One attempt to send `m`, with `files` attached.
+    pub async fn send(&self, m: &MailMessage, files: &[File]) -> Delivery {
         if matches!(self.transport, Transport::None) {
             return Delivery::Skipped;
         }
-        let message = match self.build(m) {
+        let message = match self.build(m, files) {
             Ok(message) => message,
             Err(e) => return Delivery::Permanent(e),
         };
@@ -380,6 +418,7 @@ mod tests {
             state: MailState::Pending,
             attempts: Vec::new(),
             next_attempt_at: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -387,9 +426,11 @@ mod tests {
     fn a_header_with_a_line_break_is_refused_not_a_panic() {
         let mailer = Mailer::new(&EmailSettings::default(), Path::new("/nonexistent"))
             .expect("the default settings");
-        assert!(mailer.build(&message("Shop", "Your receipt")).is_ok());
+        assert!(mailer.build(&message("Shop", "Your receipt"), &[]).is_ok());
         for (name, subject) in [("Shop\nX", "Hi"), ("Shop", "Hi\r\nBcc: x@example.com")] {
-            let e = mailer.build(&message(name, subject)).expect_err("refused");
+            let e = mailer
+                .build(&message(name, subject), &[])
+                .expect_err("refused");
             assert!(e.contains("cannot build the message"), "{e}");
         }
     }
@@ -407,5 +448,126 @@ mod tests {
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&path), 0o600);
         assert!(!tmp.exists());
+    }
+
+    /// The value of header `name` in a block of headers (unfolded), if any.
+    fn header_of(head: &str, name: &str) -> Option<String> {
+        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+        unfolded.split("\r\n").find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+
+    /// A header parameter (`boundary`, `filename`), quoted or not.
+    fn param_of(value: &str, name: &str) -> Option<String> {
+        value.split(';').skip(1).find_map(|p| {
+            let (k, v) = p.trim().split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().trim_matches('"').to_string())
+        })
+    }
+
+    /// The parts of a multipart body: (headers, body) each.
+    fn parts_of(body: &str, boundary: &str) -> Vec<(String, String)> {
+        let delimiter = format!("--{boundary}");
+        body.split(&delimiter)
+            .skip(1)
+            .take_while(|p| !p.starts_with("--"))
+            .filter_map(|p| {
+                let p = p.strip_prefix("\r\n")?;
+                let (head, body) = p.split_once("\r\n\r\n")?;
+                Some((
+                    format!("{head}\r\n"),
+                    body.trim_end_matches("\r\n").to_string(),
+                ))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_message_with_a_file_is_mixed_the_alternative_then_the_pdf() {
+        use base64::Engine;
+        let mailer = Mailer::new(&EmailSettings::default(), Path::new("/nonexistent"))
+            .expect("the default settings");
+        let pdf: Vec<u8> = b"%PDF-1.7\n\x00\xff binary \r\n bytes\n%%EOF"
+            .iter()
+            .copied()
+            .cycle()
+            .take(3000)
+            .collect();
+        let file = File {
+            name: "Invoice-ACME-0001.pdf".into(),
+            content_type: "application/pdf".into(),
+            bytes: pdf.clone(),
+        };
+        let m = message("Shop", "Your receipt");
+        let raw = String::from_utf8(mailer.build(&m, &[file]).expect("built").formatted())
+            .expect("7-bit text");
+        let (head, body) = raw.split_once("\r\n\r\n").expect("headers, then the body");
+        let top = header_of(head, "Content-Type").expect("a content type");
+        assert!(top.starts_with("multipart/mixed"), "{top}");
+        let parts = parts_of(body, &param_of(&top, "boundary").expect("a boundary"));
+        assert_eq!(parts.len(), 2, "the alternative and the file: {raw}");
+        // First the text and the HTML, as every message has them.
+        let alt = header_of(&parts[0].0, "Content-Type").expect("a content type");
+        assert!(alt.starts_with("multipart/alternative"), "{alt}");
+        let inner = parts_of(
+            &parts[0].1,
+            &param_of(&alt, "boundary").expect("a boundary"),
+        );
+        let types: Vec<String> = inner
+            .iter()
+            .filter_map(|(h, _)| header_of(h, "Content-Type"))
+            .collect();
+        assert!(types[0].starts_with("text/plain"), "{types:?}");
+        assert!(types[1].starts_with("text/html"), "{types:?}");
+        // Then the PDF, attached under its name, the same bytes.
+        let (h, b) = &parts[1];
+        assert_eq!(
+            header_of(h, "Content-Type").as_deref(),
+            Some("application/pdf")
+        );
+        let disposition = header_of(h, "Content-Disposition").expect("a disposition");
+        assert!(disposition.starts_with("attachment"), "{disposition}");
+        assert_eq!(
+            param_of(&disposition, "filename").as_deref(),
+            Some("Invoice-ACME-0001.pdf")
+        );
+        assert_eq!(
+            header_of(h, "Content-Transfer-Encoding").as_deref(),
+            Some("base64")
+        );
+        let back = base64::engine::general_purpose::STANDARD
+            .decode(b.replace("\r\n", ""))
+            .expect("base64");
+        assert_eq!(back, pdf);
+        // Without files the message is the alternative alone, as before.
+        let raw = String::from_utf8(mailer.build(&m, &[]).expect("built").formatted())
+            .expect("7-bit text");
+        let (head, _) = raw.split_once("\r\n\r\n").expect("headers");
+        let top = header_of(head, "Content-Type").expect("a content type");
+        assert!(top.starts_with("multipart/alternative"), "{top}");
+    }
+
+    #[test]
+    fn a_file_whose_name_or_type_is_not_one_is_refused() {
+        let mailer = Mailer::new(&EmailSettings::default(), Path::new("/nonexistent"))
+            .expect("the default settings");
+        let m = message("Shop", "Your receipt");
+        let file = |name: &str, content_type: &str| File {
+            name: name.into(),
+            content_type: content_type.into(),
+            bytes: vec![1, 2, 3],
+        };
+        for f in [
+            file("Invoice\r\nBcc: x@example.com.pdf", "application/pdf"),
+            file(" ", "application/pdf"),
+            file("Invoice-1.pdf", "not a type"),
+        ] {
+            let e = mailer.build(&m, &[f]).expect_err("refused");
+            assert!(e.contains("cannot build the message"), "{e}");
+        }
     }
 }

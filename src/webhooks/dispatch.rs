@@ -317,6 +317,7 @@ mod tests {
             state: MailState::Pending,
             attempts: Vec::new(),
             next_attempt_at: Some(now),
+            attachments: Vec::new(),
         }
     }
 

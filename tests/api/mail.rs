@@ -144,6 +144,12 @@ impl SmtpServer {
             .collect()
     }
 
+    /// The bytes received of message `n` (its JSON's `n`), as its `.eml` holds them.
+    pub(crate) fn eml(&self, n: u64) -> Vec<u8> {
+        std::fs::read(self.dir.path().join("inbox").join(format!("{n:04}.eml")))
+            .expect("reading a message's .eml")
+    }
+
     /// Waits (bounded) until at least `n` messages have arrived; returns them all.
     pub(crate) async fn wait_for(&self, n: usize) -> Vec<Value> {
         let started = Instant::now();

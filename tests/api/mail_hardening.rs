@@ -132,6 +132,7 @@ fn stored_message(org: OrganizationId, kind: MailKind, to: &str, from_name: &str
         state: MailState::Pending,
         attempts: Vec::new(),
         next_attempt_at: Some(now),
+        attachments: Vec::new(),
     }
 }
 

@@ -44,6 +44,7 @@ mod health;
 mod helpers;
 mod http_hardening;
 mod idempotency;
+mod invoice_mail;
 mod invoice_numbers;
 mod invoices;
 mod license_key_codes;

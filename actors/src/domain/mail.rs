@@ -14,6 +14,7 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
 use super::ids::{CustomerId, MailMessageId, OrderId, OrganizationId, SubscriptionId};
+use super::invoice::InvoiceId;
 use super::time_key;
 
 /// No tenant: messages waiting to be sent, by the time of their next attempt.
@@ -58,6 +59,8 @@ pub enum MailKind {
     EmailChangeCode,
     /// To a buyer's old address: the address was changed.
     EmailChanged,
+    /// To the buyer: a credit note was issued for a refund (with the note attached).
+    CreditNote,
 }
 
 impl MailKind {
@@ -83,6 +86,7 @@ impl MailKind {
             MailKind::PlanChanged => "subscription_updated",
             MailKind::EmailChangeCode => "customer_email_update_verification",
             MailKind::EmailChanged => "customer_email_changed_notification",
+            MailKind::CreditNote => "credit_note",
         }
     }
 }
@@ -160,6 +164,16 @@ impl RetryPolicy {
     }
 }
 
+/// A file sent with a message: a reference to what the sender renders when the message
+/// leaves, never the bytes (a document renders the same bytes every time from its
+/// immutable record, so the outbox stays small).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Attachment {
+    /// The PDF of an invoice or a credit note (`Invoice-<number>.pdf`,
+    /// `CreditNote-<number>.pdf`).
+    Invoice(InvoiceId),
+}
+
 /// One e-mail, as decided and rendered, and its delivery so far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MailMessage {
@@ -184,6 +198,55 @@ pub struct MailMessage {
     pub attempts: Vec<MailAttempt>,
     /// Set while pending.
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Format version 2: the files sent with it, rendered by the sender at each attempt.
+    pub attachments: Vec<Attachment>,
+}
+
+/// Format version 1: before attachments.
+#[derive(Deserialize)]
+struct MailMessageV1 {
+    id: MailMessageId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    kind: MailKind,
+    to: String,
+    reply_to: Option<String>,
+    from_name: String,
+    subject: String,
+    text: String,
+    html: String,
+    order_id: Option<OrderId>,
+    subscription_id: Option<SubscriptionId>,
+    customer_id: Option<CustomerId>,
+    state: MailState,
+    attempts: Vec<MailAttempt>,
+    next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl From<MailMessageV1> for MailMessage {
+    fn from(v1: MailMessageV1) -> Self {
+        Self {
+            id: v1.id,
+            organization_id: v1.organization_id,
+            created_at: v1.created_at,
+            modified_at: v1.modified_at,
+            kind: v1.kind,
+            to: v1.to,
+            reply_to: v1.reply_to,
+            from_name: v1.from_name,
+            subject: v1.subject,
+            text: v1.text,
+            html: v1.html,
+            order_id: v1.order_id,
+            subscription_id: v1.subscription_id,
+            customer_id: v1.customer_id,
+            state: v1.state,
+            attempts: v1.attempts,
+            next_attempt_at: v1.next_attempt_at,
+            attachments: Vec::new(),
+        }
+    }
 }
 
 impl MailMessage {
@@ -236,7 +299,30 @@ impl MailMessage {
 }
 
 impl Record for MailMessage {
-    crate::record_v1!(MailMessage, "mail_message");
+    const COLLECTION: &'static str = "mail_message";
+    /// 2: the attachments.
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => {
+                Ok(
+                    tollgate_storage::codec::decode::<MailMessageV1>(Self::COLLECTION, 1, payload)?
+                        .into(),
+                )
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     const INDEXES: &'static [&'static str] = &[
         MAIL_PENDING,
         MAIL_PENDING_CODES,
@@ -293,6 +379,7 @@ mod tests {
             state: MailState::Pending,
             attempts: Vec::new(),
             next_attempt_at: Some(at(10)),
+            attachments: Vec::new(),
         }
     }
 
@@ -414,7 +501,7 @@ mod tests {
             m.clone().message_id("example.com")
         );
         assert!(m.message_id("example.com").starts_with('<'));
-        let back = MailMessage::decode(1, &m.encode().unwrap()).unwrap();
+        let back = MailMessage::decode(2, &m.encode().unwrap()).unwrap();
         assert_eq!(back, m);
         let by_order: Vec<_> = m
             .index_entries()
@@ -424,4 +511,73 @@ mod tests {
         assert_eq!(by_order.len(), 1);
         assert_eq!(by_order[0].tenant, OrderId(uuid(3)).key());
     }
+
+    /// Every optional field set, one attempt and one attachment.
+    fn full() -> MailMessage {
+        MailMessage {
+            modified_at: Some(at(11)),
+            subscription_id: Some(SubscriptionId(uuid(5))),
+            attempts: vec![MailAttempt {
+                at: at(11),
+                ok: false,
+                answer: "451 later".into(),
+            }],
+            attachments: vec![Attachment::Invoice(InvoiceId(uuid(6)))],
+            ..message()
+        }
+    }
+
+    #[test]
+    fn format_v2_golden_bytes_and_v1_reads_without_attachments() {
+        assert_eq!(
+            (MailMessage::COLLECTION, MailMessage::VERSION),
+            ("mail_message", 2)
+        );
+        let m = full();
+        let v2 = m.encode().unwrap_or_default();
+        assert_eq!(
+            crate::golden::hex(&v2),
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}"),
+            "mail message format v2 changed"
+        );
+        assert_eq!(MailMessage::decode(2, &v2).ok(), Some(m.clone()));
+        // Version 1 (golden bytes) is version 2 without the attachments at the end: it
+        // reads with none.
+        let v1 = decode_hex(GOLDEN_V1);
+        assert_eq!(
+            MailMessage::decode(1, &v1).ok(),
+            Some(MailMessage {
+                attachments: Vec::new(),
+                ..m.clone()
+            })
+        );
+        assert!(MailMessage::decode(2, &v1).is_err());
+        assert!(MailMessage::decode(3, &v2).is_err());
+        // Written again, a version-1 message is version 2 with no attachment (an empty
+        // list: 00).
+        let again = MailMessage::decode(1, &v1).unwrap().encode().unwrap();
+        assert_eq!(crate::golden::hex(&again), format!("{GOLDEN_V1}00"));
+        // The new kind is appended: the earlier kinds keep their bytes.
+        let kind = tollgate_storage::codec::encode(&MailKind::CreditNote).unwrap_or_default();
+        assert_eq!(crate::golden::hex(&kind), "0f");
+        assert_eq!(MailKind::CreditNote.as_str(), "credit_note");
+        assert!(!MailKind::CreditNote.is_receipt());
+    }
+
+    fn decode_hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or(0))
+            .collect()
+    }
+
+    const GOLDEN_V1: &str = "\
+        1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30\
+        315430303a30303a31305a0114313937302d30312d30315430303a30303a31315a000f616461406578616d70\
+        6c652e636f6d011073686f70406578616d706c652e636f6d0441636d650c596f757220726563656970740654\
+        68616e6b730d3c703e5468616e6b733c2f703e01100000000000000000000000000000000301100000000000\
+        0000000000000000000005011000000000000000000000000000000004000114313937302d30312d30315430\
+        303a30303a31315a0009343531206c617465720114313937302d30312d30315430303a30303a31305a";
+    /// One attachment (`01`), the invoice's (`00`), its id (16 bytes).
+    const GOLDEN_V2_TAIL: &str = "01001000000000000000000000000000000006";
 }

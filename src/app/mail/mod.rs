@@ -8,8 +8,9 @@
 //!
 //! | message | to | when |
 //! |---|---|---|
-//! | order receipt | buyer | an order of a purchase or a subscription's first payment is written |
-//! | renewal receipt | buyer | a renewal order is written |
+//! | order receipt | buyer | an order of a purchase or a subscription's first payment is paid; for an organization that invoices on payment, when the order's invoice is issued instead, with it attached |
+//! | renewal receipt | buyer | a renewal order is paid (the same rule for invoices) |
+//! | credit note | buyer | a refund's credit note is issued, with it attached (besides the refund's message) |
 //! | renewal payment failed | buyer | a subscription becomes past due, and at each failed retry; with a one-use link that opens the portal on it, signed in (`crate::app::portal::recovery_link`) |
 //! | subscription canceled | buyer | it is set to end at the period's end |
 //! | subscription ended | buyer | it ends (canceled now, revoked, or dunning gave up) |
@@ -21,6 +22,7 @@
 //! | new order (copy) | the organization's e-mail | with each order, when `notification_settings.new_order` is on |
 
 mod email_change;
+mod invoice;
 mod render;
 
 use chrono::{DateTime, Utc};
@@ -29,7 +31,8 @@ use tollgate_storage::{Batch, Change, Direction, Expect};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::customer::{customer_by_email, Customer};
 use crate::domain::ids::{MailMessageId, OrderId, OrganizationId, SubscriptionId};
-use crate::domain::mail::{MailKind, MailMessage, MailState, MAIL_BY_ORDER};
+use crate::domain::invoice::{Invoice, InvoiceKind};
+use crate::domain::mail::{Attachment, MailKind, MailMessage, MailState, MAIL_BY_ORDER};
 use crate::domain::order::{BillingReason, Order};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
@@ -41,6 +44,9 @@ use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOME
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus, DUNNING_PERIOD};
 
 pub use email_change::{email_change_code, email_changed_notice};
+#[cfg(test)]
+pub(crate) use invoice::tests::document as test_document;
+pub use invoice::{invoice_messages, order_paid_messages};
 pub use render::{date, Brand, KeyLine, Recovery, Rendered};
 
 /// The messages `change` stands for that were not decided before (none for most changes).
@@ -48,13 +54,15 @@ pub async fn messages_of(state: &AppState, change: &Change) -> Result<Vec<MailMe
     let decided = if change.is::<Order>() {
         match (change.before::<Order>()?, change.after::<Order>()?) {
             // The receipt goes when the order is paid: at once, or (a pending renewal)
-            // when a retry pays it.
-            (before, Some(order))
-                if order.status.was_paid()
-                    && !before.as_ref().is_some_and(|b| b.status.was_paid()) =>
-            {
-                order_messages(state, &order).await?
-            }
+            // when a retry pays it; or, for an organization that invoices on payment,
+            // with the order's invoice (below).
+            (before, Some(order)) => order_paid_messages(state, before.as_ref(), &order).await?,
+            _ => Vec::new(),
+        }
+    } else if change.is::<Invoice>() {
+        // A document is told once, when it is issued (written: it never changes after).
+        match (change.before::<Invoice>()?, change.after::<Invoice>()?) {
+            (None, Some(invoice)) => invoice_messages(state, &invoice).await?,
             _ => Vec::new(),
         }
     } else if change.is::<Subscription>() {
@@ -141,6 +149,16 @@ fn message(
         state: MailState::Pending,
         attempts: Vec::new(),
         next_attempt_at: Some(now),
+        attachments: Vec::new(),
+    }
+}
+
+/// The name an invoice's or a credit note's PDF is sent under: `Invoice-ACME-0001.pdf`,
+/// `CreditNote-ACME-CN-0001.pdf`.
+pub fn attachment_name(invoice: &Invoice) -> String {
+    match invoice.kind {
+        InvoiceKind::Invoice => format!("Invoice-{}.pdf", invoice.number),
+        InvoiceKind::CreditNote { .. } => format!("CreditNote-{}.pdf", invoice.number),
     }
 }
 
@@ -243,9 +261,26 @@ async fn recipient(
     Ok((customer, to))
 }
 
-async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessage>, AppError> {
-    let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
-    let mut out = vec![receipt(state, order, &to, customer.as_ref()).await?];
+/// An order just paid: the buyer's receipt (unless `with_receipt` is false: it waits for
+/// the order's invoice) and the seller's copy when asked for.
+async fn order_messages(
+    state: &AppState,
+    order: &Order,
+    with_receipt: bool,
+) -> Result<Vec<MailMessage>, AppError> {
+    let mut out = Vec::new();
+    if with_receipt {
+        let (customer, to) = recipient(state, order.customer_id, &order.customer_email).await?;
+        out.push(receipt(state, order, &to, customer.as_ref()).await?);
+    }
+    let to = match out.first() {
+        Some(m) => m.to.clone(),
+        None => {
+            recipient(state, order.customer_id, &order.customer_email)
+                .await?
+                .1
+        }
+    };
     let (brand, org) = brand(state, order.organization_id).await?;
     if org.notification_settings.new_order {
         if let Some(seller) = brand.email.clone() {
@@ -255,13 +290,32 @@ async fn order_messages(state: &AppState, order: &Order) -> Result<Vec<MailMessa
     Ok(out)
 }
 
-/// The buyer's receipt of `order`, rendered now.
+/// The buyer's receipt of `order`, rendered now; with the order's invoice (its number, and
+/// its PDF attached) once it is issued.
 pub async fn receipt(
     state: &AppState,
     order: &Order,
     to: &str,
     customer: Option<&Customer>,
 ) -> Result<MailMessage, AppError> {
+    let invoice = state
+        .store
+        .get::<Invoice>(&Invoice::id_for_order(order.id).key())
+        .await?
+        .map(|i| i.value);
+    receipt_with(state, order, to, customer, invoice.as_ref()).await
+}
+
+/// The buyer's receipt of `order` with `invoice` (an order's invoice: a credit note is not
+/// one), rendered now.
+async fn receipt_with(
+    state: &AppState,
+    order: &Order,
+    to: &str,
+    customer: Option<&Customer>,
+    invoice: Option<&Invoice>,
+) -> Result<MailMessage, AppError> {
+    let invoice = invoice.filter(|i| i.kind == InvoiceKind::Invoice && i.order_id == order.id);
     let (brand, _) = brand(state, order.organization_id).await?;
     let view = crate::app::views::order_view(state, order).await?;
     let product = product_of(state, order.product_id).await;
@@ -341,6 +395,7 @@ pub async fn receipt(
             .collect(),
         link: purchase_link(state, checkout).await,
         resend: resend_link(state, order.organization_id),
+        invoice: invoice.map(|i| (i.number.clone(), attachment_name(i))),
     }
     .render()?;
     let kind = if renewal {
@@ -360,6 +415,7 @@ pub async fn receipt(
     m.order_id = Some(order.id);
     m.subscription_id = order.subscription_id;
     m.customer_id = Some(order.customer_id);
+    m.attachments = invoice.iter().map(|i| Attachment::Invoice(i.id)).collect();
     Ok(m)
 }
 
@@ -395,6 +451,7 @@ async fn seller_copy(
             order.id
         )),
         resend: String::new(),
+        invoice: None,
     }
     .render()?;
     let mut m = message(

@@ -127,6 +127,8 @@ pub struct Receipt {
     pub link: Option<String>,
     /// The page that sends the keys again.
     pub resend: String,
+    /// The order's invoice, attached: its number and the attachment's name.
+    pub invoice: Option<(String, String)>,
 }
 
 /// One line of the amounts.
@@ -556,6 +558,27 @@ mod tests {
             benefits: vec!["Updates for a year".into()],
             link: Some("https://shop.example.com/checkout/s/confirmation".into()),
             resend: "https://shop.example.com/license-keys/resend?organization_id=o".into(),
+            invoice: None,
+        }
+    }
+
+    #[test]
+    fn a_receipt_with_its_invoice_names_it_and_the_attachment() {
+        let plain = receipt().render().unwrap();
+        assert!(!plain.text.contains("Invoice"), "{}", plain.text);
+        let mut r = receipt();
+        r.invoice = Some(("ACME-0007".into(), "Invoice-ACME-0007.pdf".into()));
+        let out = r.render().unwrap();
+        assert_eq!(out.subject, plain.subject, "the same receipt");
+        for part in [&out.text, &out.html] {
+            for needle in [
+                "Invoice ACME-0007",
+                "Invoice-ACME-0007.pdf",
+                "$20.00",
+                "ACME-1234",
+            ] {
+                assert!(part.contains(needle), "{needle} missing in\n{part}");
+            }
         }
     }
 
