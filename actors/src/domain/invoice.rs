@@ -177,6 +177,14 @@ impl Invoice {
         self.tax_breakdown.iter().map(|b| b.amount).sum()
     }
 
+    /// The PDF's file name: `Invoice-ACME-0001.pdf`, `CreditNote-ACME-CN-0001.pdf`.
+    pub fn file_name(&self) -> String {
+        match self.kind {
+            InvoiceKind::Invoice => format!("Invoice-{}.pdf", self.number),
+            InvoiceKind::CreditNote { .. } => format!("CreditNote-{}.pdf", self.number),
+        }
+    }
+
     pub fn is_credit_note(&self) -> bool {
         matches!(self.kind, InvoiceKind::CreditNote { .. })
     }

@@ -233,12 +233,7 @@ pub async fn pdf(
         .ok_or_else(AppError::not_found)?
         .value;
     let bytes = pdf::render(&invoice).map_err(AppError::internal)?;
-    let name = if invoice.is_credit_note() {
-        format!("CreditNote-{}.pdf", invoice.number)
-    } else {
-        format!("Invoice-{}.pdf", invoice.number)
-    };
-    Ok((name, bytes))
+    Ok((invoice.file_name(), bytes))
 }
 
 #[cfg(test)]

@@ -156,10 +156,7 @@ fn message(
 /// The name an invoice's or a credit note's PDF is sent under: `Invoice-ACME-0001.pdf`,
 /// `CreditNote-ACME-CN-0001.pdf`.
 pub fn attachment_name(invoice: &Invoice) -> String {
-    match invoice.kind {
-        InvoiceKind::Invoice => format!("Invoice-{}.pdf", invoice.number),
-        InvoiceKind::CreditNote { .. } => format!("CreditNote-{}.pdf", invoice.number),
-    }
+    invoice.file_name()
 }
 
 async fn product_of(state: &AppState, id: crate::domain::ids::ProductId) -> Option<Product> {
