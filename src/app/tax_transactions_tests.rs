@@ -244,3 +244,76 @@ async fn refunds_of_orders_without_a_calculation_or_reversed_already_are_not_que
     put(&app, &other).await;
     assert_eq!(dues(&app).await.len(), 1);
 }
+
+#[actix_web::test]
+async fn a_provider_that_does_not_answer_leaves_the_entry_for_later_with_its_cause() {
+    let app = testing::app().await;
+    let settings = crate::config::PaymentSettings {
+        // Nothing listens there.
+        stripe_api_base: "http://127.0.0.1:9".into(),
+        ..crate::config::PaymentSettings::default()
+    };
+    let stripe = StripeTax::new(&settings).expect("a client");
+    let order = pending_order(&app, Some("taxcalc_5")).await;
+    let now = app.now();
+    let record = TaxRecordDue::new(
+        order.organization_id,
+        order.id,
+        TaxAction::Record {
+            calculation_id: "taxcalc_5".into(),
+        },
+        now,
+    );
+    let r = refund(&order, 500, 95, RefundStatus::Succeeded);
+    let reverse = TaxRecordDue::new(
+        order.organization_id,
+        order.id,
+        reversal_of(&order, &r),
+        now,
+    );
+    fanned_out(&app).await;
+    put(&app, &record).await;
+    put(&app, &reverse).await;
+
+    let next = drain(&app, &stripe).await.expect("the store answers");
+    // Both wait 2 s: the record for Stripe, the reversal for the record.
+    assert_eq!(next, Some(Duration::from_secs(2)));
+    let failed = dues(&app).await;
+    assert_eq!(failed.len(), 2);
+    for d in &failed {
+        assert_eq!(d.attempts, 1, "{d:?}");
+        assert_eq!(d.next_attempt_at, Some(now + chrono::Duration::seconds(2)));
+    }
+    let cause = |action: fn(&TaxAction) -> bool| {
+        failed
+            .iter()
+            .find(|d| action(&d.action))
+            .and_then(|d| d.last_error.clone())
+            .unwrap_or_default()
+    };
+    let record_cause = cause(|a| matches!(a, TaxAction::Record { .. }));
+    assert!(
+        record_cause.contains("/v1/tax/transactions/create_from_calculation: unreachable"),
+        "{record_cause}"
+    );
+    let reverse_cause = cause(|a| matches!(a, TaxAction::Reverse { .. }));
+    assert_eq!(reverse_cause, "the order's transaction is not recorded yet");
+    // Not due yet: nothing is sent, nothing changes.
+    app.clock.advance(chrono::Duration::seconds(1));
+    assert_eq!(
+        drain(&app, &stripe).await.expect("the store answers"),
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(dues(&app).await, failed);
+    // Due again: tried again, waiting twice as long.
+    app.clock.advance(chrono::Duration::seconds(1));
+    drain(&app, &stripe).await.expect("the store answers");
+    assert!(dues(&app).await.iter().all(|d| d.attempts == 2));
+    // Nothing is recorded meanwhile.
+    assert!(app
+        .store
+        .get::<TaxTransaction>(&TaxTransaction::id_for(order.id).key())
+        .await
+        .expect("the store")
+        .is_none());
+}

@@ -18,6 +18,7 @@ use actix_web::rt::time::sleep;
 use serde_json::{json, Value};
 use tollgate::domain::order::Order;
 use tollgate::domain::tax_transaction::TaxTransaction;
+use tollgate::payments::stripe_tax::StripeTax;
 
 use crate::checkouts::{
     by_price, client_path, confirm, create_org, created, id_of, product, secret, store_values, Api,
@@ -197,6 +198,33 @@ async fn a_sale_is_calculated_by_stripe_recorded_after_payment_and_reversed_on_r
     assert_eq!(txn["type"], "transaction", "{txn}");
     assert_eq!(txn["reference"], order.id.to_string(), "{txn}");
     assert_eq!(lines(&txn), vec![(1200, 228)], "{txn}");
+
+    // Asked again with the order's reference (the idempotency key aside): Stripe refuses a
+    // reference used already, which the recorder takes as recorded.
+    let stax = StripeTax::new(&shop.app.state.settings.payments).expect("a client");
+    let e = stax
+        .record(&calculation, &format!("{}-again", order.id))
+        .await
+        .expect("another reference records");
+    assert!(e.starts_with("tax_"), "{e}");
+    let reused = shop.ls.get(&format!("/v1/tax/transactions/{e}")).await;
+    assert_eq!(reused["type"], "transaction");
+    let resp = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/tax/transactions/create_from_calculation",
+            shop.ls.base
+        ))
+        .bearer_auth(&shop.app.state.settings.payments.stripe_secret_key)
+        .form(&[
+            ("calculation", calculation.clone()),
+            ("reference", order.id.to_string()),
+        ])
+        .send()
+        .await
+        .expect("localstripe answers");
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.expect("a JSON error");
+    assert_eq!(body["error"]["param"], "reference", "{body}");
 
     // (b) A refund of half the order: reversed there, named after the refund.
     let refund = shop
