@@ -7,8 +7,9 @@
 //! payment charges 1428, and the order keeps the tax and the calculation; the recorder then
 //! records a transaction at Stripe with the order id as its reference and the
 //! calculation's amounts; (b) a refund of half the order is reversed there with the refund
-//! id as its reference; (c) when the calculation fails, updating and confirming the
-//! checkout answer 502 `TaxCalculationFailed` and no PaymentIntent is created; (d) on a
+//! id as its reference, and a refund of the whole order reverses it whole; (c) when the
+//! calculation fails, updating and confirming the checkout answer 502
+//! `TaxCalculationFailed` and no PaymentIntent is created; (d) on a
 //! server whose payments do not go through Stripe, an organization with the stripe provider
 //! cannot be quoted: its checkouts cannot be created (503), until it computes its own tax.
 
@@ -342,4 +343,53 @@ async fn without_stripe_an_organization_on_stripe_tax_is_not_quoted() {
         .await;
     r.expect(200);
     assert_eq!(r.items().len(), 1, "{}", r.body);
+}
+
+#[actix_web::test]
+async fn a_refund_of_the_whole_order_reverses_the_whole_transaction() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let (org, price) = stripe_taxed(api, "stripe-tax-full").await;
+    let c = created(api, &by_price(&price)).await;
+    let pm = shop.ls.card(CARD_OK).await;
+    let r = confirm(
+        api,
+        &secret(&c),
+        &paying_from(&german("10117"), "hans@example.de", &pm),
+    )
+    .await;
+    r.expect(200);
+    let orders = shop.orders(&org).await;
+    let order = stored_order(&shop, str_of(&orders[0], "id")).await;
+    let t = recorded(&shop, &order, |t| t.transaction_id.is_some()).await;
+    let txn_id = t.transaction_id.clone().expect("recorded");
+
+    let refund = shop
+        .app
+        .post_json(
+            "/v1/refunds/",
+            Some(&shop.app.token),
+            &json!({"order_id": order.id.to_string(), "reason": "customer_request",
+                    "amount": 1200}),
+        )
+        .await;
+    refund.expect(200);
+    assert_eq!(refund.body["tax_amount"], 228, "{}", refund.body);
+    let t = recorded(&shop, &order, |t| !t.reversals.is_empty()).await;
+    let rev = &t.reversals[0];
+    assert_eq!((rev.full, rev.flat_amount), (true, 0));
+    let rev_id = rev.transaction_id.clone().expect("reversed");
+    let reversal = shop.ls.get(&format!("/v1/tax/transactions/{rev_id}")).await;
+    assert_eq!(reversal["type"], "reversal", "{reversal}");
+    assert_eq!(
+        reversal["reference"],
+        str_of(&refund.body, "id"),
+        "{reversal}"
+    );
+    assert_eq!(
+        reversal["reversal"]["original_transaction"],
+        txn_id.as_str(),
+        "{reversal}"
+    );
+    assert_eq!(lines(&reversal), vec![(-1200, -228)], "{reversal}");
 }
