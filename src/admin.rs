@@ -246,6 +246,8 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<crate::domain::invoice::Invoice>();
     v.visit::<crate::domain::invoice::DocumentSequence>();
     v.visit::<crate::domain::invoice::DocumentDue>();
+    v.visit::<crate::domain::tax_transaction::TaxTransaction>();
+    v.visit::<crate::domain::tax_transaction::TaxRecordDue>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

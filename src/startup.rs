@@ -65,6 +65,21 @@ fn payment_processor(
     })
 }
 
+/// The tax services: the built-in rules, and Stripe Tax when payments go through Stripe
+/// (with the same key).
+fn tax_services(settings: &Settings) -> anyhow::Result<crate::payments::TaxServices> {
+    let stripe: Option<Arc<dyn crate::payments::TaxService>> = match settings.payments.processor {
+        crate::config::ProcessorKind::Test => None,
+        crate::config::ProcessorKind::Stripe => Some(Arc::new(
+            crate::payments::stripe_tax::StripeTax::new(&settings.payments)?,
+        )),
+    };
+    Ok(crate::payments::TaxServices::new(
+        Arc::new(crate::payments::BuiltinTax),
+        stripe,
+    ))
+}
+
 /// SIGTERM and SIGINT stop the HTTP server gracefully (in-flight requests get
 /// `server.shutdown_timeout_secs`), SIGQUIT at once; [`Application::run_until_stopped`] then
 /// writes what is held in memory and flushes the store before returning.
@@ -177,7 +192,7 @@ impl Application {
                 },
             )?,
             processor: payment_processor(&settings, &store)?,
-            tax: crate::payments::TaxServices::builtin(),
+            tax: tax_services(&settings)?,
             tax_ids: Arc::new(crate::egress::tax_ids::TaxIdChecker::from_config(
                 &settings.tax,
             )?),

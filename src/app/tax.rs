@@ -7,7 +7,8 @@ use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
-use crate::error::AppError;
+use crate::error::{AppError, Code};
+use crate::payments::TaxServices;
 use crate::state::AppState;
 
 /// The behaviour a sale of `org` at a price of `price_option` resolves to for a buyer in
@@ -40,16 +41,31 @@ pub fn complete(
 }
 
 /// The quote of `request` for a sale of `org`: zero for an organization without tax, else
-/// its provider's answer. A provider that does not answer refuses the step (nothing is
-/// charged), with the cause logged.
+/// its provider's answer. A provider that does not answer refuses the step before anything
+/// is charged, with the cause logged: Stripe Tax with `TaxCalculationFailed` (502), the
+/// others (and Stripe Tax on a server without it) as unavailable (503).
 pub async fn quote_for(
     state: &AppState,
     org: &Organization,
     price_option: Option<TaxBehaviorOption>,
     request: TaxRequest,
 ) -> Result<TaxQuote, AppError> {
+    quote_with(&state.tax, org, price_option, request).await
+}
+
+/// The message of a Stripe Tax failure: the buyer can try again, nothing was taken.
+pub const CALCULATION_FAILED: &str =
+    "Tax could not be calculated: the tax provider did not answer. Nothing was charged.";
+
+/// [`quote_for`] with the services `tax`.
+pub async fn quote_with(
+    tax: &TaxServices,
+    org: &Organization,
+    price_option: Option<TaxBehaviorOption>,
+    request: TaxRequest,
+) -> Result<TaxQuote, AppError> {
     let request = complete(org, price_option, request);
-    let service = state.tax.for_provider(org.tax.provider).map_err(|e| {
+    let service = tax.for_provider(org.tax.provider).map_err(|e| {
         tracing::warn!(organization = %org.id, error = %e, "tax provider unavailable");
         AppError::unavailable()
     })?;
@@ -59,8 +75,11 @@ pub async fn quote_for(
     crate::payments::tax::quote(service, request)
         .await
         .map_err(|e| {
-            tracing::warn!(organization = %org.id, error = %e, "tax quote failed");
-            AppError::unavailable()
+            tracing::warn!(organization = %org.id, provider = ?org.tax.provider, error = %e, "tax quote failed");
+            match org.tax.provider {
+                TaxProvider::Stripe => AppError::new(Code::TaxCalculationFailed, CALCULATION_FAILED),
+                TaxProvider::Builtin | TaxProvider::None => AppError::unavailable(),
+            }
         })
 }
 

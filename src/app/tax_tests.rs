@@ -87,3 +87,50 @@ async fn the_sellers_provider_answers() {
         .await
         .is_err());
 }
+
+/// A provider that never answers in time.
+struct Down;
+
+impl crate::payments::TaxService for Down {
+    fn quote(&self, _: TaxRequest) -> crate::payments::tax::TaxFuture {
+        Box::pin(async { Err(crate::payments::TaxError("no answer within 15s".into())) })
+    }
+}
+
+#[actix_web::test]
+async fn a_stripe_tax_failure_refuses_as_a_failed_calculation_and_the_builtin_as_unavailable() {
+    let mut org = Organization::new(
+        OrganizationId::new(),
+        "Acme".into(),
+        "acme".into(),
+        chrono::Utc::now(),
+    );
+    german_seller(&mut org);
+    let services = TaxServices::new(std::sync::Arc::new(Down), Some(std::sync::Arc::new(Down)));
+    org.tax.provider = TaxProvider::Stripe;
+    let e = quote_with(&services, &org, None, request(1000, "FR"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::TaxCalculationFailed);
+    assert_eq!(e.code().status(), 502);
+    assert!(e.to_string().contains("Nothing was charged"), "{e}");
+    // The built-in path is unchanged: its service failing is unavailability.
+    org.tax.provider = TaxProvider::Builtin;
+    let e = quote_with(&services, &org, None, request(1000, "FR"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable);
+    // Stripe Tax on a server without it: unavailable too (a configuration of the server,
+    // not the provider's failure).
+    org.tax.provider = TaxProvider::Stripe;
+    let e = quote_with(&TaxServices::builtin(), &org, None, request(1000, "FR"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable);
+    // Nothing to tax is not asked.
+    let services = TaxServices::new(std::sync::Arc::new(Down), Some(std::sync::Arc::new(Down)));
+    let q = quote_with(&services, &org, None, request(0, "FR"))
+        .await
+        .expect("zero, unasked");
+    assert_eq!(q.tax_amount, 0);
+}

@@ -35,7 +35,7 @@ fn checkouts_list() {}
 #[utoipa::path(post, path = "/v1/checkouts/custom/", tag = "checkouts",
     request_body = CheckoutCreate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 201, body = CheckoutView)))]
+    responses((status = 201, body = CheckoutView), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkouts_create() {}
 
 /// Get a checkout session.
@@ -50,7 +50,7 @@ fn checkouts_get() {}
     params(("id" = Uuid, Path)),
     request_body = CheckoutUpdate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 200, body = CheckoutView), (status = 403, body = Error)))]
+    responses((status = 200, body = CheckoutView), (status = 403, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkouts_update() {}
 
 /// Get a checkout session by its client secret (no authentication).
@@ -63,14 +63,14 @@ fn checkouts_client_get() {}
 #[utoipa::path(patch, path = "/v1/checkouts/custom/client/{client_secret}", tag = "checkouts",
     params(("client_secret" = String, Path)),
     request_body = CheckoutUpdatePublic,
-    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkouts_client_update() {}
 
 /// Confirm a checkout session and pay (no authentication).
 #[utoipa::path(post, path = "/v1/checkouts/custom/client/{client_secret}/confirm", tag = "checkouts",
     params(("client_secret" = String, Path)),
     request_body = CheckoutConfirm,
-    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkouts_client_confirm() {}
 
 /// List checkout sessions (Polar's current spelling of `/v1/checkouts/custom/`).
@@ -94,7 +94,7 @@ fn checkout_sessions_list() {}
 #[utoipa::path(post, path = "/v1/checkouts/", tag = "checkouts",
     request_body = CheckoutCreate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 201, body = CheckoutView)))]
+    responses((status = 201, body = CheckoutView), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkout_sessions_create() {}
 
 /// Get a checkout session.
@@ -109,7 +109,7 @@ fn checkout_sessions_get() {}
     params(("id" = Uuid, Path)),
     request_body = CheckoutUpdate,
     security(("bearer" = ["checkouts:write"])),
-    responses((status = 200, body = CheckoutView), (status = 403, body = Error)))]
+    responses((status = 200, body = CheckoutView), (status = 403, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkout_sessions_update() {}
 
 /// Get a checkout session by its client secret (no authentication).
@@ -122,14 +122,14 @@ fn checkout_sessions_client_get() {}
 #[utoipa::path(patch, path = "/v1/checkouts/client/{client_secret}", tag = "checkouts",
     params(("client_secret" = String, Path)),
     request_body = CheckoutUpdatePublic,
-    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = CheckoutPublic), (status = 403, body = Error), (status = 404, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkout_sessions_client_update() {}
 
 /// Confirm a checkout session and pay (no authentication).
 #[utoipa::path(post, path = "/v1/checkouts/client/{client_secret}/confirm", tag = "checkouts",
     params(("client_secret" = String, Path)),
     request_body = CheckoutConfirm,
-    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error)))]
+    responses((status = 200, body = CheckoutPublicConfirmed), (status = 400, body = Error), (status = 403, body = Error), (status = 404, body = Error), (status = 502, description = "TaxCalculationFailed: the organization's tax provider (Stripe Tax) did not answer; nothing was charged", body = Error)))]
 fn checkout_sessions_client_confirm() {}
 
 // ---------------------------------------------------------------------------------------

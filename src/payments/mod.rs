@@ -10,6 +10,7 @@
 
 pub mod events;
 pub mod stripe;
+pub mod stripe_tax;
 pub mod tax;
 
 use std::future::Future;

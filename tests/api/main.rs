@@ -86,6 +86,7 @@ mod sorting;
 mod state_events;
 mod stripe;
 mod stripe_subscriptions;
+mod stripe_tax;
 mod subscription_events;
 mod subscription_keys;
 mod subscription_plans;

@@ -51,6 +51,7 @@ pub mod stats;
 pub mod subscription_change;
 pub mod tax_breakdown;
 pub mod tax_settings;
+pub mod tax_transaction;
 pub mod user;
 pub mod webhook;
 
