@@ -22,9 +22,10 @@ use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
 use crate::app::access::can_access;
 use crate::auth::Subject;
 use crate::domain::ids::OrganizationId;
+use crate::domain::money::Money;
 use crate::domain::order::{Order, ORDER_BY_CREATED};
 use crate::domain::refund::{Refund, RefundStatus, REFUND_BY_CREATED};
-use crate::domain::tax_breakdown::{refund_share, Regime, TaxBreakdown, TaxabilityReason};
+use crate::domain::tax_breakdown::{percent, refund_share, Regime, TaxBreakdown, TaxabilityReason};
 use crate::domain::time_key;
 use crate::error::{AppError, Step};
 use crate::state::AppState;
@@ -200,6 +201,35 @@ impl Rows {
             )
             .collect()
     }
+}
+
+/// The header of every report.
+pub const HEADER: [&str; 5] = [
+    "country",
+    "rate",
+    "taxable_amount",
+    "tax_amount",
+    "currency",
+];
+
+/// The CSV of `rows` under [`HEADER`], CRLF-terminated (RFC 4180): the rate as a
+/// percentage (`19`, `25.5`), amounts in the currency's major unit (`1234.56`).
+pub fn csv(rows: &[ReportRow]) -> Result<Vec<u8>, AppError> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new());
+    w.write_record(HEADER).map_err(AppError::internal)?;
+    for r in rows {
+        w.write_record([
+            r.country.clone(),
+            percent(r.rate_ppm),
+            Money::new(r.taxable_amount, &r.currency).major(),
+            Money::new(r.tax_amount, &r.currency).major(),
+            r.currency.clone(),
+        ])
+        .map_err(AppError::internal)?;
+    }
+    w.into_inner().map_err(AppError::internal)
 }
 
 /// The current quarter at `now`: (year, quarter).

@@ -16,8 +16,6 @@ use serde_json::Value;
 
 use crate::app::tax_reports::{self, ReportRow};
 use crate::domain::ids::OrganizationId;
-use crate::domain::money::Money;
-use crate::domain::tax_breakdown::percent;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::OrdersRead;
 use crate::extract::{Auth, QueryParams, RawQuery};
@@ -29,36 +27,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crate::resource!(cfg, "/v1/reports/tax", { get => tax });
 }
 
-/// The header of every report.
-pub const HEADER: [&str; 5] = [
-    "country",
-    "rate",
-    "taxable_amount",
-    "tax_amount",
-    "currency",
-];
-
-/// The CSV of `rows`, CRLF-terminated (RFC 4180).
-pub fn csv(rows: &[ReportRow]) -> Result<Vec<u8>, ApiError> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::CRLF)
-        .from_writer(Vec::new());
-    let broken = |e: csv::Error| ApiError::Internal(e.to_string());
-    w.write_record(HEADER).map_err(broken)?;
-    for r in rows {
-        w.write_record([
-            r.country.clone(),
-            percent(r.rate_ppm),
-            Money::new(r.taxable_amount, &r.currency).major(),
-            Money::new(r.tax_amount, &r.currency).major(),
-            r.currency.clone(),
-        ])
-        .map_err(broken)?;
-    }
-    w.into_inner()
-        .map_err(|e| ApiError::Internal(e.to_string()))
-}
-
 fn answer(name: String, rows: &[ReportRow]) -> ApiResult<HttpResponse> {
     Ok(HttpResponse::Ok()
         .content_type("text/csv; charset=utf-8")
@@ -67,7 +35,7 @@ fn answer(name: String, rows: &[ReportRow]) -> ApiResult<HttpResponse> {
             format!("attachment; filename=\"{name}\""),
         ))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .body(csv(rows)?))
+        .body(tax_reports::csv(rows)?))
 }
 
 /// A whole number in `range`, else a 422 at `["query", key]` (missing: `Field required`).

@@ -330,3 +330,89 @@ async fn the_tax_page_renders_at_phone_and_desktop_widths() {
         }
     }
 }
+
+/// The tax reports page: the quarter's OSS return and every tax line as tables with their
+/// CSV files (the API's files, with the session); a sale of the seller shows in both;
+/// another seller gets 404, a quarter 5 a 422 page, no session the sign-in.
+#[actix_web::test]
+async fn the_tax_reports_page_shows_the_quarter_and_its_csv_files() {
+    use chrono::Datelike;
+    use serde_json::json;
+
+    let app = spawn_app().await;
+    let (mut a, org, token) = tax_seller(&app, SELLER, "Tax Shop").await;
+    let r = app
+        .patch_json(
+            &format!("/v1/organizations/{org}"),
+            Some(&token),
+            &json!({"tax": {"country": "FR", "tax_id": VAT_FR, "registrations": ["eu_oss"]}}),
+        )
+        .await;
+    r.expect(200);
+    // One German consumer's purchase of 1200 (19 % inside).
+    let api = crate::checkouts::Api {
+        base: &app.address,
+        client: &app.client,
+        token: &token,
+    };
+    let p = crate::checkouts::product(
+        api,
+        &org,
+        "Lifetime",
+        json!([{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd"}]),
+    )
+    .await;
+    let price = crate::checkouts::id_of(&p["prices"][0]);
+    let buyer = crate::tax_checkout::consumer("DE");
+    let (c, _) = crate::tax_checkout::quoted(api, &price, &buyer).await;
+    crate::tax_checkout::bought(api, &c, &buyer, "hans@example.de").await;
+
+    let now = chrono::Utc::now();
+    let (year, quarter) = (now.year(), (now.month() - 1) / 3 + 1);
+    let path = format!("/dashboard/{org}/tax/reports");
+    let page = a.get(&path).await;
+    assert_status(&page, 200);
+    let main = main_of(&page);
+    assert!(
+        main.contains(&format!("EU One-Stop-Shop return, {year} Q{quarter}")),
+        "{main}"
+    );
+    assert!(
+        main.contains(
+            "<td>DE</td><td>19 %</td><td class=\"num\">10.08</td><td class=\"num\">1.92</td>"
+        ),
+        "{main}"
+    );
+    let csv = a
+        .get(&format!("{path}/oss.csv?year={year}&quarter={quarter}"))
+        .await;
+    assert_status(&csv, 200);
+    assert!(
+        csv.content_type.starts_with("text/csv"),
+        "{}",
+        csv.content_type
+    );
+    assert_eq!(
+        csv.body,
+        "country,rate,taxable_amount,tax_amount,currency\r\nDE,19,10.08,1.92,USD\r\n"
+    );
+    // The page's own link to the summary answers the same line.
+    let start = format!("{year}-{:02}-01", 3 * quarter - 2);
+    assert!(
+        main.contains(&format!("tax/reports/tax.csv?start={start}")),
+        "{main}"
+    );
+    let page = a.get(&format!("{path}?year={year}&quarter=5")).await;
+    assert_status(&page, 422);
+
+    let (mut other, _, _) = tax_seller(&app, "other@example.com", "Other Shop").await;
+    assert_status(&other.get(&path).await, 404);
+    assert_status(
+        &other
+            .get(&format!("{path}/oss.csv?year={year}&quarter={quarter}"))
+            .await,
+        404,
+    );
+    let mut anonymous = Browser::new(&app);
+    assert_status(&anonymous.get(&path).await, 303);
+}

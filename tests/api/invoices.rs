@@ -116,6 +116,23 @@ fn text(bytes: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Leaves the PDF and its first page as a PNG (`pdftoppm`, when there) under
+/// `<CARGO_TARGET_TMPDIR>/tax-screenshots/` to be looked at.
+fn keep(bytes: &[u8], name: &str) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tax-screenshots");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let pdf = dir.join(format!("{name}.pdf"));
+    if std::fs::write(&pdf, bytes).is_ok() {
+        let _ = Command::new("pdftoppm")
+            .args(["-png", "-r", "80", "-f", "1", "-l", "1", "-singlefile"])
+            .arg(&pdf)
+            .arg(dir.join(name))
+            .status();
+    }
+}
+
 #[track_caller]
 fn contains_all(text: &str, wanted: &[&str]) {
     for w in wanted {
@@ -147,6 +164,7 @@ async fn paid_orders_are_invoiced_in_sequence_and_refunds_credited() {
         "{url}"
     );
     let bytes = pdf(&url, "Invoice-ACME-0001.pdf").await;
+    keep(&bytes, "invoice-reverse-charge");
     if let Some(t) = text(&bytes) {
         contains_all(
             &t,
@@ -211,6 +229,7 @@ async fn paid_orders_are_invoiced_in_sequence_and_refunds_credited() {
         "CreditNote-ACME-CN-0001.pdf",
     )
     .await;
+    keep(&bytes, "credit-note");
     if let Some(t) = text(&bytes) {
         contains_all(
             &t,

@@ -25,6 +25,7 @@ mod overview;
 mod products;
 mod signing;
 mod tax;
+mod tax_reports;
 mod webhooks;
 
 use std::fmt as stdfmt;
@@ -60,6 +61,9 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/dashboard/{org}/settings", "Save the organization's settings."),
     ("get", "/dashboard/{org}/tax", "Form: the organization's tax settings (country, tax number, registrations, provider, price behaviour, invoices)."),
     ("post", "/dashboard/{org}/tax", "Save the organization's tax settings."),
+    ("get", "/dashboard/{org}/tax/reports", "Tax reports of a quarter: the EU One-Stop-Shop return and every tax line, with their CSV files."),
+    ("get", "/dashboard/{org}/tax/reports/oss.csv", "The EU One-Stop-Shop return of a quarter as CSV (`year`, `quarter`)."),
+    ("get", "/dashboard/{org}/tax/reports/tax.csv", "Every tax line of a period as CSV (`start`, `end`: dates)."),
     ("get", "/dashboard/{org}/products", "Products (archived filter, pages)."),
     ("get", "/dashboard/{org}/products/new", "Form: create a product with its prices."),
     ("post", "/dashboard/{org}/products/new", "Create a product."),
@@ -116,6 +120,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}", { get => overview::overview });
     resource!(cfg, "/dashboard/{org}/settings", { get => overview::settings, post => overview::settings_save });
     resource!(cfg, "/dashboard/{org}/tax", { get => tax::tax, post => tax::tax_save });
+    resource!(cfg, "/dashboard/{org}/tax/reports", { get => tax_reports::reports });
+    resource!(cfg, "/dashboard/{org}/tax/reports/oss.csv", { get => tax_reports::oss_csv });
+    resource!(cfg, "/dashboard/{org}/tax/reports/tax.csv", { get => tax_reports::tax_csv });
     resource!(cfg, "/dashboard/{org}/products", { get => products::products });
     resource!(cfg, "/dashboard/{org}/products/new", { get => products::product_new, post => products::product_create });
     resource!(cfg, "/dashboard/{org}/products/{id}", { get => products::product, post => products::product_save });
