@@ -15,6 +15,7 @@ pub mod dispute;
 pub mod free_form;
 pub mod health;
 pub mod invoice;
+pub mod invoice_form;
 pub mod license_key;
 pub mod license_key_import;
 pub mod license_signing;

@@ -207,6 +207,54 @@ async fn polar_sh_sdk_1_0_buys_a_feature_flag_and_validates_the_new_events_in_20
     node_feature_flags("2027-01").await;
 }
 
+/// The checks of `tax_invoices.py` and `tax_invoices.mjs`.
+const INVOICE_CHECKS: u32 = 3;
+
+/// Issue 48's invoices through polar-sdk 1.0.2 and @polar-sh/sdk 1.0.1 (`tests/clients/
+/// python-1.0/tax_invoices.py`, `tests/clients/node-1.0/tax_invoices.mjs`), each in the three
+/// API versions against one server (each run its own German seller invoicing on request):
+/// the seller's `orders.update` / `generate_invoice` / `invoice` and the portal's with a
+/// customer session load into the SDK's models (`Order`, `null`, `OrderInvoice`,
+/// `CustomerOrder`, `CustomerOrderInvoice`), the PDF behind the link answers, and the 404
+/// `InvoiceDoesNotExist`, 409 `InvoiceAlreadyIssued`, 422 `MissingInvoiceBillingDetails` and
+/// a country change's 422 are the SDK's errors with the body readable.
+#[actix_web::test]
+async fn polar_sdks_parse_the_invoice_answers_in_every_version() {
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let packages = tools::node_packages(NODE_1_0);
+    let script = tools::node_script(&packages, &format!("{NODE_1_0}/tax_invoices.mjs"));
+    tools::node_script(&packages, &format!("{NODE_1_0}/types.mjs"));
+    let app = spawn_app().await;
+    let mut runs = Vec::new();
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(tools::repo_root().join("tests/clients/python-1.0/tax_invoices.py"))
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("polar-sdk 1.0.2 {version}"), cmd));
+    }
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        let mut cmd = Command::new("node");
+        cmd.arg(&script)
+            .current_dir(&packages)
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("@polar-sh/sdk 1.0.1 {version}"), cmd));
+    }
+    for (suite, mut cmd) in runs {
+        cmd.env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &app.token);
+        let out = tools::run_async(cmd, Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            tools::tally(&stdout),
+            Some((INVOICE_CHECKS, 0)),
+            "{}",
+            report(&suite, &out)
+        );
+        assert!(out.status.success(), "{}", report(&suite, &out));
+    }
+}
+
 /// The checks of `tax_checkout.py` and `tax_checkout.mjs`.
 const TAX_CHECKS: u32 = 6;
 

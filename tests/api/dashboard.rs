@@ -158,7 +158,7 @@ pub(crate) fn assert_status(page: &Page, status: u16) {
 
 /// A 303's target.
 #[track_caller]
-fn redirected(page: &Page) -> String {
+pub(crate) fn redirected(page: &Page) -> String {
     assert_status(page, 303);
     assert!(!page.location.is_empty(), "303 without a Location");
     page.location.clone()
@@ -196,7 +196,7 @@ pub(crate) fn assert_invalid(page: &Page, field: &str) {
 
 /// A 404 page (HTML, not a redirect).
 #[track_caller]
-fn assert_not_found(page: &Page) {
+pub(crate) fn assert_not_found(page: &Page) {
     assert_status(page, 404);
     assert!(page.location.is_empty());
     assert!(
@@ -229,7 +229,7 @@ pub(crate) async fn form_post(b: &mut Browser, path: &str, fields: &[(&str, &str
 
 /// Posts a form with a forged token, then with none: both refused with 403 before anything
 /// is read.
-async fn assert_csrf_refused(b: &mut Browser, path: &str, fields: &[(&str, &str)]) {
+pub(crate) async fn assert_csrf_refused(b: &mut Browser, path: &str, fields: &[(&str, &str)]) {
     let mut forged = vec![("csrf_token", FORGED)];
     forged.extend_from_slice(fields);
     for form in [forged.as_slice(), fields] {
@@ -715,6 +715,16 @@ fn forms_of(s: &Sold) -> Vec<FormCase> {
             "/dashboard/{org}/orders/{id}/refunds",
             at(&format!("/orders/{}/refunds", s.order)),
             vec![("amount", "1".into()), ("reason", "other".into())],
+        ),
+        (
+            "/dashboard/{org}/orders/{id}/invoice",
+            at(&format!("/orders/{}/invoice", s.order)),
+            Vec::new(),
+        ),
+        (
+            "/dashboard/{org}/orders/{id}/billing",
+            at(&format!("/orders/{}/billing", s.order)),
+            vec![("billing_name", "Taken Over".into())],
         ),
         (
             "/dashboard/{org}/subscriptions/{id}",

@@ -29,6 +29,7 @@ mod customer_sessions;
 mod customer_state;
 mod customers;
 mod dashboard;
+mod dashboard_invoices;
 mod dashboard_signing;
 mod dashboard_tax;
 mod dashboard_webhooks;

@@ -14,6 +14,7 @@ pub mod document;
 pub mod issue;
 pub mod link;
 pub mod pdf;
+pub mod views;
 
 pub use issue::{queue, start};
 

@@ -78,6 +78,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/orders/{id}", "An order, with the e-mails sent about it and each delivery attempt."),
     ("post", "/dashboard/{org}/orders/{id}/receipt", "Send the order's receipt to the customer again."),
     ("post", "/dashboard/{org}/orders/{id}/refunds", "Refund the order, in full or in part, revoking its benefits or not."),
+    ("post", "/dashboard/{org}/orders/{id}/invoice", "Generate the order's invoice (a paid order with billing details)."),
+    ("post", "/dashboard/{org}/orders/{id}/billing", "Change the order's billing details, until its invoice is issued."),
     ("get", "/dashboard/{org}/subscriptions", "Subscriptions (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/subscriptions/{id}", "A subscription."),
     ("post", "/dashboard/{org}/subscriptions/{id}", "Cancel at period end, resume, or revoke a subscription."),
@@ -133,6 +135,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/orders/{id}", { get => orders::order });
     resource!(cfg, "/dashboard/{org}/orders/{id}/receipt", { post => orders::send_receipt });
     resource!(cfg, "/dashboard/{org}/orders/{id}/refunds", { post => orders::refund });
+    resource!(cfg, "/dashboard/{org}/orders/{id}/invoice", { post => orders::generate_invoice });
+    resource!(cfg, "/dashboard/{org}/orders/{id}/billing", { post => orders::update_billing });
     resource!(cfg, "/dashboard/{org}/subscriptions", { get => orders::subscriptions });
     resource!(cfg, "/dashboard/{org}/subscriptions/{id}", { get => orders::subscription, post => orders::subscription_action });
     resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });

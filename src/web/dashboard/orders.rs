@@ -1,19 +1,24 @@
 //! Who bought what: orders, and subscriptions (cancel at the period end, resume, revoke).
 
-use actix_web::{web, HttpRequest};
+use std::collections::HashMap;
+
+use actix_web::{web, HttpRequest, ResponseError};
 use askama::Template;
 
 use super::products::org_products;
 use super::{
     fmt, form_problem, of_org, posted, see_other, Dash, Fail, Layout, ListQuery, PageResult, Pager,
 };
+use crate::api::invoice_form::BillingForm;
 use crate::app::catalog::products::product_for;
+use crate::app::invoices;
 use crate::app::orders::{self, order_for, OrderFilter};
 use crate::app::subscription::{self, SubscriptionFilter};
 use crate::domain::customer::Customer;
+use crate::domain::ids::RefundId;
 use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
 use crate::domain::mail::MailMessage;
-use crate::domain::order::{Order, OrderSort};
+use crate::domain::order::{InvoiceState, Order, OrderSort};
 use crate::domain::product::{PriceKind, Product};
 use crate::domain::refund::Refund;
 use crate::extract::{path_id, Sorting};
@@ -126,9 +131,42 @@ struct OrderPage {
     /// The refund form as posted (its problems in `errors`).
     refund_form: RefundForm,
     errors: Vec<String>,
+    /// The invoice's number once issued, with a fresh signed link to its PDF.
+    invoice: Option<(String, String)>,
+    /// The credit notes of the refunds that have one: a fresh signed link each.
+    credit_notes: HashMap<RefundId, String>,
+    /// The billing-details form as shown (the order's, or as posted).
+    billing: BillingForm,
+    /// The refusal of the invoice's section ("Generate invoice", the billing details).
+    invoice_errors: Vec<String>,
 }
 
 impl OrderPage {
+    fn issued(&self) -> bool {
+        matches!(self.order.invoice, InvoiceState::Issued { .. })
+    }
+
+    fn invoice_due(&self) -> bool {
+        self.order.invoice == InvoiceState::Due
+    }
+
+    fn credit_note(&self, refund: &Refund) -> Option<&str> {
+        self.credit_notes.get(&refund.id).map(String::as_str)
+    }
+
+    /// The country of the order's billing address (read-only once set: Polar's rule).
+    fn country_set(&self) -> bool {
+        self.order.billing_address.is_some()
+    }
+
+    /// The state of the order's billing address, when it has one (it cannot change).
+    fn state_set(&self) -> bool {
+        self.order
+            .billing_address
+            .as_ref()
+            .is_some_and(|a| a.state.is_some())
+    }
+
     /// What is left to refund, tax included, as a number input shows it.
     fn refundable(&self) -> String {
         Money::new(self.order.refundable_amount(), &self.order.currency).major()
@@ -159,15 +197,7 @@ pub async fn order(
     let layout = dash.layout(&path.0, "orders", "Order").await?;
     let order = order_of(&dash, &layout, &path.1).await?;
     let resent = req.query_string().contains("resent=1");
-    order_page(
-        &dash,
-        layout,
-        order,
-        resent,
-        RefundForm::default(),
-        Vec::new(),
-    )
-    .await
+    order_page(&dash, layout, order, resent, Sections::default()).await
 }
 
 /// Refunds the order from its page: back to it when done, or the page again with the
@@ -187,10 +217,91 @@ pub async fn refund(
         Ok(_) => Ok(see_other(&layout.at(&format!("/orders/{id}#refunds")))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
-            let page = order_page(&dash, layout, order, false, form, errors).await?;
+            let sections = Sections {
+                refund_form: form,
+                errors,
+                ..Sections::default()
+            };
+            let page = order_page(&dash, layout, order, false, sections).await?;
             Ok(with_status(page, status))
         }
     }
+}
+
+/// "Generate invoice": the invoice is asked for (issued within a second), back to the
+/// order; the page again with the refusal (409 not paid, 422 billing details missing).
+pub async fn generate_invoice(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "orders", "Order").await?;
+    let order = order_of(&dash, &layout, &id).await?;
+    match invoices::request_invoice(&state, &order).await {
+        Ok(()) => Ok(see_other(&layout.at(&format!("/orders/{id}#invoice")))),
+        Err(e) => invoice_refused(&dash, layout, order, None, e).await,
+    }
+}
+
+/// The billing-details form: saved through the API's rules, back to the order; the page
+/// again with the refusal (422 invalid, 409 once the invoice is issued).
+pub async fn update_billing(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    bytes: web::Bytes,
+) -> PageResult {
+    let dash = Dash::posted(&state, &req, &bytes).await?;
+    let form: BillingForm = posted(&bytes)?;
+    let (org, id) = path.into_inner();
+    let layout = dash.layout(&org, "orders", "Order").await?;
+    let order = order_of(&dash, &layout, &id).await?;
+    let saved = match form.clone().into_command() {
+        Ok(change) => invoices::update_billing(&state, order.id, change)
+            .await
+            .map_err(crate::error::ApiError::from),
+        Err(e) => Err(e),
+    };
+    match saved {
+        Ok(_) => Ok(see_other(&layout.at(&format!("/orders/{id}#invoice")))),
+        Err(e) => invoice_refused(&dash, layout, order, Some(form), e).await,
+    }
+}
+
+/// The order's page with a refusal of its invoice section, at the refusal's status; any
+/// other failure is the page's.
+async fn invoice_refused(
+    dash: &Dash,
+    layout: Layout,
+    order: Order,
+    billing: Option<BillingForm>,
+    e: impl Into<crate::error::ApiError>,
+) -> PageResult {
+    let e: crate::error::ApiError = e.into();
+    let status = e.status_code().as_u16();
+    if !matches!(status, 400 | 403 | 409 | 422) {
+        return Err(Fail::Api(e));
+    }
+    let sections = Sections {
+        billing,
+        invoice_errors: e.messages(),
+        ..Sections::default()
+    };
+    let page = order_page(dash, layout, order, false, sections).await?;
+    Ok(with_status(page, status))
+}
+
+/// What a posted form leaves on the order's page.
+#[derive(Default)]
+struct Sections {
+    refund_form: RefundForm,
+    errors: Vec<String>,
+    /// The billing form as posted (`None`: the order's).
+    billing: Option<BillingForm>,
+    invoice_errors: Vec<String>,
 }
 
 fn with_status(mut page: actix_web::HttpResponse, status: u16) -> actix_web::HttpResponse {
@@ -229,8 +340,7 @@ async fn order_page(
     layout: Layout,
     order: Order,
     resent: bool,
-    refund_form: RefundForm,
-    errors: Vec<String>,
+    sections: Sections,
 ) -> PageResult {
     let state = &dash.state;
     let customer = state
@@ -255,6 +365,30 @@ async fn order_page(
                 .price(order.product_price_id)
                 .map(|p| p.kind.clone())
         });
+    let invoice = match &order.invoice {
+        InvoiceState::Issued { number, .. } => invoices::views::invoice_if_issued(state, &order)
+            .await?
+            .map(|url| (number.clone(), url)),
+        _ => None,
+    };
+    let mut credit_notes = HashMap::new();
+    for r in &refunds {
+        if let Some(url) = invoices::views::credit_note_if_issued(state, r).await? {
+            credit_notes.insert(r.id, url);
+        }
+    }
+    let Sections {
+        refund_form,
+        errors,
+        billing,
+        invoice_errors,
+    } = sections;
+    let billing = billing.unwrap_or_else(|| {
+        BillingForm::of(
+            order.tax.billing_name.as_deref(),
+            order.billing_address.as_ref(),
+        )
+    });
     dash.page(
         200,
         &OrderPage {
@@ -267,6 +401,10 @@ async fn order_page(
             refunds,
             refund_form,
             errors,
+            invoice,
+            credit_notes,
+            billing,
+            invoice_errors,
         },
     )
 }

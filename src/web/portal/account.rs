@@ -153,12 +153,18 @@ struct OrderPage {
     refunded: Option<String>,
     subscription_id: Option<String>,
     receipt_url: String,
+    /// A fresh signed link to the invoice's PDF, once it is issued.
+    invoice_url: Option<String>,
 }
 
 /// The receipt link of an order as a path of this site (the page may be reached at
 /// another host than the configured public URL).
 fn receipt_path(state: &AppState, order: OrderId) -> String {
-    let link = portal::receipt::link(state, order);
+    site_path(portal::receipt::link(state, order))
+}
+
+/// A link of this server as a path of this site.
+fn site_path(link: String) -> String {
     match url::Url::parse(&link) {
         Ok(u) => match u.query() {
             Some(q) => format!("{}?{q}", u.path()),
@@ -205,6 +211,9 @@ pub async fn order(
             refunded: (refunded != 0).then(|| view::money(refunded, cur)),
             subscription_id: order.subscription_id.map(|i| i.to_string()),
             receipt_url: receipt_path(&state, order.id),
+            invoice_url: crate::app::invoices::views::invoice_if_issued(&state, &order)
+                .await?
+                .map(site_path),
         };
         s.portal.page(200, &page, Vec::new())
     }
