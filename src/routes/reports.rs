@@ -38,6 +38,16 @@ fn answer(name: String, rows: &[ReportRow]) -> ApiResult<HttpResponse> {
         .body(tax_reports::csv(rows)?))
 }
 
+/// Pydantic's `missing` at `["query", key]`.
+fn missing(q: &mut QueryParams, key: &str) {
+    q.push_error(FieldError::new(
+        "missing",
+        loc!["query", key],
+        "Field required",
+        Value::Null,
+    ));
+}
+
 /// A whole number in `range`, else a 422 at `["query", key]` (missing: `Field required`).
 fn bounded(q: &mut QueryParams, key: &str, range: std::ops::RangeInclusive<i64>) -> Option<i64> {
     match q.int(key) {
@@ -60,12 +70,7 @@ fn bounded(q: &mut QueryParams, key: &str, range: std::ops::RangeInclusive<i64>)
         }
         None => {
             if q.string(key).is_none() {
-                q.push_error(FieldError::new(
-                    "missing",
-                    loc!["query", key],
-                    "Field required",
-                    Value::Null,
-                ));
+                missing(q, key);
             }
             None
         }
@@ -95,12 +100,7 @@ async fn oss(
 /// A date (`2026-01-01`: its first instant, UTC) or a date-time with an offset.
 fn instant(q: &mut QueryParams, key: &str) -> Option<DateTime<Utc>> {
     let Some(raw) = q.string(key) else {
-        q.push_error(FieldError::new(
-            "missing",
-            loc!["query", key],
-            "Field required",
-            Value::Null,
-        ));
+        missing(q, key);
         return None;
     };
     let raw = raw.trim().to_string();

@@ -152,6 +152,21 @@ async fn the_oss_return_and_the_tax_summary_of_a_quarter() {
     r.expect_invalid_at(json!(["query", "quarter"]));
     let r = app
         .get(
+            &format!("/v1/reports/oss?organization_id={org}&year={year}"),
+            Some(&app.token),
+        )
+        .await;
+    let item = r.expect_invalid_at(json!(["query", "quarter"]));
+    assert_eq!(item["msg"], "Field required", "{}", r.body);
+    let r = app
+        .get(
+            &format!("/v1/reports/tax?organization_id={org}&start={start}"),
+            Some(&app.token),
+        )
+        .await;
+    r.expect_invalid_at(json!(["query", "end"]));
+    let r = app
+        .get(
             &format!("/v1/reports/tax?organization_id={org}&start={end}&end={start}"),
             Some(&app.token),
         )

@@ -534,13 +534,17 @@ impl Layout {
             .filter_map(|b| breakdown_label(b).map(|label| (label, b.amount)))
             .collect();
         if !taxes.is_empty() {
+            // "Total tax" sums several lines (Polar's layout): one line is its own total.
+            let several = taxes.len() > 1;
             rows.push(("Total excluding tax".into(), invoice.net, false));
             rows.extend(
                 taxes
                     .into_iter()
                     .map(|(label, amount)| (label, amount, false)),
             );
-            rows.push(("Total tax".into(), invoice.tax(), false));
+            if several {
+                rows.push(("Total tax".into(), invoice.tax(), false));
+            }
         }
         rows.push(("Total".into(), invoice.total, true));
         let height = rows.len() as f32 * 16.0 + 8.0;
