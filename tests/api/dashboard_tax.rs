@@ -280,7 +280,8 @@ async fn another_seller_gets_404_and_a_form_without_csrf_is_refused() {
 
 /// The page as saved and as refused, rendered by headless Chromium at a phone's and a
 /// desktop's width (the page is self-contained: its HTML, saved, renders as served). The
-/// PNGs are left under `<CARGO_TARGET_TMPDIR>/dashboard-screenshots/tax-*.png` to be looked at.
+/// PNGs are left under `<CARGO_TARGET_TMPDIR>/dashboard-screenshots/tax-*.png` to be looked at (with
+/// the tax reports page and an order page with its invoice block, after a sale).
 #[actix_web::test]
 async fn the_tax_page_renders_at_phone_and_desktop_widths() {
     use std::process::Command;
@@ -288,7 +289,7 @@ async fn the_tax_page_renders_at_phone_and_desktop_widths() {
 
     crate::browser::ensure_chromium();
     let app = spawn_app().await;
-    let (mut b, org, _) = tax_seller(&app, SELLER, "Tax Shop").await;
+    let (mut b, org, token) = tax_seller(&app, SELLER, "Tax Shop").await;
     let path = format!("/dashboard/{org}/tax");
     assert_status(&form_post(&mut b, &path, &french()).await, 303);
     let saved_page = b.get(&format!("{path}?saved=1")).await;
@@ -299,9 +300,51 @@ async fn the_tax_page_renders_at_phone_and_desktop_widths() {
     assert_eq!(inline_error(&refused, "tax_id"), "Invalid tax ID.");
     assert!(!inline_error(&refused, "invoice_prefix").is_empty());
 
+    // A German consumer's purchase, for the reports' tables and the order's invoice block.
+    let api = crate::checkouts::Api {
+        base: &app.address,
+        client: &app.client,
+        token: &token,
+    };
+    let p = crate::checkouts::product(
+        api,
+        &org,
+        "Lifetime",
+        serde_json::json!([{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd"}]),
+    )
+    .await;
+    let price = crate::checkouts::id_of(&p["prices"][0]);
+    let buyer = crate::tax_checkout::consumer("DE");
+    let (c, _) = crate::tax_checkout::quoted(api, &price, &buyer).await;
+    let order = crate::tax_checkout::bought(api, &c, &buyer, "hans@example.de").await;
+    let reports = b.get(&format!("{path}/reports")).await;
+    assert_status(&reports, 200);
+    assert!(
+        reports.body.contains("<td>DE</td><td>19 %</td>"),
+        "{}",
+        main_of(&reports)
+    );
+    let order_page = b
+        .get(&format!(
+            "/dashboard/{org}/orders/{}",
+            crate::checkouts::id_of(&order)
+        ))
+        .await;
+    assert_status(&order_page, 200);
+    assert!(
+        order_page.body.contains("Download invoice"),
+        "{}",
+        main_of(&order_page)
+    );
+
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots");
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, page) in [("saved", &saved_page), ("refused", &refused)] {
+    for (name, page) in [
+        ("saved", &saved_page),
+        ("refused", &refused),
+        ("reports", &reports),
+        ("order-invoice", &order_page),
+    ] {
         let html = dir.join(format!("tax-{name}.html"));
         std::fs::write(&html, &page.body).unwrap();
         for (width, height) in [(390, 3000), (1280, 2000)] {
