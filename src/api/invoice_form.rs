@@ -12,7 +12,7 @@ use crate::error::ApiError;
 
 /// The form as posted (every field a text box; the country and a state read-only once the
 /// order has them).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct BillingForm {
     pub billing_name: String,

@@ -31,7 +31,7 @@ const BUYER: &str = "marie@example.fr";
 /// A seller signed in with its organization made through the dashboard, set up as the
 /// German seller invoicing on request and selling one price of 1200 (USD), and a French
 /// consumer's paid order: (browser, organization, token of the seller, order id).
-async fn sold(app: &TestApp) -> (Browser, String, String, String) {
+pub(crate) async fn sold(app: &TestApp) -> (Browser, String, String, String) {
     let user = user_with_password(app, SELLER).await;
     let token = app.issue_token(user, Scope::ALL).await;
     let (b, org) = seller(app, SELLER, "Invoicing Shop").await;
@@ -74,7 +74,7 @@ async fn sold(app: &TestApp) -> (Browser, String, String, String) {
     (b, org, token, id_of(&o))
 }
 
-async fn api_order(app: &TestApp, token: &str, id: &str) -> Value {
+pub(crate) async fn api_order(app: &TestApp, token: &str, id: &str) -> Value {
     let r = app.get(&format!("/v1/orders/{id}"), Some(token)).await;
     r.expect(200);
     r.body
@@ -82,7 +82,7 @@ async fn api_order(app: &TestApp, token: &str, id: &str) -> Value {
 
 /// Whether the input `id` is read-only.
 #[track_caller]
-fn readonly(page: &Page, id: &str) -> bool {
+pub(crate) fn readonly(page: &Page, id: &str) -> bool {
     let at = page
         .body
         .find(&format!("id=\"{id}\""))
@@ -93,7 +93,7 @@ fn readonly(page: &Page, id: &str) -> bool {
 
 /// The value of the input `id`.
 #[track_caller]
-fn value_of(page: &Page, id: &str) -> String {
+pub(crate) fn value_of(page: &Page, id: &str) -> String {
     let at = page
         .body
         .find(&format!("id=\"{id}\""))
@@ -106,7 +106,7 @@ fn value_of(page: &Page, id: &str) -> String {
 
 /// The `href` of the link `id` (the attribute of its tag, before or after the id).
 #[track_caller]
-fn href_of(page: &Page, id: &str) -> String {
+pub(crate) fn href_of(page: &Page, id: &str) -> String {
     let at = page
         .body
         .find(&format!("id=\"{id}\""))
@@ -119,7 +119,7 @@ fn href_of(page: &Page, id: &str) -> String {
 }
 
 /// The page once the element `id` is on it (bounded: the issuer runs within a second).
-async fn once_shown(b: &mut Browser, path: &str, id: &str) -> Page {
+pub(crate) async fn once_shown(b: &mut Browser, path: &str, id: &str) -> Page {
     for _ in 0..100 {
         let page = b.get(path).await;
         assert_status(&page, 200);
@@ -132,7 +132,7 @@ async fn once_shown(b: &mut Browser, path: &str, id: &str) -> Page {
 }
 
 /// The PDF behind a link answers, named `file`.
-async fn assert_pdf(url: &str, file: &str) {
+pub(crate) async fn assert_pdf(url: &str, file: &str) {
     let resp = client().get(url).send().await.expect("the link answers");
     assert_eq!(resp.status(), 200, "{url}");
     assert_eq!(resp.headers()["content-type"], "application/pdf");

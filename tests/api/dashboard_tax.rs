@@ -284,10 +284,6 @@ async fn another_seller_gets_404_and_a_form_without_csrf_is_refused() {
 /// the tax reports page and an order page with its invoice block, after a sale).
 #[actix_web::test]
 async fn the_tax_page_renders_at_phone_and_desktop_widths() {
-    use std::process::Command;
-    use std::time::Duration;
-
-    crate::browser::ensure_chromium();
     let app = spawn_app().await;
     let (mut b, org, token) = tax_seller(&app, SELLER, "Tax Shop").await;
     let path = format!("/dashboard/{org}/tax");
@@ -337,40 +333,13 @@ async fn the_tax_page_renders_at_phone_and_desktop_widths() {
         main_of(&order_page)
     );
 
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
     for (name, page) in [
         ("saved", &saved_page),
         ("refused", &refused),
         ("reports", &reports),
         ("order-invoice", &order_page),
     ] {
-        let html = dir.join(format!("tax-{name}.html"));
-        std::fs::write(&html, &page.body).unwrap();
-        for (width, height) in [(390, 3000), (1280, 2000)] {
-            let png = dir.join(format!("tax-{name}-{width}.png"));
-            let _ = std::fs::remove_file(&png);
-            let out = crate::tools::run_with_timeout(
-                Command::new("/usr/bin/chromium").args([
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--hide-scrollbars",
-                    &format!("--window-size={width},{height}"),
-                    &format!("--screenshot={}", png.display()),
-                    &format!("file://{}", html.display()),
-                ]),
-                Duration::from_secs(120),
-            );
-            let bytes = std::fs::read(&png).unwrap_or_else(|e| {
-                panic!(
-                    "no screenshot {} ({e}): {}",
-                    png.display(),
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
-            assert!(bytes.starts_with(b"\x89PNG"), "{}", png.display());
-        }
+        crate::tools::render_page("dashboard-screenshots", &format!("tax-{name}"), &page.body);
     }
 }
 

@@ -65,6 +65,7 @@ mod organization_access_tokens;
 mod organizations;
 mod portal;
 mod portal_billing_sdk;
+mod portal_invoice;
 mod portal_pages;
 mod portal_payment_methods;
 mod portal_plan_billing;

@@ -183,6 +183,42 @@ fn must_succeed(cmd: &mut Command, timeout: Duration, what: &str) {
     );
 }
 
+/// A served page (`body`, self-contained: its HTML saved renders as served) drawn by
+/// headless Chromium at a phone's and a desktop's width into `dir` under
+/// `<CARGO_TARGET_TMPDIR>`, as `{name}-390.png` and `{name}-1280.png`, to be looked at;
+/// panics when Chromium draws nothing.
+pub fn render_page(dir: &str, name: &str, body: &str) {
+    crate::browser::ensure_chromium();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let html = dir.join(format!("{name}.html"));
+    std::fs::write(&html, body).unwrap();
+    for (width, height) in [(390, 3000), (1280, 2000)] {
+        let png = dir.join(format!("{name}-{width}.png"));
+        let _ = std::fs::remove_file(&png);
+        let out = run_with_timeout(
+            Command::new("/usr/bin/chromium").args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                &format!("--window-size={width},{height}"),
+                &format!("--screenshot={}", png.display()),
+                &format!("file://{}", html.display()),
+            ]),
+            Duration::from_secs(120),
+        );
+        let bytes = std::fs::read(&png).unwrap_or_else(|e| {
+            panic!(
+                "no screenshot {} ({e}): {}",
+                png.display(),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert!(bytes.starts_with(b"\x89PNG"), "{}", png.display());
+    }
+}
+
 /// Runs a child process from async test code without blocking the server's runtime.
 pub async fn run_async(mut cmd: Command, timeout: Duration) -> Output {
     tokio::task::spawn_blocking(move || run_with_timeout(&mut cmd, timeout))

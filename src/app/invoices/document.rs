@@ -14,9 +14,9 @@ use crate::domain::customer::{Address, Customer};
 use crate::domain::invoice::{
     mentions_for, BillTo, DocumentKind, Invoice, InvoiceKind, InvoiceLine, Seller,
 };
-use crate::domain::order::Order;
+use crate::domain::order::{BillingReason, Order};
 use crate::domain::organization::Organization;
-use crate::domain::product::Price;
+use crate::domain::product::{Price, Product};
 use crate::domain::refund::Refund;
 use crate::domain::tax_settings::TaxBehavior;
 
@@ -87,13 +87,36 @@ fn net_subtotal(order: &Order, price: Option<&Price>) -> i64 {
     subtotal
 }
 
+/// The period a subscription's order bills, as its line prints it: from the order (a
+/// subscription's first order is written when its period starts, a renewal's when its
+/// period ends and the next begins) to one cycle of its price later (`product`'s interval
+/// count of the price's interval). `None` for a purchase, a plan change's proration (it
+/// bills the rest of a period, its own line says so), a trial's free first order, and an
+/// order whose price is gone or not recurring.
+pub fn period(order: &Order, product: Option<&Product>) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    order.subscription_id?;
+    let product = product?;
+    let interval = product.price(order.product_price_id)?.kind.interval()?;
+    let start = order.created_at;
+    match order.billing_reason {
+        BillingReason::SubscriptionCreate if product.trial.is_some() && order.amount == 0 => None,
+        BillingReason::SubscriptionCreate | BillingReason::SubscriptionCycle => Some((
+            start,
+            interval.add(start, product.recurring_interval_count.max(1)),
+        )),
+        BillingReason::Purchase | BillingReason::SubscriptionUpdate => None,
+    }
+}
+
 /// The invoice of `order`, numbered `number` (the `seq`-th of its organization), issued at
-/// `now`.
+/// `now`; its line bills `period` (see [`period`]).
+#[allow(clippy::too_many_arguments)]
 pub fn invoice(
     org: &Organization,
     order: &Order,
     customer: Option<&Customer>,
     price: Option<&Price>,
+    period: Option<(DateTime<Utc>, DateTime<Utc>)>,
     number: String,
     seq: u64,
     now: DateTime<Utc>,
@@ -121,7 +144,7 @@ pub fn invoice(
             unit_amount,
             amount: subtotal,
             tax_amount: order.tax_amount,
-            period: None,
+            period,
         }],
         subtotal,
         discount: subtotal - order.amount,

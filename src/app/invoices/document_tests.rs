@@ -113,6 +113,7 @@ fn an_invoice_prints_the_order_as_sold() {
         &o,
         None,
         None,
+        None,
         number(&org, DocumentKind::Invoice, 7),
         7,
         at(3),
@@ -156,7 +157,16 @@ fn a_business_is_billed_under_its_name_and_number_with_the_reverse_charge() {
         name: Some("Jo".into()),
         ..crate::api::subscription::sample_customer()
     };
-    let i = invoice(&org, &o, Some(&customer), None, "X-0001".into(), 1, at(3));
+    let i = invoice(
+        &org,
+        &o,
+        Some(&customer),
+        None,
+        None,
+        "X-0001".into(),
+        1,
+        at(3),
+    );
     assert_eq!(i.buyer.name, "Acme SAS");
     assert_eq!(i.buyer.tax_id.as_deref(), Some("FR40303265045"));
     assert_eq!(i.buyer.email, customer.email);
@@ -165,7 +175,7 @@ fn a_business_is_billed_under_its_name_and_number_with_the_reverse_charge() {
     // Without a billing name, the customer's.
     o.tax.billing_name = None;
     assert_eq!(
-        invoice(&org, &o, Some(&customer), None, "X".into(), 1, at(3))
+        invoice(&org, &o, Some(&customer), None, None, "X".into(), 1, at(3))
             .buyer
             .name,
         "Jo"
@@ -178,7 +188,16 @@ fn a_discount_is_printed_net() {
     // Exclusive: a price of 1500 less 500.
     let mut o = order(1000, 200, TaxBehavior::Exclusive);
     o.discount_id = Some(crate::domain::ids::DiscountId::new());
-    let i = invoice(&org, &o, None, Some(&price(1500)), "X".into(), 1, at(3));
+    let i = invoice(
+        &org,
+        &o,
+        None,
+        Some(&price(1500)),
+        None,
+        "X".into(),
+        1,
+        at(3),
+    );
     assert_eq!(
         (i.subtotal, i.discount, i.net, i.total),
         (1500, 500, 1000, 1200)
@@ -187,7 +206,16 @@ fn a_discount_is_printed_net() {
     // taken back to net in the same proportion (1800 × 1000 / 1200).
     let mut o = order(1000, 200, TaxBehavior::Inclusive);
     o.discount_id = Some(crate::domain::ids::DiscountId::new());
-    let i = invoice(&org, &o, None, Some(&price(1800)), "X".into(), 1, at(3));
+    let i = invoice(
+        &org,
+        &o,
+        None,
+        Some(&price(1800)),
+        None,
+        "X".into(),
+        1,
+        at(3),
+    );
     assert_eq!(
         (i.subtotal, i.discount, i.net, i.total),
         (1500, 500, 1000, 1200)
@@ -199,7 +227,7 @@ fn seats_are_a_quantity_when_they_divide_the_amount() {
     let org = org();
     let mut o = order(3000, 0, TaxBehavior::Exclusive);
     o.seats = Some(3);
-    let i = invoice(&org, &o, None, None, "X".into(), 1, at(3));
+    let i = invoice(&org, &o, None, None, None, "X".into(), 1, at(3));
     assert_eq!(
         (
             i.lines[0].quantity,
@@ -209,7 +237,7 @@ fn seats_are_a_quantity_when_they_divide_the_amount() {
         (3, 1000, 3000)
     );
     o.amount = 3001;
-    let i = invoice(&org, &o, None, None, "X".into(), 1, at(3));
+    let i = invoice(&org, &o, None, None, None, "X".into(), 1, at(3));
     assert_eq!((i.lines[0].quantity, i.lines[0].unit_amount), (1, 3001));
 }
 
@@ -217,7 +245,7 @@ fn seats_are_a_quantity_when_they_divide_the_amount() {
 fn a_credit_note_gives_back_the_refund_in_negative_amounts() {
     let org = org();
     let o = order(1000, 200, TaxBehavior::Exclusive);
-    let i = invoice(&org, &o, None, None, "ACME-0001".into(), 1, at(3));
+    let i = invoice(&org, &o, None, None, None, "ACME-0001".into(), 1, at(3));
     let refund = Refund {
         id: RefundId::new(),
         organization_id: o.organization_id,
@@ -271,4 +299,94 @@ fn a_credit_note_gives_back_the_refund_in_negative_amounts() {
         (i.seller.clone(), i.buyer.clone())
     );
     assert_eq!((n.issued_at, n.supplied_at), (at(6), i.supplied_at));
+}
+
+fn monthly(count: u32, trial: Option<crate::domain::product::Trial>) -> Product {
+    let mut p = price(1000);
+    p.kind = PriceKind::RecurringFixed {
+        interval: crate::domain::product::RecurringInterval::Month,
+        currency: "usd".into(),
+        amount: 1000,
+    };
+    Product {
+        id: ProductId::new(),
+        organization_id: OrganizationId::new(),
+        created_at: at(1),
+        modified_at: None,
+        name: "Pro".into(),
+        description: None,
+        is_recurring: true,
+        is_archived: false,
+        is_tax_applicable: true,
+        metadata: Default::default(),
+        prices: vec![p],
+        benefit_ids: Vec::new(),
+        media_ids: Vec::new(),
+        attached_custom_fields: Vec::new(),
+        recurring_interval_count: count,
+        trial,
+    }
+}
+
+fn subscription_order(product: &Product, reason: BillingReason, amount: i64) -> Order {
+    let mut o = order(amount, 0, TaxBehavior::Exclusive);
+    o.subscription_id = Some(crate::domain::ids::SubscriptionId::new());
+    o.product_id = product.id;
+    o.product_price_id = product.prices[0].id;
+    o.recurring = true;
+    o.billing_reason = reason;
+    o
+}
+
+#[test]
+fn a_subscription_line_prints_the_period_it_bills() {
+    let product = monthly(1, None);
+    let cycle = subscription_order(&product, BillingReason::SubscriptionCycle, 1000);
+    let march_2 = at(2);
+    let april_2 = Utc.with_ymd_and_hms(2026, 4, 2, 9, 0, 0).unwrap();
+    assert_eq!(period(&cycle, Some(&product)), Some((march_2, april_2)));
+    let first = subscription_order(&product, BillingReason::SubscriptionCreate, 1000);
+    assert_eq!(period(&first, Some(&product)), Some((march_2, april_2)));
+    // Every three months.
+    let quarterly = monthly(3, None);
+    let o = subscription_order(&quarterly, BillingReason::SubscriptionCycle, 1000);
+    let june_2 = Utc.with_ymd_and_hms(2026, 6, 2, 9, 0, 0).unwrap();
+    assert_eq!(period(&o, Some(&quarterly)), Some((march_2, june_2)));
+    // The invoice's line carries it.
+    let i = invoice(
+        &org(),
+        &cycle,
+        None,
+        product.price(cycle.product_price_id),
+        period(&cycle, Some(&product)),
+        "X".into(),
+        1,
+        at(3),
+    );
+    assert_eq!(i.lines[0].period, Some((march_2, april_2)));
+}
+
+#[test]
+fn a_purchase_a_proration_a_free_trial_and_a_lost_price_print_no_period() {
+    let product = monthly(1, None);
+    let update = subscription_order(&product, BillingReason::SubscriptionUpdate, 300);
+    assert_eq!(period(&update, Some(&product)), None);
+    let mut purchase = order(1000, 0, TaxBehavior::Exclusive);
+    purchase.product_price_id = product.prices[0].id;
+    assert_eq!(period(&purchase, Some(&product)), None);
+    let trial = crate::domain::product::Trial {
+        interval: crate::domain::product::RecurringInterval::Day,
+        count: 14,
+    };
+    let with_trial = monthly(1, Some(trial));
+    let free = subscription_order(&with_trial, BillingReason::SubscriptionCreate, 0);
+    assert_eq!(period(&free, Some(&with_trial)), None);
+    // The trial's renewal bills a period.
+    let renewal = subscription_order(&with_trial, BillingReason::SubscriptionCycle, 1000);
+    assert!(period(&renewal, Some(&with_trial)).is_some());
+    // The product (or its price) is gone.
+    assert_eq!(period(&renewal, None), None);
+    let mut other = renewal.clone();
+    other.product_price_id = PriceId::new();
+    assert_eq!(period(&other, Some(&with_trial)), None);
 }

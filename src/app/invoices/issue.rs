@@ -290,6 +290,7 @@ async fn issue(
             &order,
             customer.as_ref(),
             price,
+            document::period(&order, product.as_ref()),
             number.clone(),
             seq,
             now,

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::view::{self, KeyRow, OrderRow, Status, SubscriptionRow};
 use super::{not_found, see_other, Fail, Frame, PageResult, Seller, Signed};
+use crate::api::invoice_form::BillingForm;
 use crate::api::subscription::CustomerCancellationReason;
 use crate::app::orders::OrderFilter;
 use crate::app::paging::ListParams;
@@ -17,6 +18,7 @@ use crate::app::portal::{self, CancelChange};
 use crate::app::subscription::SubscriptionFilter;
 use crate::domain::benefit::Benefit;
 use crate::domain::ids::{BenefitId, OrderId, SubscriptionId};
+use crate::domain::order::Order;
 use crate::state::AppState;
 
 /// Records a page lists (a buyer holds few).
@@ -137,7 +139,7 @@ pub struct Line {
 
 #[derive(Template)]
 #[template(path = "portal/order.html")]
-struct OrderPage {
+pub(super) struct OrderPage {
     seller: Seller,
     frame: Frame,
     id: String,
@@ -155,6 +157,8 @@ struct OrderPage {
     receipt_url: String,
     /// A fresh signed link to the invoice's PDF, once it is issued.
     invoice_url: Option<String>,
+    /// The "Request invoice" form (a paid order whose invoice is not issued yet).
+    pub(super) invoice: super::invoice::InvoiceSection,
 }
 
 /// The receipt link of an order as a path of this site (the page may be reached at
@@ -174,7 +178,7 @@ fn site_path(link: String) -> String {
     }
 }
 
-/// `GET /portal/{slug}/orders/{id}`.
+/// `GET /portal/{slug}/orders/{id}` (`?done=invoice` after an invoice was requested).
 pub async fn order(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -185,40 +189,56 @@ pub async fn order(
     let r: PageResult = async {
         let id: OrderId = path_id(&id)?;
         let order = portal::order(&state, &s.customer, id).await?;
-        let v = portal::order_view_of(&state, &order, &s.portal.org).await?;
-        let cur = v.currency.as_str();
-        let refunded = v.refunded_amount + v.refunded_tax_amount;
-        let page = OrderPage {
-            seller: s.seller(),
-            frame: s.frame(),
-            id: order.id.to_string(),
-            product: v.product.name.clone(),
-            date: view::date(&v.created_at),
-            invoice_number: v.invoice_number.clone(),
-            status: view::order_status(order.status),
-            lines: v
-                .items
-                .iter()
-                .map(|i| Line {
-                    label: i.label.clone(),
-                    amount: view::money(i.amount, cur),
-                })
-                .collect(),
-            subtotal: view::money(v.subtotal_amount, cur),
-            discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
-            tax: view::money(v.tax_amount, cur),
-            total: view::money(v.total_amount, cur),
-            refunded: (refunded != 0).then(|| view::money(refunded, cur)),
-            subscription_id: order.subscription_id.map(|i| i.to_string()),
-            receipt_url: receipt_path(&state, order.id),
-            invoice_url: crate::app::invoices::views::invoice_if_issued(&state, &order)
-                .await?
-                .map(site_path),
-        };
+        let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+        let mut page = order_page(&state, &s, &order, None).await?;
+        if q.done == "invoice" {
+            page.invoice.notice = Some(super::invoice::REQUESTED.into());
+        }
         s.portal.page(200, &page, Vec::new())
     }
     .await;
     s.portal.branded(r)
+}
+
+/// The page of `order` (the buyer's, found already); `billing` is the invoice form as
+/// posted (else as the order's details fill it).
+pub(super) async fn order_page(
+    state: &AppState,
+    s: &Signed,
+    order: &Order,
+    billing: Option<BillingForm>,
+) -> Result<OrderPage, Fail> {
+    let v = portal::order_view_of(state, order, &s.portal.org).await?;
+    let cur = v.currency.as_str();
+    let refunded = v.refunded_amount + v.refunded_tax_amount;
+    Ok(OrderPage {
+        seller: s.seller(),
+        frame: s.frame(),
+        id: order.id.to_string(),
+        product: v.product.name.clone(),
+        date: view::date(&v.created_at),
+        invoice_number: v.invoice_number.clone(),
+        status: view::order_status(order.status),
+        lines: v
+            .items
+            .iter()
+            .map(|i| Line {
+                label: i.label.clone(),
+                amount: view::money(i.amount, cur),
+            })
+            .collect(),
+        subtotal: view::money(v.subtotal_amount, cur),
+        discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
+        tax: view::money(v.tax_amount, cur),
+        total: view::money(v.total_amount, cur),
+        refunded: (refunded != 0).then(|| view::money(refunded, cur)),
+        subscription_id: order.subscription_id.map(|i| i.to_string()),
+        receipt_url: receipt_path(state, order.id),
+        invoice_url: crate::app::invoices::views::invoice_if_issued(state, order)
+            .await?
+            .map(site_path),
+        invoice: super::invoice::InvoiceSection::of(order, &s.customer, billing),
+    })
 }
 
 // ---------------------------------------------------------------------------------------

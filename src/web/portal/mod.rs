@@ -22,6 +22,7 @@
 
 mod account;
 mod billing;
+mod invoice;
 mod keys;
 mod payment_methods;
 mod plan;
@@ -66,7 +67,8 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/portal/{slug}/session", "Sign in with the e-mailed code: the session cookie and to the overview; a wrong, expired or used code shows the code form again (401)."),
     ("post", "/portal/{slug}/sign-out", "Sign out: the session ends, its cookie goes."),
     ("get", "/portal/{slug}/overview", "The buyer's orders, subscriptions and license keys, the seller's support address, \"send me my keys again\"."),
-    ("get", "/portal/{slug}/orders/{id}", "An order: product, amounts, tax, refunds, status, and the link to its printable receipt."),
+    ("get", "/portal/{slug}/orders/{id}", "An order: product, amounts, tax, refunds, status, the link to its printable receipt, its invoice (download, or the \"Request invoice\" form with the billing details)."),
+    ("post", "/portal/{slug}/orders/{id}/invoice", "Request the order's invoice: the billing details posted (`billing_name`, `line1`, `line2`, `postal_code`, `city`, `state`, `country`) are saved on the order, then the invoice is issued; to the order page, or the page with the refusal (409 not paid or issued, 422 details)."),
     ("get", "/portal/{slug}/subscriptions/{id}", "A subscription: status, price, next charge; cancel at the period's end or resume."),
     ("post", "/portal/{slug}/subscriptions/{id}", "Cancel the subscription at the period's end (with a reason and a comment), or resume it."),
     ("post", "/portal/{slug}/subscriptions/{id}/pay", "Pay a past-due subscription's renewal now (`action=pay`, a saved card's `method_id` or, test processor only, a `token`), or ask how a payment the buyer authenticated ended (`action=check`)."),
@@ -94,6 +96,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/portal/{slug}/sign-out", { post => sign_in::sign_out });
     resource!(cfg, "/portal/{slug}/overview", { get => account::overview });
     resource!(cfg, "/portal/{slug}/orders/{id}", { get => account::order });
+    resource!(cfg, "/portal/{slug}/orders/{id}/invoice", { post => invoice::request });
     resource!(cfg, "/portal/{slug}/subscriptions/{id}", { get => account::subscription, post => account::subscription_change });
     resource!(cfg, "/portal/{slug}/subscriptions/{id}/pay", { post => account::pay });
     resource!(cfg, "/portal/{slug}/license-keys/{id}", { get => keys::key });
