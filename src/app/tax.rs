@@ -7,7 +7,7 @@ use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
-use crate::error::{AppError, Code};
+use crate::error::{AppError, Code, Given, Invalid};
 use crate::payments::TaxServices;
 use crate::state::AppState;
 
@@ -72,15 +72,40 @@ pub async fn quote_with(
     let Some(service) = service else {
         return Ok(TaxQuote::zero(request));
     };
+    let address = request.buyer.address.clone();
     crate::payments::tax::quote(service, request)
         .await
         .map_err(|e| {
+            if let Some(said) = e.location {
+                tracing::info!(organization = %org.id, error = %e.message, "tax: the buyer's address cannot be placed");
+                return location_refusal(said, Given::of(&address));
+            }
             tracing::warn!(organization = %org.id, provider = ?org.tax.provider, error = %e, "tax quote failed");
             match org.tax.provider {
                 TaxProvider::Stripe => AppError::new(Code::TaxCalculationFailed, CALCULATION_FAILED),
                 TaxProvider::Builtin | TaxProvider::None => AppError::unavailable(),
             }
         })
+}
+
+/// Where a quote's location refusal points: the checkout's billing address.
+const LOCATION_FIELD: &str = "customer_billing_address";
+
+/// The provider could not place the buyer from their address (Stripe's
+/// `customer_tax_location_invalid`): Polar's 422 at `customer_billing_address` with the
+/// provider's words, the buyer's to correct.
+fn location_refusal(said: String, address: Given) -> AppError {
+    AppError::Invalid(vec![Invalid::new(
+        crate::field![LOCATION_FIELD],
+        said,
+        address,
+    )])
+}
+
+/// Whether `e` is [`location_refusal`]'s: a checkout being filled in goes on without a
+/// quote (Polar's create and update), its confirmation is refused with it.
+pub fn is_location_refusal(e: &AppError) -> bool {
+    matches!(e, AppError::Invalid(v) if v.len() == 1 && v[0].path == crate::field![LOCATION_FIELD])
 }
 
 /// [`quote_for`] of the organization `org` as stored.

@@ -93,7 +93,7 @@ struct Down;
 
 impl crate::payments::TaxService for Down {
     fn quote(&self, _: TaxRequest) -> crate::payments::tax::TaxFuture {
-        Box::pin(async { Err(crate::payments::TaxError("no answer within 15s".into())) })
+        Box::pin(async { Err(crate::payments::TaxError::failed("no answer within 15s")) })
     }
 }
 
@@ -133,4 +133,51 @@ async fn a_stripe_tax_failure_refuses_as_a_failed_calculation_and_the_builtin_as
         .await
         .expect("zero, unasked");
     assert_eq!(q.tax_amount, 0);
+}
+
+/// A provider that cannot place any buyer (Stripe's `customer_tax_location_invalid`).
+struct Nowhere;
+
+impl crate::payments::TaxService for Nowhere {
+    fn quote(&self, _: TaxRequest) -> crate::payments::tax::TaxFuture {
+        Box::pin(async {
+            Err(crate::payments::TaxError::location(
+                "Stripe Tax /v1/tax/calculations: 400",
+                "The customer's location could not be determined.",
+            ))
+        })
+    }
+}
+
+#[actix_web::test]
+async fn an_address_the_provider_cannot_place_is_a_422_at_the_billing_address() {
+    let mut org = Organization::new(
+        OrganizationId::new(),
+        "Acme".into(),
+        "acme".into(),
+        chrono::Utc::now(),
+    );
+    german_seller(&mut org);
+    org.tax.provider = TaxProvider::Stripe;
+    let services = TaxServices::new(
+        std::sync::Arc::new(Down),
+        Some(std::sync::Arc::new(Nowhere)),
+    );
+    let e = quote_with(&services, &org, None, request(1000, "FR"))
+        .await
+        .unwrap_err();
+    assert!(is_location_refusal(&e), "{e:?}");
+    assert_eq!(e.code().status(), 422);
+    assert_eq!(
+        e.messages(),
+        vec!["customer billing address: The customer's location could not be determined."]
+    );
+    // A failure is not one; nor is another field's 422.
+    let down = TaxServices::new(std::sync::Arc::new(Down), Some(std::sync::Arc::new(Down)));
+    let e = quote_with(&down, &org, None, request(1000, "FR"))
+        .await
+        .unwrap_err();
+    assert!(!is_location_refusal(&e));
+    let other = AppError::invalid(crate::field!["customer_tax_id"], "Invalid tax ID.", "x");
+    assert!(!is_location_refusal(&other));
 }

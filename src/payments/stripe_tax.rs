@@ -62,6 +62,10 @@ pub enum Reversal {
 pub struct CallError {
     pub status: Option<u16>,
     pub param: Option<String>,
+    /// Stripe's error `code` (`customer_tax_location_invalid`, …).
+    pub code: Option<String>,
+    /// Stripe's own message (the buyer may read it).
+    pub said: Option<String>,
     pub message: String,
 }
 
@@ -70,6 +74,8 @@ impl CallError {
         CallError {
             status: None,
             param: None,
+            code: None,
+            said: None,
             message: format!("Stripe Tax {path}: {cause}"),
         }
     }
@@ -80,9 +86,21 @@ impl CallError {
     }
 }
 
+/// Stripe's code for an address it cannot place for tax.
+pub const LOCATION_INVALID: &str = "customer_tax_location_invalid";
+
 impl From<CallError> for TaxError {
+    /// Stripe could not place the buyer (400 `customer_tax_location_invalid`): a location
+    /// error in Stripe's words; anything else: a failure.
     fn from(e: CallError) -> TaxError {
-        TaxError(e.message)
+        match (e.status, e.code.as_deref(), e.said) {
+            (Some(400), Some(LOCATION_INVALID), Some(said)) => TaxError::location(e.message, said),
+            (Some(400), Some(LOCATION_INVALID), None) => TaxError::location(
+                e.message,
+                "The customer's location could not be determined.",
+            ),
+            _ => TaxError::failed(e.message),
+        }
     }
 }
 
@@ -147,10 +165,12 @@ impl StripeTax {
         Err(CallError {
             status: Some(status.as_u16()),
             param: error.param,
+            code: error.code,
             message: format!(
                 "Stripe Tax {path}: {status} {}",
                 error.message.as_deref().unwrap_or("(no message)")
             ),
+            said: error.message,
         })
     }
 
@@ -219,6 +239,7 @@ impl TaxService for StripeTax {
 struct ApiError {
     message: Option<String>,
     param: Option<String>,
+    code: Option<String>,
 }
 
 /// A key for Stripe's `Idempotency-Key` from what is sent: the same calculation asked
@@ -358,8 +379,8 @@ struct RateDetails {
 pub fn quote_from(request: TaxRequest, body: serde_json::Value) -> Result<TaxQuote, TaxError> {
     let path = "/v1/tax/calculations";
     let c: Calculation = serde_json::from_value(body)
-        .map_err(|e| TaxError(format!("Stripe Tax {path}: unreadable answer: {e}")))?;
-    let bad = |what: String| TaxError(format!("Stripe Tax {path}: {what} ({})", c.id));
+        .map_err(|e| TaxError::failed(format!("Stripe Tax {path}: unreadable answer: {e}")))?;
+    let bad = |what: String| TaxError::failed(format!("Stripe Tax {path}: {what} ({})", c.id));
     if !c.id.starts_with("taxcalc_") {
         return Err(bad("not a calculation id".into()));
     }

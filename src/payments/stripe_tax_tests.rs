@@ -321,36 +321,36 @@ fn answers_that_do_not_answer_the_request_are_errors() {
     let fixture = json(CALC_DE_EXCLUSIVE);
     // Another amount: the total does not add up.
     let e = quote_from(request(999, TaxBehavior::Exclusive), fixture.clone()).unwrap_err();
-    assert!(e.0.contains("do not add up"), "{e}");
+    assert!(e.message.contains("do not add up"), "{e}");
     // Inclusive asked, exclusive answered.
     let e = quote_from(request(1000, TaxBehavior::Inclusive), fixture.clone()).unwrap_err();
-    assert!(e.0.contains("do not add up"), "{e}");
+    assert!(e.message.contains("do not add up"), "{e}");
     // Another currency.
     let mut r = request(1000, TaxBehavior::Exclusive);
     r.currency = "usd".into();
     let e = quote_from(r, fixture.clone()).unwrap_err();
-    assert!(e.0.contains("answered in eur"), "{e}");
+    assert!(e.message.contains("answered in eur"), "{e}");
     // A breakdown that does not add up to the tax.
     let mut v = fixture.clone();
     v["tax_breakdown"][0]["amount"] = 189.into();
     let e = quote_from(request(1000, TaxBehavior::Exclusive), v).unwrap_err();
-    assert!(e.0.contains("breakdown adds up to 189"), "{e}");
+    assert!(e.message.contains("breakdown adds up to 189"), "{e}");
     // A rate that is not a decimal.
     let mut v = fixture.clone();
     v["tax_breakdown"][0]["tax_rate_details"]["percentage_decimal"] = "1e2".into();
     let e = quote_from(request(1000, TaxBehavior::Exclusive), v).unwrap_err();
-    assert!(e.0.contains("rate"), "{e}");
+    assert!(e.message.contains("rate"), "{e}");
     // Not a calculation at all.
     let e = quote_from(
         request(1000, TaxBehavior::Exclusive),
         serde_json::json!({"error": {"message": "x"}}),
     )
     .unwrap_err();
-    assert!(e.0.contains("unreadable answer"), "{e}");
+    assert!(e.message.contains("unreadable answer"), "{e}");
     let mut v = fixture;
     v["id"] = "pi_123".into();
     let e = quote_from(request(1000, TaxBehavior::Exclusive), v).unwrap_err();
-    assert!(e.0.contains("not a calculation id"), "{e}");
+    assert!(e.message.contains("not a calculation id"), "{e}");
 }
 
 #[test]
@@ -392,6 +392,8 @@ fn a_reused_reference_is_told_from_other_refusals() {
     let reused = CallError {
         status: Some(400),
         param: Some("reference".into()),
+        code: None,
+        said: None,
         message: "x".into(),
     };
     assert!(reused.is_reference_reused());
@@ -405,6 +407,42 @@ fn a_reused_reference_is_told_from_other_refusals() {
         ..reused
     };
     assert!(!down.is_reference_reused());
+}
+
+#[test]
+fn a_location_stripe_cannot_place_is_the_buyers_to_correct_and_the_rest_are_failures() {
+    let location = CallError {
+        status: Some(400),
+        param: Some("customer_details[address]".into()),
+        code: Some(LOCATION_INVALID.into()),
+        said: Some("The customer's location could not be determined.".into()),
+        message: "Stripe Tax /v1/tax/calculations: 400 …".into(),
+    };
+    let e = TaxError::from(location.clone());
+    assert_eq!(
+        e.location.as_deref(),
+        Some("The customer's location could not be determined.")
+    );
+    assert!(e.message.contains("/v1/tax/calculations"), "{e}");
+    // Without Stripe's words: ours.
+    let silent = TaxError::from(CallError {
+        said: None,
+        ..location.clone()
+    });
+    assert!(silent.location.is_some());
+    // Another 400, or a 5xx with the code: failures.
+    for other in [
+        CallError {
+            code: Some("parameter_missing".into()),
+            ..location.clone()
+        },
+        CallError {
+            status: Some(500),
+            ..location
+        },
+    ] {
+        assert_eq!(TaxError::from(other).location, None);
+    }
 }
 
 #[actix_web::test]
@@ -423,5 +461,8 @@ async fn a_buyer_without_an_address_is_quoted_zero_without_asking() {
         .quote(request(1000, TaxBehavior::Exclusive))
         .await
         .unwrap_err();
-    assert!(e.0.contains("/v1/tax/calculations: unreachable"), "{e}");
+    assert!(
+        e.message.contains("/v1/tax/calculations: unreachable"),
+        "{e}"
+    );
 }

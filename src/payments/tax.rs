@@ -12,10 +12,36 @@ use tollgate_actors::domain::tax_settings::TaxProvider;
 
 pub use tollgate_actors::tax::{TaxQuote, TaxRequest};
 
-/// The tax service did not answer: the step that needed the quote is not taken.
+/// No quote: the step that needed it is not taken. Either the tax service did not answer
+/// (or answered nonsense), or it could not place the buyer from the address given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tax service unavailable: {0}")]
-pub struct TaxError(pub String);
+#[error("tax service unavailable: {message}")]
+pub struct TaxError {
+    /// The cause, for the log.
+    pub message: String,
+    /// The service could not tell where the buyer is taxed from their address (Stripe's
+    /// `customer_tax_location_invalid`), in the service's words for the buyer: theirs to
+    /// correct, not an outage.
+    pub location: Option<String>,
+}
+
+impl TaxError {
+    /// The service did not answer, or answered nonsense.
+    pub fn failed(message: impl Into<String>) -> TaxError {
+        TaxError {
+            message: message.into(),
+            location: None,
+        }
+    }
+
+    /// The service could not place the buyer: `said` is what the buyer reads.
+    pub fn location(message: impl Into<String>, said: impl Into<String>) -> TaxError {
+        TaxError {
+            message: message.into(),
+            location: Some(said.into()),
+        }
+    }
+}
 
 pub type TaxFuture = Pin<Box<dyn Future<Output = Result<TaxQuote, TaxError>> + Send>>;
 
@@ -74,7 +100,7 @@ impl TaxServices {
                 .stripe
                 .as_deref()
                 .map(Some)
-                .ok_or_else(|| TaxError("Stripe Tax is not configured on this server".into())),
+                .ok_or_else(|| TaxError::failed("Stripe Tax is not configured on this server")),
         }
     }
 }
@@ -113,7 +139,7 @@ mod tests {
 
     impl TaxService for Refuses {
         fn quote(&self, _: TaxRequest) -> TaxFuture {
-            Box::pin(async { Err(TaxError("down".into())) })
+            Box::pin(async { Err(TaxError::failed("down")) })
         }
     }
 

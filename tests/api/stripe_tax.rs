@@ -9,7 +9,8 @@
 //! calculation's amounts; (b) a refund of half the order is reversed there with the refund
 //! id as its reference, and a refund of the whole order reverses it whole; (c) when the
 //! calculation fails, updating and confirming the checkout answer 502
-//! `TaxCalculationFailed` and no PaymentIntent is created; (d) on a
+//! `TaxCalculationFailed` and no PaymentIntent is created, and an address Stripe cannot
+//! place is Polar's 422 at `customer_billing_address` on confirm; (d) on a
 //! server whose payments do not go through Stripe, an organization with the stripe provider
 //! cannot be quoted: its checkouts cannot be created (503), until it computes its own tax.
 
@@ -307,6 +308,52 @@ async fn a_failed_calculation_refuses_the_checkout_before_any_charge() {
     r.expect(200);
     let pi = shop.ls.intent(&intent_of(&r.body)).await;
     assert_eq!(pi["amount"], 1428, "{pi}");
+}
+
+/// Stripe cannot place the buyer (400 `customer_tax_location_invalid`, localstripe's postal
+/// code `00001`): the checkout being filled in goes on without a quote (Polar swallows it
+/// on update; Polar's `tax_amount` is then null, ours 0); confirming it is Polar's 422 at `customer_billing_address` with Stripe's
+/// words, and nothing is charged.
+#[actix_web::test]
+async fn an_address_stripe_cannot_place_is_the_buyers_to_correct() {
+    let shop = spawn_shop(false).await;
+    let api = shop.api();
+    let (org, price) = stripe_taxed(api, "stripe-tax-unplaceable").await;
+    let c = created(api, &by_price(&price)).await;
+    let intents_before = shop.ls.intents().await.len();
+
+    let r = api
+        .patch(&client_path(&secret(&c)), None, &german("00001"))
+        .await;
+    r.expect(200);
+    // Not quoted: no tax line until the address is one Stripe can place (Polar answers
+    // `tax_amount: null` here; ours is 0 with no breakdown, see docs/tax.md).
+    assert_eq!(r.body["tax_amount"], 0, "{}", r.body);
+    assert_eq!(r.body["tax_breakdown"], json!([]), "{}", r.body);
+    assert_eq!(r.body["customer_billing_address"]["postal_code"], "00001");
+
+    let pm = shop.ls.card(CARD_OK).await;
+    let r = confirm(
+        api,
+        &secret(&c),
+        &paying_from(&german("00001"), "hans@example.de", &pm),
+    )
+    .await;
+    r.expect(422);
+    let detail = &r.body["detail"][0];
+    assert_eq!(
+        detail["loc"],
+        json!(["body", "customer_billing_address"]),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        detail["msg"], "The customer's location could not be determined.",
+        "{}",
+        r.body
+    );
+    assert_eq!(shop.ls.intents().await.len(), intents_before);
+    assert!(shop.orders(&org).await.is_empty());
 }
 
 #[actix_web::test]

@@ -432,7 +432,7 @@ pub async fn create(
         }
         None => checkout,
     };
-    let tax = quote_tax(state, &checkout).await?;
+    let tax = preview_quote(quote_tax(state, &checkout).await)?;
     let checkout = checkout
         .with_tax(tax.as_ref())
         .map_err(|e| refusal(ActorError::Domain(e), id))?;
@@ -471,7 +471,7 @@ async fn apply_update(
         let preview = base
             .update(changes.clone(), state.now(), None)
             .map_err(|e| refusal(ActorError::Domain(e), checkout.id))?;
-        let tax = quote_tax(state, &preview).await?;
+        let tax = preview_quote(quote_tax(state, &preview).await)?;
         let message = UpdateCheckout {
             changes: changes.clone(),
             tax,
@@ -487,6 +487,18 @@ async fn apply_update(
             }
             other => return other.map_err(|e| refusal(e, checkout.id)),
         }
+    }
+}
+
+/// A quote of a checkout being filled in (Polar's create and update): an address the
+/// provider cannot place leaves it without one, for the buyer to correct; its confirmation
+/// is refused with the provider's words (a 422 at `customer_billing_address`).
+fn preview_quote(
+    quote: Result<Option<crate::payments::TaxQuote>, AppError>,
+) -> Result<Option<crate::payments::TaxQuote>, AppError> {
+    match quote {
+        Err(e) if crate::app::tax::is_location_refusal(&e) => Ok(None),
+        other => other,
     }
 }
 

@@ -304,6 +304,8 @@ TAX_EU = {
 # A billing postal code that makes the calculation fail as Stripe does when it is down
 # (500 `api_error`): the tests' way to play a provider outage.
 TAX_FAIL_POSTAL_CODE = "00000"
+# A billing postal code Stripe Tax cannot place (as it answers an address it cannot resolve).
+TAX_UNPLACEABLE_POSTAL_CODE = "00001"
 # Stripe keeps a calculation for 90 days.
 TAX_CALCULATION_DAYS = 90
 
@@ -385,7 +387,8 @@ class TaxCalculation(resources.StripeObject):
             raise tax_missing("customer_details[address_source]")
         country = address["country"].upper()
         state = (address.get("state") or "").upper() or None
-        if country == "US" and not address.get("postal_code") and not state:
+        if (country == "US" and not address.get("postal_code") and not state) or \
+                address.get("postal_code") == TAX_UNPLACEABLE_POSTAL_CODE:
             raise UserError(
                 400, "The customer's location could not be determined.",
                 {"code": "customer_tax_location_invalid", "param": "customer_details[address]"})
