@@ -72,10 +72,11 @@ pub struct Placement {
 /// (AT 6991, 6992, 6993 → `AT-8`); Guadeloupe (FR 971xx or `GP` → `FR-971`), Martinique
 /// (972xx or `MQ` → `FR-972`) and Réunion (974xx or `RE` → `FR-974`), taxed as France
 /// (see the module's rule 2); the Greek islands with the lower rate: Lesbos (811xx),
-/// Chios (821xx–823xx) and Samos (831xx, 832xx) → `GR-K`, Kos (85300–85302; 85303 is
-/// Nisyros) and Leros (85400) → `GR-L`, and from 2026-01-01 every North Aegean postal
-/// code (81xxx–83xxx) → `GR-K`, the Dodecanese but Rhodes (85xxx but 851xx) → `GR-L`,
-/// Samothraki (68002) → `GR-A`.
+/// Chios (821xx–823xx but Oinousses 82101 and Psara 82104) and Samos (831xx, 832xx) →
+/// `GR-K`, Kos (85300–85302; 85303 is Nisyros) and Leros (85400) → `GR-L`, and from
+/// 2026-01-01 every North Aegean postal code (81xxx–83xxx) → `GR-K`, the Dodecanese but
+/// Rhodes (85xxx but 851xx; Chalki 85110 and Megisti 85111 are in) → `GR-L`, Samothraki
+/// (68002) → `GR-A`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Territory {
     /// Taxed as `country` (upper case), at `subdivision`'s rate if it has rows.
@@ -119,14 +120,22 @@ const GREEK_ISLANDS_EXTENDED: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1,
 
 /// The Greek region (ISO 3166-2) whose islands' lower rate applies at the postal code
 /// `postal` (digits) on `date`; `None` for the rest of Greece (and Rhodes, 851xx).
-/// Chalki and Megisti (Kastellorizo), which have the rate from 2026, share Rhodes' 851xx
-/// prefix and are not told apart: they are answered at the Greek rate.
+///
+/// The postal codes: the regional units' prefixes 81–83 (Lesbos, Chios, Samos), 85
+/// (Dodecanese) and 68 (Evros) (de.wikipedia "Postleitzahl (Griechenland)"; en.wikipedia
+/// "Chios (regional unit)": 82x xx); Oinousses 82101 and Psara 82104 (en.wikipedia
+/// "Oinousses"; phantis.com "Psara"), which are not Chios island; Kos 85300–85302 and
+/// Nisyros 85303 (scm-en.ecer.com's ELTA list for Kos); Chalki 85110 and Megisti 85111
+/// inside Rhodes' 851xx (en.wikipedia "Halki (Greece)", "Kastellorizo"). Samothraki's
+/// 68002 is inferred, not found in a source: en.wikipedia's Evros table gives 680 01 both
+/// to Samothrace and to the mainland Vyssa, and leaves 680 02 unused.
 fn greek_island(postal: &str, date: NaiveDate) -> Option<&'static str> {
     if postal.len() != 5 {
         return None;
     }
     let prefix = |ps: &[&str]| ps.iter().any(|p| postal.starts_with(p));
-    if prefix(&["811", "821", "822", "823", "831", "832"]) {
+    let small_chian_islands = ["82101", "82104"].contains(&postal);
+    if prefix(&["811", "821", "822", "823", "831", "832"]) && !small_chian_islands {
         return Some("GR-K");
     }
     if ["85300", "85301", "85302", "85400"].contains(&postal) {
@@ -137,7 +146,9 @@ fn greek_island(postal: &str, date: NaiveDate) -> Option<&'static str> {
     }
     if prefix(&["81", "82", "83"]) {
         Some("GR-K")
-    } else if postal.starts_with("85") && !postal.starts_with("851") {
+    } else if postal.starts_with("85")
+        && (!postal.starts_with("851") || postal == "85110" || postal == "85111")
+    {
         Some("GR-L")
     } else if postal == "68002" {
         Some("GR-A")

@@ -740,6 +740,10 @@ fn the_greek_islands_with_the_lower_rate_by_postal_code_and_date() {
         ("85200", None, Some("GR-L")),         // Kalymnos
         ("85700", None, Some("GR-L")),         // Karpathos
         ("68002", None, Some("GR-A")),         // Samothraki
+        ("82101", None, Some("GR-K")),         // Oinousses
+        ("82104", None, Some("GR-K")),         // Psara
+        ("85110", None, Some("GR-L")),         // Chalki
+        ("85111", None, Some("GR-L")),         // Megisti (Kastellorizo)
         ("85100", None, None),                 // Rhodes
         ("85131", None, None),                 // Rhodes
         ("84100", None, None),                 // Syros, Cyclades
