@@ -75,8 +75,8 @@ pub struct Placement {
 /// Chios (821xx–823xx but Oinousses 82101 and Psara 82104) and Samos (831xx, 832xx) →
 /// `GR-K`, Kos (85300–85302; 85303 is Nisyros) and Leros (85400) → `GR-L`, and from
 /// 2026-01-01 every North Aegean postal code (81xxx–83xxx) → `GR-K`, the Dodecanese but
-/// Rhodes (85xxx but 851xx; Chalki 85110 and Megisti 85111 are in) → `GR-L`, Samothraki
-/// (68002) → `GR-A`.
+/// Rhodes (85xxx but 851xx; Chalki 85110 and Megisti 85111 are in) → `GR-L`. Samothraki
+/// (Evros), which has the rate from 2026 too, is not mapped (see `greek_island`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Territory {
     /// Taxed as `country` (upper case), at `subdivision`'s rate if it has rows.
@@ -112,7 +112,7 @@ fn postal_digits(address: &Address) -> Option<String> {
 }
 
 /// The day the Greek islands' lower rate was extended beyond Lesbos, Chios, Samos, Kos and
-/// Leros (see `rates.rs`, `GR-A`).
+/// Leros (see `rates.rs`, `GR-K`).
 const GREEK_ISLANDS_EXTENDED: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1, 1) {
     Some(day) => day,
     None => NaiveDate::MAX,
@@ -126,9 +126,11 @@ const GREEK_ISLANDS_EXTENDED: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1,
 /// "Chios (regional unit)": 82x xx); Oinousses 82101 and Psara 82104 (en.wikipedia
 /// "Oinousses"; phantis.com "Psara"), which are not Chios island; Kos 85300–85302 and
 /// Nisyros 85303 (scm-en.ecer.com's ELTA list for Kos); Chalki 85110 and Megisti 85111
-/// inside Rhodes' 851xx (en.wikipedia "Halki (Greece)", "Kastellorizo"). Samothraki's
-/// 68002 is inferred, not found in a source: en.wikipedia's Evros table gives 680 01 both
-/// to Samothrace and to the mainland Vyssa, and leaves 680 02 unused.
+/// inside Rhodes' 851xx (en.wikipedia "Halki (Greece)", "Kastellorizo"). Samothraki, which
+/// has the lower rate from 2026 as well, is not mapped: its postal code is not settled
+/// (en.wikipedia's Evros table gives 680 01 both to Samothrace and to the mainland Vyssa),
+/// and the conservative reading charges Greece's rate rather than the lower one to a code
+/// that may be the mainland's.
 fn greek_island(postal: &str, date: NaiveDate) -> Option<&'static str> {
     if postal.len() != 5 {
         return None;
@@ -150,8 +152,6 @@ fn greek_island(postal: &str, date: NaiveDate) -> Option<&'static str> {
         && (!postal.starts_with("851") || postal == "85110" || postal == "85111")
     {
         Some("GR-L")
-    } else if postal == "68002" {
-        Some("GR-A")
     } else {
         None
     }

@@ -739,7 +739,8 @@ fn the_greek_islands_with_the_lower_rate_by_postal_code_and_date() {
         ("85303", None, Some("GR-L")),         // Nisyros
         ("85200", None, Some("GR-L")),         // Kalymnos
         ("85700", None, Some("GR-L")),         // Karpathos
-        ("68002", None, Some("GR-A")),         // Samothraki
+        ("68001", None, None),                 // Samothraki or Vyssa: not settled
+        ("68002", None, None),                 // Samothraki or not: not settled
         ("82101", None, Some("GR-K")),         // Oinousses
         ("82104", None, Some("GR-K")),         // Psara
         ("85110", None, Some("GR-L")),         // Chalki
@@ -927,13 +928,6 @@ fn jungholz_mittelberg_and_the_greek_islands_are_taxed_at_their_rate() {
             at("GR", "81400"),
             d(2026, 1, 1),
             ("GR", Some("GR-K"), 170_000, StandardRated, Regime::EuOss),
-        ),
-        (
-            "FR OSS → Samothraki after it",
-            &fr,
-            at("GR", "68002"),
-            d(2026, 1, 1),
-            ("GR", Some("GR-A"), 170_000, StandardRated, Regime::EuOss),
         ),
         (
             "FR OSS → Rhodes",

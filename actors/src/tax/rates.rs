@@ -28,7 +28,8 @@
 //!   the EU VAT area); the Greek islands' standard rate lowered by 30 % (17 %): `GR-K` (North
 //!   Aegean) and `GR-L` (South Aegean) for Lesbos, Chios, Samos, Kos and Leros since the
 //!   table's first Greek row, and from 2026-01-01 for every North Aegean island and the
-//!   Dodecanese but Rhodes; `GR-A` for Samothraki from 2026-01-01.
+//!   Dodecanese but Rhodes (Samothraki, in East Macedonia and Thrace, which has it too, is
+//!   not mapped: its postal code is not settled).
 //! - Not in the table: reduced rates (e-books, press), the territories outside a VAT area
 //!   (Canary Islands, Åland, Mount Athos, French Guiana, Mayotte, …: `place::Territory`) and
 //!   changes not yet enacted (CH 8.5 %).
@@ -235,22 +236,19 @@ const RATES: &[Row] = &[
     row("GB", "", 200_000, date(2011, 1, 4), VAT),
     // kd (23 % 2010-07-01 → 2016-06-01); ib
     row("GR", "", 240_000, date(2016, 6, 1), VAT),
-    // Samothraki (Evros, East Macedonia and Thrace): the 30 % lower rates extended to the
-    // islands of the North Aegean, Samothraki and the Dodecanese of up to 20,000 inhabitants
-    // from 2026-01-01 (VAT Code art. 26; the AADE announcement as pelop.gr 2025-12-31
-    // "deite-se-poia-nisia-o-fpa-tha-einai-meiomenos-kata-30" and reader.gr 2026-01-05
-    // report it; announced by liberal.gr and news247.gr 2025-09-08): 24 → 17 %.
-    row("GR", "GR-A", 170_000, date(2026, 1, 1), VAT),
     // North Aegean: Lesbos, Chios and Samos kept the islands' 30 % reduction (24 → 17 %) by
     // six-monthly extensions (dinamiki.com "latest-news-about-vat-rates": to 2017-12-31;
     // accordancevat.com 2019-07-08; vatupdate 2020/01/09; popek.gr 2020-07 (AADE decision,
     // 2020-07-01 to 2020-12-31)), permanent from 2021-07-01 (pedmede.gr, AADE decision "από
     // 1.7.2021 και εφεξής"; support.pagero.com "Permanent 30% VAT reduction for five Eastern
-    // Aegean islands"; naftemporiki.gr 2021-06-17); every other North Aegean island from
-    // 2026-01-01 (the sources of `GR-A`).
+    // Aegean islands"; naftemporiki.gr 2021-06-17). From 2026-01-01 also every other island
+    // of the North Aegean, Samothraki and the Dodecanese of up to 20,000 inhabitants (VAT
+    // Code art. 26; the AADE announcement as pelop.gr 2025-12-31 "deite-se-poia-nisia-o-fpa-
+    // tha-einai-meiomenos-kata-30" and reader.gr 2026-01-05 report it; announced by
+    // liberal.gr and news247.gr 2025-09-08): a place change, not a rate change (no row).
     row("GR", "GR-K", 170_000, date(2016, 6, 1), VAT),
     // South Aegean: Kos and Leros, as Lesbos (`GR-K`); the other Dodecanese islands but
-    // Rhodes from 2026-01-01 (the sources of `GR-A`).
+    // Rhodes from 2026-01-01 (the sources of `GR-K`).
     row("GR", "GR-L", 170_000, date(2016, 6, 1), VAT),
     // tportal.hr "croatia-starts-applying-25-vat-rate-as-of-1-march"; pwc.at 2012/02/16; kd
     row("HR", "", 250_000, date(2012, 3, 1), VAT),

@@ -57,7 +57,6 @@ const EXPECTED: &[(&str, &str, &str, &str, &str)] = &[
     ("FR", "FR-974", "8.5", "2015-01-01", "VAT"),
     ("GB", "", "20", "2011-01-04", "VAT"),
     ("GR", "", "24", "2016-06-01", "VAT"),
-    ("GR", "GR-A", "17", "2026-01-01", "VAT"),
     ("GR", "GR-K", "17", "2016-06-01", "VAT"),
     ("GR", "GR-L", "17", "2016-06-01", "VAT"),
     ("HR", "", "25", "2012-03-01", "VAT"),
@@ -237,14 +236,13 @@ fn the_territorial_rates_apply_from_their_first_day_and_not_before() {
         // French Guiana and Mayotte have no VAT: no rows, France's rate if ever asked (the
         // rules never ask: they are outside the VAT area).
         ("FR", "FR-973", d(2026, 3, 1), Some(200_000)),
-        // The Greek islands: 17 % with Greece's 24 %, Samothraki's from 2026.
+        // The Greek islands: 17 % with Greece's 24 %; the rest of Greece at 24 %.
         ("GR", "GR-K", d(2016, 5, 31), None),
         ("GR", "GR-K", d(2016, 6, 1), Some(170_000)),
         ("GR", "GR-K", d(2026, 3, 1), Some(170_000)),
         ("GR", "GR-L", d(2016, 6, 1), Some(170_000)),
         ("GR", "GR-L", d(2025, 12, 31), Some(170_000)),
-        ("GR", "GR-A", d(2025, 12, 31), None),
-        ("GR", "GR-A", d(2026, 1, 1), Some(170_000)),
+        ("GR", "GR-A", d(2026, 1, 1), Some(240_000)),
         ("GR", "GR-I", d(2026, 3, 1), Some(240_000)),
     ];
     for &(country, sub, date, expected) in cases {
