@@ -317,3 +317,61 @@ fn no_address_or_no_amount_gives_no_line_at_all() {
     );
     assert!(quote(r.clone()).answers(&r));
 }
+
+#[test]
+fn the_territorial_rules_quote_through_the_whole_quote() {
+    let fr = eu_oss();
+    let de = seller("DE", &["eu_oss"], false);
+    let reunion = || Buyer::at(Some(address("RE", Some("97400"), None)));
+    let place = |c: &str, p: &str| Buyer::at(Some(address(c, Some(p), None)));
+    #[rustfmt::skip]
+    let cases: Vec<(&str, &SellerTax, Buyer, Want)> = vec![
+        ("FR seller → a consumer in Réunion", &fr, reunion(), ("FR", Some("FR-974"), "VAT", 85_000, 85, StandardRated, Regime::Domestic)),
+        ("DE OSS seller → a consumer in Réunion", &de, reunion(), ("FR", None, "VAT", 0, 0, NotSubjectToTax, Regime::None)),
+        ("FR seller → a consumer in French Guiana", &fr, place("FR", "97300"), ("FR", None, "VAT", 0, 0, NotSubjectToTax, Regime::None)),
+        ("FR OSS → a consumer in Mittelberg", &fr, place("AT", "6991"), ("AT", Some("AT-8"), "VAT", 190_000, 190, StandardRated, Regime::EuOss)),
+        ("FR OSS → a consumer in Jungholz", &fr, place("AT", "6691"), ("AT", Some("AT-7"), "VAT", 190_000, 190, StandardRated, Regime::EuOss)),
+        ("FR OSS → a consumer on Lesbos", &fr, place("GR", "81100"), ("GR", Some("GR-K"), "VAT", 170_000, 170, StandardRated, Regime::EuOss)),
+        ("FR OSS → a consumer in Athens", &fr, place("GR", "10431"), ("GR", None, "VAT", 240_000, 240, StandardRated, Regime::EuOss)),
+    ];
+    for (case, s, b, (country, sub, name, ppm, tax, reason, regime)) in cases {
+        let q = ex(1000, s, b);
+        assert_eq!(
+            line(&q),
+            (
+                country.into(),
+                sub.map(Into::into),
+                name.into(),
+                ppm,
+                1000,
+                tax,
+                reason,
+                regime
+            ),
+            "{case}"
+        );
+        assert_eq!(q.total_amount(), 1000 + tax, "{case}");
+    }
+    // An inclusive price on Lesbos holds 17 %: 1170 is 1000 and 170.
+    let q = quote(request(
+        1170,
+        TaxBehavior::Inclusive,
+        &fr,
+        place("GR", "81100"),
+        d(2026, 3, 1),
+    ));
+    assert_eq!((q.tax_amount, q.net_amount()), (170, 1000));
+    // The tax point decides: Lemnos has the lower rate from 2026-01-01 only.
+    let lemnos = |date| {
+        let q = quote(request(
+            1000,
+            TaxBehavior::Exclusive,
+            &fr,
+            place("GR", "81400"),
+            date,
+        ));
+        (line(&q).1, q.tax_amount)
+    };
+    assert_eq!(lemnos(d(2025, 12, 31)), (None, 240));
+    assert_eq!(lemnos(d(2026, 1, 1)), (Some("GR-K".to_string()), 170));
+}

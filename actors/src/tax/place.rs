@@ -7,7 +7,16 @@
 //! 1. A territory outside the VAT area of its country (see [`Territory`]): not subject to
 //!    tax, whoever sells.
 //! 2. Domestic (the seller's country is the buyer's): the home rate if the seller has a tax
-//!    number, else not collecting (a small business not registered at home).
+//!    number, else not collecting (a small business not registered at home). Also for a
+//!    seller established in France and a buyer in Guadeloupe, Martinique or Réunion, at
+//!    their 8.5 % (`FR-971`, `FR-972`, `FR-974`), consumer or business alike (the supplier
+//!    owes the tax: impots.gouv.fr, BOI-TVA-GEO-20-40 § 30).
+//!    Any other seller and a buyer in those three departments: not subject to tax. They
+//!    are outside the EU VAT area (Directive art. 6(1)(c): the French territories of TFEU
+//!    art. 349 and 355(1); the Commission's "Territorial status of EU countries and certain
+//!    territories": Guadeloupe, French Guiana, Martinique, Réunion, Mayotte, Saint-Martin,
+//!    EU VAT rules "no"), as the Canary Islands: no EU scheme reaches them and, as for the
+//!    Canaries' IGIC, the built-in rules collect no local tax there.
 //! 3. An EU buyer of an EU seller established in another member state: a business with a
 //!    usable number → reverse charge; a consumer → under the micro threshold the seller's
 //!    home rate (origin, as a domestic sale), else with `eu_oss` the buyer's rate, else not
@@ -57,6 +66,17 @@ pub struct Placement {
 
 /// Where a place lies for tax: its tax area's country, its subdivision with a rate of its
 /// own, or outside its country's VAT area.
+///
+/// Subdivisions with a rate of their own, from the postal code (the rows of `rates.rs`):
+/// Madeira (`PT-30`) and the Azores (`PT-20`); Jungholz (AT 6691 → `AT-7`) and Mittelberg
+/// (AT 6991, 6992, 6993 → `AT-8`); Guadeloupe (FR 971xx or `GP` → `FR-971`), Martinique
+/// (972xx or `MQ` → `FR-972`) and Réunion (974xx or `RE` → `FR-974`), taxed as France
+/// (see the module's rule 2); the Greek islands with the lower rate: Lesbos (811xx),
+/// Chios (821xx–823xx but Oinousses 82101 and Psara 82104) and Samos (831xx, 832xx) →
+/// `GR-K`, Kos (85300–85302; 85303 is Nisyros) and Leros (85400) → `GR-L`, and from
+/// 2026-01-01 every North Aegean postal code (81xxx–83xxx) → `GR-K`, the Dodecanese but
+/// Rhodes (85xxx but 851xx; Chalki 85110 and Megisti 85111 are in) → `GR-L`. Samothraki
+/// (Evros), which has the rate from 2026 too, is not mapped (see `greek_island`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Territory {
     /// Taxed as `country` (upper case), at `subdivision`'s rate if it has rows.
@@ -69,7 +89,12 @@ pub enum Territory {
     /// `ES-CN`), Ceuta (51xxx), Melilla (52xxx), Åland (`AX`, or FI postal codes 22xxx),
     /// Heligoland (DE 27498), Büsingen (DE 78266), Livigno (IT 23041), Campione d'Italia
     /// (IT 22061; 22060 is shared with other towns of the province of Como and is not
-    /// used), Mount Athos (GR 63086).
+    /// used), Mount Athos (GR 63086); France's overseas places outside the French VAT area
+    /// (country `FR`): French Guiana (`GF`, FR 973xx) and Mayotte (`YT`, 976xx), where French
+    /// VAT does not apply (CGI art. 294-1), Saint-Martin (`MF`, 97150), Saint-Barthélemy
+    /// (`BL`, 97133), Saint-Pierre-et-Miquelon (`PM`, 975xx), the French Southern Lands
+    /// (`TF`, 984xx), Wallis-et-Futuna (`WF`, 986xx), French Polynesia (`PF`, 987xx) and New
+    /// Caledonia (`NC`, 988xx), with taxes of their own or none, which the rules do not know.
     Outside { country: String },
 }
 
@@ -86,8 +111,111 @@ fn postal_digits(address: &Address) -> Option<String> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
 }
 
-/// The place of `address` for tax (see [`Territory`]).
+/// The day the Greek islands' lower rate was extended beyond Lesbos, Chios, Samos, Kos and
+/// Leros (see `rates.rs`, `GR-K`).
+const GREEK_ISLANDS_EXTENDED: NaiveDate = match NaiveDate::from_ymd_opt(2026, 1, 1) {
+    Some(day) => day,
+    None => NaiveDate::MAX,
+};
+
+/// The Greek region (ISO 3166-2) whose islands' lower rate applies at the postal code
+/// `postal` (digits) on `date`; `None` for the rest of Greece (and Rhodes, 851xx).
+///
+/// The postal codes: the regional units' prefixes 81–83 (Lesbos, Chios, Samos), 85
+/// (Dodecanese) and 68 (Evros) (de.wikipedia "Postleitzahl (Griechenland)"; en.wikipedia
+/// "Chios (regional unit)": 82x xx); Oinousses 82101 and Psara 82104 (en.wikipedia
+/// "Oinousses"; phantis.com "Psara"), which are not Chios island; Kos 85300–85302 and
+/// Nisyros 85303 (scm-en.ecer.com's ELTA list for Kos); Chalki 85110 and Megisti 85111
+/// inside Rhodes' 851xx (en.wikipedia "Halki (Greece)", "Kastellorizo"). Samothraki, which
+/// has the lower rate from 2026 as well, is not mapped: its postal code is not settled
+/// (en.wikipedia's Evros table gives 680 01 both to Samothrace and to the mainland Vyssa),
+/// and the conservative reading charges Greece's rate rather than the lower one to a code
+/// that may be the mainland's.
+fn greek_island(postal: &str, date: NaiveDate) -> Option<&'static str> {
+    if postal.len() != 5 {
+        return None;
+    }
+    let prefix = |ps: &[&str]| ps.iter().any(|p| postal.starts_with(p));
+    let small_chian_islands = ["82101", "82104"].contains(&postal);
+    if prefix(&["811", "821", "822", "823", "831", "832"]) && !small_chian_islands {
+        return Some("GR-K");
+    }
+    if ["85300", "85301", "85302", "85400"].contains(&postal) {
+        return Some("GR-L");
+    }
+    if date < GREEK_ISLANDS_EXTENDED {
+        return None;
+    }
+    if prefix(&["81", "82", "83"]) {
+        Some("GR-K")
+    } else if postal.starts_with("85")
+        && (!postal.starts_with("851") || postal == "85110" || postal == "85111")
+    {
+        Some("GR-L")
+    } else {
+        None
+    }
+}
+
+/// Jungholz and Mittelberg, whose rate is their own (see `rates.rs`, `AT-7` and `AT-8`).
+fn austrian_enclave(postal: &str) -> Option<&'static str> {
+    match postal {
+        "6691" => Some("AT-7"),
+        "6991" | "6992" | "6993" => Some("AT-8"),
+        _ => None,
+    }
+}
+
+/// A French overseas place (see [`Territory`]) from the country code (`FR` or an overseas
+/// code) and the postal code (digits), the postal code first: `Some(Some(department))` for
+/// Guadeloupe, Martinique and Réunion, `Some(None)` outside the French VAT area, `None`
+/// for metropolitan France and any other country.
+fn french_overseas(country: &str, postal: &str) -> Option<Option<&'static str>> {
+    const CODES: [(&str, Option<&str>); 12] = [
+        ("GP", Some("FR-971")),
+        ("MQ", Some("FR-972")),
+        ("RE", Some("FR-974")),
+        ("GF", None),
+        ("YT", None),
+        ("MF", None),
+        ("BL", None),
+        ("PM", None),
+        ("TF", None),
+        ("WF", None),
+        ("PF", None),
+        ("NC", None),
+    ];
+    let by_code = CODES.iter().find(|(c, _)| *c == country).map(|(_, d)| *d);
+    if by_code.is_none() && country != "FR" {
+        return None;
+    }
+    let by_postal = match postal.get(..3) {
+        _ if postal == "97133" || postal == "97150" => Some(None),
+        _ if postal.len() != 5 => None,
+        Some("971") => Some(Some("FR-971")),
+        Some("972") => Some(Some("FR-972")),
+        Some("974") => Some(Some("FR-974")),
+        Some("973" | "975" | "976" | "984" | "986" | "987" | "988") => Some(None),
+        _ => None,
+    };
+    by_postal.or(by_code)
+}
+
+/// Whether a place taxed as `country`/`subdivision` lies outside the EU VAT area although
+/// its country is a member state: Guadeloupe, Martinique and Réunion (module rule 2).
+fn outside_the_eu_vat_area(country: &str, subdivision: Option<&str>) -> bool {
+    country == "FR" && matches!(subdivision, Some("FR-971" | "FR-972" | "FR-974"))
+}
+
+/// The place of `address` for tax (see [`Territory`]) under the latest rules: as
+/// [`territory_on`] on the last day the table knows.
 pub fn territory(address: &Address) -> Territory {
+    territory_on(address, NaiveDate::MAX)
+}
+
+/// The place of `address` for tax on `date`, the tax point (see [`Territory`]): the Greek
+/// islands with the lower rate changed on 2026-01-01.
+pub fn territory_on(address: &Address, date: NaiveDate) -> Territory {
     let country = address.country.trim().to_ascii_uppercase();
     let postal = postal_digits(address);
     let postal = postal.as_deref().unwrap_or("");
@@ -109,7 +237,29 @@ pub fn territory(address: &Address) -> Territory {
     if outside {
         return Territory::Outside { country };
     }
+    match french_overseas(&country, postal) {
+        Some(Some(department)) => {
+            return Territory::In {
+                country: "FR".into(),
+                subdivision: Some(department.into()),
+            }
+        }
+        Some(None) => {
+            return Territory::Outside {
+                country: "FR".into(),
+            }
+        }
+        None => {}
+    }
     let (country, subdivision) = match country.as_str() {
+        "AT" => {
+            let sub = austrian_enclave(postal);
+            (country, sub.map(str::to_string))
+        }
+        "GR" => {
+            let sub = greek_island(postal, date);
+            (country, sub.map(str::to_string))
+        }
         "MC" => ("FR".to_string(), None),
         "IM" | "XI" => ("GB".to_string(), None),
         "LI" => ("CH".to_string(), None),
@@ -244,7 +394,7 @@ fn home(
 /// when the buyer has no billing address. See the module doc for the rules.
 pub fn decide(seller: &SellerTax, buyer: &Buyer, date: NaiveDate) -> Option<Placement> {
     let address = buyer.address.as_ref()?;
-    let (country, subdivision) = match territory(address) {
+    let (country, subdivision) = match territory_on(address, date) {
         Territory::Outside { country } => {
             return Some(nothing(&country, TaxabilityReason::NotSubjectToTax));
         }
@@ -258,6 +408,9 @@ pub fn decide(seller: &SellerTax, buyer: &Buyer, date: NaiveDate) -> Option<Plac
     let business = buyer.has_business_number();
     if home_country.as_deref() == Some(country.as_str()) {
         return Some(home(seller, &country, sub, date));
+    }
+    if outside_the_eu_vat_area(&country, sub) {
+        return Some(nothing(&country, TaxabilityReason::NotSubjectToTax));
     }
     let registered = |r: Registration, regime: Regime| {
         if !seller.holds(&r) {

@@ -619,3 +619,340 @@ fn no_address_no_placement_and_names_follow_the_country() {
         "GST"
     );
 }
+
+/// The territory of an address with `country` and `postal` (or none) on `date`.
+fn place(country: &str, postal: Option<&str>, date: NaiveDate) -> Territory {
+    territory_on(&address(country, postal, None), date)
+}
+
+fn inside(country: &str, sub: Option<&str>) -> Territory {
+    Territory::In {
+        country: country.into(),
+        subdivision: sub.map(str::to_string),
+    }
+}
+
+fn outside(country: &str) -> Territory {
+    Territory::Outside {
+        country: country.into(),
+    }
+}
+
+#[test]
+fn french_overseas_places_by_postal_code_or_their_own_country_code() {
+    let cases: &[(&str, Option<&str>, Territory)] = &[
+        ("FR", Some("97100"), inside("FR", Some("FR-971"))),
+        ("FR", Some("F-97100"), inside("FR", Some("FR-971"))),
+        ("FR", Some("97 110"), inside("FR", Some("FR-971"))),
+        ("GP", None, inside("FR", Some("FR-971"))),
+        ("gp", Some("97100"), inside("FR", Some("FR-971"))),
+        ("FR", Some("97200"), inside("FR", Some("FR-972"))),
+        ("MQ", None, inside("FR", Some("FR-972"))),
+        ("FR", Some("97400"), inside("FR", Some("FR-974"))),
+        ("FR", Some("FR-97490"), inside("FR", Some("FR-974"))),
+        ("RE", None, inside("FR", Some("FR-974"))),
+        // The postal code says more than the country code.
+        ("RE", Some("97600"), outside("FR")),
+        ("RE", Some("not a code"), inside("FR", Some("FR-974"))),
+        // French Guiana and Mayotte: no VAT.
+        ("FR", Some("97300"), outside("FR")),
+        ("GF", None, outside("FR")),
+        ("FR", Some("97600"), outside("FR")),
+        ("YT", None, outside("FR")),
+        // Saint-Martin and Saint-Barthélemy share Guadeloupe's 971.
+        ("FR", Some("97150"), outside("FR")),
+        ("GP", Some("97150"), outside("FR")),
+        ("MF", None, outside("FR")),
+        ("FR", Some("97133"), outside("FR")),
+        ("BL", None, outside("FR")),
+        ("FR", Some("97500"), outside("FR")),
+        ("PM", None, outside("FR")),
+        ("FR", Some("98800"), outside("FR")),
+        ("NC", None, outside("FR")),
+        ("FR", Some("98714"), outside("FR")),
+        ("PF", None, outside("FR")),
+        ("FR", Some("98600"), outside("FR")),
+        ("WF", None, outside("FR")),
+        ("TF", None, outside("FR")),
+        // Metropolitan France, Corsica and Monaco are France.
+        ("FR", Some("75001"), inside("FR", None)),
+        ("FR", Some("20000"), inside("FR", None)),
+        ("FR", Some("9710"), inside("FR", None)),
+        ("FR", None, inside("FR", None)),
+        ("MC", Some("98000"), inside("FR", None)),
+    ];
+    for (country, postal, want) in cases {
+        assert_eq!(
+            &place(country, *postal, day()),
+            want,
+            "{country} {postal:?}"
+        );
+        assert_eq!(
+            &territory(&address(country, *postal, None)),
+            want,
+            "{country} {postal:?}"
+        );
+    }
+}
+
+#[test]
+fn jungholz_and_mittelberg_have_their_own_rows_the_rest_of_austria_does_not() {
+    for (postal, sub) in [
+        ("6691", Some("AT-7")),
+        ("A-6691", Some("AT-7")),
+        ("6991", Some("AT-8")),
+        ("6992", Some("AT-8")),
+        ("AT-6993", Some("AT-8")),
+        ("6993", Some("AT-8")),
+        ("6900", None),
+        ("6020", None),
+        ("1010", None),
+        ("66910", None),
+    ] {
+        assert_eq!(
+            place("AT", Some(postal), day()),
+            inside("AT", sub),
+            "{postal}"
+        );
+    }
+    // Austria's codes only: a German 6991x is not Mittelberg.
+    assert_eq!(place("DE", Some("6991"), day()), inside("DE", None));
+}
+
+#[test]
+fn the_greek_islands_with_the_lower_rate_by_postal_code_and_date() {
+    let before = d(2025, 12, 31);
+    let since = d(2026, 1, 1);
+    // (postal, before 2026, since 2026)
+    let cases: &[(&str, Option<&str>, Option<&str>)] = &[
+        ("81100", Some("GR-K"), Some("GR-K")), // Mytilene, Lesbos
+        ("81107", Some("GR-K"), Some("GR-K")), // Kalloni, Lesbos
+        ("82100", Some("GR-K"), Some("GR-K")), // Chios
+        ("82300", Some("GR-K"), Some("GR-K")), // Kardamyla, Chios
+        ("83100", Some("GR-K"), Some("GR-K")), // Samos
+        ("83200", Some("GR-K"), Some("GR-K")), // Karlovasi, Samos
+        ("85300", Some("GR-L"), Some("GR-L")), // Kos
+        ("85302", Some("GR-L"), Some("GR-L")), // Antimachia, Kos
+        ("85400", Some("GR-L"), Some("GR-L")), // Leros
+        ("81400", None, Some("GR-K")),         // Lemnos
+        ("83300", None, Some("GR-K")),         // Ikaria
+        ("85303", None, Some("GR-L")),         // Nisyros
+        ("85200", None, Some("GR-L")),         // Kalymnos
+        ("85700", None, Some("GR-L")),         // Karpathos
+        ("68001", None, None),                 // Samothraki or Vyssa: not settled
+        ("68002", None, None),                 // Samothraki or not: not settled
+        ("82101", None, Some("GR-K")),         // Oinousses
+        ("82104", None, Some("GR-K")),         // Psara
+        ("85110", None, Some("GR-L")),         // Chalki
+        ("85111", None, Some("GR-L")),         // Megisti (Kastellorizo)
+        ("85100", None, None),                 // Rhodes
+        ("85131", None, None),                 // Rhodes
+        ("84100", None, None),                 // Syros, Cyclades
+        ("10431", None, None),                 // Athens
+        ("68100", None, None),                 // Alexandroupoli
+        ("8110", None, None),
+    ];
+    for (postal, old, new) in cases {
+        assert_eq!(
+            place("GR", Some(postal), before),
+            inside("GR", *old),
+            "{postal}"
+        );
+        assert_eq!(
+            place("GR", Some(postal), since),
+            inside("GR", *new),
+            "{postal}"
+        );
+        // `territory` answers the latest rules.
+        assert_eq!(
+            territory(&address("GR", Some(postal), None)),
+            inside("GR", *new),
+            "{postal}"
+        );
+    }
+    assert_eq!(
+        place("GR", Some("GR-81100"), before),
+        inside("GR", Some("GR-K"))
+    );
+    // Mount Athos stays outside.
+    assert_eq!(place("GR", Some("63086"), since), outside("GR"));
+}
+
+#[test]
+fn the_french_overseas_departments_rate_is_for_sellers_established_in_france_only() {
+    let fr = seller("FR", true, &["eu_oss"], false);
+    let fr_home_only = seller("FR", true, &[], false);
+    let fr_no_number = seller("FR", false, &[], false);
+    let monaco = seller("MC", true, &[], false);
+    let de = seller("DE", true, &["eu_oss"], false);
+    let de_micro = seller("DE", true, &["eu_oss"], true);
+    let us = seller("US", true, &["non_eu_oss"], false);
+    let dom = |sub: &'static str| ("FR", Some(sub), 85_000, StandardRated, Regime::Domestic);
+    let not_subject = ("FR", None, 0, NotSubjectToTax, Regime::None);
+    let mut reunion_business = business("FR", TaxIdStatus::Valid);
+    reunion_business.address = Some(address("RE", None, None));
+    let cases: Vec<(&str, &SellerTax, Buyer, Want)> = vec![
+        ("FR → Réunion", &fr, consumer("RE"), dom("FR-974")),
+        ("FR → 97400", &fr, at("FR", "97400"), dom("FR-974")),
+        ("FR → Guadeloupe", &fr, consumer("GP"), dom("FR-971")),
+        (
+            "FR → Martinique",
+            &fr_home_only,
+            at("FR", "F-97200"),
+            dom("FR-972"),
+        ),
+        (
+            "MC seller as French",
+            &monaco,
+            consumer("RE"),
+            dom("FR-974"),
+        ),
+        // The supplier owes the DOM tax on a business too (no reverse charge in France).
+        (
+            "FR → Réunion business",
+            &fr,
+            reunion_business.clone(),
+            dom("FR-974"),
+        ),
+        (
+            "FR without a number",
+            &fr_no_number,
+            consumer("RE"),
+            ("FR", None, 0, NotCollecting, Regime::None),
+        ),
+        ("DE OSS → Réunion", &de, consumer("RE"), not_subject),
+        ("DE OSS → 97100", &de, at("FR", "97100"), not_subject),
+        ("DE micro → Réunion", &de_micro, consumer("RE"), not_subject),
+        ("DE → Réunion business", &de, reunion_business, not_subject),
+        (
+            "US non-EU OSS → Martinique",
+            &us,
+            consumer("MQ"),
+            not_subject,
+        ),
+        // No VAT in French Guiana and Mayotte, and the collectivities are outside.
+        ("FR → French Guiana", &fr, consumer("GF"), not_subject),
+        ("FR → Mayotte", &fr, at("FR", "97600"), not_subject),
+        ("FR → Saint-Martin", &fr, at("FR", "97150"), not_subject),
+        ("FR → New Caledonia", &fr, consumer("NC"), not_subject),
+        ("US → French Polynesia", &us, consumer("PF"), not_subject),
+        // Metropolitan France is unchanged.
+        (
+            "DE OSS → Paris",
+            &de,
+            at("FR", "75001"),
+            ("FR", None, 200_000, StandardRated, Regime::EuOss),
+        ),
+    ];
+    for (case, s, b, want) in cases {
+        expect(s, &b, day(), want, case);
+    }
+    // Before 2015 the table does not say (a French seller charged its own rate then).
+    let (_, sub, _, reason, _) = decided(&fr, &consumer("RE"), d(2014, 12, 31));
+    assert_eq!((sub.as_deref(), reason), (Some("FR-974"), NotSupported));
+    expect(
+        &fr,
+        &consumer("RE"),
+        d(2015, 1, 1),
+        dom("FR-974"),
+        "first day",
+    );
+}
+
+#[test]
+fn jungholz_mittelberg_and_the_greek_islands_are_taxed_at_their_rate() {
+    let fr = seller("FR", true, &["eu_oss"], false);
+    let at_seller = seller("AT", true, &[], false);
+    let gr_seller = seller("GR", true, &[], false);
+    let us = seller("US", true, &["non_eu_oss"], false);
+    let cases: Vec<(&str, &SellerTax, Buyer, NaiveDate, Want)> = vec![
+        (
+            "FR OSS → Mittelberg",
+            &fr,
+            at("AT", "6991"),
+            day(),
+            ("AT", Some("AT-8"), 190_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "US → Jungholz",
+            &us,
+            at("AT", "6691"),
+            day(),
+            ("AT", Some("AT-7"), 190_000, StandardRated, Regime::NonEuOss),
+        ),
+        (
+            "AT → Mittelberg, domestic",
+            &at_seller,
+            at("AT", "A-6993"),
+            day(),
+            ("AT", Some("AT-8"), 190_000, StandardRated, Regime::Domestic),
+        ),
+        (
+            "FR OSS → Vienna",
+            &fr,
+            at("AT", "1010"),
+            day(),
+            ("AT", None, 200_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "FR OSS → Lesbos",
+            &fr,
+            at("GR", "81100"),
+            day(),
+            ("GR", Some("GR-K"), 170_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "FR OSS → Kos in 2020",
+            &fr,
+            at("GR", "85300"),
+            d(2020, 3, 1),
+            ("GR", Some("GR-L"), 170_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "GR → Chios, domestic",
+            &gr_seller,
+            at("GR", "82100"),
+            day(),
+            ("GR", Some("GR-K"), 170_000, StandardRated, Regime::Domestic),
+        ),
+        (
+            "FR OSS → Lemnos before the extension",
+            &fr,
+            at("GR", "81400"),
+            d(2025, 12, 31),
+            ("GR", None, 240_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "FR OSS → Lemnos after it",
+            &fr,
+            at("GR", "81400"),
+            d(2026, 1, 1),
+            ("GR", Some("GR-K"), 170_000, StandardRated, Regime::EuOss),
+        ),
+        (
+            "FR OSS → Rhodes",
+            &fr,
+            at("GR", "85100"),
+            day(),
+            ("GR", None, 240_000, StandardRated, Regime::EuOss),
+        ),
+    ];
+    for (case, s, b, date, want) in cases {
+        expect(s, &b, date, want, case);
+    }
+    // A business on Lesbos or in Mittelberg with a usable number: reverse charge.
+    for (country, postal) in [("GR", "81100"), ("AT", "6991")] {
+        let mut b = business(country, TaxIdStatus::Valid);
+        b.address = Some(address(country, Some(postal), None));
+        expect(
+            &fr,
+            &b,
+            day(),
+            (country, None, 0, ReverseCharge, Regime::None),
+            postal,
+        );
+    }
+    // Mittelberg before the UStG 1994: the table cannot say.
+    let (_, sub, _, reason, _) = decided(&fr, &at("AT", "6991"), d(1994, 12, 31));
+    assert_eq!((sub.as_deref(), reason), (Some("AT-8"), NotSupported));
+}

@@ -19,9 +19,20 @@
 //! - NO, CH and AU rows give the dates of the rates; foreign sellers of digital services
 //!   owe them only later (NO 2011-07-01, AU 2017-07-01, CH by the worldwide-turnover rule of
 //!   2018). This table answers rates, not obligations.
+//! - Territorial rates, rows of a subdivision that only some of its postal codes map to (see
+//!   `place::territory_on`; each row's code is its region's ISO 3166-2 code, although the
+//!   rate is not the whole region's): Jungholz (`AT-7`, Tyrol, only the postal code 6691)
+//!   and Mittelberg (`AT-8`, Vorarlberg, only 6991–6993) at Austria's 19 %; Guadeloupe
+//!   (`FR-971`), Martinique (`FR-972`) and Réunion (`FR-974`) at the French overseas
+//!   departments' 8.5 %, which only a seller established in France charges (they are outside
+//!   the EU VAT area); the Greek islands' standard rate lowered by 30 % (17 %): `GR-K` (North
+//!   Aegean) and `GR-L` (South Aegean) for Lesbos, Chios, Samos, Kos and Leros since the
+//!   table's first Greek row, and from 2026-01-01 for every North Aegean island and the
+//!   Dodecanese but Rhodes (Samothraki, in East Macedonia and Thrace, which has it too, is
+//!   not mapped: its postal code is not settled).
 //! - Not in the table: reduced rates (e-books, press), the territories outside a VAT area
-//!   (Canary Islands, Åland, Mount Athos, …), the Greek islands' reduced standard rate,
-//!   Jungholz/Mittelberg (AT, German rate), and changes not yet enacted (CH 8.5 %).
+//!   (Canary Islands, Åland, Mount Athos, French Guiana, Mayotte, …: `place::Territory`) and
+//!   changes not yet enacted (CH 8.5 %).
 //!
 //! Sources, cited per row: the issue 48 research pass of 2026-11-29 (notes/issue48-plan.md,
 //! "Rate table verification"). `kd` is kdeldycke/vat-rates `vat_rates.csv` (commit 7585c28)
@@ -142,6 +153,18 @@ const fn date(y: i32, m: u32, d: u32) -> NaiveDate {
 const RATES: &[Row] = &[
     // kd (AT 20 % from 1984-01-01, 18 % before); ib
     row("AT", "", 200_000, date(1984, 1, 1), VAT),
+    // Jungholz (Tyrol, postal code 6691): UStG 1994 § 10 Abs 4 (19 % for the supplies made
+    // in the municipalities of Jungholz and Mittelberg), still in the consolidated text of
+    // 2026-08-05 (RIS, as summarised in ThomasMoreAI/legal-skills-open
+    // at/tax/skills/steuer-at-clemensjl/references/steuersaetze.md); vatlive.com 2015-03-28
+    // "austria-increases-reduced-vat-rates-2016" ("the special 19% rate for Mittelberg and
+    // Jungholz" unchanged); vatupdate 2021/04/16 "vat-rates-in-austria" (other rates: 19 %);
+    // Stripe Tax's Austria page names both municipalities. From 1995-01-01, when the UStG
+    // 1994 took effect with Austria's EU accession; earlier rates are not researched.
+    row("AT", "AT-7", 190_000, date(1995, 1, 1), VAT),
+    // Mittelberg (Kleinwalsertal, Vorarlberg: 6991 Riezlern, 6992 Hirschegg, 6993
+    // Mittelberg): the same § 10 Abs 4 UStG 1994 and sources as Jungholz.
+    row("AT", "AT-8", 190_000, date(1995, 1, 1), VAT),
     // ato.gov.au "GST on imported services and digital products" (10 % since 2000-07-01)
     row("AU", "", 100_000, date(2000, 7, 1), GST),
     // kd (20.5 % in 1994–95, 21 % from 1996-01-01)
@@ -196,10 +219,37 @@ const RATES: &[Row] = &[
     row("FI", "", 255_000, date(2024, 9, 1), VAT),
     // kd (19.6 % 2000-04-01 → 2014-01-01); ib
     row("FR", "", 200_000, date(2014, 1, 1), VAT),
+    // Guadeloupe: CGI art. 296 (taux normal 8.5 % in Guadeloupe, Martinique and Réunion);
+    // impots.gouv.fr "je-realise-depuis-la-metropole-une-prestation-de-services-pour-un-
+    // client" (8.5 % / 2.1 %; none in French Guiana and Mayotte); BOI-TVA-GEO-20-40 § 20–40
+    // (for services these departments are not third territories: the place of supply, CGI
+    // art. 259 to 259 D, chooses between the metropolitan and the DOM rates). From
+    // 2015-01-01, when electronically supplied services to consumers began to be taxed where
+    // the consumer lives (CGI art. 259 D; Directive 2008/8/EC art. 5): before, a French
+    // seller charged its own metropolitan rate, which this row does not say.
+    row("FR", "FR-971", 85_000, date(2015, 1, 1), VAT),
+    // Martinique: as Guadeloupe.
+    row("FR", "FR-972", 85_000, date(2015, 1, 1), VAT),
+    // Réunion: as Guadeloupe.
+    row("FR", "FR-974", 85_000, date(2015, 1, 1), VAT),
     // Thomson Reuters tax blog, 2011 changes (17.5 → 20 % on 2011-01-04); kd; ib
     row("GB", "", 200_000, date(2011, 1, 4), VAT),
     // kd (23 % 2010-07-01 → 2016-06-01); ib
     row("GR", "", 240_000, date(2016, 6, 1), VAT),
+    // North Aegean: Lesbos, Chios and Samos kept the islands' 30 % reduction (24 → 17 %) by
+    // six-monthly extensions (dinamiki.com "latest-news-about-vat-rates": to 2017-12-31;
+    // accordancevat.com 2019-07-08; vatupdate 2020/01/09; popek.gr 2020-07 (AADE decision,
+    // 2020-07-01 to 2020-12-31)), permanent from 2021-07-01 (pedmede.gr, AADE decision "από
+    // 1.7.2021 και εφεξής"; support.pagero.com "Permanent 30% VAT reduction for five Eastern
+    // Aegean islands"; naftemporiki.gr 2021-06-17). From 2026-01-01 also every other island
+    // of the North Aegean, Samothraki and the Dodecanese of up to 20,000 inhabitants (VAT
+    // Code art. 26; the AADE announcement as pelop.gr 2025-12-31 "deite-se-poia-nisia-o-fpa-
+    // tha-einai-meiomenos-kata-30" and reader.gr 2026-01-05 report it; announced by
+    // liberal.gr and news247.gr 2025-09-08): a place change, not a rate change (no row).
+    row("GR", "GR-K", 170_000, date(2016, 6, 1), VAT),
+    // South Aegean: Kos and Leros, as Lesbos (`GR-K`); the other Dodecanese islands but
+    // Rhodes from 2026-01-01 (the sources of `GR-K`).
+    row("GR", "GR-L", 170_000, date(2016, 6, 1), VAT),
     // tportal.hr "croatia-starts-applying-25-vat-rate-as-of-1-march"; pwc.at 2012/02/16; kd
     row("HR", "", 250_000, date(2012, 3, 1), VAT),
     // vatcalc.com "hungary-raises-vat-rate-to-27-january-2012"; kd

@@ -21,6 +21,10 @@ fn ppm(percent: &str) -> u32 {
 /// The plan's §R with the research pass's corrections, as written there (percent, ISO date).
 const EXPECTED: &[(&str, &str, &str, &str, &str)] = &[
     ("AT", "", "20", "1984-01-01", "VAT"),
+    // The territorial rows of issue 48's second pass (Jungholz, Mittelberg, the French
+    // overseas departments, the Greek islands): their sources are beside them in rates.rs.
+    ("AT", "AT-7", "19", "1995-01-01", "VAT"),
+    ("AT", "AT-8", "19", "1995-01-01", "VAT"),
     ("AU", "", "10", "2000-07-01", "GST"),
     ("BE", "", "21", "1996-01-01", "VAT"),
     ("BG", "", "20", "1999-01-01", "VAT"),
@@ -48,8 +52,13 @@ const EXPECTED: &[(&str, &str, &str, &str, &str)] = &[
     ("FI", "", "24", "2013-01-01", "VAT"),
     ("FI", "", "25.5", "2024-09-01", "VAT"),
     ("FR", "", "20", "2014-01-01", "VAT"),
+    ("FR", "FR-971", "8.5", "2015-01-01", "VAT"),
+    ("FR", "FR-972", "8.5", "2015-01-01", "VAT"),
+    ("FR", "FR-974", "8.5", "2015-01-01", "VAT"),
     ("GB", "", "20", "2011-01-04", "VAT"),
     ("GR", "", "24", "2016-06-01", "VAT"),
+    ("GR", "GR-K", "17", "2016-06-01", "VAT"),
+    ("GR", "GR-L", "17", "2016-06-01", "VAT"),
     ("HR", "", "25", "2012-03-01", "VAT"),
     ("HU", "", "27", "2012-01-01", "VAT"),
     ("IE", "", "23", "2012-01-01", "VAT"),
@@ -206,6 +215,56 @@ fn the_changes_the_issue_names_apply_on_their_dates() {
             "{country} {sub:?} {date}"
         );
     }
+}
+
+#[test]
+fn the_territorial_rates_apply_from_their_first_day_and_not_before() {
+    let cases: &[(&str, &str, NaiveDate, Option<u32>)] = &[
+        // Jungholz and Mittelberg: 19 % since the UStG 1994, still in 2026.
+        ("AT", "AT-7", d(1994, 12, 31), None),
+        ("AT", "AT-7", d(1995, 1, 1), Some(190_000)),
+        ("AT", "AT-7", d(2026, 3, 1), Some(190_000)),
+        ("AT", "AT-8", d(1994, 12, 31), None),
+        ("AT", "AT-8", d(1995, 1, 1), Some(190_000)),
+        ("AT", "AT-8", d(2026, 3, 1), Some(190_000)),
+        // Guadeloupe, Martinique, Réunion: 8.5 % from the 2015 place-of-supply change.
+        ("FR", "FR-971", d(2014, 12, 31), None),
+        ("FR", "FR-971", d(2015, 1, 1), Some(85_000)),
+        ("FR", "FR-972", d(2015, 1, 1), Some(85_000)),
+        ("FR", "FR-974", d(2014, 12, 31), None),
+        ("FR", "FR-974", d(2026, 3, 1), Some(85_000)),
+        // French Guiana and Mayotte have no VAT: no rows, France's rate if ever asked (the
+        // rules never ask: they are outside the VAT area).
+        ("FR", "FR-973", d(2026, 3, 1), Some(200_000)),
+        // The Greek islands: 17 % with Greece's 24 %; the rest of Greece at 24 %.
+        ("GR", "GR-K", d(2016, 5, 31), None),
+        ("GR", "GR-K", d(2016, 6, 1), Some(170_000)),
+        ("GR", "GR-K", d(2026, 3, 1), Some(170_000)),
+        ("GR", "GR-L", d(2016, 6, 1), Some(170_000)),
+        ("GR", "GR-L", d(2025, 12, 31), Some(170_000)),
+        ("GR", "GR-A", d(2026, 1, 1), Some(240_000)),
+        ("GR", "GR-I", d(2026, 3, 1), Some(240_000)),
+    ];
+    for &(country, sub, date, expected) in cases {
+        assert_eq!(
+            rate_on(country, Some(sub), date).map(|r| r.ppm),
+            expected,
+            "{country} {sub} {date}"
+        );
+    }
+    // The countries' own rows are untouched.
+    assert_eq!(
+        rate_on("AT", None, d(2026, 3, 1)).map(|r| r.ppm),
+        Some(200_000)
+    );
+    assert_eq!(
+        rate_on("GR", None, d(2026, 3, 1)).map(|r| r.ppm),
+        Some(240_000)
+    );
+    assert_eq!(
+        rate_on("FR", None, d(2026, 3, 1)).map(|r| r.ppm),
+        Some(200_000)
+    );
 }
 
 #[test]
