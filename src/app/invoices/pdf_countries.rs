@@ -272,6 +272,11 @@ const COUNTRIES: &[(&str, &str)] = &[
 ];
 
 const SUBDIVISIONS: &[(&str, &str)] = &[
+    // The places with a VAT rate of their own (`tollgate_actors::tax::place`): Jungholz
+    // (Tyrol) and Mittelberg (Vorarlberg), the Greek islands (North and South Aegean),
+    // France's overseas departments, Portugal's autonomous regions.
+    ("AT-7", "Tyrol"),
+    ("AT-8", "Vorarlberg"),
     ("CA-AB", "Alberta"),
     ("CA-BC", "British Columbia"),
     ("CA-MB", "Manitoba"),
@@ -285,6 +290,13 @@ const SUBDIVISIONS: &[(&str, &str)] = &[
     ("CA-QC", "Quebec"),
     ("CA-SK", "Saskatchewan"),
     ("CA-YT", "Yukon"),
+    ("FR-971", "Guadeloupe"),
+    ("FR-972", "Martinique"),
+    ("FR-974", "Réunion"),
+    ("GR-K", "North Aegean"),
+    ("GR-L", "South Aegean"),
+    ("PT-20", "Azores"),
+    ("PT-30", "Madeira"),
     ("US-AK", "Alaska"),
     ("US-AL", "Alabama"),
     ("US-AR", "Arkansas"),
@@ -343,3 +355,19 @@ const SUBDIVISIONS: &[(&str, &str)] = &[
     ("US-WV", "West Virginia"),
     ("US-WY", "Wyoming"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_are_sorted_for_their_binary_search() {
+        for table in [COUNTRIES, SUBDIVISIONS] {
+            assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
+        }
+        assert_eq!(subdivision_name("fr-974"), Some("Réunion"));
+        assert_eq!(subdivision_name("AT-8"), Some("Vorarlberg"));
+        assert_eq!(subdivision_name("PT-30"), Some("Madeira"));
+        assert_eq!(subdivision_name("XX-1"), None);
+    }
+}
