@@ -4,7 +4,8 @@
 //! checkout completes reverse-charged on the format check, the order records the number
 //! `Unverified`; the re-check pass, woken by the fan-out, asks again and records it
 //! `Invalid`. The seller's order page then flags it, and the order's amounts are those it
-//! was sold for. Another seller gets 404 for the page.
+//! was sold for. A number VIES never answers for stays unverified, "will be re-checked".
+//! Another seller gets 404 for the page.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -24,6 +25,9 @@ use crate::dashboard::{assert_not_found, assert_status, main_of, seller, text_of
 use crate::helpers::{spawn_app_with, TestApp};
 use crate::oauth::user_with_password;
 use crate::tax_checkout::{bought, french_business, quoted, FR_BUSINESS, SELLER_TAX};
+
+/// A Belgian business's number (its check digits pass) VIES never answers for.
+const BE_BUSINESS: &str = "BE0403170701";
 
 /// The lookup timeout of the test server.
 const TIMEOUT_MS: u64 = 300;
@@ -78,17 +82,31 @@ impl Drop for FakeVies {
 }
 
 async fn vies(gate: web::Data<Arc<Gate>>, body: web::Json<Value>) -> HttpResponse {
-    assert_eq!(body["countryCode"], "FR", "{body}");
-    assert_eq!(body["vatNumber"], &FR_BUSINESS[2..], "{body}");
+    let number = format!(
+        "{}{}",
+        body["countryCode"].as_str().unwrap_or_default(),
+        body["vatNumber"].as_str().unwrap_or_default()
+    );
+    assert!(
+        [FR_BUSINESS, BE_BUSINESS].contains(&number.as_str()),
+        "{body}"
+    );
+    // The Belgian number never gets an answer in time.
     let sold = match gate.app.get() {
-        Some(app) => app
+        Some(app) if number == FR_BUSINESS => app
             .store
             .scan::<Order>()
             .await
             .expect("the orders")
             .iter()
-            .any(|o| o.value.tax.tax_id.is_some()),
-        None => false,
+            .any(|o| {
+                o.value
+                    .tax
+                    .tax_id
+                    .as_ref()
+                    .is_some_and(|t| t.value == number)
+            }),
+        _ => false,
     };
     if sold {
         gate.answered.fetch_add(1, Ordering::SeqCst);
@@ -231,6 +249,27 @@ async fn an_unverified_number_is_asked_again_and_the_page_flags_it_not_registere
         text_of(&page, "tax-number-invalid"),
         "The register says this number is not registered. VAT was not charged on this \
          sale (reverse charge); the amounts stand as charged."
+    );
+
+    // A number VIES never answers for: unverified, and the page says it will be asked again.
+    let mut belgian = french_business();
+    belgian["customer_billing_address"] = json!({"country": "BE", "line1": "Rue Royale 1",
+                                                  "city": "Bruxelles", "postal_code": "1000"});
+    belgian["customer_tax_id"] = json!(BE_BUSINESS);
+    let (c, _) = quoted(api, &price, &belgian).await;
+    let be = bought(api, &c, &belgian, "compta@acme.be").await;
+    assert_eq!(amounts(&be), (1200, 1200, 0, 1200), "{be}");
+    let be_path = format!("/dashboard/{org}/orders/{}", id_of(&be));
+    let page = b.get(&be_path).await;
+    assert_status(&page, 200);
+    assert_eq!(
+        text_of(&page, "tax-number-status"),
+        "(unverified, will be re-checked)"
+    );
+    assert!(!page.body.contains("id=\"tax-number-invalid\""));
+    assert_eq!(
+        stored(&app, &id_of(&be)).await.tax.tax_id_status,
+        Some(TaxIdStatus::Unverified)
     );
 
     // Another seller does not see the page.
