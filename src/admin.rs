@@ -248,6 +248,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<crate::domain::invoice::DocumentDue>();
     v.visit::<crate::domain::tax_transaction::TaxTransaction>();
     v.visit::<crate::domain::tax_transaction::TaxRecordDue>();
+    v.visit::<crate::domain::tax_id_check::TaxIdCheck>();
     v.visit::<stats::SalesDay>();
     v.visit::<stats::SalesTotals>();
     v.visit::<stats::ValidationDay>();

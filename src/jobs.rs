@@ -9,6 +9,7 @@
 //! | webhook fan-out from the change feed (`webhooks::dispatch`) | as changes are written | one node (job lock `webhooks`) |
 //! | webhook delivery, one worker per endpoint (`webhooks::delivery`) | as events are pending | the node holding `webhooks` |
 //! | e-mail, decided in the fan-out, sent from the outbox (`mail`) | as messages come due | the node holding `webhooks` |
+//! | re-check of tax numbers left unverified (`app::tax_id_checks`) | as orders are paid, then backing off | one node (job lock `tax_id_checks`) |
 //! | validation day counters written to the store (`stats`) | every second | every node (its own counts, added) |
 //!
 //! Every task is safe to run twice (conditional writes, derived ids, payment idempotency
@@ -28,6 +29,7 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::S
     crate::mail::start(state.clone());
     crate::app::invoices::start(state.clone());
     crate::app::tax_transactions::start(state.clone());
+    crate::app::tax_id_checks::start(state.clone());
     spawn_validation_counts(state.clone());
     crate::webhooks::delivery::start(state).await
 }

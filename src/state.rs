@@ -66,6 +66,8 @@ pub struct AppState {
     /// Wakes the recorder of tax transactions at the tax provider
     /// (`crate::app::tax_transactions`).
     pub tax_recorder: Arc<tokio::sync::Notify>,
+    /// Wakes the re-check of unverified tax numbers (`crate::app::tax_id_checks`).
+    pub tax_id_checks: Arc<tokio::sync::Notify>,
     ready: AtomicBool,
 }
 
@@ -148,6 +150,7 @@ impl AppState {
             shared_keys: services.shared_keys,
             invoicer: Arc::new(tokio::sync::Notify::new()),
             tax_recorder: Arc::new(tokio::sync::Notify::new()),
+            tax_id_checks: Arc::new(tokio::sync::Notify::new()),
             ready: AtomicBool::new(false),
         }
     }

@@ -77,6 +77,7 @@ pub mod refunds;
 pub mod seller_subscriptions;
 pub mod subscription;
 pub mod tax;
+pub mod tax_id_checks;
 pub mod tax_reports;
 pub mod tax_transactions;
 #[cfg(test)]

@@ -105,8 +105,8 @@ impl TaxIdChecker {
         if let Some(cached) = self.cached(&key) {
             return cached;
         }
-        let (register, answer) = match id.format {
-            TaxIdFormat::EuVat if lookup.has_vies() => {
+        let (register, answer) = match self.register_for(id) {
+            Some(TaxIdRegister::Vies) => {
                 let (Some(prefix), Some(number)) = (id.value.get(..2), id.value.get(2..)) else {
                     return TaxIdVerdict::unverified();
                 };
@@ -114,14 +114,8 @@ impl TaxIdChecker {
                 let code = if prefix == "GR" { "EL" } else { prefix };
                 (TaxIdRegister::Vies, lookup.vies(code, number).await)
             }
-            // HMRC's register has the nine- and twelve-digit numbers, not the government
-            // departments' and health authorities' GD/HA ones.
-            TaxIdFormat::GbVat
-                if lookup.has_hmrc() && id.value.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                (TaxIdRegister::Hmrc, lookup.hmrc(&id.value).await)
-            }
-            _ => return TaxIdVerdict::unverified(),
+            Some(TaxIdRegister::Hmrc) => (TaxIdRegister::Hmrc, lookup.hmrc(&id.value).await),
+            None => return TaxIdVerdict::unverified(),
         };
         let verdict = match answer {
             RegisterAnswer::Valid { consultation, name } => TaxIdVerdict {
@@ -148,6 +142,28 @@ impl TaxIdChecker {
         };
         self.remember(key, verdict.clone());
         verdict
+    }
+
+    /// Whether any register is configured.
+    pub fn has_registers(&self) -> bool {
+        self.lookup.is_some()
+    }
+
+    /// The register `id` is asked of, `None` when none is configured for it (the number
+    /// is then checked for its format only).
+    pub fn register_for(&self, id: &TaxId) -> Option<TaxIdRegister> {
+        let lookup = self.lookup.as_ref()?;
+        match id.format {
+            TaxIdFormat::EuVat if lookup.has_vies() => Some(TaxIdRegister::Vies),
+            // HMRC's register has the nine- and twelve-digit numbers, not the government
+            // departments' and health authorities' GD/HA ones.
+            TaxIdFormat::GbVat
+                if lookup.has_hmrc() && id.value.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                Some(TaxIdRegister::Hmrc)
+            }
+            _ => None,
+        }
     }
 
     fn cached(&self, key: &(String, String)) -> Option<TaxIdVerdict> {

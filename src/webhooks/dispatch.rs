@@ -77,6 +77,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     let mut mail = false;
     let mut invoices = false;
     let mut tax_records = false;
+    let mut tax_id_checks = false;
     let mut queued = HashSet::new();
     let mut seqs = Vec::with_capacity(changes.len());
     // The dashboard's day counters, written with the consumption (see `crate::stats`).
@@ -100,6 +101,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         // write (a crash before it replays the change, which queues them again).
         invoices |= crate::app::invoices::queue(state, change, &mut batch).await?;
         tax_records |= crate::app::tax_transactions::queue(state, change, &mut batch).await?;
+        tax_id_checks |= crate::app::tax_id_checks::queue(state, change, &mut batch).await?;
         if !is_event_source(&change.collection) {
             continue;
         }
@@ -139,6 +141,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
     }
     if tax_records {
         state.tax_recorder.notify_one();
+    }
+    if tax_id_checks {
+        state.tax_id_checks.notify_one();
     }
     Ok(changes.len())
 }

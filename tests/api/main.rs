@@ -94,6 +94,7 @@ mod subscription_keys;
 mod subscription_plans;
 mod subscriptions;
 mod tax_checkout;
+mod tax_id_recheck;
 mod tax_reports;
 mod tools;
 mod validation_crash;

@@ -50,6 +50,7 @@ pub mod scope;
 pub mod stats;
 pub mod subscription_change;
 pub mod tax_breakdown;
+pub mod tax_id_check;
 pub mod tax_settings;
 pub mod tax_transaction;
 pub mod user;

@@ -14,13 +14,16 @@ use crate::app::catalog::products::product_for;
 use crate::app::invoices;
 use crate::app::orders::{self, order_for, OrderFilter};
 use crate::app::subscription::{self, SubscriptionFilter};
-use crate::domain::customer::Customer;
+use crate::app::tax_id_checks;
+use crate::domain::customer::{Customer, TaxIdFormat};
 use crate::domain::ids::RefundId;
 use crate::domain::ids::{CustomerId, OrderId, ProductId, SubscriptionId};
 use crate::domain::mail::MailMessage;
 use crate::domain::order::{InvoiceState, Order, OrderSort};
 use crate::domain::product::{PriceKind, Product};
 use crate::domain::refund::Refund;
+use crate::domain::tax_breakdown::{TaxIdStatus, TaxabilityReason};
+use crate::egress::tax_ids::TaxIdRegister;
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
 use crate::web::dashboard::forms::{self, RefundForm, SubscriptionActionForm};
@@ -139,6 +142,52 @@ struct OrderPage {
     billing: BillingForm,
     /// The refusal of the invoice's section ("Generate invoice", the billing details).
     invoice_errors: Vec<String>,
+    /// The buyer's tax number and how far its register confirmed it.
+    tax_number: Option<TaxNumber>,
+}
+
+/// A business buyer's tax number as the order page shows it.
+struct TaxNumber {
+    number: String,
+    /// "unverified, will be re-checked", "confirmed by VIES", …
+    status: String,
+    /// The register says the number is not registered, and the sale was reverse-charged:
+    /// the page flags it.
+    flagged: bool,
+}
+
+impl TaxNumber {
+    fn of(state: &AppState, order: &Order) -> Option<TaxNumber> {
+        let id = order.tax.tax_id.as_ref()?;
+        // A confirmation comes from the number's register: HMRC's for GB, VIES's for the EU.
+        let by = match state.tax_ids.register_for(id) {
+            Some(TaxIdRegister::Hmrc) => "HMRC",
+            Some(TaxIdRegister::Vies) => "VIES",
+            None if id.format == TaxIdFormat::GbVat => "HMRC",
+            None => "VIES",
+        };
+        let reverse_charged = order
+            .tax
+            .breakdown
+            .iter()
+            .any(|b| b.reason == TaxabilityReason::ReverseCharge);
+        let rechecked = tax_id_checks::to_recheck(&*state.tax_ids, order)
+            && !tax_id_checks::too_old(order, state.now());
+        let (status, flagged) = match order.tax.tax_id_status.unwrap_or_default() {
+            TaxIdStatus::Valid => (format!("confirmed by {by}"), false),
+            TaxIdStatus::Invalid if reverse_charged => ("not registered".to_string(), true),
+            TaxIdStatus::Invalid => ("not registered: taxed as a consumer".to_string(), false),
+            TaxIdStatus::Unverified if rechecked => {
+                ("unverified, will be re-checked".to_string(), false)
+            }
+            TaxIdStatus::Unverified => ("unverified".to_string(), false),
+        };
+        Some(TaxNumber {
+            number: id.value.clone(),
+            status,
+            flagged,
+        })
+    }
 }
 
 impl OrderPage {
@@ -389,6 +438,7 @@ async fn order_page(
             order.billing_address.as_ref(),
         )
     });
+    let tax_number = TaxNumber::of(state, &order);
     dash.page(
         200,
         &OrderPage {
@@ -405,6 +455,7 @@ async fn order_page(
             credit_notes,
             billing,
             invoice_errors,
+            tax_number,
         },
     )
 }
