@@ -239,6 +239,7 @@ async fn an_unverified_number_is_asked_again_and_the_page_flags_it_not_registere
     let path = format!("/dashboard/{org}/orders/{id}");
     let page = b.get(&path).await;
     assert_status(&page, 200);
+    let flagged_page = page.body.clone();
     let main = main_of(&page);
     assert!(
         main.contains(&format!("id=\"tax-number\"><code>{FR_BUSINESS}</code>")),
@@ -277,4 +278,6 @@ async fn an_unverified_number_is_asked_again_and_the_page_flags_it_not_registere
     assert_not_found(&other.get(&path).await);
     let again = stored(&app, &id).await;
     assert_eq!(again.tax.tax_id_status, Some(TaxIdStatus::Invalid));
+    // Drawn last (the server is not kept waiting): the flagged order page.
+    crate::tools::render_page("dashboard-screenshots", "tax-id-invalid", &flagged_page);
 }
