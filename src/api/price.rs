@@ -11,7 +11,6 @@ use uuid::Uuid;
 use crate::domain::currency::{Currency, CurrencyError};
 use crate::domain::ids::PriceId;
 use crate::domain::product::{self as domain, NewPrice, Price, PriceKind, Product};
-use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::FieldError;
 use crate::validate::Validator;
 
@@ -20,6 +19,10 @@ use super::version::{self, ApiVersion, VersionedFields, Versions};
 #[path = "price_tiers.rs"]
 mod tiers;
 pub use tiers::{PriceTier, PriceTiers};
+#[path = "price_tax.rs"]
+mod tax;
+use tax::tax_behavior;
+pub use tax::{TaxBehaviorOptionWire, TAX_BEHAVIOR_EXPECTED};
 
 /// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
 macro_rules! tag {
@@ -86,26 +89,6 @@ pub struct ProductPriceCreate {
     /// and India, inclusive elsewhere), `inclusive` or `exclusive`; `null` or absent: the
     /// organization's `default_tax_behavior`.
     pub tax_behavior: Option<TaxBehaviorOptionWire>,
-}
-
-/// Polar's `TaxBehaviorOption`: a price's (or an organization's default) tax behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[schema(as = TaxBehaviorOption)]
-pub enum TaxBehaviorOptionWire {
-    Location,
-    Inclusive,
-    Exclusive,
-}
-
-impl From<TaxBehaviorOption> for TaxBehaviorOptionWire {
-    fn from(b: TaxBehaviorOption) -> Self {
-        match b {
-            TaxBehaviorOption::Location => TaxBehaviorOptionWire::Location,
-            TaxBehaviorOption::Inclusive => TaxBehaviorOptionWire::Inclusive,
-            TaxBehaviorOption::Exclusive => TaxBehaviorOptionWire::Exclusive,
-        }
-    }
 }
 
 /// One item of `prices` in a create or an update.
@@ -463,37 +446,6 @@ pub fn parse_price(
         kind,
         tax_behavior: tax_behavior?,
     }))
-}
-
-/// The message of a value that is not a [`TaxBehaviorOption`] (as the organization's
-/// `default_tax_behavior` words it).
-pub const TAX_BEHAVIOR_EXPECTED: &str = "'location', 'inclusive' or 'exclusive'";
-
-/// `tax_behavior` of a price: `Some(None)` when absent or null (the organization's
-/// default), `None` after pushing Polar's enum error for anything else.
-fn tax_behavior(
-    v: &mut Validator,
-    raw: &Value,
-    loc: &[Value],
-) -> Option<Option<TaxBehaviorOption>> {
-    match raw.get("tax_behavior") {
-        None | Some(Value::Null) => Some(None),
-        Some(value) => match value.as_str().and_then(TaxBehaviorOption::parse) {
-            Some(b) => Some(Some(b)),
-            None => {
-                v.push(
-                    FieldError::new(
-                        "enum",
-                        at(loc, "tax_behavior"),
-                        format!("Input should be {TAX_BEHAVIOR_EXPECTED}"),
-                        value.clone(),
-                    )
-                    .with_ctx(json!({ "expected": TAX_BEHAVIOR_EXPECTED })),
-                );
-                None
-            }
-        },
-    }
 }
 
 /// The most seats a tier bound may name (Tollgate stores seat counts as `u32`).

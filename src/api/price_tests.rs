@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::domain::ids::{OrganizationId, ProductId};
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::ApiError;
 
 /// A product selling `price` only, every price on the organization's default behaviour.
