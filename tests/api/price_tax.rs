@@ -1,0 +1,260 @@
+//! Issue 48 over HTTP: a price chooses its own tax behaviour (Polar's price
+//! `tax_behavior`). A German seller (registered for the EU One-Stop-Shop) whose default is
+//! `exclusive` sells one-time prices of 1200: an `inclusive` price sold to a German
+//! consumer holds its 19 % (1008 + 192), an `exclusive` one adds it (1200 + 228), a
+//! `location` price follows the buyer's country (inclusive in Germany, exclusive in the
+//! US) and a price without one follows the organization's default. Products and checkouts
+//! answer each price's option (`null`: the default); a wrong value is a 422 at the price's
+//! key; a price kept by id in an update keeps its option. Only the seller's products:write
+//! token changes its products (a stranger: 404, a read-only token: 403).
+
+use serde_json::{json, Value};
+
+use crate::checkouts::{by_price, create_org, created, id_of, product, Api};
+use crate::helpers::spawn_app;
+use crate::tax_checkout::{bought, consumer, quoted, SELLER_TAX};
+use tollgate::auth::Scope;
+
+/// A price of 1200 USD with `tax_behavior` (`Value::Null`: the key is sent as null).
+fn priced(tax_behavior: Value) -> Value {
+    json!([{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd",
+            "tax_behavior": tax_behavior}])
+}
+
+/// The German seller (EU OSS) with `default_tax_behavior` `default`.
+async fn seller(api: Api<'_>, slug: &str, default: &str) -> String {
+    let org = create_org(api, slug).await;
+    let r = api
+        .patch(
+            &format!("/v1/organizations/{org}"),
+            Some(api.token),
+            &json!({"tax": {"country": "DE", "tax_id": SELLER_TAX, "registrations": ["eu_oss"]},
+                    "default_tax_behavior": default}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["default_tax_behavior"], default, "{}", r.body);
+    org
+}
+
+/// A product selling one price of `tax_behavior`; (product, price id).
+async fn sold_at(api: Api<'_>, org: &str, tax_behavior: Value) -> (Value, String) {
+    let p = product(api, org, "Lifetime", priced(tax_behavior.clone())).await;
+    assert_eq!(p["prices"][0]["tax_behavior"], tax_behavior, "{p}");
+    let price = id_of(&p["prices"][0]);
+    (p, price)
+}
+
+/// (tax_behavior, net, tax, total) of a checkout or an order.
+fn amounts(v: &Value) -> (String, i64, i64, i64) {
+    (
+        v["tax_behavior"].as_str().unwrap_or("null").to_string(),
+        v["net_amount"].as_i64().unwrap_or(-1),
+        v["tax_amount"].as_i64().unwrap_or(-1),
+        v["total_amount"].as_i64().unwrap_or(-1),
+    )
+}
+
+fn us_buyer() -> Value {
+    json!({"customer_billing_address": {"country": "US", "state": "US-NY", "postal_code": "10001"}})
+}
+
+#[actix_web::test]
+async fn each_price_is_taxed_as_it_chose_else_as_the_organization() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let org = seller(api, "price-tax", "exclusive").await;
+
+    // Inclusive: 19 % inside 1200, on the checkout and on the order.
+    let (_, inclusive) = sold_at(api, &org, json!("inclusive")).await;
+    let (c, q) = quoted(api, &inclusive, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("inclusive".into(), 1008, 192, 1200), "{q}");
+    assert_eq!(q["product_price"]["tax_behavior"], "inclusive", "{q}");
+    assert_eq!(c["product_price"]["tax_behavior"], "inclusive", "{c}");
+    let o = bought(api, &c, &consumer("DE"), "hans@example.de").await;
+    assert_eq!(amounts(&o), ("inclusive".into(), 1008, 192, 1200), "{o}");
+    assert_eq!(o["product_price"]["tax_behavior"], "inclusive", "{o}");
+
+    // Exclusive: 19 % on top.
+    let (_, exclusive) = sold_at(api, &org, json!("exclusive")).await;
+    let (c, q) = quoted(api, &exclusive, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("exclusive".into(), 1200, 228, 1428), "{q}");
+    let o = bought(api, &c, &consumer("DE"), "greta@example.de").await;
+    assert_eq!(amounts(&o), ("exclusive".into(), 1200, 228, 1428), "{o}");
+
+    // Location: inclusive for a German buyer, exclusive for a US one (nothing collected),
+    // although the organization's default is exclusive.
+    let (_, location) = sold_at(api, &org, json!("location")).await;
+    let (_, q) = quoted(api, &location, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("inclusive".into(), 1008, 192, 1200), "{q}");
+    let (_, q) = quoted(api, &location, &us_buyer()).await;
+    assert_eq!(amounts(&q), ("exclusive".into(), 1200, 0, 1200), "{q}");
+
+    // None chosen (null or absent): the organization's default, exclusive.
+    let (_, default) = sold_at(api, &org, Value::Null).await;
+    let (_, q) = quoted(api, &default, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("exclusive".into(), 1200, 228, 1428), "{q}");
+    assert_eq!(q["product_price"]["tax_behavior"], Value::Null, "{q}");
+    let p = product(
+        api,
+        &org,
+        "Absent",
+        json!([{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd"}]),
+    )
+    .await;
+    assert_eq!(p["prices"][0]["tax_behavior"], Value::Null, "{p}");
+    let (_, q) = quoted(api, &id_of(&p["prices"][0]), &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("exclusive".into(), 1200, 228, 1428), "{q}");
+
+    // The organization's default changes: the inclusive price stays inclusive, the one
+    // without a choice follows.
+    let r = api
+        .patch(
+            &format!("/v1/organizations/{org}"),
+            Some(api.token),
+            &json!({"default_tax_behavior": "inclusive"}),
+        )
+        .await;
+    r.expect(200);
+    let (_, q) = quoted(api, &default, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("inclusive".into(), 1008, 192, 1200), "{q}");
+    let (_, q) = quoted(api, &exclusive, &consumer("DE")).await;
+    assert_eq!(amounts(&q), ("exclusive".into(), 1200, 228, 1428), "{q}");
+    let c = created(api, &by_price(&inclusive)).await;
+    assert_eq!(c["product_price"]["tax_behavior"], "inclusive", "{c}");
+}
+
+#[actix_web::test]
+async fn products_answer_and_keep_each_prices_tax_behaviour() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let org = seller(api, "price-tax-products", "location").await;
+
+    // Wrong values and types: Polar's enum error at the price's key; nothing is created.
+    for bad in [
+        json!("gross"),
+        json!("INCLUSIVE"),
+        json!(19),
+        json!(["inclusive"]),
+    ] {
+        let r = api
+            .post(
+                "/v1/products/",
+                Some(api.token),
+                &json!({"name": "Nope", "organization_id": org, "prices": priced(bad.clone())}),
+            )
+            .await;
+        let item = r.expect_invalid_at(json!(["body", "prices", 0, "tax_behavior"]));
+        assert_eq!(item["type"], "enum", "{}", r.body);
+        assert_eq!(
+            item["msg"], "Input should be 'location', 'inclusive' or 'exclusive'",
+            "{}",
+            r.body
+        );
+        assert_eq!(item["input"], bad, "{}", r.body);
+    }
+    let list = api
+        .read(&format!("/v1/products/?organization_id={org}"))
+        .await;
+    list.expect(200);
+    assert_eq!(list.items().len(), 0, "{}", list.body);
+
+    // The answer, a read and the list echo the option.
+    let (p, first) = sold_at(api, &org, json!("inclusive")).await;
+    let id = id_of(&p);
+    let path = format!("/v1/products/{id}");
+    let r = api.read(&path).await;
+    r.expect(200);
+    assert_eq!(
+        r.body["prices"][0]["tax_behavior"], "inclusive",
+        "{}",
+        r.body
+    );
+    let list = api
+        .read(&format!("/v1/products/?organization_id={org}"))
+        .await;
+    assert_eq!(list.items()[0]["prices"][0]["tax_behavior"], "inclusive");
+
+    // Kept by id (whatever else the item says): the same price, the same option.
+    let r = api
+        .patch(
+            &path,
+            Some(api.token),
+            &json!({"prices": [{"id": first, "tax_behavior": "exclusive"}]}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(id_of(&r.body["prices"][0]), first, "{}", r.body);
+    assert_eq!(
+        r.body["prices"][0]["tax_behavior"], "inclusive",
+        "{}",
+        r.body
+    );
+
+    // A new price in an update: its own option, checked as on create.
+    let r = api
+        .patch(
+            &path,
+            Some(api.token),
+            &json!({"prices": priced(json!("net"))}),
+        )
+        .await;
+    r.expect_invalid_at(json!(["body", "prices", 0, "tax_behavior"]));
+    let r = api
+        .patch(
+            &path,
+            Some(api.token),
+            &json!({"prices": priced(json!("exclusive"))}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(
+        r.body["prices"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        r.body
+    );
+    let second = id_of(&r.body["prices"][0]);
+    assert_ne!(second, first);
+    assert_eq!(
+        r.body["prices"][0]["tax_behavior"], "exclusive",
+        "{}",
+        r.body
+    );
+    let r = api
+        .patch(
+            &path,
+            Some(api.token),
+            &json!({"prices": priced(Value::Null)}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(
+        r.body["prices"][0]["tax_behavior"],
+        Value::Null,
+        "{}",
+        r.body
+    );
+
+    // Only the seller's products:write token changes its prices (the body names the
+    // price's type: nothing tells a stranger the product's cadence).
+    let change = json!({"prices": [{"type": "one_time", "amount_type": "fixed",
+        "price_amount": 1200, "price_currency": "usd", "tax_behavior": "inclusive"}]});
+    let (_, stranger) = app
+        .new_user_with_scopes("stranger@example.com", &[Scope::ProductsWrite])
+        .await;
+    let r = api.patch(&path, Some(&stranger), &change).await;
+    assert_eq!(r.expect_error(404), "ResourceNotFound", "{}", r.body);
+    let (_, reader) = app
+        .new_user_with_scopes("reader@example.com", &[Scope::ProductsRead])
+        .await;
+    let r = api.patch(&path, Some(&reader), &change).await;
+    r.expect(403);
+    let r = api.read(&path).await;
+    assert_eq!(
+        r.body["prices"][0]["tax_behavior"],
+        Value::Null,
+        "{}",
+        r.body
+    );
+}
