@@ -268,7 +268,7 @@ impl CustomerProduct {
 /// The prices on sale.
 fn active_prices(p: &Product) -> Vec<ProductPrice> {
     p.active_prices()
-        .map(|price| ProductPrice::new(&p, price))
+        .map(|price| ProductPrice::new(p, price))
         .collect()
 }
 
@@ -553,7 +553,7 @@ mod tests {
                    "source": "catalog", "tax_behavior": null})
         );
         let free = &products[3];
-        assert!(ProductPriceRecurring::new(&free, &free.prices[0]).is_none());
+        assert!(ProductPriceRecurring::new(free, &free.prices[0]).is_none());
     }
 
     #[test]

@@ -291,7 +291,7 @@ async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutCont
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
         product: views[selected].clone(),
-        product_price: ProductPrice::new(&product, &c.price),
+        product_price: ProductPrice::new(product, &c.price),
         products: views,
         attached_custom_fields: attached_custom_fields_view(state, product).await?,
     })

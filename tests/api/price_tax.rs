@@ -258,3 +258,43 @@ async fn products_answer_and_keep_each_prices_tax_behaviour() {
         r.body
     );
 }
+
+/// The document shows a price's `tax_behavior` with its three values, on the price create
+/// body and on every rendered price (nullable there).
+#[actix_web::test]
+async fn the_document_shows_the_price_tax_behaviour() {
+    let app = spawn_app().await;
+    let r = app.get("/openapi.json", None).await;
+    r.expect(200);
+    let schemas = &r.body["components"]["schemas"];
+    assert_eq!(
+        schemas["TaxBehaviorOption"]["enum"],
+        json!(["location", "inclusive", "exclusive"]),
+        "{}",
+        schemas["TaxBehaviorOption"]
+    );
+    let reference = json!("#/components/schemas/TaxBehaviorOption");
+    for schema in [
+        "ProductPriceCreate",
+        "ProductPriceOneTimeFixed",
+        "ProductPriceOneTimeCustom",
+        "ProductPriceOneTimeFree",
+        "ProductPriceOneTimeSeatBased",
+        "ProductPriceRecurringFixed",
+        "ProductPriceRecurringFree",
+        "ProductPriceRecurringSeatBased",
+    ] {
+        let field = &schemas[schema]["properties"]["tax_behavior"];
+        let variants = field["oneOf"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{schema}: {field}"));
+        assert!(
+            variants.iter().any(|v| v["type"] == "null"),
+            "{schema}: {field}"
+        );
+        assert!(
+            variants.iter().any(|v| v["$ref"] == reference),
+            "{schema}: {field}"
+        );
+    }
+}
