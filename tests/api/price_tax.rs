@@ -298,3 +298,83 @@ async fn the_document_shows_the_price_tax_behaviour() {
         );
     }
 }
+
+/// The product as stored (the dashboard seller's products are not the admin's to read).
+async fn stored(app: &crate::helpers::TestApp, id: &str) -> tollgate::domain::product::Product {
+    let id = tollgate::domain::ids::ProductId(id.parse().unwrap());
+    app.state
+        .store
+        .get::<tollgate::domain::product::Product>(&id.key())
+        .await
+        .unwrap()
+        .expect("the product")
+        .value
+}
+
+/// The dashboard's product form sets its prices' tax behaviour, shows it again on the
+/// product's page, and refuses a value that is not one (as the API words it).
+#[actix_web::test]
+async fn the_product_form_sets_the_prices_tax_behaviour() {
+    use crate::dashboard::{assert_invalid, form_post, redirected, seller};
+    use tollgate::domain::tax_settings::TaxBehaviorOption;
+
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "prices@example.de", "Price Shop").await;
+    let new = format!("/dashboard/{org}/products/new");
+    let page = b.get(&new).await;
+    assert!(
+        page.body
+            .contains(r#"<option value="" selected>Organization default</option>"#),
+        "{}",
+        page.body
+    );
+    let form = |behaviour: &'static str| {
+        vec![
+            ("name", "Guide"),
+            ("billing", "month_year"),
+            ("amount_type", "fixed"),
+            ("amount", "12"),
+            ("yearly_amount", "120"),
+            ("tax_behavior", behaviour),
+        ]
+    };
+    let page = form_post(&mut b, &new, &form("inclusive")).await;
+    let to = redirected(&page);
+    let id = to
+        .strip_prefix(&format!("/dashboard/{org}/products/"))
+        .and_then(|rest| rest.split('?').next())
+        .unwrap_or_else(|| panic!("created at {to}"))
+        .to_string();
+    let p = stored(&app, &id).await;
+    assert_eq!(p.prices.len(), 2);
+    for price in &p.prices {
+        assert_eq!(
+            p.price_tax_behavior(price.id),
+            Some(TaxBehaviorOption::Inclusive)
+        );
+    }
+    let page = b.get(&format!("/dashboard/{org}/products/{id}")).await;
+    assert!(
+        page.body.contains(r#"<option value="inclusive" selected>"#),
+        "{}",
+        page.body
+    );
+
+    // The organization's default: no choice stored.
+    let page = form_post(&mut b, &new, &form("")).await;
+    let to = redirected(&page);
+    let id = to
+        .strip_prefix(&format!("/dashboard/{org}/products/"))
+        .and_then(|rest| rest.split('?').next())
+        .unwrap_or_default()
+        .to_string();
+    let p = stored(&app, &id).await;
+    assert!(
+        p.price_tax_behavior.is_empty(),
+        "{:?}",
+        p.price_tax_behavior
+    );
+
+    let page = form_post(&mut b, &new, &form("gross")).await;
+    assert_invalid(&page, "prices › 0 › tax behavior");
+}
