@@ -378,3 +378,101 @@ async fn the_product_form_sets_the_prices_tax_behaviour() {
     let page = form_post(&mut b, &new, &form("gross")).await;
     assert_invalid(&page, "prices › 0 › tax behavior");
 }
+
+/// A renewal is taxed at its price's behaviour too: a monthly inclusive price of 1200
+/// bought by a German consumer from a seller whose default is exclusive renews at
+/// 1008 + 192, not 1200 + 228.
+#[actix_web::test]
+async fn a_renewal_is_taxed_at_its_prices_behaviour() {
+    use crate::subscriptions::spawn_app_with_clock;
+    use tollgate::domain::ids::SubscriptionId;
+    use tollgate_actors::subscription::renewal_order_id;
+
+    let app = spawn_app_with_clock().await;
+    let token = app.token.clone();
+    let org = app.org(&token, "price-tax-renewals").await.to_string();
+    app.patch_json(
+        &format!("/v1/organizations/{org}"),
+        Some(&token),
+        &json!({"tax": {"country": "DE", "tax_id": SELLER_TAX, "registrations": ["eu_oss"]},
+                "default_tax_behavior": "exclusive"}),
+    )
+    .await
+    .expect(200);
+    let r = app
+        .post_json(
+            "/v1/products/",
+            Some(&token),
+            &json!({"name": "Monthly", "organization_id": org, "recurring_interval": "month",
+                    "prices": [{"amount_type": "fixed", "price_amount": 1200,
+                                "price_currency": "usd", "tax_behavior": "inclusive"}]}),
+        )
+        .await;
+    r.expect(201);
+    let product = id_of(&r.body);
+    let c = app
+        .post_json(
+            "/v1/checkouts/",
+            Some(&token),
+            &json!({"products": [product]}),
+        )
+        .await;
+    c.expect(201);
+    let secret = c.body["client_secret"].as_str().unwrap_or_default();
+    let r = app
+        .post_json(
+            &format!("/v1/checkouts/client/{secret}/confirm"),
+            None,
+            &json!({"customer_name": "Hans", "customer_email": "hans@example.de",
+                    "customer_billing_address": {"country": "DE"},
+                    "confirmation_token_id": "tok_visa"}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(
+        amounts(&r.body),
+        ("inclusive".into(), 1008, 192, 1200),
+        "{}",
+        r.body
+    );
+    let checkout = id_of(&c.body);
+    let mut subscription = None;
+    for _ in 0..100 {
+        let r = app
+            .get(&format!("/v1/subscriptions/?limit=10"), Some(&token))
+            .await;
+        r.expect(200);
+        if let Some(s) = r
+            .items()
+            .into_iter()
+            .find(|s| s["checkout_id"] == checkout.as_str())
+        {
+            subscription = Some(s);
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let s = subscription.expect("the checkout's subscription");
+    let end = s["current_period_end"].as_str().unwrap_or_default();
+    let end = chrono::DateTime::parse_from_rfc3339(end)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|e| panic!("period end: {e}"));
+    app.clock.set(end + chrono::Duration::hours(1));
+    let report = app.sweep().await;
+    assert_eq!((report.renewed, report.errors), (1, 0), "{report:?}");
+    let sid: SubscriptionId = id_of(&s).parse().unwrap_or_else(|e| panic!("{e:?}"));
+    let renewal = app
+        .get(
+            &format!("/v1/orders/{}", renewal_order_id(sid, 1)),
+            Some(&token),
+        )
+        .await;
+    renewal.expect(200);
+    assert_eq!(renewal.body["billing_reason"], "subscription_cycle");
+    assert_eq!(
+        amounts(&renewal.body),
+        ("inclusive".into(), 1008, 192, 1200),
+        "{}",
+        renewal.body
+    );
+}
