@@ -438,9 +438,7 @@ async fn a_renewal_is_taxed_at_its_prices_behaviour() {
     let checkout = id_of(&c.body);
     let mut subscription = None;
     for _ in 0..100 {
-        let r = app
-            .get(&format!("/v1/subscriptions/?limit=10"), Some(&token))
-            .await;
+        let r = app.get("/v1/subscriptions/?limit=10", Some(&token)).await;
         r.expect(200);
         if let Some(s) = r
             .items()
