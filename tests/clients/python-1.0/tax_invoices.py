@@ -3,8 +3,8 @@ tests/clients/python-1.0/requirements.txt): a German seller (DE136695976) invoic
 request sells to French consumers at a price created with `tax_behavior="inclusive"`
 (parsed back from `products.create` and `products.get`), and every invoice answer loads into
 the SDK: the seller's `orders.update(billing_name, billing_address)` (`Order`),
-`orders.generate_invoice` (`None`: the 202's body `null`), `orders.invoice` (`OrderInvoice.url`, polled until issued,
-bounded; the PDF behind it); the buyer's `customer_portal.orders.update` (`CustomerOrder`),
+`orders.generate_invoice` (`None`: the 202's body `null`), `orders.invoice`
+(`OrderInvoice.url`, polled until issued, bounded; the PDF behind it); the buyer's `customer_portal.orders.update` (`CustomerOrder`),
 `generate_invoice` and `invoice` (`CustomerOrderInvoice`) with a customer session's token;
 and the refusals as the SDK raises them with the body readable: 404 `InvoiceDoesNotExist`,
 409 `InvoiceAlreadyIssued`, 422 `MissingInvoiceBillingDetails` and a country change's 422
