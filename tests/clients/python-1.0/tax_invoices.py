@@ -4,11 +4,11 @@ request sells to French consumers at a price created with `tax_behavior="inclusi
 (parsed back from `products.create` and `products.get`), and every invoice answer loads into
 the SDK: the seller's `orders.update(billing_name, billing_address)` (`Order`),
 `orders.generate_invoice` (`None`: the 202's body `null`), `orders.invoice`
-(`OrderInvoice.url`, polled until issued, bounded; the PDF behind it); the buyer's `customer_portal.orders.update` (`CustomerOrder`),
-`generate_invoice` and `invoice` (`CustomerOrderInvoice`) with a customer session's token;
-and the refusals as the SDK raises them with the body readable: 404 `InvoiceDoesNotExist`,
-409 `InvoiceAlreadyIssued`, 422 `MissingInvoiceBillingDetails` and a country change's 422
-`HTTPValidationError`.
+(`OrderInvoice.url`, polled until issued, bounded; the PDF behind it); the buyer's
+`customer_portal.orders.update` (`CustomerOrder`), `generate_invoice` and `invoice`
+(`CustomerOrderInvoice`) with a customer session's token; and the refusals as the SDK
+raises them with the body readable: 404 `InvoiceDoesNotExist`, 409 `InvoiceAlreadyIssued`,
+422 `MissingInvoiceBillingDetails` and a country change's 422 `HTTPValidationError`.
 
 The SDK declares 404 as `ResourceNotFound` (its model's `error` is the literal
 "ResourceNotFound") and no 409 for `update`: for 404 `InvoiceDoesNotExist` (Polar's own
