@@ -379,37 +379,44 @@ async fn the_product_form_sets_the_prices_tax_behaviour() {
     assert_invalid(&page, "prices › 0 › tax behavior");
 }
 
-/// A renewal is taxed at its price's behaviour too: a monthly inclusive price of 1200
-/// bought by a German consumer from a seller whose default is exclusive renews at
-/// 1008 + 192, not 1200 + 228.
-#[actix_web::test]
-async fn a_renewal_is_taxed_at_its_prices_behaviour() {
-    use crate::subscriptions::spawn_app_with_clock;
-    use tollgate::domain::ids::SubscriptionId;
-    use tollgate_actors::subscription::renewal_order_id;
-
-    let app = spawn_app_with_clock().await;
-    let token = app.token.clone();
-    let org = app.org(&token, "price-tax-renewals").await.to_string();
+/// A German seller (EU OSS, default `exclusive`) on a manual clock; its organization id.
+async fn clocked_seller(app: &crate::subscriptions::ClockApp, slug: &str) -> String {
+    let org = app.org(&app.token, slug).await.to_string();
     app.patch_json(
         &format!("/v1/organizations/{org}"),
-        Some(&token),
+        Some(&app.token),
         &json!({"tax": {"country": "DE", "tax_id": SELLER_TAX, "registrations": ["eu_oss"]},
                 "default_tax_behavior": "exclusive"}),
     )
     .await
     .expect(200);
+    org
+}
+
+/// A monthly product of `org` at `amount` USD with `tax_behavior`; its id.
+async fn monthly_at(
+    app: &crate::subscriptions::ClockApp,
+    org: &str,
+    name: &str,
+    amount: i64,
+    tax_behavior: &str,
+) -> String {
     let r = app
         .post_json(
             "/v1/products/",
-            Some(&token),
-            &json!({"name": "Monthly", "organization_id": org, "recurring_interval": "month",
-                    "prices": [{"amount_type": "fixed", "price_amount": 1200,
-                                "price_currency": "usd", "tax_behavior": "inclusive"}]}),
+            Some(&app.token),
+            &json!({"name": name, "organization_id": org, "recurring_interval": "month",
+                    "prices": [{"amount_type": "fixed", "price_amount": amount,
+                                "price_currency": "usd", "tax_behavior": tax_behavior}]}),
         )
         .await;
     r.expect(201);
-    let product = id_of(&r.body);
+    id_of(&r.body)
+}
+
+/// A German consumer buys `product`; the confirm's answer and the subscription it made.
+async fn subscribed(app: &crate::subscriptions::ClockApp, product: &str) -> (Value, Value) {
+    let token = app.token.clone();
     let c = app
         .post_json(
             "/v1/checkouts/",
@@ -429,28 +436,40 @@ async fn a_renewal_is_taxed_at_its_prices_behaviour() {
         )
         .await;
     r.expect(200);
-    assert_eq!(
-        amounts(&r.body),
-        ("inclusive".into(), 1008, 192, 1200),
-        "{}",
-        r.body
-    );
     let checkout = id_of(&c.body);
-    let mut subscription = None;
     for _ in 0..100 {
-        let r = app.get("/v1/subscriptions/?limit=10", Some(&token)).await;
-        r.expect(200);
-        if let Some(s) = r
+        let subs = app.get("/v1/subscriptions/?limit=10", Some(&token)).await;
+        subs.expect(200);
+        if let Some(s) = subs
             .items()
             .into_iter()
             .find(|s| s["checkout_id"] == checkout.as_str())
         {
-            subscription = Some(s);
-            break;
+            return (r.body, s);
         }
         actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let s = subscription.expect("the checkout's subscription");
+    panic!("the checkout made no subscription");
+}
+
+/// A renewal is taxed at its price's behaviour too: a monthly inclusive price of 1200
+/// bought by a German consumer from a seller whose default is exclusive renews at
+/// 1008 + 192, not 1200 + 228.
+#[actix_web::test]
+async fn a_renewal_is_taxed_at_its_prices_behaviour() {
+    use crate::subscriptions::spawn_app_with_clock;
+    use tollgate::domain::ids::SubscriptionId;
+    use tollgate_actors::subscription::renewal_order_id;
+
+    let app = spawn_app_with_clock().await;
+    let org = clocked_seller(&app, "price-tax-renewals").await;
+    let product = monthly_at(&app, &org, "Monthly", 1200, "inclusive").await;
+    let (confirmed, s) = subscribed(&app, &product).await;
+    assert_eq!(
+        amounts(&confirmed),
+        ("inclusive".into(), 1008, 192, 1200),
+        "{confirmed}"
+    );
     let end = s["current_period_end"].as_str().unwrap_or_default();
     let end = chrono::DateTime::parse_from_rfc3339(end)
         .map(|t| t.with_timezone(&chrono::Utc))
@@ -462,7 +481,7 @@ async fn a_renewal_is_taxed_at_its_prices_behaviour() {
     let renewal = app
         .get(
             &format!("/v1/orders/{}", renewal_order_id(sid, 1)),
-            Some(&token),
+            Some(&app.token),
         )
         .await;
     renewal.expect(200);
@@ -472,5 +491,60 @@ async fn a_renewal_is_taxed_at_its_prices_behaviour() {
         ("inclusive".into(), 1008, 192, 1200),
         "{}",
         renewal.body
+    );
+}
+
+/// A plan change is taxed at the behaviour of the price it moves to: from an exclusive
+/// monthly 1200 to an inclusive monthly 2400, invoiced at once at the start of the period,
+/// the 1200 due holds its 19 % (1008 + 192) and nothing is added.
+#[actix_web::test]
+async fn a_plan_change_is_taxed_at_the_new_prices_behaviour() {
+    use crate::subscriptions::spawn_app_with_clock;
+
+    let app = spawn_app_with_clock().await;
+    let org = clocked_seller(&app, "price-tax-plans").await;
+    let basic = monthly_at(&app, &org, "Basic", 1200, "exclusive").await;
+    let pro = monthly_at(&app, &org, "Pro", 2400, "inclusive").await;
+    let (confirmed, s) = subscribed(&app, &basic).await;
+    assert_eq!(
+        amounts(&confirmed),
+        ("exclusive".into(), 1200, 228, 1428),
+        "{confirmed}"
+    );
+    let sid = id_of(&s);
+    let body = json!({"product_id": pro, "proration_behavior": "invoice"});
+    let p = app
+        .post_json(
+            &format!("/v1/subscriptions/{sid}/change-preview"),
+            Some(&app.token),
+            &body,
+        )
+        .await;
+    p.expect(200);
+    assert_eq!(p.body["proration_amount"], 1200, "{}", p.body);
+    // Inside the price: nothing added.
+    assert_eq!(p.body["tax_amount"], 0, "{}", p.body);
+    assert_eq!(p.body["due_amount"], 1200, "{}", p.body);
+    let r = app
+        .patch_json(&format!("/v1/subscriptions/{sid}"), Some(&app.token), &body)
+        .await;
+    r.expect(200);
+    let customer = s["customer_id"].as_str().unwrap_or_default();
+    let orders = app
+        .get(
+            &format!("/v1/orders/?customer_id={customer}"),
+            Some(&app.token),
+        )
+        .await;
+    orders.expect(200);
+    let update = orders
+        .items()
+        .into_iter()
+        .find(|o| o["billing_reason"] == "subscription_update")
+        .unwrap_or_else(|| panic!("no plan change order in {}", orders.body));
+    assert_eq!(
+        amounts(&update),
+        ("inclusive".into(), 1008, 192, 1200),
+        "{update}"
     );
 }
