@@ -369,7 +369,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             success_url: c
                 .success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
             product: CheckoutProduct::new(product, &benefits),
-            product_price: ProductPrice::new(product.id, &c.price),
+            product_price: ProductPrice::new(product, &c.price),
             products: c
                 .products
                 .iter()

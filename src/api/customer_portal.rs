@@ -392,7 +392,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         if let Some(s) = subscription {
             if let Some(recurring) = product
                 .price(s.price_id)
-                .and_then(|p| ProductPriceRecurring::new(product.id, p))
+                .and_then(|p| ProductPriceRecurring::new(product, p))
             {
                 out.push((
                     "CustomerSubscription",

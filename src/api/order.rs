@@ -205,7 +205,7 @@ impl OrderView {
             user_id: refs.customer.id.0,
             user: CustomerUser::from(refs.customer),
             product: ProductBase::from(refs.product),
-            product_price: ProductPrice::new(refs.product.id, refs.price),
+            product_price: ProductPrice::new(refs.product, refs.price),
             discount: refs.discount.map(DiscountBase::from),
             subscription: refs.subscription.map(OrderSubscription::from),
             paid: o.status.was_paid(),

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::domain::currency::{Currency, CurrencyError};
-use crate::domain::ids::{PriceId, ProductId};
-use crate::domain::product::{self as domain, Price, PriceKind};
+use crate::domain::ids::PriceId;
+use crate::domain::product::{self as domain, NewPrice, Price, PriceKind, Product};
 use crate::error::FieldError;
 use crate::validate::Validator;
 
@@ -19,6 +19,10 @@ use super::version::{self, ApiVersion, VersionedFields, Versions};
 #[path = "price_tiers.rs"]
 mod tiers;
 pub use tiers::{PriceTier, PriceTiers};
+#[path = "price_tax.rs"]
+mod tax;
+use tax::tax_behavior;
+pub use tax::{TaxBehaviorOptionWire, TAX_BEHAVIOR_EXPECTED};
 
 /// One-value enums: the constant tags (`type`, `amount_type`, …) of the unions' variants.
 macro_rules! tag {
@@ -81,14 +85,19 @@ pub struct ProductPriceCreate {
     pub minimum_amount: Option<i64>,
     pub maximum_amount: Option<i64>,
     pub preset_amount: Option<i64>,
+    /// Whether the amount includes tax: `location` (exclusive for buyers in the US, Canada
+    /// and India, inclusive elsewhere), `inclusive` or `exclusive`; `null` or absent: the
+    /// organization's `default_tax_behavior`.
+    pub tax_behavior: Option<TaxBehaviorOptionWire>,
 }
 
 /// One item of `prices` in a create or an update.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PriceInput {
-    /// `ExistingProductPrice`: keep this price (other keys are ignored).
+    /// `ExistingProductPrice`: keep this price (other keys, `tax_behavior` too, are
+    /// ignored: it keeps the behaviour it has).
     Existing(PriceId),
-    New(PriceKind),
+    New(NewPrice),
 }
 
 fn at(loc: &[Value], key: &str) -> Vec<Value> {
@@ -331,16 +340,7 @@ pub fn parse_price(
         v.unsupported(at(loc, "amount_type"), raw["amount_type"].clone(), what);
         return None;
     }
-    if let Some(t) = raw.get("tax_behavior").filter(|t| !t.is_null()) {
-        if t != "location" {
-            v.unsupported(
-                at(loc, "tax_behavior"),
-                t.clone(),
-                "A tax behaviour other than `location`",
-            );
-            return None;
-        }
-    }
+    let tax_behavior = tax_behavior(v, raw, loc);
     let recurring = match (raw.get("type"), cadence) {
         (None, Some(c)) => Some(c != Cadence::OneTime),
         (None, None) => {
@@ -442,7 +442,10 @@ pub fn parse_price(
         }
         (false, _) => PriceKind::OneTimeFree,
     };
-    Some(PriceInput::New(kind))
+    Some(PriceInput::New(NewPrice {
+        kind,
+        tax_behavior: tax_behavior?,
+    }))
 }
 
 /// The most seats a tier bound may name (Tollgate stores seat counts as `u32`).
@@ -688,16 +691,16 @@ macro_rules! price_variant {
             pub product_id: Uuid,
             /// `catalog`: a price of the product's catalogue.
             pub source: &'static str,
-            /// `null`: the organization's default (`location`).
-            #[schema(value_type = Option<String>)]
-            pub tax_behavior: Option<&'static str>,
+            /// The price's own tax behaviour; `null`: the organization's
+            /// `default_tax_behavior`.
+            pub tax_behavior: Option<TaxBehaviorOptionWire>,
             $($(#[$fattr])* pub $field: $ty,)*
         }
 
         impl $name {
             // One argument per field of the variant (the seat-based ones have six).
             #[allow(clippy::too_many_arguments)]
-            fn build(product_id: ProductId, p: &Price, $($field: $ty),*) -> Self {
+            fn build(product: &Product, p: &Price, $($field: $ty),*) -> Self {
                 Self {
                     id: p.id.0,
                     created_at: p.created_at,
@@ -705,9 +708,9 @@ macro_rules! price_variant {
                     amount_type: $amount_type::Value,
                     kind: $kind::Value,
                     is_archived: p.is_archived,
-                    product_id: product_id.0,
+                    product_id: product.id.0,
                     source: "catalog",
-                    tax_behavior: None,
+                    tax_behavior: product.price_tax_behavior(p.id).map(Into::into),
                     $($field,)*
                 }
             }
@@ -865,14 +868,15 @@ pub enum ProductPrice {
 }
 
 impl ProductPrice {
-    /// A price of the product `product_id`. In a named API version, a free price is a
-    /// fixed price of 0: Polar's 2026 shapes (and today's SDKs) have no free price.
-    pub fn new(product_id: ProductId, p: &Price) -> Self {
+    /// A price of `product` (which gives its id and the price's tax behaviour). In a named
+    /// API version, a free price is a fixed price of 0: Polar's 2026 shapes (and today's
+    /// SDKs) have no free price.
+    pub fn new(product: &Product, p: &Price) -> Self {
         let versioned = super::version::active().is_some();
         match &p.kind {
             PriceKind::RecurringFree { interval } if versioned => {
                 ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
-                    product_id,
+                    product,
                     p,
                     Currency::DEFAULT.to_string(),
                     0,
@@ -880,27 +884,27 @@ impl ProductPrice {
                 ))
             }
             PriceKind::OneTimeFree if versioned => ProductPrice::OneTimeFixed(
-                ProductPriceOneTimeFixed::build(product_id, p, Currency::DEFAULT.to_string(), 0),
+                ProductPriceOneTimeFixed::build(product, p, Currency::DEFAULT.to_string(), 0),
             ),
             PriceKind::RecurringFixed {
                 interval,
                 currency,
                 amount,
             } => ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
-                product_id,
+                product,
                 p,
                 currency.clone(),
                 *amount,
                 (*interval).into(),
             )),
             PriceKind::RecurringFree { interval } => ProductPrice::RecurringFree(
-                ProductPriceRecurringFree::build(product_id, p, (*interval).into()),
+                ProductPriceRecurringFree::build(product, p, (*interval).into()),
             ),
             PriceKind::OneTimeFixed { currency, amount } => ProductPrice::OneTimeFixed(
-                ProductPriceOneTimeFixed::build(product_id, p, currency.clone(), *amount),
+                ProductPriceOneTimeFixed::build(product, p, currency.clone(), *amount),
             ),
             PriceKind::OneTimeFree => {
-                ProductPrice::OneTimeFree(ProductPriceOneTimeFree::build(product_id, p))
+                ProductPrice::OneTimeFree(ProductPriceOneTimeFree::build(product, p))
             }
             PriceKind::OneTimeCustom {
                 currency,
@@ -908,7 +912,7 @@ impl ProductPrice {
                 maximum_amount,
                 preset_amount,
             } => ProductPrice::OneTimeCustom(ProductPriceOneTimeCustom::build(
-                product_id,
+                product,
                 p,
                 currency.clone(),
                 minimum_amount.unwrap_or(MINIMUM_PRICE_AMOUNT),
@@ -920,7 +924,7 @@ impl ProductPrice {
                 currency,
                 seat_tiers,
             } => ProductPrice::RecurringSeatBased(ProductPriceRecurringSeatBased::build(
-                product_id,
+                product,
                 p,
                 currency.clone(),
                 (*interval).into(),
@@ -933,7 +937,7 @@ impl ProductPrice {
                 currency,
                 seat_tiers,
             } => ProductPrice::OneTimeSeatBased(ProductPriceOneTimeSeatBased::build(
-                product_id,
+                product,
                 p,
                 currency.clone(),
                 seat_tiers.into(),
@@ -955,9 +959,9 @@ pub enum ProductPriceRecurring {
 }
 
 impl ProductPriceRecurring {
-    /// A price of the product `product_id`; `None` for a one-time price.
-    pub fn new(product_id: ProductId, p: &Price) -> Option<Self> {
-        match ProductPrice::new(product_id, p) {
+    /// A price of `product`; `None` for a one-time price.
+    pub fn new(product: &Product, p: &Price) -> Option<Self> {
+        match ProductPrice::new(product, p) {
             ProductPrice::RecurringFixed(fixed) => Some(ProductPriceRecurring::Fixed(fixed)),
             ProductPrice::RecurringFree(free) => Some(ProductPriceRecurring::Free(free)),
             ProductPrice::RecurringSeatBased(seats) => {

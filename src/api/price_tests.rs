@@ -1,7 +1,32 @@
 //! Unit tests of `price.rs`.
 
 use super::*;
+use crate::domain::ids::{OrganizationId, ProductId};
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::ApiError;
+
+/// A product selling `price` only, every price on the organization's default behaviour.
+pub(crate) fn product_of(price: &Price) -> Product {
+    Product {
+        id: ProductId::new(),
+        organization_id: OrganizationId::new(),
+        created_at: price.created_at,
+        modified_at: None,
+        name: "Product".into(),
+        description: None,
+        is_recurring: price.kind.is_recurring(),
+        is_archived: false,
+        is_tax_applicable: true,
+        metadata: Default::default(),
+        prices: vec![price.clone()],
+        benefit_ids: Vec::new(),
+        media_ids: Vec::new(),
+        attached_custom_fields: Vec::new(),
+        recurring_interval_count: 1,
+        trial: None,
+        price_tax_behavior: Vec::new(),
+    }
+}
 
 fn parse(raw: Value, existing: bool) -> Result<Option<PriceInput>, Vec<FieldError>> {
     let mut v = Validator::new();
@@ -18,7 +43,7 @@ fn parse(raw: Value, existing: bool) -> Result<Option<PriceInput>, Vec<FieldErro
 fn parses_every_price_shape() {
     assert_eq!(
         parse(json!({"type": "recurring", "amount_type": "fixed", "price_amount": 1000, "recurring_interval": "month"}), false).unwrap(),
-        Some(PriceInput::New(PriceKind::RecurringFixed { interval: domain::RecurringInterval::Month, currency: "usd".into(), amount: 1000 }))
+        Some(PriceInput::New(PriceKind::RecurringFixed { interval: domain::RecurringInterval::Month, currency: "usd".into(), amount: 1000 }.into()))
     );
     assert_eq!(
         parse(
@@ -26,16 +51,19 @@ fn parses_every_price_shape() {
             false
         )
         .unwrap(),
-        Some(PriceInput::New(PriceKind::OneTimeCustom {
-            currency: "usd".into(),
-            minimum_amount: Some(100),
-            maximum_amount: None,
-            preset_amount: None
-        }))
+        Some(PriceInput::New(
+            PriceKind::OneTimeCustom {
+                currency: "usd".into(),
+                minimum_amount: Some(100),
+                maximum_amount: None,
+                preset_amount: None
+            }
+            .into()
+        ))
     );
     assert_eq!(
         parse(json!({"type": "one_time", "amount_type": "free"}), false).unwrap(),
-        Some(PriceInput::New(PriceKind::OneTimeFree))
+        Some(PriceInput::New(PriceKind::OneTimeFree.into()))
     );
     let id = uuid::Uuid::new_v4();
     assert_eq!(
@@ -64,9 +92,12 @@ fn parses_seat_based_prices_and_their_tiers() {
         "tiers": [{"min_seats": 5, "max_seats": null, "price_per_seat": 800},
                   {"min_seats": 1, "max_seats": 4, "price_per_seat": 1000}],
         "minimum_seats": 99}});
-    let Ok(Some(PriceInput::New(PriceKind::OneTimeSeatBased {
-        currency,
-        seat_tiers,
+    let Ok(Some(PriceInput::New(NewPrice {
+        kind: PriceKind::OneTimeSeatBased {
+            currency,
+            seat_tiers,
+        },
+        tax_behavior: None,
     }))) = parse(raw, false)
     else {
         panic!("seat-based price refused");
@@ -82,7 +113,10 @@ fn parses_seat_based_prices_and_their_tiers() {
         "seat_tiers": {"seat_tier_type": "graduated", "tiers": [{"min_seats": 1, "price_per_seat": 0}]}});
     assert!(matches!(
         parse(raw, false),
-        Ok(Some(PriceInput::New(PriceKind::RecurringSeatBased { .. })))
+        Ok(Some(PriceInput::New(NewPrice {
+            kind: PriceKind::RecurringSeatBased { .. },
+            ..
+        })))
     ));
     let err = |raw: Value| parse(raw, false).err().unwrap_or_default();
     let base = |tiers: Value| json!({"type": "one_time", "amount_type": "seat_based", "seat_tiers": tiers});
@@ -188,7 +222,7 @@ fn a_seat_based_price_is_sold_alone() {
         is_archived: false,
         kind: seats,
     };
-    let out = serde_json::to_value(ProductPrice::new(ProductId::new(), &p)).unwrap_or_default();
+    let out = serde_json::to_value(ProductPrice::new(&product_of(&p), &p)).unwrap_or_default();
     assert_eq!(out["amount_type"], "seat_based");
     assert_eq!(out["price_currency"], "usd");
     assert_eq!(
@@ -229,4 +263,97 @@ fn price_sets() {
     ])
     .is_some());
     assert!(check(&[]).is_some());
+}
+
+/// `tax_behavior` on a new price: the three options, null or absent for the
+/// organization's default, anything else Polar's enum error at the price's key; an
+/// existing price (`{"id": …}`) ignores it (it keeps the behaviour it has).
+#[test]
+fn a_new_price_reads_its_tax_behaviour() {
+    let with = |b: Value| json!({"type": "one_time", "amount_type": "fixed", "price_amount": 1000, "tax_behavior": b});
+    let behaviour = |raw: Value| match parse(raw, true) {
+        Ok(Some(PriceInput::New(p))) => Ok(p.tax_behavior),
+        Ok(other) => panic!("{other:?}"),
+        Err(e) => Err(e),
+    };
+    for option in TaxBehaviorOption::ALL {
+        assert_eq!(behaviour(with(json!(option.as_str()))), Ok(Some(option)));
+    }
+    assert_eq!(behaviour(with(Value::Null)), Ok(None));
+    assert_eq!(
+        behaviour(json!({"type": "one_time", "amount_type": "free"})),
+        Ok(None)
+    );
+    for bad in [
+        json!("gross"),
+        json!("Inclusive"),
+        json!(1),
+        json!({"a": 1}),
+    ] {
+        let errors = behaviour(with(bad.clone())).unwrap_err();
+        assert_eq!(errors.len(), 1, "{bad}");
+        let e = serde_json::to_value(&errors[0]).unwrap_or_default();
+        assert_eq!(e["type"], "enum");
+        assert_eq!(e["loc"], json!(["body", "prices", 0, "tax_behavior"]));
+        assert_eq!(
+            e["msg"],
+            "Input should be 'location', 'inclusive' or 'exclusive'"
+        );
+        assert_eq!(e["input"], bad);
+        assert_eq!(
+            e["ctx"]["expected"],
+            "'location', 'inclusive' or 'exclusive'"
+        );
+    }
+    // Other problems of the price are reported with it.
+    let errors = parse(
+        json!({"type": "one_time", "amount_type": "fixed", "tax_behavior": "gross"}),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(errors.len(), 2);
+    let id = uuid::Uuid::new_v4();
+    assert_eq!(
+        parse(json!({"id": id, "tax_behavior": "gross"}), true),
+        Ok(Some(PriceInput::Existing(PriceId(id))))
+    );
+}
+
+/// A rendered price answers the behaviour it chose, `null` when it follows the
+/// organization's default.
+#[test]
+fn a_price_renders_its_tax_behaviour() {
+    let p = Price {
+        id: PriceId::new(),
+        created_at: chrono::Utc::now(),
+        modified_at: None,
+        is_archived: false,
+        kind: PriceKind::OneTimeFixed {
+            currency: "eur".into(),
+            amount: 1190,
+        },
+    };
+    let mut product = product_of(&p);
+    let render = |product: &Product| {
+        serde_json::to_value(ProductPrice::new(product, &p)).unwrap_or_default()["tax_behavior"]
+            .clone()
+    };
+    assert_eq!(render(&product), Value::Null);
+    product
+        .price_tax_behavior
+        .push((p.id, TaxBehaviorOption::Inclusive));
+    assert_eq!(render(&product), json!("inclusive"));
+    let recurring = Price {
+        kind: PriceKind::RecurringFixed {
+            interval: domain::RecurringInterval::Month,
+            currency: "eur".into(),
+            amount: 500,
+        },
+        ..p.clone()
+    };
+    product.prices = vec![recurring.clone()];
+    product.price_tax_behavior = vec![(p.id, TaxBehaviorOption::Exclusive)];
+    let out =
+        serde_json::to_value(ProductPriceRecurring::new(&product, &recurring)).unwrap_or_default();
+    assert_eq!(out["tax_behavior"], "exclusive");
 }

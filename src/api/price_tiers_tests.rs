@@ -2,10 +2,11 @@
 
 use serde_json::{json, Value};
 
+use super::super::tests::product_of;
 use super::super::{parse_price, PriceInput, ProductPrice};
 use super::*;
 use crate::api::version::{serve, ApiVersion};
-use crate::domain::ids::{PriceId, ProductId};
+use crate::domain::ids::PriceId;
 use crate::domain::product::{Price, PriceKind};
 use crate::error::ApiError;
 
@@ -179,7 +180,7 @@ async fn each_version_renders_its_seat_shape() {
     let render = |version| {
         let price = price.clone();
         serve(version, async move {
-            serde_json::to_value(ProductPrice::new(ProductId::new(), &price)).unwrap_or_default()
+            serde_json::to_value(ProductPrice::new(&product_of(&price), &price)).unwrap_or_default()
         })
     };
     let new = render(Some(ApiVersion::V2027_01)).await;
@@ -220,12 +221,15 @@ async fn a_price_body_is_read_in_its_versions_shape() {
             v.finish().ok().and(out)
         })
     };
-    let expected = Some(PriceInput::New(PriceKind::RecurringSeatBased {
-        interval: domain::RecurringInterval::Month,
-        currency: "usd".into(),
-        seat_tiers: read(json!({"tiers": {"type": "volume", "tiers": [{"unit_amount": 500}]}}))
-            .expect("valid"),
-    }));
+    let expected = Some(PriceInput::New(
+        PriceKind::RecurringSeatBased {
+            interval: domain::RecurringInterval::Month,
+            currency: "usd".into(),
+            seat_tiers: read(json!({"tiers": {"type": "volume", "tiers": [{"unit_amount": 500}]}}))
+                .expect("valid"),
+        }
+        .into(),
+    ));
     assert_eq!(
         parse(Some(ApiVersion::V2027_01), new.clone()).await,
         expected

@@ -268,7 +268,7 @@ impl CustomerProduct {
 /// The prices on sale.
 fn active_prices(p: &Product) -> Vec<ProductPrice> {
     p.active_prices()
-        .map(|price| ProductPrice::new(p.id, price))
+        .map(|price| ProductPrice::new(p, price))
         .collect()
 }
 
@@ -377,6 +377,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
         attached_custom_fields: Vec::new(),
         recurring_interval_count: 1,
         trial: None,
+        price_tax_behavior: Vec::new(),
     };
     let month = domain::RecurringInterval::Month;
     let mut archived = price(
@@ -490,9 +491,9 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         for price in &p.prices {
             out.push((
                 "ProductPrice",
-                to_value(serde_json::to_value(ProductPrice::new(p.id, price))),
+                to_value(serde_json::to_value(ProductPrice::new(&p, price))),
             ));
-            if let Some(recurring) = ProductPriceRecurring::new(p.id, price) {
+            if let Some(recurring) = ProductPriceRecurring::new(&p, price) {
                 out.push((
                     "ProductPriceRecurring",
                     to_value(serde_json::to_value(recurring)),
@@ -543,8 +544,7 @@ mod tests {
         assert_eq!(pro["recurring_interval_count"], serde_json::Value::Null);
         assert_eq!(pro["visibility"], "public");
         assert_eq!(
-            serde_json::to_value(ProductPrice::new(products[1].id, &products[1].prices[0]))
-                .unwrap(),
+            serde_json::to_value(ProductPrice::new(&products[1], &products[1].prices[0])).unwrap(),
             json!({"id": "00000000-0000-0000-0000-000000009004",
                    "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
                    "amount_type": "custom", "type": "one_time", "is_archived": false,
@@ -553,7 +553,7 @@ mod tests {
                    "source": "catalog", "tax_behavior": null})
         );
         let free = &products[3];
-        assert!(ProductPriceRecurring::new(free.id, &free.prices[0]).is_none());
+        assert!(ProductPriceRecurring::new(free, &free.prices[0]).is_none());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::api::price::{check_price_set, parse_price, Cadence, PriceInput};
 use crate::api::Maybe;
 use crate::domain::ids::CustomFieldId;
 use crate::domain::product::{
-    AsSent, AttachField, NewProduct, PriceChange, PriceKind, Product, ProductChange,
+    AsSent, AttachField, NewPrice, NewProduct, PriceChange, PriceKind, Product, ProductChange,
     RecurringInterval, Trial, MAX_INTERVAL_COUNT, MAX_TRIAL_COUNT,
 };
 use crate::error::{ApiError, FieldError};
@@ -174,7 +174,7 @@ impl ProductCreate {
         }
         let said = body_cadence(&mut v, &input.cadence);
         let cadence = said.cadence.unwrap_or(Cadence::OneTime);
-        let kinds: Option<Vec<PriceKind>> =
+        let kinds: Option<Vec<NewPrice>> =
             parse_prices(&mut v, &input.prices, false, Some(cadence)).map(|ps| {
                 ps.into_iter()
                     .filter_map(|p| match p {
@@ -184,13 +184,13 @@ impl ProductCreate {
                     .collect()
             });
         if let Some(kinds) = &kinds {
-            let refs: Vec<&PriceKind> = kinds.iter().collect();
+            let refs: Vec<&PriceKind> = kinds.iter().map(|p| &p.kind).collect();
             check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
         }
         let metadata = body_metadata(&mut v, &input.metadata, false).unwrap_or_default();
         let recurring = kinds
             .as_ref()
-            .is_some_and(|k| !k.is_empty() && k.iter().all(PriceKind::is_recurring));
+            .is_some_and(|k| !k.is_empty() && k.iter().all(|p| p.kind.is_recurring()));
         let trial = said.trial.flatten();
         if trial.is_some() && kinds.is_some() && !recurring {
             refuse_one_time_trial(&mut v, &input.cadence);
@@ -263,7 +263,7 @@ impl ProductUpdate {
                 ps.into_iter()
                     .map(|p| match p {
                         PriceInput::Existing(id) => PriceChange::Keep(id),
-                        PriceInput::New(kind) => PriceChange::Add(kind),
+                        PriceInput::New(price) => PriceChange::Add(price),
                     })
                     .collect()
             }),

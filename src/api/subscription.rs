@@ -573,7 +573,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         };
         let Some(price) = product
             .price(s.price_id)
-            .and_then(|price| ProductPriceRecurring::new(product.id, price))
+            .and_then(|price| ProductPriceRecurring::new(product, price))
         else {
             continue;
         };

@@ -270,13 +270,16 @@ fn plan_error(e: ActorError<SubscriptionError>) -> AppError {
     subscription_refusal(e, Context::PlanChange)
 }
 
-/// The tax quote on `amount` for the subscription's customer (by their billing address).
-async fn tax_for(state: &AppState, s: &Subscription, amount: i64) -> Result<TaxQuote, AppError> {
+/// The tax quote on `amount` for the subscription's customer (by their billing address),
+/// at the tax behaviour of the price the change moves to.
+async fn tax_for(state: &AppState, d: &Decided, amount: i64) -> Result<TaxQuote, AppError> {
+    let s = &d.current;
     let currency = s
         .currency
         .as_deref()
         .unwrap_or(crate::domain::currency::Currency::DEFAULT.code());
-    tax_quote(state, s.customer_id, amount, currency).await
+    let option = d.product.price_tax_behavior(d.change.target.price_id);
+    tax_quote(state, s.customer_id, option, amount, currency).await
 }
 
 fn date(t: DateTime<Utc>) -> String {
@@ -355,7 +358,7 @@ pub async fn preview(
     let at = state.now();
     match decide(state, current.clone(), req, at).await? {
         Some(d) => {
-            let tax = tax_for(state, &d.current, d.change.due_now).await?;
+            let tax = tax_for(state, &d, d.change.due_now).await?;
             Ok(preview_of(&d.current, &d.change, tax.added_tax()))
         }
         None => Ok(SubscriptionChargePreview {
@@ -482,7 +485,7 @@ pub async fn change_plan(
     let (new_keys, dropped_keys) = key_changes(state, &d).await?;
     let mut charged: Option<(ChangeCharge, i64)> = None;
     if d.change.due_now > 0 {
-        let tax = tax_for(state, &d.current, d.change.due_now).await?;
+        let tax = tax_for(state, &d, d.change.due_now).await?;
         let total = d.change.due_now + tax.added_tax();
         let request = ChargeRequest {
             idempotency_key: d.change.idempotency_key(id),

@@ -21,7 +21,7 @@ use tollgate_actors::subscription::{
 };
 use tollgate_actors::ActorError;
 
-use crate::app::subscription::{follow_keys, renewal_terms, tax_quote, SweepReport};
+use crate::app::subscription::{follow_keys, price_option, renewal_terms, tax_quote, SweepReport};
 use crate::domain::customer::Customer;
 use crate::domain::ids::{OrderId, SubscriptionId};
 use crate::domain::order::{Order, OrderStatus, PaymentAttempt, PaymentAttemptStatus};
@@ -138,7 +138,8 @@ pub async fn pay_now(
     // The tax is asked for before the lock is taken: a tax service that does not answer
     // leaves nothing held.
     let due = current.renewal_charge(&terms);
-    let mut tax = tax_quote(state, customer.id, due.amount, &due.currency).await?;
+    let option = price_option(state, &current).await?;
+    let mut tax = tax_quote(state, customer.id, option, due.amount, &due.currency).await?;
     let charge = state
         .subscriptions
         .call(
@@ -151,7 +152,7 @@ pub async fn pay_now(
         .await
         .map_err(|e| recovery_refusal(order.id, e))?;
     if charge.amount != due.amount || charge.currency != due.currency {
-        tax = tax_quote(state, customer.id, charge.amount, &charge.currency).await?;
+        tax = tax_quote(state, customer.id, option, charge.amount, &charge.currency).await?;
     }
     let total = charge.amount.saturating_add(tax.added_tax());
     let request = ChargeRequest {
@@ -430,7 +431,8 @@ async fn settle_waiting(
     }
     let terms = renewal_terms(state, &current).await?;
     let charge = current.renewal_charge(&terms);
-    let tax = tax_quote(state, customer.id, charge.amount, &charge.currency).await?;
+    let option = price_option(state, &current).await?;
+    let tax = tax_quote(state, customer.id, option, charge.amount, &charge.currency).await?;
     let settlement = Settlement {
         customer,
         order: order.id,

@@ -276,7 +276,7 @@ async fn waiting(app: &testing::TestApp, p: &PastDue, intent: &str) {
         )
         .await
         .unwrap();
-    let tax = tax_quote(app, p.customer.id, charge.amount, &charge.currency)
+    let tax = tax_quote(app, p.customer.id, None, charge.amount, &charge.currency)
         .await
         .unwrap();
     let settlement = Settlement {

@@ -54,6 +54,7 @@ async fn monthly(
         attached_custom_fields: Vec::new(),
         recurring_interval_count: 1,
         trial: None,
+        price_tax_behavior: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent).expect("product");

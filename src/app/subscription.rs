@@ -29,6 +29,7 @@ use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, DiscountId, OrganizationId, ProductId, SubscriptionId};
 use crate::domain::product::Product;
 pub use crate::domain::subscription_change::{CancelSubscription, SubscriptionChange};
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::{AppError, Code, Given};
 use crate::field;
 use crate::payments::{ChargeOutcome, ChargeRequest, TaxQuote, TaxRequest};
@@ -403,7 +404,7 @@ async fn renew(
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
             RenewalPlan::End | RenewalPlan::RemindTrial { .. } => None,
-            RenewalPlan::Charge(charge) => Some(charge_renewal(state, id, charge).await?),
+            RenewalPlan::Charge(charge) => Some(charge_renewal(state, &current, charge).await?),
         };
         let declined = outcome == Some(PaymentOutcome::Declined);
         let renewed = state
@@ -439,11 +440,14 @@ async fn renew(
 }
 
 /// The tax quote of `amount` of `currency` charged to `customer` (by their billing
-/// address), asked of the tax service before the charge (an amount of 0 is quoted zero
-/// without asking). A service that does not answer leaves the step for later.
+/// address) at a price of tax behaviour `price_option` (`None`: the organization's
+/// default; see [`price_option`]), asked of the tax service before the charge (an amount
+/// of 0 is quoted zero without asking). A service that does not answer leaves the step for
+/// later.
 pub(crate) async fn tax_quote(
     state: &AppState,
     customer: CustomerId,
+    price_option: Option<TaxBehaviorOption>,
     amount: i64,
     currency: &str,
 ) -> Result<TaxQuote, AppError> {
@@ -466,17 +470,35 @@ pub(crate) async fn tax_quote(
             .clone()
             .map(|t| (t, tollgate_actors::tax::TaxIdStatus::Unverified)),
     };
-    crate::app::tax::quote(state, c.organization_id, None, request).await
+    crate::app::tax::quote(state, c.organization_id, price_option, request).await
+}
+
+/// The tax behaviour subscription `s`'s current price chose (`None`: the organization's
+/// default), what its renewals are quoted at.
+pub(crate) async fn price_option(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<Option<TaxBehaviorOption>, AppError> {
+    crate::app::catalog::products::price_tax_behavior(state, s.product_id, s.price_id).await
 }
 
 /// Charges a renewal (amount plus tax) through the processor. A processor that does not
 /// answer is an error: the renewal stays due and is charged again with the same key.
 async fn charge_renewal(
     state: &AppState,
-    id: SubscriptionId,
+    current: &Subscription,
     charge: &RenewalCharge,
 ) -> Result<PaymentOutcome, AppError> {
-    let tax = tax_quote(state, charge.customer_id, charge.amount, &charge.currency).await?;
+    let id = current.id;
+    let option = price_option(state, current).await?;
+    let tax = tax_quote(
+        state,
+        charge.customer_id,
+        option,
+        charge.amount,
+        &charge.currency,
+    )
+    .await?;
     let total = charge.amount.saturating_add(tax.added_tax());
     if total <= 0 {
         return Ok(PaymentOutcome::Paid {

@@ -162,7 +162,7 @@ pub async fn subscription_view(
         .price(s.price_id)
         .ok_or_else(|| missing("price", s.price_id))?;
     // Subscriptions are only ever made of recurring prices.
-    let price = ProductPriceRecurring::new(product.id, price).ok_or_else(|| {
+    let price = ProductPriceRecurring::new(&product, price).ok_or_else(|| {
         AppError::internal(format!(
             "subscription {}: price {} is not recurring",
             s.id, s.price_id
@@ -291,7 +291,7 @@ async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutCont
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
         product: views[selected].clone(),
-        product_price: ProductPrice::new(product.id, &c.price),
+        product_price: ProductPrice::new(product, &c.price),
         products: views,
         attached_custom_fields: attached_custom_fields_view(state, product).await?,
     })

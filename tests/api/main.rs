@@ -71,6 +71,7 @@ mod portal_payment_methods;
 mod portal_plan_billing;
 mod portal_recovery;
 mod portal_takeover;
+mod price_tax;
 mod products;
 mod rate_limits;
 mod readme;

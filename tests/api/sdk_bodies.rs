@@ -120,7 +120,7 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
             json!(["body", "prices", 0, "price_currency"]),
         ),
         (
-            json!({"prices": [{"amount_type": "fixed", "price_amount": 1000, "tax_behavior": "inclusive"}]}),
+            json!({"prices": [{"amount_type": "fixed", "price_amount": 1000, "tax_behavior": "gross"}]}),
             json!(["body", "prices", 0, "tax_behavior"]),
         ),
     ];

@@ -5,6 +5,7 @@ use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKe
 
 use super::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
 use super::metadata::Metadata;
+use super::tax_settings::TaxBehaviorOption;
 
 /// A product and its prices. Prices live inside their product (they are created, archived
 /// and read with it); a unique key maps each price id to its product for lookups.
@@ -33,6 +34,12 @@ pub struct Product {
     pub recurring_interval_count: u32,
     /// The free trial a subscription to it starts with (recurring products only).
     pub trial: Option<Trial>,
+    // Format version 4.
+    /// The prices that chose their own tax behaviour (Polar's price `tax_behavior`), at most
+    /// one entry per price; a price without one follows the organization's
+    /// `default_tax_behavior`. Kept beside the prices rather than in [`Price`] so that
+    /// `Price`'s layout, which checkouts embed, does not change.
+    pub price_tax_behavior: Vec<(PriceId, TaxBehaviorOption)>,
 }
 
 /// The most intervals one period spans (Polar's `le=999`).
@@ -95,6 +102,53 @@ impl From<ProductV1> for Product {
             attached_custom_fields: v1.attached_custom_fields,
             recurring_interval_count: 1,
             trial: None,
+            price_tax_behavior: Vec::new(),
+        }
+    }
+}
+
+/// A product as format versions 2 and 3 stored it: no price chose its tax behaviour.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct ProductV3 {
+    id: ProductId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    description: Option<String>,
+    is_recurring: bool,
+    is_archived: bool,
+    is_tax_applicable: bool,
+    metadata: Metadata,
+    prices: Vec<Price>,
+    benefit_ids: Vec<BenefitId>,
+    media_ids: Vec<uuid::Uuid>,
+    attached_custom_fields: Vec<AttachedCustomField>,
+    recurring_interval_count: u32,
+    trial: Option<Trial>,
+}
+
+impl From<ProductV3> for Product {
+    fn from(v3: ProductV3) -> Self {
+        Product {
+            id: v3.id,
+            organization_id: v3.organization_id,
+            created_at: v3.created_at,
+            modified_at: v3.modified_at,
+            name: v3.name,
+            description: v3.description,
+            is_recurring: v3.is_recurring,
+            is_archived: v3.is_archived,
+            is_tax_applicable: v3.is_tax_applicable,
+            metadata: v3.metadata,
+            prices: v3.prices,
+            benefit_ids: v3.benefit_ids,
+            media_ids: v3.media_ids,
+            attached_custom_fields: v3.attached_custom_fields,
+            recurring_interval_count: v3.recurring_interval_count,
+            trial: v3.trial,
+            price_tax_behavior: Vec::new(),
         }
     }
 }
@@ -463,6 +517,30 @@ impl Product {
         self.prices.iter().find(|p| p.id == id)
     }
 
+    /// The tax behaviour price `id` chose (`None`: the organization's default).
+    pub fn price_tax_behavior(&self, id: PriceId) -> Option<TaxBehaviorOption> {
+        self.price_tax_behavior
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map(|(_, b)| *b)
+    }
+
+    /// Adds a price made of `new` at `now`, with its tax behaviour if it chose one.
+    pub fn add_price(&mut self, new: NewPrice, now: DateTime<Utc>) -> PriceId {
+        let id = PriceId::new();
+        self.prices.push(Price {
+            id,
+            created_at: now,
+            modified_at: None,
+            is_archived: false,
+            kind: new.kind,
+        });
+        if let Some(b) = new.tax_behavior {
+            self.price_tax_behavior.push((id, b));
+        }
+        id
+    }
+
     /// The first price that is not archived (what a checkout by product id sells).
     pub fn first_active_price(&self) -> Option<&Price> {
         self.prices.iter().find(|p| !p.is_archived)
@@ -598,8 +676,9 @@ impl Product {
 impl Record for Product {
     const COLLECTION: &'static str = "product";
     /// Version 3 may hold seat-based prices (variants appended to [`PriceKind`]); its
-    /// layout is version 2's, which reads as it is.
-    const VERSION: u16 = 3;
+    /// layout is version 2's. Version 4 appends `price_tax_behavior` (versions 2 and 3 read
+    /// through [`ProductV3`], without any).
+    const VERSION: u16 = 4;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -609,7 +688,11 @@ impl Record for Product {
         match version {
             1 => tollgate_storage::codec::decode::<ProductV1>(Self::COLLECTION, 1, payload)
                 .map(Into::into),
-            2 | 3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 | 3 => {
+                tollgate_storage::codec::decode::<ProductV3>(Self::COLLECTION, version, payload)
+                    .map(Into::into)
+            }
+            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -681,7 +764,7 @@ pub struct NewProduct {
     /// `None` when not given or empty.
     pub description: Option<String>,
     /// A valid price set, in the order given.
-    pub prices: Vec<PriceKind>,
+    pub prices: Vec<NewPrice>,
     pub metadata: Metadata,
     /// The length of a recurring product's period, in intervals (1 for one-time).
     pub recurring_interval_count: u32,
@@ -728,10 +811,28 @@ pub struct ProductChange {
 /// One item of the price set of a [`ProductChange`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PriceChange {
-    /// Keep this price of the product.
+    /// Keep this price of the product (and the tax behaviour it chose).
     Keep(PriceId),
     /// Add a price.
-    Add(PriceKind),
+    Add(NewPrice),
+}
+
+/// A price to add: its kind and the tax behaviour it chose (Polar's price `tax_behavior`;
+/// `None`: the organization's default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewPrice {
+    pub kind: PriceKind,
+    pub tax_behavior: Option<TaxBehaviorOption>,
+}
+
+impl From<PriceKind> for NewPrice {
+    /// A price that follows the organization's default behaviour.
+    fn from(kind: PriceKind) -> Self {
+        NewPrice {
+            kind,
+            tax_behavior: None,
+        }
+    }
 }
 
 /// What a client sent for a field, kept only to be quoted back by a refusal that needs

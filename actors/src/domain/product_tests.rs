@@ -34,6 +34,7 @@ fn product(name: &str, secs: i64, prices: Vec<Price>) -> Product {
         attached_custom_fields: Vec::new(),
         recurring_interval_count: 1,
         trial: None,
+        price_tax_behavior: Vec::new(),
     }
 }
 
@@ -133,10 +134,69 @@ fn version_1_products_decode_with_single_intervals_and_no_trial() {
         interval: RecurringInterval::Week,
         count: 2,
     });
-    let bytes = p.encode().unwrap_or_default();
+    let bytes = tollgate_storage::codec::encode(&v3_of(&p)).unwrap_or_default();
     assert_eq!(Product::decode(2, &bytes).ok(), Some(p.clone()));
     assert_eq!(Product::decode(3, &bytes).ok(), Some(p));
     assert!(Product::decode(4, &bytes).is_err());
+}
+
+/// `p` in the layout of format versions 2 and 3.
+fn v3_of(p: &Product) -> ProductV3 {
+    ProductV3 {
+        id: p.id,
+        organization_id: p.organization_id,
+        created_at: p.created_at,
+        modified_at: p.modified_at,
+        name: p.name.clone(),
+        description: p.description.clone(),
+        is_recurring: p.is_recurring,
+        is_archived: p.is_archived,
+        is_tax_applicable: p.is_tax_applicable,
+        metadata: p.metadata.clone(),
+        prices: p.prices.clone(),
+        benefit_ids: p.benefit_ids.clone(),
+        media_ids: p.media_ids.clone(),
+        attached_custom_fields: p.attached_custom_fields.clone(),
+        recurring_interval_count: p.recurring_interval_count,
+        trial: p.trial,
+    }
+}
+
+/// A version-3 product (written before prices chose a tax behaviour) reads with every
+/// price on the organization's default; version 4 keeps each price's own behaviour.
+#[test]
+fn version_3_products_decode_without_price_tax_behaviors_and_version_4_keeps_them() {
+    let mut p = product("x", 1, vec![price(fixed(100), false)]);
+    p.recurring_interval_count = 2;
+    let bytes = tollgate_storage::codec::encode(&v3_of(&p)).unwrap_or_default();
+    let read = Product::decode(3, &bytes).ok();
+    assert_eq!(read, Some(p.clone()));
+    assert_eq!(
+        read.and_then(|r| r.price_tax_behavior(r.prices[0].id)),
+        None
+    );
+    assert!(Product::decode(4, &bytes).is_err());
+
+    let now = p.created_at;
+    let inclusive = p.add_price(
+        NewPrice {
+            kind: fixed(200),
+            tax_behavior: Some(TaxBehaviorOption::Inclusive),
+        },
+        now,
+    );
+    let default = p.add_price(fixed(300).into(), now);
+    let bytes = p.encode().unwrap_or_default();
+    let read = Product::decode(Product::VERSION, &bytes).ok();
+    assert_eq!(read.as_ref(), Some(&p));
+    let read = read.unwrap_or_else(|| p.clone());
+    assert_eq!(
+        read.price_tax_behavior(inclusive),
+        Some(TaxBehaviorOption::Inclusive)
+    );
+    assert_eq!(read.price_tax_behavior(default), None);
+    assert_eq!(read.price_tax_behavior(read.prices[0].id), None);
+    assert!(Product::decode(3, &bytes).is_err());
 }
 
 fn tier(min: u32, max: Option<u32>, price: i64) -> SeatTier {
@@ -165,7 +225,7 @@ fn version_3_adds_seat_based_prices_and_reads_version_2() {
             ),
         ],
     );
-    let bytes = tollgate_storage::codec::encode(&v2).unwrap_or_default();
+    let bytes = tollgate_storage::codec::encode(&v3_of(&v2)).unwrap_or_default();
     assert_eq!(Product::decode(2, &bytes).ok(), Some(v2));
     let tiers = SeatTiers::new(
         SeatTierType::Graduated,

@@ -17,9 +17,10 @@ use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, OrganizationId, PriceId, ProductId};
 use crate::domain::product::{
-    price_set_problem, AsSent, AttachField, AttachedCustomField, NewProduct, Price, PriceChange,
+    price_set_problem, AsSent, AttachField, AttachedCustomField, NewPrice, NewProduct, PriceChange,
     PriceKind, PriceSetProblem, Product, ProductChange, ProductSort, PRODUCT_BY_BENEFIT,
 };
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::{AppError, Given, Invalid};
 use crate::field;
 use crate::state::AppState;
@@ -55,6 +56,21 @@ pub async fn product_for_price(
     id: PriceId,
 ) -> Result<Option<Stored<Product>>, AppError> {
     Ok(crate::domain::product::product_for_price(&state.store, id).await?)
+}
+
+/// The tax behaviour price `price` of product `product` chose (`None`: the organization's
+/// default, also for a product or price no longer stored). Prices never change their
+/// behaviour, so what a checkout or a subscription sold at is read from the product.
+pub async fn price_tax_behavior(
+    state: &AppState,
+    product: ProductId,
+    price: PriceId,
+) -> Result<Option<TaxBehaviorOption>, AppError> {
+    Ok(state
+        .store
+        .get::<Product>(&product.key())
+        .await?
+        .and_then(|p| p.value.price_tax_behavior(price)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -226,16 +242,6 @@ async fn attached_fields(
     Ok(out)
 }
 
-fn new_price(kind: PriceKind, now: chrono::DateTime<chrono::Utc>) -> Price {
-    Price {
-        id: PriceId::new(),
-        created_at: now,
-        modified_at: None,
-        is_archived: false,
-        kind,
-    }
-}
-
 /// Creates a product with its prices in an organization `subject` reaches; its media and
 /// custom fields are checked there.
 pub async fn create(
@@ -256,8 +262,8 @@ pub async fn create(
         return Err(AppError::Invalid(invalid));
     }
     let now = state.now();
-    let recurring = new.prices.iter().all(PriceKind::is_recurring);
-    let product = Product {
+    let recurring = new.prices.iter().all(|p| p.kind.is_recurring());
+    let mut product = Product {
         id: ProductId::new(),
         organization_id,
         created_at: now,
@@ -268,13 +274,17 @@ pub async fn create(
         is_archived: false,
         is_tax_applicable: true,
         metadata: new.metadata,
-        prices: new.prices.into_iter().map(|k| new_price(k, now)).collect(),
+        prices: Vec::new(),
         benefit_ids: Vec::new(),
         media_ids: Vec::new(),
         attached_custom_fields: attached,
         recurring_interval_count: new.recurring_interval_count,
         trial: new.trial,
+        price_tax_behavior: Vec::new(),
     };
+    for price in new.prices {
+        product.add_price(price, now);
+    }
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
@@ -303,7 +313,7 @@ fn apply_prices(
         return;
     }
     let mut kept: HashSet<PriceId> = HashSet::new();
-    let mut added: Vec<PriceKind> = Vec::new();
+    let mut added: Vec<NewPrice> = Vec::new();
     let mut unknown = false;
     for (i, change) in changes.iter().enumerate() {
         match change {
@@ -319,7 +329,7 @@ fn apply_prices(
                     ));
                 }
             }
-            PriceChange::Add(kind) => added.push(kind.clone()),
+            PriceChange::Add(price) => added.push(price.clone()),
         }
     }
     if unknown {
@@ -329,7 +339,7 @@ fn apply_prices(
         .active_prices()
         .filter(|p| kept.contains(&p.id))
         .map(|p| &p.kind)
-        .chain(added.iter())
+        .chain(added.iter().map(|p| &p.kind))
         .collect();
     if let Some(problem) = price_set_problem(&resulting) {
         invalid.push(price_set_refusal(problem, resulting.len(), sent));
@@ -341,9 +351,10 @@ fn apply_prices(
             price.modified_at = Some(now);
         }
     }
-    product
-        .prices
-        .extend(added.into_iter().map(|k| new_price(k, now)));
+    // A kept price keeps the behaviour it chose; a new one has its own.
+    for price in added {
+        product.add_price(price, now);
+    }
     let recurring = product.active_prices().all(|p| p.kind.is_recurring());
     product.is_recurring = recurring;
 }

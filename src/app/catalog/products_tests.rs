@@ -13,7 +13,8 @@ fn one_time() -> NewProduct {
         prices: vec![PriceKind::OneTimeFixed {
             currency: crate::domain::currency::Currency::DEFAULT.into(),
             amount: 1000,
-        }],
+        }
+        .into()],
         metadata: Default::default(),
         recurring_interval_count: 1,
         trial: None,
@@ -62,7 +63,7 @@ async fn a_change_is_checked_against_the_stored_product() {
     let change = ProductChange {
         prices: Some(vec![
             PriceChange::Keep(kept),
-            PriceChange::Add(PriceKind::OneTimeFree),
+            PriceChange::Add(PriceKind::OneTimeFree.into()),
         ]),
         ..Default::default()
     };
@@ -93,4 +94,73 @@ async fn a_change_is_checked_against_the_stored_product() {
     .unwrap();
     assert_eq!(renamed.name, "Mallet");
     assert_eq!(renamed.active_prices().count(), 1);
+}
+
+/// A price keeps the tax behaviour it chose: a new price has its own, one kept by id keeps
+/// the one it had, and a price without one follows the organization's default (`None`).
+#[actix_web::test]
+async fn prices_keep_the_tax_behaviour_they_chose() {
+    let app = testing::app().await;
+    let (_, subject) = testing::seller(&app).await;
+    let mut new = one_time();
+    new.prices[0].tax_behavior = Some(TaxBehaviorOption::Inclusive);
+    let product = create(&app, subject, new).await.unwrap();
+    let first = product.prices[0].id;
+    assert_eq!(
+        product.price_tax_behavior(first),
+        Some(TaxBehaviorOption::Inclusive)
+    );
+    assert_eq!(
+        price_tax_behavior(&app, product.id, first).await.unwrap(),
+        Some(TaxBehaviorOption::Inclusive)
+    );
+
+    // Kept by id: unchanged. Replaced: the new price has its own (none here).
+    let kept = update(
+        &app,
+        subject,
+        product.id,
+        ProductChange {
+            prices: Some(vec![PriceChange::Keep(first)]),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        kept.price_tax_behavior(first),
+        Some(TaxBehaviorOption::Inclusive)
+    );
+    let replaced = update(
+        &app,
+        subject,
+        product.id,
+        ProductChange {
+            prices: Some(vec![PriceChange::Add(NewPrice {
+                kind: PriceKind::OneTimeFree,
+                tax_behavior: Some(TaxBehaviorOption::Exclusive),
+            })]),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let second = replaced.first_active_price().map(|p| p.id).unwrap();
+    assert_ne!(second, first);
+    assert_eq!(
+        replaced.price_tax_behavior(second),
+        Some(TaxBehaviorOption::Exclusive)
+    );
+    // The archived price still answers what it was sold at.
+    assert_eq!(
+        price_tax_behavior(&app, product.id, first).await.unwrap(),
+        Some(TaxBehaviorOption::Inclusive)
+    );
+    let plain = create(&app, subject, one_time()).await.unwrap();
+    assert_eq!(
+        price_tax_behavior(&app, plain.id, plain.prices[0].id)
+            .await
+            .unwrap(),
+        None
+    );
 }

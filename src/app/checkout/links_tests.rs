@@ -36,6 +36,7 @@ async fn product(state: &AppState, org: OrganizationId) -> Product {
         attached_custom_fields: Vec::new(),
         recurring_interval_count: 1,
         trial: None,
+        price_tax_behavior: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent).expect("product");

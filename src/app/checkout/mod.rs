@@ -522,7 +522,11 @@ pub(crate) async fn quote_tax(
     ) {
         *status = state.tax_ids.check(id, &country).await;
     }
-    crate::app::tax::quote(state, c.organization_id, None, request)
+    // The price sold says whether its amount includes the tax (else the organization's
+    // default does).
+    let price_option =
+        crate::app::catalog::products::price_tax_behavior(state, c.product_id, c.price.id).await?;
+    crate::app::tax::quote(state, c.organization_id, price_option, request)
         .await
         .map(Some)
 }

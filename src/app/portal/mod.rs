@@ -155,7 +155,7 @@ pub async fn subscription_view_of(
     let (product, view) = customer_product(state, s.product_id, organization).await?;
     let price = product
         .price(s.price_id)
-        .and_then(|p| ProductPriceRecurring::new(product.id, p))
+        .and_then(|p| ProductPriceRecurring::new(&product, p))
         .ok_or_else(|| {
             AppError::internal(format!(
                 "subscription {}: price {} missing",

@@ -1,13 +1,14 @@
 """Issue 48's invoices through Polar's Python SDK 1.0.2 (polar-sdk==1.0.2,
 tests/clients/python-1.0/requirements.txt): a German seller (DE136695976) invoicing on
-request sells to French consumers, and every invoice answer loads into the SDK: the seller's
-`orders.update(billing_name, billing_address)` (`Order`), `orders.generate_invoice`
-(`None`: the 202's body `null`), `orders.invoice` (`OrderInvoice.url`, polled until issued,
-bounded; the PDF behind it); the buyer's `customer_portal.orders.update` (`CustomerOrder`),
-`generate_invoice` and `invoice` (`CustomerOrderInvoice`) with a customer session's token;
-and the refusals as the SDK raises them with the body readable: 404 `InvoiceDoesNotExist`,
-409 `InvoiceAlreadyIssued`, 422 `MissingInvoiceBillingDetails` and a country change's 422
-`HTTPValidationError`.
+request sells to French consumers at a price created with `tax_behavior="inclusive"`
+(parsed back from `products.create` and `products.get`), and every invoice answer loads into
+the SDK: the seller's `orders.update(billing_name, billing_address)` (`Order`),
+`orders.generate_invoice` (`None`: the 202's body `null`), `orders.invoice`
+(`OrderInvoice.url`, polled until issued, bounded; the PDF behind it); the buyer's
+`customer_portal.orders.update` (`CustomerOrder`), `generate_invoice` and `invoice`
+(`CustomerOrderInvoice`) with a customer session's token; and the refusals as the SDK
+raises them with the body readable: 404 `InvoiceDoesNotExist`, 409 `InvoiceAlreadyIssued`,
+422 `MissingInvoiceBillingDetails` and a country change's 422 `HTTPValidationError`.
 
 The SDK declares 404 as `ResourceNotFound` (its model's `error` is the literal
 "ResourceNotFound") and no 409 for `update`: for 404 `InvoiceDoesNotExist` (Polar's own
@@ -185,10 +186,17 @@ def a_seller_invoicing_on_request():
                                              "country": "DE"}},
                          "default_tax_behavior": "location"})
     equal(r.status_code, 200, f"raw PATCH of tax: {r.text}")
+    # The price includes its tax (what `location` means for French buyers too): the SDK
+    # sends the price's `tax_behavior` and parses it back.
     product = model(polar.products.create(
         name=f"Lifetime {RUN}", organization_id=S.org,
-        prices=[{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd"}]),
+        prices=[{"amount_type": "fixed", "price_amount": 1200, "price_currency": "usd",
+                 "tax_behavior": "inclusive"}]),
         "Product")
+    equal(product.prices[0].tax_behavior, "inclusive", "the price's tax_behavior")
+    equal(raw_json()["prices"][0]["tax_behavior"], "inclusive", "tax_behavior on the wire")
+    read = model(polar.products.get(product.id), "Product")
+    equal(read.prices[0].tax_behavior, "inclusive", "the price's tax_behavior read")
     S.product = product.id
     S.order = bought("Marie Curie")
     S.portal_order = bought("Jean Dupont")

@@ -11,6 +11,7 @@ use crate::api::benefit::{
 };
 use crate::api::price::{
     check_price_set, seat_tiers_of, SeatTierInput, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT,
+    TAX_BEHAVIOR_EXPECTED,
 };
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
 use crate::api::Maybe;
@@ -20,8 +21,9 @@ use crate::domain::benefit::{Benefit, BenefitProperties, KeyQuantity, Timeframe}
 use crate::domain::currency::Currency;
 use crate::domain::ids::{OrganizationId, ProductId};
 use crate::domain::product::{
-    NewProduct, PriceChange, PriceKind, Product, ProductChange, RecurringInterval,
+    NewPrice, NewProduct, PriceChange, PriceKind, Product, ProductChange, RecurringInterval,
 };
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::{ApiError, Invalid};
 use crate::field;
 use crate::loc;
@@ -54,6 +56,9 @@ pub struct ProductForm {
     pub seat_tiers: String,
     /// `volume` (every seat at its tier's rate) or `graduated`.
     pub seat_tier_type: String,
+    /// The prices' tax behaviour: `location`, `inclusive`, `exclusive` or empty (the
+    /// organization's default).
+    pub tax_behavior: String,
     pub is_archived: Option<String>,
     /// On an edit: replace the prices with the ones of the form.
     pub replace_prices: Option<String>,
@@ -73,6 +78,7 @@ impl Default for ProductForm {
             preset_amount: String::new(),
             seat_tiers: String::new(),
             seat_tier_type: "volume".into(),
+            tax_behavior: String::new(),
             is_archived: None,
             replace_prices: None,
         }
@@ -85,6 +91,11 @@ impl ProductForm {
             name: p.name.clone(),
             description: opt_string(&p.description),
             is_archived: p.is_archived.then(|| "on".to_string()),
+            // What the prices on sale chose (the form sets one behaviour for them all).
+            tax_behavior: p
+                .first_active_price()
+                .and_then(|price| p.price_tax_behavior(price.id))
+                .map_or_else(String::new, |b| b.as_str().to_string()),
             ..ProductForm::default()
         }
     }
@@ -92,7 +103,25 @@ impl ProductForm {
     /// The prices of the form in the product's currency (`None` if one is not a price:
     /// the problems are in `v`, or in `typed` for an amount that does not read), with the
     /// API's rules on each amount.
-    pub(super) fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<PriceKind>> {
+    pub(super) fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<NewPrice>> {
+        let tax_behavior = match self.tax_behavior.trim() {
+            "" => None,
+            t => match TaxBehaviorOption::parse(t) {
+                Some(b) => Some(b),
+                None => {
+                    typed.0.push(
+                        Invalid::new(
+                            field!["prices", 0, "tax_behavior"],
+                            format!("Input should be {TAX_BEHAVIOR_EXPECTED}"),
+                            t,
+                        )
+                        .kind("enum")
+                        .with_ctx("expected", TAX_BEHAVIOR_EXPECTED),
+                    );
+                    return None;
+                }
+            },
+        };
         let amount_type = match self.amount_type.trim() {
             "" => "fixed",
             t => t,
@@ -216,7 +245,7 @@ impl ProductForm {
                 (None, _) => Ok(PriceKind::OneTimeFree),
             };
             match kind {
-                Ok(k) => kinds.push(k),
+                Ok(kind) => kinds.push(NewPrice { kind, tax_behavior }),
                 Err(()) => ok = false,
             }
         }
@@ -368,7 +397,7 @@ pub async fn create_product(
     check_name(&mut v, &name);
     let prices = form.prices(&mut v, &mut typed);
     if let Some(kinds) = &prices {
-        let refs: Vec<&PriceKind> = kinds.iter().collect();
+        let refs: Vec<&PriceKind> = kinds.iter().map(|p| &p.kind).collect();
         check_price_set(&mut v, &refs, &Default::default());
     }
     typed.finish(v.finish())?;
@@ -405,7 +434,7 @@ pub async fn update_product(
         description: text(&form.description),
         is_archived: Some(ticked(&form.is_archived)),
         metadata: None,
-        prices: prices.map(|kinds| kinds.into_iter().map(PriceChange::Add).collect()),
+        prices: prices.map(|ps| ps.into_iter().map(PriceChange::Add).collect()),
         prices_sent: Default::default(),
         recurring_interval_count: None,
         trial: None,

@@ -4,8 +4,14 @@
 use super::*;
 use crate::app::testing::{app, seller};
 use crate::domain::discount::DiscountKind;
-use crate::domain::product::{PriceKind, RecurringInterval};
+use crate::domain::product::{NewPrice, PriceKind, RecurringInterval};
+use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::validate::Validator;
+
+/// The kinds of the form's prices (their tax behaviour set aside).
+fn kinds(prices: Option<Vec<NewPrice>>) -> Option<Vec<PriceKind>> {
+    prices.map(|ps| ps.into_iter().map(|p| p.kind).collect())
+}
 
 #[test]
 fn amounts_read_in_the_currencys_minor_unit_and_print_back() {
@@ -68,7 +74,7 @@ fn a_monthly_and_yearly_product_has_two_prices_in_cents() {
     let (mut v, mut typed) = (Validator::new(), Typed::default());
     let code = Currency::DEFAULT.to_string();
     assert_eq!(
-        form.prices(&mut v, &mut typed),
+        kinds(form.prices(&mut v, &mut typed)),
         Some(vec![
             PriceKind::RecurringFixed {
                 interval: RecurringInterval::Month,
@@ -183,7 +189,7 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
     )
     .unwrap();
     assert_eq!(
-        form.prices(&mut v, &mut typed),
+        kinds(form.prices(&mut v, &mut typed)),
         Some(vec![PriceKind::RecurringSeatBased {
             interval: RecurringInterval::Year,
             currency: Currency::DEFAULT.to_string(),
@@ -200,7 +206,7 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
         ..ProductForm::default()
     };
     let (mut v, mut typed) = (Validator::new(), Typed::default());
-    let Some(kinds) = form.prices(&mut v, &mut typed) else {
+    let Some(kinds) = kinds(form.prices(&mut v, &mut typed)) else {
         panic!("{:?} {:?}", v.finish().err(), typed.0);
     };
     let PriceKind::OneTimeSeatBased { seat_tiers, .. } = &kinds[0] else {
@@ -223,4 +229,33 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
         assert_eq!(!typed.0.is_empty(), from_form, "{lines}");
         assert_eq!(v.has_errors(), !from_form, "{lines}");
     }
+}
+
+/// The product form's tax behaviour applies to each of its prices; empty is the
+/// organization's default, and a value that is not a behaviour is refused at the price.
+#[test]
+fn the_product_forms_tax_behaviour_goes_on_each_price() {
+    let form = |tax_behavior: &str| ProductForm {
+        billing: "month_year".into(),
+        amount: "15".into(),
+        yearly_amount: "150".into(),
+        tax_behavior: tax_behavior.into(),
+        ..ProductForm::default()
+    };
+    let behaviours = |f: ProductForm| {
+        let (mut v, mut typed) = (Validator::new(), Typed::default());
+        f.prices(&mut v, &mut typed)
+            .map(|ps| ps.into_iter().map(|p| p.tax_behavior).collect::<Vec<_>>())
+    };
+    assert_eq!(behaviours(form("")), Some(vec![None, None]));
+    let inclusive = Some(TaxBehaviorOption::Inclusive);
+    assert_eq!(
+        behaviours(form("inclusive")),
+        Some(vec![inclusive, inclusive])
+    );
+    let (mut v, mut typed) = (Validator::new(), Typed::default());
+    assert_eq!(form("gross").prices(&mut v, &mut typed), None);
+    assert_eq!(typed.0.len(), 1);
+    assert_eq!(typed.0[0].path, field!["prices", 0, "tax_behavior"]);
+    assert_eq!(typed.0[0].kind, "enum");
 }
