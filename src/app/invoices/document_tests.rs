@@ -325,6 +325,7 @@ fn monthly(count: u32, trial: Option<crate::domain::product::Trial>) -> Product 
         attached_custom_fields: Vec::new(),
         recurring_interval_count: count,
         trial,
+        price_tax_behavior: Vec::new(),
     }
 }
 
