@@ -86,3 +86,15 @@ pub mod testing;
 pub mod tokens;
 pub mod views;
 pub mod webhook_endpoints;
+
+/// The sooner of two optional times: when a queue's pass is due again (`None`: nothing
+/// waits).
+pub(crate) fn earliest(
+    a: Option<chrono::DateTime<chrono::Utc>>,
+    b: Option<chrono::DateTime<chrono::Utc>>,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

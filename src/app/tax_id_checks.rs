@@ -148,21 +148,14 @@ pub async fn pass(
     let mut next: Option<DateTime<Utc>> = None;
     for check in checks {
         if !check.value.is_due(state.now()) {
-            next = earliest(next, check.value.next_attempt_at);
+            next = super::earliest(next, check.value.next_attempt_at);
             continue;
         }
         if let Some(at) = recheck(state, registers, check).await? {
-            next = earliest(next, Some(at));
+            next = super::earliest(next, Some(at));
         }
     }
     Ok(next.map(|at| (at - state.now()).to_std().unwrap_or(Duration::ZERO)))
-}
-
-fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }
 
 /// Asks the register about one entry's order and settles or reschedules the entry;

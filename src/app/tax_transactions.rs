@@ -200,7 +200,7 @@ pub async fn drain(state: &AppState, stripe: &StripeTax) -> Result<Option<Durati
     for due in dues {
         let now = state.now();
         if !due.value.is_due(now) {
-            next = earliest(next, due.value.next_attempt_at);
+            next = super::earliest(next, due.value.next_attempt_at);
             continue;
         }
         let outcome = match &due.value.action {
@@ -228,19 +228,12 @@ pub async fn drain(state: &AppState, stripe: &StripeTax) -> Result<Option<Durati
         tracing::warn!(order = %due.value.order_id, action = ?due.value.action, error = %cause, "tax transaction not recorded; will retry");
         let mut failed = due.value.clone();
         failed.failed(state.now(), cause);
-        next = earliest(next, failed.next_attempt_at);
+        next = super::earliest(next, failed.next_attempt_at);
         let mut batch = Batch::new();
         batch.put(&failed, Expect::Rev(due.rev))?;
         state.store.commit(&batch).await?;
     }
     Ok(next.map(|at| (at - state.now()).to_std().unwrap_or(Duration::ZERO)))
-}
-
-fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }
 
 /// Records the order's calculation: `Ok(Err(cause))` when the provider did not.

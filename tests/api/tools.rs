@@ -196,18 +196,25 @@ pub fn render_page(dir: &str, name: &str, body: &str) {
     for (width, height) in [(390, 3000), (1280, 2000)] {
         let png = dir.join(format!("{name}-{width}.png"));
         let _ = std::fs::remove_file(&png);
-        let out = run_with_timeout(
-            Command::new("/usr/bin/chromium").args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                &format!("--window-size={width},{height}"),
-                &format!("--screenshot={}", png.display()),
-                &format!("file://{}", html.display()),
-            ]),
-            Duration::from_secs(120),
-        );
+        // A profile of its own (a Chromium started while another runs on the default
+        // profile hands its work over and exits without drawing), and one at a time.
+        let profile = dir.join(format!(".profile-{name}-{width}"));
+        let out = locked("chromium-screenshot", || {
+            run_with_timeout(
+                Command::new("/usr/bin/chromium").args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--hide-scrollbars",
+                    &format!("--user-data-dir={}", profile.display()),
+                    &format!("--window-size={width},{height}"),
+                    &format!("--screenshot={}", png.display()),
+                    &format!("file://{}", html.display()),
+                ]),
+                Duration::from_secs(120),
+            )
+        });
+        let _ = std::fs::remove_dir_all(&profile);
         let bytes = std::fs::read(&png).unwrap_or_else(|e| {
             panic!(
                 "no screenshot {} ({e}): {}",
