@@ -64,7 +64,7 @@ STRIPE_WORDS = re.compile(
     r'balance_transaction|failure_code|decline_code|last_payment_error|amount_refunded)"')
 
 # Where a currency may be spelled out: the currency type.
-CURRENCY_HOME = {"actors/src/domain/currency.rs", "actors/src/domain/money.rs"}
+CURRENCY_HOME = {"actors/src/domain/currency.rs", "actors/src/domain/currency_tables.rs", "actors/src/domain/money.rs"}
 
 # Files that break a rule while a move goes on, by rule (reported on every run; the list
 # only shrinks). Empty: every file keeps every rule.

@@ -10,11 +10,18 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Currencies without a minor unit (Stripe's zero-decimal list).
-const ZERO_DECIMAL: &[&str] = &[
-    "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv",
-    "xaf", "xof", "xpf",
-];
+#[path = "currency_tables.rs"]
+mod tables;
+
+use tables::ZERO_DECIMAL;
+
+/// The position of `key` in a table sorted by its first column.
+fn find<T: Copy>(table: &[(&str, T)], key: &str) -> Option<T> {
+    table
+        .binary_search_by(|(k, _)| (*k).cmp(key))
+        .ok()
+        .map(|i| table[i].1)
+}
 
 /// An ISO 4217 currency: three lowercase ASCII letters.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -79,9 +86,42 @@ impl Currency {
         }
     }
 
+    /// Whether prices, discounts and checkouts may be in this currency anywhere Polar
+    /// sells: one of its 126 presentment currencies.
+    pub fn is_presentment(self) -> bool {
+        tables::PRESENTMENT.binary_search(&self.code()).is_ok()
+    }
+
+    /// Polar's presentment currencies, in code order.
+    pub fn presentment() -> impl Iterator<Item = Currency> {
+        tables::PRESENTMENT
+            .iter()
+            .filter_map(|c| Currency::from_code(c))
+    }
+
+    /// The smallest amount of a paid price in this currency, in its minor unit (50 for USD
+    /// and EUR, 80 for JPY, 200 000 for UGX).
+    pub fn minimum_amount(self) -> i64 {
+        find(tables::MINIMUM, self.code()).unwrap_or(tables::DEFAULT_MINIMUM)
+    }
+
+    /// The largest amount of a price in this currency, in its minor unit (99 999 999 unless
+    /// Polar raises it, as for IDR).
+    pub fn maximum_amount(self) -> i64 {
+        find(tables::MAXIMUM, self.code()).unwrap_or(tables::DEFAULT_MAXIMUM)
+    }
+
+    /// The currency a buyer in `country` (ISO 3166-1 alpha-2, any case) is presented:
+    /// `None` where the country's tender is not a presentment currency, or for an unknown
+    /// country.
+    pub fn for_country(country: &str) -> Option<Currency> {
+        let country = country.trim().to_ascii_uppercase();
+        find(tables::BY_COUNTRY, &country).and_then(Currency::from_code)
+    }
+
     /// Digits of the minor unit: 0 (JPY, KRW, …) or 2.
     pub fn minor_digits(self) -> u32 {
-        if ZERO_DECIMAL.contains(&self.code()) {
+        if ZERO_DECIMAL.binary_search(&self.code()).is_ok() {
             0
         } else {
             2
