@@ -244,6 +244,14 @@ pub fn format_body(format: WebhookFormat, api_version: Option<&str>, event: &Eve
     }
 }
 
+/// An amount of `currency` in its major units (`2500` USD → `25.00`, `3000` JPY →
+/// `3000`); a code that is not one reads as two-decimal.
+fn major_units(amount: i64, currency: &str) -> String {
+    crate::domain::currency::Currency::from_code(&currency.to_ascii_lowercase())
+        .unwrap_or_default()
+        .major(amount)
+}
+
 /// One line saying what happened, for chat formats.
 fn summary(event: &Event) -> String {
     let data = &event.body["data"];
@@ -255,7 +263,7 @@ fn summary(event: &Event) -> String {
             data["product"]["name"].as_str().unwrap_or("a product"),
             data["amount"]
                 .as_i64()
-                .map(|a| format!("{:.2}", a as f64 / 100.0))
+                .map(|a| major_units(a, data["currency"].as_str().unwrap_or_default()))
                 .unwrap_or_default(),
             data["currency"].as_str().unwrap_or_default().to_uppercase(),
         ),
@@ -391,5 +399,21 @@ mod tests {
         let slack: serde_json::Value =
             serde_json::from_str(&format_body(WebhookFormat::Slack, None, &e)).unwrap();
         assert_eq!(slack["text"], discord["content"]);
+    }
+
+    #[test]
+    fn chat_amounts_use_the_currencys_minor_unit() {
+        let mut e = order_event();
+        e.body["data"]["amount"] = 3000.into();
+        e.body["data"]["currency"] = "jpy".into();
+        let slack: serde_json::Value =
+            serde_json::from_str(&format_body(WebhookFormat::Slack, None, &e)).unwrap();
+        assert_eq!(
+            slack["text"],
+            "Tollgate: order.created – ada@example.com bought Ebook (3000 JPY)"
+        );
+        assert_eq!(major_units(1800, "eur"), "18.00");
+        assert_eq!(major_units(-505, "USD"), "-5.05");
+        assert_eq!(major_units(7, "??"), "0.07");
     }
 }
