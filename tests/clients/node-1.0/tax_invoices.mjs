@@ -187,9 +187,13 @@ check("a_seller_invoicing_on_request", async () => {
     await polar.products.create({
       name: `Lifetime ${RUN}`,
       organization_id: S.org,
-      prices: [{ amount_type: "fixed", price_amount: 1200, price_currency: "usd" }],
+      prices: [{ amount_type: "fixed", price_amount: 1200, price_currency: "usd", tax_behavior: "inclusive" }],
     }),
   );
+  // The price includes its tax: the SDK sends the price's tax_behavior and parses it back.
+  equal(product.prices[0].tax_behavior, "inclusive", "the price's tax_behavior");
+  const read = typed("Product", await polar.products.get(product.id));
+  equal(read.prices[0].tax_behavior, "inclusive", "the price's tax_behavior read");
   S.product = product.id;
   S.order = await bought("Marie Curie");
   S.portalOrder = await bought("Jean Dupont");
