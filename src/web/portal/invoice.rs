@@ -39,12 +39,7 @@ impl InvoiceSection {
     /// details fill it: its billing name and address, else the customer's).
     pub fn of(order: &Order, customer: &Customer, posted: Option<BillingForm>) -> InvoiceSection {
         let address = order.billing_address.as_ref();
-        let billing = posted.unwrap_or_else(|| {
-            BillingForm::of(
-                invoices::billing_name(order, Some(customer)).as_deref(),
-                address.or(customer.billing_address.as_ref()),
-            )
-        });
+        let billing = posted.unwrap_or_else(|| prefilled(order, customer));
         InvoiceSection {
             requestable: order.status.was_paid() && order.invoice == InvoiceState::None,
             due: order.invoice == InvoiceState::Due,
@@ -57,6 +52,18 @@ impl InvoiceSection {
     }
 }
 
+/// The form as `order`'s details fill it: its billing name and address, else its
+/// customer's.
+fn prefilled(order: &Order, customer: &Customer) -> BillingForm {
+    BillingForm::of(
+        invoices::billing_name(order, Some(customer)).as_deref(),
+        order
+            .billing_address
+            .as_ref()
+            .or(customer.billing_address.as_ref()),
+    )
+}
+
 /// Saves the form's details on `order` unless they are its own, then asks for its invoice.
 async fn request_with(
     state: &AppState,
@@ -64,8 +71,9 @@ async fn request_with(
     form: BillingForm,
     customer: &Customer,
 ) -> Result<(), ApiError> {
-    let same = InvoiceSection::of(&order, customer, None).billing;
-    let order = if form == same || matches!(order.invoice, InvoiceState::Issued { .. }) {
+    let order = if form == prefilled(&order, customer)
+        || matches!(order.invoice, InvoiceState::Issued { .. })
+    {
         order
     } else {
         invoices::update_billing(state, order.id, form.into_command()?).await?
