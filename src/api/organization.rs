@@ -304,8 +304,9 @@ pub struct OrganizationView {
     pub details_submitted_at: Option<DateTime<Utc>>,
     pub onboarding_resubmission_requested_at: Option<DateTime<Utc>>,
     pub sso_enforced: bool,
-    /// `usd`: the only currency Tollgate sells in.
-    pub default_presentment_currency: &'static str,
+    /// The currency every active product has a price in, and a checkout's when neither
+    /// the request nor the buyer's country picks one (`usd` unless changed).
+    pub default_presentment_currency: String,
     /// `location` (exclusive in the US, Canada and India, inclusive elsewhere), `inclusive`
     /// or `exclusive`: the behaviour of prices that name none.
     pub default_tax_behavior: &'static str,
@@ -366,7 +367,7 @@ impl From<&Organization> for OrganizationView {
             details_submitted_at: None,
             onboarding_resubmission_requested_at: None,
             sso_enforced: false,
-            default_presentment_currency: crate::domain::currency::Currency::DEFAULT.code(),
+            default_presentment_currency: o.default_presentment_currency.to_string(),
             default_tax_behavior: o.default_tax_behavior.as_str(),
             tax: crate::api::organization_tax::OrganizationTax::of(o),
             customer_email_settings: OrganizationCustomerEmailSettings {
@@ -431,6 +432,10 @@ pub struct OrganizationCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub subscription_settings: Option<OrganizationSubscriptionSettings>,
+    /// One of Polar's presentment currencies (lowercase); `usd` when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub default_presentment_currency: Option<serde_json::Value>,
 }
 
 /// Every field optional; an explicit `null` clears the nullable ones.
@@ -484,6 +489,11 @@ pub struct OrganizationUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub default_tax_behavior: Maybe<serde_json::Value>,
+    /// One of Polar's presentment currencies (lowercase); refused while an active product
+    /// has no price in it. `null`: unchanged.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub default_presentment_currency: Maybe<serde_json::Value>,
     /// The seller's tax settings (each key optional: absent keys are kept).
     #[serde(default)]
     #[schema(value_type = Option<crate::api::organization_tax::OrganizationTaxUpdate>)]
@@ -585,6 +595,10 @@ impl OrganizationCreate {
         if let Some(s) = &self.subscription_settings {
             s.check_supported(&mut v, loc!["body", "subscription_settings"]);
         }
+        let currency = match &self.default_presentment_currency {
+            Some(c) if !c.is_null() => presentment_currency(&mut v, c),
+            _ => None,
+        };
         v.finish()?;
         let Some(slug) = slug else {
             return Err(ApiError::internal("slug validated but missing"));
@@ -597,7 +611,35 @@ impl OrganizationCreate {
             subscription_settings: self
                 .subscription_settings
                 .map(|s| ((&s).into(), s.prevent_trial_abuse)),
+            default_presentment_currency: currency,
         })
+    }
+}
+
+/// `default_presentment_currency`: one of Polar's presentment currencies, else its 422 in
+/// `v`.
+fn presentment_currency(
+    v: &mut Validator,
+    value: &Value,
+) -> Option<crate::domain::currency::Currency> {
+    let loc = loc!["body", "default_presentment_currency"];
+    match value.as_str() {
+        Some(code) => match crate::domain::currency::Currency::parse(code) {
+            Ok(c) => Some(c),
+            Err(_) => {
+                v.push(crate::api::price::currency_mismatch(loc, code));
+                None
+            }
+        },
+        None => {
+            v.push(FieldError::new(
+                "string_type",
+                loc,
+                "Input should be a valid string",
+                value.clone(),
+            ));
+            None
+        }
     }
 }
 
@@ -766,6 +808,9 @@ impl OrganizationUpdate {
             },
             Maybe::Null => change.default_tax_behavior = Some(Default::default()),
             Maybe::Absent => {}
+        }
+        if let Maybe::Value(c) = &self.default_presentment_currency {
+            change.default_presentment_currency = presentment_currency(&mut v, c);
         }
         if let Maybe::Value(t) = &self.tax {
             match crate::api::organization_tax::parse_tax(t, &stored.tax) {

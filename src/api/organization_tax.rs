@@ -549,6 +549,7 @@ impl TaxForm {
             notification_settings: Maybe::Absent,
             customer_portal_settings: Maybe::Absent,
             default_tax_behavior: behavior,
+            default_presentment_currency: Maybe::Absent,
             tax: Maybe::Value(self.to_value()),
             bio: Maybe::Absent,
             company: Maybe::Absent,

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::domain::currency::{Currency, CurrencyError};
+use crate::domain::currency::Currency;
 use crate::domain::ids::PriceId;
 use crate::domain::product::{self as domain, NewPrice, Price, PriceKind, Product};
 use crate::error::FieldError;
@@ -130,22 +130,31 @@ fn missing(loc: Vec<Value>, parent: &Value) -> FieldError {
     FieldError::new("missing", loc, "Field required", parent.clone())
 }
 
-/// A required or optional amount (Stripe's bounds), with pydantic's lax JSON rules.
-fn integer(
+/// A required or optional amount of a price in `currency` (with whether it is checked
+/// against the currency's bounds), with pydantic's lax JSON rules: an integer ≥ 0, then
+/// Polar's per-currency minimum and maximum (`minimum_price`, `maximum_price`). `None`:
+/// refused (in `v`), or the currency itself was; `Some(None)`: optional and not given.
+fn amount(
     v: &mut Validator,
     obj: &Value,
     loc: &[Value],
     key: &str,
     required: bool,
-) -> Option<i64> {
-    integer_in(
-        v,
-        obj,
-        loc,
-        key,
-        required,
-        (MINIMUM_PRICE_AMOUNT, MAXIMUM_PRICE_AMOUNT),
-    )
+    currency: Option<(Currency, bool)>,
+) -> Option<Option<i64>> {
+    if !required && obj.get(key).is_none_or(Value::is_null) {
+        return Some(None);
+    }
+    let n = integer_in(v, obj, loc, key, required, (0, i64::MAX));
+    let (currency, checked) = currency?;
+    let n = n?;
+    if checked {
+        if let Some(e) = amount_bounds_error(at(loc, key), currency, n) {
+            v.push(e);
+            return None;
+        }
+    }
+    Some(Some(n))
 }
 
 /// A required or optional integer within `(min, max)`, with pydantic's lax JSON rules
@@ -212,25 +221,20 @@ fn integer_in(
     }
 }
 
-/// The 422 of a currency that is not one prices and discounts are sold in.
-pub fn currency_mismatch(loc: Vec<Value>, given: &str) -> FieldError {
-    let pattern = CurrencyError::PATTERN;
-    FieldError::new(
-        "string_pattern_mismatch",
-        loc,
-        format!("String should match pattern '{pattern}'"),
-        Value::from(given),
-    )
-    .with_ctx(json!({ "pattern": pattern }))
-}
+#[path = "price_checks.rs"]
+mod checks;
+pub use checks::{
+    amount_bounds_error, check_new_prices, check_price_set, currency_mismatch, price_set_error,
+};
 
-/// `price_currency`: defaults to [`Currency::DEFAULT`]; one of [`Currency::OFFERED`].
-fn currency(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<String> {
+/// `price_currency`: defaults to [`Currency::DEFAULT`]; one of Polar's presentment
+/// currencies.
+fn currency(v: &mut Validator, obj: &Value, loc: &[Value]) -> Option<Currency> {
     let loc = at(loc, "price_currency");
     match obj.get("price_currency") {
-        None => Some(Currency::DEFAULT.to_string()),
+        None => Some(Currency::DEFAULT),
         Some(Value::String(s)) => match Currency::parse(s) {
-            Ok(c) => Some(c.to_string()),
+            Ok(c) => Some(c),
             Err(_) => {
                 v.push(currency_mismatch(loc, s));
                 None
@@ -387,32 +391,32 @@ pub fn parse_price(
         }
     };
     let (recurring, amount_type) = (recurring?, amount_type?);
+    // The currency first: the bounds of the amounts are the currency's.
+    let currency = currency(v, raw, loc);
+    let bounds = currency.map(|c| (c, true));
     let kind = match (recurring, amount_type) {
         (true, "fixed") => {
-            let amount = integer(v, raw, loc, "price_amount", true);
-            let currency = currency(v, raw, loc);
+            let amount = amount(v, raw, loc, "price_amount", true, bounds);
             let interval = interval(v);
             PriceKind::RecurringFixed {
                 interval: interval?,
-                currency: currency?,
-                amount: amount?,
+                currency: currency?.to_string(),
+                amount: amount??,
             }
         }
         (true, "seat_based") => {
-            let currency = currency(v, raw, loc);
             let seat_tiers = seat_price_tiers(v, raw, loc);
             let interval = interval(v);
             PriceKind::RecurringSeatBased {
                 interval: interval?,
-                currency: currency?,
+                currency: currency?.to_string(),
                 seat_tiers: seat_tiers?,
             }
         }
         (false, "seat_based") => {
-            let currency = currency(v, raw, loc);
             let seat_tiers = seat_price_tiers(v, raw, loc);
             PriceKind::OneTimeSeatBased {
-                currency: currency?,
+                currency: currency?.to_string(),
                 seat_tiers: seat_tiers?,
             }
         }
@@ -420,32 +424,31 @@ pub fn parse_price(
             interval: interval(v)?,
         },
         (false, "fixed") => {
-            let amount = integer(v, raw, loc, "price_amount", true);
-            let currency = currency(v, raw, loc);
+            let amount = amount(v, raw, loc, "price_amount", true, bounds);
             PriceKind::OneTimeFixed {
-                currency: currency?,
-                amount: amount?,
+                currency: currency?.to_string(),
+                amount: amount??,
             }
         }
         (false, "custom") => {
             // An invalid bound is reported in `v` (failing the request) and reads as unset.
-            let currency = currency(v, raw, loc);
-            let minimum_amount = integer(v, raw, loc, "minimum_amount", false);
-            let maximum_amount = integer(v, raw, loc, "maximum_amount", false);
-            let preset_amount = integer(v, raw, loc, "preset_amount", false);
+            let minimum_amount = amount(v, raw, loc, "minimum_amount", false, bounds);
+            let maximum_amount = amount(v, raw, loc, "maximum_amount", false, bounds);
+            let preset_amount = amount(v, raw, loc, "preset_amount", false, bounds);
             PriceKind::OneTimeCustom {
-                currency: currency?,
-                minimum_amount,
-                maximum_amount,
-                preset_amount,
+                currency: currency?.to_string(),
+                minimum_amount: minimum_amount.flatten(),
+                maximum_amount: maximum_amount.flatten(),
+                preset_amount: preset_amount.flatten(),
             }
         }
         (false, _) => PriceKind::OneTimeFree,
     };
-    Some(PriceInput::New(NewPrice {
+    Some(PriceInput::New(NewPrice::new(
         kind,
-        tax_behavior: tax_behavior?,
-    }))
+        currency?,
+        tax_behavior?,
+    )))
 }
 
 /// The most seats a tier bound may name (Tollgate stores seat counts as `u32`).
@@ -629,49 +632,6 @@ pub fn seat_tiers_of(
         .collect();
     let raw = json!({"seat_tiers": {"seat_tier_type": tier_type, "tiers": tiers}});
     seat_tiers(v, &raw, &loc)
-}
-
-/// The rules on a product's set of (non-archived) prices: 1–2 recurring fixed prices
-/// with distinct intervals, or exactly one recurring free price, or exactly one one-time
-/// price. `input` is the `prices` list as sent, echoed in the errors.
-pub fn check_price_set(v: &mut Validator, kinds: &[&PriceKind], input: &Value) {
-    use domain::PriceSetProblem as P;
-    let Some(problem) = domain::price_set_problem(kinds) else {
-        return;
-    };
-    let loc = crate::loc!["body", "prices"];
-    let n = kinds.len();
-    v.push(match problem {
-        P::TooShort { min } => FieldError::new(
-            "too_short",
-            loc,
-            format!("List should have at least {min} item after validation, not {n}"),
-            input.clone(),
-        )
-        .with_ctx(json!({"field_type": "List", "min_length": min, "actual_length": n})),
-        P::TooLong { max } => {
-            let unit = if max == 1 { "item" } else { "items" };
-            FieldError::new(
-                "too_long",
-                loc,
-                format!("List should have at most {max} {unit} after validation, not {n}"),
-                input.clone(),
-            )
-            .with_ctx(json!({"field_type": "List", "max_length": max, "actual_length": n}))
-        }
-        P::Mixed => FieldError::new(
-            "value_error",
-            loc,
-            "Value error, Recurring and one-time prices can't be mixed.",
-            input.clone(),
-        ),
-        P::SameInterval => FieldError::new(
-            "value_error",
-            loc,
-            "Value error, Only one price per interval is allowed.",
-            input.clone(),
-        ),
-    });
 }
 
 /// One variant of the `ProductPrice` union: the fields every price has, its two tags and
@@ -878,13 +838,13 @@ impl ProductPrice {
                 ProductPrice::RecurringFixed(ProductPriceRecurringFixed::build(
                     product,
                     p,
-                    Currency::DEFAULT.to_string(),
+                    product.currency_of(p).to_string(),
                     0,
                     (*interval).into(),
                 ))
             }
             PriceKind::OneTimeFree if versioned => ProductPrice::OneTimeFixed(
-                ProductPriceOneTimeFixed::build(product, p, Currency::DEFAULT.to_string(), 0),
+                ProductPriceOneTimeFixed::build(product, p, product.currency_of(p).to_string(), 0),
             ),
             PriceKind::RecurringFixed {
                 interval,
@@ -915,7 +875,10 @@ impl ProductPrice {
                 product,
                 p,
                 currency.clone(),
-                minimum_amount.unwrap_or(MINIMUM_PRICE_AMOUNT),
+                minimum_amount.unwrap_or_else(|| {
+                    Currency::from_code(currency)
+                        .map_or(MINIMUM_PRICE_AMOUNT, Currency::minimum_amount)
+                }),
                 *maximum_amount,
                 *preset_amount,
             )),

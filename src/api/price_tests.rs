@@ -25,6 +25,7 @@ pub(crate) fn product_of(price: &Price) -> Product {
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     }
 }
 
@@ -98,6 +99,7 @@ fn parses_seat_based_prices_and_their_tiers() {
             seat_tiers,
         },
         tax_behavior: None,
+        ..
     }))) = parse(raw, false)
     else {
         panic!("seat-based price refused");
@@ -206,7 +208,18 @@ fn a_seat_based_price_is_sold_alone() {
     };
     let check = |kinds: &[&PriceKind]| {
         let mut v = Validator::new();
-        check_price_set(&mut v, kinds, &Value::Null);
+        let pairs: Vec<(Currency, &PriceKind)> = kinds
+            .iter()
+            .map(|k| {
+                (
+                    k.currency()
+                        .and_then(Currency::from_code)
+                        .unwrap_or_default(),
+                    *k,
+                )
+            })
+            .collect();
+        check_price_set(&mut v, &pairs, &Value::Null);
         v.finish().err()
     };
     assert!(check(&[&seats]).is_none());
@@ -246,7 +259,18 @@ fn price_sets() {
     };
     let check = |kinds: &[&PriceKind]| {
         let mut v = Validator::new();
-        check_price_set(&mut v, kinds, &Value::Null);
+        let pairs: Vec<(Currency, &PriceKind)> = kinds
+            .iter()
+            .map(|k| {
+                (
+                    k.currency()
+                        .and_then(Currency::from_code)
+                        .unwrap_or_default(),
+                    *k,
+                )
+            })
+            .collect();
+        check_price_set(&mut v, &pairs, &Value::Null);
         v.finish().err()
     };
     assert!(check(&[&month, &year]).is_none());

@@ -378,6 +378,7 @@ pub(crate) fn sample_products() -> Vec<Product> {
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     };
     let month = domain::RecurringInterval::Month;
     let mut archived = price(

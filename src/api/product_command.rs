@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::{ProductCadenceInput, ProductCreate, ProductUpdate, NAME_MIN_CHARS};
 use crate::api::metadata::body_metadata;
-use crate::api::price::{check_price_set, parse_price, Cadence, PriceInput};
+use crate::api::price::{check_new_prices, parse_price, Cadence, PriceInput};
 use crate::api::Maybe;
 use crate::domain::ids::CustomFieldId;
 use crate::domain::product::{
-    AsSent, AttachField, NewPrice, NewProduct, PriceChange, PriceKind, Product, ProductChange,
+    AsSent, AttachField, NewPrice, NewProduct, PriceChange, Product, ProductChange,
     RecurringInterval, Trial, MAX_INTERVAL_COUNT, MAX_TRIAL_COUNT,
 };
 use crate::error::{ApiError, FieldError};
@@ -184,8 +184,7 @@ impl ProductCreate {
                     .collect()
             });
         if let Some(kinds) = &kinds {
-            let refs: Vec<&PriceKind> = kinds.iter().map(|p| &p.kind).collect();
-            check_price_set(&mut v, &refs, raw.get("prices").unwrap_or(&Value::Null));
+            check_new_prices(&mut v, kinds, raw.get("prices").unwrap_or(&Value::Null));
         }
         let metadata = body_metadata(&mut v, &input.metadata, false).unwrap_or_default();
         let recurring = kinds
@@ -201,6 +200,7 @@ impl ProductCreate {
             name: input.name,
             description: input.description.filter(|d| !d.is_empty()),
             prices: kinds.unwrap_or_default(),
+            prices_sent: AsSent::new(raw.get("prices").cloned().unwrap_or(Value::Null)),
             metadata,
             recurring_interval_count: if recurring {
                 said.count.unwrap_or(1)

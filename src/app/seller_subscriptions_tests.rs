@@ -55,6 +55,7 @@ async fn monthly(
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent).expect("product");

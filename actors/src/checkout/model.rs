@@ -55,6 +55,20 @@ pub struct AppliedDiscount {
     pub duration: DiscountDuration,
 }
 
+impl AppliedDiscount {
+    /// `d` as a checkout in `currency` applies it; `None` when it has no amount in that
+    /// currency (a fixed discount: see [`Discount::kind_in`]).
+    pub fn in_currency(d: &Discount, currency: crate::domain::currency::Currency) -> Option<Self> {
+        Some(AppliedDiscount {
+            id: d.id,
+            name: d.name.clone(),
+            code: d.code.clone(),
+            kind: d.kind_in(currency)?,
+            duration: d.duration,
+        })
+    }
+}
+
 impl From<&Discount> for AppliedDiscount {
     fn from(d: &Discount) -> Self {
         AppliedDiscount {

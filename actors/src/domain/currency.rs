@@ -32,13 +32,24 @@ pub struct Currency([u8; 3]);
 pub enum CurrencyError {
     /// Not three lowercase ASCII letters.
     Malformed,
-    /// A currency, but prices, discounts and checkouts are not sold in it.
+    /// A currency, but not one of Polar's presentment currencies.
     NotOffered(Currency),
 }
 
 impl CurrencyError {
-    /// The pattern every currency a caller names must match (pydantic's `pattern` ctx).
-    pub const PATTERN: &'static str = Currency::DEFAULT.code();
+    /// What pydantic's `enum` error of Polar's `PresentmentCurrency` expects: every code,
+    /// quoted, `'aed', 'all', … or 'zmw'`.
+    pub fn expected() -> String {
+        let quoted: Vec<String> = tables::PRESENTMENT
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect();
+        match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            Some((last, _)) => last.clone(),
+            None => String::new(),
+        }
+    }
 }
 
 impl Currency {
@@ -48,9 +59,6 @@ impl Currency {
 
     /// The currency of a price, a discount, a checkout or an order that names none.
     pub const DEFAULT: Currency = Currency::USD;
-
-    /// The currencies prices, discounts and checkouts may be sold in.
-    pub const OFFERED: &'static [Currency] = &[Currency::USD];
 
     /// Any ISO 4217 code in lowercase (`"usd"`, `"jpy"`); `None` for anything else.
     pub fn from_code(code: &str) -> Option<Currency> {
@@ -62,7 +70,7 @@ impl Currency {
     }
 
     /// A currency a caller names for something sold (a price, a discount, a checkout):
-    /// a lowercase ISO code among [`Currency::OFFERED`].
+    /// a lowercase ISO code among Polar's presentment currencies.
     pub fn parse(code: &str) -> Result<Currency, CurrencyError> {
         let currency = Currency::from_code(code).ok_or(CurrencyError::Malformed)?;
         if currency.is_offered() {
@@ -72,9 +80,10 @@ impl Currency {
         }
     }
 
-    /// Whether prices, discounts and checkouts may be sold in this currency.
+    /// Whether prices, discounts and checkouts may be sold in this currency (one of
+    /// Polar's presentment currencies).
     pub fn is_offered(self) -> bool {
-        Currency::OFFERED.contains(&self)
+        self.is_presentment()
     }
 
     /// The lowercase ISO code.

@@ -120,6 +120,19 @@ impl Discount {
         self.kind.discount_type()
     }
 
+    /// What the discount takes off an amount in `currency`: a percentage in any currency,
+    /// a fixed amount only in a currency it has an amount in (Polar's rule: otherwise the
+    /// discount does not apply, "Discount does not exist.").
+    pub fn kind_in(&self, currency: super::currency::Currency) -> Option<DiscountKind> {
+        match &self.kind {
+            DiscountKind::Percentage { .. } => Some(self.kind.clone()),
+            DiscountKind::Fixed { currency: c, .. } if currency == c.as_str() => {
+                Some(self.kind.clone())
+            }
+            DiscountKind::Fixed { .. } => None,
+        }
+    }
+
     pub fn is_deleted(&self) -> bool {
         self.deleted_at.is_some()
     }

@@ -2,6 +2,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tollgate_storage::{Record, UniqueKey};
 
+use super::currency::Currency;
 use super::ids::OrganizationId;
 use super::tax_settings::{TaxBehaviorOption, TaxSettings};
 
@@ -48,6 +49,10 @@ pub struct Organization {
     /// Polar's `default_tax_behavior` (format version 5; earlier versions: `location`, what
     /// the API answered).
     pub default_tax_behavior: TaxBehaviorOption,
+    /// Polar's `default_presentment_currency` (format version 6; earlier versions: US
+    /// dollars): the currency every active product has a price in, and a checkout's when
+    /// neither the request nor the buyer's country picks one.
+    pub default_presentment_currency: Currency,
 }
 
 /// Polar's `customer_portal_settings`: `usage.show`, `subscription.update_seats`,
@@ -75,6 +80,79 @@ impl CustomerPortalSettings {
         update_seats: false,
         update_plan: false,
     };
+}
+
+/// Format version 5: before `default_presentment_currency` (US dollars).
+#[derive(Deserialize)]
+struct OrganizationV5 {
+    id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    name: String,
+    slug: String,
+    avatar_url: Option<String>,
+    bio: Option<String>,
+    company: Option<String>,
+    blog: Option<String>,
+    location: Option<String>,
+    email: Option<String>,
+    twitter_username: Option<String>,
+    pledge_minimum_amount: i64,
+    pledge_badge_show_amount: bool,
+    default_upfront_split_to_contributors: Option<i64>,
+    billing_email: Option<String>,
+    default_badge_custom_content: Option<String>,
+    total_monthly_spending_limit: Option<i64>,
+    per_user_monthly_spending_limit: Option<i64>,
+    profile_settings: ProfileSettings,
+    feature_settings: FeatureSettings,
+    subscription_settings: SubscriptionSettings,
+    blocked_at: Option<DateTime<Utc>>,
+    deleted_at: Option<DateTime<Utc>>,
+    notification_settings: NotificationSettings,
+    refund_settings: RefundSettings,
+    prevent_trial_abuse: bool,
+    customer_portal_settings: CustomerPortalSettings,
+    tax: TaxSettings,
+    default_tax_behavior: TaxBehaviorOption,
+}
+
+impl From<OrganizationV5> for Organization {
+    fn from(v5: OrganizationV5) -> Self {
+        Self {
+            id: v5.id,
+            created_at: v5.created_at,
+            modified_at: v5.modified_at,
+            name: v5.name,
+            slug: v5.slug,
+            avatar_url: v5.avatar_url,
+            bio: v5.bio,
+            company: v5.company,
+            blog: v5.blog,
+            location: v5.location,
+            email: v5.email,
+            twitter_username: v5.twitter_username,
+            pledge_minimum_amount: v5.pledge_minimum_amount,
+            pledge_badge_show_amount: v5.pledge_badge_show_amount,
+            default_upfront_split_to_contributors: v5.default_upfront_split_to_contributors,
+            billing_email: v5.billing_email,
+            default_badge_custom_content: v5.default_badge_custom_content,
+            total_monthly_spending_limit: v5.total_monthly_spending_limit,
+            per_user_monthly_spending_limit: v5.per_user_monthly_spending_limit,
+            profile_settings: v5.profile_settings,
+            feature_settings: v5.feature_settings,
+            subscription_settings: v5.subscription_settings,
+            blocked_at: v5.blocked_at,
+            deleted_at: v5.deleted_at,
+            notification_settings: v5.notification_settings,
+            refund_settings: v5.refund_settings,
+            prevent_trial_abuse: v5.prevent_trial_abuse,
+            customer_portal_settings: v5.customer_portal_settings,
+            tax: v5.tax,
+            default_tax_behavior: v5.default_tax_behavior,
+            default_presentment_currency: Currency::DEFAULT,
+        }
+    }
 }
 
 /// Format version 4: before the tax settings.
@@ -143,6 +221,7 @@ impl From<OrganizationV4> for Organization {
             customer_portal_settings: v4.customer_portal_settings,
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
+            default_presentment_currency: Currency::DEFAULT,
         }
     }
 }
@@ -212,6 +291,7 @@ impl From<OrganizationV3> for Organization {
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
+            default_presentment_currency: Currency::DEFAULT,
         }
     }
 }
@@ -296,6 +376,7 @@ impl From<OrganizationV2> for Organization {
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
+            default_presentment_currency: Currency::DEFAULT,
         }
     }
 }
@@ -471,6 +552,7 @@ impl Organization {
             customer_portal_settings: CustomerPortalSettings::NEW,
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
+            default_presentment_currency: Currency::DEFAULT,
         }
     }
 
@@ -516,6 +598,7 @@ impl From<OrganizationV1> for Organization {
             customer_portal_settings: CustomerPortalSettings::UPGRADED,
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
+            default_presentment_currency: Currency::DEFAULT,
         }
     }
 }
@@ -524,8 +607,9 @@ impl Record for Organization {
     const COLLECTION: &'static str = "organization";
     /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on); 4:
     /// `customer_portal_settings` (earlier versions decode with everything off); 5: `tax` and
-    /// `default_tax_behavior` (earlier versions decode with no tax, `location`).
-    const VERSION: u16 = 5;
+    /// `default_tax_behavior` (earlier versions decode with no tax, `location`); 6:
+    /// `default_presentment_currency` (earlier versions decode with US dollars).
+    const VERSION: u16 = 6;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -557,7 +641,13 @@ impl Record for Organization {
                 payload,
             )?
             .into()),
-            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            5 => Ok(tollgate_storage::codec::decode::<OrganizationV5>(
+                Self::COLLECTION,
+                5,
+                payload,
+            )?
+            .into()),
+            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -590,6 +680,8 @@ pub struct NewOrganization {
     pub issue_funding_enabled: Option<bool>,
     /// The subscription settings and `prevent_trial_abuse`, when given.
     pub subscription_settings: Option<(SubscriptionSettings, bool)>,
+    /// `None`: US dollars.
+    pub default_presentment_currency: Option<Currency>,
 }
 
 /// A change of an organization's profile and settings. `None` leaves a field as it is;
@@ -620,6 +712,8 @@ pub struct OrganizationChange {
     /// The whole `tax` object after the change (the use case merges and validates it).
     pub tax: Option<TaxSettings>,
     pub default_tax_behavior: Option<TaxBehaviorOption>,
+    /// The use case refuses it while an active product has no price in it.
+    pub default_presentment_currency: Option<Currency>,
 }
 
 /// A change of the public profile's keys (see [`OrganizationChange`]).
@@ -719,6 +813,10 @@ impl OrganizationChange {
         );
         set(&mut org.tax, self.tax.clone());
         set(&mut org.default_tax_behavior, self.default_tax_behavior);
+        set(
+            &mut org.default_presentment_currency,
+            self.default_presentment_currency,
+        );
     }
 }
 

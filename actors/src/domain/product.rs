@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
 
+use super::currency::Currency;
 use super::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
 use super::metadata::Metadata;
 use super::tax_settings::TaxBehaviorOption;
@@ -40,7 +41,16 @@ pub struct Product {
     /// `default_tax_behavior`. Kept beside the prices rather than in [`Price`] so that
     /// `Price`'s layout, which checkouts embed, does not change.
     pub price_tax_behavior: Vec<(PriceId, TaxBehaviorOption)>,
+    // Format version 5.
+    /// The currency of each free price (a free [`PriceKind`] names none), at most one
+    /// entry per price; a free price without one (stored before version 5) is in
+    /// [`Currency::DEFAULT`]. Kept beside the prices for the reason `price_tax_behavior` is.
+    pub free_price_currency: Vec<(PriceId, Currency)>,
 }
+
+#[path = "product_versions.rs"]
+mod versions;
+use versions::{ProductV1, ProductV3, ProductV4};
 
 /// The most intervals one period spans (Polar's `le=999`).
 pub const MAX_INTERVAL_COUNT: u32 = 999;
@@ -60,96 +70,6 @@ impl Trial {
     /// periods (a month from Jan 31 is Feb 28 or 29).
     pub fn end(self, start: DateTime<Utc>) -> DateTime<Utc> {
         self.interval.add(start, self.count)
-    }
-}
-
-/// A product as format version 1 stored it: every interval single, no trial.
-#[derive(Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct ProductV1 {
-    id: ProductId,
-    organization_id: OrganizationId,
-    created_at: DateTime<Utc>,
-    modified_at: Option<DateTime<Utc>>,
-    name: String,
-    description: Option<String>,
-    is_recurring: bool,
-    is_archived: bool,
-    is_tax_applicable: bool,
-    metadata: Metadata,
-    prices: Vec<Price>,
-    benefit_ids: Vec<BenefitId>,
-    media_ids: Vec<uuid::Uuid>,
-    attached_custom_fields: Vec<AttachedCustomField>,
-}
-
-impl From<ProductV1> for Product {
-    fn from(v1: ProductV1) -> Self {
-        Product {
-            id: v1.id,
-            organization_id: v1.organization_id,
-            created_at: v1.created_at,
-            modified_at: v1.modified_at,
-            name: v1.name,
-            description: v1.description,
-            is_recurring: v1.is_recurring,
-            is_archived: v1.is_archived,
-            is_tax_applicable: v1.is_tax_applicable,
-            metadata: v1.metadata,
-            prices: v1.prices,
-            benefit_ids: v1.benefit_ids,
-            media_ids: v1.media_ids,
-            attached_custom_fields: v1.attached_custom_fields,
-            recurring_interval_count: 1,
-            trial: None,
-            price_tax_behavior: Vec::new(),
-        }
-    }
-}
-
-/// A product as format versions 2 and 3 stored it: no price chose its tax behaviour.
-#[derive(Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct ProductV3 {
-    id: ProductId,
-    organization_id: OrganizationId,
-    created_at: DateTime<Utc>,
-    modified_at: Option<DateTime<Utc>>,
-    name: String,
-    description: Option<String>,
-    is_recurring: bool,
-    is_archived: bool,
-    is_tax_applicable: bool,
-    metadata: Metadata,
-    prices: Vec<Price>,
-    benefit_ids: Vec<BenefitId>,
-    media_ids: Vec<uuid::Uuid>,
-    attached_custom_fields: Vec<AttachedCustomField>,
-    recurring_interval_count: u32,
-    trial: Option<Trial>,
-}
-
-impl From<ProductV3> for Product {
-    fn from(v3: ProductV3) -> Self {
-        Product {
-            id: v3.id,
-            organization_id: v3.organization_id,
-            created_at: v3.created_at,
-            modified_at: v3.modified_at,
-            name: v3.name,
-            description: v3.description,
-            is_recurring: v3.is_recurring,
-            is_archived: v3.is_archived,
-            is_tax_applicable: v3.is_tax_applicable,
-            metadata: v3.metadata,
-            prices: v3.prices,
-            benefit_ids: v3.benefit_ids,
-            media_ids: v3.media_ids,
-            attached_custom_fields: v3.attached_custom_fields,
-            recurring_interval_count: v3.recurring_interval_count,
-            trial: v3.trial,
-            price_tax_behavior: Vec::new(),
-        }
     }
 }
 
@@ -528,6 +448,9 @@ impl Product {
     /// Adds a price made of `new` at `now`, with its tax behaviour if it chose one.
     pub fn add_price(&mut self, new: NewPrice, now: DateTime<Utc>) -> PriceId {
         let id = PriceId::new();
+        if new.kind.currency().is_none() {
+            self.free_price_currency.push((id, new.currency));
+        }
         self.prices.push(Price {
             id,
             created_at: now,
@@ -544,6 +467,57 @@ impl Product {
     /// The first price that is not archived (what a checkout by product id sells).
     pub fn first_active_price(&self) -> Option<&Price> {
         self.prices.iter().find(|p| !p.is_archived)
+    }
+
+    /// The currency price `p` (one of this product's) is in: its own, or for a free price
+    /// the one it was created in.
+    pub fn currency_of(&self, p: &Price) -> Currency {
+        p.kind
+            .currency()
+            .and_then(Currency::from_code)
+            .or_else(|| {
+                self.free_price_currency
+                    .iter()
+                    .find(|(id, _)| *id == p.id)
+                    .map(|(_, c)| *c)
+            })
+            .unwrap_or(Currency::DEFAULT)
+    }
+
+    /// The currencies the product is on sale in, in the order their first prices were
+    /// created (Polar's price sets).
+    pub fn currencies(&self) -> Vec<Currency> {
+        let mut out: Vec<Currency> = Vec::new();
+        for p in self.active_prices() {
+            let c = self.currency_of(p);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// Whether the product has prices on sale in `currency`.
+    pub fn sells_in(&self, currency: Currency) -> bool {
+        self.active_prices()
+            .any(|p| self.currency_of(p) == currency)
+    }
+
+    /// The prices on sale in `currency`, in creation order (Polar's price set of that
+    /// currency).
+    pub fn active_prices_in(&self, currency: Currency) -> impl Iterator<Item = &Price> {
+        self.active_prices()
+            .filter(move |p| self.currency_of(p) == currency)
+    }
+
+    /// The first price on sale in `currency` (what a checkout by product id sells in it).
+    pub fn first_active_price_in(&self, currency: Currency) -> Option<&Price> {
+        self.active_prices_in(currency).next()
+    }
+
+    /// The first of `preferred` the product sells in (Polar's `PriceSet.from_prices`).
+    pub fn pick_currency(&self, preferred: &[Currency]) -> Option<Currency> {
+        preferred.iter().copied().find(|c| self.sells_in(*c))
     }
 }
 
@@ -677,8 +651,8 @@ impl Record for Product {
     const COLLECTION: &'static str = "product";
     /// Version 3 may hold seat-based prices (variants appended to [`PriceKind`]); its
     /// layout is version 2's. Version 4 appends `price_tax_behavior` (versions 2 and 3 read
-    /// through [`ProductV3`], without any).
-    const VERSION: u16 = 4;
+    /// through [`ProductV3`], without any); version 5 `free_price_currency`.
+    const VERSION: u16 = 5;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -692,7 +666,9 @@ impl Record for Product {
                 tollgate_storage::codec::decode::<ProductV3>(Self::COLLECTION, version, payload)
                     .map(Into::into)
             }
-            4 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            4 => tollgate_storage::codec::decode::<ProductV4>(Self::COLLECTION, 4, payload)
+                .map(Into::into),
+            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -765,6 +741,8 @@ pub struct NewProduct {
     pub description: Option<String>,
     /// A valid price set, in the order given.
     pub prices: Vec<NewPrice>,
+    /// The `prices` list as sent, quoted by the refusals that need the organization.
+    pub prices_sent: AsSent,
     pub metadata: Metadata,
     /// The length of a recurring product's period, in intervals (1 for one-time).
     pub recurring_interval_count: u32,
@@ -817,21 +795,40 @@ pub enum PriceChange {
     Add(NewPrice),
 }
 
-/// A price to add: its kind and the tax behaviour it chose (Polar's price `tax_behavior`;
-/// `None`: the organization's default).
+/// A price to add: its kind, its currency and the tax behaviour it chose (Polar's price
+/// `tax_behavior`; `None`: the organization's default).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewPrice {
     pub kind: PriceKind,
+    /// The price's currency: that of `kind`, or for a free price the one it is sold in.
+    pub currency: Currency,
     pub tax_behavior: Option<TaxBehaviorOption>,
 }
 
-impl From<PriceKind> for NewPrice {
-    /// A price that follows the organization's default behaviour.
-    fn from(kind: PriceKind) -> Self {
+impl NewPrice {
+    /// A price of `kind` in `currency` (used only when `kind` names none: a free price).
+    pub fn new(
+        kind: PriceKind,
+        currency: Currency,
+        tax_behavior: Option<TaxBehaviorOption>,
+    ) -> Self {
+        let currency = kind
+            .currency()
+            .and_then(Currency::from_code)
+            .unwrap_or(currency);
         NewPrice {
             kind,
-            tax_behavior: None,
+            currency,
+            tax_behavior,
         }
+    }
+}
+
+impl From<PriceKind> for NewPrice {
+    /// A price that follows the organization's default behaviour (a free one in
+    /// [`Currency::DEFAULT`]).
+    fn from(kind: PriceKind) -> Self {
+        NewPrice::new(kind, Currency::DEFAULT, None)
     }
 }
 
@@ -860,6 +857,11 @@ pub enum PriceSetProblem {
     Mixed,
     /// Two prices of one interval.
     SameInterval,
+    /// The currencies' price sets differ in their types (Polar: "All price currencies
+    /// must define the same set of price types.").
+    DifferentStructure,
+    /// No price in the organization's default presentment currency.
+    DefaultCurrencyMissing,
 }
 
 /// What is wrong with a price set, if anything (see [`PriceSetProblem`]).
@@ -888,6 +890,60 @@ pub fn price_set_problem(kinds: &[&PriceKind]) -> Option<PriceSetProblem> {
     intervals.sort_by_key(|i| i.as_str());
     intervals.dedup();
     (intervals.len() != kinds.len()).then_some(PriceSetProblem::SameInterval)
+}
+
+/// The shape of a price that must be the same in every currency: one-time or its
+/// interval, and its amount type (a free price is a fixed one of 0, as Polar has it).
+fn price_type(kind: &PriceKind) -> (Option<RecurringInterval>, bool, &'static str) {
+    let amount_type = match kind.amount_type() {
+        AmountType::Free | AmountType::Fixed => "fixed",
+        other => other.as_str(),
+    };
+    (kind.interval(), kind.is_recurring(), amount_type)
+}
+
+/// What is wrong with the (non-archived) prices of a product sold in several currencies,
+/// with the number of prices the problem counted: each currency's prices must be a valid
+/// price set ([`price_set_problem`]), every currency must have the same types of prices,
+/// and `default` (the organization's default presentment currency, when known) must be
+/// among them.
+pub fn price_sets_problem(
+    prices: &[(Currency, &PriceKind)],
+    default: Option<Currency>,
+) -> Option<(PriceSetProblem, usize)> {
+    if prices.is_empty() {
+        return Some((PriceSetProblem::TooShort { min: 1 }, 0));
+    }
+    let mut currencies: Vec<Currency> = Vec::new();
+    for (c, _) in prices {
+        if !currencies.contains(c) {
+            currencies.push(*c);
+        }
+    }
+    let mut shape: Option<Vec<(Option<RecurringInterval>, bool, &'static str)>> = None;
+    for c in &currencies {
+        let kinds: Vec<&PriceKind> = prices
+            .iter()
+            .filter(|(pc, _)| pc == c)
+            .map(|(_, k)| *k)
+            .collect();
+        if let Some(problem) = price_set_problem(&kinds) {
+            return Some((problem, kinds.len()));
+        }
+        let mut types: Vec<_> = kinds.iter().map(|k| price_type(k)).collect();
+        types.sort_by_key(|(i, r, a)| (i.map(RecurringInterval::as_str), *r, *a));
+        match &shape {
+            None => shape = Some(types),
+            Some(first) if *first != types => {
+                return Some((PriceSetProblem::DifferentStructure, prices.len()))
+            }
+            Some(_) => {}
+        }
+    }
+    if default.is_some_and(|d| !currencies.contains(&d)) {
+        return Some((PriceSetProblem::DefaultCurrencyMissing, prices.len()));
+    }
+    None
 }
 
 #[cfg(test)]

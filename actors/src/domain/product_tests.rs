@@ -35,6 +35,7 @@ fn product(name: &str, secs: i64, prices: Vec<Price>) -> Product {
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     }
 }
 
@@ -179,10 +180,11 @@ fn version_3_products_decode_without_price_tax_behaviors_and_version_4_keeps_the
 
     let now = p.created_at;
     let inclusive = p.add_price(
-        NewPrice {
-            kind: fixed(200),
-            tax_behavior: Some(TaxBehaviorOption::Inclusive),
-        },
+        NewPrice::new(
+            fixed(200),
+            Currency::DEFAULT,
+            Some(TaxBehaviorOption::Inclusive),
+        ),
         now,
     );
     let default = p.add_price(fixed(300).into(), now);
@@ -349,4 +351,144 @@ fn every_price_claims_a_unique_key() {
     let keys = p.unique_keys();
     assert_eq!(keys.len(), 2);
     assert_eq!(keys[0], Product::price_key(p.prices[0].id));
+}
+
+fn v4_of(p: &Product) -> ProductV4 {
+    let v3 = v3_of(p);
+    ProductV4 {
+        id: v3.id,
+        organization_id: v3.organization_id,
+        created_at: v3.created_at,
+        modified_at: v3.modified_at,
+        name: v3.name,
+        description: v3.description,
+        is_recurring: v3.is_recurring,
+        is_archived: v3.is_archived,
+        is_tax_applicable: v3.is_tax_applicable,
+        metadata: v3.metadata,
+        prices: v3.prices,
+        benefit_ids: v3.benefit_ids,
+        media_ids: v3.media_ids,
+        attached_custom_fields: v3.attached_custom_fields,
+        recurring_interval_count: v3.recurring_interval_count,
+        trial: v3.trial,
+        price_tax_behavior: p.price_tax_behavior.clone(),
+    }
+}
+
+fn in_currency(code: &str, amount: i64) -> PriceKind {
+    PriceKind::OneTimeFixed {
+        currency: code.into(),
+        amount,
+    }
+}
+
+/// A version-4 product (written before free prices named a currency) reads with its free
+/// prices in US dollars; version 5 keeps the currency each was created in.
+#[test]
+fn version_4_products_decode_with_free_prices_in_dollars_and_version_5_keeps_theirs() {
+    let mut p = product("x", 1, vec![price(PriceKind::OneTimeFree, false)]);
+    let bytes = tollgate_storage::codec::encode(&v4_of(&p)).unwrap_or_default();
+    let read = Product::decode(4, &bytes).ok();
+    assert_eq!(read, Some(p.clone()));
+    assert_eq!(p.currency_of(&p.prices[0]), Currency::USD);
+
+    let euro = p.add_price(
+        NewPrice::new(PriceKind::OneTimeFree, Currency::EUR, None),
+        p.created_at,
+    );
+    let bytes = p.encode().unwrap_or_default();
+    let read = Product::decode(Product::VERSION, &bytes).unwrap_or_else(|_| p.clone());
+    assert_eq!(read, p);
+    let euro = read.price(euro).map(|e| read.currency_of(e));
+    assert_eq!(euro, Some(Currency::EUR));
+}
+
+#[test]
+fn a_product_sold_in_several_currencies_finds_its_price_in_each() {
+    let mut p = product(
+        "x",
+        1,
+        vec![
+            price(in_currency("usd", 2000), false),
+            price(in_currency("eur", 1800), false),
+            price(in_currency("jpy", 3000), true),
+        ],
+    );
+    assert_eq!(p.currencies(), vec![Currency::USD, Currency::EUR]);
+    assert!(p.sells_in(Currency::EUR));
+    // An archived price sells nothing.
+    assert!(!p.sells_in(Currency::JPY));
+    let eur = p
+        .first_active_price_in(Currency::EUR)
+        .map(|x| x.kind.clone());
+    assert_eq!(eur, Some(in_currency("eur", 1800)));
+    assert_eq!(
+        p.pick_currency(&[Currency::JPY, Currency::EUR, Currency::USD]),
+        Some(Currency::EUR)
+    );
+    assert_eq!(p.pick_currency(&[Currency::JPY]), None);
+    let yen = p.add_price(in_currency("jpy", 3500).into(), p.created_at);
+    assert_eq!(
+        p.active_prices_in(Currency::JPY)
+            .map(|x| x.id)
+            .collect::<Vec<_>>(),
+        vec![yen]
+    );
+}
+
+#[test]
+fn every_currency_has_the_same_types_of_prices_and_the_default_is_among_them() {
+    let month = |c: &str| PriceKind::RecurringFixed {
+        interval: RecurringInterval::Month,
+        currency: c.into(),
+        amount: 1000,
+    };
+    let year = |c: &str| PriceKind::RecurringFixed {
+        interval: RecurringInterval::Year,
+        currency: c.into(),
+        amount: 10000,
+    };
+    let free = PriceKind::RecurringFree {
+        interval: RecurringInterval::Month,
+    };
+    let (usd, eur, jpy) = (Currency::USD, Currency::EUR, Currency::JPY);
+    let (mu, yu, me, ye) = (month("usd"), year("usd"), month("eur"), year("eur"));
+    // One-time prices: one per currency.
+    let (ou, oe, oj) = (
+        in_currency("usd", 100),
+        in_currency("eur", 100),
+        in_currency("jpy", 100),
+    );
+    assert_eq!(
+        price_sets_problem(&[(usd, &ou), (eur, &oe), (jpy, &oj)], Some(usd)),
+        None
+    );
+    assert_eq!(
+        price_sets_problem(&[(usd, &ou), (usd, &ou), (eur, &oe)], None),
+        Some((PriceSetProblem::TooLong { max: 1 }, 2))
+    );
+    // Monthly and yearly in both, in any order.
+    assert_eq!(
+        price_sets_problem(&[(usd, &mu), (eur, &ye), (usd, &yu), (eur, &me)], Some(eur)),
+        None
+    );
+    assert_eq!(
+        price_sets_problem(&[(usd, &mu), (usd, &yu), (eur, &me)], None),
+        Some((PriceSetProblem::DifferentStructure, 3))
+    );
+    // A free price has the type of a fixed one (Polar's fixed 0).
+    assert_eq!(price_sets_problem(&[(usd, &mu), (eur, &free)], None), None);
+    assert_eq!(
+        price_sets_problem(&[(eur, &me)], Some(usd)),
+        Some((PriceSetProblem::DefaultCurrencyMissing, 1))
+    );
+    assert_eq!(
+        price_sets_problem(&[], Some(usd)),
+        Some((PriceSetProblem::TooShort { min: 1 }, 0))
+    );
+    assert_eq!(
+        price_sets_problem(&[(usd, &mu), (eur, &oe)], None),
+        Some((PriceSetProblem::DifferentStructure, 2))
+    );
 }

@@ -195,6 +195,9 @@ pub async fn create(
             issue_funding_enabled: Some(enabled),
         };
     }
+    if let Some(c) = input.default_presentment_currency {
+        org.default_presentment_currency = c;
+    }
     if let Some((settings, prevent_trial_abuse)) = input.subscription_settings {
         org.subscription_settings = settings;
         org.prevent_trial_abuse = prevent_trial_abuse;
@@ -247,7 +250,19 @@ pub async fn update(
     id: OrganizationId,
     change: OrganizationChange,
 ) -> Result<Organization, AppError> {
-    organization_for(state, subject, id).await?;
+    let stored = organization_for(state, subject, id).await?;
+    if let Some(currency) = change
+        .default_presentment_currency
+        .filter(|c| *c != stored.value.default_presentment_currency)
+    {
+        if super::products::any_active_lacking(state, subject, id, currency).await? {
+            return Err(AppError::invalid(
+                field!["default_presentment_currency"],
+                "All active products must have prices in the new currency.",
+                currency.code(),
+            ));
+        }
+    }
     let now = state.now();
     let updated = state
         .store

@@ -12,6 +12,7 @@ fn new_org(slug: &str) -> NewOrganization {
         avatar_url: None,
         issue_funding_enabled: None,
         subscription_settings: None,
+        default_presentment_currency: None,
     }
 }
 

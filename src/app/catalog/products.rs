@@ -14,11 +14,14 @@ use crate::app::listing::{
 use crate::app::paging::{ListParams, Sorting};
 use crate::auth::Subject;
 use crate::domain::benefit::Benefit;
+use crate::domain::currency::Currency;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, OrganizationId, PriceId, ProductId};
+use crate::domain::organization::Organization;
 use crate::domain::product::{
-    price_set_problem, AsSent, AttachField, AttachedCustomField, NewPrice, NewProduct, PriceChange,
-    PriceKind, PriceSetProblem, Product, ProductChange, ProductSort, PRODUCT_BY_BENEFIT,
+    price_sets_problem, AsSent, AttachField, AttachedCustomField, NewPrice, NewProduct,
+    PriceChange, PriceKind, PriceSetProblem, Product, ProductChange, ProductSort,
+    PRODUCT_BY_BENEFIT,
 };
 use crate::domain::tax_settings::TaxBehaviorOption;
 use crate::error::{AppError, Given, Invalid};
@@ -186,6 +189,38 @@ pub async fn list(
     Ok((items, total))
 }
 
+/// Whether an active (non-archived) product of `org` has no price in `currency` (what
+/// refuses that currency as the organization's default).
+pub async fn any_active_lacking(
+    state: &AppState,
+    subject: Subject,
+    org: OrganizationId,
+    currency: Currency,
+) -> Result<bool, AppError> {
+    let filter = ProductFilter {
+        organization_id: vec![org],
+        is_archived: Some(false),
+        ..ProductFilter::default()
+    };
+    let mut page = 1;
+    loop {
+        let params = ListParams { page, limit: 100 };
+        let (items, total) = list(state, subject, &filter, params).await?;
+        if items.iter().any(|p| !p.sells_in(currency)) {
+            return Ok(true);
+        }
+        if items.is_empty() || page.saturating_mul(100) >= total {
+            return Ok(false);
+        }
+        page += 1;
+    }
+}
+
+/// The refusal of prices that leave out the organization's default currency.
+fn default_currency_refusal(n: usize, sent: &AsSent) -> Invalid {
+    price_set_refusal(PriceSetProblem::DefaultCurrencyMissing, n, sent)
+}
+
 /// There is no file service: no file id names an uploaded product media.
 fn check_medias(medias: &[uuid::Uuid]) -> Vec<Invalid> {
     medias
@@ -250,7 +285,12 @@ pub async fn create(
     new: NewProduct,
 ) -> Result<Product, AppError> {
     let organization_id = organization_for_create(state, subject, new.organization_id).await?;
-    let mut invalid = check_medias(&new.medias);
+    let mut invalid = Vec::new();
+    let default = default_currency(state, organization_id).await?;
+    if !new.prices.iter().any(|p| p.currency == default) {
+        invalid.push(default_currency_refusal(new.prices.len(), &new.prices_sent));
+    }
+    invalid.extend(check_medias(&new.medias));
     let attached = attached_fields(
         state,
         &mut invalid,
@@ -281,6 +321,7 @@ pub async fn create(
         recurring_interval_count: new.recurring_interval_count,
         trial: new.trial,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     };
     for price in new.prices {
         product.add_price(price, now);
@@ -291,14 +332,23 @@ pub async fn create(
     Ok(product)
 }
 
+/// The default presentment currency of organization `id` (US dollars if it is gone).
+async fn default_currency(state: &AppState, id: OrganizationId) -> Result<Currency, AppError> {
+    Ok(state
+        .store
+        .get::<Organization>(&id.key())
+        .await?
+        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
+}
+
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
 /// other non-archived price is archived. The resulting set must be a valid price set; the
 /// refusals (quoting `sent`, the list as sent) are pushed on `invalid`.
 fn apply_prices(
     invalid: &mut Vec<Invalid>,
     product: &mut Product,
-    changes: &[PriceChange],
-    sent: &AsSent,
+    (changes, sent): (&[PriceChange], &AsSent),
+    default: Currency,
     now: chrono::DateTime<chrono::Utc>,
 ) {
     if changes.is_empty() {
@@ -335,14 +385,14 @@ fn apply_prices(
     if unknown {
         return;
     }
-    let resulting: Vec<&PriceKind> = product
+    let resulting: Vec<(Currency, &PriceKind)> = product
         .active_prices()
         .filter(|p| kept.contains(&p.id))
-        .map(|p| &p.kind)
-        .chain(added.iter().map(|p| &p.kind))
+        .map(|p| (product.currency_of(p), &p.kind))
+        .chain(added.iter().map(|p| (p.currency, &p.kind)))
         .collect();
-    if let Some(problem) = price_set_problem(&resulting) {
-        invalid.push(price_set_refusal(problem, resulting.len(), sent));
+    if let Some((problem, n)) = price_sets_problem(&resulting, Some(default)) {
+        invalid.push(price_set_refusal(problem, n, sent));
         return;
     }
     for price in product.prices.iter_mut() {
@@ -387,6 +437,12 @@ fn price_set_refusal(problem: PriceSetProblem, n: usize, sent: &AsSent) -> Inval
         PriceSetProblem::SameInterval => {
             at("Value error, Only one price per interval is allowed.".into())
         }
+        PriceSetProblem::DifferentStructure => {
+            at("All price currencies must define the same set of price types.".into())
+        }
+        PriceSetProblem::DefaultCurrencyMissing => at(
+            "The organization's default presentment currency must be present in the prices.".into(),
+        ),
     }
 }
 
@@ -399,7 +455,8 @@ pub async fn update(
     id: ProductId,
     change: ProductChange,
 ) -> Result<Product, AppError> {
-    product_for(state, subject, id).await?;
+    let stored = product_for(state, subject, id).await?;
+    let default = default_currency(state, stored.value.organization_id).await?;
     let now = state.now();
     let updated = state
         .store
@@ -410,8 +467,8 @@ pub async fn update(
                 apply_prices(
                     &mut invalid,
                     &mut product,
-                    changes,
-                    &change.prices_sent,
+                    (changes, &change.prices_sent),
+                    default,
                     now,
                 );
             }

@@ -10,6 +10,7 @@ fn one_time() -> NewProduct {
         organization_id: None,
         name: "Hammer".into(),
         description: None,
+        prices_sent: Default::default(),
         prices: vec![PriceKind::OneTimeFixed {
             currency: crate::domain::currency::Currency::DEFAULT.into(),
             amount: 1000,
@@ -138,6 +139,7 @@ async fn prices_keep_the_tax_behaviour_they_chose() {
         ProductChange {
             prices: Some(vec![PriceChange::Add(NewPrice {
                 kind: PriceKind::OneTimeFree,
+                currency: crate::domain::currency::Currency::DEFAULT,
                 tax_behavior: Some(TaxBehaviorOption::Exclusive),
             })]),
             ..Default::default()

@@ -38,6 +38,7 @@ async fn product(state: &AppState, org: OrganizationId) -> Product {
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&product, Expect::Absent).expect("product");

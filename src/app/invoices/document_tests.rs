@@ -326,6 +326,7 @@ fn monthly(count: u32, trial: Option<crate::domain::product::Trial>) -> Product 
         recurring_interval_count: count,
         trial,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     }
 }
 

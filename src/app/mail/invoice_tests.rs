@@ -152,6 +152,7 @@ async fn shop(state: &AppState, invoicing: bool) -> Shop {
         recurring_interval_count: 1,
         trial: None,
         price_tax_behavior: Vec::new(),
+        free_price_currency: Vec::new(),
     };
     put(state, &product).await;
     let mut order = testing::paid_order(state, org, 2000, 380, "pi_invoice_mail").await;

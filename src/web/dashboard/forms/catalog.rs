@@ -10,7 +10,7 @@ use crate::api::benefit::{
     BenefitUpdate, Timeframe as TimeframeInput,
 };
 use crate::api::price::{
-    check_price_set, seat_tiers_of, SeatTierInput, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT,
+    check_new_prices, seat_tiers_of, SeatTierInput, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT,
     TAX_BEHAVIOR_EXPECTED,
 };
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
@@ -245,7 +245,7 @@ impl ProductForm {
                 (None, _) => Ok(PriceKind::OneTimeFree),
             };
             match kind {
-                Ok(kind) => kinds.push(NewPrice { kind, tax_behavior }),
+                Ok(kind) => kinds.push(NewPrice::new(kind, Currency::DEFAULT, tax_behavior)),
                 Err(()) => ok = false,
             }
         }
@@ -397,8 +397,7 @@ pub async fn create_product(
     check_name(&mut v, &name);
     let prices = form.prices(&mut v, &mut typed);
     if let Some(kinds) = &prices {
-        let refs: Vec<&PriceKind> = kinds.iter().map(|p| &p.kind).collect();
-        check_price_set(&mut v, &refs, &Default::default());
+        check_new_prices(&mut v, kinds, &Default::default());
     }
     typed.finish(v.finish())?;
     let new = NewProduct {
@@ -406,6 +405,7 @@ pub async fn create_product(
         name,
         description: text(&form.description),
         prices: prices.unwrap_or_default(),
+        prices_sent: Default::default(),
         metadata: Default::default(),
         recurring_interval_count: 1,
         trial: None,

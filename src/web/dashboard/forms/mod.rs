@@ -229,6 +229,7 @@ pub async fn create_organization(
         avatar_url: None,
         feature_settings: None,
         subscription_settings: None,
+        default_presentment_currency: None,
     };
     Ok(organizations::create(state, subject, body.into_command()?).await?)
 }
@@ -356,6 +357,7 @@ pub async fn update_settings(
         email: maybe_text(&form.email),
         twitter_username: Maybe::Absent,
         default_tax_behavior: Maybe::Absent,
+        default_presentment_currency: Maybe::Absent,
         tax: Maybe::Absent,
         customer_portal_settings: Maybe::Value(
             crate::api::organization::OrganizationCustomerPortalSettings {
