@@ -22,6 +22,7 @@ mod checkouts;
 mod checkouts_sdk;
 mod clients;
 mod crash;
+mod currencies;
 mod custom_fields;
 mod customer_external;
 mod customer_portal_keys;

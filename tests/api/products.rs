@@ -411,20 +411,22 @@ async fn create_validation_errors_name_their_location() {
         "Only one price per interval is allowed.",
     );
 
+    // Each currency's bounds (Polar's `minimum_price` / `maximum_price`, the bound written
+    // in the currency).
     let r = post(base(json!([monthly(49)]))).await;
     let item = assert_invalid(
         &r,
         json!(["body", "prices", 0, "price_amount"]),
-        "greater_than_equal",
-        "Input should be greater than or equal to 50",
+        "minimum_price",
+        "Amount must be at least $0.50",
     );
     assert_eq!(item["input"], 49);
     let r = post(base(json!([one_time(100_000_000)]))).await;
     assert_invalid(
         &r,
         json!(["body", "prices", 0, "price_amount"]),
-        "less_than_equal",
-        "Input should be less than or equal to 99999999",
+        "maximum_price",
+        "Amount must be at most $999,999.99",
     );
     let r = post(base(
         json!([{"type": "one_time", "amount_type": "custom", "minimum_amount": 10}]),
@@ -433,20 +435,42 @@ async fn create_validation_errors_name_their_location() {
     assert_invalid(
         &r,
         json!(["body", "prices", 0, "minimum_amount"]),
-        "greater_than_equal",
-        "50",
+        "minimum_price",
+        "Amount must be at least $0.50",
     );
-
+    let yen = |amount: i64| json!({"type": "one_time", "amount_type": "fixed", "price_amount": amount, "price_currency": "jpy"});
+    let r = post(base(json!([one_time(1000), yen(79)]))).await;
+    assert_invalid(
+        &r,
+        json!(["body", "prices", 1, "price_amount"]),
+        "minimum_price",
+        "Amount must be at least ¥80",
+    );
     let r = post(base(
-        json!([{"type": "one_time", "amount_type": "fixed", "price_amount": 1000, "price_currency": "eur"}]),
+        json!([{"type": "one_time", "amount_type": "fixed", "price_amount": -1}]),
     ))
     .await;
     assert_invalid(
         &r,
-        json!(["body", "prices", 0, "price_currency"]),
-        "string_pattern_mismatch",
-        "String should match pattern 'usd'",
+        json!(["body", "prices", 0, "price_amount"]),
+        "greater_than_equal",
+        "Input should be greater than or equal to 0",
     );
+
+    // Any of Polar's presentment currencies, lowercase; anything else is an enum error.
+    for bad in ["xau", "EUR", "euro"] {
+        let r = post(base(
+            json!([{"type": "one_time", "amount_type": "fixed", "price_amount": 1000, "price_currency": bad}]),
+        ))
+        .await;
+        let item = assert_invalid(
+            &r,
+            json!(["body", "prices", 0, "price_currency"]),
+            "enum",
+            "Input should be 'aed', 'all', ",
+        );
+        assert_eq!(item["input"], bad);
+    }
 
     let r = post(base(
         json!([{"type": "recurring", "amount_type": "custom", "recurring_interval": "month"}]),
