@@ -79,9 +79,13 @@ fn reports_each_bad_field() {
     assert_eq!(e[0].kind, "literal_error");
     assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);
     let e = parse(json!({"type": "one_time", "amount_type": "fixed", "price_amount": 49, "price_currency": "eur"}), false).unwrap_err();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].kind, "minimum_price");
+    assert_eq!(e[0].msg, "Amount must be at least €0.50");
+    let e = parse(json!({"type": "one_time", "amount_type": "fixed", "price_amount": -1, "price_currency": "xau"}), false).unwrap_err();
     assert_eq!(e.len(), 2);
-    assert_eq!(e[0].kind, "greater_than_equal");
-    assert_eq!(e[1].kind, "string_pattern_mismatch");
+    assert_eq!(e[0].kind, "enum");
+    assert_eq!(e[1].kind, "greater_than_equal");
     let e = parse(json!({"type": "one_time"}), false).unwrap_err();
     assert_eq!(e[0].kind, "missing");
     assert_eq!(e[0].loc, crate::loc!["body", "prices", 0, "amount_type"]);

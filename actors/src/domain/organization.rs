@@ -863,8 +863,26 @@ mod tests {
             "acme".into(),
             Utc.timestamp_opt(0, 0).unwrap(),
         );
-        let v5 = org.encode().unwrap();
+        let v6 = org.encode().unwrap();
+        assert_eq!(Organization::decode(6, &v6).unwrap(), org);
+        // Version 5 is version 6 without the default presentment currency at the end (US
+        // dollars when read).
+        let v5 = v6[..v6.len() - 4].to_vec();
+        let tail_hex: String = v6[v6.len() - 4..]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(tail_hex, "03757364");
         assert_eq!(Organization::decode(5, &v5).unwrap(), org);
+        let euro = Organization {
+            default_presentment_currency: Currency::EUR,
+            ..org.clone()
+        };
+        assert_eq!(
+            Organization::decode(6, &euro.encode().unwrap()).unwrap(),
+            euro
+        );
+        assert!(Organization::decode(5, &euro.encode().unwrap()).is_err());
         // Version 4 is version 5 without the tax settings and the default tax behaviour at
         // the end (no tax, `location` when read).
         let tail =
@@ -883,7 +901,7 @@ mod tests {
         taxed.tax.registrations = vec![super::super::tax_settings::Registration::EuOss];
         taxed.default_tax_behavior = TaxBehaviorOption::Exclusive;
         assert_eq!(
-            Organization::decode(5, &taxed.encode().unwrap()).unwrap(),
+            Organization::decode(6, &taxed.encode().unwrap()).unwrap(),
             taxed
         );
         assert_eq!(org.customer_portal_settings, CustomerPortalSettings::NEW);
@@ -915,7 +933,7 @@ mod tests {
             update_seats: true,
             update_plan: false,
         };
-        let back = Organization::decode(5, &copies.encode().unwrap()).unwrap();
+        let back = Organization::decode(6, &copies.encode().unwrap()).unwrap();
         assert!(back.notification_settings.new_order);
         assert!(!back.prevent_trial_abuse);
         assert_eq!(
