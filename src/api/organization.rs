@@ -616,6 +616,15 @@ impl OrganizationCreate {
     }
 }
 
+/// A form's `default_presentment_currency` as the update's field: a code of any case,
+/// empty for unchanged.
+pub fn currency_update(code: &str) -> Maybe<Value> {
+    match code.trim() {
+        "" => Maybe::Absent,
+        code => Maybe::Value(Value::from(code.to_ascii_lowercase())),
+    }
+}
+
 /// `default_presentment_currency`: one of Polar's presentment currencies, else its 422 in
 /// `v`.
 fn presentment_currency(

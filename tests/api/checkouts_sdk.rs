@@ -1038,11 +1038,6 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
             "max_units can only be set for unit-based pricing.",
         ),
         (
-            "currency",
-            json!("eur"),
-            "Product is not available in the specified currency.",
-        ),
-        (
             "prices",
             json!({ cat.ebook.clone(): [{"amount_type": "fixed", "price_amount": 100}] }),
             "Ad-hoc prices are not supported.",

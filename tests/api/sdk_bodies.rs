@@ -116,7 +116,7 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
             json!(["body", "visibility"]),
         ),
         (
-            json!({"prices": [{"amount_type": "fixed", "price_amount": 1000, "price_currency": "eur"}]}),
+            json!({"prices": [{"amount_type": "fixed", "price_amount": 1000, "price_currency": "xau"}]}),
             json!(["body", "prices", 0, "price_currency"]),
         ),
         (

@@ -333,7 +333,7 @@ pub async fn create(
 }
 
 /// The default presentment currency of organization `id` (US dollars if it is gone).
-async fn default_currency(state: &AppState, id: OrganizationId) -> Result<Currency, AppError> {
+pub async fn default_currency(state: &AppState, id: OrganizationId) -> Result<Currency, AppError> {
     Ok(state
         .store
         .get::<Organization>(&id.key())

@@ -78,6 +78,27 @@ pub fn price(kind: &PriceKind) -> String {
     }
 }
 
+/// Polar's presentment currencies, as codes a seller reads (`EUR`), for a select.
+pub fn currency_codes() -> Vec<String> {
+    crate::domain::currency::Currency::presentment()
+        .map(|c| c.code().to_ascii_uppercase())
+        .collect()
+}
+
+/// A price of `product` as a seller reads it, a free one with its currency ("Free (EUR)")
+/// when the product sells in several.
+pub fn product_price(
+    product: &crate::domain::product::Product,
+    p: &crate::domain::product::Price,
+) -> String {
+    let text = price(&p.kind);
+    if p.kind.currency().is_none() && product.currencies().len() > 1 {
+        let code = product.currency_of(p).code().to_ascii_uppercase();
+        return format!("{text} ({code})");
+    }
+    text
+}
+
 /// A seat-based price's tiers: "$10.00 per seat (1-4), $8.00 per seat (5+)".
 fn seats(tiers: &crate::domain::product::SeatTiers, currency: &str) -> String {
     let parts: Vec<String> = tiers

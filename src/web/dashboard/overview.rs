@@ -6,7 +6,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::chart::{bars, Series};
-use super::{form_problem, posted, see_other, Dash, Layout, ListQuery, PageResult};
+use super::{fmt, form_problem, posted, see_other, Dash, Layout, ListQuery, PageResult};
 use crate::domain::currency::Currency;
 use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;

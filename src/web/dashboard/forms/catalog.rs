@@ -10,8 +10,7 @@ use crate::api::benefit::{
     BenefitUpdate, Timeframe as TimeframeInput,
 };
 use crate::api::price::{
-    check_new_prices, seat_tiers_of, SeatTierInput, MAXIMUM_PRICE_AMOUNT, MINIMUM_PRICE_AMOUNT,
-    TAX_BEHAVIOR_EXPECTED,
+    amount_bounds_error, check_new_prices, seat_tiers_of, SeatTierInput, TAX_BEHAVIOR_EXPECTED,
 };
 use crate::api::product::{ProductBenefitsUpdate, NAME_MIN_CHARS};
 use crate::api::Maybe;
@@ -31,6 +30,10 @@ use crate::state::AppState;
 use crate::validate::Validator;
 
 use super::{opt_string, text, ticked, Typed};
+
+#[path = "catalog_currencies.rs"]
+mod currencies;
+use currencies::OTHER_PRICES;
 
 // ---------------------------------------------------------------------------------------
 // Products
@@ -62,6 +65,11 @@ pub struct ProductForm {
     pub is_archived: Option<String>,
     /// On an edit: replace the prices with the ones of the form.
     pub replace_prices: Option<String>,
+    /// The currency of the prices above (a code; empty: the organization's default).
+    pub currency: String,
+    /// The same prices in other currencies, one currency a line (see
+    /// [`ProductForm::other_currencies`]).
+    pub other_prices: String,
 }
 
 impl Default for ProductForm {
@@ -81,6 +89,8 @@ impl Default for ProductForm {
             tax_behavior: String::new(),
             is_archived: None,
             replace_prices: None,
+            currency: String::new(),
+            other_prices: String::new(),
         }
     }
 }
@@ -100,10 +110,64 @@ impl ProductForm {
         }
     }
 
-    /// The prices of the form in the product's currency (`None` if one is not a price:
-    /// the problems are in `v`, or in `typed` for an amount that does not read), with the
-    /// API's rules on each amount.
-    pub(super) fn prices(&self, v: &mut Validator, typed: &mut Typed) -> Option<Vec<NewPrice>> {
+    /// The prices of the form: in its currency (`default`, the organization's, when none
+    /// is chosen), then the same prices in each other currency it lists. `None` if one is
+    /// not a price: the problems are in `v`, or in `typed` for an amount that does not
+    /// read; the API's rules apply to each amount.
+    pub(super) fn prices(
+        &self,
+        v: &mut Validator,
+        typed: &mut Typed,
+        default: Currency,
+    ) -> Option<Vec<NewPrice>> {
+        let currency = match self.currency.trim() {
+            "" => default,
+            code => match Currency::parse(&code.to_ascii_lowercase()) {
+                Ok(c) => c,
+                Err(_) => {
+                    typed.push(
+                        Invalid::new(field!["currency"], "Choose a currency from the list", code)
+                            .kind("enum"),
+                    );
+                    return None;
+                }
+            },
+        };
+        let others = self.other_currencies(typed);
+        let mut all = self.prices_in(v, typed, currency, 0);
+        for (c, form) in others? {
+            if c == currency {
+                typed.push(
+                    Invalid::new(
+                        field![OTHER_PRICES],
+                        format!(
+                            "{} is the currency of the prices above",
+                            c.code().to_ascii_uppercase()
+                        ),
+                        c.code(),
+                    )
+                    .kind("value_error"),
+                );
+                all = None;
+                continue;
+            }
+            let offset = all.as_ref().map_or(0, Vec::len);
+            match (all.as_mut(), form.prices_in(v, typed, c, offset)) {
+                (Some(all), Some(more)) => all.extend(more),
+                _ => all = None,
+            }
+        }
+        all
+    }
+
+    /// The prices of the form in `currency`, the first one numbered `offset`.
+    fn prices_in(
+        &self,
+        v: &mut Validator,
+        typed: &mut Typed,
+        currency: Currency,
+        offset: usize,
+    ) -> Option<Vec<NewPrice>> {
         let tax_behavior = match self.tax_behavior.trim() {
             "" => None,
             t => match TaxBehaviorOption::parse(t) {
@@ -154,11 +218,12 @@ impl ProductForm {
         let mut kinds = Vec::with_capacity(intervals.len());
         let mut ok = true;
         for (i, (interval, typed_in, label)) in intervals.into_iter().enumerate() {
+            let i = i + offset;
             let allowed: &[&str] = match interval {
                 Some(_) => &["fixed", "free", "seat_based"],
                 None => &["fixed", "custom", "free", "seat_based"],
             };
-            if amount_type == "seat_based" && i > 0 {
+            if amount_type == "seat_based" && i > offset {
                 typed.0.push(
                     Invalid::new(
                         field!["prices", i, "amount_type"],
@@ -187,11 +252,12 @@ impl ProductForm {
                 ok = false;
                 continue;
             }
-            let code = Currency::DEFAULT.to_string();
+            let code = currency.to_string();
+            let at = (i, currency);
             let kind = match (interval, amount_type) {
-                (_, "seat_based") => self.seat_price(v, typed, i, interval),
+                (_, "seat_based") => self.seat_price(v, typed, at, interval),
                 (Some(interval), "fixed") => {
-                    amount_at(v, typed, (i, "price_amount"), (typed_in, label), true).map(|a| {
+                    amount_at(v, typed, (at, "price_amount"), (typed_in, label), true).map(|a| {
                         PriceKind::RecurringFixed {
                             interval,
                             currency: code,
@@ -201,7 +267,7 @@ impl ProductForm {
                 }
                 (Some(interval), _) => Ok(PriceKind::RecurringFree { interval }),
                 (None, "fixed") => {
-                    amount_at(v, typed, (i, "price_amount"), (typed_in, label), true).map(|a| {
+                    amount_at(v, typed, (at, "price_amount"), (typed_in, label), true).map(|a| {
                         PriceKind::OneTimeFixed {
                             currency: code,
                             amount: a.unwrap_or_default(),
@@ -212,21 +278,21 @@ impl ProductForm {
                     let min = amount_at(
                         v,
                         typed,
-                        (i, "minimum_amount"),
+                        (at, "minimum_amount"),
                         (&self.minimum_amount, "Minimum"),
                         false,
                     );
                     let max = amount_at(
                         v,
                         typed,
-                        (i, "maximum_amount"),
+                        (at, "maximum_amount"),
                         (&self.maximum_amount, "Maximum"),
                         false,
                     );
                     let preset = amount_at(
                         v,
                         typed,
-                        (i, "preset_amount"),
+                        (at, "preset_amount"),
                         (&self.preset_amount, "Suggested"),
                         false,
                     );
@@ -245,7 +311,7 @@ impl ProductForm {
                 (None, _) => Ok(PriceKind::OneTimeFree),
             };
             match kind {
-                Ok(kind) => kinds.push(NewPrice::new(kind, Currency::DEFAULT, tax_behavior)),
+                Ok(kind) => kinds.push(NewPrice::new(kind, currency, tax_behavior)),
                 Err(()) => ok = false,
             }
         }
@@ -261,16 +327,16 @@ impl ProductForm {
         &self,
         v: &mut Validator,
         typed: &mut Typed,
-        i: usize,
+        (i, currency): (usize, Currency),
         interval: Option<RecurringInterval>,
     ) -> Result<PriceKind, ()> {
         let tier_type = match self.seat_tier_type.trim() {
             "" => "volume",
             t => t,
         };
-        let tiers = self.seat_tier_lines(typed)?;
+        let tiers = self.seat_tier_lines(typed, currency)?;
         let seat_tiers = seat_tiers_of(v, loc!["body", "prices", i], tier_type, &tiers).ok_or(())?;
-        let currency = Currency::DEFAULT.to_string();
+        let currency = currency.to_string();
         Ok(match interval {
             Some(interval) => PriceKind::RecurringSeatBased {
                 interval,
@@ -287,7 +353,11 @@ impl ProductForm {
     /// The tiers typed one a line (`1-4 10.00`, `5+ 8.00`, `5- 8.00`, or one count: `3
     /// 9.00`), the price in minor units; `Err` when a line does not read (named by its
     /// number, in `typed`).
-    fn seat_tier_lines(&self, typed: &mut Typed) -> Result<Vec<SeatTierInput>, ()> {
+    fn seat_tier_lines(
+        &self,
+        typed: &mut Typed,
+        currency: Currency,
+    ) -> Result<Vec<SeatTierInput>, ()> {
         let mut tiers = Vec::new();
         let mut ok = true;
         for (n, line) in self.seat_tiers.lines().enumerate() {
@@ -330,7 +400,7 @@ impl ProductForm {
                 ok = false;
                 continue;
             };
-            let Some(price_per_seat) = typed.amount(price, Currency::DEFAULT, "Seat tiers") else {
+            let Some(price_per_seat) = typed.amount(price, currency, "Seat tiers") else {
                 ok = false;
                 continue;
             };
@@ -350,7 +420,7 @@ impl ProductForm {
 fn amount_at(
     v: &mut Validator,
     typed: &mut Typed,
-    (i, field): (usize, &str),
+    ((i, currency), field): ((usize, Currency), &str),
     (typed_in, label): (&str, &str),
     required: bool,
 ) -> Result<Option<i64>, ()> {
@@ -364,18 +434,15 @@ fn amount_at(
         }
         return Ok(None);
     }
-    let Some(n) = typed.amount(typed_in, Currency::DEFAULT, label) else {
+    let Some(n) = typed.amount(typed_in, currency, label) else {
         return Err(());
     };
-    let loc = loc!["body", "prices", i, field];
-    match v.int_range(
-        loc,
-        n,
-        Some(MINIMUM_PRICE_AMOUNT),
-        Some(MAXIMUM_PRICE_AMOUNT),
-    ) {
-        true => Ok(Some(n)),
-        false => Err(()),
+    match amount_bounds_error(loc!["body", "prices", i, field], currency, n) {
+        None => Ok(Some(n)),
+        Some(e) => {
+            v.push(e);
+            Err(())
+        }
     }
 }
 
@@ -395,7 +462,8 @@ pub async fn create_product(
     let (mut v, mut typed) = (Validator::new(), Typed::default());
     let name = form.name.trim().to_string();
     check_name(&mut v, &name);
-    let prices = form.prices(&mut v, &mut typed);
+    let default = products::default_currency(state, org).await?;
+    let prices = form.prices(&mut v, &mut typed, default);
     if let Some(kinds) = &prices {
         check_new_prices(&mut v, kinds, &Default::default());
     }
@@ -425,7 +493,11 @@ pub async fn update_product(
     let name = form.name.trim().to_string();
     check_name(&mut v, &name);
     let prices = match ticked(&form.replace_prices) {
-        true => form.prices(&mut v, &mut typed),
+        true => {
+            let org = products::get(state, subject, id).await?.organization_id;
+            let default = products::default_currency(state, org).await?;
+            form.prices(&mut v, &mut typed, default)
+        }
         false => None,
     };
     typed.finish(v.finish())?;

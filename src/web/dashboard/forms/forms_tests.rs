@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::app::testing::{app, seller};
+use crate::domain::currency::Currency;
 use crate::domain::discount::DiscountKind;
 use crate::domain::product::{NewPrice, PriceKind, RecurringInterval};
 use crate::domain::tax_settings::TaxBehaviorOption;
@@ -74,7 +75,7 @@ fn a_monthly_and_yearly_product_has_two_prices_in_cents() {
     let (mut v, mut typed) = (Validator::new(), Typed::default());
     let code = Currency::DEFAULT.to_string();
     assert_eq!(
-        kinds(form.prices(&mut v, &mut typed)),
+        kinds(form.prices(&mut v, &mut typed, Currency::USD)),
         Some(vec![
             PriceKind::RecurringFixed {
                 interval: RecurringInterval::Month,
@@ -117,7 +118,7 @@ async fn a_product_form_is_refused_with_the_apis_problems_then_its_amounts_by_la
     let err = create_product(&app, subject, org, &form).await.unwrap_err();
     assert_eq!(
         err.messages(),
-        vec!["prices › 0 › price amount: Input should be greater than or equal to 50"]
+        vec!["prices › 0 › price amount: Amount must be at least $0.50"]
     );
     let form = ProductForm {
         name: "Field Guide".into(),
@@ -132,6 +133,76 @@ async fn a_product_form_is_refused_with_the_apis_problems_then_its_amounts_by_la
             currency: Currency::DEFAULT.to_string(),
             amount: 1999,
         }
+    );
+}
+
+#[actix_web::test]
+async fn a_product_form_sets_the_same_prices_in_other_currencies() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let form = ProductForm {
+        name: "World Pro".into(),
+        billing: "month_year".into(),
+        amount: "10".into(),
+        yearly_amount: "100".into(),
+        other_prices: "EUR 9.00 90.00\nJPY 1500 15000".into(),
+        ..ProductForm::default()
+    };
+    let product = create_product(&app, subject, org, &form).await.unwrap();
+    let prices: Vec<(Currency, Option<i64>)> = product
+        .prices
+        .iter()
+        .map(|p| (product.currency_of(p), p.kind.fixed_amount()))
+        .collect();
+    assert_eq!(
+        prices,
+        vec![
+            (Currency::USD, Some(1000)),
+            (Currency::USD, Some(10000)),
+            (Currency::EUR, Some(900)),
+            (Currency::EUR, Some(9000)),
+            (Currency::JPY, Some(1500)),
+            (Currency::JPY, Some(15000)),
+        ]
+    );
+    // Each currency's bounds, at the price they belong to (¥80 at the least).
+    let form = ProductForm {
+        name: "Yen".into(),
+        amount: "10".into(),
+        other_prices: "JPY 79".into(),
+        ..ProductForm::default()
+    };
+    let err = create_product(&app, subject, org, &form).await.unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec!["prices › 1 › price amount: Amount must be at least ¥80"]
+    );
+    // The prices above in euros, without dollars: the organization's default is missing.
+    let form = ProductForm {
+        name: "Euro only".into(),
+        currency: "EUR".into(),
+        amount: "10".into(),
+        ..ProductForm::default()
+    };
+    let err = create_product(&app, subject, org, &form).await.unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec!["prices: The organization's default presentment currency must be present in the prices."]
+    );
+    let form = ProductForm {
+        other_prices: "USD 11".into(),
+        ..form
+    };
+    let product = create_product(&app, subject, org, &form).await.unwrap();
+    assert_eq!(product.currencies(), vec![Currency::EUR, Currency::USD]);
+    let form = ProductForm {
+        other_prices: "EUR 11".into(),
+        ..form
+    };
+    let err = create_product(&app, subject, org, &form).await.unwrap_err();
+    assert_eq!(
+        err.messages(),
+        vec!["Prices in other currencies: EUR is the currency of the prices above"]
     );
 }
 
@@ -189,7 +260,7 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
     )
     .unwrap();
     assert_eq!(
-        kinds(form.prices(&mut v, &mut typed)),
+        kinds(form.prices(&mut v, &mut typed, Currency::USD)),
         Some(vec![PriceKind::RecurringSeatBased {
             interval: RecurringInterval::Year,
             currency: Currency::DEFAULT.to_string(),
@@ -206,7 +277,7 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
         ..ProductForm::default()
     };
     let (mut v, mut typed) = (Validator::new(), Typed::default());
-    let Some(kinds) = kinds(form.prices(&mut v, &mut typed)) else {
+    let Some(kinds) = kinds(form.prices(&mut v, &mut typed, Currency::USD)) else {
         panic!("{:?} {:?}", v.finish().err(), typed.0);
     };
     let PriceKind::OneTimeSeatBased { seat_tiers, .. } = &kinds[0] else {
@@ -225,7 +296,11 @@ fn seat_tiers_read_one_a_line_and_are_checked_by_the_apis_rules() {
             ..ProductForm::default()
         };
         let (mut v, mut typed) = (Validator::new(), Typed::default());
-        assert_eq!(form.prices(&mut v, &mut typed), None, "{lines}");
+        assert_eq!(
+            form.prices(&mut v, &mut typed, Currency::USD),
+            None,
+            "{lines}"
+        );
         assert_eq!(!typed.0.is_empty(), from_form, "{lines}");
         assert_eq!(v.has_errors(), !from_form, "{lines}");
     }
@@ -244,7 +319,7 @@ fn the_product_forms_tax_behaviour_goes_on_each_price() {
     };
     let behaviours = |f: ProductForm| {
         let (mut v, mut typed) = (Validator::new(), Typed::default());
-        f.prices(&mut v, &mut typed)
+        f.prices(&mut v, &mut typed, Currency::USD)
             .map(|ps| ps.into_iter().map(|p| p.tax_behavior).collect::<Vec<_>>())
     };
     assert_eq!(behaviours(form("")), Some(vec![None, None]));
@@ -254,7 +329,10 @@ fn the_product_forms_tax_behaviour_goes_on_each_price() {
         Some(vec![inclusive, inclusive])
     );
     let (mut v, mut typed) = (Validator::new(), Typed::default());
-    assert_eq!(form("gross").prices(&mut v, &mut typed), None);
+    assert_eq!(
+        form("gross").prices(&mut v, &mut typed, Currency::USD),
+        None
+    );
     assert_eq!(typed.0.len(), 1);
     assert_eq!(typed.0[0].path, field!["prices", 0, "tax_behavior"]);
     assert_eq!(typed.0[0].kind, "enum");

@@ -295,6 +295,8 @@ pub struct SettingsForm {
     pub portal_usage_show: Option<String>,
     pub portal_update_seats: Option<String>,
     pub portal_update_plan: Option<String>,
+    /// The organization's default presentment currency (a code; empty: unchanged).
+    pub default_presentment_currency: String,
 }
 
 impl SettingsForm {
@@ -317,6 +319,10 @@ impl SettingsForm {
             portal_usage_show: on(org.customer_portal_settings.usage_show),
             portal_update_seats: on(org.customer_portal_settings.update_seats),
             portal_update_plan: on(org.customer_portal_settings.update_plan),
+            default_presentment_currency: org
+                .default_presentment_currency
+                .code()
+                .to_ascii_uppercase(),
         }
     }
 }
@@ -357,7 +363,9 @@ pub async fn update_settings(
         email: maybe_text(&form.email),
         twitter_username: Maybe::Absent,
         default_tax_behavior: Maybe::Absent,
-        default_presentment_currency: Maybe::Absent,
+        default_presentment_currency: crate::api::organization::currency_update(
+            &form.default_presentment_currency,
+        ),
         tax: Maybe::Absent,
         customer_portal_settings: Maybe::Value(
             crate::api::organization::OrganizationCustomerPortalSettings {
