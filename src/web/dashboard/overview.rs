@@ -276,10 +276,11 @@ pub async fn overview(
         .iter()
         .flat_map(|p| p.revenue.keys().copied())
         .collect();
-    currencies.sort_by_key(|c| (*c != Currency::DEFAULT, *c));
+    let default = crate::app::catalog::products::default_currency(&state, org).await?;
+    currencies.sort_by_key(|c| (*c != default, *c));
     currencies.dedup();
     if currencies.is_empty() {
-        currencies.push(Currency::DEFAULT);
+        currencies.push(default);
     }
     let revenue_in = |p: &crate::stats::DayPoint, c: Currency| p.revenue.get(&c).copied();
     let revenue_chart: String = currencies
