@@ -3282,3 +3282,119 @@ async fn a_customers_page_opens_a_portal_link() {
     r.expect(200);
     assert_eq!(r.body["id"], s.customer.as_str());
 }
+
+// ---------------------------------------------------------------------------------------
+// Several currencies (issue 49)
+
+/// The price id the product page's share section links for the price reading `label`.
+#[track_caller]
+fn price_link(product_page: &Page, label: &str) -> String {
+    let needle = format!("{label}: <a href=\"");
+    let at = product_page
+        .body
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no price {label:?} in\n{}", main_of(product_page)));
+    let rest = &product_page.body[at + needle.len()..];
+    let href = &rest[..rest.find('"').unwrap()];
+    let (_, id) = href.split_once("price_id=").unwrap();
+    id.to_string()
+}
+
+#[actix_web::test]
+async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenue_apart() {
+    let app = spawn_app().await;
+    let (mut b, org) = seller(&app, "world@example.com", SHOP).await;
+    let page = form_post(
+        &mut b,
+        &format!("/dashboard/{org}/products/new"),
+        &[
+            ("name", EBOOK),
+            ("billing", "one_time"),
+            ("amount_type", "fixed"),
+            ("amount", "25"),
+            ("other_prices", "EUR 18.00\nJPY 3000"),
+        ],
+    )
+    .await;
+    let product = id_after(&redirected(&page), &format!("/dashboard/{org}/products/"));
+    let page = b.get(&format!("/dashboard/{org}/products/{product}")).await;
+    assert_html(&page);
+    for label in ["$25.00", "€18.00", "¥3,000"] {
+        assert!(page.body.contains(label), "{label} in\n{}", main_of(&page));
+    }
+    let euro = price_link(&page, "€18.00");
+    let list = b.get(&format!("/dashboard/{org}/products")).await;
+    assert!(list.body.contains("¥3,000"), "{}", main_of(&list));
+
+    // A line that does not read names its line; nothing is created.
+    let page = form_post(
+        &mut b,
+        &format!("/dashboard/{org}/products/new"),
+        &[
+            ("name", "Broken"),
+            ("amount", "25"),
+            ("other_prices", "EUR 18.00\nXAU 3"),
+        ],
+    )
+    .await;
+    assert_status(&page, 422);
+    assert!(
+        page.body.contains("Line 2: XAU is not a currency"),
+        "{}",
+        main_of(&page)
+    );
+
+    // One sale in dollars, one in euros.
+    let order = buy(&app, &format!("/buy/{product}"), ADA).await;
+    assert_eq!(order["currency"], "usd", "{order}");
+    let order = buy(&app, &format!("/buy/{product}?price_id={euro}"), GRACE).await;
+    assert_eq!(order["currency"], "eur", "{order}");
+    let overview = format!("/dashboard/{org}");
+    let page = poll_text(&mut b, &overview, "orders-total", "2").await;
+    // Never summed across currencies: one total and one chart each, the default first.
+    assert_eq!(text_of(&page, "revenue-total"), "$25.00 · €18.00");
+    assert!(
+        page.body.contains("Revenue per day (USD)"),
+        "{}",
+        main_of(&page)
+    );
+    assert!(
+        page.body.contains("Revenue per day (EUR)"),
+        "{}",
+        main_of(&page)
+    );
+    let orders = b.get(&format!("/dashboard/{org}/orders")).await;
+    assert!(orders.body.contains("€18.00"), "{}", main_of(&orders));
+    assert!(orders.body.contains("$25.00"), "{}", main_of(&orders));
+
+    // The default currency changes only once every active product has a price in it.
+    let page = form_post(
+        &mut b,
+        &format!("/dashboard/{org}/settings"),
+        &[("name", SHOP), ("default_presentment_currency", "GBP")],
+    )
+    .await;
+    assert_status(&page, 422);
+    assert!(
+        page.body
+            .contains("All active products must have prices in the new currency."),
+        "{}",
+        main_of(&page)
+    );
+    let page = form_post(
+        &mut b,
+        &format!("/dashboard/{org}/settings"),
+        &[("name", SHOP), ("default_presentment_currency", "EUR")],
+    )
+    .await;
+    redirected(&page);
+    let page = b.get(&format!("/dashboard/{org}/settings")).await;
+    assert!(
+        page.body
+            .contains(r#"<option value="EUR" selected>EUR</option>"#),
+        "{}",
+        main_of(&page)
+    );
+    let page = b.get(&overview).await;
+    assert_eq!(text_of(&page, "revenue-total"), "€18.00 · $25.00");
+}
