@@ -30,13 +30,15 @@ fn geoip_database() -> Vec<u8> {
     w.to_bytes().unwrap()
 }
 
-/// The application with the test GeoIP database configured.
+/// The application with the test GeoIP database configured; the loopback peer is a
+/// trusted proxy, so a test names the buyer's address in `X-Forwarded-For`.
 async fn spawn() -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("country.mmdb");
     std::fs::write(&path, geoip_database()).unwrap();
     let mut settings = Settings::for_tests(dir.path());
     settings.checkout.geoip_database = path;
+    settings.server.trusted_proxies = vec!["127.0.0.1".into()];
     spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await
 }
 
@@ -483,4 +485,53 @@ async fn a_confirmed_checkout_orders_in_its_currency() {
     assert_eq!(order["currency"], "jpy", "{order}");
     assert_eq!(order["subtotal_amount"], 3000, "{order}");
     assert_eq!(order["net_amount"], 3000, "{order}");
+}
+
+#[actix_web::test]
+async fn a_bad_geoip_database_stops_the_start_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-a-database.mmdb");
+    std::fs::write(&path, b"not a MaxMind database").unwrap();
+    let mut settings = Settings::for_tests(dir.path());
+    settings.checkout.geoip_database = path;
+    let err = match tollgate::startup::Application::build(settings).await {
+        Ok(_) => panic!("started with a bad GeoIP database"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(err.contains("checkout.geoip_database"), "{err}");
+    assert!(err.contains("not-a-database.mmdb"), "{err}");
+}
+
+#[actix_web::test]
+async fn a_checkout_link_is_presented_in_the_currency_of_the_requests_country() {
+    let app = spawn().await;
+    let cat = catalog(&app, "links").await;
+    let r = app
+        .post_json(
+            "/v1/checkout-links/",
+            Some(&app.token),
+            &json!({"payment_processor": "stripe", "products": [cat.world]}),
+        )
+        .await;
+    r.expect(201);
+    let url = r.body["url"].as_str().unwrap().to_string();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(crate::helpers::CLIENT_TIMEOUT)
+        .build()
+        .unwrap();
+    for (ip, currency, amount) in [
+        ("126.3.4.5", "jpy", 3000),
+        ("81.3.4.5", "eur", 1800),
+        ("8.8.4.4", "usd", 2000),
+    ] {
+        let r = app.send(http.get(&url).header("X-Forwarded-For", ip)).await;
+        assert_eq!(r.status, 307, "{}", r.body);
+        let location = r.header("location");
+        let secret = location.rsplit('/').next().unwrap().to_string();
+        let r = app.get(&format!("{CHECKOUTS}client/{secret}"), None).await;
+        r.expect(200);
+        assert_eq!(r.body["currency"], currency, "{ip}: {}", r.body);
+        assert_eq!(r.body["amount"], amount, "{ip}: {}", r.body);
+    }
 }
