@@ -134,6 +134,70 @@ async fn a_buyer_pays_on_the_checkout_page_in_a_real_browser() {
     .await;
 }
 
+/// The currencies script runs 31 checks; fewer than this means it stopped early.
+const MIN_CURRENCY_CHECKS: u32 = 24;
+
+/// Issue 49: the hosted checkout in euros and in yen (`tests/clients/browser/currencies.py`):
+/// every amount in the checkout's currency (`€18.00`, `¥3,000`), the confirmation too, and a
+/// pay-what-you-want amount in whole yen. Screenshots at phone and desktop widths go to
+/// `<CARGO_TARGET_TMPDIR>/currency-browser-screenshots`, and are copied to the directory
+/// `TOLLGATE_SHOTS_COPY` names, when set.
+#[actix_web::test]
+async fn a_buyer_pays_in_euros_and_in_yen_on_the_checkout_page_in_a_real_browser() {
+    use serde_json::json;
+    ensure_chromium();
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let org = crate::checkouts::create_org(api, "browser-currencies").await;
+    let fixed = |c: &str, a: i64| json!({"type": "one_time", "amount_type": "fixed", "price_currency": c, "price_amount": a});
+    let custom =
+        |c: &str| json!({"type": "one_time", "amount_type": "custom", "price_currency": c});
+    let world = api
+        .posted(
+            "/v1/products/",
+            &json!({"name": "World edition", "organization_id": org,
+                    "prices": [fixed("usd", 2000), fixed("eur", 1800), fixed("jpy", 3000)]}),
+            201,
+        )
+        .await;
+    let tip = api
+        .posted(
+            "/v1/products/",
+            &json!({"name": "Tip jar", "organization_id": org,
+                    "prices": [custom("usd"), custom("eur"), custom("jpy")]}),
+            201,
+        )
+        .await;
+    let checkout = |product: &serde_json::Value, currency: &str| json!({"products": [product["id"]], "currency": currency});
+    let eur = created(api, &checkout(&world, "eur")).await;
+    let jpy = created(api, &checkout(&world, "jpy")).await;
+    let jpy_tip = created(api, &checkout(&tip, "jpy")).await;
+    let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("currency-browser-screenshots");
+    run_script(
+        "currencies.py",
+        &shots,
+        &[
+            ("EUR_URL", url(&eur).as_str()),
+            ("JPY_URL", url(&jpy).as_str()),
+            ("JPY_TIP_URL", url(&jpy_tip).as_str()),
+        ],
+        SCRIPT_TIMEOUT,
+        MIN_CURRENCY_CHECKS,
+    )
+    .await;
+    if let Some(copy) = std::env::var_os("TOLLGATE_SHOTS_COPY") {
+        let copy = PathBuf::from(copy);
+        std::fs::create_dir_all(&copy).expect("creating the copy directory");
+        for entry in std::fs::read_dir(&shots).expect("the screenshots") {
+            let path = entry.expect("an entry").path();
+            if let Some(name) = path.file_name() {
+                std::fs::copy(&path, copy.join(name)).expect("copying a screenshot");
+            }
+        }
+    }
+}
+
 /// Runs `tests/clients/browser/<script>` with the pinned selenium, Debian's Chromium and
 /// `env`, screenshots into `shots` (emptied first), within `timeout`; it must end with
 /// `N passed, 0 failed`, `N` at least `min_checks`, and exit 0.
