@@ -91,6 +91,7 @@ mod state_events;
 mod stripe;
 mod stripe_subscriptions;
 mod stripe_tax;
+mod subscription_currencies;
 mod subscription_events;
 mod subscription_keys;
 mod subscription_plans;
