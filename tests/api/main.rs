@@ -89,6 +89,7 @@ mod signature_clients;
 mod sorting;
 mod state_events;
 mod stripe;
+mod stripe_currencies;
 mod stripe_subscriptions;
 mod stripe_tax;
 mod subscription_currencies;
