@@ -1,7 +1,8 @@
 //! Everything after the sale stays in the checkout's currency (issue 49, Polar's
 //! "Where the currency lands"): a subscription bought in euros renews in euros on the
 //! manual clock, is refunded in euros, changes plan only to a product with a euro price,
-//! and `POST /v1/subscriptions/` starts one in the organization's default currency.
+//! and `POST /v1/subscriptions/` starts one in the organization's default currency; euro and
+//! yen invoices show their amounts in their currency (`€18.00`, `¥3,000`).
 
 use chrono::Duration;
 use serde_json::{json, Value};
@@ -299,4 +300,115 @@ async fn the_api_starts_a_free_subscription_in_the_organizations_default_currenc
     r.expect(201);
     assert_eq!(r.body["currency"], "eur", "{}", r.body);
     assert_eq!(r.body["prices"][0]["id"], eur_price);
+}
+
+// ---------------------------------------------------------------------------------------
+// Invoices in the order's currency
+
+/// The PDF's text (`pdftotext -layout`); `None` where poppler is missing outside CI.
+fn pdf_text(bytes: &[u8]) -> Option<String> {
+    use std::io::Write;
+    let child = std::process::Command::new("pdftotext")
+        .args(["-layout", "-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("pdftotext not available ({e}): the PDF's text is not checked");
+            return None;
+        }
+        Err(e) => panic!("pdftotext is needed under CI: {e}"),
+    };
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bytes)
+        .expect("the PDF written");
+    let out = child.wait_with_output().expect("pdftotext ran");
+    assert!(out.status.success(), "pdftotext failed");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The invoice PDF of order `id` (issued on payment; bounded wait), as bytes.
+async fn invoice_pdf(app: &crate::helpers::TestApp, id: &str) -> Vec<u8> {
+    for _ in 0..100 {
+        let r = app.get(&format!("/v1/orders/{id}"), Some(&app.token)).await;
+        r.expect(200);
+        if r.body["is_invoice_generated"] == true {
+            let r = app
+                .get(&format!("/v1/orders/{id}/invoice"), Some(&app.token))
+                .await;
+            r.expect(200);
+            let url = r.body["url"].as_str().unwrap();
+            let resp = crate::helpers::client()
+                .get(url)
+                .send()
+                .await
+                .expect("the link answers");
+            assert_eq!(resp.status(), 200, "{url}");
+            let bytes = resp.bytes().await.expect("the PDF").to_vec();
+            assert!(bytes.starts_with(b"%PDF-"), "not a PDF");
+            return bytes;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("order {id} was not invoiced");
+}
+
+#[actix_web::test]
+async fn euro_and_yen_invoices_show_their_amounts_in_their_currency() {
+    use crate::checkouts::{create_org, product as create_product, Api};
+    use crate::tax_checkout::{bought, french_business, quoted, SELLER_TAX};
+    let app = crate::helpers::spawn_app().await;
+    let api = Api::of(&app);
+    let org = create_org(api, "invoices-in-currencies").await;
+    api.patch(
+        &format!("/v1/organizations/{org}"),
+        Some(api.token),
+        &json!({"tax": {"country": "DE", "tax_id": SELLER_TAX,
+                        "registrations": ["eu_oss"], "invoice_timing": "on_payment",
+                        "invoice_prefix": "CUR", "legal_name": "Acme Software GmbH",
+                        "address": {"line1": "Friedrichstraße 12", "postal_code": "10117",
+                                    "city": "Berlin", "country": "DE"}},
+                "default_tax_behavior": "location"}),
+    )
+    .await
+    .expect(200);
+    let one_time = |currency: &str, amount: i64| json!({"amount_type": "fixed", "price_amount": amount, "price_currency": currency});
+    let p = create_product(
+        api,
+        &org,
+        "Lifetime",
+        json!([
+            one_time("usd", 2000),
+            one_time("eur", 1800),
+            one_time("jpy", 3000)
+        ]),
+    )
+    .await;
+    let price_of = |currency: &str| {
+        id(p["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["price_currency"] == currency)
+            .unwrap())
+    };
+    // A French business buys: reverse charge, so the total is the price.
+    for (currency, shown, email) in [
+        ("eur", "€18.00", "compta@eur.example"),
+        ("jpy", "¥3,000", "compta@jpy.example"),
+    ] {
+        let (c, _) = quoted(api, &price_of(currency), &french_business()).await;
+        let o = bought(api, &c, &french_business(), email).await;
+        assert_eq!(o["currency"], currency, "{o}");
+        let bytes = invoice_pdf(&app, &id(&o)).await;
+        if let Some(text) = pdf_text(&bytes) {
+            assert!(text.contains(shown), "{shown} missing from:\n{text}");
+            assert!(!text.contains('$'), "a dollar amount in:\n{text}");
+        }
+    }
 }
