@@ -301,3 +301,51 @@ async fn polar_sdks_parse_checkouts_and_orders_with_tax_in_every_version() {
         assert!(out.status.success(), "{}", report(&suite, &out));
     }
 }
+
+/// The checks of `currencies.py` and `currencies.mjs` (without a GeoIP database: the
+/// buyer's-address check runs only when the server is given one).
+const CURRENCY_CHECKS: u32 = 7;
+
+/// Issue 49 through polar-sdk 1.0.2 and @polar-sh/sdk 1.0.1 (`tests/clients/python-1.0/
+/// currencies.py`, `tests/clients/node-1.0/currencies.mjs`), each in the three API versions
+/// against one server (each run its own organization): a product in usd, eur and jpy, the
+/// organization's default changed to eur, checkouts with an explicit currency and with the
+/// default, the 422 of a currency the product lacks, and the orders, subscriptions and
+/// refunds of each in its currency, every answer loaded into the SDK's models.
+#[actix_web::test]
+#[ignore = "needs the checkout's currency input and default (branch h-co): not merged yet"]
+async fn polar_sdks_sell_and_refund_in_dollars_euros_and_yen_in_every_version() {
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let packages = tools::node_packages(NODE_1_0);
+    let script = tools::node_script(&packages, &format!("{NODE_1_0}/currencies.mjs"));
+    tools::node_script(&packages, &format!("{NODE_1_0}/types.mjs"));
+    let app = spawn_app().await;
+    let mut runs = Vec::new();
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(tools::repo_root().join("tests/clients/python-1.0/currencies.py"))
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("polar-sdk 1.0.2 {version}"), cmd));
+    }
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        let mut cmd = Command::new("node");
+        cmd.arg(&script)
+            .current_dir(&packages)
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("@polar-sh/sdk 1.0.1 {version}"), cmd));
+    }
+    for (suite, mut cmd) in runs {
+        cmd.env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &app.token);
+        let out = tools::run_async(cmd, Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            tools::tally(&stdout),
+            Some((CURRENCY_CHECKS, 0)),
+            "{}",
+            report(&suite, &out)
+        );
+        assert!(out.status.success(), "{}", report(&suite, &out));
+    }
+}
