@@ -516,11 +516,19 @@ impl Default for OAuth2Settings {
 pub struct CheckoutSettings {
     /// Seconds a new checkout stays open (Polar: 30 minutes).
     pub ttl_secs: u64,
+    /// A MaxMind-format database (`.mmdb`, country or city) the seller provides: a
+    /// checkout without an explicit currency is presented in the currency of the country
+    /// of the buyer's IP address. Empty (the default): no lookup, the organization's
+    /// default currency.
+    pub geoip_database: std::path::PathBuf,
 }
 
 impl Default for CheckoutSettings {
     fn default() -> Self {
-        Self { ttl_secs: 1800 }
+        Self {
+            ttl_secs: 1800,
+            geoip_database: std::path::PathBuf::new(),
+        }
     }
 }
 

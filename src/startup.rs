@@ -210,6 +210,8 @@ impl Application {
             )?),
             metrics: Arc::new(crate::metrics::Metrics::new()?),
             shared_keys,
+            geoip: crate::geoip::GeoIp::open(&settings.checkout.geoip_database)
+                .map_err(anyhow::Error::msg)?,
             clock,
         };
         let settings = Arc::new(settings);

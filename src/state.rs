@@ -40,6 +40,8 @@ pub struct AppState {
     pub password_pool: crate::auth::password::HashPool,
     /// `server.trusted_proxies`, parsed (validated with the settings).
     pub trusted_proxies: crate::client_ip::TrustedProxies,
+    /// The buyer's country from their IP address (`[checkout] geoip_database`).
+    pub geoip: crate::geoip::GeoIp,
     /// Webhook delivery: wakes the endpoints' workers, holds the HTTP client and the
     /// target policy.
     pub webhooks: crate::egress::Hub,
@@ -86,6 +88,8 @@ pub struct Services {
     pub mailer: Arc<crate::egress::mail::Mailer>,
     pub metrics: Arc<crate::metrics::Metrics>,
     pub shared_keys: Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>,
+    /// The GeoIP database (`[checkout] geoip_database`), opened.
+    pub geoip: crate::geoip::GeoIp,
 }
 
 impl AppState {
@@ -141,6 +145,7 @@ impl AppState {
             limits,
             password_pool,
             trusted_proxies,
+            geoip: services.geoip,
             webhooks: services.webhooks,
             mailer: services.mailer,
             metrics: services.metrics,

@@ -91,7 +91,9 @@ pub struct CheckoutCreate {
     pub return_url: Option<String>,
     /// Accepted; the pages are in English (Polar's `en` without checkout localization).
     pub locale: Option<String>,
-    /// `usd` only.
+    /// The checkout's currency (Polar's `PresentmentCurrency`, lowercase): the product must
+    /// sell in it. Without it: the currency of the country of `customer_ip_address` (with a
+    /// GeoIP database configured), else the organization's default.
     pub currency: Option<String>,
     /// Not supported: `false` only.
     #[schema(nullable = false)]
@@ -201,7 +203,7 @@ pub struct CheckoutUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub return_url: Maybe<String>,
-    /// `usd` only.
+    /// Another currency the product sells in (its prices in that currency).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub currency: Maybe<String>,

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tollgate_actors::checkout::{ChangeCheckout, Changes, CustomFieldInput};
 
 use super::create::{
-    address_field, check_amount, check_billing_name, check_currency, check_ip, email_field,
+    address_field, check_amount, check_billing_name, check_ip, currency_field, email_field,
     metadata_field, optional_string, refuse, refuse_counts, seats_field, trial_fields,
 };
 use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
@@ -124,12 +124,15 @@ impl CheckoutChanges {
         }
         parse_2026_fields(&mut v, &mut ch, input.terms, input.buyer, public);
         v.finish()?;
+        // The currency asked for: the use case decides the checkout's.
+        let currency = ch.currency.take();
         Ok(ChangeCheckout {
             product_id: input.product_id.as_value().copied().map(ProductId),
             price_id: input.product_price_id.as_value().copied().map(PriceId),
             discount_id,
             discount_code,
             custom_field_data,
+            currency,
             changes: ch,
         })
     }
@@ -195,7 +198,7 @@ fn parse_2026_fields(
         }
         return;
     }
-    check_currency(v, terms.currency.as_value().map(String::as_str));
+    ch.currency = currency_field(v, terms.currency.as_value().map(String::as_str));
     let maybe_str = |m: &Maybe<String>| match m {
         Maybe::Absent => None,
         Maybe::Null => Some(None),

@@ -15,6 +15,8 @@ use uuid::Uuid;
 use super::CheckoutCreate;
 use crate::api::customer::parse_address;
 use crate::api::metadata::parse_metadata;
+use crate::api::price::currency_mismatch;
+use crate::domain::currency::Currency;
 use crate::domain::customer::Address;
 use crate::domain::ids::{CustomerId, DiscountId, PriceId, ProductId, SubscriptionId};
 use crate::domain::metadata::Metadata;
@@ -72,6 +74,7 @@ impl CheckoutCreate {
             v.http_url(loc!["body", "return_url"], url);
         }
         refuse_unsupported_on_create(&mut v, &input);
+        let currency = currency_field(&mut v, input.currency.as_deref());
         let seats = input.seats.and_then(|n| seats_field(&mut v, n));
         let min_seats = input
             .min_seats
@@ -128,6 +131,7 @@ impl CheckoutCreate {
             external_customer_id: optional_string(input.external_customer_id),
             return_url: input.return_url,
             trial,
+            currency,
         })
     }
 }
@@ -182,16 +186,10 @@ pub fn product_list(ids: &[Uuid]) -> Result<Vec<ProductId>, ApiError> {
 // ---------------------------------------------------------------------------------------
 // The shape of single fields, shared with the update and confirm bodies.
 
-const MIN_AMOUNT: i64 = 50;
-const MAX_AMOUNT: i64 = 99_999_999;
-
+/// An amount (a pay-what-you-want price's): not negative here; the bounds of the
+/// checkout's currency and of the price are the use case's (they depend on the price).
 pub fn check_amount(v: &mut Validator, amount: i64) -> bool {
-    v.int_range(
-        loc!["body", "amount"],
-        amount,
-        Some(MIN_AMOUNT),
-        Some(MAX_AMOUNT),
-    )
+    v.int_range(loc!["body", "amount"], amount, Some(0), None)
 }
 
 pub fn check_ip(v: &mut Validator, ip: &str) -> bool {
@@ -324,17 +322,16 @@ pub fn check_billing_name(v: &mut Validator, billing_name: Option<&str>) {
     }
 }
 
-/// A presentment currency: US dollars only.
-pub fn check_currency(v: &mut Validator, currency: Option<&str>) {
-    if let Some(c) = currency
-        .filter(|c| crate::domain::currency::Currency::parse(&c.to_ascii_lowercase()).is_err())
-    {
-        refuse(
-            v,
-            "currency",
-            "Product is not available in the specified currency.",
-            Value::from(c),
-        );
+/// A presentment currency (Polar's `PresentmentCurrency`, lowercase): pydantic's `enum`
+/// 422 for anything else. Whether the product sells in it is the use case's question.
+pub fn currency_field(v: &mut Validator, currency: Option<&str>) -> Option<Currency> {
+    let c = currency?;
+    match Currency::parse(c) {
+        Ok(c) => Some(c),
+        Err(_) => {
+            v.push(currency_mismatch(loc!["body", "currency"], c));
+            None
+        }
     }
 }
 
@@ -410,7 +407,6 @@ pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
         ],
     );
     check_billing_name(v, input.customer_billing_name.as_deref());
-    check_currency(v, input.currency.as_deref());
     if let Some(prices) = input.prices.as_ref().filter(|p| !p.is_null()) {
         refuse(
             v,

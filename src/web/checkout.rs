@@ -383,8 +383,15 @@ async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<Produc
             let price = if selected {
                 price_label(&c.price.kind, c.amount, p.recurring_interval_count)
             } else {
+                // Another product's price in the checkout's currency (which the product
+                // keeps when chosen), else the one it would fall back to.
+                let in_currency = c
+                    .currency
+                    .as_deref()
+                    .and_then(crate::domain::currency::Currency::from_code)
+                    .and_then(|cur| p.first_active_price_in(cur));
                 price_label(
-                    &p.first_active_price()?.kind,
+                    &in_currency.or_else(|| p.first_active_price())?.kind,
                     None,
                     p.recurring_interval_count,
                 )
@@ -604,6 +611,18 @@ async fn checkout_page(
             maximum_amount,
             ..
         } => {
+            // The currency's bounds hold too (Polar's per-currency minimum and maximum).
+            let bounds = crate::domain::currency::Currency::from_code(&currency)
+                .map(|cur| (cur.minimum_amount(), cur.maximum_amount()));
+            let input_min = match (bounds, minimum_amount) {
+                (Some((lo, _)), Some(m)) => Some((*m).max(lo)),
+                (Some((lo, _)), None) => Some(lo),
+                (None, m) => *m,
+            };
+            let input_max = match (bounds, maximum_amount) {
+                (Some((_, hi)), Some(m)) => Some((*m).min(hi)),
+                (_, m) => *m,
+            };
             let hint = match (minimum_amount, maximum_amount) {
                 (Some(lo), Some(hi)) => {
                     format!(
@@ -619,10 +638,10 @@ async fn checkout_page(
             (
                 "Pay what you want".to_string(),
                 true,
-                minimum_amount
+                input_min
                     .map(|v| Money::new(v, &currency).major())
                     .unwrap_or_default(),
-                maximum_amount
+                input_max
                     .map(|v| Money::new(v, &currency).major())
                     .unwrap_or_default(),
                 hint,

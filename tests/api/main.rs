@@ -16,6 +16,7 @@ mod browser_stripe;
 mod browser_tax;
 mod catalog_setup;
 mod checkout_crash;
+mod checkout_currencies;
 mod checkout_links;
 mod checkout_pages;
 mod checkouts;

@@ -6,6 +6,7 @@
 //! bounds, discount applicability, tax id, the fields a confirm requires). The rules that
 //! use them are in [`super::decide`].
 
+use crate::domain::currency::Currency;
 use crate::domain::customer::validate_tax_id;
 use crate::domain::discount::amount_off;
 use crate::domain::product::{AmountType, Price, PriceKind, SeatTiers};
@@ -201,7 +202,25 @@ impl Checkout {
                         .filter(|_| self.price.kind.amount_type() == AmountType::Custom))
                     .or(*preset_amount)
                     .unwrap_or(DEFAULT_CUSTOM_AMOUNT);
-                if minimum_amount.is_some_and(|m| chosen < m) {
+                // An amount given is first within the currency's bounds (Polar's schema
+                // bounds, per currency), then the price's own.
+                let bounds =
+                    Currency::from_code(currency).map(|c| (c.minimum_amount(), c.maximum_amount()));
+                let (min, max) = bounds.unwrap_or((0, i64::MAX));
+                let given = amount.unwrap_or(chosen);
+                if amount.is_some() && given < min {
+                    issues.push(Issue::new(
+                        &["amount"],
+                        "greater_than_equal",
+                        format!("Input should be greater than or equal to {min}"),
+                    ));
+                } else if amount.is_some() && given > max {
+                    issues.push(Issue::new(
+                        &["amount"],
+                        "less_than_equal",
+                        format!("Input should be less than or equal to {max}"),
+                    ));
+                } else if minimum_amount.is_some_and(|m| chosen < m) {
                     issues.push(Issue::new(
                         &["amount"],
                         "greater_than_equal",
@@ -247,9 +266,9 @@ impl Checkout {
                 self.amount = seat_tiers.amount(priced);
                 self.currency = Some(currency.clone());
             }
+            // A free price names no currency: the checkout keeps its own.
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => {
                 self.amount = None;
-                self.currency = None;
             }
         }
         self.price = price;

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::Changes;
+use crate::domain::currency::Currency;
 use crate::domain::customer::Address;
 use crate::domain::ids::{CustomerId, DiscountId, PriceId, ProductId, SubscriptionId};
 use crate::domain::metadata::Metadata;
@@ -65,6 +66,9 @@ pub struct CreateCheckout {
     pub return_url: Option<String>,
     /// The checkout's own trial.
     pub trial: Option<Trial>,
+    /// The currency the seller asks for (Polar's `currency`): else the buyer's country's,
+    /// else the organization's default, the first the product sells in.
+    pub currency: Option<Currency>,
 }
 
 /// Change an open checkout: the fields of an update or confirm body, parsed. `None` leaves
@@ -81,6 +85,8 @@ pub struct ChangeCheckout {
     pub discount_code: Option<Option<String>>,
     /// Custom field data to check against the product's fields (an empty object is none).
     pub custom_field_data: Option<CustomFieldInput>,
+    /// Another currency (the organizer's `currency`): the product's prices in it.
+    pub currency: Option<Currency>,
     /// Every other change, checked.
     pub changes: Changes,
 }

@@ -138,6 +138,9 @@ impl Checkout {
                 }
             }
         }
+        if let Some(currency) = ch.currency {
+            c.currency = Some(currency.code().to_string());
+        }
         match ch.price {
             Some(p) => c.select_price(p, ch.amount, ch.seats, &mut issues),
             None => {

@@ -337,6 +337,9 @@ pub struct Changes {
     pub trial: Option<Option<Trial>>,
     /// The trial of the product selected by `product` (given with it).
     pub product_trial: Option<Option<Trial>>,
+    /// The checkout's currency (with `price`, a price in it; alone, for a free price, which
+    /// names none).
+    pub currency: Option<crate::domain::currency::Currency>,
 }
 
 /// What confirm needs to know about the world at that moment.

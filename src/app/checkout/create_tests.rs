@@ -76,6 +76,7 @@ fn command(target: CheckoutTarget) -> CreateCheckout {
         external_customer_id: None,
         return_url: None,
         trial: None,
+        currency: None,
     }
 }
 

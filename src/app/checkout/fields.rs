@@ -21,8 +21,22 @@ use tollgate_actors::checkout::{ChangeCheckout, CheckoutTarget, CustomFieldInput
 
 use crate::app::views::product_of;
 
+use super::currency;
+use crate::domain::currency::Currency;
+use crate::domain::product::AmountType;
+
 // ---------------------------------------------------------------------------------------
 // Resolving request fields into domain values (every reference checked here).
+
+/// Polar's refusal of a discount without an amount in the checkout's currency: as if it
+/// did not exist.
+fn not_applicable(field: &'static str, given: &str) -> Invalid {
+    let msg = match field {
+        "discount_code" => "This discount code does not exist or is no longer available.",
+        _ => "Discount does not exist.",
+    };
+    Invalid::new(field![field], msg, given)
+}
 
 async fn custom_fields_of(
     state: &AppState,
@@ -203,25 +217,51 @@ pub(super) async fn resolve_changes(
     let mut invalid = Vec::new();
     let mut ch = input.changes;
     let current = product_of(state, checkout).await?;
+    let current_currency = currency::of_checkout(checkout, &current);
+    // Only the organizer names a currency (Polar's `CheckoutUpdate`, not the public one).
+    let requested = input.currency.filter(|_| !public);
     let (product, price) = product_and_price(
         state,
         checkout,
         current,
-        input.product_id,
-        input.price_id,
+        Selection {
+            product_id: input.product_id,
+            price_id: input.price_id,
+            requested,
+            current_currency,
+        },
         &mut invalid,
     )
     .await?;
-    if product.id != checkout.product_id {
+    let new_currency = price
+        .as_ref()
+        .map_or(current_currency, |p| product.currency_of(p));
+    if price.is_some() {
+        ch.currency = Some(new_currency);
+    }
+    let switched = product.id != checkout.product_id;
+    if switched {
         ch.product = Some(product.id);
         ch.product_trial = Some(product.trial);
-        // A discount that does not apply to the new product is removed (Polar).
-        if let (Some(applied), None) = (&checkout.discount, &input.discount_id) {
-            let applies = discount_by_id(&state.store, applied.id)
+    }
+    // An applied discount is checked again for another product (it must apply to it) or
+    // another currency (a fixed discount needs an amount in it; Polar): removed when it no
+    // longer applies, its amount in the new currency otherwise.
+    if let (Some(applied), None) = (&checkout.discount, &input.discount_id) {
+        if switched || new_currency != current_currency {
+            let found = discount_by_id(&state.store, applied.id)
                 .await?
-                .is_some_and(|d| d.value.applies_to(product.id));
-            if !applies {
-                ch.discount = Some((None, "discount_id"));
+                .map(|d| d.value)
+                .filter(|d| d.applies_to(product.id));
+            let fixed = price
+                .as_ref()
+                .is_some_and(|p| p.kind.amount_type() == AmountType::Fixed);
+            match found.and_then(|d| AppliedDiscount::in_currency(&d, new_currency)) {
+                None => ch.discount = Some((None, "discount_id")),
+                Some(d) if new_currency != current_currency && fixed => {
+                    ch.discount = Some((Some(d), "discount_id"))
+                }
+                Some(_) => {}
             }
         }
     }
@@ -240,9 +280,10 @@ pub(super) async fn resolve_changes(
                     match discount_for_code(state, checkout.organization_id, product.id, &code)
                         .await?
                     {
-                        Ok(d) => {
-                            ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_code"))
-                        }
+                        Ok(d) => match AppliedDiscount::in_currency(&d, new_currency) {
+                            Some(d) => ch.discount = Some((Some(d), "discount_code")),
+                            None => invalid.push(not_applicable("discount_code", &code)),
+                        },
                         Err(e) => invalid.push(e),
                     }
                 }
@@ -254,7 +295,10 @@ pub(super) async fn resolve_changes(
         match input.discount_id {
             Some(Some(id)) => {
                 match discount_for_update(state, checkout.organization_id, product.id, id).await? {
-                    Ok(d) => ch.discount = Some((Some(AppliedDiscount::from(&d)), "discount_id")),
+                    Ok(d) => match AppliedDiscount::in_currency(&d, new_currency) {
+                        Some(d) => ch.discount = Some((Some(d), "discount_id")),
+                        None => invalid.push(not_applicable("discount_id", &id.0.to_string())),
+                    },
                     Err(e) => invalid.push(e),
                 }
             }
@@ -268,19 +312,36 @@ pub(super) async fn resolve_changes(
     Ok(ch)
 }
 
+/// What a change asks to sell: another product, another price, another currency.
+struct Selection {
+    product_id: Option<ProductId>,
+    price_id: Option<PriceId>,
+    /// The organizer's `currency`.
+    requested: Option<Currency>,
+    /// The checkout's currency before the change.
+    current_currency: Currency,
+}
+
 /// The product a change sells and the price to select, if it changes: `product_id` must
-/// be one of the checkout's products and not archived (then its first active price, or
+/// be one of the checkout's products and not archived (then its first active price in the
+/// currency asked for, else in the checkout's, else in the organization's default; or
 /// `price_id`, which must be that product's); a `price_id` alone may be a price of any of
-/// the checkout's products (selecting that product). Problems go to `invalid` and leave the
-/// current product.
+/// the checkout's products (selecting that product, in its currency); a `currency` alone
+/// selects the product's first price in it. Problems go to `invalid` and leave the current
+/// product.
 async fn product_and_price(
     state: &AppState,
     checkout: &Checkout,
     current: Product,
-    product_id: Option<ProductId>,
-    price_id: Option<PriceId>,
+    selection: Selection,
     invalid: &mut Vec<Invalid>,
 ) -> Result<(Product, Option<Price>), AppError> {
+    let Selection {
+        product_id,
+        price_id,
+        requested,
+        current_currency,
+    } = selection;
     let mut product = current;
     let mut switched = false;
     if let Some(id) = product_id.filter(|id| *id != checkout.product_id) {
@@ -307,10 +368,46 @@ async fn product_and_price(
         }
     }
     let Some(id) = price_id else {
+        let wanted = requested.unwrap_or(current_currency);
         if !switched {
-            return Ok((product, None));
+            // Another currency for the same product: its first price in it.
+            let Some(c) = requested.filter(|c| *c != current_currency) else {
+                return Ok((product, None));
+            };
+            return Ok(match product.first_active_price_in(c).cloned() {
+                Some(price) => (product, Some(price)),
+                None => {
+                    invalid.push(Invalid::new(
+                        field!["currency"],
+                        currency::NOT_AVAILABLE,
+                        c.code(),
+                    ));
+                    (product, None)
+                }
+            });
         }
-        return Ok(match product.first_active_price().cloned() {
+        // Another product: in the same currency when it sells in it, else (unless a
+        // currency was asked for) in the organization's default.
+        let price = match product.first_active_price_in(wanted) {
+            Some(p) => Some(p.clone()),
+            None if requested.is_some() => {
+                invalid.push(Invalid::new(
+                    field!["currency"],
+                    currency::NOT_AVAILABLE,
+                    wanted.code(),
+                ));
+                return Ok((product, None));
+            }
+            None => {
+                let default =
+                    currency::organization_default(state, checkout.organization_id).await?;
+                product
+                    .first_active_price_in(default)
+                    .or_else(|| product.first_active_price())
+                    .cloned()
+            }
+        };
+        return Ok(match price {
             Some(price) => (product, Some(price)),
             None => {
                 invalid.push(Invalid::new(

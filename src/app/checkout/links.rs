@@ -567,6 +567,7 @@ pub async fn follow(
         external_customer_id: None,
         return_url: link.return_url.clone(),
         trial: link.trial,
+        currency: None,
     };
     let checkout = super::create(state, Subject::Organization(org), command).await?;
     if selected.id == on_sale[0].id {

@@ -14,6 +14,7 @@
 //! - `links`: checkout links, and the checkouts following one opens.
 
 mod completion;
+mod currency;
 mod fields;
 pub mod links;
 mod payment_events;
@@ -26,9 +27,9 @@ pub use payment_events::payment_event;
 
 use chrono::Duration;
 use tollgate_actors::checkout::{
-    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTerms, GetCheckout,
-    NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED, CHECKOUT_BY_EXPIRES,
-    CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
+    AppliedDiscount, Changes, Checkout, CheckoutError, CheckoutStatus, CheckoutTarget,
+    CheckoutTerms, GetCheckout, NewCheckout, UpdateCheckout, CHECKOUT_BY_CREATED,
+    CHECKOUT_BY_EXPIRES, CHECKOUT_PRODUCT_BY_CREATED, CHECKOUT_PRODUCT_BY_EXPIRES,
 };
 use tollgate_actors::ActorError;
 use tollgate_storage::Stored;
@@ -306,10 +307,33 @@ pub async fn create(
     let now = state.now();
     let (product, price, products) = price_for_create(state, subject, &cmd.target).await?;
     let org = product.organization_id;
+    // The currency (Polar's `_get_currencies`): a price's own; else the explicit one, the
+    // IP country's, the organization's default, the first the product sells in.
+    let ip_country = currency::ip_country(state, cmd.customer_ip_address.as_deref());
+    let (currency, price) = match cmd.target {
+        CheckoutTarget::Price(_) => (product.currency_of(&price), price),
+        CheckoutTarget::Products(_) | CheckoutTarget::Product(_) => {
+            let default = currency::organization_default(state, org).await?;
+            let preferred = currency::preferred(cmd.currency, ip_country.as_deref(), default);
+            match currency::price_in(&product, &preferred) {
+                Some(found) => found,
+                None => {
+                    let at = match cmd.target {
+                        CheckoutTarget::Products(_) => field!["products", 0],
+                        _ => field!["product_id"],
+                    };
+                    return Err(AppError::invalid(at, currency::NOT_AVAILABLE, product.id.0));
+                }
+            }
+        }
+    };
     let mut invalid = Vec::new();
     let discount = match cmd.discount_id {
-        Some(id) => match discount_for_checkout(state, org, product.id, id).await? {
-            Some(d) => Some(AppliedDiscount::from(&d)),
+        Some(id) => match discount_for_checkout(state, org, product.id, id)
+            .await?
+            .and_then(|d| AppliedDiscount::in_currency(&d, currency))
+        {
+            Some(d) => Some(d),
             None => {
                 invalid.push(Invalid::new(
                     field!["discount_id"],
@@ -391,7 +415,8 @@ pub async fn create(
         customer_ip_address: cmd.customer_ip_address,
         customer_billing_address: cmd
             .customer_billing_address
-            .or_else(|| customer.as_ref().and_then(|c| c.billing_address.clone())),
+            .or_else(|| customer.as_ref().and_then(|c| c.billing_address.clone()))
+            .or_else(|| currency::prefilled_address(ip_country)),
         customer_tax_id: customer.as_ref().and_then(|c| c.tax_id.clone()),
         customer_metadata: cmd.customer_metadata,
         metadata: cmd.metadata,
@@ -415,8 +440,10 @@ pub async fn create(
         min_seats: cmd.min_seats,
         max_seats: cmd.max_seats,
     };
-    let checkout = Checkout::create_with(new, terms, now, None)
+    let mut checkout = Checkout::create_with(new, terms, now, None)
         .map_err(|e| refusal(ActorError::Domain(e), id))?;
+    // A free price names no currency: the checkout's is the one picked.
+    checkout.currency = Some(currency.code().to_string());
     // A tax id given on create is validated against the address, like an update.
     let checkout = match cmd.customer_tax_id {
         Some(raw) => {
