@@ -28,6 +28,7 @@ use crate::app::subscription::{
 };
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitProperties};
+use crate::domain::currency::Currency;
 use crate::domain::discount::{amount_off, Discount};
 use crate::domain::grants;
 use crate::domain::ids::{LicenseKeyId, PriceId, SubscriptionId};
@@ -99,29 +100,44 @@ struct Decided {
     product: Product,
 }
 
+/// Polar's refusal of a plan change to a product without a price in the subscription's
+/// currency.
+const NO_PRICE_IN_CURRENCY: &str =
+    "This product doesn't have a price for the subscription currency.";
+
 fn invalid(field: &str, msg: &str, input: impl Into<Given>) -> AppError {
     AppError::invalid(field![field], msg, input)
 }
 
 /// The price of `product` a subscription moves to: the one named, else an active
-/// recurring price in the subscription's currency, preferring its interval.
+/// recurring price in the subscription's currency, preferring its interval. A price in
+/// another currency (a free one counts in the currency it was created in) is never one:
+/// a subscription's currency does not change (Polar's 422 on `product_id`).
 fn target_price<'a>(
     s: &Subscription,
     product: &'a Product,
     price_id: Option<PriceId>,
 ) -> Result<&'a Price, AppError> {
+    let currency = s
+        .currency
+        .as_deref()
+        .and_then(Currency::from_code)
+        .unwrap_or(Currency::DEFAULT);
     if let Some(id) = price_id {
-        return product
+        let price = product
             .active_price(id)
             .filter(|p| p.kind.is_recurring())
-            .ok_or_else(|| invalid("product_price_id", "Price does not exist.", id.to_string()));
+            .ok_or_else(|| invalid("product_price_id", "Price does not exist.", id.to_string()))?;
+        if product.currency_of(price) != currency {
+            return Err(invalid(
+                "product_price_id",
+                NO_PRICE_IN_CURRENCY,
+                id.to_string(),
+            ));
+        }
+        return Ok(price);
     }
-    let same_currency = |p: &&Price| {
-        p.kind.is_recurring()
-            && (p.kind.currency().is_none()
-                || s.currency.is_none()
-                || p.kind.currency() == s.currency.as_deref())
-    };
+    let same_currency = |p: &&Price| p.kind.is_recurring() && product.currency_of(p) == currency;
     let mut candidates = product.active_prices().filter(same_currency);
     let first = candidates.next();
     product
@@ -129,13 +145,7 @@ fn target_price<'a>(
         .filter(same_currency)
         .find(|p| p.kind.interval() == Some(s.recurring_interval))
         .or(first)
-        .ok_or_else(|| {
-            invalid(
-                "product_id",
-                "This product doesn't have a price for the subscription currency.",
-                product.id.to_string(),
-            )
-        })
+        .ok_or_else(|| invalid("product_id", NO_PRICE_IN_CURRENCY, product.id.to_string()))
 }
 
 /// The seats a subscription keeps when it moves to `price`. A seat-based subscription
@@ -638,4 +648,114 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         "SubscriptionChargePreview",
         serde_json::to_value(preview_of(&s, &change, 125)).unwrap_or_default(),
     )]
+}
+
+#[cfg(test)]
+mod currency_tests {
+    use super::*;
+    use crate::domain::ids::{OrganizationId, ProductId};
+    use crate::domain::product::{PriceKind, RecurringInterval};
+
+    fn price(kind: PriceKind) -> Price {
+        Price {
+            id: PriceId::new(),
+            created_at: Utc::now(),
+            modified_at: None,
+            is_archived: false,
+            kind,
+        }
+    }
+
+    fn fixed(currency: &str, amount: i64) -> Price {
+        price(PriceKind::RecurringFixed {
+            interval: RecurringInterval::Month,
+            currency: currency.into(),
+            amount,
+        })
+    }
+
+    fn product(prices: Vec<Price>, free_price_currency: Vec<(PriceId, Currency)>) -> Product {
+        Product {
+            id: ProductId::new(),
+            organization_id: OrganizationId::new(),
+            created_at: Utc::now(),
+            modified_at: None,
+            name: "Pro".into(),
+            description: None,
+            is_recurring: true,
+            is_archived: false,
+            is_tax_applicable: true,
+            metadata: Default::default(),
+            prices,
+            benefit_ids: Vec::new(),
+            media_ids: Vec::new(),
+            attached_custom_fields: Vec::new(),
+            recurring_interval_count: 1,
+            trial: None,
+            price_tax_behavior: Vec::new(),
+            free_price_currency,
+        }
+    }
+
+    fn in_euros() -> Subscription {
+        let mut s = crate::api::subscription::sample_subscriptions()
+            .into_iter()
+            .next()
+            .expect("a sample subscription");
+        s.currency = Some("eur".into());
+        s.recurring_interval = RecurringInterval::Month;
+        s
+    }
+
+    fn refusal(e: AppError) -> (String, String) {
+        match e {
+            AppError::Invalid(items) => (format!("{:?}", items[0].path), items[0].msg.clone()),
+            other => panic!("not a 422: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_target_price_is_the_one_in_the_subscriptions_currency() {
+        let s = in_euros();
+        let (usd, eur) = (fixed("usd", 3000), fixed("eur", 2700));
+        let p = product(vec![usd.clone(), eur.clone()], Vec::new());
+        assert_eq!(target_price(&s, &p, None).expect("a euro price").id, eur.id);
+        assert_eq!(
+            target_price(&s, &p, Some(eur.id)).expect("named").id,
+            eur.id
+        );
+        // Named, but in dollars: refused on the field that named it.
+        let (loc, msg) = refusal(target_price(&s, &p, Some(usd.id)).expect_err("dollars"));
+        assert_eq!(
+            (loc, msg.as_str()),
+            (
+                format!("{:?}", field!["product_price_id"]),
+                NO_PRICE_IN_CURRENCY
+            )
+        );
+    }
+
+    #[test]
+    fn a_product_without_a_price_in_the_subscriptions_currency_is_refused() {
+        let s = in_euros();
+        let dollars = product(vec![fixed("usd", 3000)], Vec::new());
+        let (loc, msg) = refusal(target_price(&s, &dollars, None).expect_err("no euros"));
+        assert_eq!(
+            (loc, msg.as_str()),
+            (format!("{:?}", field!["product_id"]), NO_PRICE_IN_CURRENCY)
+        );
+        // A free price counts in the currency it was created in: a dollar one is no
+        // euro price, a euro one is.
+        let free = price(PriceKind::RecurringFree {
+            interval: RecurringInterval::Month,
+        });
+        let free_usd = product(vec![free.clone()], Vec::new());
+        assert!(target_price(&s, &free_usd, None).is_err());
+        let eur = Currency::from_code("eur").expect("eur");
+        let free_eur = product(vec![free.clone()], vec![(free.id, eur)]);
+        assert_eq!(
+            target_price(&s, &free_eur, None).expect("free in euros").id,
+            free.id
+        );
+    }
 }

@@ -13,9 +13,11 @@ use tollgate_storage::{Batch, Expect};
 
 use crate::app::access::can_access;
 use crate::domain::benefit::Benefit;
+use crate::domain::currency::Currency;
 use crate::domain::customer::{customer_by_external_id, customer_by_id, Customer};
 use crate::domain::grants;
 use crate::domain::ids::{LicenseKeyId, SubscriptionId};
+use crate::domain::organization::Organization;
 use crate::domain::product::{PriceKind, Product};
 pub use crate::domain::subscription_change::{NewSubscription, Subscriber};
 use crate::error::{AppError, Given};
@@ -27,6 +29,7 @@ const NOT_RECURRING: &str = "Product is not a recurring product.";
 const NOT_FREE: &str =
     "Product is not free. The customer should go through a checkout to create a paid subscription.";
 const NO_CUSTOMER: &str = "Customer does not exist.";
+const NO_PRICE_IN_CURRENCY: &str = "Product is not available in the specified currency.";
 
 /// Starts a free subscription to `command.product_id` for the customer, as `subject`
 /// (who must reach the product's organization). Refusals are Polar's 422s on
@@ -59,12 +62,19 @@ pub async fn create(
             product_given(),
         ));
     }
-    // Freeness is judged on the product's live price (Polar: the default price in the
-    // organization's default currency).
+    // Polar: the subscription is in the organization's default presentment currency, and
+    // freeness is judged on the product's recurring price in it.
+    let currency = default_currency(state, &product).await?;
+    if !product.sells_in(currency) {
+        return Err(AppError::invalid(
+            field!["product_id"],
+            NO_PRICE_IN_CURRENCY,
+            product_given(),
+        ));
+    }
     let price = product
-        .prices
-        .iter()
-        .find(|p| !p.is_archived && p.kind.is_recurring())
+        .active_prices_in(currency)
+        .find(|p| p.kind.is_recurring())
         .cloned()
         .ok_or_else(|| AppError::invalid(field!["product_id"], NOT_RECURRING, product_given()))?;
     let free = match &price.kind {
@@ -124,11 +134,24 @@ pub async fn create(
         trial_end: None,
         seats: None,
     };
-    let subscription =
+    let mut subscription =
         Subscription::new_from_purchase(id, purchase, now).map_err(AppError::internal)?;
+    // A free price holds no currency of its own: the subscription keeps the one it was
+    // started in.
+    subscription.currency = Some(currency.code().to_string());
     batch.put(&subscription, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
     Ok(subscription)
+}
+
+/// The default presentment currency of the product's organization (US dollars if the
+/// organization is gone).
+async fn default_currency(state: &AppState, product: &Product) -> Result<Currency, AppError> {
+    Ok(state
+        .store
+        .get::<Organization>(&product.organization_id.key())
+        .await?
+        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
 }
 
 /// The live customer the command names in the product's organization, else the 422 on the

@@ -227,3 +227,52 @@ async fn a_stranger_cannot_revoke() {
         .expect_err("not theirs");
     assert_eq!(err.code(), Code::NotFound);
 }
+
+/// Makes `currency` the default presentment currency of `org`.
+async fn default_to(state: &AppState, org: OrganizationId, currency: Currency) {
+    let mut o = state
+        .store
+        .get::<Organization>(&org.key())
+        .await
+        .unwrap()
+        .expect("organization")
+        .value;
+    o.default_presentment_currency = currency;
+    let mut batch = Batch::new();
+    batch.put(&o, Expect::Any).expect("organization");
+    state.store.commit_durable(&batch).await.expect("stored");
+}
+
+#[actix_web::test]
+async fn a_free_subscription_is_in_the_organizations_default_currency() {
+    let app = testing::app().await;
+    let (org, subject) = testing::seller(&app).await;
+    let eur = Currency::parse("eur").expect("eur");
+    default_to(&app, org, eur).await;
+    customer(&app, subject, "ada-eur").await;
+    let command = |product_id| NewSubscription {
+        product_id,
+        customer: Subscriber::External("ada-eur".into()),
+        metadata: Metadata::default(),
+    };
+    // Free in dollars only: not on sale in euros (Polar's 422 on product_id).
+    let usd_only = monthly(&app, org, None, Vec::new()).await;
+    let err = create(&app, subject, command(usd_only.id))
+        .await
+        .expect_err("no euro price");
+    assert_eq!(
+        invalid_field(&err),
+        (field!["product_id"], NO_PRICE_IN_CURRENCY.into())
+    );
+    // Free in euros: the subscription is in euros.
+    let mut in_eur = monthly(&app, org, None, Vec::new()).await;
+    in_eur.free_price_currency = vec![(in_eur.prices[0].id, eur)];
+    let mut batch = Batch::new();
+    batch.put(&in_eur, Expect::Any).expect("product");
+    app.store.commit_durable(&batch).await.expect("stored");
+    let s = create(&app, subject, command(in_eur.id))
+        .await
+        .expect("started");
+    assert_eq!(s.currency.as_deref(), Some("eur"));
+    assert_eq!(s.price_id, in_eur.prices[0].id);
+}

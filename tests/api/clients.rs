@@ -12,7 +12,7 @@
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, spawn_app_with};
 use crate::tools;
 
 /// A whole journey takes seconds; this only stops a hung one.
@@ -295,6 +295,79 @@ async fn polar_sdks_parse_checkouts_and_orders_with_tax_in_every_version() {
         assert_eq!(
             tools::tally(&stdout),
             Some((TAX_CHECKS, 0)),
+            "{}",
+            report(&suite, &out)
+        );
+        assert!(out.status.success(), "{}", report(&suite, &out));
+    }
+}
+
+/// The checks of `currencies.py` and `currencies.mjs`, with the buyer's-address check (run
+/// when `TOLLGATE_GEOIP_JP_IP` names an address the server's GeoIP database places in Japan).
+const CURRENCY_CHECKS: u32 = 8;
+
+/// An address in Japan in [`geoip_database`].
+const JAPANESE_IP: &str = "126.1.2.3";
+
+/// A GeoIP country database (MaxMind format, built here: none is downloaded) placing 126/8
+/// in Japan and 81/8 in France.
+fn geoip_database() -> Vec<u8> {
+    use mmdb_writer::{Value as V, Writer};
+    let mut w = Writer::new("Tollgate-Test-Country");
+    for (net, iso) in [("126.0.0.0/8", "JP"), ("81.0.0.0/8", "FR")] {
+        let value = V::map([(
+            "country",
+            V::map([("iso_code", V::String(iso.to_string()))]),
+        )]);
+        w.insert_value(net.parse::<ipnet::IpNet>().unwrap(), value)
+            .unwrap();
+    }
+    w.to_bytes().unwrap()
+}
+
+/// Issue 49 through polar-sdk 1.0.2 and @polar-sh/sdk 1.0.1 (`tests/clients/python-1.0/
+/// currencies.py`, `tests/clients/node-1.0/currencies.mjs`), each in the three API versions
+/// against one server (each run its own organization): a product in usd, eur and jpy, the
+/// organization's default changed to eur, checkouts with an explicit currency and with the
+/// default and from the buyer's address (the server given a GeoIP database), the 422 of a
+/// currency the product lacks, and the orders, subscriptions and refunds of each in its
+/// currency, every answer loaded into the SDK's models.
+#[actix_web::test]
+async fn polar_sdks_sell_and_refund_in_dollars_euros_and_yen_in_every_version() {
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let packages = tools::node_packages(NODE_1_0);
+    let script = tools::node_script(&packages, &format!("{NODE_1_0}/currencies.mjs"));
+    tools::node_script(&packages, &format!("{NODE_1_0}/types.mjs"));
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("country.mmdb");
+    std::fs::write(&database, geoip_database()).unwrap();
+    let mut settings = tollgate::config::Settings::for_tests(dir.path());
+    settings.checkout.geoip_database = database;
+    let app = spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let mut runs = Vec::new();
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(tools::repo_root().join("tests/clients/python-1.0/currencies.py"))
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("polar-sdk 1.0.2 {version}"), cmd));
+    }
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        let mut cmd = Command::new("node");
+        cmd.arg(&script)
+            .current_dir(&packages)
+            .env("TOLLGATE_API_VERSION", version);
+        runs.push((format!("@polar-sh/sdk 1.0.1 {version}"), cmd));
+    }
+    for (suite, mut cmd) in runs {
+        cmd.env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &app.token)
+            .env("TOLLGATE_GEOIP_JP_IP", JAPANESE_IP);
+        let out = tools::run_async(cmd, Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            tools::tally(&stdout),
+            Some((CURRENCY_CHECKS, 0)),
             "{}",
             report(&suite, &out)
         );

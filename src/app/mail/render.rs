@@ -643,6 +643,32 @@ mod tests {
     }
 
     #[test]
+    fn a_receipt_is_in_its_orders_currency() {
+        let mut r = receipt();
+        (r.currency, r.subtotal, r.discount, r.total) = ("jpy".into(), 3500, 500, 3000);
+        r.renewal = true;
+        r.interval = Some("month".into());
+        let out = r.render().unwrap();
+        for part in [&out.text, &out.html] {
+            for needle in ["¥3,500", "-¥500", "¥3,000 / month"] {
+                assert!(part.contains(needle), "{needle} missing in\n{part}");
+            }
+            assert!(!part.contains('$'), "a dollar amount in\n{part}");
+        }
+        assert_eq!(out.subject, "Your Ebook subscription renewed: ¥3,000");
+        let mut r = receipt();
+        r.currency = "eur".into();
+        let out = r.render().unwrap();
+        for needle in ["€25.00", "-€5.00", "€20.00"] {
+            assert!(
+                out.text.contains(needle),
+                "{needle} missing in\n{}",
+                out.text
+            );
+        }
+    }
+
+    #[test]
     fn notices_name_what_happens_next() {
         let n = Notice::renewal_failed(
             "Pro",

@@ -211,3 +211,49 @@ async fn an_archived_one_time_or_foreign_product_is_refused_with_polar_s_message
         );
     }
 }
+
+#[actix_web::test]
+async fn a_euro_subscription_is_offered_only_products_with_a_euro_price() {
+    let app = testing::app().await;
+    let shop = shop(&app).await;
+    // Ada's subscription is in euros (€9.00 a month).
+    let mut s = app
+        .store
+        .get::<Subscription>(&shop.sub.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    (s.amount, s.currency) = (Some(900), Some("eur".into()));
+    put(&app, &s).await;
+    // Team sells in dollars only; Team+ in dollars and euros.
+    let mut both = product(shop.org, "Team+", Some(3000));
+    let mut eur = both.prices[0].clone();
+    eur.id = PriceId::new();
+    eur.kind = PriceKind::RecurringFixed {
+        interval: RecurringInterval::Month,
+        currency: "eur".into(),
+        amount: 2700,
+    };
+    both.prices.push(eur);
+    put(&app, &both).await;
+
+    let (_, offered) = options(&app, &shop.ada, shop.sub).await.unwrap();
+    let names: Vec<&str> = offered.iter().map(|o| o.product.name.as_str()).collect();
+    assert_eq!(names, vec!["Team+"]);
+    assert_eq!(offered[0].preview.currency, "eur");
+    // Moving to the dollar-only product anyway: Polar's 422 on product_id.
+    let e = change_plan(&app, &shop.ada, shop.sub, shop.team.id)
+        .await
+        .unwrap_err();
+    match e {
+        AppError::Invalid(items) => {
+            assert_eq!(items[0].path, crate::field!["product_id"]);
+            assert_eq!(
+                items[0].msg,
+                "This product doesn't have a price for the subscription currency."
+            );
+        }
+        other => panic!("not a 422: {other:?}"),
+    }
+}

@@ -209,5 +209,21 @@ mod tests {
         assert_eq!(date(&t), "Nov 5, 2026");
         assert_eq!(date_time(&t), "Nov 5, 2026, 06:22 UTC");
         assert_eq!(money(1900, "usd"), "$19.00");
+        assert_eq!(money(1800, "eur"), "€18.00");
+        assert_eq!(money(3000, "jpy"), "¥3,000");
+    }
+
+    #[test]
+    fn a_subscription_reads_in_its_own_currency() {
+        let mut s = crate::api::subscription::sample_subscriptions()
+            .into_iter()
+            .next()
+            .expect("a sample subscription");
+        s.recurring_interval_count = 1;
+        (s.amount, s.currency) = (Some(1500), Some("jpy".into()));
+        let per = s.recurring_interval.as_str();
+        assert_eq!(subscription_price(&s), format!("¥1,500 / {per}"));
+        (s.amount, s.currency) = (Some(900), Some("eur".into()));
+        assert_eq!(subscription_price(&s), format!("€9.00 / {per}"));
     }
 }

@@ -29,6 +29,7 @@ does and Tollgate relies on:
   `requested_by_customer`, exported on the refund), refuses more than is left to refund
   on the charge (Stripe's `amount_too_large`), and sends `refund.created` and
   `charge.refunded`, as Stripe does;
+- `GET /v1/charges` accepts Stripe's `payment_intent` filter (the charges of one intent);
 - disputes, which localstripe lacks: Stripe's Dispute object (`dp_…`: amount, currency,
   charge, payment_intent, reason, status, evidence_details, is_charge_refundable, ...),
   `GET /v1/disputes/{id}`, `GET /v1/disputes` and `POST /v1/disputes/{id}/close`, which
@@ -191,6 +192,7 @@ def patch():
     # After the intent's own hook above, which it wraps.
     patch_disputes()
     patch_tax()
+    patch_charge_list()
     # The server module registers the routes of `extra_apis` when imported: after this.
     replaced = {
         "/v1/payment_intents/{id}/_authenticate": PaymentIntent._api_authenticate,
@@ -250,6 +252,26 @@ class Dispute(resources.StripeObject):
         obj.evidence_details["due_by"] = None
         schedule_webhook(resources.Event("charge.dispute.closed", obj))
         return obj
+
+
+def patch_charge_list():
+    """`GET /v1/charges?payment_intent=pi_…`: only that intent's charges, as Stripe's
+    documented list filter does (localstripe ignores nothing else, but refuses it)."""
+    Charge = resources.Charge
+    original_list = Charge._api_list_all.__func__
+
+    @classmethod
+    def list_all(cls, url, payment_intent=None, **kwargs):
+        if payment_intent is not None and not (
+            type(payment_intent) is str and payment_intent.startswith("pi_")
+        ):
+            raise UserError(400, "Bad request")
+        li = original_list(cls, url, **kwargs)
+        if payment_intent is not None:
+            li._list = [c for c in li._list if c.payment_intent == payment_intent]
+        return li
+
+    Charge._api_list_all = list_all
 
 
 def patch_disputes():
