@@ -870,7 +870,7 @@ async fn the_bodies_of_todays_sdks_are_accepted_and_honoured() {
                 "customer_external_id": "ext-alias",
                 "return_url": "https://shop.example.com/pricing",
                 "locale": "fr",
-                "currency": "USD",
+                "currency": "usd",
                 "allow_trial": false,
                 "seats": null,
                 "units": null,
@@ -1043,6 +1043,15 @@ async fn what_tollgate_does_not_sell_is_refused_naming_the_field() {
             "Ad-hoc prices are not supported.",
         ),
     ];
+    // A currency the product has no prices in: Polar's 422 at the product (issue 49).
+    let mut body = products(&[&cat.ebook]);
+    body["currency"] = json!("eur");
+    let r = api.post(SESSIONS, Some(api.token), &body).await;
+    let item = r.expect_invalid_at(json!(["body", "products", 0]));
+    assert_eq!(
+        item["msg"],
+        "Product is not available in the specified currency."
+    );
     // On create, one by one and all at once.
     let mut all = products(&[&cat.ebook]);
     for (field, value, msg) in &unsupported {
