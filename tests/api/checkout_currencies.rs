@@ -488,6 +488,50 @@ async fn a_confirmed_checkout_orders_in_its_currency() {
 }
 
 #[actix_web::test]
+async fn a_free_subscription_is_in_its_checkouts_currency() {
+    let app = spawn().await;
+    let cat = catalog(&app, "free").await;
+    let free = |c: &str| {
+        json!({"type": "recurring", "amount_type": "free", "recurring_interval": "month",
+               "price_currency": c})
+    };
+    let plan = product(
+        &app,
+        &cat.org,
+        "Free plan",
+        json!([free("usd"), free("eur")]),
+    )
+    .await;
+    let c = created(&app, json!({"products": [plan], "currency": "eur"})).await;
+    assert_eq!(c["currency"], "eur", "{c}");
+    let secret = c["client_secret"].as_str().unwrap();
+    let r = app
+        .post_json(
+            &format!("{CHECKOUTS}client/{secret}/confirm"),
+            None,
+            &json!({"customer_name": "Ada Lovelace", "customer_email": "ada@example.com",
+                    "customer_billing_address": {"country": "FR"}}),
+        )
+        .await;
+    r.expect(200);
+    let r = app
+        .send(app.request(
+            Method::GET,
+            &format!("/v1/subscriptions/?organization_id={}&limit=100", cat.org),
+            Some(&app.token),
+        ))
+        .await;
+    r.expect(200);
+    let items = r.items();
+    let s = items
+        .iter()
+        .find(|s| s["checkout_id"] == c["id"])
+        .unwrap_or_else(|| panic!("no subscription of checkout {}: {items:?}", c["id"]));
+    assert_eq!(s["currency"], "eur", "{s}");
+    assert_eq!(s["amount"], 0, "{s}");
+}
+
+#[actix_web::test]
 async fn a_bad_geoip_database_stops_the_start_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("not-a-database.mmdb");

@@ -647,9 +647,15 @@ fn completion(
             product.recurring_interval_count,
             c.trial_end,
         );
-        let subscription = Subscription::new_from_purchase(sid, purchase, now).map_err(|e| {
-            ActorError::Storage(StorageError::Corrupt(format!("checkout {}: {e}", c.id)))
-        })?;
+        let mut subscription =
+            Subscription::new_from_purchase(sid, purchase, now).map_err(|e| {
+                ActorError::Storage(StorageError::Corrupt(format!("checkout {}: {e}", c.id)))
+            })?;
+        // A free price holds no currency of its own: the subscription is in the
+        // checkout's, and stays in it.
+        if subscription.currency.is_none() {
+            subscription.currency = c.currency.clone();
+        }
         batch.put(&subscription, Expect::Absent)?;
     }
 
