@@ -34,6 +34,7 @@ mod dashboard_invoices;
 mod dashboard_signing;
 mod dashboard_tax;
 mod dashboard_webhooks;
+mod discount_currencies;
 mod discounts;
 mod disk_full;
 mod disputes;
