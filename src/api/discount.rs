@@ -13,7 +13,8 @@ use super::metadata::{metadata_map, MetadataMap};
 use super::price::{tag, TagFixed};
 use super::product::ProductBase;
 use super::Maybe;
-use crate::domain::discount::{Discount, DiscountDuration, DiscountKind};
+use crate::domain::currency::Currency;
+use crate::domain::discount::{fixed_amounts_of, Discount, DiscountDuration, DiscountKind};
 use crate::domain::ids::DiscountId;
 use crate::domain::product::Product;
 use crate::error::FieldError;
@@ -36,9 +37,9 @@ pub enum DurationInput {
     Repeating,
 }
 
-/// Creates a discount: `fixed` takes `amount` (and `currency`), `percentage` takes
-/// `basis_points`; `repeating` takes `duration_in_months`. The fields of the other shapes
-/// are ignored.
+/// Creates a discount: `fixed` takes `amounts` (`{currency: amount}`) or the deprecated
+/// `amount` (and `currency`, `usd` by default), `percentage` takes `basis_points`;
+/// `repeating` takes `duration_in_months`. The fields of the other shapes are ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct DiscountCreate {
     pub name: String,
@@ -54,6 +55,10 @@ pub struct DiscountCreate {
     #[serde(default)]
     #[schema(nullable = false)]
     pub currency: Option<String>,
+    /// A fixed discount's amount in each currency it applies in (at least one).
+    #[serde(default)]
+    #[schema(value_type = Option<std::collections::HashMap<String, i64>>, nullable = false)]
+    pub amounts: Option<AmountsInput>,
     #[serde(default)]
     #[schema(nullable = false)]
     pub basis_points: Option<i64>,
@@ -121,6 +126,10 @@ pub struct DiscountUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub currency: Maybe<String>,
+    /// A fixed discount's amounts, all of them (replacing the ones it had).
+    #[serde(default)]
+    #[schema(value_type = Option<std::collections::HashMap<String, i64>>)]
+    pub amounts: Maybe<AmountsInput>,
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub basis_points: Maybe<i64>,
@@ -135,6 +144,10 @@ pub struct DiscountUpdate {
 #[path = "discount_command.rs"]
 mod command;
 pub use command::{check_dates, quote_body, DATES_OUT_OF_ORDER};
+
+#[path = "discount_amounts.rs"]
+mod amounts;
+pub use amounts::{fixed_output, AmountsInput, AMOUNT_MAX, BOTH_AMOUNTS, NO_AMOUNT};
 
 pub const CODE_MIN: usize = 3;
 pub const CODE_MAX: usize = 256;
@@ -377,9 +390,10 @@ discount_variant!(
 );
 
 /// Builds the variant of `$union` for a discount's kind and duration: `$form::build` gets
-/// `$args`, then the variant's own fields.
+/// `$args`, then the variant's own fields; a fixed discount's from `$amounts` (all of them)
+/// and `$default` (the organization's currency, which `amount` shows if it can).
 macro_rules! by_variant {
-    ($kind:expr, $duration:expr, $union:ident {
+    ($kind:expr, $duration:expr, $amounts:expr, $default:expr, $union:ident {
         $fo:ident, $fr:ident, $po:ident, $pr:ident $(,)?
     }, ($($args:expr),*)) => {{
         let once_forever = match $duration {
@@ -388,27 +402,29 @@ macro_rules! by_variant {
             DiscountDuration::Repeating { months } => Err(months),
         };
         match ($kind, once_forever) {
-            (DiscountKind::Fixed { amount, currency }, Ok(duration)) => $union::FixedOnceForever(
-                $fo::build(
+            (DiscountKind::Fixed { .. }, Ok(duration)) => {
+                let (amount, currency, amounts) = fixed_output(&$amounts, $default);
+                $union::FixedOnceForever($fo::build(
                     $($args,)*
                     TagFixed::Value,
                     duration,
-                    *amount,
-                    currency.clone(),
-                    [(currency.clone(), *amount)].into(),
-                ),
-            ),
-            (DiscountKind::Fixed { amount, currency }, Err(months)) => $union::FixedRepeating(
-                $fr::build(
+                    amount,
+                    currency,
+                    amounts,
+                ))
+            }
+            (DiscountKind::Fixed { .. }, Err(months)) => {
+                let (amount, currency, amounts) = fixed_output(&$amounts, $default);
+                $union::FixedRepeating($fr::build(
                     $($args,)*
                     TagFixed::Value,
                     TagRepeating::Value,
                     months,
-                    *amount,
-                    currency.clone(),
-                    [(currency.clone(), *amount)].into(),
-                ),
-            ),
+                    amount,
+                    currency,
+                    amounts,
+                ))
+            }
             (DiscountKind::Percentage { basis_points }, Ok(duration)) => {
                 $union::PercentageOnceForever($po::build(
                     $($args,)*
@@ -443,12 +459,16 @@ pub enum DiscountView {
 }
 
 impl DiscountView {
-    /// `products` are the products the discount is restricted to, in order.
-    pub fn new(d: &Discount, products: &[Product]) -> Self {
+    /// `products` are the products the discount is restricted to, in order; `default` the
+    /// organization's default currency (a fixed discount's `amount` and `currency` are in
+    /// it if it has an amount in it, else in its first currency).
+    pub fn new(d: &Discount, products: &[Product], default: Option<Currency>) -> Self {
         let products: Vec<ProductBase> = products.iter().map(ProductBase::from).collect();
         by_variant!(
             &d.kind,
             d.duration,
+            d.fixed_amounts(),
+            default,
             DiscountView {
                 DiscountFixedOnceForeverDuration,
                 DiscountFixedRepeatingDuration,
@@ -470,11 +490,15 @@ pub enum DiscountBase {
     PercentageRepeating(DiscountPercentageRepeatingDurationBase),
 }
 
+/// Every amount; `amount` and `currency` in its first currency (the organization is not at
+/// hand where orders and subscriptions embed it).
 impl From<&Discount> for DiscountBase {
     fn from(d: &Discount) -> Self {
         by_variant!(
             &d.kind,
             d.duration,
+            d.fixed_amounts(),
+            None,
             DiscountBase {
                 DiscountFixedOnceForeverDurationBase,
                 DiscountFixedRepeatingDurationBase,
@@ -497,6 +521,7 @@ pub enum CheckoutDiscount {
 }
 
 impl CheckoutDiscount {
+    /// A fixed `kind` shows its one amount (what the checkout's currency takes off).
     pub fn new(
         id: DiscountId,
         name: &str,
@@ -507,6 +532,8 @@ impl CheckoutDiscount {
         by_variant!(
             kind,
             duration,
+            fixed_amounts_of(kind, &[]),
+            None,
             CheckoutDiscount {
                 CheckoutDiscountFixedOnceForeverDuration,
                 CheckoutDiscountFixedRepeatingDuration,
@@ -559,6 +586,7 @@ pub(crate) fn sample_discounts() -> Vec<Discount> {
                 .collect(),
         ),
         deleted_at: None,
+        other_amounts: vec![(Currency::EUR, 450)],
     };
     let fixed = || DiscountKind::Fixed {
         amount: 500,
@@ -578,7 +606,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
     let products = super::product::sample_products();
     let mut out = Vec::new();
     for d in sample_discounts() {
-        let view = DiscountView::new(&d, &products);
+        let view = DiscountView::new(&d, &products, None);
         out.push(("Discount", serde_json::to_value(view).unwrap_or_default()));
         out.push((
             "DiscountBase",
@@ -617,6 +645,7 @@ mod tests {
             product_ids: Vec::new(),
             metadata: Metadata::default(),
             deleted_at: None,
+            other_amounts: Vec::new(),
         }
     }
 
@@ -669,7 +698,8 @@ mod tests {
         assert_eq!(
             keys(&value(serde_json::to_value(DiscountView::new(
                 &fixed_once,
-                &[]
+                &[],
+                None
             )))),
             expected
         );
@@ -680,7 +710,11 @@ mod tests {
         );
         let mut expected = set(BASE);
         expected.extend(set(&["basis_points", "duration_in_months", "products"]));
-        let full = value(serde_json::to_value(DiscountView::new(&pct_repeat, &[])));
+        let full = value(serde_json::to_value(DiscountView::new(
+            &pct_repeat,
+            &[],
+            None,
+        )));
         assert_eq!(keys(&full), expected);
         assert_eq!(full["duration"], "repeating");
         assert_eq!(full["duration_in_months"], 3);

@@ -6,13 +6,16 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::amounts::{check_amount, model_error};
 use super::DurationInput;
 use super::{parse_code, parse_datetime, DiscountCreate, DiscountTypeInput, DiscountUpdate};
+use super::{BOTH_AMOUNTS, NO_AMOUNT};
 use crate::api::metadata::parse_metadata;
 use crate::api::Maybe;
 use crate::domain::currency::Currency;
 use crate::domain::discount::{
-    DiscountChange, DiscountDuration, DiscountKind, DiscountType, DurationType, NewDiscount,
+    split_amounts, DiscountChange, DiscountDuration, DiscountKind, DiscountType, DurationType,
+    NewDiscount,
 };
 use crate::domain::ids::ProductId;
 use crate::error::{ApiError, AppError, FieldError, Given};
@@ -21,6 +24,16 @@ use crate::validate::Validator;
 
 fn ge(v: &mut Validator, field: &str, value: i64, min: i64) -> bool {
     v.int_range(loc!["body", field], value, Some(min), None)
+}
+
+/// Polar's `duration_in_months`: 1–999.
+fn months(v: &mut Validator, value: i64) -> bool {
+    v.int_range(
+        loc!["body", "duration_in_months"],
+        value,
+        Some(1),
+        Some(999),
+    )
 }
 
 fn missing(field: &str) -> FieldError {
@@ -111,25 +124,33 @@ impl DiscountCreate {
                 "A per-customer redemption limit",
             );
         }
+        let body = || sent.unwrap_or(&Value::Null);
+        let mut other_amounts = Vec::new();
         let kind = match input.kind {
             DiscountTypeInput::Fixed => {
-                let code = input
-                    .currency
-                    .clone()
-                    .unwrap_or_else(|| Currency::DEFAULT.into());
-                let currency = currency(&mut v, &code);
-                match input.amount {
-                    Some(amount) => {
-                        ge(&mut v, "amount", amount, 0);
-                        currency.map(|c| DiscountKind::Fixed {
-                            amount,
-                            currency: c.into(),
-                        })
+                // Polar's model rule, told alone: `amounts`, or the deprecated `amount`.
+                let amounts = match (input.amount, &input.amounts) {
+                    (Some(_), Some(_)) => {
+                        return Err(quote_body(model_error(BOTH_AMOUNTS), body()).into())
                     }
-                    None => {
-                        v.push(missing("amount"));
-                        None
+                    (None, None) => return Err(quote_body(model_error(NO_AMOUNT), body()).into()),
+                    (Some(amount), None) => {
+                        let code = input
+                            .currency
+                            .clone()
+                            .unwrap_or_else(|| Currency::DEFAULT.into());
+                        let currency = currency(&mut v, &code);
+                        check_amount(&mut v, amount);
+                        currency.map(|c| vec![(c, amount)])
                     }
+                    (None, Some(amounts)) => amounts.parse(&mut v),
+                };
+                match amounts.as_deref().and_then(split_amounts) {
+                    Some((kind, others)) => {
+                        other_amounts = others;
+                        Some(kind)
+                    }
+                    None => None,
                 }
             }
             DiscountTypeInput::Percentage => match input.basis_points {
@@ -147,9 +168,9 @@ impl DiscountCreate {
             DurationInput::Once => Some(DiscountDuration::Once),
             DurationInput::Forever => Some(DiscountDuration::Forever),
             DurationInput::Repeating => match input.duration_in_months {
-                Some(months) => {
-                    ge(&mut v, "duration_in_months", months, 1);
-                    Some(DiscountDuration::Repeating { months })
+                Some(n) => {
+                    months(&mut v, n);
+                    Some(DiscountDuration::Repeating { months: n })
                 }
                 None => {
                     v.push(missing("duration_in_months"));
@@ -185,8 +206,7 @@ impl DiscountCreate {
             None => Default::default(),
         };
         v.finish()?;
-        check_dates(starts_at, ends_at)
-            .map_err(|e| ApiError::from(quote_body(e, sent.unwrap_or(&Value::Null))))?;
+        check_dates(starts_at, ends_at).map_err(|e| ApiError::from(quote_body(e, body())))?;
         let (Some(kind), Some(duration)) = (kind, duration) else {
             return Err(ApiError::internal("discount validated but incomplete"));
         };
@@ -195,6 +215,7 @@ impl DiscountCreate {
             name: input.name,
             code,
             kind,
+            other_amounts,
             duration,
             starts_at,
             ends_at,
@@ -216,8 +237,13 @@ fn nullable<T: Clone>(m: &Maybe<T>) -> Option<Option<T>> {
 
 impl DiscountUpdate {
     /// The command of this body, or its 422 (told before the discount is looked up).
-    pub fn into_command(self) -> Result<DiscountChange, ApiError> {
+    /// `sent`: the body as sent, which a model-level rule quotes.
+    pub fn into_command(self, sent: Option<&Value>) -> Result<DiscountChange, ApiError> {
         let input = self;
+        if let (Maybe::Value(_), Maybe::Value(_)) = (&input.amount, &input.amounts) {
+            let e = quote_body(model_error(BOTH_AMOUNTS), sent.unwrap_or(&Value::Null));
+            return Err(e.into());
+        }
         let mut v = Validator::new();
         if let Maybe::Value(n) = input.max_redemptions_per_customer {
             v.unsupported(
@@ -253,11 +279,15 @@ impl DiscountUpdate {
             ge(&mut v, "max_redemptions", m, 1);
         }
         if let Maybe::Value(m) = input.duration_in_months {
-            ge(&mut v, "duration_in_months", m, 1);
+            months(&mut v, m);
         }
         if let Maybe::Value(a) = input.amount {
-            ge(&mut v, "amount", a, 0);
+            check_amount(&mut v, a);
         }
+        let amounts = match &input.amounts {
+            Maybe::Value(a) => a.parse(&mut v),
+            _ => None,
+        };
         let currency = match &input.currency {
             Maybe::Value(c) => currency(&mut v, c),
             _ => None,
@@ -293,6 +323,7 @@ impl DiscountUpdate {
                 DiscountTypeInput::Fixed => DiscountType::Fixed,
                 DiscountTypeInput::Percentage => DiscountType::Percentage,
             }),
+            amounts,
             amount: input.amount.as_value().copied(),
             currency,
             basis_points: input.basis_points.as_value().copied(),

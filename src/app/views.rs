@@ -185,13 +185,19 @@ pub async fn subscription_view(
     ))
 }
 
-/// The discount with the products it is restricted to, as the API renders it.
+/// The discount with the products it is restricted to, as the API renders it (a fixed
+/// discount's `amount` in its organization's default currency when it has one in it).
 pub async fn discount_view(
     state: &AppState,
     discount: &Discount,
 ) -> Result<DiscountView, AppError> {
     let products = discount_products(&state.store, discount).await?;
-    Ok(DiscountView::new(discount, &products))
+    let default = state
+        .store
+        .get::<Organization>(&discount.organization_id.key())
+        .await?
+        .map(|o| o.value.default_presentment_currency);
+    Ok(DiscountView::new(discount, &products, default))
 }
 
 /// The customer a key belongs to (keys always have one; customers are only soft-deleted).

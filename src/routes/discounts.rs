@@ -70,7 +70,7 @@ pub(crate) async fn update(
 ) -> ApiResult<web::Json<DiscountView>> {
     let id: DiscountId = path_id("id", &id)?;
     let raw = body.raw.clone();
-    let change = body.into_inner().into_command()?;
+    let change = body.into_inner().into_command(Some(&raw))?;
     let discount = discounts::update(&state, auth.subject(), id, change)
         .await
         .map_err(|e| quote_body(e, &raw))?;

@@ -2454,7 +2454,7 @@ async fn the_discount_forms_create_edit_and_validate() {
     .await;
     let loyal = id_after(&redirected(&page), &format!("/dashboard/{org}/discounts/"));
     let page = b.get(&format!("/dashboard/{org}/discounts/{loyal}")).await;
-    assert!(page.body.contains("5.00 USD off"), "{}", main_of(&page));
+    assert!(page.body.contains("$5.00 off"), "{}", main_of(&page));
     assert!(page.body.contains("<p>repeating, 3 months</p>"));
     let page = b.get(&format!("/dashboard/{org}/discounts")).await;
     assert!(page.body.contains("1250 bp") && page.body.contains("$5.00"));

@@ -35,6 +35,7 @@ mod dashboard_invoices;
 mod dashboard_signing;
 mod dashboard_tax;
 mod dashboard_webhooks;
+mod discount_currencies;
 mod discounts;
 mod disk_full;
 mod disputes;

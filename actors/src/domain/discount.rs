@@ -7,10 +7,14 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
 
+use super::currency::Currency;
 use super::ids::{DiscountId, OrganizationId, ProductId};
 use super::metadata::Metadata;
 use super::product::Product;
 use super::time_key;
+
+#[path = "discount_versions.rs"]
+mod versions;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Discount {
@@ -35,6 +39,9 @@ pub struct Discount {
     pub product_ids: Vec<ProductId>,
     pub metadata: Metadata,
     pub deleted_at: Option<DateTime<Utc>>,
+    /// A fixed discount's amounts in the currencies besides its kind's (Polar's `amounts`
+    /// after its first key), in the order given; empty for a percentage. Format version 2.
+    pub other_amounts: Vec<(Currency, i64)>,
 }
 
 /// What the discount takes off. Amounts are in the currency's minor unit.
@@ -123,13 +130,33 @@ impl Discount {
     /// What the discount takes off an amount in `currency`: a percentage in any currency,
     /// a fixed amount only in a currency it has an amount in (Polar's rule: otherwise the
     /// discount does not apply, "Discount does not exist.").
-    pub fn kind_in(&self, currency: super::currency::Currency) -> Option<DiscountKind> {
+    pub fn kind_in(&self, currency: Currency) -> Option<DiscountKind> {
         match &self.kind {
             DiscountKind::Percentage { .. } => Some(self.kind.clone()),
-            DiscountKind::Fixed { currency: c, .. } if currency == c.as_str() => {
-                Some(self.kind.clone())
-            }
-            DiscountKind::Fixed { .. } => None,
+            DiscountKind::Fixed { .. } => self
+                .fixed_amounts()
+                .into_iter()
+                .find(|(c, _)| *c == currency)
+                .map(|(c, amount)| DiscountKind::Fixed {
+                    amount,
+                    currency: c.into(),
+                }),
+        }
+    }
+
+    /// A fixed discount's amount in each of its currencies (Polar's `amounts`), its kind's
+    /// first; empty for a percentage. A kind's currency that does not read (none is stored
+    /// so) is left out.
+    pub fn fixed_amounts(&self) -> Vec<(Currency, i64)> {
+        fixed_amounts_of(&self.kind, &self.other_amounts)
+    }
+
+    /// Makes it a fixed discount of these amounts (the first is its kind's; repeated
+    /// currencies count once, the first wins). Nothing changes when `amounts` is empty.
+    pub fn set_fixed_amounts(&mut self, amounts: &[(Currency, i64)]) {
+        if let Some((kind, others)) = split_amounts(amounts) {
+            self.kind = kind;
+            self.other_amounts = others;
         }
     }
 
@@ -167,6 +194,44 @@ impl Discount {
     }
 }
 
+/// The amounts of a fixed `kind` and its `others` (see [`Discount::fixed_amounts`]).
+pub fn fixed_amounts_of(kind: &DiscountKind, others: &[(Currency, i64)]) -> Vec<(Currency, i64)> {
+    match kind {
+        DiscountKind::Percentage { .. } => Vec::new(),
+        DiscountKind::Fixed { amount, currency } => {
+            let mut out: Vec<(Currency, i64)> = Vec::with_capacity(1 + others.len());
+            if let Some(c) = Currency::from_code(currency) {
+                out.push((c, *amount));
+            }
+            for (c, a) in others {
+                if !out.iter().any(|(seen, _)| seen == c) {
+                    out.push((*c, *a));
+                }
+            }
+            out
+        }
+    }
+}
+
+/// A fixed kind of the first amount and the others (repeated currencies once, the first
+/// wins); `None` when there is no amount.
+pub fn split_amounts(amounts: &[(Currency, i64)]) -> Option<(DiscountKind, Vec<(Currency, i64)>)> {
+    let ((first, amount), rest) = amounts.split_first()?;
+    let mut others: Vec<(Currency, i64)> = Vec::with_capacity(rest.len());
+    for (c, a) in rest {
+        if c != first && !others.iter().any(|(seen, _)| seen == c) {
+            others.push((*c, *a));
+        }
+    }
+    Some((
+        DiscountKind::Fixed {
+            amount: *amount,
+            currency: (*first).into(),
+        },
+        others,
+    ))
+}
+
 /// What a discount of this kind takes off `amount`: a fixed discount never more than the
 /// amount; a percentage rounded half up, in integer arithmetic.
 pub fn amount_off(kind: &DiscountKind, amount: i64) -> i64 {
@@ -198,7 +263,30 @@ impl Discount {
 }
 
 impl Record for Discount {
-    crate::record_v1!(Discount, "discount");
+    const COLLECTION: &'static str = "discount";
+    /// Version 2 appends `other_amounts` (version 1 reads with none: one amount).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<versions::DiscountV1>(
+                Self::COLLECTION,
+                1,
+                payload,
+            )
+            .map(Into::into),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     /// Its changes are webhook events (`discount.*`).
     const FEED: bool = true;
     const INDEXES: &'static [&'static str] = &[
@@ -357,7 +445,10 @@ pub struct NewDiscount {
     pub name: String,
     /// Normalized by the adapter ([`normalize_code`] is how codes compare).
     pub code: Option<String>,
+    /// A fixed discount's first amount (see [`split_amounts`]).
     pub kind: DiscountKind,
+    /// A fixed discount's amounts in its other currencies.
+    pub other_amounts: Vec<(Currency, i64)>,
     pub duration: DiscountDuration,
     pub starts_at: Option<DateTime<Utc>>,
     pub ends_at: Option<DateTime<Utc>>,
@@ -369,7 +460,8 @@ pub struct NewDiscount {
 
 /// A change of a discount (`PATCH /v1/discounts/{id}`): what is `None` stays; for the
 /// nullable fields, `Some(None)` clears. Its type and duration may be named but not changed;
-/// its amount not once it was redeemed.
+/// its amounts and months not once it was redeemed. `amounts` (every amount) and the
+/// deprecated `amount`/`currency` (one amount: the adapter refuses both at once).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DiscountChange {
     pub name: Option<String>,
@@ -381,8 +473,9 @@ pub struct DiscountChange {
     pub duration: Option<DurationType>,
     pub duration_in_months: Option<i64>,
     pub kind: Option<DiscountType>,
+    pub amounts: Option<Vec<(Currency, i64)>>,
     pub amount: Option<i64>,
-    pub currency: Option<super::currency::Currency>,
+    pub currency: Option<Currency>,
     pub basis_points: Option<i64>,
     pub products: Option<Vec<ProductId>>,
 }
@@ -413,6 +506,7 @@ mod tests {
             product_ids: Vec::new(),
             metadata: Metadata::default(),
             deleted_at: None,
+            other_amounts: Vec::new(),
         }
     }
 
@@ -513,19 +607,118 @@ mod tests {
         assert_eq!(d.index_entries().len(), 4);
     }
 
+    fn v1_of(d: &Discount) -> versions::DiscountV1 {
+        versions::DiscountV1 {
+            id: d.id,
+            organization_id: d.organization_id,
+            created_at: d.created_at,
+            modified_at: d.modified_at,
+            name: d.name.clone(),
+            code: d.code.clone(),
+            kind: d.kind.clone(),
+            duration: d.duration,
+            starts_at: d.starts_at,
+            ends_at: d.ends_at,
+            max_redemptions: d.max_redemptions,
+            redemptions_count: d.redemptions_count,
+            product_ids: d.product_ids.clone(),
+            metadata: d.metadata.clone(),
+            deleted_at: d.deleted_at,
+        }
+    }
+
+    fn usd_eur_jpy() -> Discount {
+        let mut d = fixed(1);
+        d.set_fixed_amounts(&[
+            (Currency::USD, 1000),
+            (Currency::EUR, 900),
+            (Currency::JPY, 1500),
+        ]);
+        d
+    }
+
     #[test]
     fn round_trip_and_golden_bytes() {
         let mut d = percent(2550);
         d.duration = DiscountDuration::Repeating { months: 3 };
         d.max_redemptions = Some(7);
         d.product_ids = vec![ProductId(uuid::Uuid::from_u128(3))];
-        let bytes = d.encode().unwrap_or_default();
-        assert_eq!(Discount::decode(1, &bytes).ok(), Some(d.clone()));
-        let f = fixed(500);
-        let fb = f.encode().unwrap_or_default();
-        assert_eq!(Discount::decode(1, &fb).ok(), Some(f));
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let v1 = tollgate_storage::codec::encode(&v1_of(&d)).unwrap_or_default();
+        let hex: String = v1.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN_V1, "discount format v1 changed");
+        let bytes = d.encode().unwrap_or_default();
+        assert_eq!(Discount::decode(2, &bytes).ok(), Some(d.clone()));
+        let f = usd_eur_jpy();
+        let fb = f.encode().unwrap_or_default();
+        assert_eq!(Discount::decode(Discount::VERSION, &fb).ok(), Some(f));
+        assert!(Discount::decode(3, &fb).is_err());
+    }
+
+    /// A version-1 discount (one amount) reads with that amount only.
+    #[test]
+    fn version_1_discounts_decode_with_their_one_amount() {
+        let f = fixed(500);
+        let bytes = tollgate_storage::codec::encode(&v1_of(&f)).unwrap_or_default();
+        let read = Discount::decode(1, &bytes).ok();
+        assert_eq!(read, Some(f.clone()));
+        let read = read.unwrap_or(f);
+        assert_eq!(read.fixed_amounts(), vec![(Currency::USD, 500)]);
+        assert!(read.kind_in(Currency::EUR).is_none());
+        let p = percent(100);
+        let bytes = tollgate_storage::codec::encode(&v1_of(&p)).unwrap_or_default();
+        assert_eq!(Discount::decode(1, &bytes).ok(), Some(p));
+    }
+
+    #[test]
+    fn fixed_applies_in_each_of_its_currencies_only() {
+        let d = usd_eur_jpy();
+        assert_eq!(
+            d.fixed_amounts(),
+            vec![
+                (Currency::USD, 1000),
+                (Currency::EUR, 900),
+                (Currency::JPY, 1500)
+            ]
+        );
+        let in_eur = d.kind_in(Currency::EUR);
+        assert_eq!(
+            in_eur,
+            Some(DiscountKind::Fixed {
+                amount: 900,
+                currency: "eur".into()
+            })
+        );
+        assert_eq!(in_eur.map(|k| amount_off(&k, 500)), Some(500));
+        assert_eq!(
+            d.kind_in(Currency::JPY).map(|k| amount_off(&k, 3000)),
+            Some(1500)
+        );
+        let gbp = Currency::from_code("gbp").unwrap();
+        assert!(d.kind_in(gbp).is_none());
+        let p = percent(1000);
+        assert_eq!(p.kind_in(gbp), Some(p.kind.clone()));
+        assert!(p.fixed_amounts().is_empty());
+    }
+
+    #[test]
+    fn setting_amounts_keeps_the_first_of_each_currency() {
+        let mut d = fixed(100);
+        d.set_fixed_amounts(&[(Currency::EUR, 5), (Currency::USD, 6), (Currency::EUR, 7)]);
+        assert_eq!(
+            d.kind,
+            DiscountKind::Fixed {
+                amount: 5,
+                currency: "eur".into()
+            }
+        );
+        assert_eq!(d.other_amounts, vec![(Currency::USD, 6)]);
+        d.set_fixed_amounts(&[]);
+        assert_eq!(
+            d.fixed_amounts(),
+            vec![(Currency::EUR, 5), (Currency::USD, 6)]
+        );
+        d.set_fixed_amounts(&[(Currency::JPY, 300)]);
+        assert_eq!(d.fixed_amounts(), vec![(Currency::JPY, 300)]);
     }
 
     const GOLDEN_V1: &str = "1000000000000000000000000000000001100000000000000000000000000000000214313937302d30312d30315430303a30303a30305a00064c61756e636801064c41554e434801fbec1302060000010e000110000000000000000000000000000000030000";

@@ -10,6 +10,7 @@ use crate::app::access::{can_access, organization_for_create, organizations_for_
 use crate::app::listing::{compare_times, directed, nulls_last, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::discount::{
     discount_by_code, normalize_code, Discount, DiscountChange, DiscountDuration, DiscountKind,
     NewDiscount, DISCOUNT_BY_CODE, DISCOUNT_BY_CREATED, DISCOUNT_BY_NAME, DISCOUNT_BY_REDEMPTIONS,
@@ -216,6 +217,7 @@ pub async fn create(
         name: new.name,
         code: new.code,
         kind: new.kind,
+        other_amounts: new.other_amounts,
         duration: new.duration,
         starts_at: new.starts_at,
         ends_at: new.ends_at,
@@ -246,8 +248,39 @@ fn redeemed_error(field: &str, current: impl Into<Given>) -> AppError {
     )
 }
 
+/// A field of a change, the amounts it asks for and what the discount has in that field.
+type WantedAmounts = (&'static str, Vec<(Currency, i64)>, Given);
+
+/// The amounts a change gives a fixed discount, the field that named them and the value
+/// the discount has in it (what a refusal quotes, as for the other fields): `amounts`
+/// replaces them all; the deprecated `amount` and `currency` make them `{currency:
+/// amount}`, the one not sent taken from the discount's first amount (Polar's conversion
+/// of the pair). `None`: the change names none of them.
+fn amounts_wanted(current: &Discount, change: &DiscountChange) -> Option<WantedAmounts> {
+    let now = current.fixed_amounts();
+    let (first_currency, first_amount) = now.first().copied().unwrap_or((Currency::DEFAULT, 0));
+    if let Some(amounts) = &change.amounts {
+        let held: std::collections::BTreeMap<String, i64> =
+            now.iter().map(|(c, a)| (c.to_string(), *a)).collect();
+        return Some(("amounts", amounts.clone(), Given::of(&held)));
+    }
+    if change.amount.is_none() && change.currency.is_none() {
+        return None;
+    }
+    let currency = change.currency.unwrap_or(first_currency);
+    let amount = change.amount.unwrap_or(first_amount);
+    let (field, held) = match change.amount {
+        Some(a) if a != first_amount || change.currency.is_none() => {
+            ("amount", Given::from(first_amount))
+        }
+        _ => ("currency", Given::from(first_currency.code())),
+    };
+    Some((field, vec![(currency, amount)], held))
+}
+
 /// Applies a change to a copy of the discount: type and duration cannot change, and the
-/// amount cannot change once the discount has been redeemed.
+/// amounts and months cannot change once the discount has been redeemed (Polar's 422
+/// names the field sent).
 async fn apply_change(
     state: &AppState,
     current: &Discount,
@@ -274,18 +307,12 @@ async fn apply_change(
     }
     let redeemed = d.redemptions_count > 0;
     match &mut d.kind {
-        DiscountKind::Fixed { amount, currency } => {
-            if let Some(new) = change.amount {
-                if redeemed && new != *amount {
-                    return Err(redeemed_error("amount", *amount));
+        DiscountKind::Fixed { .. } => {
+            if let Some((field, amounts, given)) = amounts_wanted(current, change) {
+                if redeemed && amounts != current.fixed_amounts() {
+                    return Err(redeemed_error(field, given));
                 }
-                *amount = new;
-            }
-            if let Some(new) = change.currency {
-                if redeemed && new != currency.as_str() {
-                    return Err(redeemed_error("currency", currency.as_str()));
-                }
-                *currency = new.into();
+                d.set_fixed_amounts(&amounts);
             }
         }
         DiscountKind::Percentage { basis_points } => {
@@ -300,6 +327,9 @@ async fn apply_change(
     if let (Some(m), DiscountDuration::Repeating { months }) =
         (change.duration_in_months, &mut d.duration)
     {
+        if redeemed && m != *months {
+            return Err(redeemed_error("duration_in_months", *months));
+        }
         *months = m;
     }
     if let Some(name) = &change.name {

@@ -4,6 +4,7 @@ use chrono::Duration;
 
 use super::*;
 use crate::app::testing;
+use crate::domain::currency::Currency;
 use crate::domain::discount::DiscountType;
 use crate::error::{Code, Step};
 
@@ -16,6 +17,7 @@ fn ten_off(code: &str) -> NewDiscount {
             amount: 1000,
             currency: crate::domain::currency::Currency::DEFAULT.into(),
         },
+        other_amounts: Vec::new(),
         duration: DiscountDuration::Once,
         starts_at: None,
         ends_at: None,
@@ -80,4 +82,89 @@ async fn codes_types_and_dates_are_checked_against_the_store() {
     let (_, stranger) = testing::seller(&app).await;
     let err = get(&app, stranger, discount.id).await.unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
+}
+
+/// A change of `amounts` replaces them all; the deprecated `amount` keeps the first
+/// currency; once redeemed, neither may change (nor the months), while the same values
+/// pass.
+#[actix_web::test]
+async fn amounts_change_until_the_first_redemption() {
+    let app = testing::app().await;
+    let (_, subject) = testing::seller(&app).await;
+    let mut new = ten_off("MULTI");
+    new.other_amounts = vec![(Currency::EUR, 900)];
+    new.duration = DiscountDuration::Repeating { months: 3 };
+    let d = create(&app, subject, new).await.unwrap();
+    assert_eq!(
+        d.fixed_amounts(),
+        vec![(Currency::DEFAULT, 1000), (Currency::EUR, 900)]
+    );
+
+    let amounts = vec![(Currency::EUR, 800), (Currency::JPY, 1200)];
+    let change = DiscountChange {
+        amounts: Some(amounts.clone()),
+        ..Default::default()
+    };
+    let d = update(&app, subject, d.id, change).await.unwrap();
+    assert_eq!(d.fixed_amounts(), amounts);
+
+    let change = DiscountChange {
+        amount: Some(700),
+        ..Default::default()
+    };
+    let d = update(&app, subject, d.id, change).await.unwrap();
+    assert_eq!(d.fixed_amounts(), vec![(Currency::EUR, 700)]);
+
+    app.store
+        .update::<Discount, AppError>(&d.id.key(), async |current| {
+            let mut redeemed = current.clone();
+            redeemed.record_redemption();
+            Ok(Some(redeemed))
+        })
+        .await
+        .unwrap();
+    let refused = [
+        (
+            DiscountChange {
+                amounts: Some(vec![(Currency::EUR, 600)]),
+                ..Default::default()
+            },
+            field!["amounts"],
+        ),
+        (
+            DiscountChange {
+                amount: Some(600),
+                ..Default::default()
+            },
+            field!["amount"],
+        ),
+        (
+            DiscountChange {
+                currency: Some(Currency::JPY),
+                ..Default::default()
+            },
+            field!["currency"],
+        ),
+        (
+            DiscountChange {
+                duration_in_months: Some(4),
+                ..Default::default()
+            },
+            field!["duration_in_months"],
+        ),
+    ];
+    for (change, path) in refused {
+        let err = update(&app, subject, d.id, change).await.unwrap_err();
+        assert_eq!(paths(err), vec![path]);
+    }
+    let same = DiscountChange {
+        amount: Some(700),
+        currency: Some(Currency::EUR),
+        duration_in_months: Some(3),
+        name: Some("Renamed".into()),
+        ..Default::default()
+    };
+    let d = update(&app, subject, d.id, same).await.unwrap();
+    assert_eq!(d.name, "Renamed");
+    assert_eq!(d.fixed_amounts(), vec![(Currency::EUR, 700)]);
 }

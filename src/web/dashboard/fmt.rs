@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use tollgate_actors::domain::money::Money;
 
 use crate::domain::benefit::{BenefitProperties, Timeframe};
-use crate::domain::discount::DiscountKind;
+use crate::domain::discount::{Discount, DiscountKind};
 use crate::domain::product::PriceKind;
 
 /// "2026-11-25 06:22 UTC".
@@ -120,6 +120,19 @@ pub fn discount_off(kind: &DiscountKind) -> String {
     match kind {
         DiscountKind::Fixed { amount, currency } => money(amount, currency),
         DiscountKind::Percentage { basis_points } => format!("{basis_points} bp"),
+    }
+}
+
+/// What a discount takes off, each amount in its currency: "$10.00, €9.00" or "1250 bp".
+pub fn discount_amounts(d: &Discount) -> String {
+    match &d.kind {
+        DiscountKind::Fixed { .. } => d
+            .fixed_amounts()
+            .iter()
+            .map(|(c, a)| Money::new(*a, c.code()).to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        DiscountKind::Percentage { .. } => discount_off(&d.kind),
     }
 }
 

@@ -282,15 +282,20 @@ check("discount_create_update_delete", async () => {
   const d = typed(
     "Discount",
     await polar.discounts.create({
-      name: `Tenth ${RUN}`,
-      type: "percentage",
-      basis_points: 1000,
+      name: `Five off ${RUN}`,
+      type: "fixed",
+      amounts: { usd: 500, eur: 450 },
       duration: "forever",
       organization_id: need("org").id,
     }),
   );
+  // A fixed discount in two currencies (Polar 2026): every amount, and the deprecated
+  // amount and currency in the organization's default.
+  equal(d.amounts, { usd: 500, eur: 450 }, "amounts");
+  equal([d.amount, d.currency], [500, "usd"], "amount and currency");
   const u = typed("Discount", await polar.discounts.update(d.id, { metadata: { campaign: "spring" } }));
   equal(u.metadata, { campaign: "spring" }, "metadata");
+  equal(u.amounts, { usd: 500, eur: 450 }, "amounts after an update");
   equal(await polar.discounts.delete(d.id), undefined, "delete");
   S.discount = d;
 });

@@ -6,7 +6,7 @@ use crate::api::custom_field::{
     field_type, CustomFieldChangeInput, CustomFieldInput, OptionInput, PropertiesInput,
 };
 use crate::api::discount::{
-    check_dates, DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput,
+    check_dates, AmountsInput, DiscountCreate, DiscountTypeInput, DiscountUpdate, DurationInput,
 };
 use crate::api::Maybe;
 use crate::app::catalog::{custom_fields, discounts};
@@ -25,8 +25,9 @@ use super::{basis_points, day_of, major_units, opt_string, text, ticked, Typed, 
 // Discounts
 // ---------------------------------------------------------------------------------------
 
-/// A discount: percentage (`percent`) or fixed (`amount`, USD), its duration, code, dates
-/// and products.
+/// A discount: percentage (`percent`) or fixed (rows of `amount_currency` and `amount`,
+/// typed in the currency's major unit: one amount per currency it applies in), its
+/// duration, code, dates and products.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct DiscountForm {
@@ -36,7 +37,10 @@ pub struct DiscountForm {
     #[serde(rename = "type")]
     pub kind: String,
     pub percent: String,
-    pub amount: String,
+    /// The amount of each row (blank rows are left out).
+    pub amount: Vec<String>,
+    /// The currency of each row (a row without one: US dollars).
+    pub amount_currency: Vec<String>,
     /// `once`, `forever` or `repeating`.
     pub duration: String,
     pub duration_in_months: String,
@@ -53,7 +57,8 @@ impl Default for DiscountForm {
             code: String::new(),
             kind: "percentage".into(),
             percent: String::new(),
-            amount: String::new(),
+            amount: Vec::new(),
+            amount_currency: Vec::new(),
             duration: "once".into(),
             duration_in_months: String::new(),
             max_redemptions: String::new(),
@@ -66,23 +71,20 @@ impl Default for DiscountForm {
 
 impl DiscountForm {
     pub fn of(d: &Discount) -> Self {
-        let (kind, amount, percent) = match &d.kind {
-            DiscountKind::Fixed { amount, currency } => {
-                let currency = Currency::from_code(currency).unwrap_or_default();
-                ("fixed", major_units(*amount, currency), String::new())
+        let (kind, percent) = match &d.kind {
+            DiscountKind::Fixed { .. } => ("fixed", String::new()),
+            DiscountKind::Percentage { basis_points } => {
+                ("percentage", format!("{}", *basis_points as f64 / 100.0))
             }
-            DiscountKind::Percentage { basis_points } => (
-                "percentage",
-                String::new(),
-                format!("{}", *basis_points as f64 / 100.0),
-            ),
         };
+        let amounts = d.fixed_amounts();
         DiscountForm {
             name: d.name.clone(),
             code: opt_string(&d.code),
             kind: kind.into(),
             percent,
-            amount,
+            amount: amounts.iter().map(|(c, a)| major_units(*a, *c)).collect(),
+            amount_currency: amounts.iter().map(|(c, _)| c.to_string()).collect(),
             duration: d.duration.as_str().into(),
             duration_in_months: opt_string(&d.duration.months()),
             max_redemptions: opt_string(&d.max_redemptions),
@@ -92,10 +94,77 @@ impl DiscountForm {
         }
     }
 
+    /// The amount rows to show: those typed (or stored), then blank ones up to three and
+    /// one more than typed, the first in US dollars when none was typed.
+    pub fn amount_rows(&self) -> Vec<AmountRow> {
+        let n = self.amount.len().max(self.amount_currency.len());
+        let mut rows: Vec<AmountRow> = (0..n)
+            .map(|i| AmountRow {
+                currency: self
+                    .amount_currency
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| Currency::DEFAULT.code().to_string()),
+                amount: self.amount.get(i).cloned().unwrap_or_default(),
+            })
+            .collect();
+        let blank = 3usize.saturating_sub(rows.len()).max(1);
+        for _ in 0..blank {
+            let currency = if rows.is_empty() {
+                Currency::DEFAULT.code().to_string()
+            } else {
+                String::new()
+            };
+            rows.push(AmountRow {
+                currency,
+                amount: String::new(),
+            });
+        }
+        rows
+    }
+
+    /// The rows typed with an amount: (currency code as typed, amount as typed).
+    fn typed_amounts(&self) -> Vec<(String, String)> {
+        self.amount
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| !a.trim().is_empty())
+            .map(|(i, a)| {
+                let code = self
+                    .amount_currency
+                    .get(i)
+                    .map(|c| c.trim().to_lowercase())
+                    .filter(|c| !c.is_empty())
+                    .unwrap_or_else(|| Currency::DEFAULT.code().to_string());
+                (code, a.trim().to_string())
+            })
+            .collect()
+    }
+
+    /// Every currency a discount may have an amount in (Polar's presentment currencies).
+    pub fn currency_options(&self) -> Vec<String> {
+        Currency::presentment().map(|c| c.to_string()).collect()
+    }
+
     /// Whether product `id` is ticked.
     pub fn has_product(&self, id: &ProductId) -> bool {
         let id = id.to_string();
         self.product.contains(&id)
+    }
+}
+
+/// One row of a fixed discount's amounts in the form: a currency code (blank: none
+/// chosen) and the amount as typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AmountRow {
+    pub currency: String,
+    pub amount: String,
+}
+
+impl AmountRow {
+    /// Whether `code` is the row's currency (its option is selected).
+    pub fn selected(&self, code: &str) -> bool {
+        self.currency == code
     }
 }
 
@@ -156,15 +225,19 @@ pub async fn create_discount(
     };
     // An amount or a percentage that does not read is named by its label (and stands in
     // as a valid one, so that the API does not also call it missing).
-    let (mut amount, mut currency, mut bp) = (None, None, None);
+    let (mut amounts, mut bp) = (None, None);
     match kind {
         DiscountTypeInput::Fixed => {
-            let typed_in = form.amount.trim();
-            amount = typed.amount(typed_in, Currency::DEFAULT, "USD off");
-            if amount.is_none() && !typed_in.is_empty() {
-                amount = Some(0);
+            let mut rows: Vec<(String, i64)> = Vec::new();
+            for (code, typed_in) in form.typed_amounts() {
+                // A currency the API does not know is its to name (enum); the amount is
+                // read in the currency if it is one.
+                let currency = Currency::from_code(&code).unwrap_or_default();
+                let label = format!("{} off", code.to_uppercase());
+                let minor = typed.amount(&typed_in, currency, &label).unwrap_or(0);
+                rows.push((code, minor));
             }
-            currency = Some(Currency::DEFAULT.code().to_string());
+            amounts = Some(AmountsInput::of(&rows));
         }
         DiscountTypeInput::Percentage => {
             let typed_in = form.percent.trim();
@@ -189,8 +262,9 @@ pub async fn create_discount(
         kind,
         duration,
         duration_in_months: months,
-        amount,
-        currency,
+        amount: None,
+        currency: None,
+        amounts,
         basis_points: bp,
         code: text(&form.code),
         starts_at: None,
@@ -213,8 +287,8 @@ pub async fn create_discount(
     Ok(discounts::create(state, subject, new).await?)
 }
 
-/// Saves a discount's name, code, dates, limit and products (its amount and duration are
-/// fixed once created: the API refuses to change the duration).
+/// Saves a discount's name, code, dates, limit and products (its amounts and duration are
+/// fixed once created here: the API refuses to change the duration).
 pub async fn update_discount(
     state: &AppState,
     subject: Subject,
@@ -236,7 +310,7 @@ pub async fn update_discount(
         products: Maybe::Value(typed.ids("products", &form.product)),
         ..DiscountUpdate::default()
     };
-    let change = typed.finish(body.into_command().map(|mut change| {
+    let change = typed.finish(body.into_command(None).map(|mut change| {
         change.starts_at = Some(starts_at);
         change.ends_at = Some(ends_at);
         change
