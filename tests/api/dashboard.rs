@@ -3322,6 +3322,7 @@ async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenu
     for label in ["$25.00", "€18.00", "¥3,000"] {
         assert!(page.body.contains(label), "{label} in\n{}", main_of(&page));
     }
+    crate::tools::render_page("dashboard-screenshots", "currencies-product", &page.body);
     let euro = price_link(&page, "€18.00");
     let list = b.get(&format!("/dashboard/{org}/products")).await;
     assert!(list.body.contains("¥3,000"), "{}", main_of(&list));
@@ -3343,6 +3344,11 @@ async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenu
         "{}",
         main_of(&page)
     );
+    crate::tools::render_page(
+        "dashboard-screenshots",
+        "currencies-form-refused",
+        &page.body,
+    );
 
     // One sale in dollars, one in euros.
     let order = buy(&app, &format!("/buy/{product}"), ADA).await;
@@ -3363,6 +3369,7 @@ async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenu
         "{}",
         main_of(&page)
     );
+    crate::tools::render_page("dashboard-screenshots", "currencies-overview", &page.body);
     let orders = b.get(&format!("/dashboard/{org}/orders")).await;
     assert!(orders.body.contains("€18.00"), "{}", main_of(&orders));
     assert!(orders.body.contains("$25.00"), "{}", main_of(&orders));
@@ -3395,6 +3402,7 @@ async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenu
         "{}",
         main_of(&page)
     );
+    crate::tools::render_page("dashboard-screenshots", "currencies-settings", &page.body);
     let page = b.get(&overview).await;
     assert_eq!(text_of(&page, "revenue-total"), "€18.00 · $25.00");
 }
