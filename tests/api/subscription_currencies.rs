@@ -8,6 +8,7 @@ use chrono::Duration;
 use serde_json::{json, Value};
 use tollgate::domain::ids::OrganizationId;
 
+use crate::subscription_plans::{orders, subscription, subscription_of_checkout};
 use crate::subscriptions::{spawn_app_with_clock, ClockApp};
 
 const NO_PRICE_IN_CURRENCY: &str =
@@ -75,54 +76,7 @@ async fn subscribe(app: &ClockApp, price: &str, email: &str) -> Value {
     )
     .await
     .expect(200);
-    let checkout = id(&c.body);
-    for _ in 0..100 {
-        let c = app
-            .get(
-                &format!("/v1/checkouts/custom/{checkout}"),
-                Some(&app.token),
-            )
-            .await;
-        if c.body["status"] == "succeeded" {
-            let customer = c.body["customer_id"].as_str().unwrap();
-            let r = app
-                .get(
-                    &format!("/v1/subscriptions/?customer_id={customer}"),
-                    Some(&app.token),
-                )
-                .await;
-            r.expect(200);
-            return r.body["items"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["checkout_id"] == checkout)
-                .unwrap_or_else(|| panic!("no subscription of {checkout}: {}", r.body))
-                .clone();
-        }
-        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("the checkout did not succeed");
-}
-
-async fn subscription(app: &ClockApp, id: &str) -> Value {
-    let r = app
-        .get(&format!("/v1/subscriptions/{id}"), Some(&app.token))
-        .await;
-    r.expect(200);
-    r.body
-}
-
-/// The customer's orders, oldest first.
-async fn orders(app: &ClockApp, customer: &str) -> Vec<Value> {
-    let r = app
-        .get(
-            &format!("/v1/orders/?customer_id={customer}&sorting=created_at"),
-            Some(&app.token),
-        )
-        .await;
-    r.expect(200);
-    r.body["items"].as_array().unwrap().clone()
+    subscription_of_checkout(app, &id(&c.body)).await
 }
 
 fn period_end(s: &Value) -> chrono::DateTime<chrono::Utc> {

@@ -100,7 +100,7 @@ async fn checkout(
 }
 
 /// Waits for the checkout to succeed; the subscription it created.
-async fn subscription_of_checkout(app: &ClockApp, checkout: &str) -> Value {
+pub(crate) async fn subscription_of_checkout(app: &ClockApp, checkout: &str) -> Value {
     for _ in 0..100 {
         let c = app
             .get(
@@ -130,7 +130,7 @@ async fn subscription_of_checkout(app: &ClockApp, checkout: &str) -> Value {
     panic!("the checkout did not succeed");
 }
 
-async fn subscription(app: &ClockApp, id: &str) -> Value {
+pub(crate) async fn subscription(app: &ClockApp, id: &str) -> Value {
     let r = app
         .get(&format!("/v1/subscriptions/{id}"), Some(&app.token))
         .await;
@@ -138,8 +138,8 @@ async fn subscription(app: &ClockApp, id: &str) -> Value {
     r.body
 }
 
-/// The orders of a subscription, oldest first.
-async fn orders(app: &ClockApp, customer: &str) -> Vec<Value> {
+/// The customer's orders, oldest first.
+pub(crate) async fn orders(app: &ClockApp, customer: &str) -> Vec<Value> {
     let r = app
         .get(
             &format!("/v1/orders/?customer_id={customer}&sorting=created_at"),
