@@ -3405,4 +3405,13 @@ async fn a_product_sells_in_three_currencies_and_the_overview_keeps_their_revenu
     crate::tools::render_page("dashboard-screenshots", "currencies-settings", &page.body);
     let page = b.get(&overview).await;
     assert_eq!(text_of(&page, "revenue-total"), "€18.00 · $25.00");
+    // A new fixed discount's first amount is offered in the new default.
+    let page = b.get(&format!("/dashboard/{org}/discounts/new")).await;
+    assert_html(&page);
+    assert!(
+        page.body
+            .contains(r#"<option value="eur" selected>EUR</option>"#),
+        "{}",
+        main_of(&page)
+    );
 }
