@@ -160,10 +160,35 @@ fn redirect(location: String) -> HttpResponse {
         .finish()
 }
 
-/// An HTML page of ours: never cached or framed, no referrer (the URL holds the client
-/// secret), and scripts from this service only, plus what the payment processor's script
-/// needs when the page loads it.
-fn page(status: u16, body: String, sources: &PageSources) -> HttpResponse {
+/// The origin a checkout's page may be framed by: its `embed_origin` when that is an
+/// origin (`https://shop.example`, `http://localhost:3000`: a scheme, a host, a port at
+/// most), written as a CSP source; `None` (never framed) otherwise.
+fn frame_ancestor(embed_origin: Option<&str>) -> Option<String> {
+    let url = url::Url::parse(embed_origin?.trim()).ok()?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return None;
+    }
+    // A host name or an IP address: nothing a CSP would read as a separator.
+    let host = url.host_str()?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    if host.is_empty() || !host.chars().all(plain) {
+        return None;
+    }
+    // `ascii_serialization` of an http(s) URL is `scheme://host[:port]`: nothing else of
+    // what was stored (a path, a query, quotes, a `;`) reaches the header.
+    Some(url.origin().ascii_serialization())
+}
+
+/// An HTML page of ours: never cached, no referrer (the URL holds the client secret),
+/// scripts from this service only, plus what the payment processor's script needs when
+/// the page loads it; framed by nothing, or only by `framed_by` (a checkout's embedding
+/// origin, [`frame_ancestor`]).
+fn framed_page(
+    status: u16,
+    body: String,
+    sources: &PageSources,
+    framed_by: Option<&str>,
+) -> HttpResponse {
     let list = |extra: &[String], none: &str| {
         if extra.is_empty() {
             none.to_string()
@@ -174,7 +199,7 @@ fn page(status: u16, body: String, sources: &PageSources) -> HttpResponse {
     let csp = format!(
         "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src {}; \
          style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; \
-         form-action 'none'; frame-ancestors 'none'",
+         form-action 'none'; frame-ancestors {}",
         sources
             .script
             .iter()
@@ -186,17 +211,22 @@ fn page(status: u16, body: String, sources: &PageSources) -> HttpResponse {
             .map(|s| format!(" {s}"))
             .collect::<String>(),
         list(&sources.frame, "'none'"),
+        framed_by.unwrap_or("'none'"),
     );
-    HttpResponse::build(
+    let mut response = HttpResponse::build(
         actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
-    )
-    .insert_header((header::CACHE_CONTROL, "no-store"))
-    .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-    .insert_header((header::REFERRER_POLICY, "same-origin"))
-    .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-    .insert_header((header::CONTENT_SECURITY_POLICY, csp))
-    .content_type("text/html; charset=utf-8")
-    .body(body)
+    );
+    response
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, csp));
+    // X-Frame-Options has no way to name one origin: browsers that know CSP follow its
+    // `frame-ancestors`, the rest are refused the frame.
+    if framed_by.is_none() {
+        response.insert_header((header::X_FRAME_OPTIONS, "DENY"));
+    }
+    response.content_type("text/html; charset=utf-8").body(body)
 }
 
 fn render<T: Template>(t: &T) -> ApiResult<String> {
@@ -777,7 +807,13 @@ async fn checkout_page(
         processor,
         currency,
     };
-    Ok(page(200, render(&view)?, &sources))
+    let framed_by = frame_ancestor(c.embed_origin.as_deref());
+    Ok(framed_page(
+        200,
+        render(&view)?,
+        &sources,
+        framed_by.as_deref(),
+    ))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -923,5 +959,11 @@ async fn confirmation_page(
             c.organization_id
         ),
     };
-    Ok(page(200, render(&view)?, &PageSources::default()))
+    let framed_by = frame_ancestor(c.embed_origin.as_deref());
+    Ok(framed_page(
+        200,
+        render(&view)?,
+        &PageSources::default(),
+        framed_by.as_deref(),
+    ))
 }

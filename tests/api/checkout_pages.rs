@@ -285,6 +285,63 @@ async fn the_checkout_page_sells_seats_at_the_rate_of_their_tier() {
     assert!(!body.contains("per seat"), "{body}");
 }
 
+/// Issue 54: a checkout created with an `embed_origin` may be framed by that origin only
+/// (its pages name it in `frame-ancestors`, without `X-Frame-Options`); any other
+/// checkout, and an `embed_origin` that is not an origin, is never framed.
+#[actix_web::test]
+async fn a_checkout_is_framed_only_by_its_own_embed_origin() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = seed(api, "framed").await;
+    let framed = |origin: &str| with(by_price(&cat.ebook_price), json!({"embed_origin": origin}));
+    for (origin, ancestor) in [
+        ("https://shop.example", "https://shop.example"),
+        (
+            "https://shop.example/pricing?plan=pro",
+            "https://shop.example",
+        ),
+        ("http://localhost:3000", "http://localhost:3000"),
+        ("https://shop.example:8443/", "https://shop.example:8443"),
+    ] {
+        let c = created(api, &framed(origin)).await;
+        for path in [checkout_path(&c), confirmation_path(&c)] {
+            if path.ends_with("/confirmation") {
+                confirm(api, &secret(&c), &buyer("ada@example.com"))
+                    .await
+                    .expect(200);
+            }
+            let r = page(&app, &path).await;
+            assert_eq!(r.status.as_u16(), 200, "{path}: {}", r.body);
+            let csp = r.header("content-security-policy");
+            assert!(
+                csp.contains(&format!("frame-ancestors {ancestor}")),
+                "{origin}: {csp}"
+            );
+            assert!(!csp.contains("frame-ancestors 'none'"), "{csp}");
+            assert!(r.headers.get("x-frame-options").is_none(), "{origin}");
+        }
+    }
+    // Not an origin: never framed, and nothing of it reaches the header.
+    for origin in [
+        "javascript:alert(1)",
+        "https://a.example; script-src *",
+        "https://a.example;script-src",
+        "shop.example",
+        "ftp://shop.example",
+    ] {
+        let c = created(api, &framed(origin)).await;
+        let r = page(&app, &checkout_path(&c)).await;
+        assert_page(&r, 200);
+        let csp = r.header("content-security-policy");
+        assert!(!csp.contains("script-src *"), "{csp}");
+        assert!(!csp.contains("a.example"), "{csp}");
+        assert!(!csp.contains("alert"), "{csp}");
+    }
+    // Without one, the page is never framed (`assert_page`).
+    let c = created(api, &by_price(&cat.ebook_price)).await;
+    assert_page(&page(&app, &checkout_path(&c)).await, 200);
+}
+
 #[actix_web::test]
 async fn unknown_secrets_get_a_friendly_404_page() {
     let app = spawn_app().await;
