@@ -29,6 +29,29 @@
     sel.addRange(range);
   }
 
+  // In the overlay of the seller's page (the embed protocol of Polar's
+  // @polar-sh/checkout): messages to that page, at the checkout's embed_origin only.
+  var embed = document.getElementById("embed");
+  var embedOrigin = embed ? embed.getAttribute("data-origin") : null;
+  function tellParent(message) {
+    if (!embedOrigin || window.parent === window) return;
+    message.type = "POLAR_CHECKOUT";
+    window.parent.postMessage(message, embedOrigin);
+  }
+  var closeButton = document.getElementById("embed-close");
+  if (closeButton) {
+    closeButton.addEventListener("click", function () { tellParent({ event: "close" }); });
+  }
+  if (embed && embed.hasAttribute("data-success")) {
+    tellParent({
+      event: "success",
+      successURL: embed.getAttribute("data-success"),
+      redirect: embed.getAttribute("data-redirect") === "true"
+    });
+  } else if (embed && embed.hasAttribute("data-loaded")) {
+    tellParent({ event: "loaded" });
+  }
+
   var form = document.getElementById("checkout");
   if (!form) return;
 
@@ -39,7 +62,8 @@
   var mode = form.dataset.mode;
   var processor = form.dataset.processor;
   var api = "/v1/checkouts/client/" + encodeURIComponent(secret);
-  var confirmationUrl = "/checkout/" + encodeURIComponent(secret) + "/confirmation";
+  var confirmationUrl = "/checkout/" + encodeURIComponent(secret) + "/confirmation" +
+    (embedOrigin ? "?embed=true" : "");
   var payButton = document.getElementById("pay");
   var payStatus = document.getElementById("pay-status");
   var busy = false;
@@ -465,6 +489,7 @@
 
   function leave() {
     leaving = true;
+    tellParent({ event: "confirmed" });
     window.location.assign(confirmationUrl);
   }
 

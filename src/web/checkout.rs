@@ -160,74 +160,9 @@ fn redirect(location: String) -> HttpResponse {
         .finish()
 }
 
-/// The origin a checkout's page may be framed by: its `embed_origin` when that is an
-/// origin (`https://shop.example`, `http://localhost:3000`: a scheme, a host, a port at
-/// most), written as a CSP source; `None` (never framed) otherwise.
-fn frame_ancestor(embed_origin: Option<&str>) -> Option<String> {
-    let url = url::Url::parse(embed_origin?.trim()).ok()?;
-    if !matches!(url.scheme(), "https" | "http") {
-        return None;
-    }
-    // A host name or an IP address: nothing a CSP would read as a separator.
-    let host = url.host_str()?;
-    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
-    if host.is_empty() || !host.chars().all(plain) {
-        return None;
-    }
-    // `ascii_serialization` of an http(s) URL is `scheme://host[:port]`: nothing else of
-    // what was stored (a path, a query, quotes, a `;`) reaches the header.
-    Some(url.origin().ascii_serialization())
-}
-
-/// An HTML page of ours: never cached, no referrer (the URL holds the client secret),
-/// scripts from this service only, plus what the payment processor's script needs when
-/// the page loads it; framed by nothing, or only by `framed_by` (a checkout's embedding
-/// origin, [`frame_ancestor`]).
-fn framed_page(
-    status: u16,
-    body: String,
-    sources: &PageSources,
-    framed_by: Option<&str>,
-) -> HttpResponse {
-    let list = |extra: &[String], none: &str| {
-        if extra.is_empty() {
-            none.to_string()
-        } else {
-            extra.join(" ")
-        }
-    };
-    let csp = format!(
-        "default-src 'none'; script-src 'self'{}; connect-src 'self'{}; frame-src {}; \
-         style-src 'unsafe-inline'; img-src 'self' https: data:; base-uri 'none'; \
-         form-action 'none'; frame-ancestors {}",
-        sources
-            .script
-            .iter()
-            .map(|s| format!(" {s}"))
-            .collect::<String>(),
-        sources
-            .connect
-            .iter()
-            .map(|s| format!(" {s}"))
-            .collect::<String>(),
-        list(&sources.frame, "'none'"),
-        framed_by.unwrap_or("'none'"),
-    );
-    let mut response = HttpResponse::build(
-        actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK),
-    );
-    response
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, csp));
-    // X-Frame-Options has no way to name one origin: browsers that know CSP follow its
-    // `frame-ancestors`, the rest are refused the frame.
-    if framed_by.is_none() {
-        response.insert_header((header::X_FRAME_OPTIONS, "DENY"));
-    }
-    response.content_type("text/html; charset=utf-8").body(body)
-}
+#[path = "checkout_frame.rs"]
+mod frame;
+use frame::{frame_ancestor, framed_page, PageQuery};
 
 fn render<T: Template>(t: &T) -> ApiResult<String> {
     t.render().map_err(ApiError::internal)
@@ -448,6 +383,9 @@ struct Processor {
 struct CheckoutPage {
     secret: String,
     script_url: &'static str,
+    /// In the overlay of the checkout's embedding page: that page's origin, which the
+    /// page's messages go to.
+    embed_origin: Option<String>,
     seller: Seller,
     /// The products to choose between, when the checkout offers several.
     choices: Vec<ProductChoice>,
@@ -590,6 +528,7 @@ async fn field_views(
 async fn checkout_page(
     state: web::Data<AppState>,
     secret: web::Path<String>,
+    query: web::Query<PageQuery>,
 ) -> ApiResult<HttpResponse> {
     let Some(c) = by_secret(&state, &secret).await? else {
         return Err(not_found());
@@ -597,7 +536,11 @@ async fn checkout_page(
     match c.effective_status(state.now()) {
         CheckoutStatus::Open => {}
         CheckoutStatus::Confirmed | CheckoutStatus::Succeeded => {
-            return Ok(redirect(format!("/checkout/{}/confirmation", c.client_secret)))
+            return Ok(redirect(format!(
+                "/checkout/{}/confirmation{}",
+                c.client_secret,
+                query.suffix()
+            )))
         }
         CheckoutStatus::Expired => return Err(not_found()),
         CheckoutStatus::Failed => {
@@ -736,6 +679,7 @@ async fn checkout_page(
     let view = CheckoutPage {
         secret: c.client_secret.clone(),
         script_url: script_url(),
+        embed_origin: frame_ancestor(c.embed_origin.as_deref()).filter(|_| query.embedded()),
         seller: seller(&state, &c).await?,
         choices: product_choices(&state, &c).await?,
         return_url: c
@@ -847,6 +791,11 @@ fn tax_note(c: &Checkout) -> String {
 #[template(path = "checkout_confirmation.html")]
 struct ConfirmationPage {
     script_url: &'static str,
+    /// In the overlay of the checkout's embedding page: that page's origin.
+    embed_origin: Option<String>,
+    /// Embedded and paid: where the embedding page sends the buyer (`successURL` of the
+    /// `success` message) and whether it leaves for it (the seller's own `success_url`).
+    embed_success: Option<(String, bool)>,
     seller: Seller,
     /// `processing`, `succeeded` or `failed`.
     state: &'static str,
@@ -896,6 +845,7 @@ async fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<
 async fn confirmation_page(
     state: web::Data<AppState>,
     secret: web::Path<String>,
+    query: web::Query<PageQuery>,
 ) -> ApiResult<HttpResponse> {
     let Some(mut c) = by_secret(&state, &secret).await? else {
         return Err(not_found());
@@ -910,7 +860,11 @@ async fn confirmation_page(
     }
     let page_state = match c.effective_status(state.now()) {
         CheckoutStatus::Open => {
-            return Ok(redirect(format!("/checkout/{}", c.client_secret)));
+            return Ok(redirect(format!(
+                "/checkout/{}{}",
+                c.client_secret,
+                query.suffix()
+            )));
         }
         CheckoutStatus::Expired => return Err(not_found()),
         CheckoutStatus::Confirmed => "processing",
@@ -928,8 +882,31 @@ async fn confirmation_page(
     } else {
         Vec::new()
     };
+    let embed_origin = frame_ancestor(c.embed_origin.as_deref()).filter(|_| query.embedded());
+    // Polar's `success`: the seller's own page when it set one (the parent goes there),
+    // else this confirmation, which stays in the overlay.
+    let embed_success = embed_origin
+        .as_ref()
+        .filter(|_| page_state == "succeeded")
+        .map(
+            |_| match c.success_url.as_ref().map(|_| c.success_url("")) {
+                Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+                    (url, true)
+                }
+                _ => (
+                    format!(
+                        "{}/checkout/{}/confirmation?embed=true",
+                        state.public_url.trim_end_matches('/'),
+                        c.client_secret
+                    ),
+                    false,
+                ),
+            },
+        );
     let view = ConfirmationPage {
         script_url: script_url(),
+        embed_origin: embed_origin.clone(),
+        embed_success,
         seller: seller(&state, &c).await?,
         state: page_state,
         product_name: product.name.clone(),

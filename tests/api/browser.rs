@@ -320,3 +320,49 @@ async fn a_buyer_gets_one_free_trial_on_the_checkout_page_in_a_real_browser() {
     assert!(second["trial_end"].is_null(), "{second}");
     assert_eq!(first["customer_id"], second["customer_id"]);
 }
+
+/// The embed script checks fewer than this many: it stopped early.
+const MIN_EMBED_CHECKS: u32 = 12;
+
+/// Issue 54: the hosted checkout embedded in a seller's page on another origin
+/// (`tests/clients/browser/embed.py`): framed only there, it sends that page Polar's
+/// messages (`loaded`, `confirmed`, `success` with the seller's success URL, `close`), and
+/// a checkout made for another site is refused the frame by the browser.
+#[actix_web::test]
+async fn an_embedded_checkout_talks_to_its_seller_page_only() {
+    use serde_json::json;
+    ensure_chromium();
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let cat = crate::checkouts::seed(api, "browser-embed").await;
+    // A port for the seller's page: another origin than the server's.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let parent = format!("http://127.0.0.1:{port}");
+    let embedded = |origin: &str| {
+        crate::checkouts::with(
+            crate::checkouts::by_price(&cat.ebook_price),
+            json!({"embed_origin": origin, "success_url": "https://shop.example/thanks"}),
+        )
+    };
+    let url = |c: &serde_json::Value| c["url"].as_str().expect("a checkout url").to_string();
+    let paid = created(api, &embedded(&parent)).await;
+    let closed = created(api, &embedded(&parent)).await;
+    let foreign = created(api, &embedded("https://other.example")).await;
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embed-browser-screenshots");
+    run_script(
+        "embed.py",
+        &shots,
+        &[
+            ("EMBED_URL", url(&paid).as_str()),
+            ("CLOSE_URL", url(&closed).as_str()),
+            ("FOREIGN_URL", url(&foreign).as_str()),
+            ("PARENT_PORT", port.to_string().as_str()),
+        ],
+        SCRIPT_TIMEOUT,
+        MIN_EMBED_CHECKS,
+    )
+    .await;
+}
