@@ -13,11 +13,9 @@ use tollgate_storage::{Batch, Expect};
 
 use crate::app::access::can_access;
 use crate::domain::benefit::Benefit;
-use crate::domain::currency::Currency;
 use crate::domain::customer::{customer_by_external_id, customer_by_id, Customer};
 use crate::domain::grants;
 use crate::domain::ids::{LicenseKeyId, SubscriptionId};
-use crate::domain::organization::Organization;
 use crate::domain::product::{PriceKind, Product};
 pub use crate::domain::subscription_change::{NewSubscription, Subscriber};
 use crate::error::{AppError, Given};
@@ -64,7 +62,9 @@ pub async fn create(
     }
     // Polar: the subscription is in the organization's default presentment currency, and
     // freeness is judged on the product's recurring price in it.
-    let currency = default_currency(state, &product).await?;
+    let currency =
+        crate::app::catalog::organizations::default_currency(state, product.organization_id)
+            .await?;
     if !product.sells_in(currency) {
         return Err(AppError::invalid(
             field!["product_id"],
@@ -142,16 +142,6 @@ pub async fn create(
     batch.put(&subscription, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
     Ok(subscription)
-}
-
-/// The default presentment currency of the product's organization (US dollars if the
-/// organization is gone).
-async fn default_currency(state: &AppState, product: &Product) -> Result<Currency, AppError> {
-    Ok(state
-        .store
-        .get::<Organization>(&product.organization_id.key())
-        .await?
-        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
 }
 
 /// The live customer the command names in the product's organization, else the 422 on the

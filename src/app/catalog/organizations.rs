@@ -7,6 +7,7 @@ use crate::app::access::organization_for;
 use crate::app::listing::{compare_times, directed, sorted_page_of};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
+use crate::domain::currency::Currency;
 use crate::domain::ids::OrganizationId;
 use crate::domain::membership::{Membership, MEMBER_ORGS_BY_CREATED, MEMBER_ORGS_BY_SLUG};
 use crate::domain::organization::{
@@ -282,6 +283,16 @@ pub async fn update(
         })
         .await?;
     found(updated)
+}
+
+/// The default presentment currency of organization `id` (US dollars if it is gone):
+/// the currency its products must have, and a checkout's when nothing else picks one.
+pub async fn default_currency(state: &AppState, id: OrganizationId) -> Result<Currency, AppError> {
+    Ok(state
+        .store
+        .get::<Organization>(&id.key())
+        .await?
+        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
 }
 
 #[cfg(test)]

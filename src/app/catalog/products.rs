@@ -17,7 +17,6 @@ use crate::domain::benefit::Benefit;
 use crate::domain::currency::Currency;
 use crate::domain::custom_field::CustomField;
 use crate::domain::ids::{BenefitId, OrganizationId, PriceId, ProductId};
-use crate::domain::organization::Organization;
 use crate::domain::product::{
     price_sets_problem, AsSent, AttachField, AttachedCustomField, NewPrice, NewProduct,
     PriceChange, PriceKind, PriceSetProblem, Product, ProductChange, ProductSort,
@@ -286,7 +285,7 @@ pub async fn create(
 ) -> Result<Product, AppError> {
     let organization_id = organization_for_create(state, subject, new.organization_id).await?;
     let mut invalid = Vec::new();
-    let default = default_currency(state, organization_id).await?;
+    let default = super::organizations::default_currency(state, organization_id).await?;
     if !new.prices.iter().any(|p| p.currency == default) {
         invalid.push(default_currency_refusal(new.prices.len(), &new.prices_sent));
     }
@@ -330,15 +329,6 @@ pub async fn create(
     batch.put(&product, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
     Ok(product)
-}
-
-/// The default presentment currency of organization `id` (US dollars if it is gone).
-pub async fn default_currency(state: &AppState, id: OrganizationId) -> Result<Currency, AppError> {
-    Ok(state
-        .store
-        .get::<Organization>(&id.key())
-        .await?
-        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
 }
 
 /// Applies `prices` of an update: listed existing prices stay, new ones are added, every
@@ -456,7 +446,8 @@ pub async fn update(
     change: ProductChange,
 ) -> Result<Product, AppError> {
     let stored = product_for(state, subject, id).await?;
-    let default = default_currency(state, stored.value.organization_id).await?;
+    let default =
+        super::organizations::default_currency(state, stored.value.organization_id).await?;
     let now = state.now();
     let updated = state
         .store

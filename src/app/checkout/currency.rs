@@ -5,10 +5,7 @@
 
 use crate::domain::currency::Currency;
 use crate::domain::customer::Address;
-use crate::domain::ids::OrganizationId;
-use crate::domain::organization::Organization;
 use crate::domain::product::{Price, Product};
-use crate::error::AppError;
 use crate::state::AppState;
 use tollgate_actors::checkout::Checkout;
 
@@ -46,18 +43,6 @@ pub(super) fn price_in(product: &Product, preferred: &[Currency]) -> Option<(Cur
 /// The country of an IP address as text, from the configured GeoIP database.
 pub(super) fn ip_country(state: &AppState, ip: Option<&str>) -> Option<String> {
     ip.and_then(|ip| state.geoip.country_of(ip))
-}
-
-/// The default presentment currency of organization `id`.
-pub(super) async fn organization_default(
-    state: &AppState,
-    id: OrganizationId,
-) -> Result<Currency, AppError> {
-    Ok(state
-        .store
-        .get::<Organization>(&id.key())
-        .await?
-        .map_or(Currency::DEFAULT, |o| o.value.default_presentment_currency))
 }
 
 /// The currency checkout `c` is in: its own, else (a record from before currencies, of a

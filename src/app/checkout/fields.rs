@@ -399,8 +399,11 @@ async fn product_and_price(
                 return Ok((product, None));
             }
             None => {
-                let default =
-                    currency::organization_default(state, checkout.organization_id).await?;
+                let default = crate::app::catalog::organizations::default_currency(
+                    state,
+                    checkout.organization_id,
+                )
+                .await?;
                 product
                     .first_active_price_in(default)
                     .or_else(|| product.first_active_price())

@@ -313,7 +313,7 @@ pub async fn create(
     let (currency, price) = match cmd.target {
         CheckoutTarget::Price(_) => (product.currency_of(&price), price),
         CheckoutTarget::Products(_) | CheckoutTarget::Product(_) => {
-            let default = currency::organization_default(state, org).await?;
+            let default = crate::app::catalog::organizations::default_currency(state, org).await?;
             let preferred = currency::preferred(cmd.currency, ip_country.as_deref(), default);
             match currency::price_in(&product, &preferred) {
                 Some(found) => found,

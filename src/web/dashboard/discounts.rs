@@ -72,7 +72,7 @@ pub async fn discount_new(
     let layout = dash.layout(&path, "discounts", "New discount").await?;
     let products = org_products(&dash, &layout, true).await?;
     // A fixed discount's first amount is offered in the organization's default currency.
-    let default = crate::app::catalog::products::default_currency(&state, layout.org).await?;
+    let default = crate::app::catalog::organizations::default_currency(&state, layout.org).await?;
     let form = DiscountForm {
         amount_currency: vec![default.code().to_string()],
         ..DiscountForm::default()

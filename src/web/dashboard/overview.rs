@@ -276,7 +276,7 @@ pub async fn overview(
         .iter()
         .flat_map(|p| p.revenue.keys().copied())
         .collect();
-    let default = crate::app::catalog::products::default_currency(&state, org).await?;
+    let default = crate::app::catalog::organizations::default_currency(&state, org).await?;
     currencies.sort_by_key(|c| (*c != default, *c));
     currencies.dedup();
     if currencies.is_empty() {

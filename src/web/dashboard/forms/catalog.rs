@@ -462,7 +462,7 @@ pub async fn create_product(
     let (mut v, mut typed) = (Validator::new(), Typed::default());
     let name = form.name.trim().to_string();
     check_name(&mut v, &name);
-    let default = products::default_currency(state, org).await?;
+    let default = crate::app::catalog::organizations::default_currency(state, org).await?;
     let prices = form.prices(&mut v, &mut typed, default);
     if let Some(kinds) = &prices {
         check_new_prices(&mut v, kinds, &Default::default());
@@ -495,7 +495,7 @@ pub async fn update_product(
     let prices = match ticked(&form.replace_prices) {
         true => {
             let org = products::get(state, subject, id).await?.organization_id;
-            let default = products::default_currency(state, org).await?;
+            let default = crate::app::catalog::organizations::default_currency(state, org).await?;
             form.prices(&mut v, &mut typed, default)
         }
         false => None,
