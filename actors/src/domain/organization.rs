@@ -53,7 +53,18 @@ pub struct Organization {
     /// dollars): the currency every active product has a price in, and a checkout's when
     /// neither the request nor the buyer's country picks one.
     pub default_presentment_currency: Currency,
+    /// Polar's `embed_hosts` (format version 7; earlier versions: none): the hosts whose
+    /// pages may embed the organization's checkout links, as host patterns
+    /// (`shop.example.com`, `*.example.com`, `localhost:3000`), normalized.
+    pub embed_hosts: Vec<String>,
+    /// The language of the buyer-facing pages and e-mails when neither the checkout nor
+    /// the buyer's browser names one Tollgate speaks (format version 7; earlier versions:
+    /// `en`): a BCP 47 language tag.
+    pub default_locale: String,
 }
+
+/// The language of organizations stored before [`Organization::default_locale`].
+pub const DEFAULT_LOCALE: &str = "en";
 
 /// Polar's `customer_portal_settings`: `usage.show`, `subscription.update_seats`,
 /// `subscription.update_plan`.
@@ -151,6 +162,8 @@ impl From<OrganizationV5> for Organization {
             tax: v5.tax,
             default_tax_behavior: v5.default_tax_behavior,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 }
@@ -222,6 +235,8 @@ impl From<OrganizationV4> for Organization {
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 }
@@ -292,6 +307,8 @@ impl From<OrganizationV3> for Organization {
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 }
@@ -377,6 +394,8 @@ impl From<OrganizationV2> for Organization {
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 }
@@ -553,6 +572,8 @@ impl Organization {
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 
@@ -599,6 +620,8 @@ impl From<OrganizationV1> for Organization {
             tax: TaxSettings::none(),
             default_tax_behavior: TaxBehaviorOption::Location,
             default_presentment_currency: Currency::DEFAULT,
+            embed_hosts: Vec::new(),
+            default_locale: DEFAULT_LOCALE.to_string(),
         }
     }
 }
@@ -608,8 +631,9 @@ impl Record for Organization {
     /// 3: `prevent_trial_abuse` (versions 1 and 2 decode with it on); 4:
     /// `customer_portal_settings` (earlier versions decode with everything off); 5: `tax` and
     /// `default_tax_behavior` (earlier versions decode with no tax, `location`); 6:
-    /// `default_presentment_currency` (earlier versions decode with US dollars).
-    const VERSION: u16 = 6;
+    /// `default_presentment_currency` (earlier versions decode with US dollars); 7:
+    /// `embed_hosts` and `default_locale` (earlier versions decode with none and `en`).
+    const VERSION: u16 = 7;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -647,7 +671,17 @@ impl Record for Organization {
                 payload,
             )?
             .into()),
-            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            // Version 6 is version 7 without the two fields at the end: bincode is
+            // positional, so their defaults are appended and the whole read as version 7.
+            6 => {
+                let mut bytes = payload.to_vec();
+                bytes.extend(tollgate_storage::codec::encode(&(
+                    Vec::<String>::new(),
+                    DEFAULT_LOCALE,
+                ))?);
+                tollgate_storage::codec::decode(Self::COLLECTION, 6, &bytes)
+            }
+            7 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -714,6 +748,10 @@ pub struct OrganizationChange {
     pub default_tax_behavior: Option<TaxBehaviorOption>,
     /// The use case refuses it while an active product has no price in it.
     pub default_presentment_currency: Option<Currency>,
+    /// Normalized host patterns (checked by the caller).
+    pub embed_hosts: Option<Vec<String>>,
+    /// A BCP 47 language tag (checked by the caller).
+    pub default_locale: Option<String>,
 }
 
 /// A change of the public profile's keys (see [`OrganizationChange`]).
@@ -817,6 +855,8 @@ impl OrganizationChange {
             &mut org.default_presentment_currency,
             self.default_presentment_currency,
         );
+        set(&mut org.embed_hosts, self.embed_hosts.clone());
+        set(&mut org.default_locale, self.default_locale.clone());
     }
 }
 
@@ -863,8 +903,35 @@ mod tests {
             "acme".into(),
             Utc.timestamp_opt(0, 0).unwrap(),
         );
-        let v6 = org.encode().unwrap();
+        let v7 = org.encode().unwrap();
+        assert_eq!(Organization::decode(7, &v7).unwrap(), org);
+        // Version 6 is version 7 without the embed hosts and the default locale at the end
+        // (none and `en` when read).
+        let tail = tollgate_storage::codec::encode(&(Vec::<String>::new(), DEFAULT_LOCALE))
+            .unwrap()
+            .len();
+        let v6 = v7[..v7.len() - tail].to_vec();
         assert_eq!(Organization::decode(6, &v6).unwrap(), org);
+        let framed = Organization {
+            embed_hosts: vec!["shop.example.com".into(), "*.example.org".into()],
+            default_locale: "de".into(),
+            ..org.clone()
+        };
+        assert_eq!(
+            Organization::decode(7, &framed.encode().unwrap()).unwrap(),
+            framed
+        );
+        let mut change = OrganizationChange {
+            embed_hosts: Some(vec!["localhost:3000".into()]),
+            ..Default::default()
+        };
+        let mut changed = framed.clone();
+        change.apply(&mut changed);
+        assert_eq!(changed.embed_hosts, vec!["localhost:3000".to_string()]);
+        assert_eq!(changed.default_locale, "de");
+        change.default_locale = Some("ja".into());
+        change.apply(&mut changed);
+        assert_eq!(changed.default_locale, "ja");
         // Version 5 is version 6 without the default presentment currency at the end (US
         // dollars when read).
         let v5 = v6[..v6.len() - 4].to_vec();
@@ -879,7 +946,7 @@ mod tests {
             ..org.clone()
         };
         assert_eq!(
-            Organization::decode(6, &euro.encode().unwrap()).unwrap(),
+            Organization::decode(7, &euro.encode().unwrap()).unwrap(),
             euro
         );
         assert!(Organization::decode(5, &euro.encode().unwrap()).is_err());
@@ -901,7 +968,7 @@ mod tests {
         taxed.tax.registrations = vec![super::super::tax_settings::Registration::EuOss];
         taxed.default_tax_behavior = TaxBehaviorOption::Exclusive;
         assert_eq!(
-            Organization::decode(6, &taxed.encode().unwrap()).unwrap(),
+            Organization::decode(7, &taxed.encode().unwrap()).unwrap(),
             taxed
         );
         assert_eq!(org.customer_portal_settings, CustomerPortalSettings::NEW);
@@ -933,7 +1000,7 @@ mod tests {
             update_seats: true,
             update_plan: false,
         };
-        let back = Organization::decode(6, &copies.encode().unwrap()).unwrap();
+        let back = Organization::decode(7, &copies.encode().unwrap()).unwrap();
         assert!(back.notification_settings.new_order);
         assert!(!back.prevent_trial_abuse);
         assert_eq!(
