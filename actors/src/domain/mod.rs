@@ -31,6 +31,7 @@ pub mod grants;
 pub mod ids;
 pub mod invoice;
 pub mod license_signing;
+pub mod locale;
 pub mod mail;
 pub mod membership;
 pub mod metadata;
