@@ -87,6 +87,7 @@ impl Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         };
         let mut issues = Vec::new();
         c.check_seat_bounds(&mut issues);

@@ -71,8 +71,9 @@ impl Record for Checkout {
     /// (`v2.rs` decodes version 2).
     /// 4: seats (`v3.rs` decodes version 3); 5: the seller's bounds on the seats (`v4.rs`
     /// decodes version 4); 6: business buyers and the tax breakdown (`v5.rs` decodes
-    /// version 5).
-    const VERSION: u16 = 6;
+    /// version 5); 7: `locale` (version 6 is version 7 without it at the end, read with
+    /// none).
+    const VERSION: u16 = 7;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -90,7 +91,14 @@ impl Record for Checkout {
                 .map(Into::into),
             5 => tollgate_storage::codec::decode::<v5::CheckoutV5>(Self::COLLECTION, 5, payload)
                 .map(Into::into),
-            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            // bincode is positional: a version-6 record is a version-7 one without the
+            // `locale` at the end, so it reads with `None` (one 0 byte) appended.
+            6 => {
+                let mut bytes = payload.to_vec();
+                bytes.extend(tollgate_storage::codec::encode(&None::<String>)?);
+                tollgate_storage::codec::decode(Self::COLLECTION, 6, &bytes)
+            }
+            7 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

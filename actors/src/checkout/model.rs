@@ -166,6 +166,10 @@ pub struct Checkout {
     pub tax_id_status: Option<TaxIdStatus>,
     /// The tax provider's id of the applied calculation (Stripe Tax `taxcalc_…`).
     pub tax_provider_ref: Option<String>,
+    // Format version 7 (version 6 reads with none).
+    /// Polar's `locale`: the language the buyer's pages and e-mails are in, a BCP 47 tag
+    /// (`None`: the buyer's browser, then the organization's default, decide).
+    pub locale: Option<String>,
 }
 
 /// Whether the hosted page asks for a line of the billing address.

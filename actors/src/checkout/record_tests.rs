@@ -88,6 +88,7 @@ fn full_checkout() -> Checkout {
         tax_breakdown: Vec::new(),
         tax_id_status: None,
         tax_provider_ref: None,
+        locale: None,
     }
 }
 
@@ -98,13 +99,34 @@ fn round_trip_and_golden_bytes() {
         max_seats: Some(9),
         ..full_checkout()
     };
-    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 6));
+    assert_eq!((Checkout::COLLECTION, Checkout::VERSION), ("checkout", 7));
     let bytes = c.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(6, &bytes).ok(), Some(c.clone()));
+    assert_eq!(Checkout::decode(7, &bytes).ok(), Some(c.clone()));
     assert_eq!(
         hex(&bytes),
-        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_EMPTY}"),
-        "checkout format v6 changed"
+        format!(
+            "{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_EMPTY}{GOLDEN_V7_EMPTY}"
+        ),
+        "checkout format v7 changed"
+    );
+    // A version-6 record (the same bytes without the locale) reads without one.
+    let v6 = unhex(&format!(
+        "{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_EMPTY}"
+    ));
+    assert_eq!(Checkout::decode(6, &v6).ok(), Some(c.clone()));
+    // A German buyer's checkout.
+    let german = Checkout {
+        locale: Some("de-AT".into()),
+        ..c.clone()
+    };
+    let g = german.encode().unwrap_or_default();
+    assert_eq!(Checkout::decode(7, &g).ok(), Some(german));
+    assert_eq!(
+        hex(&g),
+        format!(
+            "{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_EMPTY}{GOLDEN_V7_TAIL}"
+        ),
+        "checkout format v7 changed"
     );
     // A business buyer's checkout with a reverse-charged quote.
     let business = Checkout {
@@ -126,11 +148,13 @@ fn round_trip_and_golden_bytes() {
         ..c.clone()
     };
     let b = business.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(6, &b).ok(), Some(business));
+    assert_eq!(Checkout::decode(7, &b).ok(), Some(business));
     assert_eq!(
         hex(&b),
-        format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_TAIL}"),
-        "checkout format v6 changed"
+        format!(
+            "{GOLDEN_V2}{GOLDEN_V3_TAIL}{GOLDEN_V4_TAIL}{GOLDEN_V5_TAIL}{GOLDEN_V6_TAIL}{GOLDEN_V7_EMPTY}"
+        ),
+        "checkout format v7 changed"
     );
     // A version-5 record (the same bytes without the business and tax fields) reads as a
     // consumer's, without a breakdown.
@@ -146,6 +170,12 @@ fn round_trip_and_golden_bytes() {
     let v3 = unhex(&format!("{GOLDEN_V2}{GOLDEN_V3_TAIL}"));
     assert_eq!(Checkout::decode(3, &v3).ok(), Some(full_checkout()));
 }
+
+/// Format version 7 appends the locale (none here) to version 6's layout.
+const GOLDEN_V7_EMPTY: &str = "00";
+
+/// The same with the locale `de-AT`.
+const GOLDEN_V7_TAIL: &str = "010564652d4154";
 
 /// Format version 6 appends the business buyer and the applied quote (none here) to
 /// version 5's layout.
@@ -207,11 +237,11 @@ fn version_1_records_decode_as_checkouts_of_their_one_product() {
     };
     assert_eq!(decoded.ok(), Some(expected.clone()));
     let again = expected.encode().unwrap_or_default();
-    assert_eq!(Checkout::decode(6, &again).ok(), Some(expected));
+    assert_eq!(Checkout::decode(7, &again).ok(), Some(expected));
     // Version 1 bytes are not later versions' bytes, and an unknown version is refused.
     assert!(Checkout::decode(2, &unhex(GOLDEN_V1)).is_err());
     assert!(Checkout::decode(3, &unhex(GOLDEN_V1)).is_err());
-    assert!(Checkout::decode(7, &again).is_err());
+    assert!(Checkout::decode(8, &again).is_err());
 }
 
 /// A record written by a build of format version 3 (before seats) reads without seats;

@@ -101,6 +101,7 @@ impl From<CheckoutV1> for Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         }
     }
 }

@@ -105,6 +105,7 @@ impl From<CheckoutV2> for Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         }
     }
 }

@@ -108,6 +108,7 @@ impl From<CheckoutV3> for Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         }
     }
 }

@@ -109,6 +109,7 @@ impl From<CheckoutV4> for Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         }
     }
 }

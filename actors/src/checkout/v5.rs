@@ -111,6 +111,7 @@ impl From<CheckoutV5> for Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
+            locale: None,
         }
     }
 }
