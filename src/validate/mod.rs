@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, FieldError};
 
+pub mod embed_hosts;
 mod input;
 
 pub use input::{deserialize_all_errors, input};
