@@ -315,8 +315,11 @@ pub struct OrganizationView {
     pub customer_email_settings: OrganizationCustomerEmailSettings,
     pub customer_portal_settings: OrganizationCustomerPortalSettings,
     pub dispute_settings: OrganizationDisputeSettings,
-    /// Hosts allowed to embed the checkout (any, through `embed_origin`): none listed.
+    /// The hosts whose pages may embed the organization's checkout links (normalized: a
+    /// host and a port unless the default, `*.` for subdomains, or an app origin).
     pub embed_hosts: Vec<String>,
+    /// Whether an embedding page's origin must match `embed_hosts`: always on Tollgate.
+    pub embed_hosts_enforced: bool,
     pub account_id: Option<uuid::Uuid>,
     pub payout_account_id: Option<uuid::Uuid>,
     pub capabilities: OrganizationCapabilities,
@@ -398,7 +401,8 @@ impl From<&Organization> for OrganizationView {
             dispute_settings: OrganizationDisputeSettings {
                 auto_accept_below_amount: None,
             },
-            embed_hosts: Vec::new(),
+            embed_hosts: o.embed_hosts.clone(),
+            embed_hosts_enforced: true,
             account_id: None,
             payout_account_id: None,
             capabilities: OrganizationCapabilities {
@@ -498,6 +502,14 @@ pub struct OrganizationUpdate {
     #[serde(default)]
     #[schema(value_type = Option<crate::api::organization_tax::OrganizationTaxUpdate>)]
     pub tax: Maybe<serde_json::Value>,
+    /// The hosts whose pages may embed the organization's checkout links, replacing the
+    /// list: a host and an optional port, without a scheme (HTTPS always, HTTP too for
+    /// `localhost`, `.localhost` and `.local` names and private addresses);
+    /// `*.example.com` for its subdomains (not itself); an app origin written whole
+    /// (`chrome-extension://abcdef`). Stored normalized. `null`: unchanged.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub embed_hosts: Maybe<serde_json::Value>,
     // Public profile fields Polar shows but edits elsewhere (not in its `OrganizationUpdate`
     // schema); accepted here so they can be set.
     #[serde(default)]
@@ -625,6 +637,19 @@ pub fn currency_update(code: &str) -> Maybe<Value> {
     }
 }
 
+/// A form's embed hosts (one entry a line, blank lines skipped) as the update's
+/// `embed_hosts`: an empty form clears the list.
+pub fn embed_hosts_lines(lines: &str) -> Maybe<Value> {
+    Maybe::Value(
+        lines
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(Value::from)
+            .collect(),
+    )
+}
+
 /// `default_presentment_currency`: one of Polar's presentment currencies, else its 422 in
 /// `v`.
 fn presentment_currency(
@@ -645,6 +670,52 @@ fn presentment_currency(
                 "string_type",
                 loc,
                 "Input should be a valid string",
+                value.clone(),
+            ));
+            None
+        }
+    }
+}
+
+/// `embed_hosts`: a list of strings, each a host pattern (Polar's `EmbedHostsInput`),
+/// normalized and without duplicates; else its 422 in `v` (the first refused entry, at the
+/// list, as pydantic's list validator reports it).
+fn embed_hosts(v: &mut Validator, value: &Value) -> Option<Vec<String>> {
+    let Some(items) = value.as_array() else {
+        v.push(FieldError::new(
+            "list_type",
+            loc!["body", "embed_hosts"],
+            "Input should be a valid list",
+            value.clone(),
+        ));
+        return None;
+    };
+    let mut entries = Vec::with_capacity(items.len());
+    let mut typed = true;
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) => entries.push(s),
+            None => {
+                typed = false;
+                v.push(FieldError::new(
+                    "string_type",
+                    loc!["body", "embed_hosts", i],
+                    "Input should be a valid string",
+                    item.clone(),
+                ));
+            }
+        }
+    }
+    if !typed {
+        return None;
+    }
+    match crate::validate::embed_hosts::validate_embed_hosts(&entries) {
+        Ok(hosts) => Some(hosts),
+        Err(e) => {
+            v.push(FieldError::new(
+                "value_error",
+                loc!["body", "embed_hosts"],
+                format!("Value error, {e}"),
                 value.clone(),
             ));
             None
@@ -821,6 +892,9 @@ impl OrganizationUpdate {
         if let Maybe::Value(c) = &self.default_presentment_currency {
             change.default_presentment_currency = presentment_currency(&mut v, c);
         }
+        if let Maybe::Value(hosts) = &self.embed_hosts {
+            change.embed_hosts = embed_hosts(&mut v, hosts);
+        }
         if let Maybe::Value(t) = &self.tax {
             match crate::api::organization_tax::parse_tax(t, &stored.tax) {
                 Ok(t) => change.tax = Some(t),
@@ -878,111 +952,5 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn organization_settings_leave_out_unset_keys() {
-        let samples = samples();
-        let full = &samples[0].1;
-        assert_eq!(
-            full["profile_settings"],
-            json!({"enabled": true, "description": "Tools for makers",
-                   "links": ["https://example.com"],
-                   "subscribe": {"promote": true, "show_count": false, "count_free": true}})
-        );
-        assert_eq!(
-            full["feature_settings"],
-            json!({"issue_funding_enabled": false})
-        );
-        let bare = &samples[1].1;
-        assert_eq!(bare["profile_settings"], json!({}));
-        assert_eq!(bare["feature_settings"], json!({}));
-        assert_eq!(bare["modified_at"], serde_json::Value::Null);
-        assert_eq!(
-            bare["subscription_settings"],
-            json!({"allow_multiple_subscriptions": false, "allow_customer_updates": true,
-                   "proration_behavior": "prorate", "benefit_revocation_grace_period": 0,
-                   "prevent_trial_abuse": true})
-        );
-        // Polar's 2026 fields, from the same settings.
-        assert_eq!(bare["proration_behavior"], "prorate");
-        assert_eq!(bare["allow_customer_updates"], true);
-        assert_eq!(bare["status"], "active");
-        assert_eq!(bare["default_presentment_currency"], "usd");
-    }
-
-    #[test]
-    fn the_portal_settings_are_the_organization_s() {
-        let at = chrono::DateTime::<Utc>::UNIX_EPOCH;
-        let mut org = Organization::new(
-            crate::domain::ids::OrganizationId::new(),
-            "Acme".into(),
-            "acme".into(),
-            at,
-        );
-        let shown = |o: &Organization| {
-            serde_json::to_value(OrganizationView::from(o)).unwrap_or_default()
-                ["customer_portal_settings"]
-                .clone()
-        };
-        assert_eq!(
-            shown(&org),
-            json!({"usage": {"show": false},
-                   "subscription": {"update_seats": false, "update_plan": true}})
-        );
-        org.customer_portal_settings = crate::domain::organization::CustomerPortalSettings {
-            usage_show: true,
-            update_seats: true,
-            update_plan: false,
-        };
-        assert_eq!(
-            shown(&org),
-            json!({"usage": {"show": true},
-                   "subscription": {"update_seats": true, "update_plan": false}})
-        );
-    }
-
-    #[test]
-    fn an_update_sets_the_portal_settings_or_leaves_them() {
-        let at = chrono::DateTime::<Utc>::UNIX_EPOCH;
-        let mut org = Organization::new(
-            crate::domain::ids::OrganizationId::new(),
-            "Acme".into(),
-            "acme".into(),
-            at,
-        );
-        let change = |body: Value| {
-            serde_json::from_value::<OrganizationUpdate>(body)
-                .map_err(|e| e.to_string())
-                .and_then(|u| u.into_command(&org).map_err(|e| format!("{e:?}")))
-        };
-        let off = change(json!({"customer_portal_settings": {"usage": {"show": true},
-            "subscription": {"update_seats": false, "update_plan": false}}}))
-        .unwrap();
-        assert_eq!(
-            off.customer_portal_settings,
-            Some(crate::domain::organization::CustomerPortalSettings {
-                usage_show: true,
-                update_seats: false,
-                update_plan: false,
-            })
-        );
-        assert_eq!(
-            change(json!({"customer_portal_settings": null}))
-                .unwrap()
-                .customer_portal_settings,
-            None
-        );
-        assert_eq!(
-            change(json!({"name": "Acme 2"}))
-                .unwrap()
-                .customer_portal_settings,
-            None
-        );
-        assert!(change(json!({"customer_portal_settings": {"usage": {"show": true}}})).is_err());
-        off.apply(&mut org);
-        assert!(!org.customer_portal_settings.update_plan);
-    }
-}
+#[path = "organization_tests.rs"]
+mod tests;

@@ -551,6 +551,7 @@ impl TaxForm {
             default_tax_behavior: behavior,
             default_presentment_currency: Maybe::Absent,
             tax: Maybe::Value(self.to_value()),
+            embed_hosts: Maybe::Absent,
             bio: Maybe::Absent,
             company: Maybe::Absent,
             blog: Maybe::Absent,
