@@ -495,6 +495,9 @@ code_table! {
     SubscriptionLocked => ("SubscriptionLocked", 409),
     /// A trial of a product the customer had one of already.
     TrialAlreadyRedeemed => ("TrialAlreadyRedeemed", 403),
+    /// A checkout link followed from a page whose origin the organization's `embed_hosts`
+    /// do not list.
+    EmbedHostNotAllowed => ("EmbedHostNotAllowed", 403),
     /// A card the processor refused to save (the portal's add of a payment method).
     PaymentMethodSetupFailed => ("PaymentMethodSetupFailed", 400),
     /// A removal of the last saved card a live paid subscription is billed with.

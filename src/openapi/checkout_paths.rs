@@ -180,7 +180,10 @@ fn checkout_links_delete() {}
 /// Follow a checkout link (no authentication): opens a new checkout of its products and
 /// redirects to the checkout's page. Query prefill: `product_id` (one of the link's),
 /// `customer_email`, `customer_name`, `discount_code`; `reference_id` and `utm_*` go into
-/// the checkout's metadata. Limited per client address.
+/// the checkout's metadata. `embed_origin`: the origin of the page embedding the checkout
+/// (`@polar-sh/checkout`), which the organization's `embed_hosts` must list; the other
+/// parameters (`embed`, `theme`, …) are passed on to the checkout's page. Limited per
+/// client address.
 #[utoipa::path(get, path = "/v1/checkout-links/{client_secret}/redirect", tag = "checkout-links",
     params(
         ("client_secret" = String, Path),
@@ -189,10 +192,13 @@ fn checkout_links_delete() {}
         ("customer_name" = Option<String>, Query),
         ("discount_code" = Option<String>, Query),
         ("reference_id" = Option<String>, Query),
+        ("embed_origin" = Option<String>, Query),
     ),
     responses(
         (status = 307, description = "To the new checkout's page",
             headers(("Location" = String, description = "The checkout's page"))),
+        (status = 403, description = "`EmbedHostNotAllowed`: the embedding page's origin is \
+            not one of the organization's `embed_hosts`", body = Error),
         (status = 429, description = "Too many links followed from this address", body = Error,
             headers(("Retry-After" = String, description = "Seconds to wait"))),
     ))]

@@ -2,6 +2,9 @@
 //! through `crate::app::checkout::links`, and the link itself:
 //! `GET /v1/checkout-links/{client_secret}/redirect` (no authentication) opens a fresh
 //! checkout and sends the buyer to its hosted page (307, as Polar's `RedirectResponse`).
+//! Followed from a seller's page by `@polar-sh/checkout` (`?embed=true&embed_origin=…`),
+//! the page's origin must be one of the organization's `embed_hosts` (else 403
+//! `EmbedHostNotAllowed`); the checkout page then keeps `embed=true` and `theme`.
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -115,9 +118,63 @@ async fn redirect(
         .map_err(|d| ApiError::RateLimited(Box::new(d)))?;
     let prefill = prefill_from_query(req.query_string());
     let checkout = links::follow(&state, &secret, prefill, ip).await?;
-    let url = format!("{}/checkout/{}", state.public_url, checkout.client_secret);
+    let url = format!(
+        "{}/checkout/{}{}",
+        state.public_url,
+        checkout.client_secret,
+        forwarded_query(req.query_string())
+    );
     Ok(HttpResponse::TemporaryRedirect()
         .insert_header((header::LOCATION, url))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .finish())
+}
+
+/// What the link's query passes on to the checkout page (Polar's redirect): every
+/// parameter but `embed_origin` (kept by the checkout itself) and those the checkout was
+/// prefilled with, so `embed=true` and `theme` reach the page; `?…` or nothing.
+fn forwarded_query(query: &str) -> String {
+    const CONSUMED: &[&str] = &[
+        "embed_origin",
+        "product_id",
+        "amount",
+        "customer_email",
+        "customer_name",
+        "discount_code",
+    ];
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    let mut any = false;
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        if !CONSUMED.contains(&key.as_ref()) {
+            out.append_pair(&key, &value);
+            any = true;
+        }
+    }
+    if any {
+        format!("?{}", out.finish())
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forwarded_query;
+
+    #[test]
+    fn the_checkout_page_keeps_what_the_checkout_did_not_take() {
+        assert_eq!(forwarded_query(""), "");
+        assert_eq!(
+            forwarded_query("embed=true&embed_origin=https%3A%2F%2Fshop.example&theme=dark"),
+            "?embed=true&theme=dark"
+        );
+        assert_eq!(
+            forwarded_query("customer_email=a%40b.example&discount_code=X&product_id=1"),
+            ""
+        );
+        assert_eq!(
+            forwarded_query("utm_source=news&x=a+b%26c"),
+            "?utm_source=news&x=a+b%26c"
+        );
+    }
 }

@@ -26,11 +26,12 @@ use crate::domain::ids::{DiscountId, OrganizationId, PriceId, ProductId};
 use crate::domain::metadata::{
     MetaValue, Metadata, MetadataIssue, MAX_KEY_CHARS, MAX_PAIRS, MAX_VALUE_CHARS,
 };
+use crate::domain::organization::Organization;
 use crate::domain::product::Product;
-use crate::error::{AppError, Given, Invalid};
+use crate::error::{AppError, Code, Given, Invalid};
 use crate::field;
 use crate::state::AppState;
-use crate::validate::{is_header_safe, HEADER_SAFE_PATTERN};
+use crate::validate::{embed_hosts, is_header_safe, HEADER_SAFE_PATTERN};
 
 use super::fields::products_for_create;
 
@@ -444,6 +445,9 @@ pub struct LinkPrefill {
     /// `reference_id` and `utm_*`: added to the checkout's metadata unless the link's
     /// metadata has the key.
     pub metadata: Vec<(String, String)>,
+    /// `embed_origin`: the page embedding the checkout (`@polar-sh/checkout` sends its
+    /// `location.origin`), checked against the organization's `embed_hosts`.
+    pub embed_origin: Option<String>,
 }
 
 /// The longest metadata value (Polar's limit).
@@ -469,6 +473,7 @@ pub async fn follow(
     let Some(link) = state.store.get::<CheckoutLink>(&id).await?.map(|l| l.value) else {
         return Err(AppError::not_found());
     };
+    let embed_origin = embed_origin_for(state, link.organization_id, prefill.embed_origin).await?;
     let keys: Vec<Vec<u8>> = link.products.iter().map(|p| p.key()).collect();
     let found: Vec<Product> = state
         .store
@@ -560,7 +565,7 @@ pub async fn follow(
         custom_field_data: CustomFieldInput::empty(),
         subscription_id: None,
         success_url: link.success_url.clone(),
-        embed_origin: None,
+        embed_origin,
         expires_at: None,
         require_billing_address: link.require_billing_address,
         allow_trial: true,
@@ -578,6 +583,34 @@ pub async fn follow(
         ..ChangeCheckout::default()
     };
     super::update(state, Subject::Organization(org), checkout.id, switch).await
+}
+
+/// The embedding page's origin a followed link's checkout keeps (Polar's
+/// `checkout_link_create`): `None` without one or when `raw` is no origin (`null`, a
+/// `file:` URL, garbage: the checkout is then framed by nobody), the normalized origin when
+/// the organization's `embed_hosts` list it, else 403 `EmbedHostNotAllowed` (Tollgate
+/// enforces the list for every organization).
+async fn embed_origin_for(
+    state: &AppState,
+    org: OrganizationId,
+    raw: Option<String>,
+) -> Result<Option<String>, AppError> {
+    let Some(origin) = raw.as_deref().and_then(embed_hosts::parse_origin) else {
+        return Ok(None);
+    };
+    let hosts = state
+        .store
+        .get::<Organization>(&org.key())
+        .await?
+        .map(|o| o.value.embed_hosts)
+        .unwrap_or_default();
+    match embed_hosts::match_origin(&origin, &hosts) {
+        Some(allowed) => Ok(Some(allowed)),
+        None => Err(AppError::new(
+            Code::EmbedHostNotAllowed,
+            format!("{origin} is not allowed to embed this checkout."),
+        )),
+    }
 }
 
 /// What a create body would refuse of what a followed link fills in itself: its metadata
@@ -680,6 +713,7 @@ pub fn prefill_from_query(query: &str) -> LinkPrefill {
             "customer_email" => prefill.customer_email = Some(value),
             "customer_name" => prefill.customer_name = Some(value),
             "discount_code" => prefill.discount_code = Some(value),
+            "embed_origin" => prefill.embed_origin = Some(value),
             k @ ("reference_id" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_term"
             | "utm_content") => prefill.metadata.push((k.to_string(), value)),
             _ => {}
