@@ -48,6 +48,24 @@ pub(super) fn frame_ancestor(embed_origin: Option<&str>) -> Option<String> {
     Some(url.origin().ascii_serialization())
 }
 
+/// The `Permissions-Policy` of a page that may be framed: payments (the Payment Request
+/// API of Apple Pay and Google Pay) and passkeys (`publickey-credentials-get`, 3-D Secure)
+/// for the page itself and the processor's frames (`frames`, origins), nothing else
+/// delegated; camera, microphone and location for nobody. The embedding page grants the
+/// frame these features with its iframe's `allow` attribute (`@polar-sh/checkout` names
+/// the origins it trusts there); a page's own header cannot grant its parent anything, so
+/// the embedding origin is not listed here.
+fn permissions_policy(frames: &[String]) -> String {
+    let allow: String = std::iter::once("self".to_string())
+        .chain(frames.iter().map(|o| format!("\"{o}\"")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "payment=({allow}), publickey-credentials-get=({allow}), camera=(), microphone=(), \
+         geolocation=()"
+    )
+}
+
 /// An HTML page of ours: never cached, no referrer (the URL holds the client secret),
 /// scripts from this service only, plus what the payment processor's script needs when
 /// the page loads it; framed by nothing, or only by `framed_by` (a checkout's embedding
@@ -92,8 +110,82 @@ pub(super) fn framed_page(
         .insert_header((header::CONTENT_SECURITY_POLICY, csp));
     // X-Frame-Options has no way to name one origin: browsers that know CSP follow its
     // `frame-ancestors`, the rest are refused the frame.
-    if framed_by.is_none() {
-        response.insert_header((header::X_FRAME_OPTIONS, "DENY"));
+    match framed_by {
+        None => {
+            response.insert_header((header::X_FRAME_OPTIONS, "DENY"));
+        }
+        Some(_) => {
+            response.insert_header(("permissions-policy", permissions_policy(&sources.frame)));
+        }
     }
     response.content_type("text/html; charset=utf-8").body(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header<'a>(r: &'a HttpResponse, name: &str) -> Option<&'a str> {
+        r.headers().get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[test]
+    fn a_framed_page_delegates_payments_to_itself_and_the_processor_s_frames_only() {
+        assert_eq!(
+            permissions_policy(&[]),
+            "payment=(self), publickey-credentials-get=(self), camera=(), microphone=(), \
+             geolocation=()"
+        );
+        assert_eq!(
+            permissions_policy(&["https://js.stripe.com".to_string()]),
+            "payment=(self \"https://js.stripe.com\"), publickey-credentials-get=(self \
+             \"https://js.stripe.com\"), camera=(), microphone=(), geolocation=()"
+        );
+    }
+
+    #[test]
+    fn a_page_is_framed_by_its_embed_origin_or_by_nobody() {
+        let sources = PageSources {
+            script: vec![],
+            connect: vec![],
+            frame: vec!["https://js.stripe.com".to_string()],
+        };
+        let framed = framed_page(200, String::new(), &sources, Some("https://shop.example"));
+        let csp = header(&framed, "content-security-policy").unwrap_or_default();
+        assert!(
+            csp.ends_with("frame-ancestors https://shop.example"),
+            "{csp}"
+        );
+        assert_eq!(header(&framed, "x-frame-options"), None);
+        assert_eq!(
+            header(&framed, "permissions-policy"),
+            Some(permissions_policy(&sources.frame).as_str())
+        );
+        let alone = framed_page(200, String::new(), &sources, None);
+        let csp = header(&alone, "content-security-policy").unwrap_or_default();
+        assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(header(&alone, "x-frame-options"), Some("DENY"));
+        assert_eq!(header(&alone, "permissions-policy"), None);
+    }
+
+    #[test]
+    fn only_an_origin_frames() {
+        assert_eq!(
+            frame_ancestor(Some("https://shop.example/buy?x=1")).as_deref(),
+            Some("https://shop.example")
+        );
+        assert_eq!(
+            frame_ancestor(Some("http://127.0.0.1:5500")).as_deref(),
+            Some("http://127.0.0.1:5500")
+        );
+        for not in [
+            None,
+            Some("null"),
+            Some("garbage"),
+            Some("file:///x"),
+            Some("javascript:x"),
+        ] {
+            assert_eq!(frame_ancestor(not), None, "{not:?}");
+        }
+    }
 }
