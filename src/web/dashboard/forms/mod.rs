@@ -17,7 +17,8 @@ use crate::api::Maybe;
 use crate::app::catalog::organizations;
 use crate::auth::Subject;
 use crate::domain::currency::Currency;
-use crate::domain::organization::Organization;
+use crate::domain::locale::Lang;
+use crate::domain::organization::{Organization, OrganizationChange};
 use crate::error::{ApiError, AppError, Invalid, Step};
 use crate::field;
 use crate::state::AppState;
@@ -297,6 +298,12 @@ pub struct SettingsForm {
     pub portal_update_plan: Option<String>,
     /// The organization's default presentment currency (a code; empty: unchanged).
     pub default_presentment_currency: String,
+    /// The hosts that may embed the organization's checkout links (`embed_hosts`), one a
+    /// line; blank lines are skipped.
+    pub embed_hosts: String,
+    /// The language of buyer pages and e-mails when nothing else picks one (a BCP 47 tag
+    /// of one of [`Lang::ALL`]; empty: unchanged).
+    pub default_locale: String,
 }
 
 impl SettingsForm {
@@ -323,6 +330,29 @@ impl SettingsForm {
                 .default_presentment_currency
                 .code()
                 .to_ascii_uppercase(),
+            embed_hosts: org.embed_hosts.join("\n"),
+            default_locale: org.default_locale.clone(),
+        }
+    }
+}
+
+/// The settings form's language as the stored tag: `None` when empty (unchanged), a 422
+/// when it is none of [`Lang::ALL`].
+fn default_locale_update(tag: &str) -> Result<Option<String>, AppError> {
+    let tag = tag.trim();
+    if tag.is_empty() {
+        return Ok(None);
+    }
+    match Lang::ALL.into_iter().find(|l| l.tag() == tag) {
+        Some(lang) => Ok(Some(lang.tag().to_string())),
+        None => {
+            let tags: Vec<&str> = Lang::ALL.iter().map(|l| l.tag()).collect();
+            Err(AppError::Invalid(vec![Invalid::new(
+                field!["default_locale"],
+                format!("Input should be one of {}", tags.join(", ")),
+                tag,
+            )
+            .kind("enum")]))
         }
     }
 }
@@ -367,6 +397,7 @@ pub async fn update_settings(
             &form.default_presentment_currency,
         ),
         tax: Maybe::Absent,
+        embed_hosts: crate::api::organization::embed_hosts_lines(&form.embed_hosts),
         customer_portal_settings: Maybe::Value(
             crate::api::organization::OrganizationCustomerPortalSettings {
                 usage: crate::api::organization::CustomerPortalUsageSettings {
@@ -379,7 +410,19 @@ pub async fn update_settings(
             },
         ),
     };
-    let change = body.into_command(org)?;
+    let locale = default_locale_update(&form.default_locale).map_err(ApiError::from);
+    let change = match (body.into_command(org), locale) {
+        (Ok(change), Ok(locale)) => OrganizationChange {
+            default_locale: locale,
+            ..change
+        },
+        // Every problem at once, the API's first.
+        (Err(ApiError::Validation(mut fields)), Err(ApiError::Validation(more))) => {
+            fields.extend(more);
+            return Err(ApiError::Validation(fields));
+        }
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
     let updated = organizations::update(state, subject, org.id, change).await?;
     let revoke = ticked(&form.revoke_on_full_refund);
     if updated.refund_settings.revoke_benefits_on_full_refund == revoke {
