@@ -56,7 +56,12 @@ does and Tollgate relies on:
 - its fake Stripe.js (`localstripe-v3.js`, checked against the SHA-256 below so that an
   upgrade is noticed) is served at /js.stripe.com/v3/ with `stripe-js-additions.js`
   appended: `createPaymentMethod`, Stripe.js's change events and failed 3-D Secure
-  answers (that file says how).
+  answers (that file says how), and the Payment Element (`elements({mode, …})`,
+  `create("payment")`, `submit`, `createConfirmationToken`, `handleNextAction`);
+- the Payment Element's side of the API (payment_element.py says what): ConfirmationTokens,
+  intents created with `confirmation_token`, `automatic_payment_methods` and `return_url`,
+  iDEAL as a redirect method through a fake bank page, SEPA Direct Debit held `processing`
+  until a test settles it.
 """
 
 import argparse
@@ -76,6 +81,8 @@ import localstripe
 from localstripe import resources
 from localstripe.errors import UserError
 from localstripe.webhooks import schedule_webhook
+
+import payment_element
 
 
 def patch():
@@ -189,6 +196,10 @@ def patch():
     PaymentIntent._on_success = on_success
     PaymentIntent._api_authenticate = api_authenticate
     SetupIntent._api_confirm = setup_api_confirm
+    # The Payment Element's ConfirmationTokens, redirect and delayed methods (that module
+    # says what): after the hooks above, which it wraps.
+    payment_element.patch()
+    SetupIntent._api_confirm = payment_element.wrap_setup_confirm(SetupIntent._api_confirm)
     # After the intent's own hook above, which it wraps.
     patch_disputes()
     patch_tax()
@@ -753,12 +764,22 @@ def patch_server(server):
 
     @web.middleware
     async def auth(request, handler):
+        if payment_element.is_public(request):
+            return await handler(request)
         # Stripe.js creates PaymentMethods with the publishable key, as it creates tokens.
         if (request.method == "POST" and request.path == "/v1/payment_methods"
                 and server.get_api_key(request) is None):
             data = await server.get_post_data(request, remove_auth=False)
             key = data.get("key") if isinstance(data, dict) else None
             if isinstance(key, str) and key.startswith("pk_"):
+                return await handler(request)
+        if server.get_api_key(request) is None:
+            if request.method == "POST":
+                data = await server.get_post_data(request, remove_auth=False)
+            else:
+                data = request.query
+            key = data.get("key") if hasattr(data, "get") else None
+            if payment_element.publishable(request, key):
                 return await handler(request)
         return await original_auth(request, handler)
 
@@ -767,6 +788,7 @@ def patch_server(server):
     # After authentication (an unauthenticated retry is refused as the first was).
     middlewares.insert(middlewares.index(auth) + 1, idempotency)
     middlewares.insert(0, serve_stripe_js)
+    payment_element.patch_server(server)
 
 
 def exit_when_stdin_closes():
@@ -796,6 +818,7 @@ def main():
     deadline.start()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 
+    payment_element.BASE["url"] = "http://127.0.0.1:%d" % sock.getsockname()[1]
     print("PORT %d" % sock.getsockname()[1], flush=True)
     web.run_app(server.app, sock=sock, access_log=None, print=None)
 
