@@ -184,13 +184,15 @@ fn parse_2026_fields(
     if public {
         match buyer.payment_method_type {
             Maybe::Value(m) if m.trim().is_empty() => ch.payment_method_type = Some(None),
-            Maybe::Value(m) if m.trim() == "card" => {
-                ch.payment_method_type = Some(Some("card".into()))
+            // What Stripe's Payment Element reports as the chosen method's `value.type`
+            // (`card`, `ideal`, `sepa_debit`, `bancontact`, …).
+            Maybe::Value(m) if is_payment_method_type(m.trim()) => {
+                ch.payment_method_type = Some(Some(m.trim().to_string()))
             }
             Maybe::Value(m) => refuse(
                 v,
                 "payment_method_type",
-                "Only card payments are supported.",
+                "Not a payment method type the checkout offers (such as card, ideal or sepa_debit).",
                 Value::from(m),
             ),
             Maybe::Null => ch.payment_method_type = Some(None),
@@ -228,5 +230,91 @@ fn parse_2026_fields(
         }
         Maybe::Null => ch.return_url = Some(None),
         Maybe::Absent => {}
+    }
+}
+
+/// The payment method types a buyer can pick in Stripe's Payment Element, as its `change`
+/// events report them (`value.type`): the online PaymentMethod types of the Stripe API
+/// version Tollgate speaks (2024-06-20; in-person ones left out), and the wallets the
+/// Element names on their own (`apple_pay`, `google_pay`).
+const PAYMENT_METHOD_TYPES: &[&str] = &[
+    "acss_debit",
+    "affirm",
+    "afterpay_clearpay",
+    "alipay",
+    "amazon_pay",
+    "apple_pay",
+    "au_becs_debit",
+    "bacs_debit",
+    "bancontact",
+    "blik",
+    "boleto",
+    "card",
+    "cashapp",
+    "customer_balance",
+    "eps",
+    "fpx",
+    "giropay",
+    "google_pay",
+    "grabpay",
+    "ideal",
+    "klarna",
+    "konbini",
+    "link",
+    "mobilepay",
+    "multibanco",
+    "oxxo",
+    "p24",
+    "paynow",
+    "paypal",
+    "pix",
+    "promptpay",
+    "revolut_pay",
+    "sepa_debit",
+    "sofort",
+    "swish",
+    "twint",
+    "us_bank_account",
+    "wechat_pay",
+    "zip",
+];
+
+/// Whether `s` is one of [`PAYMENT_METHOD_TYPES`].
+pub(crate) fn is_payment_method_type(s: &str) -> bool {
+    PAYMENT_METHOD_TYPES.contains(&s)
+}
+
+#[cfg(test)]
+mod payment_method_type_tests {
+    use super::{is_payment_method_type, PAYMENT_METHOD_TYPES};
+
+    #[test]
+    fn the_payment_element_s_types_are_accepted_and_nothing_else() {
+        for ok in [
+            "card",
+            "ideal",
+            "sepa_debit",
+            "bancontact",
+            "apple_pay",
+            "p24",
+        ] {
+            assert!(is_payment_method_type(ok), "{ok}");
+        }
+        // In-person methods, types of later API versions, other spellings.
+        for bad in [
+            "",
+            "card_present",
+            "upi",
+            "Card",
+            "sepa-debit",
+            "card ",
+            "ideal;",
+        ] {
+            assert!(!is_payment_method_type(bad), "{bad:?}");
+        }
+        let mut sorted = PAYMENT_METHOD_TYPES.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, PAYMENT_METHOD_TYPES, "sorted, once each");
     }
 }

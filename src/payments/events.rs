@@ -24,6 +24,8 @@ pub struct ProcessorEvent {
 pub enum EventKind {
     /// A payment (or a saved card, for a trial) went through.
     PaymentSucceeded(PaymentUpdate),
+    /// A payment was accepted and settles later (a debit): it is `processing`.
+    PaymentProcessing(PaymentUpdate),
     /// A payment (or a card setup) failed or was canceled.
     PaymentFailed(PaymentUpdate),
     /// Refunds as the processor reports them: one for a refund's own event, each refund

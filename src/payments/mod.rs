@@ -49,8 +49,9 @@ pub enum ChargeOutcome {
         /// The payment method later charges reuse (Stripe `pm_…`), when there is one.
         payment_method: Option<String>,
     },
-    /// The buyer must act (3-D Secure), or the payment settles later: the checkout stays
-    /// `confirmed` until the processor tells how it ended.
+    /// The buyer must act (3-D Secure, a bank's page), or the payment settles later (a
+    /// debit: `processing`): the checkout stays `confirmed` until the processor tells how
+    /// it ended.
     Pending {
         intent_id: String,
         /// The processor's own status (`requires_action`, `processing`).
@@ -105,10 +106,25 @@ pub trait PaymentProcessor: Send + Sync + 'static {
 
     fn charge(&self, request: ChargeRequest) -> ChargeFuture;
 
+    /// A charge the buyer makes on a page: as [`PaymentProcessor::charge`], and a method
+    /// that sends the buyer elsewhere (a bank's page: iDEAL, Bancontact) brings them back
+    /// to `return_url` (Stripe's; the checkout's confirmation page). The default ignores it.
+    fn charge_from_page(&self, request: ChargeRequest, return_url: String) -> ChargeFuture {
+        let _ = return_url;
+        self.charge(request)
+    }
+
     /// Saves the buyer's payment method for later off-session charges without charging
     /// (a free trial's checkout; `amount` is ignored): Stripe's SetupIntent. Answers as a
     /// charge does, the intent being the setup's (`seti_…`); idempotent per key.
     fn setup(&self, request: ChargeRequest) -> ChargeFuture;
+
+    /// [`PaymentProcessor::setup`] from a page, coming back to `return_url` after a
+    /// redirect (as [`PaymentProcessor::charge_from_page`]).
+    fn setup_from_page(&self, request: ChargeRequest, return_url: String) -> ChargeFuture {
+        let _ = return_url;
+        self.setup(request)
+    }
 
     /// The current state of an intent this processor answered `Pending` for (recovery and
     /// polling): `Pending` again while it is unsettled.

@@ -80,6 +80,24 @@ fn failed_and_canceled_intents_are_a_payment_failed() {
     }
 }
 
+/// A delayed method (SEPA Direct Debit) accepted: under way, not paid.
+#[test]
+fn a_processing_intent_is_a_payment_processing() {
+    let e = event("payment_intent.processing", intent("processing"));
+    let EventKind::PaymentProcessing(p) = e.kind else {
+        panic!("not processing: {e:?}");
+    };
+    assert_eq!(p.checkout_id, Some(CheckoutId(CHECKOUT.parse().unwrap())));
+    assert_eq!(
+        p.outcome,
+        ChargeOutcome::Pending {
+            intent_id: "pi_1".into(),
+            status: "processing".into(),
+            client_secret: None,
+        }
+    );
+}
+
 #[test]
 fn an_intent_event_without_an_intent_is_refused() {
     let body = json!({"id": "evt_1", "type": "payment_intent.succeeded", "data": {"object": {}}});

@@ -388,11 +388,17 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppErr
     let outcome = if let Some(intent) = checkout.pending_intent() {
         state.processor.intent(intent).await
     } else if checkout.is_payment_required() {
-        state.processor.charge(charge_request(&checkout)?).await
+        state
+            .processor
+            .charge_from_page(charge_request(&checkout)?, return_url(state, &checkout))
+            .await
     } else if checkout.trial_end.is_some() && checkout.is_payment_setup_required() {
         // A trial: nothing is charged now, the card is saved for the first charge at the
         // trial's end.
-        state.processor.setup(charge_request(&checkout)?).await
+        state
+            .processor
+            .setup_from_page(charge_request(&checkout)?, return_url(state, &checkout))
+            .await
     } else {
         Ok(ChargeOutcome::Succeeded {
             intent_id: String::new(),
@@ -407,6 +413,37 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppErr
             tracing::warn!(checkout = %id, error = %e, "payment processor unavailable");
             Err(AppError::unavailable())
         }
+    }
+}
+
+/// Where a buyer sent to their bank's page (iDEAL, Bancontact) comes back: the checkout's
+/// confirmation page, which shows the payment processing until the processor settles it
+/// (Polar's `return_url`).
+pub fn return_url(state: &AppState, c: &Checkout) -> String {
+    return_url_of(&state.public_url, c)
+}
+
+/// [`return_url`] under `public_url`.
+pub fn return_url_of(public_url: &str, c: &Checkout) -> String {
+    format!(
+        "{}/checkout/{}/confirmation",
+        public_url.trim_end_matches('/'),
+        c.client_secret
+    )
+}
+
+/// What a declined or failed payment does to its checkout: one the buyer is still at
+/// (declined while confirming, a failed 3-D Secure or bank page) reopens it, so that they
+/// can pay again; one that failed after the processor accepted it for settlement
+/// (`processing`: a debit that bounced days later) fails it, since the buyer has left.
+pub fn after_decline(c: &Checkout) -> Settlement {
+    let m = &c.payment_processor_metadata;
+    if c.pending_intent().is_some()
+        && m.get("intent_status").map(String::as_str) == Some("processing")
+    {
+        Settlement::Failed
+    } else {
+        Settlement::Reopen
     }
 }
 
@@ -530,18 +567,26 @@ pub async fn apply_outcome(
             if let Some(id) = discount {
                 reads.discount(state, id).await?;
             }
+            let settlement = after_decline(checkout);
+            let failed = matches!(settlement, Settlement::Failed);
             let reopened = state
                 .checkouts
                 .call(
                     id,
                     SettleCheckout {
                         attempt: attempt.clone(),
-                        settlement: Settlement::Reopen,
+                        settlement,
                         build: Box::new(move |_: &Checkout| undo_redemption(&reads, discount)),
                     },
                 )
                 .await;
             match reopened {
+                // Nothing was granted (a purchase completes only once paid): the checkout
+                // is closed, its page says the payment failed.
+                Ok(c) if failed => {
+                    tracing::info!(checkout = %id, "a processing payment failed");
+                    return Ok(c);
+                }
                 Ok(_) => {}
                 // Settled meanwhile (a webhook, a concurrent retry), or this decline is of
                 // an earlier attempt than the one under way now: report what it is.

@@ -155,3 +155,47 @@ fn contention_names_the_checkout_only_when_the_checkout_changed() {
     };
     assert!(contention(&customer).starts_with("The customer or the discount"));
 }
+
+/// A confirmed checkout waiting on intent `pi_1` in `status`.
+fn waiting(status: &str) -> Checkout {
+    let mut c = typed("ada@example.com");
+    c.status = CheckoutStatus::Confirmed;
+    c.payment_processor_metadata
+        .insert("intent_id".into(), "pi_1".into());
+    c.payment_processor_metadata
+        .insert("intent_status".into(), status.into());
+    c
+}
+
+#[test]
+fn a_failure_while_the_buyer_is_there_reopens_and_one_after_processing_fails() {
+    // Declined at once (no intent recorded), or a 3-D Secure / bank page that failed: the
+    // buyer is on the page and may pay again.
+    let mut declined = typed("ada@example.com");
+    declined.status = CheckoutStatus::Confirmed;
+    assert!(matches!(after_decline(&declined), Settlement::Reopen));
+    assert!(matches!(
+        after_decline(&waiting("requires_action")),
+        Settlement::Reopen
+    ));
+    // A debit accepted for settlement that bounced days later: the checkout fails.
+    assert!(matches!(
+        after_decline(&waiting("processing")),
+        Settlement::Failed
+    ));
+    // Only a confirmed checkout waits on anything.
+    let mut open = waiting("processing");
+    open.status = CheckoutStatus::Open;
+    assert!(matches!(after_decline(&open), Settlement::Reopen));
+}
+
+#[test]
+fn a_redirect_comes_back_to_the_checkout_s_confirmation_page() {
+    let c = typed("ada@example.com");
+    let url = format!(
+        "{}/checkout/{}/confirmation",
+        "https://pay.example", c.client_secret
+    );
+    assert_eq!(return_url_of("https://pay.example/", &c), url);
+    assert_eq!(return_url_of("https://pay.example", &c), url);
+}

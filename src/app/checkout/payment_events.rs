@@ -8,8 +8,12 @@
 //!   exactly-once path as confirm (a webhook racing the synchronous reply creates nothing
 //!   twice);
 //! - a payment that failed or was canceled reopens the checkout, but only if it still waits
-//!   on that very payment (a late failure of an earlier attempt never touches a newer one).
-//!   A trial's checkout saves the card instead of paying: the same holds for it;
+//!   on that very payment (a late failure of an earlier attempt never touches a newer one);
+//!   one that failed after it was `processing` (a debit) fails the checkout instead (the
+//!   buyer has left; nothing was granted, a purchase completes only once paid). A trial's
+//!   checkout saves the card instead of paying: the same holds for it;
+//! - a payment reported `processing` is recorded on the checkout it waits on (it stays
+//!   `confirmed`);
 //! - a buyer's "pay now" charge of a past-due renewal (metadata `order_id`, no checkout)
 //!   that waited for the buyer (3-D Secure) is settled by `crate::app::recovery`;
 //! - refunds are settled or recorded (`crate::app::refunds::from_processor`), disputes
@@ -52,7 +56,9 @@ async fn handle(state: &AppState, event: &EventKind) -> Result<(), AppError> {
         EventKind::DisputeChanged(dispute) => {
             crate::app::disputes::from_processor(state, dispute).await
         }
-        EventKind::PaymentSucceeded(payment) => payment_settled(state, payment, false).await,
+        EventKind::PaymentSucceeded(payment) | EventKind::PaymentProcessing(payment) => {
+            payment_settled(state, payment, false).await
+        }
         EventKind::PaymentFailed(payment) => payment_settled(state, payment, true).await,
         EventKind::Ignored => Ok(()),
     }
@@ -87,7 +93,9 @@ async fn payment_settled(
         // reply has recorded the payment yet.
         ChargeOutcome::Succeeded { .. } => true,
         ChargeOutcome::Declined { .. } => failed && waits_on_this,
-        ChargeOutcome::Pending { .. } => false,
+        // Under way (a debit accepted for settlement): recorded, so that a later failure
+        // fails the checkout instead of reopening it (`completion::after_decline`).
+        ChargeOutcome::Pending { .. } => waits_on_this,
     };
     if !applies {
         return Ok(());
