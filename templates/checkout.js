@@ -140,6 +140,7 @@
       note.hidden = !note.textContent;
     }
     setText("summary-total", money(total) + per());
+    updateElementAmount();
     // The first charge after a trial is the total as it now stands (a discount changes it).
     if (document.getElementById("trial-amount") && document.getElementById("trial-amount").textContent) {
       setText("trial-amount", money(total));
@@ -435,22 +436,64 @@
     if (business) business.addEventListener("change", requoteSoon);
   }
 
-  // ----- The card.
+  // ----- The payment method: Stripe's Payment Element (cards, wallets, redirect methods
+  // such as iDEAL, delayed ones such as SEPA Direct Debit), without an intent until the
+  // buyer pays (Stripe's deferred intent: the page makes a ConfirmationToken, the confirm
+  // creates and confirms the intent on the server).
   var stripe = null;
-  var card = null;
+  var elements = null;
+  var paymentElement = null;
+  var methodType = null;
+  // What the Elements group prepares: a trial saves the method, a plan pays and saves it,
+  // anything else pays once.
+  function stripeMode() {
+    if (document.getElementById("trial-note")) return "setup";
+    return mode === "subscribe" ? "subscription" : "payment";
+  }
+  function showCardError(message) {
+    var el = document.getElementById("card-error");
+    el.textContent = message || "";
+    el.hidden = !message;
+  }
+  // The buyer's choice, as Polar's page keeps it on the checkout (`payment_method_type`).
+  function rememberMethod(type) {
+    if (!type || type === methodType) return;
+    methodType = type;
+    if (busy || leaving) return;
+    send("PATCH", api, { payment_method_type: type }).then(function () {}, function () {});
+  }
+  // The Element's amount only decides which methods it offers (the server charges the
+  // checkout's total): the total once known, at least one minor unit.
+  function elementAmount() {
+    return Math.max(total || 0, 1);
+  }
+  function mountPaymentElement() {
+    var options = { mode: stripeMode(), currency: currency.toLowerCase(), paymentMethodCreation: "manual" };
+    if (options.mode !== "setup") options.amount = elementAmount();
+    if (options.mode !== "payment") options.setupFutureUsage = "off_session";
+    elements = stripe.elements(options);
+    paymentElement = elements.create("payment");
+    paymentElement.mount("#card-element");
+    paymentElement.on("change", function (e) {
+      showCardError(e && e.error ? e.error.message : "");
+      rememberMethod(e && e.value && e.value.type);
+    });
+  }
+  function updateElementAmount() {
+    if (elements && stripeMode() !== "setup") elements.update({ amount: elementAmount() });
+  }
   if (processor === "stripe") {
     if (typeof window.Stripe === "function") {
       stripe = window.Stripe(form.dataset.stripeKey);
-      card = stripe.elements().create("card", { hidePostalCode: true });
-      card.mount("#card-element");
-      card.on("change", function (e) {
-        var error = e && e.error;
-        var el = document.getElementById("card-error");
-        el.textContent = error ? error.message : "";
-        el.hidden = !error;
+      // The total as the API prices it (tax, discount), then the Element.
+      send("GET", api).then(function (r) {
+        if (r.status === 200 && typeof r.data.total_amount === "number") total = r.data.total_amount;
+      }, function () {}).then(function () {
+        mountPaymentElement();
+        updateButton();
       });
     } else {
-      showError("card-error", "The card form could not be loaded. Check your connection and reload the page.");
+      showError("card-error", "The payment form could not be loaded. Check your connection and reload the page.");
     }
   }
 
@@ -496,11 +539,18 @@
   function paymentToken() {
     if (mode === "free") return Promise.resolve(null);
     if (processor === "test") return Promise.resolve(value("test-card"));
-    if (!stripe || !card) return Promise.reject(new Error("The card form is not loaded."));
-    var details = { email: value("customer_email") || undefined, name: value("customer_name") || undefined };
-    return stripe.createPaymentMethod({ type: "card", card: card, billing_details: details }).then(function (r) {
-      if (r.error) throw new Error(r.error.message || "Your card could not be used.");
-      return r.paymentMethod.id;
+    if (!stripe || !paymentElement) return Promise.reject(new Error("The payment form is not loaded."));
+    var details = { email: value("customer_email") || null, name: value("customer_name") || null };
+    // Stripe.js checks the Element first, then makes the token the confirm sends.
+    return elements.submit().then(function (r) {
+      if (r.error) throw new Error(r.error.message || "Please check your payment details.");
+      return stripe.createConfirmationToken({
+        elements: elements,
+        params: { payment_method_data: { billing_details: details } }
+      });
+    }).then(function (r) {
+      if (r.error) throw new Error(r.error.message || "This payment method could not be used.");
+      return r.confirmationToken.id;
     });
   }
 
@@ -519,17 +569,13 @@
         if (r.status === 200) {
           var meta = r.data.payment_processor_metadata || {};
           if (meta.intent_status === "requires_action" && stripe && meta.intent_client_secret) {
-            // 3-D Secure: the card's bank asks the buyer. A failed or abandoned
-            // authentication charges nothing, and the buyer may try again here.
+            // The buyer's bank asks them: 3-D Secure here, or its own page (iDEAL), which
+            // comes back to the confirmation page. A failed or abandoned authentication
+            // charges nothing, and the buyer may try again here.
             payStatus.textContent = "Waiting for your bank…";
-            // A trial saves the card with a SetupIntent (`seti_…`), a purchase pays with a
-            // PaymentIntent: each has its own Stripe.js call.
-            var setup = meta.intent_client_secret.indexOf("seti_") === 0;
-            var confirm = setup ? stripe.confirmCardSetup(meta.intent_client_secret)
-              : stripe.confirmCardPayment(meta.intent_client_secret);
-            return confirm.then(function (result) {
+            return stripe.handleNextAction({ clientSecret: meta.intent_client_secret }).then(function (result) {
               if (result && result.error) {
-                showError("card-error", (result.error.message || "Your card could not be authenticated.") +
+                showError("card-error", (result.error.message || "Your payment could not be authenticated.") +
                   " You were not charged.");
                 document.getElementById("card-error").scrollIntoView({ block: "center" });
               } else {
