@@ -348,6 +348,14 @@ pub struct PaymentSettings {
     /// Where the hosted checkout page loads Stripe.js from; the page's Content-Security-Policy
     /// allows scripts from this URL's origin (tests point it at a local fake's).
     pub stripe_js_url: String,
+    /// A file holding the domain-association file Apple Pay asks for (Stripe's Dashboard
+    /// gives it), served as is at `/.well-known/apple-developer-merchantid-domain-association`;
+    /// empty: not served (404). Read once at start-up ([`PaymentSettings::validate`]).
+    pub apple_pay_domain_association: String,
+    /// That file's content once read (by `validate`; read it with
+    /// [`PaymentSettings::apple_pay_file`]).
+    #[serde(skip)]
+    pub apple_pay_file: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -373,6 +381,8 @@ impl Default for PaymentSettings {
             stripe_webhook_secret: String::new(),
             stripe_api_base: STRIPE_API_BASE.into(),
             stripe_js_url: STRIPE_JS_URL.into(),
+            apple_pay_domain_association: String::new(),
+            apple_pay_file: Default::default(),
         }
     }
 }
@@ -394,13 +404,50 @@ impl std::fmt::Debug for PaymentSettings {
             .field("stripe_webhook_secret", &set(&self.stripe_webhook_secret))
             .field("stripe_api_base", &self.stripe_api_base)
             .field("stripe_js_url", &self.stripe_js_url)
+            .field(
+                "apple_pay_domain_association",
+                &self.apple_pay_domain_association,
+            )
             .finish()
     }
 }
 
 impl PaymentSettings {
+    /// The Apple Pay domain-association file's content, when one is configured (read by
+    /// [`PaymentSettings::validate`], which start-up runs).
+    pub fn apple_pay_file(&self) -> Option<&str> {
+        self.apple_pay_file.get().map(String::as_str)
+    }
+
+    /// Reads the Apple Pay domain-association file named by the settings (once): a path
+    /// that cannot be read, or an empty file, stops start-up naming the key.
+    fn read_apple_pay_file(&self) -> Result<(), ConfigError> {
+        let path = self.apple_pay_domain_association.trim();
+        if path.is_empty() || self.apple_pay_file.get().is_some() {
+            return Ok(());
+        }
+        let bad = |why: String| {
+            ConfigError::Invalid(format!(
+                "payments.apple_pay_domain_association: {path}: {why}"
+            ))
+        };
+        // Apple's file is a few kilobytes of hex; anything much larger is not it.
+        const MAX_BYTES: u64 = 64 * 1024;
+        let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+        if !meta.is_file() || meta.len() > MAX_BYTES {
+            return Err(bad(format!("expected a file of at most {MAX_BYTES} bytes")));
+        }
+        let content = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        if content.trim().is_empty() {
+            return Err(bad("the file is empty".into()));
+        }
+        let _ = self.apple_pay_file.set(content);
+        Ok(())
+    }
+
     /// A processor that cannot work stops start-up with a message naming the key.
     fn validate(&self) -> Result<(), ConfigError> {
+        self.read_apple_pay_file()?;
         if self.processor != ProcessorKind::Stripe {
             return Ok(());
         }

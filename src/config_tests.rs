@@ -267,3 +267,35 @@ fn the_database_password_never_prints() {
     };
     assert_eq!(url.expose(), "postgres://tollgate:s3cr3t@db:5432/shop");
 }
+
+#[test]
+fn the_apple_pay_file_is_read_at_start_up_and_a_bad_path_stops_it() {
+    // Not configured: nothing served.
+    let s = load_str("", &[]).unwrap();
+    assert_eq!(s.payments.apple_pay_file(), None);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir
+        .path()
+        .join("apple-developer-merchantid-domain-association");
+    std::fs::write(&file, "7B2270737049...\n").unwrap();
+    let toml = format!(
+        "[payments]\napple_pay_domain_association = {:?}\n",
+        file.display().to_string()
+    );
+    let s = load_str(&toml, &[]).unwrap();
+    assert_eq!(s.payments.apple_pay_file(), Some("7B2270737049...\n"));
+    // A path that cannot be read, a directory, an empty file: start-up stops, naming the key.
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "  \n").unwrap();
+    for path in [dir.path().join("missing"), dir.path().to_path_buf(), empty] {
+        let toml = format!(
+            "[payments]\napple_pay_domain_association = {:?}\n",
+            path.display().to_string()
+        );
+        let e = load_str(&toml, &[]).expect_err("refused").to_string();
+        assert!(
+            e.contains("payments.apple_pay_domain_association"),
+            "{path:?}: {e}"
+        );
+    }
+}

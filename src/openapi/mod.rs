@@ -200,6 +200,7 @@ use crate::error::ApiError;
         paths::oauth2_userinfo_post,
         paths::openid_configuration,
         paths::jwks,
+        paths::apple_pay_domain_association,
         paths::pats_list,
         paths::pats_create,
         paths::pats_delete,

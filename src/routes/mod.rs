@@ -1,6 +1,7 @@
 //! The JSON API, one module per resource. Handlers extract and authorize, call
 //! `crate::app`, and wrap its typed views; they hold no workflow and no business rule.
 
+pub mod apple_pay;
 pub mod benefit_grants;
 pub mod benefits;
 pub mod checkout_links;
@@ -55,6 +56,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     subscriptions::configure(cfg);
     license_keys::configure(cfg);
     stripe_webhook::configure(cfg);
+    apple_pay::configure(cfg);
     webhooks::configure(cfg);
     organization_access_tokens::configure(cfg);
     customer_portal::configure_account(cfg);

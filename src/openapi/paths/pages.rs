@@ -110,6 +110,13 @@ fn openid_configuration() {}
     responses((status = 200, body = JwkSet)))]
 fn jwks() {}
 
+/// Apple Pay's domain-association file (`payments.apple_pay_domain_association`); 404
+/// when none is configured.
+#[utoipa::path(get, path = "/.well-known/apple-developer-merchantid-domain-association",
+    tag = "pages", responses((status = 200, content_type = "text/plain", body = String),
+    (status = 404, description = "No file configured", body = Error)))]
+fn apple_pay_domain_association() {}
+
 // ---------------------------------------------------------------------------------------
 // Personal access tokens (signed-in browser session)
 // ---------------------------------------------------------------------------------------
