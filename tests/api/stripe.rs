@@ -39,9 +39,9 @@ use crate::checkouts::{
 use crate::helpers::{client, send_checked, spawn_app_with, Reply, TestApp};
 use crate::tools;
 
-const SECRET_KEY: &str = "sk_test_tollgate_localstripe";
+pub(crate) const SECRET_KEY: &str = "sk_test_tollgate_localstripe";
 pub(crate) const PUBLISHABLE_KEY: &str = "pk_test_tollgate_localstripe";
-const WEBHOOK_SECRET: &str = "whsec_tollgate_localstripe";
+pub(crate) const WEBHOOK_SECRET: &str = "whsec_tollgate_localstripe";
 const WEBHOOK_PATH: &str = "/v1/integrations/stripe/webhook";
 /// The id of our endpoint among localstripe's webhooks (registering it again replaces it).
 const WEBHOOK_ID: &str = "tollgate";
@@ -160,7 +160,7 @@ impl LocalStripe {
     }
 
     /// A form POST with the secret key, as Stripe's clients send.
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, Value) {
+    pub(crate) async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, Value) {
         let resp = self
             .http
             .post(self.url(path))
@@ -396,7 +396,7 @@ impl Shop {
     }
 
     /// Posts a webhook body with the given `Stripe-Signature` header (or none).
-    async fn deliver(&self, body: &[u8], signature: Option<&str>) -> Reply {
+    pub(crate) async fn deliver(&self, body: &[u8], signature: Option<&str>) -> Reply {
         let mut req = self
             .app
             .client
@@ -426,7 +426,7 @@ pub(crate) fn paying(email: &str, pm: &str) -> Value {
 
 /// `t=<timestamp>,v1=<hex HMAC-SHA256 of "t.body">`, as Stripe signs (computed here, not
 /// with Tollgate's own helper).
-fn stripe_signature(body: &[u8], secret: &str, timestamp: i64) -> String {
+pub(crate) fn stripe_signature(body: &[u8], secret: &str, timestamp: i64) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("an HMAC key");
     mac.update(format!("{timestamp}.").as_bytes());
     mac.update(body);

@@ -161,7 +161,12 @@ async fn assert_card_saved_without_a_charge(
     assert_eq!(si["status"], "succeeded", "{si}");
     assert_eq!(si["usage"], "off_session", "{si}");
     assert_eq!(si["payment_method"], pm, "{si}");
-    assert_eq!(si["payment_method_types"], json!(["card"]), "{si}");
+    // Stripe's automatic payment methods (the Payment Element's), coming back to the page.
+    assert_eq!(si["automatic_payment_methods"]["enabled"], true, "{si}");
+    assert_eq!(
+        si["automatic_payment_methods"]["allow_redirects"], "always",
+        "{si}"
+    );
     assert_eq!(si["metadata"]["checkout_id"], id_of(checkout).as_str());
     let cus = str_of(&si, "customer").to_string();
     assert!(cus.starts_with("cus_"), "{si}");
