@@ -215,7 +215,7 @@
         tab.setAttribute("role", "tab");
         tab.setAttribute("data-method", m.type);
         tab.textContent = m.label;
-        tab.style.cssText = "flex:1;padding:.5em;border:1px solid #bbb;border-radius:4px;background:#fff;cursor:pointer";
+        tab.style.cssText = "flex:1;padding:.5em;border:1px solid #bbb;border-radius:4px;background:#fff;color:#1a1f36;cursor:pointer;font-size:.95em";
         tab.addEventListener("click", () => this._select(m.type));
         tabs.appendChild(tab);
         this._tabs[m.type] = tab;
