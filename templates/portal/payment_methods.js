@@ -1,8 +1,11 @@
 // The portal's card scripts (with Stripe only; every form works without them where it can):
-// - "Add a card": Stripe's card Element in `#card-element`; on submit, Stripe.js makes a
-//   payment method of it and the form posts its id as `token`.
+// - "Add a card": Stripe's Payment Element in `#card-element`, in setup mode (a card, or a
+//   wallet's card: Apple Pay, Google Pay), without an intent until the buyer saves it; on
+//   submit, Stripe.js checks it (`elements.submit()`), makes a ConfirmationToken of it and
+//   the form posts its id as `token` (the server confirms a SetupIntent with it).
 // - A card whose bank asks the buyer (3-D Secure) comes back with the confirm form: Stripe.js
-//   shows its dialog (`confirmCardSetup`), then the form asks the server how it ended.
+//   runs the intent's next action (`handleNextAction`), then the form asks the server how it
+//   ended.
 (function () {
   'use strict';
   var add = document.getElementById('add-form');
@@ -18,27 +21,42 @@
       return;
     }
     var stripe = Stripe(key);
-    var card = stripe.elements().create('card', { hidePostalCode: true });
-    card.mount('#card-element');
-    card.on('change', function (e) {
+    // Cards only: the portal's saved methods are cards (a wallet pays with one).
+    var elements = stripe.elements({
+      mode: 'setup',
+      paymentMethodCreation: 'manual',
+      setupFutureUsage: 'off_session',
+      paymentMethodTypes: ['card']
+    });
+    var element = elements.create('payment');
+    element.mount('#card-element');
+    element.on('change', function (e) {
       show(e && e.error ? e.error.message : '');
     });
     var button = document.getElementById('add');
+    var failed = function (message) {
+      show(message || 'Your card could not be used.');
+      button.disabled = false;
+    };
     add.addEventListener('submit', function (event) {
       event.preventDefault();
       button.disabled = true;
       show('');
-      stripe.createPaymentMethod({ type: 'card', card: card }).then(function (r) {
+      elements.submit().then(function (r) {
         if (r.error) {
-          show(r.error.message || 'Your card could not be used.');
-          button.disabled = false;
-          return;
+          failed(r.error.message);
+          return null;
         }
-        document.getElementById('token').value = r.paymentMethod.id;
-        add.submit();
-      }, function () {
-        show('Your card could not be used.');
-        button.disabled = false;
+        return stripe.createConfirmationToken({ elements: elements }).then(function (t) {
+          if (t.error) {
+            failed(t.error.message);
+            return;
+          }
+          document.getElementById('token').value = t.confirmationToken.id;
+          add.submit();
+        });
+      }).catch(function () {
+        failed();
       });
     });
   }
@@ -50,7 +68,7 @@
     document.getElementById('card-confirmed').disabled = true;
     // Whatever Stripe.js answers, the server asks Stripe how the setup ended.
     Stripe(confirm.getAttribute('data-stripe-key'))
-      .confirmCardSetup(confirm.getAttribute('data-client-secret'))
+      .handleNextAction({ clientSecret: confirm.getAttribute('data-client-secret') })
       .then(done, done);
   }
 })();

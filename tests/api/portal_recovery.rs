@@ -1017,12 +1017,13 @@ async fn with_stripe_the_cards_page_adds_a_card_from_stripes_element() {
         page.csp
     );
     let script = b.get("/portal/assets/payments.js").await;
+    // Stripe's Payment Element: a ConfirmationToken, and the intent's next action.
     assert!(
-        script.body.contains("createPaymentMethod"),
+        script.body.contains("createConfirmationToken"),
         "{}",
         script.body
     );
-    assert!(script.body.contains("confirmCardSetup"), "{}", script.body);
+    assert!(script.body.contains("handleNextAction"), "{}", script.body);
     let csrf = input(&page.body, "csrf_token").unwrap();
 
     // Nothing typed: the page says so.

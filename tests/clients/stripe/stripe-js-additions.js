@@ -16,8 +16,8 @@
 // - the Payment Element with deferred intents (docs.stripe.com/js/elements_object/
 //   create_without_intent): `elements({mode, amount, currency, paymentMethodCreation:
 //   "manual", setupFutureUsage, locale})` (`mode` payment, subscription or setup; `amount`
-//   a positive integer unless setup), `update(options)`, `create("payment")`: tabs
-//   Card | iDEAL | SEPA Debit (the card tab holds the fake card Element's fields, iDEAL a
+//   a positive integer unless setup; `paymentMethodTypes` limits the methods),
+//   `update(options)`, `create("payment")`: tabs Card | iDEAL | SEPA Debit (the card tab holds the fake card Element's fields, iDEAL a
 //   bank, SEPA an IBAN and the mandate's text), whose `change` events carry
 //   `{elementType: "payment", value: {type}, complete, empty, collapsed, error}`;
 //   `elements.submit()` checks the chosen method (`{error}` as Stripe.js's validation
@@ -209,7 +209,9 @@
       tabs.style.cssText = "display:flex;gap:.4em;margin-bottom:.6em";
       this._tabs = {};
       this._panels = {};
-      METHODS.forEach((m) => {
+      const allowed = this._group._options.paymentMethodTypes;
+      this._methods = METHODS.filter((m) => !allowed || allowed.includes(m.type));
+      this._methods.forEach((m) => {
         const tab = document.createElement("button");
         tab.type = "button";
         tab.setAttribute("role", "tab");
@@ -219,13 +221,15 @@
         tab.addEventListener("click", () => this._select(m.type));
         tabs.appendChild(tab);
         this._tabs[m.type] = tab;
+      });
+      METHODS.forEach((m) => {
         const panel = document.createElement("div");
         panel.setAttribute("role", "tabpanel");
         panel.setAttribute("data-method", m.type);
         this._panels[m.type] = panel;
       });
       root.appendChild(tabs);
-      METHODS.forEach((m) => root.appendChild(this._panels[m.type]));
+      this._methods.forEach((m) => root.appendChild(this._panels[m.type]));
       target.appendChild(root);
       this._root = root;
       // Card: the fake's card Element, as Stripe's card tab.
@@ -269,7 +273,7 @@
 
     _select(type, quiet) {
       this._type = type;
-      METHODS.forEach((m) => {
+      this._methods.forEach((m) => {
         const on = m.type === type;
         this._panels[m.type].hidden = !on;
         this._tabs[m.type].setAttribute("aria-selected", on ? "true" : "false");
