@@ -6,7 +6,8 @@ use super::StripeProcessor;
 use crate::payments::{DescribeFuture, DetachFuture, MethodDetails, ProcessorError};
 
 /// Stripe's PaymentMethod as a [`MethodDetails`]: a card's brand, last four digits,
-/// expiry and wallet; any other type with its name only.
+/// expiry and wallet; any other type with its name, and the last four digits of its
+/// account when Stripe gives them (SEPA Direct Debit's IBAN, a US bank account, …).
 pub fn method_details(pm: &serde_json::Value) -> MethodDetails {
     let kind = pm["type"].as_str().unwrap_or("card").to_string();
     let card = &pm["card"];
@@ -15,7 +16,8 @@ pub fn method_details(pm: &serde_json::Value) -> MethodDetails {
     MethodDetails {
         kind,
         brand: text(&card["brand"]),
-        last4: text(&card["last4"]),
+        last4: text(&card["last4"])
+            .or_else(|| text(&pm[pm["type"].as_str().unwrap_or("card")]["last4"])),
         exp_month: number(&card["exp_month"]),
         exp_year: number(&card["exp_year"]),
         wallet: text(&card["wallet"]["type"]),
@@ -66,9 +68,14 @@ mod tests {
                 wallet: Some("apple_pay".into()),
             }
         );
-        let sepa = method_details(&serde_json::json!({"id": "pm_2", "type": "sepa_debit"}));
+        let sepa = method_details(&serde_json::json!({"id": "pm_2", "type": "sepa_debit",
+            "sepa_debit": {"country": "AT", "last4": "3201"}}));
         assert_eq!(sepa.kind, "sepa_debit");
-        assert_eq!(sepa.last4, None);
+        assert_eq!(sepa.last4.as_deref(), Some("3201"));
+        assert_eq!((sepa.brand, sepa.exp_month), (None, None));
+        let ideal = method_details(&serde_json::json!({"id": "pm_3", "type": "ideal",
+            "ideal": {"bank": "ing"}}));
+        assert_eq!((ideal.kind.as_str(), ideal.last4), ("ideal", None));
         let plain = method_details(&serde_json::json!({"type": "card", "card": {
             "brand": "mastercard", "last4": "4444", "exp_month": 1, "exp_year": 2031,
             "wallet": null}}));

@@ -27,7 +27,7 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const IBAN: &str = "AT611904300234573201";
 
 /// A ConfirmationToken as Stripe.js makes it in the buyer's browser (publishable key).
-async fn token(shop: &Shop, method: &[(&str, &str)]) -> String {
+pub(crate) async fn token(shop: &Shop, method: &[(&str, &str)]) -> String {
     let mut form = vec![
         ("key", crate::stripe::PUBLISHABLE_KEY),
         ("payment_method_data[billing_details][name]", "Ada Lovelace"),
@@ -48,7 +48,7 @@ async fn token(shop: &Shop, method: &[(&str, &str)]) -> String {
     id_of(&body)
 }
 
-async fn sepa_token(shop: &Shop) -> String {
+pub(crate) async fn sepa_token(shop: &Shop) -> String {
     token(
         shop,
         &[

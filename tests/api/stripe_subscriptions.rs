@@ -398,3 +398,46 @@ async fn an_upgrade_mid_period_charges_the_previewed_amount_once_off_session() {
     assert_eq!(updates[0]["product_id"], pro.as_str());
     assert_eq!(orders.len(), 2, "{orders:?}");
 }
+
+/// The Payment Element in setup mode: a trial saves a SEPA Direct Debit method through a
+/// ConfirmationToken (the SetupIntent confirmed with it), for the charge at the trial's end.
+#[actix_web::test]
+async fn a_trial_saves_a_debit_method_from_a_confirmation_token() {
+    let shop = spawn_shop(false).await;
+    let org = create_org(shop.api(), "stripe-trial-sepa").await;
+    let benefit = key_benefit(&shop, &org, "TRIAL").await;
+    let product = plan(
+        &shop,
+        &org,
+        "Pro",
+        1000,
+        json!({"trial_interval": "day", "trial_interval_count": 14}),
+        &[&benefit],
+    )
+    .await;
+    let ctoken = crate::stripe_payment_element::sepa_token(&shop).await;
+    let (c, r) = subscribe(&shop, &product, "ada@example.com", &ctoken).await;
+    r.expect(200);
+    let seti = intent_of(&r.body);
+    assert!(seti.starts_with("seti_"), "{}", r.body);
+    assert_eq!(
+        client_get(shop.api(), &secret(&c)).await.body["status"],
+        "succeeded"
+    );
+    let si = shop.ls.get(&format!("/v1/setup_intents/{seti}")).await;
+    assert_eq!(si["status"], "succeeded", "{si}");
+    assert_eq!(si["automatic_payment_methods"]["enabled"], true, "{si}");
+    // The token is used, by this SetupIntent, and its method is saved for the customer.
+    let token = shop
+        .ls
+        .get(&format!("/v1/confirmation_tokens/{ctoken}"))
+        .await;
+    assert_eq!(token["setup_intent"], seti.as_str(), "{token}");
+    let pm = str_of(&si, "payment_method");
+    let method = shop.ls.get(&format!("/v1/payment_methods/{pm}")).await;
+    assert_eq!(method["type"], "sepa_debit", "{method}");
+    assert_eq!(method["customer"], si["customer"], "{method}");
+    let s = only_subscription(&shop, &org).await;
+    assert_eq!(s["status"], "trialing", "{s}");
+    assert!(shop.ls.intents().await.is_empty(), "nothing charged");
+}

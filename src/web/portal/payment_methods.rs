@@ -52,7 +52,13 @@ impl MethodRow {
                     .map(|f| f.to_uppercase().chain(c).collect())
                     .unwrap_or_default()
             }
-            _ => d.kind.replace('_', " "),
+            _ => match d.kind.as_str() {
+                "sepa_debit" => "SEPA Direct Debit".to_string(),
+                "ideal" => "iDEAL".to_string(),
+                "bancontact" => "Bancontact".to_string(),
+                "us_bank_account" => "US bank account".to_string(),
+                other => other.replace('_', " "),
+            },
         };
         let label = match d.last4.as_deref() {
             Some(l) => format!("{brand} •••• {l}"),
@@ -327,7 +333,7 @@ mod tests {
             details: MethodDetails {
                 kind: "sepa_debit".into(),
                 brand: None,
-                last4: None,
+                last4: Some("3201".into()),
                 exp_month: None,
                 exp_year: None,
                 wallet: None,
@@ -337,7 +343,11 @@ mod tests {
         let row = MethodRow::new(&other, None);
         assert_eq!(
             (row.label.as_str(), row.expires.as_str()),
-            ("sepa debit", "")
+            ("SEPA Direct Debit •••• 3201", "")
         );
+        let mut unknown = other.clone();
+        unknown.details.kind = "revolut_pay".into();
+        unknown.details.last4 = None;
+        assert_eq!(MethodRow::new(&unknown, None).label, "revolut pay");
     }
 }
