@@ -89,7 +89,9 @@ pub struct CheckoutCreate {
     pub external_customer_id: Option<String>,
     /// Where the page's back link leads.
     pub return_url: Option<String>,
-    /// Accepted; the pages are in English (Polar's `en` without checkout localization).
+    /// The buyer's language: any valid BCP 47 tag (kept normalized, `de-at` → `de-AT`).
+    /// The pages and e-mails speak it when Tollgate has it; else (or when `null`) the
+    /// browser's language, then the organization's default, then English.
     pub locale: Option<String>,
     /// The checkout's currency (Polar's `PresentmentCurrency`, lowercase): the product must
     /// sell in it. Without it: the currency of the country of `customer_ip_address` (with a
@@ -231,7 +233,7 @@ pub struct CheckoutUpdate {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub units: Maybe<i64>,
-    /// Accepted; the pages are in English.
+    /// The buyer's language: any valid BCP 47 tag (see `CheckoutCreate.locale`).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub locale: Maybe<String>,
@@ -285,7 +287,7 @@ pub struct CheckoutUpdatePublic {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub units: Maybe<i64>,
-    /// Accepted; the pages are in English.
+    /// The buyer's language: any valid BCP 47 tag (see `CheckoutCreate.locale`).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub locale: Maybe<String>,
@@ -350,7 +352,7 @@ pub struct CheckoutConfirm {
     #[serde(default)]
     #[schema(value_type = Option<i64>)]
     pub units: Maybe<i64>,
-    /// Accepted; the pages are in English.
+    /// The buyer's language: any valid BCP 47 tag (see `CheckoutCreate.locale`).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub locale: Maybe<String>,
@@ -641,6 +643,9 @@ macro_rules! checkout_schema {
             /// Where the page's back link leads.
             pub return_url: Option<String>,
             pub embed_origin: Option<String>,
+            /// The buyer's language as set (a normalized BCP 47 tag); `null`: chosen by
+            /// the browser, then the organization's default.
+            pub locale: Option<String>,
             /// Before discount and tax (0 for a free price).
             pub amount: i64,
             /// The seats bought at a seat-based price, with the fewest and most on sale (the
@@ -728,6 +733,7 @@ macro_rules! checkout_schema {
                     success_url: ctx.success_url,
                     return_url: c.return_url.clone(),
                     embed_origin: c.embed_origin.clone(),
+                    locale: c.locale.clone(),
                     amount: c.amount.unwrap_or(0),
                     seats: c.seats.map(i64::from),
                     min_seats: c.seat_range().map(|(min, _)| i64::from(min)),

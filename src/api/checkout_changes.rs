@@ -9,7 +9,8 @@ use tollgate_actors::checkout::{ChangeCheckout, Changes, CustomFieldInput};
 
 use super::create::{
     address_field, check_amount, check_billing_name, check_ip, currency_field, email_field,
-    metadata_field, optional_string, refuse, refuse_counts, seats_field, trial_fields,
+    locale_field, metadata_field, optional_string, refuse, refuse_counts, seats_field,
+    trial_fields,
 };
 use super::{CheckoutBuyerUpdate, CheckoutChanges, CheckoutTermsUpdate};
 use super::{CheckoutUpdate, CheckoutUpdatePublic};
@@ -169,8 +170,16 @@ fn parse_2026_fields(
         Maybe::Null => ch.customer_billing_name = Some(None),
         Maybe::Absent => {}
     }
-    // `locale` is accepted: the pages are in English, as Polar's are for organizations
-    // without checkout localization.
+    // The buyer's language (organizer and buyer alike, as Polar's `CheckoutUpdateBase`).
+    match &buyer.locale {
+        Maybe::Value(l) => {
+            if let Some(l) = locale_field(v, l) {
+                ch.locale = Some(Some(l));
+            }
+        }
+        Maybe::Null => ch.locale = Some(None),
+        Maybe::Absent => {}
+    }
     match (buyer.allow_trial, public) {
         (Maybe::Value(true), true) => v.push(FieldError::new(
             "literal_error",

@@ -75,6 +75,10 @@ impl CheckoutCreate {
         }
         refuse_unsupported_on_create(&mut v, &input);
         let currency = currency_field(&mut v, input.currency.as_deref());
+        let locale = input
+            .locale
+            .as_deref()
+            .and_then(|l| locale_field(&mut v, l));
         let seats = input.seats.and_then(|n| seats_field(&mut v, n));
         let min_seats = input
             .min_seats
@@ -132,6 +136,7 @@ impl CheckoutCreate {
             return_url: input.return_url,
             trial,
             currency,
+            locale,
         })
     }
 }
@@ -397,6 +402,22 @@ pub fn trial_fields(
 }
 
 /// Refuses the create body's fields for what Tollgate does not sell.
+/// Polar's `Locale`: a valid BCP 47 tag, kept normalized (`de-at` → `de-AT`); else a 422
+/// `value_error` at `body.locale`. A tag of a language Tollgate does not speak is valid
+/// (its pages fall back at render time).
+pub fn locale_field(v: &mut Validator, tag: &str) -> Option<String> {
+    let normalized = crate::domain::locale::normalize_tag(tag);
+    if normalized.is_none() {
+        v.push(FieldError::new(
+            "value_error",
+            loc!["body", "locale"],
+            "Value error, Invalid IETF BCP 47 language tag",
+            Value::from(tag),
+        ));
+    }
+    normalized
+}
+
 pub fn refuse_unsupported_on_create(v: &mut Validator, input: &CheckoutCreate) {
     refuse_counts(
         v,

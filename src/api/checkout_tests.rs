@@ -324,6 +324,7 @@ pub(crate) fn sample_checkouts() -> Vec<Checkout> {
         trial: None,
         min_seats: None,
         max_seats: None,
+        locale: None,
     };
     let Ok(confirmed) = Checkout::create_with(bought, terms, now, None)
         .and_then(|c| c.confirm(Changes::default(), confirm, now, None))

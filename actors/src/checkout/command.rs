@@ -69,6 +69,8 @@ pub struct CreateCheckout {
     /// The currency the seller asks for (Polar's `currency`): else the buyer's country's,
     /// else the organization's default, the first the product sells in.
     pub currency: Option<Currency>,
+    /// Polar's `locale`: a BCP 47 tag, normalized ([`crate::domain::locale::normalize_tag`]).
+    pub locale: Option<String>,
 }
 
 /// Change an open checkout: the fields of an update or confirm body, parsed. `None` leaves

@@ -87,7 +87,7 @@ impl Checkout {
             tax_breakdown: Vec::new(),
             tax_id_status: None,
             tax_provider_ref: None,
-            locale: None,
+            locale: terms.locale,
         };
         let mut issues = Vec::new();
         c.check_seat_bounds(&mut issues);
@@ -212,6 +212,9 @@ impl Checkout {
         }
         if let Some(t) = ch.trial {
             c.trial = t;
+        }
+        if let Some(l) = ch.locale {
+            c.locale = l;
         }
         if !issues.is_empty() {
             return Err(CheckoutError::Invalid(issues));

@@ -288,6 +288,8 @@ pub struct CheckoutTerms {
     /// The seller's bounds on the seats, narrowing a seat-based price's own.
     pub min_seats: Option<u32>,
     pub max_seats: Option<u32>,
+    /// Polar's `locale`: the buyer's language, a normalized BCP 47 tag.
+    pub locale: Option<String>,
 }
 
 impl CheckoutTerms {
@@ -302,6 +304,7 @@ impl CheckoutTerms {
             trial: None,
             min_seats: None,
             max_seats: None,
+            locale: None,
         }
     }
 }
@@ -344,6 +347,8 @@ pub struct Changes {
     /// The checkout's currency (with `price`, a price in it; alone, for a free price, which
     /// names none).
     pub currency: Option<crate::domain::currency::Currency>,
+    /// Polar's `locale`: a normalized BCP 47 tag, or none.
+    pub locale: Option<Option<String>>,
 }
 
 /// What confirm needs to know about the world at that moment.

@@ -77,6 +77,7 @@ fn command(target: CheckoutTarget) -> CreateCheckout {
         return_url: None,
         trial: None,
         currency: None,
+        locale: None,
     }
 }
 

@@ -573,6 +573,7 @@ pub async fn follow(
         return_url: link.return_url.clone(),
         trial: link.trial,
         currency: None,
+        locale: None,
     };
     let checkout = super::create(state, Subject::Organization(org), command).await?;
     if selected.id == on_sale[0].id {

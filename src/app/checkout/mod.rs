@@ -439,6 +439,7 @@ pub async fn create(
         trial: cmd.trial,
         min_seats: cmd.min_seats,
         max_seats: cmd.max_seats,
+        locale: cmd.locale,
     };
     let mut checkout = Checkout::create_with(new, terms, now, None)
         .map_err(|e| refusal(ActorError::Domain(e), id))?;
