@@ -12,7 +12,8 @@
 //!   `RefundRequest`, `NewCustomer`, …) and `subscription_change` (`CancelSubscription`,
 //!   `PlanRequest`, `SubscriptionChange`);
 //! - rules and values: `currency` (`Currency`: the one place a currency code is spelled),
-//!   `money` (amounts as people read them), `grants` (what a benefit grants for a purchase,
+//!   `money` (amounts as people read them, per language), `dates` (long dates per language),
+//!   `locale` (the buyer's language), `grants` (what a benefit grants for a purchase,
 //!   a renewal, a plan change and a claim), `email`, `metadata`, `retention`, `scope`;
 //! - `ids`: the typed ids of every record.
 
@@ -24,6 +25,7 @@ pub mod currency;
 pub mod custom_field;
 pub mod customer;
 pub mod customer_session;
+pub mod dates;
 pub mod discount;
 pub mod dispute;
 pub mod email;
