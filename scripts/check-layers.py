@@ -41,7 +41,7 @@ LAYERS = [
     ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",
                  "auth", "bootstrap", "signature", "geoip"}),
     ("foundation", {"api", "validate", "error", "limits", "loc", "config", "client_ip",
-                    "telemetry", "resource", "domain"}),
+                    "telemetry", "resource", "domain", "i18n"}),
 ]
 RANK = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
 

@@ -17,6 +17,7 @@ pub mod error;
 pub mod extract;
 pub mod geoip;
 pub mod http_io;
+pub mod i18n;
 pub mod idempotency;
 pub mod jobs;
 pub mod limits;

@@ -3,6 +3,16 @@
 (function () {
   "use strict";
 
+  // The page's language and its strings (data attributes of #i18n, from locales/*.ftl);
+  // `{name}` placeholders are filled from `vars`.
+  var strings = document.getElementById("i18n");
+  var lang = (strings && strings.getAttribute("data-lang")) || "en";
+  function tr(key, vars) {
+    var text = (strings && strings.getAttribute("data-" + key)) || key;
+    Object.keys(vars || {}).forEach(function (k) { text = text.split("{" + k + "}").join(vars[k]); });
+    return text;
+  }
+
   // The confirmation page: copy buttons for license keys.
   document.querySelectorAll("button.copy").forEach(function (button) {
     button.addEventListener("click", function () {
@@ -10,8 +20,8 @@
       if (!target) return;
       var text = target.textContent.trim();
       var done = function () {
-        button.textContent = "Copied";
-        setTimeout(function () { button.textContent = "Copy"; }, 2000);
+        button.textContent = tr("copied");
+        setTimeout(function () { button.textContent = tr("copy"); }, 2000);
       };
       if (navigator.clipboard && navigator.clipboard.writeText) {
         navigator.clipboard.writeText(text).then(done, function () { selectText(target); });
@@ -72,13 +82,14 @@
 
   var formatter;
   try {
-    formatter = new Intl.NumberFormat("en-US", { style: "currency", currency: currency.toUpperCase() });
+    formatter = new Intl.NumberFormat(lang === "en" ? "en-US" : lang, { style: "currency", currency: currency.toUpperCase() });
   } catch (e) {
     formatter = null;
   }
   function money(minor) {
     var value = minor / factor;
-    if (formatter) return formatter.format(value);
+    // The yen keeps its halfwidth sign, as the server writes it (¥1,900, not ￥1,900).
+    if (formatter) return formatter.format(value).replace("\uFFE5", "\u00A5");
     return currency.toUpperCase() + " " + value.toFixed(factor === 1 ? 0 : 2);
   }
   function per() { return interval ? "/" + interval : ""; }
@@ -89,11 +100,11 @@
   }
 
   function updateButton() {
-    if (mode === "free") { payButton.textContent = "Get it free"; return; }
+    if (mode === "free") { payButton.textContent = tr("button-free"); return; }
     // A trial charges nothing today: the note tells the first charge.
-    if (document.getElementById("trial-note")) { payButton.textContent = "Start free trial"; return; }
+    if (document.getElementById("trial-note")) { payButton.textContent = tr("button-trial"); return; }
     if (total === null) return;
-    payButton.textContent = (mode === "subscribe" ? "Subscribe " + money(total) + per() : "Pay " + money(total));
+    payButton.textContent = (mode === "subscribe" ? tr("button-subscribe", { amount: money(total) + per() }) : tr("button-pay", { amount: money(total) }));
   }
 
   // The tax row's label from the checkout's breakdown: "VAT 19%", "Includes VAT 19%" for a
@@ -101,20 +112,20 @@
   function taxLabel(c) {
     var b = (c.tax_breakdown || [])[0];
     if (!b) return null;
-    if (b.taxability_reason === "reverse_charge") return b.name + " reverse charge";
+    if (b.taxability_reason === "reverse_charge") return tr("tax-reverse-charge", { name: b.name });
     if (b.taxability_reason !== "standard_rated") return null;
     var l = b.name + " " + b.rate + "%";
-    return c.tax_behavior === "inclusive" ? "Includes " + l : l;
+    return c.tax_behavior === "inclusive" ? tr("tax-includes", { label: l }) : l;
   }
 
   // What the buyer is told under the tax number.
   function taxNote(c) {
     var b = (c.tax_breakdown || [])[0];
     if (b && b.taxability_reason === "reverse_charge") {
-      return "Reverse charge: no VAT is charged; you account for it in your own return.";
+      return tr("tax-note-reverse-charge");
     }
     if (c.is_business_customer && c.customer_tax_id && b && b.taxability_reason === "standard_rated") {
-      return "This VAT number could not be confirmed as registered: VAT is charged.";
+      return tr("tax-note-refuted");
     }
     return "";
   }
@@ -132,7 +143,7 @@
     setText("summary-subtotal", money(subtotal));
     setText("summary-tax", money(tax));
     var label = taxLabel(c);
-    setText("summary-tax-label", label || "Tax");
+    setText("summary-tax-label", label || tr("tax"));
     document.getElementById("row-tax").hidden = !label && tax <= 0;
     var note = document.getElementById("tax-note");
     if (note && c.tax_breakdown) {
@@ -182,13 +193,13 @@
 
   function showValidation(detail) {
     if (!Array.isArray(detail)) {
-      showError("form-error", String(detail || "Please check the form."));
+      showError("form-error", String(detail || tr("check-form")));
       return;
     }
     var first = null;
     detail.forEach(function (item) {
       var id = errorTarget(item.loc);
-      showError(id, item.msg || "Invalid value.");
+      showError(id, item.msg || tr("invalid-value"));
       if (!first) first = id;
     });
     var el = document.getElementById(first);
@@ -263,7 +274,7 @@
       clearSeatError();
       var n = seatCount();
       if (n === null) {
-        showError("err-seats", "Enter a whole number of seats.");
+        showError("err-seats", tr("seats-whole"));
         return;
       }
       seatsButton.disabled = true;
@@ -279,10 +290,10 @@
           leaving = true;
           window.location.reload();
         } else {
-          showError("err-seats", "The seats could not be changed; try again.");
+          showError("err-seats", tr("seats-failed"));
         }
       }, function () {
-        showError("err-seats", "Network error; try again.");
+        showError("err-seats", tr("network-error"));
       }).then(function () { seatsButton.disabled = false; });
     };
     seatsInput.addEventListener("change", updateSeats);
@@ -305,10 +316,10 @@
         } else if (r.status === 422) {
           showValidation(r.data.detail);
         } else {
-          showError("err-product_id", "The product could not be changed; try again.");
+          showError("err-product_id", tr("product-failed"));
         }
       }, function () {
-        showError("err-product_id", "Network error; try again.");
+        showError("err-product_id", tr("network-error"));
       });
     });
   });
@@ -328,7 +339,7 @@
         if (r.status === 200) {
           showTotals(r.data);
           if (r.data.discount) {
-            ok.textContent = "Code " + (r.data.discount.code || code) + " applied.";
+            ok.textContent = tr("code-applied", { code: r.data.discount.code || code });
             ok.hidden = false;
           }
         } else if (r.status === 422 && Array.isArray(r.data.detail)) {
@@ -336,10 +347,10 @@
         } else if (r.status === 404 || r.status === 403) {
           window.location.reload();
         } else {
-          showError("err-discount_code", (r.data && typeof r.data.detail === "string") ? r.data.detail : "The code could not be applied; try again.");
+          showError("err-discount_code", (r.data && typeof r.data.detail === "string") ? r.data.detail : tr("code-failed"));
         }
       }, function () {
-        showError("err-discount_code", "Network error; try again.");
+        showError("err-discount_code", tr("network-error"));
       }).then(function () { discountButton.disabled = false; });
     };
     discountButton.addEventListener("click", applyCode);

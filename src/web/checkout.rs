@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use actix_web::http::header;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::DateTime;
 use tollgate_actors::checkout::{Checkout, CheckoutStatus};
@@ -26,6 +26,7 @@ use crate::domain::ids::{CheckoutId, LicenseKeyId};
 use crate::domain::organization::Organization;
 use crate::domain::product::{PriceKind, Product};
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::I18n;
 use crate::payments::{PageSources, ProcessorClient};
 use crate::state::AppState;
 use crate::web::error_page;
@@ -61,11 +62,11 @@ async fn by_secret(state: &AppState, secret: &str) -> ApiResult<Option<Checkout>
         .map(|s| s.value))
 }
 
-fn not_found() -> ApiError {
+fn not_found(i18n: &I18n) -> ApiError {
     error_page(
         404,
-        "Checkout not found",
-        "This checkout link is unknown or has expired. Go back to the seller's site to start again.",
+        &i18n.t("checkout-not-found"),
+        &i18n.t("checkout-not-found-text"),
     )
 }
 
@@ -81,6 +82,8 @@ async fn product_of(state: &AppState, c: &Checkout) -> ApiResult<Product> {
 struct Seller {
     name: String,
     avatar_url: Option<String>,
+    /// The organization's language for buyers (a BCP 47 tag).
+    default_locale: String,
 }
 
 async fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
@@ -91,6 +94,10 @@ async fn seller(state: &AppState, c: &Checkout) -> ApiResult<Seller> {
         .map(|o| o.value);
     Ok(Seller {
         name: org.as_ref().map(|o| o.name.clone()).unwrap_or_default(),
+        default_locale: org
+            .as_ref()
+            .map(|o| o.default_locale.clone())
+            .unwrap_or_default(),
         avatar_url: org
             .and_then(|o| o.avatar_url)
             .filter(|u| u.starts_with("https://")),
@@ -106,53 +113,6 @@ async fn benefit_descriptions(state: &AppState, p: &Product) -> ApiResult<Vec<St
         .collect())
 }
 
-/// The period a recurring price is per: "month", or "3 months" for a count of 3.
-fn interval_of(kind: &PriceKind, count: u32) -> Option<String> {
-    match kind {
-        PriceKind::RecurringFixed { interval, .. }
-        | PriceKind::RecurringFree { interval }
-        | PriceKind::RecurringSeatBased { interval, .. } => Some(match count {
-            0 | 1 => interval.as_str().to_string(),
-            n => format!("{n} {}s", interval.as_str()),
-        }),
-        _ => None,
-    }
-}
-
-/// How the page tells a trial: "Free for 14 days, then $10.00/month: the first charge is
-/// on 2026-12-10." (counted from now, as the checkout's `trial_end` is). The amount is its
-/// own part, which the page's script updates when a discount changes it.
-struct TrialNote {
-    /// "Free for 14 days" (and ", then " when a charge follows).
-    lead: String,
-    /// "$10.00"; empty for a free price.
-    amount: String,
-    /// "/month: the first charge is on 2026-12-10."
-    rest: String,
-}
-
-fn trial_note(c: &Checkout, per: &str, currency: &str) -> Option<TrialNote> {
-    let trial = c.active_trial()?;
-    let end = c.trial_end?;
-    let unit = trial.interval.as_str();
-    let length = match trial.count {
-        1 => format!("1 {unit}"),
-        n => format!("{n} {unit}s"),
-    };
-    Some(match c.total_amount() {
-        Some(t) if t > 0 => TrialNote {
-            lead: format!("Free for {length}, then "),
-            amount: Money::new(t, currency).to_string(),
-            rest: format!("{per}: the first charge is on {}.", end.format("%Y-%m-%d")),
-        },
-        _ => TrialNote {
-            lead: format!("Free for {length}."),
-            amount: String::new(),
-            rest: String::new(),
-        },
-    })
-}
-
 fn redirect(location: String) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, location))
@@ -162,7 +122,13 @@ fn redirect(location: String) -> HttpResponse {
 
 #[path = "checkout_frame.rs"]
 mod frame;
+#[path = "checkout_labels.rs"]
+mod labels;
 use frame::{frame_ancestor, framed_page, PageQuery};
+use labels::{
+    browser_lang, interval_of, page_lang, price_label, seats_view, tax_label, tax_note, trial_note,
+    SeatsView, TrialNote,
+};
 
 fn render<T: Template>(t: &T) -> ApiResult<String> {
     t.render().map_err(ApiError::internal)
@@ -215,127 +181,12 @@ struct ProductChoice {
     selected: bool,
 }
 
-/// How the page shows a price: "Free", "Pay what you want" or the amount (per interval).
-fn price_label(kind: &PriceKind, amount: Option<i64>, count: u32) -> String {
-    let interval = interval_of(kind, count);
-    match kind {
-        PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => format!(
-            "Free{}",
-            interval.map(|i| format!(" / {i}")).unwrap_or_default()
-        ),
-        PriceKind::OneTimeCustom { .. } => "Pay what you want".to_string(),
-        PriceKind::OneTimeFixed {
-            currency,
-            amount: a,
-        }
-        | PriceKind::RecurringFixed {
-            currency,
-            amount: a,
-            ..
-        } => format!(
-            "{}{}",
-            Money::new(amount.unwrap_or(*a), currency),
-            interval.map(|i| format!("/{i}")).unwrap_or_default()
-        ),
-        PriceKind::OneTimeSeatBased {
-            currency,
-            seat_tiers,
-        }
-        | PriceKind::RecurringSeatBased {
-            currency,
-            seat_tiers,
-            ..
-        } => seat_label(seat_tiers, currency, interval.as_deref()),
-    }
-}
-
-/// A seat-based price as the page shows it: "From $10.00 per seat/month" (the rate of the
-/// fewest seats).
-fn seat_label(
-    tiers: &crate::domain::product::SeatTiers,
-    currency: &str,
-    interval: Option<&str>,
-) -> String {
-    let rate = tiers.tiers().first().map_or(0, |t| t.price_per_seat);
-    let from = if tiers.tiers().len() > 1 { "From " } else { "" };
-    format!(
-        "{from}{} per seat{}",
-        Money::new(rate, currency),
-        interval.map(|i| format!("/{i}")).unwrap_or_default()
-    )
-}
-
-/// One tier of a seat-based price as the page lists it; the script picks the label of the
-/// tier a seat count falls in.
-struct SeatTierView {
-    min: u32,
-    /// Empty for the open-ended last tier.
-    max: String,
-    /// "5–10 seats" or "11+ seats".
-    range: String,
-    /// "$8.00 per seat/month".
-    rate: String,
-    current: bool,
-}
-
-/// The seats input of a seat-based price: the count chosen and the counts on sale.
-struct SeatsView {
-    value: u32,
-    min: u32,
-    /// Empty when the last tier has no end.
-    max: String,
-    /// "From 1 to 10 seats." or "At least 3 seats."
-    hint: String,
-    tiers: Vec<SeatTierView>,
-    graduated: bool,
-}
-
-/// The seats a checkout sells at a seat-based price, its per-seat label ("$8.00 per
-/// seat/month", the tier the count falls in) and the tiers; `None` for other prices.
-fn seats_view(c: &Checkout, currency: &str, per: &str) -> Option<(SeatsView, String)> {
-    let tiers = c.price.kind.seat_tiers()?;
-    // The counts on sale: the price's, narrowed by the seller's bounds.
-    let (min, max) = c.seat_range()?;
-    let value = c.seats.unwrap_or(min);
-    let rate = |t: &crate::domain::product::SeatTier| {
-        format!("{} per seat{per}", Money::new(t.price_per_seat, currency))
-    };
-    let label = tiers
-        .tier_for(value)
-        .or_else(|| tiers.tiers().first())
-        .map(rate)
-        .unwrap_or_default();
-    let view = SeatsView {
-        value,
-        min,
-        max: max.map(|m| m.to_string()).unwrap_or_default(),
-        hint: match max {
-            Some(m) if m == min => format!("{min} seats."),
-            Some(m) => format!("From {min} to {m} seats."),
-            None => format!("At least {min} seats."),
-        },
-        tiers: tiers
-            .tiers()
-            .iter()
-            .map(|t| SeatTierView {
-                min: t.min_seats,
-                max: t.max_seats.map(|m| m.to_string()).unwrap_or_default(),
-                range: match t.max_seats {
-                    Some(m) if m == t.min_seats => format!("{m} seats"),
-                    Some(m) => format!("{}–{m} seats", t.min_seats),
-                    None => format!("{}+ seats", t.min_seats),
-                },
-                rate: rate(t),
-                current: tiers.tier_for(value).is_some_and(|x| x == t),
-            })
-            .collect(),
-        graduated: tiers.tier_type == crate::domain::product::SeatTierType::Graduated,
-    };
-    Some((view, label))
-}
-
 /// The products of a checkout of several, each with its price; empty for one product.
-async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<ProductChoice>> {
+async fn product_choices(
+    state: &AppState,
+    i18n: &I18n,
+    c: &Checkout,
+) -> ApiResult<Vec<ProductChoice>> {
     if c.products.len() < 2 {
         return Ok(Vec::new());
     }
@@ -346,7 +197,7 @@ async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<Produc
         .filter_map(|p| {
             let selected = p.id == c.product_id;
             let price = if selected {
-                price_label(&c.price.kind, c.amount, p.recurring_interval_count)
+                price_label(i18n, &c.price.kind, c.amount, p.recurring_interval_count)
             } else {
                 // Another product's price in the checkout's currency (which the product
                 // keeps when chosen), else the one it would fall back to.
@@ -356,6 +207,7 @@ async fn product_choices(state: &AppState, c: &Checkout) -> ApiResult<Vec<Produc
                     .and_then(crate::domain::currency::Currency::from_code)
                     .and_then(|cur| p.first_active_price_in(cur));
                 price_label(
+                    i18n,
                     &in_currency.or_else(|| p.first_active_price())?.kind,
                     None,
                     p.recurring_interval_count,
@@ -381,6 +233,8 @@ struct Processor {
 #[derive(Template)]
 #[template(path = "checkout.html")]
 struct CheckoutPage {
+    /// The buyer's language.
+    i18n: I18n,
     secret: String,
     script_url: &'static str,
     /// In the overlay of the checkout's embedding page: that page's origin, which the
@@ -526,13 +380,16 @@ async fn field_views(
 }
 
 async fn checkout_page(
+    req: HttpRequest,
     state: web::Data<AppState>,
     secret: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> ApiResult<HttpResponse> {
     let Some(c) = by_secret(&state, &secret).await? else {
-        return Err(not_found());
+        return Err(not_found(&browser_lang(&req)));
     };
+    let seller = seller(&state, &c).await?;
+    let i18n = page_lang(&req, c.locale.as_deref(), &seller.default_locale);
     match c.effective_status(state.now()) {
         CheckoutStatus::Open => {}
         CheckoutStatus::Confirmed | CheckoutStatus::Succeeded => {
@@ -542,12 +399,12 @@ async fn checkout_page(
                 query.suffix()
             )))
         }
-        CheckoutStatus::Expired => return Err(not_found()),
+        CheckoutStatus::Expired => return Err(not_found(&i18n)),
         CheckoutStatus::Failed => {
             return Err(error_page(
                 404,
-                "Checkout closed",
-                "The payment of this checkout failed and it is closed. Go back to the seller's site to start again.",
+                &i18n.t("checkout-closed"),
+                &i18n.t("checkout-closed-text"),
             ))
         }
     }
@@ -556,19 +413,20 @@ async fn checkout_page(
         .currency
         .clone()
         .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into());
-    let interval = interval_of(&c.price.kind, product.recurring_interval_count);
+    let interval = interval_of(&i18n, &c.price.kind, product.recurring_interval_count);
     let amount = c.amount.unwrap_or(0);
     let total = c.total_amount().unwrap_or(0);
     let per = interval
         .as_ref()
         .map(|i| format!("/{i}"))
         .unwrap_or_default();
-    let trial = trial_note(&c, &per, &currency);
-    let seats = seats_view(&c, &currency, &per);
+    let trial = trial_note(&i18n, &c, &per, &currency);
+    let seats = seats_view(&i18n, &c, &currency, &per);
     let (price_label, custom, custom_min, custom_max, custom_hint) = match &c.price.kind {
         PriceKind::OneTimeFree | PriceKind::RecurringFree { .. } => (
             format!(
-                "Free{}",
+                "{}{}",
+                i18n.t("price-free"),
                 interval
                     .as_ref()
                     .map(|i| format!(" / {i}"))
@@ -597,19 +455,19 @@ async fn checkout_page(
                 (_, m) => *m,
             };
             let hint = match (minimum_amount, maximum_amount) {
-                (Some(lo), Some(hi)) => {
-                    format!(
-                        "Between {} and {}.",
-                        Money::new(*lo, &currency),
-                        Money::new(*hi, &currency)
-                    )
-                }
-                (Some(lo), None) => format!("At least {}.", Money::new(*lo, &currency)),
-                (None, Some(hi)) => format!("At most {}.", Money::new(*hi, &currency)),
+                (Some(lo), Some(hi)) => i18n.t2(
+                    "amount-between",
+                    "min",
+                    i18n.money(*lo, &currency),
+                    "max",
+                    i18n.money(*hi, &currency),
+                ),
+                (Some(lo), None) => i18n.t1("amount-at-least", "min", i18n.money(*lo, &currency)),
+                (None, Some(hi)) => i18n.t1("amount-at-most", "max", i18n.money(*hi, &currency)),
                 (None, None) => String::new(),
             };
             (
-                "Pay what you want".to_string(),
+                i18n.t("price-pay-what-you-want"),
                 true,
                 input_min
                     .map(|v| Money::new(v, &currency).major())
@@ -628,7 +486,7 @@ async fn checkout_page(
             String::new(),
         ),
         _ => (
-            format!("{}{}", Money::new(amount, &currency), per),
+            format!("{}{}", i18n.money(amount, &currency), per),
             false,
             String::new(),
             String::new(),
@@ -643,10 +501,14 @@ async fn checkout_page(
         "pay"
     };
     let button_label = match mode {
-        "free" => "Get it free".to_string(),
-        "subscribe" if trial.is_some() => "Start free trial".to_string(),
-        "subscribe" => format!("Subscribe {}{}", Money::new(total, &currency), per),
-        _ => format!("Pay {}", Money::new(total, &currency)),
+        "free" => i18n.t("button-free"),
+        "subscribe" if trial.is_some() => i18n.t("button-trial"),
+        "subscribe" => i18n.t1(
+            "button-subscribe",
+            "amount",
+            format!("{}{}", i18n.money(total, &currency), per),
+        ),
+        _ => i18n.t1("button-pay", "amount", i18n.money(total, &currency)),
     };
     let none = |kind| Processor {
         kind,
@@ -674,14 +536,13 @@ async fn checkout_page(
     };
     let address = c.customer_billing_address.clone().unwrap_or_default();
     let discount_amount = c.discount_amount();
-    let tax_label =
-        tollgate_actors::tax::label(&c.tax_breakdown, c.tax_behavior.unwrap_or_default());
+    let tax_label = tax_label(&i18n, &c);
     let view = CheckoutPage {
         secret: c.client_secret.clone(),
         script_url: script_url(),
         embed_origin: frame_ancestor(c.embed_origin.as_deref()).filter(|_| query.embedded()),
-        seller: seller(&state, &c).await?,
-        choices: product_choices(&state, &c).await?,
+        choices: product_choices(&state, &i18n, &c).await?,
+        seller,
         return_url: c
             .return_url
             .clone()
@@ -711,19 +572,18 @@ async fn checkout_page(
             .as_ref()
             .and_then(|d| d.code.clone())
             .unwrap_or_default(),
-        amount: Money::new(amount, &currency).to_string(),
-        discount: (discount_amount > 0)
-            .then(|| Money::new(-discount_amount, &currency).to_string()),
-        subtotal: Money::new(c.subtotal_amount().unwrap_or(0), &currency).to_string(),
+        amount: i18n.money(amount, &currency),
+        discount: (discount_amount > 0).then(|| i18n.money(-discount_amount, &currency)),
+        subtotal: i18n.money(c.subtotal_amount().unwrap_or(0), &currency),
         tax: c
             .tax_amount
             .filter(|t| *t > 0 || tax_label.is_some())
-            .map(|t| Money::new(t, &currency).to_string()),
-        tax_label: tax_label.unwrap_or_else(|| "Tax".into()),
-        tax_note: tax_note(&c),
+            .map(|t| i18n.money(t, &currency)),
+        tax_label: tax_label.unwrap_or_else(|| i18n.t("tax")),
+        tax_note: tax_note(&i18n, &c),
         business: c.is_business_customer || c.customer_tax_id.is_some(),
         billing_name: c.customer_billing_name.clone().unwrap_or_default(),
-        total: Money::new(total, &currency).to_string(),
+        total: i18n.money(total, &currency),
         form_required: c.is_payment_form_required(),
         address_shown: c.is_payment_form_required() || c.require_billing_address,
         full_address: c.require_billing_address,
@@ -750,6 +610,7 @@ async fn checkout_page(
         fields: field_views(&state, &product, &c.custom_field_data).await?,
         processor,
         currency,
+        i18n,
     };
     let framed_by = frame_ancestor(c.embed_origin.as_deref());
     Ok(framed_page(
@@ -770,26 +631,11 @@ struct KeyView {
     expires: Option<String>,
 }
 
-/// What the buyer is told under the tax number: a reverse charge, or a business number its
-/// register refuted (VAT is charged).
-fn tax_note(c: &Checkout) -> String {
-    use tollgate_actors::tax::{TaxIdStatus, TaxabilityReason};
-    match c.tax_breakdown.first().map(|b| b.reason) {
-        Some(TaxabilityReason::ReverseCharge) => {
-            "Reverse charge: no VAT is charged; you account for it in your own return.".into()
-        }
-        Some(TaxabilityReason::StandardRated)
-            if c.is_business_customer && c.tax_id_status == Some(TaxIdStatus::Invalid) =>
-        {
-            "This VAT number could not be confirmed as registered: VAT is charged.".into()
-        }
-        _ => String::new(),
-    }
-}
-
 #[derive(Template)]
 #[template(path = "checkout_confirmation.html")]
 struct ConfirmationPage {
+    /// The buyer's language.
+    i18n: I18n,
     script_url: &'static str,
     /// In the overlay of the checkout's embedding page: that page's origin.
     embed_origin: Option<String>,
@@ -818,7 +664,12 @@ struct ConfirmationPage {
 }
 
 /// The license keys a purchase created: their ids derive from the checkout's.
-async fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<Vec<KeyView>> {
+async fn granted_keys(
+    state: &AppState,
+    i18n: &I18n,
+    c: &Checkout,
+    p: &Product,
+) -> ApiResult<Vec<KeyView>> {
     let mut out = Vec::new();
     for benefit in product_benefits(state, p).await? {
         if !matches!(benefit.properties, BenefitProperties::LicenseKeys(_)) {
@@ -835,7 +686,7 @@ async fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<
                     KeyStatus::Revoked => "revoked",
                     KeyStatus::Disabled => "disabled",
                 },
-                expires: k.expires_at.map(|e| e.format("%Y-%m-%d").to_string()),
+                expires: k.expires_at.map(|e| i18n.date(e.date_naive())),
             });
         }
     }
@@ -843,13 +694,16 @@ async fn granted_keys(state: &AppState, c: &Checkout, p: &Product) -> ApiResult<
 }
 
 async fn confirmation_page(
+    req: HttpRequest,
     state: web::Data<AppState>,
     secret: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> ApiResult<HttpResponse> {
     let Some(mut c) = by_secret(&state, &secret).await? else {
-        return Err(not_found());
+        return Err(not_found(&browser_lang(&req)));
     };
+    let seller = seller(&state, &c).await?;
+    let i18n = page_lang(&req, c.locale.as_deref(), &seller.default_locale);
     if c.status == CheckoutStatus::Confirmed && c.pending_intent().is_some() {
         // The buyer may just have finished 3-D Secure: ask the processor how it stands
         // (idempotent; an unreachable processor leaves the checkout confirmed).
@@ -866,7 +720,7 @@ async fn confirmation_page(
                 query.suffix()
             )));
         }
-        CheckoutStatus::Expired => return Err(not_found()),
+        CheckoutStatus::Expired => return Err(not_found(&i18n)),
         CheckoutStatus::Confirmed => "processing",
         CheckoutStatus::Succeeded => "succeeded",
         CheckoutStatus::Failed => "failed",
@@ -878,7 +732,7 @@ async fn confirmation_page(
         .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.into());
     let discount_amount = c.discount_amount();
     let keys = if page_state == "succeeded" {
-        granted_keys(&state, &c, &product).await?
+        granted_keys(&state, &i18n, &c, &product).await?
     } else {
         Vec::new()
     };
@@ -907,21 +761,16 @@ async fn confirmation_page(
         script_url: script_url(),
         embed_origin: embed_origin.clone(),
         embed_success,
-        seller: seller(&state, &c).await?,
+        seller,
         state: page_state,
         product_name: product.name.clone(),
-        interval: interval_of(&c.price.kind, product.recurring_interval_count),
+        interval: interval_of(&i18n, &c.price.kind, product.recurring_interval_count),
         email: c.customer_email.clone().unwrap_or_default(),
-        amount: Money::new(c.amount.unwrap_or(0), &currency).to_string(),
-        discount: (discount_amount > 0)
-            .then(|| Money::new(-discount_amount, &currency).to_string()),
-        tax: Money::new(c.tax_amount.unwrap_or(0), &currency).to_string(),
-        tax_label: tollgate_actors::tax::label(
-            &c.tax_breakdown,
-            c.tax_behavior.unwrap_or_default(),
-        )
-        .unwrap_or_else(|| "Tax".into()),
-        total: Money::new(c.total_amount().unwrap_or(0), &currency).to_string(),
+        amount: i18n.money(c.amount.unwrap_or(0), &currency),
+        discount: (discount_amount > 0).then(|| i18n.money(-discount_amount, &currency)),
+        tax: i18n.money(c.tax_amount.unwrap_or(0), &currency),
+        tax_label: tax_label(&i18n, &c).unwrap_or_else(|| i18n.t("tax")),
+        total: i18n.money(c.total_amount().unwrap_or(0), &currency),
         keys,
         benefits: benefit_descriptions(&state, &product).await?,
         success_url: c
@@ -935,6 +784,7 @@ async fn confirmation_page(
             crate::web::resend::PATH,
             c.organization_id
         ),
+        i18n,
     };
     let framed_by = frame_ancestor(c.embed_origin.as_deref());
     Ok(framed_page(

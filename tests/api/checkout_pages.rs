@@ -271,9 +271,10 @@ async fn the_checkout_page_sells_seats_at_the_rate_of_their_tier() {
     let script = page(&app, &body[start..end]).await;
     let script = html(&script);
     assert!(script.contains("{ seats: n }"), "{script}");
+    assert!(script.contains(r#"tr("seats-whole")"#), "{script}");
     assert!(
-        script.contains("Enter a whole number of seats."),
-        "{script}"
+        body.contains(r#"data-seats-whole="Enter a whole number of seats.""#),
+        "{body}"
     );
 
     // A price that is not seat-based has no seats input.

@@ -484,6 +484,7 @@ const BASE_NULLABLE: &[&str] = &[
 /// Polar's 2026 keys (issue 27) that may be null.
 const NEW_NULLABLE: &[&str] = &[
     "return_url",
+    "locale",
     "seats",
     "min_seats",
     "max_seats",

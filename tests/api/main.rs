@@ -59,6 +59,7 @@ mod license_key_import;
 mod license_keys;
 mod license_keys_sdk;
 mod license_signing;
+mod locales;
 mod mail;
 mod mail_hardening;
 mod metrics;

@@ -132,7 +132,8 @@ def start_the_trial(d):
     notes = trial_notes(d)
     check("the page shows the trial note", len(notes) == 1 and notes[0].is_displayed())
     note = notes[0].text if notes else ""
-    expected = (f"Free for 14 days, then $10.00/month: the first charge is on {day}. "
+    long_day = datetime.date.fromisoformat(day).strftime("%B %-d, %Y") if day else day
+    expected = (f"Free for 14 days, then $10.00/month: the first charge is on {long_day}. "
                 "Nothing is charged today.")
     check("the note tells the trial, the price and the first charge's date", note == expected,
           f"{note!r} != {expected!r}")

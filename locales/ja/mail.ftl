@@ -1,0 +1,1 @@
+# E-mails to buyers (see locales/en/mail.ftl).
