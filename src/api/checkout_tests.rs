@@ -12,8 +12,9 @@ fn keys(v: &Value) -> BTreeSet<String> {
 }
 
 /// Polar's 2026 keys (issue 27), beside the seed's.
-const NEW_KEYS: [&str; 21] = [
+const NEW_KEYS: [&str; 22] = [
     "return_url",
+    "locale",
     "seats",
     "min_seats",
     "max_seats",

@@ -175,6 +175,10 @@ impl Mailer {
         {
             builder = builder.reply_to(reply_to);
         }
+        // The language the message is written in: its HTML part's `<html lang>`.
+        if let Some(lang) = content_language(&m.html) {
+            builder = builder.header(ContentLanguage(lang.to_string()));
+        }
         let body = MultiPart::alternative_plain_html(m.text.clone(), m.html.clone());
         let body = if files.is_empty() {
             body
@@ -377,6 +381,36 @@ impl SenderHealth {
             restarts: self.restarts.load(Ordering::Relaxed),
             panics: self.panics.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// The language tag of an HTML part's `<html lang="…">` (letters and hyphens only, as the
+/// templates write it), for the message's `Content-Language`.
+fn content_language(html: &str) -> Option<&str> {
+    const OPEN: &str = "<html lang=\"";
+    let at = html.find(OPEN)? + OPEN.len();
+    let tag = &html[at..at + html[at..].find('"')?];
+    let ok = !tag.is_empty()
+        && tag.len() <= 35
+        && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    ok.then_some(tag)
+}
+
+/// RFC 3282's `Content-Language` header.
+#[derive(Debug, Clone)]
+struct ContentLanguage(String);
+
+impl lettre::message::header::Header for ContentLanguage {
+    fn name() -> lettre::message::header::HeaderName {
+        lettre::message::header::HeaderName::new_from_ascii_str("Content-Language")
+    }
+
+    fn parse(s: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(ContentLanguage(s.trim().to_string()))
+    }
+
+    fn display(&self) -> lettre::message::header::HeaderValue {
+        lettre::message::header::HeaderValue::new(Self::name(), self.0.clone())
     }
 }
 

@@ -157,11 +157,33 @@ impl I18n {
         format(self.lang, id, Some(&args))
     }
 
+    /// A message with any number of variables.
+    pub fn ta(&self, id: &str, vars: &[(&str, &dyn Display)]) -> String {
+        let mut args = FluentArgs::new();
+        for (name, v) in vars {
+            args.set(name.to_string(), value(v.to_string()));
+        }
+        format(self.lang, id, Some(&args))
+    }
+
     /// A message with one variable, as HTML: the text escaped, the value in `<strong>`
     /// (write it with `|safe`).
     pub fn strong(&self, id: &str, name: &str, v: impl Display) -> String {
+        self.strong_with(id, name, &v, &[])
+    }
+
+    /// [`I18n::strong`] with more (plain) variables.
+    pub fn strong_with(
+        &self,
+        id: &str,
+        name: &str,
+        v: &dyn Display,
+        others: &[(&str, &dyn Display)],
+    ) -> String {
         const MARK: &str = "\u{1}";
-        let text = self.t1(id, name, MARK);
+        let mut vars: Vec<(&str, &dyn Display)> = vec![(name, &MARK)];
+        vars.extend_from_slice(others);
+        let text = self.ta(id, &vars);
         let value = format!("<strong>{}</strong>", escape(&v.to_string()));
         escape(&text).replace(MARK, &value)
     }

@@ -132,6 +132,16 @@ fn every_language_has_exactly_the_english_messages_and_variables() {
             }
         }
     }
+    // One bundle holds all of a language's files: no id in two of them.
+    let mut seen = BTreeSet::new();
+    for (i, file) in FILES.iter().enumerate() {
+        for id in shapes("en", file, english[i]).into_keys() {
+            assert!(
+                seen.insert(id.clone()),
+                "{id} is in two files of locales/en"
+            );
+        }
+    }
     // Every language the pages offer has its files.
     assert_eq!(SOURCES.len(), Lang::ALL.len());
     for (l, (tag, _)) in Lang::ALL.iter().zip(SOURCES.iter()) {
@@ -141,7 +151,14 @@ fn every_language_has_exactly_the_english_messages_and_variables() {
 
 /// The ids in `text` after each of `calls` (`.t("`, `.t1("` …) up to the closing quote.
 fn ids_in(text: &str, out: &mut BTreeSet<String>) {
-    for call in [".t(\"", ".t1(\"", ".t2(\"", ".strong(\""] {
+    for call in [
+        ".t(\"",
+        ".t1(\"",
+        ".t2(\"",
+        ".ta(\"",
+        ".strong(\"",
+        ".strong_with(\"",
+    ] {
         let mut rest = text;
         while let Some(at) = rest.find(call) {
             rest = &rest[at + call.len()..];

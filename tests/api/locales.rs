@@ -245,3 +245,93 @@ async fn screenshots_of_the_german_and_japanese_pages() {
         }
     }
 }
+
+/// Each language's receipt subject opening, and the receipt's total line.
+const RECEIPTS: [(&str, &str, &str); 8] = [
+    (
+        "en",
+        "Your receipt from Org locales-mail",
+        "Total paid: €19.00",
+    ),
+    (
+        "de",
+        "Ihre Quittung von Org locales-mail",
+        "Bezahlt: 19,00\u{a0}€",
+    ),
+    (
+        "fr",
+        "Votre reçu de Org locales-mail",
+        "Total payé: 19,00\u{a0}€",
+    ),
+    (
+        "es",
+        "Su recibo de Org locales-mail",
+        "Total pagado: 19,00\u{a0}€",
+    ),
+    (
+        "it",
+        "La tua ricevuta da Org locales-mail",
+        "Totale pagato: 19,00\u{a0}€",
+    ),
+    (
+        "pt",
+        "O seu recibo de Org locales-mail",
+        "Total pago: €\u{a0}19,00",
+    ),
+    (
+        "nl",
+        "Uw bon van Org locales-mail",
+        "Totaal betaald: €\u{a0}19,00",
+    ),
+    (
+        "ja",
+        "Org locales-mail からの領収書",
+        "お支払い合計: €19.00",
+    ),
+];
+
+#[actix_web::test]
+async fn each_receipt_is_mailed_in_the_language_of_its_checkout() {
+    let smtp = crate::mail::SmtpServer::start(0, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = crate::mail::mail_settings(dir.path(), &smtp.url());
+    let app =
+        crate::helpers::spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let api = Api::of(&app);
+    let org = create_org(api, "locales-mail").await;
+    let eur = (
+        id_of(&product(api, &org, "Handbuch", one_time("eur", 1900)).await),
+        "eur",
+    );
+    for (tag, _, _) in RECEIPTS {
+        let c = checkout(api, &eur, json!({"locale": tag})).await;
+        let r = crate::checkouts::confirm(
+            api,
+            &secret(&c),
+            &crate::checkouts::buyer(&format!("buyer-{tag}@example.com")),
+        )
+        .await;
+        r.expect(200);
+    }
+    let all = smtp.wait_for(RECEIPTS.len()).await;
+    for (tag, subject, total) in RECEIPTS {
+        let to = format!("buyer-{tag}@example.com");
+        let mine = crate::mail::to(&all, &to);
+        assert_eq!(mine.len(), 1, "{tag}: {all:#?}");
+        let m = mine[0];
+        assert_eq!(crate::mail::header(m, "Content-Language"), tag);
+        let got = crate::mail::header(m, "Subject");
+        assert!(got.starts_with(subject), "{tag}: {got}");
+        let text = m["text"].as_str().unwrap();
+        assert!(text.contains(total), "{tag}: no {total:?} in\n{text}");
+        let html = m["html"].as_str().unwrap();
+        assert!(html.contains(&format!("<html lang=\"{tag}\">")), "{tag}");
+        // No message id leaks into the mail (every one found its text).
+        for id in ["receipt-", "order-ref", "payments-by", "mail-sent-by"] {
+            assert!(
+                !text.contains(id) && !html.contains(id),
+                "{tag}: {id} in\n{text}"
+            );
+        }
+    }
+}

@@ -19,22 +19,25 @@ pub async fn email_change_code(
     code: &str,
     link: String,
 ) -> Result<MailMessage, AppError> {
-    let (brand, _) = brand(state, customer.organization_id).await?;
+    let (brand, org) = brand(state, customer.organization_id).await?;
+    let i18n = super::lang_of(state, None, &org).await;
     let minutes = EmailChange::TTL.num_minutes();
-    let mut notice = render::Notice::sign_in_code(&brand.name, code, minutes, link);
+    let mut notice = render::Notice::sign_in_code(i18n, &brand.name, code, minutes, link);
     notice.brand = brand.clone();
-    notice.subject = "Verify your new email address".into();
-    notice.heading = "Confirm your new e-mail address".into();
-    notice.paragraphs = vec![format!(
-        "Someone asked to use {new_email} for their purchases from {}. Type this code in the customer portal to confirm it:",
-        brand.name
+    notice.subject = i18n.t("email-change-subject");
+    notice.heading = i18n.t("email-change-heading");
+    notice.paragraphs = vec![i18n.t2(
+        "email-change-text",
+        "email",
+        new_email,
+        "seller",
+        &brand.name,
     )];
     notice.paragraphs_after = vec![
-        format!("This code expires in {minutes} minutes, and works once."),
-        "If you did not ask for it, you can ignore this e-mail: nothing changes without the code."
-            .into(),
+        i18n.t1("code-expires", "minutes", minutes),
+        i18n.t("email-change-ignore"),
     ];
-    notice.link_label = "Open the customer portal";
+    notice.link_label = i18n.t("open-portal");
     let mut m = message(
         uuid::Uuid::new_v4(),
         &brand,
@@ -55,31 +58,35 @@ pub async fn email_changed_notice(
     new_email: &str,
 ) -> Result<MailMessage, AppError> {
     let (brand, organization) = brand(state, customer.organization_id).await?;
+    let i18n = super::lang_of(state, None, &organization).await;
     let link = crate::app::portal::sign_in::sign_in_url(state, &organization.slug);
-    let mut notice = render::Notice::sign_in_code(&brand.name, "", 0, link);
+    let mut notice = render::Notice::sign_in_code(i18n, &brand.name, "", 0, link);
     notice.brand = brand.clone();
     notice.code = None;
-    notice.subject = "Your email address has been changed".into();
-    notice.heading = "Your e-mail address was changed".into();
+    notice.subject = i18n.t("email-changed-subject");
+    notice.heading = i18n.t("email-changed-heading");
     // Without a code, the paragraphs after it are not shown: all of them go before.
     notice.paragraphs_after = Vec::new();
     notice.paragraphs = vec![
-        format!(
-            "The e-mail address of your purchases from {} is now {new_email}. Receipts and sign-in codes go there from now on.",
-            brand.name
+        i18n.t2(
+            "email-changed-text",
+            "seller",
+            &brand.name,
+            "email",
+            new_email,
         ),
         match &brand.email {
-        Some(support) => format!(
-            "If you did not make this change, contact {} at {support} right away.",
-            brand.name
-        ),
-            None => format!(
-                "If you did not make this change, contact {} right away.",
-                brand.name
+            Some(support) => i18n.t2(
+                "email-changed-contact-at",
+                "seller",
+                &brand.name,
+                "support",
+                support,
             ),
+            None => i18n.t1("email-changed-contact", "seller", &brand.name),
         },
     ];
-    notice.link_label = "Open the customer portal";
+    notice.link_label = i18n.t("open-portal");
     let mut m = message(
         uuid::Uuid::new_v4(),
         &brand,

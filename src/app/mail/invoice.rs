@@ -19,7 +19,7 @@
 use askama::Template;
 use tollgate_actors::ids::derived_uuid;
 
-use super::render::{money, Brand, Rendered};
+use super::render::{Brand, Rendered};
 use super::{brand, message, order_messages, receipt_with, recipient};
 use crate::domain::invoice::{Invoice, InvoiceKind};
 use crate::domain::mail::{Attachment, MailKind, MailMessage};
@@ -83,7 +83,9 @@ async fn credit_note(
     to: &str,
 ) -> Result<MailMessage, AppError> {
     let (brand, _) = brand(state, note.organization_id).await?;
-    let rendered = CreditNoteMail::of(brand.clone(), note, invoice_number, order).render()?;
+    let (_, org) = super::brand(state, note.organization_id).await?;
+    let i18n = super::lang_of(state, order.checkout_id, &org).await;
+    let rendered = CreditNoteMail::of(i18n, brand.clone(), note, invoice_number, order).render()?;
     let mut m = message(
         derived_uuid(note.id.0, "mail:credit_note"),
         &brand,
@@ -109,6 +111,8 @@ pub struct Amount {
 /// A credit note as the buyer reads it: what it corrects, what it gives back (as positive
 /// amounts: the document's are negative), and the attached file.
 pub struct CreditNoteMail {
+    /// The language it is written in.
+    pub i18n: crate::i18n::I18n,
     pub brand: Brand,
     pub number: String,
     pub invoice_number: String,
@@ -126,10 +130,16 @@ pub struct CreditNoteMail {
 }
 
 impl CreditNoteMail {
-    pub fn of(brand: Brand, note: &Invoice, invoice_number: &str, order: &Order) -> Self {
-        let m = |amount: i64| money(amount.abs(), &note.currency);
+    pub fn of(
+        i18n: crate::i18n::I18n,
+        brand: Brand,
+        note: &Invoice,
+        invoice_number: &str,
+        order: &Order,
+    ) -> Self {
+        let m = |amount: i64| i18n.money(amount.abs(), &note.currency);
         let mut totals = vec![Amount {
-            label: "Refunded, excluding tax".into(),
+            label: i18n.t("refunded-excluding-tax"),
             value: m(note.net),
         }];
         for b in &note.tax_breakdown {
@@ -142,15 +152,16 @@ impl CreditNoteMail {
             });
         }
         totals.push(Amount {
-            label: "Total refunded".into(),
+            label: i18n.t("total-refunded"),
             value: m(note.total),
         });
         Self {
+            i18n,
             brand,
             number: note.number.clone(),
             invoice_number: invoice_number.to_string(),
             product_name: order.product_name.clone(),
-            date: super::render::date(note.issued_at),
+            date: i18n.date(note.issued_at.date_naive()),
             lines: note
                 .lines
                 .iter()
@@ -171,9 +182,26 @@ impl CreditNoteMail {
     }
 
     pub fn subject(&self) -> String {
-        format!(
-            "Credit note {} for invoice {}",
-            self.number, self.invoice_number
+        self.i18n.t2(
+            "credit-note-subject",
+            "number",
+            &self.number,
+            "invoice",
+            &self.invoice_number,
+        )
+    }
+
+    /// What the note does: its number, the invoice it corrects, the amount given back.
+    pub fn text(&self) -> String {
+        self.i18n.ta(
+            "credit-note-text",
+            &[
+                ("number", &self.number),
+                ("invoice", &self.invoice_number),
+                ("product", &self.product_name),
+                ("date", &self.date),
+                ("amount", &self.total()),
+            ],
         )
     }
 

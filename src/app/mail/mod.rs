@@ -32,11 +32,13 @@ use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::customer::{customer_by_email, Customer};
 use crate::domain::ids::{MailMessageId, OrderId, OrganizationId, SubscriptionId};
 use crate::domain::invoice::{Invoice, InvoiceKind};
+use crate::domain::locale::resolve;
 use crate::domain::mail::{Attachment, MailKind, MailMessage, MailState, MAIL_BY_ORDER};
 use crate::domain::order::{BillingReason, Order};
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
 use crate::error::AppError;
+use crate::i18n::I18n;
 use crate::state::AppState;
 use tollgate_actors::checkout::Checkout;
 use tollgate_actors::ids::derived_uuid;
@@ -220,8 +222,29 @@ async fn customer_keys(state: &AppState, customer: &Customer) -> Result<Vec<Lice
     Ok(keys)
 }
 
+/// The language of a message to a buyer: the language of the checkout it follows from
+/// (its `locale`, if Tollgate speaks it), else the organization's default, else English.
+/// (The browser's language is not known when a message is decided.)
+pub(crate) async fn lang_of(
+    state: &AppState,
+    checkout: Option<crate::domain::ids::CheckoutId>,
+    org: &Organization,
+) -> I18n {
+    let locale = match checkout {
+        Some(id) => state
+            .store
+            .get::<Checkout>(&id.key())
+            .await
+            .ok()
+            .flatten()
+            .and_then(|c| c.value.locale),
+        None => None,
+    };
+    I18n::new(resolve(locale.as_deref(), None, Some(&org.default_locale)))
+}
+
 /// The lines of keys, with their benefit's description.
-async fn key_lines(state: &AppState, keys: &[LicenseKey]) -> Vec<KeyLine> {
+async fn key_lines(state: &AppState, i18n: I18n, keys: &[LicenseKey]) -> Vec<KeyLine> {
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
         let benefit = state
@@ -232,7 +255,7 @@ async fn key_lines(state: &AppState, keys: &[LicenseKey]) -> Vec<KeyLine> {
             .flatten()
             .map(|b| b.value.description)
             .unwrap_or_else(|| "License key".into());
-        out.push(KeyLine::of(k, benefit));
+        out.push(KeyLine::of(i18n, k, benefit));
     }
     out
 }
@@ -313,7 +336,7 @@ async fn receipt_with(
     invoice: Option<&Invoice>,
 ) -> Result<MailMessage, AppError> {
     let invoice = invoice.filter(|i| i.kind == InvoiceKind::Invoice && i.order_id == order.id);
-    let (brand, _) = brand(state, order.organization_id).await?;
+    let (brand, org) = brand(state, order.organization_id).await?;
     let view = crate::app::views::order_view(state, order).await?;
     let product = product_of(state, order.product_id).await;
     let benefits = benefits_of(state, product.as_ref()).await;
@@ -367,22 +390,24 @@ async fn receipt_with(
         .and_then(|p| p.price(order.product_price_id))
         .and_then(|p| p.kind.interval())
         .map(|i| i.as_str().to_string());
+    let i18n = lang_of(state, checkout, &org).await;
     let r = render::Receipt {
+        i18n,
         brand: brand.clone(),
         renewal,
         seller_copy: None,
         product_name: order.product_name.clone(),
         interval,
-        date: render::date(order.created_at),
+        date: i18n.date(order.created_at.date_naive()),
         order_ref: order.id.to_string(),
         currency: order.currency.clone(),
         subtotal: view.subtotal_amount,
         discount: view.discount_amount,
         tax: view.tax_amount,
         tax_label: tax_label(order),
-        tax_notes: tax_notes(order),
+        tax_notes: tax_notes(i18n, order),
         total: view.total_amount,
-        keys: key_lines(state, &keys).await,
+        keys: key_lines(state, i18n, &keys).await,
         benefits: benefits
             .iter()
             .filter(|b| {
@@ -422,22 +447,25 @@ async fn seller_copy(
     seller: &str,
     buyer: &str,
 ) -> Result<MailMessage, AppError> {
-    let (brand, _) = brand(state, order.organization_id).await?;
+    let (brand, org) = brand(state, order.organization_id).await?;
     let view = crate::app::views::order_view(state, order).await?;
+    // To the seller: the organization's language.
+    let i18n = lang_of(state, None, &org).await;
     let r = render::Receipt {
+        i18n,
         brand: brand.clone(),
         renewal: order.billing_reason == BillingReason::SubscriptionCycle,
         seller_copy: Some(buyer.to_string()),
         product_name: order.product_name.clone(),
         interval: None,
-        date: render::date(order.created_at),
+        date: i18n.date(order.created_at.date_naive()),
         order_ref: order.id.to_string(),
         currency: order.currency.clone(),
         subtotal: view.subtotal_amount,
         discount: view.discount_amount,
         tax: view.tax_amount,
         tax_label: tax_label(order),
-        tax_notes: tax_notes(order),
+        tax_notes: tax_notes(i18n, order),
         total: view.total_amount,
         keys: Vec::new(),
         benefits: Vec::new(),
@@ -521,8 +549,10 @@ async fn subscription_messages(
             now,
         )
     };
+    let i18n = lang_of(state, after.checkout_id, &org).await;
+    let day = |t: DateTime<Utc>| i18n.date(t.date_naive());
     let amount = after.amount.map(|a| {
-        render::money(
+        i18n.money(
             a,
             after
                 .currency
@@ -533,10 +563,10 @@ async fn subscription_messages(
     let product = after.product_name.clone();
     let notice = match kind {
         MailKind::RenewalFailed => {
-            let retry = after.due_at().map(render::date);
+            let retry = after.due_at().map(day);
             let gives_up = after
                 .current_period_end
-                .map(|end| render::date(end + DUNNING_PERIOD));
+                .map(|end| day(end + DUNNING_PERIOD));
             // The keys validate through their grace (the latest one's end, if any).
             let keys_until = keys
                 .iter()
@@ -544,42 +574,46 @@ async fn subscription_messages(
                 .filter_map(|k| k.expires_at)
                 .max();
             let recovery = match customer.as_ref().filter(|c| !c.is_deleted()) {
-                Some(_) => {
-                    Some(recovery(state, MailMessageId(id), after, &org.slug, keys_until).await?)
-                }
+                Some(_) => Some(
+                    recovery(state, i18n, MailMessageId(id), after, &org.slug, keys_until).await?,
+                ),
                 None => None,
             };
             render::Notice::renewal_failed(
+                i18n,
                 &product,
                 amount.as_deref(),
                 retry,
                 gives_up,
-                keys_until.map(render::date),
+                keys_until.map(day),
                 recovery,
             )
         }
         MailKind::SubscriptionCanceled => render::Notice::canceled(
+            i18n,
             &product,
-            after.ends_at.or(after.current_period_end).map(render::date),
+            after.ends_at.or(after.current_period_end).map(day),
         ),
         MailKind::TrialEnding => render::Notice::trial_ending(
+            i18n,
             &product,
             amount.as_deref(),
-            render::date(after.trial_end.unwrap_or(after.current_period_start)),
+            day(after.trial_end.unwrap_or(after.current_period_start)),
         ),
         MailKind::PlanChanged => render::Notice::plan_changed(
+            i18n,
             &product,
             amount.as_deref(),
-            after.current_period_end.map(render::date),
+            after.current_period_end.map(day),
             before
                 .license_key_ids
                 .iter()
                 .any(|k| !after.license_key_ids.contains(k)),
         ),
-        _ => render::Notice::ended(&product, !keys.is_empty()),
+        _ => render::Notice::ended(i18n, &product, !keys.is_empty()),
     };
     let rendered = notice
-        .with(brand.clone(), key_lines(state, &keys).await)
+        .with(brand.clone(), key_lines(state, i18n, &keys).await)
         .with_link(purchase_link(state, after.checkout_id).await)
         .render()?;
     let mut m = message(id, &brand, kind, &to, rendered, now);
@@ -595,6 +629,7 @@ async fn subscription_messages(
 /// shown with the day access stops.
 async fn recovery(
     state: &AppState,
+    i18n: I18n,
     mail: MailMessageId,
     subscription: &Subscription,
     slug: &str,
@@ -609,7 +644,7 @@ async fn recovery(
     };
     Ok(render::Recovery {
         url: recovery_link::url(state, slug, &token),
-        until: render::date(until),
+        until: i18n.date(until.date_naive()),
     })
 }
 
@@ -660,9 +695,18 @@ async fn key_messages(
     else {
         return Ok(Vec::new());
     };
-    let (brand, _) = brand(state, after.organization_id).await?;
-    let lines = key_lines(state, std::slice::from_ref(after)).await;
-    let rendered = render::Notice::key(kind == MailKind::KeyRevoked)
+    let (brand, org) = brand(state, after.organization_id).await?;
+    let checkout = match after.order_id {
+        Some(o) => state
+            .store
+            .get::<Order>(&o.key())
+            .await?
+            .and_then(|o| o.value.checkout_id),
+        None => None,
+    };
+    let i18n = lang_of(state, checkout, &org).await;
+    let lines = key_lines(state, i18n, std::slice::from_ref(after)).await;
+    let rendered = render::Notice::key(i18n, kind == MailKind::KeyRevoked)
         .with(brand.clone(), lines)
         .render()?;
     let mut m = message(
@@ -697,7 +741,8 @@ async fn refund_messages(
     else {
         return Ok(Vec::new());
     };
-    let (brand, _) = brand(state, r.organization_id).await?;
+    let (brand, org) = brand(state, r.organization_id).await?;
+    let i18n = lang_of(state, order.checkout_id, &org).await;
     let (customer, to) = recipient(state, r.customer_id, &order.customer_email).await?;
     let keys: Vec<LicenseKey> = match customer.as_ref().filter(|_| r.revoke_benefits) {
         Some(c) => customer_keys(state, c)
@@ -708,12 +753,13 @@ async fn refund_messages(
         None => Vec::new(),
     };
     let rendered = render::Notice::refunded(
+        i18n,
         &order.product_name,
-        &render::money(r.total(), &r.currency),
+        &i18n.money(r.total(), &r.currency),
         r.revoke_benefits,
         order.refunded_amount >= order.amount,
     )
-    .with(brand.clone(), key_lines(state, &keys).await)
+    .with(brand.clone(), key_lines(state, i18n, &keys).await)
     .render()?;
     let mut m = message(
         derived_uuid(r.id.0, "mail:refund"),
@@ -751,11 +797,12 @@ pub async fn resend_keys(
     if keys.is_empty() {
         return Ok(());
     }
-    let Ok((brand, _)) = brand(state, org).await else {
+    let Ok((brand, organization)) = brand(state, org).await else {
         return Ok(());
     };
-    let rendered = render::Notice::resent()
-        .with(brand.clone(), key_lines(state, &keys).await)
+    let i18n = lang_of(state, None, &organization).await;
+    let rendered = render::Notice::resent(i18n)
+        .with(brand.clone(), key_lines(state, i18n, &keys).await)
         .render()?;
     let mut m = message(
         uuid::Uuid::new_v4(),
@@ -783,9 +830,10 @@ pub async fn sign_in_code(
     code: &str,
     link: String,
 ) -> Result<MailMessage, AppError> {
-    let (brand, _) = brand(state, customer.organization_id).await?;
+    let (brand, org) = brand(state, customer.organization_id).await?;
+    let i18n = lang_of(state, None, &org).await;
     let minutes = crate::domain::customer_session::CustomerSessionCode::TTL.num_minutes();
-    let mut notice = render::Notice::sign_in_code(&brand.name, code, minutes, link);
+    let mut notice = render::Notice::sign_in_code(i18n, &brand.name, code, minutes, link);
     notice.brand = brand.clone();
     let mut m = message(
         uuid::Uuid::new_v4(),
@@ -844,12 +892,12 @@ fn tax_label(order: &Order) -> Option<String> {
 
 /// What the receipt must say of its tax: the reverse-charge mention and the buyer's tax
 /// number.
-fn tax_notes(order: &Order) -> Vec<String> {
+fn tax_notes(i18n: I18n, order: &Order) -> Vec<String> {
     let mut notes = crate::domain::invoice::mentions_for(&order.tax.breakdown, |c| {
         tollgate_actors::tax::rates::EU_MEMBER_STATES.contains(&c)
     });
     if let Some(id) = &order.tax.tax_id {
-        notes.push(format!("Your tax number: {}", id.value));
+        notes.push(i18n.t1("your-tax-number", "number", &id.value));
     }
     notes
 }

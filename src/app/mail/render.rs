@@ -6,8 +6,8 @@
 use askama::Template;
 use chrono::{DateTime, Utc};
 
-use crate::domain::money::Money;
 use crate::error::AppError;
+use crate::i18n::I18n;
 use tollgate_actors::license_key::{KeyStatus, LicenseKey};
 
 /// A message's three rendered parts.
@@ -47,19 +47,18 @@ pub struct KeyLine {
     /// "Up to 3 activations", "1,000 uses".
     pub limits: Vec<String>,
     pub expires: Option<String>,
+    /// The language of the message it is in.
+    pub i18n: I18n,
 }
 
 impl KeyLine {
-    pub fn of(k: &LicenseKey, benefit: String) -> Self {
+    pub fn of(i18n: I18n, k: &LicenseKey, benefit: String) -> Self {
         let mut limits = Vec::new();
         if let Some(n) = k.limit_activations {
-            limits.push(format!(
-                "up to {n} activation{}",
-                if n == 1 { "" } else { "s" }
-            ));
+            limits.push(i18n.t1("key-limit-activations", "count", n));
         }
         if let Some(n) = k.limit_usage {
-            limits.push(format!("{n} use{}", if n == 1 { "" } else { "s" }));
+            limits.push(i18n.t1("key-limit-uses", "count", n));
         }
         Self {
             key: k.key.clone(),
@@ -70,28 +69,34 @@ impl KeyLine {
                 KeyStatus::Disabled => "disabled",
             },
             limits,
-            expires: k.expires_at.map(date),
+            expires: k.expires_at.map(|t| i18n.date(t.date_naive())),
+            i18n,
         }
     }
 
-    /// "up to 3 activations · valid until November 26, 2027", or "no limits".
+    /// "up to 3 activations · valid until November 26, 2027", or "does not expire".
     pub fn terms(&self) -> String {
         let mut parts = self.limits.clone();
         parts.push(match &self.expires {
-            Some(e) => format!("valid until {e}"),
-            None => "does not expire".into(),
+            Some(e) => self.i18n.t1("valid-until", "date", e),
+            None => self.i18n.t("key-no-expiry"),
         });
         parts.join(" · ")
     }
+
+    /// Its status when not `granted`, in the message's language.
+    pub fn status_word(&self) -> String {
+        match self.status {
+            "revoked" => self.i18n.t("key-status-revoked"),
+            "disabled" => self.i18n.t("key-status-disabled"),
+            s => s.to_string(),
+        }
+    }
 }
 
-/// `November 26, 2026`.
+/// `November 26, 2026` (English; a message in another language uses its [`I18n::date`]).
 pub fn date(t: DateTime<Utc>) -> String {
     t.format("%B %-d, %Y").to_string()
-}
-
-pub fn money(amount: i64, currency: &str) -> String {
-    Money::new(amount, currency).to_string()
 }
 
 fn render_err(e: askama::Error) -> AppError {
@@ -103,6 +108,8 @@ fn render_err(e: askama::Error) -> AppError {
 
 /// A receipt: of an order, of a renewal, or the seller's copy of either.
 pub struct Receipt {
+    /// The language it is written in.
+    pub i18n: I18n,
     pub brand: Brand,
     pub renewal: bool,
     /// For the seller's copy: the buyer's address.
@@ -140,31 +147,32 @@ pub struct Line {
 
 impl Receipt {
     pub fn lines(&self) -> Vec<Line> {
-        let m = |a| money(a, &self.currency);
+        let i18n = self.i18n;
+        let m = |a| i18n.money(a, &self.currency);
         let per = self
             .interval
             .as_ref()
             .map(|i| format!(" / {i}"))
             .unwrap_or_default();
         let mut out = vec![Line {
-            label: "Subtotal".into(),
+            label: i18n.t("subtotal"),
             value: m(self.subtotal),
             total: false,
         }];
         if self.discount > 0 {
             out.push(Line {
-                label: "Discount".into(),
+                label: i18n.t("discount"),
                 value: m(-self.discount),
                 total: false,
             });
         }
         out.push(Line {
-            label: self.tax_label.clone().unwrap_or_else(|| "Tax".into()),
+            label: self.tax_label.clone().unwrap_or_else(|| i18n.t("tax")),
             value: m(self.tax),
             total: false,
         });
         out.push(Line {
-            label: "Total paid".into(),
+            label: i18n.t("total-paid"),
             value: format!("{}{per}", m(self.total)),
             total: true,
         });
@@ -172,30 +180,79 @@ impl Receipt {
     }
 
     pub fn subject(&self) -> String {
+        let i = self.i18n;
+        let amount = i.money(self.total, &self.currency);
         match (&self.seller_copy, self.renewal) {
-            (Some(buyer), _) => format!(
-                "New order: {} bought {} ({})",
-                buyer,
-                self.product_name,
-                money(self.total, &self.currency)
+            (Some(buyer), _) => i.ta(
+                "receipt-subject-seller",
+                &[
+                    ("buyer", buyer),
+                    ("product", &self.product_name),
+                    ("amount", &amount),
+                ],
             ),
-            (None, true) => format!(
-                "Your {} subscription renewed: {}",
-                self.product_name,
-                money(self.total, &self.currency)
+            (None, true) => i.t2(
+                "receipt-subject-renewal",
+                "product",
+                &self.product_name,
+                "amount",
+                amount,
             ),
-            (None, false) => format!(
-                "Your receipt from {}: {}",
-                self.brand.name, self.product_name
+            (None, false) => i.t2(
+                "receipt-subject",
+                "seller",
+                &self.brand.name,
+                "product",
+                &self.product_name,
             ),
         }
     }
 
     pub fn heading(&self) -> String {
+        self.i18n.t(match (&self.seller_copy, self.renewal) {
+            (Some(_), _) => "receipt-heading-seller",
+            (None, true) => "receipt-heading-renewal",
+            (None, false) => "receipt-heading",
+        })
+    }
+
+    /// The first sentence: what was bought, when (and by whom, for the seller), as text.
+    pub fn intro(&self) -> String {
+        let (id, vars) = self.intro_parts();
+        self.i18n.ta(id, &vars)
+    }
+
+    /// [`Receipt::intro`] as HTML, the product in bold.
+    pub fn intro_html(&self) -> String {
+        let (id, vars) = self.intro_parts();
+        let others: Vec<(&str, &dyn std::fmt::Display)> =
+            vars.into_iter().filter(|(k, _)| *k != "product").collect();
+        self.i18n
+            .strong_with(id, "product", &self.product_name, &others)
+    }
+
+    fn intro_parts(&self) -> (&'static str, Vec<(&str, &dyn std::fmt::Display)>) {
         match (&self.seller_copy, self.renewal) {
-            (Some(_), _) => "You have a new order".into(),
-            (None, true) => "Your subscription renewed".into(),
-            (None, false) => "Thank you for your order".into(),
+            (Some(buyer), _) => (
+                "receipt-text-seller",
+                vec![
+                    ("buyer", buyer as &dyn std::fmt::Display),
+                    ("product", &self.product_name),
+                    ("date", &self.date),
+                ],
+            ),
+            (None, true) => (
+                "receipt-text-renewal",
+                vec![("product", &self.product_name), ("date", &self.date)],
+            ),
+            (None, false) => (
+                "receipt-text",
+                vec![
+                    ("product", &self.product_name),
+                    ("seller", &self.brand.name),
+                    ("date", &self.date),
+                ],
+            ),
         }
     }
 
@@ -229,7 +286,7 @@ struct ReceiptHtml<'a> {
 pub struct Action {
     pub lead: String,
     pub url: String,
-    pub label: &'static str,
+    pub label: String,
     pub after: Vec<String>,
 }
 
@@ -244,14 +301,16 @@ pub struct Recovery {
 
 /// A message that says one thing, with the keys it is about and a link.
 pub struct Notice {
+    /// The language it is written in.
+    pub i18n: I18n,
     pub brand: Brand,
     pub subject: String,
     pub heading: String,
     pub paragraphs: Vec<String>,
     pub keys: Vec<KeyLine>,
-    pub keys_heading: &'static str,
+    pub keys_heading: String,
     pub link: Option<String>,
-    pub link_label: &'static str,
+    pub link_label: String,
     /// A one-time code, shown large, then more paragraphs.
     pub code: Option<String>,
     pub paragraphs_after: Vec<String>,
@@ -260,20 +319,21 @@ pub struct Notice {
 }
 
 impl Notice {
-    fn new(subject: String, heading: &str, paragraphs: Vec<String>) -> Self {
+    fn new(i18n: I18n, subject: String, heading: &str, paragraphs: Vec<String>) -> Self {
         Self {
+            i18n,
             brand: Brand {
                 name: String::new(),
                 avatar_url: None,
                 email: None,
             },
             subject,
-            heading: heading.to_string(),
+            heading: i18n.t(heading),
             paragraphs,
             keys: Vec::new(),
-            keys_heading: "Your license keys",
+            keys_heading: i18n.t1("your-license-keys", "count", 2),
             link: None,
-            link_label: "View your purchase",
+            link_label: i18n.t("view-purchase"),
             code: None,
             paragraphs_after: Vec::new(),
             action: None,
@@ -281,21 +341,26 @@ impl Notice {
     }
 
     /// The customer portal's sign-in code (Polar's `customer_session_code` e-mail).
-    pub fn sign_in_code(organization: &str, code: &str, minutes: i64, link: String) -> Self {
+    pub fn sign_in_code(
+        i18n: I18n,
+        organization: &str,
+        code: &str,
+        minutes: i64,
+        link: String,
+    ) -> Self {
         let mut n = Self::new(
-            format!("Access your {organization} purchases"),
-            "Your sign-in code",
-            vec![format!(
-                "You can use the following code to access your purchases on the {organization} customer portal."
-            )],
+            i18n,
+            i18n.t1("sign-in-subject", "seller", organization),
+            "sign-in-heading",
+            vec![i18n.t1("sign-in-text", "seller", organization)],
         );
         n.code = Some(code.to_string());
         n.paragraphs_after = vec![
-            format!("This code expires in {minutes} minutes, and works once."),
-            "If you did not ask for it, you can ignore this e-mail: nobody can sign in without the code.".into(),
+            i18n.t1("code-expires", "minutes", minutes),
+            i18n.t("sign-in-ignore"),
         ];
         n.link = Some(link);
-        n.link_label = "Open the customer portal";
+        n.link_label = i18n.t("open-portal");
         n
     }
 
@@ -304,6 +369,7 @@ impl Notice {
     /// `subscription_past_due`: "Update payment method") and the day access stops.
     /// Without one (the customer is gone), the reader is asked to reply.
     pub fn renewal_failed(
+        i18n: I18n,
         product: &str,
         amount: Option<&str>,
         retry: Option<String>,
@@ -311,49 +377,44 @@ impl Notice {
         keys_until: Option<String>,
         recovery: Option<Recovery>,
     ) -> Self {
-        let mut p = vec![format!(
-            "We could not charge your card for the renewal of {product}{}.",
-            amount.map(|a| format!(" ({a})")).unwrap_or_default()
-        )];
+        let mut p = vec![match amount {
+            Some(a) => i18n.t2(
+                "renewal-failed-text-amount",
+                "product",
+                product,
+                "amount",
+                a,
+            ),
+            None => i18n.t1("renewal-failed-text", "product", product),
+        }];
         if let Some(retry) = retry {
             p.push(match &keys_until {
-                Some(until) => format!(
-                    "We will try again on {retry}. Your license keys keep working until {until}; once the payment goes through, they work for the new period."
-                ),
-                None => format!(
-                    "We will try again on {retry}. Your license keys keep working meanwhile."
-                ),
+                Some(until) => i18n.t2("retry-keys-until", "retry", &retry, "until", until),
+                None => i18n.t1("retry-keys", "retry", &retry),
             });
         }
         if let Some(end) = gives_up {
-            p.push(format!(
-                "If the payment still fails by {end}, the subscription will be canceled and its license keys revoked."
-            ));
+            p.push(i18n.t1("gives-up", "date", end));
         }
         let action = match recovery {
             Some(r) => Some(Action {
-                lead: "Pay now, or update your card, in the customer portal:".into(),
+                lead: i18n.t("recovery-lead"),
                 url: r.url,
-                label: "Pay now or update your card",
+                label: i18n.t("recovery-label"),
                 after: vec![
-                    format!(
-                        "The link works once, until {}. Access stops on {}.",
-                        r.until, r.until
-                    ),
-                    "Questions? Reply to this e-mail.".into(),
+                    i18n.t1("recovery-until", "date", &r.until),
+                    i18n.t("questions-reply"),
                 ],
             }),
             None => {
-                p.push(
-                    "Make sure your card can be charged, or contact us by replying to this e-mail."
-                        .into(),
-                );
+                p.push(i18n.t("card-advice"));
                 None
             }
         };
         let mut n = Self::new(
-            format!("Payment failed for your {product} subscription"),
-            "Your renewal payment failed",
+            i18n,
+            i18n.t1("renewal-failed-subject", "product", product),
+            "renewal-failed-heading",
             p,
         );
         n.action = action;
@@ -362,124 +423,127 @@ impl Notice {
 
     /// Polar's `subscription_trial_conversion_reminder`: the trial ends soon, and what
     /// the first charge will be.
-    pub fn trial_ending(product: &str, amount: Option<&str>, charge_on: String) -> Self {
-        let mut p = vec![format!(
-            "Your free trial of {product} ends on {charge_on}. Your subscription then starts, and your card is charged{}.",
-            amount.map(|a| format!(" {a}")).unwrap_or_default()
-        )];
-        p.push(
-            "Nothing to do if you want to keep it: your license keys go on working. To stop before the first charge, cancel the subscription before that date in the customer portal."
-                .into(),
-        );
+    pub fn trial_ending(
+        i18n: I18n,
+        product: &str,
+        amount: Option<&str>,
+        charge_on: String,
+    ) -> Self {
+        let mut p = vec![match amount {
+            Some(a) => i18n.ta(
+                "trial-ending-text-amount",
+                &[("product", &product), ("date", &charge_on), ("amount", &a)],
+            ),
+            None => i18n.t2("trial-ending-text", "product", product, "date", &charge_on),
+        }];
+        p.push(i18n.t("trial-ending-keep"));
         Self::new(
-            format!("Your {product} trial is ending soon"),
-            "Your trial is ending soon",
+            i18n,
+            i18n.t1("trial-ending-subject", "product", product),
+            "trial-ending-heading",
             p,
         )
     }
 
     /// Polar's `subscription_updated`: the subscription now sells another product.
     pub fn plan_changed(
+        i18n: I18n,
         product: &str,
         amount: Option<&str>,
         next_charge: Option<String>,
         dropped_keys: bool,
     ) -> Self {
-        let mut p = vec![format!("Your subscription has changed to {product}.")];
+        let mut p = vec![i18n.t1("plan-changed-text", "product", product)];
         match (amount, next_charge) {
-            (Some(a), Some(on)) => p.push(format!(
-                "It renews at {a} per period; the next renewal is on {on}, adjusted for the change."
-            )),
-            (None, Some(on)) => p.push(format!("It renews on {on}.")),
+            (Some(a), Some(on)) => p.push(i18n.t2("plan-renews-at", "amount", a, "date", on)),
+            (None, Some(on)) => p.push(i18n.t1("plan-renews-on", "date", on)),
             _ => {}
         }
         if dropped_keys {
-            p.push(
-                "License keys of your previous plan that the new one does not include no longer work."
-                    .into(),
-            );
+            p.push(i18n.t("plan-dropped-keys"));
         }
-        p.push("Your license keys for the new plan are below.".into());
+        p.push(i18n.t("plan-keys-below"));
         Self::new(
-            format!("Your subscription has changed to {product}"),
-            "Your subscription has changed",
+            i18n,
+            i18n.t1("plan-changed-subject", "product", product),
+            "plan-changed-heading",
             p,
         )
     }
 
-    pub fn canceled(product: &str, ends: Option<String>) -> Self {
-        let mut p = vec![format!("Your subscription to {product} has been canceled.")];
+    pub fn canceled(i18n: I18n, product: &str, ends: Option<String>) -> Self {
+        let mut p = vec![i18n.t1("canceled-text", "product", product)];
         p.push(match ends {
-            Some(end) => format!(
-                "It stays active, and your license keys keep working, until {end}. You will not be charged again."
-            ),
-            None => "You will not be charged again.".into(),
+            Some(end) => i18n.t1("canceled-until", "date", end),
+            None => i18n.t("not-charged-again"),
         });
         Self::new(
-            format!("Your {product} subscription was canceled"),
-            "Your subscription was canceled",
+            i18n,
+            i18n.t1("canceled-subject", "product", product),
+            "canceled-heading",
             p,
         )
     }
 
-    pub fn ended(product: &str, had_keys: bool) -> Self {
-        let mut p = vec![format!("Your subscription to {product} has ended.")];
+    pub fn ended(i18n: I18n, product: &str, had_keys: bool) -> Self {
+        let mut p = vec![i18n.t1("ended-text", "product", product)];
         if had_keys {
-            p.push("Its license keys below no longer work.".into());
+            p.push(i18n.t("ended-keys"));
         }
-        p.push(
-            "You will not be charged again. To subscribe again, visit the seller's site.".into(),
-        );
+        p.push(i18n.t("ended-again"));
         let mut n = Self::new(
-            format!("Your {product} subscription has ended"),
-            "Your subscription has ended",
+            i18n,
+            i18n.t1("ended-subject", "product", product),
+            "ended-heading",
             p,
         );
-        n.keys_heading = "Revoked license keys";
+        n.keys_heading = i18n.t("revoked-keys");
         n
     }
 
-    pub fn key(revoked: bool) -> Self {
-        let (word, subject) = if revoked {
-            ("revoked", "A license key was revoked")
+    pub fn key(i18n: I18n, revoked: bool) -> Self {
+        let (subject, text) = if revoked {
+            ("key-revoked-subject", "key-revoked-text")
         } else {
-            ("disabled", "A license key was disabled")
+            ("key-disabled-subject", "key-disabled-text")
         };
         let mut n = Self::new(
-            subject.into(),
+            i18n,
+            i18n.t(subject),
             subject,
-            vec![
-                format!("The seller has {word} the license key below: it no longer validates."),
-                "If you think this is a mistake, reply to this e-mail.".into(),
-            ],
+            vec![i18n.t(text), i18n.t("key-mistake")],
         );
-        n.keys_heading = "License key";
+        n.keys_heading = i18n.t("license-key");
         n
     }
 
-    pub fn refunded(product: &str, amount: &str, revoked: bool, in_full: bool) -> Self {
-        let mut p = vec![format!(
-            "We have refunded {amount} of your purchase of {product}{}.",
-            if in_full { " (the whole purchase)" } else { "" }
-        )];
-        p.push("It reaches your card within 5 to 10 business days, depending on your bank.".into());
+    pub fn refunded(i18n: I18n, product: &str, amount: &str, revoked: bool, in_full: bool) -> Self {
+        let id = if in_full {
+            "refund-text-full"
+        } else {
+            "refund-text"
+        };
+        let mut p = vec![i18n.t2(id, "amount", amount, "product", product)];
+        p.push(i18n.t("refund-timing"));
         if revoked {
-            p.push("The license keys of this purchase no longer work.".into());
+            p.push(i18n.t("refund-keys"));
         }
         let mut n = Self::new(
-            format!("Your refund for {product}"),
-            "Your refund is on its way",
+            i18n,
+            i18n.t1("refund-subject", "product", product),
+            "refund-heading",
             p,
         );
-        n.keys_heading = "Revoked license keys";
+        n.keys_heading = i18n.t("revoked-keys");
         n
     }
 
-    pub fn resent() -> Self {
+    pub fn resent(i18n: I18n) -> Self {
         Self::new(
-            "Your license keys".into(),
-            "Your license keys",
-            vec!["You asked for your license keys again. Here they are.".into()],
+            i18n,
+            i18n.t("resent-heading"),
+            "resent-heading",
+            vec![i18n.t("resent-text")],
         )
     }
 
@@ -530,6 +594,7 @@ mod tests {
 
     fn key() -> KeyLine {
         KeyLine {
+            i18n: I18n::new(crate::domain::locale::Lang::En),
             key: "ACME-1234".into(),
             benefit: "Pro license".into(),
             status: "granted",
@@ -540,6 +605,7 @@ mod tests {
 
     fn receipt() -> Receipt {
         Receipt {
+            i18n: I18n::new(crate::domain::locale::Lang::En),
             brand: brand(),
             renewal: false,
             seller_copy: None,
@@ -671,6 +737,7 @@ mod tests {
     #[test]
     fn notices_name_what_happens_next() {
         let n = Notice::renewal_failed(
+            I18n::new(crate::domain::locale::Lang::En),
             "Pro",
             Some("$15.00"),
             Some("December 1, 2026".into()),
@@ -708,6 +775,7 @@ mod tests {
         }
         // No customer to sign in: no link, the old advice.
         let n = Notice::renewal_failed(
+            I18n::new(crate::domain::locale::Lang::En),
             "Pro",
             None,
             None,
@@ -725,7 +793,7 @@ mod tests {
             );
             assert!(!part.contains("/recover/"), "{part}");
         }
-        let n = Notice::key(true)
+        let n = Notice::key(I18n::new(crate::domain::locale::Lang::En), true)
             .with(brand(), vec![key()])
             .render()
             .unwrap();

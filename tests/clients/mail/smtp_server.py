@@ -7,7 +7,8 @@ Listens on 127.0.0.1 (port N, or a free one), prints `PORT <n>` once it listens,
 until stdin is closed (the test that started it has gone), a signal, or --max-seconds.
 Each message received is parsed with Python's `email` package (the default policy, as a
 mail client reads it) and written to DIR as `<n>.eml` (the bytes received) and `<n>.json`:
-the envelope, the headers the tests read (From, To, Reply-To, Subject, Date, Message-ID),
+the envelope, the headers the tests read (From, To, Reply-To, Subject, Date, Message-ID,
+Content-Language),
 the Date parsed, and the plain-text and HTML parts. --fail-first N answers the first N
 messages `451 4.3.0 Try again later` (a transient refusal) instead. --user and --password
 make the server require AUTH (PLAIN or LOGIN, allowed without TLS on this loopback test
@@ -60,7 +61,7 @@ class Handler:
             "rcpt_tos": envelope.rcpt_tos,
             "headers": {k: str(msg.get(k)) if msg.get(k) is not None else None
                         for k in ("From", "To", "Reply-To", "Subject", "Date", "Message-ID",
-                                  "MIME-Version", "Content-Type")},
+                                  "MIME-Version", "Content-Type", "Content-Language")},
             "date": parsed_date,
             "content_type": msg.get_content_type(),
             "parts": [part.get_content_type() for part in msg.walk()],
