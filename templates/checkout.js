@@ -479,7 +479,8 @@
     return Math.max(total || 0, 1);
   }
   function mountPaymentElement() {
-    var options = { mode: stripeMode(), currency: currency.toLowerCase(), paymentMethodCreation: "manual" };
+    // The Element speaks the page's language.
+    var options = { mode: stripeMode(), currency: currency.toLowerCase(), paymentMethodCreation: "manual", locale: lang };
     if (options.mode !== "setup") options.amount = elementAmount();
     if (options.mode !== "payment") options.setupFutureUsage = "off_session";
     elements = stripe.elements(options);
@@ -504,7 +505,7 @@
         updateButton();
       });
     } else {
-      showError("card-error", "The payment form could not be loaded. Check your connection and reload the page.");
+      showError("card-error", tr("form-not-loaded"));
     }
   }
 
@@ -550,17 +551,17 @@
   function paymentToken() {
     if (mode === "free") return Promise.resolve(null);
     if (processor === "test") return Promise.resolve(value("test-card"));
-    if (!stripe || !paymentElement) return Promise.reject(new Error("The payment form is not loaded."));
+    if (!stripe || !paymentElement) return Promise.reject(new Error(tr("form-missing")));
     var details = { email: value("customer_email") || null, name: value("customer_name") || null };
     // Stripe.js checks the Element first, then makes the token the confirm sends.
     return elements.submit().then(function (r) {
-      if (r.error) throw new Error(r.error.message || "Please check your payment details.");
+      if (r.error) throw new Error(r.error.message || tr("check-payment"));
       return stripe.createConfirmationToken({
         elements: elements,
         params: { payment_method_data: { billing_details: details } }
       });
     }).then(function (r) {
-      if (r.error) throw new Error(r.error.message || "This payment method could not be used.");
+      if (r.error) throw new Error(r.error.message || tr("method-unusable"));
       return r.confirmationToken.id;
     });
   }
@@ -571,7 +572,7 @@
     busy = true;
     payButton.disabled = true;
     payButton.setAttribute("aria-busy", "true");
-    payStatus.textContent = "Processing…";
+    payStatus.textContent = tr("processing");
     clearErrors();
     var body = collect();
     paymentToken().then(function (token) {
@@ -583,11 +584,11 @@
             // The buyer's bank asks them: 3-D Secure here, or its own page (iDEAL), which
             // comes back to the confirmation page. A failed or abandoned authentication
             // charges nothing, and the buyer may try again here.
-            payStatus.textContent = "Waiting for your bank…";
+            payStatus.textContent = tr("waiting-bank");
             return stripe.handleNextAction({ clientSecret: meta.intent_client_secret }).then(function (result) {
               if (result && result.error) {
-                showError("card-error", (result.error.message || "Your payment could not be authenticated.") +
-                  " You were not charged.");
+                showError("card-error", (result.error.message || tr("not-authenticated")) +
+                  " " + tr("not-charged"));
                 document.getElementById("card-error").scrollIntoView({ block: "center" });
               } else {
                 leave();
@@ -598,7 +599,7 @@
         } else if (r.status === 422) {
           showValidation(r.data.detail);
         } else if (r.status === 400 && r.data.error === "PaymentError") {
-          showError("card-error", r.data.detail || "Your payment was declined.");
+          showError("card-error", r.data.detail || tr("declined"));
           document.getElementById("card-error").scrollIntoView({ block: "center" });
         } else if (r.status === 403 && r.data.error === "TrialAlreadyRedeemed") {
           // One trial per customer and product: the buyer may still subscribe, paying now.
@@ -620,13 +621,13 @@
           leaving = true;
           window.location.reload();
         } else {
-          showError("form-error", (typeof r.data.detail === "string" ? r.data.detail : "Something went wrong.") + " Please try again.");
+          showError("form-error", (typeof r.data.detail === "string" ? r.data.detail : tr("something-wrong")) + " " + tr("try-again"));
         }
       });
     }, function (e) {
       showError("card-error", e.message);
     }).catch(function () {
-      showError("form-error", "Network error: the payment was not sent. Please try again.");
+      showError("form-error", tr("not-sent"));
     }).then(function () {
       busy = false;
       payStatus.textContent = "";
@@ -634,13 +635,13 @@
         payButton.disabled = false;
         payButton.removeAttribute("aria-busy");
       } else {
-        payStatus.textContent = "Redirecting…";
+        payStatus.textContent = tr("redirecting");
       }
     });
   });
 
   updateButton();
   if (window.location.hash === "#trial-used") {
-    showError("form-error", "You have already used a trial for this product: subscribing now charges your card.");
+    showError("form-error", tr("trial-used"));
   }
 })();

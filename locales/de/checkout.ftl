@@ -160,3 +160,20 @@ js-network-error = Netzwerkfehler; bitte erneut versuchen.
 js-product-failed = Das Produkt konnte nicht gewechselt werden; bitte erneut versuchen.
 js-code-applied = Code { $code } eingelöst.
 js-code-failed = Der Code konnte nicht eingelöst werden; bitte erneut versuchen.
+
+## The payment part of the page script
+
+js-form-not-loaded = Das Zahlungsformular konnte nicht geladen werden. Prüfen Sie Ihre Verbindung und laden Sie die Seite neu.
+js-form-missing = Das Zahlungsformular ist nicht geladen.
+js-check-payment = Bitte prüfen Sie Ihre Zahlungsangaben.
+js-method-unusable = Diese Zahlungsmethode kann nicht verwendet werden.
+js-processing = Wird verarbeitet…
+js-waiting-bank = Warten auf Ihre Bank…
+js-not-authenticated = Ihre Zahlung konnte nicht bestätigt werden.
+js-not-charged = Ihnen wurde nichts berechnet.
+js-declined = Ihre Zahlung wurde abgelehnt.
+js-something-wrong = Etwas ist schiefgelaufen.
+js-try-again = Bitte versuchen Sie es erneut.
+js-not-sent = Netzwerkfehler: Die Zahlung wurde nicht gesendet. Bitte versuchen Sie es erneut.
+js-redirecting = Weiterleitung…
+js-trial-used = Sie haben für dieses Produkt bereits einen Testzeitraum genutzt: Beim Abonnieren wird jetzt belastet.

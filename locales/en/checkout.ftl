@@ -162,3 +162,20 @@ js-network-error = Network error; try again.
 js-product-failed = The product could not be changed; try again.
 js-code-applied = Code { $code } applied.
 js-code-failed = The code could not be applied; try again.
+
+## The payment part of the page script
+
+js-form-not-loaded = The payment form could not be loaded. Check your connection and reload the page.
+js-form-missing = The payment form is not loaded.
+js-check-payment = Please check your payment details.
+js-method-unusable = This payment method could not be used.
+js-processing = Processing…
+js-waiting-bank = Waiting for your bank…
+js-not-authenticated = Your payment could not be authenticated.
+js-not-charged = You were not charged.
+js-declined = Your payment was declined.
+js-something-wrong = Something went wrong.
+js-try-again = Please try again.
+js-not-sent = Network error: the payment was not sent. Please try again.
+js-redirecting = Redirecting…
+js-trial-used = You have already used a trial for this product: subscribing now charges your card.

@@ -160,3 +160,20 @@ js-network-error = Error de red; inténtelo de nuevo.
 js-product-failed = No se pudo cambiar el producto; inténtelo de nuevo.
 js-code-applied = Código { $code } aplicado.
 js-code-failed = No se pudo aplicar el código; inténtelo de nuevo.
+
+## The payment part of the page script
+
+js-form-not-loaded = No se pudo cargar el formulario de pago. Comprueba tu conexión y vuelve a cargar la página.
+js-form-missing = El formulario de pago no está cargado.
+js-check-payment = Revisa tus datos de pago.
+js-method-unusable = No se puede usar este método de pago.
+js-processing = Procesando…
+js-waiting-bank = Esperando a tu banco…
+js-not-authenticated = No se pudo autenticar tu pago.
+js-not-charged = No se te ha cobrado nada.
+js-declined = Tu pago ha sido rechazado.
+js-something-wrong = Algo salió mal.
+js-try-again = Inténtalo de nuevo.
+js-not-sent = Error de red: el pago no se envió. Inténtalo de nuevo.
+js-redirecting = Redirigiendo…
+js-trial-used = Ya usaste una prueba para este producto: al suscribirte ahora se te cobra.

@@ -160,3 +160,20 @@ js-network-error = Erreur réseau ; réessayez.
 js-product-failed = Le produit n'a pas pu être changé ; réessayez.
 js-code-applied = Code { $code } appliqué.
 js-code-failed = Le code n'a pas pu être appliqué ; réessayez.
+
+## The payment part of the page script
+
+js-form-not-loaded = Le formulaire de paiement n’a pas pu être chargé. Vérifiez votre connexion et rechargez la page.
+js-form-missing = Le formulaire de paiement n’est pas chargé.
+js-check-payment = Veuillez vérifier vos informations de paiement.
+js-method-unusable = Ce moyen de paiement ne peut pas être utilisé.
+js-processing = Traitement…
+js-waiting-bank = En attente de votre banque…
+js-not-authenticated = Votre paiement n’a pas pu être authentifié.
+js-not-charged = Vous n’avez pas été débité.
+js-declined = Votre paiement a été refusé.
+js-something-wrong = Une erreur s’est produite.
+js-try-again = Veuillez réessayer.
+js-not-sent = Erreur réseau : le paiement n’a pas été envoyé. Veuillez réessayer.
+js-redirecting = Redirection…
+js-trial-used = Vous avez déjà utilisé un essai pour ce produit : l’abonnement est facturé dès maintenant.

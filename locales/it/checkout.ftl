@@ -160,3 +160,20 @@ js-network-error = Errore di rete; riprova.
 js-product-failed = Non è stato possibile cambiare il prodotto; riprova.
 js-code-applied = Codice { $code } applicato.
 js-code-failed = Non è stato possibile applicare il codice; riprova.
+
+## The payment part of the page script
+
+js-form-not-loaded = Impossibile caricare il modulo di pagamento. Controlla la connessione e ricarica la pagina.
+js-form-missing = Il modulo di pagamento non è caricato.
+js-check-payment = Controlla i dati di pagamento.
+js-method-unusable = Questo metodo di pagamento non può essere usato.
+js-processing = Elaborazione…
+js-waiting-bank = In attesa della tua banca…
+js-not-authenticated = Impossibile autenticare il pagamento.
+js-not-charged = Non ti è stato addebitato nulla.
+js-declined = Il pagamento è stato rifiutato.
+js-something-wrong = Qualcosa è andato storto.
+js-try-again = Riprova.
+js-not-sent = Errore di rete: il pagamento non è stato inviato. Riprova.
+js-redirecting = Reindirizzamento…
+js-trial-used = Hai già usato una prova per questo prodotto: abbonandoti ora ti viene addebitato.

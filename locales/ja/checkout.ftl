@@ -152,3 +152,20 @@ js-network-error = ネットワークエラーです。もう一度お試しく�
 js-product-failed = 商品を変更できませんでした。もう一度お試しください。
 js-code-applied = コード { $code } を適用しました。
 js-code-failed = コードを適用できませんでした。もう一度お試しください。
+
+## The payment part of the page script
+
+js-form-not-loaded = お支払いフォームを読み込めませんでした。接続を確認してページを再読み込みしてください。
+js-form-missing = お支払いフォームが読み込まれていません。
+js-check-payment = お支払い情報をご確認ください。
+js-method-unusable = このお支払い方法はご利用いただけません。
+js-processing = 処理中…
+js-waiting-bank = 銀行の応答を待っています…
+js-not-authenticated = お支払いを認証できませんでした。
+js-not-charged = 料金は請求されていません。
+js-declined = お支払いが拒否されました。
+js-something-wrong = 問題が発生しました。
+js-try-again = もう一度お試しください。
+js-not-sent = ネットワークエラー：お支払いは送信されませんでした。もう一度お試しください。
+js-redirecting = リダイレクト中…
+js-trial-used = この製品のトライアルはすでにご利用済みです：今すぐ購読すると料金が請求されます。

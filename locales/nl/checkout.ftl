@@ -160,3 +160,20 @@ js-network-error = Netwerkfout; probeer het opnieuw.
 js-product-failed = Het product kon niet worden gewijzigd; probeer het opnieuw.
 js-code-applied = Code { $code } toegepast.
 js-code-failed = De code kon niet worden toegepast; probeer het opnieuw.
+
+## The payment part of the page script
+
+js-form-not-loaded = Het betaalformulier kon niet worden geladen. Controleer je verbinding en laad de pagina opnieuw.
+js-form-missing = Het betaalformulier is niet geladen.
+js-check-payment = Controleer je betaalgegevens.
+js-method-unusable = Deze betaalmethode kan niet worden gebruikt.
+js-processing = Bezig…
+js-waiting-bank = Wachten op je bank…
+js-not-authenticated = Je betaling kon niet worden geverifieerd.
+js-not-charged = Er is niets afgeschreven.
+js-declined = Je betaling is geweigerd.
+js-something-wrong = Er is iets misgegaan.
+js-try-again = Probeer het opnieuw.
+js-not-sent = Netwerkfout: de betaling is niet verzonden. Probeer het opnieuw.
+js-redirecting = Doorsturen…
+js-trial-used = Je hebt voor dit product al een proefperiode gebruikt: bij abonneren wordt nu afgeschreven.

@@ -161,3 +161,20 @@ js-network-error = Erro de rede; tente novamente.
 js-product-failed = Não foi possível trocar o produto; tente novamente.
 js-code-applied = Código { $code } aplicado.
 js-code-failed = Não foi possível aplicar o código; tente novamente.
+
+## The payment part of the page script
+
+js-form-not-loaded = Não foi possível carregar o formulário de pagamento. Verifique sua conexão e recarregue a página.
+js-form-missing = O formulário de pagamento não foi carregado.
+js-check-payment = Verifique seus dados de pagamento.
+js-method-unusable = Esta forma de pagamento não pode ser usada.
+js-processing = Processando…
+js-waiting-bank = Aguardando seu banco…
+js-not-authenticated = Não foi possível autenticar seu pagamento.
+js-not-charged = Nada foi cobrado.
+js-declined = Seu pagamento foi recusado.
+js-something-wrong = Algo deu errado.
+js-try-again = Tente novamente.
+js-not-sent = Erro de rede: o pagamento não foi enviado. Tente novamente.
+js-redirecting = Redirecionando…
+js-trial-used = Você já usou um teste deste produto: ao assinar agora, a cobrança é feita.
