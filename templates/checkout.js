@@ -575,6 +575,9 @@
     payStatus.textContent = tr("processing");
     clearErrors();
     var body = collect();
+    // A checkout without a language of its own keeps the one the buyer reads the page in,
+    // for the e-mails that follow.
+    if (form.dataset.locale) body.locale = form.dataset.locale;
     paymentToken().then(function (token) {
       if (token !== null) body.confirmation_token_id = token;
       return send("POST", api + "/confirm", body).then(function (r) {

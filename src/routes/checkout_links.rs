@@ -141,6 +141,7 @@ fn forwarded_query(query: &str) -> String {
         "customer_email",
         "customer_name",
         "discount_code",
+        "locale",
     ];
     let mut out = form_urlencoded::Serializer::new(String::new());
     let mut any = false;

@@ -235,6 +235,9 @@ struct Processor {
 struct CheckoutPage {
     /// The buyer's language.
     i18n: I18n,
+    /// The language the page is shown in, for the confirm to keep on a checkout that has
+    /// none of its own, so that the buyer's e-mails speak it too (`None`: it has one).
+    keep_locale: Option<&'static str>,
     secret: String,
     script_url: &'static str,
     /// In the overlay of the checkout's embedding page: that page's origin, which the
@@ -610,6 +613,7 @@ async fn checkout_page(
         fields: field_views(&state, &product, &c.custom_field_data).await?,
         processor,
         currency,
+        keep_locale: c.locale.is_none().then(|| i18n.tag()),
         i18n,
     };
     let framed_by = frame_ancestor(c.embed_origin.as_deref());

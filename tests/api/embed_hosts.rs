@@ -170,7 +170,7 @@ async fn only_a_member_with_organizations_write_sets_embed_hosts() {
 }
 
 /// Follows a link without following the redirect.
-async fn follow(app: &TestApp, url: &str) -> Reply {
+pub(crate) async fn follow(app: &TestApp, url: &str) -> Reply {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(crate::helpers::CLIENT_TIMEOUT)
@@ -185,7 +185,7 @@ fn enc(s: &str) -> String {
 
 /// The checkout a followed link opened, from its `Location`: its client secret and the
 /// query the page was sent with.
-fn opened(r: &Reply) -> (String, String) {
+pub(crate) fn opened(r: &Reply) -> (String, String) {
     assert_eq!(r.status, 307, "{}", r.body);
     let location = r.header("location");
     let (path, query) = location.split_once('?').unwrap_or((&location, ""));

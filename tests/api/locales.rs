@@ -335,3 +335,57 @@ async fn each_receipt_is_mailed_in_the_language_of_its_checkout() {
         }
     }
 }
+
+/// The `data-locale` the page's script sends with the confirm.
+fn kept_locale(html: &str) -> &str {
+    let at = html.find("data-locale=\"").unwrap() + "data-locale=\"".len();
+    let end = html[at..].find('"').unwrap();
+    &html[at..at + end]
+}
+
+#[actix_web::test]
+async fn a_link_s_locale_is_the_checkout_s_and_a_page_keeps_its_language_for_the_mails() {
+    let app = spawn_app().await;
+    let api = Api::of(&app);
+    let org = create_org(api, "locales-links").await;
+    let eur = product(api, &org, "Handbuch", one_time("eur", 1900)).await;
+    let link = api
+        .posted(
+            "/v1/checkout-links/",
+            &json!({"payment_processor": "stripe", "products": [id_of(&eur)]}),
+            201,
+        )
+        .await;
+    let url = link["url"].as_str().unwrap().to_string();
+
+    // `?locale=` (Polar's prefill): stored normalized, not passed on to the page's URL.
+    let r = crate::embed_hosts::follow(&app, &format!("{url}?locale=de-at&theme=dark")).await;
+    let (secret, query) = crate::embed_hosts::opened(&r);
+    assert_eq!(query, "theme=dark");
+    let c = api
+        .get(&format!("/v1/checkouts/client/{secret}"), None)
+        .await;
+    c.expect(200);
+    assert_eq!(c.body["locale"], json!("de-AT"));
+    let html = page(api, &c.body, Some("fr")).await;
+    assert_eq!(lang_of(&html), "de");
+    // It has a language of its own: the page's script sends none with the confirm.
+    assert_eq!(kept_locale(&html), "");
+
+    // Not a tag: ignored, as Polar ignores a prefill that does not fit.
+    let r = crate::embed_hosts::follow(&app, &format!("{url}?locale=%3Cb%3E")).await;
+    let (secret, _) = crate::embed_hosts::opened(&r);
+    let c = api
+        .get(&format!("/v1/checkouts/client/{secret}"), None)
+        .await;
+    assert_eq!(c.body["locale"], Value::Null);
+    // The browser's language decides the page, and the confirm keeps it.
+    let html = page(api, &c.body, Some("fr-CA, en;q=0.5")).await;
+    assert_eq!(lang_of(&html), "fr");
+    assert_eq!(kept_locale(&html), "fr");
+    let mut body = crate::checkouts::buyer("buyer@example.com");
+    body["locale"] = json!(kept_locale(&html));
+    let r = crate::checkouts::confirm(api, &secret, &body).await;
+    r.expect(200);
+    assert_eq!(r.body["locale"], json!("fr"));
+}

@@ -448,6 +448,9 @@ pub struct LinkPrefill {
     /// `embed_origin`: the page embedding the checkout (`@polar-sh/checkout` sends its
     /// `location.origin`), checked against the organization's `embed_hosts`.
     pub embed_origin: Option<String>,
+    /// `locale`: the buyer's language (Polar's prefill), kept normalized when it is a
+    /// valid BCP 47 tag, ignored otherwise.
+    pub locale: Option<String>,
 }
 
 /// The longest metadata value (Polar's limit).
@@ -573,7 +576,7 @@ pub async fn follow(
         return_url: link.return_url.clone(),
         trial: link.trial,
         currency: None,
-        locale: None,
+        locale: prefill.locale,
     };
     let checkout = super::create(state, Subject::Organization(org), command).await?;
     if selected.id == on_sale[0].id {
@@ -715,6 +718,7 @@ pub fn prefill_from_query(query: &str) -> LinkPrefill {
             "customer_name" => prefill.customer_name = Some(value),
             "discount_code" => prefill.discount_code = Some(value),
             "embed_origin" => prefill.embed_origin = Some(value),
+            "locale" => prefill.locale = crate::domain::locale::normalize_tag(&value),
             k @ ("reference_id" | "utm_source" | "utm_medium" | "utm_campaign" | "utm_term"
             | "utm_content") => prefill.metadata.push((k.to_string(), value)),
             _ => {}

@@ -261,4 +261,11 @@ fn the_query_fills_what_polar_fills() {
             ("utm_source".to_string(), "news".to_string())
         ]
     );
+    assert_eq!(p.locale, None);
+    // The buyer's language: kept normalized when it is a tag, ignored when it is not.
+    assert_eq!(
+        prefill_from_query("locale=de-at").locale.as_deref(),
+        Some("de-AT")
+    );
+    assert_eq!(prefill_from_query("locale=not%20a%20tag").locale, None);
 }
