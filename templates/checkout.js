@@ -51,6 +51,11 @@
   var closeButton = document.getElementById("embed-close");
   if (closeButton) {
     closeButton.addEventListener("click", function () { tellParent({ event: "close" }); });
+    // A click on the backdrop around the checkout closes the overlay too.
+    document.documentElement.classList.add("embedded");
+    document.body.addEventListener("click", function (e) {
+      if (e.target === document.body) tellParent({ event: "close" });
+    });
   }
   if (embed && embed.hasAttribute("data-success")) {
     tellParent({

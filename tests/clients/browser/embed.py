@@ -118,6 +118,18 @@ def closed(d):
     d.switch_to.default_content()
     wait(d).until(lambda _: "close" in events(d))
     check("the close button tells the seller's page", events(d) == ["loaded", "close"], events(d))
+    # The page around the checkout is see-through (the seller's page shows, dimmed), and a
+    # click on it, outside the checkout, closes the overlay too; a click inside does not.
+    d.switch_to.frame(d.find_element(By.ID, "checkout"))
+    backdrop = d.execute_script("return getComputedStyle(document.body).backgroundColor;")
+    check("the overlay's backdrop is see-through", backdrop in ("rgba(0, 0, 0, 0)", "transparent"),
+          backdrop)
+    d.find_element(By.ID, "customer_email").click()
+    d.execute_script("document.body.dispatchEvent(new MouseEvent('click', {bubbles: true}));")
+    d.switch_to.default_content()
+    wait(d).until(lambda _: events(d).count("close") == 2)
+    check("a click on the backdrop closes it, one inside does not",
+          events(d) == ["loaded", "close", "close"], events(d))
 
 
 def refused(d):
