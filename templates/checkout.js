@@ -649,6 +649,9 @@
   });
 
   updateButton();
+  if (window.location.hash === "#payment-failed") {
+    showError("card-error", tr("payment-not-completed"));
+  }
   if (window.location.hash === "#trial-used") {
     showError("form-error", tr("trial-used"));
   }

@@ -177,3 +177,4 @@ js-try-again = Bitte versuchen Sie es erneut.
 js-not-sent = Netzwerkfehler: Die Zahlung wurde nicht gesendet. Bitte versuchen Sie es erneut.
 js-redirecting = Weiterleitung…
 js-trial-used = Sie haben für dieses Produkt bereits einen Testzeitraum genutzt: Beim Abonnieren wird jetzt belastet.
+js-payment-not-completed = Die Zahlung wurde nicht abgeschlossen, und Ihnen wurde nichts berechnet. Versuchen Sie es erneut oder wählen Sie eine andere Zahlungsmethode.

@@ -179,3 +179,4 @@ js-try-again = Please try again.
 js-not-sent = Network error: the payment was not sent. Please try again.
 js-redirecting = Redirecting…
 js-trial-used = You have already used a trial for this product: subscribing now charges your card.
+js-payment-not-completed = The payment was not completed, and you were not charged. Try again or choose another payment method.

@@ -177,3 +177,4 @@ js-try-again = Inténtalo de nuevo.
 js-not-sent = Error de red: el pago no se envió. Inténtalo de nuevo.
 js-redirecting = Redirigiendo…
 js-trial-used = Ya usaste una prueba para este producto: al suscribirte ahora se te cobra.
+js-payment-not-completed = El pago no se completó y no se te ha cobrado nada. Inténtalo de nuevo o elige otro método de pago.

@@ -177,3 +177,4 @@ js-try-again = Veuillez réessayer.
 js-not-sent = Erreur réseau : le paiement n’a pas été envoyé. Veuillez réessayer.
 js-redirecting = Redirection…
 js-trial-used = Vous avez déjà utilisé un essai pour ce produit : l’abonnement est facturé dès maintenant.
+js-payment-not-completed = Le paiement n’a pas abouti et vous n’avez pas été débité. Réessayez ou choisissez un autre moyen de paiement.

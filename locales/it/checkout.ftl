@@ -177,3 +177,4 @@ js-try-again = Riprova.
 js-not-sent = Errore di rete: il pagamento non è stato inviato. Riprova.
 js-redirecting = Reindirizzamento…
 js-trial-used = Hai già usato una prova per questo prodotto: abbonandoti ora ti viene addebitato.
+js-payment-not-completed = Il pagamento non è stato completato e non ti è stato addebitato nulla. Riprova o scegli un altro metodo di pagamento.

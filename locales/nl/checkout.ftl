@@ -177,3 +177,4 @@ js-try-again = Probeer het opnieuw.
 js-not-sent = Netwerkfout: de betaling is niet verzonden. Probeer het opnieuw.
 js-redirecting = Doorsturen…
 js-trial-used = Je hebt voor dit product al een proefperiode gebruikt: bij abonneren wordt nu afgeschreven.
+js-payment-not-completed = De betaling is niet voltooid en er is niets afgeschreven. Probeer het opnieuw of kies een andere betaalmethode.

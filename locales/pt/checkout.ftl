@@ -178,3 +178,4 @@ js-try-again = Tente novamente.
 js-not-sent = Erro de rede: o pagamento não foi enviado. Tente novamente.
 js-redirecting = Redirecionando…
 js-trial-used = Você já usou um teste deste produto: ao assinar agora, a cobrança é feita.
+js-payment-not-completed = O pagamento não foi concluído e nada foi cobrado. Tente novamente ou escolha outra forma de pagamento.

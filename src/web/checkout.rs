@@ -718,8 +718,14 @@ async fn confirmation_page(
     }
     let page_state = match c.effective_status(state.now()) {
         CheckoutStatus::Open => {
+            // Back from a bank's page that did not pay: the reopened checkout says so.
+            let told = if query.payment_refused() {
+                "#payment-failed"
+            } else {
+                ""
+            };
             return Ok(redirect(format!(
-                "/checkout/{}{}",
+                "/checkout/{}{}{told}",
                 c.client_secret,
                 query.suffix()
             )));

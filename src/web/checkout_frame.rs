@@ -12,11 +12,19 @@ use crate::payments::PageSources;
 #[derive(Debug, Default, serde::Deserialize)]
 pub(super) struct PageQuery {
     embed: Option<String>,
+    /// Stripe's on the way back from a payment method's own page (a bank's): `succeeded`,
+    /// `processing` or `failed`.
+    redirect_status: Option<String>,
 }
 
 impl PageQuery {
     pub(super) fn embedded(&self) -> bool {
         self.embed.as_deref() == Some("true")
+    }
+
+    /// Back from a payment method's own page that refused or abandoned the payment.
+    pub(super) fn payment_refused(&self) -> bool {
+        self.redirect_status.as_deref() == Some("failed")
     }
 
     /// What a page's links to the other page keep of the query.

@@ -378,10 +378,12 @@ async fn a_failed_bank_page_reopens_the_checkout_for_another_method() {
     r.expect(200);
     let pi = intent_of(&r.body);
     let intent = shop.ls.intent(&pi).await;
-    let status = reqwest::Client::builder()
+    let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .timeout(crate::helpers::CLIENT_TIMEOUT)
         .build()
-        .expect("a client")
+        .expect("a client");
+    let answer = client
         .post(format!("{}/_tollgate/bank/{pi}", shop.ls.base))
         .form(&[
             ("client_secret", str_of(&intent, "client_secret")),
@@ -389,9 +391,15 @@ async fn a_failed_bank_page_reopens_the_checkout_for_another_method() {
         ])
         .send()
         .await
-        .expect("the bank's answer")
-        .status();
-    assert_eq!(status, 302);
+        .expect("the bank's answer");
+    assert_eq!(answer.status(), 302);
+    let back = answer
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(back.contains("redirect_status=failed"), "{back}");
     let event = shop
         .ls
         .event_for("payment_intent.payment_failed", &pi)
@@ -399,6 +407,15 @@ async fn a_failed_bank_page_reopens_the_checkout_for_another_method() {
     shop.wait_handled(str_of(&event, "id")).await;
     // The buyer was there: the checkout is open again (not failed), and a card pays it.
     wait_status(&shop, &client_secret, "open").await;
+    // Back from the bank, the buyer lands on the checkout, which tells them why.
+    let landed = client.get(&back).send().await.expect("the return page");
+    assert!(landed.status().is_redirection(), "{}", landed.status());
+    let to = landed
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(to, format!("/checkout/{client_secret}#payment-failed"));
     let card = token(
         &shop,
         &[
