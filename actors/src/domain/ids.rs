@@ -2,3 +2,6 @@
 //! Defined in `tollgate-actors`, whose aggregates use them too.
 
 pub use crate::ids::entity::*;
+
+/// A stored file (`/v1/files`).
+crate::typed_id!(pub FileId);

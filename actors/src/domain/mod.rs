@@ -23,6 +23,7 @@ pub mod checkout_link;
 pub mod claimable_key;
 pub mod currency;
 pub mod custom_field;
+pub mod file;
 pub mod customer;
 pub mod customer_session;
 pub mod dates;
