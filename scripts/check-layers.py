@@ -39,7 +39,7 @@ LAYERS = [
     ("request", {"extract", "credentials", "idempotency", "retention"}),
     ("app", {"app"}),
     ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",
-                 "auth", "bootstrap", "signature", "geoip"}),
+                 "auth", "bootstrap", "signature", "geoip", "files"}),
     ("foundation", {"api", "validate", "error", "limits", "loc", "config", "client_ip",
                     "telemetry", "resource", "domain", "i18n"}),
 ]

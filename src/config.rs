@@ -30,6 +30,7 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     pub email: EmailSettings,
     pub tax: TaxConfig,
+    pub files: FilesSettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -504,6 +505,9 @@ fn is_loopback(u: &url::Url) -> bool {
 mod email;
 pub use email::{EmailSettings, EmailTransport};
 
+mod files;
+pub use files::FilesSettings;
+
 mod tax;
 pub use tax::{TaxConfig, HMRC_URL, VIES_URL};
 
@@ -949,6 +953,7 @@ impl Settings {
         self.webhooks.validate()?;
         self.tax.validate()?;
         self.storage.validate()?;
+        self.files.validate()?;
         self.payments.validate()
     }
 

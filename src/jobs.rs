@@ -10,6 +10,7 @@
 //! | webhook delivery, one worker per endpoint (`webhooks::delivery`) | as events are pending | the node holding `webhooks` |
 //! | e-mail, decided in the fan-out, sent from the outbox (`mail`) | as messages come due | the node holding `webhooks` |
 //! | re-check of tax numbers left unverified (`app::tax_id_checks`) | as orders are paid, then backing off | one node (job lock `tax_id_checks`) |
+//! | purge of uploads never finished (`app::files::purge_expired`): parts deleted, quota given back | every `files.purge_interval_secs` | one node (job lock `files`) |
 //! | validation day counters written to the store (`stats`) | every second | every node (its own counts, added) |
 //!
 //! Every task is safe to run twice (conditional writes, derived ids, payment idempotency
@@ -24,6 +25,7 @@ use crate::state::AppState;
 pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::StorageError> {
     spawn_sweeps(state.clone());
     spawn_retention(state.clone());
+    spawn_file_purge(state.clone());
     spawn_limit_purge(state.clone());
     crate::webhooks::dispatch::start(state.clone());
     crate::mail::start(state.clone());
@@ -77,6 +79,27 @@ fn spawn_limit_purge(state: web::Data<AppState>) {
         loop {
             ticker.tick().await;
             state.limits.purge();
+        }
+    });
+}
+
+/// The purge of unfinished uploads, every `files.purge_interval_secs` (the first one a
+/// full interval after start-up).
+fn spawn_file_purge(state: web::Data<AppState>) {
+    let every = std::time::Duration::from_secs(state.settings.files.purge_interval_secs.max(1));
+    actix_web::rt::spawn(async move {
+        let mut ticker = actix_web::rt::time::interval(every);
+        ticker.tick().await;
+        loop {
+            ticker.tick().await;
+            if !state.jobs.lead(&state.store, "files").await {
+                continue;
+            }
+            match crate::app::files::purge_expired(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(uploads = n, "unfinished uploads purged"),
+                Err(e) => tracing::warn!(error = %e, "purge of unfinished uploads failed"),
+            }
         }
     });
 }

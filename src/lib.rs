@@ -15,6 +15,7 @@ pub use tollgate_actors::domain;
 pub mod egress;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod geoip;
 pub mod http_io;
 pub mod i18n;

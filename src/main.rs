@@ -176,6 +176,21 @@ fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
     let lines = runtime.block_on(tollgate::admin::check(&store, repair))?;
     let (text, clean) = tollgate::admin::describe(&lines);
     write_stdout(text.trim_end());
+    let files = runtime.block_on(tollgate::admin::check_files(
+        &store,
+        &settings.storage.data_dir,
+    ))?;
+    write_stdout(&format!("files: {} uploaded checked", files.checked));
+    for m in &files.missing {
+        write_stdout(&format!("files: missing or short object of {m}"));
+    }
+    for o in &files.orphans {
+        write_stdout(&format!("files: orphan {o} (no record names it)"));
+    }
+    if !files.missing.is_empty() {
+        write_stdout("uploaded files are missing: restore them from a backup");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(if clean {
         ExitCode::SUCCESS
     } else {

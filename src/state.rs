@@ -70,6 +70,8 @@ pub struct AppState {
     pub tax_recorder: Arc<tokio::sync::Notify>,
     /// Wakes the re-check of unverified tax numbers (`crate::app::tax_id_checks`).
     pub tax_id_checks: Arc<tokio::sync::Notify>,
+    /// Where the bytes of `/v1/files` live (`<data_dir>/files/` on this node).
+    pub files: crate::files::FileStore,
     ready: AtomicBool,
 }
 
@@ -126,7 +128,13 @@ impl AppState {
             crate::cache::EntitlementCache::expiring(std::time::Duration::from_secs(2))
         });
         crate::cache::watch_entitlements(&store, &entitlements);
+        let files = crate::files::FileStore::new(Arc::new(crate::files::local::LocalFiles::new(
+            &settings.storage.data_dir,
+            hasher.clone(),
+            public_url.clone(),
+        )));
         Self {
+            files,
             customers,
             entitlements,
             store,

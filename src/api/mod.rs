@@ -12,6 +12,7 @@ pub mod customer_session;
 pub mod customer_state;
 pub mod discount;
 pub mod dispute;
+pub mod files;
 pub mod free_form;
 pub mod health;
 pub mod invoice;

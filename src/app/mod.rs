@@ -59,6 +59,7 @@ pub mod customer_state;
 pub mod disputes;
 pub mod event_log;
 pub mod exports;
+pub mod files;
 pub mod invoices;
 pub mod license_file;
 pub mod license_key_import;

@@ -13,6 +13,7 @@ pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
 pub mod export_paths;
+pub mod file_paths;
 pub mod invoice_paths;
 pub mod paths;
 pub mod payment_method_paths;
@@ -232,6 +233,12 @@ use crate::error::ApiError;
         paths::webhooks_deliveries_list,
         paths::webhooks_events_redeliver,
         paths::webhooks_events_cursor,
+        file_paths::files_list,
+        file_paths::files_create,
+        file_paths::files_uploaded,
+        file_paths::files_update,
+        file_paths::files_delete,
+        file_paths::files_put_part,
     ),
     components(schemas(
         crate::error::ErrorBody,

@@ -13,6 +13,7 @@ pub mod customers;
 pub mod discounts;
 pub mod disputes;
 pub mod exports;
+pub mod files;
 pub mod health;
 pub mod invoices;
 pub mod license_keys;
@@ -46,6 +47,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     customer_sessions::configure(cfg);
     benefit_grants::configure(cfg);
     custom_fields::configure(cfg);
+    files::configure(cfg);
     checkouts::configure(cfg);
     checkout_links::configure(cfg);
     invoices::configure(cfg);

@@ -109,6 +109,26 @@ async fn polar_sdk_1_0_runs_the_whole_journey_in_2027_01() {
     python_1_0_journey("v2027_01").await;
 }
 
+/// Issue 50 (files, stage 1) through polar-sdk 1.0.2 (`tests/clients/python-1.0/files.py`)
+/// in the three API versions: `files.create`, the parts PUT with httpx to the returned
+/// URLs and headers, `files.uploaded`, `files.list`, `files.update`, `files.delete`, and
+/// the 422 of a whole-file checksum that differs, every answer loaded into the SDK's models.
+#[actix_web::test]
+async fn polar_sdk_1_0_uploads_lists_renames_and_deletes_a_file_in_every_version() {
+    let python = tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let app = spawn_app().await;
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(tools::repo_root().join("tests/clients/python-1.0/files.py"))
+            .env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &app.token)
+            .env("TOLLGATE_API_VERSION", version)
+            .env("PYTHONUNBUFFERED", "1");
+        let out = tools::run_async(cmd, Duration::from_secs(120)).await;
+        assert_all_passed(&format!("polar-sdk 1.0.2 files {version}"), &out);
+    }
+}
+
 /// A JavaScript journey of `dir` (package.json, package-lock.json, journey.mjs), with
 /// `version` as `TOLLGATE_API_VERSION` when given.
 async fn node_journey(dir: &str, version: Option<&str>) {

@@ -46,6 +46,7 @@ mod entitlements;
 mod errors;
 mod event_cursor;
 mod exports;
+mod files;
 mod hardening3;
 mod health;
 mod helpers;

@@ -172,6 +172,15 @@ pub fn check_plan(size: u64, parts: &[PartPlan], min_part: u64) -> Result<(), Pl
     Ok(())
 }
 
+/// Lower-case hex of `bytes` (digests on the wire and in ETags).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 /// Where a file is in its life.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FileState {
@@ -324,7 +333,10 @@ mod tests {
         let long = check_plan(5, &[part(1, 0, 10)], MIB5).unwrap_err();
         assert_eq!(long.field, "chunk_end");
         assert_eq!(check_plan(5, &[], MIB5).unwrap_err().field, "parts");
-        assert_eq!(check_plan(5, &[part(1, 0, 0)], MIB5).unwrap_err().field, "chunk_end");
+        assert_eq!(
+            check_plan(5, &[part(1, 0, 0)], MIB5).unwrap_err().field,
+            "chunk_end"
+        );
     }
 
     #[test]
@@ -387,7 +399,10 @@ mod tests {
         assert!(FileService::ProductMedia.accepts_mime("image/png"));
         assert!(!FileService::OrganizationAvatar.accepts_mime("application/pdf"));
         assert!(FileService::Downloadable.accepts_mime("application/x-anything"));
-        assert_eq!(FileService::parse("product_media"), Some(FileService::ProductMedia));
+        assert_eq!(
+            FileService::parse("product_media"),
+            Some(FileService::ProductMedia)
+        );
         assert_eq!(FileService::parse("support_case_attachment"), None);
     }
 }

@@ -3,5 +3,7 @@
 
 pub use crate::ids::entity::*;
 
-/// A stored file (`/v1/files`).
-crate::typed_id!(pub FileId);
+crate::typed_id!(
+    /// A stored file (`/v1/files`).
+    pub FileId
+);
