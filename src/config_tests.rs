@@ -299,3 +299,20 @@ fn the_apple_pay_file_is_read_at_start_up_and_a_bad_path_stops_it() {
         );
     }
 }
+
+#[test]
+fn files_settings_default_as_documented_and_refuse_zero_and_short_pending() {
+    let s = Settings::default();
+    assert_eq!(s.files.upload_url_ttl_secs, 3600);
+    assert_eq!(s.files.download_link_ttl_secs, 600);
+    assert_eq!(s.files.max_file_bytes, 5 * 1024 * 1024 * 1024);
+    s.validate().unwrap();
+    let mut zero = Settings::default();
+    zero.files.max_organization_bytes = 0;
+    let err = zero.validate().unwrap_err().to_string();
+    assert!(err.contains("files.max_organization_bytes"), "{err}");
+    let mut short = Settings::default();
+    short.files.pending_ttl_secs = 60;
+    let err = short.validate().unwrap_err().to_string();
+    assert!(err.contains("files.pending_ttl_secs"), "{err}");
+}

@@ -70,3 +70,18 @@ pub(super) fn files_delete() {}
         (status = 404, description = "No such file, upload or part", body = Error),
         (status = 410, description = "Expired URL", body = Error)))]
 pub(super) fn files_put_part() {}
+
+/// The uploaded files a backup copies (`tollgate backup`): `[{organization_id, id, size,
+/// sha256}]` (hex SHA-256); only a personal access token of an admin user.
+#[utoipa::path(get, path = "/v1/admin/backup/files", tag = "admin",
+    security(("bearer" = [])),
+    responses((status = 200, description = "The list of uploaded files", body = Vec<serde_json::Value>)))]
+pub(super) fn admin_backup_files() {}
+
+/// The bytes of one uploaded file, streamed, for `tollgate backup`; only a personal access
+/// token of an admin user.
+#[utoipa::path(get, path = "/v1/admin/backup/files/{id}", tag = "admin",
+    params(("id" = uuid::Uuid, Path)),
+    security(("bearer" = [])),
+    responses((status = 200, description = "The file's bytes", content_type = "application/octet-stream")))]
+pub(super) fn admin_backup_file() {}

@@ -239,6 +239,8 @@ use crate::error::ApiError;
         file_paths::files_update,
         file_paths::files_delete,
         file_paths::files_put_part,
+        file_paths::admin_backup_files,
+        file_paths::admin_backup_file,
     ),
     components(schemas(
         crate::error::ErrorBody,

@@ -125,7 +125,15 @@ async fn polar_sdk_1_0_uploads_lists_renames_and_deletes_a_file_in_every_version
             .env("TOLLGATE_API_VERSION", version)
             .env("PYTHONUNBUFFERED", "1");
         let out = tools::run_async(cmd, Duration::from_secs(120)).await;
-        assert_all_passed(&format!("polar-sdk 1.0.2 files {version}"), &out);
+        let suite = format!("polar-sdk 1.0.2 files {version}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            tools::tally(&stdout),
+            Some((4, 0)),
+            "{}",
+            report(&suite, &out)
+        );
+        assert!(out.status.success(), "{}", report(&suite, &out));
     }
 }
 
