@@ -488,8 +488,15 @@ pub async fn update(
 
 /// `DELETE /v1/files/{id}`: the record, its bytes and its share of the quota.
 pub async fn delete(state: &AppState, subject: Subject, id: FileId) -> Result<(), AppError> {
-    let f = file_for(state, subject, id).await?;
-    remove(state, &f).await
+    // The file may change under the delete (its upload completing): read it again.
+    for _ in 0..ATTEMPTS {
+        let f = file_for(state, subject, id).await?;
+        match remove(state, &f).await {
+            Err(e) if e.code() == crate::error::Code::NotFound => continue,
+            other => return other,
+        }
+    }
+    Err(AppError::unavailable())
 }
 
 /// Purges uploads past their expiry (parts deleted, quota given back, record removed);
