@@ -106,18 +106,9 @@ fn format(lang: Lang, id: &str, args: Option<&FluentArgs>) -> String {
 
 /// HTML-escapes text (the translations and values put around markup by [`I18n::strong`]).
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
+    // askama's escaper, the one every template's output goes through.
+    let Ok(escaped) = askama::filters::escape(s, askama::filters::Html);
+    escaped.to_string()
 }
 
 /// The strings, amounts and dates of one language, as a template asks for them:

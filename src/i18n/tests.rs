@@ -236,7 +236,7 @@ fn messages_format_with_their_variables_and_plurals() {
     // No isolation marks, and the value escaped inside <strong>.
     assert_eq!(
         I18n::new(Lang::En).strong("purchase-complete", "product", "A & <B>"),
-        "Your purchase of <strong>A &amp; &lt;B&gt;</strong> is complete."
+        "Your purchase of <strong>A &#38; &#60;B&#62;</strong> is complete."
     );
     // Every language formats every message without a missing variable.
     for lang in Lang::ALL {
