@@ -181,6 +181,71 @@ pub struct FileUpload {
     pub upload: FileUploadMultipart,
 }
 
+/// One answer of each shape, for the document's tests: a file just created, with its
+/// upload, and the same file uploaded.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    use crate::domain::file::{FileService, PartPlan};
+    use crate::domain::ids::{FileId, OrganizationId};
+    let id = FileId(Uuid::from_u128(0xf1));
+    let org = OrganizationId(Uuid::from_u128(0x0a));
+    let at = DateTime::<Utc>::UNIX_EPOCH;
+    let part = PartPlan {
+        number: 1,
+        start: 0,
+        end: 11,
+        sha256: Some([7; 32]),
+    };
+    let mut file = StoredFile {
+        id,
+        organization_id: org,
+        service: FileService::Downloadable,
+        name: "app.zip".into(),
+        path: StoredFile::object_path(FileService::Downloadable, org, id, "app.zip"),
+        mime_type: "application/zip".into(),
+        size: 11,
+        version: Some("1.0.0".into()),
+        declared_sha256: Some([9; 32]),
+        created_at: at,
+        modified_at: None,
+        state: FileState::Pending {
+            upload_id: "local~0123".into(),
+            parts: vec![part.clone()],
+            expires_at: at,
+        },
+    };
+    let upload = FileUpload {
+        file: FileFields::from(&file),
+        upload: FileUploadMultipart {
+            id: "local~0123".into(),
+            path: file.path.clone(),
+            parts: vec![FileUploadPart {
+                number: part.number,
+                chunk_start: part.start,
+                chunk_end: part.end,
+                checksum_sha256_base64: Some("BwcH".into()),
+                url: "https://tollgate.example/v1/files/f1/parts/1?expires=0&signature=x".into(),
+                expires_at: at,
+                headers: [("x-amz-checksum-sha256".to_string(), "BwcH".to_string())].into(),
+            }],
+        },
+    };
+    file.state = FileState::Uploaded {
+        etag: "\"abc-1\"".into(),
+        last_modified_at: at,
+        sha256: [9; 32],
+        sha512: vec![1; 64],
+    };
+    let json = |v: serde_json::Result<serde_json::Value>| v.unwrap_or_default();
+    vec![
+        ("FileUpload", json(serde_json::to_value(upload))),
+        (
+            "FileRead",
+            json(serde_json::to_value(FileRead::from(&file))),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::size_readable;

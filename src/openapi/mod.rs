@@ -781,6 +781,7 @@ mod tests {
             crate::api::checkout_link::samples(),
             crate::api::webhook::samples(),
             crate::api::organization_access_token::samples(),
+            crate::api::files::samples(),
         ]
         .into_iter()
         .flatten()
