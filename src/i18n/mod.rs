@@ -20,7 +20,7 @@ use crate::domain::locale::Lang;
 use crate::domain::money::Money;
 
 /// The translation files of a language, in the order they are added to its bundle.
-const FILES: [&str; 2] = ["checkout", "mail"];
+const FILES: [&str; 3] = ["checkout", "mail", "portal"];
 
 macro_rules! sources {
     ($($lang:literal),*) => {
@@ -30,13 +30,14 @@ macro_rules! sources {
                 [
                     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/locales/", $lang, "/checkout.ftl")),
                     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/locales/", $lang, "/mail.ftl")),
+                    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/locales/", $lang, "/portal.ftl")),
                 ],
             ),
         )*]
     };
 }
 
-/// Every language's files as the binary carries them: `(tag, [checkout, mail])`.
+/// Every language's files as the binary carries them: `(tag, [checkout, mail, portal])`.
 pub const SOURCES: [(&str, [&str; FILES.len()]); 8] =
     sources!("en", "de", "fr", "es", "it", "pt", "nl", "ja");
 

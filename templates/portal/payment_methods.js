@@ -6,8 +6,14 @@
 // - A card whose bank asks the buyer (3-D Secure) comes back with the confirm form: Stripe.js
 //   runs the intent's next action (`handleNextAction`), then the form asks the server how it
 //   ended.
+// Their words and the Payment Element's language come from the page's hidden #i18n element.
 (function () {
   'use strict';
+  var strings = document.getElementById('i18n');
+  var say = function (name, english) {
+    return (strings && strings.getAttribute('data-' + name)) || english;
+  };
+  var lang = (strings && strings.getAttribute('data-lang')) || 'auto';
   var add = document.getElementById('add-form');
   var key = add && add.getAttribute('data-stripe-key');
   if (add && key) {
@@ -17,7 +23,7 @@
       error.hidden = !message;
     };
     if (typeof Stripe !== 'function') {
-      show('The card form could not be loaded. Check your connection and reload the page.');
+      show(say('form-not-loaded', 'The card form could not be loaded. Check your connection and reload the page.'));
       return;
     }
     var stripe = Stripe(key);
@@ -26,7 +32,8 @@
       mode: 'setup',
       paymentMethodCreation: 'manual',
       setupFutureUsage: 'off_session',
-      paymentMethodTypes: ['card']
+      paymentMethodTypes: ['card'],
+      locale: lang
     });
     var element = elements.create('payment');
     element.mount('#card-element');
@@ -35,7 +42,7 @@
     });
     var button = document.getElementById('add');
     var failed = function (message) {
-      show(message || 'Your card could not be used.');
+      show(message || say('card-unusable', 'Your card could not be used.'));
       button.disabled = false;
     };
     add.addEventListener('submit', function (event) {

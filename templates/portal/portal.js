@@ -1,7 +1,13 @@
 // The customer portal's buttons that need a script: copy a license key, print a receipt.
 // They are hidden until this runs, so a page without scripts shows no dead button.
+// Its words come in the page's language from the hidden #i18n element's data attributes.
 (function () {
   "use strict";
+
+  function say(name, english) {
+    var el = document.getElementById("i18n");
+    return (el && el.getAttribute("data-" + name)) || english;
+  }
 
   function flash(button, label) {
     var original = button.getAttribute("data-label") || button.textContent;
@@ -26,10 +32,10 @@
       selectText(target);
       var copied = false;
       try { copied = document.execCommand("copy"); } catch (e) { copied = false; }
-      flash(button, copied ? "Copied" : "Selected: press Ctrl+C");
+      flash(button, copied ? say("copied", "Copied") : say("selected", "Selected: press Ctrl+C"));
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(function () { flash(button, "Copied"); }, fallback);
+      navigator.clipboard.writeText(text).then(function () { flash(button, say("copied", "Copied")); }, fallback);
     } else {
       fallback();
     }

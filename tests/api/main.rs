@@ -74,6 +74,7 @@ mod organizations;
 mod portal;
 mod portal_billing_sdk;
 mod portal_invoice;
+mod portal_locales;
 mod portal_pages;
 mod portal_payment_methods;
 mod portal_plan_billing;

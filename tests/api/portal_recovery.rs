@@ -660,8 +660,8 @@ async fn the_subscription_page_pays_a_past_due_renewal_now() {
     assert!(
         page.body.contains(&format!(
             "Payment failed on {}; access stops on {}.",
-            failed_on.format("%b %-d, %Y"),
-            stops.format("%b %-d, %Y")
+            failed_on.format("%B %-d, %Y"),
+            stops.format("%B %-d, %Y")
         )),
         "{}",
         page.body

@@ -19,6 +19,7 @@ use crate::app::subscription::SubscriptionFilter;
 use crate::domain::benefit::Benefit;
 use crate::domain::ids::{BenefitId, OrderId, SubscriptionId};
 use crate::domain::order::Order;
+use crate::i18n::I18n;
 use crate::state::AppState;
 
 /// Records a page lists (a buyer holds few).
@@ -48,10 +49,11 @@ struct OverviewPage {
     features: Vec<String>,
 }
 
-/// The names of benefits, read once each.
+/// The names of benefits, read once each (`fallback` for one that is gone).
 pub async fn benefit_names(
     state: &AppState,
     ids: impl Iterator<Item = BenefitId>,
+    fallback: &str,
 ) -> Result<HashMap<BenefitId, String>, Fail> {
     let mut names = HashMap::new();
     for id in ids {
@@ -63,7 +65,7 @@ pub async fn benefit_names(
             .get::<Benefit>(&id.key())
             .await?
             .map(|b| b.value.description)
-            .unwrap_or_else(|| "License key".into());
+            .unwrap_or_else(|| fallback.to_string());
         names.insert(id, name);
     }
     Ok(names)
@@ -91,7 +93,12 @@ pub async fn overview(
         )
         .await
         .map_err(crate::error::ApiError::from)?;
-        let names = benefit_names(&state, keys.iter().map(|k| k.benefit_id)).await?;
+        let names = benefit_names(
+            &state,
+            keys.iter().map(|k| k.benefit_id),
+            &s.portal.seller.i18n.t("portal-license-key"),
+        )
+        .await?;
         let flags = portal::PortalGrantFilter {
             types: vec![crate::domain::benefit::BenefitType::FeatureFlag],
             ..portal::PortalGrantFilter::default()
@@ -99,25 +106,28 @@ pub async fn overview(
         let (grants, _) = portal::grants(&state, c, &flags, &[], LISTED)
             .await
             .map_err(crate::error::ApiError::from)?;
-        let mut features: Vec<String> = benefit_names(&state, grants.iter().map(|g| g.benefit_id))
-            .await?
-            .into_values()
-            .collect();
+        let mut features: Vec<String> =
+            benefit_names(&state, grants.iter().map(|g| g.benefit_id), "")
+                .await?
+                .into_values()
+                .filter(|n| !n.is_empty())
+                .collect();
         features.sort();
         let now = state.now();
+        let i18n = &s.portal.seller.i18n;
         let page = OverviewPage {
             seller: s.seller(),
             frame: s.frame(),
             name: c.name.clone().unwrap_or_default(),
-            orders: orders.iter().map(OrderRow::new).collect(),
-            subscriptions: subs.iter().map(SubscriptionRow::new).collect(),
+            orders: orders.iter().map(|o| OrderRow::new(i18n, o)).collect(),
+            subscriptions: subs.iter().map(|x| SubscriptionRow::new(i18n, x)).collect(),
             keys: keys
                 .iter()
                 .map(|k| KeyRow {
                     id: k.id.to_string(),
                     benefit: names.get(&k.benefit_id).cloned().unwrap_or_default(),
                     display: k.display_key(),
-                    status: view::key_status(k, now),
+                    status: view::key_status(i18n, k, now),
                 })
                 .collect(),
             features,
@@ -192,7 +202,7 @@ pub async fn order(
         let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
         let mut page = order_page(&state, &s, &order, None).await?;
         if q.done == "invoice" {
-            page.invoice.notice = Some(super::invoice::REQUESTED.into());
+            page.invoice.notice = Some(s.portal.seller.i18n.t("portal-invoice-requested"));
         }
         s.portal.page(200, &page, Vec::new())
     }
@@ -211,27 +221,28 @@ pub(super) async fn order_page(
     let v = portal::order_view_of(state, order, &s.portal.org).await?;
     let cur = v.currency.as_str();
     let refunded = v.refunded_amount + v.refunded_tax_amount;
+    let i18n = &s.portal.seller.i18n;
     Ok(OrderPage {
         seller: s.seller(),
         frame: s.frame(),
         id: order.id.to_string(),
         product: v.product.name.clone(),
-        date: view::date(&v.created_at),
+        date: view::date(i18n, &v.created_at),
         invoice_number: v.invoice_number.clone(),
-        status: view::order_status(order.status),
+        status: view::order_status(i18n, order.status),
         lines: v
             .items
             .iter()
             .map(|i| Line {
                 label: i.label.clone(),
-                amount: view::money(i.amount, cur),
+                amount: view::money(i18n, i.amount, cur),
             })
             .collect(),
-        subtotal: view::money(v.subtotal_amount, cur),
-        discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
-        tax: view::money(v.tax_amount, cur),
-        total: view::money(v.total_amount, cur),
-        refunded: (refunded != 0).then(|| view::money(refunded, cur)),
+        subtotal: view::money(i18n, v.subtotal_amount, cur),
+        discount: (v.discount_amount != 0).then(|| view::money(i18n, -v.discount_amount, cur)),
+        tax: view::money(i18n, v.tax_amount, cur),
+        total: view::money(i18n, v.total_amount, cur),
+        refunded: (refunded != 0).then(|| view::money(i18n, refunded, cur)),
         subscription_id: order.subscription_id.map(|i| i.to_string()),
         receipt_url: receipt_path(state, order.id),
         invoice_url: crate::app::invoices::views::invoice_if_issued(state, order)
@@ -258,7 +269,7 @@ struct SubscriptionPage {
     period: String,
     can_cancel: bool,
     can_resume: bool,
-    reasons: Vec<(&'static str, &'static str)>,
+    reasons: Vec<(&'static str, String)>,
     /// What was typed, kept when the form fails.
     reason: String,
     comment: String,
@@ -301,17 +312,17 @@ struct DueStripe {
 }
 
 /// Polar's cancellation reasons, in words.
-fn reason_label(r: CustomerCancellationReason) -> &'static str {
-    match r {
-        CustomerCancellationReason::CustomerService => "Customer service",
-        CustomerCancellationReason::LowQuality => "Quality was lower than expected",
-        CustomerCancellationReason::MissingFeatures => "Some features are missing",
-        CustomerCancellationReason::SwitchedService => "I'm switching to another service",
-        CustomerCancellationReason::TooComplex => "Ease of use was lower than expected",
-        CustomerCancellationReason::TooExpensive => "It's too expensive",
-        CustomerCancellationReason::Unused => "I don't use it enough",
-        CustomerCancellationReason::Other => "Other reason",
-    }
+fn reason_label(i18n: &I18n, r: CustomerCancellationReason) -> String {
+    i18n.t(match r {
+        CustomerCancellationReason::CustomerService => "portal-reason-customer-service",
+        CustomerCancellationReason::LowQuality => "portal-reason-low-quality",
+        CustomerCancellationReason::MissingFeatures => "portal-reason-missing-features",
+        CustomerCancellationReason::SwitchedService => "portal-reason-switched-service",
+        CustomerCancellationReason::TooComplex => "portal-reason-too-complex",
+        CustomerCancellationReason::TooExpensive => "portal-reason-too-expensive",
+        CustomerCancellationReason::Unused => "portal-reason-unused",
+        CustomerCancellationReason::Other => "portal-reason-other",
+    })
 }
 
 #[derive(Deserialize, Default)]
@@ -343,11 +354,12 @@ async fn subscription_page(
 ) -> Result<SubscriptionPage, Fail> {
     let sub = portal::subscription(state, &s.customer, id).await?;
     let active = sub.ended_at.is_none() && sub.status.is_active();
+    let i18n = &s.portal.seller.i18n;
     let period = match (&sub.current_period_end, sub.ended_at) {
         (Some(end), None) => format!(
             "{} – {}",
-            view::date(&sub.current_period_start),
-            view::date(end)
+            view::date(i18n, &sub.current_period_start),
+            view::date(i18n, end)
         ),
         _ => String::new(),
     };
@@ -356,16 +368,20 @@ async fn subscription_page(
         frame: s.frame(),
         id: sub.id.to_string(),
         product: sub.product_name.clone(),
-        price: view::subscription_price(&sub),
-        status: view::subscription_status(&sub),
-        next: view::subscription_next(&sub),
-        started: sub.started_at.as_ref().map(view::date).unwrap_or_default(),
+        price: view::subscription_price(i18n, &sub),
+        status: view::subscription_status(i18n, &sub),
+        next: view::subscription_next(i18n, &sub),
+        started: sub
+            .started_at
+            .as_ref()
+            .map(|t| view::date(i18n, t))
+            .unwrap_or_default(),
         period,
         can_cancel: active && !view::canceling(&sub),
         can_resume: sub.ended_at.is_none() && view::canceling(&sub),
         reasons: CustomerCancellationReason::ALL
             .iter()
-            .map(|r| (r.as_str(), reason_label(*r)))
+            .map(|r| (r.as_str(), reason_label(i18n, *r)))
             .collect(),
         reason: String::new(),
         comment: String::new(),
@@ -434,14 +450,15 @@ async fn due(
             }),
         ),
     };
+    let i18n = &s.portal.seller.i18n;
     Ok(Some(Due {
-        failed_on: view::date(&failed_on),
-        access_until: view::date(&access_until),
-        amount: view::money(order.amount + order.tax_amount, &order.currency),
+        failed_on: view::date(i18n, &failed_on),
+        access_until: view::date(i18n, &access_until),
+        amount: view::money(i18n, order.amount + order.tax_amount, &order.currency),
         cards: methods
             .iter()
             .map(|m| {
-                let row = super::payment_methods::MethodRow::new(m, default);
+                let row = super::payment_methods::MethodRow::new(i18n, m, default);
                 DueCard {
                     id: row.id,
                     label: row.label,
@@ -481,12 +498,11 @@ pub async fn subscription(
         let id: SubscriptionId = path_id(&id)?;
         let mut page = subscription_page(&state, &s, id).await?;
         let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+        let i18n = &s.portal.seller.i18n;
         page.notice = match q.done.as_str() {
-            "canceled" => Some(
-                "Your subscription is canceled: it ends at the end of the current period, and you keep access until then.".into(),
-            ),
-            "resumed" => Some("Your subscription is resumed: it renews as before.".into()),
-            "paid" => Some("Payment received: your subscription is active again.".into()),
+            "canceled" => Some(i18n.t("portal-subscription-canceled")),
+            "resumed" => Some(i18n.t("portal-subscription-resumed")),
+            "paid" => Some(i18n.t("portal-payment-received")),
             _ => None,
         };
         let response = s.portal.page(200, &page, Vec::new())?;
@@ -536,9 +552,9 @@ pub async fn subscription_change(
             (action, reason) => {
                 let mut page = subscription_page(&state, &s, id).await?;
                 page.error = Some(if action == "cancel" && reason.is_err() {
-                    "Choose a reason from the list.".into()
+                    s.portal.seller.i18n.t("portal-choose-reason")
                 } else {
-                    "Choose cancel or resume.".into()
+                    s.portal.seller.i18n.t("portal-choose-cancel-or-resume")
                 });
                 page.comment = comment;
                 return s.portal.page(422, &page, Vec::new());
@@ -621,10 +637,7 @@ pub async fn pay(
                     again(
                         202,
                         None,
-                        Some(
-                            "Your bank is still confirming the payment; check again in a moment."
-                                .into(),
-                        ),
+                        Some(s.portal.seller.i18n.t("portal-bank-confirming")),
                         None,
                     )
                     .await
@@ -632,7 +645,11 @@ pub async fn pay(
                 _ => {
                     again(
                         400,
-                        Some(status.error.unwrap_or_else(|| recovery::DECLINED.into())),
+                        Some(
+                            status
+                                .error
+                                .unwrap_or_else(|| s.portal.seller.i18n.t("portal-card-declined")),
+                        ),
                         None,
                         None,
                     )
@@ -649,7 +666,13 @@ pub async fn pay(
                 .map(PayWith::Saved),
         };
         let Some(with) = with.filter(|_| f.action == "pay") else {
-            return again(422, Some("Choose a card to pay with.".into()), None, None).await;
+            return again(
+                422,
+                Some(s.portal.seller.i18n.t("portal-choose-card")),
+                None,
+                None,
+            )
+            .await;
         };
         match recovery::pay_now(&state, &s.customer, order, with).await {
             Ok(c) => match c.status {
@@ -658,7 +681,7 @@ pub async fn pay(
                     again(
                         202,
                         None,
-                        Some("Your bank asks you to confirm the payment.".into()),
+                        Some(s.portal.seller.i18n.t("portal-bank-asks-confirm")),
                         c.client_secret,
                     )
                     .await
@@ -666,7 +689,10 @@ pub async fn pay(
                 ConfirmationStatus::Failed => {
                     again(
                         400,
-                        Some(c.error.unwrap_or_else(|| recovery::DECLINED.into())),
+                        Some(
+                            c.error
+                                .unwrap_or_else(|| s.portal.seller.i18n.t("portal-card-declined")),
+                        ),
                         None,
                         None,
                     )

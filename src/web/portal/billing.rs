@@ -18,6 +18,7 @@ use crate::app::portal::{billing, email_change};
 use crate::domain::customer::{Address, AddressIssue, Customer};
 use crate::domain::portal_link::EmailChange;
 use crate::error::Code;
+use crate::i18n::I18n;
 use crate::state::AppState;
 
 #[derive(Template)]
@@ -119,8 +120,12 @@ pub async fn page(
         let mut page = AccountPage::new(&s, &s.customer);
         let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
         page.notice = match q.done.as_str() {
-            "details" => Some("Your billing details are saved.".into()),
-            "email" => Some(format!("Your e-mail address is now {}.", s.customer.email)),
+            "details" => Some(s.portal.seller.i18n.t("portal-details-saved")),
+            "email" => Some(s.portal.seller.i18n.t1(
+                "portal-email-now",
+                "email",
+                &s.customer.email,
+            )),
             _ => None,
         };
         s.portal.page(200, &page, Vec::new())
@@ -146,13 +151,13 @@ fn details_again(s: &Signed, f: &AccountForm, error: String) -> AccountPage {
 
 /// The details form as a change: every field given is set (a blank name is left as it
 /// is; a blank tax id clears it; the address needs a country once any line is given).
-fn details_change(f: &AccountForm) -> Result<PortalCustomerUpdate, String> {
+fn details_change(i18n: &I18n, f: &AccountForm) -> Result<PortalCustomerUpdate, String> {
     let any_line = [&f.line1, &f.line2, &f.postal_code, &f.city, &f.region]
         .iter()
         .any(|l| !l.trim().is_empty());
     let billing_address = match (some(&f.country), any_line) {
         (None, false) => None,
-        (None, true) => return Err("Choose the country of the address.".into()),
+        (None, true) => return Err(i18n.t("portal-choose-country")),
         (Some(country), _) => Some(
             Address::new(
                 some(&f.line1),
@@ -163,11 +168,9 @@ fn details_change(f: &AccountForm) -> Result<PortalCustomerUpdate, String> {
                 country,
             )
             .map_err(|e| match e {
-                AddressIssue::UnknownCountry => {
-                    "The country is not a two-letter country code (FR, US, …).".to_string()
-                }
-                AddressIssue::InvalidUsState => "Invalid US state".to_string(),
-                AddressIssue::InvalidCaSubdivision => "Invalid CA subdivision".to_string(),
+                AddressIssue::UnknownCountry => i18n.t("portal-unknown-country"),
+                AddressIssue::InvalidUsState => i18n.t("portal-invalid-us-state"),
+                AddressIssue::InvalidCaSubdivision => i18n.t("portal-invalid-ca-subdivision"),
             })?,
         ),
     };
@@ -193,12 +196,15 @@ pub async fn change(
         let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
         match f.action.as_str() {
             "details" => {
-                let change = match details_change(&f) {
+                let change = match details_change(&s.portal.seller.i18n, &f) {
                     Ok(c) => c,
                     Err(e) => return s.portal.page(422, &details_again(&s, &f, e), Vec::new()),
                 };
                 match billing::update_me(&state, &s.customer, change).await {
-                    Ok(_) => Ok(see_other(&s.seller().at("/account?done=details"), Vec::new())),
+                    Ok(_) => Ok(see_other(
+                        &s.seller().at("/account?done=details"),
+                        Vec::new(),
+                    )),
                     Err(e) if e.code() == Code::Invalid => {
                         let page = details_again(&s, &f, e.messages().join(" "));
                         s.portal.page(422, &page, Vec::new())
@@ -210,15 +216,14 @@ pub async fn change(
                 let email = crate::api::customer::normalize_email_input(&f.email);
                 let mut page = AccountPage::new(&s, &s.customer);
                 if !is_email(&email) {
-                    page.email_error = Some("Enter the new e-mail address.".into());
+                    page.email_error = Some(s.portal.seller.i18n.t("portal-enter-new-email"));
                     return s.portal.page(422, &page, Vec::new());
                 }
-                if let Err(denied) =
-                    state
-                        .limits
-                        .portal_code(ip, &s.portal.org.id.uuid(), &email)
+                if let Err(denied) = state
+                    .limits
+                    .portal_code(ip, &s.portal.org.id.uuid(), &email)
                 {
-                    page.email_error = Some(retry_text(&denied));
+                    page.email_error = Some(retry_text(&s.portal.seller.i18n, &denied));
                     return Ok(with_retry_after(
                         s.portal.page(429, &page, Vec::new())?,
                         &denied,
@@ -227,9 +232,12 @@ pub async fn change(
                 match email_change::request(&state, &s.customer, &email).await {
                     Ok(()) => {
                         page.pending_email = email.clone();
-                        page.notice = Some(format!(
-                            "We have sent a code to {email}. Type it below to confirm the new address; it works for {} minutes.",
-                            EmailChange::TTL.num_minutes()
+                        page.notice = Some(s.portal.seller.i18n.t2(
+                            "portal-email-code-sent",
+                            "email",
+                            &email,
+                            "minutes",
+                            EmailChange::TTL.num_minutes(),
                         ));
                         s.portal.page(200, &page, Vec::new())
                     }
@@ -244,11 +252,11 @@ pub async fn change(
                 let mut page = AccountPage::new(&s, &s.customer);
                 page.pending_email = f.email.trim().to_string();
                 if f.code.trim().is_empty() {
-                    page.email_error = Some("Enter the code from the e-mail.".into());
+                    page.email_error = Some(s.portal.seller.i18n.t("portal-enter-code"));
                     return s.portal.page(422, &page, Vec::new());
                 }
                 if let Err(denied) = state.limits.portal_sign_in(ip) {
-                    page.email_error = Some(retry_text(&denied));
+                    page.email_error = Some(retry_text(&s.portal.seller.i18n, &denied));
                     return Ok(with_retry_after(
                         s.portal.page(429, &page, Vec::new())?,
                         &denied,
@@ -261,7 +269,7 @@ pub async fn change(
                         Ok(see_other(&s.seller().at("/account?done=email"), vec![c]))
                     }
                     Err(e) if e.code() == Code::InvalidCustomerEmailUpdate => {
-                        page.email_error = Some(wrong_code());
+                        page.email_error = Some(s.portal.seller.i18n.t("portal-wrong-code"));
                         s.portal.page(401, &page, Vec::new())
                     }
                     Err(e) if e.code() == Code::Invalid => {
@@ -274,15 +282,11 @@ pub async fn change(
             }
             _ => {
                 let mut page = AccountPage::new(&s, &s.customer);
-                page.error = Some("Choose what to change.".into());
+                page.error = Some(s.portal.seller.i18n.t("portal-choose-change"));
                 s.portal.page(422, &page, Vec::new())
             }
         }
     }
     .await;
     s.portal.branded(r)
-}
-
-fn wrong_code() -> String {
-    "This code is wrong, has expired or was used already. Check the latest e-mail, or ask for a new code.".into()
 }

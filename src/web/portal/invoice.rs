@@ -16,9 +16,6 @@ use crate::domain::order::{InvoiceState, Order};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// What the page says after a request.
-pub const REQUESTED: &str = "Invoice requested.";
-
 /// The invoice part of an order's page.
 #[derive(Debug, Clone, Default)]
 pub struct InvoiceSection {

@@ -66,7 +66,13 @@ fn shown_json(s: &str) -> Option<String> {
 async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyPage, Fail> {
     let k: LicenseKey = portal::key(state, &s.customer, id).await?;
     let customer_admin = portal::customer_admin(state, &k).await?;
-    let names = benefit_names(state, std::iter::once(k.benefit_id)).await?;
+    let i18n = &s.portal.seller.i18n;
+    let names = benefit_names(
+        state,
+        std::iter::once(k.benefit_id),
+        &i18n.t("portal-license-key"),
+    )
+    .await?;
     let now = state.now();
     let live: Vec<_> = k
         .activations
@@ -74,8 +80,8 @@ async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyP
         .filter(|a| a.deleted_at.is_none())
         .collect();
     let activations_used = match k.limit_activations {
-        Some(limit) => Some(format!("{} of {limit}", live.len())),
-        None if !live.is_empty() => Some(format!("{} (no limit)", live.len())),
+        Some(limit) => Some(i18n.t2("portal-n-of-limit", "count", live.len(), "limit", limit)),
+        None if !live.is_empty() => Some(i18n.t1("portal-n-no-limit", "count", live.len())),
         None => None,
     };
     let at_limit = k
@@ -91,29 +97,29 @@ async fn key_page(state: &AppState, s: &Signed, id: LicenseKeyId) -> Result<KeyP
         id: k.id.to_string(),
         benefit: names.get(&k.benefit_id).cloned().unwrap_or_default(),
         key: k.key.clone(),
-        status: view::key_status(&k, now),
+        status: view::key_status(i18n, &k, now),
         usage: match k.limit_usage {
-            Some(limit) => format!("{} of {limit}", k.usage),
-            None => format!("{} (no limit)", k.usage),
+            Some(limit) => i18n.t2("portal-n-of-limit", "count", k.usage, "limit", limit),
+            None => i18n.t1("portal-n-no-limit", "count", k.usage),
         },
         validations: k.validations.to_string(),
         last_validated: k
             .last_validated_at
             .as_ref()
-            .map(view::date_time)
-            .unwrap_or_else(|| "Never".into()),
+            .map(|t| view::date_time(i18n, t))
+            .unwrap_or_else(|| i18n.t("portal-never")),
         expires: k
             .expires_at
             .as_ref()
-            .map(view::date)
-            .unwrap_or_else(|| "Never".into()),
+            .map(|t| view::date(i18n, t))
+            .unwrap_or_else(|| i18n.t("portal-never")),
         activations_used,
         activations: live
             .iter()
             .map(|a| ActivationRow {
                 id: a.id.to_string(),
                 label: a.label.clone(),
-                created: view::date_time(&a.created_at),
+                created: view::date_time(i18n, &a.created_at),
                 meta: shown_json(&a.meta),
                 conditions: shown_json(&a.conditions),
             })
@@ -148,18 +154,11 @@ pub async fn key(
         let id: LicenseKeyId = path_id(&id)?;
         let mut page = key_page(&state, &s, id).await?;
         let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
+        let i18n = &s.portal.seller.i18n;
         page.notice = match q.done.as_str() {
-            "rotated" => Some(
-                "Your key was rotated: use the new key above. The old key no longer works.".into(),
-            ),
-            "deactivated" => {
-                Some("The activation was removed: its slot is free for another device.".into())
-            }
-            "moved" => Some(
-                "The device was removed from this key. Start the application on your new device \
-                 (or enter the key there): it activates in the freed slot."
-                    .into(),
-            ),
+            "rotated" => Some(i18n.t("portal-key-rotated")),
+            "deactivated" => Some(i18n.t("portal-activation-removed")),
+            "moved" => Some(i18n.t("portal-device-moved")),
             _ => None,
         };
         s.portal.page(200, &page, Vec::new())

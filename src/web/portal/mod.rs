@@ -43,8 +43,10 @@ use crate::credentials::session::cookie;
 use crate::domain::customer::Customer;
 use crate::domain::customer_session::CustomerSession;
 use crate::domain::ids::OrganizationId;
+use crate::domain::locale::{resolve, Lang};
 use crate::domain::organization::Organization;
 use crate::error::ApiError;
+use crate::i18n::I18n;
 use crate::state::AppState;
 use crate::web::forms::{csrf_ok, csrf_token};
 
@@ -176,14 +178,22 @@ fn with_retry_after(mut res: HttpResponse, denied: &crate::ratelimit::Denied) ->
 }
 
 /// "Try again in N minutes" for a denial.
-fn retry_text(denied: &crate::ratelimit::Denied) -> String {
-    match denied.retry_after_secs {
-        0..=60 => "Too many attempts: try again in a minute.".into(),
-        s => format!(
-            "Too many attempts: try again in {} minutes.",
-            s.div_ceil(60)
-        ),
-    }
+fn retry_text(i18n: &I18n, denied: &crate::ratelimit::Denied) -> String {
+    i18n.t1(
+        "portal-too-many-attempts",
+        "minutes",
+        denied.retry_after_secs.div_ceil(60).max(1),
+    )
+}
+
+/// The language of a portal page: the browser's `Accept-Language` (most wanted first),
+/// else the organization's default language, else English.
+pub fn page_lang(req: &HttpRequest, org_default: Option<&str>) -> I18n {
+    let accept = req
+        .headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    I18n::new(resolve(None, accept, org_default))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -246,11 +256,15 @@ pub struct Seller {
     pub id: String,
     /// Buyers may change their plan (`customer_portal_settings.subscription.update_plan`).
     pub plan_changes: bool,
+    /// The language the pages speak to this buyer ([`page_lang`]), with its amounts and
+    /// dates: `{{ seller.i18n.t("portal-orders") }}`.
+    pub i18n: I18n,
 }
 
 impl Seller {
-    fn of(org: &Organization) -> Seller {
+    fn of(org: &Organization, i18n: I18n) -> Seller {
         Seller {
+            i18n,
             name: org.name.clone(),
             avatar_url: org.avatar_url.clone().filter(|u| u.starts_with("https://")),
             slug: org.slug.clone(),
@@ -262,8 +276,14 @@ impl Seller {
 
     /// An error page's header when the page has no seller.
     fn anonymous() -> Seller {
+        Seller::anonymous_in(I18n::new(Lang::En))
+    }
+
+    /// [`Seller::anonymous`] in a language.
+    fn anonymous_in(i18n: I18n) -> Seller {
         Seller {
-            name: "Customer portal".into(),
+            i18n,
+            name: i18n.t("portal-title"),
             avatar_url: None,
             slug: String::new(),
             email: None,
@@ -320,12 +340,15 @@ impl Portal {
         slug: &str,
     ) -> Result<Portal, Fail> {
         let slug = slug.trim().to_ascii_lowercase();
+        // No such portal: a 404 page in the browser's language, else English.
+        let not_found =
+            || Fail::from(not_found()).with_seller(&Seller::anonymous_in(page_lang(req, None)));
         let Some(id) = state
             .store
             .lookup_unique(&Organization::slug_key(&slug))
             .await?
         else {
-            return Err(Fail::from(not_found()));
+            return Err(not_found());
         };
         let org = state
             .store
@@ -333,11 +356,11 @@ impl Portal {
             .await?
             .map(|o| o.value)
             .filter(Organization::is_visible)
-            .ok_or_else(|| Fail::from(not_found()))?;
+            .ok_or_else(not_found)?;
         let (csrf, csrf_cookie) = csrf_token(state, req);
         Ok(Portal {
             state: state.clone(),
-            seller: Seller::of(&org),
+            seller: Seller::of(&org, page_lang(req, Some(&org.default_locale))),
             org,
             csrf,
             csrf_cookie,
@@ -354,11 +377,13 @@ impl Portal {
         let csrf: Csrf = serde_html_form::from_bytes(body).unwrap_or_default();
         let token = Some(csrf.csrf_token.as_str()).filter(|t| !t.is_empty());
         if !csrf_ok(state, req, token) {
+            // The organization is not read yet: the browser's language, else English.
+            let seller = Seller::anonymous_in(page_lang(req, None));
             return Err(Failure::Page {
                 status: 403,
-                title: "Request refused".into(),
-                message: "This form has expired or did not come from this site. Go back, reload the page and try again.".into(),
-                seller: None,
+                title: seller.i18n.t("portal-refused-title"),
+                message: seller.i18n.t("portal-refused"),
+                seller: Some(seller),
             }
             .into());
         }
@@ -549,26 +574,24 @@ impl ResponseError for Fail {
 
     fn error_response(&self) -> HttpResponse {
         let status = self.status();
-        let (title, messages, seller) = match &*self.0 {
+        let seller = match &*self.0 {
+            Failure::Api { seller, .. } | Failure::Page { seller, .. } => seller.clone(),
+            Failure::SignIn(_) => None,
+        }
+        .unwrap_or_else(Seller::anonymous);
+        let i18n = seller.i18n;
+        let (title, messages) = match &*self.0 {
             Failure::SignIn(to) => return see_other(to, Vec::new()),
             Failure::Api {
                 error: e @ ApiError::Page { .. },
                 ..
             } => return e.error_response(),
-            Failure::Page {
-                title,
-                message,
-                seller,
-                ..
-            } => (title.clone(), vec![message.clone()], seller.clone()),
-            Failure::Api { error, seller } => {
+            Failure::Page { title, message, .. } => (title.clone(), vec![message.clone()]),
+            Failure::Api { error, .. } => {
                 let (title, messages) = match status {
                     404 => (
-                        "Page not found".to_string(),
-                        vec![
-                            "This page does not exist, or it belongs to another account."
-                                .to_string(),
-                        ],
+                        i18n.t("portal-not-found-title"),
+                        vec![i18n.t("portal-not-found")],
                     ),
                     500.. => {
                         // What `ApiError` logs when it answers itself.
@@ -578,10 +601,7 @@ impl ResponseError for Fail {
                             }
                             other => tracing::warn!(error = %other, "portal page failed"),
                         }
-                        (
-                            "Something went wrong".to_string(),
-                            vec!["The page could not be shown. Try again in a moment.".to_string()],
-                        )
+                        (i18n.t("portal-failed-title"), vec![i18n.t("portal-failed")])
                     }
                     _ => (
                         StatusCode::from_u16(status)
@@ -592,10 +612,9 @@ impl ResponseError for Fail {
                         error.messages(),
                     ),
                 };
-                (title, messages, seller.clone())
+                (title, messages)
             }
         };
-        let seller = seller.unwrap_or_else(Seller::anonymous);
         let page = ErrorPage {
             seller: &seller,
             frame: Frame {

@@ -20,6 +20,7 @@ use crate::domain::payment_method::{
     AddPaymentMethod, ConfirmPaymentMethod, PaymentMethod, SetupAnswer,
 };
 use crate::error::AppError;
+use crate::i18n::I18n;
 use crate::payments::ProcessorClient;
 use crate::state::AppState;
 
@@ -40,7 +41,11 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    pub(super) fn new(m: &PaymentMethod, default: Option<PaymentMethodId>) -> MethodRow {
+    pub(super) fn new(
+        i18n: &I18n,
+        m: &PaymentMethod,
+        default: Option<PaymentMethodId>,
+    ) -> MethodRow {
         let d = &m.details;
         let brand = match d.brand.as_deref() {
             Some("visa") => "Visa".to_string(),
@@ -53,10 +58,10 @@ impl MethodRow {
                     .unwrap_or_default()
             }
             _ => match d.kind.as_str() {
-                "sepa_debit" => "SEPA Direct Debit".to_string(),
+                "sepa_debit" => i18n.t("portal-sepa-debit"),
                 "ideal" => "iDEAL".to_string(),
                 "bancontact" => "Bancontact".to_string(),
-                "us_bank_account" => "US bank account".to_string(),
+                "us_bank_account" => i18n.t("portal-us-bank-account"),
                 other => other.replace('_', " "),
             },
         };
@@ -65,7 +70,7 @@ impl MethodRow {
             None => brand,
         };
         let expires = match (d.exp_month, d.exp_year) {
-            (Some(m), Some(y)) => format!("Expires {m:02}/{y}"),
+            (Some(m), Some(y)) => i18n.t1("portal-card-expires", "date", format!("{m:02}/{y}")),
             _ => String::new(),
         };
         MethodRow {
@@ -139,7 +144,10 @@ async fn methods_page(state: &AppState, s: &Signed) -> Result<MethodsPage, super
     Ok(MethodsPage {
         seller: s.seller(),
         frame: s.frame(),
-        methods: methods.iter().map(|m| MethodRow::new(m, default)).collect(),
+        methods: methods
+            .iter()
+            .map(|m| MethodRow::new(&s.portal.seller.i18n, m, default))
+            .collect(),
         stripe,
         script: super::account::PAY_SCRIPT_PATH,
         error: None,
@@ -158,9 +166,9 @@ pub async fn page(
     let r: PageResult = async {
         let mut page = methods_page(&state, &s).await?;
         page.notice = match q.done.as_str() {
-            "added" => Some("Card added.".into()),
-            "default" => Some("Future charges use this card first.".into()),
-            "removed" => Some("Card removed.".into()),
+            "added" => Some(s.portal.seller.i18n.t("portal-card-added")),
+            "default" => Some(s.portal.seller.i18n.t("portal-card-default")),
+            "removed" => Some(s.portal.seller.i18n.t("portal-card-removed")),
             _ => None,
         };
         page.answer(&state, &s, 200)
@@ -205,11 +213,11 @@ pub async fn change(
                 let token = f.token.trim();
                 if token.is_empty() {
                     let msg = if matches!(state.processor.client(), ProcessorClient::Test) {
-                        "Enter the card's token."
+                        s.portal.seller.i18n.t("portal-enter-token")
                     } else {
-                        "Enter your card's details."
+                        s.portal.seller.i18n.t("portal-enter-card")
                     };
-                    return refused(&state, &s, 422, msg.into()).await;
+                    return refused(&state, &s, 422, msg).await;
                 }
                 let command = AddPaymentMethod {
                     token: token.to_string(),
@@ -248,7 +256,7 @@ pub async fn change(
                     &state,
                     &s,
                     422,
-                    "Choose add, make default or remove.".into(),
+                    s.portal.seller.i18n.t("portal-choose-card-action"),
                 )
                 .await;
             }
@@ -299,7 +307,7 @@ async fn settled(
                     st.setup_intent = id;
                     st.set_default = set_default;
                 }
-                page.notice = Some("Your bank asks you to confirm this card.".into());
+                page.notice = Some(s.portal.seller.i18n.t("portal-bank-confirm-card"));
                 page.answer(state, s, 200)
             }
             .await;
@@ -317,6 +325,7 @@ mod tests {
 
     #[test]
     fn a_card_reads_as_its_brand_digits_and_expiry() {
+        let en = I18n::new(crate::domain::locale::Lang::En);
         let m = PaymentMethod::new(
             OrganizationId::new(),
             CustomerId::new(),
@@ -324,11 +333,11 @@ mod tests {
             crate::payments::test_method_details("tok_visa"),
             chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
         );
-        let row = MethodRow::new(&m, Some(m.id));
+        let row = MethodRow::new(&en, &m, Some(m.id));
         assert_eq!(row.label, "Visa •••• 4242");
         assert_eq!(row.expires, "Expires 12/2030");
         assert!(row.is_default);
-        assert!(!MethodRow::new(&m, None).is_default);
+        assert!(!MethodRow::new(&en, &m, None).is_default);
         let other = PaymentMethod {
             details: MethodDetails {
                 kind: "sepa_debit".into(),
@@ -340,7 +349,7 @@ mod tests {
             },
             ..m
         };
-        let row = MethodRow::new(&other, None);
+        let row = MethodRow::new(&en, &other, None);
         assert_eq!(
             (row.label.as_str(), row.expires.as_str()),
             ("SEPA Direct Debit •••• 3201", "")
@@ -348,6 +357,6 @@ mod tests {
         let mut unknown = other.clone();
         unknown.details.kind = "revolut_pay".into();
         unknown.details.last4 = None;
-        assert_eq!(MethodRow::new(&unknown, None).label, "revolut pay");
+        assert_eq!(MethodRow::new(&en, &unknown, None).label, "revolut pay");
     }
 }

@@ -69,14 +69,15 @@ async fn plan_page(state: &AppState, s: &Signed, id: SubscriptionId) -> Result<P
         ),
         Err(e) => return Err(e.into()),
     };
+    let i18n = &s.portal.seller.i18n;
     let rows = options
         .iter()
         .map(|o| PlanRow {
             product_id: o.product.id.to_string(),
             name: o.product.name.clone(),
-            now: view::money(o.preview.due_amount, &o.preview.currency),
-            renewal: view::money(o.preview.next_amount, &o.preview.currency),
-            renewal_date: view::date(&o.preview.period_end),
+            now: view::money(i18n, o.preview.due_amount, &o.preview.currency),
+            renewal: view::money(i18n, o.preview.next_amount, &o.preview.currency),
+            renewal_date: view::date(i18n, &o.preview.period_end),
         })
         .collect();
     Ok(PlanPage {
@@ -84,7 +85,7 @@ async fn plan_page(state: &AppState, s: &Signed, id: SubscriptionId) -> Result<P
         frame: s.frame(),
         id: current.id.to_string(),
         product: current.product_name.clone(),
-        price: view::subscription_price(&current),
+        price: view::subscription_price(i18n, &current),
         options: rows,
         error,
         notice: None,
@@ -104,7 +105,11 @@ pub async fn page(
         let mut page = plan_page(&state, &s, id).await?;
         let q: Done = serde_html_form::from_str(req.query_string()).unwrap_or_default();
         if q.done == "changed" {
-            page.notice = Some(format!("Your plan is now {}.", page.product));
+            page.notice = Some(s.portal.seller.i18n.t1(
+                "portal-plan-changed",
+                "product",
+                &page.product,
+            ));
         }
         s.portal.page(200, &page, Vec::new())
     }

@@ -9,7 +9,9 @@ use serde::Deserialize;
 
 use super::account::{path_id, Line};
 use super::view::{self, Status};
-use super::{not_found, render, respond, script_url, Fail, Failure, Frame, PageResult, Seller};
+use super::{
+    not_found, page_lang, render, respond, script_url, Fail, Failure, Frame, PageResult, Seller,
+};
 use crate::app::portal::receipt as signed;
 use crate::domain::ids::OrderId;
 use crate::domain::order::Order;
@@ -45,12 +47,14 @@ struct Signature {
     signature: String,
 }
 
-fn expired_link() -> Fail {
+/// A link that does not verify: a page in the browser's language (no seller read yet).
+fn expired_link(req: &HttpRequest) -> Fail {
+    let seller = Seller::anonymous_in(page_lang(req, None));
     Failure::Page {
         status: 404,
-        title: "Receipt link expired".into(),
-        message: "This receipt link is not valid or has expired. Open the order in the customer portal to get a new one.".into(),
-        seller: None,
+        title: seller.i18n.t("portal-receipt-expired-title"),
+        message: seller.i18n.t("portal-receipt-expired"),
+        seller: Some(seller),
     }
     .into()
 }
@@ -62,10 +66,10 @@ pub async fn receipt(
     id: web::Path<String>,
 ) -> PageResult {
     let q: Signature = serde_html_form::from_str(req.query_string()).unwrap_or_default();
-    let id: OrderId = path_id(&id).map_err(|_| expired_link())?;
-    let expires: i64 = q.expires.trim().parse().map_err(|_| expired_link())?;
+    let id: OrderId = path_id(&id).map_err(|_| expired_link(&req))?;
+    let expires: i64 = q.expires.trim().parse().map_err(|_| expired_link(&req))?;
     if !signed::verify(&state, id, expires, &q.signature) {
-        return Err(expired_link());
+        return Err(expired_link(&req));
     }
     let order = state
         .store
@@ -80,7 +84,8 @@ pub async fn receipt(
         .map(|o| o.value)
         .filter(Organization::is_visible)
         .ok_or_else(|| Fail::from(not_found()))?;
-    let seller = Seller::of(&org);
+    let seller = Seller::of(&org, page_lang(&req, Some(&org.default_locale)));
+    let i18n = &seller.i18n;
     let v = crate::app::views::order_view(&state, &order)
         .await
         .map_err(|e| Fail::from(crate::error::ApiError::from(e)).with_seller(&seller))?;
@@ -115,8 +120,8 @@ pub async fn receipt(
             script: script_url(),
         },
         invoice_number: v.invoice_number.clone(),
-        date: view::date(&v.created_at),
-        status: view::order_status(order.status),
+        date: view::date(i18n, &v.created_at),
+        status: view::order_status(i18n, order.status),
         buyer_name: v
             .billing_name
             .clone()
@@ -129,15 +134,15 @@ pub async fn receipt(
             .iter()
             .map(|i| Line {
                 label: i.label.clone(),
-                amount: view::money(i.amount, cur),
+                amount: view::money(i18n, i.amount, cur),
             })
             .collect(),
-        subtotal: view::money(v.subtotal_amount, cur),
-        discount: (v.discount_amount != 0).then(|| view::money(-v.discount_amount, cur)),
-        net: view::money(v.net_amount, cur),
-        tax: view::money(v.tax_amount, cur),
-        total: view::money(v.total_amount, cur),
-        refunded: (refunded != 0).then(|| view::money(refunded, cur)),
+        subtotal: view::money(i18n, v.subtotal_amount, cur),
+        discount: (v.discount_amount != 0).then(|| view::money(i18n, -v.discount_amount, cur)),
+        net: view::money(i18n, v.net_amount, cur),
+        tax: view::money(i18n, v.tax_amount, cur),
+        total: view::money(i18n, v.total_amount, cur),
+        refunded: (refunded != 0).then(|| view::money(i18n, refunded, cur)),
         order_id: order.id.to_string(),
         seller,
     };

@@ -91,9 +91,8 @@ pub async fn page(
                     Ok(see_other(&overview, vec![c]))
                 }
                 _ => {
-                    let page = SignInPage::new(&p, "email", q.email.trim()).with_error(
-                        "This sign-in link has expired or is not valid any more. Enter your e-mail address to get a code.",
-                    );
+                    let page = SignInPage::new(&p, "email", q.email.trim())
+                        .with_error(p.seller.i18n.t("portal-link-expired"));
                     p.page(401, &page, Vec::new())
                 }
             };
@@ -103,7 +102,7 @@ pub async fn page(
         }
         let mut page = SignInPage::new(&p, "email", "");
         if !q.signed_out.is_empty() {
-            page.notice = Some("You are signed out.".into());
+            page.notice = Some(p.seller.i18n.t("portal-signed-out"));
         }
         p.page(200, &page, Vec::new())
     }
@@ -136,20 +135,27 @@ pub async fn code(
         let email = f.email.trim();
         if !is_email(email) {
             let page = SignInPage::new(&p, "email", email)
-                .with_error("Enter the e-mail address you bought with.");
+                .with_error(p.seller.i18n.t("portal-enter-email"));
             return p.page(422, &page, Vec::new());
         }
         let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
         if let Err(denied) = state.limits.portal_code(ip, &p.org.id.uuid(), email) {
-            let page = SignInPage::new(&p, "email", email).with_error(retry_text(&denied));
+            let page =
+                SignInPage::new(&p, "email", email).with_error(retry_text(&p.seller.i18n, &denied));
             return Ok(with_retry_after(p.page(429, &page, Vec::new())?, &denied));
         }
         app::request_code(&state, p.org.id, email, ip).await?;
         let mut page = SignInPage::new(&p, "code", email);
-        page.notice = Some(format!(
-            "If {email} bought from {}, we have sent a sign-in code to it. It can take a minute; check your spam folder too. The code works for {} minutes.",
-            p.seller.name,
-            crate::domain::customer_session::CustomerSessionCode::TTL.num_minutes()
+        page.notice = Some(p.seller.i18n.ta(
+            "portal-code-sent",
+            &[
+                ("email", &email),
+                ("seller", &p.seller.name),
+                (
+                    "minutes",
+                    &crate::domain::customer_session::CustomerSessionCode::TTL.num_minutes(),
+                ),
+            ],
         ));
         p.page(200, &page, Vec::new())
     }
@@ -170,17 +176,18 @@ pub async fn session(
         let email = f.email.trim();
         if !is_email(email) {
             let page = SignInPage::new(&p, "email", email)
-                .with_error("Enter the e-mail address you bought with.");
+                .with_error(p.seller.i18n.t("portal-enter-email"));
             return p.page(422, &page, Vec::new());
         }
         if f.code.trim().is_empty() {
-            let page = SignInPage::new(&p, "code", email)
-                .with_error("Enter the code from the e-mail.");
+            let page =
+                SignInPage::new(&p, "code", email).with_error(p.seller.i18n.t("portal-enter-code"));
             return p.page(422, &page, Vec::new());
         }
         let ip = crate::client_ip::client_ip(&state.trusted_proxies, &req);
         if let Err(denied) = state.limits.portal_sign_in(ip) {
-            let page = SignInPage::new(&p, "code", email).with_error(retry_text(&denied));
+            let page =
+                SignInPage::new(&p, "code", email).with_error(retry_text(&p.seller.i18n, &denied));
             return Ok(with_retry_after(p.page(429, &page, Vec::new())?, &denied));
         }
         let expected = Expected {
@@ -194,9 +201,8 @@ pub async fn session(
                 Ok(see_other(&p.seller.at("/overview"), vec![c]))
             }
             Err(e) if e.code() == crate::error::Code::CustomerSessionCodeInvalidOrExpired => {
-                let page = SignInPage::new(&p, "code", email).with_error(
-                    "This code is wrong, has expired or was used already. Check the latest e-mail, or ask for a new code.",
-                );
+                let page = SignInPage::new(&p, "code", email)
+                    .with_error(p.seller.i18n.t("portal-wrong-code"));
                 p.page(401, &page, Vec::new())
             }
             Err(e) => Err(e.into()),
