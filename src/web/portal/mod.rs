@@ -292,6 +292,13 @@ impl Seller {
         }
     }
 
+    /// "Signed in as <strong id="signed-in-as">…</strong>", as HTML (the address escaped).
+    pub fn signed_in_as(&self, email: &str) -> String {
+        self.i18n
+            .strong("portal-signed-in-as", "email", email)
+            .replacen("<strong>", "<strong id=\"signed-in-as\">", 1)
+    }
+
     /// A link under this seller's portal.
     pub fn at(&self, rest: &str) -> String {
         format!("/portal/{}{rest}", self.slug)
