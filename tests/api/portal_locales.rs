@@ -347,4 +347,31 @@ async fn each_language_reads_the_portal_in_its_words_amounts_and_dates() {
     let mut sv = signed_in(&app, &s.slug, email, Some("sv")).await;
     let [overview, ..] = pages(&mut sv, &s, &order, &key).await;
     assert_eq!(lang_of(&overview.body), "de");
+
+    // Error pages speak the language too: an order that is not the buyer's (the seller's
+    // page, its default), and a portal that does not exist (the browser's only).
+    let missing = format!(
+        "/portal/{}/orders/5b0a3f7e-3c1a-4c8e-9d55-0f8a7b6c5d4e",
+        s.slug
+    );
+    let page = sv.get(&missing).await;
+    assert_eq!(page.status.as_u16(), 404, "{}", page.body);
+    assert_eq!(lang_of(&page.body), "de");
+    assert!(page.body.contains("Seite nicht gefunden"), "{}", page.body);
+    no_raw_id(&page, &ids);
+    let mut ja = Browser::new(&app).with_header("Accept-Language", "ja");
+    let page = ja.get("/portal/no-such-shop/overview").await;
+    assert_eq!(page.status.as_u16(), 404, "{}", page.body);
+    assert_eq!(lang_of(&page.body), "ja");
+    assert!(
+        page.body.contains("ページが見つかりません"),
+        "{}",
+        page.body
+    );
+    no_raw_id(&page, &ids);
+    let page = Browser::new(&app)
+        .get("/portal/no-such-shop/overview")
+        .await;
+    assert_eq!(lang_of(&page.body), "en");
+    assert!(page.body.contains("Page not found"), "{}", page.body);
 }

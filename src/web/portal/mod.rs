@@ -610,14 +610,9 @@ impl ResponseError for Fail {
                         }
                         (i18n.t("portal-failed-title"), vec![i18n.t("portal-failed")])
                     }
-                    _ => (
-                        StatusCode::from_u16(status)
-                            .ok()
-                            .and_then(|s| s.canonical_reason())
-                            .unwrap_or("Error")
-                            .to_string(),
-                        error.messages(),
-                    ),
+                    403 => (i18n.t("portal-refused-title"), error.messages()),
+                    429 => (i18n.t("portal-too-many-title"), error.messages()),
+                    _ => (i18n.t("portal-error-title"), error.messages()),
                 };
                 (title, messages)
             }

@@ -136,7 +136,7 @@ pub async fn change(
                 .map(|_| ()),
             None => Err(crate::error::AppError::invalid(
                 crate::field!["product_id"],
-                "Choose a plan.",
+                s.portal.seller.i18n.t("portal-choose-plan"),
                 f.product_id.clone(),
             )),
         };
