@@ -41,10 +41,10 @@ pub(crate) fn ensure_chromium() {
 }
 
 fn install_chromium() {
-    if [CHROMIUM, CHROMEDRIVER, CJK_FONT]
-        .iter()
-        .all(|p| Path::new(p).exists())
-    {
+    let browser = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+    // The font only makes the Japanese screenshots readable: without root to install it,
+    // the tests run without it.
+    if browser && (Path::new(CJK_FONT).exists() || !is_root()) {
         return;
     }
     assert!(
