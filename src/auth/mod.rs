@@ -8,6 +8,7 @@ pub mod password;
 pub mod principal;
 pub use tollgate_actors::domain::scope;
 pub mod service;
+pub mod signed_link;
 pub mod tokens;
 
 pub use principal::{AuthMethod, Principal, Subject, SubjectKind};

@@ -3,22 +3,12 @@
 //! its MAC (the server's keyed hash) covers the file, the upload, the part number and the
 //! expiry, so none of them can be changed.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use chrono::{DateTime, Utc};
 
+use crate::auth::signed_link;
+pub use crate::auth::signed_link::Checked;
 use crate::auth::tokens::TokenHasher;
 use crate::domain::ids::FileId;
-
-/// What a part URL is, checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checked {
-    Good,
-    /// Signed, but past its expiry.
-    Expired,
-    /// Not signed by this server for this part.
-    Forged,
-}
 
 fn message(id: FileId, upload_id: &str, number: u32, expires: i64) -> String {
     format!("file-part\0{id}\0{upload_id}\0{number}\0{expires}")
@@ -32,7 +22,7 @@ pub fn signature(
     number: u32,
     expires: i64,
 ) -> String {
-    URL_SAFE_NO_PAD.encode(hasher.hash(&message(id, upload_id, number, expires)))
+    signed_link::signature(hasher, &message(id, upload_id, number, expires))
 }
 
 /// The query of a part URL (after `?`).
@@ -61,17 +51,13 @@ pub fn check(
     given: &str,
     now: DateTime<Utc>,
 ) -> Checked {
-    // The keyed hash compares in constant time.
-    let signed = URL_SAFE_NO_PAD
-        .decode(given)
-        .is_ok_and(|mac| hasher.verify(&message(id, upload_id, number, expires), &mac));
-    if !signed {
-        return Checked::Forged;
-    }
-    match DateTime::<Utc>::from_timestamp(expires, 0) {
-        Some(at) if at > now => Checked::Good,
-        _ => Checked::Expired,
-    }
+    signed_link::check(
+        hasher,
+        &message(id, upload_id, number, expires),
+        expires,
+        given,
+        now,
+    )
 }
 
 #[cfg(test)]
