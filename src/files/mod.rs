@@ -96,6 +96,24 @@ pub struct ObjectReport {
     pub orphans: Vec<String>,
 }
 
+/// How a download reaches the client.
+pub enum Delivery {
+    /// Presigned by the object store: the client is redirected there (`302`).
+    Redirect(String),
+    /// Streamed by Tollgate, in bounded chunks.
+    Stream(BoxStream<'static, io::Result<Bytes>>),
+}
+
+/// What a download is served as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadAs {
+    /// The name the client saves it as (`Content-Disposition: attachment`).
+    pub name: String,
+    pub mime_type: String,
+    /// Until when a presigned URL works (a streamed download ignores it).
+    pub expires: DateTime<Utc>,
+}
+
 /// A store of file bytes. Every method is safe to retry.
 pub trait FileBackend: Send + Sync {
     /// Starts a multipart upload; answers its upload id.
@@ -130,6 +148,16 @@ pub trait FileBackend: Send + Sync {
         &self,
         object: ObjectRef,
     ) -> BoxFuture<'_, io::Result<BoxStream<'static, io::Result<Bytes>>>>;
+    /// How the object is handed to a client allowed to download it now: the default
+    /// streams it through Tollgate; an object store answers a presigned URL instead.
+    fn deliver(
+        &self,
+        object: ObjectRef,
+        _download: DownloadAs,
+    ) -> BoxFuture<'_, io::Result<Delivery>> {
+        let read = self.read(object);
+        Box::pin(async move { Ok(Delivery::Stream(read.await?)) })
+    }
     /// Removes the object (absent is fine).
     fn delete(&self, object: ObjectRef) -> BoxFuture<'_, io::Result<()>>;
     /// Drops an unfinished upload's parts (absent is fine).
@@ -150,7 +178,55 @@ impl FileStore {
 
 pub use crate::domain::file::hex;
 
+/// `Content-Disposition` for a download saved as `name`: an ASCII `filename` (quotes,
+/// backslashes and controls replaced) and, when the name is not plain ASCII, RFC 6266's
+/// `filename*` in UTF-8.
+pub fn attachment(name: &str) -> String {
+    let ascii: String = name
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' => '_',
+            c if c.is_ascii() && !c.is_ascii_control() => c,
+            _ => '_',
+        })
+        .collect();
+    if ascii == name {
+        return format!("attachment; filename=\"{ascii}\"");
+    }
+    let encoded: String = name
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
 /// A part's ETag: its SHA-256 in hex, quoted.
 pub fn part_etag(sha256: &[u8; 32]) -> String {
     format!("\"{}\"", hex(sha256))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attachment;
+
+    #[test]
+    fn attachment_names_are_quoted_safely_and_keep_non_ascii_names() {
+        assert_eq!(
+            attachment("MyApp-1.2.0.AppImage"),
+            "attachment; filename=\"MyApp-1.2.0.AppImage\""
+        );
+        assert_eq!(
+            attachment("a\"b\\c\r\n.zip"),
+            "attachment; filename=\"a_b_c__.zip\"; filename*=UTF-8''a%22b%5Cc%0D%0A.zip"
+        );
+        assert_eq!(
+            attachment("Überblick.pdf"),
+            "attachment; filename=\"_berblick.pdf\"; filename*=UTF-8''%C3%9Cberblick.pdf"
+        );
+    }
 }

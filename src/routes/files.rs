@@ -10,11 +10,13 @@ use crate::api::{Created, ListResource};
 use crate::app::files::{self, FileFilter, PartQuery};
 use crate::app::listing::render;
 use crate::auth::{Scope, SubjectKind};
+use crate::domain::file::StoredFile;
 use crate::domain::ids::FileId;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::extract::auth::Requirement;
 use crate::extract::RawQuery;
 use crate::extract::{path_id, Auth, ListParams, QueryParams, ValidJson};
+use crate::files::{attachment, Delivery};
 use crate::state::AppState;
 
 /// `files:read` (or `files:write`), as Polar's `FileRead` dependency.
@@ -168,4 +170,25 @@ pub(crate) async fn put_part(
     Ok(HttpResponse::Ok()
         .insert_header((actix_web::http::header::ETAG, etag))
         .finish())
+}
+
+/// The answer to a download the caller has allowed: `302` to the object store's presigned
+/// URL, or the bytes streamed with their length, type and `attachment` name. Never cached
+/// (a link is per customer and checked at each request).
+#[expect(dead_code, reason = "the portal and update-feed downloads call it")]
+pub(crate) fn download_response(delivery: Delivery, file: &StoredFile) -> HttpResponse {
+    use actix_web::http::header;
+    match delivery {
+        Delivery::Redirect(url) => HttpResponse::Found()
+            .insert_header((header::LOCATION, url))
+            .insert_header((header::CACHE_CONTROL, "private, no-store"))
+            .finish(),
+        Delivery::Stream(body) => HttpResponse::Ok()
+            .insert_header((header::CONTENT_TYPE, file.mime_type.as_str()))
+            .insert_header((header::CONTENT_DISPOSITION, attachment(&file.name)))
+            .insert_header((header::CACHE_CONTROL, "private, no-store"))
+            .insert_header(("X-Content-Type-Options", "nosniff"))
+            .no_chunking(file.size)
+            .streaming(body),
+    }
 }

@@ -31,7 +31,7 @@ use crate::domain::file::{
 use crate::domain::ids::{FileId, OrganizationId};
 use crate::error::AppError;
 use crate::field;
-use crate::files::{CompleteError, Expected, ObjectRef};
+use crate::files::{CompleteError, Delivery, DownloadAs, Expected, ObjectRef};
 use crate::state::AppState;
 
 /// Attempts of a usage compare-and-swap before giving up (busy).
@@ -527,4 +527,26 @@ pub async fn purge_expired(state: &AppState) -> Result<usize, AppError> {
         }
     }
     Ok(purged)
+}
+
+/// How the uploaded file `f` reaches a client allowed to download it now (the caller
+/// checked that): a presigned URL of the object store, or its bytes streamed. A file not
+/// (or no longer) uploaded is 404.
+pub async fn delivery(state: &AppState, f: &StoredFile) -> Result<Delivery, AppError> {
+    if !matches!(f.state, FileState::Uploaded { .. }) {
+        return Err(AppError::not_found());
+    }
+    let ttl = Duration::seconds(
+        i64::try_from(state.settings.files.download_link_ttl_secs).unwrap_or(600),
+    );
+    let download = DownloadAs {
+        name: f.name.clone(),
+        mime_type: f.mime_type.clone(),
+        expires: state.now() + ttl,
+    };
+    match state.files.backend.deliver(object_of(f), download).await {
+        Ok(d) => Ok(d),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(AppError::not_found()),
+        Err(e) => Err(AppError::internal(format!("file {}: {e}", f.id))),
+    }
 }
