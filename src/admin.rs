@@ -99,6 +99,7 @@ async fn backup_file(
         organization_id: f.value.organization_id,
         file_id: f.value.id,
         path: f.value.path.clone(),
+        mime_type: f.value.mime_type.clone(),
     };
     let stream = state
         .files

@@ -506,7 +506,7 @@ mod email;
 pub use email::{EmailSettings, EmailTransport};
 
 mod files;
-pub use files::FilesSettings;
+pub use files::{FilesSettings, S3Settings};
 
 mod tax;
 pub use tax::{TaxConfig, HMRC_URL, VIES_URL};

@@ -83,6 +83,34 @@ fn tax_services(settings: &Settings) -> anyhow::Result<crate::payments::TaxServi
 /// SIGTERM and SIGINT stop the HTTP server gracefully (in-flight requests get
 /// `server.shutdown_timeout_secs`), SIGQUIT at once; [`Application::run_until_stopped`] then
 /// writes what is held in memory and flushes the store before returning.
+/// The object store of `[files.s3]` (an endpoint it cannot use stops start-up naming the
+/// key), or None for the data directory: then a shared store (several nodes) is warned
+/// that each file's bytes stay on the node that took them.
+fn file_store(
+    settings: &Settings,
+    shared: bool,
+) -> anyhow::Result<Option<Arc<dyn crate::files::FileBackend>>> {
+    match &settings.files.s3 {
+        Some(s3) => {
+            let store = crate::files::s3::S3Files::new(s3).map_err(anyhow::Error::msg)?;
+            tracing::info!(
+                store = store.name(),
+                "files: bytes in the S3-compatible store"
+            );
+            Ok(Some(Arc::new(store)))
+        }
+        None => {
+            if shared {
+                tracing::warn!(
+                    "files: no [files.s3] with a shared store: each file's bytes stay under the \
+                     data directory of the node that took them (set [files.s3] for several nodes)"
+                );
+            }
+            Ok(None)
+        }
+    }
+}
+
 fn spawn_signal_handler(handle: actix_web::dev::ServerHandle) {
     actix_web::rt::spawn(async move {
         use tokio::signal::unix::{signal, SignalKind};
@@ -212,6 +240,7 @@ impl Application {
             shared_keys,
             geoip: crate::geoip::GeoIp::open(&settings.checkout.geoip_database)
                 .map_err(anyhow::Error::msg)?,
+            object_store: file_store(&settings, store.is_shared())?,
             clock,
         };
         let settings = Arc::new(settings);

@@ -70,7 +70,8 @@ pub struct AppState {
     pub tax_recorder: Arc<tokio::sync::Notify>,
     /// Wakes the re-check of unverified tax numbers (`crate::app::tax_id_checks`).
     pub tax_id_checks: Arc<tokio::sync::Notify>,
-    /// Where the bytes of `/v1/files` live (`<data_dir>/files/` on this node).
+    /// Where the bytes of `/v1/files` live: `<data_dir>/files/` on this node, or the
+    /// S3-compatible store of `[files.s3]`.
     pub files: crate::files::FileStore,
     ready: AtomicBool,
 }
@@ -92,6 +93,8 @@ pub struct Services {
     pub shared_keys: Option<Arc<tollgate_actors::license_key::shared::SharedKeys>>,
     /// The GeoIP database (`[checkout] geoip_database`), opened.
     pub geoip: crate::geoip::GeoIp,
+    /// The object store of `[files.s3]`, when one is configured (else the data dir).
+    pub object_store: Option<Arc<dyn crate::files::FileBackend>>,
 }
 
 impl AppState {
@@ -128,11 +131,14 @@ impl AppState {
             crate::cache::EntitlementCache::expiring(std::time::Duration::from_secs(2))
         });
         crate::cache::watch_entitlements(&store, &entitlements);
-        let files = crate::files::FileStore::new(Arc::new(crate::files::local::LocalFiles::new(
-            &settings.storage.data_dir,
-            hasher.clone(),
-            public_url.clone(),
-        )));
+        let files = crate::files::FileStore::new(match services.object_store {
+            Some(store) => store,
+            None => Arc::new(crate::files::local::LocalFiles::new(
+                &settings.storage.data_dir,
+                hasher.clone(),
+                public_url.clone(),
+            )),
+        });
         Self {
             files,
             customers,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::ConfigError;
 
 /// Uploaded files (`/v1/files`): their caps, the lifetime of their links and the purge of
-/// uploads never finished. The bytes live under `<data_dir>/files/`.
+/// uploads never finished. The bytes live under `<data_dir>/files/`, or in `[files.s3]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FilesSettings {
@@ -22,6 +22,8 @@ pub struct FilesSettings {
     pub pending_ttl_secs: u64,
     /// Seconds between purges of unfinished uploads.
     pub purge_interval_secs: u64,
+    /// The S3-compatible store of the bytes; unset: the data directory.
+    pub s3: Option<S3Settings>,
 }
 
 impl Default for FilesSettings {
@@ -33,6 +35,7 @@ impl Default for FilesSettings {
             download_link_ttl_secs: 600,
             pending_ttl_secs: 24 * 3600,
             purge_interval_secs: 3600,
+            s3: None,
         }
     }
 }
@@ -59,6 +62,110 @@ impl FilesSettings {
         }
         if self.purge_interval_secs == 0 {
             return bad("purge_interval_secs");
+        }
+        if let Some(s3) = &self.s3 {
+            s3.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// `[files.s3]`: an S3-compatible object store holding the files' bytes (several nodes
+/// share it); without it they live under `<data_dir>/files/` on the node that took them.
+/// The keys come from the file or, better, the environment
+/// (`TOLLGATE__FILES__S3__ACCESS_KEY_ID`, `TOLLGATE__FILES__S3__SECRET_ACCESS_KEY`).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct S3Settings {
+    /// The store's URL, e.g. `https://s3.eu-central-1.amazonaws.com` or
+    /// `http://127.0.0.1:9000`.
+    pub endpoint: String,
+    pub region: String,
+    pub bucket: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    /// `endpoint/bucket/key` (true) or `bucket.endpoint/key` (false).
+    pub path_style: bool,
+    /// Whether a plain `http://` endpoint is accepted (a local or test store).
+    pub allow_http: bool,
+}
+
+impl Default for S3Settings {
+    fn default() -> Self {
+        Self {
+            endpoint: String::new(),
+            region: "us-east-1".into(),
+            bucket: String::new(),
+            access_key_id: String::new(),
+            secret_access_key: String::new(),
+            path_style: true,
+            allow_http: false,
+        }
+    }
+}
+
+/// Keys never reach a log line, not even through `{:?}` of the settings.
+impl std::fmt::Debug for S3Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |s: &str| {
+            if s.is_empty() {
+                "<unset>"
+            } else {
+                "<redacted>"
+            }
+        };
+        f.debug_struct("S3Settings")
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("bucket", &self.bucket)
+            .field("access_key_id", &set(&self.access_key_id))
+            .field("secret_access_key", &set(&self.secret_access_key))
+            .field("path_style", &self.path_style)
+            .field("allow_http", &self.allow_http)
+            .finish()
+    }
+}
+
+impl S3Settings {
+    /// A store that cannot work stops start-up with a message naming the key.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        let bad =
+            |key: &str, why: String| Err(ConfigError::Invalid(format!("files.s3.{key}: {why}")));
+        match url::Url::parse(self.endpoint.trim()) {
+            Ok(u) if u.host().is_none() => {
+                return bad("endpoint", format!("{:?} names no host", self.endpoint))
+            }
+            Ok(u) if u.scheme() == "https" => {}
+            Ok(u) if u.scheme() == "http" && self.allow_http => {}
+            Ok(u) if u.scheme() == "http" => {
+                return bad(
+                    "endpoint",
+                    "a plain http:// endpoint needs files.s3.allow_http = true".into(),
+                )
+            }
+            Ok(u) => return bad("endpoint", format!("unsupported scheme {:?}", u.scheme())),
+            Err(e) => return bad("endpoint", format!("{:?}: {e}", self.endpoint)),
+        }
+        if self.region.trim().is_empty() {
+            return bad("region", "must not be empty".into());
+        }
+        // S3's bucket names: 3–63 lowercase letters, digits, dots and hyphens.
+        let b = &self.bucket;
+        if !(3..=63).contains(&b.len())
+            || !b
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-')
+        {
+            return bad(
+                "bucket",
+                format!("{b:?} is not a bucket name (3–63 of a-z, 0-9, '.', '-')"),
+            );
+        }
+        if self.access_key_id.trim().is_empty() {
+            return bad("access_key_id", "must be set".into());
+        }
+        if self.secret_access_key.is_empty() {
+            return bad("secret_access_key", "must be set".into());
         }
         Ok(())
     }

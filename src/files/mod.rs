@@ -5,6 +5,7 @@
 
 pub mod backup;
 pub mod local;
+pub mod s3;
 pub mod signed;
 
 use std::io;
@@ -25,6 +26,8 @@ pub struct ObjectRef {
     pub file_id: FileId,
     /// Polar's key, `{service}/{organization_id}/{id}/{name}`.
     pub path: String,
+    /// The file's MIME type (an object store keeps it as the object's `Content-Type`).
+    pub mime_type: String,
 }
 
 /// Where and how a client sends one part.

@@ -42,6 +42,7 @@ fn object_of(f: &StoredFile) -> ObjectRef {
         organization_id: f.organization_id,
         file_id: f.id,
         path: f.path.clone(),
+        mime_type: f.mime_type.clone(),
     }
 }
 
@@ -230,6 +231,7 @@ pub async fn create(
         organization_id,
         file_id: id,
         path: path.clone(),
+        mime_type: body.mime_type.clone(),
     };
     let upload_id = state
         .files

@@ -75,6 +75,7 @@ pub async fn receive_part(
         organization_id: file.organization_id,
         file_id: file.id,
         path: file.path.clone(),
+        mime_type: file.mime_type.clone(),
     };
     match state
         .files
