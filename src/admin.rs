@@ -69,12 +69,16 @@ async fn admin_only(auth: &Auth<AdminToken>, state: &AppState) -> ApiResult<()> 
     Ok(())
 }
 
-/// The uploaded files a backup copies (`tollgate backup`), as `ManifestEntry`s.
+/// The uploaded files a backup copies (`tollgate backup`), as `ManifestEntry`s: none when
+/// they live in an S3-compatible store (`[files.s3]`), which is its own durability.
 async fn backup_files(
     auth: Auth<AdminToken>,
     state: web::Data<AppState>,
 ) -> ApiResult<web::Json<Vec<ManifestEntry>>> {
     admin_only(&auth, &state).await?;
+    if state.settings.files.s3.is_some() {
+        return Ok(web::Json(Vec::new()));
+    }
     let files = state.store.scan::<StoredFile>().await?;
     Ok(web::Json(
         files
@@ -227,6 +231,11 @@ pub async fn backup_files_to(
         bail!("the service refused the list of files ({})", resp.status());
     }
     let manifest: Vec<ManifestEntry> = resp.json().await.context("reading the list of files")?;
+    if manifest.is_empty() {
+        // None uploaded, or all in an S3-compatible store: the backup holds no file bytes
+        // (and `restore` then restores none).
+        return Ok(0);
+    }
     let files = dir.join(FILES_DIR);
     create_private_dir(&files)?;
     let mut copied = 0;
@@ -290,6 +299,12 @@ pub async fn restore_files(
 ) -> anyhow::Result<(usize, Vec<String>)> {
     let mut restored = 0;
     let mut missing = Vec::new();
+    if !dir.join(FILES_DIR).is_dir() {
+        // A backup of a service whose files live in an S3-compatible store (or that had
+        // none): their bytes stay in the bucket.
+        tracing::info!("the backup holds no uploaded files' bytes: none restored");
+        return Ok((0, missing));
+    }
     for f in store.scan::<StoredFile>().await? {
         let Some(entry) = ManifestEntry::of(&f.value) else {
             continue;
@@ -305,6 +320,20 @@ pub async fn restore_files(
         restored += 1;
     }
     Ok((restored, missing))
+}
+
+/// `tollgate check` of the uploaded files with these settings: with `[files.s3]` the
+/// objects are in the bucket, which `check` does not read (nothing reported); else as
+/// [`check_files`].
+pub async fn check_files_with(
+    store: &Store,
+    settings: &crate::config::Settings,
+) -> anyhow::Result<crate::files::backup::FilesReport> {
+    if settings.files.s3.is_some() {
+        tracing::info!("files: the objects are in the S3-compatible store; not checked");
+        return Ok(crate::files::backup::FilesReport::default());
+    }
+    check_files(store, &settings.storage.data_dir).await
 }
 
 /// `tollgate check` of the uploaded files: each uploaded file's object present with its

@@ -316,3 +316,75 @@ fn files_settings_default_as_documented_and_refuse_zero_and_short_pending() {
     let err = short.validate().unwrap_err().to_string();
     assert!(err.contains("files.pending_ttl_secs"), "{err}");
 }
+
+#[test]
+#[allow(clippy::result_large_err)] // figment::Error is large; the closure signature is fixed.
+fn files_s3_is_read_from_the_file_and_environment_checked_and_never_prints_its_keys() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("config.toml", "")?;
+        let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+        assert!(s.files.s3.is_none(), "the data directory by default");
+        jail.create_file(
+            "config.toml",
+            "[files.s3]\nendpoint = \"http://127.0.0.1:9000\"\nbucket = \"shop-files\"\n",
+        )?;
+        jail.set_env("TOLLGATE__FILES__S3__ACCESS_KEY_ID", "AKIDSHOP");
+        jail.set_env("TOLLGATE__FILES__S3__SECRET_ACCESS_KEY", "sup3r-s3cret");
+        // A plain http endpoint needs allow_http.
+        let err = Settings::load(Path::new("config.toml"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("files.s3.endpoint"), "{err}");
+        assert!(err.contains("allow_http"), "{err}");
+        jail.set_env("TOLLGATE__FILES__S3__ALLOW_HTTP", "true");
+        let s = Settings::load(Path::new("config.toml"), true).map_err(|e| e.to_string())?;
+        let s3 = s.files.s3.clone().expect("[files.s3]");
+        assert_eq!(s3.endpoint, "http://127.0.0.1:9000");
+        assert_eq!(s3.region, "us-east-1");
+        assert_eq!(s3.bucket, "shop-files");
+        assert_eq!(s3.access_key_id, "AKIDSHOP");
+        assert_eq!(s3.secret_access_key, "sup3r-s3cret");
+        assert!(s3.path_style && s3.allow_http);
+        let shown = format!("{s:?}");
+        assert!(
+            !shown.contains("sup3r-s3cret") && !shown.contains("AKIDSHOP"),
+            "{shown}"
+        );
+        // Bad values stop the start naming the key.
+        for (key, value, named, good) in [
+            (
+                "ENDPOINT",
+                "not a url",
+                "files.s3.endpoint",
+                "http://127.0.0.1:9000",
+            ),
+            (
+                "ENDPOINT",
+                "ftp://store",
+                "files.s3.endpoint",
+                "http://127.0.0.1:9000",
+            ),
+            ("BUCKET", "Shop_Files", "files.s3.bucket", "shop-files"),
+            (
+                "SECRET_ACCESS_KEY",
+                "",
+                "files.s3.secret_access_key",
+                "sup3r-s3cret",
+            ),
+        ] {
+            let var = format!("TOLLGATE__FILES__S3__{key}");
+            jail.set_env(&var, value);
+            let err = Settings::load(Path::new("config.toml"), true)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(named), "{key}={value}: {err}");
+            jail.set_env(&var, good);
+        }
+        jail.set_env("TOLLGATE__FILES__S3__NOPE", "1");
+        let err = Settings::load(Path::new("config.toml"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope"), "{err}");
+        Ok(())
+    });
+}

@@ -176,10 +176,7 @@ fn check(settings: &Settings, repair: bool) -> anyhow::Result<ExitCode> {
     let lines = runtime.block_on(tollgate::admin::check(&store, repair))?;
     let (text, clean) = tollgate::admin::describe(&lines);
     write_stdout(text.trim_end());
-    let files = runtime.block_on(tollgate::admin::check_files(
-        &store,
-        &settings.storage.data_dir,
-    ))?;
+    let files = runtime.block_on(tollgate::admin::check_files_with(&store, settings))?;
     write_stdout(&format!("files: {} uploaded checked", files.checked));
     for m in &files.missing {
         write_stdout(&format!("files: missing or short object of {m}"));
