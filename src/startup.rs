@@ -83,16 +83,17 @@ fn tax_services(settings: &Settings) -> anyhow::Result<crate::payments::TaxServi
 /// SIGTERM and SIGINT stop the HTTP server gracefully (in-flight requests get
 /// `server.shutdown_timeout_secs`), SIGQUIT at once; [`Application::run_until_stopped`] then
 /// writes what is held in memory and flushes the store before returning.
-/// The object store of `[files.s3]` (an endpoint it cannot use stops start-up naming the
-/// key), or None for the data directory: then a shared store (several nodes) is warned
+/// The object store of `[files.s3]` (an endpoint it cannot use, or a bucket it cannot list,
+/// stops start-up naming the key), or None for the data directory: then a shared store (several nodes) is warned
 /// that each file's bytes stay on the node that took them.
-fn file_store(
+async fn file_store(
     settings: &Settings,
     shared: bool,
 ) -> anyhow::Result<Option<Arc<dyn crate::files::FileBackend>>> {
     match &settings.files.s3 {
         Some(s3) => {
             let store = crate::files::s3::S3Files::new(s3).map_err(anyhow::Error::msg)?;
+            store.probe().await.map_err(anyhow::Error::msg)?;
             tracing::info!(
                 store = store.name(),
                 "files: bytes in the S3-compatible store"
@@ -240,7 +241,7 @@ impl Application {
             shared_keys,
             geoip: crate::geoip::GeoIp::open(&settings.checkout.geoip_database)
                 .map_err(anyhow::Error::msg)?,
-            object_store: file_store(&settings, store.is_shared())?,
+            object_store: file_store(&settings, store.is_shared()).await?,
             clock,
         };
         let settings = Arc::new(settings);

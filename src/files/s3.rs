@@ -24,7 +24,8 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
 use object_store::signer::{SignedUrlOptions, Signer};
 use object_store::{
-    Attribute, AttributeValue, Attributes, ObjectStoreExt, PutMultipartOptions, RetryConfig,
+    Attribute, AttributeValue, Attributes, ObjectStore, ObjectStoreExt, PutMultipartOptions,
+    RetryConfig,
 };
 use sha2::{Digest, Sha256, Sha512};
 
@@ -90,6 +91,30 @@ impl S3Files {
                 settings.bucket
             ),
         })
+    }
+
+    /// Asks the store for the bucket (a listing of a prefix no file has): an unreachable
+    /// endpoint, a missing bucket or keys the store refuses stop start-up here rather than
+    /// the first upload.
+    pub async fn probe(&self) -> Result<(), String> {
+        let prefix = Path::from("tollgate-start-up-probe");
+        let listed = tokio::time::timeout(
+            Duration::from_secs(30),
+            self.store.list_with_delimiter(Some(&prefix)),
+        )
+        .await;
+        match listed {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!(
+                "files.s3: the bucket {} cannot be listed (endpoint, bucket, keys?): {}",
+                self.name,
+                error_text(&e)
+            )),
+            Err(_) => Err(format!(
+                "files.s3: the store {} did not answer within 30 s (endpoint?)",
+                self.name
+            )),
+        }
     }
 
     /// `endpoint/bucket`, for logs.

@@ -607,3 +607,51 @@ async fn an_upload_missing_an_etag_is_refused_and_can_be_completed_after() {
         .expect(200);
     assert_eq!(s3.objects(BUCKET).len(), 1);
 }
+
+/// A store Tollgate cannot use stops start-up with a message naming `files.s3`: keys the
+/// store refuses, a bucket that does not exist, an endpoint nothing listens on.
+#[actix_web::test]
+async fn a_store_that_cannot_be_used_stops_start_up_naming_it() {
+    let s3 = S3Server::start();
+    s3.create_bucket(BUCKET);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let good = s3.settings(BUCKET);
+    let cases = [
+        (
+            "wrong secret",
+            tollgate::config::S3Settings {
+                secret_access_key: "wrong".into(),
+                ..good.clone()
+            },
+        ),
+        (
+            "no bucket",
+            tollgate::config::S3Settings {
+                bucket: "no-such-bucket".into(),
+                ..good.clone()
+            },
+        ),
+        (
+            "nothing listening",
+            tollgate::config::S3Settings {
+                endpoint: closed,
+                ..good.clone()
+            },
+        ),
+    ];
+    for (what, s3_settings) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = Settings::for_tests(dir.path());
+        settings.files.s3 = Some(s3_settings);
+        let err = match tollgate::startup::Application::build(settings).await {
+            Ok(_) => panic!("{what}: started"),
+            Err(e) => format!("{e:#}"),
+        };
+        eprintln!("{what}: {err}");
+        assert!(err.contains("files.s3"), "{what}: {err}");
+        assert!(!err.contains(crate::s3_server::SECRET_KEY), "{what}: {err}");
+    }
+}
