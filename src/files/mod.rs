@@ -1,7 +1,7 @@
 //! Where the bytes of `/v1/files` live: a [`FileBackend`] behind [`FileStore`]. The
-//! embedded default is [`local::LocalFiles`], a directory under the data dir; an
-//! S3-compatible store slots in behind the same trait (its part URLs presigned by the
-//! store, parts sent to it directly).
+//! embedded default is [`local::LocalFiles`], a directory under the data dir; with
+//! `[files.s3]` it is [`s3::S3Files`], an S3-compatible store (its part URLs presigned by
+//! the store, parts sent to it directly, downloads redirected to presigned GETs).
 
 pub mod backup;
 pub mod local;
