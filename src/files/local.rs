@@ -290,7 +290,7 @@ impl FileBackend for LocalFiles {
         upload_id: &str,
         part: &PartPlan,
         expires: DateTime<Utc>,
-    ) -> PartUrl {
+    ) -> io::Result<PartUrl> {
         let query = super::signed::query(
             &self.hasher,
             object.file_id,
@@ -310,7 +310,7 @@ impl FileBackend for LocalFiles {
                 "SHA256".to_string(),
             ));
         }
-        PartUrl {
+        Ok(PartUrl {
             url: format!(
                 "{}/v1/files/{}/parts/{}?{query}",
                 self.public_url.trim_end_matches('/'),
@@ -318,7 +318,7 @@ impl FileBackend for LocalFiles {
                 part.number
             ),
             headers,
-        }
+        })
     }
 
     fn receive_part<'a>(

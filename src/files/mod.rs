@@ -128,7 +128,7 @@ pub trait FileBackend: Send + Sync {
         upload_id: &str,
         part: &PartPlan,
         expires: DateTime<Utc>,
-    ) -> PartUrl;
+    ) -> io::Result<PartUrl>;
     /// Takes part `part` from `body` (streamed, never held whole): answers its SHA-256,
     /// the part's ETag. Only backends whose part URLs point at Tollgate take parts.
     fn receive_part<'a>(

@@ -320,7 +320,7 @@ impl FileBackend for S3Files {
         upload_id: &str,
         part: &PartPlan,
         expires: DateTime<Utc>,
-    ) -> PartUrl {
+    ) -> io::Result<PartUrl> {
         let mut options = SignedUrlOptions::default().with_query([
             ("partNumber", part.number.to_string()),
             ("uploadId", upload_id.to_string()),
@@ -345,17 +345,9 @@ impl FileBackend for S3Files {
                 }
             }
         }
-        match self.presign(::http::Method::PUT, &key(object), expires, &options) {
-            Ok(url) => PartUrl { url, headers },
-            Err(e) => {
-                // Only with credentials that need I/O, which `new` never builds.
-                tracing::error!(file = %object.file_id, error = %e, "files: part URL not presigned");
-                PartUrl {
-                    url: String::new(),
-                    headers,
-                }
-            }
-        }
+        // Fails only with credentials that need I/O, which `new` never builds.
+        let url = self.presign(::http::Method::PUT, &key(object), expires, &options)?;
+        Ok(PartUrl { url, headers })
     }
 
     fn receive_part<'a>(

@@ -142,7 +142,7 @@ async fn with_usage(
     Err(AppError::unavailable())
 }
 
-fn upload_view(state: &AppState, f: &StoredFile) -> FileUpload {
+fn upload_view(state: &AppState, f: &StoredFile) -> Result<FileUpload, AppError> {
     let mut parts = Vec::new();
     let mut upload_id = String::new();
     if let FileState::Pending {
@@ -156,7 +156,11 @@ fn upload_view(state: &AppState, f: &StoredFile) -> FileUpload {
             state.now() + Duration::seconds(state.settings.files.upload_url_ttl_secs as i64);
         let object = object_of(f);
         for p in plan {
-            let url = state.files.backend.part_url(&object, id, p, expires_at);
+            let url = state
+                .files
+                .backend
+                .part_url(&object, id, p, expires_at)
+                .map_err(|e| AppError::internal(format!("file {}: part URL: {e}", f.id)))?;
             parts.push(FileUploadPart {
                 number: p.number,
                 chunk_start: p.start,
@@ -170,14 +174,14 @@ fn upload_view(state: &AppState, f: &StoredFile) -> FileUpload {
             });
         }
     }
-    FileUpload {
+    Ok(FileUpload {
         file: f.into(),
         upload: FileUploadMultipart {
             id: upload_id,
             path: f.path.clone(),
             parts,
         },
-    }
+    })
 }
 
 /// `POST /v1/files/`: the file, pending, with one signed URL per part.
@@ -270,7 +274,7 @@ pub async fn create(
         },
     )
     .await?;
-    Ok(upload_view(state, &file))
+    upload_view(state, &file)
 }
 
 /// Removes file `id` (at revision `rev`) and gives its bytes back to the quota; then its
