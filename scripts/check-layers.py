@@ -39,7 +39,8 @@ LAYERS = [
     ("request", {"extract", "credentials", "idempotency", "retention"}),
     ("app", {"app"}),
     ("handles", {"state", "cache", "stats", "metrics", "egress", "ratelimit", "payments",
-                 "auth", "bootstrap", "signature", "geoip", "files"}),
+                 "auth", "bootstrap", "signature", "geoip", "files",
+                 "updates"}),
     ("foundation", {"api", "validate", "error", "limits", "loc", "config", "client_ip",
                     "telemetry", "resource", "domain", "i18n"}),
 ]

@@ -37,6 +37,7 @@ pub mod startup;
 pub mod state;
 pub mod stats;
 pub mod telemetry;
+pub mod updates;
 pub mod validate;
 pub mod web;
 pub mod webhooks;

@@ -7,3 +7,8 @@ crate::typed_id!(
     /// A stored file (`/v1/files`).
     pub FileId
 );
+
+crate::typed_id!(
+    /// A release of a product (update feeds).
+    pub ReleaseId
+);

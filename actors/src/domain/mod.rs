@@ -49,6 +49,7 @@ pub mod payment_method;
 pub mod portal_link;
 pub mod product;
 pub mod refund;
+pub mod release;
 pub mod retention;
 pub mod scope;
 pub mod stats;
