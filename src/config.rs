@@ -31,6 +31,7 @@ pub struct Settings {
     pub email: EmailSettings,
     pub tax: TaxConfig,
     pub files: FilesSettings,
+    pub updates: UpdatesSettings,
 }
 
 /// `requests` per `per_secs` seconds, with bursts up to `requests`; `requests = 0` lifts
@@ -508,6 +509,9 @@ pub use email::{EmailSettings, EmailTransport};
 mod files;
 pub use files::{FilesSettings, S3Settings};
 
+mod updates;
+pub use updates::UpdatesSettings;
+
 mod tax;
 pub use tax::{TaxConfig, HMRC_URL, VIES_URL};
 
@@ -954,6 +958,7 @@ impl Settings {
         self.tax.validate()?;
         self.storage.validate()?;
         self.files.validate()?;
+        self.updates.validate()?;
         self.payments.validate()
     }
 

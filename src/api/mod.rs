@@ -32,6 +32,7 @@ pub mod price;
 pub mod product;
 pub mod recovery;
 pub mod refund;
+pub mod releases;
 pub mod subscription;
 pub mod tax;
 pub mod version;

@@ -38,6 +38,8 @@
 //! - `plan_change`: a subscription moved to another product or price, with proration;
 //! - `portal`: the customer portal (sign-in by code, a purchase's limited session, receipts);
 //! - `recovery`: "pay now", the buyer's charge of a past-due subscription's renewal;
+//! - `releases`: releases of a product (drafts, publish with signatures, yank), the
+//!   update-signing key, and the update feeds a license key reads;
 //! - `refunds`: money given back through the processor, and access taken back with it;
 //! - `seller_subscriptions`: free subscriptions a seller starts without a checkout;
 //! - `subscription`: a seller's changes to a subscription (cancel, uncancel, revoke), the
@@ -75,6 +77,7 @@ pub mod plan_change;
 pub mod portal;
 pub mod recovery;
 pub mod refunds;
+pub mod releases;
 pub mod seller_subscriptions;
 pub mod subscription;
 pub mod tax;

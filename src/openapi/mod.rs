@@ -20,6 +20,7 @@ pub mod payment_method_paths;
 pub mod portal_billing_paths;
 pub mod portal_paths;
 pub mod recovery_paths;
+pub mod release_paths;
 pub mod signing_paths;
 pub mod token_paths;
 
@@ -241,6 +242,17 @@ use crate::error::ApiError;
         file_paths::files_put_part,
         file_paths::admin_backup_files,
         file_paths::admin_backup_file,
+        release_paths::releases_list,
+        release_paths::releases_create,
+        release_paths::releases_signing_key,
+        release_paths::releases_get,
+        release_paths::releases_update,
+        release_paths::releases_delete,
+        release_paths::releases_publish,
+        release_paths::releases_yank,
+        release_paths::updates_channel_file,
+        release_paths::updates_tauri,
+        release_paths::updates_download,
     ),
     components(schemas(
         crate::error::ErrorBody,
@@ -782,6 +794,7 @@ mod tests {
             crate::api::webhook::samples(),
             crate::api::organization_access_token::samples(),
             crate::api::files::samples(),
+            crate::api::releases::samples(),
         ]
         .into_iter()
         .flatten()

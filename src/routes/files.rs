@@ -175,7 +175,6 @@ pub(crate) async fn put_part(
 /// The answer to a download the caller has allowed: `302` to the object store's presigned
 /// URL, or the bytes streamed with their length, type and `attachment` name. Never cached
 /// (a link is per customer and checked at each request).
-#[expect(dead_code, reason = "the portal and update-feed downloads call it")]
 pub(crate) fn download_response(delivery: Delivery, file: &StoredFile) -> HttpResponse {
     use actix_web::http::header;
     match delivery {

@@ -24,9 +24,11 @@ pub mod organization_access_tokens;
 pub mod organizations;
 pub mod products;
 pub mod refunds;
+pub mod releases;
 pub mod reports;
 pub mod stripe_webhook;
 pub mod subscriptions;
+pub mod updates;
 pub mod webhooks;
 
 use actix_web::web;
@@ -48,6 +50,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     benefit_grants::configure(cfg);
     custom_fields::configure(cfg);
     files::configure(cfg);
+    releases::configure(cfg);
+    updates::configure(cfg);
     checkouts::configure(cfg);
     checkout_links::configure(cfg);
     invoices::configure(cfg);

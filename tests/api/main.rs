@@ -87,6 +87,7 @@ mod rate_limits;
 mod readme;
 mod recovery_link;
 mod refunds;
+mod releases;
 mod retention;
 mod s3_server;
 mod schema;
