@@ -14,6 +14,7 @@ mod browser_embed;
 mod browser_payments;
 mod browser_portal;
 mod browser_recovery;
+mod browser_releases;
 mod browser_stripe;
 mod browser_tax;
 mod catalog_setup;

@@ -30,11 +30,22 @@ fn data(len: usize, seed: usize) -> Vec<u8> {
 
 /// Uploads `bytes` as a downloadable file of `org` named `name` (one part); its id.
 async fn upload(app: &TestApp, org: &str, name: &str, bytes: &[u8]) -> String {
+    upload_as(app, &app.token, org, name, bytes).await
+}
+
+/// [`upload`] with `token`.
+pub(crate) async fn upload_as(
+    app: &TestApp,
+    token: &str,
+    org: &str,
+    name: &str,
+    bytes: &[u8],
+) -> String {
     let sum = STANDARD.encode(Sha256::digest(bytes));
     let r = app
         .post_json(
             "/v1/files/",
-            Some(&app.token),
+            Some(token),
             &json!({"organization_id": org, "service": "downloadable", "name": name,
                     "mime_type": "application/octet-stream", "size": bytes.len(),
                     "checksum_sha256_base64": sum,
@@ -55,13 +66,69 @@ async fn upload(app: &TestApp, org: &str, name: &str, bytes: &[u8]) -> String {
     let id = r.body["id"].as_str().unwrap().to_string();
     app.post_json(
         &format!("/v1/files/{id}/uploaded"),
-        Some(&app.token),
+        Some(token),
         &json!({"id": r.body["upload"]["id"], "path": r.body["upload"]["path"],
                 "parts": [{"number": 1, "checksum_etag": etag}]}),
     )
     .await
     .expect(200);
     id
+}
+
+/// A license-key benefit, a product granting it and a paid checkout in `org`, made with
+/// `token` (a member's); the product's id and the granted key.
+pub(crate) async fn sale_in(app: &TestApp, token: &str, org: &str) -> (String, String) {
+    let t = Some(token);
+    let benefit = app
+        .post_json(
+            "/v1/benefits/",
+            t,
+            &json!({"type": "license_keys", "description": "Key", "organization_id": org,
+                    "properties": {"prefix": "RS"}}),
+        )
+        .await;
+    benefit.expect(201);
+    let product = app
+        .post_json(
+            "/v1/products/",
+            t,
+            &json!({"name": "Release Shop App", "organization_id": org,
+                    "prices": [{"type": "one_time", "amount_type": "fixed", "price_amount": 1900}]}),
+        )
+        .await;
+    product.expect(201);
+    let product = product.id();
+    app.post_json(
+        &format!("/v1/products/{product}/benefits"),
+        t,
+        &json!({"benefits": [benefit.id()]}),
+    )
+    .await
+    .expect(200);
+    let checkout = app
+        .post_json("/v1/checkouts/custom/", t, &json!({"product_id": product}))
+        .await;
+    checkout.expect(201);
+    let secret = checkout.body["client_secret"].as_str().unwrap().to_string();
+    app.post_json(
+        &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+        None,
+        &json!({"customer_name": "Ada Lovelace", "customer_email": "ada@release-shop.example",
+                "customer_billing_address": {"country": "FR"}, "confirmation_token_id": "tok_visa"}),
+    )
+    .await
+    .expect(200);
+    for _ in 0..100 {
+        let keys = app
+            .get(&format!("/v1/license-keys/?organization_id={org}"), t)
+            .await
+            .items();
+        if let Some(k) = keys.first() {
+            return (product, k["key"].as_str().unwrap().to_string());
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the sale granted no key");
 }
 
 async fn create(app: &TestApp, body: Value) -> Reply {

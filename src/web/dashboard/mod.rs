@@ -23,6 +23,7 @@ mod keys;
 mod orders;
 mod overview;
 mod products;
+mod releases;
 mod signing;
 mod tax;
 mod tax_reports;
@@ -102,6 +103,10 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/dashboard/{org}/custom-fields/new", "Create a custom field."),
     ("get", "/dashboard/{org}/custom-fields/{id}", "Form: edit a custom field."),
     ("post", "/dashboard/{org}/custom-fields/{id}", "Save a custom field."),
+    ("get", "/dashboard/{org}/releases", "Releases of the organization's products, a form for a new draft (product, version, channel, notes, a file per platform), and the update-signing public keys."),
+    ("post", "/dashboard/{org}/releases", "Create a draft release."),
+    ("post", "/dashboard/{org}/releases/{id}/publish", "Publish a draft release: every file signed."),
+    ("post", "/dashboard/{org}/releases/{id}/yank", "Yank a published release: out of every update feed."),
     ("get", "/dashboard/{org}/webhooks", "Webhook endpoints."),
     ("get", "/dashboard/{org}/webhooks/new", "Form: create a webhook endpoint."),
     ("post", "/dashboard/{org}/webhooks/new", "Create a webhook endpoint; the page shows its signing secret, this once."),
@@ -154,6 +159,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/custom-fields", { get => custom_fields::custom_fields });
     resource!(cfg, "/dashboard/{org}/custom-fields/new", { get => custom_fields::field_new, post => custom_fields::field_create });
     resource!(cfg, "/dashboard/{org}/custom-fields/{id}", { get => custom_fields::field, post => custom_fields::field_save });
+    resource!(cfg, "/dashboard/{org}/releases", { get => releases::releases_page, post => releases::release_create });
+    resource!(cfg, "/dashboard/{org}/releases/{id}/publish", { post => releases::release_publish });
+    resource!(cfg, "/dashboard/{org}/releases/{id}/yank", { post => releases::release_yank });
     resource!(cfg, "/dashboard/{org}/webhooks", { get => webhooks::webhooks });
     resource!(cfg, "/dashboard/{org}/webhooks/new", { get => webhooks::webhook_new, post => webhooks::webhook_create });
     resource!(cfg, "/dashboard/{org}/webhooks/{id}", { get => webhooks::webhook, post => webhooks::webhook_save });
@@ -499,6 +507,7 @@ const SECTIONS: &[(&str, &str, &str)] = &[
     ("subscriptions", "Subscriptions", "/subscriptions"),
     ("customers", "Customers", "/customers"),
     ("license-keys", "License keys", "/license-keys"),
+    ("releases", "Releases", "/releases"),
     ("discounts", "Discounts", "/discounts"),
     ("custom-fields", "Custom fields", "/custom-fields"),
     ("webhooks", "Webhooks", "/webhooks"),
