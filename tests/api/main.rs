@@ -89,6 +89,7 @@ mod readme;
 mod recovery_link;
 mod refunds;
 mod releases;
+mod releases_clients;
 mod retention;
 mod s3_server;
 mod schema;

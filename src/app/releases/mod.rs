@@ -380,6 +380,17 @@ pub async fn publish(
             }
         }
     }
+    if files
+        .iter()
+        .enumerate()
+        .any(|(i, f)| files[..i].iter().any(|g| g.name == f.name))
+    {
+        return Err(AppError::invalid(
+            field!["artifacts"],
+            "The release's files must have different names (their links end with them).",
+            Given::none(),
+        ));
+    }
     let key = sign::ensure_key(state, current.organization_id)
         .await?
         .ok_or_else(AppError::not_found)?;
@@ -400,13 +411,6 @@ pub async fn publish(
             signatures: Some(signatures),
         });
     }
-    if has_duplicate_names(&signed) {
-        return Err(AppError::invalid(
-            field!["artifacts"],
-            "The release's files must have different names (their links end with them).",
-            Given::none(),
-        ));
-    }
     change(state, id, |r, now| {
         let same_files = r.artifacts.len() == signed.len()
             && r.artifacts
@@ -426,13 +430,6 @@ pub async fn publish(
         Ok(Some(next))
     })
     .await
-}
-
-fn has_duplicate_names(artifacts: &[ReleaseArtifact]) -> bool {
-    artifacts
-        .iter()
-        .enumerate()
-        .any(|(i, a)| artifacts[..i].iter().any(|b| b.name == a.name))
 }
 
 /// `POST /v1/releases/{id}/yank`: a published release leaves every feed and its links
