@@ -1044,3 +1044,85 @@ async fn a_release_with_entitlements_is_for_keys_whose_purchase_grants_them() {
         Some("1.0.0")
     );
 }
+
+/// A file of several parts (11 MiB: read back by the backend in many chunks, twice) is
+/// signed at publish without being held whole: both signatures verify over its bytes.
+#[actix_web::test]
+async fn a_large_file_is_signed_from_its_chunks() {
+    const MIB: usize = 1024 * 1024;
+    let app = spawn_app().await;
+    let sale = sell_key(&app, "feed-large").await;
+    let bytes = data(11 * MIB + 3, 7);
+    let cuts = [0, 5 * MIB, 10 * MIB, bytes.len()];
+    let parts: Vec<Value> = cuts
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| json!({"number": i + 1, "chunk_start": w[0], "chunk_end": w[1]}))
+        .collect();
+    let r = app
+        .post_json(
+            "/v1/files/",
+            Some(&app.token),
+            &json!({"organization_id": sale.org, "service": "downloadable", "name": "Big.AppImage",
+                    "mime_type": "application/octet-stream", "size": bytes.len(),
+                    "upload": {"parts": parts}}),
+        )
+        .await;
+    r.expect(201);
+    let mut done = Vec::new();
+    for (i, p) in r.body["upload"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let put = app
+            .client
+            .put(p["url"].as_str().unwrap())
+            .body(bytes[cuts[i]..cuts[i + 1]].to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), 200);
+        let etag = put.headers()["etag"].to_str().unwrap().to_string();
+        done.push(json!({"number": i + 1, "checksum_etag": etag}));
+    }
+    let file = r.id();
+    app.post_json(
+        &format!("/v1/files/{file}/uploaded"),
+        Some(&app.token),
+        &json!({"id": r.body["upload"]["id"], "path": r.body["upload"]["path"], "parts": done}),
+    )
+    .await
+    .expect(200);
+    let rel = published(
+        &app,
+        &sale.product,
+        "3.0.0",
+        "stable",
+        &[("linux-x86_64", "appimage", &file)],
+        json!({}),
+    )
+    .await;
+    let keys = signing_key(&app, &sale.org).await;
+    let a = &rel["artifacts"][0];
+    assert_eq!(a["size"], bytes.len());
+    assert!(verify_sparkle(
+        keys["sparkle_public_ed_key"].as_str().unwrap(),
+        a["ed_signature"].as_str().unwrap(),
+        &bytes
+    ));
+    let trusted = verify_tauri(
+        keys["tauri_pubkey"].as_str().unwrap(),
+        a["signature"].as_str().unwrap(),
+        &bytes,
+    );
+    assert!(trusted.is_some_and(|t| t.ends_with("version:3.0.0")));
+    let mut other = bytes.clone();
+    other[6 * MIB] ^= 1;
+    assert!(!verify_sparkle(
+        keys["sparkle_public_ed_key"].as_str().unwrap(),
+        a["ed_signature"].as_str().unwrap(),
+        &other
+    ));
+}
