@@ -37,7 +37,8 @@ use crate::state::AppState;
 /// Attempts of a usage compare-and-swap before giving up (busy).
 const ATTEMPTS: usize = 16;
 
-fn object_of(f: &StoredFile) -> ObjectRef {
+/// The object `f`'s bytes are stored as.
+pub fn object_of(f: &StoredFile) -> ObjectRef {
     ObjectRef {
         organization_id: f.organization_id,
         file_id: f.id,

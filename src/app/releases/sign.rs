@@ -16,7 +16,6 @@ use crate::domain::ids::OrganizationId;
 use crate::domain::organization::Organization;
 use crate::domain::release::{ArtifactSignatures, UpdateSigningKey};
 use crate::error::AppError;
-use crate::files::ObjectRef;
 use crate::state::AppState;
 use crate::updates::{SignError, UpdateSigner};
 
@@ -85,11 +84,7 @@ pub async fn sign_file(
     version: &str,
 ) -> Result<ArtifactSignatures, AppError> {
     let signer = signer_of(key)?;
-    let object = ObjectRef {
-        organization_id: file.organization_id,
-        file_id: file.id,
-        path: file.path.clone(),
-    };
+    let object = crate::app::files::object_of(file);
     let (name, version) = (file.name.clone(), version.to_string());
     let timestamp = state.now().timestamp();
     let (passes, mut asked) = mpsc::unbounded_channel::<mpsc::Sender<io::Result<Bytes>>>();
