@@ -440,6 +440,8 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<custom_field::CustomField>();
     v.visit::<file::StoredFile>();
     v.visit::<file::FileUsage>();
+    v.visit::<download::DownloadStat>();
+    v.visit::<download::FileDownloads>();
     v.visit::<order::Order>();
     v.visit::<oauth2::OAuth2Client>();
     v.visit::<oauth2::OAuth2Grant>();

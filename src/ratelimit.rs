@@ -157,6 +157,9 @@ pub struct RateLimits {
     subscription_cancels: Policy<u64>,
     receipts_address: Policy<u64>,
     api_token: Policy<u64>,
+    /// Downloads through the portal's links (`[files]`): per customer, per client address.
+    downloads_customer: Policy<u64>,
+    downloads_ip: Policy<IpAddr>,
     backoff_base: Duration,
     backoff_max: Duration,
     /// Keyed by (account, address).
@@ -217,6 +220,8 @@ impl RateLimits {
             ),
             receipts_address: Policy::new("address", s.receipts_per_address, on),
             api_token: Policy::new("token", s.api_per_token, on),
+            downloads_customer: Policy::new("customer", Limit::new(0, 1), false),
+            downloads_ip: Policy::new("ip", Limit::new(0, 1), false),
             backoff_base: Duration::from_millis(s.sign_in_backoff_base_ms),
             backoff_max: Duration::from_millis(s.sign_in_backoff_max_ms),
             backoffs: DashMap::new(),
@@ -547,6 +552,39 @@ impl RateLimits {
         )
     }
 
+    /// These limits with the download policies of `[files]` (each on while limits are on
+    /// and its count is not 0).
+    pub fn with_downloads(mut self, files: &crate::config::FilesSettings) -> Self {
+        let window = files.download_limit_window_secs;
+        self.downloads_customer = Policy::new(
+            "customer",
+            Limit::new(files.download_limit_per_customer, window),
+            self.enabled,
+        );
+        self.downloads_ip = Policy::new(
+            "ip",
+            Limit::new(files.download_limit_per_address, window),
+            self.enabled,
+        );
+        self
+    }
+
+    /// A download from `ip` of a file of `customer` through a portal link: the address's
+    /// quota, then the customer's.
+    pub fn download(&self, ip: IpAddr, customer: &impl Hash) -> Result<Report, Denied> {
+        if !self.enabled {
+            return Ok(Report::default());
+        }
+        let mut h = self.hasher.build_hasher();
+        h.write_u8(b'd');
+        customer.hash(&mut h);
+        let key = h.finish();
+        self.two(
+            (&self.downloads_ip, &addr_key(ip)),
+            Some((&self.downloads_customer, &key)),
+        )
+    }
+
     /// An authenticated API call with the bearer token `token`.
     pub fn api_token(&self, token: &str) -> Result<Report, Denied> {
         if !self.enabled {
@@ -580,6 +618,8 @@ impl RateLimits {
         self.subscription_cancels.purge();
         self.receipts_address.purge();
         self.api_token.purge();
+        self.downloads_customer.purge();
+        self.downloads_ip.purge();
         let now = Instant::now();
         // A delay is forgotten once it ran out and a maximal delay more has passed: after a
         // quiet spell, an account starts again from the base delay.

@@ -105,7 +105,8 @@ impl AppState {
         public_url: String,
         services: Services,
     ) -> Self {
-        let limits = crate::ratelimit::RateLimits::new(&settings.rate_limits);
+        let limits = crate::ratelimit::RateLimits::new(&settings.rate_limits)
+            .with_downloads(&settings.files);
         let password_pool = crate::auth::password::HashPool::new(
             settings.auth.password_hash_concurrency,
             settings.auth.password_hash_queue,

@@ -8,6 +8,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::benefit_downloadables::BenefitDownloadablesProperties;
 use super::metadata::{body_metadata, metadata_map, MetadataMap};
 use super::price::{tag, TagCustom};
 use super::Maybe;
@@ -20,6 +21,7 @@ use crate::loc;
 use crate::validate::Validator;
 
 tag!(TagAds = "ads");
+tag!(TagDownloadables = "downloadables");
 tag!(TagFeatureFlag = "feature_flag");
 tag!(TagLicenseKeys = "license_keys");
 
@@ -307,6 +309,13 @@ benefit_variant!(
     BenefitFeatureFlagProperties
 );
 
+benefit_variant!(
+    /// A benefit granting downloads of files.
+    BenefitDownloadables,
+    TagDownloadables,
+    BenefitDownloadablesProperties
+);
+
 /// The properties of a feature flag: none (`{}`), as Polar's.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct BenefitFeatureFlagProperties {}
@@ -320,6 +329,7 @@ pub enum BenefitView {
     Custom(BenefitCustom),
     Ads(BenefitAds),
     FeatureFlag(BenefitFeatureFlag),
+    Downloadables(BenefitDownloadables),
 }
 
 impl From<&Benefit> for BenefitView {
@@ -350,6 +360,9 @@ impl From<&Benefit> for BenefitView {
                 TagFeatureFlag::Value,
                 BenefitFeatureFlagProperties {},
             )),
+            BenefitProperties::Downloadables(d) => BenefitView::Downloadables(
+                BenefitDownloadables::build(b, TagDownloadables::Value, d.into()),
+            ),
         }
     }
 }
@@ -449,6 +462,19 @@ benefit_bodies!(
     "a feature flag (`visibility`: `draft`, `private` or `public`)"
 );
 
+benefit_bodies!(
+    BenefitDownloadablesCreate,
+    BenefitDownloadablesUpdate,
+    BenefitDownloadablesProperties,
+    "a downloadables benefit (files of the organization, uploaded, `downloadable`)"
+);
+
+impl From<BenefitDownloadablesProperties> for BenefitProperties {
+    fn from(p: BenefitDownloadablesProperties) -> Self {
+        BenefitProperties::Downloadables(p.into())
+    }
+}
+
 /// Creates a benefit; `type` picks the properties.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -457,6 +483,7 @@ pub enum BenefitCreate {
     Ads(BenefitAdsCreate),
     LicenseKeys(BenefitLicenseKeysCreate),
     FeatureFlag(BenefitFeatureFlagCreate),
+    Downloadables(BenefitDownloadablesCreate),
 }
 
 /// Updates a benefit; `type` must be the benefit's.
@@ -467,6 +494,7 @@ pub enum BenefitUpdate {
     Ads(BenefitAdsUpdate),
     LicenseKeys(BenefitLicenseKeysUpdate),
     FeatureFlag(BenefitFeatureFlagUpdate),
+    Downloadables(BenefitDownloadablesUpdate),
 }
 
 impl From<BenefitFeatureFlagProperties> for BenefitProperties {
@@ -533,6 +561,9 @@ fn check_grace_days(v: &mut Validator, given: Option<i64>) {
 /// The bounds of license-key properties: a positive expiry, 1 to 50 activations, a positive
 /// usage limit.
 fn check_properties(v: &mut Validator, p: &BenefitProperties) {
+    if let BenefitProperties::Downloadables(d) = p {
+        super::benefit_downloadables::check(v, d);
+    }
     if let BenefitProperties::LicenseKeys(k) = p {
         if let Some(e) = &k.expires {
             if e.ttl <= 0 {
@@ -655,6 +686,13 @@ impl BenefitCreate {
                 c.metadata,
                 c.visibility,
             ),
+            BenefitCreate::Downloadables(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
         };
         let mut v = Validator::new();
         let kind = properties.kind();
@@ -684,6 +722,7 @@ impl BenefitUpdate {
             BenefitUpdate::Ads(_) => domain::BenefitType::Ads,
             BenefitUpdate::LicenseKeys(_) => domain::BenefitType::LicenseKeys,
             BenefitUpdate::FeatureFlag(_) => domain::BenefitType::FeatureFlag,
+            BenefitUpdate::Downloadables(_) => domain::BenefitType::Downloadables,
         }
     }
 
@@ -723,6 +762,12 @@ impl BenefitUpdate {
                     )
                 }
                 BenefitUpdate::FeatureFlag(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
+                BenefitUpdate::Downloadables(u) => (
                     u.description,
                     u.properties.map(Into::into),
                     u.metadata,
@@ -818,6 +863,17 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
             visibility: domain::Visibility::Private,
             ..benefit(4, "Beta features", BenefitProperties::FeatureFlag)
         },
+        benefit(
+            5,
+            "Downloads",
+            BenefitProperties::Downloadables(domain::DownloadablesProperties {
+                files: vec![
+                    crate::domain::ids::FileId(Uuid::from_u128(0xf1)),
+                    crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
+                ],
+                archived: vec![(crate::domain::ids::FileId(Uuid::from_u128(0xf2)), now)],
+            }),
+        ),
     ]
 }
 
@@ -870,6 +926,13 @@ mod tests {
         assert_eq!(views[3]["properties"], json!({}));
         assert_eq!(views[3]["visibility"], "private");
         assert_eq!(views[3]["visibility_configurable"], true);
+        assert_eq!(views[4]["type"], "downloadables");
+        assert_eq!(
+            views[4]["properties"],
+            json!({"archived": {"00000000-0000-0000-0000-0000000000f2": true},
+                   "files": ["00000000-0000-0000-0000-0000000000f1",
+                             "00000000-0000-0000-0000-0000000000f2"]})
+        );
     }
 
     #[test]
@@ -900,11 +963,16 @@ mod tests {
             .filter(|(name, _)| *name == "Benefit")
             .filter_map(|(_, v)| v["type"].as_str().map(String::from))
             .collect();
-        let expected: std::collections::BTreeSet<String> =
-            ["ads", "custom", "feature_flag", "license_keys"]
-                .into_iter()
-                .map(String::from)
-                .collect();
+        let expected: std::collections::BTreeSet<String> = [
+            "ads",
+            "custom",
+            "downloadables",
+            "feature_flag",
+            "license_keys",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
         assert_eq!(types, expected);
     }
 }

@@ -1,6 +1,7 @@
 //! JSON request and response types in Polar's shapes. Serde attributes live here only.
 
 pub mod benefit;
+pub mod benefit_downloadables;
 pub mod benefit_grant;
 pub mod checkout;
 pub mod checkout_link;
@@ -8,6 +9,7 @@ pub mod custom_field;
 pub mod custom_field_data;
 pub mod customer;
 pub mod customer_portal;
+pub mod customer_portal_downloadables;
 pub mod customer_session;
 pub mod customer_state;
 pub mod discount;

@@ -59,6 +59,7 @@ pub mod claimable_keys;
 pub mod customer_sessions;
 pub mod customer_state;
 pub mod disputes;
+pub mod downloadables;
 pub mod event_log;
 pub mod exports;
 pub mod files;

@@ -24,6 +24,13 @@ pub struct FilesSettings {
     pub purge_interval_secs: u64,
     /// The S3-compatible store of the bytes; unset: the data directory.
     pub s3: Option<S3Settings>,
+    /// Downloads through the portal's links one customer may make per window (0: no
+    /// limit; `[rate_limits] enabled = false` turns it off too).
+    pub download_limit_per_customer: u32,
+    /// Downloads through the portal's links one client address may make per window.
+    pub download_limit_per_address: u32,
+    /// The window of the two download limits, in seconds.
+    pub download_limit_window_secs: u64,
 }
 
 impl Default for FilesSettings {
@@ -36,6 +43,9 @@ impl Default for FilesSettings {
             pending_ttl_secs: 24 * 3600,
             purge_interval_secs: 3600,
             s3: None,
+            download_limit_per_customer: 50,
+            download_limit_per_address: 20,
+            download_limit_window_secs: 3600,
         }
     }
 }
@@ -62,6 +72,9 @@ impl FilesSettings {
         }
         if self.purge_interval_secs == 0 {
             return bad("purge_interval_secs");
+        }
+        if self.download_limit_window_secs == 0 {
+            return bad("download_limit_window_secs");
         }
         if let Some(s3) = &self.s3 {
             s3.validate()?;

@@ -12,6 +12,7 @@
 pub mod checkout_paths;
 pub mod customer_paths;
 mod docs;
+pub mod downloadable_paths;
 pub mod export_paths;
 pub mod file_paths;
 pub mod invoice_paths;
@@ -234,6 +235,8 @@ use crate::error::ApiError;
         paths::webhooks_deliveries_list,
         paths::webhooks_events_redeliver,
         paths::webhooks_events_cursor,
+        downloadable_paths::downloadables_list,
+        downloadable_paths::downloadables_download,
         file_paths::files_list,
         file_paths::files_create,
         file_paths::files_uploaded,
@@ -795,6 +798,7 @@ mod tests {
             crate::api::organization_access_token::samples(),
             crate::api::files::samples(),
             crate::api::releases::samples(),
+            crate::api::customer_portal_downloadables::samples(),
         ]
         .into_iter()
         .flatten()

@@ -12,6 +12,7 @@ pub mod customer_sessions;
 pub mod customers;
 pub mod discounts;
 pub mod disputes;
+pub mod downloadables;
 pub mod exports;
 pub mod files;
 pub mod health;
@@ -52,6 +53,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     files::configure(cfg);
     releases::configure(cfg);
     updates::configure(cfg);
+    downloadables::configure(cfg);
     checkouts::configure(cfg);
     checkout_links::configure(cfg);
     invoices::configure(cfg);

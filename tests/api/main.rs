@@ -42,6 +42,7 @@ mod discount_currencies;
 mod discounts;
 mod disk_full;
 mod disputes;
+mod downloadables;
 mod embed_hosts;
 mod entitlements;
 mod errors;

@@ -3,11 +3,11 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
-use super::ids::{BenefitId, OrganizationId};
+use super::ids::{BenefitId, FileId, OrganizationId};
 use super::metadata::Metadata;
 
 /// Something a product grants its buyers. Only the kinds that need no outside service can
-/// be created here: custom notes, ads and license keys.
+/// be created here: custom notes, ads, license keys, feature flags and downloadables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Benefit {
     pub id: BenefitId,
@@ -275,6 +275,116 @@ pub enum BenefitProperties {
     /// Polar's `feature_flag` (from format version 5): no properties; what it unlocks is
     /// the benefit's metadata.
     FeatureFlag,
+    /// Polar's `downloadables` (from format version 6): files the buyers may download.
+    Downloadables(DownloadablesProperties),
+}
+
+/// The files of a `downloadables` benefit, in the seller's order, and when each archived
+/// one was archived. Polar's wire form of `archived` is `{file id: bool}`; keeping the time
+/// lets the grants stay derived: a grant made before a file was archived keeps it (Polar
+/// keeps the rows it granted), a later one does not get it (Polar grants active files only).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DownloadablesProperties {
+    pub files: Vec<FileId>,
+    pub archived: Vec<(FileId, DateTime<Utc>)>,
+}
+
+impl DownloadablesProperties {
+    /// When `file` was archived, if it is.
+    pub fn archived_at(&self, file: FileId) -> Option<DateTime<Utc>> {
+        self.archived
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, at)| *at)
+    }
+
+    /// Polar's `get_active_file_ids`: the files, in order, without the archived ones.
+    pub fn active_files(&self) -> Vec<FileId> {
+        self.files
+            .iter()
+            .copied()
+            .filter(|f| self.archived_at(*f).is_none())
+            .collect()
+    }
+
+    /// The files a grant made at `granted_at` holds: every file not archived by then.
+    pub fn files_for(&self, granted_at: DateTime<Utc>) -> Vec<FileId> {
+        self.files
+            .iter()
+            .copied()
+            .filter(|f| self.archived_at(*f).is_none_or(|at| at > granted_at))
+            .collect()
+    }
+
+    /// The properties a body asks for (`files`, and `archived` as `{id: bool}`), where
+    /// `previous` are the benefit's current ones (`None` at creation): a file archived
+    /// before keeps its time, a newly archived one is archived `now`. Only files of the
+    /// benefit may be archived; other ids of `archived` are dropped.
+    pub fn from_wire(
+        files: Vec<FileId>,
+        archived: &[(FileId, bool)],
+        previous: Option<&DownloadablesProperties>,
+        now: DateTime<Utc>,
+    ) -> DownloadablesProperties {
+        let mut kept = Vec::new();
+        for f in &files {
+            let wanted = archived
+                .iter()
+                .rev()
+                .find(|(id, _)| id == f)
+                .map(|(_, a)| *a);
+            if wanted == Some(true) && !kept.iter().any(|(k, _)| k == f) {
+                let at = previous.and_then(|p| p.archived_at(*f)).unwrap_or(now);
+                kept.push((*f, at));
+            }
+        }
+        DownloadablesProperties {
+            files,
+            archived: kept,
+        }
+    }
+}
+
+/// [`BenefitProperties`] in format version 5: before downloadables.
+#[derive(Serialize, Deserialize)]
+enum PropertiesV5 {
+    Custom { note: Option<String> },
+    Ads { image_height: i64, image_width: i64 },
+    LicenseKeys(LicenseKeyProperties),
+    FeatureFlag,
+}
+
+impl From<PropertiesV5> for BenefitProperties {
+    fn from(p: PropertiesV5) -> Self {
+        match p {
+            PropertiesV5::Custom { note } => BenefitProperties::Custom { note },
+            PropertiesV5::Ads {
+                image_height,
+                image_width,
+            } => BenefitProperties::Ads {
+                image_height,
+                image_width,
+            },
+            PropertiesV5::LicenseKeys(k) => BenefitProperties::LicenseKeys(k),
+            PropertiesV5::FeatureFlag => BenefitProperties::FeatureFlag,
+        }
+    }
+}
+
+/// A benefit as format version 5 stored it: no downloadables.
+#[derive(Serialize, Deserialize)]
+struct BenefitV5 {
+    id: BenefitId,
+    organization_id: OrganizationId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    description: String,
+    selectable: bool,
+    deletable: bool,
+    properties: PropertiesV5,
+    deleted_at: Option<DateTime<Utc>>,
+    metadata: Metadata,
+    visibility: Visibility,
 }
 
 /// The stored code of each type ([`BenefitType::code`]) is its position here: append only.
@@ -413,6 +523,7 @@ impl BenefitProperties {
             BenefitProperties::Ads { .. } => BenefitType::Ads,
             BenefitProperties::LicenseKeys(_) => BenefitType::LicenseKeys,
             BenefitProperties::FeatureFlag => BenefitType::FeatureFlag,
+            BenefitProperties::Downloadables(_) => BenefitType::Downloadables,
         }
     }
 }
@@ -441,7 +552,7 @@ impl Benefit {
 
 impl Record for Benefit {
     const COLLECTION: &'static str = "benefit";
-    const VERSION: u16 = 5;
+    const VERSION: u16 = 6;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -513,7 +624,23 @@ impl Record for Benefit {
                     visibility: Visibility::Public,
                 })
             }
-            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            5 => {
+                let v5: BenefitV5 = tollgate_storage::codec::decode(Self::COLLECTION, 5, payload)?;
+                Ok(Benefit {
+                    id: v5.id,
+                    organization_id: v5.organization_id,
+                    created_at: v5.created_at,
+                    modified_at: v5.modified_at,
+                    description: v5.description,
+                    selectable: v5.selectable,
+                    deletable: v5.deletable,
+                    properties: v5.properties.into(),
+                    deleted_at: v5.deleted_at,
+                    metadata: v5.metadata,
+                    visibility: v5.visibility,
+                })
+            }
+            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -579,210 +706,5 @@ pub struct BenefitChange {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::golden::{at, metadata, uuid};
-
-    fn v1() -> BenefitV1 {
-        BenefitV1 {
-            id: BenefitId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(1_700_000_000),
-            modified_at: Some(at(1_700_000_100)),
-            description: "Pro key".into(),
-            selectable: true,
-            deletable: true,
-            properties: PropertiesV2::Custom {
-                note: Some("hi".into()),
-            },
-            deleted_at: None,
-        }
-    }
-
-    #[test]
-    fn a_version_2_license_key_benefit_lets_customers_rotate() {
-        let v2 = BenefitV2 {
-            id: BenefitId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(1_700_000_000),
-            modified_at: None,
-            description: "Keys".into(),
-            selectable: true,
-            deletable: true,
-            properties: PropertiesV2::LicenseKeys(LicenseKeyPropertiesV2 {
-                prefix: Some("TG".into()),
-                expires: None,
-                activations: Some(KeyActivationsV4 {
-                    limit: 3,
-                    enable_customer_admin: true,
-                }),
-                limit_usage: Some(10),
-            }),
-            deleted_at: None,
-            metadata: metadata(),
-        };
-        let b = Benefit::decode(2, &tollgate_storage::codec::encode(&v2).unwrap()).unwrap();
-        assert_eq!(
-            b.properties,
-            BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                prefix: Some("TG".into()),
-                expires: None,
-                activations: Some(KeyActivations {
-                    limit: 3,
-                    enable_customer_admin: true,
-                    allow_replacement: false,
-                }),
-                limit_usage: Some(10),
-                allow_customer_rotation: true,
-                grace_days: DEFAULT_GRACE_DAYS,
-                quantity: KeyQuantity::OneKey,
-            })
-        );
-        assert_eq!(b.metadata, metadata());
-        // Turned off, with its own grace, it stays so in the current version.
-        let off = Benefit {
-            properties: BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                allow_customer_rotation: false,
-                grace_days: 7,
-                ..LicenseKeyProperties::default()
-            }),
-            ..b
-        };
-        assert_eq!(
-            Benefit::decode(Benefit::VERSION, &off.encode().unwrap()).unwrap(),
-            off
-        );
-    }
-
-    #[test]
-    fn a_version_3_license_key_benefit_gets_the_default_grace() {
-        let v3 = BenefitV3 {
-            id: BenefitId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(1_700_000_000),
-            modified_at: None,
-            description: "Keys".into(),
-            selectable: true,
-            deletable: true,
-            properties: PropertiesV3::LicenseKeys(LicenseKeyPropertiesV3 {
-                prefix: None,
-                expires: None,
-                activations: None,
-                limit_usage: None,
-                allow_customer_rotation: false,
-            }),
-            deleted_at: None,
-            metadata: metadata(),
-        };
-        let b = Benefit::decode(3, &tollgate_storage::codec::encode(&v3).unwrap()).unwrap();
-        assert_eq!(
-            b.properties,
-            BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                allow_customer_rotation: false,
-                grace_days: DEFAULT_GRACE_DAYS,
-                ..LicenseKeyProperties::default()
-            })
-        );
-    }
-
-    #[test]
-    fn a_version_1_benefit_reads_with_empty_metadata() {
-        let payload = tollgate_storage::codec::encode(&v1()).unwrap();
-        let b = Benefit::decode(1, &payload).unwrap();
-        assert_eq!(b.description, "Pro key");
-        assert_eq!(b.modified_at, Some(at(1_700_000_100)));
-        assert_eq!(b.metadata, Metadata::default());
-    }
-
-    #[test]
-    fn version_2_keeps_metadata() {
-        let old = Benefit::decode(1, &tollgate_storage::codec::encode(&v1()).unwrap()).unwrap();
-        let b = Benefit {
-            metadata: metadata(),
-            ..old
-        };
-        let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
-        assert_eq!(back, b);
-        assert!(Benefit::decode(6, &b.encode().unwrap()).is_err());
-    }
-
-    #[test]
-    fn a_version_4_benefit_is_public_and_replaces_nothing() {
-        let v4 = BenefitV4 {
-            id: BenefitId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(1_700_000_000),
-            modified_at: None,
-            description: "Keys".into(),
-            selectable: true,
-            deletable: true,
-            properties: PropertiesV4::LicenseKeys(LicenseKeyPropertiesV4 {
-                prefix: None,
-                expires: None,
-                activations: Some(KeyActivationsV4 {
-                    limit: 2,
-                    enable_customer_admin: false,
-                }),
-                limit_usage: None,
-                allow_customer_rotation: true,
-                grace_days: 9,
-            }),
-            deleted_at: None,
-            metadata: metadata(),
-        };
-        let b = Benefit::decode(4, &tollgate_storage::codec::encode(&v4).unwrap()).unwrap();
-        assert_eq!(b.visibility, Visibility::Public);
-        assert_eq!(
-            b.properties,
-            BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                activations: Some(KeyActivations {
-                    limit: 2,
-                    enable_customer_admin: false,
-                    allow_replacement: false,
-                }),
-                grace_days: 9,
-                ..LicenseKeyProperties::default()
-            })
-        );
-    }
-
-    #[test]
-    fn version_5_keeps_feature_flags_visibility_replacement_and_quantity() {
-        let flag = Benefit {
-            id: BenefitId(uuid(1)),
-            organization_id: OrganizationId(uuid(2)),
-            created_at: at(1_700_000_000),
-            modified_at: None,
-            description: "Beta".into(),
-            selectable: true,
-            deletable: true,
-            properties: BenefitProperties::FeatureFlag,
-            deleted_at: None,
-            metadata: metadata(),
-            visibility: Visibility::Private,
-        };
-        assert_eq!(
-            Benefit::decode(Benefit::VERSION, &flag.encode().unwrap()).unwrap(),
-            flag
-        );
-        assert_eq!(flag.kind(), BenefitType::FeatureFlag);
-        assert_eq!(flag.kind().as_str(), "feature_flag");
-        let keys = Benefit {
-            properties: BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                activations: Some(KeyActivations {
-                    limit: 3,
-                    enable_customer_admin: true,
-                    allow_replacement: true,
-                }),
-                quantity: KeyQuantity::KeyPerUnit,
-                ..LicenseKeyProperties::default()
-            }),
-            visibility: Visibility::Public,
-            ..flag
-        };
-        assert_eq!(
-            Benefit::decode(Benefit::VERSION, &keys.encode().unwrap()).unwrap(),
-            keys
-        );
-    }
-}
+#[path = "benefit_tests.rs"]
+mod tests;

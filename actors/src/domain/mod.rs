@@ -28,6 +28,7 @@ pub mod customer_session;
 pub mod dates;
 pub mod discount;
 pub mod dispute;
+pub mod download;
 pub mod email;
 pub mod file;
 pub mod grants;

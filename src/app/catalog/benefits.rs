@@ -8,9 +8,10 @@ use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::benefit::{
-    Benefit, BenefitChange, BenefitProperties, BenefitType, NewBenefit, Visibility,
-    BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
+    Benefit, BenefitChange, BenefitProperties, BenefitType, DownloadablesProperties, NewBenefit,
+    Visibility, BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
 };
+use crate::domain::file::{FileService, StoredFile};
 use crate::domain::ids::{BenefitId, OrganizationId};
 use crate::error::AppError;
 use crate::state::AppState;
@@ -90,10 +91,18 @@ pub async fn create(
     } = new;
     let organization_id = organization_for_create(state, subject, organization_id).await?;
     let properties_kind = properties.kind();
+    let now = state.now();
+    let properties = match properties {
+        BenefitProperties::Downloadables(p) => {
+            check_files(state, organization_id, &p).await?;
+            BenefitProperties::Downloadables(stamped(p, None, now))
+        }
+        other => other,
+    };
     let benefit = Benefit {
         id: BenefitId::new(),
         organization_id,
-        created_at: state.now(),
+        created_at: now,
         modified_at: None,
         description,
         selectable: true,
@@ -145,7 +154,11 @@ pub async fn update(
     id: BenefitId,
     change: BenefitChange,
 ) -> Result<Benefit, AppError> {
-    benefit_for(state, subject, id).await?;
+    let before = benefit_for(state, subject, id).await?.value;
+    if let Some(BenefitProperties::Downloadables(p)) = &change.properties {
+        check_kind(&before, change.kind)?;
+        check_files(state, before.organization_id, p).await?;
+    }
     let now = state.now();
     let updated = state
         .store
@@ -175,6 +188,14 @@ pub async fn update(
                         new.quantity = old.quantity;
                     }
                 }
+                // A file archived before keeps the time it was archived.
+                if let BenefitProperties::Downloadables(new) = p {
+                    let previous = match &current.properties {
+                        BenefitProperties::Downloadables(old) => Some(old),
+                        _ => None,
+                    };
+                    p = BenefitProperties::Downloadables(stamped(new, previous, now));
+                }
                 benefit.properties = p;
             }
             if let Some(m) = &change.metadata {
@@ -190,6 +211,45 @@ pub async fn update(
         })
         .await?;
     found(updated)
+}
+
+/// Properties a body asked for (their archive times unknown), with the times: a file
+/// archived before keeps its time, one archived now gets `now`.
+fn stamped(
+    p: DownloadablesProperties,
+    previous: Option<&DownloadablesProperties>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> DownloadablesProperties {
+    let archived: Vec<_> = p.archived.iter().map(|(f, _)| (*f, true)).collect();
+    DownloadablesProperties::from_wire(p.files, &archived, previous, now)
+}
+
+/// Every file of a downloadables benefit must be a `downloadable` file of the benefit's
+/// organization, uploaded (Polar's 422 "File not found." at the file's index).
+async fn check_files(
+    state: &AppState,
+    organization_id: OrganizationId,
+    p: &DownloadablesProperties,
+) -> Result<(), AppError> {
+    for (i, id) in p.files.iter().enumerate() {
+        let usable = state
+            .store
+            .get::<StoredFile>(&id.key())
+            .await?
+            .is_some_and(|f| {
+                f.value.organization_id == organization_id
+                    && f.value.service == FileService::Downloadable
+                    && f.value.is_uploaded()
+            });
+        if !usable {
+            return Err(AppError::invalid(
+                crate::field!["properties", "files", i],
+                "File not found.",
+                id.0,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Soft-deletes a benefit (one marked deletable).
