@@ -777,3 +777,30 @@ async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
     );
     assert!(peak < 100 * 1024, "VmHWM {peak} KiB is over 100 MiB");
 }
+
+/// polar-sdk 1.0.2 in each API version's module (`tests/clients/python-1.0/downloadables.py`):
+/// `benefits.create` of a downloadables benefit, a purchase, and
+/// `customer_portal.downloadables.list` with the customer session, loaded into the SDK's
+/// models; the listed link downloads the bytes.
+#[actix_web::test]
+async fn polar_sdk_1_0_creates_a_downloadables_benefit_and_lists_the_downloads() {
+    use std::process::Command;
+    let python = crate::tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let app = spawn_app().await;
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(crate::tools::repo_root().join("tests/clients/python-1.0/downloadables.py"))
+            .env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &app.token)
+            .env("TOLLGATE_API_VERSION", version)
+            .env("PYTHONUNBUFFERED", "1");
+        let out = crate::tools::run_async(cmd, std::time::Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            crate::tools::tally(&stdout),
+            Some((4, 0)),
+            "{version}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
