@@ -804,3 +804,59 @@ async fn polar_sdk_1_0_creates_a_downloadables_benefit_and_lists_the_downloads()
         );
     }
 }
+
+/// The receipt of a purchase granting downloadables links to the portal's downloads (its
+/// sign-in page; no download token in a mail), in text and HTML; one without does not.
+#[actix_web::test]
+async fn the_receipt_links_to_the_portal_downloads() {
+    use tollgate::domain::mail::MailMessage;
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = Settings::for_tests(dir.path());
+    settings.email.transport = tollgate::config::EmailTransport::File;
+    let app = spawn_app_with(dir, settings, tollgate_actors::SystemClock::shared()).await;
+    let org = org(&app, "dl-mail").await;
+    let file = small_file(&app, &org, "a.zip", &data(100, 9)).await;
+    let benefit = create_benefit(&app, &org, json!({"files": [file]}))
+        .await
+        .id();
+    let with_files = product(&app, &org, &benefit, false).await;
+    let note = app
+        .post_json(
+            BENEFITS,
+            Some(&app.token),
+            &json!({"type": "custom", "description": "Thanks", "organization_id": org,
+                    "properties": {"note": "Hi"}}),
+        )
+        .await
+        .id();
+    let without = product(&app, &org, &note, false).await;
+    let receipt = |checkout: String| {
+        let app = &app;
+        async move {
+            let order: uuid::Uuid = order_of(app, &checkout).await.parse().unwrap();
+            let id = tollgate_actors::ids::derived_uuid(order, "mail:receipt");
+            for _ in 0..200 {
+                if let Some(m) = app
+                    .state
+                    .store
+                    .get::<MailMessage>(id.as_bytes())
+                    .await
+                    .unwrap()
+                {
+                    return m.value;
+                }
+                actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("no receipt");
+        }
+    };
+    let m = receipt(buy(&app, &with_files, "ada@example.com").await.checkout).await;
+    let link = format!("{}/portal/dl-mail#downloads", app.address);
+    for part in [&m.text, &m.html] {
+        assert!(part.contains(&link), "{part}");
+        assert!(part.contains("Download your files"), "{part}");
+        assert!(!part.contains(PORTAL), "no download token in a mail");
+    }
+    let m = receipt(buy(&app, &without, "bob@example.com").await.checkout).await;
+    assert!(!m.text.contains("#downloads"), "{}", m.text);
+}

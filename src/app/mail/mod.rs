@@ -195,6 +195,23 @@ async fn purchase_link(
     ))
 }
 
+/// The customer portal's downloads, when one of `benefits` is a downloadables benefit: the
+/// portal's sign-in page (a code by e-mail), which shows the downloads once signed in. No
+/// download token goes into a mail: they expire in minutes.
+fn downloads_link(state: &AppState, slug: &str, benefits: &[Benefit]) -> Option<String> {
+    benefits
+        .iter()
+        .any(|b| {
+            b.deleted_at.is_none() && matches!(b.properties, BenefitProperties::Downloadables(_))
+        })
+        .then(|| {
+            format!(
+                "{}/portal/{slug}#downloads",
+                state.public_url.trim_end_matches('/')
+            )
+        })
+}
+
 /// The page where a buyer asks for their keys again.
 fn resend_link(state: &AppState, org: OrganizationId) -> String {
     format!(
@@ -416,6 +433,7 @@ async fn receipt_with(
             .map(|b| b.description.clone())
             .collect(),
         link: purchase_link(state, checkout).await,
+        downloads: downloads_link(state, &org.slug, &benefits),
         resend: resend_link(state, order.organization_id),
         invoice: invoice.map(|i| (i.number.clone(), attachment_name(i))),
     }
@@ -475,6 +493,7 @@ async fn seller_copy(
             order.organization_id,
             order.id
         )),
+        downloads: None,
         resend: String::new(),
         invoice: None,
     }

@@ -132,6 +132,9 @@ pub struct Receipt {
     pub benefits: Vec<String>,
     /// Where the purchase is shown (the confirmation page; the dashboard for the seller).
     pub link: Option<String>,
+    /// When the purchase grants files to download: the customer portal's page that lists
+    /// them (the buyer signs in there; the links themselves expire in minutes).
+    pub downloads: Option<String>,
     /// The page that sends the keys again.
     pub resend: String,
     /// The order's invoice, attached: its number and the attachment's name.
@@ -623,6 +626,7 @@ mod tests {
             keys: vec![key()],
             benefits: vec!["Updates for a year".into()],
             link: Some("https://shop.example.com/checkout/s/confirmation".into()),
+            downloads: None,
             resend: "https://shop.example.com/license-keys/resend?organization_id=o".into(),
             invoice: None,
         }
