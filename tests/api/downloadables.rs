@@ -860,3 +860,56 @@ async fn the_receipt_links_to_the_portal_downloads() {
     let m = receipt(buy(&app, &without, "bob@example.com").await.checkout).await;
     assert!(!m.text.contains("#downloads"), "{}", m.text);
 }
+
+fn screenshot_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("portal-downloads-screenshots")
+}
+
+/// The portal's overview shows a "Downloads" section with each file (name, version, size)
+/// and its link, which answers the bytes, in headless Chromium
+/// (`tests/clients/browser/downloads.py`); screenshots at phone and desktop sizes under
+/// `<CARGO_TARGET_TMPDIR>/portal-downloads-screenshots`.
+#[actix_web::test]
+async fn the_portal_lists_the_downloads_in_a_real_browser() {
+    crate::browser::ensure_chromium();
+    let app = spawn_app().await;
+    let org = org(&app, "acme-downloads").await;
+    let app_bytes = data(1_234_567, 11);
+    let first = small_file(&app, &org, "Acme-1.2.0.dmg", &app_bytes).await;
+    app.patch_json(
+        &format!("/v1/files/{first}"),
+        Some(&app.token),
+        &json!({"version": "1.2.0"}),
+    )
+    .await
+    .expect(200);
+    let second = small_file(&app, &org, "Acme-1.2.0-setup.exe", &data(2_048_000, 12)).await;
+    let benefit = create_benefit(&app, &org, json!({"files": [first, second]}))
+        .await
+        .id();
+    let one_time = product(&app, &org, &benefit, false).await;
+    let ada = buy(&app, &one_time, "ada@example.com").await;
+    let s = app
+        .post_json(
+            "/v1/customer-sessions/",
+            Some(&app.token),
+            &json!({"customer_id": ada.customer}),
+        )
+        .await;
+    s.expect(201);
+    let portal_url = s.body["customer_portal_url"].as_str().unwrap().to_string();
+    let size = app_bytes.len().to_string();
+    crate::browser::run_script(
+        "downloads.py",
+        &screenshot_dir(),
+        &[
+            ("TOLLGATE_URL", app.address.as_str()),
+            ("PORTAL_URL", portal_url.as_str()),
+            ("FILE_NAMES", "Acme-1.2.0.dmg,Acme-1.2.0-setup.exe"),
+            ("FIRST_SIZE", size.as_str()),
+        ],
+        std::time::Duration::from_secs(180),
+        8,
+    )
+    .await;
+}

@@ -47,6 +47,8 @@ struct OverviewPage {
     keys: Vec<KeyRow>,
     /// The feature flags the buyer holds (public ones: the portal's benefit grants).
     features: Vec<String>,
+    /// The files the buyer's downloadables benefits give now, with fresh links.
+    downloads: Vec<view::DownloadRow>,
 }
 
 /// The names of benefits, read once each (`fallback` for one that is gone).
@@ -113,6 +115,17 @@ pub async fn overview(
                 .filter(|n| !n.is_empty())
                 .collect();
         features.sort();
+        let downloads = crate::app::downloadables::of_customer(&state, c, None, None)
+            .await?
+            .iter()
+            .map(|d| view::DownloadRow {
+                id: d.id.to_string(),
+                name: d.file.name.clone(),
+                version: d.file.version.clone().unwrap_or_default(),
+                size: crate::api::files::size_readable(d.file.size),
+                url: crate::app::downloadables::link(&state, d).0,
+            })
+            .collect();
         let now = state.now();
         let i18n = &s.portal.seller.i18n;
         let page = OverviewPage {
@@ -131,6 +144,7 @@ pub async fn overview(
                 })
                 .collect(),
             features,
+            downloads,
         };
         s.portal.page(200, &page, Vec::new())
     }

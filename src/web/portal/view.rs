@@ -173,6 +173,16 @@ pub struct KeyRow {
     pub status: Status,
 }
 
+/// A file the buyer may download (the overview's downloads): its link expires
+/// (`files.download_link_ttl_secs`); the page gives a fresh one each time it is shown.
+pub struct DownloadRow {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub size: String,
+    pub url: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
