@@ -913,3 +913,102 @@ async fn the_portal_lists_the_downloads_in_a_real_browser() {
     )
     .await;
 }
+
+/// The dashboard's Files page in headless Chromium (`tests/clients/browser/dashboard_files.py`):
+/// a 6 MiB file uploaded in the browser through the API (two parts from `Blob.slice`),
+/// each part with the SHA-256 the browser computed (checked by the server), listed,
+/// renamed, deleted. Screenshots under
+/// `<CARGO_TARGET_TMPDIR>/dashboard-files-screenshots`.
+#[actix_web::test]
+async fn the_dashboard_uploads_lists_renames_and_deletes_files_in_a_real_browser() {
+    crate::browser::ensure_chromium();
+    let app = spawn_app().await;
+    let local = tempfile::tempdir().unwrap();
+    let upload = local.path().join("Acme-2.1.0.AppImage");
+    std::fs::write(&upload, data(6 * 1024 * 1024, 13)).unwrap();
+    let shots =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard-files-screenshots");
+    crate::browser::run_script(
+        "dashboard_files.py",
+        &shots,
+        &[
+            ("TOLLGATE_URL", app.address.as_str()),
+            ("UPLOAD_FILE", upload.to_str().unwrap()),
+        ],
+        std::time::Duration::from_secs(240),
+        10,
+    )
+    .await;
+}
+
+/// The Files pages and forms as the dashboard's other sections: a member renders the page
+/// (its CSP lets its own script connect, nothing else) and renames and deletes through its
+/// forms (CSRF-checked); another seller's organization and files are 404; the script is
+/// served.
+#[actix_web::test]
+async fn the_dashboard_files_pages_keep_the_dashboards_rules() {
+    use crate::dashboard::{assert_csrf_refused, assert_status, form_post, seller};
+    use tollgate::auth::Scope;
+    let app = spawn_app().await;
+    let user = crate::oauth::user_with_password(&app, "files@example.com").await;
+    let token = app
+        .issue_token(user, &[Scope::OrganizationsWrite, Scope::FilesWrite])
+        .await;
+    let org = app.created_org_as(&token, "Files Shop", "files-shop").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bytes = data(10, 1);
+    let file = upload(
+        &app.client,
+        &app.address,
+        &token,
+        &org,
+        "a.zip",
+        bytes.len(),
+        &|_| bytes.clone(),
+    )
+    .await;
+    let mut b = crate::oauth::signed_in(&app, "files@example.com").await;
+    let page = b.get(&format!("/dashboard/{org}/files")).await;
+    assert_status(&page, 200);
+    assert!(page.body.contains("a.zip"), "{}", page.body);
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"),
+        "{csp}"
+    );
+    let js = b.get("/dashboard/assets/files.js").await;
+    assert_status(&js, 200);
+    assert!(js.body.contains("/v1/files/"));
+
+    let rename = format!("/dashboard/{org}/files/{file}");
+    assert_csrf_refused(&mut b, &rename, &[("name", "b.zip")]).await;
+    let r = form_post(&mut b, &rename, &[("name", "b.zip"), ("version", "1.0")]).await;
+    assert_status(&r, 303);
+    let listed = app
+        .get(&format!("/v1/files/?organization_id={org}"), Some(&token))
+        .await;
+    assert_eq!(listed.items()[0]["name"], "b.zip");
+    assert_eq!(listed.items()[0]["version"], "1.0");
+
+    // Another seller: the organization and the file are not found.
+    let (mut other, _) = seller(&app, "other-files@example.com", "Other Shop").await;
+    assert_status(&other.get(&format!("/dashboard/{org}/files")).await, 404);
+    let r = form_post(&mut other, &rename, &[("name", "stolen.zip")]).await;
+    assert_status(&r, 404);
+    let r = form_post(&mut other, &format!("{rename}/delete"), &[]).await;
+    assert_status(&r, 404);
+
+    let r = form_post(&mut b, &format!("{rename}/delete"), &[]).await;
+    assert_status(&r, 303);
+    app.get(&format!("/v1/files/?organization_id={org}"), Some(&token))
+        .await
+        .expect(200);
+    assert_eq!(
+        app.get(&format!("/v1/files/?organization_id={org}"), Some(&token))
+            .await
+            .total_count(),
+        0
+    );
+}

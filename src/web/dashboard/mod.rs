@@ -17,6 +17,7 @@ mod chart;
 mod custom_fields;
 mod customers;
 mod discounts;
+mod files;
 pub mod fmt;
 pub mod forms;
 mod keys;
@@ -75,6 +76,10 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("post", "/dashboard/{org}/benefits", "Create a license-key benefit."),
     ("get", "/dashboard/{org}/benefits/{id}", "Form: edit a benefit."),
     ("post", "/dashboard/{org}/benefits/{id}", "Save a benefit (a license-key benefit's prefix, expiry and limits)."),
+    ("get", "/dashboard/{org}/files", "Files: the organization's downloadable files (version, size, downloads), uploaded in the browser through `/v1/files`."),
+    ("post", "/dashboard/{org}/files/{id}", "Rename a file (name, version)."),
+    ("post", "/dashboard/{org}/files/{id}/delete", "Delete a file."),
+    ("get", "/dashboard/assets/files.js", "The Files page's upload script (the API's multipart upload, `Blob.slice`)."),
     ("get", "/dashboard/{org}/orders", "Orders (filters, sorting, pages)."),
     ("get", "/dashboard/{org}/orders/{id}", "An order, with the e-mails sent about it and each delivery attempt."),
     ("post", "/dashboard/{org}/orders/{id}/receipt", "Send the order's receipt to the customer again."),
@@ -136,6 +141,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/products/{id}/benefits", { post => products::product_benefits });
     resource!(cfg, "/dashboard/{org}/benefits", { get => benefits::benefits, post => benefits::benefit_create });
     resource!(cfg, "/dashboard/{org}/benefits/{id}", { get => benefits::benefit, post => benefits::benefit_save });
+    resource!(cfg, "/dashboard/assets/files.js", { get => files::script });
+    resource!(cfg, "/dashboard/{org}/files", { get => files::files_page });
+    resource!(cfg, "/dashboard/{org}/files/{id}", { post => files::file_save });
+    resource!(cfg, "/dashboard/{org}/files/{id}/delete", { post => files::file_delete });
     resource!(cfg, "/dashboard/{org}/orders", { get => orders::orders });
     resource!(cfg, "/dashboard/{org}/orders/{id}", { get => orders::order });
     resource!(cfg, "/dashboard/{org}/orders/{id}/receipt", { post => orders::send_receipt });
@@ -503,6 +512,7 @@ const SECTIONS: &[(&str, &str, &str)] = &[
     ("overview", "Overview", ""),
     ("products", "Products", "/products"),
     ("benefits", "Benefits", "/benefits"),
+    ("files", "Files", "/files"),
     ("orders", "Orders", "/orders"),
     ("subscriptions", "Subscriptions", "/subscriptions"),
     ("customers", "Customers", "/customers"),
