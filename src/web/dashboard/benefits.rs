@@ -12,6 +12,7 @@ use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::ids::BenefitId;
 use crate::extract::path_id;
 use crate::state::AppState;
+use crate::web::dashboard::files::{file_choices, FileChoice};
 use crate::web::dashboard::forms::{self, BenefitForm};
 
 #[derive(Template)]
@@ -21,6 +22,8 @@ struct BenefitsPage {
     benefits: Vec<Benefit>,
     form: BenefitForm,
     errors: Vec<String>,
+    /// The files a new downloadables benefit may attach.
+    file_choices: Vec<FileChoice>,
 }
 
 pub async fn benefits(
@@ -31,6 +34,7 @@ pub async fn benefits(
     let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "benefits", "Benefits").await?;
     let benefits = org_benefits(&dash, &layout).await?;
+    let file_choices = file_choices(&dash, &layout, &[]).await?;
     dash.page(
         200,
         &BenefitsPage {
@@ -38,6 +42,7 @@ pub async fn benefits(
             benefits,
             form: BenefitForm::blank(),
             errors: Vec::new(),
+            file_choices,
         },
     )
 }
@@ -56,6 +61,7 @@ pub async fn benefit_create(
         Err(e) => {
             let (status, errors) = form_problem(e)?;
             let benefits = org_benefits(&dash, &layout).await?;
+            let file_choices = file_choices(&dash, &layout, &form.files).await?;
             dash.page(
                 status,
                 &BenefitsPage {
@@ -63,6 +69,7 @@ pub async fn benefit_create(
                     benefits,
                     form,
                     errors,
+                    file_choices,
                 },
             )
         }
@@ -77,6 +84,8 @@ struct BenefitPage {
     form: BenefitForm,
     errors: Vec<String>,
     saved: bool,
+    /// The files a downloadables benefit may attach, its own first.
+    file_choices: Vec<FileChoice>,
 }
 
 impl BenefitPage {
@@ -101,14 +110,17 @@ pub async fn benefit(
     let layout = dash.layout(&path.0, "benefits", "Benefit").await?;
     let benefit = benefit_of(&dash, &layout, &path.1).await?;
     let saved = ListQuery::of(&req).saved();
+    let form = BenefitForm::of(&benefit);
+    let file_choices = file_choices(&dash, &layout, &form.files).await?;
     dash.page(
         200,
         &BenefitPage {
-            form: BenefitForm::of(&benefit),
+            form,
             benefit,
             layout,
             errors: Vec::new(),
             saved,
+            file_choices,
         },
     )
 }
@@ -128,6 +140,7 @@ pub async fn benefit_save(
         Ok(_) => Ok(see_other(&layout.at(&format!("/benefits/{id}?saved=1")))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
+            let file_choices = file_choices(&dash, &layout, &form.files).await?;
             dash.page(
                 status,
                 &BenefitPage {
@@ -136,6 +149,7 @@ pub async fn benefit_save(
                     form,
                     errors,
                     saved: false,
+                    file_choices,
                 },
             )
         }

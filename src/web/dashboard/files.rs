@@ -36,6 +36,53 @@ pub struct FileRow {
     pub downloads: u64,
 }
 
+/// A file a downloadables benefit's form offers.
+pub struct FileChoice {
+    pub id: String,
+    pub name: String,
+    pub detail: String,
+}
+
+/// The organization's uploaded downloadable files, those `attached` first in their order
+/// (the order a benefit gives them in), then the others, newest first.
+pub async fn file_choices(
+    dash: &Dash,
+    layout: &Layout,
+    attached: &[String],
+) -> Result<Vec<FileChoice>, Fail> {
+    let filter = FileFilter {
+        organization_id: vec![layout.org],
+        ids: Vec::new(),
+    };
+    let params = ListParams {
+        page: 1,
+        limit: LISTED,
+    };
+    let (found, _) = files::list(&dash.state, dash.subject(), &filter, params).await?;
+    let mut choices: Vec<(usize, FileChoice)> = found
+        .iter()
+        .filter(|f| f.service == FileService::Downloadable)
+        .map(|f| {
+            let id = f.id.to_string();
+            let rank = attached.iter().position(|a| *a == id).unwrap_or(usize::MAX);
+            let detail = match &f.version {
+                Some(v) => format!("{v} · {}", size_readable(f.size)),
+                None => size_readable(f.size),
+            };
+            (
+                rank,
+                FileChoice {
+                    id,
+                    name: f.name.clone(),
+                    detail,
+                },
+            )
+        })
+        .collect();
+    choices.sort_by_key(|(rank, _)| *rank);
+    Ok(choices.into_iter().map(|(_, c)| c).collect())
+}
+
 #[derive(Template)]
 #[template(path = "dashboard/files.html")]
 struct FilesPage {

@@ -17,7 +17,7 @@ mod chart;
 mod custom_fields;
 mod customers;
 mod discounts;
-mod files;
+pub mod files;
 pub mod fmt;
 pub mod forms;
 mod keys;

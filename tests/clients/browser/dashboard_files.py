@@ -2,7 +2,8 @@
 creates an organization, uploads a 6 MiB file in the browser (the page's script: POST
 /v1/files/ with the dashboard's session, two parts PUT from Blob.slice to their signed
 URLs, POST /uploaded), sees it listed (name, version, size, 0 downloads), renames it,
-checks it through the API, and deletes it; screenshots at phone and desktop sizes, no
+creates a downloadables benefit attaching it
+and archives it there, and deletes the file; screenshots at phone and desktop sizes, no
 console error.
 
 Reads TOLLGATE_URL, UPLOAD_FILE (a local file of 6 MiB) and the harness's variables. Run
@@ -94,6 +95,33 @@ def the_files_page_uploads_in_the_browser(d):
     console_errors(d, "the files page after an upload")
 
 
+def a_downloadables_benefit_attaches_the_file(d):
+    d.get(f"{BASE}/dashboard/{shop['org']}/benefits")
+    form = d.find_element(By.ID, "new-downloadables")
+    form.find_element(By.NAME, "description").send_keys("App downloads")
+    box = form.find_element(By.ID, f"file-{shop['file']}")
+    check("the form offers the file", box.is_displayed() and not box.is_selected())
+    box.click()
+    shoot(d, "dashboard-benefit-downloadables-new", "#new-downloadables")
+    old = d.find_element(By.TAG_NAME, "html")
+    form.find_element(By.XPATH, ".//button[normalize-space()='Create downloadables benefit']").click()
+    wait(d).until(replaced(old))
+    link = d.find_element(By.XPATH, "//main//a[normalize-space()='App downloads']")
+    row = link.find_element(By.XPATH, "./ancestor::tr").text
+    check("the benefit is listed as downloadables", "downloadables" in row, row)
+    old = d.find_element(By.TAG_NAME, "html")
+    link.click()
+    wait(d).until(replaced(old))
+    check("its file is attached", d.find_element(By.ID, f"file-{shop['file']}").is_selected())
+    d.find_element(By.ID, f"archived-{shop['file']}").click()
+    submit(d, "Save benefit")
+    check("saved", "Saved." in d.find_element(By.TAG_NAME, "main").text)
+    check("the file is archived now", d.find_element(By.ID, f"archived-{shop['file']}").is_selected())
+    shoot(d, "dashboard-benefit-downloadables", "#downloadable-files")
+    console_errors(d, "the downloadables benefit pages")
+    d.get(f"{BASE}/dashboard/{shop['org']}/files")
+
+
 def a_file_is_renamed_and_deleted(d):
     row = d.find_element(By.CSS_SELECTOR, f"#files tr[data-file='{shop['file']}']")
     field = row.find_element(By.NAME, "name")
@@ -114,4 +142,5 @@ def a_file_is_renamed_and_deleted(d):
 
 if __name__ == "__main__":
     run([sign_up_in_and_create_an_organization, the_files_page_uploads_in_the_browser,
-         a_file_is_renamed_and_deleted], stop_at_first_failure=True)
+         a_downloadables_benefit_attaches_the_file, a_file_is_renamed_and_deleted],
+        stop_at_first_failure=True)

@@ -4,11 +4,12 @@ use serde::Deserialize;
 
 use crate::api::benefit::{
     metadata_from_lines, metadata_lines, BenefitAdsUpdate, BenefitCreate, BenefitCustomUpdate,
-    BenefitFeatureFlagCreate, BenefitFeatureFlagProperties, BenefitFeatureFlagUpdate,
-    BenefitLicenseKeyActivationProperties, BenefitLicenseKeyExpirationProperties,
-    BenefitLicenseKeysCreate, BenefitLicenseKeysProperties, BenefitLicenseKeysUpdate,
-    BenefitUpdate, Timeframe as TimeframeInput,
+    BenefitDownloadablesCreate, BenefitDownloadablesUpdate, BenefitFeatureFlagCreate,
+    BenefitFeatureFlagProperties, BenefitFeatureFlagUpdate, BenefitLicenseKeyActivationProperties,
+    BenefitLicenseKeyExpirationProperties, BenefitLicenseKeysCreate, BenefitLicenseKeysProperties,
+    BenefitLicenseKeysUpdate, BenefitUpdate, Timeframe as TimeframeInput,
 };
+use crate::api::benefit_downloadables::BenefitDownloadablesProperties;
 use crate::api::price::{
     amount_bounds_error, check_new_prices, seat_tiers_of, SeatTierInput, TAX_BEHAVIOR_EXPECTED,
 };
@@ -569,6 +570,10 @@ pub struct BenefitForm {
     pub metadata: String,
     /// A feature flag's visibility: `draft`, `private` or `public`.
     pub visibility: String,
+    /// A downloadables benefit's files (ids, in the page's order).
+    pub files: Vec<String>,
+    /// Which of its files are archived (granted to earlier buyers only).
+    pub archived: Vec<String>,
 }
 
 impl Default for BenefitForm {
@@ -588,6 +593,8 @@ impl Default for BenefitForm {
             kind: "license_keys".into(),
             metadata: String::new(),
             visibility: "public".into(),
+            files: Vec::new(),
+            archived: Vec::new(),
         }
     }
 }
@@ -609,6 +616,10 @@ impl BenefitForm {
         form.kind = b.kind().as_str().into();
         form.visibility = b.visibility.as_str().into();
         form.metadata = metadata_lines(&b.metadata);
+        if let BenefitProperties::Downloadables(p) = &b.properties {
+            form.files = p.files.iter().map(|f| f.to_string()).collect();
+            form.archived = p.archived.iter().map(|(f, _)| f.to_string()).collect();
+        }
         if let BenefitProperties::LicenseKeys(p) = &b.properties {
             form.allow_customer_rotation = p.allow_customer_rotation.then(|| "on".to_string());
             form.grace_days = p.grace_days.to_string();
@@ -719,10 +730,36 @@ impl BenefitForm {
     fn visibility(&self) -> Option<String> {
         Some(self.visibility.trim().to_string()).filter(|v| !v.is_empty())
     }
+
+    /// Whether the form attaches the file `id`.
+    pub fn attaches(&self, id: &str) -> bool {
+        self.files.iter().any(|f| f == id)
+    }
+
+    /// Whether the form archives the file `id`.
+    pub fn archives(&self, id: &str) -> bool {
+        self.archived.iter().any(|f| f == id)
+    }
+
+    /// A downloadables benefit's properties: the checked files (an id that does not read
+    /// names no file: the API's 422 "File not found."), the checked archived ones.
+    fn downloadables(&self) -> BenefitDownloadablesProperties {
+        let id = |s: &String| s.trim().parse::<uuid::Uuid>().unwrap_or_default();
+        BenefitDownloadablesProperties {
+            files: self.files.iter().map(id).collect(),
+            archived: self
+                .archived
+                .iter()
+                .filter(|a| self.attaches(a))
+                .map(|a| (id(a), true))
+                .collect(),
+        }
+    }
 }
 
-/// Creates the benefit of the dashboard's form: a license-key benefit, or a feature flag
-/// (`type=feature_flag`) with its metadata and visibility.
+/// Creates the benefit of the dashboard's form: a license-key benefit, a feature flag
+/// (`type=feature_flag`) with its metadata and visibility, or a downloadables benefit
+/// (`type=downloadables`) with its files.
 pub async fn create_license_key_benefit(
     state: &AppState,
     subject: Subject,
@@ -730,7 +767,15 @@ pub async fn create_license_key_benefit(
     form: &BenefitForm,
 ) -> Result<Benefit, ApiError> {
     let mut typed = Typed::default();
-    let body = if form.kind == "feature_flag" {
+    let body = if form.kind == "downloadables" {
+        BenefitCreate::Downloadables(BenefitDownloadablesCreate {
+            description: form.description.trim().to_string(),
+            organization_id: Some(org.0),
+            properties: form.downloadables(),
+            metadata: Maybe::Absent,
+            visibility: None,
+        })
+    } else if form.kind == "feature_flag" {
         BenefitCreate::FeatureFlag(BenefitFeatureFlagCreate {
             description: form.description.trim().to_string(),
             organization_id: Some(org.0),
@@ -774,6 +819,14 @@ pub async fn update_benefit(
             metadata: form.metadata(&mut typed),
             visibility: form.visibility(),
         }),
+        BenefitProperties::Downloadables(_) => {
+            BenefitUpdate::Downloadables(BenefitDownloadablesUpdate {
+                description,
+                properties: Some(form.downloadables()),
+                metadata: Maybe::Absent,
+                visibility: None,
+            })
+        }
         BenefitProperties::Ads { .. } => BenefitUpdate::Ads(BenefitAdsUpdate {
             description,
             properties: None,
