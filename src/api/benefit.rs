@@ -863,24 +863,34 @@ pub(crate) fn sample_benefits() -> Vec<Benefit> {
             visibility: domain::Visibility::Private,
             ..benefit(4, "Beta features", BenefitProperties::FeatureFlag)
         },
-        benefit(
-            5,
-            "Downloads",
-            BenefitProperties::Downloadables(domain::DownloadablesProperties {
-                files: vec![
-                    crate::domain::ids::FileId(Uuid::from_u128(0xf1)),
-                    crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
-                ],
-                archived: vec![(crate::domain::ids::FileId(Uuid::from_u128(0xf2)), now)],
-            }),
-        ),
     ]
+}
+
+/// A downloadables benefit (two files, the second archived), for the document's tests.
+#[cfg(test)]
+pub(crate) fn sample_downloadables() -> Benefit {
+    let mut b = sample_benefits().remove(0);
+    b.id = crate::domain::ids::BenefitId(Uuid::from_u128(0xbe05));
+    b.description = "Downloads".into();
+    b.properties = BenefitProperties::Downloadables(domain::DownloadablesProperties {
+        files: vec![
+            crate::domain::ids::FileId(Uuid::from_u128(0xf1)),
+            crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
+        ],
+        archived: vec![(
+            crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
+            b.created_at,
+        )],
+    });
+    b
 }
 
 #[cfg(test)]
 pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let mut out = Vec::new();
-    for b in sample_benefits() {
+    let mut all = sample_benefits();
+    all.push(sample_downloadables());
+    for b in all {
         out.push((
             "Benefit",
             serde_json::to_value(BenefitView::from(&b)).unwrap_or_default(),
@@ -900,7 +910,9 @@ mod tests {
 
     #[test]
     fn benefit_variants_have_polars_keys() {
-        let views: Vec<serde_json::Value> = sample_benefits()
+        let mut all = sample_benefits();
+        all.push(sample_downloadables());
+        let views: Vec<serde_json::Value> = all
             .iter()
             .map(|b| serde_json::to_value(BenefitView::from(b)).unwrap())
             .collect();
