@@ -323,6 +323,12 @@ fn add_dashboard(doc: &mut Value) {
         if path.starts_with("/buy/") {
             responses["429"] = html("Too many checkout links followed from this address");
         }
+        if path.ends_with(".js") {
+            responses = json!({"200": {
+                "description": "The script",
+                "content": {"text/javascript": {"schema": {"type": "string"}}},
+            }});
+        }
         doc["paths"][*path][*method] = json!({
             "tags": [if path.starts_with("/buy/") { "pages" } else { "dashboard" }],
             "summary": summary,
