@@ -3,7 +3,8 @@
 //! is byte-identical and counted; the same link stops at once when a refund revokes the
 //! benefits or the subscription ends; a tampered link is 404, a malformed one 400, an
 //! expired one 410; another customer sees nothing of it; the rate limits answer 429; and a
-//! 200 MiB file goes through the link in bounded memory (real binary).
+//! 200 MiB file goes through the link in bounded memory (real binary), on the local
+//! directory and on an S3-speaking store (a 302 to a presigned GET).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -606,21 +607,43 @@ async fn call(
     .await
 }
 
-/// A 200 MiB file uploaded in 40 parts, granted by a one-time product, bought, listed in the
-/// portal and downloaded through its link from the real binary: byte-identical, and the
-/// server's peak resident memory (VmHWM) stays under 100 MiB (the bytes are streamed from
-/// the local backend, never held). Run it over S3 by pointing the binary at a store.
-#[actix_web::test]
-async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
+/// The bucket of the 200 MiB journey over S3.
+const BIG_BUCKET: &str = "tollgate-downloads";
+
+/// The 200 MiB journey against the real binary, on the local directory (`s3` None) or on
+/// `s3`'s bucket: a 200 MiB file uploaded in 40 parts of 5 MiB (to the server, or to the
+/// store's presigned part URLs), granted by a one-time product, bought, listed in the
+/// portal and downloaded through its link: streamed by the server (local), or a 302 to a
+/// presigned GET on the store that the test follows itself (S3). Byte-identical, named in
+/// `Content-Disposition`, and the server's peak resident memory (VmHWM) stays under 100
+/// MiB. Then a refund that revokes the benefits: the same link answers 404, no redirect.
+/// Answers the server's VmHWM in KiB once ready, before the download and after it.
+async fn a_200_mib_journey(s3: Option<&crate::s3_server::S3Server>) -> [u64; 3] {
     use crate::binary::Binary;
     let root = tempfile::tempdir().unwrap();
     let data_dir = root.path().join("data");
     std::fs::create_dir_all(&data_dir).unwrap();
+    let env = match s3 {
+        Some(s3) => {
+            s3.create_bucket(BIG_BUCKET);
+            s3.env(BIG_BUCKET)
+        }
+        None => Vec::new(),
+    };
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let ready = std::time::Duration::from_secs(60);
-    let server = Binary::start(root.path(), &data_dir, "server.log", &[], ready).await;
+    let server = Binary::start(root.path(), &data_dir, "server.log", &env, ready).await;
     let pid = server_pid(&data_dir);
+    let idle = vm_hwm_kib(pid);
     let token = crate::helpers::bootstrap_token(&data_dir);
     let http = crate::helpers::client();
+    // The portal link is followed by hand: a redirect is part of what is checked.
+    let nofollow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(600))
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
     let base = server.address.clone();
 
     let org = call(
@@ -635,13 +658,24 @@ async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
     org.expect(201);
     let org = org.id();
     const PARTS: usize = 40;
+    const NAME: &str = "Big App 2.0.bin";
     let size = PARTS * MIB5;
     let mut whole = Sha256::new();
     for i in 0..PARTS {
         whole.update(big_part(i));
     }
     let whole: [u8; 32] = whole.finalize().into();
-    let file = upload(&http, &base, &token, &org, "big.bin", size, &big_part).await;
+    let file = upload(&http, &base, &token, &org, NAME, size, &big_part).await;
+    if let Some(s3) = s3 {
+        // The bytes went to the store, not through the server.
+        let objects = s3.objects(BIG_BUCKET);
+        assert_eq!(objects.len(), 1, "{objects:?}");
+        let len = std::fs::metadata(s3.object_path(BIG_BUCKET, &objects[0]))
+            .unwrap()
+            .len();
+        assert_eq!(len as usize, size);
+        assert_eq!(walk_files(&data_dir.join("files")), 0);
+    }
     let benefit = call(
         &http,
         &base,
@@ -701,19 +735,15 @@ async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
     )
     .await
     .expect(200);
+    let get = |path: String, bearer: String| {
+        let req = request(&http, &base, Method::GET, &path, Some(&bearer));
+        async move { Reply::read(req.send().await.unwrap()).await }
+    };
     let mut customer = None;
     for _ in 0..200 {
-        let c = Reply::read(
-            request(
-                &http,
-                &base,
-                Method::GET,
-                &format!("/v1/checkouts/custom/{}", checkout.id()),
-                Some(&token),
-            )
-            .send()
-            .await
-            .unwrap(),
+        let c = get(
+            format!("/v1/checkouts/custom/{}", checkout.id()),
+            token.clone(),
         )
         .await;
         if c.body["status"] == "succeeded" {
@@ -734,28 +764,35 @@ async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
     .await;
     cst.expect(201);
     let cst = cst.body["token"].as_str().unwrap().to_string();
-    let listed = Reply::read(
-        request(&http, &base, Method::GET, PORTAL, Some(&cst))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let listed = get(PORTAL.to_string(), cst.clone()).await;
     listed.expect(200);
     assert_eq!(listed.total_count(), 1);
     let url = url_of(&listed.items()[0]);
+    assert!(url.starts_with(&format!("{base}{PORTAL}")), "{url}");
 
     let before = vm_hwm_kib(pid);
-    let mut r = http
-        .get(&url)
-        .timeout(std::time::Duration::from_secs(600))
-        .send()
-        .await
-        .unwrap();
+    let r = nofollow.get(&url).send().await.unwrap();
+    let mut r = match s3 {
+        None => r,
+        Some(s3) => {
+            assert_eq!(r.status().as_u16(), 302, "the link redirects to the store");
+            let location = r.headers()["location"].to_str().unwrap().to_string();
+            assert!(
+                location.starts_with(&format!("{}/{BIG_BUCKET}/", s3.endpoint)),
+                "{location}"
+            );
+            assert!(location.contains("X-Amz-Signature="), "{location}");
+            nofollow.get(&location).send().await.unwrap()
+        }
+    };
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(
         r.headers()["content-length"].to_str().unwrap(),
         size.to_string()
+    );
+    assert_eq!(
+        r.headers()["content-disposition"],
+        format!("attachment; filename=\"{NAME}\"").as_str()
     );
     let mut got = Sha256::new();
     let mut n = 0usize;
@@ -770,12 +807,78 @@ async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
         "not byte-identical"
     );
     let peak = vm_hwm_kib(pid);
+    assert!(peak < 100 * 1024, "VmHWM {peak} KiB is over 100 MiB");
+
+    // A refund that revokes the benefits: the same link is 404 at once, never a redirect.
+    let orders = get(
+        format!("/v1/orders/?checkout_id={}", checkout.id()),
+        token.clone(),
+    )
+    .await;
+    orders.expect(200);
+    assert_eq!(orders.total_count(), 1);
+    let order = orders.items()[0]["id"].as_str().unwrap().to_string();
+    call(
+        &http,
+        &base,
+        Method::POST,
+        "/v1/refunds/",
+        &token,
+        &json!({"order_id": order, "reason": "customer_request", "amount": 100,
+                "revoke_benefits": true}),
+    )
+    .await
+    .expect(200);
+    let r = nofollow.get(&url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    assert!(r.headers().get("location").is_none());
+    let err: Value = r.json().await.unwrap();
+    assert_eq!(err["error"], "ResourceNotFound", "{err}");
+    drop(server);
+    [idle, before, peak]
+}
+
+/// How many files are under `dir`, at any depth.
+fn walk_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk_files(&p)
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// The 200 MiB journey on the local directory: the server streams the file itself.
+#[actix_web::test]
+async fn a_200_mib_file_downloads_through_the_portal_link_in_bounded_memory() {
+    let [idle, before, peak] = a_200_mib_journey(None).await;
     eprintln!(
-        "VmHWM before the download {} MiB, after the 200 MiB download {} MiB",
+        "local: VmHWM ready {} MiB, after the 200 MiB upload {} MiB, after the download {} MiB",
+        idle / 1024,
         before / 1024,
         peak / 1024
     );
-    assert!(peak < 100 * 1024, "VmHWM {peak} KiB is over 100 MiB");
+}
+
+/// The 200 MiB journey on an S3-speaking store (s3s-fs, checking every signature): the parts
+/// go to the store, the portal link is a 302 to a presigned GET.
+#[actix_web::test]
+async fn a_200_mib_file_on_s3_downloads_through_the_portal_link_in_bounded_memory() {
+    let s3 = crate::s3_server::S3Server::start();
+    let [idle, before, peak] = a_200_mib_journey(Some(&s3)).await;
+    eprintln!(
+        "S3: VmHWM ready {} MiB, after the 200 MiB upload {} MiB, after the download {} MiB",
+        idle / 1024,
+        before / 1024,
+        peak / 1024
+    );
 }
 
 /// polar-sdk 1.0.2 in each API version's module (`tests/clients/python-1.0/downloadables.py`):
