@@ -79,36 +79,40 @@ pub(super) fn releases_yank() {}
 
 /// electron-updater's channel file (`latest.yml`, `latest-mac.yml`, `latest-linux.yml`,
 /// `latest-linux-arm64.yml`, `beta-linux.yml`…) or Sparkle's `appcast.xml`, for a license
-/// key (`Authorization: Bearer <key>` or `License <key>`, or `?key=`). Not a validation:
-/// nothing is counted.
+/// key (`Authorization: Bearer <key>` or `License <key>`, or `?key=`) or a customer portal
+/// session (`Authorization: Bearer polar_cst_…`: through the keys of the product its
+/// customer holds). Not a validation: nothing is counted.
 #[utoipa::path(get, path = "/v1/updates/{product_id}/{channel}/{file}", tag = "updates",
     params(("product_id" = uuid::Uuid, Path), ("channel" = String, Path, description = "`stable` (or `latest`), `beta` or `alpha`"),
         ("file" = String, Path), ("key" = Option<String>, Query, description = "The license key, for updaters that cannot send headers.")),
     responses(
         (status = 200, description = "The feed (YAML or RSS)", content_type = "text/yaml"),
-        (status = 401, description = "No or unknown license key", body = Error),
+        (status = 401, description = "No or unknown license key, or an expired session", body = Error),
         (status = 403, description = "Revoked or disabled key", body = Error),
-        (status = 404, description = "Nothing for this key and platform, or a key of another product", body = Error)))]
+        (status = 404, description = "Nothing for this key and platform, a key of another product, or a session whose customer holds no key of the product", body = Error)))]
 pub(super) fn updates_channel_file() {}
 
-/// Tauri's dynamic update endpoint: 200 with the newest release the key may have for
-/// `{target}-{arch}` when newer than `current_version`, else 204.
+/// Tauri's dynamic update endpoint: 200 with the newest release the key (or the portal
+/// session's customer) may have for `{target}-{arch}` when newer than `current_version`,
+/// else 204.
 #[utoipa::path(get, path = "/v1/updates/{product_id}/{channel}/tauri/{target}/{arch}/{current_version}", tag = "updates",
     params(("product_id" = uuid::Uuid, Path), ("channel" = String, Path), ("target" = String, Path),
         ("arch" = String, Path), ("current_version" = String, Path), ("key" = Option<String>, Query)),
     responses(
         (status = 200, body = TauriUpdate),
         (status = 204, description = "Nothing newer"),
-        (status = 401, description = "No or unknown license key", body = Error),
-        (status = 404, description = "A key of another product", body = Error)))]
+        (status = 401, description = "No or unknown license key, or an expired session", body = Error),
+        (status = 404, description = "A key of another product, or a session whose customer holds no key of the product", body = Error)))]
 pub(super) fn updates_tauri() {}
 
-/// A release's file by the signed link of a feed (`key_id`, `expires`, `signature`) or
-/// with the license key; the key and the release are checked again. `302` to the object
+/// A release's file by the signed link of a feed (`key_id`, or `customer_id` and
+/// `checkout_id` for a portal session's, `expires`, `signature`) or with the license key
+/// or a portal session; the key (the customer's keys) and the release are checked again. `302` to the object
 /// store, or the bytes.
 #[utoipa::path(get, path = "/v1/updates/download/{release_id}/{name}", tag = "updates",
     params(("release_id" = uuid::Uuid, Path), ("name" = String, Path),
         ("key_id" = Option<uuid::Uuid>, Query), ("expires" = Option<i64>, Query), ("signature" = Option<String>, Query),
+        ("customer_id" = Option<uuid::Uuid>, Query), ("checkout_id" = Option<uuid::Uuid>, Query),
         ("key" = Option<String>, Query)),
     responses(
         (status = 200, description = "The file's bytes", content_type = "application/octet-stream"),

@@ -10,15 +10,21 @@
 //! * `GET /v1/updates/download/{release_id}/{name}`: a file, by the signed link a feed
 //!   gave (or with the key).
 //!
+//! A customer portal session (`Authorization: Bearer polar_cst_…`, `customer_portal:read`)
+//! reads them too, through the license keys of the product its customer holds
+//! (`crate::app::releases::feed::Credential::Customer`); an expired or ended session is 401.
+//!
 //! Every answer is `Cache-Control: private, no-store`: a feed is per key.
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use crate::app::releases::feed::{self, DownloadAuth};
-use crate::domain::ids::{LicenseKeyId, ProductId, ReleaseId};
+use crate::app::releases::feed::{self, Credential, DownloadAuth, Holder};
+use crate::auth::tokens::CUSTOMER_SESSION_PREFIX;
+use crate::domain::ids::{CheckoutId, CustomerId, LicenseKeyId, ProductId, ReleaseId};
 use crate::domain::release::Channel;
-use crate::error::{ApiError, ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, BearerError, FieldError};
+use crate::extract::auth::{authorize, CustomerSessionRead, Subject};
 use crate::extract::path_id;
 use crate::state::AppState;
 
@@ -51,6 +57,27 @@ fn license_key(req: &HttpRequest) -> Option<String> {
             known.then(|| key.trim().to_string())
         });
     from_header.or_else(|| query_value(req, "key"))
+}
+
+/// The request's credential: a customer portal session in `Authorization: Bearer
+/// polar_cst_…` (resolved here: 401 when it matches no live session, the portal's scope
+/// required), else the license key ([`license_key`]).
+async fn credential(req: &HttpRequest, state: &AppState) -> Result<Credential, ApiError> {
+    let session =
+        crate::credentials::bearer_token(req).filter(|t| t.starts_with(CUSTOMER_SESSION_PREFIX));
+    let Some(token) = session else {
+        return Ok(Credential::Key(license_key(req)));
+    };
+    let principal = crate::credentials::resolve(state, &token)
+        .await?
+        .ok_or(ApiError::Bearer(BearerError::InvalidToken))?;
+    state.limits.api_token(&token)?;
+    authorize::<CustomerSessionRead>(&principal)?;
+    match principal.subject {
+        Subject::Customer(customer) => Ok(Credential::Customer(customer, None)),
+        Subject::Purchase(customer, checkout) => Ok(Credential::Customer(customer, Some(checkout))),
+        _ => Err(ApiError::Bearer(BearerError::InvalidToken)),
+    }
 }
 
 fn path_error(name: &str, msg: &str, given: &str) -> ApiError {
@@ -86,9 +113,9 @@ pub(crate) async fn channel_file(
     let (product, channel, file) = path.into_inner();
     let product: ProductId = path_id("product_id", &product)?;
     let channel = channel_of(&channel)?;
-    let key = license_key(&req);
+    let credential = credential(&req, &state).await?;
     if file == "appcast.xml" {
-        let reader = feed::reader(&state, product, key.as_deref()).await?;
+        let reader = feed::reader(&state, product, &credential).await?;
         let xml = feed::sparkle(&state, &reader, channel).await?;
         return Ok(private(HttpResponse::Ok())
             .content_type("application/rss+xml; charset=utf-8")
@@ -97,7 +124,7 @@ pub(crate) async fn channel_file(
     let Some((channel, platforms, bundles)) = feed::electron_file(channel, &file) else {
         return Err(ApiError::not_found());
     };
-    let reader = feed::reader(&state, product, key.as_deref()).await?;
+    let reader = feed::reader(&state, product, &credential).await?;
     let yaml = feed::electron(&state, &reader, channel, platforms, bundles).await?;
     Ok(private(HttpResponse::Ok())
         .content_type("text/yaml; charset=utf-8")
@@ -116,15 +143,16 @@ pub(crate) async fn tauri(
     let current = semver::Version::parse(current.trim_start_matches('v'))
         .map_err(|_| path_error("current_version", "Not a semantic version.", &current))?;
     let platform = format!("{target}-{arch}");
-    let reader = feed::reader(&state, product, license_key(&req).as_deref()).await?;
+    let credential = credential(&req, &state).await?;
+    let reader = feed::reader(&state, product, &credential).await?;
     match feed::tauri(&state, &reader, channel, &platform, &current).await? {
         Some(update) => Ok(private(HttpResponse::Ok()).json(update)),
         None => Ok(private(HttpResponse::NoContent()).finish()),
     }
 }
 
-/// A file of a release: by a feed's signed link (`key_id`, `expires`, `signature`), or
-/// with the license key.
+/// A file of a release: by a feed's signed link (`key_id` or `customer_id` and
+/// `checkout_id`, `expires`, `signature`), or with the license key or a portal session.
 pub(crate) async fn download(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -134,8 +162,20 @@ pub(crate) async fn download(
     let release: ReleaseId = path_id("release_id", &release)?;
     let auth = match query_value(&req, "signature") {
         Some(signature) => {
-            let key_id = query_value(&req, "key_id").unwrap_or_default();
-            let key_id: LicenseKeyId = path_id("key_id", &key_id)?;
+            let holder = match query_value(&req, "customer_id") {
+                Some(customer) => {
+                    let customer: CustomerId = path_id("customer_id", &customer)?;
+                    let checkout = match query_value(&req, "checkout_id") {
+                        Some(c) => Some(path_id::<CheckoutId>("checkout_id", &c)?),
+                        None => None,
+                    };
+                    Holder::Customer(customer, checkout)
+                }
+                None => {
+                    let key_id = query_value(&req, "key_id").unwrap_or_default();
+                    Holder::Key(path_id::<LicenseKeyId>("key_id", &key_id)?)
+                }
+            };
             let raw = query_value(&req, "expires").unwrap_or_default();
             let expires = raw.parse::<i64>().map_err(|_| {
                 ApiError::validation(FieldError::new(
@@ -146,12 +186,12 @@ pub(crate) async fn download(
                 ))
             })?;
             DownloadAuth::Signed {
-                key_id,
+                holder,
                 expires,
                 signature,
             }
         }
-        None => DownloadAuth::Key(license_key(&req)),
+        None => DownloadAuth::Direct(credential(&req, &state).await?),
     };
     let (delivery, file) = feed::download(&state, release, &name, auth).await?;
     Ok(crate::routes::files::download_response(delivery, &file))

@@ -1126,3 +1126,214 @@ async fn a_large_file_is_signed_from_its_chunks() {
         &other
     ));
 }
+
+/// A customer portal session (`polar_cst_…`) for `customer`, opened by the seller.
+async fn portal_session(app: &TestApp, customer: &str) -> String {
+    let r = app
+        .post_json(
+            "/v1/customer-sessions/",
+            Some(&app.token),
+            &json!({"customer_id": customer}),
+        )
+        .await;
+    r.expect(201);
+    r.body["token"].as_str().unwrap().to_string()
+}
+
+/// A second paid checkout of `sale`'s product by the same buyer: the id of the new key.
+async fn buy_again(app: &TestApp, sale: &Sale, slug: &str) -> String {
+    let checkout = app
+        .post_json(
+            "/v1/checkouts/custom/",
+            Some(&app.token),
+            &json!({"product_id": sale.product}),
+        )
+        .await;
+    checkout.expect(201);
+    let secret = checkout.body["client_secret"].as_str().unwrap().to_string();
+    app.post_json(
+        &format!("/v1/checkouts/custom/client/{secret}/confirm"),
+        None,
+        &json!({"customer_name": "Ada Lovelace", "customer_email": format!("ada@{slug}.example"),
+                "customer_billing_address": {"country": "FR"}, "confirmation_token_id": "tok_visa"}),
+    )
+    .await
+    .expect(200);
+    for _ in 0..100 {
+        let keys = app
+            .get(
+                &format!("/v1/license-keys/?organization_id={}", sale.org),
+                Some(&app.token),
+            )
+            .await
+            .items();
+        if let Some(k) = keys.iter().find(|k| k["id"] != sale.key_id.as_str()) {
+            assert_eq!(k["customer_id"], sale.customer.as_str(), "{k}");
+            return k["id"].as_str().unwrap().to_string();
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the second sale granted no key");
+}
+
+#[actix_web::test]
+async fn a_portal_session_reads_the_feeds_of_products_its_customer_holds_a_key_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Settings::for_tests(dir.path());
+    let start = Utc::now();
+    let (clock, shared) = ManualClock::shared(start);
+    let app = spawn_app_with(dir, s, shared).await;
+    let sale = sell_key(&app, "feed-cst").await;
+    let p = sale.product.clone();
+    let bytes = data(1200, 9);
+    let f = upload(&app, &sale.org, "App-1.0.0.AppImage", &bytes).await;
+    published(
+        &app,
+        &p,
+        "1.0.0",
+        "stable",
+        &[("linux-x86_64", "appimage", &f)],
+        json!({}),
+    )
+    .await;
+    let path = format!("/v1/updates/{p}/stable/latest-linux.yml");
+    let tauri = format!("/v1/updates/{p}/stable/tauri/linux/x86_64/0.1.0");
+    let appcast = format!("/v1/updates/{p}/stable/appcast.xml");
+
+    // Denied first. Another organization's customer: 404 (the product is not told).
+    let other = sell_key(&app, "feed-cst-other").await;
+    let others = portal_session(&app, &other.customer).await;
+    for q in [&path, &tauri, &appcast] {
+        assert_eq!(feed(&app, q, Some(&others)).await.status(), 404, "{q}");
+    }
+    // A customer of the organization without a key: 404.
+    let c = app
+        .post_json(
+            "/v1/customers/",
+            Some(&app.token),
+            &json!({"email": "nokey@feed-cst.example", "organization_id": sale.org}),
+        )
+        .await;
+    c.expect(201);
+    let nokey = portal_session(&app, &c.id()).await;
+    for q in [&path, &tauri, &appcast] {
+        assert_eq!(feed(&app, q, Some(&nokey)).await.status(), 404, "{q}");
+    }
+    // The customer whose key is revoked (or disabled): 404, it holds no granted key.
+    let cst = portal_session(&app, &sale.customer).await;
+    set_key(&app, &sale.key_id, json!({"status": "revoked"})).await;
+    assert_eq!(feed(&app, &path, Some(&cst)).await.status(), 404);
+    set_key(&app, &sale.key_id, json!({"status": "disabled"})).await;
+    assert_eq!(feed(&app, &tauri, Some(&cst)).await.status(), 404);
+    // No credentials, an unknown session: 401.
+    assert_eq!(feed(&app, &path, None).await.status(), 401);
+    let unknown = feed(&app, &path, Some("polar_cst_notasession")).await;
+    assert_eq!(unknown.status(), 401);
+
+    // Granted again: the session reads every format.
+    set_key(&app, &sale.key_id, json!({"status": "granted"})).await;
+    let r = feed(&app, &path, Some(&cst)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "private, no-store");
+    let yaml = r.text().await.unwrap();
+    assert_eq!(yaml_value(&yaml, "version"), Some(json!("1.0.0")));
+    let r = feed(&app, &tauri, Some(&cst)).await;
+    assert_eq!(r.status(), 200);
+    let update: Value = r.json().await.unwrap();
+    assert_eq!(update["version"], "1.0.0");
+    assert_eq!(feed(&app, &appcast, Some(&cst)).await.status(), 200);
+    // Another product of the organization, which the key is not of: 404.
+    let p2 = second_product(&app, &sale).await;
+    let r = feed(
+        &app,
+        &format!("/v1/updates/{p2}/stable/latest-linux.yml"),
+        Some(&cst),
+    )
+    .await;
+    assert_eq!(r.status(), 404);
+
+    // The link names the customer, never the session; it downloads without credentials,
+    // as does the session itself on the bare path.
+    let (url, _, size) = yaml_files(&yaml).remove(0);
+    assert_eq!(size, 1200);
+    assert!(
+        url.contains(&format!("customer_id={}", sale.customer)),
+        "{url}"
+    );
+    assert!(!url.contains(&cst) && !url.contains("key_id="), "{url}");
+    let got = app.client.get(&url).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.bytes().await.unwrap().to_vec(), bytes);
+    assert_eq!(
+        update["url"].as_str().map(|u| u.contains("customer_id=")),
+        Some(true)
+    );
+    let bare = url.split('?').next().unwrap().to_string();
+    let with_session = app
+        .client
+        .get(&bare)
+        .header("authorization", format!("Bearer {cst}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_session.status(), 200);
+    assert_eq!(with_session.bytes().await.unwrap().to_vec(), bytes);
+    // Another customer's id put in the link: forged, 403.
+    let forged = url.replace(&sale.customer, &other.customer);
+    assert_eq!(app.client.get(&forged).send().await.unwrap().status(), 403);
+    // The link checks the customer's keys at download: revoked since, 404 at once.
+    set_key(&app, &sale.key_id, json!({"status": "revoked"})).await;
+    assert_eq!(app.client.get(&url).send().await.unwrap().status(), 404);
+    set_key(&app, &sale.key_id, json!({"status": "granted"})).await;
+    assert_eq!(app.client.get(&url).send().await.unwrap().status(), 200);
+
+    // Two keys of the product: what they allow together. The first has a year of
+    // updates, the second two; 1.1.0 comes out after the first expired.
+    let second = buy_again(&app, &sale, "feed-cst").await;
+    set_key(
+        &app,
+        &sale.key_id,
+        json!({"expires_at": (start + Duration::days(365)).to_rfc3339()}),
+    )
+    .await;
+    set_key(
+        &app,
+        &second,
+        json!({"expires_at": (start + Duration::days(730)).to_rfc3339()}),
+    )
+    .await;
+    clock.set(start + Duration::days(400));
+    let f = upload(&app, &sale.org, "App-1.1.0.AppImage", &data(700, 2)).await;
+    published(
+        &app,
+        &p,
+        "1.1.0",
+        "stable",
+        &[("linux-x86_64", "appimage", &f)],
+        json!({}),
+    )
+    .await;
+    // (The session of an hour has run out meanwhile: 401; a new one reads.)
+    assert_eq!(feed(&app, &path, Some(&cst)).await.status(), 401);
+    let cst = portal_session(&app, &sale.customer).await;
+    assert_eq!(
+        electron_version(&app, &p, "latest-linux.yml", &cst)
+            .await
+            .as_deref(),
+        Some("1.1.0")
+    );
+    assert_eq!(
+        electron_version(&app, &p, "latest-linux.yml", &sale.key)
+            .await
+            .as_deref(),
+        Some("1.0.0")
+    );
+    // The second key revoked: the first's rule alone.
+    set_key(&app, &second, json!({"status": "revoked"})).await;
+    assert_eq!(
+        electron_version(&app, &p, "latest-linux.yml", &cst)
+            .await
+            .as_deref(),
+        Some("1.0.0")
+    );
+}

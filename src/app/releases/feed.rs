@@ -6,34 +6,79 @@
 //! benefit the product grants now. An expired key still reads it but sees only what was
 //! published (or backdated) by its expiry. Reading a feed is not a validation: nothing is
 //! counted. A missing or unknown key is 401, a key of another product 404.
+//!
+//! A customer portal session (`polar_cst_`) reads a product's feed through the license
+//! keys of the product its customer holds now (granted; a limited session: those of its
+//! purchase): a release is shown when any of them may have it (the most permissive). A
+//! customer without such a key, or of another organization, gets 404. The links given to a
+//! session name its customer (never the session's token), and each download checks the
+//! customer's keys again.
 
 use chrono::{Duration, SecondsFormat};
+use tollgate_storage::Direction;
 
 use crate::api::releases::TauriUpdate;
 use crate::app::license_keys::entitlements_of;
+use crate::app::portal::purchase::PurchaseScope;
 use crate::auth::signed_link::{self, Checked};
 use crate::domain::file::StoredFile;
-use crate::domain::ids::{BenefitId, LicenseKeyId, ProductId, ReleaseId};
+use crate::domain::ids::{BenefitId, CheckoutId, CustomerId, LicenseKeyId, ProductId, ReleaseId};
 use crate::domain::product::Product;
 use crate::domain::release::{
-    os_of, visible_newest_first, Bundle, Channel, KeyAccess, Release, ReleaseArtifact,
-    ReleaseStatus, RELEASE_OF_PRODUCT,
+    os_of, Bundle, Channel, KeyAccess, Release, ReleaseArtifact, ReleaseStatus, RELEASE_OF_PRODUCT,
 };
 use crate::error::{AppError, Code};
 use crate::files::Delivery;
 use crate::state::AppState;
 use crate::updates::feeds::{appcast, electron_yaml, AppcastItem, Listed};
-use tollgate_actors::license_key::{KeyStatus, LicenseKey};
+use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 
-/// A key allowed to read a product's feed, with what it may see.
+/// Who reads a feed: one license key, or a portal session's customer (limited to one
+/// checkout's purchase for a limited session), through the keys of the product it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    Key(LicenseKeyId),
+    Customer(CustomerId, Option<CheckoutId>),
+}
+
+/// A key, or a customer, allowed to read a product's feed, with what it may see.
 pub struct Reader {
     pub product: Product,
-    pub key: LicenseKey,
-    pub access: KeyAccess,
+    pub holder: Holder,
+    /// What each of the reader's keys lets it see (one for a key; one per granted key of
+    /// the product for a customer, never none): a release is shown when any allows it.
+    pub access: Vec<KeyAccess>,
+}
+
+impl Reader {
+    /// Whether the reader sees `release` on the feed of `channel`.
+    pub fn sees(&self, release: &Release, channel: Channel) -> bool {
+        self.access.iter().any(|a| release.visible_to(channel, a))
+    }
+}
+
+/// The credential a feed or a download was read with: a license key (`None`: none sent),
+/// or a customer portal session's customer (already resolved; a limited session names its
+/// checkout).
+pub enum Credential {
+    Key(Option<String>),
+    Customer(CustomerId, Option<CheckoutId>),
 }
 
 fn unauthorized(detail: &str) -> AppError {
     AppError::new(Code::Unauthorized, detail)
+}
+
+/// What `key` lets its holder see: its expiry and its purchase's entitlements now.
+async fn access_of(state: &AppState, key: &LicenseKey) -> Result<KeyAccess, AppError> {
+    let entitlements = entitlements_of(state, key, false).await?;
+    Ok(KeyAccess {
+        expires_at: key.expires_at,
+        entitlements: entitlements
+            .iter()
+            .map(|e| BenefitId(e.benefit_id))
+            .collect(),
+    })
 }
 
 /// Whether `key` may read `product`'s feed now, and what it sees.
@@ -56,24 +101,17 @@ async fn reader_of(
             )))
         }
     }
-    let entitlements = entitlements_of(state, &key, false).await?;
-    let access = KeyAccess {
-        expires_at: key.expires_at,
-        entitlements: entitlements
-            .iter()
-            .map(|e| BenefitId(e.benefit_id))
-            .collect(),
-    };
+    let access = access_of(state, &key).await?;
     Ok(Reader {
         product,
-        key,
-        access,
+        holder: Holder::Key(key.id),
+        access: vec![access],
     })
 }
 
 /// The reader of product `product_id`'s feed holding license key `secret` (sent by the
 /// updater; `None`: none sent).
-pub async fn reader(
+async fn key_reader(
     state: &AppState,
     product_id: ProductId,
     secret: Option<&str>,
@@ -104,6 +142,87 @@ pub async fn reader(
     }
 }
 
+/// The reader of product `product_id`'s feed that is customer `customer` (of a portal
+/// session; `checkout`: a limited session's purchase): what its granted keys of the
+/// product allow together. 404 for a deleted customer, a customer of another
+/// organization, or one without such a key (the product's existence is not told).
+async fn customer_reader(
+    state: &AppState,
+    product_id: ProductId,
+    customer: CustomerId,
+    checkout: Option<CheckoutId>,
+) -> Result<Reader, AppError> {
+    let Some(product) = state.store.get::<Product>(&product_id.key()).await? else {
+        return Err(AppError::not_found());
+    };
+    let product = product.value;
+    let Some(owner) = crate::app::portal::sign_in::customer_of(state, customer).await? else {
+        return Err(AppError::not_found());
+    };
+    if owner.organization_id != product.organization_id {
+        return Err(AppError::not_found());
+    }
+    let scope = checkout.map(PurchaseScope::of);
+    let tenants = [customer.key()];
+    let mut ids = state
+        .store
+        .index_iter(LICENSE_KEY_BY_CUSTOMER, &tenants, Direction::Asc)?;
+    let mut access = Vec::new();
+    while let Some(id) = ids.next().await {
+        let Some(key) = state.store.get::<LicenseKey>(&id?).await? else {
+            continue;
+        };
+        let key = key.value;
+        let holds = key.customer_id == customer
+            && key.organization_id == product.organization_id
+            && product.benefit_ids.contains(&key.benefit_id)
+            && key.status == KeyStatus::Granted
+            && scope.is_none_or(|s| s.has_key(&key));
+        if holds {
+            access.push(access_of(state, &key).await?);
+        }
+    }
+    if access.is_empty() {
+        return Err(AppError::not_found());
+    }
+    Ok(Reader {
+        product,
+        holder: Holder::Customer(customer, checkout),
+        access,
+    })
+}
+
+/// The reader of product `product_id`'s feed with `credential`.
+pub async fn reader(
+    state: &AppState,
+    product_id: ProductId,
+    credential: &Credential,
+) -> Result<Reader, AppError> {
+    match credential {
+        Credential::Key(secret) => key_reader(state, product_id, secret.as_deref()).await,
+        Credential::Customer(customer, checkout) => {
+            customer_reader(state, product_id, *customer, *checkout).await
+        }
+    }
+}
+
+/// The releases `reader` sees on channel `channel` that `usable` accepts, newest version
+/// first (as `visible_newest_first`, for any of the reader's keys).
+fn shown<'a>(
+    releases: &'a [Release],
+    channel: Channel,
+    reader: &Reader,
+    usable: impl Fn(&Release) -> bool,
+) -> Vec<&'a Release> {
+    let mut shown: Vec<(semver::Version, &Release)> = releases
+        .iter()
+        .filter(|r| reader.sees(r, channel) && usable(r))
+        .map(|r| (r.semver(), r))
+        .collect();
+    shown.sort_by(|a, b| b.0.cmp(&a.0));
+    shown.into_iter().map(|(_, r)| r).collect()
+}
+
 /// The releases of the reader's product.
 async fn releases_of(state: &AppState, product: ProductId) -> Result<Vec<Release>, AppError> {
     let keys = state
@@ -119,9 +238,18 @@ async fn releases_of(state: &AppState, product: ProductId) -> Result<Vec<Release
         .collect())
 }
 
-/// What a signed artifact link grants: one file of one release, to one key.
-fn link_message(release: ReleaseId, name: &str, key: LicenseKeyId, expires: i64) -> String {
-    format!("update-artifact\0{release}\0{name}\0{key}\0{expires}")
+/// What a signed artifact link grants: one file of one release, to one key or to one
+/// customer (limited to a checkout's purchase, or not).
+fn link_message(release: ReleaseId, name: &str, holder: Holder, expires: i64) -> String {
+    match holder {
+        Holder::Key(key) => format!("update-artifact\0{release}\0{name}\0{key}\0{expires}"),
+        Holder::Customer(customer, checkout) => {
+            let checkout = checkout.map(|c| c.to_string()).unwrap_or_default();
+            format!(
+                "update-artifact-customer\0{release}\0{name}\0{customer}\0{checkout}\0{expires}"
+            )
+        }
+    }
 }
 
 /// A path segment, percent-encoded.
@@ -136,22 +264,31 @@ fn segment(s: &str) -> String {
         .collect()
 }
 
-/// The signed link to `artifact` of `release` for `key`, valid `updates.link_ttl_secs`.
-/// Its path ends with the file's name (electron-updater picks files by extension).
+/// The signed link to `artifact` of `release` for `holder`, valid
+/// `updates.link_ttl_secs`: `key_id=` for a key, `customer_id=` (and `checkout_id=` for a
+/// limited session) for a customer. Its path ends with the file's name (electron-updater
+/// picks files by extension).
 pub fn artifact_link(
     state: &AppState,
     release: &Release,
     artifact: &ReleaseArtifact,
-    key: LicenseKeyId,
+    holder: Holder,
 ) -> String {
     let ttl = i64::try_from(state.settings.updates.link_ttl_secs).unwrap_or(3600);
     let expires = (state.now() + Duration::seconds(ttl)).timestamp();
     let signature = signed_link::signature(
         &state.hasher,
-        &link_message(release.id, &artifact.name, key, expires),
+        &link_message(release.id, &artifact.name, holder, expires),
     );
+    let who = match holder {
+        Holder::Key(key) => format!("key_id={key}"),
+        Holder::Customer(customer, None) => format!("customer_id={customer}"),
+        Holder::Customer(customer, Some(checkout)) => {
+            format!("customer_id={customer}&checkout_id={checkout}")
+        }
+    };
     format!(
-        "{}/v1/updates/download/{}/{}?key_id={key}&expires={expires}&signature={signature}",
+        "{}/v1/updates/download/{}/{}?{who}&expires={expires}&signature={signature}",
         state.public_url.trim_end_matches('/'),
         release.id,
         segment(&artifact.name)
@@ -166,7 +303,7 @@ fn listed<'a>(
 ) -> Listed<'a> {
     Listed {
         artifact,
-        url: artifact_link(state, release, artifact, reader.key.id),
+        url: artifact_link(state, release, artifact, reader.holder),
     }
 }
 
@@ -247,7 +384,7 @@ pub async fn electron(
     bundles: &[Bundle],
 ) -> Result<String, AppError> {
     let releases = releases_of(state, reader.product.id).await?;
-    let shown = visible_newest_first(&releases, channel, &reader.access, |r| {
+    let shown = shown(&releases, channel, reader, |r| {
         !matching(r, platforms, bundles).is_empty()
     });
     let Some(release) = shown.first() else {
@@ -281,7 +418,7 @@ pub async fn tauri(
 ) -> Result<Option<TauriUpdate>, AppError> {
     let bundles = tauri_bundles(os_of(platform));
     let releases = releases_of(state, reader.product.id).await?;
-    let shown = visible_newest_first(&releases, channel, &reader.access, |r| {
+    let shown = shown(&releases, channel, reader, |r| {
         !matching(r, &[platform], bundles).is_empty()
     });
     let Some(release) = shown.first() else {
@@ -307,7 +444,7 @@ pub async fn tauri(
         pub_date: release
             .published_at
             .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
-        url: artifact_link(state, release, artifact, reader.key.id),
+        url: artifact_link(state, release, artifact, reader.holder),
         signature,
     }))
 }
@@ -322,7 +459,7 @@ pub async fn sparkle(
     const PLATFORMS: &[&str] = &["darwin-universal", "darwin-aarch64", "darwin-x86_64"];
     const BUNDLES: &[Bundle] = &[Bundle::Zip, Bundle::Dmg, Bundle::AppTarGz];
     let releases = releases_of(state, reader.product.id).await?;
-    let shown = visible_newest_first(&releases, channel, &reader.access, |r| {
+    let shown = shown(&releases, channel, reader, |r| {
         !matching(r, PLATFORMS, BUNDLES).is_empty()
     });
     let items: Vec<AppcastItem<'_>> = shown
@@ -338,19 +475,19 @@ pub async fn sparkle(
     Ok(appcast(&reader.product.name, &items))
 }
 
-/// How a download names its key: a signed link's key id, or the license key itself (the
-/// updater's `Authorization` header, or `?key=`).
+/// How a download names its reader: a signed link's key or customer, or the credential
+/// itself (the updater's `Authorization` header, or `?key=`).
 pub enum DownloadAuth {
     Signed {
-        key_id: LicenseKeyId,
+        holder: Holder,
         expires: i64,
         signature: String,
     },
-    Key(Option<String>),
+    Direct(Credential),
 }
 
 /// `GET /v1/updates/download/{release}/{name}`: the file, if the link is good (403
-/// forged, 410 expired) and the key may still have this release now.
+/// forged, 410 expired) and its key (or customer) may still have this release now.
 pub async fn download(
     state: &AppState,
     release_id: ReleaseId,
@@ -360,11 +497,11 @@ pub async fn download(
     let release = state.store.get::<Release>(&release_id.key()).await?;
     let reader = match auth {
         DownloadAuth::Signed {
-            key_id,
+            holder,
             expires,
             signature,
         } => {
-            let message = link_message(release_id, name, key_id, expires);
+            let message = link_message(release_id, name, holder, expires);
             match signed_link::check(&state.hasher, &message, expires, &signature, state.now()) {
                 Checked::Good => {}
                 Checked::Expired => {
@@ -380,36 +517,42 @@ pub async fn download(
             let Some(release) = &release else {
                 return Err(AppError::not_found());
             };
-            let key = state
-                .store
-                .get::<LicenseKey>(&key_id.key())
-                .await?
-                .ok_or_else(AppError::not_found)?;
-            let product = state
-                .store
-                .get::<Product>(&release.value.product_id.key())
-                .await?
-                .ok_or_else(AppError::not_found)?;
-            reader_of(state, product.value, key.value).await?
+            match holder {
+                Holder::Key(key_id) => {
+                    let key = state
+                        .store
+                        .get::<LicenseKey>(&key_id.key())
+                        .await?
+                        .ok_or_else(AppError::not_found)?;
+                    let product = state
+                        .store
+                        .get::<Product>(&release.value.product_id.key())
+                        .await?
+                        .ok_or_else(AppError::not_found)?;
+                    reader_of(state, product.value, key.value).await?
+                }
+                // The customer's keys now, as a session's feed reads them.
+                Holder::Customer(customer, checkout) => {
+                    customer_reader(state, release.value.product_id, customer, checkout).await?
+                }
+            }
         }
-        DownloadAuth::Key(secret) => {
+        DownloadAuth::Direct(credential) => {
             let Some(release) = &release else {
                 // No key checked yet: absent and unknown look alike.
-                return Err(match secret {
-                    None => unauthorized("A license key is required."),
-                    Some(_) => AppError::not_found(),
+                return Err(match credential {
+                    Credential::Key(None) => unauthorized("A license key is required."),
+                    _ => AppError::not_found(),
                 });
             };
-            reader(state, release.value.product_id, secret.as_deref()).await?
+            reader(state, release.value.product_id, &credential).await?
         }
     };
     let Some(release) = release.map(|r| r.value) else {
         return Err(AppError::not_found());
     };
     // Any channel: a key that may have the release on some channel may download it.
-    if release.status != ReleaseStatus::Published
-        || !release.visible_to(Channel::Alpha, &reader.access)
-    {
+    if release.status != ReleaseStatus::Published || !reader.sees(&release, Channel::Alpha) {
         return Err(AppError::not_found());
     }
     let artifact = release.artifact(name).ok_or_else(AppError::not_found)?;
