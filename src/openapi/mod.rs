@@ -255,6 +255,7 @@ use crate::error::ApiError;
         release_paths::releases_yank,
         release_paths::updates_channel_file,
         release_paths::updates_tauri,
+        release_paths::updates_tauri_static,
         release_paths::updates_download,
     ),
     components(schemas(

@@ -105,6 +105,18 @@ pub(super) fn updates_channel_file() {}
         (status = 404, description = "A key of another product, or a session whose customer holds no key of the product", body = Error)))]
 pub(super) fn updates_tauri() {}
 
+/// Tauri's static `latest.json`: the newest release the key (or the portal session's
+/// customer) may have with a file Tauri installs, `platforms` keyed `{os}-{arch}` (the
+/// preferred bundle) and `{os}-{arch}-{bundle}`; 204 when there is none.
+#[utoipa::path(get, path = "/v1/updates/{product_id}/{channel}/tauri/latest.json", tag = "updates",
+    params(("product_id" = uuid::Uuid, Path), ("channel" = String, Path), ("key" = Option<String>, Query)),
+    responses(
+        (status = 200, description = "`{version, notes, pub_date, platforms: {<key>: {url, signature}}}`", content_type = "application/json"),
+        (status = 204, description = "No release with a Tauri file"),
+        (status = 401, description = "No or unknown license key, or an expired session", body = Error),
+        (status = 404, description = "A key of another product, or a session whose customer holds no key of the product", body = Error)))]
+pub(super) fn updates_tauri_static() {}
+
 /// A release's file by the signed link of a feed (`key_id`, or `customer_id` and
 /// `checkout_id` for a portal session's, `expires`, `signature`) or with the license key
 /// or a portal session; the key (the customer's keys) and the release are checked again. `302` to the object

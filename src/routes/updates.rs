@@ -7,6 +7,8 @@
 //! * `GET /v1/updates/{product_id}/{channel}/appcast.xml`: Sparkle's appcast;
 //! * `GET /v1/updates/{product_id}/{channel}/tauri/{target}/{arch}/{current_version}`:
 //!   Tauri's dynamic endpoint (204 when there is nothing newer);
+//! * `GET /v1/updates/{product_id}/{channel}/tauri/latest.json`: Tauri's static JSON
+//!   (`platforms` keyed `{os}-{arch}` and `{os}-{arch}-{bundle}`; 204 when empty);
 //! * `GET /v1/updates/download/{release_id}/{name}`: a file, by the signed link a feed
 //!   gave (or with the key).
 //!
@@ -31,6 +33,7 @@ use crate::state::AppState;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Before the feeds' `{product_id}/{channel}/{file}`, which would take `download`.
     crate::resource!(cfg, "/v1/updates/download/{release_id}/{name}", { get => download });
+    crate::resource!(cfg, "/v1/updates/{product_id}/{channel}/tauri/latest.json", { get => tauri_static });
     crate::resource!(cfg, "/v1/updates/{product_id}/{channel}/tauri/{target}/{arch}/{current_version}", { get => tauri });
     crate::resource!(cfg, "/v1/updates/{product_id}/{channel}/{file}", { get => channel_file });
 }
@@ -147,6 +150,23 @@ pub(crate) async fn tauri(
     let reader = feed::reader(&state, product, &credential).await?;
     match feed::tauri(&state, &reader, channel, &platform, &current).await? {
         Some(update) => Ok(private(HttpResponse::Ok()).json(update)),
+        None => Ok(private(HttpResponse::NoContent()).finish()),
+    }
+}
+
+/// Tauri's static `latest.json`: 200 with the newest release's files per platform, or 204.
+pub(crate) async fn tauri_static(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> ApiResult<HttpResponse> {
+    let (product, channel) = path.into_inner();
+    let product: ProductId = path_id("product_id", &product)?;
+    let channel = channel_of(&channel)?;
+    let credential = credential(&req, &state).await?;
+    let reader = feed::reader(&state, product, &credential).await?;
+    match feed::tauri_static(&state, &reader, channel).await? {
+        Some(latest) => Ok(private(HttpResponse::Ok()).json(latest)),
         None => Ok(private(HttpResponse::NoContent()).finish()),
     }
 }

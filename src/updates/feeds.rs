@@ -8,6 +8,25 @@ use chrono::SecondsFormat;
 
 use crate::domain::release::{Channel, Release, ReleaseArtifact};
 
+/// Tauri's static `latest.json`: one version, a file per platform key (`{os}-{arch}`
+/// and `{os}-{arch}-{bundle}`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TauriStatic {
+    pub version: String,
+    pub notes: Option<String>,
+    /// RFC 3339.
+    pub pub_date: Option<String>,
+    pub platforms: std::collections::BTreeMap<String, TauriPlatform>,
+}
+
+/// A platform's file in [`TauriStatic`]: the signed link and the base64 of the minisign
+/// signature file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TauriPlatform {
+    pub url: String,
+    pub signature: String,
+}
+
 /// An artifact as a feed lists it: with the signed link it is downloaded from.
 pub struct Listed<'a> {
     pub artifact: &'a ReleaseArtifact,

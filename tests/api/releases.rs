@@ -1337,3 +1337,129 @@ async fn a_portal_session_reads_the_feeds_of_products_its_customer_holds_a_key_o
         Some("1.0.0")
     );
 }
+
+#[actix_web::test]
+async fn tauris_static_latest_json_lists_the_newest_release_per_platform_and_bundle() {
+    let app = spawn_app().await;
+    let sale = sell_key(&app, "feed-latest").await;
+    let p = sale.product.clone();
+    let latest = format!("/v1/updates/{p}/stable/tauri/latest.json");
+    // Nothing published yet: 204, Tauri's "no update". Without a key: 401.
+    assert_eq!(feed(&app, &latest, Some(&sale.key)).await.status(), 204);
+    assert_eq!(feed(&app, &latest, None).await.status(), 401);
+    let files: Vec<(&str, &str, &str, Vec<u8>)> = vec![
+        (
+            "linux-x86_64",
+            "appimage",
+            "App_1.0.0_amd64.AppImage",
+            data(900, 1),
+        ),
+        ("linux-x86_64", "deb", "App_1.0.0_amd64.deb", data(800, 2)),
+        (
+            "darwin-aarch64",
+            "app_tar_gz",
+            "App.app.tar.gz",
+            data(700, 3),
+        ),
+        (
+            "windows-x86_64",
+            "nsis",
+            "App_1.0.0_x64-setup.exe",
+            data(600, 4),
+        ),
+        // Not a bundle Tauri installs: not listed.
+        (
+            "darwin-aarch64",
+            "dmg",
+            "App_1.0.0_aarch64.dmg",
+            data(500, 5),
+        ),
+    ];
+    let mut artifacts = Vec::new();
+    for (platform, bundle, name, bytes) in &files {
+        let id = upload(&app, &sale.org, name, bytes).await;
+        artifacts.push((*platform, *bundle, id));
+    }
+    let refs: Vec<(&str, &str, &str)> = artifacts
+        .iter()
+        .map(|(p, b, f)| (*p, *b, f.as_str()))
+        .collect();
+    published(&app, &p, "1.0.0", "stable", &refs, json!({})).await;
+    // A beta is not in the stable file.
+    let f = upload(&app, &sale.org, "App_1.1.0_amd64.AppImage", &data(300, 6)).await;
+    published(
+        &app,
+        &p,
+        "1.1.0-beta.1",
+        "beta",
+        &[("linux-x86_64", "appimage", &f)],
+        json!({}),
+    )
+    .await;
+
+    let r = feed(&app, &latest, Some(&sale.key)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "private, no-store");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["version"], "1.0.0");
+    assert_eq!(body["notes"], "Notes of 1.0.0");
+    assert!(DateTime::parse_from_rfc3339(body["pub_date"].as_str().unwrap()).is_ok());
+    let platforms = body["platforms"].as_object().unwrap();
+    let mut keys: Vec<&str> = platforms.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "darwin-aarch64",
+            "darwin-aarch64-app",
+            "linux-x86_64",
+            "linux-x86_64-appimage",
+            "linux-x86_64-deb",
+            "windows-x86_64",
+            "windows-x86_64-nsis"
+        ]
+    );
+    // `{os}-{arch}` is the preferred bundle; every entry downloads its file, whose
+    // signature verifies under the organization's Tauri key.
+    assert_eq!(
+        platforms["linux-x86_64"]["url"],
+        platforms["linux-x86_64-appimage"]["url"]
+    );
+    let pubkey = signing_key(&app, &sale.org).await["tauri_pubkey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (key, name) in [
+        ("linux-x86_64-appimage", "App_1.0.0_amd64.AppImage"),
+        ("linux-x86_64-deb", "App_1.0.0_amd64.deb"),
+        ("darwin-aarch64-app", "App.app.tar.gz"),
+        ("windows-x86_64-nsis", "App_1.0.0_x64-setup.exe"),
+    ] {
+        let bytes = &files.iter().find(|f| f.2 == name).unwrap().3;
+        let url = platforms[key]["url"].as_str().unwrap();
+        let got = app.client.get(url).send().await.unwrap();
+        assert_eq!(got.status(), 200, "{key}");
+        assert_eq!(&got.bytes().await.unwrap().to_vec(), bytes, "{key}");
+        let sig = platforms[key]["signature"].as_str().unwrap();
+        let comment = verify_tauri(&pubkey, sig, bytes).expect("the signature verifies");
+        assert!(comment.contains("version:1.0.0"), "{comment}");
+        assert!(verify_tauri(&pubkey, sig, &data(10, 0)).is_none());
+    }
+    // The beta file shows the beta; a portal session reads it too.
+    let cst = portal_session(&app, &sale.customer).await;
+    let r = feed(
+        &app,
+        &format!("/v1/updates/{p}/beta/tauri/latest.json"),
+        Some(&cst),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["version"], "1.1.0-beta.1");
+    let keys: Vec<&String> = body["platforms"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["linux-x86_64", "linux-x86_64-appimage"]);
+    // Another organization's session: 404.
+    let other = sell_key(&app, "feed-latest-other").await;
+    let others = portal_session(&app, &other.customer).await;
+    assert_eq!(feed(&app, &latest, Some(&others)).await.status(), 404);
+}

@@ -14,6 +14,8 @@
 //! session name its customer (never the session's token), and each download checks the
 //! customer's keys again.
 
+use std::collections::BTreeMap;
+
 use chrono::{Duration, SecondsFormat};
 use tollgate_storage::Direction;
 
@@ -30,7 +32,9 @@ use crate::domain::release::{
 use crate::error::{AppError, Code};
 use crate::files::Delivery;
 use crate::state::AppState;
-use crate::updates::feeds::{appcast, electron_yaml, AppcastItem, Listed};
+use crate::updates::feeds::{
+    appcast, electron_yaml, AppcastItem, Listed, TauriPlatform, TauriStatic,
+};
 use tollgate_actors::license_key::{KeyStatus, LicenseKey, LICENSE_KEY_BY_CUSTOMER};
 
 /// Who reads a feed: one license key, or a portal session's customer (limited to one
@@ -430,14 +434,7 @@ pub async fn tauri(
     let Some(artifact) = matching(release, &[platform], bundles).into_iter().next() else {
         return Ok(None);
     };
-    let signature = artifact
-        .signatures
-        .as_ref()
-        .map(|s| {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD.encode(&s.minisign)
-        })
-        .unwrap_or_default();
+    let signature = tauri_signature(artifact);
     Ok(Some(TauriUpdate {
         version: release.version.clone(),
         notes: release.notes.clone(),
@@ -446,6 +443,81 @@ pub async fn tauri(
             .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
         url: artifact_link(state, release, artifact, reader.holder),
         signature,
+    }))
+}
+
+/// Tauri's `signature` of an artifact: the base64 of its minisign signature file.
+fn tauri_signature(artifact: &ReleaseArtifact) -> String {
+    use base64::Engine;
+    artifact
+        .signatures
+        .as_ref()
+        .map(|s| base64::engine::general_purpose::STANDARD.encode(&s.minisign))
+        .unwrap_or_default()
+}
+/// Tauri's name of a bundle (`{{bundle_type}}`, the `{os}-{arch}-{bundle}` keys of a static
+/// `latest.json`): `app` for the macOS archive.
+fn tauri_bundle_name(b: Bundle) -> &'static str {
+    match b {
+        Bundle::AppTarGz => "app",
+        other => other.as_str(),
+    }
+}
+
+/// Each platform of `release` with files Tauri installs, those files by preference.
+fn tauri_files(release: &Release) -> Vec<(String, Vec<&ReleaseArtifact>)> {
+    let mut platforms: Vec<&str> = release
+        .artifacts
+        .iter()
+        .map(|a| a.platform.as_str())
+        .collect();
+    platforms.sort_unstable();
+    platforms.dedup();
+    platforms
+        .into_iter()
+        .map(|p| {
+            let files = matching(release, &[p], tauri_bundles(os_of(p)));
+            (p.to_string(), files)
+        })
+        .filter(|(_, files)| !files.is_empty())
+        .collect()
+}
+
+/// `GET /v1/updates/{product}/{channel}/tauri/latest.json`: Tauri's static JSON for the
+/// newest release the reader may have with a file Tauri installs: `platforms` keyed
+/// `{os}-{arch}` (the preferred bundle, what tauri-plugin-updater before 2.10 looks up)
+/// and `{os}-{arch}-{bundle}` (each bundle, tried first by later versions); `None` when no
+/// release has such a file (Tauri's 204).
+pub async fn tauri_static(
+    state: &AppState,
+    reader: &Reader,
+    channel: Channel,
+) -> Result<Option<TauriStatic>, AppError> {
+    let releases = releases_of(state, reader.product.id).await?;
+    let shown = shown(&releases, channel, reader, |r| !tauri_files(r).is_empty());
+    let Some(release) = shown.first() else {
+        return Ok(None);
+    };
+    let mut platforms = BTreeMap::new();
+    for (platform, files) in tauri_files(release) {
+        for (i, a) in files.into_iter().enumerate() {
+            let entry = TauriPlatform {
+                url: artifact_link(state, release, a, reader.holder),
+                signature: tauri_signature(a),
+            };
+            if i == 0 {
+                platforms.insert(platform.clone(), entry.clone());
+            }
+            platforms.insert(format!("{platform}-{}", tauri_bundle_name(a.bundle)), entry);
+        }
+    }
+    Ok(Some(TauriStatic {
+        version: release.version.clone(),
+        notes: release.notes.clone(),
+        pub_date: release
+            .published_at
+            .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
+        platforms,
     }))
 }
 
