@@ -14,14 +14,17 @@ use super::webhook::BenefitGrantProperties;
 use crate::domain::benefit::Benefit;
 use crate::domain::benefit_grant::BenefitGrant;
 use crate::domain::customer::Customer;
+use crate::domain::ids::FileId;
 
 /// What a grant gave: for a license-key benefit, the key (`license_key_id`,
-/// `display_key`). Keys without a value are left out, not null: @polar-sh/sdk 0.47 reads
-/// them as optional strings.
-fn properties(g: &BenefitGrant) -> BenefitGrantProperties {
+/// `display_key`); a downloadables grant's `files` come apart (`with_files`, derived by
+/// `crate::app::benefit_grants::granted_files`). Keys without a value are left out, not
+/// null: @polar-sh/sdk 0.47 reads them as optional strings.
+pub(crate) fn properties(g: &BenefitGrant) -> BenefitGrantProperties {
     BenefitGrantProperties {
         license_key_id: g.license_key.as_ref().map(|k| k.id.uuid()),
         display_key: g.license_key.as_ref().map(|k| k.display_key.clone()),
+        files: None,
     }
 }
 
@@ -65,6 +68,12 @@ impl BenefitGrantRead {
             properties: properties(g),
         }
     }
+
+    /// With the files a downloadables grant gives now (`properties.files`).
+    pub fn with_files(mut self, files: Option<&[FileId]>) -> Self {
+        self.properties = self.properties.with_files(files);
+        self
+    }
 }
 
 /// A benefit the customer holds now (Polar's `CustomerStateBenefitGrant`).
@@ -95,6 +104,12 @@ impl CustomerStateBenefitGrant {
             benefit_metadata: crate::api::metadata::metadata_map(&benefit.metadata),
             properties: properties(g),
         })
+    }
+
+    /// With the files a downloadables grant gives now (`properties.files`).
+    pub fn with_files(mut self, files: Option<&[FileId]>) -> Self {
+        self.properties = self.properties.with_files(files);
+        self
     }
 }
 
@@ -199,5 +214,34 @@ mod tests {
         // 0.47 reads these as optional strings: absent, never null.
         assert_eq!(revoked["properties"], json!({}));
         assert_eq!(samples.len(), 3, "a revoked grant is not in a state");
+    }
+
+    #[test]
+    fn downloadables_properties_name_the_files_or_nothing() {
+        use crate::domain::ids::FileId;
+        let (customer, benefit, grants) = sample_grants();
+        let files = [FileId(Uuid::from_u128(0xf1)), FileId(Uuid::from_u128(0xf2))];
+        let mut g = grants[0].clone();
+        g.license_key = None;
+        let read = serde_json::to_value(
+            BenefitGrantRead::new(&g, &customer, &benefit).with_files(Some(&files)),
+        )
+        .unwrap();
+        let ids = json!([
+            Uuid::from_u128(0xf1).to_string(),
+            Uuid::from_u128(0xf2).to_string()
+        ]);
+        assert_eq!(read["properties"], json!({ "files": ids }));
+        let state = CustomerStateBenefitGrant::new(&g, &benefit)
+            .unwrap()
+            .with_files(Some(&[]));
+        assert_eq!(
+            serde_json::to_value(state).unwrap()["properties"],
+            json!({"files": []})
+        );
+        let none =
+            serde_json::to_value(BenefitGrantRead::new(&g, &customer, &benefit).with_files(None))
+                .unwrap();
+        assert_eq!(none["properties"], json!({}));
     }
 }

@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::benefit::BenefitView;
+use super::benefit::{BenefitView, TagDownloadables};
 use super::customer::{AddressView, CustomerView};
+use super::metadata::MetadataMap;
 use super::order::{OrderItemSchema, OrderStatus, OrderView};
 use super::organization::OrganizationView;
 pub use super::portal_update::CustomerSubscriptionUpdate;
@@ -212,8 +213,78 @@ pub struct CustomerOrderReceipt {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SubscriberBenefit {
     #[serde(flatten)]
-    pub benefit: BenefitView,
+    pub benefit: SubscriberBenefitView,
     pub organization: OrganizationView,
+}
+
+/// The benefit as its subscriber reads it (Polar's `Benefit…Subscriber` union): the
+/// seller's view, but a downloadables benefit's `properties` are `{active_files}`, which
+/// polar-sdk 1.0's `CustomerBenefitGrantDownloadables` requires.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum SubscriberBenefitView {
+    Downloadables(BenefitDownloadablesSubscriber),
+    Other(BenefitView),
+}
+
+impl From<&Benefit> for SubscriberBenefitView {
+    fn from(b: &Benefit) -> Self {
+        match BenefitView::from(b) {
+            BenefitView::Downloadables(d) => {
+                let active_files = d
+                    .properties
+                    .files
+                    .iter()
+                    .copied()
+                    .filter(|f| !d.properties.archived.get(f).copied().unwrap_or(false))
+                    .collect();
+                SubscriberBenefitView::Downloadables(BenefitDownloadablesSubscriber {
+                    id: d.id,
+                    created_at: d.created_at,
+                    modified_at: d.modified_at,
+                    kind: d.kind,
+                    description: d.description,
+                    selectable: d.selectable,
+                    deletable: d.deletable,
+                    organization_id: d.organization_id,
+                    properties: BenefitDownloadablesSubscriberProperties { active_files },
+                    is_deleted: d.is_deleted,
+                    metadata: d.metadata,
+                    visibility: d.visibility,
+                    visibility_configurable: d.visibility_configurable,
+                })
+            }
+            other => SubscriberBenefitView::Other(other),
+        }
+    }
+}
+
+/// Polar's `BenefitDownloadablesSubscriberProperties`: the benefit's files without the
+/// archived ones.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BenefitDownloadablesSubscriberProperties {
+    pub active_files: Vec<Uuid>,
+}
+
+/// Polar's `BenefitDownloadablesSubscriber`: a downloadables benefit as its customer reads
+/// it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BenefitDownloadablesSubscriber {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    #[serde(rename = "type")]
+    pub kind: TagDownloadables,
+    pub description: String,
+    pub selectable: bool,
+    pub deletable: bool,
+    pub organization_id: Uuid,
+    pub properties: BenefitDownloadablesSubscriberProperties,
+    pub is_deleted: bool,
+    #[schema(value_type = crate::api::free_form::Metadata)]
+    pub metadata: MetadataMap,
+    pub visibility: &'static str,
+    pub visibility_configurable: bool,
 }
 
 /// A grant of the signed-in customer (Polar's `CustomerBenefitGrant…`).
@@ -256,14 +327,17 @@ impl CustomerBenefitGrant {
             is_revoked: g.is_revoked(),
             customer: CustomerPortalCustomer::from(customer),
             benefit: SubscriberBenefit {
-                benefit: BenefitView::from(benefit),
+                benefit: SubscriberBenefitView::from(benefit),
                 organization: organization.into(),
             },
-            properties: BenefitGrantProperties {
-                license_key_id: g.license_key.as_ref().map(|k| k.id.uuid()),
-                display_key: g.license_key.as_ref().map(|k| k.display_key.clone()),
-            },
+            properties: super::benefit_grant::properties(g),
         }
+    }
+
+    /// With the files a downloadables grant gives now (`properties.files`).
+    pub fn with_files(mut self, files: Option<&[crate::domain::ids::FileId]>) -> Self {
+        self.properties = self.properties.with_files(files);
+        self
     }
 }
 

@@ -464,7 +464,8 @@ impl WebhookDeliveryView {
     }
 }
 
-/// What a grant gave: for a license-key benefit, the key.
+/// What a grant gave: for a license-key benefit, the key; for a downloadables benefit,
+/// the files it gives now (Polar's `BenefitGrantDownloadablesProperties`, `files`).
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
 #[schema(as = BenefitGrantProperties)]
 pub struct BenefitGrantProperties {
@@ -472,6 +473,16 @@ pub struct BenefitGrantProperties {
     pub license_key_id: Option<Uuid>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub display_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<Uuid>>,
+}
+
+impl BenefitGrantProperties {
+    /// With the `files` a downloadables grant gives (`None`: not such a grant, or revoked).
+    pub fn with_files(mut self, files: Option<&[crate::domain::ids::FileId]>) -> Self {
+        self.files = files.map(|f| f.iter().map(|id| id.uuid()).collect());
+        self
+    }
 }
 
 /// A benefit granted to a customer by an order or a subscription (Polar's

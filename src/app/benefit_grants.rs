@@ -23,7 +23,7 @@ use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::benefit_grant::{BenefitGrant, GrantSource, GrantedKey};
 use crate::domain::customer::{customer_by_external_id, Customer};
-use crate::domain::ids::{BenefitId, CustomerId, OrganizationId, ProductId};
+use crate::domain::ids::{BenefitId, CustomerId, FileId, OrganizationId, ProductId};
 use crate::domain::order::{Order, ORDER_BY_CREATED, ORDER_OF_CUSTOMER, ORDER_OF_PRODUCT};
 use crate::domain::product::{Product, PRODUCT_BY_BENEFIT};
 use crate::domain::refund::{Refund, RefundStatus, REFUND_OF_ORDER};
@@ -520,6 +520,42 @@ pub async fn parts(
         }
     }
     Ok((customers, benefits))
+}
+
+/// The `files` of a grant's properties (Polar's `BenefitGrantDownloadablesProperties`):
+/// `None` unless it is a granted grant of a downloadables benefit (Polar's revocation
+/// leaves `{}`), else the files it gives now, exactly the portal's downloads of it
+/// ([`crate::app::downloadables::files_of`]: files archived after the grant included, gone
+/// ones left out).
+pub async fn granted_files(
+    state: &AppState,
+    grant: &BenefitGrant,
+    benefit: &Benefit,
+) -> Result<Option<Vec<FileId>>, AppError> {
+    if benefit.kind() != BenefitType::Downloadables || !grant.is_granted() {
+        return Ok(None);
+    }
+    let files = crate::app::downloadables::files_of(state, grant, benefit).await?;
+    Ok(Some(files.into_iter().map(|f| f.id).collect()))
+}
+
+/// [`granted_files`] of each grant of a page (by grant id), the benefits as [`parts`]
+/// read them; grants without files are left out.
+pub async fn files_of_grants(
+    state: &AppState,
+    page: &[BenefitGrant],
+    benefits: &HashMap<BenefitId, Benefit>,
+) -> Result<HashMap<uuid::Uuid, Vec<FileId>>, AppError> {
+    let mut out = HashMap::new();
+    for g in page {
+        let Some(b) = benefits.get(&g.benefit_id) else {
+            continue;
+        };
+        if let Some(files) = granted_files(state, g, b).await? {
+            out.insert(g.id, files);
+        }
+    }
+    Ok(out)
 }
 
 /// The subscriptions of a customer (started ones).

@@ -3,7 +3,7 @@
 
 use crate::api::benefit_grant::CustomerStateBenefitGrant;
 use crate::api::customer_state::CustomerStateView;
-use crate::app::benefit_grants::{granted_to, parts, subscriptions_of};
+use crate::app::benefit_grants::{files_of_grants, granted_to, parts, subscriptions_of};
 use crate::domain::customer::Customer;
 use crate::error::AppError;
 use crate::state::AppState;
@@ -28,12 +28,15 @@ pub async fn state_as_stored(
     let subscriptions = subscriptions_of(state, customer).await?;
     let grants = granted_to(state, customer).await?;
     let (_, benefits) = parts(state, &grants).await?;
+    let files = files_of_grants(state, &grants, &benefits).await?;
     let granted = grants
         .iter()
         .filter_map(|g| {
-            benefits
-                .get(&g.benefit_id)
-                .and_then(|b| CustomerStateBenefitGrant::new(g, b))
+            let b = benefits.get(&g.benefit_id)?;
+            Some(
+                CustomerStateBenefitGrant::new(g, b)?
+                    .with_files(files.get(&g.id).map(Vec::as_slice)),
+            )
         })
         .collect();
     Ok(CustomerStateView::new(customer, &subscriptions, granted))

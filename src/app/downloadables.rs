@@ -65,7 +65,7 @@ async fn usable_file(
 /// The files `grant` of `benefit` gives now: none unless it is granted and of a live
 /// downloadables benefit; else the benefit's files not archived before the grant was made,
 /// that still exist.
-async fn files_of(
+pub async fn files_of(
     state: &AppState,
     grant: &BenefitGrant,
     benefit: &Benefit,

@@ -34,12 +34,16 @@ async fn render(
     params: ListParams,
 ) -> ApiResult<web::Json<ListResource<BenefitGrantRead>>> {
     let (customers, benefits) = benefit_grants::parts(state, items).await?;
+    let files = benefit_grants::files_of_grants(state, items, &benefits).await?;
     let items = items
         .iter()
         .filter_map(|g| {
             let customer = customers.get(&g.customer_id)?;
             let benefit = benefits.get(&g.benefit_id)?;
-            Some(BenefitGrantRead::new(g, customer, benefit))
+            Some(
+                BenefitGrantRead::new(g, customer, benefit)
+                    .with_files(files.get(&g.id).map(Vec::as_slice)),
+            )
         })
         .collect();
     Ok(web::Json(ListResource {

@@ -19,6 +19,7 @@ use crate::api::webhook::{
     BenefitGrantProperties, BenefitGrantView, WebhookEventType as T, WebhookPayload,
 };
 use crate::domain::benefit::{Benefit, BenefitType};
+use crate::domain::benefit_grant::GrantSource;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{
@@ -531,6 +532,23 @@ async fn grants_except(
                 properties.license_key_id = Some(key.id.uuid());
                 properties.display_key = Some(key.display_key());
             }
+        }
+        if benefit.kind() == BenefitType::Downloadables && revoked_at.is_none() {
+            // The files the grant gives now, as the grant lists derive them.
+            let source = match purchase {
+                Purchase::Order(id) => GrantSource::Order(id),
+                Purchase::Subscription(id) => GrantSource::Subscription(id),
+            };
+            let grant = crate::domain::benefit_grant::BenefitGrant::new(
+                customer.organization_id,
+                customer.id,
+                *benefit_id,
+                source,
+                granted_at,
+                None,
+            );
+            let files = crate::app::benefit_grants::granted_files(state, &grant, &benefit).await?;
+            properties = properties.with_files(files.as_deref());
         }
         let id = crate::domain::benefit_grant::grant_id(parent, *benefit_id);
         let view = BenefitGrantView {

@@ -43,6 +43,7 @@ mod discounts;
 mod disk_full;
 mod disputes;
 mod downloadables;
+mod downloadables_grants;
 mod embed_hosts;
 mod entitlements;
 mod errors;

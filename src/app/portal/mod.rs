@@ -495,7 +495,11 @@ pub async fn grant_views(
             }
         }
         if let Some(b) = benefits.get(&g.benefit_id) {
-            out.push(CustomerBenefitGrant::new(g, customer, b, &organization));
+            let files = crate::app::benefit_grants::granted_files(state, g, b).await?;
+            out.push(
+                CustomerBenefitGrant::new(g, customer, b, &organization)
+                    .with_files(files.as_deref()),
+            );
         }
     }
     Ok(out)
