@@ -119,6 +119,7 @@ def the_product_granting_it_is_bought():
         ensure(time.monotonic() < deadline, f"checkout still {public.status}")
         time.sleep(0.2)
     session = polar.customer_sessions.create(customer_id=public.customer_id)
+    S.customer = public.customer_id
     S.cst = session.token
 
 
@@ -140,6 +141,35 @@ def the_portal_lists_the_file_and_its_link_downloads_it():
     other = polar.customer_portal.downloadables.list(
         benefit_id=str(uuid.uuid4()), request_access_token=S.cst)
     equal(other.items, [], "another benefit's")
+    the_grants_name_the_file()
+
+
+def the_grants_name_the_file():
+    # Part of the check above (the Rust test counts four checks).
+    page = model(polar.benefit_grants.list(customer_id=S.customer), "ListResourceBenefitGrant")
+    equal(len(page.items), 1, "seller's grants")
+    g = model(page.items[0], "BenefitGrant")
+    equal(g.benefit_id, S.benefit, "grant benefit_id")
+    state = model(polar.customers.get_state(S.customer), "CustomerState")
+    equal(len(state.granted_benefits), 1, "state grants")
+    # `BenefitGrant.properties` and the state's are untagged unions in the SDK, which loads
+    # the first member that fits (BenefitGrantDiscordProperties, all optional) and drops
+    # `files`: read those two on the wire.
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=URL, headers=headers, timeout=30.0) as http:
+        raw = http.get("/v1/benefit-grants/", params={"customer_id": S.customer}).json()
+        equal(raw["items"][0]["properties"], {"files": [S.file]}, "grant properties")
+        raw = http.get(f"/v1/customers/{S.customer}/state").json()
+        equal(raw["granted_benefits"][0]["properties"], {"files": [S.file]}, "state properties")
+    # The portal's grants are typed by benefit: the SDK reads `files` and `active_files`.
+    mine = polar.customer_portal.benefit_grants.list(request_access_token=S.cst)
+    model(mine, "ListResourceCustomerBenefitGrant")
+    equal(len(mine.items), 1, "portal grants")
+    p = model(mine.items[0], "CustomerBenefitGrantDownloadables")
+    model(p.properties, "BenefitGrantDownloadablesProperties")
+    equal(list(p.properties.files or []), [S.file], "portal properties.files")
+    model(p.benefit, "BenefitDownloadablesSubscriber")
+    equal(list(p.benefit.properties.active_files), [S.file], "portal active_files")
 
 
 def main():
