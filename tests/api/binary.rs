@@ -185,3 +185,39 @@ impl Binary {
         }
     }
 }
+
+// ------------------------------------------------------------ memory of a big transfer
+
+/// A 5 MiB part.
+pub(crate) const MIB5: usize = 5 * 1024 * 1024;
+
+/// The pid of the `tollgate` child serving `data_dir` (found by its environment).
+pub(crate) fn server_pid(data_dir: &std::path::Path) -> u32 {
+    let needle = format!("TOLLGATE__STORAGE__DATA_DIR={}", data_dir.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .expect("the server's process")
+}
+
+/// The peak resident memory (`VmHWM`) of process `pid`, in KiB.
+pub(crate) fn vm_hwm_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/<pid>/status")
+}
+
+/// Part `i` (5 MiB) of the 200 MiB file: made on the fly, never held whole by the test.
+pub(crate) fn big_part(i: usize) -> Vec<u8> {
+    (0..MIB5)
+        .map(|j| ((i * 131 + j * 7 + j / 4093) % 256) as u8)
+        .collect()
+}

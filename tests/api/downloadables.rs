@@ -16,9 +16,9 @@ use tollgate::config::Settings;
 use tollgate_actors::ManualClock;
 
 use crate::benefit_grants::{buy, order_of, revoke, subscription_of};
+use crate::binary::{big_part, server_pid, vm_hwm_kib, MIB5};
 use crate::helpers::{spawn_app, spawn_app_with, Reply, TestApp};
 
-const MIB5: usize = 5 * 1024 * 1024;
 const PORTAL: &str = "/v1/customer-portal/downloadables/";
 const BENEFITS: &str = "/v1/benefits/";
 
@@ -557,35 +557,6 @@ async fn downloads_are_limited_per_customer_and_per_address() {
     assert_eq!(status, 429);
     // Only the downloads served were counted.
     assert_eq!(count_of(&app, &file).await, 2);
-}
-
-/// Part `i` (5 MiB) of the 200 MiB file: made on the fly, never held whole by the test.
-fn big_part(i: usize) -> Vec<u8> {
-    (0..MIB5)
-        .map(|j| ((i * 131 + j * 7 + j / 4093) % 256) as u8)
-        .collect()
-}
-
-fn server_pid(data_dir: &std::path::Path) -> u32 {
-    let needle = format!("TOLLGATE__STORAGE__DATA_DIR={}", data_dir.display());
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .expect("the server's process")
-}
-
-fn vm_hwm_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/<pid>/status")
 }
 
 /// A JSON call to the binary; its answer.

@@ -16,10 +16,10 @@ use tollgate::config::Settings;
 use tollgate::domain::file::FileUsage;
 use tollgate_actors::ManualClock;
 
+use crate::binary::{big_part, server_pid, vm_hwm_kib, MIB5};
 use crate::helpers::{assert_utc_timestamp, spawn_app, spawn_app_with, Reply, TestApp};
 
 const FILES: &str = "/v1/files/";
-const MIB5: usize = 5 * 1024 * 1024;
 
 fn sha(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
@@ -672,36 +672,6 @@ async fn unfinished_uploads_are_purged_after_their_expiry() {
     assert!(!uploads(&app, &id).exists());
     assert_eq!(usage(&app, &org).await, 0);
     delete(&app, &token, &id).await.expect_error(404);
-}
-
-/// The pid of the `tollgate` child serving `data_dir` (found by its environment).
-fn server_pid(data_dir: &std::path::Path) -> u32 {
-    let needle = format!("TOLLGATE__STORAGE__DATA_DIR={}", data_dir.display());
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .expect("the server's process")
-}
-
-fn vm_hwm_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/<pid>/status")
-}
-
-/// Part `i` (5 MiB) of the 200 MiB file: made on the fly, never held whole by the test.
-fn big_part(i: usize) -> Vec<u8> {
-    (0..MIB5)
-        .map(|j| ((i * 131 + j * 7 + j / 4093) % 256) as u8)
-        .collect()
 }
 
 /// A 200 MiB file in 40 parts of 5 MiB through the real binary: the server's peak resident
