@@ -53,7 +53,7 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<ReleaseCreate>,
 ) -> ApiResult<Created<ReleaseRead>> {
-    let release = releases::create(&state, auth.subject(), body.into_inner()).await?;
+    let release = releases::create(&state, auth.subject(), body.into_inner().into()).await?;
     Ok(Created(release))
 }
 
@@ -74,7 +74,7 @@ pub(crate) async fn update(
     body: ValidJson<ReleaseUpdate>,
 ) -> ApiResult<web::Json<ReleaseRead>> {
     let id: ReleaseId = path_id("id", &id)?;
-    let r = releases::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let r = releases::update(&state, auth.subject(), id, body.into_inner().into()).await?;
     Ok(web::Json((&r).into()))
 }
 

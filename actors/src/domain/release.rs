@@ -344,6 +344,42 @@ impl Record for UpdateSigningKey {
     }
 }
 
+/// A file of a release as a seller asks for it (the use case checks the platform, the
+/// bundle and the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewArtifact {
+    pub platform: String,
+    pub bundle: String,
+    pub file_id: FileId,
+}
+
+/// The command that drafts a release (`POST /v1/releases/`): what the seller sent, typed;
+/// the use case checks it against the product, its files and benefits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRelease {
+    pub product_id: ProductId,
+    pub version: String,
+    pub channel: Option<String>,
+    pub notes: Option<String>,
+    pub backdated_to: Option<DateTime<Utc>>,
+    pub required_benefits: Vec<BenefitId>,
+    pub minimum_system_version: Option<String>,
+    pub build: Option<String>,
+    pub artifacts: Vec<NewArtifact>,
+}
+
+/// The command that changes a release: absent fields stay; `artifacts` only on a draft.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReleaseChange {
+    pub channel: Option<String>,
+    pub notes: Option<String>,
+    pub backdated_to: Option<DateTime<Utc>>,
+    pub required_benefits: Option<Vec<BenefitId>>,
+    pub minimum_system_version: Option<String>,
+    pub build: Option<String>,
+    pub artifacts: Option<Vec<NewArtifact>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,20 +12,18 @@ pub mod sign;
 use chrono::{DateTime, Utc};
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::releases::{
-    ReleaseArtifactCreate, ReleaseCreate, ReleaseRead, ReleaseUpdate, UpdateSigningKeyRead,
-};
+use crate::api::releases::{ReleaseRead, UpdateSigningKeyRead};
 use crate::app::access::{can_access, organizations_for_list};
 use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::benefit::{Benefit, BenefitType};
 use crate::domain::file::StoredFile;
-use crate::domain::ids::{BenefitId, FileId, OrganizationId, ProductId, ReleaseId};
+use crate::domain::ids::{BenefitId, OrganizationId, ProductId, ReleaseId};
 use crate::domain::product::Product;
 use crate::domain::release::{
-    os_of, parse_version, Bundle, Channel, Release, ReleaseArtifact, ReleaseStatus, PLATFORMS,
-    RELEASE_OF_ORG,
+    os_of, parse_version, Bundle, Channel, NewArtifact, NewRelease, Release, ReleaseArtifact,
+    ReleaseChange, ReleaseStatus, PLATFORMS, RELEASE_OF_ORG,
 };
 use crate::error::{AppError, Given};
 use crate::field;
@@ -61,7 +59,7 @@ fn channel_of(given: Option<&str>) -> Result<Channel, AppError> {
 async fn artifacts_of(
     state: &AppState,
     org: OrganizationId,
-    given: &[ReleaseArtifactCreate],
+    given: &[NewArtifact],
 ) -> Result<Vec<ReleaseArtifact>, AppError> {
     let mut out: Vec<ReleaseArtifact> = Vec::with_capacity(given.len());
     for (i, a) in given.iter().enumerate() {
@@ -91,13 +89,13 @@ async fn artifacts_of(
                 Given::none(),
             ));
         }
-        let file_id = FileId(a.file_id);
+        let file_id = a.file_id;
         let file = state.store.get::<StoredFile>(&file_id.key()).await?;
         let Some(file) = file.filter(|f| f.value.organization_id == org) else {
             return Err(AppError::invalid(
                 field!["artifacts", i, "file_id"],
                 "File not found.",
-                a.file_id,
+                a.file_id.0,
             ));
         };
         out.push(ReleaseArtifact {
@@ -117,11 +115,11 @@ async fn artifacts_of(
 async fn required_of(
     state: &AppState,
     org: OrganizationId,
-    ids: &[uuid::Uuid],
+    ids: &[BenefitId],
 ) -> Result<Vec<BenefitId>, AppError> {
     let mut out = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
-        let b = state.store.get::<Benefit>(&BenefitId(*id).key()).await?;
+        let b = state.store.get::<Benefit>(&id.key()).await?;
         let ok = b.is_some_and(|b| {
             b.value.organization_id == org
                 && b.value.deleted_at.is_none()
@@ -131,11 +129,11 @@ async fn required_of(
             return Err(AppError::invalid(
                 field!["required_benefit_ids", i],
                 "Not a feature-flag benefit of the organization.",
-                *id,
+                id.0,
             ));
         }
-        if !out.contains(&BenefitId(*id)) {
-            out.push(BenefitId(*id));
+        if !out.contains(id) {
+            out.push(*id);
         }
     }
     Ok(out)
@@ -149,16 +147,16 @@ fn non_empty(s: Option<String>) -> Option<String> {
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    body: ReleaseCreate,
+    body: NewRelease,
 ) -> Result<ReleaseRead, AppError> {
-    let product_id = ProductId(body.product_id);
+    let product_id = body.product_id;
     let product = match state.store.get::<Product>(&product_id.key()).await? {
         Some(p) if can_access(state, subject, p.value.organization_id).await? => p.value,
         _ => {
             return Err(AppError::invalid(
                 field!["product_id"],
                 "Product not found.",
-                body.product_id,
+                body.product_id.0,
             ))
         }
     };
@@ -168,7 +166,7 @@ pub async fn create(
     let channel = channel_of(body.channel.as_deref())?;
     let org = product.organization_id;
     let artifacts = artifacts_of(state, org, &body.artifacts).await?;
-    let required_benefits = required_of(state, org, &body.required_benefit_ids).await?;
+    let required_benefits = required_of(state, org, &body.required_benefits).await?;
     let release = Release {
         id: ReleaseId::new(),
         organization_id: org,
@@ -259,7 +257,7 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: ReleaseId,
-    patch: ReleaseUpdate,
+    patch: ReleaseChange,
 ) -> Result<Release, AppError> {
     let current = release_for(state, subject, id).await?.value;
     let org = current.organization_id;
@@ -276,7 +274,7 @@ pub async fn update(
         Some(a) => Some(artifacts_of(state, org, a).await?),
         None => None,
     };
-    let required = match &patch.required_benefit_ids {
+    let required = match &patch.required_benefits {
         Some(ids) => Some(required_of(state, org, ids).await?),
         None => None,
     };

@@ -194,7 +194,7 @@ pub async fn release_create(
         Ok(b) => b,
         Err(problem) => return render(&dash, &req, layout, form, 422, vec![problem]).await,
     };
-    match releases::create(&state, dash.subject(), body).await {
+    match releases::create(&state, dash.subject(), body.into()).await {
         Ok(r) => Ok(see_other(
             &layout.at(&format!("/releases#release-{}", r.id)),
         )),
