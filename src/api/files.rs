@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::domain::file::{FileState, StoredFile};
+use crate::domain::file::{
+    CompletedPart, FileChange, FileState, NewFile, NewPart, StoredFile, UploadCompleted,
+};
 
 /// One promised part of an upload (`S3FileCreatePart`).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -183,6 +185,58 @@ pub struct FileUpload {
 
 /// One answer of each shape, for the document's tests: a file just created, with its
 /// upload, and the same file uploaded.
+impl From<FileCreate> for NewFile {
+    fn from(b: FileCreate) -> Self {
+        NewFile {
+            organization_id: b.organization_id,
+            service: b.service,
+            name: b.name,
+            mime_type: b.mime_type,
+            size: b.size,
+            checksum_sha256_base64: b.checksum_sha256_base64,
+            version: b.version,
+            parts: b
+                .upload
+                .parts
+                .into_iter()
+                .map(|p| NewPart {
+                    number: p.number,
+                    chunk_start: p.chunk_start,
+                    chunk_end: p.chunk_end,
+                    checksum_sha256_base64: p.checksum_sha256_base64,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<FileUploadCompleted> for UploadCompleted {
+    fn from(b: FileUploadCompleted) -> Self {
+        UploadCompleted {
+            upload_id: b.id,
+            path: b.path,
+            parts: b
+                .parts
+                .into_iter()
+                .map(|p| CompletedPart {
+                    number: p.number,
+                    checksum_etag: p.checksum_etag,
+                    checksum_sha256_base64: p.checksum_sha256_base64,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<FilePatch> for FileChange {
+    fn from(p: FilePatch) -> Self {
+        FileChange {
+            name: p.name,
+            version: p.version,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     use crate::domain::file::{FileService, PartPlan};

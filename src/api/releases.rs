@@ -175,6 +175,48 @@ pub struct TauriUpdate {
     pub signature: String,
 }
 
+impl From<ReleaseArtifactCreate> for NewArtifact {
+    fn from(a: ReleaseArtifactCreate) -> Self {
+        NewArtifact {
+            platform: a.platform,
+            bundle: a.bundle,
+            file_id: FileId(a.file_id),
+        }
+    }
+}
+
+impl From<ReleaseCreate> for NewRelease {
+    fn from(b: ReleaseCreate) -> Self {
+        NewRelease {
+            product_id: ProductId(b.product_id),
+            version: b.version,
+            channel: b.channel,
+            notes: b.notes,
+            backdated_to: b.backdated_to,
+            required_benefits: b.required_benefit_ids.into_iter().map(BenefitId).collect(),
+            minimum_system_version: b.minimum_system_version,
+            build: b.build,
+            artifacts: b.artifacts.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<ReleaseUpdate> for ReleaseChange {
+    fn from(p: ReleaseUpdate) -> Self {
+        ReleaseChange {
+            channel: p.channel,
+            notes: p.notes,
+            backdated_to: p.backdated_to,
+            required_benefits: p
+                .required_benefit_ids
+                .map(|ids| ids.into_iter().map(BenefitId).collect()),
+            minimum_system_version: p.minimum_system_version,
+            build: p.build,
+            artifacts: p.artifacts.map(|a| a.into_iter().map(Into::into).collect()),
+        }
+    }
+}
+
 /// One instance of each answer, for the document's tests.
 #[cfg(test)]
 pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
@@ -238,46 +280,4 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             serde_json::to_value(tauri).unwrap_or_default(),
         ),
     ]
-}
-
-impl From<ReleaseArtifactCreate> for NewArtifact {
-    fn from(a: ReleaseArtifactCreate) -> Self {
-        NewArtifact {
-            platform: a.platform,
-            bundle: a.bundle,
-            file_id: FileId(a.file_id),
-        }
-    }
-}
-
-impl From<ReleaseCreate> for NewRelease {
-    fn from(b: ReleaseCreate) -> Self {
-        NewRelease {
-            product_id: ProductId(b.product_id),
-            version: b.version,
-            channel: b.channel,
-            notes: b.notes,
-            backdated_to: b.backdated_to,
-            required_benefits: b.required_benefit_ids.into_iter().map(BenefitId).collect(),
-            minimum_system_version: b.minimum_system_version,
-            build: b.build,
-            artifacts: b.artifacts.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
-impl From<ReleaseUpdate> for ReleaseChange {
-    fn from(p: ReleaseUpdate) -> Self {
-        ReleaseChange {
-            channel: p.channel,
-            notes: p.notes,
-            backdated_to: p.backdated_to,
-            required_benefits: p
-                .required_benefit_ids
-                .map(|ids| ids.into_iter().map(BenefitId).collect()),
-            minimum_system_version: p.minimum_system_version,
-            build: p.build,
-            artifacts: p.artifacts.map(|a| a.into_iter().map(Into::into).collect()),
-        }
-    }
 }

@@ -75,7 +75,7 @@ pub(crate) async fn create(
     state: web::Data<AppState>,
     body: ValidJson<FileCreate>,
 ) -> ApiResult<Created<FileUpload>> {
-    let upload = files::create(&state, auth.subject(), body.into_inner()).await?;
+    let upload = files::create(&state, auth.subject(), body.into_inner().into()).await?;
     Ok(Created(upload))
 }
 
@@ -86,7 +86,7 @@ pub(crate) async fn uploaded(
     body: ValidJson<FileUploadCompleted>,
 ) -> ApiResult<web::Json<FileRead>> {
     let id: FileId = path_id("id", &id)?;
-    let file = files::uploaded(&state, auth.subject(), id, body.into_inner()).await?;
+    let file = files::uploaded(&state, auth.subject(), id, body.into_inner().into()).await?;
     Ok(web::Json(file))
 }
 
@@ -97,7 +97,7 @@ pub(crate) async fn update(
     body: ValidJson<FilePatch>,
 ) -> ApiResult<web::Json<FileRead>> {
     let id: FileId = path_id("id", &id)?;
-    let file = files::update(&state, auth.subject(), id, body.into_inner()).await?;
+    let file = files::update(&state, auth.subject(), id, body.into_inner().into()).await?;
     Ok(web::Json(file))
 }
 

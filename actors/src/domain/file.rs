@@ -293,6 +293,53 @@ impl Record for FileUsage {
     }
 }
 
+/// A part of a new file's upload plan, as the client sent it (checked by
+/// [`check_plan`] once read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPart {
+    pub number: i64,
+    pub chunk_start: i64,
+    pub chunk_end: i64,
+    pub checksum_sha256_base64: Option<String>,
+}
+
+/// The command that creates a file (`POST /v1/files/`): its service, name, type, size,
+/// declared checksum and upload plan, checked by the use case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile {
+    pub organization_id: Option<uuid::Uuid>,
+    pub service: String,
+    pub name: String,
+    pub mime_type: String,
+    pub size: i64,
+    pub checksum_sha256_base64: Option<String>,
+    pub version: Option<String>,
+    pub parts: Vec<NewPart>,
+}
+
+/// A part the client says it sent: its ETag (and checksum) as the store answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletedPart {
+    pub number: i64,
+    pub checksum_etag: String,
+    pub checksum_sha256_base64: Option<String>,
+}
+
+/// The command that completes an upload (`POST /v1/files/{id}/uploaded`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadCompleted {
+    pub upload_id: String,
+    pub path: String,
+    pub parts: Vec<CompletedPart>,
+}
+
+/// The command that renames a file or sets its version (empty strings change nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileChange {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

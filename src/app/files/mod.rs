@@ -16,17 +16,14 @@ use base64::Engine;
 use chrono::Duration;
 use tollgate_storage::{Batch, Expect, StorageError, Stored};
 
-use crate::api::files::{
-    FileCreate, FilePatch, FileRead, FileUpload, FileUploadCompleted, FileUploadMultipart,
-    FileUploadPart,
-};
+use crate::api::files::{FileRead, FileUpload, FileUploadMultipart, FileUploadPart};
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
 use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::file::{
-    check_plan, FileService, FileState, FileUsage, PartPlan, StoredFile, FILE_OF_ORG, FILE_PENDING,
-    MIN_PART_BYTES,
+    check_plan, FileChange, FileService, FileState, FileUsage, NewFile, PartPlan, StoredFile,
+    UploadCompleted, FILE_OF_ORG, FILE_PENDING, MIN_PART_BYTES,
 };
 use crate::domain::ids::{FileId, OrganizationId};
 use crate::error::AppError;
@@ -73,9 +70,9 @@ async fn file_for(
 }
 
 /// The upload plan of a create body, checked.
-fn plan_of(body: &FileCreate, size: u64) -> Result<Vec<PartPlan>, AppError> {
-    let mut plan = Vec::with_capacity(body.upload.parts.len());
-    for (i, p) in body.upload.parts.iter().enumerate() {
+fn plan_of(body: &NewFile, size: u64) -> Result<Vec<PartPlan>, AppError> {
+    let mut plan = Vec::with_capacity(body.parts.len());
+    for (i, p) in body.parts.iter().enumerate() {
         let at = |f: &str| field!["upload", "parts", i, f];
         let number = u32::try_from(p.number)
             .map_err(|_| AppError::invalid(at("number"), "Not a part number.", p.number))?;
@@ -189,7 +186,7 @@ fn upload_view(state: &AppState, f: &StoredFile) -> Result<FileUpload, AppError>
 pub async fn create(
     state: &AppState,
     subject: Subject,
-    body: FileCreate,
+    body: NewFile,
 ) -> Result<FileUpload, AppError> {
     let settings = &state.settings.files;
     let service = FileService::parse(&body.service).ok_or_else(|| {
@@ -309,7 +306,7 @@ pub async fn uploaded(
     state: &AppState,
     subject: Subject,
     id: FileId,
-    body: FileUploadCompleted,
+    body: UploadCompleted,
 ) -> Result<FileRead, AppError> {
     let stored = file_for(state, subject, id).await?;
     let file = &stored.value;
@@ -327,11 +324,11 @@ pub async fn uploaded(
             upload_id, parts, ..
         } => (upload_id.clone(), parts.clone()),
     };
-    if body.id != upload_id {
+    if body.upload_id != upload_id {
         return Err(AppError::invalid(
             field!["id"],
             "Not this file's upload id.",
-            &body.id,
+            &body.upload_id,
         ));
     }
     if body.path != file.path {
@@ -461,7 +458,7 @@ pub async fn update(
     state: &AppState,
     subject: Subject,
     id: FileId,
-    patch: FilePatch,
+    patch: FileChange,
 ) -> Result<FileRead, AppError> {
     file_for(state, subject, id).await?;
     let now = state.now();

@@ -164,7 +164,7 @@ pub async fn file_save(
         name: Some(form.name.trim().to_string()),
         version: Some(form.version.trim().to_string()),
     };
-    match files::update(&state, dash.subject(), id, patch).await {
+    match files::update(&state, dash.subject(), id, patch.into()).await {
         Ok(_) => Ok(see_other(&layout.at("/files"))),
         Err(e) => {
             let (status, errors) = form_refusal(e)?;
