@@ -12,3 +12,13 @@ crate::typed_id!(
     /// A release of a product (update feeds).
     pub ReleaseId
 );
+
+crate::typed_id!(
+    /// A meter (`/v1/meters`).
+    pub MeterId
+);
+
+crate::typed_id!(
+    /// An ingested event (`/v1/events`).
+    pub EventId
+);

@@ -39,6 +39,7 @@ pub mod locale;
 pub mod mail;
 pub mod membership;
 pub mod metadata;
+pub mod meter;
 pub mod money;
 pub mod oauth2;
 pub mod order;

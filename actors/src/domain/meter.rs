@@ -1,0 +1,216 @@
+//! Meters (`/v1/meters`, Polar's `Meter`, `polar-2026.md` §7.3): which events count (a
+//! filter: conjunctions of clauses on an event's name, source, timestamp or metadata) and
+//! how they count (an aggregation: count, or sum/max/min/avg/unique over a property).
+//!
+//! This file holds the stored record and its parts; what an event's matching and the
+//! aggregates mean is the application's usage module (evaluation, ingestion, quantities,
+//! customer meters).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tollgate_storage::keys::KeyBuf;
+use tollgate_storage::{IndexEntry, Record};
+
+use super::ids::{MeterId, OrganizationId};
+use super::metadata::Metadata;
+
+/// The meters of an organization, oldest first.
+pub const METER_OF_ORG: &str = "meter_of_org";
+
+/// What a meter's quantities are counted in (Polar's `MeterUnit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MeterUnit {
+    Scalar,
+    Token,
+    Custom,
+}
+
+impl MeterUnit {
+    pub const ALL: [MeterUnit; 3] = [MeterUnit::Scalar, MeterUnit::Token, MeterUnit::Custom];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MeterUnit::Scalar => "scalar",
+            MeterUnit::Token => "token",
+            MeterUnit::Custom => "custom",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MeterUnit> {
+        MeterUnit::ALL.into_iter().find(|u| u.as_str() == s)
+    }
+}
+
+/// A filter's conjunction: every clause (`and`) or any (`or`); an empty list matches
+/// every event either way, as in Polar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Conjunction {
+    And,
+    Or,
+}
+
+/// A clause's operator (Polar's `FilterOperator`); `like` is "contains".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Operator {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    Like,
+    NotLike,
+}
+
+impl Operator {
+    pub const ALL: [Operator; 8] = [
+        Operator::Eq,
+        Operator::Ne,
+        Operator::Gt,
+        Operator::Gte,
+        Operator::Lt,
+        Operator::Lte,
+        Operator::Like,
+        Operator::NotLike,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operator::Eq => "eq",
+            Operator::Ne => "ne",
+            Operator::Gt => "gt",
+            Operator::Gte => "gte",
+            Operator::Lt => "lt",
+            Operator::Lte => "lte",
+            Operator::Like => "like",
+            Operator::NotLike => "not_like",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Operator> {
+        Operator::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// A clause's value: a string (≤ 1000 characters), a 32-bit integer or a boolean.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClauseValue {
+    Str(String),
+    Int(i32),
+    Bool(bool),
+}
+
+/// One test on an event: `property operator value`. `property` is `name`, `source`,
+/// `timestamp` (epoch seconds) or a dotted path into the metadata (stored without
+/// Polar's optional `metadata.` prefix).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clause {
+    pub property: String,
+    pub operator: Operator,
+    pub value: ClauseValue,
+}
+
+/// An element of a filter's clauses: a clause or a nested filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FilterNode {
+    Clause(Clause),
+    Filter(Filter),
+}
+
+/// Which events a meter counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filter {
+    pub conjunction: Conjunction,
+    pub clauses: Vec<FilterNode>,
+}
+
+/// How a meter counts its events (Polar's `aggregation`, discriminated by `func`); the
+/// property is stored without the `metadata.` prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Aggregation {
+    Count,
+    Sum(String),
+    Max(String),
+    Min(String),
+    Avg(String),
+    /// The number of distinct values of the property.
+    Unique(String),
+}
+
+impl Aggregation {
+    /// Polar's `func`.
+    pub fn func(&self) -> &'static str {
+        match self {
+            Aggregation::Count => "count",
+            Aggregation::Sum(_) => "sum",
+            Aggregation::Max(_) => "max",
+            Aggregation::Min(_) => "min",
+            Aggregation::Avg(_) => "avg",
+            Aggregation::Unique(_) => "unique",
+        }
+    }
+
+    /// The property it reads, if any.
+    pub fn property(&self) -> Option<&str> {
+        match self {
+            Aggregation::Count => None,
+            Aggregation::Sum(p)
+            | Aggregation::Max(p)
+            | Aggregation::Min(p)
+            | Aggregation::Avg(p)
+            | Aggregation::Unique(p) => Some(p),
+        }
+    }
+}
+
+/// A meter of an organization.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meter {
+    pub id: MeterId,
+    pub organization_id: OrganizationId,
+    pub name: String,
+    pub unit: MeterUnit,
+    /// Required exactly when `unit` is `Custom`.
+    pub custom_label: Option<String>,
+    pub custom_multiplier: Option<i32>,
+    pub filter: Filter,
+    pub aggregation: Aggregation,
+    pub metadata: Metadata,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    /// Archived meters count no new event and are hidden from the customer meters.
+    pub archived_at: Option<DateTime<Utc>>,
+    /// Set once the meter has counted an event: from then on its filter and aggregation
+    /// are frozen (Polar: "the meter is already aggregating events").
+    pub aggregating: bool,
+}
+
+impl Meter {
+    pub fn is_archived(&self) -> bool {
+        self.archived_at.is_some()
+    }
+
+    pub fn created_key(&self) -> Vec<u8> {
+        KeyBuf::new()
+            .i64(self.created_at.timestamp_micros())
+            .str(&self.id.to_string())
+            .into_vec()
+    }
+}
+
+impl Record for Meter {
+    crate::record_v1!(Meter, "meter");
+    const INDEXES: &'static [&'static str] = &[METER_OF_ORG];
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
+    }
+
+    fn index_entries(&self) -> Vec<IndexEntry> {
+        vec![IndexEntry::new(
+            METER_OF_ORG,
+            self.organization_id.key(),
+            self.created_key(),
+        )]
+    }
+}
