@@ -21,8 +21,9 @@ pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEAD
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
 pub use store::pg::FAULT_LISTENER_DELAY;
 pub use store::{
-    Backend, Batch, Change, ChangeListener, Committed, Counted, Direction, Holding, IndexIter,
-    IndexReport, JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
+    Agg, Backend, Batch, Change, ChangeListener, Committed, Counted, Delta, Direction, Holding,
+    IndexIter, IndexReport, IngestEvent, JobLock, Page, PageQuery, Snapshot, Store, StoreConfig,
+    WindowState,
 };
 pub use update::{UpdateError, UPDATE_ATTEMPTS};
 pub use url::DatabaseUrl;

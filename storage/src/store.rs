@@ -37,6 +37,7 @@ mod snapshot;
 mod tally;
 #[cfg(test)]
 mod tally_fixture;
+mod usage;
 
 use self::sled::Embedded;
 
@@ -48,6 +49,7 @@ pub use listener::ChangeListener;
 pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
 pub use tally::Counted;
+pub use usage::{Agg, Delta, IngestEvent, WindowState};
 
 /// Settings for opening a [`Store`].
 #[derive(Debug, Clone, Deserialize)]
