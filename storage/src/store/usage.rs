@@ -155,6 +155,13 @@ impl Store {
         unimplemented!("usage store")
     }
 
+    /// The members recorded by [`Delta::Distinct`] for the aggregate rows whose keys are
+    /// in `[start, end)`: each as the row's key followed by the member, in that order.
+    pub async fn members(&self, start: &[u8], end: &[u8]) -> Result<Vec<Vec<u8>>, StorageError> {
+        let _ = (start, end);
+        unimplemented!("usage store")
+    }
+
     /// The windows whose keys are in `[start, end)`, in key order (their current state).
     pub async fn windows(
         &self,
