@@ -103,7 +103,8 @@ pub struct WindowState {
     pub credited: i64,
     /// The part of `credited` that came from credits added as rolled over.
     pub rollover_credited: i64,
-    /// When the row was created and last changed, in µs since the epoch (store clock).
+    /// When the row was created and last changed, in µs since the epoch (the callers'
+    /// `now_us`).
     pub created_us: i64,
     pub modified_us: i64,
 }
@@ -112,9 +113,14 @@ impl Store {
     /// Inserts the events whose key is not stored yet (the first of keys repeated in the
     /// call) with their index keys, and applies the deltas of those inserted, in one
     /// transaction; answers, in order, whether each was inserted. Returns once durable.
-    /// Concurrent calls of one node are gathered into one transaction.
-    pub async fn ingest(&self, events: Vec<IngestEvent>) -> Result<Vec<bool>, StorageError> {
-        let _ = events;
+    /// Concurrent calls of one node are gathered into one transaction. `now_us` (µs since
+    /// the epoch, the caller's clock) stamps the windows it creates or changes.
+    pub async fn ingest(
+        &self,
+        events: Vec<IngestEvent>,
+        now_us: i64,
+    ) -> Result<Vec<bool>, StorageError> {
+        let _ = (events, now_us);
         unimplemented!("usage store")
     }
 
