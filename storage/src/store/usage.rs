@@ -182,13 +182,15 @@ impl Store {
     /// credits back to zero), atomically with respect to [`Store::ingest`]; answers the
     /// closed window's final state. Idempotent per `token`: a close with the token of the
     /// window's last close answers that close's state again and closes nothing. A window
-    /// never written is closed as an empty window 0. Durable when it returns.
+    /// never written is closed as an empty window 0. Durable when it returns; `now_us`
+    /// stamps the new window.
     pub async fn close_window(
         &self,
         key: &[u8],
         token: &[u8],
+        now_us: i64,
     ) -> Result<WindowState, StorageError> {
-        let _ = (key, token);
+        let _ = (key, token, now_us);
         unimplemented!("usage store")
     }
 }
