@@ -38,6 +38,7 @@ mod gather;
 mod listen;
 mod read;
 mod tally;
+mod usage;
 mod write;
 
 pub use admin::JobLock;
