@@ -191,7 +191,7 @@ const WINDOW_ROW_VERSION: u8 = 1;
 /// Bytes of an encoded [`WindowState`].
 const WINDOW_STATE_LEN: usize = 8 + AGG_LEN + 5 * 8;
 
-fn encode_state(out: &mut Vec<u8>, s: &WindowState) {
+pub(crate) fn encode_state(out: &mut Vec<u8>, s: &WindowState) {
     out.extend_from_slice(&s.window.to_be_bytes());
     out.extend_from_slice(&encode_agg(&s.consumed));
     for v in [
@@ -205,7 +205,7 @@ fn encode_state(out: &mut Vec<u8>, s: &WindowState) {
     }
 }
 
-fn decode_state(b: &[u8]) -> Result<WindowState, StorageError> {
+pub(crate) fn decode_state(b: &[u8]) -> Result<WindowState, StorageError> {
     if b.len() != WINDOW_STATE_LEN {
         return Err(corrupt("a window state has the wrong length"));
     }
