@@ -14,6 +14,16 @@
 //! * A customer meter's window ([`WindowState`]) accumulates until [`Store::close_window`]
 //!   closes it and starts the next, atomically with respect to ingestion: every event
 //!   lands in exactly one window.
+//!
+//! Engines: `sled/usage.rs` (six trees, one writer at a time gathers the queued calls
+//! into one transaction, then the group-commit flush) and `pg/usage.rs` (six tables; a
+//! task gathers a node's calls into transactions of up to [`GATHER_CAP`] events, and
+//! nodes never count an event twice nor deadlock: see there). The stored layout, shared
+//! by both and by snapshots, is below. Members of closed windows stay stored (nothing
+//! reads them; a later sweep may purge the windows older than a row's current one).
+//! Counts saturate on the embedded store and fail the transaction on PostgreSQL past
+//! `i64::MAX`; a NaN in a value merges as each engine's min/max treat it (keep values
+//! finite).
 
 use super::{Direction, Engine, Store};
 use crate::StorageError;
@@ -423,7 +433,8 @@ impl Store {
     }
 
     /// The members recorded by [`Delta::Distinct`] for the aggregate rows whose keys are
-    /// in `[start, end)`: each as the row's key followed by the member, in that order.
+    /// in `[start, end)`: each as the row's key followed by the member, in that order
+    /// (by aggregate key, then member; exact whatever the keys' lengths).
     pub async fn members(&self, start: &[u8], end: &[u8]) -> Result<Vec<Vec<u8>>, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.members(start, end),

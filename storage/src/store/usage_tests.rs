@@ -615,3 +615,68 @@ async fn a_snapshot_carries_the_usage_data(store: Store) {
         );
     }
 }
+
+/// A measurement, not a check (`cargo test -p tollgate-storage --lib usage_throughput --
+/// --ignored --nocapture`): 50,000 events of four deltas each, sent by 100 callers at once
+/// in calls of 100, on each engine; prints events per second.
+mod usage_throughput {
+    use super::*;
+
+    async fn measure(store: Store, engine: &str) {
+        let store = Arc::new(store);
+        let started = std::time::Instant::now();
+        let mut callers = Vec::new();
+        for caller in 0..100u32 {
+            let store = store.clone();
+            callers.push(tokio::spawn(async move {
+                for call in 0..5u32 {
+                    let events = (0..100u32)
+                        .map(|i| {
+                            let n = (caller * 5 + call) * 100 + i;
+                            event(
+                                &format!("{n:06}"),
+                                vec![
+                                    add("t/total", 1.0),
+                                    add(&format!("t/b{}", n % 100), f64::from(n % 7)),
+                                    distinct("t/u", &format!("{}", n % 5000)),
+                                    window(&format!("t/w{}", n % 1000), 1.0, 0, Some("m")),
+                                ],
+                            )
+                        })
+                        .collect();
+                    store.ingest(events, 1).await.unwrap();
+                }
+            }));
+        }
+        for c in callers {
+            c.await.unwrap();
+        }
+        let took = started.elapsed();
+        assert_eq!(agg(&store, "t/total").await.unwrap().n, 50_000);
+        eprintln!(
+            "usage throughput ({engine}): 50,000 events in {:.2} s = {:.0} events/s",
+            took.as_secs_f64(),
+            50_000.0 / took.as_secs_f64()
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a measurement: prints figures"]
+    async fn embedded() {
+        let dir = tempfile::tempdir().unwrap();
+        measure(
+            Store::open(&crate::StoreConfig::new(dir.path())).unwrap(),
+            "embedded",
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a measurement: prints figures"]
+    async fn postgres() {
+        let Some((store, _schema)) = crate::testing::store("usage_throughput").await else {
+            return;
+        };
+        measure(store, "postgres").await;
+    }
+}

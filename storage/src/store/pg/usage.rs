@@ -74,6 +74,8 @@ pub(super) struct UsageQueue {
     /// Transactions run again after an abort or a lost connection (a figure for tests
     /// and logs: across nodes it should stay 0, the global lock order sees to it).
     retries: std::sync::atomic::AtomicU64,
+    /// Transactions that committed.
+    committed: std::sync::atomic::AtomicU64,
 }
 
 fn gone() -> StorageError {
@@ -268,12 +270,12 @@ impl PgEngine {
         answer.await.map_err(|_| gone())?
     }
 
-    /// How many usage transactions of this engine ran again (see [`UsageQueue`]).
+    /// How many usage transactions of this engine ran again (see [`UsageQueue`]), and
+    /// how many committed.
     #[cfg(test)]
-    pub(crate) fn usage_retries(&self) -> u64 {
-        self.usage
-            .retries
-            .load(std::sync::atomic::Ordering::Relaxed)
+    pub(crate) fn usage_counts(&self) -> (u64, u64) {
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        (load(&self.usage.retries), load(&self.usage.committed))
     }
 
     /// Runs one transaction for `turn` (ingests, or one close), again while the database
@@ -303,6 +305,9 @@ impl PgEngine {
         };
         match result {
             Ok(answers) => {
+                self.usage
+                    .committed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 for (answer, reply) in answers.into_iter().zip(replies) {
                     let _ = reply.send(Ok(answer));
                 }
@@ -804,43 +809,60 @@ pub(super) async fn import<C: GenericClient + Sync>(
             .map_err(sql_error)?;
         }
         "usage_windows" => {
-            for ((_, v), key) in chunk.iter().zip(&keys) {
-                let row = decode_window_row(v)?;
-                let st = &row.state;
-                let (token, closed) = match &row.last_close {
-                    Some((token, closed)) => {
-                        let mut c = Vec::new();
-                        encode_state(&mut c, closed);
-                        (Some(token.clone()), Some(c))
-                    }
-                    None => (None, None),
-                };
-                let window = i64::try_from(st.window)
-                    .map_err(|_| StorageError::Corrupt("usage store: window number".into()))?;
-                tx.execute(
-                    &format!(
-                        "INSERT INTO {s}.usage_windows (k, {WINDOW_COLUMNS}, close_token, closed)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-                    ),
-                    &[
-                        key,
-                        &window,
-                        &st.consumed.n,
-                        &st.consumed.sum,
-                        &st.consumed.min,
-                        &st.consumed.max,
-                        &st.distinct,
-                        &st.credited,
-                        &st.rollover_credited,
-                        &st.created_us,
-                        &st.modified_us,
-                        &token,
-                        &closed,
-                    ],
-                )
-                .await
-                .map_err(sql_error)?;
-            }
+            let rows = chunk
+                .iter()
+                .map(|(_, v)| decode_window_row(v))
+                .collect::<Result<Vec<_>, StorageError>>()?;
+            let col = |f: fn(&WindowState) -> i64| -> Vec<i64> {
+                rows.iter().map(|r| f(&r.state)).collect()
+            };
+            let float = |f: fn(&Agg) -> f64| -> Vec<f64> {
+                rows.iter().map(|r| f(&r.state.consumed)).collect()
+            };
+            let windows = rows
+                .iter()
+                .map(|r| i64::try_from(r.state.window))
+                .collect::<Result<Vec<i64>, _>>()
+                .map_err(|_| StorageError::Corrupt("usage store: window number".into()))?;
+            let tokens: Vec<Option<&[u8]>> = rows
+                .iter()
+                .map(|r| r.last_close.as_ref().map(|(t, _)| t.as_slice()))
+                .collect();
+            let closed: Vec<Option<Vec<u8>>> = rows
+                .iter()
+                .map(|r| {
+                    r.last_close.as_ref().map(|(_, c)| {
+                        let mut v = Vec::new();
+                        encode_state(&mut v, c);
+                        v
+                    })
+                })
+                .collect();
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.usage_windows (k, {WINDOW_COLUMNS}, close_token, closed)
+                     SELECT * FROM unnest($1::bytea[], $2::int8[], $3::int8[], $4::float8[],
+                         $5::float8[], $6::float8[], $7::int8[], $8::int8[], $9::int8[],
+                         $10::int8[], $11::int8[], $12::bytea[], $13::bytea[])"
+                ),
+                &[
+                    &keys,
+                    &windows,
+                    &col(|w| w.consumed.n),
+                    &float(|a| a.sum),
+                    &float(|a| a.min),
+                    &float(|a| a.max),
+                    &col(|w| w.distinct),
+                    &col(|w| w.credited),
+                    &col(|w| w.rollover_credited),
+                    &col(|w| w.created_us),
+                    &col(|w| w.modified_us),
+                    &tokens,
+                    &closed,
+                ],
+            )
+            .await
+            .map_err(sql_error)?;
         }
         other => {
             return Err(StorageError::Corrupt(format!(

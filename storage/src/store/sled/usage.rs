@@ -50,6 +50,8 @@ pub(super) struct Usage {
     windows: sled::Tree,
     window_members: sled::Tree,
     queue: Mutex<Queue>,
+    /// Turns written so far (each one transaction).
+    turns: std::sync::atomic::AtomicU64,
 }
 
 type Reply = oneshot::Sender<Result<(Answer, u64), StorageError>>;
@@ -87,6 +89,7 @@ impl Usage {
             windows: windows?,
             window_members: window_members?,
             queue: Mutex::new(Queue::default()),
+            turns: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -279,6 +282,10 @@ impl Embedded {
                 }
             }
             let (works, replies): (Vec<Work>, Vec<Reply>) = turn.into_iter().unzip();
+            self.inner
+                .usage
+                .turns
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             match self.usage_turn(&works) {
                 Ok((answers, seq)) => {
                     for (answer, reply) in answers.into_iter().zip(replies) {
@@ -374,6 +381,24 @@ impl Embedded {
             Err(TransactionError::Abort(e)) => Err(e),
             Err(TransactionError::Storage(e)) => Err(e.into()),
         }
+    }
+
+    /// The writer's turns so far, and the calls queued now (for tests).
+    #[cfg(test)]
+    pub(crate) fn usage_queue(&self) -> (u64, usize, bool) {
+        let u = &self.inner.usage;
+        let q = u.queue.lock().unwrap_or_else(|p| p.into_inner());
+        (
+            u.turns.load(std::sync::atomic::Ordering::Relaxed),
+            q.jobs.len(),
+            q.busy,
+        )
+    }
+
+    /// Holds the gate every commit shares, as a snapshot does (for tests).
+    #[cfg(test)]
+    pub(crate) fn hold_gate(&self) -> std::sync::RwLockWriteGuard<'_, ()> {
+        self.inner.gate.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// See [`crate::Store::usage_events`].

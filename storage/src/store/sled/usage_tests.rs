@@ -122,3 +122,65 @@ async fn a_failed_flush_fails_the_ingest_and_every_later_one() {
         "{later:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_queued_behind_the_writer_go_in_one_transaction() {
+    let store = Store::temporary().unwrap();
+    let embedded = store.embedded().clone();
+    // The gate every commit shares, held on a thread of its own as a snapshot would.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let e = embedded.clone();
+    let holder = std::thread::spawn(move || {
+        let _gate = e.hold_gate();
+        held_tx.send(()).unwrap();
+        let _ = release_rx.recv();
+    });
+    held_rx.recv().unwrap();
+    // The first call becomes the writer, takes its own work and waits for the gate.
+    let s = store.clone();
+    let first =
+        tokio::spawn(async move { s.ingest(vec![event("first", vec![add("g", 1.0)])], 1).await });
+    let settled = |want: usize| {
+        let e = embedded.clone();
+        async move {
+            for _ in 0..1000 {
+                let (_, queued, busy) = e.usage_queue();
+                if busy && queued == want {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            panic!("the queue never held {want} calls");
+        }
+    };
+    settled(0).await;
+    // 49 more calls queue behind it (every key twice across them).
+    let mut calls = Vec::new();
+    for c in 0..49u32 {
+        let s = store.clone();
+        calls.push(tokio::spawn(async move {
+            let events = vec![
+                event(&format!("{c}"), vec![add("g", 1.0)]),
+                event(&format!("{}", (c + 1) % 49), vec![add("g", 1.0)]),
+            ];
+            s.ingest(events, 2).await
+        }));
+    }
+    settled(49).await;
+    release_tx.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(first.await.unwrap().unwrap(), vec![true]);
+    let mut inserted = 0;
+    for (c, call) in calls.into_iter().enumerate() {
+        let got = call.await.unwrap().unwrap();
+        // In queue order each call's first key is new unless the call before it in the
+        // turn brought it; at least one of each pair counts, none twice.
+        assert_eq!(got.len(), 2, "call {c}");
+        inserted += got.iter().filter(|x| **x).count();
+    }
+    assert_eq!(inserted, 49);
+    // One turn for the first call, one for the 49 queued behind it.
+    assert_eq!(embedded.usage_queue(), (2, 0, false));
+    assert_eq!(agg(&store, "g").await.unwrap().n, 50);
+}
