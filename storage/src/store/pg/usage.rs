@@ -76,6 +76,10 @@ pub(super) struct UsageQueue {
     retries: std::sync::atomic::AtomicU64,
     /// Transactions that committed.
     committed: std::sync::atomic::AtomicU64,
+    /// Tests: the next ingest transaction fails after inserting its events, as a lost
+    /// connection would, and is dropped uncommitted.
+    #[cfg(test)]
+    pub(super) fail_next: std::sync::atomic::AtomicBool,
 }
 
 fn gone() -> StorageError {
@@ -356,6 +360,14 @@ impl PgEngine {
             .await
             .map_err(tx_error)?;
         let inserted: HashSet<Vec<u8>> = rows.iter().map(|r| r.get(0)).collect();
+        #[cfg(test)]
+        if self
+            .usage
+            .fail_next
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(StorageError::Unavailable("test: connection lost".into()));
+        }
         let mut deltas = Deltas::default();
         let mut answers = Vec::with_capacity(calls.len());
         for (c, (events, now_us)) in calls.iter().enumerate() {

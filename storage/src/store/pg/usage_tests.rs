@@ -201,3 +201,34 @@ async fn window_state(store: &Store) -> crate::store::usage::WindowState {
         .unwrap()
         .1
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_lost_half_way_runs_again_and_answers_from_the_one_that_committed() {
+    let Some((store, _schema)) = crate::testing::store("usage_retry").await else {
+        return;
+    };
+    let Engine::Postgres(pg) = &store.engine else {
+        unreachable!()
+    };
+    store.ingest(vec![event(1), event(2)], 1).await.unwrap();
+    pg.usage
+        .fail_next
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    // The first attempt inserted events 2 and 3 and was dropped: the second decides anew.
+    let got = store
+        .ingest(vec![event(2), event(3), event(3)], 1)
+        .await
+        .unwrap();
+    assert_eq!(got, vec![false, true, false]);
+    assert_eq!(counts(&store).0, 1);
+    let total = store
+        .aggregates(b"agg/total", b"agg/total\0")
+        .await
+        .unwrap();
+    assert_eq!(total[0].1.n, 3);
+    let index = store
+        .usage_index(b"ix/", b"ix0", crate::Direction::Asc, 10)
+        .await
+        .unwrap();
+    assert_eq!(index.len(), 3);
+}
