@@ -4,8 +4,9 @@
 //! Calls of [`crate::Store::ingest`] and [`crate::Store::close_window`] queue their work;
 //! the first caller that finds no writer at work becomes it (on its own thread, inside
 //! its future's first poll, with no await in between), and takes the queued work, up to
-//! [`GATHER_CAP`] events a turn, into one sled transaction over the six trees, answers
-//! each call, and goes on until the queue is empty. The others wait for their answer, then
+//! [`GATHER_CAP`] events a turn, into one sled transaction over the six trees, and
+//! answers each call; while calls remain queued it takes more turns, a few, then hands
+//! the writing on to a task, until the queue is empty (one writer at a time throughout). The others wait for their answer, then
 //! every call waits for the group-commit flush that covers the transaction. Being the only
 //! writer, it decides on what the trees hold (read before the transaction, never changed
 //! under it) plus what its own turn staged: an event key already stored or staged is a
@@ -237,6 +238,11 @@ impl Staged {
     }
 }
 
+/// Turns a writer takes before it hands the writing on (see [`Embedded::usage_write`]):
+/// a task switch between turns costs throughput, a long run costs the latency of the
+/// call that became the writer.
+const TURNS_IN_PLACE: usize = 8;
+
 type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
 impl Embedded {
@@ -257,11 +263,16 @@ impl Embedded {
             .map_err(|_| StorageError::Io("usage store: the writer failed".into()))?
     }
 
-    /// The writer: turns until the queue is empty (synchronous, see the module docs).
+    /// The writer: takes turns while calls are queued, up to [`TURNS_IN_PLACE`], then
+    /// hands the writing on to a task of its own (so that the caller that became the
+    /// writer is not kept writing for others under a steady load; outside a runtime it
+    /// goes on itself).
     fn usage_write(&self) {
         let queue = &self.inner.usage.queue;
         let _guard = LeadGuard(queue);
+        let mut turns_here = 0;
         loop {
+            turns_here += 1;
             let mut turn = Vec::new();
             {
                 let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -297,6 +308,22 @@ impl Embedded {
                         let _ = reply.send(Err(e.clone()));
                     }
                 }
+            }
+            let more = {
+                let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+                q.busy = !q.jobs.is_empty();
+                q.busy
+            };
+            if !more {
+                return;
+            }
+            if turns_here < TURNS_IN_PLACE {
+                continue;
+            }
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let writer = self.clone();
+                runtime.spawn(async move { writer.usage_write() });
+                return;
             }
         }
     }
