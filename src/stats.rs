@@ -367,6 +367,7 @@ mod tests {
             last_payment: None,
             tax: crate::domain::order::OrderTax::default(),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         }
     }
 

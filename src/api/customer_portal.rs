@@ -448,6 +448,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             last_payment: None,
             tax: crate::domain::order::OrderTax::default(),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         };
         let refs = OrderRefs {
             customer: &customer,

@@ -220,6 +220,7 @@ pub(crate) fn sample_purchases(keys: &[LicenseKey]) -> Vec<(LicenseKey, Purchase
         last_payment: None,
         tax: crate::domain::order::OrderTax::default(),
         invoice: crate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     };
     let mut k = key.clone();
     k.order_id = Some(order.id);

@@ -237,20 +237,43 @@ impl OrderView {
             platform_fee_amount: 0,
             platform_fee_currency: None,
             description: o.product_name.clone(),
-            items: vec![OrderItemSchema {
-                id: Uuid::new_v5(&o.id.0, b"item"),
-                created_at: o.created_at,
-                modified_at: o.modified_at,
-                label: o.product_name.clone(),
-                amount: subtotal(o, refs.price),
-                tax_amount: o.tax_amount,
-                proration: false,
-                product_price_id: Some(o.product_price_id.0),
-                start_timestamp: None,
-                end_timestamp: None,
-            }],
+            items: items(o, subtotal(o, refs.price)),
         }
     }
+}
+
+/// The order's lines: the product at its price, then each metered price's usage (a
+/// renewal's, with the window it bills); the tax is spread over them in proportion.
+fn items(o: &Order, subtotal: i64) -> Vec<OrderItemSchema> {
+    let taxes = o.spread_over_lines(o.tax_amount);
+    let tax_of = |i: usize| taxes.get(i).copied().unwrap_or(0);
+    let mut items = vec![OrderItemSchema {
+        id: Uuid::new_v5(&o.id.0, b"item"),
+        created_at: o.created_at,
+        modified_at: o.modified_at,
+        label: o.product_name.clone(),
+        amount: subtotal.saturating_sub(o.usage_amount()),
+        tax_amount: tax_of(0),
+        proration: false,
+        product_price_id: Some(o.product_price_id.0),
+        start_timestamp: None,
+        end_timestamp: None,
+    }];
+    for (i, line) in o.usage_lines.iter().enumerate() {
+        items.push(OrderItemSchema {
+            id: Uuid::new_v5(&o.id.0, format!("usage:{i}").as_bytes()),
+            created_at: o.created_at,
+            modified_at: o.modified_at,
+            label: line.label.clone(),
+            amount: line.amount,
+            tax_amount: tax_of(i + 1),
+            proration: false,
+            product_price_id: Some(line.price_id.0),
+            start_timestamp: Some(line.start),
+            end_timestamp: Some(line.end),
+        });
+    }
+    items
 }
 
 /// The issued invoice's number; before one is issued, `TG-` and the order id's first twelve
@@ -315,6 +338,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         last_payment: None,
         tax: crate::domain::order::OrderTax::default(),
         invoice: crate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     };
     let mut records: Vec<(Order, Option<&Subscription>)> = Vec::new();
     let mut refunded = false;
@@ -328,6 +352,15 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
                 o.billing_reason = domain::BillingReason::SubscriptionCreate;
                 o.subscription_id = Some(s.id);
                 o.discount_id = s.discount_id;
+                // A line of metered usage, so that the samples show one (a renewal's).
+                o.usage_lines.push(domain::UsageLine {
+                    price_id: price.id,
+                    label: "API calls — (1,250 consumed units) × $0.005".into(),
+                    amount: 625,
+                    start: now - chrono::Duration::days(30),
+                    end: now,
+                });
+                o.amount = o.amount.saturating_add(625);
                 records.push((o, Some(s)));
             }
             None if !p.is_recurring && !refunded => {
@@ -412,7 +445,20 @@ mod tests {
                 v["total_amount"].as_i64().unwrap(),
                 amount + v["tax_amount"].as_i64().unwrap()
             );
-            assert_eq!(v["items"][0]["amount"], v["subtotal_amount"]);
+            let lines: i64 = v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["amount"].as_i64().unwrap())
+                .sum();
+            assert_eq!(lines, v["subtotal_amount"].as_i64().unwrap());
+            let taxes: i64 = v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["tax_amount"].as_i64().unwrap())
+                .sum();
+            assert_eq!(taxes, v["tax_amount"].as_i64().unwrap());
             assert_eq!(v["paid"], true);
             assert_eq!(v["user_id"], v["customer_id"]);
             assert_eq!(v["user"]["id"], v["customer"]["id"]);
@@ -440,6 +486,12 @@ mod tests {
         assert_eq!(renewal["subscription"]["id"], renewal["subscription_id"]);
         assert_eq!(renewal["subscription"]["status"], "active");
         assert_eq!(renewal["billing_address"], Value::Null);
+        // Its usage line: the metered price's, with the window it bills.
+        let usage = &renewal["items"][1];
+        assert_eq!(usage["amount"], 625);
+        assert!(usage["label"].as_str().unwrap().starts_with("API calls — "));
+        assert!(usage["start_timestamp"].is_string() && usage["end_timestamp"].is_string());
+        assert_eq!(renewal["items"][0]["start_timestamp"], Value::Null);
     }
 
     /// A declined renewal's order: `pending`, not paid, all of it due, nothing to refund,
@@ -463,6 +515,7 @@ mod tests {
                 balance_applied: 0,
                 currency: "usd".into(),
                 discounted: false,
+                usage: Vec::new(),
                 idempotency_key: "k".into(),
                 payment_token: None,
                 customer_id: customer.id,

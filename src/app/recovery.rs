@@ -145,7 +145,7 @@ pub async fn pay_now(
         .call(
             subscription_id,
             BeginRecovery {
-                terms,
+                terms: terms.clone(),
                 method: method.clone(),
             },
         )

@@ -270,7 +270,7 @@ async fn waiting(app: &testing::TestApp, p: &PastDue, intent: &str) {
         .call(
             p.subscription,
             BeginRecovery {
-                terms,
+                terms: terms.clone(),
                 method: "pm_3ds".into(),
             },
         )

@@ -381,6 +381,7 @@ pub(crate) async fn renewal_terms(
     Ok(RenewalTerms {
         price_amount,
         discount_duration,
+        usage: Vec::new(),
     })
 }
 
@@ -398,7 +399,12 @@ async fn renew(
         let terms = renewal_terms(state, &current).await?;
         let plan = state
             .subscriptions
-            .call(id, PlanRenewal { terms })
+            .call(
+                id,
+                PlanRenewal {
+                    terms: terms.clone(),
+                },
+            )
             .await
             .map_err(refusal)?;
         let outcome = match &plan {

@@ -119,6 +119,7 @@ pub async fn paid_order(
         last_payment: None,
         tax: crate::domain::order::OrderTax::default(),
         invoice: crate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     };
     let mut batch = Batch::new();
     batch.put(&order, Expect::Absent).expect("order");

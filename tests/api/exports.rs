@@ -51,6 +51,7 @@ fn order(product: &Product, customer: &Customer, amount: i64, at: DateTime<Utc>)
         last_payment: None,
         tax: tollgate::domain::order::OrderTax::default(),
         invoice: tollgate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     }
 }
 

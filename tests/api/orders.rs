@@ -142,6 +142,7 @@ fn order(
         last_payment: None,
         tax: tollgate::domain::order::OrderTax::default(),
         invoice: tollgate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     }
 }
 

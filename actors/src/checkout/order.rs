@@ -103,6 +103,7 @@ impl Order {
                 }
             },
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         }
     }
 }

@@ -67,6 +67,41 @@ pub struct Order {
     pub tax: OrderTax,
     /// Format version 5: where the order's invoice stands.
     pub invoice: InvoiceState,
+    /// Format version 6: the usage of metered prices billed on it (a renewal bills the
+    /// ended period's usage beside the next period's fixed price), included in `amount`
+    /// and never discounted; empty on every other order.
+    pub usage_lines: Vec<UsageLine>,
+}
+
+/// A metered price's usage over a period, billed as a line of an order (Polar's metered
+/// line item: `"<meter> — (<units> consumed units) × <unit price>"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageLine {
+    pub price_id: PriceId,
+    pub label: String,
+    /// Before tax, in the currency's minor unit (capped as the price says).
+    pub amount: i64,
+    /// The usage window it bills.
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+}
+
+/// Format version 5: version 4 and the tax and the invoice.
+#[derive(Deserialize)]
+struct OrderV5 {
+    v4: OrderV4,
+    tax: OrderTax,
+    invoice: InvoiceState,
+}
+
+impl From<OrderV5> for Order {
+    fn from(v5: OrderV5) -> Self {
+        Self {
+            tax: v5.tax,
+            invoice: v5.invoice,
+            ..Order::from(v5.v4)
+        }
+    }
 }
 
 /// A charge of a `pending` order the buyer asked for, as the processor last told it.
@@ -304,12 +339,31 @@ impl Order {
     /// whose amount is the price's (`price` is the order's).
     pub fn subtotal_with(&self, price: &crate::domain::product::Price) -> i64 {
         use crate::domain::product::PriceKind;
+        let usage = self.usage_amount();
+        let fixed = self.amount.saturating_sub(usage);
         let before = match (&self.discount_id, &price.kind) {
             (Some(_), PriceKind::OneTimeFixed { amount, .. })
             | (Some(_), PriceKind::RecurringFixed { amount, .. }) => *amount,
-            _ => self.amount,
+            _ => fixed,
         };
-        before.max(self.amount)
+        before.max(fixed).saturating_add(usage)
+    }
+
+    /// What its usage lines bill together.
+    pub fn usage_amount(&self) -> i64 {
+        self.usage_lines
+            .iter()
+            .fold(0i64, |acc, l| acc.saturating_add(l.amount))
+    }
+
+    /// `total` spread over the order's lines (the fixed price's first, then each usage
+    /// line) in proportion to what each bills, in whole minor units that add up to
+    /// `total` (largest remainders first): the lines of its subtotal, or of its tax.
+    pub fn spread_over_lines(&self, total: i64) -> Vec<i64> {
+        let usage: Vec<i64> = self.usage_lines.iter().map(|l| l.amount.max(0)).collect();
+        let fixed = self.amount.saturating_sub(self.usage_amount()).max(0);
+        let weights: Vec<i64> = std::iter::once(fixed).chain(usage).collect();
+        spread(total, &weights)
     }
 
     fn created(&self) -> KeyBuf {
@@ -376,6 +430,7 @@ impl From<OrderV1> for Order {
             last_payment: None,
             tax: crate::domain::order::OrderTax::default(),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         }
     }
 }
@@ -415,15 +470,49 @@ impl From<OrderV2> for Order {
             last_payment: None,
             tax: crate::domain::order::OrderTax::default(),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         }
     }
+}
+
+/// `total` in parts proportional to `weights` that add up to it exactly (largest
+/// remainders get the leftover units); all to the first part when the weights are zero.
+pub fn spread(total: i64, weights: &[i64]) -> Vec<i64> {
+    let sum: i128 = weights.iter().map(|w| i128::from((*w).max(0))).sum();
+    if weights.is_empty() {
+        return Vec::new();
+    }
+    if sum == 0 {
+        let mut parts = vec![0; weights.len()];
+        parts[0] = total;
+        return parts;
+    }
+    let total_w = i128::from(total);
+    let mut parts: Vec<i64> = Vec::with_capacity(weights.len());
+    let mut remainders: Vec<(i128, usize)> = Vec::with_capacity(weights.len());
+    for (i, w) in weights.iter().enumerate() {
+        let exact = total_w * i128::from((*w).max(0));
+        parts.push(i64::try_from(exact.div_euclid(sum)).unwrap_or(0));
+        remainders.push((exact.rem_euclid(sum), i));
+    }
+    let given: i64 = parts.iter().sum();
+    let mut left = total.saturating_sub(given);
+    remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, i) in remainders {
+        if left <= 0 {
+            break;
+        }
+        parts[i] += 1;
+        left -= 1;
+    }
+    parts
 }
 
 impl Record for Order {
     const COLLECTION: &'static str = "order";
     /// 3: the seats of a seat-based purchase; 4: `pending` renewals and their retries; 5:
-    /// the tax as charged, the billing identity and the invoice.
-    const VERSION: u16 = 5;
+    /// the tax as charged, the billing identity and the invoice; 6: the usage lines.
+    const VERSION: u16 = 6;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -443,7 +532,10 @@ impl Record for Order {
             4 => Ok(
                 tollgate_storage::codec::decode::<OrderV4>(Self::COLLECTION, 4, payload)?.into(),
             ),
-            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            5 => Ok(
+                tollgate_storage::codec::decode::<OrderV5>(Self::COLLECTION, 5, payload)?.into(),
+            ),
+            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -664,14 +756,34 @@ pub(crate) mod tests {
                 number: "ACME-0001".into(),
                 seq: 1,
             },
+            usage_lines: vec![UsageLine {
+                price_id: PriceId(uuid(9)),
+                label: "API calls".into(),
+                amount: 625,
+                start: at(0),
+                end: at(60),
+            }],
         }
     }
 
     #[test]
     fn round_trip_and_golden_bytes() {
-        let o5 = full_order();
-        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 5));
-        let v5 = o5.encode().unwrap_or_default();
+        let o6 = full_order();
+        assert_eq!((Order::COLLECTION, Order::VERSION), ("order", 6));
+        let v6 = o6.encode().unwrap_or_default();
+        assert_eq!(Order::decode(6, &v6).ok(), Some(o6.clone()));
+        // Version 6 is version 5 with the usage lines at the end; a version-5 order reads
+        // with none.
+        assert_eq!(
+            crate::golden::hex(&v6[v6.len() - GOLDEN_V6_TAIL.len() / 2..]),
+            GOLDEN_V6_TAIL,
+            "order format v6 changed"
+        );
+        let v5 = v6[..v6.len() - GOLDEN_V6_TAIL.len() / 2].to_vec();
+        let o5 = Order {
+            usage_lines: Vec::new(),
+            ..o6.clone()
+        };
         assert_eq!(Order::decode(5, &v5).ok(), Some(o5.clone()));
         // Version 5 is version 4 with the tax and the invoice at the end; a version-4
         // order reads with no breakdown and no invoice.
@@ -727,19 +839,19 @@ pub(crate) mod tests {
         let v3 = decode_hex(&format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105"));
         assert_eq!(Order::decode(3, &v3).expect("reading version 3"), before_v4);
         assert!(Order::decode(4, &v3).is_err());
-        assert!(Order::decode(6, &bytes).is_err());
+        assert!(Order::decode(7, &bytes).is_err());
         // Version 4 is version 3 with the next attempt and the buyer's last charge at the
         // end.
         assert_eq!(
             crate::golden::hex(&bytes),
             format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}0105{GOLDEN_V4_TAIL}")
         );
-        // Written again, a version-3 order is version 5 without a retry (two `None`s), tax
-        // or invoice.
+        // Written again, a version-3 order is version 6 without a retry (two `None`s), tax,
+        // invoice or usage line.
         let again = before_v4.encode().unwrap_or_default();
         assert_eq!(
             crate::golden::hex(&again),
-            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}01050000{GOLDEN_V5_EMPTY}")
+            format!("{GOLDEN_V1}{GOLDEN_V2_TAIL}01050000{GOLDEN_V5_EMPTY}00")
         );
     }
 
@@ -822,5 +934,26 @@ pub(crate) mod tests {
     const GOLDEN_V5_TAIL: &str = "00010244450003564154fc30e60200fbe007fb80010001010c4dc3bc6c6c657220476d62480100010000020941434d452d3030303101";
     /// The same of an order without tax or invoice.
     const GOLDEN_V5_EMPTY: &str = "0100000000000000";
+    /// Format version 6's usage line: price 9, "API calls", 625, from `at(0)` to `at(60)`.
+    const GOLDEN_V6_TAIL: &str = "011000000000000000000000000000000009094150492063616c6c73fbe20414313937302d30312d30315430303a30303a30305a14313937302d30312d30315430303a30313a30305a";
     const GOLDEN_V4_TAIL: &str = "0114313937302d30312d30315430303a30323a30305a01010470695f320201086465636c696e656414313937302d30312d30315430303a30333a30305a";
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::spread;
+
+    #[test]
+    fn parts_add_up_and_follow_the_weights() {
+        assert_eq!(spread(100, &[1, 1, 1]), vec![34, 33, 33]);
+        assert_eq!(spread(1000, &[1500, 625]), vec![706, 294]);
+        assert_eq!(spread(7, &[0, 0]), vec![7, 0]);
+        assert_eq!(spread(0, &[5, 5]), vec![0, 0]);
+        assert_eq!(spread(-10, &[1, 1]), vec![-5, -5]);
+        assert!(spread(5, &[]).is_empty());
+        for total in [0i64, 1, 99, 12_345] {
+            let parts = spread(total, &[3, 0, 7, 11]);
+            assert_eq!(parts.iter().sum::<i64>(), total);
+        }
+    }
 }

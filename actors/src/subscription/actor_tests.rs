@@ -67,6 +67,7 @@ fn terms() -> RenewalTerms {
     RenewalTerms {
         price_amount: Some(1500),
         discount_duration: None,
+        usage: Vec::new(),
     }
 }
 

@@ -74,6 +74,7 @@ fn terms(price_amount: i64, duration: Option<DiscountDuration>) -> RenewalTerms 
     RenewalTerms {
         price_amount: Some(price_amount),
         discount_duration: duration,
+        usage: Vec::new(),
     }
 }
 
@@ -223,6 +224,41 @@ fn a_paid_renewal_moves_to_the_next_period_and_writes_the_order() {
     let c2 = charge(next.plan_renewal(after_period(next), &terms(1500, None)));
     assert_eq!(c2.cycle, 2);
     assert_ne!(renewal_order_id(s.id, 2), order.id);
+}
+
+#[test]
+fn a_renewal_bills_the_ended_periods_usage_beside_the_next_fixed_price_undiscounted() {
+    use crate::domain::ids::PriceId;
+    use crate::domain::order::UsageLine;
+    let mut s = active(1500);
+    s.discount_id = Some(DiscountId::new());
+    s.amount = Some(1200);
+    let now = after_period(&s);
+    let line = |amount: i64| UsageLine {
+        price_id: PriceId::new(),
+        label: "API calls — (1,250 consumed units) × $0.005".into(),
+        amount,
+        start: s.current_period_start,
+        end: s.current_period_end.unwrap(),
+    };
+    let usage = vec![line(625), line(10_000)];
+    let terms = RenewalTerms {
+        usage: usage.clone(),
+        ..terms(1500, Some(DiscountDuration::Forever))
+    };
+    let c = charge(s.plan_renewal(now, &terms));
+    // The discounted fixed price (1200) and both lines, at full price.
+    assert_eq!(c.amount, 1200 + 625 + 10_000);
+    assert_eq!(c.usage, usage);
+    let r = s.renew(now, &terms, paid()).unwrap();
+    let order = r.order.unwrap();
+    assert_eq!(order.amount, 11_825);
+    assert_eq!(order.usage_lines, usage);
+    assert_eq!(order.usage_amount(), 10_625);
+    // The fixed line and the usage lines share the order's tax in proportion.
+    assert_eq!(order.spread_over_lines(1000), vec![101, 53, 846]);
+    // The subscription's own amount stays the fixed price's.
+    assert_eq!(r.subscription.amount, Some(1200));
 }
 
 #[test]

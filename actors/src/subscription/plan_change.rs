@@ -343,6 +343,7 @@ impl Subscription {
             last_payment: None,
             tax: charge.tax.order_tax(None),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: Vec::new(),
         }
     }
 }

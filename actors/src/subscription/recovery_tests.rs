@@ -22,6 +22,7 @@ fn terms() -> RenewalTerms {
     RenewalTerms {
         price_amount: Some(1500),
         discount_duration: None,
+        usage: Vec::new(),
     }
 }
 

@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Months, Utc};
 use crate::domain::customer::Address;
 use crate::domain::discount::DiscountDuration;
 use crate::domain::ids::{CustomerId, OrderId, SubscriptionId};
-use crate::domain::order::{BillingReason, Order, OrderStatus, DEFAULT_CURRENCY};
+use crate::domain::order::{BillingReason, Order, OrderStatus, UsageLine, DEFAULT_CURRENCY};
 use crate::domain::product::RecurringInterval;
 use crate::ids::derived_uuid;
 use crate::tax::TaxQuote;
@@ -26,13 +26,18 @@ pub const DUNNING_PERIOD: Duration = Duration::days(9);
 
 /// What a renewal needs from the catalog, read when it is planned: prices never change
 /// their amount (a new price replaces them), and a discount's duration cannot change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RenewalTerms {
     /// The price's amount per period before any discount; `None` for a free price.
     pub price_amount: Option<i64>,
     /// The duration of the subscription's discount; `None` if it has none or the record
     /// is gone (the current amount is then kept).
     pub discount_duration: Option<DiscountDuration>,
+    /// The usage of the ending period, one line per metered price of the subscription,
+    /// as the application measured it (its usage window closed once per period, so that
+    /// every retry of the charge bills the same); billed in arrears beside the next
+    /// period's fixed price, never discounted.
+    pub usage: Vec<UsageLine>,
 }
 
 /// The next renewal step of a subscription at a given time.
@@ -64,6 +69,8 @@ pub struct RenewalCharge {
     pub currency: String,
     /// The subscription's discount applies to this period.
     pub discounted: bool,
+    /// The ended period's usage, included in `amount` (see [`RenewalTerms::usage`]).
+    pub usage: Vec<UsageLine>,
     /// `<subscription id>:<cycle>` for the first attempt, with `:<last attempt time>`
     /// (`last_attempt_at`) appended for retries: a retried charge of the same attempt can never be taken twice.
     pub idempotency_key: String,
@@ -296,15 +303,20 @@ impl Subscription {
             }
             _ => format!("{}:{cycle}", self.id),
         };
+        let usage: i64 = terms
+            .usage
+            .iter()
+            .fold(0i64, |acc, l| acc.saturating_add(l.amount.max(0)));
         RenewalCharge {
             cycle,
-            amount: base.saturating_add(balance_applied),
+            amount: base.saturating_add(balance_applied).saturating_add(usage),
             balance_applied,
             currency: self
                 .currency
                 .clone()
                 .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
             discounted,
+            usage: terms.usage.clone(),
             idempotency_key,
             payment_token: self.payment_token.clone(),
             customer_id: self.customer_id,
@@ -456,6 +468,7 @@ impl Subscription {
             last_payment: None,
             tax: crate::domain::order::OrderTax::default(),
             invoice: crate::domain::order::InvoiceState::None,
+            usage_lines: charge.usage.clone(),
         }
     }
 }

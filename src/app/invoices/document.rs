@@ -122,10 +122,34 @@ pub fn invoice(
     now: DateTime<Utc>,
 ) -> Invoice {
     let subtotal = net_subtotal(order, price);
+    // The fixed price's line, then one per metered price's usage (never discounted); the
+    // tax spread over them in proportion.
+    let usage = order.usage_amount();
+    let fixed = subtotal.saturating_sub(usage);
+    let taxes = order.spread_over_lines(order.tax_amount);
+    let tax_of = |i: usize| taxes.get(i).copied().unwrap_or(0);
     let (quantity, unit_amount) = match order.seats.filter(|s| *s > 1) {
-        Some(seats) if subtotal % i64::from(seats) == 0 => (seats, subtotal / i64::from(seats)),
-        _ => (1, subtotal),
+        Some(seats) if fixed % i64::from(seats) == 0 => (seats, fixed / i64::from(seats)),
+        _ => (1, fixed),
     };
+    let mut lines = vec![InvoiceLine {
+        description: order.product_name.clone(),
+        quantity,
+        unit_amount,
+        amount: fixed,
+        tax_amount: tax_of(0),
+        period,
+    }];
+    for (i, line) in order.usage_lines.iter().enumerate() {
+        lines.push(InvoiceLine {
+            description: line.label.clone(),
+            quantity: 1,
+            unit_amount: line.amount,
+            amount: line.amount,
+            tax_amount: tax_of(i + 1),
+            period: Some((line.start, line.end)),
+        });
+    }
     let breakdown = order.tax.breakdown.clone();
     Invoice {
         id: Invoice::id_for_order(order.id),
@@ -138,14 +162,7 @@ pub fn invoice(
         supplied_at: order.created_at,
         seller: seller(org),
         buyer: bill_to(order, customer),
-        lines: vec![InvoiceLine {
-            description: order.product_name.clone(),
-            quantity,
-            unit_amount,
-            amount: subtotal,
-            tax_amount: order.tax_amount,
-            period,
-        }],
+        lines,
         subtotal,
         discount: subtotal - order.amount,
         net: order.amount,

@@ -88,6 +88,7 @@ fn order(amount: i64, tax: i64, behavior: TaxBehavior) -> Order {
             ..OrderTax::default()
         },
         invoice: InvoiceState::None,
+        usage_lines: Vec::new(),
     }
 }
 
@@ -391,4 +392,41 @@ fn a_purchase_a_proration_a_free_trial_and_a_lost_price_print_no_period() {
     let mut other = renewal.clone();
     other.product_price_id = PriceId::new();
     assert_eq!(period(&other, Some(&with_trial)), None);
+}
+
+#[test]
+fn a_renewal_prints_each_metered_usage_as_a_line_of_its_window() {
+    use crate::domain::ids::PriceId;
+    use crate::domain::order::UsageLine;
+    let org = org();
+    let mut o = order(1000 + 625, 325, TaxBehavior::Exclusive);
+    o.usage_lines.push(UsageLine {
+        price_id: PriceId::new(),
+        label: "API calls — (1,250 consumed units) × $0.005".into(),
+        amount: 625,
+        start: at(1),
+        end: at(2),
+    });
+    let i = invoice(
+        &org,
+        &o,
+        None,
+        None,
+        None,
+        number(&org, DocumentKind::Invoice, 8),
+        8,
+        at(3),
+    );
+    assert_eq!(i.lines.len(), 2);
+    assert_eq!((i.lines[0].amount, i.lines[0].tax_amount), (1000, 200));
+    assert_eq!((i.lines[1].amount, i.lines[1].tax_amount), (625, 125));
+    assert_eq!(
+        i.lines[1].description,
+        "API calls — (1,250 consumed units) × $0.005"
+    );
+    assert_eq!(i.lines[1].period, Some((at(1), at(2))));
+    assert_eq!(
+        (i.subtotal, i.net, i.tax(), i.total),
+        (1625, 1625, 325, 1950)
+    );
 }

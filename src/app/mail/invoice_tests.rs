@@ -414,5 +414,6 @@ fn sample_order() -> Order {
         last_payment: None,
         tax: crate::domain::order::OrderTax::default(),
         invoice: crate::domain::order::InvoiceState::None,
+        usage_lines: Vec::new(),
     }
 }
