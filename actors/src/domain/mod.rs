@@ -40,6 +40,7 @@ pub mod mail;
 pub mod membership;
 pub mod metadata;
 pub mod meter;
+pub mod metered;
 pub mod money;
 pub mod oauth2;
 pub mod order;
