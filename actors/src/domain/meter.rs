@@ -214,3 +214,80 @@ impl Record for Meter {
         )]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::golden::{at, hex, metadata, uuid};
+
+    fn full_meter() -> Meter {
+        Meter {
+            id: MeterId(uuid(1)),
+            organization_id: OrganizationId(uuid(2)),
+            name: "API calls".into(),
+            unit: MeterUnit::Custom,
+            custom_label: Some("calls".into()),
+            custom_multiplier: Some(10),
+            filter: Filter {
+                conjunction: Conjunction::And,
+                clauses: vec![
+                    FilterNode::Clause(Clause {
+                        property: "name".into(),
+                        operator: Operator::Eq,
+                        value: ClauseValue::Str("api".into()),
+                    }),
+                    FilterNode::Filter(Filter {
+                        conjunction: Conjunction::Or,
+                        clauses: vec![
+                            FilterNode::Clause(Clause {
+                                property: "n".into(),
+                                operator: Operator::Gte,
+                                value: ClauseValue::Int(-3),
+                            }),
+                            FilterNode::Clause(Clause {
+                                property: "ok".into(),
+                                operator: Operator::NotLike,
+                                value: ClauseValue::Bool(true),
+                            }),
+                        ],
+                    }),
+                ],
+            },
+            aggregation: Aggregation::Sum("tokens".into()),
+            metadata: metadata(),
+            created_at: at(0),
+            modified_at: Some(at(60)),
+            archived_at: Some(at(120)),
+            aggregating: true,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_golden_bytes() {
+        let meter = full_meter();
+        assert_eq!((Meter::COLLECTION, Meter::VERSION), ("meter", 1));
+        let bytes = meter.encode().unwrap_or_default();
+        assert_eq!(Meter::decode(1, &bytes).ok(), Some(meter));
+        assert_eq!(hex(&bytes), GOLDEN_V1, "meter format v1 changed: add a version");
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for u in MeterUnit::ALL {
+            assert_eq!(MeterUnit::parse(u.as_str()), Some(u));
+        }
+        for o in Operator::ALL {
+            assert_eq!(Operator::parse(o.as_str()), Some(o));
+        }
+        assert_eq!(Aggregation::Unique("x".into()).property(), Some("x"));
+        assert_eq!(Aggregation::Count.property(), None);
+    }
+
+    const GOLDEN_V1: &str = concat!(
+        "10000000000000000000000000000000011000000000000000000000000000000002094150492063",
+        "616c6c7302010563616c6c730114000200046e616d6500000361706901010200016e03010500026f",
+        "6b0702010106746f6b656e730304706c616e000370726f057365617473010505747269616c020114",
+        "313937302d30312d30315430303a30303a30305a0114313937302d30312d30315430303a30313a30",
+        "305a0114313937302d30312d30315430303a30323a30305a01",
+    );
+}
