@@ -122,9 +122,55 @@ impl UsageEvent {
         };
         match u16::from_be_bytes([a, b]) {
             1 => tollgate_storage::codec::decode(Self::COLLECTION, 1, &bytes[2..]),
-            v => Err(tollgate_storage::codec::unknown_version(Self::COLLECTION, v)),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
         }
     }
+}
+
+/// Whose event it is, as given: a customer id or the merchant's external customer id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventCustomer {
+    Id(uuid::Uuid),
+    External(String),
+}
+
+/// An event of `POST /v1/events/ingest`, its shape checked; what needs the store (the
+/// organization, the customer) is checked by the service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub name: String,
+    /// Given (UTC, in the past), or `None` for the ingestion time.
+    pub timestamp: Option<DateTime<Utc>>,
+    pub organization_id: Option<uuid::Uuid>,
+    pub external_id: Option<String>,
+    pub parent_id: Option<String>,
+    pub metadata: EventMetadata,
+    pub customer: EventCustomer,
+    /// Given as `member_id` (Tollgate has no members: refused by the service).
+    pub member_id: Option<uuid::Uuid>,
+    pub external_member_id: Option<String>,
+}
+
+/// The filters of `GET /v1/events/`, parsed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilter {
+    pub start: Option<DateTime<Utc>>,
+    pub end: Option<DateTime<Utc>>,
+    pub organization_ids: Vec<uuid::Uuid>,
+    pub customer_ids: Vec<uuid::Uuid>,
+    pub external_customer_ids: Vec<String>,
+    pub meter_id: Option<uuid::Uuid>,
+    pub names: Vec<String>,
+    pub sources: Vec<EventSource>,
+    pub query: Option<String>,
+    pub parent_id: Option<String>,
+    pub metadata: Vec<(String, String)>,
+    pub filter: Option<super::meter::Filter>,
+    /// `sorting=timestamp` (ascending) rather than the default `-timestamp`.
+    pub ascending: bool,
 }
 
 #[cfg(test)]

@@ -138,17 +138,13 @@ pub fn metadata_value(event: &UsageEvent, path: &str) -> Option<Py> {
         ("_cost", Some(field)) => {
             let cost = m.cost.as_ref()?;
             match field {
-                "amount" => cost
-                    .amount
-                    .parse::<f64>()
-                    .ok()
-                    .map(|f| {
-                        if f.fract() == 0.0 && !cost.amount.contains('.') && f.abs() < 9.0e15 {
-                            Py::Int(f as i64)
-                        } else {
-                            Py::Float(f)
-                        }
-                    }),
+                "amount" => cost.amount.parse::<f64>().ok().map(|f| {
+                    if f.fract() == 0.0 && !cost.amount.contains('.') && f.abs() < 9.0e15 {
+                        Py::Int(f as i64)
+                    } else {
+                        Py::Float(f)
+                    }
+                }),
                 "currency" => Some(Py::Str(cost.currency.clone())),
                 _ => None,
             }
@@ -193,7 +189,10 @@ fn compare(actual: &Py, op: Operator, expected: &Py) -> bool {
         (a, b) => match (a, b) {
             // Exact for integers (no rounding through f64).
             (Py::Int(x), Py::Int(y)) => Some(x.cmp(y)),
-            _ => a.number().zip(b.number()).and_then(|(x, y)| x.partial_cmp(&y)),
+            _ => a
+                .number()
+                .zip(b.number())
+                .and_then(|(x, y)| x.partial_cmp(&y)),
         },
     };
     match op {

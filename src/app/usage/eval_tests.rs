@@ -59,9 +59,15 @@ fn s(v: &str) -> ClauseValue {
 fn name_source_and_timestamp_need_their_types() {
     let e = event(&[]);
     assert!(clause_matches(&clause("name", "eq", s("api_call")), &e));
-    assert!(!clause_matches(&clause("name", "eq", ClauseValue::Int(1)), &e));
+    assert!(!clause_matches(
+        &clause("name", "eq", ClauseValue::Int(1)),
+        &e
+    ));
     // Not even `ne`: a non-string value never matches the name.
-    assert!(!clause_matches(&clause("name", "ne", ClauseValue::Int(1)), &e));
+    assert!(!clause_matches(
+        &clause("name", "ne", ClauseValue::Int(1)),
+        &e
+    ));
     assert!(clause_matches(&clause("source", "eq", s("user")), &e));
     assert!(clause_matches(&clause("name", "like", s("_ca")), &e));
     assert!(clause_matches(&clause("name", "not_like", s("zzz")), &e));
@@ -98,7 +104,10 @@ fn python_comparisons() {
     // 1 == 1.0, True == 1.
     assert!(clause_matches(&clause("f", "eq", ClauseValue::Int(1)), &e));
     assert!(clause_matches(&clause("t", "eq", ClauseValue::Int(1)), &e));
-    assert!(clause_matches(&clause("n", "eq", ClauseValue::Bool(true)), &e));
+    assert!(clause_matches(
+        &clause("n", "eq", ClauseValue::Bool(true)),
+        &e
+    ));
     // A string is never equal to a number, and unordered with it.
     assert!(!clause_matches(&clause("s", "eq", ClauseValue::Int(1)), &e));
     assert!(clause_matches(&clause("s", "ne", ClauseValue::Int(1)), &e));
@@ -110,7 +119,10 @@ fn python_comparisons() {
     // `like` compares Python's `str`: True is "True", 1.0 is "1.0".
     assert!(clause_matches(&clause("t", "like", s("Tru")), &e));
     assert!(clause_matches(&clause("f", "like", s("1.0")), &e));
-    assert!(clause_matches(&clause("n", "like", ClauseValue::Int(1)), &e));
+    assert!(clause_matches(
+        &clause("n", "like", ClauseValue::Int(1)),
+        &e
+    ));
     assert!(clause_matches(&clause("s", "like", s("b")), &e));
     assert!(clause_matches(&clause("s", "not_like", s("x")), &e));
     assert!(!clause_matches(&clause("s", "not_like", s("a")), &e));
@@ -127,7 +139,10 @@ fn structured_metadata_paths() {
         &clause("metadata._llm.vendor", "eq", s("openai")),
         &e
     ));
-    assert!(clause_matches(&clause("_cost.currency", "eq", s("usd")), &e));
+    assert!(clause_matches(
+        &clause("_cost.currency", "eq", s("usd")),
+        &e
+    ));
     assert_eq!(metadata_value(&e, "_cost.amount"), Some(Py::Float(0.25)));
     assert_eq!(metadata_value(&e, "_llm.prompt"), None);
 }

@@ -117,7 +117,12 @@ impl IndexOf {
 
     /// The `[start, end)` of the index's keys with a timestamp in `[from, to)` (µs; the
     /// whole index when `None`).
-    pub fn range(&self, org: OrganizationId, from: Option<i64>, to: Option<i64>) -> (Vec<u8>, Vec<u8>) {
+    pub fn range(
+        &self,
+        org: OrganizationId,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> (Vec<u8>, Vec<u8>) {
         let start = self.prefix(org).i64(from.unwrap_or(i64::MIN)).into_vec();
         let end = match to {
             Some(t) => self.prefix(org).i64(t).into_vec(),
@@ -177,6 +182,19 @@ pub fn parse_meter_bucket(key: &[u8]) -> Option<(String, i64)> {
     Some((scope, (u64::from_be_bytes(bytes) ^ (1 << 63)) as i64))
 }
 
+/// The scope, bucket and member of a [`tollgate_storage::Store::members`] entry (the row
+/// key, then the member).
+pub fn parse_member(entry: &[u8]) -> Option<(String, i64, &[u8])> {
+    let rest = entry.get(1 + 16 + 16..)?;
+    let (scope, tail) = read_str(rest)?;
+    let bytes: [u8; 8] = tail.get(..8)?.try_into().ok()?;
+    Some((
+        scope,
+        (u64::from_be_bytes(bytes) ^ (1 << 63)) as i64,
+        tail.get(8..)?,
+    ))
+}
+
 /// Reads one escaped, terminated string component (`KeyBuf::str`) and what follows.
 fn read_str(bytes: &[u8]) -> Option<(String, &[u8])> {
     let mut out = Vec::new();
@@ -224,6 +242,20 @@ pub fn window(org: OrganizationId, meter: MeterId, scope: &str) -> Vec<u8> {
         .into_vec()
 }
 
+/// The `[start, end)` of all the organization's windows.
+pub fn windows_of(org: OrganizationId) -> (Vec<u8>, Vec<u8>) {
+    let p = KeyBuf::new().u8(b'W').fixed(org.uuid().as_bytes());
+    (p.clone().into_vec(), p.u8(0xFF).into_vec())
+}
+
+/// The meter and scope of a window key (the inverse of [`window`]).
+pub fn parse_window(key: &[u8]) -> Option<(MeterId, String)> {
+    let meter = uuid::Uuid::from_slice(key.get(17..33)?).ok()?;
+    let (scope, rest) = read_str(key.get(33..)?)?;
+    rest.is_empty()
+        .then_some((MeterId::from_uuid(meter), scope))
+}
+
 /// The `[start, end)` holding exactly the window key of `(org, meter, scope)`.
 pub fn window_range(org: OrganizationId, meter: MeterId, scope: &str) -> (Vec<u8>, Vec<u8>) {
     let k = window(org, meter, scope);
@@ -242,7 +274,9 @@ mod tests {
         let t = Utc.with_ymd_and_hms(2026, 8, 1, 11, 59, 59).unwrap();
         assert_eq!(
             bucket_of(t),
-            Utc.with_ymd_and_hms(2026, 8, 1, 11, 45, 0).unwrap().timestamp()
+            Utc.with_ymd_and_hms(2026, 8, 1, 11, 45, 0)
+                .unwrap()
+                .timestamp()
         );
         let before_epoch = Utc.with_ymd_and_hms(1969, 12, 31, 23, 59, 0).unwrap();
         assert_eq!(bucket_of(before_epoch), -900);
@@ -257,6 +291,11 @@ mod tests {
         let c = meter_bucket(org, m, "x:a\0b", 900);
         assert!(a < b && b < c);
         assert_eq!(parse_meter_bucket(&c), Some(("x:a\0b".to_string(), 900)));
+        let entry = [c.clone(), b"member".to_vec()].concat();
+        assert_eq!(
+            parse_member(&entry),
+            Some(("x:a\0b".to_string(), 900, b"member".as_slice()))
+        );
         let (start, end) = meter_rows(org, m);
         assert!(start <= a && c < end);
         // Another scope's rows do not fall in this scope's range.
@@ -278,7 +317,11 @@ mod tests {
         let (s, e) = IndexOf::Time.range(org, None, Some(t.timestamp_micros()));
         let k = by_time(org, t, id);
         assert!(s <= k && k >= e);
-        let (s, e) = window_range(org, MeterId::new(), "*");
+        let m = MeterId::new();
+        let (s, e) = window_range(org, m, "*");
         assert!(s < e);
+        assert_eq!(parse_window(&s), Some((m, "*".to_string())));
+        let (s2, e2) = windows_of(org);
+        assert!(s2 <= s && e < e2);
     }
 }

@@ -15,71 +15,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Datelike, Duration, FixedOffset, LocalResult, NaiveDate, NaiveDateTime};
+use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime};
 use chrono::{Months, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 use tollgate_storage::Agg;
 
 use super::keys::BUCKET_SECS;
-
-/// Polar's `TimeInterval`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interval {
-    Year,
-    Month,
-    Week,
-    Day,
-    Hour,
-}
-
-impl Interval {
-    pub const ALL: [Interval; 5] = [
-        Interval::Year,
-        Interval::Month,
-        Interval::Week,
-        Interval::Day,
-        Interval::Hour,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Interval::Year => "year",
-            Interval::Month => "month",
-            Interval::Week => "week",
-            Interval::Day => "day",
-            Interval::Hour => "hour",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Interval> {
-        Interval::ALL.into_iter().find(|i| i.as_str() == s)
-    }
-
-    /// The longest span (in calendar days) a request may cover at this interval.
-    pub fn max_days(self) -> i64 {
-        match self {
-            Interval::Hour => 7,
-            Interval::Day => 366,
-            Interval::Week => 371,
-            Interval::Month => 1460,
-            Interval::Year => 3650,
-        }
-    }
-}
-
-/// Polar's `is_under_limits`: start not after end, and the calendar days between the two
-/// datetimes as given (not in the request's zone) at most the interval's limit.
-pub fn under_limits(
-    start: DateTime<FixedOffset>,
-    end: DateTime<FixedOffset>,
-    interval: Interval,
-) -> bool {
-    if start > end {
-        return false;
-    }
-    let days = end.date_naive().num_days_from_ce() - start.date_naive().num_days_from_ce();
-    i64::from(days) <= interval.max_days()
-}
+pub use crate::domain::meter::{under_limits, Func, Interval};
 
 /// A local time as an instant of the zone: the earlier of two in a fall-back overlap, the
 /// first instant after a spring-forward gap.
@@ -89,10 +31,12 @@ fn resolve(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
         LocalResult::Ambiguous(a, b) => Some(a.min(b).with_timezone(&Utc)),
         LocalResult::None => {
             // Gaps last at most a few hours: the first local minute that exists.
-            (1..=24 * 4).find_map(|q| match tz.from_local_datetime(&(local + Duration::minutes(15 * q))) {
-                LocalResult::Single(t) => Some(t.with_timezone(&Utc)),
-                LocalResult::Ambiguous(a, _) => Some(a.with_timezone(&Utc)),
-                LocalResult::None => None,
+            (1..=24 * 4).find_map(|q| {
+                match tz.from_local_datetime(&(local + Duration::minutes(15 * q))) {
+                    LocalResult::Single(t) => Some(t.with_timezone(&Utc)),
+                    LocalResult::Ambiguous(a, _) => Some(a.with_timezone(&Utc)),
+                    LocalResult::None => None,
+                }
             })
         }
     }
@@ -174,55 +118,6 @@ pub fn bucket_ceil(secs: i64) -> i64 {
         }
 }
 
-/// The six functions of an aggregation (the meter's, or `customer_aggregation_function`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Func {
-    Count,
-    Sum,
-    Max,
-    Min,
-    Avg,
-    Unique,
-}
-
-impl Func {
-    pub const ALL: [Func; 6] = [
-        Func::Count,
-        Func::Sum,
-        Func::Max,
-        Func::Min,
-        Func::Avg,
-        Func::Unique,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Func::Count => "count",
-            Func::Sum => "sum",
-            Func::Max => "max",
-            Func::Min => "min",
-            Func::Avg => "avg",
-            Func::Unique => "unique",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Func> {
-        Func::ALL.into_iter().find(|f| f.as_str() == s)
-    }
-
-    pub fn of(aggregation: &crate::domain::meter::Aggregation) -> Func {
-        use crate::domain::meter::Aggregation as A;
-        match aggregation {
-            A::Count => Func::Count,
-            A::Sum(_) => Func::Sum,
-            A::Max(_) => Func::Max,
-            A::Min(_) => Func::Min,
-            A::Avg(_) => Func::Avg,
-            A::Unique(_) => Func::Unique,
-        }
-    }
-}
-
 /// What a set of rows holds: their merged aggregate and, for `unique` meters, their
 /// distinct members.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,7 +168,10 @@ impl Rows {
     }
 
     pub fn add_member(&mut self, bucket: i64, group: usize, member: Vec<u8>) {
-        self.members.entry((bucket, group)).or_default().insert(member);
+        self.members
+            .entry((bucket, group))
+            .or_default()
+            .insert(member);
     }
 
     /// The cells of each group in the UTC range `[from, to)`.

@@ -29,7 +29,12 @@ fn every_zone_offset_since_2023_is_a_quarter_hour() {
 
 #[test]
 fn day_points_are_not_truncated_but_their_buckets_are() {
-    let points = series(utc(2026, 8, 1, 12, 0), utc(2026, 8, 3, 12, 0), Interval::Day, Tz::UTC);
+    let points = series(
+        utc(2026, 8, 1, 12, 0),
+        utc(2026, 8, 3, 12, 0),
+        Interval::Day,
+        Tz::UTC,
+    );
     assert_eq!(points.len(), 3);
     assert_eq!(points[0].timestamp, utc(2026, 8, 1, 12, 0));
     assert_eq!(points[0].from, utc(2026, 8, 1, 0, 0).timestamp());
@@ -40,12 +45,22 @@ fn day_points_are_not_truncated_but_their_buckets_are() {
 #[test]
 fn days_in_a_half_hour_zone() {
     // Asia/Kolkata is +05:30: its day starts at 18:30 UTC the day before.
-    let points = series(utc(2026, 8, 1, 0, 0), utc(2026, 8, 2, 0, 0), Interval::Day, tz("Asia/Kolkata"));
+    let points = series(
+        utc(2026, 8, 1, 0, 0),
+        utc(2026, 8, 2, 0, 0),
+        Interval::Day,
+        tz("Asia/Kolkata"),
+    );
     assert_eq!(points.len(), 2);
     assert_eq!(points[0].from, utc(2026, 7, 31, 18, 30).timestamp());
     assert_eq!(points[0].to, utc(2026, 8, 1, 18, 30).timestamp());
     // Hours of Kathmandu (+05:45) are quarter past in UTC.
-    let hours = series(utc(2026, 8, 1, 0, 0), utc(2026, 8, 1, 2, 0), Interval::Hour, tz("Asia/Kathmandu"));
+    let hours = series(
+        utc(2026, 8, 1, 0, 0),
+        utc(2026, 8, 1, 2, 0),
+        Interval::Hour,
+        tz("Asia/Kathmandu"),
+    );
     assert_eq!(hours.len(), 3);
     assert_eq!(hours[0].from, utc(2026, 7, 31, 23, 15).timestamp());
     assert_eq!(hours[0].to, utc(2026, 8, 1, 0, 15).timestamp());
@@ -55,14 +70,20 @@ fn days_in_a_half_hour_zone() {
 fn dst_days_are_23_and_25_hours() {
     let paris = tz("Europe/Paris");
     // 2026-03-29: clocks go from 02:00 to 03:00 (a 23-hour day).
-    let start = paris.with_ymd_and_hms(2026, 3, 29, 0, 0, 0).unwrap().with_timezone(&Utc);
+    let start = paris
+        .with_ymd_and_hms(2026, 3, 29, 0, 0, 0)
+        .unwrap()
+        .with_timezone(&Utc);
     let points = series(start, start + Duration::hours(30), Interval::Day, paris);
     assert_eq!(points.len(), 2);
     assert_eq!(points[0].to - points[0].from, 23 * 3600);
     // Each point is local midnight (PostgreSQL adds a day on the local calendar).
     assert_eq!(points[1].timestamp.with_timezone(&paris).hour(), 0);
     // 2026-10-25: 03:00 back to 02:00 (a 25-hour day).
-    let start = paris.with_ymd_and_hms(2026, 10, 25, 0, 0, 0).unwrap().with_timezone(&Utc);
+    let start = paris
+        .with_ymd_and_hms(2026, 10, 25, 0, 0, 0)
+        .unwrap()
+        .with_timezone(&Utc);
     let points = series(start, start, Interval::Day, paris);
     assert_eq!(points[0].to - points[0].from, 25 * 3600);
     // Hours across the fall-back: five distinct UTC hours, each its own bucket.
@@ -73,7 +94,10 @@ fn dst_days_are_23_and_25_hours() {
     }
     // Lord Howe shifts by 30 minutes.
     let lh = tz("Australia/Lord_Howe");
-    let start = lh.with_ymd_and_hms(2026, 4, 5, 0, 0, 0).unwrap().with_timezone(&Utc);
+    let start = lh
+        .with_ymd_and_hms(2026, 4, 5, 0, 0, 0)
+        .unwrap()
+        .with_timezone(&Utc);
     let points = series(start, start, Interval::Day, lh);
     assert_eq!(points[0].to - points[0].from, 24 * 3600 + 1800);
 }
@@ -81,11 +105,21 @@ fn dst_days_are_23_and_25_hours() {
 #[test]
 fn weeks_months_and_years() {
     // 2026-08-05 is a Wednesday: its week starts Monday 08-03.
-    let w = series(utc(2026, 8, 5, 10, 0), utc(2026, 8, 5, 10, 0), Interval::Week, Tz::UTC);
+    let w = series(
+        utc(2026, 8, 5, 10, 0),
+        utc(2026, 8, 5, 10, 0),
+        Interval::Week,
+        Tz::UTC,
+    );
     assert_eq!(w[0].from, utc(2026, 8, 3, 0, 0).timestamp());
     assert_eq!(w[0].to, utc(2026, 8, 10, 0, 0).timestamp());
     // Months step on the calendar, from the previous point (Jan 31 → Feb 28 → Mar 28).
-    let m = series(utc(2026, 1, 31, 0, 0), utc(2026, 4, 30, 0, 0), Interval::Month, Tz::UTC);
+    let m = series(
+        utc(2026, 1, 31, 0, 0),
+        utc(2026, 4, 30, 0, 0),
+        Interval::Month,
+        Tz::UTC,
+    );
     let stamps: Vec<_> = m.iter().map(|p| p.timestamp).collect();
     assert_eq!(
         stamps,
@@ -98,7 +132,12 @@ fn weeks_months_and_years() {
     );
     assert_eq!(m[1].from, utc(2026, 2, 1, 0, 0).timestamp());
     assert_eq!(m[1].to, utc(2026, 3, 1, 0, 0).timestamp());
-    let y = series(utc(2025, 6, 1, 0, 0), utc(2026, 6, 1, 0, 0), Interval::Year, tz("America/New_York"));
+    let y = series(
+        utc(2025, 6, 1, 0, 0),
+        utc(2026, 6, 1, 0, 0),
+        Interval::Year,
+        tz("America/New_York"),
+    );
     assert_eq!(y.len(), 2);
     assert_eq!(y[1].from, utc(2026, 1, 1, 5, 0).timestamp());
 }
@@ -106,12 +145,32 @@ fn weeks_months_and_years() {
 #[test]
 fn limits_count_calendar_days_as_given() {
     let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap();
-    assert!(under_limits(at("2026-08-01T00:00:00Z"), at("2026-08-08T23:59:00Z"), Interval::Hour));
-    assert!(!under_limits(at("2026-08-01T00:00:00Z"), at("2026-08-09T00:00:00Z"), Interval::Hour));
-    assert!(!under_limits(at("2026-08-02T00:00:00Z"), at("2026-08-01T00:00:00Z"), Interval::Day));
-    assert!(under_limits(at("2025-08-01T00:00:00Z"), at("2026-08-01T00:00:00Z"), Interval::Day));
+    assert!(under_limits(
+        at("2026-08-01T00:00:00Z"),
+        at("2026-08-08T23:59:00Z"),
+        Interval::Hour
+    ));
+    assert!(!under_limits(
+        at("2026-08-01T00:00:00Z"),
+        at("2026-08-09T00:00:00Z"),
+        Interval::Hour
+    ));
+    assert!(!under_limits(
+        at("2026-08-02T00:00:00Z"),
+        at("2026-08-01T00:00:00Z"),
+        Interval::Day
+    ));
+    assert!(under_limits(
+        at("2025-08-01T00:00:00Z"),
+        at("2026-08-01T00:00:00Z"),
+        Interval::Day
+    ));
     // The offsets given count, not UTC: 23:00-05:00 is still the 1st.
-    assert!(under_limits(at("2026-08-01T23:00:00-05:00"), at("2026-08-08T00:00:00Z"), Interval::Hour));
+    assert!(under_limits(
+        at("2026-08-01T23:00:00-05:00"),
+        at("2026-08-08T00:00:00Z"),
+        Interval::Hour
+    ));
 }
 
 fn agg(values: &[f64]) -> Agg {
@@ -125,7 +184,12 @@ fn agg(values: &[f64]) -> Agg {
 #[test]
 fn folds_each_aggregation() {
     let day = |d: u32| utc(2026, 8, d, 0, 0).timestamp();
-    let points = series(utc(2026, 8, 1, 0, 0), utc(2026, 8, 3, 0, 0), Interval::Day, Tz::UTC);
+    let points = series(
+        utc(2026, 8, 1, 0, 0),
+        utc(2026, 8, 3, 0, 0),
+        Interval::Day,
+        Tz::UTC,
+    );
     let mut rows = Rows::default();
     // Day 1: two rows (values 1, 5 then 3); day 2 empty; day 3: one row (10).
     rows.add(day(1), 0, &agg(&[1.0, 5.0]));
@@ -153,7 +217,12 @@ fn folds_each_aggregation() {
 #[test]
 fn unique_counts_distinct_members_per_bucket_and_over_the_range() {
     let day = |d: u32| utc(2026, 8, d, 0, 0).timestamp();
-    let points = series(utc(2026, 8, 1, 0, 0), utc(2026, 8, 2, 0, 0), Interval::Day, Tz::UTC);
+    let points = series(
+        utc(2026, 8, 1, 0, 0),
+        utc(2026, 8, 2, 0, 0),
+        Interval::Day,
+        Tz::UTC,
+    );
     let mut rows = Rows::default();
     rows.add_member(day(1), 0, b"a".to_vec());
     rows.add_member(day(1) + 900, 0, b"a".to_vec());
@@ -168,7 +237,12 @@ fn unique_counts_distinct_members_per_bucket_and_over_the_range() {
 #[test]
 fn per_customer_functions() {
     let day = utc(2026, 8, 1, 0, 0).timestamp();
-    let points = series(utc(2026, 8, 1, 0, 0), utc(2026, 8, 1, 0, 0), Interval::Day, Tz::UTC);
+    let points = series(
+        utc(2026, 8, 1, 0, 0),
+        utc(2026, 8, 1, 0, 0),
+        Interval::Day,
+        Tz::UTC,
+    );
     let mut rows = Rows::default();
     // Customer 0 summed 4, customer 1 summed 10, customer 2 summed 4.
     rows.add(day, 0, &agg(&[1.0, 3.0]));
