@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::benefit_downloadables::BenefitDownloadablesProperties;
+use super::benefit_meter_credit::{check_units, BenefitMeterCreditProperties};
 use super::metadata::{body_metadata, metadata_map, MetadataMap};
 use super::price::{tag, TagCustom};
 use super::Maybe;
@@ -24,6 +25,7 @@ tag!(TagAds = "ads");
 tag!(TagDownloadables = "downloadables");
 tag!(TagFeatureFlag = "feature_flag");
 tag!(TagLicenseKeys = "license_keys");
+tag!(TagMeterCredit = "meter_credit");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -35,6 +37,7 @@ pub enum BenefitType {
     Downloadables,
     LicenseKeys,
     FeatureFlag,
+    MeterCredit,
 }
 
 impl From<domain::BenefitType> for BenefitType {
@@ -47,6 +50,7 @@ impl From<domain::BenefitType> for BenefitType {
             domain::BenefitType::Downloadables => BenefitType::Downloadables,
             domain::BenefitType::LicenseKeys => BenefitType::LicenseKeys,
             domain::BenefitType::FeatureFlag => BenefitType::FeatureFlag,
+            domain::BenefitType::MeterCredit => BenefitType::MeterCredit,
         }
     }
 }
@@ -316,6 +320,14 @@ benefit_variant!(
     BenefitDownloadablesProperties
 );
 
+benefit_variant!(
+    /// A benefit crediting units of a meter at each grant and renewal (Polar's
+    /// `BenefitMeterCredit`).
+    BenefitMeterCredit,
+    TagMeterCredit,
+    BenefitMeterCreditProperties
+);
+
 /// The properties of a feature flag: none (`{}`), as Polar's.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct BenefitFeatureFlagProperties {}
@@ -330,6 +342,7 @@ pub enum BenefitView {
     Ads(BenefitAds),
     FeatureFlag(BenefitFeatureFlag),
     Downloadables(BenefitDownloadables),
+    MeterCredit(BenefitMeterCredit),
 }
 
 impl From<&Benefit> for BenefitView {
@@ -362,6 +375,9 @@ impl From<&Benefit> for BenefitView {
             )),
             BenefitProperties::Downloadables(d) => BenefitView::Downloadables(
                 BenefitDownloadables::build(b, TagDownloadables::Value, d.into()),
+            ),
+            BenefitProperties::MeterCredit(m) => BenefitView::MeterCredit(
+                BenefitMeterCredit::build(b, TagMeterCredit::Value, m.into()),
             ),
         }
     }
@@ -469,6 +485,19 @@ benefit_bodies!(
     "a downloadables benefit (files of the organization, uploaded, `downloadable`)"
 );
 
+benefit_bodies!(
+    BenefitMeterCreditCreate,
+    BenefitMeterCreditUpdate,
+    BenefitMeterCreditProperties,
+    "a meter credit benefit (`meter_id`: a meter of the organization)"
+);
+
+impl From<BenefitMeterCreditProperties> for BenefitProperties {
+    fn from(p: BenefitMeterCreditProperties) -> Self {
+        BenefitProperties::MeterCredit(p.into())
+    }
+}
+
 impl From<BenefitDownloadablesProperties> for BenefitProperties {
     fn from(p: BenefitDownloadablesProperties) -> Self {
         BenefitProperties::Downloadables(p.into())
@@ -484,6 +513,7 @@ pub enum BenefitCreate {
     LicenseKeys(BenefitLicenseKeysCreate),
     FeatureFlag(BenefitFeatureFlagCreate),
     Downloadables(BenefitDownloadablesCreate),
+    MeterCredit(BenefitMeterCreditCreate),
 }
 
 /// Updates a benefit; `type` must be the benefit's.
@@ -495,6 +525,7 @@ pub enum BenefitUpdate {
     LicenseKeys(BenefitLicenseKeysUpdate),
     FeatureFlag(BenefitFeatureFlagUpdate),
     Downloadables(BenefitDownloadablesUpdate),
+    MeterCredit(BenefitMeterCreditUpdate),
 }
 
 impl From<BenefitFeatureFlagProperties> for BenefitProperties {
@@ -651,6 +682,10 @@ impl BenefitCreate {
             BenefitCreate::LicenseKeys(c) => c.properties.grace_days,
             _ => None,
         };
+        let units_given = match &self {
+            BenefitCreate::MeterCredit(c) => Some(c.properties.units),
+            _ => None,
+        };
         let (description, organization_id, properties, metadata, visibility): (
             _,
             _,
@@ -693,6 +728,13 @@ impl BenefitCreate {
                 c.metadata,
                 c.visibility,
             ),
+            BenefitCreate::MeterCredit(c) => (
+                c.description,
+                c.organization_id,
+                c.properties.into(),
+                c.metadata,
+                c.visibility,
+            ),
         };
         let mut v = Validator::new();
         let kind = properties.kind();
@@ -703,6 +745,9 @@ impl BenefitCreate {
         }
         check_properties(&mut v, &properties);
         check_grace_days(&mut v, grace_given);
+        if let Some(units) = units_given {
+            check_units(&mut v, units);
+        }
         v.finish()?;
         Ok(NewBenefit {
             organization_id,
@@ -723,6 +768,7 @@ impl BenefitUpdate {
             BenefitUpdate::LicenseKeys(_) => domain::BenefitType::LicenseKeys,
             BenefitUpdate::FeatureFlag(_) => domain::BenefitType::FeatureFlag,
             BenefitUpdate::Downloadables(_) => domain::BenefitType::Downloadables,
+            BenefitUpdate::MeterCredit(_) => domain::BenefitType::MeterCredit,
         }
     }
 
@@ -733,6 +779,10 @@ impl BenefitUpdate {
         let mut rotation_given = false;
         let mut grace_given = None;
         let mut quantity_given = false;
+        let units_given = match &self {
+            BenefitUpdate::MeterCredit(u) => u.properties.as_ref().map(|p| p.units),
+            _ => None,
+        };
         let (description, properties, metadata, visibility): (_, Option<BenefitProperties>, _, _) =
             match self {
                 BenefitUpdate::Custom(u) => (
@@ -773,6 +823,12 @@ impl BenefitUpdate {
                     u.metadata,
                     u.visibility,
                 ),
+                BenefitUpdate::MeterCredit(u) => (
+                    u.description,
+                    u.properties.map(Into::into),
+                    u.metadata,
+                    u.visibility,
+                ),
             };
         let mut v = Validator::new();
         if let Some(d) = &description {
@@ -783,6 +839,9 @@ impl BenefitUpdate {
         if let Some(p) = &properties {
             check_properties(&mut v, p);
             check_grace_days(&mut v, grace_given);
+            if let Some(units) = units_given {
+                check_units(&mut v, units);
+            }
         }
         let visibility = check_visibility(&mut v, kind, visibility.as_deref());
         let metadata = body_metadata(&mut v, &metadata, true);
@@ -801,190 +860,7 @@ impl BenefitUpdate {
 }
 
 #[cfg(test)]
-pub(crate) fn sample_benefits() -> Vec<Benefit> {
-    use chrono::TimeZone;
-
-    use crate::domain::ids::{BenefitId, OrganizationId};
-
-    let now = Utc
-        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
-        .single()
-        .unwrap_or_default();
-    let benefit = |n: u128, description: &str, properties| Benefit {
-        id: BenefitId(Uuid::from_u128(0xbe00 + n)),
-        organization_id: OrganizationId(Uuid::from_u128(0x0a)),
-        created_at: now,
-        modified_at: None,
-        description: description.into(),
-        selectable: true,
-        deletable: true,
-        properties,
-        deleted_at: None,
-        metadata: crate::domain::metadata::Metadata::default(),
-        visibility: domain::Visibility::Public,
-    };
-    vec![
-        benefit(
-            1,
-            "License key",
-            BenefitProperties::LicenseKeys(LicenseKeyProperties {
-                prefix: Some("ACME".into()),
-                expires: Some(KeyExpiry {
-                    ttl: 1,
-                    timeframe: domain::Timeframe::Year,
-                }),
-                activations: Some(KeyActivations {
-                    limit: 3,
-                    enable_customer_admin: true,
-                    allow_replacement: false,
-                }),
-                limit_usage: None,
-                allow_customer_rotation: true,
-                grace_days: domain::DEFAULT_GRACE_DAYS,
-                quantity: domain::KeyQuantity::OneKey,
-            }),
-        ),
-        benefit(
-            2,
-            "Thank-you note",
-            BenefitProperties::Custom {
-                note: Some("Thanks!".into()),
-            },
-        ),
-        benefit(
-            3,
-            "Sponsor ads",
-            BenefitProperties::Ads {
-                image_height: 400,
-                image_width: 400,
-            },
-        ),
-        Benefit {
-            visibility: domain::Visibility::Private,
-            ..benefit(4, "Beta features", BenefitProperties::FeatureFlag)
-        },
-    ]
-}
-
-/// A downloadables benefit (two files, the second archived), for the document's tests.
+#[path = "benefit_samples.rs"]
+mod samples;
 #[cfg(test)]
-pub(crate) fn sample_downloadables() -> Benefit {
-    let mut b = sample_benefits().remove(0);
-    b.id = crate::domain::ids::BenefitId(Uuid::from_u128(0xbe05));
-    b.description = "Downloads".into();
-    b.properties = BenefitProperties::Downloadables(domain::DownloadablesProperties {
-        files: vec![
-            crate::domain::ids::FileId(Uuid::from_u128(0xf1)),
-            crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
-        ],
-        archived: vec![(
-            crate::domain::ids::FileId(Uuid::from_u128(0xf2)),
-            b.created_at,
-        )],
-    });
-    b
-}
-
-#[cfg(test)]
-pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
-    let mut out = Vec::new();
-    let mut all = sample_benefits();
-    all.push(sample_downloadables());
-    for b in all {
-        out.push((
-            "Benefit",
-            serde_json::to_value(BenefitView::from(&b)).unwrap_or_default(),
-        ));
-        out.push((
-            "BenefitBase",
-            serde_json::to_value(BenefitBase::from(&b)).unwrap_or_default(),
-        ));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn benefit_variants_have_polars_keys() {
-        let mut all = sample_benefits();
-        all.push(sample_downloadables());
-        let views: Vec<serde_json::Value> = all
-            .iter()
-            .map(|b| serde_json::to_value(BenefitView::from(b)).unwrap())
-            .collect();
-        assert_eq!(views[0]["type"], "license_keys");
-        assert_eq!(
-            views[0]["properties"],
-            json!({"prefix": "ACME", "expires": {"ttl": 1, "timeframe": "year"},
-                   "activations": {"limit": 3, "enable_customer_admin": true,
-                                   "allow_replacement": false},
-                   "limit_usage": null, "allow_customer_rotation": true, "grace_days": 3,
-                   "quantity": "one_key"})
-        );
-        assert!(views[0].get("is_tax_applicable").is_none());
-        assert_eq!(views[1]["type"], "custom");
-        assert_eq!(views[1]["properties"], json!({"note": "Thanks!"}));
-        assert_eq!(views[1]["is_tax_applicable"], false);
-        assert_eq!(views[2]["type"], "ads");
-        assert!(views[2].get("is_tax_applicable").is_none());
-        assert_eq!(views[2]["modified_at"], serde_json::Value::Null);
-        assert_eq!(views[2]["visibility"], "public");
-        assert_eq!(views[2]["visibility_configurable"], false);
-        assert_eq!(views[3]["type"], "feature_flag");
-        assert_eq!(views[3]["properties"], json!({}));
-        assert_eq!(views[3]["visibility"], "private");
-        assert_eq!(views[3]["visibility_configurable"], true);
-        assert_eq!(views[4]["type"], "downloadables");
-        assert_eq!(
-            views[4]["properties"],
-            json!({"archived": {"00000000-0000-0000-0000-0000000000f2": true},
-                   "files": ["00000000-0000-0000-0000-0000000000f1",
-                             "00000000-0000-0000-0000-0000000000f2"]})
-        );
-    }
-
-    #[test]
-    fn benefit_bodies_read_every_type() {
-        let b: BenefitCreate =
-            serde_json::from_value(json!({"type": "ads", "description": "Ads", "properties": {}}))
-                .unwrap();
-        assert!(matches!(
-            b,
-            BenefitCreate::Ads(BenefitAdsCreate {
-                properties: BenefitAdsProperties {
-                    image_height: 400,
-                    image_width: 400
-                },
-                ..
-            })
-        ));
-        let b: BenefitUpdate =
-            serde_json::from_value(json!({"type": "license_keys", "properties": {"prefix": "X"}}))
-                .unwrap();
-        assert!(matches!(b, BenefitUpdate::LicenseKeys(u) if u.description.is_none()));
-    }
-
-    #[test]
-    fn samples_cover_every_benefit_variant() {
-        let types: std::collections::BTreeSet<String> = samples()
-            .iter()
-            .filter(|(name, _)| *name == "Benefit")
-            .filter_map(|(_, v)| v["type"].as_str().map(String::from))
-            .collect();
-        let expected: std::collections::BTreeSet<String> = [
-            "ads",
-            "custom",
-            "downloadables",
-            "feature_flag",
-            "license_keys",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect();
-        assert_eq!(types, expected);
-    }
-}
+pub(crate) use samples::{sample_benefits, samples};

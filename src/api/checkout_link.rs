@@ -372,7 +372,7 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
     let views = |ids: &[crate::domain::ids::ProductId]| -> Vec<ProductView> {
         ids.iter()
             .filter_map(|id| products.iter().find(|p| p.id == *id))
-            .map(|p| ProductView::new(p, &benefits, &fields))
+            .map(|p| ProductView::new(p, &benefits, &fields, &super::price::sample_meters()))
             .collect()
     };
     let base = "https://tollgate.example.com";

@@ -370,13 +370,13 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
             url: format!("{base}/checkout/{}", c.client_secret),
             success_url: c
                 .success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
-            product: CheckoutProduct::new(product, &benefits),
-            product_price: ProductPrice::new(product, &c.price),
+            product: CheckoutProduct::new(product, &benefits, &[]),
+            product_price: ProductPrice::new(product, &c.price, &[]),
             products: c
                 .products
                 .iter()
                 .filter_map(|id| products.iter().find(|p| p.id == *id))
-                .map(|p| CheckoutProduct::new(p, &benefits))
+                .map(|p| CheckoutProduct::new(p, &benefits, &[]))
                 .collect(),
             attached_custom_fields: crate::api::product::attached_custom_fields(product, &fields),
         };

@@ -369,6 +369,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     );
     let products = super::product::sample_products();
     let benefits = super::benefit::sample_benefits();
+    let meters = super::price::sample_meters();
     let subscriptions = super::subscription::sample_subscriptions();
     let mut out = vec![
         (
@@ -406,7 +407,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         ),
     ];
     for (n, product) in products.iter().enumerate() {
-        let view = CustomerProduct::new(product, &benefits, &organization);
+        let view = CustomerProduct::new(product, &benefits, &organization, &meters);
         let Some(price) = product.prices.first() else {
             continue;
         };
@@ -451,6 +452,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             usage_lines: Vec::new(),
         };
         let refs = OrderRefs {
+            meters: &meters,
             customer: &customer,
             product,
             price,
@@ -467,7 +469,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         if let Some(s) = subscription {
             if let Some(recurring) = product
                 .price(s.price_id)
-                .and_then(|p| ProductPriceRecurring::new(product, p))
+                .and_then(|p| ProductPriceRecurring::new(product, p, &meters))
             {
                 out.push((
                     "CustomerSubscription",

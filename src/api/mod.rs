@@ -3,6 +3,7 @@
 pub mod benefit;
 pub mod benefit_downloadables;
 pub mod benefit_grant;
+pub mod benefit_meter_credit;
 pub mod checkout;
 pub mod checkout_link;
 pub mod custom_field;

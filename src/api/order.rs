@@ -61,6 +61,8 @@ impl From<domain::BillingReason> for BillingReason {
 
 /// The records an order refers to, as its rendering embeds them.
 pub struct OrderRefs<'a> {
+    /// The meters of the product's metered prices.
+    pub meters: &'a [crate::domain::meter::Meter],
     pub customer: &'a Customer,
     pub product: &'a Product,
     pub price: &'a Price,
@@ -205,7 +207,7 @@ impl OrderView {
             user_id: refs.customer.id.0,
             user: CustomerUser::from(refs.customer),
             product: ProductBase::from(refs.product),
-            product_price: ProductPrice::new(refs.product, refs.price),
+            product_price: ProductPrice::new(refs.product, refs.price, refs.meters),
             discount: refs.discount.map(DiscountBase::from),
             subscription: refs.subscription.map(OrderSubscription::from),
             paid: o.status.was_paid(),
@@ -398,6 +400,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             continue;
         };
         let refs = OrderRefs {
+            meters: &super::price::sample_meters(),
             customer: &customer,
             product,
             price,
@@ -528,6 +531,7 @@ mod tests {
         o.status = domain::OrderStatus::Pending;
         o.next_payment_attempt_at = Some(next);
         let refs = OrderRefs {
+            meters: &[],
             customer: &customer,
             product,
             price,

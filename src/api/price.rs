@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::currency::Currency;
 use crate::domain::ids::PriceId;
+use crate::domain::meter::Meter;
 use crate::domain::product::{self as domain, NewPrice, Price, PriceKind, Product};
 use crate::error::FieldError;
 use crate::validate::Validator;
@@ -19,8 +20,13 @@ use super::version::{self, ApiVersion, VersionedFields, Versions};
 #[path = "price_tiers.rs"]
 mod tiers;
 pub use tiers::{PriceTier, PriceTiers};
+#[path = "price_metered.rs"]
+mod metered;
 #[path = "price_tax.rs"]
 mod tax;
+#[cfg(test)]
+pub(crate) use metered::{sample_metered_kind, sample_meters};
+pub use metered::{unit_amount_error, ProductPriceMeter, ONE_TIME_METERED};
 use tax::tax_behavior;
 pub use tax::{TaxBehaviorOptionWire, TAX_BEHAVIOR_EXPECTED};
 
@@ -42,6 +48,7 @@ tag!(TagFixed = "fixed");
 tag!(TagFree = "free");
 tag!(TagCustom = "custom");
 tag!(TagSeatBased = "seat_based");
+tag!(TagMeteredUnit = "metered_unit");
 
 /// Stripe's bounds, which Polar applies to every amount (in cents).
 pub const MINIMUM_PRICE_AMOUNT: i64 = 50;
@@ -288,7 +295,6 @@ pub enum Cadence {
 /// The price kinds of Polar that Tollgate does not sell (yet).
 const UNSUPPORTED_AMOUNT_TYPES: &[(&str, &str)] = &[
     ("unit_based", "Unit-based pricing"),
-    ("metered_unit", "Usage-based (metered) pricing"),
     ("metered_tiers", "Usage-based (metered) pricing"),
 ];
 
@@ -345,6 +351,9 @@ pub fn parse_price(
         return None;
     }
     let tax_behavior = tax_behavior(v, raw, loc);
+    if raw.get("amount_type").and_then(Value::as_str) == Some("metered_unit") {
+        return metered::parse_metered(v, loc, raw, cadence, tax_behavior).map(PriceInput::New);
+    }
     let recurring = match (raw.get("type"), cadence) {
         (None, Some(c)) => Some(c != Cadence::OneTime),
         (None, None) => {
@@ -814,6 +823,21 @@ impl VersionedFields for ProductPriceOneTimeSeatBased {
     const FIELDS: &'static [(&'static str, Versions)] = SEAT_PRICE_FIELDS;
 }
 
+price_variant!(
+    /// Metered (Polar's `ProductPriceMeteredUnit`): nothing up front; each period's usage
+    /// of the meter is billed at its end, `unit_amount` cents a unit, at most `cap_amount`.
+    ProductPriceMeteredUnit, TagMeteredUnit, TagRecurring {
+        price_currency: String,
+        recurring_interval: RecurringInterval,
+        /// The price of a unit in cents, a decimal string (`"0.5"`: half a cent).
+        unit_amount: String,
+        /// The most a period's usage costs, in cents (`null`: no cap).
+        cap_amount: Option<i64>,
+        meter_id: Uuid,
+        meter: ProductPriceMeter,
+    }
+);
+
 /// A price, its variant named by `type` and `amount_type`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(untagged)]
@@ -825,13 +849,15 @@ pub enum ProductPrice {
     OneTimeCustom(ProductPriceOneTimeCustom),
     RecurringSeatBased(ProductPriceRecurringSeatBased),
     OneTimeSeatBased(ProductPriceOneTimeSeatBased),
+    MeteredUnit(ProductPriceMeteredUnit),
 }
 
 impl ProductPrice {
-    /// A price of `product` (which gives its id and the price's tax behaviour). In a named
-    /// API version, a free price is a fixed price of 0: Polar's 2026 shapes (and today's
-    /// SDKs) have no free price.
-    pub fn new(product: &Product, p: &Price) -> Self {
+    /// A price of `product` (which gives its id and the price's tax behaviour); `meters`
+    /// holds (at least) the meters of its metered prices. In a named API version, a free
+    /// price is a fixed price of 0: Polar's 2026 shapes (and today's SDKs) have no free
+    /// price.
+    pub fn new(product: &Product, p: &Price, meters: &[Meter]) -> Self {
         let versioned = super::version::active().is_some();
         match &p.kind {
             PriceKind::RecurringFree { interval } if versioned => {
@@ -908,6 +934,22 @@ impl ProductPrice {
                 Some(seat_tiers.minimum_seats()),
                 seat_tiers.maximum_seats(),
             )),
+            PriceKind::RecurringMeteredUnit {
+                interval,
+                currency,
+                meter_id,
+                unit_amount,
+                cap_amount,
+            } => ProductPrice::MeteredUnit(ProductPriceMeteredUnit::build(
+                product,
+                p,
+                currency.clone(),
+                (*interval).into(),
+                unit_amount.to_string(),
+                *cap_amount,
+                meter_id.0,
+                ProductPriceMeter::of(*meter_id, meters),
+            )),
         }
     }
 }
@@ -919,17 +961,20 @@ pub enum ProductPriceRecurring {
     Fixed(ProductPriceRecurringFixed),
     Free(ProductPriceRecurringFree),
     SeatBased(ProductPriceRecurringSeatBased),
+    MeteredUnit(ProductPriceMeteredUnit),
 }
 
 impl ProductPriceRecurring {
-    /// A price of `product`; `None` for a one-time price.
-    pub fn new(product: &Product, p: &Price) -> Option<Self> {
-        match ProductPrice::new(product, p) {
+    /// A price of `product` (`meters` as [`ProductPrice::new`]); `None` for a one-time
+    /// price.
+    pub fn new(product: &Product, p: &Price, meters: &[Meter]) -> Option<Self> {
+        match ProductPrice::new(product, p, meters) {
             ProductPrice::RecurringFixed(fixed) => Some(ProductPriceRecurring::Fixed(fixed)),
             ProductPrice::RecurringFree(free) => Some(ProductPriceRecurring::Free(free)),
             ProductPrice::RecurringSeatBased(seats) => {
                 Some(ProductPriceRecurring::SeatBased(seats))
             }
+            ProductPrice::MeteredUnit(metered) => Some(ProductPriceRecurring::MeteredUnit(metered)),
             _ => None,
         }
     }

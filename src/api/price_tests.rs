@@ -239,7 +239,7 @@ fn a_seat_based_price_is_sold_alone() {
         is_archived: false,
         kind: seats,
     };
-    let out = serde_json::to_value(ProductPrice::new(&product_of(&p), &p)).unwrap_or_default();
+    let out = serde_json::to_value(ProductPrice::new(&product_of(&p), &p, &[])).unwrap_or_default();
     assert_eq!(out["amount_type"], "seat_based");
     assert_eq!(out["price_currency"], "usd");
     assert_eq!(
@@ -363,7 +363,8 @@ fn a_price_renders_its_tax_behaviour() {
     };
     let mut product = product_of(&p);
     let render = |product: &Product| {
-        serde_json::to_value(ProductPrice::new(product, &p)).unwrap_or_default()["tax_behavior"]
+        serde_json::to_value(ProductPrice::new(product, &p, &[])).unwrap_or_default()
+            ["tax_behavior"]
             .clone()
     };
     assert_eq!(render(&product), Value::Null);
@@ -381,7 +382,7 @@ fn a_price_renders_its_tax_behaviour() {
     };
     product.prices = vec![recurring.clone()];
     product.price_tax_behavior = vec![(p.id, TaxBehaviorOption::Exclusive)];
-    let out =
-        serde_json::to_value(ProductPriceRecurring::new(&product, &recurring)).unwrap_or_default();
+    let out = serde_json::to_value(ProductPriceRecurring::new(&product, &recurring, &[]))
+        .unwrap_or_default();
     assert_eq!(out["tax_behavior"], "exclusive");
 }

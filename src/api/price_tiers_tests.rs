@@ -180,7 +180,8 @@ async fn each_version_renders_its_seat_shape() {
     let render = |version| {
         let price = price.clone();
         serve(version, async move {
-            serde_json::to_value(ProductPrice::new(&product_of(&price), &price)).unwrap_or_default()
+            serde_json::to_value(ProductPrice::new(&product_of(&price), &price, &[]))
+                .unwrap_or_default()
         })
     };
     let new = render(Some(ApiVersion::V2027_01)).await;

@@ -13,6 +13,7 @@ use super::metadata::{metadata_map, MetadataMap};
 use super::Maybe;
 use crate::domain::benefit::Benefit;
 use crate::domain::custom_field::CustomField;
+use crate::domain::meter::Meter;
 use crate::domain::product::Product;
 
 pub use super::price::{
@@ -246,15 +247,17 @@ product_schema!(
 );
 
 impl CustomerProduct {
-    /// `benefits` holds (at least) the product's benefit records, in any order.
+    /// `benefits` holds (at least) the product's benefit records, in any order; `meters`
+    /// the meters of its metered prices.
     pub fn new(
         p: &Product,
         benefits: &[Benefit],
         organization: &crate::domain::organization::Organization,
+        meters: &[Meter],
     ) -> Self {
         CustomerProduct::build(
             p,
-            active_prices(p),
+            active_prices(p, meters),
             ordered_benefits(p, benefits)
                 .into_iter()
                 .map(BenefitBase::from)
@@ -265,10 +268,10 @@ impl CustomerProduct {
     }
 }
 
-/// The prices on sale.
-fn active_prices(p: &Product) -> Vec<ProductPrice> {
+/// The prices on sale (`meters`: those of its metered prices).
+fn active_prices(p: &Product, meters: &[Meter]) -> Vec<ProductPrice> {
     p.active_prices()
-        .map(|price| ProductPrice::new(p, price))
+        .map(|price| ProductPrice::new(p, price, meters))
         .collect()
 }
 
@@ -282,13 +285,18 @@ fn ordered_benefits<'a>(p: &Product, benefits: &'a [Benefit]) -> Vec<&'a Benefit
 }
 
 impl ProductView {
-    /// The full product. `benefits` and `custom_fields` hold (at least) the records the
-    /// product refers to, in any order; deleted ones are left out.
-    pub fn new(p: &Product, benefits: &[Benefit], custom_fields: &[CustomField]) -> Self {
+    /// The full product. `benefits`, `custom_fields` and `meters` hold (at least) the
+    /// records the product refers to, in any order; deleted ones are left out.
+    pub fn new(
+        p: &Product,
+        benefits: &[Benefit],
+        custom_fields: &[CustomField],
+        meters: &[Meter],
+    ) -> Self {
         ProductView::build(
             p,
             metadata_map(&p.metadata),
-            active_prices(p),
+            active_prices(p, meters),
             ordered_benefits(p, benefits)
                 .into_iter()
                 .map(BenefitView::from)
@@ -307,11 +315,12 @@ impl From<&Product> for ProductBase {
 }
 
 impl CheckoutProduct {
-    /// `benefits` holds (at least) the product's benefit records, in any order.
-    pub fn new(p: &Product, benefits: &[Benefit]) -> Self {
+    /// `benefits` holds (at least) the product's benefit records, in any order; `meters`
+    /// the meters of its metered prices.
+    pub fn new(p: &Product, benefits: &[Benefit], meters: &[Meter]) -> Self {
         CheckoutProduct::build(
             p,
-            active_prices(p),
+            active_prices(p, meters),
             ordered_benefits(p, benefits)
                 .into_iter()
                 .map(BenefitBase::from)
@@ -465,6 +474,21 @@ pub(crate) fn sample_products() -> Vec<Product> {
             "Newsletter",
             vec![price(7, PriceKind::RecurringFree { interval: month })],
         ),
+        product(
+            6,
+            "API",
+            vec![
+                price(
+                    8,
+                    PriceKind::RecurringFixed {
+                        interval: month,
+                        currency: crate::domain::currency::Currency::DEFAULT.into(),
+                        amount: 2000,
+                    },
+                ),
+                price(9, super::price::sample_metered_kind()),
+            ],
+        ),
     ]
 }
 
@@ -472,18 +496,21 @@ pub(crate) fn sample_products() -> Vec<Product> {
 pub(crate) fn samples() -> Vec<(&'static str, Value)> {
     let benefits = super::benefit::sample_benefits();
     let fields = super::custom_field::sample_custom_fields();
+    let meters = super::price::sample_meters();
     let mut out = Vec::new();
     for p in sample_products() {
         let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
         out.push((
             "Product",
             to_value(serde_json::to_value(ProductView::new(
-                &p, &benefits, &fields,
+                &p, &benefits, &fields, &meters,
             ))),
         ));
         out.push((
             "CheckoutProduct",
-            to_value(serde_json::to_value(CheckoutProduct::new(&p, &benefits))),
+            to_value(serde_json::to_value(CheckoutProduct::new(
+                &p, &benefits, &meters,
+            ))),
         ));
         out.push((
             "ProductBase",
@@ -492,9 +519,9 @@ pub(crate) fn samples() -> Vec<(&'static str, Value)> {
         for price in &p.prices {
             out.push((
                 "ProductPrice",
-                to_value(serde_json::to_value(ProductPrice::new(&p, price))),
+                to_value(serde_json::to_value(ProductPrice::new(&p, price, &meters))),
             ));
-            if let Some(recurring) = ProductPriceRecurring::new(&p, price) {
+            if let Some(recurring) = ProductPriceRecurring::new(&p, price, &meters) {
                 out.push((
                     "ProductPriceRecurring",
                     to_value(serde_json::to_value(recurring)),
@@ -515,7 +542,8 @@ mod tests {
         let benefits = crate::api::benefit::sample_benefits();
         let fields = crate::api::custom_field::sample_custom_fields();
         let products = sample_products();
-        let pro = serde_json::to_value(ProductView::new(&products[0], &benefits, &fields)).unwrap();
+        let pro =
+            serde_json::to_value(ProductView::new(&products[0], &benefits, &fields, &[])).unwrap();
         // The archived price is left out; benefits and fields keep the product's order.
         assert_eq!(pro["prices"].as_array().map(Vec::len), Some(2));
         assert_eq!(
@@ -532,7 +560,8 @@ mod tests {
         assert_eq!(pro["attached_custom_fields"][0]["required"], true);
         assert_eq!(pro["metadata"], json!({"tier": 2}));
         assert_eq!(pro["medias"], json!([]));
-        let checkout = serde_json::to_value(CheckoutProduct::new(&products[0], &benefits)).unwrap();
+        let checkout =
+            serde_json::to_value(CheckoutProduct::new(&products[0], &benefits, &[])).unwrap();
         assert!(checkout.get("metadata").is_none());
         assert!(checkout["benefits"][0].get("properties").is_none());
         assert_eq!(checkout["benefits"][0]["type"], "license_keys");
@@ -545,7 +574,8 @@ mod tests {
         assert_eq!(pro["recurring_interval_count"], serde_json::Value::Null);
         assert_eq!(pro["visibility"], "public");
         assert_eq!(
-            serde_json::to_value(ProductPrice::new(&products[1], &products[1].prices[0])).unwrap(),
+            serde_json::to_value(ProductPrice::new(&products[1], &products[1].prices[0], &[]))
+                .unwrap(),
             json!({"id": "00000000-0000-0000-0000-000000009004",
                    "created_at": "2025-01-02T03:04:05Z", "modified_at": null,
                    "amount_type": "custom", "type": "one_time", "is_archived": false,
@@ -554,7 +584,7 @@ mod tests {
                    "source": "catalog", "tax_behavior": null})
         );
         let free = &products[3];
-        assert!(ProductPriceRecurring::new(free, &free.prices[0]).is_none());
+        assert!(ProductPriceRecurring::new(free, &free.prices[0], &[]).is_none());
     }
 
     #[test]
@@ -566,7 +596,7 @@ mod tests {
                 .map(|(_, v)| format!("{}/{}", v["type"], v["amount_type"]))
                 .collect()
         };
-        assert_eq!(variants("ProductPrice").len(), 5);
-        assert_eq!(variants("ProductPriceRecurring").len(), 2);
+        assert_eq!(variants("ProductPrice").len(), 6);
+        assert_eq!(variants("ProductPriceRecurring").len(), 3);
     }
 }

@@ -562,6 +562,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let benefits = super::benefit::sample_benefits();
     let fields = super::custom_field::sample_custom_fields();
     let discounts = super::discount::sample_discounts();
+    let meters = super::price::sample_meters();
     let mut out = Vec::new();
     for s in sample_subscriptions() {
         out.push((
@@ -573,14 +574,14 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         };
         let Some(price) = product
             .price(s.price_id)
-            .and_then(|price| ProductPriceRecurring::new(product, price))
+            .and_then(|price| ProductPriceRecurring::new(product, price, &meters))
         else {
             continue;
         };
         let view = SubscriptionView::new(
             &s,
             &customer,
-            ProductView::new(product, &benefits, &fields),
+            ProductView::new(product, &benefits, &fields, &meters),
             price,
             discounts.iter().find(|d| Some(d.id) == s.discount_id),
         );

@@ -29,6 +29,7 @@ use crate::domain::custom_field::CustomField;
 use crate::domain::customer::Customer;
 use crate::domain::discount::{discount_products, Discount};
 use crate::domain::ids::CustomerId;
+use crate::domain::meter::Meter;
 use crate::domain::order::Order;
 use crate::domain::organization::Organization;
 use crate::domain::product::Product;
@@ -41,6 +42,28 @@ pub async fn product_benefits(state: &AppState, p: &Product) -> Result<Vec<Benef
     Ok(state
         .store
         .get_many::<Benefit>(&keys)
+        .await?
+        .into_iter()
+        .map(|s| s.value)
+        .collect())
+}
+
+/// The meters of a product's metered prices (archived prices included), which its
+/// renderings show.
+pub async fn product_meters(state: &AppState, p: &Product) -> Result<Vec<Meter>, AppError> {
+    let mut keys: Vec<Vec<u8>> = p
+        .prices
+        .iter()
+        .filter_map(|price| price.kind.meter_id())
+        .map(|m| m.key())
+        .collect();
+    keys.dedup();
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(state
+        .store
+        .get_many::<Meter>(&keys)
         .await?
         .into_iter()
         .map(|s| s.value)
@@ -71,7 +94,8 @@ pub async fn product_custom_fields(
 pub async fn product_view(state: &AppState, p: &Product) -> Result<ProductView, AppError> {
     let benefits = product_benefits(state, p).await?;
     let fields = product_custom_fields(state, p).await?;
-    Ok(ProductView::new(p, &benefits, &fields))
+    let meters = product_meters(state, p).await?;
+    Ok(ProductView::new(p, &benefits, &fields, &meters))
 }
 
 /// `CheckoutProduct`: prices, benefits (`BenefitBase`) and medias, no metadata.
@@ -80,7 +104,8 @@ pub async fn checkout_product_view(
     p: &Product,
 ) -> Result<CheckoutProduct, AppError> {
     let benefits = product_benefits(state, p).await?;
-    Ok(CheckoutProduct::new(p, &benefits))
+    let meters = product_meters(state, p).await?;
+    Ok(CheckoutProduct::new(p, &benefits, &meters))
 }
 
 /// `attached_custom_fields` of a product, as checkouts render them.
@@ -132,6 +157,7 @@ pub async fn order_view(state: &AppState, o: &Order) -> Result<OrderView, AppErr
     Ok(OrderView::new(
         o,
         &OrderRefs {
+            meters: &product_meters(state, &product).await?,
             customer: &customer,
             product: &product,
             price,
@@ -162,7 +188,8 @@ pub async fn subscription_view(
         .price(s.price_id)
         .ok_or_else(|| missing("price", s.price_id))?;
     // Subscriptions are only ever made of recurring prices.
-    let price = ProductPriceRecurring::new(&product, price).ok_or_else(|| {
+    let meters = product_meters(state, &product).await?;
+    let price = ProductPriceRecurring::new(&product, price, &meters).ok_or_else(|| {
         AppError::internal(format!(
             "subscription {}: price {} is not recurring",
             s.id, s.price_id
@@ -297,7 +324,7 @@ async fn checkout_context(state: &AppState, c: &Checkout) -> Result<CheckoutCont
         url: format!("{base}/checkout/{}", c.client_secret),
         success_url: c.success_url(&format!("{base}/checkout/{}/confirmation", c.client_secret)),
         product: views[selected].clone(),
-        product_price: ProductPrice::new(product, &c.price),
+        product_price: ProductPrice::new(product, &c.price, &product_meters(state, product).await?),
         products: views,
         attached_custom_fields: attached_custom_fields_view(state, product).await?,
     })

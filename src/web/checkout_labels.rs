@@ -5,7 +5,7 @@ use actix_web::HttpRequest;
 use tollgate_actors::checkout::Checkout;
 
 use crate::domain::locale::{resolve, Lang};
-use crate::domain::product::{PriceKind, SeatTier, SeatTierType, SeatTiers};
+use crate::domain::product::{PriceKind, SeatTier, SeatTierType, SeatTiers, UnitAmount};
 use crate::i18n::I18n;
 
 /// The language of a checkout's pages: its `locale` if Tollgate speaks it, else the
@@ -29,7 +29,8 @@ pub(super) fn interval_of(i18n: &I18n, kind: &PriceKind, count: u32) -> Option<S
     match kind {
         PriceKind::RecurringFixed { interval, .. }
         | PriceKind::RecurringFree { interval }
-        | PriceKind::RecurringSeatBased { interval, .. } => {
+        | PriceKind::RecurringSeatBased { interval, .. }
+        | PriceKind::RecurringMeteredUnit { interval, .. } => {
             Some(i18n.per(interval.as_str(), count))
         }
         _ => None,
@@ -111,7 +112,63 @@ pub(super) fn price_label(
             seat_tiers,
             ..
         } => seat_label(i18n, seat_tiers, currency, interval.as_deref()),
+        PriceKind::RecurringMeteredUnit {
+            currency,
+            unit_amount,
+            ..
+        } => metered_label(i18n, *unit_amount, currency, None),
     }
+}
+
+/// A metered price as the pages show it: "$0.005 per unit · API calls" (the meter's name
+/// when known).
+pub(crate) fn metered_label(
+    i18n: &I18n,
+    unit_amount: UnitAmount,
+    currency: &str,
+    meter: Option<&str>,
+) -> String {
+    let rate = i18n.t1(
+        "metered-rate",
+        "amount",
+        unit_money(i18n, unit_amount, currency),
+    );
+    match meter {
+        Some(name) => format!("{rate} · {name}"),
+        None => rate,
+    }
+}
+
+/// A unit amount (cents, with up to 12 decimals) as money the language's way, keeping
+/// the digits beyond the currency's minor unit: "0.5" cents is "$0.005", "19,5" cents
+/// "0,195 €".
+pub(crate) fn unit_money(i18n: &I18n, unit_amount: UnitAmount, currency: &str) -> String {
+    const SCALE: i64 = 1_000_000_000_000;
+    let pico = unit_amount.pico_cents();
+    let (minor, rest) = (pico / SCALE, pico % SCALE);
+    let base = i18n.money(minor, currency);
+    if rest == 0 {
+        return base;
+    }
+    let digits = format!("{rest:012}");
+    let digits = digits.trim_end_matches('0');
+    let Some(last) = base.rfind(|c: char| c.is_ascii_digit()) else {
+        return base;
+    };
+    let (head, tail) = base.split_at(last + 1);
+    // A currency without a minor unit (the yen) has no separator yet: the language's.
+    let separator = if crate::domain::money::Money::minor_digits(currency) == 0 {
+        let sample = i18n.money(150, crate::domain::currency::Currency::DEFAULT.code());
+        sample
+            .chars()
+            .rev()
+            .find(|c| !c.is_ascii_digit())
+            .map(String::from)
+            .unwrap_or_else(|| ".".into())
+    } else {
+        String::new()
+    };
+    format!("{head}{separator}{digits}{tail}")
 }
 
 /// A seat-based price as the page shows it: "From $10.00 per seat/month" (the rate of the

@@ -270,6 +270,12 @@ impl Checkout {
             PriceKind::RecurringFree { .. } | PriceKind::OneTimeFree => {
                 self.amount = None;
             }
+            // A metered price (of a product of metered prices only) bills nothing up
+            // front: its usage is billed at the end of each period.
+            PriceKind::RecurringMeteredUnit { currency, .. } => {
+                self.amount = Some(0);
+                self.currency = Some(currency.clone());
+            }
         }
         self.price = price;
         if !self.is_discount_applicable() {

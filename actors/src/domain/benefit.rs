@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record};
 
-use super::ids::{BenefitId, FileId, OrganizationId};
+use super::ids::{BenefitId, FileId, MeterId, OrganizationId};
 use super::metadata::Metadata;
 
 /// Something a product grants its buyers. Only the kinds that need no outside service can
@@ -277,7 +277,23 @@ pub enum BenefitProperties {
     FeatureFlag,
     /// Polar's `downloadables` (from format version 6): files the buyers may download.
     Downloadables(DownloadablesProperties),
+    /// Polar's `meter_credit` (from format version 7, appended: earlier records read as
+    /// before): units of a meter credited to the customer at each grant and renewal.
+    MeterCredit(MeterCreditProperties),
 }
+
+/// What a `meter_credit` benefit credits: `units` (1 to `i32::MAX`, Polar's `Int32 > 0`)
+/// of meter `meter_id` per purchase or period; with `rollover`, the units left at the end
+/// of a period carry over to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeterCreditProperties {
+    pub meter_id: MeterId,
+    pub units: u32,
+    pub rollover: bool,
+}
+
+/// The most units a `meter_credit` benefit credits (Polar's `Int32`).
+pub const MAX_METER_CREDIT_UNITS: u32 = i32::MAX as u32;
 
 /// The files of a `downloadables` benefit, in the seller's order, and when each archived
 /// one was archived. Polar's wire form of `archived` is `{file id: bool}`; keeping the time
@@ -397,6 +413,7 @@ pub enum BenefitType {
     Downloadables,
     LicenseKeys,
     FeatureFlag,
+    MeterCredit,
 }
 
 impl BenefitType {
@@ -409,6 +426,7 @@ impl BenefitType {
         ("downloadables", BenefitType::Downloadables),
         ("license_keys", BenefitType::LicenseKeys),
         ("feature_flag", BenefitType::FeatureFlag),
+        ("meter_credit", BenefitType::MeterCredit),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -524,6 +542,7 @@ impl BenefitProperties {
             BenefitProperties::LicenseKeys(_) => BenefitType::LicenseKeys,
             BenefitProperties::FeatureFlag => BenefitType::FeatureFlag,
             BenefitProperties::Downloadables(_) => BenefitType::Downloadables,
+            BenefitProperties::MeterCredit(_) => BenefitType::MeterCredit,
         }
     }
 }
@@ -552,7 +571,9 @@ impl Benefit {
 
 impl Record for Benefit {
     const COLLECTION: &'static str = "benefit";
-    const VERSION: u16 = 6;
+    /// Version 7 may hold `meter_credit` properties (a variant appended to
+    /// [`BenefitProperties`]) in version 6's layout.
+    const VERSION: u16 = 7;
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
         tollgate_storage::codec::encode(self)
@@ -640,7 +661,7 @@ impl Record for Benefit {
                     visibility: v5.visibility,
                 })
             }
-            6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            6 | 7 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,

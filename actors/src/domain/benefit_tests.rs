@@ -123,7 +123,7 @@ fn version_2_keeps_metadata() {
     };
     let back = Benefit::decode(Benefit::VERSION, &b.encode().unwrap()).unwrap();
     assert_eq!(back, b);
-    assert!(Benefit::decode(7, &b.encode().unwrap()).is_err());
+    assert!(Benefit::decode(8, &b.encode().unwrap()).is_err());
 }
 
 #[test]
@@ -300,4 +300,47 @@ fn archiving_keeps_the_first_time_and_unarchiving_forgets_it() {
     let back = DownloadablesProperties::from_wire(vec![a, b], &[(b, false)], Some(&again), at(300));
     assert!(back.archived.is_empty());
     assert_eq!(back.files_for(at(0)), vec![a, b]);
+}
+
+/// Version 7 appends `meter_credit` properties; the bytes of a meter-credit benefit are
+/// fixed (golden), and a version-6 record still reads.
+#[test]
+fn version_7_keeps_meter_credits_in_golden_bytes() {
+    let benefit = Benefit {
+        id: BenefitId(uuid(1)),
+        organization_id: OrganizationId(uuid(2)),
+        created_at: at(1_700_000_000),
+        modified_at: None,
+        description: "100 API calls / month".into(),
+        selectable: true,
+        deletable: true,
+        properties: BenefitProperties::MeterCredit(MeterCreditProperties {
+            meter_id: crate::domain::ids::MeterId(uuid(3)),
+            units: 100,
+            rollover: true,
+        }),
+        deleted_at: None,
+        metadata: Metadata::default(),
+        visibility: Visibility::Public,
+    };
+    assert_eq!((Benefit::COLLECTION, Benefit::VERSION), ("benefit", 7));
+    let bytes = benefit.encode().unwrap();
+    assert_eq!(Benefit::decode(7, &bytes).unwrap(), benefit);
+    assert_eq!(benefit.kind().as_str(), "meter_credit");
+    // After the description: selectable, deletable, variant 5 with the meter id (16
+    // bytes), 100 units and rollover; no deletion, no metadata, public.
+    assert_eq!(
+        crate::golden::hex(&bytes),
+        "1000000000000000000000000000000001100000000000000000000000000000000214323032332d31\
+         312d31345432323a31333a32305a0015313030204150492063616c6c73202f206d6f6e746801010510\
+         000000000000000000000000000000036401000002",
+        "meter credit layout changed"
+    );
+    // A version-6 record (a custom benefit) reads as before under both versions.
+    let custom = Benefit {
+        properties: BenefitProperties::Custom { note: None },
+        ..benefit
+    };
+    let bytes = custom.encode().unwrap();
+    assert_eq!(Benefit::decode(6, &bytes).unwrap(), custom);
 }

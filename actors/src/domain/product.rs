@@ -4,7 +4,7 @@ use tollgate_storage::keys::KeyBuf;
 use tollgate_storage::{IndexEntry, Record, StorageError, Store, Stored, UniqueKey};
 
 use super::currency::Currency;
-use super::ids::{BenefitId, CustomFieldId, OrganizationId, PriceId, ProductId};
+use super::ids::{BenefitId, CustomFieldId, MeterId, OrganizationId, PriceId, ProductId};
 use super::metadata::Metadata;
 use super::tax_settings::TaxBehaviorOption;
 
@@ -48,8 +48,14 @@ pub struct Product {
     pub free_price_currency: Vec<(PriceId, Currency)>,
 }
 
+#[path = "product_metered.rs"]
+mod metered;
 #[path = "product_versions.rs"]
 mod versions;
+pub use metered::{
+    UnitAmount, UnitAmountProblem, UNIT_AMOUNT_DECIMALS, UNIT_AMOUNT_DIGITS,
+    UNIT_AMOUNT_WHOLE_DIGITS,
+};
 use versions::{ProductV1, ProductV3, ProductV4};
 
 /// The most intervals one period spans (Polar's `le=999`).
@@ -167,6 +173,17 @@ pub enum PriceKind {
     OneTimeSeatBased {
         currency: String,
         seat_tiers: SeatTiers,
+    },
+    // Format version 6 (appended, as above).
+    /// Polar's `metered_unit` price (recurring products only): nothing up front, the
+    /// period's usage of the meter billed at its end, `unit_amount` cents per unit, at
+    /// most `cap_amount` cents. `interval` is its product's.
+    RecurringMeteredUnit {
+        interval: RecurringInterval,
+        currency: String,
+        meter_id: MeterId,
+        unit_amount: UnitAmount,
+        cap_amount: Option<i64>,
     },
 }
 
@@ -342,6 +359,7 @@ pub enum AmountType {
     Custom,
     Free,
     SeatBased,
+    MeteredUnit,
 }
 
 impl AmountType {
@@ -351,6 +369,7 @@ impl AmountType {
             AmountType::Custom => "custom",
             AmountType::Free => "free",
             AmountType::SeatBased => "seat_based",
+            AmountType::MeteredUnit => "metered_unit",
         }
     }
 }
@@ -362,7 +381,22 @@ impl PriceKind {
             PriceKind::RecurringFixed { .. }
                 | PriceKind::RecurringFree { .. }
                 | PriceKind::RecurringSeatBased { .. }
+                | PriceKind::RecurringMeteredUnit { .. }
         )
+    }
+
+    /// Whether this is a metered price (billed at the end of each period for the usage
+    /// of its meter; nothing up front).
+    pub fn is_metered(&self) -> bool {
+        matches!(self, PriceKind::RecurringMeteredUnit { .. })
+    }
+
+    /// The meter of a metered price.
+    pub fn meter_id(&self) -> Option<MeterId> {
+        match self {
+            PriceKind::RecurringMeteredUnit { meter_id, .. } => Some(*meter_id),
+            _ => None,
+        }
     }
 
     /// The tiers of a seat-based price.
@@ -382,6 +416,7 @@ impl PriceKind {
             PriceKind::RecurringSeatBased { .. } | PriceKind::OneTimeSeatBased { .. } => {
                 AmountType::SeatBased
             }
+            PriceKind::RecurringMeteredUnit { .. } => AmountType::MeteredUnit,
         }
     }
 
@@ -389,7 +424,8 @@ impl PriceKind {
         match self {
             PriceKind::RecurringFixed { interval, .. }
             | PriceKind::RecurringFree { interval }
-            | PriceKind::RecurringSeatBased { interval, .. } => Some(*interval),
+            | PriceKind::RecurringSeatBased { interval, .. }
+            | PriceKind::RecurringMeteredUnit { interval, .. } => Some(*interval),
             _ => None,
         }
     }
@@ -400,7 +436,8 @@ impl PriceKind {
             | PriceKind::OneTimeFixed { currency, .. }
             | PriceKind::OneTimeCustom { currency, .. }
             | PriceKind::RecurringSeatBased { currency, .. }
-            | PriceKind::OneTimeSeatBased { currency, .. } => Some(currency),
+            | PriceKind::OneTimeSeatBased { currency, .. }
+            | PriceKind::RecurringMeteredUnit { currency, .. } => Some(currency),
             _ => None,
         }
     }
@@ -464,9 +501,24 @@ impl Product {
         id
     }
 
-    /// The first price that is not archived (what a checkout by product id sells).
+    /// The first price that is not archived (what a checkout by product id sells): the
+    /// first one billed up front, else (a product of metered prices only) the first.
     pub fn first_active_price(&self) -> Option<&Price> {
-        self.prices.iter().find(|p| !p.is_archived)
+        self.prices
+            .iter()
+            .find(|p| !p.is_archived && !p.kind.is_metered())
+            .or_else(|| self.prices.iter().find(|p| !p.is_archived))
+    }
+
+    /// The metered prices on sale.
+    pub fn active_metered_prices(&self) -> impl Iterator<Item = &Price> {
+        self.active_prices().filter(|p| p.kind.is_metered())
+    }
+
+    /// Whether the product has a metered price on sale (a checkout of it saves a payment
+    /// method for the usage billed at renewal, even at an amount of 0).
+    pub fn has_metered_prices(&self) -> bool {
+        self.active_metered_prices().next().is_some()
     }
 
     /// The currency price `p` (one of this product's) is in: its own, or for a free price
@@ -510,9 +562,12 @@ impl Product {
             .filter(move |p| self.currency_of(p) == currency)
     }
 
-    /// The first price on sale in `currency` (what a checkout by product id sells in it).
+    /// The first price on sale in `currency` (what a checkout by product id sells in it):
+    /// the first billed up front, else the first metered one.
     pub fn first_active_price_in(&self, currency: Currency) -> Option<&Price> {
-        self.active_prices_in(currency).next()
+        self.active_prices_in(currency)
+            .find(|p| !p.kind.is_metered())
+            .or_else(|| self.active_prices_in(currency).next())
     }
 
     /// The first of `preferred` the product sells in (Polar's `PriceSet.from_prices`).
@@ -578,18 +633,19 @@ impl PriceKind {
         }
     }
 
-    /// Polar's `price_amount_type` sort value: free, custom, fixed, seat-based.
+    /// Polar's `price_amount_type` sort value: free, custom, fixed, seat-based, metered.
     pub fn amount_type_rank(&self) -> i64 {
         match self.amount_type() {
             AmountType::Free => 1,
             AmountType::Custom => 2,
             AmountType::Fixed => 3,
             AmountType::SeatBased => 4,
+            AmountType::MeteredUnit => 5,
         }
     }
 
     /// Polar's `price_amount` sort value: free is -2, custom its minimum (or -1), fixed
-    /// its amount, seat-based what its fewest seats cost.
+    /// its amount, seat-based what its fewest seats cost, metered 0 (nothing up front).
     pub fn amount_rank(&self) -> i64 {
         match self {
             PriceKind::RecurringSeatBased { seat_tiers, .. }
@@ -601,6 +657,7 @@ impl PriceKind {
             PriceKind::RecurringFixed { amount, .. } | PriceKind::OneTimeFixed { amount, .. } => {
                 *amount
             }
+            PriceKind::RecurringMeteredUnit { .. } => 0,
         }
     }
 }
@@ -651,8 +708,9 @@ impl Record for Product {
     const COLLECTION: &'static str = "product";
     /// Version 3 may hold seat-based prices (variants appended to [`PriceKind`]); its
     /// layout is version 2's. Version 4 appends `price_tax_behavior` (versions 2 and 3 read
-    /// through [`ProductV3`], without any); version 5 `free_price_currency`.
-    const VERSION: u16 = 5;
+    /// through [`ProductV3`], without any); version 5 `free_price_currency`; version 6 may
+    /// hold metered prices (a variant appended to [`PriceKind`]) in version 5's layout.
+    const VERSION: u16 = 6;
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
         tollgate_storage::codec::encode(self)
@@ -668,7 +726,7 @@ impl Record for Product {
             }
             4 => tollgate_storage::codec::decode::<ProductV4>(Self::COLLECTION, 4, payload)
                 .map(Into::into),
-            5 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            5 | 6 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -844,107 +902,9 @@ impl AsSent {
     }
 }
 
-/// Why a set of (non-archived) prices can't be a product's: a product has 1–2 recurring
-/// fixed prices with distinct intervals, or exactly one recurring free or seat-based
-/// price, or exactly one one-time price.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PriceSetProblem {
-    /// Fewer than `min` prices.
-    TooShort { min: usize },
-    /// More than `max` prices.
-    TooLong { max: usize },
-    /// Recurring and one-time prices mixed.
-    Mixed,
-    /// Two prices of one interval.
-    SameInterval,
-    /// The currencies' price sets differ in their types (Polar: "All price currencies
-    /// must define the same set of price types.").
-    DifferentStructure,
-    /// No price in the organization's default presentment currency.
-    DefaultCurrencyMissing,
-}
-
-/// What is wrong with a price set, if anything (see [`PriceSetProblem`]).
-pub fn price_set_problem(kinds: &[&PriceKind]) -> Option<PriceSetProblem> {
-    if kinds.is_empty() {
-        return Some(PriceSetProblem::TooShort { min: 1 });
-    }
-    let recurring = kinds.iter().filter(|k| k.is_recurring()).count();
-    if recurring != 0 && recurring != kinds.len() {
-        return Some(PriceSetProblem::Mixed);
-    }
-    // A seat-based price is sold alone (Polar adds a fixed price to it; Tollgate does not).
-    let alone = kinds.iter().any(|k| {
-        matches!(
-            k,
-            PriceKind::RecurringFree { .. } | PriceKind::RecurringSeatBased { .. }
-        )
-    });
-    if recurring == 0 || alone {
-        return (kinds.len() > 1).then_some(PriceSetProblem::TooLong { max: 1 });
-    }
-    if kinds.len() > 2 {
-        return Some(PriceSetProblem::TooLong { max: 2 });
-    }
-    let mut intervals: Vec<RecurringInterval> = kinds.iter().filter_map(|k| k.interval()).collect();
-    intervals.sort_by_key(|i| i.as_str());
-    intervals.dedup();
-    (intervals.len() != kinds.len()).then_some(PriceSetProblem::SameInterval)
-}
-
-/// The shape of a price that must be the same in every currency: one-time or its
-/// interval, and its amount type (a free price is a fixed one of 0, as Polar has it).
-fn price_type(kind: &PriceKind) -> (Option<RecurringInterval>, bool, &'static str) {
-    let amount_type = match kind.amount_type() {
-        AmountType::Free | AmountType::Fixed => "fixed",
-        other => other.as_str(),
-    };
-    (kind.interval(), kind.is_recurring(), amount_type)
-}
-
-/// What is wrong with the (non-archived) prices of a product sold in several currencies,
-/// with the number of prices the problem counted: each currency's prices must be a valid
-/// price set ([`price_set_problem`]), every currency must have the same types of prices,
-/// and `default` (the organization's default presentment currency, when known) must be
-/// among them.
-pub fn price_sets_problem(
-    prices: &[(Currency, &PriceKind)],
-    default: Option<Currency>,
-) -> Option<(PriceSetProblem, usize)> {
-    if prices.is_empty() {
-        return Some((PriceSetProblem::TooShort { min: 1 }, 0));
-    }
-    let mut currencies: Vec<Currency> = Vec::new();
-    for (c, _) in prices {
-        if !currencies.contains(c) {
-            currencies.push(*c);
-        }
-    }
-    let mut shape: Option<Vec<(Option<RecurringInterval>, bool, &'static str)>> = None;
-    for c in &currencies {
-        let kinds: Vec<&PriceKind> = prices
-            .iter()
-            .filter(|(pc, _)| pc == c)
-            .map(|(_, k)| *k)
-            .collect();
-        if let Some(problem) = price_set_problem(&kinds) {
-            return Some((problem, kinds.len()));
-        }
-        let mut types: Vec<_> = kinds.iter().map(|k| price_type(k)).collect();
-        types.sort_by_key(|(i, r, a)| (i.map(RecurringInterval::as_str), *r, *a));
-        match &shape {
-            None => shape = Some(types),
-            Some(first) if *first != types => {
-                return Some((PriceSetProblem::DifferentStructure, prices.len()))
-            }
-            Some(_) => {}
-        }
-    }
-    if default.is_some_and(|d| !currencies.contains(&d)) {
-        return Some((PriceSetProblem::DefaultCurrencyMissing, prices.len()));
-    }
-    None
-}
+#[path = "product_price_sets.rs"]
+mod price_sets;
+pub use price_sets::{price_set_problem, price_sets_problem, PriceSetProblem};
 
 #[cfg(test)]
 #[path = "product_tests.rs"]

@@ -492,3 +492,106 @@ fn every_currency_has_the_same_types_of_prices_and_the_default_is_among_them() {
         Some((PriceSetProblem::DifferentStructure, 2))
     );
 }
+
+fn metered(meter: u128, pico_cents: i64, cap: Option<i64>) -> PriceKind {
+    PriceKind::RecurringMeteredUnit {
+        interval: RecurringInterval::Month,
+        currency: "usd".into(),
+        meter_id: crate::domain::ids::MeterId(uuid::Uuid::from_u128(meter)),
+        unit_amount: UnitAmount::from_pico_cents(pico_cents).unwrap_or_else(|| panic!("amount")),
+        cap_amount: cap,
+    }
+}
+
+/// Version 6 appends metered prices to [`PriceKind`]: the bytes of one are fixed
+/// (golden), and a version-5 record still reads under both versions.
+#[test]
+fn version_6_keeps_metered_prices_in_golden_bytes() {
+    let kind = metered(0x4e7e, 500_000_000_000, Some(10_000));
+    assert_eq!((Product::COLLECTION, Product::VERSION), ("product", 6));
+    let kind_bytes = tollgate_storage::codec::encode(&kind).unwrap_or_default();
+    assert_eq!(
+        crate::golden::hex(&kind_bytes),
+        GOLDEN_METERED_KIND,
+        "metered price layout changed"
+    );
+    let mut p = product("api", 1, vec![price(fixed(100), false)]);
+    p.prices = vec![
+        price(
+            PriceKind::RecurringFixed {
+                interval: RecurringInterval::Month,
+                currency: "usd".into(),
+                amount: 1000,
+            },
+            false,
+        ),
+        price(kind, false),
+    ];
+    let bytes = p.encode().unwrap_or_default();
+    assert_eq!(Product::decode(6, &bytes).ok(), Some(p.clone()));
+    let old = product("old", 1, vec![price(fixed(100), false)]);
+    let bytes = old.encode().unwrap_or_default();
+    assert_eq!(Product::decode(5, &bytes).ok(), Some(old));
+}
+
+/// Variant 7 of `PriceKind`, month, "usd", the meter id, 5·10¹¹ pico-cents, `Some(10000)`.
+const GOLDEN_METERED_KIND: &str =
+    "0700037573641000000000000000000000000000004e7efd0010a5d4e800000001fb204e";
+
+#[test]
+fn metered_prices_go_beside_one_price_billed_up_front() {
+    let month_fixed = PriceKind::RecurringFixed {
+        interval: RecurringInterval::Month,
+        currency: "usd".into(),
+        amount: 1000,
+    };
+    let year_fixed = PriceKind::RecurringFixed {
+        interval: RecurringInterval::Year,
+        currency: "usd".into(),
+        amount: 10_000,
+    };
+    let (m1, m2) = (metered(1, 1, None), metered(2, 1, Some(5)));
+    assert_eq!(price_set_problem(&[&month_fixed, &m1, &m2]), None);
+    assert_eq!(price_set_problem(&[&m1]), None, "usage only");
+    assert_eq!(
+        price_set_problem(&[&month_fixed, &year_fixed, &m1]),
+        Some(PriceSetProblem::TooLong { max: 1 })
+    );
+    assert_eq!(
+        price_set_problem(&[&fixed(100), &m1]),
+        Some(PriceSetProblem::Mixed)
+    );
+    let free = PriceKind::RecurringFree {
+        interval: RecurringInterval::Month,
+    };
+    assert_eq!(price_set_problem(&[&free, &m1]), None);
+    // The currencies must agree on their metered prices too.
+    let eur = PriceKind::RecurringFixed {
+        interval: RecurringInterval::Month,
+        currency: "eur".into(),
+        amount: 900,
+    };
+    let usd = Currency::DEFAULT;
+    let euro = Currency::from_code("eur").unwrap_or(usd);
+    assert_eq!(
+        price_sets_problem(&[(usd, &month_fixed), (usd, &m1), (euro, &eur)], None).map(|(p, _)| p),
+        Some(PriceSetProblem::DifferentStructure)
+    );
+    // The checkout sells the price billed up front, whatever the order.
+    let mut p = product(
+        "api",
+        1,
+        vec![price(m1.clone(), false), price(month_fixed, false)],
+    );
+    assert_eq!(
+        p.first_active_price().map(|x| x.kind.is_metered()),
+        Some(false)
+    );
+    assert!(p.has_metered_prices());
+    assert_eq!(p.recurring_interval(), Some(RecurringInterval::Month));
+    p.prices.remove(1);
+    assert_eq!(
+        p.first_active_price().map(|x| x.kind.is_metered()),
+        Some(true)
+    );
+}

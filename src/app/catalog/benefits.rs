@@ -7,6 +7,7 @@ use crate::app::access::{can_access, organization_for_create, organizations_for_
 use crate::app::listing::page_of;
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
+use crate::domain::benefit::MeterCreditProperties;
 use crate::domain::benefit::{
     Benefit, BenefitChange, BenefitProperties, BenefitType, DownloadablesProperties, NewBenefit,
     Visibility, BENEFIT_BY_TYPE, BENEFIT_OF_TYPE,
@@ -97,6 +98,10 @@ pub async fn create(
             check_files(state, organization_id, &p).await?;
             BenefitProperties::Downloadables(stamped(p, None, now))
         }
+        BenefitProperties::MeterCredit(m) => {
+            check_meter(state, organization_id, &m).await?;
+            BenefitProperties::MeterCredit(m)
+        }
         other => other,
     };
     let benefit = Benefit {
@@ -158,6 +163,10 @@ pub async fn update(
     if let Some(BenefitProperties::Downloadables(p)) = &change.properties {
         check_kind(&before, change.kind)?;
         check_files(state, before.organization_id, p).await?;
+    }
+    if let Some(BenefitProperties::MeterCredit(m)) = &change.properties {
+        check_kind(&before, change.kind)?;
+        check_meter(state, before.organization_id, m).await?;
     }
     let now = state.now();
     let updated = state
@@ -248,6 +257,26 @@ async fn check_files(
                 id.0,
             ));
         }
+    }
+    Ok(())
+}
+
+/// The meter a `meter_credit` benefit credits must be one of the benefit's organization
+/// (Polar's 422 "This meter does not exist." at `properties.meter_id`).
+async fn check_meter(
+    state: &AppState,
+    organization_id: OrganizationId,
+    m: &MeterCreditProperties,
+) -> Result<(), AppError> {
+    if super::meter_references::meter_of(state, organization_id, m.meter_id)
+        .await?
+        .is_none()
+    {
+        return Err(AppError::invalid(
+            crate::field!["properties", "meter_id"],
+            "This meter does not exist.",
+            m.meter_id.0,
+        ));
     }
     Ok(())
 }

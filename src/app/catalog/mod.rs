@@ -8,6 +8,7 @@ pub mod benefits;
 pub mod custom_fields;
 pub mod customers;
 pub mod discounts;
+pub mod meter_references;
 pub mod organizations;
 pub mod products;
 

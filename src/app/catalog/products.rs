@@ -28,6 +28,7 @@ use crate::field;
 use crate::state::AppState;
 
 use super::found;
+use super::meter_references::{metered_price_refusals, PriceAt};
 
 // ---------------------------------------------------------------------------------------
 // Helpers for other resources
@@ -289,6 +290,18 @@ pub async fn create(
     if !new.prices.iter().any(|p| p.currency == default) {
         invalid.push(default_currency_refusal(new.prices.len(), &new.prices_sent));
     }
+    let priced: Vec<PriceAt> = new
+        .prices
+        .iter()
+        .enumerate()
+        .map(|(index, p)| PriceAt {
+            index,
+            currency: p.currency,
+            kind: &p.kind,
+            added: true,
+        })
+        .collect();
+    invalid.extend(metered_price_refusals(state, organization_id, &priced).await?);
     invalid.extend(check_medias(&new.medias));
     let attached = attached_fields(
         state,
@@ -448,6 +461,31 @@ pub async fn update(
     let stored = product_for(state, subject, id).await?;
     let default =
         super::organizations::default_currency(state, stored.value.organization_id).await?;
+    if let Some(changes) = &change.prices {
+        let current = &stored.value;
+        let priced: Vec<PriceAt> = changes
+            .iter()
+            .enumerate()
+            .filter_map(|(index, c)| match c {
+                PriceChange::Keep(id) => current.active_price(*id).map(|p| PriceAt {
+                    index,
+                    currency: current.currency_of(p),
+                    kind: &p.kind,
+                    added: false,
+                }),
+                PriceChange::Add(p) => Some(PriceAt {
+                    index,
+                    currency: p.currency,
+                    kind: &p.kind,
+                    added: true,
+                }),
+            })
+            .collect();
+        let refused = metered_price_refusals(state, current.organization_id, &priced).await?;
+        if !refused.is_empty() {
+            return Err(AppError::Invalid(refused));
+        }
+    }
     let now = state.now();
     let updated = state
         .store

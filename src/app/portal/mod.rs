@@ -101,7 +101,8 @@ async fn customer_product(
         .ok_or_else(|| AppError::internal(format!("product {id} is missing")))?
         .value;
     let benefits = product_benefits(state, &product).await?;
-    let view = CustomerProduct::new(&product, &benefits, organization);
+    let meters = crate::app::views::product_meters(state, &product).await?;
+    let view = CustomerProduct::new(&product, &benefits, organization, &meters);
     Ok((product, view))
 }
 
@@ -153,9 +154,10 @@ pub async fn subscription_view_of(
     organization: &Organization,
 ) -> Result<CustomerSubscription, AppError> {
     let (product, view) = customer_product(state, s.product_id, organization).await?;
+    let meters = crate::app::views::product_meters(state, &product).await?;
     let price = product
         .price(s.price_id)
-        .and_then(|p| ProductPriceRecurring::new(&product, p))
+        .and_then(|p| ProductPriceRecurring::new(&product, p, &meters))
         .ok_or_else(|| {
             AppError::internal(format!(
                 "subscription {}: price {} missing",

@@ -75,6 +75,22 @@ pub fn price(kind: &PriceKind) -> String {
             currency,
             seat_tiers,
         } => seats(seat_tiers, currency),
+        PriceKind::RecurringMeteredUnit {
+            interval,
+            currency,
+            unit_amount,
+            cap_amount,
+            ..
+        } => {
+            let cap = cap_amount
+                .map(|c| format!(", capped at {}", money(&c, currency)))
+                .unwrap_or_default();
+            format!(
+                "{} cents per unit (metered){cap} / {}",
+                unit_amount,
+                interval.as_str()
+            )
+        }
     }
 }
 
