@@ -90,6 +90,7 @@ pub mod tax_transactions;
 pub mod testing;
 pub mod tokens;
 pub mod usage;
+pub(crate) mod usage_billing;
 pub mod views;
 pub mod webhook_endpoints;
 

@@ -134,7 +134,11 @@ pub async fn pay_now(
         PayWith::New(token) => token.clone(),
     };
     let subscription_id = current.id;
-    let terms = renewal_terms(state, &current).await?;
+    let mut terms = renewal_terms(state, &current).await?;
+    // The usage the declined charge billed (its windows were closed then: the same lines).
+    terms.usage =
+        crate::app::usage_billing::usage_lines(state, &current, current.cycles.saturating_add(1))
+            .await?;
     // The tax is asked for before the lock is taken: a tax service that does not answer
     // leaves nothing held.
     let due = current.renewal_charge(&terms);

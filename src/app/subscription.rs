@@ -396,8 +396,8 @@ async fn renew(
             .call(id, GetSubscription)
             .await
             .map_err(refusal)?;
-        let terms = renewal_terms(state, &current).await?;
-        let plan = state
+        let mut terms = renewal_terms(state, &current).await?;
+        let mut plan = state
             .subscriptions
             .call(
                 id,
@@ -407,6 +407,24 @@ async fn renew(
             )
             .await
             .map_err(refusal)?;
+        if let RenewalPlan::Charge(charge) = &plan {
+            // A charge is due: the ending period's usage closes and is billed with it.
+            let usage =
+                crate::app::usage_billing::usage_lines(state, &current, charge.cycle).await?;
+            if !usage.is_empty() {
+                terms.usage = usage;
+                plan = state
+                    .subscriptions
+                    .call(
+                        id,
+                        PlanRenewal {
+                            terms: terms.clone(),
+                        },
+                    )
+                    .await
+                    .map_err(refusal)?;
+            }
+        }
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
             RenewalPlan::End | RenewalPlan::RemindTrial { .. } => None,

@@ -117,6 +117,7 @@ mod tax_checkout;
 mod tax_id_recheck;
 mod tax_reports;
 mod tools;
+mod usage_billing;
 mod validation_crash;
 mod versions;
 mod webhook_endpoints;

@@ -117,7 +117,7 @@ fn build(customer: &Customer, meter: &Meter, windows: &[WindowState]) -> Custome
 }
 
 /// The scopes of a customer.
-fn scopes_of(c: &Customer) -> Vec<String> {
+pub fn scopes_of(c: &Customer) -> Vec<String> {
     let mut s = vec![keys::customer_scope(c.id)];
     if let Some(x) = &c.external_id {
         s.push(keys::external_scope(x));

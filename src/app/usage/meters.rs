@@ -245,14 +245,13 @@ pub async fn create(state: &AppState, subject: Subject, new: NewMeter) -> Result
 }
 
 /// Why the meter cannot be archived: the active products' metered prices and the
-/// `meter_credit` benefits that use it. The lead wires helper `prices`' check here.
+/// `meter_credit` benefits that use it ("Cannot archive meter that is still attached to
+/// active products" / "… still referenced by active benefits").
 pub async fn archive_refusal(
-    _state: &AppState,
-    _meter: &Meter,
+    state: &AppState,
+    meter: &Meter,
 ) -> Result<Option<&'static str>, AppError> {
-    // "Cannot archive meter that is still attached to active products" /
-    // "Cannot archive meter that is still referenced by active benefits".
-    Ok(None)
+    crate::app::catalog::meter_references::meter_references(state, meter).await
 }
 
 /// `PATCH /v1/meters/{id}`.

@@ -1,0 +1,225 @@
+//! Issue 51: a metered subscription renewed on a manual clock bills the ended period's
+//! usage beside the next period's fixed price (`polar-2026.md` §7.5): one line per
+//! metered price, consumed less credited, rounded half away from zero, capped, labelled
+//! as Polar labels it; each event is billed in exactly one period, a retried renewal
+//! bills the same, and a trial's usage is not billed.
+
+use std::str::FromStr;
+
+use chrono::Duration;
+use serde_json::{json, Value};
+use tollgate::domain::ids::{OrganizationId, ProductId};
+use tollgate::domain::product::Product;
+use tollgate_actors::subscription::renewal_order_id;
+
+use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
+
+/// A meter counting `api_call` events.
+async fn meter(app: &ClockApp, org: OrganizationId) -> String {
+    let r = app
+        .post_json(
+            "/v1/meters/",
+            Some(&app.token),
+            &json!({"name": "API calls", "organization_id": org,
+                    "filter": {"conjunction": "and",
+                               "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]},
+                    "aggregation": {"func": "count"}}),
+        )
+        .await;
+    r.expect(201);
+    r.body["id"].as_str().unwrap().to_string()
+}
+
+/// A monthly product of 15.00 plus half a cent per call, capped at `cap` cents.
+async fn product(app: &ClockApp, org: OrganizationId, meter: &str, cap: Option<i64>) -> Product {
+    let r = app
+        .post_json(
+            "/v1/products/",
+            Some(&app.token),
+            &json!({"name": "API plan", "organization_id": org, "recurring_interval": "month",
+                    "prices": [
+                        {"amount_type": "fixed", "price_amount": 1500, "price_currency": "usd"},
+                        {"amount_type": "metered_unit", "price_currency": "usd", "meter_id": meter,
+                         "unit_amount": "0.5", "cap_amount": cap}]}),
+        )
+        .await;
+    r.expect(201);
+    let id = ProductId::from_str(r.body["id"].as_str().unwrap()).unwrap();
+    app.state
+        .store
+        .get::<Product>(&id.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value
+}
+
+/// `n` calls of the customer, with external ids `{tag}-{i}`, ingested now (in requests of
+/// at most 1,000 events); the summed `{inserted, duplicates}`.
+async fn calls(app: &ClockApp, org: OrganizationId, customer: &str, tag: &str, n: usize) -> Value {
+    let events: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"name": "api_call", "customer_id": customer, "organization_id": org,
+                   "external_id": format!("{tag}-{i}")})
+        })
+        .collect();
+    let (mut inserted, mut duplicates) = (0, 0);
+    for chunk in events.chunks(1000) {
+        let r = app
+            .post_json(
+                "/v1/events/ingest",
+                Some(&app.token),
+                &json!({ "events": chunk }),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            200,
+            "{}",
+            &r.body.to_string()[..300.min(r.body.to_string().len())]
+        );
+        inserted += r.body["inserted"].as_i64().unwrap();
+        duplicates += r.body["duplicates"].as_i64().unwrap();
+    }
+    json!({"inserted": inserted, "duplicates": duplicates})
+}
+
+async fn order_json(app: &ClockApp, id: impl std::fmt::Display) -> Value {
+    let r = app.get(&format!("/v1/orders/{id}"), Some(&app.token)).await;
+    r.expect(200);
+    r.body
+}
+
+#[actix_web::test]
+async fn a_metered_subscription_bills_each_periods_usage_once_at_its_renewal() {
+    let app = spawn_app_with_clock().await;
+    let org = app.org(&app.token, "usage-billing").await;
+    let meter_id = meter(&app, org).await;
+    let product = product(&app, org, &meter_id, None).await;
+    let customer = app.customer(&app.token, org, "jane@example.com").await;
+    let fixed = product
+        .prices
+        .iter()
+        .find(|p| !p.kind.is_metered())
+        .unwrap()
+        .clone();
+    let metered = product
+        .prices
+        .iter()
+        .find(|p| p.kind.is_metered())
+        .unwrap()
+        .clone();
+    let mut bought = purchase(&product, &customer, None);
+    bought.price = fixed.clone();
+    bought.amount = Some(1500);
+    let s = app.subscribe(bought, t0()).await;
+    let cid = customer.id.to_string();
+
+    // Period 1: 1,250 calls (and 10 sent again: duplicates, not counted).
+    app.clock.set(t0() + Duration::days(3));
+    assert_eq!(calls(&app, org, &cid, "p1", 1250).await["inserted"], 1250);
+    let again = calls(&app, org, &cid, "p1", 10).await;
+    assert_eq!(
+        (again["inserted"].as_i64(), again["duplicates"].as_i64()),
+        (Some(0), Some(10))
+    );
+    let end = s.current_period_end.unwrap();
+    app.clock.set(end + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let first = app.order(renewal_order_id(s.id, 1)).await.unwrap();
+    // 15.00 for the next month and 1,250 × 0.5 cents for the ended one.
+    assert_eq!(first.amount, 1500 + 625);
+    let o = order_json(&app, first.id).await;
+    let items = o["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{o}");
+    assert_eq!(items[0]["amount"], 1500);
+    assert_eq!(items[1]["amount"], 625);
+    assert_eq!(
+        items[1]["label"],
+        "API calls — (1,250 consumed units) × $0.005"
+    );
+    assert_eq!(items[1]["product_price_id"], metered.id.to_string());
+    assert_eq!(
+        items[1]["start_timestamp"]
+            .as_str()
+            .map(|t| t.parse::<chrono::DateTime<chrono::Utc>>().unwrap()),
+        Some(s.current_period_start)
+    );
+    assert_eq!(o["subtotal_amount"], 2125);
+
+    // Period 2: three calls; the 1,250 of period 1 are not billed again.
+    let renewed = app.stored(s.id).await;
+    app.clock
+        .set(renewed.current_period_start + Duration::days(1));
+    calls(&app, org, &cid, "p2", 3).await;
+    app.clock
+        .set(renewed.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let second = app.order(renewal_order_id(s.id, 2)).await.unwrap();
+    // 3 × 0.5 = 1.5 cents, rounded half away from zero: 2.
+    assert_eq!(second.amount, 1500 + 2);
+    assert_eq!(second.usage_lines.len(), 1);
+    assert!(second.usage_lines[0].label.contains("(3 consumed units)"));
+
+    // Period 3: nothing used: a line of 0.
+    let renewed = app.stored(s.id).await;
+    app.clock
+        .set(renewed.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let third = app.order(renewal_order_id(s.id, 3)).await.unwrap();
+    assert_eq!((third.amount, third.usage_amount()), (1500, 0));
+    // The customer's meter starts anew after each renewal.
+    let r = app
+        .get(
+            &format!("/v1/customer-meters/?customer_id={cid}"),
+            Some(&app.token),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["items"][0]["consumed_units"], 0.0, "{}", r.body);
+}
+
+#[actix_web::test]
+async fn the_cap_limits_a_periods_usage_and_a_trial_bills_none() {
+    let app = spawn_app_with_clock().await;
+    let org = app.org(&app.token, "usage-cap").await;
+    let meter_id = meter(&app, org).await;
+    let product = product(&app, org, &meter_id, Some(100)).await;
+    let fixed = product
+        .prices
+        .iter()
+        .find(|p| !p.kind.is_metered())
+        .unwrap()
+        .clone();
+
+    // Capped: 400 calls are 2.00, billed 1.00 with the cap said.
+    let jane = app.customer(&app.token, org, "jane@example.com").await;
+    let mut bought = purchase(&product, &jane, None);
+    bought.price = fixed.clone();
+    bought.amount = Some(1500);
+    let s = app.subscribe(bought, t0()).await;
+    calls(&app, org, &jane.id.to_string(), "cap", 400).await;
+    app.clock
+        .set(s.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let o = app.order(renewal_order_id(s.id, 1)).await.unwrap();
+    assert_eq!(o.amount, 1500 + 100);
+    assert_eq!(
+        o.usage_lines[0].label,
+        "API calls — (400 consumed units) × $0.005 — Capped at $1.00"
+    );
+
+    // A trial: its usage is not billed at the first charge.
+    let joe = app.customer(&app.token, org, "joe@example.com").await;
+    let mut bought = purchase(&product, &joe, None);
+    bought.price = fixed;
+    bought.amount = Some(1500);
+    bought.trial_end = Some(t0() + Duration::days(14));
+    let trial = app.subscribe(bought, t0()).await;
+    calls(&app, org, &joe.id.to_string(), "trial", 50).await;
+    app.clock
+        .set(trial.current_period_end.unwrap() + Duration::minutes(5));
+    app.sweep().await;
+    let first = app.order(renewal_order_id(trial.id, 1)).await.unwrap();
+    assert_eq!((first.amount, first.usage_lines.len()), (1500, 0));
+}
