@@ -120,6 +120,34 @@ pub(super) fn price_label(
     }
 }
 
+/// The metered prices `product` sells in `currency`, as the pages list them beside its
+/// price ("$0.005 per unit · API calls"); `meters`: the product's.
+pub(crate) fn metered_labels(
+    i18n: &I18n,
+    product: &crate::domain::product::Product,
+    currency: &str,
+    meters: &[crate::domain::meter::Meter],
+) -> Vec<String> {
+    product
+        .active_metered_prices()
+        .filter_map(|p| match &p.kind {
+            PriceKind::RecurringMeteredUnit {
+                currency: c,
+                meter_id,
+                unit_amount,
+                ..
+            } if c.eq_ignore_ascii_case(currency) => {
+                let name = meters
+                    .iter()
+                    .find(|m| m.id == *meter_id)
+                    .map(|m| m.name.as_str());
+                Some(metered_label(i18n, *unit_amount, c, name))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// A metered price as the pages show it: "$0.005 per unit · API calls" (the meter's name
 /// when known).
 pub(crate) fn metered_label(
