@@ -507,6 +507,27 @@ async fn a_checkout_of_a_metered_product_asks_for_a_payment_method() {
     r.expect(200);
     let got = client_get(api, &secret).await;
     got.expect(200);
+
+    // Free + metered: the metered price is sold, so the card is asked for too.
+    let r = create_product(
+        &app,
+        &org,
+        Some("month"),
+        json!([{"amount_type": "free"}, metered(&calls, json!("1"))]),
+    )
+    .await;
+    r.expect(201);
+    let metered_id = r.body["prices"][1]["id"].clone();
+    let c = app
+        .post_json(CHECKOUTS, Some(&app.token), &json!({"products": [r.id()]}))
+        .await;
+    c.expect(201);
+    assert_eq!(c.body["product_price_id"], metered_id);
+    assert_eq!(c.body["is_free_product_price"], false);
+    assert_eq!(c.body["is_payment_setup_required"], true);
+    let secret = c.body["client_secret"].as_str().unwrap().to_string();
+    let r = confirm(api, &secret, &without).await;
+    r.expect_invalid_at(json!(["body", "confirmation_token_id"]));
 }
 
 /// polar-sdk 1.0.2 loads a product with a metered price (`ProductPriceMeteredUnit`, the
