@@ -328,3 +328,34 @@ pub(super) fn tax_label(i18n: &I18n, c: &Checkout) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod metered_tests {
+    use super::*;
+
+    fn amount(s: &str) -> UnitAmount {
+        UnitAmount::parse(s).unwrap_or_else(|e| panic!("{s}: {e:?}"))
+    }
+
+    #[test]
+    fn unit_amounts_keep_their_sub_cent_digits_in_every_language() {
+        let en = I18n::new(Lang::En);
+        assert_eq!(unit_money(&en, amount("0.5"), "usd"), "$0.005");
+        assert_eq!(unit_money(&en, amount("150"), "usd"), "$1.50");
+        assert_eq!(unit_money(&en, amount("1234.25"), "usd"), "$12.3425");
+        assert_eq!(
+            metered_label(&en, amount("0.5"), "usd", Some("API calls")),
+            "$0.005 per unit · API calls"
+        );
+        let de = I18n::new(Lang::De);
+        assert_eq!(unit_money(&de, amount("0.5"), "eur"), "0,005\u{a0}€");
+        assert_eq!(
+            metered_label(&de, amount("0.5"), "eur", None),
+            "0,005\u{a0}€ pro Einheit"
+        );
+        // The yen has no minor unit: the digits after the point are the language's.
+        let ja = I18n::new(Lang::Ja);
+        assert_eq!(unit_money(&ja, amount("0.5"), "jpy"), "¥0.5");
+        assert_eq!(unit_money(&ja, amount("12"), "jpy"), "¥12");
+    }
+}

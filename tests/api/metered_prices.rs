@@ -530,6 +530,27 @@ async fn a_checkout_of_a_metered_product_asks_for_a_payment_method() {
     r.expect_invalid_at(json!(["body", "confirmation_token_id"]));
 }
 
+/// The API document describes the new shapes.
+#[actix_web::test]
+async fn the_document_describes_metered_prices_and_meter_credits() {
+    let app = spawn_app().await;
+    let doc = app.get("/openapi.json", None).await;
+    doc.expect(200);
+    let schemas = &doc.body["components"]["schemas"];
+    for name in [
+        "ProductPriceMeteredUnit",
+        "ProductPriceMeter",
+        "BenefitMeterCredit",
+        "BenefitMeterCreditProperties",
+        "BenefitMeterCreditCreate",
+        "BenefitMeterCreditUpdate",
+    ] {
+        assert!(schemas.get(name).is_some(), "{name} missing");
+    }
+    let metered = &schemas["ProductPriceMeteredUnit"]["properties"];
+    assert_eq!(metered["unit_amount"]["type"], "string");
+}
+
 /// polar-sdk 1.0.2 loads a product with a metered price (`ProductPriceMeteredUnit`, the
 /// amount a string) and a `meter_credit` benefit (`BenefitMeterCredit`) into its models.
 #[actix_web::test]
