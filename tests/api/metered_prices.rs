@@ -475,6 +475,8 @@ async fn a_checkout_of_a_metered_product_asks_for_a_payment_method() {
         .await
         .unwrap();
     assert!(page.contains("$0.005 per unit · API calls"), "{page}");
+    // Drawn at a phone's and a desktop's width, to be looked at.
+    crate::tools::render_page("metered-prices", "checkout-metered", &page);
 
     // Metered only: nothing to pay now, but the card is saved for the usage.
     let r = create_product(
