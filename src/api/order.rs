@@ -425,7 +425,8 @@ mod tests {
     #[test]
     fn orders_have_every_key_of_the_sdk_model() {
         let samples = samples();
-        assert_eq!(samples.len(), 5);
+        // One more for the product with a metered price (`sample_products`' last).
+        assert_eq!(samples.len(), 6);
         for (name, v) in &samples {
             assert_eq!(*name, "Order");
             let keys: BTreeSet<&str> = v

@@ -681,9 +681,20 @@ mod tests {
             .filter(|(n, _)| *n == "Subscription")
             .map(|(_, v)| v)
             .collect();
-        assert_eq!(full.len(), 2);
+        assert_eq!(full.len(), 3);
         assert_eq!(full[0]["price"]["amount_type"], "fixed");
         assert_eq!(full[1]["price"]["amount_type"], "free");
+        // The product with a metered price is subscribed to at its fixed price; the
+        // product lists both.
+        assert_eq!(full[2]["price"]["amount_type"], "fixed");
+        assert_eq!(
+            full[2]["product"]["prices"][1]["amount_type"],
+            "metered_unit"
+        );
+        assert_eq!(
+            full[2]["product"]["prices"][1]["meter"]["name"],
+            "API calls"
+        );
         assert_eq!(full[0]["discount"]["id"], json!(Uuid::from_u128(0xd101)));
         assert_eq!(full[1]["discount"], Value::Null);
         assert_eq!(full[0]["customer_cancellation_reason"], "too_expensive");

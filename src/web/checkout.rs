@@ -123,7 +123,7 @@ fn redirect(location: String) -> HttpResponse {
 #[path = "checkout_frame.rs"]
 mod frame;
 #[path = "checkout_labels.rs"]
-mod labels;
+pub(crate) mod labels;
 use frame::{frame_ancestor, framed_page, PageQuery};
 use labels::{
     browser_lang, interval_of, page_lang, price_label, seats_view, tax_label, tax_note, trial_note,
@@ -255,6 +255,9 @@ struct CheckoutPage {
     factor: i64,
     interval: Option<String>,
     price_label: String,
+    /// The product's metered prices, billed at the end of each period ("$0.005 per unit ·
+    /// API calls").
+    metered: Vec<String>,
     /// The free trial the buyer gets, told in words (`None`: none).
     trial: Option<TrialNote>,
     /// `pay`, `subscribe` or `free`.
@@ -556,6 +559,12 @@ async fn checkout_page(
         factor: 10_i64.pow(Money::minor_digits(&currency)),
         interval,
         price_label,
+        metered: labels::metered_labels(
+            &i18n,
+            &product,
+            &currency,
+            &crate::app::views::product_meters(&state, &product).await?,
+        ),
         trial,
         mode,
         button_label,

@@ -120,6 +120,34 @@ pub(super) fn price_label(
     }
 }
 
+/// The metered prices `product` sells in `currency`, as the pages list them beside its
+/// price ("$0.005 per unit · API calls"); `meters`: the product's.
+pub(crate) fn metered_labels(
+    i18n: &I18n,
+    product: &crate::domain::product::Product,
+    currency: &str,
+    meters: &[crate::domain::meter::Meter],
+) -> Vec<String> {
+    product
+        .active_metered_prices()
+        .filter_map(|p| match &p.kind {
+            PriceKind::RecurringMeteredUnit {
+                currency: c,
+                meter_id,
+                unit_amount,
+                ..
+            } if c.eq_ignore_ascii_case(currency) => {
+                let name = meters
+                    .iter()
+                    .find(|m| m.id == *meter_id)
+                    .map(|m| m.name.as_str());
+                Some(metered_label(i18n, *unit_amount, c, name))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// A metered price as the pages show it: "$0.005 per unit · API calls" (the meter's name
 /// when known).
 pub(crate) fn metered_label(
@@ -298,5 +326,36 @@ pub(super) fn tax_label(i18n: &I18n, c: &Checkout) -> Option<String> {
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod metered_tests {
+    use super::*;
+
+    fn amount(s: &str) -> UnitAmount {
+        UnitAmount::parse(s).unwrap_or_else(|e| panic!("{s}: {e:?}"))
+    }
+
+    #[test]
+    fn unit_amounts_keep_their_sub_cent_digits_in_every_language() {
+        let en = I18n::new(Lang::En);
+        assert_eq!(unit_money(&en, amount("0.5"), "usd"), "$0.005");
+        assert_eq!(unit_money(&en, amount("150"), "usd"), "$1.50");
+        assert_eq!(unit_money(&en, amount("1234.25"), "usd"), "$12.3425");
+        assert_eq!(
+            metered_label(&en, amount("0.5"), "usd", Some("API calls")),
+            "$0.005 per unit · API calls"
+        );
+        let de = I18n::new(Lang::De);
+        assert_eq!(unit_money(&de, amount("0.5"), "eur"), "0,005\u{a0}€");
+        assert_eq!(
+            metered_label(&de, amount("0.5"), "eur", None),
+            "0,005\u{a0}€ pro Einheit"
+        );
+        // The yen has no minor unit: the digits after the point are the language's.
+        let ja = I18n::new(Lang::Ja);
+        assert_eq!(unit_money(&ja, amount("0.5"), "jpy"), "¥0.5");
+        assert_eq!(unit_money(&ja, amount("12"), "jpy"), "¥12");
     }
 }

@@ -67,6 +67,7 @@ mod license_signing;
 mod locales;
 mod mail;
 mod mail_hardening;
+mod metered_prices;
 mod metrics;
 mod nodes;
 mod oauth;

@@ -92,7 +92,8 @@ async fn what_tollgate_does_not_sell_is_a_422_naming_the_field() {
             json!(["body", "prices", 0, "seat_tiers"]),
         ),
         (
-            json!({"prices": [{"amount_type": "metered_unit", "meter_id": "x", "unit_amount": "1"}]}),
+            // Metered unit prices are sold (tests/api/metered_prices.rs); tiered ones are not.
+            json!({"prices": [{"amount_type": "metered_tiers", "meter_id": "x", "tiers": []}]}),
             json!(["body", "prices", 0, "amount_type"]),
         ),
         (

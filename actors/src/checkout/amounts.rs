@@ -71,6 +71,14 @@ impl Checkout {
         self.price.kind.is_recurring() && !self.is_free_product_price()
     }
 
+    /// Whether the payment method is saved even when nothing is charged now: a trial's
+    /// first charge, or the usage a metered price bills at the end of the period (Polar:
+    /// metered prices "still require a payment on next cycle").
+    pub fn saves_payment_method(&self) -> bool {
+        (self.trial_end.is_some() || self.price.kind.is_metered())
+            && self.is_payment_setup_required()
+    }
+
     pub fn is_payment_form_required(&self) -> bool {
         self.is_payment_required() || self.is_payment_setup_required()
     }
@@ -472,9 +480,9 @@ impl Checkout {
                 Some(_) => {}
             }
         }
-        // A trial of a paid price saves the card for its first charge: it needs one too.
-        let saves_card = self.trial_end.is_some() && self.is_payment_setup_required();
-        if (self.is_payment_required() || saves_card) && !has_token {
+        // A trial of a paid price saves the card for its first charge, a metered price for
+        // the usage billed at the period's end: they need one too.
+        if (self.is_payment_required() || self.saves_payment_method()) && !has_token {
             issues.push(Issue::new(
                 &["confirmation_token_id"],
                 "missing",

@@ -501,13 +501,10 @@ impl Product {
         id
     }
 
-    /// The first price that is not archived (what a checkout by product id sells): the
-    /// first one billed up front, else (a product of metered prices only) the first.
+    /// The first price that is not archived (what a checkout by product id sells): see
+    /// [`preferred_price`].
     pub fn first_active_price(&self) -> Option<&Price> {
-        self.prices
-            .iter()
-            .find(|p| !p.is_archived && !p.kind.is_metered())
-            .or_else(|| self.prices.iter().find(|p| !p.is_archived))
+        preferred_price(self.active_prices())
     }
 
     /// The metered prices on sale.
@@ -563,17 +560,31 @@ impl Product {
     }
 
     /// The first price on sale in `currency` (what a checkout by product id sells in it):
-    /// the first billed up front, else the first metered one.
+    /// see [`preferred_price`].
     pub fn first_active_price_in(&self, currency: Currency) -> Option<&Price> {
-        self.active_prices_in(currency)
-            .find(|p| !p.kind.is_metered())
-            .or_else(|| self.active_prices_in(currency).next())
+        preferred_price(self.active_prices_in(currency))
     }
 
     /// The first of `preferred` the product sells in (Polar's `PriceSet.from_prices`).
     pub fn pick_currency(&self, preferred: &[Currency]) -> Option<Currency> {
         preferred.iter().copied().find(|c| self.sells_in(*c))
     }
+}
+
+/// The price a checkout of a product sells among `prices` (in creation order): the first
+/// one that costs something up front; else, beside a free price, the first metered one
+/// (nothing is due now, but the buyer's payment method is saved for the usage billed at
+/// the end of each period: Polar's free price is not "free" when metered prices go with
+/// it); else the first.
+fn preferred_price<'a>(prices: impl Iterator<Item = &'a Price>) -> Option<&'a Price> {
+    let prices: Vec<&Price> = prices.collect();
+    let paid = |p: &&&Price| !p.kind.is_metered() && p.kind.amount_type() != AmountType::Free;
+    prices
+        .iter()
+        .find(paid)
+        .or_else(|| prices.iter().find(|p| p.kind.is_metered()))
+        .or_else(|| prices.first())
+        .copied()
 }
 
 pub const PRODUCT_BY_CREATED: &str = "product_by_created";

@@ -565,6 +565,21 @@ fn metered_prices_go_beside_one_price_billed_up_front() {
         interval: RecurringInterval::Month,
     };
     assert_eq!(price_set_problem(&[&free, &m1]), None);
+    // Beside a free price, the checkout sells the metered one (the card is saved).
+    let p = product(
+        "free",
+        1,
+        vec![price(free.clone(), false), price(m1.clone(), false)],
+    );
+    assert_eq!(
+        p.first_active_price().map(|x| x.kind.is_metered()),
+        Some(true)
+    );
+    assert_eq!(
+        p.first_active_price_in(Currency::DEFAULT)
+            .map(|x| x.kind.is_metered()),
+        Some(true)
+    );
     // The currencies must agree on their metered prices too.
     let eur = PriceKind::RecurringFixed {
         interval: RecurringInterval::Month,

@@ -392,9 +392,9 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppErr
             .processor
             .charge_from_page(charge_request(&checkout)?, return_url(state, &checkout))
             .await
-    } else if checkout.trial_end.is_some() && checkout.is_payment_setup_required() {
-        // A trial: nothing is charged now, the card is saved for the first charge at the
-        // trial's end.
+    } else if checkout.saves_payment_method() {
+        // A trial, or a metered price: nothing is charged now, the card is saved for the
+        // first charge at the trial's end or the usage billed at the period's end.
         state
             .processor
             .setup_from_page(charge_request(&checkout)?, return_url(state, &checkout))

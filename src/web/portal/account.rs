@@ -277,6 +277,8 @@ struct SubscriptionPage {
     id: String,
     product: String,
     price: String,
+    /// The product's metered prices ("$0.005 per unit · API calls").
+    metered: Vec<String>,
     status: Status,
     next: String,
     started: String,
@@ -383,6 +385,7 @@ async fn subscription_page(
         id: sub.id.to_string(),
         product: sub.product_name.clone(),
         price: view::subscription_price(i18n, &sub),
+        metered: metered_prices(state, i18n, &sub).await?,
         status: view::subscription_status(i18n, &sub),
         next: view::subscription_next(i18n, &sub),
         started: sub
@@ -404,6 +407,33 @@ async fn subscription_page(
         due: due(state, s, &sub).await?,
         pay_script: PAY_SCRIPT_PATH,
     })
+}
+
+/// The metered prices of a subscription's product in its currency, as the page lists them.
+async fn metered_prices(
+    state: &AppState,
+    i18n: &I18n,
+    sub: &tollgate_actors::subscription::Subscription,
+) -> Result<Vec<String>, Fail> {
+    let Some(product) = state
+        .store
+        .get::<crate::domain::product::Product>(&sub.product_id.key())
+        .await
+        .map_err(crate::error::AppError::from)?
+    else {
+        return Ok(Vec::new());
+    };
+    let meters = crate::app::views::product_meters(state, &product.value).await?;
+    let currency = sub
+        .currency
+        .clone()
+        .unwrap_or_else(|| crate::domain::currency::Currency::DEFAULT.to_string());
+    Ok(crate::web::checkout::labels::metered_labels(
+        i18n,
+        &product.value,
+        &currency,
+        &meters,
+    ))
 }
 
 /// The "Pay now" box of a past-due subscription whose renewal order is pending.
