@@ -172,6 +172,16 @@ async fn customer_meters_merchant_and_portal() {
         .await;
     assert_eq!(r.total_count(), 1);
     assert_eq!(app.get(PORTAL_METERS, Some(&cst)).await.total_count(), 2);
+    // The customer's state lists its live meters.
+    let r = app
+        .get(&format!("/v1/customers/{jane}/state"), Some(&token))
+        .await;
+    r.expect(200);
+    let meters = r.body["active_meters"].as_array().unwrap().clone();
+    assert_eq!(meters.len(), 1);
+    assert_eq!(meters[0]["meter_id"], json!(tokens));
+    assert_eq!(meters[0]["consumed_units"], 25.0);
+    assert!(meters[0]["credited_units"].is_i64());
 
     // Tenancy and scopes.
     let (other, other_org) = seller(&app, "cm2@example.com", "cm-two").await;
