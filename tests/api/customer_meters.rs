@@ -198,3 +198,56 @@ async fn customer_meters_merchant_and_portal() {
         .expect_error(403);
     app.get(PORTAL_METERS, None).await.expect_error(401);
 }
+
+/// polar-sdk 1.0.2 (every API version): ingest, a meter, its quantities, the events, the
+/// customer meters and the portal's (tests/clients/python-1.0/usage.py).
+#[actix_web::test]
+async fn polar_sdk_1_0_usage_journey() {
+    use std::process::Command;
+    use std::time::Duration;
+
+    let python = crate::tools::python_venv("tests/clients/python-1.0/requirements.txt");
+    let app = crate::helpers::spawn_app().await;
+    let (token, org) = seller(&app, "cm-sdk@example.com", "cm-sdk").await;
+    let oat = org_token(
+        &app,
+        &token,
+        &org,
+        &[
+            "events:read",
+            "events:write",
+            "meters:read",
+            "meters:write",
+            "customer_meters:read",
+        ],
+    )
+    .await;
+    for version in ["v2026_04", "v2026_10", "v2027_01"] {
+        let external = format!("sdk_{version}");
+        let id = customer(
+            &app,
+            &token,
+            &org,
+            &format!("{version}@example.com"),
+            &external,
+        )
+        .await;
+        let cst = session(&app, &token, &id).await;
+        let mut cmd = Command::new(&python);
+        cmd.arg(crate::tools::repo_root().join("tests/clients/python-1.0/usage.py"))
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &oat)
+            .env("TOLLGATE_SESSION", &cst)
+            .env("TOLLGATE_EXTERNAL_ID", &external)
+            .env("TOLLGATE_API_VERSION", version);
+        let out = crate::tools::run_async(cmd, Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            crate::tools::tally(&stdout),
+            Some((7, 0)),
+            "polar-sdk 1.0.2 {version}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
