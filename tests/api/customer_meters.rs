@@ -251,3 +251,58 @@ async fn polar_sdk_1_0_usage_journey() {
         );
     }
 }
+
+/// @polar-sh/sdk 1.0.1 (every API version): the same journey, each answer checked against
+/// the package's declared types (tests/clients/node-1.0/usage.mjs).
+#[actix_web::test]
+async fn polar_js_sdk_1_0_usage_journey() {
+    use std::process::Command;
+    use std::time::Duration;
+
+    let packages = crate::tools::node_packages("tests/clients/node-1.0");
+    let script = crate::tools::node_script(&packages, "tests/clients/node-1.0/usage.mjs");
+    crate::tools::node_script(&packages, "tests/clients/node-1.0/types.mjs");
+    let app = crate::helpers::spawn_app().await;
+    let (token, org) = seller(&app, "cm-js@example.com", "cm-js").await;
+    let oat = org_token(
+        &app,
+        &token,
+        &org,
+        &[
+            "events:read",
+            "events:write",
+            "meters:read",
+            "meters:write",
+            "customer_meters:read",
+        ],
+    )
+    .await;
+    for version in ["2026-04", "2026-10", "2027-01"] {
+        let external = format!("js_{version}");
+        let id = customer(
+            &app,
+            &token,
+            &org,
+            &format!("js{version}@example.com"),
+            &external,
+        )
+        .await;
+        let cst = session(&app, &token, &id).await;
+        let mut cmd = Command::new("node");
+        cmd.arg(&script)
+            .current_dir(&packages)
+            .env("TOLLGATE_URL", &app.address)
+            .env("TOLLGATE_TOKEN", &oat)
+            .env("TOLLGATE_SESSION", &cst)
+            .env("TOLLGATE_EXTERNAL_ID", &external)
+            .env("TOLLGATE_API_VERSION", version);
+        let out = crate::tools::run_async(cmd, Duration::from_secs(120)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            crate::tools::tally(&stdout),
+            Some((6, 0)),
+            "@polar-sh/sdk 1.0.1 {version}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
