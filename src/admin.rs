@@ -438,6 +438,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<customer_session::CustomerSession>();
     v.visit::<customer_session::CustomerSessionCode>();
     v.visit::<custom_field::CustomField>();
+    v.visit::<meter::Meter>();
     v.visit::<file::StoredFile>();
     v.visit::<file::FileUsage>();
     v.visit::<download::DownloadStat>();

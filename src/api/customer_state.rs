@@ -117,9 +117,21 @@ pub struct CustomerStateView {
     pub active_subscriptions: Vec<CustomerStateSubscription>,
     /// Benefits granted and not revoked.
     pub granted_benefits: Vec<CustomerStateBenefitGrant>,
-    /// Tollgate has no meters: always `[]`.
-    #[schema(value_type = Vec<Object>)]
-    pub active_meters: Vec<serde_json::Value>,
+    /// The customer's meters (those of live meters with a window), oldest first.
+    pub active_meters: Vec<CustomerStateMeter>,
+}
+
+/// A meter of the customer in its state (Polar's `CustomerStateMeter`): what it consumed
+/// in its current window, its credits (an integer) and the balance.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerStateMeter {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub meter_id: Uuid,
+    pub consumed_units: f64,
+    pub credited_units: i64,
+    pub balance: f64,
 }
 
 impl CustomerStateView {
@@ -137,6 +149,12 @@ impl CustomerStateView {
             granted_benefits,
             active_meters: Vec::new(),
         }
+    }
+
+    /// The state with the customer's meters.
+    pub fn with_meters(mut self, meters: Vec<CustomerStateMeter>) -> Self {
+        self.active_meters = meters;
+        self
     }
 }
 
@@ -165,7 +183,17 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let mut canceled = active.clone();
     canceled.status = SubscriptionStatus::Canceled;
     let state = CustomerStateView::new(&customer, &[active, trialing, canceled], granted);
-    let empty = CustomerStateView::new(&customer, &[], Vec::new());
+    // No subscription, one meter.
+    let empty =
+        CustomerStateView::new(&customer, &[], Vec::new()).with_meters(vec![CustomerStateMeter {
+            id: Uuid::from_u128(0xce),
+            created_at: customer.created_at,
+            modified_at: None,
+            meter_id: Uuid::from_u128(0xe1),
+            consumed_units: 25.0,
+            credited_units: 100,
+            balance: 75.0,
+        }]);
     vec![
         (
             "CustomerState",

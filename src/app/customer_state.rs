@@ -1,8 +1,8 @@
 //! A customer's state (Polar's `customer_service.get_state`): the customer, its active
-//! subscriptions and the benefits it holds now; Tollgate has no meters.
+//! subscriptions, the benefits it holds now and its meters (`crate::app::usage`).
 
 use crate::api::benefit_grant::CustomerStateBenefitGrant;
-use crate::api::customer_state::CustomerStateView;
+use crate::api::customer_state::{CustomerStateMeter, CustomerStateView};
 use crate::app::benefit_grants::{files_of_grants, granted_to, parts, subscriptions_of};
 use crate::domain::customer::Customer;
 use crate::error::AppError;
@@ -39,5 +39,20 @@ pub async fn state_as_stored(
             )
         })
         .collect();
-    Ok(CustomerStateView::new(customer, &subscriptions, granted))
+    let mut meters =
+        crate::app::usage::customer_meters::for_customer(state, customer, false).await?;
+    meters.sort_by_key(|m| (m.created_at, m.id));
+    let active_meters = meters
+        .iter()
+        .map(|m| CustomerStateMeter {
+            id: m.id,
+            created_at: m.created_at,
+            modified_at: m.modified_at,
+            meter_id: m.meter.id.uuid(),
+            consumed_units: m.consumed_units,
+            credited_units: m.credited_units,
+            balance: m.balance,
+        })
+        .collect();
+    Ok(CustomerStateView::new(customer, &subscriptions, granted).with_meters(active_meters))
 }

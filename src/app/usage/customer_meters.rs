@@ -15,7 +15,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use tollgate_storage::{Agg, WindowState};
 
 use super::keys;
-use super::meters::{all_meters, meter_for};
+use super::meters::all_meters;
 use crate::app::access::organizations_for_list;
 use crate::app::listing::{compare_times, directed, select_page};
 use crate::app::paging::{ListParams, Sorting};
@@ -364,13 +364,4 @@ pub async fn portal_get(
         .into_iter()
         .find(|cm| cm.id == id)
         .ok_or_else(AppError::not_found)
-}
-
-/// A meter of the subject's, for callers that check access first.
-pub async fn visible_meter(
-    state: &AppState,
-    subject: Subject,
-    id: MeterId,
-) -> Result<Meter, AppError> {
-    Ok(meter_for(state, subject, id).await?.value)
 }

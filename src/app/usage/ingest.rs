@@ -9,13 +9,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use chrono::{DateTime, Utc};
 use tollgate_storage::{Agg, Delta, Direction, IngestEvent};
 
 use super::eval::{self, Contribution};
 use super::keys::{self, IndexOf};
 use super::meters;
-use crate::app::access::{can_access, organization_for_create, organizations_for_list};
+use crate::app::access::{organization_for_create, organizations_for_list};
 use crate::app::paging::ListParams;
 use crate::auth::Subject;
 use crate::domain::customer::{customer_by_external_id, Customer};
@@ -440,14 +439,15 @@ pub async fn list(
     let to = filter.end.map(|t| t.timestamp_micros().saturating_add(1));
     let mut keys_all: Vec<(i64, Vec<u8>, OrganizationId)> = Vec::new();
     for org in orgs {
-        let meter = match filter.meter_id {
-            Some(m) => match meters::meter_in_organization(state, org, MeterId(m)).await? {
-                Some(m) => Some(m),
-                None => continue,
-            },
-            None => None,
-        };
-        let _ = &meter;
+        // A meter of another organization: none of this one's events.
+        if let Some(m) = filter.meter_id {
+            if meters::meter_in_organization(state, org, MeterId(m))
+                .await?
+                .is_none()
+            {
+                continue;
+            }
+        }
         let indexes: Vec<IndexOf> =
             if !filter.customer_ids.is_empty() || !filter.external_customer_ids.is_empty() {
                 customer_scopes(
@@ -487,7 +487,7 @@ pub async fn list(
         .into_iter()
         .filter_map(|(ts, k, org)| IndexOf::event_id(&k).map(|id| (ts, id, org)))
         .collect();
-    ids.sort_by(|a, b| (a.0, a.1.uuid()).cmp(&(b.0, b.1.uuid())));
+    ids.sort_by_key(|a| (a.0, a.1.uuid()));
     ids.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
     if !filter.ascending {
         ids.reverse();
@@ -524,11 +524,13 @@ pub async fn list(
         for e in load(state, &keys).await? {
             let meter = match filter.meter_id {
                 Some(m) => {
-                    if !meters_by_org.contains_key(&e.organization_id) {
-                        let found =
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        meters_by_org.entry(e.organization_id)
+                    {
+                        slot.insert(
                             meters::meter_in_organization(state, e.organization_id, MeterId(m))
-                                .await?;
-                        meters_by_org.insert(e.organization_id, found);
+                                .await?,
+                        );
                     }
                     meters_by_org.get(&e.organization_id).cloned().flatten()
                 }
@@ -551,18 +553,4 @@ async fn load(state: &AppState, keys: &[Vec<u8>]) -> Result<Vec<UsageEvent>, App
         out.push(UsageEvent::decode(&bytes)?);
     }
     Ok(out)
-}
-
-/// Whether the subject reaches the organization (for the routes' tenancy checks).
-pub async fn reaches(
-    state: &AppState,
-    subject: Subject,
-    org: OrganizationId,
-) -> Result<bool, AppError> {
-    can_access(state, subject, org).await
-}
-
-/// The timestamp of an event, for callers that sort.
-pub fn when(e: &UsageEvent) -> DateTime<Utc> {
-    e.timestamp
 }

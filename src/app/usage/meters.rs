@@ -29,8 +29,10 @@ use crate::state::AppState;
 /// How long a node trusts its cached list of an organization's meters.
 pub const CACHE_TTL: Duration = Duration::from_secs(1);
 
-static LIVE: LazyLock<DashMap<OrganizationId, (Instant, Arc<Vec<Meter>>)>> =
-    LazyLock::new(DashMap::new);
+/// An organization's live meters, and when they were read.
+type Cached = (Instant, Arc<Vec<Meter>>);
+
+static LIVE: LazyLock<DashMap<OrganizationId, Cached>> = LazyLock::new(DashMap::new);
 
 fn forget(org: OrganizationId) {
     LIVE.remove(&org);

@@ -139,7 +139,7 @@ impl Cell {
     /// The meter's quantity of these rows; `None` when they hold no event.
     pub fn value(&self, func: Func) -> Option<f64> {
         match func {
-            Func::Unique => (!self.members.is_empty()).then(|| self.members.len() as f64),
+            Func::Unique => (!self.members.is_empty()).then_some(self.members.len() as f64),
             _ if self.agg.n <= 0 => None,
             Func::Count => Some(self.agg.n as f64),
             Func::Sum => Some(self.agg.sum),
