@@ -33,6 +33,8 @@
 #   BENCH_CASES ["a b c d e"] (c is needed by d and e to have a month to read)
 #   BENCH_DURABILITY [process] (process|power: storage.durability; embedded store only)
 #   BENCH_KEEP [unset: remove the temporary directory]  BENCH_PORT [a free port]
+#   BENCH_MIN_FREE_MB [2048] (seeding stops, and the run fails, when the disk of the data
+#   directory or of PostgreSQL's data has less free space than this)
 #   BENCH_WORKERS [server.workers, 0 = one per core]
 #   BENCH_BIN [unset: cargo build --release, then $CARGO_TARGET_DIR or target/release/tollgate]
 #
@@ -338,6 +340,12 @@ done
 # a minute before the start (every timestamp in the past). Each process takes a contiguous
 # share of the indices in batches; a busy answer (429/503) is retried after a pause.
 MONTH_END=$(date -u +%s)
+MIN_FREE_MB=${BENCH_MIN_FREE_MB:-2048}
+DISK_PATHS=("$WORK")
+if [[ $BACKEND == postgres ]]; then
+    PG_DATA=$(psql "$DB_URL" -AtqX -c "SHOW data_directory" 2>/dev/null || true)
+    [[ -n $PG_DATA && -d $PG_DATA ]] && DISK_PATHS+=("$PG_DATA")
+fi
 SEED_SECS=0
 SEED_RATE=0
 if wanted c; then
@@ -389,6 +397,20 @@ for first in range(lo, hi, batch):
         next_report += step
 PY
         SEED_PIDS+=("$!")
+    done
+    # While they run: stop (and fail) before the disk fills up (other work shares it).
+    while :; do
+        alive=0
+        for pid in "${SEED_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+        (( alive )) || break
+        for path in "${DISK_PATHS[@]}"; do
+            free_mb=$(( $(df -Pk "$path" | awk 'NR == 2 {print $4}') / 1024 ))
+            if (( free_mb < MIN_FREE_MB )); then
+                echo "only ${free_mb} MiB left on the disk of $path (BENCH_MIN_FREE_MB=$MIN_FREE_MB): seeding stopped" >&2
+                exit 1
+            fi
+        done
+        sleep 2
     done
     for pid in "${SEED_PIDS[@]}"; do
         wait "$pid" || { echo "seeding failed" >&2; exit 1; }
