@@ -89,6 +89,7 @@ pub mod tax_transactions;
 #[path = "testing_tests.rs"]
 pub mod testing;
 pub mod tokens;
+pub mod usage;
 pub mod views;
 pub mod webhook_endpoints;
 

@@ -83,6 +83,11 @@ requirement!(LicenseKeysRead: [User, Organization] => [WebDefault, LicenseKeysRe
 requirement!(LicenseKeysWrite: [User, Organization] => [WebDefault, LicenseKeysWrite]);
 requirement!(WebhooksRead: [User, Organization] => [WebDefault, WebhooksRead, WebhooksWrite]);
 requirement!(WebhooksWrite: [User, Organization] => [WebDefault, WebhooksWrite]);
+requirement!(EventsRead: [User, Organization] => [WebDefault, EventsRead, EventsWrite]);
+requirement!(EventsWrite: [User, Organization] => [WebDefault, EventsWrite]);
+requirement!(MetersRead: [User, Organization] => [WebDefault, MetersRead, MetersWrite]);
+requirement!(MetersWrite: [User, Organization] => [WebDefault, MetersWrite]);
+requirement!(CustomerMetersRead: [User, Organization] => [WebDefault, CustomerMetersRead]);
 requirement!(CustomerPortalRead: [User, Customer] => [WebDefault, CustomerPortalRead, CustomerPortalWrite]);
 requirement!(CustomerPortalWrite: [User, Customer] => [WebDefault, CustomerPortalWrite]);
 requirement!(

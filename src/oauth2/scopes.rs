@@ -2,11 +2,6 @@
 
 use crate::auth::{Scope, ScopeSet};
 
-/// Scopes Polar's SDK of that era names by default that this service does not serve: a
-/// registration carrying them is accepted and they are dropped (nothing can be granted).
-const IGNORED_ON_REGISTRATION: &[&str] =
-    &["events:read", "events:write", "meters:read", "meters:write"];
-
 /// Every scope a client may be registered for or request (`scopes_supported`): those a
 /// token may hold but `organization_access_tokens:*`, as Polar's `SCOPES_SUPPORTED`.
 pub fn supported() -> ScopeSet {
@@ -32,14 +27,10 @@ pub fn parse_requested(s: &str) -> Result<ScopeSet, Vec<String>> {
     }
 }
 
-/// A registration's `scope`: like [`parse_requested`], except that the SDK's default names
-/// for resources this service lacks are dropped instead of refused.
+/// A registration's `scope`: as [`parse_requested`]. (The SDK's default names, the usage
+/// scopes `events:*` and `meters:*` included, are all served now.)
 pub fn parse_registered(s: &str) -> Result<ScopeSet, Vec<String>> {
-    let kept: Vec<&str> = s
-        .split_whitespace()
-        .filter(|n| !IGNORED_ON_REGISTRATION.contains(n))
-        .collect();
-    parse_requested(&kept.join(" "))
+    parse_requested(s)
 }
 
 /// A human description of a scope for the consent page.
@@ -75,9 +66,12 @@ mod tests {
     }
 
     #[test]
-    fn registration_drops_the_sdk_defaults_we_lack() {
-        let s = parse_registered("openid events:read meters:write").unwrap();
-        assert_eq!(s.to_space_separated(), "openid");
+    fn registration_keeps_the_usage_scopes() {
+        let s = parse_registered("openid events:read meters:write customer_meters:read").unwrap();
+        assert_eq!(
+            s.to_space_separated(),
+            "openid events:read meters:write customer_meters:read"
+        );
         // Refunds are served: their scopes are kept.
         let s = parse_registered("openid refunds:write").unwrap();
         assert!(s.contains(Scope::RefundsWrite));

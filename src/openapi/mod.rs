@@ -24,6 +24,7 @@ pub mod recovery_paths;
 pub mod release_paths;
 pub mod signing_paths;
 pub mod token_paths;
+pub mod usage_paths;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::OnceLock;
@@ -257,6 +258,18 @@ use crate::error::ApiError;
         release_paths::updates_tauri,
         release_paths::updates_tauri_static,
         release_paths::updates_download,
+        usage_paths::events_ingest,
+        usage_paths::events_list,
+        usage_paths::events_get,
+        usage_paths::meters_list,
+        usage_paths::meters_create,
+        usage_paths::meters_get,
+        usage_paths::meters_update,
+        usage_paths::meters_quantities,
+        usage_paths::customer_meters_list,
+        usage_paths::customer_meters_get,
+        usage_paths::portal_meters_list,
+        usage_paths::portal_meters_get,
     ),
     components(schemas(
         crate::error::ErrorBody,
@@ -806,6 +819,9 @@ mod tests {
             crate::api::files::samples(),
             crate::api::releases::samples(),
             crate::api::customer_portal_downloadables::samples(),
+            crate::api::event::samples(),
+            crate::api::meter::samples(),
+            crate::api::customer_meter::samples(),
         ]
         .into_iter()
         .flatten()

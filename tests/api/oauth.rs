@@ -464,10 +464,10 @@ async fn registration_validates_redirect_uris_and_scopes() {
             .starts_with("polar_crt_"));
         assert_eq!(r.body["client_secret_expires_at"], 0);
     }
-    // The SDK's default scope list names resources this service lacks: dropped, not refused.
+    // The SDK's default scope list: the usage scopes are served, so kept.
     let r = register(&app, json!({"client_name": "x", "redirect_uris": ["https://a.example"], "scope": "openid events:read"})).await;
     r.expect(200);
-    assert_eq!(r.body["scope"], "openid");
+    assert_eq!(r.body["scope"], "openid events:read");
 
     // Anonymous and organization tokens cannot register.
     let r = app

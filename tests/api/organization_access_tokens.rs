@@ -361,7 +361,7 @@ async fn scopes_expiry_and_callers_are_checked() {
         ),
         ("web_default", "Input should be a supported scope"),
         ("admin", "Input should be a supported scope"),
-        ("events:read", "Input should be a supported scope"),
+        ("nope:read", "Input should be a supported scope"),
     ] {
         let r = app
             .post_json(

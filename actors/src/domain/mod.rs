@@ -60,6 +60,7 @@ pub mod tax_breakdown;
 pub mod tax_id_check;
 pub mod tax_settings;
 pub mod tax_transaction;
+pub mod usage_event;
 pub mod user;
 pub mod webhook;
 

@@ -72,6 +72,11 @@ scopes! {
     DisputesRead = "disputes:read",
     DisputesWrite = "disputes:write",
     OrdersWrite = "orders:write",
+    EventsRead = "events:read",
+    EventsWrite = "events:write",
+    MetersRead = "meters:read",
+    MetersWrite = "meters:write",
+    CustomerMetersRead = "customer_meters:read",
 }
 
 impl Scope {
@@ -203,6 +208,8 @@ mod tests {
         assert_eq!(Scope::CustomerPortalWrite as u8, 39);
         assert_eq!(Scope::OrganizationAccessTokensRead as u8, 40);
         assert_eq!(Scope::OrganizationAccessTokensWrite as u8, 41);
+        assert_eq!(Scope::OrdersWrite as u8, 46);
+        assert_eq!(Scope::CustomerMetersRead as u8, 51);
         assert!(Scope::OrganizationAccessTokensWrite.manages_organization_tokens());
         assert!(!Scope::OrganizationsWrite.manages_organization_tokens());
     }

@@ -10,9 +10,23 @@ use crate::StorageError;
 /// The trees of a store, in the order a [`Snapshot`] holds them. `tallies` (the counters of
 /// tallied records, `tally`) comes after `records`, which an import needs first; a
 /// snapshot of a build without it reads as one whose records carry their counters (they
-/// do: a record without an entry at its revision reads its payload's).
-pub(super) const TREES: [&str; 7] = [
-    "records", "index", "counters", "uniques", "meta", "feed", "tallies",
+/// do: a record without an entry at its revision reads its payload's). The usage store's
+/// trees (`store::usage`, their layout there) come last; a snapshot of a build without them
+/// reads as one without usage data.
+pub(super) const TREES: [&str; 13] = [
+    "records",
+    "index",
+    "counters",
+    "uniques",
+    "meta",
+    "feed",
+    "tallies",
+    "usage_events",
+    "usage_index",
+    "usage_aggs",
+    "usage_members",
+    "usage_windows",
+    "usage_window_members",
 ];
 const SNAPSHOT_MAGIC: &[u8] = b"TOLLGATE-SNAPSHOT-1\n";
 const SNAPSHOT_END: &[u8] = b"END\n";

@@ -18,8 +18,9 @@ impl PgEngine {
     /// Loads a snapshot of the embedded store (`Store::snapshot`) into this schema, which
     /// must hold no record yet, in one transaction: every record with its revision, and
     /// every index entry, counter, unique key, meta value and feed entry as it is (feed
-    /// numbers kept; new ones continue after them), and every tallies entry at its
-    /// record's revision as that record's tally row. Returns the number of records.
+    /// numbers kept; new ones continue after them), every tallies entry at its
+    /// record's revision as that record's tally row, and the usage store's trees as its
+    /// tables (`usage::import`). Returns the number of records.
     pub async fn import(&self, snapshot: &Snapshot) -> Result<usize, StorageError> {
         let s = &self.schema;
         let mut conn = self.conn().await?;
@@ -47,6 +48,7 @@ impl PgEngine {
                     "meta" => Some(("meta", "v")),
                     "index" => Some(("idx", "id")),
                     "uniques" => Some(("uniques", "id")),
+                    "usage_events" => Some(("usage_events", "v")),
                     _ => None,
                 };
                 if let Some((table, column)) = bytes_table {
@@ -128,6 +130,9 @@ impl PgEngine {
                         )
                         .await
                         .map_err(sql_error)?;
+                    }
+                    usage if usage.starts_with("usage_") => {
+                        super::usage::import(&tx, s, usage, chunk).await?;
                     }
                     other => {
                         return Err(StorageError::Corrupt(format!(
@@ -307,7 +312,9 @@ impl PgEngine {
             .query_one(
                 &format!(
                     "SELECT NOT EXISTS (SELECT 1 FROM {s}.records) AND NOT EXISTS (SELECT 1 FROM {s}.meta)
-                     AND NOT EXISTS (SELECT 1 FROM {s}.uniques) AND NOT EXISTS (SELECT 1 FROM {s}.idx)"
+                     AND NOT EXISTS (SELECT 1 FROM {s}.uniques) AND NOT EXISTS (SELECT 1 FROM {s}.idx)
+                     AND NOT EXISTS (SELECT 1 FROM {s}.usage_events)
+                     AND NOT EXISTS (SELECT 1 FROM {s}.usage_windows)"
                 ),
                 &[],
             )

@@ -25,7 +25,8 @@
 //! `write` commits batches (their plans in one transaction, the retry loop, records held
 //! locked), `read` answers reads, `admin` does whole-schema work (snapshot import, job
 //! locks, index verification and rebuild), `tally` keeps counters apart from their
-//! records; `tests` and `tally_tests` run the engine on a real database.
+//! records, `usage` is the usage store (six `usage_*` tables, gathered transactions);
+//! `tests` and `tally_tests` run the engine on a real database.
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::error::SqlState;
@@ -38,6 +39,7 @@ mod gather;
 mod listen;
 mod read;
 mod tally;
+mod usage;
 mod write;
 
 pub use admin::JobLock;
@@ -55,6 +57,8 @@ pub struct PgEngine {
     notify_wait_us: std::sync::atomic::AtomicU64,
     /// Counted hits on their way to the database together (`gather`).
     gatherer: gather::Gatherer,
+    /// Usage calls on their way to the database together (`usage`).
+    usage: usage::UsageQueue,
 }
 
 /// How long a caller waits for a pooled connection (all busy) or a new one before the
@@ -213,6 +217,7 @@ impl PgEngine {
             schema: schema.to_string(),
             notify_wait_us: std::sync::atomic::AtomicU64::new(0),
             gatherer: gather::Gatherer::default(),
+            usage: usage::UsageQueue::default(),
         };
         engine.create_tables().await?;
         Ok(engine)
@@ -251,9 +256,11 @@ impl PgEngine {
                  CREATE TABLE IF NOT EXISTS {s}.feed (seq bigserial PRIMARY KEY, v bytea NOT NULL);
                  CREATE TABLE IF NOT EXISTS {s}.tallies (k bytea PRIMARY KEY, usage bigint NOT NULL,
                      limit_usage bigint, validations bigint NOT NULL, last_at bigint);
+                 {usage}
                  {mirror}
                  {count}
                  COMMIT;",
+                usage = usage::tables(s),
                 mirror = tally::mirror_trigger(s),
                 count = gather::count_function(s),
             ))
@@ -304,3 +311,6 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 mod tally_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod usage_tests;

@@ -8,7 +8,8 @@
 //! one sled transaction), `read` answers reads (records, unique keys, counts, index pages
 //! merged over tenants), `feed` reads the change feed, `indexes` verifies and rebuilds the
 //! derived keys, `snapshot` copies the whole store and restores a copy, `tally` keeps the
-//! counters of tallied records apart from them (the `tallies` tree).
+//! counters of tallied records apart from them (the `tallies` tree), `usage` keeps usage
+//! events, their aggregates and windows (six `usage_*` trees, one writer at a time).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,6 +26,10 @@ mod tally;
 #[cfg(test)]
 #[path = "tally_tests.rs"]
 mod tally_tests;
+mod usage;
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod usage_tests;
 mod write;
 
 pub(crate) use read::SledIndexIter;
@@ -49,6 +54,8 @@ struct Inner {
     feed: sled::Tree,
     /// The counters of tallied records, under their records' keys (`tally`).
     tallies: sled::Tree,
+    /// The usage store's trees and its writer's queue (`usage`).
+    usage: usage::Usage,
     flusher: Flusher,
     /// Commits share it; [`crate::Store::snapshot`] takes it alone, for a consistent copy.
     gate: std::sync::RwLock<()>,
@@ -80,6 +87,7 @@ impl Embedded {
         let meta = db.open_tree("meta")?;
         let feed = db.open_tree("feed")?;
         let tallies = db.open_tree("tallies")?;
+        let usage = usage::Usage::open(&db)?;
         let feed_base = match meta.get(FEED_BASE)? {
             Some(v) => u64::from_be_bytes(
                 v.as_ref()
@@ -99,6 +107,7 @@ impl Embedded {
                 meta,
                 feed,
                 tallies,
+                usage,
                 flusher,
                 gate: std::sync::RwLock::new(()),
                 feed_base: std::sync::atomic::AtomicU64::new(feed_base),

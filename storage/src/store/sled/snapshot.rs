@@ -1,4 +1,4 @@
-//! The embedded engine's copies: a consistent snapshot of its seven trees, restoring one
+//! The embedded engine's copies: a consistent snapshot of its trees (the usage ones included), restoring one
 //! into an empty store, whether it holds anything, and the deliberate damage the tests of
 //! `tollgate check` use. The [`Snapshot`] and its file format are engine-neutral
 //! (`store::snapshot`).
@@ -93,7 +93,7 @@ impl Embedded {
             "uniques" => &i.uniques,
             "feed" => &i.feed,
             "tallies" => &i.tallies,
-            _ => &i.meta,
+            other => i.usage.tree(other).unwrap_or(&i.meta),
         }
     }
 }
