@@ -7,6 +7,7 @@ mod backup;
 mod benefit_grants;
 mod benefits;
 mod better_auth;
+mod better_auth_usage;
 mod binary;
 mod browser;
 mod browser_dashboard;
