@@ -91,6 +91,7 @@ pub mod testing;
 pub mod tokens;
 pub mod usage;
 pub(crate) mod usage_billing;
+pub mod usage_credits;
 pub mod views;
 pub mod webhook_endpoints;
 

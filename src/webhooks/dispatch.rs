@@ -102,6 +102,14 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         invoices |= crate::app::invoices::queue(state, change, &mut batch).await?;
         tax_records |= crate::app::tax_transactions::queue(state, change, &mut batch).await?;
         tax_id_checks |= crate::app::tax_id_checks::queue(state, change, &mut batch).await?;
+        // The credits of `meter_credit` grants (their own exactly-once writes: a replay of
+        // the entry writes nothing twice). A store that cannot take them stops the pass.
+        if let Err(e) = crate::app::usage_credits::apply(state, change).await {
+            if e.code() == crate::error::Code::StorageUnavailable {
+                return Err(StorageError::Unavailable(e.to_string()));
+            }
+            tracing::warn!(collection = %change.collection, error = %e, "cannot credit a meter_credit grant; skipped");
+        }
         if !is_event_source(&change.collection) {
             continue;
         }

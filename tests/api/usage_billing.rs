@@ -223,3 +223,128 @@ async fn the_cap_limits_a_periods_usage_and_a_trial_bills_none() {
     let first = app.order(renewal_order_id(trial.id, 1)).await.unwrap();
     assert_eq!((first.amount, first.usage_lines.len()), (1500, 0));
 }
+
+/// A meter_credit benefit of 100 units that rolls over.
+async fn credit_benefit(app: &ClockApp, org: OrganizationId, meter: &str, product: &Product) {
+    let b = app
+        .post_json(
+            "/v1/benefits/",
+            Some(&app.token),
+            &json!({"type": "meter_credit", "description": "100 API calls / month",
+                    "organization_id": org,
+                    "properties": {"meter_id": meter, "units": 100, "rollover": true}}),
+        )
+        .await;
+    b.expect(201);
+    app.post_json(
+        &format!("/v1/products/{}/benefits", product.id),
+        Some(&app.token),
+        &json!({ "benefits": [b.body["id"]] }),
+    )
+    .await
+    .expect(200);
+}
+
+async fn customer_meter(app: &ClockApp, customer: &str) -> Value {
+    crate::state_events::settled(app).await;
+    let r = app
+        .get(
+            &format!("/v1/customer-meters/?customer_id={customer}"),
+            Some(&app.token),
+        )
+        .await;
+    r.expect(200);
+    r.body["items"][0].clone()
+}
+
+#[actix_web::test]
+async fn credits_are_granted_used_first_rolled_over_and_taken_back() {
+    let app = spawn_app_with_clock().await;
+    let org = app.org(&app.token, "usage-credits").await;
+    let meter_id = meter(&app, org).await;
+    let product = product(&app, org, &meter_id, None).await;
+    credit_benefit(&app, org, &meter_id, &product).await;
+    let jane = app.customer(&app.token, org, "jane@example.com").await;
+    let cid = jane.id.to_string();
+    let mut bought = purchase(&product, &jane, None);
+    bought.price = product
+        .prices
+        .iter()
+        .find(|p| !p.kind.is_metered())
+        .unwrap()
+        .clone();
+    bought.amount = Some(1500);
+    let s = app.subscribe(bought, t0()).await;
+
+    // The purchase credits 100 units.
+    let m = customer_meter(&app, &cid).await;
+    assert_eq!(
+        (m["credited_units"].as_i64(), m["balance"].as_f64()),
+        (Some(100), Some(100.0)),
+        "{m}"
+    );
+    // 130 calls: 30 over the credits are billed at the renewal.
+    calls(&app, org, &cid, "c1", 130).await;
+    let m = customer_meter(&app, &cid).await;
+    assert_eq!(m["balance"].as_f64(), Some(-30.0), "{m}");
+    app.clock
+        .set(s.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let first = app.order(renewal_order_id(s.id, 1)).await.unwrap();
+    assert_eq!(first.amount, 1500 + 15, "30 × 0.5 cents");
+    assert!(first.usage_lines[0].label.contains("(30 consumed units)"));
+    // The new period: 100 units again, nothing left to roll over.
+    let m = customer_meter(&app, &cid).await;
+    assert_eq!(
+        (m["credited_units"].as_i64(), m["consumed_units"].as_f64()),
+        (Some(100), Some(0.0)),
+        "{m}"
+    );
+
+    // 40 calls: 60 units are left and roll over into the next period.
+    calls(&app, org, &cid, "c2", 40).await;
+    let renewed = app.stored(s.id).await;
+    app.clock
+        .set(renewed.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.renewed, 1);
+    let second = app.order(renewal_order_id(s.id, 2)).await.unwrap();
+    assert_eq!(second.amount, 1500, "no usage beyond the credits");
+    let m = customer_meter(&app, &cid).await;
+    assert_eq!(m["credited_units"].as_i64(), Some(160), "{m}");
+
+    // The system events are listed as Polar lists them.
+    let r = app
+        .get(
+            &format!("/v1/events/?organization_id={org}&source=system&limit=100"),
+            Some(&app.token),
+        )
+        .await;
+    r.expect(200);
+    let names: Vec<&str> = r.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "meter.reset").count(),
+        2,
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| **n == "meter.credited").count(),
+        4,
+        "{names:?}"
+    );
+
+    // Revoked: the last 100 units are taken back.
+    app.patch_json(
+        &format!("/v1/subscriptions/{}", s.id),
+        Some(&app.token),
+        &json!({"revoke": true}),
+    )
+    .await
+    .expect(200);
+    let m = customer_meter(&app, &cid).await;
+    assert_eq!(m["credited_units"].as_i64(), Some(60), "{m}");
+}
