@@ -124,7 +124,8 @@ macro_rules! subscription_schema {
             pub recurring_interval: RecurringInterval,
             /// How many `recurring_interval`s one period spans.
             pub recurring_interval_count: i64,
-            /// Usage-based billing is not supported: `null`.
+            /// A meter clock of its own (Polar's `meter_interval`) is not supported: `null`;
+            /// usage is billed at each renewal.
             pub current_meter_period_start: Option<DateTime<Utc>>,
             pub current_meter_period_end: Option<DateTime<Utc>>,
             /// The free trial the subscription started with (`null`: none).
@@ -229,7 +230,8 @@ subscription_schema!(
         discount: Option<DiscountBase>,
         /// Polar's 2026 list of the subscription's prices: its one price.
         prices: Vec<ProductPriceRecurring>,
-        /// Usage-based billing is not supported: `[]`.
+        /// The running usage of its metered prices: not listed yet (`[]`); the customer
+        /// meters tell it (`docs/usage.md`).
         meters: Vec<SubscriptionMeter>,
         /// A plan change waiting for the period's end: none (issue 31).
         pending_update: Option<PendingSubscriptionUpdate>,
@@ -243,7 +245,8 @@ subscription_schema!(
         product: super::product::CustomerProduct,
         price: ProductPriceRecurring,
         prices: Vec<ProductPriceRecurring>,
-        /// Usage-based billing is not supported: `[]`.
+        /// The running usage of its metered prices: not listed yet (`[]`); the customer
+        /// meters tell it (`docs/usage.md`).
         meters: Vec<SubscriptionMeter>,
         pending_update: Option<PendingSubscriptionUpdate>,
     }
@@ -259,7 +262,7 @@ impl CustomerSubscription {
     }
 }
 
-/// A meter a subscription bills (never: Tollgate has no usage-based billing).
+/// A meter a subscription bills (not listed yet, see [`SubscriptionView`]'s `meters`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SubscriptionMeter {
     pub id: Uuid,

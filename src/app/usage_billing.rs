@@ -14,9 +14,9 @@
 //! not billed (Polar writes a last order of the metered lines).
 
 use chrono::{DateTime, Utc};
-use tollgate_storage::{Agg, WindowState};
+use tollgate_storage::WindowState;
 
-use crate::app::usage::customer_meters::{consumed, scopes_of};
+use crate::app::usage::customer_meters::{consumed, merge_windows, scopes_of};
 use crate::app::usage::keys;
 use crate::domain::currency::Currency;
 use crate::domain::customer::Customer;
@@ -31,26 +31,6 @@ use tollgate_actors::subscription::Subscription;
 /// The token that closes a subscription's usage windows for the renewal to `cycle`.
 fn close_token(s: &Subscription, cycle: u32) -> Vec<u8> {
     format!("renewal:{}:{cycle}", s.id).into_bytes()
-}
-
-/// The windows `customer` has of `meter`, merged.
-fn merged(windows: &[WindowState]) -> WindowState {
-    let mut m = WindowState {
-        window: 0,
-        consumed: Agg::EMPTY,
-        distinct: 0,
-        credited: 0,
-        rollover_credited: 0,
-        created_us: 0,
-        modified_us: 0,
-    };
-    for w in windows {
-        m.consumed.merge(&w.consumed);
-        m.distinct = m.distinct.saturating_add(w.distinct);
-        m.credited = m.credited.saturating_add(w.credited);
-        m.rollover_credited = m.rollover_credited.saturating_add(w.rollover_credited);
-    }
-    m
 }
 
 /// The usage lines of `s`'s renewal to period `cycle` (the charge that ends its current
@@ -118,7 +98,7 @@ pub(crate) async fn usage_lines(
         }
         let line = usage_line(
             &meter,
-            &merged(&windows),
+            &merge_windows(&windows),
             &price.id,
             unit_amount,
             *cap_amount,
@@ -166,6 +146,7 @@ mod tests {
     use crate::domain::ids::{MeterId, OrganizationId, PriceId};
     use crate::domain::meter::{Aggregation, Conjunction, Filter, MeterUnit};
     use crate::domain::product::UnitAmount;
+    use tollgate_storage::Agg;
 
     fn meter(aggregation: Aggregation) -> Meter {
         Meter {
@@ -258,7 +239,7 @@ mod tests {
 
     #[test]
     fn windows_of_both_scopes_merge() {
-        let m = merged(&[window(2, 4.0, 10), window(3, 6.0, -5)]);
+        let m = merge_windows(&[window(2, 4.0, 10), window(3, 6.0, -5)]);
         assert_eq!((m.consumed.n, m.consumed.sum, m.credited), (5, 10.0, 5));
     }
 }

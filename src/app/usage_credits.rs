@@ -21,9 +21,9 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use tollgate_storage::{Agg, Change, WindowState};
+use tollgate_storage::{Change, WindowState};
 
-use crate::app::usage::customer_meters::{consumed, scopes_of};
+use crate::app::usage::customer_meters::{consumed, merge_windows, scopes_of};
 use crate::app::usage::{ingest::store_events, keys};
 use crate::domain::benefit::{Benefit, BenefitProperties};
 use crate::domain::customer::Customer;
@@ -227,25 +227,13 @@ async fn close(
     customer: &Customer,
     token: &[u8],
 ) -> Result<WindowState, AppError> {
-    let mut m = WindowState {
-        window: 0,
-        consumed: Agg::EMPTY,
-        distinct: 0,
-        credited: 0,
-        rollover_credited: 0,
-        created_us: 0,
-        modified_us: 0,
-    };
     let now = state.now().timestamp_micros();
+    let mut closed = Vec::new();
     for scope in scopes_of(customer) {
         let key = keys::window(meter.organization_id, meter.id, &scope);
-        let w = state.store.close_window(&key, token, now).await?;
-        m.consumed.merge(&w.consumed);
-        m.distinct = m.distinct.saturating_add(w.distinct);
-        m.credited = m.credited.saturating_add(w.credited);
-        m.rollover_credited = m.rollover_credited.saturating_add(w.rollover_credited);
+        closed.push(state.store.close_window(&key, token, now).await?);
     }
-    Ok(m)
+    Ok(merge_windows(&closed))
 }
 
 /// Polar's rollover of a closed window: what is left of its credits, whole units, at most
@@ -315,6 +303,7 @@ fn system(
 mod tests {
     use super::*;
     use crate::domain::meter::{Aggregation, Conjunction, Filter, MeterUnit};
+    use tollgate_storage::Agg;
 
     fn meter() -> Meter {
         Meter {

@@ -4,8 +4,8 @@
 //! that keep a meter from being archived, a checkout of a metered product asking for a
 //! payment method, and polar-sdk 1.0.2 loading both shapes.
 //!
-//! The meters API belongs to another part of the issue and is not served here yet: the
-//! tests write their `Meter` records through the store directly.
+//! The tests write their `Meter` records through the store directly (the meters API has
+//! its own tests in `meters.rs`), so that each meter's state is exactly what a case needs.
 
 use chrono::Utc;
 use serde_json::{json, Value};

@@ -77,8 +77,9 @@ fn at_us(us: i64) -> DateTime<Utc> {
     Utc.timestamp_micros(us).single().unwrap_or_default()
 }
 
-/// The customer meter of merged windows.
-fn build(customer: &Customer, meter: &Meter, windows: &[WindowState]) -> CustomerMeter {
+/// A customer's windows of one meter (one per scope) as one: consumed merged, counts and
+/// credits added, created at the first, modified at the last.
+pub fn merge_windows(windows: &[WindowState]) -> WindowState {
     let mut merged = WindowState {
         window: 0,
         consumed: Agg::EMPTY,
@@ -90,11 +91,18 @@ fn build(customer: &Customer, meter: &Meter, windows: &[WindowState]) -> Custome
     };
     for w in windows {
         merged.consumed.merge(&w.consumed);
-        merged.distinct += w.distinct;
-        merged.credited += w.credited;
+        merged.distinct = merged.distinct.saturating_add(w.distinct);
+        merged.credited = merged.credited.saturating_add(w.credited);
+        merged.rollover_credited = merged.rollover_credited.saturating_add(w.rollover_credited);
         merged.created_us = merged.created_us.min(w.created_us);
         merged.modified_us = merged.modified_us.max(w.modified_us);
     }
+    merged
+}
+
+/// The customer meter of merged windows.
+fn build(customer: &Customer, meter: &Meter, windows: &[WindowState]) -> CustomerMeter {
+    let merged = merge_windows(windows);
     let consumed_units = consumed(meter, &merged);
     let credited_units = merged.credited.max(0);
     let created_at = if windows.is_empty() {
