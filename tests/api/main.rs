@@ -74,6 +74,7 @@ mod metered_prices;
 mod meters;
 mod metrics;
 mod nodes;
+mod nodes_usage;
 mod oauth;
 mod oidc_e2e;
 mod openapi;

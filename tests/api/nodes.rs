@@ -24,7 +24,7 @@ const READY_DEADLINE: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A schema on the test database and the nodes serving it.
-struct Cluster {
+pub(crate) struct Cluster {
     root: TempDir,
     url: String,
     schema: String,
@@ -36,7 +36,7 @@ struct Cluster {
 
 impl Cluster {
     /// `None`: no database (skipped).
-    fn new(test: &str) -> Option<Cluster> {
+    pub(crate) fn new(test: &str) -> Option<Cluster> {
         let db = tollgate_storage::testing::fresh_schema(test)?;
         Some(Cluster {
             root: tempfile::tempdir().expect("creating a temporary directory"),
@@ -54,7 +54,7 @@ impl Cluster {
 
     /// Starts node `name` (its own data directory, the shared schema) with `extra_env`,
     /// and waits until it is ready.
-    async fn start(&mut self, name: &str, extra_env: &[(&str, &str)]) -> Binary {
+    pub(crate) async fn start(&mut self, name: &str, extra_env: &[(&str, &str)]) -> Binary {
         self.started += 1;
         let data = self.data_dir(name);
         std::fs::create_dir_all(&data).expect("creating the data directory");
@@ -76,7 +76,7 @@ impl Cluster {
     }
 
     /// The bootstrap admin's token, written by the first node that started.
-    fn token(&self, first: &str) -> String {
+    pub(crate) fn token(&self, first: &str) -> String {
         std::fs::read_to_string(self.data_dir(first).join(TOKEN_FILE))
             .expect("reading the bootstrap token")
             .trim()
@@ -104,13 +104,19 @@ impl Cluster {
         Ok(Reply::read(req.send().await?).await)
     }
 
-    async fn post(&self, node: &Binary, path: &str, token: Option<&str>, body: &Value) -> Reply {
+    pub(crate) async fn post(
+        &self,
+        node: &Binary,
+        path: &str,
+        token: Option<&str>,
+        body: &Value,
+    ) -> Reply {
         self.send(node, reqwest::Method::POST, path, token, Some(body))
             .await
             .unwrap_or_else(|e| panic!("POST {path}: {e}"))
     }
 
-    async fn get(&self, node: &Binary, path: &str, token: &str) -> Reply {
+    pub(crate) async fn get(&self, node: &Binary, path: &str, token: &str) -> Reply {
         self.send(node, reqwest::Method::GET, path, Some(token), None)
             .await
             .unwrap_or_else(|e| panic!("GET {path}: {e}"))

@@ -126,7 +126,7 @@ impl IndexOf {
         let start = self.prefix(org).i64(from.unwrap_or(i64::MIN)).into_vec();
         let end = match to {
             Some(t) => self.prefix(org).i64(t).into_vec(),
-            None => self.prefix(org).u8(0xFF).into_vec(),
+            None => prefix_end(self.prefix(org).into_vec()),
         };
         (start, end)
     }
@@ -171,7 +171,7 @@ pub fn meter_rows(org: OrganizationId, meter: MeterId) -> (Vec<u8>, Vec<u8>) {
         .u8(b'M')
         .fixed(org.uuid().as_bytes())
         .fixed(meter.uuid().as_bytes());
-    (p.clone().into_vec(), p.u8(0xFF).into_vec())
+    (p.clone().into_vec(), prefix_end(p.into_vec()))
 }
 
 /// The scope and bucket of a meter's row key (the inverse of [`meter_bucket`]).
@@ -229,7 +229,7 @@ pub fn event_count(org: OrganizationId, bucket: i64) -> Vec<u8> {
 /// The `[start, end)` of the organization's event-count rows.
 pub fn event_counts(org: OrganizationId) -> (Vec<u8>, Vec<u8>) {
     let p = KeyBuf::new().u8(b'E').fixed(org.uuid().as_bytes());
-    (p.clone().into_vec(), p.u8(0xFF).into_vec())
+    (p.clone().into_vec(), prefix_end(p.into_vec()))
 }
 
 /// A customer meter's window key.
@@ -245,7 +245,7 @@ pub fn window(org: OrganizationId, meter: MeterId, scope: &str) -> Vec<u8> {
 /// The `[start, end)` of all the organization's windows.
 pub fn windows_of(org: OrganizationId) -> (Vec<u8>, Vec<u8>) {
     let p = KeyBuf::new().u8(b'W').fixed(org.uuid().as_bytes());
-    (p.clone().into_vec(), p.u8(0xFF).into_vec())
+    (p.clone().into_vec(), prefix_end(p.into_vec()))
 }
 
 /// The meter and scope of a window key (the inverse of [`window`]).
@@ -254,6 +254,22 @@ pub fn parse_window(key: &[u8]) -> Option<(MeterId, String)> {
     let (scope, rest) = read_str(key.get(33..)?)?;
     rest.is_empty()
         .then_some((MeterId::from_uuid(meter), scope))
+}
+
+/// The first key after every key that starts with `prefix` (the exclusive end of its
+/// range): the prefix with its last byte that is not `0xFF` incremented and what follows
+/// dropped. Appending `0xFF` instead would leave out keys whose next byte is `0xFF` (a
+/// uuid's first byte can be).
+pub fn prefix_end(mut prefix: Vec<u8>) -> Vec<u8> {
+    while let Some(last) = prefix.pop() {
+        if last != 0xFF {
+            prefix.push(last + 1);
+            return prefix;
+        }
+    }
+    // Every byte 0xFF (no prefix of ours starts so): nothing sorts after all of them but
+    // longer keys; a long run of 0xFF bounds them.
+    vec![0xFF; 64]
 }
 
 /// The `[start, end)` holding exactly the window key of `(org, meter, scope)`.
@@ -267,6 +283,30 @@ pub fn window_range(org: OrganizationId, meter: MeterId, scope: &str) -> (Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_hold_keys_whose_next_byte_is_ff() {
+        let org = OrganizationId::new();
+        let meter = MeterId::from_uuid(uuid::Uuid::from_bytes([0xFF; 16]));
+        let (start, end) = windows_of(org);
+        let k = window(org, meter, "x:usr_1");
+        assert!(
+            start <= k && k < end,
+            "the window of a meter whose id starts with 0xFF"
+        );
+        let (start, end) = meter_rows(org, meter);
+        let row = meter_bucket(org, meter, "*", i64::MAX);
+        assert!(start <= row && row < end);
+        let (start, end) = event_counts(org);
+        let count = event_count(org, i64::MAX);
+        assert!(start <= count && count < end);
+        assert_eq!(prefix_end(vec![1, 2, 0xFF]), vec![1, 3]);
+        assert_eq!(prefix_end(vec![0x57, 0xFF, 0xFF]), vec![0x58]);
+        // Another organization's windows stay out.
+        let other = window(OrganizationId::new(), meter, "x:usr_1");
+        let (start, end) = windows_of(org);
+        assert!(!(start <= other && other < end) || other[1..17] == start[1..17]);
+    }
     use chrono::TimeZone;
 
     #[test]
