@@ -384,7 +384,14 @@ async fn part_urls_refuse_tampering_expiry_a_wrong_length_and_a_wrong_checksum()
 
     // Forged: another signature, or the URL of part 2 used for part 1.
     let sig_at = url2.find("signature=").unwrap() + "signature=".len();
-    let forged = format!("{}A{}", &url2[..sig_at], &url2[sig_at + 1..]);
+    // (The first character changed to another one: an "A" kept as "A" would be the
+    // genuine signature, one URL in 64.)
+    let other = if url2[sig_at..].starts_with('A') {
+        "B"
+    } else {
+        "A"
+    };
+    let forged = format!("{}{other}{}", &url2[..sig_at], &url2[sig_at + 1..]);
     // (Refused before the body is read: small bodies, so that the answer is not a reset
     // of a connection still sending megabytes.)
     put_part(&app, &forged, &parts[1]["headers"], part2.clone())
