@@ -377,6 +377,35 @@ async fn unique_keys_are_per_tenant_and_move_with_the_record(store: Store) {
     );
 }
 
+both_engines!(unique_keys_are_looked_up_many_at_once_in_order);
+async fn unique_keys_are_looked_up_many_at_once_in_order(store: Store) {
+    put(&store, &item(1, 1, "alpha", 1), Expect::Absent)
+        .await
+        .unwrap();
+    put(&store, &item(2, 2, "alpha", 1), Expect::Absent)
+        .await
+        .unwrap();
+    put(&store, &item(3, 1, "beta", 1), Expect::Absent)
+        .await
+        .unwrap();
+    let key = |tenant: u8, name: &str| UniqueKey::new("item_name", vec![tenant], name);
+    let id = |n: u64| Some(n.to_be_bytes().to_vec());
+    // In the keys' order, a missing key as None, a repeated key given again, each tenant
+    // its own.
+    let got = store
+        .lookup_unique_many(&[
+            key(1, "beta"),
+            key(1, "gamma"),
+            key(2, "alpha"),
+            key(1, "alpha"),
+            key(1, "beta"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(got, vec![id(3), None, id(2), id(1), id(3)]);
+    assert!(store.lookup_unique_many(&[]).await.unwrap().is_empty());
+}
+
 both_engines!(pages_are_sorted_counted_and_offset);
 async fn pages_are_sorted_counted_and_offset(store: Store) {
     for n in 0..25u64 {

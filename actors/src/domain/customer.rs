@@ -12,6 +12,8 @@ pub use address::{
 };
 pub use tax::{country_formats, validate_tax_id, TaxId, TaxIdError, TaxIdFormat};
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -334,6 +336,37 @@ pub async fn customer_by_external_id(
     Ok(customer_by_id(store, id)
         .await?
         .filter(|c| c.value.organization_id == org))
+}
+
+/// The organization's customers with these external ids, in one read of the unique keys
+/// and one of the records: `(external id, customer)` for each id a customer holds.
+pub async fn customers_by_external_ids(
+    store: &Store,
+    org: OrganizationId,
+    external_ids: &[&str],
+) -> Result<Vec<(String, Stored<Customer>)>, StorageError> {
+    let keys: Vec<UniqueKey> = external_ids
+        .iter()
+        .map(|x| Customer::external_id_key(org, x))
+        .collect();
+    let held: BTreeMap<Vec<u8>, String> = store
+        .lookup_unique_many(&keys)
+        .await?
+        .into_iter()
+        .zip(external_ids)
+        .filter_map(|(id, x)| Some((id?, (*x).to_string())))
+        .collect();
+    let ids: Vec<Vec<u8>> = held.keys().cloned().collect();
+    Ok(store
+        .get_many::<Customer>(&ids)
+        .await?
+        .into_iter()
+        .filter(|c| c.value.organization_id == org)
+        .filter_map(|c| {
+            let x = held.get(c.value.id.key().as_slice())?.clone();
+            Some((x, c))
+        })
+        .collect())
 }
 
 /// A new customer, as the seller asks for it (its fields' shapes checked; the organization,

@@ -20,7 +20,7 @@ use crate::app::access::organizations_for_list;
 use crate::app::listing::{compare_times, directed, select_page};
 use crate::app::paging::{ListParams, Sorting};
 use crate::auth::Subject;
-use crate::domain::customer::{customer_by_external_id, Customer};
+use crate::domain::customer::{customers_by_external_ids, Customer};
 use crate::domain::ids::{CustomerId, MeterId, OrganizationId};
 use crate::domain::meter::{Func, Meter};
 use crate::error::AppError;
@@ -160,56 +160,78 @@ pub async fn of_customer(
     Ok(out)
 }
 
-/// Every customer meter of an organization: from its windows, grouped by customer.
+/// Every customer meter of an organization: from its windows, grouped by customer. The
+/// scopes' customers are read in two batched reads (external ids, then ids), whatever the
+/// number of customers.
 async fn of_organization(
     state: &AppState,
     org: OrganizationId,
     meters: &BTreeMap<MeterId, Meter>,
 ) -> Result<Vec<CustomerMeter>, AppError> {
     let (start, end) = keys::windows_of(org);
-    let mut grouped: BTreeMap<(CustomerId, MeterId), (Customer, Vec<WindowState>)> =
+    let windows: Vec<(MeterId, String, WindowState)> = state
+        .store
+        .windows(&start, &end)
+        .await?
+        .into_iter()
+        .filter_map(|(k, w)| {
+            let (meter, scope) = keys::parse_window(&k)?;
+            meters.contains_key(&meter).then_some((meter, scope, w))
+        })
+        .collect();
+    let customers = scope_customers(state, org, windows.iter().map(|(_, s, _)| s.as_str())).await?;
+    let mut grouped: BTreeMap<(CustomerId, MeterId), (&Customer, Vec<WindowState>)> =
         BTreeMap::new();
-    let mut customers: BTreeMap<String, Option<Customer>> = BTreeMap::new();
-    for (k, w) in state.store.windows(&start, &end).await? {
-        let Some((meter, scope)) = keys::parse_window(&k) else {
-            continue;
-        };
-        if !meters.contains_key(&meter) {
-            continue;
-        }
-        if !customers.contains_key(&scope) {
-            let found = if let Some(x) = scope.strip_prefix("x:") {
-                customer_by_external_id(&state.store, org, x)
-                    .await?
-                    .map(|s| s.value)
-            } else if let Some(id) = scope
-                .strip_prefix("c:")
-                .and_then(|u| u.parse::<uuid::Uuid>().ok())
-            {
-                state
-                    .store
-                    .get::<Customer>(&CustomerId(id).key())
-                    .await?
-                    .map(|s| s.value)
-                    .filter(|c| c.organization_id == org)
-            } else {
-                None
-            };
-            customers.insert(scope.clone(), found.filter(|c| !c.is_deleted()));
-        }
-        let Some(Some(customer)) = customers.get(&scope) else {
+    for (meter, scope, w) in windows {
+        let Some(customer) = customers.get(&scope) else {
             continue;
         };
         grouped
             .entry((customer.id, meter))
-            .or_insert_with(|| (customer.clone(), Vec::new()))
+            .or_insert_with(|| (customer, Vec::new()))
             .1
             .push(w);
     }
     Ok(grouped
         .into_iter()
-        .filter_map(|((_, m), (c, ws))| meters.get(&m).map(|meter| build(&c, meter, &ws)))
+        .filter_map(|((_, m), (c, ws))| meters.get(&m).map(|meter| build(c, meter, &ws)))
         .collect())
+}
+
+/// The organization's live (not deleted) customers of these window scopes (`c:<id>`,
+/// `x:<external id>`), by scope; scopes of no such customer are left out.
+async fn scope_customers(
+    state: &AppState,
+    org: OrganizationId,
+    scopes: impl Iterator<Item = &str>,
+) -> Result<BTreeMap<String, Customer>, AppError> {
+    let mut external: Vec<&str> = Vec::new();
+    let mut ids: Vec<Vec<u8>> = Vec::new();
+    for scope in scopes {
+        if let Some(x) = scope.strip_prefix("x:") {
+            external.push(x);
+        } else if let Some(id) = scope
+            .strip_prefix("c:")
+            .and_then(|u| u.parse::<uuid::Uuid>().ok())
+        {
+            ids.push(CustomerId(id).key().to_vec());
+        }
+    }
+    external.sort_unstable();
+    external.dedup();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = BTreeMap::new();
+    for (x, c) in customers_by_external_ids(&state.store, org, &external).await? {
+        out.insert(keys::external_scope(&x), c.value);
+    }
+    for c in state.store.get_many::<Customer>(&ids).await? {
+        if c.value.organization_id == org {
+            out.insert(keys::customer_scope(c.value.id), c.value);
+        }
+    }
+    out.retain(|_, c| !c.is_deleted());
+    Ok(out)
 }
 
 fn compare(f: CustomerMeterSort, desc: bool, a: &CustomerMeter, b: &CustomerMeter) -> Ordering {

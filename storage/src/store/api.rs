@@ -324,6 +324,18 @@ impl Store {
         }
     }
 
+    /// The ids of the records holding each unique key (`None` where no record does), in
+    /// the keys' order: one read for all of them.
+    pub async fn lookup_unique_many(
+        &self,
+        keys: &[UniqueKey],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.lookup_unique_many(keys),
+            Engine::Postgres(pg) => Box::pin(pg.lookup_unique_many(keys)).await,
+        }
+    }
+
     /// Number of entries of an index for one tenant, from its counter (no scan).
     pub async fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
         match &self.engine {

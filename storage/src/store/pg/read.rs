@@ -218,6 +218,31 @@ impl PgEngine {
         Ok(row.map(|r| r.get(0)))
     }
 
+    /// The ids holding each unique key, in the keys' order: one query.
+    pub async fn lookup_unique_many(
+        &self,
+        keys: &[UniqueKey],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        let encoded = encode_uniques(keys)?;
+        if encoded.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT k, id FROM {}.uniques WHERE k = ANY($1)",
+                    self.schema
+                ),
+                &[&encoded],
+            )
+            .await
+            .map_err(sql_error)?;
+        let found: BTreeMap<Vec<u8>, Vec<u8>> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        Ok(encoded.iter().map(|k| found.get(k).cloned()).collect())
+    }
+
     /// Number of entries of an index for one tenant, from its counter.
     pub async fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
         let row = self

@@ -64,6 +64,17 @@ impl Embedded {
         }
     }
 
+    /// The ids holding each unique key, in the keys' order.
+    pub fn lookup_unique_many(
+        &self,
+        keys: &[UniqueKey],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        encode_uniques(keys)?
+            .iter()
+            .map(|k| Ok(self.inner.uniques.get(k)?.map(|v| v.to_vec())))
+            .collect()
+    }
+
     /// Number of entries of an index for one tenant, from its counter (no scan).
     pub fn count(&self, index: &'static str, tenant: &[u8]) -> Result<u64, StorageError> {
         match self.inner.counters.get(tenant_prefix(index, tenant)?)? {
