@@ -31,6 +31,8 @@
 #   BENCH_SEED_CLIENTS [4] (seeding processes)  BENCH_SECS [10]  BENCH_WARMUP_SECS [2]
 #   BENCH_CONNECTIONS ["64"]  BENCH_THREADS [2] (wrk threads)
 #   BENCH_CASES ["a b c d e"] (c is needed by d and e to have a month to read)
+#   BENCH_ROUNDS [3] (each load case a, b, d, e is run this many times in turn; the table
+#   gives the median run's figures and every run's req/s; seeding (c) runs once)
 #   BENCH_DURABILITY [process] (process|power: storage.durability; embedded store only)
 #   BENCH_KEEP [unset: remove the temporary directory]  BENCH_PORT [a free port]
 #   BENCH_MIN_FREE_MB [2048] (seeding stops, and the run fails, when the disk of the data
@@ -62,11 +64,13 @@ BACKEND=${BENCH_BACKEND:-embedded}
 NODES=${BENCH_NODES:-1}
 PG_VERSION=${BENCH_PG_VERSION:-15}
 CASES=${BENCH_CASES:-"a b c d e"}
+ROUNDS=${BENCH_ROUNDS:-3}
+ROUND=1
 for case in $CASES; do
     [[ $case == [abcde] ]] || { echo "BENCH_CASES takes a b c d e, not '$case'" >&2; exit 2; }
 done
 wanted() { [[ " $CASES " == *" $1 "* ]]; }
-for n in EVENTS CUSTOMERS BATCH SEED_BATCH SEED_CLIENTS SECS WARMUP THREADS; do
+for n in EVENTS CUSTOMERS BATCH SEED_BATCH SEED_CLIENTS SECS WARMUP THREADS ROUNDS; do
     [[ ${!n} =~ ^[0-9]+$ ]] && (( ${!n} > 0 )) || { echo "BENCH_$n must be a positive integer" >&2; exit 2; }
 done
 (( BATCH <= 1000 && SEED_BATCH <= 1000 )) \
@@ -293,7 +297,7 @@ run() {
     local i job jobs=() share=() out=() before=() after=() args=("$@")
     for i in "${!BASES[@]}"; do
         share[i]=$(( conns / NODES + (i < conns % NODES ? 1 : 0) ))
-        out[i]="$WORK/wrk-$name-$conns-${NAMES[$i]}.txt"
+        out[i]="$WORK/wrk-$name-$conns-$ROUND-${NAMES[$i]}.txt"
     done
     # The warm-up's events get external ids of their own (prefix w…).
     [[ ${#args[@]} -gt 1 ]] && args[1]="w${args[1]}"
@@ -305,9 +309,9 @@ run() {
     for job in "${jobs[@]}"; do wait "$job"; done
     for i in "${!PIDS[@]}"; do after[i]=$(cpu_ticks "${PIDS[$i]}"); done
     for i in "${!BASES[@]}"; do
-        python3 - "${out[$i]}" "$name" "$conns" "${NAMES[$i]}" "$(( after[i] - before[i] ))" >>"$RESULTS" <<'PY'
+        python3 - "${out[$i]}" "$name" "$conns" "${NAMES[$i]}" "$(( after[i] - before[i] ))" "$ROUND" >>"$RESULTS" <<'PY'
 import re, sys
-text, name, conns, node, ticks = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+text, name, conns, node, ticks, rnd = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
 done = int(re.search(r"(\d+) requests in", text).group(1))
 def ms(label):
     m = re.search(r"^\s*" + label + r"%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
@@ -316,7 +320,7 @@ def ms(label):
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
 errs = re.search(r"Socket errors:.*", text)
-print(f"{name}\t{conns}\t{node}\t{rps}\t{ms('50')}\t{ms('99')}\t{ticks}\t{done}\t{bad.group(1) if bad else 0}\t{errs.group(0) if errs else ''}")
+print(f"{name}\t{conns}\t{rnd}\t{node}\t{rps}\t{ms('50')}\t{ms('99')}\t{ticks}\t{done}\t{bad.group(1) if bad else 0}\t{errs.group(0) if errs else ''}")
 PY
     done
 }
@@ -325,14 +329,16 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 # --- (a), (b) ---------------------------------------------------------------------------
 RUN_ID=$$
 for c in $CONNECTIONS; do
-    if wanted a; then
-        log "connections=$c: (a) healthz"
-        run a "$c" /healthz
-    fi
-    if wanted b; then
-        log "connections=$c: (b) ingest, $BATCH events per request"
-        run b "$c" "" "b$RUN_ID-$c" "$CUSTOMERS" "$BATCH" "$TOKEN"
-    fi
+    for (( ROUND = 1; ROUND <= ROUNDS; ROUND++ )); do
+        if wanted a; then
+            log "connections=$c, round $ROUND/$ROUNDS: (a) healthz"
+            run a "$c" /healthz
+        fi
+        if wanted b; then
+            log "connections=$c, round $ROUND/$ROUNDS: (b) ingest, $BATCH events per request"
+            run b "$c" "" "b$RUN_ID-$c-$ROUND" "$CUSTOMERS" "$BATCH" "$TOKEN"
+        fi
+    done
 done
 
 # --- (c) seeding a month ------------------------------------------------------------------
@@ -492,17 +498,19 @@ PY
     log "$CHECK"
 fi
 for c in $CONNECTIONS; do
-    if wanted d; then
-        log "connections=$c: (d) quantities"
-        run d1 "$c" "$Q_CALLS_DAY"
-        run d2 "$c" "$Q_TOKENS_DAY"
-        run d3 "$c" "$Q_CALLS_HOUR"
-        run d4 "$c" "$Q_CALLS_CUST"
-    fi
-    if wanted e; then
-        log "connections=$c: (e) customer meters"
-        run e "$c" "$CUSTOMER_METERS"
-    fi
+    for (( ROUND = 1; ROUND <= ROUNDS; ROUND++ )); do
+        if wanted d; then
+            log "connections=$c, round $ROUND/$ROUNDS: (d) quantities"
+            run d1 "$c" "$Q_CALLS_DAY"
+            run d2 "$c" "$Q_TOKENS_DAY"
+            run d3 "$c" "$Q_CALLS_HOUR"
+            run d4 "$c" "$Q_CALLS_CUST"
+        fi
+        if wanted e; then
+            log "connections=$c, round $ROUND/$ROUNDS: (e) customer meters"
+            run e "$c" "$CUSTOMER_METERS"
+        fi
+    done
 done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 RSS_END=()
@@ -533,20 +541,30 @@ label = {"a": "(a) GET /healthz", "b": f"(b) ingest, {batch} events/request",
          "e": "(e) customer meters, 100/page"}
 if nodes > 1:
     print("req/s = sum over the nodes; p50/p99 = the WORSE node's; cpu us/req = all servers' CPU / all requests")
-print(f"{'case':<40}{'conns':>6}{'req/s':>10}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'cpu us/req':>11}{'non-2xx':>9}{'/ (a)':>7}")
-cases = {}
-for name, conns, node, rps, p50, p99, ticks, done, bad, errs in rows:
-    cases.setdefault((name, conns), []).append((float(rps), float(p50), float(p99), int(ticks), int(done), int(bad), errs))
-for (name, conns), per in cases.items():
-    rps = sum(r[0] for r in per)
+print("each case: the figures of its median run (by req/s) of the rounds; every run's req/s in brackets")
+print(f"{'case':<40}{'conns':>6}{'req/s':>10}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'cpu us/req':>11}{'non-2xx':>9}{'/ (a)':>7}  runs")
+runs = {}
+for name, conns, rnd, node, rps, p50, p99, ticks, done, bad, errs in rows:
+    runs.setdefault((name, conns), {}).setdefault(rnd, []).append(
+        (float(rps), float(p50), float(p99), int(ticks), int(done), int(bad), errs))
+def summed(per):
+    """One run over every node: req/s summed, the worse node's latencies."""
     done = sum(r[4] for r in per)
-    a = sum(r[0] for r in cases.get(("a", conns), []))
-    cpu = sum(r[3] for r in per) / hz * 1e6 / done if done else 0.0
-    events = f"{rps * batch:>10.0f}" if name == "b" else f"{'':>10}"
-    ratio = f"{rps / a:>7.2f}" if a else f"{'':>7}"
-    errs = "; ".join(r[6] for r in per if r[6])
-    print(f"{label[name]:<40}{conns:>6}{rps:>10.0f}{events}{max(r[1] for r in per):>9.2f}{max(r[2] for r in per):>9.2f}"
-          f"{cpu:>11.1f}{sum(r[5] for r in per):>9}{ratio}  {errs}")
+    return {"rps": sum(r[0] for r in per), "p50": max(r[1] for r in per), "p99": max(r[2] for r in per),
+            "cpu": sum(r[3] for r in per) / hz * 1e6 / done if done else 0.0,
+            "bad": sum(r[5] for r in per), "errs": "; ".join(r[6] for r in per if r[6])}
+def median(case):
+    ordered = sorted((summed(per) for per in runs[case].values()), key=lambda r: r["rps"])
+    return ordered[len(ordered) // 2], [r["rps"] for r in ordered]
+for (name, conns) in runs:
+    m, all_rps = median((name, conns))
+    a = median(("a", conns))[0]["rps"] if ("a", conns) in runs else 0
+    events = f"{m['rps'] * batch:>10.0f}" if name == "b" else f"{'':>10}"
+    ratio = f"{m['rps'] / a:>7.3f}" if a else f"{'':>7}"
+    bad = sum(summed(per)["bad"] for per in runs[(name, conns)].values())
+    spread = ", ".join(f"{r:.0f}" for r in all_rps)
+    print(f"{label[name]:<40}{conns:>6}{m['rps']:>10.0f}{events}{m['p50']:>9.2f}{m['p99']:>9.2f}"
+          f"{m['cpu']:>11.1f}{bad:>9}{ratio}  ({spread}) {m['errs']}")
 PY
 echo
 for i in "${!PIDS[@]}"; do
