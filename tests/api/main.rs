@@ -37,6 +37,7 @@ mod customer_state;
 mod customers;
 mod dashboard;
 mod dashboard_invoices;
+mod dashboard_meters;
 mod dashboard_signing;
 mod dashboard_tax;
 mod dashboard_webhooks;
