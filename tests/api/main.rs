@@ -12,6 +12,7 @@ mod binary;
 mod browser;
 mod browser_dashboard;
 mod browser_embed;
+mod browser_meters;
 mod browser_payments;
 mod browser_portal;
 mod browser_recovery;
