@@ -1,18 +1,23 @@
 //! Customers: searched by e-mail or name, and one customer's orders, subscriptions and
 //! license keys, its customer-portal address, and a sign-in link to the portal that
-//! the seller can send it (a customer session, valid an hour, shown once).
+//! the seller can send it (a customer session, valid an hour, shown once); and its usage:
+//! each customer meter (consumed, credited, balance) and its last events.
 
 use actix_web::{web, HttpRequest};
 use askama::Template;
 
+use super::meters_form;
 use super::{choices, fmt, of_org, Dash, Layout, ListQuery, PageResult, Pager};
 use crate::app::catalog::customers::{self, customer_for, CustomerFilter, CustomerSort};
 use crate::app::license_keys::customer_key_records;
 use crate::app::orders::{self, OrderFilter};
 use crate::app::subscription::{self, SubscriptionFilter};
+use crate::app::usage::customer_meters::{self, CustomerMeter};
+use crate::app::usage::ingest;
 use crate::domain::customer::Customer;
 use crate::domain::ids::CustomerId;
 use crate::domain::order::Order;
+use crate::domain::usage_event::{EventFilter, UsageEvent};
 use crate::extract::{path_id, Sorting};
 use crate::state::AppState;
 use tollgate_actors::license_key::LicenseKey;
@@ -67,7 +72,14 @@ struct CustomerPage {
     portal: String,
     /// A sign-in link just opened for the customer (shown once), and until when.
     portal_link: Option<(String, String)>,
+    /// Its customer meters (live meters).
+    meters: Vec<CustomerMeter>,
+    /// Its last events, newest first.
+    events: Vec<UsageEvent>,
 }
+
+/// How many of a customer's events its page shows.
+const RECENT_EVENTS: u64 = 20;
 
 pub async fn customer(
     state: web::Data<AppState>,
@@ -151,6 +163,24 @@ async fn customer_page(
         .map_err(crate::error::ApiError::from)?
         .slug;
     let portal = crate::app::portal::sign_in::sign_in_url(state, &slug);
+    let meters = customer_meters::for_customer(state, &customer, false)
+        .await
+        .map_err(crate::error::ApiError::from)?;
+    let (events, _) = ingest::list(
+        state,
+        dash.subject(),
+        &EventFilter {
+            organization_ids: vec![layout.org.uuid()],
+            customer_ids: vec![id.uuid()],
+            ..EventFilter::default()
+        },
+        crate::app::paging::ListParams {
+            page: 1,
+            limit: RECENT_EVENTS,
+        },
+    )
+    .await
+    .map_err(crate::error::ApiError::from)?;
     dash.page(
         200,
         &CustomerPage {
@@ -164,6 +194,8 @@ async fn customer_page(
             keys,
             portal,
             portal_link,
+            meters,
+            events,
         },
     )
 }

@@ -21,6 +21,8 @@ pub mod files;
 pub mod fmt;
 pub mod forms;
 mod keys;
+mod meters;
+mod meters_form;
 mod orders;
 mod overview;
 mod products;
@@ -92,6 +94,13 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("get", "/dashboard/{org}/customers", "Customers, searched by e-mail or name."),
     ("get", "/dashboard/{org}/customers/{id}", "A customer: orders, subscriptions, license keys, the customer-portal address."),
     ("post", "/dashboard/{org}/customers/{id}/portal-link", "Open a customer-portal sign-in link for the customer (valid an hour, shown once)."),
+    ("get", "/dashboard/{org}/meters", "Meters (usage billing): name, aggregation, filter in words, archived or not, this month's total."),
+    ("get", "/dashboard/{org}/meters/new", "Form: create a meter (filter clauses, aggregation, unit)."),
+    ("post", "/dashboard/{org}/meters/new", "Create a meter."),
+    ("get", "/dashboard/{org}/meters/{id}", "A meter: its quantities over a range as an SVG bar chart and their total, for every customer or one (`range`, `customer_id`)."),
+    ("get", "/dashboard/{org}/meters/{id}/edit", "Form: edit a meter (filter and aggregation read-only once it aggregates)."),
+    ("post", "/dashboard/{org}/meters/{id}/edit", "Save a meter, or add or remove a filter clause row."),
+    ("post", "/dashboard/{org}/meters/{id}/archive", "Archive or unarchive a meter (refused while a price or benefit uses it)."),
     ("get", "/dashboard/{org}/license-keys", "License keys, found by key or by customer; the signing keys of answers and license files (JWKS URL, each public key), made on first view."),
     ("post", "/dashboard/{org}/license-keys/signing", "Sign every license-key answer, or only those an app asks for with Accept-Signature."),
     ("post", "/dashboard/{org}/license-keys/signing/rotate", "Rotate the signing key: a new key signs from now on; the old public keys stay published."),
@@ -156,6 +165,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     resource!(cfg, "/dashboard/{org}/customers", { get => customers::customers });
     resource!(cfg, "/dashboard/{org}/customers/{id}", { get => customers::customer });
     resource!(cfg, "/dashboard/{org}/customers/{id}/portal-link", { post => customers::portal_link });
+    resource!(cfg, "/dashboard/{org}/meters", { get => meters::meters_page });
+    resource!(cfg, "/dashboard/{org}/meters/new", { get => meters::meter_new, post => meters::meter_create });
+    resource!(cfg, "/dashboard/{org}/meters/{id}", { get => meters::meter });
+    resource!(cfg, "/dashboard/{org}/meters/{id}/edit", { get => meters::meter_edit, post => meters::meter_save });
+    resource!(cfg, "/dashboard/{org}/meters/{id}/archive", { post => meters::meter_archive });
     resource!(cfg, "/dashboard/{org}/license-keys", { get => keys::license_keys });
     // Before `{id}`, which would take `signing` for a key's id.
     resource!(cfg, "/dashboard/{org}/license-keys/signing", { post => signing::every_answer });
@@ -516,6 +530,7 @@ const SECTIONS: &[(&str, &str, &str)] = &[
     ("orders", "Orders", "/orders"),
     ("subscriptions", "Subscriptions", "/subscriptions"),
     ("customers", "Customers", "/customers"),
+    ("meters", "Meters", "/meters"),
     ("license-keys", "License keys", "/license-keys"),
     ("releases", "Releases", "/releases"),
     ("discounts", "Discounts", "/discounts"),

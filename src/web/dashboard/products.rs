@@ -9,8 +9,10 @@ use super::{
 };
 use crate::app::catalog::benefits::{self, BenefitFilter};
 use crate::app::catalog::products::{self, product_for, ProductFilter};
+use crate::app::usage::meters::{self, MeterFilter};
 use crate::domain::benefit::Benefit;
 use crate::domain::ids::{BenefitId, PriceId, ProductId};
+use crate::domain::meter::{Meter, MeterSort};
 use crate::domain::product::{Product, ProductSort};
 use crate::error::ApiError;
 use crate::extract::{path_id, Sorting};
@@ -65,6 +67,24 @@ struct ProductNewPage {
     layout: Layout,
     form: ProductForm,
     errors: Vec<String>,
+    /// The organization's live meters (a metered price's choices).
+    meters: Vec<Meter>,
+}
+
+/// The organization's live meters (a metered price's choices), by name.
+async fn org_meters(dash: &Dash, layout: &Layout) -> Result<Vec<Meter>, Fail> {
+    let filter = MeterFilter {
+        organization_id: vec![layout.org],
+        query: None,
+        is_archived: Some(false),
+        metadata: Vec::new(),
+        sorting: Sorting::by(MeterSort::Name, false),
+    };
+    Ok(
+        meters::list(&dash.state, dash.subject(), &filter, choices())
+            .await?
+            .0,
+    )
 }
 
 pub async fn product_new(
@@ -74,12 +94,14 @@ pub async fn product_new(
 ) -> PageResult {
     let dash = Dash::of(&state, &req).await?;
     let layout = dash.layout(&path, "products", "New product").await?;
+    let meters = org_meters(&dash, &layout).await?;
     dash.page(
         200,
         &ProductNewPage {
             layout,
             form: ProductForm::default(),
             errors: Vec::new(),
+            meters,
         },
     )
 }
@@ -97,12 +119,14 @@ pub async fn product_create(
         Ok(p) => Ok(see_other(&layout.at(&format!("/products/{}", p.id)))),
         Err(e) => {
             let (status, errors) = form_problem(e)?;
+            let meters = org_meters(&dash, &layout).await?;
             dash.page(
                 status,
                 &ProductNewPage {
                     layout,
                     form,
                     errors,
+                    meters,
                 },
             )
         }
@@ -119,6 +143,8 @@ struct ProductPage {
     errors: Vec<String>,
     link: String,
     saved: bool,
+    /// The organization's live meters (a metered price's choices).
+    meters: Vec<Meter>,
 }
 
 impl ProductPage {
@@ -177,7 +203,9 @@ async fn product_page(
     let product = product_of(dash, &layout, id).await?;
     let benefits = org_benefits(dash, &layout).await?;
     let link = format!("{}/buy/{}", dash.state.public_url, product.id);
+    let meters = org_meters(dash, &layout).await?;
     Ok(ProductPage {
+        meters,
         form: form.unwrap_or_else(|| ProductForm::of(&product)),
         layout: Layout {
             title: product.name.clone(),

@@ -34,6 +34,8 @@ use super::{opt_string, text, ticked, Typed};
 
 #[path = "catalog_currencies.rs"]
 mod currencies;
+#[path = "catalog_metered.rs"]
+mod metered;
 use currencies::OTHER_PRICES;
 
 // ---------------------------------------------------------------------------------------
@@ -71,6 +73,11 @@ pub struct ProductForm {
     /// The same prices in other currencies, one currency a line (see
     /// [`ProductForm::other_currencies`]).
     pub other_prices: String,
+    /// A metered price beside the others (`catalog_metered.rs`): its meter's id (empty:
+    /// none), the price of a unit in cents (a decimal), an optional cap per period.
+    pub metered_meter_id: String,
+    pub metered_unit_amount: String,
+    pub metered_cap: String,
 }
 
 impl Default for ProductForm {
@@ -92,6 +99,9 @@ impl Default for ProductForm {
             replace_prices: None,
             currency: String::new(),
             other_prices: String::new(),
+            metered_meter_id: String::new(),
+            metered_unit_amount: String::new(),
+            metered_cap: String::new(),
         }
     }
 }
@@ -109,6 +119,7 @@ impl ProductForm {
                 .map_or_else(String::new, |b| b.as_str().to_string()),
             ..ProductForm::default()
         }
+        .with_metered_of(p)
     }
 
     /// The prices of the form: in its currency (`default`, the organization's, when none
@@ -216,6 +227,7 @@ impl ProductForm {
                 return None;
             }
         };
+        let cadences: Vec<Option<RecurringInterval>> = intervals.iter().map(|c| c.0).collect();
         let mut kinds = Vec::with_capacity(intervals.len());
         let mut ok = true;
         for (i, (interval, typed_in, label)) in intervals.into_iter().enumerate() {
@@ -315,6 +327,11 @@ impl ProductForm {
                 Ok(kind) => kinds.push(NewPrice::new(kind, currency, tax_behavior)),
                 Err(()) => ok = false,
             }
+        }
+        let at = offset + cadences.len();
+        match self.metered_prices(typed, &cadences, (currency, at), tax_behavior) {
+            Ok(metered) => kinds.extend(metered),
+            Err(()) => ok = false,
         }
         ok.then_some(kinds)
     }
