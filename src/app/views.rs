@@ -203,13 +203,35 @@ pub async fn subscription_view(
             .map(|d| d.value),
         None => None,
     };
+    let usage =
+        crate::app::usage_billing::running_usage(state, s, &customer, &product, &meters).await?;
     Ok(SubscriptionView::new(
         s,
         &customer,
         product_view(state, &product).await?,
-        price,
+        price.clone(),
         discount.as_ref(),
-    ))
+    )
+    .with_usage(subscription_prices(s, &product, price, &meters), usage))
+}
+
+/// The prices of subscription `s` as Polar lists them: its own price (`price`, rendered),
+/// then the metered prices of its product in its currency (those its usage is billed at).
+pub fn subscription_prices(
+    s: &Subscription,
+    product: &Product,
+    price: ProductPriceRecurring,
+    meters: &[Meter],
+) -> Vec<ProductPriceRecurring> {
+    let (_, metered) = crate::app::usage_billing::metered_prices(s, product);
+    let mut out = vec![price];
+    out.extend(
+        metered
+            .iter()
+            .filter(|p| p.id != s.price_id)
+            .filter_map(|p| ProductPriceRecurring::new(product, p, meters)),
+    );
+    out
 }
 
 /// The discount with the products it is restricted to, as the API renders it (a fixed

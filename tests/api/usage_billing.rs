@@ -15,7 +15,7 @@ use tollgate_actors::subscription::renewal_order_id;
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
 
 /// A meter counting `api_call` events.
-async fn meter(app: &ClockApp, org: OrganizationId) -> String {
+pub(crate) async fn meter(app: &ClockApp, org: OrganizationId) -> String {
     let r = app
         .post_json(
             "/v1/meters/",
@@ -31,7 +31,12 @@ async fn meter(app: &ClockApp, org: OrganizationId) -> String {
 }
 
 /// A monthly product of 15.00 plus half a cent per call, capped at `cap` cents.
-async fn product(app: &ClockApp, org: OrganizationId, meter: &str, cap: Option<i64>) -> Product {
+pub(crate) async fn product(
+    app: &ClockApp,
+    org: OrganizationId,
+    meter: &str,
+    cap: Option<i64>,
+) -> Product {
     let r = app
         .post_json(
             "/v1/products/",
@@ -56,7 +61,13 @@ async fn product(app: &ClockApp, org: OrganizationId, meter: &str, cap: Option<i
 
 /// `n` calls of the customer, with external ids `{tag}-{i}`, ingested now (in requests of
 /// at most 1,000 events); the summed `{inserted, duplicates}`.
-async fn calls(app: &ClockApp, org: OrganizationId, customer: &str, tag: &str, n: usize) -> Value {
+pub(crate) async fn calls(
+    app: &ClockApp,
+    org: OrganizationId,
+    customer: &str,
+    tag: &str,
+    n: usize,
+) -> Value {
     let events: Vec<Value> = (0..n)
         .map(|i| {
             json!({"name": "api_call", "customer_id": customer, "organization_id": org,
