@@ -10,8 +10,11 @@
 //! what the first close found. Usage during a trial is not billed (Polar), its window is
 //! closed all the same.
 //!
-//! Left to later work: the final usage of a subscription that ends at its period end is
-//! not billed (Polar writes a last order of the metered lines).
+//! A subscription that ends at its period end bills its last period's usage in a final
+//! order of the usage lines only ([`final_usage_lines`], its windows closed with a token
+//! of their own), charged, taxed and mailed as a renewal; none when it comes to 0. A
+//! subscription revoked at once bills nothing more (Polar's immediate cancellation writes
+//! no order).
 
 use std::collections::HashMap;
 
@@ -64,6 +67,16 @@ fn period(s: &Subscription, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>
     (s.current_period_start, s.current_period_end.unwrap_or(now))
 }
 
+/// The usage lines of the final charge of `s`, which ends at its period end (Polar's
+/// `subscription_cancel` order): the ending period's usage, closed with a token of its
+/// own (`end:<subscription>`: the final close is done once, every retry finds it).
+pub(crate) async fn final_usage_lines(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<Vec<UsageLine>, AppError> {
+    period_usage_lines(state, s, format!("end:{}", s.id).into_bytes()).await
+}
+
 /// The usage lines of `s`'s renewal to period `cycle` (the charge that ends its current
 /// period), closing the period's usage windows: empty for a product without metered
 /// prices.
@@ -71,6 +84,15 @@ pub(crate) async fn usage_lines(
     state: &AppState,
     s: &Subscription,
     cycle: u32,
+) -> Result<Vec<UsageLine>, AppError> {
+    period_usage_lines(state, s, close_token(s, cycle)).await
+}
+
+/// The usage lines of the current period of `s`, closing its windows with `token`.
+async fn period_usage_lines(
+    state: &AppState,
+    s: &Subscription,
+    token: Vec<u8>,
 ) -> Result<Vec<UsageLine>, AppError> {
     let Some(product) = state.store.get::<Product>(&s.product_id.key()).await? else {
         return Ok(Vec::new());
@@ -84,7 +106,6 @@ pub(crate) async fn usage_lines(
         return Ok(Vec::new());
     };
     let customer = customer.value;
-    let token = close_token(s, cycle);
     let now = state.now();
     let (start, end) = period(s, now);
     // The ending period was the trial: its usage is not billed.
