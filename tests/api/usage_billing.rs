@@ -444,6 +444,17 @@ async fn the_last_periods_usage_is_billed_when_a_subscription_ends() {
             .sum::<i64>(),
         626
     );
+    // Its paid order is mailed as a renewal's receipt (with the usage line; the
+    // organization invoices on request, so the receipt does not wait for an invoice).
+    let mails = tollgate::app::mail::order_paid_messages(&app.state, None, &order)
+        .await
+        .unwrap();
+    let receipt = mails
+        .iter()
+        .find(|m| m.kind == tollgate::domain::mail::MailKind::RenewalReceipt)
+        .unwrap_or_else(|| panic!("no renewal receipt: {mails:#?}"));
+    assert_eq!(receipt.to, "jane@example.com");
+    assert!(receipt.text.contains("$6.26"), "{}", receipt.text);
     // Billed once: later sweeps and calls add nothing.
     calls(&app, org, &jane, "after", 7).await;
     app.clock.set(end + Duration::days(40));
