@@ -10,7 +10,7 @@ use super::benefit_grant::CustomerStateBenefitGrant;
 use super::customer::CustomerView;
 use super::metadata::{metadata_map, MetadataMap};
 use super::price::RecurringInterval;
-use super::subscription::{custom_field_data_map, CustomFieldDataMap};
+use super::subscription::{custom_field_data_map, CustomFieldDataMap, SubscriptionMeter};
 use crate::domain::customer::Customer;
 use crate::domain::order::DEFAULT_CURRENCY;
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
@@ -59,9 +59,35 @@ pub struct CustomerStateSubscription {
     pub seats: Option<i64>,
     /// Unit-based prices only: Tollgate has none, so null.
     pub units: Option<i64>,
-    /// Metered prices only: Tollgate has none, so `[]`.
-    #[schema(value_type = Vec<Object>)]
-    pub meters: Vec<serde_json::Value>,
+    /// The running usage of each metered price of the subscription.
+    pub meters: Vec<CustomerStateSubscriptionMeter>,
+}
+
+/// A meter of an active subscription (Polar's `CustomerStateSubscriptionMeter`): the
+/// subscription's [`SubscriptionMeter`] without the meter.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerStateSubscriptionMeter {
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub id: Uuid,
+    pub consumed_units: f64,
+    pub credited_units: i64,
+    pub amount: i64,
+    pub meter_id: Uuid,
+}
+
+impl From<&SubscriptionMeter> for CustomerStateSubscriptionMeter {
+    fn from(m: &SubscriptionMeter) -> Self {
+        CustomerStateSubscriptionMeter {
+            created_at: m.created_at,
+            modified_at: m.modified_at,
+            id: m.id,
+            consumed_units: m.consumed_units,
+            credited_units: m.credited_units,
+            amount: m.amount,
+            meter_id: m.meter_id,
+        }
+    }
 }
 
 impl CustomerStateSubscription {
@@ -156,6 +182,20 @@ impl CustomerStateView {
         self.active_meters = meters;
         self
     }
+
+    /// The state with the running usage of each active subscription (by subscription
+    /// id; a subscription left out keeps `[]`).
+    pub fn with_subscription_meters(
+        mut self,
+        mut meters: std::collections::HashMap<Uuid, Vec<SubscriptionMeter>>,
+    ) -> Self {
+        for s in &mut self.active_subscriptions {
+            if let Some(m) = meters.remove(&s.id) {
+                s.meters = m.iter().map(CustomerStateSubscriptionMeter::from).collect();
+            }
+        }
+        self
+    }
 }
 
 #[cfg(test)]
@@ -182,7 +222,12 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
     trialing.seats = Some(3);
     let mut canceled = active.clone();
     canceled.status = SubscriptionStatus::Canceled;
-    let state = CustomerStateView::new(&customer, &[active, trialing, canceled], granted);
+    let usage = std::collections::HashMap::from([(
+        active.id.uuid(),
+        crate::api::subscription::sample_subscription_meters(&active),
+    )]);
+    let state = CustomerStateView::new(&customer, &[active, trialing, canceled], granted)
+        .with_subscription_meters(usage);
     // No subscription, one meter.
     let empty =
         CustomerStateView::new(&customer, &[], Vec::new()).with_meters(vec![CustomerStateMeter {
@@ -229,7 +274,20 @@ mod tests {
         );
         assert_eq!(subs[1]["amount"], 0);
         assert_eq!(subs[1]["currency"], "usd");
-        assert_eq!(subs[0]["meters"], json!([]));
+        // The running usage of the active one's metered price, without its meter.
+        assert_eq!(
+            subs[0]["meters"],
+            json!([{
+                "created_at": subs[0]["created_at"],
+                "modified_at": subs[0]["created_at"],
+                "id": Uuid::from_u128(0x5e7e),
+                "consumed_units": 1250.0,
+                "credited_units": 100,
+                "amount": 575,
+                "meter_id": crate::api::price::sample_meters()[0].id.uuid(),
+            }])
+        );
+        assert_eq!(subs[1]["meters"], json!([]));
         assert_eq!(subs[0]["seats"], serde_json::Value::Null);
         assert_eq!(subs[1]["seats"], 3);
         assert_eq!(state["granted_benefits"].as_array().map(Vec::len), Some(1));

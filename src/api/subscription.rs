@@ -12,12 +12,14 @@ use super::custom_field_data::custom_field_data_json;
 use super::customer::{CustomerUser, CustomerView};
 use super::discount::DiscountBase;
 use super::metadata::{metadata_map, MetadataMap};
+use super::meter::MeterView;
 use super::product::{ProductPriceRecurring, ProductView, RecurringInterval};
 use crate::api::free_form::CustomFieldValue;
 use crate::domain::custom_field::CustomFieldData;
 use crate::domain::customer::Customer;
 use crate::domain::discount::Discount;
 use crate::domain::ids::{CustomerId, PriceId, ProductId};
+use crate::domain::meter::Meter;
 use crate::domain::subscription_change::{
     CancelSubscription, NewSubscription, PlanRequest, Subscriber, SubscriptionChange,
 };
@@ -228,10 +230,10 @@ subscription_schema!(
         product: ProductView,
         price: ProductPriceRecurring,
         discount: Option<DiscountBase>,
-        /// Polar's 2026 list of the subscription's prices: its one price.
+        /// Polar's 2026 list of the subscription's prices: its price, then the metered
+        /// prices of its product in its currency.
         prices: Vec<ProductPriceRecurring>,
-        /// The running usage of its metered prices: not listed yet (`[]`); the customer
-        /// meters tell it (`docs/usage.md`).
+        /// The running usage of each metered price (`docs/usage.md`).
         meters: Vec<SubscriptionMeter>,
         /// A plan change waiting for the period's end: none (issue 31).
         pending_update: Option<PendingSubscriptionUpdate>,
@@ -245,9 +247,8 @@ subscription_schema!(
         product: super::product::CustomerProduct,
         price: ProductPriceRecurring,
         prices: Vec<ProductPriceRecurring>,
-        /// The running usage of its metered prices: not listed yet (`[]`); the customer
-        /// meters tell it (`docs/usage.md`).
-        meters: Vec<SubscriptionMeter>,
+        /// The running usage of each metered price (`docs/usage.md`).
+        meters: Vec<CustomerSubscriptionMeter>,
         pending_update: Option<PendingSubscriptionUpdate>,
     }
 );
@@ -260,16 +261,101 @@ impl CustomerSubscription {
     ) -> Self {
         CustomerSubscription::build(s, product, price.clone(), vec![price], Vec::new(), None)
     }
+
+    /// The subscription with its prices (its own first) and the running usage of its
+    /// metered prices.
+    pub fn with_usage(
+        mut self,
+        prices: Vec<ProductPriceRecurring>,
+        meters: &[SubscriptionMeter],
+    ) -> Self {
+        self.prices = prices;
+        self.meters = meters.iter().map(CustomerSubscriptionMeter::from).collect();
+        self
+    }
 }
 
-/// A meter a subscription bills (not listed yet, see [`SubscriptionView`]'s `meters`).
+/// What a subscription's customer consumed of the meter of one of its metered prices
+/// in the current period (the customer's open usage window of the meter), the credits
+/// in it and what the next renewal bills for it now (Polar's `SubscriptionMeter`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SubscriptionMeter {
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    /// Derived from the subscription and the meter (stable).
     pub id: Uuid,
+    pub consumed_units: f64,
+    pub credited_units: i64,
+    /// What the renewal would bill for the meter now, before tax (0 during a trial).
+    pub amount: i64,
     pub meter_id: Uuid,
+    pub meter: MeterView,
+}
+
+impl SubscriptionMeter {
+    pub fn new(
+        id: Uuid,
+        created_at: DateTime<Utc>,
+        modified_at: Option<DateTime<Utc>>,
+        meter: &Meter,
+        consumed_units: f64,
+        credited_units: i64,
+        amount: i64,
+    ) -> Self {
+        SubscriptionMeter {
+            created_at,
+            modified_at,
+            id,
+            consumed_units,
+            credited_units,
+            amount,
+            meter_id: meter.id.uuid(),
+            meter: MeterView::from(meter),
+        }
+    }
+}
+
+/// [`SubscriptionMeter`] as the portal shows it (Polar's `CustomerSubscriptionMeter`):
+/// the meter's id, dates and name only.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerSubscriptionMeter {
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub id: Uuid,
     pub consumed_units: f64,
     pub credited_units: i64,
     pub amount: i64,
+    pub meter_id: Uuid,
+    pub meter: CustomerSubscriptionMeterMeter,
+}
+
+/// The meter of a [`CustomerSubscriptionMeter`].
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerSubscriptionMeterMeter {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub modified_at: Option<DateTime<Utc>>,
+    pub name: String,
+}
+
+impl From<&SubscriptionMeter> for CustomerSubscriptionMeter {
+    fn from(m: &SubscriptionMeter) -> Self {
+        CustomerSubscriptionMeter {
+            created_at: m.created_at,
+            modified_at: m.modified_at,
+            id: m.id,
+            consumed_units: m.consumed_units,
+            credited_units: m.credited_units,
+            amount: m.amount,
+            meter_id: m.meter_id,
+            meter: CustomerSubscriptionMeterMeter {
+                id: m.meter.id,
+                created_at: m.meter.created_at,
+                modified_at: m.meter.modified_at,
+                name: m.meter.name.clone(),
+            },
+        }
+    }
 }
 
 /// A change that applies at the end of the period (never yet).
@@ -308,6 +394,18 @@ impl SubscriptionView {
             Vec::new(),
             None,
         )
+    }
+
+    /// The subscription with its prices (its own first) and the running usage of its
+    /// metered prices.
+    pub fn with_usage(
+        mut self,
+        prices: Vec<ProductPriceRecurring>,
+        meters: Vec<SubscriptionMeter>,
+    ) -> Self {
+        self.prices = prices;
+        self.meters = meters;
+        self
     }
 }
 
@@ -585,15 +683,65 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
             &s,
             &customer,
             ProductView::new(product, &benefits, &fields, &meters),
-            price,
+            price.clone(),
             discounts.iter().find(|d| Some(d.id) == s.discount_id),
         );
         out.push((
             "Subscription",
-            serde_json::to_value(view).unwrap_or_default(),
+            serde_json::to_value(view.clone()).unwrap_or_default(),
         ));
+        // A product with metered prices: the subscription lists them and their usage.
+        let metered: Vec<ProductPriceRecurring> = product
+            .active_metered_prices()
+            .filter_map(|p| ProductPriceRecurring::new(product, p, &meters))
+            .collect();
+        if !metered.is_empty() {
+            let mut prices = vec![price.clone()];
+            prices.extend(metered);
+            let usage = sample_subscription_meters(&s);
+            out.push((
+                "Subscription",
+                serde_json::to_value(view.with_usage(prices.clone(), usage.clone()))
+                    .unwrap_or_default(),
+            ));
+            let organization = crate::domain::organization::Organization::new(
+                customer.organization_id,
+                "Acme Inc.".into(),
+                "acme".into(),
+                s.created_at,
+            );
+            let portal = CustomerSubscription::new(
+                &s,
+                super::product::CustomerProduct::new(product, &benefits, &organization, &meters),
+                price,
+            )
+            .with_usage(prices, &usage);
+            out.push((
+                "CustomerSubscription",
+                serde_json::to_value(portal).unwrap_or_default(),
+            ));
+        }
     }
     out
+}
+
+/// The running usage of a sample subscription: 1,250 calls of the first sample meter.
+#[cfg(test)]
+pub(crate) fn sample_subscription_meters(s: &Subscription) -> Vec<SubscriptionMeter> {
+    super::price::sample_meters()
+        .first()
+        .map(|m| {
+            vec![SubscriptionMeter::new(
+                Uuid::from_u128(0x5e7e),
+                s.created_at,
+                Some(s.created_at),
+                m,
+                1250.0,
+                100,
+                575,
+            )]
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -664,10 +812,15 @@ mod tests {
         ] {
             expected_full.insert(k.into());
         }
+        let mut expected_portal = expected_full.clone();
+        for k in ["custom_field_data", "customer", "user", "discount"] {
+            expected_portal.remove(k);
+        }
         let mut seen = BTreeSet::new();
         for (name, v) in &samples {
             let expected = match *name {
                 "OrderSubscription" => &expected_base,
+                "CustomerSubscription" => &expected_portal,
                 _ => &expected_full,
             };
             assert_eq!(&keys(v), expected, "{name}");
@@ -677,14 +830,16 @@ mod tests {
         }
         assert_eq!(
             seen,
-            ["OrderSubscription", "Subscription"].into_iter().collect()
+            ["CustomerSubscription", "OrderSubscription", "Subscription"]
+                .into_iter()
+                .collect()
         );
         let full: Vec<&Value> = samples
             .iter()
             .filter(|(n, _)| *n == "Subscription")
             .map(|(_, v)| v)
             .collect();
-        assert_eq!(full.len(), 3);
+        assert_eq!(full.len(), 4);
         assert_eq!(full[0]["price"]["amount_type"], "fixed");
         assert_eq!(full[1]["price"]["amount_type"], "free");
         // The product with a metered price is subscribed to at its fixed price; the
@@ -707,6 +862,45 @@ mod tests {
         assert_eq!(full[0]["metadata"], json!({"plan": "team"}));
         assert_eq!(full[0]["user"]["id"], full[0]["customer"]["id"]);
         assert_eq!(full[0]["user"]["public_name"], "J");
+        // Without usage: its one price and no meter; with it: its price, then the
+        // metered one, and the meter's usage with the full meter.
+        assert_eq!(full[2]["prices"].as_array().map(Vec::len), Some(1));
+        assert_eq!(full[2]["meters"], json!([]));
+        let metered = full[3];
+        assert_eq!(metered["prices"][0]["id"], metered["price"]["id"]);
+        assert_eq!(metered["prices"][1]["amount_type"], "metered_unit");
+        let m = &metered["meters"][0];
+        assert_eq!(
+            keys(m),
+            [
+                "created_at",
+                "modified_at",
+                "id",
+                "consumed_units",
+                "credited_units",
+                "amount",
+                "meter_id",
+                "meter"
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect()
+        );
+        assert_eq!(m["meter"]["id"], m["meter_id"]);
+        assert_eq!(m["meter"]["aggregation"]["func"], "count");
+        let portal = &samples
+            .iter()
+            .find(|(n, _)| *n == "CustomerSubscription")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            keys(&portal["meters"][0]["meter"]),
+            ["created_at", "id", "modified_at", "name"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        );
+        assert_eq!(portal["meters"][0]["amount"], 575);
     }
 
     #[test]

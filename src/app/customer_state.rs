@@ -54,5 +54,13 @@ pub async fn state_as_stored(
             balance: m.balance,
         })
         .collect();
-    Ok(CustomerStateView::new(customer, &subscriptions, granted).with_meters(active_meters))
+    // The running usage of the active subscriptions (those the state lists).
+    let active: Vec<&tollgate_actors::subscription::Subscription> = subscriptions
+        .iter()
+        .filter(|s| s.status.is_active())
+        .collect();
+    let usage = crate::app::usage_billing::running_usage_of(state, customer, &active).await?;
+    Ok(CustomerStateView::new(customer, &subscriptions, granted)
+        .with_meters(active_meters)
+        .with_subscription_meters(usage))
 }

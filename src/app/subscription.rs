@@ -407,23 +407,30 @@ async fn renew(
             )
             .await
             .map_err(refusal)?;
-        if let RenewalPlan::Charge(charge) = &plan {
+        let usage = match &plan {
             // A charge is due: the ending period's usage closes and is billed with it.
-            let usage =
-                crate::app::usage_billing::usage_lines(state, &current, charge.cycle).await?;
-            if !usage.is_empty() {
-                terms.usage = usage;
-                plan = state
-                    .subscriptions
-                    .call(
-                        id,
-                        PlanRenewal {
-                            terms: terms.clone(),
-                        },
-                    )
-                    .await
-                    .map_err(refusal)?;
+            RenewalPlan::Charge(charge) => {
+                crate::app::usage_billing::usage_lines(state, &current, charge.cycle).await?
             }
+            // The subscription ends: its last period's usage closes, and is billed by a
+            // final charge of its own unless it comes to 0.
+            RenewalPlan::End => {
+                crate::app::usage_billing::final_usage_lines(state, &current).await?
+            }
+            _ => Vec::new(),
+        };
+        if !usage.is_empty() {
+            terms.usage = usage;
+            plan = state
+                .subscriptions
+                .call(
+                    id,
+                    PlanRenewal {
+                        terms: terms.clone(),
+                    },
+                )
+                .await
+                .map_err(refusal)?;
         }
         let outcome = match &plan {
             RenewalPlan::NotDue => return Ok(()),
@@ -431,6 +438,7 @@ async fn renew(
             RenewalPlan::Charge(charge) => Some(charge_renewal(state, &current, charge).await?),
         };
         let declined = outcome == Some(PaymentOutcome::Declined);
+        let ending = current.ends_at_period_end();
         let renewed = state
             .subscriptions
             .call(
@@ -449,6 +457,14 @@ async fn renew(
         match plan {
             RenewalPlan::End => {
                 report.ended += 1;
+                return Ok(());
+            }
+            // The final charge of the last period's usage ended it.
+            RenewalPlan::Charge(_) if ending => {
+                report.ended += 1;
+                if declined {
+                    report.declined += 1;
+                }
                 return Ok(());
             }
             // The mail follows from the change feed; the trial's end is next.

@@ -10,27 +10,71 @@
 //! what the first close found. Usage during a trial is not billed (Polar), its window is
 //! closed all the same.
 //!
-//! Left to later work: the final usage of a subscription that ends at its period end is
-//! not billed (Polar writes a last order of the metered lines).
+//! A subscription that ends at its period end bills its last period's usage in a final
+//! order of the usage lines only ([`final_usage_lines`], its windows closed with a token
+//! of their own), charged, taxed and mailed as a renewal; none when it comes to 0. A
+//! subscription revoked at once bills nothing more (Polar's immediate cancellation writes
+//! no order).
 
-use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+
+use chrono::{DateTime, TimeZone, Utc};
 use tollgate_storage::WindowState;
 
+use crate::api::subscription::SubscriptionMeter;
 use crate::app::usage::customer_meters::{consumed, merge_windows, scopes_of};
 use crate::app::usage::keys;
 use crate::domain::currency::Currency;
 use crate::domain::customer::Customer;
+use crate::domain::ids::ProductId;
 use crate::domain::meter::Meter;
 use crate::domain::metered::{usage_charge, usage_label};
 use crate::domain::order::UsageLine;
-use crate::domain::product::{PriceKind, Product};
+use crate::domain::product::{Price, PriceKind, Product};
 use crate::error::AppError;
 use crate::state::AppState;
+use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::subscription::Subscription;
 
 /// The token that closes a subscription's usage windows for the renewal to `cycle`.
 fn close_token(s: &Subscription, cycle: u32) -> Vec<u8> {
     format!("renewal:{}:{cycle}", s.id).into_bytes()
+}
+
+/// The currency of `s` and the metered prices of its product in it, the prices its
+/// usage is billed at (in the product's order).
+pub(crate) fn metered_prices(s: &Subscription, product: &Product) -> (Currency, Vec<Price>) {
+    let currency = s
+        .currency
+        .as_deref()
+        .and_then(Currency::from_code)
+        .unwrap_or_default();
+    let metered = product
+        .active_metered_prices()
+        .filter(|p| product.currency_of(p) == currency)
+        .cloned()
+        .collect();
+    (currency, metered)
+}
+
+/// Whether the period of `s` ending at `end` is its trial (its usage is not billed).
+fn in_trial(s: &Subscription, end: DateTime<Utc>) -> bool {
+    s.trial_end.is_some_and(|t| t >= end)
+}
+
+/// The bounds of the current period of `s` at `now`.
+fn period(s: &Subscription, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    (s.current_period_start, s.current_period_end.unwrap_or(now))
+}
+
+/// The usage lines of the final charge of `s`, which ends at its period end (Polar's
+/// `subscription_cancel` order): the ending period's usage, closed with a token of its
+/// own (`end:<subscription>`: the final close is done once, every retry finds it).
+pub(crate) async fn final_usage_lines(
+    state: &AppState,
+    s: &Subscription,
+) -> Result<Vec<UsageLine>, AppError> {
+    period_usage_lines(state, s, format!("end:{}", s.id).into_bytes()).await
 }
 
 /// The usage lines of `s`'s renewal to period `cycle` (the charge that ends its current
@@ -41,20 +85,20 @@ pub(crate) async fn usage_lines(
     s: &Subscription,
     cycle: u32,
 ) -> Result<Vec<UsageLine>, AppError> {
+    period_usage_lines(state, s, close_token(s, cycle)).await
+}
+
+/// The usage lines of the current period of `s`, closing its windows with `token`.
+async fn period_usage_lines(
+    state: &AppState,
+    s: &Subscription,
+    token: Vec<u8>,
+) -> Result<Vec<UsageLine>, AppError> {
     let Some(product) = state.store.get::<Product>(&s.product_id.key()).await? else {
         return Ok(Vec::new());
     };
     let product = product.value;
-    let currency = s
-        .currency
-        .as_deref()
-        .and_then(Currency::from_code)
-        .unwrap_or_default();
-    let metered: Vec<_> = product
-        .active_metered_prices()
-        .filter(|p| product.currency_of(p) == currency)
-        .cloned()
-        .collect();
+    let (currency, metered) = metered_prices(s, &product);
     if metered.is_empty() {
         return Ok(Vec::new());
     }
@@ -62,21 +106,13 @@ pub(crate) async fn usage_lines(
         return Ok(Vec::new());
     };
     let customer = customer.value;
-    let token = close_token(s, cycle);
     let now = state.now();
-    let start = s.current_period_start;
-    let end: DateTime<Utc> = s.current_period_end.unwrap_or(now);
+    let (start, end) = period(s, now);
     // The ending period was the trial: its usage is not billed.
-    let trial = s.trial_end.is_some_and(|t| t >= end);
+    let trial = in_trial(s, end);
     let mut lines = Vec::new();
     for price in metered {
-        let PriceKind::RecurringMeteredUnit {
-            meter_id,
-            unit_amount,
-            cap_amount,
-            ..
-        } = &price.kind
-        else {
+        let Some(meter_id) = price.kind.meter_id() else {
             continue;
         };
         let Some(meter) = state.store.get::<Meter>(&meter_id.key()).await? else {
@@ -96,19 +132,166 @@ pub(crate) async fn usage_lines(
         if trial {
             continue;
         }
-        let line = usage_line(
+        lines.push(price_line(
             &meter,
             &merge_windows(&windows),
-            &price.id,
-            unit_amount,
-            *cap_amount,
+            &price,
             currency,
             start,
             end,
-        )?;
-        lines.push(line);
+        )?);
     }
     Ok(lines)
+}
+
+/// The running usage of each metered price of `s` (`Subscription.meters`): what its
+/// customer consumed of the price's meter in the open window (the window the next
+/// renewal closes), the credits in it, and what the renewal would bill for it now, by
+/// the renewal's own line ([`usage_lines`]). `meters` holds (at least) the meters of the
+/// product's metered prices; a price whose meter is missing is left out. A subscription
+/// that ended has nothing running: its meters are listed at 0.
+pub(crate) async fn running_usage(
+    state: &AppState,
+    s: &Subscription,
+    customer: &Customer,
+    product: &Product,
+    meters: &[Meter],
+) -> Result<Vec<SubscriptionMeter>, AppError> {
+    let (currency, metered) = metered_prices(s, product);
+    let now = state.now();
+    let (start, end) = period(s, now);
+    let trial = in_trial(s, end);
+    let mut out = Vec::new();
+    for price in metered {
+        let Some(meter) = price
+            .kind
+            .meter_id()
+            .and_then(|id| meters.iter().find(|m| m.id == id))
+        else {
+            continue;
+        };
+        let mut windows = Vec::new();
+        if s.ended_at.is_none() && customer.id == s.customer_id {
+            for scope in scopes_of(customer) {
+                let (from, to) = keys::window_range(meter.organization_id, meter.id, &scope);
+                windows.extend(
+                    state
+                        .store
+                        .windows(&from, &to)
+                        .await?
+                        .into_iter()
+                        .map(|(_, w)| w),
+                );
+            }
+        }
+        let merged = merge_windows(&windows);
+        let amount = if trial {
+            0
+        } else {
+            price_line(meter, &merged, &price, currency, start, end)?.amount
+        };
+        let modified_at = (!windows.is_empty() && merged.modified_us > merged.created_us)
+            .then(|| Utc.timestamp_micros(merged.modified_us).single())
+            .flatten();
+        out.push(SubscriptionMeter::new(
+            subscription_meter_id(s, meter),
+            s.created_at,
+            modified_at,
+            meter,
+            consumed(meter, &merged),
+            merged.credited.max(0),
+            amount,
+        ));
+    }
+    Ok(out)
+}
+
+/// [`running_usage`] of several subscriptions of one customer, by subscription id: each
+/// distinct product and meter read once (one batch each).
+pub(crate) async fn running_usage_of(
+    state: &AppState,
+    customer: &Customer,
+    subscriptions: &[&Subscription],
+) -> Result<HashMap<uuid::Uuid, Vec<SubscriptionMeter>>, AppError> {
+    let mut product_keys: Vec<Vec<u8>> = subscriptions.iter().map(|s| s.product_id.key()).collect();
+    product_keys.sort();
+    product_keys.dedup();
+    let products: HashMap<ProductId, Product> = state
+        .store
+        .get_many::<Product>(&product_keys)
+        .await?
+        .into_iter()
+        .map(|p| (p.value.id, p.value))
+        .collect();
+    let mut meter_keys: Vec<Vec<u8>> = products
+        .values()
+        .flat_map(|p| {
+            p.active_metered_prices()
+                .filter_map(|price| price.kind.meter_id())
+        })
+        .map(|m| m.key())
+        .collect();
+    meter_keys.sort();
+    meter_keys.dedup();
+    let meters: Vec<Meter> = if meter_keys.is_empty() {
+        Vec::new()
+    } else {
+        state
+            .store
+            .get_many::<Meter>(&meter_keys)
+            .await?
+            .into_iter()
+            .map(|m| m.value)
+            .collect()
+    };
+    let mut out = HashMap::new();
+    for s in subscriptions {
+        let Some(product) = products.get(&s.product_id) else {
+            continue;
+        };
+        out.insert(
+            s.id.0,
+            running_usage(state, s, customer, product, &meters).await?,
+        );
+    }
+    Ok(out)
+}
+
+/// The id of a subscription's meter: derived from the subscription and the meter.
+pub fn subscription_meter_id(s: &Subscription, meter: &Meter) -> uuid::Uuid {
+    derived_uuid(s.id.0, &format!("subscription_meter:{}", meter.id.uuid()))
+}
+
+/// The usage line of a metered price for a window (none for another kind of price).
+fn price_line(
+    meter: &Meter,
+    window: &WindowState,
+    price: &Price,
+    currency: Currency,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Result<UsageLine, AppError> {
+    let PriceKind::RecurringMeteredUnit {
+        unit_amount,
+        cap_amount,
+        ..
+    } = &price.kind
+    else {
+        return Err(AppError::internal(format!(
+            "price {} is not metered",
+            price.id
+        )));
+    };
+    usage_line(
+        meter,
+        window,
+        &price.id,
+        unit_amount,
+        *cap_amount,
+        currency,
+        start,
+        end,
+    )
 }
 
 /// The line of one metered price for a closed window.

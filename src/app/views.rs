@@ -203,13 +203,106 @@ pub async fn subscription_view(
             .map(|d| d.value),
         None => None,
     };
+    let usage =
+        crate::app::usage_billing::running_usage(state, s, &customer, &product, &meters).await?;
     Ok(SubscriptionView::new(
         s,
         &customer,
         product_view(state, &product).await?,
-        price,
+        price.clone(),
         discount.as_ref(),
-    ))
+    )
+    .with_usage(subscription_prices(s, &product, price, &meters), usage))
+}
+
+/// [`subscription_view`] of a page of subscriptions: each distinct customer, product
+/// (with its rendering and meters) and discount read once, in one batch per kind; the
+/// running usage is read per metered subscription (its customer's windows).
+pub async fn subscription_views(
+    state: &AppState,
+    items: &[Subscription],
+) -> Result<Vec<SubscriptionView>, AppError> {
+    fn keys<I: Iterator<Item = Vec<u8>>>(ids: I) -> Vec<Vec<u8>> {
+        let mut k: Vec<Vec<u8>> = ids.collect();
+        k.sort();
+        k.dedup();
+        k
+    }
+    let customers: HashMap<CustomerId, Customer> = state
+        .store
+        .get_many::<Customer>(&keys(items.iter().map(|s| s.customer_id.key())))
+        .await?
+        .into_iter()
+        .map(|c| (c.value.id, c.value))
+        .collect();
+    let discount_keys = keys(items.iter().filter_map(|s| s.discount_id.map(|d| d.key())));
+    let discounts: HashMap<_, Discount> = if discount_keys.is_empty() {
+        HashMap::new()
+    } else {
+        state
+            .store
+            .get_many::<Discount>(&discount_keys)
+            .await?
+            .into_iter()
+            .map(|d| (d.value.id, d.value))
+            .collect()
+    };
+    let mut products: HashMap<_, (Product, ProductView, Vec<Meter>)> = HashMap::new();
+    for p in state
+        .store
+        .get_many::<Product>(&keys(items.iter().map(|s| s.product_id.key())))
+        .await?
+    {
+        let p = p.value;
+        let meters = product_meters(state, &p).await?;
+        let view = product_view(state, &p).await?;
+        products.insert(p.id, (p, view, meters));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for s in items {
+        let customer = customers
+            .get(&s.customer_id)
+            .ok_or_else(|| missing("customer", s.customer_id))?;
+        let (product, view, meters) = products
+            .get(&s.product_id)
+            .ok_or_else(|| missing("product", s.product_id))?;
+        let price = product
+            .price(s.price_id)
+            .and_then(|p| ProductPriceRecurring::new(product, p, meters))
+            .ok_or_else(|| {
+                AppError::internal(format!(
+                    "subscription {}: price {} is not recurring",
+                    s.id, s.price_id
+                ))
+            })?;
+        let usage =
+            crate::app::usage_billing::running_usage(state, s, customer, product, meters).await?;
+        let discount = s.discount_id.and_then(|d| discounts.get(&d));
+        out.push(
+            SubscriptionView::new(s, customer, view.clone(), price.clone(), discount)
+                .with_usage(subscription_prices(s, product, price, meters), usage),
+        );
+    }
+    Ok(out)
+}
+
+/// The prices of subscription `s` as Polar lists them: its own price (`price`, rendered),
+/// then the metered prices of its product in its currency (those its usage is billed at).
+pub fn subscription_prices(
+    s: &Subscription,
+    product: &Product,
+    price: ProductPriceRecurring,
+    meters: &[Meter],
+) -> Vec<ProductPriceRecurring> {
+    let (_, metered) = crate::app::usage_billing::metered_prices(s, product);
+    let mut out = vec![price];
+    out.extend(
+        metered
+            .iter()
+            .filter(|p| p.id != s.price_id)
+            .filter_map(|p| ProductPriceRecurring::new(product, p, meters)),
+    );
+    out
 }
 
 /// The discount with the products it is restricted to, as the API renders it (a fixed

@@ -55,9 +55,7 @@ pub(crate) async fn list(
     };
     q.finish()?;
     let (items, total) = subscription::list(&state, auth.subject(), &filter, params).await?;
-    let items =
-        futures_util::future::try_join_all(items.iter().map(|s| subscription_view(&state, s)))
-            .await?;
+    let items = crate::app::views::subscription_views(&state, &items).await?;
     Ok(web::Json(ListResource {
         items,
         pagination: Pagination::new(total, params.limit),

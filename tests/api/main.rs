@@ -119,6 +119,7 @@ mod stripe_tax;
 mod subscription_currencies;
 mod subscription_events;
 mod subscription_keys;
+mod subscription_meters;
 mod subscription_plans;
 mod subscriptions;
 mod tax_checkout;

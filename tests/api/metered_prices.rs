@@ -530,6 +530,70 @@ async fn a_checkout_of_a_metered_product_asks_for_a_payment_method() {
     let secret = c.body["client_secret"].as_str().unwrap().to_string();
     let r = confirm(api, &secret, &without).await;
     r.expect_invalid_at(json!(["body", "confirmation_token_id"]));
+
+    // A fixed price discounted to 0 beside a metered one: nothing to pay now, but the
+    // usage is charged off-session later, so the card is asked for and saved.
+    let r = create_product(
+        &app,
+        &org,
+        Some("month"),
+        json!([{"amount_type": "fixed", "price_amount": 1000}, metered(&calls, json!("1"))]),
+    )
+    .await;
+    r.expect(201);
+    let product = r.id();
+    let d = app
+        .post_json(
+            "/v1/discounts/",
+            Some(&app.token),
+            &json!({"type": "percentage", "basis_points": 10000, "duration": "forever",
+                    "name": "On the house", "organization_id": org}),
+        )
+        .await;
+    d.expect(201);
+    let c = app
+        .post_json(
+            CHECKOUTS,
+            Some(&app.token),
+            &json!({"products": [product], "discount_id": d.body["id"]}),
+        )
+        .await;
+    c.expect(201);
+    assert_eq!(c.body["amount"], 1000);
+    assert_eq!(c.body["total_amount"], 0);
+    assert_eq!(c.body["is_payment_required"], false);
+    assert_eq!(c.body["is_payment_setup_required"], true);
+    assert_eq!(c.body["is_payment_form_required"], true);
+    let secret = c.body["client_secret"].as_str().unwrap().to_string();
+    let r = confirm(api, &secret, &without).await;
+    let item = r.expect_invalid_at(json!(["body", "confirmation_token_id"]));
+    assert_eq!(item["msg"], "Confirmation token is required.");
+    let r = confirm(api, &secret, &buyer("grace@example.com")).await;
+    r.expect(200);
+    let got = client_get(api, &secret).await;
+    got.expect(200);
+    assert_eq!(got.body["status"], "succeeded", "{}", got.body);
+    // The subscription keeps the saved card for the usage.
+    let subs = app
+        .get(
+            &format!("/v1/subscriptions/?product_id={product}"),
+            Some(&app.token),
+        )
+        .await;
+    subs.expect(200);
+    assert_eq!(subs.body["items"].as_array().unwrap().len(), 1);
+    let id = uuid::Uuid::parse_str(subs.body["items"][0]["id"].as_str().unwrap()).unwrap();
+    let s = app
+        .state
+        .store
+        .get::<tollgate_actors::subscription::Subscription>(
+            &tollgate::domain::ids::SubscriptionId(id).key(),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    assert!(s.payment_token.is_some(), "{s:?}");
 }
 
 /// The API document describes the new shapes.

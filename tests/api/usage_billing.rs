@@ -15,7 +15,7 @@ use tollgate_actors::subscription::renewal_order_id;
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
 
 /// A meter counting `api_call` events.
-async fn meter(app: &ClockApp, org: OrganizationId) -> String {
+pub(crate) async fn meter(app: &ClockApp, org: OrganizationId) -> String {
     let r = app
         .post_json(
             "/v1/meters/",
@@ -31,7 +31,12 @@ async fn meter(app: &ClockApp, org: OrganizationId) -> String {
 }
 
 /// A monthly product of 15.00 plus half a cent per call, capped at `cap` cents.
-async fn product(app: &ClockApp, org: OrganizationId, meter: &str, cap: Option<i64>) -> Product {
+pub(crate) async fn product(
+    app: &ClockApp,
+    org: OrganizationId,
+    meter: &str,
+    cap: Option<i64>,
+) -> Product {
     let r = app
         .post_json(
             "/v1/products/",
@@ -56,7 +61,13 @@ async fn product(app: &ClockApp, org: OrganizationId, meter: &str, cap: Option<i
 
 /// `n` calls of the customer, with external ids `{tag}-{i}`, ingested now (in requests of
 /// at most 1,000 events); the summed `{inserted, duplicates}`.
-async fn calls(app: &ClockApp, org: OrganizationId, customer: &str, tag: &str, n: usize) -> Value {
+pub(crate) async fn calls(
+    app: &ClockApp,
+    org: OrganizationId,
+    customer: &str,
+    tag: &str,
+    n: usize,
+) -> Value {
     let events: Vec<Value> = (0..n)
         .map(|i| {
             json!({"name": "api_call", "customer_id": customer, "organization_id": org,
@@ -347,4 +358,138 @@ async fn credits_are_granted_used_first_rolled_over_and_taken_back() {
     .expect(200);
     let m = customer_meter(&app, &cid).await;
     assert_eq!(m["credited_units"].as_i64(), Some(60), "{m}");
+}
+
+/// A subscription of `product`'s fixed price for `email`, from `t0()`.
+async fn subscribed(
+    app: &ClockApp,
+    org: OrganizationId,
+    product: &Product,
+    email: &str,
+) -> (tollgate_actors::subscription::Subscription, String) {
+    let customer = app.customer(&app.token, org, email).await;
+    let mut bought = purchase(product, &customer, None);
+    bought.price = product
+        .prices
+        .iter()
+        .find(|p| !p.kind.is_metered())
+        .unwrap()
+        .clone();
+    bought.amount = Some(1500);
+    let s = app.subscribe(bought, t0()).await;
+    (s, customer.id.to_string())
+}
+
+async fn end_at_period_end(app: &ClockApp, id: impl std::fmt::Display) {
+    let r = app
+        .patch_json(
+            &format!("/v1/subscriptions/{id}"),
+            Some(&app.token),
+            &json!({"cancel_at_period_end": true}),
+        )
+        .await;
+    r.expect(200);
+}
+
+/// Polar: a subscription canceled at its period end writes a final order of its last
+/// period's usage only (`subscription_cancel`, shown as `subscription_cycle`); none when
+/// it comes to 0; a subscription revoked at once bills nothing more.
+#[actix_web::test]
+async fn the_last_periods_usage_is_billed_when_a_subscription_ends() {
+    let app = spawn_app_with_clock().await;
+    let org = app.org(&app.token, "usage-final").await;
+    let meter_id = meter(&app, org).await;
+    let product = product(&app, org, &meter_id, None).await;
+    let metered = product
+        .prices
+        .iter()
+        .find(|p| p.kind.is_metered())
+        .unwrap()
+        .clone();
+
+    // 1,250 calls, then canceled at the period end: a final order of 6.25.
+    let (s, jane) = subscribed(&app, org, &product, "jane@example.com").await;
+    app.clock.set(t0() + Duration::days(3));
+    calls(&app, org, &jane, "last", 1250).await;
+    end_at_period_end(&app, s.id).await;
+    // Two calls after the sweep planned nothing yet: still this period's.
+    calls(&app, org, &jane, "late", 2).await;
+    let end = s.current_period_end.unwrap();
+    app.clock.set(end + Duration::minutes(5));
+    let report = app.sweep().await;
+    assert_eq!((report.ended, report.renewed), (1, 0), "{report:?}");
+    let ended = app.stored(s.id).await;
+    assert_eq!(ended.ended_at, Some(end));
+    let order = app.order(renewal_order_id(s.id, 1)).await.unwrap();
+    // 1,252 × 0.5 cents = 6.26: the usage only, no fixed price for a period not served.
+    assert_eq!((order.amount, order.usage_amount()), (626, 626));
+    let o = order_json(&app, order.id).await;
+    assert_eq!(o["billing_reason"], "subscription_cycle");
+    assert_eq!(o["status"], "paid");
+    assert_eq!(o["subtotal_amount"], 626);
+    // The order view lists the product's line (at 0 here: `src/api/order.rs` always
+    // writes it), then the usage line.
+    let items = o["items"].as_array().unwrap();
+    let usage = items.last().unwrap();
+    assert_eq!(
+        usage["label"],
+        "API calls — (1,252 consumed units) × $0.005"
+    );
+    assert_eq!(usage["amount"], 626);
+    assert_eq!(usage["product_price_id"], metered.id.to_string());
+    assert_eq!(
+        items
+            .iter()
+            .map(|i| i["amount"].as_i64().unwrap())
+            .sum::<i64>(),
+        626
+    );
+    // Its paid order is mailed as a renewal's receipt (with the usage line; the
+    // organization invoices on request, so the receipt does not wait for an invoice).
+    let mails = tollgate::app::mail::order_paid_messages(&app.state, None, &order)
+        .await
+        .unwrap();
+    let receipt = mails
+        .iter()
+        .find(|m| m.kind == tollgate::domain::mail::MailKind::RenewalReceipt)
+        .unwrap_or_else(|| panic!("no renewal receipt: {mails:#?}"));
+    assert_eq!(receipt.to, "jane@example.com");
+    assert!(receipt.text.contains("$6.26"), "{}", receipt.text);
+    // Billed once: later sweeps and calls add nothing.
+    calls(&app, org, &jane, "after", 7).await;
+    app.clock.set(end + Duration::days(40));
+    let again = app.sweep().await;
+    assert_eq!((again.ended, again.renewed), (0, 0));
+    assert_eq!(app.order(renewal_order_id(s.id, 1)).await.unwrap(), order);
+    assert!(app.order(renewal_order_id(s.id, 2)).await.is_none());
+    let r = app
+        .get(&format!("/v1/orders/?customer_id={jane}"), Some(&app.token))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["pagination"]["total_count"], 1, "{}", r.body);
+
+    // Nothing used: it ends without an order.
+    let (idle, _) = subscribed(&app, org, &product, "idle@example.com").await;
+    end_at_period_end(&app, idle.id).await;
+    app.clock
+        .set(idle.current_period_end.unwrap() + Duration::minutes(5));
+    assert_eq!(app.sweep().await.ended, 1);
+    assert!(app.stored(idle.id).await.ended_at.is_some());
+    assert!(app.order(renewal_order_id(idle.id, 1)).await.is_none());
+
+    // Revoked at once: its usage is not billed (Polar writes no order).
+    let (gone, joe) = subscribed(&app, org, &product, "joe@example.com").await;
+    calls(&app, org, &joe, "gone", 100).await;
+    let r = app
+        .patch_json(
+            &format!("/v1/subscriptions/{}", gone.id),
+            Some(&app.token),
+            &json!({"revoke": true}),
+        )
+        .await;
+    r.expect(200);
+    app.clock
+        .set(gone.current_period_end.unwrap() + Duration::days(1));
+    app.sweep().await;
+    assert!(app.order(renewal_order_id(gone.id, 1)).await.is_none());
 }

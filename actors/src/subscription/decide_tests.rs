@@ -227,6 +227,57 @@ fn a_paid_renewal_moves_to_the_next_period_and_writes_the_order() {
 }
 
 #[test]
+fn a_subscription_ending_at_its_period_end_bills_its_last_usage_alone() {
+    use crate::domain::ids::PriceId;
+    use crate::domain::order::UsageLine;
+    let mut s = active(1500);
+    s.discount_id = Some(DiscountId::new());
+    s.cancel_at_period_end = true;
+    s.proration_balance = 300;
+    let now = after_period(&s);
+    let line = |amount: i64| UsageLine {
+        price_id: PriceId::new(),
+        label: "API calls".into(),
+        amount,
+        start: s.current_period_start,
+        end: s.current_period_end.unwrap(),
+    };
+    let zero = RenewalTerms {
+        usage: vec![line(0)],
+        ..terms(1500, Some(DiscountDuration::Forever))
+    };
+    // Nothing billable: it just ends.
+    assert_eq!(s.plan_renewal(now, &zero), RenewalPlan::End);
+    let usage = RenewalTerms {
+        usage: vec![line(625)],
+        ..terms(1500, Some(DiscountDuration::Forever))
+    };
+    let c = charge(s.plan_renewal(now, &usage));
+    // The usage only: no fixed price, no proration, never discounted.
+    assert_eq!((c.amount, c.balance_applied, c.discounted), (625, 0, false));
+    assert_eq!(c.cycle, s.cycles + 1);
+    for outcome in [paid(), Some(PaymentOutcome::Declined)] {
+        let declined = outcome == Some(PaymentOutcome::Declined);
+        let r = s.renew(now, &usage, outcome).unwrap();
+        assert_eq!(r.subscription.status, SubscriptionStatus::Canceled);
+        assert_eq!(r.subscription.ended_at, s.current_period_end);
+        assert_eq!(r.subscription.cycles, s.cycles);
+        assert_eq!(r.subscription.due_at(), None);
+        let order = r.order.unwrap();
+        assert_eq!(order.id, renewal_order_id(s.id, s.cycles + 1));
+        assert_eq!((order.amount, order.usage_amount()), (625, 625));
+        assert_eq!(order.discount_id, None);
+        let status = if declined {
+            crate::domain::order::OrderStatus::Pending
+        } else {
+            crate::domain::order::OrderStatus::Paid
+        };
+        assert_eq!(order.status, status);
+        assert_eq!(order.next_payment_attempt_at, None);
+    }
+}
+
+#[test]
 fn a_renewal_bills_the_ended_periods_usage_beside_the_next_fixed_price_undiscounted() {
     use crate::domain::ids::PriceId;
     use crate::domain::order::UsageLine;

@@ -49,7 +49,9 @@ pub enum RenewalPlan {
     RemindTrial {
         trial_end: DateTime<Utc>,
     },
-    /// `cancel_at_period_end` and the period is over: the subscription ends, no charge.
+    /// `cancel_at_period_end` and the period is over: the subscription ends, no charge
+    /// (its last period used nothing billable; otherwise the plan is its final charge,
+    /// see [`Subscription::final_charge`]).
     End,
     Charge(RenewalCharge),
 }
@@ -273,8 +275,15 @@ impl Subscription {
         if self.payment_locked(now) {
             return RenewalPlan::NotDue;
         }
-        if self.cancel_at_period_end && self.status.is_active() {
-            return RenewalPlan::End;
+        if self.ends_at_period_end() {
+            // The last period's usage is billed by a final charge of its own (Polar's
+            // `subscription_cancel` order, shown as `subscription_cycle`); none when 0.
+            let charge = self.final_charge(terms);
+            return if charge.amount > 0 {
+                RenewalPlan::Charge(charge)
+            } else {
+                RenewalPlan::End
+            };
         }
         if let (Some(trial_end), Some(end)) = (self.trial_end, self.current_period_end) {
             if self.trial_reminder_at().is_some() && now < end {
@@ -282,6 +291,51 @@ impl Subscription {
             }
         }
         RenewalPlan::Charge(self.renewal_charge(terms))
+    }
+
+    /// Whether the subscription ends at its period end (`cancel_at_period_end`, still
+    /// active): its next step ends it, with a final charge of its usage if any.
+    pub fn ends_at_period_end(&self) -> bool {
+        self.cancel_at_period_end && self.status.is_active()
+    }
+
+    /// The final charge of a subscription that ends at its period end: the usage of the
+    /// ending period only (`terms.usage`, never discounted), no fixed price, no
+    /// proration; its order is that of period `cycles + 1`, which never starts.
+    pub fn final_charge(&self, terms: &RenewalTerms) -> RenewalCharge {
+        let cycle = self.cycles.saturating_add(1);
+        let usage: i64 = terms
+            .usage
+            .iter()
+            .fold(0i64, |acc, l| acc.saturating_add(l.amount.max(0)));
+        RenewalCharge {
+            cycle,
+            amount: usage,
+            balance_applied: 0,
+            currency: self
+                .currency
+                .clone()
+                .unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+            discounted: false,
+            usage: terms.usage.clone(),
+            idempotency_key: format!("{}:{cycle}", self.id),
+            payment_token: self.payment_token.clone(),
+            customer_id: self.customer_id,
+            customer_email: self.customer_email.clone(),
+        }
+    }
+
+    /// The subscription ended at its period end (`now`: when the sweep found it).
+    fn ended_at_period_end(&self, now: DateTime<Utc>) -> Subscription {
+        let mut next = self.clone();
+        let end = self.current_period_end.unwrap_or(now);
+        next.status = SubscriptionStatus::Canceled;
+        next.ended_at = Some(end);
+        next.ends_at = Some(end);
+        next.canceled_at = next.canceled_at.or(Some(now));
+        next.modified_at = Some(now);
+        union(&mut next.pending_revocations, &self.license_key_ids);
+        next
     }
 
     /// The charge of the next period (`cycles + 1`), due or not.
@@ -350,21 +404,44 @@ impl Subscription {
                 });
             }
             RenewalPlan::End => {
-                let mut next = self.clone();
-                let end = self.current_period_end.unwrap_or(now);
-                next.status = SubscriptionStatus::Canceled;
-                next.ended_at = Some(end);
-                next.ends_at = Some(end);
-                next.canceled_at = next.canceled_at.or(Some(now));
-                next.modified_at = Some(now);
-                union(&mut next.pending_revocations, &self.license_key_ids);
                 return Ok(Renewal {
-                    subscription: next,
+                    subscription: self.ended_at_period_end(now),
                     order: None,
                 });
             }
             RenewalPlan::Charge(charge) => charge,
         };
+        if self.ends_at_period_end() {
+            // The final charge: the subscription ends whatever its outcome; its order is
+            // paid, or left `pending` (no retry: there is no period left to dun).
+            let next = self.ended_at_period_end(now);
+            let order = match outcome.ok_or(SubscriptionError::MissingOutcome)? {
+                PaymentOutcome::Paid { tax, payment_id } => {
+                    let tax = *tax;
+                    let mut order = self.renewal_order(
+                        &charge,
+                        tax.tax_amount,
+                        tax.request.buyer.address.clone(),
+                        now,
+                    );
+                    if tax.request.amount == charge.amount {
+                        order.amount = tax.net_amount();
+                    }
+                    order.tax = tax.order_tax(None);
+                    order.payment_id = payment_id;
+                    order
+                }
+                PaymentOutcome::Declined => {
+                    let mut order = self.renewal_order(&charge, 0, None, now);
+                    order.status = OrderStatus::Pending;
+                    order
+                }
+            };
+            return Ok(Renewal {
+                subscription: next,
+                order: Some(order),
+            });
+        }
         let mut next = self.clone();
         next.modified_at = Some(now);
         match outcome.ok_or(SubscriptionError::MissingOutcome)? {

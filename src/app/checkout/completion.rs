@@ -21,7 +21,7 @@ use crate::domain::customer_session::{CustomerSession, SessionPurchase};
 use crate::domain::discount::{discount_by_id, Discount};
 use crate::domain::grants;
 use crate::domain::ids::{
-    CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, SubscriptionId,
+    CheckoutId, CustomerId, CustomerSessionId, DiscountId, LicenseKeyId, ProductId, SubscriptionId,
 };
 use crate::domain::order::Order;
 use crate::domain::product::Product;
@@ -122,10 +122,22 @@ pub(super) async fn confirm(
                 .external(state, checkout.organization_id, external)
                 .await?;
         }
+        let usage_later = products_billing_usage(state, checkout).await?;
         let attach = {
             let token_hash = state.hasher.hash(&session_token).to_vec();
-            Box::new(move |c: &Checkout| attach_confirmation(&reads, c, token_hash.clone(), now))
-                as tollgate_actors::checkout::Attach
+            Box::new(move |c: &Checkout| {
+                // Nothing to pay now, but usage is charged off-session later: a card.
+                if saves_card_for_usage(c, usage_later.contains(&c.product_id))
+                    && c.confirmation_token.is_none()
+                {
+                    return Err(ActorError::Domain(CheckoutError::Invalid(vec![Issue {
+                        loc: vec!["confirmation_token_id".into()],
+                        kind: "missing",
+                        msg: "Confirmation token is required.".into(),
+                    }])));
+                }
+                attach_confirmation(&reads, c, token_hash.clone(), now)
+            }) as tollgate_actors::checkout::Attach
         };
         let result = state
             .checkouts
@@ -376,6 +388,39 @@ fn updated_customer(
 // ---------------------------------------------------------------------------------------
 // Settling a confirmed checkout: charge, then one write of everything the purchase creates.
 
+/// The products among those of checkout `c` that sell a metered price beside a price
+/// billed up front: their usage is charged off-session at the renewals.
+async fn products_billing_usage(
+    state: &AppState,
+    c: &Checkout,
+) -> Result<std::collections::HashSet<ProductId>, AppError> {
+    let mut keys: Vec<Vec<u8>> = c.products.iter().map(|p| p.key()).collect();
+    keys.push(c.product_id.key());
+    keys.sort();
+    keys.dedup();
+    Ok(state
+        .store
+        .get_many::<Product>(&keys)
+        .await?
+        .into_iter()
+        .filter(|p| p.value.has_metered_prices())
+        .map(|p| p.value.id)
+        .collect())
+}
+
+/// Whether checkout `c`, of a product that bills usage later (`usage_later`), saves the
+/// buyer's card though nothing is charged now: its recurring price came to 0 (free, or
+/// discounted to nothing), and the usage of its metered prices is charged off-session at
+/// the period's end, so a card is needed all the same. (A checkout of the metered price
+/// itself, or with a trial, is [`Checkout::saves_payment_method`]'s.)
+fn saves_card_for_usage(c: &Checkout, usage_later: bool) -> bool {
+    usage_later
+        && c.price.kind.is_recurring()
+        && c.is_payment_setup_required()
+        && !c.is_payment_required()
+        && !c.saves_payment_method()
+}
+
 /// Charges a confirmed checkout and records the outcome. Safe to repeat: the charge is
 /// idempotent per checkout and confirmation token, a checkout that already waits on an
 /// intent asks the processor how it stands instead of charging again, and a checkout no
@@ -392,7 +437,14 @@ pub async fn settle(state: &AppState, id: CheckoutId) -> Result<Checkout, AppErr
             .processor
             .charge_from_page(charge_request(&checkout)?, return_url(state, &checkout))
             .await
-    } else if checkout.saves_payment_method() {
+    } else if checkout.saves_payment_method()
+        || saves_card_for_usage(
+            &checkout,
+            products_billing_usage(state, &checkout)
+                .await?
+                .contains(&checkout.product_id),
+        )
+    {
         // A trial, or a metered price: nothing is charged now, the card is saved for the
         // first charge at the trial's end or the usage billed at the period's end.
         state

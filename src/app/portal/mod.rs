@@ -164,7 +164,15 @@ pub async fn subscription_view_of(
                 s.id, s.price_id
             ))
         })?;
-    Ok(CustomerSubscription::new(s, view, price))
+    // Its prices and running usage (`Subscription.meters`, the portal's form).
+    let usage = match state.store.get::<Customer>(&s.customer_id.key()).await? {
+        Some(c) => {
+            crate::app::usage_billing::running_usage(state, s, &c.value, &product, &meters).await?
+        }
+        None => Vec::new(),
+    };
+    let prices = crate::app::views::subscription_prices(s, &product, price.clone(), &meters);
+    Ok(CustomerSubscription::new(s, view, price).with_usage(prices, &usage))
 }
 
 /// What the customer asks of a subscription: cancel it at the period's end, or take the
