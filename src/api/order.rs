@@ -245,16 +245,19 @@ impl OrderView {
 }
 
 /// The order's lines: the product at its price, then each metered price's usage (a
-/// renewal's, with the window it bills); the tax is spread over them in proportion.
+/// renewal's, with the window it bills); the tax is spread over them in proportion. An
+/// order of usage alone (the last period's of a subscription that ended, or a free plan's
+/// renewal) has no product line at 0, as Polar's has only its metered lines.
 fn items(o: &Order, subtotal: i64) -> Vec<OrderItemSchema> {
     let taxes = o.spread_over_lines(o.tax_amount);
     let tax_of = |i: usize| taxes.get(i).copied().unwrap_or(0);
+    let fixed = subtotal.saturating_sub(o.usage_amount());
     let mut items = vec![OrderItemSchema {
         id: Uuid::new_v5(&o.id.0, b"item"),
         created_at: o.created_at,
         modified_at: o.modified_at,
         label: o.product_name.clone(),
-        amount: subtotal.saturating_sub(o.usage_amount()),
+        amount: fixed,
         tax_amount: tax_of(0),
         proration: false,
         product_price_id: Some(o.product_price_id.0),
@@ -274,6 +277,9 @@ fn items(o: &Order, subtotal: i64) -> Vec<OrderItemSchema> {
             start_timestamp: Some(line.start),
             end_timestamp: Some(line.end),
         });
+    }
+    if fixed == 0 && tax_of(0) == 0 && items.len() > 1 {
+        items.remove(0);
     }
     items
 }

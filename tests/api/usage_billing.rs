@@ -427,9 +427,9 @@ async fn the_last_periods_usage_is_billed_when_a_subscription_ends() {
     assert_eq!(o["billing_reason"], "subscription_cycle");
     assert_eq!(o["status"], "paid");
     assert_eq!(o["subtotal_amount"], 626);
-    // The order view lists the product's line (at 0 here: `src/api/order.rs` always
-    // writes it), then the usage line.
+    // The order view lists the usage line alone (no product line at 0), as Polar's.
     let items = o["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{o}");
     let usage = items.last().unwrap();
     assert_eq!(
         usage["label"],
