@@ -14,7 +14,7 @@ use tollgate_actors::ids::derived_uuid;
 use tollgate_actors::subscription::renewal_order_id;
 
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
-use crate::usage_billing::{calls, meter, product};
+use crate::usage_billing::{calls, meter, price_of, product};
 
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object()
@@ -45,18 +45,8 @@ async fn a_subscription_lists_its_metered_prices_and_their_running_usage() {
     let meter_id = meter(&app, org).await;
     let product = product(&app, org, &meter_id, None).await;
     let customer = app.customer(&app.token, org, "jane@example.com").await;
-    let fixed = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
-    let metered = product
-        .prices
-        .iter()
-        .find(|p| p.kind.is_metered())
-        .unwrap()
-        .clone();
+    let fixed = price_of(&product, false);
+    let metered = price_of(&product, true);
     let mut bought = purchase(&product, &customer, None);
     bought.price = fixed.clone();
     bought.amount = Some(1500);
@@ -207,12 +197,7 @@ async fn subscription_meters_are_the_sellers_own_and_need_the_scope() {
     let product = product(&app, org, &meter_id, None).await;
     let customer = app.customer(&app.token, org, "jane@example.com").await;
     let mut bought = purchase(&product, &customer, None);
-    bought.price = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
+    bought.price = price_of(&product, false);
     bought.amount = Some(1500);
     let s = app.subscribe(bought, t0()).await;
     calls(&app, org, &customer.id.to_string(), "x", 10).await;
@@ -273,12 +258,7 @@ async fn journey(slug: &str) -> Journey {
     let product = product(&app, org, &meter_id, Some(10_000)).await;
     let customer = app.customer(&app.token, org, "jane@example.com").await;
     let mut bought = purchase(&product, &customer, None);
-    bought.price = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
+    bought.price = price_of(&product, false);
     bought.amount = Some(1500);
     let s = app.subscribe(bought, t0()).await;
     app.clock.set(t0() + Duration::days(3));

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use chrono::Duration;
 use serde_json::{json, Value};
 use tollgate::domain::ids::{OrganizationId, ProductId};
-use tollgate::domain::product::Product;
+use tollgate::domain::product::{Price, Product};
 use tollgate_actors::subscription::renewal_order_id;
 
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
@@ -95,6 +95,16 @@ pub(crate) async fn calls(
     json!({"inserted": inserted, "duplicates": duplicates})
 }
 
+/// The product's metered price, or its fixed one.
+pub(crate) fn price_of(product: &Product, metered: bool) -> Price {
+    product
+        .prices
+        .iter()
+        .find(|p| p.kind.is_metered() == metered)
+        .expect("the test product has a fixed and a metered price")
+        .clone()
+}
+
 async fn order_json(app: &ClockApp, id: impl std::fmt::Display) -> Value {
     let r = app.get(&format!("/v1/orders/{id}"), Some(&app.token)).await;
     r.expect(200);
@@ -108,18 +118,8 @@ async fn a_metered_subscription_bills_each_periods_usage_once_at_its_renewal() {
     let meter_id = meter(&app, org).await;
     let product = product(&app, org, &meter_id, None).await;
     let customer = app.customer(&app.token, org, "jane@example.com").await;
-    let fixed = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
-    let metered = product
-        .prices
-        .iter()
-        .find(|p| p.kind.is_metered())
-        .unwrap()
-        .clone();
+    let fixed = price_of(&product, false);
+    let metered = price_of(&product, true);
     let mut bought = purchase(&product, &customer, None);
     bought.price = fixed.clone();
     bought.amount = Some(1500);
@@ -196,12 +196,7 @@ async fn the_cap_limits_a_periods_usage_and_a_trial_bills_none() {
     let org = app.org(&app.token, "usage-cap").await;
     let meter_id = meter(&app, org).await;
     let product = product(&app, org, &meter_id, Some(100)).await;
-    let fixed = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
+    let fixed = price_of(&product, false);
 
     // Capped: 400 calls are 2.00, billed 1.00 with the cap said.
     let jane = app.customer(&app.token, org, "jane@example.com").await;
@@ -278,12 +273,7 @@ async fn credits_are_granted_used_first_rolled_over_and_taken_back() {
     let jane = app.customer(&app.token, org, "jane@example.com").await;
     let cid = jane.id.to_string();
     let mut bought = purchase(&product, &jane, None);
-    bought.price = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
+    bought.price = price_of(&product, false);
     bought.amount = Some(1500);
     let s = app.subscribe(bought, t0()).await;
 
@@ -360,8 +350,8 @@ async fn credits_are_granted_used_first_rolled_over_and_taken_back() {
     assert_eq!(m["credited_units"].as_i64(), Some(60), "{m}");
 }
 
-/// A subscription of `product`'s fixed price for `email`, from `t0()`.
-async fn subscribed(
+/// A subscription of `product`'s fixed price (15.00) for `email`, from `t0()`.
+pub(crate) async fn subscribed(
     app: &ClockApp,
     org: OrganizationId,
     product: &Product,
@@ -369,12 +359,7 @@ async fn subscribed(
 ) -> (tollgate_actors::subscription::Subscription, String) {
     let customer = app.customer(&app.token, org, email).await;
     let mut bought = purchase(product, &customer, None);
-    bought.price = product
-        .prices
-        .iter()
-        .find(|p| !p.kind.is_metered())
-        .unwrap()
-        .clone();
+    bought.price = price_of(product, false);
     bought.amount = Some(1500);
     let s = app.subscribe(bought, t0()).await;
     (s, customer.id.to_string())
@@ -400,12 +385,7 @@ async fn the_last_periods_usage_is_billed_when_a_subscription_ends() {
     let org = app.org(&app.token, "usage-final").await;
     let meter_id = meter(&app, org).await;
     let product = product(&app, org, &meter_id, None).await;
-    let metered = product
-        .prices
-        .iter()
-        .find(|p| p.kind.is_metered())
-        .unwrap()
-        .clone();
+    let metered = price_of(&product, true);
 
     // 1,250 calls, then canceled at the period end: a final order of 6.25.
     let (s, jane) = subscribed(&app, org, &product, "jane@example.com").await;
