@@ -39,8 +39,9 @@ use super::write::{retry_delay, COMMIT_ATTEMPTS};
 use super::{sql_error, PgEngine};
 use crate::store::reads::Direction;
 use crate::store::usage::{
-    decode_agg, decode_state, decode_window_row, encode_state, unescape_key, Agg, Answer, Delta,
-    IngestEvent, WindowState, Work, GATHER_CAP,
+    decode_agg, decode_generation, decode_state, decode_window_row, encode_generation,
+    encode_state, unescape_key, Agg, Answer, Delta, Guard, IngestEvent, WindowState, Work,
+    GATHER_CAP,
 };
 use crate::StorageError;
 
@@ -61,7 +62,8 @@ pub(super) fn tables(s: &str) -> String {
              created_us int8 NOT NULL, modified_us int8 NOT NULL, close_token bytea,
              closed bytea);
          CREATE TABLE IF NOT EXISTS {s}.usage_window_members (k bytea, win int8, m bytea,
-             PRIMARY KEY (k, win, m));"
+             PRIMARY KEY (k, win, m));
+         CREATE TABLE IF NOT EXISTS {s}.usage_meta (k bytea PRIMARY KEY, v bytea NOT NULL);"
     )
 }
 
@@ -124,10 +126,12 @@ async fn run(engine: Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<Job>) {
                 return;
             };
             let mut turn = Vec::new();
-            if let Some((Work::Close { .. }, _)) = waiting.front() {
+            if let Some((Work::Close { .. } | Work::Bump { .. } | Work::Cas { .. }, _)) =
+                waiting.front()
+            {
                 turn.extend(waiting.pop_front());
             } else {
-                // Ingests up to the cap (closes stay queued in their place).
+                // Ingests up to the cap (the other works stay queued in their place).
                 let mut weight = 0;
                 let mut rest = VecDeque::with_capacity(waiting.len());
                 for job in waiting.drain(..) {
@@ -185,7 +189,11 @@ struct Deltas<'a> {
 impl<'a> Deltas<'a> {
     fn add(&mut self, event: &'a IngestEvent, now_us: i64) {
         self.index.extend(event.index.iter().map(Vec::as_slice));
-        for delta in &event.deltas {
+        self.add_deltas(&event.deltas, now_us);
+    }
+
+    fn add_deltas(&mut self, deltas: &'a [Delta], now_us: i64) {
+        for delta in deltas {
             match delta {
                 Delta::Add { key, agg } => self
                     .aggs
@@ -219,6 +227,17 @@ impl<'a> Deltas<'a> {
             }
         }
     }
+}
+
+/// The advisory lock of a generation's key (FNV-1a of its bytes): two keys that share
+/// one only wait for each other more than they need to.
+fn lock_id(key: &[u8]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in key {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(h.to_ne_bytes())
 }
 
 /// Counts the rows a `RETURNING k` answered, per key.
@@ -293,6 +312,20 @@ impl PgEngine {
                     .close_once(key, token, *now_us)
                     .await
                     .map(|c| vec![Answer::Close(c)]),
+                [Work::Bump { key, puts }] => self
+                    .bump_once(key, puts)
+                    .await
+                    .map(|g| vec![Answer::Bumped(g)]),
+                [Work::Cas {
+                    key,
+                    expected,
+                    new,
+                    deltas,
+                    now_us,
+                }] => self
+                    .cas_once(key, expected.as_deref(), new, deltas, *now_us)
+                    .await
+                    .map(|w| vec![Answer::Cas(w)]),
                 _ => self.ingest_once(&works).await,
             };
             match outcome {
@@ -326,23 +359,65 @@ impl PgEngine {
 
     /// One attempt of an ingest transaction over the calls `works` (all ingests).
     async fn ingest_once(&self, works: &[Work]) -> Result<Vec<Answer>, StorageError> {
-        // The first of each key in the turn is its candidate: (call, position).
-        let mut first: BTreeMap<&[u8], (usize, usize)> = BTreeMap::new();
-        let calls: Vec<(&[IngestEvent], i64)> = works
+        let calls: Vec<(&[IngestEvent], i64, Option<&Guard>)> = works
             .iter()
             .filter_map(|w| match w {
-                Work::Ingest { events, now_us } => Some((events.as_slice(), *now_us)),
-                Work::Close { .. } => None,
+                Work::Ingest {
+                    events,
+                    now_us,
+                    guard,
+                } => Some((events.as_slice(), *now_us, guard.as_ref())),
+                _ => None,
             })
             .collect();
-        for (c, (events, _)) in calls.iter().enumerate() {
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
+        let s = &self.schema;
+        // The guards: each generation's lock shared (in the order of their numbers, so
+        // that transactions never wait on each other's in a cycle), held to the commit, so
+        // a bump waits for the ingests that read the generation before it, and they for it.
+        let guard_keys: BTreeSet<&[u8]> = calls
+            .iter()
+            .filter_map(|c| c.2.map(|g| g.key.as_slice()))
+            .collect();
+        let mut current: HashMap<Vec<u8>, u64> = HashMap::new();
+        if !guard_keys.is_empty() {
+            let locks: BTreeSet<i64> = guard_keys.iter().map(|k| lock_id(k)).collect();
+            let locks: Vec<i64> = locks.into_iter().collect();
+            tx.execute(
+                "SELECT pg_advisory_xact_lock_shared(l) FROM unnest($1::int8[]) AS d(l) ORDER BY l",
+                &[&locks],
+            )
+            .await
+            .map_err(tx_error)?;
+            let keys: Vec<&[u8]> = guard_keys.iter().copied().collect();
+            let rows = tx
+                .query(
+                    &format!("SELECT k, v FROM {s}.usage_meta WHERE k = ANY($1::bytea[])"),
+                    &[&keys],
+                )
+                .await
+                .map_err(tx_error)?;
+            for row in &rows {
+                let v: &[u8] = row.get(1);
+                current.insert(row.get(0), decode_generation(Some(v))?);
+            }
+        }
+        let stale = |guard: Option<&Guard>| -> Option<u64> {
+            let g = guard?;
+            let now = current.get(&g.key).copied().unwrap_or(0);
+            (now != g.generation).then_some(now)
+        };
+        // The first of each key in the turn is its candidate: (call, position).
+        let mut first: BTreeMap<&[u8], (usize, usize)> = BTreeMap::new();
+        for (c, (events, _, guard)) in calls.iter().enumerate() {
+            if stale(*guard).is_some() {
+                continue;
+            }
             for (i, e) in events.iter().enumerate() {
                 first.entry(e.key.as_slice()).or_insert((c, i));
             }
         }
-        let mut conn = self.conn().await?;
-        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
-        let s = &self.schema;
         let keys: Vec<&[u8]> = first.keys().copied().collect();
         let values: Vec<&[u8]> = first
             .values()
@@ -370,7 +445,11 @@ impl PgEngine {
         }
         let mut deltas = Deltas::default();
         let mut answers = Vec::with_capacity(calls.len());
-        for (c, (events, now_us)) in calls.iter().enumerate() {
+        for (c, (events, now_us, guard)) in calls.iter().enumerate() {
+            if let Some(now) = stale(*guard) {
+                answers.push(Answer::Stale(now));
+                continue;
+            }
             let mut got = Vec::with_capacity(events.len());
             for (i, e) in events.iter().enumerate() {
                 let new = first.get(e.key.as_slice()) == Some(&(c, i)) && inserted.contains(&e.key);
@@ -528,6 +607,146 @@ impl PgEngine {
         .await
         .map_err(tx_error)?;
         Ok(())
+    }
+
+    /// One attempt of a bump (see [`crate::Store::bump_generation`]): the generation's
+    /// lock taken exclusive (the guarded ingests of this generation in flight finish
+    /// first; those after wait and read the new one), its row and the entries written.
+    async fn bump_once(
+        &self,
+        key: &[u8],
+        puts: &[(Vec<u8>, Vec<u8>)],
+    ) -> Result<u64, StorageError> {
+        let s = &self.schema;
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock_id(key)])
+            .await
+            .map_err(tx_error)?;
+        let row = tx
+            .query_opt(
+                &format!("SELECT v FROM {s}.usage_meta WHERE k = $1 FOR UPDATE"),
+                &[&key],
+            )
+            .await
+            .map_err(tx_error)?;
+        let was = decode_generation(row.as_ref().map(|r| r.get::<_, &[u8]>(0)))?;
+        let next = was.saturating_add(1);
+        let mut entries: BTreeMap<&[u8], &[u8]> = puts
+            .iter()
+            .map(|(k, v)| (k.as_slice(), v.as_slice()))
+            .collect();
+        let encoded = encode_generation(next);
+        entries.insert(key, &encoded);
+        let (ks, vs): (Vec<&[u8]>, Vec<&[u8]>) = entries.into_iter().unzip();
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.usage_meta (k, v)
+                 SELECT k, v FROM unnest($1::bytea[], $2::bytea[]) AS d(k, v) ORDER BY k
+                 ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
+            ),
+            &[&ks, &vs],
+        )
+        .await
+        .map_err(tx_error)?;
+        tx.commit().await.map_err(tx_error)?;
+        conn.release();
+        Ok(next)
+    }
+
+    /// One attempt of a compare-and-swap (see [`crate::Store::usage_cas`]): the entry
+    /// written only where it holds what was expected (an insert waits for a concurrent
+    /// one, an update re-reads the row a concurrent one committed), then the deltas.
+    async fn cas_once(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+        deltas: &[Delta],
+        now_us: i64,
+    ) -> Result<bool, StorageError> {
+        let s = &self.schema;
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
+        let wrote = match expected {
+            None => tx
+                .query_opt(
+                    &format!(
+                        "INSERT INTO {s}.usage_meta (k, v) VALUES ($1, $2)
+                         ON CONFLICT (k) DO NOTHING RETURNING k"
+                    ),
+                    &[&key, &new],
+                )
+                .await
+                .map_err(tx_error)?,
+            Some(old) => tx
+                .query_opt(
+                    &format!(
+                        "UPDATE {s}.usage_meta SET v = $3 WHERE k = $1 AND v = $2 RETURNING k"
+                    ),
+                    &[&key, &old, &new],
+                )
+                .await
+                .map_err(tx_error)?,
+        }
+        .is_some();
+        if !wrote {
+            return Ok(false);
+        }
+        let mut d = Deltas::default();
+        d.add_deltas(deltas, now_us);
+        self.apply_deltas(&tx, d).await?;
+        tx.commit().await.map_err(tx_error)?;
+        conn.release();
+        Ok(true)
+    }
+
+    /// See [`crate::Store::usage_meta`].
+    pub(crate) async fn usage_meta(
+        &self,
+        keys: &[Vec<u8>],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT k, v FROM {}.usage_meta WHERE k = ANY($1::bytea[])",
+                    self.schema
+                ),
+                &[&keys],
+            )
+            .await
+            .map_err(sql_error)?;
+        let found: HashMap<Vec<u8>, Vec<u8>> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
+    }
+
+    /// See [`crate::Store::usage_meta_range`].
+    pub(crate) async fn usage_meta_range(
+        &self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT k, v FROM {}.usage_meta WHERE k >= $1 AND k < $2 ORDER BY k",
+                    self.schema
+                ),
+                &[&start, &end],
+            )
+            .await
+            .map_err(sql_error)?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     /// One attempt of a close (see [`crate::Store::close_window`]): the row locked, the
