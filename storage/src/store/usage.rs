@@ -118,6 +118,9 @@ pub enum Guarded {
     Stale(u64),
 }
 
+/// Meta entries: keys and their bytes.
+pub type MetaEntries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A customer-meter window as stored.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowState {
@@ -516,7 +519,7 @@ impl Store {
         &self,
         start: &[u8],
         end: &[u8],
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+    ) -> Result<MetaEntries, StorageError> {
         match &self.engine {
             Engine::Embedded(e) => e.usage_meta_range(start, end),
             Engine::Postgres(pg) => Box::pin(pg.usage_meta_range(start, end)).await,

@@ -502,7 +502,7 @@ impl Embedded {
         &self,
         start: &[u8],
         end: &[u8],
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StorageError> {
+    ) -> Result<crate::store::usage::MetaEntries, StorageError> {
         if start >= end {
             return Ok(Vec::new());
         }
