@@ -11,6 +11,7 @@
 //! | e-mail, decided in the fan-out, sent from the outbox (`mail`) | as messages come due | the node holding `webhooks` |
 //! | re-check of tax numbers left unverified (`app::tax_id_checks`) | as orders are paid, then backing off | one node (job lock `tax_id_checks`) |
 //! | purge of uploads never finished (`app::files::purge_expired`): parts deleted, quota given back | every `files.purge_interval_secs` | one node (job lock `files`) |
+//! | meter backfill: the events before a meter went live counted once (`app::usage::backfill`) | as meters are created, and every second | one node (job lock `meter_backfill`) |
 //! | validation day counters written to the store (`stats`) | every second | every node (its own counts, added) |
 //!
 //! Every task is safe to run twice (conditional writes, derived ids, payment idempotency
@@ -32,6 +33,7 @@ pub async fn start(state: web::Data<AppState>) -> Result<(), tollgate_storage::S
     crate::app::invoices::start(state.clone());
     crate::app::tax_transactions::start(state.clone());
     crate::app::tax_id_checks::start(state.clone());
+    crate::app::usage::backfill::start(state.clone());
     spawn_validation_counts(state.clone());
     crate::webhooks::delivery::start(state).await
 }

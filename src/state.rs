@@ -13,6 +13,27 @@ use crate::config::Settings;
 use crate::domain::ids::UserId;
 use crate::payments::{PaymentProcessor, TaxServices};
 
+/// An organization's meters that count its new events, as of its meter generation.
+pub type LiveMeters = (u64, Arc<Vec<crate::domain::meter::Meter>>);
+
+/// This node's organizations' live meters, each with the meter generation it was read at
+/// (`app::usage::meters`: the store checks the generation at each ingest, so an entry is
+/// never trusted stale), and the meter backfill's wake-up (`app::usage::backfill`). A
+/// field of the state: two apps in one process share nothing.
+#[derive(Default)]
+pub struct MeterCache {
+    pub entries: dashmap::DashMap<crate::domain::ids::OrganizationId, LiveMeters>,
+    /// Wakes the backfill job: a meter needs counting.
+    pub backfill: tokio::sync::Notify,
+}
+
+impl MeterCache {
+    /// Drops the organization's entry (its meters are read again at its next ingest).
+    pub fn forget(&self, org: crate::domain::ids::OrganizationId) {
+        self.entries.remove(&org);
+    }
+}
+
 /// Everything a handler needs, shared by all workers.
 pub struct AppState {
     pub store: Store,
@@ -73,6 +94,9 @@ pub struct AppState {
     /// Where the bytes of `/v1/files` live: `<data_dir>/files/` on this node, or the
     /// S3-compatible store of `[files.s3]`.
     pub files: crate::files::FileStore,
+    /// The organizations' live meters as ingestion reads them, and the meter backfill's
+    /// wake-up (`app::usage::meters`, `app::usage::backfill`).
+    pub meters: Arc<MeterCache>,
     ready: AtomicBool,
 }
 
@@ -171,6 +195,7 @@ impl AppState {
             invoicer: Arc::new(tokio::sync::Notify::new()),
             tax_recorder: Arc::new(tokio::sync::Notify::new()),
             tax_id_checks: Arc::new(tokio::sync::Notify::new()),
+            meters: Arc::default(),
             ready: AtomicBool::new(false),
         }
     }

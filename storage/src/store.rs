@@ -49,7 +49,7 @@ pub use listener::ChangeListener;
 pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
 pub use tally::Counted;
-pub use usage::{Agg, Delta, IngestEvent, WindowState};
+pub use usage::{Agg, Delta, Guard, Guarded, IngestEvent, WindowState};
 
 /// Settings for opening a [`Store`].
 #[derive(Debug, Clone, Deserialize)]

@@ -72,6 +72,7 @@ mod license_signing;
 mod locales;
 mod mail;
 mod mail_hardening;
+mod meter_backfill;
 mod metered_prices;
 mod meters;
 mod metrics;

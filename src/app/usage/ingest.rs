@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use tollgate_storage::{Agg, Delta, Direction, IngestEvent};
+use tollgate_storage::{Agg, Delta, Direction, Guard, Guarded, IngestEvent, StorageError};
 
 use super::eval::{self, Contribution};
 use super::keys::{self, IndexOf};
@@ -45,62 +45,72 @@ pub fn event_scope(event: &UsageEvent) -> Option<String> {
 /// What the event adds to the meters (those that count it) and to the organization's
 /// event count, and the meters it counts in.
 pub fn deltas(event: &UsageEvent, meters: &[Meter]) -> (Vec<Delta>, Vec<MeterId>) {
-    let org = event.organization_id;
     let bucket = keys::bucket_of(event.timestamp);
     let mut out = vec![Delta::Add {
-        key: keys::event_count(org, bucket),
+        key: keys::event_count(event.organization_id, bucket),
         agg: Agg::one(1.0),
     }];
     let mut counted = Vec::new();
-    let scope = event_scope(event);
     for meter in meters {
-        // System events count only through the windows' credits (below), as in Polar.
-        let credit = system_credit(event, meter.id);
-        if let Some((units, rollover)) = credit {
-            if let Some(scope) = &scope {
-                out.push(Delta::Window {
-                    key: keys::window(org, meter.id, scope),
-                    agg: Agg::EMPTY,
-                    credit: units,
-                    rollover_credit: if rollover { units } else { 0 },
-                    member: None,
-                });
-            }
-            continue;
-        }
-        let Some(contribution) = eval::meter_contribution(meter, event) else {
-            continue;
-        };
-        counted.push(meter.id);
-        let mut scopes = vec![keys::ALL.to_string()];
-        scopes.extend(scope.clone());
-        let (agg, member) = match &contribution {
-            Contribution::Count => (Agg::one(1.0), None),
-            Contribution::Value(v) => (Agg::one(*v), None),
-            Contribution::Member(m) => (Agg::EMPTY, m.clone()),
-        };
-        for s in &scopes {
-            let key = keys::meter_bucket(org, meter.id, s, bucket);
-            match &contribution {
-                Contribution::Member(Some(m)) => out.push(Delta::Distinct {
-                    key,
-                    member: m.clone(),
-                }),
-                Contribution::Member(None) => {}
-                _ => out.push(Delta::Add { key, agg }),
-            }
-        }
-        if let Some(s) = &scope {
-            out.push(Delta::Window {
-                key: keys::window(org, meter.id, s),
-                agg,
-                credit: 0,
-                rollover_credit: 0,
-                member,
-            });
+        if meter_deltas(event, meter, &mut out) {
+            counted.push(meter.id);
         }
     }
     (out, counted)
+}
+
+/// What the event adds to one meter (its buckets and its customer's window), appended to
+/// `out`; whether the meter counts it (a credit of a system event is not a count). Live
+/// ingestion and the backfill (`backfill`) add the same.
+pub fn meter_deltas(event: &UsageEvent, meter: &Meter, out: &mut Vec<Delta>) -> bool {
+    let org = event.organization_id;
+    let bucket = keys::bucket_of(event.timestamp);
+    let scope = event_scope(event);
+    // System events count only through the windows' credits (below), as in Polar.
+    let credit = system_credit(event, meter.id);
+    if let Some((units, rollover)) = credit {
+        if let Some(scope) = &scope {
+            out.push(Delta::Window {
+                key: keys::window(org, meter.id, scope),
+                agg: Agg::EMPTY,
+                credit: units,
+                rollover_credit: if rollover { units } else { 0 },
+                member: None,
+            });
+        }
+        return false;
+    }
+    let Some(contribution) = eval::meter_contribution(meter, event) else {
+        return false;
+    };
+    let mut scopes = vec![keys::ALL.to_string()];
+    scopes.extend(scope.clone());
+    let (agg, member) = match &contribution {
+        Contribution::Count => (Agg::one(1.0), None),
+        Contribution::Value(v) => (Agg::one(*v), None),
+        Contribution::Member(m) => (Agg::EMPTY, m.clone()),
+    };
+    for s in &scopes {
+        let key = keys::meter_bucket(org, meter.id, s, bucket);
+        match &contribution {
+            Contribution::Member(Some(m)) => out.push(Delta::Distinct {
+                key,
+                member: m.clone(),
+            }),
+            Contribution::Member(None) => {}
+            _ => out.push(Delta::Add { key, agg }),
+        }
+    }
+    if let Some(s) = &scope {
+        out.push(Delta::Window {
+            key: keys::window(org, meter.id, s),
+            agg,
+            credit: 0,
+            rollover_credit: 0,
+            member,
+        });
+    }
+    true
 }
 
 /// The credit a `meter.credited` system event gives `meter`: `(units, rollover)`.
@@ -123,15 +133,18 @@ fn system_credit(event: &UsageEvent, meter: MeterId) -> Option<(i64, bool)> {
     Some((units, rollover))
 }
 
-/// The store's form of an event: its key, bytes, index keys and deltas.
+/// The store's form of an event: its key, bytes, index keys and deltas, for the meters
+/// live at `generation` (the event is indexed by it: `backfill`).
 pub fn ingest_event(
     event: &UsageEvent,
     meters: &[Meter],
+    generation: u64,
 ) -> Result<(IngestEvent, Vec<MeterId>), AppError> {
     let org = event.organization_id;
     let mut index = vec![
         keys::by_time(org, event.timestamp, event.id),
         keys::by_name(org, &event.name, event.timestamp, event.id),
+        keys::by_generation(org, generation, event.id),
     ];
     if let Some(scope) = event_scope(event) {
         index.push(keys::by_scope(org, &scope, event.timestamp, event.id));
@@ -159,44 +172,67 @@ fn at_event(i: usize, mut e: AppError) -> AppError {
     e
 }
 
+/// Times an ingestion reads its meters again after the store found their generation
+/// moved on (each time a meter was written meanwhile) before it gives up.
+const STALE_ATTEMPTS: usize = 16;
+
 /// Writes events (user or system) to the store, with their deltas for the organization's
-/// live meters; marks the meters that counted their first event.
+/// live meters; marks the meters that counted their first event. One store call per
+/// organization, guarded by the generation its meters were read at: if a meter was
+/// written since (on any node), the call wrote nothing, and runs again with the meters
+/// read anew.
 pub async fn store_events(state: &AppState, events: Vec<UsageEvent>) -> Result<Ingested, AppError> {
-    let mut per_org: HashMap<OrganizationId, std::sync::Arc<Vec<Meter>>> = HashMap::new();
-    let mut batch = Vec::with_capacity(events.len());
-    let mut counted: Vec<Vec<MeterId>> = Vec::with_capacity(events.len());
+    let sent = events.len() as u64;
+    let mut per_org: BTreeMap<OrganizationId, Vec<&UsageEvent>> = BTreeMap::new();
     for e in &events {
-        let meters = match per_org.get(&e.organization_id) {
-            Some(m) => m.clone(),
-            None => {
-                let m = meters::live_meters(state, e.organization_id).await?;
-                per_org.insert(e.organization_id, m.clone());
-                m
+        per_org.entry(e.organization_id).or_default().push(e);
+    }
+    let mut inserted = 0u64;
+    for (org, events) in per_org {
+        let mut attempt = 0;
+        let (flags, counted, meters) = loop {
+            let (generation, meters) = if attempt == 0 {
+                meters::live_meters(state, org).await?
+            } else {
+                meters::refresh(state, org).await?
+            };
+            let mut batch = Vec::with_capacity(events.len());
+            let mut counted: Vec<Vec<MeterId>> = Vec::with_capacity(events.len());
+            for e in &events {
+                let (ie, c) = ingest_event(e, &meters, generation)?;
+                batch.push(ie);
+                counted.push(c);
+            }
+            let guard = Guard {
+                key: keys::generation(org),
+                generation,
+            };
+            let now_us = state.now().timestamp_micros();
+            match state.store.ingest_guarded(batch, now_us, guard).await? {
+                Guarded::Inserted(flags) => break (flags, counted, meters),
+                Guarded::Stale(_) if attempt + 1 < STALE_ATTEMPTS => attempt += 1,
+                Guarded::Stale(_) => {
+                    return Err(StorageError::Unavailable(
+                        "the organization's meters kept changing during the ingestion".into(),
+                    )
+                    .into())
+                }
             }
         };
-        let (ie, c) = ingest_event(e, &meters)?;
-        batch.push(ie);
-        counted.push(c);
-    }
-    let sent = batch.len() as u64;
-    let inserted_flags = state
-        .store
-        .ingest(batch, state.now().timestamp_micros())
-        .await?;
-    let mut first: BTreeSet<MeterId> = BTreeSet::new();
-    let mut inserted = 0u64;
-    for (flag, c) in inserted_flags.iter().zip(&counted) {
-        if *flag {
-            inserted += 1;
-            first.extend(c.iter().copied());
+        let mut first: BTreeSet<MeterId> = BTreeSet::new();
+        for (flag, c) in flags.iter().zip(&counted) {
+            if *flag {
+                inserted += 1;
+                first.extend(c.iter().copied());
+            }
         }
+        let fresh: Vec<MeterId> = meters
+            .iter()
+            .filter(|m| !m.aggregating && first.contains(&m.id))
+            .map(|m| m.id)
+            .collect();
+        meters::mark_aggregating(state, &fresh).await?;
     }
-    let fresh: Vec<MeterId> = per_org
-        .values()
-        .flat_map(|ms| ms.iter().filter(|m| !m.aggregating).map(|m| m.id))
-        .filter(|id| first.contains(id))
-        .collect();
-    meters::mark_aggregating(state, &fresh).await?;
     Ok(Ingested {
         inserted,
         duplicates: sent - inserted,

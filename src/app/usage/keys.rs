@@ -8,9 +8,12 @@
 //! | index | `T` ‖ org ‖ ts ‖ id | the organization's events by time |
 //! | index | `S` ‖ org ‖ scope ‖ ts ‖ id | a customer scope's events by time |
 //! | index | `N` ‖ org ‖ name ‖ ts ‖ id | the events of a name by time |
+//! | index | `G` ‖ org ‖ generation ‖ id | the events by the meter generation they were counted at |
 //! | aggregate | `M` ‖ org ‖ meter ‖ scope ‖ bucket | a meter's 15-minute bucket |
 //! | aggregate | `E` ‖ org ‖ bucket | the organization's events in a 15-minute bucket |
 //! | window | `W` ‖ org ‖ meter ‖ scope | a customer meter's window |
+//! | meta | `G` ‖ org | the organization's meter generation (`backfill`) |
+//! | meta | `B` ‖ org ‖ meter | a meter's state: pending, live from a generation, backfilled |
 //!
 //! A scope is `*` (every customer), `c:<customer uuid>` (events given a `customer_id`) or
 //! `x:<external id>` (events given an `external_customer_id`); a customer's reads merge
@@ -278,6 +281,58 @@ pub fn window_range(org: OrganizationId, meter: MeterId, scope: &str) -> (Vec<u8
     let mut end = k.clone();
     end.push(0);
     (k, end)
+}
+
+/// The organization's event-by-generation index key: the meter generation the event's
+/// deltas were computed for (`backfill`).
+pub fn by_generation(org: OrganizationId, generation: u64, id: EventId) -> Vec<u8> {
+    KeyBuf::new()
+        .u8(b'G')
+        .fixed(org.uuid().as_bytes())
+        .fixed(&generation.to_be_bytes())
+        .fixed(id.uuid().as_bytes())
+        .into_vec()
+}
+
+/// The `[start, end)` of the organization's events counted at generations below `below`.
+pub fn generations_below(org: OrganizationId, below: u64) -> (Vec<u8>, Vec<u8>) {
+    let p = KeyBuf::new().u8(b'G').fixed(org.uuid().as_bytes());
+    (
+        p.clone().fixed(&0u64.to_be_bytes()).into_vec(),
+        p.fixed(&below.to_be_bytes()).into_vec(),
+    )
+}
+
+/// The meta key of the organization's meter generation.
+pub fn generation(org: OrganizationId) -> Vec<u8> {
+    KeyBuf::new()
+        .u8(b'G')
+        .fixed(org.uuid().as_bytes())
+        .into_vec()
+}
+
+/// The meta key of a meter's state (`backfill::MeterState`).
+pub fn meter_state(org: OrganizationId, meter: MeterId) -> Vec<u8> {
+    KeyBuf::new()
+        .u8(b'B')
+        .fixed(org.uuid().as_bytes())
+        .fixed(meter.uuid().as_bytes())
+        .into_vec()
+}
+
+/// The `[start, end)` of every meter state, of every organization.
+pub fn meter_states() -> (Vec<u8>, Vec<u8>) {
+    (vec![b'B'], vec![b'C'])
+}
+
+/// The organization and meter of a meter state key (the inverse of [`meter_state`]).
+pub fn parse_meter_state(key: &[u8]) -> Option<(OrganizationId, MeterId)> {
+    if key.len() != 33 || key.first() != Some(&b'B') {
+        return None;
+    }
+    let org = uuid::Uuid::from_slice(key.get(1..17)?).ok()?;
+    let meter = uuid::Uuid::from_slice(key.get(17..33)?).ok()?;
+    Some((OrganizationId::from_uuid(org), MeterId::from_uuid(meter)))
 }
 
 #[cfg(test)]

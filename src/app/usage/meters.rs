@@ -5,15 +5,16 @@
 //!   set by ingestion): a body carrying either is then a 422 `forbidden`.
 //! * No delete: `is_archived: true` archives (refused while prices or benefits use the
 //!   meter), `false` unarchives. Archived meters count no new event.
-//! * Ingestion reads an organization's live meters from a cache in this node: local meter
-//!   writes drop the organization's entry, and an entry lives at most [`CACHE_TTL`], so a
-//!   meter written on another node (PostgreSQL) counts events at most that late.
+//! * Ingestion reads an organization's live meters from this node's [`MeterCache`] (in
+//!   the application's state), each entry with the organization's meter generation it was
+//!   read at; the store checks that generation in the ingest's transaction, so an entry
+//!   made stale by any node's meter write is detected and read again, never trusted
+//!   (`backfill` has the whole design). A meter counts an event live only from the
+//!   generation after it went live; the backfill counts the events before.
 
 use std::cmp::Ordering;
-use std::sync::{Arc, LazyLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
-use dashmap::DashMap;
 use tollgate_storage::{Batch, Expect, Stored};
 
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
@@ -26,17 +27,10 @@ use crate::error::{AppError, Invalid};
 use crate::field;
 use crate::state::AppState;
 
-/// How long a node trusts its cached list of an organization's meters.
-pub const CACHE_TTL: Duration = Duration::from_secs(1);
+use super::backfill::{self, MeterState};
+use super::keys;
 
-/// An organization's live meters, and when they were read.
-type Cached = (Instant, Arc<Vec<Meter>>);
-
-static LIVE: LazyLock<DashMap<OrganizationId, Cached>> = LazyLock::new(DashMap::new);
-
-fn forget(org: OrganizationId) {
-    LIVE.remove(&org);
-}
+pub use crate::state::{LiveMeters, MeterCache};
 
 /// Every meter of the organization, oldest first (archived ones included).
 pub async fn all_meters(state: &AppState, org: OrganizationId) -> Result<Vec<Meter>, AppError> {
@@ -58,30 +52,50 @@ pub async fn all_meters(state: &AppState, org: OrganizationId) -> Result<Vec<Met
         .collect())
 }
 
-/// The organization's meters that count new events (not archived), from the cache.
-pub async fn live_meters(
-    state: &AppState,
-    org: OrganizationId,
-) -> Result<Arc<Vec<Meter>>, AppError> {
-    if let Some(entry) = LIVE.get(&org) {
-        if entry.0.elapsed() < CACHE_TTL {
-            return Ok(entry.1.clone());
+/// The organization's meters that count new events, and the generation they are for,
+/// from the cache (see [`refresh`]; the store tells when the generation moved on).
+pub async fn live_meters(state: &AppState, org: OrganizationId) -> Result<LiveMeters, AppError> {
+    if let Some(entry) = state.meters.entries.get(&org) {
+        return Ok(entry.clone());
+    }
+    refresh(state, org).await
+}
+
+/// Reads the organization's live meters again: the generation first, then the meters
+/// and their states, so that the list holds every meter live at that generation (a meter
+/// goes live in a bump: `backfill::activate`). A meter counts new events when it is not
+/// archived and its state says so at the generation ([`MeterState::counts_at`]).
+pub async fn refresh(state: &AppState, org: OrganizationId) -> Result<LiveMeters, AppError> {
+    let generation = state.store.generation(&keys::generation(org)).await?;
+    let meters: Vec<Meter> = all_meters(state, org)
+        .await?
+        .into_iter()
+        .filter(|m| !m.is_archived())
+        .collect();
+    let state_keys: Vec<Vec<u8>> = meters
+        .iter()
+        .map(|m| keys::meter_state(org, m.id))
+        .collect();
+    let states = state.store.usage_meta(&state_keys).await?;
+    let mut live = Vec::with_capacity(meters.len());
+    for (meter, bytes) in meters.into_iter().zip(states) {
+        let counts = match bytes {
+            // A meter older than the meter states: it has counted every event live.
+            None => true,
+            Some(b) => MeterState::decode(&b)?.counts_at(generation),
+        };
+        if counts {
+            live.push(meter);
         }
     }
-    let read_at = Instant::now();
-    let live: Arc<Vec<Meter>> = Arc::new(
-        all_meters(state, org)
-            .await?
-            .into_iter()
-            .filter(|m| !m.is_archived())
-            .collect(),
-    );
-    LIVE.insert(org, (read_at, live.clone()));
-    Ok(live)
+    let entry: LiveMeters = (generation, Arc::new(live));
+    state.meters.entries.insert(org, entry.clone());
+    Ok(entry)
 }
 
 /// Marks the meters as aggregating (they counted an event): their filter and aggregation
-/// are frozen from now on.
+/// are frozen from now on. Bumps the organization's generation, so that every node reads
+/// its meters again rather than marking them again.
 pub async fn mark_aggregating(state: &AppState, ids: &[MeterId]) -> Result<(), AppError> {
     for id in ids {
         let updated = state
@@ -96,7 +110,7 @@ pub async fn mark_aggregating(state: &AppState, ids: &[MeterId]) -> Result<(), A
             })
             .await?;
         if let Some(m) = updated {
-            forget(m.organization_id);
+            backfill::bump(state, m.organization_id, Vec::new()).await?;
         }
     }
     Ok(())
@@ -239,10 +253,15 @@ pub async fn create(state: &AppState, subject: Subject, new: NewMeter) -> Result
         archived_at: None,
         aggregating: false,
     };
+    // Pending before the meter exists: no node counts it live until it goes live in a
+    // bump, and the backfill counts the events before (a crash in between leaves it
+    // pending: the backfill job makes it live).
+    backfill::set_pending(state, &meter).await?;
     let mut batch = Batch::new();
     batch.put(&meter, Expect::Absent)?;
     state.store.commit_durable(&batch).await?;
-    forget(organization_id);
+    backfill::activate(state, &meter).await?;
+    state.meters.backfill.notify_one();
     Ok(meter)
 }
 
@@ -290,6 +309,13 @@ pub async fn update(
         }
     }
     let now = state.now();
+    // A new filter or aggregation (the meter counted nothing yet): it counts anew, from
+    // pending, every event again (the backfill starts over).
+    let recount = change.filter.is_some() || change.aggregation.is_some();
+    let before = match recount {
+        true => Some(backfill::reset_pending(state, &current).await?),
+        false => None,
+    };
     let updated = state
         .store
         .update::<Meter, AppError>(&id.key(), async |current| {
@@ -329,7 +355,18 @@ pub async fn update(
             m.modified_at = Some(now);
             Ok(Some(m))
         })
-        .await?;
-    forget(current.organization_id);
-    updated.ok_or_else(AppError::not_found)
+        .await;
+    if let (Err(_), Some(before)) = (&updated, before) {
+        // Refused (it began aggregating meanwhile): its counting goes on as it was.
+        backfill::restore(state, &current, before).await?;
+    }
+    let updated = updated?.ok_or_else(AppError::not_found)?;
+    if recount {
+        backfill::activate(state, &updated).await?;
+        state.meters.backfill.notify_one();
+    } else {
+        // Every node reads the organization's meters again (archived, unarchived, …).
+        backfill::bump(state, updated.organization_id, Vec::new()).await?;
+    }
+    Ok(updated)
 }

@@ -6,8 +6,10 @@
 //! * [`series`]: the quantities' arithmetic (series points, zone buckets, folding).
 //! * [`ingest`]: `POST /v1/events/ingest` and the events' reads.
 //! * [`meters`]: the meters' CRUD and their quantities.
+//! * [`backfill`]: every meter counts every event once, whenever it was created.
 //! * [`customer_meters`]: the customer meters, merchant and portal.
 
+pub mod backfill;
 pub mod customer_meters;
 pub mod eval;
 pub mod ingest;

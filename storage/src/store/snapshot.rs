@@ -13,7 +13,7 @@ use crate::StorageError;
 /// do: a record without an entry at its revision reads its payload's). The usage store's
 /// trees (`store::usage`, their layout there) come last; a snapshot of a build without them
 /// reads as one without usage data.
-pub(super) const TREES: [&str; 13] = [
+pub(super) const TREES: [&str; 14] = [
     "records",
     "index",
     "counters",
@@ -27,6 +27,7 @@ pub(super) const TREES: [&str; 13] = [
     "usage_members",
     "usage_windows",
     "usage_window_members",
+    "usage_meta",
 ];
 const SNAPSHOT_MAGIC: &[u8] = b"TOLLGATE-SNAPSHOT-1\n";
 const SNAPSHOT_END: &[u8] = b"END\n";

@@ -15,8 +15,8 @@
 //!   closes it and starts the next, atomically with respect to ingestion: every event
 //!   lands in exactly one window.
 //!
-//! Engines: `sled/usage.rs` (six trees, one writer at a time gathers the queued calls
-//! into one transaction, then the group-commit flush) and `pg/usage.rs` (six tables; a
+//! Engines: `sled/usage.rs` (seven trees, one writer at a time gathers the queued calls
+//! into one transaction, then the group-commit flush) and `pg/usage.rs` (seven tables; a
 //! task gathers a node's calls into transactions of up to [`GATHER_CAP`] events, and
 //! nodes never count an event twice nor deadlock: see there). The stored layout, shared
 //! by both and by snapshots, is below. Members of closed windows stay stored (nothing
@@ -100,6 +100,27 @@ pub struct IngestEvent {
     pub deltas: Vec<Delta>,
 }
 
+/// The generation an ingestion's deltas were computed for (see [`Store::ingest_guarded`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// The generation's key in the usage meta entries.
+    pub key: Vec<u8>,
+    /// The generation the caller read (0: never bumped).
+    pub generation: u64,
+}
+
+/// What [`Store::ingest_guarded`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guarded {
+    /// The guard held: whether each event was inserted, as [`Store::ingest`] answers.
+    Inserted(Vec<bool>),
+    /// The generation had moved on (to this one): nothing was written.
+    Stale(u64),
+}
+
+/// Meta entries: keys and their bytes.
+pub type MetaEntries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A customer-meter window as stored.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowState {
@@ -130,7 +151,9 @@ pub struct WindowState {
 // * `usage_members`: [`member_key`] (the aggregate key escaped, then the member) → nothing;
 // * `usage_windows`: window key → [`encode_window_row`];
 // * `usage_window_members`: [`window_member_key`] (the window key escaped, the window's
-//   number big-endian, then the member) → nothing.
+//   number big-endian, then the member) → nothing;
+// * `usage_meta`: a key of the application's → its bytes (generations, [`encode_generation`],
+//   and whatever [`Store::usage_cas`] writes, e.g. a meter's backfill progress).
 //
 // The escape ([`escape_key`]) keeps the byte order of the keys and makes them self-delimiting:
 // the members of the aggregate rows in `[start, end)` are exactly the entries in
@@ -331,16 +354,45 @@ pub(crate) fn window_member_key(key: &[u8], window: u64, member: &[u8]) -> Vec<u
     out
 }
 
-/// What a gathered transaction does for one call: an ingest or a close.
+/// A generation as stored in `usage_meta`: 8 bytes big-endian.
+pub(crate) fn encode_generation(generation: u64) -> Vec<u8> {
+    generation.to_be_bytes().to_vec()
+}
+
+/// Reads what [`encode_generation`] wrote (an absent entry is generation 0).
+pub(crate) fn decode_generation(bytes: Option<&[u8]>) -> Result<u64, StorageError> {
+    match bytes {
+        None => Ok(0),
+        Some(b) => b
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| corrupt("a generation is not 8 bytes")),
+    }
+}
+
+/// What a gathered transaction does for one call: an ingest, a close, a generation's bump
+/// or a compare-and-swap of a meta entry.
 #[derive(Debug)]
 pub(crate) enum Work {
     Ingest {
         events: Vec<IngestEvent>,
         now_us: i64,
+        guard: Option<Guard>,
     },
     Close {
         key: Vec<u8>,
         token: Vec<u8>,
+        now_us: i64,
+    },
+    Bump {
+        key: Vec<u8>,
+        puts: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    Cas {
+        key: Vec<u8>,
+        expected: Option<Vec<u8>>,
+        new: Vec<u8>,
+        deltas: Vec<Delta>,
         now_us: i64,
     },
 }
@@ -349,7 +401,13 @@ pub(crate) enum Work {
 #[derive(Debug)]
 pub(crate) enum Answer {
     Ingest(Vec<bool>),
+    /// An ingest whose guard failed: the current generation.
+    Stale(u64),
     Close(WindowState),
+    /// The bumped generation.
+    Bumped(u64),
+    /// Whether the compare-and-swap wrote.
+    Cas(bool),
 }
 
 /// Events at most in one gathered transaction (a call larger than it goes alone).
@@ -360,7 +418,8 @@ impl Work {
     pub(crate) fn weight(&self) -> usize {
         match self {
             Work::Ingest { events, .. } => events.len().max(1),
-            Work::Close { .. } => 1,
+            Work::Cas { deltas, .. } => deltas.len().max(1),
+            Work::Close { .. } | Work::Bump { .. } => 1,
         }
     }
 }
@@ -383,10 +442,113 @@ impl Store {
         if events.is_empty() {
             return Ok(Vec::new());
         }
-        let answer = self.usage_work(Work::Ingest { events, now_us }).await?;
+        let answer = self
+            .usage_work(Work::Ingest {
+                events,
+                now_us,
+                guard: None,
+            })
+            .await?;
         match answer {
             Answer::Ingest(inserted) => Ok(inserted),
-            Answer::Close(_) => Err(unexpected()),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// [`Store::ingest`] under a generation: in the same transaction, checks that the
+    /// generation at `guard.key` is still `guard.generation`; if it moved on, writes
+    /// nothing and answers [`Guarded::Stale`] with the current one. A bump
+    /// ([`Store::bump_generation`]) and a guarded ingest of the same key are ordered: an
+    /// ingest that commits after a bump was computed for the bumped generation (the
+    /// application's meters: every event committed after a meter went live counts in it).
+    pub async fn ingest_guarded(
+        &self,
+        events: Vec<IngestEvent>,
+        now_us: i64,
+        guard: Guard,
+    ) -> Result<Guarded, StorageError> {
+        if events.is_empty() {
+            return Ok(Guarded::Inserted(Vec::new()));
+        }
+        let work = Work::Ingest {
+            events,
+            now_us,
+            guard: Some(guard),
+        };
+        match self.usage_work(work).await? {
+            Answer::Ingest(inserted) => Ok(Guarded::Inserted(inserted)),
+            Answer::Stale(current) => Ok(Guarded::Stale(current)),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// Adds one to the generation at `key` and writes the meta entries `puts`, in one
+    /// transaction ordered with the guarded ingests (see [`Store::ingest_guarded`]);
+    /// answers the new generation. Durable when it returns.
+    pub async fn bump_generation(
+        &self,
+        key: &[u8],
+        puts: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64, StorageError> {
+        let work = Work::Bump {
+            key: key.to_vec(),
+            puts,
+        };
+        match self.usage_work(work).await? {
+            Answer::Bumped(g) => Ok(g),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// The generation at `key` (0 if never bumped).
+    pub async fn generation(&self, key: &[u8]) -> Result<u64, StorageError> {
+        let got = self.usage_meta(&[key.to_vec()]).await?.pop().flatten();
+        decode_generation(got.as_deref())
+    }
+
+    /// The meta entries `keys`, in order (`None` where absent).
+    pub async fn usage_meta(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.usage_meta(keys),
+            Engine::Postgres(pg) => Box::pin(pg.usage_meta(keys)).await,
+        }
+    }
+
+    /// The meta entries whose keys are in `[start, end)`, in key order.
+    pub async fn usage_meta_range(
+        &self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<MetaEntries, StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.usage_meta_range(start, end),
+            Engine::Postgres(pg) => Box::pin(pg.usage_meta_range(start, end)).await,
+        }
+    }
+
+    /// If the meta entry `key` holds `expected` (`None`: absent), writes `new` there and
+    /// applies `deltas` (as an inserted event's), in one transaction; answers whether it
+    /// did. Two calls expecting the same value never both write: a job that advances its
+    /// progress this way applies each step's deltas once, whoever runs it and however
+    /// often it is interrupted. Durable when it returns.
+    pub async fn usage_cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Vec<u8>,
+        deltas: Vec<Delta>,
+        now_us: i64,
+    ) -> Result<bool, StorageError> {
+        let work = Work::Cas {
+            key: key.to_vec(),
+            expected: expected.map(<[u8]>::to_vec),
+            new,
+            deltas,
+            now_us,
+        };
+        match self.usage_work(work).await? {
+            Answer::Cas(wrote) => Ok(wrote),
+            _ => Err(unexpected()),
         }
     }
 
@@ -473,7 +635,7 @@ impl Store {
         };
         match self.usage_work(work).await? {
             Answer::Close(closed) => Ok(closed),
-            Answer::Ingest(_) => Err(unexpected()),
+            _ => Err(unexpected()),
         }
     }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::{
     decode_agg, decode_window_row, encode_agg, encode_window_row, escape_key, member_key,
-    unescape_key, window_member_key, Agg, Delta, IngestEvent, WindowRow, WindowState,
+    unescape_key, window_member_key, Agg, Delta, Guard, Guarded, IngestEvent, WindowRow,
+    WindowState,
 };
 use crate::store::reads::Direction;
 use crate::Store;
@@ -615,6 +616,147 @@ async fn a_snapshot_carries_the_usage_data(store: Store) {
         );
     }
 }
+
+fn guard(generation: u64) -> Guard {
+    Guard {
+        key: b"g/org".to_vec(),
+        generation,
+    }
+}
+
+async fn a_guarded_ingest_after_a_bump_writes_nothing(store: Store) {
+    assert_eq!(store.generation(b"g/org").await.unwrap(), 0);
+    let got = store
+        .ingest_guarded(vec![event("1", vec![add("g/n", 1.0)])], 1, guard(0))
+        .await
+        .unwrap();
+    assert_eq!(got, Guarded::Inserted(vec![true]));
+    let bumped = store
+        .bump_generation(b"g/org", vec![(b"s/m1".to_vec(), b"pending".to_vec())])
+        .await
+        .unwrap();
+    assert_eq!(bumped, 1);
+    assert_eq!(store.generation(b"g/org").await.unwrap(), 1);
+    // Computed for generation 0: refused whole, nothing written.
+    let got = store
+        .ingest_guarded(
+            vec![event("2", vec![add("g/n", 1.0)]), event("1", vec![])],
+            2,
+            guard(0),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got, Guarded::Stale(1));
+    assert_eq!(store.usage_event(b"e/2").await.unwrap(), None);
+    assert_eq!(agg(&store, "g/n").await.unwrap().n, 1);
+    // A stale call gathered with good ones fails alone.
+    let (stale, fresh) = tokio::join!(
+        store.ingest_guarded(vec![event("3", vec![add("g/n", 1.0)])], 3, guard(0)),
+        store.ingest_guarded(vec![event("4", vec![add("g/n", 1.0)])], 3, guard(1)),
+    );
+    assert_eq!(stale.unwrap(), Guarded::Stale(1));
+    assert_eq!(fresh.unwrap(), Guarded::Inserted(vec![true]));
+    assert_eq!(agg(&store, "g/n").await.unwrap().n, 2);
+    // Unguarded ingests and other keys' guards are not concerned.
+    assert_eq!(
+        store.ingest(vec![event("5", vec![])], 4).await.unwrap(),
+        vec![true]
+    );
+    let other = Guard {
+        key: b"g/other".to_vec(),
+        generation: 0,
+    };
+    assert_eq!(
+        store
+            .ingest_guarded(vec![event("6", vec![])], 4, other)
+            .await
+            .unwrap(),
+        Guarded::Inserted(vec![true])
+    );
+    // The bump's entries, by key and by range; a snapshot carries them.
+    assert_eq!(
+        store
+            .usage_meta(&[b"s/m1".to_vec(), b"s/none".to_vec()])
+            .await
+            .unwrap(),
+        vec![Some(b"pending".to_vec()), None]
+    );
+    assert_eq!(
+        store.usage_meta_range(b"s/", b"s0").await.unwrap(),
+        vec![(b"s/m1".to_vec(), b"pending".to_vec())]
+    );
+    if let Ok(snapshot) = store.snapshot() {
+        let again = Store::temporary().unwrap();
+        again.restore(&snapshot).await.unwrap();
+        assert_eq!(again.generation(b"g/org").await.unwrap(), 1);
+        assert_eq!(
+            again.usage_meta_range(b"", b"\xff").await.unwrap(),
+            store.usage_meta_range(b"", b"\xff").await.unwrap()
+        );
+    }
+}
+both_engines!(a_guarded_ingest_after_a_bump_writes_nothing);
+
+/// A job's steps by compare-and-swap (the meter backfill's): two runners race for every
+/// step while events are ingested; a runner that stopped after a step ("crashed") is
+/// taken over from the stored progress. Every step's deltas count once.
+async fn steps_by_compare_and_swap_apply_once(store: Store) {
+    let store = Arc::new(store);
+    const STEPS: u32 = 30;
+    assert!(store
+        .usage_cas(b"p/job", None, b"0".to_vec(), vec![], 1)
+        .await
+        .unwrap());
+    // Already there: a second creation writes nothing.
+    assert!(!store
+        .usage_cas(b"p/job", None, b"0".to_vec(), vec![add("c/n", 1.0)], 1)
+        .await
+        .unwrap());
+    let runner = |store: Arc<Store>, stop_at: u32| async move {
+        let mut applied = 0u32;
+        loop {
+            let now = store.usage_meta(&[b"p/job".to_vec()]).await.unwrap();
+            let now = now[0].clone().unwrap();
+            let step: u32 = String::from_utf8(now.clone()).unwrap().parse().unwrap();
+            if step >= stop_at {
+                return applied;
+            }
+            let next = (step + 1).to_string().into_bytes();
+            let deltas = vec![add("c/n", 1.0), window("c/w", 1.0, 0, None)];
+            if store
+                .usage_cas(b"p/job", Some(&now), next, deltas, 2)
+                .await
+                .unwrap()
+            {
+                applied += 1;
+            }
+        }
+    };
+    let ingests = {
+        let store = store.clone();
+        async move {
+            for i in 0..100 {
+                let e = event(&format!("x{i}"), vec![add("c/n", 1.0)]);
+                store.ingest(vec![e], 3).await.unwrap();
+            }
+        }
+    };
+    // The first runner "crashes" at step 10; two take over to the end.
+    let crashed = runner(store.clone(), 10).await;
+    assert_eq!(crashed, 10);
+    let (a, b, ()) = tokio::join!(
+        tokio::spawn(runner(store.clone(), STEPS)),
+        tokio::spawn(runner(store.clone(), STEPS)),
+        ingests
+    );
+    assert_eq!(crashed + a.unwrap() + b.unwrap(), STEPS);
+    assert_eq!(agg(&store, "c/n").await.unwrap().n, i64::from(STEPS) + 100);
+    assert_eq!(
+        window_of(&store, "c/w").await.unwrap().consumed.n,
+        i64::from(STEPS)
+    );
+}
+both_engines!(steps_by_compare_and_swap_apply_once);
 
 /// A measurement, not a check (`cargo test -p tollgate-storage --lib usage_throughput --
 /// --ignored --nocapture`): 50,000 events of four deltas each, sent by 100 callers at once

@@ -49,6 +49,7 @@ impl PgEngine {
                     "index" => Some(("idx", "id")),
                     "uniques" => Some(("uniques", "id")),
                     "usage_events" => Some(("usage_events", "v")),
+                    "usage_meta" => Some(("usage_meta", "v")),
                     _ => None,
                 };
                 if let Some((table, column)) = bytes_table {

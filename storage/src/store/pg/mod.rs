@@ -25,7 +25,7 @@
 //! `write` commits batches (their plans in one transaction, the retry loop, records held
 //! locked), `read` answers reads, `admin` does whole-schema work (snapshot import, job
 //! locks, index verification and rebuild), `tally` keeps counters apart from their
-//! records, `usage` is the usage store (six `usage_*` tables, gathered transactions);
+//! records, `usage` is the usage store (seven `usage_*` tables, gathered transactions);
 //! `tests` and `tally_tests` run the engine on a real database.
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};

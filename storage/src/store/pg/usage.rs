@@ -39,8 +39,8 @@ use super::write::{retry_delay, COMMIT_ATTEMPTS};
 use super::{sql_error, PgEngine};
 use crate::store::reads::Direction;
 use crate::store::usage::{
-    decode_agg, decode_state, decode_window_row, encode_state, unescape_key, Agg, Answer, Delta,
-    IngestEvent, WindowState, Work, GATHER_CAP,
+    decode_agg, decode_generation, decode_state, decode_window_row, encode_state, unescape_key,
+    Agg, Answer, Delta, Guard, IngestEvent, WindowState, Work, GATHER_CAP,
 };
 use crate::StorageError;
 
@@ -61,7 +61,8 @@ pub(super) fn tables(s: &str) -> String {
              created_us int8 NOT NULL, modified_us int8 NOT NULL, close_token bytea,
              closed bytea);
          CREATE TABLE IF NOT EXISTS {s}.usage_window_members (k bytea, win int8, m bytea,
-             PRIMARY KEY (k, win, m));"
+             PRIMARY KEY (k, win, m));
+         CREATE TABLE IF NOT EXISTS {s}.usage_meta (k bytea PRIMARY KEY, v bytea NOT NULL);"
     )
 }
 
@@ -124,10 +125,12 @@ async fn run(engine: Weak<PgEngine>, mut rx: mpsc::UnboundedReceiver<Job>) {
                 return;
             };
             let mut turn = Vec::new();
-            if let Some((Work::Close { .. }, _)) = waiting.front() {
+            if let Some((Work::Close { .. } | Work::Bump { .. } | Work::Cas { .. }, _)) =
+                waiting.front()
+            {
                 turn.extend(waiting.pop_front());
             } else {
-                // Ingests up to the cap (closes stay queued in their place).
+                // Ingests up to the cap (the other works stay queued in their place).
                 let mut weight = 0;
                 let mut rest = VecDeque::with_capacity(waiting.len());
                 for job in waiting.drain(..) {
@@ -185,7 +188,11 @@ struct Deltas<'a> {
 impl<'a> Deltas<'a> {
     fn add(&mut self, event: &'a IngestEvent, now_us: i64) {
         self.index.extend(event.index.iter().map(Vec::as_slice));
-        for delta in &event.deltas {
+        self.add_deltas(&event.deltas, now_us);
+    }
+
+    fn add_deltas(&mut self, deltas: &'a [Delta], now_us: i64) {
+        for delta in deltas {
             match delta {
                 Delta::Add { key, agg } => self
                     .aggs
@@ -293,6 +300,20 @@ impl PgEngine {
                     .close_once(key, token, *now_us)
                     .await
                     .map(|c| vec![Answer::Close(c)]),
+                [Work::Bump { key, puts }] => self
+                    .bump_once(key, puts)
+                    .await
+                    .map(|g| vec![Answer::Bumped(g)]),
+                [Work::Cas {
+                    key,
+                    expected,
+                    new,
+                    deltas,
+                    now_us,
+                }] => self
+                    .cas_once(key, expected.as_deref(), new, deltas, *now_us)
+                    .await
+                    .map(|w| vec![Answer::Cas(w)]),
                 _ => self.ingest_once(&works).await,
             };
             match outcome {
@@ -326,23 +347,65 @@ impl PgEngine {
 
     /// One attempt of an ingest transaction over the calls `works` (all ingests).
     async fn ingest_once(&self, works: &[Work]) -> Result<Vec<Answer>, StorageError> {
-        // The first of each key in the turn is its candidate: (call, position).
-        let mut first: BTreeMap<&[u8], (usize, usize)> = BTreeMap::new();
-        let calls: Vec<(&[IngestEvent], i64)> = works
+        let calls: Vec<(&[IngestEvent], i64, Option<&Guard>)> = works
             .iter()
             .filter_map(|w| match w {
-                Work::Ingest { events, now_us } => Some((events.as_slice(), *now_us)),
-                Work::Close { .. } => None,
+                Work::Ingest {
+                    events,
+                    now_us,
+                    guard,
+                } => Some((events.as_slice(), *now_us, guard.as_ref())),
+                _ => None,
             })
             .collect();
-        for (c, (events, _)) in calls.iter().enumerate() {
+        let mut conn = self.conn().await?;
+        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
+        let s = &self.schema;
+        // The guards: each generation's lock shared (in the order of their numbers, so
+        // that transactions never wait on each other's in a cycle), held to the commit, so
+        // a bump waits for the ingests that read the generation before it, and they for it.
+        let guard_keys: BTreeSet<&[u8]> = calls
+            .iter()
+            .filter_map(|c| c.2.map(|g| g.key.as_slice()))
+            .collect();
+        let mut current: HashMap<Vec<u8>, u64> = HashMap::new();
+        if !guard_keys.is_empty() {
+            let locks: BTreeSet<i64> = guard_keys.iter().map(|k| lock_id(k)).collect();
+            let locks: Vec<i64> = locks.into_iter().collect();
+            tx.execute(
+                "SELECT pg_advisory_xact_lock_shared(l) FROM unnest($1::int8[]) AS d(l) ORDER BY l",
+                &[&locks],
+            )
+            .await
+            .map_err(tx_error)?;
+            let keys: Vec<&[u8]> = guard_keys.iter().copied().collect();
+            let rows = tx
+                .query(
+                    &format!("SELECT k, v FROM {s}.usage_meta WHERE k = ANY($1::bytea[])"),
+                    &[&keys],
+                )
+                .await
+                .map_err(tx_error)?;
+            for row in &rows {
+                let v: &[u8] = row.get(1);
+                current.insert(row.get(0), decode_generation(Some(v))?);
+            }
+        }
+        let stale = |guard: Option<&Guard>| -> Option<u64> {
+            let g = guard?;
+            let now = current.get(&g.key).copied().unwrap_or(0);
+            (now != g.generation).then_some(now)
+        };
+        // The first of each key in the turn is its candidate: (call, position).
+        let mut first: BTreeMap<&[u8], (usize, usize)> = BTreeMap::new();
+        for (c, (events, _, guard)) in calls.iter().enumerate() {
+            if stale(*guard).is_some() {
+                continue;
+            }
             for (i, e) in events.iter().enumerate() {
                 first.entry(e.key.as_slice()).or_insert((c, i));
             }
         }
-        let mut conn = self.conn().await?;
-        let tx = conn.get_mut()?.transaction().await.map_err(tx_error)?;
-        let s = &self.schema;
         let keys: Vec<&[u8]> = first.keys().copied().collect();
         let values: Vec<&[u8]> = first
             .values()
@@ -370,7 +433,11 @@ impl PgEngine {
         }
         let mut deltas = Deltas::default();
         let mut answers = Vec::with_capacity(calls.len());
-        for (c, (events, now_us)) in calls.iter().enumerate() {
+        for (c, (events, now_us, guard)) in calls.iter().enumerate() {
+            if let Some(now) = stale(*guard) {
+                answers.push(Answer::Stale(now));
+                continue;
+            }
             let mut got = Vec::with_capacity(events.len());
             for (i, e) in events.iter().enumerate() {
                 let new = first.get(e.key.as_slice()) == Some(&(c, i)) && inserted.contains(&e.key);
@@ -884,3 +951,7 @@ pub(super) async fn import<C: GenericClient + Sync>(
     }
     Ok(())
 }
+
+#[path = "usage_meta.rs"]
+mod meta;
+use meta::lock_id;

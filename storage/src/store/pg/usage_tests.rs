@@ -232,3 +232,58 @@ async fn a_transaction_lost_half_way_runs_again_and_answers_from_the_one_that_co
         .unwrap();
     assert_eq!(index.len(), 3);
 }
+
+/// Node B ingests, guarded by the generation it read, while node A bumps it: once the
+/// bump returned, no ingest computed for the old generation commits any more (those in
+/// flight before it committed first), and B's next ones see the new generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bump_on_one_node_orders_the_guarded_ingests_of_another() {
+    use crate::store::usage::{Guard, Guarded};
+    let Some((a, b, _schema)) = two_nodes("usage_generation").await else {
+        return;
+    };
+    let b = Arc::new(b);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for t in 0..8u32 {
+        let (b, stop) = (b.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut i = 0u32;
+            let mut generation = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let e = IngestEvent {
+                    key: format!("ev/{t}/{i}").into_bytes(),
+                    value: Vec::new(),
+                    index: Vec::new(),
+                    deltas: vec![add(&format!("at/{generation}"), 1.0)],
+                };
+                let guard = Guard {
+                    key: b"gen".to_vec(),
+                    generation,
+                };
+                match b.ingest_guarded(vec![e], 1, guard).await.unwrap() {
+                    Guarded::Inserted(_) => i += 1,
+                    Guarded::Stale(now) => generation = now,
+                }
+            }
+            i
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(a.bump_generation(b"gen", vec![]).await.unwrap(), 1);
+    let at_bump = a.aggregates(b"at/0", b"at/0\0").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut sent = 0;
+    for t in tasks {
+        sent += t.await.unwrap();
+    }
+    let old = a.aggregates(b"at/0", b"at/0\0").await.unwrap();
+    let new = a.aggregates(b"at/1", b"at/1\0").await.unwrap();
+    assert_eq!(
+        old, at_bump,
+        "an ingest of generation 0 committed after the bump"
+    );
+    assert!(!new.is_empty(), "no ingest after the bump");
+    assert_eq!(old[0].1.n + new[0].1.n, i64::from(sent));
+}

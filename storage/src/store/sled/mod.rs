@@ -9,7 +9,7 @@
 //! merged over tenants), `feed` reads the change feed, `indexes` verifies and rebuilds the
 //! derived keys, `snapshot` copies the whole store and restores a copy, `tally` keeps the
 //! counters of tallied records apart from them (the `tallies` tree), `usage` keeps usage
-//! events, their aggregates and windows (six `usage_*` trees, one writer at a time).
+//! events, their aggregates and windows (seven `usage_*` trees, one writer at a time).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

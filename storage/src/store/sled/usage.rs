@@ -1,10 +1,10 @@
-//! The usage store on the embedded engine (`store::usage`): six trees (their layout is in
+//! The usage store on the embedded engine (`store::usage`): seven trees (their layout is in
 //! `store::usage`) written by one writer at a time.
 //!
 //! Calls of [`crate::Store::ingest`] and [`crate::Store::close_window`] queue their work;
 //! the first caller that finds no writer at work becomes it (on its own thread, inside
 //! its future's first poll, with no await in between), and takes the queued work, up to
-//! [`GATHER_CAP`] events a turn, into one sled transaction over the six trees, and
+//! [`GATHER_CAP`] events a turn, into one sled transaction over the seven trees, and
 //! answers each call; while calls remain queued it takes more turns, a few, then hands
 //! the writing on to a task, until the queue is empty (one writer at a time throughout). The others wait for their answer, then
 //! every call waits for the group-commit flush that covers the transaction. Being the only
@@ -27,19 +27,21 @@ use tokio::sync::oneshot;
 use super::Embedded;
 use crate::store::reads::Direction;
 use crate::store::usage::{
-    decode_agg, decode_window_row, encode_agg, encode_window_row, escape_key, member_key,
-    unescape_key, window_member_key, Agg, Answer, Delta, WindowRow, WindowState, Work, GATHER_CAP,
+    decode_agg, decode_generation, decode_window_row, encode_agg, encode_generation,
+    encode_window_row, escape_key, member_key, unescape_key, window_member_key, Agg, Answer, Delta,
+    WindowRow, WindowState, Work, GATHER_CAP,
 };
 use crate::StorageError;
 
 /// The names of the usage trees, as snapshots name them (`store::snapshot::TREES`).
-const USAGE_TREES: [&str; 6] = [
+const USAGE_TREES: [&str; 7] = [
     "usage_events",
     "usage_index",
     "usage_aggs",
     "usage_members",
     "usage_windows",
     "usage_window_members",
+    "usage_meta",
 ];
 
 /// The usage trees and the queue of their writer.
@@ -50,6 +52,7 @@ pub(super) struct Usage {
     members: sled::Tree,
     windows: sled::Tree,
     window_members: sled::Tree,
+    meta: sled::Tree,
     queue: Mutex<Queue>,
     /// Turns written so far (each one transaction).
     turns: std::sync::atomic::AtomicU64,
@@ -80,7 +83,7 @@ impl Drop for LeadGuard<'_> {
 
 impl Usage {
     pub(super) fn open(db: &sled::Db) -> Result<Self, StorageError> {
-        let [events, index, aggs, members, windows, window_members] =
+        let [events, index, aggs, members, windows, window_members, meta] =
             USAGE_TREES.map(|name| db.open_tree(name));
         Ok(Usage {
             events: events?,
@@ -89,6 +92,7 @@ impl Usage {
             members: members?,
             windows: windows?,
             window_members: window_members?,
+            meta: meta?,
             queue: Mutex::new(Queue::default()),
             turns: std::sync::atomic::AtomicU64::new(0),
         })
@@ -103,6 +107,7 @@ impl Usage {
             "usage_members" => &self.members,
             "usage_windows" => &self.windows,
             "usage_window_members" => &self.window_members,
+            "usage_meta" => &self.meta,
             _ => return None,
         })
     }
@@ -118,11 +123,24 @@ struct Staged {
     /// Rows read this turn, and whether they changed.
     windows: BTreeMap<Vec<u8>, (WindowRow, bool)>,
     window_members: BTreeSet<Vec<u8>>,
+    /// Meta entries written this turn.
+    meta: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Staged {
     fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.windows.values().all(|(_, dirty)| !dirty)
+        self.events.is_empty()
+            && self.meta.is_empty()
+            && self.aggs.is_empty()
+            && self.windows.values().all(|(_, dirty)| !dirty)
+    }
+
+    /// The meta entry `key` as this turn sees it.
+    fn meta(&self, u: &Usage, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        if let Some(v) = self.meta.get(key) {
+            return Ok(Some(v.clone()));
+        }
+        Ok(u.meta.get(key)?.map(|v| v.to_vec()))
     }
 
     fn agg_mut(&mut self, u: &Usage, key: &[u8]) -> Result<&mut Agg, StorageError> {
@@ -338,7 +356,12 @@ impl Embedded {
         let mut answers = Vec::with_capacity(works.len());
         for work in works {
             answers.push(match work {
-                Work::Ingest { events, now_us } => {
+                Work::Ingest {
+                    guard: Some(guard), ..
+                } if decode_generation(st.meta(u, &guard.key)?.as_deref())? != guard.generation => {
+                    Answer::Stale(decode_generation(st.meta(u, &guard.key)?.as_deref())?)
+                }
+                Work::Ingest { events, now_us, .. } => {
                     let mut inserted = Vec::with_capacity(events.len());
                     for ev in events {
                         let new =
@@ -356,6 +379,28 @@ impl Embedded {
                 }
                 Work::Close { key, token, now_us } => {
                     Answer::Close(st.close(u, key, token, *now_us)?)
+                }
+                Work::Bump { key, puts } => {
+                    let next = decode_generation(st.meta(u, key)?.as_deref())?.saturating_add(1);
+                    st.meta.insert(key.clone(), encode_generation(next));
+                    st.meta.extend(puts.iter().cloned());
+                    Answer::Bumped(next)
+                }
+                Work::Cas {
+                    key,
+                    expected,
+                    new,
+                    deltas,
+                    now_us,
+                } => {
+                    let holds = st.meta(u, key)? == *expected;
+                    if holds {
+                        st.meta.insert(key.clone(), new.clone());
+                        for delta in deltas {
+                            st.apply(u, delta, *now_us)?;
+                        }
+                    }
+                    Answer::Cas(holds)
                 }
             });
         }
@@ -379,8 +424,9 @@ impl Embedded {
             &u.members,
             &u.windows,
             &u.window_members,
+            &u.meta,
         );
-        let result = trees.transaction(|(events, index, aggs, members, windows, wm)| {
+        let result = trees.transaction(|(events, index, aggs, members, windows, wm, meta)| {
             for (k, v) in &st.events {
                 events.insert(k.as_slice(), v.as_slice())?;
             }
@@ -400,6 +446,9 @@ impl Embedded {
             }
             for k in &st.window_members {
                 wm.insert(k.as_slice(), &[] as &[u8])?;
+            }
+            for (k, v) in &st.meta {
+                meta.insert(k.as_slice(), v.as_slice())?;
             }
             TxResult::Ok(())
         });
@@ -435,6 +484,36 @@ impl Embedded {
     ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
         keys.iter()
             .map(|k| Ok(self.inner.usage.events.get(k)?.map(|v| v.to_vec())))
+            .collect()
+    }
+
+    /// See [`crate::Store::usage_meta`].
+    pub(crate) fn usage_meta(
+        &self,
+        keys: &[Vec<u8>],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        keys.iter()
+            .map(|k| Ok(self.inner.usage.meta.get(k)?.map(|v| v.to_vec())))
+            .collect()
+    }
+
+    /// See [`crate::Store::usage_meta_range`].
+    pub(crate) fn usage_meta_range(
+        &self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<crate::store::usage::MetaEntries, StorageError> {
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        self.inner
+            .usage
+            .meta
+            .range(start..end)
+            .map(|kv| {
+                let (k, v) = kv?;
+                Ok((k.to_vec(), v.to_vec()))
+            })
             .collect()
     }
 
