@@ -223,8 +223,19 @@ impl PgEngine {
         &self,
         keys: &[UniqueKey],
     ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
-        let encoded = encode_uniques(keys)?;
-        if encoded.is_empty() {
+        self.values_at("uniques", "id", &encode_uniques(keys)?)
+            .await
+    }
+
+    /// The `column` of the rows of `table` (keyed by its `k`) at each key, in the keys'
+    /// order (`None` where no row is), in one query.
+    pub(crate) async fn values_at(
+        &self,
+        table: &str,
+        column: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
         let rows = self
@@ -232,15 +243,15 @@ impl PgEngine {
             .await?
             .query(
                 &format!(
-                    "SELECT k, id FROM {}.uniques WHERE k = ANY($1)",
+                    "SELECT k, {column} FROM {}.{table} WHERE k = ANY($1::bytea[])",
                     self.schema
                 ),
-                &[&encoded],
+                &[&keys],
             )
             .await
             .map_err(sql_error)?;
         let found: BTreeMap<Vec<u8>, Vec<u8>> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-        Ok(encoded.iter().map(|k| found.get(k).cloned()).collect())
+        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
     }
 
     /// Number of entries of an index for one tenant, from its counter.

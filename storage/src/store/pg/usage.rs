@@ -664,23 +664,7 @@ impl PgEngine {
         &self,
         keys: &[Vec<u8>],
     ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self
-            .client()
-            .await?
-            .query(
-                &format!(
-                    "SELECT k, v FROM {}.usage_events WHERE k = ANY($1::bytea[])",
-                    self.schema
-                ),
-                &[&keys],
-            )
-            .await
-            .map_err(sql_error)?;
-        let found: HashMap<Vec<u8>, Vec<u8>> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
+        self.values_at("usage_events", "v", keys).await
     }
 
     /// See [`crate::Store::usage_index`].

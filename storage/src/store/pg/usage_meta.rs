@@ -2,7 +2,7 @@
 //! generation's bump, a compare-and-swap with its deltas, and their reads. The guarded
 //! ingest's side (the generation's lock shared) is in `usage.rs`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::{sql_error, tx_error, Deltas, PgEngine};
 use crate::store::usage::{decode_generation, encode_generation, Delta};
@@ -117,23 +117,7 @@ impl PgEngine {
         &self,
         keys: &[Vec<u8>],
     ) -> Result<Vec<Option<Vec<u8>>>, StorageError> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self
-            .client()
-            .await?
-            .query(
-                &format!(
-                    "SELECT k, v FROM {}.usage_meta WHERE k = ANY($1::bytea[])",
-                    self.schema
-                ),
-                &[&keys],
-            )
-            .await
-            .map_err(sql_error)?;
-        let found: HashMap<Vec<u8>, Vec<u8>> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
+        self.values_at("usage_meta", "v", keys).await
     }
 
     /// See [`crate::Store::usage_meta_range`].
