@@ -185,6 +185,30 @@ impl Subscription {
         self.current_period_end.map_or(retry, |end| retry.max(end))
     }
 
+    /// The order of a renewal `charge` paid at `now` with the `tax` quoted for it. It keeps
+    /// the net: for an inclusive price, the amount less the tax in it (when the quote was
+    /// made for the amount charged).
+    fn paid_renewal_order(
+        &self,
+        charge: &RenewalCharge,
+        tax: &TaxQuote,
+        payment_id: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Order {
+        let mut order = self.renewal_order(
+            charge,
+            tax.tax_amount,
+            tax.request.buyer.address.clone(),
+            now,
+        );
+        if tax.request.amount == charge.amount {
+            order.amount = tax.net_amount();
+        }
+        order.tax = tax.order_tax(None);
+        order.payment_id = payment_id;
+        order
+    }
+
     /// The renewal `charge` paid at `now`: the next period, `cycles` + 1, `active`, its
     /// recovery forgotten, and the renewal order `paid` (the order a decline left
     /// `pending` keeps its creation time); the amount loses a discount that no longer
@@ -197,19 +221,7 @@ impl Subscription {
         terms: &RenewalTerms,
         now: DateTime<Utc>,
     ) -> Renewal {
-        let mut order = self.renewal_order(
-            charge,
-            tax.tax_amount,
-            tax.request.buyer.address.clone(),
-            now,
-        );
-        // The order keeps the net: for an inclusive price, the amount less the tax in it
-        // (when the quote was made for the amount charged).
-        if tax.request.amount == charge.amount {
-            order.amount = tax.net_amount();
-        }
-        order.tax = tax.order_tax(None);
-        order.payment_id = payment_id;
+        let mut order = self.paid_renewal_order(charge, &tax, payment_id, now);
         if let Some(since) = self.past_due_at {
             order.created_at = since;
             order.modified_at = Some(now);
@@ -417,19 +429,7 @@ impl Subscription {
             let next = self.ended_at_period_end(now);
             let order = match outcome.ok_or(SubscriptionError::MissingOutcome)? {
                 PaymentOutcome::Paid { tax, payment_id } => {
-                    let tax = *tax;
-                    let mut order = self.renewal_order(
-                        &charge,
-                        tax.tax_amount,
-                        tax.request.buyer.address.clone(),
-                        now,
-                    );
-                    if tax.request.amount == charge.amount {
-                        order.amount = tax.net_amount();
-                    }
-                    order.tax = tax.order_tax(None);
-                    order.payment_id = payment_id;
-                    order
+                    self.paid_renewal_order(&charge, &tax, payment_id, now)
                 }
                 PaymentOutcome::Declined => {
                     let mut order = self.renewal_order(&charge, 0, None, now);
