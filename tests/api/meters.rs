@@ -205,47 +205,18 @@ async fn quantities_by_interval_zone_customer_and_aggregation() {
     let app = crate::helpers::spawn_app().await;
     let (token, org) = seller(&app, "m3@example.com", "m-three").await;
     let jane = customer(&app, &token, &org, "jane@example.com", "usr_jane").await;
-    let count = meter(&app, &token, &org, "call", json!({"func": "count"})).await;
-    let sum = meter(
-        &app,
-        &token,
-        &org,
-        "call",
+    let mut ids = Vec::new();
+    for aggregation in [
+        json!({"func": "count"}),
         json!({"func": "sum", "property": "tokens"}),
-    )
-    .await;
-    let max = meter(
-        &app,
-        &token,
-        &org,
-        "call",
         json!({"func": "max", "property": "tokens"}),
-    )
-    .await;
-    let min = meter(
-        &app,
-        &token,
-        &org,
-        "call",
         json!({"func": "min", "property": "tokens"}),
-    )
-    .await;
-    let avg = meter(
-        &app,
-        &token,
-        &org,
-        "call",
         json!({"func": "avg", "property": "tokens"}),
-    )
-    .await;
-    let unique = meter(
-        &app,
-        &token,
-        &org,
-        "call",
         json!({"func": "unique", "property": "model"}),
-    )
-    .await;
+    ] {
+        ids.push(meter(&app, &token, &org, "call", aggregation).await);
+    }
+    let [count, sum, max, min, avg, unique]: [_; 6] = ids.try_into().unwrap();
     let call = |ts: &str, tokens: i64, model: &str, who: Value| {
         let mut e = json!({"name": "call", "timestamp": ts, "metadata": {"tokens": tokens, "model": model}});
         for (k, v) in who.as_object().unwrap() {
