@@ -667,6 +667,11 @@ pub struct StorageSettings {
     /// Embedded only: PostgreSQL's commit is its own durability point.
     pub durability: Durability,
     pub cache_capacity_mb: u64,
+    /// Whether a new embedded store compresses its data (zstd); an existing one keeps its
+    /// setting until `tollgate compact`.
+    pub compression: bool,
+    /// zstd's level, 1 (fastest) to 22 (smallest).
+    pub compression_level: i32,
     /// With `backend = "postgres"`: `postgres://user:password@host:port/database`. Kept
     /// in a type that prints it without the password.
     pub url: tollgate_storage::DatabaseUrl,
@@ -707,6 +712,8 @@ impl Default for StorageSettings {
             data_dir: PathBuf::from("./data"),
             durability: Durability::Process,
             cache_capacity_mb: 128,
+            compression: true,
+            compression_level: 3,
             url: Default::default(),
             schema: "tollgate".into(),
             pool_size: 16,
@@ -717,6 +724,12 @@ impl Default for StorageSettings {
 
 impl StorageSettings {
     fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=22).contains(&self.compression_level) {
+            return Err(ConfigError::Invalid(format!(
+                "storage.compression_level: zstd's levels are 1 to 22, got {}",
+                self.compression_level
+            )));
+        }
         if self.backend != StorageBackend::Postgres {
             return Ok(());
         }
@@ -776,6 +789,8 @@ impl StorageSettings {
                 Durability::Power => DurabilityMode::Power,
             },
             cache_capacity_mb: self.cache_capacity_mb,
+            compression: self.compression,
+            compression_level: self.compression_level,
             flush_deadline: tollgate_storage::DEFAULT_FLUSH_DEADLINE,
             backend: self.backend(),
         }

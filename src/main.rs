@@ -54,6 +54,9 @@ enum Command {
         #[arg(long)]
         repair: bool,
     },
+    /// Rewrite the embedded store (the service stopped) so that it holds its content once,
+    /// with storage.compression; safe to interrupt.
+    Compact,
     /// Move the store between engines.
     Storage {
         #[command(subcommand)]
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
                 })
         }
         Command::Check { repair } => check(&settings, repair),
+        Command::Compact => compact(&settings),
         Command::Storage {
             action: StorageCommand::Copy { to, schema },
         } => copy_to_postgres(&settings, &to, &schema),
@@ -160,6 +164,27 @@ fn backup(
     write_stdout(&format!(
         "backed up {records} records into {}",
         to.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compact(settings: &Settings) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let report =
+        tollgate_storage::Store::compact(&settings.storage.store_config()).with_context(|| {
+            "cannot compact the store (is the service still running? stop it first)"
+        })?;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    write_stdout(&format!(
+        "compacted {} entries: {:.1} MiB -> {:.1} MiB ({})",
+        report.entries,
+        mib(report.before_bytes),
+        mib(report.after_bytes),
+        if report.compressed {
+            "compressed"
+        } else {
+            "not compressed"
+        }
     ));
     Ok(ExitCode::SUCCESS)
 }

@@ -41,6 +41,7 @@ mod usage;
 
 use self::sled::Embedded;
 
+pub use self::sled::CompactReport;
 pub use api::{Holding, IndexIter, JobLock};
 pub use batch::{Batch, Committed};
 pub use feed::Change;
@@ -63,6 +64,13 @@ pub struct StoreConfig {
     /// Size of the engine's page cache, in MiB.
     #[serde(default = "default_cache_mb")]
     pub cache_capacity_mb: u64,
+    /// Whether a new embedded store compresses what it writes (zstd). An existing store
+    /// keeps the setting it was created with until `tollgate compact` rewrites it.
+    #[serde(default = "default_compression")]
+    pub compression: bool,
+    /// zstd's level for a compressed embedded store (1 fastest … 22 smallest).
+    #[serde(default = "default_compression_level")]
+    pub compression_level: i32,
     /// How long a write or read barrier may wait for its flush (not a setting: tests
     /// shorten it).
     #[serde(skip, default = "default_flush_deadline")]
@@ -95,12 +103,22 @@ fn default_cache_mb() -> u64 {
     128
 }
 
+fn default_compression() -> bool {
+    true
+}
+
+fn default_compression_level() -> i32 {
+    3
+}
+
 impl StoreConfig {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             data_dir: data_dir.into(),
             durability: DurabilityMode::Process,
             cache_capacity_mb: default_cache_mb(),
+            compression: default_compression(),
+            compression_level: default_compression_level(),
             flush_deadline: DEFAULT_FLUSH_DEADLINE,
             backend: Backend::Embedded,
         }

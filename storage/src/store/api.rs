@@ -273,6 +273,20 @@ impl Store {
         }
     }
 
+    /// Rewrites the embedded store in `config.data_dir` (the service stopped) so that it
+    /// holds its content once, with `config.compression`; crash-safe. PostgreSQL is
+    /// refused: `VACUUM FULL` is its rewrite (docs/operating.md).
+    pub fn compact(config: &StoreConfig) -> Result<crate::CompactReport, StorageError> {
+        match config.backend {
+            crate::Backend::Embedded => Embedded::compact(config),
+            crate::Backend::Postgres { .. } => Err(StorageError::Io(
+                "compact rewrites the embedded store; PostgreSQL reclaims space with \
+                 VACUUM (automatic) and VACUUM FULL"
+                    .into(),
+            )),
+        }
+    }
+
     /// Whether an embedded store exists in this directory.
     pub fn exists(path: &Path) -> bool {
         Embedded::exists(path)

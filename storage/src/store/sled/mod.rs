@@ -18,6 +18,10 @@ use crate::flusher::{DurabilityMode, Flusher, DEFAULT_FLUSH_DEADLINE};
 use crate::store::StoreConfig;
 use crate::StorageError;
 
+mod compact;
+#[cfg(test)]
+#[path = "compact_tests.rs"]
+mod compact_tests;
 mod feed;
 mod indexes;
 mod read;
@@ -32,6 +36,7 @@ mod usage;
 mod usage_tests;
 mod write;
 
+pub use compact::CompactReport;
 pub(crate) use read::SledIndexIter;
 
 /// How long [`crate::Store::open`] waits for the data directory's lock before it gives up.
@@ -120,10 +125,25 @@ impl Embedded {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             StorageError::Io(format!("cannot create {}: {e}", config.data_dir.display()))
         })?;
-        let sled_config = sled::Config::new()
-            .path(&config.data_dir)
-            .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
-            .mode(sled::Mode::HighThroughput);
+        compact::recover(&config.data_dir)?;
+        // A store keeps the compression it was created with (sled refuses another):
+        // `tollgate compact` rewrites it with the configured one.
+        let compression = match compact::persisted(&config.data_dir) {
+            Some((existing, _)) => {
+                if existing != config.compression {
+                    tracing::warn!(
+                        data_dir = %config.data_dir.display(),
+                        existing,
+                        configured = config.compression,
+                        "the store keeps the compression it was created with; \
+                         `tollgate compact` (the service stopped) rewrites it as configured"
+                    );
+                }
+                existing
+            }
+            None => config.compression,
+        };
+        let sled_config = Self::sled_config(config, &config.data_dir, compression);
         // sled's background threads can hold the directory's file lock for a moment after
         // a store of this process was dropped: wait for them a little, so that reopening
         // in place works, and only then say the directory is someone else's.
@@ -150,6 +170,18 @@ impl Embedded {
             Some(config.data_dir.clone()),
             config.flush_deadline,
         )
+    }
+
+    /// sled's settings for a store in `path` (docs/operating.md, "The embedded store's
+    /// settings"): the page cache, and zstd compression at the configured level. The
+    /// segment size stays sled's (512 KiB: sled calls other sizes testing-only); sled
+    /// 0.34 ignores its `mode`, so none is set.
+    fn sled_config(config: &StoreConfig, path: &Path, compression: bool) -> sled::Config {
+        sled::Config::new()
+            .path(path)
+            .cache_capacity(config.cache_capacity_mb.saturating_mul(1024 * 1024))
+            .use_compression(compression)
+            .compression_factor(config.compression_level.clamp(1, 22))
     }
 
     /// A store in a temporary directory, removed when it is dropped (see
