@@ -1,17 +1,27 @@
 //! Search through the search indexes, never a scan (issue 52): `GET /v1/customers/?query=`
 //! over a few thousand customers answers what the predicate answers over all of them
 //! (Polar's `query` from 3 characters, word beginnings below), in the list's order, with
-//! the exact `total_count`; another organization's customers never match; and a shop
-//! generated alike on the embedded store and on PostgreSQL answers the same.
+//! the exact `total_count`; another organization's customers never match; license keys
+//! by fragment and by customer, and orders by customer and id (`?query=`, Tollgate's
+//! extension) answer their predicates; and a shop generated alike on the embedded store and
+//! on PostgreSQL answers the same.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::Method;
+use serde_json::json;
 use serde_json::Value;
 use tempfile::TempDir;
 use tollgate::auth::Scope;
 use tollgate::config::{Settings, StorageBackend};
 use tollgate::domain::customer::{matches_search, normalize_email, Customer};
-use tollgate::domain::ids::{CustomerId, OrganizationId};
+use tollgate::domain::grants::KeyGrant;
+use tollgate::domain::ids::{
+    BenefitId, CustomerId, LicenseKeyId, OrderId, OrganizationId, ProductId,
+};
+use tollgate::domain::order::{BillingReason, Order, OrderStatus};
+use tollgate::domain::product::Product;
+use tollgate_actors::license_key::search::{matches_fragment, normalize_fragment};
+use tollgate_actors::license_key::LicenseKey;
 use tollgate_storage::{Batch, Expect};
 
 use crate::helpers::{spawn_app, spawn_app_with, Reply, TestApp};
@@ -208,6 +218,200 @@ async fn search_answers(
     answers
 }
 
+/// A deterministic key for the `i`th customer: a UUID-like value, some with a prefix.
+fn key_value(i: u64) -> String {
+    let h = u128::from(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) * 0x1_0000_0001 + u128::from(i);
+    let uuid = format!(
+        "{:08X}-{:04X}-4{:03X}-{:04X}-{:012X}",
+        (h >> 96) as u32,
+        (h >> 80) as u16,
+        (h >> 68) as u16 & 0xfff,
+        (h >> 52) as u16,
+        (h as u64) & 0xffff_ffff_ffff
+    );
+    if i.is_multiple_of(4) {
+        format!("ACME-{uuid}")
+    } else {
+        uuid
+    }
+}
+
+/// A key for each of every second customer, and an order for each of every third, ten
+/// minutes after the customer.
+fn keys_and_orders(mine: &[Customer], product: &Product) -> (Vec<LicenseKey>, Vec<Order>) {
+    let benefit = BenefitId::from_uuid(uuid::Uuid::from_u128(7));
+    let mut keys = Vec::new();
+    let mut orders = Vec::new();
+    for (i, c) in mine.iter().enumerate() {
+        let i = i as u64;
+        let at = c.created_at + Duration::minutes(10);
+        if i.is_multiple_of(2) {
+            let grant = KeyGrant {
+                benefit_id: benefit,
+                prefix: None,
+                limit_activations: None,
+                allow_replacement: false,
+                limit_usage: None,
+                granted_at: at,
+                expires_at: None,
+                paid_until: None,
+            };
+            keys.push(LicenseKey::from_grant(
+                LicenseKeyId::from_uuid(uuid::Uuid::from_u128(u128::from(i) << 32 | 0xbeef)),
+                c.organization_id,
+                c.id,
+                &grant,
+                key_value(i),
+                None,
+                None,
+            ));
+        }
+        if i.is_multiple_of(3) {
+            orders.push(Order {
+                id: OrderId::from_uuid(uuid::Uuid::from_u128(u128::from(i) << 40 | 0xfeed)),
+                organization_id: c.organization_id,
+                created_at: at,
+                modified_at: None,
+                status: OrderStatus::Paid,
+                amount: 1000,
+                tax_amount: 0,
+                refunded_amount: 0,
+                refunded_tax_amount: 0,
+                currency: "usd".into(),
+                billing_reason: BillingReason::Purchase,
+                billing_address: None,
+                customer_id: c.id,
+                product_id: product.id,
+                product_price_id: product.prices[0].id,
+                recurring: false,
+                discount_id: None,
+                subscription_id: None,
+                checkout_id: None,
+                metadata: Default::default(),
+                custom_field_data: Default::default(),
+                customer_email: c.email.clone(),
+                product_name: product.name.clone(),
+                discount_name: None,
+                payment_id: None,
+                refund_pending_amount: 0,
+                refund_pending_tax_amount: 0,
+                seats: None,
+                next_payment_attempt_at: None,
+                last_payment: None,
+                tax: tollgate::domain::order::OrderTax::default(),
+                invoice: tollgate::domain::order::InvoiceState::None,
+                usage_lines: Vec::new(),
+            });
+        }
+    }
+    (keys, orders)
+}
+
+async fn seed_records<R: tollgate_storage::Record>(app: &TestApp, all: &[R]) {
+    for chunk in all.chunks(250) {
+        let mut batch = Batch::new();
+        for r in chunk {
+            batch.put(r, Expect::Absent).unwrap();
+        }
+        app.state.store.commit_durable(&batch).await.unwrap();
+    }
+}
+
+async fn get_list(app: &TestApp, path: &str, params: &[(&str, String)]) -> Reply {
+    let r = app
+        .send(
+            app.request(Method::GET, path, Some(&app.token))
+                .query(params),
+        )
+        .await;
+    r.expect(200);
+    r
+}
+
+/// The answers of `/v1/license-keys/?query=` and `/v1/orders/?query=` for needles taken
+/// from the shop, checked against their predicates over every key and order.
+async fn key_and_order_answers(
+    app: &TestApp,
+    org: OrganizationId,
+    mine: &[Customer],
+    keys: &[LicenseKey],
+    orders: &[Order],
+) -> Vec<(String, u64, Vec<String>)> {
+    let k = |i: usize| keys[i].key.clone();
+    let tail = |i: usize| format!("****-{}", &keys[i].key[keys[i].key.len() - 6..]);
+    let mut needles: Vec<String> = vec![
+        k(3),
+        k(4).to_lowercase(),
+        k(10)[..8].to_string(),
+        "ACME".into(),
+        "acme-".into(),
+        tail(7),
+        k(9)[9..18].to_string(),
+        "smi".into(),
+        "jo".into(),
+        mine[30].email.clone(),
+        mine[32].id.to_string(),
+        orders[5].id.to_string(),
+        "zzzz".into(),
+        "abc".into(),
+    ];
+    needles.push(k(12)[k(12).len() - 4..].to_string());
+    let customer_of = |id: CustomerId| mine.iter().find(|c| c.id == id);
+    let mut answers = Vec::new();
+    for needle in &needles {
+        let lower = needle.to_lowercase();
+        let customer_hit = |id: CustomerId| {
+            customer_of(id).is_some_and(|c| matches_search(c, &lower)) || id.to_string() == *needle
+        };
+        // Keys: a fragment of the key, or its customer; in creation order.
+        let fragment = normalize_fragment(needle);
+        let mut want: Vec<&LicenseKey> = keys
+            .iter()
+            .filter(|key| matches_fragment(&key.key, &fragment) || customer_hit(key.customer_id))
+            .collect();
+        want.sort_by_key(|key| (key.created_at.timestamp_micros(), key.id.key()));
+        let r = get_list(
+            app,
+            "/v1/license-keys/",
+            &[
+                ("organization_id", org.to_string()),
+                ("query", needle.clone()),
+                ("limit", "50".into()),
+            ],
+        )
+        .await;
+        assert_eq!(r.total_count(), want.len() as u64, "keys {needle}");
+        let want: Vec<String> = want.iter().take(50).map(|k| k.id.to_string()).collect();
+        assert_eq!(ids(&r), want, "keys {needle}");
+        answers.push((format!("keys {needle}"), r.total_count(), want));
+        // Orders: of a customer found, or the order named; newest first.
+        let mut want: Vec<&Order> = orders
+            .iter()
+            .filter(|o| {
+                customer_of(o.customer_id).is_some_and(|c| matches_search(c, &lower))
+                    || o.id.to_string() == *needle
+            })
+            .collect();
+        want.sort_by_key(|o| std::cmp::Reverse((o.created_at.timestamp_micros(), o.id.key())));
+        let r = get_list(
+            app,
+            "/v1/orders/",
+            &[
+                ("organization_id", org.to_string()),
+                ("query", needle.clone()),
+                ("limit", "50".into()),
+            ],
+        )
+        .await;
+        assert_eq!(r.total_count(), want.len() as u64, "orders {needle}");
+        let want: Vec<String> = want.iter().take(50).map(|o| o.id.to_string()).collect();
+        assert_eq!(ids(&r), want, "orders {needle}");
+        answers.push((format!("orders {needle}"), r.total_count(), want));
+    }
+    assert!(answers.iter().filter(|(_, total, _)| *total > 0).count() > 10);
+    answers
+}
+
 /// A shop of 2,400 customers in one organization and 300 in another (whose addresses look
 /// alike), on the app's store; the answers of [`search_answers`] for the first.
 async fn shop(app: &TestApp) -> Vec<(String, u64, Vec<String>)> {
@@ -225,7 +429,30 @@ async fn shop(app: &TestApp) -> Vec<(String, u64, Vec<String>)> {
     let theirs = customers(other, 300, 2);
     seed(app, &mine).await;
     seed(app, &theirs).await;
-    let answers = search_answers(app, org, &mine).await;
+    let mut answers = search_answers(app, org, &mine).await;
+    let r = app
+        .post_json(
+            "/v1/products/",
+            Some(&app.token),
+            &json!({"name": "Tool", "organization_id": org, "prices": [
+                {"amount_type": "fixed", "price_amount": 1000, "price_currency": "usd"}
+            ]}),
+        )
+        .await;
+    r.expect(201);
+    let product_id: ProductId = r.body["id"].as_str().unwrap().parse().unwrap();
+    let product = app
+        .state
+        .store
+        .get::<Product>(&product_id.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    let (keys, orders) = keys_and_orders(&mine, &product);
+    seed_records(app, &keys).await;
+    seed_records(app, &orders).await;
+    answers.extend(key_and_order_answers(app, org, &mine, &keys, &orders).await);
     // Every answer is of the organization asked for; without one, of all the admin's.
     let r = list(
         app,
@@ -248,6 +475,13 @@ async fn customer_search_answers_the_predicate_and_the_same_on_both_engines() {
     let app = spawn_app().await;
     let embedded = shop(&app).await;
     let report = app.state.store.verify_indexes::<Customer>().await.unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    let report = app
+        .state
+        .store
+        .verify_indexes::<LicenseKey>()
+        .await
+        .unwrap();
     assert!(report.is_clean(), "{report:?}");
     // The same shop on PostgreSQL (skipped without a test database, a failure under CI).
     let Some(db) = tollgate_storage::testing::fresh_schema("search") else {

@@ -79,6 +79,30 @@ impl Default for CustomerFilter {
     }
 }
 
+/// The store's meta key saying the search indexes of the records written before them
+/// (customers, license keys) were built.
+const SEARCH_INDEXES_BUILT: &str = "search_indexes_v1";
+
+/// Once per store, at start before anything is served: builds the search entries
+/// (`CUSTOMER_SEARCH`, `LICENSE_KEY_SEARCH`) of the customers and license keys written by
+/// a build without them, by rebuilding those two types' derived keys from their records,
+/// then marks the store. On PostgreSQL the rebuild holds the records table in share mode,
+/// so other nodes' writes wait for it; on the embedded store nothing else writes yet.
+pub async fn ensure_search_indexes(store: &tollgate_storage::Store) -> Result<(), StorageError> {
+    if store.get_meta(SEARCH_INDEXES_BUILT).await?.is_some() {
+        return Ok(());
+    }
+    tracing::info!("building the search indexes of existing customers and license keys");
+    store.rebuild_indexes::<Customer>().await?;
+    store
+        .rebuild_indexes::<tollgate_actors::license_key::LicenseKey>()
+        .await?;
+    let mut batch = Batch::new();
+    batch.put_meta(SEARCH_INDEXES_BUILT, b"1".to_vec());
+    store.commit_durable(&batch).await?;
+    Ok(())
+}
+
 /// The customers of `orgs` that match `needle` (lower-cased, not empty), read from the
 /// search index ([`CUSTOMER_SEARCH`]): the candidates under the needle's rarest term, in
 /// creation order (backwards if `descending`), kept by [`matches_search`]. The cost grows
