@@ -573,3 +573,72 @@ async fn customer_search_entries_stay_small() {
     );
     assert!(per_customer < 3000, "{per_customer} bytes per customer");
 }
+
+/// A customer as a build without search entries wrote it: the same record, its counted
+/// indexes and unique keys only.
+struct Unindexed(Customer);
+
+impl tollgate_storage::Record for Unindexed {
+    const COLLECTION: &'static str = <Customer as tollgate_storage::Record>::COLLECTION;
+    const VERSION: u16 = <Customer as tollgate_storage::Record>::VERSION;
+    fn id_key(&self) -> Vec<u8> {
+        tollgate_storage::Record::id_key(&self.0)
+    }
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::Record::encode(&self.0)
+    }
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        <Customer as tollgate_storage::Record>::decode(version, payload).map(Unindexed)
+    }
+    fn index_entries(&self) -> Vec<tollgate_storage::IndexEntry> {
+        tollgate_storage::Record::index_entries(&self.0)
+            .into_iter()
+            .filter(|e| e.counted)
+            .collect()
+    }
+    fn unique_keys(&self) -> Vec<tollgate_storage::UniqueKey> {
+        tollgate_storage::Record::unique_keys(&self.0)
+    }
+}
+
+#[actix_web::test]
+async fn a_store_without_search_entries_gets_them_once_at_start() {
+    use tollgate::app::catalog::customers::ensure_search_indexes;
+    use tollgate::domain::customer::{search_tenant, CUSTOMER_SEARCH};
+    let store = tollgate_storage::Store::temporary().unwrap();
+    let org = OrganizationId::new();
+    let all = customers(org, 300, 6);
+    let mut batch = Batch::new();
+    for c in &all {
+        batch.put(&Unindexed(c.clone()), Expect::Absent).unwrap();
+    }
+    store.commit_durable(&batch).await.unwrap();
+    let smith = |store: tollgate_storage::Store| async move {
+        store
+            .index_iter(
+                CUSTOMER_SEARCH,
+                &[search_tenant(org, "smi")],
+                tollgate_storage::Direction::Asc,
+            )
+            .unwrap()
+            .collect()
+            .await
+            .unwrap()
+            .len()
+    };
+    assert_eq!(smith(store.clone()).await, 0);
+    let report = store.verify_indexes::<Customer>().await.unwrap();
+    assert!(!report.missing.is_empty() && report.extra.is_empty());
+    ensure_search_indexes(&store).await.unwrap();
+    let expected = all
+        .iter()
+        .filter(|c| tollgate::domain::customer::customer_terms(c).contains("smi"))
+        .count();
+    assert!(expected > 0);
+    assert_eq!(smith(store.clone()).await, expected);
+    assert!(store.verify_indexes::<Customer>().await.unwrap().is_clean());
+    // Marked: a later start does not rebuild again.
+    assert!(store.get_meta("search_indexes_v1").await.unwrap().is_some());
+    ensure_search_indexes(&store).await.unwrap();
+    assert!(store.verify_indexes::<Customer>().await.unwrap().is_clean());
+}
