@@ -642,3 +642,55 @@ async fn a_store_without_search_entries_gets_them_once_at_start() {
     ensure_search_indexes(&store).await.unwrap();
     assert!(store.verify_indexes::<Customer>().await.unwrap().is_clean());
 }
+
+/// Bytes of the files under `dir`.
+fn disk_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                disk_bytes(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+/// What the search entries cost on the embedded store's disk: the same 5,000 customers
+/// with and without them, each store flushed and closed (sled's settings as configured
+/// by default; a figure to report, bounded loosely).
+#[actix_web::test]
+async fn customer_search_entries_on_the_embedded_disk() {
+    let org = OrganizationId::new();
+    let all = customers(org, 5000, 7);
+    let mut sizes = Vec::new();
+    for indexed in [false, true] {
+        let dir = TempDir::new().unwrap();
+        {
+            let store =
+                tollgate_storage::Store::open(&tollgate_storage::StoreConfig::new(dir.path()))
+                    .unwrap();
+            for chunk in all.chunks(250) {
+                let mut batch = Batch::new();
+                for c in chunk {
+                    if indexed {
+                        batch.put(c, Expect::Absent).unwrap();
+                    } else {
+                        batch.put(&Unindexed(c.clone()), Expect::Absent).unwrap();
+                    }
+                }
+                store.commit_durable(&batch).await.unwrap();
+            }
+        }
+        sizes.push(disk_bytes(dir.path()));
+    }
+    let per_customer = sizes[1].saturating_sub(sizes[0]) / all.len() as u64;
+    eprintln!(
+        "embedded disk: {} bytes without search entries, {} with: {per_customer} bytes per customer",
+        sizes[0], sizes[1]
+    );
+    assert!(per_customer < 10_000, "{per_customer} bytes per customer");
+}
