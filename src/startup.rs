@@ -177,6 +177,7 @@ impl Application {
             &settings.bootstrap.admin_email,
         )
         .await?;
+        crate::app::catalog::customers::ensure_search_indexes(&store).await?;
 
         let shared_keys = shared_keys(&store, &settings).await?;
 

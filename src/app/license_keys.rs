@@ -5,11 +5,15 @@
 //! The rendered customers the hot path answers with are cached in `AppState::customers`
 //! (`crate::cache::CustomerCache`), invalidated by every customer write.
 
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tollgate_actors::license_key::live::LiveValidated;
+use tollgate_actors::license_key::search::{
+    fragment_tenant, fragment_terms, matches_fragment, normalize_fragment, LICENSE_KEY_SEARCH,
+};
 use tollgate_actors::license_key::{
     live_activations, ActivateKey, ActivateLicenseKey, Activation, DeactivateKey,
     DeactivateLicenseKey, ErrorKind, GetLicenseKey, KeyChanges, KeyDirectory, KeyReply, KeyStatus,
@@ -28,7 +32,8 @@ use crate::api::license_key::{
 use crate::api::version::{self, ApiVersion};
 use crate::api::ListResource;
 use crate::app::access::{can_access, organizations_for_list};
-use crate::app::listing::page_of;
+use crate::app::catalog::customers::search as customer_search;
+use crate::app::listing::{directed, page_of, select_page};
 use crate::app::paging::ListParams;
 use crate::app::views::{key_customer, license_keys_page};
 use crate::auth::Subject;
@@ -38,7 +43,7 @@ use crate::domain::order::Order;
 use crate::domain::webhook::{LimitReached, LIMIT_REACHED};
 use crate::error::{AppError, Code};
 use crate::state::AppState;
-use tollgate_storage::{Batch, StorageError};
+use tollgate_storage::{Batch, Direction, StorageError};
 
 /// A refusal of the license-key actor as the coded refusal it is; the key's refusal
 /// `code` (`revoked`, `expired`, …) rides along as the reason. The one place actor errors
@@ -569,18 +574,117 @@ pub async fn live_key(state: &AppState, id: LicenseKeyId) -> Result<LicenseKey, 
 }
 
 /// One page of the keys `subject` reaches: of `orgs` (all its organizations when empty),
-/// or of `benefits`; with one of `statuses` (any when empty).
+/// or of `benefits`; with one of `statuses` (any when empty); matching `query` (Tollgate's
+/// extension, see [`search`]) when there is one.
 pub async fn list(
     state: &AppState,
     subject: Subject,
-    orgs: &[OrganizationId],
-    benefits: &[BenefitId],
-    statuses: &[KeyStatus],
+    filter: &KeyFilter<'_>,
     params: ListParams,
 ) -> Result<ListResource<LicenseKeyRead>, AppError> {
-    let (items, total) =
-        records_with(state, subject, orgs, benefits, statuses, false, params).await?;
+    let (items, total) = match filter.query.map(str::trim).filter(|q| !q.is_empty()) {
+        Some(query) => search(state, subject, filter, query, false, params).await?,
+        None => {
+            records_with(
+                state,
+                subject,
+                filter.orgs,
+                filter.benefits,
+                filter.statuses,
+                false,
+                params,
+            )
+            .await?
+        }
+    };
     license_keys_page(state, items, total, params).await
+}
+
+/// Which keys a list shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeyFilter<'a> {
+    /// Of these organizations (all the subject reaches when empty).
+    pub orgs: &'a [OrganizationId],
+    /// Of these benefits (any when empty).
+    pub benefits: &'a [BenefitId],
+    /// With one of these statuses (any when empty).
+    pub statuses: &'a [KeyStatus],
+    /// What a seller typed (see [`search`]).
+    pub query: Option<&'a str>,
+}
+
+/// The keys of the filter's organizations (benefits, statuses) that `query` finds, as
+/// stored records in creation order (newest first if `newest_first`), one page and their
+/// total: the keys it is a fragment of (`license_key::search`: the start of a segment of at
+/// least 4 characters, or the end, case-insensitively, `****-` dropped), and the keys of
+/// the customers it finds (the customer search's needle, or a customer's id). Read from the
+/// search indexes and `LICENSE_KEY_BY_CUSTOMER`: the cost grows with the matches, never
+/// with all the keys.
+pub async fn search(
+    state: &AppState,
+    subject: Subject,
+    filter: &KeyFilter<'_>,
+    query: &str,
+    newest_first: bool,
+    params: ListParams,
+) -> Result<(Vec<LicenseKey>, u64), AppError> {
+    state.store.read_barrier().await?;
+    let orgs = organizations_for_list(state, subject, filter.orgs).await?;
+    let mut ids: BTreeSet<Vec<u8>> = BTreeSet::new();
+    let fragment = normalize_fragment(query);
+    if let Some(terms) = fragment_terms(&fragment) {
+        let tenants: Vec<Vec<u8>> = orgs
+            .iter()
+            .flat_map(|o| terms.iter().map(|t| fragment_tenant(*o, t)))
+            .collect();
+        ids.extend(
+            state
+                .store
+                .index_iter(LICENSE_KEY_SEARCH, &tenants, Direction::Asc)?
+                .collect()
+                .await?,
+        );
+    }
+    let mut customers: Vec<Vec<u8>> = customer_search(state, &orgs, &query.to_lowercase(), false)
+        .await?
+        .iter()
+        .map(|c| c.id.key())
+        .collect();
+    if let Ok(id) = query.parse::<CustomerId>() {
+        customers.push(id.key());
+    }
+    let by_customer = !customers.is_empty();
+    if by_customer {
+        ids.extend(
+            state
+                .store
+                .index_iter(LICENSE_KEY_BY_CUSTOMER, &customers, Direction::Asc)?
+                .collect()
+                .await?,
+        );
+    }
+    let ids: Vec<Vec<u8>> = ids.into_iter().collect();
+    let mut found = Vec::new();
+    for chunk in ids.chunks(256) {
+        for k in state.store.get_many::<LicenseKey>(chunk).await? {
+            let k = k.value;
+            let wanted = orgs.contains(&k.organization_id)
+                && (filter.benefits.is_empty() || filter.benefits.contains(&k.benefit_id))
+                && (filter.statuses.is_empty() || filter.statuses.contains(&k.status))
+                && (matches_fragment(&k.key, &fragment)
+                    || (by_customer && customers.contains(&k.customer_id.key())));
+            if wanted {
+                found.push(Ok(k));
+            }
+        }
+    }
+    // `LICENSE_KEY_BY_CREATED`'s order: creation time, then id.
+    let order = |a: &LicenseKey, b: &LicenseKey| {
+        let ordering = (a.created_at.timestamp_micros(), a.id.key())
+            .cmp(&(b.created_at.timestamp_micros(), b.id.key()));
+        directed(ordering, newest_first)
+    };
+    select_page(found, &order, params)
 }
 
 /// [`list`] as stored records (in creation order, or newest first), and their total,

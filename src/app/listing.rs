@@ -138,6 +138,38 @@ pub async fn filtered_page<R: Record>(
     Ok((items.into_iter().map(|(_, r)| r).collect(), total))
 }
 
+/// The ids under the rarest of several probes of an uncounted index (each probe: a list of
+/// tenants, read merged in `direction`), in index order: what a search verifies.
+///
+/// Uncounted indexes have no counters to say which probe is the rarest, so the probes are
+/// read in lockstep, one id from each in turn, until one ends: the cost is the number of
+/// probes times the rarest one's length, never the index's size.
+pub async fn rarest_probe(
+    state: &AppState,
+    index: &'static str,
+    probes: &[Vec<Vec<u8>>],
+    direction: Direction,
+) -> Result<Vec<Vec<u8>>, AppError> {
+    let mut iters = Vec::with_capacity(probes.len());
+    for tenants in probes {
+        iters.push((
+            state.store.index_iter(index, tenants, direction)?,
+            Vec::new(),
+        ));
+    }
+    if iters.is_empty() {
+        return Ok(Vec::new());
+    }
+    loop {
+        for (iter, ids) in iters.iter_mut() {
+            match iter.next().await {
+                Some(id) => ids.push(id?),
+                None => return Ok(std::mem::take(ids)),
+            }
+        }
+    }
+}
+
 /// The page `params` asks for of `items` in the order `compare`, ties keeping the order
 /// the items come in, and how many items there are.
 ///

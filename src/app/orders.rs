@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::app::access::{can_access, organizations_for_list};
+use crate::app::catalog::customers::search as customer_search;
 use crate::app::listing::{
     compare_times, directed, filtered_page, narrowest_filter, nulls_last, sorted_page_of, KeyOrder,
 };
@@ -62,6 +63,9 @@ pub struct OrderFilter {
     /// The customers with these external ids (in the listed organizations).
     pub external_customer_id: Vec<String>,
     pub checkout_id: Vec<CheckoutId>,
+    /// Tollgate's extension: the orders of the customers the customer search finds with
+    /// this needle (e-mail, name, external id), and the order with this id.
+    pub query: Option<String>,
     pub sorting: Sorting<OrderSort>,
 }
 
@@ -75,6 +79,7 @@ impl Default for OrderFilter {
             customer_id: Vec::new(),
             external_customer_id: Vec::new(),
             checkout_id: Vec::new(),
+            query: None,
             sorting: Sorting::by(OrderSort::CreatedAt, true),
         }
     }
@@ -110,6 +115,39 @@ pub async fn list(
     if by_external && external.is_empty() {
         return Ok((Vec::new(), 0));
     }
+    // The query: the customers it finds (through the search index) and the order it names;
+    // it finds nothing else.
+    let query = filter
+        .query
+        .as_deref()
+        .map(str::trim)
+        .filter(|q| !q.is_empty());
+    let mut searched: Vec<CustomerId> = Vec::new();
+    let mut named: Option<(OrderId, CustomerId)> = None;
+    if let Some(query) = query {
+        searched = customer_search(state, &orgs, &query.to_lowercase(), false)
+            .await?
+            .iter()
+            .map(|c| c.id)
+            .collect();
+        if let Ok(id) = query.parse::<OrderId>() {
+            if let Some(o) = state.store.get::<Order>(&id.key()).await? {
+                named = Some((id, o.value.customer_id));
+            }
+        }
+    }
+    let mut query_tenants: Vec<Vec<u8>> = searched.iter().map(|c| c.key()).collect();
+    if let Some((_, customer)) = named {
+        query_tenants.push(customer.key());
+    }
+    if query.is_some() && query_tenants.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let query_ok = |o: &Order| {
+        query.is_none()
+            || searched.contains(&o.customer_id)
+            || named.is_some_and(|(id, _)| id == o.id)
+    };
     let checkouts = &filter.checkout_id;
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
@@ -131,6 +169,7 @@ pub async fn list(
             && (checkouts.is_empty() || o.checkout_id.is_some_and(|c| checkouts.contains(&c)))
             && (discounts.is_empty() || o.discount_id.is_some_and(|d| discounts.contains(&d)))
             && price_type_ok(o)
+            && query_ok(o)
     };
     let narrowest = narrowest_filter(
         state,
@@ -143,6 +182,7 @@ pub async fn list(
                 ORDER_OF_CUSTOMER,
                 external.iter().map(|c| c.key()).collect(),
             ),
+            (ORDER_OF_CUSTOMER, query_tenants),
             (
                 ORDER_OF_DISCOUNT,
                 discounts.iter().map(|d| d.key()).collect(),

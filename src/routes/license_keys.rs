@@ -73,9 +73,16 @@ pub(crate) async fn list(
     let orgs: Vec<OrganizationId> = q.ids("organization_id");
     let benefits: Vec<BenefitId> = q.ids("benefit_id");
     let statuses: Vec<KeyStatus> = q.enums("status", STATUSES);
+    // Tollgate's extension: a key fragment, a customer's e-mail, name, external id or id.
+    let query = q.string("query");
     q.finish()?;
-    let page =
-        license_keys::list(&state, auth.subject(), &orgs, &benefits, &statuses, params).await;
+    let filter = license_keys::KeyFilter {
+        orgs: &orgs,
+        benefits: &benefits,
+        statuses: &statuses,
+        query: query.as_deref(),
+    };
+    let page = license_keys::list(&state, auth.subject(), &filter, params).await;
     Ok(web::Json(durable_answer(&state, page).await?))
 }
 

@@ -38,6 +38,8 @@ pub(crate) async fn list(
         customer_id: q.ids("customer_id"),
         external_customer_id: q.strings("external_customer_id"),
         checkout_id: q.ids("checkout_id"),
+        // Tollgate's extension: a customer's e-mail, name or external id, or an order id.
+        query: q.string("query"),
         sorting: Sorting::<OrderSort>::from_query(&mut q, (OrderSort::CreatedAt, true)),
     };
     q.finish()?;

@@ -84,13 +84,18 @@ pub struct Tally {
 }
 
 /// One entry in a sorted secondary index: `index | tenant | sort | id`.
-/// Each (index, tenant) pair has a counter of its entries, so lists know `total_count`
-/// without scanning.
+/// Each (index, tenant) pair of a counted entry ([`IndexEntry::new`]) has a counter of its
+/// entries, so lists know `total_count` without scanning. An uncounted entry
+/// ([`IndexEntry::uncounted`]) moves no counter: a search term's entry, whose (index,
+/// tenant) pairs are many and some hot ("gma" of every Gmail address), so a counter would
+/// be a point of contention for every write carrying the term, and nothing reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IndexEntry {
     pub index: &'static str,
     pub tenant: Vec<u8>,
     pub sort: Vec<u8>,
+    /// Whether the (index, tenant) pair has a counter ([`crate::Store::count`]).
+    pub counted: bool,
 }
 
 impl IndexEntry {
@@ -99,6 +104,22 @@ impl IndexEntry {
             index,
             tenant: tenant.into(),
             sort: sort.into(),
+            counted: true,
+        }
+    }
+
+    /// An entry whose (index, tenant) pair has no counter: written and removed with its
+    /// record like any other, read in order by [`crate::Store::index_iter`], but
+    /// [`crate::Store::count`] and the totals of [`crate::Store::page`] do not see it. An
+    /// index's entries must be all counted or all uncounted.
+    pub fn uncounted(
+        index: &'static str,
+        tenant: impl Into<Vec<u8>>,
+        sort: impl Into<Vec<u8>>,
+    ) -> Self {
+        Self {
+            counted: false,
+            ..Self::new(index, tenant, sort)
         }
     }
 }

@@ -1723,3 +1723,6 @@ async fn concurrent_updates_lose_no_increment(store: Store) {
     assert_eq!(stored.value.rank, 20);
 }
 both_engines!(concurrent_updates_lose_no_increment);
+
+#[path = "store_tests_uncounted.rs"]
+mod uncounted;

@@ -106,6 +106,7 @@ mod s3_server;
 mod schema;
 mod schemathesis;
 mod sdk_bodies;
+mod search;
 mod seat_subscriptions;
 mod seats;
 mod seller_subscriptions;

@@ -4,11 +4,15 @@
 //! set).
 
 mod address;
+mod search;
 mod tax;
 mod tax_checks;
 
 pub use address::{
     is_country, non_blank, Address, AddressIssue, CA_SUBDIVISIONS, COUNTRIES, US_STATES,
+};
+pub use search::{
+    customer_terms, matches_search, probe, search_tenant, Probe, CUSTOMER_SEARCH, SHORT_NEEDLE,
 };
 pub use tax::{country_formats, validate_tax_id, TaxId, TaxIdError, TaxIdFormat};
 
@@ -216,8 +220,12 @@ impl Record for Customer {
     const VERSION: u16 = 3;
     /// Its changes are webhook events.
     const FEED: bool = true;
-    const INDEXES: &'static [&'static str] =
-        &[CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME];
+    const INDEXES: &'static [&'static str] = &[
+        CUSTOMER_BY_CREATED,
+        CUSTOMER_BY_EMAIL,
+        CUSTOMER_BY_NAME,
+        CUSTOMER_SEARCH,
+    ];
     const UNIQUES: &'static [&'static str] = &[CUSTOMER_EMAIL, CUSTOMER_EXTERNAL_ID];
 
     fn encode(&self) -> Result<Vec<u8>, StorageError> {
@@ -240,7 +248,8 @@ impl Record for Customer {
     }
 
     /// One index per sortable field, split by organization; ties sort by creation time
-    /// (then id). Deleted customers leave every list.
+    /// (then id); and the uncounted search terms ([`CUSTOMER_SEARCH`]), in creation order.
+    /// Deleted customers leave every list.
     fn index_entries(&self) -> Vec<IndexEntry> {
         if self.is_deleted() {
             return Vec::new();
@@ -251,12 +260,19 @@ impl Record for Customer {
             Some(n) => KeyBuf::new().u8(0).str(&n.to_lowercase()),
             None => KeyBuf::new().u8(1),
         };
-        vec![
-            IndexEntry::new(
-                CUSTOMER_BY_CREATED,
-                tenant.clone(),
-                time_key(self.created_at),
-            ),
+        let created = time_key(self.created_at);
+        let mut entries: Vec<IndexEntry> = customer_terms(self)
+            .iter()
+            .map(|term| {
+                IndexEntry::uncounted(
+                    CUSTOMER_SEARCH,
+                    search_tenant(self.organization_id, term),
+                    created.clone(),
+                )
+            })
+            .collect();
+        entries.extend([
+            IndexEntry::new(CUSTOMER_BY_CREATED, tenant.clone(), created),
             IndexEntry::new(
                 CUSTOMER_BY_EMAIL,
                 tenant.clone(),
@@ -270,7 +286,8 @@ impl Record for Customer {
                 tenant,
                 name.fixed(self.created_sort().as_slice()).into_vec(),
             ),
-        ]
+        ]);
+        entries
     }
 
     /// A deleted customer frees its e-mail address and external id, so that a later
@@ -438,7 +455,9 @@ mod tests {
                 "jane.doe@example.com"
             )]
         );
-        assert_eq!(c.index_entries().len(), 3);
+        let entries = c.index_entries();
+        assert_eq!(entries.iter().filter(|e| e.counted).count(), 3);
+        assert_eq!(entries.len(), 3 + customer_terms(&c).len());
         c.deleted_at = Some(c.created_at);
         assert!(c.unique_keys().is_empty());
         assert!(c.index_entries().is_empty());

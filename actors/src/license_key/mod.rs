@@ -24,6 +24,7 @@ pub mod decide;
 pub mod directory;
 pub mod live;
 pub mod model;
+pub mod search;
 pub mod shared;
 
 use std::sync::Arc;
@@ -166,6 +167,7 @@ impl Record for LicenseKey {
         LICENSE_KEY_BY_CREATED,
         LICENSE_KEY_BY_BENEFIT,
         LICENSE_KEY_BY_CUSTOMER,
+        search::LICENSE_KEY_SEARCH,
     ];
     const UNIQUES: &'static [&'static str] = &[LICENSE_KEY_VALUE];
 
@@ -177,7 +179,7 @@ impl Record for LicenseKey {
         let created = KeyBuf::new()
             .i64(self.created_at.timestamp_micros())
             .into_vec();
-        vec![
+        let mut entries = vec![
             IndexEntry::new(
                 LICENSE_KEY_BY_CREATED,
                 self.organization_id.key(),
@@ -188,8 +190,21 @@ impl Record for LicenseKey {
                 self.benefit_id.key(),
                 created.clone(),
             ),
-            IndexEntry::new(LICENSE_KEY_BY_CUSTOMER, self.customer_id.key(), created),
-        ]
+            IndexEntry::new(
+                LICENSE_KEY_BY_CUSTOMER,
+                self.customer_id.key(),
+                created.clone(),
+            ),
+        ];
+        // What a seller types of the key (`search`): uncounted.
+        entries.extend(search::key_terms(&self.key).iter().map(|term| {
+            IndexEntry::uncounted(
+                search::LICENSE_KEY_SEARCH,
+                search::fragment_tenant(self.organization_id, term),
+                created.clone(),
+            )
+        }));
+        entries
     }
 
     fn unique_keys(&self) -> Vec<UniqueKey> {

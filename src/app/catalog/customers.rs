@@ -3,16 +3,19 @@
 
 use std::cmp::Ordering;
 
-use tollgate_storage::{Batch, Expect, StorageError, Stored};
+use tollgate_storage::{Batch, Direction, Expect, StorageError, Stored};
 
 use crate::app::access::{can_access, organization_for_create, organizations_for_list};
-use crate::app::listing::{compare_times, directed, nulls_last, select_page, sorted_page_of};
+use crate::app::listing::{
+    compare_times, directed, nulls_last, rarest_probe, select_page, sorted_page_of,
+};
 use crate::app::paging::{ListParams, SortField, Sorting};
 use crate::auth::Subject;
 use crate::domain::customer::{
-    customer_by_email, customer_by_external_id, normalize_email, validate_tax_id, Address,
-    Customer, CustomerChange, NewCustomer, TaxId, CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL,
-    CUSTOMER_BY_NAME, CUSTOMER_EXTERNAL_ID,
+    customer_by_email, customer_by_external_id, matches_search, normalize_email, probe,
+    search_tenant, validate_tax_id, Address, Customer, CustomerChange, NewCustomer, Probe, TaxId,
+    CUSTOMER_BY_CREATED, CUSTOMER_BY_EMAIL, CUSTOMER_BY_NAME, CUSTOMER_EXTERNAL_ID,
+    CUSTOMER_SEARCH,
 };
 use crate::domain::ids::{CustomerId, OrganizationId};
 use crate::error::{AppError, Given, Invalid};
@@ -56,7 +59,9 @@ pub struct CustomerFilter {
     /// Of these organizations (all the subject reaches when empty).
     pub organization_id: Vec<OrganizationId>,
     /// Polar's `query`: a case-insensitive substring of the e-mail address or the name
-    /// (the billing name is the name), or a prefix of the external id.
+    /// (the billing name is the name), or a prefix of the external id; below 3 characters,
+    /// the beginning of a word of the address or the name, or of the external id
+    /// (`domain::customer::search`). Read from the search index, never a scan.
     pub query: Option<String>,
     /// Polar's `email`: this address exactly, case-insensitively.
     pub email: Option<String>,
@@ -74,16 +79,62 @@ impl Default for CustomerFilter {
     }
 }
 
-/// Polar's `query`: the e-mail address or the name contain it, or the external id starts
-/// with it (case-insensitively).
-fn matches_query(c: &Customer, needle: &str) -> bool {
-    c.email.to_lowercase().contains(needle)
-        || c.name
-            .as_ref()
-            .is_some_and(|m| m.to_lowercase().contains(needle))
-        || c.external_id
-            .as_ref()
-            .is_some_and(|e| e.to_lowercase().starts_with(needle))
+/// The store's meta key saying the search indexes of the records written before them
+/// (customers, license keys) were built.
+const SEARCH_INDEXES_BUILT: &str = "search_indexes_v1";
+
+/// Once per store, at start before anything is served: builds the search entries
+/// (`CUSTOMER_SEARCH`, `LICENSE_KEY_SEARCH`) of the customers and license keys written by
+/// a build without them, by rebuilding those two types' derived keys from their records,
+/// then marks the store. On PostgreSQL the rebuild holds the records table in share mode,
+/// so other nodes' writes wait for it; on the embedded store nothing else writes yet.
+pub async fn ensure_search_indexes(store: &tollgate_storage::Store) -> Result<(), StorageError> {
+    if store.get_meta(SEARCH_INDEXES_BUILT).await?.is_some() {
+        return Ok(());
+    }
+    tracing::info!("building the search indexes of existing customers and license keys");
+    store.rebuild_indexes::<Customer>().await?;
+    store
+        .rebuild_indexes::<tollgate_actors::license_key::LicenseKey>()
+        .await?;
+    let mut batch = Batch::new();
+    batch.put_meta(SEARCH_INDEXES_BUILT, b"1".to_vec());
+    store.commit_durable(&batch).await?;
+    Ok(())
+}
+
+/// The customers of `orgs` that match `needle` (lower-cased, not empty), read from the
+/// search index ([`CUSTOMER_SEARCH`]): the candidates under the needle's rarest term, in
+/// creation order (backwards if `descending`), kept by [`matches_search`]. The cost grows
+/// with that term's customers, never with all of them.
+pub async fn search(
+    state: &AppState,
+    orgs: &[OrganizationId],
+    needle: &str,
+    descending: bool,
+) -> Result<Vec<Customer>, AppError> {
+    let Probe::Terms(terms) = probe(needle) else {
+        return Err(AppError::internal("an empty needle searches nothing"));
+    };
+    let probes: Vec<Vec<Vec<u8>>> = terms
+        .iter()
+        .map(|t| orgs.iter().map(|o| search_tenant(*o, t)).collect())
+        .collect();
+    let direction = if descending {
+        Direction::Desc
+    } else {
+        Direction::Asc
+    };
+    let ids = rarest_probe(state, CUSTOMER_SEARCH, &probes, direction).await?;
+    let mut found = Vec::new();
+    for chunk in ids.chunks(256) {
+        for c in state.store.get_many::<Customer>(chunk).await? {
+            if !c.value.is_deleted() && matches_search(&c.value, needle) {
+                found.push(c.value);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// One page of the customers `subject` reaches, and their total.
@@ -96,8 +147,12 @@ pub async fn list(
     let sorting = &filter.sorting;
     state.store.read_barrier().await?;
     let orgs = organizations_for_list(state, subject, &filter.organization_id).await?;
-    let needle = filter.query.as_ref().map(|s| s.to_lowercase());
-    let matches = |c: &Customer| needle.as_deref().is_none_or(|n| matches_query(c, n));
+    let needle = filter
+        .query
+        .as_ref()
+        .map(|s| s.to_lowercase())
+        .filter(|n| !n.is_empty());
+    let matches = |c: &Customer| needle.as_deref().is_none_or(|n| matches_search(c, n));
     if let Some(email) = &filter.email {
         // At most one customer per organization has the address: found through its
         // unique key, without a scan.
@@ -112,19 +167,23 @@ pub async fn list(
         let order = |a: &Customer, b: &Customer| sorting.compare(a, b, compare);
         return select_page(found, &order, params);
     }
+    let (field, desc) = sorting.primary();
+    if let Some(needle) = &needle {
+        // Candidates in creation order, in the direction of the first criterion: ties of
+        // every criterion keep it, as they keep the index's (creation time, then id).
+        let found = search(state, &orgs, needle, desc).await?;
+        let order = |a: &Customer, b: &Customer| {
+            compare(field, desc, a, b).then_with(|| sorting.compare(a, b, compare))
+        };
+        return select_page(found.into_iter().map(Ok), &order, params);
+    }
     let tenants: Vec<Vec<u8>> = orgs.iter().map(|o| o.key()).collect();
     // The first criterion is served by an index (equal values follow creation order), the
     // others in memory.
-    let (field, desc) = sorting.primary();
     let index = match field {
         CustomerSort::CreatedAt => CUSTOMER_BY_CREATED,
         CustomerSort::Email => CUSTOMER_BY_EMAIL,
         CustomerSort::Name => CUSTOMER_BY_NAME,
-    };
-    let filter: Option<&dyn Fn(&Customer) -> bool> = if needle.is_some() {
-        Some(&matches)
-    } else {
-        None
     };
     let several = sorting.several(compare);
     sorted_page_of::<Customer>(
@@ -133,7 +192,7 @@ pub async fn list(
         &tenants,
         desc,
         params,
-        filter,
+        None,
         several.as_deref(),
     )
     .await

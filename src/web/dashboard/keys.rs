@@ -28,7 +28,7 @@ const CUSTOMER_MATCHES: u64 = 20;
 struct KeysPage {
     layout: Layout,
     q: ListQuery,
-    /// Each key with its customer (without a search).
+    /// Each key with its customer (the ones a search found, with a search).
     keys: Vec<(LicenseKey, Customer)>,
     /// The customers a search matched.
     customers: Vec<Customer>,
@@ -39,8 +39,10 @@ struct KeysPage {
     signing: LicenseKeySigning,
 }
 
-/// `?query=`: a whole key goes straight to it; otherwise the customers whose e-mail or
-/// name match, with links to their keys. Without a query: every key, newest first.
+/// `?query=`: a whole key goes straight to it; otherwise the keys it finds (a fragment of
+/// the key, or their customer's e-mail, name, external id or id: `license_keys::search`),
+/// newest first, and the customers whose e-mail or name match, with links to their keys.
+/// Without a query: every key, newest first.
 pub async fn license_keys(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -70,7 +72,17 @@ pub async fn license_keys(
                 limit: CUSTOMER_MATCHES,
             };
             let (found, _) = customers::list(&state, dash.subject(), &filter, first).await?;
-            (Vec::new(), found, 0)
+            let key_filter = license_keys::KeyFilter {
+                orgs: &[layout.org],
+                ..license_keys::KeyFilter::default()
+            };
+            let records =
+                license_keys::search(&state, dash.subject(), &key_filter, needle, true, params)
+                    .await;
+            let (keys, total) = license_keys::durable_answer(&state, records)
+                .await
+                .map_err(crate::error::ApiError::from)?;
+            (with_customers(&state, keys).await?, found, total)
         }
         None => {
             let records =

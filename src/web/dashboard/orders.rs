@@ -95,6 +95,7 @@ pub async fn orders(
         organization_id: vec![layout.org],
         product_id: ids::<ProductId>(&q.product_id)?,
         customer_id: ids::<CustomerId>(&q.customer_id)?,
+        query: q.search(),
         sorting: Sorting::<OrderSort>::named(offered(&q, ORDER_SORTS))
             .unwrap_or_else(|| Sorting::by(OrderSort::CreatedAt, true)),
         ..OrderFilter::default()

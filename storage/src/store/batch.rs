@@ -265,8 +265,9 @@ pub(super) struct Plan {
     pub(super) record: Option<(Vec<u8>, Option<Vec<u8>>)>,
     /// The id the index entries and unique keys point to.
     pub(super) id: Vec<u8>,
-    pub(super) index_remove: Vec<(Vec<u8>, Vec<u8>)>,
-    pub(super) index_add: Vec<(Vec<u8>, Vec<u8>)>,
+    /// `(entry key, counter key)`; no counter key: an uncounted entry.
+    pub(super) index_remove: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    pub(super) index_add: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     pub(super) unique_remove: Vec<Vec<u8>>,
     pub(super) unique_add: Vec<(Vec<u8>, &'static str)>,
     /// A change-feed entry (the engine numbers it): an encoded `feed::Entry`.

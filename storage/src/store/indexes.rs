@@ -27,7 +27,7 @@ impl IndexReport {
     }
 }
 
-/// The index entries (key → id), counters (key → count) and unique keys (key → id) that
+/// The index entries (key → id), counters of the counted ones (key → count) and unique keys (key → id) that
 /// records derive: what the stored ones must be.
 pub(super) type ExpectedKeys = (
     BTreeMap<Vec<u8>, Vec<u8>>,
@@ -47,7 +47,9 @@ pub(super) fn expected_keys<R: Record>(
         let id = record.id_key();
         let (i, u) = derived_keys(&record, &id)?;
         for e in i {
-            *counters.entry(e.counter).or_insert(0) += 1;
+            if let Some(counter) = e.counter {
+                *counters.entry(counter).or_insert(0) += 1;
+            }
             index.insert(e.key, id.clone());
         }
         for k in u {

@@ -1,16 +1,17 @@
 //! How the store lays its data out as keys and values: record keys
 //! (`collection 0 id`), index entries (`index 0 len-prefixed tenant | sort | id`) and
-//! their per-tenant counters (big-endian u64), and unique keys (`name 0 len-prefixed
+//! the per-tenant counters of counted indexes (big-endian u64), and unique keys (`name 0 len-prefixed
 //! tenant | value`).
 
 use crate::keys::push_len_prefixed;
 use crate::record::{IndexEntry, Record, UniqueKey};
 use crate::StorageError;
 
-/// An index entry's key and the key of its (index, tenant) counter.
+/// An index entry's key and the key of its (index, tenant) counter (`None`: an
+/// uncounted entry, [`IndexEntry::uncounted`]).
 pub(super) struct EncodedIndex {
     pub(super) key: Vec<u8>,
-    pub(super) counter: Vec<u8>,
+    pub(super) counter: Option<Vec<u8>>,
 }
 
 pub(super) fn decode_counter(bytes: &[u8]) -> Result<u64, StorageError> {
@@ -43,11 +44,14 @@ pub(super) fn encode_index_entries(
     entries
         .iter()
         .map(|e| {
-            let counter = tenant_prefix(e.index, &e.tenant)?;
-            let mut key = counter.clone();
+            let prefix = tenant_prefix(e.index, &e.tenant)?;
+            let mut key = prefix.clone();
             key.extend_from_slice(&e.sort);
             key.extend_from_slice(id);
-            Ok(EncodedIndex { key, counter })
+            Ok(EncodedIndex {
+                key,
+                counter: e.counted.then_some(prefix),
+            })
         })
         .collect()
 }

@@ -357,13 +357,48 @@ impl PgEngine {
             .await
             .map_err(sql_error)?;
         }
+        // Uncounted entries (search terms, tens per record) go in one statement each way;
+        // counted ones move their counter too.
+        let uncounted_remove: Vec<&[u8]> = plan
+            .index_remove
+            .iter()
+            .filter(|(_, c)| c.is_none())
+            .map(|(k, _)| k.as_slice())
+            .collect();
+        if !uncounted_remove.is_empty() {
+            tx.execute(
+                &format!("DELETE FROM {s}.idx WHERE k = ANY($1::bytea[])"),
+                &[&uncounted_remove],
+            )
+            .await
+            .map_err(sql_error)?;
+        }
         for (key, counter) in &plan.index_remove {
+            let Some(counter) = counter else { continue };
             tx.execute(&format!("DELETE FROM {s}.idx WHERE k = $1"), &[key])
                 .await
                 .map_err(sql_error)?;
             self.add_to_counter(tx, counter, -1).await?;
         }
+        let uncounted_add: Vec<&[u8]> = plan
+            .index_add
+            .iter()
+            .filter(|(_, c)| c.is_none())
+            .map(|(k, _)| k.as_slice())
+            .collect();
+        if !uncounted_add.is_empty() {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {s}.idx (k, id) SELECT k, $2 FROM unnest($1::bytea[]) AS k
+                     ON CONFLICT (k) DO UPDATE SET id = EXCLUDED.id"
+                ),
+                &[&uncounted_add, &plan.id],
+            )
+            .await
+            .map_err(sql_error)?;
+        }
         for (key, counter) in &plan.index_add {
+            let Some(counter) = counter else { continue };
             tx.execute(
                 &format!(
                     "INSERT INTO {s}.idx (k, id) VALUES ($1, $2)

@@ -88,11 +88,15 @@ fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
     }
     for (key, counter) in &plan.index_remove {
         tx.index.remove(key.as_slice())?;
-        add_to_counter(tx, counter, -1)?;
+        if let Some(counter) = counter {
+            add_to_counter(tx, counter, -1)?;
+        }
     }
     for (key, counter) in &plan.index_add {
         tx.index.insert(key.as_slice(), plan.id.as_slice())?;
-        add_to_counter(tx, counter, 1)?;
+        if let Some(counter) = counter {
+            add_to_counter(tx, counter, 1)?;
+        }
     }
     for key in &plan.unique_remove {
         tx.uniques.remove(key.as_slice())?;
