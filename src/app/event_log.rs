@@ -195,28 +195,40 @@ pub async fn page(
     Ok(Some(EventPage { items, next }))
 }
 
-/// Removes the log entries logged before `cutoff`, at most `max`; returns how many went.
-/// The heads stay: numbers are never given twice.
-pub async fn purge(
-    state: &AppState,
-    cutoff: DateTime<Utc>,
-    max: usize,
-) -> Result<usize, StorageError> {
-    let until = KeyBuf::new().fixed(&time_key(cutoff)).into_vec();
-    let ids = state
-        .store
-        .index_range(EVENT_LOG_BY_CREATED, &[], &[], Some(&until))
-        .await?;
+/// Log entries judged per durable batch of the purge.
+const PURGE_BATCH: usize = 256;
+
+/// Removes every log entry logged before `cutoff`, oldest first, in batches of
+/// [`PURGE_BATCH`] (other tasks served between them, no more than one batch of ids in
+/// memory); returns how many went. The heads stay: numbers are never given twice.
+pub async fn purge(state: &AppState, cutoff: DateTime<Utc>) -> Result<usize, StorageError> {
     let mut purged = 0;
-    for chunk in ids.chunks(200).take(max.div_ceil(200)) {
+    loop {
+        // What went is out of the index: each round reads from the (new) oldest.
+        let ids = state
+            .store
+            .index_iter(EVENT_LOG_BY_CREATED, &[Vec::new()], Direction::Asc)?
+            .take(PURGE_BATCH)
+            .await?;
+        let read = ids.len();
         let mut batch = Batch::new();
-        for id in chunk {
-            batch.delete::<LoggedEvent>(id, Expect::Any);
+        let mut due = 0;
+        for logged in state.store.get_many::<LoggedEvent>(&ids).await? {
+            if logged.value.created_at >= cutoff {
+                break;
+            }
+            batch.delete::<LoggedEvent>(&logged.value.id_key(), Expect::Any);
+            due += 1;
         }
-        state.store.commit_durable(&batch).await?;
-        purged += chunk.len();
+        if !batch.is_empty() {
+            state.store.commit_durable(&batch).await?;
+            purged += due;
+        }
+        if due < read || read < PURGE_BATCH {
+            return Ok(purged);
+        }
+        tokio::task::yield_now().await;
     }
-    Ok(purged)
 }
 
 #[cfg(test)]

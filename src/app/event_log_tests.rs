@@ -128,9 +128,7 @@ async fn the_retention_removes_the_oldest_and_numbers_go_on() {
     let start = app.now() - Duration::days(30);
     logged(&app, org, 5, start).await;
     // Everything logged before the third hour goes.
-    let purged = purge(&app, start + Duration::hours(3), 10_000)
-        .await
-        .unwrap();
+    let purged = purge(&app, start + Duration::hours(3)).await.unwrap();
     assert_eq!(purged, 2);
     let p = page(&app, subject, None, None, 10).await.unwrap().unwrap();
     assert_eq!(seqs(&p), [3, 4, 5], "from the oldest kept");
@@ -148,4 +146,19 @@ async fn the_retention_removes_the_oldest_and_numbers_go_on() {
         .unwrap()
         .unwrap();
     assert_eq!(head.value.last, 5);
+}
+
+#[actix_web::test]
+async fn the_retention_removes_all_that_is_due_over_many_batches_in_one_run() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let n = PURGE_BATCH as u64 * 2 + 50;
+    let start = app.now() - Duration::days(400);
+    logged(&app, org, n, start).await;
+    // All but the last ten are due: more than two batches' worth, in one run.
+    let cutoff = start + Duration::hours(n as i64 - 9);
+    assert_eq!(purge(&app, cutoff).await.unwrap() as u64, n - 10);
+    let p = page(&app, subject, None, None, 100).await.unwrap().unwrap();
+    assert_eq!(seqs(&p), (n - 9..=n).collect::<Vec<_>>());
+    assert_eq!(purge(&app, cutoff).await.unwrap(), 0);
 }
