@@ -436,6 +436,50 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
     Ok(purged)
 }
 
+/// Empties the rendered text and HTML of messages settled more than
+/// `retention.grace_hours` ago (the bodies are most of a message's bytes, and nothing
+/// reads a settled message's body; the dashboard shows its recipient, kind, subject and
+/// state, which stay); returns how many. Oldest first, in batches of [`PURGE_BATCH`],
+/// through the index of the settled messages that still hold a body: a run reads only
+/// what it empties. Pending messages keep theirs.
+pub async fn slim(state: &AppState) -> Result<usize, StorageError> {
+    use crate::domain::mail::MAIL_BODY_KEPT;
+    let hours = i64::try_from(state.settings.retention.grace_hours).unwrap_or(i64::MAX);
+    let cutoff = state.now() - chrono::Duration::try_hours(hours).unwrap_or(chrono::Duration::MAX);
+    let mut slimmed = 0;
+    loop {
+        // What was emptied left the index: each round reads from the (new) oldest.
+        let ids = state
+            .store
+            .index_iter(MAIL_BODY_KEPT, &[Vec::new()], Direction::Asc)?
+            .take(PURGE_BATCH)
+            .await?;
+        let read = ids.len();
+        let mut batch = Batch::new();
+        for stored in state.store.get_many::<MailMessage>(&ids).await? {
+            let mut m = stored.value;
+            if m.modified_at.unwrap_or(m.created_at) >= cutoff {
+                break;
+            }
+            m.drop_body();
+            batch.put(&m, Expect::Rev(stored.rev))?;
+        }
+        let due = batch.len();
+        if due > 0 {
+            match state.store.commit_durable(&batch).await {
+                Ok(_) => slimmed += due,
+                // A message changed meanwhile: the next run judges it again.
+                Err(StorageError::Conflict { .. }) => return Ok(slimmed),
+                Err(e) => return Err(e),
+            }
+        }
+        if due < read || read < PURGE_BATCH {
+            return Ok(slimmed);
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,5 +597,72 @@ mod tests {
         kept.sort();
         assert_eq!(left, kept);
         assert_eq!(purge(&app).await.unwrap(), 0);
+    }
+
+    #[actix_web::test]
+    async fn settled_messages_lose_their_bodies_after_the_grace_period_and_pending_ones_keep_them()
+    {
+        let app = testing::app().await;
+        let grace =
+            chrono::Duration::hours(i64::try_from(app.settings.retention.grace_hours).unwrap());
+        let long_ago = app.now() - grace - chrono::Duration::minutes(1);
+        let total = PURGE_BATCH + 20;
+        let mut batch = Batch::new();
+        let mut settled_long_ago = Vec::new();
+        let mut kept = Vec::new();
+        for n in 0..total {
+            let mut m = message(Vec::new());
+            m.created_at = long_ago - chrono::Duration::seconds(n as i64);
+            match n % 4 {
+                // Pending: keeps its body whatever its age.
+                0 => kept.push(m.id),
+                // Settled just now: keeps it a while.
+                1 => {
+                    m.state = MailState::Sent;
+                    m.modified_at = Some(app.now());
+                    kept.push(m.id);
+                }
+                _ => {
+                    m.state = if n % 4 == 2 {
+                        MailState::Sent
+                    } else {
+                        MailState::Failed
+                    };
+                    m.modified_at = Some(m.created_at);
+                    settled_long_ago.push(m.id);
+                }
+            }
+            batch.put(&m, Expect::Absent).unwrap();
+        }
+        app.store.commit_durable(&batch).await.unwrap();
+
+        assert_eq!(slim(&app).await.unwrap(), settled_long_ago.len());
+        for id in &settled_long_ago {
+            let m = app
+                .store
+                .get::<MailMessage>(&id.key())
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(!m.value.has_body());
+            assert_eq!(
+                m.value.subject, "Your receipt",
+                "what the dashboard shows stays"
+            );
+            assert_eq!(m.value.to, "ada@example.com");
+        }
+        for id in &kept {
+            let m = app
+                .store
+                .get::<MailMessage>(&id.key())
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (m.value.text.as_str(), m.value.html.as_str()),
+                ("Thanks", "<p>Thanks</p>")
+            );
+        }
+        assert_eq!(slim(&app).await.unwrap(), 0);
     }
 }
