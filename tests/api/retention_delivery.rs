@@ -328,3 +328,131 @@ async fn nothing_undelivered_is_trimmed_across_retention_and_a_kill_9() {
         "{to:?}"
     );
 }
+
+/// The bytes of every record of a kind, as stored (its encoding; keys and index entries
+/// aside), and how many there are.
+async fn bytes_of<R: Record>(store: &Store) -> (usize, usize) {
+    let all = store.scan::<R>().await.expect("scanning");
+    let bytes = all
+        .iter()
+        .map(|s| s.value.encode().expect("encoding").len() + s.value.id_key().len())
+        .sum();
+    (all.len(), bytes)
+}
+
+/// What the history costs per sale, and what the retention makes of it: sales through the
+/// API with one (`raw`) endpoint, then the mail bodies emptied once past the
+/// grace period, then everything settled purged past the retention period. Prints the
+/// figures (`TOLLGATE_MEASURE_SALES` sales, 40 without it); fails if a step does not do
+/// what it says.
+#[actix_web::test]
+async fn history_bytes_per_sale_before_and_after_the_retention() {
+    use tollgate_actors::checkout::Checkout;
+    use tollgate_actors::domain::webhook::WebhookDelivery;
+    let sales: usize = std::env::var("TOLLGATE_MEASURE_SALES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let dir = tempfile::tempdir().expect("creating the data directory");
+    let s = crate::webhooks::settings(dir.path());
+    let (clock, shared) = tollgate_actors::ManualClock::shared(chrono::Utc::now());
+    let app = crate::helpers::spawn_app_with(dir, s, shared).await;
+    let api = Api::of(&app);
+    let cat = seed(api, "measure").await;
+    // A disabled endpoint: its events are recorded (skipped), payload and all, as any
+    // endpoint's, without waiting for a receiver.
+    let e = api
+        .posted(
+            "/v1/webhooks/endpoints",
+            &json!({"url": "http://localhost:9/hooks", "format": "raw", "events": EVENTS, "organization_id": cat.org, "secret": SECRET}),
+            201,
+        )
+        .await;
+    api.patch(
+        &format!("/v1/webhooks/endpoints/{}", id_of(&e)),
+        Some(&app.token),
+        &json!({"enabled": false}),
+    )
+    .await
+    .expect(200);
+    for i in 0..sales {
+        buy(api, &cat.ebook_price, &format!("m{i}@example.com"), None).await;
+    }
+    let started = Instant::now();
+    while app.state.store.pending_changes().await.expect("the feed") > 0 {
+        assert!(started.elapsed() < DEADLINE, "the fan-out did not catch up");
+        sleep(Duration::from_millis(50)).await;
+    }
+    let store = &app.state.store;
+    // Every message settled (transport "none": skipped, with its body).
+    loop {
+        let mail: Vec<MailMessage> = crate::checkouts::store_values(store).await;
+        if mail.len() >= sales && !mail.iter().any(MailMessage::is_pending) {
+            break;
+        }
+        assert!(started.elapsed() < DEADLINE, "the mail was not settled");
+        sleep(Duration::from_millis(50)).await;
+    }
+    let report = |label: &str, kind: &str, (n, bytes): (usize, usize)| {
+        eprintln!(
+            "{label:>22} {kind:>18}: {n:>6} records, {bytes:>9} bytes, {:>7.0} bytes/sale",
+            bytes as f64 / sales as f64
+        );
+    };
+    // Every event settled too: skipped, or failed after its few quick retries (an event
+    // fanned out before the endpoint's change was seen).
+    loop {
+        let events: Vec<WebhookEvent> = crate::checkouts::store_values(store).await;
+        if !events.iter().any(WebhookEvent::is_pending) {
+            break;
+        }
+        assert!(started.elapsed() < DEADLINE, "the events were not settled");
+        sleep(Duration::from_millis(50)).await;
+    }
+    let mail_before = bytes_of::<MailMessage>(store).await;
+    report(
+        "after the sales",
+        "checkouts",
+        bytes_of::<Checkout>(store).await,
+    );
+    report(
+        "after the sales",
+        "webhook events",
+        bytes_of::<WebhookEvent>(store).await,
+    );
+    report(
+        "after the sales",
+        "deliveries",
+        bytes_of::<WebhookDelivery>(store).await,
+    );
+    report(
+        "after the sales",
+        "event log",
+        bytes_of::<LoggedEvent>(store).await,
+    );
+    report("after the sales", "mail", mail_before);
+    assert!(mail_before.0 >= sales);
+
+    // Past the grace period: the settled messages' bodies go.
+    let grace = i64::try_from(app.state.settings.retention.grace_hours).unwrap();
+    clock.advance(chrono::Duration::hours(grace + 1));
+    assert!(tollgate::mail::slim(&app.state).await.unwrap() >= sales);
+    let mail_slim = bytes_of::<MailMessage>(store).await;
+    report("bodies emptied", "mail", mail_slim);
+    assert_eq!(mail_slim.0, mail_before.0);
+    assert!(mail_slim.1 * 2 < mail_before.1, "the bodies are most of it");
+
+    // Past the retention period: everything settled goes, however much there is.
+    clock.advance(chrono::Duration::days(91));
+    tollgate::webhooks::purge(&app.state).await.unwrap();
+    tollgate::mail::purge(&app.state).await.unwrap();
+    for (kind, left) in [
+        ("webhook events", bytes_of::<WebhookEvent>(store).await),
+        ("deliveries", bytes_of::<WebhookDelivery>(store).await),
+        ("event log", bytes_of::<LoggedEvent>(store).await),
+        ("mail", bytes_of::<MailMessage>(store).await),
+    ] {
+        report("past the retention", kind, left);
+        assert_eq!(left.0, 0, "{kind} left");
+    }
+}
