@@ -35,14 +35,19 @@ use crate::state::AppState;
 /// until nothing due is left.
 pub const PURGE_BATCH: usize = 200;
 
-/// Deletes settled events older than `webhooks.retention_days`, with their delivery log,
-/// and the cursor's log entries as old; returns how many (endpoint) events went. All that
+/// Deletes the cursor's log entries older than `webhooks.retention_days`, then the settled
+/// events as old, with their delivery log; returns how many (endpoint) events went. All that
 /// is due goes, in batches of [`PURGE_BATCH`] with other tasks served between them: the
 /// purge keeps up with any inflow. Pending events stay until they settle (an endpoint
 /// that is down gets every event once it is back), unless their endpoint is gone.
 pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
     let days = i64::try_from(state.settings.webhooks.retention_days).unwrap_or(i64::MAX);
     let cutoff = state.now() - chrono::Duration::days(days.min(100_000));
+    // The cursor's log keeps as long, and goes first: an entry may hold its data in the
+    // payload of an endpoint event created with it (`LoggedEvent::data_in`), never later
+    // than it, so with the same cutoff the entry always goes before its event. A log
+    // purge that fails stops here, events untouched.
+    crate::app::event_log::purge(state, cutoff).await?;
     let mut purged = 0;
     // Whether each endpoint met still exists (a pending event of a deleted one goes).
     let mut endpoints: HashMap<WebhookEndpointId, bool> = HashMap::new();
@@ -108,7 +113,5 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
         }
         tokio::task::yield_now().await;
     }
-    // The cursor's log keeps as long.
-    crate::app::event_log::purge(state, cutoff).await?;
     Ok(purged)
 }

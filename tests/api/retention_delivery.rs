@@ -409,6 +409,19 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
         assert!(started.elapsed() < DEADLINE, "the events were not settled");
         sleep(Duration::from_millis(50)).await;
     }
+    let log: Vec<LoggedEvent> = crate::checkouts::store_values(store).await;
+    let inline: BTreeMap<String, usize> =
+        log.iter()
+            .filter(|l| l.data_in.is_none())
+            .fold(BTreeMap::new(), |mut m, l| {
+                *m.entry(l.event_type.clone()).or_insert(0) += 1;
+                m
+            });
+    eprintln!(
+        "event log: {} entries, their data inline in {:?}",
+        log.len(),
+        inline
+    );
     let mail_before = bytes_of::<MailMessage>(store).await;
     report(
         "after the sales",
@@ -431,6 +444,17 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
         bytes_of::<LoggedEvent>(store).await,
     );
     report("after the sales", "mail", mail_before);
+    // The log holds no second copy of what an endpoint's event holds: only the events of
+    // before the endpoint (the catalog's) are inline.
+    let (log_bytes, events_bytes) = (
+        bytes_of::<LoggedEvent>(store).await.1,
+        bytes_of::<WebhookEvent>(store).await.1,
+    );
+    assert!(
+        log_bytes * 5 < events_bytes,
+        "{log_bytes} vs {events_bytes}"
+    );
+    assert!(!inline.contains_key("order.paid"), "{inline:?}");
     assert!(mail_before.0 >= sales);
 
     // Past the grace period: the settled messages' bodies go.
