@@ -135,6 +135,11 @@ fn spawn_retention(state: web::Data<AppState>) {
                 Ok(n) => tracing::info!(messages = n, "e-mail history purged"),
                 Err(e) => tracing::warn!(error = %e, "e-mail history purge failed"),
             }
+            match crate::mail::slim(&state).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(messages = n, "bodies of settled e-mail emptied"),
+                Err(e) => tracing::warn!(error = %e, "emptying settled e-mail failed"),
+            }
         }
     });
 }

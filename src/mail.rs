@@ -376,40 +376,108 @@ async fn files_of(
     Ok(Ok(files))
 }
 
+/// Messages judged per durable batch of the purge.
+pub const PURGE_BATCH: usize = 200;
+
 /// Deletes messages settled (sent, failed or skipped) more than `webhooks.retention_days`
-/// ago, as the webhook history is kept; returns how many went. Pending ones stay.
+/// ago, as the webhook history is kept; returns how many went. All that is due goes, in
+/// batches of [`PURGE_BATCH`] with other tasks served between them, in one walk from the
+/// oldest. Pending ones stay: a mail server that refuses gets every message once back.
 pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
     use crate::domain::mail::MAIL_BY_CREATED;
     let days = i64::try_from(state.settings.webhooks.retention_days).unwrap_or(i64::MAX);
     let cutoff = state.now() - chrono::Duration::days(days.min(100_000));
-    let ids: Vec<Vec<u8>> = state
+    let mut oldest = state
         .store
-        .index_iter(MAIL_BY_CREATED, &[Vec::new()], Direction::Asc)?
-        .take(10_000)
-        .await?;
+        .index_iter(MAIL_BY_CREATED, &[Vec::new()], Direction::Asc)?;
     let mut purged = 0;
-    let mut batch = Batch::new();
-    for id in ids {
-        let Some(m) = state.store.get::<MailMessage>(&id).await? else {
+    let mut done = false;
+    while !done {
+        let mut batch = Batch::new();
+        let mut ids = Vec::new();
+        while batch.len() < PURGE_BATCH {
+            let Some(id) = oldest.next().await else {
+                done = true;
+                break;
+            };
+            let id = id?;
+            let Some(m) = state.store.get::<MailMessage>(&id).await? else {
+                continue;
+            };
+            if m.value.created_at >= cutoff {
+                done = true;
+                break;
+            }
+            if m.value.is_pending() {
+                continue;
+            }
+            batch.delete::<MailMessage>(&id, Expect::Rev(m.rev));
+            ids.push(m.value.id);
+        }
+        if batch.is_empty() {
             continue;
-        };
-        if m.value.created_at >= cutoff {
-            break;
         }
-        if m.value.is_pending() {
-            continue;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => {
+                purged += batch.len();
+                // The file transport's copies go with the messages.
+                for id in ids {
+                    if let Err(e) = state.mailer.forget(id).await {
+                        tracing::warn!(error = %e, message = %id, "removing a purged message's file failed");
+                    }
+                }
+            }
+            // A message changed meanwhile: the next run judges it again.
+            Err(StorageError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
         }
-        batch.delete::<MailMessage>(&id, Expect::Rev(m.rev));
-        purged += 1;
-        if batch.len() >= 200 {
-            state.store.commit_durable(&batch).await?;
-            batch = Batch::new();
-        }
-    }
-    if !batch.is_empty() {
-        state.store.commit_durable(&batch).await?;
+        tokio::task::yield_now().await;
     }
     Ok(purged)
+}
+
+/// Empties the rendered text and HTML of messages settled more than
+/// `retention.grace_hours` ago (the bodies are most of a message's bytes, and nothing
+/// reads a settled message's body; the dashboard shows its recipient, kind, subject and
+/// state, which stay); returns how many. Oldest first, in batches of [`PURGE_BATCH`],
+/// through the index of the settled messages that still hold a body: a run reads only
+/// what it empties. Pending messages keep theirs.
+pub async fn slim(state: &AppState) -> Result<usize, StorageError> {
+    use crate::domain::mail::MAIL_BODY_KEPT;
+    let hours = i64::try_from(state.settings.retention.grace_hours).unwrap_or(i64::MAX);
+    let cutoff = state.now() - chrono::Duration::try_hours(hours).unwrap_or(chrono::Duration::MAX);
+    let mut slimmed = 0;
+    loop {
+        // What was emptied left the index: each round reads from the (new) oldest.
+        let ids = state
+            .store
+            .index_iter(MAIL_BODY_KEPT, &[Vec::new()], Direction::Asc)?
+            .take(PURGE_BATCH)
+            .await?;
+        let read = ids.len();
+        let mut batch = Batch::new();
+        for stored in state.store.get_many::<MailMessage>(&ids).await? {
+            let mut m = stored.value;
+            if m.modified_at.unwrap_or(m.created_at) >= cutoff {
+                break;
+            }
+            m.drop_body();
+            batch.put(&m, Expect::Rev(stored.rev))?;
+        }
+        let due = batch.len();
+        if due > 0 {
+            match state.store.commit_durable(&batch).await {
+                Ok(_) => slimmed += due,
+                // A message changed meanwhile: the next run judges it again.
+                Err(StorageError::Conflict { .. }) => return Ok(slimmed),
+                Err(e) => return Err(e),
+            }
+        }
+        if due < read || read < PURGE_BATCH {
+            return Ok(slimmed);
+        }
+        tokio::task::yield_now().await;
+    }
 }
 
 #[cfg(test)]
@@ -494,5 +562,107 @@ mod tests {
             .is_empty());
         let stranger = message(vec![Attachment::Invoice(InvoiceId::new())]);
         assert!(files_of(&app, &stranger).await.unwrap().is_err());
+    }
+
+    #[actix_web::test]
+    async fn every_settled_message_due_goes_in_one_run_and_pending_ones_stay() {
+        let app = testing::app().await;
+        let old = app.now() - chrono::Duration::days(400);
+        let total = PURGE_BATCH * 2 + 30;
+        let mut pending = Vec::new();
+        let mut batch = Batch::new();
+        for n in 0..total {
+            let mut m = message(Vec::new());
+            m.created_at = old + chrono::Duration::seconds(n as i64);
+            if n % 9 == 0 {
+                pending.push(m.id);
+            } else {
+                m.state = MailState::Sent;
+            }
+            batch.put(&m, Expect::Absent).unwrap();
+        }
+        // A settled one within the retention period stays too.
+        let mut recent = message(Vec::new());
+        recent.state = MailState::Sent;
+        recent.created_at = app.now();
+        batch.put(&recent, Expect::Absent).unwrap();
+        app.store.commit_durable(&batch).await.unwrap();
+
+        assert_eq!(purge(&app).await.unwrap(), total - pending.len());
+        let left = app.store.scan::<MailMessage>().await.unwrap();
+        let mut left: Vec<_> = left.into_iter().map(|m| m.value.id).collect();
+        left.sort();
+        let mut kept = pending.clone();
+        kept.push(recent.id);
+        kept.sort();
+        assert_eq!(left, kept);
+        assert_eq!(purge(&app).await.unwrap(), 0);
+    }
+
+    #[actix_web::test]
+    async fn settled_messages_lose_their_bodies_after_the_grace_period_and_pending_ones_keep_them()
+    {
+        let app = testing::app().await;
+        let grace =
+            chrono::Duration::hours(i64::try_from(app.settings.retention.grace_hours).unwrap());
+        let long_ago = app.now() - grace - chrono::Duration::minutes(1);
+        let total = PURGE_BATCH + 20;
+        let mut batch = Batch::new();
+        let mut settled_long_ago = Vec::new();
+        let mut kept = Vec::new();
+        for n in 0..total {
+            let mut m = message(Vec::new());
+            m.created_at = long_ago - chrono::Duration::seconds(n as i64);
+            match n % 4 {
+                // Pending: keeps its body whatever its age.
+                0 => kept.push(m.id),
+                // Settled just now: keeps it a while.
+                1 => {
+                    m.state = MailState::Sent;
+                    m.modified_at = Some(app.now());
+                    kept.push(m.id);
+                }
+                _ => {
+                    m.state = if n % 4 == 2 {
+                        MailState::Sent
+                    } else {
+                        MailState::Failed
+                    };
+                    m.modified_at = Some(m.created_at);
+                    settled_long_ago.push(m.id);
+                }
+            }
+            batch.put(&m, Expect::Absent).unwrap();
+        }
+        app.store.commit_durable(&batch).await.unwrap();
+
+        assert_eq!(slim(&app).await.unwrap(), settled_long_ago.len());
+        for id in &settled_long_ago {
+            let m = app
+                .store
+                .get::<MailMessage>(&id.key())
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(!m.value.has_body());
+            assert_eq!(
+                m.value.subject, "Your receipt",
+                "what the dashboard shows stays"
+            );
+            assert_eq!(m.value.to, "ada@example.com");
+        }
+        for id in &kept {
+            let m = app
+                .store
+                .get::<MailMessage>(&id.key())
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (m.value.text.as_str(), m.value.html.as_str()),
+                ("Thanks", "<p>Thanks</p>")
+            );
+        }
+        assert_eq!(slim(&app).await.unwrap(), 0);
     }
 }

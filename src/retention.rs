@@ -104,43 +104,68 @@ async fn purge_kind<R: Expiring>(state: &AppState, grace: Duration) -> Result<u6
     purge_by::<R>(state, grace, R::dead_since).await
 }
 
-/// Deletes the records of a kind dead (`dead_since`) for `grace` by now.
+/// Deletes the records of a kind dead (`dead_since`) for `grace` by now: a walk over the
+/// kind in chunks of [`BATCH`] records (never the whole collection in memory), each
+/// chunk's dead ones deleted in one durable batch, other tasks served between chunks.
 async fn purge_by<R: Record>(
     state: &AppState,
     grace: Duration,
     dead_since: impl Fn(&R) -> Option<DateTime<Utc>>,
 ) -> Result<u64, StorageError> {
     let now = state.now();
-    let mut doomed = Vec::new();
-    for stored in state.store.scan::<R>().await? {
-        if purgeable(dead_since(&stored.value), now, grace) {
-            doomed.push((stored.value.id_key(), stored.rev));
-        }
-    }
     let mut purged = 0;
-    for chunk in doomed.chunks(BATCH) {
-        let mut batch = Batch::new();
-        for (id, rev) in chunk {
-            batch.delete::<R>(id, Expect::Rev(*rev));
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let chunk = state.store.scan_chunk::<R>(after.as_deref(), BATCH).await?;
+        let Some(last) = chunk.last() else {
+            break;
+        };
+        after = Some(last.value.id_key());
+        let doomed: Vec<(Vec<u8>, u64)> = chunk
+            .iter()
+            .filter(|stored| purgeable(dead_since(&stored.value), now, grace))
+            .map(|stored| (stored.value.id_key(), stored.rev))
+            .collect();
+        purged += delete_all::<R>(state, &doomed).await?;
+        if chunk.len() < BATCH {
+            break;
         }
-        match state.store.commit_durable(&batch).await {
-            Ok(_) => purged += chunk.len() as u64,
-            // One record changed since the scan: retry this chunk one by one.
-            Err(StorageError::Conflict { .. }) => {
-                for (id, rev) in chunk {
-                    let mut one = Batch::new();
-                    one.delete::<R>(id, Expect::Rev(*rev));
-                    match state.store.commit_durable(&one).await {
-                        Ok(_) => purged += 1,
-                        Err(StorageError::Conflict { .. }) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-            }
-            Err(e) => return Err(e),
-        }
+        tokio::task::yield_now().await;
     }
     Ok(purged)
+}
+
+/// Deletes records at the revisions read, in one durable batch; a record changed since
+/// (its revision moved on) stays, for the next purge to judge. Returns how many went.
+pub(crate) async fn delete_all<R: Record>(
+    state: &AppState,
+    doomed: &[(Vec<u8>, u64)],
+) -> Result<u64, StorageError> {
+    if doomed.is_empty() {
+        return Ok(0);
+    }
+    let mut batch = Batch::new();
+    for (id, rev) in doomed {
+        batch.delete::<R>(id, Expect::Rev(*rev));
+    }
+    match state.store.commit_durable(&batch).await {
+        Ok(_) => Ok(doomed.len() as u64),
+        // One record changed since it was read: this chunk one by one.
+        Err(StorageError::Conflict { .. }) => {
+            let mut purged = 0;
+            for (id, rev) in doomed {
+                let mut one = Batch::new();
+                one.delete::<R>(id, Expect::Rev(*rev));
+                match state.store.commit_durable(&one).await {
+                    Ok(_) => purged += 1,
+                    Err(StorageError::Conflict { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(purged)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -239,5 +264,51 @@ mod tests {
         assert!(exists(&app, &live_change).await);
         // Nothing left to purge.
         assert_eq!(purge(&app).await.unwrap().total(), 0);
+    }
+
+    #[actix_web::test]
+    async fn a_kind_larger_than_a_batch_is_walked_whole_in_one_run() {
+        let app = testing::app().await;
+        let now = app.now();
+        let (org, customer, sub) = (
+            OrganizationId::new(),
+            CustomerId::new(),
+            SubscriptionId::new(),
+        );
+        // Dead and live links interleaved over several chunks of the walk.
+        let total = BATCH * 2 + 37;
+        let mut live = Vec::new();
+        let mut batch = Batch::new();
+        for n in 0..total {
+            let mut token_hash = vec![0u8; 32];
+            token_hash[..8].copy_from_slice(&(n as u64).to_be_bytes());
+            let alive = n % 7 == 0;
+            let link = RecoveryLink {
+                token_hash,
+                organization_id: org,
+                customer_id: customer,
+                subscription_id: sub,
+                created_at: now - Duration::days(30),
+                expires_at: if alive {
+                    now + Duration::days(1)
+                } else {
+                    now - Duration::days(20)
+                },
+                used_at: None,
+            };
+            batch.put(&link, Expect::Absent).unwrap();
+            if alive {
+                live.push(link);
+            }
+        }
+        app.store.commit_durable(&batch).await.unwrap();
+        let report = purge(&app).await.unwrap();
+        assert_eq!(report.recovery_links, (total - live.len()) as u64);
+        let left = app.store.scan::<RecoveryLink>().await.unwrap();
+        assert_eq!(left.len(), live.len());
+        for l in &live {
+            assert!(exists(&app, l).await);
+        }
+        assert_eq!(purge(&app).await.unwrap().recovery_links, 0);
     }
 }

@@ -18,8 +18,9 @@ use tollgate_storage::{Batch, Direction, Expect, IndexEntry, Record, StorageErro
 
 use crate::app::access::organizations_for_list;
 use crate::auth::Subject;
-use crate::domain::ids::{CustomerId, OrganizationId};
+use crate::domain::ids::{CustomerId, OrganizationId, WebhookEventId};
 use crate::domain::time_key;
+use crate::domain::webhook::WebhookEvent;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -37,9 +38,46 @@ pub struct LoggedEvent {
     pub seq: u64,
     pub event_type: String,
     pub timestamp: DateTime<Utc>,
-    /// The `data` of the body, as JSON text.
+    /// The `data` of the body, as JSON text; empty while [`LoggedEvent::data_in`] says
+    /// where it is (read [`LoggedEvent::data_text`] after [`resolve`]).
     pub data: String,
     pub created_at: DateTime<Utc>,
+    /// Version 2: where the `data` is when it is not copied here: in the payload of one
+    /// endpoint's event (`raw` format), written in the same transaction. Kept nothing
+    /// twice: the payloads are most of the history's bytes. The endpoint event outlives
+    /// the entry: both are created at once and the retention purges the log first with
+    /// the same cutoff (`crate::webhooks::purge`), and a pending event is never purged.
+    pub data_in: Option<DataRef>,
+}
+
+/// Where a logged event's `data` is: bytes `offset..offset + len` of an endpoint event's
+/// payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataRef {
+    pub event_id: WebhookEventId,
+    pub offset: u32,
+    pub len: u32,
+}
+
+impl DataRef {
+    /// Where `data` is in `payload` (its `"data":` member, as the `raw` format writes it),
+    /// if it is there byte for byte.
+    pub fn find(event_id: WebhookEventId, payload: &str, data: &str) -> Option<DataRef> {
+        let member = format!("\"data\":{data}");
+        let at = payload.find(&member)? + "\"data\":".len();
+        let r = DataRef {
+            event_id,
+            offset: u32::try_from(at).ok()?,
+            len: u32::try_from(data.len()).ok()?,
+        };
+        (r.slice(payload) == Some(data)).then_some(r)
+    }
+
+    /// The data within the payload.
+    pub fn slice(self, payload: &str) -> Option<&str> {
+        let from = self.offset as usize;
+        payload.get(from..from.checked_add(self.len as usize)?)
+    }
 }
 
 impl LoggedEvent {
@@ -56,8 +94,56 @@ impl LoggedEvent {
     }
 }
 
+/// Format version 1: the data always inline.
+#[derive(Deserialize)]
+struct LoggedEventV1 {
+    organization_id: OrganizationId,
+    seq: u64,
+    event_type: String,
+    timestamp: DateTime<Utc>,
+    data: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<LoggedEventV1> for LoggedEvent {
+    fn from(v1: LoggedEventV1) -> Self {
+        LoggedEvent {
+            organization_id: v1.organization_id,
+            seq: v1.seq,
+            event_type: v1.event_type,
+            timestamp: v1.timestamp,
+            data: v1.data,
+            created_at: v1.created_at,
+            data_in: None,
+        }
+    }
+}
+
 impl Record for LoggedEvent {
-    tollgate_actors::record_v1!(LoggedEvent, "event_log");
+    const COLLECTION: &'static str = "event_log";
+    /// 2: the data may be in an endpoint event's payload (`data_in`).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => {
+                Ok(
+                    tollgate_storage::codec::decode::<LoggedEventV1>(Self::COLLECTION, 1, payload)?
+                        .into(),
+                )
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
+
     const INDEXES: &'static [&'static str] = &[EVENT_LOG_BY_ORG, EVENT_LOG_BY_CREATED];
 
     fn id_key(&self) -> Vec<u8> {
@@ -187,7 +273,9 @@ pub async fn page(
     let mut items = Vec::with_capacity(ids.len());
     for id in ids {
         if let Some(e) = state.store.get::<LoggedEvent>(&id).await? {
-            items.push(e.value);
+            let mut e = e.value;
+            resolve(state, &mut e).await?;
+            items.push(e);
         }
     }
     items.sort_by_key(|e| e.seq);
@@ -195,28 +283,59 @@ pub async fn page(
     Ok(Some(EventPage { items, next }))
 }
 
-/// Removes the log entries logged before `cutoff`, at most `max`; returns how many went.
-/// The heads stay: numbers are never given twice.
-pub async fn purge(
-    state: &AppState,
-    cutoff: DateTime<Utc>,
-    max: usize,
-) -> Result<usize, StorageError> {
-    let until = KeyBuf::new().fixed(&time_key(cutoff)).into_vec();
-    let ids = state
-        .store
-        .index_range(EVENT_LOG_BY_CREATED, &[], &[], Some(&until))
-        .await?;
-    let mut purged = 0;
-    for chunk in ids.chunks(200).take(max.div_ceil(200)) {
-        let mut batch = Batch::new();
-        for id in chunk {
-            batch.delete::<LoggedEvent>(id, Expect::Any);
-        }
-        state.store.commit_durable(&batch).await?;
-        purged += chunk.len();
+/// Puts the data of an entry that refers to an endpoint event's payload back in `data`.
+/// An event gone (which the retention's order rules out) leaves it empty, logged.
+pub async fn resolve(state: &AppState, e: &mut LoggedEvent) -> Result<(), StorageError> {
+    let Some(r) = e.data_in else {
+        return Ok(());
+    };
+    match state.store.get::<WebhookEvent>(&r.event_id.key()).await? {
+        Some(event) => match r.slice(&event.value.payload) {
+            Some(data) => {
+                e.data = data.to_string();
+                e.data_in = None;
+            }
+            None => tracing::warn!(seq = e.seq, "a logged event's data is not where it says"),
+        },
+        None => tracing::warn!(seq = e.seq, "a logged event's endpoint event is gone"),
     }
-    Ok(purged)
+    Ok(())
+}
+
+/// Log entries judged per durable batch of the purge.
+const PURGE_BATCH: usize = 256;
+
+/// Removes every log entry logged before `cutoff`, oldest first, in batches of
+/// [`PURGE_BATCH`] (other tasks served between them, no more than one batch of ids in
+/// memory); returns how many went. The heads stay: numbers are never given twice.
+pub async fn purge(state: &AppState, cutoff: DateTime<Utc>) -> Result<usize, StorageError> {
+    let mut purged = 0;
+    loop {
+        // What went is out of the index: each round reads from the (new) oldest.
+        let ids = state
+            .store
+            .index_iter(EVENT_LOG_BY_CREATED, &[Vec::new()], Direction::Asc)?
+            .take(PURGE_BATCH)
+            .await?;
+        let read = ids.len();
+        let mut batch = Batch::new();
+        let mut due = 0;
+        for logged in state.store.get_many::<LoggedEvent>(&ids).await? {
+            if logged.value.created_at >= cutoff {
+                break;
+            }
+            batch.delete::<LoggedEvent>(&logged.value.id_key(), Expect::Any);
+            due += 1;
+        }
+        if !batch.is_empty() {
+            state.store.commit_durable(&batch).await?;
+            purged += due;
+        }
+        if due < read || read < PURGE_BATCH {
+            return Ok(purged);
+        }
+        tokio::task::yield_now().await;
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ async fn logged(state: &AppState, org: OrganizationId, n: u64, start: DateTime<U
             timestamp: at,
             data: format!("{{\"n\":{seq}}}"),
             created_at: at,
+            data_in: None,
         };
         batch.put(&e, Expect::Absent).unwrap();
     }
@@ -128,9 +129,7 @@ async fn the_retention_removes_the_oldest_and_numbers_go_on() {
     let start = app.now() - Duration::days(30);
     logged(&app, org, 5, start).await;
     // Everything logged before the third hour goes.
-    let purged = purge(&app, start + Duration::hours(3), 10_000)
-        .await
-        .unwrap();
+    let purged = purge(&app, start + Duration::hours(3)).await.unwrap();
     assert_eq!(purged, 2);
     let p = page(&app, subject, None, None, 10).await.unwrap().unwrap();
     assert_eq!(seqs(&p), [3, 4, 5], "from the oldest kept");
@@ -148,4 +147,81 @@ async fn the_retention_removes_the_oldest_and_numbers_go_on() {
         .unwrap()
         .unwrap();
     assert_eq!(head.value.last, 5);
+}
+
+#[actix_web::test]
+async fn the_retention_removes_all_that_is_due_over_many_batches_in_one_run() {
+    let app = app().await;
+    let (org, subject) = seller(&app).await;
+    let n = PURGE_BATCH as u64 * 2 + 50;
+    let start = app.now() - Duration::days(400);
+    logged(&app, org, n, start).await;
+    // All but the last ten are due: more than two batches' worth, in one run.
+    let cutoff = start + Duration::hours(n as i64 - 9);
+    assert_eq!(purge(&app, cutoff).await.unwrap() as u64, n - 10);
+    let p = page(&app, subject, None, None, 100).await.unwrap().unwrap();
+    assert_eq!(seqs(&p), (n - 9..=n).collect::<Vec<_>>());
+    assert_eq!(purge(&app, cutoff).await.unwrap(), 0);
+}
+
+#[test]
+fn the_data_is_found_in_a_raw_payload_byte_for_byte_and_nowhere_else() {
+    use crate::domain::webhook::WebhookFormat;
+    let body = serde_json::json!({
+        "type": "order.paid",
+        "timestamp": "2026-11-30T15:57:28.788390626Z",
+        "data": {"id": "o1", "amount": 2500, "note": "\"data\":{\"x\":1}", "metadata": {}},
+    });
+    let event = crate::webhooks::events::Event {
+        event_type: crate::api::webhook::WebhookEventType::OrderPaid,
+        organization_id: OrganizationId::new(),
+        resource: "order:o1".into(),
+        body: body.clone(),
+    };
+    let data = body["data"].to_string();
+    let id = WebhookEventId::new();
+    let raw = crate::webhooks::dispatch::format_body(WebhookFormat::Raw, Some("2026-10"), &event);
+    let r = DataRef::find(id, &raw, &data).expect("found in the raw body");
+    assert_eq!(r.slice(&raw), Some(data.as_str()));
+    assert_eq!(r.event_id, id);
+    // A chat format does not hold it: the log keeps its own copy.
+    let slack = crate::webhooks::dispatch::format_body(WebhookFormat::Slack, None, &event);
+    assert_eq!(DataRef::find(id, &slack, &data), None);
+    // Out of range or off a character boundary: nothing, never a panic.
+    let far = DataRef {
+        event_id: id,
+        offset: u32::MAX,
+        len: 4,
+    };
+    assert_eq!(far.slice(&raw), None);
+}
+
+#[test]
+fn a_version_1_entry_reads_with_its_data_inline() {
+    #[derive(Serialize)]
+    struct V1 {
+        organization_id: OrganizationId,
+        seq: u64,
+        event_type: String,
+        timestamp: DateTime<Utc>,
+        data: String,
+        created_at: DateTime<Utc>,
+    }
+    let at = Utc::now();
+    let org = OrganizationId::new();
+    let v1 = V1 {
+        organization_id: org,
+        seq: 7,
+        event_type: "order.paid".into(),
+        timestamp: at,
+        data: "{\"id\":\"o1\"}".into(),
+        created_at: at,
+    };
+    let bytes = tollgate_storage::codec::encode(&v1).unwrap();
+    let e = LoggedEvent::decode(1, &bytes).unwrap();
+    assert_eq!(e.data, "{\"id\":\"o1\"}");
+    assert_eq!(e.data_in, None);
+    assert_eq!((e.organization_id, e.seq), (org, 7));
+    let again = LoggedEvent::decode(2, &e.encode().unwrap()).unwrap();
+    assert_eq!(again, e);
 }

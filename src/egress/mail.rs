@@ -106,6 +106,18 @@ impl Mailer {
         })
     }
 
+    /// Removes what the transport kept of a message the retention purged: its `.eml` file
+    /// (file transport); nothing elsewhere. A file already gone is no error.
+    pub async fn forget(&self, id: crate::domain::ids::MailMessageId) -> std::io::Result<()> {
+        let Transport::File(dir) = &self.transport else {
+            return Ok(());
+        };
+        match tokio::fs::remove_file(dir.join(format!("{}.eml", id.uuid()))).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// Tells the sender's workers that messages are waiting (each worker sees it, even one
     /// busy when it was said).
     pub fn wake(&self) {

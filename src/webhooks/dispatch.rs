@@ -17,6 +17,7 @@ use super::customer_events::touched_customers;
 use super::events::{events_of, is_event_source, Event};
 use super::log::Logger;
 use crate::api::webhook::WebhookEventType;
+use crate::app::event_log::DataRef;
 use crate::domain::ids::{CustomerId, OrganizationId, WebhookEventId};
 use crate::domain::mail::MailMessage;
 use crate::domain::webhook::{WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat};
@@ -117,21 +118,28 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         let mut everyone = |_: OrganizationId| true;
         let told = states.get(&i).map_or(&[][..], Vec::as_slice);
         let events = events_of(state, change, told, &mut everyone).await;
-        let events = logger.keep(&state.store, events, now, &mut batch).await?;
-        for (position, event) in events.iter().enumerate() {
-            let Some(subscribed) = endpoints.get(&event.organization_id) else {
-                continue;
-            };
-            for endpoint in subscribed
-                .iter()
+        let events = logger.keep(&state.store, events, now).await?;
+        for (position, (event, mut logged)) in events.into_iter().enumerate() {
+            for endpoint in endpoints
+                .get(&event.organization_id)
+                .into_iter()
+                .flatten()
                 .filter(|e| e.subscribes_to(event.event_type.as_str()))
             {
-                let record = event_for(state, change, position, event, endpoint);
+                let record = event_for(state, change, position, &event, endpoint);
+                // The log keeps no second copy of a payload an endpoint event holds.
+                if logged.data_in.is_none() {
+                    if let Some(r) = DataRef::find(record.id, &record.payload, &logged.data) {
+                        logged.data_in = Some(r);
+                        logged.data = String::new();
+                    }
+                }
                 batch.put(&record, Expect::Any)?;
                 if endpoint.enabled {
                     woken.insert(endpoint.id);
                 }
             }
+            batch.put(&logged, Expect::Absent)?;
         }
     }
     logger.finish(&mut batch)?;

@@ -33,15 +33,16 @@ pub struct Logger {
 }
 
 impl Logger {
-    /// The events of one change that are to be sent: each is logged (numbered) in
-    /// `batch`; a state equal to the last one told of its customer is dropped.
+    /// The events of one change that are to be sent, each with its log entry, numbered
+    /// (for the caller to put in the pass's batch once it knows whether an endpoint
+    /// event's payload holds the data); a state equal to the last one told of its
+    /// customer is dropped.
     pub async fn keep(
         &mut self,
         store: &Store,
         events: Vec<Event>,
         now: DateTime<Utc>,
-        batch: &mut Batch,
-    ) -> Result<Vec<Event>, StorageError> {
+    ) -> Result<Vec<(Event, LoggedEvent)>, StorageError> {
         let mut kept = Vec::with_capacity(events.len());
         for event in events {
             let data = event.body["data"].to_string();
@@ -89,18 +90,16 @@ impl Logger {
                 .as_str()
                 .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
                 .map_or(now, |t| t.with_timezone(&Utc));
-            batch.put(
-                &LoggedEvent {
-                    organization_id: org,
-                    seq: head.value,
-                    event_type: event.event_type.as_str().to_string(),
-                    timestamp,
-                    data,
-                    created_at: now,
-                },
-                Expect::Absent,
-            )?;
-            kept.push(event);
+            let logged = LoggedEvent {
+                organization_id: org,
+                seq: head.value,
+                event_type: event.event_type.as_str().to_string(),
+                timestamp,
+                data,
+                created_at: now,
+                data_in: None,
+            };
+            kept.push((event, logged));
         }
         Ok(kept)
     }

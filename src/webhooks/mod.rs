@@ -19,64 +19,99 @@ pub mod dispatch;
 pub mod events;
 pub mod log;
 
-use tollgate_storage::Batch;
+use std::collections::HashMap;
 
+use tollgate_storage::{Batch, Direction, Expect, StorageError};
+
+use crate::domain::ids::WebhookEndpointId;
+use crate::domain::webhook::{
+    WebhookDelivery, WebhookEndpoint, WebhookEvent, WEBHOOK_DELIVERY_BY_EVENT,
+    WEBHOOK_EVENT_BY_CREATED,
+};
 use crate::state::AppState;
 
-/// Deletes settled events older than `webhooks.retention_days`, with their delivery log,
-/// and the cursor's log entries as old; returns how many (endpoint) events went. Pending
-/// events stay until they settle.
-pub async fn purge(state: &AppState) -> Result<usize, tollgate_storage::StorageError> {
-    use crate::domain::webhook::{
-        WebhookDelivery, WebhookEvent, WEBHOOK_DELIVERY_BY_EVENT, WEBHOOK_EVENT_BY_CREATED,
-    };
-    use tollgate_storage::{Direction, Expect};
+/// Events judged per durable batch of the purge (each with its few deliveries): bounded,
+/// so that one batch never holds the store for long; the purge goes on batch after batch
+/// until nothing due is left.
+pub const PURGE_BATCH: usize = 200;
 
+/// Deletes the cursor's log entries older than `webhooks.retention_days`, then the settled
+/// events as old, with their delivery log; returns how many (endpoint) events went. All that
+/// is due goes, in batches of [`PURGE_BATCH`] with other tasks served between them: the
+/// purge keeps up with any inflow. Pending events stay until they settle (an endpoint
+/// that is down gets every event once it is back), unless their endpoint is gone.
+pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
     let days = i64::try_from(state.settings.webhooks.retention_days).unwrap_or(i64::MAX);
     let cutoff = state.now() - chrono::Duration::days(days.min(100_000));
+    // The cursor's log keeps as long, and goes first: an entry may hold its data in the
+    // payload of an endpoint event created with it (`LoggedEvent::data_in`), never later
+    // than it, so with the same cutoff the entry always goes before its event. A log
+    // purge that fails stops here, events untouched.
+    crate::app::event_log::purge(state, cutoff).await?;
     let mut purged = 0;
-    let mut batch = Batch::new();
-    let ids: Vec<Vec<u8>> = state
-        .store
-        .index_iter(WEBHOOK_EVENT_BY_CREATED, &[Vec::new()], Direction::Asc)?
-        .take(10_000)
-        .await?;
-    for id in ids {
-        let Some(event) = state.store.get::<WebhookEvent>(&id).await? else {
+    // Whether each endpoint met still exists (a pending event of a deleted one goes).
+    let mut endpoints: HashMap<WebhookEndpointId, bool> = HashMap::new();
+    // One walk from the oldest: what is skipped (pending) is not read twice in a run.
+    let mut oldest =
+        state
+            .store
+            .index_iter(WEBHOOK_EVENT_BY_CREATED, &[Vec::new()], Direction::Asc)?;
+    let mut done = false;
+    while !done {
+        let mut batch = Batch::new();
+        let mut events = 0;
+        while events < PURGE_BATCH {
+            let Some(id) = oldest.next().await else {
+                done = true;
+                break;
+            };
+            let id = id?;
+            let Some(event) = state.store.get::<WebhookEvent>(&id).await? else {
+                continue;
+            };
+            if event.value.created_at >= cutoff {
+                done = true;
+                break;
+            }
+            if event.value.is_pending() {
+                let endpoint = event.value.endpoint_id;
+                let exists = match endpoints.get(&endpoint) {
+                    Some(exists) => *exists,
+                    None => {
+                        let exists = state
+                            .store
+                            .revision::<WebhookEndpoint>(&endpoint.key())
+                            .await?
+                            .is_some();
+                        endpoints.insert(endpoint, exists);
+                        exists
+                    }
+                };
+                if exists {
+                    continue;
+                }
+            }
+            let tenants = [event.value.id.key()];
+            let mut deliveries =
+                state
+                    .store
+                    .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?;
+            while let Some(delivery) = deliveries.next().await {
+                batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
+            }
+            batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));
+            events += 1;
+        }
+        if batch.is_empty() {
             continue;
-        };
-        if event.value.created_at >= cutoff {
-            break;
         }
-        // Pending events wait to settle, unless their endpoint is gone.
-        if event.value.is_pending()
-            && state
-                .store
-                .get::<crate::domain::webhook::WebhookEndpoint>(&event.value.endpoint_id.key())
-                .await?
-                .is_some()
-        {
-            continue;
+        match state.store.commit_durable(&batch).await {
+            Ok(_) => purged += events,
+            // An event settled or was redelivered meanwhile: the next run judges it again.
+            Err(StorageError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
         }
-        let tenants = [event.value.id.key()];
-        let mut deliveries =
-            state
-                .store
-                .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?;
-        while let Some(delivery) = deliveries.next().await {
-            batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
-        }
-        batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));
-        purged += 1;
-        if batch.len() >= 200 {
-            state.store.commit_durable(&batch).await?;
-            batch = Batch::new();
-        }
+        tokio::task::yield_now().await;
     }
-    if !batch.is_empty() {
-        state.store.commit_durable(&batch).await?;
-    }
-    // The cursor's log keeps as long.
-    crate::app::event_log::purge(state, cutoff, 10_000).await?;
     Ok(purged)
 }

@@ -538,6 +538,35 @@ async fn index_range_reads_a_window(store: Store) {
     assert_eq!(ids_of(&rest), (3..10).collect::<Vec<_>>());
 }
 
+both_engines!(scan_chunk_walks_a_type_in_bounded_chunks);
+/// `scan_chunk` from the first, then after the last id read, gives every record of the
+/// type once, in id order, a chunk at a time, and nothing of another type.
+async fn scan_chunk_walks_a_type_in_bounded_chunks(store: Store) {
+    for n in 0..25u64 {
+        put(&store, &item(n, 1, &format!("n{n}"), 0), Expect::Absent)
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let chunk = store
+            .scan_chunk::<Item>(after.as_deref(), 10)
+            .await
+            .unwrap();
+        assert!(chunk.len() <= 10);
+        let Some(last) = chunk.last() else { break };
+        after = Some(last.value.id_key());
+        seen.extend(chunk.iter().map(|s| s.value.id));
+    }
+    assert_eq!(seen, (0..25).collect::<Vec<_>>());
+    let none_after_last = store
+        .scan_chunk::<Item>(Some(&24u64.to_be_bytes()), 10)
+        .await
+        .unwrap();
+    assert!(none_after_last.is_empty());
+}
+
 both_engines!(index_iter_merges_tenants_in_both_directions_across_chunks);
 /// The lazy cursor over several tenants, with more entries per tenant than PostgreSQL's
 /// cursor reads per round trip (256): tenants of 300, exactly 256 and 513 entries, an

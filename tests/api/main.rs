@@ -102,6 +102,7 @@ mod refunds;
 mod releases;
 mod releases_clients;
 mod retention;
+mod retention_delivery;
 mod s3_server;
 mod schema;
 mod schemathesis;

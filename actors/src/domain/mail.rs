@@ -26,6 +26,9 @@ pub const MAIL_PENDING_CODES: &str = "mail_pending_codes";
 pub const MAIL_BY_ORDER: &str = "mail_by_order";
 /// No tenant: every message by creation time (retention).
 pub const MAIL_BY_CREATED: &str = "mail_by_created";
+/// Settled messages still holding their rendered bodies, by when they settled: what the
+/// retention empties once `retention.grace_hours` have passed (`src/mail.rs`, `slim`).
+pub const MAIL_BODY_KEPT: &str = "mail_body_kept";
 
 /// What a message tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +262,22 @@ impl MailMessage {
         self.state == MailState::Pending
     }
 
+    /// Whether it still holds its rendered text or HTML.
+    pub fn has_body(&self) -> bool {
+        !self.text.is_empty() || !self.html.is_empty()
+    }
+
+    /// Forgets the rendered text and HTML of a settled message (the retention, once it
+    /// has been settled a while): what the dashboard shows (recipient, kind, subject,
+    /// state, attempts) stays. Nothing re-reads a settled message's body: keys are sent
+    /// again as a new message, rendered anew. A pending message keeps its body.
+    pub fn drop_body(&mut self) {
+        if !self.is_pending() {
+            self.text = String::new();
+            self.html = String::new();
+        }
+    }
+
     /// Records one attempt made at `at`: accepted → sent; skipped → skipped; refused for
     /// good → failed; refused for now → pending again after the policy's delay, or failed
     /// when that was the last attempt. A message no longer pending is left as it is.
@@ -328,6 +347,7 @@ impl Record for MailMessage {
         MAIL_PENDING_CODES,
         MAIL_BY_ORDER,
         MAIL_BY_CREATED,
+        MAIL_BODY_KEPT,
     ];
 
     fn id_key(&self) -> Vec<u8> {
@@ -350,6 +370,14 @@ impl Record for MailMessage {
                 entries.push(IndexEntry::new(MAIL_PENDING_CODES, Vec::new(), due.clone()));
             }
             entries.push(IndexEntry::new(MAIL_PENDING, Vec::new(), due));
+        }
+        if !self.is_pending() && self.has_body() {
+            let settled = self.modified_at.unwrap_or(self.created_at);
+            entries.push(IndexEntry::new(
+                MAIL_BODY_KEPT,
+                Vec::new(),
+                time_key(settled),
+            ));
         }
         entries
     }

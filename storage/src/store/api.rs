@@ -330,6 +330,20 @@ impl Store {
         }
     }
 
+    /// Up to `limit` records of a type whose id sorts after `after` (from the first without
+    /// one), in primary-key order: a walk over a whole type in bounded chunks (the
+    /// retention purge), never holding more than one chunk.
+    pub async fn scan_chunk<R: Record>(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Stored<R>>, StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.scan_after(after).take(limit).collect(),
+            Engine::Postgres(pg) => Box::pin(pg.scan_chunk(after, limit)).await,
+        }
+    }
+
     /// The id of the record holding a unique key, if any.
     pub async fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
         match &self.engine {

@@ -89,6 +89,32 @@ impl PgEngine {
         Ok(records)
     }
 
+    /// Up to `limit` records of a type whose id sorts after `after`, in primary-key order.
+    pub async fn scan_chunk<R: Record>(
+        &self,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Stored<R>>, StorageError> {
+        let prefix = record_key(R::COLLECTION, &[]);
+        // No record has an empty id: "after the prefix" is from the first.
+        let start = record_key(R::COLLECTION, after.unwrap_or_default());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (columns, source) = self.record_source::<R>();
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &format!(
+                    "SELECT {columns} FROM {source} \
+                     WHERE r.k > $1 AND r.k < $2 ORDER BY r.k LIMIT $3"
+                ),
+                &[&start, &prefix_end(&prefix), &limit],
+            )
+            .await
+            .map_err(sql_error)?;
+        rows.iter().map(|row| stored_from(row, 0)).collect()
+    }
+
     pub(super) async fn scan_on<R: Record, C: GenericClient + Sync>(
         &self,
         client: &C,

@@ -55,6 +55,37 @@ impl Embedded {
             })
     }
 
+    /// The records of a type whose id sorts after `after` (all without one), in
+    /// primary-key order, lazily.
+    pub fn scan_after<R: Record>(
+        &self,
+        after: Option<&[u8]>,
+    ) -> impl Iterator<Item = Result<Stored<R>, StorageError>> + '_ {
+        let prefix = record_key(R::COLLECTION, &[]);
+        let start = match after {
+            Some(id) => {
+                let mut k = record_key(R::COLLECTION, id);
+                // The smallest key after the id's own.
+                k.push(0);
+                k
+            }
+            None => prefix.clone(),
+        };
+        self.inner
+            .records
+            .range(start..)
+            .take_while(move |item| match item {
+                Ok((key, _)) => key.starts_with(&prefix),
+                Err(_) => true,
+            })
+            .map(|item| {
+                let (key, bytes) = item?;
+                let mut stored = crate::codec::open_stored(&bytes)?;
+                self.merge_tally(&key, &mut stored)?;
+                Ok(stored)
+            })
+    }
+
     /// The id of the record holding a unique key, if any.
     pub fn lookup_unique(&self, key: &UniqueKey) -> Result<Option<Vec<u8>>, StorageError> {
         let k = encode_uniques(std::slice::from_ref(key))?;
