@@ -15,7 +15,7 @@ use tollgate_storage::{Record, Store, StoreConfig};
 use crate::disk_full::Server;
 
 /// Runs the CLI with a deadline (killed past it: a hang fails the test).
-fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
+pub(crate) fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .current_dir(root)
         .env_remove("RUST_LOG")
@@ -37,7 +37,7 @@ fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
     child.wait_with_output().expect("the CLI's output")
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -285,4 +285,52 @@ async fn storage_copy_moves_a_stopped_store_into_postgresql_and_verifies_it() {
     );
     assert!(!out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("an empty schema"), "{}", text(&out));
+}
+
+#[actix_web::test]
+async fn compact_rewrites_a_stopped_store_that_keeps_every_record_and_refuses_a_running_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let data = root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    // A store created uncompressed, as every store before this build.
+    let server = Server::start_with(
+        root,
+        "server.log",
+        &[("TOLLGATE__STORAGE__COMPRESSION", "false")],
+    )
+    .await;
+    let token = std::fs::read_to_string(data.join(TOKEN_FILE))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut ids = Vec::new();
+    for n in 0..20 {
+        let (status, body, _) = server.create(&token, &format!("org-{n}")).await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        ids.push(body["id"].as_str().unwrap().to_string());
+    }
+    // Refused while the service holds the store.
+    let out = cli(root, &data, &["compact"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("still running"), "{}", text(&out));
+    drop(server);
+
+    std::fs::write(data.join("keep.txt"), "not sled's").unwrap();
+    let out = cli(root, &data, &["compact"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("(compressed)"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(data.join("keep.txt")).unwrap(),
+        "not sled's"
+    );
+    let out = cli(root, &data, &["check"]);
+    assert!(out.status.success(), "check after compact: {}", text(&out));
+
+    let server = Server::start(root, "server-2.log").await;
+    for id in &ids {
+        assert_eq!(server.get_org(&token, id).await, Some(200), "{id} lost");
+    }
+    let (status, body, _) = server.create(&token, "after-compact").await.unwrap();
+    assert_eq!(status, 201, "{body}");
 }

@@ -81,16 +81,14 @@ impl Server {
     /// Starts the binary over `root/data`, logging to `root/<log_name>`, and waits until
     /// `/readyz` is 200.
     pub(crate) async fn start(root: &Path, log_name: &str) -> Server {
-        Server(
-            Binary::start(
-                root,
-                &root.join("data"),
-                log_name,
-                &[("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16")],
-                READY_DEADLINE,
-            )
-            .await,
-        )
+        Self::start_with(root, log_name, &[]).await
+    }
+
+    /// [`Server::start`] with more settings in the environment.
+    pub(crate) async fn start_with(root: &Path, log_name: &str, env: &[(&str, &str)]) -> Server {
+        let mut all = vec![("TOLLGATE__STORAGE__CACHE_CAPACITY_MB", "16")];
+        all.extend_from_slice(env);
+        Server(Binary::start(root, &root.join("data"), log_name, &all, READY_DEADLINE).await)
     }
 
     fn client() -> reqwest::Client {
