@@ -33,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The layers of the server crate, top down; a module may import its own layer's modules
 # (without a circle) and those of the layers below.
 LAYERS = [
-    ("wiring", {"main", "startup"}),
+    ("wiring", {"main", "startup", "bench_fill"}),
     ("adapters", {"routes", "web", "oauth2", "openapi", "admin", "jobs", "webhooks",
                   "middleware", "http_io", "cors", "mail"}),
     ("request", {"extract", "credentials", "idempotency", "retention"}),

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod bench_fill;
 pub mod bootstrap;
 pub mod cache;
 pub mod client_ip;

@@ -57,6 +57,28 @@ enum Command {
     /// Rewrite the embedded store (the service stopped) so that it holds its content once,
     /// with storage.compression; safe to interrupt.
     Compact,
+    /// Fill the store with a generated shop of N sales spread over months (benchmarks;
+    /// the service stopped; benches/bigshop.sh).
+    #[command(hide = true)]
+    BenchFill {
+        #[arg(long)]
+        sales: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 12)]
+        months: u32,
+        #[arg(long, default_value_t = 1)]
+        organizations: u32,
+        /// Webhook endpoints per organization (at most 2).
+        #[arg(long, default_value_t = 2)]
+        endpoints: u32,
+        /// Sales per transaction.
+        #[arg(long, default_value_t = 1000)]
+        chunk: usize,
+        /// Give the bootstrap admin this password (to sign in to the dashboard).
+        #[arg(long)]
+        dashboard_password: Option<String>,
+    },
     /// Move the store between engines.
     Storage {
         #[command(subcommand)]
@@ -77,6 +99,10 @@ enum StorageCommand {
         #[arg(long, default_value = "tollgate")]
         schema: String,
     },
+    /// What the store holds, by size (the service stopped): per tree or table, and per
+    /// collection and index name, keys and bytes; the size on disk; the data directory's
+    /// other folders; and bytes per order.
+    Stats,
 }
 
 /// jemalloc instead of glibc's allocator: it returns the memory of evicted actors to the
@@ -125,9 +151,38 @@ fn main() -> ExitCode {
         }
         Command::Check { repair } => check(&settings, repair),
         Command::Compact => compact(&settings),
+        Command::BenchFill {
+            sales,
+            seed,
+            months,
+            organizations,
+            endpoints,
+            chunk,
+            dashboard_password,
+        } => {
+            let options = tollgate::bench_fill::FillOptions {
+                sales,
+                seed,
+                months,
+                organizations,
+                endpoints,
+                chunk,
+                dashboard_password,
+                ..Default::default()
+            };
+            actix_web::rt::System::new()
+                .block_on(tollgate::bench_fill::fill(settings, &options))
+                .map(|report| {
+                    write_stdout(&report.describe());
+                    ExitCode::SUCCESS
+                })
+        }
         Command::Storage {
             action: StorageCommand::Copy { to, schema },
         } => copy_to_postgres(&settings, &to, &schema),
+        Command::Storage {
+            action: StorageCommand::Stats,
+        } => storage_stats(&settings),
     };
     match result {
         Ok(code) => code,
@@ -244,6 +299,54 @@ fn copy_to_postgres(settings: &Settings, url: &str, schema: &str) -> anyhow::Res
         write_stdout("the copy's indexes differ from its records: do not use it");
         ExitCode::FAILURE
     })
+}
+
+fn storage_stats(settings: &Settings) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let config = settings.storage.store_config();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stats = runtime.block_on(async {
+        let store = tollgate_storage::Store::connect(&config)
+            .await
+            .with_context(|| {
+                "cannot open the store (is the service still running? stop it first)".to_string()
+            })?;
+        anyhow::Ok(store.storage_stats().await?)
+    })?;
+    for line in stats.lines() {
+        write_stdout(&line);
+    }
+    // The data directory's other contents (e-mail files, uploads): beside the store.
+    let dir = &settings.storage.data_dir;
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    let mut total = 0;
+    for entry in entries {
+        let bytes = tollgate::bench_fill::bytes_under(&entry.path());
+        total += bytes;
+        write_stdout(&format!(
+            "data_dir {}: {bytes}",
+            entry.file_name().to_string_lossy()
+        ));
+    }
+    write_stdout(&format!("data_dir total: {total}"));
+    let orders = stats.records_of("order");
+    let per_order = |bytes: u64| bytes.checked_div(orders);
+    if let (Some(disk), Some(logical), Some(dir)) = (
+        per_order(stats.on_disk),
+        per_order(stats.logical_bytes()),
+        per_order(total),
+    ) {
+        write_stdout(&format!(
+            "orders: {orders}; per order: on disk {disk} logical {logical} data_dir {dir}"
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the service until it is stopped, or until its store fails and the data directory

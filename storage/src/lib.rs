@@ -25,6 +25,7 @@ pub use store::{
     Direction, Guard, Guarded, Holding, IndexIter, IndexReport, IngestEvent, JobLock, Page,
     PageQuery, Snapshot, Store, StoreConfig, WindowState,
 };
+pub use store::{AreaStats, GroupStats, StorageStats, TableSize};
 pub use update::{UpdateError, UPDATE_ATTEMPTS};
 pub use url::DatabaseUrl;
 

@@ -34,6 +34,7 @@ pub(crate) mod pg;
 mod reads;
 mod sled;
 mod snapshot;
+pub(crate) mod stats;
 mod tally;
 #[cfg(test)]
 mod tally_fixture;
@@ -49,6 +50,7 @@ pub use indexes::IndexReport;
 pub use listener::ChangeListener;
 pub use reads::{Direction, Page, PageQuery};
 pub use snapshot::Snapshot;
+pub use stats::{AreaStats, GroupStats, StorageStats, TableSize};
 pub use tally::Counted;
 pub use usage::{Agg, Delta, Guard, Guarded, IngestEvent, WindowState};
 

@@ -4,6 +4,7 @@
 mod abuse;
 mod activation_replacement;
 mod backup;
+mod bench_fill;
 mod benefit_grants;
 mod benefits;
 mod better_auth;

@@ -676,7 +676,7 @@ fn undo_redemption(
 
 /// Everything a successful purchase creates, with ids derived from the checkout's, so
 /// that a repeated completion can never create anything twice (`Expect::Absent`).
-fn completion(
+pub(crate) fn completion(
     reads: &Reads,
     c: &Checkout,
     payment_token: Option<String>,
@@ -765,7 +765,7 @@ fn completion(
 /// no I/O of its own). A builder that needs a record not read here fails as a conflict,
 /// which its caller retries with fresh reads.
 #[derive(Default)]
-struct Reads {
+pub(crate) struct Reads {
     customers: std::collections::HashMap<CustomerId, Option<tollgate_storage::Stored<Customer>>>,
     /// By (organization, lower-cased e-mail).
     by_email: std::collections::HashMap<
@@ -823,7 +823,7 @@ impl Reads {
     }
 
     /// What a completion of `c` reads: its product, the product's benefits, its customer.
-    async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, AppError> {
+    pub(crate) async fn for_completion(state: &AppState, c: &Checkout) -> Result<Reads, AppError> {
         let mut reads = Reads::default();
         let product = state.store.get::<Product>(&c.product_id.key()).await?;
         let benefits = match &product {

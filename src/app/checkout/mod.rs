@@ -23,6 +23,8 @@ mod payment_events;
 /// yet moved).
 pub use crate::domain::grants::{grace_end, key_expiry};
 pub use completion::{apply_outcome, complete_stale_confirmed, recover, settle, sweep_expired};
+/// The completion planner and its reads, for the big-shop generator (`crate::bench_fill`).
+pub(crate) use completion::{completion, Reads};
 pub use payment_events::payment_event;
 
 use chrono::Duration;

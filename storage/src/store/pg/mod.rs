@@ -38,6 +38,7 @@ mod admin;
 mod gather;
 mod listen;
 mod read;
+mod stats;
 mod tally;
 mod usage;
 mod write;

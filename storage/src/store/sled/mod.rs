@@ -26,6 +26,7 @@ mod feed;
 mod indexes;
 mod read;
 mod snapshot;
+mod stats;
 mod tally;
 #[cfg(test)]
 #[path = "tally_tests.rs"]
