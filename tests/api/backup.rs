@@ -16,10 +16,22 @@ use crate::disk_full::Server;
 
 /// Runs the CLI with a deadline (killed past it: a hang fails the test).
 pub(crate) fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
+    cli_with(root, data, &[], args, Duration::from_secs(60))
+}
+
+/// [`cli`] with more settings in the environment and another deadline.
+pub(crate) fn cli_with(
+    root: &Path,
+    data: &Path,
+    env: &[(&str, &str)],
+    args: &[&str],
+    deadline: Duration,
+) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .current_dir(root)
         .env_remove("RUST_LOG")
         .env("TOLLGATE__STORAGE__DATA_DIR", data)
+        .envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -28,7 +40,7 @@ pub(crate) fn cli(root: &Path, data: &Path, args: &[&str]) -> Output {
         .expect("starting the CLI");
     let started = std::time::Instant::now();
     while child.try_wait().expect("polling").is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
+        if started.elapsed() > deadline {
             let _ = child.kill();
             panic!("tollgate {args:?} hung");
         }

@@ -2,12 +2,13 @@
 //! shop holds what production makes, passes `check`, and its backup restores to the same
 //! records; `tollgate storage stats` reports it.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use tollgate::config::{Settings, StorageBackend};
 use tollgate_storage::{StorageStats, Store};
 
+use crate::backup::text;
 use crate::helpers::spawn_app_with;
 
 /// The settings of a generated shop in `dir` (as the binary reads them from `env`).
@@ -18,35 +19,9 @@ fn settings_in(dir: &std::path::Path) -> Settings {
 /// Runs the binary with `args` and `env` in `dir` (no configuration file: the defaults,
 /// e-mail written to files), at most 10 minutes.
 fn cli(dir: &std::path::Path, env: &[(String, String)], args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .env("TOLLGATE__STORAGE__DATA_DIR", dir)
-        .env("TOLLGATE__LOG__LEVEL", "warn")
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting the CLI");
-    let started = std::time::Instant::now();
-    while child.try_wait().expect("polling").is_none() {
-        if started.elapsed() > Duration::from_secs(600) {
-            let _ = child.kill();
-            panic!("tollgate {args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("the CLI's output")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    let mut all: Vec<(&str, &str)> = vec![("TOLLGATE__LOG__LEVEL", "warn")];
+    all.extend(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    crate::backup::cli_with(dir, dir, &all, args, Duration::from_secs(600))
 }
 
 /// Fills the store of `settings` (in `dir`, with `env`) through `tollgate bench-fill`,
