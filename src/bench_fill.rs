@@ -689,24 +689,6 @@ where
     }
 }
 
-/// The bytes of the files under `path` (a file's own size; 0 for what cannot be read).
-pub fn bytes_under(path: &std::path::Path) -> u64 {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return 0;
-    };
-    if !meta.is_dir() {
-        return meta.len();
-    }
-    std::fs::read_dir(path)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| bytes_under(&e.path()))
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 /// The 16 bytes of a UUID given as text (the key of an id).
 fn uuid_key(text: &str) -> anyhow::Result<Vec<u8>> {
     Ok(uuid::Uuid::parse_str(text)

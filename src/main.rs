@@ -327,7 +327,7 @@ fn storage_stats(settings: &Settings) -> anyhow::Result<ExitCode> {
     entries.sort_by_key(|e| e.file_name());
     let mut total = 0;
     for entry in entries {
-        let bytes = tollgate::bench_fill::bytes_under(&entry.path());
+        let bytes = tollgate_storage::bytes_under(&entry.path());
         total += bytes;
         write_stdout(&format!(
             "data_dir {}: {bytes}",

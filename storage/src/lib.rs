@@ -21,8 +21,8 @@ pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEAD
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
 pub use store::pg::FAULT_LISTENER_DELAY;
 pub use store::{
-    Agg, Backend, Batch, Change, ChangeListener, Committed, CompactReport, Counted, Delta,
-    Direction, Guard, Guarded, Holding, IndexIter, IndexReport, IngestEvent, JobLock, Page,
+    bytes_under, Agg, Backend, Batch, Change, ChangeListener, Committed, CompactReport, Counted,
+    Delta, Direction, Guard, Guarded, Holding, IndexIter, IndexReport, IngestEvent, JobLock, Page,
     PageQuery, Snapshot, Store, StoreConfig, WindowState,
 };
 pub use store::{AreaStats, GroupStats, StorageStats, TableSize};

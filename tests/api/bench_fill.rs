@@ -162,7 +162,7 @@ async fn a_generated_shop_passes_check_and_its_backup_restores_the_same_records(
     let data = dir.path().to_path_buf();
     let before = fill_and_check(&settings, &[]).await;
     // The e-mails were written as files beside the store.
-    assert!(tollgate::bench_fill::bytes_under(&data.join("mail")) > 0);
+    assert!(tollgate_storage::bytes_under(&data.join("mail")) > 0);
     let after = backup_and_restore(dir, &settings).await;
     assert_eq!(records(&before), records(&after));
     assert_eq!(before.engine, "embedded");

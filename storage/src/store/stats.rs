@@ -165,6 +165,25 @@ impl Store {
     }
 }
 
+/// The bytes of the files under `path` (a file's own size; 0 for what cannot be read):
+/// what a folder of the data directory occupies.
+pub fn bytes_under(path: &std::path::Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| bytes_under(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

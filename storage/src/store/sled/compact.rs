@@ -145,20 +145,11 @@ fn swap_from(dir: &Path, new_dir: &Path, old_dir: &Path, out: bool) -> Result<()
 
 /// The bytes of sled's files in `dir` (the log, its blobs, snapshots).
 fn sled_bytes(dir: &Path) -> u64 {
-    fn walk(path: &Path) -> u64 {
-        match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => std::fs::read_dir(path)
-                .map(|it| it.flatten().map(|e| walk(&e.path())).sum())
-                .unwrap_or(0),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        }
-    }
     std::fs::read_dir(dir)
         .map(|it| {
             it.flatten()
                 .filter(|e| e.file_name().to_str().is_some_and(is_sled_entry))
-                .map(|e| walk(&e.path()))
+                .map(|e| crate::store::stats::bytes_under(&e.path()))
                 .sum()
         })
         .unwrap_or(0)
