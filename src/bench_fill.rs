@@ -17,8 +17,10 @@
 //!   the event log, deliveries (settled by the receiver), e-mail (sent by the configured
 //!   transport) and the dashboard's day counters, with the clock at the chunk's time;
 //! - the subscription sweep runs once per simulated day (renewal orders, ends of the
-//!   subscriptions canceled at their period's end), and a few sales are refunded or their
-//!   subscription canceled through the same functions the API calls.
+//!   subscriptions canceled at their period's end), and so does the retention pass (the
+//!   webhook history and e-mail of the days past their retention go, as they would in a
+//!   shop that ran that long); a few sales are refunded or their subscription canceled
+//!   through the same functions the API calls.
 //!
 //! What it skips of a real purchase: the checkout's intermediate revisions (open,
 //! confirmed: the copy is written succeeded) and the customer session of each confirm
@@ -56,7 +58,7 @@ pub struct FillOptions {
     /// Webhook endpoints per organization (0, 1 or 2: the first takes every event, the
     /// second the order events).
     pub endpoints: u32,
-    /// Sales per transaction.
+    /// Sales per transaction (at most a day's: fewer when the sales are few per day).
     pub chunk: usize,
     /// Per mille of sales that are returning customers' (a new purchase by one who bought).
     pub returning_permille: u32,
@@ -100,6 +102,8 @@ pub struct FillReport {
     pub cancellations: u64,
     /// Orders the subscription sweeps made (renewals).
     pub renewals: u64,
+    /// Records the daily retention passes purged or slimmed.
+    pub purged: u64,
     pub seconds: f64,
 }
 
@@ -107,13 +111,15 @@ impl FillReport {
     pub fn describe(&self) -> String {
         format!(
             "generated {} sales ({} customers, {} subscriptions, {} renewals, {} refunds, \
-             {} cancellations) in {:.1} s: {:.0} sales/s",
+             {} cancellations; {} records purged or slimmed by retention) in {:.1} s: \
+             {:.0} sales/s",
             self.sales,
             self.customers,
             self.subscriptions,
             self.renewals,
             self.refunds,
             self.cancellations,
+            self.purged,
             self.seconds,
             self.sales as f64 / self.seconds.max(0.001)
         )
@@ -121,7 +127,7 @@ impl FillReport {
 }
 
 /// The settings the generator runs the service with: no listener on the configured
-/// address, no background sweep or retention (it sweeps itself, on its own clock), and
+/// address, no background sweep or retention (it runs both itself, on its own clock), and
 /// webhook deliveries allowed to its receiver on 127.0.0.1.
 pub fn fill_settings(mut settings: Settings) -> Settings {
     settings.server.bind = "127.0.0.1:0".into();
@@ -287,7 +293,9 @@ impl<'a> Filler<'a> {
         let span = (self.end - self.start)
             .num_microseconds()
             .unwrap_or(i64::MAX);
-        let chunk = self.options.chunk.max(1) as u64;
+        // A chunk spans at most a day, so that the daily jobs run on their day.
+        let days = (self.end - self.start).num_days().max(1) as u64;
+        let chunk = (self.options.chunk.max(1) as u64).min(total.div_ceil(days).max(1));
         let mut last_sweep = self.start;
         let mut done = 0u64;
         while done < total {
@@ -597,12 +605,20 @@ impl<'a> Filler<'a> {
         Ok(())
     }
 
-    /// The subscription sweep at the clock's time: renewals, ends, revocations.
+    /// The day's jobs at the clock's time: the subscription sweep (renewals, ends,
+    /// revocations), then the retention pass (what a shop's store holds is what its
+    /// retention leaves: webhook history and e-mail past `webhooks.retention_days`, e-mail
+    /// bodies past `retention.grace_hours`).
     async fn sweep(&mut self) -> anyhow::Result<()> {
         let report = crate::app::subscription::sweep_subscriptions(self.state)
             .await
             .map_err(|e| anyhow::anyhow!("the subscription sweep: {e}"))?;
         self.report.renewals += report.renewed;
+        let pass = crate::jobs::retention_pass(self.state).await;
+        if pass.failures > 0 {
+            bail!("the retention pass failed (see the log)");
+        }
+        self.report.purged += pass.records;
         Ok(())
     }
 

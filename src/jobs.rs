@@ -118,30 +118,63 @@ fn spawn_retention(state: web::Data<AppState>) {
             if !state.jobs.lead(&state.store, "retention").await {
                 continue;
             }
-            match crate::retention::purge(&state).await {
-                Ok(report) if report.total() > 0 => {
-                    tracing::info!(?report, "retention purge")
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "retention purge failed"),
-            }
-            match crate::webhooks::purge(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(events = n, "webhook history purged"),
-                Err(e) => tracing::warn!(error = %e, "webhook history purge failed"),
-            }
-            match crate::mail::purge(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(messages = n, "e-mail history purged"),
-                Err(e) => tracing::warn!(error = %e, "e-mail history purge failed"),
-            }
-            match crate::mail::slim(&state).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(messages = n, "bodies of settled e-mail emptied"),
-                Err(e) => tracing::warn!(error = %e, "emptying settled e-mail failed"),
-            }
+            retention_pass(&state).await;
         }
     });
+}
+
+/// One retention pass: the short-lived kinds, the webhook history (with the event log),
+/// the e-mail history, then the bodies of settled e-mail; each logged, a failure of one
+/// not stopping the next. The retention job runs it on the lead node; the big-shop
+/// generator once per simulated day.
+pub async fn retention_pass(state: &AppState) -> RetentionPass {
+    let mut pass = RetentionPass::default();
+    match crate::retention::purge(state).await {
+        Ok(report) => {
+            if report.total() > 0 {
+                tracing::info!(?report, "retention purge");
+            }
+            pass.records += report.total();
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "retention purge failed");
+            pass.failures += 1;
+        }
+    }
+    let steps = [
+        (
+            "webhook history purged",
+            crate::webhooks::purge(state).await,
+        ),
+        ("e-mail history purged", crate::mail::purge(state).await),
+        (
+            "bodies of settled e-mail emptied",
+            crate::mail::slim(state).await,
+        ),
+    ];
+    for (what, done) in steps {
+        match done {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(records = n, "{what}");
+                pass.records += n as u64;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "{what}: failed");
+                pass.failures += 1;
+            }
+        }
+    }
+    pass
+}
+
+/// What one [`retention_pass`] did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RetentionPass {
+    /// Records purged or slimmed.
+    pub records: u64,
+    /// Steps that failed (logged; the next pass tries again).
+    pub failures: u32,
 }
 
 /// Writes the validation day counters every [`crate::stats::VALIDATION_FLUSH`].
