@@ -458,6 +458,7 @@ pub fn each_record_type(v: &mut impl RecordTypes) {
     v.visit::<license_key::LicenseKey>();
     v.visit::<webhook::WebhookEndpoint>();
     v.visit::<webhook::WebhookEvent>();
+    v.visit::<webhook::WebhookPayload>();
     v.visit::<crate::app::event_log::LoggedEvent>();
     v.visit::<crate::app::event_log::EventLogHead>();
     v.visit::<crate::app::event_log::CustomerStateDigest>();

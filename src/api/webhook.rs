@@ -599,6 +599,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         next_attempt_at: None,
         last_http_code: Some(200),
         archived: false,
+        payload_apart: false,
     };
     let delivery = WebhookDelivery {
         id: WebhookDeliveryId(Uuid::from_u128(0xe3)),

@@ -289,7 +289,14 @@ pub async fn resolve(state: &AppState, e: &mut LoggedEvent) -> Result<(), Storag
     let Some(r) = e.data_in else {
         return Ok(());
     };
-    match state.store.get::<WebhookEvent>(&r.event_id.key()).await? {
+    let event = match state.store.get::<WebhookEvent>(&r.event_id.key()).await? {
+        Some(mut event) => {
+            crate::app::webhook_endpoints::load_payload(state, &mut event.value).await?;
+            Some(event)
+        }
+        None => None,
+    };
+    match event {
         Some(event) => match r.slice(&event.value.payload) {
             Some(data) => {
                 e.data = data.to_string();

@@ -15,8 +15,8 @@ use crate::auth::Subject;
 use crate::domain::ids::{OrganizationId, WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
     NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointChange, WebhookEvent,
-    WebhookEventState, WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG, WEBHOOK_ENDPOINT_ALL,
-    WEBHOOK_ENDPOINT_BY_CREATED,
+    WebhookEventState, WebhookPayload, WEBHOOK_DELIVERY_BY_ENDPOINT, WEBHOOK_DELIVERY_BY_ORG,
+    WEBHOOK_ENDPOINT_ALL, WEBHOOK_ENDPOINT_BY_CREATED,
 };
 use crate::error::AppError;
 use crate::field;
@@ -147,6 +147,24 @@ pub async fn listening(
         }
     }
     Ok(endpoints)
+}
+
+/// Puts the payload of an event whose payload is apart (`WebhookPayload`) in its
+/// `payload`: what the delivery, the delivery log and the event cursor read. An event whose
+/// payload record is missing (it goes only with its event) reads as archived, logged:
+/// nothing to show or to send.
+pub async fn load_payload(state: &AppState, e: &mut WebhookEvent) -> Result<(), StorageError> {
+    if !e.payload_apart || e.archived {
+        return Ok(());
+    }
+    match state.store.get::<WebhookPayload>(&e.id.key()).await? {
+        Some(p) => e.payload = p.value.payload,
+        None => {
+            tracing::warn!(event = %e.id, "a webhook event's payload is missing; read as archived");
+            e.archived = true;
+        }
+    }
+    Ok(())
 }
 
 /// An event the subject may see (of an organization it reaches), else 404.
@@ -372,9 +390,10 @@ pub async fn deliveries(
         page_of::<WebhookDelivery>(state, index, &tenants, true, params, None).await?;
     let mut views = Vec::with_capacity(items.len());
     for d in &items {
-        let Some(event) = state.store.get::<WebhookEvent>(&d.event_id.key()).await? else {
+        let Some(mut event) = state.store.get::<WebhookEvent>(&d.event_id.key()).await? else {
             continue;
         };
+        load_payload(state, &mut event.value).await?;
         if let Some(view) = WebhookDeliveryView::new(d, &event.value) {
             views.push(view);
         }

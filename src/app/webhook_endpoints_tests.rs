@@ -131,3 +131,64 @@ async fn rotating_gives_a_new_secret_only_to_the_owner() {
         .expect_err("unknown");
     assert_eq!(err.code(), Code::NotFound);
 }
+
+#[actix_web::test]
+async fn a_payload_apart_is_loaded_and_a_missing_one_reads_as_archived() {
+    let app = testing::app().await;
+    let (org, seller) = testing::seller(&app).await;
+    let endpoint = create(
+        &app,
+        seller,
+        new_endpoint("https://example.com/hooks", None),
+    )
+    .await
+    .expect("created");
+    let event = |n: u128| WebhookEvent {
+        id: WebhookEventId(uuid::Uuid::from_u128(n)),
+        organization_id: org,
+        endpoint_id: endpoint.id,
+        created_at: app.now(),
+        modified_at: None,
+        event_type: "customer.created".into(),
+        resource: format!("customer:{n}"),
+        seq: n as u64,
+        payload: format!(r#"{{"type":"customer.created","n":{n}}}"#),
+        state: WebhookEventState::Pending,
+        attempts: 0,
+        next_attempt_at: None,
+        last_http_code: None,
+        archived: false,
+        payload_apart: true,
+    };
+    let (kept, lost) = (event(1), event(2));
+    let mut batch = Batch::new();
+    for e in [&kept, &lost] {
+        batch.put(e, Expect::Absent).unwrap();
+    }
+    batch
+        .put(&kept.payload_record().unwrap(), Expect::Absent)
+        .unwrap();
+    app.store.commit_durable(&batch).await.unwrap();
+
+    let mut read = app
+        .store
+        .get::<WebhookEvent>(&kept.id.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    assert_eq!(read.payload, "", "not stored with the event");
+    load_payload(&app, &mut read).await.unwrap();
+    assert_eq!(read, kept);
+
+    let mut read = app
+        .store
+        .get::<WebhookEvent>(&lost.id.key())
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    load_payload(&app, &mut read).await.unwrap();
+    assert!(read.archived);
+    assert_eq!(read.payload, "");
+}

@@ -177,11 +177,18 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
             .min(idle);
         return Ok(Pass::Wait(wait));
     }
-    let attempts = join_all(
-        ready
-            .iter()
-            .map(|e| send(&state.webhooks, &endpoint.value, &e.value)),
-    )
+    for event in &mut ready {
+        crate::app::webhook_endpoints::load_payload(state, &mut event.value).await?;
+    }
+    let attempts = join_all(ready.iter().map(|e| async {
+        if e.value.archived {
+            // Its payload is gone (never the case of a pending event but by damage): an
+            // attempt that fails without sending, so that the schedule ends it.
+            Attempt::not_sent("The event's payload is gone.".into())
+        } else {
+            send(&state.webhooks, &endpoint.value, &e.value).await
+        }
+    }))
     .await;
     let mut failures = 0u32;
     let mut successes = 0u32;
@@ -204,6 +211,18 @@ struct Attempt {
     http_code: Option<u16>,
     response: Option<String>,
     duration_ms: u64,
+}
+
+impl Attempt {
+    fn not_sent(why: String) -> Attempt {
+        Attempt {
+            started: Utc::now(),
+            succeeded: false,
+            http_code: None,
+            response: Some(why),
+            duration_ms: 0,
+        }
+    }
 }
 
 /// The `webhook-signature` of `body`: signed with the secret's UTF-8 bytes as the key

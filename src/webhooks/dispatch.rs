@@ -135,6 +135,9 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
                     }
                 }
                 batch.put(&record, Expect::Any)?;
+                if let Some(body) = record.payload_record() {
+                    batch.put(&body, Expect::Any)?;
+                }
                 if endpoint.enabled {
                     woken.insert(endpoint.id);
                 }
@@ -235,6 +238,7 @@ fn event_for(
         next_attempt_at: None,
         last_http_code: None,
         archived: false,
+        payload_apart: true,
     }
 }
 

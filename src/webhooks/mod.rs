@@ -25,7 +25,7 @@ use tollgate_storage::{Batch, Direction, Expect, StorageError};
 
 use crate::domain::ids::WebhookEndpointId;
 use crate::domain::webhook::{
-    WebhookDelivery, WebhookEndpoint, WebhookEvent, WEBHOOK_DELIVERY_BY_EVENT,
+    WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookPayload, WEBHOOK_DELIVERY_BY_EVENT,
     WEBHOOK_EVENT_BY_CREATED,
 };
 use crate::state::AppState;
@@ -98,6 +98,9 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
                     .index_iter(WEBHOOK_DELIVERY_BY_EVENT, &tenants, Direction::Asc)?;
             while let Some(delivery) = deliveries.next().await {
                 batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
+            }
+            if event.value.payload_apart {
+                batch.delete::<WebhookPayload>(&id, Expect::Any);
             }
             batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));
             events += 1;

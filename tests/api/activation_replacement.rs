@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use tollgate::domain::ids::LicenseKeyId;
-use tollgate_actors::domain::webhook::WebhookEvent;
 use tollgate_actors::license_key::{LicenseKey, REPLACEMENTS_PER_WINDOW};
 
 use crate::license_keys::{spawn, KeyApp};
@@ -44,7 +43,7 @@ async fn events(app: &KeyApp, kind: &str) -> Vec<Value> {
         app.state.store.changes(None, 1).await.unwrap().is_empty(),
         "the webhook fan-out did not catch up"
     );
-    crate::checkouts::store_values::<WebhookEvent>(&app.state.store)
+    crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.event_type == kind)

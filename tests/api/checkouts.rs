@@ -688,6 +688,20 @@ pub(crate) async fn store_values<R: tollgate_storage::Record>(store: &Store) -> 
         .collect()
 }
 
+/// Every stored webhook event, each with its payload (a payload apart is loaded).
+pub(crate) async fn webhook_events(
+    state: &tollgate::state::AppState,
+) -> Vec<tollgate::domain::webhook::WebhookEvent> {
+    let mut events = store_values::<tollgate::domain::webhook::WebhookEvent>(&state.store).await;
+    for e in &mut events {
+        tollgate::app::webhook_endpoints::load_payload(state, e)
+            .await
+            .expect("loading a webhook payload");
+        assert!(!e.archived, "a webhook event's payload is missing");
+    }
+    events
+}
+
 fn checkout_key(id: &str) -> Vec<u8> {
     CheckoutId(uuid::Uuid::parse_str(id).unwrap()).key()
 }

@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tollgate::auth::Scope;
-use tollgate_actors::domain::webhook::WebhookEvent;
 
-use crate::checkouts::store_values;
 use crate::helpers::{spawn_app, TestApp};
 
 const CURSOR: &str = "/v1/webhooks/events";
@@ -118,7 +116,7 @@ async fn the_cursor_answers_the_webhook_payloads_in_commit_order() {
         assert_eq!(keys, ["data", "seq", "timestamp", "type"]);
     }
     // The same payloads as the webhooks.
-    let sent: Vec<Value> = store_values::<WebhookEvent>(&app.state.store)
+    let sent: Vec<Value> = crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.endpoint_id.to_string() == endpoint)

@@ -10,7 +10,6 @@ use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 use tollgate::config::Settings;
 use tollgate_actors::domain::mail::{MailKind, MailMessage};
-use tollgate_actors::domain::webhook::WebhookEvent;
 use tollgate_actors::ManualClock;
 
 use crate::benefit_grants::{buy, key_of, order_of, shop, subscription_of};
@@ -84,7 +83,7 @@ fn invalid_code(r: &crate::helpers::Reply) {
 
 /// The events of a type the organization's endpoint was sent.
 async fn events(app: &TestApp, kind: &str) -> Vec<Value> {
-    store_values::<WebhookEvent>(&app.state.store)
+    crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.event_type == kind)

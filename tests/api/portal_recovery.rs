@@ -261,7 +261,7 @@ async fn settled(app: &ClockApp) {
 /// The types of the events recorded for the endpoint about `id` (as `data.id`).
 async fn event_types(app: &ClockApp, endpoint: &str, id: &str) -> Vec<String> {
     settled(app).await;
-    let mut events: Vec<WebhookEvent> = store_values::<WebhookEvent>(&app.state.store)
+    let mut events: Vec<WebhookEvent> = crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.endpoint_id.to_string() == endpoint)

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 use tollgate::app::event_log::LoggedEvent;
 use tollgate::domain::mail::{MailMessage, MailState};
-use tollgate_actors::domain::webhook::{WebhookEvent, WebhookEventState};
+use tollgate_actors::domain::webhook::{WebhookEvent, WebhookEventState, WebhookPayload};
 use tollgate_storage::{Batch, Expect, Record, Store, StoreConfig};
 
 use crate::binary::Binary;
@@ -443,6 +443,11 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
     );
     report(
         "after the sales",
+        "webhook payloads",
+        bytes_of::<WebhookPayload>(store).await,
+    );
+    report(
+        "after the sales",
         "deliveries",
         bytes_of::<WebhookDelivery>(store).await,
     );
@@ -454,13 +459,21 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
     report("after the sales", "mail", mail_before);
     // The log holds no second copy of what an endpoint's event holds: only the events of
     // before the endpoint (the catalog's) are inline.
-    let (log_bytes, events_bytes) = (
+    let (log_bytes, payload_bytes) = (
         bytes_of::<LoggedEvent>(store).await.1,
-        bytes_of::<WebhookEvent>(store).await.1,
+        bytes_of::<WebhookPayload>(store).await.1,
     );
     assert!(
-        log_bytes * 5 < events_bytes,
-        "{log_bytes} vs {events_bytes}"
+        log_bytes * 5 < payload_bytes,
+        "{log_bytes} vs {payload_bytes}"
+    );
+    // Each event's payload is apart, once: the event itself (rewritten by each attempt)
+    // is a small record.
+    let (events, events_bytes) = bytes_of::<WebhookEvent>(store).await;
+    assert_eq!(bytes_of::<WebhookPayload>(store).await.0, events);
+    assert!(
+        events_bytes * 5 < payload_bytes,
+        "{events_bytes} vs {payload_bytes}"
     );
     assert!(!inline.contains_key("order.paid"), "{inline:?}");
     assert!(mail_before.0 >= sales);
@@ -480,6 +493,7 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
     tollgate::mail::purge(&app.state).await.unwrap();
     for (kind, left) in [
         ("webhook events", bytes_of::<WebhookEvent>(store).await),
+        ("webhook payloads", bytes_of::<WebhookPayload>(store).await),
         ("deliveries", bytes_of::<WebhookDelivery>(store).await),
         ("event log", bytes_of::<LoggedEvent>(store).await),
         ("mail", bytes_of::<MailMessage>(store).await),

@@ -15,7 +15,6 @@ use serde_json::{json, Value};
 use tollgate::domain::ids::OrganizationId;
 use tollgate_actors::domain::webhook::WebhookEvent;
 
-use crate::checkouts::store_values;
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
 use crate::tools;
 
@@ -76,7 +75,7 @@ pub(crate) async fn settled(app: &ClockApp) {
 /// The bodies recorded for the endpoint, in order.
 async fn bodies(app: &ClockApp, endpoint: &str) -> Vec<Value> {
     settled(app).await;
-    let mut events: Vec<WebhookEvent> = store_values::<WebhookEvent>(&app.state.store)
+    let mut events: Vec<WebhookEvent> = crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.endpoint_id.to_string() == endpoint)

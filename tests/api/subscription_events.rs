@@ -17,7 +17,6 @@ use tollgate::domain::product::Product;
 use tollgate_actors::domain::webhook::WebhookEvent;
 use tollgate_actors::subscription::{Subscription, SubscriptionStatus};
 
-use crate::checkouts::store_values;
 use crate::subscriptions::{purchase, spawn_app_with_clock, t0, ClockApp};
 use crate::tools;
 
@@ -130,7 +129,7 @@ async fn settled(app: &ClockApp) {
 /// grants'), in the order they happened, as `(type, body)`.
 async fn events(app: &ClockApp, endpoint: &Endpoint, subscription: SubscriptionId) -> Vec<Value> {
     settled(app).await;
-    let mut events: Vec<WebhookEvent> = store_values::<WebhookEvent>(&app.state.store)
+    let mut events: Vec<WebhookEvent> = crate::checkouts::webhook_events(&app.state)
         .await
         .into_iter()
         .filter(|e| e.endpoint_id.to_string() == endpoint.id)

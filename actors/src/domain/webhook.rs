@@ -170,7 +170,9 @@ pub struct WebhookEvent {
     pub resource: String,
     /// Position of the change in the store's feed: the order of events.
     pub seq: u64,
-    /// The body sent, byte for byte on every attempt.
+    /// The body sent, byte for byte on every attempt. When [`WebhookEvent::payload_apart`],
+    /// it is never stored here (empty as read; whatever it holds in memory is not
+    /// written): it is the [`WebhookPayload`] of the same id, loaded where it is needed.
     pub payload: String,
     pub state: WebhookEventState,
     pub attempts: u32,
@@ -178,17 +180,128 @@ pub struct WebhookEvent {
     pub last_http_code: Option<u16>,
     /// The payload was purged: the event can no longer be redelivered.
     pub archived: bool,
+    /// Version 2: the payload is its own record ([`WebhookPayload`]), written once with
+    /// the event: an attempt rewrites the event's few hundred bytes, not its payload.
+    pub payload_apart: bool,
 }
 
 impl WebhookEvent {
     pub fn is_pending(&self) -> bool {
         self.state == WebhookEventState::Pending
     }
+
+    /// The record holding the payload of an event whose payload is apart.
+    pub fn payload_record(&self) -> Option<WebhookPayload> {
+        self.payload_apart.then(|| WebhookPayload {
+            id: self.id,
+            payload: self.payload.clone(),
+        })
+    }
+}
+
+/// What version 2 stores of an event: its fields, the payload empty when it is apart.
+#[derive(Serialize)]
+struct StoredEvent<'a> {
+    id: WebhookEventId,
+    organization_id: OrganizationId,
+    endpoint_id: WebhookEndpointId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    event_type: &'a str,
+    resource: &'a str,
+    seq: u64,
+    payload: &'a str,
+    state: WebhookEventState,
+    attempts: u32,
+    next_attempt_at: Option<DateTime<Utc>>,
+    last_http_code: Option<u16>,
+    archived: bool,
+    payload_apart: bool,
+}
+
+/// Format version 1: the payload always inline.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct WebhookEventV1 {
+    id: WebhookEventId,
+    organization_id: OrganizationId,
+    endpoint_id: WebhookEndpointId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    event_type: String,
+    resource: String,
+    seq: u64,
+    payload: String,
+    state: WebhookEventState,
+    attempts: u32,
+    next_attempt_at: Option<DateTime<Utc>>,
+    last_http_code: Option<u16>,
+    archived: bool,
+}
+
+impl From<WebhookEventV1> for WebhookEvent {
+    fn from(v1: WebhookEventV1) -> Self {
+        WebhookEvent {
+            id: v1.id,
+            organization_id: v1.organization_id,
+            endpoint_id: v1.endpoint_id,
+            created_at: v1.created_at,
+            modified_at: v1.modified_at,
+            event_type: v1.event_type,
+            resource: v1.resource,
+            seq: v1.seq,
+            payload: v1.payload,
+            state: v1.state,
+            attempts: v1.attempts,
+            next_attempt_at: v1.next_attempt_at,
+            last_http_code: v1.last_http_code,
+            archived: v1.archived,
+            payload_apart: false,
+        }
+    }
 }
 
 impl Record for WebhookEvent {
-    crate::record_v1!(WebhookEvent, "webhook_event");
+    const COLLECTION: &'static str = "webhook_event";
+    /// 2: the payload may be apart (`payload_apart`).
+    const VERSION: u16 = 2;
     const INDEXES: &'static [&'static str] = &[WEBHOOK_EVENT_PENDING, WEBHOOK_EVENT_BY_CREATED];
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(&StoredEvent {
+            id: self.id,
+            organization_id: self.organization_id,
+            endpoint_id: self.endpoint_id,
+            created_at: self.created_at,
+            modified_at: self.modified_at,
+            event_type: &self.event_type,
+            resource: &self.resource,
+            seq: self.seq,
+            payload: if self.payload_apart {
+                ""
+            } else {
+                &self.payload
+            },
+            state: self.state,
+            attempts: self.attempts,
+            next_attempt_at: self.next_attempt_at,
+            last_http_code: self.last_http_code,
+            archived: self.archived,
+            payload_apart: self.payload_apart,
+        })
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => tollgate_storage::codec::decode::<WebhookEventV1>(Self::COLLECTION, 1, payload)
+                .map(Into::into),
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()
@@ -208,6 +321,22 @@ impl Record for WebhookEvent {
             ));
         }
         entries
+    }
+}
+
+/// The body of one endpoint event whose payload is apart (same id as the event): written
+/// once with it, deleted with it, never rewritten.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookPayload {
+    pub id: WebhookEventId,
+    pub payload: String,
+}
+
+impl Record for WebhookPayload {
+    crate::record_v1!(WebhookPayload, "webhook_payload");
+
+    fn id_key(&self) -> Vec<u8> {
+        self.id.key()
     }
 }
 
@@ -330,5 +459,70 @@ mod endpoint_format_tests {
         };
         let back = WebhookEndpoint::decode(2, &e2.encode().unwrap()).unwrap();
         assert_eq!(back.api_version.as_deref(), Some("2026-10"));
+    }
+
+    fn event(payload_apart: bool) -> WebhookEvent {
+        WebhookEvent {
+            id: WebhookEventId(uuid(3)),
+            organization_id: OrganizationId(uuid(2)),
+            endpoint_id: WebhookEndpointId(uuid(1)),
+            created_at: at(10),
+            modified_at: None,
+            event_type: "order.paid".into(),
+            resource: "order:1".into(),
+            seq: 7,
+            payload: r#"{"type":"order.paid","data":{}}"#.into(),
+            state: WebhookEventState::Pending,
+            attempts: 0,
+            next_attempt_at: None,
+            last_http_code: None,
+            archived: false,
+            payload_apart,
+        }
+    }
+
+    #[test]
+    fn a_version_1_event_reads_with_its_payload_inline() {
+        let e = event(false);
+        let v1 = WebhookEventV1 {
+            id: e.id,
+            organization_id: e.organization_id,
+            endpoint_id: e.endpoint_id,
+            created_at: e.created_at,
+            modified_at: e.modified_at,
+            event_type: e.event_type.clone(),
+            resource: e.resource.clone(),
+            seq: e.seq,
+            payload: e.payload.clone(),
+            state: e.state,
+            attempts: e.attempts,
+            next_attempt_at: e.next_attempt_at,
+            last_http_code: e.last_http_code,
+            archived: e.archived,
+        };
+        let read = WebhookEvent::decode(1, &tollgate_storage::codec::encode(&v1).unwrap()).unwrap();
+        assert_eq!(read, e);
+        assert!(read.payload_record().is_none());
+        // Written again (an attempt), it keeps its payload inline.
+        assert_eq!(WebhookEvent::decode(2, &read.encode().unwrap()).unwrap(), e);
+    }
+
+    #[test]
+    fn a_payload_apart_is_never_written_with_its_event() {
+        let e = event(true);
+        let body = e.payload_record().unwrap();
+        assert_eq!((body.id, body.payload.as_str()), (e.id, e.payload.as_str()));
+        let stored = e.encode().unwrap();
+        let read = WebhookEvent::decode(2, &stored).unwrap();
+        assert_eq!(read.payload, "");
+        assert!(read.payload_apart);
+        assert_eq!(
+            WebhookEvent {
+                payload: e.payload.clone(),
+                ..read
+            },
+            e
+        );
+        assert!(stored.len() + e.payload.len() <= event(false).encode().unwrap().len());
     }
 }
