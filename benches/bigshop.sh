@@ -21,7 +21,8 @@
 #             overview and lists (signed in with a session cookie)
 #   validate  POST /v1/customer-portal/license-keys/validate (batched counters, the default)
 #             as a ratio of GET /healthz in the same run
-#   admin     `tollgate backup` (and its size), `restore` into an empty store, `check`
+#   admin     `tollgate backup` (and its size), `restore` into an empty store, `check`; on the
+#             embedded store, `tollgate compact` and the size after it
 #
 # Environment (defaults in brackets):
 #   BENCH_SALES [1000000]  BENCH_MONTHS [12]  BENCH_ORGS [1]  BENCH_CHUNK [1000]
@@ -335,6 +336,18 @@ RESTORE_MS=$(( $(now_ms) - T0 ))
 T0=$(now_ms)
 env "${ENV[@]}" "$BIN" check >"$WORK/check.txt" || { cat "$WORK/check.txt" >&2; echo "check failed" >&2; exit 1; }
 CHECK_MS=$(( $(now_ms) - T0 ))
+# The embedded store: `tollgate compact` (service stopped), its time and the size after it
+# (sled's file keeps what rewrites replaced until segments are cleaned; a compaction
+# writes only what is live).
+COMPACT=""
+if [[ $BACKEND == embedded ]]; then
+    T0=$(now_ms)
+    env "${ENV[@]}" "$BIN" compact >"$WORK/compact.txt" 2>&1 || { cat "$WORK/compact.txt" >&2; echo "compact failed" >&2; exit 1; }
+    COMPACT="compact: $(( $(now_ms) - T0 )) ms: $(grep '^compacted' "$WORK/compact.txt" | tail -1)"
+    env "${ENV[@]}" "$BIN" storage stats >"$WORK/stats-compacted.txt"
+    COMPACT="$COMPACT; after it: $(grep -E '^orders' "$WORK/stats-compacted.txt")"
+    log "$COMPACT"
+fi
 
 # --- report ------------------------------------------------------------------------------
 python3 - "$RESULTS" "$WORK/stats.txt" <<PY
@@ -354,6 +367,7 @@ for line in stats.splitlines():
 print("backup: FAILED (see the log above)" if "${BACKUP_FAILED:-}" else "")
 print(f"backup: {int('$BACKUP_BYTES') / 1048576:.1f} MiB in $BACKUP_MS ms; restore $RESTORE_MS ms "
       f"({int('$RESTORED_BYTES') / 1048576:.1f} MiB on disk after it); check $CHECK_MS ms")
+print("$COMPACT")
 print("ready: ${FIRST_MS} ms first start, ${GRACEFUL_MS} ms after a graceful stop, ${KILLED_MS} ms after kill -9")
 print(f"memory: idle {int('$IDLE_KIB') // 1024} MiB, peak {int('$PEAK_KIB') // 1024} MiB")
 print("")
