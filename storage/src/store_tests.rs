@@ -448,6 +448,58 @@ async fn pages_are_sorted_counted_and_offset(store: Store) {
     assert_eq!(past.total, 25);
 }
 
+both_engines!(a_page_past_the_middle_is_the_same_read_from_the_other_end);
+async fn a_page_past_the_middle_is_the_same_read_from_the_other_end(store: Store) {
+    for n in 0..25u64 {
+        let rank = (n as i64 * 7) % 25 - 12;
+        put(
+            &store,
+            &item(n, 1, &format!("n{n:02}"), rank),
+            Expect::Absent,
+        )
+        .await
+        .unwrap();
+    }
+    let t1 = vec![vec![1u8]];
+    for direction in [Direction::Asc, Direction::Desc] {
+        let everything = ids(&page(&store, "item_by_rank", &t1, direction, 0, 100).await);
+        assert_eq!(everything.len(), 25);
+        // Every offset and a few limits: what the page holds is the same slice of the
+        // whole order, whichever end it is read from.
+        for limit in [1u64, 3, 7, 10, 25, 30] {
+            for offset in 0..=26u64 {
+                let p = page(&store, "item_by_rank", &t1, direction, offset, limit).await;
+                let from = (offset as usize).min(25);
+                let to = ((offset + limit) as usize).min(25);
+                assert_eq!(
+                    ids(&p),
+                    everything[from..to].to_vec(),
+                    "{direction:?} offset {offset} limit {limit}"
+                );
+                assert_eq!(p.total, 25);
+            }
+        }
+    }
+    // Only one tenant reads from the other end.
+    let q = PageQuery {
+        index: "item_by_rank",
+        tenants: &t1,
+        direction: Direction::Asc,
+        offset: 20,
+        limit: 10,
+    };
+    let reversed = q.from_nearer_end(25).unwrap();
+    assert_eq!(
+        (reversed.direction, reversed.offset, reversed.limit),
+        (Direction::Desc, 0, 5)
+    );
+    assert!(q.from_nearer_end(50).is_none(), "nearer the start");
+    let two = vec![vec![1u8], vec![2u8]];
+    assert!(PageQuery { tenants: &two, ..q }
+        .from_nearer_end(25)
+        .is_none());
+}
+
 both_engines!(pages_merge_several_tenants);
 async fn pages_merge_several_tenants(store: Store) {
     for (id, tenant, rank) in [

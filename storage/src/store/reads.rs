@@ -10,6 +10,15 @@ pub enum Direction {
     Desc,
 }
 
+impl Direction {
+    pub fn reversed(self) -> Direction {
+        match self {
+            Direction::Asc => Direction::Desc,
+            Direction::Desc => Direction::Asc,
+        }
+    }
+}
+
 /// One page of an index, possibly merged over several tenants.
 #[derive(Debug, Clone)]
 pub struct PageQuery<'a> {
@@ -18,6 +27,28 @@ pub struct PageQuery<'a> {
     pub direction: Direction,
     pub offset: u64,
     pub limit: u64,
+}
+
+impl<'a> PageQuery<'a> {
+    /// The same page read from the index's other end, when that end is nearer (a page
+    /// past the middle of `total` entries): its ids come in the reverse order. A read skips
+    /// the entries before its offset one by one on both engines, so the last pages cost
+    /// what the first do. One tenant only (a merge over several breaks ties of equal sort
+    /// keys by tenant, which reversing would not keep).
+    pub fn from_nearer_end(&self, total: u64) -> Option<PageQuery<'a>> {
+        if self.tenants.len() != 1 || self.limit == 0 || self.offset >= total {
+            return None;
+        }
+        let end = self.offset.saturating_add(self.limit).min(total);
+        let after = total - end;
+        (after < self.offset).then(|| PageQuery {
+            index: self.index,
+            tenants: self.tenants,
+            direction: self.direction.reversed(),
+            offset: after,
+            limit: end - self.offset,
+        })
+    }
 }
 
 /// Ids (primary keys) of one page, and the entry count over all the tenants queried.

@@ -147,6 +147,19 @@ impl PgEngine {
                 total,
             });
         }
+        if let Some(reversed) = q.from_nearer_end(total) {
+            let mut ids = self.page_of(&reversed).await?;
+            ids.reverse();
+            return Ok(Page { ids, total });
+        }
+        Ok(Page {
+            ids: self.page_of(q).await?,
+            total,
+        })
+    }
+
+    /// The ids of a page, read from the index's start in `q`'s direction.
+    async fn page_of(&self, q: &PageQuery<'_>) -> Result<Vec<Vec<u8>>, StorageError> {
         let order = match q.direction {
             Direction::Asc => "ASC",
             Direction::Desc => "DESC",
@@ -190,10 +203,7 @@ impl PgEngine {
             .query(&sql, &refs)
             .await
             .map_err(sql_error)?;
-        Ok(Page {
-            ids: rows.into_iter().map(|r| r.get(0)).collect(),
-            total,
-        })
+        Ok(rows.into_iter().map(|r| r.get(0)).collect())
     }
 
     /// Up to `limit` entries of the change feed above `after`, in order, as

@@ -121,6 +121,19 @@ impl Embedded {
         for tenant in q.tenants {
             total += self.count(q.index, tenant)?;
         }
+        if let Some(reversed) = q.from_nearer_end(total) {
+            let mut page = self.page_of(&reversed)?;
+            page.reverse();
+            return Ok(Page { ids: page, total });
+        }
+        Ok(Page {
+            ids: self.page_of(q)?,
+            total,
+        })
+    }
+
+    /// The ids of a page, read from the index's start in `q`'s direction.
+    fn page_of(&self, q: &PageQuery<'_>) -> Result<Vec<Vec<u8>>, StorageError> {
         let mut ids = Vec::new();
         let wanted = q.offset.saturating_add(q.limit);
         for (n, id) in self
@@ -136,7 +149,7 @@ impl Embedded {
                 ids.push(id);
             }
         }
-        Ok(Page { ids, total })
+        Ok(ids)
     }
 
     /// Record ids of an index in sort order, merged over the given tenants; lazy, so a caller
