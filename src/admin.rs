@@ -165,9 +165,13 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
         );
     }
     create_private_dir(dir)?;
+    // A connection for each request, none kept: checking and writing a large snapshot
+    // outlasts the service's keep-alive, and a kept connection it closed meanwhile failed
+    // the next request ("connection closed before message completed").
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))
         .connect_timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(0)
         .build()?;
     let resp = client
         .get(format!("{}/v1/admin/backup", url.trim_end_matches('/')))
