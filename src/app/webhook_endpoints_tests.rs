@@ -17,6 +17,13 @@ fn new_endpoint(url: &str, secret: Option<&str>) -> NewWebhookEndpoint {
     }
 }
 
+/// A new endpoint of `seller`'s organization at https://example.com/hooks.
+async fn hooked(app: &AppState, seller: Subject) -> WebhookEndpoint {
+    create(app, seller, new_endpoint("https://example.com/hooks", None))
+        .await
+        .expect("created")
+}
+
 fn invalid_at(err: &AppError) -> Vec<crate::error::Step> {
     match err {
         AppError::Invalid(items) => items[0].path.clone(),
@@ -40,13 +47,7 @@ async fn an_endpoint_needs_a_reachable_url_and_a_long_secret() {
     .await
     .expect_err("a short secret");
     assert_eq!(invalid_at(&err), field!["secret"]);
-    let endpoint = create(
-        &app,
-        seller,
-        new_endpoint("https://example.com/hooks", None),
-    )
-    .await
-    .expect("created");
+    let endpoint = hooked(&app, seller).await;
     assert!(endpoint.secret.starts_with("whsec_"));
     let (_, stranger) = testing::seller(&app).await;
     let err = get(&app, stranger, endpoint.id)
@@ -93,13 +94,7 @@ fn secrets_have_polars_format() {
 async fn rotating_gives_a_new_secret_only_to_the_owner() {
     let app = testing::app().await;
     let (_, seller) = testing::seller(&app).await;
-    let endpoint = create(
-        &app,
-        seller,
-        new_endpoint("https://example.com/hooks", None),
-    )
-    .await
-    .expect("created");
+    let endpoint = hooked(&app, seller).await;
     assert_eq!(endpoint.secret.len(), 49);
     let (_, stranger) = testing::seller(&app).await;
     let err = rotate_secret(&app, stranger, endpoint.id)
@@ -136,13 +131,7 @@ async fn rotating_gives_a_new_secret_only_to_the_owner() {
 async fn a_payload_apart_is_loaded_and_a_missing_one_reads_as_archived() {
     let app = testing::app().await;
     let (org, seller) = testing::seller(&app).await;
-    let endpoint = create(
-        &app,
-        seller,
-        new_endpoint("https://example.com/hooks", None),
-    )
-    .await
-    .expect("created");
+    let endpoint = hooked(&app, seller).await;
     let event = |n: u128| WebhookEvent {
         id: WebhookEventId(uuid::Uuid::from_u128(n)),
         organization_id: org,

@@ -406,18 +406,23 @@ async fn unique_keys_are_looked_up_many_at_once_in_order(store: Store) {
     assert!(store.lookup_unique_many(&[]).await.unwrap().is_empty());
 }
 
-both_engines!(pages_are_sorted_counted_and_offset);
-async fn pages_are_sorted_counted_and_offset(store: Store) {
+/// Items 0..25 of tenant 1, named `nNN`, ranked by a permutation of -12..=12.
+async fn put_ranked(store: &Store) {
     for n in 0..25u64 {
-        let rank = (n as i64 * 7) % 25 - 12; // a permutation of -12..=12
+        let rank = (n as i64 * 7) % 25 - 12;
         put(
-            &store,
+            store,
             &item(n, 1, &format!("n{n:02}"), rank),
             Expect::Absent,
         )
         .await
         .unwrap();
     }
+}
+
+both_engines!(pages_are_sorted_counted_and_offset);
+async fn pages_are_sorted_counted_and_offset(store: Store) {
+    put_ranked(&store).await;
     put(&store, &item(100, 2, "other", 0), Expect::Absent)
         .await
         .unwrap();
@@ -450,16 +455,7 @@ async fn pages_are_sorted_counted_and_offset(store: Store) {
 
 both_engines!(a_page_past_the_middle_is_the_same_read_from_the_other_end);
 async fn a_page_past_the_middle_is_the_same_read_from_the_other_end(store: Store) {
-    for n in 0..25u64 {
-        let rank = (n as i64 * 7) % 25 - 12;
-        put(
-            &store,
-            &item(n, 1, &format!("n{n:02}"), rank),
-            Expect::Absent,
-        )
-        .await
-        .unwrap();
-    }
+    put_ranked(&store).await;
     let t1 = vec![vec![1u8]];
     for direction in [Direction::Asc, Direction::Desc] {
         let everything = ids(&page(&store, "item_by_rank", &t1, direction, 0, 100).await);
