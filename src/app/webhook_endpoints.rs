@@ -154,14 +154,36 @@ pub async fn listening(
 /// payload record is missing (it goes only with its event) reads as archived, logged:
 /// nothing to show or to send.
 pub async fn load_payload(state: &AppState, e: &mut WebhookEvent) -> Result<(), StorageError> {
-    if !e.payload_apart || e.archived {
+    load_payloads(state, [e]).await
+}
+
+/// [`load_payload`] for several events, in one read of the store.
+pub async fn load_payloads<'a>(
+    state: &AppState,
+    events: impl IntoIterator<Item = &'a mut WebhookEvent>,
+) -> Result<(), StorageError> {
+    let mut events: Vec<&mut WebhookEvent> = events
+        .into_iter()
+        .filter(|e| e.payload_apart && !e.archived)
+        .collect();
+    let wanted: Vec<Vec<u8>> = events.iter().map(|e| e.id.key()).collect();
+    if wanted.is_empty() {
         return Ok(());
     }
-    match state.store.get::<WebhookPayload>(&e.id.key()).await? {
-        Some(p) => e.payload = p.value.payload,
-        None => {
-            tracing::warn!(event = %e.id, "a webhook event's payload is missing; read as archived");
-            e.archived = true;
+    let mut found: HashMap<WebhookEventId, String> = state
+        .store
+        .get_many::<WebhookPayload>(&wanted)
+        .await?
+        .into_iter()
+        .map(|p| (p.value.id, p.value.payload))
+        .collect();
+    for e in &mut events {
+        match found.remove(&e.id) {
+            Some(payload) => e.payload = payload,
+            None => {
+                tracing::warn!(event = %e.id, "a webhook event's payload is missing; read as archived");
+                e.archived = true;
+            }
         }
     }
     Ok(())
@@ -388,16 +410,22 @@ pub async fn deliveries(
     };
     let (items, total) =
         page_of::<WebhookDelivery>(state, index, &tenants, true, params, None).await?;
-    let mut views = Vec::with_capacity(items.len());
-    for d in &items {
-        let Some(mut event) = state.store.get::<WebhookEvent>(&d.event_id.key()).await? else {
-            continue;
-        };
-        load_payload(state, &mut event.value).await?;
-        if let Some(view) = WebhookDeliveryView::new(d, &event.value) {
-            views.push(view);
-        }
-    }
+    // The page's events and their payloads, one read each.
+    let keys: Vec<Vec<u8>> = items.iter().map(|d| d.event_id.key()).collect();
+    let mut events: Vec<WebhookEvent> = state
+        .store
+        .get_many::<WebhookEvent>(&keys)
+        .await?
+        .into_iter()
+        .map(|e| e.value)
+        .collect();
+    load_payloads(state, events.iter_mut()).await?;
+    let events: HashMap<WebhookEventId, WebhookEvent> =
+        events.into_iter().map(|e| (e.id, e)).collect();
+    let views = items
+        .iter()
+        .filter_map(|d| WebhookDeliveryView::new(d, events.get(&d.event_id)?))
+        .collect();
     Ok((views, total))
 }
 

@@ -177,9 +177,8 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
             .min(idle);
         return Ok(Pass::Wait(wait));
     }
-    for event in &mut ready {
-        crate::app::webhook_endpoints::load_payload(state, &mut event.value).await?;
-    }
+    crate::app::webhook_endpoints::load_payloads(state, ready.iter_mut().map(|e| &mut e.value))
+        .await?;
     let attempts = join_all(ready.iter().map(|e| async {
         if e.value.archived {
             // Its payload is gone (never the case of a pending event but by damage): an
