@@ -600,6 +600,7 @@ pub(crate) fn samples() -> Vec<(&'static str, serde_json::Value)> {
         last_http_code: Some(200),
         archived: false,
         payload_apart: false,
+        payload_id: None,
     };
     let delivery = WebhookDelivery {
         id: WebhookDeliveryId(Uuid::from_u128(0xe3)),

@@ -157,7 +157,8 @@ pub async fn load_payload(state: &AppState, e: &mut WebhookEvent) -> Result<(), 
     load_payloads(state, [e]).await
 }
 
-/// [`load_payload`] for several events, in one read of the store.
+/// [`load_payload`] for several events, in one read of the store (a payload shared by
+/// several of them read once).
 pub async fn load_payloads<'a>(
     state: &AppState,
     events: impl IntoIterator<Item = &'a mut WebhookEvent>,
@@ -166,11 +167,13 @@ pub async fn load_payloads<'a>(
         .into_iter()
         .filter(|e| e.payload_apart && !e.archived)
         .collect();
-    let wanted: Vec<Vec<u8>> = events.iter().map(|e| e.id.key()).collect();
+    let mut wanted: Vec<Vec<u8>> = events.iter().map(|e| e.payload_key().key()).collect();
+    wanted.sort();
+    wanted.dedup();
     if wanted.is_empty() {
         return Ok(());
     }
-    let mut found: HashMap<WebhookEventId, String> = state
+    let found: HashMap<WebhookEventId, String> = state
         .store
         .get_many::<WebhookPayload>(&wanted)
         .await?
@@ -178,8 +181,8 @@ pub async fn load_payloads<'a>(
         .map(|p| (p.value.id, p.value.payload))
         .collect();
     for e in &mut events {
-        match found.remove(&e.id) {
-            Some(payload) => e.payload = payload,
+        match found.get(&e.payload_key()) {
+            Some(payload) => e.payload = payload.clone(),
             None => {
                 tracing::warn!(event = %e.id, "a webhook event's payload is missing; read as archived");
                 e.archived = true;

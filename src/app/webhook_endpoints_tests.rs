@@ -148,6 +148,7 @@ async fn a_payload_apart_is_loaded_and_a_missing_one_reads_as_archived() {
         last_http_code: None,
         archived: false,
         payload_apart: true,
+        payload_id: None,
     };
     let (kept, lost) = (event(1), event(2));
     let mut batch = Batch::new();

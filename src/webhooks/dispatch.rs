@@ -20,7 +20,9 @@ use crate::api::webhook::WebhookEventType;
 use crate::app::event_log::DataRef;
 use crate::domain::ids::{CustomerId, OrganizationId, WebhookEventId};
 use crate::domain::mail::MailMessage;
-use crate::domain::webhook::{WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat};
+use crate::domain::webhook::{
+    share_payloads, WebhookEndpoint, WebhookEvent, WebhookEventState, WebhookFormat,
+};
 use crate::state::AppState;
 use tollgate_actors::ids::derived_uuid;
 
@@ -120,13 +122,23 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
         let events = events_of(state, change, told, &mut everyone).await;
         let events = logger.keep(&state.store, events, now).await?;
         for (position, (event, mut logged)) in events.into_iter().enumerate() {
+            let mut records = Vec::new();
             for endpoint in endpoints
                 .get(&event.organization_id)
                 .into_iter()
                 .flatten()
                 .filter(|e| e.subscribes_to(event.event_type.as_str()))
             {
-                let record = event_for(state, change, position, &event, endpoint);
+                records.push(event_for(state, change, position, &event, endpoint));
+                if endpoint.enabled {
+                    woken.insert(endpoint.id);
+                }
+            }
+            // Endpoints given the same bytes share one payload record.
+            for body in share_payloads(&mut records) {
+                batch.put(&body, Expect::Any)?;
+            }
+            for record in &records {
                 // The log keeps no second copy of a payload an endpoint event holds.
                 if logged.data_in.is_none() {
                     if let Some(r) = DataRef::find(record.id, &record.payload, &logged.data) {
@@ -134,13 +146,7 @@ pub async fn pass(state: &AppState) -> Result<usize, StorageError> {
                         logged.data = String::new();
                     }
                 }
-                batch.put(&record, Expect::Any)?;
-                if let Some(body) = record.payload_record() {
-                    batch.put(&body, Expect::Any)?;
-                }
-                if endpoint.enabled {
-                    woken.insert(endpoint.id);
-                }
+                batch.put(record, Expect::Any)?;
             }
             batch.put(&logged, Expect::Absent)?;
         }
@@ -239,6 +245,7 @@ fn event_for(
         last_http_code: None,
         archived: false,
         payload_apart: true,
+        payload_id: None,
     }
 }
 

@@ -19,11 +19,11 @@ pub mod dispatch;
 pub mod events;
 pub mod log;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tollgate_storage::{Batch, Direction, Expect, StorageError};
 
-use crate::domain::ids::WebhookEndpointId;
+use crate::domain::ids::{WebhookEndpointId, WebhookEventId};
 use crate::domain::webhook::{
     WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookPayload, WEBHOOK_DELIVERY_BY_EVENT,
     WEBHOOK_EVENT_BY_CREATED,
@@ -60,6 +60,9 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
     while !done {
         let mut batch = Batch::new();
         let mut events = 0;
+        // The events this batch deletes, and the shared payloads they read.
+        let mut gone: HashSet<WebhookEventId> = HashSet::new();
+        let mut shared_payloads: Vec<WebhookEventId> = Vec::new();
         while events < PURGE_BATCH {
             let Some(id) = oldest.next().await else {
                 done = true;
@@ -100,10 +103,19 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
                 batch.delete::<WebhookDelivery>(&delivery?, Expect::Any);
             }
             if event.value.payload_apart {
-                batch.delete::<WebhookPayload>(&id, Expect::Any);
+                match event.value.payload_id {
+                    None => {
+                        batch.delete::<WebhookPayload>(&id, Expect::Any);
+                    }
+                    Some(shared) => shared_payloads.push(shared),
+                }
             }
+            gone.insert(event.value.id);
             batch.delete::<WebhookEvent>(&id, Expect::Rev(event.rev));
             events += 1;
+        }
+        for payload in unread_payloads(state, shared_payloads, &gone).await? {
+            batch.delete::<WebhookPayload>(&payload.key(), Expect::Any);
         }
         if batch.is_empty() {
             continue;
@@ -117,4 +129,46 @@ pub async fn purge(state: &AppState) -> Result<usize, StorageError> {
         tokio::task::yield_now().await;
     }
     Ok(purged)
+}
+
+/// Of the shared payloads `ids`, those no event reads once the events `gone` are: each
+/// goes with the last of its readers (an endpoint that is down keeps its pending event,
+/// and so the payload, however old the others are). Readers are never added to a payload
+/// after it is written, so a reader absent now stays absent.
+async fn unread_payloads(
+    state: &AppState,
+    mut ids: Vec<WebhookEventId>,
+    gone: &HashSet<WebhookEventId>,
+) -> Result<Vec<WebhookEventId>, StorageError> {
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<Vec<u8>> = ids.iter().map(|id| id.key()).collect();
+    let payloads = state.store.get_many::<WebhookPayload>(&keys).await?;
+    let mut others: Vec<Vec<u8>> = payloads
+        .iter()
+        .flat_map(|p| p.value.readers())
+        .filter(|reader| !gone.contains(reader))
+        .map(|reader| reader.key())
+        .collect();
+    others.sort();
+    others.dedup();
+    let still_read: HashSet<WebhookEventId> = if others.is_empty() {
+        HashSet::new()
+    } else {
+        state
+            .store
+            .get_many::<WebhookEvent>(&others)
+            .await?
+            .into_iter()
+            .map(|e| e.value.id)
+            .collect()
+    };
+    Ok(payloads
+        .into_iter()
+        .filter(|p| !p.value.readers().any(|r| still_read.contains(&r)))
+        .map(|p| p.value.id)
+        .collect())
 }

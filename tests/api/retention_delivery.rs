@@ -267,6 +267,30 @@ async fn nothing_undelivered_is_trimmed_across_retention_and_a_kill_9() {
             kept.is_superset(&aged_pending),
             "a pending event was trimmed"
         );
+        // Both endpoints take the same bytes: one payload record per event, shared. The
+        // delivered events went, their payloads stay for the pending readers; none stays
+        // that no event reads.
+        let payloads: Vec<WebhookPayload> = crate::checkouts::store_values(&store).await;
+        let readers: BTreeSet<String> = events.iter().map(|e| e.id.to_string()).collect();
+        for p in &payloads {
+            assert!(
+                p.readers().any(|r| readers.contains(&r.to_string())),
+                "a payload no event reads was kept"
+            );
+        }
+        for e in events
+            .iter()
+            .filter(|e| aged_pending.contains(&e.id.to_string()))
+        {
+            let p = payloads
+                .iter()
+                .find(|p| p.id == e.payload_key())
+                .expect("a pending event's payload");
+            assert!(
+                e.payload_id.is_some() && !p.shared_with.is_empty(),
+                "shared with the endpoint that answered"
+            );
+        }
         let mails: Vec<MailMessage> = crate::checkouts::store_values(&store).await;
         assert!(
             mails.iter().all(MailMessage::is_pending),
@@ -349,7 +373,7 @@ async fn bytes_of<R: Record>(store: &Store) -> (usize, usize) {
 }
 
 /// What the history costs per sale, and what the retention makes of it: sales through the
-/// API with one (`raw`) endpoint, then the mail bodies emptied once past the
+/// API with two alike (`raw`) endpoints, then the mail bodies emptied once past the
 /// grace period, then everything settled purged past the retention period. Prints the
 /// figures (`TOLLGATE_MEASURE_SALES` sales, 40 without it); fails if a step does not do
 /// what it says.
@@ -369,20 +393,23 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
     let cat = seed(api, "measure").await;
     // A disabled endpoint: its events are recorded (skipped), payload and all, as any
     // endpoint's, without waiting for a receiver.
-    let e = api
-        .posted(
-            "/v1/webhooks/endpoints",
-            &json!({"url": "http://localhost:9/hooks", "format": "raw", "events": EVENTS, "organization_id": cat.org, "secret": SECRET}),
-            201,
+    // Two alike (same format and version): the same bytes each, one payload record.
+    for port in [9, 10] {
+        let e = api
+            .posted(
+                "/v1/webhooks/endpoints",
+                &json!({"url": format!("http://localhost:{port}/hooks"), "format": "raw", "events": EVENTS, "organization_id": cat.org, "secret": SECRET}),
+                201,
+            )
+            .await;
+        api.patch(
+            &format!("/v1/webhooks/endpoints/{}", id_of(&e)),
+            Some(&app.token),
+            &json!({"enabled": false}),
         )
-        .await;
-    api.patch(
-        &format!("/v1/webhooks/endpoints/{}", id_of(&e)),
-        Some(&app.token),
-        &json!({"enabled": false}),
-    )
-    .await
-    .expect(200);
+        .await
+        .expect(200);
+    }
     for i in 0..sales {
         buy(api, &cat.ebook_price, &format!("m{i}@example.com"), None).await;
     }
@@ -467,12 +494,12 @@ async fn history_bytes_per_sale_before_and_after_the_retention() {
         log_bytes * 5 < payload_bytes,
         "{log_bytes} vs {payload_bytes}"
     );
-    // Each event's payload is apart, once: the event itself (rewritten by each attempt)
-    // is a small record.
+    // Each event's payload is apart, once for both endpoints: the event itself
+    // (rewritten by each attempt) is a small record.
     let (events, events_bytes) = bytes_of::<WebhookEvent>(store).await;
-    assert_eq!(bytes_of::<WebhookPayload>(store).await.0, events);
+    assert_eq!(bytes_of::<WebhookPayload>(store).await.0 * 2, events);
     assert!(
-        events_bytes * 5 < payload_bytes,
+        events_bytes * 5 < payload_bytes * 2,
         "{events_bytes} vs {payload_bytes}"
     );
     assert!(!inline.contains_key("order.paid"), "{inline:?}");

@@ -172,7 +172,8 @@ pub struct WebhookEvent {
     pub seq: u64,
     /// The body sent, byte for byte on every attempt. When [`WebhookEvent::payload_apart`],
     /// it is never stored here (empty as read; whatever it holds in memory is not
-    /// written): it is the [`WebhookPayload`] of the same id, loaded where it is needed.
+    /// written): it is the [`WebhookPayload`] of [`WebhookEvent::payload_key`], loaded
+    /// where it is needed.
     pub payload: String,
     pub state: WebhookEventState,
     pub attempts: u32,
@@ -183,6 +184,11 @@ pub struct WebhookEvent {
     /// Version 2: the payload is its own record ([`WebhookPayload`]), written once with
     /// the event: an attempt rewrites the event's few hundred bytes, not its payload.
     pub payload_apart: bool,
+    /// Version 3: `Some` when the payload record is shared by the events of one change
+    /// whose bodies are the same byte for byte (endpoints of one organization with the
+    /// same format and API version): the id of the one it is stored under (this event's
+    /// own for the first of them). `None`: the payload is this event's alone.
+    pub payload_id: Option<WebhookEventId>,
 }
 
 impl WebhookEvent {
@@ -190,13 +196,54 @@ impl WebhookEvent {
         self.state == WebhookEventState::Pending
     }
 
-    /// The record holding the payload of an event whose payload is apart.
+    /// The id of the [`WebhookPayload`] holding this event's payload (when it is apart).
+    pub fn payload_key(&self) -> WebhookEventId {
+        self.payload_id.unwrap_or(self.id)
+    }
+
+    /// The record holding the payload of an event whose payload is apart and its own
+    /// (not shared with other events).
     pub fn payload_record(&self) -> Option<WebhookPayload> {
-        self.payload_apart.then(|| WebhookPayload {
+        (self.payload_apart && self.payload_id.is_none()).then(|| WebhookPayload {
             id: self.id,
             payload: self.payload.clone(),
+            shared_with: Vec::new(),
         })
     }
+}
+
+/// The payload records of the events one change renders for several endpoints: one
+/// record per distinct body, shared by every event with that body (two endpoints of the
+/// same format and version get the same bytes; a shop's payloads are most of its
+/// webhook history). Sets each event's [`WebhookEvent::payload_id`] and returns the
+/// records to write with them. Events whose payload is not apart are left alone.
+pub fn share_payloads(events: &mut [WebhookEvent]) -> Vec<WebhookPayload> {
+    let mut records: Vec<WebhookPayload> = Vec::new();
+    let mut first_of: Vec<usize> = Vec::new();
+    for i in 0..events.len() {
+        if !events[i].payload_apart {
+            continue;
+        }
+        let same = records.iter().position(|r| r.payload == events[i].payload);
+        match same {
+            Some(r) => {
+                let owner = records[r].id;
+                records[r].shared_with.push(events[i].id);
+                events[i].payload_id = Some(owner);
+                events[first_of[r]].payload_id = Some(owner);
+            }
+            None => {
+                events[i].payload_id = None;
+                first_of.push(i);
+                records.push(WebhookPayload {
+                    id: events[i].id,
+                    payload: events[i].payload.clone(),
+                    shared_with: Vec::new(),
+                });
+            }
+        }
+    }
+    records
 }
 
 /// What version 2 stores of an event: its fields, the payload empty when it is apart.
@@ -217,6 +264,51 @@ struct StoredEvent<'a> {
     last_http_code: Option<u16>,
     archived: bool,
     payload_apart: bool,
+    payload_id: Option<WebhookEventId>,
+}
+
+/// Format version 2: without `payload_id` (no payload shared).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct WebhookEventV2 {
+    id: WebhookEventId,
+    organization_id: OrganizationId,
+    endpoint_id: WebhookEndpointId,
+    created_at: DateTime<Utc>,
+    modified_at: Option<DateTime<Utc>>,
+    event_type: String,
+    resource: String,
+    seq: u64,
+    payload: String,
+    state: WebhookEventState,
+    attempts: u32,
+    next_attempt_at: Option<DateTime<Utc>>,
+    last_http_code: Option<u16>,
+    archived: bool,
+    payload_apart: bool,
+}
+
+impl From<WebhookEventV2> for WebhookEvent {
+    fn from(v2: WebhookEventV2) -> Self {
+        WebhookEvent {
+            id: v2.id,
+            organization_id: v2.organization_id,
+            endpoint_id: v2.endpoint_id,
+            created_at: v2.created_at,
+            modified_at: v2.modified_at,
+            event_type: v2.event_type,
+            resource: v2.resource,
+            seq: v2.seq,
+            payload: v2.payload,
+            state: v2.state,
+            attempts: v2.attempts,
+            next_attempt_at: v2.next_attempt_at,
+            last_http_code: v2.last_http_code,
+            archived: v2.archived,
+            payload_apart: v2.payload_apart,
+            payload_id: None,
+        }
+    }
 }
 
 /// Format version 1: the payload always inline.
@@ -257,14 +349,15 @@ impl From<WebhookEventV1> for WebhookEvent {
             last_http_code: v1.last_http_code,
             archived: v1.archived,
             payload_apart: false,
+            payload_id: None,
         }
     }
 }
 
 impl Record for WebhookEvent {
     const COLLECTION: &'static str = "webhook_event";
-    /// 2: the payload may be apart (`payload_apart`).
-    const VERSION: u16 = 2;
+    /// 2: the payload may be apart (`payload_apart`); 3: and shared (`payload_id`).
+    const VERSION: u16 = 3;
     const INDEXES: &'static [&'static str] = &[WEBHOOK_EVENT_PENDING, WEBHOOK_EVENT_BY_CREATED];
 
     fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
@@ -288,6 +381,7 @@ impl Record for WebhookEvent {
             last_http_code: self.last_http_code,
             archived: self.archived,
             payload_apart: self.payload_apart,
+            payload_id: self.payload_id,
         })
     }
 
@@ -295,7 +389,9 @@ impl Record for WebhookEvent {
         match version {
             1 => tollgate_storage::codec::decode::<WebhookEventV1>(Self::COLLECTION, 1, payload)
                 .map(Into::into),
-            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            2 => tollgate_storage::codec::decode::<WebhookEventV2>(Self::COLLECTION, 2, payload)
+                .map(Into::into),
+            3 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
             v => Err(tollgate_storage::codec::unknown_version(
                 Self::COLLECTION,
                 v,
@@ -324,16 +420,59 @@ impl Record for WebhookEvent {
     }
 }
 
-/// The body of one endpoint event whose payload is apart (same id as the event): written
-/// once with it, deleted with it, never rewritten.
+/// The body of endpoint events whose payload is apart: stored under the id of the first
+/// of them, written once with them, never rewritten, deleted when the last of them goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WebhookPayload {
     pub id: WebhookEventId,
     pub payload: String,
+    /// Version 2: the other events that read it (same change, same body, other
+    /// endpoints); empty when only the event `id` does.
+    pub shared_with: Vec<WebhookEventId>,
+}
+
+impl WebhookPayload {
+    /// Every event that reads it.
+    pub fn readers(&self) -> impl Iterator<Item = WebhookEventId> + '_ {
+        std::iter::once(self.id).chain(self.shared_with.iter().copied())
+    }
+}
+
+/// Format version 1: one event's own.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct WebhookPayloadV1 {
+    id: WebhookEventId,
+    payload: String,
 }
 
 impl Record for WebhookPayload {
-    crate::record_v1!(WebhookPayload, "webhook_payload");
+    const COLLECTION: &'static str = "webhook_payload";
+    /// 2: it may be shared (`shared_with`).
+    const VERSION: u16 = 2;
+
+    fn encode(&self) -> Result<Vec<u8>, tollgate_storage::StorageError> {
+        tollgate_storage::codec::encode(self)
+    }
+
+    fn decode(version: u16, payload: &[u8]) -> Result<Self, tollgate_storage::StorageError> {
+        match version {
+            1 => {
+                let v1: WebhookPayloadV1 =
+                    tollgate_storage::codec::decode(Self::COLLECTION, 1, payload)?;
+                Ok(WebhookPayload {
+                    id: v1.id,
+                    payload: v1.payload,
+                    shared_with: Vec::new(),
+                })
+            }
+            2 => tollgate_storage::codec::decode(Self::COLLECTION, version, payload),
+            v => Err(tollgate_storage::codec::unknown_version(
+                Self::COLLECTION,
+                v,
+            )),
+        }
+    }
 
     fn id_key(&self) -> Vec<u8> {
         self.id.key()
@@ -478,6 +617,7 @@ mod endpoint_format_tests {
             last_http_code: None,
             archived: false,
             payload_apart,
+            payload_id: None,
         }
     }
 
@@ -504,7 +644,10 @@ mod endpoint_format_tests {
         assert_eq!(read, e);
         assert!(read.payload_record().is_none());
         // Written again (an attempt), it keeps its payload inline.
-        assert_eq!(WebhookEvent::decode(2, &read.encode().unwrap()).unwrap(), e);
+        assert_eq!(
+            WebhookEvent::decode(WebhookEvent::VERSION, &read.encode().unwrap()).unwrap(),
+            e
+        );
     }
 
     #[test]
@@ -513,7 +656,7 @@ mod endpoint_format_tests {
         let body = e.payload_record().unwrap();
         assert_eq!((body.id, body.payload.as_str()), (e.id, e.payload.as_str()));
         let stored = e.encode().unwrap();
-        let read = WebhookEvent::decode(2, &stored).unwrap();
+        let read = WebhookEvent::decode(WebhookEvent::VERSION, &stored).unwrap();
         assert_eq!(read.payload, "");
         assert!(read.payload_apart);
         assert_eq!(
@@ -524,5 +667,89 @@ mod endpoint_format_tests {
             e
         );
         assert!(stored.len() + e.payload.len() <= event(false).encode().unwrap().len());
+    }
+
+    #[test]
+    fn a_version_2_event_reads_as_its_own_payload() {
+        let e = event(true);
+        let v2 = WebhookEventV2 {
+            id: e.id,
+            organization_id: e.organization_id,
+            endpoint_id: e.endpoint_id,
+            created_at: e.created_at,
+            modified_at: e.modified_at,
+            event_type: e.event_type.clone(),
+            resource: e.resource.clone(),
+            seq: e.seq,
+            payload: String::new(),
+            state: e.state,
+            attempts: e.attempts,
+            next_attempt_at: e.next_attempt_at,
+            last_http_code: e.last_http_code,
+            archived: e.archived,
+            payload_apart: true,
+        };
+        let read = WebhookEvent::decode(2, &tollgate_storage::codec::encode(&v2).unwrap()).unwrap();
+        assert_eq!(read.payload_id, None);
+        assert_eq!(read.payload_key(), e.id);
+        assert!(read.payload_apart);
+    }
+
+    #[test]
+    fn a_version_1_payload_reads_as_shared_with_no_one() {
+        let v1 = WebhookPayloadV1 {
+            id: WebhookEventId(uuid(9)),
+            payload: "{}".into(),
+        };
+        let read =
+            WebhookPayload::decode(1, &tollgate_storage::codec::encode(&v1).unwrap()).unwrap();
+        assert_eq!(read.readers().collect::<Vec<_>>(), vec![v1.id]);
+        assert_eq!(read.payload, "{}");
+    }
+
+    #[test]
+    fn events_with_the_same_body_share_one_payload_record() {
+        let with = |n: u128, body: &str, apart: bool| WebhookEvent {
+            id: WebhookEventId(uuid(n)),
+            payload: body.into(),
+            ..event(apart)
+        };
+        let mut events = vec![
+            with(10, "raw-2026", true),
+            with(11, "slack", true),
+            with(12, "raw-2026", true),
+            with(13, "raw-2025", true),
+            with(14, "raw-2026", true),
+            with(15, "raw-2026", false),
+        ];
+        let records = share_payloads(&mut events);
+        let ids = |r: &WebhookPayload| r.readers().map(|id| id.0).collect::<Vec<_>>();
+        assert_eq!(records.len(), 3);
+        assert_eq!(ids(&records[0]), vec![uuid(10), uuid(12), uuid(14)]);
+        assert_eq!(records[0].payload, "raw-2026");
+        assert_eq!(ids(&records[1]), vec![uuid(11)]);
+        assert_eq!(ids(&records[2]), vec![uuid(13)]);
+        let keys: Vec<_> = events.iter().map(|e| e.payload_key().0).collect();
+        assert_eq!(
+            keys,
+            vec![uuid(10), uuid(11), uuid(10), uuid(13), uuid(10), uuid(15)]
+        );
+        // The shared one says so on every reader, its holder included; the others are
+        // their own, and the inline one is untouched.
+        assert_eq!(events[0].payload_id, Some(WebhookEventId(uuid(10))));
+        assert_eq!(events[1].payload_id, None);
+        assert_eq!(events[3].payload_id, None);
+        assert_eq!(events[5].payload_id, None);
+        // A shared payload is never written with the holder as its own.
+        assert!(events
+            .iter()
+            .all(|e| e.payload_record().is_none() || e.payload_id.is_none() && e.payload_apart));
+        // Stored and read back, an event keeps where its payload is.
+        let back =
+            WebhookEvent::decode(WebhookEvent::VERSION, &events[2].encode().unwrap()).unwrap();
+        assert_eq!(back.payload_id, Some(WebhookEventId(uuid(10))));
+        let p =
+            WebhookPayload::decode(WebhookPayload::VERSION, &records[0].encode().unwrap()).unwrap();
+        assert_eq!(p, records[0]);
     }
 }
