@@ -189,16 +189,9 @@ async fn pass(state: &web::Data<AppState>, id: WebhookEndpointId) -> Result<Pass
         }
     }))
     .await;
-    let mut failures = 0u32;
-    let mut successes = 0u32;
-    for (event, attempt) in ready.into_iter().zip(attempts) {
-        if attempt.succeeded {
-            successes += 1;
-        } else {
-            failures += 1;
-        }
-        record(state, event, &endpoint.value, attempt).await?;
-    }
+    let successes = attempts.iter().filter(|a| a.succeeded).count() as u32;
+    let failures = attempts.len() as u32 - successes;
+    record(state, ready.into_iter().zip(attempts), &endpoint.value).await?;
     update_health(state, id, successes, failures).await?;
     Ok(Pass::Again)
 }
@@ -357,26 +350,78 @@ pub fn retry_delay(delays: &[f64], retry: u32) -> Option<Duration> {
     Some(Duration::from_secs_f64(base * jitter))
 }
 
-/// Logs the attempt and moves the event on, in one write.
+/// Logs a pass's attempts and moves their events on, in one durable write (one flush for
+/// the pass, not one per event). When an event changed meanwhile (redelivered by the
+/// seller), each is written on its own instead: that one's attempt is logged and its event
+/// left as the seller set it.
 async fn record(
     state: &AppState,
-    event: Stored<WebhookEvent>,
+    attempts: impl IntoIterator<Item = (Stored<WebhookEvent>, Attempt)>,
     endpoint: &WebhookEndpoint,
-    attempt: Attempt,
 ) -> Result<(), StorageError> {
     let now = state.now();
+    let moved: Vec<(WebhookDelivery, WebhookEvent, u64)> = attempts
+        .into_iter()
+        .map(|(event, attempt)| {
+            let rev = event.rev;
+            let (delivery, e) = attempted(state, event.value, endpoint, attempt, now);
+            (delivery, e, rev)
+        })
+        .collect();
+    let mut batch = Batch::new();
+    for (delivery, e, rev) in &moved {
+        batch.put(delivery, Expect::Absent)?;
+        batch.put(e, Expect::Rev(*rev))?;
+    }
+    match state.store.commit_durable(&batch).await {
+        Err(StorageError::Conflict { .. }) if moved.len() > 1 => {}
+        Err(StorageError::Conflict { .. }) => {
+            let mut log = Batch::new();
+            log.put(&moved[0].0, Expect::Absent)?;
+            return state.store.commit_durable(&log).await.map(|_| ());
+        }
+        other => return other.map(|_| ()),
+    }
+    for (delivery, e, rev) in moved {
+        let mut one = Batch::new();
+        one.put(&delivery, Expect::Absent)?;
+        one.put(&e, Expect::Rev(rev))?;
+        match state.store.commit_durable(&one).await {
+            // Redelivered meanwhile: log the attempt, leave the event as the seller set it.
+            Err(StorageError::Conflict { .. }) => {
+                let mut log = Batch::new();
+                log.put(&delivery, Expect::Absent)?;
+                state.store.commit_durable(&log).await?;
+            }
+            other => {
+                other?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The log entry of one attempt, and its event moved on (succeeded, to retry, or failed
+/// once the schedule is over).
+fn attempted(
+    state: &AppState,
+    event: WebhookEvent,
+    endpoint: &WebhookEndpoint,
+    attempt: Attempt,
+    now: DateTime<Utc>,
+) -> (WebhookDelivery, WebhookEvent) {
     let delivery = WebhookDelivery {
         id: WebhookDeliveryId::new(),
         organization_id: endpoint.organization_id,
         endpoint_id: endpoint.id,
-        event_id: event.value.id,
+        event_id: event.id,
         created_at: attempt.started,
         succeeded: attempt.succeeded,
         http_code: attempt.http_code,
         response: attempt.response,
         duration_ms: attempt.duration_ms,
     };
-    let mut e = event.value;
+    let mut e = event;
     e.attempts += 1;
     e.last_http_code = attempt.http_code;
     e.modified_at = Some(now);
@@ -395,19 +440,7 @@ async fn record(
             }
         }
     }
-    let mut batch = Batch::new();
-    batch.put(&delivery, Expect::Absent)?;
-    batch.put(&e, Expect::Rev(event.rev))?;
-    match state.store.commit_durable(&batch).await {
-        // Redelivered meanwhile: log the attempt, leave the event as the seller set it.
-        Err(StorageError::Conflict { .. }) => {
-            let mut log = Batch::new();
-            log.put(&delivery, Expect::Absent)?;
-            state.store.commit_durable(&log).await?;
-            Ok(())
-        }
-        other => other.map(|_| ()),
-    }
+    (delivery, e)
 }
 
 /// Counts a pass's failures against the endpoint, disabling it after a long run of them.
@@ -462,6 +495,121 @@ async fn update_health(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn attempt(succeeded: bool) -> Attempt {
+        Attempt {
+            started: Utc::now(),
+            succeeded,
+            http_code: Some(if succeeded { 200 } else { 500 }),
+            response: None,
+            duration_ms: 3,
+        }
+    }
+
+    /// A pass's attempts go in one write; when an event changed meanwhile (the seller
+    /// redelivered it), that write fails as a whole and each is written on its own: the
+    /// changed one keeps the seller's state, its attempt logged all the same, the others
+    /// move on.
+    #[actix_web::test]
+    async fn a_pass_is_recorded_at_once_and_an_event_changed_meanwhile_stays_as_set() {
+        use crate::domain::ids::WebhookEventId;
+        use tollgate_storage::Record;
+        let app = crate::app::testing::app().await;
+        let (org, _) = crate::app::testing::seller(&app).await;
+        // Not stored: no worker runs for it, and `record` reads only its ids.
+        let endpoint = WebhookEndpoint {
+            id: WebhookEndpointId::new(),
+            organization_id: org,
+            created_at: app.now(),
+            modified_at: None,
+            url: "https://example.com/hooks".into(),
+            name: None,
+            format: crate::domain::webhook::WebhookFormat::Raw,
+            secret: "x".repeat(32),
+            events: vec!["order.paid".into()],
+            enabled: true,
+            consecutive_failures: 0,
+            failing_since: None,
+            disabled_reason: None,
+            api_version: None,
+        };
+        let event = |n: u128| WebhookEvent {
+            id: WebhookEventId(uuid::Uuid::from_u128(n)),
+            organization_id: org,
+            endpoint_id: endpoint.id,
+            created_at: app.now(),
+            modified_at: None,
+            event_type: "order.paid".into(),
+            resource: format!("order:{n}"),
+            seq: n as u64,
+            payload: "{}".into(),
+            state: WebhookEventState::Pending,
+            attempts: 0,
+            next_attempt_at: None,
+            last_http_code: None,
+            archived: false,
+            payload_apart: false,
+            payload_id: None,
+        };
+        let mut batch = Batch::new();
+        for n in 1..=3 {
+            batch.put(&event(n), Expect::Absent).unwrap();
+        }
+        app.store.commit_durable(&batch).await.unwrap();
+        let read = |n: u128| {
+            let app = &app;
+            async move {
+                app.store
+                    .get::<WebhookEvent>(&WebhookEventId(uuid::Uuid::from_u128(n)).key())
+                    .await
+                    .unwrap()
+                    .unwrap()
+            }
+        };
+        let seen = [read(1).await, read(2).await, read(3).await];
+
+        // All three in one write.
+        record(
+            &app,
+            seen.iter().cloned().zip([true, false, true].map(attempt)),
+            &endpoint,
+        )
+        .await
+        .unwrap();
+        assert_eq!(read(1).await.value.state, WebhookEventState::Succeeded);
+        let retried = read(2).await.value;
+        assert_eq!(
+            (retried.state, retried.attempts),
+            (WebhookEventState::Pending, 1)
+        );
+        assert!(retried.next_attempt_at.is_some());
+        assert_eq!(read(3).await.value.attempts, 1);
+
+        // Event 3 redelivered by the seller between the read and the record.
+        let (two, three) = (read(2).await, read(3).await);
+        let mut redelivered = three.value.clone();
+        redelivered.state = WebhookEventState::Pending;
+        redelivered.modified_at = Some(app.now());
+        let mut batch = Batch::new();
+        batch.put(&redelivered, Expect::Rev(three.rev)).unwrap();
+        app.store.commit_durable(&batch).await.unwrap();
+        record(
+            &app,
+            [(two, attempt(true)), (three, attempt(true))],
+            &endpoint,
+        )
+        .await
+        .unwrap();
+        assert_eq!(read(2).await.value.state, WebhookEventState::Succeeded);
+        let kept = read(3).await.value;
+        assert_eq!((kept.state, kept.attempts), (WebhookEventState::Pending, 1));
+        let log: Vec<_> = app.store.scan::<WebhookDelivery>().await.unwrap();
+        assert_eq!(log.len(), 5, "every attempt logged");
+        assert_eq!(
+            log.iter().filter(|d| d.value.event_id == kept.id).count(),
+            2
+        );
+    }
 
     /// The test vector of the Standard Webhooks specification (whose secrets are
     /// base64; Polar's are used as raw UTF-8 bytes, see the module docs).
