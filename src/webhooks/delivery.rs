@@ -513,7 +513,6 @@ mod tests {
     #[actix_web::test]
     async fn a_pass_is_recorded_at_once_and_an_event_changed_meanwhile_stays_as_set() {
         use crate::domain::ids::WebhookEventId;
-        use tollgate_storage::Record;
         let app = crate::app::testing::app().await;
         let (org, _) = crate::app::testing::seller(&app).await;
         // Not stored: no worker runs for it, and `record` reads only its ids.
