@@ -496,6 +496,78 @@ async fn a_page_past_the_middle_is_the_same_read_from_the_other_end(store: Store
         .is_none());
 }
 
+/// Items of tenant 1 named `nNNNNN`, committed many to a batch.
+async fn put_named(store: &Store, numbers: impl IntoIterator<Item = u64>) {
+    let numbers: Vec<u64> = numbers.into_iter().collect();
+    for chunk in numbers.chunks(500) {
+        let mut b = Batch::new();
+        for n in chunk {
+            b.put(&item(*n, 1, &format!("n{n:05}"), 0), Expect::Absent)
+                .unwrap();
+        }
+        store.commit(&b).await.unwrap();
+    }
+}
+
+/// Every deep page (past the embedded engine's first mark from both ends) against the
+/// slice of the whole order it stands for, in both directions and a few limits.
+async fn deep_pages_are_slices_of_the_whole(store: &Store, when: &str) {
+    let t1 = vec![vec![1u8]];
+    for direction in [Direction::Asc, Direction::Desc] {
+        let whole = page(store, "item_by_name", &t1, direction, 0, 100_000).await;
+        let everything = ids(&whole);
+        let n = everything.len() as u64;
+        assert_eq!(whole.total, n);
+        for offset in [
+            0,
+            1023,
+            1024,
+            1025,
+            1500,
+            2047,
+            2048,
+            2049,
+            2222,
+            2900,
+            n - 1,
+            n,
+        ] {
+            for limit in [1u64, 10, 100] {
+                let p = page(store, "item_by_name", &t1, direction, offset, limit).await;
+                let from = (offset.min(n)) as usize;
+                let to = ((offset + limit).min(n)) as usize;
+                assert_eq!(
+                    ids(&p),
+                    everything[from..to].to_vec(),
+                    "{when}: {direction:?} offset {offset} limit {limit} of {n}"
+                );
+                assert_eq!(p.total, n);
+            }
+        }
+    }
+}
+
+both_engines!(deep_pages_stay_true_as_entries_come_and_go);
+async fn deep_pages_stay_true_as_entries_come_and_go(store: Store) {
+    // 4,000 entries: a page in the middle is more than a mark's stride from either end.
+    put_named(&store, (0..8000).step_by(2)).await;
+    deep_pages_are_slices_of_the_whole(&store, "filled").await;
+    // Read again: from the marks the first reads noted.
+    deep_pages_are_slices_of_the_whole(&store, "again").await;
+    // Added past the last mark (a list growing at its end), in the middle (before some
+    // marks), removed near the start (before all of them).
+    put_named(&store, [9001, 9003]).await;
+    deep_pages_are_slices_of_the_whole(&store, "grown at the end").await;
+    put_named(&store, [2001, 4001, 4003]).await;
+    deep_pages_are_slices_of_the_whole(&store, "added in the middle").await;
+    let mut b = Batch::new();
+    for n in [10u64, 12, 3000] {
+        b.delete::<Item>(&n.to_be_bytes(), Expect::Any);
+    }
+    store.commit(&b).await.unwrap();
+    deep_pages_are_slices_of_the_whole(&store, "removed").await;
+}
+
 both_engines!(pages_merge_several_tenants);
 async fn pages_merge_several_tenants(store: Store) {
     for (id, tenant, rank) in [

@@ -30,9 +30,21 @@ pub struct PageQuery<'a> {
 }
 
 impl<'a> PageQuery<'a> {
+    /// The page as ascending positions of one tenant of `total` entries: the first, and
+    /// how many.
+    pub fn ascending_span(&self, total: u64) -> (u64, u64) {
+        let end = self.offset.saturating_add(self.limit).min(total);
+        let count = end.saturating_sub(self.offset);
+        match self.direction {
+            Direction::Asc => (self.offset.min(total), count),
+            Direction::Desc => (total - end, count),
+        }
+    }
+
     /// The same page read from the index's other end, when that end is nearer (a page
     /// past the middle of `total` entries): its ids come in the reverse order. A read skips
-    /// the entries before its offset one by one on both engines, so the last pages cost
+    /// the entries before its offset one by one (on the embedded engine, those past its
+    /// nearest mark: `sled::marks`), so the last pages cost
     /// what the first do. One tenant only (a merge over several breaks ties of equal sort
     /// keys by tenant, which reversing would not keep).
     pub fn from_nearer_end(&self, total: u64) -> Option<PageQuery<'a>> {

@@ -53,6 +53,7 @@ impl Embedded {
             self.inner.uniques.insert(k, v)?;
         }
         self.rebuild_tallies::<R>()?;
+        self.inner.marks.clear();
         self.inner.db.flush()?;
         Ok(())
     }

@@ -24,6 +24,7 @@ mod compact;
 mod compact_tests;
 mod feed;
 mod indexes;
+mod marks;
 mod read;
 mod snapshot;
 mod stats;
@@ -68,6 +69,8 @@ struct Inner {
     /// What new feed numbers start from (sled's id generator is added to it): past the
     /// highest entry a restore copied, kept in `meta` under [`FEED_BASE`].
     feed_base: std::sync::atomic::AtomicU64,
+    /// Where deep pages of one-tenant indexes start (`marks`).
+    marks: marks::Marks,
 }
 
 /// The `meta` key of [`Inner::feed_base`].
@@ -117,6 +120,7 @@ impl Embedded {
                 flusher,
                 gate: std::sync::RwLock::new(()),
                 feed_base: std::sync::atomic::AtomicU64::new(feed_base),
+                marks: marks::Marks::default(),
             }),
         })
     }
@@ -234,10 +238,12 @@ impl Embedded {
 
     pub(crate) fn inner_remove_index(&self, key: &[u8]) {
         self.inner.index.remove(key).unwrap();
+        self.inner.marks.clear();
     }
 
     pub(crate) fn inner_insert_index(&self, key: Vec<u8>) {
         self.inner.index.insert(key, &[0u8; 8]).unwrap();
+        self.inner.marks.clear();
     }
 
     /// The tallies entry under a record key, decoded.

@@ -2,7 +2,7 @@
 //! counts, index ranges, and index reads merged over several tenants ([`SledIndexIter`],
 //! pages), whose cost grows with the page, never with the size of the store.
 
-use super::Embedded;
+use super::{marks, Embedded};
 use crate::codec;
 use crate::record::{Record, Stored, UniqueKey};
 use crate::store::layout::{decode_counter, encode_uniques, record_key, tenant_prefix};
@@ -121,7 +121,17 @@ impl Embedded {
         for tenant in q.tenants {
             total += self.count(q.index, tenant)?;
         }
-        if let Some(reversed) = q.from_nearer_end(total) {
+        let reversed = q.from_nearer_end(total);
+        // Deep from both ends: from the closest mark (`marks`), not entry by entry.
+        if reversed.as_ref().map_or(q.offset, |r| r.offset) >= marks::STRIDE {
+            if let [tenant] = q.tenants {
+                return Ok(Page {
+                    ids: self.page_from_mark(q, tenant, total)?,
+                    total,
+                });
+            }
+        }
+        if let Some(reversed) = reversed {
             let mut page = self.page_of(&reversed)?;
             page.reverse();
             return Ok(Page { ids: page, total });
@@ -130,6 +140,48 @@ impl Embedded {
             ids: self.page_of(q)?,
             total,
         })
+    }
+
+    /// A page of one tenant, walked from the closest mark before its first entry in
+    /// ascending order (the marks met past the known ones are noted on the way).
+    fn page_from_mark(
+        &self,
+        q: &PageQuery<'_>,
+        tenant: &[u8],
+        total: u64,
+    ) -> Result<Vec<Vec<u8>>, StorageError> {
+        let (first, count) = q.ascending_span(total);
+        let prefix = tenant_prefix(q.index, tenant)?;
+        let walk = self.inner.marks.walk(&prefix, first);
+        let (mut position, entries) = match &walk.from {
+            Some((position, key)) => (*position, self.inner.index.range(key.clone()..)),
+            None => (0, self.inner.index.range(prefix.clone()..)),
+        };
+        let mut next_mark = (walk.known as u64).saturating_mul(marks::STRIDE);
+        let mut found = Vec::new();
+        let mut ids = Vec::new();
+        for entry in entries {
+            if ids.len() as u64 >= count {
+                break;
+            }
+            let (k, id) = entry?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            if position == next_mark {
+                found.push(k.to_vec());
+                next_mark = next_mark.saturating_add(marks::STRIDE);
+            }
+            if position >= first {
+                ids.push(id.to_vec());
+            }
+            position += 1;
+        }
+        walk.finish(found);
+        if q.direction == Direction::Desc {
+            ids.reverse();
+        }
+        Ok(ids)
     }
 
     /// The ids of a page, read from the index's start in `q`'s direction.

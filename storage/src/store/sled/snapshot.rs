@@ -36,6 +36,7 @@ impl Embedded {
             Some(item) => {
                 let (k, _) = item?;
                 self.inner.index.remove(k)?;
+                self.inner.marks.clear();
                 self.inner.db.flush()?;
                 Ok(true)
             }
@@ -80,6 +81,7 @@ impl Embedded {
         self.inner
             .feed_base
             .store(base, std::sync::atomic::Ordering::Release);
+        self.inner.marks.clear();
         self.inner.db.flush()?;
         Ok(())
     }

@@ -29,6 +29,9 @@ struct Tx<'a> {
     tallies: &'a TransactionalTree,
     /// Added to sled's id generator: past the entries a restore copied.
     feed_base: u64,
+    /// The counted index entries this attempt adds or removes, as (tenant, key): what
+    /// the marks of deep pages (`marks`) learn once it commits.
+    touched: &'a std::cell::RefCell<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 /// Applies `op` without a transaction when it touches nothing but its own record (no index
@@ -85,6 +88,11 @@ fn apply(tx: &Tx<'_>, op: &dyn Op) -> TxResult<u64> {
     if let Some((key, tally)) = &plan.tally {
         let collection = op.written().map_or("record", |(c, _)| c);
         super::tally::apply_tally(tx.tallies, key, tally, collection)?;
+    }
+    for (key, counter) in plan.index_remove.iter().chain(&plan.index_add) {
+        if let Some(counter) = counter {
+            tx.touched.borrow_mut().push((counter.clone(), key.clone()));
+        }
     }
     for (key, counter) in &plan.index_remove {
         tx.index.remove(key.as_slice())?;
@@ -171,8 +179,12 @@ impl Embedded {
             &i.tallies,
         );
         let feed_base = i.feed_base.load(std::sync::atomic::Ordering::Acquire);
+        // Collected whether or not marks exist now: a walk may begin before this commits.
+        let touched = std::cell::RefCell::new(Vec::new());
         let result =
             trees.transaction(|(records, index, counters, uniques, meta, feed, tallies)| {
+                // A retried attempt plans again: only the last one's keys count.
+                touched.borrow_mut().clear();
                 let tx = Tx {
                     records,
                     index,
@@ -182,6 +194,7 @@ impl Embedded {
                     feed,
                     tallies,
                     feed_base,
+                    touched: &touched,
                 };
                 batch
                     .ops
@@ -189,6 +202,11 @@ impl Embedded {
                     .map(|op| apply(&tx, op.as_ref()))
                     .collect::<TxResult<Vec<u64>>>()
             });
+        if result.is_ok() {
+            let touched = touched.into_inner();
+            i.marks
+                .touched(touched.iter().map(|(t, k)| (t.as_slice(), k.as_slice())));
+        }
         match result {
             Ok(revs) => Ok(Committed {
                 seq: i.flusher.committed(),
