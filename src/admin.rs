@@ -4,10 +4,13 @@
 //! process. A backup therefore asks the running service over HTTP:
 //! `GET /v1/admin/backup`, allowed only to a personal access token of an admin user (the
 //! bootstrap token), answers a consistent snapshot of the whole store
-//! ([`tollgate_storage::Store::snapshot`]: commits pause while every tree is copied). The
-//! CLI writes it to `DIR/tollgate.snapshot` (then fsyncs it). Nothing is written on the
-//! server's side, so a token cannot make the server write files. `restore` and `check`
-//! open the store directly: the service must be stopped.
+//! ([`tollgate_storage::Store::snapshot_to`]: commits pause while every tree is written, as
+//! it is read, into a file of the data directory whose name is removed at once; then it
+//! is streamed, and its disk freed when it is sent). No request names a path, so a token
+//! cannot make the server write where it chooses. The CLI streams it to
+//! `DIR/tollgate.snapshot.partial`, reads it through (whole, with its end marker), fsyncs
+//! and renames it. Nothing holds the whole store in memory. `restore` and `check` open the
+//! store directly: the service must be stopped.
 
 use std::future::Future;
 use std::io::Write;
@@ -17,7 +20,7 @@ use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
 use anyhow::{bail, Context};
-use tollgate_storage::{IndexReport, Record, Snapshot, Store};
+use tollgate_storage::{IndexReport, Record, Store};
 
 use crate::domain::file::StoredFile;
 use crate::domain::ids::FileId;
@@ -118,27 +121,51 @@ async fn backup_file(
         .streaming(stream))
 }
 
-/// A consistent snapshot of the whole store, for `tollgate backup`.
+/// A consistent snapshot of the whole store, for `tollgate backup`: written as it is read
+/// into a file of the data directory that no name leads to (removed as soon as it is
+/// created: the disk it takes is freed when the answer is sent, or the process ends), then
+/// streamed. Commits wait only while the file is written; memory holds a chunk at a time.
 async fn backup(auth: Auth<AdminToken>, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     admin_only(&auth, &state).await?;
     let store = state.store.clone();
-    let bytes = web::block(move || -> Result<(Vec<u8>, usize), ApiError> {
-        let snapshot = store.snapshot()?;
-        let mut bytes = Vec::new();
-        snapshot.write_to(&mut bytes).map_err(ApiError::internal)?;
-        Ok((bytes, snapshot.record_count()))
+    let dir = state.settings.storage.data_dir.clone();
+    let (file, records, bytes) = web::block(move || -> Result<_, ApiError> {
+        let file = unnamed_file(&dir).map_err(ApiError::internal)?;
+        let (mut file, records) = store.snapshot_to(std::io::BufWriter::new(file))?;
+        file.flush().map_err(ApiError::internal)?;
+        let mut file = file
+            .into_inner()
+            .map_err(|e| ApiError::internal(e.into_error()))?;
+        use std::io::Seek;
+        let bytes = file.stream_position().map_err(ApiError::internal)?;
+        file.rewind().map_err(ApiError::internal)?;
+        Ok((file, records, bytes))
     })
     .await
     .map_err(ApiError::internal)??;
-    tracing::info!(
-        records = bytes.1,
-        bytes = bytes.0.len(),
-        "backup snapshot taken"
-    );
+    tracing::info!(records, bytes, "backup snapshot taken");
     Ok(HttpResponse::Ok()
         .content_type("application/octet-stream")
         .insert_header(("Cache-Control", "no-store"))
-        .body(bytes.0))
+        .no_chunking(bytes)
+        .streaming(crate::files::local::stream_file(tokio::fs::File::from_std(
+            file,
+        ))))
+}
+
+/// A new owner-only file in `dir`, read and written through the handle answered, its
+/// name removed at once.
+fn unnamed_file(dir: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!(".backup-{}.tmp", uuid::Uuid::new_v4()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
 }
 
 /// Creates `dir` (and its missing parents) owner-only (0700), or makes an existing one
@@ -168,8 +195,10 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
     // A connection for each request, none kept: checking and writing a large snapshot
     // outlasts the service's keep-alive, and a kept connection it closed meanwhile failed
     // the next request ("connection closed before message completed").
+    // An hour at most: the service writes the snapshot before it answers, and a large
+    // store's takes minutes to write and to send.
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(600))
+        .timeout(Duration::from_secs(3600))
         .connect_timeout(Duration::from_secs(10))
         .pool_max_idle_per_host(0)
         .build()?;
@@ -180,21 +209,21 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
         .await
         .with_context(|| format!("cannot reach the service at {url}"))?;
     let status = resp.status();
-    let bytes = resp.bytes().await.context("reading the snapshot")?;
     if !status.is_success() {
+        let body = resp.bytes().await.unwrap_or_default();
         bail!(
             "the service refused the backup ({status}): {}",
-            String::from_utf8_lossy(&bytes)
+            String::from_utf8_lossy(&body)
         );
     }
-    let snapshot = Snapshot::read_from(&mut bytes.as_ref()).context("checking the snapshot")?;
     let partial = dir.join(format!("{SNAPSHOT_FILE}.partial"));
-    {
+    let records = {
         // Owner-only (0600): a backup holds every record, secrets' hashes and webhook
         // signing secrets included. A partial file left by an earlier run is replaced.
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let _ = std::fs::remove_file(&partial);
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .mode(0o600)
@@ -202,15 +231,38 @@ pub async fn backup_to(url: &str, token: &str, dir: &Path) -> anyhow::Result<usi
             .with_context(|| format!("cannot write {}", partial.display()))?;
         // The mode above is filtered by the umask; this is not.
         f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        f.write_all(&bytes)?;
+        // Streamed to the file as it comes, a chunk in memory at a time.
+        let mut out = std::io::BufWriter::new(f);
+        let mut resp = resp;
+        while let Some(chunk) = resp.chunk().await.context("reading the snapshot")? {
+            out.write_all(&chunk)?;
+        }
+        let mut f = out.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
-    }
+        use std::io::Seek;
+        f.rewind()?;
+        snapshot_records(f).context("checking the snapshot")?
+    };
     std::fs::rename(&partial, &file)?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     backup_files_to(&client, url, token, dir).await?;
-    Ok(snapshot.record_count())
+    Ok(records)
+}
+
+/// Reads a snapshot file through, entry by entry: whether it is whole (its end marker and
+/// total), and how many records it holds.
+fn snapshot_records(f: std::fs::File) -> anyhow::Result<usize> {
+    let mut records = 0usize;
+    let mut in_records = false;
+    for item in tollgate_storage::SnapshotReader::new(std::io::BufReader::new(f))? {
+        match item? {
+            tollgate_storage::SnapshotItem::Tree(name) => in_records = name == "records",
+            tollgate_storage::SnapshotItem::Entry(..) => records += usize::from(in_records),
+        }
+    }
+    Ok(records)
 }
 
 /// Copies every uploaded file into `dir/files/<org>/<id>` (streamed, SHA-256 verified
@@ -364,9 +416,10 @@ pub async fn restore_from(
     config: &tollgate_storage::StoreConfig,
 ) -> anyhow::Result<usize> {
     let file = dir.join(SNAPSHOT_FILE);
-    let mut f =
-        std::fs::File::open(&file).with_context(|| format!("cannot open {}", file.display()))?;
-    let snapshot = Snapshot::read_from(&mut std::io::BufReader::new(&mut f))?;
+    let open =
+        || std::fs::File::open(&file).with_context(|| format!("cannot open {}", file.display()));
+    // Read through once before anything is written: a damaged file is refused whole.
+    let records = snapshot_records(open()?).context("checking the snapshot")?;
     let data = &config.data_dir;
     if data.exists()
         && std::fs::read_dir(data)
@@ -380,7 +433,9 @@ pub async fn restore_from(
         );
     }
     let store = Store::open(config).context("opening the new store")?;
-    store.restore(&snapshot).await?;
+    store
+        .restore_from_reader(std::io::BufReader::new(open()?))
+        .await?;
     let (files, missing) = restore_files(&store, dir, data).await?;
     if files > 0 {
         tracing::info!(files, "uploaded files restored");
@@ -389,7 +444,7 @@ pub async fn restore_from(
         // Deleted between the snapshot and the copy of the files: `tollgate check` lists them.
         tracing::warn!(?missing, "files of the snapshot missing from the backup");
     }
-    Ok(snapshot.record_count())
+    Ok(records)
 }
 
 /// What `tollgate check` found for one record type.

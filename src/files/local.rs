@@ -31,6 +31,24 @@ const BLOCK: usize = 1024 * 1024;
 /// Chunks of a read stream.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// An open file's bytes from where it stands to its end, in chunks: a response body.
+pub fn stream_file(file: tokio::fs::File) -> BoxStream<'static, io::Result<Bytes>> {
+    futures_util::stream::unfold(Some(file), |file| async move {
+        use tokio::io::AsyncReadExt;
+        let mut file = file?;
+        let mut buf = vec![0u8; READ_CHUNK];
+        match file.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(Bytes::from(buf)), Some(file)))
+            }
+            Err(e) => Some((Err(e), None)),
+        }
+    })
+    .boxed()
+}
+
 /// Files in a directory of this node's disk.
 pub struct LocalFiles {
     root: PathBuf,
@@ -355,24 +373,7 @@ impl FileBackend for LocalFiles {
         object: ObjectRef,
     ) -> BoxFuture<'_, io::Result<BoxStream<'static, io::Result<Bytes>>>> {
         let path = self.object_path(&object);
-        async move {
-            let file = tokio::fs::File::open(path).await?;
-            let stream = futures_util::stream::unfold(Some(file), |file| async move {
-                use tokio::io::AsyncReadExt;
-                let mut file = file?;
-                let mut buf = vec![0u8; READ_CHUNK];
-                match file.read(&mut buf).await {
-                    Ok(0) => None,
-                    Ok(n) => {
-                        buf.truncate(n);
-                        Some((Ok(Bytes::from(buf)), Some(file)))
-                    }
-                    Err(e) => Some((Err(e), None)),
-                }
-            });
-            Ok(stream.boxed())
-        }
-        .boxed()
+        async move { Ok(stream_file(tokio::fs::File::open(path).await?)) }.boxed()
     }
 
     fn delete(&self, object: ObjectRef) -> BoxFuture<'_, io::Result<()>> {

@@ -23,7 +23,7 @@ pub use store::pg::FAULT_LISTENER_DELAY;
 pub use store::{
     bytes_under, Agg, Backend, Batch, Change, ChangeListener, Committed, CompactReport, Counted,
     Delta, Direction, Guard, Guarded, Holding, IndexIter, IndexReport, IngestEvent, JobLock, Page,
-    PageQuery, Snapshot, Store, StoreConfig, WindowState,
+    PageQuery, Snapshot, SnapshotItem, SnapshotReader, Store, StoreConfig, WindowState,
 };
 pub use store::{AreaStats, GroupStats, StorageStats, TableSize};
 pub use update::{UpdateError, UPDATE_ATTEMPTS};

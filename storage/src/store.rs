@@ -49,7 +49,7 @@ pub use feed::Change;
 pub use indexes::IndexReport;
 pub use listener::ChangeListener;
 pub use reads::{Direction, Page, PageQuery};
-pub use snapshot::Snapshot;
+pub use snapshot::{Snapshot, SnapshotItem, SnapshotReader};
 pub use stats::{bytes_under, AreaStats, GroupStats, StorageStats, TableSize};
 pub use tally::Counted;
 pub use usage::{Agg, Delta, Guard, Guarded, IngestEvent, WindowState};

@@ -118,6 +118,13 @@ async fn a_backup_under_write_load_restores_everything_acknowledged_and_checks_c
     }
     assert!(out.status.success(), "backup failed: {}", text(&out));
     assert!(text(&out).contains("backed up"), "{}", text(&out));
+    // The service wrote the snapshot to a file without a name: nothing left behind.
+    let left: Vec<String> = std::fs::read_dir(root.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".backup-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 
     // A second backup into the same directory is refused (nothing is overwritten).
     let again = cli(
@@ -161,6 +168,26 @@ async fn a_backup_under_write_load_restores_everything_acknowledged_and_checks_c
     let second = tempfile::tempdir().unwrap();
     let root2 = second.path();
     let data2 = root2.join("data");
+    // A damaged copy (its end cut off) is refused before anything is written.
+    let damaged = root2.join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    let whole = std::fs::read(backup_dir.join("tollgate.snapshot")).unwrap();
+    std::fs::write(
+        damaged.join("tollgate.snapshot"),
+        &whole[..whole.len() - 100],
+    )
+    .unwrap();
+    let out = cli(
+        root2,
+        &data2,
+        &["restore", "--from", damaged.to_str().unwrap()],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("snapshot"), "{}", text(&out));
+    assert!(
+        !data2.exists() || std::fs::read_dir(&data2).unwrap().next().is_none(),
+        "a refused restore wrote into the data directory"
+    );
     let out = cli(
         root2,
         &data2,

@@ -502,6 +502,36 @@ impl Store {
         }
     }
 
+    /// The snapshot of [`Store::snapshot`], written to `w` (a file) as it is read, so
+    /// that a store larger than memory can be copied: commits wait until it is written.
+    /// Answers `w` and the records written. The embedded store only.
+    pub fn snapshot_to<W: std::io::Write + std::io::Seek>(
+        &self,
+        w: W,
+    ) -> Result<(W, u64), StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.snapshot_to(w),
+            Engine::Postgres(_) => Err(StorageError::Io(
+                "snapshots are for the embedded store; back up PostgreSQL with pg_dump".into(),
+            )),
+        }
+    }
+
+    /// Loads a snapshot file read entry by entry into an empty store; answers the records
+    /// loaded. The embedded store holds one batch of entries in memory at a time;
+    /// PostgreSQL reads the whole snapshot first and takes it in one transaction. Refuses
+    /// a store with data.
+    pub async fn restore_from_reader(&self, r: impl std::io::Read) -> Result<u64, StorageError> {
+        match &self.engine {
+            Engine::Embedded(e) => e.restore_items(crate::SnapshotReader::new(r)?),
+            Engine::Postgres(pg) => {
+                let snapshot = Snapshot::read_from(&mut { r })?;
+                Box::pin(pg.import(&snapshot)).await?;
+                Ok(snapshot.record_count() as u64)
+            }
+        }
+    }
+
     /// Loads a snapshot into an empty store: the embedded one is flushed after; PostgreSQL
     /// takes it in one transaction. Refuses a store with data.
     pub async fn restore(&self, snapshot: &Snapshot) -> Result<(), StorageError> {

@@ -4,8 +4,11 @@
 //! (`store::snapshot`).
 
 use super::{Embedded, FEED_BASE};
-use crate::store::snapshot::{Snapshot, TREES};
+use crate::store::snapshot::{Snapshot, SnapshotItem, SnapshotWriter, TREES};
 use crate::StorageError;
+
+/// Entries a restore writes per sled batch.
+const RESTORE_BATCH: usize = 10_000;
 
 impl Embedded {
     /// A consistent copy of the whole store: commits wait while it is read (every tree
@@ -24,6 +27,87 @@ impl Embedded {
             trees.push((name.to_string(), entries));
         }
         Ok(Snapshot { trees })
+    }
+
+    /// The same copy as [`Embedded::snapshot`], written to `w` as it is read (the
+    /// snapshot file format; nothing held in memory): commits wait until it is written.
+    /// Answers the records it holds.
+    pub fn snapshot_to<W: std::io::Write + std::io::Seek>(
+        &self,
+        w: W,
+    ) -> Result<(W, u64), StorageError> {
+        let _exclusive = self.inner.gate.write().unwrap_or_else(|p| p.into_inner());
+        let mut writer = SnapshotWriter::new(w)?;
+        let mut records = 0;
+        for name in TREES {
+            let count = writer.tree(
+                name,
+                self.tree(name)
+                    .iter()
+                    .map(|item| item.map_err(StorageError::from)),
+            )?;
+            if name == "records" {
+                records = count;
+            }
+        }
+        Ok((writer.finish()?, records))
+    }
+
+    /// Loads a snapshot read item by item ([`crate::SnapshotReader`]) into an empty store
+    /// and flushes it; answers the records loaded. Refuses a store with data.
+    pub fn restore_items(
+        &self,
+        items: impl Iterator<Item = Result<SnapshotItem, StorageError>>,
+    ) -> Result<u64, StorageError> {
+        if !self.is_empty() {
+            return Err(StorageError::Conflict {
+                collection: "store",
+                expected: "an empty store".into(),
+                found: None,
+            });
+        }
+        let mut next_seq = 0u64;
+        let mut records = 0u64;
+        let mut tree: Option<(&str, &sled::Tree)> = None;
+        let mut batch = sled::Batch::default();
+        let mut batched = 0usize;
+        for item in items {
+            match item? {
+                SnapshotItem::Tree(name) => {
+                    if let Some((_, t)) = tree.take() {
+                        t.apply_batch(std::mem::take(&mut batch))?;
+                        batched = 0;
+                    }
+                    tree = Some((name, self.tree(name)));
+                }
+                SnapshotItem::Entry(k, v) => {
+                    let Some((name, t)) = tree else {
+                        return Err(StorageError::Corrupt(
+                            "not a complete Tollgate snapshot: an entry before its tree".into(),
+                        ));
+                    };
+                    if name == "feed" {
+                        if let Ok(seq) = <[u8; 8]>::try_from(k.as_slice()) {
+                            next_seq = next_seq.max(u64::from_be_bytes(seq).saturating_add(1));
+                        }
+                    }
+                    if name == "records" {
+                        records += 1;
+                    }
+                    batch.insert(k, v);
+                    batched += 1;
+                    if batched == RESTORE_BATCH {
+                        t.apply_batch(std::mem::take(&mut batch))?;
+                        batched = 0;
+                    }
+                }
+            }
+        }
+        if let Some((_, t)) = tree {
+            t.apply_batch(batch)?;
+        }
+        self.finish_restore(next_seq)?;
+        Ok(records)
     }
 
     /// Removes the first entry of an index, leaving its record and counter as they are:
@@ -51,27 +135,13 @@ impl Embedded {
 
     /// Loads a snapshot into an empty store and flushes it. Refuses a store with data.
     pub fn restore(&self, snapshot: &Snapshot) -> Result<(), StorageError> {
-        if !self.is_empty() {
-            return Err(StorageError::Conflict {
-                collection: "store",
-                expected: "an empty store".into(),
-                found: None,
-            });
-        }
-        let mut next_seq = 0u64;
-        for (name, entries) in &snapshot.trees {
-            let tree = self.tree(name);
-            for (k, v) in entries {
-                tree.insert(k.as_slice(), v.as_slice())?;
-                if name == "feed" {
-                    if let Ok(seq) = <[u8; 8]>::try_from(k.as_slice()) {
-                        next_seq = next_seq.max(u64::from_be_bytes(seq).saturating_add(1));
-                    }
-                }
-            }
-        }
-        // New feed entries are numbered after the copied ones (sled's id generator starts
-        // again at 0 in a new store), and so are those of a store restored from this one.
+        self.restore_items(snapshot.items()).map(drop)
+    }
+
+    /// After a restore: new feed entries are numbered after the copied ones (sled's id
+    /// generator starts again at 0 in a new store), and so are those of a store restored
+    /// from this one; no mark of a page stands; everything flushed.
+    fn finish_restore(&self, next_seq: u64) -> Result<(), StorageError> {
         let base = next_seq.max(
             self.inner
                 .feed_base
