@@ -19,8 +19,13 @@
 #             search (a rare and a common needle); BENCH_SEARCH_PATHS (more API paths, e.g.
 #             the search helper's `?query=` on orders and license keys); the dashboard's
 #             overview and lists (signed in with a session cookie)
-#   validate  POST /v1/customer-portal/license-keys/validate (batched counters, the default)
-#             as a ratio of GET /healthz in the same run
+#   validate  POST /v1/customer-portal/license-keys/validate as a ratio of GET /healthz in
+#             the same round: batched counters (the default), then strict (the service
+#             restarted with license_keys.stats_flush_ms = 0)
+#   sale      the sale path with the big store underneath: confirms/s and p50/p99 of
+#             POST /v1/checkouts/custom/client/{secret}/confirm, BENCH_VALIDATE_CONNECTIONS
+#             buyers at once, each confirm a checkout of its own (created beforehand, not
+#             timed: BENCH_SALE_RATE per second of each run's warm-up and measure)
 #   admin     `tollgate backup` (and its size), `restore` into an empty store, `check`; on the
 #             embedded store, `tollgate compact` and the size after it
 #
@@ -29,7 +34,8 @@
 #   BENCH_SECS [10]  BENCH_WARMUP_SECS [2]  BENCH_CONNECTIONS [8]  BENCH_THREADS [2]
 #   BENCH_ROUNDS [3]  BENCH_IDLE_SECS [10]  BENCH_SEARCH_PATHS [""] (space-separated API
 #   paths; {org} is replaced by the organization's id)
-#   BENCH_VALIDATE_CONNECTIONS [64]  BENCH_KEEP [unset: remove the work directory]
+#   BENCH_VALIDATE_CONNECTIONS [64]  BENCH_SALE_RATE [1500]
+#   BENCH_KEEP [unset: remove the work directory]
 #   BENCH_REUSE [unset: a work directory BENCH_KEEP kept: measure its store, no fill]
 #   BENCH_BIN [unset: cargo build --release, then $CARGO_TARGET_DIR or target/release/tollgate]
 #   BENCH_BACKEND [embedded] (embedded|postgres)  BENCH_DATABASE_URL [from PG* variables;
@@ -49,9 +55,10 @@ VCONNECTIONS=${BENCH_VALIDATE_CONNECTIONS:-64}
 THREADS=${BENCH_THREADS:-2}
 ROUNDS=${BENCH_ROUNDS:-3}
 IDLE=${BENCH_IDLE_SECS:-10}
+SALE_RATE=${BENCH_SALE_RATE:-1500}
 BACKEND=${BENCH_BACKEND:-embedded}
 PG_VERSION=${BENCH_PG_VERSION:-15}
-for n in SALES MONTHS ORGS CHUNK SECS WARMUP CONNECTIONS VCONNECTIONS THREADS ROUNDS IDLE; do
+for n in SALES MONTHS ORGS CHUNK SECS WARMUP CONNECTIONS VCONNECTIONS THREADS ROUNDS IDLE SALE_RATE; do
     [[ ${!n} =~ ^[0-9]+$ ]] && (( ${!n} > 0 )) || { echo "BENCH_$n must be a positive integer" >&2; exit 2; }
 done
 [[ $BACKEND == embedded || $BACKEND == postgres ]] \
@@ -232,6 +239,9 @@ with open(f"{work}/paths.tsv", "w") as f:
 with open(f"{work}/org", "w") as f: f.write(org["id"])
 with open(f"{work}/org_slug", "w") as f: f.write(org["slug"])
 with open(f"{work}/key", "w") as f: f.write(key)
+products = get(f"/v1/products/?organization_id={org['id']}&limit=100")["items"]
+one_time = next(p for p in products if not p.get("is_recurring"))
+with open(f"{work}/price", "w") as f: f.write(one_time["prices"][0]["id"])
 PY
 ORG=$(cat "$WORK/org")
 for p in ${BENCH_SEARCH_PATHS:-}; do
@@ -269,6 +279,70 @@ function init(args)
 end
 function request() return wrk.format(nil, "/v1/customer-portal/license-keys/validate", nil, body) end
 LUA
+# The sale path: each wrk thread confirms the checkouts of its share of a file of client
+# secrets (one per line), each once; one past its share repeats its last (a non-2xx,
+# reported).
+cat >"$WORK/confirm.lua" <<'LUA'
+local threads, n = {}, 0
+function setup(thread)
+    thread:set("id", n); n = n + 1; table.insert(threads, thread)
+end
+function init(args)
+    mine, next_one = {}, 0
+    local i = 0
+    for line in io.lines(args[1]) do
+        if i % tonumber(args[2]) == id then table.insert(mine, line) end
+        i = i + 1
+    end
+    wrk.method = "POST"
+    wrk.headers["Content-Type"] = "application/json"
+end
+function request()
+    next_one = math.min(next_one + 1, #mine)
+    local secret = mine[next_one]
+    local body = '{"customer_email":"' .. secret:sub(-12) .. '@sale.bench.example","customer_name":"Bench Buyer",'
+        .. '"confirmation_token_id":"tok_bench","customer_billing_address":{"country":"US","state":"NY"}}'
+    return wrk.format(nil, "/v1/checkouts/custom/client/" .. secret .. "/confirm", nil, body)
+end
+LUA
+# checkouts COUNT FILE: creates COUNT checkouts of the one-time product (not timed), their
+# client secrets in FILE.
+checkouts() {
+    python3 - "$BASE" "$TOKEN" "$(cat "$WORK/price")" "$1" "$2" <<'PY'
+import http.client, json, sys, threading, urllib.parse
+base, token, price, n, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+u = urllib.parse.urlparse(base)
+secrets, errors = [], []
+def make(k):
+    try:
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        for _ in range(k):
+            c.request("POST", "/v1/checkouts/custom/", json.dumps({"payment_processor": "stripe", "product_price_id": price}),
+                      {"authorization": "Bearer " + token, "content-type": "application/json"})
+            r = c.getresponse(); data = r.read()
+            if r.status != 201:
+                raise SystemExit(f"POST /v1/checkouts/custom/: {r.status} {data[:300]!r}")
+            secrets.append(json.loads(data)["client_secret"])
+    except BaseException as e:
+        errors.append(repr(e))
+ts = [threading.Thread(target=make, args=(n // 8 + (i < n % 8),)) for i in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+if errors: raise SystemExit("creating checkouts: " + errors[0])
+open(out, "w").write("\n".join(secrets) + "\n")
+PY
+}
+# measure_sale: a warm-up and a measured run of confirms, each on checkouts of its own.
+measure_sale() {
+    local out="$WORK/wrk.txt"
+    checkouts $(( WARMUP * SALE_RATE )) "$WORK/secrets-warm"
+    checkouts $(( SECS * SALE_RATE )) "$WORK/secrets"
+    timeout $(( WARMUP + 60 )) wrk -t"$THREADS" -c"$VCONNECTIONS" -d"${WARMUP}s" --timeout 30s \
+        -s "$WORK/confirm.lua" "$BASE" -- "$WORK/secrets-warm" "$THREADS" >/dev/null
+    timeout $(( SECS + 60 )) wrk -t"$THREADS" -c"$VCONNECTIONS" -d"${SECS}s" --timeout 30s --latency \
+        -s "$WORK/confirm.lua" "$BASE" -- "$WORK/secrets" "$THREADS" >"$out"
+    row sale:confirm "$out"
+}
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
 # measure NAME CONNECTIONS HEADER PATH [lua args]: warm-up, then BENCH_SECS measured; one row.
@@ -278,7 +352,11 @@ measure() {
     [[ $# -gt 0 ]] && target=(-s "$WORK/validate.lua" "$BASE" -- "$@")
     timeout $(( WARMUP + 60 )) wrk -t"$THREADS" -c"$conns" -d"${WARMUP}s" --timeout 30s "${target[@]}" >/dev/null
     timeout $(( SECS + 60 )) wrk -t"$THREADS" -c"$conns" -d"${SECS}s" --timeout 30s --latency "${target[@]}" >"$out"
-    python3 - "$out" "$name" "$ROUND" >>"$RESULTS" <<'PY'
+    row "$name" "$out"
+}
+# row NAME WRK_OUTPUT: one result row (this round's).
+row() {
+    python3 - "$2" "$1" "$ROUND" >>"$RESULTS" <<'PY'
 import re, sys
 text, name, rnd = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 def ms(label):
@@ -301,8 +379,18 @@ for ROUND in $(seq "$ROUNDS"); do
     done <"$WORK/paths.tsv"
     measure healthz "$VCONNECTIONS" "Accept: */*" /healthz
     measure validate "$VCONNECTIONS" "" "" "$(cat "$WORK/key")" "$ORG"
+    measure_sale
 done
 PEAK_KIB=$(rss_kib "$PID" VmHWM)
+# Strict validation: every validation's counter written before it answers.
+stop
+start "${ENV[@]}" TOLLGATE__LICENSE_KEYS__STATS_FLUSH_MS=0
+for ROUND in $(seq "$ROUNDS"); do
+    log "round $ROUND of $ROUNDS: strict validation"
+    measure healthz-strict-run "$VCONNECTIONS" "Accept: */*" /healthz
+    measure validate-strict "$VCONNECTIONS" "" "" "$(cat "$WORK/key")" "$ORG"
+done
+PEAK_KIB=$(( PEAK_KIB > $(rss_kib "$PID" VmHWM) ? PEAK_KIB : $(rss_kib "$PID" VmHWM) ))
 
 # --- admin ------------------------------------------------------------------------------
 # The embedded store: `tollgate backup` (over HTTP, while it runs) and `restore` into an
@@ -376,8 +464,10 @@ for name, runs in by.items():
     runs.sort()
     p99, p50, rps, bad = runs[len(runs) // 2]
     print(f"{name:40} {rps:9.0f} {p50:8.2f} {p99:8.2f} {bad:8d}")
-if "healthz" in by and "validate" in by:
-    h = statistics.median(r[2] for r in by["healthz"])
-    v = statistics.median(r[2] for r in by["validate"])
-    print(f"validation (batched) / healthz: {v / h:.2f}")
+for mode, health, name in [("batched", "healthz", "validate"),
+                           ("strict", "healthz-strict-run", "validate-strict")]:
+    if health in by and name in by:
+        h = statistics.median(r[2] for r in by[health])
+        v = statistics.median(r[2] for r in by[name])
+        print(f"validation ({mode}) / healthz: {v / h:.2f}")
 PY
