@@ -31,6 +31,8 @@
 #
 # Environment (defaults in brackets):
 #   BENCH_SALES [1000000]  BENCH_MONTHS [12]  BENCH_ORGS [1]  BENCH_CHUNK [1000]
+#   BENCH_ENDPOINTS [2] (webhook endpoints per organization: the first takes every event,
+#   the second the order events)
 #   BENCH_SECS [10]  BENCH_WARMUP_SECS [2]  BENCH_CONNECTIONS [8]  BENCH_THREADS [2]
 #   BENCH_ROUNDS [3]  BENCH_IDLE_SECS [10]  BENCH_SEARCH_PATHS [""] (space-separated API
 #   paths; {org} is replaced by the organization's id)
@@ -56,6 +58,7 @@ THREADS=${BENCH_THREADS:-2}
 ROUNDS=${BENCH_ROUNDS:-3}
 IDLE=${BENCH_IDLE_SECS:-10}
 SALE_RATE=${BENCH_SALE_RATE:-1500}
+ENDPOINTS=${BENCH_ENDPOINTS:-2}
 BACKEND=${BENCH_BACKEND:-embedded}
 PG_VERSION=${BENCH_PG_VERSION:-15}
 for n in SALES MONTHS ORGS CHUNK SECS WARMUP CONNECTIONS VCONNECTIONS THREADS ROUNDS IDLE SALE_RATE; do
@@ -168,7 +171,7 @@ else
     mkdir -p "$DATA"
     T0=$(now_ms)
     env "${ENV[@]}" "$BIN" bench-fill --sales "$SALES" --months "$MONTHS" --organizations "$ORGS" \
-        --chunk "$CHUNK" --dashboard-password "$PASSWORD" >"$WORK/fill.out" 2>"$WORK/fill.log" \
+        --chunk "$CHUNK" --endpoints "$ENDPOINTS" --dashboard-password "$PASSWORD" >"$WORK/fill.out" 2>"$WORK/fill.log" \
         || { cat "$WORK/fill.out" "$WORK/fill.log" >&2; exit 1; }
     grep '^generated ' "$WORK/fill.out" >"$WORK/fill.txt"
     echo "$PASSWORD" >"$WORK/password"

@@ -851,8 +851,15 @@ pub(crate) fn read_message<R: ReadAt>(
     }
 }
 
+/// Items shorter than this are stored as they are, in a raw zstd frame
+/// (Tollgate's patch, PATCHED.md): compressing them costs more CPU than the
+/// bytes it saves are worth.
+#[cfg(feature = "compression")]
+const RAW_BELOW: usize = 512;
+
 /// `zstd::block::compress` through one `Compressor` per thread: creating a
-/// compression context costs more than compressing a small item.
+/// compression context costs more than compressing a small item. An item
+/// shorter than [`RAW_BELOW`] is framed raw instead.
 #[cfg(feature = "compression")]
 fn compress_reusing(buf: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
     use std::cell::RefCell;
@@ -860,5 +867,26 @@ fn compress_reusing(buf: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
         static COMPRESSOR: RefCell<zstd::block::Compressor> =
             RefCell::new(zstd::block::Compressor::new());
     }
+    if buf.len() < RAW_BELOW {
+        return Ok(raw_frame(buf));
+    }
     COMPRESSOR.with(|c| c.borrow_mut().compress(buf, level))
+}
+
+/// A zstd frame holding `buf` as one raw (stored) block, which any zstd
+/// decoder reads back as `buf` (RFC 8878: single segment, a 4-byte content
+/// size, no checksum; a raw block holds up to 128 KiB, far above
+/// [`RAW_BELOW`]).
+#[cfg(feature = "compression")]
+fn raw_frame(buf: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(buf.len()).expect("a raw frame of a short item");
+    let mut out = Vec::with_capacity(buf.len() + 12);
+    out.extend_from_slice(&0xFD2F_B528_u32.to_le_bytes());
+    // Frame header descriptor: a 4-byte content size, single segment.
+    out.push(0b1010_0000);
+    out.extend_from_slice(&len.to_le_bytes());
+    // Block header: last block, raw, its size.
+    out.extend_from_slice(&(1 | (len << 3)).to_le_bytes()[..3]);
+    out.extend_from_slice(buf);
+    out
 }
