@@ -139,3 +139,32 @@ async fn a_seller_reaches_its_organization_and_no_other() {
         .await
         .unwrap());
 }
+
+/// Event `n` of an endpoint (id and feed position `n`, resource `order:<n>`), pending,
+/// its payload `payload` inline; tests change what they need.
+pub fn webhook_event(
+    state: &AppState,
+    org: OrganizationId,
+    endpoint: crate::domain::ids::WebhookEndpointId,
+    n: u128,
+    payload: String,
+) -> crate::domain::webhook::WebhookEvent {
+    crate::domain::webhook::WebhookEvent {
+        id: crate::domain::ids::WebhookEventId(uuid::Uuid::from_u128(n)),
+        organization_id: org,
+        endpoint_id: endpoint,
+        created_at: state.now(),
+        modified_at: None,
+        event_type: "order.paid".into(),
+        resource: format!("order:{n}"),
+        seq: n as u64,
+        payload,
+        state: crate::domain::webhook::WebhookEventState::Pending,
+        attempts: 0,
+        next_attempt_at: None,
+        last_http_code: None,
+        archived: false,
+        payload_apart: false,
+        payload_id: None,
+    }
+}

@@ -133,24 +133,19 @@ async fn a_payload_apart_is_loaded_and_a_missing_one_reads_as_archived() {
     let (org, seller) = testing::seller(&app).await;
     let endpoint = hooked(&app, seller).await;
     let event = |n: u128| WebhookEvent {
-        id: WebhookEventId(uuid::Uuid::from_u128(n)),
-        organization_id: org,
-        endpoint_id: endpoint.id,
-        created_at: app.now(),
-        modified_at: None,
         event_type: "customer.created".into(),
         resource: format!("customer:{n}"),
-        seq: n as u64,
-        payload: format!(r#"{{"type":"customer.created","n":{n}}}"#),
         // Settled: the endpoint's worker leaves it alone (a pending one it would attempt,
         // and rewrite, while the test reads it).
         state: WebhookEventState::Succeeded,
-        attempts: 0,
-        next_attempt_at: None,
-        last_http_code: None,
-        archived: false,
         payload_apart: true,
-        payload_id: None,
+        ..testing::webhook_event(
+            &app,
+            org,
+            endpoint.id,
+            n,
+            format!(r#"{{"type":"customer.created","n":{n}}}"#),
+        )
     };
     let (kept, lost) = (event(1), event(2));
     let mut batch = Batch::new();

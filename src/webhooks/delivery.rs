@@ -532,24 +532,8 @@ mod tests {
             disabled_reason: None,
             api_version: None,
         };
-        let event = |n: u128| WebhookEvent {
-            id: WebhookEventId(uuid::Uuid::from_u128(n)),
-            organization_id: org,
-            endpoint_id: endpoint.id,
-            created_at: app.now(),
-            modified_at: None,
-            event_type: "order.paid".into(),
-            resource: format!("order:{n}"),
-            seq: n as u64,
-            payload: "{}".into(),
-            state: WebhookEventState::Pending,
-            attempts: 0,
-            next_attempt_at: None,
-            last_http_code: None,
-            archived: false,
-            payload_apart: false,
-            payload_id: None,
-        };
+        let event =
+            |n: u128| crate::app::testing::webhook_event(&app, org, endpoint.id, n, "{}".into());
         let mut batch = Batch::new();
         for n in 1..=3 {
             batch.put(&event(n), Expect::Absent).unwrap();

@@ -232,7 +232,9 @@ fn a_swap_interrupted_while_moving_the_new_files_in_is_finished() {
 #[test]
 fn values_of_every_size_read_back_from_a_compressed_store() {
     let dir = tempfile::tempdir().unwrap();
-    let sizes = [0usize, 1, 100, 400, 500, 511, 512, 513, 600, 2_000, 9_000, 70_000];
+    let sizes = [
+        0usize, 1, 100, 400, 500, 511, 512, 513, 600, 2_000, 9_000, 70_000,
+    ];
     let named = |n: usize| -> String {
         (0..n)
             .map(|i| char::from(b'a' + ((i * 7 + n) % 26) as u8))
