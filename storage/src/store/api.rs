@@ -518,7 +518,7 @@ impl Store {
     }
 
     /// Loads a snapshot file read entry by entry into an empty store; answers the records
-    /// loaded. The embedded store holds one batch of entries in memory at a time;
+    /// loaded. The embedded store holds one entry in memory at a time;
     /// PostgreSQL reads the whole snapshot first and takes it in one transaction. Refuses
     /// a store with data.
     pub async fn restore_from_reader(&self, r: impl std::io::Read) -> Result<u64, StorageError> {

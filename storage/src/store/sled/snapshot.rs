@@ -7,9 +7,6 @@ use super::{Embedded, FEED_BASE};
 use crate::store::snapshot::{Snapshot, SnapshotItem, SnapshotWriter, TREES};
 use crate::StorageError;
 
-/// Entries a restore writes per sled batch.
-const RESTORE_BATCH: usize = 10_000;
-
 impl Embedded {
     /// A consistent copy of the whole store: commits wait while it is read (every tree
     /// at one point in time, so records, indexes, counters and unique keys agree).
@@ -69,17 +66,9 @@ impl Embedded {
         let mut next_seq = 0u64;
         let mut records = 0u64;
         let mut tree: Option<(&str, &sled::Tree)> = None;
-        let mut batch = sled::Batch::default();
-        let mut batched = 0usize;
         for item in items {
             match item? {
-                SnapshotItem::Tree(name) => {
-                    if let Some((_, t)) = tree.take() {
-                        t.apply_batch(std::mem::take(&mut batch))?;
-                        batched = 0;
-                    }
-                    tree = Some((name, self.tree(name)));
-                }
+                SnapshotItem::Tree(name) => tree = Some((name, self.tree(name))),
                 SnapshotItem::Entry(k, v) => {
                     let Some((name, t)) = tree else {
                         return Err(StorageError::Corrupt(
@@ -94,17 +83,11 @@ impl Embedded {
                     if name == "records" {
                         records += 1;
                     }
-                    batch.insert(k, v);
-                    batched += 1;
-                    if batched == RESTORE_BATCH {
-                        t.apply_batch(std::mem::take(&mut batch))?;
-                        batched = 0;
-                    }
+                    // One insert per entry: sled batches of 10,000 made a restored file 56%
+                    // larger and the restore 13% slower (20,000 sales, release).
+                    t.insert(k, v)?;
                 }
             }
-        }
-        if let Some((_, t)) = tree {
-            t.apply_batch(batch)?;
         }
         self.finish_restore(next_seq)?;
         Ok(records)
