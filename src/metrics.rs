@@ -44,6 +44,8 @@ struct Sampled {
     validation_paths: IntCounterVec,
     listener: IntGaugeVec,
     listener_reconnects: IntCounter,
+    database: IntGaugeVec,
+    database_outages: IntCounter,
     mail_workers: IntGaugeVec,
     mail_restarts: IntCounter,
     mail_panics: IntCounter,
@@ -258,7 +260,9 @@ impl Metrics {
                     "license_validation_paths_total",
                     "On PostgreSQL: how validations were answered: memory (this node's copy, \
                      trusted through the change listener), checked (after reading the key's \
-                     revision) or counted (one conditional statement: increments, strict mode)",
+                     revision), counted (one conditional statement: increments, strict mode) \
+                     or outage (this node's copy while the database was unreachable, within \
+                     storage.outage_window_secs)",
                 ),
                 &["path"],
             )?,
@@ -272,6 +276,20 @@ impl Metrics {
             listener_reconnects: IntCounter::new(
                 "store_listener_reconnects_total",
                 "On PostgreSQL: times the change listener lost its connection",
+            )?,
+            database: IntGaugeVec::new(
+                Opts::new(
+                    "store_database",
+                    "On PostgreSQL: 1 for what this node can do with its database: writable, \
+                     read_only (unreachable; validations of keys held answered from memory) \
+                     or down (unreachable; nothing answered without it)",
+                ),
+                &["state"],
+            )?,
+            database_outages: IntCounter::new(
+                "store_database_outages_total",
+                "On PostgreSQL: times no connection to the database could be made (each \
+                 outage once, until a connection succeeded)",
             )?,
             mail_workers: IntGaugeVec::new(
                 Opts::new(
@@ -306,6 +324,8 @@ impl Metrics {
         registry.register(Box::new(sampled.validation_paths.clone()))?;
         registry.register(Box::new(sampled.listener.clone()))?;
         registry.register(Box::new(sampled.listener_reconnects.clone()))?;
+        registry.register(Box::new(sampled.database.clone()))?;
+        registry.register(Box::new(sampled.database_outages.clone()))?;
         // Resident and virtual memory, CPU seconds, open files and threads of this process.
         let process = Registry::new();
         process.register(Box::new(
@@ -404,6 +424,7 @@ impl Metrics {
             ("memory", paths.memory),
             ("checked", paths.checked),
             ("counted", paths.counted),
+            ("outage", paths.outage),
         ] {
             raise_to(&s.validation_paths.with_label_values(&[path]), total);
         }
@@ -416,6 +437,18 @@ impl Metrics {
                 .set(i64::from(!connected));
         }
         raise_to(&s.listener_reconnects, keys.listener_reconnects());
+    }
+
+    /// Copies the database's state in (PostgreSQL): `readiness` as `/readyz` says it, and
+    /// the outages so far.
+    pub fn sample_database(&self, readiness: &crate::api::health::DatabaseReadiness, outages: u64) {
+        let s = self.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        for state in ["writable", "read_only", "down"] {
+            s.database
+                .with_label_values(&[state])
+                .set(i64::from(readiness.label() == state));
+        }
+        raise_to(&s.database_outages, outages);
     }
 
     /// One answer of the payment processor about a confirmed checkout (`succeeded`,

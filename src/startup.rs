@@ -414,17 +414,37 @@ async fn shared_keys(
         watch.flatten(),
         flush_ms == 0,
         settings.actors.idle_timeout_secs,
+        std::time::Duration::from_secs(settings.storage.outage_window_secs),
     );
     if flush_ms > 0 {
         let weak = Arc::downgrade(&keys);
         tokio::spawn(async move {
             let mut every = tokio::time::interval(std::time::Duration::from_millis(flush_ms));
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Failed flushes in a row (a database outage): the first is logged, then one
+            // a minute, and the flush that writes them at last.
+            let mut failing: u64 = 0;
+            let per_minute = (60_000 / flush_ms).max(1);
             loop {
                 every.tick().await;
                 let Some(keys) = weak.upgrade() else { return };
-                if let Err(e) = keys.flush().await {
-                    tracing::warn!(error = %e, "license key counters not written; kept for the next flush");
+                match keys.flush().await {
+                    Ok(written) => {
+                        if failing > 0 {
+                            tracing::info!(
+                                validations = written,
+                                failed_flushes = failing,
+                                "license key counters written after the store came back"
+                            );
+                        }
+                        failing = 0;
+                    }
+                    Err(e) => {
+                        if failing.is_multiple_of(per_minute) {
+                            tracing::warn!(error = %e, failed_flushes = failing + 1, "license key counters not written; kept for the next flush");
+                        }
+                        failing += 1;
+                    }
                 }
             }
         });

@@ -239,6 +239,9 @@ struct Jobs {
     /// session each time (callers ask every second, once per webhook endpoint), for an
     /// answer that is the same.
     refused: std::collections::HashMap<&'static str, std::time::Instant>,
+    /// Failed attempts in a row per job (the database down): the first is logged, then
+    /// one a minute.
+    failing: std::collections::HashMap<&'static str, u64>,
 }
 
 /// How long a node that found a job's lock taken waits before asking again.
@@ -274,15 +277,22 @@ impl Leadership {
                     tracing::info!(job = name, "this node now runs the job");
                 }
                 jobs.refused.remove(name);
+                jobs.failing.remove(name);
                 jobs.held.insert(name, lock);
                 true
             }
             Ok(None) => {
+                jobs.failing.remove(name);
                 jobs.refused.insert(name, std::time::Instant::now());
                 false
             }
             Err(e) => {
-                tracing::warn!(job = name, error = %e, "cannot take the job's lock");
+                let failing = jobs.failing.entry(name).or_insert(0);
+                let per_minute = (60 / ASK_AGAIN_AFTER.as_secs()).max(1);
+                if failing.is_multiple_of(per_minute) {
+                    tracing::warn!(job = name, error = %e, attempts = *failing + 1, "cannot take the job's lock");
+                }
+                *failing += 1;
                 jobs.refused.insert(name, std::time::Instant::now());
                 false
             }

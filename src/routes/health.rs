@@ -2,7 +2,7 @@ use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use tollgate_storage::StoreHealth;
 
-use crate::api::health::{not_ready, Health};
+use crate::api::health::{not_ready, DatabaseReadiness, Health};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -16,13 +16,23 @@ async fn healthz() -> web::Json<Health> {
 }
 
 /// The store is open, start-up recovery has finished and the store acknowledges writes
-/// (a failed flush, e.g. on a full disk, makes this 503 until the process restarts), and
-/// no e-mail sender worker is stuck or dead (503 while one is).
+/// (a failed flush, e.g. on a full disk, makes this 503 until the process restarts), on
+/// PostgreSQL the database can be reached (503 with the code `database_read_only` or
+/// `database_down` while it cannot), and no e-mail sender worker is stuck or dead (503
+/// while one is).
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if !state.is_ready() {
         return HttpResponse::ServiceUnavailable()
             .insert_header((header::RETRY_AFTER, "1"))
             .json(not_ready("Starting up"));
+    }
+    if let Some(db) = state.store.database() {
+        let left = state.shared_keys.as_ref().and_then(|k| k.outage_left());
+        if let Some(body) = DatabaseReadiness::of(db, left).refusal() {
+            return HttpResponse::ServiceUnavailable()
+                .insert_header((header::RETRY_AFTER, "1"))
+                .json(body);
+        }
     }
     let stuck = state.mailer.health.stuck();
     match state.store.health() {

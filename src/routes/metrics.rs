@@ -46,6 +46,13 @@ pub async fn scrape(
     if let Some(shared) = &state.shared_keys {
         metrics.sample_shared(shared);
     }
+    if let Some(db) = state.store.database() {
+        let left = state.shared_keys.as_ref().and_then(|k| k.outage_left());
+        metrics.sample_database(
+            &crate::api::health::DatabaseReadiness::of(db, left),
+            state.store.database_outages(),
+        );
+    }
     let body = metrics
         .render()
         .map_err(|e| ApiError::Internal(format!("cannot encode the metrics: {e}")))?;

@@ -19,7 +19,7 @@ mod url;
 pub use error::StorageError;
 pub use flusher::{DurabilityMode, DurableFuture, StoreHealth, DEFAULT_FLUSH_DEADLINE};
 pub use record::{Expect, IndexEntry, Record, Stored, Tally, UniqueKey};
-pub use store::pg::FAULT_LISTENER_DELAY;
+pub use store::pg::{DatabaseState, FAULT_LISTENER_DELAY};
 pub use store::{
     bytes_under, Agg, Backend, Batch, Change, ChangeListener, Committed, CompactReport, Counted,
     Delta, Direction, Guard, Guarded, Holding, IndexIter, IndexReport, IngestEvent, JobLock, Page,

@@ -78,7 +78,7 @@ fn increment(k: &LicenseKey, n: i64) -> ValidateKey {
 
 /// A node's validations (batched mode, no listener: every plain one checks the revision).
 fn shared(store: &Store) -> std::sync::Arc<crate::license_key::shared::SharedKeys> {
-    crate::license_key::shared::SharedKeys::new(store.clone(), None, false, 60)
+    crate::license_key::shared::SharedKeys::new(store.clone(), None, false, 60, Duration::ZERO)
 }
 
 fn activate(k: &LicenseKey, label: &str) -> ActivateLicenseKey {

@@ -15,6 +15,14 @@
 //!   ([`Store::count_hit`]): it counts only if the key is still at the revision the
 //!   decision was made on and the usage stays within the limit, durable before the reply.
 //!
+//! * **through an outage** (no connection to the database can be made, `outage` > 0), a
+//!   plain validation in batched mode that cannot check the stored revision is answered
+//!   from a copy the listener last proved current at most `outage` ago (the copy was
+//!   confirmed in the epoch of the listener's last ping heard back, and no change of the
+//!   key was heard since), counted in memory as usual and written by the first flush after
+//!   the database is back. Strict mode, increments and every write still need the
+//!   database.
+//!
 //! Why a revoke is seen at once, on every node: the revoking node answers only a trust
 //! window after its commit; a node answers from its copy only if its listener heard a ping
 //! sent less than a window ago, which PostgreSQL delivers after every change committed
@@ -53,6 +61,8 @@ pub struct PathCounts {
     pub checked: u64,
     /// Through the conditional statement (increments, strict mode).
     pub counted: u64,
+    /// From the node's copy while the database could not be reached (the outage window).
+    pub outage: u64,
 }
 
 /// A key as this node last read it.
@@ -91,6 +101,9 @@ pub struct SharedKeys {
     watch: Option<Arc<ChangeListener>>,
     /// Strict mode (`stats_flush_ms = 0`): every validation is counted durably.
     strict: bool,
+    /// How long after the listener last caught up its copies may answer while the store
+    /// cannot be reached (`storage.outage_window_secs`; zero: never).
+    outage_window: std::time::Duration,
     idle_secs: u64,
     started: Instant,
     keys: DashMap<LicenseKeyId, Arc<Cached>>,
@@ -102,6 +115,7 @@ pub struct SharedKeys {
     memory: AtomicU64,
     checked: AtomicU64,
     counted: AtomicU64,
+    outage: AtomicU64,
 }
 
 /// How long a change heard is remembered: longer than any read can take (statement
@@ -113,17 +127,20 @@ const ATTEMPTS: usize = 4;
 
 impl SharedKeys {
     /// The node's set over `store`; `watch`: its listener (`None`: every validation
-    /// checks the stored revision).
+    /// checks the stored revision); `outage_window`: how long copies may answer through an
+    /// outage (see the module's documentation).
     pub fn new(
         store: Store,
         watch: Option<Arc<ChangeListener>>,
         strict: bool,
         idle_secs: u64,
+        outage_window: std::time::Duration,
     ) -> Arc<Self> {
         let keys = Arc::new(Self {
             store,
             watch,
             strict,
+            outage_window,
             idle_secs: idle_secs.max(1),
             started: Instant::now(),
             keys: DashMap::new(),
@@ -133,6 +150,7 @@ impl SharedKeys {
             memory: AtomicU64::new(0),
             checked: AtomicU64::new(0),
             counted: AtomicU64::new(0),
+            outage: AtomicU64::new(0),
         });
         if let Some(watch) = &keys.watch {
             let weak = Arc::downgrade(&keys);
@@ -160,7 +178,18 @@ impl SharedKeys {
             memory: self.memory.load(Ordering::Relaxed),
             checked: self.checked.load(Ordering::Relaxed),
             counted: self.counted.load(Ordering::Relaxed),
+            outage: self.outage.load(Ordering::Relaxed),
         }
+    }
+
+    /// While the store cannot be reached: how much longer copies may answer (`None`: not
+    /// at all, no copy was ever proved current or the window is off).
+    pub fn outage_left(&self) -> Option<std::time::Duration> {
+        if self.outage_window.is_zero() || self.strict {
+            return None;
+        }
+        let (_, age) = self.watch.as_ref()?.last_caught_up()?;
+        self.outage_window.checked_sub(age).filter(|d| !d.is_zero())
     }
 
     /// Whether the listener is connected (`None`: there is none).
@@ -196,6 +225,25 @@ impl SharedKeys {
         };
         let stamp = c.stamp.load(Ordering::Acquire);
         stamp >> SEQ_BITS == epoch
+            && self
+                .notified
+                .get(&id)
+                .is_none_or(|heard| stamp & SEQ_MASK >= *heard)
+    }
+
+    /// Whether `c` may answer while the store cannot be reached: it was confirmed in the
+    /// epoch of the listener's last ping heard back, that ping was sent at most the outage
+    /// window ago, and no change of the key was heard since `c` was read.
+    fn trusted_through_outage(&self, id: LicenseKeyId, c: &Cached) -> bool {
+        if self.outage_window.is_zero() || self.strict {
+            return false;
+        }
+        let Some((epoch, age)) = self.watch.as_ref().and_then(|w| w.last_caught_up()) else {
+            return false;
+        };
+        let stamp = c.stamp.load(Ordering::Acquire);
+        age <= self.outage_window
+            && stamp >> SEQ_BITS == epoch
             && self
                 .notified
                 .get(&id)
@@ -326,11 +374,20 @@ impl SharedKeys {
                 self.memory.fetch_add(1, Ordering::Relaxed);
                 (c, true)
             }
-            _ => {
-                let found = self.state(id, true).await?;
-                self.checked.fetch_add(1, Ordering::Relaxed);
-                found.ok_or(ActorError::NotFound)?
-            }
+            _ => match self.state(id, true).await {
+                Ok(found) => {
+                    self.checked.fetch_add(1, Ordering::Relaxed);
+                    found.ok_or(ActorError::NotFound)?
+                }
+                Err(e) => match self.keys.get(&id).map(|c| c.clone()) {
+                    Some(c) if unreachable(&e) && self.trusted_through_outage(id, &c) => {
+                        c.used.store(self.now_secs(), Ordering::Relaxed);
+                        self.outage.fetch_add(1, Ordering::Relaxed);
+                        (c, true)
+                    }
+                    _ => return Err(e.into()),
+                },
+            },
         };
         let checked = decide::check_validation(&c.key, cmd, now).map_err(ActorError::Domain)?;
         let activation = checked.activation.cloned();
@@ -506,6 +563,14 @@ impl SharedKeys {
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
+}
+
+/// Whether `e` says the store could not be reached (rather than that it answered wrongly).
+fn unreachable(e: &StorageError) -> bool {
+    matches!(
+        e,
+        StorageError::Unavailable(_) | StorageError::Io(_) | StorageError::Closed
+    )
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ async fn plain_validations_count_in_memory_and_a_flush_adds_them_as_one_delta() 
         return;
     };
     let store = schema.node().await;
-    let keys = SharedKeys::new(store.clone(), None, false, 60);
+    let keys = SharedKeys::new(store.clone(), None, false, 60, Duration::ZERO);
     let k = stored_key(&store).await;
     let now = chrono::Utc::now();
     for i in 1..=10 {
@@ -100,8 +100,8 @@ async fn two_nodes_flush_into_one_row_without_conflict() {
     };
     let (a, b) = (schema.node().await, schema.node().await);
     let (ka, kb) = (
-        SharedKeys::new(a.clone(), None, false, 60),
-        SharedKeys::new(b.clone(), None, false, 60),
+        SharedKeys::new(a.clone(), None, false, 60, Duration::ZERO),
+        SharedKeys::new(b.clone(), None, false, 60, Duration::ZERO),
     );
     let k = stored_key(&a).await;
     let now = chrono::Utc::now();
@@ -120,7 +120,7 @@ async fn strict_mode_counts_every_validation_before_it_answers() {
         return;
     };
     let store = schema.node().await;
-    let keys = SharedKeys::new(store.clone(), None, true, 60);
+    let keys = SharedKeys::new(store.clone(), None, true, 60, Duration::ZERO);
     let k = stored_key(&store).await;
     let now = chrono::Utc::now();
     for i in 1..=5 {
@@ -156,7 +156,7 @@ async fn a_copy_trusted_through_the_listener_is_dropped_when_another_node_revoke
     let window = Duration::from_millis(100);
     let wa = a.listen(window).expect("postgres listens");
     let _wb = b.listen(window).expect("postgres listens");
-    let ka = SharedKeys::new(a.clone(), Some(wa.clone()), false, 60);
+    let ka = SharedKeys::new(a.clone(), Some(wa.clone()), false, 60, Duration::ZERO);
     let rb: Registry<LicenseKeyEntity> = Registry::start(
         b.clone(),
         SystemClock::shared(),

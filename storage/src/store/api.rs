@@ -251,6 +251,24 @@ impl Store {
         }
     }
 
+    /// Whether the database can be reached for writes (PostgreSQL: see
+    /// `pg/reach.rs`); `None` on the embedded store, which has no database to lose.
+    pub fn database(&self) -> Option<crate::DatabaseState> {
+        match &self.engine {
+            Engine::Embedded(_) => None,
+            Engine::Postgres(pg) => Some(pg.database_state()),
+        }
+    }
+
+    /// How many times the database became unreachable since the store opened (0 on the
+    /// embedded store).
+    pub fn database_outages(&self) -> u64 {
+        match &self.engine {
+            Engine::Embedded(_) => 0,
+            Engine::Postgres(pg) => pg.outages(),
+        }
+    }
+
     /// How many flushes the flusher has run (for benchmarks and tests of group commit).
     pub fn flush_count(&self) -> u64 {
         self.flush_stats().flushes

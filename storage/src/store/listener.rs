@@ -22,6 +22,9 @@ pub struct ChangeListener {
     /// Changes handled so far (the sequence number a subscriber is given).
     seq: AtomicU64,
     reconnects: AtomicU64,
+    /// `(epoch, caught_up)` as they were when the connection was last lost (caught up or
+    /// not): what [`ChangeListener::last_caught_up`] answers while it is down.
+    lost: std::sync::Mutex<(u64, u64)>,
     subscribers: RwLock<Vec<Subscriber>>,
 }
 
@@ -34,6 +37,7 @@ impl ChangeListener {
             caught_up: AtomicU64::new(0),
             seq: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
+            lost: std::sync::Mutex::new((1, 0)),
             subscribers: RwLock::new(Vec::new()),
         }
     }
@@ -78,6 +82,27 @@ impl ChangeListener {
         (age <= self.window.as_nanos() as u64).then_some(epoch)
     }
 
+    /// The last moment up to which everything committed is known to have been heard, as
+    /// `(epoch, age)`: the last ping heard back (in `epoch`) was sent `age` ago. Unlike
+    /// [`ChangeListener::trusted_epoch`] it survives the connection's loss, for the
+    /// callers that may answer from memory through an outage for a bounded time (what they
+    /// read in `epoch` was current `age` ago). `None`: no ping was ever heard back.
+    pub fn last_caught_up(&self) -> Option<(u64, Duration)> {
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let caught_up = self.caught_up.load(Ordering::Acquire);
+        let (epoch, caught_up) = if caught_up != 0 && epoch == self.epoch.load(Ordering::Acquire) {
+            (epoch, caught_up)
+        } else {
+            *self.lost.lock().unwrap_or_else(|e| e.into_inner())
+        };
+        (caught_up != 0).then(|| {
+            (
+                epoch,
+                Duration::from_nanos(self.now_ns().saturating_sub(caught_up - 1)),
+            )
+        })
+    }
+
     /// Calls `f(collection, id, seq)` for every change heard, in commit order, before the
     /// listener handles anything after it.
     pub fn subscribe(&self, f: impl Fn(&str, &[u8], u64) + Send + Sync + 'static) {
@@ -107,6 +132,13 @@ impl ChangeListener {
         let epoch = self.epoch.load(Ordering::Acquire);
         if epoch.is_multiple_of(2) != connected {
             if !connected {
+                let caught_up = self.caught_up.load(Ordering::Acquire);
+                let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+                // A connection lost before it caught up keeps the earlier epoch's moment.
+                if caught_up != 0 {
+                    *lost = (epoch, caught_up);
+                }
+                drop(lost);
                 self.caught_up.store(0, Ordering::Release);
                 self.reconnects.fetch_add(1, Ordering::Relaxed);
             }

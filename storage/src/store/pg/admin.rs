@@ -169,11 +169,17 @@ impl PgEngine {
     /// pool's connections for as long as it is held, and a call dropped half way closes that
     /// connection (and with it any lock it got) rather than leaving it to a borrower.
     pub async fn try_lock(&self, name: &str) -> Result<Option<JobLock>, StorageError> {
-        let (client, connection) = self
-            .config
-            .connect(NoTls)
-            .await
-            .map_err(|e| StorageError::Unavailable(describe(&e)))?;
+        if let Some(why) = self.reach.refusal() {
+            return Err(StorageError::Unavailable(why));
+        }
+        let (client, connection) = match self.config.connect(NoTls).await {
+            Ok(connected) => connected,
+            Err(e) => {
+                let why = describe(&e);
+                self.reach.failed(&why, &self.config);
+                return Err(StorageError::Unavailable(why));
+            }
+        };
         let lock = JobLock {
             client,
             connection: tokio::spawn(async move {

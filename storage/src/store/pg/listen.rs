@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::{AsyncMessage, NoTls};
 
+use super::reach::Reach;
 use super::{describe, PgEngine};
 use crate::store::listener::ChangeListener;
 
@@ -72,18 +73,34 @@ impl PgEngine {
         let channel = channel(&self.schema);
         let name = format!("tollgate-listen {}", self.schema);
         let task = watch.clone();
+        let reach = self.reach.clone();
         tokio::spawn(async move {
             let mut backoff = Duration::from_millis(100);
+            // Failed attempts in a row: the first is logged, then one in 30 (a minute at
+            // the longest backoff), and the return.
+            let mut failing: u64 = 0;
             loop {
                 if Arc::strong_count(&task) == 1 {
                     return;
                 }
                 let started = Instant::now();
-                match listen_once(&config, &name, &channel, &task).await {
+                match listen_once(&config, &name, &channel, &task, &reach).await {
                     Ok(()) => return,
-                    Err(why) => {
+                    Err((why, listened)) => {
                         task.set_connected(false);
-                        tracing::warn!(%why, "the store's listener lost its connection; reconnecting");
+                        if listened {
+                            if failing > 0 {
+                                tracing::info!(
+                                    attempts = failing,
+                                    "the store's listener listens again"
+                                );
+                            }
+                            failing = 0;
+                        }
+                        if failing.is_multiple_of(30) {
+                            tracing::warn!(%why, attempts = failing + 1, "the store's listener lost its connection; reconnecting");
+                        }
+                        failing += 1;
                     }
                 }
                 if started.elapsed() > Duration::from_secs(10) {
@@ -98,16 +115,30 @@ impl PgEngine {
 }
 
 /// One connection's life: listens, pings, hands changes to the subscribers. `Ok` when the
-/// watch is no longer wanted; `Err` when the connection failed.
+/// watch is no longer wanted; `Err((why, listened))` when the connection failed, after it
+/// listened or not. A failed attempt to connect tells `reach` the database is down, a
+/// successful one that it is up.
 async fn listen_once(
     config: &tokio_postgres::Config,
     name: &str,
     channel: &str,
     watch: &Arc<ChangeListener>,
-) -> Result<(), String> {
-    let mut config = config.clone();
-    config.application_name(name);
-    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| describe(&e))?;
+    reach: &Arc<Reach>,
+) -> Result<(), (String, bool)> {
+    let mut named = config.clone();
+    named.application_name(name);
+    let (client, mut connection) = match named.connect(NoTls).await {
+        Ok(connected) => {
+            reach.succeeded();
+            connected
+        }
+        Err(e) => {
+            let why = describe(&e);
+            reach.failed(&why, config);
+            return Err((why, false));
+        }
+    };
+    let listened = std::sync::atomic::AtomicBool::new(false);
     let delay = std::env::var(FAULT_LISTENER_DELAY)
         .ok()
         .and_then(|ms| ms.parse::<u64>().ok())
@@ -165,6 +196,7 @@ async fn listen_once(
         // Listening: everything committed from now on is heard; a read that starts now
         // sees everything committed before.
         watch.set_connected(true);
+        listened.store(true, Ordering::Relaxed);
         let node = format!("{:016x}", rand_u64());
         let ping_every = (watch.window / 5).max(Duration::from_millis(1));
         let mut ticker = tokio::time::interval(ping_every);
@@ -236,7 +268,7 @@ async fn listen_once(
     if let Some(task) = delayer {
         task.abort();
     }
-    outcome
+    outcome.map_err(|why| (why, listened.load(Ordering::Relaxed)))
 }
 
 /// A node's name in its pings: random enough that two listeners of one schema never share
@@ -292,6 +324,39 @@ mod tests {
             None,
             "the last ping is older than the window"
         );
+    }
+
+    #[test]
+    fn the_last_moment_caught_up_outlives_the_connection() {
+        let w = ChangeListener::new(Duration::from_millis(100));
+        assert_eq!(w.last_caught_up(), None, "never caught up");
+        w.set_connected(true);
+        w.caught_up.store(w.now_ns() + 1, Ordering::Release);
+        let (epoch, age) = w.last_caught_up().expect("caught up");
+        assert_eq!(epoch, 2);
+        assert!(age < Duration::from_secs(5));
+        w.set_connected(false);
+        assert_eq!(w.trusted_epoch(), None);
+        assert_eq!(
+            w.last_caught_up().map(|(e, _)| e),
+            Some(2),
+            "kept through the loss"
+        );
+        // A connection that never caught up keeps the earlier moment.
+        w.set_connected(true);
+        assert_eq!(w.last_caught_up().map(|(e, _)| e), Some(2));
+        w.set_connected(false);
+        assert_eq!(w.last_caught_up().map(|(e, _)| e), Some(2));
+        std::thread::sleep(Duration::from_millis(20));
+        let (_, later) = w.last_caught_up().expect("still known");
+        assert!(
+            later >= Duration::from_millis(20),
+            "its age grows: {later:?}"
+        );
+        // A new connection that caught up replaces it.
+        w.set_connected(true);
+        w.caught_up.store(w.now_ns() + 1, Ordering::Release);
+        assert_eq!(w.last_caught_up().map(|(e, _)| e), Some(6));
     }
 
     #[test]

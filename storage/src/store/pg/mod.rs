@@ -37,6 +37,7 @@ use crate::StorageError;
 mod admin;
 mod gather;
 mod listen;
+mod reach;
 mod read;
 mod stats;
 mod tally;
@@ -45,6 +46,7 @@ mod write;
 
 pub use admin::JobLock;
 pub use listen::FAULT_LISTENER_DELAY;
+pub use reach::DatabaseState;
 pub(crate) use write::Held;
 
 /// A pool of connections to one schema of a PostgreSQL database.
@@ -60,6 +62,8 @@ pub struct PgEngine {
     gatherer: gather::Gatherer,
     /// Usage calls on their way to the database together (`usage`).
     usage: usage::UsageQueue,
+    /// Whether the database can be reached (`reach`).
+    reach: std::sync::Arc<reach::Reach>,
 }
 
 /// How long a caller waits for a pooled connection (all busy) or a new one before the
@@ -95,6 +99,14 @@ fn session_config(url: &str) -> Result<tokio_postgres::Config, StorageError> {
         .keepalives_interval(std::time::Duration::from_secs(10))
         .keepalives_retries(3);
     Ok(config)
+}
+
+/// Whether `e` is a failed attempt to open a connection (rather than a busy pool).
+fn failed_to_connect(e: &PoolError) -> bool {
+    matches!(
+        e,
+        PoolError::Backend(_) | PoolError::Timeout(deadpool_postgres::TimeoutType::Create)
+    )
 }
 
 fn pool_error(e: PoolError) -> StorageError {
@@ -159,7 +171,11 @@ fn io(e: impl std::fmt::Display) -> StorageError {
 fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => match std::error::Error::source(e) {
+            // "error connecting to server" says little without its cause.
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
     }
 }
 
@@ -219,6 +235,7 @@ impl PgEngine {
             notify_wait_us: std::sync::atomic::AtomicU64::new(0),
             gatherer: gather::Gatherer::default(),
             usage: usage::UsageQueue::default(),
+            reach: reach::Reach::new(),
         };
         engine.create_tables().await?;
         Ok(engine)
@@ -227,8 +244,34 @@ impl PgEngine {
     /// A pooled connection for reads: dropped mid-query, its answer is discarded when it
     /// comes and the next borrower's statements run after it (bounded by the session's
     /// statement timeout). Writes and transactions take a [`Conn`].
+    /// While the database is down (`reach`) the caller is answered `Unavailable` at once.
     async fn client(&self) -> Result<deadpool_postgres::Object, StorageError> {
-        self.pool.get().await.map_err(pool_error)
+        if let Some(why) = self.reach.refusal() {
+            return Err(StorageError::Unavailable(why));
+        }
+        match self.pool.get().await {
+            Ok(client) => Ok(client),
+            Err(e) => {
+                if failed_to_connect(&e) {
+                    let why = match &e {
+                        PoolError::Backend(b) => describe(b),
+                        other => other.to_string(),
+                    };
+                    self.reach.failed(&why, &self.config);
+                }
+                Err(pool_error(e))
+            }
+        }
+    }
+
+    /// Whether the database can be reached, as this engine last saw it.
+    pub fn database_state(&self) -> DatabaseState {
+        self.reach.state()
+    }
+
+    /// How many times the database became unreachable since the engine started.
+    pub fn outages(&self) -> u64 {
+        self.reach.outages()
     }
 
     /// A pooled connection for a write or a transaction (see [`Conn`]).
