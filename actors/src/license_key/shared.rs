@@ -15,9 +15,10 @@
 //!   ([`Store::count_hit`]): it counts only if the key is still at the revision the
 //!   decision was made on and the usage stays within the limit, durable before the reply.
 //!
-//! * **through an outage** (no connection to the database can be made, `outage` > 0), a
+//! * **through an outage** (no connection to the database can be made: the store says it
+//!   is unreachable, not merely that one connection broke; `outage_window` > 0), a
 //!   plain validation in batched mode that cannot check the stored revision is answered
-//!   from a copy the listener last proved current at most `outage` ago (the copy was
+//!   from a copy the listener last proved current at most `outage_window` ago (the copy was
 //!   confirmed in the epoch of the listener's last ping heard back, and no change of the
 //!   key was heard since), counted in memory as usual and written by the first flush after
 //!   the database is back. Strict mode, increments and every write still need the
@@ -250,6 +251,19 @@ impl SharedKeys {
                 .is_none_or(|heard| stamp & SEQ_MASK >= *heard)
     }
 
+    /// Whether `e` came of the database being unreachable: a connection could not be made
+    /// (not a connection that broke, e.g. a backend terminated, which the next attempt
+    /// replaces: that caller is answered 503 and its retry reads the store).
+    fn unreachable(&self, e: &StorageError) -> bool {
+        matches!(
+            e,
+            StorageError::Unavailable(_) | StorageError::Io(_) | StorageError::Closed
+        ) && matches!(
+            self.store.database(),
+            Some(tollgate_storage::DatabaseState::Unreachable { .. })
+        )
+    }
+
     fn now_secs(&self) -> u64 {
         self.started.elapsed().as_secs()
     }
@@ -380,7 +394,7 @@ impl SharedKeys {
                     found.ok_or(ActorError::NotFound)?
                 }
                 Err(e) => match self.keys.get(&id).map(|c| c.clone()) {
-                    Some(c) if unreachable(&e) && self.trusted_through_outage(id, &c) => {
+                    Some(c) if self.unreachable(&e) && self.trusted_through_outage(id, &c) => {
                         c.used.store(self.now_secs(), Ordering::Relaxed);
                         self.outage.fetch_add(1, Ordering::Relaxed);
                         (c, true)
@@ -563,14 +577,6 @@ impl SharedKeys {
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
-}
-
-/// Whether `e` says the store could not be reached (rather than that it answered wrongly).
-fn unreachable(e: &StorageError) -> bool {
-    matches!(
-        e,
-        StorageError::Unavailable(_) | StorageError::Io(_) | StorageError::Closed
-    )
 }
 
 #[cfg(test)]

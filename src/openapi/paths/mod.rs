@@ -53,10 +53,14 @@ type OAuth2Error = crate::error::OAuthErrorBody<'static>;
 fn healthz() {}
 
 /// Readiness: the store is open, start-up recovery has finished and the store acknowledges
-/// writes (a storage failure such as a full disk answers 503).
+/// writes (a storage failure such as a full disk answers 503). On PostgreSQL, also that
+/// the database can be reached: while it cannot, 503 with `code` `database_read_only`
+/// (validations of keys this node holds are still answered from memory, within
+/// `storage.outage_window_secs`) or `database_down` (nothing is).
 #[utoipa::path(get, path = "/readyz", tag = "health", responses(
     (status = 200, body = Health),
-    (status = 503, description = "Starting up, or a storage failure", body = Error,
+    (status = 503, description = "Starting up, a storage failure, or the database unreachable \
+        (code database_read_only or database_down)", body = Error,
         headers(("Retry-After" = String, description = "Seconds to wait"))),
 ))]
 fn readyz() {}
