@@ -490,11 +490,14 @@ def phase(name):
     if name == "node":
         for p in killed:
             t = time.monotonic()
+            log = f"{WORK}/logs/{p}.log"
+            before = os.path.getsize(log)
             subprocess.run([f"{WORK}/keeper", p], check=True)
             ok = stable(REJOIN_TIMEOUT)
             took = time.monotonic() - t
-            with open(f"{WORK}/logs/{p}.log", errors="replace") as f:
-                how = "pg_basebackup (pg_rewind failed)" if "Failed to rewind" in f.read() else "pg_rewind"
+            with open(log, "rb") as f:  # what this start of the keeper logged
+                f.seek(before)
+                how = "pg_basebackup (pg_rewind failed)" if b"Failed to rewind" in f.read() else "pg_rewind"
             say(f"phase node: {p}'s keeper started again; {'rejoined as secondary' if ok else 'NOT a secondary'} "
                 f"after {took:.1f} s, through {how}")
             res["rejoin_secs"] = round(took, 1) if ok else None
