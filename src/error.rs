@@ -744,11 +744,12 @@ impl ResponseError for ApiError {
                 ErrorBody::new("ServiceUnavailable", "The service is busy; retry shortly.")
             }
             ApiError::StorageUnavailable(cause) => {
-                tracing::warn!(%cause, "storage unavailable");
+                warn_unavailable(cause);
                 res.insert_header((header::RETRY_AFTER, "5"));
                 ErrorBody::new(
                     "ServiceUnavailable",
-                    "The service cannot store data right now (a storage failure such as a full disk); retry later.",
+                    "The service cannot store or read data right now (its storage or database \
+                     is unavailable: a full disk, a database being switched over); retry later.",
                 )
             }
             ApiError::Internal(cause) => {
@@ -833,3 +834,29 @@ pub fn page_headers(res: &mut actix_web::HttpResponseBuilder) {
 /// The result of a handler or a use case: its error is an [`ApiError`], which this file
 /// alone maps to a status and a body.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Logs a request refused because the store is unavailable: the first, then one line per
+/// [`UNAVAILABLE_LOG_EVERY_SECS`] with how many were not logged (an outage refuses every
+/// request; `/metrics` counts them all).
+fn warn_unavailable(cause: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    static UNLOGGED: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let last = LAST.load(Ordering::Acquire);
+    if now >= last.saturating_add(UNAVAILABLE_LOG_EVERY_SECS)
+        && LAST
+            .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    {
+        let unlogged = UNLOGGED.swap(0, Ordering::AcqRel);
+        tracing::warn!(%cause, unlogged, "storage unavailable");
+    } else {
+        UNLOGGED.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// See [`warn_unavailable`].
+const UNAVAILABLE_LOG_EVERY_SECS: u64 = 10;

@@ -81,6 +81,11 @@ const SESSION_LIMITS: &str = "-c statement_timeout=30000 -c lock_timeout=10000 \
                               -c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 \
                               -c tcp_keepalives_count=3";
 
+/// How long one attempt to reach one host may take unless the URL says
+/// (`connect_timeout`): short enough that a URL naming several hosts tries the next within
+/// [`POOL_WAIT`] when the first has vanished without refusing.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The connection settings of `url`, with [`SESSION_LIMITS`], a connect timeout unless
 /// the URL sets one, and TCP keepalives that notice a dead peer within about a minute.
 fn session_config(url: &str) -> Result<tokio_postgres::Config, StorageError> {
@@ -91,7 +96,7 @@ fn session_config(url: &str) -> Result<tokio_postgres::Config, StorageError> {
     };
     config.options(&options);
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
+        config.connect_timeout(CONNECT_TIMEOUT);
     }
     config
         .keepalives(true)
