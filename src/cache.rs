@@ -45,10 +45,14 @@ impl CustomerCache {
     }
 
     /// The rendered customer `id`, from the cache or `load`.
+    ///
+    /// `stale_for`: if `load` fails, an entry at most this old (expired or not) answers
+    /// instead (a validation through a database outage, `storage.outage_window_secs`).
     pub async fn get<E, F>(
         &self,
         id: CustomerId,
         load: impl FnOnce() -> F,
+        stale_for: Option<std::time::Duration>,
     ) -> Result<CustomerParts, E>
     where
         F: std::future::Future<Output = Result<Customer, E>>,
@@ -61,7 +65,12 @@ impl CustomerCache {
             }
         }
         let epoch = self.epoch.load(Ordering::SeqCst);
-        let parts = CustomerParts::from(&load().await?);
+        let parts = match load().await {
+            Ok(customer) => CustomerParts::from(&customer),
+            Err(e) => {
+                return stale(self.entries.get(&id).as_deref(), stale_for).ok_or(e);
+            }
+        };
         if self.entries.len() >= Self::CAPACITY {
             self.entries.clear();
         }
@@ -151,10 +160,13 @@ impl EntitlementCache {
     }
 
     /// The entitlements of `source`, from the cache or `load`.
+    ///
+    /// `stale_for`: as [`CustomerCache::get`]'s.
     pub async fn get<E, F>(
         &self,
         source: GrantSource,
         load: impl FnOnce() -> F,
+        stale_for: Option<std::time::Duration>,
     ) -> Result<Arc<Vec<Entitlement>>, E>
     where
         F: std::future::Future<Output = Result<Vec<Entitlement>, E>>,
@@ -168,7 +180,12 @@ impl EntitlementCache {
             }
         }
         let epoch = self.epoch.load(Ordering::SeqCst);
-        let found = Arc::new(load().await?);
+        let found = match load().await {
+            Ok(found) => Arc::new(found),
+            Err(e) => {
+                return stale(self.entries.get(&slot).as_deref(), stale_for).ok_or(e);
+            }
+        };
         if self.entries.len() >= Self::CAPACITY {
             self.entries.clear();
         }
@@ -178,6 +195,15 @@ impl EntitlementCache {
         }
         Ok(found)
     }
+}
+
+/// `entry`'s value if it is at most `stale_for` old.
+fn stale<T: Clone>(
+    entry: Option<&(T, std::time::Instant)>,
+    stale_for: Option<std::time::Duration>,
+) -> Option<T> {
+    let (value, at) = entry?;
+    (at.elapsed() <= stale_for?).then(|| value.clone())
 }
 
 /// Keeps `cache` in step with the writes of `store` (see [`EntitlementCache`]).
@@ -213,24 +239,69 @@ mod tests {
         let loaded = |c: Customer| async move { Ok::<_, ()>(c) };
         // A write while loading: the rendering is served but not kept.
         let parts = cache
-            .get(c.id, || {
-                cache.invalidate(&c.id.key());
-                loaded(c.clone())
-            })
+            .get(
+                c.id,
+                || {
+                    cache.invalidate(&c.id.key());
+                    loaded(c.clone())
+                },
+                None,
+            )
             .await
             .unwrap();
         assert_eq!(parts.view.email, c.email);
         assert!(cache.entries.is_empty());
         // Kept otherwise, until the next write.
-        cache.get(c.id, || loaded(c.clone())).await.unwrap();
+        cache.get(c.id, || loaded(c.clone()), None).await.unwrap();
         assert_eq!(cache.entries.len(), 1);
         let mut renamed = c.clone();
         renamed.name = Some("Other".into());
-        let hit = cache.get(c.id, || loaded(renamed.clone())).await.unwrap();
+        let hit = cache
+            .get(c.id, || loaded(renamed.clone()), None)
+            .await
+            .unwrap();
         assert_eq!(hit.view.name, c.name, "served from the cache");
         cache.invalidate(&c.id.key());
-        let fresh = cache.get(c.id, || loaded(renamed.clone())).await.unwrap();
+        let fresh = cache
+            .get(c.id, || loaded(renamed.clone()), None)
+            .await
+            .unwrap();
         assert_eq!(fresh.view.name.as_deref(), Some("Other"));
+    }
+
+    #[actix_web::test]
+    async fn an_expired_rendering_answers_a_failed_load_only_when_allowed_and_recent() {
+        let c = crate::api::subscription::sample_customer();
+        let cache = CustomerCache::expiring(std::time::Duration::from_millis(1));
+        let ok = |c: Customer| async move { Ok::<_, &str>(c) };
+        let down = || async { Err::<Customer, _>("unreachable") };
+        cache.get(c.id, || ok(c.clone()), None).await.unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        // Expired, and the load fails: an error unless a stale entry is allowed.
+        assert_eq!(cache.get(c.id, down, None).await.err(), Some("unreachable"));
+        let day = std::time::Duration::from_secs(86_400);
+        let stale = cache.get(c.id, down, Some(day)).await.unwrap();
+        assert_eq!(stale.view.email, c.email);
+        // Older than allowed: the error.
+        let brief = std::time::Duration::from_millis(2);
+        assert_eq!(
+            cache.get(c.id, down, Some(brief)).await.err(),
+            Some("unreachable")
+        );
+        // Nothing cached: the error.
+        let other = CustomerCache::default();
+        assert!(other.get(c.id, down, Some(day)).await.is_err());
+        // Entitlements likewise.
+        let source = GrantSource::Order(OrderId(uuid::Uuid::from_u128(9)));
+        let flags = EntitlementCache::expiring(std::time::Duration::from_millis(1));
+        flags
+            .get(source, || async { Ok::<_, &str>(Vec::new()) }, None)
+            .await
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let failed = || async { Err::<Vec<Entitlement>, _>("unreachable") };
+        assert!(flags.get(source, failed, None).await.is_err());
+        assert!(flags.get(source, failed, Some(day)).await.is_ok());
     }
 
     #[actix_web::test]
@@ -248,32 +319,36 @@ mod tests {
         let cache = EntitlementCache::default();
         // Invalidated while loading: served, not kept.
         let got = cache
-            .get(source, || {
-                cache.invalidate_all();
-                loaded("a")
-            })
+            .get(
+                source,
+                || {
+                    cache.invalidate_all();
+                    loaded("a")
+                },
+                None,
+            )
             .await
             .unwrap();
         assert_eq!(got[0].description, "a");
         assert!(cache.entries.is_empty());
-        cache.get(source, || loaded("a")).await.unwrap();
-        let hit = cache.get(source, || loaded("b")).await.unwrap();
+        cache.get(source, || loaded("a"), None).await.unwrap();
+        let hit = cache.get(source, || loaded("b"), None).await.unwrap();
         assert_eq!(hit[0].description, "a", "served from the cache");
         // Another purchase's write leaves it; its own order's write drops it.
         cache.invalidate_order(&uuid::Uuid::from_u128(8).into_bytes());
         cache.invalidate_subscription(&order.0.into_bytes());
         assert_eq!(
-            cache.get(source, || loaded("b")).await.unwrap()[0].description,
+            cache.get(source, || loaded("b"), None).await.unwrap()[0].description,
             "a"
         );
         cache.invalidate_order(&order.0.into_bytes());
         assert_eq!(
-            cache.get(source, || loaded("b")).await.unwrap()[0].description,
+            cache.get(source, || loaded("b"), None).await.unwrap()[0].description,
             "b"
         );
         cache.invalidate_all();
         assert_eq!(
-            cache.get(source, || loaded("c")).await.unwrap()[0].description,
+            cache.get(source, || loaded("c"), None).await.unwrap()[0].description,
             "c"
         );
     }
@@ -283,11 +358,14 @@ mod tests {
         let c = crate::api::subscription::sample_customer();
         let cache = CustomerCache::expiring(std::time::Duration::ZERO);
         let loaded = |c: Customer| async move { Ok::<_, ()>(c) };
-        cache.get(c.id, || loaded(c.clone())).await.unwrap();
+        cache.get(c.id, || loaded(c.clone()), None).await.unwrap();
         let mut renamed = c.clone();
         renamed.name = Some("Elsewhere".into());
         // Another node renamed the customer (no local write invalidated the entry).
-        let seen = cache.get(c.id, || loaded(renamed.clone())).await.unwrap();
+        let seen = cache
+            .get(c.id, || loaded(renamed.clone()), None)
+            .await
+            .unwrap();
         assert_eq!(seen.view.name.as_deref(), Some("Elsewhere"));
     }
 }

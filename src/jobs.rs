@@ -182,10 +182,20 @@ fn spawn_validation_counts(state: web::Data<AppState>) {
     actix_web::rt::spawn(async move {
         let mut tick = tokio::time::interval(crate::stats::VALIDATION_FLUSH);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failures = crate::telemetry::Failures::default();
         loop {
             tick.tick().await;
-            if let Err(e) = state.validation_counts.flush(&state.store).await {
-                tracing::warn!(error = %e, "writing validation day counters failed; retrying");
+            match state.validation_counts.flush(&state.store).await {
+                Ok(_) => {
+                    if let Some(n) = failures.succeeded() {
+                        tracing::info!(failed = n, "validation day counters written again");
+                    }
+                }
+                Err(e) => {
+                    if let Some(n) = failures.failed() {
+                        tracing::warn!(error = %e, failed = n, "writing validation day counters failed; retrying");
+                    }
+                }
             }
         }
     });

@@ -421,29 +421,24 @@ async fn shared_keys(
         tokio::spawn(async move {
             let mut every = tokio::time::interval(std::time::Duration::from_millis(flush_ms));
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            // Failed flushes in a row (a database outage): the first is logged, then one
-            // a minute, and the flush that writes them at last.
-            let mut failing: u64 = 0;
-            let per_minute = (60_000 / flush_ms).max(1);
+            let mut failures = crate::telemetry::Failures::default();
             loop {
                 every.tick().await;
                 let Some(keys) = weak.upgrade() else { return };
                 match keys.flush().await {
                     Ok(written) => {
-                        if failing > 0 {
+                        if let Some(n) = failures.succeeded() {
                             tracing::info!(
                                 validations = written,
-                                failed_flushes = failing,
+                                failed_flushes = n,
                                 "license key counters written after the store came back"
                             );
                         }
-                        failing = 0;
                     }
                     Err(e) => {
-                        if failing.is_multiple_of(per_minute) {
-                            tracing::warn!(error = %e, failed_flushes = failing + 1, "license key counters not written; kept for the next flush");
+                        if let Some(n) = failures.failed() {
+                            tracing::warn!(error = %e, failed_flushes = n, "license key counters not written; kept for the next flush");
                         }
-                        failing += 1;
                     }
                 }
             }

@@ -241,7 +241,7 @@ struct Jobs {
     refused: std::collections::HashMap<&'static str, std::time::Instant>,
     /// Failed attempts in a row per job (the database down): the first is logged, then
     /// one a minute.
-    failing: std::collections::HashMap<&'static str, u64>,
+    failing: std::collections::HashMap<&'static str, crate::telemetry::Failures>,
 }
 
 /// How long a node that found a job's lock taken waits before asking again.
@@ -287,12 +287,9 @@ impl Leadership {
                 false
             }
             Err(e) => {
-                let failing = jobs.failing.entry(name).or_insert(0);
-                let per_minute = (60 / ASK_AGAIN_AFTER.as_secs()).max(1);
-                if failing.is_multiple_of(per_minute) {
-                    tracing::warn!(job = name, error = %e, attempts = *failing + 1, "cannot take the job's lock");
+                if let Some(n) = jobs.failing.entry(name).or_default().failed() {
+                    tracing::warn!(job = name, error = %e, attempts = n, "cannot take the job's lock");
                 }
-                *failing += 1;
                 jobs.refused.insert(name, std::time::Instant::now());
                 false
             }

@@ -129,9 +129,54 @@ impl<W: Write> Write for SafeLine<W> {
     }
 }
 
+/// Failures in a row of one periodic task (a flush, a lock, while the database is
+/// unreachable): which to log, so that an outage gives a line as it begins, one a minute,
+/// and one as it ends, never one per attempt.
+#[derive(Debug, Default)]
+pub struct Failures {
+    count: u64,
+    logged: Option<std::time::Instant>,
+}
+
+/// How often a failure that goes on is logged again.
+const FAILURE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Failures {
+    /// One more failure: `Some(n)` (the failures in a row so far) if it is to be logged.
+    pub fn failed(&mut self) -> Option<u64> {
+        self.count += 1;
+        let due = self
+            .logged
+            .is_none_or(|at| at.elapsed() >= FAILURE_LOG_EVERY);
+        if due {
+            self.logged = Some(std::time::Instant::now());
+        }
+        due.then_some(self.count)
+    }
+
+    /// A success: `Some(n)` if it ends `n` failures in a row (to be logged).
+    pub fn succeeded(&mut self) -> Option<u64> {
+        let ended = std::mem::take(self).count;
+        (ended > 0).then_some(ended)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_in_a_row_are_logged_first_then_once_a_minute_then_as_they_end() {
+        let mut f = Failures::default();
+        assert_eq!(f.succeeded(), None, "nothing to end");
+        assert_eq!(f.failed(), Some(1), "the first is logged");
+        assert_eq!(f.failed(), None);
+        assert_eq!(f.failed(), None);
+        assert_eq!(f.succeeded(), Some(3), "the end says how many");
+        assert_eq!(f.failed(), Some(1), "a new run starts over");
+        f.logged = Some(std::time::Instant::now() - FAILURE_LOG_EVERY);
+        assert_eq!(f.failed(), Some(2), "a minute later, again");
+    }
 
     /// A destination that refuses writes while `full` is set.
     struct Disk {

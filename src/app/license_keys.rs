@@ -309,7 +309,11 @@ async fn validated_answer(
 ) -> Result<ValidatedLicenseKey, AppError> {
     let customer = state
         .customers
-        .get(key.customer_id, || key_customer(state, key))
+        .get(
+            key.customer_id,
+            || key_customer(state, key),
+            through_outage(state),
+        )
         .await?;
     let entitlements = entitlements_of(state, key, customer.view.deleted_at.is_some()).await?;
     let mut answer =
@@ -350,11 +354,27 @@ pub async fn entitlements_of(
     }
     state
         .entitlements
-        .get(source, || async move {
-            let flags = crate::app::benefit_grants::feature_flags_of(state, source).await?;
-            Ok::<_, AppError>(flags.iter().map(Entitlement::from).collect())
-        })
+        .get(
+            source,
+            || async move {
+                let flags = crate::app::benefit_grants::feature_flags_of(state, source).await?;
+                Ok::<_, AppError>(flags.iter().map(Entitlement::from).collect())
+            },
+            through_outage(state),
+        )
         .await
+}
+
+/// While the database cannot be reached (PostgreSQL), how old a cached customer or
+/// entitlement list may be in a validation's answer: the outage window, as old as the
+/// key's own copy may be (`SharedKeys`); `None` otherwise.
+fn through_outage(state: &AppState) -> Option<std::time::Duration> {
+    let window = state.shared_keys.as_ref()?.outage_window();
+    let down = matches!(
+        state.store.database(),
+        Some(tollgate_storage::DatabaseState::Unreachable { .. })
+    );
+    (down && !window.is_zero()).then_some(window)
 }
 
 /// Whether the answer being built shows what granted its key (2027-01 on): the only cost

@@ -85,6 +85,7 @@ mod openapi;
 mod orders;
 mod organization_access_tokens;
 mod organizations;
+mod outage;
 mod pgpair;
 mod portal;
 mod portal_billing_sdk;

@@ -28,8 +28,8 @@ pub(crate) struct Cluster {
     root: TempDir,
     url: String,
     schema: String,
-    /// Drops the schema when the test ends.
-    _db: tollgate_storage::testing::Dropper,
+    /// Drops the schema when the test ends (`None`: a database the test owns whole).
+    _db: Option<tollgate_storage::testing::Dropper>,
     client: reqwest::Client,
     started: u32,
 }
@@ -42,10 +42,23 @@ impl Cluster {
             root: tempfile::tempdir().expect("creating a temporary directory"),
             url: db.url.clone(),
             schema: db.schema.clone(),
-            _db: db,
+            _db: Some(db),
             client: client(),
             started: 0,
         })
+    }
+
+    /// Nodes on schema `schema` of the database at `url` (one the test made, e.g. a
+    /// [`crate::pgpair::PgPair`]).
+    pub(crate) fn on_database(url: String, schema: &str) -> Cluster {
+        Cluster {
+            root: tempfile::tempdir().expect("creating a temporary directory"),
+            url,
+            schema: schema.to_string(),
+            _db: None,
+            client: client(),
+            started: 0,
+        }
     }
 
     fn data_dir(&self, node: &str) -> PathBuf {
@@ -83,7 +96,7 @@ impl Cluster {
             .to_string()
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         node: &Binary,
         method: reqwest::Method,
@@ -124,7 +137,7 @@ impl Cluster {
 
     /// An organization selling one free product whose license-key benefit has
     /// `properties`; returns (organization id, product id, benefit id).
-    async fn shop(
+    pub(crate) async fn shop(
         &self,
         node: &Binary,
         token: &str,
@@ -188,7 +201,13 @@ impl Cluster {
     }
 
     /// Buys `product` on `node` and returns the license key it granted.
-    async fn buy_key(&self, node: &Binary, token: &str, org: &str, product: &str) -> Value {
+    pub(crate) async fn buy_key(
+        &self,
+        node: &Binary,
+        token: &str,
+        org: &str,
+        product: &str,
+    ) -> Value {
         let (_, secret) = self.checkout(node, token, product).await;
         self.post(
             node,
@@ -248,14 +267,14 @@ fn id(v: &Value) -> String {
     str_of(v, "id")
 }
 
-fn str_of(v: &Value, field: &str) -> String {
+pub(crate) fn str_of(v: &Value, field: &str) -> String {
     v[field]
         .as_str()
         .unwrap_or_else(|| panic!("no string {field} in {v}"))
         .to_string()
 }
 
-fn validate_body(key: &Value, increment: i64) -> Value {
+pub(crate) fn validate_body(key: &Value, increment: i64) -> Value {
     json!({
         "key": key["key"],
         "organization_id": key["organization_id"],
@@ -263,7 +282,7 @@ fn validate_body(key: &Value, increment: i64) -> Value {
     })
 }
 
-const VALIDATE: &str = "/v1/customer-portal/license-keys/validate";
+pub(crate) const VALIDATE: &str = "/v1/customer-portal/license-keys/validate";
 
 /// What 1,000 concurrent increments of a key limited to 500 usages got.
 #[derive(Debug, Default)]
@@ -645,10 +664,10 @@ async fn nodes_starting_together_share_one_token_secret_and_one_admin() {
 // ---------------------------------------------------------------------------------------
 
 /// A metrics token (`/metrics` needs one of at least 32 characters).
-const METRICS_TOKEN: &str = "nodes-metrics-token-0123456789abcdef";
+pub(crate) const METRICS_TOKEN: &str = "nodes-metrics-token-0123456789abcdef";
 
 /// `value` of the metric line that starts with `series` on `node` (0 when absent).
-async fn metric(cluster: &Cluster, node: &Binary, series: &str) -> f64 {
+pub(crate) async fn metric(cluster: &Cluster, node: &Binary, series: &str) -> f64 {
     let r = cluster
         .send(
             node,
@@ -674,7 +693,7 @@ const FROM_MEMORY: &str = "tollgate_license_validation_paths_total{path=\"memory
 
 /// Validates `key` on `node` until one answer came from the node's copy (its listener is
 /// caught up), at most 10 s.
-async fn until_answered_from_memory(cluster: &Cluster, node: &Binary, key: &Value) {
+pub(crate) async fn until_answered_from_memory(cluster: &Cluster, node: &Binary, key: &Value) {
     let before = metric(cluster, node, FROM_MEMORY).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

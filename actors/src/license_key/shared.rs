@@ -183,6 +183,11 @@ impl SharedKeys {
         }
     }
 
+    /// How long copies may answer through an outage (`storage.outage_window_secs`).
+    pub fn outage_window(&self) -> std::time::Duration {
+        self.outage_window
+    }
+
     /// While the store cannot be reached: how much longer copies may answer (`None`: not
     /// at all, no copy was ever proved current or the window is off).
     pub fn outage_left(&self) -> Option<std::time::Duration> {
