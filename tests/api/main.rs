@@ -55,6 +55,7 @@ mod errors;
 mod event_cursor;
 mod events;
 mod exports;
+mod failover;
 mod files;
 mod files_s3;
 mod hardening3;

@@ -604,12 +604,37 @@ fn sql_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-#[test]
-fn a_pair_streams_synchronously_and_its_standby_takes_over() {
+/// The port of the server `client` is connected to.
+async fn server_port(client: &tokio_postgres::Client) -> u16 {
+    let row = client
+        .query_one("SELECT inet_server_port()", &[])
+        .await
+        .expect("asking the server's port");
+    u16::try_from(row.get::<_, i32>(0)).expect("a port")
+}
+
+#[actix_web::test]
+async fn a_pair_streams_synchronously_and_its_standby_takes_over() {
     let Some(pair) = PgPair::start("pgpair", false) else {
         return;
     };
-    pair.psql("CREATE TABLE t (n int PRIMARY KEY); INSERT INTO t VALUES (1)");
+    let connect = || async {
+        let (client, connection) =
+            tokio_postgres::connect(&pair.url("pgpair-test"), tokio_postgres::NoTls)
+                .await
+                .expect("connecting through the pair's URL");
+        actix_web::rt::spawn(connection);
+        client
+    };
+    // The URL reaches the primary (the standby refuses the read-write session).
+    let client = connect().await;
+    assert_eq!(server_port(&client).await, pair.ports[0]);
+    client
+        .batch_execute("CREATE TABLE t (n int PRIMARY KEY); INSERT INTO t VALUES (1)")
+        .await
+        .expect("writing on the primary");
+    assert_eq!(pair.terminate("pgpair-"), 1);
+    assert!(client.simple_query("SELECT 1").await.is_err());
     // An outage without promotion: the same primary comes back on its port, with its data,
     // and the standby is synchronous again.
     pair.stop_primary();
@@ -617,13 +642,18 @@ fn a_pair_streams_synchronously_and_its_standby_takes_over() {
     assert_eq!(pair.primary_port(), pair.ports[0]);
     pair.psql("INSERT INTO t VALUES (2)");
     // Committed on the primary means flushed on the standby: after a kill -9 and the
-    // promotion, the standby has it.
+    // promotion, the standby has it, and the same URL leads there.
     pair.kill_primary();
     pair.wait_primary_gone();
     pair.promote();
     assert_eq!(pair.primary_port(), pair.ports[1]);
     assert_eq!(pair.psql("SELECT sum(n) FROM t"), "3");
-    pair.psql("INSERT INTO t VALUES (3)");
+    let client = connect().await;
+    assert_eq!(server_port(&client).await, pair.ports[1]);
+    client
+        .batch_execute("INSERT INTO t VALUES (3)")
+        .await
+        .expect("writing on the promoted standby");
     assert_eq!(pair.psql("SELECT count(*) FROM t"), "3");
     assert_eq!(pair.terminate("nobody-"), 0);
 }
