@@ -120,7 +120,7 @@ pub(super) async fn products_for_create(
     let mut products = Vec::new();
     for (i, id) in ids.iter().enumerate() {
         let found = state.store.get::<Product>(&id.key()).await?;
-        let problem = match accessible(state, subject, found).await {
+        let problem = match accessible(state, subject, found).await? {
             None => Some("Product does not exist."),
             Some(p) if p.is_archived => Some("Product is archived."),
             Some(p) if p.first_active_price().is_none() => Some("Product has no active price."),
@@ -172,7 +172,7 @@ pub(super) async fn price_for_create(
                 |msg: &str| AppError::invalid(field!["product_price_id"], msg, price_id.0);
             let found = crate::domain::product::product_for_price(&state.store, price_id).await?;
             let product = accessible(state, subject, found)
-                .await
+                .await?
                 .ok_or_else(|| refused("Price does not exist."))?;
             let price = product
                 .price(price_id)
@@ -191,7 +191,7 @@ pub(super) async fn price_for_create(
             let refused = |msg: &str| AppError::invalid(field!["product_id"], msg, product_id.0);
             let found = state.store.get::<Product>(&product_id.key()).await?;
             let product = accessible(state, subject, found)
-                .await
+                .await?
                 .ok_or_else(|| refused("Product does not exist."))?;
             if product.is_archived {
                 return Err(refused("Product is archived."));
@@ -455,15 +455,15 @@ async fn product_and_price(
     Ok((product, None))
 }
 
-/// The product, if the subject may sell it (another organization's reads as missing).
+/// The product, if the subject may sell it (another organization's reads as missing). A
+/// membership that cannot be read (the store unavailable) is that error, never "missing".
 async fn accessible(
     state: &AppState,
     subject: Subject,
     found: Option<tollgate_storage::Stored<Product>>,
-) -> Option<Product> {
-    let p = found?;
-    can_access(state, subject, p.value.organization_id)
-        .await
-        .unwrap_or(false)
-        .then_some(p.value)
+) -> Result<Option<Product>, AppError> {
+    let Some(p) = found else { return Ok(None) };
+    Ok(can_access(state, subject, p.value.organization_id)
+        .await?
+        .then_some(p.value))
 }
