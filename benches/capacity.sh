@@ -42,7 +42,7 @@
 #   BENCH_VALIDATE_RATE [3000]  BENCH_FEW_KEYS [100]  BENCH_MANY_KEYS [2000]
 #   BENCH_INCREMENT_RATE [1000]  BENCH_ACTIVATIONS [1000]  BENCH_SALES [600]
 #   BENCH_REFUNDS [400]  BENCH_CONCURRENCY [16] (clients of the list-driven operations)
-#   BENCH_WRK_CONNECTIONS [16]  BENCH_IDLE_SECS [15]  BENCH_SETTLE_MAX [30]
+#   BENCH_WRK_CONNECTIONS [16]  BENCH_IDLE_SECS [30] (two job sweeps)  BENCH_SETTLE_MAX [30]
 #   BENCH_CORES [8]  BENCH_HEADROOM [0.5]  BENCH_MIX ["1:100:1000"] (purchases :
 #   increments : validations in the model's mix)  BENCH_MIX_DISTINCT [0.5] (distinct keys
 #   per second in the mix, as a share of its validations per second)
@@ -68,7 +68,7 @@ SALES=${BENCH_SALES:-600}
 REFUNDS=${BENCH_REFUNDS:-400}
 CONC=${BENCH_CONCURRENCY:-16}
 WCONNS=${BENCH_WRK_CONNECTIONS:-16}
-IDLE=${BENCH_IDLE_SECS:-15}
+IDLE=${BENCH_IDLE_SECS:-30}
 SETTLE_MAX=${BENCH_SETTLE_MAX:-30}
 CORES=${BENCH_CORES:-8}
 HEADROOM=${BENCH_HEADROOM:-0.5}
@@ -219,6 +219,7 @@ count_of() { stat -c %s "$WORK/$1"; }
 # --- the service --------------------------------------------------------------------------
 PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"
+METRICS_TOKEN=cap-metrics-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 mkdir -p "$WORK/data"
 # start_tg MAIL_TRANSPORT: (re)starts the node, e-mail through "none" or "smtp" (the sink).
 start_tg() {
@@ -228,6 +229,7 @@ start_tg() {
         TOLLGATE__LOG__LEVEL=warn TOLLGATE__RATE_LIMITS__ENABLED=false \
         TOLLGATE__WEBHOOKS__ALLOW_PRIVATE_TARGETS=true \
         TOLLGATE__EMAIL__TRANSPORT="$1" TOLLGATE__EMAIL__SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" \
+        TOLLGATE__METRICS__TOKEN="$METRICS_TOKEN" \
         "$BIN" >>"$WORK/server.log" 2>&1 &
     TG_PID=$!
     for _ in $(seq 600); do
@@ -426,13 +428,17 @@ pg_ticks() {
         | awk -v pm="$PM" '$1 == pm {s += $14 + $15 + $16 + $17} $4 == pm {s += $14 + $15} END {print s + 0}' || true
 }
 # sample: nanoseconds, Tollgate ticks, PostgreSQL ticks, WAL position (bytes), commits, WAL
-# records, full-page images, WAL fsyncs, mails received, deliveries received.
+# records, full-page images, WAL fsyncs, mails received, deliveries received, and how the
+# node answered validations so far (/metrics: from its copy, after reading the key's
+# revision, through the conditional statement).
 sample() {
-    local q
+    local q paths
     q=$(pgq "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
         (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()), wal_records, wal_fpi, wal_sync
         FROM pg_stat_wal")
-    echo "$(date +%s%N) $(cpu_ticks "$TG_PID") $(pg_ticks) $q $(count_of mails) $(count_of hooks)"
+    paths=$(curl -fs -m 10 -H "Authorization: Bearer $METRICS_TOKEN" "$BASE/metrics" \
+        | awk -F'[{}" ]+' '/^tollgate_license_validation_paths_total/ {v[$3] = $NF} END {print v["memory"] + 0, v["checked"] + 0, v["counted"] + 0}')
+    echo "$(date +%s%N) $(cpu_ticks "$TG_PID") $(pg_ticks) $q $(count_of mails) $(count_of hooks) ${paths:-0 0 0}"
 }
 # commit_rate N: commits/s over the poller's last N samples (N/2 s).
 commit_rate() {
@@ -608,6 +614,7 @@ def per_op(name, rnd, ops, load, d):
     return {"secs": d[0], "ops/s": ops / load, "tg_ms": sub[1] / hz * 1e3 / ops, "pg_ms": sub[2] / hz * 1e3 / ops,
             "wal": sub[3] / ops, "commits": sub[4] / ops, "fpi": sub[6] / ops, "syncs": sub[7] / ops,
             "mails": d[8] / ops, "hooks": d[9] / ops,
+            "memory": 100 * d[10] / max(1, d[10] + d[11] + d[12]) if d[10] + d[11] + d[12] else float("nan"),
             "raw_tg_ms": d[1] / hz * 1e3 / ops, "raw_pg_ms": d[2] / hz * 1e3 / ops}
 label = {"validate_few": f"validate, {few} distinct keys", "validate_many": f"validate, {many} distinct keys",
          "increment": "increment_usage", "activate": "activation", "purchase": "purchase (confirm)",
@@ -618,8 +625,10 @@ for (n, r), v in sorted(idle.items(), key=lambda x: (x[0][1], x[0][0])):
     print(f"  round {r}, {'e-mail through SMTP' if n == 'idle_smtp' else 'e-mail none'}: tollgate {v[1] / hz * 1e3:.1f} ms/s, "
           f"postgres {v[2] / hz * 1e3:.1f} ms/s, WAL {v[3]:.0f} B/s, {v[4]:.1f} commits/s, {v[7]:.1f} WAL fsyncs/s")
 print()
-cols = ["ops", "ops/s", "tg ms/op", "pg ms/op", "WAL B/op", "commits/op", "FPI/op", "fsyncs/op"]
-print("ops/s: over the load only; every other column over the whole window (load and settling), minus idle")
+cols = ["ops", "ops/s", "tg ms/op", "pg ms/op", "WAL B/op", "commits/op", "FPI/op", "fsyncs/op", "memory %"]
+print("ops/s: over the load only; every other column over the whole window (load and settling), minus idle;")
+print("commits = xact_commit, every transaction (reads too); fsyncs = pg_stat_wal.wal_sync; memory % = validations")
+print("answered from the node's copy (the rest read the key's revision, or were counted by a statement)")
 print(f"{'operation':<34}" + "".join(f"{c:>11}" for c in cols) + "   (runs: tg ms/op | pg ms/op | WAL B/op)")
 med = {}
 for name in label:
@@ -632,7 +641,7 @@ for name in label:
     med[name] = m
     runs_s = " ".join(f"{p['tg_ms']:.3f}|{p['pg_ms']:.3f}|{p['wal']:.0f}" for _, _, p in ps)
     print(f"{label[name]:<34}{m['ops']:>11.0f}{m['ops/s']:>11.1f}{m['tg_ms']:>11.3f}{m['pg_ms']:>11.3f}"
-          f"{m['wal']:>11.0f}{m['commits']:>11.2f}{m['fpi']:>11.2f}{m['syncs']:>11.2f}   ({runs_s})"
+          f"{m['wal']:>11.0f}{m['commits']:>11.2f}{m['fpi']:>11.2f}{m['syncs']:>11.2f}{'-' if m['memory'] != m['memory'] else format(m['memory'], '.1f'):>11}   ({runs_s})"
           + (f"  {m['bad']} failed" if m["bad"] else ""))
 # Derived rows: e-mail and webhook delivery by difference, per message / delivery received.
 derived = {}
