@@ -38,7 +38,7 @@
 # model derived from it for a primary of BENCH_CORES cores at BENCH_HEADROOM of its CPU.
 #
 # Environment (defaults in brackets):
-#   BENCH_ROUNDS [3]  BENCH_KEYS [3000] (seeded keys)  BENCH_SEED_CLIENTS [64]  BENCH_SECS [10] (paced runs)
+#   BENCH_ROUNDS [3]  BENCH_KEYS [3000] (seeded keys)  BENCH_SEED_CLIENTS [32]  BENCH_SECS [10] (paced runs)
 #   BENCH_VALIDATE_RATE [3000]  BENCH_FEW_KEYS [100]  BENCH_MANY_KEYS [2000]
 #   BENCH_INCREMENT_RATE [1000]  BENCH_ACTIVATIONS [1000]  BENCH_SALES [600]
 #   BENCH_REFUNDS [400]  BENCH_CONCURRENCY [16] (clients of the list-driven operations)
@@ -57,7 +57,7 @@ set -euo pipefail
 
 ROUNDS=${BENCH_ROUNDS:-3}
 KEYS=${BENCH_KEYS:-3000}
-SEED_CLIENTS=${BENCH_SEED_CLIENTS:-64}
+SEED_CLIENTS=${BENCH_SEED_CLIENTS:-32}
 SECS=${BENCH_SECS:-10}
 VRATE=${BENCH_VALIDATE_RATE:-3000}
 FEW=${BENCH_FEW_KEYS:-100}
@@ -248,29 +248,46 @@ TOKEN=$(cat "$WORK/data/bootstrap-token")
 
 # --- the driver of list operations ----------------------------------------------------------
 # drive.py JOBS OUT: sends each request of JOBS (JSON lines [method, path, body, auth]) once,
-# BENCH_CONCURRENCY at a time on keep-alive connections; writes to OUT the count of 2xx
-# answers, then the count of others, then (with SAVE set) the 2xx bodies, one per line.
+# BENCH_CONCURRENCY at a time on keep-alive connections; a busy answer (429, 503; 409 for a
+# confirm still running) is retried after a pause, as a client would (a confirm first asks
+# whether the busy attempt went through); writes to OUT the count of 2xx answers, then the
+# count of others, then (with SAVE set) the 2xx bodies, one per line. The retries go to
+# stderr.
 cat >"$WORK/drive.py" <<'PY'
-import http.client, json, os, sys, threading, urllib.parse
+import http.client, json, os, sys, threading, time, urllib.parse
 base, token, conc, jobs_path, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 save = os.environ.get("SAVE") == "1"
 u = urllib.parse.urlparse(base)
 jobs = [json.loads(l) for l in open(jobs_path) if l.strip()]
 ok, bad, bodies, first_bad, lock = [0], [0], [None] * len(jobs), [], threading.Lock()
+retries = [0]
 def run(w):
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     for i in range(w, len(jobs), conc):
         method, path, body, auth = jobs[i]
         h = {"content-type": "application/json"}
         if auth: h["authorization"] = "Bearer " + token
-        for attempt in range(3):
-            try:
-                c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
-                r = c.getresponse(); data = r.read(); break
-            except (OSError, http.client.HTTPException):
-                c.close(); c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-        else:
-            r, data = None, b""
+        def once(m, p, b):
+            nonlocal c
+            for attempt in range(3):
+                try:
+                    c.request(m, p, body=json.dumps(b) if b is not None else None, headers=h)
+                    r = c.getresponse(); return r.status, r.read()
+                except (OSError, http.client.HTTPException):
+                    c.close(); c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+            return None, b""
+        for attempt in range(30):
+            status, data = once(method, path, body)
+            if status not in (409, 429, 503) or (status == 409 and not path.endswith("/confirm")):
+                break
+            with lock: retries[0] += 1
+            if path.endswith("/confirm"):
+                s2, d2 = once("GET", path[: -len("/confirm")], None)
+                if s2 == 200 and json.loads(d2)["status"] in ("confirmed", "succeeded"):
+                    status, data = 200, d2
+                    break
+            time.sleep(0.1 * (attempt + 1))
+        r = type("R", (), {"status": status})() if status is not None else None
         with lock:
             if r is not None and 200 <= r.status < 300:
                 ok[0] += 1
@@ -286,6 +303,7 @@ with open(out, "w") as f:
     if save:
         for b in bodies: f.write((b or "null").replace("\n", " ") + "\n")
 if first_bad: print("first failure: " + first_bad[0], file=sys.stderr)
+if retries[0]: print(f"{retries[0]} busy answers retried ({jobs_path})", file=sys.stderr)
 PY
 # drive JOBS OUT [SAVE]: the driver with a timeout.
 drive() { SAVE=${3:-} timeout 900 python3 "$WORK/drive.py" "$BASE" "$TOKEN" "${CLIENTS:-$CONC}" "$1" "$2"; }
