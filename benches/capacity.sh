@@ -38,7 +38,7 @@
 # model derived from it for a primary of BENCH_CORES cores at BENCH_HEADROOM of its CPU.
 #
 # Environment (defaults in brackets):
-#   BENCH_ROUNDS [3]  BENCH_KEYS [3000] (seeded keys)  BENCH_SEED_CLIENTS [32]  BENCH_SECS [10] (paced runs)
+#   BENCH_ROUNDS [3]  BENCH_KEYS [3000] (seeded keys)  BENCH_SEED_CLIENTS [16]  BENCH_SECS [10] (paced runs)
 #   BENCH_VALIDATE_RATE [3000]  BENCH_FEW_KEYS [100]  BENCH_MANY_KEYS [2000]
 #   BENCH_INCREMENT_RATE [1000]  BENCH_ACTIVATIONS [1000]  BENCH_SALES [600]
 #   BENCH_REFUNDS [400]  BENCH_CONCURRENCY [16] (clients of the list-driven operations)
@@ -57,7 +57,7 @@ set -euo pipefail
 
 ROUNDS=${BENCH_ROUNDS:-3}
 KEYS=${BENCH_KEYS:-3000}
-SEED_CLIENTS=${BENCH_SEED_CLIENTS:-32}
+SEED_CLIENTS=${BENCH_SEED_CLIENTS:-16}
 SECS=${BENCH_SECS:-10}
 VRATE=${BENCH_VALIDATE_RATE:-3000}
 FEW=${BENCH_FEW_KEYS:-100}
@@ -367,9 +367,9 @@ PY
 CLIENTS=$SEED_CLIENTS checkouts "$KEYS" "$WORK/seed"
 CLIENTS=$SEED_CLIENTS drive "$WORK/seed.confirm" "$WORK/seed.confirmed"
 [[ $(bad_of "$WORK/seed.confirmed") == 0 ]] || { echo "seeding confirms failed" >&2; exit 1; }
-python3 - "$BASE" "$TOKEN" "$ORG" "$KEYS" "$WORK" <<'PY'
+python3 - "$BASE" "$TOKEN" "$ORG" "$KEYS" "$WORK" "$(( MANY > FEW ? MANY : FEW ))" <<'PY'
 import http.client, json, sys, urllib.parse
-base, token, org, n, work = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+base, token, org, n, work, need = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
 u = urllib.parse.urlparse(base)
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=120)
 keys, page = [], 1
@@ -380,7 +380,10 @@ while True:
     keys += [k["key"] for k in body["items"]]
     if page >= body["pagination"]["max_page"]: break
     page += 1
-if len(keys) != n: raise SystemExit(f"expected {n} keys, found {len(keys)}")
+# A confirm whose answer was busy may be completed later (jobs.confirmed_grace_secs): a few
+# keys may be missing yet; the runs need BENCH_MANY_KEYS of them.
+if len(keys) < n: print(f"[capacity.sh] {n - len(keys)} of {n} keys not granted yet; going on with {len(keys)}", file=sys.stderr)
+if len(keys) < need: raise SystemExit(f"expected {n} keys, found {len(keys)}")
 open(f"{work}/keys.txt", "w").write("\n".join(keys) + "\n")
 PY
 log "seeded $KEYS keys in $(( $(date +%s) - T0 ))s"
