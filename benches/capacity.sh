@@ -86,6 +86,163 @@ done
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log() { printf '[capacity.sh %s] %s\n' "$(date +%T)" "$*" >&2; }
 
+# report WORK: prints the tables and the model from WORK/results.tsv and WORK/meta (the
+# run's header and settings); BENCH_CORES, BENCH_HEADROOM, BENCH_MIX and
+# BENCH_MIX_DISTINCT may differ from the run's.
+report() {
+    local work=$1 FSYNC="" FEW_R="" MANY_R="" HZ_R=""
+    # meta: header lines, then "settings FEW MANY HZ FSYNC"
+    grep -v '^settings ' "$work/meta"
+    read -r _ FEW_R MANY_R HZ_R FSYNC < <(grep '^settings ' "$work/meta")
+    python3 - "$work/results.tsv" "$HZ_R" "$CORES" "$HEADROOM" "$MIX" "$MIX_DISTINCT" "${FSYNC:-}" "$FEW_R" "$MANY_R" <<'PY'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+hz, cores, headroom = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+mix = [float(x) for x in sys.argv[5].split(":")]
+mix_distinct, fsync = float(sys.argv[6]), sys.argv[7]
+few, many = int(sys.argv[8]), int(sys.argv[9])
+# sample fields: ns, tg ticks, pg ticks, wal bytes, commits, wal records, fpi, wal syncs, mails, hooks
+def deltas(b, a):
+    b, a = [int(x) for x in b.split()], [int(x) for x in a.split()]
+    d = [y - x for x, y in zip(b, a)]
+    d[0] /= 1e9
+    return d
+idle = {}
+runs = {}
+for name, rnd, ops, bad, load_ms, before, after in rows:
+    d = deltas(before, after)
+    if name.startswith("idle"):
+        idle[(name, rnd)] = [x / d[0] for x in d]  # per second
+    else:
+        runs.setdefault(name, []).append((rnd, int(ops), int(bad), int(load_ms) / 1e3, d))
+def per_op(name, rnd, ops, load, d):
+    """Per operation, minus the idle rates of the round (and e-mail transport) times the window."""
+    i = idle[("idle_smtp" if name.startswith("purchase_mail") else "idle", rnd)]
+    sub = [d[k] - i[k] * d[0] for k in range(len(d))]
+    return {"secs": d[0], "ops/s": ops / load, "tg_ms": sub[1] / hz * 1e3 / ops, "pg_ms": sub[2] / hz * 1e3 / ops,
+            "wal": sub[3] / ops, "commits": sub[4] / ops, "fpi": sub[6] / ops, "syncs": sub[7] / ops,
+            "mails": d[8] / ops, "hooks": d[9] / ops,
+            "memory": 100 * d[10] / max(1, d[10] + d[11] + d[12]) if d[10] + d[11] + d[12] else float("nan"),
+            "raw_tg_ms": d[1] / hz * 1e3 / ops, "raw_pg_ms": d[2] / hz * 1e3 / ops}
+label = {"validate_few": f"validate, {few} distinct keys", "validate_many": f"validate, {many} distinct keys",
+         "increment": "increment_usage", "activate": "activation", "purchase": "purchase (confirm)",
+         "refund": "refund", "purchase_mail": "purchase + e-mail (SMTP)", "purchase_mail_hook": "purchase + e-mail + 1 endpoint"}
+print()
+print("idle, per second (subtracted from each run of its round, times the run's window):")
+for (n, r), v in sorted(idle.items(), key=lambda x: (x[0][1], x[0][0])):
+    print(f"  round {r}, {'e-mail through SMTP' if n == 'idle_smtp' else 'e-mail none'}: tollgate {v[1] / hz * 1e3:.1f} ms/s, "
+          f"postgres {v[2] / hz * 1e3:.1f} ms/s, WAL {v[3]:.0f} B/s, {v[4]:.1f} commits/s, {v[7]:.1f} WAL fsyncs/s")
+print()
+cols = ["ops", "ops/s", "tg ms/op", "pg ms/op", "WAL B/op", "commits/op", "FPI/op", "fsyncs/op", "memory %"]
+print("ops/s: over the load only; every other column over the whole window (load and settling), minus idle;")
+print("commits = xact_commit, every transaction (reads too); fsyncs = pg_stat_wal.wal_sync; memory % = validations")
+print("answered from the node's copy (the rest read the key's revision, or were counted by a statement)")
+print(f"{'operation':<34}" + "".join(f"{c:>11}" for c in cols) + "   (runs: tg ms/op | pg ms/op | WAL B/op)")
+med = {}
+for name in label:
+    if name not in runs: continue
+    ps = [(ops, bad, per_op(name, rnd, ops, load, d)) for rnd, ops, bad, load, d in runs[name] if ops > 0]
+    if not ps: continue
+    m = {k: statistics.median(p[k] for _, _, p in ps) for k in ps[0][2]}
+    m["ops"] = statistics.median(o for o, _, _ in ps)
+    m["bad"] = sum(b for _, b, _ in ps)
+    med[name] = m
+    runs_s = " ".join(f"{p['tg_ms']:.3f}|{p['pg_ms']:.3f}|{p['wal']:.0f}" for _, _, p in ps)
+    print(f"{label[name]:<34}{m['ops']:>11.0f}{m['ops/s']:>11.1f}{m['tg_ms']:>11.3f}{m['pg_ms']:>11.3f}"
+          f"{m['wal']:>11.0f}{m['commits']:>11.2f}{m['fpi']:>11.2f}{m['syncs']:>11.2f}{'-' if m['memory'] != m['memory'] else format(m['memory'], '.1f'):>11}   ({runs_s})"
+          + (f"  {m['bad']} failed" if m["bad"] else ""))
+# Derived rows: e-mail and webhook delivery by difference, per message / delivery received.
+derived = {}
+def diff(a, b, per):
+    if a in med and b in med and med[a][per] > 0:
+        return {k: (med[a][k] - med[b][k]) / med[a][per] for k in ("tg_ms", "pg_ms", "wal", "commits", "syncs")}, med[a][per]
+    return None, 0
+mail, mails_per = diff("purchase_mail", "purchase", "mails")
+hook, hooks_per = diff("purchase_mail_hook", "purchase_mail", "hooks")
+print()
+if mail:
+    derived["mail"] = mail
+    print(f"e-mail, per message sent ({mails_per:.2f} per purchase): tollgate {mail['tg_ms']:.3f} ms, postgres {mail['pg_ms']:.3f} ms, "
+          f"WAL {mail['wal']:.0f} B, {mail['commits']:.2f} commits (medians' difference, purchase + e-mail - purchase)")
+if hook:
+    derived["hook"] = hook
+    print(f"webhook delivery, per delivery ({hooks_per:.2f} per purchase): tollgate {hook['tg_ms']:.3f} ms, postgres {hook['pg_ms']:.3f} ms, "
+          f"WAL {hook['wal']:.0f} B, {hook['commits']:.2f} commits (medians' difference, + 1 endpoint - without)")
+# Plain validations: the database cost per second is a fixed part plus one per distinct key
+# per flush interval (1 s): from the two runs.
+vk = None
+if "validate_few" in med and "validate_many" in med:
+    f, g = med["validate_few"], med["validate_many"]
+    per_s = lambda m, k: m[k] * m["ops/s"]
+    # Distinct keys counted per second: every key of the list, unless fewer requests came.
+    dk = min(g["ops/s"], many) - min(f["ops/s"], few)
+    vk = {k: (per_s(g, k) - per_s(f, k)) / dk for k in ("pg_ms", "wal", "commits", "tg_ms", "syncs")}
+    print(f"plain validation, per distinct key per second (the {many}-key run minus the {few}-key one, {dk:.0f} keys/s apart): "
+          f"postgres {vk['pg_ms']:.4f} ms, WAL {vk['wal']:.1f} B, {vk['commits']:.3f} commits; "
+          f"tollgate per validation {g['tg_ms']:.4f} ms")
+print()
+print(f"model: a primary of {cores} cores at {headroom:.0%} of its CPU ({cores * headroom * 1000:.0f} ms of CPU per second), "
+      "the nodes scaled out; each operation alone:")
+budget = cores * headroom * 1000
+node_budget = budget
+alone = {}
+for name, what in [("purchase", "purchases/s"), ("increment", "increments/s"), ("activate", "activations/s"),
+                   ("refund", "refunds/s")]:
+    if name in med and med[name]["pg_ms"] > 0:
+        alone[name] = budget / med[name]["pg_ms"]
+        print(f"  {alone[name]:>10.0f} {what:<14} (postgres {med[name]['pg_ms']:.3f} ms each; WAL {med[name]['wal'] * alone[name] * 86400 / 1e9:.0f} GB/day at that rate;"
+              f" {med[name]['commits'] * alone[name]:.0f} commits/s); a tollgate node of {cores} cores: {node_budget / med[name]['tg_ms']:.0f}/s")
+if mail: print(f"  {budget / mail['pg_ms']:>10.0f} e-mails/s       (postgres {mail['pg_ms']:.3f} ms each beyond a purchase's); tollgate node: {node_budget / mail['tg_ms']:.0f}/s" if mail['pg_ms'] > 0 else "  e-mail: no postgres cost above noise")
+if hook: print(f"  {budget / hook['pg_ms']:>10.0f} deliveries/s   (postgres {hook['pg_ms']:.3f} ms each); tollgate node: {node_budget / hook['tg_ms']:.0f}/s" if hook['pg_ms'] > 0 else "  webhook delivery: no postgres cost above noise")
+if vk and vk["pg_ms"] > 0:
+    print(f"  {budget / vk['pg_ms']:>10.0f} distinct keys validated per second (plain validations at any rate over them); "
+          f"a tollgate node: {node_budget / med['validate_many']['tg_ms']:.0f} validations/s")
+# The mix: purchases : increments : validations; each purchase with its e-mail and deliveries.
+if all(k in med for k in ("purchase", "increment")) and vk:
+    p, i, v = mix
+    unit_pg = p * (med["purchase"]["pg_ms"] + (mail["pg_ms"] * mails_per if mail else 0) + (hook["pg_ms"] * hooks_per if hook else 0)) \
+        + i * med["increment"]["pg_ms"] + v * mix_distinct * vk["pg_ms"]
+    unit_tg = p * (med["purchase"]["tg_ms"] + (mail["tg_ms"] * mails_per if mail else 0) + (hook["tg_ms"] * hooks_per if hook else 0)) \
+        + i * med["increment"]["tg_ms"] + v * med["validate_many"]["tg_ms"]
+    unit_wal = p * (med["purchase"]["wal"] + (mail["wal"] * mails_per if mail else 0) + (hook["wal"] * hooks_per if hook else 0)) \
+        + i * med["increment"]["wal"] + v * mix_distinct * vk["wal"]
+    unit_commits = p * (med["purchase"]["commits"] + (mail["commits"] * mails_per if mail else 0) + (hook["commits"] * hooks_per if hook else 0)) \
+        + i * med["increment"]["commits"] + v * mix_distinct * vk["commits"]
+    unit_syncs = max(0.0, p * (med["purchase"]["syncs"] + (mail["syncs"] * mails_per if mail else 0) + (hook["syncs"] * hooks_per if hook else 0)) \
+        + i * med["increment"]["syncs"] + v * mix_distinct * vk["syncs"])
+    units = budget / unit_pg
+    print()
+    print(f"mix {p:g} purchase (with its e-mail and one endpoint's deliveries) : {i:g} increments : {v:g} validations "
+          f"({mix_distinct:g} distinct keys per validation per second): per unit postgres {unit_pg:.2f} ms, tollgate {unit_tg:.2f} ms, "
+          f"WAL {unit_wal / 1e3:.1f} kB, {unit_commits:.1f} commits")
+    print(f"  the primary's CPU carries {units:.0f} units/s: {units * p:.0f} purchases/s, {units * i:.0f} increments/s, "
+          f"{units * v:.0f} validations/s; then WAL {unit_wal * units / 1e6:.1f} MB/s ({unit_wal * units * 86400 / 1e9:.0f} GB/day), "
+          f"{unit_commits * units:.0f} commits/s; tollgate CPU {unit_tg * units / 1000:.1f} cores "
+          f"({unit_tg * units / 1000 / (cores * headroom):.1f} nodes of {cores} cores at {headroom:.0%})")
+    if fsync and unit_syncs > 0:
+        f = float(fsync)
+        print(f"  WAL flushes: {unit_syncs:.1f} per unit at the grouping measured here; this disk's {f:.0f} fdatasyncs/s carry "
+              f"{f / unit_syncs:.0f} units/s at that grouping, against {units:.0f} units/s for the CPU: "
+              + ("the disk's flush rate binds first unless commits group more (they do as load grows)" if f / unit_syncs < units
+                 else "the primary's CPU binds first"))
+if fsync:
+    f = float(fsync)
+    print()
+    print(f"this disk: pg_test_fsync, one 8 kB fdatasync write at a time: {f:.0f} ops/s (WAL flushes/s without grouping)")
+    print("WAL-flush bound at the grouping measured here (fsyncs/op of the table; more concurrency groups more):")
+    for name in ("purchase", "increment", "activate", "refund"):
+        if name in med and med[name]["syncs"] > 0:
+            print(f"  {label[name]:<22} {med[name]['syncs']:.2f} fsyncs/op: {f / med[name]['syncs']:.0f} ops/s on this disk")
+PY
+}
+# BENCH_REPORT=<a work directory BENCH_KEEP kept>: the report of that run again, nothing run.
+if [[ -n ${BENCH_REPORT:-} ]]; then
+    [[ -f $BENCH_REPORT/results.tsv && -f $BENCH_REPORT/meta ]] \
+        || { echo "BENCH_REPORT needs a work directory of a run (results.tsv, meta)" >&2; exit 2; }
+    report "$BENCH_REPORT"
+    exit 0
+fi
+
 # --- database -----------------------------------------------------------------------------
 # No database given: run again inside a throwaway cluster (destroyed when this ends), with
 # fsync and synchronous_commit on (pg_virtualenv turns fsync off by default).
@@ -604,132 +761,10 @@ if [[ $FSYNC_SECS != 0 && -n $PG_DATA ]]; then
 fi
 
 # --- report -------------------------------------------------------------------------------
-echo
-echo "capacity.sh, $START_DATE, ${ELAPSED}s; machine: $(nproc) cores, load average before: $LOAD_BEFORE, after: $LOAD_AFTER"
-echo "$PG_INFO; one tollgate node ($BIN); $ROUNDS rounds, medians"
-python3 - "$RESULTS" "$HZ" "$CORES" "$HEADROOM" "$MIX" "$MIX_DISTINCT" "${FSYNC:-}" "$FEW" "$MANY" "$SECS" <<'PY'
-import statistics, sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-hz, cores, headroom = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-mix = [float(x) for x in sys.argv[5].split(":")]
-mix_distinct, fsync = float(sys.argv[6]), sys.argv[7]
-few, many, secs = int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10])
-# sample fields: ns, tg ticks, pg ticks, wal bytes, commits, wal records, fpi, wal syncs, mails, hooks
-def deltas(b, a):
-    b, a = [int(x) for x in b.split()], [int(x) for x in a.split()]
-    d = [y - x for x, y in zip(b, a)]
-    d[0] /= 1e9
-    return d
-idle = {}
-runs = {}
-for name, rnd, ops, bad, load_ms, before, after in rows:
-    d = deltas(before, after)
-    if name.startswith("idle"):
-        idle[(name, rnd)] = [x / d[0] for x in d]  # per second
-    else:
-        runs.setdefault(name, []).append((rnd, int(ops), int(bad), int(load_ms) / 1e3, d))
-def per_op(name, rnd, ops, load, d):
-    """Per operation, minus the idle rates of the round (and e-mail transport) times the window."""
-    i = idle[("idle_smtp" if name.startswith("purchase_mail") else "idle", rnd)]
-    sub = [d[k] - i[k] * d[0] for k in range(len(d))]
-    return {"secs": d[0], "ops/s": ops / load, "tg_ms": sub[1] / hz * 1e3 / ops, "pg_ms": sub[2] / hz * 1e3 / ops,
-            "wal": sub[3] / ops, "commits": sub[4] / ops, "fpi": sub[6] / ops, "syncs": sub[7] / ops,
-            "mails": d[8] / ops, "hooks": d[9] / ops,
-            "memory": 100 * d[10] / max(1, d[10] + d[11] + d[12]) if d[10] + d[11] + d[12] else float("nan"),
-            "raw_tg_ms": d[1] / hz * 1e3 / ops, "raw_pg_ms": d[2] / hz * 1e3 / ops}
-label = {"validate_few": f"validate, {few} distinct keys", "validate_many": f"validate, {many} distinct keys",
-         "increment": "increment_usage", "activate": "activation", "purchase": "purchase (confirm)",
-         "refund": "refund", "purchase_mail": "purchase + e-mail (SMTP)", "purchase_mail_hook": "purchase + e-mail + 1 endpoint"}
-print()
-print("idle, per second (subtracted from each run of its round, times the run's window):")
-for (n, r), v in sorted(idle.items(), key=lambda x: (x[0][1], x[0][0])):
-    print(f"  round {r}, {'e-mail through SMTP' if n == 'idle_smtp' else 'e-mail none'}: tollgate {v[1] / hz * 1e3:.1f} ms/s, "
-          f"postgres {v[2] / hz * 1e3:.1f} ms/s, WAL {v[3]:.0f} B/s, {v[4]:.1f} commits/s, {v[7]:.1f} WAL fsyncs/s")
-print()
-cols = ["ops", "ops/s", "tg ms/op", "pg ms/op", "WAL B/op", "commits/op", "FPI/op", "fsyncs/op", "memory %"]
-print("ops/s: over the load only; every other column over the whole window (load and settling), minus idle;")
-print("commits = xact_commit, every transaction (reads too); fsyncs = pg_stat_wal.wal_sync; memory % = validations")
-print("answered from the node's copy (the rest read the key's revision, or were counted by a statement)")
-print(f"{'operation':<34}" + "".join(f"{c:>11}" for c in cols) + "   (runs: tg ms/op | pg ms/op | WAL B/op)")
-med = {}
-for name in label:
-    if name not in runs: continue
-    ps = [(ops, bad, per_op(name, rnd, ops, load, d)) for rnd, ops, bad, load, d in runs[name] if ops > 0]
-    if not ps: continue
-    m = {k: statistics.median(p[k] for _, _, p in ps) for k in ps[0][2]}
-    m["ops"] = statistics.median(o for o, _, _ in ps)
-    m["bad"] = sum(b for _, b, _ in ps)
-    med[name] = m
-    runs_s = " ".join(f"{p['tg_ms']:.3f}|{p['pg_ms']:.3f}|{p['wal']:.0f}" for _, _, p in ps)
-    print(f"{label[name]:<34}{m['ops']:>11.0f}{m['ops/s']:>11.1f}{m['tg_ms']:>11.3f}{m['pg_ms']:>11.3f}"
-          f"{m['wal']:>11.0f}{m['commits']:>11.2f}{m['fpi']:>11.2f}{m['syncs']:>11.2f}{'-' if m['memory'] != m['memory'] else format(m['memory'], '.1f'):>11}   ({runs_s})"
-          + (f"  {m['bad']} failed" if m["bad"] else ""))
-# Derived rows: e-mail and webhook delivery by difference, per message / delivery received.
-derived = {}
-def diff(a, b, per):
-    if a in med and b in med and med[a][per] > 0:
-        return {k: (med[a][k] - med[b][k]) / med[a][per] for k in ("tg_ms", "pg_ms", "wal", "commits")}, med[a][per]
-    return None, 0
-mail, mails_per = diff("purchase_mail", "purchase", "mails")
-hook, hooks_per = diff("purchase_mail_hook", "purchase_mail", "hooks")
-print()
-if mail:
-    derived["mail"] = mail
-    print(f"e-mail, per message sent ({mails_per:.2f} per purchase): tollgate {mail['tg_ms']:.3f} ms, postgres {mail['pg_ms']:.3f} ms, "
-          f"WAL {mail['wal']:.0f} B, {mail['commits']:.2f} commits (medians' difference, purchase + e-mail - purchase)")
-if hook:
-    derived["hook"] = hook
-    print(f"webhook delivery, per delivery ({hooks_per:.2f} per purchase): tollgate {hook['tg_ms']:.3f} ms, postgres {hook['pg_ms']:.3f} ms, "
-          f"WAL {hook['wal']:.0f} B, {hook['commits']:.2f} commits (medians' difference, + 1 endpoint - without)")
-# Plain validations: the database cost per second is a fixed part plus one per distinct key
-# per flush interval (1 s): from the two runs.
-vk = None
-if "validate_few" in med and "validate_many" in med:
-    f, g = med["validate_few"], med["validate_many"]
-    per_s = lambda m, k: m[k] * m["ops/s"]
-    # Distinct keys counted per second: every key of the list, unless fewer requests came.
-    dk = min(g["ops/s"], many) - min(f["ops/s"], few)
-    vk = {k: (per_s(g, k) - per_s(f, k)) / dk for k in ("pg_ms", "wal", "commits", "tg_ms")}
-    print(f"plain validation, per distinct key per second (the {many}-key run minus the {few}-key one, {dk:.0f} keys/s apart): "
-          f"postgres {vk['pg_ms']:.4f} ms, WAL {vk['wal']:.1f} B, {vk['commits']:.3f} commits; "
-          f"tollgate per validation {g['tg_ms']:.4f} ms")
-print()
-print(f"model: a primary of {cores} cores at {headroom:.0%} of its CPU ({cores * headroom * 1000:.0f} ms of CPU per second), "
-      "the nodes scaled out; each operation alone:")
-budget = cores * headroom * 1000
-node_budget = budget
-alone = {}
-for name, what in [("purchase", "purchases/s"), ("increment", "increments/s"), ("activate", "activations/s"),
-                   ("refund", "refunds/s")]:
-    if name in med and med[name]["pg_ms"] > 0:
-        alone[name] = budget / med[name]["pg_ms"]
-        print(f"  {alone[name]:>10.0f} {what:<14} (postgres {med[name]['pg_ms']:.3f} ms each; WAL {med[name]['wal'] * alone[name] * 86400 / 1e9:.0f} GB/day at that rate;"
-              f" {med[name]['commits'] * alone[name]:.0f} commits/s); a tollgate node of {cores} cores: {node_budget / med[name]['tg_ms']:.0f}/s")
-if mail: print(f"  {budget / mail['pg_ms']:>10.0f} e-mails/s       (postgres {mail['pg_ms']:.3f} ms each beyond a purchase's); tollgate node: {node_budget / mail['tg_ms']:.0f}/s" if mail['pg_ms'] > 0 else "  e-mail: no postgres cost above noise")
-if hook: print(f"  {budget / hook['pg_ms']:>10.0f} deliveries/s   (postgres {hook['pg_ms']:.3f} ms each); tollgate node: {node_budget / hook['tg_ms']:.0f}/s" if hook['pg_ms'] > 0 else "  webhook delivery: no postgres cost above noise")
-if vk and vk["pg_ms"] > 0:
-    print(f"  {budget / vk['pg_ms']:>10.0f} distinct keys validated per second (plain validations at any rate over them); "
-          f"a tollgate node: {node_budget / med['validate_many']['tg_ms']:.0f} validations/s")
-# The mix: purchases : increments : validations; each purchase with its e-mail and deliveries.
-if all(k in med for k in ("purchase", "increment")) and vk:
-    p, i, v = mix
-    unit_pg = p * (med["purchase"]["pg_ms"] + (mail["pg_ms"] * mails_per if mail else 0) + (hook["pg_ms"] * hooks_per if hook else 0)) \
-        + i * med["increment"]["pg_ms"] + v * mix_distinct * vk["pg_ms"]
-    unit_tg = p * (med["purchase"]["tg_ms"] + (mail["tg_ms"] * mails_per if mail else 0) + (hook["tg_ms"] * hooks_per if hook else 0)) \
-        + i * med["increment"]["tg_ms"] + v * med["validate_many"]["tg_ms"]
-    unit_wal = p * (med["purchase"]["wal"] + (mail["wal"] * mails_per if mail else 0) + (hook["wal"] * hooks_per if hook else 0)) \
-        + i * med["increment"]["wal"] + v * mix_distinct * vk["wal"]
-    unit_commits = p * (med["purchase"]["commits"] + (mail["commits"] * mails_per if mail else 0) + (hook["commits"] * hooks_per if hook else 0)) \
-        + i * med["increment"]["commits"] + v * mix_distinct * vk["commits"]
-    units = budget / unit_pg
-    print()
-    print(f"mix {p:g} purchase (with its e-mail and one endpoint's deliveries) : {i:g} increments : {v:g} validations "
-          f"({mix_distinct:g} distinct keys per validation per second): per unit postgres {unit_pg:.2f} ms, tollgate {unit_tg:.2f} ms, "
-          f"WAL {unit_wal / 1e3:.1f} kB, {unit_commits:.1f} commits")
-    print(f"  the primary's CPU carries {units:.0f} units/s: {units * p:.0f} purchases/s, {units * i:.0f} increments/s, "
-          f"{units * v:.0f} validations/s; then WAL {unit_wal * units / 1e6:.1f} MB/s ({unit_wal * units * 86400 / 1e9:.0f} GB/day), "
-          f"{unit_commits * units:.0f} commits/s; tollgate CPU {unit_tg * units / 1000:.1f} cores "
-          f"({unit_tg * units / 1000 / (cores * headroom):.1f} nodes of {cores} cores at {headroom:.0%})")
-if fsync:
-    print(f"this disk: pg_test_fsync, one fdatasync write at a time: {fsync} ops/s (commits/s without grouping)")
-PY
+{
+    echo
+    echo "capacity.sh, $START_DATE, ${ELAPSED}s; machine: $(nproc) cores, load average before: $LOAD_BEFORE, after: $LOAD_AFTER"
+    echo "$PG_INFO; one tollgate node ($BIN); $ROUNDS rounds, medians"
+    echo "settings $FEW $MANY $HZ ${FSYNC:-}"
+} >"$WORK/meta"
+report "$WORK"
