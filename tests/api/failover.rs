@@ -252,6 +252,19 @@ impl Nodes {
         (org, product)
     }
 
+    /// `POST /v1/checkouts/custom/` of `product` on `node`: the answer and its body.
+    async fn create_checkout(&self, node: &Node, token: &str, product: &str) -> (Answer, Value) {
+        self.call(
+            node,
+            Kind::Checkout,
+            reqwest::Method::POST,
+            "/v1/checkouts/custom/",
+            Some(token),
+            Some(&json!({"payment_processor": "stripe", "product_id": product})),
+        )
+        .await
+    }
+
     /// A purchase of `product` on `node` by `email` (a customer of its own): the checkout,
     /// then its confirmation. Returns the answers and the checkout's id (`None`: not
     /// created).
@@ -262,16 +275,7 @@ impl Nodes {
         product: &str,
         email: &str,
     ) -> (Vec<Answer>, Option<String>, bool) {
-        let (created, checkout) = self
-            .call(
-                node,
-                Kind::Checkout,
-                reqwest::Method::POST,
-                "/v1/checkouts/custom/",
-                Some(token),
-                Some(&json!({"payment_processor": "stripe", "product_id": product})),
-            )
-            .await;
+        let (created, checkout) = self.create_checkout(node, token, product).await;
         if created.status != Some(201) {
             return (vec![created], None, false);
         }
@@ -458,16 +462,7 @@ async fn until_writes(
 ) -> Duration {
     let started = Instant::now();
     loop {
-        let (answer, _) = nodes
-            .call(
-                node,
-                Kind::Checkout,
-                reqwest::Method::POST,
-                "/v1/checkouts/custom/",
-                Some(token),
-                Some(&json!({"payment_processor": "stripe", "product_id": product})),
-            )
-            .await;
+        let (answer, _) = nodes.create_checkout(node, token, product).await;
         let ok = answer.ok();
         answers.borrow_mut().push(answer);
         if ok {

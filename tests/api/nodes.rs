@@ -333,6 +333,17 @@ async fn increments(
 
 /// The key's `usage` as `node` reads it.
 async fn usage(cluster: &Cluster, node: &Binary, token: &str, key: &Value) -> i64 {
+    key_count(cluster, node, token, key, "usage").await
+}
+
+/// A counter of the key (`usage`, `validations`) as `node` shows it.
+pub(crate) async fn key_count(
+    cluster: &Cluster,
+    node: &Binary,
+    token: &str,
+    key: &Value,
+    field: &str,
+) -> i64 {
     let r = cluster
         .get(
             node,
@@ -341,7 +352,9 @@ async fn usage(cluster: &Cluster, node: &Binary, token: &str, key: &Value) -> i6
         )
         .await;
     r.expect(200);
-    r.body["usage"].as_i64().expect("usage")
+    r.body[field]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no {field} in {}", r.body))
 }
 
 #[actix_web::test]

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::binary::Binary;
 use crate::nodes::{
-    metric, str_of, until_answered_from_memory, validate_body, Cluster, METRICS_TOKEN, VALIDATE,
+    key_count, metric, until_answered_from_memory, validate_body, Cluster, METRICS_TOKEN, VALIDATE,
 };
 use crate::pgpair::PgPair;
 
@@ -64,15 +64,7 @@ async fn until_readyz(
 /// The key's `validations` as `node` shows them (the store's, plus what `node` has not
 /// written yet).
 async fn validations(cluster: &Cluster, node: &Binary, token: &str, key: &Value) -> i64 {
-    let r = cluster
-        .get(
-            node,
-            &format!("/v1/license-keys/{}", str_of(key, "id")),
-            token,
-        )
-        .await;
-    r.expect(200);
-    r.body["validations"].as_i64().expect("validations")
+    key_count(cluster, node, token, key, "validations").await
 }
 
 /// Polls until both nodes show `want` validations of `key` (B has validated none: what it
