@@ -748,8 +748,8 @@ impl ResponseError for ApiError {
                 res.insert_header((header::RETRY_AFTER, "5"));
                 ErrorBody::new(
                     "ServiceUnavailable",
-                    "The service cannot store or read data right now (its storage or database \
-                     is unavailable: a full disk, a database being switched over); retry later.",
+                    "The service cannot store or read data right now (a storage failure such as \
+                     a full disk, or its database unreachable during a switch-over); retry later.",
                 )
             }
             ApiError::Internal(cause) => {
