@@ -209,6 +209,14 @@ impl AppState {
         self.ready.load(Ordering::SeqCst)
     }
 
+    /// What this node can do with its database (`/readyz`, `/metrics`); `None` on the
+    /// embedded store.
+    pub fn database_readiness(&self) -> Option<crate::api::health::DatabaseReadiness> {
+        let db = self.store.database()?;
+        let left = self.shared_keys.as_ref().and_then(|k| k.outage_left());
+        Some(crate::api::health::DatabaseReadiness::of(db, left))
+    }
+
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::SeqCst);
     }

@@ -2,7 +2,7 @@ use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use tollgate_storage::StoreHealth;
 
-use crate::api::health::{not_ready, DatabaseReadiness, Health};
+use crate::api::health::{not_ready, Health};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -26,9 +26,8 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
             .insert_header((header::RETRY_AFTER, "1"))
             .json(not_ready("Starting up"));
     }
-    if let Some(db) = state.store.database() {
-        let left = state.shared_keys.as_ref().and_then(|k| k.outage_left());
-        if let Some(body) = DatabaseReadiness::of(db, left).refusal() {
+    if let Some(db) = state.database_readiness() {
+        if let Some(body) = db.refusal() {
             return HttpResponse::ServiceUnavailable()
                 .insert_header((header::RETRY_AFTER, "1"))
                 .json(body);

@@ -46,12 +46,8 @@ pub async fn scrape(
     if let Some(shared) = &state.shared_keys {
         metrics.sample_shared(shared);
     }
-    if let Some(db) = state.store.database() {
-        let left = state.shared_keys.as_ref().and_then(|k| k.outage_left());
-        metrics.sample_database(
-            &crate::api::health::DatabaseReadiness::of(db, left),
-            state.store.database_outages(),
-        );
+    if let Some(db) = state.database_readiness() {
+        metrics.sample_database(&db, state.store.database_outages());
     }
     let body = metrics
         .render()

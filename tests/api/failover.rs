@@ -252,6 +252,19 @@ impl Nodes {
         (org, product)
     }
 
+    /// A validation of `body` on `node`, kept as a `kind` answer, with its body.
+    async fn validate(&self, node: &Node, kind: Kind, body: &Value) -> (Answer, Value) {
+        self.call(
+            node,
+            kind,
+            reqwest::Method::POST,
+            VALIDATE,
+            None,
+            Some(body),
+        )
+        .await
+    }
+
     /// `POST /v1/checkouts/custom/` of `product` on `node`: the answer and its body.
     async fn create_checkout(&self, node: &Node, token: &str, product: &str) -> (Answer, Value) {
         self.call(
@@ -572,16 +585,7 @@ async fn failover_under_mixed_load_keeps_every_acknowledged_purchase_and_increme
                     sleep(Duration::from_millis(10)).await;
                     continue;
                 }
-                let (answer, _) = nodes
-                    .call(
-                        node,
-                        Kind::Increment,
-                        reqwest::Method::POST,
-                        VALIDATE,
-                        None,
-                        Some(&body),
-                    )
-                    .await;
+                let (answer, _) = nodes.validate(node, Kind::Increment, &body).await;
                 let status = answer.status;
                 if answer.ok() {
                     incremented.set(incremented.get() + 1);
@@ -864,14 +868,7 @@ async fn until_answered_from_memory(nodes: &Nodes, node: &Node, all: &[&Node], k
     let deadline = Instant::now() + RECOVERY_DEADLINE;
     loop {
         let (answer, body) = nodes
-            .call(
-                node,
-                Kind::Setup,
-                reqwest::Method::POST,
-                VALIDATE,
-                None,
-                Some(&validate_body(key, 0)),
-            )
+            .validate(node, Kind::Setup, &validate_body(key, 0))
             .await;
         if answer.ok() && nodes.metric(node, FROM_MEMORY).await > before {
             return;
@@ -980,16 +977,7 @@ async fn no_stale_answer_after_a_revoke_while(test: &str, cut: Cut) {
                 while !stop.get() {
                     let body = validate_body(key, i64::from(i % 4 == 3));
                     i += 1;
-                    let (answer, _) = nodes
-                        .call(
-                            node,
-                            Kind::Validate,
-                            reqwest::Method::POST,
-                            VALIDATE,
-                            None,
-                            Some(&body),
-                        )
-                        .await;
+                    let (answer, _) = nodes.validate(node, Kind::Validate, &body).await;
                     let unavailable = answer.status == Some(503);
                     answers.borrow_mut().push(answer);
                     if unavailable {
